@@ -1,0 +1,56 @@
+"""The exceptions of p2p-nertz: one root, a few precise kinds.
+
+Every exception raised on purpose by the library derives from :class:`NertzError`. The split
+follows h11: a *local* error means the caller asked for something illegal (an illegal move, bad
+notation, invalid rules); a *remote* error means a peer sent something unacceptable. Losing a race
+on a foundation is a result, never an error.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "IllegalMoveError",
+    "InvalidRulesError",
+    "LocalProtocolError",
+    "NertzError",
+    "NotationError",
+    "RemoteProtocolError",
+    "TransportBrokenError",
+    "TransportClosedError",
+]
+
+
+class NertzError(Exception):
+    """The root of every exception that p2p-nertz raises on purpose."""
+
+
+class NotationError(NertzError, ValueError):
+    """Raised when text does not parse as the notation of a card, move, claim, tableau or lake."""
+
+
+class IllegalMoveError(NertzError, ValueError):
+    """Raised when a move is not legal in the current state; the state is left unchanged."""
+
+
+class InvalidRulesError(NertzError, ValueError):
+    """Raised when a :class:`~p2p_nertz.rules.Rules` value or a table setup is inconsistent."""
+
+
+class LocalProtocolError(NertzError):
+    """Raised when the local side asks the protocol core for something it may not do now."""
+
+
+class RemoteProtocolError(NertzError):
+    """Describes a message from a peer that was rejected (malformed, forged, out of place).
+
+    The receive path of the protocol core never raises this: it reports it as an event and
+    changes nothing. It is an exception class so that callers who prefer raising can.
+    """
+
+
+class TransportClosedError(NertzError):
+    """Raised when a socket or endpoint is used after it was closed on purpose."""
+
+
+class TransportBrokenError(NertzError):
+    """Raised when a socket or endpoint failed underneath (the network, not the caller)."""
