@@ -1,0 +1,280 @@
+"""Cards, suits and decks, with their text notation.
+
+A card is written rank then suit: ``AS``, ``10H``, ``QD``, ``2C`` (ranks ``A 2..10 J Q K``, suits
+``C D H S``; the symbols ``♣ ♦ ♥ ♠`` and ``T`` for ten are accepted on input). A joker is ``JK1`` or
+``JK2`` while undeclared and ``JK1=5H`` once declared as the five of hearts (RULES.md: jokers).
+
+Card values are interned: ``Card.parse("5H") is Card(5, Suit.HEARTS)`` is not promised, but
+equality and hashing are by value and the 52 standard cards plus the jokers are pre-built, so the
+engine never allocates a card while playing.
+
+>>> Card.parse("10H")
+Card.parse('10H')
+>>> Card.parse("QS").rank, Card.parse("QS").suit
+(12, Suit.SPADES)
+>>> Card.parse("JK1=5H").joker, Card.parse("JK1=5H").declared
+(1, True)
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from p2p_nertz.errors import NotationError
+
+__all__ = [
+    "RANK_NAMES",
+    "SUITS",
+    "Card",
+    "Suit",
+    "card",
+    "format_cards",
+    "new_deck",
+    "parse_cards",
+    "shuffled_deck",
+]
+
+
+class Suit(enum.Enum):
+    """The four suits; the value is the one-letter notation."""
+
+    CLUBS = "C"
+    DIAMONDS = "D"
+    HEARTS = "H"
+    SPADES = "S"
+
+    @property
+    def is_red(self) -> bool:
+        """Whether the suit is red (diamonds, hearts)."""
+        return self is Suit.DIAMONDS or self is Suit.HEARTS
+
+    @property
+    def symbol(self) -> str:
+        """The suit symbol, for display: ``♣ ♦ ♥ ♠``."""
+        return _SYMBOLS[self]
+
+    def __repr__(self) -> str:
+        return f"Suit.{self.name}"
+
+
+_SYMBOLS = {Suit.CLUBS: "♣", Suit.DIAMONDS: "♦", Suit.HEARTS: "♥", Suit.SPADES: "♠"}
+_SUIT_INPUT = {s.value: s for s in Suit} | {sym: s for s, sym in _SYMBOLS.items()}
+_SUIT_INPUT |= {k.lower(): v for k, v in _SUIT_INPUT.items()}
+#: Suits in their canonical order (used wherever the engine must order by suit).
+SUITS: tuple[Suit, ...] = (Suit.CLUBS, Suit.DIAMONDS, Suit.HEARTS, Suit.SPADES)
+_SUIT_INDEX = {s: i for i, s in enumerate(SUITS)}
+
+#: Rank notation, index = rank (0 unused: an undeclared joker has no rank).
+RANK_NAMES: tuple[str, ...] = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+_RANK_INPUT = {name: r for r, name in enumerate(RANK_NAMES) if name} | {"T": 10, "1": 1}
+_RANK_INPUT |= {k.lower(): v for k, v in _RANK_INPUT.items()}
+
+MAX_JOKERS = 2
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Card:
+    """One physical card of one player's deck.
+
+    Attributes:
+        rank: 1 (Ace) to 13 (King); 0 for an undeclared joker.
+        suit: the suit; ``None`` for an undeclared joker.
+        joker: 0 for a standard card, else the joker's number (1 or 2) in its deck. A joker
+            with a rank and suit is a *declared* joker: it plays as that card from then on.
+    """
+
+    rank: int
+    suit: Suit | None
+    joker: int = 0
+
+    def __post_init__(self) -> None:
+        if self.joker:
+            if not 1 <= self.joker <= MAX_JOKERS:
+                raise ValueError(f"joker number must be 1..{MAX_JOKERS}, got {self.joker}")
+            if (self.rank == 0) != (self.suit is None) or not 0 <= self.rank <= 13:
+                raise ValueError(
+                    "a joker is either undeclared (no rank, no suit) or fully declared"
+                )
+        elif self.suit is None or not 1 <= self.rank <= 13:
+            raise ValueError(f"not a card: rank={self.rank!r} suit={self.suit!r}")
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def is_joker(self) -> bool:
+        """Whether this physical card is a joker (declared or not)."""
+        return self.joker != 0
+
+    @property
+    def declared(self) -> bool:
+        """Whether the card has a rank and suit (always true for standard cards)."""
+        return self.suit is not None
+
+    @property
+    def physical(self) -> Card:
+        """The physical card: a declared joker's undeclared self; a standard card itself.
+
+        Conservation (each deck's cards are somewhere exactly once) counts physical cards.
+        """
+        if self.joker and self.suit is not None:
+            return _JOKERS[self.joker]
+        return self
+
+    @property
+    def is_red(self) -> bool:
+        """Whether the card is red; ``False`` for an undeclared joker (check ``declared``)."""
+        return self.suit is not None and self.suit.is_red
+
+    def declare(self, rank: int, suit: Suit) -> Card:
+        """Return this joker declared as ``rank`` of ``suit``.
+
+        Raises:
+            ValueError: if this card is not an undeclared joker.
+        """
+        if not self.joker or self.suit is not None:
+            raise ValueError(f"only an undeclared joker can be declared, not {self}")
+        return Card(rank, suit, self.joker)
+
+    def sort_key(self) -> tuple[int, int, int]:
+        """A total order on cards: jokers last, then suit order C D H S, then rank."""
+        suit_index = -1 if self.suit is None else _SUIT_INDEX[self.suit]
+        return (self.joker, suit_index, self.rank)
+
+    # -- notation -------------------------------------------------------------------------
+    def __str__(self) -> str:
+        if self.joker:
+            if self.suit is None:
+                return f"JK{self.joker}"
+            return f"JK{self.joker}={RANK_NAMES[self.rank]}{self.suit.value}"
+        assert self.suit is not None
+        return RANK_NAMES[self.rank] + self.suit.value
+
+    def __repr__(self) -> str:
+        return f"Card.parse({str(self)!r})"
+
+    def pretty(self, *, symbols: bool = True) -> str:
+        """The card for display: ``10♥`` (or ``10H`` with ``symbols=False``)."""
+        if not symbols or self.suit is None:
+            return str(self)
+        text = RANK_NAMES[self.rank] + self.suit.symbol
+        return f"JK{self.joker}={text}" if self.joker else text
+
+    @classmethod
+    def parse(cls, text: str) -> Card:
+        """Parse a card from its notation (``10H``, ``QS``, ``JK1``, ``JK2=AS``).
+
+        Raises:
+            NotationError: if ``text`` is not a card.
+        """
+        card = _PARSE_CACHE.get(text)
+        if card is not None:
+            return card
+        raw = text.strip()
+        if raw.upper().startswith("JK"):
+            head, sep, decl = raw.partition("=")
+            number = head[2:]
+            if number not in ("1", "2"):
+                raise NotationError(f"not a card: {text!r} (jokers are JK1 and JK2)")
+            joker = _JOKERS[int(number)]
+            if not sep:
+                return joker
+            base = _parse_standard(decl, text)
+            return Card(base.rank, base.suit, joker.joker)
+        return _parse_standard(raw, text)
+
+
+def _parse_standard(raw: str, original: str) -> Card:
+    if len(raw) < 2 or raw[-1] not in _SUIT_INPUT or raw[:-1] not in _RANK_INPUT:
+        raise NotationError(
+            f"not a card: {original!r} (expected rank A 2-10 J Q K then suit C D H S, e.g. 10H)"
+        )
+    return _STANDARD[(_RANK_INPUT[raw[:-1]], _SUIT_INPUT[raw[-1]])]
+
+
+_STANDARD: dict[tuple[int, Suit], Card] = {
+    (rank, suit): Card(rank, suit) for suit in SUITS for rank in range(1, 14)
+}
+_JOKERS: dict[int, Card] = {n: Card(0, None, n) for n in range(1, MAX_JOKERS + 1)}
+_PARSE_CACHE: dict[str, Card] = {str(c): c for c in _STANDARD.values()} | {
+    str(j): j for j in _JOKERS.values()
+}
+
+
+def card(rank: int, suit: Suit) -> Card:
+    """The interned standard card of ``rank`` and ``suit``."""
+    return _STANDARD[(rank, suit)]
+
+
+def new_deck(jokers: int = 0) -> tuple[Card, ...]:
+    """One player's deck in a fixed, canonical order: C, D, H, S from Ace to King, then jokers.
+
+    >>> len(new_deck()), len(new_deck(jokers=2))
+    (52, 54)
+    """
+    if not 0 <= jokers <= MAX_JOKERS:
+        raise ValueError(f"a deck holds 0..{MAX_JOKERS} jokers, not {jokers}")
+    return tuple(_STANDARD[(r, s)] for s in SUITS for r in range(1, 14)) + tuple(
+        _JOKERS[n] for n in range(1, jokers + 1)
+    )
+
+
+class _HashStream:
+    """A deterministic stream of integers from SHAKE-256 of a seed (no global randomness)."""
+
+    __slots__ = ("_buffer", "_pos")
+
+    def __init__(self, seed: bytes, length: int) -> None:
+        self._buffer = hashlib.shake_256(b"p2p-nertz/shuffle\0" + seed).digest(length)
+        self._pos = 0
+
+    def below(self, bound: int) -> int:
+        """A uniform integer in ``[0, bound)`` for ``bound <= 2**16`` (rejection sampling)."""
+        limit = 65536 - 65536 % bound
+        while True:
+            if self._pos + 2 > len(self._buffer):
+                # Extremely unlikely (rejections are rare); extend deterministically.
+                self._buffer += hashlib.shake_256(self._buffer).digest(256)
+            value = int.from_bytes(self._buffer[self._pos : self._pos + 2], "big")
+            self._pos += 2
+            if value < limit:
+                return value % bound
+
+
+def shuffled_deck(seed: bytes, jokers: int = 0) -> tuple[Card, ...]:
+    """One player's deck shuffled from ``seed``: the same seed gives the same order everywhere.
+
+    Fisher–Yates driven by SHAKE-256 of the seed, so the order depends on nothing but the seed
+    bytes (no Python version or platform dependence). The deck is dealt from the *end* of the
+    tuple (the last card is the top of the face-down deck).
+
+    >>> shuffled_deck(b"seed") == shuffled_deck(b"seed")
+    True
+    >>> sorted(shuffled_deck(b"seed"), key=Card.sort_key) == list(new_deck())
+    True
+    """
+    cards = list(new_deck(jokers))
+    stream = _HashStream(seed, 4 * len(cards))
+    for i in range(len(cards) - 1, 0, -1):
+        j = stream.below(i + 1)
+        cards[i], cards[j] = cards[j], cards[i]
+    return tuple(cards)
+
+
+def parse_cards(text: str) -> tuple[Card, ...]:
+    """Parse a space- or comma-separated list of cards; ``-`` or empty text is no card.
+
+    >>> parse_cards("AS 2H, 10C")
+    (Card.parse('AS'), Card.parse('2H'), Card.parse('10C'))
+    """
+    words = text.replace(",", " ").split()
+    if words == ["-"]:
+        return ()
+    return tuple(Card.parse(w) for w in words)
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """The notation of a list of cards, space separated; ``-`` for none."""
+    text = " ".join(str(c) for c in cards)
+    return text or "-"

@@ -1,0 +1,196 @@
+"""A whole game: rounds to the target (or a fixed number of rounds), the winner, the tiebreak.
+
+RULES.md: the game. Rounds are played until one or more teams reach the target; the highest
+total wins. If the best totals are equal, the better score in the last round wins; if that is
+equal too, the tied teams play an extra round between them, and so on. Racing Demon plays a
+fixed number of rounds with the same tiebreak.
+
+>>> game = Game(Rules(target=10), players=2)
+>>> game.seats_next_round()
+(0, 1)
+>>> game = game.record((12, 7))
+>>> game.result
+GameResult(winners=(0,), totals=(12, 7), termination=<Termination.TARGET: 'target'>)
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from p2p_nertz.rules.config import Rules
+from p2p_nertz.rules.table import RoundScore
+
+__all__ = ["Game", "GameResult", "Termination"]
+
+#: Extra tiebreak rounds before a tie is declared shared (keeps every game finite).
+MAX_EXTRA_ROUNDS = 5
+
+
+class Termination(enum.Enum):
+    """How a game was decided."""
+
+    TARGET = "target"  #: the highest total once someone reached the target
+    ROUNDS = "rounds"  #: the highest total after the fixed rounds (Racing Demon)
+    LAST_ROUND = "last round"  #: tied totals, decided by the last round's score
+    EXTRA_ROUND = "extra round"  #: tied totals and last round, decided by extra round(s)
+    SHARED = "shared"  #: still tied after the extra rounds allowed: the win is shared
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """The end of a game: the winning team(s), the final totals, and how it was decided."""
+
+    winners: tuple[int, ...]
+    totals: tuple[int, ...]
+    termination: Termination
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """The running totals of a game, one immutable value per round recorded.
+
+    Attributes:
+        rules: the rules.
+        players: the number of seats.
+        history: each round's team scores (a team sitting out an extra round scores 0).
+        playing: for each round, the teams that played it.
+        result: the result once the game is over, else ``None``.
+    """
+
+    rules: Rules
+    players: int
+    history: tuple[tuple[int, ...], ...] = ()
+    playing: tuple[tuple[int, ...], ...] = ()
+    result: GameResult | None = None
+
+    def __post_init__(self) -> None:
+        self.rules.validate_players(self.players)
+
+    @property
+    def teams(self) -> int:
+        """Number of teams (scoring units)."""
+        return self.players // 2 if self.rules.pairs else self.players
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        """Each team's running total."""
+        totals = [0] * self.teams
+        for scores in self.history:
+            for team, points in enumerate(scores):
+                totals[team] += points
+        return tuple(totals)
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has a result."""
+        return self.result is not None
+
+    def teams_next_round(self) -> tuple[int, ...]:
+        """The teams that play the next round: all, or the tied teams of an extra round."""
+        if self.over:
+            return ()
+        tied = self._tied_after_regulation()
+        return tied if tied else tuple(range(self.teams))
+
+    def seats_next_round(self) -> tuple[int, ...]:
+        """The seats that play the next round."""
+        teams = set(self.teams_next_round())
+        return tuple(s for s in range(self.players) if self.rules.team_of(s) in teams)
+
+    def record(self, scores: RoundScore | Sequence[int]) -> Game:
+        """The game after one more round, given its team scores.
+
+        Raises:
+            ValueError: if the game is already over or the scores do not fit the teams.
+        """
+        if self.over:
+            raise ValueError("the game is over: no more rounds")
+        team_scores = scores.team_totals if isinstance(scores, RoundScore) else tuple(scores)
+        if len(team_scores) != self.teams:
+            raise ValueError(f"{len(team_scores)} scores for {self.teams} teams")
+        playing = self.teams_next_round()
+        team_scores = tuple(p if t in playing else 0 for t, p in enumerate(team_scores))
+        game = Game(
+            self.rules,
+            self.players,
+            (*self.history, team_scores),
+            (*self.playing, playing),
+        )
+        return Game(game.rules, game.players, game.history, game.playing, game._decide())
+
+    # -- deciding ---------------------------------------------------------------------
+    def _regulation_over(self) -> bool:
+        rules = self.rules
+        if rules.rounds is not None:
+            return len(self.history) >= rules.rounds
+        assert rules.target is not None
+        totals = [0] * self.teams
+        for scores in self.history:
+            for team, points in enumerate(scores):
+                totals[team] += points
+            if max(totals) >= rules.target:
+                return True
+        return False
+
+    def _regulation_rounds(self) -> int:
+        """How many rounds the regular game took (before any extra round)."""
+        rules = self.rules
+        if rules.rounds is not None:
+            return min(rules.rounds, len(self.history))
+        assert rules.target is not None
+        totals = [0] * self.teams
+        for i, scores in enumerate(self.history, 1):
+            for team, points in enumerate(scores):
+                totals[team] += points
+            if max(totals) >= rules.target:
+                return i
+        return len(self.history)
+
+    def _standing(self) -> tuple[tuple[int, ...], Termination] | None:
+        """The teams still in contention and the stage that last narrowed them down.
+
+        ``None`` while regulation play goes on.
+        """
+        if not self._regulation_over():
+            return None
+        regular = self._regulation_rounds()
+        totals = [0] * self.teams
+        for scores in self.history[:regular]:
+            for team, points in enumerate(scores):
+                totals[team] += points
+        best = max(totals)
+        leaders = tuple(t for t in range(self.teams) if totals[t] == best)
+        stage = Termination.ROUNDS if self.rules.racing_demon else Termination.TARGET
+        if len(leaders) > 1:
+            last = self.history[regular - 1]
+            top = max(last[t] for t in leaders)
+            leaders = tuple(t for t in leaders if last[t] == top)
+            stage = Termination.LAST_ROUND
+        # Extra rounds are played between the teams still tied; the better score wins.
+        for scores in self.history[regular:]:
+            if len(leaders) == 1:
+                break
+            top = max(scores[t] for t in leaders)
+            leaders = tuple(t for t in leaders if scores[t] == top)
+            stage = Termination.EXTRA_ROUND
+        return leaders, stage
+
+    def _tied_after_regulation(self) -> tuple[int, ...]:
+        """The teams that must play an extra round (empty if none)."""
+        standing = self._standing()
+        if standing is None or len(standing[0]) == 1:
+            return ()
+        return standing[0]
+
+    def _decide(self) -> GameResult | None:
+        standing = self._standing()
+        if standing is None:
+            return None
+        leaders, stage = standing
+        if len(leaders) == 1:
+            return GameResult(leaders, self.totals, stage)
+        if len(self.history) - self._regulation_rounds() >= MAX_EXTRA_ROUNDS:
+            return GameResult(leaders, self.totals, Termination.SHARED)
+        return None

@@ -1,0 +1,280 @@
+"""Moves a player makes on their own tableau and the lake, and their notation.
+
+Notation (one move, no spaces needed; case-insensitive):
+
+==============  ===========================================================================
+``S``           turn the stock: three cards (or one) onto the waste; with the stock empty,
+                turn the waste over to form a new stock (RULES.md: stock and waste)
+``R``           rotate: waste back under the stock, top card to the bottom (everyone stuck)
+``P``           pass: declare yourself stuck (any later move withdraws it)
+``X``           call Nerts
+``N>L``         the Nerts top card to the lake (the engine picks a foundation)
+``W>L@0S``      the waste top card to the lake, on the spade foundation started by seat 0
+``3>L``         the exposed card of work pile 3 to the lake
+``N>2``         the Nerts top card onto work pile 2 (or into it, if it is empty)
+``1:3>4``       the top 3 cards of work pile 1 (a run) onto work pile 4
+``N>_2``        slide the Nerts top card under work pile 2 (while some work pile is empty)
+``W>L=5H``      a joker from the waste to the lake, declared as the five of hearts
+``N>3=7S``      a card onto work pile 3 whose exposed joker becomes the seven of spades
+==============  ===========================================================================
+
+>>> Move.parse("1:3>4")
+Move.parse('1:3>4')
+>>> Move.parse("n>l").source, Move.parse("n>l").target
+(Pile.NERTS, Pile.LAKE)
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from p2p_nertz.errors import NotationError
+from p2p_nertz.rules.cards import Card, Suit
+
+__all__ = ["FoundationId", "Move", "MoveKind", "Pile"]
+
+
+class Pile(enum.IntEnum):
+    """A place in a tableau: the Nerts pile, work piles 1–6, the waste, and the lake."""
+
+    NERTS = 0
+    W1 = 1
+    W2 = 2
+    W3 = 3
+    W4 = 4
+    W5 = 5
+    W6 = 6
+    WASTE = 7
+    LAKE = 8
+
+    @property
+    def is_work(self) -> bool:
+        """Whether this is a work pile."""
+        return 1 <= self <= 6
+
+    def __str__(self) -> str:
+        return _PILE_TEXT[self]
+
+    def __repr__(self) -> str:
+        return f"Pile.{self.name}"
+
+    @classmethod
+    def work(cls, number: int) -> Pile:
+        """Work pile ``number`` (1-based)."""
+        if not 1 <= number <= 6:
+            raise ValueError(f"work piles are numbered 1 to 6, not {number}")
+        return cls(number)
+
+
+_PILE_TEXT = {p: (str(p.value) if p.is_work else p.name[0]) for p in Pile}
+_PILE_INPUT = {v: k for k, v in _PILE_TEXT.items()}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FoundationId:
+    """A foundation in the lake, named by the ace that started it (DESIGN.md §4).
+
+    Attributes:
+        owner: the seat of the player whose ace started it.
+        suit: its suit.
+        joker: 0, or the joker number if a declared joker started it (so a joker ace never
+            collides with the owner's real ace of that suit).
+
+    >>> FoundationId.parse("2H")
+    FoundationId.parse('2H')
+    >>> str(FoundationId(owner=0, suit=Suit.SPADES, joker=1))
+    '0S*1'
+    """
+
+    owner: int
+    suit: Suit
+    joker: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.owner}{self.suit.value}" + (f"*{self.joker}" if self.joker else "")
+
+    def __repr__(self) -> str:
+        return f"FoundationId.parse({str(self)!r})"
+
+    def sort_key(self) -> tuple[int, str, int]:
+        """The total order of foundations: by owner, suit letter, joker."""
+        return (self.owner, self.suit.value, self.joker)
+
+    @classmethod
+    def parse(cls, text: str) -> FoundationId:
+        """Parse ``<seat><suit>[*<joker>]``, e.g. ``0S`` or ``3H*1``.
+
+        Raises:
+            NotationError: if ``text`` is not a foundation.
+        """
+        m = _FOUNDATION_RE.fullmatch(text.strip())
+        if not m:
+            raise NotationError(f"not a foundation: {text!r} (expected seat then suit, e.g. 0S)")
+        return cls(int(m[1]), Suit(m[2].upper()), int(m[3] or 0))
+
+
+_FOUNDATION_RE = re.compile(r"(\d)([CDHScdhs])(?:\*([12]))?")
+
+
+class MoveKind(enum.Enum):
+    """What kind of move a :class:`Move` is."""
+
+    TURN = "S"
+    ROTATE = "R"
+    PASS = "P"
+    CALL = "X"
+    CARD = ">"  # a card (or a run from a work pile) to the lake or a work pile
+    SLIDE = "_"  # a card slid under a work pile
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Move:
+    """One move of one player. Build with the class methods or :meth:`parse`.
+
+    Attributes:
+        kind: the kind of move.
+        source: for card moves, where the card comes from (Nerts, waste or a work pile).
+        target: for card moves, the work pile or :attr:`Pile.LAKE`.
+        count: for a run moved between work piles, how many cards from the top (default 1).
+        foundation: for a lake move, the foundation; ``None`` when any fitting one will do (an
+            ace always starts its own foundation).
+        declare: the identity a joker takes in this move: a joker going to the lake, or an
+            undeclared joker that a card is placed on (or slid under).
+    """
+
+    kind: MoveKind
+    source: Pile | None = None
+    target: Pile | None = None
+    count: int = 1
+    foundation: FoundationId | None = None
+    declare: Card | None = None
+
+    # -- constructors ---------------------------------------------------------------------
+    @classmethod
+    def turn(cls) -> Move:
+        """Turn the stock (or turn the waste over when the stock is empty)."""
+        return _TURN
+
+    @classmethod
+    def rotate(cls) -> Move:
+        """Rotate the stock (everyone stuck)."""
+        return _ROTATE
+
+    @classmethod
+    def pass_(cls) -> Move:
+        """Declare yourself stuck."""
+        return _PASS
+
+    @classmethod
+    def call(cls) -> Move:
+        """Call Nerts."""
+        return _CALL
+
+    @classmethod
+    def to_lake(
+        cls, source: Pile, foundation: FoundationId | None = None, declare: Card | None = None
+    ) -> Move:
+        """A card from ``source`` to the lake."""
+        return cls(MoveKind.CARD, source, Pile.LAKE, 1, foundation, declare)
+
+    @classmethod
+    def to_pile(
+        cls, source: Pile, target: Pile, count: int = 1, declare: Card | None = None
+    ) -> Move:
+        """A card (or the top ``count`` cards of a work pile) onto work pile ``target``."""
+        return cls(MoveKind.CARD, source, target, count, None, declare)
+
+    @classmethod
+    def slide(cls, source: Pile, target: Pile, count: int = 1, declare: Card | None = None) -> Move:
+        """Slide a card (or a run) under work pile ``target`` (RULES.md: slide-under)."""
+        return cls(MoveKind.SLIDE, source, target, count, None, declare)
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def plays_card(self) -> bool:
+        """Whether the move moves a card (as opposed to stock handling, passing, calling)."""
+        return self.kind is MoveKind.CARD or self.kind is MoveKind.SLIDE
+
+    @property
+    def is_lake(self) -> bool:
+        """Whether the move plays a card to the lake."""
+        return self.target is Pile.LAKE
+
+    # -- notation -------------------------------------------------------------------------
+    def __str__(self) -> str:
+        kind = self.kind
+        if not self.plays_card:
+            return kind.value
+        assert self.source is not None and self.target is not None
+        text = str(self.source)
+        if self.count != 1:
+            text += f":{self.count}"
+        text += ">_" if kind is MoveKind.SLIDE else ">"
+        text += str(self.target)
+        if self.foundation is not None:
+            text += f"@{self.foundation}"
+        if self.declare is not None:
+            text += f"={_declared_text(self.declare)}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Move.parse({str(self)!r})"
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Parse a move from its notation (see the module docstring).
+
+        Raises:
+            NotationError: if ``text`` is not a move.
+        """
+        raw = text.strip().upper()
+        simple = _SIMPLE.get(raw)
+        if simple is not None:
+            return simple
+        m = _MOVE_RE.fullmatch(raw)
+        if not m:
+            raise NotationError(
+                f"not a move: {text!r} (e.g. S, R, P, X, N>L, W>3, 1:2>4, N>_2, W>L@0S, W>L=5H)"
+            )
+        source = _PILE_INPUT[m["src"]]
+        target = _PILE_INPUT[m["dst"]]
+        count = int(m["count"] or 1)
+        slide = bool(m["slide"])
+        if source is Pile.LAKE:
+            raise NotationError(f"not a move: {text!r} (cards never leave the lake)")
+        if count < 1 or (count > 1 and not source.is_work):
+            raise NotationError(f"not a move: {text!r} (only a work pile moves several cards)")
+        if target is Pile.LAKE and (count != 1 or slide):
+            raise NotationError(f"not a move: {text!r} (one card at a time goes to the lake)")
+        if target in (Pile.NERTS, Pile.WASTE):
+            raise NotationError(f"not a move: {text!r} (cards never go to the Nerts pile or waste)")
+        if m["found"] and target is not Pile.LAKE:
+            raise NotationError(f"not a move: {text!r} (only a lake move names a foundation)")
+        foundation = FoundationId.parse(m["found"]) if m["found"] else None
+        declare = None
+        if m["decl"]:
+            base = Card.parse(m["decl"])
+            if base.is_joker:
+                raise NotationError(f"not a move: {text!r} (declare a joker as a standard card)")
+            declare = base
+        kind = MoveKind.SLIDE if slide else MoveKind.CARD
+        return cls(kind, source, target, count, foundation, declare)
+
+
+def _declared_text(card: Card) -> str:
+    # A declaration is written as the standard card it stands for.
+    text = str(card)
+    return text.partition("=")[2] if card.is_joker else text
+
+
+_TURN = Move(MoveKind.TURN)
+_ROTATE = Move(MoveKind.ROTATE)
+_PASS = Move(MoveKind.PASS)
+_CALL = Move(MoveKind.CALL)
+_SIMPLE = {"S": _TURN, "R": _ROTATE, "P": _PASS, "X": _CALL}
+_MOVE_RE = re.compile(
+    r"(?P<src>[NW1-6])(?::(?P<count>\d{1,2}))?>(?P<slide>_)?(?P<dst>[L1-6NW])"
+    r"(?:@(?P<found>\d[CDHS](?:\*[12])?))?(?:=(?P<decl>(?:10|[2-9AJQKT])[CDHS]))?"
+)

@@ -1,0 +1,558 @@
+"""One round at one table: every player's tableau, the shared lake, stuck players, Nerts.
+
+Theory of operation
+-------------------
+A :class:`Table` is an immutable value. :meth:`Table.play` takes one player's move with its
+Lamport time and returns the next table and a :class:`Play` describing what happened. Moves
+must come in their total order ``(lamport, seat, ...)``: that is how the in-process match feeds
+them (the order of play) and how the network protocol will fold final events. Two tables fed the
+same moves in the same order are equal, whatever machine computes them.
+
+* A card to the lake is a :class:`~p2p_nertz.rules.lake.Claim` resolved by the lake: kept,
+  tied (same Lamport time on the same height: both stay) or lost (the card stays where it was).
+* ``P`` (pass) marks a player stuck; any other move of theirs withdraws it. When every active
+  player is stuck, everyone rotates (waste under the stock, top card to the bottom). After a
+  whole cycle of such rotations with no card played from a Nerts pile or a waste, or to the
+  lake, the round ends *blocked* (RULES.md: everyone stuck).
+* ``X`` calls Nerts. With an empty Nerts pile (or, in pairs, a partner's) the round ends at
+  ``T*``, the call's Lamport time; moves at a time ``<= T*`` still count (cards in the air, and
+  a simultaneous call, which also gets the bonus). With cards left it is a false call: it is
+  penalised and play goes on (RULES.md: calling Nerts).
+
+>>> from p2p_nertz.rules.cards import shuffled_deck
+>>> table = Table.deal(Rules(), [shuffled_deck(b"a"), shuffled_deck(b"b")])
+>>> table, play = table.play(0, Move.parse("S"))
+>>> len(table.tableaux[0].waste), play.lamport
+(3, 1)
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.rules.cards import SUITS, Card
+from p2p_nertz.rules.config import Rules
+from p2p_nertz.rules.lake import Claim, Lake, Resolution
+from p2p_nertz.rules.moves import FoundationId, Move, MoveKind, Pile
+from p2p_nertz.rules.tableau import (
+    Tableau,
+    fits_on,
+    joker_options_on,
+    joker_options_over,
+    joker_options_under,
+)
+
+__all__ = ["LegalMoves", "Play", "PlayerScore", "RoundScore", "RoundStatus", "Table"]
+
+
+class RoundStatus(enum.Enum):
+    """Where a round stands."""
+
+    PLAYING = "playing"
+    NERTS = "nerts"  #: someone called Nerts: the round is over
+    BLOCKED = "blocked"  #: a whole cycle of rotations played nothing: the round is over
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """What one move did.
+
+    Attributes:
+        seat: who moved.
+        move: the move.
+        lamport: its Lamport time.
+        card: the card that moved (the bottom card of a run), if a card moved.
+        resolution: for a lake move, how the claim was resolved.
+        false_call: the move was a call with cards left (penalised).
+        rotated: every player rotated after this move (everyone was stuck).
+        ended: the round ended with this move (``NERTS`` or ``BLOCKED``), else ``None``.
+    """
+
+    seat: int
+    move: Move
+    lamport: int
+    card: Card | None = None
+    resolution: Resolution | None = None
+    false_call: bool = False
+    rotated: bool = False
+    ended: RoundStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerScore:
+    """One player's score for a round (RULES.md: scoring a round).
+
+    Attributes:
+        seat: the player.
+        lake: their cards in the lake (+1 each).
+        nerts_left: cards left in their Nerts pile (``-rules.nerts_card_penalty`` each).
+        bonus: the Nerts bonus, if they made a valid call.
+        penalty: points lost to false calls.
+        played: ``False`` for a seat that sat this round out (an extra tiebreak round).
+    """
+
+    seat: int
+    lake: int
+    nerts_left: int
+    nerts_card_penalty: int
+    bonus: int = 0
+    penalty: int = 0
+    played: bool = True
+
+    @property
+    def total(self) -> int:
+        """The round score."""
+        return self.lake - self.nerts_card_penalty * self.nerts_left + self.bonus - self.penalty
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScore:
+    """The scores of one round, per player and per team (a team is one player unless pairs)."""
+
+    players: tuple[PlayerScore, ...]
+    teams: tuple[int, ...]
+    status: RoundStatus
+    callers: tuple[int, ...] = ()
+
+    @property
+    def team_totals(self) -> tuple[int, ...]:
+        """Round score of each team, in team order."""
+        totals = [0] * (max(self.teams) + 1 if self.teams else 0)
+        for p, team in zip(self.players, self.teams, strict=True):
+            totals[team] += p.total
+        return tuple(totals)
+
+    def __str__(self) -> str:
+        parts = [f"{p.seat}:{p.total:+d}" for p in self.players if p.played]
+        return f"{self.status.value} " + " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """The state of one round (see the module docstring).
+
+    Attributes:
+        rules: the rules.
+        tableaux: each seat's tableau.
+        lake: the shared lake.
+        active: seats playing this round (a dropped player, or a seat out of a tiebreak round,
+            is inactive: it cannot move and is not waited for when everyone is stuck).
+        stuck: seats that passed and have not moved since.
+        rotations: everyone-stuck rotations in a row with no card played.
+        status: playing, or how the round ended.
+        cut: ``T*``, the Lamport time of the first valid Nerts call.
+        callers: seats that made a valid call at ``T*``.
+        false_calls: false calls per seat.
+        clock: the highest Lamport time played so far.
+    """
+
+    rules: Rules
+    tableaux: tuple[Tableau, ...]
+    lake: Lake
+    active: tuple[bool, ...]
+    stuck: tuple[bool, ...]
+    rotations: int = 0
+    status: RoundStatus = RoundStatus.PLAYING
+    cut: int | None = None
+    callers: tuple[int, ...] = ()
+    false_calls: tuple[int, ...] = ()
+    clock: int = 0
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def deal(
+        cls,
+        rules: Rules,
+        decks: Sequence[Sequence[Card]],
+        *,
+        active: Sequence[bool] | None = None,
+    ) -> Table:
+        """A new round: one shuffled deck per seat, dealt (RULES.md: deal).
+
+        Raises:
+            InvalidRulesError: if the number of seats does not suit the rules.
+        """
+        rules.validate_players(len(decks))
+        return cls.from_tableaux(rules, [Tableau.deal(d, rules) for d in decks], active=active)
+
+    @classmethod
+    def from_tableaux(
+        cls,
+        rules: Rules,
+        tableaux: Sequence[Tableau],
+        lake: Lake | None = None,
+        *,
+        active: Sequence[bool] | None = None,
+    ) -> Table:
+        """A table in a given position (for tests and analysis, written in the notation)."""
+        n = len(tableaux)
+        rules.validate_players(n)
+        for t in tableaux:
+            if len(t.work) != rules.work_piles:
+                raise IllegalMoveError(
+                    f"the rules say {rules.work_piles} work piles, a tableau has {len(t.work)}"
+                )
+        act = tuple(active) if active is not None else (True,) * n
+        if len(act) != n:
+            raise ValueError(f"active has {len(act)} entries for {n} seats")
+        return cls(rules, tuple(tableaux), lake or Lake(), act, (False,) * n, false_calls=(0,) * n)
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def seats(self) -> int:
+        """Number of seats at the table."""
+        return len(self.tableaux)
+
+    @property
+    def over(self) -> bool:
+        """Whether the round has ended."""
+        return self.status is not RoundStatus.PLAYING
+
+    def partner(self, seat: int) -> int | None:
+        """The partner's seat in pairs, else ``None``."""
+        return seat ^ 1 if self.rules.pairs else None
+
+    def can_call(self, seat: int) -> bool:
+        """Whether a Nerts call by ``seat`` would be valid: an empty Nerts pile, or in pairs
+        the partner's (RULES.md: pairs)."""
+        if not self.tableaux[seat].nerts:
+            return True
+        partner = self.partner(seat)
+        return partner is not None and not self.tableaux[partner].nerts
+
+    def legal_moves(self, seat: int) -> LegalMoves:
+        """The moves ``seat`` may make now, as a lazy view (``in``, ``len``, iteration)."""
+        return LegalMoves(self, seat)
+
+    def lake_target(self, seat: int, source: Pile, declare: Card | None = None) -> FoundationId:
+        """The foundation a card from ``source`` goes on when the move names none.
+
+        An ace starts its owner's own foundation; any other card goes on the first foundation
+        (in order) where it fits.
+
+        Raises:
+            IllegalMoveError: if the card fits nowhere.
+        """
+        card = self.tableaux[seat].top(source)
+        if card is None:
+            raise IllegalMoveError(f"{source!r} is empty for seat {seat}")
+        card = _as_played(card, declare)
+        assert card.suit is not None
+        if card.rank == 1:
+            return FoundationId(seat, card.suit, card.joker)
+        targets = self.lake.targets(card)
+        if not targets:
+            raise IllegalMoveError(f"{card} fits on no foundation in the lake")
+        return targets[0]
+
+    # -- the one transition ---------------------------------------------------------------
+    def play(self, seat: int, move: Move, lamport: int | None = None) -> tuple[Table, Play]:
+        """Play one move of ``seat`` at Lamport time ``lamport`` (default: the clock + 1).
+
+        Returns:
+            The next table and what the move did.
+
+        Raises:
+            IllegalMoveError: if the move is illegal now; the table is unchanged.
+        """
+        if not 0 <= seat < len(self.tableaux):
+            raise IllegalMoveError(f"{move}: there is no seat {seat} at this table")
+        if lamport is None:
+            lamport = self.clock + 1
+        elif lamport < self.clock:
+            raise IllegalMoveError(
+                f"{move}: Lamport time {lamport} is before the table's clock {self.clock}"
+            )
+        if not self.active[seat]:
+            raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
+        if self.status is not RoundStatus.PLAYING and not (
+            self.status is RoundStatus.NERTS and self.cut is not None and lamport <= self.cut
+        ):
+            raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
+        kind = move.kind
+        if kind is MoveKind.CALL:
+            return self._call(seat, move, lamport)
+        if kind is MoveKind.PASS:
+            return self._pass(seat, move, lamport)
+        if kind is MoveKind.ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
+            raise IllegalMoveError(
+                f"{move}: rotate only when everyone is stuck"
+                + (" (pass first)" if self.rules.rotate_alone else "")
+            )
+        tableau = self.tableaux[seat]
+        card: Card | None
+        resolution = None
+        lake = self.lake
+        if move.target is Pile.LAKE:
+            assert move.source is not None
+            card, taken = tableau.take(move.source)
+            played = _as_played(card, move.declare)
+            foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
+            try:
+                claim = Claim(seat, played, move.source, foundation, lamport)
+            except ValueError as exc:
+                raise IllegalMoveError(f"{move}: {exc}") from None
+            lake, resolution = lake.apply(claim)
+            if resolution.kept:
+                tableau = taken
+            # A lost race leaves the card where it was (RULES.md: return it).
+        else:
+            before = tableau
+            tableau = tableau.apply(move, self.rules)
+            card = before.pile(move.source)[-move.count] if move.source is not None else None
+        progress = (
+            move.target is Pile.LAKE or move.source is Pile.NERTS or move.source is Pile.WASTE
+        )
+        tableaux = _replace(self.tableaux, seat, tableau)
+        stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
+        table = Table(
+            self.rules,
+            tableaux,
+            lake,
+            self.active,
+            stuck,
+            0 if progress else self.rotations,
+            self.status,
+            self.cut,
+            self.callers,
+            self.false_calls,
+            lamport,
+        )
+        return table, Play(seat, move, lamport, card, resolution)
+
+    def _call(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+        stuck = _replace(self.stuck, seat, False)
+        if not self.can_call(seat):
+            false_calls = _replace(self.false_calls, seat, self.false_calls[seat] + 1)
+            table = _evolve(self, stuck=stuck, false_calls=false_calls, clock=lamport)
+            return table, Play(seat, move, lamport, false_call=True)
+        if self.status is RoundStatus.NERTS:  # a simultaneous call at T*: a tie
+            if seat in self.callers:
+                raise IllegalMoveError(f"{move}: seat {seat} has already called Nerts")
+            table = _evolve(self, callers=(*self.callers, seat), clock=lamport)
+            return table, Play(seat, move, lamport)
+        table = _evolve(
+            self, stuck=stuck, status=RoundStatus.NERTS, cut=lamport, callers=(seat,), clock=lamport
+        )
+        return table, Play(seat, move, lamport, ended=RoundStatus.NERTS)
+
+    def _pass(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+        stuck = _replace(self.stuck, seat, True)
+        if self.status is not RoundStatus.PLAYING or not all(
+            s or not a for s, a in zip(stuck, self.active, strict=True)
+        ):
+            return _evolve(self, stuck=stuck, clock=lamport), Play(seat, move, lamport)
+        # Everyone is stuck: everyone rotates (RULES.md: everyone stuck).
+        tableaux = tuple(
+            t.rotated() if a else t for t, a in zip(self.tableaux, self.active, strict=True)
+        )
+        rotations = self.rotations + 1
+        cycle = max(
+            (len(t.stock) + len(t.waste) for t, a in zip(tableaux, self.active, strict=True) if a),
+            default=0,
+        )
+        ended = RoundStatus.BLOCKED if rotations >= max(1, cycle) else None
+        table = _evolve(
+            self,
+            tableaux=tableaux,
+            stuck=(False,) * len(stuck),
+            rotations=rotations,
+            status=ended or RoundStatus.PLAYING,
+            clock=lamport,
+        )
+        return table, Play(seat, move, lamport, rotated=True, ended=ended)
+
+    # -- scoring --------------------------------------------------------------------------
+    def score(self) -> RoundScore:
+        """Score the round as it stands (RULES.md: scoring a round)."""
+        rules = self.rules
+        in_lake = self.lake.count_by_owner()
+        teams = tuple(rules.team_of(s) for s in range(self.seats))
+        bonus_teams: set[int] = set()
+        players = []
+        for seat, tableau in enumerate(self.tableaux):
+            if not self.active[seat]:
+                players.append(PlayerScore(seat, 0, 0, rules.nerts_card_penalty, played=False))
+                continue
+            bonus = 0
+            if seat in self.callers and teams[seat] not in bonus_teams:
+                bonus_teams.add(teams[seat])
+                bonus = rules.nerts_bonus
+            players.append(
+                PlayerScore(
+                    seat,
+                    in_lake.get(seat, 0),
+                    len(tableau.nerts),
+                    rules.nerts_card_penalty,
+                    bonus,
+                    rules.false_call_penalty * self.false_calls[seat],
+                )
+            )
+        return RoundScore(tuple(players), teams, self.status, self.callers)
+
+    def owned_cards(self, seat: int) -> list[Card]:
+        """Every physical card of ``seat``: in its tableau and in the lake (conservation)."""
+        cards = [c.physical for c in self.tableaux[seat].cards()]
+        cards += [lc.card.physical for lc in self.lake.cards() if lc.owner == seat]
+        return cards
+
+    def __str__(self) -> str:
+        lines = [f"{self.status.value} clock={self.clock}"]
+        lines += [f"{seat}> {t}" for seat, t in enumerate(self.tableaux)]
+        lines += [f"L> {line}" for line in str(self.lake).splitlines()]
+        return "\n".join(lines)
+
+
+class LegalMoves:
+    """A lazy view of one seat's legal moves (like python-chess's ``board.legal_moves``).
+
+    Iteration lists lake moves with their foundation named; ``in`` also accepts a lake move
+    with no foundation when some foundation fits. A Nerts call is always listed while the round
+    is on: with cards left it is a (penalised) false call.
+    """
+
+    __slots__ = ("_seat", "_table")
+
+    def __init__(self, table: Table, seat: int) -> None:
+        self._table = table
+        self._seat = seat
+
+    def __iter__(self) -> Iterator[Move]:
+        return _generate(self._table, self._seat)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def count(self) -> int:
+        """How many legal moves there are."""
+        return len(self)
+
+    def __bool__(self) -> bool:
+        return any(True for _ in self)
+
+    def __contains__(self, move: object) -> bool:
+        if not isinstance(move, Move):
+            return False
+        if move.is_lake and move.foundation is None:
+            return any(
+                m.is_lake and m.source == move.source and m.declare == move.declare for m in self
+            )
+        return any(m == move for m in self)
+
+    def __repr__(self) -> str:
+        return f"<LegalMoves seat {self._seat}: {', '.join(map(str, self))}>"
+
+
+def _generate(table: Table, seat: int) -> Iterator[Move]:
+    if table.status is not RoundStatus.PLAYING or not table.active[seat]:
+        return
+    t = table.tableaux[seat]
+    lake = table.lake
+    work = t.work
+    piles = t.work_piles
+    sources: list[tuple[Pile, Card]] = []
+    if t.nerts:
+        sources.append((Pile.NERTS, t.nerts[-1]))
+    if t.waste:
+        sources.append((Pile.WASTE, t.waste[-1]))
+    sources += [(p, work[p - 1][-1]) for p in piles if work[p - 1]]
+    # To the lake.
+    for src, c in sources:
+        if c.suit is None:  # an undeclared joker: declare it as an ace or a next card
+            for suit in SUITS:
+                yield Move.to_lake(src, FoundationId(seat, suit, c.joker), Card(1, suit))
+            for fid, h in lake.open_foundations():
+                yield Move.to_lake(src, fid, Card(h + 1, fid.suit))
+        elif c.rank == 1:
+            yield Move.to_lake(src, FoundationId(seat, c.suit, c.joker))
+        else:
+            for fid in lake.targets(c):
+                yield Move.to_lake(src, fid)
+    # Onto (or under) work piles.
+    has_empty = any(not w for w in work)
+    for src, c in sources:
+        if src.is_work:
+            cards = work[src - 1]
+            runs = [(n, cards[-n:]) for n in range(1, len(cards) + 1)]
+        else:
+            runs = [(1, (c,))]
+        for count, run in runs:
+            bottom, top = run[0], run[-1]
+            for dst in piles:
+                if dst == src:
+                    continue
+                dest = work[dst - 1]
+                if not dest:
+                    yield Move.to_pile(src, dst, count)
+                    continue
+                exposed = dest[-1]
+                if exposed.suit is None:
+                    below = dest[-2] if len(dest) > 1 else None
+                    for decl in joker_options_on(bottom, below):
+                        yield Move.to_pile(src, dst, count, decl)
+                elif fits_on(bottom, exposed):
+                    yield Move.to_pile(src, dst, count)
+                if has_empty:
+                    base = dest[0]
+                    if top.suit is None and base.suit is not None:
+                        for decl in joker_options_under(base):
+                            yield Move.slide(src, dst, count, decl)
+                    elif base.suit is None and top.suit is not None:
+                        if len(dest) == 1:
+                            for decl in joker_options_over(top):
+                                yield Move.slide(src, dst, count, decl)
+                    elif fits_on(base, top):
+                        yield Move.slide(src, dst, count)
+    if t.stock or t.waste:
+        yield _TURN
+    if table.rules.rotate_alone and table.stuck[seat]:
+        yield _ROTATE
+    yield _PASS
+    yield _CALL
+
+
+_TURN = Move.turn()
+_ROTATE = Move.rotate()
+_PASS = Move.pass_()
+_CALL = Move.call()
+
+
+def _as_played(card: Card, declare: Card | None) -> Card:
+    """The card as it goes to the lake: a joker takes its declaration (RULES.md: jokers)."""
+    if card.suit is None:
+        if declare is None:
+            raise IllegalMoveError(f"declare the joker {card} before it goes to the lake (=5H)")
+        assert declare.suit is not None
+        return card.declare(declare.rank, declare.suit)
+    if declare is not None and (not card.is_joker or declare != Card(card.rank, card.suit)):
+        raise IllegalMoveError(f"{card} is not an undeclared joker: nothing to declare")
+    return card
+
+
+_T = TypeVar("_T")
+
+
+def _replace(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
+    return (*values[:index], value, *values[index + 1 :])
+
+
+def _evolve(table: Table, **changes: object) -> Table:
+    fields = {
+        "rules": table.rules,
+        "tableaux": table.tableaux,
+        "lake": table.lake,
+        "active": table.active,
+        "stuck": table.stuck,
+        "rotations": table.rotations,
+        "status": table.status,
+        "cut": table.cut,
+        "callers": table.callers,
+        "false_calls": table.false_calls,
+        "clock": table.clock,
+    }
+    fields.update(changes)
+    return Table(**fields)  # type: ignore[arg-type]

@@ -1,0 +1,400 @@
+"""One player's layout: Nerts pile, work piles, stock and waste, and the moves on them.
+
+Every pile is a tuple from bottom to top; the top (last) card is the one in play: the Nerts top
+card, the waste top card, and the *exposed* card of each work pile (RULES.md: work piles). A
+tableau is an immutable value: every move returns a new one, and an illegal move raises
+:class:`~p2p_nertz.errors.IllegalMoveError` and changes nothing.
+
+Notation: the parts separated by ``|`` (or newlines), each ``<name>: <cards bottom..top>``, with
+``-`` for an empty pile::
+
+    N: 4C 9D KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H | W: -
+
+>>> t = Tableau.parse("N: 4C KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D | W: -")
+>>> t.top(Pile.NERTS)
+Card.parse('KS')
+>>> print(t.apply(Move.parse("S")))
+N: 4C KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: 2C | W: 3D 9S 7H
+>>> print(t.apply(Move.parse("N>_1")))
+N: 4C | 1: KS QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D | W: -
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from p2p_nertz.errors import IllegalMoveError, NotationError
+from p2p_nertz.rules.cards import SUITS, Card, format_cards, parse_cards
+from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
+from p2p_nertz.rules.moves import Move, MoveKind, Pile
+
+__all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_over", "joker_options_under"]
+
+
+def fits_on(card: Card, base: Card) -> bool:
+    """Whether ``card`` may be built on ``base`` in a work pile: one rank lower, other colour.
+
+    An undeclared joker fits on any card it could stand below (``base`` not an ace); nothing
+    fits on an undeclared joker without declaring it (see :func:`joker_options_on`).
+
+    >>> fits_on(Card.parse("6H"), Card.parse("7S")), fits_on(Card.parse("6H"), Card.parse("7D"))
+    (True, False)
+    """
+    if base.suit is None:
+        return False
+    if card.suit is None:
+        return base.rank >= 2
+    return card.rank == base.rank - 1 and card.suit.is_red != base.suit.is_red
+
+
+def joker_options_on(card: Card, below: Card | None) -> tuple[Card, ...]:
+    """The identities an undeclared joker may take when ``card`` is placed on it.
+
+    The joker becomes one rank above ``card`` in the other colour, and must still fit on the
+    card ``below`` it, if any (RULES.md: jokers — fixed once a card is played on them).
+    """
+    if card.suit is None or card.rank >= 13:
+        return ()
+    options = []
+    for suit in SUITS:
+        if suit.is_red == card.suit.is_red:
+            continue
+        candidate = Card(card.rank + 1, suit)
+        if below is None or fits_on(candidate, below):
+            options.append(candidate)
+    return tuple(options)
+
+
+def joker_options_over(card: Card) -> tuple[Card, ...]:
+    """The identities an undeclared joker (alone on its pile) may take when ``card`` is slid
+    under it: one rank below ``card``, the other colour."""
+    if card.suit is None or card.rank <= 1:
+        return ()
+    return tuple(Card(card.rank - 1, suit) for suit in SUITS if suit.is_red != card.suit.is_red)
+
+
+def joker_options_under(base: Card) -> tuple[Card, ...]:
+    """The identities an undeclared joker may take when slid under ``base``."""
+    if base.suit is None or base.rank >= 13:
+        return ()
+    return tuple(Card(base.rank + 1, suit) for suit in SUITS if suit.is_red != base.suit.is_red)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Tableau:
+    """One player's layout (RULES.md: deal).
+
+    Attributes:
+        nerts: the Nerts pile, bottom to top; only the top card is face up.
+        work: the work piles, each bottom to top; the last card is exposed.
+        stock: the face-down stock, bottom to top (the last card is turned first).
+        waste: the face-up waste, bottom to top (the last card is playable).
+    """
+
+    nerts: tuple[Card, ...]
+    work: tuple[tuple[Card, ...], ...]
+    stock: tuple[Card, ...]
+    waste: tuple[Card, ...]
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def deal(cls, deck: Sequence[Card], rules: Rules | None = None) -> Tableau:
+        """Deal a shuffled deck (last card on top): 13 to the Nerts pile, one to each work
+        pile, the rest to the stock (RULES.md: deal).
+
+        Raises:
+            ValueError: if the deck does not have ``rules.deck_size`` cards.
+        """
+        rules = rules or Rules()
+        if len(deck) != rules.deck_size:
+            raise ValueError(
+                f"a deck under these rules has {rules.deck_size} cards, not {len(deck)}"
+            )
+        order = tuple(reversed(deck))  # order[0] is the top of the deck, dealt first
+        n = NERTS_PILE_SIZE
+        nerts = order[:n]
+        work = tuple((c,) for c in order[n : n + rules.work_piles])
+        stock = tuple(reversed(order[n + rules.work_piles :]))
+        return cls(nerts, work, stock, ())
+
+    # -- queries --------------------------------------------------------------------------
+    def top(self, pile: Pile) -> Card | None:
+        """The card in play on ``pile``: Nerts top, waste top or exposed card (or ``None``)."""
+        if pile is Pile.NERTS:
+            cards = self.nerts
+        elif pile is Pile.WASTE:
+            cards = self.waste
+        else:
+            cards = self._work_pile(pile)
+        return cards[-1] if cards else None
+
+    def pile(self, pile: Pile) -> tuple[Card, ...]:
+        """The cards of a pile, bottom to top (Nerts, waste or a work pile)."""
+        if pile is Pile.NERTS:
+            return self.nerts
+        if pile is Pile.WASTE:
+            return self.waste
+        return self._work_pile(pile)
+
+    def _work_pile(self, pile: Pile) -> tuple[Card, ...]:
+        index = pile - 1
+        if not 0 <= index < len(self.work):
+            raise IllegalMoveError(
+                f"there is no work pile {pile} (this tableau has {len(self.work)})"
+            )
+        return self.work[index]
+
+    @property
+    def work_piles(self) -> tuple[Pile, ...]:
+        """The work piles of this tableau, as :class:`Pile` values."""
+        return _WORK_PILES[: len(self.work)]
+
+    def has_empty_work_pile(self) -> bool:
+        """Whether some work pile is empty (slide-under is possible)."""
+        return any(not p for p in self.work)
+
+    def cards(self) -> Iterator[Card]:
+        """Every card in the tableau: Nerts, work piles, stock, waste."""
+        yield from self.nerts
+        for p in self.work:
+            yield from p
+        yield from self.stock
+        yield from self.waste
+
+    def __len__(self) -> int:
+        return len(self.nerts) + sum(map(len, self.work)) + len(self.stock) + len(self.waste)
+
+    # -- taking and returning cards (for the lake) ----------------------------------------
+    def take(self, source: Pile) -> tuple[Card, Tableau]:
+        """Take the top card of ``source`` (it goes to the lake): the card and the new tableau.
+
+        Raises:
+            IllegalMoveError: if ``source`` is empty or not a pile cards leave from.
+        """
+        if source is Pile.NERTS:
+            if not self.nerts:
+                raise IllegalMoveError(f"the Nerts pile is empty in {self}")
+            return self.nerts[-1], Tableau(self.nerts[:-1], self.work, self.stock, self.waste)
+        if source is Pile.WASTE:
+            if not self.waste:
+                raise IllegalMoveError(f"the waste is empty in {self}")
+            return self.waste[-1], Tableau(self.nerts, self.work, self.stock, self.waste[:-1])
+        if not source.is_work:
+            raise IllegalMoveError(f"cards cannot be taken from {source!r}")
+        cards = self._work_pile(source)
+        if not cards:
+            raise IllegalMoveError(f"work pile {source} is empty in {self}")
+        work = list(self.work)
+        work[source - 1] = cards[:-1]
+        return cards[-1], Tableau(self.nerts, tuple(work), self.stock, self.waste)
+
+    def restore(self, source: Pile, card: Card) -> Tableau:
+        """Put a card back on top of ``source``: a lost race returns the card where it was."""
+        if source is Pile.NERTS:
+            return Tableau((*self.nerts, card), self.work, self.stock, self.waste)
+        if source is Pile.WASTE:
+            return Tableau(self.nerts, self.work, self.stock, (*self.waste, card))
+        work = list(self.work)
+        work[source - 1] = (*self._work_pile(source), card)
+        return Tableau(self.nerts, tuple(work), self.stock, self.waste)
+
+    # -- moves on the tableau -------------------------------------------------------------
+    def apply(self, move: Move, rules: Rules | None = None) -> Tableau:
+        """The tableau after a move that stays on it (stock, rotation, work-pile moves).
+
+        Lake moves go through :meth:`take` (the lake decides whether the card stays); passing
+        and calling do not change the tableau.
+
+        Raises:
+            IllegalMoveError: if the move is illegal here; nothing changes.
+        """
+        kind = move.kind
+        if kind is MoveKind.TURN:
+            return self._turn(3 if rules is None else rules.draw, move)
+        if kind is MoveKind.ROTATE:
+            return self.rotated()
+        if kind is MoveKind.PASS or kind is MoveKind.CALL:
+            return self
+        if move.target is Pile.LAKE:
+            raise IllegalMoveError(f"{move} plays to the lake: use Table.play (in {self})")
+        return self._move_cards(move)
+
+    def _turn(self, draw: int, move: Move) -> Tableau:
+        if self.stock:
+            # RULES.md: three at a time keeping their order; one or two left go as they are.
+            n = min(draw, len(self.stock))
+            turned = self.stock[-n:]
+            return Tableau(
+                self.nerts, self.work, self.stock[:-n], self.waste + tuple(reversed(turned))
+            )
+        if self.waste:
+            # RULES.md: turn the waste over to form a new stock (never under the stock).
+            return Tableau(self.nerts, self.work, tuple(reversed(self.waste)), ())
+        raise IllegalMoveError(f"{move}: the stock and the waste are both empty in {self}")
+
+    def rotated(self) -> Tableau:
+        """Everyone stuck: the waste goes back under the stock, then the top card to the
+        bottom (RULES.md: everyone stuck)."""
+        stock = tuple(reversed(self.waste)) + self.stock
+        if stock:
+            stock = (stock[-1], *stock[:-1])
+        return Tableau(self.nerts, self.work, stock, ())
+
+    def _source_run(self, move: Move) -> tuple[Card, ...]:
+        source = move.source
+        assert source is not None
+        if source is Pile.NERTS or source is Pile.WASTE:
+            if move.count != 1:
+                raise IllegalMoveError(f"{move}: one card at a time leaves the {_NAMES[source]}")
+            cards = self.nerts if source is Pile.NERTS else self.waste
+            if not cards:
+                raise IllegalMoveError(f"{move}: the {_NAMES[source]} is empty in {self}")
+            return cards[-1:]
+        if not source.is_work:
+            raise IllegalMoveError(f"{move}: cards cannot come from {source!r}")
+        cards = self._work_pile(source)
+        if len(cards) < move.count:
+            raise IllegalMoveError(
+                f"{move}: work pile {source} has {len(cards)} card(s), not {move.count}, in {self}"
+            )
+        return cards[-move.count :]
+
+    def _move_cards(self, move: Move) -> Tableau:
+        source, target = move.source, move.target
+        assert source is not None and target is not None
+        if not target.is_work:
+            raise IllegalMoveError(f"{move}: cards go to a work pile or the lake, not {target!r}")
+        if source == target:
+            raise IllegalMoveError(f"{move}: a pile cannot move onto itself")
+        run = self._source_run(move)
+        dest = self._work_pile(target)
+        if move.kind is MoveKind.SLIDE:
+            new_dest = self._slide(move, run, dest)
+        else:
+            new_dest = self._build(move, run, dest)
+        # Remove the run from its source, then set the destination.
+        work = list(self.work)
+        nerts, waste = self.nerts, self.waste
+        if source is Pile.NERTS:
+            nerts = nerts[:-1]
+        elif source is Pile.WASTE:
+            waste = waste[:-1]
+        else:
+            work[source - 1] = work[source - 1][: -move.count]
+        work[target - 1] = new_dest
+        return Tableau(nerts, tuple(work), self.stock, waste)
+
+    def _build(self, move: Move, run: tuple[Card, ...], dest: tuple[Card, ...]) -> tuple[Card, ...]:
+        bottom = run[0]
+        if not dest:
+            if move.declare is not None:
+                raise IllegalMoveError(f"{move}: no joker is fixed by this move")
+            return run  # RULES.md: an empty work pile takes any card
+        exposed = dest[-1]
+        if exposed.suit is None:
+            # An undeclared joker is fixed by the card placed on it (RULES.md: jokers).
+            options = joker_options_on(bottom, dest[-2] if len(dest) > 1 else None)
+            if not options:
+                raise IllegalMoveError(f"{move}: {bottom} cannot go on the joker in {self}")
+            if move.declare is None or move.declare not in options:
+                raise IllegalMoveError(
+                    f"{move}: say what the joker on pile {move.target} becomes: "
+                    + " or ".join(f"={c}" for c in options)
+                )
+            return (*dest[:-1], exposed.declare(move.declare.rank, move.declare.suit), *run)  # type: ignore[arg-type]
+        if move.declare is not None:
+            raise IllegalMoveError(f"{move}: no joker is fixed by this move")
+        if not fits_on(bottom, exposed):
+            raise IllegalMoveError(
+                f"{move}: {bottom} does not fit on {exposed} (build down, alternating colours)"
+            )
+        return dest + run
+
+    def _slide(self, move: Move, run: tuple[Card, ...], dest: tuple[Card, ...]) -> tuple[Card, ...]:
+        if not dest:
+            raise IllegalMoveError(
+                f"{move}: work pile {move.target} is empty: play into it instead"
+            )
+        if not self.has_empty_work_pile():
+            raise IllegalMoveError(f"{move}: slide-under needs an empty work pile, in {self}")
+        top_of_run, base = run[-1], dest[0]
+        if top_of_run.suit is None or base.suit is None:
+            if top_of_run.suit is None and base.suit is None:
+                raise IllegalMoveError(f"{move}: a joker cannot be slid under a joker")
+            options = (
+                joker_options_under(base)
+                if top_of_run.suit is None
+                else joker_options_over(top_of_run)
+            )
+            if move.declare is None or move.declare not in options:
+                raise IllegalMoveError(
+                    f"{move}: say what the joker becomes: " + " or ".join(f"={c}" for c in options)
+                    if options
+                    else f"{move}: {top_of_run} cannot be slid under {base}"
+                )
+            decl = move.declare
+            if top_of_run.suit is None:
+                run = (*run[:-1], top_of_run.declare(decl.rank, decl.suit))  # type: ignore[arg-type]
+            else:
+                dest = (base.declare(decl.rank, decl.suit), *dest[1:])  # type: ignore[arg-type]
+            return run + dest
+        if move.declare is not None:
+            raise IllegalMoveError(f"{move}: no joker is fixed by this move")
+        if not fits_on(base, top_of_run):
+            raise IllegalMoveError(
+                f"{move}: {top_of_run} cannot be slid under {base} "
+                "(it must be one rank higher, other colour)"
+            )
+        return run + dest
+
+    # -- notation -------------------------------------------------------------------------
+    def __str__(self) -> str:
+        parts = [f"N: {format_cards(self.nerts)}"]
+        parts += [f"{i}: {format_cards(p)}" for i, p in enumerate(self.work, 1)]
+        parts += [f"S: {format_cards(self.stock)}", f"W: {format_cards(self.waste)}"]
+        return " | ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Tableau.parse({str(self)!r})"
+
+    @classmethod
+    def parse(cls, text: str) -> Tableau:
+        """Parse a tableau (see the module docstring); ``S`` and ``W`` may be omitted.
+
+        Raises:
+            NotationError: if ``text`` is not a tableau.
+        """
+        parts: dict[str, tuple[Card, ...]] = {}
+        for raw in re.split(r"[|\n]", text):
+            if not raw.strip():
+                continue
+            name, sep, body = raw.partition(":")
+            name = name.strip().upper()
+            if not sep or name not in ("N", "S", "W", "1", "2", "3", "4", "5", "6"):
+                raise NotationError(
+                    f"not a tableau part: {raw.strip()!r} (expected N:, 1: to 6:, S: or W:)"
+                )
+            if name in parts:
+                raise NotationError(f"tableau part {name}: appears twice in {text!r}")
+            parts[name] = parse_cards(body)
+        numbers = sorted(int(k) for k in parts if k.isdigit())
+        if numbers != list(range(1, len(numbers) + 1)) or not 4 <= len(numbers) <= 6:
+            raise NotationError(f"a tableau has work piles 1 to 4, 5 or 6, not {numbers}: {text!r}")
+        if "N" not in parts:
+            raise NotationError(f"a tableau needs its Nerts pile (N:): {text!r}")
+        seen: set[Card] = set()
+        for c in (c for cards in parts.values() for c in cards):
+            if c.physical in seen:
+                raise NotationError(f"{c.physical} appears twice in {text!r}")
+            seen.add(c.physical)
+        work = tuple(parts[str(i)] for i in numbers)
+        for i, p in enumerate(work, 1):
+            if any(c.suit is None for c in p[:-1]):
+                raise NotationError(f"an undeclared joker can only be on top of work pile {i}")
+        return cls(parts["N"], work, parts.get("S", ()), parts.get("W", ()))
+
+
+_WORK_PILES = (Pile.W1, Pile.W2, Pile.W3, Pile.W4, Pile.W5, Pile.W6)
+_NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
