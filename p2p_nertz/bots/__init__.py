@@ -1,0 +1,12 @@
+"""Bots: strategies that play Nertz, and the pacing that makes them play like people.
+
+>>> sorted(STRATEGIES)[:1]
+['greedy']
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.bots import greedy as _greedy  # noqa: F401  (registers "greedy")
+from p2p_nertz.bots.base import STRATEGIES, Pacing, Strategy, make_strategy, register
+
+__all__ = ["STRATEGIES", "Pacing", "Strategy", "make_strategy", "register"]

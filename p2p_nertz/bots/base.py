@@ -1,0 +1,111 @@
+"""The bot interface: a strategy chooses a move; a pacing says how fast a bot plays.
+
+A :class:`Strategy` sees a :class:`~p2p_nertz.rules.Table` (its own tableau as it is, the lake
+perhaps a little out of date, as a person's eyes are) and returns a move, or ``None`` to wait.
+Strategies may keep memory between calls (how long since they last played a card), so each seat
+gets its own instance; they never read a clock or global randomness: chance comes from the
+:class:`~p2p_nertz.rng.Rng` they are built with.
+
+:class:`Pacing` turns a speed level 1–10 into delays between moves, for people playing against
+bots of a chosen speed. It is a parameter of whoever schedules bots (the in-process match, the
+simulator, a bot peer), never a sleep inside the engine.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Move, Table
+
+__all__ = ["STRATEGIES", "Pacing", "Strategy", "make_strategy", "register"]
+
+
+class Strategy(abc.ABC):
+    """A way of playing Nertz: one instance per seat per round.
+
+    Subclasses implement :meth:`choose`. ``name`` is how the CLI and the match refer to them.
+    """
+
+    name: str = "?"
+
+    def __init__(self, rng: Rng | None = None) -> None:
+        self.rng = rng or Rng(0)
+
+    @abc.abstractmethod
+    def choose(self, table: Table, seat: int) -> Move | None:
+        """The move ``seat`` makes now, or ``None`` to wait (stuck and waiting for others)."""
+
+    def new_round(self) -> None:  # noqa: B027 - optional hook, empty by default
+        """Forget per-round memory (called before each round)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+STRATEGIES: dict[str, Callable[[Rng], Strategy]] = {}
+
+
+def register(name: str) -> Callable[[type[Strategy]], type[Strategy]]:
+    """Class decorator: make a strategy available by ``name`` to the CLI and the match."""
+
+    def deco(cls: type[Strategy]) -> type[Strategy]:
+        cls.name = name
+        STRATEGIES[name] = cls
+        return cls
+
+    return deco
+
+
+def make_strategy(name: str, rng: Rng) -> Strategy:
+    """A new strategy instance by name.
+
+    Raises:
+        ValueError: for an unknown name (the message lists the known ones).
+    """
+    try:
+        factory = STRATEGIES[name]
+    except KeyError:
+        known = ", ".join(sorted(STRATEGIES))
+        raise ValueError(f"unknown strategy {name!r} (known: {known})") from None
+    return factory(rng)
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast a bot plays: a speed level from 1 (a beginner) to 10 (a fast expert).
+
+    Level ``n`` makes about ``0.4 * n`` moves a second (level 10: 4 a second, a quick human),
+    each delay jittered ±25 %, and sees the lake ``reaction_ms`` late (people need time to
+    notice another player's card).
+
+    >>> Pacing(5).mean_delay_ms
+    500
+    >>> Pacing(11)
+    Traceback (most recent call last):
+      ...
+    ValueError: speed must be 1..10, not 11
+    """
+
+    speed: int = 5
+
+    def __post_init__(self) -> None:
+        if type(self.speed) is not int or not 1 <= self.speed <= 10:
+            raise ValueError(f"speed must be 1..10, not {self.speed}")
+
+    @property
+    def mean_delay_ms(self) -> int:
+        """Average milliseconds between two moves."""
+        return 2500 // self.speed
+
+    @property
+    def reaction_ms(self) -> int:
+        """How late the bot sees the lake, in milliseconds."""
+        return 150 + 600 // self.speed
+
+    def delay_ms(self, rng: Rng) -> int:
+        """The delay before the next move: the mean, jittered ±25 % by ``rng``."""
+        mean = self.mean_delay_ms
+        return max(1, mean + rng.between(-mean // 4, mean // 4))
