@@ -21,7 +21,6 @@ the same game, move for move.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import hashlib
 import heapq
 from collections.abc import Callable, Sequence
@@ -146,7 +145,7 @@ def play_round(
         heapq.heappop(queue)
         seen = max(now - pacings[seat].reaction_ms, fresh_after[seat])
         lake = lakes[bisect.bisect_right(lake_times, seen) - 1]
-        view = table if lake is table.lake else dataclasses.replace(table, lake=lake)
+        view = table if lake is table.lake else table.with_lake(lake)
         move = strategies[seat].choose(view, seat)
         if move is not None:
             actions += 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from p2p_nertz.errors import NotationError
 
@@ -66,6 +66,13 @@ _SUIT_INPUT |= {k.lower(): v for k, v in _SUIT_INPUT.items()}
 #: Suits in their canonical order (used wherever the engine must order by suit).
 SUITS: tuple[Suit, ...] = (Suit.CLUBS, Suit.DIAMONDS, Suit.HEARTS, Suit.SPADES)
 _SUIT_INDEX = {s: i for i, s in enumerate(SUITS)}
+_SUIT_CODES = {s.value: i for i, s in enumerate(SUITS)}
+
+
+def card_code(suit: Suit, rank: int) -> int:
+    """The :attr:`Card.code` of ``rank`` of ``suit``."""
+    return _SUIT_CODES[suit.value] * 16 + rank
+
 
 #: Rank notation, index = rank (0 unused: an undeclared joker has no rank).
 RANK_NAMES: tuple[str, ...] = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
@@ -89,8 +96,17 @@ class Card:
     rank: int
     suit: Suit | None
     joker: int = 0
+    #: Precomputed for the engine's hot paths: colour, and ``suit_index * 16 + rank`` (0 for
+    #: an undeclared joker) as a cheap dictionary key.
+    red: bool = field(init=False, repr=False, compare=False)
+    code: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        suit = self.suit
+        object.__setattr__(self, "red", suit is Suit.HEARTS or suit is Suit.DIAMONDS)
+        object.__setattr__(
+            self, "code", 0 if suit is None else _SUIT_CODES[suit.value] * 16 + self.rank
+        )
         if self.joker:
             if not 1 <= self.joker <= MAX_JOKERS:
                 raise ValueError(f"joker number must be 1..{MAX_JOKERS}, got {self.joker}")
@@ -125,7 +141,7 @@ class Card:
     @property
     def is_red(self) -> bool:
         """Whether the card is red; ``False`` for an undeclared joker (check ``declared``)."""
-        return self.suit is not None and self.suit.is_red
+        return self.red
 
     def declare(self, rank: int, suit: Suit) -> Card:
         """Return this joker declared as ``rank`` of ``suit``.

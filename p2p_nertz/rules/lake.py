@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from p2p_nertz.errors import NotationError
-from p2p_nertz.rules.cards import Card, Suit
+from p2p_nertz.rules.cards import Card, card_code
 from p2p_nertz.rules.moves import FoundationId, Pile
 
 __all__ = ["Claim", "Lake", "LakeCard", "Outcome", "Resolution", "resolve"]
@@ -190,8 +190,8 @@ class Lake:
     __slots__ = ("_foundations", "_open")
 
     _foundations: dict[FoundationId, tuple[LakeCard, ...]]
-    # (suit, rank) -> foundations whose next card is that rank of that suit, in order.
-    _open: dict[tuple[Suit, int], tuple[FoundationId, ...]]
+    # Card.code of the next card -> the foundations that take it, in order.
+    _open: dict[int, tuple[FoundationId, ...]]
 
     def __init__(
         self, foundations: Mapping[FoundationId, Iterable[LakeCard]] | None = None
@@ -210,7 +210,7 @@ class Lake:
         for fid in sorted(found, key=FoundationId.sort_key):
             h = found[fid][-1].card.rank
             if h < 13:
-                key = (fid.suit, h + 1)
+                key = card_code(fid.suit, h + 1)
                 self._open[key] = (*self._open.get(key, ()), fid)
 
     # -- queries --------------------------------------------------------------------------
@@ -245,9 +245,7 @@ class Lake:
 
         A declared card only; for an ace the answer is empty (an ace starts its own).
         """
-        if card.suit is None:
-            return ()
-        return self._open.get((card.suit, card.rank), ())
+        return self._open.get(card.code, ()) if card.code else ()
 
     def open_foundations(self) -> Iterator[tuple[FoundationId, int]]:
         """Every foundation not yet at the King, with its height, in order."""
@@ -299,14 +297,14 @@ class Lake:
         if outcome is Outcome.KEPT:
             new._open = dict(self._open)
             if rank > 1:
-                old_key = (fid.suit, rank)
+                old_key = card_code(fid.suit, rank)
                 remaining = tuple(f for f in new._open[old_key] if f != fid)
                 if remaining:
                     new._open[old_key] = remaining
                 else:
                     del new._open[old_key]
             if rank < 13:
-                key = (fid.suit, rank + 1)
+                key = card_code(fid.suit, rank + 1)
                 new._open[key] = tuple(
                     sorted((*new._open.get(key, ()), fid), key=FoundationId.sort_key)
                 )

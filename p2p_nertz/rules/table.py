@@ -212,6 +212,22 @@ class Table:
         """Whether the round has ended."""
         return self.status is not RoundStatus.PLAYING
 
+    def with_lake(self, lake: Lake) -> Table:
+        """This table with another lake (a bot's view of a lake it sees late)."""
+        return Table(
+            self.rules,
+            self.tableaux,
+            lake,
+            self.active,
+            self.stuck,
+            self.rotations,
+            self.status,
+            self.cut,
+            self.callers,
+            self.false_calls,
+            self.clock,
+        )
+
     def partner(self, seat: int) -> int | None:
         """The partner's seat in pairs, else ``None``."""
         return seat ^ 1 if self.rules.pairs else None

@@ -46,7 +46,7 @@ def fits_on(card: Card, base: Card) -> bool:
         return False
     if card.suit is None:
         return base.rank >= 2
-    return card.rank == base.rank - 1 and card.suit.is_red != base.suit.is_red
+    return card.rank == base.rank - 1 and card.red != base.red
 
 
 def joker_options_on(card: Card, below: Card | None) -> tuple[Card, ...]:
