@@ -1,0 +1,255 @@
+"""The ``nertz`` command: entry points only; the game logic lives in :mod:`p2p_nertz`.
+
+Every subcommand answers bad input with one clear line on stderr and a non-zero exit (2 for a
+usage error), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from p2p_nertz import __version__
+from p2p_nertz.bots import STRATEGIES
+from p2p_nertz.errors import NertzError
+from p2p_nertz.match import Player, RoundResult, play_match
+from p2p_nertz.rules import Game, RoundStatus, Rules
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with one line, not the whole usage, on a bad argument."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is not negative: {value}")
+    return value
+
+
+def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("rules (RULES.md; defaults are the standard game)")
+    goal = group.add_mutually_exclusive_group()
+    goal.add_argument("--target", type=_positive, help="play to this score (default 100)")
+    goal.add_argument(
+        "--rounds", type=_positive, help="play exactly this many rounds (Racing Demon)"
+    )
+    group.add_argument("--draw", type=int, choices=(1, 3), default=3, help="stock turn size")
+    group.add_argument(
+        "--work-piles", type=int, choices=(4, 5, 6), default=4, help="work piles (river)"
+    )
+    group.add_argument(
+        "--bonus", type=int, choices=(0, 5, 10, 25), default=0, help="bonus for calling Nerts"
+    )
+    group.add_argument(
+        "--card-penalty",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="points lost per card left in a Nerts (Pounce) pile",
+    )
+    group.add_argument(
+        "--false-call-penalty", type=int, default=5, help="points lost for a false Nerts call"
+    )
+    group.add_argument(
+        "--rotate-alone", action="store_true", help="a stuck player may rotate alone"
+    )
+    group.add_argument("--pairs", action="store_true", help="two-player teams (seats 1+2, 3+4…)")
+    group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0, help="jokers per deck")
+
+
+def _rules_from(args: argparse.Namespace) -> Rules:
+    goal: dict[str, int | None] = {}
+    if args.rounds is not None:
+        goal = {"target": None, "rounds": args.rounds}
+    elif args.target is not None:
+        goal = {"target": args.target}
+    return Rules(
+        draw=args.draw,
+        work_piles=args.work_piles,
+        nerts_bonus=args.bonus,
+        nerts_card_penalty=args.card_penalty,
+        false_call_penalty=args.false_call_penalty,
+        rotate_alone=args.rotate_alone,
+        pairs=args.pairs,
+        jokers=args.jokers,
+        **goal,  # type: ignore[arg-type]
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``nertz`` and its subcommands."""
+    parser = _Parser(
+        prog="nertz",
+        description=(
+            "p2p-nertz: Nertz (Nerts, Pounce, Racing Demon) peer to peer, with no server and "
+            "signed, auditable game logs."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    strategies = ", ".join(sorted(STRATEGIES))
+    for name, help_text in (
+        ("demo", "play a bots-only game on this machine and print the scoreboard"),
+        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
+    ):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument(
+            "--players", type=_positive, default=4, help="number of players, 1-8 (default 4)"
+        )
+        p.add_argument(
+            "--bots",
+            default="greedy",
+            help=(
+                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
+                "default greedy)"
+            ),
+        )
+        p.add_argument(
+            "--speed",
+            default="5",
+            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
+        )
+        p.add_argument("--seed", type=_seed, default=1, help="the match seed (default 1)")
+        p.add_argument("--json", action="store_true", help="print one JSON object per round")
+        _add_rules_arguments(p)
+        p.set_defaults(func=_cmd_match)
+    return parser
+
+
+def _per_seat(text: str, players: int, what: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if len(values) == 1:
+        values *= players
+    if len(values) != players:
+        raise NertzError(f"give one {what} for all players or one per player ({players})")
+    return values
+
+
+def _players_from(args: argparse.Namespace) -> list[Player]:
+    n = args.players
+    strategies = _per_seat(args.bots, n, "strategy")
+    speeds = _per_seat(args.speed, n, "speed")
+    players = []
+    for seat, (strategy, speed) in enumerate(zip(strategies, speeds, strict=True), 1):
+        if strategy not in STRATEGIES:
+            known = ", ".join(sorted(STRATEGIES))
+            raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
+        if not speed.isdigit() or not 1 <= int(speed) <= 10:
+            raise NertzError(f"speed must be 1-10, not {speed!r}")
+        players.append(Player(strategy, int(speed), f"P{seat}"))
+    return players
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    rules = _rules_from(args)
+    rules.validate_players(args.players)
+    players = _players_from(args)
+    names = [f"{p.name}:{p.strategy}" for p in players]
+    if not args.json:
+        goal = f"{rules.rounds} rounds" if rules.racing_demon else f"target {rules.target}"
+        print(
+            f"p2p-nertz {__version__} - in-process match (no network): {len(players)} bots, "
+            f"seed {args.seed}, {goal}"
+        )
+        print("players: " + "  ".join(names))
+
+    def on_round(result: RoundResult, game: Game) -> None:
+        score = result.score
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "round": result.number,
+                        "ended": score.status.value,
+                        "callers": list(score.callers),
+                        "scores": [p.total if p.played else None for p in score.players],
+                        "totals": list(game.totals),
+                        "moves": result.actions,
+                        "lost_races": result.lost_races,
+                        "seconds": round(result.duration_ms / 1000, 1),
+                    }
+                ),
+                flush=True,
+            )
+            return
+        how = (
+            "Nerts by " + ",".join(f"P{c + 1}" for c in score.callers)
+            if score.status is RoundStatus.NERTS
+            else "blocked"
+        )
+        cells = "  ".join(
+            f"P{p.seat + 1} {p.total:+4d}" if p.played else f"P{p.seat + 1}    -"
+            for p in score.players
+        )
+        totals = " ".join(f"{t:4d}" for t in game.totals)
+        print(f"round {result.number:3d}  {how:<12} {cells}  | totals {totals}", flush=True)
+
+    result = play_match(rules, players, args.seed, on_round=on_round)
+    final = result.game.result
+    assert final is not None
+    label = "team" if rules.pairs else "P"
+    winners = ", ".join(
+        f"team {w + 1}" if rules.pairs else f"{label}{w + 1}" for w in final.winners
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "winners": list(final.winners),
+                    "totals": list(final.totals),
+                    "termination": final.termination.value,
+                    "rounds": len(result.rounds),
+                }
+            )
+        )
+    else:
+        print(f"winner: {winners} with {max(final.totals)} ({final.termination.value})")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``nertz`` command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except NertzError as exc:
+        print(f"nertz {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"nertz {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
