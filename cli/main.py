@@ -97,7 +97,7 @@ def _rules_from(args: argparse.Namespace) -> Rules:
         rotate_alone=args.rotate_alone,
         pairs=args.pairs,
         jokers=args.jokers,
-        **goal,  # type: ignore[arg-type]
+        **goal,
     )
 
 

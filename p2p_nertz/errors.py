@@ -12,6 +12,7 @@ __all__ = [
     "IllegalMoveError",
     "InvalidRulesError",
     "LocalProtocolError",
+    "LogFormatError",
     "NertzError",
     "NotationError",
     "RemoteProtocolError",
@@ -54,3 +55,14 @@ class TransportClosedError(NertzError):
 
 class TransportBrokenError(NertzError):
     """Raised when a socket or endpoint failed underneath (the network, not the caller)."""
+
+
+class LogFormatError(NertzError, ValueError):
+    """Raised when bytes are not a valid p2p-nertz log file, or a value cannot be written to one.
+
+    ``offset`` is the byte offset in the file where the damage starts, when there is one.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
