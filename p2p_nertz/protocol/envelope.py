@@ -1,0 +1,609 @@
+"""The signed message envelope of the peer protocol: bytes to :class:`Message` and back.
+
+Theory of operation
+===================
+Every message between peers is one signed envelope (DESIGN.md §2). This module is the codec and
+nothing else: it does no I/O, keeps no state, and knows nothing of feeds, clocks or the lake.
+:func:`encode_message` packs and signs; :func:`decode_message` checks and verifies. A local
+message takes the same path as a remote one: the core encodes it, then decodes its own bytes.
+
+Wire format (protocol version 1)
+--------------------------------
+A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
+bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
+with fixed positions; ``signature`` is the 64-byte Ed25519 signature by ``author`` of
+``SIGNATURE_DOMAIN + payload`` (the tag ``b"p2p-nertz/v1/msg\\0"`` keeps these signatures from
+being valid for anything else the same key signs). The message id is
+``SHA-256(payload + signature)``.
+
+===  ========  ===============================================================================
+pos  field     value
+===  ========  ===============================================================================
+0    version   int, :data:`PROTOCOL_VERSION` (1)
+1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
+2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
+3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
+4    prev      bin 32 (id of the author's event ``seq - 1``) or nil (event 1, and beats)
+5    lamport   int: the author's Lamport clock after its ``+1`` for this send (DESIGN.md §3)
+6    kind      int: the :class:`Kind` wire code below
+7    body      any bounded msgpack value; its schema is per kind (below)
+===  ========  ===============================================================================
+
+``seq`` and ``lamport`` are ints in ``[0, 2**63)``. Payload and framing must be the minimal
+("canonical") msgpack encoding, as msgpack-python writes it, so one message has exactly one byte
+form: the signature covers the bytes actually received, and a decoded message re-encodes to
+them (checked, not assumed).
+
+Kinds
+-----
+Codes 1-63 are **events**: chained in the author's feed, logged and replayed. Codes 64-127 are
+**beats**: signed but not chained (``seq`` 0, ``prev`` nil); they carry the author's clock and
+what it holds, and drive liveness, stability and gap repair.
+
+====  ======  =============================================================================
+code  kind    meaning
+====  ======  =============================================================================
+1     join    the author accepts a proposed game (roster, Rules): DESIGN.md §5.1
+2     ready   the author is ready to start the round
+3     commit  the fair deal's commitments ``H(secret)``, ``H(nonce)``: §5.2
+4     reveal  a nonce (after all commits are final) or, after the round, the secret: §5.2, §5.6
+5     move    a tableau move (draw, turn over, work-pile move, rotate): §5.3
+6     claim   a card played to a foundation (foundation, height, card, source): §4
+7     stuck   the author has no legal move (withdrawn by its next move): §5.4
+8     nerts   the author calls Nerts: §5.5
+9     result  the author's lake digest and scores for the round: §5.6
+10    drop    a vote to drop a silent member, with the last seq held: §6
+11    leave   the author leaves the game
+64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
+65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
+====  ======  =============================================================================
+
+The **bodies** are defined by later layers (the round state machine, the lake), which register a
+validator per kind (see :data:`BodyValidator`); this module only bounds them: a body is nil,
+bool, int, str, bin, an array, or a map whose keys are all str or all bin, nested at most
+:data:`MAX_BODY_DEPTH` deep. No floats (nothing in the game needs them, and NaN is not even
+equal to itself) and no extension types.
+
+Decoding
+--------
+:func:`decode_message` checks, in this order, so that cheap checks guard expensive ones and
+nothing looks at a field before it is known to be well formed:
+
+1. size: at most :data:`MAX_MESSAGE_SIZE` bytes (``oversize``);
+2. framing: one msgpack value within hard limits, ``[bin, bin]``, 64-byte signature, canonical
+   (``malformed``, ``non_canonical``);
+3. payload: an array whose version is ours (``bad_version``; checked before the length, which
+   another version may change), then exact length, field types and ranges, a peer id that can
+   sign, the chaining convention of the kind, a known kind (``malformed``, ``unknown_kind``),
+   bounded body (``bad_body``), canonical encoding (``non_canonical``);
+4. the caller's context: game id and roster, when given (``wrong_game``, ``unknown_author``);
+5. the signature over the received payload bytes (``bad_signature``);
+6. the kind's body validator, if one is registered (``bad_body``; the signed message is
+   attached as :attr:`InvalidMessageError.evidence`: it proves what the author sent).
+
+Every rejection is an :class:`InvalidMessageError` (a
+:class:`~p2p_nertz.errors.RemoteProtocolError`) with a :class:`RejectReason`. For any input
+bytes, decoding returns a :class:`Message` or raises that, nothing else (tests fuzz this).
+
+>>> from p2p_nertz.protocol.identity import Identity
+>>> alice = Identity.generate(seed=bytes(32))
+>>> game = bytes(range(32))
+>>> wire = encode_message(
+...     alice, game_id=game, seq=1, prev=None, lamport=1, kind=Kind.JOIN, body={"name": "Alice"}
+... )
+>>> len(wire)
+155
+>>> message = decode_message(wire, game_id=game, roster={alice.peer_id})
+>>> message.kind, message.seq, message.body["name"]
+(<Kind.JOIN: 1>, 1, 'Alice')
+>>> decode_message(wire[:-1] + bytes([wire[-1] ^ 1])).seq
+Traceback (most recent call last):
+...
+p2p_nertz.protocol.envelope.InvalidMessageError: bad_signature: the signature does not verify
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final, NewType, TypeAlias
+
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.errors import LocalProtocolError, RemoteProtocolError
+from p2p_nertz.protocol.identity import (
+    PEER_ID_SIZE,
+    SIGNATURE_SIZE,
+    Identity,
+    PeerId,
+    fingerprint,
+    is_valid_peer_id,
+    verify,
+)
+
+__all__ = [
+    "GAME_ID_SIZE",
+    "MAX_BODY_DEPTH",
+    "MAX_COUNTER",
+    "MAX_MESSAGE_SIZE",
+    "MESSAGE_ID_SIZE",
+    "PROTOCOL_VERSION",
+    "SIGNATURE_DOMAIN",
+    "Body",
+    "BodyValidator",
+    "InvalidMessageError",
+    "Kind",
+    "Message",
+    "MessageId",
+    "RejectReason",
+    "decode_message",
+    "encode_message",
+]
+
+PROTOCOL_VERSION: Final = 1
+"""The version of the wire protocol, position 0 of every payload."""
+
+SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
+"""The tag prefixed to the payload bytes before signing (domain separation)."""
+
+MAX_MESSAGE_SIZE: Final = 4096
+"""The largest message accepted, in bytes of wire form (framing, payload and signature)."""
+
+MAX_BODY_DEPTH: Final = 16
+"""How deep arrays and maps may nest in a body (a scalar body has depth 0)."""
+
+MAX_COUNTER: Final = 2**63 - 1
+"""The largest ``seq`` or ``lamport`` (they fit a signed 64-bit integer)."""
+
+GAME_ID_SIZE: Final = 32
+"""Length in bytes of a game id."""
+
+MESSAGE_ID_SIZE: Final = 32
+"""Length in bytes of a message id (a SHA-256 digest)."""
+
+_FIRST_BEAT_CODE: Final = 64
+
+MessageId = NewType("MessageId", bytes)
+"""A message id: ``SHA-256(payload + signature)``, 32 bytes."""
+
+Body: TypeAlias = "bool | int | str | bytes | Sequence[Body] | Mapping[Any, Body] | None"
+"""A message body: a bounded msgpack value. Decoded bodies use tuples and read-only mappings.
+
+Map keys are all ``str`` or all ``bytes`` in one map (checked at run time). They are typed
+``Any`` because mapping keys are invariant: a ``dict[PeerId, int]`` is no ``Mapping[bytes, ...]``.
+"""
+
+BodyValidator: TypeAlias = Callable[[Body], object]
+"""Checks the body of one kind: raises (``ValueError`` by convention) if it is not acceptable.
+
+Later layers pass ``{Kind.CLAIM: check_claim_body, ...}`` as ``validators`` to
+:func:`decode_message`; kinds without a validator accept any body within the generic bounds.
+The return value is ignored. Whatever a validator raises becomes a ``bad_body`` rejection, so a
+bug in one cannot break the promise of the receive path (the original is chained as
+``__cause__``).
+"""
+
+
+class Kind(enum.IntEnum):
+    """The kind of a message; the value is its wire code (table in the module docstring)."""
+
+    JOIN = 1
+    READY = 2
+    COMMIT = 3
+    REVEAL = 4
+    MOVE = 5
+    CLAIM = 6
+    STUCK = 7
+    NERTS = 8
+    RESULT = 9
+    DROP = 10
+    LEAVE = 11
+    BEAT = 64
+    ACK = 65
+
+    @property
+    def is_event(self) -> bool:
+        """Whether messages of this kind are events (chained in the author's feed).
+
+        >>> Kind.CLAIM.is_event, Kind.BEAT.is_event
+        (True, False)
+        """
+        return self.value < _FIRST_BEAT_CODE
+
+
+class RejectReason(enum.StrEnum):
+    """Why a message was rejected; the value is a short code for counters and logs."""
+
+    OVERSIZE = "oversize"
+    """Longer than :data:`MAX_MESSAGE_SIZE`."""
+    MALFORMED = "malformed"
+    """Not msgpack within the limits, or a field of the wrong type, size or range."""
+    NON_CANONICAL = "non_canonical"
+    """Well formed, but not the one minimal msgpack encoding of its content."""
+    BAD_VERSION = "bad_version"
+    """A protocol version other than :data:`PROTOCOL_VERSION`."""
+    UNKNOWN_KIND = "unknown_kind"
+    """A kind code that this version does not define."""
+    WRONG_GAME = "wrong_game"
+    """A game id other than the one expected (a replay from another game, or a stray)."""
+    UNKNOWN_AUTHOR = "unknown_author"
+    """An author outside the roster given."""
+    BAD_SIGNATURE = "bad_signature"
+    """The signature is not the author's over the payload received."""
+    BAD_BODY = "bad_body"
+    """The body exceeds the generic bounds, or its kind's validator refused it."""
+
+
+class InvalidMessageError(RemoteProtocolError):
+    """Raised by :func:`decode_message` for every message it rejects, with the reason.
+
+    Attributes:
+        reason: what was wrong, as a :class:`RejectReason`.
+        detail: a sentence naming the offending field and value.
+        evidence: the verified message when the rejection happened after its signature was
+            checked (a body refused by its kind's validator): proof of what the author sent.
+            ``None`` otherwise: the bytes then prove nothing about anyone.
+    """
+
+    reason: RejectReason
+    detail: str
+    evidence: Message | None
+
+    def __init__(
+        self, reason: RejectReason, detail: str, *, evidence: Message | None = None
+    ) -> None:
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+        self.evidence = evidence
+
+    def __str__(self) -> str:
+        return f"{self.reason.value}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Message:
+    """A decoded, verified message: the envelope fields and the bytes they came from.
+
+    Made by :func:`decode_message` (constructing one by hand skips every check). Two messages are
+    equal when their ids are, and hash by id. The body is immutable: arrays are tuples, maps are
+    read-only mappings.
+
+    Attributes:
+        version: the protocol version (always :data:`PROTOCOL_VERSION` once decoded).
+        game_id: the 32-byte game id.
+        author: the author's peer id.
+        seq: the position in the author's feed (events, from 1), or 0 (beats).
+        prev: the id of the author's previous event, or ``None`` (first event, beats).
+        lamport: the author's Lamport clock for this message.
+        kind: the kind.
+        body: the body, checked by the validator of its kind if one was given.
+        payload: the exact payload bytes that were signed.
+        signature: the 64-byte Ed25519 signature of ``SIGNATURE_DOMAIN + payload``.
+        id: ``SHA-256(payload + signature)``.
+    """
+
+    version: int
+    game_id: bytes
+    author: PeerId
+    seq: int
+    prev: MessageId | None
+    lamport: int
+    kind: Kind
+    body: Body
+    payload: bytes
+    signature: bytes
+    id: MessageId
+
+    @property
+    def wire(self) -> bytes:
+        """The message in wire form: exactly the bytes that were decoded (framing is canonical)."""
+        return _pack((self.payload, self.signature))
+
+    @property
+    def is_event(self) -> bool:
+        """Whether this message is an event of the author's feed (not a beat)."""
+        return self.kind.is_event
+
+    @property
+    def sort_key(self) -> tuple[int, bytes, int]:
+        """The key of the total order of events, ``(lamport, author, seq)`` (DESIGN.md §3)."""
+        return (self.lamport, self.author, self.seq)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self.id == other.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Message {self.kind.name.lower()} by {fingerprint(self.author)} seq={self.seq}"
+            f" lamport={self.lamport} id={self.id.hex()[:12]}>"
+        )
+
+
+def encode_message(
+    identity: Identity,
+    *,
+    game_id: bytes,
+    seq: int,
+    prev: bytes | None,
+    lamport: int,
+    kind: Kind,
+    body: Body,
+) -> bytes:
+    """Pack and sign a message by ``identity``; return its wire form.
+
+    Deterministic: Ed25519 signatures are, so the same identity and fields always give the same
+    bytes. The result is checked as :func:`decode_message` would check it (short of the caller's
+    context and the body validators), so nothing encoded here is rejected by a peer for its form.
+
+    Args:
+        identity: the author, who signs.
+        game_id: the 32-byte game id.
+        seq: events: the position in the author's feed, from 1; beats: 0.
+        prev: events: the id of the author's event ``seq - 1``, or ``None`` for ``seq`` 1;
+            beats: ``None``.
+        lamport: the author's Lamport clock for this send.
+        kind: the kind.
+        body: the body (lists and tuples, dicts and other mappings are accepted).
+
+    Raises:
+        LocalProtocolError: a field is out of range or of the wrong type, the body is not a
+            bounded msgpack value, or the message would exceed :data:`MAX_MESSAGE_SIZE`.
+    """
+    if not isinstance(kind, Kind):
+        raise LocalProtocolError(f"kind must be a Kind, got {kind!r}")
+    fields = (PROTOCOL_VERSION, game_id, identity.peer_id, seq, prev, lamport, kind.value, body)
+    try:
+        payload = _pack(fields)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise LocalProtocolError(f"cannot encode the {kind.name.lower()} message: {exc}") from exc
+    wire = _pack((payload, identity.sign(SIGNATURE_DOMAIN + payload)))
+    try:
+        _parse(wire)
+    except _Rejected as rejected:
+        raise LocalProtocolError(
+            f"refusing to encode a {kind.name.lower()} message that peers would reject"
+            f" ({rejected.reason.value}): {rejected.detail}"
+        ) from None
+    return wire
+
+
+def decode_message(
+    data: bytes,
+    *,
+    game_id: bytes | None = None,
+    roster: Collection[bytes] | None = None,
+    validators: Mapping[Kind, BodyValidator] | None = None,
+) -> Message:
+    """Check and verify one message in wire form; return it, or raise why it is rejected.
+
+    Pure: the result depends only on the arguments, which are not modified. The checks and their
+    order are in the module docstring.
+
+    Args:
+        data: the bytes received (``bytes``, ``bytearray`` or ``memoryview``).
+        game_id: if given, the only game id accepted.
+        roster: if given, the only authors accepted (peer ids).
+        validators: body validators by kind; kinds missing here accept any bounded body.
+
+    Raises:
+        InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
+        TypeError: ``data`` is not bytes-like (a bug of the caller, not of the peer).
+        LocalProtocolError: ``game_id`` is given but is not a game id.
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"decode_message needs bytes, got {type(data).__name__}")
+    if game_id is not None and (type(game_id) is not bytes or len(game_id) != GAME_ID_SIZE):
+        raise LocalProtocolError(f"the expected game id must be {GAME_ID_SIZE} bytes: {game_id!r}")
+    try:
+        _check_size(memoryview(data).nbytes)  # before copying anything
+        message = _parse(bytes(data))
+        if game_id is not None and message.game_id != game_id:
+            raise _Rejected(
+                RejectReason.WRONG_GAME,
+                f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
+            )
+        if roster is not None and message.author not in roster:
+            raise _Rejected(
+                RejectReason.UNKNOWN_AUTHOR,
+                f"author {fingerprint(message.author)} is not in the roster",
+            )
+        if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
+            raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
+    except _Rejected as rejected:
+        raise InvalidMessageError(rejected.reason, rejected.detail) from None
+    validator = validators.get(message.kind) if validators is not None else None
+    if validator is not None:
+        try:
+            validator(message.body)
+        except Exception as exc:  # any failure of a validator is the body's fault, see above
+            raise InvalidMessageError(
+                RejectReason.BAD_BODY,
+                f"{message.kind.name.lower()} body refused: {exc}",
+                evidence=message,
+            ) from exc
+    return message
+
+
+class _Rejected(Exception):
+    """Internal: a check failed; made into the caller's error type at the API boundary."""
+
+    def __init__(self, reason: RejectReason, detail: str) -> None:
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _pack(value: object) -> bytes:
+    packed: bytes = msgpack.packb(value, use_bin_type=True, default=_pack_default)
+    return packed
+
+
+def _pack_default(value: object) -> object:
+    # Decoded maps are read-only mappings; callers may pass any Mapping.
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} values cannot be encoded")
+
+
+def _freeze_map(pairs: list[tuple[Any, Any]]) -> Mapping[Any, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        # Two values for one key: which one a reader keeps would be up to its library.
+        raise ValueError("duplicate map key")
+    return MappingProxyType(mapping)
+
+
+def _refuse_ext(code: int, data: bytes) -> object:
+    raise ValueError(f"extension type {code} is not allowed")
+
+
+def _unpack(data: bytes, what: str) -> Any:
+    """Decode exactly one msgpack value from untrusted ``data``, within the hard limits."""
+    try:
+        return msgpack.unpackb(
+            data,
+            use_list=False,
+            raw=False,
+            strict_map_key=True,
+            object_pairs_hook=_freeze_map,
+            ext_hook=_refuse_ext,
+            max_str_len=MAX_MESSAGE_SIZE,
+            max_bin_len=MAX_MESSAGE_SIZE,
+            max_array_len=MAX_MESSAGE_SIZE,
+            max_map_len=MAX_MESSAGE_SIZE,
+            max_ext_len=0,
+        )
+    except Exception as exc:  # msgpack reports bad input with many unrelated exception types
+        detail = str(exc) or type(exc).__name__
+        raise _Rejected(
+            RejectReason.MALFORMED, f"{what} is not one msgpack value: {detail}"
+        ) from None
+
+
+def _parse(data: bytes) -> Message:
+    """Check everything that needs no context and no signature; return the unverified message."""
+    _check_size(len(data))
+    frame = _unpack(data, "the message")
+    if not (
+        type(frame) is tuple
+        and len(frame) == 2
+        and type(frame[0]) is bytes
+        and type(frame[1]) is bytes
+    ):
+        raise _Rejected(RejectReason.MALFORMED, "the message is not [payload: bin, signature: bin]")
+    payload, signature = frame
+    if len(signature) != SIGNATURE_SIZE:
+        raise _Rejected(
+            RejectReason.MALFORMED,
+            f"the signature is {len(signature)} bytes, not {SIGNATURE_SIZE}",
+        )
+    if _pack(frame) != data:
+        raise _Rejected(RejectReason.NON_CANONICAL, "the framing is not minimal msgpack")
+
+    fields = _unpack(payload, "the payload")
+    if type(fields) is not tuple or not fields or type(fields[0]) is not int:
+        raise _Rejected(
+            RejectReason.MALFORMED, "the payload is not an array starting with a version"
+        )
+    if fields[0] != PROTOCOL_VERSION:
+        raise _Rejected(
+            RejectReason.BAD_VERSION, f"version {fields[0]}, expected {PROTOCOL_VERSION}"
+        )
+    if len(fields) != 8:
+        raise _Rejected(RejectReason.MALFORMED, f"the payload has {len(fields)} fields, not 8")
+    version, game_id, author, seq, prev, lamport, code, body = fields
+    _check_bin("game_id", game_id, GAME_ID_SIZE)
+    _check_bin("author", author, PEER_ID_SIZE)
+    if not is_valid_peer_id(author):
+        raise _Rejected(RejectReason.MALFORMED, "author is not a usable Ed25519 public key")
+    _check_counter("seq", seq)
+    if prev is not None:
+        _check_bin("prev", prev, MESSAGE_ID_SIZE)
+    _check_counter("lamport", lamport)
+    if type(code) is not int:
+        raise _Rejected(RejectReason.MALFORMED, f"kind is {type(code).__name__}, not int")
+    try:
+        kind = Kind(code)
+    except ValueError:
+        raise _Rejected(RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined") from None
+    if kind.is_event:
+        if seq < 1:
+            raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} event with seq 0")
+        if (prev is None) != (seq == 1):
+            expected = "nil" if seq == 1 else "the previous event's id"
+            raise _Rejected(
+                RejectReason.MALFORMED, f"{kind.name.lower()} event {seq} needs prev {expected}"
+            )
+    elif seq != 0 or prev is not None:
+        raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} needs seq 0 and prev nil")
+    _check_body(body)
+    if _pack(fields) != payload:
+        raise _Rejected(RejectReason.NON_CANONICAL, "the payload is not minimal msgpack")
+    return Message(
+        version=version,
+        game_id=game_id,
+        author=PeerId(author),
+        seq=seq,
+        prev=MessageId(prev) if prev is not None else None,
+        lamport=lamport,
+        kind=kind,
+        body=body,
+        payload=payload,
+        signature=signature,
+        id=MessageId(hashlib.sha256(payload + signature).digest()),
+    )
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_MESSAGE_SIZE:
+        raise _Rejected(
+            RejectReason.OVERSIZE, f"{size} bytes, over the limit of {MAX_MESSAGE_SIZE}"
+        )
+
+
+def _check_bin(name: str, value: object, size: int) -> None:
+    if type(value) is not bytes or len(value) != size:
+        got = f"{len(value)} bytes" if type(value) is bytes else type(value).__name__
+        raise _Rejected(RejectReason.MALFORMED, f"{name} must be {size} bytes, got {got}")
+
+
+def _check_counter(name: str, value: object) -> None:
+    if type(value) is not int or not 0 <= value <= MAX_COUNTER:
+        raise _Rejected(
+            RejectReason.MALFORMED, f"{name} must be an int in [0, 2**63), got {value!r}"
+        )
+
+
+_SCALARS: Final = frozenset({type(None), bool, int, str, bytes})
+
+
+def _check_body(body: object) -> None:
+    """Check the generic bounds of a decoded body (types and depth; sizes are bounded already)."""
+    stack: list[tuple[object, int]] = [(body, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if type(value) in _SCALARS:
+            continue
+        if depth >= MAX_BODY_DEPTH:
+            raise _Rejected(
+                RejectReason.BAD_BODY, f"the body nests deeper than {MAX_BODY_DEPTH} levels"
+            )
+        if type(value) is tuple:
+            stack.extend((item, depth + 1) for item in value)
+        elif type(value) is MappingProxyType:
+            if len({type(key) for key in value}) > 1:
+                raise _Rejected(RejectReason.BAD_BODY, "a body map mixes str and bin keys")
+            stack.extend((item, depth + 1) for item in value.values())
+        else:
+            raise _Rejected(
+                RejectReason.BAD_BODY, f"{type(value).__name__} values are not allowed in a body"
+            )

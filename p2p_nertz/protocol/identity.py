@@ -1,0 +1,245 @@
+"""Ed25519 identities: who a player is, and how to check that they said something.
+
+A player is an Ed25519 key pair (DESIGN.md §2). Its **peer id** is the 32-byte raw public key;
+humans see a short :func:`fingerprint` of it instead. This module only turns keys into bytes and
+back and signs and verifies bytes; where keys are stored (a file in the user's config dir, mode
+0600) is the runtime's business, and which bytes are signed (the domain tag, the envelope) is the
+envelope's (:mod:`p2p_nertz.protocol.envelope`).
+
+Peer ids are plain :class:`bytes` at run time (so they pack into msgpack, sort, and key dicts as
+they are) and a distinct :data:`PeerId` type for the type checker. Not every 32-byte string is
+accepted as one: :func:`is_valid_peer_id` also refuses the non-canonical encodings and the eight
+points of small order, for which "signatures" can be made without any private key, so that a
+signed message always binds its author.
+
+>>> alice = Identity.generate(seed=bytes(32))
+>>> alice.fingerprint
+'copd-sqhg-jnkj-c4ra'
+>>> signature = alice.sign(b"hello")
+>>> verify(alice.peer_id, signature, b"hello")
+True
+>>> verify(alice.peer_id, signature, b"hello!")
+False
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+from typing import NewType
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from p2p_nertz.errors import LocalProtocolError
+
+__all__ = [
+    "PEER_ID_SIZE",
+    "PRIVATE_KEY_SIZE",
+    "SIGNATURE_SIZE",
+    "Identity",
+    "InvalidKeyError",
+    "PeerId",
+    "fingerprint",
+    "is_valid_peer_id",
+    "parse_peer_id",
+    "verify",
+]
+
+PEER_ID_SIZE = 32
+"""Length in bytes of a peer id (a raw Ed25519 public key)."""
+
+PRIVATE_KEY_SIZE = 32
+"""Length in bytes of a raw Ed25519 private key (the RFC 8032 seed)."""
+
+SIGNATURE_SIZE = 64
+"""Length in bytes of an Ed25519 signature."""
+
+PeerId = NewType("PeerId", bytes)
+"""A peer id: the 32-byte raw Ed25519 public key of a player (see :func:`parse_peer_id`)."""
+
+_P = 2**255 - 19  # the field prime of Curve25519
+_SIGN_BIT_MASK = (1 << 255) - 1
+# The y-coordinates of the eight points of small order (orders 1, 2, 4 and 8) of edwards25519;
+# each stands for one or two points (x and -x). Same list as libsodium's `has_small_order`.
+# tests/test_identity.py recomputes the order of each from the curve equation.
+_SMALL_ORDER_Y = frozenset(
+    {
+        0,  # order 4: (+-sqrt(-1), 0)
+        1,  # order 1: the neutral element (0, 1)
+        _P - 1,  # order 2: (0, -1)
+        int.from_bytes(
+            bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+            "little",
+        ),  # order 8
+        int.from_bytes(
+            bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+            "little",
+        ),  # order 8
+    }
+)
+
+
+class InvalidKeyError(LocalProtocolError, ValueError):
+    """Raised when bytes given as a key, seed or peer id do not have the form of one."""
+
+
+def is_valid_peer_id(raw: bytes) -> bool:
+    """Tell whether ``raw`` is acceptable as a peer id.
+
+    A peer id is 32 bytes, the canonical encoding of an Ed25519 public key (y < p), and not one
+    of the points of small order. (Whether the point is on the curve at all is left to signature
+    verification, which fails for every signature if it is not.)
+
+    >>> is_valid_peer_id(Identity.generate(seed=bytes(32)).peer_id)
+    True
+    >>> is_valid_peer_id(bytes(32)), is_valid_peer_id(b"short")
+    (False, False)
+    """
+    if type(raw) is not bytes or len(raw) != PEER_ID_SIZE:
+        return False
+    y = int.from_bytes(raw, "little") & _SIGN_BIT_MASK
+    return y < _P and y not in _SMALL_ORDER_Y
+
+
+def parse_peer_id(raw: bytes) -> PeerId:
+    """Return ``raw`` typed as a :data:`PeerId`, after checking it with :func:`is_valid_peer_id`.
+
+    Raises:
+        InvalidKeyError: ``raw`` is not a usable peer id.
+    """
+    if not is_valid_peer_id(raw):
+        raise InvalidKeyError(f"not a valid peer id: {raw!r}")
+    return PeerId(raw)
+
+
+def fingerprint(peer_id: bytes) -> str:
+    """Return the short human form of a peer id: 16 base32 characters in four groups.
+
+    The characters are the first 80 bits of SHA-256 of the peer id, lowercase RFC 4648 base32,
+    grouped as ``xxxx-xxxx-xxxx-xxxx``. It is stable (the same key always gives the same text)
+    and meant for people to compare by eye; 80 bits make a chance collision negligible but do
+    not stop a determined brute-force search, so software compares full peer ids.
+
+    Raises:
+        InvalidKeyError: ``peer_id`` is not 32 bytes.
+
+    >>> fingerprint(Identity.generate(seed=bytes(32)).peer_id)
+    'copd-sqhg-jnkj-c4ra'
+    """
+    if not isinstance(peer_id, bytes) or len(peer_id) != PEER_ID_SIZE:
+        raise InvalidKeyError(f"a fingerprint needs a {PEER_ID_SIZE}-byte peer id, got {peer_id!r}")
+    text = base64.b32encode(hashlib.sha256(peer_id).digest()[:10]).decode("ascii").lower()
+    return "-".join(text[i : i + 4] for i in range(0, 16, 4))
+
+
+@functools.lru_cache(maxsize=1024)
+def _public_key(peer_id: bytes) -> Ed25519PublicKey:
+    # A peer verifies the same few keys over and over; loading one costs more than a lookup.
+    return Ed25519PublicKey.from_public_bytes(peer_id)
+
+
+def verify(peer_id: bytes, signature: bytes, data: bytes) -> bool:
+    """Tell whether ``signature`` is the Ed25519 signature by ``peer_id`` of exactly ``data``.
+
+    Never raises for any bytes: a malformed or weak peer id, or a signature of the wrong length,
+    simply does not verify. Verification is strict (RFC 8032: S < L), so a valid signature has no
+    second valid form.
+    """
+    if not is_valid_peer_id(peer_id) or len(signature) != SIGNATURE_SIZE:
+        return False
+    try:
+        _public_key(peer_id).verify(signature, data)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+class Identity:
+    """A player's Ed25519 private key: signs bytes, and names the player by :attr:`peer_id`.
+
+    Identities are immutable and compare equal when they hold the same key. The ``repr`` shows
+    the fingerprint, never the secret.
+
+    >>> Identity.generate(seed=bytes(32))
+    Identity(copd-sqhg-jnkj-c4ra)
+    >>> Identity.from_bytes(bytes(32)) == Identity.generate(seed=bytes(32))
+    True
+    """
+
+    __slots__ = ("_peer_id", "_private")
+
+    _private: Ed25519PrivateKey
+    _peer_id: PeerId
+
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        """Wrap a ``cryptography`` private key; prefer :meth:`generate` and :meth:`from_bytes`."""
+        object.__setattr__(self, "_private", private_key)
+        object.__setattr__(self, "_peer_id", PeerId(private_key.public_key().public_bytes_raw()))
+
+    @classmethod
+    def generate(cls, seed: bytes | None = None) -> Identity:
+        """Make an identity: a fresh random one, or the one determined by a 32-byte ``seed``.
+
+        The seed is the RFC 8032 private key itself, so ``generate(seed=s)`` is the same
+        identity as ``from_bytes(s)``; tests and the simulator derive seeds from their own seed.
+        Without a seed the key comes from the operating system's randomness (inside
+        ``cryptography``).
+
+        Raises:
+            InvalidKeyError: ``seed`` is not 32 bytes.
+        """
+        if seed is None:
+            return cls(Ed25519PrivateKey.generate())
+        return cls.from_bytes(seed)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> Identity:
+        """Load the identity whose raw 32-byte private key is ``raw`` (see :meth:`to_bytes`).
+
+        Raises:
+            InvalidKeyError: ``raw`` is not 32 bytes.
+        """
+        if not isinstance(raw, bytes) or len(raw) != PRIVATE_KEY_SIZE:
+            length = len(raw) if isinstance(raw, bytes) else type(raw).__name__
+            raise InvalidKeyError(
+                f"an Ed25519 private key is {PRIVATE_KEY_SIZE} bytes, got {length}"
+            )
+        return cls(Ed25519PrivateKey.from_private_bytes(raw))
+
+    def to_bytes(self) -> bytes:
+        """Return the raw 32-byte private key: a secret, for the runtime's key file only."""
+        return self._private.private_bytes_raw()
+
+    @property
+    def peer_id(self) -> PeerId:
+        """The 32-byte raw public key that names this player."""
+        return self._peer_id
+
+    @property
+    def fingerprint(self) -> str:
+        """The short human form of :attr:`peer_id` (see :func:`fingerprint`)."""
+        return fingerprint(self._peer_id)
+
+    def sign(self, data: bytes) -> bytes:
+        """Return the 64-byte Ed25519 signature of ``data``.
+
+        Ed25519 is deterministic: the same identity and data always give the same signature.
+        Callers sign domain-separated bytes (the envelope prefixes its own tag).
+        """
+        return self._private.sign(data)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Identity):
+            return NotImplemented
+        return self._peer_id == other._peer_id
+
+    def __hash__(self) -> int:
+        return hash(self._peer_id)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.fingerprint})"
