@@ -1,0 +1,463 @@
+"""Log files on disk: a crash-safe writer, recovery on restart, and a streaming reader.
+
+This is the runtime side of :mod:`p2p_nertz.logfile.format` (the pure framing): it is the only
+part of the log that touches the file system.
+
+Guarantees of :class:`LogWriter` (DESIGN.md §6):
+
+- **Durable before send.** :meth:`LogWriter.append` writes the record's frame and syncs it to
+  stable storage (``fdatasync``, or ``fsync``; ``F_FULLFSYNC`` on macOS) before it returns. A
+  caller sends an event only after ``append`` returned, so anything a peer ever sent is in its
+  log, whenever the process is killed.
+- **A batch, one sync.** :meth:`LogWriter.append_many` writes several frames with one write and
+  one sync, for events received together. It is durable as a whole when it returns; after a
+  crash *during* it, any prefix of the batch may have survived (complete frames are kept on
+  restart, the torn one is cut). Use it for received events, which peers can send again; use
+  ``append`` for each event this peer sends.
+- **Atomic creation.** :func:`create_log` writes the header to a temporary file, syncs it and
+  links it into place, so a log file either does not exist or has a whole header. The file is
+  created with mode 0600: notes may hold the round's secret, which must stay private until the
+  round ends.
+- **Recovery.** :func:`open_for_append` reads the whole file, cuts a torn tail (the frame a crash
+  interrupted, which was never acknowledged and so never sent) and returns the good records so
+  the caller can rebuild its state. It refuses, with :class:`~p2p_nertz.errors.LogFormatError`,
+  to cut damage that is not a torn tail (see its docstring): guessing there could drop an event
+  that was sent, and a peer that reused its seq would be an equivocator.
+- **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer
+  cannot append to a file its previous process is still writing.
+- **Failure is sticky.** If a write or sync fails, the writer cuts the file back to its last
+  durable size and refuses further appends (after a failed ``fsync`` the kernel's view of the
+  file cannot be trusted); reopen the file with :func:`open_for_append`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from p2p_nertz.errors import LogFormatError
+from p2p_nertz.logfile.format import (
+    LogDecoder,
+    LogHeader,
+    LogProblem,
+    LogStream,
+    LogSummary,
+    Record,
+    TailState,
+    encode_header,
+    encode_record,
+)
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = [
+    "CHUNK_SIZE",
+    "LogReader",
+    "LogWriter",
+    "Recovery",
+    "create_log",
+    "open_for_append",
+    "read_log",
+]
+
+CHUNK_SIZE = 64 * 1024
+"""How many bytes readers read at a time."""
+
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows would otherwise translate newlines
+
+
+def _sync_data(fd: int) -> None:
+    """Make the file's data (and its size) durable before returning."""
+    if sys.platform == "darwin":
+        # On macOS fsync only reaches the drive's cache; F_FULLFSYNC reaches the platter.
+        try:
+            fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
+        except OSError:
+            pass
+        else:
+            return
+    # Looked up at call time (not bound at import) so that tests can observe the calls.
+    fdatasync = getattr(os, "fdatasync", None)
+    if fdatasync is not None:
+        fdatasync(fd)
+    else:
+        os.fsync(fd)
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a new or renamed directory entry durable (POSIX; a no-op elsewhere)."""
+    if os.name != "posix":
+        return
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _lock(fd: int, path: Path) -> None:
+    """Take an exclusive lock on the open file, or raise BlockingIOError if another has it."""
+    if sys.platform == "win32":
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise BlockingIOError(
+            errno.EWOULDBLOCK, f"log file {path} is already open for writing by another process"
+        ) from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` (os.write may write less than asked)."""
+    with memoryview(data) as view:
+        done = 0
+        while done < len(view):
+            done += os.write(fd, view[done:])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recovery:
+    """What :func:`open_for_append` found in an existing log.
+
+    Attributes:
+        header: The log's header.
+        records: Every good record, in file order, for the caller to rebuild its state from.
+        tail: How the file ended before recovery: clean, torn (cut) or corrupt (cut only if
+            asked).
+        cut_bytes: How many bytes were cut from the end of the file.
+        problems: The problems in what was cut (only when a corrupt tail was cut on request).
+    """
+
+    header: LogHeader
+    records: tuple[Record, ...]
+    tail: TailState
+    cut_bytes: int
+    problems: tuple[LogProblem, ...] = ()
+
+
+class LogWriter:
+    """Appends records to one log file; each append is durable before it returns.
+
+    Get one from :func:`create_log` or :func:`open_for_append`, not from the constructor. Use it
+    as a context manager, or call :meth:`close`. Not safe to share between threads.
+    """
+
+    def __init__(self, fd: int, path: Path, header: LogHeader, size: int) -> None:
+        self._fd = fd
+        self._path = path
+        self._header = header
+        self._size = size
+        self._closed = False
+        self._failed: BaseException | None = None
+
+    @property
+    def path(self) -> Path:
+        """The log file's path."""
+        return self._path
+
+    @property
+    def header(self) -> LogHeader:
+        """The log file's header."""
+        return self._header
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes: everything up to here is durable."""
+        return self._size
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def append(self, record: Record) -> None:
+        """Append one record and make it durable; only then return.
+
+        Raises:
+            OSError: If writing or syncing failed; the file is cut back to its previous size
+                and the writer refuses further appends.
+            ValueError: If the writer is closed.
+        """
+        self.append_many((record,))
+
+    def append_many(self, records: Iterable[Record]) -> None:
+        """Append several records with one write and one sync; durable when it returns.
+
+        Meant for received events. After a crash during the call any prefix of the batch may
+        be in the file; see the module docstring.
+
+        Raises:
+            OSError: As for :meth:`append`.
+            ValueError: If the writer is closed.
+        """
+        if self._closed:
+            raise ValueError(f"log writer for {self._path} is closed")
+        if self._failed is not None:
+            raise OSError(
+                errno.EIO, f"log writer for {self._path} failed earlier; reopen the log"
+            ) from self._failed
+        data = b"".join(encode_record(r) for r in records)
+        if not data:
+            return
+        try:
+            _write_all(self._fd, data)
+            _sync_data(self._fd)
+        except BaseException as exc:
+            # Nothing of this batch was acknowledged: cut it off, so that a later append (after
+            # a transient ENOSPC, say) cannot follow a partial frame.
+            self._failed = exc
+            try:
+                os.ftruncate(self._fd, self._size)
+                os.fsync(self._fd)
+            except OSError:
+                pass
+            raise
+        self._size += len(data)
+
+    def close(self) -> None:
+        """Close the file and release its lock (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{self._size} bytes"
+        return f"<LogWriter {str(self._path)!r} {state}>"
+
+
+def _open_existing(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | _O_BINARY)
+    try:
+        _lock(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
+    """Create a new log file holding only ``header``, durably; return its writer.
+
+    Raises:
+        FileExistsError: If ``path`` exists already.
+    """
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(errno.EEXIST, "log file exists already", str(path))
+    head = encode_header(header)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
+    try:
+        try:
+            _write_all(fd, head)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        # link() fails if the path exists, unlike rename(): two creators cannot overwrite.
+        os.link(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+    _sync_directory(path.parent)
+    return LogWriter(_open_existing(path), path, header, len(head))
+
+
+def open_for_append(
+    path: str | os.PathLike[str],
+    *,
+    create_with: LogHeader | None = None,
+    cut_damaged_tail: bool = False,
+) -> tuple[LogWriter, Recovery]:
+    """Open a log to go on appending after a restart; return the writer and what was found.
+
+    Reads the whole file, checks it, and cuts a torn tail (a frame that a crash interrupted, or
+    zero bytes after the last frame), syncing the cut, so the next append follows the last good
+    frame. The good records are returned for the caller to rebuild its state.
+
+    Damage that is not a torn tail is not cut, because the log cannot tell an unfinished write
+    from an acknowledged frame that later rotted: cutting the latter would lose an event that
+    was sent. Damage before the last good frame always raises (no repair can be automatic);
+    damage after it raises unless ``cut_damaged_tail`` is true. A caller that cut anything
+    should ask the peers for its own feed's head before sending (DESIGN.md §2: any peer may
+    relay any author's events), in case the lost frame had been sent.
+
+    Args:
+        path: The log file.
+        create_with: If given and the file does not exist, create it with this header; if the
+            file exists, its game id and peer id must match this header's.
+        cut_damaged_tail: Also cut a damaged (not merely torn) tail after the last good frame.
+
+    Raises:
+        FileNotFoundError: If the file does not exist and ``create_with`` is not given.
+        LogFormatError: If the file is not a readable log, belongs to another game or peer,
+            or is damaged in a way that is not cut.
+        BlockingIOError: If another process has the log open for writing.
+    """
+    path = Path(path)
+    try:
+        fd = _open_existing(path)
+    except FileNotFoundError:
+        if create_with is None:
+            raise
+        writer = create_log(path, create_with)
+        return writer, Recovery(header=create_with, records=(), tail=TailState.CLEAN, cut_bytes=0)
+    try:
+        decoder = LogDecoder()
+        records: list[Record] = []
+        while chunk := os.read(fd, CHUNK_SIZE):
+            records.extend(decoder.feed(chunk))
+        summary = decoder.close()
+        header = _check_recoverable(path, summary, create_with, cut_damaged_tail)
+        cut = summary.tail_bytes
+        if cut:
+            os.ftruncate(fd, summary.good_end)
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    recovery = Recovery(
+        header=header,
+        records=tuple(records),
+        tail=summary.tail,
+        cut_bytes=cut,
+        problems=summary.problems,
+    )
+    return LogWriter(fd, path, header, summary.good_end), recovery
+
+
+def _check_recoverable(
+    path: Path, summary: LogSummary, expected: LogHeader | None, cut_damaged_tail: bool
+) -> LogHeader:
+    """Return the header if the log may be appended to after cutting its tail, else raise."""
+    fatal = summary.fatal
+    if fatal is not None:
+        raise LogFormatError(f"{path}: {fatal}", offset=fatal.offset)
+    header = summary.header
+    assert header is not None  # only a fatal problem leaves a log without a header
+    if expected is not None and (
+        (header.game_id, header.peer_id) != (expected.game_id, expected.peer_id)
+    ):
+        raise LogFormatError(
+            f"{path} is the log of game {header.game_id!r} by peer {header.peer_id.hex()[:16]}, "
+            f"not of game {expected.game_id!r} by peer {expected.peer_id.hex()[:16]}"
+        )
+    inside = [p for p in summary.problems if p.offset < summary.good_end]
+    if inside:
+        raise LogFormatError(
+            f"{path}: {len(inside)} damaged region(s) before the last good record, the first "
+            f"{inside[0]}; refusing to append to a damaged log",
+            offset=inside[0].offset,
+        )
+    if summary.problems and not cut_damaged_tail:
+        first = summary.problems[0]
+        raise LogFormatError(
+            f"{path}: the tail after offset {summary.good_end} is damaged, not torn: {first}; "
+            "pass cut_damaged_tail=True to cut it",
+            offset=first.offset,
+        )
+    return header
+
+
+class LogReader:
+    """Streams the records of a log file in bounded memory; iterate once, then summarise.
+
+    Returned by :func:`read_log`. The file is read in chunks of ``chunk_size`` bytes and closed
+    when iteration ends, on :meth:`close`, or on leaving a ``with`` block.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, strict: bool = False, chunk_size: int = CHUNK_SIZE
+    ) -> None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be positive, not {chunk_size}")
+        self._path = Path(path)
+        self._chunk_size = chunk_size
+        self._bytes_read = 0
+        self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        self._stream = LogStream(self._chunks(), strict=strict)
+
+    def _chunks(self) -> Generator[bytes, None, None]:
+        try:
+            while chunk := self._file.read(self._chunk_size):
+                self._bytes_read += len(chunk)
+                yield chunk
+        finally:
+            self._file.close()
+
+    @property
+    def path(self) -> Path:
+        """The log file's path."""
+        return self._path
+
+    @property
+    def bytes_read(self) -> int:
+        """How many bytes of the file have been read so far (for progress reports)."""
+        return self._bytes_read
+
+    @property
+    def header(self) -> LogHeader | None:
+        """The log's header, once iteration has read it."""
+        return self._stream.header
+
+    @property
+    def problems(self) -> tuple[LogProblem, ...]:
+        """The problems found so far."""
+        return self._stream.problems
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self._stream)
+
+    def summary(self) -> LogSummary:
+        """Return how reading went, first reading (and dropping) records not yet read.
+
+        Raises:
+            LogFormatError: In strict mode, at the first problem in what is left to read.
+        """
+        return self._stream.summary()
+
+    def close(self) -> None:
+        """Close the file (idempotent); the records not yet read are not read."""
+        self._file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def read_log(
+    path: str | os.PathLike[str], *, strict: bool = False, chunk_size: int = CHUNK_SIZE
+) -> LogReader:
+    """Open a log file for streaming its records; see :class:`LogReader`.
+
+    Lenient by default: every problem is collected (``reader.problems``, ``reader.summary()``)
+    and reading goes on after damage. With ``strict=True`` the first problem raises
+    :class:`~p2p_nertz.errors.LogFormatError` from the iteration, after the records before it.
+
+    Raises:
+        OSError: If the file cannot be opened.
+    """
+    return LogReader(path, strict=strict, chunk_size=chunk_size)
