@@ -11,6 +11,7 @@ True
 from __future__ import annotations
 
 from p2p_nertz.rules.cards import (
+    HIDDEN,
     RANK_NAMES,
     SUITS,
     Card,
@@ -29,6 +30,7 @@ from p2p_nertz.rules.table import LegalMoves, Play, PlayerScore, RoundScore, Rou
 from p2p_nertz.rules.tableau import Tableau, fits_on
 
 __all__ = [
+    "HIDDEN",
     "NERTS_PILE_SIZE",
     "RANK_NAMES",
     "SUITS",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from p2p_nertz.errors import NotationError
 
 __all__ = [
+    "HIDDEN",
     "RANK_NAMES",
     "SUITS",
     "Card",
@@ -160,6 +161,8 @@ class Card:
 
     # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:
+        if self.rank == 0 and not self.joker:
+            return "??"
         if self.joker:
             if self.suit is None:
                 return f"JK{self.joker}"
@@ -216,6 +219,21 @@ _JOKERS: dict[int, Card] = {n: Card(0, None, n) for n in range(1, MAX_JOKERS + 1
 _PARSE_CACHE: dict[str, Card] = {str(c): c for c in _STANDARD.values()} | {
     str(j): j for j in _JOKERS.values()
 }
+
+
+def _hidden_card() -> Card:
+    # Built without __post_init__: the one Card that is no card (see HIDDEN).
+    hidden = object.__new__(Card)
+    for name, value in (("rank", 0), ("suit", None), ("joker", 0), ("red", False), ("code", 0)):
+        object.__setattr__(hidden, name, value)
+    return hidden
+
+
+#: A face-down card whose identity this peer does not know: an opponent's stock or Nerts pile
+#: as everyone else sees it (DESIGN.md §5.3: moves reveal the cards they turn face up). It is
+#: written ``??`` and never moves to a place where its identity would matter.
+HIDDEN: Card = _hidden_card()
+_PARSE_CACHE["??"] = HIDDEN
 
 
 def card(rank: int, suit: Suit) -> Card:

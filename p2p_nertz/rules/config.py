@@ -113,12 +113,16 @@ class Rules:
         """Check that ``players`` seats can play under these rules.
 
         Raises:
-            InvalidRulesError: fewer than 1 or more than 8 players, or an odd number in pairs.
+            InvalidRulesError: fewer than 1 or more than 8 players, or pairs without two full
+                teams.
         """
         if not 1 <= players <= 8:
             raise InvalidRulesError(f"a table seats 1 to 8 players, not {players}")
-        if self.pairs and players % 2:
-            raise InvalidRulesError(f"pairs needs an even number of players, not {players}")
+        if self.pairs and (players % 2 or players < 4):
+            raise InvalidRulesError(
+                f"pairs needs an even number of players, at least 4 (two against two), "
+                f"not {players}"
+            )
 
     def team_of(self, seat: int) -> int:
         """The team (scoring unit) of a seat: the seat itself, or ``seat // 2`` in pairs."""

@@ -364,13 +364,14 @@ class Lake:
                 if c.suit is not fid.suit:
                     raise NotationError(f"{c} cannot be on foundation {fid}")
                 expected = cards[-1].card.rank + 1 if cards else 1
-                tie = bool(cards) and c.rank == cards[-1].card.rank
+                tie = bool(cards) and c.rank == cards[-1].card.rank > 1  # aces never tie
                 if c.rank != expected and not tie:
                     raise NotationError(f"{c} cannot follow on foundation {fid}")
                 cards.append(LakeCard(c, int(m[2]), int(m[3] or 0)))
             if not cards:
                 raise NotationError(f"foundation {fid} has no cards")
-            if cards[0].card.rank != 1 or cards[0].owner != fid.owner:
+            first = cards[0]
+            if first.card.rank != 1 or first.owner != fid.owner or first.card.joker != fid.joker:
                 raise NotationError(f"foundation {fid} must start with its owner's ace")
             found[fid] = cards
         return cls(found)

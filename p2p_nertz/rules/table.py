@@ -228,6 +228,20 @@ class Table:
             self.clock,
         )
 
+    def with_tableau(self, seat: int, tableau: Tableau) -> Table:
+        """This table with ``seat``'s tableau replaced (the protocol fills in revealed cards)."""
+        return self._with(tableaux=_replace(self.tableaux, seat, tableau))
+
+    def with_active(self, seat: int, active: bool) -> Table:
+        """This table with ``seat`` made active or inactive (a dropped player)."""
+        return self._with(
+            active=_replace(self.active, seat, active),
+            stuck=_replace(self.stuck, seat, False),
+        )
+
+    def _with(self, **changes: object) -> Table:
+        return _evolve(self, **changes)
+
     def partner(self, seat: int) -> int | None:
         """The partner's seat in pairs, else ``None``."""
         return seat ^ 1 if self.rules.pairs else None
@@ -305,13 +319,19 @@ class Table:
         lake = self.lake
         if move.target is Pile.LAKE:
             assert move.source is not None
-            card, taken = tableau.take(move.source)
-            played = _as_played(card, move.declare)
-            foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
             try:
+                card, taken = tableau.take(move.source)
+                played = _as_played(card, move.declare)
+                foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
                 claim = Claim(seat, played, move.source, foundation, lamport)
-            except ValueError as exc:
+            except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
                 raise IllegalMoveError(f"{move}: {exc}") from None
+            if lake.height(foundation) < played.rank - 1:
+                # Never a race: the foundation was never at the height this card needs.
+                raise IllegalMoveError(
+                    f"{move}: {played} does not fit on foundation {foundation} "
+                    f"(height {lake.height(foundation)})"
+                )
             lake, resolution = lake.apply(claim)
             if resolution.kept:
                 tableau = taken
@@ -320,9 +340,12 @@ class Table:
             before = tableau
             tableau = tableau.apply(move, self.rules)
             card = before.pile(move.source)[-move.count] if move.source is not None else None
-        progress = (
-            move.target is Pile.LAKE or move.source is Pile.NERTS or move.source is Pile.WASTE
-        )
+        # RULES.md: a round is blocked after a whole cycle of rotations "with no card played":
+        # a card leaving the Nerts pile or the waste, or staying in the lake, is played.
+        if resolution is not None:
+            progress = resolution.kept
+        else:
+            progress = move.source is Pile.NERTS or move.source is Pile.WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
         stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
         table = Table(
@@ -516,7 +539,9 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
                     base = dest[0]
                     if top.suit is None and base.suit is not None:
                         for decl in joker_options_under(base):
-                            yield Move.slide(src, dst, count, decl)
+                            # The joker must also fit on the card below it in the run.
+                            if count == 1 or fits_on(decl, run[-2]):
+                                yield Move.slide(src, dst, count, decl)
                     elif base.suit is None and top.suit is not None:
                         if len(dest) == 1:
                             for decl in joker_options_over(top):

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
-from p2p_nertz.rules.cards import SUITS, Card, format_cards, parse_cards
+from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, format_cards, parse_cards
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.moves import Move, MoveKind, Pile
 
@@ -268,6 +268,9 @@ class Tableau:
             raise IllegalMoveError(f"{move}: cards go to a work pile or the lake, not {target!r}")
         if source == target:
             raise IllegalMoveError(f"{move}: a pile cannot move onto itself")
+        for pile in (source, target):
+            if pile.is_work and pile > len(self.work):
+                raise IllegalMoveError(f"{move}: there is no work pile {pile} in {self}")
         run = self._source_run(move)
         dest = self._work_pile(target)
         if move.kind is MoveKind.SLIDE:
@@ -328,6 +331,9 @@ class Tableau:
                 if top_of_run.suit is None
                 else joker_options_over(top_of_run)
             )
+            if top_of_run.suit is None and len(run) > 1:
+                # The joker must also fit on the card below it in the run.
+                options = tuple(c for c in options if fits_on(c, run[-2]))
             if move.declare is None or move.declare not in options:
                 raise IllegalMoveError(
                     f"{move}: say what the joker becomes: " + " or ".join(f"={c}" for c in options)
@@ -386,6 +392,8 @@ class Tableau:
             raise NotationError(f"a tableau needs its Nerts pile (N:): {text!r}")
         seen: set[Card] = set()
         for c in (c for cards in parts.values() for c in cards):
+            if c is HIDDEN:
+                continue  # face-down cards of unknown identity may repeat
             if c.physical in seen:
                 raise NotationError(f"{c.physical} appears twice in {text!r}")
             seen.add(c.physical)

@@ -1,0 +1,272 @@
+"""The game (RULES.md: the game) and the validated Rules of every variant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers_rules import IDLE, script, table_from
+
+from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.rules import Game, GameResult, Rules, Termination
+from p2p_nertz.rules.game import MAX_EXTRA_ROUNDS
+
+
+def play_rounds(game: Game, *rounds: tuple[int, ...]) -> Game:
+    for scores in rounds:
+        assert not game.over, f"the game ended before {scores}"
+        game = game.record(scores)
+    return game
+
+
+# -- the game to a target -----------------------------------------------------------------
+
+
+def test_game_plays_rounds_until_someone_reaches_the_target() -> None:
+    game = Game(Rules(), players=3)
+    game = play_rounds(game, (30, 20, 10), (40, 35, -4), (20, 10, 5))
+    assert not game.over and game.result is None
+    assert game.totals == (90, 65, 11)
+    assert game.seats_next_round() == (0, 1, 2)
+    game = game.record((9, 50, 0))
+    assert game.over
+    assert game.result == GameResult((1,), (99, 115, 11), Termination.TARGET)
+
+
+def test_game_highest_total_wins_not_the_first_past_the_target() -> None:
+    game = play_rounds(Game(Rules(target=50), players=2), (45, 40), (10, 30))
+    assert game.result == GameResult((1,), (55, 70), Termination.TARGET)
+
+
+def test_game_over_refuses_more_rounds() -> None:
+    game = Game(Rules(target=10), players=2).record((12, 7))
+    assert game.teams_next_round() == () and game.seats_next_round() == ()
+    with pytest.raises(ValueError, match="game is over"):
+        game.record((1, 1))
+
+
+def test_game_refuses_scores_for_the_wrong_number_of_teams() -> None:
+    with pytest.raises(ValueError, match="3 scores for 2 teams"):
+        Game(Rules(), players=2).record((1, 2, 3))
+
+
+def test_game_refuses_a_table_it_cannot_seat() -> None:
+    with pytest.raises(InvalidRulesError):
+        Game(Rules(), players=0)
+    with pytest.raises(InvalidRulesError):
+        Game(Rules(), players=9)
+    with pytest.raises(InvalidRulesError):
+        Game(Rules(pairs=True), players=5)
+
+
+def test_game_records_a_round_score() -> None:
+    table = table_from(
+        "N: - | 1: 9C | 2: 8C | 3: 7C | 4: 6C", IDLE, rules=Rules(target=5, nerts_bonus=5)
+    )
+    table, _ = script(table, "0 X")
+    game = Game(table.rules, players=2).record(table.score())
+    assert game.history == ((5, -2),)
+    assert game.result == GameResult((0,), (5, -2), Termination.TARGET)
+
+
+def test_game_single_player_plays_to_the_target() -> None:
+    game = play_rounds(Game(Rules(target=20), players=1), (8,), (-3,), (16,))
+    assert game.result == GameResult((0,), (21,), Termination.TARGET)
+
+
+# -- the tiebreak at the target -----------------------------------------------------------
+
+
+def test_tiebreak_equal_totals_decided_by_the_last_round() -> None:
+    game = play_rounds(Game(Rules(), players=3), (60, 80, 10), (50, 30, 5))
+    assert game.totals == (110, 110, 15)
+    assert game.result == GameResult((0,), (110, 110, 15), Termination.LAST_ROUND)
+
+
+def test_tiebreak_extra_round_between_the_tied_teams_only() -> None:
+    game = play_rounds(Game(Rules(), players=3), (60, 60, 90), (45, 45, 10))
+    assert game.totals == (105, 105, 100)
+    assert not game.over
+    assert game.teams_next_round() == (0, 1)
+    assert game.seats_next_round() == (0, 1)
+    # Seat 2 sits the extra round out: whatever it would score is not counted.
+    game = game.record((3, 8, 40))
+    assert game.playing[-1] == (0, 1)
+    assert game.history[-1] == (3, 8, 0)
+    assert game.result == GameResult((1,), (108, 113, 100), Termination.EXTRA_ROUND)
+
+
+def test_tiebreak_extra_rounds_repeat_while_still_tied() -> None:
+    game = play_rounds(Game(Rules(target=10), players=2), (10, 10), (4, 4), (7, 7))
+    assert not game.over and game.seats_next_round() == (0, 1)
+    game = game.record((2, 6))
+    assert game.result is not None
+    assert game.result.winners == (1,)
+    assert game.result.termination is Termination.EXTRA_ROUND
+
+
+def test_tiebreak_shared_win_after_max_extra_rounds() -> None:
+    game = play_rounds(Game(Rules(target=10), players=3), (12, 12, 0))
+    for _ in range(MAX_EXTRA_ROUNDS - 1):
+        game = game.record((5, 5, 0))
+        assert not game.over
+    game = game.record((5, 5, 0))
+    assert len(game.history) == 1 + MAX_EXTRA_ROUNDS
+    assert game.result == GameResult(
+        (0, 1), (12 + 5 * MAX_EXTRA_ROUNDS, 12 + 5 * MAX_EXTRA_ROUNDS, 0), Termination.SHARED
+    )
+
+
+def test_tiebreak_narrows_a_three_way_tie_step_by_step() -> None:
+    game = play_rounds(Game(Rules(target=10), players=4), (10, 10, 10, 3))
+    assert game.seats_next_round() == (0, 1, 2)
+    game = game.record((6, 6, 1, 50))
+    assert game.seats_next_round() == (0, 1)
+    game = game.record((2, 1, 9, 9))
+    assert game.result is not None and game.result.winners == (0,)
+    assert game.history[-1] == (2, 1, 0, 0)
+
+
+def test_tiebreak_in_pairs_seats_the_tied_teams() -> None:
+    game = Game(Rules(pairs=True, target=20), players=6)
+    assert game.teams == 3
+    game = game.record((25, 25, 5))
+    assert game.teams_next_round() == (0, 1)
+    assert game.seats_next_round() == (0, 1, 2, 3)
+    game = game.record((4, 3, 30))
+    assert game.result == GameResult((0,), (29, 28, 5), Termination.EXTRA_ROUND)
+
+
+# -- Racing Demon -------------------------------------------------------------------------
+
+
+def test_racing_demon_plays_a_fixed_number_of_rounds() -> None:
+    game = Game(Rules(target=None, rounds=3), players=2)
+    game = play_rounds(game, (500, 0), (0, 1))  # no target: a big lead does not end it
+    assert not game.over
+    game = game.record((1, 2))
+    assert game.result == GameResult((0,), (501, 3), Termination.ROUNDS)
+
+
+def test_racing_demon_ties_use_the_same_tiebreak() -> None:
+    game = Game(Rules(target=None, rounds=2), players=2)
+    game = play_rounds(game, (10, 5), (3, 8))
+    assert game.result == GameResult((1,), (13, 13), Termination.LAST_ROUND)
+    game = play_rounds(Game(Rules(target=None, rounds=1), players=2), (4, 4))
+    assert game.seats_next_round() == (0, 1)
+    game = game.record((0, 1))
+    assert game.result == GameResult((1,), (4, 5), Termination.EXTRA_ROUND)
+
+
+# -- Rules --------------------------------------------------------------------------------
+
+
+def test_rules_defaults_are_the_rules_md_defaults() -> None:
+    r = Rules()
+    assert (r.draw, r.work_piles, r.nerts_bonus, r.nerts_card_penalty) == (3, 4, 0, 2)
+    assert (r.target, r.rounds, r.false_call_penalty) == (100, None, 5)
+    assert (r.rotate_alone, r.pairs, r.jokers) == (False, False, 0)
+    assert not r.racing_demon
+    assert (r.deck_size, r.stock_size) == (52, 35)
+    assert repr(r) == "Rules()"
+    assert r.to_dict() == {}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"draw": 2}, "draw must be 1 or 3"),
+        ({"draw": True}, "draw must be int, not bool"),
+        ({"draw": 3.0}, "draw must be int, not float"),
+        ({"work_piles": 3}, "work_piles must be 4, 5 or 6"),
+        ({"work_piles": 7}, "work_piles must be 4, 5 or 6"),
+        ({"work_piles": "5"}, "work_piles must be int, not str"),
+        ({"nerts_bonus": 15}, "nerts_bonus must be 0, 5, 10 or 25"),
+        ({"nerts_bonus": False}, "nerts_bonus must be int, not bool"),
+        ({"nerts_card_penalty": 3}, "nerts_card_penalty must be 1 or 2"),
+        ({"nerts_card_penalty": 0}, "nerts_card_penalty must be 1 or 2"),
+        ({"target": 0}, "target must be 1..10000"),
+        ({"target": 10_001}, "target must be 1..10000"),
+        ({"target": True}, "target must be int, not bool"),
+        ({"target": None}, "give exactly one of target"),
+        ({"rounds": 3}, "give exactly one of target"),
+        ({"target": None, "rounds": 0}, "rounds must be 1..1000"),
+        ({"target": None, "rounds": 1001}, "rounds must be 1..1000"),
+        ({"false_call_penalty": -1}, "false_call_penalty must be 0..100"),
+        ({"false_call_penalty": 101}, "false_call_penalty must be 0..100"),
+        ({"rotate_alone": 1}, "rotate_alone must be bool, not int"),
+        ({"pairs": "yes"}, "pairs must be bool, not str"),
+        ({"jokers": 3}, "jokers must be 0, 1 or 2"),
+        ({"jokers": True}, "jokers must be int, not bool"),
+    ],
+)
+def test_rules_validation_refuses_bad_values(kwargs: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(InvalidRulesError) as info:
+        Rules(**kwargs)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, NertzError)
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_rules_are_keyword_only_and_frozen() -> None:
+    with pytest.raises(TypeError):
+        Rules(1)  # type: ignore[misc]
+    r = Rules()
+    with pytest.raises(AttributeError):
+        r.draw = 1  # type: ignore[misc]
+
+
+EXAMPLES = [
+    Rules(),
+    Rules(draw=1, work_piles=5, nerts_bonus=10),
+    Rules(target=None, rounds=5),
+    Rules(target=50, nerts_card_penalty=1, false_call_penalty=0),
+    Rules(rotate_alone=True, pairs=True, jokers=2, work_piles=6, nerts_bonus=25),
+]
+
+
+@pytest.mark.parametrize("rules", EXAMPLES, ids=repr)
+def test_rules_to_dict_from_dict_round_trip(rules: Rules) -> None:
+    data = rules.to_dict()
+    assert Rules.from_dict(data) == rules
+    assert all(getattr(rules, k) == v for k, v in data.items())
+    assert all(getattr(Rules(), k) != v for k, v in data.items())
+
+
+@pytest.mark.parametrize("rules", EXAMPLES, ids=repr)
+def test_rules_repr_pastes_back(rules: Rules) -> None:
+    assert eval(repr(rules), {"Rules": Rules}) == rules
+
+
+def test_rules_from_dict_rounds_alone_means_racing_demon() -> None:
+    r = Rules.from_dict({"rounds": 4})
+    assert r.racing_demon and r.target is None and r.rounds == 4
+
+
+def test_rules_from_dict_refuses_unknown_fields_and_bad_values() -> None:
+    with pytest.raises(InvalidRulesError, match=r"unknown rules field.*colour, speed"):
+        Rules.from_dict({"speed": 3, "colour": "red"})
+    with pytest.raises(InvalidRulesError, match="draw must be 1 or 3"):
+        Rules.from_dict({"draw": 2})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "deck", "stock"),
+    [({}, 52, 35), ({"work_piles": 6}, 52, 33), ({"jokers": 2, "work_piles": 5}, 54, 36)],
+)
+def test_rules_deck_and_stock_sizes(kwargs: dict[str, Any], deck: int, stock: int) -> None:
+    r = Rules(**kwargs)
+    assert (r.deck_size, r.stock_size) == (deck, stock)
+
+
+def test_rules_seats_and_teams() -> None:
+    Rules().validate_players(1)
+    Rules().validate_players(8)
+    for n in (0, 9):
+        with pytest.raises(InvalidRulesError, match="1 to 8"):
+            Rules().validate_players(n)
+    with pytest.raises(InvalidRulesError, match="even number"):
+        Rules(pairs=True).validate_players(3)
+    with pytest.raises(InvalidRulesError, match="two against two"):
+        Rules(pairs=True).validate_players(2)
+    assert [Rules().team_of(s) for s in range(4)] == [0, 1, 2, 3]
+    assert [Rules(pairs=True).team_of(s) for s in range(6)] == [0, 0, 1, 1, 2, 2]
