@@ -1,0 +1,734 @@
+"""ZeroMQ ROUTER and DEALER sockets for trio: the one place where pyzmq meets the event loop.
+
+pyzmq has no trio integration (DESIGN.md §7). This module wraps a non-blocking pyzmq socket in
+:class:`AsyncSocket`, whose :meth:`~AsyncSocket.send_multipart` and
+:meth:`~AsyncSocket.recv_multipart` wait the trio way, and opens the two kinds of socket that the
+full mesh in the ZRE ("Harmony") shape needs, with the options the design fixes:
+
+* :func:`open_router` binds the peer's one ROUTER (by default on an ephemeral port of
+  ``127.0.0.1``) and reports the endpoint actually bound (``LAST_ENDPOINT``);
+* :func:`open_dealer` connects one DEALER, under a routing id, to another peer's ROUTER.
+
+The mesh itself (one ROUTER per peer, one DEALER per other peer) is built on top of this module;
+nothing here knows about peers, envelopes or the game.
+
+**Ownership.** DESIGN.md §7 asks for one owner task per socket. This module enforces the rule
+per direction, as trio's own streams do: at most one task may be sending on a socket and at most
+one task receiving, at any moment; a second task entering a busy direction raises
+:exc:`trio.BusyResourceError`. So an owner task may hand the receiving side to a helper task
+(ROUTER and DEALER are full duplex): the socket shares its one edge-triggered FD between the two
+(see the theory of operation below). A peer node that gives each socket a single owner task
+satisfies the rule trivially, and that is the cheapest use.
+
+**Backpressure.** Nothing is dropped on the sending side. High-water marks are counted in
+messages (:data:`DEFAULT_HWM` per pipe, both directions). When the pipe is full,
+:meth:`~AsyncSocket.send_multipart` waits until the peer drains it -- as long as it takes; wrap it
+in :func:`trio.move_on_after` to bound the wait, or use :meth:`~AsyncSocket.try_send_multipart`,
+which never waits. ROUTERs use ``ROUTER_MANDATORY`` so that they, too, wait at the HWM instead of
+silently dropping, and so that a message for an unknown routing id raises instead of vanishing.
+
+**A DEALER with no connected peer** (its ROUTER not bound yet, restarting, or unreachable) has a
+pipe anyway (``IMMEDIATE`` is left at 0): sends are queued, up to the HWM, and delivered once the
+connection is made; after that, ``send_multipart`` waits until the peer appears and drains the
+queue. Messages already handed to a TCP connection that then dies are lost: the protocol's gap
+repair, not the transport, makes delivery reliable (DESIGN.md §2, §3).
+
+**Closing.** :meth:`~AsyncSocket.aclose` (or leaving the ``async with`` block) closes at once
+(``LINGER 0``: unsent messages are discarded) and wakes every task waiting on the socket with
+:exc:`~p2p_nertz.errors.TransportClosedError`. Any later use raises the same error. Closing is
+idempotent. The zmq context belongs to the caller, who terminates it after closing its sockets.
+
+**Cancellation.** Sending and receiving are all-or-nothing: a cancelled ``send_multipart`` has
+queued nothing, a cancelled ``recv_multipart`` has consumed nothing.
+
+**Errors.** Use after close, or a zmq context terminated underneath, raises
+:exc:`~p2p_nertz.errors.TransportClosedError`; any other failure reported by zmq (an endpoint
+that cannot be bound or connected, a routing id that is not connected) raises
+:exc:`~p2p_nertz.errors.TransportBrokenError`, chained to the :exc:`zmq.ZMQError`.
+``inproc://`` endpoints are refused with :exc:`ValueError` (see below).
+
+>>> tcp_port("tcp://127.0.0.1:5555")
+5555
+"""
+
+# Theory of operation
+# -------------------
+#
+# A zmq socket is not a kernel socket. Its state (can I read? can I write?) lives in user space
+# and is changed by *commands* that libzmq's I/O thread posts to the socket's mailbox: "a pipe
+# has messages for you again", "a pipe has room again", "a peer connected". The state is only
+# brought up to date when the application thread processes that mailbox, which happens inside
+# send, recv and -- reliably, without throttling -- getsockopt(EVENTS). ``zmq.FD`` is the
+# mailbox's signalling fd: it is readable while unprocessed commands wait.
+#
+# So the FD is edge-triggered with respect to what we care about:
+#
+# * It says "something may have changed", never "you can read" or "you can write". Only EVENTS
+#   says that, and only after it has processed the mailbox.
+# * Any call into the socket may process the mailbox and make the FD unreadable again --
+#   including a call made by *another task* (a send while a receiver is waiting), and including
+#   bind/connect. If that call's effect is not looked at, the waiting task sleeps through the
+#   change: a lost edge.
+# * A pipe that still holds messages raises no new command when more messages arrive: the FD
+#   fires for incoming messages only after a recv has found the socket empty.
+#
+# Hence the rules this module follows:
+#
+# 1. Every operation is non-blocking (``NOBLOCK``); ``zmq.Again`` means "wait". Every wait
+#    follows a failed attempt: the direction is drained (nothing to read, or no room) when the
+#    task starts waiting, so the next change of that direction posts a command.
+# 2. A task waits only if its failed attempt was the last look at the mailbox: right after the
+#    attempt it checks (``poll`` with timeout 0) whether the FD is readable; if it is, commands
+#    arrived that the attempt did not see, so they are processed (EVENTS) and the attempt is
+#    retried. Otherwise any later command leaves the FD readable for the wait to see. No
+#    retry without a new command, so no spinning.
+# 3. Another waiting task must not lose an edge to our calls. So after every call into the
+#    socket (send, recv, bind, connect) made while another task waits, ``_refresh`` reads
+#    EVENTS -- draining the mailbox -- and wakes that task if its direction is now ready; if
+#    the drain included commands for the caller itself, the caller retries as well.
+# 4. The FD is watched by at most one task at a time (trio allows one reader per fd anyway). A
+#    second waiter parks in ``sleep_forever`` inside a cancel scope; ``_refresh`` wakes it by
+#    cancelling that scope. When the FD watcher stops watching, for whatever reason, it wakes
+#    the parked one so that it takes the FD over.
+# 5. Every wait is bounded by ``SAFETY_TIMEOUT``: if an edge were ever lost anyway, the waiter
+#    would look again after 50 ms instead of stalling forever. ``statistics().lost_edges``
+#    counts the times this safety net was needed; the tests require it to stay at 0.
+#
+#    One case relies on it by design. A ROUTER with ROUTER_MANDATORY reports POLLOUT when *any*
+#    of its pipes has room, so EVENTS cannot say whether the send to *this* peer would go
+#    through (and retrying whenever it shows POLLOUT would spin). When a receiver is waiting
+#    too (rule 3), a "room again" command for the full peer that lands in the instant between
+#    the sender's readability check and its refresh is processed unseen, and that sender
+#    waits for the next command or the safety timeout. A ROUTER with no receiver waiting, or
+#    with a single peer, is not affected; in the ZRE shape ROUTERs mostly receive, so this is
+#    a rare delay of at most 50 ms, visible in ``statistics()``.
+# 6. ``inproc://`` is refused, as DESIGN.md §7 requires: inproc pipes are wired straight
+#    between two sockets, outside the I/O thread, and FD waiting is not relied upon there.
+#
+# Closing marks the socket closed, calls ``trio.lowlevel.notify_closing`` on the FD (waking the
+# watcher with ClosedResourceError) and cancels the parked waiter, all before the zmq socket is
+# closed and without a checkpoint in between, as trio requires.
+
+from __future__ import annotations
+
+import enum
+import select
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Final, TypeVar
+
+import trio
+import zmq
+
+from p2p_nertz.errors import TransportBrokenError, TransportClosedError
+
+__all__ = [
+    "DEFAULT_HWM",
+    "HEARTBEAT_IVL_MS",
+    "HEARTBEAT_TIMEOUT_MS",
+    "RECONNECT_IVL_MAX_MS",
+    "RECONNECT_IVL_MS",
+    "SAFETY_TIMEOUT",
+    "AsyncSocket",
+    "SocketStatistics",
+    "create_socket",
+    "open_dealer",
+    "open_router",
+    "tcp_port",
+]
+
+DEFAULT_HWM: Final = 1000
+"""High-water mark, in messages, for each pipe in each direction (``SNDHWM`` and ``RCVHWM``).
+
+Game messages are a few KiB and a peer sends a few dozen per second, so a thousand messages is
+many seconds of backlog: reaching it means the peer is not reading, and the sender waits.
+"""
+
+SAFETY_TIMEOUT: Final = 0.05
+"""Longest single wait on the zmq FD, in seconds, before the operation is retried anyway."""
+
+RECONNECT_IVL_MS: Final = 100
+"""First delay before zmq retries a failed or lost connection, in milliseconds."""
+
+RECONNECT_IVL_MAX_MS: Final = 1000
+"""Cap of the exponential reconnect back-off, in milliseconds: a restarted peer is found in ~1 s."""
+
+HEARTBEAT_IVL_MS: Final = 1000
+"""Interval of ZMTP heartbeats (PING), in milliseconds, so that a dead TCP peer is noticed."""
+
+HEARTBEAT_TIMEOUT_MS: Final = 5000
+"""Silence after a PING, in milliseconds, after which zmq drops the connection and reconnects.
+
+Matches the "suspected" timeout of DESIGN.md §6 (Zyre's 5 s).
+"""
+
+_SOCKET_TYPES: Final[dict[int, str]] = {zmq.ROUTER: "ROUTER", zmq.DEALER: "DEALER"}
+
+_T = TypeVar("_T")
+
+
+def tcp_port(endpoint: str) -> int:
+    """Return the TCP port of a resolved zmq endpoint such as ``tcp://127.0.0.1:5555``.
+
+    Raises:
+        ValueError: if ``endpoint`` is not a ``tcp://`` endpoint with a numeric port.
+
+    >>> tcp_port("tcp://[::1]:40000")
+    40000
+    """
+    scheme, sep, rest = endpoint.partition("://")
+    _, colon, port = rest.rpartition(":")
+    if scheme != "tcp" or not sep or not colon or not port.isdigit():
+        raise ValueError(f"not a tcp://host:port endpoint with a numeric port: {endpoint!r}")
+    return int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class SocketStatistics:
+    """What :meth:`AsyncSocket.statistics` reports.
+
+    Attributes:
+        sending: a task is inside ``send_multipart`` right now.
+        receiving: a task is inside ``recv_multipart`` right now.
+        fd_watched: a task is waiting on the zmq FD right now. Whenever a task waits on the
+            socket, one waiting task watches the FD, so this is true when either of the
+            two above is true and the operation is blocked.
+        safety_timeouts: waits that ended by :data:`SAFETY_TIMEOUT` rather than by the FD or
+            a wake-up (harmless when the socket is idle).
+        lost_edges: operations that succeeded only after such a timeout with no command
+            pending, i.e. the times the safety net rescued a task that was never told its
+            socket was ready. Should stay 0. (A message that lands in the microseconds
+            between a timeout's check and the retry is counted too, so under heavy CPU
+            contention a socket that idles through many timeouts may show a stray 1.)
+    """
+
+    sending: bool
+    receiving: bool
+    fd_watched: bool
+    safety_timeouts: int
+    lost_edges: int
+
+
+class _Wake(enum.Enum):
+    """Why a wait ended."""
+
+    FD = enum.auto()
+    NUDGE = enum.auto()
+    TIMEOUT = enum.auto()
+
+
+class _Waiter:
+    """A task waiting for one direction of a socket, and the cancel scope that wakes it."""
+
+    __slots__ = ("nudged", "scope")
+
+    def __init__(self, scope: trio.CancelScope) -> None:
+        self.scope = scope
+        self.nudged = False
+
+    def nudge(self) -> None:
+        self.nudged = True
+        self.scope.cancel()
+
+
+class _OneTask:
+    """Refuses a second task in one direction of a socket, like trio's own conflict detector."""
+
+    __slots__ = ("_busy", "_message")
+
+    def __init__(self, message: str) -> None:
+        self._busy = False
+        self._message = message
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    def check(self) -> None:
+        if self._busy:
+            raise trio.BusyResourceError(self._message)
+
+    def __enter__(self) -> None:
+        self.check()
+        self._busy = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._busy = False
+
+
+def _check_endpoint(endpoint: str) -> None:
+    if endpoint.startswith("inproc://"):
+        raise ValueError(
+            f"inproc:// endpoints are not supported with FD waiting (DESIGN.md §7): {endpoint!r}"
+        )
+
+
+class AsyncSocket(trio.abc.AsyncResource):
+    """A ROUTER or DEALER zmq socket used from trio; see the module docstring for the contract.
+
+    Build one with :func:`open_router`, :func:`open_dealer` or :func:`create_socket`. Wrapping
+    a pyzmq socket directly hands it over: nothing else may use it afterwards, and it must be
+    created in, and used from, the thread that runs trio.
+
+    At most one task may send and at most one task may receive at a time; they may be two
+    different tasks running concurrently.
+
+    Args:
+        zsock: an open ROUTER or DEALER pyzmq socket, already configured.
+
+    Raises:
+        ValueError: if ``zsock`` is neither a ROUTER nor a DEALER.
+        TransportClosedError: if ``zsock`` is already closed.
+    """
+
+    def __init__(self, zsock: zmq.Socket[bytes]) -> None:
+        if zsock.closed:
+            raise TransportClosedError("cannot wrap a zmq socket that is already closed")
+        kind = _int_option(zsock, zmq.TYPE)
+        if kind not in _SOCKET_TYPES:
+            raise ValueError(f"only ROUTER and DEALER sockets are supported, not type {kind}")
+        self._sock = zsock
+        self._kind = _SOCKET_TYPES[kind]
+        self._fd = zsock.fileno()
+        # Only ever asked "is the FD readable right now?" (timeout 0); select() where no poll().
+        self._poller = select.poll() if hasattr(select, "poll") else None
+        if self._poller is not None:
+            self._poller.register(self._fd, select.POLLIN)
+        self._closed = False
+        self._endpoints: list[str] = []
+        self._send_guard = _OneTask("another task is already sending on this socket")
+        self._recv_guard = _OneTask("another task is already receiving on this socket")
+        self._waiters: dict[int, _Waiter | None] = {zmq.POLLIN: None, zmq.POLLOUT: None}
+        self._fd_watched = False
+        self._safety_timeouts = 0
+        self._lost_edges = 0
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        where = " ".join(self._endpoints) or "unbound"
+        return f"<AsyncSocket {self._kind} {where} {state}>"
+
+    # -- introspection -----------------------------------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """``"ROUTER"`` or ``"DEALER"``."""
+        return self._kind
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`aclose` or :meth:`close` was called."""
+        return self._closed
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The resolved endpoints bound or connected so far, in order (ports made concrete)."""
+        return tuple(self._endpoints)
+
+    @property
+    def port(self) -> int:
+        """The TCP port of the first endpoint (for a ROUTER: the port it listens on).
+
+        Raises:
+            ValueError: if there is no endpoint yet or the first one is not ``tcp://``.
+        """
+        if not self._endpoints:
+            raise ValueError(f"{self!r} has no endpoint yet")
+        return tcp_port(self._endpoints[0])
+
+    def statistics(self) -> SocketStatistics:
+        """Return who is using the socket and how often the safety timeout fired."""
+        return SocketStatistics(
+            sending=self._send_guard.busy,
+            receiving=self._recv_guard.busy,
+            fd_watched=self._fd_watched,
+            safety_timeouts=self._safety_timeouts,
+            lost_edges=self._lost_edges,
+        )
+
+    # -- endpoints ---------------------------------------------------------------------------
+
+    def bind(self, endpoint: str) -> str:
+        """Bind to ``endpoint`` and return it resolved (``LAST_ENDPOINT``: real port, real host).
+
+        Use port ``0`` or ``*`` for an ephemeral port.
+
+        Raises:
+            ValueError: for an ``inproc://`` endpoint.
+            TransportClosedError: if the socket is closed.
+            TransportBrokenError: if zmq cannot bind (address in use, bad address, ...).
+        """
+        return self._attach("bind", endpoint)
+
+    def connect(self, endpoint: str) -> str:
+        """Connect to ``endpoint`` and return it as zmq records it. Does not wait for the peer.
+
+        Raises:
+            ValueError: for an ``inproc://`` endpoint.
+            TransportClosedError: if the socket is closed.
+            TransportBrokenError: if zmq refuses the endpoint.
+        """
+        return self._attach("connect", endpoint)
+
+    def _attach(self, how: str, endpoint: str) -> str:
+        _check_endpoint(endpoint)
+        self._check_open()
+        try:
+            if how == "bind":
+                self._sock.bind(endpoint)
+            else:
+                self._sock.connect(endpoint)
+            resolved = self._sock.get_string(zmq.LAST_ENDPOINT)
+        except zmq.ZMQError as exc:
+            raise self._translate(exc, f"{how} {endpoint!r}") from exc
+        finally:
+            if not self._sock.closed:
+                self._inform_waiters()  # bind/connect may drain the mailbox too: rule 3
+        self._endpoints.append(resolved)
+        return resolved
+
+    # -- sending and receiving ---------------------------------------------------------------
+
+    async def send_multipart(self, frames: Sequence[bytes]) -> None:
+        """Queue one message of one or more frames, waiting while the pipe is at its HWM.
+
+        For a ROUTER the first frame is the routing id of the destination. The message is
+        queued whole or not at all, also when the call is cancelled.
+
+        Raises:
+            ValueError: if ``frames`` is empty.
+            trio.BusyResourceError: if another task is already sending on this socket.
+            TransportClosedError: if the socket is or gets closed.
+            TransportBrokenError: if zmq refuses the message (a ROUTER whose destination
+                routing id is not connected).
+        """
+        _check_frames(frames)
+        with self._send_guard:
+            await self._perform(zmq.POLLOUT, lambda: self._attempt_send(frames))
+
+    async def recv_multipart(self) -> list[bytes]:
+        """Wait for the next message and return its frames.
+
+        On a ROUTER the first frame is the sender's routing id. A cancelled call consumes
+        nothing.
+
+        Raises:
+            trio.BusyResourceError: if another task is already receiving on this socket.
+            TransportClosedError: if the socket is or gets closed, also while waiting.
+        """
+        with self._recv_guard:
+            return await self._perform(zmq.POLLIN, self._attempt_recv)
+
+    def try_send_multipart(self, frames: Sequence[bytes]) -> bool:
+        """Queue one message if that is possible without waiting; return whether it was queued.
+
+        Raises:
+            ValueError: if ``frames`` is empty.
+            trio.BusyResourceError: if a task is inside :meth:`send_multipart`.
+            TransportClosedError: if the socket is closed.
+            TransportBrokenError: as for :meth:`send_multipart`.
+        """
+        _check_frames(frames)
+        self._send_guard.check()
+        self._check_open()
+        return self._try_now(lambda: self._attempt_send(frames)) is not None
+
+    def try_recv_multipart(self) -> list[bytes] | None:
+        """Return the next message if one is ready, else ``None``; never waits.
+
+        Raises:
+            trio.BusyResourceError: if a task is inside :meth:`recv_multipart`.
+            TransportClosedError: if the socket is closed.
+        """
+        self._recv_guard.check()
+        self._check_open()
+        return self._try_now(self._attempt_recv)
+
+    def _attempt_send(self, frames: Sequence[bytes]) -> bool | None:
+        try:
+            self._sock.send_multipart(frames, flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        except zmq.ZMQError as exc:
+            self._nudge_all()  # the failed call may have drained the mailbox: rule 3
+            raise self._translate(exc, "send") from exc
+        return True
+
+    def _attempt_recv(self) -> list[bytes] | None:
+        try:
+            return self._sock.recv_multipart(flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+        except zmq.ZMQError as exc:
+            self._nudge_all()
+            raise self._translate(exc, "receive") from exc
+
+    def _try_now(self, attempt: Callable[[], _T | None]) -> _T | None:
+        """Run ``attempt`` once, or twice if commands it did not see were pending (rule 2)."""
+        result = attempt()
+        if result is None and self._fd_pending():
+            self._refresh()
+            result = attempt()
+        self._inform_waiters()  # rule 3
+        return result
+
+    async def _perform(self, want: int, attempt: Callable[[], _T | None]) -> _T:
+        """Run ``attempt`` until it succeeds, waiting for ``want`` (POLLIN/POLLOUT) in between.
+
+        Checkpoints exactly like a trio primitive: cancellation is checked before the first
+        attempt, and a successful attempt is never undone by a cancellation afterwards.
+        """
+        self._check_open()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        believe_events = True
+        rescued = False
+        other = zmq.POLLOUT if want == zmq.POLLIN else zmq.POLLIN
+        while True:
+            self._check_open()
+            result = attempt()
+            if result is not None:
+                self._inform_waiters()  # rule 3
+                if rescued:
+                    self._lost_edges += 1
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return result
+            pending = self._fd_pending()  # commands the attempt did not see? (rule 2)
+            if self._waiters[other] is not None:
+                # Rule 3: drain for the other waiter's sake. EVENTS is exact except for a
+                # ROUTER's POLLOUT (any pipe with room), which earns one retry per wake-up
+                # unless the drain processed new commands (rule 5).
+                events = self._refresh()
+                retry = bool(events & want) and (pending or believe_events)
+            else:
+                if pending:
+                    self._refresh()
+                retry = pending
+            if retry:
+                believe_events = False
+                continue
+            wake = await self._wait(want)
+            believe_events = True
+            # A timeout while a command is pending is a race with the FD, not a lost edge.
+            rescued = wake is _Wake.TIMEOUT and not self._fd_pending()
+
+    def _fd_pending(self) -> bool:
+        """Whether the FD is readable right now: commands wait unprocessed in the mailbox."""
+        if self._poller is not None:
+            return bool(self._poller.poll(0))
+        return bool(select.select([self._fd], [], [], 0)[0])  # pragma: no cover - Windows
+
+    def _inform_waiters(self) -> None:
+        """After a call into the socket: if another task waits, let it know what changed."""
+        if self._waiters[zmq.POLLIN] is not None or self._waiters[zmq.POLLOUT] is not None:
+            self._refresh()
+
+    def _refresh(self) -> int:
+        """Read EVENTS (draining the mailbox) and wake the waiters whose direction is ready."""
+        try:
+            events = _int_option(self._sock, zmq.EVENTS)
+        except zmq.ZMQError as exc:
+            raise self._translate(exc, "poll") from exc
+        for direction, waiter in self._waiters.items():
+            if waiter is not None and events & direction:
+                waiter.nudge()
+        return events
+
+    def _nudge_all(self) -> None:
+        """Wake every waiting task, so that each re-checks the socket for itself."""
+        for waiter in self._waiters.values():
+            if waiter is not None:
+                waiter.nudge()
+
+    async def _wait(self, want: int) -> _Wake:
+        """Wait until the FD fires, a refresh nudges us, or the safety timeout expires.
+
+        The caller's attempt has just failed and no unseen command was pending, with no
+        checkpoint since (rule 2).
+        """
+        other = zmq.POLLOUT if want == zmq.POLLIN else zmq.POLLIN
+        with trio.move_on_after(SAFETY_TIMEOUT) as scope:
+            waiter = _Waiter(scope)
+            self._waiters[want] = waiter
+            try:
+                if self._fd_watched:
+                    await trio.sleep_forever()  # a nudge or the deadline ends this
+                else:
+                    self._fd_watched = True
+                    try:
+                        await trio.lowlevel.wait_readable(self._fd)
+                    except trio.ClosedResourceError:
+                        raise self._closed_error() from None
+                    finally:
+                        self._fd_watched = False
+                        # Rule 4: whoever parked behind us must now take the FD over.
+                        parked = self._waiters[other]
+                        if parked is not None:
+                            parked.nudge()
+                    return _Wake.FD
+            finally:
+                self._waiters[want] = None
+        if self._closed:
+            raise self._closed_error()
+        if waiter.nudged:
+            return _Wake.NUDGE
+        self._safety_timeouts += 1
+        return _Wake.TIMEOUT
+
+    # -- closing -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the socket now, discarding unsent messages; wake every waiter. Idempotent.
+
+        Waiting tasks raise :exc:`~p2p_nertz.errors.TransportClosedError`. Call it from the
+        thread that runs trio.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self._fd_watched:
+            # Only a task inside trio can be watching, so trio is running here.
+            trio.lowlevel.notify_closing(self._fd)
+        self._nudge_all()
+        self._sock.close(linger=0)
+
+    async def aclose(self) -> None:
+        """Close the socket (see :meth:`close`); closes even if the calling task is cancelled."""
+        self.close()
+        await trio.lowlevel.checkpoint()
+
+    # -- errors ------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise self._closed_error()
+
+    def _closed_error(self) -> TransportClosedError:
+        return TransportClosedError(f"{self!r} is closed")
+
+    def _translate(
+        self, exc: zmq.ZMQError, action: str
+    ) -> TransportClosedError | TransportBrokenError:
+        if exc.errno in (zmq.ENOTSOCK, zmq.ETERM):
+            return TransportClosedError(f"cannot {action} on {self!r}: {exc.strerror}")
+        if exc.errno == zmq.EHOSTUNREACH:
+            return TransportBrokenError(
+                f"cannot {action} on {self!r}: no connected peer has that routing id"
+            )
+        return TransportBrokenError(f"cannot {action} on {self!r}: {exc.strerror}")
+
+
+def _int_option(zsock: zmq.Socket[bytes], option: int) -> int:
+    value = zsock.get(option)
+    if not isinstance(value, int):  # pragma: no cover - zmq's integer options are ints
+        raise TypeError(f"zmq option {option} is not an integer: {value!r}")
+    return value
+
+
+def _check_frames(frames: Sequence[bytes]) -> None:
+    if not frames:
+        raise ValueError("a message needs at least one frame")
+
+
+def create_socket(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+    socket_type: int,
+    *,
+    hwm: int = DEFAULT_HWM,
+    identity: bytes | None = None,
+) -> AsyncSocket:
+    """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
+
+    Options: ``SNDHWM`` and ``RCVHWM`` = ``hwm`` messages; ``LINGER 0``; reconnect after
+    :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
+    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`.
+    ROUTER only: ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes
+    the id over from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of
+    dropping; a routing id that is not connected raises instead of discarding silently).
+
+    Args:
+        ctx: the zmq context; the caller owns and terminates it.
+        socket_type: ``zmq.ROUTER`` or ``zmq.DEALER``.
+        hwm: the high-water mark in messages, at least 1.
+        identity: the routing id the peer's ROUTER will see (``ROUTING_ID``), 1 to 255 bytes,
+            not starting with a zero byte (zmq reserves those). Needed for ``ROUTER_HANDOVER``
+            to recognise a reconnecting peer; zmq picks a random one if omitted.
+
+    Raises:
+        ValueError: for another socket type, a bad ``hwm`` or a bad ``identity``.
+    """
+    if socket_type not in _SOCKET_TYPES:
+        raise ValueError(f"only zmq.ROUTER and zmq.DEALER are supported, not {socket_type}")
+    if hwm < 1:
+        raise ValueError(f"hwm must be at least 1 message (0 would mean unbounded): {hwm}")
+    if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
+        raise ValueError(
+            f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
+        )
+    zsock: zmq.Socket[bytes] = ctx.socket(socket_type)
+    try:
+        zsock.set(zmq.LINGER, 0)
+        zsock.set(zmq.SNDHWM, hwm)
+        zsock.set(zmq.RCVHWM, hwm)
+        zsock.set(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
+        zsock.set(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
+        zsock.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+        zsock.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+        if socket_type == zmq.ROUTER:
+            zsock.set(zmq.ROUTER_HANDOVER, 1)
+            zsock.set(zmq.ROUTER_MANDATORY, 1)
+        if identity is not None:
+            zsock.set(zmq.ROUTING_ID, identity)
+        return AsyncSocket(zsock)
+    except BaseException:
+        zsock.close(linger=0)
+        raise
+
+
+@asynccontextmanager
+async def open_router(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+    bind: str = "tcp://127.0.0.1:0",
+    *,
+    hwm: int = DEFAULT_HWM,
+) -> AsyncIterator[AsyncSocket]:
+    """Open a ROUTER bound to ``bind``; the socket is closed when the block exits.
+
+    The endpoint actually bound is ``router.endpoints[0]`` and its port ``router.port``::
+
+        async with open_router(ctx) as router:
+            announce(router.port)  # the ephemeral port, for the other peers to connect to
+            while True:
+                routing_id, *frames = await router.recv_multipart()
+
+    Raises:
+        ValueError: for an ``inproc://`` endpoint or a bad ``hwm``.
+        TransportBrokenError: if the endpoint cannot be bound.
+    """
+    router = create_socket(ctx, zmq.ROUTER, hwm=hwm)
+    async with router:
+        router.bind(bind)
+        yield router
+
+
+@asynccontextmanager
+async def open_dealer(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+    connect: str,
+    *,
+    identity: bytes | None = None,
+    hwm: int = DEFAULT_HWM,
+) -> AsyncIterator[AsyncSocket]:
+    """Open a DEALER connected to ``connect`` under ``identity``; closed when the block exits.
+
+    Does not wait for the connection: messages sent before it is made are queued (up to
+    ``hwm``) and delivered once it is; zmq keeps retrying in the background.
+
+    Raises:
+        ValueError: for an ``inproc://`` endpoint, a bad ``hwm`` or a bad ``identity``.
+        TransportBrokenError: if zmq refuses the endpoint.
+    """
+    dealer = create_socket(ctx, zmq.DEALER, hwm=hwm, identity=identity)
+    async with dealer:
+        dealer.connect(connect)
+        yield dealer
