@@ -261,11 +261,12 @@ def test_kind_codes_are_stable() -> None:
         "leave": 11,
         "beat": 64,
         "ack": 65,
+        "want": 66,
     }
 
 
 def test_kind_is_event_splits_events_from_beats() -> None:
-    assert [kind.name for kind in Kind if not kind.is_event] == ["BEAT", "ACK"]
+    assert [kind.name for kind in Kind if not kind.is_event] == ["BEAT", "ACK", "WANT"]
     message = decode_message(_event(seq=0, kind=Kind.BEAT, body={"head": 0}))
     assert not message.is_event
     assert decode_message(VALID).is_event

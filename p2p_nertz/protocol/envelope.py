@@ -56,6 +56,7 @@ code  kind    meaning
 11    leave   the author leaves the game
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
+66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
 ====  ======  =============================================================================
 
 The **bodies** are defined by later layers (the round state machine, the lake), which register a
@@ -203,6 +204,7 @@ class Kind(enum.IntEnum):
     LEAVE = 11
     BEAT = 64
     ACK = 65
+    WANT = 66
 
     @property
     def is_event(self) -> bool:
@@ -405,7 +407,13 @@ def decode_message(
         raise LocalProtocolError(f"the expected game id must be {GAME_ID_SIZE} bytes: {game_id!r}")
     try:
         _check_size(memoryview(data).nbytes)  # before copying anything
-        message = _parse(bytes(data))
+        raw = bytes(data)
+        message = _PARSED.get(raw)
+        if message is None:
+            message = _parse(raw)
+            if len(_PARSED) >= _VERIFIED_MAX:
+                del _PARSED[next(iter(_PARSED))]
+            _PARSED[raw] = message
         if game_id is not None and message.game_id != game_id:
             raise _Rejected(
                 RejectReason.WRONG_GAME,
@@ -416,8 +424,10 @@ def decode_message(
                 RejectReason.UNKNOWN_AUTHOR,
                 f"author {fingerprint(message.author)} is not in the roster",
             )
-        if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
-            raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
+        if message.id not in _VERIFIED:
+            if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
+                raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
+            _remember_verified(message.id)
     except _Rejected as rejected:
         raise InvalidMessageError(rejected.reason, rejected.detail) from None
     validator = validators.get(message.kind) if validators is not None else None
@@ -431,6 +441,22 @@ def decode_message(
                 evidence=message,
             ) from exc
     return message
+
+
+# Ids of messages whose signature verified: the id hashes payload *and* signature, so a hit is
+# the very same bytes, and verifying them again would give the same answer. Relays, duplicates
+# and peers sharing a process (the simulator) skip the expensive check. Bounded, oldest first.
+_VERIFIED: dict[bytes, None] = {}
+_VERIFIED_MAX = 16384
+# Parsed messages by their exact bytes: parsing is pure and a Message is immutable, so the
+# same bytes seen again (a duplicate, a relay, every peer of a simulation) parse once.
+_PARSED: dict[bytes, Message] = {}
+
+
+def _remember_verified(message_id: bytes) -> None:
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        del _VERIFIED[next(iter(_VERIFIED))]
+    _VERIFIED[message_id] = None
 
 
 class _Rejected(Exception):

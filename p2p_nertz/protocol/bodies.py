@@ -1,0 +1,385 @@
+"""The body of every message kind: typed values, their msgpack form, and a strict parser.
+
+Bodies are msgpack arrays with fixed positions. Cards and moves travel in the rules engine's
+notation (``"5S"``, ``"W>L@0S"``), so a log is readable with any msgpack tool and a bug report
+can quote it. Every **event** body starts with the author's *frontier*: for each roster seat,
+the highest seq of that seat's feed the author holds (DESIGN.md §3); the author's own entry is
+``seq - 1``.
+
+=======  ===========================================================================  ==========
+kind     body                                                                         class
+=======  ===========================================================================  ==========
+join     ``[frontier]``                                                               Join
+commit   ``[frontier, round, H(secret), H(nonce)]``                                   Commit
+reveal   ``[frontier, round, what, value]`` (what: 0 nonce, 1 secret)                 Reveal
+ready    ``[frontier, round, [nerts top, work pile 1, ...]]``: the dealt face-up      Ready
+move     ``[frontier, round, move, [revealed cards]]``                                Play
+claim    ``[frontier, round, move, card, [revealed cards]]`` (move: ``src>L@fid``)    Play
+stuck    ``[frontier, round]``                                                        Play
+nerts    ``[frontier, round]``                                                        Play
+result   ``[frontier, round, lake digest, [score per seat]]``                         Result
+drop     ``[frontier, seat, last seq held, reason]``                                  Drop
+leave    ``[frontier]``                                                               Leave
+beat     ``[head seq, head id or nil, [contiguous seq held per seat]]``               Beat
+ack      as beat                                                                      Beat
+want     ``[seat, first seq, last seq]``                                              Want
+=======  ===========================================================================  ==========
+
+*Revealed cards* are the cards a move turns face up, so that everyone can follow every tableau
+without seeing the hidden ones (DESIGN.md §5.3): a stock turn lists the cards it turns, in the
+order they land on the waste; a move that takes the Nerts top card names the card under it.
+
+:func:`parse_body` turns a decoded body into its class or raises ``ValueError`` with a sentence
+saying what is wrong; the peer reports that as a ``bad_body`` rejection.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from p2p_nertz.protocol.envelope import Body, Kind
+from p2p_nertz.rules import Card, Move, MoveKind, Pile
+from p2p_nertz.rules.cards import HIDDEN
+
+__all__ = [
+    "EVENT_BODIES",
+    "MAX_ROUND",
+    "Beat",
+    "Commit",
+    "Drop",
+    "DropReason",
+    "EventBody",
+    "Join",
+    "Leave",
+    "Play",
+    "Ready",
+    "Result",
+    "Reveal",
+    "RevealWhat",
+    "Want",
+    "encode_body",
+    "kind_of",
+    "parse_body",
+]
+
+MAX_ROUND = 10_000
+_MAX_SEQ = 2**63 - 1
+HASH_SIZE = 32
+
+
+class RevealWhat(enum.IntEnum):
+    """What a reveal discloses."""
+
+    NONCE = 0
+    SECRET = 1
+
+
+class DropReason(enum.IntEnum):
+    """Why a member is voted out, or that a vote is withdrawn."""
+
+    SILENT = 0
+    EQUIVOCATION = 1
+    WITHDRAW = 2  #: the voter hears the member again: its earlier vote no longer counts
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """The author accepts the game (its id binds the roster and the rules)."""
+
+    frontier: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """The fair deal's commitments for a round (DESIGN.md §5.2)."""
+
+    frontier: tuple[int, ...]
+    round: int
+    secret_hash: bytes
+    nonce_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """A round's nonce (once all commits are held) or secret (once the round is over)."""
+
+    frontier: tuple[int, ...]
+    round: int
+    what: RevealWhat
+    value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The author's dealt face-up cards: the Nerts top card, then one per work pile."""
+
+    frontier: tuple[int, ...]
+    round: int
+    visible: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """A move of the author's during play: kinds move, claim, stuck and nerts.
+
+    Attributes:
+        card: for a claim, the card claimed (as it plays: a joker declared).
+        reveals: the cards this move turns face up.
+    """
+
+    frontier: tuple[int, ...]
+    round: int
+    move: Move
+    card: Card | None = None
+    reveals: tuple[Card, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The author's result for a round: the lake digest and each seat's round score."""
+
+    frontier: tuple[int, ...]
+    round: int
+    digest: bytes
+    scores: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A vote to drop a member, with the highest seq of its feed the voter holds."""
+
+    frontier: tuple[int, ...]
+    seat: int
+    last_seq: int
+    reason: DropReason
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The author leaves the game."""
+
+    frontier: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """A heartbeat or ack: the author's feed head and what it holds of every feed."""
+
+    head_seq: int
+    head_id: bytes | None
+    held: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """Gap repair: ask for ``seat``'s events ``first``..``last``."""
+
+    seat: int
+    first: int
+    last: int
+
+
+EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave
+EVENT_BODIES: dict[Kind, type] = {
+    Kind.JOIN: Join,
+    Kind.COMMIT: Commit,
+    Kind.REVEAL: Reveal,
+    Kind.READY: Ready,
+    Kind.MOVE: Play,
+    Kind.CLAIM: Play,
+    Kind.STUCK: Play,
+    Kind.NERTS: Play,
+    Kind.RESULT: Result,
+    Kind.DROP: Drop,
+    Kind.LEAVE: Leave,
+}
+
+
+# -- encoding -------------------------------------------------------------------------------
+def encode_body(body: EventBody | Beat | Want) -> list[Any]:
+    """The msgpack form (a list) of a body."""
+    if isinstance(body, Join | Leave):
+        return [list(body.frontier)]
+    if isinstance(body, Commit):
+        return [list(body.frontier), body.round, body.secret_hash, body.nonce_hash]
+    if isinstance(body, Reveal):
+        return [list(body.frontier), body.round, int(body.what), body.value]
+    if isinstance(body, Ready):
+        return [list(body.frontier), body.round, [str(c) for c in body.visible]]
+    if isinstance(body, Play):
+        head: list[Any] = [list(body.frontier), body.round]
+        kind = body.move.kind
+        if kind is MoveKind.PASS or kind is MoveKind.CALL:
+            return head
+        reveals = [str(c) for c in body.reveals]
+        if body.move.is_lake:
+            assert body.card is not None
+            return [*head, str(body.move), str(body.card), reveals]
+        return [*head, str(body.move), reveals]
+    if isinstance(body, Result):
+        return [list(body.frontier), body.round, body.digest, list(body.scores)]
+    if isinstance(body, Drop):
+        return [list(body.frontier), body.seat, body.last_seq, int(body.reason)]
+    if isinstance(body, Beat):
+        return [body.head_seq, body.head_id, list(body.held)]
+    if isinstance(body, Want):
+        return [body.seat, body.first, body.last]
+    raise TypeError(f"not a body: {body!r}")
+
+
+def kind_of(body: EventBody) -> Kind:
+    """The message kind that carries an event body."""
+    if isinstance(body, Play):
+        kind = body.move.kind
+        if kind is MoveKind.PASS:
+            return Kind.STUCK
+        if kind is MoveKind.CALL:
+            return Kind.NERTS
+        return Kind.CLAIM if body.move.is_lake else Kind.MOVE
+    for k, cls in EVENT_BODIES.items():
+        if type(body) is cls:
+            return k
+    raise TypeError(f"not an event body: {body!r}")
+
+
+# -- parsing --------------------------------------------------------------------------------
+def _array(value: Body, length: int, what: str) -> tuple[Body, ...]:
+    if not isinstance(value, tuple) or len(value) != length:
+        raise ValueError(f"{what} must be an array of {length}")
+    return value
+
+
+def _int(value: Body, low: int, high: int, what: str) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"{what} must be an integer in {low}..{high}, not {value!r}")
+    return value
+
+
+def _hash(value: Body, what: str) -> bytes:
+    if type(value) is not bytes or len(value) != HASH_SIZE:
+        raise ValueError(f"{what} must be {HASH_SIZE} bytes")
+    return value
+
+
+def _frontier(value: Body, seats: int) -> tuple[int, ...]:
+    if not isinstance(value, tuple) or len(value) != seats:
+        raise ValueError(f"the frontier must list one seq per seat ({seats})")
+    return tuple(_int(v, 0, _MAX_SEQ, "a frontier seq") for v in value)
+
+
+def _cards(value: Body, most: int, what: str) -> tuple[Card, ...]:
+    if not isinstance(value, tuple) or len(value) > most:
+        raise ValueError(f"{what} must be an array of at most {most} cards")
+    cards = []
+    for v in value:
+        if type(v) is not str or len(v) > 8:
+            raise ValueError(f"{what}: not a card: {v!r}")
+        c = Card.parse(v)  # NotationError is a ValueError
+        if c is HIDDEN:
+            raise ValueError(f"{what}: a revealed card cannot be hidden")
+        cards.append(c)
+    return tuple(cards)
+
+
+def _round(value: Body) -> int:
+    return _int(value, 1, MAX_ROUND, "the round")
+
+
+def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
+    """Parse a decoded body of ``kind`` for a game of ``seats`` seats.
+
+    Raises:
+        ValueError: the body does not follow its kind's schema (the message says how).
+    """
+    if kind is Kind.JOIN:
+        (f,) = _array(body, 1, "a join body")
+        return Join(_frontier(f, seats))
+    if kind is Kind.LEAVE:
+        (f,) = _array(body, 1, "a leave body")
+        return Leave(_frontier(f, seats))
+    if kind is Kind.COMMIT:
+        f, r, sh, nh = _array(body, 4, "a commit body")
+        return Commit(_frontier(f, seats), _round(r), _hash(sh, "H(secret)"), _hash(nh, "H(nonce)"))
+    if kind is Kind.REVEAL:
+        f, r, what, value = _array(body, 4, "a reveal body")
+        return Reveal(
+            _frontier(f, seats),
+            _round(r),
+            RevealWhat(_int(what, 0, 1, "what is revealed")),
+            _hash(value, "the revealed value"),
+        )
+    if kind is Kind.READY:
+        f, r, visible = _array(body, 3, "a ready body")
+        cards = _cards(visible, 7, "the dealt face-up cards")
+        if len(cards) < 5:
+            raise ValueError("the dealt face-up cards are the Nerts top and 4 to 6 work piles")
+        return Ready(_frontier(f, seats), _round(r), cards)
+    if kind is Kind.STUCK or kind is Kind.NERTS:
+        f, r = _array(body, 2, f"a {kind.name.lower()} body")
+        move = Move.pass_() if kind is Kind.STUCK else Move.call()
+        return Play(_frontier(f, seats), _round(r), move)
+    if kind is Kind.MOVE:
+        f, r, text, reveals = _array(body, 4, "a move body")
+        move = _move(text)
+        if move.is_lake or move.kind in (MoveKind.PASS, MoveKind.CALL):
+            raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
+        return Play(_frontier(f, seats), _round(r), move, None, _cards(reveals, 3, "reveals"))
+    if kind is Kind.CLAIM:
+        f, r, text, card_text, reveals = _array(body, 5, "a claim body")
+        move = _move(text)
+        if not move.is_lake or move.foundation is None:
+            raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
+        (card,) = _cards((card_text,), 1, "the claimed card")
+        if card.suit is None:
+            raise ValueError("a claimed joker must be declared")
+        if card.suit is not move.foundation.suit:
+            raise ValueError(f"{card} cannot go on foundation {move.foundation}")
+        if move.source is Pile.NERTS:
+            revealed = _cards(reveals, 1, "reveals")
+        else:
+            revealed = _cards(reveals, 0, "reveals")
+        return Play(_frontier(f, seats), _round(r), move, card, revealed)
+    if kind is Kind.RESULT:
+        f, r, digest, scores = _array(body, 4, "a result body")
+        if not isinstance(scores, tuple) or len(scores) != seats:
+            raise ValueError(f"a result lists one score per seat ({seats})")
+        return Result(
+            _frontier(f, seats),
+            _round(r),
+            _hash(digest, "the lake digest"),
+            tuple(_int(s, -10_000, 10_000, "a score") for s in scores),
+        )
+    if kind is Kind.DROP:
+        f, seat, last, reason = _array(body, 4, "a drop body")
+        return Drop(
+            _frontier(f, seats),
+            _int(seat, 0, seats - 1, "the dropped seat"),
+            _int(last, 0, _MAX_SEQ, "the last seq held"),
+            DropReason(_int(reason, 0, 2, "the drop reason")),
+        )
+    if kind is Kind.BEAT or kind is Kind.ACK:
+        head, head_id, held = _array(body, 3, "a beat body")
+        head_seq = _int(head, 0, _MAX_SEQ, "the head seq")
+        if head_seq == 0:
+            if head_id is not None:
+                raise ValueError("an empty feed has no head id")
+            hid = None
+        else:
+            hid = _hash(head_id, "the head id")
+        if not isinstance(held, tuple) or len(held) != seats:
+            raise ValueError(f"a beat lists one held seq per seat ({seats})")
+        return Beat(head_seq, hid, tuple(_int(h, 0, _MAX_SEQ, "a held seq") for h in held))
+    if kind is Kind.WANT:
+        seat, first, last = _array(body, 3, "a want body")
+        first_i = _int(first, 1, _MAX_SEQ, "the first seq")
+        last_i = _int(last, first_i, _MAX_SEQ, "the last seq")
+        return Want(_int(seat, 0, seats - 1, "the seat"), first_i, last_i)
+    raise ValueError(f"no body schema for kind {kind.name.lower()}")
+
+
+def _move(text: Body) -> Move:
+    if type(text) is not str or len(text) > 24:
+        raise ValueError(f"not a move: {text!r}")
+    return Move.parse(text)

@@ -1,0 +1,802 @@
+"""The peer: a sans-I/O protocol core that turns bytes and time into state and bytes.
+
+Theory of operation
+-------------------
+A :class:`Peer` is used like h11: the runtime gives it what happened — bytes received
+(:meth:`Peer.feed`), a move of the local player (:meth:`Peer.play`), the passing of time
+(:meth:`Peer.tick`) — each with the current time ``now`` (seconds, any origin), and gets back a
+list of **effects**: :class:`Record` (append to the durable log *before* anything after it is
+sent), :class:`Send` (bytes to one peer or to all), and notices for the UI. It never reads a
+clock, never touches a socket, never raises on anything a peer sent.
+
+Feeds and causal delivery.
+    Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
+    *delivered* once the author's previous event is, its ``prev`` matches, and every event in its
+    *frontier* (the seqs it says it holds of every feed) is held here; its Lamport time must
+    exceed theirs. Anything early waits; gaps are repaired by asking any peer (``want``), since
+    every event is signed and anyone may relay it.
+
+Finality (stability).
+    ``known[Q]``: every event of Q with Lamport time up to it is held here (Q announced a head with
+    that clock, in an event or a beat, and the feed is held up to that head). ``cover[R]``: R
+    has announced holding every event held here up to that time. Events up to
+    ``min(known) ∧ min(cover)`` are **final**: nobody can still send an earlier one, and every
+    member already holds them. A claim is final about one round trip after it is sent: every
+    peer answers events with a coalesced ``ack`` beat at once.
+
+Two folds.
+    The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
+    and is never rolled back; the peer acts on it (commit, reveal, ready, result) and reports
+    its notices (a claim kept or lost, a round scored). The *tentative* fold adds every held
+    event on top: it is what the player sees and plays on, recomputed from the final one when an
+    event arrives out of order. The local player's claims freeze their source pile until they
+    are final, so a lost race can always put the card back.
+
+Faults.
+    A member silent for ``suspect_after`` is suspected; past ``drop_after`` the peer signs a
+    ``drop`` vote with the last seq it holds, and stops announcing that feed beyond it. A strict
+    majority of votes drops the member (``cut`` = the highest seq among them); its events after
+    the cut never count. A voter that hears the member again withdraws its vote. Two different
+    signed events with one author and seq are an equivocation: both are relayed and the author
+    is voted out at the seq before.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.bodies import (
+    Beat,
+    Commit,
+    Drop,
+    DropReason,
+    EventBody,
+    Join,
+    Leave,
+    Play,
+    Ready,
+    Result,
+    Reveal,
+    RevealWhat,
+    Want,
+    encode_body,
+    kind_of,
+    parse_body,
+)
+from p2p_nertz.protocol.envelope import (
+    InvalidMessageError,
+    Kind,
+    Message,
+    RejectReason,
+    decode_message,
+    encode_message,
+)
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Event, GameState, Phase
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled_deck
+
+__all__ = [
+    "Effect",
+    "Equivocation",
+    "Peer",
+    "PeerConfig",
+    "Record",
+    "Rejected",
+    "Send",
+    "Suspected",
+]
+
+
+# -- effects ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``data`` to one member (``to``) or to every other member (``to is None``)."""
+
+    data: bytes
+    to: PeerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.
+
+    The runtime must make it durable before performing any :class:`Send` after it.
+    """
+
+    data: bytes
+    own: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message was refused and changed nothing (the reason is a short code)."""
+
+    reason: str
+    detail: str
+    author: PeerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Suspected:
+    """A member has been silent too long (``suspected``), or is heard again (``False``)."""
+
+    seat: int
+    suspected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Equivocation:
+    """Proof of cheating: two different signed events by one author with one seq."""
+
+    seat: int
+    seq: int
+    first: bytes
+    second: bytes
+
+
+Effect = Send | Record | Rejected | Suspected | Equivocation | st.Notice
+
+
+@dataclass(frozen=True, slots=True)
+class PeerConfig:
+    """Timers and limits of a peer (seconds and counts).
+
+    Attributes:
+        ack_delay: acks for received events are coalesced over this window.
+        beat_interval: an idle peer beats this often.
+        suspect_after: silence before a member is suspected.
+        drop_after: silence before this peer votes to drop a member (Zyre uses 5 s / 30 s).
+        want_interval: least time between two gap requests for one feed.
+        max_pending: events held per author ahead of its delivered feed.
+        max_want: events sent back for one gap request.
+    """
+
+    ack_delay: float = 0.002
+    beat_interval: float = 0.25
+    suspect_after: float = 5.0
+    drop_after: float = 30.0
+    want_interval: float = 0.05
+    max_pending: int = 4096
+    max_want: int = 64
+
+
+class Peer:
+    """One player's (or a spectator-less bot's) protocol core. See the module docstring.
+
+    Args:
+        identity: this peer's key.
+        spec: the game agreed in the lobby; this peer must be in its roster.
+        now: the current time.
+        config: timers and limits.
+
+    Raises:
+        LocalProtocolError: this identity is not in the roster.
+    """
+
+    def __init__(
+        self, identity: Identity, spec: GameSpec, now: float, config: PeerConfig | None = None
+    ) -> None:
+        try:
+            self.seat = spec.seat_of(identity.peer_id)
+        except KeyError:
+            raise LocalProtocolError("this identity is not in the game's roster") from None
+        self.identity = identity
+        self.spec = spec
+        self.config = config or PeerConfig()
+        self.game_id = spec.game_id
+        n = spec.seats
+        self._n = n
+        self._roster = frozenset(spec.peer_ids)
+        self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
+        self._private = identity.to_bytes()
+        # Feeds: delivered messages and events per seat, in seq order.
+        self._feeds: list[list[Message]] = [[] for _ in range(n)]
+        self._pending: list[dict[int, tuple[Message, EventBody]]] = [{} for _ in range(n)]
+        self.clock = 0
+        self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
+        self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
+        self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held vector
+        self._heard = [now] * n
+        self._suspected: set[int] = set()
+        self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
+        self.stable = 0
+        self._dirty = True  # something finality depends on changed since the last advance
+        self._votes_held = False  # a drop vote was delivered: check for exclusions
+        self._final = GameState(spec, seat=self.seat, secrets=self._secret)
+        self._nonfinal: list[Event] = []
+        self._nonfinal_keys: list[tuple[int, int, int]] = []
+        self._tentative: GameState | None = self._final.copy()
+        self._ack_due: float | None = None
+        self._last_sent = now
+        self._want_at = [0.0] * n
+        self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
+        self._out: list[Effect] = []
+        self._started = False
+        self.rejected = 0
+
+    # -- secrets of the fair deal -----------------------------------------------------------
+    def _secret(self, number: int) -> bytes:
+        return st.local_secret(self._private, self.game_id, number)
+
+    def _nonce(self, number: int) -> bytes:
+        return st.local_nonce(self._private, self.game_id, number)
+
+    # -- views ------------------------------------------------------------------------------
+    @property
+    def final(self) -> GameState:
+        """The final fold (never rolled back)."""
+        return self._final
+
+    @property
+    def tentative(self) -> GameState:
+        """The fold of every held event: what the player sees."""
+        if self._tentative is None:
+            t = self._final.copy()
+            for ev in self._nonfinal:
+                if self._counts(ev, t):
+                    t.apply(ev)
+            self._tentative = t
+        return self._tentative
+
+    @property
+    def view(self) -> Table | None:
+        """The table as this peer sees it now (tentative); ``None`` before the deal."""
+        return self.tentative.table
+
+    @property
+    def phase(self) -> Phase:
+        """The final phase of the game."""
+        return self._final.phase
+
+    def held(self, seat: int) -> int:
+        """How many events of ``seat``'s feed are held here."""
+        return len(self._feeds[seat])
+
+    def events(self, seat: int) -> list[Message]:
+        """The delivered events of one feed (for relaying and tests)."""
+        return list(self._feeds[seat])
+
+    def pending_claims(self) -> list[Event]:
+        """The local player's claims that are not final yet ("in the air")."""
+        return [e for e in self._nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
+
+    def frozen_piles(self) -> set[Pile]:
+        """The piles the local player may not touch while a claim from them is in the air."""
+        piles = set()
+        for ev in self.pending_claims():
+            body = ev.body
+            assert isinstance(body, Play) and body.move.source is not None
+            piles.add(body.move.source)
+        return piles
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` next has something to do (``None``: only on input)."""
+        deadlines = [self._last_sent + self.config.beat_interval]
+        if self._ack_due is not None:
+            deadlines.append(self._ack_due)
+        for q in range(self._n):
+            if q == self.seat or q in self._final.dropped:
+                continue
+            if q not in self._suspected:
+                deadlines.append(self._heard[q] + self.config.suspect_after)
+            elif q not in self._voted:
+                deadlines.append(self._heard[q] + self.config.drop_after)
+        return min(deadlines)
+
+    # -- inputs -----------------------------------------------------------------------------
+    def start(self, now: float) -> list[Effect]:
+        """Join the game: sign and send this peer's ``join`` (its first event)."""
+        if not self._started:
+            self._started = True
+            if not self._feeds[self.seat]:
+                self._emit(Join(self._frontier()), now)
+            self._beat(Kind.BEAT, now)
+        return self._flush(now)
+
+    def feed(self, data: bytes, now: float) -> list[Effect]:
+        """Take bytes received from the network. Never raises for anything in ``data``."""
+        self._receive(data, now)
+        return self._flush(now)
+
+    def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
+        """Take several messages at once (one round of finality and acks for the batch)."""
+        for data in messages:
+            self._receive(data, now)
+        return self._flush(now)
+
+    def tick(self, now: float) -> list[Effect]:
+        """Let time pass: beats, acks, suspicion, drop votes, gap repair."""
+        return self._flush(now)
+
+    def play(self, move: Move, now: float) -> list[Effect]:
+        """Play a move of the local player (or pass, or call Nerts).
+
+        Raises:
+            IllegalMoveError: the move is illegal now (nothing is sent, nothing changes).
+            LocalProtocolError: the game is not in play, or the pile is frozen by a claim in
+                the air.
+        """
+        tentative = self.tentative
+        table = tentative.table
+        if tentative.phase is not Phase.PLAY or table is None or table.over:
+            raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
+        if self.seat not in tentative.round.ready:
+            raise LocalProtocolError(f"{move}: the deal is not done yet")
+        frozen = self.frozen_piles()
+        touched = self._touches(move)
+        if frozen & touched:
+            pile = sorted(frozen & touched)[0]
+            raise LocalProtocolError(
+                f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
+            )
+        tableau = table.tableaux[self.seat]
+        card = None
+        if move.is_lake:
+            assert move.source is not None
+            foundation = move.foundation or table.lake_target(self.seat, move.source, move.declare)
+            move = Move.to_lake(move.source, foundation, move.declare)
+        _, play = table.play(self.seat, move, max(self.clock + 1, table.clock))
+        if play.resolution is not None:
+            if not play.resolution.kept:
+                who = play.resolution.winner
+                raise IllegalMoveError(
+                    f"{move}: {play.resolution.claim.card} no longer fits"
+                    + (f" (seat {who} got there first)" if who is not None else "")
+                )
+            card = play.resolution.claim.card
+        reveals: tuple[Card, ...] = ()
+        if move.kind is MoveKind.TURN and tableau.stock:
+            k = min(self.spec.rules.draw, len(tableau.stock))
+            reveals = tuple(reversed(tableau.stock[-k:]))
+        elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
+            reveals = (tableau.nerts[-2],)
+        body = Play(self._frontier(), tentative.round.number, move, card, reveals)
+        self._emit(body, now)
+        return self._flush(now)
+
+    def leave(self, now: float) -> list[Effect]:
+        """Leave the game (the others see a signed ``leave``)."""
+        if self.seat not in self._final.dropped and not any(
+            m.kind is Kind.LEAVE for m in self._feeds[self.seat]
+        ):
+            self._emit(Leave(self._frontier()), now)
+        return self._flush(now)
+
+    # -- restart ----------------------------------------------------------------------------
+    @classmethod
+    def restore(
+        cls,
+        identity: Identity,
+        spec: GameSpec,
+        records: Iterable[bytes],
+        now: float,
+        config: PeerConfig | None = None,
+    ) -> tuple[Peer, list[Effect]]:
+        """Rebuild a peer from its log (every event it sent or received) after a crash.
+
+        Its own events are taken back as sent, so no seq is ever reused; the returned effects
+        announce it (a beat) and re-send its latest event in case the crash came before the
+        send.
+        """
+        peer = cls(identity, spec, now, config)
+        peer._started = True
+        for data in records:
+            peer._receive(data, now, restoring=True)
+        peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
+        own = peer._feeds[peer.seat]
+        for message in own:
+            body = parse_body(message.kind, message.body, peer._n)
+            peer._mark_done(message.kind, body)
+            if isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
+                peer._voted[body.seat] = body.last_seq
+            elif isinstance(body, Drop):
+                peer._voted.pop(body.seat, None)
+        if own:
+            peer._out.append(Send(own[-1].wire))
+        else:
+            peer._emit(Join(peer._frontier()), now)
+        peer._beat(Kind.BEAT, now)
+        return peer, peer._flush(now)
+
+    # -- receiving --------------------------------------------------------------------------
+    def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
+        self.rejected += 1
+        self._out.append(Rejected(reason, detail, author))
+
+    def _receive(self, data: bytes, now: float, *, restoring: bool = False) -> None:
+        try:
+            message = decode_message(data, game_id=self.game_id, roster=self._roster)
+        except InvalidMessageError as exc:
+            self._reject(exc.reason.value, exc.detail)
+            return
+        seat = self._seat_of[message.author]
+        try:
+            body = parse_body(message.kind, message.body, self._n)
+        except ValueError as exc:
+            self._reject(RejectReason.BAD_BODY.value, str(exc), message.author)
+            return
+        if not message.kind.is_event:
+            if seat == self.seat:
+                return  # our own beat, echoed: nothing to learn
+            self._heard_from(seat, now)
+            if message.lamport > self.clock:
+                self.clock = message.lamport
+                self._dirty = True
+            if isinstance(body, Beat):
+                self._take_beat(seat, message.lamport, body, now)
+            elif isinstance(body, Want):
+                self._answer_want(message.author, body)
+            return
+        assert not isinstance(body, Beat | Want)
+        feed = self._feeds[seat]
+        if message.seq <= len(feed):
+            if feed[message.seq - 1].id != message.id:
+                self._equivocation(seat, feed[message.seq - 1], message, now)
+            return  # a duplicate (a replay or a relay we already have)
+        pending = self._pending[seat]
+        other = pending.get(message.seq)
+        if other is not None:
+            if other[0].id != message.id:
+                self._equivocation(seat, other[0], message, now)
+            return
+        if len(pending) >= self.config.max_pending:
+            self._reject("too_far_ahead", f"seat {seat} has too many events waiting")
+            return
+        if seat != self.seat:
+            self._heard_from(seat, now)
+        pending[message.seq] = (message, body)
+        self._drain(now, restoring=restoring)
+
+    def _drain(self, now: float, *, restoring: bool = False) -> None:
+        """Deliver every pending event whose turn has come."""
+        progress = True
+        while progress:
+            progress = False
+            for seat in range(self._n):
+                pending = self._pending[seat]
+                feed = self._feeds[seat]
+                while pending:
+                    nxt = pending.get(len(feed) + 1)
+                    if nxt is None:
+                        break
+                    message, body = nxt
+                    frontier = body.frontier
+                    if any(frontier[q] > len(self._feeds[q]) for q in range(self._n)):
+                        break  # its causal past is not all here yet
+                    problem = self._chain_problem(seat, message, frontier)
+                    del pending[message.seq]
+                    if problem is not None:
+                        self._reject("broken_chain", problem, message.author)
+                        continue
+                    self._deliver(seat, message, body, now, restoring=restoring)
+                    progress = True
+
+    def _chain_problem(self, seat: int, message: Message, frontier: tuple[int, ...]) -> str | None:
+        feed = self._feeds[seat]
+        prev = feed[-1].id if feed else None
+        if message.prev != prev:
+            return f"event {message.seq} does not follow the author's event {len(feed)}"
+        if frontier[seat] != message.seq - 1:
+            return f"event {message.seq} says it follows event {frontier[seat]}"
+        for q in range(self._n):
+            if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
+                return (
+                    f"Lamport time {message.lamport} is not above the events it has seen "
+                    f"(seat {q} event {frontier[q]})"
+                )
+        return None
+
+    def _deliver(
+        self, seat: int, message: Message, body: EventBody, now: float, *, restoring: bool
+    ) -> None:
+        self._feeds[seat].append(message)
+        self._dirty = True
+        self.clock = max(self.clock, message.lamport)
+        self._known[seat] = max(self._known[seat], message.lamport)
+        lamport, head = self._announced[seat]
+        if head <= len(self._feeds[seat]):
+            self._known[seat] = max(self._known[seat], lamport)
+        # The author holds what its frontier says, and this event itself.
+        held = body.frontier
+        self._note_held(seat, (*held[:seat], message.seq, *held[seat + 1 :]))
+        event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
+        key = event.key
+        index = bisect.bisect(self._nonfinal_keys, key)
+        self._nonfinal.insert(index, event)
+        self._nonfinal_keys.insert(index, key)
+        # The tentative fold is rebuilt from the final one when someone looks at it: the
+        # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
+        self._tentative = None
+        if message.kind is Kind.DROP:
+            self._votes_held = True
+        if seat != self.seat:
+            if not restoring:
+                self._out.append(Record(message.wire, own=False))
+            if self._ack_due is None:
+                self._ack_due = now + self.config.ack_delay
+
+    def _note_held(self, seat: int, held: tuple[int, ...]) -> None:
+        old = self._held_by[seat]
+        if held != old and any(h > o for h, o in zip(held, old, strict=True)):
+            self._held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
+            self._dirty = True
+
+    def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
+        feed = self._feeds[seat]
+        if 0 < beat.head_seq <= len(feed) and feed[beat.head_seq - 1].id != beat.head_id:
+            # The author signed a head that is not the event we hold: it forked.
+            self._out.append(
+                Rejected("fork", f"seat {seat} announces another event {beat.head_seq}")
+            )
+            return
+        if lamport > self._announced[seat][0]:
+            self._announced[seat] = (lamport, beat.head_seq)
+        if beat.head_seq <= len(feed) and lamport > self._known[seat]:
+            self._known[seat] = lamport
+            self._dirty = True
+        self._note_held(seat, beat.held)
+        # Gap repair: whoever holds more of a feed than we do can send it.
+        for q, h in enumerate(beat.held):
+            if h > len(self._feeds[q]):
+                self._want(q, h, self.spec.peer_ids[seat], now)
+        if beat.head_seq > len(feed):
+            self._want(seat, beat.head_seq, self.spec.peer_ids[seat], now)
+
+    def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
+        if now < self._want_at[seat]:
+            return
+        first = len(self._feeds[seat]) + 1
+        # Skip what is already waiting in pending.
+        while first in self._pending[seat] and first <= upto:
+            first += 1
+        if first > upto:
+            return
+        self._want_at[seat] = now + self.config.want_interval
+        last = min(upto, first + self.config.max_want - 1)
+        self._send_beat_kind(Kind.WANT, Want(seat, first, last), to=source)
+
+    def _answer_want(self, to: PeerId, want: Want) -> None:
+        feed = self._feeds[want.seat]
+        last = min(want.last, len(feed), want.first + self.config.max_want - 1)
+        for message in feed[want.first - 1 : last]:
+            self._out.append(Send(message.wire, to))
+
+    def _heard_from(self, seat: int, now: float) -> None:
+        self._heard[seat] = now
+        if seat in self._suspected:
+            self._suspected.discard(seat)
+            self._out.append(Suspected(seat, False))
+        if seat in self._voted and seat not in self.tentative.dropped:
+            # We hear it again: withdraw our vote (it only counts if still needed).
+            del self._voted[seat]
+            self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
+
+    def _equivocation(self, seat: int, first: Message, second: Message, now: float) -> None:
+        self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
+        # Relay the proof to everyone, and vote the author out before the fork.
+        self._out.append(Send(first.wire))
+        self._out.append(Send(second.wire))
+        if seat not in self._voted and seat != self.seat:
+            cut = min(first.seq - 1, len(self._feeds[seat]))
+            self._voted[seat] = cut
+            self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION), now)
+
+    # -- finality ---------------------------------------------------------------------------
+    def _counts(self, event: Event, state: GameState) -> bool:
+        """Whether an event of a dropped seat is past its cut (never counts)."""
+        cut = state.dropped.get(event.seat)
+        return cut is None or event.seq <= cut
+
+    def _bounds(self, excluded: dict[int, int]) -> int:
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play."""
+        n = self._n
+        members = [q for q in range(n) if q not in excluded]
+        known = list(self._known)
+        known[self.seat] = self.clock
+        bound = min(known[q] for q in members)
+        for r in members:
+            if r == self.seat:
+                continue
+            held = self._held_by[r]
+            for q in members:
+                feed = self._feeds[q]
+                h = held[q]
+                if h < len(feed):
+                    bound = min(bound, feed[h].lamport - 1)
+        return bound
+
+    def _advance_final(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        final = self._final
+        excluded = dict(final.dropped)
+        tentative = self.tentative if self._votes_held else final
+        # Seats the held votes drop (at a point the others' feeds make final) no longer hold
+        # finality back, once their events up to the cut are here. Try them all together (a
+        # partition drops several at once), then give up those whose drop is not yet final.
+        candidates = {
+            q: cut
+            for q, cut in tentative.dropped.items()
+            if q not in excluded and len(self._feeds[q]) >= cut
+        }
+        while candidates:
+            trial = excluded | candidates
+            bound = self._bounds(trial)
+            late = [q for q in candidates if tentative.drop_at.get(q, 0) > bound]
+            if not late:
+                excluded = trial
+                break
+            for q in late:
+                del candidates[q]
+        stable = self._bounds(excluded)
+        if stable <= self.stable:
+            return
+        self.stable = max(self.stable, stable)
+        moved = 0
+        for event in self._nonfinal:
+            if event.lamport > self.stable:
+                break
+            moved += 1
+            limit = excluded.get(event.seat)
+            if limit is not None and event.seq > limit:
+                self._tentative = None  # the tentative fold counted it; this one never will
+                continue
+            self._out.extend(final.apply(event))
+        if moved:
+            del self._nonfinal[:moved]
+            del self._nonfinal_keys[:moved]
+            self._act()
+
+    # -- acting on the final state ----------------------------------------------------------
+    def _act(self) -> None:
+        """Emit the phase events the final state now calls for."""
+        final = self._final
+        rs = final.round
+        seat = self.seat
+        if seat in final.dropped or seat not in rs.seats or seat in rs.forfeit:
+            return
+        n = rs.number
+        phase = final.phase
+        if phase is Phase.COMMIT and not self._is_done(Kind.COMMIT, n):
+            self._emit(
+                Commit(
+                    self._frontier(),
+                    n,
+                    st.secret_hash(self._secret(n)),
+                    st.nonce_hash(self._nonce(n)),
+                ),
+                None,
+            )
+        elif phase is Phase.NONCE and not self._is_done(Kind.REVEAL, n, RevealWhat.NONCE):
+            self._emit(Reveal(self._frontier(), n, RevealWhat.NONCE, self._nonce(n)), None)
+        elif phase is Phase.PLAY and not self._is_done(Kind.READY, n):
+            assert rs.randomness is not None
+            deck = shuffled_deck(
+                st.deck_seed(self._secret(n), rs.randomness, n), self.spec.rules.jokers
+            )
+            t = Tableau.deal(deck, self.spec.rules)
+            visible = (t.nerts[-1], *(p[-1] for p in t.work))
+            self._emit(Ready(self._frontier(), n, visible), None)
+        elif phase is Phase.REVEAL and not self._is_done(Kind.REVEAL, n, RevealWhat.SECRET):
+            self._emit(Reveal(self._frontier(), n, RevealWhat.SECRET, self._secret(n)), None)
+        elif phase is Phase.RESULT and not self._is_done(Kind.RESULT, n):
+            assert rs.expected is not None and rs.digest is not None
+            scores = tuple(p.total for p in rs.expected.players)
+            self._emit(Result(self._frontier(), n, rs.digest, scores), None)
+
+    def _is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
+        return (int(kind), number, int(what)) in self._done
+
+    def _mark_done(self, kind: Kind, body: object) -> None:
+        number = getattr(body, "round", 0)
+        what = int(body.what) if isinstance(body, Reveal) else 0
+        self._done.add((int(kind), number, what))
+
+    # -- sending ----------------------------------------------------------------------------
+    def _frontier(self) -> tuple[int, ...]:
+        """What we announce holding: everything, except past our vote for a suspect."""
+        held = [len(f) for f in self._feeds]
+        for q, seq in self._voted.items():
+            held[q] = min(held[q], seq)
+        return tuple(held)
+
+    def _emit(self, body: EventBody, now: float | None) -> None:
+        """Sign one of our events, log it, send it, and deliver it to ourselves."""
+        kind = kind_of(body)
+        feed = self._feeds[self.seat]
+        seq = len(feed) + 1
+        frontier = list(body.frontier)
+        frontier[self.seat] = seq - 1
+        body = _with_frontier(body, tuple(frontier))
+        self.clock += 1
+        for q in range(self._n):
+            if frontier[q]:
+                self.clock = max(self.clock, self._feeds[q][frontier[q] - 1].lamport + 1)
+        wire = encode_message(
+            self.identity,
+            game_id=self.game_id,
+            seq=seq,
+            prev=feed[-1].id if feed else None,
+            lamport=self.clock,
+            kind=kind,
+            body=encode_body(body),
+        )
+        self._mark_done(kind, body)
+        # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
+        message = decode_message(wire, game_id=self.game_id, roster=self._roster)
+        self._out.append(Record(wire, own=True))
+        self._out.append(Send(wire))
+        self._last_sent = now if now is not None else self._last_sent
+        self._deliver(self.seat, message, body, now or 0.0, restoring=True)
+
+    def _send_beat_kind(self, kind: Kind, body: Beat | Want, to: PeerId | None = None) -> None:
+        self.clock += 1
+        self._dirty = True
+        wire = encode_message(
+            self.identity,
+            game_id=self.game_id,
+            seq=0,
+            prev=None,
+            lamport=self.clock,
+            kind=kind,
+            body=encode_body(body),
+        )
+        self._out.append(Send(wire, to))
+
+    def _beat(self, kind: Kind, now: float) -> None:
+        feed = self._feeds[self.seat]
+        head = feed[-1].id if feed else None
+        self._send_beat_kind(kind, Beat(len(feed), head, self._frontier()))
+        self._last_sent = now
+        self._ack_due = None
+
+    def _flush(self, now: float) -> list[Effect]:
+        """Finish one input: finality, phase actions, timers; return the effects."""
+        self._advance_final()
+        self._liveness(now)
+        if self._ack_due is not None and now >= self._ack_due:
+            self._beat(Kind.ACK, now)
+        elif now >= self._last_sent + self.config.beat_interval:  # the deadline's own sum
+            self._beat(Kind.BEAT, now)
+        out, self._out = self._out, []
+        return out
+
+    def _liveness(self, now: float) -> None:
+        final = self._final
+        for q in range(self._n):
+            if q == self.seat or q in final.dropped:
+                continue
+            # Compare with the same sums next_deadline() returns, or a float rounding could
+            # leave a deadline that is due but never acted on.
+            heard = self._heard[q]
+            if now >= heard + self.config.suspect_after and q not in self._suspected:
+                self._suspected.add(q)
+                self._out.append(Suspected(q, True))
+            if now >= heard + self.config.drop_after and q not in self._voted:
+                self._voted[q] = len(self._feeds[q])
+                self._emit(Drop(self._frontier(), q, len(self._feeds[q]), DropReason.SILENT), now)
+
+    @staticmethod
+    def _touches(move: Move) -> set[Pile]:
+        if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
+            return {Pile.WASTE}
+        if move.kind is MoveKind.CALL:
+            return {Pile.NERTS}
+        touched = set()
+        if move.source is not None:
+            touched.add(move.source)
+        if move.target is not None and move.target is not Pile.LAKE:
+            touched.add(move.target)
+        return touched
+
+
+def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:
+    """The same body with another frontier (all event bodies carry one)."""
+    return dataclasses.replace(body, frontier=frontier)

@@ -1,0 +1,156 @@
+"""The game a set of peers agreed on in the lobby: roster, rules, and the id that binds them.
+
+The convener proposes a :class:`GameSpec`; every member signs a ``join`` for its id (DESIGN.md
+§5.1). The id is the SHA-256 of the spec's canonical msgpack form, so a join for one roster and
+set of rules can never count for another, and a message from another game is refused by the
+envelope codec before anything else looks at it.
+
+Seats are the roster in the order of the peer ids' bytes: the same order as the ``author``
+component of the total order of events ``(lamport, author, seq)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.errors import InvalidRulesError
+from p2p_nertz.protocol.identity import PeerId, fingerprint, is_valid_peer_id
+from p2p_nertz.rules import Rules
+
+__all__ = ["GameSpec", "Member"]
+
+_SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
+MAX_NAME = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A player of the game: their peer id (Ed25519 public key) and display name."""
+
+    peer_id: PeerId
+    name: str
+
+    @property
+    def fingerprint(self) -> str:
+        """The short fingerprint people compare."""
+        return fingerprint(self.peer_id)
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    """A proposed game: its members in seat order, its rules, and a label the convener chose.
+
+    Build with :meth:`create`, which sorts the roster into seat order and validates it.
+
+    Attributes:
+        members: the roster, in seat order (by peer id bytes).
+        rules: the rules of the game.
+        label: free bytes that make two games of the same people and rules distinct (the
+            convener picks them, e.g. from a clock or randomness *outside* the core).
+    """
+
+    members: tuple[Member, ...]
+    rules: Rules
+    label: bytes
+
+    @classmethod
+    def create(cls, members: Sequence[tuple[bytes, str]], rules: Rules, label: bytes) -> GameSpec:
+        """A spec for these ``(peer id, name)`` pairs, in seat order.
+
+        Raises:
+            InvalidRulesError: a bad or repeated peer id, a bad name, or a roster the rules do
+                not allow.
+        """
+        ids = [m[0] for m in members]
+        if len(set(ids)) != len(ids):
+            raise InvalidRulesError("a peer appears twice in the roster")
+        roster = []
+        for peer_id, name in sorted(members, key=lambda m: m[0]):
+            if not is_valid_peer_id(peer_id):
+                raise InvalidRulesError(f"not a usable peer id: {peer_id.hex()}")
+            if (
+                not isinstance(name, str)
+                or not 1 <= len(name) <= MAX_NAME
+                or not name.isprintable()
+            ):
+                raise InvalidRulesError(f"a name is 1 to {MAX_NAME} printable characters: {name!r}")
+            roster.append(Member(PeerId(peer_id), name))
+        rules.validate_players(len(roster))
+        if len(label) > 64:
+            raise InvalidRulesError("the game label is at most 64 bytes")
+        return cls(tuple(roster), rules, bytes(label))
+
+    @property
+    def seats(self) -> int:
+        """Number of seats."""
+        return len(self.members)
+
+    @property
+    def peer_ids(self) -> tuple[PeerId, ...]:
+        """The peer ids in seat order."""
+        return tuple(m.peer_id for m in self.members)
+
+    def seat_of(self, peer_id: bytes) -> int:
+        """The seat of a member.
+
+        Raises:
+            KeyError: not a member.
+        """
+        for seat, m in enumerate(self.members):
+            if m.peer_id == peer_id:
+                return seat
+        raise KeyError(fingerprint(peer_id))
+
+    def to_wire(self) -> bytes:
+        """The canonical msgpack form (what the game id hashes)."""
+        packed: bytes = msgpack.packb(
+            [
+                1,
+                [[m.peer_id, m.name] for m in self.members],
+                self.rules.to_dict(),
+                self.label,
+            ],
+            use_bin_type=True,
+        )
+        return packed
+
+    @classmethod
+    def from_wire(cls, data: bytes) -> GameSpec:
+        """Parse :meth:`to_wire` output.
+
+        Raises:
+            InvalidRulesError: the bytes are not a valid spec.
+        """
+        if len(data) > 16384:
+            raise InvalidRulesError("a game spec is at most 16 KiB")
+        try:
+            version, roster, rules, label = msgpack.unpackb(data, raw=False, strict_map_key=True)
+            if version != 1:
+                raise InvalidRulesError(f"unknown game spec version {version!r}")
+            members = [(bytes(p), str(n)) for p, n in roster]
+            spec = cls.create(members, Rules.from_dict(dict(rules)), bytes(label))
+        except InvalidRulesError:
+            raise
+        except Exception as exc:
+            raise InvalidRulesError(f"not a game spec: {exc}") from None
+        if spec.to_wire() != data:
+            raise InvalidRulesError("the game spec is not in canonical form")
+        return spec
+
+    @property
+    def game_id(self) -> bytes:
+        """SHA-256 of the domain tag and :meth:`to_wire`: the id every message carries."""
+        return hashlib.sha256(_SPEC_DOMAIN + self.to_wire()).digest()
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-friendly summary (for status output and the audit report)."""
+        return {
+            "game_id": self.game_id.hex(),
+            "players": [{"name": m.name, "fingerprint": m.fingerprint} for m in self.members],
+            "rules": self.rules.to_dict(),
+        }

@@ -1,0 +1,809 @@
+"""The game as a deterministic fold over events in their total order.
+
+Theory of operation
+-------------------
+Every peer holds some set of signed events. :class:`GameState` folds them, one at a time, in
+the total order ``(lamport, seat, seq)`` (DESIGN.md §3): the same events in the same order give
+the same state on every machine, whatever order the bytes arrived in. The peer keeps two folds:
+the *final* one over the events it knows to be stable (never rolled back), and a *tentative* one,
+recomputed from the final state whenever an event arrives out of order (GGPO's rollback).
+
+The fold drives the whole game (DESIGN.md §5):
+
+``joining`` every member's first event is a ``join``;
+``commit`` each seat of the round commits ``H(secret)`` and ``H(nonce)``;
+``nonce`` once all commits are in, each reveals its nonce; ``R = H(nonces)``;
+``play`` each seat publishes its dealt face-up cards (``ready``) and plays: moves, claims,
+    stuck, Nerts. Tableaux of other seats are followed with their hidden cards as
+    :data:`~p2p_nertz.rules.cards.HIDDEN`, filled in as moves reveal them;
+``reveal`` the round is over (Nerts at ``T*``, or blocked); each reveals its secret, and
+    every seat's moves are replayed against the deck the secret gives: every revealed card
+    must be the card the deck says;
+``result`` each seat publishes the lake digest and the scores, which must be the fold's own;
+``over`` the game has a result.
+
+An event that is well signed and well formed but wrong *here* (an illegal move, a card its
+owner does not have where it says, a reveal that does not match its commit) changes nothing and
+is recorded as a :class:`Violation`, the same on every peer. A seat whose deal cannot be
+verified (a stacked or withheld deck) forfeits the round: it scores as if its whole Nerts pile
+were left and it had no card in the lake.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import hashlib
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.protocol.bodies import (
+    Commit,
+    Drop,
+    DropReason,
+    EventBody,
+    Join,
+    Leave,
+    Play,
+    Ready,
+    Result,
+    Reveal,
+    RevealWhat,
+)
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import (
+    NERTS_PILE_SIZE,
+    Card,
+    FoundationId,
+    Game,
+    GameResult,
+    Move,
+    MoveKind,
+    Outcome,
+    Pile,
+    PlayerScore,
+    Resolution,
+    RoundScore,
+    RoundStatus,
+    Table,
+    Tableau,
+    shuffled_deck,
+)
+from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.rules.lake import Claim
+
+__all__ = [
+    "Event",
+    "GameState",
+    "Phase",
+    "Violation",
+    "deck_seed",
+    "local_nonce",
+    "local_secret",
+    "nonce_hash",
+    "round_randomness",
+    "secret_hash",
+]
+
+
+# -- the fair deal's hashes (DESIGN.md §5.2) --------------------------------------------------
+def secret_hash(secret: bytes) -> bytes:
+    """The commitment to a round secret."""
+    return hashlib.sha256(b"p2p-nertz/v1/secret\0" + secret).digest()
+
+
+def nonce_hash(nonce: bytes) -> bytes:
+    """The commitment to a round nonce."""
+    return hashlib.sha256(b"p2p-nertz/v1/nonce\0" + nonce).digest()
+
+
+def round_randomness(nonces: list[bytes]) -> bytes:
+    """``R = H(all nonces)``, in seat order."""
+    return hashlib.sha256(b"p2p-nertz/v1/R\0" + b"".join(nonces)).digest()
+
+
+def deck_seed(secret: bytes, randomness: bytes, number: int) -> bytes:
+    """The seed of a seat's deck for a round: ``H(secret, R, round)``."""
+    return hashlib.sha256(
+        b"p2p-nertz/v1/deck\0" + secret + randomness + number.to_bytes(4, "big")
+    ).digest()
+
+
+def local_secret(private_key: bytes, game_id: bytes, number: int) -> bytes:
+    """A seat's secret for a round, derived from its private key (so a restart knows it)."""
+    return hmac.new(
+        private_key, b"secret\0" + game_id + number.to_bytes(4, "big"), "sha256"
+    ).digest()
+
+
+def local_nonce(private_key: bytes, game_id: bytes, number: int) -> bytes:
+    """A seat's nonce for a round, derived from its private key."""
+    return hmac.new(
+        private_key, b"nonce\0" + game_id + number.to_bytes(4, "big"), "sha256"
+    ).digest()
+
+
+class Phase(enum.Enum):
+    """Where the game stands (module docstring)."""
+
+    JOINING = "joining"
+    COMMIT = "commit"
+    NONCE = "nonce"
+    PLAY = "play"
+    REVEAL = "reveal"
+    RESULT = "result"
+    OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A verified event, ready to fold: who, where in their feed, when, what."""
+
+    seat: int
+    seq: int
+    lamport: int
+    kind: Kind
+    body: EventBody
+    id: bytes = b""
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        """The total order ``(lamport, seat, seq)``."""
+        return (self.lamport, self.seat, self.seq)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """An event that was refused by the fold: the same on every peer, and proof of a fault."""
+
+    seat: int
+    seq: int
+    kind: Kind
+    reason: str
+
+    def __str__(self) -> str:
+        return f"seat {self.seat} event {self.seq} ({self.kind.name.lower()}): {self.reason}"
+
+
+# Notices the fold reports (the peer turns them into events for the UI).
+@dataclass(frozen=True, slots=True)
+class ClaimDecided:
+    """A claim was resolved (kept, tied, or lost and its card returned)."""
+
+    resolution: Resolution
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChanged:
+    """The game moved to another phase."""
+
+    phase: Phase
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rotated:
+    """Everyone was stuck: every tableau rotated."""
+
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded:
+    """Play is over: Nerts at ``cut`` (``T*``), or blocked."""
+
+    round: int
+    status: RoundStatus
+    cut: int
+    callers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScored:
+    """Every result is in: the round's scores and the game's totals."""
+
+    round: int
+    score: RoundScore
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """The game is over."""
+
+    result: GameResult
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDropped:
+    """A strict majority voted a member out (or it left): its events after ``cut`` are ignored."""
+
+    seat: int
+    cut: int
+    left: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """An event was refused by the fold (see :class:`Violation`)."""
+
+    violation: Violation
+
+
+Notice = (
+    ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped
+) | Refused
+
+
+class _Refuse(Exception):
+    """Internal: the event is wrong here; becomes a Violation."""
+
+
+@dataclass(slots=True)
+class RoundState:
+    """The per-round part of the fold (every field an immutable value: copies are cheap)."""
+
+    number: int
+    seats: frozenset[int]
+    commits: dict[int, Commit] = field(default_factory=dict)
+    nonces: dict[int, bytes] = field(default_factory=dict)
+    randomness: bytes | None = None
+    ready: frozenset[int] = frozenset()
+    table: Table | None = None
+    # The round's play, for the replay against the decks: (seat, move, card, reveals, lost)
+    # per play event, and None for an everyone-stuck rotation.
+    log: tuple[tuple[int, Move, Card | None, tuple[Card, ...], bool] | None, ...] = ()
+    seen: dict[int, frozenset[Card]] = field(default_factory=dict)
+    top_events: dict[FoundationId, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    secrets: dict[int, bytes] = field(default_factory=dict)
+    forfeit: frozenset[int] = frozenset()
+    expected: RoundScore | None = None
+    digest: bytes | None = None
+    results: frozenset[int] = frozenset()
+
+    def copy(self) -> RoundState:
+        new = copy.copy(self)
+        new.commits = dict(self.commits)
+        new.nonces = dict(self.nonces)
+        new.seen = dict(self.seen)
+        new.top_events = dict(self.top_events)
+        new.secrets = dict(self.secrets)
+        return new
+
+
+class GameState:
+    """The fold (module docstring). Mutable for speed; :meth:`copy` is cheap and independent.
+
+    Args:
+        spec: the game.
+        secrets: for the local peer, a function giving its secret for a round (its own deck is
+            then followed with every card known); ``None`` for a spectator or the audit.
+        seat: the local peer's seat, if it plays.
+    """
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        *,
+        seat: int | None = None,
+        secrets: Callable[[int], bytes] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.rules = spec.rules
+        self.local_seat = seat
+        self._secrets = secrets
+        n = spec.seats
+        self.joined: frozenset[int] = frozenset()
+        self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
+        self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
+        self.left: frozenset[int] = frozenset()
+        self.votes: dict[int, tuple[tuple[int, int, DropReason], ...]] = {}
+        self.phase = Phase.JOINING
+        self.round = RoundState(0, frozenset(range(n)))
+        self.game = Game(spec.rules, n)
+        self.violations: tuple[Violation, ...] = ()
+        self.scores: tuple[RoundScore, ...] = ()
+        #: Every finished round: (number, lake digest, scores), in order.
+        self.history: tuple[tuple[int, bytes, tuple[int, ...]], ...] = ()
+        #: The rounds before the current one, kept for replays and audits.
+        self.past_rounds: tuple[RoundState, ...] = ()
+        self.events = 0
+
+    def copy(self) -> GameState:
+        """An independent copy (the peer's tentative fold starts from its final one)."""
+        new = copy.copy(self)
+        new.dropped = dict(self.dropped)
+        new.drop_at = dict(self.drop_at)
+        new.votes = dict(self.votes)
+        new.round = self.round.copy()
+        return new
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def table(self) -> Table | None:
+        """The current round's table (``None`` before the deal)."""
+        return self.round.table
+
+    @property
+    def majority(self) -> int:
+        """Votes needed to drop a member: a strict majority of the roster."""
+        return self.spec.seats // 2 + 1
+
+    def waiting(self) -> frozenset[int]:
+        """The seats whose event the current phase waits for."""
+        rs = self.round
+        out = set(self.dropped) | rs.forfeit
+        if self.phase is Phase.JOINING:
+            return frozenset(range(self.spec.seats)) - self.joined - set(self.dropped)
+        if self.phase is Phase.COMMIT:
+            return frozenset(rs.seats - set(rs.commits) - out)
+        if self.phase is Phase.NONCE:
+            return frozenset(rs.seats - set(rs.nonces) - out)
+        if self.phase is Phase.PLAY:
+            return frozenset(rs.seats - rs.ready - out)
+        if self.phase is Phase.REVEAL:
+            return frozenset(rs.seats - set(rs.secrets) - out)
+        if self.phase is Phase.RESULT:
+            return frozenset(rs.seats - rs.results - out)
+        return frozenset()
+
+    def digest(self) -> str:
+        """A hash of everything the fold decided (for agreement and determinism checks)."""
+        h = hashlib.sha256()
+        h.update(f"{self.phase.value}|{self.round.number}|{sorted(self.dropped.items())}".encode())
+        h.update(repr(self.game.history).encode())
+        h.update("|".join(map(str, self.violations)).encode())
+        table = self.round.table
+        if table is not None:
+            # Only what every peer knows: the lake, and how big each hidden pile is.
+            h.update(table.lake.digest())
+            h.update(f"{table.status.value}|{table.cut}|{table.callers}".encode())
+            for t in table.tableaux:
+                h.update(f"{len(t.nerts)},{len(t.stock)},{len(t.waste)};".encode())
+        return h.hexdigest()
+
+    # -- the fold -------------------------------------------------------------------------
+    def apply(self, event: Event) -> list[Notice]:
+        """Fold one event (the next in total order); return what it made happen."""
+        self.events += 1
+        seat = event.seat
+        if seat in self.dropped:
+            return []  # after a drop or a leave, nothing more of this seat counts
+        notices: list[Notice] = []
+        try:
+            if event.kind is not Kind.JOIN and seat not in self.joined:
+                raise _Refuse("an event before the author's join")
+            handler = _HANDLERS[event.kind]
+            handler(self, event, notices)
+        except _Refuse as refused:
+            violation = Violation(seat, event.seq, event.kind, str(refused))
+            self.violations += (violation,)
+            notices.append(Refused(violation))
+            return notices
+        self._advance(notices)
+        return notices
+
+    def _join(self, event: Event, notices: list[Notice]) -> None:
+        if not isinstance(event.body, Join) or event.seq != 1:
+            raise _Refuse("a join must be the author's first event")
+        self.joined |= {event.seat}
+
+    def _commit(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Commit)
+        rs = self.round
+        self._expect(Phase.COMMIT, body.round, event.seat)
+        if event.seat in rs.commits:
+            raise _Refuse(f"a second commit for round {body.round}")
+        rs.commits[event.seat] = body
+
+    def _reveal(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Reveal)
+        rs = self.round
+        seat = event.seat
+        commit = rs.commits.get(seat)
+        if body.what is RevealWhat.NONCE:
+            self._expect(Phase.NONCE, body.round, seat)
+            if seat in rs.nonces:
+                raise _Refuse("a second nonce")
+            if commit is None or nonce_hash(body.value) != commit.nonce_hash:
+                rs.forfeit |= {seat}
+                raise _Refuse("the nonce does not match its commit: the seat forfeits the round")
+            rs.nonces[seat] = body.value
+            return
+        self._expect(Phase.REVEAL, body.round, seat)
+        if seat in rs.secrets:
+            raise _Refuse("a second secret")
+        if commit is None or secret_hash(body.value) != commit.secret_hash:
+            rs.forfeit |= {seat}
+            raise _Refuse(
+                "the secret does not match its commit (a stacked deck): the seat forfeits"
+            )
+        rs.secrets[seat] = body.value
+
+    def _ready(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Ready)
+        rs = self.round
+        seat = event.seat
+        self._expect(Phase.PLAY, body.round, seat)
+        if seat in rs.ready:
+            raise _Refuse("a second ready")
+        assert rs.table is not None and rs.randomness is not None
+        rules = self.rules
+        if len(body.visible) != 1 + rules.work_piles:
+            raise _Refuse(f"a deal shows the Nerts top and {rules.work_piles} work piles")
+        physical = {c.physical for c in body.visible}
+        if len(physical) != len(body.visible) or any(
+            c.is_joker and c.declared for c in body.visible
+        ):
+            raise _Refuse("the dealt cards repeat a card or declare a joker")
+        if seat == self.local_seat and self._secrets is not None:
+            deck = shuffled_deck(
+                deck_seed(self._secrets(rs.number), rs.randomness, rs.number), rules.jokers
+            )
+            tableau = Tableau.deal(deck, rules)
+            shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
+            if shown != body.visible:
+                raise _Refuse("the dealt cards are not the ones this seat's deck deals")
+        else:
+            top, *work = body.visible
+            tableau = Tableau(
+                (HIDDEN,) * (NERTS_PILE_SIZE - 1) + (top,),
+                tuple((c,) for c in work),
+                (HIDDEN,) * rules.stock_size,
+                (),
+            )
+        rs.table = rs.table.with_tableau(seat, tableau)
+        rs.ready |= {seat}
+        rs.seen[seat] = frozenset(physical)
+
+    def _play(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Play)
+        rs = self.round
+        seat = event.seat
+        table = rs.table
+        if table is None or body.round < rs.number:
+            return  # a late move of a finished round: it does not count
+        if body.round != rs.number:
+            raise _Refuse(f"round {body.round} is not being played")
+        if seat not in rs.ready:
+            raise _Refuse("a move before the seat's deal (ready)")
+        if table.over and not (
+            table.status is RoundStatus.NERTS
+            and table.cut is not None
+            and event.lamport <= table.cut
+        ):
+            return  # made before its author knew the round was over: it does not count
+        move = body.move
+        before = table.tableaux[seat]
+        tableau, seen = self._fill_reveals(seat, before, move, body.reveals)
+        if move.is_lake:
+            assert move.source is not None and move.foundation is not None
+            top = tableau.top(move.source)
+            decl = move.declare
+            played = top
+            if top is not None and not top.declared and top.is_joker and decl is not None:
+                assert decl.suit is not None
+                played = top.declare(decl.rank, decl.suit)
+            if played is None or body.card is None or played != body.card:
+                raise _Refuse(
+                    f"claims {body.card} from {move.source!r}, where the seat shows {top}"
+                )
+            if not self._saw_foundation(event, move.foundation, body.card):
+                # The author never saw the card this one would go on: it cannot win the race.
+                res = Resolution(
+                    Claim(seat, body.card, move.source, move.foundation, event.lamport),
+                    Outcome.LOST,
+                    None,
+                )
+                rs.log += ((seat, move, body.card, body.reveals, True),)
+                rs.seen[seat] = seen
+                rs.table = table.with_tableau(seat, tableau)
+                notices.append(ClaimDecided(res, rs.number))
+                return
+        try:
+            new, play = table.with_tableau(seat, tableau).play(seat, move, event.lamport)
+        except IllegalMoveError as exc:
+            raise _Refuse(str(exc)) from None
+        rs.table = new
+        rs.seen[seat] = seen
+        lost = play.resolution is not None and not play.resolution.kept
+        rs.log += ((seat, move, body.card, body.reveals, lost),)
+        if play.resolution is not None:
+            notices.append(ClaimDecided(play.resolution, rs.number))
+            if play.resolution.kept:
+                fid = move.foundation
+                assert fid is not None
+                entry = (seat, event.seq)
+                if play.resolution.outcome is Outcome.TIED:
+                    rs.top_events[fid] = (*rs.top_events.get(fid, ()), entry)
+                else:
+                    rs.top_events[fid] = (entry,)
+        if play.rotated:
+            rs.log += (None,)
+            notices.append(Rotated(rs.number))
+        if play.ended is not None:
+            assert new.cut is not None or play.ended is RoundStatus.BLOCKED
+            cut = new.cut if new.cut is not None else event.lamport
+            notices.append(RoundEnded(rs.number, play.ended, cut, new.callers))
+            self._set_phase(Phase.REVEAL, notices)
+        elif move.kind is MoveKind.CALL and new.status is RoundStatus.NERTS and not play.false_call:
+            # A simultaneous call at T*: the round already ended; report the new caller set.
+            assert new.cut is not None
+            notices.append(RoundEnded(rs.number, RoundStatus.NERTS, new.cut, new.callers))
+
+    def _fill_reveals(
+        self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...]
+    ) -> tuple[Tableau, frozenset[Card]]:
+        """The tableau with the cards this move turns face up filled in, checked.
+
+        A stock turn shows the cards it turns in the order they land on the waste (the top of
+        the stock first); a move that takes the Nerts top card shows the card under it.
+        """
+        seen = self.round.seen.get(seat, frozenset())
+        kind = move.kind
+        if kind is MoveKind.TURN and tableau.stock:
+            k = min(self.rules.draw, len(tableau.stock))
+            where = "stock"
+            current = tableau.stock[-k:][::-1]  # landing order
+        elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
+            where = "nerts"
+            current = tableau.nerts[-2:-1]
+        else:
+            if reveals:
+                raise _Refuse(f"{move} turns up no card, the event shows {len(reveals)}")
+            return tableau, seen
+        if len(reveals) != len(current):
+            raise _Refuse(f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}")
+        if current == reveals:
+            return tableau, seen  # nothing hidden here: every card was known and matches
+        filled = []
+        added: set[Card] = set()
+        for now, card in zip(current, reveals, strict=True):
+            if now is HIDDEN:
+                if card.physical in seen or card.physical in added:
+                    raise _Refuse(f"reveals {card}, which this seat has already shown")
+                if card.is_joker and card.declared:
+                    raise _Refuse(f"a face-down joker cannot be declared ({card})")
+                added.add(card.physical)
+                filled.append(card)
+            elif now != card:
+                raise _Refuse(f"reveals {card} where the seat's card is {now}")
+            else:
+                filled.append(now)
+        if where == "stock":
+            stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
+            new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
+        else:
+            nerts = (*tableau.nerts[:-2], filled[0], tableau.nerts[-1])
+            new = Tableau(nerts, tableau.work, tableau.stock, tableau.waste)
+        return new, seen | added
+
+    def _saw_foundation(self, event: Event, fid: FoundationId, card: Card) -> bool:
+        """Whether the claim's frontier holds an event that put a card at ``rank - 1`` on
+        ``fid`` (DESIGN.md §3: a claim must have seen what it goes on)."""
+        if card.rank == 1:
+            return True
+        table = self.round.table
+        assert table is not None
+        if table.lake.height(fid) != card.rank - 1:
+            return True  # not a contest of this kind: the lake decides (tie or loss)
+        body = event.body
+        frontier = body.frontier
+        return any(frontier[s] >= seq for s, seq in self.round.top_events.get(fid, ()))
+
+    def _result(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Result)
+        rs = self.round
+        self._expect(Phase.RESULT, body.round, event.seat)
+        if event.seat in rs.results:
+            raise _Refuse("a second result")
+        assert rs.expected is not None and rs.digest is not None
+        rs.results |= {event.seat}
+        expected = tuple(p.total for p in rs.expected.players)
+        if body.digest != rs.digest or body.scores != expected:
+            raise _Refuse(
+                f"its result {list(body.scores)} disagrees with the replay {list(expected)}"
+            )
+
+    def _drop(self, event: Event, notices: list[Notice]) -> None:
+        body = event.body
+        assert isinstance(body, Drop)
+        target = body.seat
+        if target == event.seat:
+            raise _Refuse("a vote to drop oneself")
+        if target in self.dropped:
+            return
+        votes = self.votes.get(target, ())
+        if body.reason is DropReason.WITHDRAW:
+            self.votes[target] = tuple(v for v in votes if v[0] != event.seat)
+            return
+        if any(v[0] == event.seat for v in votes):
+            return  # one vote per voter
+        votes = (*votes, (event.seat, body.last_seq, body.reason))
+        self.votes[target] = votes
+        if len(votes) >= self.majority:
+            self.drop_at[target] = event.lamport
+            cut = max(v[1] for v in votes)
+            equivocations = [v[1] for v in votes if v[2] is DropReason.EQUIVOCATION]
+            if equivocations:
+                cut = min(cut, *equivocations)
+            self._remove(target, cut, left=False, notices=notices)
+
+    def _leave(self, event: Event, notices: list[Notice]) -> None:
+        assert isinstance(event.body, Leave)
+        self.drop_at[event.seat] = event.lamport
+        self._remove(event.seat, event.seq, left=True, notices=notices)
+
+    def _remove(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
+        self.dropped[seat] = cut
+        if left:
+            self.left |= {seat}
+        table = self.round.table
+        if table is not None and table.active[seat]:
+            self.round.table = table.with_active(seat, False)
+        notices.append(MemberDropped(seat, cut, left))
+
+    # -- phases ---------------------------------------------------------------------------
+    def _expect(self, phase: Phase, number: int, seat: int) -> None:
+        if self.phase is not phase or number != self.round.number:
+            raise _Refuse(
+                f"round {number} {phase.value} event while the game is in round "
+                f"{self.round.number} {self.phase.value}"
+            )
+        if seat not in self.round.seats or seat in self.round.forfeit:
+            raise _Refuse(f"seat {seat} does not play round {number}")
+
+    def _set_phase(self, phase: Phase, notices: list[Notice]) -> None:
+        self.phase = phase
+        notices.append(PhaseChanged(phase, self.round.number))
+
+    def _advance(self, notices: list[Notice]) -> None:
+        """Move through every phase whose wait is over."""
+        while self.phase is not Phase.OVER and not self.waiting():
+            phase = self.phase
+            if phase is Phase.JOINING:
+                self._new_round(notices)
+            elif phase is Phase.COMMIT:
+                self._set_phase(Phase.NONCE, notices)
+            elif phase is Phase.NONCE:
+                self._deal(notices)
+            elif phase is Phase.PLAY:
+                return  # play goes on until Nerts or a blocked round
+            elif phase is Phase.REVEAL:
+                self._verify_and_score(notices)
+            elif phase is Phase.RESULT:
+                self._record(notices)
+
+    def _new_round(self, notices: list[Notice]) -> None:
+        if self.round.number:
+            self.past_rounds += (self.round,)
+        number = self.round.number + 1
+        teams = set(self.game.teams_next_round())
+        seats = frozenset(
+            s
+            for s in range(self.spec.seats)
+            if self.rules.team_of(s) in teams and s not in self.dropped
+        )
+        self.round = RoundState(number, seats)
+        self._set_phase(Phase.COMMIT, notices)
+
+    def _deal(self, notices: list[Notice]) -> None:
+        rs = self.round
+        playing = sorted(rs.seats - rs.forfeit - set(self.dropped))
+        rs.randomness = round_randomness([rs.nonces[s] for s in playing])
+        n = self.spec.seats
+        hidden = Tableau(
+            (HIDDEN,) * NERTS_PILE_SIZE,
+            tuple(() for _ in range(self.rules.work_piles)),
+            (),
+            (),
+        )
+        active = [s in playing for s in range(n)]
+        rs.table = Table.from_tableaux(self.rules, [hidden] * n, active=active)
+        self._set_phase(Phase.PLAY, notices)
+
+    def _verify_and_score(self, notices: list[Notice]) -> None:
+        """Every secret is in: replay each seat against its deck, then score."""
+        rs = self.round
+        table = rs.table
+        assert table is not None and rs.randomness is not None
+        cheated: set[int] = set()
+        for seat in sorted(rs.secrets):
+            deck = shuffled_deck(
+                deck_seed(rs.secrets[seat], rs.randomness, rs.number), self.rules.jokers
+            )
+            problem = self._replay_seat(seat, deck)
+            if problem is not None:
+                cheated.add(seat)
+                violation = Violation(seat, 0, Kind.REVEAL, problem)
+                self.violations += (violation,)
+                notices.append(Refused(violation))
+        forfeits = (rs.forfeit | cheated | (rs.seats - set(rs.secrets))) - set(self.dropped)
+        forfeits &= rs.seats
+        rs.forfeit = frozenset(forfeits)
+        score = table.score()
+        if forfeits:
+            players = tuple(
+                PlayerScore(
+                    p.seat, 0, NERTS_PILE_SIZE, p.nerts_card_penalty, 0, p.penalty, p.played
+                )
+                if p.seat in forfeits
+                else p
+                for p in score.players
+            )
+            score = RoundScore(players, score.teams, score.status, score.callers)
+        rs.expected = score
+        rs.digest = table.lake.digest()
+        self._set_phase(Phase.RESULT, notices)
+
+    def _replay_seat(self, seat: int, deck: tuple[Card, ...]) -> str | None:
+        """Replay one seat's round against its deck; a description of the first lie, if any."""
+        rs = self.round
+        if seat not in rs.ready:
+            return None
+        tableau = Tableau.deal(deck, self.rules)
+        for entry in rs.log:
+            if entry is None:
+                tableau = tableau.rotated()
+                continue
+            who, move, _card, reveals, lost = entry
+            if who != seat:
+                continue
+            expected: tuple[Card, ...] = ()
+            if move.kind is MoveKind.TURN and tableau.stock:
+                k = min(self.rules.draw, len(tableau.stock))
+                expected = tuple(reversed(tableau.stock[-k:]))
+            elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
+                expected = (tableau.nerts[-2],)
+            if tuple(c.physical for c in reveals) != tuple(c.physical for c in expected):
+                shown = " ".join(map(str, reveals))
+                real = " ".join(map(str, expected))
+                return f"showed {shown} for {move} but the deck says {real}"
+            try:
+                if move.is_lake:
+                    assert move.source is not None
+                    if not lost:
+                        _, tableau = tableau.take(move.source)
+                elif move.plays_card or move.kind in (MoveKind.TURN, MoveKind.ROTATE):
+                    tableau = tableau.apply(move, self.rules)
+            except IllegalMoveError as exc:
+                return f"{move} is illegal with the deck's cards: {exc}"
+        return None
+
+    def _record(self, notices: list[Notice]) -> None:
+        rs = self.round
+        assert rs.expected is not None
+        self.game = self.game.record(rs.expected)
+        self.scores += (rs.expected,)
+        assert rs.digest is not None
+        self.history += ((rs.number, rs.digest, tuple(p.total for p in rs.expected.players)),)
+        notices.append(RoundScored(rs.number, rs.expected, self.game.totals))
+        if self.game.result is not None:
+            self._set_phase(Phase.OVER, notices)
+            notices.append(GameEnded(self.game.result))
+        else:
+            self._new_round(notices)
+
+
+_HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
+    Kind.JOIN: GameState._join,
+    Kind.COMMIT: GameState._commit,
+    Kind.REVEAL: GameState._reveal,
+    Kind.READY: GameState._ready,
+    Kind.MOVE: GameState._play,
+    Kind.CLAIM: GameState._play,
+    Kind.STUCK: GameState._play,
+    Kind.NERTS: GameState._play,
+    Kind.RESULT: GameState._result,
+    Kind.DROP: GameState._drop,
+    Kind.LEAVE: GameState._leave,
+}

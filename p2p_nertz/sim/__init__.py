@@ -1,0 +1,27 @@
+"""The deterministic network simulator: N peer cores, bots, faults, and the invariants of
+DESIGN.md §8 checked after every run."""
+
+from __future__ import annotations
+
+from p2p_nertz.sim.invariants import check, observe
+from p2p_nertz.sim.network import (
+    Crash,
+    Faults,
+    Partition,
+    SimConfig,
+    SimResult,
+    Simulation,
+    run,
+)
+
+__all__ = [
+    "Crash",
+    "Faults",
+    "Partition",
+    "SimConfig",
+    "SimResult",
+    "Simulation",
+    "check",
+    "observe",
+    "run",
+]

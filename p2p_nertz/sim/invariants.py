@@ -1,0 +1,186 @@
+"""The invariants of DESIGN.md §8, checked on a finished simulation.
+
+* **Termination** — every live peer that was not dropped finished the game.
+* **Agreement** — those peers hold the same final state (digest), totals and round results.
+* **No split brain** — no two peers, dropped ones included, finalized different results for a
+  round they both finished.
+* **No loss** — every event of every counted feed is held by every surviving peer.
+* **Validity and conservation** — an independent observer folds the union of all logs: it must
+  reach the same state with no violation; then every round is replayed with every deck known
+  (from the revealed secrets): each move is legal with the real cards, and each player's
+  cards are all somewhere exactly once after every move.
+
+Each failed check is one line in the returned list, naming the seat, the round and the values.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.protocol.bodies import Beat, Want, parse_body
+from p2p_nertz.protocol.envelope import InvalidMessageError, decode_message
+from p2p_nertz.protocol.state import Event, GameState, Phase, RoundState, deck_seed
+from p2p_nertz.rules import Card, MoveKind, Table, new_deck, shuffled_deck
+
+if TYPE_CHECKING:
+    from p2p_nertz.sim.network import SimResult
+
+__all__ = ["check", "observe", "replay_round"]
+
+
+def observe(result: SimResult) -> GameState:
+    """Fold the union of every peer's log as an outside observer would (no secrets)."""
+    spec = result.spec
+    seats = {pid: s for s, pid in enumerate(spec.peer_ids)}
+    events: dict[bytes, Event] = {}
+    for log in result.logs:
+        for wire in log:
+            try:
+                message = decode_message(wire, game_id=spec.game_id, roster=seats)
+            except InvalidMessageError:
+                continue
+            if not message.is_event or message.id in events:
+                continue
+            body = parse_body(message.kind, message.body, spec.seats)
+            assert not isinstance(body, Beat | Want)
+            seat = seats[message.author]
+            events[message.id] = Event(
+                seat, message.seq, message.lamport, message.kind, body, message.id
+            )
+    # One event per (seat, seq): with an equivocation, the first in total order counts here.
+    chosen: dict[tuple[int, int], Event] = {}
+    for event in sorted(events.values(), key=lambda e: e.key):
+        chosen.setdefault((event.seat, event.seq), event)
+    ordered = sorted(chosen.values(), key=lambda e: e.key)
+    # A dropped seat's events after its cut never count, even those before the drop in the
+    # order (as the peers do once the drop is final): fold until the cuts stop changing.
+    cuts: dict[int, int] = {}
+    for _ in range(spec.seats + 2):  # each pass can only settle more drops
+        state = GameState(spec)
+        for event in ordered:
+            cut = cuts.get(event.seat)
+            if cut is not None and event.seq > cut:
+                continue
+            state.apply(event)
+        if state.dropped == cuts:
+            break
+        cuts = dict(state.dropped)
+    return state
+
+
+def replay_round(state: GameState, rs: RoundState) -> list[str]:
+    """Replay one finished round with every revealed deck: legality and conservation."""
+    problems: list[str] = []
+    if rs.randomness is None or rs.table is None or not rs.secrets:
+        return problems
+    rules = state.rules
+    n = state.spec.seats
+    decks = []
+    for seat in range(n):
+        secret = rs.secrets.get(seat)
+        if secret is None:
+            decks.append(shuffled_deck(b"unknown", rules.jokers))
+        else:
+            decks.append(shuffled_deck(deck_seed(secret, rs.randomness, rs.number), rules.jokers))
+    known = set(rs.secrets)
+    active = [seat in rs.ready for seat in range(n)]
+    table = Table.deal(rules, decks, active=active)
+    in_lake: dict[int, list[Card]] = {seat: [] for seat in range(n)}
+    full = sorted(new_deck(rules.jokers), key=Card.sort_key)
+    for entry in rs.log:
+        if entry is None:
+            for seat in range(n):
+                if table.active[seat]:
+                    table = table.with_tableau(seat, table.tableaux[seat].rotated())
+            continue
+        seat, move, _card, _reveals, lost = entry
+        if seat not in known or (not move.plays_card and move.kind not in _STOCK_MOVES):
+            continue
+        if move.is_lake and lost:
+            continue
+        tableau = table.tableaux[seat]
+        try:
+            if move.is_lake:
+                assert move.source is not None
+                card, tableau = tableau.take(move.source)
+                in_lake[seat].append(card.physical)
+            else:
+                tableau = tableau.apply(move, rules)
+        except IllegalMoveError as exc:
+            problems.append(f"round {rs.number} seat {seat}: {move} illegal with its deck: {exc}")
+            return problems
+        table = table.with_tableau(seat, tableau)
+        owned = [c.physical for c in tableau.cards()] + in_lake[seat]
+        if sorted(owned, key=Card.sort_key) != full:
+            problems.append(f"round {rs.number} seat {seat}: cards not conserved after {move}")
+            return problems
+    # Every card the replay put in the lake is there, with its owner.
+    for seat in sorted(known):
+        lake = sorted(
+            (lc.card.physical for lc in rs.table.lake.cards() if lc.owner == seat),
+            key=Card.sort_key,
+        )
+        if lake != sorted(in_lake[seat], key=Card.sort_key):
+            problems.append(
+                f"round {rs.number} seat {seat}: the lake holds other cards than played"
+            )
+    return problems
+
+
+_STOCK_MOVES = (MoveKind.TURN, MoveKind.ROTATE)
+
+
+def check(result: SimResult) -> list[str]:
+    """Check every invariant on a finished run; returns one line per violation."""
+    problems: list[str] = []
+    peers = [(seat, p) for seat, p in enumerate(result.peers) if p is not None]
+    counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
+    if not result.finished:
+        phases = {seat: p.final.phase.value for seat, p in peers}
+        problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
+    # Agreement among the peers that finished.
+    finished = [(seat, p) for seat, p in counted if p.final.phase is Phase.OVER]
+    if finished:
+        ref_seat, ref = finished[0]
+        for seat, p in finished[1:]:
+            if p.final.digest() != ref.final.digest():
+                problems.append(f"agreement: seat {seat} and seat {ref_seat} differ")
+            if p.final.game.totals != ref.final.game.totals:
+                problems.append(
+                    f"agreement: totals {p.final.game.totals} (seat {seat}) vs "
+                    f"{ref.final.game.totals} (seat {ref_seat})"
+                )
+    # No split brain: round results agree wherever two peers both have them.
+    by_round: dict[int, tuple[int, tuple[bytes, tuple[int, ...]]]] = {}
+    for seat, p in peers:
+        for number, digest, scores in p.final.history:
+            seen = by_round.setdefault(number, (seat, (digest, scores)))
+            if seen[1] != (digest, scores):
+                problems.append(
+                    f"split brain: round {number}: seat {seat} has {scores}, "
+                    f"seat {seen[0]} has {seen[1][1]}"
+                )
+    # No loss: every counted event is held by every surviving peer.
+    for seat, p in counted:
+        for author in range(len(result.peers)):
+            cut = p.final.dropped.get(author)
+            source = result.peers[author]
+            length = (
+                source.held(author)
+                if source is not None
+                else max((q.held(author) for _, q in peers), default=0)
+            )
+            need = length if cut is None else min(cut, length)
+            if p.held(author) < need:
+                problems.append(
+                    f"no loss: seat {seat} holds {p.held(author)} of seat {author}'s {need} events"
+                )
+    # Validity and conservation, from the logs alone.
+    observer = observe(result)
+    problems.extend(f"validity: {v}" for v in observer.violations)
+    if finished and observer.digest() != finished[0][1].final.digest():
+        problems.append("agreement: an observer folding every log reaches another state")
+    for rs in (*observer.past_rounds, observer.round):
+        problems.extend(replay_round(observer, rs))
+    return problems

@@ -1,0 +1,375 @@
+"""A deterministic, seeded network of peer cores played by bots, with faults.
+
+Theory of operation
+-------------------
+Time is simulated (seconds, float). A heap of timed happenings drives everything: a message
+arriving at a peer, a peer's timer, a bot's next move, a crash, a restart. Each peer is a real
+:class:`~p2p_nertz.protocol.peer.Peer` with a real identity and real signatures; the bytes it
+asks to send go through the network model:
+
+* per-link delay with jitter, and extra delay for a fraction of messages (reordering);
+* loss and duplication, each with its probability;
+* partitions: during a window, messages between different groups are lost;
+* crashes: a peer dies at an instant (possibly between writing an event to its log and sending
+  it) and restarts later from its log, as :meth:`Peer.restore` would after ``kill -9``; or it
+  never comes back, and the others must drop it.
+
+Every random choice comes from one :class:`~p2p_nertz.rng.Rng` seeded by the run's seed, in a
+fixed order, so a seed replays exactly: :func:`run` twice gives the same logs, byte for byte.
+After the run, :mod:`p2p_nertz.sim.invariants` checks DESIGN.md §8.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from p2p_nertz.bots import Pacing, Strategy, make_strategy
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Send
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import Rng, derive_seed
+from p2p_nertz.rules import Rules
+
+__all__ = ["Crash", "Faults", "Partition", "SimConfig", "SimResult", "Simulation", "run"]
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Between ``start`` and ``end``, only peers in the same group hear each other."""
+
+    start: float
+    end: float
+    groups: tuple[frozenset[int], ...]
+
+    def separates(self, a: int, b: int, now: float) -> bool:
+        """Whether a message from ``a`` to ``b`` sent at ``now`` is cut."""
+        if not self.start <= now < self.end:
+            return False
+        return not any(a in g and b in g for g in self.groups)
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """Seat ``seat`` dies at ``at``; it restarts from its log ``restart_after`` later, or never
+    (``None``). ``cut_effects``: die in the middle of a step, after this many of its effects."""
+
+    seat: int
+    at: float
+    restart_after: float | None = 1.0
+    cut_effects: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """The network and process faults of a run."""
+
+    delay: float = 0.005
+    jitter: float = 0.002
+    reorder: float = 0.0
+    loss: float = 0.0
+    duplicate: float = 0.0
+    partitions: tuple[Partition, ...] = ()
+    crashes: tuple[Crash, ...] = ()
+
+    @classmethod
+    def random(cls, rng: Rng, players: int, *, horizon: float = 60.0) -> Faults:
+        """A random mix of every fault, for soaks: what happens is decided by ``rng``."""
+        partitions = []
+        crashes = []
+        if players >= 2 and rng.random() < 0.5:
+            start = rng.random() * horizon
+            seats = list(range(players))
+            rng.shuffle(seats)
+            split = 1 + rng.below(players - 1) if players > 1 else 1
+            groups = (frozenset(seats[:split]), frozenset(seats[split:]))
+            partitions.append(Partition(start, start + 0.2 + rng.random() * 3.0, groups))
+        if rng.random() < 0.5:
+            crashes.append(
+                Crash(
+                    rng.below(players),
+                    rng.random() * horizon,
+                    0.1 + rng.random() * 2.0,
+                    rng.below(4) if rng.random() < 0.5 else None,
+                )
+            )
+        return cls(
+            delay=0.001 + rng.random() * 0.02,
+            jitter=rng.random() * 0.01,
+            reorder=rng.random() * 0.2,
+            loss=rng.random() * 0.1,
+            duplicate=rng.random() * 0.1,
+            partitions=tuple(partitions),
+            crashes=tuple(crashes),
+        )
+
+    @property
+    def count(self) -> int:
+        """How many partition and crash faults are scheduled."""
+        return len(self.partitions) + len(self.crashes)
+
+
+@dataclass(frozen=True, slots=True)
+class SimConfig:
+    """One run: the players, the rules, the seed, the faults and the limits."""
+
+    players: int = 3
+    rules: Rules = field(default_factory=lambda: Rules(target=None, rounds=1))
+    seed: int = 0
+    faults: Faults = field(default_factory=Faults)
+    strategy: str = "greedy"
+    speed: int = 10
+    peer: PeerConfig = field(default_factory=PeerConfig)
+    max_time: float = 600.0
+    record_effects: bool = False  #: keep every effect with its time and seat (benchmarks)
+
+
+@dataclass(slots=True)
+class SimResult:
+    """What a run did, and what the invariant checks found."""
+
+    config: SimConfig
+    logs: list[list[bytes]]
+    peers: list[Peer | None]
+    identities: list[Identity]
+    spec: GameSpec
+    time: float = 0.0
+    sent: int = 0
+    delivered: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    crashes: int = 0
+    rejected: int = 0
+    finished: bool = False
+    violations: list[str] = field(default_factory=list)
+    effects: list[tuple[float, int, Effect]] = field(default_factory=list)
+
+    def log_digest(self) -> str:
+        """SHA-256 over every peer's log, in seat order (determinism checks)."""
+        h = hashlib.sha256()
+        for log in self.logs:
+            for record in log:
+                h.update(len(record).to_bytes(4, "big") + record)
+            h.update(b"|")
+        return h.hexdigest()
+
+
+class Simulation:
+    """A run in progress (see the module docstring). Use :func:`run` for the common case."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.rng = Rng(derive_seed(b"sim", config.seed))
+        n = config.players
+        self.identities = [
+            Identity.generate(derive_seed(b"sim-identity", config.seed, seat)) for seat in range(n)
+        ]
+        spec = GameSpec.create(
+            [(i.peer_id, f"bot{seat + 1}") for seat, i in enumerate(self.identities)],
+            config.rules,
+            derive_seed(b"sim-game", config.seed)[:16],
+        )
+        self.spec = spec
+        # Peers in seat order (the spec sorts the roster by key).
+        by_id = {i.peer_id: i for i in self.identities}
+        self.identities = [by_id[pid] for pid in spec.peer_ids]
+        self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
+        self.logs: list[list[bytes]] = [[] for _ in range(n)]
+        self.bots: list[Strategy] = [
+            make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
+        ]
+        self.bot_round = [0] * n
+        self.pacing = Pacing(config.speed)
+        self.queue: list[tuple[float, int, int, int, bytes]] = []
+        self.counter = 0
+        self.generation = [0] * n  # a restart invalidates what was queued for the old process
+        self.tick_at: list[float | None] = [None] * n
+        self.down_until: list[float | None] = [None] * n
+        self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
+
+    # kinds of happenings
+    MESSAGE, TICK, BOT, CRASH, RESTART = range(5)
+
+    def _push(self, at: float, kind: int, seat: int, data: bytes = b"") -> None:
+        self.counter += 1
+        heapq.heappush(self.queue, (at, self.counter, kind, seat, data))
+
+    def _schedule_tick(self, seat: int, now: float) -> None:
+        peer = self.peers[seat]
+        if peer is None:
+            return
+        deadline = peer.next_deadline()
+        if deadline is None:
+            return
+        deadline = max(deadline, now)
+        current = self.tick_at[seat]
+        if current is None or deadline < current or current < now:
+            self.tick_at[seat] = deadline
+            self._push(deadline, self.TICK, seat, self.generation[seat].to_bytes(4, "big"))
+
+    def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
+        """Carry out a peer's effects; ``cut``: the process dies after that many. Returns
+        whether the peer is still alive."""
+        faults = self.config.faults
+        record = self.config.record_effects
+        for index, effect in enumerate(effects):
+            if cut is not None and index >= cut:
+                return False
+            if record:
+                self.result.effects.append((now, seat, effect))
+            if isinstance(effect, Record):
+                self.logs[seat].append(effect.data)
+            elif isinstance(effect, Send):
+                self.result.sent += 1
+                targets = (
+                    [self.spec.seat_of(effect.to)]
+                    if effect.to is not None
+                    else range(len(self.peers))
+                )
+                for other in targets:
+                    if other == seat:
+                        continue
+                    if any(p.separates(seat, other, now) for p in faults.partitions):
+                        self.result.lost += 1
+                        continue
+                    if self.rng.random() < faults.loss:
+                        self.result.lost += 1
+                        continue
+                    copies = 2 if self.rng.random() < faults.duplicate else 1
+                    self.result.duplicated += copies - 1
+                    for _ in range(copies):
+                        delay = faults.delay + faults.jitter * (2 * self.rng.random() - 1)
+                        if self.rng.random() < faults.reorder:
+                            delay += self.rng.random() * 5 * faults.delay
+                        self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
+            elif isinstance(effect, Rejected):
+                self.result.rejected += 1
+        self._schedule_tick(seat, now)
+        return True
+
+    def _crash(self, seat: int, now: float, restart_after: float | None) -> None:
+        self.peers[seat] = None
+        self.generation[seat] += 1
+        self.tick_at[seat] = None
+        self.result.crashes += 1
+        if restart_after is not None:
+            self.down_until[seat] = now + restart_after
+            self._push(now + restart_after, self.RESTART, seat)
+        else:
+            self.down_until[seat] = float("inf")
+
+    def run(self, until: Callable[[Simulation], bool] | None = None) -> SimResult:
+        """Play until every live peer's game is over (or ``until`` says so, or time runs out)."""
+        config = self.config
+        for seat, peer in enumerate(self.peers):
+            assert peer is not None
+            self._apply(seat, peer.start(0.0), 0.0)
+            self._push(self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+        for crash in config.faults.crashes:
+            self._push(crash.at, self.CRASH, crash.seat, b"")
+        crash_plan = {(c.seat, c.at): c for c in config.faults.crashes}
+        now = 0.0
+        while self.queue:
+            now, _, kind, seat, data = heapq.heappop(self.queue)
+            if now > config.max_time:
+                break
+            peer = self.peers[seat]
+            if kind == self.MESSAGE:
+                if peer is not None:
+                    self.result.delivered += 1
+                    self._apply(seat, peer.feed(data, now), now)
+            elif kind == self.TICK:
+                # Only the latest scheduled tick of the live process counts.
+                if (
+                    peer is not None
+                    and int.from_bytes(data, "big") == self.generation[seat]
+                    and self.tick_at[seat] == now
+                ):
+                    self.tick_at[seat] = None
+                    self._apply(seat, peer.tick(now), now)
+            elif kind == self.BOT:
+                if peer is not None:
+                    self._bot(seat, peer, now, crash_plan)
+                self._push(now + self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+            elif kind == self.CRASH:
+                planned = crash_plan.get((seat, now))
+                if peer is not None and planned is not None and planned.cut_effects is None:
+                    self._crash(seat, now, planned.restart_after)
+            elif kind == self.RESTART:
+                self.down_until[seat] = None
+                restored, effects = Peer.restore(
+                    self.identities[seat], self.spec, list(self.logs[seat]), now, config.peer
+                )
+                self.peers[seat] = restored
+                self.generation[seat] += 1
+                self._apply(seat, effects, now)
+            if (kind != self.TICK and self._done()) or (until is not None and until(self)):
+                break
+        self.result.time = now
+        self.result.finished = self._done()
+        return self.result
+
+    def _bot(
+        self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
+    ) -> None:
+        tentative = peer.tentative
+        view = tentative.table
+        if (
+            view is None
+            or tentative.phase is not Phase.PLAY
+            or seat not in tentative.round.ready
+            or view.over
+        ):
+            return
+        number = tentative.round.number
+        if self.bot_round[seat] != number:
+            self.bot_round[seat] = number
+            self.bots[seat].new_round()
+        move = self.bots[seat].choose(view, seat)
+        if move is None:
+            return
+        try:
+            effects = peer.play(move, now)
+        except (IllegalMoveError, LocalProtocolError):
+            return
+        # A crash scheduled "mid-step" strikes during the next move after its time.
+        for (crash_seat, at), crash in list(crash_plan.items()):
+            if crash_seat == seat and crash.cut_effects is not None and at <= now:
+                del crash_plan[(crash_seat, at)]
+                self._apply(seat, effects, now, cut=crash.cut_effects)
+                self._crash(seat, now, crash.restart_after)
+                return
+        self._apply(seat, effects, now)
+
+    def _done(self) -> bool:
+        live = [p for p in self.peers if p is not None]
+        if any(d is not None and d != float("inf") for d in self.down_until):
+            return False  # someone is due back
+        active = [p for p in live if p.seat not in p.final.dropped]
+        return (
+            bool(active)
+            and all(p.final.phase is Phase.OVER for p in active)
+            and all(self._quiet(p) for p in active)
+        )
+
+    def _quiet(self, peer: Peer) -> bool:
+        """Whether every live peer holds every event this one holds (nothing left in flight)."""
+        return all(
+            other is None or other.held(s) >= peer.held(s)
+            for other in self.peers
+            for s in range(len(self.peers))
+            if other is not None and s not in other.final.dropped
+        )
+
+
+def run(config: SimConfig) -> SimResult:
+    """Run a simulation and check the invariants; the result lists any violation."""
+    from p2p_nertz.sim.invariants import check
+
+    result = Simulation(config).run()
+    result.violations = check(result)
+    return result

@@ -1,0 +1,56 @@
+"""The pure layers never reach for I/O, clocks or global randomness (DESIGN.md §1)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "p2p_nertz"
+PURE = ["rules", "protocol", "sim", "bots", "match.py", "rng.py"]
+FORBIDDEN = {
+    "trio",
+    "zmq",
+    "socket",
+    "time",
+    "random",
+    "os",
+    "asyncio",
+    "threading",
+    "select",
+    "subprocess",
+    "datetime",
+    "secrets",
+    "anyio",
+}
+
+
+def _modules() -> list[Path]:
+    files: list[Path] = []
+    for name in PURE:
+        path = ROOT / name
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return files
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_purity_pure_layers_import_no_io_clock_or_randomness(path: Path) -> None:
+    assert not _imports(path) & FORBIDDEN, f"{path.name} imports {_imports(path) & FORBIDDEN}"
+
+
+def test_purity_check_sees_a_forbidden_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import time\nfrom os import path\n")
+    assert _imports(bad) & FORBIDDEN == {"time", "os"}
