@@ -14,7 +14,16 @@ from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Crash, Faults, Partition, SimConfig, Simulation, check, run
+from p2p_nertz.sim import (
+    Crash,
+    Equivocation,
+    Faults,
+    Partition,
+    SimConfig,
+    Simulation,
+    check,
+    run,
+)
 
 ONE_ROUND = Rules(target=None, rounds=1)
 QUICK_DROP = PeerConfig(suspect_after=1.0, drop_after=3.0)
@@ -116,6 +125,18 @@ def test_sim_a_whole_game_to_the_target_under_faults() -> None:
     peer = result.peers[1]
     assert peer is not None and peer.final.game.result is not None
     assert max(peer.final.game.totals) >= 40
+
+
+def test_sim_equivocating_member_is_proven_and_dropped_by_every_honest_peer() -> None:
+    cheat = Equivocation(seat=2, at=5.0, to=frozenset({0}))
+    result = run(
+        SimConfig(players=4, seed=3, faults=Faults(equivocations=(cheat,)), peer=QUICK_DROP)
+    )
+    assert result.finished
+    assert result.violations == []
+    honest = [p for p in result.peers if p is not None and p.seat != 2]
+    cuts = {p.final.dropped.get(2) for p in honest}
+    assert len(cuts) == 1 and None not in cuts
 
 
 def test_sim_invariant_check_catches_disagreement() -> None:

@@ -18,9 +18,9 @@ claim    ``[frontier, round, move, card, [revealed cards]]`` (move: ``src>L@fid`
 stuck    ``[frontier, round]``                                                        Play
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
-drop     ``[frontier, seat, last seq held, reason]``                                  Drop
+drop     ``[frontier, seat, last seq counted, reason, fork seq, fork id prefix]``     Drop
 leave    ``[frontier]``                                                               Leave
-beat     ``[head seq, head id or nil, [contiguous seq held per seat]]``               Beat
+beat     ``[head seq, head id or nil, [seq held per seat], [id prefix per seat]]``    Beat
 ack      as beat                                                                      Beat
 want     ``[seat, first seq, last seq]``                                              Want
 =======  ===========================================================================  ==========
@@ -65,6 +65,8 @@ __all__ = [
 ]
 
 MAX_ROUND = 10_000
+#: Bytes of an event id that beats quote for each feed's last held event.
+ID_PREFIX = 8
 _MAX_SEQ = 2**63 - 1
 HASH_SIZE = 32
 
@@ -148,12 +150,20 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Drop:
-    """A vote to drop a member, with the highest seq of its feed the voter holds."""
+    """A vote to drop a member, with the highest seq of its feed the voter counts.
+
+    For an equivocation, ``fork_seq`` is the seq the member signed twice and ``fork_id`` the
+    :data:`ID_PREFIX` bytes of the version this voter holds there, when it counts it
+    (``last_seq >= fork_seq``; empty otherwise): voters who count different versions show
+    that neither can be final anywhere, and the cut goes below the fork.
+    """
 
     frontier: tuple[int, ...]
     seat: int
     last_seq: int
     reason: DropReason
+    fork_seq: int = 0
+    fork_id: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +175,17 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Beat:
-    """A heartbeat or ack: the author's feed head and what it holds of every feed."""
+    """A heartbeat or ack: the author's feed head and what it holds of every feed.
+
+    ``held_ids`` names, for each seat, the first :data:`ID_PREFIX` bytes of the id of the last
+    event held (empty when none): two peers holding different events under one seq (an author
+    that equivocated) see it in each other's beats.
+    """
 
     head_seq: int
     head_id: bytes | None
     held: tuple[int, ...]
+    held_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +237,16 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
     if isinstance(body, Result):
         return [list(body.frontier), body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
-        return [list(body.frontier), body.seat, body.last_seq, int(body.reason)]
+        return [
+            list(body.frontier),
+            body.seat,
+            body.last_seq,
+            int(body.reason),
+            body.fork_seq,
+            body.fork_id,
+        ]
     if isinstance(body, Beat):
-        return [body.head_seq, body.head_id, list(body.held)]
+        return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
     if isinstance(body, Want):
         return [body.seat, body.first, body.last]
     raise TypeError(f"not a body: {body!r}")
@@ -352,15 +375,21 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             tuple(_int(s, -10_000, 10_000, "a score") for s in scores),
         )
     if kind is Kind.DROP:
-        f, seat, last, reason = _array(body, 4, "a drop body")
-        return Drop(
+        f, seat, last, reason, fork_seq, fork_id = _array(body, 6, "a drop body")
+        vote = Drop(
             _frontier(f, seats),
             _int(seat, 0, seats - 1, "the dropped seat"),
             _int(last, 0, _MAX_SEQ, "the last seq held"),
             DropReason(_int(reason, 0, 2, "the drop reason")),
+            _int(fork_seq, 0, _MAX_SEQ, "the fork seq"),
+            fork_id if type(fork_id) is bytes else b"?",
         )
+        counts_fork = vote.reason is DropReason.EQUIVOCATION and vote.last_seq >= vote.fork_seq
+        if len(vote.fork_id) != (ID_PREFIX if counts_fork and vote.fork_seq else 0):
+            raise ValueError("a fork id names the counted version of an equivocation, only")
+        return vote
     if kind is Kind.BEAT or kind is Kind.ACK:
-        head, head_id, held = _array(body, 3, "a beat body")
+        head, head_id, held, held_ids = _array(body, 4, "a beat body")
         head_seq = _int(head, 0, _MAX_SEQ, "the head seq")
         if head_seq == 0:
             if head_id is not None:
@@ -370,7 +399,15 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             hid = _hash(head_id, "the head id")
         if not isinstance(held, tuple) or len(held) != seats:
             raise ValueError(f"a beat lists one held seq per seat ({seats})")
-        return Beat(head_seq, hid, tuple(_int(h, 0, _MAX_SEQ, "a held seq") for h in held))
+        counts = tuple(_int(h, 0, _MAX_SEQ, "a held seq") for h in held)
+        if not isinstance(held_ids, tuple) or len(held_ids) != seats:
+            raise ValueError(f"a beat lists one held id per seat ({seats})")
+        ids = []
+        for count, prefix in zip(counts, held_ids, strict=True):
+            if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
+                raise ValueError(f"a held id is {ID_PREFIX} bytes (none for an empty feed)")
+            ids.append(prefix)
+        return Beat(head_seq, hid, counts, tuple(ids))
     if kind is Kind.WANT:
         seat, first, last = _array(body, 3, "a want body")
         first_i = _int(first, 1, _MAX_SEQ, "the first seq")

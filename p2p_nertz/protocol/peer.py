@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
     Beat,
     Commit,
     Drop,
@@ -88,6 +89,7 @@ __all__ = [
     "PeerConfig",
     "Record",
     "Rejected",
+    "Reserve",
     "Send",
     "Suspected",
 ]
@@ -111,6 +113,15 @@ class Record:
 
     data: bytes
     own: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Make durable that our Lamport clock may reach ``clock`` (a note in the log), before
+    any :class:`Send` after it: a restart starts its clock there, so no message it sends can
+    be timed below one it sent before the crash (beats are not logged)."""
+
+    clock: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +151,11 @@ class Equivocation:
     second: bytes
 
 
-Effect = Send | Record | Rejected | Suspected | Equivocation | st.Notice
+Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Notice
+
+
+#: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
+MAX_CLOCK_JUMP = 1 << 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +170,7 @@ class PeerConfig:
         want_interval: least time between two gap requests for one feed.
         max_pending: events held per author ahead of its delivered feed.
         max_want: events sent back for one gap request.
+        clock_reserve: Lamport ticks reserved by each durable clock note.
     """
 
     ack_delay: float = 0.002
@@ -164,6 +180,7 @@ class PeerConfig:
     want_interval: float = 0.05
     max_pending: int = 4096
     max_want: int = 64
+    clock_reserve: int = 1000
 
 
 class Peer:
@@ -203,6 +220,11 @@ class Peer:
         self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
         self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held vector
         self._heard = [now] * n
+        self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
+        self._beat_wire: list[Message | None] = [None] * n  # its latest sound beat
+        self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
+        self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
+        self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._suspected: set[int] = set()
         self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.stable = 0
@@ -377,15 +399,19 @@ class Peer:
         records: Iterable[bytes],
         now: float,
         config: PeerConfig | None = None,
+        *,
+        reserved: int = 0,
     ) -> tuple[Peer, list[Effect]]:
         """Rebuild a peer from its log (every event it sent or received) after a crash.
 
-        Its own events are taken back as sent, so no seq is ever reused; the returned effects
-        announce it (a beat) and re-send its latest event in case the crash came before the
-        send.
+        Its own events are taken back as sent, so no seq is ever reused; its clock starts at
+        ``reserved``, the last :class:`Reserve` made durable, so nothing it sends is timed
+        below what it sent before; the returned effects announce it (a beat) and re-send its
+        latest event in case the crash came before the send.
         """
         peer = cls(identity, spec, now, config)
         peer._started = True
+        peer.clock = peer._reserved = reserved
         for data in records:
             peer._receive(data, now, restoring=True)
         peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
@@ -421,9 +447,20 @@ class Peer:
         except ValueError as exc:
             self._reject(RejectReason.BAD_BODY.value, str(exc), message.author)
             return
+        if message.lamport > self.clock + MAX_CLOCK_JUMP:
+            # No honest peer is that far ahead; following it would exhaust our clock.
+            self._reject("clock_jump", f"Lamport time {message.lamport} is far ahead of ours")
+            return
         if not message.kind.is_event:
             if seat == self.seat:
                 return  # our own beat, echoed: nothing to learn
+            if isinstance(body, Beat) and not self._beat_is_sound(seat, message, body, now):
+                return
+            if message.lamport <= self._beat_clock[seat]:
+                return  # an old beat (replayed, or overtaken in the network): nothing new
+            self._beat_clock[seat] = message.lamport
+            if isinstance(body, Beat):
+                self._beat_wire[seat] = message
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
@@ -435,6 +472,10 @@ class Peer:
             return
         assert not isinstance(body, Beat | Want)
         feed = self._feeds[seat]
+        if seat == self.seat and message.seq > len(feed) and not restoring:
+            # Our log holds every event we ever signed: this one we never did (a stolen key).
+            self._reject("not_ours", f"event {message.seq} in our name that we never signed")
+            return
         if message.seq <= len(feed):
             if feed[message.seq - 1].id != message.id:
                 self._equivocation(seat, feed[message.seq - 1], message, now)
@@ -479,6 +520,15 @@ class Peer:
 
     def _chain_problem(self, seat: int, message: Message, frontier: tuple[int, ...]) -> str | None:
         feed = self._feeds[seat]
+        beat = self._beat_wire[seat]
+        if beat is not None and message.lamport <= beat.lamport:
+            body = parse_body(beat.kind, beat.body, self._n)
+            assert isinstance(body, Beat)
+            if message.seq > body.head_seq:
+                self._clock_lie(seat, beat, message, None)
+                return f"event {message.seq} is timed below a clock its author announced"
+        if message.lamport <= self.stable:
+            return f"event {message.seq} is timed {message.lamport}, below what is final"
         prev = feed[-1].id if feed else None
         if message.prev != prev:
             return f"event {message.seq} does not follow the author's event {len(feed)}"
@@ -502,9 +552,11 @@ class Peer:
         lamport, head = self._announced[seat]
         if head <= len(self._feeds[seat]):
             self._known[seat] = max(self._known[seat], lamport)
-        # The author holds what its frontier says, and this event itself.
-        held = body.frontier
-        self._note_held(seat, (*held[:seat], message.seq, *held[seat + 1 :]))
+        # The author holds its own event (what else it holds, its beats say, with ids).
+        if message.seq > self._held_by[seat][seat]:
+            held = self._held_by[seat]
+            self._held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
+            self._dirty = True
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
         index = bisect.bisect(self._nonfinal_keys, key)
@@ -527,20 +579,36 @@ class Peer:
             self._held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
             self._dirty = True
 
-    def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
+    def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
+        """Check a beat against the events we hold of its author, before it changes anything."""
         feed = self._feeds[seat]
         if 0 < beat.head_seq <= len(feed) and feed[beat.head_seq - 1].id != beat.head_id:
             # The author signed a head that is not the event we hold: it forked.
-            self._out.append(
-                Rejected("fork", f"seat {seat} announces another event {beat.head_seq}")
-            )
-            return
+            self._reject("fork", f"seat {seat} announces another event {beat.head_seq}")
+            return False
+        if len(feed) > beat.head_seq and feed[beat.head_seq].lamport <= message.lamport:
+            # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
+            # time, which could rewrite what others already took as final. Proof: both.
+            self._clock_lie(seat, message, feed[beat.head_seq], now)
+            return False
+        return True
+
+    def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
+        feed = self._feeds[seat]
         if lamport > self._announced[seat][0]:
             self._announced[seat] = (lamport, beat.head_seq)
         if beat.head_seq <= len(feed) and lamport > self._known[seat]:
             self._known[seat] = lamport
             self._dirty = True
-        self._note_held(seat, beat.held)
+        held = list(beat.held)
+        for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
+            ours = self._feeds[q]
+            if 0 < h <= len(ours) and ours[h - 1].id[:ID_PREFIX] != prefix:
+                # It holds another event under that seq: the author forked. Do not count its
+                # cover, and fetch its version: the two signed events are the proof.
+                held[q] = h - 1
+                self._out.append(Send(self._want_wire(q, h, h), self.spec.peer_ids[seat]))
+        self._note_held(seat, tuple(held))
         # Gap repair: whoever holds more of a feed than we do can send it.
         for q, h in enumerate(beat.held):
             if h > len(self._feeds[q]):
@@ -559,7 +627,10 @@ class Peer:
             return
         self._want_at[seat] = now + self.config.want_interval
         last = min(upto, first + self.config.max_want - 1)
-        self._send_beat_kind(Kind.WANT, Want(seat, first, last), to=source)
+        self._out.append(Send(self._want_wire(seat, first, last), source))
+
+    def _want_wire(self, seat: int, first: int, last: int) -> bytes:
+        return self._sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
         feed = self._feeds[want.seat]
@@ -577,15 +648,42 @@ class Peer:
             del self._voted[seat]
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
+    def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
+        """A beat and a later event of one author that contradict each other's clocks."""
+        if (seat, -event.seq) in self._proven:
+            return
+        self._proven.add((seat, -event.seq))
+        self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
+        self._out.append(Send(beat.wire))
+        self._out.append(Send(event.wire))
+        self._vote_fork(seat, event.seq, now)
+
     def _equivocation(self, seat: int, first: Message, second: Message, now: float) -> None:
+        if (seat, first.seq) in self._proven:
+            return  # already proven, relayed and voted on
+        self._proven.add((seat, first.seq))
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
         # Relay the proof to everyone, and vote the author out before the fork.
         self._out.append(Send(first.wire))
         self._out.append(Send(second.wire))
-        if seat not in self._voted and seat != self.seat:
-            cut = min(first.seq - 1, len(self._feeds[seat]))
-            self._voted[seat] = cut
-            self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION), now)
+        self._vote_fork(seat, first.seq, now)
+
+    def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
+        """Vote out an author proven to have forked at ``fork_seq``.
+
+        We count what we have already announced holding (others may have taken it as final),
+        and nothing past the fork that we have not; the vote names the version we count.
+        """
+        if seat in self._voted or seat == self.seat:
+            return
+        held = len(self._feeds[seat])
+        cut = min(held, max(fork_seq - 1, self._announced_held[seat]))
+        fork_id = b""
+        if cut >= fork_seq:
+            fork_id = self._feeds[seat][fork_seq - 1].id[:ID_PREFIX]
+        self._voted[seat] = cut
+        vote = Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, fork_id)
+        self._emit(vote, now)
 
     # -- finality ---------------------------------------------------------------------------
     def _counts(self, event: Event, state: GameState) -> bool:
@@ -705,6 +803,9 @@ class Peer:
         held = [len(f) for f in self._feeds]
         for q, seq in self._voted.items():
             held[q] = min(held[q], seq)
+        announced = self._announced_held
+        for q, h in enumerate(held):
+            announced[q] = max(announced[q], h)
         return tuple(held)
 
     def _emit(self, body: EventBody, now: float | None) -> None:
@@ -719,6 +820,7 @@ class Peer:
         for q in range(self._n):
             if frontier[q]:
                 self.clock = max(self.clock, self._feeds[q][frontier[q] - 1].lamport + 1)
+        self._reserve(self.clock)
         wire = encode_message(
             self.identity,
             game_id=self.game_id,
@@ -736,10 +838,16 @@ class Peer:
         self._last_sent = now if now is not None else self._last_sent
         self._deliver(self.seat, message, body, now or 0.0, restoring=True)
 
-    def _send_beat_kind(self, kind: Kind, body: Beat | Want, to: PeerId | None = None) -> None:
+    def _reserve(self, clock: int) -> None:
+        if clock > self._reserved:
+            self._reserved = clock + self.config.clock_reserve
+            self._out.append(Reserve(self._reserved))
+
+    def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
         self.clock += 1
         self._dirty = True
-        wire = encode_message(
+        self._reserve(self.clock)
+        return encode_message(
             self.identity,
             game_id=self.game_id,
             seq=0,
@@ -748,12 +856,13 @@ class Peer:
             kind=kind,
             body=encode_body(body),
         )
-        self._out.append(Send(wire, to))
 
     def _beat(self, kind: Kind, now: float) -> None:
         feed = self._feeds[self.seat]
         head = feed[-1].id if feed else None
-        self._send_beat_kind(kind, Beat(len(feed), head, self._frontier()))
+        held = self._frontier()
+        ids = tuple(self._feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
+        self._out.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
         self._last_sent = now
         self._ack_due = None
 

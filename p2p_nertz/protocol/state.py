@@ -38,7 +38,7 @@ import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.errors import IllegalMoveError, NertzError
 from p2p_nertz.protocol.bodies import (
     Commit,
     Drop,
@@ -260,6 +260,7 @@ class RoundState:
     seen: dict[int, frozenset[Card]] = field(default_factory=dict)
     top_events: dict[FoundationId, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     secrets: dict[int, bytes] = field(default_factory=dict)
+    dealt: dict[int, tuple[Card, ...]] = field(default_factory=dict)
     forfeit: frozenset[int] = frozenset()
     expected: RoundScore | None = None
     digest: bytes | None = None
@@ -272,6 +273,7 @@ class RoundState:
         new.seen = dict(self.seen)
         new.top_events = dict(self.top_events)
         new.secrets = dict(self.secrets)
+        new.dealt = dict(self.dealt)
         return new
 
 
@@ -301,7 +303,8 @@ class GameState:
         self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
         self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
         self.left: frozenset[int] = frozenset()
-        self.votes: dict[int, tuple[tuple[int, int, DropReason], ...]] = {}
+        # target -> (voter, vote) in fold order
+        self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
         self.phase = Phase.JOINING
         self.round = RoundState(0, frozenset(range(n)))
         self.game = Game(spec.rules, n)
@@ -362,6 +365,7 @@ class GameState:
             # Only what every peer knows: the lake, and how big each hidden pile is.
             h.update(table.lake.digest())
             h.update(f"{table.status.value}|{table.cut}|{table.callers}".encode())
+            h.update(f"{table.false_calls}".encode())
             for t in table.tableaux:
                 h.update(f"{len(t.nerts)},{len(t.stock)},{len(t.waste)};".encode())
         return h.hexdigest()
@@ -379,10 +383,12 @@ class GameState:
                 raise _Refuse("an event before the author's join")
             handler = _HANDLERS[event.kind]
             handler(self, event, notices)
-        except _Refuse as refused:
+        except (_Refuse, NertzError, ValueError) as refused:
+            # Anything wrong with a signed event is the author's fault, the same on every peer.
             violation = Violation(seat, event.seq, event.kind, str(refused))
             self.violations += (violation,)
             notices.append(Refused(violation))
+            self._advance(notices)  # a refusal may still settle a phase (a forfeit)
             return notices
         self._advance(notices)
         return notices
@@ -462,6 +468,7 @@ class GameState:
         rs.table = rs.table.with_tableau(seat, tableau)
         rs.ready |= {seat}
         rs.seen[seat] = frozenset(physical)
+        rs.dealt[seat] = body.visible
 
     def _play(self, event: Event, notices: list[Notice]) -> None:
         body = event.body
@@ -628,15 +635,11 @@ class GameState:
             return
         if any(v[0] == event.seat for v in votes):
             return  # one vote per voter
-        votes = (*votes, (event.seat, body.last_seq, body.reason))
+        votes = (*votes, (event.seat, body))
         self.votes[target] = votes
         if len(votes) >= self.majority:
             self.drop_at[target] = event.lamport
-            cut = max(v[1] for v in votes)
-            equivocations = [v[1] for v in votes if v[2] is DropReason.EQUIVOCATION]
-            if equivocations:
-                cut = min(cut, *equivocations)
-            self._remove(target, cut, left=False, notices=notices)
+            self._remove(target, _cut(tuple(v for _, v in votes)), left=False, notices=notices)
 
     def _leave(self, event: Event, notices: list[Notice]) -> None:
         assert isinstance(event.body, Leave)
@@ -751,11 +754,15 @@ class GameState:
         if seat not in rs.ready:
             return None
         tableau = Tableau.deal(deck, self.rules)
+        shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
+        if rs.dealt.get(seat) != shown:
+            published = " ".join(map(str, rs.dealt.get(seat, ())))
+            return f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}"
         for entry in rs.log:
             if entry is None:
                 tableau = tableau.rotated()
                 continue
-            who, move, _card, reveals, lost = entry
+            who, move, card, reveals, lost = entry
             if who != seat:
                 continue
             expected: tuple[Card, ...] = ()
@@ -765,12 +772,15 @@ class GameState:
             elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
                 expected = (tableau.nerts[-2],)
             if tuple(c.physical for c in reveals) != tuple(c.physical for c in expected):
-                shown = " ".join(map(str, reveals))
+                showed = " ".join(map(str, reveals))
                 real = " ".join(map(str, expected))
-                return f"showed {shown} for {move} but the deck says {real}"
+                return f"showed {showed} for {move} but the deck says {real}"
             try:
                 if move.is_lake:
-                    assert move.source is not None
+                    assert move.source is not None and card is not None
+                    top = tableau.top(move.source)
+                    if top is None or top.physical != card.physical:
+                        return f"claimed {card} from {move.source} but the deck has {top} there"
                     if not lost:
                         _, tableau = tableau.take(move.source)
                 elif move.plays_card or move.kind in (MoveKind.TURN, MoveKind.ROTATE):
@@ -792,6 +802,25 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _cut(votes: tuple[Drop, ...]) -> int:
+    """The last counted seq of a member a majority voted out (DESIGN.md §6).
+
+    The highest seq any of these voters counts: everything anyone may have taken as final is
+    at or below it, because a voter never announces holding more than it votes. For an
+    equivocation, voters counting *different* versions of the forked seq prove that neither
+    version was ever held by everyone, so neither is final anywhere: the cut goes below it.
+    """
+    cut = max(v.last_seq for v in votes)
+    forks: dict[int, set[bytes]] = {}
+    for v in votes:
+        if v.reason is DropReason.EQUIVOCATION and v.fork_id:
+            forks.setdefault(v.fork_seq, set()).add(v.fork_id)
+    for fork_seq, versions in forks.items():
+        if len(versions) > 1:
+            cut = min(cut, fork_seq - 1)
+    return cut
 
 
 _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {

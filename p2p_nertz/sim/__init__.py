@@ -6,6 +6,7 @@ from __future__ import annotations
 from p2p_nertz.sim.invariants import check, observe
 from p2p_nertz.sim.network import (
     Crash,
+    Equivocation,
     Faults,
     Partition,
     SimConfig,
@@ -16,6 +17,7 @@ from p2p_nertz.sim.network import (
 
 __all__ = [
     "Crash",
+    "Equivocation",
     "Faults",
     "Partition",
     "SimConfig",

@@ -134,7 +134,14 @@ _STOCK_MOVES = (MoveKind.TURN, MoveKind.ROTATE)
 def check(result: SimResult) -> list[str]:
     """Check every invariant on a finished run; returns one line per violation."""
     problems: list[str] = []
-    peers = [(seat, p) for seat, p in enumerate(result.peers) if p is not None]
+    cheaters = result.config.faults.cheaters
+    peers = [
+        (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
+    ]
+    for seat, p in peers:
+        for cheat in sorted(cheaters):
+            if cheat not in p.final.dropped and p.final.phase is Phase.OVER:
+                problems.append(f"equivocation: seat {seat} did not drop cheating seat {cheat}")
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
     if not result.finished:
         phases = {seat: p.final.phase.value for seat, p in peers}

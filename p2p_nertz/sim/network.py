@@ -28,14 +28,24 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Send
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Reserve, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Rules
 
-__all__ = ["Crash", "Faults", "Partition", "SimConfig", "SimResult", "Simulation", "run"]
+__all__ = [
+    "Crash",
+    "Equivocation",
+    "Faults",
+    "Partition",
+    "SimConfig",
+    "SimResult",
+    "Simulation",
+    "run",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +75,16 @@ class Crash:
 
 
 @dataclass(frozen=True, slots=True)
+class Equivocation:
+    """A cheater: at ``at``, seat ``seat`` signs a second event under its next seq (a Nerts
+    call) and sends it to the peers in ``to`` only, while its real event goes to everyone."""
+
+    seat: int
+    at: float
+    to: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
 class Faults:
     """The network and process faults of a run."""
 
@@ -75,6 +95,12 @@ class Faults:
     duplicate: float = 0.0
     partitions: tuple[Partition, ...] = ()
     crashes: tuple[Crash, ...] = ()
+    equivocations: tuple[Equivocation, ...] = ()
+
+    @property
+    def cheaters(self) -> frozenset[int]:
+        """Seats that break the protocol on purpose (not held to the honest invariants)."""
+        return frozenset(e.seat for e in self.equivocations)
 
     @classmethod
     def random(cls, rng: Rng, players: int, *, horizon: float = 60.0) -> Faults:
@@ -97,6 +123,14 @@ class Faults:
                     rng.below(4) if rng.random() < 0.5 else None,
                 )
             )
+        cheats = []
+        if players >= 3 and rng.random() < 0.2:
+            seat = rng.below(players)
+            others = [s for s in range(players) if s != seat]
+            rng.shuffle(others)
+            cheats.append(
+                Equivocation(seat, rng.random() * horizon, frozenset(others[: 1 + rng.below(2)]))
+            )
         return cls(
             delay=0.001 + rng.random() * 0.02,
             jitter=rng.random() * 0.01,
@@ -105,12 +139,13 @@ class Faults:
             duplicate=rng.random() * 0.1,
             partitions=tuple(partitions),
             crashes=tuple(crashes),
+            equivocations=tuple(cheats),
         )
 
     @property
     def count(self) -> int:
         """How many partition and crash faults are scheduled."""
-        return len(self.partitions) + len(self.crashes)
+        return len(self.partitions) + len(self.crashes) + len(self.equivocations)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +214,7 @@ class Simulation:
         self.identities = [by_id[pid] for pid in spec.peer_ids]
         self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
+        self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
         self.bots: list[Strategy] = [
             make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
         ]
@@ -192,7 +228,7 @@ class Simulation:
         self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
 
     # kinds of happenings
-    MESSAGE, TICK, BOT, CRASH, RESTART = range(5)
+    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE = range(6)
 
     def _push(self, at: float, kind: int, seat: int, data: bytes = b"") -> None:
         self.counter += 1
@@ -223,6 +259,8 @@ class Simulation:
                 self.result.effects.append((now, seat, effect))
             if isinstance(effect, Record):
                 self.logs[seat].append(effect.data)
+            elif isinstance(effect, Reserve):
+                self.reserved[seat] = max(self.reserved[seat], effect.clock)
             elif isinstance(effect, Send):
                 self.result.sent += 1
                 targets = (
@@ -271,6 +309,8 @@ class Simulation:
             self._push(self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
         for crash in config.faults.crashes:
             self._push(crash.at, self.CRASH, crash.seat, b"")
+        for index, cheat in enumerate(config.faults.equivocations):
+            self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
         crash_plan = {(c.seat, c.at): c for c in config.faults.crashes}
         now = 0.0
         while self.queue:
@@ -299,10 +339,19 @@ class Simulation:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
                     self._crash(seat, now, planned.restart_after)
+            elif kind == self.EQUIVOCATE:
+                if peer is not None:
+                    cheat = config.faults.equivocations[int.from_bytes(data, "big")]
+                    self._equivocate(peer, cheat, now)
             elif kind == self.RESTART:
                 self.down_until[seat] = None
                 restored, effects = Peer.restore(
-                    self.identities[seat], self.spec, list(self.logs[seat]), now, config.peer
+                    self.identities[seat],
+                    self.spec,
+                    list(self.logs[seat]),
+                    now,
+                    config.peer,
+                    reserved=self.reserved[seat],
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
@@ -345,11 +394,32 @@ class Simulation:
                 return
         self._apply(seat, effects, now)
 
+    def _equivocate(self, peer: Peer, cheat: Equivocation, now: float) -> None:
+        """Sign a call under the peer's next seq and send it to some peers only."""
+        state = peer.tentative
+        feed = peer.events(peer.seat)
+        if not feed or state.phase is not Phase.PLAY:
+            return
+        frontier = [peer.held(q) for q in range(len(self.peers))]
+        wire = encode_message(
+            peer.identity,
+            game_id=self.spec.game_id,
+            seq=len(feed) + 1,
+            prev=feed[-1].id,
+            lamport=peer.clock + 2,  # not what the honest peer would sign next
+            kind=Kind.NERTS,
+            body=[frontier, state.round.number],
+        )
+        for other in sorted(cheat.to):
+            if other != peer.seat:
+                self._push(now + self.config.faults.delay, self.MESSAGE, other, wire)
+
     def _done(self) -> bool:
         live = [p for p in self.peers if p is not None]
         if any(d is not None and d != float("inf") for d in self.down_until):
             return False  # someone is due back
-        active = [p for p in live if p.seat not in p.final.dropped]
+        cheaters = self.config.faults.cheaters
+        active = [p for p in live if p.seat not in p.final.dropped and p.seat not in cheaters]
         return (
             bool(active)
             and all(p.final.phase is Phase.OVER for p in active)
@@ -357,12 +427,17 @@ class Simulation:
         )
 
     def _quiet(self, peer: Peer) -> bool:
-        """Whether every live peer holds every event this one holds (nothing left in flight)."""
+        """Whether every live honest peer holds every event this one holds (nothing left in
+        flight)."""
+        cheaters = self.config.faults.cheaters
         return all(
-            other is None or other.held(s) >= peer.held(s)
+            other.held(s) >= peer.held(s)
             for other in self.peers
             for s in range(len(self.peers))
-            if other is not None and s not in other.final.dropped
+            if other is not None
+            and other.seat not in cheaters
+            and s not in other.final.dropped
+            and s not in cheaters
         )
 
 
