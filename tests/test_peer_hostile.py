@@ -292,6 +292,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
             "eight-cards": lambda f, r: [f, r, [*FIVE, "6S", "7S", "8S"]],
             "int-cards": lambda f, r: [f, r, [1, 2, 3, 4, 5]],
             "str-round": lambda f, r: [f, str(r), FIVE],
+            "lower-case-card": lambda f, r: [f, r, [*FIVE[:4], FIVE[4].lower()]],
         },
     ),
     (
@@ -306,6 +307,8 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
             "four-reveals": lambda f, r: [f, r, "S", ["AS", "2S", "3S", "4S"]],
             "int-move": lambda f, r: [f, r, 5, []],
             "long-move": lambda f, r: [f, r, "1>2" + " " * 30, []],
+            "spaced-move": lambda f, r: [f, r, " 1>2", []],
+            "ten-as-t": lambda f, r: [f, r, "S", ["TH"]],
         },
     ),
     (
@@ -322,6 +325,8 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
             "no-foundation": lambda f, r: [f, r, "N>L", "5S", ["3H"]],
             "reveal-from-waste": lambda f, r: [f, r, "W>L@0S", "5S", ["3H"]],
             "int-card": lambda f, r: [f, r, "N>L@0S", 5, ["3H"]],
+            "lower-case-move": lambda f, r: [f, r, "n>l@0s", "5S", ["3H"]],
+            "symbol-card": lambda f, r: [f, r, "N>L@0S", "5♠", ["3H"]],
         },
     ),
     (
@@ -363,6 +368,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
             "negative-seq": lambda f, r: [f, 2, -1, 0, 0, b""],
             "three-fields": lambda f, r: [f, 2, 0],
             "fork-id-without-fork": lambda f, r: [f, 2, 0, 0, 0, b"12345678"],
+            "fork-seq-without-fork": lambda f, r: [f, 2, 0, 0, 3, b""],
         },
     ),
     (

@@ -300,6 +300,8 @@ def _cards(value: Body, most: int, what: str) -> tuple[Card, ...]:
         if type(v) is not str or len(v) > 8:
             raise ValueError(f"{what}: not a card: {v!r}")
         c = Card.parse(v)  # NotationError is a ValueError
+        if str(c) != v:
+            raise ValueError(f"{what}: {v!r} is not the canonical spelling {str(c)!r}")
         if c is HIDDEN:
             raise ValueError(f"{what}: a revealed card cannot be hidden")
         cards.append(c)
@@ -384,6 +386,8 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             _int(fork_seq, 0, _MAX_SEQ, "the fork seq"),
             fork_id if type(fork_id) is bytes else b"?",
         )
+        if vote.reason is not DropReason.EQUIVOCATION and vote.fork_seq:
+            raise ValueError("only an equivocation vote names a fork")
         counts_fork = vote.reason is DropReason.EQUIVOCATION and vote.last_seq >= vote.fork_seq
         if len(vote.fork_id) != (ID_PREFIX if counts_fork and vote.fork_seq else 0):
             raise ValueError("a fork id names the counted version of an equivocation, only")
@@ -419,4 +423,8 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
 def _move(text: Body) -> Move:
     if type(text) is not str or len(text) > 24:
         raise ValueError(f"not a move: {text!r}")
-    return Move.parse(text)
+    move = Move.parse(text)
+    if str(move) != text:
+        # One meaning, one signed form: no lower case, no "T" for ten, no spaces.
+        raise ValueError(f"{text!r} is not the canonical spelling {str(move)!r}")
+    return move

@@ -409,11 +409,9 @@ def decode_message(
         _check_size(memoryview(data).nbytes)  # before copying anything
         raw = bytes(data)
         message = _PARSED.get(raw)
+        cached = message is not None
         if message is None:
             message = _parse(raw)
-            if len(_PARSED) >= _VERIFIED_MAX:
-                del _PARSED[next(iter(_PARSED))]
-            _PARSED[raw] = message
         if game_id is not None and message.game_id != game_id:
             raise _Rejected(
                 RejectReason.WRONG_GAME,
@@ -428,6 +426,11 @@ def decode_message(
             if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
             _remember_verified(message.id)
+        if not cached:
+            # Only verified messages are kept: strangers cannot fill the cache.
+            if len(_PARSED) >= _VERIFIED_MAX:
+                del _PARSED[next(iter(_PARSED))]
+            _PARSED[raw] = message
     except _Rejected as rejected:
         raise InvalidMessageError(rejected.reason, rejected.detail) from None
     validator = validators.get(message.kind) if validators is not None else None

@@ -36,9 +36,13 @@ Faults.
     A member silent for ``suspect_after`` is suspected; past ``drop_after`` the peer signs a
     ``drop`` vote with the last seq it holds, and stops announcing that feed beyond it. A strict
     majority of votes drops the member (``cut`` = the highest seq among them); its events after
-    the cut never count. A voter that hears the member again withdraws its vote. Two different
-    signed events with one author and seq are an equivocation: both are relayed and the author
-    is voted out at the seq before.
+    the cut never count. A voter that hears the member again withdraws a vote for silence.
+    Two different signed events with one author and seq (or an event timed below a clock its
+    author announced) are proof of cheating: both are relayed once, and the author is voted
+    out; the vote counts what the voter already announced and names the version it holds.
+    Before sending past a clock it has not reserved, the peer asks for a durable
+    :class:`Reserve`, so a restart never times a message below one sent before the crash.
+    Known gaps (deep forks, withheld reveals) are listed in docs/protocol.md §13.
 """
 
 from __future__ import annotations
@@ -223,6 +227,8 @@ class Peer:
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         self._beat_wire: list[Message | None] = [None] * n  # its latest sound beat
         self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
+        self._proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
+        self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._suspected: set[int] = set()
@@ -421,6 +427,8 @@ class Peer:
             peer._mark_done(message.kind, body)
             if isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
                 peer._voted[body.seat] = body.last_seq
+                if body.reason is DropReason.EQUIVOCATION:
+                    peer._proven_seats.add(body.seat)
             elif isinstance(body, Drop):
                 peer._voted.pop(body.seat, None)
         if own:
@@ -535,6 +543,8 @@ class Peer:
         if frontier[seat] != message.seq - 1:
             return f"event {message.seq} says it follows event {frontier[seat]}"
         for q in range(self._n):
+            if q in self._forked_at and frontier[q] >= self._forked_at[q]:
+                continue  # it may hold the other version of a proven fork: times differ
             if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
                 return (
                     f"Lamport time {message.lamport} is not above the events it has seen "
@@ -643,8 +653,13 @@ class Peer:
         if seat in self._suspected:
             self._suspected.discard(seat)
             self._out.append(Suspected(seat, False))
-        if seat in self._voted and seat not in self.tentative.dropped:
-            # We hear it again: withdraw our vote (it only counts if still needed).
+        if (
+            seat in self._voted
+            and seat not in self._proven_seats
+            and seat not in (self.tentative.dropped)
+        ):
+            # We hear it again: withdraw our vote for silence (it only counts if still needed).
+            # A vote on proof of cheating stands.
             del self._voted[seat]
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
@@ -662,6 +677,7 @@ class Peer:
         if (seat, first.seq) in self._proven:
             return  # already proven, relayed and voted on
         self._proven.add((seat, first.seq))
+        self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
         # Relay the proof to everyone, and vote the author out before the fork.
         self._out.append(Send(first.wire))
@@ -682,6 +698,7 @@ class Peer:
         if cut >= fork_seq:
             fork_id = self._feeds[seat][fork_seq - 1].id[:ID_PREFIX]
         self._voted[seat] = cut
+        self._proven_seats.add(seat)
         vote = Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, fork_id)
         self._emit(vote, now)
 
@@ -697,7 +714,8 @@ class Peer:
         members = [q for q in range(n) if q not in excluded]
         known = list(self._known)
         known[self.seat] = self.clock
-        bound = min(known[q] for q in members)
+        # Nobody left to wait for (everyone else left or was dropped): our clock is the bound.
+        bound = min((known[q] for q in members), default=self.clock)
         for r in members:
             if r == self.seat:
                 continue
@@ -709,6 +727,26 @@ class Peer:
                     bound = min(bound, feed[h].lamport - 1)
         return bound
 
+    def _switch_forks(self, state: GameState) -> None:
+        """Give up our version of an equivocator's forked event when the drop keeps the other.
+
+        Ours was never final (the others announced holding the other version, so it was never
+        covered); the feed is cut back before the fork and the kept chain fetched."""
+        for seat, (seq, prefix) in state.kept_forks.items():
+            feed = self._feeds[seat]
+            if len(feed) < seq or feed[seq - 1].id[:ID_PREFIX] == prefix:
+                continue
+            if feed[seq - 1].lamport <= self.stable:
+                continue  # cannot happen: a final event was held by everyone
+            del feed[seq - 1 :]
+            kept = [e for e in self._nonfinal if not (e.seat == seat and e.seq >= seq)]
+            self._nonfinal = kept
+            self._nonfinal_keys = [e.key for e in kept]
+            self._pending[seat].clear()
+            self._tentative = None
+            self._dirty = True
+            self._want_at[seat] = 0.0
+
     def _advance_final(self) -> None:
         if not self._dirty:
             return
@@ -716,6 +754,9 @@ class Peer:
         final = self._final
         excluded = dict(final.dropped)
         tentative = self.tentative if self._votes_held else final
+        if tentative.kept_forks:
+            self._switch_forks(tentative)
+            tentative = self.tentative
         # Seats the held votes drop (at a point the others' feeds make final) no longer hold
         # finality back, once their events up to the cut are here. Try them all together (a
         # partition drops several at once), then give up those whose drop is not yet final.

@@ -302,6 +302,8 @@ class GameState:
         self.joined: frozenset[int] = frozenset()
         self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
         self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
+        #: seat -> (seq, id prefix): the version of an equivocator's forked event that counts
+        self.kept_forks: dict[int, tuple[int, bytes]] = {}
         self.left: frozenset[int] = frozenset()
         # target -> (voter, vote) in fold order
         self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
@@ -321,6 +323,7 @@ class GameState:
         new = copy.copy(self)
         new.dropped = dict(self.dropped)
         new.drop_at = dict(self.drop_at)
+        new.kept_forks = dict(self.kept_forks)
         new.votes = dict(self.votes)
         new.round = self.round.copy()
         return new
@@ -639,7 +642,13 @@ class GameState:
         self.votes[target] = votes
         if len(votes) >= self.majority:
             self.drop_at[target] = event.lamport
-            self._remove(target, _cut(tuple(v for _, v in votes)), left=False, notices=notices)
+            ballots = tuple(v for _, v in votes)
+            cut = _cut(ballots)
+            for vote in ballots:
+                if vote.fork_id and vote.fork_seq <= cut:
+                    # The version of the forked seq that counts (every such vote names it).
+                    self.kept_forks[target] = (vote.fork_seq, vote.fork_id)
+            self._remove(target, cut, left=False, notices=notices)
 
     def _leave(self, event: Event, notices: list[Notice]) -> None:
         assert isinstance(event.body, Leave)

@@ -48,25 +48,46 @@ def observe(result: SimResult) -> GameState:
             events[message.id] = Event(
                 seat, message.seq, message.lamport, message.kind, body, message.id
             )
-    # One event per (seat, seq): with an equivocation, the first in total order counts here.
-    chosen: dict[tuple[int, int], Event] = {}
-    for event in sorted(events.values(), key=lambda e: e.key):
-        chosen.setdefault((event.seat, event.seq), event)
-    ordered = sorted(chosen.values(), key=lambda e: e.key)
     # A dropped seat's events after its cut never count, even those before the drop in the
-    # order (as the peers do once the drop is final): fold until the cuts stop changing.
+    # order (as the peers do once the drop is final), and of an equivocator's two versions the
+    # one its drop keeps counts: fold until the cuts stop changing.
     cuts: dict[int, int] = {}
+    forks: dict[int, tuple[int, bytes]] = {}
     for _ in range(spec.seats + 2):  # each pass can only settle more drops
+        chosen: dict[tuple[int, int], Event] = {}
+        for event in sorted(events.values(), key=lambda e: e.key):
+            fork = forks.get(event.seat)
+            if fork is not None and event.seq == fork[0] and event.id[: len(fork[1])] != fork[1]:
+                continue
+            chosen.setdefault((event.seat, event.seq), event)
         state = GameState(spec)
-        for event in ordered:
+        for event in sorted(chosen.values(), key=lambda e: e.key):
             cut = cuts.get(event.seat)
             if cut is not None and event.seq > cut:
                 continue
             state.apply(event)
-        if state.dropped == cuts:
+        if state.dropped == cuts and state.kept_forks == forks:
             break
         cuts = dict(state.dropped)
+        forks = dict(state.kept_forks)
     return state
+
+
+def forks(result: SimResult) -> set[int]:
+    """Seats that signed two different events under one seq, as the logs show."""
+    seen: dict[tuple[bytes, int], bytes] = {}
+    forked: set[int] = set()
+    seats = {pid: s for s, pid in enumerate(result.spec.peer_ids)}
+    for log in result.logs:
+        for wire in log:
+            try:
+                message = decode_message(wire, game_id=result.spec.game_id, roster=seats)
+            except InvalidMessageError:
+                continue
+            key = (message.author, message.seq)
+            if seen.setdefault(key, message.id) != message.id:
+                forked.add(seats[message.author])
+    return forked
 
 
 def replay_round(state: GameState, rs: RoundState) -> list[str]:
@@ -138,10 +159,11 @@ def check(result: SimResult) -> list[str]:
     peers = [
         (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
     ]
+    proven = forks(result)
     for seat, p in peers:
-        for cheat in sorted(cheaters):
+        for cheat in sorted(proven):
             if cheat not in p.final.dropped and p.final.phase is Phase.OVER:
-                problems.append(f"equivocation: seat {seat} did not drop cheating seat {cheat}")
+                problems.append(f"equivocation: seat {seat} did not drop forking seat {cheat}")
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
     if not result.finished:
         phases = {seat: p.final.phase.value for seat, p in peers}
