@@ -506,8 +506,17 @@ class GameState:
                 raise _Refuse(
                     f"claims {body.card} from {move.source!r}, where the seat shows {top}"
                 )
-            if not self._saw_foundation(event, move.foundation, body.card):
-                # The author never saw the card this one would go on: it cannot win the race.
+            # A foundation below rank - 1: the card this one was built on looked kept when it
+            # was played and lost in the final order (or was our own pending claim, which
+            # DESIGN.md §4 lets a player build on). Honest, and a lost race. A foundation that
+            # never existed is no race: the fold refuses it below.
+            below = (
+                move.foundation in table.lake
+                and table.lake.height(move.foundation) < body.card.rank - 1
+            )
+            if below or not self._saw_foundation(event, move.foundation, body.card):
+                # The author never saw the card this one would go on: it cannot win the race,
+                # and the card returns.
                 res = Resolution(
                     Claim(seat, body.card, move.source, move.foundation, event.lamport),
                     Outcome.LOST,
