@@ -364,7 +364,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         {
             "short-frontier": lambda f, r: [f[:2], 2, 0, 0, 0, b""],
             "seat-out-of-range": lambda f, r: [f, 3, 0, 0, 0, b""],
-            "reason-3": lambda f, r: [f, 2, 0, 3, 0, b""],
+            "reason-4": lambda f, r: [f, 2, 0, 4, 0, b""],
             "negative-seq": lambda f, r: [f, 2, -1, 0, 0, b""],
             "three-fields": lambda f, r: [f, 2, 0],
             "fork-id-without-fork": lambda f, r: [f, 2, 0, 0, 0, b"12345678"],

@@ -149,3 +149,11 @@ def test_sim_invariant_check_catches_disagreement() -> None:
     number, digest, scores = peer.final.history[0]
     peer.final.history = ((number, digest, (scores[0] + 1, *scores[1:])),)
     assert any("split brain" in v for v in check(result))
+
+
+def test_sim_lookahead_bots_play_over_the_network() -> None:
+    result = run(
+        SimConfig(players=3, seed=5, strategy="lookahead", faults=Faults(loss=0.05, reorder=0.1))
+    )
+    assert result.finished
+    assert result.violations == []

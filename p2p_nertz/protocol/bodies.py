@@ -84,6 +84,7 @@ class DropReason(enum.IntEnum):
     SILENT = 0
     EQUIVOCATION = 1
     WITHDRAW = 2  #: the voter hears the member again: its earlier vote no longer counts
+    WITHHELD = 3  #: the member stays connected but withholds what the round waits for
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +383,7 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             _frontier(f, seats),
             _int(seat, 0, seats - 1, "the dropped seat"),
             _int(last, 0, _MAX_SEQ, "the last seq held"),
-            DropReason(_int(reason, 0, 2, "the drop reason")),
+            DropReason(_int(reason, 0, 3, "the drop reason")),
             _int(fork_seq, 0, _MAX_SEQ, "the fork seq"),
             fork_id if type(fork_id) is bytes else b"?",
         )

@@ -158,6 +158,9 @@ class Equivocation:
 Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Notice
 
 
+#: Phases that wait for an event from every member (play waits for nobody in particular).
+_WAITING_PHASES = frozenset({Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT})
+
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
 
@@ -175,6 +178,8 @@ class PeerConfig:
         max_pending: events held per author ahead of its delivered feed.
         max_want: events sent back for one gap request.
         clock_reserve: Lamport ticks reserved by each durable clock note.
+        phase_timeout: how long a phase that waits on every member (commit, nonce, reveal,
+            result) may wait before the members holding it up are voted out.
     """
 
     ack_delay: float = 0.002
@@ -185,6 +190,7 @@ class PeerConfig:
     max_pending: int = 4096
     max_want: int = 64
     clock_reserve: int = 1000
+    phase_timeout: float = 60.0
 
 
 class Peer:
@@ -231,6 +237,8 @@ class Peer:
         self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._announced_held = [0] * n  # the most of each feed we ever said we hold
+        self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
+        self._phase_since = now  # when the final fold entered its current phase
         self._suspected: set[int] = set()
         self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.stable = 0
@@ -306,6 +314,10 @@ class Peer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
+        if self._final.phase in _WAITING_PHASES and any(
+            q != self.seat and q not in self._voted for q in self._final.waiting()
+        ):
+            deadlines.append(self._phase_since + self.config.phase_timeout)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
         for q in range(self._n):
@@ -910,6 +922,10 @@ class Peer:
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
         self._advance_final()
+        phase = (self._final.phase, self._final.round.number)
+        if phase != self._phase_key:
+            self._phase_key = phase
+            self._phase_since = now
         self._liveness(now)
         if self._ack_due is not None and now >= self._ack_due:
             self._beat(Kind.ACK, now)
@@ -920,6 +936,16 @@ class Peer:
 
     def _liveness(self, now: float) -> None:
         final = self._final
+        if final.phase in _WAITING_PHASES and now >= self._phase_since + self.config.phase_timeout:
+            # Connected but withholding what the round waits for (a nonce, a secret, a result):
+            # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
+            for q in sorted(final.waiting()):
+                if q != self.seat and q not in self._voted:
+                    self._voted[q] = len(self._feeds[q])
+                    self._proven_seats.add(q)  # not withdrawn when heard: it is heard
+                    self._emit(
+                        Drop(self._frontier(), q, len(self._feeds[q]), DropReason.WITHHELD), now
+                    )
         for q in range(self._n):
             if q == self.seat or q in final.dropped:
                 continue

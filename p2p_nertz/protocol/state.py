@@ -336,8 +336,9 @@ class GameState:
 
     @property
     def majority(self) -> int:
-        """Votes needed to drop a member: a strict majority of the roster."""
-        return self.spec.seats // 2 + 1
+        """Votes needed to drop a member: a strict majority of the current roster (the
+        members neither dropped nor gone), DESIGN.md §6."""
+        return (self.spec.seats - len(self.dropped)) // 2 + 1
 
     def waiting(self) -> frozenset[int]:
         """The seats whose event the current phase waits for."""
@@ -647,22 +648,38 @@ class GameState:
             return
         if any(v[0] == event.seat for v in votes):
             return  # one vote per voter
-        votes = (*votes, (event.seat, body))
-        self.votes[target] = votes
-        if len(votes) >= self.majority:
-            self.drop_at[target] = event.lamport
-            ballots = tuple(v for _, v in votes)
-            cut = _cut(ballots)
-            for vote in ballots:
-                if vote.fork_id and vote.fork_seq <= cut:
-                    # The version of the forked seq that counts (every such vote names it).
-                    self.kept_forks[target] = (vote.fork_seq, vote.fork_id)
-            self._remove(target, cut, left=False, notices=notices)
+        self.votes[target] = (*votes, (event.seat, body))
+        self._settle_drops(event.lamport, notices)
+
+    def _settle_drops(self, lamport: int, notices: list[Notice]) -> None:
+        """Drop every member that a strict majority of the current roster has voted out.
+
+        Votes of members dropped since do not count; one drop shrinks the roster, which may
+        complete another (a partition's minority side), so this repeats until nothing moves.
+        """
+        changed = True
+        while changed:
+            changed = False
+            for target in sorted(self.votes):
+                if target in self.dropped:
+                    continue
+                ballots = tuple(v for voter, v in self.votes[target] if voter not in self.dropped)
+                if len(ballots) < self.majority:
+                    continue
+                self.drop_at[target] = lamport
+                cut = _cut(ballots)
+                for vote in ballots:
+                    if vote.fork_id and vote.fork_seq <= cut:
+                        # The version of the forked seq that counts (every such vote names it).
+                        self.kept_forks[target] = (vote.fork_seq, vote.fork_id)
+                self._remove(target, cut, left=False, notices=notices)
+                changed = True
 
     def _leave(self, event: Event, notices: list[Notice]) -> None:
         assert isinstance(event.body, Leave)
         self.drop_at[event.seat] = event.lamport
         self._remove(event.seat, event.seq, left=True, notices=notices)
+        self._settle_drops(event.lamport, notices)
 
     def _remove(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
         self.dropped[seat] = cut
