@@ -1,0 +1,530 @@
+"""A peer node: one sans-I/O :class:`~p2p_nertz.protocol.peer.Peer` on real ZeroMQ sockets.
+
+Theory of operation
+-------------------
+A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
+
+* **the mesh** in the ZRE shape: one bound ROUTER (only ever received on) and one DEALER per
+  other member, connected to that member's ROUTER under the routing id ``b"N" + peer id``
+  (zmq reserves ids that start with a zero byte). Every socket has exactly one owner task: the
+  receive task owns the ROUTER, and each DEALER is owned by a sender task fed through a bounded
+  memory channel. A full channel (a member down for long) drops the message and counts it: the
+  protocol's gap repair, not the transport, makes delivery reliable, and the peer core must
+  never wait on a slow member;
+* **the log** (:mod:`p2p_nertz.logfile.store`), opened with
+  :func:`~p2p_nertz.logfile.store.open_for_append`: if it already holds events, the peer is
+  rebuilt with :meth:`Peer.restore` from them and from the highest durable clock note, so a
+  killed process continues the game with no seq reused;
+* **three input tasks** — the receive task (bytes in bursts, :meth:`Peer.feed_many`), the timer
+  (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early whenever the peer changed) and
+  the optional bot (a strategy choosing moves on the tentative view at a human pace).
+
+The peer is not thread- or task-safe, so every call into it and the application of the effects
+it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
+:class:`Record` and :class:`Reserve` effects are batched into one durable write
+(:meth:`LogWriter.append_many`, run in a worker thread so fsync does not stall the event loop)
+that completes before any :class:`Send` that follows them is handed to a DEALER; a ``Reserve``
+is logged as the note ``clock`` (8 bytes, big-endian). Other effects (notices) go to an optional
+callback, in order.
+
+Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
+peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
+seconds works.
+
+The node stops by itself once the game is over (the final phase is ``OVER``) and every member
+holds all our events (our last event is final: :attr:`Peer.stable` reached its Lamport time),
+or once ``grace`` seconds passed after the game ended without that; it then keeps answering
+for ``linger`` seconds (so the others can finish with our acks) and closes every socket
+(``LINGER 0``) and the log. :meth:`PeerNode.leave` is the clean way out mid-game (a signed
+``leave``, then the same wait for the others to hold it). Cancelling :meth:`PeerNode.run`
+is an abrupt stop, like a crash: the log stays valid and a later run on the same log
+continues the game.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from time import time as wall_time
+from typing import Final
+
+import trio
+import zmq
+
+from p2p_nertz.bots import Pacing, make_strategy
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.logfile.format import LogHeader, RecordKind
+from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, Send
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import Rng, derive_seed
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+
+__all__ = [
+    "CLOCK_NOTE",
+    "DEFAULT_BIND",
+    "MAX_BURST",
+    "SEND_QUEUE",
+    "PeerNode",
+    "decode_clock_note",
+    "encode_clock_note",
+    "routing_id",
+    "serve_peer",
+]
+
+CLOCK_NOTE: Final = "clock"
+"""The name of the log note that makes a :class:`Reserve` durable."""
+
+DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
+"""Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
+
+SEND_QUEUE: Final = 4096
+"""Messages queued per DEALER before further ones to that member are dropped."""
+
+MAX_BURST: Final = 256
+"""Most messages taken from the ROUTER and fed to the peer in one :meth:`Peer.feed_many`."""
+
+_MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left its deadline due
+
+NoticeCallback = Callable[[Effect], None]
+Clock = Callable[[], float]
+
+
+def routing_id(peer_id: bytes) -> bytes:
+    """The zmq routing id of a member's DEALERs: ``b"N"`` and its peer id.
+
+    >>> routing_id(bytes(32))[:2]
+    b'N\\x00'
+    """
+    return b"N" + peer_id
+
+
+def encode_clock_note(clock: int) -> LogRecord:
+    """The durable log note for a :class:`Reserve` of ``clock``.
+
+    >>> decode_clock_note(encode_clock_note(1000))
+    1000
+    """
+    return LogRecord.note(CLOCK_NOTE, clock.to_bytes(8, "big"))
+
+
+def decode_clock_note(record: LogRecord) -> int | None:
+    """The clock a log record reserves, or ``None`` if it is not a clock note."""
+    if record.kind is not RecordKind.NOTE or record.name != CLOCK_NOTE or len(record.data) != 8:
+        return None
+    return int.from_bytes(record.data, "big")
+
+
+def _event_wires(records: Iterable[LogRecord]) -> list[bytes]:
+    kinds = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+    return [r.data for r in records if r.kind in kinds]
+
+
+class PeerNode:
+    """One peer on real sockets; see the module docstring.
+
+    Typical use binds first (so the endpoints of every member can be gathered), then runs::
+
+        node = PeerNode(identity, spec, "game.log", strategy="greedy")
+        endpoint = node.bind()
+        ...  # learn the other members' endpoints
+        peer = await node.run(endpoints)
+
+    Args:
+        identity: this peer's key; it must be in ``spec``'s roster.
+        spec: the game agreed in the lobby.
+        log_path: the log file; created if missing, continued (restart) if it holds events.
+        bind: the ROUTER's endpoint (port 0 for an ephemeral one).
+        strategy: a bot strategy name (see :func:`~p2p_nertz.bots.make_strategy`), or ``None``
+            for no bot (moves only through :meth:`play`).
+        speed: the bot's pacing level, 1 to 10.
+        seed: the bot's randomness; by default derived from the peer id.
+        config: the peer core's timers and limits.
+        clock: the time source passed to the peer as ``now``, in seconds.
+        on_notice: called, in order, with every effect that is not a Send, Record or Reserve
+            (notices, rejections, suspicions). It runs with the peer locked: it may read the
+            peer but must not call into it.
+        linger: seconds to keep answering after the node is done, before closing.
+        grace: seconds after the game is over to wait for every member to hold our events.
+        ctx: a zmq context to use (the caller terminates it); by default the node makes its own
+            and terminates it when :meth:`run` returns.
+
+    Raises:
+        ValueError: an unknown strategy or a bad speed.
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        spec: GameSpec,
+        log_path: str | os.PathLike[str],
+        *,
+        bind: str = DEFAULT_BIND,
+        strategy: str | None = None,
+        speed: int = 10,
+        seed: int | bytes | None = None,
+        config: PeerConfig | None = None,
+        clock: Clock = trio.current_time,
+        on_notice: NoticeCallback | None = None,
+        linger: float = 1.0,
+        grace: float = 10.0,
+        ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
+    ) -> None:
+        self.identity = identity
+        self.spec = spec
+        self.log_path = Path(log_path)
+        self._bind_to = bind
+        self._pacing = Pacing(speed)
+        rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
+        self._rng = Rng(rng_seed)
+        self._strategy = None if strategy is None else make_strategy(strategy, self._rng.fork(0))
+        self._config = config
+        self._clock = clock
+        self._on_notice = on_notice
+        self._linger = linger
+        self._grace = grace
+        self._own_ctx = ctx is None
+        self._ctx: zmq.Context[zmq.Socket[bytes]] | None = ctx
+        self._router: AsyncSocket | None = None
+        self._peer: Peer | None = None
+        self._writer: LogWriter | None = None
+        self._queues: dict[PeerId, trio.MemorySendChannel[bytes]] = {}
+        self._lock = trio.Lock()
+        self._wake = trio.Event()
+        self._done = trio.Event()
+        self._over_at: float | None = None  # when the game ended, or we left
+        self._leaving = False
+        self._ran = False
+        self.restored = False
+        """Whether :meth:`run` rebuilt the peer from an existing log."""
+        self.dropped = 0
+        """Messages dropped because a member's send queue was full."""
+
+    # -- introspection -------------------------------------------------------------------------
+    @property
+    def peer(self) -> Peer:
+        """The peer core (once :meth:`run` has started it).
+
+        Raises:
+            RuntimeError: before :meth:`run` created it.
+        """
+        if self._peer is None:
+            raise RuntimeError("the node has not started its peer yet")
+        return self._peer
+
+    @property
+    def endpoint(self) -> str:
+        """The ROUTER's resolved endpoint (after :meth:`bind`).
+
+        Raises:
+            RuntimeError: before :meth:`bind`.
+        """
+        if self._router is None:
+            raise RuntimeError("the node is not bound yet")
+        return self._router.endpoints[0]
+
+    @property
+    def done(self) -> bool:
+        """Whether the game is over (or we left) and every member holds our events (or
+        ``grace`` ran out)."""
+        return self._done.is_set()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def leave(self) -> None:
+        """Leave the game cleanly: sign a ``leave``, then stop once the others hold it.
+
+        :meth:`run` returns after every member holds our events (or ``grace`` seconds) and
+        ``linger`` more. Use it for Ctrl-C and SIGTERM; cancelling :meth:`run` instead is a
+        crash (the others suspect, then drop us, unless we restart from the log).
+
+        Raises:
+            RuntimeError: before :meth:`run` started the peer.
+        """
+        async with self._lock:
+            peer = self.peer
+            self._leaving = True
+            await self._apply(peer.leave(self._clock()))
+
+    def bind(self) -> str:
+        """Create and bind the ROUTER (idempotent); return its resolved endpoint.
+
+        Raises:
+            TransportBrokenError: the endpoint cannot be bound (port in use, bad address).
+        """
+        if self._router is None:
+            if self._ctx is None:
+                self._ctx = zmq.Context()
+            router = create_socket(self._ctx, zmq.ROUTER)
+            try:
+                router.bind(self._bind_to)
+            except BaseException:
+                router.close()
+                raise
+            self._router = router
+        return self.endpoint
+
+    async def run(
+        self,
+        endpoints: Mapping[PeerId, str],
+        *,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> Peer:
+        """Play the game until done (see the module docstring); return the peer.
+
+        Binds first if :meth:`bind` was not called. Reports the ROUTER's endpoint through
+        ``task_status`` once the peer has started. Always closes the sockets and the log.
+
+        Args:
+            endpoints: every other member's ROUTER endpoint (our own entry is ignored).
+            task_status: for :meth:`trio.Nursery.start`.
+
+        Raises:
+            RuntimeError: when run a second time.
+            KeyError: a member has no endpoint.
+            LogFormatError: the log belongs to another game or peer, or is damaged.
+            TransportBrokenError: a socket cannot be bound or connected.
+        """
+        if self._ran:
+            raise RuntimeError("a PeerNode runs once; make a new one to restart")
+        self._ran = True
+        own = self.identity.peer_id
+        dealers: dict[PeerId, AsyncSocket] = {}
+        try:
+            self.bind()
+            assert self._ctx is not None and self._router is not None
+            for pid in self.spec.peer_ids:
+                if pid != own:
+                    dealer = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                    dealers[pid] = dealer
+                    dealer.connect(endpoints[pid])
+            header = LogHeader(
+                game_id=self.spec.game_id,
+                peer_id=bytes(own),
+                created_at_ms=int(wall_time() * 1000),
+            )
+            self._writer, recovery = open_for_append(self.log_path, create_with=header)
+            effects = self._make_peer(recovery)
+            async with trio.open_nursery() as nursery:
+                for pid, dealer in dealers.items():
+                    send, receive = trio.open_memory_channel[bytes](SEND_QUEUE)
+                    self._queues[pid] = send
+                    nursery.start_soon(self._dealer_owner, dealer, receive)
+                async with self._lock:
+                    await self._apply(effects)
+                nursery.start_soon(self._receive_loop, self._router)
+                nursery.start_soon(self._timer_loop)
+                if self._strategy is not None:
+                    nursery.start_soon(self._bot_loop)
+                task_status.started(self.endpoint)
+                await self._done.wait()
+                await trio.sleep(self._linger)  # keep acking so the others can finish too
+                nursery.cancel_scope.cancel()
+            return self.peer
+        finally:
+            self._close(dealers)
+
+    def _close(self, dealers: Mapping[PeerId, AsyncSocket]) -> None:
+        for dealer in dealers.values():
+            dealer.close()
+        if self._router is not None:
+            self._router.close()
+        if self._writer is not None:
+            self._writer.close()
+        if self._own_ctx and self._ctx is not None:
+            self._ctx.term()
+            self._ctx = None
+
+    def _make_peer(self, recovery: Recovery) -> list[Effect]:
+        now = self._clock()
+        wires = _event_wires(recovery.records)
+        if wires:
+            reserved = max(
+                (c for c in map(decode_clock_note, recovery.records) if c is not None), default=0
+            )
+            self._peer, effects = Peer.restore(
+                self.identity, self.spec, wires, now, self._config, reserved=reserved
+            )
+            self.restored = True
+            return effects
+        self._peer = Peer(self.identity, self.spec, now, self._config)
+        return self._peer.start(now)
+
+    # -- effects -------------------------------------------------------------------------------
+    async def _apply(self, effects: list[Effect]) -> None:
+        """Carry out the peer's effects in order; the caller holds the lock."""
+        durable: list[LogRecord] = []
+        for effect in effects:
+            if isinstance(effect, Record):
+                wire = effect.data
+                durable.append(
+                    LogRecord.sent_event(wire) if effect.own else LogRecord.received_event(wire)
+                )
+            elif isinstance(effect, Reserve):
+                durable.append(encode_clock_note(effect.clock))
+            elif isinstance(effect, Send):
+                if durable:
+                    await self._write(durable)
+                    durable = []
+                self._send(effect)
+            elif self._on_notice is not None:
+                self._on_notice(effect)
+        if durable:
+            await self._write(durable)
+        self._wake.set()
+        self._check_done()
+
+    async def _write(self, records: list[LogRecord]) -> None:
+        writer = self._writer
+        assert writer is not None
+        # Not abandoned on cancellation: a write that started completes (or fails) first.
+        await trio.to_thread.run_sync(writer.append_many, records)
+
+    def _send(self, effect: Send) -> None:
+        if effect.to is not None:
+            targets: Iterable[PeerId] = (effect.to,)
+        else:
+            targets = self._queues.keys()
+        for pid in targets:
+            queue = self._queues.get(pid)
+            if queue is None:
+                continue  # ourselves, or not a member
+            try:
+                queue.send_nowait(effect.data)
+            except trio.WouldBlock:
+                self.dropped += 1
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                # Shutting down: the DEALER's owner was cancelled while a non-cancellable log
+                # write finished; the message goes nowhere, as in a crash after the write.
+                self.dropped += 1
+
+    def _check_done(self) -> None:
+        peer = self.peer
+        if self._done.is_set() or (peer.final.phase is not Phase.OVER and not self._leaving):
+            return
+        now = self._clock()
+        if self._over_at is None:
+            self._over_at = now
+        own = peer.events(peer.seat)
+        if not own or own[-1].lamport <= peer.stable or now - self._over_at >= self._grace:
+            self._done.set()
+
+    # -- tasks ---------------------------------------------------------------------------------
+    async def _dealer_owner(
+        self, dealer: AsyncSocket, queue: trio.MemoryReceiveChannel[bytes]
+    ) -> None:
+        async with queue:
+            async for data in queue:
+                await dealer.send_multipart([data])
+
+    async def _receive_loop(self, router: AsyncSocket) -> None:
+        while True:
+            batch = [await router.recv_multipart()]
+            while len(batch) < MAX_BURST:
+                more = router.try_recv_multipart()
+                if more is None:
+                    break
+                batch.append(more)
+            messages = [frames[1] for frames in batch if len(frames) == 2]
+            if not messages:
+                continue
+            async with self._lock:
+                await self._apply(self.peer.feed_many(messages, self._clock()))
+
+    async def _timer_loop(self) -> None:
+        last_due: float | None = None
+        while True:
+            self._wake = trio.Event()
+            deadline = self.peer.next_deadline()
+            if deadline is None:
+                await self._wake.wait()
+                continue
+            delay = deadline - self._clock()
+            if deadline == last_due:
+                delay = max(delay, _MIN_WAIT)  # a tick left this deadline due: do not spin
+            if delay > 0:
+                with trio.move_on_after(delay):
+                    await self._wake.wait()
+                if self._clock() < deadline:
+                    continue
+            last_due = deadline
+            async with self._lock:
+                await self._apply(self.peer.tick(self._clock()))
+                self._check_done()
+
+    async def _bot_loop(self) -> None:
+        strategy = self._strategy
+        assert strategy is not None
+        bot_round = 0
+        while True:
+            await trio.sleep(self._pacing.delay_ms(self._rng) / 1000)
+            async with self._lock:
+                if self._leaving:
+                    return
+                peer = self.peer
+                tentative = peer.tentative
+                view = tentative.table
+                if (
+                    view is None
+                    or tentative.phase is not Phase.PLAY
+                    or peer.seat not in tentative.round.ready
+                    or view.over
+                ):
+                    continue
+                if tentative.round.number != bot_round:
+                    bot_round = tentative.round.number
+                    strategy.new_round()
+                move = strategy.choose(view, peer.seat)
+                if move is None:
+                    continue
+                try:
+                    effects = peer.play(move, self._clock())
+                except (IllegalMoveError, LocalProtocolError):
+                    continue
+                await self._apply(effects)
+
+
+async def serve_peer(
+    identity: Identity,
+    spec: GameSpec,
+    endpoints: Mapping[PeerId, str],
+    bind: str,
+    log_path: str | os.PathLike[str],
+    *,
+    strategy: str | None = None,
+    speed: int = 10,
+    config: PeerConfig | None = None,
+    clock: Clock = trio.current_time,
+    on_notice: NoticeCallback | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> Peer:
+    """Run one peer node until its game is done; return the peer (see :class:`PeerNode`).
+
+    Args:
+        identity: this peer's key.
+        spec: the game.
+        endpoints: every member's ROUTER endpoint (ours is ignored; we bind ``bind``).
+        bind: our ROUTER's endpoint.
+        log_path: the log file (continued if it holds events: a restart).
+        strategy: a bot strategy name, or ``None``.
+        speed: the bot's pacing, 1 to 10.
+        config: the peer core's timers and limits.
+        clock: the time source.
+        on_notice: called with every notice effect.
+        task_status: reports the bound endpoint to :meth:`trio.Nursery.start`.
+    """
+    node = PeerNode(
+        identity,
+        spec,
+        log_path,
+        bind=bind,
+        strategy=strategy,
+        speed=speed,
+        config=config,
+        clock=clock,
+        on_notice=on_notice,
+    )
+    return await node.run(endpoints, task_status=task_status)

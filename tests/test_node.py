@@ -1,0 +1,224 @@
+"""Peer nodes on real sockets: three bots play a game over tcp://127.0.0.1 in one trio process.
+
+Each node binds an ephemeral port first; the endpoints map is built from the bound ports.
+Tests synchronise on the game itself (notices, the nodes finishing), never on sleeps, and are
+bounded by ``trio.fail_after`` and pytest-timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import ClaimDecided, Phase
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import (
+    PeerNode,
+    decode_clock_note,
+    encode_clock_note,
+    routing_id,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
+
+PLAYERS = 3
+GAME_TIMEOUT = 120.0
+
+
+def make_game(seed: int) -> tuple[list[Identity], GameSpec]:
+    """Identities in seat order and the spec of a one-round game among them."""
+    identities = [
+        Identity.generate(derive_seed(b"test-node", seed, seat)) for seat in range(PLAYERS)
+    ]
+    spec = GameSpec.create(
+        [(i.peer_id, f"bot{n + 1}") for n, i in enumerate(identities)],
+        Rules(target=None, rounds=1),
+        derive_seed(b"test-node-game", seed)[:16],
+    )
+    by_id = {i.peer_id: i for i in identities}
+    return [by_id[pid] for pid in spec.peer_ids], spec
+
+
+def make_node(
+    identity: Identity,
+    spec: GameSpec,
+    log: Path,
+    bind: str = "tcp://127.0.0.1:0",
+    on_notice: Callable[[Effect], None] | None = None,
+) -> PeerNode:
+    """A greedy bot node at speed 10."""
+    return PeerNode(
+        identity, spec, log, bind=bind, strategy="greedy", speed=10, on_notice=on_notice
+    )
+
+
+def check_agreement(peers: list[Peer]) -> None:
+    """Every peer finished with the same final state and totals."""
+    for peer in peers:
+        assert peer.final.phase is Phase.OVER
+    digests = {p.final.digest() for p in peers}
+    totals = {p.final.game.totals for p in peers}
+    assert len(digests) == 1, digests
+    assert len(totals) == 1, totals
+
+
+def check_logs(peers: list[Peer], logs: list[Path]) -> None:
+    """Every log reads back cleanly and holds every event of every feed, no seq reused."""
+    for peer, path in zip(peers, logs, strict=True):
+        with read_log(path, strict=True) as reader:
+            records = list(reader)
+            header = reader.header
+        assert header is not None
+        assert header.game_id == peer.spec.game_id
+        assert header.peer_id == peer.identity.peer_id
+        logged = {
+            r.data for r in records if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+        }
+        roster = frozenset(peer.spec.peer_ids)
+        sent = [
+            decode_message(r.data, game_id=peer.spec.game_id, roster=roster).seq
+            for r in records
+            if r.kind is RecordKind.SENT_EVENT
+        ]
+        assert sent == list(range(1, len(sent) + 1))  # no seq reused or skipped, even on restart
+        for seat in range(PLAYERS):
+            for message in peer.events(seat):
+                assert message.wire in logged, (peer.seat, seat, message.seq)
+        assert any(decode_clock_note(r) is not None for r in records)
+
+
+def test_helpers() -> None:
+    assert routing_id(b"\x00" * 32) == b"N" + b"\x00" * 32
+    assert decode_clock_note(encode_clock_note(2**40 + 7)) == 2**40 + 7
+
+
+async def test_three_nodes_play_to_the_end(tmp_path: Path) -> None:
+    identities, spec = make_game(1)
+    logs = [tmp_path / f"peer{seat}.log" for seat in range(PLAYERS)]
+    nodes = [make_node(i, spec, log) for i, log in zip(identities, logs, strict=True)]
+    endpoints: dict[PeerId, str] = {
+        i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)
+    }
+    peers: list[Peer | None] = [None] * PLAYERS
+
+    async def play(seat: int) -> None:
+        peers[seat] = await nodes[seat].run(endpoints)
+
+    with trio.fail_after(GAME_TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(PLAYERS):
+                nursery.start_soon(play, seat)
+    finished = [p for p in peers if p is not None]
+    assert len(finished) == PLAYERS
+    assert all(node.done and not node.restored for node in nodes)
+    check_agreement(finished)
+    check_logs(finished, logs)
+
+
+async def test_a_node_restarted_from_its_log_finishes_the_game(tmp_path: Path) -> None:
+    identities, spec = make_game(2)
+    logs = [tmp_path / f"peer{seat}.log" for seat in range(PLAYERS)]
+    victim = 1
+    decided = 0
+    enough = trio.Event()
+
+    def count_claims(effect: Effect) -> None:
+        nonlocal decided
+        if isinstance(effect, ClaimDecided):
+            decided += 1
+            if decided >= 5:
+                enough.set()
+
+    nodes = [
+        make_node(i, spec, log, on_notice=count_claims if seat == victim else None)
+        for seat, (i, log) in enumerate(zip(identities, logs, strict=True))
+    ]
+    endpoints: dict[PeerId, str] = {
+        i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)
+    }
+    peers: list[Peer | None] = [None] * PLAYERS
+    restarted: list[PeerNode] = []
+
+    async def play(seat: int) -> None:
+        peers[seat] = await nodes[seat].run(endpoints)
+
+    async def crash_and_restart() -> None:
+        with trio.CancelScope() as scope:
+
+            async def kill_when_enough() -> None:
+                await enough.wait()
+                scope.cancel()  # an abrupt stop mid-round, like kill -9
+
+            async with trio.open_nursery() as inner:
+                inner.start_soon(kill_when_enough)
+                await nodes[victim].run(endpoints)
+                inner.cancel_scope.cancel()
+        assert scope.cancelled_caught, "the game ended before the node could be killed"
+        assert nodes[victim].peer.final.phase is not Phase.OVER
+        node = make_node(
+            identities[victim], spec, logs[victim], bind=endpoints[spec.peer_ids[victim]]
+        )
+        restarted.append(node)
+        peers[victim] = await node.run(endpoints)
+
+    with trio.fail_after(GAME_TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(PLAYERS):
+                if seat != victim:
+                    nursery.start_soon(play, seat)
+            nursery.start_soon(crash_and_restart)
+    assert restarted and restarted[0].restored
+    finished = [p for p in peers if p is not None]
+    assert len(finished) == PLAYERS
+    check_agreement(finished)
+    check_logs(finished, logs)
+
+
+async def test_a_node_that_leaves_lets_the_others_finish(tmp_path: Path) -> None:
+    identities, spec = make_game(3)
+    logs = [tmp_path / f"peer{seat}.log" for seat in range(PLAYERS)]
+    leaver = 0
+    started = trio.Event()
+
+    def on_claim(effect: Effect) -> None:
+        if isinstance(effect, ClaimDecided):
+            started.set()
+
+    nodes = [
+        make_node(i, spec, log, on_notice=on_claim if seat == leaver else None)
+        for seat, (i, log) in enumerate(zip(identities, logs, strict=True))
+    ]
+    endpoints: dict[PeerId, str] = {
+        i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)
+    }
+    peers: list[Peer | None] = [None] * PLAYERS
+
+    async def play(seat: int) -> None:
+        peers[seat] = await nodes[seat].run(endpoints)
+
+    async def leave_when_playing() -> None:
+        await started.wait()
+        await nodes[leaver].leave()
+
+    with trio.fail_after(GAME_TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(PLAYERS):
+                nursery.start_soon(play, seat)
+            nursery.start_soon(leave_when_playing)
+    stayed = [p for seat, p in enumerate(peers) if seat != leaver and p is not None]
+    assert len(stayed) == PLAYERS - 1
+    check_agreement(stayed)
+    for peer in stayed:
+        assert leaver in peer.final.dropped
+    left = peers[leaver]
+    assert left is not None and left.final.phase is not Phase.OVER
+    check_logs([p for p in peers if p is not None], logs)
