@@ -622,14 +622,24 @@ class Peer:
         if beat.head_seq <= len(feed) and lamport > self._known[seat]:
             self._known[seat] = lamport
             self._dirty = True
-        held = list(beat.held)
+        # Cover is credited only where the other peer's chain is known to be ours: the id of
+        # an event names its whole chain (each event hashes the previous id), so a matching id
+        # at the seq it announces proves the same chain up to there. A count beyond what we
+        # hold cannot be checked yet: it is credited once we hold that far and it matches.
+        old = self._held_by[seat]
+        held = list(old)
         for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
             ours = self._feeds[q]
-            if 0 < h <= len(ours) and ours[h - 1].id[:ID_PREFIX] != prefix:
+            if h > len(ours):
+                continue
+            if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
-                # cover, and fetch its version: the two signed events are the proof.
-                held[q] = h - 1
-                self._out.append(Send(self._want_wire(q, h, h), self.spec.peer_ids[seat]))
+                # cover, and fetch its versions since the last agreed seq: the earliest pair
+                # of different signed events is the proof.
+                first = min(max(old[q], 0) + 1, h)
+                self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
+                continue
+            held[q] = max(held[q], h)
         self._note_held(seat, tuple(held))
         # Gap repair: whoever holds more of a feed than we do can send it.
         for q, h in enumerate(beat.held):
