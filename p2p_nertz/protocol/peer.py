@@ -228,7 +228,8 @@ class Peer:
         self.clock = 0
         self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
         self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
-        self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held vector
+        self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, verified
+        self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._heard = [now] * n
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         self._beat_wire: list[Message | None] = [None] * n  # its latest sound beat
@@ -541,7 +542,9 @@ class Peer:
     def _chain_problem(self, seat: int, message: Message, frontier: tuple[int, ...]) -> str | None:
         feed = self._feeds[seat]
         beat = self._beat_wire[seat]
-        if beat is not None and message.lamport <= beat.lamport:
+        if beat is not None and message.lamport <= beat.lamport and seat not in self._proven_seats:
+            # (Once an author is proven to cheat and voted out, the drop's cut decides which of
+            # its events count; its timing lies no longer matter.)
             body = parse_body(beat.kind, beat.body, self._n)
             assert isinstance(body, Beat)
             if message.seq > body.head_seq:
@@ -621,6 +624,10 @@ class Peer:
             self._announced[seat] = (lamport, beat.head_seq)
         if beat.head_seq <= len(feed) and lamport > self._known[seat]:
             self._known[seat] = lamport
+            self._dirty = True
+        claimed = self._claimed[seat]
+        if any(h > c for h, c in zip(beat.held, claimed, strict=True)):
+            self._claimed[seat] = tuple(max(h, c) for h, c in zip(beat.held, claimed, strict=True))
             self._dirty = True
         # Cover is credited only where the other peer's chain is known to be ours: the id of
         # an event names its whole chain (each event hashes the previous id), so a matching id
@@ -736,6 +743,14 @@ class Peer:
         members = [q for q in range(n) if q not in excluded]
         known = list(self._known)
         known[self.seat] = self.clock
+        for q in members:
+            # Someone holds an event of q that we do not: whatever q's beats said, we cannot
+            # know every event of q up to them until we have it (a beat can lie about time).
+            feed = self._feeds[q]
+            if q != self.seat and any(
+                self._claimed[r][q] > len(feed) for r in members if r != self.seat
+            ):
+                known[q] = min(known[q], feed[-1].lamport if feed else 0)
         # Nobody left to wait for (everyone else left or was dropped): our clock is the bound.
         bound = min((known[q] for q in members), default=self.clock)
         for r in members:
