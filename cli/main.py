@@ -114,9 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
+    from cli import demo, node_cmd  # imported here: they use this module's helpers
+
+    demo.add_parser(sub)
+    node_cmd.add_parser(sub)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
-        ("demo", "play a bots-only game on this machine and print the scoreboard"),
         ("match", "play an in-process match of bots (no network) and print the scoreboard"),
     ):
         p = sub.add_parser(name, help=help_text, description=help_text)

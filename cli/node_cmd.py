@@ -1,0 +1,285 @@
+"""``nertz node``: run one peer of a game on real ZeroMQ sockets until the game is over.
+
+The game is fixed by two files: the player's key (the raw 32-byte Ed25519 private key of
+:meth:`~p2p_nertz.protocol.identity.Identity.to_bytes`) and the game spec (the bytes of
+:meth:`~p2p_nertz.protocol.spec.GameSpec.to_wire`). Every other member's ROUTER endpoint is
+given explicitly with ``--peer`` (no broadcast, no discovery). The node binds ``--bind``, plays
+with a bot, writes its signed log to ``--log`` and prints the final scores (or JSON lines with
+``--json``: one per round, then the final one).
+
+Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see); a second one
+stops at once. Either way the exit status is non-zero and there is no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from p2p_nertz.bots import STRATEGIES
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Phase, RoundScored
+from p2p_nertz.runtime.node import PeerNode
+
+__all__ = ["EXIT_FAILED", "add_parser", "load_identity", "load_spec", "parse_peers"]
+
+EXIT_FAILED = 1
+"""Exit status of a node whose game did not finish (a runtime failure, or it left)."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``node`` subcommand to ``sub`` (the ``nertz`` subparsers).
+
+    Args:
+        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
+    """
+    help_text = "run one bot peer of a game over ZeroMQ until the game is over"
+    p: argparse.ArgumentParser = sub.add_parser(
+        "node",
+        help=help_text,
+        description=(
+            help_text + ". Every other member's endpoint is given with --peer (no discovery)."
+        ),
+    )
+    p.add_argument("--key", required=True, type=Path, help="key file: raw 32-byte private key")
+    p.add_argument("--spec", required=True, type=Path, help="game spec file (GameSpec wire)")
+    p.add_argument("--bind", required=True, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555")
+    p.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="WHO=ENDPOINT",
+        help=(
+            "another member's endpoint; WHO is its fingerprint or its seat (1 = first); "
+            "repeat for every other member"
+        ),
+    )
+    p.add_argument("--log", required=True, type=Path, help="this peer's log file")
+    p.add_argument(
+        "--bot",
+        default="greedy",
+        choices=sorted(STRATEGIES),
+        help="the bot strategy (default greedy)",
+    )
+    p.add_argument(
+        "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print JSON lines: each round, then the result"
+    )
+    p.set_defaults(func=_cmd_node)
+
+
+def load_identity(path: Path) -> Identity:
+    """Read a key file.
+
+    Raises:
+        NertzError: the file is missing, unreadable or not a 32-byte key.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return Identity.from_bytes(raw)
+    except NertzError:
+        raise NertzError(f"{str(path)!r} is not a key file (want 32 raw bytes)") from None
+
+
+def load_spec(path: Path) -> GameSpec:
+    """Read a game spec file.
+
+    Raises:
+        NertzError: the file is missing, unreadable or not a game spec.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return GameSpec.from_wire(data)
+    except NertzError as exc:
+        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
+
+
+def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, str]:
+    """Map every other member to its endpoint from ``WHO=ENDPOINT`` items.
+
+    Args:
+        items: the ``--peer`` values; WHO is a fingerprint or a 1-based seat.
+        spec: the game.
+        own: our peer id (our own entry may be given; it is ignored).
+
+    Raises:
+        NertzError: a malformed item, an unknown member, a repeat, or a member left out.
+    """
+    endpoints: dict[PeerId, str] = {}
+    for item in items:
+        who, sep, endpoint = item.partition("=")
+        who, endpoint = who.strip(), endpoint.strip()
+        if not sep or not who or not endpoint:
+            raise NertzError(f"--peer wants WHO=ENDPOINT, not {item!r}")
+        if who.isdigit():
+            seat = int(who) - 1
+            if not 0 <= seat < spec.seats:
+                raise NertzError(f"--peer {item!r}: no seat {who} (seats 1-{spec.seats})")
+            pid = spec.peer_ids[seat]
+        else:
+            found = [m.peer_id for m in spec.members if m.fingerprint == who.lower()]
+            if not found:
+                raise NertzError(f"--peer {item!r}: no member has fingerprint {who}")
+            pid = found[0]
+        if pid in endpoints:
+            raise NertzError(f"--peer {item!r}: that member was given twice")
+        endpoints[pid] = endpoint
+    missing = [
+        f"{seat + 1} ({m.fingerprint})"
+        for seat, m in enumerate(spec.members)
+        if m.peer_id != own and m.peer_id not in endpoints
+    ]
+    if missing:
+        raise NertzError("no --peer for seat " + ", ".join(missing))
+    return endpoints
+
+
+def _result(peer: Peer) -> dict[str, Any]:
+    final = peer.final
+    game = final.game
+    result = game.result
+    return {
+        "event": "final",
+        "seat": peer.seat + 1,
+        "fingerprint": peer.identity.fingerprint,
+        "over": final.phase is Phase.OVER,
+        "totals": list(game.totals),
+        "winners": [w + 1 for w in result.winners] if result is not None else [],
+        "rounds": len(game.history),
+        "digest": final.digest(),
+    }
+
+
+def _cmd_node(args: argparse.Namespace) -> int:
+    identity = load_identity(args.key)
+    spec = load_spec(args.spec)
+    if identity.peer_id not in spec.peer_ids:
+        raise NertzError(f"key {identity.fingerprint} is not a member of this game")
+    endpoints = parse_peers(args.peer, spec, identity.peer_id)
+    seat = spec.seat_of(identity.peer_id)
+
+    def on_notice(effect: Effect) -> None:
+        if not isinstance(effect, RoundScored):
+            return
+        if args.json:
+            line = json.dumps(
+                {"event": "round", "round": effect.round, "totals": list(effect.totals)}
+            )
+        else:
+            line = f"round {effect.round}: totals " + " ".join(map(str, effect.totals))
+        print(line, flush=True)
+
+    node = PeerNode(
+        identity,
+        spec,
+        args.log,
+        bind=args.bind,
+        strategy=args.bot,
+        speed=args.speed,
+        on_notice=on_notice,
+    )
+    try:
+        node.bind()
+    except NertzError as exc:
+        raise NertzError(str(exc)) from None
+    if not args.json:
+        print(
+            f"seat {seat + 1} ({identity.fingerprint}) on {node.endpoint}, "
+            f"game {spec.game_id.hex()[:12]}, log {args.log}",
+            flush=True,
+        )
+    try:
+        peer, signum = trio.run(_run, node, endpoints)
+    except NertzError as exc:
+        print(f"nertz node: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BaseExceptionGroup as group:
+        errors = _leaves(group)
+        if not all(isinstance(e, NertzError | OSError) for e in errors):
+            raise
+        print(f"nertz node: error: {errors[0]}", file=sys.stderr)
+        return EXIT_FAILED
+    if peer is None:
+        print("nertz node: stopped before the game started", file=sys.stderr)
+        return 128 + (signum or signal.SIGINT)
+    summary = _result(peer)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        totals = "  ".join(f"P{s + 1} {t}" for s, t in enumerate(summary["totals"]))
+        print(f"final after {summary['rounds']} round(s): {totals}")
+        print(f"winner(s): {', '.join(f'P{w}' for w in summary['winners']) or 'none'}")
+        print(f"digest: {summary['digest']}")
+    if signum is not None:
+        print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
+        return 128 + signum
+    if not summary["over"]:
+        print("nertz node: the game did not finish", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside ``group`` and its nested groups, in order."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out += _leaves(exc)
+        else:
+            out.append(exc)
+    return out
+
+
+async def _run(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
+    """Run the node; on the first SIGINT/SIGTERM leave cleanly, on the second stop at once.
+
+    Returns:
+        The peer (``None`` if stopped before it started) and the signal that stopped it.
+    """
+    received: list[int] = []
+    result: list[Peer] = []
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def play() -> None:
+                result.append(await node.run(endpoints))
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                async for signum in signals:
+                    received.append(signum)
+                    if len(received) > 1:
+                        nursery.cancel_scope.cancel()
+                        return
+                    try:
+                        await node.leave()
+                    except RuntimeError:  # the peer has not started yet: just stop
+                        nursery.cancel_scope.cancel()
+                        return
+
+            nursery.start_soon(play)
+            nursery.start_soon(watch)
+    signum = received[0] if received else None
+    if result:
+        return result[0], signum
+    try:
+        return node.peer, signum
+    except RuntimeError:
+        return None, signum
