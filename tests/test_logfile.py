@@ -730,3 +730,14 @@ def test_records_written_before_and_after_recovery_read_back_in_order(
         writer.append(SMALL_RECORDS[4])
     with read_log(path) as reader:
         assert [*reader] == [*SMALL_RECORDS[:3], SMALL_RECORDS[4]]
+
+
+def test_open_for_append_of_another_games_log_names_both_games_in_hex(tmp_path: Path) -> None:
+    path = tmp_path / "peer.log"
+    create_log(path, HEADER).close()
+    other = LogHeader(game_id=b"another", peer_id=bytes(range(32)), created_at_ms=0)
+    with pytest.raises(LogFormatError) as caught:
+        open_for_append(path, create_with=other)
+    message = str(caught.value)
+    assert HEADER.game_id.hex() in message and other.game_id.hex() in message
+    assert "b'" not in message  # ids in hex, not Python bytes reprs

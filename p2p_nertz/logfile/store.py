@@ -355,8 +355,9 @@ def _check_recoverable(
         (header.game_id, header.peer_id) != (expected.game_id, expected.peer_id)
     ):
         raise LogFormatError(
-            f"{path} is the log of game {header.game_id!r} by peer {header.peer_id.hex()[:16]}, "
-            f"not of game {expected.game_id!r} by peer {expected.peer_id.hex()[:16]}"
+            f"{path} is the log of game {header.game_id.hex()[:16]} by peer "
+            f"{header.peer_id.hex()[:16]}, not of game {expected.game_id.hex()[:16]} by peer "
+            f"{expected.peer_id.hex()[:16]}"
         )
     inside = [p for p in summary.problems if p.offset < summary.good_end]
     if inside:
