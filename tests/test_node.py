@@ -16,7 +16,7 @@ import trio
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
@@ -122,6 +122,15 @@ async def test_three_nodes_play_to_the_end(tmp_path: Path) -> None:
     assert all(node.done and not node.restored for node in nodes)
     check_agreement(finished)
     check_logs(finished, logs)
+    # Started again on its log after everyone went home, a node does not wait forever for
+    # acks that will not come: the whole game is in its log, and it stops.
+    alone = PeerNode(
+        identities[0], spec, logs[0], config=PeerConfig(suspect_after=0.5, drop_after=1.0)
+    )
+    alone.bind()
+    with trio.fail_after(GAME_TIMEOUT):
+        restored = await alone.run(endpoints)
+    assert alone.restored and restored.tentative.phase is Phase.OVER
 
 
 async def test_a_node_restarted_from_its_log_finishes_the_game(tmp_path: Path) -> None:

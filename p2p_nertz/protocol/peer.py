@@ -312,6 +312,11 @@ class Peer:
             piles.add(body.move.source)
         return piles
 
+    def silent_for(self, now: float) -> float:
+        """Seconds since any other member was last heard from (directly or by relay)."""
+        others = [self._heard[q] for q in range(self._n) if q != self.seat]
+        return now - max(others) if others else float("inf")
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]

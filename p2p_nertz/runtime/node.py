@@ -403,9 +403,17 @@ class PeerNode:
 
     def _check_done(self) -> None:
         peer = self.peer
-        if self._done.is_set() or (peer.final.phase is not Phase.OVER and not self._leaving):
+        if self._done.is_set():
             return
         now = self._clock()
+        if peer.tentative.phase is Phase.OVER and peer.silent_for(now) >= peer.config.drop_after:
+            # Every event of the game is here and nobody has been heard for the drop timeout
+            # (a restart after everyone else went home): the others' acks, which finality
+            # needs, will not come. Nothing is lost: the log holds the whole game.
+            self._done.set()
+            return
+        if peer.final.phase is not Phase.OVER and not self._leaving:
+            return
         if self._over_at is None:
             self._over_at = now
         own = peer.events(peer.seat)
