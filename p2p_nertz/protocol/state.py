@@ -316,7 +316,6 @@ class GameState:
         self.history: tuple[tuple[int, bytes, tuple[int, ...]], ...] = ()
         #: The rounds before the current one, kept for replays and audits.
         self.past_rounds: tuple[RoundState, ...] = ()
-        self.events = 0
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -377,7 +376,6 @@ class GameState:
     # -- the fold -------------------------------------------------------------------------
     def apply(self, event: Event) -> list[Notice]:
         """Fold one event (the next in total order); return what it made happen."""
-        self.events += 1
         seat = event.seat
         if seat in self.dropped:
             return []  # after a drop or a leave, nothing more of this seat counts
