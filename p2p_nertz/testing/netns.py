@@ -1,0 +1,188 @@
+"""A LAN of several hosts on one machine: network namespaces joined by a bridge.
+
+The tests and benchmarks that need real hosts (UDP discovery, a link cut mid-round) build a
+:class:`Lab`: one namespace per host, each with an ``eth0`` on ``10.77.0.0/24``, and a *switch*
+namespace holding the bridge that joins them. Everything lives inside namespaces the lab made:
+nothing is created in, and nothing is sent on, the machine's own interfaces, so broadcasting on
+the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
+
+::
+
+    with Lab(3) as lab:
+        proc = lab.popen(0, ["python", "-m", "..."])   # runs inside host 0
+        lab.cut(1)                                      # host 1's link goes down
+        lab.heal(1)
+
+It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
+(tests skip with that reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from itertools import count
+from types import TracebackType
+from typing import Any, Final
+
+__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "unavailable"]
+
+SUBNET: Final = "10.77.0.0/24"
+"""The lab's LAN."""
+BROADCAST: Final = "10.77.0.255"
+"""The LAN's broadcast address (the only place a beacon may be sent)."""
+
+_serial = count(1)
+
+
+class LabError(RuntimeError):
+    """A namespace, link or address could not be made (the ``ip`` command failed)."""
+
+
+def _ip(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise LabError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+
+
+def unavailable() -> str | None:
+    """Why a :class:`Lab` cannot be made on this machine, or ``None`` if it can.
+
+    Tries for real: makes and deletes one namespace.
+    """
+    if shutil.which("ip") is None:
+        return "the ip command (iproute2) is not installed"
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    probe = f"nzprobe{os.getpid()}x{next(_serial)}"
+    try:
+        _ip("netns", "add", probe)
+    except LabError as exc:
+        return f"cannot create a network namespace: {exc}"
+    with contextlib.suppress(LabError):
+        _ip("netns", "del", probe)
+    return None
+
+
+class Lab:
+    """``hosts`` network namespaces on one bridged LAN; a context manager that removes them.
+
+    Host ``i`` (from 0) is the namespace :meth:`namespace` ``(i)`` with ``eth0`` at
+    :meth:`address` ``(i)`` = ``10.77.0.(i + 1)`` and ``lo`` up.
+
+    Raises:
+        LabError: on entering, when the namespaces cannot be made (see :func:`unavailable`).
+    """
+
+    def __init__(self, hosts: int) -> None:
+        if not 1 <= hosts <= 200:
+            raise ValueError(f"a lab has 1 to 200 hosts, not {hosts}")
+        self.hosts = hosts
+        self._tag = f"nz{os.getpid() % 100000}x{next(_serial)}"
+        self._made: list[str] = []
+        self._procs: list[subprocess.Popen[Any]] = []
+
+    # -- names ---------------------------------------------------------------------------------
+    @property
+    def switch(self) -> str:
+        """The namespace holding the bridge."""
+        return f"{self._tag}sw"
+
+    def namespace(self, host: int) -> str:
+        """Host ``host``'s namespace name."""
+        self._check(host)
+        return f"{self._tag}h{host}"
+
+    def address(self, host: int) -> str:
+        """Host ``host``'s IPv4 address on the lab LAN."""
+        self._check(host)
+        return f"10.77.0.{host + 1}"
+
+    def _check(self, host: int) -> None:
+        if not 0 <= host < self.hosts:
+            raise IndexError(f"the lab has hosts 0 to {self.hosts - 1}, not {host}")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def __enter__(self) -> Lab:
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _build(self) -> None:
+        sw = self.switch
+        _ip("netns", "add", sw)
+        self._made.append(sw)
+        _ip("-n", sw, "link", "set", "lo", "up")
+        _ip("-n", sw, "link", "add", "br0", "type", "bridge", "stp_state", "0")
+        _ip("-n", sw, "link", "set", "br0", "up")
+        for host in range(self.hosts):
+            ns = self.namespace(host)
+            _ip("netns", "add", ns)
+            self._made.append(ns)
+            port = f"p{host}"
+            _ip("-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _ip("-n", sw, "link", "set", port, "master", "br0")
+            _ip("-n", sw, "link", "set", port, "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+            _ip(
+                "-n", ns, "addr", "add", f"{self.address(host)}/24", "brd", BROADCAST, "dev", "eth0"
+            )
+            _ip("-n", ns, "link", "set", "eth0", "up")
+
+    def close(self) -> None:
+        """Stop every process the lab started, then delete its namespaces (idempotent)."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self._procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a process in D state
+                proc.wait(timeout=10)
+        self._procs.clear()
+        for ns in reversed(self._made):
+            with contextlib.suppress(LabError):
+                _ip("netns", "del", ns)
+        self._made.clear()
+
+    # -- use -----------------------------------------------------------------------------------
+    def command(self, host: int, argv: Sequence[str]) -> list[str]:
+        """``argv`` wrapped to run inside host ``host``'s namespace."""
+        return ["ip", "netns", "exec", self.namespace(host), *argv]
+
+    def popen(
+        self, host: int, argv: Sequence[str], *, env: Mapping[str, str] | None = None, **kw: Any
+    ) -> subprocess.Popen[Any]:
+        """Start ``argv`` inside host ``host``; the lab kills it on :meth:`close` if still running.
+
+        Keyword arguments go to :class:`subprocess.Popen`.
+        """
+        proc = subprocess.Popen(self.command(host, argv), env=dict(env or os.environ), **kw)
+        self._procs.append(proc)
+        return proc
+
+    def run(self, host: int, argv: Sequence[str], **kw: Any) -> subprocess.CompletedProcess[Any]:
+        """Run ``argv`` inside host ``host`` to completion (keywords go to ``subprocess.run``)."""
+        return subprocess.run(self.command(host, argv), check=False, **kw)
+
+    def cut(self, host: int) -> None:
+        """Cut host ``host`` off the LAN (its switch port goes down): a partition."""
+        self._check(host)
+        _ip("-n", self.switch, "link", "set", f"p{host}", "down")
+
+    def heal(self, host: int) -> None:
+        """Put host ``host`` back on the LAN."""
+        self._check(host)
+        _ip("-n", self.switch, "link", "set", f"p{host}", "up")
