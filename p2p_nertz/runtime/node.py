@@ -49,6 +49,7 @@ from pathlib import Path
 from time import time as wall_time
 from typing import Final
 
+import msgpack  # type: ignore[import-untyped]
 import trio
 import zmq
 
@@ -62,22 +63,35 @@ from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, S
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
+from p2p_nertz.rules import Move
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
     "CLOCK_NOTE",
     "DEFAULT_BIND",
+    "ENDPOINTS_NOTE",
     "MAX_BURST",
     "SEND_QUEUE",
+    "SPEC_NOTE",
     "PeerNode",
     "decode_clock_note",
     "encode_clock_note",
+    "read_session",
     "routing_id",
     "serve_peer",
 ]
 
 CLOCK_NOTE: Final = "clock"
 """The name of the log note that makes a :class:`Reserve` durable."""
+
+SPEC_NOTE: Final = "spec"
+"""The name of the log note holding the game's :meth:`GameSpec.to_wire` bytes: the first record
+of every log a node starts, so a log names its game's roster and rules by itself (the header's
+game id is their hash, so the note cannot lie)."""
+
+ENDPOINTS_NOTE: Final = "endpoints"
+"""The name of the log note holding the members' endpoints this node used (msgpack map of peer
+id to endpoint string, ours included): with the spec note, enough to resume from the log."""
 
 DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
 """Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
@@ -117,6 +131,28 @@ def decode_clock_note(record: LogRecord) -> int | None:
     if record.kind is not RecordKind.NOTE or record.name != CLOCK_NOTE or len(record.data) != 8:
         return None
     return int.from_bytes(record.data, "big")
+
+
+def read_session(records: Iterable[LogRecord]) -> tuple[GameSpec, dict[PeerId, str]] | None:
+    """The game spec and endpoints a node noted in its log, or ``None`` if it noted none.
+
+    Raises:
+        InvalidRulesError: the spec note is not a valid spec.
+    """
+    spec: GameSpec | None = None
+    endpoints: dict[PeerId, str] = {}
+    for record in records:
+        if record.kind is not RecordKind.NOTE:
+            continue
+        if record.name == SPEC_NOTE and spec is None:
+            spec = GameSpec.from_wire(record.data)
+        elif record.name == ENDPOINTS_NOTE and not endpoints:
+            try:
+                raw = msgpack.unpackb(record.data, raw=False)
+                endpoints = {PeerId(bytes(k)): str(v) for k, v in dict(raw).items()}
+            except Exception:
+                endpoints = {}
+    return None if spec is None else (spec, endpoints)
 
 
 def _event_wires(records: Iterable[LogRecord]) -> list[bytes]:
@@ -185,6 +221,7 @@ class PeerNode:
         self._config = config
         self._clock = clock
         self._on_notice = on_notice
+        self._listeners: list[NoticeCallback] = []
         self._linger = linger
         self._grace = grace
         self._own_ctx = ctx is None
@@ -249,6 +286,29 @@ class PeerNode:
             self._leaving = True
             await self._apply(peer.leave(self._clock()))
 
+    async def play(self, move: Move) -> None:
+        """Play a move of the local player (a human at the keyboard, or any caller).
+
+        The move takes the same path as a bot's: the peer signs it, and its effects (log
+        first, then the sends) are applied before this returns.
+
+        Raises:
+            IllegalMoveError: the move is illegal now; nothing changes.
+            LocalProtocolError: the round is not in play, the pile is frozen by a claim in the
+                air, or we have left the game.
+            RuntimeError: before :meth:`run` started the peer.
+        """
+        async with self._lock:
+            peer = self.peer
+            if self._leaving:
+                raise LocalProtocolError(f"{move}: we have left the game")
+            await self._apply(peer.play(move, self._clock()))
+
+    def add_listener(self, callback: NoticeCallback) -> None:
+        """Call ``callback`` too with every notice effect, after ``on_notice`` (same rules:
+        it runs with the peer locked and may read it but must not call into it)."""
+        self._listeners.append(callback)
+
     def bind(self) -> str:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
 
@@ -307,6 +367,8 @@ class PeerNode:
                 created_at_ms=int(wall_time() * 1000),
             )
             self._writer, recovery = open_for_append(self.log_path, create_with=header)
+            if not recovery.records:
+                await self._write(self._session_notes(endpoints))
             effects = self._make_peer(recovery)
             async with trio.open_nursery() as nursery:
                 for pid, dealer in dealers.items():
@@ -337,6 +399,17 @@ class PeerNode:
         if self._own_ctx and self._ctx is not None:
             self._ctx.term()
             self._ctx = None
+
+    def _session_notes(self, endpoints: Mapping[PeerId, str]) -> list[LogRecord]:
+        own = self.identity.peer_id
+        book = {
+            bytes(pid): (self.endpoint if pid == own else endpoints[pid])
+            for pid in self.spec.peer_ids
+        }
+        return [
+            LogRecord.note(SPEC_NOTE, self.spec.to_wire()),
+            LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
+        ]
 
     def _make_peer(self, recovery: Recovery) -> list[Effect]:
         now = self._clock()
@@ -370,8 +443,11 @@ class PeerNode:
                     await self._write(durable)
                     durable = []
                 self._send(effect)
-            elif self._on_notice is not None:
-                self._on_notice(effect)
+            else:
+                if self._on_notice is not None:
+                    self._on_notice(effect)
+                for listener in self._listeners:
+                    listener(effect)
         if durable:
             await self._write(durable)
         self._wake.set()
