@@ -1,0 +1,166 @@
+"""The discovery beacon: a small signed UDP datagram saying "a game is gathering here".
+
+A host in the lobby broadcasts a beacon every second on the LAN it was told to use
+(DESIGN.md §7; discovery is opt-in per address, never on by default). Whoever listens on the
+beacon port learns the lobby's id, the host's key and name, the TCP port of its lobby, and how
+many seats are taken; the host's IP address is the datagram's source. ``--peer host:port`` does
+the same job where broadcast does not reach.
+
+Layout (all integers big-endian)::
+
+    offset  size  field
+    0       4     magic  b"NRTZ"
+    4       1     version (1)
+    5       32    lobby id (random, chosen by the host)
+    37      32    host key (Ed25519 public key)
+    69      2     lobby TCP port (1..65535)
+    71      1     seats taken (1..capacity)
+    72      1     capacity (1..8)
+    73      1     name length n (1..128 bytes of UTF-8, at most 32 characters)
+    74      n     host name
+    74+n    64    Ed25519 signature by the host key over b"p2p-nertz/v1/beacon\\0" + bytes 0..74+n
+
+Anything else — a short or long datagram, another magic or version, a bad field, a signature
+that does not verify — is refused with :class:`BeaconError`; a listener ignores it and goes on.
+
+>>> from p2p_nertz.protocol.identity import Identity
+>>> host = Identity.generate(seed=bytes(32))
+>>> beacon = Beacon(
+...     lobby_id=bytes(32), host=host.peer_id, port=5670, name="Ann", taken=1, capacity=4
+... )
+>>> Beacon.decode(beacon.encode(host)) == beacon
+True
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Final
+
+from p2p_nertz.errors import RemoteProtocolError
+from p2p_nertz.protocol.identity import (
+    SIGNATURE_SIZE,
+    Identity,
+    PeerId,
+    fingerprint,
+    is_valid_peer_id,
+    verify,
+)
+
+__all__ = ["BEACON_PORT", "MAGIC", "MAX_BEACON", "VERSION", "Beacon", "BeaconError"]
+
+MAGIC: Final = b"NRTZ"
+VERSION: Final = 1
+BEACON_PORT: Final = 47474
+"""The UDP port beacons go to unless told otherwise."""
+
+_DOMAIN: Final = b"p2p-nertz/v1/beacon\0"
+_FIXED: Final = struct.Struct(">4sB32s32sHBBB")
+MAX_NAME_BYTES: Final = 128
+MAX_BEACON: Final = _FIXED.size + MAX_NAME_BYTES + SIGNATURE_SIZE
+"""The largest valid beacon, in bytes."""
+
+
+class BeaconError(RemoteProtocolError, ValueError):
+    """A datagram on the beacon port is not a valid, signed beacon."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Beacon:
+    """What a beacon announces (see the module docstring for the bytes).
+
+    Raises:
+        ValueError: a field out of range (on construction).
+    """
+
+    lobby_id: bytes
+    host: PeerId
+    port: int
+    name: str
+    taken: int
+    capacity: int
+
+    def __post_init__(self) -> None:
+        if len(self.lobby_id) != 32:
+            raise ValueError(f"a lobby id is 32 bytes, not {len(self.lobby_id)}")
+        if not is_valid_peer_id(self.host):
+            raise ValueError("the host key is not a usable Ed25519 public key")
+        if not 1 <= self.port <= 65535:
+            raise ValueError(f"not a TCP port: {self.port}")
+        if not 1 <= self.capacity <= 8 or not 1 <= self.taken <= self.capacity:
+            raise ValueError(f"seats taken {self.taken} of {self.capacity}: out of range")
+        raw = self.name.encode()
+        if (
+            not 1 <= len(self.name) <= 32
+            or len(raw) > MAX_NAME_BYTES
+            or not self.name.isprintable()
+        ):
+            raise ValueError(f"a name is 1 to 32 printable characters: {self.name!r}")
+
+    @property
+    def fingerprint(self) -> str:
+        """The host's short fingerprint."""
+        return fingerprint(self.host)
+
+    def _body(self) -> bytes:
+        name = self.name.encode()
+        return (
+            _FIXED.pack(
+                MAGIC,
+                VERSION,
+                self.lobby_id,
+                self.host,
+                self.port,
+                self.taken,
+                self.capacity,
+                len(name),
+            )
+            + name
+        )
+
+    def encode(self, identity: Identity) -> bytes:
+        """The signed datagram.
+
+        Raises:
+            ValueError: ``identity`` is not the beacon's host.
+        """
+        if identity.peer_id != self.host:
+            raise ValueError("a beacon is signed by its host")
+        body = self._body()
+        return body + identity.sign(_DOMAIN + body)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Beacon:
+        """Parse and verify a datagram.
+
+        Raises:
+            BeaconError: not a valid beacon (the message says why).
+        """
+        if len(data) < _FIXED.size + 1 + SIGNATURE_SIZE:
+            raise BeaconError(f"too short for a beacon: {len(data)} bytes")
+        if len(data) > MAX_BEACON:
+            raise BeaconError(f"too long for a beacon: {len(data)} bytes")
+        magic, version, lobby_id, host, port, taken, capacity, size = _FIXED.unpack_from(data)
+        if magic != MAGIC:
+            raise BeaconError(f"not a p2p-nertz beacon (magic {magic!r})")
+        if version != VERSION:
+            raise BeaconError(f"beacon version {version} is not supported (this is {VERSION})")
+        end = _FIXED.size + size
+        if len(data) != end + SIGNATURE_SIZE:
+            raise BeaconError(f"a beacon with a {size}-byte name is {end + SIGNATURE_SIZE} bytes")
+        try:
+            name = data[_FIXED.size : end].decode()
+            beacon = cls(
+                lobby_id=lobby_id,
+                host=PeerId(host),
+                port=port,
+                name=name,
+                taken=taken,
+                capacity=capacity,
+            )
+        except ValueError as exc:  # UnicodeDecodeError is a ValueError
+            raise BeaconError(f"bad beacon field: {exc}") from None
+        if not verify(host, data[end:], _DOMAIN + data[:end]):
+            raise BeaconError(f"the beacon's signature does not verify (host {beacon.fingerprint})")
+        return beacon

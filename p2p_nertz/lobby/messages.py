@@ -1,0 +1,268 @@
+"""The lobby's wire messages: who is at the table, who is ready, and the game that starts.
+
+The lobby runs before a game exists, so its messages cannot use the game envelope (which needs
+the game id and roster). Each is a msgpack array followed by the sender's Ed25519 signature::
+
+    wire      = payload signature                 signature: 64 bytes over DOMAIN + payload
+    payload   = [1, kind, lobby_id, sender, body]  msgpack; sender: 32-byte public key
+    DOMAIN    = b"p2p-nertz/v1/lobby\\0"
+
+=========  ============  ====================================================================
+kind       direction     body
+=========  ============  ====================================================================
+``hello``  guest → host  ``[name, endpoint, ready]``: "seat me; my game endpoint; am I ready"
+                         (sent again every second: a keep-alive, and how ``ready`` changes)
+``table``  host → guest  ``[rules, capacity, [[key, name, endpoint, ready], ...]]``: the
+                         table as it is now, host first, then guests in the order they came
+``start``  host → guest  ``[spec, {key: endpoint}]``: the :class:`GameSpec` wire bytes and
+                         every member's game endpoint; the game begins
+``bye``    either        ``[reason]``: leaving the lobby (a guest), or closing it (the host)
+``refuse`` host → guest  ``[reason]``: not seated (the table is full, the game started, ...)
+=========  ============  ====================================================================
+
+A guest that does not know the lobby id yet (it was given ``--peer host:port``) sends its first
+``hello`` with 32 zero bytes; the host answers with its ``table``, which carries the real id.
+Every decode failure is a :class:`LobbyMessageError` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.errors import RemoteProtocolError
+from p2p_nertz.protocol.identity import SIGNATURE_SIZE, Identity, PeerId, is_valid_peer_id, verify
+
+__all__ = [
+    "ANY_LOBBY",
+    "Bye",
+    "Hello",
+    "LobbyMessage",
+    "LobbyMessageError",
+    "Refuse",
+    "Seat",
+    "Start",
+    "TableView",
+    "check_endpoint",
+    "decode",
+    "encode",
+]
+
+VERSION: Final = 1
+ANY_LOBBY: Final = bytes(32)
+"""The lobby id of a first ``hello`` sent to an address (the id is not known yet)."""
+MAX_MESSAGE: Final = 32768
+_DOMAIN: Final = b"p2p-nertz/v1/lobby\0"
+
+
+class LobbyMessageError(RemoteProtocolError, ValueError):
+    """Bytes received in the lobby are not a valid, signed lobby message."""
+
+
+def check_endpoint(endpoint: str) -> str:
+    """``endpoint`` if it is ``tcp://IPv4:port`` with a usable address and port.
+
+    >>> check_endpoint("tcp://10.0.0.2:5555")
+    'tcp://10.0.0.2:5555'
+
+    Raises:
+        ValueError: anything else (a name, a wildcard, port 0, another transport).
+    """
+    if not endpoint.startswith("tcp://"):
+        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {endpoint!r}")
+    host, _, port = endpoint[6:].rpartition(":")
+    try:
+        address = ipaddress.IPv4Address(host)
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {endpoint!r}") from None
+    if address.is_unspecified or address.is_multicast or not 1 <= number <= 65535:
+        raise ValueError(f"not a reachable endpoint: {endpoint!r}")
+    return endpoint
+
+
+def _name(value: object) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= 32 or not value.isprintable():
+        raise ValueError(f"a name is 1 to 32 printable characters: {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """A guest asks for a seat (or says it is still there, or changes ``ready``)."""
+
+    name: str
+    endpoint: str
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One player at the table."""
+
+    peer_id: PeerId
+    name: str
+    endpoint: str
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """The host's table: the rules (as :meth:`Rules.to_dict`), capacity, and the seats."""
+
+    rules: dict[str, Any]
+    capacity: int
+    seats: tuple[Seat, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The game begins: its spec (wire bytes) and every member's game endpoint."""
+
+    spec: bytes
+    endpoints: dict[PeerId, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    """Leaving (a guest) or closing (the host) the lobby."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """The host will not seat this guest."""
+
+    reason: str
+
+
+Body = Hello | TableView | Start | Bye | Refuse
+
+
+class _Kind(enum.Enum):
+    HELLO = "hello"
+    TABLE = "table"
+    START = "start"
+    BYE = "bye"
+    REFUSE = "refuse"
+
+
+_KIND_OF: Final[dict[type, _Kind]] = {
+    Hello: _Kind.HELLO,
+    TableView: _Kind.TABLE,
+    Start: _Kind.START,
+    Bye: _Kind.BYE,
+    Refuse: _Kind.REFUSE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyMessage:
+    """A verified lobby message: which lobby, who signed it, and what it says."""
+
+    lobby_id: bytes
+    sender: PeerId
+    body: Body
+
+
+def _body_fields(body: Body) -> list[Any]:
+    match body:
+        case Hello(name, endpoint, ready):
+            return [name, endpoint, ready]
+        case TableView(rules, capacity, seats):
+            return [rules, capacity, [[s.peer_id, s.name, s.endpoint, s.ready] for s in seats]]
+        case Start(spec, endpoints):
+            return [spec, {bytes(k): v for k, v in sorted(endpoints.items())}]
+        case Bye(reason) | Refuse(reason):
+            return [reason]
+    raise TypeError(f"not a lobby message body: {body!r}")  # pragma: no cover
+
+
+def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
+    """Sign ``body`` for ``lobby_id`` as ``identity``."""
+    payload: bytes = msgpack.packb(
+        [VERSION, _KIND_OF[type(body)].value, lobby_id, identity.peer_id, _body_fields(body)],
+        use_bin_type=True,
+    )
+    return payload + identity.sign(_DOMAIN + payload)
+
+
+def _key(value: object) -> PeerId:
+    if not isinstance(value, bytes) or not is_valid_peer_id(value):
+        raise ValueError("not a usable public key")
+    return PeerId(value)
+
+
+def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
+    match kind, fields:
+        case _Kind.HELLO, [name, str() as endpoint, bool() as ready]:
+            return Hello(_name(name), check_endpoint(endpoint), ready)
+        case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats]:
+            if not 1 <= capacity <= 8 or not 1 <= len(seats) <= capacity:
+                raise ValueError(f"{len(seats)} seats at a table for {capacity}")
+            parsed = []
+            for seat in seats:
+                match seat:
+                    case [key, name, str() as endpoint, bool() as ready]:
+                        parsed.append(Seat(_key(key), _name(name), check_endpoint(endpoint), ready))
+                    case _:
+                        raise ValueError(f"not a seat: {seat!r}")
+            if len({s.peer_id for s in parsed}) != len(parsed):
+                raise ValueError("a key is seated twice")
+            return TableView(rules, capacity, tuple(parsed))
+        case _Kind.START, [bytes() as spec, dict() as endpoints]:
+            book = {_key(k): check_endpoint(v) for k, v in endpoints.items() if isinstance(v, str)}
+            if len(book) != len(endpoints):
+                raise ValueError("an endpoint is not a string")
+            return Start(spec, book)
+        case _Kind.BYE, [str() as reason]:
+            return Bye(reason[:200])
+        case _Kind.REFUSE, [str() as reason]:
+            return Refuse(reason[:200])
+    raise ValueError(f"bad {kind.value} fields")
+
+
+def decode(data: bytes) -> LobbyMessage:
+    """Parse and verify a lobby message.
+
+    Raises:
+        LobbyMessageError: it is not one (the message says why).
+    """
+    if len(data) > MAX_MESSAGE:
+        raise LobbyMessageError(f"a lobby message is at most {MAX_MESSAGE} bytes, not {len(data)}")
+    if len(data) <= SIGNATURE_SIZE:
+        raise LobbyMessageError(f"too short for a lobby message: {len(data)} bytes")
+    payload, signature = data[:-SIGNATURE_SIZE], data[-SIGNATURE_SIZE:]
+    try:
+        fields = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    except Exception as exc:
+        raise LobbyMessageError(f"not msgpack: {exc}") from None
+    match fields:
+        case [
+            int() as version,
+            str() as kind_name,
+            bytes() as lobby_id,
+            bytes() as sender,
+            list() as body,
+        ]:
+            pass
+        case _:
+            raise LobbyMessageError("not a lobby message: [version, kind, lobby, sender, body]")
+    if version != VERSION:
+        raise LobbyMessageError(f"lobby version {version} is not supported (this is {VERSION})")
+    if len(lobby_id) != 32:
+        raise LobbyMessageError(f"a lobby id is 32 bytes, not {len(lobby_id)}")
+    if not is_valid_peer_id(sender):
+        raise LobbyMessageError("the sender is not a usable public key")
+    if not verify(sender, signature, _DOMAIN + payload):
+        raise LobbyMessageError("the signature does not verify")
+    try:
+        kind = _Kind(kind_name)
+        return LobbyMessage(lobby_id, PeerId(sender), _parse_body(kind, body))
+    except ValueError as exc:
+        raise LobbyMessageError(f"bad {kind_name!r} message: {exc}") from None

@@ -1,0 +1,405 @@
+"""The lobby on real sockets: the beacon on UDP, the table on a ZeroMQ ROUTER, guests on DEALERs.
+
+The state machines are :class:`~p2p_nertz.lobby.state.HostLobby` and
+:class:`~p2p_nertz.lobby.state.GuestLobby`; this module only moves their bytes.
+
+* :class:`LobbyHost` binds a ROUTER for the lobby (guests' DEALERs connect under the routing id
+  ``b"L" + key``, so the host addresses a guest by its key and refuses a message signed by
+  another key than the connection's) and, when asked to, broadcasts the beacon every second to
+  one broadcast address. It keeps serving while the game runs, so a guest that missed ``start``
+  gets it again with its next ``hello``.
+* :func:`join_lobby` seats a guest and returns the started game.
+* :func:`discover` listens for beacons on one address and returns the tables it heard.
+
+Broadcast is opt-in: nothing here sends or listens on an address it was not given
+(DESIGN.md §7).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket as stdsocket
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import trio
+import zmq
+
+from p2p_nertz.errors import NertzError, TransportBrokenError, TransportClosedError
+from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
+from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView
+from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Out, Session
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+
+__all__ = [
+    "BEACON_EVERY",
+    "HELLO_EVERY",
+    "LobbyHost",
+    "Offer",
+    "discover",
+    "join_lobby",
+    "lobby_routing_id",
+    "route_address",
+]
+
+BEACON_EVERY: Final = 1.0
+"""Seconds between beacons."""
+HELLO_EVERY: Final = 1.0
+"""Seconds between a waiting guest's ``hello``s."""
+_TICK: Final = 0.5
+
+
+def lobby_routing_id(peer_id: bytes) -> bytes:
+    """The routing id of a guest's lobby DEALER: ``b"L"`` and its key."""
+    return b"L" + bytes(peer_id)
+
+
+def route_address(target: str) -> str:
+    """This machine's IPv4 address on the route to ``target`` (no packet is sent).
+
+    >>> route_address("127.0.0.1")
+    '127.0.0.1'
+
+    Raises:
+        NertzError: no route to ``target`` (or it is not an IPv4 address).
+    """
+    with stdsocket.socket(stdsocket.AF_INET, stdsocket.SOCK_DGRAM) as s:
+        s.setsockopt(stdsocket.SOL_SOCKET, stdsocket.SO_BROADCAST, 1)
+        try:
+            s.connect((target, 9))
+        except OSError as exc:
+            raise NertzError(f"no route to {target}: {exc.strerror or exc}") from None
+        address: str = s.getsockname()[0]
+    return address
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A table heard on the LAN: its beacon and the host's address (the datagram's source)."""
+
+    beacon: Beacon
+    address: str
+
+    @property
+    def lobby_endpoint(self) -> str:
+        """Where to connect to sit at this table."""
+        return f"tcp://{self.address}:{self.beacon.port}"
+
+
+def _udp_socket() -> trio.socket.SocketType:
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+    sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
+    if hasattr(trio.socket, "SO_REUSEPORT"):
+        sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEPORT, 1)
+    sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_BROADCAST, 1)
+    return sock
+
+
+async def discover(
+    listen: str,
+    *,
+    port: int = BEACON_PORT,
+    timeout: float,
+    until: Callable[[Offer], bool] | None = None,
+    on_offer: Callable[[Offer], None] | None = None,
+    on_junk: Callable[[str, str], None] | None = None,
+) -> list[Offer]:
+    """Listen for beacons sent to ``listen`` (a broadcast or unicast IPv4 address) on ``port``.
+
+    Returns after ``timeout`` seconds, or as soon as an offer satisfies ``until``; the offers
+    heard, one per table (the latest beacon of each), in the order first heard. Datagrams that
+    are not valid beacons are reported to ``on_junk(source, reason)`` and otherwise ignored.
+
+    Raises:
+        NertzError: the address cannot be listened on.
+    """
+    offers: dict[bytes, Offer] = {}
+    with _udp_socket() as sock:
+        try:
+            await sock.bind((listen, port))
+        except OSError as exc:
+            raise NertzError(
+                f"cannot listen for beacons on {listen}:{port}: {exc.strerror}"
+            ) from None
+        with trio.move_on_after(timeout):
+            while True:
+                data, source = await sock.recvfrom(MAX_BEACON + 1)
+                try:
+                    beacon = Beacon.decode(data)
+                except BeaconError as exc:
+                    if on_junk is not None:
+                        on_junk(source[0], str(exc))
+                    continue
+                offer = Offer(beacon, source[0])
+                offers[beacon.lobby_id] = offer
+                if on_offer is not None:
+                    on_offer(offer)
+                if until is not None and until(offer):
+                    break
+    return list(offers.values())
+
+
+class LobbyHost:
+    """The host's lobby on sockets; see the module docstring.
+
+    Use::
+
+        host = LobbyHost(identity, "Ann", rules, address="10.0.0.5", game_port=5601)
+        async with trio.open_nursery() as nursery:
+            lobby_endpoint = await nursery.start(host.serve)
+            session = await host.wait_started()    # after start() or auto_start
+            ...  # run the game; the lobby keeps answering late guests
+            nursery.cancel_scope.cancel()
+
+    Args:
+        identity: the host's key.
+        name: the host's name.
+        rules: the game's rules.
+        address: the IPv4 address the lobby ROUTER binds, and the host's game endpoint's.
+        game_port: the host's game ROUTER port (the game endpoint is ``tcp://address:port``).
+        lobby_port: the lobby ROUTER's port (0: any free one).
+        capacity: most players, 1 to 8.
+        auto_start: start as soon as this many players are seated and ready.
+        broadcast: the broadcast address to send beacons to, or ``None`` for no beacon.
+        beacon_port: the UDP port beacons go to.
+        lobby_id: the lobby's id (random by default).
+        on_change: called after anything changed at the table (a guest came, left, got ready).
+        clock: the time source, in seconds.
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        name: str,
+        rules: Rules,
+        *,
+        address: str,
+        game_port: int,
+        lobby_port: int = 0,
+        capacity: int = 8,
+        auto_start: int | None = None,
+        broadcast: str | None = None,
+        beacon_port: int = BEACON_PORT,
+        lobby_id: bytes | None = None,
+        on_change: Callable[[HostLobby], None] | None = None,
+        clock: Callable[[], float] = trio.current_time,
+    ) -> None:
+        self.table = HostLobby(
+            identity,
+            name,
+            f"tcp://{address}:{game_port}",
+            rules,
+            lobby_id=lobby_id or os.urandom(32),
+            capacity=capacity,
+        )
+        self.address = address
+        self._lobby_port = lobby_port
+        self._auto_start = auto_start
+        self._broadcast = broadcast
+        self._beacon_port = beacon_port
+        self._on_change = on_change
+        self._clock = clock
+        self._outbox_send, self._outbox = trio.open_memory_channel[Out](1024)
+        self._started = trio.Event()
+        self._beacon_now = trio.Event()
+        self._router: AsyncSocket | None = None
+        self.rejected = 0
+        """Lobby messages refused as invalid."""
+
+    @property
+    def endpoint(self) -> str:
+        """The lobby ROUTER's endpoint (after :meth:`serve` started)."""
+        if self._router is None:
+            raise RuntimeError("the lobby is not serving yet")
+        return self._router.endpoints[0]
+
+    async def serve(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve the lobby until cancelled; report the lobby endpoint when bound.
+
+        Raises:
+            TransportBrokenError: the lobby endpoint cannot be bound (e.g. the port is in use).
+        """
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        try:
+            router = create_socket(ctx, zmq.ROUTER)
+            async with router:
+                router.bind(f"tcp://{self.address}:{self._lobby_port}")
+                self._router = router
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._receive_loop, router)
+                    nursery.start_soon(self._send_loop, router)
+                    nursery.start_soon(self._tick_loop)
+                    if self._broadcast is not None:
+                        nursery.start_soon(self._beacon_loop, router.port)
+                    task_status.started(router.endpoints[0])
+        finally:
+            ctx.term()
+
+    async def wait_started(self) -> Session:
+        """Wait for the game to start; return it."""
+        await self._started.wait()
+        assert self.table.started is not None
+        return self.table.started
+
+    def start(self, label: bytes | None = None) -> Session:
+        """Start the game now.
+
+        Raises:
+            LobbyError: it cannot start (not everybody is ready, too few players, ...).
+        """
+        session, outs = self.table.start(label if label is not None else self.table.lobby_id)
+        self._queue(outs)
+        self._started.set()
+        self._changed()
+        return session
+
+    def close(self, reason: str) -> None:
+        """Close the lobby: the guests are told; nobody else is seated."""
+        self._queue(self.table.close(reason))
+        self._changed()
+
+    # -- internals -----------------------------------------------------------------------------
+    def _queue(self, outs: list[Out]) -> None:
+        for out in outs:
+            try:
+                self._outbox_send.send_nowait(out)
+            except trio.WouldBlock:  # a thousand answers pending: guests will ask again
+                break
+
+    def _changed(self) -> None:
+        self._beacon_now.set()
+        if self._on_change is not None:
+            self._on_change(self.table)
+        if (
+            self._auto_start is not None
+            and self.table.started is None
+            and len(self.table.seats) >= self._auto_start
+            and self.table.why_not_start() is None
+        ):
+            self.start()
+
+    async def _receive_loop(self, router: AsyncSocket) -> None:
+        while True:
+            frames = await router.recv_multipart()
+            if len(frames) != 2 or not frames[0].startswith(b"L") or len(frames[0]) != 33:
+                self.rejected += 1
+                continue
+            before = (self.table.seats, self.table.started)
+            try:
+                outs = self.table.receive(frames[1], self._clock(), sender=PeerId(frames[0][1:]))
+            except LobbyMessageError:
+                self.rejected += 1
+                continue
+            # A refusal goes to the one who asked, seated or not.
+            self._queue(outs)
+            if (self.table.seats, self.table.started) != before:
+                self._changed()
+
+    async def _send_loop(self, router: AsyncSocket) -> None:
+        async for out in self._outbox:
+            if out.to is not None:
+                targets = [out.to]
+            else:
+                targets = [s.peer_id for s in self.table.seats[1:]]
+                if self.table.started is not None:
+                    targets = [
+                        p for p in self.table.started.endpoints if p != self.table.identity.peer_id
+                    ]
+            for who in targets:
+                try:
+                    with trio.move_on_after(1.0):
+                        await router.send_multipart([lobby_routing_id(who), out.data])
+                except TransportBrokenError:
+                    pass  # that guest is not connected (any more): it will ask again
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await trio.sleep(_TICK)
+            before = self.table.seats
+            self._queue(self.table.tick(self._clock()))
+            if self.table.seats != before:
+                self._changed()
+
+    async def _beacon_loop(self, lobby_port: int) -> None:
+        assert self._broadcast is not None
+        with _udp_socket() as sock:
+            while True:
+                if self.table.started is None and not self.table.closed:
+                    data = self.table.beacon(lobby_port).encode(self.table.identity)
+                    try:
+                        await sock.sendto(data, (self._broadcast, self._beacon_port))
+                    except OSError as exc:  # the network went away; try again next time
+                        if exc.errno not in (errno.ENETUNREACH, errno.ENETDOWN, errno.EHOSTUNREACH):
+                            raise
+                self._beacon_now = trio.Event()
+                with trio.move_on_after(BEACON_EVERY):
+                    await self._beacon_now.wait()
+
+
+async def join_lobby(
+    identity: Identity,
+    name: str,
+    game_endpoint: str,
+    lobby_endpoint: str,
+    *,
+    host: PeerId | None = None,
+    lobby_id: bytes = ANY_LOBBY,
+    ready: bool = True,
+    timeout: float = 10.0,
+    on_table: Callable[[TableView], None] | None = None,
+) -> Session:
+    """Sit at the table at ``lobby_endpoint`` and wait for the game to start.
+
+    Args:
+        identity: our key.
+        name: our name.
+        game_endpoint: where our game node will bind (``tcp://IPv4:port``).
+        lobby_endpoint: the host's lobby ROUTER.
+        host: the host's key if known (from a beacon).
+        lobby_id: the lobby's id if known (from a beacon).
+        ready: whether we are ready.
+        timeout: seconds to wait for the host's first answer.
+        on_table: called with every new table the host shows.
+
+    Raises:
+        LobbyError: no answer within ``timeout``, the host refused us or closed the lobby, or
+            it started a game that is not the one it showed.
+    """
+    guest = GuestLobby(identity, name, game_endpoint, host=host, lobby_id=lobby_id, ready=ready)
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    answered = False
+    try:
+        dealer = create_socket(ctx, zmq.DEALER, identity=lobby_routing_id(identity.peer_id))
+        async with dealer:
+            try:
+                dealer.connect(lobby_endpoint)
+            except TransportBrokenError as exc:
+                raise LobbyError(f"cannot connect to {lobby_endpoint}: {exc}") from None
+            deadline = trio.current_time() + timeout
+            while True:
+                await dealer.send_multipart([guest.hello()])
+                wait = HELLO_EVERY if answered else min(HELLO_EVERY, deadline - trio.current_time())
+                with trio.move_on_after(max(wait, 0.0)):
+                    while True:
+                        frames = await dealer.recv_multipart()
+                        if len(frames) != 1:
+                            continue
+                        try:
+                            got = guest.receive(frames[0])
+                        except LobbyMessageError:
+                            continue
+                        answered = True
+                        if isinstance(got, Session):
+                            return got
+                        if isinstance(got, TableView) and on_table is not None:
+                            on_table(got)
+                if not answered and trio.current_time() >= deadline:
+                    raise LobbyError(f"no answer from a lobby at {lobby_endpoint} in {timeout:g} s")
+    except TransportClosedError as exc:  # pragma: no cover - only if the context dies under us
+        raise LobbyError(str(exc)) from None
+    finally:
+        ctx.term()

@@ -1,0 +1,400 @@
+"""The lobby: beacon codec, signed lobby messages, the host and guest machines, and the runtime
+on real sockets (loopback only; the LAN with broadcast is in test_lan.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+import trio
+from hypothesis import given
+from hypothesis import strategies as st
+
+from p2p_nertz.lobby.beacon import MAX_BEACON, Beacon, BeaconError
+from p2p_nertz.lobby.messages import (
+    Bye,
+    Hello,
+    LobbyMessageError,
+    Start,
+    TableView,
+    decode,
+    encode,
+)
+from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Session
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.lobby import LobbyHost, discover, join_lobby, route_address
+
+pytestmark = pytest.mark.anyio
+
+ANN = Identity.generate(seed=b"a" * 32)
+BOB = Identity.generate(seed=b"b" * 32)
+CAT = Identity.generate(seed=b"c" * 32)
+EVE = Identity.generate(seed=b"e" * 32)
+LOBBY = bytes(range(1, 33))
+
+
+def beacon() -> Beacon:
+    return Beacon(lobby_id=LOBBY, host=ANN.peer_id, port=5670, name="Ann", taken=2, capacity=4)
+
+
+# -- the beacon ----------------------------------------------------------------------------------
+def test_beacon_round_trips_and_is_signed() -> None:
+    data = beacon().encode(ANN)
+    assert Beacon.decode(data) == beacon()
+    assert len(data) <= MAX_BEACON
+
+
+def test_beacon_signed_by_another_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="signed by its host"):
+        beacon().encode(BOB)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda d: d[:10], "too short"),
+        (lambda d: d + bytes(300), "too long"),
+        (lambda d: b"XXXX" + d[4:], "magic"),
+        (lambda d: d[:4] + b"\x09" + d[5:], "version 9"),
+        (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "signature"),
+        (lambda d: d[:40] + bytes([d[40] ^ 1]) + d[41:], "signature|usable"),
+        (lambda d: d[:69] + b"\x00\x00" + d[71:], "not a TCP port"),
+        (lambda d: d[:71] + b"\x05" + d[72:], "seats taken"),
+        (lambda d: d[:73] + b"\x04" + d[74:], "byte name"),
+    ],
+)
+def test_beacon_malformed_is_refused_with_reason(mutate, reason) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BeaconError, match=reason):
+        Beacon.decode(mutate(beacon().encode(ANN)))
+
+
+@given(st.binary(max_size=400))
+def test_beacon_decoder_raises_only_beacon_error(data: bytes) -> None:
+    with contextlib.suppress(BeaconError):
+        Beacon.decode(data)
+
+
+# -- messages ------------------------------------------------------------------------------------
+def test_lobby_message_round_trips() -> None:
+    body = Hello("Bob", "tcp://127.0.0.1:7000", True)
+    message = decode(encode(BOB, LOBBY, body))
+    assert (message.lobby_id, message.sender, message.body) == (LOBBY, BOB.peer_id, body)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "too short"),
+        (bytes(70), "not msgpack|not a lobby message"),
+        (b"\x00" * 40000, "at most"),
+    ],
+)
+def test_lobby_garbage_is_refused(data: bytes, reason: str) -> None:
+    with pytest.raises(LobbyMessageError, match=reason):
+        decode(data)
+
+
+def test_lobby_message_with_a_flipped_bit_is_refused() -> None:
+    data = bytearray(encode(BOB, LOBBY, Hello("Bob", "tcp://127.0.0.1:7000", True)))
+    data[20] ^= 0x01
+    with pytest.raises(LobbyMessageError):
+        decode(bytes(data))
+
+
+def _signed(identity: Identity, fields: list[object]) -> bytes:
+    payload: bytes = msgpack.packb(fields, use_bin_type=True)
+    return payload + identity.sign(b"p2p-nertz/v1/lobby\0" + payload)
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True]], "version 2"),
+        ([1, "shout", LOBBY, None, []], "'shout'"),
+        ([1, "hello", LOBBY, None, ["", "tcp://127.0.0.1:7000", True]], "name"),
+        ([1, "hello", LOBBY, None, ["Bob", "tcp://0.0.0.0:7000", True]], "endpoint"),
+        ([1, "hello", LOBBY, None, ["Bob", "ipc:///tmp/x", True]], "endpoint"),
+        ([1, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:0", True]], "endpoint"),
+        ([1, "hello", b"short", None, ["Bob", "tcp://127.0.0.1:7000", True]], "32 bytes"),
+        ([1, "table", LOBBY, None, [{}, 9, []]], "seats"),
+    ],
+)
+def test_lobby_bad_fields_are_refused(fields: list[object], reason: str) -> None:
+    fields[3] = BOB.peer_id
+    with pytest.raises(LobbyMessageError, match=reason):
+        decode(_signed(BOB, fields))
+
+
+@given(st.binary(max_size=600))
+def test_lobby_decoder_raises_only_lobby_message_error(data: bytes) -> None:
+    with contextlib.suppress(LobbyMessageError):
+        decode(data)
+
+
+# -- the host's table and a guest's seat (sans-I/O) ----------------------------------------------
+def host(capacity: int = 4, rules: Rules | None = None) -> HostLobby:
+    return HostLobby(
+        ANN, "Ann", "tcp://127.0.0.1:7000", rules or Rules(), lobby_id=LOBBY, capacity=capacity
+    )
+
+
+def guest(identity: Identity, name: str, port: int, *, ready: bool = True) -> GuestLobby:
+    return GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready)
+
+
+_SEATED: weakref.WeakKeyDictionary[HostLobby, list[GuestLobby]] = weakref.WeakKeyDictionary()
+
+
+def deliver(table: HostLobby, g: GuestLobby, now: float = 0.0) -> list[object]:
+    """Send ``g``'s hello to the host, pass every answer on to the guests it is addressed to
+    (a broadcast to every guest seated so far); return what ``g`` got."""
+    seated = _SEATED.setdefault(table, [])
+    got = []
+    for out in table.receive(g.hello(), now, sender=g.identity.peer_id):
+        if out.to is None:
+            for other in seated:
+                if other is not g and other.identity.peer_id in {s.peer_id for s in table.seats}:
+                    other.receive(out.data)
+        if out.to in (None, g.identity.peer_id):
+            got.append(g.receive(out.data))
+    if g not in seated:
+        seated.append(g)
+    return got
+
+
+def test_lobby_guests_are_seated_in_order_and_see_the_table() -> None:
+    table = host()
+    bob, cat = guest(BOB, "Bob", 7001), guest(CAT, "Cat", 7002)
+    deliver(table, bob)
+    (view,) = deliver(table, cat)
+    assert isinstance(view, TableView)
+    assert [s.name for s in view.seats] == ["Ann", "Bob", "Cat"]
+    assert bob.lobby_id == LOBBY and bob.host == ANN.peer_id
+    assert table.log == [f"Bob ({BOB.fingerprint}) sat down", f"Cat ({CAT.fingerprint}) sat down"]
+
+
+def test_lobby_start_gives_every_member_the_same_game() -> None:
+    table = host()
+    bob, cat = guest(BOB, "Bob", 7001), guest(CAT, "Cat", 7002)
+    deliver(table, bob)
+    deliver(table, cat)
+    session, outs = table.start(b"label")
+    sessions = [g.receive(outs[0].data) for g in (bob, cat)]
+    assert all(s == session for s in sessions)
+    assert isinstance(session, Session)
+    assert set(session.spec.peer_ids) == {ANN.peer_id, BOB.peer_id, CAT.peer_id}
+    assert session.endpoints[BOB.peer_id] == "tcp://127.0.0.1:7001"
+    # A guest asking again after the start gets the start again; a stranger is refused.
+    (again,) = deliver(table, bob)
+    assert again == session
+    with pytest.raises(LobbyError, match="the game has started"):
+        deliver(table, guest(EVE, "Eve", 7009))
+
+
+def test_lobby_does_not_start_until_everyone_is_ready() -> None:
+    table = host()
+    bob = guest(BOB, "Bob", 7001, ready=False)
+    deliver(table, bob)
+    assert table.why_not_start() == "waiting for Bob to be ready"
+    with pytest.raises(LobbyError, match="waiting for Bob"):
+        table.start(b"x")
+    bob.ready = True
+    deliver(table, bob)
+    assert table.why_not_start() is None
+
+
+def test_lobby_does_not_start_with_a_roster_the_rules_refuse() -> None:
+    table = host(rules=Rules(pairs=True))
+    deliver(table, guest(BOB, "Bob", 7001))
+    deliver(table, guest(CAT, "Cat", 7002))
+    reason = table.why_not_start()
+    assert reason is not None and "pair" in reason
+    assert table.started is None
+
+
+def test_lobby_full_table_refuses_another_guest() -> None:
+    table = host(capacity=2)
+    deliver(table, guest(BOB, "Bob", 7001))
+    with pytest.raises(LobbyError, match="full"):
+        deliver(table, guest(CAT, "Cat", 7002))
+    assert len(table.seats) == 2
+
+
+def test_lobby_refuses_a_taken_endpoint() -> None:
+    table = host()
+    with pytest.raises(LobbyError, match="already taken"):
+        deliver(table, GuestLobby(BOB, "Bob", "tcp://127.0.0.1:7000"))
+    assert len(table.seats) == 1
+
+
+def test_lobby_refuses_messages_signed_by_another_key_or_for_another_lobby() -> None:
+    table = host()
+    hello = guest(BOB, "Bob", 7001).hello()
+    with pytest.raises(LobbyMessageError, match="another key"):
+        table.receive(hello, 0.0, sender=EVE.peer_id)
+    other = encode(BOB, bytes(31) + b"\x07", Hello("Bob", "tcp://127.0.0.1:7001", True))
+    with pytest.raises(LobbyMessageError, match="another lobby"):
+        table.receive(other, 0.0)
+    with pytest.raises(LobbyMessageError, match="cannot send start"):
+        table.receive(encode(BOB, LOBBY, Start(b"", {})), 0.0)
+    assert len(table.seats) == 1
+
+
+def test_lobby_silent_guest_is_unseated_and_bye_leaves() -> None:
+    table = host()
+    deliver(table, guest(BOB, "Bob", 7001), now=0.0)
+    cat = guest(CAT, "Cat", 7002)
+    deliver(table, cat, now=4.0)
+    assert table.tick(5.5) != []
+    assert [s.name for s in table.seats] == ["Ann", "Cat"]
+    table.receive(cat.bye("gone"), 6.0)
+    assert [s.name for s in table.seats] == ["Ann"]
+    assert table.log[-1].endswith("left: gone")
+
+
+def test_guest_refuses_a_start_that_is_not_the_shown_game() -> None:
+    table = host()
+    bob = guest(BOB, "Bob", 7001)
+    deliver(table, bob)
+    cheat = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(draw=1), b"x")
+    endpoints = {ANN.peer_id: "tcp://127.0.0.1:7000", BOB.peer_id: "tcp://127.0.0.1:7001"}
+    with pytest.raises(LobbyError, match="other rules"):
+        bob.receive(encode(ANN, LOBBY, Start(cheat.to_wire(), endpoints)))
+    without = GameSpec.create([(ANN.peer_id, "Ann"), (CAT.peer_id, "Cat")], Rules(), b"x")
+    with pytest.raises(LobbyError, match="without us"):
+        bob.receive(encode(ANN, LOBBY, Start(without.to_wire(), endpoints)))
+    moved = {**endpoints, BOB.peer_id: "tcp://127.0.0.1:9999"}
+    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), b"x")
+    with pytest.raises(LobbyError, match="not ours"):
+        bob.receive(encode(ANN, LOBBY, Start(spec.to_wire(), moved)))
+    assert bob.session is None
+
+
+def test_guest_ignores_a_table_from_someone_else_than_the_host() -> None:
+    bob = guest(BOB, "Bob", 7001)
+    table = host()
+    deliver(table, bob)
+    forged = encode(EVE, LOBBY, Bye("closing"))
+    with pytest.raises(LobbyMessageError, match="not the host"):
+        bob.receive(forged)
+    assert bob.session is None
+
+
+def test_guest_learns_the_host_closed_the_lobby() -> None:
+    table = host()
+    bob = guest(BOB, "Bob", 7001)
+    deliver(table, bob)
+    (out,) = table.close("host went home")
+    with pytest.raises(LobbyError, match="host went home"):
+        bob.receive(out.data)
+
+
+# -- on real sockets (loopback) ------------------------------------------------------------------
+async def test_lobby_on_loopback_starts_a_game_for_everyone() -> None:
+    seen: list[int] = []
+    lobby = LobbyHost(
+        ANN, "Ann", Rules(), address="127.0.0.1", game_port=7100, auto_start=3,
+        on_change=lambda t: seen.append(len(t.seats)),
+    )  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        endpoint = await nursery.start(lobby.serve)
+        sessions: dict[str, Session] = {}
+
+        async def sit(identity: Identity, name: str, port: int) -> None:
+            sessions[name] = await join_lobby(
+                identity, name, f"tcp://127.0.0.1:{port}", endpoint, timeout=10
+            )
+
+        nursery.start_soon(sit, BOB, "Bob", 7101)
+        nursery.start_soon(sit, CAT, "Cat", 7102)
+        hosted = await lobby.wait_started()
+        with trio.fail_after(10):
+            while len(sessions) < 2:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert sessions["Bob"] == sessions["Cat"] == hosted
+    assert hosted.endpoints[ANN.peer_id] == "tcp://127.0.0.1:7100"
+    assert max(seen) == 3
+
+
+async def test_join_with_nobody_listening_fails_with_a_clear_error() -> None:
+    from cli.demo import free_ports
+
+    (port,) = free_ports(1)
+    with pytest.raises(LobbyError, match="no answer from a lobby"):
+        await join_lobby(BOB, "Bob", "tcp://127.0.0.1:7201", f"tcp://127.0.0.1:{port}", timeout=0.5)
+
+
+async def test_lobby_host_ignores_garbage_on_its_socket() -> None:
+    import zmq
+
+    from p2p_nertz.runtime.zmqtrio import create_socket
+
+    lobby = LobbyHost(ANN, "Ann", Rules(), address="127.0.0.1", game_port=7300)
+    async with trio.open_nursery() as nursery:
+        endpoint = await nursery.start(lobby.serve)
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        try:
+            async with create_socket(ctx, zmq.DEALER, identity=b"L" + EVE.peer_id) as dealer:
+                dealer.connect(endpoint)
+                await dealer.send_multipart([b"garbage"])
+                # A hello signed by Bob on Eve's connection is refused too.
+                await dealer.send_multipart([guest(BOB, "Bob", 7301).hello()])
+                with trio.fail_after(10):
+                    while lobby.rejected < 2:
+                        await trio.sleep(0.01)
+        finally:
+            ctx.term()
+        nursery.cancel_scope.cancel()
+    assert [s.name for s in lobby.table.seats] == ["Ann"]
+
+
+async def test_discover_hears_beacons_and_ignores_junk_on_loopback() -> None:
+    # Unicast to 127.0.0.1 (never broadcast on this machine's interfaces): the same code path
+    # as a broadcast beacon on a LAN, which test_lan.py covers inside network namespaces.
+    from cli.demo import free_ports
+
+    (port,) = free_ports(1)
+    junk: list[str] = []
+    lobby = LobbyHost(
+        ANN, "Ann", Rules(), address="127.0.0.1", game_port=7400, broadcast="127.0.0.1",
+        beacon_port=port,
+    )  # fmt: skip
+    async with trio.open_nursery() as nursery:
+
+        async def noise() -> None:
+            sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+            with sock:
+                await sock.sendto(b"not a beacon", ("127.0.0.1", port))
+
+        async def listen() -> list:  # type: ignore[type-arg]
+            return await discover(
+                "127.0.0.1", port=port, timeout=10, until=lambda o: True,
+                on_junk=lambda src, why: junk.append(why),
+            )  # fmt: skip
+
+        result: list = []  # type: ignore[type-arg]
+
+        async def run_listen() -> None:
+            result.extend(await listen())
+
+        nursery.start_soon(run_listen)
+        await trio.sleep(0.05)  # let the listener bind before the noise (not synchronisation
+        # of the result: the beacon repeats every second until heard)
+        nursery.start_soon(noise)
+        endpoint = await nursery.start(lobby.serve)
+        with trio.fail_after(10):
+            while not result:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    (offer,) = result
+    assert offer.beacon.host == ANN.peer_id and offer.lobby_endpoint == endpoint
+    assert offer.address == "127.0.0.1"
+
+
+def test_route_address_of_loopback_is_loopback() -> None:
+    assert route_address("127.0.0.1") == "127.0.0.1"
