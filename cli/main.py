@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo.add_parser(sub)
     node_cmd.add_parser(sub)
+    from cli import lobby_cmd  # keygen, host, join, bot, games, resume
+
+    lobby_cmd.add_parsers(sub)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
         ("match", "play an in-process match of bots (no network) and print the scoreboard"),

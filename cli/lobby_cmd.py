@@ -1,0 +1,712 @@
+"""``nertz keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume``: convening a LAN game.
+
+A player keeps one key (``nertz keygen``; its short fingerprint is how others recognise them).
+One player hosts a table (``nertz host``), the others join it by address (``--peer``) or find
+it on the LAN (``--discover BROADCAST``, opt-in: nothing is broadcast unless asked). When
+everybody is seated and ready the host starts the game (``--players N`` starts by itself);
+from then on every member is an equal peer and the host has no special role. ``nertz bot`` is
+a joining bot peer. A peer that crashed continues its game with ``nertz resume LOG``.
+
+Output is one line per change (seats, rounds, the result), or JSON lines with ``--json``:
+``lobby``, ``table``, ``start``, ``round``, then ``final``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from p2p_nertz.bots import STRATEGIES
+from p2p_nertz.errors import LogFormatError, NertzError
+from p2p_nertz.lobby.beacon import BEACON_PORT
+from p2p_nertz.lobby.messages import TableView
+from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
+from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
+from p2p_nertz.protocol.peer import Effect, Peer, Rejected, Suspected
+from p2p_nertz.protocol.state import MemberDropped, RoundScored
+from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
+from p2p_nertz.runtime.node import PeerNode, read_session
+
+__all__ = ["add_parsers", "default_key_path"]
+
+log = logging.getLogger("p2p_nertz.cli")
+
+EXIT_FAILED = 1
+
+
+# -- paths and identities ----------------------------------------------------------------------
+def _home(kind: str, default: str) -> Path:
+    override = os.environ.get("NERTZ_HOME")
+    if override:
+        return Path(override)
+    base = os.environ.get(kind)
+    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
+
+
+def default_key_path() -> Path:
+    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
+    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
+    return _home("XDG_CONFIG_HOME", ".config") / "key"
+
+
+def _default_log_dir() -> Path:
+    return _home("XDG_DATA_HOME", ".local/share") / "logs"
+
+
+def _default_name() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "player"
+    name = "".join(c for c in name if c.isprintable())[:32]
+    return name or "player"
+
+
+def _name(text: str) -> str:
+    if not 1 <= len(text) <= 32 or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"a name is 1 to 32 printable characters: {text!r}")
+    return text
+
+
+def _load_key(path: Path) -> Identity:
+    from cli.node_cmd import load_identity
+
+    if not path.exists():
+        raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
+    return load_identity(path)
+
+
+def _write_key(path: Path, identity: Identity) -> None:
+    from cli.demo import write_key
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
+    write_key(path, identity)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
+    try:
+        socket.inet_aton(host)
+    except OSError:
+        raise argparse.ArgumentTypeError(f"not an IPv4 address: {host!r}") from None
+    return host, int(port)
+
+
+def _ipv4(text: str) -> str:
+    try:
+        socket.inet_aton(text)
+    except OSError:
+        raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
+    return text
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0-65535): {text!r}")
+    return int(text)
+
+
+def _free_port(address: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((address, 0))
+        except OSError as exc:
+            raise NertzError(f"cannot bind on {address}: {exc.strerror}") from None
+        port: int = s.getsockname()[1]
+        return port
+
+
+# -- output ------------------------------------------------------------------------------------
+class _Out:
+    def __init__(self, json_lines: bool) -> None:
+        self.json = json_lines
+
+    def emit(self, event: str, text: str, **fields: Any) -> None:
+        if self.json:
+            print(json.dumps({"event": event, **fields}), flush=True)
+        else:
+            print(text, flush=True)
+
+    def table(self, seats: list[dict[str, Any]], note: str = "") -> None:
+        cells = "  ".join(
+            f"{s['name']} ({s['fingerprint']}){'' if s['ready'] else ' not ready'}" for s in seats
+        )
+        self.emit("table", f"table: {cells}{note}", seats=seats)
+
+
+def _seats_of(view: TableView) -> list[dict[str, Any]]:
+    return [
+        {"name": s.name, "fingerprint": fingerprint(s.peer_id), "ready": s.ready}
+        for s in view.seats
+    ]
+
+
+# -- the game, once started --------------------------------------------------------------------
+def _result(peer: Peer) -> dict[str, Any]:
+    from cli.node_cmd import _result as node_result
+
+    return node_result(peer)
+
+
+async def _run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
+    from cli.node_cmd import _run
+
+    return await _run(node, endpoints)
+
+
+def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> int:
+    if peer is None:
+        print(f"nertz {command}: stopped before the game started", file=sys.stderr)
+        return 128 + (signum or signal.SIGINT)
+    summary = _result(peer)
+    names = [m.name for m in peer.spec.members]
+    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
+    winners = ", ".join(names[w - 1] for w in summary["winners"]) or "none"
+    out.emit(
+        "final",
+        f"final after {summary['rounds']} round(s): {totals}\nwinner(s): {winners}\n"
+        f"digest: {summary['digest']}",
+        **{k: v for k, v in summary.items() if k != "event"},
+        names=names,
+    )
+    if signum is not None:
+        print(f"nertz {command}: left the game on signal {signum}", file=sys.stderr)
+        return 128 + signum
+    if not summary["over"]:
+        print(f"nertz {command}: the game did not finish", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _node(
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out
+) -> tuple[PeerNode, Path]:
+    spec = session.spec
+    names = [m.name for m in spec.members]
+
+    def on_notice(effect: Effect) -> None:
+        if isinstance(effect, RoundScored):
+            totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(effect.totals))
+            out.emit(
+                "round",
+                f"round {effect.round}: totals {totals}",
+                round=effect.round,
+                totals=list(effect.totals),
+            )
+        elif isinstance(effect, Suspected):
+            name = names[effect.seat]
+            out.emit(
+                "suspected" if effect.suspected else "heard",
+                f"{name} is silent" if effect.suspected else f"{name} is heard again",
+                seat=effect.seat + 1,
+                name=name,
+            )
+        elif isinstance(effect, MemberDropped):
+            name = names[effect.seat]
+            how = "left" if effect.left else "was dropped"
+            out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
+        elif isinstance(effect, Rejected):
+            log.warning("refused a message: %s (%s)", effect.reason, effect.detail)
+        else:
+            log.info("%s", effect)
+
+    log_dir: Path = args.log_dir
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create log directory {str(log_dir)!r}: {exc.strerror}") from None
+    path = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
+    node = PeerNode(
+        identity,
+        spec,
+        path,
+        bind=session.endpoints[identity.peer_id],
+        strategy=args.bot,
+        speed=args.speed,
+        on_notice=on_notice,
+    )
+    return node, path
+
+
+def _announce_start(out: _Out, identity: Identity, session: Session, path: Path) -> None:
+    spec = session.spec
+    seat = spec.seat_of(identity.peer_id)
+    out.emit(
+        "start",
+        f"game {spec.game_id.hex()[:16]} started: seat {seat + 1} of {spec.seats}, log {path}",
+        game_id=spec.game_id.hex(),
+        seat=seat + 1,
+        players=[m.name for m in spec.members],
+        log=str(path),
+    )
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    from cli.node_cmd import _leaves as leaves
+
+    return leaves(group)
+
+
+def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` under trio; turn the runtime's expected failures into one line."""
+    try:
+        return trio.run(fn)
+    except NertzError as exc:
+        raise NertzError(str(exc)) from None
+    except BaseExceptionGroup as group:
+        errors = _leaves(group)
+        if not all(isinstance(e, NertzError | OSError) for e in errors):
+            raise
+        raise NertzError(str(errors[0])) from None
+
+
+def _require_player(args: argparse.Namespace, command: str) -> None:
+    if args.bot is None:
+        raise NertzError(
+            f"nertz {command} plays with a bot for now: pass --bot STRATEGY "
+            f"({', '.join(sorted(STRATEGIES))}); a person plays with nertz play"
+        )
+
+
+# -- keygen ------------------------------------------------------------------------------------
+def _cmd_keygen(args: argparse.Namespace) -> int:
+    path: Path = args.key
+    if args.show:
+        identity = _load_key(path)
+        print(f"{identity.fingerprint}  {path}")
+        return 0
+    if path.exists() and not args.force:
+        identity = _load_key(path)
+        raise NertzError(
+            f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
+        )
+    identity = Identity.generate()
+    if path.exists():
+        path.unlink()
+    _write_key(path, identity)
+    print(f"new key {identity.fingerprint} written to {path}")
+    return 0
+
+
+# -- host --------------------------------------------------------------------------------------
+def _spawn_bots(args: argparse.Namespace, lobby_endpoint: str) -> list[subprocess.Popen[bytes]]:
+    address = lobby_endpoint.removeprefix("tcp://")
+    procs = []
+    for n in range(args.bots):
+        command = [
+            sys.executable,
+            "-m",
+            "cli",
+            "bot",
+            "--peer",
+            address,
+            "--name",
+            f"bot{n + 1}",
+            "--strategy",
+            args.bot_strategy,
+            "--speed",
+            str(args.bot_speed),
+            "--log-dir",
+            str(args.log_dir),
+            "--json",
+        ]
+        procs.append(
+            subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+    return procs
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    from cli.main import _rules_from
+
+    _require_player(args, "host")
+    rules = _rules_from(args)
+    identity = _load_key(args.key)
+    out = _Out(args.json)
+    if args.address is not None:
+        address = args.address
+    elif args.discover is not None:
+        address = route_address(args.discover)
+    else:
+        address = "127.0.0.1"
+    if args.players is not None:
+        if not 1 <= args.players <= 8:
+            raise NertzError(f"--players is 1 to 8, not {args.players}")
+        rules.validate_players(args.players)
+        if args.bots >= args.players:
+            raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
+    game_port = _free_port(address)
+    interactive = args.players is None and sys.stdin.isatty()
+    if args.players is None and not interactive:
+        raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
+
+    def on_change(table: HostLobby) -> None:
+        if table.started is None:
+            out.table(_seats_of(table.view()))
+
+    lobby = LobbyHost(
+        identity,
+        args.name,
+        rules,
+        address=address,
+        game_port=game_port,
+        lobby_port=args.port,
+        capacity=args.capacity,
+        auto_start=args.players,
+        broadcast=args.discover,
+        beacon_port=args.beacon_port,
+        on_change=on_change,
+    )
+    bots: list[subprocess.Popen[bytes]] = []
+
+    async def main() -> tuple[Peer | None, int | None]:
+        async with trio.open_nursery() as nursery:
+            endpoint = await nursery.start(lobby.serve)
+            where = endpoint.removeprefix("tcp://")
+            out.emit(
+                "lobby",
+                f"hosting as {args.name} ({identity.fingerprint}); others join with: "
+                f"nertz join --peer {where}"
+                + (f"  (or --discover {args.discover})" if args.discover else ""),
+                endpoint=endpoint,
+                fingerprint=identity.fingerprint,
+                lobby_id=lobby.table.lobby_id.hex(),
+            )
+            bots.extend(_spawn_bots(args, endpoint))
+            if interactive:
+                nursery.start_soon(_start_on_enter, lobby, out)
+            session = await lobby.wait_started()
+            node, path = _node(args, identity, session, out)
+            _announce_start(out, identity, session, path)
+            result = await _run_node(node, session.endpoints)
+            nursery.cancel_scope.cancel()
+            return result
+
+    try:
+        peer, signum = _trio_run("host", main)
+    finally:
+        for proc in bots:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return _finish(out, "host", peer, signum)
+
+
+async def _start_on_enter(lobby: LobbyHost, out: _Out) -> None:
+    print("press Enter to start when everybody is ready", flush=True)
+    while lobby.table.started is None:
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return
+        try:
+            lobby.start()
+        except LobbyError as exc:
+            print(str(exc), flush=True)
+
+
+# -- join and bot ------------------------------------------------------------------------------
+async def _find(args: argparse.Namespace, out: _Out) -> Offer:
+    wanted = args.host.lower() if args.host else None
+
+    def matches(offer: Offer) -> bool:
+        return wanted is None or offer.beacon.fingerprint == wanted
+
+    offers = await discover(
+        args.discover, port=args.beacon_port, timeout=args.timeout, until=matches
+    )
+    chosen = [o for o in offers if matches(o)]
+    if not chosen:
+        which = f" hosted by {args.host}" if args.host else ""
+        raise NertzError(
+            f"no table{which} heard on {args.discover}:{args.beacon_port} in {args.timeout:g} s"
+        )
+    offer = chosen[0]
+    out.emit(
+        "found",
+        f"found {offer.beacon.name}'s table ({offer.beacon.fingerprint}) at "
+        f"{offer.address}:{offer.beacon.port}, {offer.beacon.taken}/{offer.beacon.capacity} seated",
+        host=offer.beacon.fingerprint,
+        endpoint=offer.lobby_endpoint,
+    )
+    return offer
+
+
+def _cmd_join(args: argparse.Namespace) -> int:
+    _require_player(args, args.command)
+    if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
+        identity = Identity.generate()
+        _write_key(args.log_dir / f"{identity.fingerprint}.key", identity)
+    else:
+        identity = _load_key(args.key)
+    out = _Out(args.json)
+    if (args.peer is None) == (args.discover is None):
+        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+
+    async def main() -> tuple[Peer | None, int | None]:
+        host: PeerId | None = None
+        lobby_id: bytes | None = None
+        if args.peer is not None:
+            target, port = args.peer
+            lobby_endpoint = f"tcp://{target}:{port}"
+        else:
+            offer = await _find(args, out)
+            target, lobby_endpoint = offer.address, offer.lobby_endpoint
+            host, lobby_id = offer.beacon.host, offer.beacon.lobby_id
+        address = route_address(target)
+        game_endpoint = f"tcp://{address}:{_free_port(address)}"
+        last: list[list[dict[str, Any]]] = []
+
+        def on_table(view: TableView) -> None:
+            seats = _seats_of(view)
+            if not last or last[-1] != seats:
+                last.append(seats)
+                out.table(seats)
+
+        kwargs: dict[str, Any] = {"host": host}
+        if lobby_id is not None:
+            kwargs["lobby_id"] = lobby_id
+        session = await join_lobby(
+            identity,
+            args.name,
+            game_endpoint,
+            lobby_endpoint,
+            timeout=args.timeout,
+            on_table=on_table,
+            **kwargs,
+        )
+        node, path = _node(args, identity, session, out)
+        _announce_start(out, identity, session, path)
+        return await _run_node(node, session.endpoints)
+
+    peer, signum = _trio_run(args.command, main)
+    return _finish(out, args.command, peer, signum)
+
+
+# -- games -------------------------------------------------------------------------------------
+def _cmd_games(args: argparse.Namespace) -> int:
+    out = _Out(args.json)
+
+    async def main() -> list[Offer]:
+        return await discover(args.discover, port=args.beacon_port, timeout=args.timeout)
+
+    offers: list[Offer] = _trio_run("games", main)
+    for offer in offers:
+        b = offer.beacon
+        out.emit(
+            "game",
+            f"{b.name} ({b.fingerprint})  {b.taken}/{b.capacity} seated  "
+            f"nertz join --peer {offer.address}:{b.port}",
+            host=b.fingerprint,
+            name=b.name,
+            taken=b.taken,
+            capacity=b.capacity,
+            endpoint=offer.lobby_endpoint,
+        )
+    if not offers and not args.json:
+        print(f"no table heard on {args.discover}:{args.beacon_port} in {args.timeout:g} s")
+    return 0
+
+
+# -- resume ------------------------------------------------------------------------------------
+def _cmd_resume(args: argparse.Namespace) -> int:
+    _require_player(args, "resume")
+    path: Path = args.log
+    try:
+        with read_log(path) as reader:
+            found = read_session(reader)
+            header = reader.header
+    except OSError as exc:
+        raise NertzError(f"cannot read {str(path)!r}: {exc.strerror}") from None
+    except LogFormatError as exc:
+        raise NertzError(f"{str(path)!r}: {exc}") from None
+    if header is None:
+        raise NertzError(f"{str(path)!r} is not a p2p-nertz log")
+    if found is None:
+        raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
+    spec, endpoints = found
+    if args.key is not None:
+        identity = _load_key(args.key)
+    else:
+        identity = _load_key(path.parent / f"{fingerprint(header.peer_id)}.key")
+    if identity.peer_id != header.peer_id:
+        raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
+    if set(endpoints) != set(spec.peer_ids):
+        raise NertzError(f"{str(path)!r} does not hold every member's endpoint")
+    out = _Out(args.json)
+    args.log_dir = path.parent
+    session = Session(spec, endpoints)
+    node = PeerNode(
+        identity,
+        spec,
+        path,
+        bind=endpoints[identity.peer_id],
+        strategy=args.bot,
+        speed=args.speed,
+    )
+    out.emit(
+        "resume",
+        f"resuming game {spec.game_id.hex()[:16]} from {path}",
+        game_id=spec.game_id.hex(),
+        log=str(path),
+    )
+
+    async def main() -> tuple[Peer | None, int | None]:
+        return await _run_node(node, session.endpoints)
+
+    peer, signum = _trio_run("resume", main)
+    return _finish(out, "resume", peer, signum)
+
+
+# -- the parsers -------------------------------------------------------------------------------
+def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
+    p.add_argument(
+        "--key",
+        type=Path,
+        default=default_key_path() if key_required else None,
+        help="your key file (default: %(default)s)" if key_required else "a key file",
+    )
+    p.add_argument(
+        "--name", type=_name, default=_default_name(), help="your name at the table (1-32 chars)"
+    )
+    p.add_argument(
+        "--log-dir",
+        type=Path,
+        default=_default_log_dir(),
+        help="where the game's log is written (default: %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+
+
+def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
+    choices = sorted(STRATEGIES)
+    if bot_option == "--bot":
+        p.add_argument("--bot", choices=choices, help="let a bot of this strategy play for you")
+    else:
+        p.add_argument(
+            "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
+        )
+    p.add_argument(
+        "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
+    )
+
+
+def _discovery(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--beacon-port",
+        type=_port,
+        default=BEACON_PORT,
+        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
+    )
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
+    from cli.main import _add_rules_arguments
+
+    p = sub.add_parser(
+        "keygen",
+        help="make your key (your identity; others see its fingerprint)",
+        description="Make a new Ed25519 key, or --show the fingerprint of yours.",
+    )
+    p.add_argument(
+        "--key", type=Path, default=default_key_path(), help="key file (default: %(default)s)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing key")
+    p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
+    p.set_defaults(func=_cmd_keygen)
+
+    p = sub.add_parser(
+        "host",
+        help="host a table: others join, then the game starts",
+        description=(
+            "Open a table others can join. It starts by itself with --players N, or when you "
+            "press Enter. Discovery is off unless --discover names a broadcast address."
+        ),
+    )
+    _common(p)
+    _player(p)
+    p.add_argument(
+        "--address", type=_ipv4, help="your IPv4 address for the lobby and the game "
+        "(default: the route to --discover, else 127.0.0.1)",
+    )  # fmt: skip
+    p.add_argument("--port", type=_port, default=0, help="the lobby's TCP port (default: any)")
+    p.add_argument(
+        "--discover", type=_ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
+    )
+    _discovery(p)
+    p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
+    p.add_argument("--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8")
+    p.add_argument("--bots", type=int, choices=range(0, 8), default=0, metavar="0-7",
+                   help="bot peers to start on this machine, joining this table")  # fmt: skip
+    p.add_argument("--bot-strategy", choices=sorted(STRATEGIES), default="greedy")
+    p.add_argument("--bot-speed", type=int, choices=range(1, 11), default=10, metavar="1-10")
+    _add_rules_arguments(p)
+    p.set_defaults(func=_cmd_host)
+
+    for name, help_text in (
+        ("join", "join a table (by --peer address or --discover on the LAN) and play"),
+        ("bot", "a bot peer that joins a table and plays"),
+    ):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _common(p, key_required=name == "join")
+        _player(p, bot_option="--bot" if name == "join" else "--strategy")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--peer", type=_host_port, metavar="HOST:PORT", help="the host's lobby")
+        where.add_argument(
+            "--discover", type=_ipv4, metavar="BROADCAST", help="find a table on this LAN"
+        )
+        p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
+        _discovery(p)
+        p.add_argument(
+            "--timeout", type=float, default=10.0, help="seconds to find the table (default 10)"
+        )
+        p.set_defaults(func=_cmd_join)
+
+    p = sub.add_parser(
+        "games",
+        help="list the tables open on a LAN",
+        description="Listen for beacons sent to BROADCAST and list the tables heard.",
+    )
+    p.add_argument("--discover", type=_ipv4, metavar="BROADCAST", required=True)
+    _discovery(p)
+    p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.set_defaults(func=_cmd_games)
+
+    p = sub.add_parser(
+        "resume",
+        help="continue a game from its log after a crash",
+        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on.",
+    )
+    p.add_argument("log", type=Path, help="the peer's log file")
+    p.add_argument(
+        "--key", type=Path, help="the key (default: the bot key kept next to the log, if any)"
+    )
+    _player(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.set_defaults(func=_cmd_resume)

@@ -1,0 +1,185 @@
+"""``nertz keygen``, ``host``, ``join``, ``bot``, ``games``, ``resume`` as a user runs them: real
+processes on 127.0.0.1 (the LAN with discovery is in test_lan.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.demo import free_ports
+
+
+def nertz(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, NERTZ_HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_keygen_makes_a_key_and_shows_its_fingerprint(tmp_path: Path) -> None:
+    made = nertz("keygen", home=tmp_path)
+    assert made.returncode == 0, made.stderr
+    fp = made.stdout.split()[2]
+    assert (tmp_path / "key").stat().st_size == 32
+    assert oct((tmp_path / "key").stat().st_mode & 0o777) == "0o600"
+    shown = nertz("keygen", "--show", home=tmp_path)
+    assert shown.stdout.split()[0] == fp
+    again = nertz("keygen", home=tmp_path)
+    one_error_line(again, fp, "--force")
+    assert nertz("keygen", "--show", home=tmp_path).stdout.split()[0] == fp  # unchanged
+    forced = nertz("keygen", "--force", home=tmp_path)
+    assert forced.returncode == 0 and forced.stdout.split()[2] != fp
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(None, ["no key", "nertz keygen"]), (b"short", ["not a key file"])],
+)
+def test_host_with_a_missing_or_bad_key_says_so(
+    tmp_path: Path, content: bytes | None, words: list[str]
+) -> None:
+    if content is not None:
+        (tmp_path / "key").write_bytes(content)
+    done = nertz("host", "--bot", "greedy", "--players", "2", home=tmp_path)
+    one_error_line(done, *words)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["join", "--peer", "nowhere", "--bot", "greedy"], ["HOST:PORT"]),
+        (["join", "--peer", "300.1.1.1:5", "--bot", "greedy"], ["IPv4"]),
+        (["join", "--bot", "greedy"], ["--peer HOST:PORT or --discover"]),
+        (["bot", "--speed", "11", "--peer", "127.0.0.1:5"], ["--speed"]),
+        (["host", "--bot", "greedy"], ["--players"]),
+        (["host", "--bot", "greedy", "--players", "3", "--pairs"], ["pair"]),
+        (["host", "--players", "2"], ["--bot"]),
+        (["games"], ["--discover"]),
+        (["resume"], ["log"]),
+    ],
+)
+def test_lobby_commands_refuse_bad_arguments_in_one_line(
+    tmp_path: Path, argv: list[str], words: list[str]
+) -> None:
+    nertz("keygen", home=tmp_path)
+    one_error_line(nertz(*argv, home=tmp_path), *words)
+
+
+def test_join_with_nobody_there_fails_in_one_line(tmp_path: Path) -> None:
+    nertz("keygen", home=tmp_path)
+    (port,) = free_ports(1)
+    done = nertz(
+        "join", "--peer", f"127.0.0.1:{port}", "--bot", "greedy", "--timeout", "0.5",
+        "--log-dir", str(tmp_path / "logs"), home=tmp_path,
+    )  # fmt: skip
+    one_error_line(done, "no answer", str(port))
+
+
+def test_host_on_a_port_in_use_fails_in_one_line(tmp_path: Path) -> None:
+    nertz("keygen", home=tmp_path)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = nertz(
+            "host", "--bot", "greedy", "--players", "2", "--port", str(port), home=tmp_path
+        )
+    one_error_line(done, "in use")
+
+
+@pytest.mark.parametrize("content", [b"", b"NERTZLOG garbage", None])
+def test_resume_refuses_a_file_that_is_not_a_usable_log(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    log = tmp_path / "x.log"
+    if content is not None:
+        log.write_bytes(content)
+    one_error_line(nertz("resume", str(log), "--bot", "greedy", home=tmp_path), str(log))
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.slow
+def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> None:
+    """The README's two terminals: one hosts, one joins, plus a bot; all agree at the end."""
+    ann, bob = tmp_path / "ann", tmp_path / "bob"
+    for home in (ann, bob):
+        assert nertz("keygen", home=home).returncode == 0
+    (port,) = free_ports(1)
+    env = dict(os.environ, NERTZ_HOME=str(ann))
+    common = ["--json", "--rounds", "1"]
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy", "--port",
+         str(port), "--players", "3", "--log-dir", str(tmp_path / "logs"), *common],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    guests: list[subprocess.Popen[str]] = []
+    try:
+        assert host.stdout is not None
+        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        assert lobby["event"] == "lobby" and lobby["endpoint"].endswith(f":{port}")
+        where = f"127.0.0.1:{port}"
+        guests += [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "cli",
+                    *argv,
+                    "--peer",
+                    where,
+                    "--json",
+                    "--log-dir",
+                    str(tmp_path / "logs"),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ, NERTZ_HOME=str(bob)),
+                stdin=subprocess.DEVNULL,
+            )
+            for argv in (["join", "--name", "Bob", "--bot", "lookahead"], ["bot", "--name", "Cy"])
+        ]
+        outs = [p.communicate(timeout=120) for p in guests]
+        rest, err = host.communicate(timeout=120)
+    finally:
+        for p in (host, *guests):
+            if p.poll() is None:
+                p.kill()
+    assert host.returncode == 0, err
+    assert all(p.returncode == 0 for p in guests), [o[1] for o in outs]
+    streams = [_events(rest), *(_events(o[0]) for o in outs)]
+    finals = [next(e for e in s if e["event"] == "final") for s in streams]
+    assert len({f["digest"] for f in finals}) == 1
+    assert all(f["over"] for f in finals)
+    assert sorted(finals[0]["names"]) == ["Ann", "Bob", "Cy"]
+    tables = [e for e in streams[1] if e["event"] == "table"]
+    assert tables and tables[0]["seats"][0]["name"] == "Ann"  # the host sits first
+    starts = [next(e for e in s if e["event"] == "start") for s in streams]
+    assert len({s["game_id"] for s in starts}) == 1
+    assert all(Path(s["log"]).stat().st_size > 0 for s in starts)

@@ -1,0 +1,224 @@
+"""A real LAN: one peer process per network namespace, on a bridge, found by UDP discovery.
+
+Each test builds its own :class:`~p2p_nertz.testing.netns.Lab` (namespaces and a bridge that
+exist only for the test); beacons go to the lab's broadcast address, never to this machine's
+own interfaces. Needs root and iproute2: skipped, with the reason, where namespaces cannot be
+made (CI runs as root).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.runtime.node import read_session
+from p2p_nertz.testing.netns import BROADCAST, Lab, unavailable
+
+_WHY = unavailable()
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.skipif(_WHY is not None, reason=f"no network namespaces here: {_WHY}"),
+]
+
+GAME_TIMEOUT = 90.0
+
+
+class Player:
+    """One ``nertz`` process in one namespace, its output in files."""
+
+    def __init__(self, lab: Lab, host: int, tmp: Path, argv: list[str]) -> None:
+        self.host = host
+        self.dir = tmp / f"h{host}"
+        self.dir.mkdir(exist_ok=True)
+        self.out = self.dir / "out.jsonl"
+        self.err = self.dir / "err.txt"
+        self.argv = argv
+        self.lab = lab
+        self.proc = self._start(argv)
+
+    def _start(self, argv: list[str]) -> subprocess.Popen[bytes]:
+        with self.out.open("ab") as out, self.err.open("ab") as err:
+            return self.lab.popen(
+                self.host,
+                [sys.executable, "-m", "cli", *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+            )
+
+    def restart(self, argv: list[str]) -> None:
+        self.proc = self._start(argv)
+
+    def events(self) -> list[dict[str, Any]]:
+        lines = self.out.read_text(errors="replace").splitlines()
+        return [json.loads(line) for line in lines if line.startswith("{")]
+
+    def event(self, kind: str) -> dict[str, Any] | None:
+        found = [e for e in self.events() if e.get("event") == kind]
+        return found[-1] if found else None
+
+    def log(self) -> Path:
+        (path,) = self.dir.glob("logs/*.log")
+        return path
+
+    def describe(self) -> str:
+        return f"host {self.host}: {self.out.read_text()[-600:]} {self.err.read_text()[-1500:]}"
+
+
+def wait_until(what: str, ready: Callable[[], bool], players: list[Player], timeout: float) -> None:
+    """Poll an observable condition until it holds (a deadline, not a sleep standing in for it)."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        for p in players:
+            if p.proc.poll() not in (None, 0):
+                pytest.fail(f"{what}: a process failed\n" + p.describe())
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"{what}: not within {timeout} s\n" + "\n".join(map(Player.describe, players))
+            )
+        time.sleep(0.05)
+
+
+def own_events(player: Player) -> int:
+    """How many events the player signed so far (0 before its log exists; a torn tail is
+    tolerated: the file is live)."""
+    paths = list(player.dir.glob("logs/*.log"))
+    if not paths:
+        return 0
+    with read_log(paths[0]) as reader:
+        return sum(1 for r in reader if r.kind is RecordKind.SENT_EVENT)
+
+
+def check_finished_and_agreed(players: list[Player]) -> dict[str, Any]:
+    for p in players:
+        try:
+            p.proc.wait(timeout=GAME_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the game did not finish\n" + "\n".join(map(Player.describe, players)))
+        assert p.proc.returncode == 0, p.describe()
+    finals = [p.event("final") for p in players]
+    assert all(f is not None and f["over"] for f in finals), finals
+    assert len({f["digest"] for f in finals if f}) == 1, finals
+    assert len({tuple(f["totals"]) for f in finals if f}) == 1, finals
+    first = finals[0]
+    assert first is not None
+    return first
+
+
+def check_nothing_lost(players: list[Player]) -> None:
+    """Every log holds its owner's events seq 1..n (none reused) and every other member's."""
+    feeds: list[dict[bytes, list[bytes]]] = []
+    for p in players:
+        with read_log(p.log()) as reader:
+            records = list(reader)
+            header = reader.header
+        session = read_session(records)
+        assert header is not None and session is not None
+        spec, _ = session
+        roster = {pid: s for s, pid in enumerate(spec.peer_ids)}
+        held: dict[bytes, list[bytes]] = {}
+        own = []
+        for r in records:
+            if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
+                m = decode_message(r.data, game_id=spec.game_id, roster=roster)
+                held.setdefault(bytes(m.author), []).append(r.data)
+                if r.kind is RecordKind.SENT_EVENT:
+                    own.append(m.seq)
+        assert own == list(range(1, len(own) + 1)), f"host {p.host}: own seqs {own[:5]}..."
+        feeds.append({a: sorted(set(w)) for a, w in held.items()})
+    for p, feed in zip(players[1:], feeds[1:], strict=True):
+        # A game ends only once every event is final, which needs every member to hold it.
+        assert feed == feeds[0], f"host {p.host} holds other events than host 0"
+
+
+def host_argv(players: int, *extra: str) -> list[str]:
+    return [
+        "host", "--bot", "greedy", "--name", "Ann", "--discover", BROADCAST,
+        "--players", str(players), "--rounds", "1", "--json", *extra,
+    ]  # fmt: skip
+
+
+def bot_argv(*extra: str) -> list[str]:
+    return ["bot", "--discover", BROADCAST, "--timeout", "30", "--json", *extra]
+
+
+def start_lan_game(lab: Lab, tmp_path: Path, n: int) -> list[Player]:
+    key = tmp_path / "ann.key"
+    subprocess.run(
+        [sys.executable, "-m", "cli", "keygen", "--key", str(key)], check=True, capture_output=True
+    )
+    logs = [tmp_path / f"h{host}" / "logs" for host in range(n)]
+    players = [
+        Player(lab, 0, tmp_path, [*host_argv(n), "--key", str(key), "--log-dir", str(logs[0])])
+    ]
+    for host in range(1, n):
+        argv = [*bot_argv("--name", f"bot{host}"), "--log-dir", str(logs[host])]
+        players.append(Player(lab, host, tmp_path, argv))
+    wait_until(
+        "every peer started the game",
+        lambda: all(p.event("start") is not None for p in players),
+        players,
+        60,
+    )
+    return players
+
+
+def test_lan_peers_found_by_discovery_play_a_game(tmp_path: Path) -> None:
+    with Lab(3) as lab:
+        players = start_lan_game(lab, tmp_path, 3)
+        found = [p.event("found") for p in players[1:]]
+        assert all(f is not None and f["endpoint"].startswith("tcp://10.77.0.1:") for f in found)
+        starts = [p.event("start") for p in players]
+        assert len({s["game_id"] for s in starts if s}) == 1
+        check_finished_and_agreed(players)
+        check_nothing_lost(players)
+
+
+def test_lan_partition_mid_round_heals_and_the_game_agrees(tmp_path: Path) -> None:
+    with Lab(4) as lab:
+        players = start_lan_game(lab, tmp_path, 4)
+        cut = players[3]
+        wait_until("host 3 is playing", lambda: own_events(cut) >= 15, players, 60)
+        lab.cut(3)
+        # Nothing becomes final without host 3's acks: the others notice its silence...
+        wait_until(
+            "the others suspect host 3",
+            lambda: all(p.event("suspected") is not None for p in players[:3]),
+            players,
+            60,
+        )
+        assert all(p.event("suspected")["name"] == "bot3" for p in players[:3])  # type: ignore[index]
+        lab.heal(3)
+        # ...and hear it again once the link is back, before anyone could vote it out.
+        wait_until(
+            "host 3 is heard again",
+            lambda: all(p.event("heard") is not None for p in players[:3]),
+            players,
+            60,
+        )
+        check_finished_and_agreed(players)
+        check_nothing_lost(players)
+
+
+def test_lan_peer_killed_mid_round_resumes_from_its_log(tmp_path: Path) -> None:
+    with Lab(3) as lab:
+        players = start_lan_game(lab, tmp_path, 3)
+        victim = players[2]
+        wait_until("host 2 is playing", lambda: own_events(victim) >= 15, players, 60)
+        victim.proc.kill()  # SIGKILL: no leave, no flush beyond what was durable
+        victim.proc.wait()
+        log = victim.log()
+        victim.restart(["resume", str(log), "--bot", "greedy", "--json"])
+        check_finished_and_agreed(players)
+        assert victim.event("resume") is not None
+        check_nothing_lost(players)
