@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -111,6 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log more on stderr: -v what happens (info), -vv everything (debug)",
+    )
+    loudness.add_argument("-q", "--quiet", action="store_true", help="log only errors on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
@@ -240,10 +250,25 @@ def _cmd_match(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    """Log records of ``p2p_nertz`` go to stderr: warnings by default, more with ``-v``."""
+    if quiet:
+        level = logging.ERROR
+    else:
+        level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("nertz: %(levelname)s: %(name)s: %(message)s"))
+    root = logging.getLogger("p2p_nertz")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
     try:
         status: int = args.func(args)
     except NertzError as exc:

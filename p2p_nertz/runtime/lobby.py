@@ -18,6 +18,7 @@ Broadcast is opt-in: nothing here sends or listens on an address it was not give
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import socket as stdsocket
 from collections.abc import Callable
@@ -51,6 +52,8 @@ BEACON_EVERY: Final = 1.0
 HELLO_EVERY: Final = 1.0
 """Seconds between a waiting guest's ``hello``s."""
 _TICK: Final = 0.5
+
+log = logging.getLogger("p2p_nertz.lobby")
 
 
 def lobby_routing_id(peer_id: bytes) -> bytes:
@@ -131,6 +134,7 @@ async def discover(
                 try:
                     beacon = Beacon.decode(data)
                 except BeaconError as exc:
+                    log.debug("ignored a datagram from %s: %s", source[0], exc)
                     if on_junk is not None:
                         on_junk(source[0], str(exc))
                     continue
@@ -209,6 +213,7 @@ class LobbyHost:
         self._router: AsyncSocket | None = None
         self.rejected = 0
         """Lobby messages refused as invalid."""
+        self._logged = 0
 
     @property
     def endpoint(self) -> str:
@@ -271,6 +276,9 @@ class LobbyHost:
                 break
 
     def _changed(self) -> None:
+        while self._logged < len(self.table.log):
+            log.info("%s", self.table.log[self._logged])
+            self._logged += 1
         self._beacon_now.set()
         if self._on_change is not None:
             self._on_change(self.table)
@@ -291,8 +299,9 @@ class LobbyHost:
             before = (self.table.seats, self.table.started)
             try:
                 outs = self.table.receive(frames[1], self._clock(), sender=PeerId(frames[0][1:]))
-            except LobbyMessageError:
+            except LobbyMessageError as exc:
                 self.rejected += 1
+                log.warning("refused a lobby message: %s", exc)
                 continue
             # A refusal goes to the one who asked, seated or not.
             self._queue(outs)
@@ -390,7 +399,8 @@ async def join_lobby(
                             continue
                         try:
                             got = guest.receive(frames[0])
-                        except LobbyMessageError:
+                        except LobbyMessageError as exc:
+                            log.warning("ignored a lobby message: %s", exc)
                             continue
                         answered = True
                         if isinstance(got, Session):
