@@ -124,13 +124,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    from cli import demo, node_cmd  # imported here: they use this module's helpers
+    from cli import demo, node_cmd, play, watch  # imported here: they use this module's helpers
 
     demo.add_parser(sub)
     node_cmd.add_parser(sub)
     from cli import lobby_cmd  # keygen, host, join, bot, games, resume
 
     lobby_cmd.add_parsers(sub)
+    play.add_parser(sub)
+    watch.add_parser(sub)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
         ("match", "play an in-process match of bots (no network) and print the scoreboard"),

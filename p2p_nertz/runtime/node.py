@@ -43,8 +43,10 @@ continues the game.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from time import time as wall_time
 from typing import Final
@@ -59,7 +61,16 @@ from p2p_nertz.logfile.format import LogHeader, RecordKind
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, Send
+from p2p_nertz.protocol.peer import (
+    Effect,
+    Peer,
+    PeerConfig,
+    Record,
+    Rejected,
+    Reserve,
+    Send,
+    Suspected,
+)
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
@@ -101,6 +112,8 @@ SEND_QUEUE: Final = 4096
 
 MAX_BURST: Final = 256
 """Most messages taken from the ROUTER and fed to the peer in one :meth:`Peer.feed_many`."""
+
+log = logging.getLogger("p2p_nertz.node")
 
 _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left its deadline due
 
@@ -188,6 +201,10 @@ class PeerNode:
         grace: seconds after the game is over to wait for every member to hold our events.
         ctx: a zmq context to use (the caller terminates it); by default the node makes its own
             and terminates it when :meth:`run` returns.
+        watchers: endpoints of spectators (``nertz watch``): the node connects a DEALER to each
+            and pushes it every message it receives and every one it broadcasts (its own
+            events once durable, and beats).
+            A spectator is not in the roster; it verifies the members' signatures itself.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -209,6 +226,7 @@ class PeerNode:
         linger: float = 1.0,
         grace: float = 10.0,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
+        watchers: Sequence[str] = (),
     ) -> None:
         self.identity = identity
         self.spec = spec
@@ -230,6 +248,9 @@ class PeerNode:
         self._peer: Peer | None = None
         self._writer: LogWriter | None = None
         self._queues: dict[PeerId, trio.MemorySendChannel[bytes]] = {}
+        self._watch_to = tuple(watchers)
+        self._watch_queues: list[trio.MemorySendChannel[bytes]] = []
+        self._watch_sockets: list[AsyncSocket] = []
         self._lock = trio.Lock()
         self._wake = trio.Event()
         self._done = trio.Event()
@@ -361,6 +382,10 @@ class PeerNode:
                     dealer = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
                     dealers[pid] = dealer
                     dealer.connect(endpoints[pid])
+            for endpoint in self._watch_to:
+                watcher = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                self._watch_sockets.append(watcher)
+                watcher.connect(endpoint)
             header = LogHeader(
                 game_id=self.spec.game_id,
                 peer_id=bytes(own),
@@ -375,6 +400,10 @@ class PeerNode:
                     send, receive = trio.open_memory_channel[bytes](SEND_QUEUE)
                     self._queues[pid] = send
                     nursery.start_soon(self._dealer_owner, dealer, receive)
+                for watcher in self._watch_sockets:
+                    send, receive = trio.open_memory_channel[bytes](SEND_QUEUE)
+                    self._watch_queues.append(send)
+                    nursery.start_soon(self._dealer_owner, watcher, receive)
                 async with self._lock:
                     await self._apply(effects)
                 nursery.start_soon(self._receive_loop, self._router)
@@ -390,7 +419,7 @@ class PeerNode:
             self._close(dealers)
 
     def _close(self, dealers: Mapping[PeerId, AsyncSocket]) -> None:
-        for dealer in dealers.values():
+        for dealer in (*dealers.values(), *self._watch_sockets):
             dealer.close()
         if self._router is not None:
             self._router.close()
@@ -422,6 +451,7 @@ class PeerNode:
                 self.identity, self.spec, wires, now, self._config, reserved=reserved
             )
             self.restored = True
+            log.info("rebuilt from %s: %d events", self.log_path, len(wires))
             return effects
         self._peer = Peer(self.identity, self.spec, now, self._config)
         return self._peer.start(now)
@@ -430,9 +460,12 @@ class PeerNode:
     async def _apply(self, effects: list[Effect]) -> None:
         """Carry out the peer's effects in order; the caller holds the lock."""
         durable: list[LogRecord] = []
+        watched: list[bytes] = []
         for effect in effects:
             if isinstance(effect, Record):
                 wire = effect.data
+                if self._watch_queues:
+                    watched.append(wire)
                 durable.append(
                     LogRecord.sent_event(wire) if effect.own else LogRecord.received_event(wire)
                 )
@@ -443,15 +476,34 @@ class PeerNode:
                     await self._write(durable)
                     durable = []
                 self._send(effect)
+                if effect.to is None and self._watch_queues:
+                    watched.append(effect.data)  # our beats tell a spectator what is final
             else:
+                if isinstance(effect, Rejected):
+                    log.info("refused a message: %s (%s)", effect.reason, effect.detail)
+                elif isinstance(effect, Suspected):
+                    heard = "is silent" if effect.suspected else "is heard again"
+                    log.info("seat %d %s", effect.seat + 1, heard)
+                else:
+                    log.debug("%s", effect)
                 if self._on_notice is not None:
                     self._on_notice(effect)
                 for listener in self._listeners:
                     listener(effect)
         if durable:
             await self._write(durable)
+        self._watch(watched)  # durable by now, like everything we send
         self._wake.set()
         self._check_done()
+
+    def _watch(self, wires: Iterable[bytes]) -> None:
+        """Push messages to the spectators (dropped, never waited on, when one is slow)."""
+        for wire in wires:
+            for queue in self._watch_queues:
+                with contextlib.suppress(
+                    trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError
+                ):
+                    queue.send_nowait(wire)
 
     async def _write(self, records: list[LogRecord]) -> None:
         writer = self._writer
@@ -515,6 +567,7 @@ class PeerNode:
             messages = [frames[1] for frames in batch if len(frames) == 2]
             if not messages:
                 continue
+            self._watch(messages)  # the others' beats and events, for the spectators
             async with self._lock:
                 await self._apply(self.peer.feed_many(messages, self._clock()))
 

@@ -1,0 +1,149 @@
+"""``nertz watch``: a spectator at the terminal, following a live game without playing.
+
+The spectator binds a ROUTER at ``--bind`` and members started with ``--watcher`` that endpoint
+(``nertz play --watcher E``) push it every event they log. It needs the game's spec (its id and
+roster) to verify the members' signatures; it never sends anything, is not in the roster and
+cannot change the game. The screen shows every tableau (as the moves reveal it), the lake, the
+announcements and the end-of-round boards; ``q`` quits, ``?`` shows the keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+import zmq
+
+from cli.node_cmd import load_spec
+from cli.play import Terminal, _symbols_ok, open_curses
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.peer import Effect
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.runtime.zmqtrio import create_socket
+from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
+from p2p_nertz.ui.spectator import Spectator
+
+__all__ = ["add_parser", "watch"]
+
+_REFRESH = 0.2
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``watch`` subcommand to ``sub`` (the ``nertz`` subparsers).
+
+    Args:
+        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
+    """
+    help_text = "follow a live game as a spectator (members push to you with --watcher)"
+    p: argparse.ArgumentParser = sub.add_parser("watch", help=help_text, description=help_text)
+    p.add_argument("--spec", required=True, type=Path, help="the game's spec file")
+    p.add_argument(
+        "--bind", required=True, help="where members push events, e.g. tcp://127.0.0.1:5600"
+    )
+    p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
+    p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
+    p.set_defaults(func=_cmd_watch)
+
+
+async def watch(
+    spec: GameSpec, bind: str, *, terminal: Terminal, symbols: bool = True
+) -> Spectator:
+    """Follow the game pushed to ``bind`` on ``terminal`` until the viewer quits (q, Ctrl-C).
+
+    Raises:
+        TransportBrokenError: ``bind`` cannot be bound.
+    """
+    spectator = Spectator(spec)
+    tracker = Tracker(tuple(m.name for m in spec.members), None, symbols)
+    keys = KeyState()
+    wake = trio.Event()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    router = create_socket(ctx, zmq.ROUTER)
+    try:
+        router.bind(bind)
+        async with trio.open_nursery() as nursery:
+
+            async def receive() -> None:
+                while True:
+                    frames = await router.recv_multipart()
+                    if len(frames) != 2:
+                        continue
+                    notices: list[Effect] = list(spectator.feed(frames[1]))
+                    tracker.take(notices, spectator.final)
+                    wake.set()
+
+            async def keyboard() -> None:
+                nonlocal keys
+                while True:
+                    await terminal.wait_input()
+                    for key in terminal.read_keys():
+                        if key in ("q", "Q", "CTRL-C"):
+                            nursery.cancel_scope.cancel()
+                            return
+                        if key == "RESIZE":
+                            continue
+                        ctx_ = Context(
+                            spectator.tentative.table, None, board=tracker.board is not None
+                        )
+                        keys, actions = press(keys, key, ctx_)
+                        if any(isinstance(a, CloseBoard) for a in actions):
+                            tracker.close_board()
+                    wake.set()
+
+            async def screen() -> None:
+                nonlocal wake
+                while True:
+                    wake = trio.Event()
+                    width, height = terminal.size()
+                    view = tracker.view(spectator, keys)
+                    terminal.paint(render(view, width, height, symbols=symbols))
+                    with trio.move_on_after(_REFRESH):
+                        await wake.wait()
+
+            async def signals() -> None:
+                with trio.open_signal_receiver(
+                    signal.SIGINT, signal.SIGTERM, signal.SIGWINCH
+                ) as received:
+                    async for signum in received:
+                        if signum == signal.SIGWINCH:
+                            terminal.resized()
+                            wake.set()
+                            continue
+                        nursery.cancel_scope.cancel()
+                        return
+
+            nursery.start_soon(receive)
+            nursery.start_soon(keyboard)
+            nursery.start_soon(screen)
+            nursery.start_soon(signals)
+    finally:
+        router.close()
+        ctx.term()
+    return spectator
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    colour = not args.mono and "NO_COLOR" not in os.environ
+    symbols = _symbols_ok(args)
+    with open_curses(colour=colour) as terminal:
+        try:
+            spectator = trio.run(_main, spec, args.bind, terminal, symbols)
+        except NertzError as exc:
+            raise NertzError(f"cannot watch on {args.bind}: {exc}") from None
+    final = spectator.final
+    names = [m.name for m in spec.members]
+    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
+    print(f"watched {spectator.held()} events; after {len(final.game.history)} round(s): {totals}")
+    if spectator.rejected:
+        print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
+    return 0
+
+
+async def _main(spec: GameSpec, bind: str, terminal: Terminal, symbols: bool) -> Spectator:
+    return await watch(spec, bind, terminal=terminal, symbols=symbols)

@@ -1,0 +1,37 @@
+"""The terminal table's pure parts: a view of the game, its rendering, and the keyboard.
+
+Nothing here touches a terminal: :func:`~p2p_nertz.ui.render.render` turns a
+:class:`~p2p_nertz.ui.view.TableView` into a :class:`~p2p_nertz.ui.screen.Screen` of styled
+text, :func:`~p2p_nertz.ui.keys.press` turns keys into moves, and
+:class:`~p2p_nertz.ui.tracker.Tracker` turns a peer's notices into announcements. The curses
+front end is ``cli/play.py``.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.ui.keys import Action, CloseBoard, Context, KeyState, Leave, PlayMove, press
+from p2p_nertz.ui.render import KEY_HELP, render
+from p2p_nertz.ui.screen import Row, Screen, Span, Style
+from p2p_nertz.ui.tracker import Tracker
+from p2p_nertz.ui.view import Board, Link, TableView, card_text
+
+__all__ = [
+    "KEY_HELP",
+    "Action",
+    "Board",
+    "CloseBoard",
+    "Context",
+    "KeyState",
+    "Leave",
+    "Link",
+    "PlayMove",
+    "Row",
+    "Screen",
+    "Span",
+    "Style",
+    "TableView",
+    "Tracker",
+    "card_text",
+    "press",
+    "render",
+]

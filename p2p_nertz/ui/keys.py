@@ -1,0 +1,355 @@
+"""The keyboard as a pure state machine: keys in, moves and other actions out.
+
+:func:`press` takes the :class:`KeyState`, one key and the :class:`Context` (the table as the
+player sees it, their seat, the frozen piles, whether the end-of-round board is up) and returns
+the next state and the actions to carry out. It never plays anything itself and never raises:
+an illegal move becomes a status line saying why, and changes nothing else.
+
+Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC"``,
+``"BACKSPACE"``):
+
+* a **source** — ``n`` the Nerts top card, ``w`` the waste top card, ``1``–``6`` a work pile —
+  then a **destination** — ``l`` or ``f`` the lake (the engine picks the foundation), ``1``–``6``
+  a work pile (a run moves whole, or slides under when that is the only way), or the source key
+  again: straight to the lake;
+* ``s`` or space turns the stock, ``p`` passes (stuck), ``r`` rotates alone (a rules variant),
+  ``x`` calls Nerts (pressed twice when the Nerts pile is not empty: a false call costs points);
+* ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…);
+* ``?`` or ``h`` help, ``Esc`` cancels, ``Enter`` closes the end-of-round board, ``q`` leaves
+  (after a ``y``).
+
+>>> from p2p_nertz.rules import Rules, Table, Tableau
+>>> t = Tableau.parse("N: 4C AS | 1: QH | 2: JS | 3: 5D | 4: 8C | S: 2C 7H 9S | W: -")
+>>> table = Table.from_tableaux(Rules(), [t, t])
+>>> state, actions = press(KeyState(), "n", Context(table, 0))
+>>> state.selected, actions
+(Pile.NERTS, [])
+>>> state, actions = press(state, "l", Context(table, 0))
+>>> actions
+[PlayMove(move=Move.parse('N>L'))]
+>>> press(KeyState(), "2", Context(table, 0))[0].status
+'J♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels'
+>>> press(press(KeyState(), "2", Context(table, 0))[0], "3", Context(table, 0))[0].status
+'illegal: J♠ does not go on 5♦ (one rank lower, the other colour)'
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+from p2p_nertz.errors import NotationError
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
+from p2p_nertz.ui.view import card_text, pile_name
+
+__all__ = [
+    "Action",
+    "CloseBoard",
+    "Context",
+    "KeyState",
+    "Leave",
+    "PlayMove",
+    "explain",
+    "press",
+    "resolve_pair",
+]
+
+ENTER = "ENTER"
+ESC = "ESC"
+BACKSPACE = "BACKSPACE"
+_MAX_COMMAND = 24
+
+
+class Confirm(enum.Enum):
+    """A question the status line is asking."""
+
+    CALL = "call"
+    QUIT = "quit"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayMove:
+    """Play this move (the front end hands it to the node)."""
+
+    move: Move
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Leave the game."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloseBoard:
+    """Close the end-of-round board."""
+
+
+Action = PlayMove | Leave | CloseBoard
+
+
+@dataclass(frozen=True, slots=True)
+class KeyState:
+    """What the keyboard is in the middle of.
+
+    Attributes:
+        selected: the source pile picked, waiting for a destination.
+        command: the command line being typed (``None``: closed).
+        status: the status line.
+        help: the help screen is up.
+        confirm: a question waiting for its answer key.
+    """
+
+    selected: Pile | None = None
+    command: str | None = None
+    status: str = ""
+    help: bool = False
+    confirm: Confirm | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a key acts on.
+
+    Attributes:
+        table: the table as the player sees it (``None`` before the deal).
+        seat: the player's seat (``None``: a spectator, who can only read and quit).
+        frozen: the player's piles frozen by a claim in the air.
+        board: the end-of-round board is up.
+        symbols: suit symbols in messages (else letters).
+    """
+
+    table: Table | None
+    seat: int | None
+    frozen: frozenset[Pile] = field(default_factory=frozenset)
+    board: bool = False
+    symbols: bool = True
+
+
+_SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
+
+
+def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
+    """Handle one key (see the module docstring); never raises."""
+    if state.help:
+        return replace(state, help=False, status=""), []
+    if state.command is not None:
+        return _command_key(state, key, ctx)
+    if state.confirm is Confirm.QUIT:
+        if key.lower() == "y":
+            return KeyState(status="leaving the game…"), [Leave()]
+        return KeyState(status="staying"), []
+    if state.confirm is Confirm.CALL:
+        if key.lower() == "x":
+            return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
+        return KeyState(status="no call"), []
+    k = key.lower() if len(key) == 1 else key
+    if k in ("?", "h"):
+        return replace(state, help=True), []
+    if k == "q":
+        return KeyState(confirm=Confirm.QUIT, status="leave the game? y leaves, any key stays"), []
+    if k == ESC:
+        return KeyState(), []
+    if ctx.board:
+        if k in (ENTER, " "):
+            return KeyState(), [CloseBoard()]
+        return replace(state, status="Enter: back to the table"), []
+    if ctx.seat is None:
+        return replace(state, status="a spectator only watches (q quits)"), []
+    if k in (":", "/"):
+        return KeyState(command=""), []
+    if k in ("s", " "):
+        return _play(ctx, Move.turn())
+    if k == "p":
+        return _play(ctx, Move.pass_(), done="stuck: waiting for the others (any move withdraws)")
+    if k == "r":
+        return _play(ctx, Move.rotate())
+    if k == "x":
+        table = ctx.table
+        if table is not None and not table.can_call(ctx.seat):
+            left = len(table.tableaux[ctx.seat].nerts)
+            return KeyState(
+                confirm=Confirm.CALL,
+                status=f"{left} card(s) left in your Nerts pile: x again to call anyway "
+                f"(false call: −{table.rules.false_call_penalty})",
+            ), []
+        return _play(ctx, Move.call())
+    if k in ("l", "f"):
+        if state.selected is None:
+            return replace(state, status="pick a card first: n, w or 1-6"), []
+        return _play(ctx, Move.to_lake(state.selected))
+    pile = _SOURCES.get(k)
+    if pile is not None:
+        if state.selected is None or (not pile.is_work and pile is not state.selected):
+            return _pick(ctx, pile)
+        if pile is state.selected:
+            return _play(ctx, Move.to_lake(pile))
+        move = resolve_pair(ctx, state.selected, pile)
+        if isinstance(move, str):
+            return KeyState(status=move), []
+        return _play(ctx, move)
+    if k == ENTER:
+        return replace(state, status=""), []
+    return replace(state, status=f"no key {key!r} here (? for help)"), []
+
+
+def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
+    table = ctx.table
+    seat = ctx.seat
+    if table is None or seat is None:
+        return KeyState(status="not dealt yet"), []
+    tableau = table.tableaux[seat]
+    if pile.is_work and pile > len(tableau.work):
+        return KeyState(status=f"no work pile {int(pile)} in this game"), []
+    card = tableau.top(pile)
+    if card is None:
+        return KeyState(status=f"illegal: the {pile_name(pile)} is empty"), []
+    if pile in ctx.frozen:
+        return KeyState(status=_frozen(pile)), []
+    piles = len(tableau.work)
+    text = card_text(card, symbols=ctx.symbols)
+    return KeyState(
+        selected=pile,
+        status=f"{text} picked: l to the lake, 1-{piles} onto a work pile, Esc cancels",
+    ), []
+
+
+def resolve_pair(ctx: Context, source: Pile, target: Pile) -> Move | str:
+    """The move a source key then a work-pile key means, or why there is none.
+
+    A run from a work pile moves whole where it fits; onto an empty pile it leaves the base
+    card behind (moving a whole pile to an empty one changes nothing); when only a slide-under
+    fits (RULES.md: slide-under), it slides.
+    """
+    table = ctx.table
+    seat = ctx.seat
+    if table is None or seat is None:
+        return "not dealt yet"
+    tableau = table.tableaux[seat]
+    if target > len(tableau.work):
+        return f"no work pile {int(target)} in this game"
+    moves = [
+        m
+        for m in table.legal_moves(seat)
+        if m.source is source and m.target is target and m.plays_card
+    ]
+    cards = [m for m in moves if m.kind is MoveKind.CARD and m.declare is None]
+    if cards:
+        pile = tableau.pile(source)
+        dest = tableau.pile(target)
+        if not dest and source.is_work and len(pile) > 1:
+            shorter = [m for m in cards if m.count < len(pile)]
+            if shorter:
+                cards = shorter
+        return max(cards, key=lambda m: m.count)
+    slides = [m for m in moves if m.kind is MoveKind.SLIDE and m.declare is None]
+    if slides:
+        return max(slides, key=lambda m: m.count)
+    if moves:
+        return moves[0]  # a joker's declaration: the first one the engine offers
+    return explain(ctx, Move.to_pile(source, target))
+
+
+def explain(ctx: Context, move: Move) -> str:
+    """Why ``move`` is illegal now, in words, starting with ``"illegal: "``."""
+    table = ctx.table
+    seat = ctx.seat
+    if table is None or seat is None:
+        return "illegal: the round is not dealt yet"
+    if table.status is not RoundStatus.PLAYING:
+        return f"illegal: the round is over ({table.status.value})"
+    if not table.active[seat]:
+        return "illegal: you are not playing this round"
+
+    def show(card: Card) -> str:
+        return card_text(card, symbols=ctx.symbols)
+
+    tableau = table.tableaux[seat]
+    if move.kind is MoveKind.TURN:
+        return "illegal: the stock and the waste are both empty"
+    if move.kind is MoveKind.ROTATE:
+        if table.rules.rotate_alone:
+            return "illegal: rotate alone once you are stuck (p first)"
+        return "illegal: stocks rotate by themselves when everyone is stuck (p)"
+    source = move.source
+    if source is None:
+        return f"illegal: {move}"
+    if source.is_work and source > len(tableau.work):
+        return f"illegal: there is no work pile {int(source)}"
+    card = tableau.top(source)
+    if card is None:
+        return f"illegal: the {pile_name(source)} is empty"
+    if move.is_lake:
+        if card.suit is not None and card.rank > 1:
+            below = Card(card.rank - 1, card.suit)
+            return f"illegal: {show(card)} fits on no foundation (it needs a {show(below)} on top)"
+        return f"illegal: {show(card)} cannot go to the lake now"
+    target = move.target
+    assert target is not None
+    if target.is_work and target > len(tableau.work):
+        return f"illegal: there is no work pile {int(target)}"
+    if target is source:
+        return "illegal: a pile onto itself"
+    dest = tableau.top(target)
+    if dest is None:
+        return f"illegal: {show(card)} cannot go to work pile {int(target)}"
+    run = tableau.pile(source)
+    if source.is_work and len(run) > 1:
+        return (
+            f"illegal: no part of work pile {int(source)} ({show(run[0])}…{show(run[-1])}) "
+            f"goes on {show(dest)}"
+        )
+    return f"illegal: {show(card)} does not go on {show(dest)} (one rank lower, the other colour)"
+
+
+def _frozen(pile: Pile) -> str:
+    return f"illegal: a card from the {pile_name(pile)} is in the air: wait for its claim"
+
+
+def _touches(move: Move) -> set[Pile]:
+    if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
+        return {Pile.WASTE}
+    if move.kind is MoveKind.CALL:
+        return {Pile.NERTS}
+    piles: set[Pile] = {p for p in (move.source, move.target) if p is not None}
+    return piles - {Pile.LAKE}
+
+
+def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
+    """Check ``move`` against the table; a :class:`PlayMove`, or a status saying why not."""
+    table = ctx.table
+    seat = ctx.seat
+    if table is None or seat is None:
+        return KeyState(status="illegal: the round is not dealt yet"), []
+    frozen = _touches(move) & ctx.frozen
+    if frozen:
+        return KeyState(status=_frozen(min(frozen))), []
+    if move not in table.legal_moves(seat):
+        return KeyState(status=explain(ctx, move)), []
+    return KeyState(status=done or f"played {move}"), [PlayMove(move)]
+
+
+def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
+    text = state.command or ""
+    if key == ESC:
+        return KeyState(), []
+    if key == BACKSPACE:
+        return replace(state, command=text[:-1]), []
+    if key == ENTER:
+        if not text.strip():
+            return KeyState(), []
+        try:
+            move = Move.parse(text)
+        except NotationError as exc:
+            return KeyState(status=f"not a move: {text!r} — {_short(exc)}"), []
+        if ctx.seat is None:
+            return KeyState(status="a spectator only watches"), []
+        return _play(ctx, move)
+    if len(key) == 1 and key.isprintable() and len(text) < _MAX_COMMAND:
+        return replace(state, command=text + key), []
+    return state, []
+
+
+def _short(exc: NotationError) -> str:
+    text = str(exc)
+    _, _, hint = text.partition(" (")
+    return hint.rstrip(")") or text

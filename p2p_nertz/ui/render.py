@@ -1,0 +1,476 @@
+"""Render a :class:`~p2p_nertz.ui.view.TableView` into a :class:`~p2p_nertz.ui.screen.Screen`.
+
+Pure: no curses, no terminal. The layout fits 80×24 with up to four players and four work
+piles, and uses any extra room (more lake rows, two columns of players):
+
+====================  ========================================================================
+header                round, phase, who you are, the help key
+lake                  one column per suit; one foundation per row: the top card, then the
+                      seat number of the owner of every card from the ace up (``5♠ 12132``);
+                      ``*`` after the top card while a card of it is in the air
+players               seat and name, Nerts cards left, waste top, stuck, last action, link
+                      state (ok / suspected / dropped / left) and game total
+your tableau          ``[n]`` Nerts top card and count, ``[s]`` stock count, ``[w]`` waste (top
+                      three, fanned, the top one playable), ``[1]``… work piles (whole runs)
+messages              the newest announcements (a lost race, a rotation, a drop, a Nerts call)
+status                what the last key did or why a move was refused; the command line
+keys                  a one-line reminder of the keys
+====================  ========================================================================
+
+A spectator's view (``seat is None``) shows every tableau in two lines instead of one player's.
+Between rounds the :class:`~p2p_nertz.ui.view.Board` replaces the table: the lake sorted back
+to its owners, each player's +1s and −2s, bonus, penalties, the round and game totals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Suit, Tableau
+from p2p_nertz.ui.screen import Row, Screen, Span, Style
+from p2p_nertz.ui.view import Board, Link, TableView, card_text
+
+__all__ = ["KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "render"]
+
+MIN_WIDTH = 80
+MIN_HEIGHT = 24
+
+#: The keys, as the help screen lists them (the README shows the same table).
+KEY_HELP: tuple[tuple[str, str], ...] = (
+    ("n  w  1-6", "pick a card: the Nerts top card, the waste top card, a work pile"),
+    ("then l (or f)", "…to the lake (the engine picks the foundation)"),
+    ("then 1-6", "…onto that work pile (a run moves whole; slides under when it must)"),
+    ("n n, w w, 3 3", "the same key twice: straight to the lake"),
+    ("s  or  space", "turn the stock (three cards, or the waste back over)"),
+    ("p", "pass: I am stuck (everyone stuck rotates the stocks)"),
+    ("r", "rotate alone (with the rotate-alone rule, once stuck)"),
+    ("x", "call Nerts (twice if your Nerts pile is not empty: a false call costs)"),
+    (": or /", "type a move in notation: N>L, W>3, 1:2>4, N>_2, W>L@0S, S, P, X"),
+    ("Esc", "cancel the pick or the command line"),
+    ("Enter", "close the end-of-round board"),
+    ("?  or  h", "this help (any key closes it)"),
+    ("q", "leave the game (asks first); Ctrl-C leaves at once"),
+)
+
+_HINT = "n w 1-6 pick, then l lake or 1-6 · s stock · p stuck · x Nerts · : move · ? · q"
+_LINK_STYLE = {
+    Link.OK: Style.GOOD,
+    Link.SUSPECTED: Style.WARN,
+    Link.DROPPED: Style.BAD,
+    Link.LEFT: Style.BAD,
+}
+_SUIT_NAMES = {
+    Suit.CLUBS: "clubs",
+    Suit.DIAMONDS: "diamonds",
+    Suit.HEARTS: "hearts",
+    Suit.SPADES: "spades",
+}
+
+
+def render(
+    view: TableView,
+    width: int = MIN_WIDTH,
+    height: int = MIN_HEIGHT,
+    *,
+    symbols: bool = True,
+) -> Screen:
+    """Lay ``view`` out on a ``width`` × ``height`` screen (see the module docstring).
+
+    Args:
+        view: what to show.
+        width: columns (at least :data:`MIN_WIDTH` for everything to fit).
+        height: rows (at least :data:`MIN_HEIGHT`).
+        symbols: suits as ``♣ ♦ ♥ ♠``; ``False`` for the letters ``C D H S``.
+    """
+    painter = _Painter(view, width, height, symbols)
+    return painter.screen()
+
+
+class _Painter:
+    def __init__(self, view: TableView, width: int, height: int, symbols: bool) -> None:
+        self.view = view
+        self.width = width
+        self.height = height
+        self.symbols = symbols
+
+    # -- small pieces ----------------------------------------------------------------------
+    def row(self) -> Row:
+        return Row(self.width)
+
+    def card(self, row: Row, card: Card, style: Style | None = None) -> None:
+        text = card_text(card, symbols=self.symbols)
+        if style is None:
+            style = Style.DIM if card.suit is None else Style.RED if card.red else Style.BLACK
+        row.add(text, style)
+
+    def cards(self, row: Row, cards: Sequence[Card]) -> None:
+        if not cards:
+            row.add("-", Style.DIM)
+        for i, c in enumerate(cards):
+            if i:
+                row.add(" ")
+            self.card(row, c)
+
+    def rule(self, title: str) -> tuple[Span, ...]:
+        row = self.row()
+        row.add("─ ", Style.DIM).add(title, Style.BOLD).add(" ", Style.DIM)
+        row.pad_to(self.width, "─", Style.DIM)
+        return row.spans()
+
+    def suit(self, suit: Suit) -> str:
+        return suit.symbol if self.symbols else suit.value
+
+    # -- the screen ------------------------------------------------------------------------
+    def screen(self) -> Screen:
+        view = self.view
+        top = [self.header()]
+        bottom = [self.status(), self.hint()]
+        room = self.height - len(top) - len(bottom)
+        if view.help:
+            body = self.help(room)
+        elif view.board is not None:
+            body = self.board(view.board, room)
+        elif view.table is None:
+            body = [self.message_row("waiting for the deal…", Style.DIM)]
+            body += self.messages(room - 1)
+        else:
+            body = self.table(room)
+        body = body[:room]
+        body += [()] * (room - len(body))
+        return Screen(self.width, self.height, tuple(top + body + bottom))
+
+    def header(self) -> tuple[Span, ...]:
+        view = self.view
+        row = self.row()
+        row.add("p2p-nertz", Style.BOLD)
+        row.add(f"  round {view.round} · {view.phase}", Style.PLAIN)
+        table = view.table
+        if table is not None and table.status is not RoundStatus.PLAYING:
+            row.add(f" · {table.status.value}", Style.WARN)
+        right = "spectator" if view.seat is None else f"you: {view.name(view.seat)}"
+        right += "   ? help"
+        row.pad_to(max(len(row) + 1, self.width - len(right)))
+        row.add(right, Style.DIM)
+        return row.spans()
+
+    def hint(self) -> tuple[Span, ...]:
+        view = self.view
+        row = self.row()
+        if view.command is not None:
+            row.add("move> ", Style.KEY).add(view.command, Style.BOLD).add("▏", Style.KEY)
+            row.add("   Enter plays · Esc cancels", Style.DIM)
+        elif view.seat is None:
+            row.add("spectator · ? help · q quit", Style.DIM)
+        else:
+            row.add(_HINT, Style.DIM)
+        return row.spans()
+
+    def status(self) -> tuple[Span, ...]:
+        view = self.view
+        row = self.row()
+        if view.status:
+            refused = view.status.startswith(("illegal", "refused", "no ", "not "))
+            row.add(view.status, Style.BAD if refused else Style.WARN)
+        return row.spans()
+
+    def message_row(self, text: str, style: Style = Style.WARN) -> tuple[Span, ...]:
+        return self.row().add(text, style).spans()
+
+    def messages(self, room: int) -> list[tuple[Span, ...]]:
+        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status)."""
+        if room <= 0:
+            return []
+        shown = self.view.messages[-room:] if room > 1 else self.view.messages[-1:]
+        rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
+        blanks: list[tuple[Span, ...]] = [()] * (room - len(rows))
+        return blanks + rows
+
+    # -- the table -------------------------------------------------------------------------
+    def table(self, room: int) -> list[tuple[Span, ...]]:
+        view = self.view
+        table = view.table
+        assert table is not None
+        if view.seat is None:
+            mine: list[tuple[Span, ...]] = []
+            players = self.all_tableaux()
+        else:
+            mine = self.tableau(view.seat)
+            players = self.players()
+        lake_rows = self.lake_rows(table.lake)
+        fixed = 2 + 1 + len(players) + len(mine)  # lake rule + suit row, players rule
+        want_messages = 2
+        lake_room = max(1, room - fixed - want_messages)
+        lake = self.lake(table.lake, lake_rows, lake_room)
+        body = [self.rule("lake"), *lake]
+        body += [self.rule("players" if view.seat is not None else "tableaux"), *players]
+        body += mine
+        body += self.messages(room - len(body))
+        return body
+
+    def lake_rows(self, lake: Lake) -> list[list[tuple[int, Card, str, bool]]]:
+        """Per suit, the foundations: (owner, top card, owner digits, in the air)."""
+        columns: list[list[tuple[int, Card, str, bool]]] = [[] for _ in SUITS]
+        for fid in lake:
+            cards = lake[fid]
+            owners = "".join(str(lc.owner + 1) for lc in cards)
+            air = any(self.view.in_air(lc.lamport) for lc in cards)
+            columns[SUITS.index(fid.suit)].append((fid.owner, cards[-1].card, owners, air))
+        return columns
+
+    def lake(
+        self, lake: Lake, columns: list[list[tuple[int, Card, str, bool]]], room: int
+    ) -> list[tuple[Span, ...]]:
+        cw = self.width // 4
+        head = self.row()
+        for i, suit in enumerate(SUITS):
+            head.pad_to(i * cw)
+            style = Style.RED if suit.is_red else Style.BLACK
+            head.add(self.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
+            if columns[i]:
+                head.add(f" {len(columns[i])}", Style.DIM)
+        rows = [head.spans()]
+        depth = max((len(c) for c in columns), default=0)
+        if depth == 0:
+            rows.append(self.row().add("  (empty: an ace starts a foundation)", Style.DIM).spans())
+            return rows
+        shown = min(depth, max(1, room - 1))
+        for r in range(shown):
+            row = self.row()
+            for i, column in enumerate(columns):
+                row.pad_to(i * cw)
+                if r == shown - 1 and len(column) > shown:
+                    row.add(f" +{len(column) - shown + 1} more", Style.DIM)
+                    continue
+                if r >= len(column):
+                    continue
+                _, top, owners, air = column[r]
+                text = card_text(top, symbols=self.symbols)
+                row.add(" " * (3 - len(text)))
+                style = Style.PENDING if air else (Style.RED if top.red else Style.BLACK)
+                row.add(text, style)
+                row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
+                row.add(owners[: cw - 6], Style.DIM)
+            rows.append(row.spans())
+        return rows
+
+    def player_cell(self, row: Row, seat: int, width: int) -> None:
+        view = self.view
+        table = view.table
+        assert table is not None
+        start = len(row)
+        mine = seat == view.seat
+        t = table.tableaux[seat]
+        row.add(view.name(seat)[:12], Style.BOLD if mine else Style.PLAIN)
+        row.pad_to(start + 13)
+        row.add("N ", Style.DIM).add(f"{len(t.nerts):2d}", Style.BAD if t.nerts else Style.GOOD)
+        row.add("  W ", Style.DIM)
+        if t.waste:
+            self.card(row, t.waste[-1])
+        else:
+            row.add("-", Style.DIM)
+        row.pad_to(start + 25)
+        if not table.active[seat]:
+            row.add("out   ", Style.DIM)
+        elif table.stuck[seat]:
+            row.add("stuck ", Style.WARN)
+        else:
+            row.pad_to(start + 31)
+        last = view.last[seat] if seat < len(view.last) else ""
+        if last == "stuck" and table.stuck[seat]:
+            last = ""
+        link = view.link(seat)
+        total = f"{view.total(seat):4d} pts"
+        tail = len(total) + 1 + len(link.value) + 1
+        room = max(0, width - (len(row) - start) - tail)
+        row.add(last[:room], Style.DIM)
+        row.pad_to(start + width - tail)
+        row.add(link.value, _LINK_STYLE[link]).add(" ").add(total, Style.BOLD)
+
+    def players(self) -> list[tuple[Span, ...]]:
+        view = self.view
+        table = view.table
+        assert table is not None
+        seats = list(range(table.seats))
+        two = len(seats) > 4 and self.width >= 2 * 60
+        rows = []
+        if two:
+            half = self.width // 2
+            for i in range(0, len(seats), 2):
+                row = self.row()
+                self.player_cell(row, seats[i], half - 1)
+                if i + 1 < len(seats):
+                    row.pad_to(half)
+                    self.player_cell(row, seats[i + 1], half)
+                rows.append(row.spans())
+        else:
+            for seat in seats:
+                row = self.row()
+                self.player_cell(row, seat, self.width)
+                rows.append(row.spans())
+        return rows
+
+    def key(self, row: Row, key: str, pile: Pile) -> None:
+        view = self.view
+        if view.selected is pile:
+            row.add(f">{key}<", Style.SELECTED)
+        else:
+            row.add(f"[{key}]", Style.KEY)
+
+    def tableau(self, seat: int) -> list[tuple[Span, ...]]:
+        view = self.view
+        table = view.table
+        assert table is not None
+        t = table.tableaux[seat]
+        rows = [self.rule(f"you: {view.name(seat)}")]
+        row = self.row()
+        self.key(row, "n", Pile.NERTS)
+        row.add(" Nerts ", Style.DIM)
+        if t.nerts:
+            self.card(row, t.nerts[-1])
+            row.add(f"  {len(t.nerts)} left", Style.DIM)
+        else:
+            row.add("empty: call Nerts with x!", Style.GOOD)
+        self.frozen(row, Pile.NERTS)
+        row.pad_to(36)
+        row.add("[s]", Style.KEY).add(f" stock {len(t.stock):2d}", Style.DIM)
+        row.pad_to(51)
+        self.key(row, "w", Pile.WASTE)
+        row.add(" waste ", Style.DIM)
+        if t.waste:
+            fan = t.waste[-3:]
+            for i, c in enumerate(fan):
+                if i:
+                    row.add(" ")
+                self.card(row, c)
+            if len(t.waste) > 3:
+                row.add(f" ({len(t.waste)})", Style.DIM)
+        else:
+            row.add("-", Style.DIM)
+        self.frozen(row, Pile.WASTE)
+        rows.append(row.spans())
+        for pile in t.work_piles:
+            row = self.row()
+            self.key(row, str(int(pile)), pile)
+            row.add(" ")
+            self.cards(row, t.pile(pile))
+            self.frozen(row, pile)
+            rows.append(row.spans())
+        return rows
+
+    def frozen(self, row: Row, pile: Pile) -> None:
+        if pile in self.view.frozen:
+            row.add(" ⇡in the air" if self.symbols else " ^in the air", Style.PENDING)
+
+    def all_tableaux(self) -> list[tuple[Span, ...]]:
+        """A spectator's view: every seat in two rows (summary, then work piles)."""
+        view = self.view
+        table = view.table
+        assert table is not None
+        rows = []
+        for seat in range(table.seats):
+            t = table.tableaux[seat]
+            row = self.row()
+            self.player_cell(row, seat, self.width)
+            rows.append(row.spans())
+            row = self.row()
+            row.add("   N ", Style.DIM)
+            if t.nerts:
+                self.card(row, t.nerts[-1])
+            else:
+                row.add("-", Style.DIM)
+            row.add(f" S {len(t.stock)} ", Style.DIM)
+            for pile in t.work_piles:
+                row.add(f" {int(pile)}:", Style.DIM)
+                self.run(row, t, pile)
+            rows.append(row.spans())
+        return rows
+
+    def run(self, row: Row, t: Tableau, pile: Pile) -> None:
+        cards = t.pile(pile)
+        if not cards:
+            row.add("-", Style.DIM)
+        elif len(cards) <= 2:
+            self.cards(row, cards)
+        else:
+            self.card(row, cards[0])
+            row.add("…", Style.DIM)
+            self.card(row, cards[-1])
+
+    # -- the end-of-round board ------------------------------------------------------------
+    def board(self, board: Board, room: int) -> list[tuple[Span, ...]]:
+        view = self.view
+        score = board.score
+        if score.status is RoundStatus.NERTS:
+            callers = ", ".join(view.name(c) for c in score.callers)
+            how = f"Nerts! called by {callers}"
+        else:
+            how = "blocked: nobody could play"
+        rows = [self.rule(f"round {board.round} over — {how}")]
+        rules = view.rules
+        by_owner: dict[int, list[Card]] = {}
+        for lc in board.lake.cards():
+            by_owner.setdefault(lc.owner, []).append(lc.card)
+        for p in score.players:
+            seat = p.seat
+            row = self.row()
+            row.add(view.name(seat)[:14], Style.BOLD if seat == view.seat else Style.PLAIN)
+            row.pad_to(15)
+            if not p.played:
+                row.add("sat this round out", Style.DIM)
+                rows.append(row.spans())
+                continue
+            row.add(f"lake +{p.lake:<3d}", Style.GOOD)
+            penalty = p.nerts_card_penalty * p.nerts_left
+            row.add(
+                f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= −{penalty:<3d}",
+                Style.BAD if p.nerts_left else Style.DIM,
+            )
+            row.add(f" bonus +{p.bonus:<3d}", Style.GOOD if p.bonus else Style.DIM)
+            if p.penalty:
+                row.add(f" false call −{p.penalty}", Style.BAD)
+            row.add(f" round {p.total:+4d}", Style.BOLD)
+            team = rules.team_of(seat)
+            total = board.totals[team] if team < len(board.totals) else 0
+            row.add(f"  game {total:4d}", Style.BOLD)
+            rows.append(row.spans())
+            mine = sorted(by_owner.get(seat, []), key=Card.sort_key)
+            line = self.row()
+            line.add("   lake: ", Style.DIM)
+            self.cards(line, mine)
+            rows.append(line.spans())
+        rows.append(())
+        if board.result is not None:
+            label = "team" if rules.pairs else "seat"
+            winners = ", ".join(
+                (view.name(w) if not rules.pairs else f"{label} {w + 1}")
+                for w in board.result.winners
+            )
+            rows.append(
+                self.row()
+                .add("game over — winner: ", Style.BOLD)
+                .add(winners, Style.GOOD)
+                .add(f" with {max(board.result.totals)}", Style.BOLD)
+                .add(f" ({board.result.termination.value})", Style.DIM)
+                .spans()
+            )
+            rows.append(self.message_row("q leaves", Style.DIM))
+        else:
+            rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))
+        rows += self.messages(room - len(rows))
+        return rows
+
+    def help(self, room: int) -> list[tuple[Span, ...]]:
+        rows = [self.rule("keys")]
+        for key, what in KEY_HELP:
+            row = self.row()
+            row.add(f"  {key}", Style.KEY).pad_to(18).add(what)
+            rows.append(row.spans())
+        rows.append(())
+        rows.append(
+            self.row()
+            .add("  lake: top card, then each card's owner (seat) from the ace up; ", Style.DIM)
+            .add("*", Style.PENDING)
+            .add(" = in the air", Style.DIM)
+            .spans()
+        )
+        return rows[:room]

@@ -1,0 +1,264 @@
+"""Turn what a peer reports into what the table shows: announcements, links, the board.
+
+A :class:`Tracker` is fed every notice effect of a :class:`~p2p_nertz.protocol.peer.Peer`
+(through :class:`~p2p_nertz.runtime.node.PeerNode`'s notice callback) and keeps what the screen
+needs beyond the peer's own state: the announcements ("5♠ lost to Bob — back to waste", a
+rotation, a drop, a Nerts call), which members are suspected, and the end-of-round board.
+:meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
+tentative state. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.bodies import Play, parse_body
+from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Card, Lake, Outcome, Pile, RoundStatus, Table
+from p2p_nertz.ui.keys import KeyState
+from p2p_nertz.ui.view import Board, Link, TableView, card_text, pile_name
+
+__all__ = ["MAX_MESSAGES", "GameSource", "Tracker", "describe_play"]
+
+MAX_MESSAGES = 50
+"""Announcements kept (the screen shows the newest that fit)."""
+
+_PLAY_KINDS = frozenset({Kind.MOVE, Kind.CLAIM, Kind.STUCK, Kind.NERTS})
+_LOOKBACK = 16  # events searched back in a feed for its author's last action
+
+
+class GameSource(Protocol):
+    """What a view is built from: a :class:`~p2p_nertz.protocol.peer.Peer`, or a spectator's
+    :class:`~p2p_nertz.ui.spectator.Spectator`."""
+
+    @property
+    def spec(self) -> GameSpec:
+        """The game."""
+
+    @property
+    def final(self) -> st.GameState:
+        """The final fold."""
+
+    @property
+    def tentative(self) -> st.GameState:
+        """The fold of every event held."""
+
+    @property
+    def stable(self) -> int:
+        """Events up to this Lamport time are final."""
+
+    def events(self, seat: int) -> list[Message]:
+        """The delivered events of one feed."""
+
+    def frozen_piles(self) -> set[Pile]:
+        """The local player's piles frozen by a claim in the air (none for a spectator)."""
+
+
+def describe_play(move_text: str, card: Card | None, *, symbols: bool = True) -> str:
+    """A player's action for the players panel: ``"N>L 5♠"``, ``"S"``, ``"stuck"``.
+
+    >>> describe_play("N>L@0S", Card.parse("5S"))
+    'N>L 5♠'
+    >>> describe_play("P", None), describe_play("X", None)
+    ('stuck', 'Nerts!')
+    """
+    if move_text == "P":
+        return "stuck"
+    if move_text == "X":
+        return "Nerts!"
+    text = move_text.split("@", maxsplit=1)[0]
+    if card is not None:
+        text += " " + card_text(card, symbols=symbols)
+    return text
+
+
+@dataclass
+class Tracker:
+    """Announcements and link states of one table (see the module docstring).
+
+    Attributes:
+        names: each seat's name.
+        seat: the local seat (``None`` for a spectator).
+        symbols: suit symbols in announcements (else letters).
+        messages: announcements, oldest first.
+        suspected: seats currently suspected.
+        board: the latest end-of-round board, until the player closes it.
+        rejected: messages refused so far (counted, not announced one by one).
+    """
+
+    names: tuple[str, ...]
+    seat: int | None = None
+    symbols: bool = True
+    messages: list[str] = field(default_factory=list)
+    suspected: set[int] = field(default_factory=set)
+    board: Board | None = None
+    rejected: int = 0
+    changes: int = 0
+
+    def name(self, seat: int | None) -> str:
+        """A seat's name for announcements (``"you"`` for the local seat)."""
+        if seat is None:
+            return "someone"
+        if seat == self.seat:
+            return "you"
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat + 1}"
+
+    def say(self, text: str) -> None:
+        """Add an announcement (a repeat of the latest one counts it instead: ``(×3)``)."""
+        if self.messages and self.messages[-1].split(" (×")[0] == text:
+            head, _, count = self.messages[-1].partition(" (×")
+            times = int(count.rstrip(")") or 1) + 1
+            self.messages[-1] = f"{head} (×{times})"
+            self.changes += 1
+            return
+        self.messages.append(text)
+        del self.messages[:-MAX_MESSAGES]
+        self.changes += 1
+
+    def card(self, card: Card) -> str:
+        return card_text(card, symbols=self.symbols)
+
+    # -- input -----------------------------------------------------------------------------
+    def take(self, effects: Iterable[Effect], final: st.GameState | None = None) -> None:
+        """Take notice effects (others are ignored); ``final`` (the final fold that reported
+        them) gives the end-of-round board its lake."""
+        for effect in effects:
+            self.notice(effect, final)
+
+    def notice(self, effect: Effect, final: st.GameState | None = None) -> None:
+        """Take one effect (see :meth:`take`)."""
+        if isinstance(effect, st.ClaimDecided):
+            self._claim(effect)
+        elif isinstance(effect, st.Rotated):
+            self.say("everyone was stuck: every stock rotated (top card to the bottom)")
+        elif isinstance(effect, st.RoundEnded):
+            if effect.status is RoundStatus.NERTS:
+                who = ", ".join(self.name(c) for c in effect.callers)
+                self.say(f"Nerts! called by {who} — the round is over")
+            else:
+                self.say("the round is blocked: nobody can play — it is over")
+        elif isinstance(effect, st.RoundScored):
+            lake = _round_lake(final, effect.round) if final is not None else Lake()
+            self.board = Board(effect.round, effect.score, effect.totals, lake)
+            self.changes += 1
+        elif isinstance(effect, st.GameEnded):
+            if self.board is not None:
+                self.board = Board(
+                    self.board.round,
+                    self.board.score,
+                    self.board.totals,
+                    self.board.lake,
+                    effect.result,
+                )
+            self.say("the game is over")
+        elif isinstance(effect, st.MemberDropped):
+            self.suspected.discard(effect.seat)
+            how = "left the game" if effect.left else "was dropped (silent too long)"
+            self.say(f"{self.name(effect.seat)} {how}")
+        elif isinstance(effect, st.PhaseChanged):
+            if effect.phase is st.Phase.PLAY:
+                self.say(f"round {effect.round} is dealt — go!")
+        elif isinstance(effect, Suspected):
+            if effect.suspected:
+                self.suspected.add(effect.seat)
+                self.say(f"{self.name(effect.seat)} is not answering")
+            elif effect.seat in self.suspected:
+                self.suspected.discard(effect.seat)
+                self.say(f"{self.name(effect.seat)} is back")
+        elif isinstance(effect, st.Refused):
+            v = effect.violation
+            self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
+        elif isinstance(effect, Rejected):
+            self.rejected += 1
+
+    def _claim(self, notice: st.ClaimDecided) -> None:
+        res = notice.resolution
+        claim = res.claim
+        card = self.card(claim.card)
+        if claim.seat == self.seat:
+            if res.outcome is Outcome.LOST:
+                where = "back to " + ("" if claim.source is Pile.WASTE else "the ")
+                where += pile_name(claim.source)
+                if res.winner is not None:
+                    self.say(f"{card} lost to {self.name(res.winner)} — {where}")
+                else:
+                    self.say(f"{card} lost the race — {where}")
+            elif res.outcome is Outcome.TIED:
+                self.say(f"{card} tied — a true tie: both cards stay")
+        elif res.outcome is Outcome.TIED:
+            self.say(f"{self.name(claim.seat)}'s {card} tied: both cards stay")
+
+    def close_board(self) -> None:
+        """The player closed the end-of-round board."""
+        self.board = None
+        self.changes += 1
+
+    # -- output ----------------------------------------------------------------------------
+    def links(self, peer: GameSource) -> tuple[Link, ...]:
+        """Each seat's link state as the peer sees it."""
+        final = peer.final
+        links = []
+        for seat in range(peer.spec.seats):
+            if seat in final.left:
+                links.append(Link.LEFT)
+            elif seat in final.dropped:
+                links.append(Link.DROPPED)
+            elif seat in self.suspected:
+                links.append(Link.SUSPECTED)
+            else:
+                links.append(Link.OK)
+        return tuple(links)
+
+    def view(
+        self, peer: GameSource, keys: KeyState | None = None, *, final: bool = False
+    ) -> TableView:
+        """The view of the peer's table now, with the keyboard's state; ``final``: the node
+        has stopped (the game is over, or we left)."""
+        keys = keys or KeyState()
+        tentative = peer.tentative
+        spec = peer.spec
+        last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
+        board = self.board
+        return TableView(
+            table=tentative.table,
+            seat=self.seat,
+            names=tuple(m.name for m in spec.members),
+            rules=spec.rules,
+            round=tentative.round.number or 1,
+            phase=tentative.phase.value,
+            totals=tentative.game.totals,
+            stable=peer.stable,
+            frozen=frozenset(peer.frozen_piles()) if self.seat is not None else frozenset(),
+            links=self.links(peer),
+            last=last,
+            messages=tuple(self.messages),
+            board=board,
+            status=keys.status,
+            selected=keys.selected,
+            command=keys.command,
+            help=keys.help,
+            final=final,
+        )
+
+    def _last_action(self, peer: GameSource, seat: int) -> str:
+        events = peer.events(seat)
+        for message in reversed(events[-_LOOKBACK:]):
+            if message.kind in _PLAY_KINDS:
+                body = parse_body(message.kind, message.body, peer.spec.seats)
+                if isinstance(body, Play):
+                    return describe_play(str(body.move), body.card, symbols=self.symbols)
+        return ""
+
+
+def _round_lake(final: st.GameState, number: int) -> Lake:
+    """The final lake of round ``number`` as a final fold holds it."""
+    for rs in (*final.past_rounds, final.round):
+        if rs.number == number and rs.table is not None:
+            table: Table = rs.table
+            return table.lake
+    return Lake()

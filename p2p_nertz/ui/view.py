@@ -1,0 +1,137 @@
+"""What the table screen shows, as one immutable value built from a table or from a peer.
+
+A :class:`TableView` holds everything the renderer needs and nothing else: the table as the
+local peer sees it (tentative), which lake cards are still in the air, each player's link and
+last action, the running totals, the announcements, the key state (a picked source, a command
+being typed) and, between rounds, the end-of-round :class:`Board`. Tests build one straight from
+the rules notation; the live app builds one from a :class:`~p2p_nertz.protocol.peer.Peer` with
+:class:`~p2p_nertz.ui.tracker.Tracker`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
+from p2p_nertz.rules.cards import RANK_NAMES
+
+__all__ = ["Board", "Link", "TableView", "card_text", "pile_name"]
+
+
+class Link(enum.Enum):
+    """How a player's connection looks from here (DESIGN.md §6)."""
+
+    OK = "ok"
+    SUSPECTED = "suspected"  #: silent past the suspicion timeout
+    DROPPED = "dropped"  #: voted out by a majority
+    LEFT = "left"  #: signed a leave
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """The end of a round: its scores, the game totals after it, and its final lake.
+
+    Attributes:
+        round: the round number.
+        score: each player's round score (lake cards, Nerts cards left, bonus, penalties).
+        totals: the game totals after this round, per team (per seat unless pairs).
+        lake: the round's final lake (sorted back to owners on the board).
+        result: the game's result if this round ended it.
+    """
+
+    round: int
+    score: RoundScore
+    totals: tuple[int, ...]
+    lake: Lake
+    result: GameResult | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableView:
+    """Everything one screen of the table shows (see the module docstring).
+
+    Attributes:
+        table: the round's table as seen here (``None`` before the first deal).
+        seat: the local player's seat; ``None`` for a spectator.
+        names: each seat's name.
+        rules: the game's rules.
+        round: the round number.
+        phase: the game's phase (``"play"``, ``"reveal"``…), for the header.
+        totals: game totals per team (per seat unless pairs), before this round.
+        stable: lake cards claimed at a Lamport time above this are in the air; ``None``:
+            every card shown is final.
+        frozen: the local piles frozen by a claim in the air.
+        links: each seat's link state (all ``OK`` when empty).
+        last: each seat's last action, in notation (empty strings when unknown).
+        messages: announcements, oldest first (the screen shows the newest).
+        status: the status line (what a key did, why a move was refused).
+        selected: the source pile picked by a key, waiting for a destination.
+        command: the command line being typed (``None`` when closed).
+        board: the end-of-round board, shown instead of the table while set.
+        help: show the keys instead of the table.
+        final: the game is over and the node has stopped (the board shows standings).
+    """
+
+    table: Table | None
+    seat: int | None
+    names: tuple[str, ...]
+    rules: Rules
+    round: int = 1
+    phase: str = "play"
+    totals: tuple[int, ...] = ()
+    stable: int | None = None
+    frozen: frozenset[Pile] = frozenset()
+    links: tuple[Link, ...] = ()
+    last: tuple[str, ...] = ()
+    messages: tuple[str, ...] = ()
+    status: str = ""
+    selected: Pile | None = None
+    command: str | None = None
+    board: Board | None = None
+    help: bool = False
+    final: bool = False
+
+    def name(self, seat: int) -> str:
+        """``"2 Bob"``: the 1-based seat number and the name."""
+        name = self.names[seat] if 0 <= seat < len(self.names) else "?"
+        return f"{seat + 1} {name}"
+
+    def link(self, seat: int) -> Link:
+        """The link state of ``seat``."""
+        return self.links[seat] if seat < len(self.links) else Link.OK
+
+    def total(self, seat: int) -> int:
+        """The game total of ``seat``'s team so far."""
+        team = self.rules.team_of(seat)
+        return self.totals[team] if team < len(self.totals) else 0
+
+    def in_air(self, lamport: int) -> bool:
+        """Whether a lake card claimed at ``lamport`` is still in the air (not final)."""
+        return self.stable is not None and lamport > self.stable
+
+
+_LETTERS = {Suit.CLUBS: "C", Suit.DIAMONDS: "D", Suit.HEARTS: "H", Suit.SPADES: "S"}
+
+
+def card_text(card: Card, *, symbols: bool = True) -> str:
+    """A card for the screen: ``10♥`` (or ``10H`` without symbols); ``??`` face down.
+
+    >>> card_text(Card.parse("10H")), card_text(Card.parse("QS"), symbols=False)
+    ('10♥', 'QS')
+    """
+    if card.suit is None:
+        return str(card)  # an undeclared joker (JK1) or a face-down card (??)
+    text = RANK_NAMES[card.rank] + (card.suit.symbol if symbols else _LETTERS[card.suit])
+    return f"J{card.joker}={text}" if card.joker else text
+
+
+def pile_name(pile: Pile) -> str:
+    """A pile in words: ``"waste"``, ``"Nerts pile"``, ``"work pile 3"``, ``"lake"``."""
+    if pile is Pile.NERTS:
+        return "Nerts pile"
+    if pile is Pile.WASTE:
+        return "waste"
+    if pile is Pile.LAKE:
+        return "lake"
+    return f"work pile {int(pile)}"

@@ -1,0 +1,210 @@
+"""``nertz play`` driven in a pseudo-terminal as a person would, read through a screen emulator.
+
+The real program runs (``python -m cli play --bots 2``: two ``nertz node`` bot processes and
+the curses table) in an 80×24 pty; pyte keeps the screen as a terminal would show it. Every
+wait is for screen content, bounded by a deadline: no sleep stands in for synchronisation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Card, fits_on
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+
+ROOT = Path(__file__).resolve().parent.parent
+WIDTH, HEIGHT = 80, 24
+
+
+class Tty:
+    """A program in a pseudo-terminal, with the screen it draws."""
+
+    def __init__(self, args: list[str], cwd: Path = ROOT) -> None:
+        env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        env.pop("NO_COLOR", None)
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "cli", *args],
+            dimensions=(HEIGHT, WIDTH),
+            env=env,
+            cwd=str(cwd),
+        )
+        self.screen = pyte.Screen(WIDTH, HEIGHT)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+
+    def pump(self, wait: float = 0.05) -> bool:
+        """Take what the program wrote (waiting at most ``wait``); ``False`` at its end."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=wait)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.raw += data
+        self.stream.feed(data)
+        return True
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def line(self, index: int) -> str:
+        return self.screen.display[index].rstrip()
+
+    def wait(
+        self, check: str | Callable[[str], bool], timeout: float = 30.0, *, keep: str = ""
+    ) -> str:
+        """Wait until the screen shows ``check`` (a fragment or a test); return the screen.
+
+        ``keep``: keys to send again each time nothing new arrives (a player who keeps
+        passing while waiting for the others).
+        """
+        test = (lambda text: check in text) if isinstance(check, str) else check
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.text()
+            if test(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {check!r}:\n{text}")
+            if not self.pump(0.1):
+                raise AssertionError(f"the program ended before showing {check!r}:\n{text}")
+            if keep:
+                self.send(keep)
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def finish(self, timeout: float = 30.0) -> int:
+        """Wait for the program to end; its exit status."""
+        deadline = time.monotonic() + timeout
+        while self.pump(0.2):
+            if time.monotonic() > deadline:
+                self.child.kill(9)
+                raise AssertionError(f"the program did not end:\n{self.text()}")
+        self.child.close()
+        status = self.child.exitstatus
+        return status if status is not None else 128 + (self.child.signalstatus or 0)
+
+
+def tops(text: str) -> dict[int, Card]:
+    """The exposed card of each of my work piles on the screen."""
+    found = {}
+    for m in re.finditer(r"^\[(\d)\] (.*)$", text, re.M):
+        words = m[2].split()
+        if words and words[-1] != "-":
+            found[int(m[1])] = Card.parse(words[-1])
+    return found
+
+
+def stock(text: str) -> int:
+    m = re.search(r"\[s\] stock +(\d+)", text)
+    assert m, text
+    return int(m[1])
+
+
+def play(tmp_path: Path, *more: str) -> Tty:
+    args = ["play", "--bots", "2", "--speed", "10", "--seed", "11", "--rounds", "1"]
+    return Tty([*args, "--dir", str(tmp_path / "game"), *more])
+
+
+def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
+    tmp_path: Path,
+) -> None:
+    tty = play(tmp_path)
+    text = tty.wait("[n] Nerts")
+    assert "you: " in tty.line(0) and "round 1" in tty.line(0)
+    for name in ("bot1", "bot2"):
+        assert re.search(rf"^\d {name} +N +13 ", text, re.M), text
+
+    # The stock key turns three cards: the stock shrinks, the waste fans the top three.
+    before = stock(text)
+    tty.send("s")
+    text = tty.wait(lambda t: stock(t) == before - 3)
+    assert re.search(r"\[w\] waste \S+ \S+ \S+", text), text
+
+    # An illegal pair of keys: a work pile onto one its card does not fit; nothing moves.
+    piles = tops(text)
+    pair = next((a, b) for a in piles for b in piles if a != b and not fits_on(piles[a], piles[b]))
+    tty.send(f"{pair[0]}")
+    tty.wait(">" + str(pair[0]) + "<")
+    tty.send(f"{pair[1]}")
+    text = tty.wait("illegal: ")
+    assert tops(text) == piles
+    status = tty.line(HEIGHT - 2)
+    assert status.startswith("illegal: ") and "does not go on" in status, text
+
+    # The typed command line takes the notation; bad notation is refused in one line.
+    tty.send(":zz\r")
+    tty.wait("not a move: 'zz'")
+    tty.send(":S\r")
+    tty.wait(lambda t: stock(t) == before - 6 or "played S" in t)
+
+    # Pass until everyone is stuck often enough, or a bot calls Nerts: the board comes up.
+    text = tty.wait("round 1 over", timeout=100, keep="p")
+    for name in ("you", "bot1", "bot2"):
+        assert re.search(rf"^\d {name} +lake \+\d+ +Nerts −2×", text, re.M), text
+    text = tty.wait("game over — winner: ", timeout=30)
+    assert re.search(r"^   lake: ", text, re.M)
+    tty.send("q")
+    while tty.pump(0.2):
+        if "leave the game?" in tty.text():
+            tty.send("y")
+    assert tty.finish() == 0
+    assert b"after 1 round(s)" in tty.raw
+    assert b"Traceback" not in tty.raw
+
+
+def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) -> None:
+    tty = play(tmp_path)
+    tty.wait("[n] Nerts")
+    tty.child.sendintr()
+    status = tty.finish()
+    assert status == 128 + 2
+    assert b"left the game on signal 2" in tty.raw and b"Traceback" not in tty.raw
+    game = tmp_path / "game"
+    spec = GameSpec.from_wire((game / "game.spec").read_bytes())
+    me = next(m.peer_id for m in spec.members if m.name == "you")
+    roster = frozenset(spec.peer_ids)
+    for bot in ("bot1", "bot2"):
+        with read_log(game / f"{bot}.log") as reader:
+            kinds = [
+                decode_message(r.data, game_id=spec.game_id, roster=roster)
+                for r in reader
+                if r.kind is RecordKind.RECEIVED_EVENT
+            ]
+        assert any(m.author == me and m.kind is Kind.LEAVE for m in kinds), bot
+
+
+def test_play_needs_a_mode_and_says_so_in_one_line(tmp_path: Path) -> None:
+    done = pexpect.run(
+        f"{sys.executable} -m cli play", cwd=str(ROOT), withexitstatus=True, timeout=30
+    )
+    output, status = done
+    assert status == 2
+    lines = output.decode().strip().splitlines()
+    assert len(lines) == 1 and "--bots" in lines[0], lines
+
+
+def test_play_rejects_bad_bot_arguments_in_one_line(tmp_path: Path) -> None:
+    output, status = pexpect.run(
+        f"{sys.executable} -m cli play --bots 2 --strategy nobody --dir {tmp_path}",
+        cwd=str(ROOT),
+        withexitstatus=True,
+        timeout=30,
+    )
+    assert status == 2
+    assert len(output.decode().strip().splitlines()) == 1 and b"strategy" in output

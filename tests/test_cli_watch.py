@@ -1,0 +1,108 @@
+"""``nertz watch``: the spectator folds the members' signed events; the real program follows a game.
+
+The pure part is checked against an in-memory game (``PeerNetwork``): fed every event in any
+order, with duplicates and garbage, the spectator reaches the players' final state. The real
+program is then run in a pseudo-terminal next to ``nertz play --watcher``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from peer_helpers import PeerNetwork
+from test_cli_play import Tty
+
+from cli.demo import free_ports
+from p2p_nertz.protocol.state import Phase, RoundScored
+from p2p_nertz.rules import Rules
+from p2p_nertz.ui import Tracker, render
+from p2p_nertz.ui.spectator import Spectator
+
+
+@pytest.fixture(scope="module")
+def network() -> PeerNetwork:
+    net = PeerNetwork(3, seed=4, rules=Rules(target=None, rounds=1))
+    net.run_until_over()
+    return net
+
+
+def test_spectator_reaches_the_players_final_state(network: PeerNetwork) -> None:
+    spectator = Spectator(network.spec)
+    tracker = Tracker(tuple(m.name for m in network.spec.members))
+    scored = []
+    for wire in network.event_wires():
+        notices = spectator.feed(wire)
+        tracker.take(notices, spectator.final)
+        scored += [n for n in notices if isinstance(n, RoundScored)]
+    player = network.peers[0].final
+    assert spectator.final.phase is Phase.OVER
+    assert spectator.final.digest() == player.digest()
+    assert spectator.final.game.totals == player.game.totals
+    assert [s.totals for s in scored] == [player.game.totals]
+    assert tracker.board is not None and tracker.board.lake.digest() == (
+        player.round.table.lake.digest() if player.round.table is not None else b""
+    )
+    view = tracker.view(spectator)
+    text = render(view).text()
+    assert "spectator" in text.splitlines()[0] and "round 1 over" in text
+
+
+@settings(max_examples=10, deadline=None)
+@given(hs.randoms(use_true_random=False))
+def test_spectator_any_order_duplicates_and_garbage_give_the_same_state(
+    network: PeerNetwork, random: object
+) -> None:
+    wires = network.event_wires()
+    mixed = [*wires, *wires[: len(wires) // 3], b"garbage", wires[0][:-1] + b"\x00"]
+    random.shuffle(mixed)  # type: ignore[attr-defined]
+    spectator = Spectator(network.spec)
+    for wire in mixed:
+        spectator.feed(wire)
+    assert spectator.final.digest() == network.peers[0].final.digest()
+    assert spectator.rejected >= 2
+    assert spectator.held() == len(wires)
+
+
+def test_spectator_mid_game_shows_every_tableau_as_revealed(network: PeerNetwork) -> None:
+    wires = network.event_wires()
+    spectator = Spectator(network.spec)
+    for wire in wires[: len(wires) // 2]:
+        spectator.feed(wire)
+    table = spectator.tentative.table
+    assert table is not None
+    text = render(Tracker(tuple(m.name for m in network.spec.members)).view(spectator)).text()
+    for seat, member in enumerate(network.spec.members):
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"{seat + 1} {member.name}"))
+        assert f"N {len(table.tableaux[seat].nerts):2d}" in line
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_watch_follows_a_live_game_pushed_by_a_player(tmp_path: Path) -> None:
+    (port,) = free_ports(1)
+    endpoint = f"tcp://127.0.0.1:{port}"
+    game = tmp_path / "game"
+    args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
+    player = Tty([*args, "--dir", str(game), "--watcher", endpoint])
+    player.wait("[n] Nerts")
+    # The spec exists once the table is up; the player's node queues events until we bind.
+    watcher = Tty(["watch", "--spec", str(game / "game.spec"), "--bind", endpoint])
+    text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
+    assert "spectator" in watcher.line(0)
+    # Every tableau is followed: each player's row, then its piles.
+    for name in ("you", "bot1", "bot2"):
+        row = re.search(rf"^\d {name} +N +\d+ .*$\n^   N \S+ S \d+ +1:", text, re.M)
+        assert row, text
+    # The bots play on: the lake fills in on the spectator's screen.
+    watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
+    # The player leaves: the spectator sees the signed leave.
+    player.child.sendintr()
+    assert player.finish() == 130
+    watcher.wait("you left the game", timeout=30)
+    watcher.send("q")
+    assert watcher.finish() == 0
+    assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
