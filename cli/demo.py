@@ -330,5 +330,5 @@ def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules)
     print(f"winner: {who} with {max(team_totals)}")
     print(f"all {len(children)} nodes agree: digest {final['digest']}")
     print(f"signed logs: {workdir}/p*.log (one per player; keys, spec and output alongside)")
-    print("audit: coming with `nertz audit`")
+    print(f"audit them: nertz audit {workdir}/p*.log   (replay: nertz replay --text ...)")
     return 0

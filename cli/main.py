@@ -133,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     lobby_cmd.add_parsers(sub)
     play.add_parser(sub)
     watch.add_parser(sub)
+    from cli import audit_cmd, replay_cmd  # the audit and replay commands
+
+    audit_cmd.add_parser(sub)
+    replay_cmd.add_parser(sub)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
         ("match", "play an in-process match of bots (no network) and print the scoreboard"),

@@ -1,0 +1,157 @@
+"""``nertz audit LOG...``: prove a game from its signed logs, or name exactly what is wrong.
+
+Give the logs of one game: any subset of its peers' logs (they are merged by event id). The game
+spec is read from a ``spec`` note in the logs, else from ``--spec FILE``, else from a
+``game.spec`` file next to the logs (``nertz demo`` writes one); in every case it must hash to
+the logs' game id. The audit is lenient by default (every problem collected); ``--strict`` stops
+at the first error. Exit status: 0 valid, 1 violations found, 2 unreadable input (or a bad
+argument).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
+from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.protocol.spec import GameSpec
+
+__all__ = ["SPEC_FILE", "add_parser", "find_spec_files", "format_report", "read_spec", "sources"]
+
+SPEC_FILE = "game.spec"
+"""The spec file ``nertz demo`` writes next to the logs."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``audit`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
+    help_text = "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"
+    p: argparse.ArgumentParser = sub.add_parser(
+        "audit",
+        help=help_text,
+        description=(
+            help_text + ". Exit status 0: valid; 1: violations found; 2: unreadable input."
+        ),
+    )
+    p.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="a peer's log file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--strict", action="store_true", help="stop at the first error")
+    p.add_argument(
+        "--spec",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"the game spec file, if the logs carry none (default: {SPEC_FILE} beside them)",
+    )
+    p.set_defaults(func=_cmd_audit)
+
+
+def read_spec(path: Path) -> GameSpec:
+    """Read a game spec file (``GameSpec.to_wire()`` bytes).
+
+    Raises:
+        NertzError: the file is missing, unreadable or not a game spec.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return GameSpec.from_wire(data)
+    except InvalidRulesError as exc:
+        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
+
+
+def find_spec_files(logs: list[Path]) -> list[GameSpec]:
+    """The readable ``game.spec`` files next to the logs (unreadable ones are skipped)."""
+    found: list[GameSpec] = []
+    for folder in dict.fromkeys(log.parent for log in logs):
+        candidate = folder / SPEC_FILE
+        if candidate.is_file():
+            try:
+                found.append(read_spec(candidate))
+            except NertzError:
+                continue
+    return found
+
+
+def sources(logs: list[Path]) -> list[LogSource]:
+    """Log sources for the files named on the command line.
+
+    Raises:
+        NertzError: a path is not a file (a usage error, not a finding).
+    """
+    for log in logs:
+        if not log.is_file():
+            raise NertzError(f"no such log file: {str(log)!r}")
+    return [LogSource.from_path(log) for log in logs]
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    logs: list[Path] = args.logs
+    spec = read_spec(args.spec) if args.spec is not None else None
+    report = audit(
+        sources(logs),
+        spec=spec,
+        candidates=find_spec_files(logs) if spec is None else (),
+        strict=args.strict,
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(format_report(report))
+    return report.exit_status
+
+
+def format_report(report: AuditReport) -> str:
+    """The readable report: players, logs, rounds, scores, findings, verdict."""
+    lines: list[str] = []
+    spec = report.spec
+    if spec is not None:
+        names = [m.name for m in spec.members]
+        lines.append(f"game {spec.game_id.hex()}")
+        lines.append("players:")
+        for seat, member in enumerate(spec.members):
+            lines.append(f"  {seat + 1}. {member.name:<16} {member.fingerprint}")
+        rules = spec.rules.to_dict()
+        lines.append("rules: " + (", ".join(f"{k}={v}" for k, v in rules.items()) or "standard"))
+    else:
+        names = []
+    lines.append("logs:")
+    for info in report.logs:
+        if info.readable:
+            by = f"by {info.peer}" if info.peer else ""
+            lines.append(f"  {info.name}: {by}, {info.records} records, {info.events} events")
+        else:
+            lines.append(f"  {info.name}: unreadable")
+    if spec is not None:
+        lines.append(f"events: {report.events} distinct")
+    for r in report.rounds:
+        if r.status == "nerts":
+            callers = ", ".join(names[c] for c in r.callers)
+            how = f"Nerts by {callers} at T*={r.cut}"
+        else:
+            how = r.status
+        scores = "  ".join(
+            f"{names[s]} {score:+d}" for s, score in enumerate(r.scores) if score is not None
+        )
+        signed = f"{len(r.results)}/{len(names)} signed results match"
+        lines.append(f"round {r.number}: {how}; {scores or 'not scored'}; {signed}")
+    if report.totals and spec is not None:
+        totals = ", ".join(f"{n} {t}" for n, t in zip(names, report.totals, strict=True))
+        winners = ", ".join(names[w] for w in report.winners) if not spec.rules.pairs else ""
+        if spec.rules.pairs:
+            winners = ", ".join(f"team {w + 1}" for w in report.winners)
+        lines.append(f"totals: {totals}" + (f"; winner: {winners}" if winners else ""))
+    for seat, cut in report.dropped:
+        lines.append(f"dropped: {names[seat]} after its event {cut}")
+    errors = len(report.errors)
+    notices = len(report.violations) - errors
+    for v in report.violations:
+        tag = "ERROR " if v.severity is Severity.ERROR else "notice"
+        lines.append(f"{tag} {v}")
+    stop = " (stopped at the first error: --strict)" if report.stopped else ""
+    lines.append(f"verdict: {report.verdict.upper()}: {errors} error(s), {notices} notice(s){stop}")
+    return "\n".join(lines)

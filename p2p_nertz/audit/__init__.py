@@ -1,0 +1,41 @@
+"""Audit and replay of signed game logs (DESIGN.md §8: every game provable, any game replayable).
+
+- :mod:`p2p_nertz.audit.findings` — :class:`Violation` and its :class:`ViolationKind`.
+- :mod:`p2p_nertz.audit.auditor` — :func:`audit`: stream any subset of one game's peer logs,
+  verify signatures, feeds, clocks, the fair deal, every tableau, the lake, the Nerts calls and
+  the scores, and report every finding.
+- :mod:`p2p_nertz.audit.replay` — the game's events in order with the state after each, for
+  ``nertz replay``.
+
+No sockets and no clocks here; files are read only through :mod:`p2p_nertz.logfile`.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.audit.auditor import (
+    SPEC_NOTE,
+    AuditReport,
+    FoldStep,
+    LogInfo,
+    LogSource,
+    RecordStream,
+    RoundReport,
+    audit,
+    event_text,
+)
+from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
+
+__all__ = [
+    "SPEC_NOTE",
+    "AuditReport",
+    "FoldStep",
+    "LogInfo",
+    "LogSource",
+    "RecordStream",
+    "RoundReport",
+    "Severity",
+    "Violation",
+    "ViolationKind",
+    "audit",
+    "event_text",
+]

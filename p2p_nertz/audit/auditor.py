@@ -1,0 +1,1404 @@
+"""The audit: stream any subset of one game's peer logs, verify everything, name every fault.
+
+Theory of operation
+-------------------
+The audit is a spectator that joins after the game, with no secret and no trust in any file.
+It reads every log as a stream of records (:mod:`p2p_nertz.logfile`), several logs at once,
+always taking the next record from the log whose last event has the smallest Lamport time, so
+the logs are read side by side in (roughly) game order and the state it keeps stays small.
+
+Every event goes through four layers, each adding the checks the one below cannot make:
+
+1. **The files.** Damage (a bad frame, a checksum, a torn tail) is reported with its offset by
+   the log reader; a log of another game or of a stranger is set aside.
+2. **The envelope.** :func:`~p2p_nertz.protocol.envelope.decode_message` checks the form, the
+   protocol version, the game id, the author against the roster, and the Ed25519 signature over
+   the bytes stored; the body is parsed by its kind's schema.
+3. **The feeds.** Events are merged by id. Each author's feed must run from seq 1 with every
+   ``prev`` the id of the event before, its Lamport clock must increase, and every event must be
+   timed above every event its frontier acknowledges. Two signed events with one author and seq
+   are an equivocation. Per log, the audit also follows what each log holds of each feed: a log
+   that lacks events others hold has a *gap*; an event only one log holds is noted.
+4. **The game.** Delivered events are folded by the protocol's own fold
+   (:class:`~p2p_nertz.protocol.state.GameState`) in the total order ``(lamport, seat, seq)``,
+   as soon as no earlier event can still come: every feed's clock only grows, so an event is
+   safe to fold once every member's feed has reached its Lamport time. The fold checks the fair
+   deal (reveals against commits, ``R``, every deck dealt from its secret), every move and claim
+   against the tableaux, the lake (earliest claim wins, true ties kept), the Nerts calls and
+   ``T*``, and every signed result against the recomputed scores. The audit turns each event the
+   fold refuses into a :class:`~p2p_nertz.audit.findings.Violation` of a precise kind, names
+   false Nerts calls (which the rules penalise rather than refuse), and replays every finished
+   round with every revealed deck (:func:`~p2p_nertz.sim.invariants.replay_round`): each move
+   legal with the real cards, each card conserved.
+
+A member voted out (or gone) stops counting after its *cut*, which only the fold knows, and
+the votes may come after events past the cut. When the fold drops someone, the audit reads the
+logs again with the cuts known (as :func:`~p2p_nertz.sim.invariants.observe` does), until they
+no longer change; only the last pass reports. A game without drops is read once.
+
+Memory: the records themselves are never kept. Per event the audit keeps 24 bytes (a 16-byte id
+prefix to recognise an equivocation whenever the second version comes, and the Lamport time to
+check frontiers), plus what the fold keeps of the current round; events wait in a small buffer
+only until every feed has caught up with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import re
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
+from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.logfile.format import (
+    LogHeader,
+    LogStream,
+    LogSummary,
+    Record,
+    RecordKind,
+    TailState,
+)
+from p2p_nertz.protocol.bodies import (
+    Beat,
+    Commit,
+    EventBody,
+    Play,
+    Ready,
+    Result,
+    Reveal,
+    RevealWhat,
+    Want,
+    parse_body,
+)
+from p2p_nertz.protocol.envelope import (
+    InvalidMessageError,
+    Kind,
+    Message,
+    RejectReason,
+    decode_message,
+)
+from p2p_nertz.protocol.identity import fingerprint
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import (
+    Event,
+    GameState,
+    Notice,
+    Phase,
+    Refused,
+    RoundEnded,
+    RoundScored,
+    RoundState,
+    nonce_hash,
+    secret_hash,
+)
+from p2p_nertz.rules import MoveKind, RoundStatus
+from p2p_nertz.sim.invariants import replay_round
+
+__all__ = [
+    "SPEC_NOTE",
+    "AuditReport",
+    "FoldStep",
+    "LogInfo",
+    "LogSource",
+    "RecordStream",
+    "RoundReport",
+    "audit",
+    "event_text",
+]
+
+SPEC_NOTE = "spec"
+"""The log note that carries the game spec (``GameSpec.to_wire()``): docs/log-format.md §5."""
+
+_PREFIX = 16  # bytes of each event id kept to recognise a second version of it
+
+
+class RecordStream(Protocol):
+    """What the audit reads: a :class:`~p2p_nertz.logfile.LogStream` or a ``read_log`` reader."""
+
+    @property
+    def header(self) -> LogHeader | None:
+        """The log's header, once read."""
+
+    def __iter__(self) -> Iterator[Record]:
+        """The records, once."""
+
+    def summary(self) -> LogSummary:
+        """How reading went (after the records)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogSource:
+    """One log to audit: a name for reports and a way to open it (once per pass).
+
+    Attributes:
+        name: how reports name the log (its path, usually).
+        open: returns a fresh stream of its records; may raise ``OSError``.
+    """
+
+    name: str
+    open: Callable[[], RecordStream]
+
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes, chunk: int = 65536) -> LogSource:
+        """A log held in memory (tests, tools), read in chunks like a file."""
+
+        def chunks() -> Iterator[memoryview]:
+            view = memoryview(data)
+            for start in range(0, len(view), chunk):
+                yield view[start : start + chunk]
+
+        return cls(name, lambda: LogStream(chunks()))
+
+    @classmethod
+    def from_path(cls, path: Any) -> LogSource:
+        """A log file on disk, streamed by :func:`~p2p_nertz.logfile.read_log`."""
+        from p2p_nertz.logfile.store import read_log  # the only file access, at open time
+
+        return cls(str(path), lambda: read_log(path))
+
+
+@dataclass(frozen=True, slots=True)
+class LogInfo:
+    """What one log holds."""
+
+    name: str
+    peer: str | None
+    seat: int | None
+    records: int
+    events: int
+    readable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundReport:
+    """One round as the audit recomputed it.
+
+    Attributes:
+        number: the round.
+        status: ``nerts`` or ``blocked`` (or ``playing`` if it never ended).
+        cut: ``T*``, the Lamport time of the first valid Nerts call, if any.
+        callers: the seats whose call counts (a tie keeps several).
+        scores: the recomputed score of each seat (``None``: did not play the round).
+        totals: the game totals after the round (empty if the round was not scored).
+        digest: the lake digest, hex (empty if not scored).
+        results: the seats whose signed result matches.
+        events: the events folded in this round.
+    """
+
+    number: int
+    status: str
+    cut: int | None
+    callers: tuple[int, ...]
+    scores: tuple[int | None, ...]
+    totals: tuple[int, ...]
+    digest: str
+    results: tuple[int, ...]
+    events: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {
+            "round": self.number,
+            "status": self.status,
+            "t_star": self.cut,
+            "callers": list(self.callers),
+            "scores": list(self.scores),
+            "totals": list(self.totals),
+            "digest": self.digest,
+            "results_matching": list(self.results),
+            "events": self.events,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """Everything an audit found.
+
+    Attributes:
+        spec: the game (``None`` if no log could be tied to one).
+        logs: what each log holds, in the order given.
+        violations: every finding, errors and notices, in the order found.
+        rounds: the rounds recomputed, in order.
+        events: distinct events in the logs.
+        finished: whether the game ended (every round scored, a winner).
+        totals: the game totals recomputed.
+        winners: the winning seats (teams with pairs), empty if not finished.
+        dropped: members voted out or gone, with the last seq that counts.
+        passes: how many times the logs were read.
+        stopped: ``--strict``: the audit stopped at its first error.
+    """
+
+    spec: GameSpec | None
+    logs: tuple[LogInfo, ...]
+    violations: tuple[Violation, ...]
+    rounds: tuple[RoundReport, ...] = ()
+    events: int = 0
+    finished: bool = False
+    totals: tuple[int, ...] = ()
+    winners: tuple[int, ...] = ()
+    dropped: tuple[tuple[int, int], ...] = ()
+    passes: int = 0
+    stopped: bool = False
+
+    @property
+    def errors(self) -> tuple[Violation, ...]:
+        """The findings that make the game invalid."""
+        return tuple(v for v in self.violations if v.severity is Severity.ERROR)
+
+    @property
+    def unreadable(self) -> bool:
+        """Whether some input could not be read at all (or no game spec was found)."""
+        return self.spec is None or any(v.kind is ViolationKind.UNREADABLE for v in self.violations)
+
+    @property
+    def valid(self) -> bool:
+        """Whether the logs prove a fair game: readable and without a single error."""
+        return not self.unreadable and not self.errors
+
+    @property
+    def verdict(self) -> str:
+        """One word for people: ``valid``, ``invalid`` or ``unreadable``."""
+        if self.unreadable:
+            return "unreadable"
+        return "valid" if self.valid else "invalid"
+
+    @property
+    def exit_status(self) -> int:
+        """0 valid, 1 violations found, 2 unreadable input (the ``nertz audit`` contract)."""
+        if self.unreadable:
+            return 2
+        return 0 if self.valid else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form of the whole report."""
+        spec = self.spec
+        return {
+            "verdict": self.verdict,
+            "valid": self.valid,
+            "game_id": spec.game_id.hex() if spec else None,
+            "players": [
+                {"seat": s, "name": m.name, "fingerprint": m.fingerprint}
+                for s, m in enumerate(spec.members)
+            ]
+            if spec
+            else [],
+            "rules": spec.rules.to_dict() if spec else None,
+            "logs": [
+                {
+                    "name": i.name,
+                    "peer": i.peer,
+                    "seat": i.seat,
+                    "records": i.records,
+                    "events": i.events,
+                    "readable": i.readable,
+                }
+                for i in self.logs
+            ],
+            "events": self.events,
+            "rounds": [r.to_dict() for r in self.rounds],
+            "finished": self.finished,
+            "totals": list(self.totals),
+            "winners": list(self.winners),
+            "dropped": [{"seat": s, "cut": c} for s, c in self.dropped],
+            "errors": len(self.errors),
+            "notices": len(self.violations) - len(self.errors),
+            "violations": [v.to_dict() for v in self.violations],
+            "stopped_at_first": self.stopped,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FoldStep:
+    """One event folded, for replays: the event, what the fold said, and the state after it.
+
+    ``state`` is the live fold: copy it (``state.copy()``) to keep it.
+    """
+
+    event: Event
+    notices: tuple[Notice, ...]
+    state: GameState
+    violations: tuple[Violation, ...]
+
+
+def audit(
+    sources: Sequence[LogSource],
+    *,
+    spec: GameSpec | None = None,
+    candidates: Sequence[GameSpec] = (),
+    strict: bool = False,
+    on_fold: Callable[[FoldStep], None] | None = None,
+) -> AuditReport:
+    """Audit the logs of one game (any subset of its peers' logs).
+
+    Args:
+        sources: the logs.
+        spec: the game, if known from elsewhere (``--spec``); otherwise it is read from a
+            ``spec`` note in the logs. Either way it must hash to the logs' game id (a log of
+            another game is reported, not read).
+        candidates: specs to try when the logs carry none (a ``game.spec`` file found next
+            to them): the first whose id is a log's game id is used.
+        strict: stop at the first error instead of collecting every finding.
+        on_fold: called with each event of the final pass as it is folded (replays).
+
+    Returns:
+        The report; :attr:`AuditReport.exit_status` is the command's exit status. Nothing in
+        the input makes this raise.
+    """
+    found, setup = _find_spec(sources, spec, candidates)
+    if found is None:
+        return AuditReport(None, tuple(_unread(sources)), tuple(setup))
+    cuts: dict[int, int] = {}
+    forks: dict[int, tuple[int, bytes]] = {}
+    passes = 0
+    while True:
+        passes += 1
+        last = passes >= found.seats + 2
+        run = _Pass(found, sources, cuts, forks, strict=strict, on_fold=None)
+        run.run()
+        if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
+            break
+        cuts = dict(run.state.dropped)
+        forks = dict(run.state.kept_forks)
+    if on_fold is not None:
+        run = _Pass(found, sources, cuts, forks, strict=strict, on_fold=on_fold)
+        run.run()
+    return run.report(setup, passes)
+
+
+def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:
+    for source in sources:
+        yield LogInfo(source.name, None, None, 0, 0, False)
+
+
+def _close(stream: RecordStream) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+def _find_spec(
+    sources: Sequence[LogSource], given: GameSpec | None, candidates: Sequence[GameSpec]
+) -> tuple[GameSpec | None, list[Violation]]:
+    """The game spec: the one given, a ``spec`` note at the start of a log, or a candidate."""
+    problems: list[Violation] = []
+    game_ids: list[bytes] = []
+    notes: list[tuple[str, bytes]] = []
+    for source in sources:
+        try:
+            stream = source.open()
+        except OSError as exc:
+            problems.append(_unreadable(source.name, exc))
+            continue
+        try:
+            first = next(iter(stream), None)
+            header = stream.header
+            if header is None:
+                continue  # the pass reports why
+            game_ids.append(header.game_id)
+            if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
+                notes.append((source.name, first.data))
+        except OSError as exc:
+            problems.append(_unreadable(source.name, exc))
+        finally:
+            _close(stream)
+    if given is not None:
+        return given, problems
+    for name, data in notes:
+        try:
+            spec = GameSpec.from_wire(data)
+        except InvalidRulesError as exc:
+            problems.append(
+                Violation(
+                    ViolationKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
+                )
+            )
+            continue
+        if spec.game_id in game_ids:
+            return spec, problems
+    for spec in candidates:
+        if spec.game_id in game_ids:
+            return spec, problems
+    if game_ids:
+        problems.append(
+            Violation(
+                ViolationKind.UNREADABLE,
+                "no game spec: the logs carry none (no 'spec' note); pass the spec file "
+                "(nertz demo writes game.spec next to the logs)",
+            )
+        )
+    return None, problems
+
+
+def _unreadable(name: str, exc: OSError) -> Violation:
+    return Violation(
+        ViolationKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name
+    )
+
+
+# -- one pass over the logs ---------------------------------------------------------------------
+class _Stop(Exception):
+    """Internal: strict mode met its first error."""
+
+
+class _Feed:
+    """What the audit keeps of one author's feed."""
+
+    __slots__ = (
+        "beats",
+        "copies",
+        "first_copy",
+        "forked",
+        "head",
+        "lamports",
+        "last_id",
+        "last_lamport",
+        "pending",
+        "prefixes",
+        "settled",
+        "waiting",
+    )
+
+    def __init__(self) -> None:
+        self.head = 0
+        self.last_id: bytes | None = None
+        self.last_lamport = 0
+        self.lamports = array("Q")
+        self.prefixes = bytearray()
+        self.pending: dict[int, tuple[Message, EventBody, int]] = {}
+        self.forked = 0  # the first seq where a second version was seen (0: none)
+        self.copies: dict[int, list[int]] = {}  # seq -> [logs holding it, first log]
+        self.settled = 0  # every seq up to here has its copies counted
+        self.first_copy = 1 << 62  # the lowest seq in copies
+        self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
+        self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
+
+    def prefix(self, seq: int) -> bytes:
+        return bytes(self.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX])
+
+
+class _Log:
+    """One log being read."""
+
+    def __init__(self, index: int, source: LogSource, seats: int) -> None:
+        self.index = index
+        self.source = source
+        self.name = source.name
+        self.stream: RecordStream | None = None
+        self.records: Iterator[Record] | None = None
+        self.header: LogHeader | None = None
+        self.owner: int | None = None
+        self.readable = False
+        self.count = 0  # records read
+        self.events = 0
+        self.next = [1] * seats  # per seat: the highest seq read + 1
+        self.holes: list[list[list[int]]] = [[] for _ in range(seats)]
+        self.ended = False
+        self.reached = 0  # the Lamport time of the last event read
+
+    def horizon(self, seat: int) -> int:
+        """Every seq of ``seat`` below this has been read, or will never be, from this log."""
+        holes = self.holes[seat]
+        return min((h[0] for h in holes), default=self.next[seat])
+
+
+_REASONS = {
+    RejectReason.OVERSIZE: ViolationKind.MALFORMED,
+    RejectReason.MALFORMED: ViolationKind.MALFORMED,
+    RejectReason.NON_CANONICAL: ViolationKind.MALFORMED,
+    RejectReason.UNKNOWN_KIND: ViolationKind.MALFORMED,
+    RejectReason.BAD_VERSION: ViolationKind.BAD_VERSION,
+    RejectReason.WRONG_GAME: ViolationKind.WRONG_GAME,
+    RejectReason.UNKNOWN_AUTHOR: ViolationKind.UNKNOWN_AUTHOR,
+    RejectReason.BAD_SIGNATURE: ViolationKind.BAD_SIGNATURE,
+    RejectReason.BAD_BODY: ViolationKind.BAD_BODY,
+}
+
+_REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
+
+
+class _Pass:
+    """One read of every log, folding the game (see the module docstring)."""
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        sources: Sequence[LogSource],
+        cuts: dict[int, int],
+        forks: dict[int, tuple[int, bytes]],
+        *,
+        strict: bool,
+        on_fold: Callable[[FoldStep], None] | None,
+    ) -> None:
+        self.spec = spec
+        self.game_id = spec.game_id  # computed once: it hashes the whole spec
+        self.seats = spec.seats
+        self.roster = {pid: seat for seat, pid in enumerate(spec.peer_ids)}
+        self.cuts = cuts
+        self.forks = forks
+        self.strict = strict
+        self.on_fold = on_fold
+        self.state = GameState(spec)
+        self.feeds = [_Feed() for _ in range(self.seats)]
+        self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
+        self.violations: list[Violation] = []
+        self.stopped = False
+        self.heap: list[tuple[int, int, int, Event]] = []
+        self.folded_key = (-1, -1, -1)
+        self.reported: set[tuple[Any, ...]] = set()
+        self.singles: dict[tuple[int, int], list[list[int]]] = {}
+        # round number -> facts for the report
+        self.ended: dict[int, RoundEnded] = {}
+        self.scored: dict[int, RoundScored] = {}
+        self.matched: dict[int, list[int]] = {}
+        self.round_events: dict[int, int] = {}
+        self.replayed: set[int] = set()
+        self.secret_events: dict[tuple[int, int], Event] = {}
+        self.step_violations: list[Violation] = []
+
+    # -- reporting -------------------------------------------------------------------------
+    def add(self, violation: Violation) -> None:
+        self.violations.append(violation)
+        self.step_violations.append(violation)
+        if self.strict and violation.severity is Severity.ERROR:
+            raise _Stop
+
+    def who(self, seat: int) -> dict[str, Any]:
+        member = self.spec.members[seat]
+        return {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
+
+    def about(self, event: Event) -> dict[str, Any]:
+        """The fields of a violation that name an event."""
+        body = event.body
+        where = self.who(event.seat)
+        where.update(
+            seq=event.seq,
+            lamport=event.lamport,
+            event=event.kind.name.lower(),
+            event_id=event.id.hex(),
+        )
+        number = getattr(body, "round", None)
+        if isinstance(number, int):
+            where["round"] = number
+        if isinstance(body, Play) and body.move.kind not in (MoveKind.PASS, MoveKind.CALL):
+            where["move"] = str(body.move)
+        return where
+
+    def about_message(self, message: Message) -> dict[str, Any]:
+        seat = self.roster.get(message.author)
+        where: dict[str, Any] = (
+            self.who(seat) if seat is not None else {"fingerprint": fingerprint(message.author)}
+        )
+        where.update(
+            seq=message.seq,
+            lamport=message.lamport,
+            event=message.kind.name.lower(),
+            event_id=message.id.hex(),
+        )
+        return where
+
+    # -- the pass --------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self._read_all()
+            self._finish()
+        except _Stop:
+            self.stopped = True
+        finally:
+            for log in self.logs:
+                if log.stream is not None:
+                    _close(log.stream)
+
+    def _open(self, log: _Log) -> bool:
+        try:
+            log.stream = log.source.open()
+            log.records = iter(log.stream)
+            return True
+        except OSError as exc:
+            self.add(_unreadable(log.name, exc))
+            log.ended = True
+            return False
+
+    def _read_all(self) -> None:
+        queue: list[tuple[int, int]] = []
+        for log in self.logs:
+            if self._open(log):
+                queue.append((0, log.index))
+        heapq.heapify(queue)
+        while queue:
+            _, index = heapq.heappop(queue)
+            log = self.logs[index]
+            assert log.records is not None
+            try:
+                record = next(log.records, None)
+            except OSError as exc:
+                self.add(_unreadable(log.name, exc))
+                record = None
+            if record is None:
+                self._end_log(log)
+                continue
+            if log.header is None and not self._start_log(log):
+                continue
+            log.count += 1
+            self._record(log, record)
+            heapq.heappush(queue, (log.reached, index))
+
+    def _start_log(self, log: _Log) -> bool:
+        """Check the header of a log when its first record is read; False to set it aside."""
+        assert log.stream is not None
+        header = log.stream.header
+        assert header is not None  # a record was decoded, so the header was
+        log.header = header
+        if header.game_id != self.game_id:
+            self.add(
+                Violation(
+                    ViolationKind.WRONG_LOG,
+                    "the log belongs to another game",
+                    log=log.name,
+                    expected=self.game_id.hex()[:16],
+                    found=header.game_id.hex()[:16],
+                )
+            )
+            self._set_aside(log)
+            return False
+        seat = self.roster.get(header.peer_id)  # type: ignore[call-overload]
+        if seat is None:
+            self.add(
+                Violation(
+                    ViolationKind.WRONG_LOG,
+                    "the log was written by a peer outside the roster",
+                    log=log.name,
+                    fingerprint=fingerprint(header.peer_id),
+                )
+            )
+            self._set_aside(log)
+            return False
+        log.owner = seat
+        log.readable = True
+        return True
+
+    def _set_aside(self, log: _Log) -> None:
+        log.ended = True
+        if log.stream is not None:
+            _close(log.stream)
+        log.records = iter(())
+
+    def _end_log(self, log: _Log) -> None:
+        if log.stream is not None and log.header is None and not log.ended:
+            log.header = log.stream.header
+            if log.header is not None and not self._start_log(log):
+                return
+        ended_before = log.ended
+        log.ended = True
+        if log.stream is None or ended_before:
+            return
+        try:
+            summary = log.stream.summary()
+        except (OSError, NertzError) as exc:
+            self.add(
+                Violation(ViolationKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name)
+            )
+            return
+        fatal = summary.fatal
+        if fatal is not None:
+            log.readable = False
+            self.add(
+                Violation(
+                    ViolationKind.UNREADABLE,
+                    f"not a readable log: {fatal.kind.value}: {fatal.detail}",
+                    log=log.name,
+                    offset=fatal.offset,
+                )
+            )
+            return
+        for problem in summary.problems:
+            if not problem.fatal:
+                self.add(
+                    Violation(
+                        ViolationKind.LOG_DAMAGE,
+                        f"{problem.kind.value}: {problem.detail}",
+                        log=log.name,
+                        offset=problem.offset,
+                    )
+                )
+        if summary.tail is TailState.TORN:
+            self.add(
+                Violation(
+                    ViolationKind.TRUNCATED,
+                    f"the log ends inside a frame: {summary.size - summary.good_end} bytes "
+                    "after the last whole record (the file was cut, or its writer died and "
+                    "never restarted)",
+                    log=log.name,
+                    offset=summary.good_end,
+                )
+            )
+        for seat in range(self.seats):
+            self._settle(seat)
+
+    # -- records ---------------------------------------------------------------------------
+    def _record(self, log: _Log, record: Record) -> None:
+        kind = record.kind
+        if kind is RecordKind.NOTE:
+            return
+        is_event = kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+        try:
+            message = decode_message(record.data, game_id=self.game_id, roster=self.roster)
+        except InvalidMessageError as exc:
+            where = _peek(record.data)
+            self.add(
+                Violation(
+                    _REASONS.get(exc.reason, ViolationKind.MALFORMED),
+                    f"{'an event' if is_event else 'a beat'} refused: {exc}",
+                    log=log.name,
+                    record=log.count,
+                    **where,
+                )
+            )
+            return
+        if message.is_event != is_event:
+            self.add(
+                Violation(
+                    ViolationKind.MISFILED,
+                    f"a {message.kind.name.lower()} filed as a {kind.name.lower()} record",
+                    log=log.name,
+                    record=log.count,
+                    **self.about_message(message),
+                )
+            )
+            return
+        seat = self.roster[message.author]
+        if kind is RecordKind.SENT_EVENT and seat != log.owner:
+            self.add(
+                Violation(
+                    ViolationKind.MISFILED,
+                    "an event by another member filed as one this log's peer sent",
+                    log=log.name,
+                    record=log.count,
+                    **self.about_message(message),
+                )
+            )
+        if not is_event:
+            self._beat(message, seat)
+            return
+        log.events += 1
+        log.reached = max(log.reached, message.lamport)
+        self._count_copy(log, seat, message.seq)
+        feed = self.feeds[seat]
+        if message.seq <= feed.head and feed.prefix(message.seq) == message.id[:_PREFIX]:
+            return  # another copy of an event delivered already
+        try:
+            body = parse_body(message.kind, message.body, self.seats)
+        except ValueError as exc:
+            self._once(
+                ("body", message.id),
+                Violation(
+                    ViolationKind.BAD_BODY,
+                    f"the signed body does not follow its schema: {exc}",
+                    log=log.name,
+                    record=log.count,
+                    **self.about_message(message),
+                ),
+            )
+            return
+        assert not isinstance(body, Beat | Want)
+        self._take(message, body, seat, log)
+
+    def _once(self, key: tuple[Any, ...], violation: Violation) -> None:
+        if key not in self.reported:
+            self.reported.add(key)
+            self.add(violation)
+
+    def _count_copy(self, log: _Log, seat: int, seq: int) -> None:
+        """Follow what ``log`` holds of ``seat``'s feed: holes, reordering, copies."""
+        nxt = log.next[seat]
+        feed = self.feeds[seat]
+        if seq >= nxt:
+            if seq > nxt:
+                log.holes[seat].append([nxt, seq - 1])
+            log.next[seat] = seq + 1
+        else:
+            for hole in log.holes[seat]:
+                if hole[0] <= seq <= hole[1]:
+                    self._once(
+                        ("reordered", log.index, seat, seq),
+                        Violation(
+                            ViolationKind.REORDERED,
+                            f"the log holds this event after the author's event {nxt - 1}: "
+                            "a peer logs each feed in order",
+                            log=log.name,
+                            record=log.count,
+                            seq=seq,
+                            **self.who(seat),
+                        ),
+                    )
+                    holes = log.holes[seat]
+                    holes.remove(hole)
+                    if hole[0] < seq:
+                        holes.append([hole[0], seq - 1])
+                    if seq < hole[1]:
+                        holes.append([seq + 1, hole[1]])
+                    break
+            else:
+                return  # a second copy in the same log (received twice): counted already
+        if seq > feed.settled:
+            entry = feed.copies.get(seq)
+            if entry is None:
+                feed.copies[seq] = [1, log.index]
+                feed.first_copy = min(feed.first_copy, seq)
+            else:
+                entry[0] += 1
+        self._settle(seat)
+
+    def _settle(self, seat: int) -> None:
+        """Count the copies of every event that no log can still add to."""
+        feed = self.feeds[seat]
+        if not feed.copies:
+            return
+        upto = min((log.horizon(seat) for log in self.logs if not log.ended), default=1 << 62) - 1
+        if upto < feed.first_copy:
+            return
+        readable = sum(1 for log in self.logs if log.readable)
+        for seq in sorted(s for s in feed.copies if s <= upto):
+            count, first = feed.copies.pop(seq)
+            if count == 1 and readable > 1:
+                ranges = self.singles.setdefault((seat, first), [])
+                if ranges and ranges[-1][1] == seq - 1:
+                    ranges[-1][1] = seq
+                else:
+                    ranges.append([seq, seq])
+        feed.settled = max(feed.settled, upto)
+        feed.first_copy = min(feed.copies, default=1 << 62)
+
+    def _beat(self, message: Message, seat: int) -> None:
+        """A logged beat: its clock must not lie about the author's later events."""
+        try:
+            beat = parse_body(message.kind, message.body, self.seats)
+        except ValueError:
+            return  # beats carry no game state; a bad one proves little
+        if not isinstance(beat, Beat):
+            return
+        feed = self.feeds[seat]
+        after = beat.head_seq + 1
+        if after <= feed.head:
+            if feed.lamports[after - 1] <= message.lamport:
+                self._clock_lie(seat, after, feed.lamports[after - 1], message.lamport)
+        else:
+            feed.beats[beat.head_seq] = max(feed.beats.get(beat.head_seq, 0), message.lamport)
+
+    def _clock_lie(self, seat: int, seq: int, lamport: int, announced: int) -> None:
+        self._once(
+            ("beat", seat, seq),
+            Violation(
+                ViolationKind.CLOCK_BELOW_ACK,
+                f"timed {lamport}, at or below the clock {announced} its author announced "
+                f"before it (a beat with head {seq - 1})",
+                seq=seq,
+                lamport=lamport,
+                expected=f"lamport > {announced}",
+                found=str(lamport),
+                **self.who(seat),
+            ),
+        )
+
+    # -- feeds -----------------------------------------------------------------------------
+    def _take(self, message: Message, body: EventBody, seat: int, log: _Log) -> None:
+        feed = self.feeds[seat]
+        seq = message.seq
+        prefix = message.id[:_PREFIX]
+        if seq <= feed.head:
+            known = feed.prefix(seq)
+            if known != prefix:
+                self._equivocation(message, seat, known, log)
+            return
+        waiting = feed.pending.get(seq)
+        if waiting is not None:
+            if waiting[0].id != message.id:
+                self._equivocation(message, seat, waiting[0].id[:_PREFIX], log)
+            return
+        fork = self.forks.get(seat)
+        if fork is not None and fork[0] == seq and not message.id.startswith(fork[1]):
+            # The drop kept the other version: this one is the fork's losing side.
+            self._equivocation(message, seat, fork[1], log)
+            return
+        feed.pending[seq] = (message, body, log.index)
+        while feed.head + 1 in feed.pending:
+            msg, parsed, _ = feed.pending.pop(feed.head + 1)
+            self._deliver(seat, msg, parsed)
+        self._fold_ready()
+
+    def _equivocation(self, message: Message, seat: int, other: bytes, log: _Log) -> None:
+        feed = self.feeds[seat]
+        feed.forked = min(feed.forked or message.seq, message.seq)
+        self._once(
+            ("fork", seat, message.seq, message.id),
+            Violation(
+                ViolationKind.EQUIVOCATION,
+                f"two different signed events with seq {message.seq}: the author forked its feed",
+                log=log.name,
+                record=log.count,
+                expected=f"event {other.hex()[:16]}…",
+                found=f"event {message.id.hex()[:16]}…",
+                **self.about_message(message),
+            ),
+        )
+
+    def _deliver(self, seat: int, message: Message, body: EventBody) -> None:
+        feed = self.feeds[seat]
+        seq = message.seq
+        event = Event(seat, seq, message.lamport, message.kind, body, message.id)
+        in_order = True
+        if message.prev != feed.last_id:
+            self.add(
+                Violation(
+                    ViolationKind.BROKEN_CHAIN,
+                    f"prev does not name the author's event {seq - 1}",
+                    expected=(feed.last_id or b"").hex()[:16] or "nil",
+                    found=(message.prev or b"").hex()[:16] or "nil",
+                    **self.about(event),
+                )
+            )
+        frontier = body.frontier
+        if frontier[seat] != seq - 1:
+            self.add(
+                Violation(
+                    ViolationKind.BROKEN_CHAIN,
+                    "its frontier does not hold the author's own previous event",
+                    expected=str(seq - 1),
+                    found=str(frontier[seat]),
+                    **self.about(event),
+                )
+            )
+        if message.lamport <= feed.last_lamport:
+            in_order = False
+            self.add(
+                Violation(
+                    ViolationKind.LAMPORT_ORDER,
+                    "the author's clock does not increase along its feed",
+                    expected=f"lamport > {feed.last_lamport}",
+                    found=str(message.lamport),
+                    **self.about(event),
+                )
+            )
+        for q, f in enumerate(frontier):
+            if q == seat or f == 0:
+                continue
+            other = self.feeds[q]
+            if other.forked and f >= other.forked:
+                continue  # it may acknowledge the other version of a fork: times differ
+            if f <= other.head:
+                if other.lamports[f - 1] >= message.lamport:
+                    self._below_ack(event, q, f, other.lamports[f - 1])
+            else:
+                other.waiting.setdefault(f, []).append(
+                    (seat, seq, message.lamport, message.kind, message.id)
+                )
+        feed.head = seq
+        feed.last_id = message.id
+        feed.last_lamport = max(feed.last_lamport, message.lamport)
+        feed.lamports.append(message.lamport)
+        feed.prefixes += message.id[:_PREFIX]
+        for w_seat, w_seq, w_lamport, w_kind, w_id in feed.waiting.pop(seq, ()):
+            if message.lamport >= w_lamport:
+                waiting = Event(w_seat, w_seq, w_lamport, w_kind, body, w_id)
+                self._below_ack(waiting, seat, seq, message.lamport, named=False)
+        announced = feed.beats.pop(seq - 1, None)
+        if announced is not None and message.lamport <= announced:
+            self._clock_lie(seat, seq, message.lamport, announced)
+        cut = self.cuts.get(seat)
+        if in_order and (cut is None or seq <= cut):
+            heapq.heappush(self.heap, (message.lamport, seat, seq, event))
+
+    def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
+        where = self.about(event) if named else {**self.who(event.seat), "seq": event.seq}
+        where.setdefault("lamport", event.lamport)
+        where.setdefault("event", event.kind.name.lower())
+        self.add(
+            Violation(
+                ViolationKind.CLOCK_BELOW_ACK,
+                f"timed at or below {self.spec.members[q].name}'s event {f} (lamport {lamport}), "
+                "which its frontier acknowledges",
+                expected=f"lamport > {lamport}",
+                found=str(event.lamport),
+                **where,
+            )
+        )
+
+    # -- the fold --------------------------------------------------------------------------
+    def _fold_ready(self) -> None:
+        """Fold every delivered event that no event still to come can precede."""
+        dropped = self.state.dropped
+        bound = min(
+            (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped), default=0
+        )
+        heap = self.heap
+        while heap and heap[0][0] <= bound:
+            self._fold(heapq.heappop(heap)[3])
+            if self.state.dropped is not dropped and self.state.dropped != dropped:
+                dropped = self.state.dropped
+                bound = min(
+                    (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped),
+                    default=bound,
+                )
+
+    def _fold(self, event: Event) -> None:
+        if event.key <= self.folded_key:
+            return
+        self.folded_key = event.key
+        state = self.state
+        self.step_violations = []
+        body = event.body
+        rs = state.round
+        table = state.table
+        before_calls = table.false_calls[event.seat] if table is not None else 0
+        top = None
+        nerts_left = 0
+        if table is not None and isinstance(body, Play):
+            tableau = table.tableaux[event.seat]
+            nerts_left = len(tableau.nerts)
+            if body.move.source is not None:
+                top = tableau.top(body.move.source)
+        if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
+            self.secret_events[(body.round, event.seat)] = event
+        try:
+            notices = state.apply(event)
+        except Exception as exc:  # a bug of the fold must not hide the rest of the audit
+            self.add(
+                Violation(
+                    ViolationKind.REFUSED,
+                    f"the rules fold failed on this event ({type(exc).__name__}: {exc})",
+                    **self.about(event),
+                )
+            )
+            notices = []
+        number = getattr(body, "round", None)
+        if isinstance(number, int):
+            self.round_events[number] = self.round_events.get(number, 0) + 1
+        for notice in notices:
+            self._notice(event, notice, rs, top)
+        if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
+            self.matched.setdefault(body.round, []).append(event.seat)
+        after = state.table
+        if (
+            event.kind is Kind.NERTS
+            and after is not None
+            and after.false_calls[event.seat] > before_calls
+        ):
+            self.add(
+                Violation(
+                    ViolationKind.FALSE_NERTS,
+                    "a Nerts call with cards left in the caller's Nerts pile (penalised)",
+                    expected="an empty Nerts pile",
+                    found=f"{nerts_left} card(s) left",
+                    **self.about(event),
+                )
+            )
+        if state.past_rounds:
+            for finished in state.past_rounds:
+                self._replay(finished)
+            state.past_rounds = ()  # kept by the fold for replays; the audit is done with them
+        if self.on_fold is not None:
+            self.on_fold(FoldStep(event, tuple(notices), state, tuple(self.step_violations)))
+
+    def _notice(self, event: Event, notice: Notice, rs: RoundState, top: object) -> None:
+        if isinstance(notice, Refused):
+            self._refused(event, notice, rs, top)
+        elif isinstance(notice, RoundEnded):
+            self.ended[notice.round] = notice
+        elif isinstance(notice, RoundScored):
+            self.scored[notice.round] = notice
+
+    def _refused(self, event: Event, notice: Refused, rs: RoundState, top: object) -> None:
+        violation = notice.violation
+        reason = violation.reason
+        if violation.seq == 0:
+            # The replay of a seat's round against its deck, when the last secret came in.
+            culprit = self.secret_events.get((rs.number, violation.seat))
+            where = self.about(culprit) if culprit is not None else self.who(violation.seat)
+            where.setdefault("round", rs.number)
+            self.add(Violation(ViolationKind.DECK_MISMATCH, reason, **where))
+            return
+        body = event.body
+        kind = ViolationKind.REFUSED
+        expected: str | None = None
+        found: str | None = None
+        if event.kind is Kind.REVEAL and "match" in reason:
+            kind = ViolationKind.REVEAL_MISMATCH
+            assert isinstance(body, Reveal)
+            commit = rs.commits.get(event.seat)
+            if body.what is RevealWhat.NONCE:
+                found = nonce_hash(body.value).hex()[:16]
+                expected = commit.nonce_hash.hex()[:16] if commit else None
+            else:
+                found = secret_hash(body.value).hex()[:16]
+                expected = commit.secret_hash.hex()[:16] if commit else None
+            expected = f"H = {expected}" if expected else "a commit"
+            found = f"H = {found}"
+        elif event.kind is Kind.RESULT and "disagrees" in reason:
+            kind = ViolationKind.RESULT_MISMATCH
+            assert isinstance(body, Result)
+            if rs.expected is not None:
+                expected = str([p.total for p in rs.expected.players])
+                if rs.digest is not None and body.digest != rs.digest:
+                    expected += f" digest {rs.digest.hex()[:16]}"
+            found = str(list(body.scores))
+            if rs.digest is not None and body.digest != rs.digest:
+                found += f" digest {body.digest.hex()[:16]}"
+        elif isinstance(body, Play) and event.kind in (Kind.MOVE, Kind.CLAIM):
+            if _OUT_OF_PLACE.search(reason):
+                kind = ViolationKind.REFUSED
+            elif event.kind is Kind.CLAIM and "claims" in reason:
+                kind = ViolationKind.UNAVAILABLE_CARD
+                expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
+                found = str(body.card)
+            elif "reveals" in reason or "turns up" in reason:
+                kind = ViolationKind.DECK_MISMATCH
+            else:
+                kind = ViolationKind.ILLEGAL_MOVE
+                found = str(body.move)
+        self.add(Violation(kind, reason, expected=expected, found=found, **self.about(event)))
+
+    def _replay(self, rs: RoundState) -> None:
+        """Replay a finished round with every revealed deck (legality and conservation)."""
+        if rs.number in self.replayed:
+            return
+        self.replayed.add(rs.number)
+        flagged = {
+            v.seat
+            for v in self.violations
+            if v.kind is ViolationKind.DECK_MISMATCH and v.round == rs.number
+        }
+        for problem in replay_round(self.state, rs):
+            match = _REPLAY_SEAT.match(problem)
+            seat = int(match.group(2)) if match else None
+            if seat in flagged:
+                continue  # the fold already named this seat's lie
+            culprit = self.secret_events.get((rs.number, seat)) if seat is not None else None
+            where: dict[str, Any] = (
+                self.about(culprit)
+                if culprit is not None
+                else (self.who(seat) if seat is not None else {})
+            )
+            where.setdefault("round", rs.number)
+            self.add(Violation(ViolationKind.DECK_MISMATCH, problem, **where))
+
+    # -- the end ---------------------------------------------------------------------------
+    def _finish(self) -> None:
+        for log in self.logs:
+            if not log.ended:
+                self._end_log(log)
+        for seat, feed in enumerate(self.feeds):
+            if feed.pending:
+                seqs = sorted(feed.pending)
+                self.add(
+                    Violation(
+                        ViolationKind.MISSING_EVENT,
+                        f"no log holds event {feed.head + 1} of this feed, so its events "
+                        f"{seqs[0]}-{seqs[-1]} cannot be verified or counted",
+                        seq=feed.head + 1,
+                        **self.who(seat),
+                    )
+                )
+            for f, waiting in sorted(feed.waiting.items()):
+                for w_seat, w_seq, w_lamport, w_kind, _ in waiting:
+                    self.add(
+                        Violation(
+                            ViolationKind.MISSING_EVENT,
+                            f"its frontier acknowledges {self.spec.members[seat].name}'s "
+                            f"event {f}, which no log holds",
+                            seq=w_seq,
+                            lamport=w_lamport,
+                            event=w_kind.name.lower(),
+                            **self.who(w_seat),
+                        )
+                    )
+        # Everything delivered is now safe to fold, in the total order.
+        while self.heap:
+            self._fold(heapq.heappop(self.heap)[3])
+        state = self.state
+        if state.phase is Phase.OVER or state.round.secrets:
+            self._replay(state.round)
+        self._gaps()
+        if state.phase is not Phase.OVER:
+            names = ", ".join(self.spec.members[s].name for s in sorted(state.waiting()))
+            self.add(
+                Violation(
+                    ViolationKind.INCOMPLETE,
+                    f"the game did not finish: round {state.round.number}, "
+                    f"{state.phase.value} phase" + (f", waiting for {names}" if names else ""),
+                    round=state.round.number or None,
+                )
+            )
+
+    def _gaps(self) -> None:
+        for log in self.logs:
+            if not log.readable:
+                continue
+            for seat in range(self.seats):
+                head = self.feeds[seat].head
+                who = self.who(seat)
+                for lo, last in sorted(log.holes[seat]):
+                    hi = min(last, head)
+                    if lo <= hi:
+                        self.add(
+                            Violation(
+                                ViolationKind.GAP,
+                                f"the log lacks {hi - lo + 1} event(s) of this feed that other "
+                                "logs hold",
+                                log=log.name,
+                                seq=lo,
+                                last_seq=hi,
+                                **who,
+                            )
+                        )
+                held = log.next[seat] - 1
+                if held < head:
+                    own = seat == log.owner
+                    self.add(
+                        Violation(
+                            ViolationKind.GAP if own else ViolationKind.LOG_ENDS_EARLY,
+                            (
+                                "the log lacks events its own peer signed (a peer logs each "
+                                "event before sending it)"
+                                if own
+                                else "the log stops before events of this feed that other logs hold"
+                            ),
+                            log=log.name,
+                            seq=held + 1,
+                            last_seq=head,
+                            **who,
+                        )
+                    )
+        for (seat, index), ranges in sorted(self.singles.items()):
+            for lo, hi in ranges:
+                self.add(
+                    Violation(
+                        ViolationKind.SINGLE_COPY,
+                        f"{hi - lo + 1} event(s) only this log holds",
+                        log=self.logs[index].name,
+                        seq=lo,
+                        last_seq=hi,
+                        **self.who(seat),
+                    )
+                )
+
+    def report(self, setup: list[Violation], passes: int) -> AuditReport:
+        state = self.state
+        rounds = []
+        numbers = sorted(set(self.ended) | set(self.scored))
+        for number in numbers:
+            ended = self.ended.get(number)
+            scored = self.scored.get(number)
+            digest = ""
+            for n, d, _ in state.history:
+                if n == number:
+                    digest = d.hex()
+            rounds.append(
+                RoundReport(
+                    number=number,
+                    status=ended.status.value if ended else RoundStatus.PLAYING.value,
+                    cut=ended.cut if ended and ended.status is RoundStatus.NERTS else None,
+                    callers=ended.callers if ended else (),
+                    scores=tuple(p.total if p.played else None for p in scored.score.players)
+                    if scored
+                    else (),
+                    totals=scored.totals if scored else (),
+                    digest=digest,
+                    results=tuple(sorted(self.matched.get(number, ()))),
+                    events=self.round_events.get(number, 0),
+                )
+            )
+        result = state.game.result
+        infos = tuple(
+            LogInfo(
+                log.name,
+                self.spec.members[log.owner].name if log.owner is not None else None,
+                log.owner,
+                log.count,
+                log.events,
+                log.readable,
+            )
+            for log in self.logs
+        )
+        return AuditReport(
+            spec=self.spec,
+            logs=infos,
+            violations=(*setup, *self.violations),
+            rounds=tuple(rounds),
+            events=sum(f.head for f in self.feeds),
+            finished=state.phase is Phase.OVER,
+            totals=tuple(state.game.totals),
+            winners=tuple(result.winners) if result is not None else (),
+            dropped=tuple(sorted(state.dropped.items())),
+            passes=passes,
+            stopped=self.stopped,
+        )
+
+
+_OUT_OF_PLACE = re.compile(r"is not being played|before the seat's deal|round is over")
+
+
+def _peek(data: bytes) -> dict[str, Any]:
+    """Best effort: the author, seq and Lamport time of an envelope that failed its checks."""
+    try:
+        payload, _ = msgpack.unpackb(data, raw=False)
+        fields = msgpack.unpackb(payload, raw=False)
+        _, _, author, seq, _, lamport, code, _ = fields
+        where: dict[str, Any] = {}
+        if isinstance(author, bytes) and len(author) == 32:
+            where["fingerprint"] = fingerprint(author)
+        if isinstance(seq, int):
+            where["seq"] = seq
+        if isinstance(lamport, int):
+            where["lamport"] = lamport
+        if isinstance(code, int):
+            with contextlib.suppress(ValueError):
+                where["event"] = Kind(code).name.lower()
+        return where
+    except Exception:  # anything at all: this only decorates a report
+        return {}
+
+
+# -- notation --------------------------------------------------------------------------------
+def event_text(event: Event) -> str:
+    """An event in the notation, as ``nertz replay --text`` prints it (without the outcome).
+
+    >>> from p2p_nertz.protocol.bodies import Join
+    >>> event_text(Event(0, 1, 1, Kind.JOIN, Join((0, 0))))
+    'join'
+    """
+    body = event.body
+    if isinstance(body, Play):
+        kind = body.move.kind
+        if kind is MoveKind.PASS:
+            return "stuck P"
+        if kind is MoveKind.CALL:
+            return "nerts X"
+        shown = f" +{' '.join(map(str, body.reveals))}" if body.reveals else ""
+        if event.kind is Kind.CLAIM:
+            return f"claim {body.move} {body.card}{shown}"
+        return f"move {body.move}{shown}"
+    if isinstance(body, Commit):
+        return "commit"
+    if isinstance(body, Reveal):
+        return f"reveal {body.what.name.lower()}"
+    if isinstance(body, Ready):
+        return "ready " + " ".join(map(str, body.visible))
+    if isinstance(body, Result):
+        return f"result {list(body.scores)} digest {body.digest.hex()[:12]}"
+    name = event.kind.name.lower()
+    seat = getattr(body, "seat", None)
+    if seat is not None:
+        reason = getattr(body, "reason", None)
+        why = f" {reason.name.lower()}" if reason is not None else ""
+        return f"{name} seat {seat} upto {getattr(body, 'last_seq', '?')}{why}"
+    return name
+
+
+def iter_sources(paths: Iterable[Any]) -> list[LogSource]:
+    """Log sources for files on disk."""
+    return [LogSource.from_path(p) for p in paths]

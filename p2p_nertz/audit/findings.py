@@ -1,0 +1,196 @@
+"""What an audit finds: every problem is one :class:`Violation` value with a precise kind.
+
+A violation names what it is about as far as the logs allow: the log file and byte offset for
+damage, the event (author, seq, Lamport time, round, kind, id) for everything signed, the move
+in the rules engine's notation, and what was expected against what was found.
+
+Kinds have a :class:`Severity`. **Errors** are what a valid game cannot contain: damage, a
+forgery, a broken or forked feed, a rule broken by a signed event, a result that disagrees.
+**Notices** are facts worth saying that prove nothing wrong: a log that stops before events
+the other logs hold (its peer left when the game was over), an event only one log holds, a game
+that is not finished. An audit is *valid* when it finds no error.
+
+>>> v = Violation(ViolationKind.BAD_SIGNATURE, "the signature does not verify", log="p1.log")
+>>> str(v)
+'bad_signature: the signature does not verify [log p1.log]'
+>>> v.severity
+<Severity.ERROR: 'error'>
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import KW_ONLY, asdict, dataclass
+from typing import Any
+
+__all__ = ["Severity", "Violation", "ViolationKind"]
+
+
+class Severity(enum.StrEnum):
+    """How much a finding weighs: errors make a game invalid, notices do not."""
+
+    ERROR = "error"
+    NOTICE = "notice"
+
+
+class ViolationKind(enum.StrEnum):
+    """What is wrong; the value is a stable short code (JSON output, tests, scripts)."""
+
+    # -- the files -----------------------------------------------------------------------------
+    UNREADABLE = "unreadable"
+    """A file is not a readable log (not a log, unsupported version, damaged header, I/O)."""
+    WRONG_LOG = "wrong_log"
+    """A log of another game, or by a peer outside the roster."""
+    LOG_DAMAGE = "log_damage"
+    """Damaged bytes inside a log (a bad frame, a checksum that fails, an invalid record)."""
+    TRUNCATED = "truncated"
+    """A log ends inside a frame: the file was cut (or its writer died and never restarted)."""
+    MISFILED = "misfiled"
+    """A record filed as the log owner's own event is by someone else, or the reverse."""
+    REORDERED = "reordered"
+    """A log holds an author's event after a later event of the same feed."""
+    # -- envelopes ---------------------------------------------------------------------------
+    MALFORMED = "malformed"
+    """An envelope that is not well formed (oversize, malformed, non-canonical, unknown kind)."""
+    BAD_VERSION = "bad_version"
+    """An envelope of another protocol version."""
+    WRONG_GAME = "wrong_game"
+    """A message of another game (a replay across games)."""
+    UNKNOWN_AUTHOR = "unknown_author"
+    """A message signed by a key outside the roster."""
+    BAD_SIGNATURE = "bad_signature"
+    """A signature that does not verify: the bytes are not what the author signed."""
+    BAD_BODY = "bad_body"
+    """A signed event whose body does not follow its kind's schema."""
+    # -- feeds -------------------------------------------------------------------------------
+    BROKEN_CHAIN = "broken_chain"
+    """An event whose ``prev`` or own frontier entry does not follow the author's feed."""
+    MISSING_EVENT = "missing_event"
+    """No log holds an event that the feeds need (a hole in a feed, or a frontier naming it)."""
+    EQUIVOCATION = "equivocation"
+    """Two different signed events with one author and seq: a fork, proof of cheating."""
+    LAMPORT_ORDER = "lamport_order"
+    """An author's Lamport clock that does not increase along its feed."""
+    CLOCK_BELOW_ACK = "clock_below_ack"
+    """An event timed at or below a clock its author had already acknowledged seeing."""
+    # -- the game ----------------------------------------------------------------------------
+    REVEAL_MISMATCH = "reveal_mismatch"
+    """A revealed nonce or secret that does not match its commit (a stacked deck)."""
+    DECK_MISMATCH = "deck_mismatch"
+    """A tableau that does not replay against its revealed deck (a card shown is not the
+    deck's, or a move is impossible with the real cards)."""
+    ILLEGAL_MOVE = "illegal_move"
+    """A signed tableau move that the rules do not allow there."""
+    UNAVAILABLE_CARD = "unavailable_card"
+    """A claim of a card that was not at the top of the pile it names."""
+    FALSE_NERTS = "false_nerts"
+    """A Nerts call with cards left in the caller's Nerts pile (penalised by the rules)."""
+    RESULT_MISMATCH = "result_mismatch"
+    """A signed result whose lake digest or scores disagree with the recomputed ones."""
+    REFUSED = "refused"
+    """Another signed event the rules refused (out of its phase, a repeat, a wrong round)."""
+    # -- copies ------------------------------------------------------------------------------
+    GAP = "gap"
+    """A log lacks events that other logs hold, inside what it holds or of its own feed."""
+    LOG_ENDS_EARLY = "log_ends_early"
+    """A log stops before other members' events that other logs hold (notice)."""
+    SINGLE_COPY = "single_copy"
+    """Events that only one of several logs holds (notice)."""
+    INCOMPLETE = "incomplete"
+    """The game in these logs is not finished (notice)."""
+
+    @property
+    def severity(self) -> Severity:
+        """Whether this kind makes a game invalid."""
+        return Severity.NOTICE if self in _NOTICES else Severity.ERROR
+
+
+_NOTICES = frozenset(
+    {ViolationKind.LOG_ENDS_EARLY, ViolationKind.SINGLE_COPY, ViolationKind.INCOMPLETE}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One finding of an audit.
+
+    Only ``kind`` and ``detail`` are always set; the other fields say where, when known.
+
+    Attributes:
+        kind: what is wrong.
+        detail: one sentence for people.
+        log: the log file (for damage, gaps, misfiled records).
+        offset: byte offset of damage in that file.
+        record: the index (from 1) of the record in that file that the finding is about.
+        seat: the author's seat.
+        author: the author's display name.
+        fingerprint: the author's key fingerprint.
+        seq: the event's seq in the author's feed (or the first of a range).
+        last_seq: the last seq of a range of events (gaps), else ``None``.
+        lamport: the event's Lamport time.
+        round: the round the event belongs to.
+        event: the event kind (``claim``, ``move``, ...).
+        event_id: the event id, hex.
+        move: the move or claim in the notation (``W>L@0S``), for play events.
+        expected: what the audit expected, in the notation.
+        found: what the logs hold instead.
+    """
+
+    kind: ViolationKind
+    detail: str
+    _: KW_ONLY
+    log: str | None = None
+    offset: int | None = None
+    record: int | None = None
+    seat: int | None = None
+    author: str | None = None
+    fingerprint: str | None = None
+    seq: int | None = None
+    last_seq: int | None = None
+    lamport: int | None = None
+    round: int | None = None
+    event: str | None = None
+    event_id: str | None = None
+    move: str | None = None
+    expected: str | None = None
+    found: str | None = None
+
+    @property
+    def severity(self) -> Severity:
+        """The severity of the kind."""
+        return self.kind.severity
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (``None`` fields left out)."""
+        out = {k: v for k, v in asdict(self).items() if v is not None}
+        out["kind"] = self.kind.value
+        out["severity"] = self.severity.value
+        return out
+
+    def where(self) -> str:
+        """Where the finding is, in a few words (``bob seq 12 (claim W>L@0S) lamport 40``)."""
+        parts: list[str] = []
+        if self.author is not None or self.seat is not None:
+            who = self.author if self.author is not None else f"seat {self.seat}"
+            parts.append(who)
+        if self.seq is not None:
+            span = f"{self.seq}-{self.last_seq}" if self.last_seq not in (None, self.seq) else ""
+            parts.append(f"seqs {span}" if span else f"seq {self.seq}")
+        if self.event is not None:
+            parts.append(f"({self.event} {self.move})" if self.move else f"({self.event})")
+        if self.lamport is not None:
+            parts.append(f"lamport {self.lamport}")
+        if self.round is not None:
+            parts.append(f"round {self.round}")
+        if self.log is not None:
+            at = f" offset {self.offset}" if self.offset is not None else ""
+            at += f" record #{self.record}" if self.record is not None else ""
+            parts.append(f"[log {self.log}{at}]")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        text = f"{self.kind.value}: {self.detail}"
+        if self.expected is not None or self.found is not None:
+            text += f" (expected {self.expected}, found {self.found})"
+        where = self.where()
+        return f"{text} {where}" if where else text

@@ -1,0 +1,43 @@
+"""Log files from a simulated game: the simulator keeps logs as lists of wire messages; this
+writes them in the log file format, so tools and tests can audit them like real peers' logs.
+
+Each log starts with a ``spec`` note (the game spec, docs/log-format.md §5), then the events in
+the order the peer logged them: its own as *sent*, the others' as *received*.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.audit.auditor import SPEC_NOTE
+from p2p_nertz.logfile.format import LogHeader, Record, encode_log
+from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.sim.network import SimResult
+
+__all__ = ["log_file", "log_files", "log_records"]
+
+
+def log_records(spec: GameSpec, seat: int, wires: list[bytes]) -> list[Record]:
+    """The records of ``seat``'s log: the spec note, then every event it logged."""
+    own = spec.peer_ids[seat]
+    records = [Record.note(SPEC_NOTE, spec.to_wire())]
+    for wire in wires:
+        author = decode_message(wire).author
+        records.append(Record.sent_event(wire) if author == own else Record.received_event(wire))
+    return records
+
+
+def log_file(spec: GameSpec, seat: int, records: list[Record], created_at_ms: int = 0) -> bytes:
+    """The bytes of ``seat``'s log file holding ``records``."""
+    header = LogHeader(
+        game_id=spec.game_id, peer_id=bytes(spec.peer_ids[seat]), created_at_ms=created_at_ms
+    )
+    return encode_log(header, records)
+
+
+def log_files(result: SimResult, created_at_ms: int = 0) -> list[bytes]:
+    """Every seat's log file, in seat order (deterministic: same run, same bytes)."""
+    spec = result.spec
+    return [
+        log_file(spec, seat, log_records(spec, seat, wires), created_at_ms)
+        for seat, wires in enumerate(result.logs)
+    ]

@@ -1,0 +1,140 @@
+"""Real game logs to audit and the tools to tamper with them, for the audit tests.
+
+:func:`played` runs a real in-process game on the simulator (real peer cores, real Ed25519
+signatures) and returns each seat's log as records; tests change the records and audit them.
+A cheat that its author signed is made with that seat's own identity: :func:`rewrite` re-signs
+the author's event and every later event of its feed (each ``prev`` names the new ids), in
+every log at once, exactly as a cheating peer would have sent them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from p2p_nertz.audit import AuditReport, LogSource, ViolationKind, audit
+from p2p_nertz.audit.simlogs import log_file, log_records
+from p2p_nertz.logfile import Record, RecordKind
+from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import SimConfig, SimResult, Simulation
+
+__all__ = ["Game", "events_of", "played", "rewrite", "sign_like"]
+
+Logs = list[list[Record]]
+
+
+@dataclass
+class Game:
+    """A finished game: the spec, the identities in seat order, and each seat's log records."""
+
+    spec: GameSpec
+    identities: list[Identity]
+    logs: Logs
+    result: SimResult
+
+    def copy(self) -> Logs:
+        """A fresh copy of the logs to tamper with."""
+        return [list(log) for log in self.logs]
+
+    def files(self, logs: Logs | None = None) -> list[bytes]:
+        """The log files' bytes."""
+        logs = self.logs if logs is None else logs
+        return [log_file(self.spec, seat, records) for seat, records in enumerate(logs)]
+
+    def audit(
+        self, logs: Logs | None = None, *, files: list[bytes] | None = None, **kw: Any
+    ) -> AuditReport:
+        """Audit these logs (records, or raw file bytes)."""
+        blobs = self.files(logs) if files is None else files
+        sources = [LogSource.from_bytes(f"p{i + 1}.log", b) for i, b in enumerate(blobs)]
+        return audit(sources, **kw)
+
+
+@functools.cache
+def _run(players: int, seed: int, rounds: int) -> SimResult:
+    return Simulation(
+        SimConfig(players=players, seed=seed, rules=Rules(target=None, rounds=rounds))
+    ).run()
+
+
+def played(players: int = 3, seed: int = 11, rounds: int = 1) -> Game:
+    """A finished game of bots (cached per arguments; the logs are copied for each caller)."""
+    result = _run(players, seed, rounds)
+    spec = result.spec
+    logs = [log_records(spec, seat, wires) for seat, wires in enumerate(result.logs)]
+    return Game(spec, list(result.identities), logs, result)
+
+
+def events_of(logs: Logs, seat: int, spec: GameSpec, kind: Kind | None = None) -> list[Message]:
+    """The distinct events of ``seat`` in the logs, in seq order (optionally of one kind)."""
+    found: dict[int, Message] = {}
+    for log in logs:
+        for record in log:
+            if record.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
+                message = decode_message(record.data)
+                if message.author == spec.peer_ids[seat]:
+                    found.setdefault(message.seq, message)
+    events = [found[s] for s in sorted(found)]
+    return [e for e in events if kind is None or e.kind is kind]
+
+
+def sign_like(identity: Identity, message: Message, *, prev: Any = ..., **changes: Any) -> bytes:
+    """``message`` signed again by ``identity`` with some fields changed (kind, lamport, body)."""
+    return encode_message(
+        identity,
+        game_id=changes.get("game_id", message.game_id),
+        seq=changes.get("seq", message.seq),
+        prev=message.prev if prev is ... else prev,
+        lamport=changes.get("lamport", message.lamport),
+        kind=changes.get("kind", message.kind),
+        body=changes.get("body", message.body),
+    )
+
+
+def rewrite(
+    game: Game,
+    logs: Logs,
+    seat: int,
+    seq: int,
+    change: Callable[[Message], dict[str, Any]],
+    *,
+    follow: bool = True,
+) -> bytes:
+    """Replace ``seat``'s event ``seq`` in every log by a version its author signs.
+
+    ``change`` gives the fields to change (``kind``, ``lamport``, ``body``, ``prev``). With
+    ``follow``, every later event of the feed is signed again so that each ``prev`` names the
+    new id: a consistent forgery by the seat's own key. Returns the new event's wire.
+    """
+    identity = game.identities[seat]
+    feed = events_of(logs, seat, game.spec)
+    new: dict[bytes, bytes] = {}
+    prev_id: bytes | None = None
+    for message in feed:
+        if message.seq < seq:
+            continue
+        if message.seq == seq:
+            wire = sign_like(identity, message, **change(message))
+        elif follow:
+            wire = sign_like(identity, message, prev=prev_id)
+        else:
+            break
+        new[message.id] = wire
+        prev_id = decode_message(wire).id
+    for log in logs:
+        for i, record in enumerate(log):
+            if record.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
+                replaced = new.get(decode_message(record.data).id)
+                if replaced is not None:
+                    log[i] = Record(kind=record.kind, data=replaced)
+    return next(iter(new.values()))
+
+
+def kinds(report: AuditReport) -> set[ViolationKind]:
+    """The kinds of violation in a report."""
+    return {v.kind for v in report.violations}
