@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import locale
 import logging
 import os
 import signal
@@ -24,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -35,10 +36,13 @@ from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer, Rejected, Suspected
-from p2p_nertz.protocol.state import MemberDropped, RoundScored
+from p2p_nertz.protocol.peer import Effect, Peer, Suspected
+from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session
+
+if TYPE_CHECKING:
+    from cli.play import Outcome
 
 __all__ = ["add_parsers", "default_key_path"]
 
@@ -223,10 +227,6 @@ def _node(
             name = names[effect.seat]
             how = "left" if effect.left else "was dropped"
             out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
-        elif isinstance(effect, Rejected):
-            log.warning("refused a message: %s (%s)", effect.reason, effect.detail)
-        else:
-            log.info("%s", effect)
 
     log_dir: Path = args.log_dir
     try:
@@ -241,7 +241,7 @@ def _node(
         bind=session.endpoints[identity.peer_id],
         strategy=args.bot,
         speed=args.speed,
-        on_notice=on_notice,
+        on_notice=on_notice if args.bot is not None else None,  # no lines over the table
     )
     return node, path
 
@@ -279,11 +279,55 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
 
 
 def _require_player(args: argparse.Namespace, command: str) -> None:
-    if args.bot is None:
+    """Without ``--bot`` a person plays at the terminal table: that needs a terminal."""
+    if args.bot is not None:
+        return
+    bots = ", ".join(sorted(STRATEGIES))
+    if getattr(args, "json", False):
+        raise NertzError(f"--json is for a bot player: add --bot STRATEGY ({bots})")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise NertzError(
-            f"nertz {command} plays with a bot for now: pass --bot STRATEGY "
-            f"({', '.join(sorted(STRATEGIES))}); a person plays with nertz play"
+            f"you play nertz {command} at the terminal table, which needs a terminal; "
+            f"or let a bot play: --bot STRATEGY ({bots})"
         )
+
+
+async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
+    """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
+    from cli.play import open_curses, run_table
+
+    with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
+        encoding = locale.getpreferredencoding(False).lower().replace("-", "")
+        return await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
+
+
+def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
+    if outcome.errors:
+        raise NertzError(str(outcome.errors[0]))
+    if outcome.left and outcome.signal is None and outcome.peer is not None:
+        over = outcome.peer.final.phase is Phase.OVER
+        if not over:
+            print(f"nertz {command}: you left the game", file=sys.stderr)
+            return 0
+    return _finish(out, command, outcome.peer, outcome.signal)
+
+
+async def _play(
+    args: argparse.Namespace, node: PeerNode, endpoints: dict[PeerId, str]
+) -> tuple[Peer | None, int | None] | Outcome:
+    """The bot plays (the node runs by itself), or the person at the terminal table."""
+    if args.bot is not None:
+        return await _run_node(node, endpoints)
+    return await _play_human(node, endpoints)
+
+
+def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outcome) -> int:
+    from cli.play import Outcome  # cli.play imports this module
+
+    if isinstance(result, Outcome):
+        return _finish_human(out, command, result)
+    peer, signum = result
+    return _finish(out, command, peer, signum)
 
 
 # -- keygen ------------------------------------------------------------------------------------
@@ -382,7 +426,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     )
     bots: list[subprocess.Popen[bytes]] = []
 
-    async def main() -> tuple[Peer | None, int | None]:
+    async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
             endpoint = await nursery.start(lobby.serve)
             where = endpoint.removeprefix("tcp://")
@@ -396,17 +440,19 @@ def _cmd_host(args: argparse.Namespace) -> int:
                 lobby_id=lobby.table.lobby_id.hex(),
             )
             bots.extend(_spawn_bots(args, endpoint))
+            enter = trio.CancelScope()
             if interactive:
-                nursery.start_soon(_start_on_enter, lobby, out)
+                nursery.start_soon(_start_on_enter, lobby, out, enter)
             session = await lobby.wait_started()
+            enter.cancel()  # the keys are the table's now
             node, path = _node(args, identity, session, out)
             _announce_start(out, identity, session, path)
-            result = await _run_node(node, session.endpoints)
+            result = await _play(args, node, session.endpoints)  # the lobby keeps serving
             nursery.cancel_scope.cancel()
             return result
 
     try:
-        peer, signum = _trio_run("host", main)
+        result = _trio_run("host", main)
     finally:
         for proc in bots:
             try:
@@ -414,19 +460,23 @@ def _cmd_host(args: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    return _finish(out, "host", peer, signum)
+    return _done(out, "host", result)
 
 
-async def _start_on_enter(lobby: LobbyHost, out: _Out) -> None:
+async def _start_on_enter(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> None:
+    """Start the game when Enter is pressed (a line on standard input), until ``scope`` is
+    cancelled: waiting for standard input in trio, so nothing is left reading it afterwards."""
     print("press Enter to start when everybody is ready", flush=True)
-    while lobby.table.started is None:
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-        if not line:
-            return
-        try:
-            lobby.start()
-        except LobbyError as exc:
-            print(str(exc), flush=True)
+    fd = sys.stdin.fileno()
+    with scope:
+        while lobby.table.started is None:
+            await trio.lowlevel.wait_readable(fd)
+            if not os.read(fd, 4096):
+                return
+            try:
+                lobby.start()
+            except LobbyError as exc:
+                print(str(exc), flush=True)
 
 
 # -- join and bot ------------------------------------------------------------------------------
@@ -467,7 +517,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
     if (args.peer is None) == (args.discover is None):
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
 
-    async def main() -> tuple[Peer | None, int | None]:
+    async def main() -> tuple[Peer | None, int | None] | Outcome:
         host: PeerId | None = None
         lobby_id: bytes | None = None
         if args.peer is not None:
@@ -501,10 +551,9 @@ def _cmd_join(args: argparse.Namespace) -> int:
         )
         node, path = _node(args, identity, session, out)
         _announce_start(out, identity, session, path)
-        return await _run_node(node, session.endpoints)
+        return await _play(args, node, session.endpoints)
 
-    peer, signum = _trio_run(args.command, main)
-    return _finish(out, args.command, peer, signum)
+    return _done(out, args.command, _trio_run(args.command, main))
 
 
 # -- games -------------------------------------------------------------------------------------
@@ -575,11 +624,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         log=str(path),
     )
 
-    async def main() -> tuple[Peer | None, int | None]:
-        return await _run_node(node, session.endpoints)
+    async def main() -> tuple[Peer | None, int | None] | Outcome:
+        return await _play(args, node, session.endpoints)
 
-    peer, signum = _trio_run("resume", main)
-    return _finish(out, "resume", peer, signum)
+    return _done(out, "resume", _trio_run("resume", main))
 
 
 # -- the parsers -------------------------------------------------------------------------------

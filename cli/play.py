@@ -28,28 +28,45 @@ import argparse
 import contextlib
 import curses
 import locale
+import math
 import os
 import secrets
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import trio
 
 from cli.demo import _Child, _stop, free_ports, write_key
+from cli.lobby_cmd import (
+    _default_log_dir,
+    _default_name,
+    _free_port,
+    _host_port,
+    _ipv4,
+    _load_key,
+    _name,
+    _port,
+    default_key_path,
+)
 from cli.main import _add_rules_arguments, _positive, _rules_from, _seed
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.lobby.beacon import BEACON_PORT
+from p2p_nertz.lobby.messages import TableView
+from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
+from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui import (
     CloseBoard,
@@ -64,12 +81,30 @@ from p2p_nertz.ui import (
     render,
 )
 from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
+from p2p_nertz.ui.lobby import (
+    AddBot,
+    AtTable,
+    CreateTable,
+    JoinTable,
+    LeaveTable,
+    Listing,
+    LobbyAction,
+    LobbyKeys,
+    LobbyView,
+    Quit,
+    SeatLine,
+    SetReady,
+    StartGame,
+    press_lobby,
+    render_lobby,
+)
 
 __all__ = ["CursesTerminal", "Outcome", "Terminal", "add_parser", "run_table"]
 
 EXIT_FAILED = 1
 _REFRESH = 0.1  # seconds between redraws for the others' moves (when nothing else wakes us)
 _LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after the game
+_NOT_TABLE_KEYS = frozenset({"RESIZE", "UP", "DOWN", "LEFT", "RIGHT", "\t"})
 
 
 def add_parser(sub: Any) -> None:
@@ -78,14 +113,16 @@ def add_parser(sub: Any) -> None:
     Args:
         sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
     """
-    help_text = "play at the terminal table: against local bots (--bots N) or in a given game"
+    help_text = "play at the terminal: the LAN lobby, a quick game (--bots N), or a given game"
     p: argparse.ArgumentParser = sub.add_parser(
         "play",
         help=help_text,
         description=(
-            help_text + ". With --bots N: N bot processes on 127.0.0.1 and you (one round "
-            "unless --rounds/--target). Otherwise give --key, --spec, --bind, --peer and --log "
-            "as for `nertz node`. Keys: ? at the table."
+            help_text + ". With neither --bots nor --spec: the lobby — the tables heard on the "
+            "LAN (--discover BROADCAST) and given ones (--peer HOST:PORT); create one, join "
+            "one, add bots, start. With --bots N: N bot processes on 127.0.0.1 and you (one "
+            "round unless --rounds/--target). With --spec: give --key, --spec, --bind, --peer "
+            "and --log as for `nertz node`. Keys: ? in the lobby and at the table."
         ),
     )
     quick = p.add_argument_group("a quick game against bots on this machine")
@@ -99,16 +136,44 @@ def add_parser(sub: Any) -> None:
         "--speed", default="3", help="bot speed 1-10, one for all or per bot (default 3)"
     )
     quick.add_argument("--seed", type=_seed, default=None, help="seed for keys and deals")
-    quick.add_argument("--name", default="you", help="your name at the table (default you)")
+    quick.add_argument(
+        "--name", default=None, help="your name (default: you in a quick game, else your login)"
+    )
     quick.add_argument("--dir", type=Path, default=None, help="directory for keys, spec and logs")
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
     given.add_argument("--bind", help="this peer's endpoint, e.g. tcp://127.0.0.1:5555")
     given.add_argument(
-        "--peer", action="append", default=[], metavar="WHO=ENDPOINT", help="another member"
+        "--peer",
+        action="append",
+        default=[],
+        metavar="WHO=ENDPOINT|HOST:PORT",
+        help="another member (with --spec); in the lobby: a table's lobby address (repeatable)",
     )
     given.add_argument("--log", type=Path, help="this peer's log file")
+    lobby = p.add_argument_group("the lobby (no --bots, no --spec)")
+    lobby.add_argument(
+        "--discover",
+        type=_ipv4,
+        metavar="BROADCAST",
+        help="hear tables on this LAN, and announce yours there (nothing is broadcast without it)",
+    )
+    lobby.add_argument(
+        "--beacon-port",
+        type=_port,
+        default=BEACON_PORT,
+        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
+    )
+    lobby.add_argument(
+        "--address",
+        type=_ipv4,
+        help="your IPv4 address for a table you host and the game "
+        "(default: the route to --discover or the first --peer, else 127.0.0.1)",
+    )
+    lobby.add_argument(
+        "--log-dir", type=Path, default=None, help="where game logs and bot keys are written"
+    )
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
@@ -143,7 +208,14 @@ class Terminal(Protocol):
         """The terminal was resized (SIGWINCH): take the new size."""
 
 
+_ARROWS = {
+    curses.KEY_UP: "UP",
+    curses.KEY_DOWN: "DOWN",
+    curses.KEY_LEFT: "LEFT",
+    curses.KEY_RIGHT: "RIGHT",
+}
 _SPECIAL = {
+    9: "\t",
     10: ENTER,
     13: ENTER,
     curses.KEY_ENTER: ENTER,
@@ -222,6 +294,8 @@ class CursesTerminal:
                 out.append("RESIZE")
             elif code in _SPECIAL:
                 out.append(_SPECIAL[code])
+            elif code in _ARROWS:
+                out.append(_ARROWS[code])
 
     async def wait_input(self) -> None:
         await trio.lowlevel.wait_readable(sys.stdin.fileno())
@@ -392,7 +466,7 @@ async def run_table(
             while True:
                 await terminal.wait_input()
                 for key in terminal.read_keys():
-                    if key == "RESIZE":
+                    if key in _NOT_TABLE_KEYS:
                         continue
                     if key == "CTRL-C":
                         nursery.start_soon(leave)
@@ -470,16 +544,19 @@ def _symbols_ok(args: argparse.Namespace) -> bool:
 
 def _cmd_play(args: argparse.Namespace) -> int:
     given = [args.key, args.spec, args.bind, args.log]
-    if args.bots is None and not any(given) and not args.peer:
-        raise NertzError("give --bots N for a quick game, or --key, --spec, --bind and --log")
+    lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
     if args.bots is not None and (any(given) or args.peer):
         raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
-    if args.bots is None and not all(given):
-        raise NertzError("a given game needs all of --key, --spec, --bind and --log")
+    if (args.bots is not None or any(given[1:])) and lobby_only:
+        raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = _symbols_ok(args)
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)
+    if not any(given[1:]):
+        return _play_lobby(args, colour=colour, symbols=symbols)
+    if not all(given):
+        raise NertzError("a given game needs all of --key, --spec, --bind and --log")
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
@@ -580,7 +657,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     speeds = _per_bot(
         args.speed, args.bots, "speed (1-10)", lambda s: s.isdigit() and 1 <= int(s) <= 10
     )
-    name = args.name.strip()
+    name = (args.name or "you").strip()
     if not name or len(name) > 16 or not name.isprintable():
         raise NertzError(f"--name wants 1 to 16 printable characters, not {args.name!r}")
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
@@ -695,3 +772,496 @@ def _spawn_bot(
         command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
     )
     return child
+
+
+# -- the lobby ---------------------------------------------------------------------------------
+_OFFER_STALE = 4.0  # seconds without a beacon after which a LAN table leaves the list
+_LOBBY_REFRESH = 0.25  # seconds between redraws of the lobby when nothing else wakes it
+_CLOSE_FLUSH = 0.3  # seconds a closed table keeps serving, so the guests hear the bye
+_JOIN_TIMEOUT = 10.0  # seconds to wait for a table's first answer
+
+
+@dataclass
+class _Started:
+    """The game the lobby fixed, and the table we host (it keeps serving late guests)."""
+
+    session: Session
+    hosting: LobbyHost | None
+
+
+class _LobbyApp:
+    """The lobby screen on the network: discovery, a hosted table or a seat at one, bots.
+
+    It runs in its own nursery (keys, screen, signals, discovery, the guest's seat) inside the
+    caller's ``outer`` nursery, where a hosted table serves: when the game starts the lobby's
+    nursery ends and :meth:`run` returns the game, while the hosted table goes on answering.
+    """
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        identity: Identity,
+        name: str,
+        rules: Rules,
+        *,
+        address: str,
+        peers: list[tuple[str, int]],
+        log_dir: Path,
+        terminal: Terminal,
+    ) -> None:
+        self.args = args
+        self.identity = identity
+        self.name = name
+        self.rules = rules
+        self.address = address
+        self.peers = peers
+        self.log_dir = log_dir
+        self.terminal = terminal
+        self.strategies = tuple(sorted(STRATEGIES))
+        self.keys = LobbyKeys()
+        self.messages: list[str] = []
+        self.offers: dict[str, tuple[Offer, float]] = {}
+        self.seen: dict[str, TableView] = {}
+        self.host: LobbyHost | None = None
+        self.host_scope: trio.CancelScope | None = None
+        self.guest: LobbyGuest | None = None
+        self.guest_scope: trio.CancelScope | None = None
+        self.where: str | None = None
+        self.started: _Started | None = None
+        self.bots: list[subprocess.Popen[bytes]] = []
+        self.bot_names: set[str] = set()
+        self.wake = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._outer: trio.Nursery | None = None
+        self._host_log = 0
+
+    # -- what the screen shows -----------------------------------------------------------------
+    def listings(self) -> list[Listing]:
+        out = []
+        own = None if self.host is None else self.host.table.lobby_id
+        for where, (offer, _) in self.offers.items():
+            b = offer.beacon
+            if b.lobby_id != own:
+                out.append(Listing(where, b.name, b.fingerprint, b.taken, b.capacity, "LAN"))
+        for host, port in self.peers:
+            where = f"{host}:{port}"
+            if where in self.offers:
+                continue
+            seen = self.seen.get(where)
+            if seen is None or not seen.seats:
+                out.append(Listing(where, found="--peer"))
+            else:
+                first = seen.seats[0]
+                out.append(
+                    Listing(
+                        where,
+                        first.name,
+                        fingerprint(first.peer_id),
+                        len(seen.seats),
+                        seen.capacity,
+                        "--peer",
+                    )
+                )
+        return out
+
+    def at_table(self) -> AtTable | None:
+        if self.where is None:
+            return None
+        me = self.identity.peer_id
+        if self.host is not None:
+            table = self.host.table
+            seats, capacity = table.seats, table.capacity
+            rules: Rules | None = table.rules
+            blocker = table.why_not_start()
+            if blocker is None and len(seats) < 2:
+                blocker = "waiting for somebody to play with (b adds a bot)"
+        else:
+            view = None if self.guest is None else self.guest.table
+            if view is None:
+                return AtTable(self.where)
+            seats, capacity, blocker = view.seats, view.capacity, None
+            try:
+                rules = Rules.from_dict(view.rules)
+            except NertzError:
+                rules = None
+        lines = tuple(
+            SeatLine(s.name, fingerprint(s.peer_id), s.ready, host=i == 0, you=s.peer_id == me)
+            for i, s in enumerate(seats)
+        )
+        return AtTable(self.where, lines, rules, capacity, self.host is not None, blocker)
+
+    def view(self) -> LobbyView:
+        listings = tuple(self.listings())
+        return LobbyView(
+            self.name,
+            self.identity.fingerprint,
+            listings,
+            self.at_table(),
+            self.keys,
+            self.strategies,
+            self.args.discover,
+            tuple(self.messages[-8:]),
+        )
+
+    def say(self, text: str, *, status: bool = False) -> None:
+        self.messages.append(text)
+        if status:
+            self.keys = replace(self.keys, status=text)
+        self.poke()
+
+    def poke(self) -> None:
+        self.wake.set()
+
+    # -- the tasks -----------------------------------------------------------------------------
+    async def run(self, outer: trio.Nursery) -> _Started | None:
+        """Show the lobby until a game starts (returned) or the player quits (``None``)."""
+        self._outer = outer
+        if self.args.discover is None and not self.peers:
+            self.say("no --peer and no --discover: c creates a table here", status=True)
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(self._keyboard)
+            nursery.start_soon(self._screen)
+            nursery.start_soon(self._signals)
+            if self.args.discover is not None:
+                nursery.start_soon(self._discover)
+        return self.started
+
+    def _begin(self, started: _Started) -> None:
+        self.started = started
+        assert self._nursery is not None
+        self._nursery.cancel_scope.cancel()
+
+    async def _keyboard(self) -> None:
+        while True:
+            await self.terminal.wait_input()
+            for key in self.terminal.read_keys():
+                if key == "RESIZE":
+                    continue
+                if key == "CTRL-C":
+                    await self._do(Quit())
+                    return
+                self.keys, actions = press_lobby(self.keys, key, self.view().context())
+                for action in actions:
+                    await self._do(action)
+            self.poke()
+
+    async def _screen(self) -> None:
+        while True:
+            self.wake = trio.Event()
+            now = trio.current_time()
+            for where, (_, heard) in list(self.offers.items()):
+                if now - heard > _OFFER_STALE:
+                    del self.offers[where]
+            width, height = self.terminal.size()
+            self.terminal.paint(render_lobby(self.view(), width, height))
+            with trio.move_on_after(_LOBBY_REFRESH):
+                await self.wake.wait()
+
+    async def _signals(self) -> None:
+        wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGWINCH]
+        with trio.open_signal_receiver(*wanted) as received:
+            async for signum in received:
+                if signum == signal.SIGWINCH:
+                    self.terminal.resized()
+                    self.poke()
+                    continue
+                await self._do(Quit())
+                return
+
+    async def _discover(self) -> None:
+        def on_offer(offer: Offer) -> None:
+            where = f"{offer.address}:{offer.beacon.port}"
+            if where not in self.offers:
+                self.poke()
+            self.offers[where] = (offer, trio.current_time())
+
+        try:
+            await discover(
+                self.args.discover,
+                port=self.args.beacon_port,
+                timeout=math.inf,
+                on_offer=on_offer,
+            )
+        except NertzError as exc:
+            self.say(f"error: {exc}", status=True)
+
+    # -- the actions ---------------------------------------------------------------------------
+    async def _do(self, action: LobbyAction) -> None:
+        try:
+            if isinstance(action, CreateTable):
+                await self._create()
+            elif isinstance(action, JoinTable):
+                self._join(action.index)
+            elif isinstance(action, SetReady):
+                if self.guest is not None:
+                    self.guest.set_ready(action.ready)
+            elif isinstance(action, AddBot):
+                self._add_bot(action.strategy, action.speed)
+            elif isinstance(action, StartGame):
+                self._start()
+            elif isinstance(action, LeaveTable):
+                self._leave()
+            elif isinstance(action, Quit):
+                self._leave()
+                self.stop_bots()
+                assert self._nursery is not None
+                self._nursery.cancel_scope.cancel()
+        except (NertzError, OSError) as exc:
+            self.say(f"error: {exc}", status=True)
+        self.poke()
+
+    async def _create(self) -> None:
+        host = LobbyHost(
+            self.identity,
+            self.name,
+            self.rules,
+            address=self.address,
+            game_port=_free_port(self.address),
+            broadcast=self.args.discover,
+            beacon_port=self.args.beacon_port,
+            on_change=self._table_changed,
+        )
+        assert self._outer is not None
+        endpoint: str = await self._outer.start(self._serve, host)
+        self.host = host
+        self.where = endpoint.removeprefix("tcp://")
+        told = f" (announced on {self.args.discover})" if self.args.discover else ""
+        self.say(f"you host a table at {self.where}{told}: others join with --peer {self.where}")
+        self.keys = replace(self.keys, status="your table is open: b adds a bot, s starts")
+
+    async def _serve(self, host: LobbyHost, *, task_status: trio.TaskStatus[str]) -> None:
+        with trio.CancelScope() as scope:
+            self.host_scope = scope
+            await host.serve(task_status=task_status)
+
+    def _table_changed(self, table: HostLobby) -> None:
+        while self._host_log < len(table.log):
+            self.messages.append(table.log[self._host_log])
+            self._host_log += 1
+        self.poke()
+
+    def _join(self, index: int) -> None:
+        listings = self.listings()
+        if not 0 <= index < len(listings):
+            self.say("that table is gone", status=True)
+            return
+        item = listings[index]
+        host_ip = item.where.rpartition(":")[0]
+        offer = self.offers.get(item.where)
+        kwargs: dict[str, Any] = {}
+        if offer is not None:
+            kwargs = {"host": offer[0].beacon.host, "lobby_id": offer[0].beacon.lobby_id}
+        address = route_address(host_ip) if self.args.address is None else self.address
+        game_endpoint = f"tcp://{address}:{_free_port(address)}"
+        where = item.where
+
+        def on_table(view: TableView) -> None:
+            self._seats_news(self.seen.get(where), view)
+            self.seen[where] = view
+            self.poke()
+
+        guest = LobbyGuest(
+            self.identity,
+            self.name,
+            game_endpoint,
+            f"tcp://{where}",
+            ready=False,
+            timeout=_JOIN_TIMEOUT,
+            on_table=on_table,
+            **kwargs,
+        )
+        self.guest = guest
+        self.where = where
+        self.say(f"joining the table at {where}…")
+        assert self._nursery is not None
+        self._nursery.start_soon(self._sit, guest)
+
+    def _seats_news(self, before: TableView | None, after: TableView) -> None:
+        if before is None:
+            host = after.seats[0] if after.seats else None
+            if host is not None:
+                text = f"at {host.name}'s table ({fingerprint(host.peer_id)}): r when ready"
+                self.say(text, status=True)
+            return
+        old = {s.peer_id: s for s in before.seats}
+        new = {s.peer_id: s for s in after.seats}
+        for pid, seat in new.items():
+            if pid not in old:
+                self.say(f"{seat.name} ({fingerprint(pid)}) sat down")
+            elif old[pid].ready != seat.ready and pid != self.identity.peer_id:
+                self.say(f"{seat.name} is {'ready' if seat.ready else 'not ready'}")
+        for pid, seat in old.items():
+            if pid not in new:
+                self.say(f"{seat.name} ({fingerprint(pid)}) left")
+
+    async def _sit(self, guest: LobbyGuest) -> None:
+        with trio.CancelScope() as scope:
+            self.guest_scope = scope
+            try:
+                session = await guest.run()
+            except LobbyError as exc:
+                if self.guest is guest:
+                    self.guest = None
+                    self.where = None
+                    self.say(str(exc), status=True)
+                return
+        if session is not None and self.guest is guest:
+            self._begin(_Started(session, None))
+
+    def _start(self) -> None:
+        if self.host is None:
+            return
+        try:
+            session = self.host.start()
+        except LobbyError as exc:
+            self.say(str(exc), status=True)
+            return
+        self._begin(_Started(session, self.host))
+
+    def _leave(self) -> None:
+        if self.host is not None:
+            self.host.close("the host closed the table")
+            scope = self.host_scope
+            if scope is not None:
+                scope.deadline = trio.current_time() + _CLOSE_FLUSH
+            self.host = None
+            self.host_scope = None
+            self.stop_bots()
+        if self.guest is not None:
+            self.guest.leave("left the table")
+            self.guest = None
+            self.stop_bots()
+        self.where = None
+
+    def _add_bot(self, strategy: str, speed: int) -> None:
+        if self.where is None:
+            return
+        taken = set(self.bot_names)
+        table = self.at_table()
+        if table is not None:
+            taken |= {s.name for s in table.seats}
+        name = next(f"{strategy}{n}" for n in range(1, 100) if f"{strategy}{n}" not in taken)
+        self.bot_names.add(name)
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise NertzError(f"cannot create {str(self.log_dir)!r}: {exc.strerror}") from None
+        command = [
+            sys.executable, "-m", "cli", "bot", "--peer", self.where, "--name", name,
+            "--strategy", strategy, "--speed", str(speed), "--log-dir", str(self.log_dir),
+            "--json",
+        ]  # fmt: skip
+        with (self.log_dir / f"{name}.err").open("ab") as err:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                start_new_session=True,  # Ctrl-C at this terminal is for the player, not the bots
+            )
+        self.bots.append(proc)
+        self.say(f"started a {strategy} bot at speed {speed}: {name}", status=True)
+
+    def stop_bots(self) -> None:
+        for proc in self.bots:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.bots:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.bots.clear()
+
+
+def _wait_bots(bots: list[subprocess.Popen[bytes]], patience: float) -> None:
+    """Let the bots finish by themselves for ``patience`` seconds, then stop them."""
+    for proc in bots:
+        try:
+            proc.wait(timeout=patience)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+    for proc in bots:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
+    try:
+        peers = [_host_port(p) for p in args.peer]
+        name = _name(args.name) if args.name is not None else _default_name()
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(str(exc)) from None
+    rules = _rules_from(args)
+    key: Path = args.key if args.key is not None else default_key_path()
+    if not key.exists():
+        raise NertzError(
+            f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
+            "or play a quick game against bots with --bots N"
+        )
+    identity = _load_key(key)
+    if args.address is not None:
+        address = args.address
+    elif args.discover is not None:
+        address = route_address(args.discover)
+    elif peers:
+        address = route_address(peers[0][0])
+    else:
+        address = "127.0.0.1"
+    log_dir: Path = args.log_dir if args.log_dir is not None else _default_log_dir()
+    result: list[tuple[Outcome, PeerNode | None]] = []
+    apps: list[_LobbyApp] = []
+
+    async def main(terminal: Terminal) -> None:
+        app = _LobbyApp(
+            args, identity, name, rules, address=address, peers=peers, log_dir=log_dir,
+            terminal=terminal,
+        )  # fmt: skip
+        apps.append(app)
+        async with trio.open_nursery() as outer:
+            started = await app.run(outer)
+            if started is None:
+                outer.cancel_scope.cancel()
+                result.append((Outcome(), None))
+                return
+            session = started.session
+            spec = session.spec
+            try:
+                log_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+            log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
+            node = _make_node(
+                identity, spec, log, session.endpoints[identity.peer_id], args.watcher
+            )
+            outcome = await run_table(node, session.endpoints, terminal=terminal, symbols=symbols)
+            outer.cancel_scope.cancel()  # the hosted table stops serving
+            result.append((outcome, node))
+
+    try:
+        with open_curses(colour=colour) as terminal:
+            try:
+                trio.run(main, terminal)
+            except BaseExceptionGroup as group:
+                errors = _leaves(group)
+                if not all(isinstance(e, NertzError | OSError) for e in errors):
+                    raise
+                result.append((Outcome(errors=errors), None))
+    finally:
+        for app in apps:
+            outcome = result[0][0] if result else Outcome()
+            over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
+            _wait_bots(app.bots, _LEAVE_PATIENCE if over else 0.0)
+    outcome, node = result[0]
+    if node is None:
+        if outcome.errors:
+            print(f"nertz play: error: {outcome.errors[0]}", file=sys.stderr)
+            return EXIT_FAILED
+        print("nertz play: left the lobby", file=sys.stderr)
+        return 0
+    return _summary(outcome, node, log_dir)

@@ -190,8 +190,9 @@ def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) 
 
 
 def test_play_needs_a_mode_and_says_so_in_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path))  # no key there: the lobby cannot open
     done = pexpect.run(
-        f"{sys.executable} -m cli play", cwd=str(ROOT), withexitstatus=True, timeout=30
+        f"{sys.executable} -m cli play", cwd=str(ROOT), withexitstatus=True, timeout=30, env=env
     )
     output, status = done
     assert status == 2

@@ -8,7 +8,8 @@ The state machines are :class:`~p2p_nertz.lobby.state.HostLobby` and
   another key than the connection's) and, when asked to, broadcasts the beacon every second to
   one broadcast address. It keeps serving while the game runs, so a guest that missed ``start``
   gets it again with its next ``hello``.
-* :func:`join_lobby` seats a guest and returns the started game.
+* :func:`join_lobby` seats a guest and returns the started game; :class:`LobbyGuest` does the
+  same for a guest that may change its mind while waiting (ready or not, leave the table).
 * :func:`discover` listens for beacons on one address and returns the tables it heard.
 
 Broadcast is opt-in: nothing here sends or listens on an address it was not given
@@ -39,6 +40,7 @@ from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 __all__ = [
     "BEACON_EVERY",
     "HELLO_EVERY",
+    "LobbyGuest",
     "LobbyHost",
     "Offer",
     "discover",
@@ -52,6 +54,7 @@ BEACON_EVERY: Final = 1.0
 HELLO_EVERY: Final = 1.0
 """Seconds between a waiting guest's ``hello``s."""
 _TICK: Final = 0.5
+_BYE_FLUSH: Final = 0.2
 
 log = logging.getLogger("p2p_nertz.lobby")
 
@@ -378,38 +381,160 @@ async def join_lobby(
         LobbyError: no answer within ``timeout``, the host refused us or closed the lobby, or
             it started a game that is not the one it showed.
     """
-    guest = GuestLobby(identity, name, game_endpoint, host=host, lobby_id=lobby_id, ready=ready)
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    answered = False
-    try:
-        dealer = create_socket(ctx, zmq.DEALER, identity=lobby_routing_id(identity.peer_id))
-        async with dealer:
+    guest = LobbyGuest(
+        identity,
+        name,
+        game_endpoint,
+        lobby_endpoint,
+        host=host,
+        lobby_id=lobby_id,
+        ready=ready,
+        timeout=timeout,
+        on_table=on_table,
+    )
+    session = await guest.run()
+    assert session is not None  # nobody calls leave() on this guest
+    return session
+
+
+class LobbyGuest:
+    """A guest's seat on sockets, for a guest who may change its mind while waiting.
+
+    :meth:`run` sits down at the table and returns the started game, like :func:`join_lobby`;
+    meanwhile :meth:`set_ready` says ready or not ready (the host hears it at once) and
+    :meth:`leave` gets up (the host hears ``bye``; :meth:`run` returns ``None``).
+
+    Use::
+
+        guest = LobbyGuest(identity, "Bob", "tcp://10.0.0.6:5601", "tcp://10.0.0.5:5670",
+                           ready=False)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(press_r_later, guest)   # guest.set_ready(True)
+            session = await guest.run()
+
+    Args:
+        identity: our key.
+        name: our name.
+        game_endpoint: where our game node will bind (``tcp://IPv4:port``).
+        lobby_endpoint: the host's lobby ROUTER.
+        host: the host's key if known (from a beacon).
+        lobby_id: the lobby's id if known (from a beacon).
+        ready: whether we are ready to begin with.
+        timeout: seconds to wait for the host's first answer.
+        on_table: called with every table the host shows.
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        name: str,
+        game_endpoint: str,
+        lobby_endpoint: str,
+        *,
+        host: PeerId | None = None,
+        lobby_id: bytes = ANY_LOBBY,
+        ready: bool = True,
+        timeout: float = 10.0,
+        on_table: Callable[[TableView], None] | None = None,
+    ) -> None:
+        self.state = GuestLobby(
+            identity, name, game_endpoint, host=host, lobby_id=lobby_id, ready=ready
+        )
+        self.lobby_endpoint = lobby_endpoint
+        self.timeout = timeout
+        self._on_table = on_table
+        self._poke = trio.Event()
+        self._leaving: str | None = None
+        self._error: LobbyError | None = None
+        self._ran = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether we say we are ready."""
+        return self.state.ready
+
+    @property
+    def table(self) -> TableView | None:
+        """The latest table the host showed, if any."""
+        return self.state.table
+
+    def set_ready(self, ready: bool) -> None:
+        """Say ready (or not); the host hears it with the next ``hello``, sent now."""
+        self.state.ready = ready
+        self._poke.set()
+
+    def leave(self, reason: str = "left the table") -> None:
+        """Get up: send ``bye`` and make :meth:`run` return ``None``."""
+        self._leaving = reason
+        self._poke.set()
+
+    async def run(self) -> Session | None:
+        """Sit at the table and wait for the game to start; ``None`` if we left first.
+
+        Raises:
+            LobbyError: no answer within ``timeout``, the host refused us or closed the lobby,
+                or it started a game that is not the one it showed.
+            RuntimeError: when run a second time.
+        """
+        if self._ran:
+            raise RuntimeError("a LobbyGuest runs once")
+        self._ran = True
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        try:
+            dealer = create_socket(
+                ctx, zmq.DEALER, identity=lobby_routing_id(self.state.identity.peer_id)
+            )
+            async with dealer:
+                try:
+                    dealer.connect(self.lobby_endpoint)
+                except TransportBrokenError as exc:
+                    raise LobbyError(f"cannot connect to {self.lobby_endpoint}: {exc}") from None
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._receive_loop, dealer, nursery.cancel_scope)
+                    await self._hello_loop(dealer)
+                    nursery.cancel_scope.cancel()
+        except TransportClosedError as exc:  # pragma: no cover - only if the context dies
+            raise LobbyError(str(exc)) from None
+        finally:
+            ctx.term()
+        if self._error is not None:
+            raise self._error
+        return self.state.session
+
+    async def _hello_loop(self, dealer: AsyncSocket) -> None:
+        deadline = trio.current_time() + self.timeout
+        while self.state.session is None and self._error is None:
+            if self._leaving is not None:
+                await dealer.send_multipart([self.state.bye(self._leaving)])
+                await trio.sleep(_BYE_FLUSH)  # LINGER is 0: give the bye time to leave
+                return
+            await dealer.send_multipart([self.state.hello()])
+            answered = self.state.table is not None
+            wait = HELLO_EVERY if answered else min(HELLO_EVERY, deadline - trio.current_time())
+            with trio.move_on_after(max(wait, 0.0)):
+                await self._poke.wait()
+            self._poke = trio.Event()
+            silent = self.state.table is None and self.state.session is None
+            if silent and trio.current_time() >= deadline:
+                where = self.lobby_endpoint
+                self._error = LobbyError(f"no answer from a lobby at {where} in {self.timeout:g} s")
+
+    async def _receive_loop(self, dealer: AsyncSocket, scope: trio.CancelScope) -> None:
+        while True:
+            frames = await dealer.recv_multipart()
+            if len(frames) != 1:
+                continue
             try:
-                dealer.connect(lobby_endpoint)
-            except TransportBrokenError as exc:
-                raise LobbyError(f"cannot connect to {lobby_endpoint}: {exc}") from None
-            deadline = trio.current_time() + timeout
-            while True:
-                await dealer.send_multipart([guest.hello()])
-                wait = HELLO_EVERY if answered else min(HELLO_EVERY, deadline - trio.current_time())
-                with trio.move_on_after(max(wait, 0.0)):
-                    while True:
-                        frames = await dealer.recv_multipart()
-                        if len(frames) != 1:
-                            continue
-                        try:
-                            got = guest.receive(frames[0])
-                        except LobbyMessageError as exc:
-                            log.warning("ignored a lobby message: %s", exc)
-                            continue
-                        answered = True
-                        if isinstance(got, Session):
-                            return got
-                        if isinstance(got, TableView) and on_table is not None:
-                            on_table(got)
-                if not answered and trio.current_time() >= deadline:
-                    raise LobbyError(f"no answer from a lobby at {lobby_endpoint} in {timeout:g} s")
-    except TransportClosedError as exc:  # pragma: no cover - only if the context dies under us
-        raise LobbyError(str(exc)) from None
-    finally:
-        ctx.term()
+                got = self.state.receive(frames[0])
+            except LobbyMessageError as exc:
+                log.warning("ignored a lobby message: %s", exc)
+                continue
+            except LobbyError as exc:
+                self._error = exc
+                scope.cancel()
+                return
+            if isinstance(got, Session):
+                scope.cancel()
+                return
+            if isinstance(got, TableView) and self._on_table is not None:
+                self._on_table(got)

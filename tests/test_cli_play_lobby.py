@@ -1,0 +1,224 @@
+"""``nertz play``'s lobby driven in a pseudo-terminal as a person would, read through pyte.
+
+Real processes on 127.0.0.1: a ``nertz host --bot`` table with a ``nertz bot`` at it, joined
+from the lobby screen; and a table created on the lobby screen, with two bots added from it,
+started, and played at. One LAN test finds a table by discovery inside network namespaces.
+Every wait is for screen content (or a process's output), bounded by a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from cli.demo import free_ports
+from p2p_nertz.testing.netns import BROADCAST, Lab, unavailable
+from tests.test_cli_play import HEIGHT, ROOT, WIDTH, Tty, stock
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def keygen(path: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "keygen", "--key", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.split()[2]
+
+
+def lobby(tmp_path: Path, *args: str, name: str = "Dee") -> Tty:
+    key = tmp_path / "dee.key"
+    keygen(key)
+    argv = ["play", "--key", str(key), "--name", name, "--log-dir", str(tmp_path / "logs")]
+    return Tty([*argv, "--rounds", "1", *args])
+
+
+def spawn(tmp_path: Path, label: str, argv: list[str]) -> subprocess.Popen[str]:
+    with (tmp_path / f"{label}.err").open("w") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "cli", *argv],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=str(ROOT),
+        )
+
+
+def stop(*procs: subprocess.Popen[str]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()  # the test is over: no need to leave cleanly
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+def play_a_move(tty: Tty) -> None:
+    """At the table: the stock key turns three cards (the stock count shrinks)."""
+    text = tty.wait("[n] Nerts", timeout=30)
+    before = stock(text)
+    tty.send("s")
+    tty.wait(lambda t: "[s] stock" in t and stock(t) < before)
+
+
+def test_play_joins_a_hosted_table_by_peer_toggles_ready_and_plays(tmp_path: Path) -> None:
+    ann_fp = keygen(tmp_path / "ann.key")
+    (port,) = free_ports(1)
+    logs = str(tmp_path / "logs")
+    host = spawn(
+        tmp_path,
+        "host",
+        ["host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--bot", "greedy",
+         "--speed", "3", "--port", str(port), "--players", "3", "--rounds", "1",
+         "--log-dir", logs, "--json"],
+    )  # fmt: skip
+    bot = None
+    tty = None
+    try:
+        assert host.stdout is not None
+        assert json.loads(host.stdout.readline())["event"] == "lobby"
+        bot = spawn(tmp_path, "bot", ["bot", "--peer", f"127.0.0.1:{port}", "--name", "Cy",
+                                      "--speed", "3", "--log-dir", logs, "--json"])  # fmt: skip
+        tty = lobby(tmp_path, "--peer", f"127.0.0.1:{port}")
+        text = tty.wait(f"127.0.0.1:{port}")
+        assert "--peer" in text and "not asked yet" in text
+        tty.send("\r")  # join the selected (only) table
+        text = tty.wait(lambda t: re.search(r"Dee .* not ready +← you", t) is not None)
+        # Every seat with its fingerprint; the host first; the rules.
+        assert re.search(rf"^  1  Ann +{ann_fp} +host +ready", text, re.M), text
+        assert re.search(r"^  \d  Cy +\w{4}-\w{4}-\w{4}-\w{4} +ready", text, re.M), text
+        assert "exactly 1 round" in text and "draw 3" in text
+        # The listing now knows whose table it is.
+        assert re.search(rf"1  Ann's table +{ann_fp} +3/8", text), text
+        tty.send("s")  # only the host starts
+        tty.wait("only the host starts the game")
+        tty.send("r")  # ready: the host's --players 3 starts the game
+        play_a_move(tty)
+    finally:
+        if tty is not None:
+            tty.child.kill(9)
+        stop(*(p for p in (host, bot) if p is not None))
+    assert b"Traceback" not in tty.raw
+
+
+def test_play_creates_a_table_adds_two_bots_starts_and_plays(tmp_path: Path) -> None:
+    tty = lobby(tmp_path)
+    tty.wait("c creates a table here")
+    tty.send("c")
+    text = tty.wait("your table at 127.0.0.1:")
+    assert re.search(r"^  1  Dee .* host +ready +← you", text, re.M), text
+    tty.send("s")  # alone: cannot start yet
+    tty.wait("cannot start: waiting for somebody")
+    # A lookahead bot at speed 9, then (the picker remembers) a greedy one at speed 9.
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("t9")
+    tty.wait(lambda t: "[lookahead]" in t and "speed 9/10" in t)
+    tty.send("\r")
+    tty.wait(lambda t: re.search(r"^  2  lookahead1 .* ready", t, re.M) is not None)
+    tty.send("bt\r")
+    tty.wait(lambda t: re.search(r"^  3  greedy1 .* ready", t, re.M) is not None)
+    tty.wait("everybody is ready: s starts")
+    tty.send("s")
+    play_a_move(tty)
+    tty.child.sendintr()  # leave the game cleanly; the bots finish by themselves
+    assert tty.finish(60) == 128 + 2
+    assert b"Traceback" not in tty.raw
+    assert len(list((tmp_path / "logs").glob("*.log"))) == 3  # mine and the two bots'
+
+
+def test_host_and_join_without_bot_seat_two_people_at_the_terminal_table(tmp_path: Path) -> None:
+    """``nertz host`` and ``nertz join`` with no --bot: the text lobby, then the table."""
+    keygen(tmp_path / "ann.key")
+    keygen(tmp_path / "bob.key")
+    (port,) = free_ports(1)
+    logs = str(tmp_path / "logs")
+    host = Tty(["host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--port", str(port),
+                "--players", "2", "--rounds", "1", "--log-dir", logs])  # fmt: skip
+    guest = None
+    try:
+        host.wait("others join with: nertz join --peer")
+        guest = Tty(["join", "--key", str(tmp_path / "bob.key"), "--name", "Bob",
+                     "--peer", f"127.0.0.1:{port}", "--log-dir", logs])  # fmt: skip
+        for tty, name in ((guest, "Bob"), (host, "Ann")):
+            play_a_move(tty)
+            assert re.search(rf"you: \d {name} ", tty.line(0)), tty.line(0)
+        for tty in (host, guest):
+            tty.child.sendintr()
+        for tty in (guest, host):
+            assert tty.finish(60) == 128 + 2
+            assert b"left the game on signal 2" in tty.raw and b"Traceback" not in tty.raw
+    finally:
+        for tty in (host, guest):
+            if tty is not None and tty.child.isalive():
+                tty.child.kill(9)
+
+
+def test_play_lobby_with_a_missing_key_says_so_in_one_line(tmp_path: Path) -> None:
+    output, status = pexpect.run(
+        f"{sys.executable} -m cli play --key {tmp_path / 'none.key'}",
+        cwd=str(ROOT),
+        withexitstatus=True,
+        timeout=30,
+    )
+    assert status == 2
+    lines = output.decode().strip().splitlines()
+    assert len(lines) == 1 and "nertz keygen" in lines[0], lines
+
+
+_WHY = unavailable()
+
+
+@pytest.mark.netns
+@pytest.mark.skipif(_WHY is not None, reason=f"no network namespaces here: {_WHY}")
+def test_play_finds_a_lan_table_by_discovery_and_joins(tmp_path: Path) -> None:
+    keygen(tmp_path / "ann.key")
+    keygen(tmp_path / "dee.key")
+    with Lab(2) as lab:
+        logs = tmp_path / "logs"
+        host = lab.popen(
+            0,
+            [sys.executable, "-m", "cli", "host", "--key", str(tmp_path / "ann.key"),
+             "--name", "Ann", "--bot", "greedy", "--speed", "3", "--discover", BROADCAST,
+             "--players", "2", "--rounds", "1", "--log-dir", str(logs / "h0"), "--json"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            cwd=str(ROOT),
+        )  # fmt: skip
+        env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        child = pexpect.spawn(
+            "ip",
+            lab.command(1, [sys.executable, "-m", "cli", "play", "--discover", BROADCAST,
+                            "--key", str(tmp_path / "dee.key"), "--name", "Dee",
+                            "--log-dir", str(logs / "h1")])[1:],
+            dimensions=(HEIGHT, WIDTH), env=env, cwd=str(ROOT),
+        )  # fmt: skip
+        tty = Tty.__new__(Tty)
+        tty.child, tty.screen, tty.raw = child, pyte.Screen(WIDTH, HEIGHT), b""
+        tty.stream = pyte.ByteStream(tty.screen)
+        try:
+            text = tty.wait("Ann's table", timeout=20)
+            assert re.search(r"10\.77\.0\.1:\d+ +LAN", text), text
+            assert "listening on " + BROADCAST in text
+            tty.send("1\r")
+            tty.wait(lambda t: re.search(r"Dee .* not ready +← you", t) is not None)
+            tty.send("r")
+            play_a_move(tty)
+        finally:
+            child.kill(9)
+            host.terminate()
