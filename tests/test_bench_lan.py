@@ -1,0 +1,71 @@
+"""The LAN benchmark (scripts/bench_lan.py) runs its smallest configuration and prints its table.
+
+No timing is asserted (figures depend on the machine); the tests check that the quick run of two
+peers completes, that every claim it timed was complete, and that the table and verdicts are
+printed. The lab run (network namespaces, and Pyre inside them) is skipped with the reason where
+namespaces cannot be made or the ``bench`` extra (zeromq-pyre) is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2p_nertz.testing.netns import unavailable
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_lan.py"
+
+
+def run_bench(*args: str) -> str:
+    """Run the benchmark with ``args``; its standard output (it must exit 0)."""
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--peers", "2", "--seconds", "5", *args],
+        capture_output=True,
+        text=True,
+        timeout=80,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def table_row(out: str, where: str) -> list[str]:
+    """The cells of the table row for two peers placed ``where``."""
+    rows = [line.split() for line in out.splitlines() if re.match(rf"{where}\s+2\s", line)]
+    assert len(rows) == 1, out
+    return rows[0]
+
+
+def test_quick_loopback_run_prints_the_table() -> None:
+    out = run_bench("--no-lab")
+    assert "floor = bare pyzmq DEALER→ROUTER round trip" in out
+    assert re.search(r"^where\s+peers\s+floor\s+deliv med", out, re.MULTILINE), out
+    row = table_row(out, "loopback")
+    # Some claims were timed: the delivery and finality medians are numbers, not "-".
+    assert re.fullmatch(r"[\d,]+", row[3]) and re.fullmatch(r"[\d,]+", row[6]), row
+    assert re.search(r"loopback 2: \d+ claims, .* 0 incomplete", out), out
+    assert "skipped: lab games and lab floor: --no-lab" in out
+    assert re.search(r"\[(MET|MISSED)\] peak RSS per peer process", out), out
+
+
+@pytest.mark.netns
+def test_quick_lab_run_with_pyre() -> None:
+    why = unavailable()
+    if why is not None:
+        pytest.skip(f"no network namespaces here: {why}")
+    if importlib.util.find_spec("pyre") is None:
+        pytest.skip("zeromq-pyre is not installed (the bench extra: pip install -e '.[bench]')")
+    out = run_bench("--no-loopback")
+    assert "lab bridge (two namespaces), back to back" in out, out
+    row = table_row(out, "lab")
+    assert re.fullmatch(r"[\d,]+", row[3]), row  # our delivery median
+    assert re.fullmatch(r"[\d,]+", row[9]), row  # Pyre's delivery median
+    assert re.search(r"pyre 2: \d+ shouts timed, 0 incomplete", out), out
+    assert re.search(r"\[(MET|MISSED)\] claim delivery beats Pyre SHOUT delivery", out), out
