@@ -594,6 +594,24 @@ def test_append_many_writes_once_and_syncs_once(
         assert list(reader) == SMALL_RECORDS
 
 
+def test_append_many_without_sync_writes_and_a_later_sync_covers_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = create_log(tmp_path / "log.nlog", HEADER)
+    syncs: list[int] = []
+    monkeypatch.setattr(os, "fsync", syncs.append)
+    monkeypatch.setattr(os, "fdatasync", syncs.append, raising=False)
+    with writer:
+        writer.append_many(SMALL_RECORDS[:2], sync=False)
+        assert syncs == []  # written for the OS to keep, without waiting for the disk
+        size = writer.size
+        assert size == os.stat(writer.path).st_size
+        writer.append(SMALL_RECORDS[2])
+        assert len(syncs) == 1  # one sync makes the earlier unsynced frames durable too
+    with read_log(writer.path) as reader:
+        assert list(reader) == SMALL_RECORDS[:3]
+
+
 def test_create_log_syncs_before_the_file_appears(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,13 +7,14 @@ bounded by ``trio.fail_after`` and pytest-timeout.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
 import trio
 
-from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.logfile import LogWriter, RecordKind, read_log
+from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
@@ -101,7 +102,17 @@ def test_helpers() -> None:
     assert decode_clock_note(encode_clock_note(2**40 + 7)) == 2**40 + 7
 
 
-async def test_three_nodes_play_to_the_end(tmp_path: Path) -> None:
+async def test_three_nodes_play_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Spy on every log write: what is synced and what is only written.
+    writes: list[tuple[set[RecordKind], bool]] = []
+    real_append_many = LogWriter.append_many
+
+    def spy(self: LogWriter, records: Iterable[LogRecord], *, sync: bool = True) -> None:
+        records = list(records)
+        writes.append(({r.kind for r in records}, sync))
+        real_append_many(self, records, sync=sync)
+
+    monkeypatch.setattr(LogWriter, "append_many", spy)
     identities, spec = make_game(1)
     logs = [tmp_path / f"peer{seat}.log" for seat in range(PLAYERS)]
     nodes = [make_node(i, spec, log) for i, log in zip(identities, logs, strict=True)]
@@ -122,6 +133,11 @@ async def test_three_nodes_play_to_the_end(tmp_path: Path) -> None:
     assert all(node.done and not node.restored for node in nodes)
     check_agreement(finished)
     check_logs(finished, logs)
+    # Our own events and clock notes are synced before they are sent; batches of received
+    # events alone are written without waiting for the disk.
+    assert all(sync for kinds, sync in writes if kinds - {RecordKind.RECEIVED_EVENT})
+    received_only = [sync for kinds, sync in writes if kinds == {RecordKind.RECEIVED_EVENT}]
+    assert received_only and not any(received_only)
     # Started again on its log after everyone went home, a node does not wait forever for
     # acks that will not come: the whole game is in its log, and it stops.
     alone = PeerNode(

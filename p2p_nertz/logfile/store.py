@@ -14,6 +14,11 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   crash *during* it, any prefix of the batch may have survived (complete frames are kept on
   restart, the torn one is cut). Use it for received events, which peers can send again; use
   ``append`` for each event this peer sends.
+- **Written, not yet synced.** ``append_many(..., sync=False)`` only hands the frames to the
+  operating system: they survive the process being killed, not the machine crashing, until the
+  next synced append (which syncs the whole file). The runtime uses it for batches of
+  *received* events only: another member holds each of them, signed, so one lost with the
+  machine is fetched again; what this peer signs is always synced before it is sent.
 - **Atomic creation.** :func:`create_log` writes the header to a temporary file, syncs it and
   links it into place, so a log file either does not exist or has a whole header. The file is
   created with mode 0600: notes may hold the round's secret, which must stay private until the
@@ -169,7 +174,8 @@ class LogWriter:
 
     @property
     def size(self) -> int:
-        """The file's size in bytes: everything up to here is durable."""
+        """The file's size in bytes: everything up to here is written (and durable, unless
+        the last appends were made with ``sync=False``)."""
         return self._size
 
     @property
@@ -187,11 +193,17 @@ class LogWriter:
         """
         self.append_many((record,))
 
-    def append_many(self, records: Iterable[Record]) -> None:
+    def append_many(self, records: Iterable[Record], *, sync: bool = True) -> None:
         """Append several records with one write and one sync; durable when it returns.
 
         Meant for received events. After a crash during the call any prefix of the batch may
         be in the file; see the module docstring.
+
+        Args:
+            records: the records, in order.
+            sync: make them durable before returning; with ``False`` they are only written
+                (they survive the process being killed, not the machine crashing, until a
+                later synced append).
 
         Raises:
             OSError: As for :meth:`append`.
@@ -208,7 +220,8 @@ class LogWriter:
             return
         try:
             _write_all(self._fd, data)
-            _sync_data(self._fd)
+            if sync:
+                _sync_data(self._fd)
         except BaseException as exc:
             # Nothing of this batch was acknowledged: cut it off, so that a later append (after
             # a transient ENOSPC, say) cannot follow a partial frame.

@@ -21,10 +21,12 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects
 it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
-:class:`Record` and :class:`Reserve` effects are batched into one durable write
-(:meth:`LogWriter.append_many`, run in a worker thread so fsync does not stall the event loop)
-that completes before any :class:`Send` that follows them is handed to a DEALER; a ``Reserve``
-is logged as the note ``clock`` (8 bytes, big-endian). Other effects (notices) go to an optional
+:class:`Record` and :class:`Reserve` effects are batched into one write that completes before
+any :class:`Send` that follows them is handed to a DEALER; a ``Reserve`` is logged as the note
+``clock`` (8 bytes, big-endian). A batch holding our own events or a clock note is made durable
+(:meth:`LogWriter.append_many`, synced in a worker thread so the sync does not stall the event
+loop); a batch of received events only is written at once without a sync: its events are held,
+signed, by their authors, and waiting for the disk there would delay every ack. Other effects (notices) go to an optional
 callback, in order.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
@@ -508,7 +510,16 @@ class PeerNode:
     async def _write(self, records: list[LogRecord]) -> None:
         writer = self._writer
         assert writer is not None
-        # Not abandoned on cancellation: a write that started completes (or fails) first.
+        if all(r.kind is RecordKind.RECEIVED_EVENT for r in records):
+            # Only others' events, each held signed by its author (who synced it before
+            # sending): written at once, without waiting for the disk or a thread, so the
+            # receive path (and the acks that make claims final) never stalls on a sync.
+            # They survive our process being killed; a machine crash may lose them, and
+            # gap repair fetches them again (docs/protocol.md, restart from the log).
+            writer.append_many(records, sync=False)
+            return
+        # Our own events and clock notes: durable before anything after them is sent. Not
+        # abandoned on cancellation: a write that started completes (or fails) first.
         await trio.to_thread.run_sync(writer.append_many, records)
 
     def _send(self, effect: Send) -> None:
