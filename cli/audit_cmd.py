@@ -39,6 +39,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--strict", action="store_true", help="stop at the first error")
     p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also re-check the rules engine: replay every round with every deck, checking "
+        "that each card is in exactly one place after every move (about twice as slow)",
+    )
+    p.add_argument(
         "--spec",
         type=Path,
         default=None,
@@ -97,6 +103,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         spec=spec,
         candidates=find_spec_files(logs) if spec is None else (),
         strict=args.strict,
+        deep=args.deep,
     )
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

@@ -332,6 +332,7 @@ def audit(
     spec: GameSpec | None = None,
     candidates: Sequence[GameSpec] = (),
     strict: bool = False,
+    deep: bool = False,
     on_fold: Callable[[FoldStep], None] | None = None,
 ) -> AuditReport:
     """Audit the logs of one game (any subset of its peers' logs).
@@ -344,6 +345,10 @@ def audit(
         candidates: specs to try when the logs carry none (a ``game.spec`` file found next
             to them): the first whose id is a log's game id is used.
         strict: stop at the first error instead of collecting every finding.
+        deep: also replay every finished round with every revealed deck through the rules
+            engine alone, checking card conservation after every move. The fold already
+            replays each seat against its deck (what cheating would break); this re-checks
+            the engine itself, at about twice the cost.
         on_fold: called with each event of the final pass as it is folded (replays).
 
     Returns:
@@ -359,14 +364,14 @@ def audit(
     while True:
         passes += 1
         last = passes >= found.seats + 2
-        run = _Pass(found, sources, cuts, forks, strict=strict, on_fold=None)
+        run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
         run.run()
         if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
             break
         cuts = dict(run.state.dropped)
         forks = dict(run.state.kept_forks)
     if on_fold is not None:
-        run = _Pass(found, sources, cuts, forks, strict=strict, on_fold=on_fold)
+        run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold)
         run.run()
     return run.report(setup, passes)
 
@@ -533,9 +538,11 @@ class _Pass:
         forks: dict[int, tuple[int, bytes]],
         *,
         strict: bool,
+        deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
     ) -> None:
         self.spec = spec
+        self.deep = deep
         self.game_id = spec.game_id  # computed once: it hashes the whole spec
         self.seats = spec.seats
         self.roster = {pid: seat for seat, pid in enumerate(spec.peer_ids)}
@@ -552,6 +559,9 @@ class _Pass:
         self.folded_key = (-1, -1, -1)
         self.reported: set[tuple[Any, ...]] = set()
         self.singles: dict[tuple[int, int], list[list[int]]] = {}
+        # With one log there is no other copy to count (an event "only one log holds" is
+        # a finding about several logs).
+        self.count_copies = len(sources) > 1
         # round number -> facts for the report
         self.ended: dict[int, RoundEnded] = {}
         self.scored: dict[int, RoundScored] = {}
@@ -845,6 +855,8 @@ class _Pass:
                     break
             else:
                 return  # a second copy in the same log (received twice): counted already
+        if not self.count_copies:
+            return
         if seq > feed.settled:
             entry = feed.copies.get(seq)
             if entry is None:
@@ -1164,7 +1176,7 @@ class _Pass:
 
     def _replay(self, rs: RoundState) -> None:
         """Replay a finished round with every revealed deck (legality and conservation)."""
-        if rs.number in self.replayed:
+        if not self.deep or rs.number in self.replayed:
             return
         self.replayed.add(rs.number)
         flagged = {
