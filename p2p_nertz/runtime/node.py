@@ -26,8 +26,8 @@ any :class:`Send` that follows them is handed to a DEALER; a ``Reserve`` is logg
 ``clock`` (8 bytes, big-endian). A batch holding our own events or a clock note is made durable
 (:meth:`LogWriter.append_many`, synced in a worker thread so the sync does not stall the event
 loop); a batch of received events only is written at once without a sync: its events are held,
-signed, by their authors, and waiting for the disk there would delay every ack. Other effects (notices) go to an optional
-callback, in order.
+signed, by their authors, and waiting for the disk there would delay every ack. Other effects
+(notices) go to an optional callback, in order.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
@@ -84,6 +84,7 @@ __all__ = [
     "DEFAULT_BIND",
     "ENDPOINTS_NOTE",
     "MAX_BURST",
+    "NODE_CONFIG",
     "SEND_QUEUE",
     "SPEC_NOTE",
     "PeerNode",
@@ -108,6 +109,12 @@ id to endpoint string, ours included): with the spec note, enough to resume from
 
 DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
 """Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
+
+NODE_CONFIG: Final = PeerConfig(ack_delay=0.0)
+"""The peer core's configuration on real sockets: acks go out as soon as a burst of received
+messages has been taken in (the receive loop hands the peer everything waiting at once, which
+coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
+hundred microseconds, and a 2 ms window would be most of a claim's time to finality."""
 
 SEND_QUEUE: Final = 4096
 """Messages queued per DEALER before further ones to that member are dropped."""
@@ -194,7 +201,7 @@ class PeerNode:
             for no bot (moves only through :meth:`play`).
         speed: the bot's pacing level, 1 to 10.
         seed: the bot's randomness; by default derived from the peer id.
-        config: the peer core's timers and limits.
+        config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
         on_notice: called, in order, with every effect that is not a Send, Record or Reserve
             (notices, rejections, suspicions). It runs with the peer locked: it may read the
@@ -238,7 +245,7 @@ class PeerNode:
         rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
         self._rng = Rng(rng_seed)
         self._strategy = None if strategy is None else make_strategy(strategy, self._rng.fork(0))
-        self._config = config
+        self._config = config if config is not None else NODE_CONFIG
         self._clock = clock
         self._on_notice = on_notice
         self._listeners: list[NoticeCallback] = []
