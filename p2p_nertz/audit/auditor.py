@@ -509,7 +509,9 @@ class _Log:
     def horizon(self, seat: int) -> int:
         """Every seq of ``seat`` below this has been read, or will never be, from this log."""
         holes = self.holes[seat]
-        return min((h[0] for h in holes), default=self.next[seat])
+        if not holes:  # the usual case: a log holds each feed in order, without holes
+            return self.next[seat]
+        return min(h[0] for h in holes)
 
 
 _REASONS = {
@@ -871,9 +873,14 @@ class _Pass:
         feed = self.feeds[seat]
         if not feed.copies:
             return
-        upto = min((log.horizon(seat) for log in self.logs if not log.ended), default=1 << 62) - 1
-        if upto < feed.first_copy:
-            return
+        upto = 1 << 62
+        for log in self.logs:
+            if not log.ended:
+                horizon = log.horizon(seat)
+                if horizon <= feed.first_copy:
+                    return  # a log may still add a copy of the lowest seq waiting
+                upto = min(upto, horizon)
+        upto -= 1
         readable = sum(1 for log in self.logs if log.readable)
         for seq in sorted(s for s in feed.copies if s <= upto):
             count, first = feed.copies.pop(seq)
