@@ -242,6 +242,7 @@ def _node(
         strategy=args.bot,
         speed=args.speed,
         on_notice=on_notice if args.bot is not None else None,  # no lines over the table
+        watchers=args.watcher,
     )
     return node, path
 
@@ -616,6 +617,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         bind=endpoints[identity.peer_id],
         strategy=args.bot,
         speed=args.speed,
+        watchers=args.watcher,
     )
     out.emit(
         "resume",
@@ -648,6 +650,17 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         help="where the game's log is written (default: %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    _watchers(p)
+
+
+def _watchers(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--watcher",
+        action="append",
+        default=[],
+        metavar="ENDPOINT",
+        help="push every event to a `nertz watch` spectator bound there (repeatable)",
+    )
 
 
 def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
@@ -757,4 +770,5 @@ def add_parsers(sub: Any) -> None:
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
+    _watchers(p)
     p.set_defaults(func=_cmd_resume)

@@ -76,6 +76,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print JSON lines: each round, then the result"
     )
+    p.add_argument(
+        "--watcher",
+        action="append",
+        default=[],
+        metavar="ENDPOINT",
+        help="push every event to a `nertz watch` spectator bound there (repeatable)",
+    )
     p.set_defaults(func=_cmd_node)
 
 
@@ -194,6 +201,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         strategy=args.bot,
         speed=args.speed,
         on_notice=on_notice,
+        watchers=args.watcher,
     )
     try:
         node.bind()

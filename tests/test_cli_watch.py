@@ -17,6 +17,7 @@ from peer_helpers import PeerNetwork
 from test_cli_play import Tty
 
 from cli.demo import free_ports
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Tracker, render
@@ -89,8 +90,10 @@ def test_watch_follows_a_live_game_pushed_by_a_player(tmp_path: Path) -> None:
     args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
     player = Tty([*args, "--dir", str(game), "--watcher", endpoint])
     player.wait("[n] Nerts")
-    # The spec exists once the table is up; the player's node queues events until we bind.
-    watcher = Tty(["watch", "--spec", str(game / "game.spec"), "--bind", endpoint])
+    # The player's node queues what it pushes until we bind: first the game's spec (so no
+    # spec file is needed; --game picks this game), then its events.
+    game_id = GameSpec.from_wire((game / "game.spec").read_bytes()).game_id.hex()
+    watcher = Tty(["watch", "--game", game_id[:12], "--bind", endpoint])
     text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
     assert "spectator" in watcher.line(0)
     # Every tableau is followed: each player's row, then its piles.

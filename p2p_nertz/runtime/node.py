@@ -87,6 +87,7 @@ __all__ = [
     "NODE_CONFIG",
     "SEND_QUEUE",
     "SPEC_NOTE",
+    "WATCH_SPEC_TAG",
     "PeerNode",
     "decode_clock_note",
     "encode_clock_note",
@@ -115,6 +116,10 @@ NODE_CONFIG: Final = PeerConfig(ack_delay=0.0)
 messages has been taken in (the receive loop hands the peer everything waiting at once, which
 coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
 hundred microseconds, and a 2 ms window would be most of a claim's time to finality."""
+
+WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
+"""The first message a node pushes to a spectator: this tag, then the game spec's wire form
+(a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
 
 SEND_QUEUE: Final = 4096
 """Messages queued per DEALER before further ones to that member are dropped."""
@@ -211,8 +216,8 @@ class PeerNode:
         ctx: a zmq context to use (the caller terminates it); by default the node makes its own
             and terminates it when :meth:`run` returns.
         watchers: endpoints of spectators (``nertz watch``): the node connects a DEALER to each
-            and pushes it every message it receives and every one it broadcasts (its own
-            events once durable, and beats).
+            and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then every message it
+            receives and every one it broadcasts (its own events once durable, and beats).
             A spectator is not in the roster; it verifies the members' signatures itself.
 
     Raises:
@@ -411,6 +416,8 @@ class PeerNode:
                     nursery.start_soon(self._dealer_owner, dealer, receive)
                 for watcher in self._watch_sockets:
                     send, receive = trio.open_memory_channel[bytes](SEND_QUEUE)
+                    # First the game itself, so a spectator needs no spec file.
+                    send.send_nowait(WATCH_SPEC_TAG + self.spec.to_wire())
                     self._watch_queues.append(send)
                     nursery.start_soon(self._dealer_owner, watcher, receive)
                 async with self._lock:
