@@ -151,7 +151,14 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     tty.send(":zz\r")
     tty.wait("not a move: 'zz'")
     tty.send(":S\r")
-    tty.wait(lambda t: stock(t) == before - 6 or "played S" in t)
+    # (Bots at full speed on a loaded machine may end the round first: then S is refused.)
+    tty.wait(
+        lambda t: (
+            "played S" in t
+            or "the round is over" in t
+            or ("[s] stock" in t and stock(t) == before - 6)
+        )
+    )
 
     # Pass until everyone is stuck often enough, or a bot calls Nerts: the board comes up.
     text = tty.wait("round 1 over", timeout=100, keep="p")
