@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Soak the protocol: thousands of seeded simulated games with random faults.
 
-Prints how many games ran, how many faults were injected (partitions, crashes, lost and
-duplicated messages), and how many invariant violations were found (must be zero). A failing
-seed is printed with its configuration; ``--seed N --games 1 -v`` replays it exactly.
+Prints how many games ran, how many faults were injected (partitions, crashes, equivocating
+members, lost and duplicated messages), and how many invariant violations were found (must be
+zero). A failing seed is printed with its configuration; ``--seed N --games 1 -v`` replays it
+exactly. Equivocating members (a cheater signing two events under one seq) are on by default;
+``--no-cheats`` leaves them out.
 
-    python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2]
+    python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, run
 
 
-def one(args: tuple[int, int, int, int]) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, rounds = args
+def one(
+    args: tuple[int, int, int, int, bool],
+) -> tuple[int, int, dict[str, int], list[str], str]:
+    seed, low, high, rounds, cheats = args
     rng = Rng(seed)
     players = low + rng.below(high - low + 1)
-    faults = Faults.random(rng, players, horizon=15.0 * rounds)
+    faults = Faults.random(rng, players, horizon=15.0 * rounds, cheats=cheats)
     config = SimConfig(
         players=players,
         seed=seed,
@@ -37,6 +41,7 @@ def one(args: tuple[int, int, int, int]) -> tuple[int, int, dict[str, int], list
     counts = {
         "partitions": len(faults.partitions),
         "crashes": result.crashes,
+        "cheaters": len(faults.equivocations),
         "lost": result.lost,
         "duplicated": result.duplicated,
         "messages": result.sent,
@@ -51,11 +56,17 @@ def main() -> int:
     parser.add_argument("--players", default="2-5", help="range of table sizes, e.g. 2-5")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per game")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--no-cheats", action="store_true", help="no equivocating members in the fault mix"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
     lo, hi = int(low), int(high or low)
-    jobs = [(seed, lo, hi, args.rounds) for seed in range(args.seed, args.seed + args.games)]
+    cheats = not args.no_cheats
+    jobs = [
+        (seed, lo, hi, args.rounds, cheats) for seed in range(args.seed, args.seed + args.games)
+    ]
     start = time.perf_counter()
     totals: dict[str, int] = {}
     bad = 0
@@ -71,11 +82,12 @@ def main() -> int:
             elif args.verbose:
                 print(f"seed {seed} ({players} players) ok: {counts}", flush=True)
     elapsed = time.perf_counter() - start
-    injected = totals.get("partitions", 0) + totals.get("crashes", 0)
+    injected = totals.get("partitions", 0) + totals.get("crashes", 0) + totals.get("cheaters", 0)
     injected += totals.get("lost", 0) + totals.get("duplicated", 0)
     print(
         f"games {args.games}, faults injected {injected} "
         f"(partitions {totals.get('partitions', 0)}, crashes {totals.get('crashes', 0)}, "
+        f"equivocating members {totals.get('cheaters', 0)}, "
         f"lost {totals.get('lost', 0)}, duplicated {totals.get('duplicated', 0)} "
         f"of {totals.get('messages', 0)} messages), invariant violations {bad}, "
         f"{elapsed:.0f} s ({args.games / elapsed:.1f} games/s)"

@@ -360,15 +360,21 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
     ),
     (
         Kind.DROP,
-        lambda f, r: [f, 2, 0, 0, 0, b""],
+        lambda f, r: [f, 2, 0, 0, 0, []],
         {
-            "short-frontier": lambda f, r: [f[:2], 2, 0, 0, 0, b""],
-            "seat-out-of-range": lambda f, r: [f, 3, 0, 0, 0, b""],
-            "reason-4": lambda f, r: [f, 2, 0, 4, 0, b""],
-            "negative-seq": lambda f, r: [f, 2, -1, 0, 0, b""],
+            "short-frontier": lambda f, r: [f[:2], 2, 0, 0, 0, []],
+            "seat-out-of-range": lambda f, r: [f, 3, 0, 0, 0, []],
+            "reason-6": lambda f, r: [f, 2, 0, 6, 0, []],
+            "negative-seq": lambda f, r: [f, 2, -1, 0, 0, []],
             "three-fields": lambda f, r: [f, 2, 0],
-            "fork-id-without-fork": lambda f, r: [f, 2, 0, 0, 0, b"12345678"],
-            "fork-seq-without-fork": lambda f, r: [f, 2, 0, 0, 3, b""],
+            "ids-without-count": lambda f, r: [f, 2, 0, 0, 0, [b"12345678"]],
+            "fork-seq-without-fork": lambda f, r: [f, 2, 0, 0, 3, []],
+            "fork-without-fork-seq": lambda f, r: [f, 2, 1, 1, 0, [b"12345678"]],
+            "too-few-ids": lambda f, r: [f, 2, 3, 0, 0, [b"12345678"]],
+            "short-id": lambda f, r: [f, 2, 2, 0, 0, [b"12345678", b"1234567"]],
+            "ids-not-array": lambda f, r: [f, 2, 1, 0, 0, b"12345678"],
+            "withdraw-counting": lambda f, r: [f, 2, 1, 2, 0, [b"12345678"]],
+            "rejoin-without-request": lambda f, r: [f, 2, 0, 5, 0, []],
         },
     ),
     (
@@ -651,6 +657,36 @@ def test_feed_impossible_claim_is_refused_by_the_fold(
 ) -> None:
     peer, now = victim
     _assert_refused_by_fold(peer, _impossible_claim(peer, mid.identities[B]), now, "claims")
+
+
+def _vote(peer: Peer, target: int, reason: DropReason, last: int) -> Drop:
+    feed = peer.events(target)
+    ids = tuple(m.id[:8] for m in feed[max(0, last - 64) : last])
+    return Drop((), target, last, reason, 0, ids)
+
+
+def test_feed_abandon_with_three_members_left_is_refused_by_the_fold(
+    victim: tuple[Peer, float], mid: PeerNetwork
+) -> None:
+    # Abandon ends a two-member game; with three members left a majority can drop instead.
+    peer, now = victim
+    vote = _vote(peer, VICTIM, DropReason.ABANDON, peer.held(VICTIM))
+    wire = forge(peer, mid.identities[B], vote)
+    _assert_refused_by_fold(peer, wire, now, "exactly two members")
+    assert VICTIM not in peer.tentative.dropped and peer.tentative.phase is not Phase.OVER
+
+
+def test_feed_rejoin_for_a_member_never_dropped_changes_nothing(
+    victim: tuple[Peer, float], mid: PeerNetwork
+) -> None:
+    peer, now = victim
+    other = next(s for s in range(peer.spec.seats) if s not in (VICTIM, B))
+    vote = _vote(peer, other, DropReason.REJOIN, peer.held(other))
+    held, violations = peer.held(B), peer.tentative.violations
+    peer.feed(forge(peer, mid.identities[B], vote), now)
+    assert peer.held(B) == held + 1  # held, and counted as nothing
+    assert peer.tentative.violations == violations
+    assert not peer.tentative.rejoining and not peer.tentative.dropped
 
 
 def test_feed_claim_on_missing_foundation_is_refused_by_the_fold(

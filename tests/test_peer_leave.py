@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+from peer_helpers import PeerNetwork
+
+from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
+from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Rules
+from p2p_nertz.protocol.state import GameEnded, MemberDropped, Phase
+from p2p_nertz.rules import NERTS_PILE_SIZE, Rules, Termination
 
 
 def _pair() -> list[Peer]:
@@ -88,3 +94,99 @@ def test_drop_majority_counts_the_current_roster() -> None:
     assert state.majority == 2
     state.dropped[1] = 0
     assert state.majority == 1
+
+
+def test_abandon_needs_one_silent_member_left() -> None:
+    peers = _pair()
+    for seat, peer in enumerate(peers):
+        _pump(peers, peer.start(0.0), seat, 0.0)
+    _ticks(peers, 0.3, 4)
+    with pytest.raises(LocalProtocolError, match="silence"):
+        peers[0].abandon(2.0)  # the other is right there
+    assert peers[0].final.phase is not Phase.OVER
+    # Seat 1 goes away for good; 40 s later (past drop_after) seat 0 ends the game.
+    effects = peers[0].abandon(41.0)
+    (vote,) = [
+        decode_message(e.data)
+        for e in effects
+        if isinstance(e, Send) and decode_message(e.data).kind is Kind.DROP
+    ]
+    body = parse_body(vote.kind, vote.body, 2)
+    assert isinstance(body, Drop)
+    assert (body.seat, body.reason, body.last_seq) == (1, DropReason.ABANDON, peers[0].held(1))
+    state = peers[0].final
+    assert state.phase is Phase.OVER and 1 in state.dropped
+    assert state.game.result is not None
+    assert state.game.result.termination is Termination.ABANDONED
+    assert any(isinstance(e, MemberDropped) and e.seat == 1 for e in effects)
+    assert any(isinstance(e, GameEnded) for e in effects)
+    with pytest.raises(LocalProtocolError, match="over"):
+        peers[0].abandon(42.0)
+    # Seat 1 comes back: it learns the game was abandoned without it.
+    _pump(peers, peers[0].tick(42.0), 0, 42.0)
+    _ticks(peers, 42.3, 6)
+    assert peers[1].final.phase is Phase.OVER and 1 in peers[1].final.dropped
+
+
+def test_abandon_is_refused_with_more_than_one_other_member() -> None:
+    peers = _trio(PeerConfig())
+    for seat, peer in enumerate(peers):
+        _pump(peers, peer.start(0.0), seat, 0.0)
+    with pytest.raises(LocalProtocolError, match="exactly one other"):
+        peers[0].abandon(100.0)
+
+
+class _NoReady(Peer):
+    """A member that stays connected through the deal but never publishes its ``ready``."""
+
+    def _act(self) -> None:
+        if self._final.phase is not Phase.PLAY:
+            super()._act()
+
+
+class _NoSecret(Peer):
+    """A member that plays, but never reveals its secret (and is caught by nobody)."""
+
+    def _act(self) -> None:
+        if self._final.phase is not Phase.REVEAL:
+            super()._act()
+
+
+def _withholding_game(factory: type[Peer], seed: int) -> PeerNetwork:
+    net = PeerNetwork(
+        3,
+        seed=seed,
+        rules=Rules(target=None, rounds=1),
+        config=PeerConfig(phase_timeout=5.0),
+        factories={2: factory},
+    )
+    net.run_until_over(within=400.0)
+    return net
+
+
+@pytest.mark.parametrize(
+    ("factory", "seed", "forfeits"),
+    [
+        pytest.param(_Withholder, 1, False, id="nonce-before-the-deal"),
+        pytest.param(_NoReady, 2, True, id="ready-during-play"),
+        pytest.param(_NoSecret, 3, True, id="secret-after-play"),
+    ],
+)
+def test_member_withholding_is_voted_out_and_forfeits_once_dealt(
+    factory: type[Peer], seed: int, forfeits: bool
+) -> None:
+    net = _withholding_game(factory, seed)
+    for peer in net.peers[:2]:
+        state = peer.final
+        assert 2 in state.dropped
+        votes = [vote for voter, vote in state.votes.get(2, ()) if voter != 2]
+        assert votes and all(v.reason is DropReason.WITHHELD for v in votes)
+        (score,) = state.scores
+        withholder = score.players[2]
+        if forfeits:
+            # Dealt in, then gone: scored as a forfeit, never better than being caught.
+            assert withholder.total == -NERTS_PILE_SIZE * state.rules.nerts_card_penalty
+            assert 2 in state.round.forfeit
+        else:
+            assert withholder.total == 0 and not withholder.played  # never dealt
+    assert net.peers[0].final.history == net.peers[1].final.history

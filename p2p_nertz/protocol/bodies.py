@@ -18,7 +18,7 @@ claim    ``[frontier, round, move, card, [revealed cards]]`` (move: ``src>L@fid`
 stuck    ``[frontier, round]``                                                        Play
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
-drop     ``[frontier, seat, last seq counted, reason, fork seq, fork id prefix]``     Drop
+drop     ``[frontier, seat, last seq counted, reason, fork seq, [id prefixes]]``      Drop
 leave    ``[frontier]``                                                               Leave
 beat     ``[head seq, head id or nil, [seq held per seat], [id prefix per seat]]``    Beat
 ack      as beat                                                                      Beat
@@ -35,6 +35,7 @@ saying what is wrong; the peer reports that as a ``bad_body`` rejection.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,9 @@ from p2p_nertz.rules.cards import HIDDEN
 
 __all__ = [
     "EVENT_BODIES",
+    "ID_PREFIX",
     "MAX_ROUND",
+    "VOTE_WINDOW",
     "Beat",
     "Commit",
     "Drop",
@@ -67,6 +70,8 @@ __all__ = [
 MAX_ROUND = 10_000
 #: Bytes of an event id that beats quote for each feed's last held event.
 ID_PREFIX = 8
+#: Most id prefixes a drop vote quotes of the member's feed (ending at its ``last_seq``).
+VOTE_WINDOW = 64
 _MAX_SEQ = 2**63 - 1
 HASH_SIZE = 32
 
@@ -85,6 +90,8 @@ class DropReason(enum.IntEnum):
     EQUIVOCATION = 1
     WITHDRAW = 2  #: the voter hears the member again: its earlier vote no longer counts
     WITHHELD = 3  #: the member stays connected but withholds what the round waits for
+    ABANDON = 4  #: two members left and one is gone: the other ends the game (DESIGN.md §6)
+    REJOIN = 5  #: a dropped member asked to rejoin (at its event ``last_seq``): readmit it
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,12 +158,16 @@ class Result:
 
 @dataclass(frozen=True, slots=True)
 class Drop:
-    """A vote to drop a member, with the highest seq of its feed the voter counts.
+    """A membership vote about ``seat``: drop it (silent, withheld, equivocation), withdraw
+    such a vote, end a two-member game without it (abandon), or readmit it (rejoin).
 
-    For an equivocation, ``fork_seq`` is the seq the member signed twice and ``fork_id`` the
-    :data:`ID_PREFIX` bytes of the version this voter holds there, when it counts it
-    (``last_seq >= fork_seq``; empty otherwise): voters who count different versions show
-    that neither can be final anywhere, and the cut goes below the fork.
+    ``last_seq`` is the highest seq of the member's feed the voter counts (for a rejoin, the
+    seq of the member's rejoin request). ``ids`` are the first :data:`ID_PREFIX` bytes of the
+    ids of the voter's copies of the member's events ``last_seq - len(ids) + 1 .. last_seq``
+    (``min(last_seq, VOTE_WINDOW)`` of them; none for a withdrawal): an id names the whole
+    chain before it, so the votes say which chain each voter counts, and the fold keeps one
+    (docs/protocol.md §9.2). For an equivocation, ``fork_seq`` is the seq the voter has proof
+    the member signed twice.
     """
 
     frontier: tuple[int, ...]
@@ -164,7 +175,18 @@ class Drop:
     last_seq: int
     reason: DropReason
     fork_seq: int = 0
-    fork_id: bytes = b""
+    ids: tuple[bytes, ...] = ()
+
+    @property
+    def fork_id(self) -> bytes:
+        """The id prefix of the version of the forked event this voter counts (empty if it
+        does not count it, or it is outside the window)."""
+        return self.id_at(self.fork_seq) if self.fork_seq else b""
+
+    def id_at(self, seq: int) -> bytes:
+        """The voter's id prefix of the member's event ``seq`` (empty outside the window)."""
+        first = self.last_seq - len(self.ids) + 1
+        return self.ids[seq - first] if first <= seq <= self.last_seq else b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +266,7 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
             body.last_seq,
             int(body.reason),
             body.fork_seq,
-            body.fork_id,
+            list(body.ids),
         ]
     if isinstance(body, Beat):
         return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
@@ -378,21 +400,29 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             tuple(_int(s, -10_000, 10_000, "a score") for s in scores),
         )
     if kind is Kind.DROP:
-        f, seat, last, reason, fork_seq, fork_id = _array(body, 6, "a drop body")
+        f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
         vote = Drop(
             _frontier(f, seats),
             _int(seat, 0, seats - 1, "the dropped seat"),
             _int(last, 0, _MAX_SEQ, "the last seq held"),
-            DropReason(_int(reason, 0, 3, "the drop reason")),
+            DropReason(_int(reason, 0, len(DropReason) - 1, "the drop reason")),
             _int(fork_seq, 0, _MAX_SEQ, "the fork seq"),
-            fork_id if type(fork_id) is bytes else b"?",
         )
-        if vote.reason is not DropReason.EQUIVOCATION and vote.fork_seq:
-            raise ValueError("only an equivocation vote names a fork")
-        counts_fork = vote.reason is DropReason.EQUIVOCATION and vote.last_seq >= vote.fork_seq
-        if len(vote.fork_id) != (ID_PREFIX if counts_fork and vote.fork_seq else 0):
-            raise ValueError("a fork id names the counted version of an equivocation, only")
-        return vote
+        if (vote.reason is DropReason.EQUIVOCATION) != (vote.fork_seq > 0):
+            raise ValueError("an equivocation vote names its fork seq, and only it does")
+        if vote.reason is DropReason.WITHDRAW and vote.last_seq:
+            raise ValueError("a withdrawal counts nothing (last seq 0)")
+        if vote.reason is DropReason.REJOIN and not vote.last_seq:
+            raise ValueError("a rejoin names the member's request (last seq above 0)")
+        want = min(vote.last_seq, VOTE_WINDOW)
+        if not isinstance(quoted, tuple) or len(quoted) != want:
+            raise ValueError(f"a vote quotes the ids of the last {want} event(s) it counts")
+        prefixes: list[bytes] = []
+        for prefix in quoted:
+            if type(prefix) is not bytes or len(prefix) != ID_PREFIX:
+                raise ValueError(f"a quoted id is its first {ID_PREFIX} bytes")
+            prefixes.append(prefix)
+        return dataclasses.replace(vote, ids=tuple(prefixes))
     if kind is Kind.BEAT or kind is Kind.ACK:
         head, head_id, held, held_ids = _array(body, 4, "a beat body")
         head_seq = _int(head, 0, _MAX_SEQ, "the head seq")

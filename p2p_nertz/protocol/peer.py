@@ -34,15 +34,18 @@ Two folds.
 
 Faults.
     A member silent for ``suspect_after`` is suspected; past ``drop_after`` the peer signs a
-    ``drop`` vote with the last seq it holds, and stops announcing that feed beyond it. A strict
-    majority of votes drops the member (``cut`` = the highest seq among them); its events after
-    the cut never count. A voter that hears the member again withdraws a vote for silence.
-    Two different signed events with one author and seq (or an event timed below a clock its
-    author announced) are proof of cheating: both are relayed once, and the author is voted
-    out; the vote counts what the voter already announced and names the version it holds.
-    Before sending past a clock it has not reserved, the peer asks for a durable
-    :class:`Reserve`, so a restart never times a message below one sent before the crash.
-    Known gaps (deep forks, withheld reveals) are listed in docs/protocol.md §13.
+    ``drop`` vote with the last seq it holds (and the ids of its last events there), and stops
+    announcing that feed beyond it; a member that withholds what a phase waits for is voted out
+    after ``phase_timeout``. A strict majority of votes drops the member, with a cut and a kept
+    chain (docs/protocol.md §9.2); its events after the cut never count, and a peer holding
+    another chain of it switches to the kept one. A voter that hears the member again
+    withdraws a vote for silence. Two different signed events with one author and seq (or an
+    event timed below a clock its author announced) are proof of cheating: both are relayed
+    once, and the author is voted out. With two members left, :meth:`Peer.abandon` ends the
+    game without the one gone; a dropped member that comes back asks to rejoin, and a member
+    still in the game readmits it at the next round. Before sending past a clock it has not
+    reserved, the peer asks for a durable :class:`Reserve`, so a restart never times a message
+    below one sent before the crash. Known gaps are listed in docs/protocol.md §13.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
+    VOTE_WINDOW,
     Beat,
     Commit,
     Drop,
@@ -158,8 +162,8 @@ class Equivocation:
 Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Notice
 
 
-#: Phases that wait for an event from every member (play waits for nobody in particular).
-_WAITING_PHASES = frozenset({Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT})
+#: Phases that wait for an event from every member (play: for every seat's ``ready``).
+_WAITING_PHASES = frozenset({Phase.COMMIT, Phase.NONCE, Phase.PLAY, Phase.REVEAL, Phase.RESULT})
 
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
@@ -178,8 +182,11 @@ class PeerConfig:
         max_pending: events held per author ahead of its delivered feed.
         max_want: events sent back for one gap request.
         clock_reserve: Lamport ticks reserved by each durable clock note.
-        phase_timeout: how long a phase that waits on every member (commit, nonce, reveal,
-            result) may wait before the members holding it up are voted out.
+        phase_timeout: how long a phase that waits on every member (commit, nonce, the
+            ``ready`` of play, reveal, result) may wait before the members holding it up are
+            voted out.
+        rejoin: a peer that learns it was dropped (not for cheating) asks to rejoin at the
+            next round (DESIGN.md §6).
     """
 
     ack_delay: float = 0.002
@@ -191,6 +198,7 @@ class PeerConfig:
     max_want: int = 64
     clock_reserve: int = 1000
     phase_timeout: float = 60.0
+    rejoin: bool = True
 
 
 class Peer:
@@ -224,7 +232,9 @@ class Peer:
         self._private = identity.to_bytes()
         # Feeds: delivered messages and events per seat, in seq order.
         self._feeds: list[list[Message]] = [[] for _ in range(n)]
-        self._pending: list[dict[int, tuple[Message, EventBody]]] = [{} for _ in range(n)]
+        # seat -> seq -> (message, body, from our log): events waiting for their turn
+        self._pending: list[dict[int, tuple[Message, EventBody, bool]]] = [{} for _ in range(n)]
+        self._redrain = False  # a cap or a truncation may let waiting events through
         self.clock = 0
         self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
         self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
@@ -236,6 +246,18 @@ class Peer:
         self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
         self._proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
         self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
+        # seat -> the most of its feed an event's frontier may need here (a forked feed: below
+        # the fork; a dropped one: up to its cut): dependents never wait for the rest
+        self._dep_cap: dict[int, int] = {}
+        # seat -> {seq: id or id prefix}: the chain of a dropped member that counts (§9.4)
+        self._required: dict[int, dict[int, bytes]] = {}
+        self._kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain _required follows
+        self._probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
+        self._unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
+        self._proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
+        self._rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
+        self._sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
+        self._readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
@@ -254,6 +276,7 @@ class Peer:
         self._want_at = [0.0] * n
         self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         self._out: list[Effect] = []
+        self._restoring = False  # Peer.restore is reading our log back
         self._started = False
         self.rejected = 0
 
@@ -414,6 +437,38 @@ class Peer:
             self._emit(Leave(self._frontier()), now)
         return self._flush(now)
 
+    def abandon(self, now: float) -> list[Effect]:
+        """End the game when only one other member is left and it has gone (DESIGN.md §6).
+
+        With two members nobody can be dropped (a majority of two is two votes): the one left
+        signs an ``abandon`` instead. The absent member forfeits the round in progress and the
+        game ends, decided by the totals (docs/protocol.md §9.3).
+
+        Raises:
+            LocalProtocolError: the game is over, more than one other member is left, or the
+                other has not been silent for ``drop_after`` seconds (nothing is sent).
+        """
+        state = self.tentative
+        members = [q for q in range(self._n) if q not in state.dropped]
+        if state.phase is Phase.OVER:
+            raise LocalProtocolError("the game is already over")
+        if self.seat not in members or len(members) != 2:
+            raise LocalProtocolError(
+                f"an abandon needs exactly one other member left ({len(members) - 1} are)"
+            )
+        (other,) = (q for q in members if q != self.seat)
+        if now < self._heard[other] + self.config.drop_after:
+            raise LocalProtocolError(
+                f"seat {other} was heard {now - self._heard[other]:.1f} s ago; an abandon "
+                f"needs {self.config.drop_after:.0f} s of silence"
+            )
+        # Count all we hold, or what an earlier vote of ours froze our announcements at.
+        held = self._voted.setdefault(other, len(self._feeds[other]))
+        self._proven_seats.add(other)  # not withdrawn if it is heard again
+        ids = self._vote_ids(other, held)
+        self._emit(Drop(self._frontier(), other, held, DropReason.ABANDON, 0, ids), now)
+        return self._flush(now)
+
     # -- restart ----------------------------------------------------------------------------
     @classmethod
     def restore(
@@ -436,14 +491,32 @@ class Peer:
         peer = cls(identity, spec, now, config)
         peer._started = True
         peer.clock = peer._reserved = reserved
+        records = list(records)
+        for data in records:
+            # Our votes on proof of a fork first: the events we delivered past that fork (on
+            # one version or the other) are delivered again the same way.
+            try:
+                message = decode_message(data, game_id=peer.game_id, roster=peer._roster)
+            except InvalidMessageError:
+                continue
+            if message.author == identity.peer_id and message.kind is Kind.DROP:
+                body = parse_body(message.kind, message.body, peer._n)
+                if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
+                    forked = min(body.fork_seq, peer._forked_at.get(body.seat, body.fork_seq))
+                    peer._forked_at[body.seat] = forked
+                    peer._cap_dependencies(body.seat, forked - 1)
+        peer._restoring = True
         for data in records:
             peer._receive(data, now, restoring=True)
+        peer._restoring = False
         peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
         own = peer._feeds[peer.seat]
         for message in own:
             body = parse_body(message.kind, message.body, peer._n)
             peer._mark_done(message.kind, body)
-            if isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
+            if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
+                peer._sponsored.add((body.seat, body.last_seq))
+            elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
                 peer._voted[body.seat] = body.last_seq
                 if body.reason is DropReason.EQUIVOCATION:
                     peer._proven_seats.add(body.seat)
@@ -517,26 +590,55 @@ class Peer:
             return
         if seat != self.seat:
             self._heard_from(seat, now)
-        pending[message.seq] = (message, body)
-        self._drain(now, restoring=restoring)
+        pending[message.seq] = (message, body, restoring)
+        self._drain(now)
 
-    def _drain(self, now: float, *, restoring: bool = False) -> None:
+    def _drain(self, now: float) -> None:
         """Deliver every pending event whose turn has come."""
+        self._redrain = False
         progress = True
         while progress:
             progress = False
             for seat in range(self._n):
                 pending = self._pending[seat]
                 feed = self._feeds[seat]
+                required = self._required.get(seat)
                 while pending:
                     nxt = pending.get(len(feed) + 1)
                     if nxt is None:
                         break
-                    message, body = nxt
+                    message, body, restoring = nxt
+                    if required is not None and not _matches(required, message.seq, message.id):
+                        del pending[message.seq]
+                        self._reject(
+                            "not_kept",
+                            f"seat {seat} event {message.seq} is not on the chain its drop keeps",
+                            message.author,
+                        )
+                        continue
+                    if (
+                        required is not None
+                        and feed
+                        and message.prev is not None
+                        and message.prev != feed[-1].id
+                        and message.seq in required
+                    ):
+                        # On the kept chain, but ours parts from it below: the kept event
+                        # names its predecessor exactly. Give ours up and fetch that one.
+                        required[message.seq - 1] = message.prev
+                        before = len(feed)
+                        self._truncate(seat, message.seq - 2)
+                        if len(feed) < before:
+                            progress = True
+                            break
                     frontier = body.frontier
-                    if any(frontier[q] > len(self._feeds[q]) for q in range(self._n)):
+                    cap = self._dep_cap
+                    if any(
+                        min(frontier[q], cap.get(q, frontier[q])) > len(self._feeds[q])
+                        for q in range(self._n)
+                    ):
                         break  # its causal past is not all here yet
-                    problem = self._chain_problem(seat, message, frontier)
+                    problem = self._chain_problem(seat, message, frontier, restoring)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
@@ -544,7 +646,9 @@ class Peer:
                     self._deliver(seat, message, body, now, restoring=restoring)
                     progress = True
 
-    def _chain_problem(self, seat: int, message: Message, frontier: tuple[int, ...]) -> str | None:
+    def _chain_problem(
+        self, seat: int, message: Message, frontier: tuple[int, ...], restoring: bool = False
+    ) -> str | None:
         feed = self._feeds[seat]
         beat = self._beat_wire[seat]
         if beat is not None and message.lamport <= beat.lamport and seat not in self._proven_seats:
@@ -555,22 +659,38 @@ class Peer:
             if message.seq > body.head_seq:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self.stable:
+        if message.lamport <= self.stable and not self._never_counts(seat, message):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
         prev = feed[-1].id if feed else None
         if message.prev != prev:
             return f"event {message.seq} does not follow the author's event {len(feed)}"
         if frontier[seat] != message.seq - 1:
             return f"event {message.seq} says it follows event {frontier[seat]}"
+        if restoring:
+            return None  # from our log: its times were checked when it first came
         for q in range(self._n):
             if q in self._forked_at and frontier[q] >= self._forked_at[q]:
                 continue  # it may hold the other version of a proven fork: times differ
+            if frontier[q] > len(self._feeds[q]):
+                continue  # past a forked or dropped feed's cap: nothing here to compare
             if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
                 return (
                     f"Lamport time {message.lamport} is not above the events it has seen "
                     f"(seat {q} event {frontier[q]})"
                 )
         return None
+
+    def _never_counts(self, seat: int, message: Message) -> bool:
+        """Whether a (late) event of a member dropped, or readmitted since, can never count:
+        it is held and relayed (its feed goes on through it), never folded."""
+        final = self._final
+        if not final.counts(seat, message.seq):
+            return True
+        gaps = final.gaps.get(seat)
+        at = final.readmitted_at.get(seat)
+        if not gaps or at is None:
+            return False
+        return message.seq >= gaps[-1][1] and message.lamport <= at
 
     def _deliver(
         self, seat: int, message: Message, body: EventBody, now: float, *, restoring: bool
@@ -589,14 +709,21 @@ class Peer:
             self._dirty = True
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
-        index = bisect.bisect(self._nonfinal_keys, key)
-        self._nonfinal.insert(index, event)
-        self._nonfinal_keys.insert(index, key)
+        if message.lamport > self.stable:  # (else it never counts: see _never_counts)
+            index = bisect.bisect(self._nonfinal_keys, key)
+            self._nonfinal.insert(index, event)
+            self._nonfinal_keys.insert(index, key)
+        if message.kind is Kind.JOIN and message.seq > 1 and seat != self.seat:
+            self._rejoin_requests[seat] = message.seq
         # The tentative fold is rebuilt from the final one when someone looks at it: the
         # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
         self._tentative = None
         if message.kind is Kind.DROP:
             self._votes_held = True
+            assert isinstance(body, Drop)
+            target = body.seat
+            if body.reason is DropReason.EQUIVOCATION and target != self.seat:
+                self._unproven.setdefault(target, body.fork_seq)
         if seat != self.seat:
             if not restoring:
                 self._out.append(Record(message.wire, own=False))
@@ -647,16 +774,20 @@ class Peer:
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
                 # cover, and fetch its versions since the last agreed seq: the earliest pair
-                # of different signed events is the proof.
-                first = min(max(old[q], 0) + 1, h)
-                self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
+                # of different signed events is the proof (once the author's drop is final
+                # here, the chain that counts is settled: nothing more to prove).
+                if q not in self._final.dropped and now >= self._want_at[q]:
+                    self._want_at[q] = now + self.config.want_interval
+                    first = min(max(old[q], 0) + 1, h)
+                    self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
                 continue
             held[q] = max(held[q], h)
         self._note_held(seat, tuple(held))
         # Gap repair: whoever holds more of a feed than we do can send it.
-        for q, h in enumerate(beat.held):
-            if h > len(self._feeds[q]):
-                self._want(q, h, self.spec.peer_ids[seat], now)
+        for q, count in enumerate(beat.held):
+            upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
+            if upto > len(self._feeds[q]):
+                self._want(q, upto, self.spec.peer_ids[seat], now)
         if beat.head_seq > len(feed):
             self._want(seat, beat.head_seq, self.spec.peer_ids[seat], now)
 
@@ -681,6 +812,9 @@ class Peer:
         last = min(want.last, len(feed), want.first + self.config.max_want - 1)
         for message in feed[want.first - 1 : last]:
             self._out.append(Send(message.wire, to))
+            other = self._proofs.get((want.seat, message.seq))
+            if other is not None:
+                self._out.append(Send(other, to))  # with the proof of its fork
 
     def _heard_from(self, seat: int, now: float) -> None:
         self._heard[seat] = now
@@ -690,7 +824,9 @@ class Peer:
         if (
             seat in self._voted
             and seat not in self._proven_seats
-            and seat not in (self.tentative.dropped)
+            and seat not in self._final.dropped
+            and seat not in self.tentative.dropped
+            and self.tentative.readmitted_at.get(seat) == self._final.readmitted_at.get(seat)
         ):
             # We hear it again: withdraw our vote for silence (it only counts if still needed).
             # A vote on proof of cheating stands.
@@ -708,10 +844,18 @@ class Peer:
         self._vote_fork(seat, event.seq, now)
 
     def _equivocation(self, seat: int, first: Message, second: Message, now: float) -> None:
+        if self._restoring:
+            # Both versions from our own log: we followed one, then switched to the one a
+            # drop kept. What we did about it is in our log (our votes), not to be redone.
+            self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+            self._cap_dependencies(seat, first.seq - 1)
+            return
         if (seat, first.seq) in self._proven:
             return  # already proven, relayed and voted on
         self._proven.add((seat, first.seq))
+        self._proofs[(seat, first.seq)] = second.wire
         self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+        self._cap_dependencies(seat, first.seq - 1)
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
         # Relay the proof to everyone, and vote the author out before the fork.
         self._out.append(Send(first.wire))
@@ -727,20 +871,47 @@ class Peer:
         if seat in self._voted or seat == self.seat:
             return
         held = len(self._feeds[seat])
-        cut = min(held, max(fork_seq - 1, self._announced_held[seat]))
-        fork_id = b""
-        if cut >= fork_seq:
-            fork_id = self._feeds[seat][fork_seq - 1].id[:ID_PREFIX]
+        counted = max(fork_seq - 1, self._announced_held[seat], self._final_count(seat))
+        cut = min(held, counted)
         self._voted[seat] = cut
         self._proven_seats.add(seat)
-        vote = Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, fork_id)
-        self._emit(vote, now)
+        ids = self._vote_ids(seat, cut)
+        self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now)
+
+    def _vote_ids(self, seat: int, last: int) -> tuple[bytes, ...]:
+        """The id prefixes a vote quotes: our copies of ``seat``'s last events up to ``last``."""
+        feed = self._feeds[seat]
+        return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - VOTE_WINDOW) : last])
+
+    def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
+        """Vote ``seat`` out (silent, withheld) counting all we hold, and freeze there."""
+        last = len(self._feeds[seat])
+        self._voted[seat] = last
+        self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
 
     # -- finality ---------------------------------------------------------------------------
     def _counts(self, event: Event, state: GameState) -> bool:
-        """Whether an event of a dropped seat is past its cut (never counts)."""
-        cut = state.dropped.get(event.seat)
-        return cut is None or event.seq <= cut
+        """Whether an event can count in ``state`` (not past a dropped member's cut)."""
+        return state.counts(event.seat, event.seq)
+
+    def _admits(self, event: Event, excluded: dict[int, int]) -> bool:
+        """Whether the final fold takes an event now final: not past the cut of a member
+        dropped (``excluded``, which may be decided later in the order, §9.2), unless the member
+        was readmitted since."""
+        final = self._final
+        seat, seq = event.seat, event.seq
+        if not final.counts(seat, seq):
+            return False
+        limit = excluded.get(seat)
+        if limit is None or seq <= limit:
+            return True
+        # Excluded at its old cut, and readmitted in this very advance: its events from its
+        # rejoin request on count again.
+        gaps = final.gaps.get(seat, ())
+        if seat in final.dropped or not gaps:
+            return False
+        cut, request = gaps[-1]
+        return cut == limit and seq >= request
 
     def _bounds(self, excluded: dict[int, int]) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play."""
@@ -758,6 +929,13 @@ class Peer:
                 known[q] = min(known[q], feed[-1].lamport if feed else 0)
         # Nobody left to wait for (everyone else left or was dropped): our clock is the bound.
         bound = min((known[q] for q in members), default=self.clock)
+        for q, seq in self._voted.items():
+            # Having voted a member out at ``seq``, we count no more of it than our vote does,
+            # as we announce no more (the drop's cut may be our count, §9.2).
+            feed = self._feeds[q]
+            if q in excluded or len(feed) <= seq:
+                continue
+            bound = min(bound, feed[seq].lamport - 1)
         for r in members:
             if r == self.seat:
                 continue
@@ -769,25 +947,55 @@ class Peer:
                     bound = min(bound, feed[h].lamport - 1)
         return bound
 
-    def _switch_forks(self, state: GameState) -> None:
-        """Give up our version of an equivocator's forked event when the drop keeps the other.
-
-        Ours was never final (the others announced holding the other version, so it was never
-        covered); the feed is cut back before the fork and the kept chain fetched."""
-        for seat, (seq, prefix) in state.kept_forks.items():
-            feed = self._feeds[seat]
-            if len(feed) < seq or feed[seq - 1].id[:ID_PREFIX] == prefix:
-                continue
-            if feed[seq - 1].lamport <= self.stable:
-                continue  # cannot happen: a final event was held by everyone
-            del feed[seq - 1 :]
-            kept = [e for e in self._nonfinal if not (e.seat == seat and e.seq >= seq)]
-            self._nonfinal = kept
-            self._nonfinal_keys = [e.key for e in kept]
-            self._pending[seat].clear()
-            self._tentative = None
+    def _cap_dependencies(self, seat: int, upto: int) -> None:
+        """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
+        of it their frontier names (a forked or dropped feed: the rest may never come)."""
+        if upto < self._dep_cap.get(seat, upto + 1):
+            self._dep_cap[seat] = upto
             self._dirty = True
-            self._want_at[seat] = 0.0
+            self._redrain = True
+
+    def _final_count(self, seat: int) -> int:
+        """How many events of ``seat``'s feed are final here (its times increase along it)."""
+        feed = self._feeds[seat]
+        return bisect.bisect_right([m.lamport for m in feed], self.stable)
+
+    def _truncate(self, seat: int, keep: int) -> None:
+        """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
+        feed = self._feeds[seat]
+        keep = max(keep, self._final_count(seat))  # final events are on every chain that counts
+        if keep >= len(feed):
+            return
+        del feed[keep:]
+        kept = [e for e in self._nonfinal if not (e.seat == seat and e.seq > keep)]
+        self._nonfinal = kept
+        self._nonfinal_keys = [e.key for e in kept]
+        self._tentative = None
+        self._dirty = True
+        self._redrain = True
+        self._want_at[seat] = 0.0
+
+    def _follow_kept(self, state: GameState) -> None:
+        """Follow the chain a drop keeps of a member that forked (or any dropped member): give
+        up our copy from the first event that is not on it, and fetch the kept one (§9.4).
+
+        Ours was never final past the point where the chains part (the holders of the kept
+        chain never announced ours, so it was never covered)."""
+        for seat, kept in state.kept_forks.items():
+            if seat == self.seat or self._kept_seen.get(seat) == kept:
+                continue
+            self._kept_seen[seat] = kept
+            required = dict(state.kept_ids.get(seat, {}))
+            self._required[seat] = required
+            self._cap_dependencies(seat, kept[0])
+            feed = self._feeds[seat]
+            held = len(feed)
+            bad = [q for q in required if q <= held and not _matches(required, q, feed[q - 1].id)]
+            if bad:
+                self._truncate(seat, min(bad) - 1)
+            pending = self._pending[seat]
+            for q in [q for q, (m, _, _) in pending.items() if not _matches(required, q, m.id)]:
+                del pending[q]
 
     def _advance_final(self) -> None:
         if not self._dirty:
@@ -796,8 +1004,11 @@ class Peer:
         final = self._final
         excluded = dict(final.dropped)
         tentative = self.tentative if self._votes_held else final
+        if self._votes_held:
+            for q, cut in tentative.dropped.items():
+                self._cap_dependencies(q, cut)
         if tentative.kept_forks:
-            self._switch_forks(tentative)
+            self._follow_kept(tentative)
             tentative = self.tentative
         # Seats the held votes drop (at a point the others' feeds make final) no longer hold
         # finality back, once their events up to the cut are here. Try them all together (a
@@ -817,6 +1028,12 @@ class Peer:
             for q in late:
                 del candidates[q]
         stable = self._bounds(excluded)
+        for q, at in tentative.readmitted_at.items():
+            if q in excluded and q not in tentative.dropped:
+                # Readmitted at time ``at`` (held here, not final yet): a member again for
+                # everything after it.
+                rest = {k: v for k, v in excluded.items() if k != q}
+                stable = min(stable, max(at, self._bounds(rest)))
         if stable <= self.stable:
             return
         self.stable = max(self.stable, stable)
@@ -825,15 +1042,29 @@ class Peer:
             if event.lamport > self.stable:
                 break
             moved += 1
-            limit = excluded.get(event.seat)
-            if limit is not None and event.seq > limit:
+            if not self._admits(event, excluded):
                 self._tentative = None  # the tentative fold counted it; this one never will
                 continue
             self._out.extend(final.apply(event))
         if moved:
             del self._nonfinal[:moved]
             del self._nonfinal_keys[:moved]
+            self._readmitted()
             self._act()
+
+    def _readmitted(self) -> None:
+        """A member readmitted in the final fold: we announce its feed again, and wait for it."""
+        final = self._final
+        for q, at in final.readmitted_at.items():
+            if (q, at) in self._readmissions or q in final.dropped:
+                continue
+            self._readmissions.add((q, at))
+            self._voted.pop(q, None)
+            self._proven_seats.discard(q)
+            self._dep_cap.pop(q, None)
+            self._unproven.pop(q, None)
+            self._dirty = True
+            self._redrain = True
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
@@ -841,7 +1072,10 @@ class Peer:
         final = self._final
         rs = final.round
         seat = self.seat
-        if seat in final.dropped or seat not in rs.seats or seat in rs.forfeit:
+        if seat in final.dropped:
+            self._ask_rejoin()
+            return
+        if seat not in rs.seats or seat in rs.forfeit:
             return
         n = rs.number
         phase = final.phase
@@ -871,6 +1105,42 @@ class Peer:
             assert rs.expected is not None and rs.digest is not None
             scores = tuple(p.total for p in rs.expected.players)
             self._emit(Result(self._frontier(), n, rs.digest, scores), None)
+
+    def _ask_rejoin(self) -> None:
+        """We were dropped (our final fold says so): ask to rejoin at the next round, once.
+
+        Not after a leave or a drop for cheating (the fold refuses those), nor in a game over.
+        Our own votes no longer count (we were out): our announcements unfreeze."""
+        final = self._final
+        seat = self.seat
+        cut = final.dropped[seat]
+        for q in [q for q in self._voted if q not in final.dropped]:
+            del self._voted[q]
+        if (
+            not self.config.rejoin
+            or final.phase is Phase.OVER
+            or seat in final.left
+            or seat in final.rejoining
+            or any(v.reason is DropReason.EQUIVOCATION for _, v in final.votes.get(seat, ()))
+            or any(m.kind is Kind.JOIN for m in self._feeds[seat][cut:])
+        ):
+            return
+        self._emit(Join(self._frontier()), None)
+
+    def _sponsor_rejoins(self, now: float) -> None:
+        """Readmit a dropped member whose rejoin request we hold (an event of ours counts,
+        its request does not, §9.7)."""
+        final = self._final
+        if self.seat in final.dropped or final.phase is Phase.OVER:
+            return
+        for q, request in self._rejoin_requests.items():
+            if (q, request) in self._sponsored or q not in final.dropped:
+                continue
+            if q in final.rejoining or request <= final.dropped[q]:
+                continue
+            self._sponsored.add((q, request))
+            ids = self._vote_ids(q, request)
+            self._emit(Drop(self._frontier(), q, request, DropReason.REJOIN, 0, ids), now)
 
     def _is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         return (int(kind), number, int(what)) in self._done
@@ -952,6 +1222,9 @@ class Peer:
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
         self._advance_final()
+        while self._redrain:
+            self._drain(now)
+            self._advance_final()
         phase = (self._final.phase, self._final.round.number)
         if phase != self._phase_key:
             self._phase_key = phase
@@ -966,16 +1239,23 @@ class Peer:
 
     def _liveness(self, now: float) -> None:
         final = self._final
+        if self._rejoin_requests:
+            self._sponsor_rejoins(now)
+        for q, fork_seq in list(self._unproven.items()):
+            if (q, fork_seq) in self._proven or q in self._voted or q in final.dropped:
+                del self._unproven[q]
+            elif now >= self._probe_at[q]:
+                # Another member voted on proof we do not have: ask everyone for their version
+                # of that seq (one holding another version than ours sends the proof).
+                self._probe_at[q] = now + self.config.beat_interval
+                self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         if final.phase in _WAITING_PHASES and now >= self._phase_since + self.config.phase_timeout:
             # Connected but withholding what the round waits for (a nonce, a secret, a result):
             # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
             for q in sorted(final.waiting()):
                 if q != self.seat and q not in self._voted:
-                    self._voted[q] = len(self._feeds[q])
                     self._proven_seats.add(q)  # not withdrawn when heard: it is heard
-                    self._emit(
-                        Drop(self._frontier(), q, len(self._feeds[q]), DropReason.WITHHELD), now
-                    )
+                    self._vote(q, DropReason.WITHHELD, now)
         for q in range(self._n):
             if q == self.seat or q in final.dropped:
                 continue
@@ -986,8 +1266,7 @@ class Peer:
                 self._suspected.add(q)
                 self._out.append(Suspected(q, True))
             if now >= heard + self.config.drop_after and q not in self._voted:
-                self._voted[q] = len(self._feeds[q])
-                self._emit(Drop(self._frontier(), q, len(self._feeds[q]), DropReason.SILENT), now)
+                self._vote(q, DropReason.SILENT, now)
 
     @staticmethod
     def _touches(move: Move) -> set[Pile]:
@@ -1001,6 +1280,12 @@ class Peer:
         if move.target is not None and move.target is not Pile.LAKE:
             touched.add(move.target)
         return touched
+
+
+def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:
+    """Whether an event id is the one (or has the prefix) ``required`` names at ``seq``."""
+    want = required.get(seq)
+    return want is None or message_id[: len(want)] == want
 
 
 def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:

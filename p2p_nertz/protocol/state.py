@@ -70,6 +70,7 @@ from p2p_nertz.rules import (
     RoundStatus,
     Table,
     Tableau,
+    Termination,
     shuffled_deck,
 )
 from p2p_nertz.rules.cards import HIDDEN
@@ -228,6 +229,14 @@ class MemberDropped:
 
 
 @dataclass(frozen=True, slots=True)
+class MemberRejoined:
+    """A dropped member came back and plays again from round ``round`` (DESIGN.md §6)."""
+
+    seat: int
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
 class Refused:
     """An event was refused by the fold (see :class:`Violation`)."""
 
@@ -235,8 +244,10 @@ class Refused:
 
 
 Notice = (
-    ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped
-) | Refused
+    (ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped)
+    | MemberRejoined
+    | Refused
+)
 
 
 class _Refuse(Exception):
@@ -262,6 +273,10 @@ class RoundState:
     secrets: dict[int, bytes] = field(default_factory=dict)
     dealt: dict[int, tuple[Card, ...]] = field(default_factory=dict)
     forfeit: frozenset[int] = frozenset()
+    #: the seats dealt in (a seat dropped or gone after its deal forfeits the round, §8.9)
+    playing: frozenset[int] = frozenset()
+    #: (seat, seq) of the event that set off the latest everyone-stuck rotation
+    rotated_by: tuple[int, int] | None = None
     expected: RoundScore | None = None
     digest: bytes | None = None
     results: frozenset[int] = frozenset()
@@ -302,9 +317,20 @@ class GameState:
         self.joined: frozenset[int] = frozenset()
         self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
         self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
-        #: seat -> (seq, id prefix): the version of an equivocator's forked event that counts
+        #: seat -> (cut, id prefix): the chain of a dropped member that counts, named by the
+        #: id of its event at the cut (an id names the whole chain before it)
         self.kept_forks: dict[int, tuple[int, bytes]] = {}
+        #: seat -> {seq: id prefix}: more of that chain, as the deciding vote quoted it
+        self.kept_ids: dict[int, dict[int, bytes]] = {}
         self.left: frozenset[int] = frozenset()
+        #: seat -> seq of its rejoin request: a dropped member readmitted at the next round
+        self.rejoining: dict[int, int] = {}
+        #: seat -> Lamport time of the event that readmitted it (its first round back began)
+        self.readmitted_at: dict[int, int] = {}
+        #: seat -> ((cut, request), ...): its events strictly between never count
+        self.gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._lamport = 0  # the Lamport time of the event being folded
+        self._event = (0, 0)  # its (seat, seq)
         # target -> (voter, vote) in fold order
         self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
         self.phase = Phase.JOINING
@@ -323,6 +349,10 @@ class GameState:
         new.dropped = dict(self.dropped)
         new.drop_at = dict(self.drop_at)
         new.kept_forks = dict(self.kept_forks)
+        new.kept_ids = dict(self.kept_ids)
+        new.rejoining = dict(self.rejoining)
+        new.readmitted_at = dict(self.readmitted_at)
+        new.gaps = dict(self.gaps)
         new.votes = dict(self.votes)
         new.round = self.round.copy()
         return new
@@ -338,6 +368,16 @@ class GameState:
         """Votes needed to drop a member: a strict majority of the current roster (the
         members neither dropped nor gone), DESIGN.md §6."""
         return (self.spec.seats - len(self.dropped)) // 2 + 1
+
+    def counts(self, seat: int, seq: int) -> bool:
+        """Whether ``seat``'s event ``seq`` can still count: not past the cut of a member
+        dropped now, nor between the cut and the rejoin request of one readmitted since (its
+        events in order after the drop and before the readmission count neither: the fold
+        ignores them)."""
+        cut = self.dropped.get(seat)
+        if cut is not None and seq > cut:
+            return False
+        return not any(lo < seq < hi for lo, hi in self.gaps.get(seat, ()))
 
     def waiting(self) -> frozenset[int]:
         """The seats whose event the current phase waits for."""
@@ -380,6 +420,8 @@ class GameState:
         if seat in self.dropped:
             return []  # after a drop or a leave, nothing more of this seat counts
         notices: list[Notice] = []
+        self._lamport = event.lamport
+        self._event = (event.seat, event.seq)
         try:
             if event.kind is not Kind.JOIN and seat not in self.joined:
                 raise _Refuse("an event before the author's join")
@@ -490,6 +532,13 @@ class GameState:
             and event.lamport <= table.cut
         ):
             return  # made before its author knew the round was over: it does not count
+        if rs.rotated_by is not None:
+            by, seq = rs.rotated_by
+            if by != seat and body.frontier[by] < seq:
+                # Made before its author saw the everyone-stuck rotation that comes before it
+                # in the order (it passed, then moved while the last one passed): it meant
+                # another table. It does not count, as a move after T* does not.
+                return
         move = body.move
         before = table.tableaux[seat]
         tableau, seen = self._fill_reveals(seat, before, move, body.reveals)
@@ -546,6 +595,7 @@ class GameState:
                     rs.top_events[fid] = (entry,)
         if play.rotated:
             rs.log += (None,)
+            rs.rotated_by = (seat, event.seq)
             notices.append(Rotated(rs.number))
         if play.ended is not None:
             assert new.cut is not None or play.ended is RoundStatus.BLOCKED
@@ -638,7 +688,13 @@ class GameState:
         target = body.seat
         if target == event.seat:
             raise _Refuse("a vote to drop oneself")
-        if target in self.dropped:
+        if target in self.dropped and body.reason is not DropReason.REJOIN:
+            return
+        if body.reason is DropReason.ABANDON:
+            self._abandon(event, body, notices)
+            return
+        if body.reason is DropReason.REJOIN:
+            self._rejoin(event, body)
             return
         votes = self.votes.get(target, ())
         if body.reason is DropReason.WITHDRAW:
@@ -662,16 +718,112 @@ class GameState:
                 if target in self.dropped:
                     continue
                 ballots = tuple(v for voter, v in self.votes[target] if voter not in self.dropped)
-                if len(ballots) < self.majority:
+                # A member proven to cheat is dropped on the votes of every member left: their
+                # counts and chains together say where the chains part (see _cut).
+                proven = any(v.reason is DropReason.EQUIVOCATION for v in ballots)
+                others = self.spec.seats - len(self.dropped) - 1
+                if len(ballots) < (others if proven else self.majority):
                     continue
                 self.drop_at[target] = lamport
-                cut = _cut(ballots)
-                for vote in ballots:
-                    if vote.fork_id and vote.fork_seq <= cut:
-                        # The version of the forked seq that counts (every such vote names it).
-                        self.kept_forks[target] = (vote.fork_seq, vote.fork_id)
+                cut, chain = _cut(ballots)
+                if cut in chain:
+                    self.kept_ids[target] = chain
+                    self.kept_forks[target] = (cut, chain[cut])
                 self._remove(target, cut, left=False, notices=notices)
                 changed = True
+
+    def _rejoin(self, event: Event, body: Drop) -> None:
+        """A member readmits a dropped one that asked to rejoin (its ``join`` at seq
+        ``last_seq``): it plays again from the next round (DESIGN.md §6).
+
+        The request itself does not count (nothing of a dropped member does, and nobody waits
+        for its events): a member that holds it vouches for it, in an event that counts. A
+        member that left, or was dropped on proof of cheating, cannot come back.
+        """
+        target = body.seat
+        if target in self.rejoining or target not in self.dropped:
+            return  # another member readmitted it first, or it is back already
+        if target in self.left:
+            raise _Refuse(f"seat {target} left the game: it cannot rejoin")
+        if any(v.reason is DropReason.EQUIVOCATION for _, v in self.votes.get(target, ())):
+            raise _Refuse(f"seat {target} was dropped for cheating: it cannot rejoin")
+        if body.last_seq <= self.dropped[target]:
+            raise _Refuse(f"seat {target}'s rejoin request must come after its cut")
+        if self.phase is Phase.OVER:
+            raise _Refuse("the game is over")
+        self.rejoining[target] = body.last_seq
+
+    def _readmit(self, notices: list[Notice]) -> None:
+        """At a round's start: the members asking to rejoin are members again."""
+        for seat, request in sorted(self.rejoining.items()):
+            cut = self.dropped.pop(seat)
+            self.gaps[seat] = (*self.gaps.get(seat, ()), (cut, request))
+            self.readmitted_at[seat] = self._lamport
+            self.votes.pop(seat, None)
+            # Its votes cast while it was out never count.
+            for target, ballots in list(self.votes.items()):
+                self.votes[target] = tuple(b for b in ballots if b[0] != seat)
+            notices.append(MemberRejoined(seat, self.round.number + 1))
+        self.rejoining = {}
+
+    def _abandon(self, event: Event, body: Drop, notices: list[Notice]) -> None:
+        """The last two members, one gone: the other ends the game (DESIGN.md §6).
+
+        Nobody can be dropped from two (a majority of two is two votes), so the one left signs
+        an ``abandon``. The absent member is removed at the vote's count, as by a drop. The
+        round in progress, if it was dealt, is scored as it would be with the absent member
+        dropped: it forfeits (§8.9), and the one left scores 0, since nobody can check its
+        play; a round already scored counts as scored. The game ends there, decided as at its
+        end (RULES.md, the game: the highest total wins; a tie is shared, since no extra round
+        can be played).
+        """
+        members = set(range(self.spec.seats)) - set(self.dropped)
+        if members != {event.seat, body.seat}:
+            raise _Refuse("an abandon needs exactly two members left: its author and the absent")
+        if self.phase is Phase.OVER:
+            raise _Refuse("the game is already over")
+        target = body.seat
+        self.drop_at[target] = event.lamport
+        cut, chain = _cut((body,))
+        if cut in chain:
+            self.kept_ids[target] = chain
+            self.kept_forks[target] = (cut, chain[cut])
+        self._remove(target, cut, left=False, notices=notices)
+        rs = self.round
+        table = rs.table
+        if self.phase in (Phase.PLAY, Phase.REVEAL) and table is not None:
+            rules = self.rules
+            standing = table.score()
+            players = tuple(
+                PlayerScore(
+                    p.seat,
+                    0,
+                    NERTS_PILE_SIZE,
+                    p.nerts_card_penalty,
+                    0,
+                    rules.false_call_penalty * table.false_calls[p.seat],
+                )
+                if p.seat == target and target in rs.playing
+                else PlayerScore(p.seat, 0, 0, p.nerts_card_penalty, played=p.seat in rs.playing)
+                for p in standing.players
+            )
+            rs.forfeit |= {target} & rs.playing
+            rs.expected = RoundScore(players, standing.teams, standing.status, standing.callers)
+            rs.digest = table.lake.digest()
+        if self.phase in (Phase.PLAY, Phase.REVEAL, Phase.RESULT):
+            assert rs.expected is not None and rs.digest is not None
+            self.game = self.game.record(rs.expected)
+            self.scores += (rs.expected,)
+            self.history += ((rs.number, rs.digest, tuple(p.total for p in rs.expected.players)),)
+            notices.append(RoundScored(rs.number, rs.expected, self.game.totals))
+        totals = self.game.totals
+        best = max(totals)
+        winners = tuple(t for t, total in enumerate(totals) if total == best)
+        result = GameResult(winners, totals, Termination.ABANDONED)
+        game = self.game
+        self.game = Game(game.rules, game.players, game.history, game.playing, result)
+        self._set_phase(Phase.OVER, notices)
+        notices.append(GameEnded(result))
 
     def _leave(self, event: Event, notices: list[Notice]) -> None:
         assert isinstance(event.body, Leave)
@@ -683,9 +835,29 @@ class GameState:
         self.dropped[seat] = cut
         if left:
             self.left |= {seat}
-        table = self.round.table
+        rs = self.round
+        table = rs.table
         if table is not None and table.active[seat]:
-            self.round.table = table.with_active(seat, False)
+            table = table.with_active(seat, False)
+            rs.table = table
+            if (
+                self.phase is Phase.PLAY
+                and table.status is RoundStatus.PLAYING
+                and any(table.active)
+                and all(s or not a for s, a in zip(table.stuck, table.active, strict=True))
+            ):
+                # Everyone left is stuck, and was waiting for the one gone: they rotate now,
+                # as if the last of them had passed (RULES.md: everyone stuck).
+                first = table.active.index(True)
+                table, play = table.play(first, Move.pass_(), max(self._lamport, table.clock))
+                rs.table = table
+                if play.rotated:
+                    rs.log += (None,)
+                    rs.rotated_by = self._event
+                    notices.append(Rotated(rs.number))
+                if play.ended is not None:
+                    notices.append(RoundEnded(rs.number, play.ended, table.clock, table.callers))
+                    self._set_phase(Phase.REVEAL, notices)
         notices.append(MemberDropped(seat, cut, left))
 
     # -- phases ---------------------------------------------------------------------------
@@ -720,6 +892,8 @@ class GameState:
                 self._record(notices)
 
     def _new_round(self, notices: list[Notice]) -> None:
+        if self.rejoining:
+            self._readmit(notices)
         if self.round.number:
             self.past_rounds += (self.round,)
         number = self.round.number + 1
@@ -735,6 +909,7 @@ class GameState:
     def _deal(self, notices: list[Notice]) -> None:
         rs = self.round
         playing = sorted(rs.seats - rs.forfeit - set(self.dropped))
+        rs.playing = frozenset(playing)
         rs.randomness = round_randomness([rs.nonces[s] for s in playing])
         n = self.spec.seats
         hidden = Tableau(
@@ -763,14 +938,22 @@ class GameState:
                 violation = Violation(seat, 0, Kind.REVEAL, problem)
                 self.violations += (violation,)
                 notices.append(Refused(violation))
+        # A seat dealt in and then dropped (silent, withholding, or gone) forfeits too: going
+        # silent before the reveal must never cost less than being caught by it.
+        gone = rs.playing & set(self.dropped)
         forfeits = (rs.forfeit | cheated | (rs.seats - set(rs.secrets))) - set(self.dropped)
-        forfeits &= rs.seats
+        forfeits = (forfeits | gone) & rs.seats
         rs.forfeit = frozenset(forfeits)
         score = table.score()
         if forfeits:
             players = tuple(
                 PlayerScore(
-                    p.seat, 0, NERTS_PILE_SIZE, p.nerts_card_penalty, 0, p.penalty, p.played
+                    p.seat,
+                    0,
+                    NERTS_PILE_SIZE,
+                    p.nerts_card_penalty,
+                    0,
+                    self.rules.false_call_penalty * table.false_calls[p.seat],
                 )
                 if p.seat in forfeits
                 else p
@@ -837,23 +1020,37 @@ class GameState:
             self._new_round(notices)
 
 
-def _cut(votes: tuple[Drop, ...]) -> int:
-    """The last counted seq of a member a majority voted out (DESIGN.md §6).
+def _cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
+    """The last counted seq of a member voted out, and the chain that counts (seq -> id).
 
-    The highest seq any of these voters counts: everything anyone may have taken as final is
-    at or below it, because a voter never announces holding more than it votes. For an
-    equivocation, voters counting *different* versions of the forked seq prove that neither
-    version was ever held by everyone, so neither is final anywhere: the cut goes below it.
+    Every event of the member that is final anywhere is at or below every voter's
+    ``last_seq``, and every voter holds the same chain up to it: finality needs every member
+    to have announced holding it, with ids (docs/protocol.md §7.1), and a voter never counts
+    less than it announced or made final. So any voter's count is a safe cut.
+
+    For a member that only fell silent, the cut is the highest count (DESIGN.md §6: nothing
+    anyone holds is lost). For a member proven to cheat (a vote on proof of equivocation, or two
+    votes quoting different ids at one seq), the votes of every member left are counted, and
+    the cut is the lowest count, lowered below the first seq where two of them quote different
+    ids: up to there every voter holds the same chain, so nobody has to take an event it never
+    held (a cheater can time one below what a peer already made final).
     """
-    cut = max(v.last_seq for v in votes)
-    forks: dict[int, set[bytes]] = {}
+    quoted: dict[int, bytes] = {}
+    split: int | None = None
     for v in votes:
-        if v.reason is DropReason.EQUIVOCATION and v.fork_id:
-            forks.setdefault(v.fork_seq, set()).add(v.fork_id)
-    for fork_seq, versions in forks.items():
-        if len(versions) > 1:
-            cut = min(cut, fork_seq - 1)
-    return cut
+        for seq in range(v.last_seq - len(v.ids) + 1, v.last_seq + 1):
+            if quoted.setdefault(seq, v.id_at(seq)) != v.id_at(seq):
+                split = seq if split is None else min(split, seq)
+    proven = split is not None or any(v.reason is DropReason.EQUIVOCATION for v in votes)
+    counts = [v.last_seq for v in votes]
+    cut = min(counts) if proven else max(counts)
+    if split is not None:
+        cut = min(cut, split - 1)
+    if not proven:
+        chosen = next(v for v in votes if v.last_seq == cut)
+        first = cut - len(chosen.ids) + 1
+        return cut, {first + i: prefix for i, prefix in enumerate(chosen.ids)}
+    return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
 
 
 _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {

@@ -36,6 +36,7 @@ class Termination(enum.Enum):
     LAST_ROUND = "last round"  #: tied totals, decided by the last round's score
     EXTRA_ROUND = "extra round"  #: tied totals and last round, decided by extra round(s)
     SHARED = "shared"  #: still tied after the extra rounds allowed: the win is shared
+    ABANDONED = "abandoned"  #: ended early by the last member left (the highest total wins)
 
 
 @dataclass(frozen=True, slots=True)

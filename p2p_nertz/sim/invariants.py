@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
-from p2p_nertz.protocol.envelope import InvalidMessageError, decode_message
+from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
 from p2p_nertz.protocol.state import Event, GameState, Phase, RoundState, deck_seed
 from p2p_nertz.rules import Card, MoveKind, Table, new_deck, shuffled_deck
 
@@ -34,6 +34,7 @@ def observe(result: SimResult) -> GameState:
     spec = result.spec
     seats = {pid: s for s, pid in enumerate(spec.peer_ids)}
     events: dict[bytes, Event] = {}
+    messages: dict[bytes, Message] = {}
     for log in result.logs:
         for wire in log:
             try:
@@ -45,31 +46,54 @@ def observe(result: SimResult) -> GameState:
             body = parse_body(message.kind, message.body, spec.seats)
             assert not isinstance(body, Beat | Want)
             seat = seats[message.author]
+            messages[message.id] = message
             events[message.id] = Event(
                 seat, message.seq, message.lamport, message.kind, body, message.id
             )
     # A dropped seat's events after its cut never count, even those before the drop in the
-    # order (as the peers do once the drop is final), and of an equivocator's two versions the
-    # one its drop keeps counts: fold until the cuts stop changing.
+    # order (as the peers do once the drop is final), unless it was readmitted since: then its
+    # events from its rejoin request on count, and those in between never do. Of its chain,
+    # only the one the drop keeps counts (named by its id at the cut; walk back by ``prev``).
+    # Fold until the cuts, the gaps and the kept chains stop changing.
     cuts: dict[int, int] = {}
-    forks: dict[int, tuple[int, bytes]] = {}
-    for _ in range(spec.seats + 2):  # each pass can only settle more drops
+    gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+    kept: dict[int, tuple[int, bytes]] = {}
+    for _ in range(2 * spec.seats + 2):  # each pass can only settle more
+        chain: dict[tuple[int, int], bytes] = {}
+        for seat, (seq, prefix) in kept.items():
+            head = next(
+                (
+                    e
+                    for e in events.values()
+                    if (e.seat, e.seq) == (seat, seq) and e.id[: len(prefix)] == prefix
+                ),
+                None,
+            )
+            while head is not None:
+                chain[(seat, head.seq)] = head.id
+                prev = messages[head.id].prev
+                head = events.get(prev) if prev is not None else None
         chosen: dict[tuple[int, int], Event] = {}
         for event in sorted(events.values(), key=lambda e: e.key):
-            fork = forks.get(event.seat)
-            if fork is not None and event.seq == fork[0] and event.id[: len(fork[1])] != fork[1]:
+            need = chain.get((event.seat, event.seq))
+            if need is not None and event.id != need:
                 continue
             chosen.setdefault((event.seat, event.seq), event)
         state = GameState(spec)
         for event in sorted(chosen.values(), key=lambda e: e.key):
+            seat_gaps = gaps.get(event.seat, ())
+            if any(lo < event.seq < hi for lo, hi in seat_gaps):
+                continue
             cut = cuts.get(event.seat)
-            if cut is not None and event.seq > cut:
+            if cut is not None and event.seq > cut and all(lo != cut for lo, _ in seat_gaps):
                 continue
             state.apply(event)
-        if state.dropped == cuts and state.kept_forks == forks:
+        new_cuts = cuts | state.dropped
+        if new_cuts == cuts and state.gaps == gaps and state.kept_forks == kept:
             break
-        cuts = dict(state.dropped)
-        forks = dict(state.kept_forks)
+        cuts = new_cuts
+        gaps = dict(state.gaps)
+        kept = dict(state.kept_forks)
     return state
 
 
@@ -207,7 +231,8 @@ def check(result: SimResult) -> list[str]:
                 )
     # Validity and conservation, from the logs alone.
     observer = observe(result)
-    problems.extend(f"validity: {v}" for v in observer.violations)
+    # (A cheater's own refused events are evidence against it, not a fault of the protocol.)
+    problems.extend(f"validity: {v}" for v in observer.violations if v.seat not in cheaters)
     if finished and observer.digest() != finished[0][1].final.digest():
         problems.append("agreement: an observer folding every log reaches another state")
     for rs in (*observer.past_rounds, observer.round):

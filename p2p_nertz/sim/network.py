@@ -104,13 +104,12 @@ class Faults:
 
     @classmethod
     def random(
-        cls, rng: Rng, players: int, *, horizon: float = 60.0, cheats: bool = False
+        cls, rng: Rng, players: int, *, horizon: float = 60.0, cheats: bool = True
     ) -> Faults:
         """A random mix of faults, for soaks: what happens is decided by ``rng``.
 
-        ``cheats`` adds equivocating members; off by default, because a member that forks
-        and extends both chains to different peers is not handled yet (see the protocol
-        docs, "Open problems")."""
+        ``cheats``: with three players or more, sometimes a member equivocates (signs a second
+        event under its next seq for some peers only, and goes on with its real chain)."""
         partitions = []
         crashes = []
         if players >= 2 and rng.random() < 0.5:
@@ -167,6 +166,8 @@ class SimConfig:
     peer: PeerConfig = field(default_factory=PeerConfig)
     max_time: float = 600.0
     record_effects: bool = False  #: keep every effect with its time and seat (benchmarks)
+    #: a bot left alone with one silent member abandons the game (DESIGN.md §6)
+    abandon: bool = True
 
 
 @dataclass(slots=True)
@@ -372,6 +373,16 @@ class Simulation:
         self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
     ) -> None:
         tentative = peer.tentative
+        if (
+            self.config.abandon
+            and tentative.phase is not Phase.OVER
+            and len(tentative.dropped) == len(self.peers) - 2
+            and seat not in tentative.dropped
+            and peer.silent_for(now) >= peer.config.drop_after
+        ):
+            # Alone with a member that has gone: end the game (a signed abandon).
+            self._apply(seat, peer.abandon(now), now)
+            return
         view = tentative.table
         if (
             view is None
