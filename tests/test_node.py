@@ -21,7 +21,7 @@ from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.node import (
     PeerNode,
     decode_clock_note,
@@ -247,3 +247,52 @@ async def test_a_node_that_leaves_lets_the_others_finish(tmp_path: Path) -> None
     left = peers[leaver]
     assert left is not None and left.final.phase is not Phase.OVER
     check_logs([p for p in peers if p is not None], logs)
+
+
+async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: Path) -> None:
+    """Two players, one crashes for good: nobody can be voted out, so the bot abandons."""
+    identities = [Identity.generate(derive_seed(b"test-node-abandon", s)) for s in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, f"bot{n + 1}") for n, i in enumerate(identities)],
+        Rules(target=None, rounds=3),
+        b"abandon",
+    )
+    config = PeerConfig(suspect_after=0.3, drop_after=1.0)
+    logs = [tmp_path / f"peer{seat}.log" for seat in range(2)]
+    decided = trio.Event()
+
+    def on_notice(effect: Effect) -> None:
+        if isinstance(effect, ClaimDecided):
+            decided.set()
+
+    nodes = [
+        PeerNode(i, spec, log, strategy="greedy", speed=10, config=config, on_notice=on_notice)
+        for i, log in zip(identities, logs, strict=True)
+    ]
+    endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
+    survivor: list[Peer] = []
+
+    async def crash_when_playing() -> None:
+        with trio.CancelScope() as scope:
+
+            async def kill() -> None:
+                await decided.wait()
+                scope.cancel()  # gone for good, mid-round
+
+            async with trio.open_nursery() as inner:
+                inner.start_soon(kill)
+                await nodes[1].run(endpoints)
+
+    async def play() -> None:
+        survivor.append(await nodes[0].run(endpoints))
+
+    with trio.fail_after(GAME_TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play)
+            nursery.start_soon(crash_when_playing)
+    (peer,) = survivor
+    result = peer.final.game.result
+    assert peer.final.phase is Phase.OVER and result is not None
+    assert result.termination is Termination.ABANDONED
+    gone = spec.seat_of(identities[1].peer_id)
+    assert gone in peer.final.dropped  # the absent member, by the signed abandon

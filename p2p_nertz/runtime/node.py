@@ -344,6 +344,23 @@ class PeerNode:
         it runs with the peer locked and may read it but must not call into it)."""
         self._listeners.append(callback)
 
+    async def abandon(self) -> None:
+        """End a game of two whose other member has gone (:meth:`Peer.abandon`).
+
+        A node playing with a bot does this by itself once it may.
+
+        Raises:
+            LocalProtocolError: the game does not allow it now (the message says why).
+            RuntimeError: before :meth:`run` started the peer.
+        """
+        async with self._lock:
+            await self._apply(self.peer.abandon(self._clock()))
+
+    def _may_abandon(self) -> bool:
+        state = self.peer.tentative
+        left = len(self.spec.peer_ids) - len(state.dropped)
+        return left == 2 and state.phase is not Phase.OVER and not self._leaving
+
     def bind(self) -> str:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
 
@@ -615,6 +632,11 @@ class PeerNode:
             last_due = deadline
             async with self._lock:
                 await self._apply(self.peer.tick(self._clock()))
+                if self._strategy is not None and self._may_abandon():
+                    # A bot does not wait forever for an opponent who has gone: with two
+                    # members nobody can be voted out, so it ends the game (scored by totals).
+                    with contextlib.suppress(LocalProtocolError):
+                        await self._apply(self.peer.abandon(self._clock()))
                 self._check_done()
 
     async def _bot_loop(self) -> None:
