@@ -15,8 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cli.node_cmd import load_spec
 from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
-from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = ["SPEC_FILE", "add_parser", "find_spec_files", "format_report", "read_spec", "sources"]
@@ -54,20 +55,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_audit)
 
 
-def read_spec(path: Path) -> GameSpec:
-    """Read a game spec file (``GameSpec.to_wire()`` bytes).
-
-    Raises:
-        NertzError: the file is missing, unreadable or not a game spec.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
-    try:
-        return GameSpec.from_wire(data)
-    except InvalidRulesError as exc:
-        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
+read_spec = load_spec  # one reader of spec files for every command
 
 
 def find_spec_files(logs: list[Path]) -> list[GameSpec]:

@@ -106,6 +106,29 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]:
+    """The directory of a game made on this machine (``given``, or ``nertz-logs/KIND-<id>``),
+    created, with no logs in it yet, and the game's spec written there; and the spec's path.
+
+    Raises:
+        NertzError: it cannot be created, or already holds logs.
+    """
+    workdir = (
+        given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
+    )
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(workdir)!r}: {exc.strerror}") from None
+    if any(workdir.glob("*.log")):
+        raise NertzError(
+            f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
+        )
+    spec_path = workdir / "game.spec"
+    spec_path.write_bytes(spec.to_wire())
+    return workdir, spec_path
+
+
 def write_key(path: Path, identity: Identity) -> None:
     """Write ``identity``'s raw private key to a new file readable by its owner only.
 
@@ -170,17 +193,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         derive_seed(b"nertz-demo-game", seed)[:16],
     )
     game = spec.game_id.hex()
-    workdir: Path = args.dir if args.dir is not None else Path("nertz-logs") / f"demo-{game[:12]}"
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(workdir)!r}: {exc.strerror}") from None
-    if any(workdir.glob("*.log")):
-        raise NertzError(
-            f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
-        )
-    spec_path = workdir / "game.spec"
-    spec_path.write_bytes(spec.to_wire())
+    workdir, spec_path = game_dir(args.dir, "demo", spec)
     goal = f"{rules.rounds} round(s)" if rules.racing_demon else f"target {rules.target}"
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     print(f"game {game[:16]}  seed {seed}  {goal}  dir {workdir}")

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 import trio
 
-from cli.demo import _Child, _stop, free_ports, write_key
+from cli.demo import _Child, _stop, free_ports, game_dir, write_key
 from cli.lobby_cmd import (
     _default_log_dir,
     _default_name,
@@ -670,18 +670,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         rules,
         derive_seed(b"nertz-play-game", seed)[:16],
     )
-    game = spec.game_id.hex()
-    workdir: Path = args.dir if args.dir is not None else Path("nertz-logs") / f"play-{game[:12]}"
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(workdir)!r}: {exc.strerror}") from None
-    if any(workdir.glob("*.log")):
-        raise NertzError(
-            f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
-        )
-    spec_path = workdir / "game.spec"
-    spec_path.write_bytes(spec.to_wire())
+    workdir, spec_path = game_dir(args.dir, "play", spec)
     ports = free_ports(players)
     endpoint_of = {
         i.peer_id: f"tcp://127.0.0.1:{port}" for i, port in zip(identities, ports, strict=True)
