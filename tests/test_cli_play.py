@@ -77,13 +77,28 @@ class Tty:
         while True:
             text = self.text()
             if test(text):
-                return text
+                # A pty hands a redraw over in pieces: read what follows at once, and check
+                # again on the whole frame.
+                self.settle()
+                text = self.text()
+                if test(text):
+                    return text
             if time.monotonic() > deadline:
                 raise AssertionError(f"the screen never showed {check!r}:\n{text}")
             if not self.pump(0.1):
                 raise AssertionError(f"the program ended before showing {check!r}:\n{text}")
             if keep:
                 self.send(keep)
+
+    def settle(self, quiet: float = 0.03) -> None:
+        """Read until the program has written nothing for ``quiet`` seconds (or ended)."""
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=quiet)
+            except (pexpect.TIMEOUT, pexpect.EOF):
+                return
+            self.raw += data
+            self.stream.feed(data)
 
     def send(self, keys: str) -> None:
         self.child.send(keys)

@@ -71,7 +71,9 @@ def stop(*procs: subprocess.Popen[str]) -> None:
 
 def play_a_move(tty: Tty) -> None:
     """At the table: the stock key turns three cards (the stock count shrinks)."""
-    text = tty.wait("[n] Nerts", timeout=30)
+    # The table shows our deal as soon as it is dealt; play opens once every deal is public,
+    # which the table announces.
+    text = tty.wait(lambda t: "[n] Nerts" in t and "is dealt — go!" in t, timeout=30)
     before = stock(text)
     tty.send("s")
     tty.wait(lambda t: "[s] stock" in t and stock(t) < before)
