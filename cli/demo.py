@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -28,7 +29,7 @@ from cli.main import _add_rules_arguments, _players_from, _rules_from, _seed
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
@@ -169,6 +170,56 @@ class _Child:
         return lines[-1] if lines else "no message"
 
 
+def start_node_child(
+    workdir: Path,
+    spec_path: Path,
+    spec: GameSpec,
+    identity: Identity,
+    *,
+    seat: int,
+    name: str,
+    stem: str,
+    endpoint_of: Mapping[PeerId, str],
+    strategy: str,
+    speed: str,
+    own_session: bool = False,
+) -> _Child:
+    """Start one bot peer as a ``nertz node`` process; its key, log and output are
+    ``workdir/STEM.key``, ``.log``, ``.out`` and ``.err``.
+
+    Args:
+        own_session: start it in its own session, so a Ctrl-C at our terminal does not
+            reach it (it is then stopped by :func:`_stop`).
+    """
+    key = workdir / f"{stem}.key"
+    if key.exists():
+        key.unlink()
+    write_key(key, identity)
+    child = _Child(
+        seat,
+        name,
+        identity.fingerprint,
+        workdir / f"{stem}.log",
+        workdir / f"{stem}.out",
+        workdir / f"{stem}.err",
+    )
+    command = [
+        sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
+        "--bind", endpoint_of[identity.peer_id], "--log", str(child.log),
+        "--bot", strategy, "--speed", speed, "--json",
+    ]  # fmt: skip
+    for other, pid in enumerate(spec.peer_ids):
+        if pid != identity.peer_id:
+            command += ["--peer", f"{other + 1}={endpoint_of[pid]}"]
+    out = child.out.open("wb")
+    err = child.err.open("wb")
+    child.files = [out, err]
+    child.proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=own_session
+    )
+    return child
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
@@ -201,47 +252,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     ports = free_ports(args.players)
     endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
     children: list[_Child] = []
+    by_id = {i.peer_id: endpoint for i, endpoint in zip(identities, endpoints, strict=True)}
     for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
-        key = workdir / f"p{seat + 1}.key"
-        if key.exists():
-            key.unlink()
-        write_key(key, identity)
-        child = _Child(
-            seat,
-            f"P{seat + 1}",
-            identity.fingerprint,
-            workdir / f"p{seat + 1}.log",
-            workdir / f"p{seat + 1}.out",
-            workdir / f"p{seat + 1}.err",
+        child = start_node_child(
+            workdir,
+            spec_path,
+            spec,
+            identity,
+            seat=seat,
+            name=f"P{seat + 1}",
+            stem=f"p{seat + 1}",
+            endpoint_of=by_id,
+            strategy=player.strategy,
+            speed=str(player.speed),
         )
-        command = [
-            sys.executable,
-            "-m",
-            "cli",
-            "node",
-            "--key",
-            str(key),
-            "--spec",
-            str(spec_path),
-            "--bind",
-            endpoints[seat],
-            "--log",
-            str(child.log),
-            "--bot",
-            player.strategy,
-            "--speed",
-            str(player.speed),
-            "--json",
-        ]
-        for other, endpoint in enumerate(endpoints):
-            if other != seat:
-                command += ["--peer", f"{other + 1}={endpoint}"]
         print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
         children.append(child)
-        out = child.out.open("wb")
-        err = child.err.open("wb")
-        child.files = [out, err]
-        child.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     sys.stdout.flush()
     try:
         finished = _wait(children, args.timeout)

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 import trio
 
-from cli.demo import _Child, _stop, free_ports, game_dir, write_key
+from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child, write_key
 from cli.lobby_cmd import (
     _default_log_dir,
     _default_name,
@@ -720,47 +720,19 @@ def _spawn_bot(
     speed: str,
 ) -> _Child:
     """Start one bot peer as a ``nertz node`` process (its output goes to files)."""
-    key = workdir / f"bot{number}.key"
-    if key.exists():
-        key.unlink()
-    write_key(key, identity)
-    child = _Child(
-        seat,
-        f"bot{number}",
-        identity.fingerprint,
-        workdir / f"bot{number}.log",
-        workdir / f"bot{number}.out",
-        workdir / f"bot{number}.err",
+    return start_node_child(
+        workdir,
+        spec_path,
+        spec,
+        identity,
+        seat=seat,
+        name=f"bot{number}",
+        stem=f"bot{number}",
+        endpoint_of=endpoint_of,
+        strategy=strategy,
+        speed=speed,
+        own_session=True,
     )
-    command = [
-        sys.executable,
-        "-m",
-        "cli",
-        "node",
-        "--key",
-        str(key),
-        "--spec",
-        str(spec_path),
-        "--bind",
-        endpoint_of[identity.peer_id],
-        "--log",
-        str(child.log),
-        "--bot",
-        strategy,
-        "--speed",
-        speed,
-        "--json",
-    ]
-    for other, pid in enumerate(spec.peer_ids):
-        if pid != identity.peer_id:
-            command += ["--peer", f"{other + 1}={endpoint_of[pid]}"]
-    out = child.out.open("wb")
-    err = child.err.open("wb")
-    child.files = [out, err]
-    child.proc = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
-    )
-    return child
 
 
 # -- the lobby ---------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ ROOT = SCRIPT.parent.parent
 if str(ROOT) not in sys.path:  # run as a file: the project is importable without installing
     sys.path.insert(0, str(ROOT))
 
+from cli.demo import free_ports  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
 from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
 
@@ -98,20 +99,6 @@ def median(values: Sequence[float]) -> float:
 def p99(values: Sequence[float]) -> float:
     """The 99th percentile, or NaN for no values."""
     return pct(values, 0.99) if values else float("nan")
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports on 127.0.0.1 that were free a moment ago."""
-    held: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [s.getsockname()[1] for s in held]
-    finally:
-        for s in held:
-            s.close()
 
 
 def cpu_seconds() -> float:
