@@ -101,10 +101,16 @@ def test_play_joins_a_hosted_table_by_peer_toggles_ready_and_plays(tmp_path: Pat
         text = tty.wait(f"127.0.0.1:{port}")
         assert "--peer" in text and "not asked yet" in text
         tty.send("\r")  # join the selected (only) table
-        text = tty.wait(lambda t: re.search(r"Dee .* not ready +← you", t) is not None)
+        # The bot process may sit down before or after us: wait for both seats.
+        cy = r"^  \d  Cy +\w{4}-\w{4}-\w{4}-\w{4} +ready"
+        text = tty.wait(
+            lambda t: (
+                re.search(r"Dee .* not ready +← you", t) is not None
+                and re.search(cy, t, re.M) is not None
+            )
+        )
         # Every seat with its fingerprint; the host first; the rules.
         assert re.search(rf"^  1  Ann +{ann_fp} +host +ready", text, re.M), text
-        assert re.search(r"^  \d  Cy +\w{4}-\w{4}-\w{4}-\w{4} +ready", text, re.M), text
         assert "exactly 1 round" in text and "draw 3" in text
         # The listing now knows whose table it is.
         assert re.search(rf"1  Ann's table +{ann_fp} +3/8", text), text
