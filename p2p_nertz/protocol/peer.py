@@ -179,6 +179,10 @@ class PeerConfig:
         suspect_after: silence before a member is suspected.
         drop_after: silence before this peer votes to drop a member (Zyre uses 5 s / 30 s).
         want_interval: least time between two gap requests for one feed.
+        want_delay: how long a gap that another member's beat reveals may stay open before
+            it is asked for. The events are usually on their way from their author: a beat
+            relayed by a third peer can overtake them, and asking at once would fetch them
+            twice. ``0``: ask at once.
         max_pending: events held per author ahead of its delivered feed.
         max_want: events sent back for one gap request.
         clock_reserve: Lamport ticks reserved by each durable clock note.
@@ -194,6 +198,7 @@ class PeerConfig:
     suspect_after: float = 5.0
     drop_after: float = 30.0
     want_interval: float = 0.05
+    want_delay: float = 0.0
     max_pending: int = 4096
     max_want: int = 64
     clock_reserve: int = 1000
@@ -239,6 +244,9 @@ class Peer:
         self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
         self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
         self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, verified
+        # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
+        # credited to R once we hold that far and the ids match (see _take_beat).
+        self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._heard = [now] * n
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
@@ -274,6 +282,7 @@ class Peer:
         self._ack_due: float | None = None
         self._last_sent = now
         self._want_at = [0.0] * n
+        self._gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
         self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         self._out: list[Effect] = []
         self._restoring = False  # Peer.restore is reading our log back
@@ -349,6 +358,7 @@ class Peer:
             deadlines.append(self._phase_since + self.config.phase_timeout)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
+        deadlines.extend(due for due, _, _ in self._gaps.values())
         for q in range(self._n):
             if q == self.seat or q in self._final.dropped:
                 continue
@@ -707,6 +717,9 @@ class Peer:
             held = self._held_by[seat]
             self._held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
             self._dirty = True
+        for r, uncredited in enumerate(self._uncredited):
+            if uncredited:
+                self._credit(r, seat)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
         if message.lamport > self.stable:  # (else it never counts: see _never_counts)
@@ -729,6 +742,19 @@ class Peer:
                 self._out.append(Record(message.wire, own=False))
             if self._ack_due is None:
                 self._ack_due = now + self.config.ack_delay
+
+    def _credit(self, r: int, q: int) -> None:
+        """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
+        once we do and the ids match (a mismatch is left to ``r``'s next beat, which then
+        shows the fork)."""
+        entry = self._uncredited[r].get(q)
+        if entry is None or entry[0] > len(self._feeds[q]):
+            return
+        del self._uncredited[r][q]
+        h, prefix = entry
+        if self._feeds[q][h - 1].id[:ID_PREFIX] == prefix:
+            held = self._held_by[r]
+            self._note_held(r, (*held[:q], max(held[q], h), *held[q + 1 :]))
 
     def _note_held(self, seat: int, held: tuple[int, ...]) -> None:
         old = self._held_by[seat]
@@ -770,6 +796,11 @@ class Peer:
         for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
             ours = self._feeds[q]
             if h > len(ours):
+                # Not here yet (a beat relayed by a third peer can overtake the events, on
+                # their way from their author): credited when they are (_credit). Without
+                # that, a claim waited here for the beat's author to beat again.
+                if h > self._uncredited[seat].get(q, (0, b""))[0]:
+                    self._uncredited[seat][q] = (h, prefix)
                 continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
@@ -787,9 +818,28 @@ class Peer:
         for q, count in enumerate(beat.held):
             upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
             if upto > len(self._feeds[q]):
-                self._want(q, upto, self.spec.peer_ids[seat], now)
+                self._gap(q, upto, self.spec.peer_ids[seat], now)
         if beat.head_seq > len(feed):
-            self._want(seat, beat.head_seq, self.spec.peer_ids[seat], now)
+            self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
+
+    def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
+        """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
+        ``want_delay`` if it has not come by then (:meth:`_repair`)."""
+        if self.config.want_delay <= 0:
+            self._want(seat, upto, source, now)
+            return
+        due, known, _ = self._gaps.get(seat, (now + self.config.want_delay, 0, source))
+        if upto > known:
+            self._gaps[seat] = (due, upto, source)
+
+    def _repair(self, now: float) -> None:
+        """Ask for the gaps still open once their ``want_delay`` has passed."""
+        for seat, (due, upto, source) in list(self._gaps.items()):
+            if len(self._feeds[seat]) >= upto:
+                del self._gaps[seat]  # it came
+            elif now >= due:
+                del self._gaps[seat]  # asked for now; a later beat reopens it if need be
+                self._want(seat, upto, source, now)
 
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         if now < self._want_at[seat]:
@@ -1230,6 +1280,8 @@ class Peer:
             self._phase_key = phase
             self._phase_since = now
         self._liveness(now)
+        if self._gaps:
+            self._repair(now)
         if self._ack_due is not None and now >= self._ack_due:
             self._beat(Kind.ACK, now)
         elif now >= self._last_sent + self.config.beat_interval:  # the deadline's own sum
