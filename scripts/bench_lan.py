@@ -43,6 +43,7 @@ with the reason printed, when missing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import math
@@ -212,7 +213,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
     PeerNode has no hook for these, so the script subclasses both, extending (never replacing)
     ``Peer.feed_many`` and the private ``Peer._receive``, ``Peer._deliver``,
     ``Peer._advance_final``, ``PeerNode._make_peer``, ``PeerNode._send``,
-    ``PeerNode._receive_loop`` and ``PeerNode._dealer_owner`` (given socket wrappers that stamp
+    ``PeerNode._receive_loop`` and ``PeerNode._outlet`` (given socket wrappers that stamp
     arrivals and hand-offs); nothing in the product changes.
     """
     from p2p_nertz.logfile.format import RecordKind
@@ -286,18 +287,30 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             return more
 
     class StampedDealer:
-        """A DEALER as its owner task sees it: stamps when each of our claims is handed to zmq."""
+        """A DEALER as its outlet sees it: stamps when each of our claims is handed to zmq."""
 
         def __init__(self, dealer: Any, node: ProbedNode) -> None:
             self._dealer = dealer
             self._node = node
 
-        async def send_multipart(self, frames: list[bytes]) -> None:
-            # AsyncSocket.send_multipart tries zmq at once and yields only after it: stamp
-            # before (the stamp after would include the wait for the next turn of the loop).
+        def _stamp(self, frames: Sequence[bytes]) -> None:
             seq = self._node.claim_wires.get(frames[0])
             if seq is not None:
                 self._node.handed[seq].append(time.perf_counter_ns())
+
+        def try_send_multipart(self, frames: Sequence[bytes]) -> bool:
+            start = time.perf_counter_ns()
+            sent: bool = self._dealer.try_send_multipart(frames)
+            if sent:
+                seq = self._node.claim_wires.get(frames[0])
+                if seq is not None:
+                    self._node.handed[seq].append(start)
+            return sent
+
+        async def send_multipart(self, frames: Sequence[bytes]) -> None:
+            # AsyncSocket.send_multipart tries zmq at once and yields only after it: stamp
+            # before (the stamp after would include the wait for the next turn of the loop).
+            self._stamp(frames)
             await self._dealer.send_multipart(frames)
 
     class ProbedNode(PeerNode):
@@ -320,10 +333,10 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 sum(d.statistics().lost_edges for d in self.dealer_sockets),
             )
 
-        async def _dealer_owner(self, dealer: Any, queue: Any) -> None:
+        def _outlet(self, dealer: Any) -> Any:
             self.dealer_sockets.append(dealer)
-            stamped: Any = StampedDealer(dealer, self)  # duck-types the AsyncSocket call used
-            await super()._dealer_owner(stamped, queue)
+            stamped: Any = StampedDealer(dealer, self)  # duck-types the AsyncSocket calls used
+            return super()._outlet(stamped)
 
         def _make_peer(self, recovery: Any) -> list[Any]:
             events = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
@@ -367,7 +380,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self.sent_at[seq] = time.perf_counter_ns()
                 self.claim_wires[effect.data] = seq
                 self.handed[seq] = []
-            self.messages_out += len(self._queues) if effect.to is None else 1
+            self.messages_out += len(self._outlets) if effect.to is None else 1
             super()._send(effect)
 
     return ProbedPeer, ProbedNode
@@ -395,13 +408,11 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
     return each node's probes."""
     import trio
 
-    from p2p_nertz.protocol.peer import PeerConfig
-
     _, node_class = _instrumented_classes()
     n = cfg["n"]
     identities, spec = make_game(n, cfg["seed"])
     endpoints = {spec.peer_ids[s]: cfg["endpoints"][s] for s in range(n)}
-    config = PeerConfig(ack_delay=cfg["ack_delay"])
+    config = dataclasses.replace(NODE_CONFIG, ack_delay=cfg["ack_delay"])
     logdir = Path(cfg["logdir"])
     logdir.mkdir(parents=True, exist_ok=True)
     nodes = [
@@ -428,7 +439,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
             peer = node._peer
             if peer is None:
                 continue
-            queued = sum(q.statistics().current_buffer_used for q in node._queues.values())
+            queued = sum(o.backlog for o in node._outlets.values())
             samples[i].append(
                 (
                     time.perf_counter_ns(),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import zmq
 
 from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
@@ -24,10 +25,12 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.node import (
     PeerNode,
+    _Outlet,
     decode_clock_note,
     encode_clock_note,
     routing_id,
 )
+from p2p_nertz.runtime.zmqtrio import create_socket
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -100,6 +103,44 @@ def check_logs(peers: list[Peer], logs: list[Path]) -> None:
 def test_helpers() -> None:
     assert routing_id(b"\x00" * 32) == b"N" + b"\x00" * 32
     assert decode_clock_note(encode_clock_note(2**40 + 7)) == 2**40 + 7
+
+
+async def test_an_outlet_sends_at_once_then_queues_in_order_when_the_pipe_is_full() -> None:
+    ctx = zmq.Context()
+    router = create_socket(ctx, zmq.ROUTER, hwm=2)
+    dealer = create_socket(ctx, zmq.DEALER, hwm=2, identity=b"N-test")
+    try:
+        dealer.connect(router.bind("tcp://127.0.0.1:0"))
+        outlet = _Outlet(dealer, size=400)
+        big = 256 * 1024  # a few of these fill the kernel's buffers and the pipe
+        posted = [i.to_bytes(4, "big") * (big // 4) for i in range(300)]
+        assert all(outlet.post(data) for data in posted)
+        assert 0 < outlet.backlog < len(posted)  # some went at once; the rest wait in order
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(outlet.run)
+            got = [(await router.recv_multipart())[1] for _ in posted]
+            assert got == posted  # nothing lost, nothing reordered
+            nursery.cancel_scope.cancel()
+        assert outlet.backlog == 0
+    finally:
+        dealer.close()
+        router.close()
+        ctx.term()
+
+
+async def test_a_full_outlet_drops_and_says_so() -> None:
+    ctx = zmq.Context()
+    dealer = create_socket(ctx, zmq.DEALER, hwm=1)
+    try:
+        dealer.connect("tcp://127.0.0.1:9")  # nobody there: zmq keeps the one message it may
+        outlet = _Outlet(dealer, size=2)
+        results = [outlet.post(b"m%d" % i) for i in range(6)]
+        assert results[0] is True  # into the pipe at once
+        assert results[-1] is False  # the queue is full: dropped, not waited for
+        assert outlet.backlog == 2
+    finally:
+        dealer.close()
+        ctx.term()
 
 
 async def test_three_nodes_play_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
