@@ -18,7 +18,10 @@ one task receiving, at any moment; a second task entering a busy direction raise
 :exc:`trio.BusyResourceError`. So an owner task may hand the receiving side to a helper task
 (ROUTER and DEALER are full duplex): the socket shares its one edge-triggered FD between the two
 (see the theory of operation below). A peer node that gives each socket a single owner task
-satisfies the rule trivially, and that is the cheapest use.
+satisfies the rule trivially. The node (:mod:`p2p_nertz.runtime.node`) goes one step further
+for its DEALERs: any task may :meth:`~AsyncSocket.try_send_multipart` while the owner task is
+not sending (that never waits), and only the owner waits for room, which spares every message
+a trip through the scheduler.
 
 **Backpressure.** Nothing is dropped on the sending side. High-water marks are counted in
 messages (:data:`DEFAULT_HWM` per pipe, both directions). When the pipe is full,
