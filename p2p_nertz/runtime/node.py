@@ -622,7 +622,8 @@ class PeerNode:
         if self._done.is_set():
             return
         now = self._clock()
-        if peer.tentative.phase is Phase.OVER and peer.silent_for(now) >= peer.config.drop_after:
+        # (Silence first: after anything arrived, reading the tentative fold rebuilds it.)
+        if peer.silent_for(now) >= peer.config.drop_after and peer.tentative.phase is Phase.OVER:
             # Every event of the game is here and nobody has been heard for the drop timeout
             # (a restart after everyone else went home): the others' acks, which finality
             # needs, will not come. Nothing is lost: the log holds the whole game.
