@@ -650,8 +650,16 @@ class PeerNode:
             if not messages:
                 continue
             self._watch(messages)  # the others' beats and events, for the spectators
-            async with self._lock:
+            try:
+                # The lock is free unless a move or a tick is being applied: take it without
+                # a trip through the scheduler (the recv above was this task's checkpoint).
+                self._lock.acquire_nowait()
+            except trio.WouldBlock:
+                await self._lock.acquire()
+            try:
                 await self._apply(self.peer.feed_many(messages, self._clock()))
+            finally:
+                self._lock.release()
 
     async def _timer_loop(self) -> None:
         last_due: float | None = None
