@@ -19,7 +19,10 @@ only sends what changed. Ctrl-C (or SIGTERM) leaves the game cleanly — a signe
 others see — and a second one stops at once.
 
 ``--watcher ENDPOINT`` (both ways) also pushes every event this node holds to a spectator
-running ``nertz watch`` there (see ``cli/watch.py``).
+running ``nertz watch`` there (see ``cli/watch.py``). ``--suspect-after`` and ``--drop-after``
+set this player's liveness timers (DESIGN.md §6): once the one other member left is suspected
+the table offers the abandon key (``a``), which the node carries out once that member has been
+silent for ``--drop-after`` (before that it says how long it still wants).
 """
 
 from __future__ import annotations
@@ -61,14 +64,15 @@ from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
-from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.runtime.node import NODE_CONFIG, PeerNode
 from p2p_nertz.ui import (
+    Abandon,
     CloseBoard,
     Context,
     KeyState,
@@ -177,6 +181,22 @@ def add_parser(sub: Any) -> None:
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
+    live = p.add_argument_group("liveness (your node's timers)")
+    live.add_argument(
+        "--suspect-after",
+        type=_seconds,
+        default=NODE_CONFIG.suspect_after,
+        metavar="SECONDS",
+        help=f"silence before a member is suspected (default {NODE_CONFIG.suspect_after:g})",
+    )
+    live.add_argument(
+        "--drop-after",
+        type=_seconds,
+        default=NODE_CONFIG.drop_after,
+        metavar="SECONDS",
+        help="silence before you vote a member out, or, with one other member left, may "
+        f"abandon the game (default {NODE_CONFIG.drop_after:g})",
+    )
     p.add_argument(
         "--watcher",
         action="append",
@@ -186,6 +206,30 @@ def add_parser(sub: Any) -> None:
     )
     _add_rules_arguments(p)
     p.set_defaults(func=_cmd_play)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
+    return value
+
+
+def _liveness(args: argparse.Namespace) -> PeerConfig:
+    """The node's configuration with the liveness timers given.
+
+    Raises:
+        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
+    """
+    if args.drop_after < args.suspect_after:
+        raise NertzError(
+            f"--drop-after ({args.drop_after:g}) must not be shorter than "
+            f"--suspect-after ({args.suspect_after:g})"
+        )
+    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
 # -- the terminal ------------------------------------------------------------------------------
@@ -429,6 +473,7 @@ async def run_table(
             frozenset(peer.frozen_piles()),
             board=tracker.board is not None,
             symbols=symbols,
+            abandon=tracker.may_abandon(peer),
         )
 
     def draw() -> None:
@@ -488,6 +533,8 @@ async def run_table(
                                 keys = KeyState(status=f"illegal: {_brief(str(exc))}")
                         elif isinstance(action, CloseBoard):
                             tracker.close_board()
+                        elif isinstance(action, Abandon):
+                            keys = await _abandon(node, keys)
                         elif isinstance(action, Leave):
                             if stopped:
                                 quitting = True
@@ -529,6 +576,16 @@ async def run_table(
     return outcome
 
 
+async def _abandon(node: PeerNode, keys: KeyState) -> KeyState:
+    """End the game by an abandon; the status line says how it went (the core may refuse:
+    the other has not been silent long enough, say — then nothing changes)."""
+    try:
+        await node.abandon()
+    except LocalProtocolError as exc:
+        return KeyState(status=f"cannot abandon: {exc}")
+    return replace(keys, status="you abandoned the game")
+
+
 def _brief(message: str) -> str:
     """An engine message without the tableau dump some of them end with."""
     return message.split(" in N: ", maxsplit=1)[0]
@@ -562,15 +619,21 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if identity.peer_id not in spec.peer_ids:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    node = _make_node(identity, spec, args.log, args.bind, args.watcher)
+    node = _make_node(identity, spec, args.log, args.bind, args.watcher, config=_liveness(args))
     outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return _summary(outcome, node, args.log.parent)
 
 
 def _make_node(
-    identity: Identity, spec: GameSpec, log: Path, bind: str, watchers: list[str]
+    identity: Identity,
+    spec: GameSpec,
+    log: Path,
+    bind: str,
+    watchers: list[str],
+    *,
+    config: PeerConfig,
 ) -> PeerNode:
-    node = PeerNode(identity, spec, log, bind=bind, strategy=None, watchers=watchers)
+    node = PeerNode(identity, spec, log, bind=bind, strategy=None, watchers=watchers, config=config)
     try:
         node.bind()
     except NertzError as exc:
@@ -649,6 +712,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
     rules = _rules_from(args)
+    config = _liveness(args)
     players = args.bots + 1
     if not 2 <= players <= 8:
         raise NertzError(f"a table has 2 to 8 players: give --bots 1 to 7, not {args.bots}")
@@ -680,7 +744,9 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     if key.exists():
         key.unlink()
     write_key(key, human)
-    node = _make_node(human, spec, workdir / "you.log", endpoint_of[human.peer_id], args.watcher)
+    node = _make_node(
+        human, spec, workdir / "you.log", endpoint_of[human.peer_id], args.watcher, config=config
+    )
     children: list[_Child] = []
     for n, identity in enumerate(identities[1:], 1):
         seat = spec.seat_of(identity.peer_id)
@@ -1175,6 +1241,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     else:
         address = "127.0.0.1"
     log_dir: Path = args.log_dir if args.log_dir is not None else _default_log_dir()
+    config = _liveness(args)
     result: list[tuple[Outcome, PeerNode | None]] = []
     apps: list[_LobbyApp] = []
 
@@ -1197,9 +1264,8 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             except OSError as exc:
                 raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
             log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
-            node = _make_node(
-                identity, spec, log, session.endpoints[identity.peer_id], args.watcher
-            )
+            bind = session.endpoints[identity.peer_id]
+            node = _make_node(identity, spec, log, bind, args.watcher, config=config)
             outcome = await run_table(node, session.endpoints, terminal=terminal, symbols=symbols)
             outer.cancel_scope.cancel()  # the hosted table stops serving
             result.append((outcome, node))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -231,3 +232,64 @@ def test_play_rejects_bad_bot_arguments_in_one_line(tmp_path: Path) -> None:
     )
     assert status == 2
     assert len(output.decode().strip().splitlines()) == 1 and b"strategy" in output
+
+
+def bot_processes(pid: int) -> list[int]:
+    """The ``nertz node`` processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        # pid (comm) state ppid …: comm may hold spaces, so split after its closing paren.
+        parent = int(stat.rpartition(")")[2].split()[1])
+        if parent == pid and command[1:4] == [b"-m", b"cli", b"node"]:
+            found.append(int(entry.name))
+    return found
+
+
+def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: Path) -> None:
+    # Short liveness timers for this player's node; a slow bot, so the round is still on.
+    args = ["play", "--bots", "1", "--speed", "1", "--seed", "5", "--rounds", "3"]
+    timers = ["--suspect-after", "2", "--drop-after", "2"]
+    tty = Tty([*args, *timers, "--dir", str(tmp_path / "game")])
+    tty.wait("[n] Nerts")
+    # While the bot answers, the key is not on offer; pressed anyway, it says why.
+    assert "ends the game" not in tty.line(HEIGHT - 1)
+    tty.send("a")
+    text = tty.wait("cannot abandon: ")
+    assert "bot1 is still answering" in tty.line(HEIGHT - 2), text
+    (bot,) = bot_processes(tty.child.pid)
+    os.kill(bot, signal.SIGKILL)
+    # Once the bot is suspected, the footer offers the key; it asks first, then ends the game.
+    text = tty.wait(lambda t: "ends the game (bot1 gone)" in t.splitlines()[-1])
+    tty.send("a")
+    tty.wait("a or y ends it")
+    tty.send("a")
+    text = tty.wait("game over — winner: ")
+    assert "(abandoned)" in text and "the game was abandoned" in text
+    tty.send("q")
+    while tty.pump(0.2):
+        if "leave the game?" in tty.text():
+            tty.send("y")
+    assert tty.finish() == 0
+    assert b"winner(s): you" in tty.raw
+    assert b"Traceback" not in tty.raw
+
+
+def test_play_rejects_liveness_timers_out_of_order_in_one_line(tmp_path: Path) -> None:
+    argv = "play --bots 1 --suspect-after 3 --drop-after 1"
+    output, status = pexpect.run(
+        f"{sys.executable} -m cli {argv} --dir {tmp_path}",
+        cwd=str(ROOT),
+        withexitstatus=True,
+        timeout=30,
+    )
+    assert status == 2
+    lines = output.decode().strip().splitlines()
+    assert len(lines) == 1 and "--drop-after" in lines[0] and "--suspect-after" in lines[0]
+    assert not (tmp_path / "game.spec").exists()  # nothing was started

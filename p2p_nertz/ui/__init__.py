@@ -9,14 +9,25 @@ front end is ``cli/play.py``.
 
 from __future__ import annotations
 
-from p2p_nertz.ui.keys import Action, CloseBoard, Context, KeyState, Leave, PlayMove, press
-from p2p_nertz.ui.render import KEY_HELP, render
+from p2p_nertz.ui.keys import (
+    Abandon,
+    Action,
+    CloseBoard,
+    Context,
+    KeyState,
+    Leave,
+    PlayMove,
+    press,
+)
+from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, render
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import Board, Link, TableView, card_text
 
 __all__ = [
+    "ABANDON_HELP",
     "KEY_HELP",
+    "Abandon",
     "Action",
     "Board",
     "CloseBoard",

@@ -14,7 +14,11 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
   again: straight to the lake;
 * ``s`` or space turns the stock, ``p`` passes (stuck), ``r`` rotates alone (a rules variant),
   ``x`` calls Nerts (pressed twice when the Nerts pile is not empty: a false call costs points);
-* ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…);
+* ``a`` ends the game by an abandon (DESIGN.md §6), only on offer when the one other member
+  left has gone (:attr:`Context.abandon`); it asks first (``a`` again or ``y``), and when it is
+  not on offer it says why and changes nothing;
+* ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…),
+  or the word ``abandon`` (as the ``a`` key);
 * ``?`` or ``h`` help, ``Esc`` cancels, ``Enter`` closes the end-of-round board, ``q`` leaves
   (after a ``y``).
 
@@ -43,6 +47,8 @@ from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.view import card_text, pile_name
 
 __all__ = [
+    "NO_ABANDON",
+    "Abandon",
     "Action",
     "CloseBoard",
     "Context",
@@ -65,6 +71,7 @@ class Confirm(enum.Enum):
 
     CALL = "call"
     QUIT = "quit"
+    ABANDON = "abandon"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +91,16 @@ class CloseBoard:
     """Close the end-of-round board."""
 
 
-Action = PlayMove | Leave | CloseBoard
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """End the game by an abandon (the front end calls the node's ``abandon``; the peer core
+    has the last word and may still refuse, saying why)."""
+
+
+Action = PlayMove | Leave | CloseBoard | Abandon
+
+NO_ABANDON = "an abandon needs exactly one other member left, and gone"
+"""Why the game cannot be abandoned, when the front end has said nothing else."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +132,9 @@ class Context:
         frozen: the player's piles frozen by a claim in the air.
         board: the end-of-round board is up.
         symbols: suit symbols in messages (else letters).
+        abandon: the seat of the one other member left, gone, when the player may end the
+            game by an abandon (the key is on offer); else why not, in words
+            (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon` works it out).
     """
 
     table: Table | None
@@ -123,6 +142,7 @@ class Context:
     frozen: frozenset[Pile] = field(default_factory=frozenset)
     board: bool = False
     symbols: bool = True
+    abandon: int | str = NO_ABANDON
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -142,6 +162,12 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         if key.lower() == "x":
             return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
         return KeyState(status="no call"), []
+    if state.confirm is Confirm.ABANDON:
+        if key.lower() in ("a", "y"):
+            if isinstance(ctx.abandon, str):  # the other came back meanwhile, say
+                return KeyState(status=f"cannot abandon: {ctx.abandon}"), []
+            return KeyState(status="abandoning the game…"), [Abandon()]
+        return KeyState(status="the game goes on (no abandon)"), []
     k = key.lower() if len(key) == 1 else key
     if k in ("?", "h"):
         return replace(state, help=True), []
@@ -149,6 +175,8 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return KeyState(confirm=Confirm.QUIT, status="leave the game? y leaves, any key stays"), []
     if k == ESC:
         return KeyState(), []
+    if k == "a":
+        return _abandon(state, ctx)
     if ctx.board:
         if k in (ENTER, " "):
             return KeyState(), [CloseBoard()]
@@ -190,6 +218,19 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if k == ENTER:
         return replace(state, status=""), []
     return replace(state, status=f"no key {key!r} here (? for help)"), []
+
+
+def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
+    """The abandon key: ask first when it is on offer, else say why not (nothing changes)."""
+    if ctx.seat is None:
+        return replace(state, status="a spectator only watches (q quits)"), []
+    if isinstance(ctx.abandon, str):
+        return replace(state, status=f"cannot abandon: {ctx.abandon}"), []
+    return KeyState(
+        confirm=Confirm.ABANDON,
+        status=f"seat {ctx.abandon + 1} gone: end the game on the totals? a or y ends it, "
+        "any other key plays on",
+    ), []
 
 
 def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
@@ -337,6 +378,8 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
     if key == ENTER:
         if not text.strip():
             return KeyState(), []
+        if text.strip().lower() == "abandon":
+            return _abandon(KeyState(), ctx)
         try:
             move = Move.parse(text)
         except NotationError as exc:

@@ -14,7 +14,8 @@ your tableau          ``[n]`` Nerts top card and count, ``[s]`` stock count, ``[
                       three, fanned, the top one playable), ``[1]``… work piles (whole runs)
 messages              the newest announcements (a lost race, a rotation, a drop, a Nerts call)
 status                what the last key did or why a move was refused; the command line
-keys                  a one-line reminder of the keys
+keys                  a one-line reminder of the keys (when the one other member left has gone:
+                      the abandon key first)
 ====================  ========================================================================
 
 A spectator's view (``seat is None``) shows every tableau in two lines instead of one player's.
@@ -30,7 +31,7 @@ from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Suit, Tableau
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.view import Board, Link, TableView, card_text
 
-__all__ = ["KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "render"]
+__all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "render"]
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
@@ -50,6 +51,12 @@ KEY_HELP: tuple[tuple[str, str], ...] = (
     ("Enter", "close the end-of-round board"),
     ("?  or  h", "this help (any key closes it)"),
     ("q", "leave the game (asks first); Ctrl-C leaves at once"),
+)
+
+#: The abandon key, listed in the help only while it is on offer (:attr:`TableView.abandon`).
+ABANDON_HELP: tuple[str, str] = (
+    "a",
+    "abandon: end the game on the totals (your opponent has gone)",
 )
 
 _HINT = "n w 1-6 pick, then l lake or 1-6 · s stock · p stuck · x Nerts · : move · ? · q"
@@ -161,6 +168,10 @@ class _Painter:
             row.add("   Enter plays · Esc cancels", Style.DIM)
         elif view.seat is None:
             row.add("spectator · ? help · q quit", Style.DIM)
+        elif view.abandon is not None:
+            gone = view.names[view.abandon] if 0 <= view.abandon < len(view.names) else "?"
+            row.add("a", Style.KEY).add(f" ends the game ({gone} gone)", Style.WARN)
+            row.add(" · " + _HINT, Style.DIM)
         else:
             row.add(_HINT, Style.DIM)
         return row.spans()
@@ -169,7 +180,7 @@ class _Painter:
         view = self.view
         row = self.row()
         if view.status:
-            refused = view.status.startswith(("illegal", "refused", "no ", "not "))
+            refused = view.status.startswith(("illegal", "refused", "no ", "not ", "cannot "))
             row.add(view.status, Style.BAD if refused else Style.WARN)
         return row.spans()
 
@@ -403,8 +414,10 @@ class _Painter:
         if score.status is RoundStatus.NERTS:
             callers = ", ".join(view.name(c) for c in score.callers)
             how = f"Nerts! called by {callers}"
-        else:
+        elif score.status is RoundStatus.BLOCKED:
             how = "blocked: nobody could play"
+        else:  # cut short by an abandon (DESIGN.md §6): scored as it stood
+            how = "cut short: the game was abandoned"
         rows = [self.rule(f"round {board.round} over — {how}")]
         rules = view.rules
         by_owner: dict[int, list[Card]] = {}
@@ -461,7 +474,8 @@ class _Painter:
 
     def help(self, room: int) -> list[tuple[Span, ...]]:
         rows = [self.rule("keys")]
-        for key, what in KEY_HELP:
+        keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
+        for key, what in keys:
             row = self.row()
             row.add(f"  {key}", Style.KEY).pad_to(18).add(what)
             rows.append(row.spans())

@@ -3,15 +3,16 @@
 A :class:`Tracker` is fed every notice effect of a :class:`~p2p_nertz.protocol.peer.Peer`
 (through :class:`~p2p_nertz.runtime.node.PeerNode`'s notice callback) and keeps what the screen
 needs beyond the peer's own state: the announcements ("5♠ lost to Bob — back to waste", a
-rotation, a drop, a Nerts call), which members are suspected, and the end-of-round board.
-:meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
-tentative state. Pure: no clock, no I/O.
+rotation, a drop, a rejoin, a Nerts call), which members are suspected, and the end-of-round
+board. :meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
+tentative state, and :meth:`Tracker.may_abandon` says whether the player may end the game by
+an abandon now. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from p2p_nertz.protocol import state as st
@@ -19,7 +20,7 @@ from p2p_nertz.protocol.bodies import Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rules import Card, Lake, Outcome, Pile, RoundStatus, Table
+from p2p_nertz.rules import Card, Lake, Outcome, Pile, RoundStatus, Table, Termination
 from p2p_nertz.ui.keys import KeyState
 from p2p_nertz.ui.view import Board, Link, TableView, card_text, pile_name
 
@@ -147,19 +148,27 @@ class Tracker:
             self.board = Board(effect.round, effect.score, effect.totals, lake)
             self.changes += 1
         elif isinstance(effect, st.GameEnded):
-            if self.board is not None:
-                self.board = Board(
-                    self.board.round,
-                    self.board.score,
-                    self.board.totals,
-                    self.board.lake,
-                    effect.result,
-                )
-            self.say("the game is over")
+            board = self.board
+            if board is None and final is not None:
+                board = _last_board(final)  # closed already (an abandon between rounds)
+            if board is not None:
+                self.board = replace(board, result=effect.result)
+            if effect.result.termination is Termination.ABANDONED:
+                self.say("the game was abandoned: it is over, the totals decide")
+            else:
+                self.say("the game is over")
         elif isinstance(effect, st.MemberDropped):
             self.suspected.discard(effect.seat)
-            how = "left the game" if effect.left else "was dropped (silent too long)"
+            if effect.left:
+                how = "left the game"
+            else:
+                how = f"{self._was(effect.seat)} dropped (silent too long)"
             self.say(f"{self.name(effect.seat)} {how}")
+        elif isinstance(effect, st.MemberRejoined):
+            # A fresh start: whatever was heard of it before its drop no longer stands.
+            self.suspected.discard(effect.seat)
+            verb = "are" if effect.seat == self.seat else "is"
+            self.say(f"{self.name(effect.seat)} {verb} back from round {effect.round}")
         elif isinstance(effect, st.PhaseChanged):
             if effect.phase is st.Phase.PLAY:
                 self.say(f"round {effect.round} is dealt — go!")
@@ -175,6 +184,9 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _was(self, seat: int) -> str:
+        return "were" if seat == self.seat else "was"
 
     def _claim(self, notice: st.ClaimDecided) -> None:
         res = notice.resolution
@@ -214,6 +226,30 @@ class Tracker:
                 links.append(Link.OK)
         return tuple(links)
 
+    def may_abandon(self, peer: GameSource) -> int | str:
+        """Whether the player may end the game by an abandon now (DESIGN.md §6): the seat of
+        the one other member left, when it has gone (suspected: silent past the suspicion
+        timeout); else why not, in words.
+
+        This mirrors :meth:`~p2p_nertz.protocol.peer.Peer.abandon`'s own check from the peer's
+        public state and the suspicions heard, to offer the key only when it may work; the
+        core has the last word (it wants ``drop_after`` seconds of silence, and says so).
+        """
+        if self.seat is None:
+            return "a spectator only watches"
+        state = peer.tentative
+        if state.phase is st.Phase.OVER:
+            return "the game is already over"
+        if self.seat in state.dropped:
+            return "you are out of the game"
+        members = [q for q in range(peer.spec.seats) if q not in state.dropped]
+        if len(members) != 2:
+            return f"an abandon needs exactly one other member left ({len(members) - 1} are)"
+        (other,) = (q for q in members if q != self.seat)
+        if other not in self.suspected:
+            return f"{self.name(other)} is still answering (an abandon needs them gone)"
+        return other
+
     def view(
         self, peer: GameSource, keys: KeyState | None = None, *, final: bool = False
     ) -> TableView:
@@ -224,6 +260,7 @@ class Tracker:
         spec = peer.spec
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
+        abandon = None if final else self.may_abandon(peer)
         return TableView(
             table=tentative.table,
             seat=self.seat,
@@ -243,6 +280,7 @@ class Tracker:
             command=keys.command,
             help=keys.help,
             final=final,
+            abandon=abandon if isinstance(abandon, int) else None,
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:
@@ -253,6 +291,14 @@ class Tracker:
                 if isinstance(body, Play):
                     return describe_play(str(body.move), body.card, symbols=self.symbols)
         return ""
+
+
+def _last_board(final: st.GameState) -> Board | None:
+    """The board of the last round scored, as a final fold holds it (``None``: none was)."""
+    if not final.scores or not final.history:
+        return None
+    number = final.history[-1][0]
+    return Board(number, final.scores[-1], final.game.totals, _round_lake(final, number))
 
 
 def _round_lake(final: st.GameState, number: int) -> Lake:

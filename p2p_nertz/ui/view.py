@@ -71,6 +71,8 @@ class TableView:
         board: the end-of-round board, shown instead of the table while set.
         help: show the keys instead of the table.
         final: the game is over and the node has stopped (the board shows standings).
+        abandon: the seat of the one other member left, gone, when the player may end the
+            game by an abandon (the key shows in the footer and the help); ``None``: it may not.
     """
 
     table: Table | None
@@ -91,6 +93,7 @@ class TableView:
     board: Board | None = None
     help: bool = False
     final: bool = False
+    abandon: int | None = None
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the 1-based seat number and the name."""

@@ -1,0 +1,404 @@
+"""The abandon key and the rejoin notice at the terminal table.
+
+The key machine is pure (built from the rules notation); what the tracker offers is checked
+against real protocol cores (``PeerNetwork``): the key is on offer only where ``Peer.abandon``
+may take it, and the rejoin of a real dropped member is announced and shown. One test drives
+``cli/play.py``'s table with real nodes on 127.0.0.1 and a fake terminal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import trio
+from helpers_rules import table_from
+from peer_helpers import PeerNetwork
+
+from cli.play import Outcome, run_table
+from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import PeerConfig, Suspected
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import GameResult, RoundStatus, Rules, Table, Termination
+from p2p_nertz.runtime.node import NODE_CONFIG, PeerNode
+from p2p_nertz.ui import (
+    ABANDON_HELP,
+    KEY_HELP,
+    Abandon,
+    Context,
+    KeyState,
+    Link,
+    Screen,
+    TableView,
+    Tracker,
+    press,
+    render,
+)
+from p2p_nertz.ui.keys import ENTER, NO_ABANDON, Action
+
+MINE = "N: KH 4C | 1: QH JS 10H | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
+OTHER = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
+NAMES = ("Ann", "Bob")
+QUICK = PeerConfig(suspect_after=1.0, drop_after=2.0)
+
+
+def table() -> Table:
+    return table_from(MINE, OTHER)
+
+
+def keys(
+    sequence: Iterable[str], state: KeyState | None = None, **ctx: object
+) -> tuple[KeyState, list[Action]]:
+    state = state or KeyState()
+    context = Context(table(), 0, **ctx)  # type: ignore[arg-type]
+    actions: list[Action] = []
+    for key in sequence:
+        state, more = press(state, key, context)
+        actions += more
+    return state, actions
+
+
+# -- the key machine ---------------------------------------------------------------------------
+def test_abandon_key_not_on_offer_says_why_and_changes_nothing() -> None:
+    picked, _ = keys("n")
+    for reason in (NO_ABANDON, "Bob is still answering (an abandon needs them gone)"):
+        state, actions = keys("a", picked, abandon=reason)
+        assert actions == []
+        assert state.status == f"cannot abandon: {reason}"
+        assert state.selected is picked.selected and state.confirm is None
+    # The default context (a front end that says nothing) never offers it.
+    state, actions = keys("A")
+    assert actions == [] and state.status == f"cannot abandon: {NO_ABANDON}"
+
+
+@pytest.mark.parametrize("answer", ["a", "A", "y"])
+def test_abandon_key_asks_first_then_ends_the_game(answer: str) -> None:
+    state, actions = keys("a", abandon=1)
+    assert actions == [] and "seat 2 gone" in state.status and "a or y" in state.status
+    state, actions = keys(answer, state, abandon=1)
+    assert actions == [Abandon()]
+
+
+@pytest.mark.parametrize("other", ["n", "q", ENTER, "x"])
+def test_abandon_key_any_other_answer_plays_on(other: str) -> None:
+    state, _ = keys("a", abandon=1)
+    state, actions = keys([other], state, abandon=1)
+    assert actions == [] and "goes on" in state.status and state.confirm is None
+
+
+def test_abandon_key_refused_when_the_offer_ends_before_the_answer() -> None:
+    state, _ = keys("a", abandon=1)
+    back = "Bob is still answering (an abandon needs them gone)"
+    state, actions = keys("a", state, abandon=back)
+    assert actions == [] and state.status == f"cannot abandon: {back}"
+
+
+def test_abandon_key_works_over_the_round_board_and_not_for_a_spectator() -> None:
+    state, actions = keys("aa", board=True, abandon=1)
+    assert actions == [Abandon()]
+    state, actions = press(KeyState(), "a", Context(table(), None, abandon=1))
+    assert actions == [] and "spectator" in state.status
+
+
+def test_abandon_typed_word_asks_like_the_key() -> None:
+    state, actions = keys([":", *"abandon", ENTER], abandon=1)
+    assert actions == [] and "a or y" in state.status
+    _, actions = keys("y", state, abandon=1)
+    assert actions == [Abandon()]
+    state, actions = keys([":", *"abandon", ENTER], abandon="Bob is still answering")
+    assert actions == [] and state.status == "cannot abandon: Bob is still answering"
+
+
+# -- the screen --------------------------------------------------------------------------------
+def screen_of(**changes: object) -> Screen:
+    t = table()
+    fields: dict[str, object] = {"table": t, "seat": 0, "names": NAMES, "rules": t.rules}
+    fields.update(changes)
+    return render(TableView(**fields))  # type: ignore[arg-type]
+
+
+def test_render_shows_the_abandon_key_only_while_it_is_on_offer() -> None:
+    plain = screen_of()
+    assert " ends the game" not in plain.line(plain.height - 1)
+    assert ABANDON_HELP[1] not in screen_of(help=True).text()
+    offered = screen_of(abandon=1)
+    hint = offered.line(offered.height - 1)
+    assert hint.startswith(f"a ends the game ({NAMES[1]} gone)")
+    help_text = screen_of(help=True, abandon=1).text()
+    assert f"  {ABANDON_HELP[0]}" in help_text and ABANDON_HELP[1] in help_text
+    assert all(key in help_text for key, _ in KEY_HELP)
+
+
+def test_render_refusals_of_the_abandon_key_show_as_refusals() -> None:
+    screen = screen_of(status="cannot abandon: the game is already over")
+    styles = screen.styles_of("cannot abandon")
+    assert styles == screen_of(status="illegal: x").styles_of("illegal")
+
+
+# -- the tracker against real cores ------------------------------------------------------------
+class Follow:
+    """A tracker fed every notice seat ``seat``'s peer of ``net`` reports, as the table is."""
+
+    def __init__(self, net: PeerNetwork, seat: int = 0) -> None:
+        self.net = net
+        self.seat = seat
+        self.tracker = Tracker(tuple(m.name for m in net.spec.members), seat)
+        self.seen = 0
+
+    def sync(self) -> Tracker:
+        effects = self.net.effects[self.seat]
+        self.tracker.take(effects[self.seen :], self.net.peers[self.seat].final)
+        self.seen = len(effects)
+        return self.tracker
+
+    def until(self, check: Callable[[Tracker], bool]) -> None:
+        self.net.run(lambda _: check(self.sync()))
+
+    def offer(self) -> int | str:
+        return self.sync().may_abandon(self.net.peers[self.seat])
+
+    def context(self) -> Context:
+        peer = self.net.peers[self.seat]
+        return Context(peer.view, self.seat, abandon=self.offer())
+
+
+def dealt(net: PeerNetwork) -> bool:
+    return all(p.tentative.phase is Phase.PLAY for p in net.peers)
+
+
+def test_tracker_offers_abandon_exactly_when_the_core_may_take_it() -> None:
+    net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=5), config=QUICK)
+    net.run(dealt)
+    ann = Follow(net)
+    peer = net.peers[0]
+    # Both playing: not on offer, and the core refuses too.
+    reason = ann.offer()
+    assert isinstance(reason, str) and "p1 is still answering" in reason
+    with pytest.raises(LocalProtocolError):
+        peer.abandon(net.now)
+    state, actions = press(KeyState(), "a", ann.context())
+    assert actions == [] and state.status == f"cannot abandon: {reason}"
+    assert ann.sync().view(peer).abandon is None
+    # Seat 1 goes silent: once it is suspected, the key is on offer.
+    net.silence(1)
+    ann.until(lambda tracker: 1 in tracker.suspected)
+    assert ann.offer() == 1
+    view = ann.sync().view(peer)
+    assert view.abandon == 1 and view.link(1) is Link.SUSPECTED
+    # Pressed before ``drop_after``, the core has the last word: it refuses, nothing changes.
+    state, actions = press(KeyState(), "a", ann.context())
+    state, actions = press(state, "a", ann.context())
+    assert actions == [Abandon()]
+    with pytest.raises(LocalProtocolError, match="silence"):
+        peer.abandon(net.now)
+    assert peer.final.phase is not Phase.OVER
+    # Past ``drop_after`` it ends the game; the tracker shows the standings.
+    quiet = net.now + QUICK.drop_after
+    net.run(lambda n: n.now >= quiet)
+    ann.tracker.take(peer.abandon(net.now), peer.final)
+    board = ann.tracker.board
+    assert board is not None and board.result is not None
+    assert board.result.termination is Termination.ABANDONED
+    assert "the game was abandoned" in ann.tracker.messages[-1]
+    assert ann.tracker.messages[-2] == "p1 was dropped (silent too long)"
+    assert ann.offer() == "the game is already over"
+    text = render(ann.tracker.view(peer)).text()
+    assert "game over — winner: " in text and "(abandoned)" in text
+    assert "cut short: the game was abandoned" in text
+
+
+def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
+    net = PeerNetwork(3, seed=4, rules=Rules(target=None, rounds=5), config=QUICK)
+    net.run(dealt)
+    ann = Follow(net)
+    peer = net.peers[0]
+    net.silence(2)
+    # One silent of three: the two left can vote it out, so no abandon is offered.
+    ann.until(lambda tracker: 2 in tracker.suspected)
+    assert ann.offer() == "an abandon needs exactly one other member left (2 are)"
+    with pytest.raises(LocalProtocolError, match="exactly one other"):
+        peer.abandon(net.now + QUICK.drop_after)
+    ann.until(lambda _: 2 in peer.final.dropped)
+    assert ann.sync().links(peer)[2] is Link.DROPPED
+    # Then the last other member goes too: now the key is on offer, and the core takes it.
+    net.silence(1)
+    ann.until(lambda tracker: 1 in tracker.suspected)
+    assert ann.offer() == 1
+    quiet = net.now + QUICK.drop_after
+    net.run(lambda n: n.now >= quiet)
+    ann.tracker.take(peer.abandon(net.now), peer.final)
+    assert peer.final.phase is Phase.OVER
+    assert ann.offer() == "the game is already over"
+
+
+def test_tracker_game_over_brings_back_the_closed_board_with_the_result() -> None:
+    net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=3), config=QUICK)
+    ann = Follow(net)
+    ann.until(lambda tracker: tracker.board is not None)  # round 1 is scored
+    peer = net.peers[0]
+    ann.tracker.close_board()  # read; the game goes on, then is abandoned between rounds
+    totals = peer.final.game.totals
+    result = GameResult((totals.index(max(totals)),), totals, Termination.ABANDONED)
+    ann.tracker.notice(st.GameEnded(result), peer.final)
+    board = ann.tracker.board
+    assert board is not None and board.result == result
+    assert board.round == 1 and board.score == peer.final.scores[-1]
+    (first,) = [r.table for r in (*peer.final.past_rounds, peer.final.round) if r.number == 1]
+    assert first is not None and board.lake == first.lake
+    text = render(ann.tracker.view(peer)).text()
+    assert "game over — winner: " in text and "(abandoned)" in text
+
+
+# -- a member back from a drop -----------------------------------------------------------------
+def test_tracker_announces_a_rejoin_in_the_house_style() -> None:
+    tracker = Tracker(("Ann", "Bob", "Cy"), seat=0)
+    tracker.notice(Suspected(1, True))
+    tracker.notice(st.MemberDropped(1, 7, False))
+    assert tracker.messages[-1] == "Bob was dropped (silent too long)"
+    tracker.notice(Suspected(2, True))  # a stale suspicion of a member dropped, then back
+    tracker.notice(st.MemberRejoined(2, 3))
+    assert tracker.messages[-1] == "Cy is back from round 3"
+    assert 2 not in tracker.suspected
+    tracker.notice(st.MemberRejoined(1, 4))
+    assert tracker.messages[-1] == "Bob is back from round 4"
+    # The local player, dropped and back, reads it in the second person.
+    me = Tracker(("Ann", "Bob"), seat=0)
+    me.notice(st.MemberDropped(0, 3, False))
+    me.notice(st.MemberRejoined(0, 2))
+    assert me.messages == ["you were dropped (silent too long)", "you are back from round 2"]
+
+
+def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> None:
+    config = PeerConfig(suspect_after=0.5, drop_after=1.0, phase_timeout=5.0)
+    net = PeerNetwork(3, seed=6, rules=Rules(target=None, rounds=3), config=config)
+    net.run(dealt)
+    ann = Follow(net)
+    peer = net.peers[0]
+    net.silence(2)
+    ann.until(lambda _: 2 in peer.final.dropped)
+    dropped_in = peer.final.round.number
+    assert ann.sync().links(peer)[2] is Link.DROPPED
+    assert ann.tracker.messages[-1] == "p2 was dropped (silent too long)"
+    net.silenced.discard(2)  # it comes back, learns it was dropped, asks to rejoin
+    ann.until(lambda tracker: any("back from round" in m for m in tracker.messages))
+    (back,) = [m for m in ann.tracker.messages if "back from round" in m]
+    match = re.fullmatch(r"p2 is back from round (\d+)", back)
+    assert match is not None and int(match[1]) > dropped_in
+    assert ann.tracker.links(peer) == (Link.OK, Link.OK, Link.OK)
+    t = table_from(MINE, OTHER, OTHER)
+    view = TableView(
+        table=t,
+        seat=0,
+        names=("p0", "p1", "p2"),
+        rules=t.rules,
+        links=ann.tracker.links(peer),
+        messages=tuple(ann.tracker.messages),
+    )
+    screen = render(view)
+    row = next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith("3 p2"))
+    assert " ok " in row and "dropped" not in row
+    assert back in screen.text()
+
+
+# -- the table of cli/play.py with real nodes ---------------------------------------------------
+class FakeTerminal:
+    """A terminal for :func:`cli.play.run_table`: keys pushed by the test, screens kept."""
+
+    def __init__(self) -> None:
+        self.screen: Screen | None = None
+        self.keys: list[str] = []
+        self._input = trio.Event()
+        self._painted = trio.Event()
+
+    def size(self) -> tuple[int, int]:
+        return 80, 24
+
+    def paint(self, screen: Screen) -> None:
+        self.screen = screen
+        self._painted.set()
+
+    def read_keys(self) -> list[str]:
+        out, self.keys = self.keys, []
+        self._input = trio.Event()
+        return out
+
+    async def wait_input(self) -> None:
+        if not self.keys:
+            await self._input.wait()
+
+    def resized(self) -> None:
+        """Nothing to re-read."""
+
+    def press(self, keys: str) -> None:
+        self.keys += list(keys)
+        self._input.set()
+
+    async def wait_for(self, check: Callable[[str], bool]) -> str:
+        """Wait until a painted screen passes ``check``; its text."""
+        while True:
+            if self.screen is not None and check(self.screen.text()):
+                return self.screen.text()
+            self._painted = trio.Event()
+            await self._painted.wait()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_table_abandon_refused_by_the_node_says_why_and_the_game_goes_on(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path
+    identities = [Identity.generate(derive_seed(b"test-ui-abandon", s)) for s in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(identities, ("me", "bot"), strict=True)],
+        Rules(target=None, rounds=3),
+        b"ui-abandon",
+    )
+    # Suspected soon, but the core wants an hour of silence: the node refuses the abandon.
+    config = replace(NODE_CONFIG, suspect_after=1.0, drop_after=3600.0)
+    human = PeerNode(identities[0], spec, work / "me.log", strategy=None, config=config, grace=0.5)
+    bot = PeerNode(identities[1], spec, work / "bot.log", strategy="greedy", speed=1)
+    endpoints = {i.peer_id: n.bind() for i, n in zip(identities, (human, bot), strict=True)}
+    others = {identities[0].peer_id: endpoints[identities[0].peer_id]}
+    terminal = FakeTerminal()
+
+    with trio.fail_after(45):
+        async with trio.open_nursery() as nursery:
+            bot_scope = trio.CancelScope()
+
+            async def run_bot() -> None:
+                with bot_scope:
+                    await bot.run(others)
+
+            nursery.start_soon(run_bot)
+            done: list[Outcome] = []
+
+            async def table() -> None:
+                mine = {identities[1].peer_id: endpoints[identities[1].peer_id]}
+                done.append(await run_table(human, mine, terminal=terminal, signals=False))
+
+            nursery.start_soon(table)
+            await terminal.wait_for(lambda text: "[n] Nerts" in text)
+            terminal.press("a")
+            text = await terminal.wait_for(lambda text: "cannot abandon: " in text)
+            assert "bot is still answering" in text
+            bot_scope.cancel()  # the bot's process is gone for good
+            text = await terminal.wait_for(lambda text: "a ends the game (bot gone)" in text)
+            terminal.press("aa")
+            text = await terminal.wait_for(lambda text: "silence" in text)
+            status = text.splitlines()[-2]
+            assert status.startswith("cannot abandon: ") and "3600 s of silence" in status
+            assert human.peer.final.phase is not Phase.OVER
+            assert human.peer.view is not None
+            assert human.peer.view.status is RoundStatus.PLAYING
+            terminal.press("q")
+            await terminal.wait_for(lambda text: "leave the game?" in text)
+            terminal.press("y")
+    assert [outcome.left for outcome in done] == [True]
