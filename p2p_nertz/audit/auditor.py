@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import operator
 import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -55,7 +56,7 @@ from typing import Any, Protocol
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
-from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
     LogHeader,
     LogStream,
@@ -97,7 +98,7 @@ from p2p_nertz.protocol.state import (
     nonce_hash,
     secret_hash,
 )
-from p2p_nertz.rules import MoveKind, RoundStatus
+from p2p_nertz.rules import Card, MoveKind, Pile, RoundStatus, Tableau
 from p2p_nertz.sim.invariants import replay_round
 
 __all__ = [
@@ -116,6 +117,15 @@ SPEC_NOTE = "spec"
 """The log note that carries the game spec (``GameSpec.to_wire()``): docs/log-format.md §5."""
 
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
+_SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
+_LAST_LAMPORT = operator.attrgetter("last_lamport")
+
+# Members read for every record (Python 3.11 reads ``RecordKind.NOTE`` through
+# EnumType.__getattr__, about ten times the cost of a global).
+_NOTE = RecordKind.NOTE
+_SENT = RecordKind.SENT_EVENT
+_RECEIVED = RecordKind.RECEIVED_EVENT
+_NERTS_CALL = Kind.NERTS
 
 
 class RecordStream(Protocol):
@@ -486,6 +496,10 @@ class _Feed:
     def prefix(self, seq: int) -> bytes:
         return bytes(self.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX])
 
+    def holds(self, seq: int, event_id: bytes) -> bool:
+        """Whether the delivered event ``seq`` is this one (its id starts with the prefix kept)."""
+        return self.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX] == event_id[:_PREFIX]
+
 
 class _Log:
     """One log being read."""
@@ -755,9 +769,9 @@ class _Pass:
     # -- records ---------------------------------------------------------------------------
     def _record(self, log: _Log, record: Record) -> None:
         kind = record.kind
-        if kind is RecordKind.NOTE:
+        if kind is _NOTE:
             return
-        is_event = kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+        is_event = kind in (_SENT, _RECEIVED)
         try:
             message = decode_message(record.data, game_id=self.game_id, roster=self.roster)
         except InvalidMessageError as exc:
@@ -784,7 +798,7 @@ class _Pass:
             )
             return
         seat = self.roster[message.author]
-        if kind is RecordKind.SENT_EVENT and seat != log.owner:
+        if kind is _SENT and seat != log.owner:
             self.add(
                 Violation(
                     ViolationKind.MISFILED,
@@ -801,7 +815,7 @@ class _Pass:
         log.reached = max(log.reached, message.lamport)
         self._count_copy(log, seat, message.seq)
         feed = self.feeds[seat]
-        if message.seq <= feed.head and feed.prefix(message.seq) == message.id[:_PREFIX]:
+        if message.seq <= feed.head and feed.holds(message.seq, message.id):
             return  # another copy of an event delivered already
         try:
             body = parse_body(message.kind, message.body, self.seats)
@@ -817,7 +831,7 @@ class _Pass:
                 ),
             )
             return
-        assert not isinstance(body, Beat | Want)
+        assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
         self._take(message, body, seat, log)
 
     def _once(self, key: tuple[Any, ...], violation: Violation) -> None:
@@ -866,7 +880,10 @@ class _Pass:
                 feed.first_copy = min(feed.first_copy, seq)
             else:
                 entry[0] += 1
-        self._settle(seat)
+        # Settled in batches: a count is final once no log can add to it, whenever it is
+        # taken (every log ending settles the rest), and a batch keeps the copies waiting few.
+        if len(feed.copies) >= _SETTLE_BATCH:
+            self._settle(seat)
 
     def _settle(self, seat: int) -> None:
         """Count the copies of every event that no log can still add to."""
@@ -874,17 +891,18 @@ class _Pass:
         if not feed.copies:
             return
         upto = 1 << 62
+        first_copy = feed.first_copy
         for log in self.logs:
             if not log.ended:
                 horizon = log.horizon(seat)
-                if horizon <= feed.first_copy:
+                if horizon <= first_copy:
                     return  # a log may still add a copy of the lowest seq waiting
                 upto = min(upto, horizon)
         upto -= 1
-        readable = sum(1 for log in self.logs if log.readable)
         for seq in sorted(s for s in feed.copies if s <= upto):
             count, first = feed.copies.pop(seq)
-            if count == 1 and readable > 1:
+            # (the readable logs are counted only for an event that one log holds)
+            if count == 1 and sum(1 for log in self.logs if log.readable) > 1:
                 ranges = self.singles.setdefault((seat, first), [])
                 if ranges and ranges[-1][1] == seq - 1:
                     ranges[-1][1] = seq
@@ -928,10 +946,9 @@ class _Pass:
     def _take(self, message: Message, body: EventBody, seat: int, log: _Log) -> None:
         feed = self.feeds[seat]
         seq = message.seq
-        prefix = message.id[:_PREFIX]
         if seq <= feed.head:
             known = feed.prefix(seq)
-            if known != prefix:
+            if known != message.id[:_PREFIX]:
                 self._equivocation(message, seat, known, log)
             return
         waiting = feed.pending.get(seq)
@@ -944,7 +961,10 @@ class _Pass:
             # The drop kept the other version: this one is the fork's losing side.
             self._equivocation(message, seat, fork[1], log)
             return
-        feed.pending[seq] = (message, body, log.index)
+        if seq == feed.head + 1:
+            self._deliver(seat, message, body)  # the usual case: the next event of the feed
+        else:
+            feed.pending[seq] = (message, body, log.index)
         while feed.head + 1 in feed.pending:
             msg, parsed, _ = feed.pending.pop(feed.head + 1)
             self._deliver(seat, msg, parsed)
@@ -969,7 +989,8 @@ class _Pass:
     def _deliver(self, seat: int, message: Message, body: EventBody) -> None:
         feed = self.feeds[seat]
         seq = message.seq
-        event = Event(seat, seq, message.lamport, message.kind, body, message.id)
+        lamport = message.lamport
+        event = Event(seat, seq, lamport, message.kind, body, message.id)
         in_order = True
         if message.prev != feed.last_id:
             self.add(
@@ -992,45 +1013,48 @@ class _Pass:
                     **self.about(event),
                 )
             )
-        if message.lamport <= feed.last_lamport:
+        if lamport <= feed.last_lamport:
             in_order = False
             self.add(
                 Violation(
                     ViolationKind.LAMPORT_ORDER,
                     "the author's clock does not increase along its feed",
                     expected=f"lamport > {feed.last_lamport}",
-                    found=str(message.lamport),
+                    found=str(lamport),
                     **self.about(event),
                 )
             )
+        feeds = self.feeds
         for q, f in enumerate(frontier):
             if q == seat or f == 0:
                 continue
-            other = self.feeds[q]
+            other = feeds[q]
             if other.forked and f >= other.forked:
                 continue  # it may acknowledge the other version of a fork: times differ
             if f <= other.head:
-                if other.lamports[f - 1] >= message.lamport:
+                if other.lamports[f - 1] >= lamport:
                     self._below_ack(event, q, f, other.lamports[f - 1])
             else:
                 other.waiting.setdefault(f, []).append(
-                    (seat, seq, message.lamport, message.kind, message.id)
+                    (seat, seq, lamport, message.kind, message.id)
                 )
         feed.head = seq
         feed.last_id = message.id
-        feed.last_lamport = max(feed.last_lamport, message.lamport)
-        feed.lamports.append(message.lamport)
+        feed.last_lamport = max(feed.last_lamport, lamport)
+        feed.lamports.append(lamport)
         feed.prefixes += message.id[:_PREFIX]
-        for w_seat, w_seq, w_lamport, w_kind, w_id in feed.waiting.pop(seq, ()):
-            if message.lamport >= w_lamport:
-                waiting = Event(w_seat, w_seq, w_lamport, w_kind, body, w_id)
-                self._below_ack(waiting, seat, seq, message.lamport, named=False)
-        announced = feed.beats.pop(seq - 1, None)
-        if announced is not None and message.lamport <= announced:
-            self._clock_lie(seat, seq, message.lamport, announced)
+        if feed.waiting:  # (empty but when an event came before one it acknowledges)
+            for w_seat, w_seq, w_lamport, w_kind, w_id in feed.waiting.pop(seq, ()):
+                if lamport >= w_lamport:
+                    waiting = Event(w_seat, w_seq, w_lamport, w_kind, body, w_id)
+                    self._below_ack(waiting, seat, seq, lamport, named=False)
+        if feed.beats:  # (empty but when beats were logged)
+            announced = feed.beats.pop(seq - 1, None)
+            if announced is not None and lamport <= announced:
+                self._clock_lie(seat, seq, lamport, announced)
         cut = self.cuts.get(seat)
         if in_order and (cut is None or seq <= cut):
-            heapq.heappush(self.heap, (message.lamport, seat, seq, event))
+            heapq.heappush(self.heap, (lamport, seat, seq, event))
 
     def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
         where = self.about(event) if named else {**self.who(event.seat), "seq": event.seq}
@@ -1050,11 +1074,16 @@ class _Pass:
     # -- the fold --------------------------------------------------------------------------
     def _fold_ready(self) -> None:
         """Fold every delivered event that no event still to come can precede."""
-        dropped = self.state.dropped
-        bound = min(
-            (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped), default=0
-        )
         heap = self.heap
+        if not heap:
+            return
+        dropped = self.state.dropped
+        if dropped:
+            bound = min(
+                (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped), default=0
+            )
+        else:  # the usual case: every feed counts (map and attrgetter run in C)
+            bound = min(map(_LAST_LAMPORT, self.feeds), default=0)
         while heap and heap[0][0] <= bound:
             self._fold(heapq.heappop(heap)[3])
             if self.state.dropped is not dropped and self.state.dropped != dropped:
@@ -1065,22 +1094,21 @@ class _Pass:
                 )
 
     def _fold(self, event: Event) -> None:
-        if event.key <= self.folded_key:
+        key = event.key
+        if key <= self.folded_key:
             return
-        self.folded_key = event.key
+        self.folded_key = key
         state = self.state
         self.step_violations = []
         body = event.body
         rs = state.round
-        table = state.table
-        before_calls = table.false_calls[event.seat] if table is not None else 0
-        top = None
-        nerts_left = 0
+        table = rs.table
+        # The author's tableau and false calls before the event: a finding about a play
+        # quotes them (read only then).
+        before = None
         if table is not None and isinstance(body, Play):
-            tableau = table.tableaux[event.seat]
-            nerts_left = len(tableau.nerts)
-            if body.move.source is not None:
-                top = tableau.top(body.move.source)
+            before = table.tableaux[event.seat]
+        before_calls = table.false_calls[event.seat] if table is not None else 0
         if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event
         try:
@@ -1098,24 +1126,22 @@ class _Pass:
         if isinstance(number, int):
             self.round_events[number] = self.round_events.get(number, 0) + 1
         for notice in notices:
-            self._notice(event, notice, rs, top)
+            self._notice(event, notice, rs, before)
         if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
             self.matched.setdefault(body.round, []).append(event.seat)
-        after = state.table
-        if (
-            event.kind is Kind.NERTS
-            and after is not None
-            and after.false_calls[event.seat] > before_calls
-        ):
-            self.add(
-                Violation(
-                    ViolationKind.FALSE_NERTS,
-                    "a Nerts call with cards left in the caller's Nerts pile (penalised)",
-                    expected="an empty Nerts pile",
-                    found=f"{nerts_left} card(s) left",
-                    **self.about(event),
+        if event.kind is _NERTS_CALL:
+            after = state.table
+            if after is not None and after.false_calls[event.seat] > before_calls:
+                left = len(before.nerts) if before is not None else 0
+                self.add(
+                    Violation(
+                        ViolationKind.FALSE_NERTS,
+                        "a Nerts call with cards left in the caller's Nerts pile (penalised)",
+                        expected="an empty Nerts pile",
+                        found=f"{left} card(s) left",
+                        **self.about(event),
+                    )
                 )
-            )
         if state.past_rounds:
             for finished in state.past_rounds:
                 self._replay(finished)
@@ -1123,15 +1149,17 @@ class _Pass:
         if self.on_fold is not None:
             self.on_fold(FoldStep(event, tuple(notices), state, tuple(self.step_violations)))
 
-    def _notice(self, event: Event, notice: Notice, rs: RoundState, top: object) -> None:
+    def _notice(self, event: Event, notice: Notice, rs: RoundState, before: Tableau | None) -> None:
         if isinstance(notice, Refused):
-            self._refused(event, notice, rs, top)
+            self._refused(event, notice, rs, before)
         elif isinstance(notice, RoundEnded):
             self.ended[notice.round] = notice
         elif isinstance(notice, RoundScored):
             self.scored[notice.round] = notice
 
-    def _refused(self, event: Event, notice: Refused, rs: RoundState, top: object) -> None:
+    def _refused(
+        self, event: Event, notice: Refused, rs: RoundState, before: Tableau | None
+    ) -> None:
         violation = notice.violation
         reason = violation.reason
         if violation.seq == 0:
@@ -1172,6 +1200,7 @@ class _Pass:
                 kind = ViolationKind.REFUSED
             elif event.kind is Kind.CLAIM and "claims" in reason:
                 kind = ViolationKind.UNAVAILABLE_CARD
+                top = _top(before, body.move.source)
                 expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
                 found = str(body.card)
             elif "reveals" in reason or "turns up" in reason:
@@ -1359,6 +1388,17 @@ class _Pass:
 
 
 _OUT_OF_PLACE = re.compile(r"is not being played|before the seat's deal|round is over")
+
+
+def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:
+    """The card in play on ``pile`` of ``tableau``; ``None`` if there is none (or no such
+    pile: a signed event may name a work pile the rules do not have)."""
+    if tableau is None or pile is None:
+        return None
+    try:
+        return tableau.top(pile)
+    except IllegalMoveError:
+        return None
 
 
 def _peek(data: bytes) -> dict[str, Any]:

@@ -386,12 +386,13 @@ def decode_record(payload: bytes | bytearray | memoryview) -> Record:
     """
     if not payload:
         raise LogFormatError("empty record payload")
-    try:
-        kind = RecordKind(payload[0])
-    except ValueError:
-        raise LogFormatError(f"unknown record kind {payload[0]}") from None
-    if kind is not RecordKind.NOTE:
-        return Record(kind=kind, data=bytes(payload[1:]))
+    kind = _RECORD_KINDS.get(payload[0])
+    if kind is None:
+        raise LogFormatError(f"unknown record kind {payload[0]}")
+    if kind is not _NOTE:
+        if len(payload) > 1:
+            return _message_record(kind, bytes(payload[1:]))
+        return Record(kind=kind, data=b"")  # refused by the record's own checks
     if len(payload) < 2 or len(payload) < 2 + payload[1]:
         raise LogFormatError("note payload shorter than its name")
     end = 2 + payload[1]
@@ -400,6 +401,30 @@ def decode_record(payload: bytes | bytearray | memoryview) -> Record:
     except UnicodeDecodeError:
         raise LogFormatError("note name is not ASCII") from None
     return Record(kind=kind, data=bytes(payload[end:]), name=name)
+
+
+_RECORD_KINDS = {int(kind): kind for kind in RecordKind}
+
+
+def _message_record(kind: RecordKind, data: bytes) -> Record:
+    """A record of a message (not a note) with data, made without the constructor's checks.
+
+    Every check :class:`Record` makes holds here by construction (a kind, bytes, no name,
+    some data, a payload within a frame's bound), and the reader makes one record per frame:
+    the fields are set through their slots directly (what the frozen constructor does, at
+    about half the cost).
+    """
+    record = _new_record(Record)
+    _set_kind(record, kind)
+    _set_data(record, data)
+    _set_name(record, "")
+    return record
+
+
+_new_record = object.__new__
+_set_kind = Record.__dict__["kind"].__set__
+_set_data = Record.__dict__["data"].__set__
+_set_name = Record.__dict__["name"].__set__
 
 
 def _decode_header(payload: bytes) -> LogHeader:
@@ -433,6 +458,13 @@ class _State(enum.Enum):
     FRAMES = enum.auto()
     DAMAGED = enum.auto()
     STOPPED = enum.auto()
+
+
+# Members read for every record (Python 3.11 reads ``_State.FRAMES`` through
+# EnumType.__getattr__, about ten times the cost of a global).
+_FRAMES = _State.FRAMES
+_STOPPED = _State.STOPPED
+_NOTE = RecordKind.NOTE
 
 
 class LogDecoder:
@@ -571,13 +603,16 @@ class LogDecoder:
         i = 0
         n = len(view)
         base = self._base
+        # Bound once: the loop below runs once per record of the file.
+        head = _FRAME_HEAD.unpack_from
+        crc32 = zlib.crc32  # what checksum() computes (CRC-32 is unsigned in Python 3)
         while True:
             state = self._state
-            if state is _State.FRAMES:
+            if state is _FRAMES:
                 if n - i < _HEAD_SIZE:
                     return i
-                length, length_sum = _frame_head(view, i)
-                if length > MAX_PAYLOAD_SIZE or checksum(view[i : i + 4]) != length_sum:
+                length, length_sum = head(view, i)
+                if length > MAX_PAYLOAD_SIZE or crc32(view[i : i + 4]) != length_sum:
                     self._state = _State.DAMAGED
                     self._damage_start = base + i
                     self._damage_zero = view[i] == 0
@@ -586,12 +621,12 @@ class LogDecoder:
                         self._add(ProblemKind.BAD_FRAME, base + i - 1, 0, "damaged frame length")
                         return i
                     continue
-                end = i + _HEAD_SIZE + length + 4
+                end: int = i + _HEAD_SIZE + length + 4
                 if n < end:
                     return i
                 payload = view[i + _HEAD_SIZE : end - 4]
                 (payload_sum,) = _U32.unpack_from(view, end - 4)
-                if checksum(payload) != payload_sum:
+                if crc32(payload) != payload_sum:
                     self._add(
                         ProblemKind.BAD_CHECKSUM,
                         base + i,
@@ -608,7 +643,7 @@ class LogDecoder:
                         self._records += 1
                         self._good_end = base + end
                 i = end
-                if self._state is _State.STOPPED:
+                if self._state is _STOPPED:
                     return i
             elif state is _State.DAMAGED:
                 # A valid length is < 2**24, so a frame can only start at a zero byte: jump to
@@ -631,7 +666,7 @@ class LogDecoder:
                 length, length_sum = _frame_head(view, i)
                 if length <= MAX_PAYLOAD_SIZE and checksum(view[i : i + 4]) == length_sum:
                     start = self._damage_start
-                    self._state = _State.FRAMES
+                    self._state = _FRAMES
                     self._add(
                         ProblemKind.BAD_FRAME,
                         start,
@@ -682,7 +717,7 @@ class LogDecoder:
                     return n
                 i = end
                 self._good_end = base + end
-                self._state = _State.FRAMES
+                self._state = _FRAMES
             else:
                 return n
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from p2p_nertz.protocol.envelope import Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind, Pile
-from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
 
 __all__ = [
     "EVENT_BODIES",
@@ -312,7 +312,29 @@ def _hash(value: Body, what: str) -> bytes:
 def _frontier(value: Body, seats: int) -> tuple[int, ...]:
     if not isinstance(value, tuple) or len(value) != seats:
         raise ValueError(f"the frontier must list one seq per seat ({seats})")
+    if type(value) is tuple:  # a decoded array: returned as it is when it holds only seqs
+        for v in value:
+            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
+                break
+        else:
+            return value  # every item checked just above
     return tuple(_int(v, 0, _MAX_SEQ, "a frontier seq") for v in value)
+
+
+# Every card a body can name, by its canonical spelling: a hit is a card that parses, is
+# spelt canonically and is not hidden (what _card checks). A miss takes _card's way, which
+# says what is wrong.
+_CARD_TEXT: dict[str, Card] = {
+    str(c): c
+    for c in (
+        *new_deck(MAX_JOKERS),
+        *(
+            Card(base.rank, base.suit, joker)
+            for joker in range(1, MAX_JOKERS + 1)
+            for base in new_deck()
+        ),
+    )
+}
 
 
 def _cards(value: Body, most: int, what: str) -> tuple[Card, ...]:
@@ -320,15 +342,28 @@ def _cards(value: Body, most: int, what: str) -> tuple[Card, ...]:
         raise ValueError(f"{what} must be an array of at most {most} cards")
     cards = []
     for v in value:
-        if type(v) is not str or len(v) > 8:
-            raise ValueError(f"{what}: not a card: {v!r}")
-        c = Card.parse(v)  # NotationError is a ValueError
-        if str(c) != v:
-            raise ValueError(f"{what}: {v!r} is not the canonical spelling {str(c)!r}")
-        if c is HIDDEN:
-            raise ValueError(f"{what}: a revealed card cannot be hidden")
-        cards.append(c)
+        c = _CARD_TEXT.get(v) if type(v) is str else None
+        cards.append(c if c is not None else _card(v, what))
     return tuple(cards)
+
+
+def _card(v: Body, what: str) -> Card:
+    if type(v) is not str or len(v) > 8:
+        raise ValueError(f"{what}: not a card: {v!r}")
+    c = Card.parse(v)  # NotationError is a ValueError
+    if str(c) != v:
+        raise ValueError(f"{what}: {v!r} is not the canonical spelling {str(c)!r}")
+    if c is HIDDEN:
+        raise ValueError(f"{what}: a revealed card cannot be hidden")
+    return c
+
+
+# Members read for most events (Python 3.11 reads ``Kind.MOVE`` through EnumType.__getattr__,
+# about ten times the cost of a global).
+_MOVE = Kind.MOVE
+_CLAIM = Kind.CLAIM
+_NERTS = Pile.NERTS
+_NOT_ON_TABLEAU = (MoveKind.PASS, MoveKind.CALL)
 
 
 def _round(value: Body) -> int:
@@ -341,6 +376,28 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
     Raises:
         ValueError: the body does not follow its kind's schema (the message says how).
     """
+    # The kinds of play first: most events are moves and claims.
+    if kind is _MOVE:
+        f, r, text, reveals = _array(body, 4, "a move body")
+        move = _move(text)
+        if move.is_lake or move.kind in _NOT_ON_TABLEAU:
+            raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
+        return Play(_frontier(f, seats), _round(r), move, None, _cards(reveals, 3, "reveals"))
+    if kind is _CLAIM:
+        f, r, text, card_text, reveals = _array(body, 5, "a claim body")
+        move = _move(text)
+        if not move.is_lake or move.foundation is None:
+            raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
+        (card,) = _cards((card_text,), 1, "the claimed card")
+        if card.suit is None:
+            raise ValueError("a claimed joker must be declared")
+        if card.suit is not move.foundation.suit:
+            raise ValueError(f"{card} cannot go on foundation {move.foundation}")
+        if move.source is _NERTS:
+            revealed = _cards(reveals, 1, "reveals")
+        else:
+            revealed = _cards(reveals, 0, "reveals")
+        return Play(_frontier(f, seats), _round(r), move, card, revealed)
     if kind is Kind.JOIN:
         (f,) = _array(body, 1, "a join body")
         return Join(_frontier(f, seats))
@@ -368,27 +425,6 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
         f, r = _array(body, 2, f"a {kind.name.lower()} body")
         move = Move.pass_() if kind is Kind.STUCK else Move.call()
         return Play(_frontier(f, seats), _round(r), move)
-    if kind is Kind.MOVE:
-        f, r, text, reveals = _array(body, 4, "a move body")
-        move = _move(text)
-        if move.is_lake or move.kind in (MoveKind.PASS, MoveKind.CALL):
-            raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
-        return Play(_frontier(f, seats), _round(r), move, None, _cards(reveals, 3, "reveals"))
-    if kind is Kind.CLAIM:
-        f, r, text, card_text, reveals = _array(body, 5, "a claim body")
-        move = _move(text)
-        if not move.is_lake or move.foundation is None:
-            raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
-        (card,) = _cards((card_text,), 1, "the claimed card")
-        if card.suit is None:
-            raise ValueError("a claimed joker must be declared")
-        if card.suit is not move.foundation.suit:
-            raise ValueError(f"{card} cannot go on foundation {move.foundation}")
-        if move.source is Pile.NERTS:
-            revealed = _cards(reveals, 1, "reveals")
-        else:
-            revealed = _cards(reveals, 0, "reveals")
-        return Play(_frontier(f, seats), _round(r), move, card, revealed)
     if kind is Kind.RESULT:
         f, r, digest, scores = _array(body, 4, "a result body")
         if not isinstance(scores, tuple) or len(scores) != seats:
@@ -452,10 +488,23 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
 
 
 def _move(text: Body) -> Move:
+    if type(text) is str:
+        known = _MOVE_TEXT.get(text)
+        if known is not None:
+            return known
     if type(text) is not str or len(text) > 24:
         raise ValueError(f"not a move: {text!r}")
     move = Move.parse(text)
     if str(move) != text:
         # One meaning, one signed form: no lower case, no "T" for ten, no spaces.
         raise ValueError(f"{text!r} is not the canonical spelling {str(move)!r}")
+    if len(_MOVE_TEXT) < _MOVE_TEXT_MAX:
+        _MOVE_TEXT[text] = move
     return move
+
+
+# Moves by canonical spelling, as met: parsing is pure and a Move immutable, so a spelling
+# seen again (a game repeats a few hundred of them) skips the parse and the spelling check.
+# Only spellings that passed both are kept; bounded.
+_MOVE_TEXT: dict[str, Move] = {}
+_MOVE_TEXT_MAX = 4096

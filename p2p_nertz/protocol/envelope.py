@@ -106,6 +106,7 @@ p2p_nertz.protocol.envelope.InvalidMessageError: bad_signature: the signature do
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -213,7 +214,7 @@ class Kind(enum.IntEnum):
         >>> Kind.CLAIM.is_event, Kind.BEAT.is_event
         (True, False)
         """
-        return self.value < _FIRST_BEAT_CODE
+        return self < _FIRST_BEAT_CODE  # int comparison: no enum ``value`` lookup (hot path)
 
 
 class RejectReason(enum.StrEnum):
@@ -308,7 +309,7 @@ class Message:
     @property
     def is_event(self) -> bool:
         """Whether this message is an event of the author's feed (not a beat)."""
-        return self.kind.is_event
+        return self.kind < _FIRST_BEAT_CODE  # as Kind.is_event, one property call fewer
 
     @property
     def sort_key(self) -> tuple[int, bytes, int]:
@@ -401,13 +402,18 @@ def decode_message(
         TypeError: ``data`` is not bytes-like (a bug of the caller, not of the peer).
         LocalProtocolError: ``game_id`` is given but is not a game id.
     """
-    if not isinstance(data, bytes | bytearray | memoryview):
+    exact = type(data) is bytes  # the usual case: nothing more to check, nothing to copy
+    if not exact and not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"decode_message needs bytes, got {type(data).__name__}")
     if game_id is not None and (type(game_id) is not bytes or len(game_id) != GAME_ID_SIZE):
         raise LocalProtocolError(f"the expected game id must be {GAME_ID_SIZE} bytes: {game_id!r}")
     try:
-        _check_size(memoryview(data).nbytes)  # before copying anything
-        raw = bytes(data)
+        if exact:
+            _check_size(len(data))
+            raw = data
+        else:
+            _check_size(memoryview(data).nbytes)  # before copying anything
+            raw = bytes(data)
         message = _PARSED.get(raw)
         cached = message is not None
         if message is None:
@@ -472,8 +478,23 @@ class _Rejected(Exception):
 
 
 def _pack(value: object) -> bytes:
-    packed: bytes = msgpack.packb(value, use_bin_type=True, default=_pack_default)
+    # msgpack.packb makes a Packer (and its 256 KiB buffer) per call, which costs more than
+    # packing a message: reuse them. A Packer is not reentrant (_pack_default runs Python
+    # code in the middle of a pack, where another thread may pack too), so each call takes
+    # one from the pool (list.pop is atomic) or makes one, and puts it back. A Packer empties
+    # its buffer when packing fails, so an error leaves nothing behind.
+    try:
+        packer = _PACKERS.pop()
+    except IndexError:
+        packer = msgpack.Packer(use_bin_type=True, default=_pack_default)
+    try:
+        packed: bytes = packer.pack(value)
+    finally:
+        _PACKERS.append(packer)
     return packed
+
+
+_PACKERS: list[Any] = []  # idle Packers (as many as callers ever packed at once)
 
 
 def _pack_default(value: object) -> object:
@@ -535,7 +556,7 @@ def _parse(data: bytes) -> Message:
             RejectReason.MALFORMED,
             f"the signature is {len(signature)} bytes, not {SIGNATURE_SIZE}",
         )
-    if _pack(frame) != data:
+    if len(data) != _framed_size(len(payload)):
         raise _Rejected(RejectReason.NON_CANONICAL, "the framing is not minimal msgpack")
 
     fields = _unpack(payload, "the payload")
@@ -552,7 +573,7 @@ def _parse(data: bytes) -> Message:
     version, game_id, author, seq, prev, lamport, code, body = fields
     _check_bin("game_id", game_id, GAME_ID_SIZE)
     _check_bin("author", author, PEER_ID_SIZE)
-    if not is_valid_peer_id(author):
+    if not _usable_author(author):
         raise _Rejected(RejectReason.MALFORMED, "author is not a usable Ed25519 public key")
     _check_counter("seq", seq)
     if prev is not None:
@@ -560,11 +581,10 @@ def _parse(data: bytes) -> Message:
     _check_counter("lamport", lamport)
     if type(code) is not int:
         raise _Rejected(RejectReason.MALFORMED, f"kind is {type(code).__name__}, not int")
-    try:
-        kind = Kind(code)
-    except ValueError:
-        raise _Rejected(RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined") from None
-    if kind.is_event:
+    kind = _KINDS.get(code)
+    if kind is None:
+        raise _Rejected(RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined")
+    if code < _FIRST_BEAT_CODE:
         if seq < 1:
             raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} event with seq 0")
         if (prev is None) != (seq == 1):
@@ -577,19 +597,40 @@ def _parse(data: bytes) -> Message:
     _check_body(body)
     if _pack(fields) != payload:
         raise _Rejected(RejectReason.NON_CANONICAL, "the payload is not minimal msgpack")
-    return Message(
-        version=version,
-        game_id=game_id,
-        author=PeerId(author),
-        seq=seq,
-        prev=MessageId(prev) if prev is not None else None,
-        lamport=lamport,
-        kind=kind,
-        body=body,
-        payload=payload,
-        signature=signature,
-        id=MessageId(hashlib.sha256(payload + signature).digest()),
+    return Message(  # the fields in order (positional arguments are cheaper to pass)
+        version,
+        game_id,
+        PeerId(author),
+        seq,
+        MessageId(prev) if prev is not None else None,
+        lamport,
+        kind,
+        body,
+        payload,
+        signature,
+        MessageId(hashlib.sha256(payload + signature).digest()),
     )
+
+
+# A message's author is checked once per message; a peer hears the same few over and over.
+# is_valid_peer_id is pure, so its answers can be kept (bounded, like identity's key cache).
+_usable_author = functools.lru_cache(maxsize=1024)(is_valid_peer_id)
+
+
+_KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup
+
+
+def _framed_size(payload_size: int) -> int:
+    """The size of the canonical framing of a payload and a 64-byte signature.
+
+    ``[payload, signature]`` is a fixarray (1 byte), the payload as the narrowest bin (8, 16
+    or 32: 2, 3 or 5 bytes of header) and the signature as bin 8 (2 bytes). Every other header
+    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
+    every byte: a frame that decodes to them is canonical exactly when it has this size. The
+    same decision as packing the frame again and comparing, without the packing.
+    """
+    header = 2 if payload_size < 1 << 8 else 3 if payload_size < 1 << 16 else 5
+    return 3 + header + payload_size + SIGNATURE_SIZE
 
 
 def _check_size(size: int) -> None:
@@ -617,22 +658,32 @@ _SCALARS: Final = frozenset({type(None), bool, int, str, bytes})
 
 def _check_body(body: object) -> None:
     """Check the generic bounds of a decoded body (types and depth; sizes are bounded already)."""
-    stack: list[tuple[object, int]] = [(body, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if type(value) in _SCALARS:
-            continue
-        if depth >= MAX_BODY_DEPTH:
-            raise _Rejected(
-                RejectReason.BAD_BODY, f"the body nests deeper than {MAX_BODY_DEPTH} levels"
-            )
-        if type(value) is tuple:
-            stack.extend((item, depth + 1) for item in value)
-        elif type(value) is MappingProxyType:
-            if len({type(key) for key in value}) > 1:
-                raise _Rejected(RejectReason.BAD_BODY, "a body map mixes str and bin keys")
-            stack.extend((item, depth + 1) for item in value.values())
-        else:
-            raise _Rejected(
-                RejectReason.BAD_BODY, f"{type(value).__name__} values are not allowed in a body"
-            )
+    if type(body) not in _SCALARS:
+        _check_nested(body, 0)
+
+
+def _check_nested(value: object, depth: int) -> None:
+    """Check a body value that is not a scalar, at ``depth``, and everything in it.
+
+    Depth first, last item first (the order the checks have always been made in, so the
+    first fault found, which names the rejection, is the same). Scalars are skipped without
+    a call: most bodies are an array of scalars and arrays of scalars.
+    """
+    if depth >= MAX_BODY_DEPTH:
+        raise _Rejected(
+            RejectReason.BAD_BODY, f"the body nests deeper than {MAX_BODY_DEPTH} levels"
+        )
+    items: Sequence[object]
+    if type(value) is tuple:
+        items = value
+    elif type(value) is MappingProxyType:
+        if len({type(key) for key in value}) > 1:
+            raise _Rejected(RejectReason.BAD_BODY, "a body map mixes str and bin keys")
+        items = tuple(value.values())
+    else:
+        raise _Rejected(
+            RejectReason.BAD_BODY, f"{type(value).__name__} values are not allowed in a body"
+        )
+    for item in reversed(items):
+        if type(item) not in _SCALARS:
+            _check_nested(item, depth + 1)

@@ -139,6 +139,19 @@ class Phase(enum.Enum):
     OVER = "over"
 
 
+# Members read on every event (Python 3.11 reads ``Phase.PLAY`` through EnumType.__getattr__,
+# about ten times the cost of a global).
+_PLAY = Phase.PLAY
+_OVER = Phase.OVER
+_JOIN = Kind.JOIN
+_NERTS = RoundStatus.NERTS
+_TIED = Outcome.TIED
+_PILE_NERTS = Pile.NERTS
+_MOVE_TURN = MoveKind.TURN
+_MOVE_ROTATE = MoveKind.ROTATE
+_MOVE_CALL = MoveKind.CALL
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """A verified event, ready to fold: who, where in their feed, when, what."""
@@ -256,7 +269,8 @@ class _Refuse(Exception):
 
 @dataclass(slots=True)
 class RoundState:
-    """The per-round part of the fold (every field an immutable value: copies are cheap)."""
+    """The per-round part of the fold (immutable values, but for the dicts and the play log,
+    which :meth:`copy` copies)."""
 
     number: int
     seats: frozenset[int]
@@ -266,8 +280,11 @@ class RoundState:
     ready: frozenset[int] = frozenset()
     table: Table | None = None
     # The round's play, for the replay against the decks: (seat, move, card, reveals, lost)
-    # per play event, and None for an everyone-stuck rotation.
-    log: tuple[tuple[int, Move, Card | None, tuple[Card, ...], bool] | None, ...] = ()
+    # per play event, and None for an everyone-stuck rotation. A list, appended to by every
+    # move (a tuple grown by one for each would copy the whole round's play every time).
+    log: list[tuple[int, Move, Card | None, tuple[Card, ...], bool] | None] = field(
+        default_factory=list
+    )
     seen: dict[int, frozenset[Card]] = field(default_factory=dict)
     top_events: dict[FoundationId, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     secrets: dict[int, bytes] = field(default_factory=dict)
@@ -285,6 +302,7 @@ class RoundState:
         new = copy.copy(self)
         new.commits = dict(self.commits)
         new.nonces = dict(self.nonces)
+        new.log = list(self.log)
         new.seen = dict(self.seen)
         new.top_events = dict(self.top_events)
         new.secrets = dict(self.secrets)
@@ -423,7 +441,7 @@ class GameState:
         self._lamport = event.lamport
         self._event = (event.seat, event.seq)
         try:
-            if event.kind is not Kind.JOIN and seat not in self.joined:
+            if event.kind is not _JOIN and seat not in self.joined:
                 raise _Refuse("an event before the author's join")
             handler = _HANDLERS[event.kind]
             handler(self, event, notices)
@@ -527,9 +545,7 @@ class GameState:
         if seat not in rs.ready:
             raise _Refuse("a move before the seat's deal (ready)")
         if table.over and not (
-            table.status is RoundStatus.NERTS
-            and table.cut is not None
-            and event.lamport <= table.cut
+            table.status is _NERTS and table.cut is not None and event.lamport <= table.cut
         ):
             return  # made before its author knew the round was over: it does not count
         if rs.rotated_by is not None:
@@ -570,31 +586,34 @@ class GameState:
                     Outcome.LOST,
                     None,
                 )
-                rs.log += ((seat, move, body.card, body.reveals, True),)
+                rs.log.append((seat, move, body.card, body.reveals, True))
                 rs.seen[seat] = seen
-                rs.table = table.with_tableau(seat, tableau)
+                if tableau is not before:
+                    rs.table = table.with_tableau(seat, tableau)
                 notices.append(ClaimDecided(res, rs.number))
                 return
+        if tableau is not before:  # the move showed hidden cards
+            table = table.with_tableau(seat, tableau)
         try:
-            new, play = table.with_tableau(seat, tableau).play(seat, move, event.lamport)
+            new, play = table.play(seat, move, event.lamport)
         except IllegalMoveError as exc:
             raise _Refuse(str(exc)) from None
         rs.table = new
         rs.seen[seat] = seen
         lost = play.resolution is not None and not play.resolution.kept
-        rs.log += ((seat, move, body.card, body.reveals, lost),)
+        rs.log.append((seat, move, body.card, body.reveals, lost))
         if play.resolution is not None:
             notices.append(ClaimDecided(play.resolution, rs.number))
             if play.resolution.kept:
                 fid = move.foundation
                 assert fid is not None
                 entry = (seat, event.seq)
-                if play.resolution.outcome is Outcome.TIED:
+                if play.resolution.outcome is _TIED:
                     rs.top_events[fid] = (*rs.top_events.get(fid, ()), entry)
                 else:
                     rs.top_events[fid] = (entry,)
         if play.rotated:
-            rs.log += (None,)
+            rs.log.append(None)
             rs.rotated_by = (seat, event.seq)
             notices.append(Rotated(rs.number))
         if play.ended is not None:
@@ -602,10 +621,10 @@ class GameState:
             cut = new.cut if new.cut is not None else event.lamport
             notices.append(RoundEnded(rs.number, play.ended, cut, new.callers))
             self._set_phase(Phase.REVEAL, notices)
-        elif move.kind is MoveKind.CALL and new.status is RoundStatus.NERTS and not play.false_call:
+        elif move.kind is _MOVE_CALL and new.status is _NERTS and not play.false_call:
             # A simultaneous call at T*: the round already ended; report the new caller set.
             assert new.cut is not None
-            notices.append(RoundEnded(rs.number, RoundStatus.NERTS, new.cut, new.callers))
+            notices.append(RoundEnded(rs.number, _NERTS, new.cut, new.callers))
 
     def _fill_reveals(
         self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...]
@@ -617,11 +636,11 @@ class GameState:
         """
         seen = self.round.seen.get(seat, frozenset())
         kind = move.kind
-        if kind is MoveKind.TURN and tableau.stock:
+        if kind is _MOVE_TURN and tableau.stock:
             k = min(self.rules.draw, len(tableau.stock))
             where = "stock"
             current = tableau.stock[-k:][::-1]  # landing order
-        elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
+        elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
             where = "nerts"
             current = tableau.nerts[-2:-1]
         else:
@@ -852,7 +871,7 @@ class GameState:
                 table, play = table.play(first, Move.pass_(), max(self._lamport, table.clock))
                 rs.table = table
                 if play.rotated:
-                    rs.log += (None,)
+                    rs.log.append(None)
                     rs.rotated_by = self._event
                     notices.append(Rotated(rs.number))
                 if play.ended is not None:
@@ -876,16 +895,20 @@ class GameState:
 
     def _advance(self, notices: list[Notice]) -> None:
         """Move through every phase whose wait is over."""
-        while self.phase is not Phase.OVER and not self.waiting():
+        while self.phase is not _OVER:
             phase = self.phase
+            if phase is _PLAY:
+                # Play goes on until Nerts or a blocked round, whoever is waited for: asked
+                # first, this spares every move of the round the sets waiting() builds.
+                return
+            if self.waiting():
+                return
             if phase is Phase.JOINING:
                 self._new_round(notices)
             elif phase is Phase.COMMIT:
                 self._set_phase(Phase.NONCE, notices)
             elif phase is Phase.NONCE:
                 self._deal(notices)
-            elif phase is Phase.PLAY:
-                return  # play goes on until Nerts or a blocked round
             elif phase is Phase.REVEAL:
                 self._verify_and_score(notices)
             elif phase is Phase.RESULT:
@@ -978,16 +1001,18 @@ class GameState:
             if entry is None:
                 tableau = tableau.rotated()
                 continue
-            who, move, card, reveals, lost = entry
-            if who != seat:
+            if entry[0] != seat:
                 continue
+            _, move, card, reveals, lost = entry
             expected: tuple[Card, ...] = ()
-            if move.kind is MoveKind.TURN and tableau.stock:
+            if move.kind is _MOVE_TURN and tableau.stock:
                 k = min(self.rules.draw, len(tableau.stock))
-                expected = tuple(reversed(tableau.stock[-k:]))
-            elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
+                expected = tableau.stock[-k:][::-1]
+            elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
                 expected = (tableau.nerts[-2],)
-            if tuple(c.physical for c in reveals) != tuple(c.physical for c in expected):
+            if reveals != expected and tuple(c.physical for c in reveals) != tuple(
+                c.physical for c in expected
+            ):  # (equal cards are equal physical cards: the first test is the usual answer)
                 showed = " ".join(map(str, reveals))
                 real = " ".join(map(str, expected))
                 return f"showed {showed} for {move} but the deck says {real}"
@@ -999,7 +1024,7 @@ class GameState:
                         return f"claimed {card} from {move.source} but the deck has {top} there"
                     if not lost:
                         _, tableau = tableau.take(move.source)
-                elif move.plays_card or move.kind in (MoveKind.TURN, MoveKind.ROTATE):
+                elif move.plays_card or move.kind in (_MOVE_TURN, _MOVE_ROTATE):
                     tableau = tableau.apply(move, self.rules)
             except IllegalMoveError as exc:
                 return f"{move} is illegal with the deck's cards: {exc}"

@@ -71,7 +71,7 @@ class Claim:
             raise ValueError(f"{card} cannot go on the {self.foundation.suit.name} foundation")
         if card.rank == 1 and self.foundation != FoundationId(self.seat, card.suit, card.joker):
             raise ValueError(f"the ace {card} of seat {self.seat} starts its own foundation")
-        if not (self.source is Pile.NERTS or self.source is Pile.WASTE or self.source.is_work):
+        if not (self.source is _PILE_NERTS or self.source is _PILE_WASTE or self.source.is_work):
             raise ValueError("a card goes to the lake from the Nerts pile, waste or a work pile")
 
     @property
@@ -159,6 +159,15 @@ class Outcome(enum.Enum):
     LOST = "lost"  #: someone was earlier: the card returns to its source
 
 
+# Members read on every claim (Python 3.11 reads ``Outcome.KEPT`` through
+# EnumType.__getattr__, about ten times the cost of a global).
+_KEPT = Outcome.KEPT
+_TIED = Outcome.TIED
+_LOST = Outcome.LOST
+_PILE_NERTS = Pile.NERTS
+_PILE_WASTE = Pile.WASTE
+
+
 @dataclass(frozen=True, slots=True)
 class Resolution:
     """The result of one claim.
@@ -177,7 +186,7 @@ class Resolution:
     @property
     def kept(self) -> bool:
         """Whether the card stays in the lake (kept or tied)."""
-        return self.outcome is not Outcome.LOST
+        return self.outcome is not _LOST
 
 
 class Lake:
@@ -282,31 +291,37 @@ class Lake:
         pile = self._foundations.get(fid)
         height = pile[-1].card.rank if pile else 0
         if height == rank - 1:
-            outcome = Outcome.KEPT
+            outcome = _KEPT
         elif pile and height == rank and pile[-1].lamport == claim.lamport:
-            outcome = Outcome.TIED
+            outcome = _TIED
         else:
             winner = pile[-1].owner if pile and height >= rank else None
             if pile and height > rank:
                 # Someone took this height earlier and the foundation grew since.
                 winner = next(lc.owner for lc in pile if lc.card.rank == rank)
-            return self, Resolution(claim, Outcome.LOST, winner)
+            return self, Resolution(claim, _LOST, winner)
         new = Lake.__new__(Lake)
         new._foundations = dict(self._foundations)
         new._foundations[fid] = (*(pile or ()), LakeCard(claim.card, claim.seat, claim.lamport))
-        if outcome is Outcome.KEPT:
+        if outcome is _KEPT:
             new._open = dict(self._open)
+            # The card is of the foundation's suit (a Claim checks it): its code is the key
+            # of its own height, card_code(fid.suit, rank), without the suit lookups.
+            code = claim.card.code
             if rank > 1:
-                old_key = card_code(fid.suit, rank)
+                old_key = code
                 remaining = tuple(f for f in new._open[old_key] if f != fid)
                 if remaining:
                     new._open[old_key] = remaining
                 else:
                     del new._open[old_key]
             if rank < 13:
-                key = card_code(fid.suit, rank + 1)
-                new._open[key] = tuple(
-                    sorted((*new._open.get(key, ()), fid), key=FoundationId.sort_key)
+                key = code + 1
+                others = new._open.get(key)
+                new._open[key] = (
+                    (fid,)
+                    if others is None  # the usual case: no other foundation takes that card
+                    else tuple(sorted((*others, fid), key=FoundationId.sort_key))
                 )
         else:
             new._open = self._open

@@ -129,6 +129,13 @@ class MoveKind(enum.Enum):
     SLIDE = "_"  # a card slid under a work pile
 
 
+# Members read by the properties below, which the rules and the protocol ask on every move:
+# on Python 3.11 ``MoveKind.CARD`` goes through EnumType.__getattr__, a global does not.
+_CARD = MoveKind.CARD
+_SLIDE = MoveKind.SLIDE
+_LAKE = Pile.LAKE
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class Move:
     """One move of one player. Build with the class methods or :meth:`parse`.
@@ -195,12 +202,13 @@ class Move:
     @property
     def plays_card(self) -> bool:
         """Whether the move moves a card (as opposed to stock handling, passing, calling)."""
-        return self.kind is MoveKind.CARD or self.kind is MoveKind.SLIDE
+        kind = self.kind
+        return kind is _CARD or kind is _SLIDE
 
     @property
     def is_lake(self) -> bool:
         """Whether the move plays a card to the lake."""
-        return self.target is Pile.LAKE
+        return self.target is _LAKE
 
     # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:

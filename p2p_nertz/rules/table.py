@@ -57,6 +57,18 @@ class RoundStatus(enum.Enum):
     BLOCKED = "blocked"  #: a whole cycle of rotations played nothing: the round is over
 
 
+# Members read on every move (Python 3.11 reads ``Pile.LAKE`` through EnumType.__getattr__,
+# about ten times the cost of a global).
+_PLAYING = RoundStatus.PLAYING
+_NERTS = RoundStatus.NERTS
+_PILE_NERTS = Pile.NERTS
+_PILE_WASTE = Pile.WASTE
+_PILE_LAKE = Pile.LAKE
+_MOVE_ROTATE = MoveKind.ROTATE
+_MOVE_PASS = MoveKind.PASS
+_MOVE_CALL = MoveKind.CALL
+
+
 @dataclass(frozen=True, slots=True)
 class Play:
     """What one move did.
@@ -210,7 +222,7 @@ class Table:
     @property
     def over(self) -> bool:
         """Whether the round has ended."""
-        return self.status is not RoundStatus.PLAYING
+        return self.status is not _PLAYING
 
     def with_lake(self, lake: Lake) -> Table:
         """This table with another lake (a bot's view of a lake it sees late)."""
@@ -230,7 +242,20 @@ class Table:
 
     def with_tableau(self, seat: int, tableau: Tableau) -> Table:
         """This table with ``seat``'s tableau replaced (the protocol fills in revealed cards)."""
-        return self._with(tableaux=_replace(self.tableaux, seat, tableau))
+        # Built directly, not by _evolve: the fold calls this for most moves it follows.
+        return Table(
+            self.rules,
+            _replace(self.tableaux, seat, tableau),
+            self.lake,
+            self.active,
+            self.stuck,
+            self.rotations,
+            self.status,
+            self.cut,
+            self.callers,
+            self.false_calls,
+            self.clock,
+        )
 
     def with_active(self, seat: int, active: bool) -> Table:
         """This table with ``seat`` made active or inactive (a dropped player)."""
@@ -299,16 +324,16 @@ class Table:
             )
         if not self.active[seat]:
             raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
-        if self.status is not RoundStatus.PLAYING and not (
-            self.status is RoundStatus.NERTS and self.cut is not None and lamport <= self.cut
+        if self.status is not _PLAYING and not (
+            self.status is _NERTS and self.cut is not None and lamport <= self.cut
         ):
             raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
         kind = move.kind
-        if kind is MoveKind.CALL:
+        if kind is _MOVE_CALL:
             return self._call(seat, move, lamport)
-        if kind is MoveKind.PASS:
+        if kind is _MOVE_PASS:
             return self._pass(seat, move, lamport)
-        if kind is MoveKind.ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
+        if kind is _MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
             raise IllegalMoveError(
                 f"{move}: rotate only when everyone is stuck"
                 + (" (pass first)" if self.rules.rotate_alone else "")
@@ -317,7 +342,7 @@ class Table:
         card: Card | None
         resolution = None
         lake = self.lake
-        if move.target is Pile.LAKE:
+        if move.target is _PILE_LAKE:
             assert move.source is not None
             try:
                 card, taken = tableau.take(move.source)
@@ -345,7 +370,7 @@ class Table:
         if resolution is not None:
             progress = resolution.kept
         else:
-            progress = move.source is Pile.NERTS or move.source is Pile.WASTE
+            progress = move.source is _PILE_NERTS or move.source is _PILE_WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
         stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
         table = Table(

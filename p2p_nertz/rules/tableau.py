@@ -32,6 +32,17 @@ from p2p_nertz.rules.moves import Move, MoveKind, Pile
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_over", "joker_options_under"]
 
+# Members read on every move (Python 3.11 reads ``Pile.NERTS`` through EnumType.__getattr__,
+# about ten times the cost of a global).
+_PILE_NERTS = Pile.NERTS
+_PILE_WASTE = Pile.WASTE
+_PILE_LAKE = Pile.LAKE
+_MOVE_TURN = MoveKind.TURN
+_MOVE_ROTATE = MoveKind.ROTATE
+_MOVE_PASS = MoveKind.PASS
+_MOVE_CALL = MoveKind.CALL
+_MOVE_SLIDE = MoveKind.SLIDE
+
 
 def fits_on(card: Card, base: Card) -> bool:
     """Whether ``card`` may be built on ``base`` in a work pile: one rank lower, other colour.
@@ -122,9 +133,9 @@ class Tableau:
     # -- queries --------------------------------------------------------------------------
     def top(self, pile: Pile) -> Card | None:
         """The card in play on ``pile``: Nerts top, waste top or exposed card (or ``None``)."""
-        if pile is Pile.NERTS:
+        if pile is _PILE_NERTS:
             cards = self.nerts
-        elif pile is Pile.WASTE:
+        elif pile is _PILE_WASTE:
             cards = self.waste
         else:
             cards = self._work_pile(pile)
@@ -132,9 +143,9 @@ class Tableau:
 
     def pile(self, pile: Pile) -> tuple[Card, ...]:
         """The cards of a pile, bottom to top (Nerts, waste or a work pile)."""
-        if pile is Pile.NERTS:
+        if pile is _PILE_NERTS:
             return self.nerts
-        if pile is Pile.WASTE:
+        if pile is _PILE_WASTE:
             return self.waste
         return self._work_pile(pile)
 
@@ -173,11 +184,11 @@ class Tableau:
         Raises:
             IllegalMoveError: if ``source`` is empty or not a pile cards leave from.
         """
-        if source is Pile.NERTS:
+        if source is _PILE_NERTS:
             if not self.nerts:
                 raise IllegalMoveError(f"the Nerts pile is empty in {self}")
             return self.nerts[-1], Tableau(self.nerts[:-1], self.work, self.stock, self.waste)
-        if source is Pile.WASTE:
+        if source is _PILE_WASTE:
             if not self.waste:
                 raise IllegalMoveError(f"the waste is empty in {self}")
             return self.waste[-1], Tableau(self.nerts, self.work, self.stock, self.waste[:-1])
@@ -211,13 +222,13 @@ class Tableau:
             IllegalMoveError: if the move is illegal here; nothing changes.
         """
         kind = move.kind
-        if kind is MoveKind.TURN:
+        if kind is _MOVE_TURN:
             return self._turn(3 if rules is None else rules.draw, move)
-        if kind is MoveKind.ROTATE:
+        if kind is _MOVE_ROTATE:
             return self.rotated()
-        if kind is MoveKind.PASS or kind is MoveKind.CALL:
+        if kind is _MOVE_PASS or kind is _MOVE_CALL:
             return self
-        if move.target is Pile.LAKE:
+        if move.target is _PILE_LAKE:
             raise IllegalMoveError(f"{move} plays to the lake: use Table.play (in {self})")
         return self._move_cards(move)
 
@@ -226,9 +237,7 @@ class Tableau:
             # RULES.md: three at a time keeping their order; one or two left go as they are.
             n = min(draw, len(self.stock))
             turned = self.stock[-n:]
-            return Tableau(
-                self.nerts, self.work, self.stock[:-n], self.waste + tuple(reversed(turned))
-            )
+            return Tableau(self.nerts, self.work, self.stock[:-n], self.waste + turned[::-1])
         if self.waste:
             # RULES.md: turn the waste over to form a new stock (never under the stock).
             return Tableau(self.nerts, self.work, tuple(reversed(self.waste)), ())
@@ -245,10 +254,10 @@ class Tableau:
     def _source_run(self, move: Move) -> tuple[Card, ...]:
         source = move.source
         assert source is not None
-        if source is Pile.NERTS or source is Pile.WASTE:
+        if source is _PILE_NERTS or source is _PILE_WASTE:
             if move.count != 1:
                 raise IllegalMoveError(f"{move}: one card at a time leaves the {_NAMES[source]}")
-            cards = self.nerts if source is Pile.NERTS else self.waste
+            cards = self.nerts if source is _PILE_NERTS else self.waste
             if not cards:
                 raise IllegalMoveError(f"{move}: the {_NAMES[source]} is empty in {self}")
             return cards[-1:]
@@ -273,16 +282,16 @@ class Tableau:
                 raise IllegalMoveError(f"{move}: there is no work pile {pile} in {self}")
         run = self._source_run(move)
         dest = self._work_pile(target)
-        if move.kind is MoveKind.SLIDE:
+        if move.kind is _MOVE_SLIDE:
             new_dest = self._slide(move, run, dest)
         else:
             new_dest = self._build(move, run, dest)
         # Remove the run from its source, then set the destination.
         work = list(self.work)
         nerts, waste = self.nerts, self.waste
-        if source is Pile.NERTS:
+        if source is _PILE_NERTS:
             nerts = nerts[:-1]
-        elif source is Pile.WASTE:
+        elif source is _PILE_WASTE:
             waste = waste[:-1]
         else:
             work[source - 1] = work[source - 1][: -move.count]
