@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from cli.main import _add_watcher_argument
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -650,17 +651,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         help="where the game's log is written (default: %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    _watchers(p)
-
-
-def _watchers(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--watcher",
-        action="append",
-        default=[],
-        metavar="ENDPOINT",
-        help="push every event to a `nertz watch` spectator bound there (repeatable)",
-    )
+    _add_watcher_argument(p)
 
 
 def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
@@ -770,5 +761,5 @@ def add_parsers(sub: Any) -> None:
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    _watchers(p)
+    _add_watcher_argument(p)
     p.set_defaults(func=_cmd_resume)

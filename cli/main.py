@@ -52,6 +52,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _add_watcher_argument(p: argparse.ArgumentParser) -> None:
+    """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
+    p.add_argument(
+        "--watcher",
+        action="append",
+        default=[],
+        metavar="ENDPOINT",
+        help="push every event to a `nertz watch` spectator bound there (repeatable)",
+    )
+
+
 def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("rules (RULES.md; defaults are the standard game)")
     goal = group.add_mutually_exclusive_group()

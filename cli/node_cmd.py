@@ -22,6 +22,7 @@ from typing import Any
 
 import trio
 
+from cli.main import _add_watcher_argument
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -76,13 +77,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print JSON lines: each round, then the result"
     )
-    p.add_argument(
-        "--watcher",
-        action="append",
-        default=[],
-        metavar="ENDPOINT",
-        help="push every event to a `nertz watch` spectator bound there (repeatable)",
-    )
+    _add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
 
 

@@ -56,7 +56,7 @@ from cli.lobby_cmd import (
     _port,
     default_key_path,
 )
-from cli.main import _add_rules_arguments, _positive, _rules_from, _seed
+from cli.main import _add_rules_arguments, _add_watcher_argument, _positive, _rules_from, _seed
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
@@ -197,13 +197,7 @@ def add_parser(sub: Any) -> None:
         help="silence before you vote a member out, or, with one other member left, may "
         f"abandon the game (default {NODE_CONFIG.drop_after:g})",
     )
-    p.add_argument(
-        "--watcher",
-        action="append",
-        default=[],
-        metavar="ENDPOINT",
-        help="push every event to a `nertz watch` spectator bound there (repeatable)",
-    )
+    _add_watcher_argument(p)
     _add_rules_arguments(p)
     p.set_defaults(func=_cmd_play)
 
