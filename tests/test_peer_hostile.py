@@ -923,7 +923,14 @@ def _feed_checked(peer: Peer, data: bytes, now: float) -> list[Effect]:
     effects = peer.feed(data, now)
     if not valid:
         assert len(_rejections(effects)) == 1
-    if not valid or _rejections(effects):
+    if any(isinstance(e, Equivocation) for e in effects):
+        # A second signed event under a seq already held (the fuzz peer keeps what earlier
+        # examples fed it) is proof that its author forked: the proof is relayed, and our
+        # vote to drop the author is the one event of ours it makes.
+        own = peer.spec.peer_ids[peer.seat]
+        ours = [m.kind for m in _event_sends(effects) if m.author == own]
+        assert ours == [Kind.DROP], _rejections(effects)
+    elif not valid or _rejections(effects):
         assert snapshot(peer) == before, _rejections(effects)
         assert _event_sends(effects) == []
     return effects
