@@ -137,6 +137,26 @@ def play(tmp_path: Path, *more: str) -> Tty:
     return Tty([*args, "--dir", str(tmp_path / "game"), *more])
 
 
+def leave(tty: Tty) -> None:
+    """Press ``q`` (and ``y`` if asked to confirm), then expect a clean exit."""
+    tty.send("q")
+    while tty.pump(0.2):
+        if "leave the game?" in tty.text():
+            tty.send("y")
+    assert tty.finish() == 0
+
+
+def refused_in_one_line(argv: str, env: dict[str, str] | None = None) -> str:
+    """Run ``nertz argv``; assert it exits 2 with one line of output; return that line."""
+    output, status = pexpect.run(
+        f"{sys.executable} -m cli {argv}", cwd=str(ROOT), withexitstatus=True, timeout=30, env=env
+    )
+    assert status == 2, output
+    lines = output.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    return str(lines[0])
+
+
 def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     tmp_path: Path,
 ) -> None:
@@ -182,11 +202,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
         assert re.search(rf"^\d {name} +lake \+\d+ +Nerts −2×", text, re.M), text
     text = tty.wait("game over — winner: ", timeout=30)
     assert re.search(r"^   lake: ", text, re.M)
-    tty.send("q")
-    while tty.pump(0.2):
-        if "leave the game?" in tty.text():
-            tty.send("y")
-    assert tty.finish() == 0
+    leave(tty)
     assert b"after 1 round(s)" in tty.raw
     assert b"Traceback" not in tty.raw
 
@@ -214,24 +230,11 @@ def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) 
 
 def test_play_needs_a_mode_and_says_so_in_one_line(tmp_path: Path) -> None:
     env = dict(os.environ, NERTZ_HOME=str(tmp_path))  # no key there: the lobby cannot open
-    done = pexpect.run(
-        f"{sys.executable} -m cli play", cwd=str(ROOT), withexitstatus=True, timeout=30, env=env
-    )
-    output, status = done
-    assert status == 2
-    lines = output.decode().strip().splitlines()
-    assert len(lines) == 1 and "--bots" in lines[0], lines
+    assert "--bots" in refused_in_one_line("play", env)
 
 
 def test_play_rejects_bad_bot_arguments_in_one_line(tmp_path: Path) -> None:
-    output, status = pexpect.run(
-        f"{sys.executable} -m cli play --bots 2 --strategy nobody --dir {tmp_path}",
-        cwd=str(ROOT),
-        withexitstatus=True,
-        timeout=30,
-    )
-    assert status == 2
-    assert len(output.decode().strip().splitlines()) == 1 and b"strategy" in output
+    assert "strategy" in refused_in_one_line(f"play --bots 2 --strategy nobody --dir {tmp_path}")
 
 
 def bot_processes(pid: int) -> list[int]:
@@ -272,24 +275,12 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     tty.send("a")
     text = tty.wait("game over — winner: ")
     assert "(abandoned)" in text and "the game was abandoned" in text
-    tty.send("q")
-    while tty.pump(0.2):
-        if "leave the game?" in tty.text():
-            tty.send("y")
-    assert tty.finish() == 0
+    leave(tty)
     assert b"winner(s): you" in tty.raw
     assert b"Traceback" not in tty.raw
 
 
 def test_play_rejects_liveness_timers_out_of_order_in_one_line(tmp_path: Path) -> None:
-    argv = "play --bots 1 --suspect-after 3 --drop-after 1"
-    output, status = pexpect.run(
-        f"{sys.executable} -m cli {argv} --dir {tmp_path}",
-        cwd=str(ROOT),
-        withexitstatus=True,
-        timeout=30,
-    )
-    assert status == 2
-    lines = output.decode().strip().splitlines()
-    assert len(lines) == 1 and "--drop-after" in lines[0] and "--suspect-after" in lines[0]
+    line = refused_in_one_line(f"play --bots 1 --suspect-after 3 --drop-after 1 --dir {tmp_path}")
+    assert "--drop-after" in line and "--suspect-after" in line
     assert not (tmp_path / "game.spec").exists()  # nothing was started

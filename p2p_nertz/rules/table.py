@@ -226,27 +226,18 @@ class Table:
 
     def with_lake(self, lake: Lake) -> Table:
         """This table with another lake (a bot's view of a lake it sees late)."""
-        return Table(
-            self.rules,
-            self.tableaux,
-            lake,
-            self.active,
-            self.stuck,
-            self.rotations,
-            self.status,
-            self.cut,
-            self.callers,
-            self.false_calls,
-            self.clock,
-        )
+        return self._with_parts(self.tableaux, lake)
 
     def with_tableau(self, seat: int, tableau: Tableau) -> Table:
         """This table with ``seat``'s tableau replaced (the protocol fills in revealed cards)."""
+        return self._with_parts(_replace(self.tableaux, seat, tableau), self.lake)
+
+    def _with_parts(self, tableaux: tuple[Tableau, ...], lake: Lake) -> Table:
         # Built directly, not by _evolve: the fold calls this for most moves it follows.
         return Table(
             self.rules,
-            _replace(self.tableaux, seat, tableau),
-            self.lake,
+            tableaux,
+            lake,
             self.active,
             self.stuck,
             self.rotations,
