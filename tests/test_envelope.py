@@ -30,6 +30,7 @@ from p2p_nertz.protocol.envelope import (
     RejectReason,
     decode_message,
     encode_message,
+    looks_like_beat,
 )
 from p2p_nertz.protocol.identity import Identity, fingerprint
 
@@ -640,3 +641,35 @@ def test_protocol_modules_import_no_io(module: str) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert not imported & _FORBIDDEN_IMPORTS
+
+
+# ---------------------------------------------------------------------------------------------
+# The beat hint a runtime orders a burst by
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(list(Kind)),
+    seq=st.integers(min_value=1, max_value=MAX_COUNTER),
+    lamport=st.integers(min_value=0, max_value=MAX_COUNTER),
+    padding=st.binary(max_size=3000),
+)
+def test_looks_like_beat_tells_beats_from_events(
+    kind: Kind, seq: int, lamport: int, padding: bytes
+) -> None:
+    beat = kind.value >= Kind.BEAT.value
+    wire = encode_message(
+        BOB,
+        game_id=GAME,
+        seq=0 if beat else seq,
+        prev=None if beat or seq == 1 else PREV,
+        lamport=lamport,
+        kind=kind,
+        body=[padding],  # short and long payloads: bin 8 and bin 16 framing
+    )
+    assert looks_like_beat(wire) is beat
+
+
+@given(st.binary(max_size=200))
+def test_looks_like_beat_never_raises_on_garbage(data: bytes) -> None:
+    assert looks_like_beat(data) in (True, False)

@@ -143,6 +143,7 @@ __all__ = [
     "RejectReason",
     "decode_message",
     "encode_message",
+    "looks_like_beat",
 ]
 
 PROTOCOL_VERSION: Final = 1
@@ -618,6 +619,38 @@ _usable_author = functools.lru_cache(maxsize=1024)(is_valid_peer_id)
 
 
 _KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup
+
+
+_BIN_HEADER: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}  # msgpack bin 8/16/32 -> header bytes
+_SEQ_AT: Final = 70  # seq's offset in a payload: fixarray, version, game_id and author before it
+
+
+def looks_like_beat(data: bytes) -> bool:
+    """Tell, from the bytes alone, whether ``data`` has the shape of a beat-class message.
+
+    True when the payload's ``seq`` is 0 and its ``prev`` nil, at their fixed positions: a beat,
+    ack or want. Nothing is decoded or verified, so this is a hint for ordering work (a runtime
+    takes the events of a burst before its beats: docs/protocol.md §7.2), never for a
+    decision: whatever it says, :func:`decode_message` still checks the message.
+
+    >>> from p2p_nertz.protocol.identity import Identity
+    >>> alice = Identity.generate(seed=bytes(32))
+    >>> def signed(seq, prev, kind):
+    ...     return encode_message(
+    ...         alice, game_id=bytes(32), seq=seq, prev=prev, lamport=7, kind=kind, body=[]
+    ...     )
+    >>> looks_like_beat(signed(0, None, Kind.ACK)), looks_like_beat(signed(1, None, Kind.MOVE))
+    (True, False)
+    >>> looks_like_beat(b"not a message")
+    False
+    """
+    if len(data) < 80 or data[0] != 0x92:
+        return False
+    header = _BIN_HEADER.get(data[1])
+    if header is None:
+        return False
+    at = 1 + header + _SEQ_AT
+    return data[at] == 0 and data[at + 1] == 0xC0
 
 
 def _framed_size(payload_size: int) -> int:
