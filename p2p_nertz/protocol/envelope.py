@@ -371,12 +371,17 @@ def encode_message(
         raise LocalProtocolError(f"cannot encode the {kind.name.lower()} message: {exc}") from exc
     wire = _pack((payload, identity.sign(SIGNATURE_DOMAIN + payload)))
     try:
-        _parse(wire)
+        message = _parse(wire)
     except _Rejected as rejected:
         raise LocalProtocolError(
             f"refusing to encode a {kind.name.lower()} message that peers would reject"
             f" ({rejected.reason.value}): {rejected.detail}"
         ) from None
+    # Signed here, so its signature holds: decoding these bytes (the peer delivers its own
+    # events by the remote path) need not parse them again nor verify (~0.15 ms) before the
+    # claim can be sent.
+    _remember_verified(message.id)
+    _remember_parsed(wire, message)
     return wire
 
 
@@ -434,10 +439,7 @@ def decode_message(
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
             _remember_verified(message.id)
         if not cached:
-            # Only verified messages are kept: strangers cannot fill the cache.
-            if len(_PARSED) >= _VERIFIED_MAX:
-                del _PARSED[next(iter(_PARSED))]
-            _PARSED[raw] = message
+            _remember_parsed(raw, message)  # only verified ones: strangers cannot fill it
     except _Rejected as rejected:
         raise InvalidMessageError(rejected.reason, rejected.detail) from None
     validator = validators.get(message.kind) if validators is not None else None
@@ -467,6 +469,12 @@ def _remember_verified(message_id: bytes) -> None:
     if len(_VERIFIED) >= _VERIFIED_MAX:
         del _VERIFIED[next(iter(_VERIFIED))]
     _VERIFIED[message_id] = None
+
+
+def _remember_parsed(raw: bytes, message: Message) -> None:
+    if len(_PARSED) >= _VERIFIED_MAX:
+        del _PARSED[next(iter(_PARSED))]
+    _PARSED[raw] = message
 
 
 class _Rejected(Exception):
