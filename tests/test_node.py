@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import cast
 
 import pytest
 import trio
@@ -16,7 +17,7 @@ import zmq
 
 from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
-from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
@@ -24,13 +25,14 @@ from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.node import (
+    BEAT_CHUNK,
     PeerNode,
     _Outlet,
     decode_clock_note,
     encode_clock_note,
     routing_id,
 )
-from p2p_nertz.runtime.zmqtrio import create_socket
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -141,6 +143,79 @@ async def test_a_full_outlet_drops_and_says_so() -> None:
     finally:
         dealer.close()
         ctx.term()
+
+
+class _QueuedRouter:
+    """The two ROUTER calls the receive loop makes, over a list the test fills (a unit test
+    of the loop's order: real sockets do not let a test line messages up before a read)."""
+
+    def __init__(self, queued: list[bytes]) -> None:
+        self.queued = queued
+
+    async def recv_multipart(self) -> list[bytes]:
+        while not self.queued:
+            await trio.sleep_forever()  # the test cancels the loop once everything is fed
+        return [b"N-sender", self.queued.pop(0)]
+
+    def try_recv_multipart(self) -> list[bytes] | None:
+        return [b"N-sender", self.queued.pop(0)] if self.queued else None
+
+
+class _FeedRecorder:
+    """Stands in for the node's peer: records each ``feed_many`` batch, returns no effects."""
+
+    def __init__(self, expected: int, on_first: Callable[[], None]) -> None:
+        self.batches: list[list[bytes]] = []
+        self.expected = expected
+        self.on_first = on_first
+        self.all_fed = trio.Event()
+
+    def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
+        self.batches.append(list(messages))
+        if len(self.batches) == 1:
+            self.on_first()
+        if sum(map(len, self.batches)) == self.expected:
+            self.all_fed.set()
+        return []
+
+
+async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -> None:
+    identities, spec = make_game(7)
+    author = identities[1]
+
+    def signed(seq: int, kind: Kind, lamport: int) -> bytes:
+        return encode_message(
+            author,
+            game_id=spec.game_id,
+            seq=seq,
+            prev=None if seq < 2 else bytes(32),
+            lamport=lamport,
+            kind=kind,
+            body=[],
+        )
+
+    acks = [signed(0, Kind.ACK, 10 + i) for i in range(8)]
+    early, late = signed(1, Kind.MOVE, 30), signed(2, Kind.CLAIM, 31)
+    # The claim waits behind six acks; the move arrives while beats are still unfed.
+    router = _QueuedRouter([*acks[:6], late, *acks[6:]])
+    recorder = _FeedRecorder(len(acks) + 2, lambda: router.queued.append(early))
+    node = make_node(identities[0], spec, tmp_path / "log")
+    node._peer = recorder  # type: ignore[assignment]
+
+    async def no_effects(effects: list[Effect]) -> None:
+        assert effects == []
+
+    node._apply = no_effects  # type: ignore[method-assign]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._receive_loop, cast(AsyncSocket, router))
+            await recorder.all_fed.wait()
+            nursery.cancel_scope.cancel()
+    assert recorder.batches[0] == [late]  # the event first, before any ack is checked
+    assert recorder.batches[1] == acks[:BEAT_CHUNK]
+    assert recorder.batches[2] == [early]  # arrived meanwhile: ahead of the acks still held
+    assert [m for batch in recorder.batches[3:] for m in batch] == acks[BEAT_CHUNK:]
+    assert all(len(batch) <= BEAT_CHUNK for batch in recorder.batches[3:])
 
 
 async def test_three_nodes_play_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
