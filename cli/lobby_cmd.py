@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from cli.main import _add_watcher_argument
+from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -37,7 +37,7 @@ from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer, Suspected
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Suspected
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session
@@ -202,7 +202,7 @@ def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> i
 
 
 def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
 ) -> tuple[PeerNode, Path]:
     spec = session.spec
     names = [m.name for m in spec.members]
@@ -244,6 +244,7 @@ def _node(
         speed=args.speed,
         on_notice=on_notice if args.bot is not None else None,  # no lines over the table
         watchers=args.watcher,
+        config=config,
     )
     return node, path
 
@@ -388,6 +389,7 @@ def _spawn_bots(args: argparse.Namespace, lobby_endpoint: str) -> list[subproces
 def _cmd_host(args: argparse.Namespace) -> int:
     from cli.main import _rules_from
 
+    config = _liveness_from(args)
     _require_player(args, "host")
     rules = _rules_from(args)
     identity = _load_key(args.key)
@@ -447,7 +449,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
                 nursery.start_soon(_start_on_enter, lobby, out, enter)
             session = await lobby.wait_started()
             enter.cancel()  # the keys are the table's now
-            node, path = _node(args, identity, session, out)
+            node, path = _node(args, identity, session, out, config)
             _announce_start(out, identity, session, path)
             result = await _play(args, node, session.endpoints)  # the lobby keeps serving
             nursery.cancel_scope.cancel()
@@ -509,6 +511,7 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 
 
 def _cmd_join(args: argparse.Namespace) -> int:
+    config = _liveness_from(args)
     _require_player(args, args.command)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
@@ -551,7 +554,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
             on_table=on_table,
             **kwargs,
         )
-        node, path = _node(args, identity, session, out)
+        node, path = _node(args, identity, session, out, config)
         _announce_start(out, identity, session, path)
         return await _play(args, node, session.endpoints)
 
@@ -585,6 +588,7 @@ def _cmd_games(args: argparse.Namespace) -> int:
 
 # -- resume ------------------------------------------------------------------------------------
 def _cmd_resume(args: argparse.Namespace) -> int:
+    config = _liveness_from(args)
     _require_player(args, "resume")
     path: Path = args.log
     try:
@@ -619,6 +623,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         strategy=args.bot,
         speed=args.speed,
         watchers=args.watcher,
+        config=config,
     )
     out.emit(
         "resume",
@@ -651,6 +656,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         help="where the game's log is written (default: %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    _add_liveness_arguments(p)
     _add_watcher_argument(p)
 
 
@@ -761,5 +767,6 @@ def add_parsers(sub: Any) -> None:
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
+    _add_liveness_arguments(p)
     _add_watcher_argument(p)
     p.set_defaults(func=_cmd_resume)

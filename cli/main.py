@@ -11,13 +11,16 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NoReturn
 
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.match import Player, RoundResult, play_match
+from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Game, RoundStatus, Rules
+from p2p_nertz.runtime.node import NODE_CONFIG
 
 __all__ = ["main"]
 
@@ -61,6 +64,59 @@ def _add_watcher_argument(p: argparse.ArgumentParser) -> None:
         metavar="ENDPOINT",
         help="push every event to a `nertz watch` spectator bound there (repeatable)",
     )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:  # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
+    return value
+
+
+def _add_liveness_arguments(p: argparse.ArgumentParser) -> None:
+    """``--suspect-after`` and ``--drop-after``, for every command that runs a peer node.
+
+    The timers are this node's own (DESIGN.md §6), not part of the game spec: members may set
+    different ones. A drop still needs a majority's votes, each member voting after its own
+    ``--drop-after``; an abandon (one other member left) is this node's alone.
+    """
+    live = p.add_argument_group(
+        "liveness (this node's timers; each member sets its own, the game spec has none)"
+    )
+    live.add_argument(
+        "--suspect-after",
+        type=_seconds,
+        default=NODE_CONFIG.suspect_after,
+        metavar="SECONDS",
+        help="silence before a member is shown as suspected "
+        f"(default {NODE_CONFIG.suspect_after:g})",
+    )
+    live.add_argument(
+        "--drop-after",
+        type=_seconds,
+        default=NODE_CONFIG.drop_after,
+        metavar="SECONDS",
+        help="silence before this node votes a member out, or, with one other member left, "
+        "may abandon the game; not shorter than --suspect-after "
+        f"(default {NODE_CONFIG.drop_after:g})",
+    )
+
+
+def _liveness_from(args: argparse.Namespace) -> PeerConfig:
+    """The node's configuration with the liveness timers of :func:`_add_liveness_arguments`.
+
+    Raises:
+        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
+    """
+    if args.drop_after < args.suspect_after:
+        raise NertzError(
+            f"--drop-after ({args.drop_after:g}) must not be shorter than "
+            f"--suspect-after ({args.suspect_after:g})"
+        )
+    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
 def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from cli.main import _add_watcher_argument
+from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -77,6 +77,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--json", action="store_true", help="print JSON lines: each round, then the result"
     )
+    _add_liveness_arguments(p)
     _add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
 
@@ -170,6 +171,7 @@ def _result(peer: Peer) -> dict[str, Any]:
 
 
 def _cmd_node(args: argparse.Namespace) -> int:
+    config = _liveness_from(args)
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
@@ -197,6 +199,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         speed=args.speed,
         on_notice=on_notice,
         watchers=args.watcher,
+        config=config,
     )
     try:
         node.bind()

@@ -21,8 +21,9 @@ others see — and a second one stops at once.
 ``--watcher ENDPOINT`` (both ways) also pushes every event this node holds to a spectator
 running ``nertz watch`` there (see ``cli/watch.py``). ``--suspect-after`` and ``--drop-after``
 set this player's liveness timers (DESIGN.md §6): once the one other member left is suspected
-the table offers the abandon key (``a``), which the node carries out once that member has been
-silent for ``--drop-after`` (before that it says how long it still wants).
+the table offers the abandon key (``a``); the node carries it out once that member has been
+silent for ``--drop-after``, and until then the footer and the key say how many seconds are
+left.
 """
 
 from __future__ import annotations
@@ -56,7 +57,15 @@ from cli.lobby_cmd import (
     _port,
     default_key_path,
 )
-from cli.main import _add_rules_arguments, _add_watcher_argument, _positive, _rules_from, _seed
+from cli.main import (
+    _add_liveness_arguments,
+    _add_rules_arguments,
+    _add_watcher_argument,
+    _liveness_from,
+    _positive,
+    _rules_from,
+    _seed,
+)
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
@@ -70,7 +79,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
-from p2p_nertz.runtime.node import NODE_CONFIG, PeerNode
+from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui import (
     Abandon,
     CloseBoard,
@@ -181,49 +190,10 @@ def add_parser(sub: Any) -> None:
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
-    live = p.add_argument_group("liveness (your node's timers)")
-    live.add_argument(
-        "--suspect-after",
-        type=_seconds,
-        default=NODE_CONFIG.suspect_after,
-        metavar="SECONDS",
-        help=f"silence before a member is suspected (default {NODE_CONFIG.suspect_after:g})",
-    )
-    live.add_argument(
-        "--drop-after",
-        type=_seconds,
-        default=NODE_CONFIG.drop_after,
-        metavar="SECONDS",
-        help="silence before you vote a member out, or, with one other member left, may "
-        f"abandon the game (default {NODE_CONFIG.drop_after:g})",
-    )
+    _add_liveness_arguments(p)
     _add_watcher_argument(p)
     _add_rules_arguments(p)
     p.set_defaults(func=_cmd_play)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
-    return value
-
-
-def _liveness(args: argparse.Namespace) -> PeerConfig:
-    """The node's configuration with the liveness timers given.
-
-    Raises:
-        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
-    """
-    if args.drop_after < args.suspect_after:
-        raise NertzError(
-            f"--drop-after ({args.drop_after:g}) must not be shorter than "
-            f"--suspect-after ({args.suspect_after:g})"
-        )
-    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
 # -- the terminal ------------------------------------------------------------------------------
@@ -459,6 +429,12 @@ async def run_table(
 
     node.add_listener(on_notice)
 
+    def silence(peer: Peer) -> tuple[float, float]:
+        # How long the others have been silent, and how long the core wants before it takes
+        # an abandon. (With one other member left this is that member's silence, unless a
+        # dropped one is still heard: then the table says to wait a little too long.)
+        return peer.silent_for(node.clock()), peer.config.drop_after
+
     def context() -> Context:
         peer = node.peer
         return Context(
@@ -467,7 +443,7 @@ async def run_table(
             frozenset(peer.frozen_piles()),
             board=tracker.board is not None,
             symbols=symbols,
-            abandon=tracker.may_abandon(peer),
+            abandon=tracker.may_abandon(peer, *silence(peer)),
         )
 
     def draw() -> None:
@@ -476,7 +452,8 @@ async def run_table(
             peer = node.peer
         except RuntimeError:
             return
-        view = tracker.view(peer, keys, final=stopped)
+        silent, needed = silence(peer)
+        view = tracker.view(peer, keys, final=stopped, silent=silent, needed=needed)
         terminal.paint(render(view, width, height, symbols=symbols))
 
     async with trio.open_nursery() as nursery:
@@ -594,6 +571,7 @@ def _symbols_ok(args: argparse.Namespace) -> bool:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
+    _liveness_from(args)  # bad timers are refused before anything starts
     given = [args.key, args.spec, args.bind, args.log]
     lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
     if args.bots is not None and (any(given) or args.peer):
@@ -613,7 +591,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if identity.peer_id not in spec.peer_ids:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    node = _make_node(identity, spec, args.log, args.bind, args.watcher, config=_liveness(args))
+    node = _make_node(
+        identity, spec, args.log, args.bind, args.watcher, config=_liveness_from(args)
+    )
     outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return _summary(outcome, node, args.log.parent)
 
@@ -706,7 +686,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
     rules = _rules_from(args)
-    config = _liveness(args)
+    config = _liveness_from(args)
     players = args.bots + 1
     if not 2 <= players <= 8:
         raise NertzError(f"a table has 2 to 8 players: give --bots 1 to 7, not {args.bots}")
@@ -1235,7 +1215,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     else:
         address = "127.0.0.1"
     log_dir: Path = args.log_dir if args.log_dir is not None else _default_log_dir()
-    config = _liveness(args)
+    config = _liveness_from(args)
     result: list[tuple[Outcome, PeerNode | None]] = []
     apps: list[_LobbyApp] = []
 

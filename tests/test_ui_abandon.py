@@ -1,13 +1,15 @@
 """The abandon key and the rejoin notice at the terminal table.
 
 The key machine is pure (built from the rules notation); what the tracker offers is checked
-against real protocol cores (``PeerNetwork``): the key is on offer only where ``Peer.abandon``
-may take it, and the rejoin of a real dropped member is announced and shown. One test drives
-``cli/play.py``'s table with real nodes on 127.0.0.1 and a fake terminal.
+against real protocol cores (``PeerNetwork``): the key is on offer once the other member is
+suspected, says how many seconds of silence the core still wants, and asks exactly when
+``Peer.abandon`` takes it; the rejoin of a real dropped member is announced and shown. One
+test drives ``cli/play.py``'s table with real nodes on 127.0.0.1 and a fake terminal.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -42,10 +44,12 @@ from p2p_nertz.ui import (
     render,
 )
 from p2p_nertz.ui.keys import ENTER, NO_ABANDON, Action
+from p2p_nertz.ui.view import Gone
 
 MINE = "N: KH 4C | 1: QH JS 10H | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
 OTHER = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
 NAMES = ("Ann", "Bob")
+BOB = Gone(1, "Bob")  # the one other member, gone: the core takes an abandon now
 QUICK = PeerConfig(suspect_after=1.0, drop_after=2.0)
 
 
@@ -80,40 +84,65 @@ def test_abandon_key_not_on_offer_says_why_and_changes_nothing() -> None:
 
 @pytest.mark.parametrize("answer", ["a", "A", "y"])
 def test_abandon_key_asks_first_then_ends_the_game(answer: str) -> None:
-    state, actions = keys("a", abandon=1)
-    assert actions == [] and "seat 2 gone" in state.status and "a or y" in state.status
-    state, actions = keys(answer, state, abandon=1)
+    state, actions = keys("a", abandon=BOB)
+    assert actions == [] and "Bob gone" in state.status and "a or y" in state.status
+    state, actions = keys(answer, state, abandon=BOB)
     assert actions == [Abandon()]
 
 
 @pytest.mark.parametrize("other", ["n", "q", ENTER, "x"])
 def test_abandon_key_any_other_answer_plays_on(other: str) -> None:
-    state, _ = keys("a", abandon=1)
-    state, actions = keys([other], state, abandon=1)
+    state, _ = keys("a", abandon=BOB)
+    state, actions = keys([other], state, abandon=BOB)
     assert actions == [] and "goes on" in state.status and state.confirm is None
 
 
 def test_abandon_key_refused_when_the_offer_ends_before_the_answer() -> None:
-    state, _ = keys("a", abandon=1)
+    state, _ = keys("a", abandon=BOB)
     back = "Bob is still answering (an abandon needs them gone)"
     state, actions = keys("a", state, abandon=back)
     assert actions == [] and state.status == f"cannot abandon: {back}"
 
 
 def test_abandon_key_works_over_the_round_board_and_not_for_a_spectator() -> None:
-    state, actions = keys("aa", board=True, abandon=1)
+    state, actions = keys("aa", board=True, abandon=BOB)
     assert actions == [Abandon()]
-    state, actions = press(KeyState(), "a", Context(table(), None, abandon=1))
+    state, actions = press(KeyState(), "a", Context(table(), None, abandon=BOB))
     assert actions == [] and "spectator" in state.status
 
 
 def test_abandon_typed_word_asks_like_the_key() -> None:
-    state, actions = keys([":", *"abandon", ENTER], abandon=1)
+    state, actions = keys([":", *"abandon", ENTER], abandon=BOB)
     assert actions == [] and "a or y" in state.status
-    _, actions = keys("y", state, abandon=1)
+    _, actions = keys("y", state, abandon=BOB)
     assert actions == [Abandon()]
     state, actions = keys([":", *"abandon", ENTER], abandon="Bob is still answering")
     assert actions == [] and state.status == "cannot abandon: Bob is still answering"
+
+
+@pytest.mark.parametrize(("silent", "wait"), [(4.2, 25.8), (1.0, 0.5), (29.99, 0.01)])
+def test_abandon_key_pressed_before_the_core_would_take_it_says_how_long(
+    silent: float, wait: float
+) -> None:
+    picked, _ = keys("n")
+    early = Gone(1, "Bob", silent=silent, wait=wait)
+    for sequence in ("a", "aa"):  # pressed again, it says so again: nothing was asked
+        state, actions = keys(sequence, picked, abandon=early)
+        assert actions == [] and state.confirm is None and state.selected is picked.selected
+        assert state.status == early.waiting()
+    _, actions = keys("ay", picked, abandon=early)  # so a "yes" after it is no answer
+    assert actions == []
+    text = state.status
+    assert text.startswith("Bob has been silent ") and "you can abandon in " in text
+    assert f"silent {math.floor(silent)} s;" in text and text.endswith(f"in {math.ceil(wait)} s")
+
+
+def test_abandon_key_answer_while_the_core_wants_more_silence_again_ends_nothing() -> None:
+    # Asked while Bob was gone; he was heard, then suspected again before the answer.
+    state, _ = keys("a", abandon=BOB)
+    again = Gone(1, "Bob", silent=5.0, wait=25.0)
+    state, actions = keys("y", state, abandon=again)
+    assert actions == [] and state.status == again.waiting() and state.confirm is None
 
 
 # -- the screen --------------------------------------------------------------------------------
@@ -128,12 +157,20 @@ def test_render_shows_the_abandon_key_only_while_it_is_on_offer() -> None:
     plain = screen_of()
     assert " ends the game" not in plain.line(plain.height - 1)
     assert ABANDON_HELP[1] not in screen_of(help=True).text()
-    offered = screen_of(abandon=1)
+    offered = screen_of(abandon=BOB)
     hint = offered.line(offered.height - 1)
     assert hint.startswith(f"a ends the game ({NAMES[1]} gone)")
-    help_text = screen_of(help=True, abandon=1).text()
+    help_text = screen_of(help=True, abandon=BOB).text()
     assert f"  {ABANDON_HELP[0]}" in help_text and ABANDON_HELP[1] in help_text
     assert all(key in help_text for key, _ in KEY_HELP)
+
+
+def test_render_footer_counts_down_until_the_core_takes_an_abandon() -> None:
+    early = screen_of(abandon=Gone(1, "Bob", silent=6.5, wait=23.5))
+    assert early.line(early.height - 1).startswith("a ends the game in 24 s (Bob silent)")
+    assert ABANDON_HELP[1] in screen_of(help=True, abandon=Gone(1, "Bob", wait=1.0)).text()
+    now = screen_of(abandon=Gone(1, "Bob", silent=30.0, wait=0.0))
+    assert now.line(now.height - 1).startswith("a ends the game (Bob gone)")
 
 
 def test_render_refusals_of_the_abandon_key_show_as_refusals() -> None:
@@ -161,8 +198,17 @@ class Follow:
     def until(self, check: Callable[[Tracker], bool]) -> None:
         self.net.run(lambda _: check(self.sync()))
 
-    def offer(self) -> int | str:
-        return self.sync().may_abandon(self.net.peers[self.seat])
+    def offer(self) -> Gone | str:
+        """What the table offers now: the silence is read off the core at the network's
+        clock, as ``cli/play.py`` reads it at the node's."""
+        peer = self.net.peers[self.seat]
+        silent = peer.silent_for(self.net.now)
+        return self.sync().may_abandon(peer, silent, peer.config.drop_after)
+
+    def view(self) -> TableView:
+        peer = self.net.peers[self.seat]
+        silent = peer.silent_for(self.net.now)
+        return self.sync().view(peer, silent=silent, needed=peer.config.drop_after)
 
     def context(self) -> Context:
         peer = self.net.peers[self.seat]
@@ -186,23 +232,41 @@ def test_tracker_offers_abandon_exactly_when_the_core_may_take_it() -> None:
     state, actions = press(KeyState(), "a", ann.context())
     assert actions == [] and state.status == f"cannot abandon: {reason}"
     assert ann.sync().view(peer).abandon is None
-    # Seat 1 goes silent: once it is suspected, the key is on offer.
+    # Seat 1 goes silent: once it is suspected, the key is on offer, with the seconds of
+    # silence the core still wants before it takes an abandon.
     net.silence(1)
     ann.until(lambda tracker: 1 in tracker.suspected)
-    assert ann.offer() == 1
-    view = ann.sync().view(peer)
-    assert view.abandon == 1 and view.link(1) is Link.SUSPECTED
-    # Pressed before ``drop_after``, the core has the last word: it refuses, nothing changes.
+    early = ann.offer()
+    assert isinstance(early, Gone) and early.seat == 1 and early.name == "p1"
+    assert 0 < early.wait <= QUICK.drop_after - QUICK.suspect_after
+    assert early.silent + early.wait == pytest.approx(QUICK.drop_after)
+    view = ann.view()
+    assert view.abandon == early and view.link(1) is Link.SUSPECTED
+    screen = render(view)
+    assert screen.line(screen.height - 1).startswith(
+        f"a ends the game in {math.ceil(early.wait)} s (p1 silent)"
+    )
+    # Pressed now, the key says how long is left and asks nothing; the core would refuse too.
     state, actions = press(KeyState(), "a", ann.context())
-    state, actions = press(state, "a", ann.context())
-    assert actions == [Abandon()]
+    assert actions == [] and state.confirm is None
+    assert state.status == early.waiting()
+    assert re.fullmatch(r"p1 has been silent \d+ s; you can abandon in \d+ s", state.status)
     with pytest.raises(LocalProtocolError, match="silence"):
         peer.abandon(net.now)
-    assert peer.final.phase is not Phase.OVER
-    # Past ``drop_after`` it ends the game; the tracker shows the standings.
-    quiet = net.now + QUICK.drop_after
-    net.run(lambda n: n.now >= quiet)
-    ann.tracker.take(peer.abandon(net.now), peer.final)
+    # The moment the core would take it, the key asks, and the abandon goes through.
+
+    def takes_it(_: PeerNetwork) -> bool:
+        offer = ann.offer()
+        return isinstance(offer, Gone) and offer.wait == 0
+
+    net.run(takes_it)
+    screen = render(ann.view())
+    assert screen.line(screen.height - 1).startswith("a ends the game (p1 gone)")
+    state, actions = press(KeyState(), "a", ann.context())
+    assert actions == [] and state.status.startswith("p1 gone: end the game on the totals?")
+    state, actions = press(state, "a", ann.context())
+    assert actions == [Abandon()]
+    ann.tracker.take(peer.abandon(net.now), peer.final)  # the tracker shows the standings
     board = ann.tracker.board
     assert board is not None and board.result is not None
     assert board.result.termination is Termination.ABANDONED
@@ -212,6 +276,29 @@ def test_tracker_offers_abandon_exactly_when_the_core_may_take_it() -> None:
     text = render(ann.tracker.view(peer)).text()
     assert "game over — winner: " in text and "(abandoned)" in text
     assert "cut short: the game was abandoned" in text
+
+
+def test_core_refusal_names_the_player_and_numbers_seats_from_one() -> None:
+    net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=5), config=QUICK)
+    net.run(dealt)
+    peer = net.peers[0]
+    net.silence(1)
+    net.run(lambda n: peer.silent_for(n.now) >= QUICK.suspect_after)  # not yet drop_after
+    other = net.spec.members[1].name
+    with pytest.raises(LocalProtocolError) as refused:
+        peer.abandon(net.now)
+    message = str(refused.value)
+    match = re.fullmatch(
+        rf"{other} \(seat 2\) was heard (\d+\.\d) s ago; an abandon needs (\S+) s of "
+        r"silence \((\d+\.\d) s more\)",
+        message,
+    )
+    assert match is not None, message
+    heard, needs, more = float(match[1]), float(match[2]), float(match[3])
+    assert needs == QUICK.drop_after
+    assert heard == pytest.approx(peer.silent_for(net.now), abs=0.05)
+    assert more == pytest.approx(QUICK.drop_after - peer.silent_for(net.now), abs=0.05)
+    assert "seat 1 " not in message  # seat 1 is the one refusing: it is not named as silent
 
 
 def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
@@ -230,9 +317,12 @@ def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
     # Then the last other member goes too: now the key is on offer, and the core takes it.
     net.silence(1)
     ann.until(lambda tracker: 1 in tracker.suspected)
-    assert ann.offer() == 1
+    offer = ann.offer()
+    assert isinstance(offer, Gone) and offer.seat == 1 and offer.wait > 0
     quiet = net.now + QUICK.drop_after
     net.run(lambda n: n.now >= quiet)
+    offer = ann.offer()
+    assert isinstance(offer, Gone) and offer.wait == 0
     ann.tracker.take(peer.abandon(net.now), peer.final)
     assert peer.final.phase is Phase.OVER
     assert ann.offer() == "the game is already over"
@@ -351,7 +441,7 @@ class FakeTerminal:
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-async def test_table_abandon_refused_by_the_node_says_why_and_the_game_goes_on(
+async def test_table_abandon_pressed_early_says_how_long_is_left_and_the_game_goes_on(
     tmp_path: Path,
 ) -> None:
     work = tmp_path
@@ -361,7 +451,7 @@ async def test_table_abandon_refused_by_the_node_says_why_and_the_game_goes_on(
         Rules(target=None, rounds=3),
         b"ui-abandon",
     )
-    # Suspected soon, but the core wants an hour of silence: the node refuses the abandon.
+    # Suspected soon, but the core wants an hour of silence: the table says how long is left.
     config = replace(NODE_CONFIG, suspect_after=1.0, drop_after=3600.0)
     human = PeerNode(identities[0], spec, work / "me.log", strategy=None, config=config, grace=0.5)
     bot = PeerNode(identities[1], spec, work / "bot.log", strategy="greedy", speed=1)
@@ -390,11 +480,15 @@ async def test_table_abandon_refused_by_the_node_says_why_and_the_game_goes_on(
             text = await terminal.wait_for(lambda text: "cannot abandon: " in text)
             assert "bot is still answering" in text
             bot_scope.cancel()  # the bot's process is gone for good
-            text = await terminal.wait_for(lambda text: "a ends the game (bot gone)" in text)
-            terminal.press("aa")
-            text = await terminal.wait_for(lambda text: "silence" in text)
+            text = await terminal.wait_for(lambda text: "(bot silent)" in text)
+            footer = text.splitlines()[-1]
+            match = re.match(r"a ends the game in (\d+) s \(bot silent\)", footer)
+            assert match is not None and 3500 < int(match[1]) <= 3600, footer
+            terminal.press("a")
+            text = await terminal.wait_for(lambda text: "you can abandon in" in text)
             status = text.splitlines()[-2]
-            assert status.startswith("cannot abandon: ") and "3600 s of silence" in status
+            assert re.fullmatch(r"bot has been silent \d+ s; you can abandon in \d+ s", status)
+            # Nothing was asked: the next key is an ordinary one.
             assert human.peer.final.phase is not Phase.OVER
             assert human.peer.view is not None
             assert human.peer.view.status is RoundStatus.PLAYING

@@ -468,9 +468,12 @@ class Peer:
             )
         (other,) = (q for q in members if q != self.seat)
         if now < self._heard[other] + self.config.drop_after:
+            # Said to the player: the name and the seat numbered from 1, as the table shows.
+            silent = now - self._heard[other]
             raise LocalProtocolError(
-                f"seat {other} was heard {now - self._heard[other]:.1f} s ago; an abandon "
-                f"needs {self.config.drop_after:.0f} s of silence"
+                f"{self.spec.members[other].name} (seat {other + 1}) was heard {silent:.1f} s "
+                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
+                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._voted.setdefault(other, len(self._feeds[other]))

@@ -358,6 +358,12 @@ class PeerNode:
         return self._router.endpoints[0]
 
     @property
+    def clock(self) -> Clock:
+        """The time source the peer is given as ``now`` (for a front end that compares with
+        the peer's timers, e.g. :meth:`~p2p_nertz.protocol.peer.Peer.silent_for`)."""
+        return self._clock
+
+    @property
     def done(self) -> bool:
         """Whether the game is over (or we left) and every member holds our events (or
         ``grace`` ran out)."""

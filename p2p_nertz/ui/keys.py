@@ -14,9 +14,10 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
   again: straight to the lake;
 * ``s`` or space turns the stock, ``p`` passes (stuck), ``r`` rotates alone (a rules variant),
   ``x`` calls Nerts (pressed twice when the Nerts pile is not empty: a false call costs points);
-* ``a`` ends the game by an abandon (DESIGN.md §6), only on offer when the one other member
-  left has gone (:attr:`Context.abandon`); it asks first (``a`` again or ``y``), and when it is
-  not on offer it says why and changes nothing;
+* ``a`` ends the game by an abandon (DESIGN.md §6), on offer once the one other member left
+  has gone silent (:attr:`Context.abandon`); it asks first (``a`` again or ``y``); pressed while
+  the peer core still waits for more silence it says how many seconds are left, and when it is
+  not on offer it says why; either way it changes nothing;
 * ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…),
   or the word ``abandon`` (as the ``a`` key);
 * ``?`` or ``h`` help, ``Esc`` cancels, ``Enter`` closes the end-of-round board, ``q`` leaves
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import NotationError
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.view import card_text, pile_name
+from p2p_nertz.ui.view import Gone, card_text, pile_name
 
 __all__ = [
     "NO_ABANDON",
@@ -132,8 +133,8 @@ class Context:
         frozen: the player's piles frozen by a claim in the air.
         board: the end-of-round board is up.
         symbols: suit symbols in messages (else letters).
-        abandon: the seat of the one other member left, gone, when the player may end the
-            game by an abandon (the key is on offer); else why not, in words
+        abandon: the one other member left, gone, when the abandon key is on offer (it may
+            still say to wait: :attr:`Gone.wait`); else why not, in words
             (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon` works it out).
     """
 
@@ -142,7 +143,7 @@ class Context:
     frozen: frozenset[Pile] = field(default_factory=frozenset)
     board: bool = False
     symbols: bool = True
-    abandon: int | str = NO_ABANDON
+    abandon: Gone | str = NO_ABANDON
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -164,8 +165,9 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return KeyState(status="no call"), []
     if state.confirm is Confirm.ABANDON:
         if key.lower() in ("a", "y"):
-            if isinstance(ctx.abandon, str):  # the other came back meanwhile, say
-                return KeyState(status=f"cannot abandon: {ctx.abandon}"), []
+            why = _not_now(ctx)  # the other came back meanwhile, say
+            if why is not None:
+                return KeyState(status=why), []
             return KeyState(status="abandoning the game…"), [Abandon()]
         return KeyState(status="the game goes on (no abandon)"), []
     k = key.lower() if len(key) == 1 else key
@@ -221,16 +223,28 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
 
 
 def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
-    """The abandon key: ask first when it is on offer, else say why not (nothing changes)."""
+    """The abandon key: ask first when the core would take it, else say why not or how long
+    is left (nothing changes)."""
     if ctx.seat is None:
         return replace(state, status="a spectator only watches (q quits)"), []
-    if isinstance(ctx.abandon, str):
-        return replace(state, status=f"cannot abandon: {ctx.abandon}"), []
+    gone = ctx.abandon
+    if isinstance(gone, str):
+        return replace(state, status=f"cannot abandon: {gone}"), []
+    early = gone.waiting()  # the core still wants more silence: say how long, ask nothing
+    if early is not None:
+        return replace(state, status=early), []
     return KeyState(
         confirm=Confirm.ABANDON,
-        status=f"seat {ctx.abandon + 1} gone: end the game on the totals? a or y ends it, "
+        status=f"{gone.name} gone: end the game on the totals? a or y ends it, "
         "any other key plays on",
     ), []
+
+
+def _not_now(ctx: Context) -> str | None:
+    """Why the abandon key does not end the game now (``None``: it may)."""
+    if isinstance(ctx.abandon, str):
+        return f"cannot abandon: {ctx.abandon}"
+    return ctx.abandon.waiting()
 
 
 def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:

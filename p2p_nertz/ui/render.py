@@ -25,6 +25,7 @@ to its owners, each player's +1s and −2s, bonus, penalties, the round and game
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Suit, Tableau
@@ -169,8 +170,12 @@ class _Painter:
         elif view.seat is None:
             row.add("spectator · ? help · q quit", Style.DIM)
         elif view.abandon is not None:
-            gone = view.names[view.abandon] if 0 <= view.abandon < len(view.names) else "?"
-            row.add("a", Style.KEY).add(f" ends the game ({gone} gone)", Style.WARN)
+            gone = view.abandon
+            if gone.wait > 0:
+                text = f" ends the game in {math.ceil(gone.wait)} s ({gone.name} silent)"
+            else:
+                text = f" ends the game ({gone.name} gone)"
+            row.add("a", Style.KEY).add(text, Style.WARN)
             row.add(" · " + _HINT, Style.DIM)
         else:
             row.add(_HINT, Style.DIM)

@@ -6,7 +6,8 @@ needs beyond the peer's own state: the announcements ("5♠ lost to Bob — back
 rotation, a drop, a rejoin, a Nerts call), which members are suspected, and the end-of-round
 board. :meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
 tentative state, and :meth:`Tracker.may_abandon` says whether the player may end the game by
-an abandon now. Pure: no clock, no I/O.
+an abandon now. Pure: no clock (the caller passes how long the other member has been silent),
+no I/O.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Card, Lake, Outcome, Pile, RoundStatus, Table, Termination
 from p2p_nertz.ui.keys import KeyState
-from p2p_nertz.ui.view import Board, Link, TableView, card_text, pile_name
+from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
 
 __all__ = ["MAX_MESSAGES", "GameSource", "Tracker", "describe_play"]
 
@@ -226,14 +227,24 @@ class Tracker:
                 links.append(Link.OK)
         return tuple(links)
 
-    def may_abandon(self, peer: GameSource) -> int | str:
-        """Whether the player may end the game by an abandon now (DESIGN.md §6): the seat of
-        the one other member left, when it has gone (suspected: silent past the suspicion
-        timeout); else why not, in words.
+    def may_abandon(
+        self, peer: GameSource, silent: float | None = None, needed: float = 0.0
+    ) -> Gone | str:
+        """Whether the player may end the game by an abandon (DESIGN.md §6): the one other
+        member left, once it has gone (suspected: silent past the suspicion timeout), with
+        how long the core still wants it silent; else why not, in words.
 
         This mirrors :meth:`~p2p_nertz.protocol.peer.Peer.abandon`'s own check from the peer's
-        public state and the suspicions heard, to offer the key only when it may work; the
-        core has the last word (it wants ``drop_after`` seconds of silence, and says so).
+        public state and the suspicions heard. The key is on offer from the suspicion on;
+        the core takes an abandon only after ``needed`` seconds of silence, so until then
+        :attr:`Gone.wait` says how many are left. The core has the last word.
+
+        Args:
+            peer: the game.
+            silent: seconds the other member has been silent
+                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now); ``None``: not known
+                (no wait is worked out).
+            needed: seconds of silence the core wants (its ``drop_after``).
         """
         if self.seat is None:
             return "a spectator only watches"
@@ -248,19 +259,28 @@ class Tracker:
         (other,) = (q for q in members if q != self.seat)
         if other not in self.suspected:
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
-        return other
+        if silent is None:
+            return Gone(other, self.name(other))
+        return Gone(other, self.name(other), silent, max(0.0, needed - silent))
 
     def view(
-        self, peer: GameSource, keys: KeyState | None = None, *, final: bool = False
+        self,
+        peer: GameSource,
+        keys: KeyState | None = None,
+        *,
+        final: bool = False,
+        silent: float | None = None,
+        needed: float = 0.0,
     ) -> TableView:
         """The view of the peer's table now, with the keyboard's state; ``final``: the node
-        has stopped (the game is over, or we left)."""
+        has stopped (the game is over, or we left); ``silent`` and ``needed`` as for
+        :meth:`may_abandon`."""
         keys = keys or KeyState()
         tentative = peer.tentative
         spec = peer.spec
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
-        abandon = None if final else self.may_abandon(peer)
+        abandon = None if final else self.may_abandon(peer, silent, needed)
         return TableView(
             table=tentative.table,
             seat=self.seat,
@@ -280,7 +300,7 @@ class Tracker:
             command=keys.command,
             help=keys.help,
             final=final,
-            abandon=abandon if isinstance(abandon, int) else None,
+            abandon=abandon if isinstance(abandon, Gone) else None,
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -11,12 +11,13 @@ the rules notation; the live app builds one from a :class:`~p2p_nertz.protocol.p
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 
-__all__ = ["Board", "Link", "TableView", "card_text", "pile_name"]
+__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "pile_name"]
 
 
 class Link(enum.Enum):
@@ -26,6 +27,41 @@ class Link(enum.Enum):
     SUSPECTED = "suspected"  #: silent past the suspicion timeout
     DROPPED = "dropped"  #: voted out by a majority
     LEFT = "left"  #: signed a leave
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """The one other member left, gone silent: the abandon key is on offer (DESIGN.md §6).
+
+    The peer core takes an abandon only once that member has been silent for its
+    ``drop_after``; until then the key says how long is left instead of asking.
+
+    Attributes:
+        seat: its seat (from 0).
+        name: its name.
+        silent: seconds it has been silent (``0``: not known).
+        wait: seconds of silence the core still wants before it takes an abandon (``0``: it
+            takes one now).
+
+    >>> Gone(1, "Bob", silent=4.2, wait=25.8).waiting()
+    'Bob has been silent 4 s; you can abandon in 26 s'
+    >>> Gone(1, "Bob").waiting() is None
+    True
+    """
+
+    seat: int
+    name: str
+    silent: float = 0.0
+    wait: float = 0.0
+
+    def waiting(self) -> str | None:
+        """What to tell a player who presses the key too early; ``None``: it is not early."""
+        if self.wait <= 0:
+            return None
+        return (
+            f"{self.name} has been silent {math.floor(self.silent)} s; "
+            f"you can abandon in {math.ceil(self.wait)} s"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +107,9 @@ class TableView:
         board: the end-of-round board, shown instead of the table while set.
         help: show the keys instead of the table.
         final: the game is over and the node has stopped (the board shows standings).
-        abandon: the seat of the one other member left, gone, when the player may end the
-            game by an abandon (the key shows in the footer and the help); ``None``: it may not.
+        abandon: the one other member left, gone, when the abandon key is on offer (it shows
+            in the footer, with the seconds left while the core still waits, and the help);
+            ``None``: it is not.
     """
 
     table: Table | None
@@ -93,7 +130,7 @@ class TableView:
     board: Board | None = None
     help: bool = False
     final: bool = False
-    abandon: int | None = None
+    abandon: Gone | None = None
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the 1-based seat number and the name."""

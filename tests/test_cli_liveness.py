@@ -1,0 +1,198 @@
+"""``--suspect-after`` and ``--drop-after`` on every command that runs a peer node.
+
+One definition (``cli/main.py``) serves ``play``, ``host``, ``join``, ``bot``, ``resume`` and
+``node``. The options parse into the node's :class:`~p2p_nertz.protocol.peer.PeerConfig`; bad
+values are refused in one line with exit status 2 before anything starts; and, run as real
+processes on 127.0.0.1, the timers given are the ones the node plays by: a bot left alone in a
+game of two abandons it after its own ``--drop-after``. (The defaults, 5 s and 30 s, would not
+end those games within the tests' deadlines.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.demo import free_ports, write_key
+from cli.main import _liveness_from, build_parser, main
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import NODE_CONFIG
+
+#: The arguments each command needs besides the timers (parsing only: nothing is run).
+COMMANDS: dict[str, list[str]] = {
+    "play": ["play"],
+    "host": ["host"],
+    "join": ["join", "--peer", "127.0.0.1:5"],
+    "bot": ["bot", "--peer", "127.0.0.1:5"],
+    "resume": ["resume", "x.log"],
+    "node": ["node", "--key", "k", "--spec", "s", "--bind", "tcp://127.0.0.1:5", "--log", "l"],
+}
+
+#: Deadline for a real process's game to end (far below the default ``--drop-after``, 30 s).
+DEADLINE = 20.0
+
+
+# -- parsing -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_timers_parse_into_the_node_config_of_every_node_command(command: str) -> None:
+    parser = build_parser()
+    given = parser.parse_args([*COMMANDS[command], "--suspect-after", "1.5", "--drop-after", "4"])
+    config = _liveness_from(given)
+    assert (config.suspect_after, config.drop_after) == (1.5, 4.0)
+    # Only the timers change: the rest is the node's configuration on real sockets.
+    assert config.ack_delay == NODE_CONFIG.ack_delay
+    assert config.want_delay == NODE_CONFIG.want_delay
+    assert config.phase_timeout == NODE_CONFIG.phase_timeout
+    assert _liveness_from(parser.parse_args(COMMANDS[command])) == NODE_CONFIG
+    same = parser.parse_args([*COMMANDS[command], "--suspect-after", "3", "--drop-after", "3"])
+    assert _liveness_from(same).drop_after == 3.0  # drop at once when suspected: allowed
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize(
+    ("timers", "words"),
+    [
+        (["--suspect-after", "0"], ["--suspect-after", "above 0"]),
+        (["--drop-after", "-2"], ["--drop-after", "above 0"]),
+        (["--drop-after", "nan"], ["--drop-after", "above 0"]),
+        (["--suspect-after", "3601"], ["--suspect-after", "at most 3600"]),
+        (["--suspect-after", "soon"], ["--suspect-after", "not a number"]),
+        (["--suspect-after", "3", "--drop-after", "1"], ["--drop-after", "--suspect-after"]),
+    ],
+)
+def test_bad_timers_are_refused_in_one_line_with_status_2(
+    command: str,
+    timers: list[str],
+    words: list[str],
+    *,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NERTZ_HOME", str(tmp_path / "home"))  # no key there: not reached
+    with pytest.raises(SystemExit) as refused:
+        status = main([*COMMANDS[command], *timers])
+        raise SystemExit(status)  # the order check is the command's, not argparse's
+    assert refused.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith(f"nertz {command}: error: ")
+    assert all(word in line for word in words), line
+    assert list(tmp_path.iterdir()) == []  # nothing made: no key, no log, no directory
+
+
+def test_help_of_host_and_join_says_the_timers_are_this_nodes_own() -> None:
+    for command in ("host", "join"):
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", command, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        text = " ".join(done.stdout.split())
+        assert "--suspect-after SECONDS" in text and "--drop-after SECONDS" in text
+        assert "each member sets its own" in text
+
+
+# -- real processes ----------------------------------------------------------------------------
+def _read_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
+    """JSON lines of ``proc`` up to and including the first ``event`` (a line per change)."""
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == event:
+                return seen
+    raise AssertionError(f"no {event!r} line before the end: {seen}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_node_alone_in_a_game_of_two_abandons_after_its_own_drop_after(tmp_path: Path) -> None:
+    ids = [Identity.generate(derive_seed(b"test-cli-liveness", n)) for n in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+        Rules(target=None, rounds=3),
+        b"liveness-node",
+    )
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    write_key(tmp_path / "ann.key", ids[0])
+    ports = free_ports(2)
+    other = spec.seat_of(ids[1].peer_id) + 1
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
+         "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[0]}",
+         "--peer", f"{other}=tcp://127.0.0.1:{ports[1]}", "--log", str(tmp_path / "ann.log"),
+         "--json", "--suspect-after", "0.2", "--drop-after", "0.5"],
+        capture_output=True, text=True, timeout=DEADLINE, check=False,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (final,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert final["event"] == "final" and final["over"] is True  # Bob never came: abandoned
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("survivor", ["host", "join"])
+def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
+    tmp_path: Path, survivor: str
+) -> None:
+    homes = {who: tmp_path / who for who in ("host", "join")}
+    for who, home in homes.items():
+        home.mkdir()
+        write_key(home / "key", Identity.generate(derive_seed(b"test-cli-liveness", who)))
+    (port,) = free_ports(1)
+    slow = ["--bot", "greedy", "--speed", "1", "--json", "--log-dir", str(tmp_path / "logs")]
+    # Only the survivor has short timers; the one killed keeps the defaults.
+    timers: dict[str, list[str]] = {who: [] for who in homes}
+    timers[survivor] = ["--suspect-after", "0.3", "--drop-after", "1"]
+    argv = {
+        "host": ["host", "--name", "Ann", "--port", str(port), "--players", "2",
+                 "--rounds", "5", *slow, *timers["host"]],
+        "join": ["join", "--name", "Bob", "--peer", f"127.0.0.1:{port}", *slow, *timers["join"]],
+    }  # fmt: skip
+    procs: dict[str, subprocess.Popen[str]] = {}
+    try:
+        for who in ("host", "join"):
+            procs[who] = subprocess.Popen(
+                [sys.executable, "-m", "cli", *argv[who]],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                stdin=subprocess.DEVNULL, env=dict(os.environ, NERTZ_HOME=str(homes[who])),
+            )  # fmt: skip
+            if who == "host":
+                _read_until(procs["host"], "lobby")  # bound: the guest may come
+        for proc in procs.values():
+            _read_until(proc, "start")
+        victim = "join" if survivor == "host" else "host"
+        procs[victim].send_signal(signal.SIGKILL)
+        out, err = procs[survivor].communicate(timeout=DEADLINE)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()  # (closes the pipes)
+    assert procs[survivor].returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    gone = "Bob" if survivor == "host" else "Ann"
+    kinds = [e["event"] for e in events]
+    assert "suspected" in kinds and "final" in kinds
+    suspected = next(e for e in events if e["event"] == "suspected")
+    assert suspected["name"] == gone
+    final = events[kinds.index("final")]
+    assert final["over"] is True and final["rounds"] < 5  # cut short by the abandon
