@@ -26,7 +26,7 @@ Issue #4. In one run:
 Also printed: messages received per second per peer, peak RSS and CPU share per peer process,
 the backlog trend (held events not final + received events waiting for their causal past +
 sends queued, sampled every 100 ms, first quarter of play against the last), and where a
-claim's time goes (log append in the worker thread and as awaited, DEALER hand-off, ROUTER
+claim's time goes (log append, synced and as awaited, DEALER hand-off, ROUTER
 arrival, lock wait, verify and deliver). Verdicts per target at the end, printed, not enforced.
 With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine: latencies at
 8 peers include run-queue waits (the load average at the start is printed).
@@ -347,7 +347,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             append_many = writer.append_many
 
             def timed_append_many(records: Any, *, sync: bool = True) -> None:
-                # Synced appends (our own events) run in a worker thread; the others inline.
+                # Synced appends are our own events and clock notes; the others are not synced.
                 start = time.perf_counter_ns()
                 try:
                     append_many(records, sync=sync)
@@ -652,7 +652,7 @@ class GameFigures:
     finality_us: list[float] = field(default_factory=list)
     log_write_us: list[float] = field(default_factory=list)  # signed -> handed to the DEALERs
     handoff_us: list[float] = field(default_factory=list)  # sent -> a DEALER passed it to zmq
-    write_io_us: list[float] = field(default_factory=list)  # log appends, in the worker thread
+    write_io_us: list[float] = field(default_factory=list)  # synced log appends
     write_total_us: list[float] = field(default_factory=list)  # the same, as awaited
     transit_us: list[float] = field(default_factory=list)  # sent -> at the receiver's ROUTER
     lock_wait_us: list[float] = field(default_factory=list)  # arrived -> node lock taken
@@ -1037,7 +1037,7 @@ def print_report(rep: Report) -> None:
         print(
             f"  {g.label} {g.peers}: {len(g.finality_us)} claims, {g.play_seconds:.0f} s of play, "
             f"{g.incomplete} incomplete, {g.dropped} dropped, {g.moves_per_s:.1f} moves/s per "
-            f"bot; median µs: log append {_us(median(g.write_io_us))} in thread, "
+            f"bot; median µs: log append {_us(median(g.write_io_us))} synced, "
             f"{_us(median(g.write_total_us))} awaited; claim signed → sent "
             f"{_us(median(g.log_write_us))}, to zmq {_us(median(g.handoff_us))}, "
             f"at ROUTER {_us(median(g.transit_us))}, lock wait "

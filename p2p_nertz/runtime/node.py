@@ -27,10 +27,11 @@ it returns happen under one :class:`trio.Lock`. Effects are applied **in order**
 :class:`Record` and :class:`Reserve` effects are batched into one write that completes before
 any :class:`Send` that follows them is handed to a DEALER; a ``Reserve`` is logged as the note
 ``clock`` (8 bytes, big-endian). A batch holding our own events or a clock note is made durable
-(:meth:`LogWriter.append_many`, synced in a worker thread so the sync does not stall the event
-loop); a batch of received events only is written at once without a sync: its events are held,
-signed, by their authors, and waiting for the disk there would delay every ack. Other effects
-(notices) go to an optional callback, in order.
+(:meth:`LogWriter.append_many`, synced on the trio thread while the lock is held: nothing with
+work to do could run meanwhile, and a worker thread's hand-offs delayed every claim); a batch
+of received events only is written at once without a sync: its events are held, signed, by
+their authors, and waiting for the disk there would delay every ack. Other effects (notices)
+go to an optional callback, in order.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
@@ -609,9 +610,14 @@ class PeerNode:
             # gap repair fetches them again (docs/protocol.md, restart from the log).
             writer.append_many(records, sync=False)
             return
-        # Our own events and clock notes: durable before anything after them is sent. Not
-        # abandoned on cancellation: a write that started completes (or fails) first.
-        await trio.to_thread.run_sync(writer.append_many, records)
+        # Our own events and clock notes: durable before anything after them is sent. Synced
+        # on the trio thread, blocking it for the sync (~0.9 ms here): the caller holds the
+        # node's lock, so every other task that has work to do waits for it anyway, and a
+        # worker thread's two hand-offs cost a claim ~0.5 ms more between being signed and
+        # being sent (scripts/bench_lan.py, 2 peers), more on a busy machine. A write that
+        # started completes (or fails) before a cancellation is seen.
+        writer.append_many(records)
+        await trio.lowlevel.checkpoint()
 
     def _send(self, effect: Send) -> None:
         if effect.to is not None:
