@@ -30,7 +30,8 @@ Two folds.
     its notices (a claim kept or lost, a round scored). The *tentative* fold adds every held
     event on top: it is what the player sees and plays on, recomputed from the final one when an
     event arrives out of order. The local player's claims freeze their source pile until they
-    are final, so a lost race can always put the card back.
+    are final, so a lost race can always put the card back (and no slide-under counts on a
+    pile such a claim emptied).
 
 Faults.
     A member silent for ``suspect_after`` is suspected; past ``drop_after`` the peer signs a
@@ -399,7 +400,7 @@ class Peer:
         Raises:
             IllegalMoveError: the move is illegal now (nothing is sent, nothing changes).
             LocalProtocolError: the game is not in play, or the pile is frozen by a claim in
-                the air.
+                the air, or a slide-under needs a pile that such a claim emptied.
         """
         tentative = self.tentative
         table = tentative.table
@@ -415,6 +416,15 @@ class Peer:
                 f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
             )
         tableau = table.tableaux[self.seat]
+        if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
+            # A slide-under needs an empty work pile, and one emptied by a claim in the air is
+            # empty only if the claim wins: the move must be legal either way (§7.3).
+            empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
+            if all(p in frozen for p in empty):
+                raise LocalProtocolError(
+                    f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
+                    "empty only while its claim is in the air; wait until it is decided"
+                )
         card = None
         if move.is_lake:
             assert move.source is not None
