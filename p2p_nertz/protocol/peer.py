@@ -22,7 +22,8 @@ Finality (stability).
     has announced holding every event held here up to that time. Events up to
     ``min(known) ∧ min(cover)`` are **final**: nobody can still send an earlier one, and every
     member already holds them. A claim is final about one round trip after it is sent: every
-    peer answers events with a coalesced ``ack`` beat at once.
+    peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
+    in the air waits for them; a peer's own claim announces the moves it had not acked).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
@@ -281,6 +282,7 @@ class Peer:
         self._nonfinal_keys: list[tuple[int, int, int]] = []
         self._tentative: GameState | None = self._final.copy()
         self._ack_due: float | None = None
+        self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
         self._want_at = [0.0] * n
         self._gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
@@ -750,8 +752,30 @@ class Peer:
         if seat != self.seat:
             if not restoring:
                 self._out.append(Record(message.wire, own=False))
-            if self._ack_due is None:
-                self._ack_due = now + self.config.ack_delay
+            if self._wants_ack(message):
+                if self._ack_due is None:
+                    self._ack_due = now + self.config.ack_delay
+            else:
+                self._unacked = True
+
+    def _wants_ack(self, message: Message) -> bool:
+        """Whether a received event is answered with an ack at once.
+
+        Acks make events final fast, and only claims race: a tableau move is acked at once
+        only while a claim held here, timed at or after it, waits for everyone to announce
+        holding it. Other moves are announced by the next ack or beat; a claim of ours
+        announces them at once (_emit). Acking every move made the acks grow with the square
+        of the table and doubled the traffic, for no claim made final sooner (issue #4).
+        """
+        if message.kind is not Kind.MOVE:
+            return True
+        lamport = message.lamport
+        for event in reversed(self._nonfinal):  # by Lamport time, the latest first
+            if event.lamport < lamport:
+                return False
+            if event.kind is Kind.CLAIM:
+                return True
+        return False
 
     def _credit(self, r: int, q: int) -> None:
         """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
@@ -1250,6 +1274,10 @@ class Peer:
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
         self._deliver(self.seat, message, body, now or 0.0, restoring=True)
+        if kind is Kind.CLAIM and self._unacked and now is not None:
+            # Our claim is final once everyone has announced holding what we hold below it,
+            # we included: announce the moves we held without acking them.
+            self._ack_due = now
 
     def _reserve(self, clock: int) -> None:
         if clock > self._reserved:
@@ -1278,6 +1306,7 @@ class Peer:
         self._out.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
         self._last_sent = now
         self._ack_due = None
+        self._unacked = False
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
