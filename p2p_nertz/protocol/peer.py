@@ -22,7 +22,8 @@ Finality (stability).
     has announced holding every event held here up to that time. Events up to
     ``min(known) ∧ min(cover)`` are **final**: nobody can still send an earlier one, and every
     member already holds them. A claim is final about one round trip after it is sent: every
-    peer answers events with a coalesced ``ack`` beat at once.
+    peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
+    in the air waits for them; a peer's own claim announces the moves it had not acked).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
@@ -30,7 +31,8 @@ Two folds.
     its notices (a claim kept or lost, a round scored). The *tentative* fold adds every held
     event on top: it is what the player sees and plays on, recomputed from the final one when an
     event arrives out of order. The local player's claims freeze their source pile until they
-    are final, so a lost race can always put the card back.
+    are final, so a lost race can always put the card back (and no slide-under counts on a
+    pile such a claim emptied).
 
 Faults.
     A member silent for ``suspect_after`` is suspected; past ``drop_after`` the peer signs a
@@ -280,6 +282,7 @@ class Peer:
         self._nonfinal_keys: list[tuple[int, int, int]] = []
         self._tentative: GameState | None = self._final.copy()
         self._ack_due: float | None = None
+        self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
         self._want_at = [0.0] * n
         self._gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
@@ -399,7 +402,7 @@ class Peer:
         Raises:
             IllegalMoveError: the move is illegal now (nothing is sent, nothing changes).
             LocalProtocolError: the game is not in play, or the pile is frozen by a claim in
-                the air.
+                the air, or a slide-under needs a pile that such a claim emptied.
         """
         tentative = self.tentative
         table = tentative.table
@@ -415,6 +418,15 @@ class Peer:
                 f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
             )
         tableau = table.tableaux[self.seat]
+        if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
+            # A slide-under needs an empty work pile, and one emptied by a claim in the air is
+            # empty only if the claim wins: the move must be legal either way (§7.3).
+            empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
+            if all(p in frozen for p in empty):
+                raise LocalProtocolError(
+                    f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
+                    "empty only while its claim is in the air; wait until it is decided"
+                )
         card = None
         if move.is_lake:
             assert move.source is not None
@@ -743,8 +755,30 @@ class Peer:
         if seat != self.seat:
             if not restoring:
                 self._out.append(Record(message.wire, own=False))
-            if self._ack_due is None:
-                self._ack_due = now + self.config.ack_delay
+            if self._wants_ack(message):
+                if self._ack_due is None:
+                    self._ack_due = now + self.config.ack_delay
+            else:
+                self._unacked = True
+
+    def _wants_ack(self, message: Message) -> bool:
+        """Whether a received event is answered with an ack at once.
+
+        Acks make events final fast, and only claims race: a tableau move is acked at once
+        only while a claim held here, timed at or after it, waits for everyone to announce
+        holding it. Other moves are announced by the next ack or beat; a claim of ours
+        announces them at once (_emit). Acking every move made the acks grow with the square
+        of the table and doubled the traffic, for no claim made final sooner (issue #4).
+        """
+        if message.kind is not Kind.MOVE:
+            return True
+        lamport = message.lamport
+        for event in reversed(self._nonfinal):  # by Lamport time, the latest first
+            if event.lamport < lamport:
+                return False
+            if event.kind is Kind.CLAIM:
+                return True
+        return False
 
     def _credit(self, r: int, q: int) -> None:
         """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
@@ -1243,6 +1277,10 @@ class Peer:
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
         self._deliver(self.seat, message, body, now or 0.0, restoring=True)
+        if kind is Kind.CLAIM and self._unacked and now is not None:
+            # Our claim is final once everyone has announced holding what we hold below it,
+            # we included: announce the moves we held without acking them.
+            self._ack_due = now
 
     def _reserve(self, clock: int) -> None:
         if clock > self._reserved:
@@ -1271,6 +1309,7 @@ class Peer:
         self._out.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
         self._last_sent = now
         self._ack_due = None
+        self._unacked = False
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
