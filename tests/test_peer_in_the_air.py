@@ -26,7 +26,7 @@ from p2p_nertz.bots.base import Strategy
 from p2p_nertz.bots.greedy import Greedy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase, Violation
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import FoundationId, Move, Pile, Rules, Table, Tableau
 
@@ -178,3 +178,15 @@ def test_a_slide_under_is_allowed_once_the_claim_that_emptied_the_pile_is_won() 
     net.run(lambda n: all(p.held(a) == peer.held(a) for p in n.peers))
     net.run(lambda n: all(p.stable >= event.lamport for p in n.peers))
     assert all(p.final.violations == () for p in net.peers)
+
+
+def test_the_state_digest_hashes_which_events_were_refused_not_why() -> None:
+    # An author's own fold words a refusal with its real cards, the others' with face-down
+    # ones: the peers must still agree on the state.
+    spec = PeerNetwork(2, seed=9).peers[0].spec
+    author, other = GameState(spec), GameState(spec)
+    author.violations += (Violation(1, 40, Kind.MOVE, "slide-under: N: JC KS 8S"),)
+    other.violations += (Violation(1, 40, Kind.MOVE, "slide-under: N: ?? ?? ??"),)
+    assert author.digest() == other.digest()
+    other.violations = (Violation(1, 41, Kind.MOVE, "slide-under: N: ?? ?? ??"),)
+    assert author.digest() != other.digest()

@@ -171,7 +171,11 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """An event that was refused by the fold: the same on every peer, and proof of a fault."""
+    """An event that was refused by the fold: the same on every peer, and proof of a fault.
+
+    The same event is refused everywhere; only ``reason`` may read differently in the author's
+    own fold, which can name the author's hidden cards (so :meth:`GameState.digest` leaves it out).
+    """
 
     seat: int
     seq: int
@@ -420,7 +424,9 @@ class GameState:
         h = hashlib.sha256()
         h.update(f"{self.phase.value}|{self.round.number}|{sorted(self.dropped.items())}".encode())
         h.update(repr(self.game.history).encode())
-        h.update("|".join(map(str, self.violations)).encode())
+        # Which events were refused, not the reasons' text: an author's own fold can name its
+        # hidden cards there, where the others' folds show them face down.
+        h.update("|".join(f"{v.seat},{v.seq},{v.kind.value}" for v in self.violations).encode())
         table = self.round.table
         if table is not None:
             # Only what every peer knows: the lake, and how big each hidden pile is.
