@@ -150,6 +150,7 @@ _PILE_NERTS = Pile.NERTS
 _MOVE_TURN = MoveKind.TURN
 _MOVE_ROTATE = MoveKind.ROTATE
 _MOVE_CALL = MoveKind.CALL
+_MOVE_PASS = MoveKind.PASS
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +297,11 @@ class RoundState:
     forfeit: frozenset[int] = frozenset()
     #: the seats dealt in (a seat dropped or gone after its deal forfeits the round, §8.9)
     playing: frozenset[int] = frozenset()
-    #: (seat, seq) of the event that set off the latest everyone-stuck rotation
-    rotated_by: tuple[int, int] | None = None
+    #: seat -> seq of the pass that has it stuck (replaced, never changed in place)
+    passes: dict[int, int] = field(default_factory=dict)
+    #: (seat, seq) of the events that made the latest everyone-stuck rotation: every stuck
+    #: seat's pass, and the drop that left only stuck seats, if that set it off
+    rotation_seen: tuple[tuple[int, int], ...] | None = None
     expected: RoundScore | None = None
     digest: bytes | None = None
     results: frozenset[int] = frozenset()
@@ -554,13 +558,13 @@ class GameState:
             table.status is _NERTS and table.cut is not None and event.lamport <= table.cut
         ):
             return  # made before its author knew the round was over: it does not count
-        if rs.rotated_by is not None:
-            by, seq = rs.rotated_by
-            if by != seat and body.frontier[by] < seq:
-                # Made before its author saw the everyone-stuck rotation that comes before it
-                # in the order (it passed, then moved while the last one passed): it meant
-                # another table. It does not count, as a move after T* does not.
-                return
+        made = rs.rotation_seen
+        if made is not None and any(s != seat and body.frontier[s] < q for s, q in made):
+            # Made before its author saw the everyone-stuck rotation that comes before it in
+            # the order: it had not seen every pass that made it (its own pass may have been
+            # the last, with another's still on the way), so it meant another table. It does
+            # not count, as a move after T* does not.
+            return
         move = body.move
         before = table.tableaux[seat]
         tableau, seen = self._fill_reveals(seat, before, move, body.reveals)
@@ -618,10 +622,17 @@ class GameState:
                     rs.top_events[fid] = (*rs.top_events.get(fid, ()), entry)
                 else:
                     rs.top_events[fid] = (entry,)
+        passes = rs.passes
+        if move.kind is _MOVE_PASS:
+            passes = {**passes, seat: event.seq}
         if play.rotated:
             rs.log.append(None)
-            rs.rotated_by = (seat, event.seq)
+            rs.rotation_seen = tuple(passes.items())
+            passes = {}
             notices.append(Rotated(rs.number))
+        elif passes and not all(new.stuck[s] for s in passes):
+            passes = {s: q for s, q in passes.items() if new.stuck[s]}
+        rs.passes = passes
         if play.ended is not None:
             assert new.cut is not None or play.ended is RoundStatus.BLOCKED
             cut = new.cut if new.cut is not None else event.lamport
@@ -878,7 +889,8 @@ class GameState:
                 rs.table = table
                 if play.rotated:
                     rs.log.append(None)
-                    rs.rotated_by = self._event
+                    rs.rotation_seen = (*rs.passes.items(), self._event)
+                    rs.passes = {}
                     notices.append(Rotated(rs.number))
                 if play.ended is not None:
                     notices.append(RoundEnded(rs.number, play.ended, table.clock, table.callers))
