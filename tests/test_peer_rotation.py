@@ -13,12 +13,14 @@ are then paused while the test plays the passes.
 
 from __future__ import annotations
 
+import pytest
 from peer_helpers import PeerNetwork
 
 from p2p_nertz.bots.base import Strategy
+from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Move, Rules, Table
+from p2p_nertz.rules import Move, Pile, Rules, Table
 
 ONE_ROUND = Rules(target=None, rounds=1)
 SEED = 5
@@ -75,3 +77,58 @@ def test_a_move_after_the_own_pass_that_completed_a_rotation_it_did_not_see_does
         assert log[rotation - 1] is not None and log[rotation - 1][:2] == (a, Move.pass_())
         assert log[rotation + 1 :] == []  # a's last turn meant the unrotated table
     assert len({p.final.digest() for p in net.peers}) == 1
+
+
+def test_the_waste_waits_while_a_rotation_is_not_final_and_it_may_not_happen() -> None:
+    net = _dealt()
+    a, b, c = 0, 1, 2
+    net.play(c, Move.pass_())
+    net.run(_everyone_holds_everything)
+    # b passes and at once turns its stock (no longer stuck); a gets the pass first, alone.
+    net.play(b, Move.pass_())
+    net.play(b, Move.turn())
+    turned_at = net.peers[b].clock
+    pass_wire = net.peers[b].events(b)[-2].wire
+    net.deliver(a, pass_wire)
+    while net.peers[a].clock <= turned_at:
+        net.play(a, Move.turn())
+    net.play(a, Move.pass_())
+    peer = net.peers[a]
+    # a's table shows everyone stuck and rotated; b's turn, not held yet, comes first in the
+    # order, so nothing rotates. A waste or stock move now would mean the rotated table.
+    assert peer.rotation_pending() and Pile.WASTE in peer.frozen_piles()
+    held = peer.held(a)
+    with pytest.raises(LocalProtocolError, match="rotate"):
+        net.play(a, Move.turn())
+    assert peer.held(a) == held  # nothing signed
+    net.play(a, Move.pass_())  # moves away from the waste and the stock are not held back
+    net.run(lambda n: not n.peers[a].rotation_pending())
+    for p in net.peers:
+        assert None not in p.final.round.log[-6:]  # no rotation in the order
+    net.play(a, Move.turn())  # decided: the stock is a's again
+    turned = peer.events(a)[-1].lamport
+    net.run(lambda n: all(p.stable >= turned for p in n.peers))
+    for p in net.peers:
+        assert p.final.violations == ()
+    assert len({p.final.digest() for p in net.peers}) == 1
+
+
+def test_the_waste_is_free_again_once_the_rotation_is_final() -> None:
+    net = _dealt()
+    a, b, c = 0, 1, 2
+    for seat in (c, b):
+        net.play(seat, Move.pass_())
+    net.run(_everyone_holds_everything)
+    net.play(a, Move.pass_())
+    peer = net.peers[a]
+    assert peer.rotation_pending()
+    with pytest.raises(LocalProtocolError, match="rotate"):
+        net.play(a, Move.turn())
+    net.run(lambda n: not n.peers[a].rotation_pending())
+    assert peer.final.round.log[-1] is None  # the rotation is final
+    net.play(a, Move.turn())
+    turned = peer.events(a)[-1].lamport
+    net.run(lambda n: all(p.stable >= turned for p in n.peers))
+    for p in net.peers:
+        assert p.final.violations == ()
+        assert p.final.round.log[-1] is not None and p.final.round.log[-1][:2] == (a, Move.turn())

@@ -339,13 +339,29 @@ class Peer:
         return [e for e in self._nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
 
     def frozen_piles(self) -> set[Pile]:
-        """The piles the local player may not touch while a claim from them is in the air."""
+        """The piles the local player may not touch now: those a claim in the air came from,
+        and the waste (with the stock) while an everyone-stuck rotation is not final."""
         piles = set()
         for ev in self.pending_claims():
             body = ev.body
             assert isinstance(body, Play) and body.move.source is not None
             piles.add(body.move.source)
+        if self.rotation_pending():
+            piles.add(Pile.WASTE)
         return piles
+
+    def rotation_pending(self) -> bool:
+        """Whether the table shows an everyone-stuck rotation that is not final yet.
+
+        Until it is, an event not held here may still come before the last pass (a seat's
+        move after its own pass) and mean that nothing rotates: a move of the waste or the
+        stock made on the rotated view would then be refused by every fold (§8.7).
+        """
+        shown = self.tentative.round
+        if shown.rotation_seen is None:
+            return False
+        final = self._final.round
+        return shown.number != final.number or shown.rotation_seen != final.rotation_seen
 
     def silent_for(self, now: float) -> float:
         """Seconds since any other member was last heard from (directly or by relay)."""
@@ -402,7 +418,8 @@ class Peer:
         Raises:
             IllegalMoveError: the move is illegal now (nothing is sent, nothing changes).
             LocalProtocolError: the game is not in play, or the pile is frozen by a claim in
-                the air, or a slide-under needs a pile that such a claim emptied.
+                the air (or, for the waste and the stock, by a rotation not yet final), or a
+                slide-under needs a pile that such a claim emptied.
         """
         tentative = self.tentative
         table = tentative.table
@@ -414,6 +431,13 @@ class Peer:
         touched = self._touches(move)
         if frozen & touched:
             pile = sorted(frozen & touched)[0]
+            if pile is Pile.WASTE and not any(
+                ev.body.move.source is Pile.WASTE  # type: ignore[union-attr]
+                for ev in self.pending_claims()
+            ):
+                raise LocalProtocolError(
+                    f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
+                )
             raise LocalProtocolError(
                 f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
             )
