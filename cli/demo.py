@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -183,6 +183,7 @@ def start_node_child(
     strategy: str,
     speed: str,
     own_session: bool = False,
+    options: Sequence[str] = (),
 ) -> _Child:
     """Start one bot peer as a ``nertz node`` process; its key, log and output are
     ``workdir/STEM.key``, ``.log``, ``.out`` and ``.err``.
@@ -190,6 +191,7 @@ def start_node_child(
     Args:
         own_session: start it in its own session, so a Ctrl-C at our terminal does not
             reach it (it is then stopped by :func:`_stop`).
+        options: more ``nertz node`` options (its liveness timers, say).
     """
     key = workdir / f"{stem}.key"
     if key.exists():
@@ -206,7 +208,7 @@ def start_node_child(
     command = [
         sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
         "--bind", endpoint_of[identity.peer_id], "--log", str(child.log),
-        "--bot", strategy, "--speed", speed, "--json",
+        "--bot", strategy, "--speed", speed, "--json", *options,
     ]  # fmt: skip
     for other, pid in enumerate(spec.peer_ids):
         if pid != identity.peer_id:

@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
+from cli.main import (
+    _add_liveness_arguments,
+    _add_watcher_argument,
+    _liveness_argv,
+    _liveness_from,
+)
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -374,6 +379,7 @@ def _spawn_bots(args: argparse.Namespace, lobby_endpoint: str) -> list[subproces
             "--log-dir",
             str(args.log_dir),
             "--json",
+            *_liveness_argv(args),
         ]
         procs.append(
             subprocess.Popen(

@@ -119,6 +119,12 @@ def _liveness_from(args: argparse.Namespace) -> PeerConfig:
     return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
+def _liveness_argv(args: argparse.Namespace) -> list[str]:
+    """The liveness options of ``args`` as command-line arguments, for the bot processes a
+    command starts: they wait for a silent player as long as the player who started them."""
+    return ["--suspect-after", repr(args.suspect_after), "--drop-after", repr(args.drop_after)]
+
+
 def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("rules (RULES.md; defaults are the standard game)")
     goal = group.add_mutually_exclusive_group()

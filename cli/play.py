@@ -38,7 +38,7 @@ import secrets
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -61,6 +61,7 @@ from cli.main import (
     _add_liveness_arguments,
     _add_rules_arguments,
     _add_watcher_argument,
+    _liveness_argv,
     _liveness_from,
     _positive,
     _rules_from,
@@ -734,6 +735,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
             endpoint_of=endpoint_of,
             strategy=strategies[n - 1],
             speed=speeds[n - 1],
+            options=_liveness_argv(args),
         )
         children.append(child)
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
@@ -758,6 +760,7 @@ def _spawn_bot(
     endpoint_of: Mapping[PeerId, str],
     strategy: str,
     speed: str,
+    options: Sequence[str],
 ) -> _Child:
     """Start one bot peer as a ``nertz node`` process (its output goes to files)."""
     return start_node_child(
@@ -772,6 +775,7 @@ def _spawn_bot(
         strategy=strategy,
         speed=speed,
         own_session=True,
+        options=options,
     )
 
 
@@ -1151,7 +1155,7 @@ class _LobbyApp:
         command = [
             sys.executable, "-m", "cli", "bot", "--peer", self.where, "--name", name,
             "--strategy", strategy, "--speed", str(speed), "--log-dir", str(self.log_dir),
-            "--json",
+            "--json", *_liveness_argv(self.args),
         ]  # fmt: skip
         with (self.log_dir / f"{name}.err").open("ab") as err:
             proc = subprocess.Popen(

@@ -196,3 +196,62 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
     assert suspected["name"] == gone
     final = events[kinds.index("final")]
     assert final["over"] is True and final["rounds"] < 5  # cut short by the abandon
+
+
+# -- the bots a command starts -----------------------------------------------------------------
+_POPEN = subprocess.Popen
+
+
+class _Spawned:
+    """Stands in for subprocess.Popen: records the command lines of the bots started."""
+
+    def __init__(self) -> None:
+        self.commands: list[list[str]] = []
+
+    def __call__(self, command: list[str], **kwargs: Any) -> Any:
+        self.commands.append(list(command))
+        return _POPEN([sys.executable, "-c", "pass"])  # a real child, with nothing to do
+
+
+def _timers_of(command: list[str]) -> tuple[float, float]:
+    """The timers a spawned ``nertz`` command line gives its node, as its own parser reads them."""
+    config = _liveness_from(build_parser().parse_args(command[command.index("cli") + 1 :]))
+    return config.suspect_after, config.drop_after
+
+
+def test_the_bots_host_starts_wait_as_long_as_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cli.lobby_cmd
+
+    spawned = _Spawned()
+    monkeypatch.setattr(cli.lobby_cmd.subprocess, "Popen", spawned)
+    args = build_parser().parse_args(
+        ["host", "--bots", "2", "--suspect-after", "0.25", "--drop-after", "7.5"]
+    )
+    for proc in cli.lobby_cmd._spawn_bots(args, "tcp://127.0.0.1:5"):
+        proc.wait()
+    assert len(spawned.commands) == 2
+    assert {_timers_of(c) for c in spawned.commands} == {(0.25, 7.5)}
+
+
+def test_the_bots_of_a_quick_game_wait_as_long_as_the_player(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cli.demo
+    import cli.play
+
+    spawned = _Spawned()
+    monkeypatch.setattr(cli.demo.subprocess, "Popen", spawned)
+    identity = Identity.generate(derive_seed(b"test-cli-liveness", "bot"))
+    spec = GameSpec.create([(identity.peer_id, "bot1")], Rules(), bytes(16))
+    args = build_parser().parse_args(["play", "--suspect-after", "2", "--drop-after", "3"])
+    child = cli.play._spawn_bot(
+        tmp_path, tmp_path / "spec", spec, identity, seat=0, number=1,
+        endpoint_of={identity.peer_id: "tcp://127.0.0.1:5"}, strategy="greedy", speed="5",
+        options=cli.main._liveness_argv(args),
+    )  # fmt: skip
+    assert child.proc is not None
+    child.proc.wait()
+    for file in child.files:
+        file.close()
+    (command,) = spawned.commands
+    assert _timers_of(command) == (2.0, 3.0)
