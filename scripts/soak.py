@@ -8,6 +8,7 @@ exactly. Equivocating members (a cheater signing two events under one seq) are o
 ``--no-cheats`` leaves them out.
 
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
+                           [--variants]
 """
 
 from __future__ import annotations
@@ -23,18 +24,38 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, run
 
 
+def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
+    """Rules with every variant of RULES.md drawn at random (pairs only where they fit)."""
+    return Rules(
+        draw=(1, 3)[rng.below(2)],
+        work_piles=4 + rng.below(3),
+        nerts_bonus=(0, 5, 10, 25)[rng.below(4)],
+        nerts_card_penalty=1 + rng.below(2),
+        target=None,
+        rounds=rounds,
+        rotate_alone=rng.below(2) == 1,
+        pairs=players % 2 == 0 and players >= 4 and rng.below(2) == 1,
+        jokers=rng.below(3),
+    )
+
+
 def one(
-    args: tuple[int, int, int, int, bool],
+    args: tuple[int, int, int, int, bool, bool],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, rounds, cheats = args
+    seed, low, high, rounds, cheats, variants = args
     rng = Rng(seed)
     players = low + rng.below(high - low + 1)
     faults = Faults.random(rng, players, horizon=15.0 * rounds, cheats=cheats)
+    rules = (
+        variant_rules(Rng(seed + 1_000_003), players, rounds)
+        if variants
+        else Rules(target=None, rounds=rounds)
+    )
     config = SimConfig(
         players=players,
         seed=seed,
         faults=faults,
-        rules=Rules(target=None, rounds=rounds),
+        rules=rules,
         max_time=400.0 * rounds,
     )
     result = run(config)
@@ -46,7 +67,7 @@ def one(
         "duplicated": result.duplicated,
         "messages": result.sent,
     }
-    return seed, players, counts, result.violations, repr(faults)
+    return seed, players, counts, result.violations, f"{rules!r} {faults!r}"
 
 
 def main() -> int:
@@ -59,13 +80,20 @@ def main() -> int:
     parser.add_argument(
         "--no-cheats", action="store_true", help="no equivocating members in the fault mix"
     )
+    parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="draw the rules' variants per game (draw, work piles, scoring, rotate alone, "
+        "pairs, jokers) instead of the standard game",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
     lo, hi = int(low), int(high or low)
     cheats = not args.no_cheats
     jobs = [
-        (seed, lo, hi, args.rounds, cheats) for seed in range(args.seed, args.seed + args.games)
+        (seed, lo, hi, args.rounds, cheats, args.variants)
+        for seed in range(args.seed, args.seed + args.games)
     ]
     start = time.perf_counter()
     totals: dict[str, int] = {}
