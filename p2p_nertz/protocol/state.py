@@ -297,7 +297,7 @@ class RoundState:
     forfeit: frozenset[int] = frozenset()
     #: the seats dealt in (a seat dropped or gone after its deal forfeits the round, §8.9)
     playing: frozenset[int] = frozenset()
-    #: seat -> seq of the pass that has it stuck (replaced, never changed in place)
+    #: seat -> seq of the pass that made it stuck (replaced, never changed in place)
     passes: dict[int, int] = field(default_factory=dict)
     #: (seat, seq) of the events that made the latest everyone-stuck rotation: every stuck
     #: seat's pass, and the drop that left only stuck seats, if that set it off
@@ -623,7 +623,9 @@ class GameState:
                 else:
                     rs.top_events[fid] = (entry,)
         passes = rs.passes
-        if move.kind is _MOVE_PASS:
+        if move.kind is _MOVE_PASS and seat not in passes:
+            # The pass that made the seat stuck; passing again while stuck changes nothing,
+            # and a move made without seeing that repeat meant the same table.
             passes = {**passes, seat: event.seq}
         if play.rotated:
             rs.log.append(None)
