@@ -166,6 +166,8 @@ Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Noti
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``).
 _WAITING_PHASES = frozenset({Phase.COMMIT, Phase.NONCE, Phase.PLAY, Phase.REVEAL, Phase.RESULT})
+# Our events whose finality the others wait on: they announce the moves we hold unacked.
+_ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
@@ -1301,9 +1303,11 @@ class Peer:
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
         self._deliver(self.seat, message, body, now or 0.0, restoring=True)
-        if kind is Kind.CLAIM and self._unacked and now is not None:
-            # Our claim is final once everyone has announced holding what we hold below it,
-            # we included: announce the moves we held without acking them.
+        if kind in _ANNOUNCING and self._unacked and now is not None:
+            # Our claim (or a pass, which may complete an everyone-stuck rotation that holds
+            # the waste and stock until final, or a Nerts call, which ends the round) is
+            # final once everyone has announced holding what we hold below it, we included:
+            # announce the moves we held without acking them, not at our next beat.
             self._ack_due = now
 
     def _reserve(self, clock: int) -> None:
