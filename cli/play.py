@@ -572,7 +572,7 @@ def _symbols_ok(args: argparse.Namespace) -> bool:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
-    _liveness_from(args)  # bad timers are refused before anything starts
+    config = _liveness_from(args)  # bad timers are refused before anything starts
     given = [args.key, args.spec, args.bind, args.log]
     lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
     if args.bots is not None and (any(given) or args.peer):
@@ -592,9 +592,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if identity.peer_id not in spec.peer_ids:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    node = _make_node(
-        identity, spec, args.log, args.bind, args.watcher, config=_liveness_from(args)
-    )
+    node = _make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
     outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return _summary(outcome, node, args.log.parent)
 

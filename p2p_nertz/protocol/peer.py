@@ -343,13 +343,18 @@ class Peer:
     def frozen_piles(self) -> set[Pile]:
         """The piles the local player may not touch now: those a claim in the air came from,
         and the waste (with the stock) while an everyone-stuck rotation is not final."""
+        piles = self._claimed_piles()
+        if self.rotation_pending():
+            piles.add(Pile.WASTE)
+        return piles
+
+    def _claimed_piles(self) -> set[Pile]:
+        """The piles our claims in the air came from."""
         piles = set()
         for ev in self.pending_claims():
             body = ev.body
             assert isinstance(body, Play) and body.move.source is not None
             piles.add(body.move.source)
-        if self.rotation_pending():
-            piles.add(Pile.WASTE)
         return piles
 
     def rotation_pending(self) -> bool:
@@ -429,19 +434,16 @@ class Peer:
             raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
         if self.seat not in tentative.round.ready:
             raise LocalProtocolError(f"{move}: the deal is not done yet")
-        frozen = self.frozen_piles()
+        frozen = self._claimed_piles()
         touched = self._touches(move)
         if frozen & touched:
             pile = sorted(frozen & touched)[0]
-            if pile is Pile.WASTE and not any(
-                ev.body.move.source is Pile.WASTE  # type: ignore[union-attr]
-                for ev in self.pending_claims()
-            ):
-                raise LocalProtocolError(
-                    f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
-                )
             raise LocalProtocolError(
                 f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
+            )
+        if Pile.WASTE in touched and self.rotation_pending():
+            raise LocalProtocolError(
+                f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
             )
         tableau = table.tableaux[self.seat]
         if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():

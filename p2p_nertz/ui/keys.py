@@ -227,15 +227,13 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     is left (nothing changes)."""
     if ctx.seat is None:
         return replace(state, status="a spectator only watches (q quits)"), []
-    gone = ctx.abandon
-    if isinstance(gone, str):
-        return replace(state, status=f"cannot abandon: {gone}"), []
-    early = gone.waiting()  # the core still wants more silence: say how long, ask nothing
-    if early is not None:
-        return replace(state, status=early), []
+    why = _not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
+    if why is not None:
+        return replace(state, status=why), []
+    assert not isinstance(ctx.abandon, str)
     return KeyState(
         confirm=Confirm.ABANDON,
-        status=f"{gone.name} gone: end the game on the totals? a or y ends it, "
+        status=f"{ctx.abandon.name} gone: end the game on the totals? a or y ends it, "
         "any other key plays on",
     ), []
 
