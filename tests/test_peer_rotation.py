@@ -18,6 +18,8 @@ from peer_helpers import PeerNetwork
 
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.peer import Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Pile, Rules, Table
@@ -132,3 +134,44 @@ def test_the_waste_is_free_again_once_the_rotation_is_final() -> None:
     for p in net.peers:
         assert p.final.violations == ()
         assert p.final.round.log[-1] is not None and p.final.round.log[-1][:2] == (a, Move.turn())
+
+
+def test_passing_again_while_stuck_is_not_a_pass_the_others_must_have_seen() -> None:
+    net = _dealt()
+    a, b, c = 0, 1, 2
+    for seat in (c, a):
+        net.play(seat, Move.pass_())
+    net.run(_everyone_holds_everything)
+    # b turns its stock until its clock is ahead of a's; then, at one instant, a passes again
+    # (it was stuck already), b passes and completes everyone stuck, and b, whose table shows
+    # the rotation, passes once more without having received a's repeat.
+    while net.peers[b].clock <= net.peers[a].clock + 1:
+        net.play(b, Move.turn())
+    net.play(a, Move.pass_())
+    net.play(b, Move.pass_())
+    assert net.peers[b].rotation_pending()
+    net.play(b, Move.pass_())
+    again = net.peers[b].events(b)[-1].lamport
+    assert net.peers[b].held(a) < len(net.peers[a].events(a))  # a's repeat is on its way
+    net.run(lambda n: all(p.stable >= again for p in n.peers))
+    for peer in net.peers:
+        state = peer.final
+        table = state.table
+        assert table is not None
+        assert state.round.log[-2] is None  # the rotation, then b's pass after it counted
+        assert state.round.log[-1] is not None and state.round.log[-1][:2] == (b, Move.pass_())
+        assert table.stuck[b] and not table.stuck[a]
+        assert state.violations == ()
+
+
+def test_a_pass_announces_the_moves_its_author_held_unacked() -> None:
+    net = _dealt()
+    a, b = 0, 1
+    net.run(_everyone_holds_everything)
+    net.play(b, Move.turn())
+    net.deliver(a, net.peers[b].events(b)[-1].wire)  # a move, with no claim waiting: no ack
+    effects = net.play(a, Move.pass_())
+    kinds = [decode_message(e.data).kind for e in effects if isinstance(e, Send)]
+    # The pass may complete a rotation that holds everyone's waste until it is final, which
+    # needs a's word on the moves below it: an ack goes with the pass, not a beat later.
+    assert kinds == [Kind.STUCK, Kind.ACK]
