@@ -13,13 +13,14 @@ from typing import cast
 
 import pytest
 import trio
+import trio.testing
 import zmq
 
 from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
@@ -216,6 +217,105 @@ async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -
     assert recorder.batches[2] == [early]  # arrived meanwhile: ahead of the acks still held
     assert [m for batch in recorder.batches[3:] for m in batch] == acks[BEAT_CHUNK:]
     assert all(len(batch) <= BEAT_CHUNK for batch in recorder.batches[3:])
+
+
+class _TimedPeer:
+    """Stands in for the node's peer in the timer's tests: a next deadline the test sets, and
+    the times at which the node ticked it."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline: float | None = deadline
+        self.ticks: list[float] = []
+        self.asked = 0  # next_deadline calls
+
+    def next_deadline(self) -> float | None:
+        self.asked += 1
+        return self.deadline
+
+    def tick(self, now: float) -> list[Effect]:
+        self.ticks.append(now)
+        self.deadline = None  # nothing more to do until the test says so
+        return []
+
+
+def _timed_node(tmp_path: Path, peer: _TimedPeer) -> PeerNode:
+    identities, spec = make_game(8)
+    node = PeerNode(identities[0], spec, tmp_path / "log", config=PeerConfig())
+    node._peer = peer  # type: ignore[assignment]
+    node._check_done = lambda: None  # type: ignore[method-assign]
+    return node
+
+
+def test_an_input_that_makes_a_tick_due_sooner_wakes_the_timer(tmp_path: Path) -> None:
+    peer = _TimedPeer(deadline=100.0)
+    node = _timed_node(tmp_path, peer)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._timer_loop)
+            await trio.testing.wait_all_tasks_blocked()
+            peer.deadline = 5.0  # an input made a tick due sooner (an ack window, a gap)
+            async with node._lock:
+                await node._apply([])
+            while not peer.ticks:
+                await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert peer.ticks == [5.0]  # not at 100: the timer looked at the new deadline
+
+
+def test_an_input_that_moves_the_deadline_later_leaves_the_timer_asleep(tmp_path: Path) -> None:
+    peer = _TimedPeer(deadline=5.0)
+    node = _timed_node(tmp_path, peer)
+    asked: list[int] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._timer_loop)
+            await trio.testing.wait_all_tasks_blocked()
+            peer.deadline = 50.0  # heard from, or sent to, someone: the next tick is later
+            before = peer.asked
+            async with node._lock:
+                await node._apply([])
+            await trio.testing.wait_all_tasks_blocked()
+            asked.append(peer.asked - before)
+            while not peer.ticks:
+                await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert asked == [1]  # _apply's own look; the timer did not run for nothing
+    assert peer.ticks == [50.0]  # it woke at 5, saw nothing due yet, and ticked at 50
+
+
+def test_a_broadcast_yields_the_cpu_and_a_direct_send_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import p2p_nertz.runtime.node as node_module
+
+    identities, spec = make_game(9)
+    node = make_node(identities[0], spec, tmp_path / "log")
+    posted: list[tuple[str, bytes]] = []
+    yields: list[int] = []
+
+    class _Recorder:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def post(self, data: bytes) -> bool:
+            posted.append((self.name, data))
+            return True
+
+    node._outlets = {  # type: ignore[assignment]
+        identities[1].peer_id: _Recorder("one"),
+        identities[2].peer_id: _Recorder("two"),
+    }
+    monkeypatch.setattr(node_module, "_SCHED_YIELD", lambda: yields.append(len(posted)))
+    node._send(Send(b"to all"))
+    node._send(Send(b"to one", to=identities[2].peer_id))
+    assert posted == [("one", b"to all"), ("two", b"to all"), ("two", b"to one")]
+    assert yields == [2]  # once, after the broadcast was handed to every outlet
 
 
 async def test_three_nodes_play_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

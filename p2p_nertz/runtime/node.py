@@ -744,8 +744,11 @@ class PeerNode:
                 with trio.move_on_after(delay):
                     await self._wake.wait()
                 self._timer_at = -math.inf
-                if self._clock() < deadline:
-                    continue
+                if self._wake.is_set():
+                    continue  # an input made a tick due sooner
+                deadline = self.peer.next_deadline()
+                if deadline is None or deadline > self._clock():
+                    continue  # inputs since moved it later (they do not wake us for that)
             last_due = deadline
             async with self._lock:
                 await self._apply(self.peer.tick(self._clock()))
