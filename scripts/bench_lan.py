@@ -26,8 +26,9 @@ Issue #4. In one run:
 Also printed: messages received per second per peer, peak RSS and CPU share per peer process,
 the backlog trend (held events not final + received events waiting for their causal past +
 sends queued, sampled every 100 ms, first quarter of play against the last), and where a
-claim's time goes (log append, synced and as awaited, DEALER hand-off, ROUTER
-arrival, lock wait, verify and deliver). Verdicts per target at the end, printed, not enforced.
+claim's time goes (log append, synced and as awaited, hand-off to the first and the last
+DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver).
+Verdicts per target at the end, printed, not enforced.
 With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine: latencies at
 8 peers include run-queue waits (the load average at the start is printed).
 
@@ -669,7 +670,9 @@ class GameFigures:
     delivery_us: list[float] = field(default_factory=list)
     finality_us: list[float] = field(default_factory=list)
     log_write_us: list[float] = field(default_factory=list)  # signed -> handed to the DEALERs
-    handoff_us: list[float] = field(default_factory=list)  # sent -> a DEALER passed it to zmq
+    handoff_us: list[float] = field(default_factory=list)  # sent -> the first DEALER took it
+    handoff_last_us: list[float] = field(default_factory=list)  # sent -> the last DEALER took it
+    first_us: list[float] = field(default_factory=list)  # sent -> delivered at the first receiver
     write_io_us: list[float] = field(default_factory=list)  # synced log appends
     write_total_us: list[float] = field(default_factory=list)  # the same, as awaited
     transit_us: list[float] = field(default_factory=list)  # sent -> at the receiver's ROUTER
@@ -851,7 +854,11 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             played = r["played"].get(seq_text)
             if played is not None:
                 figures.log_write_us.append((sent - played) / NS_PER_US)
-            figures.handoff_us.extend((t - sent) / NS_PER_US for t in r["handed"].get(seq_text, []))
+            figures.first_us.append((min(got) - sent) / NS_PER_US)
+            handed = sorted(r["handed"].get(seq_text, []))
+            if handed:
+                figures.handoff_us.append((handed[0] - sent) / NS_PER_US)
+                figures.handoff_last_us.append((handed[-1] - sent) / NS_PER_US)
             for s in by_seat:
                 stamps = arrivals[s].get(key)
                 if s != author and stamps is not None:
@@ -1058,9 +1065,10 @@ def print_report(rep: Report) -> None:
             f"{g.incomplete} incomplete, {g.dropped} dropped, {g.moves_per_s:.1f} moves/s per "
             f"bot; median µs: log append {_us(median(g.write_io_us))} synced, "
             f"{_us(median(g.write_total_us))} awaited; claim signed → sent "
-            f"{_us(median(g.log_write_us))}, to zmq {_us(median(g.handoff_us))}, "
-            f"at ROUTER {_us(median(g.transit_us))}, lock wait "
-            f"{_us(median(g.lock_wait_us))}, verify+deliver {_us(median(g.feed_us))}; finality "
+            f"{_us(median(g.log_write_us))}, to zmq {_us(median(g.handoff_us))} (last DEALER "
+            f"{_us(median(g.handoff_last_us))}), at ROUTER {_us(median(g.transit_us))}, lock wait "
+            f"{_us(median(g.lock_wait_us))}, verify+deliver {_us(median(g.feed_us))}, delivered "
+            f"at the first receiver {_us(median(g.first_us))}; finality "
             f"early/late {_us(early)}/{_us(late)}" + (f"; {extra}" if extra else "")
         )
     for n, p in sorted(rep.pyre.items()):
