@@ -321,6 +321,17 @@ def _frontier(value: Body, seats: int) -> tuple[int, ...]:
     return tuple(_int(v, 0, _MAX_SEQ, "a frontier seq") for v in value)
 
 
+def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
+    """An array of seqs; a decoded one is returned as it is when it holds only seqs."""
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
+                break
+        else:
+            return value  # type: ignore[return-value]  # every item checked just above
+    return tuple(_int(v, 0, _MAX_SEQ, what) for v in value)
+
+
 # Every card a body can name, by its canonical spelling: a hit is a card that parses, is
 # spelt canonically and is not hidden (what _card checks). A miss takes _card's way, which
 # says what is wrong.
@@ -358,8 +369,10 @@ def _card(v: Body, what: str) -> Card:
     return c
 
 
-# Members read for most events (Python 3.11 reads ``Kind.MOVE`` through EnumType.__getattr__,
-# about ten times the cost of a global).
+# Members read for most messages (Python 3.11 reads ``Kind.MOVE`` through
+# EnumType.__getattr__, about ten times the cost of a global).
+_ACK = Kind.ACK
+_BEAT = Kind.BEAT
 _MOVE = Kind.MOVE
 _CLAIM = Kind.CLAIM
 _NERTS = Pile.NERTS
@@ -376,7 +389,28 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
     Raises:
         ValueError: the body does not follow its kind's schema (the message says how).
     """
-    # The kinds of play first: most events are moves and claims.
+    # Beats and acks first (most messages are acks), then the kinds of play: most events
+    # are moves and claims.
+    if kind is _ACK or kind is _BEAT:
+        head, head_id, held, held_ids = _array(body, 4, "a beat body")
+        head_seq = _int(head, 0, _MAX_SEQ, "the head seq")
+        if head_seq == 0:
+            if head_id is not None:
+                raise ValueError("an empty feed has no head id")
+            hid = None
+        else:
+            hid = _hash(head_id, "the head id")
+        if not isinstance(held, tuple) or len(held) != seats:
+            raise ValueError(f"a beat lists one held seq per seat ({seats})")
+        counts = _seqs(held, "a held seq")
+        if not isinstance(held_ids, tuple) or len(held_ids) != seats:
+            raise ValueError(f"a beat lists one held id per seat ({seats})")
+        for count, prefix in zip(counts, held_ids, strict=True):
+            if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
+                raise ValueError(f"a held id is {ID_PREFIX} bytes (none for an empty feed)")
+        # (Each item is checked just above: a decoded array is kept as it is.)
+        ids = held_ids if type(held_ids) is tuple else tuple(held_ids)
+        return Beat(head_seq, hid, counts, ids)
     if kind is _MOVE:
         f, r, text, reveals = _array(body, 4, "a move body")
         move = _move(text)
@@ -459,26 +493,6 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
                 raise ValueError(f"a quoted id is its first {ID_PREFIX} bytes")
             prefixes.append(prefix)
         return dataclasses.replace(vote, ids=tuple(prefixes))
-    if kind is Kind.BEAT or kind is Kind.ACK:
-        head, head_id, held, held_ids = _array(body, 4, "a beat body")
-        head_seq = _int(head, 0, _MAX_SEQ, "the head seq")
-        if head_seq == 0:
-            if head_id is not None:
-                raise ValueError("an empty feed has no head id")
-            hid = None
-        else:
-            hid = _hash(head_id, "the head id")
-        if not isinstance(held, tuple) or len(held) != seats:
-            raise ValueError(f"a beat lists one held seq per seat ({seats})")
-        counts = tuple(_int(h, 0, _MAX_SEQ, "a held seq") for h in held)
-        if not isinstance(held_ids, tuple) or len(held_ids) != seats:
-            raise ValueError(f"a beat lists one held id per seat ({seats})")
-        ids = []
-        for count, prefix in zip(counts, held_ids, strict=True):
-            if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
-                raise ValueError(f"a held id is {ID_PREFIX} bytes (none for an empty feed)")
-            ids.append(prefix)
-        return Beat(head_seq, hid, counts, tuple(ids))
     if kind is Kind.WANT:
         seat, first, last = _array(body, 3, "a want body")
         first_i = _int(first, 1, _MAX_SEQ, "the first seq")

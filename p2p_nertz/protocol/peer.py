@@ -56,6 +56,7 @@ import bisect
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import gt
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol import state as st
@@ -165,9 +166,23 @@ Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Noti
 
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``).
-_WAITING_PHASES = frozenset({Phase.COMMIT, Phase.NONCE, Phase.PLAY, Phase.REVEAL, Phase.RESULT})
+_WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
+# (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 # Our events whose finality the others wait on: they announce the moves we hold unacked.
 _ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
+
+# Members read for every event (Python 3.11 reads ``Kind.MOVE`` through
+# EnumType.__getattr__, about ten times the cost of a global).
+_JOIN = Kind.JOIN
+_DROP = Kind.DROP
+_MOVE = Kind.MOVE
+_CLAIM = Kind.CLAIM
+
+_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
+
+# Terms of Peer._bounds other than a pair of members (whose seats are >= 0).
+_KNOWN = -1
+_VOTED = -2
 
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
@@ -252,6 +267,10 @@ class Peer:
         # credited to R once we hold that far and the ids match (see _take_beat).
         self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
+        self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
+        # The term that held finality back at the last call of _bounds: (seat, Q) for what
+        # seat is known to hold of Q's feed, or (_KNOWN, Q), or (_VOTED, Q).
+        self._holder: tuple[int, int] | None = None
         self._heard = [now] * n
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         self._beat_wire: list[Message | None] = [None] * n  # its latest sound beat
@@ -603,26 +622,27 @@ class Peer:
             # No honest peer is that far ahead; following it would exhaust our clock.
             self._reject("clock_jump", f"Lamport time {message.lamport} is far ahead of ours")
             return
-        if not message.kind.is_event:
+        beat = body if type(body) is Beat else None  # (parse_body gives each kind its class)
+        if beat is not None or type(body) is Want:  # a beat, an ack or a want: no event
             if seat == self.seat:
                 return  # our own beat, echoed: nothing to learn
-            if isinstance(body, Beat) and not self._beat_is_sound(seat, message, body, now):
+            if beat is not None and not self._beat_is_sound(seat, message, beat, now):
                 return
             if message.lamport <= self._beat_clock[seat]:
                 return  # an old beat (replayed, or overtaken in the network): nothing new
             self._beat_clock[seat] = message.lamport
-            if isinstance(body, Beat):
+            if beat is not None:
                 self._beat_wire[seat] = message
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
                 self._dirty = True
-            if isinstance(body, Beat):
-                self._take_beat(seat, message.lamport, body, now)
+            if beat is not None:
+                self._take_beat(seat, message.lamport, beat, now)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
             return
-        assert not isinstance(body, Beat | Want)
+        assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
         if seat == self.seat and message.seq > len(feed) and not restoring:
             # Our log holds every event we ever signed: this one we never did (a stolen key).
@@ -686,9 +706,13 @@ class Peer:
                             break
                     frontier = body.frontier
                     cap = self._dep_cap
-                    if any(
-                        min(frontier[q], cap.get(q, frontier[q])) > len(self._feeds[q])
-                        for q in range(self._n)
+                    if (
+                        any(map(gt, frontier, map(len, self._feeds)))  # (no cap: C loops)
+                        if not cap
+                        else any(
+                            min(frontier[q], cap.get(q, frontier[q])) > len(self._feeds[q])
+                            for q in range(self._n)
+                        )
                     ):
                         break  # its causal past is not all here yet
                     problem = self._chain_problem(seat, message, frontier, restoring)
@@ -760,21 +784,22 @@ class Peer:
             held = self._held_by[seat]
             self._held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
             self._dirty = True
-        for r, uncredited in enumerate(self._uncredited):
-            if uncredited:
-                self._credit(r, seat)
+        if any(self._uncredited):
+            for r, uncredited in enumerate(self._uncredited):
+                if uncredited:
+                    self._credit(r, seat)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
         if message.lamport > self.stable:  # (else it never counts: see _never_counts)
             index = bisect.bisect(self._nonfinal_keys, key)
             self._nonfinal.insert(index, event)
             self._nonfinal_keys.insert(index, key)
-        if message.kind is Kind.JOIN and message.seq > 1 and seat != self.seat:
+        if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
             self._rejoin_requests[seat] = message.seq
         # The tentative fold is rebuilt from the final one when someone looks at it: the
         # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
         self._tentative = None
-        if message.kind is Kind.DROP:
+        if message.kind is _DROP:
             self._votes_held = True
             assert isinstance(body, Drop)
             target = body.seat
@@ -798,13 +823,13 @@ class Peer:
         announces them at once (_emit). Acking every move made the acks grow with the square
         of the table and doubled the traffic, for no claim made final sooner (issue #4).
         """
-        if message.kind is not Kind.MOVE:
+        if message.kind is not _MOVE:
             return True
         lamport = message.lamport
         for event in reversed(self._nonfinal):  # by Lamport time, the latest first
             if event.lamport < lamport:
                 return False
-            if event.kind is Kind.CLAIM:
+            if event.kind is _CLAIM:
                 return True
         return False
 
@@ -842,30 +867,38 @@ class Peer:
         return True
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
-        feed = self._feeds[seat]
+        feeds = self._feeds
+        feed = feeds[seat]
         if lamport > self._announced[seat][0]:
             self._announced[seat] = (lamport, beat.head_seq)
         if beat.head_seq <= len(feed) and lamport > self._known[seat]:
             self._known[seat] = lamport
             self._dirty = True
-        claimed = self._claimed[seat]
-        if any(h > c for h, c in zip(beat.held, claimed, strict=True)):
-            self._claimed[seat] = tuple(max(h, c) for h, c in zip(beat.held, claimed, strict=True))
-            self._dirty = True
+        # One pass over the feeds does what the beat says of each: what the author claims to
+        # hold (and the most any member claims), its cover, and the gaps it shows.
+        #
         # Cover is credited only where the other peer's chain is known to be ours: the id of
         # an event names its whole chain (each event hashes the previous id), so a matching id
         # at the seq it announces proves the same chain up to there. A count beyond what we
         # hold cannot be checked yet: it is credited once we hold that far and it matches.
+        claimed = self._claimed[seat]
+        claims_more = False
+        most = self._claimed_most
         old = self._held_by[seat]
         held = list(old)
+        ahead = []  # the feeds it holds more of than we do
         for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
-            ours = self._feeds[q]
+            if h > claimed[q]:
+                claims_more = True
+                most[q] = max(most[q], h)
+            ours = feeds[q]
             if h > len(ours):
                 # Not here yet (a beat relayed by a third peer can overtake the events, on
                 # their way from their author): credited when they are (_credit). Without
                 # that, a claim waited here for the beat's author to beat again.
                 if h > self._uncredited[seat].get(q, (0, b""))[0]:
                     self._uncredited[seat][q] = (h, prefix)
+                ahead.append(q)
                 continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
@@ -878,11 +911,18 @@ class Peer:
                     self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
                 continue
             held[q] = max(held[q], h)
-        self._note_held(seat, tuple(held))
+        if claims_more:
+            self._claimed[seat] = tuple(map(max, beat.held, claimed))
+            self._dirty = True
+        raised = tuple(held)  # (each item only raised above: as _note_held would do)
+        if raised != old:
+            self._held_by[seat] = raised
+            self._dirty = True
         # Gap repair: whoever holds more of a feed than we do can send it.
-        for q, count in enumerate(beat.held):
+        for q in ahead:
+            count = beat.held[q]
             upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
-            if upto > len(self._feeds[q]):
+            if upto > len(feeds[q]):
                 self._gap(q, upto, self.spec.peer_ids[seat], now)
         if beat.head_seq > len(feed):
             self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
@@ -1028,39 +1068,92 @@ class Peer:
         cut, request = gaps[-1]
         return cut == limit and seq >= request
 
-    def _bounds(self, excluded: dict[int, int]) -> int:
-        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play."""
-        n = self._n
-        members = [q for q in range(n) if q not in excluded]
-        known = list(self._known)
-        known[self.seat] = self.clock
+    def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.
+
+        That time is the least of many terms: one per member (what we know of its feed), one
+        per vote of ours, and one per pair of members (what one is known to hold of the
+        other's feed). With a ``floor``, the caller only asks whether the time is above it:
+        the term that was the least at the last such call (``_holder``) is tried first, and
+        returned if it is still at or below ``floor``. Most inputs make nothing final, and
+        what held finality back then usually still does; the full walk is n² steps.
+        """
+        if floor is not None:
+            term = self._holder_term(excluded)
+            if term is not None and term <= floor:
+                return term  # (some term is at or below floor, so the least one is)
+        seat = self.seat
+        feeds = self._feeds
+        members = [q for q in range(self._n) if q not in excluded]
+        # The most of each feed any other member says it holds; kept up to date for all
+        # members (_take_beat), computed for a subset.
+        most = self._claimed_most if not excluded else None
+        holder: tuple[int, int] | None = None
+        bound = self.clock  # (nobody left to wait for: everyone else left or was dropped)
         for q in members:
-            # Someone holds an event of q that we do not: whatever q's beats said, we cannot
-            # know every event of q up to them until we have it (a beat can lie about time).
-            feed = self._feeds[q]
-            if q != self.seat and any(
-                self._claimed[r][q] > len(feed) for r in members if r != self.seat
-            ):
-                known[q] = min(known[q], feed[-1].lamport if feed else 0)
-        # Nobody left to wait for (everyone else left or was dropped): our clock is the bound.
-        bound = min((known[q] for q in members), default=self.clock)
+            if q == seat:
+                known = self.clock
+            else:
+                known = self._known[q]
+                feed = feeds[q]
+                if (
+                    most[q] > len(feed)
+                    if most is not None
+                    else any(self._claimed[r][q] > len(feed) for r in members if r != seat)
+                ):
+                    # Someone holds an event of q that we do not: whatever q's beats said, we
+                    # cannot know every event of q up to them until we have it (a beat can lie
+                    # about time).
+                    known = min(known, feed[-1].lamport if feed else 0)
+            if holder is None or known < bound:
+                bound, holder = known, (_KNOWN, q)
         for q, seq in self._voted.items():
             # Having voted a member out at ``seq``, we count no more of it than our vote does,
             # as we announce no more (the drop's cut may be our count, §9.2).
-            feed = self._feeds[q]
+            feed = feeds[q]
             if q in excluded or len(feed) <= seq:
                 continue
-            bound = min(bound, feed[seq].lamport - 1)
+            term = feed[seq].lamport - 1
+            if term < bound:
+                bound, holder = term, (_VOTED, q)
         for r in members:
-            if r == self.seat:
+            if r == seat:
                 continue
             held = self._held_by[r]
             for q in members:
-                feed = self._feeds[q]
+                feed = feeds[q]
                 h = held[q]
                 if h < len(feed):
-                    bound = min(bound, feed[h].lamport - 1)
+                    term = feed[h].lamport - 1
+                    if term < bound:
+                        bound, holder = term, (r, q)
+        if floor is not None and holder is not None and bound <= floor:
+            self._holder = holder
         return bound
+
+    def _holder_term(self, excluded: dict[int, int]) -> int | None:
+        """The value of the term of :meth:`_bounds` that ``_holder`` names, or ``None`` if it
+        is no term now. For a member's own term, a value at least as large."""
+        if self._holder is None:
+            return None
+        r, q = self._holder
+        if q in excluded:
+            return None
+        feed = self._feeds[q]
+        if r == _KNOWN:
+            if q == self.seat:
+                return self.clock
+            known = self._known[q]
+            if not excluded and self._claimed_most[q] > len(feed):
+                known = min(known, feed[-1].lamport if feed else 0)
+            return known  # (with seats excluded, the term may be lower than this)
+        if r == _VOTED:
+            seq = self._voted.get(q)
+            return feed[seq].lamport - 1 if seq is not None and len(feed) > seq else None
+        if r in excluded:
+            return None
+        h = self._held_by[r][q]
+        return feed[h].lamport - 1 if h < len(feed) else None
 
     def _cap_dependencies(self, seat: int, upto: int) -> None:
         """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
@@ -1128,11 +1221,15 @@ class Peer:
         # Seats the held votes drop (at a point the others' feeds make final) no longer hold
         # finality back, once their events up to the cut are here. Try them all together (a
         # partition drops several at once), then give up those whose drop is not yet final.
-        candidates = {
-            q: cut
-            for q, cut in tentative.dropped.items()
-            if q not in excluded and len(self._feeds[q]) >= cut
-        }
+        candidates = (
+            {
+                q: cut
+                for q, cut in tentative.dropped.items()
+                if q not in excluded and len(self._feeds[q]) >= cut
+            }
+            if tentative.dropped
+            else {}
+        )
         while candidates:
             trial = excluded | candidates
             bound = self._bounds(trial)
@@ -1142,7 +1239,9 @@ class Peer:
                 break
             for q in late:
                 del candidates[q]
-        stable = self._bounds(excluded)
+        stable = self._bounds(excluded, self.stable)
+        if stable <= self.stable:
+            return  # (the readmissions below could only lower it)
         for q, at in tentative.readmitted_at.items():
             if q in excluded and q not in tentative.dropped:
                 # Readmitted at time ``at`` (held here, not final yet): a member again for
@@ -1365,7 +1464,7 @@ class Peer:
         final = self._final
         if self._rejoin_requests:
             self._sponsor_rejoins(now)
-        for q, fork_seq in list(self._unproven.items()):
+        for q, fork_seq in list(self._unproven.items()) if self._unproven else ():
             if (q, fork_seq) in self._proven or q in self._voted or q in final.dropped:
                 del self._unproven[q]
             elif now >= self._probe_at[q]:
@@ -1380,6 +1479,12 @@ class Peer:
                 if q != self.seat and q not in self._voted:
                     self._proven_seats.add(q)  # not withdrawn when heard: it is heard
                     self._vote(q, DropReason.WITHHELD, now)
+        config = self.config
+        others = self._heard[: self.seat] + self._heard[self.seat + 1 :]
+        if not others or now < min(others) + min(config.suspect_after, config.drop_after):
+            # No other member has been silent long enough for anything below (a float sum
+            # does not decrease when a term grows: each sum below is at least this one).
+            return
         for q in range(self._n):
             if q == self.seat or q in final.dropped:
                 continue

@@ -403,7 +403,8 @@ class GameState:
         cut = self.dropped.get(seat)
         if cut is not None and seq > cut:
             return False
-        return not any(lo < seq < hi for lo, hi in self.gaps.get(seat, ()))
+        gaps = self.gaps.get(seat)
+        return not gaps or not any(lo < seq < hi for lo, hi in gaps)
 
     def waiting(self) -> frozenset[int]:
         """The seats whose event the current phase waits for."""

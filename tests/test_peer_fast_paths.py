@@ -1,0 +1,177 @@
+"""The fast paths of the peer core decide exactly as the general code they stand in for.
+
+Each fast path keeps an invariant or takes a shortcut that must never change a decision:
+the early answer of ``Peer._bounds`` with a floor, the column maxima it reads instead of
+walking every member's claims, the one-pass body check of the envelope, the beat body parser
+that keeps a decoded array as it is, and the cheaper constructor of ``Message``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from types import MappingProxyType
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+
+from p2p_nertz.protocol import envelope
+from p2p_nertz.protocol.bodies import Beat, parse_body
+from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.rng import Rng
+from p2p_nertz.sim import Faults, SimConfig, run
+
+
+@pytest.fixture
+def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Check every call of ``Peer._bounds`` with a floor against the full computation."""
+    full = Peer._bounds
+    seen = {"calls": 0, "early": 0, "excluded": 0, "voted": 0}
+
+    def bounds(self: Peer, excluded: dict[int, int], floor: int | None = None) -> int:
+        # The column maxima are those of the claims of every member but us.
+        others = [row for r, row in enumerate(self._claimed) if r != self.seat]
+        expected = [max(column) for column in zip(*others, strict=True)] if others else None
+        assert expected is None or self._claimed_most == expected
+        exact = full(self, excluded)
+        if floor is None:
+            return exact
+        answer = full(self, excluded, floor)
+        seen["calls"] += 1
+        seen["excluded"] += bool(excluded)
+        seen["voted"] += bool(self._voted)
+        if exact <= floor:
+            assert answer <= floor  # the only thing a caller with a floor asks
+            seen["early"] += answer != exact
+        else:
+            assert answer == exact
+        return answer
+
+    monkeypatch.setattr(Peer, "_bounds", bounds)
+    yield seen
+
+
+@pytest.mark.parametrize("seed", [0, 6])  # 6: a member equivocates, is voted out and dropped
+def test_bounds_floor_answers_as_the_full_bounds(seed: int, checked_bounds: dict[str, int]) -> None:
+    rng = Rng(seed)
+    faults = Faults.random(rng, 4, horizon=15.0, cheats=True)
+    result = run(SimConfig(players=4, seed=seed, faults=faults, max_time=400.0))
+    assert result.violations == []
+    assert checked_bounds["calls"] > 100
+    assert checked_bounds["early"] > 0  # the shortcut was taken (and agreed)
+    if faults.equivocations:
+        assert checked_bounds["excluded"] > 0
+        assert checked_bounds["voted"] > 0
+
+
+BODIES: list[Any] = [
+    None,
+    7,
+    (),
+    (1, b"x", None, "s", True),
+    ((1, 2), (b"a", b"b"), 3),
+    ((1, (2, 3)),),
+    (MappingProxyType({"a": 1}),),
+    (MappingProxyType({"a": 1, b"b": 2}),),  # mixed key types
+    ((1.5,),),  # a float
+    (1, (2, [3])),  # a list is no decoded array
+    MappingProxyType({"k": (1, 2)}),
+]
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = (value,)
+    return value
+
+
+@pytest.mark.parametrize(
+    "body", [*BODIES, _nested(envelope.MAX_BODY_DEPTH), _nested(envelope.MAX_BODY_DEPTH + 1)]
+)
+def test_body_check_decides_as_the_walk(body: Any) -> None:
+    def outcome(check: Any) -> tuple[str, str] | None:
+        try:
+            check()
+        except envelope._Rejected as rejected:
+            return (rejected.reason.value, rejected.detail)
+        return None
+
+    walk = (
+        None
+        if type(body) in envelope._SCALARS
+        else outcome(lambda: envelope._check_nested(body, 0))
+    )
+    assert outcome(lambda: envelope._check_body(body)) == walk
+
+
+def _beat(held: Any, ids: Any) -> tuple[Any, ...]:
+    return (0, None, held, ids)
+
+
+def test_beat_body_keeps_a_sound_array_and_names_the_first_fault() -> None:
+    held = (3, 0, 5)
+    ids = (b"12345678", b"", b"abcdefgh")
+    beat = parse_body(Kind.ACK, _beat(held, ids), 3)
+    assert beat == Beat(0, None, held, ids)
+    for bad, fault in [
+        ((3, True, 5), "True"),  # a bool is no seq
+        ((3, -1, 5), "-1"),
+        ((3, 2**63, "x"), str(2**63)),  # the first fault is named
+    ]:
+        with pytest.raises(
+            ValueError, match=f"a held seq must be an integer in 0..{2**63 - 1}, not {fault}"
+        ):
+            parse_body(Kind.BEAT, _beat(bad, ids), 3)
+    with pytest.raises(ValueError, match="a held id is 8 bytes"):
+        parse_body(Kind.BEAT, _beat(held, (b"12345678", b"x", b"abcdefgh")), 3)
+    with pytest.raises(ValueError, match="a held id is 8 bytes"):
+        parse_body(Kind.BEAT, _beat(held, (b"12345678", b"", "abcdefgh")), 3)
+
+
+def test_message_factory_makes_what_the_constructor_makes() -> None:
+    alice = Identity.generate(seed=bytes(32))
+    wire = envelope.encode_message(
+        alice, game_id=bytes(32), seq=1, prev=None, lamport=1, kind=Kind.JOIN, body=[[0]]
+    )
+    message = envelope._parse(wire)
+    fields = [getattr(message, name) for name in Message.__slots__]
+    again = Message(*fields)
+    assert [getattr(again, name) for name in Message.__slots__] == fields
+    assert repr(again) == repr(message) and again == message
+
+
+def _payload(**changes: Any) -> bytes:
+    alice = Identity.generate(seed=bytes(32))
+    fields: dict[str, Any] = {
+        "version": 1,
+        "game_id": bytes(32),
+        "author": alice.peer_id,
+        "seq": 1,
+        "prev": None,
+        "lamport": 1,
+        "kind": 1,
+        "body": [[0]],
+    }
+    fields.update(changes)
+    payload = msgpack.packb(list(fields.values()), use_bin_type=True)
+    return bytes(msgpack.packb([payload, bytes(64)], use_bin_type=True))
+
+
+@pytest.mark.parametrize(
+    ("changes", "detail"),
+    [
+        ({"game_id": bytes(31), "seq": -1}, "game_id must be 32 bytes, got 31 bytes"),
+        ({"author": bytes(32), "seq": -1}, "author is not a usable Ed25519 public key"),
+        ({"seq": True, "lamport": -1}, "seq must be an int in [0, 2**63), got True"),
+        ({"prev": b"x", "seq": 2, "lamport": -1}, "prev must be 32 bytes, got 1 bytes"),
+        ({"lamport": 2**63}, f"lamport must be an int in [0, 2**63), got {2**63}"),
+    ],
+)
+def test_payload_fields_name_their_first_fault(changes: dict[str, Any], detail: str) -> None:
+    with pytest.raises(envelope.InvalidMessageError) as raised:
+        envelope.decode_message(_payload(**changes))
+    assert raised.value.reason is envelope.RejectReason.MALFORMED
+    assert raised.value.detail == detail
