@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import operator
 import re
 from array import array
@@ -118,6 +119,7 @@ SPEC_NOTE = "spec"
 
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
+_RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
 
 # Members read for every record (Python 3.11 reads ``RecordKind.NOTE`` through
@@ -365,21 +367,27 @@ def audit(
         The report; :attr:`AuditReport.exit_status` is the command's exit status. Nothing in
         the input makes this raise.
     """
-    found, setup = _find_spec(sources, spec, candidates)
-    if found is None:
-        return AuditReport(None, tuple(_unread(sources)), tuple(setup))
-    cuts: dict[int, int] = {}
-    forks: dict[int, tuple[int, bytes]] = {}
-    passes = 0
-    while True:
-        passes += 1
-        last = passes >= found.seats + 2
-        run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
-        run.run()
-        if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
-            break
-        cuts = dict(run.state.dropped)
-        forks = dict(run.state.kept_forks)
+    opened: dict[int, _Opened] = {}
+    try:
+        found, setup = _find_spec(sources, spec, candidates, opened)
+        if found is None:
+            return AuditReport(None, tuple(_unread(sources)), tuple(setup))
+        cuts: dict[int, int] = {}
+        forks: dict[int, tuple[int, bytes]] = {}
+        passes = 0
+        while True:
+            passes += 1
+            last = passes >= found.seats + 2
+            run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
+            run.opened, opened = opened, {}  # the first pass reads on from the spec's look
+            run.run()
+            if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
+                break
+            cuts = dict(run.state.dropped)
+            forks = dict(run.state.kept_forks)
+    finally:
+        for stream, _ in opened.values():
+            _close(stream)
     if on_fold is not None:
         run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold)
         run.run()
@@ -398,18 +406,27 @@ def _close(stream: RecordStream) -> None:
 
 
 def _find_spec(
-    sources: Sequence[LogSource], given: GameSpec | None, candidates: Sequence[GameSpec]
+    sources: Sequence[LogSource],
+    given: GameSpec | None,
+    candidates: Sequence[GameSpec],
+    opened: dict[int, _Opened],
 ) -> tuple[GameSpec | None, list[Violation]]:
-    """The game spec: the one given, a ``spec`` note at the start of a log, or a candidate."""
+    """The game spec: the one given, a ``spec`` note at the start of a log, or a candidate.
+
+    Each log whose first record it read is left open in ``opened`` (by its index), with that
+    record, for the first pass to read on: opening a log again would decode its first chunk
+    again, a fifth of a small log.
+    """
     problems: list[Violation] = []
     game_ids: list[bytes] = []
     notes: list[tuple[str, bytes]] = []
-    for source in sources:
+    for index, source in enumerate(sources):
         try:
             stream = source.open()
         except OSError as exc:
             problems.append(_unreadable(source.name, exc))
             continue
+        keep = False
         try:
             first = next(iter(stream), None)
             header = stream.header
@@ -418,10 +435,14 @@ def _find_spec(
             game_ids.append(header.game_id)
             if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
                 notes.append((source.name, first.data))
+            if first is not None:
+                opened[index] = (stream, first)
+                keep = True
         except OSError as exc:
             problems.append(_unreadable(source.name, exc))
         finally:
-            _close(stream)
+            if not keep:
+                _close(stream)
     if given is not None:
         return given, problems
     for name, data in notes:
@@ -448,6 +469,10 @@ def _find_spec(
             )
         )
     return None, problems
+
+
+_Opened = tuple[RecordStream, Record]
+"""A log opened by :func:`_find_spec` and the first record read from it."""
 
 
 def _unreadable(name: str, exc: OSError) -> Violation:
@@ -495,10 +520,6 @@ class _Feed:
 
     def prefix(self, seq: int) -> bytes:
         return bytes(self.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX])
-
-    def holds(self, seq: int, event_id: bytes) -> bool:
-        """Whether the delivered event ``seq`` is this one (its id starts with the prefix kept)."""
-        return self.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX] == event_id[:_PREFIX]
 
 
 class _Log:
@@ -578,6 +599,14 @@ class _Pass:
         # With one log there is no other copy to count (an event "only one log holds" is
         # a finding about several logs).
         self.count_copies = len(sources) > 1
+        # The messages of the last records decoded (with whether each is an event, and its
+        # author's seat), by their bytes, when several logs hold copies of each:
+        # decode_message is pure and the game id and roster it checks against are fixed for
+        # the pass, so a copy decodes to the very message the first one did. A hit skips the
+        # call and its checks; a miss (or a copy too far behind) decodes.
+        self.recent: dict[bytes, tuple[Message, bool, int]] | None = (
+            {} if self.count_copies else None
+        )
         # round number -> facts for the report
         self.ended: dict[int, RoundEnded] = {}
         self.scored: dict[int, RoundScored] = {}
@@ -586,6 +615,7 @@ class _Pass:
         self.replayed: set[int] = set()
         self.secret_events: dict[tuple[int, int], Event] = {}
         self.step_violations: list[Violation] = []
+        self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
 
     # -- reporting -------------------------------------------------------------------------
     def add(self, violation: Violation) -> None:
@@ -641,6 +671,13 @@ class _Pass:
                     _close(log.stream)
 
     def _open(self, log: _Log) -> bool:
+        opened = self.opened.pop(log.index, None)
+        if opened is not None:
+            # Read on from the first record, which was read on opening: the same records in
+            # the same order as a fresh open gives.
+            log.stream, first = opened
+            log.records = itertools.chain((first,), log.stream)
+            return True
         try:
             log.stream = log.source.open()
             log.records = iter(log.stream)
@@ -656,23 +693,33 @@ class _Pass:
             if self._open(log):
                 queue.append((0, log.index))
         heapq.heapify(queue)
+        take = self._record
         while queue:
             _, index = heapq.heappop(queue)
             log = self.logs[index]
-            assert log.records is not None
-            try:
-                record = next(log.records, None)
-            except OSError as exc:
-                self.add(_unreadable(log.name, exc))
-                record = None
-            if record is None:
-                self._end_log(log)
-                continue
-            if log.header is None and not self._start_log(log):
-                continue
-            log.count += 1
-            self._record(log, record)
-            heapq.heappush(queue, (log.reached, index))
+            records = log.records
+            assert records is not None
+            while True:
+                try:
+                    record = next(records, None)
+                except OSError as exc:
+                    self.add(_unreadable(log.name, exc))
+                    record = None
+                if record is None:
+                    self._end_log(log)
+                    break
+                if log.header is None and not self._start_log(log):
+                    break
+                log.count += 1
+                take(log, record)
+                # Read on from this log while it is still the one to read next: pushing it
+                # back and popping the least would give it again (an index breaks a tie).
+                reached = log.reached
+                if queue:
+                    after = queue[0]
+                    if reached > after[0] or (reached == after[0] and index > after[1]):
+                        heapq.heappush(queue, (reached, index))
+                        break
 
     def _start_log(self, log: _Log) -> bool:
         """Check the header of a log when its first record is read; False to set it aside."""
@@ -771,22 +818,33 @@ class _Pass:
         kind = record.kind
         if kind is _NOTE:
             return
-        is_event = kind in (_SENT, _RECEIVED)
-        try:
-            message = decode_message(record.data, game_id=self.game_id, roster=self.roster)
-        except InvalidMessageError as exc:
-            where = _peek(record.data)
-            self.add(
-                Violation(
-                    _REASONS.get(exc.reason, ViolationKind.MALFORMED),
-                    f"{'an event' if is_event else 'a beat'} refused: {exc}",
-                    log=log.name,
-                    record=log.count,
-                    **where,
+        is_event = kind is _SENT or kind is _RECEIVED
+        data = record.data
+        recent = self.recent
+        known = recent.get(data) if recent is not None else None
+        if known is None:
+            try:
+                message = decode_message(data, game_id=self.game_id, roster=self.roster)
+            except InvalidMessageError as exc:
+                where = _peek(data)
+                self.add(
+                    Violation(
+                        _REASONS.get(exc.reason, ViolationKind.MALFORMED),
+                        f"{'an event' if is_event else 'a beat'} refused: {exc}",
+                        log=log.name,
+                        record=log.count,
+                        **where,
+                    )
                 )
-            )
-            return
-        if message.is_event != is_event:
+                return
+            # (decoded, so its author is in the roster)
+            known = (message, message.is_event, self.roster[message.author])
+            if recent is not None:
+                if len(recent) >= _RECENT:
+                    del recent[next(iter(recent))]
+                recent[data] = known
+        message, message_is_event, seat = known
+        if message_is_event != is_event:
             self.add(
                 Violation(
                     ViolationKind.MISFILED,
@@ -797,7 +855,6 @@ class _Pass:
                 )
             )
             return
-        seat = self.roster[message.author]
         if kind is _SENT and seat != log.owner:
             self.add(
                 Violation(
@@ -812,11 +869,15 @@ class _Pass:
             self._beat(message, seat)
             return
         log.events += 1
+        seq = message.seq
         log.reached = max(log.reached, message.lamport)
-        self._count_copy(log, seat, message.seq)
+        self._count_copy(log, seat, seq)
         feed = self.feeds[seat]
-        if message.seq <= feed.head and feed.holds(message.seq, message.id):
-            return  # another copy of an event delivered already
+        if (
+            seq <= feed.head
+            and feed.prefixes[(seq - 1) * _PREFIX : seq * _PREFIX] == message.id[:_PREFIX]
+        ):
+            return  # another copy of an event delivered already (its id has the prefix kept)
         try:
             body = parse_body(message.kind, message.body, self.seats)
         except ValueError as exc:
@@ -951,12 +1012,13 @@ class _Pass:
             if known != message.id[:_PREFIX]:
                 self._equivocation(message, seat, known, log)
             return
-        waiting = feed.pending.get(seq)
+        pending = feed.pending
+        waiting = pending.get(seq) if pending else None
         if waiting is not None:
             if waiting[0].id != message.id:
                 self._equivocation(message, seat, waiting[0].id[:_PREFIX], log)
             return
-        fork = self.forks.get(seat)
+        fork = self.forks.get(seat) if self.forks else None
         if fork is not None and fork[0] == seq and not message.id.startswith(fork[1]):
             # The drop kept the other version: this one is the fork's losing side.
             self._equivocation(message, seat, fork[1], log)
@@ -964,9 +1026,9 @@ class _Pass:
         if seq == feed.head + 1:
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
         else:
-            feed.pending[seq] = (message, body, log.index)
-        while feed.head + 1 in feed.pending:
-            msg, parsed, _ = feed.pending.pop(feed.head + 1)
+            pending[seq] = (message, body, log.index)
+        while pending and feed.head + 1 in pending:
+            msg, parsed, _ = pending.pop(feed.head + 1)
             self._deliver(seat, msg, parsed)
         self._fold_ready()
 
@@ -1040,7 +1102,8 @@ class _Pass:
                 )
         feed.head = seq
         feed.last_id = message.id
-        feed.last_lamport = max(feed.last_lamport, lamport)
+        if in_order:  # (a clock that did not increase leaves the feed's clock as it was)
+            feed.last_lamport = lamport
         feed.lamports.append(lamport)
         feed.prefixes += message.id[:_PREFIX]
         if feed.waiting:  # (empty but when an event came before one it acknowledges)
@@ -1052,7 +1115,7 @@ class _Pass:
             announced = feed.beats.pop(seq - 1, None)
             if announced is not None and lamport <= announced:
                 self._clock_lie(seat, seq, lamport, announced)
-        cut = self.cuts.get(seat)
+        cut = self.cuts.get(seat) if self.cuts else None
         if in_order and (cut is None or seq <= cut):
             heapq.heappush(self.heap, (lamport, seat, seq, event))
 
@@ -1094,12 +1157,13 @@ class _Pass:
                 )
 
     def _fold(self, event: Event) -> None:
-        key = event.key
+        key = (event.lamport, event.seat, event.seq)  # event.key, without the property call
         if key <= self.folded_key:
             return
         self.folded_key = key
         state = self.state
-        self.step_violations = []
+        if self.step_violations:
+            self.step_violations = []
         body = event.body
         rs = state.round
         table = rs.table
@@ -1108,7 +1172,8 @@ class _Pass:
         before = None
         if table is not None and isinstance(body, Play):
             before = table.tableaux[event.seat]
-        before_calls = table.false_calls[event.seat] if table is not None else 0
+        nerts_call = event.kind is _NERTS_CALL
+        before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
         if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event
         try:
@@ -1129,7 +1194,7 @@ class _Pass:
             self._notice(event, notice, rs, before)
         if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
             self.matched.setdefault(body.round, []).append(event.seat)
-        if event.kind is _NERTS_CALL:
+        if nerts_call:
             after = state.table
             if after is not None and after.false_calls[event.seat] > before_calls:
                 left = len(before.nerts) if before is not None else 0

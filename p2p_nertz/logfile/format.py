@@ -404,6 +404,10 @@ def decode_record(payload: bytes | bytearray | memoryview) -> Record:
 
 
 _RECORD_KINDS = {int(kind): kind for kind in RecordKind}
+# The kinds whose data is a message (every kind but a note), and the CRC-32 of each kind's
+# byte, from which a frame's checksum continues over the message (LogDecoder._good_frames).
+_MESSAGE_KINDS = {int(kind): kind for kind in RecordKind if kind is not RecordKind.NOTE}
+_KIND_SUMS = {code: zlib.crc32(bytes([code])) for code in _MESSAGE_KINDS}
 
 
 def _message_record(kind: RecordKind, data: bytes) -> Record:
@@ -471,7 +475,8 @@ class LogDecoder:
     """Incremental, I/O-free decoder of a log file: feed chunks, get records.
 
     Memory stays bounded by the largest chunk fed plus one frame (at most
-    :data:`MAX_PAYLOAD_SIZE` plus overhead), whatever the size of the log.
+    :data:`MAX_PAYLOAD_SIZE` plus overhead), twice that while a chunk is decoded, whatever
+    the size of the log.
 
     Args:
         strict: If true, the first problem raises :class:`~p2p_nertz.errors.LogFormatError`
@@ -598,6 +603,52 @@ class LogDecoder:
         self._add(kind, offset, length, detail)
         self._state = _State.STOPPED
 
+    def _good_frames(self, raw: bytes, i: int, out: list[Record]) -> int:
+        """Decode the whole, intact frames of messages from ``i`` on; return where they stop.
+
+        The usual case, in a tight loop over ``raw`` (a copy of the buffer: slicing bytes
+        makes each record's data in one step): a frame whose length and checksums hold and
+        whose payload is an event or a beat (a known kind byte, then the message). It stops at
+        the first frame that is anything else (incomplete, damaged, a note, a record to
+        refuse), which :meth:`_parse` then decides by its general steps, so it decides nothing
+        itself: every frame it takes is one those steps take the same way (``decode_record``
+        makes the same record of it, and there is no problem to add).
+        """
+        head = _FRAME_HEAD.unpack_from
+        tail = _U32.unpack_from
+        crc32 = zlib.crc32
+        kinds = _MESSAGE_KINDS
+        kind_sums = _KIND_SUMS
+        new, set_kind, set_data, set_name = _new_record, _set_kind, _set_data, _set_name
+        add = out.append
+        n = len(raw)
+        start = i
+        taken = 0
+        while n - i >= _HEAD_SIZE:
+            length, length_sum = head(raw, i)
+            end = i + _HEAD_SIZE + length + 4
+            if n < end or length < 2 or length > MAX_PAYLOAD_SIZE:
+                break
+            code = raw[i + _HEAD_SIZE]
+            kind = kinds.get(code)
+            if kind is None or crc32(raw[i : i + 4]) != length_sum:
+                break
+            data = raw[i + _HEAD_SIZE + 1 : end - 4]
+            # The payload's checksum: the kind byte's, continued over the message.
+            if crc32(data, kind_sums[code]) != tail(raw, end - 4)[0]:
+                break
+            record = new(Record)  # what _message_record does, without a call per record
+            set_kind(record, kind)
+            set_data(record, data)
+            set_name(record, "")
+            add(record)
+            taken += 1
+            i = end
+        if i > start:
+            self._records += taken
+            self._good_end = self._base + i
+        return i
+
     def _parse(self, view: memoryview, out: list[Record]) -> int:
         """Decode what ``view`` (the buffer) holds; return how many bytes were used up."""
         i = 0
@@ -606,9 +657,14 @@ class LogDecoder:
         # Bound once: the loop below runs once per record of the file.
         head = _FRAME_HEAD.unpack_from
         crc32 = zlib.crc32  # what checksum() computes (CRC-32 is unsigned in Python 3)
+        raw = b""  # a copy of the buffer for _good_frames, made once it is wanted
         while True:
             state = self._state
             if state is _FRAMES:
+                if not raw:
+                    raw = bytes(view)
+                i = self._good_frames(raw, i, out)
+                # What is left is a frame the loop above left to the general steps below.
                 if n - i < _HEAD_SIZE:
                     return i
                 length, length_sum = head(view, i)
