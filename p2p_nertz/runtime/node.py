@@ -13,14 +13,16 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   room. The direct hand-off saves a trip through trio's scheduler (half a millisecond on a
   loaded machine) on every claim and ack; only the owner task ever *waits* on a DEALER. A full
   queue drops the message and counts it: the protocol's gap repair, not the transport, makes
-  delivery reliable, and the peer core must never wait on a slow member;
+  delivery reliable, and the peer core must never wait on a slow member. After a broadcast the
+  node yields the CPU, so that zmq's I/O thread sends it before the node goes on;
 * **the log** (:mod:`p2p_nertz.logfile.store`), opened with
   :func:`~p2p_nertz.logfile.store.open_for_append`: if it already holds events, the peer is
   rebuilt with :meth:`Peer.restore` from them and from the highest durable clock note, so a
   killed process continues the game with no seq reused;
 * **three input tasks** — the receive task (bytes in bursts, :meth:`Peer.feed_many`), the timer
-  (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early whenever the peer changed) and
-  the optional bot (a strategy choosing moves on the tentative view at a human pace).
+  (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
+  sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
+  pace).
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects
 it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
