@@ -51,6 +51,12 @@ def _everyone_holds_everything(net: PeerNetwork) -> bool:
     return all(p.held(s) == heads[s] for p in net.peers for s in range(3))
 
 
+def _until_final(net: PeerNetwork, seat: int) -> None:
+    """Run until ``seat``'s latest event is final at every peer."""
+    lamport = net.peers[seat].events(seat)[-1].lamport
+    net.run(lambda n: all(p.stable >= lamport for p in n.peers))
+
+
 def test_a_move_after_the_own_pass_that_completed_a_rotation_it_did_not_see_does_not_count() -> (
     None
 ):
@@ -68,8 +74,7 @@ def test_a_move_after_the_own_pass_that_completed_a_rotation_it_did_not_see_does
     net.play(a, Move.pass_())
     assert net.peers[a].held(b) < len(net.peers[b].events(b))  # b's pass is on its way
     net.play(a, Move.turn())
-    unseen = net.peers[a].events(a)[-1]
-    net.run(lambda n: all(p.stable >= unseen.lamport for p in n.peers))
+    _until_final(net, a)
 
     for peer in net.peers:
         state = peer.final
@@ -108,8 +113,7 @@ def test_the_waste_waits_while_a_rotation_is_not_final_and_it_may_not_happen() -
     for p in net.peers:
         assert None not in p.final.round.log[-6:]  # no rotation in the order
     net.play(a, Move.turn())  # decided: the stock is a's again
-    turned = peer.events(a)[-1].lamport
-    net.run(lambda n: all(p.stable >= turned for p in n.peers))
+    _until_final(net, a)
     for p in net.peers:
         assert p.final.violations == ()
     assert len({p.final.digest() for p in net.peers}) == 1
@@ -129,8 +133,7 @@ def test_the_waste_is_free_again_once_the_rotation_is_final() -> None:
     net.run(lambda n: not n.peers[a].rotation_pending())
     assert peer.final.round.log[-1] is None  # the rotation is final
     net.play(a, Move.turn())
-    turned = peer.events(a)[-1].lamport
-    net.run(lambda n: all(p.stable >= turned for p in n.peers))
+    _until_final(net, a)
     for p in net.peers:
         assert p.final.violations == ()
         assert p.final.round.log[-1] is not None and p.final.round.log[-1][:2] == (a, Move.turn())
@@ -151,9 +154,8 @@ def test_passing_again_while_stuck_is_not_a_pass_the_others_must_have_seen() -> 
     net.play(b, Move.pass_())
     assert net.peers[b].rotation_pending()
     net.play(b, Move.pass_())
-    again = net.peers[b].events(b)[-1].lamport
     assert net.peers[b].held(a) < len(net.peers[a].events(a))  # a's repeat is on its way
-    net.run(lambda n: all(p.stable >= again for p in n.peers))
+    _until_final(net, b)
     for peer in net.peers:
         state = peer.final
         table = state.table

@@ -105,6 +105,7 @@ p2p_nertz.protocol.envelope.InvalidMessageError: bad_signature: the signature do
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import hashlib
@@ -689,20 +690,10 @@ _new_object = object.__new__
     _SET_SIGNATURE,
     _SET_ID,
 ) = (
-    getattr(Message, name).__set__  # the descriptor of each slot
-    for name in (
-        "version",
-        "game_id",
-        "author",
-        "seq",
-        "prev",
-        "lamport",
-        "kind",
-        "body",
-        "payload",
-        "signature",
-        "id",
-    )
+    # The descriptor of each slot, in the order of the fields (a field added to Message
+    # and not here fails this unpacking at import).
+    getattr(Message, field.name).__set__
+    for field in dataclasses.fields(Message)
 )
 
 
