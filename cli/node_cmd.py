@@ -28,7 +28,7 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase, RoundScored
+from p2p_nertz.protocol.state import GameEnded, Phase, RoundScored
 from p2p_nertz.runtime.node import PeerNode
 
 __all__ = ["EXIT_FAILED", "add_parser", "load_identity", "load_spec", "parse_peers"]
@@ -75,7 +75,9 @@ def add_parser(sub: Any) -> None:
         "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
     )
     p.add_argument(
-        "--json", action="store_true", help="print JSON lines: each round, then the result"
+        "--json",
+        action="store_true",
+        help="print JSON lines: each round, the game's end, then the result",
     )
     _add_liveness_arguments(p)
     _add_watcher_argument(p)
@@ -167,6 +169,7 @@ def _result(peer: Peer) -> dict[str, Any]:
         "winners": [w + 1 for w in result.winners] if result is not None else [],
         "rounds": len(game.history),
         "digest": final.digest(),
+        "provisional": final.provisional,
     }
 
 
@@ -180,6 +183,24 @@ def _cmd_node(args: argparse.Namespace) -> int:
     seat = spec.seat_of(identity.peer_id)
 
     def on_notice(effect: Effect) -> None:
+        if isinstance(effect, GameEnded):
+            # The game's end as the final fold has it (again if an abandon's result changes).
+            result = effect.result
+            if args.json:
+                line = json.dumps(
+                    {
+                        "event": "over",
+                        "termination": result.termination.value,
+                        "totals": list(result.totals),
+                        "winners": [w + 1 for w in result.winners],
+                    }
+                )
+            else:
+                line = f"game over ({result.termination.value}): totals " + " ".join(
+                    map(str, result.totals)
+                )
+            print(line, flush=True)
+            return
         if not isinstance(effect, RoundScored):
             return
         if args.json:
@@ -233,6 +254,12 @@ def _cmd_node(args: argparse.Namespace) -> int:
         print(f"final after {summary['rounds']} round(s): {totals}")
         print(f"winner(s): {', '.join(f'P{w}' for w in summary['winners']) or 'none'}")
         print(f"digest: {summary['digest']}")
+        if summary["provisional"]:
+            print(
+                "provisional: the game was abandoned and the other player has not been heard "
+                "from since; it may have seen one round more or less scored. Both logs "
+                "together decide (nertz audit)."
+            )
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
         return 128 + signum

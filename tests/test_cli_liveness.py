@@ -143,8 +143,10 @@ def test_node_alone_in_a_game_of_two_abandons_after_its_own_drop_after(tmp_path:
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    (final,) = [json.loads(line) for line in done.stdout.splitlines()]
+    over, final = [json.loads(line) for line in done.stdout.splitlines()]
     assert final["event"] == "final" and final["over"] is True  # Bob never came: abandoned
+    assert over["event"] == "over" and over["termination"] == "abandoned"
+    assert final["provisional"] is False  # no round scored: nothing to disagree on
 
 
 @pytest.mark.slow

@@ -285,6 +285,7 @@ class Peer:
         self._kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain _required follows
         self._probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
         self._unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
+        self._rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
         self._proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
         self._rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
         self._sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
@@ -330,14 +331,63 @@ class Peer:
     def tentative(self) -> GameState:
         """The fold of every held event: what the player sees."""
         if self._tentative is None:
-            t = self._final.copy()
-            for ev in self._nonfinal:
-                if self._counts(ev, t):
-                    t.apply(ev)
-                else:
-                    t.observe(ev)
-            self._tentative = t
+            self._tentative = self._fold_tentative({}, {}, {})
         return self._tentative
+
+    def _fold_tentative(
+        self,
+        cuts: dict[int, int],
+        gaps: dict[int, tuple[tuple[int, int], ...]],
+        caps: dict[int, int],
+        rounds: int = 0,
+    ) -> GameState:
+        """The final fold plus every held event not final, in order, skipping those past
+        ``cuts`` and in ``gaps``, and the votes past ``caps``.
+
+        None of a member's events past its cut counts, even one before its drop in the order,
+        nor one in the gap of a member readmitted (§9.2, §9.8), nor a vote of a member signed
+        past what a standing vote against it counts (:meth:`GameState.standing_caps`): the
+        fold, taking events one at a time, cannot know these before it reaches the drop, the
+        readmission or the vote. When it counted such an event, the fold is made again with
+        what it found, until that stops changing (as the observer of the simulator does).
+        Otherwise the held view could show what the final fold never will: a vote past its
+        author's cut deciding a drop, or a round that a member's invalid moves kept from
+        ending, and its readmission missing (soak seeds 236, 472).
+        """
+        final = self._final
+        t = final.copy()
+        t.vote_caps = dict(caps)
+        counted: list[Event] = []
+        for ev in self._nonfinal:
+            seat_gaps = gaps.get(ev.seat)
+            cut = cuts.get(ev.seat)
+            if (
+                (cut is not None and cut < ev.seq < _after_gap(seat_gaps, cut))
+                or (seat_gaps and any(lo < ev.seq < hi for lo, hi in seat_gaps))
+                or not self._counts(ev, t)
+            ):
+                t.observe(ev)
+                continue
+            t.apply(ev)
+            counted.append(ev)
+        if not (t.dropped or t.gaps or t.votes) or rounds >= _REFOLDS:
+            return t
+        # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
+        # skip events that count.)
+        new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
+        new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
+        new_caps = t.standing_caps()
+        wrong = any(
+            (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
+             and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
+            or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
+            or (ev.kind is _DROP and ev.seq > new_caps.get(ev.seat, ev.seq)
+                and isinstance(ev.body, Drop) and ev.body.reason in _CAPPED)
+            for ev in counted
+        )  # fmt: skip
+        if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
+            return t
+        return self._fold_tentative(new_cuts, new_gaps, new_caps, rounds + 1)
 
     @property
     def view(self) -> Table | None:
@@ -398,8 +448,11 @@ class Peer:
         return shown.number != final.number or shown.rotation_seen != final.rotation_seen
 
     def silent_for(self, now: float) -> float:
-        """Seconds since any other member was last heard from (directly or by relay)."""
-        others = [self._heard[q] for q in range(self._n) if q != self.seat]
+        """Seconds since any other member still in the game was last heard from (directly or
+        by relay). A member dropped or gone does not count: a cheater voted out may well go on
+        talking, and the one member left with us may be silent all the same."""
+        dropped = self.tentative.dropped
+        others = [self._heard[q] for q in range(self._n) if q != self.seat and q not in dropped]
         return now - max(others) if others else float("inf")
 
     def next_deadline(self) -> float | None:
@@ -730,6 +783,22 @@ class Peer:
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
+                        held = len(feed)
+                        if (
+                            seat != self.seat
+                            and held
+                            and message.seq == held + 1
+                            and message.prev != feed[-1].id
+                            and seat not in self._unproven
+                        ):
+                            # Its author signed it after another version of our event
+                            # ``held``: a fork we hold no proof of yet (a version sent to us
+                            # alone, the real one lost). Ask everyone for theirs: the other
+                            # version is the proof (§9.4), and without it we could never take
+                            # this feed further (soak seed 442).
+                            # (At the next beat, not in answer to what may be garbage.)
+                            self._unproven[seat] = held
+                            self._probe_at[seat] = now + self.config.beat_interval
                         continue
                     self._deliver(seat, message, body, now, restoring=restoring)
                     progress = True
@@ -1063,23 +1132,34 @@ class Peer:
         """Whether an event can count in ``state`` (not past a dropped member's cut)."""
         return state.counts(event.seat, event.seq)
 
-    def _admits(self, event: Event, excluded: dict[int, int]) -> bool:
+    def _admits(
+        self,
+        event: Event,
+        excluded: dict[int, int],
+        gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
+    ) -> bool:
         """Whether the final fold takes an event now final: not past the cut of a member
         dropped (``excluded``, which may be decided later in the order, §9.2), unless the member
-        was readmitted since."""
+        was readmitted since; and not in the gap of a member readmitted (``gaps``, as the held
+        events decide them, also later in the order: a peer folding a whole game at once, as
+        after a restart, learns a member's drop and its readmission together, §9.8)."""
         final = self._final
         seat, seq = event.seat, event.seq
         if not final.counts(seat, seq):
             return False
+        if gaps:
+            seat_gaps = gaps.get(seat)
+            if seat_gaps and any(lo < seq < hi for lo, hi in seat_gaps):
+                return False
         limit = excluded.get(seat)
         if limit is None or seq <= limit:
             return True
         # Excluded at its old cut, and readmitted in this very advance: its events from its
         # rejoin request on count again.
-        gaps = final.gaps.get(seat, ())
-        if seat in final.dropped or not gaps:
+        readmitted = final.gaps.get(seat, ())
+        if seat in final.dropped or not readmitted:
             return False
-        cut, request = gaps[-1]
+        cut, request = readmitted[-1]
         return cut == limit and seq >= request
 
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
@@ -1121,9 +1201,12 @@ class Peer:
                     known = min(known, feed[-1].lamport if feed else 0)
             if holder is None or known < bound:
                 bound, holder = known, (_KNOWN, q)
-        for q, seq in self._voted.items():
+        for q, seq in self._voted.items() if seat not in excluded else ():
             # Having voted a member out at ``seq``, we count no more of it than our vote does,
-            # as we announce no more (the drop's cut may be our count, §9.2).
+            # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
+            # out ourselves: the votes of a member dropped no longer count (§9.2), and waiting
+            # on ours would never let the drop that put us out be final here (a member asleep
+            # past drop_after that wakes and votes against the one that abandoned it).
             feed = feeds[q]
             if q in excluded or len(feed) <= seq:
                 continue
@@ -1163,7 +1246,9 @@ class Peer:
             return known  # (with seats excluded, the term may be lower than this)
         if r == _VOTED:
             seq = self._voted.get(q)
-            return feed[seq].lamport - 1 if seq is not None and len(feed) > seq else None
+            if seq is None or len(feed) <= seq or self.seat in excluded:
+                return None  # (no term: see _bounds)
+            return feed[seq].lamport - 1
         if r in excluded:
             return None
         h = self._held_by[r][q]
@@ -1185,7 +1270,17 @@ class Peer:
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
         feed = self._feeds[seat]
-        keep = max(keep, self._final_count(seat))  # final events are on every chain that counts
+        # Final events are on every chain that counts; final by their time but never counted
+        # (past a cut, in a readmitted member's gap) they may go.
+        floor = self._final_count(seat)
+        final = self._final
+        cut = final.dropped.get(seat)
+        if cut is not None and floor > cut:
+            floor = cut
+        for lo, hi in final.gaps.get(seat, ()):
+            if lo < floor < hi:
+                floor = lo
+        keep = max(keep, floor)
         if keep >= len(feed):
             return
         del feed[keep:]
@@ -1196,6 +1291,30 @@ class Peer:
         self._dirty = True
         self._redrain = True
         self._want_at[seat] = 0.0
+
+    def _follow_rejoined(self, state: GameState) -> None:
+        """Follow the chain a readmission names of the member it readmits (§9.8): give up our
+        copy from the first quoted event that is not on it, and fetch that chain.
+
+        The member may have forked while it was out (a version sent to us alone, its real
+        event lost in a partition): the fork lies in its gap, where nothing counts, but we
+        could never take its feed further, nor anything that follows from it (soak seed
+        442). The readmission quotes the ids of the chain its author holds, up to the rejoin
+        request: that chain is the one every member follows from then on."""
+        for seat, quoted in state.rejoin_ids.items():
+            if seat == self.seat or self._rejoin_seen.get(seat) == quoted:
+                continue
+            self._rejoin_seen[seat] = quoted
+            required = self._required.setdefault(seat, {})
+            for q, prefix in quoted.items():
+                required.setdefault(q, prefix)
+            feed = self._feeds[seat]
+            bad = [q for q in quoted if q <= len(feed) and not _matches(quoted, q, feed[q - 1].id)]
+            if bad:
+                self._truncate(seat, min(bad) - 1)
+            pending = self._pending[seat]
+            for q in [q for q, (m, _, _) in pending.items() if not _matches(quoted, q, m.id)]:
+                del pending[q]
 
     def _follow_kept(self, state: GameState) -> None:
         """Follow the chain a drop keeps of a member that forked (or any dropped member): give
@@ -1232,6 +1351,11 @@ class Peer:
         if tentative.kept_forks:
             self._follow_kept(tentative)
             tentative = self.tentative
+        if tentative.rejoin_ids:
+            self._follow_rejoined(tentative)
+            tentative = self.tentative
+        # The votes the held events show can never count, the final fold does not count either.
+        final.vote_caps = dict(tentative.vote_caps)
         # Seats the held votes drop (at a point the others' feeds make final) no longer hold
         # finality back, once their events up to the cut are here. Try them all together (a
         # partition drops several at once), then give up those whose drop is not yet final.
@@ -1244,6 +1368,16 @@ class Peer:
             if tentative.dropped
             else {}
         )
+        for q, at in tentative.readmitted_at.items():
+            # Dropped and readmitted since, both held and neither final (a restart reads a
+            # whole game at once): out from its drop to its readmission, as below. Left in,
+            # our own vote against it (read back from the log) would hold finality below its
+            # drop for good (soak seed 145).
+            if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
+                continue
+            cut = tentative.gaps[q][-1][0]
+            if len(self._feeds[q]) >= cut:
+                candidates[q] = cut
         while candidates:
             trial = excluded | candidates
             bound = self._bounds(trial)
@@ -1270,7 +1404,7 @@ class Peer:
             if event.lamport > self.stable:
                 break
             moved += 1
-            if not self._admits(event, excluded):
+            if not self._admits(event, excluded, tentative.gaps):
                 self._tentative = None  # the tentative fold counted it; this one never will
                 self._out.extend(final.observe(event))
                 continue
@@ -1558,6 +1692,23 @@ class Peer:
         if move.target is not None and move.target is not Pile.LAKE:
             touched.add(move.target)
         return touched
+
+
+#: How many times at most the tentative fold is made again (each time with more of what it
+#: found; in the soaks it settles in one or two).
+_REFOLDS = 6
+
+#: The votes a standing vote against their author caps (GameState.standing_caps).
+_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+
+
+def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
+    """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
+    there, if the member was readmitted, else never."""
+    for lo, hi in gaps or ():
+        if lo == cut:
+            return hi
+    return 1 << 63
 
 
 def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:

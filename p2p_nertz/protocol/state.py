@@ -351,6 +351,9 @@ class GameState:
         self.kept_forks: dict[int, tuple[int, bytes]] = {}
         #: seat -> {seq: id prefix}: more of that chain, as the deciding vote quoted it
         self.kept_ids: dict[int, dict[int, bytes]] = {}
+        #: seat -> {seq: id prefix}: the chain of a member readmitted, up to its rejoin
+        #: request, as the readmission quoted it (every member follows it from then on)
+        self.rejoin_ids: dict[int, dict[int, bytes]] = {}
         self.left: frozenset[int] = frozenset()
         #: seat -> seq of its rejoin request: a dropped member readmitted at the next round
         self.rejoining: dict[int, int] = {}
@@ -362,6 +365,13 @@ class GameState:
         self._event = (0, 0)  # its (seat, seq)
         # target -> (voter, vote) in fold order
         self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
+        #: (voter, target) -> the seq of the voter's vote counted
+        self.vote_seqs: dict[tuple[int, int], int] = {}
+        #: seat -> the highest seq of its votes that decided a drop (its cut never falls below)
+        self.vote_floor: dict[int, int] = {}
+        #: seat -> the seq above which its votes do not count: the lowest count of a standing
+        #: vote against it (see :meth:`standing_caps`). Given by the caller, like the cuts.
+        self.vote_caps: dict[int, int] = {}
         self.phase = Phase.JOINING
         self.round = RoundState(0, frozenset(range(n)))
         self.game = Game(spec.rules, n)
@@ -390,10 +400,14 @@ class GameState:
         new.drop_at = dict(self.drop_at)
         new.kept_forks = dict(self.kept_forks)
         new.kept_ids = dict(self.kept_ids)
+        new.rejoin_ids = dict(self.rejoin_ids)
         new.rejoining = dict(self.rejoining)
         new.readmitted_at = dict(self.readmitted_at)
         new.gaps = dict(self.gaps)
         new.votes = dict(self.votes)
+        new.vote_seqs = dict(self.vote_seqs)
+        new.vote_floor = dict(self.vote_floor)
+        new.vote_caps = dict(self.vote_caps)
         new.frontiers = dict(self.frontiers)
         new.abandons = dict(self.abandons)
         new.round = self.round.copy()
@@ -810,6 +824,13 @@ class GameState:
             raise _Refuse("a vote to drop oneself")
         if target in self.dropped and body.reason is not DropReason.REJOIN:
             return
+        if body.reason in _CAPPED:
+            cap = self.vote_caps.get(event.seat)
+            if cap is not None and event.seq > cap:
+                # Signed past what a standing vote against its author counts: that voter
+                # never announces it, so no peer can have made it final; it never counts
+                # (see standing_caps).
+                return
         if body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
             return
@@ -823,6 +844,7 @@ class GameState:
         if any(v[0] == event.seat for v in votes):
             return  # one vote per voter
         self.votes[target] = (*votes, (event.seat, body))
+        self.vote_seqs[(event.seat, target)] = event.seq
         self._settle_drops(event.lamport, notices)
 
     def _settle_drops(self, lamport: int, notices: list[Notice]) -> None:
@@ -837,20 +859,79 @@ class GameState:
             for target in sorted(self.votes):
                 if target in self.dropped:
                     continue
-                ballots = tuple(v for voter, v in self.votes[target] if voter not in self.dropped)
+                counted = tuple(
+                    (voter, v) for voter, v in self.votes[target] if voter not in self.dropped
+                )
+                ballots = tuple(v for _, v in counted)
                 # A member proven to cheat is dropped on the votes of every member left: their
-                # counts and chains together say where the chains part (see _cut).
+                # counts and chains together say where the chains part (see _cut). Except
+                # members that every one of those voters has voted out (gone silent): else a
+                # cheater and a member that died would hold each other in the game for ever
+                # (the honest one cannot take the cheater's vote on the dead one, whose chain
+                # it does not follow: soak seed 224).
                 proven = any(v.reason is DropReason.EQUIVOCATION for v in ballots)
-                others = self.spec.seats - len(self.dropped) - 1
-                if len(ballots) < (others if proven else self.majority):
+                if proven:
+                    voters = {voter for voter, _ in counted}
+                    needed = [
+                        q
+                        for q in range(self.spec.seats)
+                        if q != target
+                        and q not in self.dropped
+                        and (q in voters or not self._voted_out_by(q, voters))
+                    ]
+                    if not voters.issuperset(needed):
+                        continue
+                elif len(ballots) < self.majority:
+                    continue
+                cut, chain = _cut(ballots)
+                if not proven and self.vote_floor.get(target, 0) > cut:
+                    # A vote of the member, past this cut, decided an earlier drop: with the
+                    # member cut below it, that vote would not count (none of a member's events
+                    # past its cut does, even before its drop in the order), the earlier drop
+                    # would not stand, and often neither would this one, which the smaller
+                    # roster made possible. Not a drop, then, until the votes count further
+                    # (soak seed 53: a partition's two sides vote each other out while a third
+                    # member sleeps).
                     continue
                 self.drop_at[target] = lamport
-                cut, chain = _cut(ballots)
+                for voter, _ in counted:
+                    seq = self.vote_seqs.get((voter, target), 0)
+                    self.vote_floor[voter] = max(self.vote_floor.get(voter, 0), seq)
                 if cut in chain:
                     self.kept_ids[target] = chain
                     self.kept_forks[target] = (cut, chain[cut])
                 self._remove(target, cut, left=False, notices=notices)
                 changed = True
+
+    def standing_caps(self) -> dict[int, int]:
+        """For each member with votes against it standing (not withdrawn, by members still
+        in), the lowest count those votes quote: its votes signed past it never count.
+
+        A voter announces no more of a member's feed than its vote counts (§9.2), so while the
+        vote stands no event of the member past that count can be final anywhere (finality
+        needs every member to announce it). Such an event must not decide anything either: a
+        vote of a member cut off from the others, signed during a partition and read only
+        once it heals, would otherwise drop someone in the past of what the others made final
+        without it (soak seed 472). The caller folds again with these caps, until they stop
+        changing, as it does with the cuts.
+        """
+        caps: dict[int, int] = {}
+        for target, ballots in self.votes.items():
+            if target in self.dropped:
+                continue
+            counts = [
+                v.last_seq
+                for voter, v in ballots
+                if voter not in self.dropped and v.reason in _CAPPED
+            ]
+            if counts:
+                caps[target] = min(counts)
+        return caps
+
+    def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
+        """Whether every one of ``voters`` has a standing vote against ``seat``."""
+        against = {voter for voter, _ in self.votes.get(seat, ())}
+        return bool(voters) and voters <= against
 
     def _rejoin(self, event: Event, body: Drop) -> None:
         """A member readmits a dropped one that asked to rejoin (its ``join`` at seq
@@ -870,8 +951,13 @@ class GameState:
         if body.last_seq <= self.dropped[target]:
             raise _Refuse(f"seat {target}'s rejoin request must come after its cut")
         if self.phase is Phase.OVER:
-            raise _Refuse("the game is over")
+            # No next round to rejoin. Not a fault: a member sponsors the request once its
+            # final fold has the member dropped, and the last result, timed just before, may
+            # still be on its way to it (soak seed 185).
+            return
         self.rejoining[target] = body.last_seq
+        first = body.last_seq - len(body.ids) + 1
+        self.rejoin_ids[target] = {first + i: prefix for i, prefix in enumerate(body.ids)}
 
     def _readmit(self, notices: list[Notice]) -> None:
         """At a round's start: the members asking to rejoin are members again."""
@@ -1200,6 +1286,10 @@ def _cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
         return cut, {first + i: prefix for i, prefix in enumerate(chosen.ids)}
     return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
 
+
+#: The votes that a standing vote against their author caps (withdrawals, abandons and
+#: readmissions are not votes against anyone's feed).
+_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
 
 _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.JOIN: GameState._join,

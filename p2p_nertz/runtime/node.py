@@ -351,6 +351,10 @@ class PeerNode:
         self._timer_at = -math.inf
         self._done = trio.Event()
         self._over_at: float | None = None  # when the game ended, or we left
+        self._provisional_since: float | None = None  # when it ended on a provisional result
+        self.provisional_wait = 3 * self._config.drop_after
+        """How long a game ended on a provisional result (an abandon the other member may not
+        agree with yet) waits for that member to come back before the node stops."""
         self._leaving = False
         self._ran = False
         self.restored = False
@@ -447,7 +451,9 @@ class PeerNode:
     def _may_abandon(self) -> bool:
         state = self.peer.tentative
         left = len(self.spec.peer_ids) - len(state.dropped)
-        return left == 2 and state.phase is not Phase.OVER and not self._leaving
+        # (The final phase: a game over only on the table, its last result not acknowledged
+        # by the other, can still be abandoned, docs/protocol.md §9.3.)
+        return left == 2 and self.peer.final.phase is not Phase.OVER and not self._leaving
 
     def bind(self) -> str:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
@@ -670,6 +676,14 @@ class PeerNode:
         if self._done.is_set():
             return
         now = self._clock()
+        if peer.final.phase is Phase.OVER and peer.provisional and not self._leaving:
+            # An abandoned game whose result the other member may not share yet (it may have
+            # seen one round more or less scored, docs/protocol.md §9.3): wait a while for it
+            # to come back and settle it, then stop with the result marked provisional.
+            if self._provisional_since is None:
+                self._provisional_since = now
+            if now - self._provisional_since < self.provisional_wait:
+                return
         # (Silence first: after anything arrived, reading the tentative fold rebuilds it.)
         if peer.silent_for(now) >= peer.config.drop_after and peer.tentative.phase is Phase.OVER:
             # Every event of the game is here and nobody has been heard for the drop timeout

@@ -58,6 +58,7 @@ def observe(result: SimResult) -> GameState:
     cuts: dict[int, int] = {}
     gaps: dict[int, tuple[tuple[int, int], ...]] = {}
     kept: dict[int, tuple[int, bytes]] = {}
+    caps: dict[int, int] = {}  # votes past a standing vote against their author never count
     for _ in range(2 * spec.seats + 2):  # each pass can only settle more
         chain: dict[tuple[int, int], bytes] = {}
         for seat, (seq, prefix) in kept.items():
@@ -80,21 +81,31 @@ def observe(result: SimResult) -> GameState:
                 continue
             chosen.setdefault((event.seat, event.seq), event)
         state = GameState(spec)
+        state.vote_caps = dict(caps)
         for event in sorted(chosen.values(), key=lambda e: e.key):
             seat_gaps = gaps.get(event.seat, ())
             if any(lo < event.seq < hi for lo, hi in seat_gaps):
                 continue
             cut = cuts.get(event.seat)
-            if cut is not None and event.seq > cut and all(lo != cut for lo, _ in seat_gaps):
+            if cut is not None and event.seq > cut:
                 state.observe(event)  # never counts; an abandoned game's end reads it
                 continue
             state.apply(event)
-        new_cuts = cuts | state.dropped
-        if new_cuts == cuts and state.gaps == gaps and state.kept_forks == kept:
+        # (Exactly what this pass decided: a cut kept from a pass that decided otherwise
+        # would skip events that count.)
+        new_cuts = dict(state.dropped)
+        new_caps = state.standing_caps()
+        if (
+            new_cuts == cuts
+            and state.gaps == gaps
+            and state.kept_forks == kept
+            and new_caps == caps
+        ):
             break
         cuts = new_cuts
         gaps = dict(state.gaps)
         kept = dict(state.kept_forks)
+        caps = new_caps
     return state
 
 

@@ -1,0 +1,131 @@
+"""A real two-player game with one node stopped (``SIGSTOP``) past its opponent's
+``--drop-after``, then continued (issue 13: each side used to end with its own totals and
+digest, and on some seeds each declared itself the winner).
+
+Two ``nertz node`` processes play over ZeroMQ on 127.0.0.1 with short timers. Once a round is
+scored, one is stopped; the other abandons it (its ``over`` line says so) and waits for it; the
+stopped one is continued, learns it was abandoned, answers with its own abandon, and both end
+on the same settled result, which ``nertz audit`` finds valid from their two logs. The order
+of things is read from the processes' own JSON lines: no sleep stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.demo import free_ports, write_key
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
+)
+
+TIMERS = ["--suspect-after", "0.3", "--drop-after", "1"]
+
+
+def _lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
+    """JSON lines of ``proc`` up to and including the first ``event``."""
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == event:
+                return seen
+    raise AssertionError(f"no {event!r} line before the end: {seen}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_result(
+    tmp_path: Path,
+) -> None:
+    ids = [Identity.generate(derive_seed(b"test-cli-split", n)) for n in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+        Rules(target=None, rounds=6),
+        b"split-sigstop",
+    )
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    ports = free_ports(2)
+    procs: list[subprocess.Popen[str]] = []
+    logs = []
+    try:
+        for n, identity in enumerate(ids):
+            write_key(tmp_path / f"{n}.key", identity)
+            seat = spec.seat_of(identity.peer_id)
+            other = spec.seat_of(ids[1 - n].peer_id)
+            logs.append(tmp_path / f"{n}.log")
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "cli",
+                        "node",
+                        "--key",
+                        str(tmp_path / f"{n}.key"),
+                        "--spec",
+                        str(tmp_path / "game.spec"),
+                        "--bind",
+                        f"tcp://127.0.0.1:{ports[seat]}",
+                        "--peer",
+                        f"{other + 1}=tcp://127.0.0.1:{ports[other]}",
+                        "--log",
+                        str(logs[-1]),
+                        "--json",
+                        "--speed",
+                        "3",
+                        *TIMERS,
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    stdin=subprocess.DEVNULL,
+                )
+            )
+        ann, bob = procs
+        _lines_until(ann, "round")  # a round is scored on both sides' tables
+        bob.send_signal(signal.SIGSTOP)
+        try:
+            ended = _lines_until(ann, "over")  # Bob silent past Ann's --drop-after
+        finally:
+            bob.send_signal(signal.SIGCONT)
+        assert ended[-1]["termination"] == "abandoned"
+        outs = [proc.communicate(timeout=60) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+                proc.communicate()
+    for proc, (_, err) in zip(procs, outs, strict=True):
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+    finals = [
+        next(json.loads(line) for line in out.splitlines() if '"event": "final"' in line)
+        for out, _ in outs
+    ]
+    # One result on both sides, settled: the same rounds counted, the same winner.
+    assert all(f["over"] for f in finals)
+    assert finals[0]["totals"] == finals[1]["totals"]
+    assert finals[0]["winners"] == finals[1]["winners"]
+    assert finals[0]["digest"] == finals[1]["digest"]
+    assert finals[0]["provisional"] is finals[1]["provisional"] is False
+    assert finals[0]["rounds"] >= 1
+    # And the audit of the two logs agrees: valid, no split.
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert audit.returncode == 0, audit.stdout + audit.stderr
