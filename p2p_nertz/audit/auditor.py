@@ -407,6 +407,7 @@ def _settled(
     strict: bool,
     deep: bool,
     opened: dict[int, _Opened] | None = None,
+    kinds: bool = False,
 ) -> tuple[_Pass, int]:
     """Read the logs until the cuts the fold decides no longer change (module docstring);
     the last pass, and how many were made."""
@@ -417,6 +418,8 @@ def _settled(
         passes += 1
         last = passes >= spec.seats + 2
         run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
+        if kinds:
+            run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
@@ -659,6 +662,9 @@ class _Pass:
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
+        self.proven: dict[int, list[tuple[int, int]]] | None = None  # see _proven
+        # Per feed, the kind of each event delivered: only for a log's own view (_view).
+        self.kinds: list[bytearray] | None = None
         # The events whose fold ended a round or the game or removed a member, in fold order:
         # where two logs that finished differently part (see _parting).
         self.decisive: list[Event] = []
@@ -1196,6 +1202,8 @@ class _Pass:
             announced = feed.beats.pop(seq - 1, None)
             if announced is not None and lamport <= announced:
                 self._clock_lie(seat, seq, lamport, announced)
+        if self.kinds is not None:
+            self.kinds[seat].append(message.kind)
         if message.kind is _DROP:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
@@ -1511,8 +1519,12 @@ class _Pass:
     # -- evidence ----------------------------------------------------------------------------
     def _proven(self) -> dict[int, list[tuple[int, int]]]:
         """Per seat, the seq ranges at which the logs prove it cheated: two signed versions of
-        an event read, a logged beat its event contradicts, or a verified proof note."""
+        an event read, a logged beat its event contradicts, or a verified proof note (once
+        every log is read)."""
+        if self.proven is not None:
+            return self.proven
         proven: dict[int, list[tuple[int, int]]] = {}
+        self.proven = proven
         for seat, seq in self.unseen_forks:
             feed = self.feeds[seat]
             if seq <= feed.head:  # the kept version was read after all
@@ -1638,12 +1650,16 @@ class _Pass:
         return any(v.kind in _DIFFERENT_COPIES for v in self.violations)
 
     def compare(self, views: list[_View | None]) -> None:
-        """Name every two logs that each reached a result, and reached different ones."""
+        """Name every two logs that each reached a result, and reached different ones.
+
+        A log whose own peer the logs prove a cheater is no side: its fold follows its own
+        fork, and the cheat is named already."""
+        proven = self._proven()
+        sides = [v for v in views if v is not None and v.seat not in proven]
         try:
-            for i, first in enumerate(views):
-                for second in views[i + 1 :]:
-                    if first is not None and second is not None:
-                        self._compare(first, second)
+            for i, first in enumerate(sides):
+                for second in sides[i + 1 :]:
+                    self._compare(first, second)
         except _Stop:
             self.stopped = True
 
@@ -1763,39 +1779,45 @@ class _View:
 
     Attributes:
         name: the log.
+        seat: its peer's seat.
         peer: its peer's name.
         history: every round it scored: (number, lake digest, scores).
         result: the game's result, if it reached the end.
         decisive: its decisive events (drops, leaves, calls, results) in total order.
         feeds: per seat, the id prefixes of the events it holds, in seq order (16 bytes each).
         lamports: per seat, their Lamport times.
+        kinds: per seat, their kinds (wire codes).
     """
 
     name: str
+    seat: int
     peer: str
     history: tuple[tuple[int, bytes, tuple[int, ...]], ...]
     result: GameResult | None
     decisive: tuple[Event, ...]
     feeds: tuple[bytes, ...]
     lamports: tuple[array[int], ...]
+    kinds: tuple[bytes, ...]
 
 
 def _view(spec: GameSpec, source: LogSource) -> _View | None:
     """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
     log that is not a readable log of this game's members."""
-    run, _ = _settled(spec, [source], strict=False, deep=False)
+    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True)
     log = run.logs[0]
     if not log.readable or log.owner is None:
         return None
     state = run.state
     return _View(
         log.name,
+        log.owner,
         spec.members[log.owner].name,
         state.history,
         state.game.result if state.phase is Phase.OVER else None,
         tuple(run.decisive),  # (folded in the total order)
         tuple(bytes(f.prefixes) for f in run.feeds),
         tuple(f.lamports for f in run.feeds),
+        tuple(bytes(k) for k in run.kinds or ()),
     )
 
 
@@ -1859,15 +1881,17 @@ class _Part:
 
 def _parting(a: _View, b: _View) -> tuple[_Part | None, _Part | None]:
     """Where two views part: for each, the first event in total order that it holds and the
-    other does not, among the decisive ones (the two abandons of a split, say); if they hold
-    the same decisive events, the first of any kind (known by its feed position only)."""
-    ids_a = {e.id for e in a.decisive}
-    ids_b = {e.id for e in b.decisive}
-    only_a = next((e for e in a.decisive if e.id not in ids_b), None)
-    only_b = next((e for e in b.decisive if e.id not in ids_a), None)
-    if only_a is not None or only_b is not None:
-        return _part(only_a), _part(only_b)
-    return _first_only(a, b), _first_only(b, a)
+    other does not, among its decisive ones (the two abandons of a split, say), else among all
+    its events (known by their feed position only)."""
+    return (
+        _part(next((e for e in a.decisive if not _holds(b, e)), None)) or _first_only(a, b),
+        _part(next((e for e in b.decisive if not _holds(a, e)), None)) or _first_only(b, a),
+    )
+
+
+def _holds(view: _View, event: Event) -> bool:
+    at = (event.seq - 1) * _PREFIX
+    return view.feeds[event.seat][at : at + _PREFIX] == event.id[:_PREFIX]
 
 
 def _part(event: Event | None) -> _Part | None:
@@ -1891,7 +1915,8 @@ def _first_only(a: _View, b: _View) -> _Part | None:
         for seq in range(1, len(times) + 1):
             at = (seq - 1) * _PREFIX
             if other[at : at + _PREFIX] != ids[at : at + _PREFIX]:
-                part = _Part(seat, seq, times[seq - 1], ids[at : at + _PREFIX])
+                kind = Kind(a.kinds[seat][seq - 1]).name.lower()
+                part = _Part(seat, seq, times[seq - 1], ids[at : at + _PREFIX], kind, kind)
                 if best is None or part.key < best.key:
                     best = part
                 break
