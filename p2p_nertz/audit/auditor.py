@@ -36,6 +36,18 @@ the votes may come after events past the cut. When the fold drops someone, the a
 logs again with the cuts known (as :func:`~p2p_nertz.sim.invariants.observe` does), until they
 no longer change; only the last pass reports. A game without drops is read once.
 
+**Evidence.** An accusation must be proven by the logs (docs/audit.md, "Evidence"): while
+reading, the audit collects what proves cheating (two versions of one event, a logged beat an
+event contradicts, ``proof`` notes verified by :func:`~p2p_nertz.protocol.evidence.check_proof`)
+and what needs proof (votes on proof of cheating, drops on them, forfeits and their causes);
+at the end of the pass it matches them.
+
+**Each side.** The union is one game, but each log is its own peer's view. When the logs
+differ, each is also folded alone (:func:`_view`, the same passes over that log only), and two
+views that scored a round, or ended the game, differently are a split (:meth:`_Pass.compare`;
+what weighs how much is decided by :func:`_split_kind` alone). When every log holds every
+event, every view is the union's game, and nothing more is read.
+
 Memory: the records themselves are never kept. Per event the audit keeps 24 bytes (a 16-byte id
 prefix to recognise an equivocation whenever the second version comes, and the Lamport time to
 check frontiers), plus what the fold keeps of the current round; events wait in a small buffer
