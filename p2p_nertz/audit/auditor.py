@@ -663,7 +663,7 @@ class _Pass:
         self.secret_events: dict[tuple[int, int], Event] = {}
         self.step_violations: list[Violation] = []
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
-        # Evidence (docs/audit.md, "Proof of cheating"): what the logs prove, and what needs it.
+        # Evidence (docs/audit.md, "Evidence"): what the logs prove, and what needs proof.
         self.proof_notes: dict[bytes, None] = {}  # the data of every proof note read
         self.proofs: list[tuple[Proof, str, int]] = []  # verified notes: proof, log, record
         # (seat, seq) -> the id prefixes of the signed versions of a forked event read
