@@ -84,9 +84,15 @@ def test_audit_evidence_proof_codec_checks_both_signatures_and_the_contradiction
     for pair in ((beat, event), (event, beat)):  # either order
         lie = check_proof(encode_proof(*pair), game_id=game.spec.game_id, roster=roster)
         assert (lie.kind, lie.seq, lie.head, lie.span) == (ProofKind.CLOCK_LIE, 11, 10, (11, 11))
-    with pytest.raises(InvalidProofError) as same:
-        check_proof(encode_proof(first, first), game_id=game.spec.game_id, roster=roster)
-    assert same.value.problem is ProofProblem.NO_CONTRADICTION
+    agreeing, _ = _lie(game, logs, TARGET, 11)  # a beat with head 11 and event 11: no lie
+    other_author = events_of(logs, 0, game.spec)[FORK - 1].wire
+    for pair in ((first, first), (first, other_author), (agreeing, event), (beat, beat)):
+        with pytest.raises(InvalidProofError) as refused:
+            check_proof(encode_proof(*pair), game_id=game.spec.game_id, roster=roster)
+        assert refused.value.problem is ProofProblem.NO_CONTRADICTION, pair
+    with pytest.raises(InvalidProofError) as stranger:  # a roster without the author
+        check_proof(encode_proof(first, second), game_id=game.spec.game_id, roster=roster[:2])
+    assert stranger.value.problem is ProofProblem.UNVERIFIED
 
 
 def test_audit_evidence_vote_without_proof_is_named(game: Game) -> None:
