@@ -7,8 +7,18 @@ zero). A failing seed is printed with its configuration; ``--seed N --games 1 -v
 exactly. Equivocating members (a cheater signing two events under one seq) are on by default;
 ``--no-cheats`` leaves them out.
 
+Every game also has faults of every length around the liveness timers (``Faults.random``'s
+``long``): partitions, freezes (a peer asleep) and crashes from a fifth to four times
+``drop_after``, and crashes never restarted, so that members are dropped, two-member games are
+abandoned and dropped members rejoin; the soak prints how many games saw each. The peers run
+with short timers (``--timers quick``: suspect after 1 s, drop after 3 s, phases wait 6 s) so
+that a game with a fault four times ``drop_after`` takes seconds; ``--timers default`` keeps
+the real ones (30 s) and is about ten times slower. ``--short`` leaves the long faults out
+(the mix before issue 13). Games have 1 to 3 rounds (``--rounds N`` fixes it), so that a
+dropped member has a next round to rejoin.
+
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
-                           [--variants]
+                           [--variants] [--short] [--timers quick|default] [--rounds N]
 """
 
 from __future__ import annotations
@@ -19,9 +29,15 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, run
+from p2p_nertz.sim.invariants import outcomes
+
+#: Short liveness timers, so that faults several times ``drop_after`` take seconds to play.
+QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
+TIMERS = {"quick": QUICK, "default": PeerConfig()}
 
 
 def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
@@ -40,12 +56,20 @@ def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
 
 
 def one(
-    args: tuple[int, int, int, int, bool, bool],
+    args: tuple[int, int, int, int, bool, bool, bool, str],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, rounds, cheats, variants = args
+    seed, low, high, fixed_rounds, cheats, variants, short, timers = args
     rng = Rng(seed)
     players = low + rng.below(high - low + 1)
-    faults = Faults.random(rng, players, horizon=15.0 * rounds, cheats=cheats)
+    rounds = fixed_rounds or 1 + Rng(seed + 2_000_003).below(3)
+    peer = TIMERS[timers]
+    faults = Faults.random(
+        rng,
+        players,
+        horizon=15.0 * rounds,
+        cheats=cheats,
+        long=None if short else peer.drop_after,
+    )
     rules = (
         variant_rules(Rng(seed + 1_000_003), players, rounds)
         if variants
@@ -56,18 +80,24 @@ def one(
         seed=seed,
         faults=faults,
         rules=rules,
-        max_time=400.0 * rounds,
+        peer=peer,
+        max_time=400.0 * rounds + 8 * peer.drop_after,
     )
     result = run(config)
+    seen = outcomes(result)
     counts = {
         "partitions": len(faults.partitions),
         "crashes": result.crashes,
+        "freezes": result.freezes,
         "cheaters": len(faults.equivocations),
         "lost": result.lost,
         "duplicated": result.duplicated,
         "messages": result.sent,
+        "two": int(players == 2),
+        **{f"saw {name}": int(name in seen) for name in ("drop", "abandon", "rejoin")},
+        "provisional": int("provisional" in seen),
     }
-    return seed, players, counts, result.violations, f"{rules!r} {faults!r}"
+    return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
 
 def main() -> int:
@@ -75,7 +105,9 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--players", default="2-5", help="range of table sizes, e.g. 2-5")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds per game")
+    parser.add_argument(
+        "--rounds", type=int, default=0, help="rounds per game (default: 1 to 3, drawn per game)"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
         "--no-cheats", action="store_true", help="no equivocating members in the fault mix"
@@ -86,13 +118,24 @@ def main() -> int:
         help="draw the rules' variants per game (draw, work piles, scoring, rotate alone, "
         "pairs, jokers) instead of the standard game",
     )
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help="only the short faults (no drop, abandon or rejoin ever happens)",
+    )
+    parser.add_argument(
+        "--timers",
+        choices=sorted(TIMERS),
+        default="quick",
+        help="the peers' liveness timers: quick (drop after 3 s) or default (30 s)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
     lo, hi = int(low), int(high or low)
     cheats = not args.no_cheats
     jobs = [
-        (seed, lo, hi, args.rounds, cheats, args.variants)
+        (seed, lo, hi, args.rounds, cheats, args.variants, args.short, args.timers)
         for seed in range(args.seed, args.seed + args.games)
     ]
     start = time.perf_counter()
@@ -110,15 +153,24 @@ def main() -> int:
             elif args.verbose:
                 print(f"seed {seed} ({players} players) ok: {counts}", flush=True)
     elapsed = time.perf_counter() - start
-    injected = totals.get("partitions", 0) + totals.get("crashes", 0) + totals.get("cheaters", 0)
+    injected = sum(totals.get(k, 0) for k in ("partitions", "crashes", "freezes", "cheaters"))
     injected += totals.get("lost", 0) + totals.get("duplicated", 0)
     print(
-        f"games {args.games}, faults injected {injected} "
-        f"(partitions {totals.get('partitions', 0)}, crashes {totals.get('crashes', 0)}, "
+        f"games {args.games} ({totals.get('two', 0)} of two players), faults injected "
+        f"{injected} (partitions {totals.get('partitions', 0)}, crashes "
+        f"{totals.get('crashes', 0)}, freezes {totals.get('freezes', 0)}, "
         f"equivocating members {totals.get('cheaters', 0)}, "
         f"lost {totals.get('lost', 0)}, duplicated {totals.get('duplicated', 0)} "
-        f"of {totals.get('messages', 0)} messages), invariant violations {bad}, "
-        f"{elapsed:.0f} s ({args.games / elapsed:.1f} games/s)"
+        f"of {totals.get('messages', 0)} messages)"
+    )
+    print(
+        f"games that saw a drop {totals.get('saw drop', 0)}, an abandon "
+        f"{totals.get('saw abandon', 0)}, a rejoin {totals.get('saw rejoin', 0)}; "
+        f"ended provisional {totals.get('provisional', 0)}"
+    )
+    print(
+        f"invariant violations {bad}, {elapsed:.0f} s ({args.games / elapsed:.1f} games/s, "
+        f"timers {args.timers})"
     )
     return 1 if bad else 0
 

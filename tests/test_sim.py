@@ -213,10 +213,14 @@ def test_sim_two_players_one_gone_for_good_the_other_abandons() -> None:
     assert state.phase is Phase.OVER and 1 in state.dropped
     assert state.game.result is not None
     assert state.game.result.termination is Termination.ABANDONED
-    # The round in progress: the absent player forfeits, the one left scores 0.
-    last = state.scores[-1]
-    penalty = config.rules.nerts_card_penalty
-    assert [p.total for p in last.players] == [0, -NERTS_PILE_SIZE * penalty]
+    # The round in progress is void (§9.3): nobody scores it, nobody forfeits; the game ends
+    # on the rounds scored before it, and the result is settled (no round to disagree on).
+    assert state.round.number == len(state.game.history) + 1
+    assert state.round.forfeit == frozenset()
+    assert state.game.totals == tuple(map(sum, zip(*state.game.history, strict=True))) or (
+        state.game.totals == (0, 0) and not state.game.history
+    )
+    assert not peer.provisional
     best = max(state.game.totals)
     assert state.game.result.winners == tuple(
         t for t, total in enumerate(state.game.totals) if total == best

@@ -275,7 +275,7 @@ def test_tracker_offers_abandon_exactly_when_the_core_may_take_it() -> None:
     assert ann.offer() == "the game is already over"
     text = render(ann.tracker.view(peer)).text()
     assert "game over — winner: " in text and "(abandoned)" in text
-    assert "cut short: the game was abandoned" in text
+    assert "void: the game was abandoned" in text
 
 
 def test_core_refusal_names_the_player_and_numbers_seats_from_one() -> None:

@@ -334,6 +334,8 @@ class Peer:
             for ev in self._nonfinal:
                 if self._counts(ev, t):
                     t.apply(ev)
+                else:
+                    t.observe(ev)
             self._tentative = t
         return self._tentative
 
@@ -346,6 +348,12 @@ class Peer:
     def phase(self) -> Phase:
         """The final phase of the game."""
         return self._final.phase
+
+    @property
+    def provisional(self) -> bool:
+        """Whether the final result may still change (an abandoned game whose absent member
+        has not been heard to agree yet: :attr:`GameState.provisional`, §9.3)."""
+        return self._final.provisional
 
     def held(self, seat: int) -> int:
         """How many events of ``seat``'s feed are held here."""
@@ -510,8 +518,9 @@ class Peer:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
 
         With two members nobody can be dropped (a majority of two is two votes): the one left
-        signs an ``abandon`` instead. The absent member forfeits the round in progress and the
-        game ends, decided by the totals (docs/protocol.md §9.3).
+        signs an ``abandon`` instead. The round in progress is void, and the game ends on the
+        totals of the rounds both sides saw scored (docs/protocol.md §9.3); until the other is
+        heard from again the result may be :attr:`provisional`.
 
         Raises:
             LocalProtocolError: the game is over, more than one other member is left, or the
@@ -519,7 +528,9 @@ class Peer:
         """
         state = self.tentative
         members = [q for q in range(self._n) if q not in state.dropped]
-        if state.phase is Phase.OVER:
+        if self._final.phase is Phase.OVER:
+            # (A game over only on the table, its last result not yet acknowledged by the
+            # other, can still be abandoned: it ends on what both saw, §9.3.)
             raise LocalProtocolError("the game is already over")
         if self.seat not in members or len(members) != 2:
             raise LocalProtocolError(
@@ -794,6 +805,9 @@ class Peer:
             index = bisect.bisect(self._nonfinal_keys, key)
             self._nonfinal.insert(index, event)
             self._nonfinal_keys.insert(index, key)
+        else:
+            # Never folded, but an abandoned game's end reads it (§9.3).
+            self._out.extend(self._final.observe(event))
         if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
             self._rejoin_requests[seat] = message.seq
         # The tentative fold is rebuilt from the final one when someone looks at it: the
@@ -1258,6 +1272,7 @@ class Peer:
             moved += 1
             if not self._admits(event, excluded):
                 self._tentative = None  # the tentative fold counted it; this one never will
+                self._out.extend(final.observe(event))
                 continue
             self._out.extend(final.apply(event))
         if moved:
@@ -1286,6 +1301,8 @@ class Peer:
         final = self._final
         rs = final.round
         seat = self.seat
+        if final.abandoned is not None:
+            self._answer_abandon()
         if seat in final.dropped:
             self._ask_rejoin()
             return
@@ -1319,6 +1336,38 @@ class Peer:
             assert rs.expected is not None and rs.digest is not None
             scores = tuple(p.total for p in rs.expected.players)
             self._emit(Result(self._frontier(), n, rs.digest, scores), None)
+
+    def _answer_abandon(self) -> None:
+        """The other member abandoned the game while we were cut off: sign our own abandon.
+
+        Its frontier shows what we held; the fold counts the rounds both abandons saw scored
+        (§9.3), so this settles the result on both sides (the other may have counted a round
+        whose last result never reached us). Once only: an abandon of ours already does it.
+        """
+        final = self._final
+        assert final.abandoned is not None
+        author, absent = final.abandoned
+        if absent != self.seat or (self.seat, author) in final.abandons:
+            return
+        if any(
+            m.kind is Kind.DROP
+            and isinstance(body := parse_body(m.kind, m.body, self._n), Drop)
+            and body.reason is DropReason.ABANDON
+            for m in self._feeds[self.seat]
+        ):
+            return  # signed already (not yet read back by the fold)
+        held = len(self._feeds[author])
+        self._emit(
+            Drop(
+                self._frontier(),
+                author,
+                held,
+                DropReason.ABANDON,
+                0,
+                self._vote_ids(author, held),
+            ),
+            None,
+        )
 
     def _ask_rejoin(self) -> None:
         """We were dropped (our final fold says so): ask to rejoin at the next round, once.

@@ -305,6 +305,9 @@ class RoundState:
     expected: RoundScore | None = None
     digest: bytes | None = None
     results: frozenset[int] = frozenset()
+    #: (seat, seq) of every result folded, in fold order: an abandon reads which rounds its
+    #: author had seen scored from its frontier (§9.3)
+    result_seqs: tuple[tuple[int, int], ...] = ()
 
     def copy(self) -> RoundState:
         new = copy.copy(self)
@@ -368,6 +371,17 @@ class GameState:
         self.history: tuple[tuple[int, bytes, tuple[int, ...]], ...] = ()
         #: The rounds before the current one, kept for replays and audits.
         self.past_rounds: tuple[RoundState, ...] = ()
+        #: Per round recorded, the (seat, seq) of its results (what made it scored).
+        self.result_events: tuple[tuple[tuple[int, int], ...], ...] = ()
+        #: seat -> (seq, frontier) of its latest event folded or observed: what it held then.
+        self.frontiers: dict[int, tuple[int, tuple[int, ...]]] = {}
+        #: (author, target) -> the frontier of the author's first abandon of the target,
+        #: counted or observed (§9.3: the game counts the rounds every abandon saw scored).
+        self.abandons: dict[tuple[int, int], tuple[int, ...]] = {}
+        #: (author, absent) of the abandon that ended the game, if one did.
+        self.abandoned: tuple[int, int] | None = None
+        #: The game as recorded when the abandon came (the totals count a prefix of it).
+        self._before_abandon: Game | None = None
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -380,6 +394,8 @@ class GameState:
         new.readmitted_at = dict(self.readmitted_at)
         new.gaps = dict(self.gaps)
         new.votes = dict(self.votes)
+        new.frontiers = dict(self.frontiers)
+        new.abandons = dict(self.abandons)
         new.round = self.round.copy()
         return new
 
@@ -424,9 +440,42 @@ class GameState:
             return frozenset(rs.seats - rs.results - out)
         return frozenset()
 
+    @property
+    def provisional(self) -> bool:
+        """Whether the game's result may still change: an abandoned game (§9.3) whose absent
+        member may not have seen every round it counts scored.
+
+        The result of an abandoned game counts the rounds *every* abandon saw scored. It is
+        settled once the absent member's own abandon is here (both views are in), or once an
+        event of the absent member shows it held every result of the last round counted (any
+        abandon it signs later sees that round too). Until then it is provisional: the two
+        sides of a partition cannot know what the other saw (the two generals), and the union of
+        their logs decides. A game that ended otherwise is never provisional.
+        """
+        if self.abandoned is None:
+            return False
+        author, absent = self.abandoned
+        if (absent, author) in self.abandons:
+            return False
+        counted = len(self.game.history)
+        if not counted:
+            return False  # no round to disagree on
+        seen = self.frontiers.get(absent)
+        return seen is None or not _covers(seen[1], self.result_events[counted - 1])
+
     def digest(self) -> str:
-        """A hash of everything the fold decided (for agreement and determinism checks)."""
+        """A hash of everything the fold decided (for agreement and determinism checks).
+
+        For a game ended by an abandon, only its outcome: the rounds it counts and the result.
+        The two sides of a partition each removed the other at their own count, and each
+        table shows its own side's moves of the void round (§9.3); what they agree on is the
+        result.
+        """
         h = hashlib.sha256()
+        if self.abandoned is not None:
+            counted = len(self.game.history)
+            h.update(f"abandoned|{self.history[:counted]}|{self.game!r}".encode())
+            return h.hexdigest()
         h.update(f"{self.phase.value}|{self.round.number}|{sorted(self.dropped.items())}".encode())
         h.update(repr(self.game.history).encode())
         # Which events were refused, not the reasons' text: an author's own fold can name its
@@ -447,7 +496,13 @@ class GameState:
         """Fold one event (the next in total order); return what it made happen."""
         seat = event.seat
         if seat in self.dropped:
-            return []  # after a drop or a leave, nothing more of this seat counts
+            # After a drop or a leave, nothing more of this seat counts (but an abandoned
+            # game's end reads it, §9.3).
+            return self.observe(event)
+        frontier = event.body.frontier
+        latest = self.frontiers.get(seat)
+        if latest is None or latest[0] < event.seq:
+            self.frontiers[seat] = (event.seq, frontier)
         notices: list[Notice] = []
         self._lamport = event.lamport
         self._event = (event.seat, event.seq)
@@ -465,6 +520,31 @@ class GameState:
             return notices
         self._advance(notices)
         return notices
+
+    def observe(self, event: Event) -> list[Notice]:
+        """Read an event that does not count (its author is past its cut, or dropped).
+
+        Nothing it says is folded; only what an abandoned game's end needs (§9.3): what its
+        author held when it signed it (its frontier), and whether it is its author's own
+        abandon. Both only ever settle the result or lower the rounds it counts, whatever the
+        order they are read in. Callers that skip an event for its author's cut pass it here.
+        """
+        body = event.body
+        seat = event.seat
+        latest = self.frontiers.get(seat)
+        if latest is None or latest[0] < event.seq:
+            self.frontiers[seat] = (event.seq, body.frontier)
+        if (
+            isinstance(body, Drop)
+            and body.reason is DropReason.ABANDON
+            and (seat, body.seat) not in self.abandons
+        ):
+            self.abandons[(seat, body.seat)] = body.frontier
+            if self.abandoned is not None:
+                notices: list[Notice] = []
+                self._end_abandoned(notices)
+                return notices
+        return []
 
     def _join(self, event: Event, notices: list[Notice]) -> None:
         if not isinstance(event.body, Join) or event.seq != 1:
@@ -715,6 +795,7 @@ class GameState:
             raise _Refuse("a second result")
         assert rs.expected is not None and rs.digest is not None
         rs.results |= {event.seat}
+        rs.result_seqs += ((event.seat, event.seq),)
         expected = tuple(p.total for p in rs.expected.players)
         if body.digest != rs.digest or body.scores != expected:
             raise _Refuse(
@@ -806,63 +887,78 @@ class GameState:
         self.rejoining = {}
 
     def _abandon(self, event: Event, body: Drop, notices: list[Notice]) -> None:
-        """The last two members, one gone: the other ends the game (DESIGN.md §6).
+        """The last two members, one gone: the other ends the game (DESIGN.md §6, §9.3).
 
         Nobody can be dropped from two (a majority of two is two votes), so the one left signs
-        an ``abandon``. The absent member is removed at the vote's count, as by a drop. The
-        round in progress, if it was dealt, is scored as it would be with the absent member
-        dropped: it forfeits (§8.9), and the one left scores 0, since nobody can check its
-        play; a round already scored counts as scored. The game ends there, decided as at its
-        end (RULES.md, the game: the highest total wins; a tie is shared, since no extra round
-        can be played).
+        an ``abandon``. The absent member is removed at the vote's count, as by a drop, and the
+        game ends on the rounds **scored in every abandon's view**: the round in progress (not
+        yet scored by every result) is void, nobody scores it and nobody forfeits it.
+
+        Why void, and why every view: the two sides of a partition may each abandon the other,
+        each on what it holds. Had the absent member forfeited the round in progress, each side
+        would give the other the forfeit and both would win. With the round void, both sides
+        count the same rounds, except that the results of the last round may have reached one
+        side and not the other: each abandon therefore counts the rounds whose every result its
+        frontier holds, and the game counts the fewest of all the abandons known (the other
+        side's, read by :meth:`observe` even past its cut). Whatever each side does alone, the
+        union of their events gives one result; :attr:`provisional` says when a side cannot be
+        sure of it yet.
+
+        A normal end that one side holds and the other does not yet (the last result in the
+        air) is abandoned the same way: the abandon removes the absent member, so that finality
+        can go on, and the game counts what every abandon saw.
         """
         members = set(range(self.spec.seats)) - set(self.dropped)
         if members != {event.seat, body.seat}:
             raise _Refuse("an abandon needs exactly two members left: its author and the absent")
-        if self.phase is Phase.OVER:
-            raise _Refuse("the game is already over")
         target = body.seat
         self.drop_at[target] = event.lamport
         cut, chain = _cut((body,))
         if cut in chain:
             self.kept_ids[target] = chain
             self.kept_forks[target] = (cut, chain[cut])
+        over = self.phase is Phase.OVER
         self._remove(target, cut, left=False, notices=notices)
-        rs = self.round
-        table = rs.table
-        if self.phase in (Phase.PLAY, Phase.REVEAL) and table is not None:
-            rules = self.rules
-            standing = table.score()
-            players = tuple(
-                PlayerScore(
-                    p.seat,
-                    0,
-                    NERTS_PILE_SIZE,
-                    p.nerts_card_penalty,
-                    0,
-                    rules.false_call_penalty * table.false_calls[p.seat],
-                )
-                if p.seat == target and target in rs.playing
-                else PlayerScore(p.seat, 0, 0, p.nerts_card_penalty, played=p.seat in rs.playing)
-                for p in standing.players
-            )
-            rs.forfeit |= {target} & rs.playing
-            rs.expected = RoundScore(players, standing.teams, standing.status, standing.callers)
-            rs.digest = table.lake.digest()
-        if self.phase in (Phase.PLAY, Phase.REVEAL, Phase.RESULT):
-            assert rs.expected is not None and rs.digest is not None
-            self.game = self.game.record(rs.expected)
-            self.scores += (rs.expected,)
-            self.history += ((rs.number, rs.digest, tuple(p.total for p in rs.expected.players)),)
-            notices.append(RoundScored(rs.number, rs.expected, self.game.totals))
-        totals = self.game.totals
-        best = max(totals)
-        winners = tuple(t for t, total in enumerate(totals) if total == best)
-        result = GameResult(winners, totals, Termination.ABANDONED)
-        game = self.game
-        self.game = Game(game.rules, game.players, game.history, game.playing, result)
-        self._set_phase(Phase.OVER, notices)
+        self.abandons.setdefault((event.seat, target), body.frontier)
+        self.abandoned = (event.seat, target)
+        self._before_abandon = self.game
+        if not over:
+            self._set_phase(Phase.OVER, notices)
+        self._end_abandoned(notices, announce=not over)
+
+    def _end_abandoned(self, notices: list[Notice], *, announce: bool = False) -> None:
+        """Count the rounds every known abandon of the last two members saw scored (§9.3)."""
+        assert self.abandoned is not None and self._before_abandon is not None
+        author, absent = self.abandoned
+        full = self._before_abandon
+        counted = len(full.history)
+        for (voter, target), frontier in self.abandons.items():
+            if {voter, target} == {author, absent}:
+                counted = min(counted, self._rounds_seen(frontier))
+        if counted == len(full.history) and full.result is not None:
+            result = full.result  # a normal end that every abandon saw
+        else:
+            totals = Game(full.rules, full.players, full.history[:counted]).totals
+            best = max(totals)
+            winners = tuple(t for t, total in enumerate(totals) if total == best)
+            result = GameResult(winners, totals, Termination.ABANDONED)
+        if self.game.result == result and len(self.game.history) == counted:
+            if announce:
+                notices.append(GameEnded(result))
+            return
+        self.game = Game(
+            full.rules, full.players, full.history[:counted], full.playing[:counted], result
+        )
         notices.append(GameEnded(result))
+
+    def _rounds_seen(self, frontier: tuple[int, ...]) -> int:
+        """How many rounds, from the first, an event with this frontier saw scored."""
+        seen = 0
+        for results in self.result_events:
+            if not _covers(frontier, results):
+                break
+            seen += 1
+        return seen
 
     def _leave(self, event: Event, notices: list[Notice]) -> None:
         assert isinstance(event.body, Leave)
@@ -1054,6 +1150,7 @@ class GameState:
     def _record(self, notices: list[Notice]) -> None:
         rs = self.round
         assert rs.expected is not None
+        self.result_events += (rs.result_seqs,)
         self.game = self.game.record(rs.expected)
         self.scores += (rs.expected,)
         assert rs.digest is not None
@@ -1064,6 +1161,11 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _covers(frontier: tuple[int, ...], events: tuple[tuple[int, int], ...]) -> bool:
+    """Whether a frontier holds every one of these (seat, seq) events."""
+    return all(frontier[seat] >= seq for seat, seq in events)
 
 
 def _cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:

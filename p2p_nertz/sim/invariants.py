@@ -26,7 +26,7 @@ from p2p_nertz.rules import Card, MoveKind, Table, new_deck, shuffled_deck
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["check", "observe", "replay_round"]
+__all__ = ["check", "observe", "outcomes", "replay_round"]
 
 
 def observe(result: SimResult) -> GameState:
@@ -86,6 +86,7 @@ def observe(result: SimResult) -> GameState:
                 continue
             cut = cuts.get(event.seat)
             if cut is not None and event.seq > cut and all(lo != cut for lo, _ in seat_gaps):
+                state.observe(event)  # never counts; an abandoned game's end reads it
                 continue
             state.apply(event)
         new_cuts = cuts | state.dropped
@@ -95,6 +96,27 @@ def observe(result: SimResult) -> GameState:
         gaps = dict(state.gaps)
         kept = dict(state.kept_forks)
     return state
+
+
+def outcomes(result: SimResult) -> set[str]:
+    """Which membership faults a run saw, by any peer's final fold: ``drop`` (a member voted
+    out), ``abandon`` (a two-member game ended by an abandon), ``rejoin`` (a dropped member
+    readmitted), ``provisional`` (a result still provisional at the end)."""
+    seen: set[str] = set()
+    for p in result.peers:
+        if p is None:
+            continue
+        final = p.final
+        if final.abandoned is not None:
+            seen.add("abandon")
+        if p.provisional:
+            seen.add("provisional")
+        if final.readmitted_at or final.rejoining:
+            seen.add("rejoin")
+        absent = final.abandoned[1] if final.abandoned is not None else None
+        if any(s != absent and s not in final.left for s in final.dropped) or final.gaps:
+            seen.add("drop")
+    return seen
 
 
 def forks(result: SimResult) -> set[int]:
@@ -189,11 +211,17 @@ def check(result: SimResult) -> list[str]:
             if cheat not in p.final.dropped and p.final.phase is Phase.OVER:
                 problems.append(f"equivocation: seat {seat} did not drop forking seat {cheat}")
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
-    if not result.finished:
+    # (A game over on a provisional result counts as finished: a side of a partition that
+    # never healed cannot learn what the other saw, and says so, §9.3.)
+    if not result.finished and not all(p.final.phase is Phase.OVER for _, p in counted):
         phases = {seat: p.final.phase.value for seat, p in peers}
         problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
-    # Agreement among the peers that finished.
-    finished = [(seat, p) for seat, p in counted if p.final.phase is Phase.OVER]
+    # Agreement among the peers that finished. A provisional result (an abandoned game whose
+    # absent member has not been heard to agree, §9.3) may differ: the union of the logs
+    # decides it, and every settled result must be that one.
+    finished = [
+        (seat, p) for seat, p in counted if p.final.phase is Phase.OVER and not p.provisional
+    ]
     if finished:
         ref_seat, ref = finished[0]
         for seat, p in finished[1:]:

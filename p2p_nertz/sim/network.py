@@ -12,7 +12,9 @@ asks to send go through the network model:
 * partitions: during a window, messages between different groups are lost;
 * crashes: a peer dies at an instant (possibly between writing an event to its log and sending
   it) and restarts later from its log, as :meth:`Peer.restore` would after ``kill -9``; or it
-  never comes back, and the others must drop it.
+  never comes back, and the others must drop it;
+* freezes: a peer stops for a while (``SIGSTOP``, a laptop asleep) and runs nothing; what is
+  sent to it waits, and arrives all at once when it wakes, its clock having jumped.
 
 Every random choice comes from one :class:`~p2p_nertz.rng.Rng` seeded by the run's seed, in a
 fixed order, so a seed replays exactly: :func:`run` twice gives the same logs, byte for byte.
@@ -40,6 +42,7 @@ __all__ = [
     "Crash",
     "Equivocation",
     "Faults",
+    "Freeze",
     "Partition",
     "SimConfig",
     "SimResult",
@@ -75,6 +78,17 @@ class Crash:
 
 
 @dataclass(frozen=True, slots=True)
+class Freeze:
+    """Seat ``seat`` stops at ``at`` for ``duration`` seconds (``SIGSTOP``, a laptop asleep):
+    it runs nothing meanwhile, and the messages sent to it wait and arrive, in order, when it
+    wakes (its sockets kept them)."""
+
+    seat: int
+    at: float
+    duration: float
+
+
+@dataclass(frozen=True, slots=True)
 class Equivocation:
     """A cheater: at ``at``, seat ``seat`` signs a second event under its next seq (a Nerts
     call) and sends it to the peers in ``to`` only, while its real event goes to everyone."""
@@ -96,6 +110,7 @@ class Faults:
     partitions: tuple[Partition, ...] = ()
     crashes: tuple[Crash, ...] = ()
     equivocations: tuple[Equivocation, ...] = ()
+    freezes: tuple[Freeze, ...] = ()
 
     @property
     def cheaters(self) -> frozenset[int]:
@@ -104,20 +119,31 @@ class Faults:
 
     @classmethod
     def random(
-        cls, rng: Rng, players: int, *, horizon: float = 60.0, cheats: bool = True
+        cls,
+        rng: Rng,
+        players: int,
+        *,
+        horizon: float = 60.0,
+        cheats: bool = True,
+        long: float | None = None,
     ) -> Faults:
         """A random mix of faults, for soaks: what happens is decided by ``rng``.
 
         ``cheats``: with three players or more, sometimes a member equivocates (signs a second
-        event under its next seq for some peers only, and goes on with its real chain)."""
+        event under its next seq for some peers only, and goes on with its real chain).
+
+        ``long``: the peers' ``drop_after``, to add faults of every length around it: often a
+        partition, a freeze (a peer asleep) or a crash whose length is drawn from a fifth to
+        four times ``drop_after``, and crashes never restarted. Those are the faults that make
+        members drop, abandon and rejoin; the short mix (``None``, partitions of 0.2–3.2 s and
+        restarts within 2 s) never reaches the liveness timers. The short draws come first,
+        so a seed's short faults are the same either way.
+        """
         partitions = []
         crashes = []
         if players >= 2 and rng.random() < 0.5:
             start = rng.random() * horizon
-            seats = list(range(players))
-            rng.shuffle(seats)
-            split = 1 + rng.below(players - 1) if players > 1 else 1
-            groups = (frozenset(seats[:split]), frozenset(seats[split:]))
+            groups = _split(rng, players)
             partitions.append(Partition(start, start + 0.2 + rng.random() * 3.0, groups))
         if rng.random() < 0.5:
             crashes.append(
@@ -136,21 +162,54 @@ class Faults:
             cheaters.append(
                 Equivocation(seat, rng.random() * horizon, frozenset(others[: 1 + rng.below(2)]))
             )
+        delay = 0.001 + rng.random() * 0.02
+        jitter = rng.random() * 0.01
+        reorder = rng.random() * 0.2
+        loss = rng.random() * 0.1
+        duplicate = rng.random() * 0.1
+        freezes: list[Freeze] = []
+        if long is not None and players >= 2:
+            # At least one fault of every game reaches past the liveness timers or near them.
+            kind = rng.below(3)
+            for k in range(3):
+                if k != kind and rng.random() >= 0.3:
+                    continue
+                at = rng.random() * horizon
+                length = long * (0.2 + rng.random() * 3.8)
+                if k == 0:
+                    groups = _split(rng, players)
+                    partitions.append(Partition(at, at + length, groups))
+                elif k == 1:
+                    freezes.append(Freeze(rng.below(players), at, length))
+                else:
+                    never = rng.random() < 0.3
+                    crashes.append(Crash(rng.below(players), at, None if never else length))
         return cls(
-            delay=0.001 + rng.random() * 0.02,
-            jitter=rng.random() * 0.01,
-            reorder=rng.random() * 0.2,
-            loss=rng.random() * 0.1,
-            duplicate=rng.random() * 0.1,
+            delay=delay,
+            jitter=jitter,
+            reorder=reorder,
+            loss=loss,
+            duplicate=duplicate,
             partitions=tuple(partitions),
             crashes=tuple(crashes),
             equivocations=tuple(cheaters),
+            freezes=tuple(freezes),
         )
 
     @property
     def count(self) -> int:
-        """How many partition and crash faults are scheduled."""
-        return len(self.partitions) + len(self.crashes) + len(self.equivocations)
+        """How many partition, crash, freeze and cheating faults are scheduled."""
+        return (
+            len(self.partitions) + len(self.crashes) + len(self.equivocations) + len(self.freezes)
+        )
+
+
+def _split(rng: Rng, players: int) -> tuple[frozenset[int], ...]:
+    """Two random non-empty groups of seats."""
+    seats = list(range(players))
+    rng.shuffle(seats)
+    split = 1 + rng.below(players - 1) if players > 1 else 1
+    return (frozenset(seats[:split]), frozenset(seats[split:]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +245,7 @@ class SimResult:
     duplicated: int = 0
     crashes: int = 0
     rejected: int = 0
+    freezes: int = 0
     finished: bool = False
     violations: list[str] = field(default_factory=list)
     effects: list[tuple[float, int, Effect]] = field(default_factory=list)
@@ -232,10 +292,11 @@ class Simulation:
         self.generation = [0] * n  # a restart invalidates what was queued for the old process
         self.tick_at: list[float | None] = [None] * n
         self.down_until: list[float | None] = [None] * n
+        self.frozen_until: list[float | None] = [None] * n
         self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
 
     # kinds of happenings
-    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE = range(6)
+    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE = range(8)
 
     def _push(self, at: float, kind: int, seat: int, data: bytes = b"") -> None:
         self.counter += 1
@@ -298,6 +359,7 @@ class Simulation:
 
     def _crash(self, seat: int, now: float, restart_after: float | None) -> None:
         self.peers[seat] = None
+        self.frozen_until[seat] = None  # (kill -9 ends a stopped process too)
         self.generation[seat] += 1
         self.tick_at[seat] = None
         self.result.crashes += 1
@@ -318,6 +380,8 @@ class Simulation:
             self._push(crash.at, self.CRASH, crash.seat, b"")
         for index, cheat in enumerate(config.faults.equivocations):
             self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
+        for index, freeze in enumerate(config.faults.freezes):
+            self._push(freeze.at, self.FREEZE, freeze.seat, index.to_bytes(4, "big"))
         crash_plan = {(c.seat, c.at): c for c in config.faults.crashes}
         now = 0.0
         while self.queue:
@@ -325,14 +389,24 @@ class Simulation:
             if now > config.max_time:
                 break
             peer = self.peers[seat]
+            frozen = self.frozen_until[seat]
+            if frozen is not None and peer is not None and kind in (self.MESSAGE, self.BOT):
+                # Asleep: what is sent to it waits in its sockets, in order; it plays nothing.
+                if kind == self.MESSAGE:
+                    self._push(frozen, kind, seat, data)
+                else:
+                    self._push(frozen + self.pacing.delay_ms(self.rng) / 1000, kind, seat)
+                continue
             if kind == self.MESSAGE:
                 if peer is not None:
                     self.result.delivered += 1
                     self._apply(seat, peer.feed(data, now), now)
             elif kind == self.TICK:
-                # Only the latest scheduled tick of the live process counts.
+                # Only the latest scheduled tick of the live process counts (none while it
+                # sleeps: it ticks when it wakes).
                 if (
                     peer is not None
+                    and frozen is None
                     and int.from_bytes(data, "big") == self.generation[seat]
                     and self.tick_at[seat] == now
                 ):
@@ -346,6 +420,19 @@ class Simulation:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
                     self._crash(seat, now, planned.restart_after)
+            elif kind == self.FREEZE:
+                if peer is not None and frozen is None:
+                    freeze = config.faults.freezes[int.from_bytes(data, "big")]
+                    self.frozen_until[seat] = now + freeze.duration
+                    self.result.freezes += 1
+                    self._push(now + freeze.duration, self.WAKE, seat)
+            elif kind == self.WAKE:
+                if frozen is not None and frozen <= now:
+                    self.frozen_until[seat] = None
+                    # The messages that waited arrive first (queued before this tick).
+                    self.tick_at[seat] = None
+                    self._push(now, self.TICK, seat, self.generation[seat].to_bytes(4, "big"))
+                    self.tick_at[seat] = now
             elif kind == self.EQUIVOCATE:
                 if peer is not None:
                     cheat = config.faults.equivocations[int.from_bytes(data, "big")]
@@ -375,7 +462,7 @@ class Simulation:
         tentative = peer.tentative
         if (
             self.config.abandon
-            and tentative.phase is not Phase.OVER
+            and peer.final.phase is not Phase.OVER
             and len(tentative.dropped) == len(self.peers) - 2
             and seat not in tentative.dropped
             and peer.silent_for(now) >= peer.config.drop_after
@@ -435,11 +522,13 @@ class Simulation:
         live = [p for p in self.peers if p is not None]
         if any(d is not None and d != float("inf") for d in self.down_until):
             return False  # someone is due back
+        if any(f is not None for f in self.frozen_until):
+            return False  # someone is asleep
         cheaters = self.config.faults.cheaters
         active = [p for p in live if p.seat not in p.final.dropped and p.seat not in cheaters]
         return (
             bool(active)
-            and all(p.final.phase is Phase.OVER for p in active)
+            and all(p.final.phase is Phase.OVER and not p.provisional for p in active)
             and all(self._quiet(p) for p in active)
         )
 

@@ -421,8 +421,8 @@ class _Painter:
             how = f"Nerts! called by {callers}"
         elif score.status is RoundStatus.BLOCKED:
             how = "blocked: nobody could play"
-        else:  # cut short by an abandon (DESIGN.md §6): scored as it stood
-            how = "cut short: the game was abandoned"
+        else:  # cut short by an abandon (docs/protocol.md §9.3): void, nobody scores it
+            how = "void: the game was abandoned"
         rows = [self.rule(f"round {board.round} over — {how}")]
         rules = view.rules
         by_owner: dict[int, list[Card]] = {}
@@ -471,6 +471,14 @@ class _Painter:
                 .add(f" ({board.result.termination.value})", Style.DIM)
                 .spans()
             )
+            if view.provisional:
+                rows.append(
+                    self.message_row(
+                        "provisional: the other player has not been heard since; the rounds "
+                        "both saw scored decide",
+                        Style.BAD,
+                    )
+                )
             rows.append(self.message_row("q leaves", Style.DIM))
         else:
             rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))

@@ -21,7 +21,17 @@ from p2p_nertz.protocol.bodies import Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rules import Card, Lake, Outcome, Pile, RoundStatus, Table, Termination
+from p2p_nertz.rules import (
+    Card,
+    Lake,
+    Outcome,
+    Pile,
+    PlayerScore,
+    RoundScore,
+    RoundStatus,
+    Table,
+    Termination,
+)
 from p2p_nertz.ui.keys import KeyState
 from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
 
@@ -149,13 +159,22 @@ class Tracker:
             self.board = Board(effect.round, effect.score, effect.totals, lake)
             self.changes += 1
         elif isinstance(effect, st.GameEnded):
+            abandoned = effect.result.termination is Termination.ABANDONED
             board = self.board
-            if board is None and final is not None:
-                board = _last_board(final)  # closed already (an abandon between rounds)
+            if final is not None and abandoned:
+                # The round in progress is void: the board shows it, with the totals of the
+                # rounds counted (an abandon between rounds shows the last one scored).
+                board = _void_board(final) or _last_board(final)
+            elif board is None and final is not None:
+                board = _last_board(final)
             if board is not None:
-                self.board = replace(board, result=effect.result)
-            if effect.result.termination is Termination.ABANDONED:
-                self.say("the game was abandoned: it is over, the totals decide")
+                self.board = replace(board, totals=effect.result.totals, result=effect.result)
+                self.changes += 1
+            if abandoned:
+                self.say(
+                    "the game was abandoned: the round in progress is void, the totals of the "
+                    "rounds scored decide"
+                )
             else:
                 self.say("the game is over")
         elif isinstance(effect, st.MemberDropped):
@@ -301,6 +320,7 @@ class Tracker:
             help=keys.help,
             final=final,
             abandon=abandon if isinstance(abandon, Gone) else None,
+            provisional=peer.final.provisional,
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:
@@ -319,6 +339,25 @@ def _last_board(final: st.GameState) -> Board | None:
         return None
     number = final.history[-1][0]
     return Board(number, final.scores[-1], final.game.totals, _round_lake(final, number))
+
+
+def _void_board(final: st.GameState) -> Board | None:
+    """The board of the round an abandon voided (``None``: it ended between rounds)."""
+    rs = final.round
+    table = rs.table
+    if table is None or any(number == rs.number for number, _, _ in final.history):
+        return None
+    standing = table.score()
+    void = RoundScore(
+        tuple(
+            PlayerScore(p.seat, 0, 0, p.nerts_card_penalty, played=p.seat in rs.playing)
+            for p in standing.players
+        ),
+        standing.teams,
+        RoundStatus.PLAYING,
+        (),
+    )
+    return Board(rs.number, void, final.game.totals, table.lake)
 
 
 def _round_lake(final: st.GameState, number: int) -> Lake:

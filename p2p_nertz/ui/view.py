@@ -110,6 +110,8 @@ class TableView:
         abandon: the one other member left, gone, when the abandon key is on offer (it shows
             in the footer, with the seconds left while the core still waits, and the help);
             ``None``: it is not.
+        provisional: the game's result may still change (an abandoned game whose other
+            member has not been heard to agree yet, docs/protocol.md §9.3): the board says so.
     """
 
     table: Table | None
@@ -131,6 +133,7 @@ class TableView:
     help: bool = False
     final: bool = False
     abandon: Gone | None = None
+    provisional: bool = False
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the 1-based seat number and the name."""
