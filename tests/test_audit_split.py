@@ -1,10 +1,11 @@
 """The audit folds each log alone too: two sides that finished differently are an error, named
 where they part (issue 13 §1 and §3; docs/audit.md, "Each side's result").
 
-Two constructions: the simulator's two-member partition (each side abandons the other, so each
-ends the game with its own totals), and two honest members' logs of a game whose third member
-forked its secret reveal, so that each log holds its own complete game with every result signed
-and no abandon: the second still splits whatever rule ends an abandoned game.
+Two constructions: the simulator's two-member partition of issue 13 §1 (each side abandons the
+other; the audit must say split exactly when the two peers finished differently), and two
+honest members' logs of a game whose third member forked its secret reveal, so that each log
+holds its own complete game with every result signed and no abandon: that one splits whatever
+rule ends an abandoned game.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from p2p_nertz.audit import AuditReport, LogSource, Violation, ViolationKind, audit
 from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.bodies import RevealWhat
-from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
 from p2p_nertz.sim.network import Partition, SimResult
@@ -43,41 +43,32 @@ def _partitioned() -> SimResult:
     return Simulation(SimConfig(players=2, seed=1, rules=rules, faults=faults)).run()
 
 
-def test_audit_split_two_sides_abandoning_each_other_are_an_error() -> None:
+def test_audit_split_named_exactly_when_the_two_sides_finished_differently() -> None:
+    # Issue 13 §1: before abandons counted only the rounds both sides saw scored, each side of
+    # this partition abandoned the other and ended with its own totals, and the audit said
+    # VALID. Whatever the fold decides, the audit must say split exactly when the peers did.
     result = _partitioned()
     report = _audit(log_files(result))
+    results = [peer.final.game.result for peer in result.peers if peer is not None]
+    assert len(results) == 2 and all(r is not None for r in results)
+    totals = {r.totals for r in results if r is not None}
     splits = _splits(report)
-    assert len(splits) == 1, [str(v) for v in report.violations]
-    split = splits[0]
-    assert split.log == "p1.log" and split.expected and split.found
-    assert split.expected.startswith("p1.log: ") and split.found.startswith("p2.log: ")
-    # Both results, as each side's own peer reached them.
-    for seat, text in ((0, split.expected), (1, split.found)):
-        peer = result.peers[seat]
-        assert peer is not None
-        assert f"game totals {list(peer.final.game.totals)}" in text
-    # Where they part: each side's abandon, which the other never saw.
-    assert split.detail.count("drop seat") == 2 and split.detail.count("abandon") == 2
-    assert split.event == "drop"
-    assert not report.valid and report.exit_status == 1
+    assert bool(splits) == (len(totals) > 1), [str(v) for v in report.violations]
+    for split in splits:
+        assert split.expected is not None and split.found is not None
+        for seat, text in ((0, split.expected), (1, split.found)):
+            peer = result.peers[seat]
+            assert peer is not None
+            assert f"game totals {list(peer.final.game.totals)}" in text
+        assert split.detail.count("abandon") == 2  # where they part: each side's abandon
+    assert report.valid == (not splits)
 
 
 def _forked_secret(game: Game) -> Logs:
     """Two honest members' logs of one game, where the third member's secret reveal is another
     in the second log (a fork it signed): each log alone folds to a complete game with every
     result signed, the second with the third member forfeiting the round."""
-    secret = next(
-        m for m in events_of(game.logs, 2, game.spec, Kind.REVEAL) if m.body[2] == RevealWhat.SECRET
-    )
-    other = game.copy()
-
-    def wrong_secret(message: Message) -> dict[str, Any]:
-        body = list(message.body)
-        body[3] = bytes(32)
-        return {"body": body}
-
-    rewrite(game, other, 2, secret.seq, wrong_secret)
-    return [game.copy()[0], other[1]]
+    return [game.copy()[0], _forked_secret_everywhere(game)[1]]
 
 
 def test_audit_split_two_honest_logs_with_different_complete_games_are_an_error() -> None:
@@ -101,22 +92,32 @@ def test_audit_split_two_honest_logs_with_different_complete_games_are_an_error(
 
 def test_audit_split_the_cheaters_own_log_is_no_side() -> None:
     game = played(players=3, seed=11)
-    logs = _forked_secret(game)
-    # The same fork with the cheater's own log (its version) against an honest one: the
-    # cheat is named, and a cheater's view is not a side of a split.
-    other = game.copy()
+    forked = _forked_secret_everywhere(game)
+    # An honest log against the cheater's own (which holds its other version): the cheat is
+    # named, and no split, since the cheater's fold follows its own fork.
+    report = game.audit([game.copy()[0], game.copy()[1], forked[2]])
+    assert [v.seat for v in report.violations if v.kind is ViolationKind.EQUIVOCATION]
+    assert not _splits(report)
+    # Its fold alone does reach another result: it is skipped as a side, not agreeing.
+    alone = audit([LogSource.from_bytes("p3.log", game.files([[], [], forked[2]])[2])])
+    assert alone.finished and alone.totals != game.audit().totals
+
+
+def _forked_secret_everywhere(game: Game) -> Logs:
+    """The game's logs with the third member's secret reveal (and every later event of its
+    feed) signed again with another secret, in every log."""
     secret = next(
         m for m in events_of(game.logs, 2, game.spec, Kind.REVEAL) if m.body[2] == RevealWhat.SECRET
     )
-    rewrite(game, other, 2, secret.seq, lambda m: {"body": [*m.body[:3], bytes(32)]})
-    report = game.audit([logs[0], other[1], other[2]])
-    assert not _splits(report) or all(v.log != "p3.log" for v in _splits(report))
-    assert [v for v in report.violations if v.kind is ViolationKind.EQUIVOCATION]
+    logs = game.copy()
+    rewrite(game, logs, 2, secret.seq, lambda m: {"body": [*m.body[:3], bytes(32)]})
+    return logs
 
 
 def test_audit_split_command_prints_one_json_object_per_line(tmp_path: Path) -> None:
+    game = played(players=3, seed=11)
     paths = []
-    for i, data in enumerate(log_files(_partitioned())):
+    for i, data in enumerate(game.files(_forked_secret(game))):
         path = tmp_path / f"p{i + 1}.log"
         path.write_bytes(data)
         paths.append(str(path))
@@ -133,7 +134,8 @@ def test_audit_split_command_prints_one_json_object_per_line(tmp_path: Path) -> 
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     *findings, verdict = lines
     assert {line["event"] for line in findings} == {"finding"}
-    assert "split_result" in {line["finding"]["kind"] for line in findings}
+    kinds = {line["finding"]["kind"] for line in findings}
+    assert {"split_result", "equivocation"} <= kinds
     assert verdict["event"] == "verdict" and verdict["verdict"] == "invalid"
     assert verdict["errors"] + verdict["notices"] == len(findings)
     assert "violations" not in verdict

@@ -1795,6 +1795,8 @@ class _View:
         peer: its peer's name.
         history: every round it scored: (number, lake digest, scores).
         result: the game's result, if it reached the end.
+        provisional: that result may still change (an abandoned game whose absent member may
+            not have seen every round it counts: the union of the logs decides, §9.3).
         decisive: its decisive events (drops, leaves, calls, results) in total order.
         feeds: per seat, the id prefixes of the events it holds, in seq order (16 bytes each).
         lamports: per seat, their Lamport times.
@@ -1806,6 +1808,7 @@ class _View:
     peer: str
     history: tuple[tuple[int, bytes, tuple[int, ...]], ...]
     result: GameResult | None
+    provisional: bool
     decisive: tuple[Event, ...]
     feeds: tuple[bytes, ...]
     lamports: tuple[array[int], ...]
@@ -1826,6 +1829,7 @@ def _view(spec: GameSpec, source: LogSource) -> _View | None:
         spec.members[log.owner].name,
         state.history,
         state.game.result if state.phase is Phase.OVER else None,
+        state.phase is Phase.OVER and state.provisional,
         tuple(run.decisive),  # (folded in the total order)
         tuple(bytes(f.prefixes) for f in run.feeds),
         tuple(f.lamports for f in run.feeds),
@@ -1866,10 +1870,9 @@ def _split_kind(a: _View, b: _View) -> ViolationKind | None:
     split, in one place.
 
     Today every difference between two finished views is an error (two sides must never finish
-    with different results, DESIGN.md §6). A result the protocol marks *provisional* (a
-    two-member game abandoned by each side, which the union of their logs decides) could be
-    returned here as a notice kind instead (one listed in ``findings._NOTICES``), or ``None``
-    to say nothing.
+    with different results, DESIGN.md §6). A difference where a view's result is
+    ``provisional`` (the union of the logs decides, §9.3) could be returned here as a notice
+    kind instead (one listed in ``findings._NOTICES``), or ``None`` to say nothing.
     """
     del a, b  # every difference weighs the same, for now
     return ViolationKind.SPLIT_RESULT
