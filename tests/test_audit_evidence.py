@@ -8,7 +8,10 @@ an accusation nobody can check is exactly what an honest peer never signs.
 
 from __future__ import annotations
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from p2p_nertz.audit import SPEC_NOTE, AuditReport, Violation, ViolationKind
 from p2p_nertz.logfile import Record, RecordKind
@@ -93,6 +96,31 @@ def test_audit_evidence_proof_codec_checks_both_signatures_and_the_contradiction
     with pytest.raises(InvalidProofError) as stranger:  # a roster without the author
         check_proof(encode_proof(first, second), game_id=game.spec.game_id, roster=roster[:2])
     assert stranger.value.problem is ProofProblem.UNVERIFIED
+
+
+_GAME = played()
+_WIRES = [m.wire for m in events_of(_GAME.logs, TARGET, _GAME.spec)[:6]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hs.one_of(
+        hs.binary(max_size=64),
+        hs.lists(hs.sampled_from(_WIRES) | hs.binary(max_size=40), max_size=3).map(
+            lambda items: msgpack.packb(items, use_bin_type=True)
+        ),
+        hs.tuples(hs.sampled_from(_WIRES), hs.integers(0, 200), hs.integers(0, 255)).map(
+            lambda t: encode_proof(t[0], t[0][: t[1]] + bytes([t[2]]) + t[0][t[1] + 1 :])
+        ),
+    )
+)
+def test_audit_evidence_proof_check_raises_only_its_own_error(data: bytes) -> None:
+    try:
+        proof = check_proof(data, game_id=_GAME.spec.game_id, roster=_GAME.spec.peer_ids)
+    except InvalidProofError as exc:
+        assert exc.problem in ProofProblem
+    else:  # only a real contradiction passes
+        assert proof.first.id != proof.second.id
 
 
 def test_audit_evidence_vote_without_proof_is_named(game: Game) -> None:
