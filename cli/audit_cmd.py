@@ -20,7 +20,15 @@ from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.spec import GameSpec
 
-__all__ = ["SPEC_FILE", "add_parser", "find_spec_files", "format_report", "read_spec", "sources"]
+__all__ = [
+    "SPEC_FILE",
+    "add_parser",
+    "find_spec_files",
+    "format_report",
+    "json_lines",
+    "read_spec",
+    "sources",
+]
 
 SPEC_FILE = "game.spec"
 """The spec file ``nertz demo`` writes next to the logs."""
@@ -37,7 +45,11 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="a peer's log file")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per line: each finding, then the verdict",
+    )
     p.add_argument("--strict", action="store_true", help="stop at the first error")
     p.add_argument(
         "--deep",
@@ -94,10 +106,26 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         deep=args.deep,
     )
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        for line in json_lines(report):
+            print(line)
     else:
         print(format_report(report))
     return report.exit_status
+
+
+def json_lines(report: AuditReport) -> list[str]:
+    """The report for machines, one JSON object per line (docs/audit.md, "JSON output").
+
+    One ``{"event": "finding", "finding": {...}}`` per finding, in the order found, then one
+    ``{"event": "verdict", ...}`` with everything else the report holds (the players, logs,
+    rounds, totals, and the counts of errors and notices). The finding is nested because a
+    finding's own ``event`` field names the game event it is about.
+    """
+    lines = [json.dumps({"event": "finding", "finding": v.to_dict()}) for v in report.violations]
+    summary = report.to_dict()
+    del summary["violations"]  # (each was a line of its own)
+    lines.append(json.dumps({"event": "verdict", **summary}))
+    return lines
 
 
 def format_report(report: AuditReport) -> str:

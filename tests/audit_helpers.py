@@ -9,6 +9,7 @@ every log at once, exactly as a cheating peer would have sent them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,13 +18,22 @@ from typing import Any
 from p2p_nertz.audit import AuditReport, LogSource, ViolationKind, audit
 from p2p_nertz.audit.simlogs import log_file, log_records
 from p2p_nertz.logfile import Record, RecordKind
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    VOTE_WINDOW,
+    Drop,
+    DropReason,
+    EventBody,
+    encode_body,
+    kind_of,
+)
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import SimConfig, SimResult, Simulation
 
-__all__ = ["Game", "events_of", "played", "rewrite", "sign_like"]
+__all__ = ["Game", "append_event", "events_of", "played", "rewrite", "sign_like", "vote"]
 
 Logs = list[list[Record]]
 
@@ -138,3 +148,45 @@ def rewrite(
 def kinds(report: AuditReport) -> set[ViolationKind]:
     """The kinds of violation in a report."""
     return {v.kind for v in report.violations}
+
+
+def append_event(game: Game, logs: Logs, seat: int, body: EventBody, *, to: Any = None) -> bytes:
+    """Sign ``body`` as ``seat``'s next event after everything in the logs, and append it to
+    the logs ``to`` (indexes; default all): its own log files it as sent, the others as
+    received. Its frontier holds every feed as the logs hold it, its clock is above them all.
+    Returns the wire."""
+    heads = [len(events_of(logs, s, game.spec)) for s in range(game.spec.seats)]
+    last = max(m.lamport for s in range(game.spec.seats) for m in events_of(logs, s, game.spec))
+    feed = events_of(logs, seat, game.spec)
+    body = dataclasses.replace(body, frontier=tuple(heads))
+    wire = encode_message(
+        game.identities[seat],
+        game_id=game.spec.game_id,
+        seq=heads[seat] + 1,
+        prev=feed[-1].id if feed else None,
+        lamport=last + 1,
+        kind=kind_of(body),
+        body=encode_body(body),
+    )
+    for index in range(len(logs)) if to is None else to:
+        own = index == seat
+        logs[index].append(Record.sent_event(wire) if own else Record.received_event(wire))
+    return wire
+
+
+def vote(
+    game: Game, logs: Logs, voter: int, target: int, *, fork_seq: int, to: Any = None
+) -> bytes:
+    """``voter``'s signed vote to drop ``target`` on proof of cheating at ``fork_seq``, counting
+    the whole of its feed the logs hold, appended to the logs (see :func:`append_event`)."""
+    feed = events_of(logs, target, game.spec)
+    window = feed[max(0, len(feed) - VOTE_WINDOW) :]
+    body = Drop(
+        (0,) * game.spec.seats,
+        target,
+        len(feed),
+        DropReason.EQUIVOCATION,
+        fork_seq,
+        tuple(m.id[:ID_PREFIX] for m in window),
+    )
+    return append_event(game, logs, voter, body, to=to)

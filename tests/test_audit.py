@@ -74,7 +74,10 @@ def test_audit_golden_logs_through_the_command(
     out = capsys.readouterr().out
     assert out.rstrip().endswith("verdict: VALID: 0 error(s), 0 notice(s)")
     assert main(["audit", "--json", *logs]) == 0
-    data = json.loads(capsys.readouterr().out)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1  # no finding: the verdict alone
+    data = json.loads(lines[0])
+    assert data["event"] == "verdict"
     assert data["verdict"] == "valid" and data["finished"]
     assert [p["fingerprint"] for p in data["players"]] == [
         m.fingerprint

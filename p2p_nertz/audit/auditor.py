@@ -36,6 +36,18 @@ the votes may come after events past the cut. When the fold drops someone, the a
 logs again with the cuts known (as :func:`~p2p_nertz.sim.invariants.observe` does), until they
 no longer change; only the last pass reports. A game without drops is read once.
 
+**Evidence.** An accusation must be proven by the logs (docs/audit.md, "Evidence"): while
+reading, the audit collects what proves cheating (two versions of one event, a logged beat an
+event contradicts, ``proof`` notes verified by :func:`~p2p_nertz.protocol.evidence.check_proof`)
+and what needs proof (votes on proof of cheating, drops on them, forfeits and their causes);
+at the end of the pass it matches them.
+
+**Each side.** The union is one game, but each log is its own peer's view. When the logs
+differ, each is also folded alone (:func:`_view`, the same passes over that log only), and two
+views that scored a round, or ended the game, differently are a split (:meth:`_Pass.compare`;
+what weighs how much is decided by :func:`_split_kind` alone). When every log holds every
+event, every view is the union's game, and nothing more is read.
+
 Memory: the records themselves are never kept. Per event the audit keeps 24 bytes (a 16-byte id
 prefix to recognise an equivocation whenever the second version comes, and the Lamport time to
 check frontiers), plus what the fold keeps of the current round; events wait in a small buffer
@@ -69,6 +81,8 @@ from p2p_nertz.logfile.format import (
 from p2p_nertz.protocol.bodies import (
     Beat,
     Commit,
+    Drop,
+    DropReason,
     EventBody,
     Play,
     Ready,
@@ -85,11 +99,20 @@ from p2p_nertz.protocol.envelope import (
     RejectReason,
     decode_message,
 )
+from p2p_nertz.protocol.evidence import (
+    PROOF_NOTE,
+    InvalidProofError,
+    Proof,
+    ProofKind,
+    check_proof,
+)
 from p2p_nertz.protocol.identity import fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import (
     Event,
+    GameEnded,
     GameState,
+    MemberDropped,
     Notice,
     Phase,
     Refused,
@@ -99,7 +122,7 @@ from p2p_nertz.protocol.state import (
     nonce_hash,
     secret_hash,
 )
-from p2p_nertz.rules import Card, MoveKind, Pile, RoundStatus, Tableau
+from p2p_nertz.rules import Card, GameResult, MoveKind, Pile, RoundStatus, Tableau
 from p2p_nertz.sim.invariants import replay_round
 
 __all__ = [
@@ -128,6 +151,7 @@ _NOTE = RecordKind.NOTE
 _SENT = RecordKind.SENT_EVENT
 _RECEIVED = RecordKind.RECEIVED_EVENT
 _NERTS_CALL = Kind.NERTS
+_DROP = Kind.DROP
 
 
 class RecordStream(Protocol):
@@ -372,26 +396,49 @@ def audit(
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:
             return AuditReport(None, tuple(_unread(sources)), tuple(setup))
-        cuts: dict[int, int] = {}
-        forks: dict[int, tuple[int, bytes]] = {}
-        passes = 0
-        while True:
-            passes += 1
-            last = passes >= found.seats + 2
-            run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
-            run.opened, opened = opened, {}  # the first pass reads on from the spec's look
-            run.run()
-            if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
-                break
-            cuts = dict(run.state.dropped)
-            forks = dict(run.state.kept_forks)
+        run, passes = _settled(found, sources, strict=strict, deep=deep, opened=opened)
     finally:
         for stream, _ in opened.values():
             _close(stream)
     if on_fold is not None:
+        cuts, forks = dict(run.cuts), dict(run.forks)
         run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold)
         run.run()
+    if not run.stopped and run.may_split():
+        # Each peer's own view, folded from its log alone: two that finished differently are
+        # a split (DESIGN.md §6), which the union alone cannot show.
+        views = [_view(found, source) for source, log in zip(sources, run.logs, strict=True)]
+        run.compare(views)
     return run.report(setup, passes)
+
+
+def _settled(
+    spec: GameSpec,
+    sources: Sequence[LogSource],
+    *,
+    strict: bool,
+    deep: bool,
+    opened: dict[int, _Opened] | None = None,
+    kinds: bool = False,
+) -> tuple[_Pass, int]:
+    """Read the logs until the cuts the fold decides no longer change (module docstring);
+    the last pass, and how many were made."""
+    cuts: dict[int, int] = {}
+    forks: dict[int, tuple[int, bytes]] = {}
+    passes = 0
+    while True:
+        passes += 1
+        last = passes >= spec.seats + 2
+        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
+        if kinds:
+            run.kinds = [bytearray() for _ in range(spec.seats)]
+        if opened is not None:
+            run.opened, opened = opened, None  # the first pass reads on from the spec's look
+        run.run()
+        if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
+            return run, passes
+        cuts = dict(run.state.dropped)
+        forks = dict(run.state.kept_forks)
 
 
 def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:
@@ -616,6 +663,23 @@ class _Pass:
         self.secret_events: dict[tuple[int, int], Event] = {}
         self.step_violations: list[Violation] = []
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
+        # Evidence (docs/audit.md, "Evidence"): what the logs prove, and what needs proof.
+        self.proof_notes: dict[bytes, None] = {}  # the data of every proof note read
+        self.proofs: list[tuple[Proof, str, int]] = []  # verified notes: proof, log, record
+        # (seat, seq) -> the id prefixes of the signed versions of a forked event read
+        self.versions: dict[tuple[int, int], set[bytes]] = {}
+        self.unseen_forks: set[tuple[int, int]] = set()  # losing versions of a kept fork
+        self.lies: list[tuple[int, int, int]] = []  # (seat, head, seq) from logged beats
+        self.accusations: list[Event] = []  # delivered votes on proof of cheating
+        # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
+        self.causes: dict[tuple[int, int], list[str]] = {}
+        self.forfeits: list[tuple[int, int]] = []
+        self.proven: dict[int, list[tuple[int, int]]] | None = None  # see _proven
+        # Per feed, the kind of each event delivered: only for a log's own view (_view).
+        self.kinds: list[bytearray] | None = None
+        # The events whose fold ended a round or the game or removed a member, in fold order:
+        # where two logs that finished differently part (see _parting).
+        self.decisive: list[Event] = []
 
     # -- reporting -------------------------------------------------------------------------
     def add(self, violation: Violation) -> None:
@@ -817,6 +881,8 @@ class _Pass:
     def _record(self, log: _Log, record: Record) -> None:
         kind = record.kind
         if kind is _NOTE:
+            if record.name == PROOF_NOTE:
+                self._proof_note(log, record)
             return
         is_event = kind is _SENT or kind is _RECEIVED
         data = record.data
@@ -894,6 +960,28 @@ class _Pass:
             return
         assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
         self._take(message, body, seat, log)
+
+    def _proof_note(self, log: _Log, record: Record) -> None:
+        """A ``proof`` note: verify both signatures and the contradiction (or say why not)."""
+        data = bytes(record.data)
+        if data in self.proof_notes:
+            return  # the same proof, logged by another peer (or twice)
+        self.proof_notes[data] = None
+        try:
+            proof = check_proof(data, game_id=self.game_id, roster=self.roster, seats=self.seats)
+        except InvalidProofError as exc:
+            self.add(
+                Violation(
+                    ViolationKind.BAD_PROOF,
+                    f"a proof note that proves nothing: {exc}",
+                    log=log.name,
+                    record=log.count,
+                    expected="two signed messages of one author that contradict each other",
+                    found=exc.problem.value,
+                )
+            )
+            return
+        self.proofs.append((proof, log.name, log.count))
 
     def _once(self, key: tuple[Any, ...], violation: Violation) -> None:
         if key not in self.reported:
@@ -989,6 +1077,7 @@ class _Pass:
             feed.beats[beat.head_seq] = max(feed.beats.get(beat.head_seq, 0), message.lamport)
 
     def _clock_lie(self, seat: int, seq: int, lamport: int, announced: int) -> None:
+        self.lies.append((seat, seq - 1, seq))
         self._once(
             ("beat", seat, seq),
             Violation(
@@ -1010,18 +1099,18 @@ class _Pass:
         if seq <= feed.head:
             known = feed.prefix(seq)
             if known != message.id[:_PREFIX]:
-                self._equivocation(message, seat, known, log)
+                self._equivocation(message, seat, known, log, seen=True)
             return
         pending = feed.pending
         waiting = pending.get(seq) if pending else None
         if waiting is not None:
             if waiting[0].id != message.id:
-                self._equivocation(message, seat, waiting[0].id[:_PREFIX], log)
+                self._equivocation(message, seat, waiting[0].id[:_PREFIX], log, seen=True)
             return
         fork = self.forks.get(seat) if self.forks else None
         if fork is not None and fork[0] == seq and not message.id.startswith(fork[1]):
             # The drop kept the other version: this one is the fork's losing side.
-            self._equivocation(message, seat, fork[1], log)
+            self._equivocation(message, seat, fork[1], log, seen=False)
             return
         if seq == feed.head + 1:
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
@@ -1032,9 +1121,19 @@ class _Pass:
             self._deliver(seat, msg, parsed)
         self._fold_ready()
 
-    def _equivocation(self, message: Message, seat: int, other: bytes, log: _Log) -> None:
+    def _equivocation(
+        self, message: Message, seat: int, other: bytes, log: _Log, *, seen: bool
+    ) -> None:
+        """Two versions of ``seat``'s event: ``other`` is the prefix of the one read first
+        (``seen``) or, for a fork a drop settled, the kept one the votes quote."""
         feed = self.feeds[seat]
         feed.forked = min(feed.forked or message.seq, message.seq)
+        versions = self.versions.setdefault((seat, message.seq), set())
+        versions.add(message.id[:_PREFIX])
+        if seen:
+            versions.add(other)
+        else:  # the kept version is proof only once read (see _proven)
+            self.unseen_forks.add((seat, message.seq))
         self._once(
             ("fork", seat, message.seq, message.id),
             Violation(
@@ -1115,6 +1214,12 @@ class _Pass:
             announced = feed.beats.pop(seq - 1, None)
             if announced is not None and lamport <= announced:
                 self._clock_lie(seat, seq, lamport, announced)
+        if self.kinds is not None:
+            self.kinds[seat].append(message.kind)
+        if message.kind is _DROP:
+            assert isinstance(body, Drop)
+            if body.reason is DropReason.EQUIVOCATION:
+                self.accusations.append(event)
         cut = self.cuts.get(seat) if self.cuts else None
         if in_order and (cut is None or seq <= cut):
             heapq.heappush(self.heap, (lamport, seat, seq, event))
@@ -1215,12 +1320,33 @@ class _Pass:
             self.on_fold(FoldStep(event, tuple(notices), state, tuple(self.step_violations)))
 
     def _notice(self, event: Event, notice: Notice, rs: RoundState, before: Tableau | None) -> None:
+        if isinstance(notice, _DECIDING) and (not self.decisive or self.decisive[-1] is not event):
+            self.decisive.append(event)
         if isinstance(notice, Refused):
             self._refused(event, notice, rs, before)
         elif isinstance(notice, RoundEnded):
             self.ended[notice.round] = notice
         elif isinstance(notice, RoundScored):
             self.scored[notice.round] = notice
+            if notice.round == rs.number:
+                self.forfeits.extend((rs.number, seat) for seat in sorted(rs.forfeit))
+        elif isinstance(notice, MemberDropped) and rs.number:
+            self.causes.setdefault((rs.number, notice.seat), []).append(
+                self._drop_cause(event, notice)
+            )
+
+    def _drop_cause(self, event: Event, notice: MemberDropped) -> str:
+        """Why a member was removed, as a forfeit's cause: ``left``, ``abandoned``,
+        ``dropped``, or ``dropped_on_proof`` (which stands only if the logs hold proof)."""
+        if notice.left:
+            return "left"
+        body = event.body
+        if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
+            return "abandoned"
+        votes = self.state.votes.get(notice.seat, ())
+        if any(v.reason is DropReason.EQUIVOCATION for _, v in votes):
+            return "dropped_on_proof"
+        return "dropped"
 
     def _refused(
         self, event: Event, notice: Refused, rs: RoundState, before: Tableau | None
@@ -1232,6 +1358,7 @@ class _Pass:
             culprit = self.secret_events.get((rs.number, violation.seat))
             where = self.about(culprit) if culprit is not None else self.who(violation.seat)
             where.setdefault("round", rs.number)
+            self.causes.setdefault((rs.number, violation.seat), []).append("deck_mismatch")
             self.add(Violation(ViolationKind.DECK_MISMATCH, reason, **where))
             return
         body = event.body
@@ -1250,6 +1377,7 @@ class _Pass:
                 expected = commit.secret_hash.hex()[:16] if commit else None
             expected = f"H = {expected}" if expected else "a commit"
             found = f"H = {found}"
+            self.causes.setdefault((body.round, event.seat), []).append("reveal_mismatch")
         elif event.kind is Kind.RESULT and "disagrees" in reason:
             kind = ViolationKind.RESULT_MISMATCH
             assert isinstance(body, Result)
@@ -1336,6 +1464,7 @@ class _Pass:
         if state.phase is Phase.OVER or state.round.secrets:
             self._replay(state.round)
         self._gaps()
+        self._evidence()
         if state.phase is not Phase.OVER:
             names = ", ".join(self.spec.members[s].name for s in sorted(state.waiting()))
             self.add(
@@ -1399,6 +1528,198 @@ class _Pass:
                     )
                 )
 
+    # -- evidence ----------------------------------------------------------------------------
+    def _proven(self) -> dict[int, list[tuple[int, int]]]:
+        """Per seat, the seq ranges at which the logs prove it cheated: two signed versions of
+        an event read, a logged beat its event contradicts, or a verified proof note (once
+        every log is read)."""
+        if self.proven is not None:
+            return self.proven
+        proven: dict[int, list[tuple[int, int]]] = {}
+        self.proven = proven
+        for seat, seq in self.unseen_forks:
+            feed = self.feeds[seat]
+            if seq <= feed.head:  # the kept version was read after all
+                self.versions[(seat, seq)].add(feed.prefix(seq))
+        for (seat, seq), ids in self.versions.items():
+            if len(ids) > 1:
+                proven.setdefault(seat, []).append((seq, seq))
+        for seat, head, seq in self.lies:
+            proven.setdefault(seat, []).append((head + 1, seq))
+        for proof, _, _ in self.proofs:
+            proven.setdefault(self.roster[proof.author], []).append(proof.span)
+        return proven
+
+    def _evidence(self) -> None:
+        """Every vote and drop on proof of cheating backed by proof in the logs, every proof
+        note's cheat named, every forfeit traced to a cause (docs/audit.md)."""
+        if not (self.proofs or self.accusations or self.forfeits):
+            return  # the usual game: nothing to back
+        proven = self._proven()
+        names = [m.name for m in self.spec.members]
+        # A proof note names its cheat even where the events read show nothing of it (a peer
+        # logs one version of a forked event, and no beat).
+        shown = {(v.seat, v.seq) for v in self.violations if v.kind is ViolationKind.EQUIVOCATION}
+        for proof, log, record in self.proofs:
+            seat = self.roster[proof.author]
+            second = proof.second
+            if proof.kind is ProofKind.EQUIVOCATION:
+                if (seat, proof.seq) in shown or len(self.versions.get((seat, proof.seq), ())) > 1:
+                    continue
+                shown.add((seat, proof.seq))
+                self._once(
+                    ("fork", seat, proof.seq, second.id),
+                    Violation(
+                        ViolationKind.EQUIVOCATION,
+                        f"two different signed events with seq {proof.seq} (a proof note): "
+                        "the author forked its feed",
+                        log=log,
+                        record=record,
+                        expected=f"event {proof.first.id.hex()[:16]}…",
+                        found=f"event {second.id.hex()[:16]}…",
+                        **self.about_message(second),
+                    ),
+                )
+            else:
+                beat = proof.first
+                self._once(
+                    ("beat", seat, proof.seq),
+                    Violation(
+                        ViolationKind.CLOCK_BELOW_ACK,
+                        f"timed {second.lamport}, at or below the clock {beat.lamport} its "
+                        f"author announced with head {proof.head} (a proof note)",
+                        log=log,
+                        record=record,
+                        expected=f"lamport > {beat.lamport}",
+                        found=str(second.lamport),
+                        **self.about_message(second),
+                    ),
+                )
+        for vote in self.accusations:
+            body = vote.body
+            assert isinstance(body, Drop)
+            target, fork = body.seat, body.fork_seq
+            if any(lo <= fork <= hi for lo, hi in proven.get(target, ())):
+                continue
+            self.add(
+                Violation(
+                    ViolationKind.UNPROVEN_VOTE,
+                    f"a vote to drop {names[target]} for cheating at its event {fork}, which "
+                    "no log proves",
+                    expected=f"proof of {names[target]}'s event {fork}: two signed versions, "
+                    "or a beat it contradicts, in the events or a proof note",
+                    found="none",
+                    **self.about(vote),
+                )
+            )
+        state = self.state
+        for target in sorted(state.dropped):
+            voters = [
+                names[voter]
+                for voter, v in state.votes.get(target, ())
+                if v.reason is DropReason.EQUIVOCATION
+            ]
+            if not voters or target in state.left or target in proven:
+                continue
+            self.add(
+                Violation(
+                    ViolationKind.UNPROVEN_DROP,
+                    f"dropped on proof of cheating by the votes of {', '.join(voters)}, and no "
+                    "log holds proof of any cheating of it",
+                    expected="two signed versions of one of its events, or a beat it "
+                    "contradicts, in the events or a proof note",
+                    found="none",
+                    **self.who(target),
+                )
+            )
+        for number, seat in self.forfeits:
+            causes = self.causes.get((number, seat), [])
+            if any(c != "dropped_on_proof" or seat in proven for c in causes):
+                continue
+            why = (
+                "its only cause is a drop on proof of cheating that no log proves"
+                if causes
+                else "the logs hold no cause for it"
+            )
+            self.add(
+                Violation(
+                    ViolationKind.UNTRACED_FORFEIT,
+                    f"forfeits round {number}, and {why}",
+                    expected="a reveal that does not match its commit, a lie in its replay, "
+                    "a leave or a drop that stands",
+                    found=", ".join(causes) or "none",
+                    round=number,
+                    **self.who(seat),
+                )
+            )
+
+    # -- each log's own view -------------------------------------------------------------------
+    def may_split(self) -> bool:
+        """Whether two logs may hold different games: some log lacks events others hold, or
+        holds another version of one (otherwise every log folds to the union's game)."""
+        if sum(1 for log in self.logs if log.readable) < 2:
+            return False
+        return any(v.kind in _DIFFERENT_COPIES for v in self.violations)
+
+    def compare(self, views: list[_View | None]) -> None:
+        """Name every two logs that each reached a result, and reached different ones.
+
+        A log whose own peer the logs prove a cheater is no side: its fold follows its own
+        fork, and the cheat is named already."""
+        proven = self._proven()
+        sides = [v for v in views if v is not None and v.seat not in proven]
+        try:
+            for i, first in enumerate(sides):
+                for second in sides[i + 1 :]:
+                    self._compare(first, second)
+        except _Stop:
+            self.stopped = True
+
+    def _compare(self, a: _View, b: _View) -> None:
+        spec = self.spec
+        difference = _difference(
+            a,
+            b,
+            (lambda w: f"team {w + 1}") if spec.rules.pairs else (lambda w: spec.members[w].name),
+        )
+        if difference is None:
+            return
+        kind = _split_kind(a, b)
+        if kind is None:
+            return
+        what, found_a, found_b = difference
+        names = [m.name for m in self.spec.members]
+        part_a, part_b = _parting(a, b)
+        parts = []
+        for view, part, other in ((a, part_a, b), (b, part_b, a)):
+            if part is not None:
+                parts.append(
+                    f"{view.name} holds {names[part.seat]}'s {part.text} (seq {part.seq}, "
+                    f"lamport {part.lamport}) that {other.name} lacks"
+                )
+        where: dict[str, Any] = {}
+        first = min((p for p in (part_a, part_b) if p is not None), key=_KEY, default=None)
+        if first is not None:
+            where = self.who(first.seat)
+            where.update(seq=first.seq, lamport=first.lamport, event_id=first.id.hex())
+            if first.kind is not None:
+                where["event"] = first.kind
+        if what is not None:
+            where["round"] = what
+        self.add(
+            Violation(
+                kind,
+                f"{a.name} ({a.peer}) and {b.name} ({b.peer}) finished with different "
+                "results"
+                + (f" (the first round they score differently: {what})" if what else "")
+                + ("; they part where " + "; ".join(parts) if parts else ""),
+                log=a.name,
+                expected=f"{a.name}: {found_a}",
+                found=f"{b.name}: {found_b}",
+                **where,
+            )
+        )
+
     def report(self, setup: list[Violation], passes: int) -> AuditReport:
         state = self.state
         rounds = []
@@ -1450,6 +1771,171 @@ class _Pass:
             passes=passes,
             stopped=self.stopped,
         )
+
+
+_DECIDING = (MemberDropped, RoundEnded, RoundScored, GameEnded)
+_DIFFERENT_COPIES = frozenset(
+    {
+        ViolationKind.GAP,
+        ViolationKind.LOG_ENDS_EARLY,
+        ViolationKind.SINGLE_COPY,
+        ViolationKind.EQUIVOCATION,
+    }
+)
+_KEY = operator.attrgetter("key")
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What one log alone folds to: its peer's own view of the game.
+
+    Attributes:
+        name: the log.
+        seat: its peer's seat.
+        peer: its peer's name.
+        history: every round it scored: (number, lake digest, scores).
+        result: the game's result, if it reached the end.
+        provisional: that result may still change (an abandoned game whose absent member may
+            not have seen every round it counts: the union of the logs decides, §9.3).
+        decisive: its decisive events (drops, leaves, calls, results) in total order.
+        feeds: per seat, the id prefixes of the events it holds, in seq order (16 bytes each).
+        lamports: per seat, their Lamport times.
+        kinds: per seat, their kinds (wire codes).
+    """
+
+    name: str
+    seat: int
+    peer: str
+    history: tuple[tuple[int, bytes, tuple[int, ...]], ...]
+    result: GameResult | None
+    provisional: bool
+    decisive: tuple[Event, ...]
+    feeds: tuple[bytes, ...]
+    lamports: tuple[array[int], ...]
+    kinds: tuple[bytes, ...]
+
+
+def _view(spec: GameSpec, source: LogSource) -> _View | None:
+    """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
+    log that is not a readable log of this game's members."""
+    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True)
+    log = run.logs[0]
+    if not log.readable or log.owner is None:
+        return None
+    state = run.state
+    return _View(
+        log.name,
+        log.owner,
+        spec.members[log.owner].name,
+        state.history,
+        state.game.result if state.phase is Phase.OVER else None,
+        state.phase is Phase.OVER and state.provisional,
+        tuple(run.decisive),  # (folded in the total order)
+        tuple(bytes(f.prefixes) for f in run.feeds),
+        tuple(f.lamports for f in run.feeds),
+        tuple(bytes(k) for k in run.kinds or ()),
+    )
+
+
+def _difference(
+    a: _View, b: _View, winner: Callable[[int], str]
+) -> tuple[int | None, str, str] | None:
+    """How two views differ where both got: the first round both scored differently (or
+    ``None``) and each one's result in words (the game's, if both reached its end and it
+    differs; else that round's); ``None`` if they agree wherever both got."""
+    rounds_b = {number: (digest, scores) for number, digest, scores in b.history}
+    first: tuple[int, str, str] | None = None
+    for number, digest, scores in a.history:
+        other = rounds_b.get(number)
+        if other is not None and other != (digest, scores):
+            first = (
+                number,
+                f"round {number} lake {digest.hex()[:16]} scores {list(scores)}",
+                f"round {number} lake {other[0].hex()[:16]} scores {list(other[1])}",
+            )
+            break
+    ra, rb = a.result, b.result
+    if ra is not None and rb is not None and (ra.totals, ra.winners) != (rb.totals, rb.winners):
+        return (first[0] if first else None, _result_text(ra, winner), _result_text(rb, winner))
+    return first
+
+
+def _result_text(result: GameResult, winner: Callable[[int], str]) -> str:
+    winners = ", ".join(winner(w) for w in result.winners)
+    return f"game totals {list(result.totals)}, won by {winners} ({result.termination.value})"
+
+
+def _split_kind(a: _View, b: _View) -> ViolationKind | None:
+    """How two logs that finished with different results are reported: the classification of a
+    split, in one place.
+
+    Today every difference between two finished views is an error (two sides must never finish
+    with different results, DESIGN.md §6). A difference where a view's result is
+    ``provisional`` (the union of the logs decides, §9.3) could be returned here as a notice
+    kind instead (one listed in ``findings._NOTICES``), or ``None`` to say nothing.
+    """
+    del a, b  # every difference weighs the same, for now
+    return ViolationKind.SPLIT_RESULT
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """An event one view holds and another does not: where two logs part."""
+
+    seat: int
+    seq: int
+    lamport: int
+    id: bytes
+    kind: str | None = None  # the event kind, when known
+    text: str = "event"  # the event in the notation, when known
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.lamport, self.seat, self.seq)
+
+
+def _parting(a: _View, b: _View) -> tuple[_Part | None, _Part | None]:
+    """Where two views part: for each, the first event in total order that it holds and the
+    other does not, among its decisive ones (the two abandons of a split, say), else among all
+    its events (known by their feed position only)."""
+    return (
+        _part(next((e for e in a.decisive if not _holds(b, e)), None)) or _first_only(a, b),
+        _part(next((e for e in b.decisive if not _holds(a, e)), None)) or _first_only(b, a),
+    )
+
+
+def _holds(view: _View, event: Event) -> bool:
+    at = (event.seq - 1) * _PREFIX
+    return view.feeds[event.seat][at : at + _PREFIX] == event.id[:_PREFIX]
+
+
+def _part(event: Event | None) -> _Part | None:
+    if event is None:
+        return None
+    return _Part(
+        event.seat,
+        event.seq,
+        event.lamport,
+        event.id,
+        event.kind.name.lower(),
+        event_text(event),
+    )
+
+
+def _first_only(a: _View, b: _View) -> _Part | None:
+    """The first event in total order that ``a`` holds and ``b`` does not."""
+    best: _Part | None = None
+    for seat, (ids, times) in enumerate(zip(a.feeds, a.lamports, strict=True)):
+        other = b.feeds[seat]
+        for seq in range(1, len(times) + 1):
+            at = (seq - 1) * _PREFIX
+            if other[at : at + _PREFIX] != ids[at : at + _PREFIX]:
+                kind = Kind(a.kinds[seat][seq - 1]).name.lower()
+                part = _Part(seat, seq, times[seq - 1], ids[at : at + _PREFIX], kind, kind)
+                if best is None or part.key < best.key:
+                    best = part
+                break
+    return best
 
 
 _OUT_OF_PLACE = re.compile(r"is not being played|before the seat's deal|round is over")

@@ -89,6 +89,22 @@ class ViolationKind(enum.StrEnum):
     """A signed result whose lake digest or scores disagree with the recomputed ones."""
     REFUSED = "refused"
     """Another signed event the rules refused (out of its phase, a repeat, a wrong round)."""
+    # -- evidence ----------------------------------------------------------------------------
+    BAD_PROOF = "bad_proof"
+    """A ``proof`` note that proves nothing: malformed, a message that does not verify, or two
+    signed messages that do not contradict each other."""
+    UNPROVEN_VOTE = "unproven_vote"
+    """A vote to drop a member for equivocation (or a lie about time) that no log proves:
+    neither two signed versions of the event it names nor a proof note."""
+    UNPROVEN_DROP = "unproven_drop"
+    """A member dropped on proof of cheating with no proof of any cheating of it in the logs."""
+    UNTRACED_FORFEIT = "untraced_forfeit"
+    """A seat forfeits a round and the logs hold no cause for it that stands (a reveal that
+    does not match its commit, a lie in the replay, a leave or a drop that is not an unproven
+    accusation)."""
+    SPLIT_RESULT = "split_result"
+    """Two logs that each reach a round's result or the game's end reach different ones: the
+    peers that wrote them finished with two different results."""
     # -- copies ------------------------------------------------------------------------------
     GAP = "gap"
     """A log lacks events that other logs hold, inside what it holds or of its own feed."""

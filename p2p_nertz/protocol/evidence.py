@@ -1,0 +1,215 @@
+"""Transferable proof of cheating: two signed messages of one author that contradict each other.
+
+docs/protocol.md §9.4: two different signed events of one author with one seq are an
+**equivocation**; a beat (or ack) timed ``L`` announcing feed head ``h``, and an event of the
+same author with seq ``> h`` timed at or below ``L``, are a **lie about time**. Either pair is
+proof anyone can check with the roster's keys alone. A peer that finds one keeps the pair in its
+log as a note named ``proof`` (docs/log-format.md §5)::
+
+    data = msgpack.packb([wire_a, wire_b])     # two bins, each a signed message as received
+
+(for a lie about time, the beat first). :func:`encode_proof` writes that form and
+:func:`check_proof` reads it back, verifies both signatures and says what the pair proves, or
+why it proves nothing. Pure: no clock, no I/O.
+
+>>> check_proof(b"\\x90", game_id=bytes(32), roster=())
+Traceback (most recent call last):
+    ...
+p2p_nertz.protocol.evidence.InvalidProofError: malformed: a proof is an array of two signed messages
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.errors import RemoteProtocolError
+from p2p_nertz.protocol.bodies import Beat, parse_body
+from p2p_nertz.protocol.envelope import (
+    MAX_MESSAGE_SIZE,
+    InvalidMessageError,
+    Kind,
+    Message,
+    decode_message,
+)
+from p2p_nertz.protocol.identity import PeerId
+
+__all__ = [
+    "PROOF_NOTE",
+    "InvalidProofError",
+    "Proof",
+    "ProofKind",
+    "ProofProblem",
+    "check_proof",
+    "contradicts",
+    "encode_proof",
+]
+
+PROOF_NOTE = "proof"
+"""The name of the log note that holds a proof (docs/log-format.md §5)."""
+
+
+class ProofKind(enum.StrEnum):
+    """What a proof shows."""
+
+    EQUIVOCATION = "equivocation"
+    """Two different signed events with one author and seq."""
+    CLOCK_LIE = "clock_lie"
+    """A beat timed ``L`` with head ``h``, and an event of seq ``> h`` timed at or below ``L``."""
+
+
+class ProofProblem(enum.StrEnum):
+    """Why a would-be proof proves nothing (a stable code for machines)."""
+
+    MALFORMED = "malformed"
+    """Not an array of two messages in wire form."""
+    UNVERIFIED = "unverified"
+    """A message that does not decode or whose signature does not verify (or of another
+    game, or by a key outside the roster)."""
+    NO_CONTRADICTION = "no_contradiction"
+    """Two good messages that do not contradict each other."""
+
+
+class InvalidProofError(RemoteProtocolError, ValueError):
+    """Raised by :func:`check_proof` for bytes that prove nothing, with the reason."""
+
+    def __init__(self, problem: ProofProblem, detail: str) -> None:
+        super().__init__(problem, detail)
+        self.problem = problem
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.problem.value}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """A verified proof of cheating.
+
+    Attributes:
+        kind: what it proves.
+        author: the cheater's peer id.
+        seq: the event's seq (an equivocation: the forked seq; a lie: the event timed below
+            the beat's clock).
+        first: an equivocation: one version; a lie: the beat.
+        second: the other version; a lie: the event.
+        head: a lie: the head the beat announced (the lie covers seqs ``head + 1 .. seq``:
+            along a chain, clocks increase, so each of them is timed below the beat too).
+    """
+
+    kind: ProofKind
+    author: PeerId
+    seq: int
+    first: Message
+    second: Message
+    head: int = 0
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The first and last seq of the author's feed at which this proves it cheated (what a
+        vote's ``fork_seq`` may name): an equivocation, its seq; a lie, ``head + 1 .. seq``."""
+        if self.kind is ProofKind.EQUIVOCATION:
+            return (self.seq, self.seq)
+        return (self.head + 1, self.seq)
+
+
+def encode_proof(first: bytes, second: bytes) -> bytes:
+    """The data of a ``proof`` note: the two signed messages, as received (a lie: beat first).
+
+    >>> encode_proof(b"a", b"b")
+    b'\\x92\\xc4\\x01a\\xc4\\x01b'
+    """
+    return bytes(msgpack.packb([bytes(first), bytes(second)], use_bin_type=True))
+
+
+def contradicts(beat_lamport: int, head_seq: int, event_seq: int, event_lamport: int) -> bool:
+    """Whether a beat timed ``beat_lamport`` announcing head ``head_seq`` and an event of the same
+    author are a lie about time (docs/protocol.md §9.4): the beat said nothing of the author's
+    would come at or below its clock past its head.
+
+    >>> contradicts(40, 6, 7, 40), contradicts(40, 6, 7, 41), contradicts(40, 7, 7, 12)
+    (True, False, False)
+    """
+    return event_seq > head_seq and event_lamport <= beat_lamport
+
+
+def check_proof(
+    data: bytes, *, game_id: bytes, roster: Collection[bytes], seats: int | None = None
+) -> Proof:
+    """Verify the data of a ``proof`` note: both signatures, and the contradiction.
+
+    Args:
+        data: the note's data.
+        game_id: the game; a message of another game proves nothing here.
+        roster: the members' peer ids.
+        seats: the number of seats (for the beat's body); the roster's size by default.
+
+    Raises:
+        InvalidProofError: the bytes prove nothing (the reason says why). Nothing else.
+    """
+    try:
+        pair = msgpack.unpackb(
+            data,
+            raw=False,
+            max_bin_len=MAX_MESSAGE_SIZE,
+            max_str_len=0,
+            max_array_len=2,
+            max_map_len=0,
+            max_ext_len=0,
+        )
+    except Exception as exc:  # any bytes at all: msgpack raises several kinds
+        raise InvalidProofError(
+            ProofProblem.MALFORMED, "a proof is an array of two signed messages"
+        ) from exc
+    if not (isinstance(pair, list) and len(pair) == 2 and all(type(w) is bytes for w in pair)):
+        raise InvalidProofError(
+            ProofProblem.MALFORMED, "a proof is an array of two signed messages"
+        )
+    messages: list[Message] = []
+    for index, wire in enumerate(pair):
+        try:
+            messages.append(decode_message(wire, game_id=game_id, roster=roster))
+        except InvalidMessageError as exc:
+            raise InvalidProofError(
+                ProofProblem.UNVERIFIED, f"its message {index + 1} is refused: {exc}"
+            ) from exc
+    a, b = messages
+    if a.author != b.author:
+        raise InvalidProofError(
+            ProofProblem.NO_CONTRADICTION, "its two messages are by different authors"
+        )
+    if a.is_event and b.is_event:
+        if a.seq != b.seq:
+            raise InvalidProofError(
+                ProofProblem.NO_CONTRADICTION,
+                f"two events with different seqs ({a.seq}, {b.seq}) are no equivocation",
+            )
+        if a.id == b.id:
+            raise InvalidProofError(
+                ProofProblem.NO_CONTRADICTION, f"the same event {a.seq} twice is no equivocation"
+            )
+        return Proof(ProofKind.EQUIVOCATION, a.author, a.seq, a, b)
+    beat, event = (b, a) if a.is_event else (a, b)
+    if event.is_event and beat.kind in (Kind.BEAT, Kind.ACK):
+        n = len(roster) if seats is None else seats
+        try:
+            body = parse_body(beat.kind, beat.body, n)
+        except ValueError as exc:
+            raise InvalidProofError(
+                ProofProblem.UNVERIFIED, f"its beat has a malformed body: {exc}"
+            ) from exc
+        assert isinstance(body, Beat)
+        if not contradicts(beat.lamport, body.head_seq, event.seq, event.lamport):
+            raise InvalidProofError(
+                ProofProblem.NO_CONTRADICTION,
+                f"a beat timed {beat.lamport} with head {body.head_seq} and event {event.seq} "
+                f"timed {event.lamport} agree",
+            )
+        return Proof(ProofKind.CLOCK_LIE, event.author, event.seq, beat, event, body.head_seq)
+    raise InvalidProofError(
+        ProofProblem.NO_CONTRADICTION,
+        f"a {a.kind.name.lower()} and a {b.kind.name.lower()} prove nothing together",
+    )
