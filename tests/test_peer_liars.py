@@ -1,6 +1,6 @@
 """A member that stays alive while it lies about time or withholds its feed (issue 13 §2).
 
-The liar is a :class:`Liar`, a :class:`~peer_helpers.PuppetPeer` in a bot-played
+The liar is a :class:`~liar_helpers.Liar`, a :class:`~peer_helpers.PuppetPeer` in a bot-played
 :class:`~peer_helpers.PeerNetwork`: it beats like any member, and at a chosen beat (Lamport
 time ``L``, head ``h``) it signs its event ``h + 1`` timed ``L`` — below the clock it has just
 announced — and keeps it back while its beats (at ``h``) let the others make ``L`` final. Then:
@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from peer_helpers import PeerNetwork, PuppetPeer, beat_of, forge
+from liar_helpers import Liar
+from peer_helpers import PeerNetwork, beat_of, forge
 
-from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import LocalProtocolError
-from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, Play, Want, parse_body
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message
-from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     PROOF_NOTE,
-    Effect,
     Equivocation,
     Note,
     Peer,
@@ -39,93 +37,23 @@ from p2p_nertz.protocol.peer import (
     Record,
     Send,
 )
-from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Move, Rules, Table
+from p2p_nertz.rules import Move, Rules
 
 ONE_ROUND = Rules(target=None, rounds=1)
 CONFIG = PeerConfig(phase_timeout=10.0)
 
 
-class Paused(Strategy):
-    """A bot that can be held back (the liar signs nothing of its own while it lies)."""
-
-    def __init__(self, inner: Strategy) -> None:
-        super().__init__()
-        self.inner = inner
-        self.paused = False
-
-    def choose(self, table: Table, seat: int) -> Move | None:
-        return None if self.paused else self.inner.choose(table, seat)
-
-    def new_round(self) -> None:
-        self.inner.new_round()
-
-
-class Liar(PuppetPeer):
-    """A member that lies about time, or announces an event it never lets anyone fetch.
-
-    (It reaches into the peer's private beat, want and delivery paths: a test-only cheat.)
-    """
-
-    def __init__(
-        self, identity: Identity, spec: GameSpec, now: float, config: PeerConfig | None = None
-    ) -> None:
-        super().__init__(identity, spec, now, config)
-        self.lie_at_next_beat = False  # sign event h+1 at the next beat's clock
-        self.beat_kind: Kind | None = None  # beats of this kind only (an ack that lies)
-        self.beats_to: PeerId | None = None  # beats to this member only
-        self.lie: Message | None = None  # the event timed below a clock it announced
-        self.lie_beat = 0  # the Lamport time of the beat it contradicts
-        self.adopt: bytes | None = None  # take this event of ours into our feed at next input
-        self.withheld: set[bytes] = set()  # events of ours never sent, nor answered for
-
-    def _beat(self, kind: Kind, now: float) -> None:
-        super()._beat(self.beat_kind or kind, now)
-        sent = self._out[-1]
-        assert isinstance(sent, Send)
-        if self.beats_to is not None:
-            self._out[-1] = Send(sent.data, self.beats_to)
-        if self.lie_at_next_beat:
-            self.lie_at_next_beat = False
-            self.lie_beat = self.clock  # this beat's time: "nothing of mine past h up to here"
-            round_ = self.tentative.round.number
-            wire = forge(self, self.identity, Play((), round_, Move.pass_()), lamport=self.clock)
-            self.lie = decode_message(wire)
-
-    def _answer_want(self, to: PeerId, want: Want) -> None:
-        start = len(self._out)
-        super()._answer_want(to, want)
-        self._out[start:] = [
-            e for e in self._out[start:] if not (isinstance(e, Send) and e.data in self.withheld)
-        ]
-
-    def _flush(self, now: float) -> list[Effect]:
-        if self.adopt is not None:
-            wire, self.adopt = self.adopt, None
-            message = decode_message(wire, game_id=self.game_id)
-            body = parse_body(message.kind, message.body, self._n)
-            assert not isinstance(body, Beat | Want)
-            self._out.append(Record(wire, own=True))
-            self._deliver(self.seat, message, body, now, restoring=True)
-            if wire not in self.withheld:
-                self._out.append(Send(wire))  # the early order: the event goes out first
-            self._ack_due = now  # then a beat with the new head
-        return super()._flush(now)
-
-
-def _network(players: int, seed: int) -> tuple[PeerNetwork, Liar, Paused]:
+def _network(players: int, seed: int) -> tuple[PeerNetwork, Liar]:
     liar_seat = players - 1
     net = PeerNetwork(
         players, seed=seed, rules=ONE_ROUND, config=CONFIG, factories={liar_seat: Liar}
     )
     liar = net.peers[liar_seat]
     assert isinstance(liar, Liar)
-    bot = Paused(net.bots[liar_seat])
-    net.bots[liar_seat] = bot
     net.run(_mid_game)
-    bot.paused = True
-    return net, liar, bot
+    liar.paused = True
+    return net, liar
 
 
 def _mid_game(net: PeerNetwork) -> bool:
@@ -204,7 +132,7 @@ def _assert_proven(net: PeerNetwork, liar: Liar, lie: Message) -> None:
 # -- a lie about time ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("players", "seed"), [(3, 0), (4, 1)])
 def test_late_lie_about_time_is_proven_and_the_round_finishes(players: int, seed: int) -> None:
-    net, liar, bot = _network(players, seed)
+    net, liar = _network(players, seed)
     lie = _sign_lie(net, liar)
     honest = _honest(net, liar)
     # Its beats at head h let every honest peer make the lie's time final...
@@ -214,22 +142,22 @@ def test_late_lie_about_time_is_proven_and_the_round_finishes(players: int, seed
     liar.withheld.add(lie.wire)  # never sent by itself: fetched by a want only
     net.run(lambda _: liar.held(liar.seat) == lie.seq)
     liar.withheld.clear()
-    bot.paused = False
+    liar.paused = False
     _finish(net, liar)
     _assert_proven(net, liar, lie)
 
 
 def test_early_lie_about_time_is_proven_and_the_round_finishes() -> None:
-    net, liar, bot = _network(3, 2)
+    net, liar = _network(3, 2)
     lie = _sign_lie(net, liar)
     liar.adopt = lie.wire  # the event goes out at once; the beat at head h is already out
-    bot.paused = False
+    liar.paused = False
     _finish(net, liar)
     _assert_proven(net, liar, lie)
 
 
 def test_lie_about_time_in_an_ack_is_proven() -> None:
-    net, liar, bot = _network(3, 3)
+    net, liar = _network(3, 3)
     liar.beat_kind = Kind.ACK
     lie = _sign_lie(net, liar)
     honest = _honest(net, liar)
@@ -239,7 +167,7 @@ def test_lie_about_time_in_an_ack_is_proven() -> None:
     liar.withheld.add(lie.wire)
     net.run(lambda _: liar.held(liar.seat) == lie.seq)
     liar.withheld.clear()
-    bot.paused = False
+    liar.paused = False
     _finish(net, liar)
     _assert_proven(net, liar, lie)
     for peer in honest:
@@ -248,7 +176,7 @@ def test_lie_about_time_in_an_ack_is_proven() -> None:
 
 
 def test_lie_seen_by_one_member_only_is_proven_by_all() -> None:
-    net, liar, bot = _network(3, 4)
+    net, liar = _network(3, 4)
     witness = net.peers[0]
     liar.beats_to = witness.identity.peer_id  # the lying beats reach seat 0 only
     lie = _sign_lie(net, liar)
@@ -258,7 +186,7 @@ def test_lie_seen_by_one_member_only_is_proven_by_all() -> None:
     liar.withheld.add(lie.wire)
     net.run(lambda _: liar.held(liar.seat) == lie.seq)
     liar.withheld.clear()
-    bot.paused = False
+    liar.paused = False
     _finish(net, liar)
     _assert_proven(net, liar, lie)
     # The others had taken the event (no lie visible to them): the relayed beat proved it.
@@ -268,7 +196,7 @@ def test_lie_seen_by_one_member_only_is_proven_by_all() -> None:
 
 
 def test_relayed_old_beat_proves_a_lie_against_a_held_event() -> None:
-    net, liar, _ = _network(3, 5)
+    net, liar = _network(3, 5)
     lie = _sign_lie(net, liar)
     beat = next(
         e.data
@@ -289,19 +217,19 @@ def test_relayed_old_beat_proves_a_lie_against_a_held_event() -> None:
 
 
 # -- an event announced and never given --------------------------------------------------------
-def _withhold(players: int, seed: int) -> tuple[PeerNetwork, Liar, Paused, Message]:
-    net, liar, bot = _network(players, seed)
+def _withhold(players: int, seed: int) -> tuple[PeerNetwork, Liar, Message]:
+    net, liar = _network(players, seed)
     round_ = liar.tentative.round.number
     wire = forge(liar, liar.identity, Play((), round_, Move.pass_()), lamport=liar.clock + 1)
     liar.withheld.add(wire)
     liar.adopt = wire  # in its feed, announced by its beats, never sent
-    return net, liar, bot, decode_message(wire)
+    return net, liar, decode_message(wire)
 
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 7)])
 def test_member_announcing_an_event_it_never_gives_is_voted_out(players: int, seed: int) -> None:
-    net, liar, bot, withheld = _withhold(players, seed)
-    bot.paused = False  # it plays on: its later events wait on the one withheld
+    net, liar, withheld = _withhold(players, seed)
+    liar.paused = False  # it plays on: its later events wait on the one withheld
     _finish(net, liar)
     for peer in _honest(net, liar):
         votes = _votes(net, peer.seat, liar.seat)
@@ -310,7 +238,7 @@ def test_member_announcing_an_event_it_never_gives_is_voted_out(players: int, se
 
 
 def test_two_members_may_abandon_one_that_talks_but_never_gives_its_event() -> None:
-    net, liar, _, _ = _withhold(2, 8)
+    net, liar, _ = _withhold(2, 8)
     peer = net.peers[0]
     start = net.now
     net.run(lambda n: n.now >= start + 1.0)
