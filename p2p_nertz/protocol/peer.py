@@ -41,9 +41,14 @@ Faults.
     after ``phase_timeout``. A strict majority of votes drops the member, with a cut and a kept
     chain (docs/protocol.md §9.2); its events after the cut never count, and a peer holding
     another chain of it switches to the kept one. A voter that hears the member again
-    withdraws a vote for silence. Two different signed events with one author and seq (or an
-    event timed below a clock its author announced) are proof of cheating: both are relayed
-    once, and the author is voted out. With two members left, :meth:`Peer.abandon` ends the
+    withdraws a vote for silence. Being heard is not enough: a member that keeps talking while
+    what finality needs of it alone (its feed up to the head it announced, its cover of the
+    events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
+    which stands). Two different signed events with one author and seq, or a beat and an event
+    of one author whose clocks contradict each other (found in either order: the beats that a
+    later event could contradict are kept, ``_watch``), are proof of cheating: the proof goes
+    to the log first (a :class:`Note`), both messages are relayed once, and the author is
+    voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
     still in the game readmits it at the next round. Before sending past a clock it has not
     reserved, the peer asks for a durable :class:`Reserve`, so a restart never times a message
