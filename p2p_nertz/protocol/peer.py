@@ -1648,20 +1648,29 @@ class Peer:
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
             held = self._held_by[q]
-            owed_cover = []
+            # What of each feed it must cover now: up to what we count of it (no more than our
+            # vote, nor a held drop's cut), unless it voted that member out (it then announces
+            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
+            # feed that stopped counting (a member dropped, or voted out by it) is met.
+            due = []
             for r in range(self._n):
                 count = 0
                 if r != q and r in members:
-                    count = min(len(feeds[r]), self._voted.get(r, len(feeds[r])))
-                    if held[r] >= count or any(v == q for v, _ in self.tentative.votes.get(r, ())):
-                        count = 0  # covered, or it voted that member out: it announces less
-                owed_cover.append(count)
+                    count = min(
+                        len(feeds[r]),
+                        self._voted.get(r, len(feeds[r])),
+                        self.tentative.dropped.get(r, len(feeds[r])),
+                    )
+                    if held[r] < count and any(v == q for v, _ in self.tentative.votes.get(r, ())):
+                        count = 0
+                due.append(count)
+            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = self._stall.get(q)
             if record is not None:
                 _, feed_target, cover_target = record
                 progress = len(feeds[q]) >= feed_target and all(
-                    h >= c for h, c in zip(held, cover_target, strict=True)
+                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
                 )
                 if not progress:
                     if now >= record[0] + config.phase_timeout and q not in self._voted:
@@ -1669,7 +1678,7 @@ class Peer:
                         self._vote(q, DropReason.WITHHELD, now)
                     continue
             if owes:
-                self._stall[q] = (now, owed_feed, tuple(owed_cover))
+                self._stall[q] = (now, owed_feed, owed_cover)
             else:
                 self._stall.pop(q, None)
 
