@@ -711,11 +711,14 @@ class Peer:
             if other[0].id != message.id:
                 self._equivocation(seat, other[0], message, now)
             return
-        if self._watch[seat] and seat not in self._forked_at:
+        if self._watch[seat] and message.seq == len(feed) + 1 and seat not in self._forked_at:
             beat_message = self._watched_lie(seat, message)
             if beat_message is not None:
                 # A beat of its author announced that nothing of its would come at or below
                 # its clock past its head: both signed, so proof now, whatever came between.
+                # (Only for the next event of the feed: one further on is checked when its
+                # turn comes, once we hold the events before it and our vote can count them;
+                # a vote counting less than the others hold cuts what they built on, §9.2.)
                 self._clock_lie(seat, beat_message, message, now)
                 self._reject(
                     "broken_chain",
@@ -927,22 +930,22 @@ class Peer:
             # The author signed a head that is not the event we hold: it forked.
             self._reject("fork", f"seat {seat} announces another event {beat.head_seq}")
             return False
-        if seat in self._forked_at:
-            return True  # proven already: the drop's cut decides what of it counts
         if len(feed) > beat.head_seq and feed[beat.head_seq].lamport <= message.lamport:
             # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
             # time, which could rewrite what others already took as final. Proof: both.
             self._clock_lie(seat, message, feed[beat.head_seq], now)
             return False
-        pending = self._pending[seat]
-        if pending:
-            # The same with an event that came before the beat and still waits for its turn.
-            for seq in sorted(pending):
-                event = pending[seq][0]
-                if seq > beat.head_seq and event.lamport <= message.lamport:
-                    del pending[seq]
-                    self._clock_lie(seat, message, event, now)
-                    return False
+        waiting = self._pending[seat].get(len(feed) + 1) if self._pending[seat] else None
+        if (
+            waiting is not None
+            and waiting[0].seq > beat.head_seq
+            and waiting[0].lamport <= message.lamport
+        ):
+            # The same with the next event, come before the beat and waiting for its turn (one
+            # further on is checked when its turn comes: _chain_problem, check 1).
+            del self._pending[seat][len(feed) + 1]
+            self._clock_lie(seat, message, waiting[0], now)
+            return False
         return True
 
     def _watch_beat(self, seat: int, message: Message, head: int) -> None:
@@ -1104,6 +1107,8 @@ class Peer:
         """A beat and a later event of one author that contradict each other's clocks."""
         if (seat, -event.seq) in self._proven or seat == self.seat:
             return
+        if self._forked_at.get(seat, event.seq + 1) <= event.seq:
+            return  # proven to cheat at or below this seq already: nothing more to prove
         self._proven.add((seat, -event.seq))
         self._lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
         # As for a fork at that seq: what the event names of its author past it may never be
