@@ -1643,6 +1643,8 @@ class Peer:
         config = self.config
         feeds = self._feeds
         members = [q for q in range(self._n) if q not in final.dropped]
+        for q in [q for q in self._stall if q in final.dropped]:
+            del self._stall[q]  # out of the game: it owes nothing
         for q in members:
             if q == self.seat:
                 continue
