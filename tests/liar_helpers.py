@@ -31,6 +31,8 @@ class Liar(PuppetPeer):
     ) -> None:
         super().__init__(identity, spec, now, config)
         self.lie_at_next_beat = False  # sign event h+1 at the next beat's clock
+        self.hold_lying_beat = False  # and keep that beat back (the event may go out first)
+        self.lying_beat: bytes | None = None  # the beat the lie contradicts
         self.beat_kind: Kind | None = None  # beats of this kind only (an ack that lies)
         self.beats_to: PeerId | None = None  # beats to this member only
         self.lie: Message | None = None  # the event timed below a clock it announced
@@ -53,6 +55,9 @@ class Liar(PuppetPeer):
         if self.lie_at_next_beat:
             self.lie_at_next_beat = False
             self.lie_beat = self.clock  # this beat's time: "nothing of mine past h up to here"
+            self.lying_beat = sent.data
+            if self.hold_lying_beat:
+                del self._out[-1]
             round_ = self.tentative.round.number
             wire = forge(self, self.identity, Play((), round_, Move.pass_()), lamport=self.clock)
             self.lie = decode_message(wire)

@@ -149,8 +149,14 @@ def test_late_lie_about_time_is_proven_and_the_round_finishes(players: int, seed
 
 def test_early_lie_about_time_is_proven_and_the_round_finishes() -> None:
     net, liar = _network(3, 2)
+    liar.hold_lying_beat = True
     lie = _sign_lie(net, liar)
-    liar.adopt = lie.wire  # the event goes out at once; the beat at head h is already out
+    liar.adopt = lie.wire  # the event goes out at once, before the beat it contradicts
+    honest = _honest(net, liar)
+    net.run(lambda _: all(p.held(liar.seat) >= lie.seq for p in honest))  # taken: no lie seen
+    assert liar.lying_beat is not None
+    for peer in honest:
+        net.inject(peer.seat, liar.lying_beat)  # the beat comes last (older than the latest)
     liar.paused = False
     _finish(net, liar)
     _assert_proven(net, liar, lie)
