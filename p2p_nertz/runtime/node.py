@@ -46,7 +46,8 @@ holds all our events (our last event is final: :attr:`Peer.stable` reached its L
 or once ``grace`` seconds passed after the game ended without that; it then keeps answering
 for ``linger`` seconds (so the others can finish with our acks) and closes every socket
 (``LINGER 0``) and the log. :meth:`PeerNode.leave` is the clean way out mid-game (a signed
-``leave``, then the same wait for the others to hold it). Cancelling :meth:`PeerNode.run`
+``leave``, then the same wait for the others to hold it, for :data:`LEAVE_GRACE` at most: in a
+frozen game nobody will). Cancelling :meth:`PeerNode.run`
 is an abrupt stop, like a crash: the log stays valid and a later run on the same log
 continues the game.
 """
