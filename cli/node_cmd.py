@@ -7,7 +7,8 @@ given explicitly with ``--peer`` (no broadcast, no discovery). The node binds ``
 with a bot, writes its signed log to ``--log`` and prints the final scores (or JSON lines with
 ``--json``: one per round, then the final one).
 
-Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see); a second one
+Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see, waited for at
+most ``LEAVE_GRACE``, 2 s: a frozen game does not keep the node running); a second one
 stops at once. Either way the exit status is non-zero and there is no traceback.
 """
 

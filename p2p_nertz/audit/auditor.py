@@ -401,8 +401,10 @@ def audit(
         for stream, _ in opened.values():
             _close(stream)
     if on_fold is not None:
-        cuts, forks = dict(run.cuts), dict(run.forks)
-        run = _Pass(found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold)
+        cuts, forks, caps = dict(run.cuts), dict(run.forks), dict(run.caps)
+        run = _Pass(
+            found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold, caps=caps
+        )
         run.run()
     if not run.stopped and run.may_split():
         # Each peer's own view, folded from its log alone: two that finished differently are
@@ -425,20 +427,27 @@ def _settled(
     the last pass, and how many were made."""
     cuts: dict[int, int] = {}
     forks: dict[int, tuple[int, bytes]] = {}
+    caps: dict[int, int] = {}  # votes past a standing vote against their author never count
     passes = 0
     while True:
         passes += 1
         last = passes >= spec.seats + 2
-        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None)
+        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None, caps=caps)
         if kinds:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
-        if (run.state.dropped == cuts and run.state.kept_forks == forks) or last or run.stopped:
+        standing = run.state.standing_caps()
+        if (
+            (run.state.dropped == cuts and run.state.kept_forks == forks and standing == caps)
+            or last
+            or run.stopped
+        ):
             return run, passes
         cuts = dict(run.state.dropped)
         forks = dict(run.state.kept_forks)
+        caps = standing
 
 
 def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:
@@ -624,6 +633,7 @@ class _Pass:
         strict: bool,
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
+        caps: dict[int, int] | None = None,
     ) -> None:
         self.spec = spec
         self.deep = deep
@@ -635,6 +645,8 @@ class _Pass:
         self.strict = strict
         self.on_fold = on_fold
         self.state = GameState(spec)
+        self.caps = dict(caps or {})
+        self.state.vote_caps = dict(self.caps)
         self.feeds = [_Feed() for _ in range(self.seats)]
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
         self.violations: list[Violation] = []
@@ -1223,6 +1235,8 @@ class _Pass:
         cut = self.cuts.get(seat) if self.cuts else None
         if in_order and (cut is None or seq <= cut):
             heapq.heappush(self.heap, (lamport, seat, seq, event))
+        elif in_order:
+            self.state.observe(event)  # never counts; an abandoned game's end reads it
 
     def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
         where = self.about(event) if named else {**self.who(event.seat), "seq": event.seq}
@@ -1684,7 +1698,7 @@ class _Pass:
         )
         if difference is None:
             return
-        kind = _split_kind(a, b)
+        kind = _split_kind(a, b, round_differs=difference[0] is not None)
         if kind is None:
             return
         what, found_a, found_b = difference
@@ -1865,16 +1879,18 @@ def _result_text(result: GameResult, winner: Callable[[int], str]) -> str:
     return f"game totals {list(result.totals)}, won by {winners} ({result.termination.value})"
 
 
-def _split_kind(a: _View, b: _View) -> ViolationKind | None:
+def _split_kind(a: _View, b: _View, *, round_differs: bool) -> ViolationKind | None:
     """How two logs that finished with different results are reported: the classification of a
     split, in one place.
 
-    Today every difference between two finished views is an error (two sides must never finish
-    with different results, DESIGN.md §6). A difference where a view's result is
-    ``provisional`` (the union of the logs decides, §9.3) could be returned here as a notice
-    kind instead (one listed in ``findings._NOTICES``), or ``None`` to say nothing.
+    Two sides must never finish with different results (DESIGN.md §6): an error, unless the
+    difference is only in the game's end and one of the two said its result was
+    ``provisional`` (an abandoned two-member game whose sides could not hear each other,
+    docs/protocol.md §9.3): that result was marked as not yet known, and the union of the logs
+    decides it (a notice). A round both scored differently is always an error.
     """
-    del a, b  # every difference weighs the same, for now
+    if not round_differs and (a.provisional or b.provisional):
+        return ViolationKind.PROVISIONAL_SPLIT
     return ViolationKind.SPLIT_RESULT
 
 

@@ -105,6 +105,9 @@ class ViolationKind(enum.StrEnum):
     SPLIT_RESULT = "split_result"
     """Two logs that each reach a round's result or the game's end reach different ones: the
     peers that wrote them finished with two different results."""
+    PROVISIONAL_SPLIT = "provisional_split"
+    """Two logs of an abandoned two-member game end on different results, one of them marked
+    provisional (its side could not know what the other saw): the union decides (notice)."""
     # -- copies ------------------------------------------------------------------------------
     GAP = "gap"
     """A log lacks events that other logs hold, inside what it holds or of its own feed."""
@@ -122,7 +125,12 @@ class ViolationKind(enum.StrEnum):
 
 
 _NOTICES = frozenset(
-    {ViolationKind.LOG_ENDS_EARLY, ViolationKind.SINGLE_COPY, ViolationKind.INCOMPLETE}
+    {
+        ViolationKind.LOG_ENDS_EARLY,
+        ViolationKind.SINGLE_COPY,
+        ViolationKind.INCOMPLETE,
+        ViolationKind.PROVISIONAL_SPLIT,
+    }
 )
 
 

@@ -2,27 +2,38 @@
 writes them in the log file format, so tools and tests can audit them like real peers' logs.
 
 Each log starts with a ``spec`` note (the game spec, docs/log-format.md §5), then the events in
-the order the peer logged them: its own as *sent*, the others' as *received*.
+the order the peer logged them: its own as *sent*, the others' as *received*, with the notes the
+peer wrote among them (a ``proof`` of cheating) where it wrote them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from p2p_nertz.audit.auditor import SPEC_NOTE
 from p2p_nertz.logfile.format import LogHeader, Record, encode_log
 from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.peer import Note
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.sim.network import SimResult
 
 __all__ = ["log_file", "log_files", "log_records"]
 
 
-def log_records(spec: GameSpec, seat: int, wires: list[bytes]) -> list[Record]:
-    """The records of ``seat``'s log: the spec note, then every event it logged."""
+def log_records(
+    spec: GameSpec, seat: int, wires: list[bytes], notes: Sequence[tuple[int, Note]] = ()
+) -> list[Record]:
+    """The records of ``seat``'s log: the spec note, then every event it logged, with each
+    note of ``notes`` (as :attr:`SimResult.notes` holds them) after the events before it."""
     own = spec.peer_ids[seat]
     records = [Record.note(SPEC_NOTE, spec.to_wire())]
-    for wire in wires:
+    pending = list(notes)
+    for index, wire in enumerate(wires):
+        while pending and pending[0][0] <= index:
+            records.append(Record.note(pending[0][1].name, pending.pop(0)[1].data))
         author = decode_message(wire).author
         records.append(Record.sent_event(wire) if author == own else Record.received_event(wire))
+    records.extend(Record.note(note.name, note.data) for _, note in pending)
     return records
 
 
@@ -37,7 +48,8 @@ def log_file(spec: GameSpec, seat: int, records: list[Record], created_at_ms: in
 def log_files(result: SimResult, created_at_ms: int = 0) -> list[bytes]:
     """Every seat's log file, in seat order (deterministic: same run, same bytes)."""
     spec = result.spec
+    notes = result.notes or [[] for _ in result.logs]
     return [
-        log_file(spec, seat, log_records(spec, seat, wires), created_at_ms)
+        log_file(spec, seat, log_records(spec, seat, wires, notes[seat]), created_at_ms)
         for seat, wires in enumerate(result.logs)
     ]

@@ -41,9 +41,14 @@ Faults.
     after ``phase_timeout``. A strict majority of votes drops the member, with a cut and a kept
     chain (docs/protocol.md §9.2); its events after the cut never count, and a peer holding
     another chain of it switches to the kept one. A voter that hears the member again
-    withdraws a vote for silence. Two different signed events with one author and seq (or an
-    event timed below a clock its author announced) are proof of cheating: both are relayed
-    once, and the author is voted out. With two members left, :meth:`Peer.abandon` ends the
+    withdraws a vote for silence. Being heard is not enough: a member that keeps talking while
+    what finality needs of it alone (its feed up to the head it announced, its cover of the
+    events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
+    which stands). Two different signed events with one author and seq, or a beat and an event
+    of one author whose clocks contradict each other (found in either order: the beats that a
+    later event could contradict are kept, ``_watch``), are proof of cheating: the proof goes
+    to the log first (a :class:`Note`), both messages are relayed once, and the author is
+    voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
     still in the game readmits it at the next round. Before sending past a clock it has not
     reserved, the peer asks for a durable :class:`Reserve`, so a restart never times a message
@@ -88,6 +93,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
     encode_message,
 )
+from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
@@ -96,6 +102,8 @@ from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled
 __all__ = [
     "Effect",
     "Equivocation",
+    "Note",
+    "PROOF_NOTE",
     "Peer",
     "PeerConfig",
     "Record",
@@ -162,7 +170,31 @@ class Equivocation:
     second: bytes
 
 
-Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | st.Notice
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Append the note ``name`` holding ``data`` to the log (never sent): evidence for an audit.
+
+    The runtime writes it in order with the :class:`Record` effects around it. The one note the
+    core makes is :data:`PROOF_NOTE`: ``data`` is ``msgpack [wire_a, wire_b]``, two complete
+    signed messages exactly as received, that together prove their author cheated: two events
+    of one seq (an equivocation), or a beat or ack (``wire_a``) and an event (``wire_b``) whose
+    clocks contradict each other (a lie about time, docs/protocol.md §9.4).
+    """
+
+    name: str
+    data: bytes
+
+    @classmethod
+    def proof(cls, wire_a: bytes, wire_b: bytes) -> Note:
+        """The ``proof`` note of two signed messages.
+
+        >>> Note.proof(b"a", b"b").data
+        b'\\x92\\xc4\\x01a\\xc4\\x01b'
+        """
+        return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
+
+
+Effect = Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | st.Notice
 
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``).
@@ -273,7 +305,15 @@ class Peer:
         self._holder: tuple[int, int] | None = None
         self._heard = [now] * n
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
-        self._beat_wire: list[Message | None] = [None] * n  # its latest sound beat
+        # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
+        # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
+        # only if no other kept one has a lower head and a time as high (it would catch every
+        # lie this one catches), so heads and times both increase along the list.
+        self._watch: list[list[tuple[int, int, Message]]] = [[] for _ in range(n)]
+        # Members that keep talking while finality waits for them (§9.2): seat -> (since,
+        # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
+        self._stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+        self._stall_scan_at = now
         self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
         self._proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
         self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
@@ -287,6 +327,8 @@ class Peer:
         self._unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
         self._rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
         self._proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
+        # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
+        self._lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
         self._rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
         self._sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
         self._readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
@@ -472,6 +514,9 @@ class Peer:
                 deadlines.append(self._heard[q] + self.config.suspect_after)
             elif q not in self._voted:
                 deadlines.append(self._heard[q] + self.config.drop_after)
+        for q, (since, _, _) in self._stall.items():
+            if q not in self._voted:
+                deadlines.append(max(since + self.config.phase_timeout, self._stall_scan_at))
         return min(deadlines)
 
     # -- inputs -----------------------------------------------------------------------------
@@ -590,7 +635,7 @@ class Peer:
                 f"an abandon needs exactly one other member left ({len(members) - 1} are)"
             )
         (other,) = (q for q in members if q != self.seat)
-        if now < self._heard[other] + self.config.drop_after:
+        if self._gone_for(other, now) < 0:
             # Said to the player: the name and the seat numbered from 1, as the table shows.
             silent = now - self._heard[other]
             raise LocalProtocolError(
@@ -654,8 +699,8 @@ class Peer:
                 peer._sponsored.add((body.seat, body.last_seq))
             elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
                 peer._voted[body.seat] = body.last_seq
-                if body.reason is DropReason.EQUIVOCATION:
-                    peer._proven_seats.add(body.seat)
+                if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
+                    peer._proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
             elif isinstance(body, Drop):
                 peer._voted.pop(body.seat, None)
         if own:
@@ -690,13 +735,15 @@ class Peer:
         if beat is not None or type(body) is Want:  # a beat, an ack or a want: no event
             if seat == self.seat:
                 return  # our own beat, echoed: nothing to learn
-            if beat is not None and not self._beat_is_sound(seat, message, beat, now):
-                return
+            if beat is not None:
+                if not self._beat_is_sound(seat, message, beat, now):
+                    return
+                # Even an old beat (a relayed proof arrives that way) may contradict an event
+                # still to come: keep it for that check.
+                self._watch_beat(seat, message, beat.head_seq)
             if message.lamport <= self._beat_clock[seat]:
                 return  # an old beat (replayed, or overtaken in the network): nothing new
             self._beat_clock[seat] = message.lamport
-            if beat is not None:
-                self._beat_wire[seat] = message
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
@@ -722,6 +769,21 @@ class Peer:
             if other[0].id != message.id:
                 self._equivocation(seat, other[0], message, now)
             return
+        if self._watch[seat] and message.seq == len(feed) + 1 and seat not in self._forked_at:
+            beat_message = self._watched_lie(seat, message)
+            if beat_message is not None:
+                # A beat of its author announced that nothing of its would come at or below
+                # its clock past its head: both signed, so proof now, whatever came between.
+                # (Only for the next event of the feed: one further on is checked when its
+                # turn comes, once we hold the events before it and our vote can count them;
+                # a vote counting less than the others hold cuts what they built on, §9.2.)
+                self._clock_lie(seat, beat_message, message, now)
+                self._reject(
+                    "broken_chain",
+                    f"event {message.seq} is timed below a clock its author announced",
+                    message.author,
+                )
+                return
         if len(pending) >= self.config.max_pending:
             self._reject("too_far_ahead", f"seat {seat} has too many events waiting")
             return
@@ -807,13 +869,11 @@ class Peer:
         self, seat: int, message: Message, frontier: tuple[int, ...], restoring: bool = False
     ) -> str | None:
         feed = self._feeds[seat]
-        beat = self._beat_wire[seat]
-        if beat is not None and message.lamport <= beat.lamport and seat not in self._proven_seats:
+        if self._watch[seat] and seat not in self._proven_seats:
             # (Once an author is proven to cheat and voted out, the drop's cut decides which of
             # its events count; its timing lies no longer matter.)
-            body = parse_body(beat.kind, beat.body, self._n)
-            assert isinstance(body, Beat)
-            if message.seq > body.head_seq:
+            beat = self._watched_lie(seat, message)
+            if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
         if message.lamport <= self.stable and not self._never_counts(seat, message):
@@ -854,6 +914,11 @@ class Peer:
     ) -> None:
         self._feeds[seat].append(message)
         self._dirty = True
+        watch = self._watch[seat]
+        if watch and watch[0][0] < message.seq:
+            # A beat below the head now held was checked against the event after its head
+            # (_beat_is_sound, or check 1 when that event came); later events are timed above.
+            del watch[: bisect.bisect_left(watch, message.seq, key=_head)]
         self.clock = max(self.clock, message.lamport)
         self._known[seat] = max(self._known[seat], message.lamport)
         lamport, head = self._announced[seat]
@@ -947,7 +1012,45 @@ class Peer:
             # time, which could rewrite what others already took as final. Proof: both.
             self._clock_lie(seat, message, feed[beat.head_seq], now)
             return False
+        waiting = self._pending[seat].get(len(feed) + 1) if self._pending[seat] else None
+        if (
+            waiting is not None
+            and waiting[0].seq > beat.head_seq
+            and waiting[0].lamport <= message.lamport
+        ):
+            # The same with the next event, come before the beat and waiting for its turn (one
+            # further on is checked when its turn comes: _chain_problem, check 1).
+            del self._pending[seat][len(feed) + 1]
+            self._clock_lie(seat, message, waiting[0], now)
+            return False
         return True
+
+    def _watch_beat(self, seat: int, message: Message, head: int) -> None:
+        """Keep a sound beat of ``seat`` announcing ``head`` to check its later events against:
+        one timed at or below it with a seq above ``head`` proves a lie about time (§9.4)."""
+        if head < len(self._feeds[seat]) or seat in self._forked_at:
+            return  # checked against the event after its head already (_beat_is_sound)
+        watch = self._watch[seat]
+        lamport = message.lamport
+        below = bisect.bisect_right(watch, head, key=_head)
+        if below and watch[below - 1][1] >= lamport:
+            return  # a kept beat with a head as low and a time as high catches all it would
+        start = bisect.bisect_left(watch, head, key=_head)
+        end = start
+        while end < len(watch) and watch[end][1] <= lamport:
+            end += 1  # kept beats this one now catches every lie of (head as low, time higher)
+        if start == end and len(watch) >= self.config.max_pending:
+            return  # bounded memory: a member announcing that many heads ahead is stalling
+        watch[start:end] = [(head, lamport, message)]
+
+    def _watched_lie(self, seat: int, message: Message) -> Message | None:
+        """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
+        a time at or above its own), if any: the one with the highest such head."""
+        watch = self._watch[seat]
+        below = bisect.bisect_left(watch, message.seq, key=_head)
+        if below and watch[below - 1][1] >= message.lamport:
+            return watch[below - 1][2]
+        return None
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         feeds = self._feeds
@@ -1053,6 +1156,12 @@ class Peer:
             other = self._proofs.get((want.seat, message.seq))
             if other is not None:
                 self._out.append(Send(other, to))  # with the proof of its fork
+        for (seat, seq), (beat, event) in sorted(self._lie_proofs.items()):
+            if seat == want.seat and want.first <= seq <= want.last:
+                # A lie about time: the event (which we may not hold) and the beat it
+                # contradicts, so that the asker reaches the proof and votes too (§9.4).
+                self._out.append(Send(beat, to))
+                self._out.append(Send(event, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
         self._heard[seat] = now
@@ -1073,10 +1182,19 @@ class Peer:
 
     def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if (seat, -event.seq) in self._proven:
+        if (seat, -event.seq) in self._proven or seat == self.seat:
             return
+        if self._forked_at.get(seat, event.seq + 1) <= event.seq:
+            return  # proven to cheat at or below this seq already: nothing more to prove
         self._proven.add((seat, -event.seq))
+        self._lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        # As for a fork at that seq: what the event names of its author past it may never be
+        # held here (we refused it), and nothing of it from there may count (§9.4).
+        self._forked_at[seat] = min(event.seq, self._forked_at.get(seat, event.seq))
+        self._cap_dependencies(seat, event.seq - 1)
+        self._watch[seat].clear()
         self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
+        self._out.append(Note.proof(beat.wire, event.wire))  # logged before anything is sent
         self._out.append(Send(beat.wire))
         self._out.append(Send(event.wire))
         self._vote_fork(seat, event.seq, now)
@@ -1095,6 +1213,7 @@ class Peer:
         self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
         self._cap_dependencies(seat, first.seq - 1)
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
+        self._out.append(Note.proof(first.wire, second.wire))  # logged before anything is sent
         # Relay the proof to everyone, and vote the author out before the fork.
         self._out.append(Send(first.wire))
         self._out.append(Send(second.wire))
@@ -1428,6 +1547,10 @@ class Peer:
             self._unproven.pop(q, None)
             self._dirty = True
             self._redrain = True
+            if q in self._forked_at:
+                # Back in the game, and proven to have forked while out (its readmission came
+                # before the proof): it is voted out as a cheater now (soak seed 544).
+                self._vote_fork(q, self._forked_at[q], None)
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
@@ -1534,6 +1657,11 @@ class Peer:
             if (q, request) in self._sponsored or q not in final.dropped:
                 continue
             if q in final.rejoining or request <= final.dropped[q]:
+                continue
+            if q in self._forked_at:
+                # Proven to fork while it was out (two versions of one of its events, in its
+                # gap): a cheater does not come back (§9.8), whether or not what it forked
+                # would have counted (soak seed 544).
                 continue
             self._sponsored.add((q, request))
             ids = self._vote_ids(q, request)
@@ -1662,6 +1790,9 @@ class Peer:
                 if q != self.seat and q not in self._voted:
                     self._proven_seats.add(q)  # not withdrawn when heard: it is heard
                     self._vote(q, DropReason.WITHHELD, now)
+        if now >= self._stall_scan_at:
+            self._stall_scan_at = now + self.config.beat_interval
+            self._scan_stalls(now)
         config = self.config
         others = self._heard[: self.seat] + self._heard[self.seat + 1 :]
         if not others or now < min(others) + min(config.suspect_after, config.drop_after):
@@ -1679,6 +1810,80 @@ class Peer:
                 self._out.append(Suspected(q, True))
             if now >= heard + self.config.drop_after and q not in self._voted:
                 self._vote(q, DropReason.SILENT, now)
+
+    def _scan_stalls(self, now: float) -> None:
+        """Vote out a member that keeps talking while finality waits for it (§9.2).
+
+        A member that beats is never suspected; if what it owes never comes, it would hold
+        every peer's finality back forever. What it owes is what only it can give: its events
+        up to the head it announced itself, and its announcements of holding the events held
+        here (of feeds it has not voted out). A wait that sees no progress on what was owed when
+        it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
+        stands when the member beats again. (Its events and cover come from it alone; any
+        honest member sends them within a round trip, or fetches what it lacks from us.)
+        """
+        final = self._final
+        if final.phase is Phase.OVER or self.seat in final.dropped:
+            self._stall.clear()
+            return
+        config = self.config
+        feeds = self._feeds
+        members = [q for q in range(self._n) if q not in final.dropped]
+        for q in [q for q in self._stall if q in final.dropped]:
+            del self._stall[q]  # out of the game: it owes nothing
+        for q in members:
+            if q == self.seat:
+                continue
+            if q in self._suspected or now >= self._heard[q] + config.suspect_after:
+                self._stall.pop(q, None)  # silent, not talking: the silence timers apply
+                continue
+            owed_feed = max(self._announced[q][1], self._claimed[q][q])
+            if owed_feed <= len(feeds[q]):
+                owed_feed = 0
+            held = self._held_by[q]
+            # What of each feed it must cover now: up to what we count of it (no more than our
+            # vote, nor a held drop's cut), unless it voted that member out (it then announces
+            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
+            # feed that stopped counting (a member dropped, or voted out by it) is met.
+            due = []
+            for r in range(self._n):
+                count = 0
+                if r != q and r in members:
+                    count = min(
+                        len(feeds[r]),
+                        self._voted.get(r, len(feeds[r])),
+                        self.tentative.dropped.get(r, len(feeds[r])),
+                    )
+                    if held[r] < count and any(v == q for v, _ in self.tentative.votes.get(r, ())):
+                        count = 0
+                due.append(count)
+            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
+            owes = owed_feed > 0 or any(owed_cover)
+            record = self._stall.get(q)
+            if record is not None:
+                _, feed_target, cover_target = record
+                progress = len(feeds[q]) >= feed_target and all(
+                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
+                )
+                if not progress:
+                    if now >= record[0] + config.phase_timeout and q not in self._voted:
+                        self._proven_seats.add(q)  # not withdrawn when heard: it is heard
+                        self._vote(q, DropReason.WITHHELD, now)
+                    continue
+            if owes:
+                self._stall[q] = (now, owed_feed, owed_cover)
+            else:
+                self._stall.pop(q, None)
+
+    def _gone_for(self, seat: int, now: float) -> float:
+        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
+        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
+        longer before it is."""
+        gone = now - self._heard[seat] - self.config.drop_after
+        stall = self._stall.get(seat)
+        if stall is not None:
+            gone = max(gone, now - stall[0] - self.config.phase_timeout)
+        return gone
 
     @staticmethod
     def _touches(move: Move) -> set[Pile]:
@@ -1709,6 +1914,11 @@ def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
         if lo == cut:
             return hi
     return 1 << 63
+
+
+def _head(entry: tuple[int, int, Message]) -> int:
+    """The head seq of a kept beat (Peer._watch)."""
+    return entry[0]
 
 
 def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:

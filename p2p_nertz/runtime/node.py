@@ -26,9 +26,11 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects
 it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
-:class:`Record` and :class:`Reserve` effects are batched into one write that completes before
-any :class:`Send` that follows them is handed to a DEALER; a ``Reserve`` is logged as the note
-``clock`` (8 bytes, big-endian). A batch holding our own events or a clock note is made durable
+:class:`Record`, :class:`Reserve` and :class:`Note` effects are batched into one write that
+completes before any :class:`Send` that follows them is handed to a DEALER; a ``Reserve`` is
+logged as the note ``clock`` (8 bytes, big-endian), a ``Note`` as the note it names (``proof``:
+the two signed messages that prove a member cheated, durable before the vote they justify is
+sent). A batch holding anything but received events is made durable
 (:meth:`LogWriter.append_many`, synced on the trio thread while the lock is held: nothing with
 work to do could run meanwhile, and a worker thread's hand-offs delayed every claim); a batch
 of received events only is written at once without a sync: its events are held, signed, by
@@ -44,7 +46,8 @@ holds all our events (our last event is final: :attr:`Peer.stable` reached its L
 or once ``grace`` seconds passed after the game ended without that; it then keeps answering
 for ``linger`` seconds (so the others can finish with our acks) and closes every socket
 (``LINGER 0``) and the log. :meth:`PeerNode.leave` is the clean way out mid-game (a signed
-``leave``, then the same wait for the others to hold it). Cancelling :meth:`PeerNode.run`
+``leave``, then the same wait for the others to hold it, for :data:`LEAVE_GRACE` at most: in a
+frozen game nobody will). Cancelling :meth:`PeerNode.run`
 is an abrupt stop, like a crash: the log stays valid and a later run on the same log
 continues the game.
 """
@@ -79,6 +82,7 @@ from p2p_nertz.protocol.envelope import looks_like_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
+    Note,
     Peer,
     PeerConfig,
     Record,
@@ -97,6 +101,7 @@ __all__ = [
     "BEAT_CHUNK",
     "CLOCK_NOTE",
     "DEFAULT_BIND",
+    "LEAVE_GRACE",
     "ENDPOINTS_NOTE",
     "MAX_BURST",
     "NODE_CONFIG",
@@ -110,6 +115,12 @@ __all__ = [
     "routing_id",
     "serve_peer",
 ]
+
+LEAVE_GRACE: Final = 2.0
+"""Seconds a node that leaves (:meth:`PeerNode.leave`: Ctrl-C, SIGTERM) waits at most for the
+others to hold its ``leave``: live members do within a round trip; a frozen game (a member
+stopped, a partition) must not keep a node from stopping (issue 13 §2). The ``leave`` is in
+the log before it is sent, so the others learn it from whoever holds it, or from a restart."""
 
 CLOCK_NOTE: Final = "clock"
 """The name of the log note that makes a :class:`Reserve` durable."""
@@ -287,7 +298,7 @@ class PeerNode:
         seed: the bot's randomness; by default derived from the peer id.
         config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
-        on_notice: called, in order, with every effect that is not a Send, Record or Reserve
+        on_notice: called, in order, with every effect that is not a Send, Record, Reserve or Note
             (notices, rejections, suspicions). It runs with the peer locked: it may read the
             peer but must not call into it.
         linger: seconds to keep answering after the node is done, before closing.
@@ -356,6 +367,7 @@ class PeerNode:
         """How long a game ended on a provisional result (an abandon the other member may not
         agree with yet) waits for that member to come back before the node stops."""
         self._leaving = False
+        self._left_at: float | None = None  # when we left (the wait is LEAVE_GRACE at most)
         self._ran = False
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
@@ -401,9 +413,10 @@ class PeerNode:
     async def leave(self) -> None:
         """Leave the game cleanly: sign a ``leave``, then stop once the others hold it.
 
-        :meth:`run` returns after every member holds our events (or ``grace`` seconds) and
-        ``linger`` more. Use it for Ctrl-C and SIGTERM; cancelling :meth:`run` instead is a
-        crash (the others suspect, then drop us, unless we restart from the log).
+        :meth:`run` returns after every member holds our events (or ``grace`` seconds, and at
+        most :data:`LEAVE_GRACE`, whatever the state of the game) and ``linger`` more. Use it
+        for Ctrl-C and SIGTERM; cancelling :meth:`run` instead is a crash (the others suspect,
+        then drop us, unless we restart from the log).
 
         Raises:
             RuntimeError: before :meth:`run` started the peer.
@@ -411,6 +424,8 @@ class PeerNode:
         async with self._lock:
             peer = self.peer
             self._leaving = True
+            if self._left_at is None:
+                self._left_at = self._clock()
             await self._apply(peer.leave(self._clock()))
 
     async def play(self, move: Move) -> None:
@@ -597,6 +612,8 @@ class PeerNode:
                 )
             elif isinstance(effect, Reserve):
                 durable.append(encode_clock_note(effect.clock))
+            elif isinstance(effect, Note):
+                durable.append(LogRecord.note(effect.name, effect.data))  # a proof, say
             elif isinstance(effect, Send):
                 if durable:
                     await self._write(durable)
@@ -697,6 +714,10 @@ class PeerNode:
             self._over_at = now
         own = peer.events(peer.seat)
         if not own or own[-1].lamport <= peer.stable or now - self._over_at >= self._grace:
+            self._done.set()
+        elif self._left_at is not None and now - self._left_at >= min(self._grace, LEAVE_GRACE):
+            # Leaving, and the others do not all hold our leave yet: frozen members, or gone.
+            log.info("left without every member holding our leave (it is in our log)")
             self._done.set()
 
     # -- tasks ---------------------------------------------------------------------------------

@@ -32,7 +32,16 @@ from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Reserve, Send
+from p2p_nertz.protocol.peer import (
+    Effect,
+    Note,
+    Peer,
+    PeerConfig,
+    Record,
+    Rejected,
+    Reserve,
+    Send,
+)
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
@@ -249,13 +258,21 @@ class SimResult:
     finished: bool = False
     violations: list[str] = field(default_factory=list)
     effects: list[tuple[float, int, Effect]] = field(default_factory=list)
+    #: Per seat, the notes its log holds besides the events (a proof of cheating): (how many
+    #: of its ``logs`` entries come before the note, the note). The logs stay a list of wire
+    #: messages (what :meth:`Peer.restore` reads back); ``audit.simlogs`` puts both together.
+    notes: list[list[tuple[int, Note]]] = field(default_factory=list)
 
     def log_digest(self) -> str:
-        """SHA-256 over every peer's log, in seat order (determinism checks)."""
+        """SHA-256 over every peer's log, notes included, in seat order (determinism
+        checks)."""
         h = hashlib.sha256()
-        for log in self.logs:
+        for seat, log in enumerate(self.logs):
             for record in log:
                 h.update(len(record).to_bytes(4, "big") + record)
+            for at, note in self.notes[seat] if seat < len(self.notes) else ():
+                name = note.name.encode()
+                h.update(b"n" + at.to_bytes(4, "big") + bytes([len(name)]) + name + note.data)
             h.update(b"|")
         return h.hexdigest()
 
@@ -294,6 +311,8 @@ class Simulation:
         self.down_until: list[float | None] = [None] * n
         self.frozen_until: list[float | None] = [None] * n
         self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
+        self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
+        self.result.notes = self.notes
 
     # kinds of happenings
     MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE = range(8)
@@ -327,6 +346,8 @@ class Simulation:
                 self.result.effects.append((now, seat, effect))
             if isinstance(effect, Record):
                 self.logs[seat].append(effect.data)
+            elif isinstance(effect, Note):
+                self.notes[seat].append((len(self.logs[seat]), effect))
             elif isinstance(effect, Reserve):
                 self.reserved[seat] = max(self.reserved[seat], effect.clock)
             elif isinstance(effect, Send):
@@ -465,11 +486,16 @@ class Simulation:
             and peer.final.phase is not Phase.OVER
             and len(tentative.dropped) == len(self.peers) - 2
             and seat not in tentative.dropped
-            and peer.silent_for(now) >= peer.config.drop_after
         ):
-            # Alone with a member that has gone: end the game (a signed abandon).
-            self._apply(seat, peer.abandon(now), now)
-            return
+            # Alone with a member that may have gone (silent, or talking but stalled): the core
+            # says whether it takes an abandon now, as for the runtime's bots.
+            try:
+                effects = peer.abandon(now)
+            except LocalProtocolError:
+                pass
+            else:
+                self._apply(seat, effects, now)
+                return
         view = tentative.table
         if (
             view is None
