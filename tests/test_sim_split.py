@@ -18,6 +18,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.findings import ViolationKind
+from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.peer import PeerConfig, Send
 from p2p_nertz.rng import Rng
@@ -231,3 +234,19 @@ def test_faults_random_long_keeps_the_short_draws_of_a_seed() -> None:
         assert short.freezes == ()
         extra = both.count - short.count
         assert extra >= 1  # every game gets at least one fault around the timers
+
+
+def test_split_audit_names_a_provisional_difference_as_a_notice_and_the_union_decides() -> None:
+    """The logs of a partition that never healed, one side provisional: the audit folds each
+    log alone, names where they part as a notice (the side said its result was not known), and
+    the union's result is the game's."""
+    config, _ = _generals(0, length=10_000.0)
+    result = run(dataclasses.replace(config, max_time=90.0))
+    report = audit(
+        [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
+    )
+    kinds = [v.kind for v in report.violations]
+    assert ViolationKind.PROVISIONAL_SPLIT in kinds
+    assert ViolationKind.SPLIT_RESULT not in kinds
+    assert report.valid
+    assert report.totals == observe(result).game.totals

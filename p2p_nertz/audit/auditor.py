@@ -121,6 +121,7 @@ from p2p_nertz.protocol.state import (
     RoundState,
     nonce_hash,
     secret_hash,
+    with_forks,
 )
 from p2p_nertz.rules import Card, GameResult, MoveKind, Pile, RoundStatus, Tableau
 from p2p_nertz.sim.invariants import replay_round
@@ -427,7 +428,9 @@ def _settled(
     the last pass, and how many were made."""
     cuts: dict[int, int] = {}
     forks: dict[int, tuple[int, bytes]] = {}
-    caps: dict[int, int] = {}  # votes past a standing vote against their author never count
+    caps: dict[
+        int, tuple[int, int]
+    ] = {}  # votes past a standing vote against their author never count
     passes = 0
     while True:
         passes += 1
@@ -438,7 +441,8 @@ def _settled(
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
-        standing = run.state.standing_caps()
+        forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
+        standing = with_forks(run.state.standing_caps(), forked)
         if (
             (run.state.dropped == cuts and run.state.kept_forks == forks and standing == caps)
             or last
@@ -633,7 +637,7 @@ class _Pass:
         strict: bool,
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
-        caps: dict[int, int] | None = None,
+        caps: dict[int, tuple[int, int]] | None = None,
     ) -> None:
         self.spec = spec
         self.deep = deep

@@ -380,7 +380,7 @@ class Peer:
         self,
         cuts: dict[int, int],
         gaps: dict[int, tuple[tuple[int, int], ...]],
-        caps: dict[int, int],
+        caps: dict[int, tuple[int, int]],
         rounds: int = 0,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
@@ -398,7 +398,8 @@ class Peer:
         """
         final = self._final
         t = final.copy()
-        t.vote_caps = dict(caps)
+        caps = st.with_forks(caps, self._forked_at, own=self.seat)
+        t.vote_caps = caps
         counted: list[Event] = []
         for ev in self._nonfinal:
             seat_gaps = gaps.get(ev.seat)
@@ -418,13 +419,14 @@ class Peer:
         # skip events that count.)
         new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
         new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
-        new_caps = t.standing_caps()
+        new_caps = st.with_forks(t.standing_caps(), self._forked_at, own=self.seat)
         wrong = any(
             (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
              and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
             or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
-            or (ev.kind is _DROP and ev.seq > new_caps.get(ev.seat, ev.seq)
-                and isinstance(ev.body, Drop) and ev.body.reason in _CAPPED)
+            or (ev.kind is _DROP and ev.seat in new_caps and isinstance(ev.body, Drop)
+                and ((ev.seq > new_caps[ev.seat][1] and ev.body.reason is DropReason.ABANDON)
+                     or (ev.seq > new_caps[ev.seat][0] and ev.body.reason in _CAPPED)))
             for ev in counted
         )  # fmt: skip
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):

@@ -87,6 +87,7 @@ __all__ = [
     "nonce_hash",
     "round_randomness",
     "secret_hash",
+    "with_forks",
 ]
 
 
@@ -369,9 +370,10 @@ class GameState:
         self.vote_seqs: dict[tuple[int, int], int] = {}
         #: seat -> the highest seq of its votes that decided a drop (its cut never falls below)
         self.vote_floor: dict[int, int] = {}
-        #: seat -> the seq above which its votes do not count: the lowest count of a standing
-        #: vote against it (see :meth:`standing_caps`). Given by the caller, like the cuts.
-        self.vote_caps: dict[int, int] = {}
+        #: seat -> (the seq above which its votes against a member do not count, from the
+        #: standing votes against it (see :meth:`standing_caps`); the seq above which no
+        #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
+        self.vote_caps: dict[int, tuple[int, int]] = {}
         self.phase = Phase.JOINING
         self.round = RoundState(0, frozenset(range(n)))
         self.game = Game(spec.rules, n)
@@ -824,13 +826,15 @@ class GameState:
             raise _Refuse("a vote to drop oneself")
         if target in self.dropped and body.reason is not DropReason.REJOIN:
             return
-        if body.reason in _CAPPED:
-            cap = self.vote_caps.get(event.seat)
-            if cap is not None and event.seq > cap:
-                # Signed past what a standing vote against its author counts: that voter
-                # never announces it, so no peer can have made it final; it never counts
-                # (see standing_caps).
-                return
+        caps = self.vote_caps.get(event.seat) if self.vote_caps else None
+        if caps is not None and event.seq > caps[1] and body.reason is DropReason.ABANDON:
+            # An abandon signed on a forked chain: see with_forks.
+            return
+        if body.reason in _CAPPED and caps is not None and event.seq > caps[0]:
+            # Signed past what a standing vote against its author counts: that voter never
+            # announces it, so no peer can have made it final; it never counts (see
+            # standing_caps).
+            return
         if body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
             return
@@ -903,29 +907,30 @@ class GameState:
                 self._remove(target, cut, left=False, notices=notices)
                 changed = True
 
-    def standing_caps(self) -> dict[int, int]:
+    def standing_caps(self) -> dict[int, tuple[int, int]]:
         """For each member with votes against it standing (not withdrawn, by members still
-        in), the lowest count those votes quote: its votes signed past it never count.
+        in): the lowest count those votes quote, past which its votes never count, and, if one
+        of them is on proof of a fork at seq ``f``, ``f − 1``, past which no abandon of its
+        counts (see :func:`with_forks`).
 
         A voter announces no more of a member's feed than its vote counts (§9.2), so while the
         vote stands no event of the member past that count can be final anywhere (finality
         needs every member to announce it). Such an event must not decide anything either: a
         vote of a member cut off from the others, signed during a partition and read only
         once it heals, would otherwise drop someone in the past of what the others made final
-        without it (soak seed 472). The caller folds again with these caps, until they stop
-        changing, as it does with the cuts.
+        without it (soak seed 472). The caller folds again with these
+        caps, until they stop changing, as it does with the cuts.
         """
-        caps: dict[int, int] = {}
+        caps: dict[int, tuple[int, int]] = {}
         for target, ballots in self.votes.items():
             if target in self.dropped:
                 continue
-            counts = [
-                v.last_seq
-                for voter, v in ballots
-                if voter not in self.dropped and v.reason in _CAPPED
+            standing = [
+                v for voter, v in ballots if voter not in self.dropped and v.reason in _CAPPED
             ]
-            if counts:
-                caps[target] = min(counts)
+            if standing:
+                forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
+                caps[target] = (min(v.last_seq for v in standing), min(forks, default=_NEVER))
         return caps
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
@@ -1249,6 +1254,26 @@ class GameState:
             self._new_round(notices)
 
 
+def with_forks(
+    caps: dict[int, tuple[int, int]], forks: dict[int, int], *, own: int | None = None
+) -> dict[int, tuple[int, int]]:
+    """``caps`` (:meth:`GameState.standing_caps`) with the members known to have forked: two
+    signed versions of seat ``q``'s event ``forks[q]`` are held. No abandon of its from there
+    on counts: a member that forked does not get to end the game alone. Otherwise it could
+    abandon the member that proved the fork, on its forked chain, in the order before that
+    member's vote, and end the game in the past of what the honest members decided (soak seed
+    685). Its other events, votes included, count as the drop's kept chain says (§9.2).
+    ``own``: the caller's seat, never capped (a peer that finds its own feed forked only
+    reports it, §9.4)."""
+    out = dict(caps)
+    for seat, first in forks.items():
+        if seat == own or first < 1:
+            continue
+        votes, events = out.get(seat, (_NEVER, _NEVER))
+        out[seat] = (votes, min(events, first - 1))
+    return out
+
+
 def _covers(frontier: tuple[int, ...], events: tuple[tuple[int, int], ...]) -> bool:
     """Whether a frontier holds every one of these (seat, seq) events."""
     return all(frontier[seat] >= seq for seat, seq in events)
@@ -1287,9 +1312,11 @@ def _cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
 
 
-#: The votes that a standing vote against their author caps (withdrawals, abandons and
-#: readmissions are not votes against anyone's feed).
+#: The votes against a member that freeze what their voter announces of its feed (§9.2),
+#: and so, standing, cap the member's own votes of these kinds (GameState.standing_caps).
+#: Withdrawals, abandons and readmissions are not votes against anyone's feed.
 _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+_NEVER = 1 << 63  # (no cap)
 
 _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.JOIN: GameState._join,

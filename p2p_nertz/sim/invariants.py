@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.state import Event, GameState, Phase, RoundState, deck_seed
+from p2p_nertz.protocol.state import (
+    Event,
+    GameState,
+    Phase,
+    RoundState,
+    deck_seed,
+    with_forks,
+)
 from p2p_nertz.rules import Card, MoveKind, Table, new_deck, shuffled_deck
 
 if TYPE_CHECKING:
@@ -55,10 +62,19 @@ def observe(result: SimResult) -> GameState:
     # events from its rejoin request on count, and those in between never do. Of its chain,
     # only the one the drop keeps counts (named by its id at the cut; walk back by ``prev``).
     # Fold until the cuts, the gaps and the kept chains stop changing.
+    # Members the logs prove to have forked: (seat, seq) held in two versions.
+    versions: dict[tuple[int, int], set[bytes]] = {}
+    for event in events.values():
+        versions.setdefault((event.seat, event.seq), set()).add(event.id)
+    forked: dict[int, int] = {}
+    for (seat, seq), ids in versions.items():
+        if len(ids) > 1:
+            forked[seat] = min(forked.get(seat, seq), seq)
     cuts: dict[int, int] = {}
     gaps: dict[int, tuple[tuple[int, int], ...]] = {}
     kept: dict[int, tuple[int, bytes]] = {}
-    caps: dict[int, int] = {}  # votes past a standing vote against their author never count
+    # Votes past a standing vote against their author never count, nor events past a fork.
+    caps: dict[int, tuple[int, int]] = with_forks({}, forked)
     for _ in range(2 * spec.seats + 2):  # each pass can only settle more
         chain: dict[tuple[int, int], bytes] = {}
         for seat, (seq, prefix) in kept.items():
@@ -94,7 +110,7 @@ def observe(result: SimResult) -> GameState:
         # (Exactly what this pass decided: a cut kept from a pass that decided otherwise
         # would skip events that count.)
         new_cuts = dict(state.dropped)
-        new_caps = state.standing_caps()
+        new_caps = with_forks(state.standing_caps(), forked)
         if (
             new_cuts == cuts
             and state.gaps == gaps
