@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.envelope import Kind, encode_message
+from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Reserve, Send
 from p2p_nertz.protocol.spec import GameSpec
@@ -66,12 +66,19 @@ class Partition:
 @dataclass(frozen=True, slots=True)
 class Crash:
     """Seat ``seat`` dies at ``at``; it restarts from its log ``restart_after`` later, or never
-    (``None``). ``cut_effects``: die in the middle of a step, after this many of its effects."""
+    (``None``). ``cut_effects``: die in the middle of a step, after this many of its effects.
+
+    ``lose_own``: the disk loses the end of the log, from the ``lose_own``-th last of the
+    seat's own events on (everything logged after it goes too): events it signed and sent,
+    which only the others now hold. The peer restarts in recovery (docs/protocol.md §9.6),
+    as ``nertz resume`` does after cutting a torn or damaged tail.
+    """
 
     seat: int
     at: float
     restart_after: float | None = 1.0
     cut_effects: int | None = None
+    lose_own: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +196,9 @@ class SimResult:
     finished: bool = False
     violations: list[str] = field(default_factory=list)
     effects: list[tuple[float, int, Effect]] = field(default_factory=list)
+    #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
+    #: events it lost (wire bytes, in seq order)
+    lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
 
     def log_digest(self) -> str:
         """SHA-256 over every peer's log, in seat order (determinism checks)."""
@@ -296,16 +306,28 @@ class Simulation:
         self._schedule_tick(seat, now)
         return True
 
-    def _crash(self, seat: int, now: float, restart_after: float | None) -> None:
+    def _crash(self, seat: int, now: float, crash: Crash) -> None:
         self.peers[seat] = None
         self.generation[seat] += 1
         self.tick_at[seat] = None
         self.result.crashes += 1
-        if restart_after is not None:
-            self.down_until[seat] = now + restart_after
-            self._push(now + restart_after, self.RESTART, seat)
+        if crash.restart_after is not None:
+            self.down_until[seat] = now + crash.restart_after
+            self._push(now + crash.restart_after, self.RESTART, seat, crash.lose_own.to_bytes(4, "big"))
         else:
             self.down_until[seat] = float("inf")
+
+    def _lose_own(self, seat: int, count: int) -> None:
+        """Cut ``seat``'s log before its ``count``-th last own event (disk damage)."""
+        log = self.logs[seat]
+        own = self.identities[seat].peer_id
+        mine = [i for i, wire in enumerate(log) if _author(wire) == own]
+        if count <= 0 or not mine:
+            return
+        cut = mine[-min(count, len(mine))]
+        lost = tuple(log[i] for i in mine if i >= cut)
+        del log[cut:]
+        self.result.lost_own.append((seat, lost))
 
     def run(self, until: Callable[[Simulation], bool] | None = None) -> SimResult:
         """Play until every live peer's game is over (or ``until`` says so, or time runs out)."""
@@ -345,13 +367,15 @@ class Simulation:
             elif kind == self.CRASH:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
-                    self._crash(seat, now, planned.restart_after)
+                    self._crash(seat, now, planned)
             elif kind == self.EQUIVOCATE:
                 if peer is not None:
                     cheat = config.faults.equivocations[int.from_bytes(data, "big")]
                     self._equivocate(peer, cheat, now)
             elif kind == self.RESTART:
                 self.down_until[seat] = None
+                lose = int.from_bytes(data, "big")
+                self._lose_own(seat, lose)
                 restored, effects = Peer.restore(
                     self.identities[seat],
                     self.spec,
@@ -359,6 +383,7 @@ class Simulation:
                     now,
                     config.peer,
                     reserved=self.reserved[seat],
+                    recover=lose > 0,
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
@@ -407,7 +432,7 @@ class Simulation:
             if crash_seat == seat and crash.cut_effects is not None and at <= now:
                 del crash_plan[(crash_seat, at)]
                 self._apply(seat, effects, now, cut=crash.cut_effects)
-                self._crash(seat, now, crash.restart_after)
+                self._crash(seat, now, crash)
                 return
         self._apply(seat, effects, now)
 
@@ -456,6 +481,14 @@ class Simulation:
             and s not in other.final.dropped
             and s not in cheaters
         )
+
+
+def _author(wire: bytes) -> bytes | None:
+    """The author of a logged message (``None`` if it does not decode)."""
+    try:
+        return bytes(decode_message(wire).author)
+    except InvalidMessageError:
+        return None
 
 
 def run(config: SimConfig) -> SimResult:
