@@ -138,6 +138,8 @@ class Recovery:
             asked).
         cut_bytes: How many bytes were cut from the end of the file.
         problems: The problems in what was cut (only when a corrupt tail was cut on request).
+        good_end: Where the file now ends: the offset just after the last good frame, where
+            the cut (if any) was made.
     """
 
     header: LogHeader
@@ -145,6 +147,15 @@ class Recovery:
     tail: TailState
     cut_bytes: int
     problems: tuple[LogProblem, ...] = ()
+    good_end: int = 0
+
+    @property
+    def cut(self) -> bool:
+        """Whether anything was cut: the log may have lost an event this peer had sent (a
+        torn frame that had been synced and sent before the disk lost it, or a damaged one),
+        so the peer must learn its own feed from the others before it signs again
+        (docs/protocol.md §9.6)."""
+        return self.cut_bytes > 0
 
 
 class LogWriter:
@@ -308,8 +319,9 @@ def open_for_append(
     from an acknowledged frame that later rotted: cutting the latter would lose an event that
     was sent. Damage before the last good frame always raises (no repair can be automatic);
     damage after it raises unless ``cut_damaged_tail`` is true. A caller that cut anything
-    should ask the peers for its own feed's head before sending (DESIGN.md §2: any peer may
-    relay any author's events), in case the lost frame had been sent.
+    (:attr:`Recovery.cut`) must learn its own feed's head from the peers before it signs
+    again (DESIGN.md §2: any peer may relay any author's events), in case the lost frame had
+    been sent: :meth:`~p2p_nertz.protocol.peer.Peer.restore` with ``recover``.
 
     Args:
         path: The log file.
@@ -330,7 +342,9 @@ def open_for_append(
         if create_with is None:
             raise
         writer = create_log(path, create_with)
-        return writer, Recovery(header=create_with, records=(), tail=TailState.CLEAN, cut_bytes=0)
+        return writer, Recovery(
+            header=create_with, records=(), tail=TailState.CLEAN, cut_bytes=0, good_end=writer.size
+        )
     try:
         decoder = LogDecoder()
         records: list[Record] = []
@@ -351,6 +365,7 @@ def open_for_append(
         tail=summary.tail,
         cut_bytes=cut,
         problems=summary.problems,
+        good_end=summary.good_end,
     )
     return LogWriter(fd, path, header, summary.good_end), recovery
 

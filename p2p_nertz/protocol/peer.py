@@ -177,9 +177,7 @@ class Recovered:
     holders: tuple[int, ...]
 
 
-Effect = (
-    Send | Record | Reserve | Rejected | Suspected | Equivocation | Recovered | st.Notice
-)
+Effect = Send | Record | Reserve | Rejected | Suspected | Equivocation | Recovered | st.Notice
 
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``).
@@ -777,14 +775,13 @@ class Peer:
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
-        if seat == self.seat and message.seq > len(feed) and not restoring:
-            if not self._recovering:
-                # Our log holds every event we ever signed: this one we never did (a stolen
-                # key). (A log whose tail was cut is restored in recovery, below.)
-                self._reject("not_ours", f"event {message.seq} in our name that we never signed")
-                return
-            # Recovering: it verifies with our key, which nobody else holds, so it is ours,
-            # signed before our log lost it. Take it back (it is logged as ours, _deliver).
+        if seat == self.seat and message.seq > len(feed) and not restoring and not self._recovering:
+            # Our log holds every event we ever signed: this one we never did (a stolen key).
+            # (Recovering from a cut log, it is ours, signed before the log lost it: it
+            # verifies with our key, which nobody else holds. It is taken back, and logged as
+            # ours, _deliver.)
+            self._reject("not_ours", f"event {message.seq} in our name that we never signed")
+            return
         if message.seq <= len(feed):
             if feed[message.seq - 1].id != message.id:
                 self._equivocation(seat, feed[message.seq - 1], message, now)

@@ -298,6 +298,12 @@ class PeerNode:
             and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then every message it
             receives and every one it broadcasts (its own events once durable, and beats).
             A spectator is not in the roster; it verifies the members' signatures itself.
+        recover: restore the peer in recovery even if the log's tail is clean (a log that may
+            have lost its end, say restored from a backup): it learns its own feed from the
+            others before it signs (:meth:`Peer.restore`). A log whose tail had to be cut is
+            always restored so.
+        cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
+            it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -320,6 +326,8 @@ class PeerNode:
         grace: float = 10.0,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
         watchers: Sequence[str] = (),
+        recover: bool = False,
+        cut_damaged_tail: bool = False,
     ) -> None:
         self.identity = identity
         self.spec = spec
@@ -353,8 +361,12 @@ class PeerNode:
         self._over_at: float | None = None  # when the game ended, or we left
         self._leaving = False
         self._ran = False
+        self._recover = recover
+        self._cut_damaged_tail = cut_damaged_tail
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
+        self.recovery: Recovery | None = None
+        """What reopening the log found (once :meth:`run` has opened it)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
 
@@ -510,7 +522,10 @@ class PeerNode:
                 peer_id=bytes(own),
                 created_at_ms=int(wall_time() * 1000),
             )
-            self._writer, recovery = open_for_append(self.log_path, create_with=header)
+            self._writer, recovery = open_for_append(
+                self.log_path, create_with=header, cut_damaged_tail=self._cut_damaged_tail
+            )
+            self.recovery = recovery
             if not recovery.records:
                 await self._write(self._session_notes(endpoints))
             effects = self._make_peer(recovery)
@@ -567,8 +582,15 @@ class PeerNode:
             reserved = max(
                 (c for c in map(decode_clock_note, recovery.records) if c is not None), default=0
             )
+            # A cut tail may have held an event we had sent: learn our feed before signing.
             self._peer, effects = Peer.restore(
-                self.identity, self.spec, wires, now, self._config, reserved=reserved
+                self.identity,
+                self.spec,
+                wires,
+                now,
+                self._config,
+                reserved=reserved,
+                recover=self._recover or recovery.cut,
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))

@@ -313,7 +313,9 @@ class Simulation:
         self.result.crashes += 1
         if crash.restart_after is not None:
             self.down_until[seat] = now + crash.restart_after
-            self._push(now + crash.restart_after, self.RESTART, seat, crash.lose_own.to_bytes(4, "big"))
+            self._push(
+                now + crash.restart_after, self.RESTART, seat, crash.lose_own.to_bytes(4, "big")
+            )
         else:
             self.down_until[seat] = float("inf")
 
