@@ -197,3 +197,14 @@ def test_a_clean_restart_does_not_wait() -> None:
     result = _run(_config(3, Crash(0, 5.0, 1.0), seed=1))
     assert result.finished and result.violations == []
     assert not any(isinstance(e, Recovered) for _, _, e in result.effects)
+
+
+def test_a_peer_killed_while_recovering_recovers_again_at_its_next_restart() -> None:
+    # The first restart cannot finish (seat 0 is cut off from everyone): killed again, its log
+    # looks whole, yet it still lacks what it lost; the log says a recovery is under way.
+    split = Partition(5.9, 8.0, (frozenset({0}), frozenset({1, 2})))
+    crashes = (Crash(0, 5.0, 1.0, lose_own=2), Crash(0, 7.0, 1.0))
+    result = _run(_config(3, faults=Faults(partitions=(split,), crashes=crashes), seed=1))
+    assert result.crashes == 2
+    notice = _assert_recovered(result, 0)
+    assert notice.head == notice.first + 2

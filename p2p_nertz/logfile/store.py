@@ -308,6 +308,7 @@ def open_for_append(
     *,
     create_with: LogHeader | None = None,
     cut_damaged_tail: bool = False,
+    cut_note: str | None = None,
 ) -> tuple[LogWriter, Recovery]:
     """Open a log to go on appending after a restart; return the writer and what was found.
 
@@ -328,6 +329,12 @@ def open_for_append(
         create_with: If given and the file does not exist, create it with this header; if the
             file exists, its game id and peer id must match this header's.
         cut_damaged_tail: Also cut a damaged (not merely torn) tail after the last good frame.
+        cut_note: If given and anything is cut, a note of this name (its data: the offset of
+            the cut, 8 bytes big-endian) takes the place of the cut tail, durably: it is
+            written over the tail, synced, and only then is the file cut after it, so that
+            no crash leaves a clean log without the note. A caller that must finish something
+            because of the cut (learn its own feed, docs/protocol.md §9.6) knows from it,
+            after a crash in the middle, that it has not finished yet.
 
     Raises:
         FileNotFoundError: If the file does not exist and ``create_with`` is not given.
@@ -353,8 +360,11 @@ def open_for_append(
         summary = decoder.close()
         header = _check_recoverable(path, summary, create_with, cut_damaged_tail)
         cut = summary.tail_bytes
+        end = summary.good_end
+        if cut and cut_note is not None:
+            end = _overwrite_tail(path, end, Record.note(cut_note, end.to_bytes(8, "big")))
         if cut:
-            os.ftruncate(fd, summary.good_end)
+            os.ftruncate(fd, end)
             os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -367,7 +377,25 @@ def open_for_append(
         problems=summary.problems,
         good_end=summary.good_end,
     )
-    return LogWriter(fd, path, header, summary.good_end), recovery
+    return LogWriter(fd, path, header, end), recovery
+
+
+def _overwrite_tail(path: Path, offset: int, record: Record) -> int:
+    """Write ``record``'s frame at ``offset`` (over a tail about to be cut) and sync it; return
+    where it ends. (A second descriptor: ``pwrite`` on an ``O_APPEND`` one appends on Linux.)
+    Until the cut that follows, whatever is left of the old tail after it is still a damaged
+    tail, which the next recovery finds."""
+    frame = encode_record(record)
+    fd = os.open(path, os.O_WRONLY | _O_BINARY)
+    try:
+        with memoryview(frame) as view:
+            done = 0
+            while done < len(view):
+                done += os.pwrite(fd, view[done:], offset + done)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return offset + len(frame)
 
 
 def _check_recoverable(

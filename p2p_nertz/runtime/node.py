@@ -82,6 +82,7 @@ from p2p_nertz.protocol.peer import (
     Peer,
     PeerConfig,
     Record,
+    Recovered,
     Rejected,
     Reserve,
     Send,
@@ -100,6 +101,8 @@ __all__ = [
     "ENDPOINTS_NOTE",
     "MAX_BURST",
     "NODE_CONFIG",
+    "RECOVERED_NOTE",
+    "RECOVERING_NOTE",
     "SEND_QUEUE",
     "SPEC_NOTE",
     "WATCH_SPEC_TAG",
@@ -122,6 +125,15 @@ game id is their hash, so the note cannot lie)."""
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
 id to endpoint string, ours included): with the spec note, enough to resume from the log."""
+
+RECOVERING_NOTE: Final = "recovering"
+"""The log note that says the peer is learning its own feed from the others (its log may lack
+events it sent, docs/protocol.md §9.6): written in place of a cut tail, or when asked to
+recover; until a :data:`RECOVERED_NOTE` follows it, every restart recovers again."""
+
+RECOVERED_NOTE: Final = "recovered"
+"""The log note that ends a recovery (data: our head before and after, 8 bytes each), written
+before anything the recovered peer signs."""
 
 DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
 """Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
@@ -259,6 +271,16 @@ class _Outlet:
                     await self.socket.send_multipart([data])
                 finally:
                     self.backlog -= 1
+
+
+def _recovering(records: Iterable[LogRecord]) -> bool:
+    """Whether the log's latest recovery note is :data:`RECOVERING_NOTE`: a recovery began and
+    the process stopped before it ended (so the log may still lack events we sent)."""
+    state = False
+    for record in records:
+        if record.kind is RecordKind.NOTE and record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
+            state = record.name == RECOVERING_NOTE
+    return state
 
 
 def _event_wires(records: Iterable[LogRecord]) -> list[bytes]:
@@ -523,11 +545,16 @@ class PeerNode:
                 created_at_ms=int(wall_time() * 1000),
             )
             self._writer, recovery = open_for_append(
-                self.log_path, create_with=header, cut_damaged_tail=self._cut_damaged_tail
+                self.log_path,
+                create_with=header,
+                cut_damaged_tail=self._cut_damaged_tail,
+                cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
             )
             self.recovery = recovery
             if not recovery.records:
                 await self._write(self._session_notes(endpoints))
+            elif not recovery.cut and self._recover and not _recovering(recovery.records):
+                await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)
             async with trio.open_nursery() as nursery:
                 for pid, dealer in dealers.items():
@@ -590,7 +617,7 @@ class PeerNode:
                 now,
                 self._config,
                 reserved=reserved,
-                recover=self._recover or recovery.cut,
+                recover=self._recover or recovery.cut or _recovering(recovery.records),
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))
@@ -613,6 +640,11 @@ class PeerNode:
                 )
             elif isinstance(effect, Reserve):
                 durable.append(encode_clock_note(effect.clock))
+            elif isinstance(effect, Recovered):
+                # Durable before anything we sign after it (a restart no longer recovers).
+                data = effect.first.to_bytes(8, "big") + effect.head.to_bytes(8, "big")
+                durable.append(LogRecord.note(RECOVERED_NOTE, data))
+                self._notify(effect)
             elif isinstance(effect, Send):
                 if durable:
                     await self._write(durable)
@@ -628,10 +660,7 @@ class PeerNode:
                     log.info("seat %d %s", effect.seat + 1, heard)
                 else:
                     log.debug("%s", effect)
-                if self._on_notice is not None:
-                    self._on_notice(effect)
-                for listener in self._listeners:
-                    listener(effect)
+                self._notify(effect)
         if durable:
             await self._write(durable)
         self._watch(watched)  # durable by now, like everything we send
@@ -642,6 +671,12 @@ class PeerNode:
             # for nothing is ~0.1 ms on a woken process, on every message received.
             self._wake.set()
         self._check_done()
+
+    def _notify(self, effect: Effect) -> None:
+        if self._on_notice is not None:
+            self._on_notice(effect)
+        for listener in self._listeners:
+            listener(effect)
 
     def _watch(self, wires: Iterable[bytes]) -> None:
         """Push messages to the spectators (dropped, never waited on, when one is slow)."""

@@ -30,7 +30,16 @@ from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Rejected, Reserve, Send
+from p2p_nertz.protocol.peer import (
+    Effect,
+    Peer,
+    PeerConfig,
+    Record,
+    Recovered,
+    Rejected,
+    Reserve,
+    Send,
+)
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
@@ -232,6 +241,9 @@ class Simulation:
         self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
         self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
+        # Each seat's log says it began a recovery and has not finished it (a note in the
+        # log, as the runtime writes): a restart then recovers again.
+        self.recovering = [False] * n
         self.bots: list[Strategy] = [
             make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
         ]
@@ -278,6 +290,8 @@ class Simulation:
                 self.logs[seat].append(effect.data)
             elif isinstance(effect, Reserve):
                 self.reserved[seat] = max(self.reserved[seat], effect.clock)
+            elif isinstance(effect, Recovered):
+                self.recovering[seat] = False
             elif isinstance(effect, Send):
                 self.result.sent += 1
                 targets = (
@@ -378,6 +392,8 @@ class Simulation:
                 self.down_until[seat] = None
                 lose = int.from_bytes(data, "big")
                 self._lose_own(seat, lose)
+                if lose:
+                    self.recovering[seat] = True
                 restored, effects = Peer.restore(
                     self.identities[seat],
                     self.spec,
@@ -385,7 +401,7 @@ class Simulation:
                     now,
                     config.peer,
                     reserved=self.reserved[seat],
-                    recover=lose > 0,
+                    recover=self.recovering[seat],
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
