@@ -46,7 +46,7 @@ from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
-from p2p_nertz.runtime.node import PeerNode, read_session
+from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
 if TYPE_CHECKING:
     from cli.play import Outcome
@@ -600,16 +600,17 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     path: Path = args.log
     try:
         with read_log(path) as reader:
-            found = read_session(reader)
+            records = list(reader)
             header = reader.header
             summary = reader.summary()
+        found = read_session(records)
     except OSError as exc:
         raise NertzError(f"cannot read {str(path)!r}: {exc.strerror}") from None
     except LogFormatError as exc:
         raise NertzError(f"{str(path)!r}: {exc}") from None
     if header is None or summary.fatal is not None:
         raise NertzError(f"{str(path)!r} is not a p2p-nertz log")
-    recover = _recovery_reason(path, summary, args)
+    recover = _recovery_reason(path, summary, args, unfinished=recovery_unfinished(records))
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
@@ -661,7 +662,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _recovery_reason(
-    path: Path, summary: LogSummary, args: argparse.Namespace
+    path: Path, summary: LogSummary, args: argparse.Namespace, *, unfinished: bool
 ) -> tuple[str, dict[str, Any]] | None:
     """Why the resumed peer must learn its own feed from the others first (the words and the
     JSON fields), or ``None``: its log is whole (docs/protocol.md §9.6).
@@ -692,6 +693,11 @@ def _recovery_reason(
         return (
             f"the log's last frame was torn at byte {at} ({summary.tail_bytes} bytes cut)",
             {"reason": "torn", "at": at, "cut": summary.tail_bytes},
+        )
+    if unfinished:
+        return (
+            "a recovery begun earlier did not finish",
+            {"reason": "unfinished", "at": at, "cut": 0},
         )
     if args.recover:
         return ("--recover: the log may have lost its end", {"reason": "asked", "at": at, "cut": 0})

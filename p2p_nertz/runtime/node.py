@@ -110,6 +110,7 @@ __all__ = [
     "decode_clock_note",
     "encode_clock_note",
     "read_session",
+    "recovery_unfinished",
     "routing_id",
     "serve_peer",
 ]
@@ -273,7 +274,7 @@ class _Outlet:
                     self.backlog -= 1
 
 
-def _recovering(records: Iterable[LogRecord]) -> bool:
+def recovery_unfinished(records: Iterable[LogRecord]) -> bool:
     """Whether the log's latest recovery note is :data:`RECOVERING_NOTE`: a recovery began and
     the process stopped before it ended (so the log may still lack events we sent)."""
     state = False
@@ -553,7 +554,7 @@ class PeerNode:
             self.recovery = recovery
             if not recovery.records:
                 await self._write(self._session_notes(endpoints))
-            elif not recovery.cut and self._recover and not _recovering(recovery.records):
+            elif not recovery.cut and self._recover and not recovery_unfinished(recovery.records):
                 await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)
             async with trio.open_nursery() as nursery:
@@ -617,7 +618,7 @@ class PeerNode:
                 now,
                 self._config,
                 reserved=reserved,
-                recover=self._recover or recovery.cut or _recovering(recovery.records),
+                recover=self._recover or recovery.cut or recovery_unfinished(recovery.records),
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))
@@ -735,6 +736,9 @@ class PeerNode:
             self._done.set()
             return
         if peer.final.phase is not Phase.OVER and not self._leaving:
+            return
+        if self._leaving and peer.recovering:
+            self._done.set()  # it signed nothing (Peer.leave): nobody needs to hold anything
             return
         if self._over_at is None:
             self._over_at = now
