@@ -24,8 +24,11 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   created with mode 0600: notes may hold the round's secret, which must stay private until the
   round ends.
 - **Recovery.** :func:`open_for_append` reads the whole file, cuts a torn tail (the frame a crash
-  interrupted, which was never acknowledged and so never sent) and returns the good records so
-  the caller can rebuild its state. It refuses, with :class:`~p2p_nertz.errors.LogFormatError`,
+  interrupted, which a conforming writer never acknowledged and so never sent) and returns the
+  good records so the caller can rebuild its state. A disk can also lose frames it had synced,
+  which the log cannot tell apart, so a caller that cut anything learns its own events from
+  the other peers before signing (docs/protocol.md §9.6); ``cut_note`` leaves a durable note
+  in the tail's place, so that a crash during that recovery is not forgotten. It refuses, with :class:`~p2p_nertz.errors.LogFormatError`,
   to cut damage that is not a torn tail (see its docstring): guessing there could drop an event
   that was sent, and a peer that reused its seq would be an equivocator.
 - **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer

@@ -18,7 +18,10 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 * **the log** (:mod:`p2p_nertz.logfile.store`), opened with
   :func:`~p2p_nertz.logfile.store.open_for_append`: if it already holds events, the peer is
   rebuilt with :meth:`Peer.restore` from them and from the highest durable clock note, so a
-  killed process continues the game with no seq reused;
+  killed process continues the game with no seq reused. If the log's tail had to be cut (it
+  may have lost an event we sent), or a recovery noted in it did not finish, or ``recover``
+  says so, the peer is restored in recovery: it learns its own feed from the others before it
+  signs (docs/protocol.md §9.6), between a ``recovering`` and a ``recovered`` note;
 * **three input tasks** — the receive task (bytes in bursts, :meth:`Peer.feed_many`), the timer
   (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
   sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
