@@ -28,9 +28,9 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   good records so the caller can rebuild its state. A disk can also lose frames it had synced,
   which the log cannot tell apart, so a caller that cut anything learns its own events from
   the other peers before signing (docs/protocol.md §9.6); ``cut_note`` leaves a durable note
-  in the tail's place, so that a crash during that recovery is not forgotten. It refuses, with :class:`~p2p_nertz.errors.LogFormatError`,
-  to cut damage that is not a torn tail (see its docstring): guessing there could drop an event
-  that was sent, and a peer that reused its seq would be an equivocator.
+  in the tail's place, so that a crash during that recovery is not forgotten. It refuses, with
+  :class:`~p2p_nertz.errors.LogFormatError`, to cut damage that is not a torn tail unless
+  asked (see its docstring): that is more likely an event that was sent.
 - **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer
   cannot append to a file its previous process is still writing.
 - **Failure is sticky.** If a write or sync fails, the writer cuts the file back to its last
