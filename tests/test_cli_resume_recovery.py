@@ -17,16 +17,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from cli.demo import free_ports, write_key
-from p2p_nertz.logfile.format import RecordKind
-from p2p_nertz.logfile.store import read_log
+from cli.main import main
+from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
+from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.store import create_log, read_log
 from p2p_nertz.protocol.envelope import Message, decode_message
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.peer import Record as PeerRecord
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
 
 DEADLINE = 60.0
 NERTZ = [sys.executable, "-m", "cli"]
@@ -157,3 +163,67 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     )  # fmt: skip
     assert "equivocat" not in audit.stdout.lower(), audit.stdout
     assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
+    """Bob's log of a two-player game: the session notes and his ``join``, then ``tail``.
+    Returns the log, Bob's key file and the log's bytes."""
+    ids = [Identity.generate(derive_seed(b"test-cli-resume-lone", n)) for n in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+        Rules(target=None, rounds=1),
+        b"resume-lone",
+    )
+    bob = ids[1]
+    write_key(tmp_path / "bob.key", bob)
+    ports = free_ports(2)
+    book = {bytes(i.peer_id): f"tcp://127.0.0.1:{p}" for i, p in zip(ids, ports, strict=True)}
+    peer = Peer(bob, spec, 0.0)
+    joins = [e.data for e in peer.start(0.0) if isinstance(e, PeerRecord) and e.own]
+    path = tmp_path / "bob.log"
+    header = LogHeader(game_id=spec.game_id, peer_id=bytes(bob.peer_id), created_at_ms=0)
+    with create_log(path, header) as writer:
+        writer.append_many(
+            [
+                LogRecord.note(SPEC_NOTE, spec.to_wire()),
+                LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
+                *(LogRecord.sent_event(j) for j in joins),
+            ]
+        )
+    with path.open("ab") as f:
+        f.write(tail)
+    return path, tmp_path / "bob.key", path.read_bytes()
+
+
+def test_resume_refuses_a_damaged_tail_in_one_line_unless_told_to_cut_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, key, data = _lone_log(tmp_path, b"\x07" * 40)
+    status = main(["resume", str(path), "--key", str(key), "--bot", "greedy"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("nertz resume: error: ") and "--cut-damaged-tail" in line
+    assert path.read_bytes() == data  # nothing cut, nothing written
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothing(
+    tmp_path: Path,
+) -> None:
+    # The torn frame may have been an event Bob sent; Ann, who would hold it, never answers.
+    torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
+    path, key, _ = _lone_log(tmp_path, torn)
+    done = subprocess.run(
+        [*NERTZ, "resume", str(path), "--key", str(key), "--bot", "greedy", "--json",
+         "--suspect-after", "0.3", "--drop-after", "1"],
+        capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["resume", "recovering", "waiting"]
+    assert events[1]["reason"] == "torn" and events[2]["names"] == ["Ann"]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("nertz resume: error: cannot recover our own events: Ann silent")
+    assert [m.seq for m in _own_events(path)] == [1]  # nothing signed

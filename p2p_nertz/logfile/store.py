@@ -365,7 +365,8 @@ def open_for_append(
         cut = summary.tail_bytes
         end = summary.good_end
         if cut and cut_note is not None:
-            end = _overwrite_tail(path, end, Record.note(cut_note, end.to_bytes(8, "big")))
+            note = Record.note(cut_note, end.to_bytes(8, "big"))
+            end = _overwrite_tail(path, end, summary.size, note)
         if cut:
             os.ftruncate(fd, end)
             os.fsync(fd)
@@ -383,12 +384,14 @@ def open_for_append(
     return LogWriter(fd, path, header, end), recovery
 
 
-def _overwrite_tail(path: Path, offset: int, record: Record) -> int:
-    """Write ``record``'s frame at ``offset`` (over a tail about to be cut) and sync it; return
-    where it ends. (A second descriptor: ``pwrite`` on an ``O_APPEND`` one appends on Linux.)
-    Until the cut that follows, whatever is left of the old tail after it is still a damaged
-    tail, which the next recovery finds."""
+def _overwrite_tail(path: Path, offset: int, size: int, record: Record) -> int:
+    """Write ``record``'s frame at ``offset``, over a tail about to be cut, zeros over the rest
+    of that tail (up to ``size``), and sync; return where the frame ends. A crash before the
+    cut that follows leaves the note and a torn tail (zeros), which the next recovery cuts.
+    (A second descriptor: ``pwrite`` on an ``O_APPEND`` one appends, on Linux.)"""
     frame = encode_record(record)
+    end = offset + len(frame)
+    frame += bytes(max(0, size - end))
     fd = os.open(path, os.O_WRONLY | _O_BINARY)
     try:
         with memoryview(frame) as view:
@@ -398,7 +401,7 @@ def _overwrite_tail(path: Path, offset: int, record: Record) -> int:
         os.fsync(fd)
     finally:
         os.close(fd)
-    return offset + len(frame)
+    return end
 
 
 def _check_recoverable(

@@ -724,6 +724,8 @@ class Peer:
         for seat, fork_seq in self._deferred_forks:
             self._vote_fork(seat, fork_seq, now)
         self._deferred_forks.clear()
+        if not own:
+            self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
         self._advance_final()
         self._act()
         self._beat(Kind.BEAT, now)

@@ -609,7 +609,8 @@ class PeerNode:
     def _make_peer(self, recovery: Recovery) -> list[Effect]:
         now = self._clock()
         wires = _event_wires(recovery.records)
-        if wires:
+        recover = self._recover or recovery.cut or recovery_unfinished(recovery.records)
+        if wires or recover:  # (a cut tail may have held our join: recover it too)
             reserved = max(
                 (c for c in map(decode_clock_note, recovery.records) if c is not None), default=0
             )
@@ -621,7 +622,7 @@ class PeerNode:
                 now,
                 self._config,
                 reserved=reserved,
-                recover=self._recover or recovery.cut or recovery_unfinished(recovery.records),
+                recover=recover,
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))
