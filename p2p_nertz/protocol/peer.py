@@ -653,6 +653,12 @@ class Peer:
         the phase events it sends are not sent again, its votes stand."""
         body = parse_body(message.kind, message.body, self._n)
         self._mark_done(message.kind, body)
+        assert not isinstance(body, _NOT_EVENTS)
+        # What it announced holding we announced: a vote of ours on a fork must count it
+        # (others may have made it final on our word, §9.4).
+        announced = self._announced_held
+        for q, h in enumerate(body.frontier):
+            announced[q] = max(announced[q], h)
         if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
             self._sponsored.add((body.seat, body.last_seq))
         elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
@@ -698,6 +704,11 @@ class Peer:
         """Ask every member for our own events past what we hold (a want is signed but names
         no head: it announces nothing of our feed, and keeps us heard)."""
         first = len(self._feeds[self.seat]) + 1
+        if not self._recovery_clock:
+            # The first one is timed far above anything we sent before (our reservation):
+            # another member's clock passes it by taking it in (§5.3), or only after some
+            # thousand messages of the table, long after what we sent before the crash arrived.
+            self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
         wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
         if not self._recovery_clock:
             self._recovery_clock = self.clock
@@ -712,6 +723,10 @@ class Peer:
         if self.awaiting() or self._pending[self.seat]:
             return
         most = max((self._claimed[q][self.seat] for q in range(self._n)), default=0)
+        # A member that voted us out announces no more of our feed than its vote counts, and
+        # its vote says how much it held then.
+        votes = self.tentative.votes.get(self.seat, ())
+        most = max([most, *(vote.last_seq for _, vote in votes)])
         if most > len(own):
             return
         self._recovering = False
