@@ -784,8 +784,8 @@ class Peer:
             if beat is not None:
                 self._take_beat(seat, message.lamport, beat, now)
                 if self._recovering and message.lamport > self._recovery_clock:
-                    # Timed after our first recovery want: it saw the want, and so (the link
-                    # keeps order) everything we sent it before the restart.
+                    # Timed above our first recovery want (far above our old clock): sent after
+                    # it took the want in, so after all we sent it before the crash (§9.6).
                     self._recovery_heard[seat] = beat.held[self.seat]
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
