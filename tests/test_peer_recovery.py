@@ -10,6 +10,8 @@ its events, that its final log holds its whole feed, and every invariant of DESI
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from p2p_nertz.protocol.bodies import Beat, parse_body
@@ -208,3 +210,17 @@ def test_a_peer_killed_while_recovering_recovers_again_at_its_next_restart() -> 
     assert result.crashes == 2
     notice = _assert_recovered(result, 0)
     assert notice.head == notice.first + 2
+
+
+def test_a_recovering_peer_alone_waits_and_signs_nothing() -> None:
+    # Two players: seat 0 loses the end of its log, and seat 1 is gone for good. Seat 1 may
+    # hold events of seat 0's that seat 0 lost, so seat 0 can sign neither an abandon nor
+    # anything else: it waits, and its runtime stops once that is hopeless.
+    crashes = (Crash(1, 4.9, None), Crash(0, 5.0, 1.0, lose_own=1))
+    config = _config(2, *crashes, seed=1, peer=QUICK_DROP)
+    result = Simulation(dataclasses.replace(config, max_time=30.0)).run()
+    peer = result.peers[0]
+    assert peer is not None and peer.recovering and peer.awaiting() == (1,)
+    assert peer.recovery_hopeless(result.time)
+    (_, lost), *_ = result.lost_own
+    assert peer.held(0) == decode_message(lost[0]).seq - 1  # nothing signed since the restart

@@ -421,6 +421,7 @@ class Simulation:
             and tentative.phase is not Phase.OVER
             and len(tentative.dropped) == len(self.peers) - 2
             and seat not in tentative.dropped
+            and not peer.recovering  # (it may sign nothing yet, §9.6)
             and peer.silent_for(now) >= peer.config.drop_after
         ):
             # Alone with a member that has gone: end the game (a signed abandon).
