@@ -676,18 +676,25 @@ class Peer:
 
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
-        not announced what they hold of our feed since the recovery began, or that announced
-        more of it than we hold (empty when not recovering)."""
+        not announced, since the recovery began, holding at least the events of our feed we
+        hold, or that announced more of it than we hold (empty when not recovering)."""
         if not self._recovering:
             return ()
         own = len(self._feeds[self.seat])
-        dropped = self.tentative.dropped
+        tentative = self.tentative
+        # A member that voted us out announces no more of our feed than its vote counted.
+        frozen = {voter: vote.last_seq for voter, vote in tentative.votes.get(self.seat, ())}
+        heard = self._recovery_heard
         return tuple(
             q
             for q in range(self._n)
             if q != self.seat
-            and q not in dropped
-            and (q not in self._recovery_heard or self._claimed[q][self.seat] > own)
+            and q not in tentative.dropped
+            and (
+                # Not heard since our first want, or holding less than we do: it may hold a
+                # later event of ours waiting for the ones it lacks (unannounced, §9.6).
+                heard.get(q, -1) < min(own, frozen.get(q, own)) or self._claimed[q][self.seat] > own
+            )
         )
 
     def recovery_hopeless(self, now: float) -> bool:
@@ -787,6 +794,12 @@ class Peer:
                     # Timed above our first recovery want (far above our old clock): sent after
                     # it took the want in, so after all we sent it before the crash (§9.6).
                     self._recovery_heard[seat] = beat.held[self.seat]
+                    if beat.held[self.seat] < len(self._feeds[self.seat]):
+                        # It lacks some of ours, and cannot learn our head from a beat: send
+                        # them (it may hold a later one of ours waiting for them).
+                        head = len(self._feeds[self.seat])
+                        want = Want(self.seat, beat.held[self.seat] + 1, head)
+                        self._answer_want(message.author, want)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
             return
