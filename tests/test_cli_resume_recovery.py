@@ -111,14 +111,26 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         _lines(bob, "round")  # round 1 scored: Bob has signed and sent a good many events
         bob.send_signal(signal.SIGKILL)
         bob.communicate()
-        # Cut Bob's log inside the last event he had sent (Ann holds it).
-        data = logs["bob"].read_bytes()
-        offset, length, payload = [f for f in _frames(data) if f[2][0] == RecordKind.SENT_EVENT][-1]
-        lost = decode_message(payload[1:])
-        logs["bob"].write_bytes(data[: offset + 12 + length // 2])
-
         # With Ann stopped, the resume can only wait: a SIGTERM then signs nothing.
         ann.send_signal(signal.SIGSTOP)
+        # Cut Bob's log inside the last event he had sent that Ann holds (killed between the
+        # log and the send, his very last one may never have left).
+        with read_log(logs["ann"]) as reader:
+            bob_id = ids[1].peer_id
+            held = {
+                m.id
+                for m in (
+                    decode_message(r.data) for r in reader if r.kind is RecordKind.RECEIVED_EVENT
+                )
+                if m.author == bob_id
+            }
+        data = logs["bob"].read_bytes()
+        sent = [f for f in _frames(data) if f[2][0] == RecordKind.SENT_EVENT]
+        offset, length, payload = next(
+            f for f in reversed(sent) if decode_message(f[2][1:]).id in held
+        )
+        lost = decode_message(payload[1:])
+        logs["bob"].write_bytes(data[: offset + 12 + length // 2])
         first = resume()
         procs.append(first)
         seen = _lines(first, "waiting")
