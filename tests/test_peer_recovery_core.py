@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, encode_body
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, Record, Recovered, Rejected, Reserve, Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move
-from tests.peer_helpers import PeerNetwork, beat_of
+from tests.peer_helpers import PeerNetwork, beat_of, sign
 
 SEAT = 1
 
@@ -28,7 +29,8 @@ def _lost(net: PeerNetwork) -> bool:
 def net() -> PeerNetwork:
     network = PeerNetwork(3, seed=5)
     network.run(_lost)
-    network.run(lambda n: all(p.held(SEAT) == n.peers[SEAT].held(SEAT) for p in n.peers))
+    # Quiet: every peer holds every feed as far as its author (nothing is in flight).
+    network.run(lambda n: all(p.held(q) == n.peers[q].held(q) for p in n.peers for q in range(3)))
     return network
 
 
@@ -133,3 +135,35 @@ def test_recovery_is_hopeless_only_once_every_awaited_member_is_silent(net: Peer
     drop_after = peer.config.drop_after
     assert not peer.recovery_hopeless(net.now + drop_after - 0.1)
     assert peer.recovery_hopeless(net.now + drop_after)
+
+
+def _beat(net: PeerNetwork, author: int, held: list[int], lamport: int) -> bytes:
+    """A beat of ``author`` announcing ``held`` (ids as every peer holds them: quiet)."""
+    feeds = [net.peers[q].events(q) for q in range(3)]
+    body = Beat(
+        head_seq=held[author],
+        head_id=feeds[author][held[author] - 1].id,
+        held=tuple(held),
+        held_ids=tuple(feeds[q][h - 1].id[:ID_PREFIX] for q, h in enumerate(held)),
+    )
+    return sign(
+        net.identities[author], net.spec, kind=Kind.BEAT, body=encode_body(body), lamport=lamport
+    )
+
+
+def test_a_member_lacking_a_third_members_events_is_waited_for(net: PeerNetwork) -> None:
+    # Seat 0 holds all of ours we hold, but not yet seat 2's latest event: it may hold a later
+    # event of ours, named after that one, waiting for it (its beats do not announce it).
+    peer, effects, _ = _restore(net, 1)
+    clock = max(decode_message(e.data).lamport for e in effects if isinstance(e, Send))
+    for q in range(3):  # (our lost event too, relayed)
+        peer.feed_many([m.wire for m in net.peers[q].events(q)], net.now)
+    heads = [net.peers[q].held(q) for q in range(3)]
+    peer.feed(_beat(net, 2, heads, clock + 1), net.now)
+    behind = [heads[0], heads[1], heads[2] - 1]
+    peer.feed(_beat(net, 0, behind, clock + 2), net.now)
+    assert peer.recovering and peer.awaiting() == (0,)
+    done = peer.feed(_beat(net, 0, heads, clock + 3), net.now)
+    assert [e for e in done if isinstance(e, Recovered)] == [
+        Recovered(heads[1] - 1, heads[1], (0, 2))
+    ]

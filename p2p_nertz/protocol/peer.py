@@ -332,8 +332,11 @@ class Peer:
         self._recovering = False
         self._recovery_first = 0  # our head when the recovery began
         self._recovery_clock = 0  # our first recovery want's Lamport time
-        # seat -> the most of our feed it announced in a beat timed after that want
-        self._recovery_heard: dict[int, int] = {}
+        # seat -> what its latest beat timed after that want says it holds, per feed
+        self._recovery_heard: dict[int, tuple[int, ...]] = {}
+        # seat -> its head in its first such beat: every event that existed when it took our
+        # want in (those our lost events can name) is at or below the heads
+        self._recovery_heads: dict[int, int] = {}
         self._recovery_since = now  # when the recovery began
         self._deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
         self._started = False
@@ -677,25 +680,35 @@ class Peer:
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
-        hold, or that announced more of it than we hold (empty when not recovering)."""
+        hold and every event that existed when the others took our first want in, or that
+        announced more of our feed than we hold (empty when not recovering)."""
         if not self._recovering:
             return ()
-        own = len(self._feeds[self.seat])
+        seat = self.seat
         tentative = self.tentative
-        # A member that voted us out announces no more of our feed than its vote counted.
-        frozen = {voter: vote.last_seq for voter, vote in tentative.votes.get(self.seat, ())}
-        heard = self._recovery_heard
-        return tuple(
-            q
-            for q in range(self._n)
-            if q != self.seat
-            and q not in tentative.dropped
-            and (
-                # Not heard since our first want, or holding less than we do: it may hold a
-                # later event of ours waiting for the ones it lacks (unannounced, §9.6).
-                heard.get(q, -1) < min(own, frozen.get(q, own)) or self._claimed[q][self.seat] > own
-            )
-        )
+        members = [q for q in range(self._n) if q not in tentative.dropped]
+        # What each member must hold of each feed: all of ours we hold, and every event that
+        # existed when the feed's author took our want in; for a member that voted the
+        # author out, no more than its vote counted (it announces no more).
+        need = {q: self._recovery_heads.get(q, 0) for q in members}
+        need[seat] = len(self._feeds[seat])
+        frozen = {
+            (voter, q): vote.last_seq for q in members for voter, vote in tentative.votes.get(q, ())
+        }
+        waiting = []
+        for r in members:
+            if r == seat:
+                continue
+            held = self._recovery_heard.get(r)
+            if (
+                held is None  # not heard since our first want
+                or self._claimed[r][seat] > need[seat]  # it holds ours that we lack
+                # Holding less, it may hold a later event of ours waiting for the events it
+                # lacks, which its beats do not announce (§9.6).
+                or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
+            ):
+                waiting.append(r)
+        return tuple(waiting)
 
     def recovery_hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
@@ -793,7 +806,8 @@ class Peer:
                 if self._recovering and message.lamport > self._recovery_clock:
                     # Timed above our first recovery want (far above our old clock): sent after
                     # it took the want in, so after all we sent it before the crash (§9.6).
-                    self._recovery_heard[seat] = beat.held[self.seat]
+                    self._recovery_heard[seat] = beat.held
+                    self._recovery_heads.setdefault(seat, beat.head_seq)
                     if beat.held[self.seat] < len(self._feeds[self.seat]):
                         # It lacks some of ours, and cannot learn our head from a beat: send
                         # them (it may hold a later one of ours waiting for them).
