@@ -70,9 +70,13 @@ def _own_events(path: Path) -> list[Message]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", ["torn", "boundary"])
 def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocates(
-    tmp_path: Path,
+    tmp_path: Path, how: str
 ) -> None:
+    # torn: cut inside the last event Bob sent (the tail is torn), and a first resume is
+    # stopped by SIGTERM while it waits. boundary: cut three own events back at a frame
+    # boundary (a backup, say: the log looks whole), resumed with --recover.
     ids = [Identity.generate(derive_seed(b"test-cli-resume-recovery", n)) for n in range(2)]
     spec = GameSpec.create(
         [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
@@ -97,10 +101,10 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
-    def resume() -> subprocess.Popen[str]:
+    def resume(*extra: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [*NERTZ, "resume", str(logs["bob"]), "--key", str(tmp_path / "bob.key"),
-             "--bot", "greedy", "--json"],
+             "--bot", "greedy", "--json", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
@@ -126,30 +130,35 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
             }
         data = logs["bob"].read_bytes()
         sent = [f for f in _frames(data) if f[2][0] == RecordKind.SENT_EVENT]
-        offset, length, payload = next(
+        offset, length, payload = [
             f for f in reversed(sent) if decode_message(f[2][1:]).id in held
-        )
+        ][0 if how == "torn" else 2]
         lost = decode_message(payload[1:])
-        logs["bob"].write_bytes(data[: offset + 12 + length // 2])
-        first = resume()
-        procs.append(first)
-        seen = _lines(first, "waiting")
-        recovering = next(e for e in seen if e["event"] == "recovering")
-        assert (recovering["reason"], recovering["at"]) == ("torn", offset)
-        assert seen[-1]["names"] == ["Ann"]
-        first.send_signal(signal.SIGTERM)
-        first.communicate(timeout=DEADLINE)
-        assert max(m.seq for m in _own_events(logs["bob"])) == lost.seq - 1
-
-        ann.send_signal(signal.SIGCONT)
-        second = resume()
+        if how == "torn":
+            logs["bob"].write_bytes(data[: offset + 12 + length // 2])
+            first = resume()
+            procs.append(first)
+            seen = _lines(first, "waiting")
+            recovering = next(e for e in seen if e["event"] == "recovering")
+            assert (recovering["reason"], recovering["at"]) == ("torn", offset)
+            assert seen[-1]["names"] == ["Ann"]
+            first.send_signal(signal.SIGTERM)
+            first.communicate(timeout=DEADLINE)
+            assert max(m.seq for m in _own_events(logs["bob"])) == lost.seq - 1
+            ann.send_signal(signal.SIGCONT)
+            second = resume()  # its log is whole now, but says its recovery did not finish
+            reason = "unfinished"
+        else:
+            logs["bob"].write_bytes(data[:offset])
+            ann.send_signal(signal.SIGCONT)
+            second = resume("--recover")
+            reason = "asked"
         procs.append(second)
         out, err = second.communicate(timeout=DEADLINE)
         assert second.returncode == 0, err
         events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         kinds = [e["event"] for e in events]
-        # The first resume's recovery did not finish: its log says so (its tail is clean).
-        assert events[kinds.index("recovering")]["reason"] == "unfinished"
+        assert events[kinds.index("recovering")]["reason"] == reason
         recovered = events[kinds.index("recovered")]
         assert (recovered["first"], recovered["last"], recovered["holders"]) == (
             lost.seq,
