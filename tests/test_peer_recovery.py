@@ -224,3 +224,25 @@ def test_a_recovering_peer_alone_waits_and_signs_nothing() -> None:
     assert peer.recovery_hopeless(result.time)
     (_, lost), *_ = result.lost_own
     assert peer.held(0) == decode_message(lost[0]).seq - 1  # nothing signed since the restart
+
+
+@pytest.mark.parametrize(
+    ("players", "crashes"),
+    [
+        (3, (Crash(0, 5.0, 1.0, lose_own=1), Crash(1, 5.2, 1.0, lose_own=2))),
+        (2, (Crash(0, 5.0, 1.0, lose_own=2), Crash(1, 5.1, 0.5, lose_own=1))),
+    ],
+    ids=["two-of-three", "both-of-two"],
+)
+def test_peers_recovering_at_once_take_each_others_wants_as_announcements(
+    players: int, crashes: tuple[Crash, ...]
+) -> None:
+    # Neither may beat; each one's wants, one per feed, say what it holds.
+    result = _run(_config(players, *crashes, seed=1))
+    assert result.finished and result.violations == [] and forks(result) == set()
+    assert len(result.lost_own) == 2
+    for seat in (0, 1):
+        peer = result.peers[seat]
+        assert peer is not None and not peer.recovering
+        notices = [e for _, s, e in result.effects if s == seat and isinstance(e, Recovered)]
+        assert len(notices) == 1

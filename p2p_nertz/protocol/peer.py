@@ -337,6 +337,10 @@ class Peer:
         # seat -> its head in its first such beat: every event that existed when it took our
         # want in (those our lost events can name) is at or below the heads
         self._recovery_heads: dict[int, int] = {}
+        # seat -> feed -> what a member recovering too announced holding of it, in its wants
+        # timed after our first want (it sends no beat either: its wants start past what it
+        # holds, one per feed)
+        self._recovery_wants: dict[int, dict[int, int]] = {}
         self._recovery_since = now  # when the recovery began
         self._deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
         self._started = False
@@ -690,7 +694,13 @@ class Peer:
         # What each member must hold of each feed: all of ours we hold, and every event that
         # existed when the feed's author took our want in; for a member that voted the
         # author out, no more than its vote counted (it announces no more).
-        need = {q: self._recovery_heads.get(q, 0) for q in members}
+        heads = self._recovery_heads
+        announced = self._recovery_heard.copy()
+        for r, wants in self._recovery_wants.items():
+            if r not in announced and len(wants) == self._n and r in wants:
+                # Recovering too (it asks for its own feed): its wants announce what it holds.
+                announced[r] = tuple(wants[q] for q in range(self._n))
+        need = {q: heads.get(q, 0) for q in members}
         need[seat] = len(self._feeds[seat])
         frozen = {
             (voter, q): vote.last_seq for q in members for voter, vote in tentative.votes.get(q, ())
@@ -699,10 +709,10 @@ class Peer:
         for r in members:
             if r == seat:
                 continue
-            held = self._recovery_heard.get(r)
+            held = announced.get(r)
             if (
                 held is None  # not heard since our first want
-                or self._claimed[r][seat] > need[seat]  # it holds ours that we lack
+                or max(held[seat], self._claimed[r][seat]) > need[seat]  # holds ours we lack
                 # Holding less, it may hold a later event of ours waiting for the events it
                 # lacks, which its beats do not announce (§9.6).
                 or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
@@ -733,6 +743,13 @@ class Peer:
         if not self._recovery_clock:
             self._recovery_clock = self.clock
         self._out.append(Send(wire))
+        # And one per other feed, from past what we hold (or announce: our votes cap it):
+        # gap repair, and what another member recovering at once takes as our announcement,
+        # since it cannot wait for a beat of ours (§9.6).
+        for q, held in enumerate(self._frontier()):
+            if q != self.seat:
+                last = held + self.config.max_want
+                self._out.append(Send(self._want_wire(q, held + 1, last)))
         self._last_sent = now
         self._ack_due = None
         self._unacked = False
@@ -816,6 +833,10 @@ class Peer:
                         self._answer_want(message.author, want)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
+                if self._recovering and message.lamport > self._recovery_clock:
+                    self._recovery_wants.setdefault(seat, {})[body.seat] = body.first - 1
+                    if body.seat == seat:  # (it recovers too: its own head, as it knows it)
+                        self._recovery_heads.setdefault(seat, body.first - 1)
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
