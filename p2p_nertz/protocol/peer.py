@@ -691,6 +691,9 @@ class Peer:
         seat = self.seat
         tentative = self.tentative
         members = [q for q in range(self._n) if q not in tentative.dropped]
+        # A member we hold proof against is not waited for: its word is worth nothing (it
+        # could announce less of our feed than it holds), and its drop may need our vote.
+        cheaters = {q for q, _ in self._proven} | set(self._forked_at)
         # What each member must hold of each feed: all of ours we hold, and every event that
         # existed when the feed's author took our want in; for a member that voted the
         # author out, no more than its vote counted (it announces no more).
@@ -707,7 +710,7 @@ class Peer:
         }
         waiting = []
         for r in members:
-            if r == seat:
+            if r == seat or r in cheaters:
                 continue
             held = announced.get(r)
             if (
@@ -743,13 +746,18 @@ class Peer:
         if not self._recovery_clock:
             self._recovery_clock = self.clock
         self._out.append(Send(wire))
-        # And one per other feed, from past what we hold (or announce: our votes cap it):
-        # gap repair, and what another member recovering at once takes as our announcement,
-        # since it cannot wait for a beat of ours (§9.6).
-        for q, held in enumerate(self._frontier()):
-            if q != self.seat:
-                last = held + self.config.max_want
-                self._out.append(Send(self._want_wire(q, held + 1, last)))
+        # To a member recovering at once (it asked for its own feed), one per other feed too,
+        # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
+        # of ours, and takes them as our announcement (§9.6).
+        recovering = [r for r, wants in self._recovery_wants.items() if r in wants]
+        if recovering:
+            frontier = self._frontier()
+            for r in recovering:
+                to = self.spec.peer_ids[r]
+                for q, held in enumerate(frontier):
+                    if q != self.seat:
+                        wire = self._want_wire(q, held + 1, held + self.config.max_want)
+                        self._out.append(Send(wire, to))
         self._last_sent = now
         self._ack_due = None
         self._unacked = False
