@@ -40,12 +40,13 @@ from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
+from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Suspected
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
-from p2p_nertz.runtime.node import PeerNode, read_session
+from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
 if TYPE_CHECKING:
     from cli.play import Outcome
@@ -599,14 +600,17 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     path: Path = args.log
     try:
         with read_log(path) as reader:
-            found = read_session(reader)
+            records = list(reader)
             header = reader.header
+            summary = reader.summary()
+        found = read_session(records)
     except OSError as exc:
         raise NertzError(f"cannot read {str(path)!r}: {exc.strerror}") from None
     except LogFormatError as exc:
         raise NertzError(f"{str(path)!r}: {exc}") from None
-    if header is None:
+    if header is None or summary.fatal is not None:
         raise NertzError(f"{str(path)!r} is not a p2p-nertz log")
+    recover = _recovery_reason(path, summary, args, unfinished=recovery_unfinished(records))
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
@@ -630,6 +634,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         speed=args.speed,
         watchers=args.watcher,
         config=config,
+        recover=args.recover,
+        cut_damaged_tail=args.cut_damaged_tail,
     )
     out.emit(
         "resume",
@@ -637,11 +643,122 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         game_id=spec.game_id.hex(),
         log=str(path),
     )
+    names = [m.name for m in spec.members]
+    if recover is not None:
+        text, fields = recover
+        out.emit("recovering", f"{text}; recovering our own events from the others", **fields)
+        if args.bot is not None:  # (no lines over the terminal table)
+            node.add_listener(lambda effect: _say_recovered(out, names, effect))
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:
-        return await _play(args, node, session.endpoints)
+        async with trio.open_nursery() as nursery:
+            if recover is not None:
+                nursery.start_soon(_watch_recovery, node, out if args.bot else None, names)
+            result = await _play(args, node, session.endpoints)
+            nursery.cancel_scope.cancel()
+            return result
 
     return _done(out, "resume", _trio_run("resume", main))
+
+
+def _recovery_reason(
+    path: Path, summary: LogSummary, args: argparse.Namespace, *, unfinished: bool
+) -> tuple[str, dict[str, Any]] | None:
+    """Why the resumed peer must learn its own feed from the others first (the words and the
+    JSON fields), or ``None``: its log is whole (docs/protocol.md §9.6).
+
+    Raises:
+        NertzError: the log is damaged before its end, or its tail is damaged and
+            ``--cut-damaged-tail`` was not given.
+    """
+    at = summary.good_end
+    inside = [p for p in summary.problems if p.offset < at]
+    if inside:
+        raise NertzError(
+            f"{str(path)!r} is damaged before its last good record ({inside[0]}); "
+            "it cannot be resumed"
+        )
+    if summary.problems:
+        if not args.cut_damaged_tail:
+            raise NertzError(
+                f"{str(path)!r}: the tail after byte {at} is damaged, not torn "
+                f"({summary.problems[0]}); it may hold an event we sent. Resume with "
+                "--cut-damaged-tail to cut it and take our own events back from the others"
+            )
+        return (
+            f"the log's tail after byte {at} was damaged ({summary.tail_bytes} bytes cut)",
+            {"reason": "damaged", "at": at, "cut": summary.tail_bytes},
+        )
+    if summary.tail_bytes:
+        return (
+            f"the log's last frame was torn at byte {at} ({summary.tail_bytes} bytes cut)",
+            {"reason": "torn", "at": at, "cut": summary.tail_bytes},
+        )
+    if unfinished:
+        return (
+            "a recovery begun earlier did not finish",
+            {"reason": "unfinished", "at": at, "cut": 0},
+        )
+    if args.recover:
+        return ("--recover: the log may have lost its end", {"reason": "asked", "at": at, "cut": 0})
+    return None
+
+
+def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
+    if not isinstance(effect, Recovered):
+        return
+    holders = [names[s] for s in effect.holders]
+    if effect.head > effect.first:
+        span = f"{effect.first + 1}" + (f"-{effect.head}" if effect.head > effect.first + 1 else "")
+        text = f"recovered own events {span} from {', '.join(holders)}"
+    else:
+        text = f"no own event was missing (our log holds all {effect.first} the others hold)"
+    out.emit(
+        "recovered",
+        text + "; playing on",
+        first=effect.first + 1,
+        last=effect.head,
+        holders=holders,
+    )
+
+
+#: How long a recovery may take before the resume says whom it waits for.
+RECOVERY_QUIET = 1.0
+
+
+async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) -> None:
+    """While the resumed peer recovers, say whom it waits for (``out``), and stop the resume
+    with a clear error if every one of them has been silent for the drop timeout: it must not
+    sign anything (the seq may be one it used), so waiting longer cannot help."""
+    while True:
+        try:
+            peer = node.peer
+        except RuntimeError:
+            await trio.sleep(0.05)
+            continue
+        break
+    started = node.clock()
+    shown: tuple[int, ...] | None = None
+    while peer.recovering:
+        now = node.clock()
+        waiting = peer.awaiting()
+        if out is not None and waiting != shown and now >= started + RECOVERY_QUIET:
+            shown = waiting
+            who = ", ".join(names[s] for s in waiting) or "our own events they announced"
+            out.emit(
+                "waiting",
+                f"waiting for {who}: nothing is signed until we know what they hold of ours",
+                seats=[s + 1 for s in waiting],
+                names=[names[s] for s in waiting],
+            )
+        if peer.recovery_hopeless(now):
+            who = ", ".join(names[s] for s in waiting)
+            raise NertzError(
+                f"cannot recover our own events: {who} silent for "
+                f"{peer.config.drop_after:g} s and may hold events we signed. Nothing was "
+                "signed; resume again when they are back"
+            )
+        await trio.sleep(0.1)
 
 
 # -- the parsers -------------------------------------------------------------------------------
@@ -770,6 +887,18 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("log", type=Path, help="the peer's log file")
     p.add_argument(
         "--key", type=Path, help="the key (default: the bot key kept next to the log, if any)"
+    )
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="the log may have lost its end (e.g. restored from a backup): take our own "
+        "events back from the others before signing anything (always done after a cut tail)",
+    )
+    p.add_argument(
+        "--cut-damaged-tail",
+        action="store_true",
+        help="cut a damaged (not merely torn) end of the log instead of refusing it, then "
+        "recover our own events from the others",
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")

@@ -24,10 +24,13 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   created with mode 0600: notes may hold the round's secret, which must stay private until the
   round ends.
 - **Recovery.** :func:`open_for_append` reads the whole file, cuts a torn tail (the frame a crash
-  interrupted, which was never acknowledged and so never sent) and returns the good records so
-  the caller can rebuild its state. It refuses, with :class:`~p2p_nertz.errors.LogFormatError`,
-  to cut damage that is not a torn tail (see its docstring): guessing there could drop an event
-  that was sent, and a peer that reused its seq would be an equivocator.
+  interrupted, which a conforming writer never acknowledged and so never sent) and returns the
+  good records so the caller can rebuild its state. A disk can also lose frames it had synced,
+  which the log cannot tell apart, so a caller that cut anything learns its own events from
+  the other peers before signing (docs/protocol.md §9.6); ``cut_note`` leaves a durable note
+  in the tail's place, so that a crash during that recovery is not forgotten. It refuses, with
+  :class:`~p2p_nertz.errors.LogFormatError`, to cut damage that is not a torn tail unless
+  asked (see its docstring): that is more likely an event that was sent.
 - **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer
   cannot append to a file its previous process is still writing.
 - **Failure is sticky.** If a write or sync fails, the writer cuts the file back to its last
@@ -138,6 +141,8 @@ class Recovery:
             asked).
         cut_bytes: How many bytes were cut from the end of the file.
         problems: The problems in what was cut (only when a corrupt tail was cut on request).
+        good_end: Where the file now ends: the offset just after the last good frame, where
+            the cut (if any) was made.
     """
 
     header: LogHeader
@@ -145,6 +150,15 @@ class Recovery:
     tail: TailState
     cut_bytes: int
     problems: tuple[LogProblem, ...] = ()
+    good_end: int = 0
+
+    @property
+    def cut(self) -> bool:
+        """Whether anything was cut: the log may have lost an event this peer had sent (a
+        torn frame that had been synced and sent before the disk lost it, or a damaged one),
+        so the peer must learn its own feed from the others before it signs again
+        (docs/protocol.md §9.6)."""
+        return self.cut_bytes > 0
 
 
 class LogWriter:
@@ -297,6 +311,7 @@ def open_for_append(
     *,
     create_with: LogHeader | None = None,
     cut_damaged_tail: bool = False,
+    cut_note: str | None = None,
 ) -> tuple[LogWriter, Recovery]:
     """Open a log to go on appending after a restart; return the writer and what was found.
 
@@ -308,14 +323,21 @@ def open_for_append(
     from an acknowledged frame that later rotted: cutting the latter would lose an event that
     was sent. Damage before the last good frame always raises (no repair can be automatic);
     damage after it raises unless ``cut_damaged_tail`` is true. A caller that cut anything
-    should ask the peers for its own feed's head before sending (DESIGN.md §2: any peer may
-    relay any author's events), in case the lost frame had been sent.
+    (:attr:`Recovery.cut`) must learn its own feed's head from the peers before it signs
+    again (DESIGN.md §2: any peer may relay any author's events), in case the lost frame had
+    been sent: :meth:`~p2p_nertz.protocol.peer.Peer.restore` with ``recover``.
 
     Args:
         path: The log file.
         create_with: If given and the file does not exist, create it with this header; if the
             file exists, its game id and peer id must match this header's.
         cut_damaged_tail: Also cut a damaged (not merely torn) tail after the last good frame.
+        cut_note: If given and anything is cut, a note of this name (its data: the offset of
+            the cut, 8 bytes big-endian) takes the place of the cut tail, durably: it is
+            written over the tail, synced, and only then is the file cut after it, so that
+            no crash leaves a clean log without the note. A caller that must finish something
+            because of the cut (learn its own feed, docs/protocol.md §9.6) knows from it,
+            after a crash in the middle, that it has not finished yet.
 
     Raises:
         FileNotFoundError: If the file does not exist and ``create_with`` is not given.
@@ -330,7 +352,9 @@ def open_for_append(
         if create_with is None:
             raise
         writer = create_log(path, create_with)
-        return writer, Recovery(header=create_with, records=(), tail=TailState.CLEAN, cut_bytes=0)
+        return writer, Recovery(
+            header=create_with, records=(), tail=TailState.CLEAN, cut_bytes=0, good_end=writer.size
+        )
     try:
         decoder = LogDecoder()
         records: list[Record] = []
@@ -339,8 +363,12 @@ def open_for_append(
         summary = decoder.close()
         header = _check_recoverable(path, summary, create_with, cut_damaged_tail)
         cut = summary.tail_bytes
+        end = summary.good_end
+        if cut and cut_note is not None:
+            note = Record.note(cut_note, end.to_bytes(8, "big"))
+            end = _overwrite_tail(path, end, summary.size, note)
         if cut:
-            os.ftruncate(fd, summary.good_end)
+            os.ftruncate(fd, end)
             os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -351,8 +379,29 @@ def open_for_append(
         tail=summary.tail,
         cut_bytes=cut,
         problems=summary.problems,
+        good_end=summary.good_end,
     )
-    return LogWriter(fd, path, header, summary.good_end), recovery
+    return LogWriter(fd, path, header, end), recovery
+
+
+def _overwrite_tail(path: Path, offset: int, size: int, record: Record) -> int:
+    """Write ``record``'s frame at ``offset``, over a tail about to be cut, zeros over the rest
+    of that tail (up to ``size``), and sync; return where the frame ends. A crash before the
+    cut that follows leaves the note and a torn tail (zeros), which the next recovery cuts.
+    (A second descriptor: ``pwrite`` on an ``O_APPEND`` one appends, on Linux.)"""
+    frame = encode_record(record)
+    end = offset + len(frame)
+    frame += bytes(max(0, size - end))
+    fd = os.open(path, os.O_WRONLY | _O_BINARY)
+    try:
+        with memoryview(frame) as view:
+            done = 0
+            while done < len(view):
+                done += os.pwrite(fd, view[done:], offset + done)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return end
 
 
 def _check_recoverable(

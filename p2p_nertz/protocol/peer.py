@@ -107,6 +107,7 @@ __all__ = [
     "Peer",
     "PeerConfig",
     "Record",
+    "Recovered",
     "Rejected",
     "Reserve",
     "Send",
@@ -194,7 +195,23 @@ class Note:
         return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
 
 
-Effect = Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | st.Notice
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """A peer restored in recovery (:meth:`Peer.restore` with ``recover``) may sign again.
+
+    Every member still in the game announced what it holds of our feed, and we hold at least
+    that much: events ``first + 1 .. head`` were taken back from the others (none if
+    ``head == first``), announced by the seats in ``holders`` (docs/protocol.md §9.6).
+    """
+
+    first: int
+    head: int
+    holders: tuple[int, ...]
+
+
+Effect = (
+    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
+)
 
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``).
@@ -353,6 +370,24 @@ class Peer:
         self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         self._out: list[Effect] = []
         self._restoring = False  # Peer.restore is reading our log back
+        # Recovery (restore with ``recover``): our log may lack events we signed and sent.
+        # Until every member still in the game has announced what it holds of our feed, we
+        # sign nothing and send no beat (a beat naming a head below an event others hold,
+        # timed below the beat, is a lie about time); wants ask for our own events.
+        self._recovering = False
+        self._recovery_first = 0  # our head when the recovery began
+        self._recovery_clock = 0  # our first recovery want's Lamport time
+        # seat -> what its latest beat timed after that want says it holds, per feed
+        self._recovery_heard: dict[int, tuple[int, ...]] = {}
+        # seat -> its head in its first such beat: every event that existed when it took our
+        # want in (those our lost events can name) is at or below the heads
+        self._recovery_heads: dict[int, int] = {}
+        # seat -> feed -> what a member recovering too announced holding of it, in its wants
+        # timed after our first want (it sends no beat either: its wants start past what it
+        # holds, one per feed)
+        self._recovery_wants: dict[int, dict[int, int]] = {}
+        self._recovery_since = now  # when the recovery began
+        self._deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
         self._started = False
         self.rejected = 0
 
@@ -502,6 +537,8 @@ class Peer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
+        if self._recovering:  # only our wants and gap repair run (no votes, no acks)
+            return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
         if self._final.phase in _WAITING_PHASES and any(
             q != self.seat and q not in self._voted for q in self._final.waiting()
         ):
@@ -555,6 +592,8 @@ class Peer:
                 the air (or, for the waste and the stock, by a rotation not yet final), or a
                 slide-under needs a pile that such a claim emptied.
         """
+        if self._recovering:
+            raise LocalProtocolError(f"{move}: still recovering our own events from the others")
         tentative = self.tentative
         table = tentative.table
         if tentative.phase is not Phase.PLAY or table is None or table.over:
@@ -607,7 +646,13 @@ class Peer:
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:
-        """Leave the game (the others see a signed ``leave``)."""
+        """Leave the game (the others see a signed ``leave``).
+
+        While recovering (:meth:`restore` with ``recover``) it signs nothing: the seq it would
+        take may be one we already used. The others drop us for silence instead.
+        """
+        if self._recovering:
+            return self._flush(now)
         if self.seat not in self._final.dropped and not any(
             m.kind is Kind.LEAVE for m in self._feeds[self.seat]
         ):
@@ -626,6 +671,8 @@ class Peer:
             LocalProtocolError: the game is over, more than one other member is left, or the
                 other has not been silent for ``drop_after`` seconds (nothing is sent).
         """
+        if self._recovering:  # (§9.6: nothing is signed before our own feed is known)
+            raise LocalProtocolError("still recovering our own events from the others")
         state = self.tentative
         members = [q for q in range(self._n) if q not in state.dropped]
         if self._final.phase is Phase.OVER:
@@ -663,6 +710,7 @@ class Peer:
         config: PeerConfig | None = None,
         *,
         reserved: int = 0,
+        recover: bool = False,
     ) -> tuple[Peer, list[Effect]]:
         """Rebuild a peer from its log (every event it sent or received) after a crash.
 
@@ -670,6 +718,15 @@ class Peer:
         ``reserved``, the last :class:`Reserve` made durable, so nothing it sends is timed
         below what it sent before; the returned effects announce it (a beat) and re-send its
         latest event in case the crash came before the send.
+
+        With ``recover`` (the log's tail was cut, or may have lost its end: it may lack events
+        we signed and sent), the peer first learns its own feed from the others: it signs
+        nothing and sends no beat, asks every member for its own events past its log (a
+        ``want`` every ``beat_interval``), takes back those that verify with its key (logged
+        as its own), and signs again only once every member still in the game has announced,
+        in a beat timed after its first want, what it holds of our feed, and we hold at least
+        that much (a :class:`Recovered` effect says so). Meanwhile :meth:`play` and
+        :meth:`abandon` raise, and :meth:`leave` signs nothing (docs/protocol.md §9.6).
         """
         peer = cls(identity, spec, now, config)
         peer._started = True
@@ -695,22 +752,156 @@ class Peer:
         peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
         own = peer._feeds[peer.seat]
         for message in own:
-            body = parse_body(message.kind, message.body, peer._n)
-            peer._mark_done(message.kind, body)
-            if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
-                peer._sponsored.add((body.seat, body.last_seq))
-            elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
-                peer._voted[body.seat] = body.last_seq
-                if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
-                    peer._proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
-            elif isinstance(body, Drop):
-                peer._voted.pop(body.seat, None)
+            peer._take_back(message)
+        if recover:
+            peer._recovering = True
+            peer._recovery_first = len(own)
+            peer._recovery_since = now
+            if own:
+                peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
+            peer._recovery_want(now)
+            return peer, peer._flush(now)
         if own:
             peer._out.append(Send(own[-1].wire))
         else:
             peer._emit(Join(peer._frontier()), now)
         peer._beat(Kind.BEAT, now)
         return peer, peer._flush(now)
+
+    def _take_back(self, message: Message) -> None:
+        """Take one of our own events (from our log, or from the others in recovery) as done:
+        the phase events it sends are not sent again, its votes stand."""
+        body = parse_body(message.kind, message.body, self._n)
+        self._mark_done(message.kind, body)
+        assert not isinstance(body, _NOT_EVENTS)
+        # What it announced holding we announced: a vote of ours on a fork must count it
+        # (others may have made it final on our word, §9.4).
+        announced = self._announced_held
+        for q, h in enumerate(body.frontier):
+            announced[q] = max(announced[q], h)
+        if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
+            self._sponsored.add((body.seat, body.last_seq))
+        elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
+            self._voted[body.seat] = body.last_seq
+            if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
+                self._proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
+        elif isinstance(body, Drop):
+            self._voted.pop(body.seat, None)
+
+    # -- recovery ---------------------------------------------------------------------------
+    @property
+    def recovering(self) -> bool:
+        """Whether this peer, restored with ``recover``, still waits to learn its own feed."""
+        return self._recovering
+
+    def awaiting(self) -> tuple[int, ...]:
+        """The seats a recovering peer still waits for: members still in the game that have
+        not announced, since the recovery began, holding at least the events of our feed we
+        hold and every event that existed when the others took our first want in, or that
+        announced more of our feed than we hold (empty when not recovering)."""
+        if not self._recovering:
+            return ()
+        seat = self.seat
+        tentative = self.tentative
+        members = [q for q in range(self._n) if q not in tentative.dropped]
+        # A member we hold proof against is not waited for: its word is worth nothing (it
+        # could announce less of our feed than it holds), and its drop may need our vote.
+        cheaters = {q for q, _ in self._proven} | set(self._forked_at)
+        # What each member must hold of each feed: all of ours we hold, and every event that
+        # existed when the feed's author took our want in; for a member that voted the
+        # author out, no more than its vote counted (it announces no more).
+        heads = self._recovery_heads
+        announced = self._recovery_heard.copy()
+        for r, wants in self._recovery_wants.items():
+            if r not in announced and len(wants) == self._n and r in wants:
+                # Recovering too (it asks for its own feed): its wants announce what it holds.
+                announced[r] = tuple(wants[q] for q in range(self._n))
+        need = {q: heads.get(q, 0) for q in members}
+        need[seat] = len(self._feeds[seat])
+        frozen = {
+            (voter, q): vote.last_seq for q in members for voter, vote in tentative.votes.get(q, ())
+        }
+        waiting = []
+        for r in members:
+            if r == seat or r in cheaters:
+                continue
+            held = announced.get(r)
+            if (
+                held is None  # not heard since our first want
+                or max(held[seat], self._claimed[r][seat]) > need[seat]  # holds ours we lack
+                # Holding less, it may hold a later event of ours waiting for the events it
+                # lacks, which its beats do not announce (§9.6).
+                or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
+            ):
+                waiting.append(r)
+        return tuple(waiting)
+
+    def recovery_hopeless(self, now: float) -> bool:
+        """Whether a recovering peer cannot finish: every member it waits for has been silent
+        for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
+        nobody can be dropped by it: the runtime should stop and say so."""
+        waiting = self.awaiting()
+        return bool(waiting) and all(
+            now >= max(self._heard[q], self._recovery_since) + self.config.drop_after
+            for q in waiting
+        )
+
+    def _recovery_want(self, now: float) -> None:
+        """Ask every member for our own events past what we hold (a want is signed but names
+        no head: it announces nothing of our feed, and keeps us heard)."""
+        first = len(self._feeds[self.seat]) + 1
+        if not self._recovery_clock:
+            # The first one is timed far above anything we sent before (our reservation):
+            # another member's clock passes it by taking it in (§5.3), or only after some
+            # thousand messages of the table, long after what we sent before the crash arrived.
+            self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
+        wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
+        if not self._recovery_clock:
+            self._recovery_clock = self.clock
+        self._out.append(Send(wire))
+        # To a member recovering at once (it asked for its own feed), one per other feed too,
+        # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
+        # of ours, and takes them as our announcement (§9.6).
+        recovering = [r for r, wants in self._recovery_wants.items() if r in wants]
+        if recovering:
+            frontier = self._frontier()
+            for r in recovering:
+                to = self.spec.peer_ids[r]
+                for q, held in enumerate(frontier):
+                    if q != self.seat:
+                        wire = self._want_wire(q, held + 1, held + self.config.max_want)
+                        self._out.append(Send(wire, to))
+        self._last_sent = now
+        self._ack_due = None
+        self._unacked = False
+
+    def _check_recovered(self, now: float) -> None:
+        """End the recovery once nothing the others hold of our feed is missing here."""
+        own = self._feeds[self.seat]
+        if self.awaiting() or self._pending[self.seat]:
+            return
+        most = max((self._claimed[q][self.seat] for q in range(self._n)), default=0)
+        # A member that voted us out announces no more of our feed than its vote counts, and
+        # its vote says how much it held then.
+        votes = self.tentative.votes.get(self.seat, ())
+        most = max([most, *(vote.last_seq for _, vote in votes)])
+        if most > len(own):
+            return
+        self._recovering = False
+        first = self._recovery_first
+        holders = tuple(
+            q for q in range(self._n) if q != self.seat and self._claimed[q][self.seat] > first
+        )
+        self._out.append(Recovered(first, len(own), holders))
+        self._dirty = True
+        for seat, fork_seq in self._deferred_forks:
+            self._vote_fork(seat, fork_seq, now)
+        self._deferred_forks.clear()
+        if not own:
+            self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
+        self._advance_final()
+        self._act()
+        self._beat(Kind.BEAT, now)
 
     # -- receiving --------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
@@ -752,13 +943,31 @@ class Peer:
                 self._dirty = True
             if beat is not None:
                 self._take_beat(seat, message.lamport, beat, now)
+                if self._recovering and message.lamport > self._recovery_clock:
+                    # Timed above our first recovery want (far above our old clock): sent after
+                    # it took the want in, so after all we sent it before the crash (§9.6).
+                    self._recovery_heard[seat] = beat.held
+                    self._recovery_heads.setdefault(seat, beat.head_seq)
+                    if beat.held[self.seat] < len(self._feeds[self.seat]):
+                        # It lacks some of ours, and cannot learn our head from a beat: send
+                        # them (it may hold a later one of ours waiting for them).
+                        head = len(self._feeds[self.seat])
+                        want = Want(self.seat, beat.held[self.seat] + 1, head)
+                        self._answer_want(message.author, want)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
+                if self._recovering and message.lamport > self._recovery_clock:
+                    self._recovery_wants.setdefault(seat, {})[body.seat] = body.first - 1
+                    if body.seat == seat:  # (it recovers too: its own head, as it knows it)
+                        self._recovery_heads.setdefault(seat, body.first - 1)
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
-        if seat == self.seat and message.seq > len(feed) and not restoring:
+        if seat == self.seat and message.seq > len(feed) and not restoring and not self._recovering:
             # Our log holds every event we ever signed: this one we never did (a stolen key).
+            # (Recovering from a cut log, it is ours, signed before the log lost it: it
+            # verifies with our key, which nobody else holds. It is taken back, and logged as
+            # ours, _deliver.)
             self._reject("not_ours", f"event {message.seq} in our name that we never signed")
             return
         if message.seq <= len(feed):
@@ -955,7 +1164,11 @@ class Peer:
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
                 self._unproven.setdefault(target, body.fork_seq)
-        if seat != self.seat:
+        if seat == self.seat:
+            if not restoring:  # ours, taken back from the others in recovery
+                self._out.append(Record(message.wire, own=True))
+                self._take_back(message)
+        else:
             if not restoring:
                 self._out.append(Record(message.wire, own=False))
             if self._wants_ack(message):
@@ -1172,6 +1385,7 @@ class Peer:
             self._out.append(Suspected(seat, False))
         if (
             seat in self._voted
+            and not self._recovering  # (heard again later, it is withdrawn then)
             and seat not in self._proven_seats
             and seat not in self._final.dropped
             and seat not in self.tentative.dropped
@@ -1228,6 +1442,9 @@ class Peer:
         and nothing past the fork that we have not; the vote names the version we count.
         """
         if seat in self._voted or seat == self.seat:
+            return
+        if self._recovering:  # we may sign nothing yet: vote once recovered
+            self._deferred_forks.append((seat, fork_seq))
             return
         held = len(self._feeds[seat])
         counted = max(fork_seq - 1, self._announced_held[seat], self._final_count(seat))
@@ -1307,7 +1524,7 @@ class Peer:
         bound = self.clock  # (nobody left to wait for: everyone else left or was dropped)
         for q in members:
             if q == seat:
-                known = self.clock
+                known = self._own_known()
             else:
                 known = self._known[q]
                 feed = feeds[q]
@@ -1349,6 +1566,14 @@ class Peer:
             self._holder = holder
         return bound
 
+    def _own_known(self) -> int:
+        """Every event of ours timed up to here is held: all of them (our clock), except while
+        recovering, when others may hold ours past the last one here, timed anywhere above it."""
+        if not self._recovering:
+            return self.clock
+        own = self._feeds[self.seat]
+        return own[-1].lamport if own else 0
+
     def _holder_term(self, excluded: dict[int, int]) -> int | None:
         """The value of the term of :meth:`_bounds` that ``_holder`` names, or ``None`` if it
         is no term now. For a member's own term, a value at least as large."""
@@ -1360,7 +1585,7 @@ class Peer:
         feed = self._feeds[q]
         if r == _KNOWN:
             if q == self.seat:
-                return self.clock
+                return self._own_known()
             known = self._known[q]
             if not excluded and self._claimed_most[q] > len(feed):
                 known = min(known, feed[-1].lamport if feed else 0)
@@ -1557,6 +1782,8 @@ class Peer:
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
         """Emit the phase events the final state now calls for."""
+        if self._recovering:
+            return  # nothing is signed before our own feed is known (_check_recovered acts)
         final = self._final
         rs = final.round
         seat = self.seat
@@ -1766,7 +1993,15 @@ class Peer:
         self._liveness(now)
         if self._gaps:
             self._repair(now)
-        if self._ack_due is not None and now >= self._ack_due:
+        if self._recovering:
+            self._check_recovered(now)
+        if self._recovering:
+            # No beat or ack: it would name a head below what others may hold of ours. A want
+            # for our own events instead, as often as a beat.
+            self._ack_due = None
+            if now >= self._last_sent + self.config.beat_interval:
+                self._recovery_want(now)
+        elif self._ack_due is not None and now >= self._ack_due:
             self._beat(Kind.ACK, now)
         elif now >= self._last_sent + self.config.beat_interval:  # the deadline's own sum
             self._beat(Kind.BEAT, now)
@@ -1775,6 +2010,8 @@ class Peer:
 
     def _liveness(self, now: float) -> None:
         final = self._final
+        if self._recovering:
+            return  # no vote, no readmission before our own feed is known (§9.6)
         if self._rejoin_requests:
             self._sponsor_rejoins(now)
         for q, fork_seq in list(self._unproven.items()) if self._unproven else ():

@@ -18,7 +18,10 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 * **the log** (:mod:`p2p_nertz.logfile.store`), opened with
   :func:`~p2p_nertz.logfile.store.open_for_append`: if it already holds events, the peer is
   rebuilt with :meth:`Peer.restore` from them and from the highest durable clock note, so a
-  killed process continues the game with no seq reused;
+  killed process continues the game with no seq reused. If the log's tail had to be cut (it
+  may have lost an event we sent), or a recovery noted in it did not finish, or ``recover``
+  says so, the peer is restored in recovery: it learns its own feed from the others before it
+  signs (docs/protocol.md §9.6), between a ``recovering`` and a ``recovered`` note;
 * **three input tasks** — the receive task (bytes in bursts, :meth:`Peer.feed_many`), the timer
   (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
   sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
@@ -86,6 +89,7 @@ from p2p_nertz.protocol.peer import (
     Peer,
     PeerConfig,
     Record,
+    Recovered,
     Rejected,
     Reserve,
     Send,
@@ -105,6 +109,8 @@ __all__ = [
     "ENDPOINTS_NOTE",
     "MAX_BURST",
     "NODE_CONFIG",
+    "RECOVERED_NOTE",
+    "RECOVERING_NOTE",
     "SEND_QUEUE",
     "SPEC_NOTE",
     "WATCH_SPEC_TAG",
@@ -112,6 +118,7 @@ __all__ = [
     "decode_clock_note",
     "encode_clock_note",
     "read_session",
+    "recovery_unfinished",
     "routing_id",
     "serve_peer",
 ]
@@ -133,6 +140,15 @@ game id is their hash, so the note cannot lie)."""
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
 id to endpoint string, ours included): with the spec note, enough to resume from the log."""
+
+RECOVERING_NOTE: Final = "recovering"
+"""The log note that says the peer is learning its own feed from the others (its log may lack
+events it sent, docs/protocol.md §9.6): written in place of a cut tail, or when asked to
+recover; until a :data:`RECOVERED_NOTE` follows it, every restart recovers again."""
+
+RECOVERED_NOTE: Final = "recovered"
+"""The log note that ends a recovery (data: our head before and after, 8 bytes each), written
+before anything the recovered peer signs."""
 
 DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
 """Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
@@ -272,6 +288,16 @@ class _Outlet:
                     self.backlog -= 1
 
 
+def recovery_unfinished(records: Iterable[LogRecord]) -> bool:
+    """Whether the log's latest recovery note is :data:`RECOVERING_NOTE`: a recovery began and
+    the process stopped before it ended (so the log may still lack events we sent)."""
+    state = False
+    for record in records:
+        if record.kind is RecordKind.NOTE and record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
+            state = record.name == RECOVERING_NOTE
+    return state
+
+
 def _event_wires(records: Iterable[LogRecord]) -> list[bytes]:
     kinds = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
     return [r.data for r in records if r.kind in kinds]
@@ -309,6 +335,12 @@ class PeerNode:
             and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then every message it
             receives and every one it broadcasts (its own events once durable, and beats).
             A spectator is not in the roster; it verifies the members' signatures itself.
+        recover: restore the peer in recovery even if the log's tail is clean (a log that may
+            have lost its end, say restored from a backup): it learns its own feed from the
+            others before it signs (:meth:`Peer.restore`). A log whose tail had to be cut is
+            always restored so.
+        cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
+            it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -331,6 +363,8 @@ class PeerNode:
         grace: float = 10.0,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
         watchers: Sequence[str] = (),
+        recover: bool = False,
+        cut_damaged_tail: bool = False,
     ) -> None:
         self.identity = identity
         self.spec = spec
@@ -369,8 +403,12 @@ class PeerNode:
         self._leaving = False
         self._left_at: float | None = None  # when we left (the wait is LEAVE_GRACE at most)
         self._ran = False
+        self._recover = recover
+        self._cut_damaged_tail = cut_damaged_tail
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
+        self.recovery: Recovery | None = None
+        """What reopening the log found (once :meth:`run` has opened it)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
 
@@ -531,9 +569,17 @@ class PeerNode:
                 peer_id=bytes(own),
                 created_at_ms=int(wall_time() * 1000),
             )
-            self._writer, recovery = open_for_append(self.log_path, create_with=header)
+            self._writer, recovery = open_for_append(
+                self.log_path,
+                create_with=header,
+                cut_damaged_tail=self._cut_damaged_tail,
+                cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
+            )
+            self.recovery = recovery
             if not recovery.records:
                 await self._write(self._session_notes(endpoints))
+            elif not recovery.cut and self._recover and not recovery_unfinished(recovery.records):
+                await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)
             async with trio.open_nursery() as nursery:
                 for pid, dealer in dealers.items():
@@ -584,12 +630,20 @@ class PeerNode:
     def _make_peer(self, recovery: Recovery) -> list[Effect]:
         now = self._clock()
         wires = _event_wires(recovery.records)
-        if wires:
+        recover = self._recover or recovery.cut or recovery_unfinished(recovery.records)
+        if wires or recover:  # (a cut tail may have held our join: recover it too)
             reserved = max(
                 (c for c in map(decode_clock_note, recovery.records) if c is not None), default=0
             )
+            # A cut tail may have held an event we had sent: learn our feed before signing.
             self._peer, effects = Peer.restore(
-                self.identity, self.spec, wires, now, self._config, reserved=reserved
+                self.identity,
+                self.spec,
+                wires,
+                now,
+                self._config,
+                reserved=reserved,
+                recover=recover,
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))
@@ -614,6 +668,11 @@ class PeerNode:
                 durable.append(encode_clock_note(effect.clock))
             elif isinstance(effect, Note):
                 durable.append(LogRecord.note(effect.name, effect.data))  # a proof, say
+            elif isinstance(effect, Recovered):
+                # Durable before anything we sign after it (a restart no longer recovers).
+                data = effect.first.to_bytes(8, "big") + effect.head.to_bytes(8, "big")
+                durable.append(LogRecord.note(RECOVERED_NOTE, data))
+                self._notify(effect)
             elif isinstance(effect, Send):
                 if durable:
                     await self._write(durable)
@@ -629,10 +688,7 @@ class PeerNode:
                     log.info("seat %d %s", effect.seat + 1, heard)
                 else:
                     log.debug("%s", effect)
-                if self._on_notice is not None:
-                    self._on_notice(effect)
-                for listener in self._listeners:
-                    listener(effect)
+                self._notify(effect)
         if durable:
             await self._write(durable)
         self._watch(watched)  # durable by now, like everything we send
@@ -643,6 +699,12 @@ class PeerNode:
             # for nothing is ~0.1 ms on a woken process, on every message received.
             self._wake.set()
         self._check_done()
+
+    def _notify(self, effect: Effect) -> None:
+        if self._on_notice is not None:
+            self._on_notice(effect)
+        for listener in self._listeners:
+            listener(effect)
 
     def _watch(self, wires: Iterable[bytes]) -> None:
         """Push messages to the spectators (dropped, never waited on, when one is slow)."""
@@ -709,6 +771,9 @@ class PeerNode:
             self._done.set()
             return
         if peer.final.phase is not Phase.OVER and not self._leaving:
+            return
+        if self._leaving and peer.recovering:
+            self._done.set()  # it signed nothing (Peer.leave): nobody needs to hold anything
             return
         if self._over_at is None:
             self._over_at = now

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.envelope import Kind, encode_message
+from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -38,6 +38,7 @@ from p2p_nertz.protocol.peer import (
     Peer,
     PeerConfig,
     Record,
+    Recovered,
     Rejected,
     Reserve,
     Send,
@@ -78,12 +79,19 @@ class Partition:
 @dataclass(frozen=True, slots=True)
 class Crash:
     """Seat ``seat`` dies at ``at``; it restarts from its log ``restart_after`` later, or never
-    (``None``). ``cut_effects``: die in the middle of a step, after this many of its effects."""
+    (``None``). ``cut_effects``: die in the middle of a step, after this many of its effects.
+
+    ``lose_own``: the disk loses the end of the log, from the ``lose_own``-th last of the
+    seat's own events on (everything logged after it goes too): events it signed and sent,
+    which only the others now hold. The peer restarts in recovery (docs/protocol.md §9.6),
+    as ``nertz resume`` does after cutting a torn or damaged tail.
+    """
 
     seat: int
     at: float
     restart_after: float | None = 1.0
     cut_effects: int | None = None
+    lose_own: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +270,9 @@ class SimResult:
     #: of its ``logs`` entries come before the note, the note). The logs stay a list of wire
     #: messages (what :meth:`Peer.restore` reads back); ``audit.simlogs`` puts both together.
     notes: list[list[tuple[int, Note]]] = field(default_factory=list)
+    #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
+    #: events it lost (wire bytes, in seq order)
+    lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
 
     def log_digest(self) -> str:
         """SHA-256 over every peer's log, notes included, in seat order (determinism
@@ -299,6 +310,9 @@ class Simulation:
         self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
         self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
+        # Each seat's log says it began a recovery and has not finished it (a note in the
+        # log, as the runtime writes): a restart then recovers again.
+        self.recovering = [False] * n
         self.bots: list[Strategy] = [
             make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
         ]
@@ -350,6 +364,8 @@ class Simulation:
                 self.notes[seat].append((len(self.logs[seat]), effect))
             elif isinstance(effect, Reserve):
                 self.reserved[seat] = max(self.reserved[seat], effect.clock)
+            elif isinstance(effect, Recovered):
+                self.recovering[seat] = False
             elif isinstance(effect, Send):
                 self.result.sent += 1
                 targets = (
@@ -378,17 +394,33 @@ class Simulation:
         self._schedule_tick(seat, now)
         return True
 
-    def _crash(self, seat: int, now: float, restart_after: float | None) -> None:
+    def _crash(self, seat: int, now: float, crash: Crash) -> None:
         self.peers[seat] = None
         self.frozen_until[seat] = None  # (kill -9 ends a stopped process too)
         self.generation[seat] += 1
         self.tick_at[seat] = None
         self.result.crashes += 1
-        if restart_after is not None:
-            self.down_until[seat] = now + restart_after
-            self._push(now + restart_after, self.RESTART, seat)
+        if crash.restart_after is not None:
+            self.down_until[seat] = now + crash.restart_after
+            self._push(
+                now + crash.restart_after, self.RESTART, seat, crash.lose_own.to_bytes(4, "big")
+            )
         else:
             self.down_until[seat] = float("inf")
+
+    def _lose_own(self, seat: int, count: int) -> None:
+        """Cut ``seat``'s log before its ``count``-th last own event (disk damage)."""
+        log = self.logs[seat]
+        own = self.identities[seat].peer_id
+        mine = [i for i, wire in enumerate(log) if _author(wire) == own]
+        if count <= 0 or not mine:
+            return
+        cut = mine[-min(count, len(mine))]
+        lost = tuple(log[i] for i in mine if i >= cut)
+        del log[cut:]
+        # (The notes written after the cut went with it.)
+        self.notes[seat] = [(at, note) for at, note in self.notes[seat] if at <= cut]
+        self.result.lost_own.append((seat, lost))
 
     def run(self, until: Callable[[Simulation], bool] | None = None) -> SimResult:
         """Play until every live peer's game is over (or ``until`` says so, or time runs out)."""
@@ -440,7 +472,7 @@ class Simulation:
             elif kind == self.CRASH:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
-                    self._crash(seat, now, planned.restart_after)
+                    self._crash(seat, now, planned)
             elif kind == self.FREEZE:
                 if peer is not None and frozen is None:
                     freeze = config.faults.freezes[int.from_bytes(data, "big")]
@@ -460,6 +492,10 @@ class Simulation:
                     self._equivocate(peer, cheat, now)
             elif kind == self.RESTART:
                 self.down_until[seat] = None
+                lose = int.from_bytes(data, "big")
+                self._lose_own(seat, lose)
+                if lose:
+                    self.recovering[seat] = True
                 restored, effects = Peer.restore(
                     self.identities[seat],
                     self.spec,
@@ -467,6 +503,7 @@ class Simulation:
                     now,
                     config.peer,
                     reserved=self.reserved[seat],
+                    recover=self.recovering[seat],
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
@@ -486,6 +523,7 @@ class Simulation:
             and peer.final.phase is not Phase.OVER
             and len(tentative.dropped) == len(self.peers) - 2
             and seat not in tentative.dropped
+            and not peer.recovering  # (it may sign nothing yet, §9.6)
         ):
             # Alone with a member that may have gone (silent, or talking but stalled): the core
             # says whether it takes an abandon now, as for the runtime's bots.
@@ -520,7 +558,7 @@ class Simulation:
             if crash_seat == seat and crash.cut_effects is not None and at <= now:
                 del crash_plan[(crash_seat, at)]
                 self._apply(seat, effects, now, cut=crash.cut_effects)
-                self._crash(seat, now, crash.restart_after)
+                self._crash(seat, now, crash)
                 return
         self._apply(seat, effects, now)
 
@@ -571,6 +609,14 @@ class Simulation:
             and s not in other.final.dropped
             and s not in cheaters
         )
+
+
+def _author(wire: bytes) -> bytes | None:
+    """The author of a logged message (``None`` if it does not decode)."""
+    try:
+        return bytes(decode_message(wire).author)
+    except InvalidMessageError:
+        return None
 
 
 def run(config: SimConfig) -> SimResult:

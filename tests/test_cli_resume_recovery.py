@@ -1,0 +1,250 @@
+"""``nertz resume`` of a log cut inside an event its peer had sent (issue 13, section 4).
+
+Real processes on 127.0.0.1: two ``nertz node`` bots play; Bob's is killed (SIGKILL) and his
+log is cut inside the last event he had signed and sent (the torn tail a disk can leave). The
+resume says so, waits for Ann to say what she holds of Bob's feed (nothing is signed
+meanwhile: a SIGTERM then signs nothing either), takes his event back from her, and finishes
+the game; ``nertz audit`` of both logs finds the game valid, with no equivocation.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+
+from cli.demo import free_ports, write_key
+from cli.main import main
+from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
+from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.store import create_log, read_log
+from p2p_nertz.protocol.envelope import Message, decode_message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.peer import Record as PeerRecord
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
+
+DEADLINE = 60.0
+NERTZ = [sys.executable, "-m", "cli"]
+
+
+def _lines(proc: subprocess.Popen[str], until: str) -> list[dict[str, Any]]:
+    """JSON lines of ``proc`` up to and including the first ``until`` event."""
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == until:
+                return seen
+    raise AssertionError(f"no {until!r} line before the end: {seen}")
+
+
+def _frames(data: bytes) -> list[tuple[int, int, bytes]]:
+    """Every record frame of a log: (offset, length, payload) (docs/log-format.md §2-§3)."""
+    (length,) = struct.unpack(">I", data[10:14])
+    at = 10 + 12 + length  # after the prefix and the header frame
+    out = []
+    while at + 12 <= len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        out.append((at, length, data[at + 8 : at + 8 + length]))
+        at += 12 + length
+    return out
+
+
+def _own_events(path: Path) -> list[Message]:
+    with read_log(path) as reader:
+        wires = [r.data for r in reader if r.kind is RecordKind.SENT_EVENT]
+    return [decode_message(w) for w in wires]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", ["torn", "boundary"])
+def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocates(
+    tmp_path: Path, how: str
+) -> None:
+    # torn: cut inside the last event Bob sent (the tail is torn), and a first resume is
+    # stopped by SIGTERM while it waits. boundary: cut three own events back at a frame
+    # boundary (a backup, say: the log looks whole), resumed with --recover.
+    ids = [Identity.generate(derive_seed(b"test-cli-resume-recovery", n)) for n in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+        Rules(target=None, rounds=2),
+        b"resume-recovery",
+    )
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    names = ("ann", "bob")
+    for ident, name in zip(ids, names, strict=True):
+        write_key(tmp_path / f"{name}.key", ident)
+    ports = dict(zip(names, free_ports(2), strict=True))
+    seats = {name: spec.seat_of(i.peer_id) + 1 for name, i in zip(names, ids, strict=True)}
+    logs = {name: tmp_path / f"{name}.log" for name in names}
+
+    def node(name: str) -> subprocess.Popen[str]:
+        other = "bob" if name == "ann" else "ann"
+        return subprocess.Popen(
+            [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
+             "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[name]}",
+             "--peer", f"{seats[other]}=tcp://127.0.0.1:{ports[other]}",
+             "--log", str(logs[name]), "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def resume(*extra: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*NERTZ, "resume", str(logs["bob"]), "--key", str(tmp_path / "bob.key"),
+             "--bot", "greedy", "--json", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        ann, bob = node("ann"), node("bob")
+        procs += [ann, bob]
+        _lines(bob, "round")  # round 1 scored: Bob has signed and sent a good many events
+        bob.send_signal(signal.SIGKILL)
+        bob.communicate()
+        # With Ann stopped, the resume can only wait: a SIGTERM then signs nothing.
+        ann.send_signal(signal.SIGSTOP)
+        # Cut Bob's log inside the last event he had sent that Ann holds (killed between the
+        # log and the send, his very last one may never have left).
+        with read_log(logs["ann"]) as reader:
+            bob_id = ids[1].peer_id
+            held = {
+                m.id
+                for m in (
+                    decode_message(r.data) for r in reader if r.kind is RecordKind.RECEIVED_EVENT
+                )
+                if m.author == bob_id
+            }
+        data = logs["bob"].read_bytes()
+        sent = [f for f in _frames(data) if f[2][0] == RecordKind.SENT_EVENT]
+        offset, length, payload = [
+            f for f in reversed(sent) if decode_message(f[2][1:]).id in held
+        ][0 if how == "torn" else 2]
+        lost = decode_message(payload[1:])
+        if how == "torn":
+            logs["bob"].write_bytes(data[: offset + 12 + length // 2])
+            first = resume()
+            procs.append(first)
+            seen = _lines(first, "waiting")
+            recovering = next(e for e in seen if e["event"] == "recovering")
+            assert (recovering["reason"], recovering["at"]) == ("torn", offset)
+            assert seen[-1]["names"] == ["Ann"]
+            first.send_signal(signal.SIGTERM)
+            first.communicate(timeout=DEADLINE)
+            assert max(m.seq for m in _own_events(logs["bob"])) == lost.seq - 1
+            ann.send_signal(signal.SIGCONT)
+            second = resume()  # its log is whole now, but says its recovery did not finish
+            reason = "unfinished"
+        else:
+            logs["bob"].write_bytes(data[:offset])
+            ann.send_signal(signal.SIGCONT)
+            second = resume("--recover")
+            reason = "asked"
+        procs.append(second)
+        out, err = second.communicate(timeout=DEADLINE)
+        assert second.returncode == 0, err
+        events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        kinds = [e["event"] for e in events]
+        assert events[kinds.index("recovering")]["reason"] == reason
+        recovered = events[kinds.index("recovered")]
+        assert (recovered["first"], recovered["last"], recovered["holders"]) == (
+            lost.seq,
+            recovered["last"],
+            ["Ann"],
+        )
+        assert recovered["last"] >= lost.seq
+        assert events[-1]["event"] == "final" and events[-1]["over"] is True
+        _, err = ann.communicate(timeout=DEADLINE)
+        assert ann.returncode == 0, err
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+            proc.communicate()
+    own = _own_events(logs["bob"])
+    assert sorted(m.seq for m in own) == list(range(1, len(own) + 1))  # each once, no gap
+    assert lost.id in {m.id for m in own}  # taken back, not signed anew
+    audit = subprocess.run(
+        [*NERTZ, "audit", str(logs["ann"]), str(logs["bob"])],
+        capture_output=True, text=True, timeout=DEADLINE, check=False,
+    )  # fmt: skip
+    assert "equivocat" not in audit.stdout.lower(), audit.stdout
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
+    """Bob's log of a two-player game: the session notes and his ``join``, then ``tail``.
+    Returns the log, Bob's key file and the log's bytes."""
+    ids = [Identity.generate(derive_seed(b"test-cli-resume-lone", n)) for n in range(2)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+        Rules(target=None, rounds=1),
+        b"resume-lone",
+    )
+    bob = ids[1]
+    write_key(tmp_path / "bob.key", bob)
+    ports = free_ports(2)
+    book = {bytes(i.peer_id): f"tcp://127.0.0.1:{p}" for i, p in zip(ids, ports, strict=True)}
+    peer = Peer(bob, spec, 0.0)
+    joins = [e.data for e in peer.start(0.0) if isinstance(e, PeerRecord) and e.own]
+    path = tmp_path / "bob.log"
+    header = LogHeader(game_id=spec.game_id, peer_id=bytes(bob.peer_id), created_at_ms=0)
+    with create_log(path, header) as writer:
+        writer.append_many(
+            [
+                LogRecord.note(SPEC_NOTE, spec.to_wire()),
+                LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
+                *(LogRecord.sent_event(j) for j in joins),
+            ]
+        )
+    with path.open("ab") as f:
+        f.write(tail)
+    return path, tmp_path / "bob.key", path.read_bytes()
+
+
+def test_resume_refuses_a_damaged_tail_in_one_line_unless_told_to_cut_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, key, data = _lone_log(tmp_path, b"\x07" * 40)
+    status = main(["resume", str(path), "--key", str(key), "--bot", "greedy"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    (line,) = err.splitlines()
+    assert line.startswith("nertz resume: error: ") and "--cut-damaged-tail" in line
+    assert path.read_bytes() == data  # nothing cut, nothing written
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothing(
+    tmp_path: Path,
+) -> None:
+    # The torn frame may have been an event Bob sent; Ann, who would hold it, never answers.
+    torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
+    path, key, _ = _lone_log(tmp_path, torn)
+    done = subprocess.run(
+        [*NERTZ, "resume", str(path), "--key", str(key), "--bot", "greedy", "--json",
+         "--suspect-after", "0.3", "--drop-after", "1"],
+        capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["resume", "recovering", "waiting"]
+    assert events[1]["reason"] == "torn" and events[2]["names"] == ["Ann"]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("nertz resume: error: cannot recover our own events: Ann silent")
+    assert [m.seq for m in _own_events(path)] == [1]  # nothing signed
