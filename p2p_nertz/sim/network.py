@@ -23,6 +23,7 @@ After the run, :mod:`p2p_nertz.sim.invariants` checks DESIGN.md §8.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import heapq
 from collections.abc import Callable
@@ -185,6 +186,7 @@ class Faults:
         loss = rng.random() * 0.1
         duplicate = rng.random() * 0.1
         freezes: list[Freeze] = []
+        short = len(crashes)
         if long is not None and players >= 2:
             # At least one fault of every game reaches past the liveness timers or near them.
             kind = rng.below(3)
@@ -201,6 +203,17 @@ class Faults:
                 else:
                     never = rng.random() < 0.3
                     crashes.append(Crash(rng.below(players), at, None if never else length))
+            # Sometimes a restart finds the end of its log lost (a disk that did not keep what
+            # it acknowledged): the peer takes its own events back from the others (§9.6).
+            # Not with a member gone for good: with nobody to vote it out but the recovering
+            # peer, which signs nothing until it is back, the table waits (protocol §13).
+            if rng.random() < 0.2 and all(c.restart_after is not None for c in crashes):
+                index = short + rng.below(len(crashes) - short) if len(crashes) > short else -1
+                if index >= 0:
+                    crash = crashes[index]
+                    crashes[index] = dataclasses.replace(
+                        crash, cut_effects=None, lose_own=1 + rng.below(3)
+                    )
         return cls(
             delay=delay,
             jitter=jitter,
