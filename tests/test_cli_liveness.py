@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import json_lines_until
 
 from cli.demo import free_ports, write_key
 from cli.main import _liveness_from, build_parser, main
@@ -109,16 +110,6 @@ def test_help_of_host_and_join_says_the_timers_are_this_nodes_own() -> None:
 
 
 # -- real processes ----------------------------------------------------------------------------
-def _read_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
-    """JSON lines of ``proc`` up to and including the first ``event`` (a line per change)."""
-    assert proc.stdout is not None
-    seen: list[dict[str, Any]] = []
-    for line in proc.stdout:
-        if line.startswith("{"):
-            seen.append(json.loads(line))
-            if seen[-1]["event"] == event:
-                return seen
-    raise AssertionError(f"no {event!r} line before the end: {seen}")
 
 
 @pytest.mark.slow
@@ -178,9 +169,9 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
                 stdin=subprocess.DEVNULL, env=dict(os.environ, NERTZ_HOME=str(homes[who])),
             )  # fmt: skip
             if who == "host":
-                _read_until(procs["host"], "lobby")  # bound: the guest may come
+                json_lines_until(procs["host"], "lobby")  # bound: the guest may come
         for proc in procs.values():
-            _read_until(proc, "start")
+            json_lines_until(proc, "start")
         victim = "join" if survivor == "host" else "host"
         procs[victim].send_signal(signal.SIGKILL)
         out, err = procs[survivor].communicate(timeout=DEADLINE)

@@ -15,10 +15,10 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from cli_helpers import json_lines_until
 
 from cli.demo import free_ports, write_key
 from cli.main import main
@@ -36,18 +36,6 @@ from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
 
 DEADLINE = 60.0
 NERTZ = [sys.executable, "-m", "cli"]
-
-
-def _lines(proc: subprocess.Popen[str], until: str) -> list[dict[str, Any]]:
-    """JSON lines of ``proc`` up to and including the first ``until`` event."""
-    assert proc.stdout is not None
-    seen: list[dict[str, Any]] = []
-    for line in proc.stdout:
-        if line.startswith("{"):
-            seen.append(json.loads(line))
-            if seen[-1]["event"] == until:
-                return seen
-    raise AssertionError(f"no {until!r} line before the end: {seen}")
 
 
 def _frames(data: bytes) -> list[tuple[int, int, bytes]]:
@@ -112,7 +100,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     try:
         ann, bob = node("ann"), node("bob")
         procs += [ann, bob]
-        _lines(bob, "round")  # round 1 scored: Bob has signed and sent a good many events
+        json_lines_until(bob, "round")  # round 1 scored: Bob has signed and sent a good many events
         bob.send_signal(signal.SIGKILL)
         bob.communicate()
         # With Ann stopped, the resume can only wait: a SIGTERM then signs nothing.
@@ -138,7 +126,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
             logs["bob"].write_bytes(data[: offset + 12 + length // 2])
             first = resume()
             procs.append(first)
-            seen = _lines(first, "waiting")
+            seen = json_lines_until(first, "waiting")
             recovering = next(e for e in seen if e["event"] == "recovering")
             assert (recovering["reason"], recovering["at"]) == ("torn", offset)
             assert seen[-1]["names"] == ["Ann"]

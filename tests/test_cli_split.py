@@ -16,9 +16,9 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_helpers import json_lines_until
 
 from cli.demo import free_ports, write_key
 from p2p_nertz.protocol.identity import Identity
@@ -31,18 +31,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 TIMERS = ["--suspect-after", "0.3", "--drop-after", "1"]
-
-
-def _lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
-    """JSON lines of ``proc`` up to and including the first ``event``."""
-    assert proc.stdout is not None
-    seen: list[dict[str, Any]] = []
-    for line in proc.stdout:
-        if line.startswith("{"):
-            seen.append(json.loads(line))
-            if seen[-1]["event"] == event:
-                return seen
-    raise AssertionError(f"no {event!r} line before the end: {seen}")
 
 
 @pytest.mark.slow
@@ -95,10 +83,10 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
                 )
             )
         ann, bob = procs
-        _lines_until(ann, "round")  # a round is scored on both sides' tables
+        json_lines_until(ann, "round")  # a round is scored on both sides' tables
         bob.send_signal(signal.SIGSTOP)
         try:
-            ended = _lines_until(ann, "over")  # Bob silent past Ann's --drop-after
+            ended = json_lines_until(ann, "over")  # Bob silent past Ann's --drop-after
         finally:
             bob.send_signal(signal.SIGCONT)
         assert ended[-1]["termination"] == "abandoned"

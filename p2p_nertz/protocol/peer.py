@@ -1460,7 +1460,13 @@ class Peer:
         return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - VOTE_WINDOW) : last])
 
     def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
-        """Vote ``seat`` out (silent, withheld) counting all we hold, and freeze there."""
+        """Vote ``seat`` out (silent, withheld) counting all we hold, and freeze there.
+
+        Not while we are out ourselves: our votes would not count, and the rejoin request
+        unfreezes them at each step (soak seed 1216: a dropped member voted another out for
+        withholding ten thousand times)."""
+        if self.seat in self._final.dropped:
+            return
         last = len(self._feeds[seat])
         self._voted[seat] = last
         self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)

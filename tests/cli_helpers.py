@@ -1,0 +1,20 @@
+"""Helpers for the tests that run the real ``nertz`` command as processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+
+def json_lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
+    """The JSON lines ``proc`` prints (``--json``) up to and including the first ``event``;
+    other output is skipped. Fails if the process ends first."""
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in proc.stdout:
+        if line.startswith("{"):
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == event:
+                return seen
+    raise AssertionError(f"no {event!r} line before the end: {seen}")
