@@ -539,8 +539,12 @@ class Peer:
         deadlines = [self._last_sent + self.config.beat_interval]
         if self._recovering:  # only our wants and gap repair run (no votes, no acks)
             return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
-        if self._final.phase in _WAITING_PHASES and any(
-            q != self.seat and q not in self._voted for q in self._final.waiting()
+        # (A member that is out casts no vote (_vote): no deadline waits for one.)
+        out = self.seat in self._final.dropped
+        if (
+            not out
+            and self._final.phase in _WAITING_PHASES
+            and any(q != self.seat and q not in self._voted for q in self._final.waiting())
         ):
             deadlines.append(self._phase_since + self.config.phase_timeout)
         if self._ack_due is not None:
@@ -551,10 +555,10 @@ class Peer:
                 continue
             if q not in self._suspected:
                 deadlines.append(self._heard[q] + self.config.suspect_after)
-            elif q not in self._voted:
+            elif q not in self._voted and not out:
                 deadlines.append(self._heard[q] + self.config.drop_after)
         for q, (since, _, _) in self._stall.items():
-            if q not in self._voted:
+            if q not in self._voted and not out:
                 deadlines.append(max(since + self.config.phase_timeout, self._stall_scan_at))
         return min(deadlines)
 
