@@ -32,12 +32,10 @@ from concurrent.futures import ProcessPoolExecutor
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, SimConfig, run
+from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
 from p2p_nertz.sim.invariants import outcomes
 
-#: Short liveness timers, so that faults several times ``drop_after`` take seconds to play.
-QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
-TIMERS = {"quick": QUICK, "default": PeerConfig()}
+TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig()}
 
 
 def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
@@ -59,30 +57,16 @@ def one(
     args: tuple[int, int, int, int, bool, bool, bool, str],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
     seed, low, high, fixed_rounds, cheats, variants, short, timers = args
-    rng = Rng(seed)
-    players = low + rng.below(high - low + 1)
-    rounds = fixed_rounds or 1 + Rng(seed + 2_000_003).below(3)
-    peer = TIMERS[timers]
-    faults = Faults.random(
-        rng,
-        players,
-        horizon=15.0 * rounds,
+    config = SimConfig.soak(
+        seed,
+        players=(low, high),
+        rounds=fixed_rounds,
         cheats=cheats,
-        long=None if short else peer.drop_after,
+        long=not short,
+        peer=TIMERS[timers],
+        rules=(lambda n, r: variant_rules(Rng(seed + 1_000_003), n, r)) if variants else None,
     )
-    rules = (
-        variant_rules(Rng(seed + 1_000_003), players, rounds)
-        if variants
-        else Rules(target=None, rounds=rounds)
-    )
-    config = SimConfig(
-        players=players,
-        seed=seed,
-        faults=faults,
-        rules=rules,
-        peer=peer,
-        max_time=400.0 * rounds + 8 * peer.drop_after,
-    )
+    faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
     result = run(config)
     seen = outcomes(result)
     counts = {

@@ -16,6 +16,7 @@ from p2p_nertz.rules import (
     Claim,
     FoundationId,
     Game,
+    GameResult,
     Lake,
     Move,
     Outcome,
@@ -24,6 +25,7 @@ from p2p_nertz.rules import (
     RoundStatus,
     Rules,
     Table,
+    Termination,
 )
 from p2p_nertz.ui import Board, Link, Screen, Style, TableView, Tracker, card_text, render
 from p2p_nertz.ui.render import KEY_HELP
@@ -205,6 +207,23 @@ def test_render_the_board_names_the_caller_bonus_and_the_winner() -> None:
     assert f"bonus +{rules.nerts_bonus}" in text
     winner = view.name(game.result.winners[0])
     assert f"game over — winner: {winner} with {max(game.result.totals)}" in text
+
+
+@pytest.mark.parametrize("provisional", [False, True])
+def test_render_an_abandoned_game_says_whether_its_result_is_provisional(
+    provisional: bool,
+) -> None:
+    # docs/protocol.md §9.3: the round in progress is void; a side that cannot know what the
+    # other saw says its result may still change.
+    rules = Rules(target=None, rounds=3)
+    table = table_from("N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D | W: -", BOB, rules=rules)
+    void = table.score()
+    result = GameResult((0, 1), (0, 0), Termination.ABANDONED)
+    board = Board(1, void, (0, 0), table.lake, result)
+    text = render(view_of(table, rules=rules, board=board, provisional=provisional)).text()
+    assert "void: the game was abandoned" in text
+    assert "(abandoned)" in text
+    assert ("provisional:" in text) is provisional
 
 
 def test_render_a_spectator_sees_every_tableau() -> None:

@@ -459,9 +459,8 @@ class Peer:
             (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
              and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
             or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
-            or (ev.kind is _DROP and ev.seat in new_caps and isinstance(ev.body, Drop)
-                and ((ev.seq > new_caps[ev.seat][1] and ev.body.reason is DropReason.ABANDON)
-                     or (ev.seq > new_caps[ev.seat][0] and ev.body.reason in _CAPPED)))
+            or (ev.kind is _DROP and isinstance(ev.body, Drop)
+                and st.capped(new_caps, ev.seat, ev.seq, ev.body))
             for ev in counted
         )  # fmt: skip
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
@@ -2151,9 +2150,6 @@ class Peer:
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
 _REFOLDS = 6
-
-#: The votes a standing vote against their author caps (GameState.standing_caps).
-_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
 
 
 def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:

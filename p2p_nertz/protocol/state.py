@@ -86,6 +86,7 @@ __all__ = [
     "local_secret",
     "nonce_hash",
     "round_randomness",
+    "capped",
     "secret_hash",
     "with_forks",
 ]
@@ -826,15 +827,8 @@ class GameState:
             raise _Refuse("a vote to drop oneself")
         if target in self.dropped and body.reason is not DropReason.REJOIN:
             return
-        caps = self.vote_caps.get(event.seat) if self.vote_caps else None
-        if caps is not None and event.seq > caps[1] and body.reason is DropReason.ABANDON:
-            # An abandon signed on a forked chain: see with_forks.
-            return
-        if body.reason in _CAPPED and caps is not None and event.seq > caps[0]:
-            # Signed past what a standing vote against its author counts: that voter never
-            # announces it, so no peer can have made it final; it never counts (see
-            # standing_caps).
-            return
+        if self.vote_caps and capped(self.vote_caps, event.seat, event.seq, body):
+            return  # it never counts (see capped)
         if body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
             return
@@ -1252,6 +1246,22 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def capped(caps: dict[int, tuple[int, int]], seat: int, seq: int, body: Drop) -> bool:
+    """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
+    the rule; :attr:`GameState.vote_caps`).
+
+    A vote for silence, withholding or proof signed past what a standing vote against its
+    author counts: that voter never announces it, so no peer can have made it final
+    (:meth:`GameState.standing_caps`). An abandon signed on a forked chain (:func:`with_forks`).
+    """
+    cap = caps.get(seat)
+    if cap is None:
+        return False
+    if body.reason is DropReason.ABANDON:
+        return seq > cap[1]
+    return body.reason in _CAPPED and seq > cap[0]
 
 
 def with_forks(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from p2p_nertz.sim.invariants import check, observe
 from p2p_nertz.sim.network import (
+    QUICK_TIMERS,
     Crash,
     Equivocation,
     Faults,
@@ -22,6 +23,7 @@ __all__ = [
     "Faults",
     "Freeze",
     "Partition",
+    "QUICK_TIMERS",
     "SimConfig",
     "SimResult",
     "Simulation",

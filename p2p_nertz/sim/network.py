@@ -55,6 +55,7 @@ __all__ = [
     "Faults",
     "Freeze",
     "Partition",
+    "QUICK_TIMERS",
     "SimConfig",
     "SimResult",
     "Simulation",
@@ -257,6 +258,50 @@ class SimConfig:
     record_effects: bool = False  #: keep every effect with its time and seat (benchmarks)
     #: a bot left alone with one silent member abandons the game (DESIGN.md §6)
     abandon: bool = True
+
+    @classmethod
+    def soak(
+        cls,
+        seed: int,
+        *,
+        players: tuple[int, int] = (2, 5),
+        rounds: int = 0,
+        cheats: bool = True,
+        long: bool = True,
+        peer: PeerConfig | None = None,
+        rules: Callable[[int, int], Rules] | None = None,
+    ) -> SimConfig:
+        """The seeded game ``scripts/soak.py`` plays for ``seed`` (one home, so that a test can
+        replay a soak seed): a table size in ``players`` and 1 to 3 rounds (``rounds`` fixes
+        them) drawn from the seed, ``Faults.random`` with faults of every length around the
+        timers (``long``), and the peers on :data:`QUICK_TIMERS` unless ``peer`` says
+        otherwise. ``rules(players, rounds)`` chooses other rules than a fixed number of
+        rounds."""
+        timers = peer if peer is not None else QUICK_TIMERS
+        rng = Rng(seed)
+        low, high = players
+        seats = low + rng.below(high - low + 1)
+        rounds = rounds or 1 + Rng(seed + 2_000_003).below(3)
+        faults = Faults.random(
+            rng,
+            seats,
+            horizon=15.0 * rounds,
+            cheats=cheats,
+            long=timers.drop_after if long else None,
+        )
+        return cls(
+            players=seats,
+            seed=seed,
+            faults=faults,
+            rules=rules(seats, rounds) if rules else Rules(target=None, rounds=rounds),
+            peer=timers,
+            max_time=400.0 * rounds + 8 * timers.drop_after,
+        )
+
+
+#: Short liveness timers, so that faults several times ``drop_after`` take seconds of
+#: simulated time to play (the soak's default).
+QUICK_TIMERS = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 
 
 @dataclass(slots=True)
