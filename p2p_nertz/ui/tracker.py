@@ -267,15 +267,10 @@ class Tracker:
         """
         if self.seat is None:
             return "a spectator only watches"
-        state = peer.tentative
-        if state.phase is st.Phase.OVER:
-            return "the game is already over"
-        if self.seat in state.dropped:
-            return "you are out of the game"
-        members = [q for q in range(peer.spec.seats) if q not in state.dropped]
-        if len(members) != 2:
-            return f"an abandon needs exactly one other member left ({len(members) - 1} are)"
-        (other,) = (q for q in members if q != self.seat)
+        partner = st.abandon_partner(peer.final, peer.tentative, self.seat)
+        if isinstance(partner, str):
+            return partner
+        other = partner
         if other not in self.suspected:
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
         if silent is None:
