@@ -434,7 +434,12 @@ async def run_table(
         # How long the others have been silent, and how long the core wants before it takes
         # an abandon. (With one other member left this is that member's silence, unless a
         # dropped one is still heard: then the table says to wait a little too long.)
-        return peer.silent_for(node.clock()), peer.config.drop_after
+        # A member that talks while finality waits for it counts as gone too (past
+        # phase_timeout): then as silent as the core's wait, so that the key is on offer.
+        now = node.clock()
+        silent, needed = peer.silent_for(now), peer.config.drop_after
+        gone = peer.gone_for(now)
+        return (silent if gone is None else max(silent, needed + gone)), needed
 
     def context() -> Context:
         peer = node.peer

@@ -201,7 +201,26 @@ def _soak_seed(seed: int) -> tuple[int, list[str]]:
 #: The soak seeds (scripts/soak.py, long faults) that found each fault fixed for issue 13; see
 #: CHANGELOG. Each failed before its fix: tables frozen for good, folds disagreeing with the
 #: union of the logs, an honest member's violation.
-SOAK_SEEDS = (17, 23, 53, 63, 67, 145, 185, 224, 236, 442, 472, 544, 685, 893, 1216, 1315, 2370, 2449)
+SOAK_SEEDS = (
+    17,
+    23,
+    53,
+    63,
+    67,
+    145,
+    185,
+    224,
+    236,
+    442,
+    472,
+    544,
+    685,
+    893,
+    1216,
+    1315,
+    2370,
+    2449,
+)
 
 
 @pytest.mark.timeout(600)

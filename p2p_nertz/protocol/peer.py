@@ -536,6 +536,14 @@ class Peer:
         others = [self._heard[q] for q in range(self._n) if q != self.seat and q not in dropped]
         return now - max(others) if others else float("inf")
 
+    def gone_for(self, now: float) -> float | None:
+        """How long the one other member left has counted as gone for an abandon (silent past
+        ``drop_after``, or talking while finality waits for it past ``phase_timeout``, §9.2);
+        negative: how much longer before it does. ``None``: no abandon is possible now
+        (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
+        partner = st.abandon_partner(self._final, self.tentative, self.seat)
+        return None if isinstance(partner, str) else self._gone_for(partner, now)
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]

@@ -261,8 +261,10 @@ class Tracker:
         Args:
             peer: the game.
             silent: seconds the other member has been silent
-                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now); ``None``: not known
-                (no wait is worked out).
+                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now), or as long as the core
+                counts it gone (:meth:`~p2p_nertz.protocol.peer.Peer.gone_for`, a member that
+                talks while the game waits for it); ``None``: not known (no wait is worked
+                out).
             needed: seconds of silence the core wants (its ``drop_after``).
         """
         if self.seat is None:
@@ -271,7 +273,8 @@ class Tracker:
         if isinstance(partner, str):
             return partner
         other = partner
-        if other not in self.suspected:
+        if other not in self.suspected and (silent is None or silent < needed):
+            # (Heard, but holding the game back past the core's wait counts as gone.)
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
         if silent is None:
             return Gone(other, self.name(other))
