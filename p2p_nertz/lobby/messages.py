@@ -35,7 +35,14 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import RemoteProtocolError
-from p2p_nertz.protocol.identity import SIGNATURE_SIZE, Identity, PeerId, is_valid_peer_id, verify
+from p2p_nertz.protocol.identity import (
+    SIGNATURE_SIZE,
+    Identity,
+    PeerId,
+    is_valid_peer_id,
+    key_fault,
+    verify,
+)
 
 __all__ = [
     "ANY_LOBBY",
@@ -193,8 +200,10 @@ def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
 
 
 def _key(value: object) -> PeerId:
-    if not isinstance(value, bytes) or not is_valid_peer_id(value):
-        raise ValueError("not a usable public key")
+    # A seat's key may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
+    fault = key_fault(value) if isinstance(value, bytes) else "not bytes"
+    if fault is not None:
+        raise ValueError(f"a seat's key is not a usable Ed25519 key ({fault})")
     return PeerId(value)
 
 
@@ -261,6 +270,11 @@ def decode(data: bytes) -> LobbyMessage:
         raise LobbyMessageError("the sender is not a usable public key")
     if not verify(sender, signature, _DOMAIN + payload):
         raise LobbyMessageError("the signature does not verify")
+    # The sender may be seated: the whole check, after the signature (which a stranger has to
+    # pay for) since it costs more than the signature's.
+    fault = key_fault(sender)
+    if fault is not None:
+        raise LobbyMessageError(f"the sender's key is not a usable Ed25519 key ({fault})")
     try:
         kind = _Kind(kind_name)
         return LobbyMessage(lobby_id, PeerId(sender), _parse_body(kind, body))
