@@ -29,6 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from cli.keyfile import (
+    config_home,
+    default_key_path,
+    keep_key,
+    kept_key_path,
+    load_identity,
+    write_key,
+)
 from cli.main import (
     _add_liveness_arguments,
     _add_watcher_argument,
@@ -59,18 +67,7 @@ EXIT_FAILED = 1
 
 
 # -- paths and identities ----------------------------------------------------------------------
-def _home(kind: str, default: str) -> Path:
-    override = os.environ.get("NERTZ_HOME")
-    if override:
-        return Path(override)
-    base = os.environ.get(kind)
-    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
-
-
-def default_key_path() -> Path:
-    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
-    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
-    return _home("XDG_CONFIG_HOME", ".config") / "key"
+_home = config_home  # (the key store and the logs share the rule: cli/keyfile.py)
 
 
 def _default_log_dir() -> Path:
@@ -93,18 +90,14 @@ def _name(text: str) -> str:
 
 
 def _load_key(path: Path) -> Identity:
-    from cli.node_cmd import load_identity
-
     if not path.exists():
         raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
     return load_identity(path)
 
 
 def _write_key(path: Path, identity: Identity) -> None:
-    from cli.demo import write_key
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
     write_key(path, identity)
@@ -522,7 +515,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
     _require_player(args, args.command)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
-        _write_key(args.log_dir / f"{identity.fingerprint}.key", identity)
+        keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
         identity = _load_key(args.key)
     out = _Out(args.json)
@@ -614,10 +607,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
-    if args.key is not None:
-        identity = _load_key(args.key)
-    else:
-        identity = _load_key(path.parent / f"{fingerprint(header.peer_id)}.key")
+    identity = _load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
     if identity.peer_id != header.peer_id:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):
@@ -659,6 +649,26 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             return result
 
     return _done(out, "resume", _trio_run("resume", main))
+
+
+def _find_key(log: Path, peer_id: bytes) -> Identity:
+    """The key of the log's writer, found without ``--key``: in the key store by its
+    fingerprint (a bot's), else the player's own key if it is that one, else beside the log
+    (where earlier versions kept a bot's key).
+
+    Raises:
+        NertzError: none of them is the key, or one that is cannot be used.
+    """
+    name = fingerprint(peer_id)
+    for candidate in (kept_key_path(name), default_key_path(), log.parent / f"{name}.key"):
+        if candidate.exists():
+            identity = load_identity(candidate)
+            if identity.peer_id == peer_id:
+                return identity
+    raise NertzError(
+        f"no key {name} in {str(kept_key_path(name).parent)!r} or {str(default_key_path())!r}; "
+        f"give the key of {str(log)!r} with --key"
+    )
 
 
 def _recovery_reason(
@@ -886,7 +896,10 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("log", type=Path, help="the peer's log file")
     p.add_argument(
-        "--key", type=Path, help="the key (default: the bot key kept next to the log, if any)"
+        "--key",
+        type=Path,
+        help="the key (default: the log's key from the key store "
+        f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
     )
     p.add_argument(
         "--recover",

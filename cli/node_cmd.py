@@ -23,10 +23,11 @@ from typing import Any
 
 import trio
 
+from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameEnded, Phase, RoundScored
@@ -83,22 +84,6 @@ def add_parser(sub: Any) -> None:
     _add_liveness_arguments(p)
     _add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
-
-
-def load_identity(path: Path) -> Identity:
-    """Read a key file.
-
-    Raises:
-        NertzError: the file is missing, unreadable or not a 32-byte key.
-    """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
-    try:
-        return Identity.from_bytes(raw)
-    except NertzError:
-        raise NertzError(f"{str(path)!r} is not a key file (want 32 raw bytes)") from None
 
 
 def load_spec(path: Path) -> GameSpec:

@@ -6,8 +6,8 @@ standings, or the player leaves; the LAN lobby calls it once its game is fixed. 
 
 ``nertz play --bots N``
     a quick game on this machine: like ``nertz demo`` it makes the identities, the spec, a free
-    port per player and the key files, starts N bot peers as ``nertz node`` processes on
-    127.0.0.1, and seats you at the table with them;
+    port per player and the keys (kept in the key store, cli/keyfile.py), starts N bot peers
+    as ``nertz node`` processes on 127.0.0.1, and seats you at the table with them;
 ``nertz play --key K --spec S --bind E --peer WHO=ENDPOINT… --log L``
     one member of a game fixed elsewhere, exactly like ``nertz node`` but with you playing.
 
@@ -45,7 +45,8 @@ from typing import Any, Protocol
 
 import trio
 
-from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child, write_key
+from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child
+from cli.keyfile import keep_key
 from cli.lobby_cmd import (
     _default_log_dir,
     _default_name,
@@ -153,7 +154,7 @@ def add_parser(sub: Any) -> None:
     quick.add_argument(
         "--name", default=None, help="your name (default: you in a quick game, else your login)"
     )
-    quick.add_argument("--dir", type=Path, default=None, help="directory for keys, spec and logs")
+    quick.add_argument("--dir", type=Path, default=None, help="directory for the spec and logs")
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
@@ -185,9 +186,7 @@ def add_parser(sub: Any) -> None:
         help="your IPv4 address for a table you host and the game "
         "(default: the route to --discover or the first --peer, else 127.0.0.1)",
     )
-    lobby.add_argument(
-        "--log-dir", type=Path, default=None, help="where game logs and bot keys are written"
-    )
+    lobby.add_argument("--log-dir", type=Path, default=None, help="where game logs are written")
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
@@ -713,10 +712,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         i.peer_id: f"tcp://127.0.0.1:{port}" for i, port in zip(identities, ports, strict=True)
     }
     human = identities[0]
-    key = workdir / "you.key"
-    if key.exists():
-        key.unlink()
-    write_key(key, human)
+    keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
     node = _make_node(
         human, spec, workdir / "you.log", endpoint_of[human.peer_id], args.watcher, config=config
     )

@@ -201,7 +201,9 @@ def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
 
 def _key(value: object) -> PeerId:
     # A seat's key may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
-    fault = key_fault(value) if isinstance(value, bytes) else "not bytes"
+    if not isinstance(value, bytes):
+        raise ValueError("a seat's key is not bytes")
+    fault = key_fault(value)
     if fault is not None:
         raise ValueError(f"a seat's key is not a usable Ed25519 key ({fault})")
     return PeerId(value)

@@ -74,7 +74,9 @@ class GameSpec:
             fault = key_fault(peer_id)  # docs/protocol.md §3.1: only keys of full order
             if fault is not None:
                 shown = peer_id.hex() if isinstance(peer_id, bytes) else repr(peer_id)
-                raise InvalidRulesError(f"a roster key is not a usable Ed25519 key ({fault}): {shown}")
+                raise InvalidRulesError(
+                    f"a roster key is not a usable Ed25519 key ({fault}): {shown}"
+                )
             if (
                 not isinstance(name, str)
                 or not 1 <= len(name) <= MAX_NAME
