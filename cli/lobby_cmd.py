@@ -46,7 +46,7 @@ from cli.main import (
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
-from p2p_nertz.lobby.messages import TableView
+from p2p_nertz.lobby.messages import TableView, check_endpoint
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
@@ -120,6 +120,19 @@ def _ipv4(text: str) -> str:
     except OSError:
         raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
     return text
+
+
+def _address(text: str) -> str:
+    """An IPv4 address this machine is reached at: it is announced to the others."""
+    address = _ipv4(text)
+    try:
+        check_endpoint(f"tcp://{address}:1")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not an address the others can reach (0.0.0.0 is every interface of "
+            "this machine): give this machine's LAN address"
+        ) from None
+    return address
 
 
 def _port(text: str) -> int:
@@ -200,11 +213,9 @@ def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> i
     return 0
 
 
-def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
-) -> tuple[PeerNode, Path]:
-    spec = session.spec
-    names = [m.name for m in spec.members]
+def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
+    """What a bot's node says as the game goes (rounds, silences, drops), as text or JSON
+    lines: the same for ``host``, ``join``, ``bot`` and ``resume``."""
 
     def on_notice(effect: Effect) -> None:
         if isinstance(effect, RoundScored):
@@ -228,6 +239,14 @@ def _node(
             how = "left" if effect.left else "was dropped"
             out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
 
+    return on_notice
+
+
+def _node(
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
+) -> tuple[PeerNode, Path]:
+    spec = session.spec
+    on_notice = _notice_printer(out, [m.name for m in spec.members])
     log_dir: Path = args.log_dir
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -615,6 +634,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     out = _Out(args.json)
     args.log_dir = path.parent
     session = Session(spec, endpoints)
+    names = [m.name for m in spec.members]
     node = PeerNode(
         identity,
         spec,
@@ -622,6 +642,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         bind=endpoints[identity.peer_id],
         strategy=args.bot,
         speed=args.speed,
+        on_notice=_notice_printer(out, names) if args.bot is not None else None,
         watchers=args.watcher,
         config=config,
         recover=args.recover,
@@ -633,7 +654,6 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         game_id=spec.game_id.hex(),
         log=str(path),
     )
-    names = [m.name for m in spec.members]
     if recover is not None:
         text, fields = recover
         out.emit("recovering", f"{text}; recovering our own events from the others", **fields)
@@ -692,8 +712,8 @@ def _recovery_reason(
         if not args.cut_damaged_tail:
             raise NertzError(
                 f"{str(path)!r}: the tail after byte {at} is damaged, not torn "
-                f"({summary.problems[0]}); it may hold an event we sent. Resume with "
-                "--cut-damaged-tail to cut it and take our own events back from the others"
+                f"({summary.problems[0]}); it may hold an event we sent. To cut it and take "
+                f"our own events back from the others: nertz resume --cut-damaged-tail {path}"
             )
         return (
             f"the log's tail after byte {at} was damaged ({summary.tail_bytes} bytes cut)",
@@ -842,7 +862,7 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     _player(p)
     p.add_argument(
-        "--address", type=_ipv4, help="your IPv4 address for the lobby and the game "
+        "--address", type=_address, help="your IPv4 address for the lobby and the game "
         "(default: the route to --discover, else 127.0.0.1)",
     )  # fmt: skip
     p.add_argument("--port", type=_port, default=0, help="the lobby's TCP port (default: any)")

@@ -48,6 +48,7 @@ import trio
 from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child
 from cli.keyfile import keep_key
 from cli.lobby_cmd import (
+    _address,
     _default_log_dir,
     _default_name,
     _free_port,
@@ -68,7 +69,13 @@ from cli.main import (
     _rules_from,
     _seed,
 )
-from cli.node_cmd import load_identity, load_spec, parse_peers
+from cli.node_cmd import (
+    bind_endpoint,
+    load_identity,
+    load_spec,
+    parse_peers,
+    say_if_every_interface,
+)
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -158,7 +165,9 @@ def add_parser(sub: Any) -> None:
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
-    given.add_argument("--bind", help="this peer's endpoint, e.g. tcp://127.0.0.1:5555")
+    given.add_argument(
+        "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
+    )
     given.add_argument(
         "--peer",
         action="append",
@@ -182,7 +191,7 @@ def add_parser(sub: Any) -> None:
     )
     lobby.add_argument(
         "--address",
-        type=_ipv4,
+        type=_address,
         help="your IPv4 address for a table you host and the game "
         "(default: the route to --discover or the first --peer, else 127.0.0.1)",
     )
@@ -592,6 +601,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = _make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
+    say_if_every_interface("play", args.bind)
     outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return _summary(outcome, node, args.log.parent)
 
