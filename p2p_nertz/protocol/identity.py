@@ -264,9 +264,11 @@ def _public_key(peer_id: bytes) -> Ed25519PublicKey:
 def verify(peer_id: bytes, signature: bytes, data: bytes) -> bool:
     """Tell whether ``signature`` is the Ed25519 signature by ``peer_id`` of exactly ``data``.
 
-    Never raises for any bytes: a malformed or weak peer id, or a signature of the wrong length,
-    simply does not verify. Verification is strict (RFC 8032: S < L), so a valid signature has no
-    second valid form.
+    Never raises for any bytes: a malformed or small-order peer id, or a signature of the wrong
+    length, simply does not verify. Verification is strict (RFC 8032: S < L), so a valid
+    signature has no second valid form. It is cofactorless (OpenSSL's), and a key of *mixed*
+    order is not refused here (that check costs more than a signature's): the callers verify
+    only roster keys, which :func:`key_fault` admits, or check the key after the signature.
     """
     if not is_valid_peer_id(peer_id) or len(signature) != SIGNATURE_SIZE:
         return False
