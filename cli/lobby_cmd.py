@@ -128,9 +128,9 @@ def _address(text: str) -> str:
     try:
         check_endpoint(f"tcp://{address}:1")
     except ValueError:
+        why = " (it means every interface of this machine)" if address == "0.0.0.0" else ""
         raise argparse.ArgumentTypeError(
-            f"{text} is not an address the others can reach (0.0.0.0 is every interface of "
-            "this machine): give this machine's LAN address"
+            f"{text} is not an address the others can reach{why}: give this machine's LAN address"
         ) from None
     return address
 
