@@ -46,7 +46,7 @@ from cli.main import (
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
-from p2p_nertz.lobby.messages import TableView, check_endpoint
+from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
@@ -124,6 +124,8 @@ def _ipv4(text: str) -> str:
 
 def _address(text: str) -> str:
     """An IPv4 address this machine is reached at: it is announced to the others."""
+    from p2p_nertz.lobby.messages import check_endpoint  # (the lobby's rule for an address)
+
     address = _ipv4(text)
     try:
         check_endpoint(f"tcp://{address}:1")

@@ -199,13 +199,13 @@ def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
     return payload + identity.sign(_DOMAIN + payload)
 
 
-def _key(value: object) -> PeerId:
-    # A seat's key may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
+def _key(value: object, whose: str = "a seat's") -> PeerId:
+    # A key that may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
     if not isinstance(value, bytes):
-        raise ValueError("a seat's key is not bytes")
+        raise ValueError(f"{whose} key is not bytes")
     fault = key_fault(value)
     if fault is not None:
-        raise ValueError(f"a seat's key is not a usable Ed25519 key ({fault})")
+        raise ValueError(f"{whose} key is not a usable Ed25519 key ({fault})")
     return PeerId(value)
 
 
@@ -272,13 +272,10 @@ def decode(data: bytes) -> LobbyMessage:
         raise LobbyMessageError("the sender is not a usable public key")
     if not verify(sender, signature, _DOMAIN + payload):
         raise LobbyMessageError("the signature does not verify")
-    # The sender may be seated: the whole check, after the signature (which a stranger has to
-    # pay for) since it costs more than the signature's.
-    fault = key_fault(sender)
-    if fault is not None:
-        raise LobbyMessageError(f"the sender's key is not a usable Ed25519 key ({fault})")
     try:
         kind = _Kind(kind_name)
-        return LobbyMessage(lobby_id, PeerId(sender), _parse_body(kind, body))
+        # The sender may be seated: the whole key check, after the signature (which a
+        # stranger has to pay for) since it costs more than the signature's.
+        return LobbyMessage(lobby_id, _key(sender, "the sender's"), _parse_body(kind, body))
     except ValueError as exc:
         raise LobbyMessageError(f"bad {kind_name!r} message: {exc}") from None
