@@ -49,6 +49,7 @@ from p2p_nertz.ui.view import Gone, card_text, pile_name
 
 __all__ = [
     "NO_ABANDON",
+    "STUCK_WAITING",
     "Abandon",
     "Action",
     "CloseBoard",
@@ -99,6 +100,9 @@ class Abandon:
 
 
 Action = PlayMove | Leave | CloseBoard | Abandon
+
+STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
+"""The status line after a pass (the view replaces it once the pass no longer stands)."""
 
 NO_ABANDON = "an abandon needs exactly one other member left, and gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -190,7 +194,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
-        return _play(ctx, Move.pass_(), done="stuck: waiting for the others (any move withdraws)")
+        return _play(ctx, Move.pass_(), done=STUCK_WAITING)
     if k == "r":
         return _play(ctx, Move.rotate())
     if k == "x":

@@ -32,10 +32,14 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import KeyState
+from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
 from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
 
-__all__ = ["MAX_MESSAGES", "GameSource", "Tracker", "describe_play"]
+__all__ = ["MAX_MESSAGES", "PASS_GONE", "GameSource", "Tracker", "describe_play"]
+
+PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
+"""The status line once the local player's pass is withdrawn by others (RULES.md: everyone
+stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
 
 MAX_MESSAGES = 50
 """Announcements kept (the screen shows the newest that fit)."""
@@ -148,6 +152,12 @@ class Tracker:
             self._claim(effect)
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
+        elif isinstance(effect, st.PassesStale):
+            if self.seat in effect.seats:
+                self.say(
+                    f"{self.name(effect.by)} played to the lake after your pass: it no longer "
+                    "counts — p to pass again if you are still stuck"
+                )
         elif isinstance(effect, st.RoundEnded):
             if effect.status is RoundStatus.NERTS:
                 who = ", ".join(self.name(c) for c in effect.callers)
@@ -314,7 +324,7 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=keys.status,
+            status=self._status(tentative.table, keys.status),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -322,6 +332,21 @@ class Tracker:
             abandon=abandon if isinstance(abandon, Gone) else None,
             provisional=peer.final.provisional,
         )
+
+    def _status(self, table: Table | None, status: str) -> str:
+        """The status line, kept true: "stuck: waiting" only while the pass stands."""
+        seat = self.seat
+        if (
+            status != STUCK_WAITING
+            or seat is None
+            or table is None
+            or table.over
+            or not table.active[seat]
+            or table.stuck[seat]
+        ):
+            return status
+        # The messages say which (the notices come from the final fold, later than this table).
+        return PASS_GONE
 
     def _last_action(self, peer: GameSource, seat: int) -> str:
         events = peer.events(seat)
