@@ -225,3 +225,61 @@ def test_the_table_says_when_a_seat_has_no_card_move() -> None:
     lone = table_from("N: - | 1: 2D | 2: - | 3: 4D | 4: 4H | S: 9D | W: -")
     assert Move.parse("1>2") in lone.legal_moves(0)
     assert not lone.has_card_move(0)
+
+
+# -- turn-based play [001] ----------------------------------------------------------------
+
+TURNS = Rules(turn_based=True)
+
+
+def test_turn_based_play_is_one_move_per_turn_in_seat_order() -> None:
+    table = table_from(IDLE, IDLE, IDLE, rules=TURNS)
+    assert table.turn == 0
+    assert_illegal(table, 1, "S", "it is seat 0's turn, not seat 1's")
+    assert [str(m) for m in table.legal_moves(1)] == ["X"]  # out of turn: only a call
+    table, _ = script(table, "0 S")
+    assert table.turn == 1
+    assert_illegal(table, 0, "S", "it is seat 1's turn")
+    table, _ = script(table, "1 S", "2 S")
+    assert table.turn == 0  # round the table
+
+
+def test_turn_based_a_call_is_no_move_and_comes_at_any_time() -> None:
+    caller = "N: - | 1: 9C | 2: 8C | 3: 7C | 4: 6C | S: 2D 3D | W: -"
+    table = table_from(IDLE, IDLE, caller, rules=TURNS)
+    false, (p,) = script(table, "1 X")  # a false call out of turn: penalised, the turn stays
+    assert p.false_call and false.turn == 0 and false.false_calls == (0, 1, 0)
+    called, (q,) = script(table, "2 X @4")
+    assert q.ended is RoundStatus.NERTS and called.cut == 4
+    # Up to T* the seat on turn may still make its move, and nobody else.
+    assert [str(m) for m in called.legal_moves(0)] == ["S"]
+    assert list(called.legal_moves(1)) == []
+    after, (r,) = script(called, "0 S")
+    assert r.lamport == 4 and after.turn == 1
+
+
+def test_turn_based_everyone_stuck_is_a_whole_round_of_passes() -> None:
+    table = table_from(IDLE, TWO_OF_SPADES, rules=TURNS, lake="0S: AS/0")
+    table, plays = script(table, "0 P", "1 W>L", "0 P", "1 P")
+    assert plays[1].unstuck == (0,)  # the lake card after seat 0's first pass made it stale
+    assert plays[-1].rotated and table.turn == 0
+
+
+def test_turn_based_a_seat_gone_on_its_turn_hands_it_on() -> None:
+    table = table_from(IDLE, IDLE, IDLE, rules=TURNS)
+    table, _ = script(table, "0 S")
+    table = table.with_active(1, False)
+    assert table.turn == 2
+    table, _ = script(table, "2 S")
+    assert table.turn == 0  # seat 1 is skipped
+    first_out = table_from(IDLE, IDLE, rules=TURNS, active=[False, True])
+    assert first_out.turn == 1
+
+
+def test_turn_based_table_notation_names_the_turn() -> None:
+    table = table_from(IDLE, IDLE, IDLE, rules=TURNS)
+    table, _ = script(table, "0 S")
+    assert "turn=1" in str(table).splitlines()[0]
+    assert Table.parse(str(table)) == table
+    with pytest.raises(NotationError, match="turn= is a seat"):
+        Table.parse(str(table).replace("turn=1", "turn=7"))

@@ -1082,7 +1082,8 @@ class GameState:
             ):
                 # Everyone left is stuck, and was waiting for the one gone: they rotate now,
                 # as if the last of them had passed (RULES.md: everyone stuck).
-                first = table.active.index(True)
+                # (In turn-based play the seat on turn: only it may move.)
+                first = table.turn if table.rules.turn_based else table.active.index(True)
                 table, play = table.play(first, Move.pass_(), max(self._lamport, table.clock))
                 rs.table = table
                 if play.rotated:

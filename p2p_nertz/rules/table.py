@@ -165,6 +165,9 @@ class Table:
         callers: seats that made a valid call at ``T*``.
         false_calls: false calls per seat.
         clock: the highest Lamport time played so far.
+        turn: with ``rules.turn_based``, the seat whose turn it is (every move but a Nerts
+            call must be that seat's, and passes the turn on to the next active seat); unused
+            (0) in simultaneous play.
     """
 
     rules: Rules
@@ -178,6 +181,7 @@ class Table:
     callers: tuple[int, ...] = ()
     false_calls: tuple[int, ...] = ()
     clock: int = 0
+    turn: int = 0
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -216,7 +220,17 @@ class Table:
         act = tuple(active) if active is not None else (True,) * n
         if len(act) != n:
             raise ValueError(f"active has {len(act)} entries for {n} seats")
-        return cls(rules, tuple(tableaux), lake or Lake(), act, (False,) * n, false_calls=(0,) * n)
+        # Turn-based play: the first active seat starts (RULES.md: turn-based play [001]).
+        turn = act.index(True) if rules.turn_based and any(act) else 0
+        return cls(
+            rules,
+            tuple(tableaux),
+            lake or Lake(),
+            act,
+            (False,) * n,
+            false_calls=(0,) * n,
+            turn=turn,
+        )
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -251,14 +265,17 @@ class Table:
             self.callers,
             self.false_calls,
             self.clock,
+            self.turn,
         )
 
     def with_active(self, seat: int, active: bool) -> Table:
-        """This table with ``seat`` made active or inactive (a dropped player)."""
-        return self._with(
-            active=_replace(self.active, seat, active),
-            stuck=_replace(self.stuck, seat, False),
-        )
+        """This table with ``seat`` made active or inactive (a dropped player); in turn-based
+        play a seat made inactive on its turn hands the turn on."""
+        actives = _replace(self.active, seat, active)
+        turn = self.turn
+        if self.rules.turn_based and not actives[turn]:
+            turn = _next_seat(actives, turn)
+        return self._with(active=actives, stuck=_replace(self.stuck, seat, False), turn=turn)
 
     def _with(self, **changes: object) -> Table:
         return _evolve(self, **changes)
@@ -334,7 +351,12 @@ class Table:
             raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
         kind = move.kind
         if kind is _MOVE_CALL:
+            # Not a turn's move even in turn-based play: a shout may come at any time.
             return self._call(seat, move, lamport)
+        if self.rules.turn_based and seat != self.turn:
+            raise IllegalMoveError(
+                f"{move}: it is seat {self.turn}'s turn, not seat {seat}'s (turn-based play)"
+            )
         if kind is _MOVE_PASS:
             return self._pass(seat, move, lamport)
         if kind is _MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
@@ -397,6 +419,7 @@ class Table:
             self.callers,
             self.false_calls,
             lamport,
+            _next_seat(self.active, seat) if self.rules.turn_based else self.turn,
         )
         return table, Play(seat, move, lamport, card, resolution, unstuck=unstuck)
 
@@ -418,10 +441,12 @@ class Table:
 
     def _pass(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
         stuck = _replace(self.stuck, seat, True)
+        turn = _next_seat(self.active, seat) if self.rules.turn_based else self.turn
         if self.status is not RoundStatus.PLAYING or not all(
             s or not a for s, a in zip(stuck, self.active, strict=True)
         ):
-            return _evolve(self, stuck=stuck, clock=lamport), Play(seat, move, lamport)
+            table = _evolve(self, stuck=stuck, clock=lamport, turn=turn)
+            return table, Play(seat, move, lamport)
         # Everyone is stuck: everyone rotates (RULES.md: everyone stuck).
         tableaux = tuple(
             t.rotated() if a else t for t, a in zip(self.tableaux, self.active, strict=True)
@@ -439,6 +464,7 @@ class Table:
             rotations=rotations,
             status=ended or RoundStatus.PLAYING,
             clock=lamport,
+            turn=turn,
         )
         return table, Play(seat, move, lamport, rotated=True, ended=ended)
 
@@ -515,6 +541,8 @@ class Table:
             head.append(f"cut={self.cut}")
         if self.callers:
             head.append("callers=" + ",".join(map(str, self.callers)))
+        if self.rules.turn_based:
+            head.append(f"turn={self.turn}")
         rules = self.rules.to_dict()
         if rules:
             head.append("| rules: " + " ".join(f"{k}={v}" for k, v in rules.items()))
@@ -565,7 +593,7 @@ class Table:
         counters: dict[str, str] = {}
         for word in words[1:]:
             key, sep, value = word.partition("=")
-            if not sep or key not in ("clock", "rotations", "cut", "callers") or key in counters:
+            if not sep or key not in _COUNTERS or key in counters:
                 raise NotationError(f"not a table counter: {word!r} in {lines[0]!r}")
             counters[key] = value
         try:
@@ -577,6 +605,7 @@ class Table:
                 if ("callers" in counters)
                 else ()
             )
+            turn = int(counters["turn"]) if "turn" in counters else None
         except ValueError:
             raise NotationError(f"not a table: a counter is not a number in {lines[0]!r}") from None
         if rules is None:
@@ -626,6 +655,8 @@ class Table:
             raise NotationError(
                 f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
             )
+        if turn is not None and not (rules.turn_based and 0 <= turn < len(tableaux)):
+            raise NotationError(f"not a table: turn= is a seat, in turn-based play: {lines[0]!r}")
         return _evolve(
             table,
             stuck=tuple(stuck),
@@ -635,6 +666,7 @@ class Table:
             callers=callers,
             false_calls=tuple(false_calls),
             clock=clock,
+            turn=table.turn if turn is None else turn,
         )
 
 
@@ -684,6 +716,11 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
         return
     after_call = table.status is _NERTS and table.cut is not None
     if table.status is not _PLAYING and not after_call:
+        return
+    if table.rules.turn_based and seat != table.turn:
+        # Out of turn only a call: valid, or (while the round is on) a false one.
+        if not after_call or (seat not in table.callers and table.can_call(seat)):
+            yield _CALL
         return
     t = table.tableaux[seat]
     lake = table.lake
@@ -796,8 +833,20 @@ def _parse_rules(text: str) -> Rules:
 
 
 _RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
+_COUNTERS = ("clock", "rotations", "cut", "callers", "turn")
 
 _T = TypeVar("_T")
+
+
+def _next_seat(active: tuple[bool, ...], seat: int) -> int:
+    """The next active seat after ``seat``, in seat order, round the table (``seat`` itself
+    when no other is active)."""
+    n = len(active)
+    for step in range(1, n + 1):
+        other = (seat + step) % n
+        if active[other]:
+            return other
+    return seat
 
 
 def _replace(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
@@ -817,6 +866,7 @@ def _evolve(table: Table, **changes: object) -> Table:
         "callers": table.callers,
         "false_calls": table.false_calls,
         "clock": table.clock,
+        "turn": table.turn,
     }
     fields.update(changes)
     return Table(**fields)  # type: ignore[arg-type]

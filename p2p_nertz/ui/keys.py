@@ -20,8 +20,8 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
   not on offer it says why; either way it changes nothing;
 * ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…),
   or the word ``abandon`` (as the ``a`` key);
-* ``?`` or ``h`` help, ``Esc`` cancels, ``Enter`` closes the end-of-round board, ``q`` leaves
-  (after a ``y``).
+* ``?`` or ``h`` help (pressed again: how to play; any other key closes it), ``Esc`` cancels,
+  ``Enter`` closes the end-of-round board, ``q`` leaves (after a ``y``).
 
 >>> from p2p_nertz.rules import Rules, Table, Tableau
 >>> t = Tableau.parse("N: 4C AS | 1: QH | 2: JS | 3: 5D | 4: 8C | S: 2C 7H 9S | W: -")
@@ -118,6 +118,7 @@ class KeyState:
         status: the status line.
         help: the help screen is up.
         confirm: a question waiting for its answer key.
+        help_page: which help page is up: 0 the keys, 1 how to play (``?`` again turns it).
     """
 
     selected: Pile | None = None
@@ -125,6 +126,7 @@ class KeyState:
     status: str = ""
     help: bool = False
     confirm: Confirm | None = None
+    help_page: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,9 @@ _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(
 def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
     """Handle one key (see the module docstring); never raises."""
     if state.help:
-        return replace(state, help=False, status=""), []
+        if key in ("?", "h", "H"):  # the other page: the keys, or how to play
+            return replace(state, help_page=1 - state.help_page), []
+        return replace(state, help=False, help_page=0, status=""), []
     if state.command is not None:
         return _command_key(state, key, ctx)
     if state.confirm is Confirm.QUIT:

@@ -328,6 +328,7 @@ class Tracker:
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
+            help_page=keys.help_page,
             final=final,
             abandon=abandon if isinstance(abandon, Gone) else None,
             provisional=peer.final.provisional,

@@ -1,0 +1,82 @@
+"""The in-game help: the keys, and a "how to play" page that fits 80×24 (issue 15)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers_rules import IDLE, script, table_from
+
+from p2p_nertz.rules import Rules
+from p2p_nertz.ui import TableView, render
+from p2p_nertz.ui.keys import Context, KeyState, press
+from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, how_to_play
+
+NAMES = ("Ann", "Bob", "Cy")
+
+
+def _view(rules: Rules, **changes: object) -> TableView:
+    table = table_from(IDLE, IDLE, IDLE, rules=rules)
+    fields: dict[str, object] = {"table": table, "seat": 0, "names": NAMES, "rules": rules}
+    fields.update(changes)
+    return TableView(**fields)  # type: ignore[arg-type]
+
+
+def test_help_turns_from_the_keys_to_how_to_play_and_any_other_key_closes_it() -> None:
+    ctx = Context(table_from(IDLE, IDLE), 0)
+    state, _ = press(KeyState(), "?", ctx)
+    assert state.help and state.help_page == 0
+    state, _ = press(state, "?", ctx)
+    assert state.help and state.help_page == 1
+    state, _ = press(state, "h", ctx)
+    assert state.help and state.help_page == 0
+    state, _ = press(state, "?", ctx)
+    state, actions = press(state, "s", ctx)  # closes, plays nothing
+    assert not state.help and state.help_page == 0 and actions == []
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(),
+        Rules(draw=1, target=None, rounds=3, nerts_card_penalty=1),
+        Rules(turn_based=True, rotate_alone=True, jokers=2),
+    ],
+    ids=["default", "racing-demon", "variants"],
+)
+def test_how_to_play_fits_80x24_whole(rules: Rules) -> None:
+    lines = how_to_play(rules)
+    screen = render(_view(rules, help=True, help_page=1), 80, 24)
+    text = screen.text()
+    assert "how to play" in screen.line(1)
+    for line in lines:
+        assert len(line) + 2 <= 80, line
+        assert line in text, f"cut: {line!r}"
+    assert len(lines) + 1 <= 24 - 3  # the header, the status and the keys line stay
+    assert f"−{rules.nerts_card_penalty} for each" in text
+    goal = f"{rules.target} points" if rules.rounds is None else f"play {rules.rounds} rounds"
+    assert goal in text
+    assert ("turn-based" in text) == rules.turn_based
+
+
+def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None:
+    text = render(_view(Rules(), help=True), 80, 24).text()
+    assert "? again: how to play" in text
+    for key, _ in KEY_HELP:
+        assert key in text
+
+
+def test_turn_based_header_says_whose_turn_it_is() -> None:
+    rules = Rules(turn_based=True)
+    view = _view(rules)
+    assert "your turn" in render(view).line(0)
+    table, _ = script(view.table, "0 S")  # type: ignore[arg-type]
+    header = render(_view(rules, table=table)).line(0)
+    assert f"turn: {view.name(1)}" in header and "your turn" not in header
+    assert "turn" not in render(_view(Rules())).line(0)
+
+
+def test_no_key_help_line_is_cut_at_80_columns() -> None:
+    text = render(_view(Rules(), help=True), 80, 24).text()
+    for _, what in (*KEY_HELP, ABANDON_HELP):
+        assert len(what) + 18 <= 80, what
+    for _, what in KEY_HELP:
+        assert what in text, f"cut: {what!r}"
