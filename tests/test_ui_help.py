@@ -80,3 +80,21 @@ def test_no_key_help_line_is_cut_at_80_columns() -> None:
         assert len(what) + 18 <= 80, what
     for _, what in KEY_HELP:
         assert what in text, f"cut: {what!r}"
+
+
+def test_keys_say_when_it_is_not_your_turn_and_a_call_still_goes() -> None:
+    table = table_from(IDLE, IDLE, rules=Rules(turn_based=True))
+    table, _ = script(table, "0 S")
+    ctx = Context(table, 0)
+    state, actions = press(KeyState(), "s", ctx)
+    assert actions == [] and "not your turn" in state.status
+    state, actions = press(KeyState(), "x", ctx)  # a call is no turn's move: asks first
+    state, actions = press(state, "x", ctx)
+    assert [str(a.move) for a in actions] == ["X"]  # type: ignore[attr-defined]
+
+
+def test_keys_after_a_nerts_call_play_nothing() -> None:
+    caller = "N: - | 1: 9C | 2: 8C | 3: 7C | 4: 6C | S: 2D 3D | W: -"
+    table, _ = script(table_from(caller, IDLE), "0 X")
+    state, actions = press(KeyState(), "s", Context(table, 1))
+    assert actions == [] and "the round is over (nerts)" in state.status

@@ -320,6 +320,8 @@ def explain(ctx: Context, move: Move) -> str:
         return f"illegal: the round is over ({table.status.value})"
     if not table.active[seat]:
         return "illegal: you are not playing this round"
+    if table.rules.turn_based and table.turn != seat and move.kind is not MoveKind.CALL:
+        return "illegal: not your turn yet (turn-based play: the header says whose it is)"
 
     def show(card: Card) -> str:
         return card_text(card, symbols=ctx.symbols)
@@ -328,6 +330,8 @@ def explain(ctx: Context, move: Move) -> str:
     if move.kind is MoveKind.TURN:
         return "illegal: the stock and the waste are both empty"
     if move.kind is MoveKind.ROTATE:
+        if table.rules.rotate_alone and table.stuck[seat]:
+            return "illegal: rotating alone needs two cards in the stock (s turns it)"
         if table.rules.rotate_alone:
             return "illegal: rotate alone once you are stuck (p first)"
         return "illegal: stocks rotate by themselves when everyone is stuck (p)"
@@ -384,7 +388,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     frozen = _touches(move) & ctx.frozen
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []
-    if move not in table.legal_moves(seat):
+    # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
+    if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []
     return KeyState(status=done or f"played {move}"), [PlayMove(move)]
 
