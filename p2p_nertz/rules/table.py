@@ -297,7 +297,8 @@ class Table:
 
         After a valid Nerts call, the moves that may still be played at a Lamport time up to
         ``T*`` (cards in the air, a simultaneous call): card moves, the stock, and a call by
-        a seat that may make one too; no pass, no rotation.
+        a seat that may make one too; no pass, no rotation. In turn-based play a seat out of
+        turn may only call.
         """
         return LegalMoves(self, seat)
 
