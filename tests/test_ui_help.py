@@ -7,8 +7,9 @@ from helpers_rules import IDLE, script, table_from
 
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import TableView, render
-from p2p_nertz.ui.keys import Context, KeyState, press
+from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
 from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, how_to_play
+from p2p_nertz.ui.tracker import NOTHING_TO_PLAY, PASS_GONE, status_line
 
 NAMES = ("Ann", "Bob", "Cy")
 
@@ -98,3 +99,21 @@ def test_keys_after_a_nerts_call_play_nothing() -> None:
     table, _ = script(table_from(caller, IDLE), "0 X")
     state, actions = press(KeyState(), "s", Context(table, 1))
     assert actions == [] and "the round is over (nerts)" in state.status
+
+
+def test_the_status_line_offers_the_pass_when_nothing_is_left_to_play() -> None:
+    empty = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -"
+    table = table_from(empty, IDLE)
+    assert status_line(table, 0, "") == NOTHING_TO_PLAY
+    assert status_line(table, 0, "played S") == "played S"  # a key's answer comes first
+    assert status_line(table, 1, "") == ""  # a stock to turn
+    stuck, _ = script(table, "0 P")
+    assert status_line(stuck, 0, "") == ""  # passed already
+    assert status_line(stuck, 0, STUCK_WAITING) == STUCK_WAITING  # the pass stands
+    played = table_from(empty, TWO_SPADES, lake="0S: AS/0")
+    played, _ = script(played, "0 P", "1 W>L")
+    assert status_line(played, 0, STUCK_WAITING) == PASS_GONE  # a lake card made it stale
+    assert status_line(table, None, "") == ""  # a spectator
+
+
+TWO_SPADES = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: 2S"

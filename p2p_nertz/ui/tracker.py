@@ -35,11 +35,22 @@ from p2p_nertz.rules import (
 from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
 from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
 
-__all__ = ["MAX_MESSAGES", "PASS_GONE", "GameSource", "Tracker", "describe_play"]
+__all__ = [
+    "MAX_MESSAGES",
+    "NOTHING_TO_PLAY",
+    "PASS_GONE",
+    "GameSource",
+    "Tracker",
+    "describe_play",
+    "status_line",
+]
 
 PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
+"""The status line that offers the pass (``Table.has_card_move``)."""
 
 MAX_MESSAGES = 50
 """Announcements kept (the screen shows the newest that fit)."""
@@ -324,7 +335,7 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=self._status(tentative.table, keys.status),
+            status=status_line(tentative.table, self.seat, keys.status),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -334,21 +345,6 @@ class Tracker:
             provisional=peer.final.provisional,
         )
 
-    def _status(self, table: Table | None, status: str) -> str:
-        """The status line, kept true: "stuck: waiting" only while the pass stands."""
-        seat = self.seat
-        if (
-            status != STUCK_WAITING
-            or seat is None
-            or table is None
-            or table.over
-            or not table.active[seat]
-            or table.stuck[seat]
-        ):
-            return status
-        # The messages say which (the notices come from the final fold, later than this table).
-        return PASS_GONE
-
     def _last_action(self, peer: GameSource, seat: int) -> str:
         events = peer.events(seat)
         for message in reversed(events[-_LOOKBACK:]):
@@ -357,6 +353,31 @@ class Tracker:
                 if isinstance(body, Play):
                     return describe_play(str(body.move), body.card, symbols=self.symbols)
         return ""
+
+
+def status_line(table: Table | None, seat: int | None, status: str) -> str:
+    """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
+    pass stands; with nothing else to say and nothing left to play, it offers the pass.
+
+    >>> from p2p_nertz.rules import Rules, Table, Tableau
+    >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
+    >>> status_line(Table.from_tableaux(Rules(), [t, t]), 0, "") == NOTHING_TO_PLAY
+    True
+    """
+    if seat is None or table is None or table.over or not table.active[seat]:
+        return status
+    if status == STUCK_WAITING and not table.stuck[seat]:
+        # The messages say which (the notices come from the final fold, after this table).
+        return PASS_GONE
+    tableau = table.tableaux[seat]
+    if (
+        not status
+        and not table.stuck[seat]
+        and not (tableau.stock or tableau.waste)
+        and not table.has_card_move(seat)
+    ):
+        return NOTHING_TO_PLAY
+    return status
 
 
 def _last_board(final: st.GameState) -> Board | None:
