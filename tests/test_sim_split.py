@@ -202,9 +202,10 @@ def _soak_seed(seed: int) -> tuple[int, list[str]]:
 
 
 #: The soak seeds (scripts/soak.py, long faults) that found each fault fixed for issue 13; see
-#: CHANGELOG. Each failed before its fix (the later ones under the rules before issue 15
-#: changed how a round plays, so they now play other games; they stay as seeded long faults): tables frozen for good, folds disagreeing with the
-#: union of the logs, an honest member's violation.
+#: CHANGELOG. Each failed before its fix (under the rules before issue 15 changed how a
+#: round plays: they now play other games, and stay as seeded games with long faults):
+#: tables frozen for good, folds disagreeing with the union of the logs, an honest
+#: member's violation.
 SOAK_SEEDS = (
     17,
     23,
