@@ -147,9 +147,7 @@ def host(capacity: int = 4, rules: Rules | None = None) -> HostLobby:
 def guest(
     identity: Identity, name: str, port: int, *, ready: bool = True, stay_ready: bool = True
 ) -> GuestLobby:
-    return GuestLobby(
-        identity, name, f"tcp://127.0.0.1:{port}", ready=ready, stay_ready=stay_ready
-    )
+    return GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready, stay_ready=stay_ready)
 
 
 _SEATED: weakref.WeakKeyDictionary[HostLobby, list[GuestLobby]] = weakref.WeakKeyDictionary()
@@ -281,15 +279,15 @@ def test_guest_refuses_a_start_that_is_not_the_shown_game() -> None:
     table = host()
     bob = guest(BOB, "Bob", 7001)
     deliver(table, bob)
-    cheat = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(draw=1), b"x")
+    cheat = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(draw=1), LOBBY)
     endpoints = {ANN.peer_id: "tcp://127.0.0.1:7000", BOB.peer_id: "tcp://127.0.0.1:7001"}
     with pytest.raises(LobbyError, match="other rules"):
         bob.receive(encode(ANN, LOBBY, Start(cheat.to_wire(), endpoints)))
-    without = GameSpec.create([(ANN.peer_id, "Ann"), (CAT.peer_id, "Cat")], Rules(), b"x")
+    without = GameSpec.create([(ANN.peer_id, "Ann"), (CAT.peer_id, "Cat")], Rules(), LOBBY)
     with pytest.raises(LobbyError, match="without us"):
         bob.receive(encode(ANN, LOBBY, Start(without.to_wire(), endpoints)))
     moved = {**endpoints, BOB.peer_id: "tcp://127.0.0.1:9999"}
-    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), b"x")
+    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), LOBBY)
     with pytest.raises(LobbyError, match="not ours"):
         bob.receive(encode(ANN, LOBBY, Start(spec.to_wire(), moved)))
     assert bob.session is None

@@ -64,7 +64,9 @@ class TokenBuckets:
 
     def _forget(self, now: float) -> None:
         full = [
-            k for k, (t, then) in self._buckets.items() if t + (now - then) * self.rate >= self.burst
+            k
+            for k, (t, then) in self._buckets.items()
+            if t + (now - then) * self.rate >= self.burst
         ]
         for k in full:
             del self._buckets[k]

@@ -39,6 +39,7 @@ from typing import Final
 
 from p2p_nertz.errors import InvalidRulesError, NertzError
 from p2p_nertz.lobby.beacon import Beacon
+from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.lobby.messages import (
     ANY_LOBBY,
     Bye,
@@ -54,7 +55,6 @@ from p2p_nertz.lobby.messages import (
     encode,
     table_digest,
 )
-from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
@@ -303,7 +303,9 @@ class HostLobby:
                 self.log.append(f"{fingerprint(who)} did not join the game: {body.reason}")
             return []
         if not isinstance(body, Hello):
-            raise _foreign(f"a guest cannot send {type(body).__name__.lower()}", code="out of place")
+            raise _foreign(
+                f"a guest cannot send {type(body).__name__.lower()}", code="out of place"
+            )
         if self.started is not None:
             if who in self.started.endpoints:
                 return [self._send(who, Start(self.started.spec.to_wire(), self.started.endpoints))]
@@ -322,7 +324,9 @@ class HostLobby:
             ]
         taken = {s.endpoint for s in self.seats if s.peer_id != who}
         if body.endpoint in taken:
-            return [self._refuse(who, "endpoint taken", f"endpoint {body.endpoint} is already taken")]
+            return [
+                self._refuse(who, "endpoint taken", f"endpoint {body.endpoint} is already taken")
+            ]
         if who not in self._guests and len(self.seats) >= self.capacity:
             return [self._refuse(who, "full", f"the table is full ({self.capacity} players)")]
         self._heard[who] = now
@@ -457,10 +461,14 @@ class GuestLobby:
         self.ready = ready
         self.stay_ready = stay_ready
         self.table: TableView | None = None
-        self.accepted: TableView | None = None
-        """The table we last said ready for (``None``: not ready for any)."""
         self.session: Session | None = None
+        self._ready_for: dict[bytes, TableView] = {}  # digest -> a table we said ready for
         self._said: tuple[bool, bytes] | None = None
+
+    @property
+    def accepted(self) -> TableView | None:
+        """The table we last said ready for (``None``: not ready for any)."""
+        return next(reversed(self._ready_for.values()), None)
 
     def _digest(self, view: TableView) -> bytes:
         return table_digest(self.lobby_id, view)
@@ -468,10 +476,13 @@ class GuestLobby:
     def hello(self) -> bytes:
         """The ``hello`` to send now (and every second while waiting)."""
         if self.ready and self.table is not None:
-            self.accepted = self.table
             for_table = self._digest(self.table)
+            self._ready_for.pop(for_table, None)  # (now the latest)
+            self._ready_for[for_table] = self.table
+            while len(self._ready_for) > _READY_KEPT:
+                del self._ready_for[next(iter(self._ready_for))]
         else:
-            self.accepted = None
+            self._ready_for.clear()
             for_table = b""
         self._said = (self.ready, for_table)
         body = Hello(self.name, self.endpoint, self.ready, for_table)
@@ -527,21 +538,18 @@ class GuestLobby:
         raise _foreign(f"a host cannot send {type(body).__name__.lower()}", code="out of place")
 
     def _shown(self, view: TableView) -> None:
-        """A new table: a ready that named another table is void (docs/lobby.md §6)."""
+        """A new table. A ready counts only for the tables it named (docs/lobby.md §6): a
+        guest that stays ready says so for this one with its next ``hello``; a person who said
+        ready for another table is not ready any more."""
         self.table = view
-        if self.accepted is None or self._digest(self.accepted) == self._digest(view):
-            return
-        if self.stay_ready:
-            self.accepted = view  # we are shown it: the next hello says ready for it
-        else:
+        if not self.stay_ready and self._ready_for and self._digest(view) not in self._ready_for:
             self.ready = False
-            self.accepted = None
+            self._ready_for.clear()
 
     def _check_start(self, start: Start) -> Session:
         if self.table is None:
             raise StartRefusedError("the host started a game before it showed us any table")
-        shown = self.accepted
-        if shown is None:
+        if not self._ready_for:
             raise StartRefusedError("the host started a game we had not said ready for")
         try:
             spec = GameSpec.from_wire(start.spec)
@@ -552,15 +560,28 @@ class GuestLobby:
             raise StartRefusedError("the host started a game without us")
         if start.endpoints.get(own, self.endpoint) != self.endpoint:
             raise StartRefusedError(f"the host gave us endpoint {start.endpoints[own]}, not ours")
-        if spec.rules.to_dict() != shown.rules:
-            raise StartRefusedError("the host started with other rules than it showed")
-        players = {(m.peer_id, m.name) for m in spec.members}
-        if players != {(s.peer_id, s.name) for s in shown.seats}:
-            raise StartRefusedError("the host started with other players than it showed")
-        if start.endpoints != {s.peer_id: s.endpoint for s in shown.seats}:
-            raise StartRefusedError("the host started with other endpoints than it showed")
         if spec.label != self.lobby_id:
             raise StartRefusedError("the host started a game labelled for another lobby")
         if self.host not in spec.peer_ids:
             raise StartRefusedError("the host started a game it does not play in")
+        # The start must be one of the tables we said ready for (the latest, unless the host
+        # went back to an earlier one before it heard us): say what differs from the latest.
+        reasons = [_unlike(spec, start, view) for view in reversed(self._ready_for.values())]
+        if None not in reasons:
+            raise StartRefusedError(f"the host started with {reasons[0]} than it showed")
         return Session(spec, dict(start.endpoints))
+
+
+_READY_KEPT: Final = 8
+"""Tables a guest remembers saying ready for (a host may go back to one before it hears us)."""
+
+
+def _unlike(spec: GameSpec, start: Start, view: TableView) -> str | None:
+    """How the started game differs from a table shown (``None``: it is that table)."""
+    if spec.rules.to_dict() != view.rules:
+        return "other rules"
+    if {(m.peer_id, m.name) for m in spec.members} != {(s.peer_id, s.name) for s in view.seats}:
+        return "other players"
+    if start.endpoints != {s.peer_id: s.endpoint for s in view.seats}:
+        return "other endpoints"
+    return None
