@@ -428,8 +428,8 @@ class GuestLobby:
     table it was shown, and it takes a ``start`` only if that is exactly the table it last said
     ready for (the same rules, the same players with the same names and endpoints, labelled
     with this lobby's id). When the table changes, a guest that ``stay_ready`` accepts the new
-    one (a bot: it is shown, and printed, every table); any other (a person) is not ready any
-    more until it says so again.
+    one if its rules are the first ones shown (a bot: it is shown, and prints, every table);
+    any other (a person) is not ready any more until it says so again.
 
     Args:
         identity: the guest's key.
@@ -439,7 +439,9 @@ class GuestLobby:
             taken as the host (the user sees its fingerprint).
         lobby_id: the lobby's id, if known (from a beacon).
         ready: whether to say ``ready`` from the start (for the first table shown).
-        stay_ready: stay ready when the table changes (for whatever it becomes).
+        stay_ready: stay ready when the players at the table change (a bot, or ``nertz
+            join``: nobody could say it again); such a guest takes only the rules it was first
+            shown, and leaves if the host shows others.
     """
 
     def __init__(
@@ -505,8 +507,8 @@ class GuestLobby:
 
         Raises:
             LobbyMessageError: the bytes are not a valid message from this lobby's host.
-            StartRefusedError: the host started a game that is not the table we last said
-                ready for (we join nothing).
+            StartRefusedError: the host started a game that is not a table we said ready for,
+                or changed the rules of a guest that stays ready (we join nothing).
             LobbyError: the host refused us or closed the lobby.
         """
         message = decode(data)
@@ -541,6 +543,11 @@ class GuestLobby:
         """A new table. A ready counts only for the tables it named (docs/lobby.md §6): a
         guest that stays ready says so for this one with its next ``hello``; a person who said
         ready for another table is not ready any more."""
+        if self.stay_ready and self.table is not None and view.rules != self.table.rules:
+            # Nobody is there to read new rules and say ready again: the rules a guest that
+            # stays ready sat down for are the ones it plays, or none (the honest host never
+            # changes them).
+            raise StartRefusedError("the host changed the rules after it showed them")
         self.table = view
         if not self.stay_ready and self._ready_for and self._digest(view) not in self._ready_for:
             self.ready = False
