@@ -103,6 +103,8 @@ class DropTally:
     ['dropped 2 forged hello messages from 1 sender in the last 10 s']
     >>> tally.flush(20.0), tally.drop("forged hello", b"k1", "again", 21.0)
     ([], ['dropped a forged hello message: again'])
+    >>> tally.drop("forged hello", None, "the sender is not known", 22.0), tally.flush(31.0)
+    ([], ['dropped 1 forged hello message in the last 10 s'])
     """
 
     def __init__(self, *, every: float = 10.0, max_senders: int = MAX_KEYS) -> None:
@@ -143,9 +145,9 @@ class DropTally:
             return []
         self._windows[kind] = _Window(now, 0, set(), False)
         n = len(window.senders)
-        who = f"{n:,}{'+' if window.more_senders else ''} sender{'s' if n != 1 else ''}"
+        who = f" from {n:,}{'+' if window.more_senders else ''} sender{'s' if n != 1 else ''}"
         plural = "s" if window.count != 1 else ""
         return [
-            f"dropped {window.count:,} {kind} message{plural} from {who} "
+            f"dropped {window.count:,} {kind} message{plural}{who if n else ''} "
             f"in the last {now - window.start:.3g} s"
         ]
