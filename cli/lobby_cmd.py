@@ -372,12 +372,14 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
 
 
 # -- host --------------------------------------------------------------------------------------
-def _spawn_bots(args: argparse.Namespace, lobby: LobbyHost) -> list[subprocess.Popen[bytes]]:
-    address = lobby.endpoint.removeprefix("tcp://")
+def _spawn_bots(
+    args: argparse.Namespace, lobby_endpoint: str, lobby: LobbyHost | None = None
+) -> list[subprocess.Popen[bytes]]:
+    address = lobby_endpoint.removeprefix("tcp://")
     procs = []
     for n in range(args.bots):
         keys: list[str] = []
-        if lobby.table.invited is not None:
+        if lobby is not None and lobby.table.invited is not None:
             # An invite-only table seats its own bots too: their keys are made here and
             # invited, where `nertz bot` without --key would keep the one it makes.
             identity = Identity.generate()
@@ -487,7 +489,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
                     "--invite FINGERPRINT makes the table invite-only"
                 )
                 out.emit("open", text, line=text)
-            bots.extend(_spawn_bots(args, lobby))
+            bots.extend(_spawn_bots(args, endpoint, lobby))
             enter = trio.CancelScope()
             if interactive:
                 nursery.start_soon(_host_prompt, lobby, out, enter)
