@@ -1062,9 +1062,14 @@ class _LobbyApp:
         game_endpoint = f"tcp://{address}:{_free_port(address)}"
         where = item.where
 
+        resets = [0]
+
         def on_table(view: TableView) -> None:
             self._seats_news(self.seen.get(where), view)
             self.seen[where] = view
+            if guest.state.resets > resets[0]:  # docs/lobby.md §5: a ready is for one table
+                resets[0] = guest.state.resets
+                self.say("the table changed: you are not ready any more (r when ready)")
             self.poke()
 
         guest = LobbyGuest(

@@ -409,6 +409,7 @@ def test_a_guest_takes_no_start_for_a_roster_switched_before_it_said_ready() -> 
         shown_to(bob, table(Rules(), *three))  # Eve sits: Bob has not said ready for that
         assert bob.hello_due()
         assert bob.ready is stay_ready  # a person must say it again; a bot will
+        assert bob.resets == (0 if stay_ready else 1)
         with pytest.raises(LobbyError, match=r"other players|not said ready"):
             bob.receive(encode(ANN, LOBBY, start(Rules(), *three)))
         assert bob.session is None

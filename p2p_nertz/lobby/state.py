@@ -466,6 +466,8 @@ class GuestLobby:
         self.session: Session | None = None
         self._ready_for: dict[bytes, TableView] = {}  # digest -> a table we said ready for
         self._said: tuple[bool, bytes] | None = None
+        self.resets = 0
+        """How many times a changed table made us not ready (a person must say it again)."""
 
     @property
     def accepted(self) -> TableView | None:
@@ -552,6 +554,7 @@ class GuestLobby:
         if not self.stay_ready and self._ready_for and self._digest(view) not in self._ready_for:
             self.ready = False
             self._ready_for.clear()
+            self.resets += 1
 
     def _check_start(self, start: Start) -> Session:
         if self.table is None:
