@@ -199,3 +199,51 @@ async def test_host_prompt_removes_and_invites(tmp_path: Path) -> None:
         nursery.cancel_scope.cancel()
     assert not isinstance(refused[0], StartRefusedError)
     assert "removed you" in str(refused[0])
+
+
+@pytest.mark.anyio
+async def test_join_refuses_a_lying_hosts_start_in_one_line_and_a_json_notice(
+    tmp_path: Path,
+) -> None:
+    import trio
+
+    from tests.test_lobby_trust import ANN, ANN_AT, heard, lying_host, say, start
+
+    nertz("keygen", home=tmp_path)
+    from cli.node_cmd import load_identity
+
+    bob = load_identity(tmp_path / "key")
+    async with lying_host() as (router, endpoint):
+        port = endpoint.rpartition(":")[2]
+        argv = ["join", "--name", "Bob", "--bot", "greedy", "--peer", f"127.0.0.1:{port}",
+                "--json", "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+        async with trio.open_nursery() as nursery:
+            done: list[subprocess.CompletedProcess[bytes]] = []
+
+            async def run() -> None:
+                done.append(
+                    await trio.run_process(
+                        [sys.executable, "-m", "cli", *argv],
+                        capture_stdout=True,
+                        capture_stderr=True,
+                        check=False,
+                        env=dict(os.environ, NERTZ_HOME=str(tmp_path)),
+                    )
+                )
+
+            nursery.start_soon(run)
+            with trio.fail_after(60):
+                routing, hello = await heard(router)  # the first hello: no table shown yet
+                endpoint_of_bob = hello.endpoint  # type: ignore[attr-defined]
+                await say(router, routing, start(Rules(), (ANN, "Ann", ANN_AT),
+                                                 (bob, "Bob", endpoint_of_bob)))  # fmt: skip
+                while not done:
+                    await trio.sleep(0.01)
+    (proc,) = done
+    assert proc.returncode != 0
+    err = proc.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "did not join" in err[0] and "before it showed" in err[0]
+    events = _events(proc.stdout.decode())
+    assert [e["event"] for e in events] == ["refused"]
+    assert "before it showed us any table" in events[0]["reason"]
+    assert not (tmp_path / "logs").exists() or not any((tmp_path / "logs").glob("*.log"))

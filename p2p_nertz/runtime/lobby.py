@@ -598,7 +598,7 @@ class LobbyGuest:
                     log.warning("%s", line)
                 continue
             except StartRefusedError as exc:
-                log.warning("refused the host's start: %s", exc)
+                log.info("refused the host's start: %s", exc)  # (the caller says it)
                 self._error = exc
                 with trio.move_on_after(_BYE_FLUSH):  # tell the host why we do not join
                     await dealer.send_multipart([self.state.bye(f"refused the start: {exc}")])
