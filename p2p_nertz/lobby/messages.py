@@ -28,7 +28,7 @@ Every decode failure is a :class:`LobbyMessageError` naming what is wrong (and, 
 flood summaries, a short :attr:`~LobbyMessageError.code` and the kind if it could be read).
 
 Version 2 added ``table`` to ``hello``: a ``ready`` counts only for the table it names, so a
-ready given for one roster is never counted for another (docs/lobby.md §4).
+ready given for one roster is never counted for another (docs/lobby.md §4-5).
 """
 
 from __future__ import annotations
@@ -42,7 +42,14 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import RemoteProtocolError
-from p2p_nertz.protocol.identity import SIGNATURE_SIZE, Identity, PeerId, is_valid_peer_id, verify
+from p2p_nertz.protocol.identity import (
+    SIGNATURE_SIZE,
+    Identity,
+    PeerId,
+    is_valid_peer_id,
+    key_fault,
+    verify,
+)
 
 __all__ = [
     "ANY_LOBBY",
@@ -243,9 +250,13 @@ def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
     return payload + identity.sign(_DOMAIN + payload)
 
 
-def _key(value: object) -> PeerId:
-    if not isinstance(value, bytes) or not is_valid_peer_id(value):
-        raise ValueError("not a usable public key")
+def _key(value: object, whose: str = "a seat's") -> PeerId:
+    # A key that may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
+    if not isinstance(value, bytes):
+        raise ValueError(f"{whose} key is not bytes")
+    fault = key_fault(value)
+    if fault is not None:
+        raise ValueError(f"{whose} key is not a usable Ed25519 key ({fault})")
     return PeerId(value)
 
 
@@ -324,6 +335,8 @@ def decode(data: bytes) -> LobbyMessage:
         raise LobbyMessageError("the signature does not verify", code="forged", kind=known)
     try:
         kind = _Kind(kind_name)
-        return LobbyMessage(lobby_id, PeerId(sender), _parse_body(kind, body))
+        # The sender may be seated: the whole key check, after the signature (which a
+        # stranger has to pay for) since it costs more than the signature's.
+        return LobbyMessage(lobby_id, _key(sender, "the sender's"), _parse_body(kind, body))
     except ValueError as exc:
         raise LobbyMessageError(f"bad {kind_name!r} message: {exc}", kind=known) from None
