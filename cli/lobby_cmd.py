@@ -671,8 +671,8 @@ def _cmd_join(args: argparse.Namespace) -> int:
         shown: list[dict[str, Any]] = []
 
         def on_table(view: TableView) -> None:
-            # The rules we would join: said when first shown and whenever the host changes
-            # them (a guest that stays ready accepts what it is shown, so it must show it).
+            # The rules we would join, said when first shown (we play those or none: a host
+            # that shows others is left, docs/lobby.md §5).
             if not shown or shown[-1] != view.rules:
                 shown.append(view.rules)
                 out.emit("rules", f"rules: {_rules_words(view.rules)}", rules=view.rules)

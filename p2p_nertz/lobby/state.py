@@ -18,9 +18,8 @@ can only fail to start a game.
 Trusting nobody (docs/lobby.md §6):
 
 * a guest's ``ready`` names the table it is given for (:func:`table_digest`); the host counts
-  it only while the table is still that one, and a guest checks that a ``start`` is exactly
-  the table it last said ready for — so nobody signs a ``join`` for rules or players it was
-  not shown;
+  it only while the table is still that one, and a guest checks that a ``start`` is exactly a
+  table it said ready for — so nobody signs a ``join`` for rules or players it was not shown;
 * the host may make its table invite-only (a list of fingerprints), may remove a seat (the
   key is then refused for the rest of this lobby), and takes at most a few messages a second
   from each key and from all the keys not seated together (:class:`TokenBuckets`), before it
@@ -86,8 +85,8 @@ class LobbyError(NertzError):
 
 
 class StartRefusedError(LobbyError):
-    """The host's ``start`` is not the table we last said ready for (or came before any
-    table): we did not join it, and sign nothing for it."""
+    """The host's ``start`` is not a table we said ready for (or came before any table, or the
+    host changed the rules under a guest that stays ready): we join nothing, sign nothing."""
 
 
 _FINGERPRINT = re.compile(r"[a-z2-7]{4}(-[a-z2-7]{4}){3}")
@@ -425,8 +424,8 @@ class GuestLobby:
     """A guest's seat at a host's table.
 
     The guest says ready *for a table*: its ``hello`` names the :func:`table_digest` of the
-    table it was shown, and it takes a ``start`` only if that is exactly the table it last said
-    ready for (the same rules, the same players with the same names and endpoints, labelled
+    table it was shown, and it takes a ``start`` only if that is exactly one of the last tables it
+    said ready for (the same rules, the same players with the same names and endpoints, labelled
     with this lobby's id). When the table changes, a guest that ``stay_ready`` accepts the new
     one if its rules are the first ones shown (a bot: it is shown, and prints, every table);
     any other (a person) is not ready any more until it says so again.

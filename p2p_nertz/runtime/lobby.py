@@ -420,13 +420,14 @@ async def join_lobby(
         lobby_endpoint: the host's lobby ROUTER.
         host: the host's key if known (from a beacon).
         lobby_id: the lobby's id if known (from a beacon).
-        ready: whether we are ready (for every table the host shows: nobody here can say
-            it again, so a changed table is accepted, and shown to ``on_table``).
+        ready: whether we are ready; we stay ready as the players change (nobody here could
+            say it again: each table is shown to ``on_table``), for the rules first shown.
         timeout: seconds to wait for the host's first answer.
         on_table: called with every new table the host shows.
 
     Raises:
-        StartRefusedError: the host started a game that is not the last table it showed.
+        StartRefusedError: the host started a game that is not a table we said ready for, or
+            showed other rules than first (docs/lobby.md §5).
         LobbyError: no answer within ``timeout``, the host refused us or closed the lobby.
     """
     guest = LobbyGuest(
@@ -532,8 +533,8 @@ class LobbyGuest:
         """Sit at the table and wait for the game to start; ``None`` if we left first.
 
         Raises:
-            StartRefusedError: the host started a game that is not the table we last said
-                ready for (the host is told with a ``bye``; we join nothing).
+            StartRefusedError: the host started a game that is not a table we said ready for
+                (the host is told with a ``bye``; we join nothing).
             LobbyError: no answer within ``timeout``, the host refused us or closed the lobby.
             RuntimeError: when run a second time.
         """
