@@ -114,6 +114,7 @@ from p2p_nertz.ui.lobby import (
     LobbyKeys,
     LobbyView,
     Quit,
+    RemoveSeat,
     SeatLine,
     SetReady,
     StartGame,
@@ -1014,6 +1015,8 @@ class _LobbyApp:
                 self._add_bot(action.strategy, action.speed)
             elif isinstance(action, StartGame):
                 self._start()
+            elif isinstance(action, RemoveSeat):
+                self._remove(action.seat)
             elif isinstance(action, LeaveTable):
                 self._leave()
             elif isinstance(action, Quit):
@@ -1070,9 +1073,14 @@ class _LobbyApp:
         game_endpoint = f"tcp://{address}:{_free_port(address)}"
         where = item.where
 
+        resets = [0]
+
         def on_table(view: TableView) -> None:
             self._seats_news(self.seen.get(where), view)
             self.seen[where] = view
+            if guest.state.resets > resets[0]:  # docs/lobby.md §5: a ready is for one table
+                resets[0] = guest.state.resets
+                self.say("the table changed: you are not ready any more (r when ready)")
             self.poke()
 
         guest = LobbyGuest(
@@ -1132,6 +1140,21 @@ class _LobbyApp:
             self.say(str(exc), status=True)
             return
         self._begin(_Started(session, self.host))
+
+    def _remove(self, seat: int) -> None:
+        if self.host is None:
+            return
+        seats = self.host.table.seats
+        if not 2 <= seat <= len(seats):
+            self.say(f"no guest in seat {seat}", status=True)
+            return
+        who = seats[seat - 1]
+        try:
+            self.host.remove(who.peer_id)
+        except LobbyError as exc:
+            self.say(str(exc), status=True)
+            return
+        self.say(f"removed {who.name} ({fingerprint(who.peer_id)}) from the table", status=True)
 
     def _leave(self) -> None:
         if self.host is not None:
