@@ -31,7 +31,7 @@ import zmq
 
 from p2p_nertz.errors import NertzError, TransportBrokenError, TransportClosedError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
-from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView
+from p2p_nertz.lobby.messages import ANY_LOBBY, MAX_MESSAGE, LobbyMessageError, TableView
 from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Out, Session
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.rules import Rules
@@ -42,6 +42,7 @@ __all__ = [
     "HELLO_EVERY",
     "LobbyGuest",
     "LobbyHost",
+    "MAX_FRAME",
     "Offer",
     "discover",
     "join_lobby",
@@ -55,6 +56,9 @@ HELLO_EVERY: Final = 1.0
 """Seconds between a waiting guest's ``hello``s."""
 _TICK: Final = 0.5
 _BYE_FLUSH: Final = 0.2
+MAX_FRAME: Final = MAX_MESSAGE
+"""The largest frame a lobby socket accepts (``MAXMSGSIZE``): the largest lobby message
+(docs/lobby.md). A stranger sending a larger one is disconnected by zmq before it is held."""
 
 log = logging.getLogger("p2p_nertz.lobby")
 
@@ -233,7 +237,7 @@ class LobbyHost:
         """
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            router = create_socket(ctx, zmq.ROUTER)
+            router = create_socket(ctx, zmq.ROUTER, max_message_size=MAX_FRAME)
             async with router:
                 router.bind(f"tcp://{self.address}:{self._lobby_port}")
                 self._router = router
@@ -482,7 +486,10 @@ class LobbyGuest:
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
             dealer = create_socket(
-                ctx, zmq.DEALER, identity=lobby_routing_id(self.state.identity.peer_id)
+                ctx,
+                zmq.DEALER,
+                identity=lobby_routing_id(self.state.identity.peer_id),
+                max_message_size=MAX_FRAME,
             )
             async with dealer:
                 try:

@@ -81,7 +81,7 @@ from p2p_nertz.errors import (
 from p2p_nertz.logfile.format import LogHeader, RecordKind
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
-from p2p_nertz.protocol.envelope import looks_like_beat
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, looks_like_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -95,10 +95,11 @@ from p2p_nertz.protocol.peer import (
     Send,
     Suspected,
 )
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
+from p2p_nertz.runtime.guard import OUTSIDER, InboundGuard, RefusalLog, SenderBudget
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
@@ -108,11 +109,13 @@ __all__ = [
     "LEAVE_GRACE",
     "ENDPOINTS_NOTE",
     "MAX_BURST",
+    "MAX_FRAME",
     "NODE_CONFIG",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
     "SEND_QUEUE",
     "SPEC_NOTE",
+    "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
     "PeerNode",
     "decode_clock_note",
@@ -165,6 +168,16 @@ would fetch them twice."""
 WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
 """The first message a node pushes to a spectator: this tag, then the game spec's wire form
 (a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
+
+MAX_FRAME: Final = MAX_MESSAGE_SIZE
+"""The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
+message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
+(zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
+disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
+
+WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
+"""The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
+largest message it receives (``nertz watch``)."""
 
 SEND_QUEUE: Final = 4096
 """Messages queued per DEALER before further ones to that member are dropped."""
@@ -341,6 +354,9 @@ class PeerNode:
             always restored so.
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
+        budget: how many messages each member's connection may send us (a token bucket,
+            :mod:`p2p_nertz.runtime.guard`); frames from routing ids of no member are dropped
+            unread whatever the budget.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -365,6 +381,7 @@ class PeerNode:
         watchers: Sequence[str] = (),
         recover: bool = False,
         cut_damaged_tail: bool = False,
+        budget: SenderBudget | None = None,
     ) -> None:
         self.identity = identity
         self.spec = spec
@@ -411,6 +428,12 @@ class PeerNode:
         """What reopening the log found (once :meth:`run` has opened it)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
+        self._budget = budget
+        self.guard: InboundGuard | None = None
+        """What the ROUTER lets through to the peer, with its counts (once :meth:`run` ran)."""
+        self.refusals = RefusalLog(log)
+        """Every message refused (by the guard or the peer), counted by reason; logged at a
+        bounded rate."""
 
     # -- introspection -------------------------------------------------------------------------
     @property
@@ -517,7 +540,7 @@ class PeerNode:
         if self._router is None:
             if self._ctx is None:
                 self._ctx = zmq.Context()
-            router = create_socket(self._ctx, zmq.ROUTER)
+            router = create_socket(self._ctx, zmq.ROUTER, max_message_size=MAX_FRAME)
             try:
                 router.bind(self._bind_to)
             except BaseException:
@@ -557,11 +580,16 @@ class PeerNode:
             assert self._ctx is not None and self._router is not None
             for pid in self.spec.peer_ids:
                 if pid != own:
-                    dealer = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                    dealer = create_socket(
+                        self._ctx, zmq.DEALER, identity=routing_id(own), max_message_size=MAX_FRAME
+                    )
                     dealers[pid] = dealer
                     dealer.connect(endpoints[pid])
             for endpoint in self._watch_to:
-                watcher = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                # (A spectator sends us nothing: the bound only caps what a stranger could.)
+                watcher = create_socket(
+                    self._ctx, zmq.DEALER, identity=routing_id(own), max_message_size=MAX_FRAME
+                )
                 self._watch_sockets.append(watcher)
                 watcher.connect(endpoint)
             header = LogHeader(
@@ -581,6 +609,11 @@ class PeerNode:
             elif not recovery.cut and self._recover and not recovery_unfinished(recovery.records):
                 await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)
+            self.guard = InboundGuard(
+                (routing_id(pid) for pid in self.spec.peer_ids if pid != own),
+                self._clock(),
+                self._budget,
+            )
             async with trio.open_nursery() as nursery:
                 for pid, dealer in dealers.items():
                     self._outlets[pid] = outlet = self._outlet(dealer)
@@ -606,6 +639,7 @@ class PeerNode:
             self._close(dealers)
 
     def _close(self, dealers: Mapping[PeerId, AsyncSocket]) -> None:
+        self.refusals.flush(self._clock(), force=True)
         for dealer in (*dealers.values(), *self._watch_sockets):
             dealer.close()
         if self._router is not None:
@@ -682,7 +716,8 @@ class PeerNode:
                     watched.append(effect.data)  # our beats tell a spectator what is final
             else:
                 if isinstance(effect, Rejected):
-                    log.info("refused a message: %s (%s)", effect.reason, effect.detail)
+                    # Counted; logged at a bounded rate (a flood is not a line per message).
+                    self.refusals.refused(effect.reason, effect.detail, self._clock())
                 elif isinstance(effect, Suspected):
                     heard = "is silent" if effect.suspected else "is heard again"
                     log.info("seat %d %s", effect.seat + 1, heard)
@@ -805,7 +840,7 @@ class PeerNode:
                 if more is None:
                     break
                 batch.append(more)
-            messages = [frames[1] for frames in batch if len(frames) == 2]
+            messages = self._admit(batch)
             self._watch(messages)  # the others' beats and events, for the spectators
             events: list[bytes] = []
             for message in messages:
@@ -826,6 +861,24 @@ class PeerNode:
                     await self._apply(self.peer.feed_many(chunk, self._clock()))
             finally:
                 self._lock.release()
+
+    def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
+        """The messages of ``batch`` that the guard lets through to the peer; the others are
+        counted and noted for the log (``frames`` is ``[routing id, message]``)."""
+        guard = self.guard
+        assert guard is not None
+        now = self._clock()
+        before = guard.counts.copy()
+        messages = []
+        for frames in batch:
+            message = guard.admit(frames, now)
+            if message is not None:
+                messages.append(message)
+        if len(messages) < len(batch):
+            for reason, n in (guard.counts - before).items():
+                detail = "from a routing id of no member" if reason == OUTSIDER else "dropped"
+                self.refusals.refused(reason, detail, now, n)
+        return messages
 
     async def _timer_loop(self) -> None:
         last_due: float | None = None
@@ -854,6 +907,7 @@ class PeerNode:
             last_due = deadline
             async with self._lock:
                 await self._apply(self.peer.tick(self._clock()))
+                self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._strategy is not None and self._may_abandon():
                     # A bot does not wait forever for an opponent who has gone: with two
                     # members nobody can be voted out, so it ends the game (scored by totals).
