@@ -90,7 +90,7 @@ class SenderBudget:
 
 
 class TokenBucket:
-    """A token bucket: :meth:`take` says whether one more message fits the budget.
+    """A token bucket, full at ``now``: :meth:`take` says whether one more message fits.
 
     >>> bucket = TokenBucket(SenderBudget(rate=2.0, burst=2), now=0.0)
     >>> [bucket.take(0.0) for _ in range(3)]
@@ -123,15 +123,13 @@ class InboundGuard:
 
     Args:
         senders: the routing ids of the members that may send to us.
-        now: the time the buckets start full.
-        budget: each member connection's budget.
+        budget: each member connection's budget; its bucket is full when the member's first
+            message arrives.
     """
 
-    def __init__(
-        self, senders: Iterable[bytes], now: float, budget: SenderBudget | None = None
-    ) -> None:
+    def __init__(self, senders: Iterable[bytes], budget: SenderBudget | None = None) -> None:
         self.budget = budget if budget is not None else SenderBudget()
-        self._buckets = {bytes(s): TokenBucket(self.budget, now) for s in senders}
+        self._buckets: dict[bytes, TokenBucket | None] = dict.fromkeys(map(bytes, senders))
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
         :data:`BAD_FRAMES`)."""
@@ -139,10 +137,13 @@ class InboundGuard:
     def admit(self, frames: Sequence[bytes], now: float) -> bytes | None:
         """The message in ``frames`` (``[routing id, message]`` from a ROUTER) if it may go
         on to the peer core, else ``None`` (and the drop is counted)."""
-        bucket = self._buckets.get(frames[0])
+        sender = frames[0]
+        bucket = self._buckets.get(sender)
         if bucket is None:
-            self.counts[OUTSIDER] += 1
-            return None
+            if sender not in self._buckets:
+                self.counts[OUTSIDER] += 1
+                return None
+            bucket = self._buckets[sender] = TokenBucket(self.budget, now)
         if len(frames) != 2:
             self.counts[BAD_FRAMES] += 1
             return None

@@ -428,9 +428,10 @@ class PeerNode:
         """What reopening the log found (once :meth:`run` has opened it)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
-        self._budget = budget
-        self.guard: InboundGuard | None = None
-        """What the ROUTER lets through to the peer, with its counts (once :meth:`run` ran)."""
+        self.guard = InboundGuard(
+            (routing_id(pid) for pid in spec.peer_ids if pid != identity.peer_id), budget
+        )
+        """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)
         """Every message refused (by the guard or the peer), counted by reason; logged at a
         bounded rate."""
@@ -609,11 +610,6 @@ class PeerNode:
             elif not recovery.cut and self._recover and not recovery_unfinished(recovery.records):
                 await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)
-            self.guard = InboundGuard(
-                (routing_id(pid) for pid in self.spec.peer_ids if pid != own),
-                self._clock(),
-                self._budget,
-            )
             async with trio.open_nursery() as nursery:
                 for pid, dealer in dealers.items():
                     self._outlets[pid] = outlet = self._outlet(dealer)
@@ -866,7 +862,6 @@ class PeerNode:
         """The messages of ``batch`` that the guard lets through to the peer; the others are
         counted and noted for the log (``frames`` is ``[routing id, message]``)."""
         guard = self.guard
-        assert guard is not None
         now = self._clock()
         before = guard.counts.copy()
         messages = []
