@@ -3,10 +3,12 @@
 
 Issue 14 §2. For each attack in turn a fresh honest game starts: greedy bots at full speed,
 one process per peer on 127.0.0.1 (real sockets, real logs, real signatures). Once play has
-begun, an attacker (this process, a raw pyzmq DEALER) floods the first node for ``--seconds``:
+begun, an attacker (this process, a raw pyzmq DEALER) floods the first node for ``--seconds``,
+``--rate`` messages a second (10,000 by default: the rate that kept a node on a full core
+before issue 14; 0 for as fast as zmq takes them):
 
 * ``none``: no flood (the control: both nodes are honest, the ratios should be ~1);
-* ``oversize``: frames of ``--big-mib`` MiB, over and over (above every node socket's
+* ``oversize``: frames of ``--big-mib`` MiB, as fast as they go (above every node socket's
   ``MAXMSGSIZE``: zmq cuts the connection on reading the length; before, each frame was held);
 * ``garbage``: random frames of 1 to 4096 bytes, that are no message at all;
 * ``forged``: beats in a member's name with a broken signature, each one different;
@@ -21,7 +23,7 @@ events each logged during the flood (play went on when both grew). With ``--runs
 figures are medians of N games per attack.
 
     python scripts/bench_flood.py [--players 3] [--seconds 5] [--runs 1] [--attacks a,b]
-                                  [--big-mib 64] [--code PATH]
+                                  [--rate 10000] [--big-mib 64] [--code PATH]
 
 ``--code PATH`` runs the nodes from another checkout (e.g. ``/work/main``) for a before/after
 comparison. The default run takes under a minute.
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import signal
@@ -132,9 +135,16 @@ def attack_messages(kind: str, players: int, seed: int, big_mib: int) -> Callabl
 
 
 def flood(
-    kind: str, endpoint: str, identity: bytes, make: Callable[[], bytes], seconds: float
+    kind: str,
+    endpoint: str,
+    identity: bytes,
+    make: Callable[[], bytes],
+    *,
+    seconds: float,
+    rate: float,
 ) -> int:
-    """Send ``make()`` to ``endpoint`` as fast as zmq takes it for ``seconds``; return how many."""
+    """Send ``make()`` to ``endpoint`` for ``seconds``, ``rate`` a second (0: as fast as zmq
+    takes them); return how many zmq took."""
     import zmq
 
     ctx = zmq.Context()
@@ -145,14 +155,19 @@ def flood(
     dealer.set(zmq.RECONNECT_IVL, 10)  # come back at once when cut off
     dealer.connect(endpoint)
     sent = 0
-    end = time.monotonic() + seconds
+    start = time.monotonic()
+    end = start + seconds
     try:
-        while time.monotonic() < end:
+        while (now := time.monotonic()) < end:
+            due = math.inf if rate <= 0 else rate * (now - start) - sent
             try:
-                dealer.send(make(), flags=zmq.NOBLOCK, copy=kind != "oversize")
-                sent += 1
+                while due >= 1:
+                    dealer.send(make(), flags=zmq.NOBLOCK, copy=kind != "oversize")
+                    sent += 1
+                    due -= 1
             except zmq.Again:
-                time.sleep(0.001)  # the pipe is full: the node is not reading that fast
+                pass  # the pipe is full: the node is not reading that fast
+            time.sleep(0.001)
     finally:
         dealer.close()
         ctx.term()
@@ -241,7 +256,8 @@ def run_one(attack: str, args: argparse.Namespace, seed: int, workdir: Path) -> 
                 if attack == "forged-as-member"
                 else (b"stranger-" + attack.encode())
             )
-            sent = flood(attack, endpoints[0], who, make, args.seconds)
+            rate = 0.0 if attack == "oversize" else args.rate
+            sent = flood(attack, endpoints[0], who, make, seconds=args.seconds, rate=rate)
         wall = time.monotonic() - t0
         cpu = [(cpu_seconds(pid) - c) / wall for pid, c in zip(pids, cpu0, strict=True)]
         rss = [peak_rss_mb(pid) for pid in pids]
@@ -282,6 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="games per attack (medians)")
     parser.add_argument("--attacks", default=",".join(ATTACKS))
     parser.add_argument("--big-mib", type=int, default=64, help="size of an oversized frame")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=10_000.0,
+        help="messages a second of each flood but oversize (0: as fast as zmq takes them)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--code", help="run the nodes from this checkout instead")
     args = parser.parse_args(argv)
@@ -291,7 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"bad arguments (unknown attacks: {unknown}; players >= 2, runs >= 1)")
     print(
         f"{args.players} greedy bots, one process each on 127.0.0.1; each flood {args.seconds:g} s"
-        f" at node 1; {args.runs} game(s) per attack; load average"
+        f" at node 1, {args.rate:,.0f} messages/s (oversize: as fast as it goes);"
+        f" {args.runs} game(s) per attack; load average"
         f" {os.getloadavg()[0]:.1f} at the start; code: {args.code or 'this checkout'}"
     )
     print(
