@@ -517,9 +517,7 @@ async def test_a_frame_above_the_bound_is_never_delivered_and_its_sender_is_cut_
                     await dealer.send_multipart([b"x" * bound])  # the largest allowed
                     assert await router.recv_multipart() == [b"big", b"x" * bound]
                     await dealer.send_multipart([b"y" * (64 * bound)])
-                    await trio.to_thread.run_sync(
-                        wait_for_event, monitor, zmq.EVENT_DISCONNECTED
-                    )
+                    await trio.to_thread.run_sync(wait_for_event, monitor, zmq.EVENT_DISCONNECTED)
                 # zmq cut the connection on reading the frame's length: nothing was delivered.
                 assert router.try_recv_multipart() is None
             async with open_dealer(ctx, router.endpoints[0], identity=b"next") as honest:

@@ -26,6 +26,11 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
   sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
   pace).
+* **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
+  :data:`MAX_FRAME` (zmq cuts the sender off), and the receive task hands the peer only what
+  arrives under a member's routing id, within that member's budget; the rest is dropped
+  unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
+  peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects
 it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
