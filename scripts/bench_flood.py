@@ -14,7 +14,9 @@ before issue 14; 0 for as fast as zmq takes them):
 * ``forged``: beats in a member's name with a broken signature, each one different;
 * ``forged-as-member``: the same, sent under that member's routing id (which a stranger can
   claim: zmq routing ids are not authenticated): only the member's budget bounds them;
-* ``outsider``: beats validly signed by a key outside the roster.
+* ``outsider``: beats validly signed by a key outside the roster;
+* ``many``: frames of the largest size allowed (4096 bytes), as fast as they go, over
+  ``MANY`` connections at once (each connection has its own receive queue in zmq).
 
 The attacker's routing id is its own (a stranger's) except for ``forged-as-member``. Printed per
 attack: messages the attacker got into zmq per second, the flooded node's and an unflooded
@@ -48,7 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ATTACKS = ("none", "oversize", "garbage", "forged", "forged-as-member", "outsider")
+ATTACKS = ("none", "oversize", "garbage", "forged", "forged-as-member", "outsider", "many")
+MANY = 50  # connections of the ``many`` attack
 START_TIMEOUT = 20.0  # seconds for a game to start playing
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -107,6 +110,9 @@ def attack_messages(kind: str, players: int, seed: int, big_mib: int) -> Callabl
         return lambda: big
     if kind == "garbage":
         return lambda: rnd.randbytes(rnd.randint(1, 4096))
+    if kind == "many":
+        full = rnd.randbytes(4096)
+        return lambda: full
     if kind in ("forged", "forged-as-member"):
         member = identities[1]
         template = encode_message(
@@ -148,28 +154,35 @@ def flood(
     import zmq
 
     ctx = zmq.Context()
-    dealer = ctx.socket(zmq.DEALER)
-    dealer.set(zmq.LINGER, 0)
-    dealer.set(zmq.ROUTING_ID, identity)
-    dealer.set(zmq.SNDHWM, 1000)
-    dealer.set(zmq.RECONNECT_IVL, 10)  # come back at once when cut off
-    dealer.connect(endpoint)
+    dealers = []
+    for i in range(MANY if kind == "many" else 1):
+        dealer = ctx.socket(zmq.DEALER)
+        dealer.set(zmq.LINGER, 0)
+        dealer.set(zmq.ROUTING_ID, identity + (b"-%d" % i if i else b""))
+        dealer.set(zmq.SNDHWM, 1000)
+        dealer.set(zmq.RECONNECT_IVL, 10)  # come back at once when cut off
+        dealer.connect(endpoint)
+        dealers.append(dealer)
     sent = 0
     start = time.monotonic()
     end = start + seconds
     try:
         while (now := time.monotonic()) < end:
             due = math.inf if rate <= 0 else rate * (now - start) - sent
-            try:
-                while due >= 1:
-                    dealer.send(make(), flags=zmq.NOBLOCK, copy=kind != "oversize")
-                    sent += 1
-                    due -= 1
-            except zmq.Again:
-                pass  # the pipe is full: the node is not reading that fast
+            for dealer in dealers:
+                try:
+                    for _ in range(1000):  # (then the next connection)
+                        if due < 1:
+                            break
+                        dealer.send(make(), flags=zmq.NOBLOCK, copy=kind != "oversize")
+                        sent += 1
+                        due -= 1
+                except zmq.Again:
+                    pass  # the pipe is full: the node is not reading that fast
             time.sleep(0.001)
     finally:
-        dealer.close()
+        for dealer in dealers:
+            dealer.close()
         ctx.term()
     return sent
 
@@ -256,7 +269,7 @@ def run_one(attack: str, args: argparse.Namespace, seed: int, workdir: Path) -> 
                 if attack == "forged-as-member"
                 else (b"stranger-" + attack.encode())
             )
-            rate = 0.0 if attack == "oversize" else args.rate
+            rate = 0.0 if attack in ("oversize", "many") else args.rate
             sent = flood(attack, endpoints[0], who, make, seconds=args.seconds, rate=rate)
         wall = time.monotonic() - t0
         cpu = [(cpu_seconds(pid) - c) / wall for pid, c in zip(pids, cpu0, strict=True)]
@@ -313,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"bad arguments (unknown attacks: {unknown}; players >= 2, runs >= 1)")
     print(
         f"{args.players} greedy bots, one process each on 127.0.0.1; each flood {args.seconds:g} s"
-        f" at node 1, {args.rate:,.0f} messages/s (oversize: as fast as it goes);"
+        f" at node 1, {args.rate:,.0f} messages/s (oversize, many: as fast as they go);"
         f" {args.runs} game(s) per attack; load average"
         f" {os.getloadavg()[0]:.1f} at the start; code: {args.code or 'this checkout'}"
     )

@@ -118,6 +118,7 @@ __all__ = [
     "NODE_CONFIG",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
+    "ROUTER_HWM",
     "SEND_QUEUE",
     "SPEC_NOTE",
     "WATCH_MAX_FRAME",
@@ -179,6 +180,14 @@ MAX_FRAME: Final = MAX_MESSAGE_SIZE
 message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
 (zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
+
+ROUTER_HWM: Final = 64
+"""The ROUTER's receive high-water mark, per connection, in messages: what zmq holds for one
+sender before it stops reading that sender's TCP connection (flow control: nothing is lost,
+the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a stranger's
+included, can make the node hold to 64 × 4 KiB. Honest members send a few dozen messages a
+second (docs/protocol.md §9.7) and the receive task drains every pipe in bursts of
+:data:`MAX_BURST`, so only a flood fills it."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
@@ -546,7 +555,9 @@ class PeerNode:
         if self._router is None:
             if self._ctx is None:
                 self._ctx = zmq.Context()
-            router = create_socket(self._ctx, zmq.ROUTER, max_message_size=MAX_FRAME)
+            router = create_socket(
+                self._ctx, zmq.ROUTER, hwm=ROUTER_HWM, max_message_size=MAX_FRAME
+            )
             try:
                 router.bind(self._bind_to)
             except BaseException:
