@@ -104,7 +104,14 @@ from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
-from p2p_nertz.runtime.guard import OUTSIDER, InboundGuard, RefusalLog, SenderBudget
+from p2p_nertz.runtime.guard import (
+    BAD_FRAMES,
+    OUTSIDER,
+    OVER_BUDGET,
+    InboundGuard,
+    RefusalLog,
+    SenderBudget,
+)
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
@@ -203,6 +210,12 @@ BEAT_CHUNK: Final = 4
 """Beats fed to the peer at a time before the ROUTER is looked at again for events."""
 
 log = logging.getLogger("p2p_nertz.node")
+
+_GUARD_DETAILS: Final = {  # what the log says of a frame the guard dropped, by reason
+    OUTSIDER: "a frame under a routing id that is no member's",
+    OVER_BUDGET: "a member's connection over its budget",
+    BAD_FRAMES: "a message of more than one frame",
+}
 
 _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left its deadline due
 
@@ -887,8 +900,7 @@ class PeerNode:
                 messages.append(message)
         if len(messages) < len(batch):
             for reason, n in (guard.counts - before).items():
-                detail = "from a routing id of no member" if reason == OUTSIDER else "dropped"
-                self.refusals.refused(reason, detail, now, n)
+                self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
         return messages
 
     async def _timer_loop(self) -> None:
