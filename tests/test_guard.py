@@ -11,9 +11,10 @@ import logging
 from pathlib import Path
 
 import pytest
+import zmq
 
 from p2p_nertz.protocol import envelope
-from p2p_nertz.protocol.envelope import Kind, encode_message
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, Kind, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.spec import GameSpec
@@ -31,7 +32,7 @@ from p2p_nertz.runtime.guard import (
     SenderBudget,
     TokenBucket,
 )
-from p2p_nertz.runtime.node import PeerNode, routing_id
+from p2p_nertz.runtime.node import MAX_FRAME, ROUTER_HWM, PeerNode, routing_id
 
 MEMBERS = [Identity.generate(derive_seed(b"test-guard", i)) for i in range(3)]
 STRANGER = Identity.generate(derive_seed(b"test-guard-stranger"))
@@ -145,6 +146,21 @@ def test_a_node_lets_only_its_members_connections_through_within_their_budget(
     node._clock = lambda: 0.0
     assert node._admit(batch) == [b"m0", b"m1", b"m2"]
     assert node.refusals.counts == {OUTSIDER: 2, OVER_BUDGET: 2}
+
+
+def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Path) -> None:
+    node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log")
+    node.bind()
+    try:
+        router = node._router
+        assert router is not None
+        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE
+        assert router._sock.get(zmq.RCVHWM) == ROUTER_HWM
+    finally:
+        if node._router is not None:
+            node._router.close()
+        if node._ctx is not None:
+            node._ctx.term()
 
 
 def test_a_strangers_messages_never_reach_a_signature_check(

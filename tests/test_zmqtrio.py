@@ -537,6 +537,15 @@ async def test_every_socket_is_bounded_by_default(ctx: zmq.Context[zmq.Socket[by
             sock.close()
     with pytest.raises(ValueError, match="max_message_size"):
         create_socket(ctx, zmq.ROUTER, max_message_size=0)
+    router = create_socket(ctx, zmq.ROUTER, recv_hwm=7, max_message_size=100)
+    try:
+        assert router._sock.get(zmq.RCVHWM) == 7
+        assert router._sock.get(zmq.SNDHWM) == DEFAULT_HWM
+        assert router._sock.get(zmq.MAXMSGSIZE) == 100
+    finally:
+        router.close()
+    with pytest.raises(ValueError, match="hwm"):
+        create_socket(ctx, zmq.ROUTER, recv_hwm=0)
 
 
 # -- validation ---------------------------------------------------------------------------------

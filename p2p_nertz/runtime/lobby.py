@@ -44,6 +44,7 @@ __all__ = [
     "LobbyHost",
     "MAX_FRAME",
     "Offer",
+    "ROUTER_RECV_HWM",
     "discover",
     "join_lobby",
     "lobby_routing_id",
@@ -59,6 +60,10 @@ _BYE_FLUSH: Final = 0.2
 MAX_FRAME: Final = MAX_MESSAGE
 """The largest frame a lobby socket accepts (``MAXMSGSIZE``): the largest lobby message
 (docs/lobby.md). A stranger sending a larger one is disconnected by zmq before it is held."""
+ROUTER_RECV_HWM: Final = 16
+"""Messages the host's ROUTER holds per connection before zmq stops reading it (a guest sends
+a ``hello`` a second): with :data:`MAX_FRAME`, at most 512 KiB per connection, a stranger's
+included, instead of 1000 × 32 KiB."""
 
 log = logging.getLogger("p2p_nertz.lobby")
 
@@ -237,7 +242,9 @@ class LobbyHost:
         """
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            router = create_socket(ctx, zmq.ROUTER, max_message_size=MAX_FRAME)
+            router = create_socket(
+                ctx, zmq.ROUTER, recv_hwm=ROUTER_RECV_HWM, max_message_size=MAX_FRAME
+            )
             async with router:
                 router.bind(f"tcp://{self.address}:{self._lobby_port}")
                 self._router = router

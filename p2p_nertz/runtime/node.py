@@ -569,7 +569,7 @@ class PeerNode:
             if self._ctx is None:
                 self._ctx = zmq.Context()
             router = create_socket(
-                self._ctx, zmq.ROUTER, hwm=ROUTER_HWM, max_message_size=MAX_FRAME
+                self._ctx, zmq.ROUTER, recv_hwm=ROUTER_HWM, max_message_size=MAX_FRAME
             )
             try:
                 router.bind(self._bind_to)

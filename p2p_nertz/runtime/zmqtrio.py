@@ -669,10 +669,12 @@ def create_socket(
     hwm: int = DEFAULT_HWM,
     identity: bytes | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    recv_hwm: int | None = None,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
-    Options: ``SNDHWM`` and ``RCVHWM`` = ``hwm`` messages; ``LINGER 0``; reconnect after
+    Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
+    ``LINGER 0``; reconnect after
     :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
     :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`;
     ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
@@ -685,6 +687,9 @@ def create_socket(
         ctx: the zmq context; the caller owns and terminates it.
         socket_type: ``zmq.ROUTER`` or ``zmq.DEALER``.
         hwm: the high-water mark in messages, at least 1.
+        recv_hwm: the receive high-water mark, per connection, if not ``hwm``: with
+            ``max_message_size`` it bounds what one connection can make the socket hold
+            (beyond it zmq stops reading that connection; nothing is lost).
         identity: the routing id the peer's ROUTER will see (``ROUTING_ID``), 1 to 255 bytes,
             not starting with a zero byte (zmq reserves those). Needed for ``ROUTER_HANDOVER``
             to recognise a reconnecting peer; zmq picks a random one if omitted.
@@ -697,8 +702,12 @@ def create_socket(
     """
     if socket_type not in _SOCKET_TYPES:
         raise ValueError(f"only zmq.ROUTER and zmq.DEALER are supported, not {socket_type}")
-    if hwm < 1:
-        raise ValueError(f"hwm must be at least 1 message (0 would mean unbounded): {hwm}")
+    if recv_hwm is None:
+        recv_hwm = hwm
+    if hwm < 1 or recv_hwm < 1:
+        raise ValueError(
+            f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
+        )
     if max_message_size < 1:
         raise ValueError(
             "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
@@ -712,7 +721,7 @@ def create_socket(
     try:
         zsock.set(zmq.LINGER, 0)
         zsock.set(zmq.SNDHWM, hwm)
-        zsock.set(zmq.RCVHWM, hwm)
+        zsock.set(zmq.RCVHWM, recv_hwm)
         zsock.set(zmq.MAXMSGSIZE, max_message_size)
         zsock.set(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
         zsock.set(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
