@@ -1,8 +1,9 @@
 """``nertz demo``: a bots-only game of separate processes over ZeroMQ on 127.0.0.1.
 
 The demo plays the part of a lobby: it makes one identity per player (from ``--seed``, or a
-random seed it prints), the game spec, a free TCP port on loopback per player, and writes the
-key files (mode 0600) and the spec into its working directory. It then starts one
+random seed it prints), the game spec, a free TCP port on loopback per player, keeps the keys
+in the key store (cli/keyfile.py: never beside the logs) and writes the spec into its working
+directory. It then starts one
 ``python -m cli node`` process per player, each given every other member's endpoint
 explicitly (no broadcast or multicast), shows the rounds as the first player sees them, waits
 for all of them, checks that they agree on the final state (the digest) and prints the
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import secrets
 import signal
 import socket
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cli.keyfile import keep_key, write_key  # (write_key re-exported for the tests)
 from cli.main import _add_rules_arguments, _players_from, _rules_from, _seed
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
@@ -78,7 +79,7 @@ def add_parser(sub: Any) -> None:
         "--dir",
         type=Path,
         default=None,
-        help="working directory for keys, spec and logs (default ./nertz-logs/demo-<game id>)",
+        help="working directory for the spec and logs (default ./nertz-logs/demo-<game id>)",
     )
     p.add_argument(
         "--timeout",
@@ -130,20 +131,6 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     return workdir, spec_path
 
 
-def write_key(path: Path, identity: Identity) -> None:
-    """Write ``identity``'s raw private key to a new file readable by its owner only.
-
-    Raises:
-        NertzError: the file exists or cannot be written.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError as exc:
-        raise NertzError(f"cannot create key file {str(path)!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "wb") as f:
-        f.write(identity.to_bytes())
-
-
 @dataclass
 class _Child:
     seat: int
@@ -185,18 +172,16 @@ def start_node_child(
     own_session: bool = False,
     options: Sequence[str] = (),
 ) -> _Child:
-    """Start one bot peer as a ``nertz node`` process; its key, log and output are
-    ``workdir/STEM.key``, ``.log``, ``.out`` and ``.err``.
+    """Start one bot peer as a ``nertz node`` process; its log and output are
+    ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
+    logs: cli/keyfile.py).
 
     Args:
         own_session: start it in its own session, so a Ctrl-C at our terminal does not
             reach it (it is then stopped by :func:`_stop`).
         options: more ``nertz node`` options (its liveness timers, say).
     """
-    key = workdir / f"{stem}.key"
-    if key.exists():
-        key.unlink()
-    write_key(key, identity)
+    key = keep_key(identity)
     child = _Child(
         seat,
         name,
@@ -370,6 +355,6 @@ def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules)
     who = ", ".join(f"team {w}" if rules.pairs else f"P{w}" for w in final["winners"])
     print(f"winner: {who} with {max(team_totals)}")
     print(f"all {len(children)} nodes agree: digest {final['digest']}")
-    print(f"signed logs: {workdir}/p*.log (one per player; keys, spec and output alongside)")
+    print(f"signed logs: {workdir}/p*.log (one per player; spec and output alongside)")
     print(f"audit them: nertz audit {workdir}/p*.log   (replay: nertz replay --text ...)")
     return 0

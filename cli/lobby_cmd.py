@@ -29,6 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from cli.keyfile import (
+    config_home,
+    default_key_path,
+    keep_key,
+    kept_key_path,
+    load_identity,
+    write_key,
+)
 from cli.main import (
     _add_liveness_arguments,
     _add_watcher_argument,
@@ -59,18 +67,7 @@ EXIT_FAILED = 1
 
 
 # -- paths and identities ----------------------------------------------------------------------
-def _home(kind: str, default: str) -> Path:
-    override = os.environ.get("NERTZ_HOME")
-    if override:
-        return Path(override)
-    base = os.environ.get(kind)
-    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
-
-
-def default_key_path() -> Path:
-    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
-    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
-    return _home("XDG_CONFIG_HOME", ".config") / "key"
+_home = config_home  # (the key store and the logs share the rule: cli/keyfile.py)
 
 
 def _default_log_dir() -> Path:
@@ -93,18 +90,14 @@ def _name(text: str) -> str:
 
 
 def _load_key(path: Path) -> Identity:
-    from cli.node_cmd import load_identity
-
     if not path.exists():
         raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
     return load_identity(path)
 
 
 def _write_key(path: Path, identity: Identity) -> None:
-    from cli.demo import write_key
-
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
     write_key(path, identity)
@@ -127,6 +120,21 @@ def _ipv4(text: str) -> str:
     except OSError:
         raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
     return text
+
+
+def _address(text: str) -> str:
+    """An IPv4 address this machine is reached at: it is announced to the others."""
+    from p2p_nertz.lobby.messages import check_endpoint  # (the lobby's rule for an address)
+
+    address = _ipv4(text)
+    try:
+        check_endpoint(f"tcp://{address}:1")
+    except ValueError:
+        why = " (it means every interface of this machine)" if address == "0.0.0.0" else ""
+        raise argparse.ArgumentTypeError(
+            f"{text} is not an address the others can reach{why}: give this machine's LAN address"
+        ) from None
+    return address
 
 
 def _port(text: str) -> int:
@@ -207,11 +215,9 @@ def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> i
     return 0
 
 
-def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
-) -> tuple[PeerNode, Path]:
-    spec = session.spec
-    names = [m.name for m in spec.members]
+def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
+    """What a bot's node says as the game goes (rounds, silences, drops), as text or JSON
+    lines: the same for ``host``, ``join``, ``bot`` and ``resume``."""
 
     def on_notice(effect: Effect) -> None:
         if isinstance(effect, RoundScored):
@@ -235,6 +241,14 @@ def _node(
             how = "left" if effect.left else "was dropped"
             out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
 
+    return on_notice
+
+
+def _node(
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
+) -> tuple[PeerNode, Path]:
+    spec = session.spec
+    on_notice = _notice_printer(out, [m.name for m in spec.members])
     log_dir: Path = args.log_dir
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -522,7 +536,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
     _require_player(args, args.command)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
-        _write_key(args.log_dir / f"{identity.fingerprint}.key", identity)
+        keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
         identity = _load_key(args.key)
     out = _Out(args.json)
@@ -614,10 +628,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
-    if args.key is not None:
-        identity = _load_key(args.key)
-    else:
-        identity = _load_key(path.parent / f"{fingerprint(header.peer_id)}.key")
+    identity = _load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
     if identity.peer_id != header.peer_id:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):
@@ -625,6 +636,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     out = _Out(args.json)
     args.log_dir = path.parent
     session = Session(spec, endpoints)
+    names = [m.name for m in spec.members]
     node = PeerNode(
         identity,
         spec,
@@ -632,6 +644,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         bind=endpoints[identity.peer_id],
         strategy=args.bot,
         speed=args.speed,
+        on_notice=_notice_printer(out, names) if args.bot is not None else None,
         watchers=args.watcher,
         config=config,
         recover=args.recover,
@@ -643,7 +656,6 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         game_id=spec.game_id.hex(),
         log=str(path),
     )
-    names = [m.name for m in spec.members]
     if recover is not None:
         text, fields = recover
         out.emit("recovering", f"{text}; recovering our own events from the others", **fields)
@@ -659,6 +671,26 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             return result
 
     return _done(out, "resume", _trio_run("resume", main))
+
+
+def _find_key(log: Path, peer_id: bytes) -> Identity:
+    """The key of the log's writer, found without ``--key``: in the key store by its
+    fingerprint (a bot's), else the player's own key if it is that one, else beside the log
+    (where earlier versions kept a bot's key).
+
+    Raises:
+        NertzError: none of them is the key, or one that is cannot be used.
+    """
+    name = fingerprint(peer_id)
+    for candidate in (kept_key_path(name), default_key_path(), log.parent / f"{name}.key"):
+        if candidate.exists():
+            identity = load_identity(candidate)
+            if identity.peer_id == peer_id:
+                return identity
+    raise NertzError(
+        f"no key {name} in {str(kept_key_path(name).parent)!r} or {str(default_key_path())!r}; "
+        f"give the key of {str(log)!r} with --key"
+    )
 
 
 def _recovery_reason(
@@ -682,8 +714,8 @@ def _recovery_reason(
         if not args.cut_damaged_tail:
             raise NertzError(
                 f"{str(path)!r}: the tail after byte {at} is damaged, not torn "
-                f"({summary.problems[0]}); it may hold an event we sent. Resume with "
-                "--cut-damaged-tail to cut it and take our own events back from the others"
+                f"({summary.problems[0]}); it may hold an event we sent. To cut it and take "
+                f"our own events back from the others: nertz resume --cut-damaged-tail {path}"
             )
         return (
             f"the log's tail after byte {at} was damaged ({summary.tail_bytes} bytes cut)",
@@ -832,7 +864,7 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     _player(p)
     p.add_argument(
-        "--address", type=_ipv4, help="your IPv4 address for the lobby and the game "
+        "--address", type=_address, help="your IPv4 address for the lobby and the game "
         "(default: the route to --discover, else 127.0.0.1)",
     )  # fmt: skip
     p.add_argument("--port", type=_port, default=0, help="the lobby's TCP port (default: any)")
@@ -886,7 +918,10 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("log", type=Path, help="the peer's log file")
     p.add_argument(
-        "--key", type=Path, help="the key (default: the bot key kept next to the log, if any)"
+        "--key",
+        type=Path,
+        help="the key (default: the log's key from the key store "
+        f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
     )
     p.add_argument(
         "--recover",

@@ -15,6 +15,7 @@ stops at once. Either way the exit status is non-zero and there is no traceback.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import signal
 import sys
@@ -23,16 +24,25 @@ from typing import Any
 
 import trio
 
+from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameEnded, Phase, RoundScored
 from p2p_nertz.runtime.node import PeerNode
 
-__all__ = ["EXIT_FAILED", "add_parser", "load_identity", "load_spec", "parse_peers"]
+__all__ = [
+    "EXIT_FAILED",
+    "add_parser",
+    "bind_endpoint",
+    "load_identity",
+    "load_spec",
+    "parse_peers",
+    "say_if_every_interface",
+]
 
 EXIT_FAILED = 1
 """Exit status of a node whose game did not finish (a runtime failure, or it left)."""
@@ -54,7 +64,12 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--key", required=True, type=Path, help="key file: raw 32-byte private key")
     p.add_argument("--spec", required=True, type=Path, help="game spec file (GameSpec wire)")
-    p.add_argument("--bind", required=True, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555")
+    p.add_argument(
+        "--bind",
+        required=True,
+        type=bind_endpoint,
+        help="this peer's endpoint, e.g. tcp://127.0.0.1:5555 (tcp://0.0.0.0:N: every interface)",
+    )
     p.add_argument(
         "--peer",
         action="append",
@@ -85,20 +100,39 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_node)
 
 
-def load_identity(path: Path) -> Identity:
-    """Read a key file.
+_EVERY_INTERFACE = ("*", "0.0.0.0")
+
+
+def bind_endpoint(text: str) -> str:
+    """``--bind``: ``tcp://ADDRESS:PORT`` with a port ZeroMQ will not silently wrap (it binds
+    ``:70000`` as ``:4464``); ADDRESS may be ``*`` or ``0.0.0.0`` (every interface).
 
     Raises:
-        NertzError: the file is missing, unreadable or not a 32-byte key.
+        argparse.ArgumentTypeError: anything else.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
-    try:
-        return Identity.from_bytes(raw)
-    except NertzError:
-        raise NertzError(f"{str(path)!r} is not a key file (want 32 raw bytes)") from None
+    address, sep, port = text.removeprefix("tcp://").rpartition(":")
+    if not text.startswith("tcp://") or not sep or not address or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"want tcp://ADDRESS:PORT, not {text!r}")
+    if not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
+    if address not in _EVERY_INTERFACE:
+        try:
+            ipaddress.IPv4Address(address)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an IPv4 address: {address!r}") from None
+    return text
+
+
+def say_if_every_interface(command: str, bind: str) -> None:
+    """Tell the person, on stderr, that ``bind`` listens on every interface of this machine
+    (every network it is on, not only the game's), if it does."""
+    address = bind.removeprefix("tcp://").rpartition(":")[0]
+    if address in _EVERY_INTERFACE:
+        print(
+            f"nertz {command}: note: --bind {bind} listens on every interface of this machine",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def load_spec(path: Path) -> GameSpec:
@@ -227,6 +261,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         node.bind()
     except NertzError as exc:
         raise NertzError(str(exc)) from None
+    say_if_every_interface("node", args.bind)
     if not args.json:
         print(
             f"seat {seat + 1} ({identity.fingerprint}) on {node.endpoint}, "

@@ -6,8 +6,8 @@ standings, or the player leaves; the LAN lobby calls it once its game is fixed. 
 
 ``nertz play --bots N``
     a quick game on this machine: like ``nertz demo`` it makes the identities, the spec, a free
-    port per player and the key files, starts N bot peers as ``nertz node`` processes on
-    127.0.0.1, and seats you at the table with them;
+    port per player and the keys (kept in the key store, cli/keyfile.py), starts N bot peers
+    as ``nertz node`` processes on 127.0.0.1, and seats you at the table with them;
 ``nertz play --key K --spec S --bind E --peer WHO=ENDPOINT… --log L``
     one member of a game fixed elsewhere, exactly like ``nertz node`` but with you playing.
 
@@ -45,8 +45,10 @@ from typing import Any, Protocol
 
 import trio
 
-from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child, write_key
+from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child
+from cli.keyfile import keep_key
 from cli.lobby_cmd import (
+    _address,
     _default_log_dir,
     _default_name,
     _free_port,
@@ -67,7 +69,13 @@ from cli.main import (
     _rules_from,
     _seed,
 )
-from cli.node_cmd import load_identity, load_spec, parse_peers
+from cli.node_cmd import (
+    bind_endpoint,
+    load_identity,
+    load_spec,
+    parse_peers,
+    say_if_every_interface,
+)
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -153,11 +161,13 @@ def add_parser(sub: Any) -> None:
     quick.add_argument(
         "--name", default=None, help="your name (default: you in a quick game, else your login)"
     )
-    quick.add_argument("--dir", type=Path, default=None, help="directory for keys, spec and logs")
+    quick.add_argument("--dir", type=Path, default=None, help="directory for the spec and logs")
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
-    given.add_argument("--bind", help="this peer's endpoint, e.g. tcp://127.0.0.1:5555")
+    given.add_argument(
+        "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
+    )
     given.add_argument(
         "--peer",
         action="append",
@@ -181,13 +191,11 @@ def add_parser(sub: Any) -> None:
     )
     lobby.add_argument(
         "--address",
-        type=_ipv4,
+        type=_address,
         help="your IPv4 address for a table you host and the game "
         "(default: the route to --discover or the first --peer, else 127.0.0.1)",
     )
-    lobby.add_argument(
-        "--log-dir", type=Path, default=None, help="where game logs and bot keys are written"
-    )
+    lobby.add_argument("--log-dir", type=Path, default=None, help="where game logs are written")
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
@@ -434,7 +442,12 @@ async def run_table(
         # How long the others have been silent, and how long the core wants before it takes
         # an abandon. (With one other member left this is that member's silence, unless a
         # dropped one is still heard: then the table says to wait a little too long.)
-        return peer.silent_for(node.clock()), peer.config.drop_after
+        # A member that talks while finality waits for it counts as gone too (past
+        # phase_timeout): then as silent as the core's wait, so that the key is on offer.
+        now = node.clock()
+        silent, needed = peer.silent_for(now), peer.config.drop_after
+        gone = peer.gone_for(now)
+        return (silent if gone is None else max(silent, needed + gone)), needed
 
     def context() -> Context:
         peer = node.peer
@@ -593,6 +606,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = _make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
+    say_if_every_interface("play", args.bind)
     outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return _summary(outcome, node, args.log.parent)
 
@@ -713,10 +727,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         i.peer_id: f"tcp://127.0.0.1:{port}" for i, port in zip(identities, ports, strict=True)
     }
     human = identities[0]
-    key = workdir / "you.key"
-    if key.exists():
-        key.unlink()
-    write_key(key, human)
+    keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
     node = _make_node(
         human, spec, workdir / "you.log", endpoint_of[human.peer_id], args.watcher, config=config
     )

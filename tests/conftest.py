@@ -9,3 +9,16 @@ import pytest
 def anyio_backend() -> str:
     """Run every ``@pytest.mark.anyio`` test on trio (STYLE.md: async tests)."""
     return "trio"
+
+
+@pytest.fixture(autouse=True)
+def _private_config_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test, and every ``nertz`` process it starts, keeps keys and logs in its own
+    temporary config and data dirs: a bot's fresh key goes to the key store (cli/keyfile.py),
+    which must never be the real user's."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.delenv("NERTZ_HOME", raising=False)

@@ -7,6 +7,7 @@ and the logs on disk.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,7 +58,13 @@ def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:
     for seat in (1, 2, 3):
         log = work / f"p{seat}.log"
         assert log.is_file() and log.stat().st_size > 0
-        assert (work / f"p{seat}.key").stat().st_mode & 0o077 == 0
+    # The keys are in the key store (owner only), not beside the logs handed to auditors.
+    store = Path(os.environ["XDG_CONFIG_HOME"]) / "p2p-nertz" / "keys"
+    kept = sorted(store.iterdir())
+    assert len(kept) == 3 and all(k.stat().st_mode & 0o777 == 0o600 for k in kept)
+    secrets = [k.read_bytes() for k in kept]
+    for path in work.iterdir():
+        assert path.suffix != ".key" and not any(s in path.read_bytes() for s in secrets), path
     assert "Traceback" not in done.stderr
 
 

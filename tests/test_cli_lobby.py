@@ -62,6 +62,7 @@ def test_host_with_a_missing_or_bad_key_says_so(
 ) -> None:
     if content is not None:
         (tmp_path / "key").write_bytes(content)
+        (tmp_path / "key").chmod(0o600)  # (one open to others is refused first: test_cli_keys)
     done = nertz("host", "--bot", "greedy", "--players", "2", home=tmp_path)
     one_error_line(done, *words)
 

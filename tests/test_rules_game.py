@@ -117,6 +117,19 @@ def test_tiebreak_shared_win_after_max_extra_rounds() -> None:
     )
 
 
+def test_tiebreak_nobody_left_to_play_the_extra_round_keeps_the_tie() -> None:
+    """The tied players have all left the game: the win is shared, not a round with no seat."""
+    game = play_rounds(Game(Rules(target=None, rounds=1), players=3), (5, 5, -3))
+    assert game.teams_next_round() == (0, 1)
+    shared = game.share_tie()
+    assert shared.result == GameResult((0, 1), (5, 5, -3), Termination.SHARED)
+    assert shared.history == game.history
+    with pytest.raises(ValueError, match="no extra round"):
+        shared.share_tie()
+    with pytest.raises(ValueError, match="no extra round"):
+        Game(Rules(target=None, rounds=1), players=3).share_tie()
+
+
 def test_tiebreak_narrows_a_three_way_tie_step_by_step() -> None:
     game = play_rounds(Game(Rules(target=10), players=4), (10, 10, 10, 3))
     assert game.seats_next_round() == (0, 1, 2)

@@ -201,7 +201,28 @@ def _soak_seed(seed: int) -> tuple[int, list[str]]:
 #: The soak seeds (scripts/soak.py, long faults) that found each fault fixed for issue 13; see
 #: CHANGELOG. Each failed before its fix: tables frozen for good, folds disagreeing with the
 #: union of the logs, an honest member's violation.
-SOAK_SEEDS = (17, 23, 53, 63, 67, 145, 185, 224, 236, 442, 472, 544, 685)
+SOAK_SEEDS = (
+    17,
+    23,
+    53,
+    63,
+    67,
+    145,
+    185,
+    224,
+    236,
+    442,
+    472,
+    544,
+    685,
+    893,
+    1216,
+    1315,
+    1520,
+    1826,
+    2370,
+    2449,
+)
 
 
 @pytest.mark.timeout(600)
@@ -260,8 +281,7 @@ def test_split_audit_names_a_provisional_difference_as_a_notice_and_the_union_de
 
 def test_split_a_member_that_is_out_casts_no_votes() -> None:
     """Soak seed 1216: a member dropped in its own fold voted another out for withholding at
-    every step (its rejoin request cleared the vote each time): ten thousand votes. (The game
-    still ends badly for another reason, listed in docs/protocol.md §13.)"""
+    every step (its rejoin request cleared the vote each time): ten thousand votes."""
     result = run(SimConfig.soak(1216))
     seats = {pid: seat for seat, pid in enumerate(result.spec.peer_ids)}
     votes = [0] * result.config.players
@@ -273,3 +293,16 @@ def test_split_a_member_that_is_out_casts_no_votes() -> None:
                 seen.add(message.id)
                 votes[seats[message.author]] += 1
     assert max(votes) < 20, votes
+
+
+def test_split_an_extra_round_nobody_left_can_play_keeps_the_tie() -> None:
+    """Soak seed 1777: two members tied on top after the last round, both dropped by the
+    other side of a long partition; the extra round between them started with no seat and
+    waited for good. The tie is kept: the win is shared."""
+    result = run(SimConfig.soak(1777))
+    assert result.violations == []
+    finals = [p.final for p in result.peers if p is not None]
+    outcome = finals[0].game.result
+    assert outcome is not None and outcome.termination is Termination.SHARED
+    assert all(f.game.result == outcome for f in finals)
+    assert set(outcome.winners) <= set(finals[0].dropped)

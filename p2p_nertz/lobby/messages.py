@@ -35,7 +35,14 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import RemoteProtocolError
-from p2p_nertz.protocol.identity import SIGNATURE_SIZE, Identity, PeerId, is_valid_peer_id, verify
+from p2p_nertz.protocol.identity import (
+    SIGNATURE_SIZE,
+    Identity,
+    PeerId,
+    is_valid_peer_id,
+    key_fault,
+    verify,
+)
 
 __all__ = [
     "ANY_LOBBY",
@@ -192,9 +199,13 @@ def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
     return payload + identity.sign(_DOMAIN + payload)
 
 
-def _key(value: object) -> PeerId:
-    if not isinstance(value, bytes) or not is_valid_peer_id(value):
-        raise ValueError("not a usable public key")
+def _key(value: object, whose: str = "a seat's") -> PeerId:
+    # A key that may join the roster: the whole check (docs/protocol.md §3.1), not the cheap one.
+    if not isinstance(value, bytes):
+        raise ValueError(f"{whose} key is not bytes")
+    fault = key_fault(value)
+    if fault is not None:
+        raise ValueError(f"{whose} key is not a usable Ed25519 key ({fault})")
     return PeerId(value)
 
 
@@ -263,6 +274,8 @@ def decode(data: bytes) -> LobbyMessage:
         raise LobbyMessageError("the signature does not verify")
     try:
         kind = _Kind(kind_name)
-        return LobbyMessage(lobby_id, PeerId(sender), _parse_body(kind, body))
+        # The sender may be seated: the whole key check, after the signature (which a
+        # stranger has to pay for) since it costs more than the signature's.
+        return LobbyMessage(lobby_id, _key(sender, "the sender's"), _parse_body(kind, body))
     except ValueError as exc:
         raise LobbyMessageError(f"bad {kind_name!r} message: {exc}") from None

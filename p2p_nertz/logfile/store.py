@@ -122,6 +122,14 @@ def _lock(fd: int, path: Path) -> None:
         ) from None
 
 
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``path`` as its file name, so the message says which file failed (an
+    ``os.write`` error names none: "No space left on device" alone does not say where)."""
+    if exc.filename is not None or not exc.errno:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     """Write all of ``data`` (os.write may write less than asked)."""
     with memoryview(data) as view:
@@ -201,8 +209,8 @@ class LogWriter:
         """Append one record and make it durable; only then return.
 
         Raises:
-            OSError: If writing or syncing failed; the file is cut back to its previous size
-                and the writer refuses further appends.
+            OSError: If writing or syncing failed (the error names the log file); the file is
+                cut back to its previous size and the writer refuses further appends.
             ValueError: If the writer is closed.
         """
         self.append_many((record,))
@@ -245,6 +253,8 @@ class LogWriter:
                 os.fsync(self._fd)
             except OSError:
                 pass
+            if isinstance(exc, OSError):
+                raise _naming(exc, self._path) from None
             raise
         self._size += len(data)
 
@@ -285,24 +295,31 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
 
     Raises:
         FileExistsError: If ``path`` exists already.
+        OSError: If it cannot be written (the disk is full, say); the error names ``path``.
     """
     path = Path(path)
     if path.exists():
         raise FileExistsError(errno.EEXIST, "log file exists already", str(path))
     head = encode_header(header)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
     try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
         try:
-            _write_all(fd, head)
-            os.fsync(fd)
+            try:
+                _write_all(fd, head)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            # link() fails if the path exists, unlike rename(): two creators cannot overwrite.
+            os.link(temp, path)
         finally:
-            os.close(fd)
-        # link() fails if the path exists, unlike rename(): two creators cannot overwrite.
-        os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-    _sync_directory(path.parent)
+            temp.unlink(missing_ok=True)
+        _sync_directory(path.parent)
+    except OSError as exc:
+        if not exc.errno:
+            raise
+        # The log's name, not the temporary file's: that is the file the reader knows.
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     return LogWriter(_open_existing(path), path, header, len(head))
 
 
@@ -432,7 +449,8 @@ def _check_recoverable(
         first = summary.problems[0]
         raise LogFormatError(
             f"{path}: the tail after offset {summary.good_end} is damaged, not torn: {first}; "
-            "pass cut_damaged_tail=True to cut it",
+            "it may hold an event that was sent, so it is cut only with recovery: "
+            f"nertz resume --cut-damaged-tail {path} (cut_damaged_tail=True here)",
             offset=first.offset,
         )
     return header

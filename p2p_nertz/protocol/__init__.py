@@ -31,7 +31,9 @@ from p2p_nertz.protocol.identity import (
     InvalidKeyError,
     PeerId,
     fingerprint,
+    has_full_order,
     is_valid_peer_id,
+    key_fault,
     parse_peer_id,
     verify,
 )
@@ -60,7 +62,9 @@ __all__ = [
     "decode_message",
     "encode_message",
     "fingerprint",
+    "has_full_order",
     "is_valid_peer_id",
+    "key_fault",
     "parse_peer_id",
     "verify",
 ]

@@ -8,9 +8,16 @@ envelope's (:mod:`p2p_nertz.protocol.envelope`).
 
 Peer ids are plain :class:`bytes` at run time (so they pack into msgpack, sort, and key dicts as
 they are) and a distinct :data:`PeerId` type for the type checker. Not every 32-byte string is
-accepted as one: :func:`is_valid_peer_id` also refuses the non-canonical encodings and the eight
-points of small order, for which "signatures" can be made without any private key, so that a
-signed message always binds its author.
+accepted as one, at two levels (docs/protocol.md §3.1):
+
+- :func:`is_valid_peer_id`, cheap, on every message: the encoding is canonical and not one of the
+  eight points of small order, for which "signatures" can be made without any private key;
+- :func:`key_fault` / :func:`has_full_order`, once per key, wherever a key joins a roster (the
+  lobby's seats and senders, a game spec read from anywhere): the key is a point of the curve
+  of full (prime) order ``L``, so no small-order component is left for verifiers to disagree
+  on. OpenSSL, which verifies here, checks signatures without the cofactor; libsodium and
+  others check with it; for a key of mixed order the two can give different answers to the
+  same signature, and two honest peers must never disagree on whether a message was signed.
 
 >>> alice = Identity.generate(seed=bytes(32))
 >>> alice.fingerprint
@@ -42,7 +49,9 @@ __all__ = [
     "InvalidKeyError",
     "PeerId",
     "fingerprint",
+    "has_full_order",
     "is_valid_peer_id",
+    "key_fault",
     "parse_peer_id",
     "verify",
 ]
@@ -81,6 +90,14 @@ _SMALL_ORDER_Y = frozenset(
 )
 
 
+_D = -121665 * pow(121666, -1, _P) % _P  # the curve constant d of RFC 8032 §5.1
+_D2 = 2 * _D % _P
+_SQRT_M1 = pow(2, (_P - 1) // 4, _P)  # a square root of -1 mod p
+_L = 2**252 + 27742317777372353535851937790883648493  # the prime order of the base point
+_Point = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z
+_NEUTRAL: _Point = (0, 1, 1, 0)
+
+
 class InvalidKeyError(LocalProtocolError, ValueError):
     """Raised when bytes given as a key, seed or peer id do not have the form of one."""
 
@@ -103,14 +120,118 @@ def is_valid_peer_id(raw: bytes) -> bool:
     return y < _P and y not in _SMALL_ORDER_Y
 
 
+def _decode_point(raw: bytes) -> _Point | str:
+    """The point encoded by 32 bytes, decoded as RFC 8032 §5.1.3 says, or why there is none:
+    the encoding is not canonical (y >= p, or x = 0 with the sign bit set) or names no point."""
+    value = int.from_bytes(raw, "little")
+    sign, y = value >> 255, value & _SIGN_BIT_MASK
+    if y >= _P:
+        return "not a canonical encoding (y >= p)"
+    u = (y * y - 1) % _P
+    v = (_D * y * y + 1) % _P
+    x = u * pow(v, 3, _P) * pow(u * pow(v, 7, _P), (_P - 5) // 8, _P) % _P
+    vx2 = v * x * x % _P
+    if vx2 == (-u) % _P:
+        x = x * _SQRT_M1 % _P
+    elif vx2 != u:
+        return "not a point of the curve"  # x^2 = u/v has no root
+    if x == 0 and sign:
+        return "not a canonical encoding (x = 0 with the sign bit set)"
+    if x & 1 != sign:
+        x = _P - x
+    return (x, y, 1, x * y % _P)
+
+
+def _add(a: _Point, b: _Point) -> _Point:
+    # add-2008-hwcd-3 (Hisil, Wong, Carter, Dawson), for a = -1: complete on edwards25519.
+    x1, y1, z1, t1 = a
+    x2, y2, z2, t2 = b
+    aa = (y1 - x1) * (y2 - x2) % _P
+    bb = (y1 + x1) * (y2 + x2) % _P
+    cc = t1 * _D2 * t2 % _P
+    dd = 2 * z1 * z2 % _P
+    e, f, g, h = bb - aa, dd - cc, dd + cc, bb + aa
+    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
+
+
+def _double(a: _Point) -> _Point:
+    # dbl-2008-hwcd, for a = -1.
+    x1, y1, z1, _ = a
+    aa = x1 * x1 % _P
+    bb = y1 * y1 % _P
+    cc = 2 * z1 * z1 % _P
+    h = aa + bb
+    e = h - (x1 + y1) * (x1 + y1) % _P
+    g = aa - bb
+    f = cc + g
+    return (e * f % _P, g * h % _P, f * g % _P, e * h % _P)
+
+
+def _is_neutral(a: _Point) -> bool:
+    x, y, z, _ = a
+    return x % _P == 0 and (y - z) % _P == 0
+
+
+def _times_order(a: _Point) -> _Point:
+    """``L`` times the point (double and add: not constant time, and need not be: a public
+    key is public)."""
+    result = _NEUTRAL
+    for bit in bin(_L)[2:]:
+        result = _double(result)
+        if bit == "1":
+            result = _add(result, a)
+    return result
+
+
+@functools.lru_cache(maxsize=4096)
+def _point_fault(raw: bytes) -> str | None:
+    # Pure Python, about 2 ms a key: kept, since a peer checks the same few keys again and again.
+    point = _decode_point(raw)
+    if isinstance(point, str):
+        return point
+    if point[1] in _SMALL_ORDER_Y:
+        return "a point of small order"
+    if not _is_neutral(_times_order(point)):
+        return "a point of mixed order (it has a small-order component)"
+    return None
+
+
+def key_fault(raw: bytes) -> str | None:
+    """Say why ``raw`` cannot be a roster key, or ``None`` if it can (docs/protocol.md §3.1).
+
+    A roster key is 32 bytes, the canonical encoding (RFC 8032 §5.1.3: y < p, and no sign bit
+    on x = 0) of a point of the curve whose order is the prime ``L``: not one of the eight
+    points of small order, and not a *mixed-order* point (a full-order point plus a
+    small-order one), for which implementations that verify with and without the cofactor
+    disagree. Checked in pure Python (``cryptography`` has no point operations), once per key.
+
+    >>> key_fault(Identity.generate(seed=bytes(32)).peer_id) is None
+    True
+    >>> key_fault(bytes(32))
+    'a point of small order'
+    >>> key_fault(b"short")
+    'not 32 bytes'
+    """
+    if type(raw) is not bytes or len(raw) != PEER_ID_SIZE:
+        return f"not {PEER_ID_SIZE} bytes"
+    return _point_fault(raw)
+
+
+def has_full_order(raw: bytes) -> bool:
+    """Tell whether ``raw`` is acceptable as a roster key (see :func:`key_fault`)."""
+    return key_fault(raw) is None
+
+
 def parse_peer_id(raw: bytes) -> PeerId:
-    """Return ``raw`` typed as a :data:`PeerId`, after checking it with :func:`is_valid_peer_id`.
+    """Return ``raw`` typed as a :data:`PeerId`, after checking it with :func:`key_fault`.
 
     Raises:
-        InvalidKeyError: ``raw`` is not a usable peer id.
+        InvalidKeyError: ``raw`` is not a usable roster key; the message says why.
     """
-    if not is_valid_peer_id(raw):
-        raise InvalidKeyError(f"not a valid peer id: {raw!r}")
+    fault = key_fault(raw)
+    if fault is not None:
+        shown = raw.hex() if isinstance(raw, bytes) else repr(raw)
+        raise InvalidKeyError(f"not a usable Ed25519 key ({fault}): {shown}")
     return PeerId(raw)
 
 
@@ -143,9 +264,11 @@ def _public_key(peer_id: bytes) -> Ed25519PublicKey:
 def verify(peer_id: bytes, signature: bytes, data: bytes) -> bool:
     """Tell whether ``signature`` is the Ed25519 signature by ``peer_id`` of exactly ``data``.
 
-    Never raises for any bytes: a malformed or weak peer id, or a signature of the wrong length,
-    simply does not verify. Verification is strict (RFC 8032: S < L), so a valid signature has no
-    second valid form.
+    Never raises for any bytes: a malformed or small-order peer id, or a signature of the wrong
+    length, simply does not verify. Verification is strict (RFC 8032: S < L), so a valid
+    signature has no second valid form. It is cofactorless (OpenSSL's), and a key of *mixed*
+    order is not refused here (that check costs more than a signature's): the callers verify
+    only roster keys, which :func:`key_fault` admits, or check the key after the signature.
     """
     if not is_valid_peer_id(peer_id) or len(signature) != SIGNATURE_SIZE:
         return False

@@ -315,6 +315,9 @@ class Peer:
         # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
         # credited to R once we hold that far and the ids match (see _take_beat).
         self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
+        # A member's latest beat that announced a head of its own feed not held here yet:
+        # its cover is credited once that feed is (_take_beat).
+        self._early: list[tuple[int, Beat] | None] = [None] * n
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
         # The term that held finality back at the last call of _bounds: (seat, Q) for what
@@ -353,6 +356,9 @@ class Peer:
         self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
+        # Since when every other member still in has been heard within ``suspect_after``
+        # (None: one is silent now). Nobody is blamed for withholding before then (_blame_from).
+        self._all_heard_since: float | None = now
         self._suspected: set[int] = set()
         self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.stable = 0
@@ -533,6 +539,14 @@ class Peer:
         others = [self._heard[q] for q in range(self._n) if q != self.seat and q not in dropped]
         return now - max(others) if others else float("inf")
 
+    def gone_for(self, now: float) -> float | None:
+        """How long the one other member left has counted as gone for an abandon (silent past
+        ``drop_after``, or talking while finality waits for it past ``phase_timeout``, §9.2);
+        negative: how much longer before it does. ``None``: no abandon is possible now
+        (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
+        partner = st.abandon_partner(self._final, self.tentative, self.seat)
+        return None if isinstance(partner, str) else self._gone_for(partner, now)
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
@@ -540,12 +554,14 @@ class Peer:
             return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
         # (A member that is out casts no vote (_vote): no deadline waits for one.)
         out = self.seat in self._final.dropped
+        blame_from = self._blame_from(self._phase_since)
         if (
             not out
+            and blame_from is not None
             and self._final.phase in _WAITING_PHASES
             and any(q != self.seat and q not in self._voted for q in self._final.waiting())
         ):
-            deadlines.append(self._phase_since + self.config.phase_timeout)
+            deadlines.append(blame_from + self.config.phase_timeout)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
         deadlines.extend(due for due, _, _ in self._gaps.values())
@@ -676,17 +692,10 @@ class Peer:
         """
         if self._recovering:  # (§9.6: nothing is signed before our own feed is known)
             raise LocalProtocolError("still recovering our own events from the others")
-        state = self.tentative
-        members = [q for q in range(self._n) if q not in state.dropped]
-        if self._final.phase is Phase.OVER:
-            # (A game over only on the table, its last result not yet acknowledged by the
-            # other, can still be abandoned: it ends on what both saw, §9.3.)
-            raise LocalProtocolError("the game is already over")
-        if self.seat not in members or len(members) != 2:
-            raise LocalProtocolError(
-                f"an abandon needs exactly one other member left ({len(members) - 1} are)"
-            )
-        (other,) = (q for q in members if q != self.seat)
+        partner = st.abandon_partner(self._final, self.tentative, self.seat)
+        if isinstance(partner, str):
+            raise LocalProtocolError(partner)
+        other = partner
         if self._gone_for(other, now) < 0:
             # Said to the player: the name and the seat numbered from 1, as the table shows.
             silent = now - self._heard[other]
@@ -1147,6 +1156,10 @@ class Peer:
             for r, uncredited in enumerate(self._uncredited):
                 if uncredited:
                     self._credit(r, seat)
+        early = self._early[seat]
+        if early is not None and early[1].head_seq <= message.seq:
+            self._early[seat] = None
+            self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
         if message.lamport > self.stable:  # (else it never counts: see _never_counts)
@@ -1285,6 +1298,17 @@ class Peer:
         # an event names its whole chain (each event hashes the previous id), so a matching id
         # at the seq it announces proves the same chain up to there. A count beyond what we
         # hold cannot be checked yet: it is credited once we hold that far and it matches.
+        #
+        # Nor is cover credited before we hold the author's own feed up to the head the beat
+        # announces: its votes and withdrawals there decide what its cover may make final (a
+        # withdrawal lifts caps, §9.2; soak seed 1826: the cover of the votes' target came
+        # before the withdrawal that let an earlier vote count, and the final fold took that
+        # vote as capped). It is credited once that feed is here (_deliver).
+        early = beat.head_seq > len(feed)
+        if early:
+            stashed = self._early[seat]
+            if stashed is None or stashed[1].head_seq <= beat.head_seq:
+                self._early[seat] = (lamport, beat)
         claimed = self._claimed[seat]
         claims_more = False
         most = self._claimed_most
@@ -1297,12 +1321,16 @@ class Peer:
                 most[q] = max(most[q], h)
             ours = feeds[q]
             if h > len(ours):
+                ahead.append(q)
+                if early:
+                    continue
                 # Not here yet (a beat relayed by a third peer can overtake the events, on
                 # their way from their author): credited when they are (_credit). Without
                 # that, a claim waited here for the beat's author to beat again.
                 if h > self._uncredited[seat].get(q, (0, b""))[0]:
                     self._uncredited[seat][q] = (h, prefix)
-                ahead.append(q)
+                continue
+            if early:
                 continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
@@ -1680,18 +1708,49 @@ class Peer:
         for seat, kept in state.kept_forks.items():
             if seat == self.seat or self._kept_seen.get(seat) == kept:
                 continue
-            self._kept_seen[seat] = kept
-            required = dict(state.kept_ids.get(seat, {}))
-            self._required[seat] = required
-            self._cap_dependencies(seat, kept[0])
+            self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {})))
+
+    def _follow_chain(self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]) -> None:
+        """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
+        self._kept_seen[seat] = kept
+        self._required[seat] = required
+        self._cap_dependencies(seat, kept[0])
+        feed = self._feeds[seat]
+        held = len(feed)
+        bad = [q for q in required if q <= held and not _matches(required, q, feed[q - 1].id)]
+        if bad:
+            self._truncate(seat, min(bad) - 1)
+        pending = self._pending[seat]
+        for q in [q for q, (m, _, _) in pending.items() if not _matches(required, q, m.id)]:
+            del pending[q]
+
+    def _follow_voted(self, state: GameState) -> None:
+        """Follow the chain the counted votes quote of a member proven here to fork, before
+        its drop is decided here, where ours is the other version (§9.4).
+
+        The drop may wait on an event of that chain: one of the member's own votes, against
+        us, that a majority counted while we slept (soak seed 893: we never took the chain
+        the drop keeps, so never the vote that dropped us, so never the drop that keeps it).
+        Ours was never final past the fork: the voters hold another version and announce
+        theirs. Our own vote, if it counts, quotes ours, and the chain then stops below the
+        split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
+        """
+        for seat, fork in self._forked_at.items():
+            if seat == self.seat or seat in state.dropped:
+                continue
+            ballots = tuple(
+                b for voter, b in state.votes.get(seat, ()) if voter not in state.dropped
+            )
+            if not ballots:
+                continue
+            cut, chain = st.vote_cut(ballots)
+            if cut < fork or cut not in chain or self._kept_seen.get(seat) == (cut, chain[cut]):
+                continue
             feed = self._feeds[seat]
-            held = len(feed)
-            bad = [q for q in required if q <= held and not _matches(required, q, feed[q - 1].id)]
-            if bad:
-                self._truncate(seat, min(bad) - 1)
-            pending = self._pending[seat]
-            for q in [q for q, (m, _, _) in pending.items() if not _matches(required, q, m.id)]:
-                del pending[q]
+            if any(
+                fork <= q <= len(feed) and not _matches(chain, q, feed[q - 1].id) for q in chain
+            ):
+                self._follow_chain(seat, (cut, chain[cut]), chain)
 
     def _advance_final(self) -> None:
         if not self._dirty:
@@ -1705,6 +1764,9 @@ class Peer:
                 self._cap_dependencies(q, cut)
         if tentative.kept_forks:
             self._follow_kept(tentative)
+            tentative = self.tentative
+        if self._forked_at and tentative.votes:
+            self._follow_voted(tentative)
             tentative = self.tentative
         if tentative.rejoin_ids:
             self._follow_rejoined(tentative)
@@ -1743,6 +1805,14 @@ class Peer:
             for q in late:
                 del candidates[q]
         stable = self._bounds(excluded, self.stable)
+        for q, cut in tentative.dropped.items() if tentative.dropped else ():
+            # A drop the held votes decide, not final yet: the member's events past its cut
+            # must not be final before it is, or the drop, once final, would cut events
+            # already taken (soak seed 1216: both voters had withdrawn after the votes that
+            # decided it, each before holding the other's vote).
+            feed = self._feeds[q]
+            if q not in excluded and cut < len(feed):
+                stable = min(stable, feed[cut].lamport - 1)
         if stable <= self.stable:
             return  # (the readmissions below could only lower it)
         for q, at in tentative.readmitted_at.items():
@@ -1917,8 +1987,13 @@ class Peer:
     def _frontier(self) -> tuple[int, ...]:
         """What we announce holding: everything, except past our vote for a suspect."""
         held = [len(f) for f in self._feeds]
+        dropped = self._final.dropped
         for q, seq in self._voted.items():
-            held[q] = min(held[q], seq)
+            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
+            # the member played between our vote and the cut must show it saw that card
+            # (soak seed 2449: every claim on it lost, forever).
+            cut = dropped.get(q)
+            held[q] = min(held[q], seq if cut is None else max(seq, cut))
         announced = self._announced_held
         for q, h in enumerate(held):
             announced[q] = max(announced[q], h)
@@ -2031,7 +2106,13 @@ class Peer:
                 # of that seq (one holding another version than ours sends the proof).
                 self._probe_at[q] = now + self.config.beat_interval
                 self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
-        if final.phase in _WAITING_PHASES and now >= self._phase_since + self.config.phase_timeout:
+        self._track_silence(now)
+        blame_from = self._blame_from(self._phase_since)
+        if (
+            final.phase in _WAITING_PHASES
+            and blame_from is not None
+            and now >= blame_from + self.config.phase_timeout
+        ):
             # Connected but withholding what the round waits for (a nonce, a secret, a result):
             # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
             for q in sorted(final.waiting()):
@@ -2059,6 +2140,34 @@ class Peer:
             if now >= heard + self.config.drop_after and q not in self._voted:
                 self._vote(q, DropReason.SILENT, now)
 
+    def _track_silence(self, now: float) -> None:
+        """Keep :attr:`_all_heard_since` up to date: whether a member still in is silent now."""
+        dropped = self._final.dropped
+        limit = self.config.suspect_after
+        silent = any(
+            now >= self._heard[q] + limit
+            for q in range(self._n)
+            if q != self.seat and q not in dropped
+        )
+        if silent:
+            self._all_heard_since = None
+        elif self._all_heard_since is None:
+            self._all_heard_since = now
+
+    def _blame_from(self, since: float) -> float | None:
+        """When a wait that began at ``since`` starts to count against the members it waits for:
+        not before every member still in has been heard again (None: one is silent now).
+
+        A member that is silent to us may be holding back the others' finality as well as ours
+        (a partition, a crash): what they owe us then waits on it, not on them. Blaming them
+        for it made both sides of a healed partition vote each other out for withholding, votes
+        that stand, and no majority ever formed (soak seed 229). The silence timers deal with
+        the silent member first; the waits count once it is heard again or dropped.
+        """
+        if self._all_heard_since is None:
+            return None
+        return max(since, self._all_heard_since)
+
     def _scan_stalls(self, now: float) -> None:
         """Vote out a member that keeps talking while finality waits for it (§9.2).
 
@@ -2071,8 +2180,8 @@ class Peer:
         honest member sends them within a round trip, or fetches what it lacks from us.)
         """
         final = self._final
-        if final.phase is Phase.OVER or self.seat in final.dropped:
-            self._stall.clear()
+        if final.phase is Phase.OVER or self.seat in final.dropped or self._all_heard_since is None:
+            self._stall.clear()  # (a member is silent: nobody is blamed for now, _blame_from)
             return
         config = self.config
         feeds = self._feeds

@@ -19,7 +19,7 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import InvalidRulesError
-from p2p_nertz.protocol.identity import PeerId, fingerprint, is_valid_peer_id
+from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
 __all__ = ["MAX_SPEC_SIZE", "GameSpec", "Member"]
@@ -73,8 +73,12 @@ class GameSpec:
             raise InvalidRulesError("a peer appears twice in the roster")
         roster = []
         for peer_id, name in sorted(members, key=lambda m: m[0]):
-            if not is_valid_peer_id(peer_id):
-                raise InvalidRulesError(f"not a usable peer id: {peer_id.hex()}")
+            fault = key_fault(peer_id)  # docs/protocol.md §3.1: only keys of full order
+            if fault is not None:
+                shown = peer_id.hex() if isinstance(peer_id, bytes) else repr(peer_id)
+                raise InvalidRulesError(
+                    f"a roster key is not a usable Ed25519 key ({fault}): {shown}"
+                )
             if (
                 not isinstance(name, str)
                 or not 1 <= len(name) <= MAX_NAME

@@ -348,6 +348,7 @@ class GameState:
         self.joined: frozenset[int] = frozenset()
         self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
         self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
+        self.ended_at: int | None = None  # the Lamport time of the event that ended the game
         #: seat -> (cut, id prefix): the chain of a dropped member that counts, named by the
         #: id of its event at the cut (an id names the whole chain before it)
         self.kept_forks: dict[int, tuple[int, bytes]] = {}
@@ -493,7 +494,15 @@ class GameState:
             counted = len(self.game.history)
             h.update(f"abandoned|{self.history[:counted]}|{self.game!r}".encode())
             return h.hexdigest()
-        h.update(f"{self.phase.value}|{self.round.number}|{sorted(self.dropped.items())}".encode())
+        # Drops decided once the game was over change nothing of it (voters that had not seen
+        # its end yet: soak seed 2370); the member dropped may never learn of them.
+        ended = self.ended_at
+        dropped = sorted(
+            (q, cut)
+            for q, cut in self.dropped.items()
+            if ended is None or self.drop_at.get(q, 0) <= ended
+        )
+        h.update(f"{self.phase.value}|{self.round.number}|{dropped}".encode())
         h.update(repr(self.game.history).encode())
         # Which events were refused, not the reasons' text: an author's own fold can name its
         # hidden cards there, where the others' folds show them face down.
@@ -881,7 +890,7 @@ class GameState:
                         continue
                 elif len(ballots) < self.majority:
                     continue
-                cut, chain = _cut(ballots)
+                cut, chain = vote_cut(ballots)
                 if not proven and self.vote_floor.get(target, 0) > cut:
                     # A vote of the member, past this cut, decided an earlier drop: with the
                     # member cut below it, that vote would not count (none of a member's events
@@ -998,7 +1007,7 @@ class GameState:
             raise _Refuse("an abandon needs exactly two members left: its author and the absent")
         target = body.seat
         self.drop_at[target] = event.lamport
-        cut, chain = _cut((body,))
+        cut, chain = vote_cut((body,))
         if cut in chain:
             self.kept_ids[target] = chain
             self.kept_forks[target] = (cut, chain[cut])
@@ -1093,6 +1102,8 @@ class GameState:
 
     def _set_phase(self, phase: Phase, notices: list[Notice]) -> None:
         self.phase = phase
+        if phase is _OVER and self.ended_at is None:
+            self.ended_at = self._lamport
         notices.append(PhaseChanged(phase, self.round.number))
 
     def _advance(self, notices: list[Notice]) -> None:
@@ -1119,16 +1130,23 @@ class GameState:
     def _new_round(self, notices: list[Notice]) -> None:
         if self.rejoining:
             self._readmit(notices)
-        if self.round.number:
-            self.past_rounds += (self.round,)
-        number = self.round.number + 1
         teams = set(self.game.teams_next_round())
         seats = frozenset(
             s
             for s in range(self.spec.seats)
             if self.rules.team_of(s) in teams and s not in self.dropped
         )
-        self.round = RoundState(number, seats)
+        if not seats:
+            # An extra round between tied teams none of whose players is still in: nobody can
+            # play it, so the tie is kept (soak seed 1777: a round with no seat waited forever).
+            self.game = self.game.share_tie()
+            self._set_phase(Phase.OVER, notices)
+            assert self.game.result is not None
+            notices.append(GameEnded(self.game.result))
+            return
+        if self.round.number:
+            self.past_rounds += (self.round,)
+        self.round = RoundState(self.round.number + 1, seats)
         self._set_phase(Phase.COMMIT, notices)
 
     def _deal(self, notices: list[Notice]) -> None:
@@ -1248,6 +1266,32 @@ class GameState:
             self._new_round(notices)
 
 
+def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:
+    """The member an abandon by ``seat`` would end the game with (§9.3), or why there is none
+    (in words): the one place that says who may abandon whom, for the peer, the table, the
+    node and the simulator.
+
+    Exactly one other member must be left by the *final* fold. A drop that only the held
+    events decide may be undone by what the absent member signed unseen, earlier in the
+    order: it may have withdrawn its vote before the vote that completed the drop (soak seed
+    1315), or voted, with another, the abandoning member out first (soak seed 1520). The
+    abandon would then not be one in the order every peer folds.
+    """
+    if final.phase is Phase.OVER:
+        # (A game over only on the table, its last result not yet acknowledged by the other,
+        # can still be abandoned: it ends on what both saw.)
+        return "the game is already over"
+    if seat in tentative.dropped or seat in final.dropped:
+        return "you are out of the game"
+    members = [q for q in range(final.spec.seats) if q not in final.dropped]
+    if len(members) != 2:
+        held = [q for q in members if q not in tentative.dropped]
+        pending = "; a drop is not final yet" if len(held) == 2 else ""
+        return f"an abandon needs exactly one other member left ({len(members) - 1} are{pending})"
+    (other,) = (q for q in members if q != seat)
+    return other
+
+
 def capped(caps: dict[int, tuple[int, int]], seat: int, seq: int, body: Drop) -> bool:
     """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
     the rule; :attr:`GameState.vote_caps`).
@@ -1289,7 +1333,7 @@ def _covers(frontier: tuple[int, ...], events: tuple[tuple[int, int], ...]) -> b
     return all(frontier[seat] >= seq for seat, seq in events)
 
 
-def _cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
+def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     """The last counted seq of a member voted out, and the chain that counts (seq -> id).
 
     Every event of the member that is final anywhere is at or below every voter's

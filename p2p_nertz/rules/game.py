@@ -95,6 +95,21 @@ class Game:
         tied = self._tied_after_regulation()
         return tied if tied else tuple(range(self.teams))
 
+    def share_tie(self) -> Game:
+        """The game ended on its tie: the teams that would play an extra round share the win.
+
+        For when no player of those teams can play it (each has left the game): the tie is
+        kept rather than waiting for a round nobody can play.
+
+        Raises:
+            ValueError: if no extra round is due.
+        """
+        tied = self._tied_after_regulation()
+        if not tied or self.over:
+            raise ValueError("no extra round is due")
+        result = GameResult(tied, self.totals, Termination.SHARED)
+        return Game(self.rules, self.players, self.history, self.playing, result)
+
     def seats_next_round(self) -> tuple[int, ...]:
         """The seats that play the next round."""
         teams = set(self.teams_next_round())

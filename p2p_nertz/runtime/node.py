@@ -101,7 +101,7 @@ from p2p_nertz.protocol.peer import (
     Suspected,
 )
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import Phase, abandon_partner
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.guard import (
@@ -553,11 +553,9 @@ class PeerNode:
             await self._apply(self.peer.abandon(self._clock()))
 
     def _may_abandon(self) -> bool:
-        state = self.peer.tentative
-        left = len(self.spec.peer_ids) - len(state.dropped)
-        # (The final phase: a game over only on the table, its last result not acknowledged
-        # by the other, can still be abandoned, docs/protocol.md §9.3.)
-        return left == 2 and self.peer.final.phase is not Phase.OVER and not self._leaving
+        peer = self.peer
+        partner = abandon_partner(peer.final, peer.tentative, peer.seat)
+        return isinstance(partner, int) and not self._leaving
 
     def bind(self) -> str:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.

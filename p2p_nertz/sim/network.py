@@ -45,7 +45,7 @@ from p2p_nertz.protocol.peer import (
     Send,
 )
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import Phase, abandon_partner
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Rules
 
@@ -579,9 +579,8 @@ class Simulation:
         if (
             self.config.abandon
             and peer.final.phase is not Phase.OVER
-            and len(tentative.dropped) == len(self.peers) - 2
-            and seat not in tentative.dropped
             and not peer.recovering  # (it may sign nothing yet, §9.6)
+            and isinstance(abandon_partner(peer.final, tentative, seat), int)
         ):
             # Alone with a member that may have gone (silent, or talking but stalled): the core
             # says whether it takes an abandon now, as for the runtime's bots.

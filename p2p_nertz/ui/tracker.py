@@ -261,22 +261,20 @@ class Tracker:
         Args:
             peer: the game.
             silent: seconds the other member has been silent
-                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now); ``None``: not known
-                (no wait is worked out).
+                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now), or as long as the core
+                counts it gone (:meth:`~p2p_nertz.protocol.peer.Peer.gone_for`, a member that
+                talks while the game waits for it); ``None``: not known (no wait is worked
+                out).
             needed: seconds of silence the core wants (its ``drop_after``).
         """
         if self.seat is None:
             return "a spectator only watches"
-        state = peer.tentative
-        if state.phase is st.Phase.OVER:
-            return "the game is already over"
-        if self.seat in state.dropped:
-            return "you are out of the game"
-        members = [q for q in range(peer.spec.seats) if q not in state.dropped]
-        if len(members) != 2:
-            return f"an abandon needs exactly one other member left ({len(members) - 1} are)"
-        (other,) = (q for q in members if q != self.seat)
-        if other not in self.suspected:
+        partner = st.abandon_partner(peer.final, peer.tentative, self.seat)
+        if isinstance(partner, str):
+            return partner
+        other = partner
+        if other not in self.suspected and (silent is None or silent < needed):
+            # (Heard, but holding the game back past the core's wait counts as gone.)
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
         if silent is None:
             return Gone(other, self.name(other))

@@ -1,0 +1,128 @@
+"""Private key files: where the ``nertz`` commands keep keys, and how they read and write them.
+
+A key file is the raw 32-byte Ed25519 private key (:meth:`Identity.to_bytes`), readable by its
+owner only. Two rules hold for every command:
+
+- **Private.** A key file is created with mode 0600 from the start (``os.open`` with the mode,
+  never a ``chmod`` after, which would leave a moment in which the umask's mode applies), and a
+  key file that group or others may access is refused with the fix, as ssh refuses one.
+- **Never beside the logs.** Logs are handed to auditors, so a key a command makes by itself
+  (a bot's, the demo's, ``nertz play --bots``'s) is kept in the **key store**,
+  ``$XDG_CONFIG_HOME/p2p-nertz/keys/<fingerprint>.key`` (or ``$NERTZ_HOME/keys``, or
+  ``~/.config/p2p-nertz/keys``), a directory of mode 0700, where ``nertz resume`` finds it by
+  the fingerprint the log names.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from pathlib import Path
+
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.identity import PRIVATE_KEY_SIZE, Identity
+
+__all__ = [
+    "config_home",
+    "default_key_path",
+    "keep_key",
+    "kept_key_path",
+    "load_identity",
+    "write_key",
+]
+
+
+def config_home(kind: str, default: str) -> Path:
+    """The directory of p2p-nertz's files of one kind: ``$NERTZ_HOME`` if set (all kinds in
+    one), else ``$KIND/p2p-nertz`` (``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``), else
+    ``~/DEFAULT/p2p-nertz``."""
+    override = os.environ.get("NERTZ_HOME")
+    if override:
+        return Path(override)
+    base = os.environ.get(kind)
+    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
+
+
+def default_key_path() -> Path:
+    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
+    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
+    return config_home("XDG_CONFIG_HOME", ".config") / "key"
+
+
+def kept_key_path(fingerprint: str) -> Path:
+    """Where the key store keeps the key of this fingerprint."""
+    return config_home("XDG_CONFIG_HOME", ".config") / "keys" / f"{fingerprint}.key"
+
+
+def _refuse_open_mode(path: Path, mode: int) -> None:
+    # As ssh does: any access by group or others, not only reading, makes a key unsafe to use.
+    if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise NertzError(
+            f"key file {str(path)!r} is accessible by others (mode {stat.S_IMODE(mode):04o}); "
+            f"a private key must be yours alone: chmod 600 {shlex.quote(str(path))}"
+        )
+
+
+def load_identity(path: Path) -> Identity:
+    """Read a key file, refusing one that group or others may access.
+
+    Raises:
+        NertzError: the file is missing, unreadable, open to others, or not a 32-byte key.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            # The mode of the file we read, not of what the path names a moment later.
+            _refuse_open_mode(path, os.fstat(fd).st_mode)
+            raw = f.read(PRIVATE_KEY_SIZE + 1)
+        except OSError as exc:
+            raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return Identity.from_bytes(raw)
+    except NertzError:
+        raise NertzError(f"{str(path)!r} is not a key file (want 32 raw bytes)") from None
+
+
+def write_key(path: Path, identity: Identity) -> None:
+    """Write ``identity``'s raw private key to a new file readable by its owner only.
+
+    The file is created with mode 0600 (and ``O_EXCL``, which also refuses to follow a
+    symbolic link planted there), so the key is never readable by others, not even for a
+    moment.
+
+    Raises:
+        NertzError: the file exists or cannot be written.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise NertzError(f"cannot create key file {str(path)!r}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(identity.to_bytes())
+    except OSError as exc:
+        path.unlink(missing_ok=True)  # no half key left behind
+        raise NertzError(f"cannot write key file {str(path)!r}: {exc.strerror}") from None
+
+
+def keep_key(identity: Identity) -> Path:
+    """Keep ``identity`` in the key store (if it is not there already); return its file.
+
+    Raises:
+        NertzError: the store cannot be written, or holds another key under this name.
+    """
+    path = kept_key_path(identity.fingerprint)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
+    if path.exists():
+        if load_identity(path) != identity:
+            raise NertzError(f"{str(path)!r} holds another key than {identity.fingerprint}")
+        return path
+    write_key(path, identity)
+    return path

@@ -1,0 +1,204 @@
+"""The small ones of issue 14, section 4: each bad situation gives one clear line on stderr
+(what is wrong and what to do), never a traceback. Real ``nertz`` processes."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+
+from cli.demo import free_ports
+from cli.keyfile import write_key
+from p2p_nertz.logfile.format import LogHeader
+from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.store import LogWriter, create_log
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
+
+NERTZ = [sys.executable, "-m", "cli"]
+
+
+def _run(argv: list[str], *, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, *NERTZ, *argv], capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+class _Game:
+    """A two-player game on disk: Ann's key and the spec, and where the node options point."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.ids = [Identity.generate(derive_seed(b"test-cli-small-errors", n)) for n in (0, 1)]
+        self.spec = GameSpec.create(
+            [(i.peer_id, name) for i, name in zip(self.ids, ("Ann", "Bob"), strict=True)],
+            Rules(target=None, rounds=1),
+            b"small-errors",
+        )
+        self.spec_path = tmp_path / "game.spec"
+        self.spec_path.write_bytes(self.spec.to_wire())
+        self.key = tmp_path / "ann.key"
+        write_key(self.key, self.ids[0])
+        self.ports = free_ports(2)
+        self.book = {
+            bytes(i.peer_id): f"tcp://127.0.0.1:{p}"
+            for i, p in zip(self.ids, self.ports, strict=True)
+        }
+
+    def node(self, log: Path, bind: str | None = None, *extra: str) -> list[str]:
+        other = self.spec.seat_of(self.ids[1].peer_id) + 1
+        return [
+            "node", "--key", str(self.key), "--spec", str(self.spec_path),
+            "--bind", bind or self.book[bytes(self.ids[0].peer_id)],
+            "--peer", f"{other}={self.book[bytes(self.ids[1].peer_id)]}", "--log", str(log),
+            *extra,
+        ]  # fmt: skip
+
+    def log_with_tail(self, path: Path, tail: bytes) -> bytes:
+        """Ann's log with its session notes, then ``tail``; returns its bytes."""
+        header = LogHeader(
+            game_id=self.spec.game_id, peer_id=bytes(self.ids[0].peer_id), created_at_ms=0
+        )
+        with create_log(path, header) as writer:
+            writer.append_many(
+                [
+                    LogRecord.note(SPEC_NOTE, self.spec.to_wire()),
+                    LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(self.book, use_bin_type=True)),
+                ]
+            )
+        with path.open("ab") as f:
+            f.write(tail)
+        return path.read_bytes()
+
+
+# -- host --address --------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["host", "--bot", "greedy", "--players", "2"], ["play"]])
+def test_host_at_the_every_interface_address_says_so_in_one_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    assert _run(["keygen"]).returncode == 0
+    done = _run([*command, "--address", "0.0.0.0"])
+    _one_error_line(done, "--address", "0.0.0.0", "every interface", "LAN address")
+
+
+# -- --bind ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["node", "play"])
+@pytest.mark.parametrize(
+    ("bind", "words"),
+    [
+        ("tcp://127.0.0.1:70000", ["70000 is not a TCP port (0-65535)"]),
+        ("tcp://127.0.0.1:65536", ["65536 is not a TCP port"]),
+        ("127.0.0.1:5555", ["tcp://ADDRESS:PORT"]),
+        ("tcp://nowhere:5555", ["not an IPv4 address"]),
+    ],
+)
+def test_bind_refuses_a_port_or_address_zeromq_would_misread(
+    tmp_path: Path, command: str, bind: str, words: list[str]
+) -> None:
+    game = _Game(tmp_path)
+    argv = game.node(tmp_path / "ann.log", bind)
+    argv[0] = command
+    done = _run(argv)
+    _one_error_line(done, "--bind", *words)
+    assert done.returncode == 2
+    assert not (tmp_path / "ann.log").exists()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("address", ["0.0.0.0", "*"])
+def test_bind_on_every_interface_says_so(tmp_path: Path, address: str) -> None:
+    game = _Game(tmp_path)
+    bind = f"tcp://{address}:{game.ports[0]}"
+    # Bob never comes: Ann abandons after her --drop-after, and the game is over.
+    done = _run(
+        game.node(
+            tmp_path / "ann.log", bind, "--json", "--suspect-after", "0.2", "--drop-after", "0.5"
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"nertz node: note: --bind {bind} listens on every interface of this machine"
+    ]
+
+
+# -- a damaged tail ------------------------------------------------------------------------------
+def test_node_on_a_log_with_a_damaged_tail_names_the_command_that_cuts_it(tmp_path: Path) -> None:
+    game = _Game(tmp_path)
+    log = tmp_path / "ann.log"
+    before = game.log_with_tail(log, b"\x07" * 40)
+    done = _run(game.node(log))
+    _one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
+    assert log.read_bytes() == before  # nothing cut
+
+
+def test_resume_of_a_log_with_a_damaged_tail_names_the_command_that_cuts_it(
+    tmp_path: Path,
+) -> None:
+    game = _Game(tmp_path)
+    log = tmp_path / "ann.log"
+    before = game.log_with_tail(log, b"\x07" * 40)
+    done = _run(["resume", str(log), "--key", str(game.key), "--bot", "greedy"])
+    _one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
+    assert log.read_bytes() == before
+
+
+# -- a full disk -----------------------------------------------------------------------------------
+def _can_mount_tmpfs() -> str | None:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return "needs root and unshare to mount a tmpfs"
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=4k tmpfs /mnt"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr!r}"
+
+
+@pytest.mark.timeout(60)
+def test_node_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
+    why = _can_mount_tmpfs()
+    if why is not None:
+        pytest.skip(why)
+    game = _Game(tmp_path)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    log = disk / "ann.log"
+    # A tmpfs of its own mount namespace, filled up: it goes away with the process.
+    shell = (
+        f"mount -t tmpfs -o size=8k tmpfs {disk} && "
+        f'(head -c 65536 /dev/zero > {disk}/filler 2>/dev/null; true) && exec "$@"'
+    )
+    done = _run(game.node(log), prefix=("unshare", "-m", "sh", "-c", shell, "sh"))
+    line = _one_error_line(done, "No space left on device", str(log))
+    assert line.startswith("nertz node: error: ")
+
+
+def test_log_writer_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    path = tmp_path / "ann.log"
+    header = LogHeader(game_id=b"g" * 32, peer_id=bytes(32), created_at_ms=0)
+    writer = LogWriter(os.open("/dev/full", os.O_WRONLY), path, header, 0)
+    with writer, pytest.raises(OSError) as caught:
+        writer.append(LogRecord.note("x", b"data"))
+    assert caught.value.errno == errno.ENOSPC
+    assert caught.value.filename == str(path)
+    assert str(path) in str(caught.value)
