@@ -214,6 +214,16 @@ class Rotated:
 
 
 @dataclass(frozen=True, slots=True)
+class PassesStale:
+    """A card kept in the lake made these seats' passes stale: they are stuck no more and
+    must pass again (RULES.md: everyone stuck; only a lake card can unblock a player)."""
+
+    round: int
+    seats: tuple[int, ...]
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded:
     """Play is over: Nerts at ``cut`` (``T*``), or blocked."""
 
@@ -266,6 +276,7 @@ class Refused:
 Notice = (
     (ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped)
     | MemberRejoined
+    | PassesStale
     | Refused
 )
 
@@ -734,6 +745,9 @@ class GameState:
             # The pass that made the seat stuck; passing again while stuck changes nothing,
             # and a move made without seeing that repeat meant the same table.
             passes = {**passes, seat: event.seq}
+        if play.unstuck:
+            # The rule is the table's (Table.play); the fold only tells the passers.
+            notices.append(PassesStale(rs.number, play.unstuck, seat))
         if play.rotated:
             rs.log.append(None)
             rs.rotation_seen = tuple(passes.items())
@@ -1077,7 +1091,8 @@ class GameState:
             ):
                 # Everyone left is stuck, and was waiting for the one gone: they rotate now,
                 # as if the last of them had passed (RULES.md: everyone stuck).
-                first = table.active.index(True)
+                # (In turn-based play the seat on turn: only it may move.)
+                first = table.turn if table.rules.turn_based else table.active.index(True)
                 table, play = table.play(first, Move.pass_(), max(self._lamport, table.clock))
                 rs.table = table
                 if play.rotated:

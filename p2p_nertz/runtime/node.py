@@ -958,7 +958,7 @@ class PeerNode:
                 if tentative.round.number != bot_round:
                     bot_round = tentative.round.number
                     strategy.new_round()
-                move = strategy.choose(view, peer.seat)
+                move = strategy.decide(view, peer.seat)
                 if move is None:
                     continue
                 try:

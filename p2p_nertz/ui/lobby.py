@@ -384,6 +384,8 @@ def rules_text(rules: Rules) -> list[str]:
         variants.append("pairs")
     if rules.jokers:
         variants.append(f"{rules.jokers} joker{'s' if rules.jokers > 1 else ''}")
+    if rules.turn_based:
+        variants.append("turn-based")
     return [
         f"draw {rules.draw} · {rules.work_piles} work piles · {goal} · "
         f"Nerts bonus {rules.nerts_bonus}",
