@@ -32,7 +32,7 @@ import zmq
 from p2p_nertz.errors import NertzError, TransportBrokenError, TransportClosedError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
 from p2p_nertz.lobby.limits import DropTally
-from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView
+from p2p_nertz.lobby.messages import ANY_LOBBY, MAX_MESSAGE, LobbyMessageError, TableView
 from p2p_nertz.lobby.state import (
     GuestLobby,
     HostLobby,
@@ -50,7 +50,9 @@ __all__ = [
     "HELLO_EVERY",
     "LobbyGuest",
     "LobbyHost",
+    "MAX_FRAME",
     "Offer",
+    "ROUTER_RECV_HWM",
     "discover",
     "join_lobby",
     "lobby_routing_id",
@@ -65,6 +67,13 @@ SUMMARY_EVERY: Final = 10.0
 """Seconds between two summaries of the messages of one kind dropped (docs/lobby.md §6)."""
 _TICK: Final = 0.5
 _BYE_FLUSH: Final = 0.2
+MAX_FRAME: Final = MAX_MESSAGE
+"""The largest frame a lobby socket accepts (``MAXMSGSIZE``): the largest lobby message
+(docs/lobby.md). A stranger sending a larger one is disconnected by zmq before it is held."""
+ROUTER_RECV_HWM: Final = 16
+"""Messages the host's ROUTER holds per connection before zmq stops reading it (a guest sends
+a ``hello`` a second): with :data:`MAX_FRAME`, at most 512 KiB per connection, a stranger's
+included, instead of 1000 × 32 KiB."""
 
 log = logging.getLogger("p2p_nertz.lobby")
 
@@ -250,7 +259,9 @@ class LobbyHost:
         """
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            router = create_socket(ctx, zmq.ROUTER)
+            router = create_socket(
+                ctx, zmq.ROUTER, recv_hwm=ROUTER_RECV_HWM, max_message_size=MAX_FRAME
+            )
             async with router:
                 router.bind(f"tcp://{self.address}:{self._lobby_port}")
                 self._router = router
@@ -544,7 +555,10 @@ class LobbyGuest:
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
             dealer = create_socket(
-                ctx, zmq.DEALER, identity=lobby_routing_id(self.state.identity.peer_id)
+                ctx,
+                zmq.DEALER,
+                identity=lobby_routing_id(self.state.identity.peer_id),
+                max_message_size=MAX_FRAME,
             )
             async with dealer:
                 try:
