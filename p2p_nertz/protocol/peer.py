@@ -318,6 +318,7 @@ class Peer:
         # A member's latest beat that announced a head of its own feed not held here yet:
         # its cover is credited once that feed is (_take_beat).
         self._early: list[tuple[int, Beat] | None] = [None] * n
+        self._clash: tuple[int, int] | None = None  # (seat, seq) a refused event's time hit
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
         # The term that held finality back at the last call of _bounds: (seat, Q) for what
@@ -1064,10 +1065,23 @@ class Peer:
                         )
                     ):
                         break  # its causal past is not all here yet
+                    self._clash = None
                     problem = self._chain_problem(seat, message, frontier, restoring)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
+                        clash = self._clash
+                        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+                            # Timed at or below our copy of another member's event it says it
+                            # holds: it may hold another version of that event (a fork sent
+                            # to us alone, timed higher). Ask everyone for theirs: the other
+                            # version is the proof (§9.4), and with it the fork's cap lets
+                            # this event in when it comes again (soak seed 285: the votes
+                            # that dropped us were refused for good, so we never knew).
+                            q, seq = clash
+                            if q not in self._unproven and q not in self._forked_at:
+                                self._unproven[q] = seq
+                                self._probe_at[q] = now + self.config.beat_interval
                         held = len(feed)
                         if (
                             seat != self.seat
@@ -1114,6 +1128,7 @@ class Peer:
             if frontier[q] > len(self._feeds[q]):
                 continue  # past a forked or dropped feed's cap: nothing here to compare
             if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
+                self._clash = (q, frontier[q])
                 return (
                     f"Lamport time {message.lamport} is not above the events it has seen "
                     f"(seat {q} event {frontier[q]})"
