@@ -91,6 +91,11 @@ def add_parser(sub: Any) -> None:
         "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
     )
     p.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bot waits for the slowest other player: never more moves this round than them",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print JSON lines: each round, the game's end, then the result",
@@ -253,6 +258,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         bind=args.bind,
         strategy=args.bot,
         speed=args.speed,
+        practice=args.practice,
         on_notice=on_notice,
         watchers=args.watcher,
         config=config,

@@ -126,6 +126,9 @@ __all__ = ["CursesTerminal", "Outcome", "Terminal", "add_parser", "run_table"]
 EXIT_FAILED = 1
 _REFRESH = 0.1  # seconds between redraws for the others' moves (when nothing else wakes us)
 _LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after the game
+DEFAULT_BOT_SPEED = 1
+"""The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
+(measured in docs/pace.md); faster levels are for people who know the keys."""
 _NOT_TABLE_KEYS = frozenset({"RESIZE", "UP", "DOWN", "LEFT", "RIGHT", "\t"})
 
 
@@ -155,7 +158,15 @@ def add_parser(sub: Any) -> None:
         help=f"bot strategy, one for all or comma-separated per bot ({', '.join(STRATEGIES)})",
     )
     quick.add_argument(
-        "--speed", default="3", help="bot speed 1-10, one for all or per bot (default 3)"
+        "--speed",
+        default=str(DEFAULT_BOT_SPEED),
+        help="bot speed 1-10 (about 24 moves a minute per level), one for all or per bot "
+        f"(default {DEFAULT_BOT_SPEED}: a person's pace, docs/pace.md)",
+    )
+    quick.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bots wait for you: never more moves in a round than you have made",
     )
     quick.add_argument("--seed", type=_seed, default=None, help="seed for keys and deals")
     quick.add_argument(
@@ -408,6 +419,7 @@ async def run_table(
     terminal: Terminal,
     symbols: bool = True,
     signals: bool = True,
+    hint: str | None = None,
 ) -> Outcome:
     """Play ``node`` from ``terminal`` until the game is over and read, or the player leaves.
 
@@ -419,6 +431,7 @@ async def run_table(
         terminal: where to draw and read keys.
         symbols: suit symbols (else letters).
         signals: leave on SIGINT/SIGTERM (only possible on the main thread).
+        hint: a first message on the table (how to change the bots' speed, say).
 
     Returns:
         How it ended.
@@ -428,6 +441,8 @@ async def run_table(
     tracker = Tracker(tuple(m.name for m in spec.members), seat, symbols)
     outcome = Outcome()
     keys = KeyState()
+    if hint is not None:
+        tracker.say(hint)
     wake = trio.Event()
     stopped = False  # the node's run returned
     quitting = False
@@ -629,11 +644,16 @@ def _make_node(
 
 
 def _run_in_terminal(
-    node: PeerNode, endpoints: Mapping[PeerId, str], *, colour: bool, symbols: bool
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    *,
+    colour: bool,
+    symbols: bool,
+    hint: str | None = None,
 ) -> Outcome:
     with open_curses(colour=colour) as terminal:
         try:
-            return trio.run(_table_main, node, endpoints, terminal, symbols)
+            return trio.run(_table_main, node, endpoints, terminal, symbols, hint)
         except BaseExceptionGroup as group:
             errors = _leaves(group)
             if not all(isinstance(e, NertzError | OSError) for e in errors):
@@ -642,9 +662,13 @@ def _run_in_terminal(
 
 
 async def _table_main(
-    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: Terminal, symbols: bool
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    terminal: Terminal,
+    symbols: bool,
+    hint: str | None,
 ) -> Outcome:
-    return await run_table(node, endpoints, terminal=terminal, symbols=symbols)
+    return await run_table(node, endpoints, terminal=terminal, symbols=symbols, hint=hint)
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -744,13 +768,17 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
             endpoint_of=endpoint_of,
             strategy=strategies[n - 1],
             speed=speeds[n - 1],
-            options=_liveness_argv(args),
+            options=_liveness_argv(args) + (["--practice"] if args.practice else []),
         )
         children.append(child)
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()
+    pace = (
+        "practice: the bots wait for you" if args.practice else f"bots at speed {args.speed} (1-10)"
+    )
+    hint = f"{pace}; change with nertz play --bots {args.bots} --speed N, or --practice"
     try:
-        outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
+        outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
     finally:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER

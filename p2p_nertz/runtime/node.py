@@ -71,7 +71,7 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 import zmq
 
-from p2p_nertz.bots import Pacing, make_strategy
+from p2p_nertz.bots import Pacing, keeps_pace, make_strategy
 from p2p_nertz.errors import (
     IllegalMoveError,
     LocalProtocolError,
@@ -321,6 +321,10 @@ class PeerNode:
         strategy: a bot strategy name (see :func:`~p2p_nertz.bots.make_strategy`), or ``None``
             for no bot (moves only through :meth:`play`).
         speed: the bot's pacing level, 1 to 10.
+        practice: the bot waits for the slowest other player: it makes a move only while it
+            has made no more moves this round than every other playing seat
+            (:func:`~p2p_nertz.bots.keeps_pace`), so that a person learning the keys sets the
+            pace (``nertz play --practice``).
         seed: the bot's randomness; by default derived from the peer id.
         config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
@@ -355,6 +359,7 @@ class PeerNode:
         bind: str = DEFAULT_BIND,
         strategy: str | None = None,
         speed: int = 10,
+        practice: bool = False,
         seed: int | bytes | None = None,
         config: PeerConfig | None = None,
         clock: Clock = trio.current_time,
@@ -371,6 +376,7 @@ class PeerNode:
         self.log_path = Path(log_path)
         self._bind_to = bind
         self._pacing = Pacing(speed)
+        self._practice = practice
         rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
         self._rng = Rng(rng_seed)
         self._strategy = None if strategy is None else make_strategy(strategy, self._rng.fork(0))
@@ -878,6 +884,12 @@ class PeerNode:
                     or view.over
                 ):
                     continue
+                if self._practice and not keeps_pace(
+                    [None if e is None else (e[0], e[1].kind) for e in tentative.round.log],
+                    peer.seat,
+                    tentative.round.playing,
+                ):
+                    continue  # practice: the others (the person) have not caught up yet
                 if tentative.round.number != bot_round:
                     bot_round = tentative.round.number
                     strategy.new_round()
