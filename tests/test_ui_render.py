@@ -93,7 +93,7 @@ def test_render_groups_the_lake_by_suit_with_every_owner() -> None:
     lake = table.lake
     for fid in lake:
         top = card_text(lake[fid][-1].card)
-        owners = "".join(str(lc.owner + 1) for lc in lake[fid])
+        owners = "".join(str(lc.owner) for lc in lake[fid])
         row = screen.find(f"{top} {owners}")
         assert row is not None, (fid, screen.text())
         # The foundation sits in its suit's column, under the suit's heading.
@@ -232,7 +232,7 @@ def test_render_a_spectator_sees_every_tableau() -> None:
     assert "spectator" in screen.line(0)
     assert screen.find("[n]") is None  # nobody's keys
     for seat, t in enumerate(table.tableaux):
-        row = row_starting(screen, f"{seat + 1} {NAMES[seat]}")
+        row = row_starting(screen, f"{seat} {NAMES[seat]}")
         assert row is not None
         detail = screen.line(row + 1)
         assert f"S {len(t.stock)}" in detail
@@ -262,7 +262,7 @@ def test_render_many_players_fit_80x24() -> None:
     table = table_from(*([idle] * 6))
     view = TableView(table=table, seat=0, names=tuple(f"P{n}" for n in range(6)), rules=table.rules)
     screen = render(view)
-    assert screen.find("[4]") is not None and screen.find("6 P5") is not None
+    assert screen.find("[4]") is not None and screen.find("5 P5") is not None
 
 
 # -- the tracker: notices become announcements ------------------------------------------------

@@ -697,7 +697,7 @@ class Peer:
             # Said to the player: the name and the seat numbered from 1, as the table shows.
             silent = now - self._heard[other]
             raise LocalProtocolError(
-                f"{self.spec.members[other].name} (seat {other + 1}) was heard {silent:.1f} s "
+                f"{self.spec.members[other].name} (seat {other}) was heard {silent:.1f} s "
                 f"ago; an abandon needs {self.config.drop_after:g} s of silence "
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )

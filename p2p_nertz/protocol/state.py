@@ -1295,7 +1295,7 @@ def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | 
     for q in tentative.dropped:
         if q not in final.dropped and other in tentative.drop_voters.get(q, ()):
             return (
-                f"the drop of seat {q + 1} counts a vote of seat {other + 1}'s: an abandon "
+                f"the drop of seat {q} counts a vote of seat {other}'s: an abandon "
                 "waits until that drop is final"
             )
     return other

@@ -689,7 +689,7 @@ class PeerNode:
                     log.info("refused a message: %s (%s)", effect.reason, effect.detail)
                 elif isinstance(effect, Suspected):
                     heard = "is silent" if effect.suspected else "is heard again"
-                    log.info("seat %d %s", effect.seat + 1, heard)
+                    log.info("seat %d %s", effect.seat, heard)
                 else:
                     log.debug("%s", effect)
                 self._notify(effect)

@@ -228,7 +228,7 @@ class _Painter:
         columns: list[list[tuple[int, Card, str, bool]]] = [[] for _ in SUITS]
         for fid in lake:
             cards = lake[fid]
-            owners = "".join(str(lc.owner + 1) for lc in cards)
+            owners = "".join(str(lc.owner) for lc in cards)  # seats from 0, as the notation
             air = any(self.view.in_air(lc.lamport) for lc in cards)
             columns[SUITS.index(fid.suit)].append((fid.owner, cards[-1].card, owners, air))
         return columns

@@ -118,7 +118,7 @@ class Tracker:
             return "someone"
         if seat == self.seat:
             return "you"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat + 1}"
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
 
     def say(self, text: str) -> None:
         """Add an announcement (a repeat of the latest one counts it instead: ``(×3)``)."""

@@ -136,9 +136,13 @@ class TableView:
     provisional: bool = False
 
     def name(self, seat: int) -> str:
-        """``"2 Bob"``: the 1-based seat number and the name."""
+        """``"2 Bob"``: the seat number and the name.
+
+        Seats count from 0 on the screen as in the notation (``W>L@2H`` is seat 2's heart
+        foundation) and in every message: one numbering (issue 15).
+        """
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
-        return f"{seat + 1} {name}"
+        return f"{seat} {name}"
 
     def link(self, seat: int) -> Link:
         """The link state of ``seat``."""
