@@ -129,6 +129,10 @@ _LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after the
 DEFAULT_BOT_SPEED = 1
 """The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
 (measured in docs/pace.md); faster levels are for people who know the keys."""
+BETWEEN_ROUNDS = 30.0
+"""Seconds the end-of-round board stays up before the next round starts by itself (Enter
+starts it sooner). The next round's ``ready`` waits meanwhile, well within the protocol's
+``phase_timeout`` (60 s), and the bots wait for every player's ``ready``."""
 _NOT_TABLE_KEYS = frozenset({"RESIZE", "UP", "DOWN", "LEFT", "RIGHT", "\t"})
 
 
@@ -446,6 +450,9 @@ async def run_table(
     wake = trio.Event()
     stopped = False  # the node's run returned
     quitting = False
+    released = 1  # the last round whose ready we let the node sign
+    countdown_end: float | None = None  # while a board is up: when the next round starts
+    board_round: int | None = None  # the round whose board holds the next round's ready
 
     def on_notice(effect: Effect) -> None:
         tracker.notice(effect, node.peer.final)
@@ -483,6 +490,9 @@ async def run_table(
             return
         silent, needed = silence(peer)
         view = tracker.view(peer, keys, final=stopped, silent=silent, needed=needed)
+        if countdown_end is not None and view.board is not None and view.board.result is None:
+            left = math.ceil(max(0.0, countdown_end - trio.current_time()))
+            view = replace(view, countdown=left)
         terminal.paint(render(view, width, height, symbols=symbols))
 
     async with trio.open_nursery() as nursery:
@@ -543,10 +553,35 @@ async def run_table(
                             nursery.start_soon(leave)
                 wake.set()
 
+        def between_rounds() -> None:
+            # The board of round r is up: the next round's ready waits until the player closes
+            # it or the countdown ends (then the board closes by itself).
+            nonlocal released, countdown_end, board_round
+            board = tracker.board
+            if stopped:
+                return
+            if board is not None and board.result is None and board.round >= released:
+                now = trio.current_time()
+                if board_round != board.round or countdown_end is None:
+                    board_round, countdown_end = board.round, now + BETWEEN_ROUNDS
+                if now < countdown_end:
+                    return
+                tracker.close_board()
+            elif board_round is None:
+                return
+            released = board_round + 1
+            board_round = countdown_end = None
+            nursery.start_soon(release, released)
+
+        async def release(number: int) -> None:
+            with contextlib.suppress(RuntimeError):  # (not started: nothing to sign yet)
+                await node.release_ready(number)
+
         async def screen() -> None:
             nonlocal wake
             while True:
                 wake = trio.Event()
+                between_rounds()
                 draw()
                 with trio.move_on_after(_REFRESH):
                     await wake.wait()
@@ -635,7 +670,16 @@ def _make_node(
     *,
     config: PeerConfig,
 ) -> PeerNode:
-    node = PeerNode(identity, spec, log, bind=bind, strategy=None, watchers=watchers, config=config)
+    node = PeerNode(
+        identity,
+        spec,
+        log,
+        bind=bind,
+        strategy=None,
+        watchers=watchers,
+        config=config,
+        hold_ready=True,  # the next round waits while the player reads the board (run_table)
+    )
     try:
         node.bind()
     except NertzError as exc:

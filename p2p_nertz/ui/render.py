@@ -480,6 +480,14 @@ class _Painter:
                     )
                 )
             rows.append(self.message_row("q leaves", Style.DIM))
+        elif view.countdown is not None:
+            rows.append(
+                self.message_row(
+                    f"next round in {view.countdown} s — Enter: back to the table, ready now "
+                    "(it starts when everyone is)",
+                    Style.WARN,
+                )
+            )
         else:
             rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))
         rows += self.messages(room - len(rows))

@@ -112,6 +112,9 @@ class TableView:
             ``None``: it is not.
         provisional: the game's result may still change (an abandoned game whose other
             member has not been heard to agree yet, docs/protocol.md §9.3): the board says so.
+        countdown: seconds until the next round starts by itself, while the board of the last
+            one is up (``None``: no countdown; the next round waits for every person at the
+            table to close the board, or for their countdown to end).
     """
 
     table: Table | None
@@ -134,6 +137,7 @@ class TableView:
     final: bool = False
     abandon: Gone | None = None
     provisional: bool = False
+    countdown: int | None = None
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.
