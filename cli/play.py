@@ -57,6 +57,7 @@ from cli.lobby_cmd import (
     _load_key,
     _name,
     _port,
+    _write_key,
     default_key_path,
 )
 from cli.main import (
@@ -1277,6 +1278,49 @@ def _wait_bots(bots: list[subprocess.Popen[bytes]], patience: float) -> None:
             proc.wait()
 
 
+def _name_path(key: Path) -> Path:
+    """Where the first run keeps the name it asked for: beside the default key."""
+    return key.parent / "name"
+
+
+def _saved_name(key: Path) -> str | None:
+    """The name the first run asked for, if it kept one (and it is still a valid name)."""
+    try:
+        text = _name_path(key).read_text(encoding="utf-8").strip()
+        return _name(text)
+    except (OSError, UnicodeDecodeError, argparse.ArgumentTypeError):
+        return None
+
+
+def _first_run(key: Path, default: str) -> tuple[Identity, str]:
+    """No key yet (a first game on this machine): ask for a name and make the identity.
+
+    The key goes where ``nertz keygen`` puts it (:func:`default_key_path`, mode 0600) and the
+    name beside it, so later games use both without asking.
+
+    Raises:
+        NertzError: no name was given (end of input), or the key cannot be written.
+    """
+    print("Welcome to p2p-nertz! This is your first game here: you need an identity (a key).")
+    while True:
+        try:
+            text = input(f"your name at the table [{default}]: ").strip() or default
+        except EOFError:
+            print()
+            raise NertzError("no name given: nothing was made") from None
+        try:
+            name = _name(text)
+            break
+        except argparse.ArgumentTypeError as exc:
+            print(exc)
+    identity = Identity.generate()
+    _write_key(key, identity)
+    with contextlib.suppress(OSError):  # the name is a convenience: --name works without it
+        _name_path(key).write_text(name + "\n", encoding="utf-8")
+    print(f"new key {identity.fingerprint} written to {key}; you play as {name!r}")
+    return identity, name
+
+
 def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     try:
         peers = [_host_port(p) for p in args.peer]
@@ -1286,11 +1330,18 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     rules = _rules_from(args)
     key: Path = args.key if args.key is not None else default_key_path()
     if not key.exists():
-        raise NertzError(
-            f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
-            "or play a quick game against bots with --bots N"
-        )
-    identity = _load_key(key)
+        if args.key is not None or not sys.stdin.isatty():
+            raise NertzError(
+                f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
+                "or play a quick game against bots with --bots N"
+            )
+        identity, chosen = _first_run(key, args.name or _saved_name(key) or name)
+        if args.name is None:
+            name = chosen
+    else:
+        identity = _load_key(key)
+        if args.name is None:
+            name = _saved_name(key) or name
     if args.address is not None:
         address = args.address
     elif args.discover is not None:

@@ -7,16 +7,22 @@ file, bounded by a deadline: no sleep stands in for synchronisation.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from test_cli_play import Tty, leave
+from test_cli_play import ROOT, Tty, leave
 
+from cli.keyfile import load_identity
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.bodies import Ready, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.ui import Tracker
+from p2p_nertz.ui.view import distinct_names
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -62,3 +68,50 @@ def test_the_next_round_waits_for_the_board_with_a_countdown(tmp_path: Path) -> 
                 order.append("its play")
     assert "my ready" in order, order
     assert "its play" not in order or order.index("my ready") < order.index("its play"), order
+
+
+def test_first_run_asks_for_a_name_and_makes_the_identity(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = dict(os.environ, NERTZ_HOME=str(home))
+    tty = Tty(["play"], env=env)
+    tty.wait("your name at the table")
+    tty.send("Dee\r")
+    text = tty.wait("lobby")
+    key = home / "key"
+    identity = load_identity(key)  # refuses a key others may read
+    assert "Dee" in text and identity.fingerprint in text, text
+    assert (home / "name").read_text().strip() == "Dee"
+    tty.send("q")
+    assert tty.finish() == 0
+    assert b"Traceback" not in tty.raw
+
+    # The next time: no question; the same identity and name.
+    again = Tty(["play"], env=env)
+    text = again.wait("lobby")
+    assert "your name" not in text and "Dee" in text and identity.fingerprint in text, text
+    again.send("q")
+    assert again.finish() == 0
+
+
+def test_without_a_terminal_play_says_how_to_get_a_key_in_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "play"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "nertz keygen" in lines[0] and "--bots" in lines[0], lines
+    assert not (tmp_path / "key").exists()
+
+
+def test_same_names_at_one_table_are_told_apart() -> None:
+    tracker = Tracker(("root", "root", "bot1", "root"), 0, True)
+    assert tracker.names == ("root", "root (2)", "bot1", "root (3)")
+    assert len(set(distinct_names(["Bartholomew"] * 3))) == 3
+    assert all(len(n) <= 10 for n in distinct_names(["Bartholomew"] * 3)[1:])

@@ -33,7 +33,7 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import KeyState
-from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
+from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
 
 __all__ = ["MAX_MESSAGES", "GameSource", "Tracker", "describe_play"]
 
@@ -111,6 +111,9 @@ class Tracker:
     board: Board | None = None
     rejected: int = 0
     changes: int = 0
+
+    def __post_init__(self) -> None:
+        self.names = distinct_names(self.names)
 
     def name(self, seat: int | None) -> str:
         """A seat's name for announcements (``"you"`` for the local seat)."""
@@ -301,7 +304,7 @@ class Tracker:
         return TableView(
             table=tentative.table,
             seat=self.seat,
-            names=tuple(m.name for m in spec.members),
+            names=self.names,
             rules=spec.rules,
             round=tentative.round.number or 1,
             phase=tentative.phase.value,

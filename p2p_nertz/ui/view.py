@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 
-__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "pile_name"]
+__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "distinct_names", "pile_name"]
 
 
 class Link(enum.Enum):
@@ -186,3 +187,32 @@ def pile_name(pile: Pile) -> str:
     if pile is Pile.LAKE:
         return "lake"
     return f"work pile {int(pile)}"
+
+
+#: Room for a name in a player's cell on the table: ``view.name`` (seat, space, name) is cut
+#: at 12 characters there, so a suffix that tells a name apart must fit in 10.
+_NAME_ROOM = 10
+
+
+def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The names with repeats told apart: the second ``root`` becomes ``root (2)``.
+
+    The first of a name keeps it; a name cut to fit the suffix into a player's cell keeps the
+    suffix whole, so two seats never look the same on the table.
+
+    >>> distinct_names(["root", "bot1", "root", "root"])
+    ('root', 'bot1', 'root (2)', 'root (3)')
+    >>> distinct_names(["Bartholomew", "Bartholomew"])
+    ('Bartholomew', 'Bartho (2)')
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        if count == 1:
+            out.append(name)
+            continue
+        suffix = f" ({count})"
+        out.append(name[: max(1, _NAME_ROOM - len(suffix))] + suffix)
+    return tuple(out)
