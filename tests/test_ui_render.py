@@ -6,6 +6,8 @@ check that the screen shows the state, not that it matches a recorded picture.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from helpers_rules import table_from
 
@@ -27,6 +29,7 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
+from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui import Board, Link, Screen, Style, TableView, Tracker, card_text, render
 from p2p_nertz.ui.render import KEY_HELP
 
@@ -167,6 +170,19 @@ def test_render_the_command_line_replaces_the_key_hint() -> None:
     assert screen.line(23).startswith("move> 1:2>4")
 
 
+def by_suit(cards: list[Card]) -> str:
+    """Cards as the board lists a player's lake: the ranks by suit, ``♣ A 2  ♥ A``."""
+    groups = itertools.groupby(cards, key=lambda c: c.suit)
+    return (
+        "  ".join(
+            f"{suit.symbol} " + " ".join(RANK_NAMES[c.rank] for c in group)
+            for suit, group in groups
+            if suit is not None
+        )
+        or "-"
+    )
+
+
 def test_render_the_end_of_round_board_sorts_the_lake_back_to_owners() -> None:
     table = make_table()
     rules = Rules(nerts_bonus=10)
@@ -189,7 +205,7 @@ def test_render_the_end_of_round_board_sorts_the_lake_back_to_owners() -> None:
         owned = sorted(
             (lc.card for lc in table.lake.cards() if lc.owner == p.seat), key=Card.sort_key
         )
-        assert screen.line(row + 1) == "   lake: " + (" ".join(card_text(c) for c in owned) or "-")
+        assert screen.line(row + 1) == "   lake: " + by_suit(owned)
     assert "Enter: back to the table" in text
 
 
