@@ -103,7 +103,7 @@ from p2p_nertz.ui import (
     press,
     render,
 )
-from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
+from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC, settle
 from p2p_nertz.ui.lobby import (
     AddBot,
     AtTable,
@@ -484,12 +484,15 @@ async def run_table(
         )
 
     def draw() -> None:
+        nonlocal keys
         width, height = terminal.size()
         try:
             peer = node.peer
         except RuntimeError:
             return
         silent, needed = silence(peer)
+        with contextlib.suppress(RuntimeError):
+            keys = settle(keys, context())  # a status line the table has since made untrue
         view = tracker.view(peer, keys, final=stopped, silent=silent, needed=needed)
         if countdown_end is not None and view.board is not None and view.board.result is None:
             left = math.ceil(max(0.0, countdown_end - trio.current_time()))

@@ -59,6 +59,7 @@ __all__ = [
     "explain",
     "press",
     "resolve_pair",
+    "settle",
 ]
 
 ENTER = "ENTER"
@@ -408,3 +409,28 @@ def _short(exc: NotationError) -> str:
     text = str(exc)
     _, _, hint = text.partition(" (")
     return hint.rstrip(")") or text
+
+
+def settle(state: KeyState, ctx: Context) -> KeyState:
+    """The keyboard state with a status line that is no longer true taken down.
+
+    The front end calls it before each redraw: a status line describes the table when it was
+    set, and the table moves on without a key. ``stuck: waiting…`` (after ``p``) stays only
+    while the table still holds the seat stuck: an everyone-stuck rotation, or a move that
+    withdrew the pass, clears the flag, and the line with it.
+
+    >>> from p2p_nertz.rules import Rules, Table, Tableau
+    >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -")
+    >>> table = Table.from_tableaux(Rules(), [t, t])
+    >>> settle(KeyState(status="stuck: waiting for the others"), Context(table, 0)).status
+    ''
+    """
+    table, seat = ctx.table, ctx.seat
+    if (
+        state.status.startswith("stuck: waiting")
+        and table is not None
+        and seat is not None
+        and not table.stuck[seat]
+    ):
+        return replace(state, status="")
+    return state
