@@ -31,7 +31,8 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import GameEnded, Phase, RoundScored
+from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
+from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 
 __all__ = [
@@ -223,6 +224,12 @@ def _cmd_node(args: argparse.Namespace) -> int:
     seat = spec.seat_of(identity.peer_id)
 
     def on_notice(effect: Effect) -> None:
+        if isinstance(effect, ClaimDecided):
+            # A card to the lake (JSON only: `nertz demo` shows the game's progress by them).
+            if args.json and effect.resolution.outcome is not Outcome.LOST:
+                seat = effect.resolution.claim.seat
+                print(json.dumps({"event": "lake", "round": effect.round, "seat": seat}))
+            return
         if isinstance(effect, GameEnded):
             # The game's end as the final fold has it (again if an abandon's result changes).
             result = effect.result

@@ -115,3 +115,29 @@ def test_same_names_at_one_table_are_told_apart() -> None:
     assert tracker.names == ("root", "root (2)", "bot1", "root (3)")
     assert len(set(distinct_names(["Bartholomew"] * 3))) == 3
     assert all(len(n) <= 10 for n in distinct_names(["Bartholomew"] * 3)[1:])
+
+
+def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Path) -> None:
+    where = tmp_path / "a demo"  # a space in the path: the advice must quote it
+    args = ["demo", "--bots", "2", "--speed", "6", "--seed", "4", "--dir", str(where)]
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^ +\d+\.\d s  round 1: \d+ card\(s\) to the lake so far$", done.stdout, re.M)
+    advice = next(line for line in done.stdout.splitlines() if line.startswith("audit them: "))
+    audit = subprocess.run(
+        ["sh", "-c", advice.removeprefix("audit them: ")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,  # run from elsewhere than the demo: the advice holds the whole path
+        timeout=120,
+        check=False,
+    )
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "VALID" in audit.stdout
