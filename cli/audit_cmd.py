@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,11 @@ def sources(logs: list[Path]) -> list[LogSource]:
         NertzError: a path is not a file (a usage error, not a finding).
     """
     for log in logs:
+        if log.is_dir():
+            raise NertzError(
+                f"{str(log)!r} is a directory: give the log files in it, e.g. "
+                f"{shlex.quote(str(log))}/*.log"
+            )
         if not log.is_file():
             raise NertzError(f"no such log file: {str(log)!r}")
     return [LogSource.from_path(log) for log in logs]

@@ -365,6 +365,13 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         raise NertzError(
             f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
         )
+    if path != default_key_path() and not path.parent.is_dir():
+        # A typo in --key should not leave a tree of new directories: only the default
+        # place (the config directory) is made on demand.
+        raise NertzError(
+            f"no directory {str(path.parent)!r} for the key: make it first, or leave out "
+            f"--key for the default place ({default_key_path()})"
+        )
     identity = Identity.generate()
     if path.exists():
         path.unlink()

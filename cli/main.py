@@ -84,10 +84,13 @@ def _seed(text: str) -> int:
 
 def _add_watcher_argument(p: argparse.ArgumentParser) -> None:
     """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
+    from cli.node_cmd import connect_endpoint  # (imported by every command that runs a node)
+
     p.add_argument(
         "--watcher",
         action="append",
         default=[],
+        type=connect_endpoint,
         metavar="ENDPOINT",
         help="push every event to a `nertz watch` spectator bound there (repeatable)",
     )

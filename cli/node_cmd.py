@@ -39,6 +39,7 @@ __all__ = [
     "EXIT_FAILED",
     "add_parser",
     "bind_endpoint",
+    "connect_endpoint",
     "load_identity",
     "load_spec",
     "parse_peers",
@@ -110,23 +111,51 @@ _EVERY_INTERFACE = ("*", "0.0.0.0")
 
 
 def bind_endpoint(text: str) -> str:
-    """``--bind``: ``tcp://ADDRESS:PORT`` with a port ZeroMQ will not silently wrap (it binds
-    ``:70000`` as ``:4464``); ADDRESS may be ``*`` or ``0.0.0.0`` (every interface).
+    """``--bind``: ``tcp://ADDRESS:PORT`` or ``ADDRESS:PORT`` (one endpoint syntax for
+    ``--bind``, ``--peer`` and ``--watcher``), as ``tcp://ADDRESS:PORT``, with a port ZeroMQ
+    will not silently wrap (it binds ``:70000`` as ``:4464``); ADDRESS is an IPv4 address,
+    ``localhost`` (127.0.0.1), or ``*`` or ``0.0.0.0`` (every interface).
+
+    >>> bind_endpoint("localhost:5600"), bind_endpoint("tcp://0.0.0.0:0")
+    ('tcp://127.0.0.1:5600', 'tcp://0.0.0.0:0')
 
     Raises:
         argparse.ArgumentTypeError: anything else.
     """
-    address, sep, port = text.removeprefix("tcp://").rpartition(":")
-    if not text.startswith("tcp://") or not sep or not address or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"want tcp://ADDRESS:PORT, not {text!r}")
+    return _endpoint(text, every_interface=True)
+
+
+def connect_endpoint(text: str) -> str:
+    """``--watcher`` and the endpoints of ``--peer``: as :func:`bind_endpoint`, but a
+    concrete address (not ``*`` or ``0.0.0.0``).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    return _endpoint(text, every_interface=False)
+
+
+def _endpoint(text: str, *, every_interface: bool) -> str:
+    address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
+    if not sep or not address or not port.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
+        )
     if not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
-    if address not in _EVERY_INTERFACE:
+    if address == "localhost":
+        address = "127.0.0.1"
+    elif address in _EVERY_INTERFACE:
+        if not every_interface:
+            raise argparse.ArgumentTypeError(f"{address} is only for --bind, not {text!r}")
+    else:
         try:
             ipaddress.IPv4Address(address)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an IPv4 address: {address!r}") from None
-    return text
+            raise argparse.ArgumentTypeError(
+                f"not an IPv4 address or localhost: {address!r} in {text!r}"
+            ) from None
+    return f"tcp://{address}:{int(port)}"
 
 
 def say_if_every_interface(command: str, bind: str) -> None:
@@ -174,6 +203,10 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
         who, endpoint = who.strip(), endpoint.strip()
         if not sep or not who or not endpoint:
             raise NertzError(f"--peer wants WHO=ENDPOINT, not {item!r}")
+        try:
+            endpoint = connect_endpoint(endpoint)
+        except argparse.ArgumentTypeError as exc:
+            raise NertzError(f"--peer {item!r}: {exc}") from None
         if who.isdigit():
             seat = int(who) - 1
             if not 0 <= seat < spec.seats:

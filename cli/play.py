@@ -687,7 +687,7 @@ def _make_node(
     try:
         node.bind()
     except NertzError as exc:
-        raise NertzError(f"cannot bind {bind}: {exc}") from None
+        raise NertzError(str(exc)) from None  # (it names the address)
     return node
 
 

@@ -142,3 +142,12 @@ def test_the_stuck_line_goes_when_a_rotation_clears_the_flag() -> None:
     table, _ = table.play(1, Move.pass_())  # everyone stuck: the stocks rotate
     assert not table.stuck[0]
     assert settle(state, Context(table, 0)).status == ""
+
+
+def test_a_card_with_no_foundation_names_the_card_it_needs_in_english() -> None:
+    for top, needed in (("2D", "an A♦"), ("9C", "an 8♣"), ("3H", "a 2♥"), ("QS", "a J♠")):
+        me = f"N: {top} | 1: QH | 2: - | 3: 5D | 4: 8C | S: 9S 3D | W: -"
+        table = table_from(me, OTHER)
+        state, actions = press(KeyState(), "n", Context(table, 0))
+        state, actions = press(state, "l", Context(table, 0))
+        assert actions == [] and f"(it needs {needed} on top)" in state.status, state.status
