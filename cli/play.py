@@ -821,10 +821,12 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         children.append(child)
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()
-    pace = (
-        "practice: the bots wait for you" if args.practice else f"bots at speed {args.speed} (1-10)"
+    # (Short enough for one row at 80 columns.)
+    hint = (
+        "practice: the bots wait for you · at their pace: nertz play --speed N (1-10)"
+        if args.practice
+        else f"bots at speed {args.speed} of 10 · change: nertz play --speed N, or --practice"
     )
-    hint = f"{pace}; change with nertz play --bots {args.bots} --speed N, or --practice"
     try:
         outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
     finally:

@@ -141,3 +141,14 @@ def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Pat
     )
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "VALID" in audit.stdout
+
+
+def test_the_table_says_how_fast_the_bots_are_and_how_to_change_it(tmp_path: Path) -> None:
+    for more, said in (
+        ([], "bots at speed 1 of 10 · change: nertz play --speed N, or --practice"),
+        (["--practice"], "practice: the bots wait for you · at their pace: nertz play --speed"),
+    ):
+        args = ["--bots", "1", "--seed", "5", "--rounds", "1", "--dir", str(tmp_path / str(more))]
+        tty = Tty(["play", *args, *more])
+        tty.wait(said)  # (whole: one row at 80 columns)
+        leave(tty)
