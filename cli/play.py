@@ -578,7 +578,8 @@ async def run_table(
             nursery.start_soon(release, released)
 
         async def release(number: int) -> None:
-            with contextlib.suppress(RuntimeError):  # (not started: nothing to sign yet)
+            # (Not started: nothing to sign yet. Stopped meanwhile: nothing to sign any more.)
+            with contextlib.suppress(RuntimeError, NertzError):
                 await node.release_ready(number)
 
         async def screen() -> None:

@@ -7,6 +7,8 @@ numbered 2. 80×24: nothing is cut (the lake of 8 players, the help, the board's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from helpers_rules import table_from
 
 from p2p_nertz.rules import SUITS, FoundationId, Game, Move, Rules
@@ -151,3 +153,14 @@ def test_a_card_with_no_foundation_names_the_card_it_needs_in_english() -> None:
         state, actions = press(KeyState(), "n", Context(table, 0))
         state, actions = press(state, "l", Context(table, 0))
         assert actions == [] and f"(it needs {needed} on top)" in state.status, state.status
+
+
+def test_the_board_shows_the_countdown_to_the_next_round_in_one_row() -> None:
+    rules = Rules()
+    table = table_from(IDLE, IDLE, lake="0S: AS/0", rules=rules)
+    score = table.score()
+    board = Board(1, score, Game(rules, 2).record(score).totals, table.lake)
+    view = TableView(table=table, seat=0, names=("a", "b"), rules=rules, board=board)
+    line = "next round in 12 s · Enter: ready now (it starts when everyone is)"
+    assert line in render(replace(view, countdown=12), 80, 24).text()
+    assert "next round in" not in render(view, 80, 24).text()  # no countdown: none shown

@@ -514,8 +514,8 @@ class _Painter:
         elif view.countdown is not None:
             rows.append(
                 self.message_row(
-                    f"next round in {view.countdown} s — Enter: back to the table, ready now "
-                    "(it starts when everyone is)",
+                    f"next round in {view.countdown} s · Enter: ready now (it starts when "
+                    "everyone is)",  # (one row at 80 columns)
                     Style.WARN,
                 )
             )
