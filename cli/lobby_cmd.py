@@ -47,12 +47,13 @@ from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
-from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
+from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, StartRefusedError, parse_invite
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
+from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
@@ -171,6 +172,16 @@ class _Out:
         self.emit("table", f"table: {cells}{note}", seats=seats)
 
 
+def _rules_words(rules: dict[str, Any]) -> str:
+    """The rules a host shows, in words (or as given, if they are not rules we know)."""
+    from p2p_nertz.ui.lobby import rules_text
+
+    try:
+        return " · ".join(rules_text(Rules.from_dict(rules)))
+    except NertzError:
+        return f"not rules this version knows: {rules!r}"
+
+
 def _seats_of(view: TableView) -> list[dict[str, Any]]:
     return [
         {"name": s.name, "fingerprint": fingerprint(s.peer_id), "ready": s.ready}
@@ -278,6 +289,7 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
         game_id=spec.game_id.hex(),
         seat=seat + 1,
         players=[m.name for m in spec.members],
+        rules=spec.rules.to_dict(),
         log=str(path),
     )
 
@@ -381,10 +393,20 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
 
 
 # -- host --------------------------------------------------------------------------------------
-def _spawn_bots(args: argparse.Namespace, lobby_endpoint: str) -> list[subprocess.Popen[bytes]]:
+def _spawn_bots(
+    args: argparse.Namespace, lobby_endpoint: str, lobby: LobbyHost | None = None
+) -> list[subprocess.Popen[bytes]]:
     address = lobby_endpoint.removeprefix("tcp://")
     procs = []
     for n in range(args.bots):
+        keys: list[str] = []
+        if lobby is not None and lobby.table.invited is not None:
+            # An invite-only table seats its own bots too: their keys are made here and
+            # invited, kept in the key store as `nertz bot` without --key would keep its own.
+            identity = Identity.generate()
+            key_path = keep_key(identity)
+            lobby.invite(identity.fingerprint)
+            keys = ["--key", str(key_path)]
         command = [
             sys.executable,
             "-m",
@@ -401,6 +423,7 @@ def _spawn_bots(args: argparse.Namespace, lobby_endpoint: str) -> list[subproces
             "--log-dir",
             str(args.log_dir),
             "--json",
+            *keys,
             *_liveness_argv(args),
         ]
         procs.append(
@@ -434,12 +457,19 @@ def _cmd_host(args: argparse.Namespace) -> int:
         rules.validate_players(args.players)
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
+    invited = _invites(args)
     game_port = _free_port(address)
-    interactive = args.players is None and sys.stdin.isatty()
+    interactive = sys.stdin.isatty()
     if args.players is None and not interactive:
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
+    told = [0]
 
     def on_change(table: HostLobby) -> None:
+        # Every key that sits (or leaves, or is removed) is a line of its own: with auto-start
+        # and no invite list, this is how the host sees who took a seat (docs/lobby.md §6).
+        for line in table.log[told[0] :]:
+            out.emit("news", line, line=line)
+        told[0] = len(table.log)
         if table.started is None:
             out.table(_seats_of(table.view()))
 
@@ -455,6 +485,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         broadcast=args.discover,
         beacon_port=args.beacon_port,
         on_change=on_change,
+        invited=invited,
     )
     bots: list[subprocess.Popen[bytes]] = []
 
@@ -470,11 +501,18 @@ def _cmd_host(args: argparse.Namespace) -> int:
                 endpoint=endpoint,
                 fingerprint=identity.fingerprint,
                 lobby_id=lobby.table.lobby_id.hex(),
+                invited=sorted(invited) if invited is not None else None,
             )
-            bots.extend(_spawn_bots(args, endpoint))
+            if invited is None:
+                text = (
+                    "anybody who reaches this lobby may sit (each is shown as they do); "
+                    "--invite FINGERPRINT makes the table invite-only"
+                )
+                out.emit("open", text, line=text)
+            bots.extend(_spawn_bots(args, endpoint, lobby))
             enter = trio.CancelScope()
             if interactive:
-                nursery.start_soon(_start_on_enter, lobby, out, enter)
+                nursery.start_soon(_host_prompt, lobby, out, enter)
             session = await lobby.wait_started()
             enter.cancel()  # the keys are the table's now
             node, path = _node(args, identity, session, out, config)
@@ -495,20 +533,94 @@ def _cmd_host(args: argparse.Namespace) -> int:
     return _done(out, "host", result)
 
 
-async def _start_on_enter(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> None:
-    """Start the game when Enter is pressed (a line on standard input), until ``scope`` is
+_PROMPT_HELP = (
+    "Enter starts when everybody is ready; remove SEAT|FINGERPRINT unseats a guest (refused "
+    "for the rest of this lobby); invite FINGERPRINT lets a key sit"
+)
+
+
+def host_command(lobby: LobbyHost, line: str) -> str:
+    """Carry out one line typed at the host's prompt; return what to print.
+
+    Commands: an empty line (or ``start``) starts the game; ``remove SEAT`` or ``remove
+    FINGERPRINT`` unseats a guest (the seat number as the table line counts, the host is 1);
+    ``invite FINGERPRINT`` lets a key sit (and lifts its removal); ``help``.
+    """
+    word, _, rest = line.strip().partition(" ")
+    rest = rest.strip()
+    try:
+        if word in ("", "start"):
+            session = lobby.start()
+            return f"starting game {session.game_id.hex()[:16]}"
+        if word == "remove" and rest:
+            seats = lobby.table.seats
+            if rest.isdigit():
+                n = int(rest)
+                if not 2 <= n <= len(seats):
+                    return f"no guest in seat {n} (seats 2-{len(seats)} are guests)"
+                who = seats[n - 1].peer_id
+            else:
+                wanted = parse_invite(rest)
+                found = [s.peer_id for s in seats[1:] if fingerprint(s.peer_id) == wanted]
+                if not found:
+                    return f"no guest {wanted} at the table"
+                who = found[0]
+            lobby.remove(who)
+            return f"removed {fingerprint(who)}: refused for the rest of this lobby"
+        if word == "invite" and rest:
+            return f"{lobby.invite(rest)} may sit"
+    except (LobbyError, ValueError) as exc:
+        return str(exc)
+    return _PROMPT_HELP
+
+
+async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> None:
+    """Read the host's commands (:func:`host_command`) on standard input until ``scope`` is
     cancelled: waiting for standard input in trio, so nothing is left reading it afterwards."""
-    print("press Enter to start when everybody is ready", flush=True)
+    print(
+        "press Enter to start when everybody is ready "
+        "(remove SEAT|FINGERPRINT, invite FINGERPRINT, help)",
+        flush=True,
+    )
     fd = sys.stdin.fileno()
     with scope:
         while lobby.table.started is None:
             await trio.lowlevel.wait_readable(fd)
-            if not os.read(fd, 4096):
+            data = os.read(fd, 4096)
+            if not data:
                 return
-            try:
-                lobby.start()
-            except LobbyError as exc:
-                print(str(exc), flush=True)
+            for line in data.decode(errors="replace").splitlines() or [""]:
+                if lobby.table.started is None:
+                    print(host_command(lobby, line), flush=True)
+
+
+def _invites(args: argparse.Namespace) -> set[str] | None:
+    """The invite list from ``--invite`` and ``--invite-file`` (``None``: no list).
+
+    Raises:
+        NertzError: an entry is not a fingerprint, or the file cannot be read.
+    """
+    if not args.invite and args.invite_file is None:
+        return None
+    entries = [("--invite", text) for text in args.invite]
+    if args.invite_file is not None:
+        path: Path = args.invite_file
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise NertzError(f"cannot read the invite file {str(path)!r}: {why}") from None
+        for n, line in enumerate(text.splitlines(), 1):
+            word = line.split("#", 1)[0].strip()
+            if word:
+                entries.append((f"{path}:{n}", word.split()[0]))
+    invited = set()
+    for where, word in entries:
+        try:
+            invited.add(parse_invite(word))
+        except ValueError as exc:
+            raise NertzError(f"{where}: {exc}") from None
+    return invited
 
 
 # -- join and bot ------------------------------------------------------------------------------
@@ -563,8 +675,14 @@ def _cmd_join(args: argparse.Namespace) -> int:
         address = route_address(target)
         game_endpoint = f"tcp://{address}:{_free_port(address)}"
         last: list[list[dict[str, Any]]] = []
+        shown: list[dict[str, Any]] = []
 
         def on_table(view: TableView) -> None:
+            # The rules we would join, said when first shown (we play those or none: a host
+            # that shows others is left, docs/lobby.md §5).
+            if not shown or shown[-1] != view.rules:
+                shown.append(view.rules)
+                out.emit("rules", f"rules: {_rules_words(view.rules)}", rules=view.rules)
             seats = _seats_of(view)
             if not last or last[-1] != seats:
                 last.append(seats)
@@ -573,15 +691,20 @@ def _cmd_join(args: argparse.Namespace) -> int:
         kwargs: dict[str, Any] = {"host": host}
         if lobby_id is not None:
             kwargs["lobby_id"] = lobby_id
-        session = await join_lobby(
-            identity,
-            args.name,
-            game_endpoint,
-            lobby_endpoint,
-            timeout=args.timeout,
-            on_table=on_table,
-            **kwargs,
-        )
+        try:
+            session = await join_lobby(
+                identity,
+                args.name,
+                game_endpoint,
+                lobby_endpoint,
+                timeout=args.timeout,
+                on_table=on_table,
+                **kwargs,
+            )
+        except StartRefusedError as exc:
+            if args.json:  # (in text, the error line says it)
+                out.emit("refused", "", reason=str(exc))
+            raise NertzError(f"did not join: {exc}") from None
         node, path = _node(args, identity, session, out, config)
         _announce_start(out, identity, session, path)
         return await _play(args, node, session.endpoints)
@@ -880,6 +1003,19 @@ def add_parsers(sub: Any) -> None:
     )
     _discovery(p)
     p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
+    p.add_argument(
+        "--invite",
+        action="append",
+        default=[],
+        metavar="FINGERPRINT",
+        help="only these keys may sit (repeatable; as `nertz keygen --show` prints them)",
+    )
+    p.add_argument(
+        "--invite-file",
+        type=Path,
+        metavar="PATH",
+        help="invite the fingerprints in this file (one a line, # comments)",
+    )
     p.add_argument(
         "--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8",
         help="seats at the table, you included (default 8)",

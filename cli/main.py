@@ -16,6 +16,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from importlib import resources
 from typing import TYPE_CHECKING, NoReturn
 
 from p2p_nertz import __version__
@@ -48,6 +49,10 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("watch", "follow a live game as a spectator (members push to you with --watcher)"),
     ("audit", "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"),
     ("replay", "step through a game from its signed logs (--text: one line per event)"),
+    (
+        "rules",
+        "print the rules of the game (how to play, the variants, where each rule comes from)",
+    ),
     ("match", "play an in-process match of bots (no network) and print the scoreboard"),
 )
 
@@ -160,7 +165,9 @@ def _liveness_argv(args: argparse.Namespace) -> list[str]:
 
 
 def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("rules (RULES.md; defaults are the standard game)")
+    group = parser.add_argument_group(
+        "rules (nertz rules prints them; defaults: the standard game)"
+    )
     goal = group.add_mutually_exclusive_group()
     goal.add_argument("--target", type=_positive, help="play to this score (default 100)")
     goal.add_argument(
@@ -188,6 +195,11 @@ def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--pairs", action="store_true", help="two-player teams (seats 1+2, 3+4…)")
     group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0, help="jokers per deck")
+    group.add_argument(
+        "--turn-based",
+        action="store_true",
+        help="one move per turn in seat order instead of all at once (a Nerts call any time)",
+    )
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
@@ -207,6 +219,7 @@ def _rules_from(args: argparse.Namespace) -> Rules:
         rotate_alone=args.rotate_alone,
         pairs=args.pairs,
         jokers=args.jokers,
+        turn_based=args.turn_based,
         **goal,
     )
 
@@ -268,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
+    rules_help = (
+        "print the rules of the game (how to play, the variants, where each rule comes from)"
+    )
+    p = sub.add_parser("rules", help=rules_help, description=rules_help)
+    p.set_defaults(func=_cmd_rules)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
         ("match", "play an in-process match of bots (no network) and print the scoreboard"),
@@ -323,6 +341,21 @@ def _players_from(args: argparse.Namespace, strategies_text: str | None = None) 
             raise NertzError(f"speed must be 1-10, not {speed!r}")
         players.append(Player(strategy, int(speed), f"P{seat}"))
     return players
+
+
+RULES_FILE = ("p2p_nertz.rules", "rules.md")
+"""Where the rule book ships: package data of the rules engine (docs/rules.md points there)."""
+
+
+def rules_text() -> str:
+    """The rule book, as the installed package holds it."""
+    package, name = RULES_FILE
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    sys.stdout.write(rules_text())
+    return EXIT_OK
 
 
 def _cmd_match(args: argparse.Namespace) -> int:

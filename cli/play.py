@@ -103,7 +103,7 @@ from p2p_nertz.ui import (
     press,
     render,
 )
-from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC, settle
+from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
 from p2p_nertz.ui.lobby import (
     AddBot,
     AtTable,
@@ -115,6 +115,7 @@ from p2p_nertz.ui.lobby import (
     LobbyKeys,
     LobbyView,
     Quit,
+    RemoveSeat,
     SeatLine,
     SetReady,
     StartGame,
@@ -484,15 +485,12 @@ async def run_table(
         )
 
     def draw() -> None:
-        nonlocal keys
         width, height = terminal.size()
         try:
             peer = node.peer
         except RuntimeError:
             return
         silent, needed = silence(peer)
-        with contextlib.suppress(RuntimeError):
-            keys = settle(keys, context())  # a status line the table has since made untrue
         view = tracker.view(peer, keys, final=stopped, silent=silent, needed=needed)
         if countdown_end is not None and view.board is not None and view.board.result is None:
             left = math.ceil(max(0.0, countdown_end - trio.current_time()))
@@ -1093,6 +1091,8 @@ class _LobbyApp:
                 self._add_bot(action.strategy, action.speed)
             elif isinstance(action, StartGame):
                 self._start()
+            elif isinstance(action, RemoveSeat):
+                self._remove(action.seat)
             elif isinstance(action, LeaveTable):
                 self._leave()
             elif isinstance(action, Quit):
@@ -1149,9 +1149,14 @@ class _LobbyApp:
         game_endpoint = f"tcp://{address}:{_free_port(address)}"
         where = item.where
 
+        resets = [0]
+
         def on_table(view: TableView) -> None:
             self._seats_news(self.seen.get(where), view)
             self.seen[where] = view
+            if guest.state.resets > resets[0]:  # docs/lobby.md §5: a ready is for one table
+                resets[0] = guest.state.resets
+                self.say("the table changed: you are not ready any more (r when ready)")
             self.poke()
 
         guest = LobbyGuest(
@@ -1211,6 +1216,21 @@ class _LobbyApp:
             self.say(str(exc), status=True)
             return
         self._begin(_Started(session, self.host))
+
+    def _remove(self, seat: int) -> None:
+        if self.host is None:
+            return
+        seats = self.host.table.seats
+        if not 2 <= seat <= len(seats):
+            self.say(f"no guest in seat {seat}", status=True)
+            return
+        who = seats[seat - 1]
+        try:
+            self.host.remove(who.peer_id)
+        except LobbyError as exc:
+            self.say(str(exc), status=True)
+            return
+        self.say(f"removed {who.name} ({fingerprint(who.peer_id)}) from the table", status=True)
 
     def _leave(self) -> None:
         if self.host is not None:

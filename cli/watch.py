@@ -26,7 +26,7 @@ from cli.play import Terminal, _symbols_ok, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.runtime.node import WATCH_SPEC_TAG
+from p2p_nertz.runtime.node import WATCH_MAX_FRAME, WATCH_SPEC_TAG
 from p2p_nertz.runtime.zmqtrio import create_socket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
@@ -110,7 +110,7 @@ async def watch(
     keys = KeyState()
     wake = trio.Event()
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    router = create_socket(ctx, zmq.ROUTER)
+    router = create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME)
     try:
         router.bind(bind)
         async with trio.open_nursery() as nursery:

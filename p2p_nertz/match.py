@@ -146,7 +146,7 @@ def play_round(
         seen = max(now - pacings[seat].reaction_ms, fresh_after[seat])
         lake = lakes[bisect.bisect_right(lake_times, seen) - 1]
         view = table if lake is table.lake else table.with_lake(lake)
-        move = strategies[seat].choose(view, seat)
+        move = strategies[seat].decide(view, seat)
         if move is not None:
             actions += 1
             if actions > MAX_ACTIONS_PER_ROUND:

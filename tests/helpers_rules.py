@@ -145,6 +145,7 @@ def check_invariants(table: Table, before: Table | None = None) -> None:
         assert foundation_is_valid(fid, cards), f"foundation {fid}: {cards}"
         assert table.lake[fid][0].owner == fid.owner
     assert eval(repr(table.lake), {"Lake": Lake}) == table.lake
+    assert Table.parse(str(table)) == table  # the whole table's notation reads back
 
 
 def recount(table: Table) -> tuple[list[int], list[int]]:

@@ -223,7 +223,7 @@ class PeerNetwork:
         if self._bot_round[seat] != tentative.round.number:
             self._bot_round[seat] = tentative.round.number
             self.bots[seat].new_round()
-        move = self.bots[seat].choose(view, seat)
+        move = self.bots[seat].decide(view, seat)
         if move is None:
             return
         # A frozen pile or a race lost in the meantime: the bot tries again later.

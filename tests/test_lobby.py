@@ -113,14 +113,16 @@ def _signed(identity: Identity, fields: list[object]) -> bytes:
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [
-        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True]], "version 2"),
-        ([1, "shout", LOBBY, None, []], "'shout'"),
-        ([1, "hello", LOBBY, None, ["", "tcp://127.0.0.1:7000", True]], "name"),
-        ([1, "hello", LOBBY, None, ["Bob", "tcp://0.0.0.0:7000", True]], "endpoint"),
-        ([1, "hello", LOBBY, None, ["Bob", "ipc:///tmp/x", True]], "endpoint"),
-        ([1, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:0", True]], "endpoint"),
-        ([1, "hello", b"short", None, ["Bob", "tcp://127.0.0.1:7000", True]], "32 bytes"),
-        ([1, "table", LOBBY, None, [{}, 9, []]], "seats"),
+        ([9, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "version 9"),
+        ([2, "shout", LOBBY, None, []], "'shout'"),
+        ([2, "hello", LOBBY, None, ["", "tcp://127.0.0.1:7000", True, b""]], "name"),
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://0.0.0.0:7000", True, b""]], "endpoint"),
+        ([2, "hello", LOBBY, None, ["Bob", "ipc:///tmp/x", True, b""]], "endpoint"),
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:0", True, b""]], "endpoint"),
+        ([2, "hello", b"short", None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "32 bytes"),
+        ([2, "table", LOBBY, None, [{}, 9, []]], "seats"),
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True]], "bad 'hello'"),
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b"x"]], "digest"),
     ],
 )
 def test_lobby_bad_fields_are_refused(fields: list[object], reason: str) -> None:
@@ -142,16 +144,16 @@ def host(capacity: int = 4, rules: Rules | None = None) -> HostLobby:
     )
 
 
-def guest(identity: Identity, name: str, port: int, *, ready: bool = True) -> GuestLobby:
-    return GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready)
+def guest(
+    identity: Identity, name: str, port: int, *, ready: bool = True, stay_ready: bool = True
+) -> GuestLobby:
+    return GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready, stay_ready=stay_ready)
 
 
 _SEATED: weakref.WeakKeyDictionary[HostLobby, list[GuestLobby]] = weakref.WeakKeyDictionary()
 
 
-def deliver(table: HostLobby, g: GuestLobby, now: float = 0.0) -> list[object]:
-    """Send ``g``'s hello to the host, pass every answer on to the guests it is addressed to
-    (a broadcast to every guest seated so far); return what ``g`` got."""
+def _exchange(table: HostLobby, g: GuestLobby, now: float) -> list[object]:
     seated = _SEATED.setdefault(table, [])
     got = []
     for out in table.receive(g.hello(), now, sender=g.identity.peer_id):
@@ -163,6 +165,22 @@ def deliver(table: HostLobby, g: GuestLobby, now: float = 0.0) -> list[object]:
             got.append(g.receive(out.data))
     if g not in seated:
         seated.append(g)
+    return got
+
+
+def deliver(table: HostLobby, g: GuestLobby, now: float = 0.0) -> list[object]:
+    """Send ``g``'s hello to the host, pass every answer on to the guests it is addressed to
+    (a broadcast to every guest seated so far); then let every seated guest say what it now
+    says for the table, as a runtime guest does at once; return what ``g`` got first."""
+    got = _exchange(table, g, now)
+    seated = _SEATED[table]
+    for _ in range(20):
+        keys = {s.peer_id for s in table.seats}
+        due = [x for x in seated if x.hello_due() and x.identity.peer_id in keys]
+        if not due:
+            break
+        for x in due:
+            _exchange(table, x, now)
     return got
 
 
@@ -182,7 +200,7 @@ def test_lobby_start_gives_every_member_the_same_game() -> None:
     bob, cat = guest(BOB, "Bob", 7001), guest(CAT, "Cat", 7002)
     deliver(table, bob)
     deliver(table, cat)
-    session, outs = table.start(b"label")
+    session, outs = table.start()
     sessions = [g.receive(outs[0].data) for g in (bob, cat)]
     assert all(s == session for s in sessions)
     assert isinstance(session, Session)
@@ -201,7 +219,7 @@ def test_lobby_does_not_start_until_everyone_is_ready() -> None:
     deliver(table, bob)
     assert table.why_not_start() == "waiting for Bob to be ready"
     with pytest.raises(LobbyError, match="waiting for Bob"):
-        table.start(b"x")
+        table.start()
     bob.ready = True
     deliver(table, bob)
     assert table.why_not_start() is None
@@ -248,10 +266,11 @@ def test_lobby_silent_guest_is_unseated_and_bye_leaves() -> None:
     table = host()
     deliver(table, guest(BOB, "Bob", 7001), now=0.0)
     cat = guest(CAT, "Cat", 7002)
-    deliver(table, cat, now=4.0)
-    assert table.tick(5.5) != []
+    deliver(table, cat, now=4.0)  # Bob says ready for the new table at 4.0 too
+    _exchange(table, cat, now=8.0)
+    assert table.tick(9.5) != []
     assert [s.name for s in table.seats] == ["Ann", "Cat"]
-    table.receive(cat.bye("gone"), 6.0)
+    table.receive(cat.bye("gone"), 10.0)
     assert [s.name for s in table.seats] == ["Ann"]
     assert table.log[-1].endswith("left: gone")
 
@@ -260,15 +279,15 @@ def test_guest_refuses_a_start_that_is_not_the_shown_game() -> None:
     table = host()
     bob = guest(BOB, "Bob", 7001)
     deliver(table, bob)
-    cheat = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(draw=1), b"x")
+    cheat = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(draw=1), LOBBY)
     endpoints = {ANN.peer_id: "tcp://127.0.0.1:7000", BOB.peer_id: "tcp://127.0.0.1:7001"}
     with pytest.raises(LobbyError, match="other rules"):
         bob.receive(encode(ANN, LOBBY, Start(cheat.to_wire(), endpoints)))
-    without = GameSpec.create([(ANN.peer_id, "Ann"), (CAT.peer_id, "Cat")], Rules(), b"x")
+    without = GameSpec.create([(ANN.peer_id, "Ann"), (CAT.peer_id, "Cat")], Rules(), LOBBY)
     with pytest.raises(LobbyError, match="without us"):
         bob.receive(encode(ANN, LOBBY, Start(without.to_wire(), endpoints)))
     moved = {**endpoints, BOB.peer_id: "tcp://127.0.0.1:9999"}
-    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), b"x")
+    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), LOBBY)
     with pytest.raises(LobbyError, match="not ours"):
         bob.receive(encode(ANN, LOBBY, Start(spec.to_wire(), moved)))
     assert bob.session is None

@@ -150,16 +150,17 @@ class _QueuedRouter:
     """The two ROUTER calls the receive loop makes, over a list the test fills (a unit test
     of the loop's order: real sockets do not let a test line messages up before a read)."""
 
-    def __init__(self, queued: list[bytes]) -> None:
+    def __init__(self, queued: list[bytes], sender: bytes) -> None:
         self.queued = queued
+        self.sender = sender  # the routing id of a member (the node drops the others' frames)
 
     async def recv_multipart(self) -> list[bytes]:
         while not self.queued:
             await trio.sleep_forever()  # the test cancels the loop once everything is fed
-        return [b"N-sender", self.queued.pop(0)]
+        return [self.sender, self.queued.pop(0)]
 
     def try_recv_multipart(self) -> list[bytes] | None:
-        return [b"N-sender", self.queued.pop(0)] if self.queued else None
+        return [self.sender, self.queued.pop(0)] if self.queued else None
 
 
 class _FeedRecorder:
@@ -198,7 +199,7 @@ async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -
     acks = [signed(0, Kind.ACK, 10 + i) for i in range(8)]
     early, late = signed(1, Kind.MOVE, 30), signed(2, Kind.CLAIM, 31)
     # The claim waits behind six acks; the move arrives while beats are still unfed.
-    router = _QueuedRouter([*acks[:6], late, *acks[6:]])
+    router = _QueuedRouter([*acks[:6], late, *acks[6:]], routing_id(author.peer_id))
     recorder = _FeedRecorder(len(acks) + 2, lambda: router.queued.append(early))
     node = make_node(identities[0], spec, tmp_path / "log")
     node._peer = recorder  # type: ignore[assignment]

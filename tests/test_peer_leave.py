@@ -169,7 +169,7 @@ def _withholding_game(factory: type[Peer], seed: int) -> PeerNetwork:
     [
         pytest.param(_Withholder, 1, False, id="nonce-before-the-deal"),
         pytest.param(_NoReady, 2, True, id="ready-during-play"),
-        pytest.param(_NoSecret, 3, True, id="secret-after-play"),
+        pytest.param(_NoSecret, 4, True, id="secret-after-play"),  # 3 ties: an extra round
     ],
 )
 def test_member_withholding_is_voted_out_and_forfeits_once_dealt(

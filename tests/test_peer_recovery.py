@@ -121,8 +121,10 @@ def test_recovery_takes_back_lost_phase_events(
 
 def test_recovery_takes_back_a_lost_result() -> None:
     rules = Rules(target=None, rounds=2)
-    result = _run(_config(2, Crash(0, 16.26, 1.0, lose_own=1), seed=1, rules=rules))
-    assert _lost(result) == [(69, Kind.RESULT)]
+    # The instant just after seat 0 signs its round-1 result (the game of seed 1 as the rules
+    # play it; a change of the rules moves it).
+    result = _run(_config(2, Crash(0, 31.91, 1.0, lose_own=1), seed=1, rules=rules))
+    assert _lost(result) == [(132, Kind.RESULT)]
     _assert_recovered(result, 0)
     peer = result.peers[0]
     assert peer is not None and len(peer.final.history) == 2

@@ -75,8 +75,11 @@ def test_build_refuses_another_suit_or_a_skipped_rank() -> None:
     table = table_from("N: 3H | 1: 3S | 2: 8C | 3: 7C | 4: 6C", lake="0S: AS/0")
     assert_illegal(table, 0, "N>L@0S", "cannot go on the SPADES foundation")
     assert_illegal(table, 0, "N>L", "fits on no foundation")
-    assert_illegal(table, 0, "1>L@0S", "does not fit on foundation 0S")
-    assert_illegal(table, 0, "1>L@3S", "does not fit on foundation 3S")
+    assert_illegal(table, 0, "1>L@3S", "does not fit on foundation 3S (not started)")
+    # A skipped rank on a started foundation is a claim the lake resolves: lost, the card stays.
+    after, (p,) = script(table, "0 1>L@0S")
+    assert p.resolution is not None and p.resolution.outcome is Outcome.LOST
+    assert after.tableaux == table.tableaux and after.lake == table.lake
 
 
 def test_anyone_plays_on_anyones_foundation() -> None:

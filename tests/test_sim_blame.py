@@ -62,7 +62,9 @@ def test_blame_a_partition_of_any_length_accuses_nobody_of_withholding(
 
 @pytest.mark.parametrize("seed", [229, 1322, 2070, 2431])
 def test_blame_the_soak_seeds_that_froze_on_mutual_withheld_votes(seed: int) -> None:
-    """Each froze for good on main before the fix: after a long partition (with a member
+    """Each froze for good before the fix (with the rules as they were before issue 15's
+    changes to the everyone-stuck rotation and stale passes, which play these seeds
+    differently; they stay as seeded games with long faults): after a long partition (with a member
     asleep and readmitted on one side only, or a crash), the two sides' finals stood at
     different phases; each side voted the other's members out for withholding, the votes
     stood, and no strict majority ever agreed."""

@@ -22,9 +22,12 @@ from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import ViolationKind
 from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import PeerConfig, Send
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import GameEnded, GameState, Notice, Phase
 from p2p_nertz.rng import Rng
-from p2p_nertz.rules import Rules, Termination
+from p2p_nertz.rules import Game, Rules, Termination
 from p2p_nertz.sim import (
     Crash,
     Faults,
@@ -199,8 +202,10 @@ def _soak_seed(seed: int) -> tuple[int, list[str]]:
 
 
 #: The soak seeds (scripts/soak.py, long faults) that found each fault fixed for issue 13; see
-#: CHANGELOG. Each failed before its fix: tables frozen for good, folds disagreeing with the
-#: union of the logs, an honest member's violation.
+#: CHANGELOG. Each failed before its fix (under the rules before issue 15 changed how a
+#: round plays: they now play other games, and stay as seeded games with long faults):
+#: tables frozen for good, folds disagreeing with the union of the logs, an honest
+#: member's violation.
 SOAK_SEEDS = (
     17,
     23,
@@ -211,6 +216,7 @@ SOAK_SEEDS = (
     185,
     224,
     236,
+    285,
     442,
     472,
     544,
@@ -218,6 +224,8 @@ SOAK_SEEDS = (
     893,
     1216,
     1315,
+    1520,
+    1826,
     2370,
     2449,
 )
@@ -294,13 +302,27 @@ def test_split_a_member_that_is_out_casts_no_votes() -> None:
 
 
 def test_split_an_extra_round_nobody_left_can_play_keeps_the_tie() -> None:
-    """Soak seed 1777: two members tied on top after the last round, both dropped by the
-    other side of a long partition; the extra round between them started with no seat and
-    waited for good. The tie is kept: the win is shared."""
-    result = run(SimConfig.soak(1777))
-    assert result.violations == []
-    finals = [p.final for p in result.peers if p is not None]
-    outcome = finals[0].game.result
+    """Soak seed 1777 (before the rules of issue 15 changed its game): two members tied on top
+    after the last round, both dropped by the other side of a long partition; the extra round
+    between them started with no seat and waited for good. The fold keeps the tie: the win is
+    shared. (Driven on the fold itself: a soak seed that reaches this moves with every change
+    of play.)"""
+    ids = [Identity.generate(bytes([i]) * 32).peer_id for i in range(3)]
+    spec = GameSpec.create([(pid, f"p{i}") for i, pid in enumerate(ids)], TWO_ROUNDS, b"tie")
+    state = GameState(spec)
+    state.game = Game(TWO_ROUNDS, 3).record((4, 4, -2)).record((1, 1, 3))
+    assert state.game.teams_next_round() == (0, 1)
+    state.dropped = {0: 30, 1: 28}  # both tied players gone
+    notices: list[Notice] = []
+    state._new_round(notices)  # (what the fold does once the last round is recorded)
+    assert state.phase is Phase.OVER
+    outcome = state.game.result
     assert outcome is not None and outcome.termination is Termination.SHARED
-    assert all(f.game.result == outcome for f in finals)
-    assert set(outcome.winners) <= set(finals[0].dropped)
+    assert outcome.winners == (0, 1)
+    assert [n for n in notices if isinstance(n, GameEnded)] == [GameEnded(outcome)]
+    # One tied player still in: the extra round is played, by that player alone.
+    state = GameState(spec)
+    state.game = Game(TWO_ROUNDS, 3).record((4, 4, -2)).record((1, 1, 3))
+    state.dropped = {0: 30}
+    state._new_round([])
+    assert state.phase is Phase.COMMIT and state.round.seats == frozenset({1})

@@ -23,7 +23,7 @@ from p2p_nertz.ui import (
     press,
     render,
 )
-from p2p_nertz.ui.keys import ENTER, settle
+from p2p_nertz.ui.keys import ENTER
 from p2p_nertz.ui.render import KEY_HELP
 from p2p_nertz.ui.view import TableView
 
@@ -132,18 +132,6 @@ def test_the_board_lists_every_lake_card_of_eight_players_at_80x24() -> None:
         words = " ".join(listing).replace("lake:", "").split()
         assert len(_ranks(words)) == 36, (seat, screen.text())
     assert "Enter: back to the table" in screen.text()
-
-
-def test_the_stuck_line_goes_when_a_rotation_clears_the_flag() -> None:
-    table = table_from(IDLE, IDLE)
-    state, actions = press(KeyState(), "p", Context(table, 0))
-    assert state.status.startswith("stuck: waiting"), state.status
-    assert [a.move for a in actions if isinstance(a, PlayMove)] == [Move.pass_()]
-    table, _ = table.play(0, Move.pass_())
-    assert settle(state, Context(table, 0)).status == state.status  # still true: it stays
-    table, _ = table.play(1, Move.pass_())  # everyone stuck: the stocks rotate
-    assert not table.stuck[0]
-    assert settle(state, Context(table, 0)).status == ""
 
 
 def test_a_card_with_no_foundation_names_the_card_it_needs_in_english() -> None:

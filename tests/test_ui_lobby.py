@@ -18,6 +18,7 @@ from p2p_nertz.ui.lobby import (
     LobbyKeys,
     LobbyView,
     Quit,
+    RemoveSeat,
     SeatLine,
     SetReady,
     StartGame,
@@ -248,6 +249,27 @@ def test_the_host_starts_only_when_nothing_blocks() -> None:
     assert not actions and "always ready" in keys.status
 
 
+def test_the_host_removes_a_guest_by_seat_number() -> None:
+    three = LobbyContext(at_table=True, hosting=True, seats=3)
+    keys, actions = press_lobby(LobbyKeys(), "x", three)
+    assert not actions and keys.removing and keys.status == "remove which guest? 2-3"
+    done, actions = press_lobby(keys, "3", three)
+    assert actions == [RemoveSeat(3)] and not done.removing
+    for key, said in (
+        ("1", "no guest in seat 1"),
+        ("9", "no guest in seat 9"),
+        ("ESC", "no guest"),
+    ):
+        done, actions = press_lobby(keys, key, three)
+        assert not actions and not done.removing and done.status.startswith(said)
+    keys, actions = press_lobby(
+        LobbyKeys(), "x", LobbyContext(at_table=True, hosting=True, seats=1)
+    )
+    assert not actions and not keys.removing and keys.status == "no guest to remove"
+    keys, actions = press_lobby(LobbyKeys(), "x", GUEST)
+    assert not actions and keys.status.startswith("only the host")
+
+
 def test_the_bot_picker_chooses_strategy_and_speed() -> None:
     keys, actions = press_lobby(LobbyKeys(), "b", HOST)
     assert keys.picking and not actions
@@ -284,7 +306,7 @@ def test_a_guest_may_add_a_bot_too() -> None:
 
 
 @given(st.lists(st.sampled_from(
-    ["1", "2", "9", "UP", "DOWN", "LEFT", "RIGHT", "ENTER", "ESC", "c", "r", "b", "s", "l",
+    ["1", "2", "9", "UP", "DOWN", "LEFT", "RIGHT", "ENTER", "ESC", "c", "r", "b", "s", "x", "l",
      "q", "?", "t", "+", "-", "0", "z", "\t", " "]
 ), max_size=30), st.sampled_from([BROWSE, GUEST, HOST, LobbyContext()]))  # fmt: skip
 def test_no_key_sequence_raises_or_leaves_the_state_invalid(
@@ -302,3 +324,5 @@ def test_no_key_sequence_raises_or_leaves_the_state_invalid(
                 assert ctx.hosting and ctx.blocker is None
             if isinstance(action, SetReady):
                 assert ctx.at_table and not ctx.hosting
+            if isinstance(action, RemoveSeat):
+                assert ctx.hosting and 2 <= action.seat <= ctx.seats

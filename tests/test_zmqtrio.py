@@ -14,10 +14,12 @@ import pytest
 import trio
 import trio.testing
 import zmq
+import zmq.utils.monitor
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.runtime.zmqtrio import (
     DEFAULT_HWM,
+    DEFAULT_MAX_MESSAGE_SIZE,
     AsyncSocket,
     create_socket,
     open_dealer,
@@ -487,6 +489,63 @@ async def test_router_handover_gives_routing_id_to_new_connection(
                     await router.send_multipart([b"hal", b"to the new one"])
                     assert await new.recv_multipart() == [b"to the new one"]
             assert old.try_recv_multipart() is None
+
+
+# -- size bound ---------------------------------------------------------------------------------
+
+
+def wait_for_event(monitor: zmq.Socket[bytes], wanted: int) -> None:
+    """Block (in a worker thread) until the monitor reports ``wanted`` (or fail after WAIT)."""
+    deadline = WAIT * 1000
+    while monitor.poll(deadline):
+        if zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())["event"] == wanted:
+            return
+    raise AssertionError(f"no zmq event {wanted} within {WAIT} s")
+
+
+async def test_a_frame_above_the_bound_is_never_delivered_and_its_sender_is_cut_off(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+) -> None:
+    bound = 4096
+    async with open_router(ctx, max_message_size=bound) as router:
+        assert router._sock.get(zmq.MAXMSGSIZE) == bound
+        # The monitor is a blocking PAIR read in a worker thread: no FD waiting on inproc.
+        monitor = router._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        try:
+            async with open_dealer(ctx, router.endpoints[0], identity=b"big") as dealer:
+                with trio.fail_after(WAIT):
+                    await dealer.send_multipart([b"x" * bound])  # the largest allowed
+                    assert await router.recv_multipart() == [b"big", b"x" * bound]
+                    await dealer.send_multipart([b"y" * (64 * bound)])
+                    await trio.to_thread.run_sync(wait_for_event, monitor, zmq.EVENT_DISCONNECTED)
+                # zmq cut the connection on reading the frame's length: nothing was delivered.
+                assert router.try_recv_multipart() is None
+            async with open_dealer(ctx, router.endpoints[0], identity=b"next") as honest:
+                with trio.fail_after(WAIT):
+                    await hello(honest, router, b"next")  # the ROUTER serves the others still
+        finally:
+            router._sock.disable_monitor()
+            monitor.close(linger=0)
+
+
+async def test_every_socket_is_bounded_by_default(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
+    for kind in (zmq.ROUTER, zmq.DEALER):
+        sock = create_socket(ctx, kind)
+        try:
+            assert sock._sock.get(zmq.MAXMSGSIZE) == DEFAULT_MAX_MESSAGE_SIZE
+        finally:
+            sock.close()
+    with pytest.raises(ValueError, match="max_message_size"):
+        create_socket(ctx, zmq.ROUTER, max_message_size=0)
+    router = create_socket(ctx, zmq.ROUTER, recv_hwm=7, max_message_size=100)
+    try:
+        assert router._sock.get(zmq.RCVHWM) == 7
+        assert router._sock.get(zmq.SNDHWM) == DEFAULT_HWM
+        assert router._sock.get(zmq.MAXMSGSIZE) == 100
+    finally:
+        router.close()
+    with pytest.raises(ValueError, match="hwm"):
+        create_socket(ctx, zmq.ROUTER, recv_hwm=0)
 
 
 # -- validation ---------------------------------------------------------------------------------

@@ -38,6 +38,20 @@ class Strategy(abc.ABC):
     def choose(self, table: Table, seat: int) -> Move | None:
         """The move ``seat`` makes now, or ``None`` to wait (stuck and waiting for others)."""
 
+    def decide(self, table: Table, seat: int) -> Move | None:
+        """The move ``seat`` makes now: :meth:`choose`, kept to the turns of turn-based play.
+
+        Whoever schedules a bot calls this. In simultaneous play it is :meth:`choose`. In
+        turn-based play (RULES.md [001]) a bot out of turn only calls Nerts when it may, and
+        on its turn a strategy that would wait passes instead: the others wait for its move.
+        """
+        if not table.rules.turn_based:
+            return self.choose(table, seat)
+        if table.turn != seat:
+            return Move.call() if table.can_call(seat) else None
+        move = self.choose(table, seat)
+        return Move.pass_() if move is None else move
+
     def new_round(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Forget per-round memory (called before each round)."""
 

@@ -10,8 +10,10 @@ the game id and roster). Each is a msgpack array followed by the sender's Ed2551
 =========  ============  ====================================================================
 kind       direction     body
 =========  ============  ====================================================================
-``hello``  guest → host  ``[name, endpoint, ready]``: "seat me; my game endpoint; am I ready"
-                         (sent again every second: a keep-alive, and how ``ready`` changes)
+``hello``  guest → host  ``[name, endpoint, ready, table]``: "seat me; my game endpoint; am I
+                         ready, and for which table" (``table``: the :func:`table_digest` of
+                         the table the guest said ready for, or empty; sent again every
+                         second: a keep-alive, and how ``ready`` changes)
 ``table``  host → guest  ``[rules, capacity, [[key, name, endpoint, ready], ...]]``: the
                          table as it is now, host first, then guests in the order they came
 ``start``  host → guest  ``[spec, {key: endpoint}]``: the :class:`GameSpec` wire bytes and
@@ -22,12 +24,17 @@ kind       direction     body
 
 A guest that does not know the lobby id yet (it was given ``--peer host:port``) sends its first
 ``hello`` with 32 zero bytes; the host answers with its ``table``, which carries the real id.
-Every decode failure is a :class:`LobbyMessageError` naming what is wrong.
+Every decode failure is a :class:`LobbyMessageError` naming what is wrong (and, for the log's
+flood summaries, a short :attr:`~LobbyMessageError.code` and the kind if it could be read).
+
+Version 2 added ``table`` to ``hello``: a ``ready`` counts only for the table it names, so a
+ready given for one roster is never counted for another (docs/lobby.md §4-5).
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import ipaddress
 from dataclasses import dataclass
 from typing import Any, Final
@@ -57,17 +64,32 @@ __all__ = [
     "check_endpoint",
     "decode",
     "encode",
+    "table_digest",
 ]
 
-VERSION: Final = 1
+VERSION: Final = 2
 ANY_LOBBY: Final = bytes(32)
 """The lobby id of a first ``hello`` sent to an address (the id is not known yet)."""
 MAX_MESSAGE: Final = 32768
 _DOMAIN: Final = b"p2p-nertz/v1/lobby\0"
+_TABLE_DOMAIN: Final = b"p2p-nertz/v1/lobby-table\0"
+DIGEST_SIZE: Final = 32
 
 
 class LobbyMessageError(RemoteProtocolError, ValueError):
-    """Bytes received in the lobby are not a valid, signed lobby message."""
+    """Bytes received in the lobby are not a valid, signed lobby message (or not one this
+    side takes).
+
+    Attributes:
+        code: what is wrong, for counting (``"malformed"``, ``"forged"``, ``"foreign"``,
+            ``"out of place"``, ``"rate-limited"``, ...); the message says it in words.
+        kind: the message's kind (``"hello"``, ...) if it could be read, else ``None``.
+    """
+
+    def __init__(self, message: str, *, code: str = "malformed", kind: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.kind = kind
 
 
 def check_endpoint(endpoint: str) -> str:
@@ -105,6 +127,8 @@ class Hello:
     name: str
     endpoint: str
     ready: bool
+    table: bytes = b""
+    """The :func:`table_digest` of the table ``ready`` is given for (empty: none yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +148,31 @@ class TableView:
     rules: dict[str, Any]
     capacity: int
     seats: tuple[Seat, ...]
+
+
+def table_digest(lobby_id: bytes, view: TableView) -> bytes:
+    """What a guest says ready *for*: SHA-256 over the lobby, the rules, the capacity and every
+    seat's key, name and endpoint in seat order — everything a ``start`` must match — but not
+    the ready flags (which change as guests say ready, without changing the game).
+
+    >>> from dataclasses import replace
+    >>> ann = Seat(PeerId(bytes(32)), "Ann", "tcp://10.0.0.5:5601", True)
+    >>> table = TableView({}, 4, (ann,))
+    >>> digest = table_digest(bytes(32), table)
+    >>> digest == table_digest(bytes(32), TableView({}, 4, (replace(ann, ready=False),)))
+    True
+    >>> digest == table_digest(bytes(32), TableView({"draw": 1}, 4, (ann,)))
+    False
+    """
+    # Sorted rule items: two dicts with the same rules in another order are the same table.
+    canonical = [
+        lobby_id,
+        sorted([k, v] for k, v in view.rules.items()),
+        view.capacity,
+        [[bytes(s.peer_id), s.name, s.endpoint] for s in view.seats],
+    ]
+    packed: bytes = msgpack.packb(canonical, use_bin_type=True)
+    return hashlib.sha256(_TABLE_DOMAIN + packed).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +208,8 @@ class _Kind(enum.Enum):
     REFUSE = "refuse"
 
 
+_KIND_NAMES: Final = frozenset(k.value for k in _Kind)
+
 _KIND_OF: Final[dict[type, _Kind]] = {
     Hello: _Kind.HELLO,
     TableView: _Kind.TABLE,
@@ -179,8 +230,8 @@ class LobbyMessage:
 
 def _body_fields(body: Body) -> list[Any]:
     match body:
-        case Hello(name, endpoint, ready):
-            return [name, endpoint, ready]
+        case Hello(name, endpoint, ready, table):
+            return [name, endpoint, ready, table]
         case TableView(rules, capacity, seats):
             return [rules, capacity, [[s.peer_id, s.name, s.endpoint, s.ready] for s in seats]]
         case Start(spec, endpoints):
@@ -211,8 +262,10 @@ def _key(value: object, whose: str = "a seat's") -> PeerId:
 
 def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
     match kind, fields:
-        case _Kind.HELLO, [name, str() as endpoint, bool() as ready]:
-            return Hello(_name(name), check_endpoint(endpoint), ready)
+        case _Kind.HELLO, [name, str() as endpoint, bool() as ready, bytes() as table]:
+            if len(table) not in (0, DIGEST_SIZE):
+                raise ValueError(f"a table digest is {DIGEST_SIZE} bytes or none")
+            return Hello(_name(name), check_endpoint(endpoint), ready, table)
         case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats]:
             if not 1 <= capacity <= 8 or not 1 <= len(seats) <= capacity:
                 raise ValueError(f"{len(seats)} seats at a table for {capacity}")
@@ -245,7 +298,9 @@ def decode(data: bytes) -> LobbyMessage:
         LobbyMessageError: it is not one (the message says why).
     """
     if len(data) > MAX_MESSAGE:
-        raise LobbyMessageError(f"a lobby message is at most {MAX_MESSAGE} bytes, not {len(data)}")
+        raise LobbyMessageError(
+            f"a lobby message is at most {MAX_MESSAGE} bytes, not {len(data)}", code="oversized"
+        )
     if len(data) <= SIGNATURE_SIZE:
         raise LobbyMessageError(f"too short for a lobby message: {len(data)} bytes")
     payload, signature = data[:-SIGNATURE_SIZE], data[-SIGNATURE_SIZE:]
@@ -264,18 +319,24 @@ def decode(data: bytes) -> LobbyMessage:
             pass
         case _:
             raise LobbyMessageError("not a lobby message: [version, kind, lobby, sender, body]")
+    # The kind, for the flood summaries, only if it is one of ours (never an attacker's text).
+    known = kind_name if kind_name in _KIND_NAMES else None
     if version != VERSION:
-        raise LobbyMessageError(f"lobby version {version} is not supported (this is {VERSION})")
+        raise LobbyMessageError(
+            f"lobby version {version} is not supported (this is {VERSION})",
+            code="other version",
+            kind=known,
+        )
     if len(lobby_id) != 32:
-        raise LobbyMessageError(f"a lobby id is 32 bytes, not {len(lobby_id)}")
+        raise LobbyMessageError(f"a lobby id is 32 bytes, not {len(lobby_id)}", kind=known)
     if not is_valid_peer_id(sender):
-        raise LobbyMessageError("the sender is not a usable public key")
+        raise LobbyMessageError("the sender is not a usable public key", kind=known)
     if not verify(sender, signature, _DOMAIN + payload):
-        raise LobbyMessageError("the signature does not verify")
+        raise LobbyMessageError("the signature does not verify", code="forged", kind=known)
     try:
         kind = _Kind(kind_name)
         # The sender may be seated: the whole key check, after the signature (which a
         # stranger has to pay for) since it costs more than the signature's.
         return LobbyMessage(lobby_id, _key(sender, "the sender's"), _parse_body(kind, body))
     except ValueError as exc:
-        raise LobbyMessageError(f"bad {kind_name!r} message: {exc}") from None
+        raise LobbyMessageError(f"bad {kind_name!r} message: {exc}", kind=known) from None

@@ -15,17 +15,30 @@ receives seats it, with the rules it was shown and the endpoint it gave, and the
 begins with every member signing a ``join`` for that spec's id. A host that lies in the lobby
 can only fail to start a game.
 
+Trusting nobody (docs/lobby.md §6):
+
+* a guest's ``ready`` names the table it is given for (:func:`table_digest`); the host counts
+  it only while the table is still that one, and a guest checks that a ``start`` is exactly a
+  table it said ready for — so nobody signs a ``join`` for rules or players it was not shown;
+* the host may make its table invite-only (a list of fingerprints), may remove a seat (the
+  key is then refused for the rest of this lobby), and takes at most a few messages a second
+  from each key and from all the keys not seated together (:class:`TokenBuckets`), before it
+  checks a signature.
+
 Both machines take bytes and the time and return what to send; neither touches a socket, so
 they are tested without any (and the runtime in :mod:`p2p_nertz.runtime.lobby` is thin).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Final
 
 from p2p_nertz.errors import InvalidRulesError, NertzError
 from p2p_nertz.lobby.beacon import Beacon
+from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.lobby.messages import (
     ANY_LOBBY,
     Bye,
@@ -39,20 +52,63 @@ from p2p_nertz.lobby.messages import (
     check_endpoint,
     decode,
     encode,
+    table_digest,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 
-__all__ = ["GuestLobby", "HostLobby", "LobbyError", "Out", "Session"]
+__all__ = [
+    "GuestLobby",
+    "HostLobby",
+    "LobbyError",
+    "Out",
+    "Session",
+    "StartRefusedError",
+    "parse_invite",
+]
 
 GUEST_TIMEOUT: Final = 5.0
 """Seconds without a ``hello`` after which the host unseats a guest."""
+KEY_RATE: Final = 5.0
+"""Messages a second the host takes from one key (after a first burst of :data:`KEY_BURST`)."""
+KEY_BURST: Final = 10
+NEWCOMER_RATE: Final = 20.0
+"""Messages a second the host takes from all the keys not seated, together (burst
+:data:`NEWCOMER_BURST`): what bounds the signatures a crowd of throwaway keys makes it check."""
+NEWCOMER_BURST: Final = 40
 
 
 class LobbyError(NertzError):
     """The lobby cannot go on as asked: not everybody is ready, the table is full or closed,
     the host refused us, or the game it started is not the one we were shown."""
+
+
+class StartRefusedError(LobbyError):
+    """The host's ``start`` is not a table we said ready for (or came before any table, or the
+    host changed the rules under a guest that stays ready): we join nothing, sign nothing."""
+
+
+_FINGERPRINT = re.compile(r"[a-z2-7]{4}(-[a-z2-7]{4}){3}")
+_HEX_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_invite(text: str) -> str:
+    """The fingerprint an invite names: a fingerprint (``xxxx-xxxx-xxxx-xxxx``, as ``nertz
+    keygen --show`` prints it) or a whole public key in hex.
+
+    >>> parse_invite(" COPD-sqhg-jnkj-c4ra ")
+    'copd-sqhg-jnkj-c4ra'
+
+    Raises:
+        ValueError: it is neither.
+    """
+    word = text.strip().lower()
+    if _HEX_KEY.fullmatch(word):
+        return fingerprint(bytes.fromhex(word))
+    if not _FINGERPRINT.fullmatch(word):
+        raise ValueError(f"not a fingerprint (xxxx-xxxx-xxxx-xxxx) nor a hex key: {text.strip()!r}")
+    return word
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +143,11 @@ class HostLobby:
         lobby_id: 32 bytes naming this lobby (random; chosen by the caller).
         capacity: most players at the table, 1 to 8.
         guest_timeout: seconds of silence after which a guest is unseated.
+        invited: if given, the table is invite-only: only these fingerprints (see
+            :func:`parse_invite`) are seated; anybody else is refused with a reason.
 
     Raises:
-        ValueError: a bad endpoint, id or capacity.
+        ValueError: a bad endpoint, id, capacity or invite.
     """
 
     def __init__(
@@ -102,6 +160,7 @@ class HostLobby:
         lobby_id: bytes,
         capacity: int = 8,
         guest_timeout: float = GUEST_TIMEOUT,
+        invited: Iterable[str] | None = None,
     ) -> None:
         if len(lobby_id) != 32 or lobby_id == ANY_LOBBY:
             raise ValueError("a lobby id is 32 bytes, not all zero")
@@ -113,18 +172,46 @@ class HostLobby:
         self.capacity = capacity
         self.guest_timeout = guest_timeout
         self._host = Seat(identity.peer_id, name, check_endpoint(endpoint), True)
-        self._guests: dict[PeerId, Seat] = {}
+        self._guests: dict[PeerId, Hello] = {}
         self._heard: dict[PeerId, float] = {}
+        self.invited: set[str] | None = (
+            None if invited is None else {parse_invite(i) for i in invited}
+        )
+        """The fingerprints that may sit, or ``None``: anybody may (docs/lobby.md §6)."""
+        self.removed: set[PeerId] = set()
+        """Keys the host removed: refused for the rest of this lobby (unless invited again)."""
+        self._per_key = TokenBuckets(rate=KEY_RATE, burst=KEY_BURST)
+        self._newcomers = TokenBuckets(rate=NEWCOMER_RATE, burst=NEWCOMER_BURST, max_keys=1)
         self.started: Session | None = None
         self.closed = False
         self.log: list[str] = []
-        """What happened at the table, one line each (who came, who left, refusals)."""
+        """What happened at the table, one line each (who came, who left, who was removed)."""
+        self.refusals: list[tuple[PeerId, str, str]] = []
+        """Hellos refused since the caller last emptied this: ``(key, code, reason)``; the
+        runtime counts them (a crowd of strangers must not write a line each)."""
 
     # -- views -------------------------------------------------------------------------------
     @property
     def seats(self) -> tuple[Seat, ...]:
-        """The host, then the guests in the order they came."""
-        return (self._host, *self._guests.values())
+        """The host, then the guests in the order they came; a guest is ready only if its
+        last ``hello`` said ready for the table as it is now."""
+        unready = self._unready_view()
+        digest = table_digest(self.lobby_id, unready)
+        return (
+            self._host,
+            *(
+                replace(seat, ready=hello.ready and hello.table == digest)
+                for seat, hello in zip(unready.seats[1:], self._guests.values(), strict=True)
+            ),
+        )
+
+    def _unready_view(self) -> TableView:
+        guests = (Seat(p, h.name, h.endpoint, False) for p, h in self._guests.items())
+        return TableView(self.rules.to_dict(), self.capacity, (self._host, *guests))
+
+    def digest(self) -> bytes:
+        """The :func:`table_digest` of the table now: what a guest's ``ready`` must name."""
+        return table_digest(self.lobby_id, self._unready_view())
 
     def view(self) -> TableView:
         """The table as guests see it."""
@@ -147,7 +234,7 @@ class HostLobby:
             return "the game has already started"
         if self.closed:
             return "the lobby is closed"
-        waiting = [s.name for s in self._guests.values() if not s.ready]
+        waiting = [s.name for s in self.seats[1:] if not s.ready]
         if waiting:
             return f"waiting for {', '.join(waiting)} to be ready"
         try:
@@ -170,49 +257,122 @@ class HostLobby:
                 signed by another key is refused.
 
         Raises:
-            LobbyMessageError: the bytes are not a valid lobby message for this table (the
-                table is unchanged).
+            LobbyMessageError: the bytes are not a valid lobby message for this table, or the
+                sender is over its rate (``code`` ``"rate-limited"``; checked before the
+                signature when the transport names the sender); the table is unchanged.
         """
+        if sender is not None:
+            self._admit(sender, now)
         message = decode(data)
         if sender is not None and message.sender != sender:
-            raise _foreign("signed by another key than the connection's")
+            raise _foreign("signed by another key than the connection's", code="forged")
+        if sender is None:
+            self._admit(message.sender, now)
         if message.lobby_id not in (self.lobby_id, ANY_LOBBY):
             raise _foreign("for another lobby")
         if message.sender == self.identity.peer_id:
-            raise _foreign("signed with the host's own key")
+            raise _foreign("signed with the host's own key", code="forged")
         return self._take(message, now)
+
+    def _admit(self, who: PeerId, now: float) -> None:
+        """Spend a token of ``who``'s, and of the newcomers' if it is not seated."""
+        if not self._per_key.allow(who, now):
+            raise LobbyMessageError(
+                f"{fingerprint(who)} sends more than {KEY_RATE:g} messages a second",
+                code="rate-limited",
+            )
+        members = self.started.endpoints if self.started is not None else self._guests
+        if who not in members and not self._newcomers.allow(b"", now):
+            raise LobbyMessageError(
+                f"keys not seated send more than {NEWCOMER_RATE:g} messages a second",
+                code="rate-limited",
+            )
 
     def _take(self, message: LobbyMessage, now: float) -> list[Out]:
         who = message.sender
         body = message.body
         if isinstance(body, Bye):
             if who in self._guests and self.started is None:
-                seat = self._guests.pop(who)
+                hello = self._guests.pop(who)
                 self._heard.pop(who, None)
-                self.log.append(f"{seat.name} ({fingerprint(who)}) left: {body.reason}")
+                self.log.append(f"{hello.name} ({fingerprint(who)}) left: {body.reason}")
                 return [self._send(None, self.view())]
+            if self.started is not None and who in self.started.endpoints:
+                # A member that refused the start says why: the host's person should know.
+                self.log.append(f"{fingerprint(who)} did not join the game: {body.reason}")
             return []
         if not isinstance(body, Hello):
-            raise _foreign(f"a guest cannot send {type(body).__name__.lower()}")
+            raise _foreign(
+                f"a guest cannot send {type(body).__name__.lower()}", code="out of place"
+            )
         if self.started is not None:
             if who in self.started.endpoints:
                 return [self._send(who, Start(self.started.spec.to_wire(), self.started.endpoints))]
-            return [self._send(who, Refuse("the game has started"))]
+            return [self._refuse(who, "started", "the game has started")]
         if self.closed:
-            return [self._send(who, Refuse("the lobby is closed"))]
-        seat = Seat(who, body.name, body.endpoint, body.ready)
+            return [self._refuse(who, "closed", "the lobby is closed")]
+        if who in self.removed:
+            return [self._refuse(who, "removed", "the host removed you from this table")]
+        if self.invited is not None and fingerprint(who) not in self.invited:
+            return [
+                self._refuse(
+                    who,
+                    "not invited",
+                    f"this table is invite-only and {fingerprint(who)} is not invited",
+                )
+            ]
         taken = {s.endpoint for s in self.seats if s.peer_id != who}
         if body.endpoint in taken:
-            return [self._send(who, Refuse(f"endpoint {body.endpoint} is already taken"))]
+            return [
+                self._refuse(who, "endpoint taken", f"endpoint {body.endpoint} is already taken")
+            ]
         if who not in self._guests and len(self.seats) >= self.capacity:
-            return [self._send(who, Refuse(f"the table is full ({self.capacity} players)"))]
+            return [self._refuse(who, "full", f"the table is full ({self.capacity} players)")]
         self._heard[who] = now
-        if self._guests.get(who) == seat:
-            return [self._send(who, self.view())]
+        before = self.seats
         if who not in self._guests:
             self.log.append(f"{body.name} ({fingerprint(who)}) sat down")
-        self._guests[who] = seat
+        self._guests[who] = body
+        if self.seats == before:
+            return [self._send(who, self.view())]
         return [self._send(None, self.view())]
+
+    def _refuse(self, who: PeerId, code: str, reason: str) -> Out:
+        self.refusals.append((who, code, reason))
+        return self._send(who, Refuse(reason))
+
+    def remove(self, who: PeerId, reason: str = "removed by the host") -> list[Out]:
+        """Unseat ``who`` and refuse it for the rest of this lobby (unless invited
+        again with :meth:`invite`); it is told, the others see the table without it.
+
+        Raises:
+            LobbyError: the game has started, or ``who`` is not a guest at this table.
+        """
+        if self.started is not None:
+            raise LobbyError("the game has started: nobody can be removed any more")
+        hello = self._guests.pop(who, None)
+        if hello is None:
+            raise LobbyError(f"{fingerprint(who)} is not a guest at this table")
+        self._heard.pop(who, None)
+        self.removed.add(who)
+        self.log.append(f"{hello.name} ({fingerprint(who)}) was removed: {reason}")
+        return [
+            self._send(who, Refuse(f"the host removed you from this table: {reason}")),
+            self._send(None, self.view()),
+        ]
+
+    def invite(self, text: str) -> str:
+        """Let the key with this fingerprint (see :func:`parse_invite`) sit: add it to the
+        invite list (if the table has one) and lift a removal; return the fingerprint.
+
+        Raises:
+            ValueError: ``text`` is not a fingerprint.
+        """
+        wanted = parse_invite(text)
+        if self.invited is not None:
+            self.invited.add(wanted)
+        self.removed = {p for p in self.removed if fingerprint(p) != wanted}
+        return wanted
 
     def tick(self, now: float) -> list[Out]:
         """Unseat guests silent for ``guest_timeout``; return what to send."""
@@ -220,17 +380,18 @@ class HostLobby:
             return []
         gone = [p for p, t in self._heard.items() if now - t > self.guest_timeout]
         for who in gone:
-            seat = self._guests.pop(who)
+            hello = self._guests.pop(who)
             del self._heard[who]
-            self.log.append(f"{seat.name} ({fingerprint(who)}) timed out")
+            self.log.append(f"{hello.name} ({fingerprint(who)}) timed out")
         return [self._send(None, self.view())] if gone else []
 
-    def start(self, label: bytes) -> tuple[Session, list[Out]]:
+    def start(self, label: bytes | None = None) -> tuple[Session, list[Out]]:
         """Fix the game and tell every guest.
 
         Args:
             label: bytes that make this game distinct from another of the same people and
-                rules (e.g. random, or the lobby id); at most 64.
+                rules; at most 64. The lobby id by default, and guests take no other
+                (:class:`GuestLobby`): only a test passes another, to play a lying host.
 
         Raises:
             LobbyError: the game cannot start (see :meth:`why_not_start`).
@@ -240,7 +401,8 @@ class HostLobby:
             raise LobbyError(f"cannot start: {reason}")
         seats = self.seats
         try:
-            spec = GameSpec.create([(s.peer_id, s.name) for s in seats], self.rules, label)
+            members = [(s.peer_id, s.name) for s in seats]
+            spec = GameSpec.create(members, self.rules, self.lobby_id if label is None else label)
         except InvalidRulesError as exc:
             raise LobbyError(f"cannot start: {exc}") from None
         session = Session(spec, {s.peer_id: s.endpoint for s in seats})
@@ -254,12 +416,19 @@ class HostLobby:
         return [self._send(None, Bye(reason))]
 
 
-def _foreign(what: str) -> LobbyMessageError:
-    return LobbyMessageError(f"refused a lobby message {what}")
+def _foreign(what: str, *, code: str = "foreign") -> LobbyMessageError:
+    return LobbyMessageError(f"refused a lobby message {what}", code=code)
 
 
 class GuestLobby:
     """A guest's seat at a host's table.
+
+    The guest says ready *for a table*: its ``hello`` names the :func:`table_digest` of the
+    table it was shown, and it takes a ``start`` only if that is exactly one of the last tables it
+    said ready for (the same rules, the same players with the same names and endpoints, labelled
+    with this lobby's id). When the table changes, a guest that ``stay_ready`` accepts the new
+    one if its rules are the first ones shown (a bot: it is shown, and prints, every table);
+    any other (a person) is not ready any more until it says so again.
 
     Args:
         identity: the guest's key.
@@ -268,7 +437,10 @@ class GuestLobby:
         host: the host's key, if known (from a beacon); otherwise the first table's signer is
             taken as the host (the user sees its fingerprint).
         lobby_id: the lobby's id, if known (from a beacon).
-        ready: whether to say ``ready`` from the start.
+        ready: whether to say ``ready`` from the start (for the first table shown).
+        stay_ready: stay ready when the players at the table change (a bot, or ``nertz
+            join``: nobody could say it again); such a guest takes only the rules it was first
+            shown, and leaves if the host shows others.
     """
 
     def __init__(
@@ -280,6 +452,7 @@ class GuestLobby:
         host: PeerId | None = None,
         lobby_id: bytes = ANY_LOBBY,
         ready: bool = True,
+        stay_ready: bool = False,
     ) -> None:
         self.identity = identity
         self.name = name
@@ -287,12 +460,44 @@ class GuestLobby:
         self.host = host
         self.lobby_id = lobby_id
         self.ready = ready
+        self.stay_ready = stay_ready
         self.table: TableView | None = None
         self.session: Session | None = None
+        self._ready_for: dict[bytes, TableView] = {}  # digest -> a table we said ready for
+        self._said: tuple[bool, bytes] | None = None
+        self.resets = 0
+        """How many times a changed table made us not ready (a person must say it again)."""
+
+    @property
+    def accepted(self) -> TableView | None:
+        """The table we last said ready for (``None``: not ready for any)."""
+        return next(reversed(self._ready_for.values()), None)
+
+    def _digest(self, view: TableView) -> bytes:
+        return table_digest(self.lobby_id, view)
 
     def hello(self) -> bytes:
         """The ``hello`` to send now (and every second while waiting)."""
-        return encode(self.identity, self.lobby_id, Hello(self.name, self.endpoint, self.ready))
+        if self.ready and self.table is not None:
+            for_table = self._digest(self.table)
+            self._ready_for.pop(for_table, None)  # (now the latest)
+            self._ready_for[for_table] = self.table
+            while len(self._ready_for) > _READY_KEPT:
+                del self._ready_for[next(iter(self._ready_for))]
+        else:
+            self._ready_for.clear()
+            for_table = b""
+        self._said = (self.ready, for_table)
+        body = Hello(self.name, self.endpoint, self.ready, for_table)
+        return encode(self.identity, self.lobby_id, body)
+
+    def hello_due(self) -> bool:
+        """Whether the host has not heard what we now say (ready or not, and for which table):
+        a ``hello`` should go now rather than at the next keep-alive."""
+        if self._said is None:
+            return True
+        now = self._digest(self.table) if self.ready and self.table is not None else b""
+        return self._said != (self.ready, now)
 
     def bye(self, reason: str) -> bytes:
         """The ``bye`` to send when leaving the lobby."""
@@ -303,14 +508,15 @@ class GuestLobby:
 
         Raises:
             LobbyMessageError: the bytes are not a valid message from this lobby's host.
-            LobbyError: the host refused us or closed the lobby, or started a game that is
-                not the one we were shown.
+            StartRefusedError: the host started a game that is not a table we said ready for,
+                or changed the rules of a guest that stays ready (we join nothing).
+            LobbyError: the host refused us or closed the lobby.
         """
         message = decode(data)
         if self.host is None:
             self.host = message.sender
         if message.sender != self.host:
-            raise _foreign(f"from {fingerprint(message.sender)}, not the host")
+            raise _foreign(f"from {fingerprint(message.sender)}, not the host", code="forged")
         if self.lobby_id == ANY_LOBBY:
             self.lobby_id = message.lobby_id
         if message.lobby_id != self.lobby_id:
@@ -319,7 +525,7 @@ class GuestLobby:
         match body:
             case TableView():
                 if self.session is None:
-                    self.table = body
+                    self._shown(body)
                     return body
                 return None
             case Start():
@@ -332,26 +538,59 @@ class GuestLobby:
                 if self.session is None:
                     raise LobbyError(f"the host closed the lobby: {reason}")
                 return None
-        raise _foreign(f"a host cannot send {type(body).__name__.lower()}")
+        raise _foreign(f"a host cannot send {type(body).__name__.lower()}", code="out of place")
+
+    def _shown(self, view: TableView) -> None:
+        """A new table. A ready counts only for the tables it named (docs/lobby.md §6): a
+        guest that stays ready says so for this one with its next ``hello``; a person who said
+        ready for another table is not ready any more."""
+        if self.stay_ready and self.table is not None and view.rules != self.table.rules:
+            # Nobody is there to read new rules and say ready again: the rules a guest that
+            # stays ready sat down for are the ones it plays, or none (the honest host never
+            # changes them).
+            raise StartRefusedError("the host changed the rules after it showed them")
+        self.table = view
+        if not self.stay_ready and self._ready_for and self._digest(view) not in self._ready_for:
+            self.ready = False
+            self._ready_for.clear()
+            self.resets += 1
 
     def _check_start(self, start: Start) -> Session:
+        if self.table is None:
+            raise StartRefusedError("the host started a game before it showed us any table")
+        if not self._ready_for:
+            raise StartRefusedError("the host started a game we had not said ready for")
         try:
             spec = GameSpec.from_wire(start.spec)
         except InvalidRulesError as exc:
-            raise LobbyError(f"the host started a game with a bad spec: {exc}") from None
+            raise StartRefusedError(f"the host started a game with a bad spec: {exc}") from None
         own = self.identity.peer_id
         if own not in spec.peer_ids:
-            raise LobbyError("the host started a game without us")
-        if set(start.endpoints) != set(spec.peer_ids):
-            raise LobbyError("the host's start lacks a member's endpoint")
-        if start.endpoints[own] != self.endpoint:
-            raise LobbyError(f"the host gave us endpoint {start.endpoints[own]}, not ours")
-        if self.table is not None:
-            if spec.rules.to_dict() != self.table.rules:
-                raise LobbyError("the host started with other rules than it showed")
-            shown = {s.peer_id for s in self.table.seats}
-            if not set(spec.peer_ids) <= shown:
-                raise LobbyError("the host started with a player it never showed")
-        if self.host is not None and self.host not in spec.peer_ids:
-            raise LobbyError("the host started a game it does not play in")
+            raise StartRefusedError("the host started a game without us")
+        if start.endpoints.get(own, self.endpoint) != self.endpoint:
+            raise StartRefusedError(f"the host gave us endpoint {start.endpoints[own]}, not ours")
+        if spec.label != self.lobby_id:
+            raise StartRefusedError("the host started a game labelled for another lobby")
+        if self.host not in spec.peer_ids:
+            raise StartRefusedError("the host started a game it does not play in")
+        # The start must be one of the tables we said ready for (the latest, unless the host
+        # went back to an earlier one before it heard us): say what differs from the latest.
+        reasons = [_unlike(spec, start, view) for view in reversed(self._ready_for.values())]
+        if None not in reasons:
+            raise StartRefusedError(f"the host started with {reasons[0]} than it showed")
         return Session(spec, dict(start.endpoints))
+
+
+_READY_KEPT: Final = 8
+"""Tables a guest remembers saying ready for (a host may go back to one before it hears us)."""
+
+
+def _unlike(spec: GameSpec, start: Start, view: TableView) -> str | None:
+    """How the started game differs from a table shown (``None``: it is that table)."""
+    if spec.rules.to_dict() != view.rules:
+        return "other rules"
+    if {(m.peer_id, m.name) for m in spec.members} != {(s.peer_id, s.name) for s in view.seats}:
+        return "other players"
+    if start.endpoints != {s.peer_id: s.endpoint for s in view.seats}:
+        return "other endpoints"
+    return None

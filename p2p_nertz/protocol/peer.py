@@ -320,6 +320,10 @@ class Peer:
         # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
         # credited to R once we hold that far and the ids match (see _take_beat).
         self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
+        # A member's latest beat that announced a head of its own feed not held here yet:
+        # its cover is credited once that feed is (_take_beat).
+        self._early: list[tuple[int, Beat] | None] = [None] * n
+        self._clash: tuple[int, int] | None = None  # (seat, seq) a refused event's time hit
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
         # The term that held finality back at the last call of _bounds: (seat, Q) for what
@@ -1077,10 +1081,23 @@ class Peer:
                         )
                     ):
                         break  # its causal past is not all here yet
+                    self._clash = None
                     problem = self._chain_problem(seat, message, frontier, restoring)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
+                        clash = self._clash
+                        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+                            # Timed at or below our copy of another member's event it says it
+                            # holds: it may hold another version of that event (a fork sent
+                            # to us alone, timed higher). Ask everyone for theirs: the other
+                            # version is the proof (§9.4), and with it the fork's cap lets
+                            # this event in when it comes again (soak seed 285: the votes
+                            # that dropped us were refused for good, so we never knew).
+                            q, seq = clash
+                            if q not in self._unproven and q not in self._forked_at:
+                                self._unproven[q] = seq
+                                self._probe_at[q] = now + self.config.beat_interval
                         held = len(feed)
                         if (
                             seat != self.seat
@@ -1127,6 +1144,7 @@ class Peer:
             if frontier[q] > len(self._feeds[q]):
                 continue  # past a forked or dropped feed's cap: nothing here to compare
             if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
+                self._clash = (q, frontier[q])
                 return (
                     f"Lamport time {message.lamport} is not above the events it has seen "
                     f"(seat {q} event {frontier[q]})"
@@ -1169,6 +1187,10 @@ class Peer:
             for r, uncredited in enumerate(self._uncredited):
                 if uncredited:
                     self._credit(r, seat)
+        early = self._early[seat]
+        if early is not None and early[1].head_seq <= message.seq:
+            self._early[seat] = None
+            self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
         if message.lamport > self.stable:  # (else it never counts: see _never_counts)
@@ -1307,6 +1329,17 @@ class Peer:
         # an event names its whole chain (each event hashes the previous id), so a matching id
         # at the seq it announces proves the same chain up to there. A count beyond what we
         # hold cannot be checked yet: it is credited once we hold that far and it matches.
+        #
+        # Nor is cover credited before we hold the author's own feed up to the head the beat
+        # announces: its votes and withdrawals there decide what its cover may make final (a
+        # withdrawal lifts caps, §9.2; soak seed 1826: the cover of the votes' target came
+        # before the withdrawal that let an earlier vote count, and the final fold took that
+        # vote as capped). It is credited once that feed is here (_deliver).
+        early = beat.head_seq > len(feed)
+        if early:
+            stashed = self._early[seat]
+            if stashed is None or stashed[1].head_seq <= beat.head_seq:
+                self._early[seat] = (lamport, beat)
         claimed = self._claimed[seat]
         claims_more = False
         most = self._claimed_most
@@ -1319,12 +1352,16 @@ class Peer:
                 most[q] = max(most[q], h)
             ours = feeds[q]
             if h > len(ours):
+                ahead.append(q)
+                if early:
+                    continue
                 # Not here yet (a beat relayed by a third peer can overtake the events, on
                 # their way from their author): credited when they are (_credit). Without
                 # that, a claim waited here for the beat's author to beat again.
                 if h > self._uncredited[seat].get(q, (0, b""))[0]:
                     self._uncredited[seat][q] = (h, prefix)
-                ahead.append(q)
+                continue
+            if early:
                 continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -22,10 +22,12 @@ from p2p_nertz.errors import InvalidRulesError
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
-__all__ = ["GameSpec", "Member"]
+__all__ = ["MAX_SPEC_SIZE", "GameSpec", "Member"]
 
 _SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
 MAX_NAME = 32
+MAX_SPEC_SIZE: Final = 16384
+"""The largest game spec in wire form, in bytes (:meth:`GameSpec.to_wire`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +132,7 @@ class GameSpec:
         Raises:
             InvalidRulesError: the bytes are not a valid spec.
         """
-        if len(data) > 16384:
+        if len(data) > MAX_SPEC_SIZE:
             raise InvalidRulesError("a game spec is at most 16 KiB")
         try:
             fields = msgpack.unpackb(data, raw=False, strict_map_key=True)

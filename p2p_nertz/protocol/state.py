@@ -214,6 +214,16 @@ class Rotated:
 
 
 @dataclass(frozen=True, slots=True)
+class PassesStale:
+    """A card kept in the lake made these seats' passes stale: they are stuck no more and
+    must pass again (RULES.md: everyone stuck; only a lake card can unblock a player)."""
+
+    round: int
+    seats: tuple[int, ...]
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded:
     """Play is over: Nerts at ``cut`` (``T*``), or blocked."""
 
@@ -266,6 +276,7 @@ class Refused:
 Notice = (
     (ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped)
     | MemberRejoined
+    | PassesStale
     | Refused
 )
 
@@ -372,8 +383,6 @@ class GameState:
         self.vote_seqs: dict[tuple[int, int], int] = {}
         #: seat -> the highest seq of its votes that decided a drop (its cut never falls below)
         self.vote_floor: dict[int, int] = {}
-        #: seat -> the members whose votes decided its drop
-        self.drop_voters: dict[int, frozenset[int]] = {}
         #: seat -> (the seq above which its votes against a member do not count, from the
         #: standing votes against it (see :meth:`standing_caps`); the seq above which no
         #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
@@ -413,7 +422,6 @@ class GameState:
         new.votes = dict(self.votes)
         new.vote_seqs = dict(self.vote_seqs)
         new.vote_floor = dict(self.vote_floor)
-        new.drop_voters = dict(self.drop_voters)
         new.vote_caps = dict(self.vote_caps)
         new.frontiers = dict(self.frontiers)
         new.abandons = dict(self.abandons)
@@ -737,6 +745,9 @@ class GameState:
             # The pass that made the seat stuck; passing again while stuck changes nothing,
             # and a move made without seeing that repeat meant the same table.
             passes = {**passes, seat: event.seq}
+        if play.unstuck:
+            # The rule is the table's (Table.play); the fold only tells the passers.
+            notices.append(PassesStale(rs.number, play.unstuck, seat))
         if play.rotated:
             rs.log.append(None)
             rs.rotation_seen = tuple(passes.items())
@@ -904,7 +915,6 @@ class GameState:
                     # member sleeps).
                     continue
                 self.drop_at[target] = lamport
-                self.drop_voters[target] = frozenset(voter for voter, _ in counted)
                 for voter, _ in counted:
                     seq = self.vote_seqs.get((voter, target), 0)
                     self.vote_floor[voter] = max(self.vote_floor.get(voter, 0), seq)
@@ -1081,7 +1091,8 @@ class GameState:
             ):
                 # Everyone left is stuck, and was waiting for the one gone: they rotate now,
                 # as if the last of them had passed (RULES.md: everyone stuck).
-                first = table.active.index(True)
+                # (In turn-based play the seat on turn: only it may move.)
+                first = table.turn if table.rules.turn_based else table.active.index(True)
                 table, play = table.play(first, Move.pass_(), max(self._lamport, table.clock))
                 rs.table = table
                 if play.rotated:
@@ -1272,32 +1283,27 @@ class GameState:
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:
     """The member an abandon by ``seat`` would end the game with (§9.3), or why there is none
-    (in words): the one place that says who may abandon whom, for the peer, the table and the
-    bots.
+    (in words): the one place that says who may abandon whom, for the peer, the table, the
+    node and the simulator.
 
-    Exactly one other member must be left. A drop that leaves two must be final here, or at
-    least not rest on a vote of the member to be abandoned: that member, unheard, may have
-    withdrawn its vote before the vote that completed the drop, and the abandon would then
-    not be one in the order every peer folds (soak seed 1315). A drop decided without it
-    stands whatever it signed unseen (soak seed 224: an honest member alone with a proven
-    cheater and a member gone for good, which it voted out).
+    Exactly one other member must be left by the *final* fold. A drop that only the held
+    events decide may be undone by what the absent member signed unseen, earlier in the
+    order: it may have withdrawn its vote before the vote that completed the drop (soak seed
+    1315), or voted, with another, the abandoning member out first (soak seed 1520). The
+    abandon would then not be one in the order every peer folds.
     """
     if final.phase is Phase.OVER:
         # (A game over only on the table, its last result not yet acknowledged by the other,
         # can still be abandoned: it ends on what both saw.)
         return "the game is already over"
-    if seat in tentative.dropped:
+    if seat in tentative.dropped or seat in final.dropped:
         return "you are out of the game"
-    members = [q for q in range(final.spec.seats) if q not in tentative.dropped]
+    members = [q for q in range(final.spec.seats) if q not in final.dropped]
     if len(members) != 2:
-        return f"an abandon needs exactly one other member left ({len(members) - 1} are)"
+        held = [q for q in members if q not in tentative.dropped]
+        pending = "; a drop is not final yet" if len(held) == 2 else ""
+        return f"an abandon needs exactly one other member left ({len(members) - 1} are{pending})"
     (other,) = (q for q in members if q != seat)
-    for q in tentative.dropped:
-        if q not in final.dropped and other in tentative.drop_voters.get(q, ()):
-            return (
-                f"the drop of seat {q} counts a vote of seat {other}'s: an abandon "
-                "waits until that drop is final"
-            )
     return other
 
 

@@ -25,6 +25,10 @@ __all__ = ["NERTS_PILE_SIZE", "Rules"]
 NERTS_PILE_SIZE = 13
 
 
+#: The on/off variants (every other field is a number).
+_FLAGS = frozenset({"rotate_alone", "pairs", "turn_based"})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Rules:
     """The rules of one game; the defaults are RULES.md's defaults.
@@ -44,6 +48,8 @@ class Rules:
         pairs: two-player teams (seats 0+1, 2+3, ...) score together, and a partner's empty
             Nerts pile lets the team call.
         jokers: jokers added to each deck: 0 (default), 1 or 2.
+        turn_based: one move per turn in seat order instead of simultaneous play (RULES.md:
+            further variants [001]; a Nerts call is no move and may come at any time).
     """
 
     draw: int = 3
@@ -56,11 +62,12 @@ class Rules:
     rotate_alone: bool = False
     pairs: bool = False
     jokers: int = 0
+    turn_based: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            expected: type = bool if f.name in ("rotate_alone", "pairs") else int
+            expected: type = bool if f.name in _FLAGS else int
             if value is None and f.name in ("target", "rounds"):
                 continue
             # bool is an int subclass: refuse True where a number is meant, and 1 for a flag.

@@ -5,7 +5,7 @@ Notation (one move, no spaces needed; case-insensitive):
 ==============  ===========================================================================
 ``S``           turn the stock: three cards (or one) onto the waste; with the stock empty,
                 turn the waste over to form a new stock (RULES.md: stock and waste)
-``R``           rotate: waste back under the stock, top card to the bottom (everyone stuck)
+``R``           rotate alone (a variant, once stuck): the stock's top card to its bottom
 ``P``           pass: declare yourself stuck (any later move withdraws it)
 ``X``           call Nerts
 ``N>L``         the Nerts top card to the lake (the engine picks a foundation)
@@ -166,7 +166,7 @@ class Move:
 
     @classmethod
     def rotate(cls) -> Move:
-        """Rotate the stock (everyone stuck)."""
+        """Rotate alone: the stock's top card to its bottom (the rotate-alone variant)."""
         return _ROTATE
 
     @classmethod

@@ -10,8 +10,10 @@ same moves in the same order are equal, whatever machine computes them.
 
 * A card to the lake is a :class:`~p2p_nertz.rules.lake.Claim` resolved by the lake: kept,
   tied (same Lamport time on the same height: both stay) or lost (the card stays where it was).
-* ``P`` (pass) marks a player stuck; any other move of theirs withdraws it. When every active
-  player is stuck, everyone rotates (waste under the stock, top card to the bottom). After a
+* ``P`` (pass) marks a player stuck; any other move of theirs withdraws it, and so does a card
+  another player keeps in the lake (only a lake card can unblock them: the pass is stale and
+  must be made again). When every active player is stuck, everyone rotates (the stock onto
+  the waste, the waste turned over, its top card to the bottom). After a
   whole cycle of such rotations with no card played from a Nerts pile or a waste, or to the
   lake, the round ends *blocked* (RULES.md: everyone stuck).
 * ``X`` calls Nerts. With an empty Nerts pile (or, in pairs, a partner's) the round ends at
@@ -33,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
 from p2p_nertz.rules.cards import SUITS, Card
 from p2p_nertz.rules.config import Rules
 from p2p_nertz.rules.lake import Claim, Lake, Resolution
@@ -42,7 +44,6 @@ from p2p_nertz.rules.tableau import (
     Tableau,
     fits_on,
     joker_options_on,
-    joker_options_over,
     joker_options_under,
 )
 
@@ -82,6 +83,9 @@ class Play:
         false_call: the move was a call with cards left (penalised).
         rotated: every player rotated after this move (everyone was stuck).
         ended: the round ended with this move (``NERTS`` or ``BLOCKED``), else ``None``.
+        unstuck: the other seats whose pass this move made stale: a card kept in the lake
+            may unblock them, so they are no longer stuck and must pass again (RULES.md:
+            everyone stuck).
     """
 
     seat: int
@@ -92,6 +96,7 @@ class Play:
     false_call: bool = False
     rotated: bool = False
     ended: RoundStatus | None = None
+    unstuck: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +165,9 @@ class Table:
         callers: seats that made a valid call at ``T*``.
         false_calls: false calls per seat.
         clock: the highest Lamport time played so far.
+        turn: with ``rules.turn_based``, the seat whose turn it is (every move but a Nerts
+            call must be that seat's, and passes the turn on to the next active seat); unused
+            (0) in simultaneous play.
     """
 
     rules: Rules
@@ -173,6 +181,7 @@ class Table:
     callers: tuple[int, ...] = ()
     false_calls: tuple[int, ...] = ()
     clock: int = 0
+    turn: int = 0
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -211,7 +220,17 @@ class Table:
         act = tuple(active) if active is not None else (True,) * n
         if len(act) != n:
             raise ValueError(f"active has {len(act)} entries for {n} seats")
-        return cls(rules, tuple(tableaux), lake or Lake(), act, (False,) * n, false_calls=(0,) * n)
+        # Turn-based play: the first active seat starts (RULES.md: turn-based play [001]).
+        turn = act.index(True) if rules.turn_based and any(act) else 0
+        return cls(
+            rules,
+            tuple(tableaux),
+            lake or Lake(),
+            act,
+            (False,) * n,
+            false_calls=(0,) * n,
+            turn=turn,
+        )
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -246,14 +265,17 @@ class Table:
             self.callers,
             self.false_calls,
             self.clock,
+            self.turn,
         )
 
     def with_active(self, seat: int, active: bool) -> Table:
-        """This table with ``seat`` made active or inactive (a dropped player)."""
-        return self._with(
-            active=_replace(self.active, seat, active),
-            stuck=_replace(self.stuck, seat, False),
-        )
+        """This table with ``seat`` made active or inactive (a dropped player); in turn-based
+        play a seat made inactive on its turn hands the turn on."""
+        actives = _replace(self.active, seat, active)
+        turn = self.turn
+        if self.rules.turn_based and not actives[turn]:
+            turn = _next_seat(actives, turn)
+        return self._with(active=actives, stuck=_replace(self.stuck, seat, False), turn=turn)
 
     def _with(self, **changes: object) -> Table:
         return _evolve(self, **changes)
@@ -271,7 +293,13 @@ class Table:
         return partner is not None and not self.tableaux[partner].nerts
 
     def legal_moves(self, seat: int) -> LegalMoves:
-        """The moves ``seat`` may make now, as a lazy view (``in``, ``len``, iteration)."""
+        """The moves ``seat`` may make now, as a lazy view (``in``, ``len``, iteration).
+
+        After a valid Nerts call, the moves that may still be played at a Lamport time up to
+        ``T*`` (cards in the air, a simultaneous call): card moves, the stock, and a call by
+        a seat that may make one too; no pass, no rotation. In turn-based play a seat out of
+        turn may only call.
+        """
         return LegalMoves(self, seat)
 
     def lake_target(self, seat: int, source: Pile, declare: Card | None = None) -> FoundationId:
@@ -297,7 +325,8 @@ class Table:
 
     # -- the one transition ---------------------------------------------------------------
     def play(self, seat: int, move: Move, lamport: int | None = None) -> tuple[Table, Play]:
-        """Play one move of ``seat`` at Lamport time ``lamport`` (default: the clock + 1).
+        """Play one move of ``seat`` at Lamport time ``lamport`` (default: the clock + 1; after
+        a Nerts call, ``T*``, the last time a move in the air still counts).
 
         Returns:
             The next table and what the move did.
@@ -308,7 +337,9 @@ class Table:
         if not 0 <= seat < len(self.tableaux):
             raise IllegalMoveError(f"{move}: there is no seat {seat} at this table")
         if lamport is None:
-            lamport = self.clock + 1
+            # After a Nerts call the latest time a move still counts is T* itself.
+            cut = self.cut
+            lamport = cut if cut is not None and self.clock <= cut else self.clock + 1
         elif lamport < self.clock:
             raise IllegalMoveError(
                 f"{move}: Lamport time {lamport} is before the table's clock {self.clock}"
@@ -321,7 +352,12 @@ class Table:
             raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
         kind = move.kind
         if kind is _MOVE_CALL:
+            # Not a turn's move even in turn-based play: a shout may come at any time.
             return self._call(seat, move, lamport)
+        if self.rules.turn_based and seat != self.turn:
+            raise IllegalMoveError(
+                f"{move}: it is seat {self.turn}'s turn, not seat {seat}'s (turn-based play)"
+            )
         if kind is _MOVE_PASS:
             return self._pass(seat, move, lamport)
         if kind is _MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
@@ -342,12 +378,14 @@ class Table:
                 claim = Claim(seat, played, move.source, foundation, lamport)
             except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
                 raise IllegalMoveError(f"{move}: {exc}") from None
-            if lake.height(foundation) < played.rank - 1:
-                # Never a race: the foundation was never at the height this card needs.
+            if played.rank > 1 and foundation not in lake:
+                # Never a race: the foundation was never started.
                 raise IllegalMoveError(
-                    f"{move}: {played} does not fit on foundation {foundation} "
-                    f"(height {lake.height(foundation)})"
+                    f"{move}: {played} does not fit on foundation {foundation} (not started)"
                 )
+            # Any other claim the lake resolves, the one answer for it: on a started
+            # foundation below rank - 1 (the card it was built on lost its race) the card
+            # loses and returns, as Lake.apply says (docs/protocol.md §8).
             lake, resolution = lake.apply(claim)
             if resolution.kept:
                 tableau = taken
@@ -364,6 +402,12 @@ class Table:
             progress = move.source is _PILE_NERTS or move.source is _PILE_WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
         stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
+        unstuck: tuple[int, ...] = ()
+        if resolution is not None and resolution.kept and any(stuck):
+            # RULES.md: everyone stuck — a pass counts only with no card played to the lake by
+            # anyone else after it: only a lake card can unblock another player.
+            unstuck = tuple(s for s, flag in enumerate(stuck) if flag)
+            stuck = (False,) * len(stuck)
         table = Table(
             self.rules,
             tableaux,
@@ -376,8 +420,9 @@ class Table:
             self.callers,
             self.false_calls,
             lamport,
+            _next_seat(self.active, seat) if self.rules.turn_based else self.turn,
         )
-        return table, Play(seat, move, lamport, card, resolution)
+        return table, Play(seat, move, lamport, card, resolution, unstuck=unstuck)
 
     def _call(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
         stuck = _replace(self.stuck, seat, False)
@@ -397,10 +442,12 @@ class Table:
 
     def _pass(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
         stuck = _replace(self.stuck, seat, True)
+        turn = _next_seat(self.active, seat) if self.rules.turn_based else self.turn
         if self.status is not RoundStatus.PLAYING or not all(
             s or not a for s, a in zip(stuck, self.active, strict=True)
         ):
-            return _evolve(self, stuck=stuck, clock=lamport), Play(seat, move, lamport)
+            table = _evolve(self, stuck=stuck, clock=lamport, turn=turn)
+            return table, Play(seat, move, lamport)
         # Everyone is stuck: everyone rotates (RULES.md: everyone stuck).
         tableaux = tuple(
             t.rotated() if a else t for t, a in zip(self.tableaux, self.active, strict=True)
@@ -418,6 +465,7 @@ class Table:
             rotations=rotations,
             status=ended or RoundStatus.PLAYING,
             clock=lamport,
+            turn=turn,
         )
         return table, Play(seat, move, lamport, rotated=True, ended=ended)
 
@@ -455,11 +503,172 @@ class Table:
         cards += [lc.card.physical for lc in self.lake.cards() if lc.owner == seat]
         return cards
 
+    def has_card_move(self, seat: int) -> bool:
+        """Whether ``seat`` has a card move that changes something: any legal move of a card
+        but a whole work pile moved into an empty one (an empty pile traded for another).
+
+        With none, only the stock is left to the player, and then the pass (a table may
+        offer it).
+        """
+        t = self.tableaux[seat]
+        for m in _generate(self, seat):
+            if not m.plays_card:
+                continue
+            source = m.source
+            assert source is not None and m.target is not None
+            if (
+                source.is_work
+                and m.target.is_work
+                and m.count == len(t.work[source - 1])
+                and not t.work[m.target - 1]
+            ):
+                continue
+            return True
+        return False
+
+    # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:
-        lines = [f"{self.status.value} clock={self.clock}"]
-        lines += [f"{seat}> {t}" for seat, t in enumerate(self.tableaux)]
-        lines += [f"L> {line}" for line in str(self.lake).splitlines()]
+        """The whole table in notation; :meth:`parse` reads it back.
+
+        The first line is the round's status, clock and counters (and the rules when they
+        are not the defaults); then one line per seat, ``<seat>> [out] [stuck] [false=<n>]
+        <tableau>``; then one line per foundation, ``L> <foundation line>`` with each card's
+        Lamport time when it is not 0.
+        """
+        head = [self.status.value, f"clock={self.clock}"]
+        if self.rotations:
+            head.append(f"rotations={self.rotations}")
+        if self.cut is not None:
+            head.append(f"cut={self.cut}")
+        if self.callers:
+            head.append("callers=" + ",".join(map(str, self.callers)))
+        if self.rules.turn_based:
+            head.append(f"turn={self.turn}")
+        rules = self.rules.to_dict()
+        if rules:
+            head.append("| rules: " + " ".join(f"{k}={v}" for k, v in rules.items()))
+        lines = [" ".join(head)]
+        for seat, t in enumerate(self.tableaux):
+            flags = []
+            if not self.active[seat]:
+                flags.append("out")
+            if self.stuck[seat]:
+                flags.append("stuck")
+            false_calls = self.false_calls[seat] if seat < len(self.false_calls) else 0
+            if false_calls:
+                flags.append(f"false={false_calls}")
+            lines.append(f"{seat}> " + "".join(f + " " for f in flags) + str(t))
+        for fid in self.lake:
+            cards = " ".join(
+                f"{lc.card}/{lc.owner}" + (f"@{lc.lamport}" if lc.lamport else "")
+                for lc in self.lake[fid]
+            )
+            lines.append(f"L> {fid}: {cards}")
         return "\n".join(lines)
+
+    @classmethod
+    def parse(cls, text: str, rules: Rules | None = None) -> Table:
+        """Read a table back from :meth:`__str__`'s notation.
+
+        Args:
+            text: the notation.
+            rules: the rules, when the notation does not give them (it gives those that
+                differ from the defaults).
+
+        Raises:
+            NotationError: if ``text`` is not a table.
+        """
+        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        if not lines:
+            raise NotationError("not a table: no text")
+        head, _, rules_text = lines[0].partition("| rules:")
+        words = head.split()
+        try:
+            status = RoundStatus(words[0]) if words else None
+        except ValueError:
+            status = None
+        if status is None:
+            raise NotationError(
+                f"not a table: {lines[0]!r} (the first line starts with playing, nerts or blocked)"
+            )
+        counters: dict[str, str] = {}
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if not sep or key not in _COUNTERS or key in counters:
+                raise NotationError(f"not a table counter: {word!r} in {lines[0]!r}")
+            counters[key] = value
+        try:
+            clock = int(counters.get("clock", "0"))
+            rotations = int(counters.get("rotations", "0"))
+            cut = int(counters["cut"]) if "cut" in counters else None
+            callers = (
+                tuple(int(c) for c in counters["callers"].split(","))
+                if ("callers" in counters)
+                else ()
+            )
+            turn = int(counters["turn"]) if "turn" in counters else None
+        except ValueError:
+            raise NotationError(f"not a table: a counter is not a number in {lines[0]!r}") from None
+        if rules is None:
+            rules = _parse_rules(rules_text)
+        tableaux: list[Tableau] = []
+        active: list[bool] = []
+        stuck: list[bool] = []
+        false_calls: list[int] = []
+        lake_lines: list[str] = []
+        for line in lines[1:]:
+            label, sep, body = line.partition(">")
+            label = label.strip()
+            if sep and label == "L":
+                lake_lines.append(body)
+                continue
+            if not sep or not label.isdigit() or int(label) != len(tableaux) or lake_lines:
+                raise NotationError(
+                    f"not a table line: {line!r} (expected {len(tableaux)}> <tableau>, or L> "
+                    "<foundation> after the seats)"
+                )
+            flags, rest = body.split(), body
+            out = is_stuck = False
+            calls = 0
+            for flag in flags:
+                if flag == "out":
+                    out = True
+                elif flag == "stuck":
+                    is_stuck = True
+                elif flag.startswith("false=") and flag[6:].isdigit():
+                    calls = int(flag[6:])
+                else:
+                    break
+                rest = rest.split(flag, 1)[1]
+            tableaux.append(Tableau.parse(rest))
+            active.append(not out)
+            stuck.append(is_stuck)
+            false_calls.append(calls)
+        if not tableaux:
+            raise NotationError("not a table: no seat (0> <tableau>)")
+        try:
+            table = cls.from_tableaux(
+                rules, tableaux, Lake.parse(";".join(lake_lines)), active=active
+            )
+        except (ValueError, InvalidRulesError) as exc:  # IllegalMoveError is a ValueError
+            raise NotationError(f"not a table: {exc}") from None
+        if any(c >= len(tableaux) for c in callers) or (status is _NERTS) != (cut is not None):
+            raise NotationError(
+                f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
+            )
+        if turn is not None and not (rules.turn_based and 0 <= turn < len(tableaux)):
+            raise NotationError(f"not a table: turn= is a seat, in turn-based play: {lines[0]!r}")
+        return _evolve(
+            table,
+            stuck=tuple(stuck),
+            rotations=rotations,
+            status=status,
+            cut=cut,
+            callers=callers,
+            false_calls=tuple(false_calls),
+            clock=clock,
+            turn=table.turn if turn is None else turn,
+        )
 
 
 class LegalMoves:
@@ -467,7 +676,8 @@ class LegalMoves:
 
     Iteration lists lake moves with their foundation named; ``in`` also accepts a lake move
     with no foundation when some foundation fits. A Nerts call is always listed while the round
-    is on: with cards left it is a (penalised) false call.
+    is on: with cards left it is a (penalised) false call. After a valid call, up to ``T*``,
+    only a valid simultaneous call is (see :meth:`Table.legal_moves`).
     """
 
     __slots__ = ("_seat", "_table")
@@ -503,7 +713,15 @@ class LegalMoves:
 
 
 def _generate(table: Table, seat: int) -> Iterator[Move]:
-    if table.status is not RoundStatus.PLAYING or not table.active[seat]:
+    if not table.active[seat]:
+        return
+    after_call = table.status is _NERTS and table.cut is not None
+    if table.status is not _PLAYING and not after_call:
+        return
+    if table.rules.turn_based and seat != table.turn:
+        # Out of turn only a call: valid, or (while the round is on) a false one.
+        if not after_call or (seat not in table.callers and table.can_call(seat)):
+            yield _CALL
         return
     t = table.tableaux[seat]
     lake = table.lake
@@ -559,14 +777,20 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
                             if count == 1 or fits_on(decl, run[-2]):
                                 yield Move.slide(src, dst, count, decl)
                     elif base.suit is None and top.suit is not None:
-                        if len(dest) == 1:
-                            for decl in joker_options_over(top):
-                                yield Move.slide(src, dst, count, decl)
+                        # Under a lone joker: it stays undeclared (see Tableau._slide).
+                        if len(dest) == 1 and fits_on(base, top):
+                            yield Move.slide(src, dst, count)
                     elif fits_on(base, top):
                         yield Move.slide(src, dst, count)
     if t.stock or t.waste:
         yield _TURN
-    if table.rules.rotate_alone and table.stuck[seat]:
+    if after_call:
+        # Up to T* only a move in the air or a simultaneous call still counts: nobody waits
+        # for a rotation any more (RULES.md: calling Nerts).
+        if seat not in table.callers and table.can_call(seat):
+            yield _CALL
+        return
+    if table.rules.rotate_alone and table.stuck[seat] and len(t.stock) >= 2:
         yield _ROTATE
     yield _PASS
     yield _CALL
@@ -590,7 +814,40 @@ def _as_played(card: Card, declare: Card | None) -> Card:
     return card
 
 
+def _parse_rules(text: str) -> Rules:
+    """The rules from ``key=value`` words (the values :meth:`Rules.to_dict` gives)."""
+    values: dict[str, object] = {}
+    for word in text.split():
+        key, sep, value = word.partition("=")
+        if not sep:
+            raise NotationError(f"not a rules field: {word!r} (expected name=value)")
+        values[key] = _RULE_VALUES.get(value, value)
+        if isinstance(values[key], str):
+            try:
+                values[key] = int(value)
+            except ValueError:
+                raise NotationError(f"not a rules value: {word!r}") from None
+    try:
+        return Rules.from_dict(values)
+    except InvalidRulesError as exc:
+        raise NotationError(f"not a table's rules: {exc}") from None
+
+
+_RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
+_COUNTERS = ("clock", "rotations", "cut", "callers", "turn")
+
 _T = TypeVar("_T")
+
+
+def _next_seat(active: tuple[bool, ...], seat: int) -> int:
+    """The next active seat after ``seat``, in seat order, round the table (``seat`` itself
+    when no other is active)."""
+    n = len(active)
+    for step in range(1, n + 1):
+        other = (seat + step) % n
+        if active[other]:
+            return other
+    return seat
 
 
 def _replace(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
@@ -610,6 +867,7 @@ def _evolve(table: Table, **changes: object) -> Table:
         "callers": table.callers,
         "false_calls": table.false_calls,
         "clock": table.clock,
+        "turn": table.turn,
     }
     fields.update(changes)
     return Table(**fields)  # type: ignore[arg-type]

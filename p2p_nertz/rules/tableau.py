@@ -30,7 +30,7 @@ from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, format_cards, parse_cards
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.moves import Move, MoveKind, Pile
 
-__all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_over", "joker_options_under"]
+__all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
 
 # Members read on every move (Python 3.11 reads ``Pile.NERTS`` through EnumType.__getattr__,
 # about ten times the cost of a global).
@@ -76,14 +76,6 @@ def joker_options_on(card: Card, below: Card | None) -> tuple[Card, ...]:
         if below is None or fits_on(candidate, below):
             options.append(candidate)
     return tuple(options)
-
-
-def joker_options_over(card: Card) -> tuple[Card, ...]:
-    """The identities an undeclared joker (alone on its pile) may take when ``card`` is slid
-    under it: one rank below ``card``, the other colour."""
-    if card.suit is None or card.rank <= 1:
-        return ()
-    return tuple(Card(card.rank - 1, suit) for suit in SUITS if suit.is_red != card.suit.is_red)
 
 
 def joker_options_under(base: Card) -> tuple[Card, ...]:
@@ -225,7 +217,9 @@ class Tableau:
         if kind is _MOVE_TURN:
             return self._turn(3 if rules is None else rules.draw, move)
         if kind is _MOVE_ROTATE:
-            return self.rotated()
+            # A player's own R is the rotate-alone variant; everyone-stuck rotations are no
+            # player's move (Table rotates every tableau with rotated()).
+            return self.rotated_alone()
         if kind is _MOVE_PASS or kind is _MOVE_CALL:
             return self
         if move.target is _PILE_LAKE:
@@ -244,12 +238,42 @@ class Tableau:
         raise IllegalMoveError(f"{move}: the stock and the waste are both empty in {self}")
 
     def rotated(self) -> Tableau:
-        """Everyone stuck: the waste goes back under the stock, then the top card to the
-        bottom (RULES.md: everyone stuck)."""
-        stock = tuple(reversed(self.waste)) + self.stock
+        """Everyone stuck: the stock re-formed, then its top card to the bottom (RULES.md:
+        everyone stuck).
+
+        The cards left in the stock go onto the waste in order, as if turned; the waste is
+        turned over as the new stock; then its top card goes to the bottom. The stock's cycle
+        order is kept, but for that one card.
+
+        >>> print(Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H 6D | W: 6H 8D")
+        ...       .rotated())
+        N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 6H 9D 9H 6D 8D | W: -
+        """
+        # Turned onto the waste the stock lands reversed on top of it; turning the whole waste
+        # over reverses it all again: the old stock ends up under the waste, in its order.
+        stock = self.stock + tuple(reversed(self.waste))
         if stock:
             stock = (stock[-1], *stock[:-1])
         return Tableau(self.nerts, self.work, stock, ())
+
+    def rotated_alone(self) -> Tableau:
+        """Rotate alone (a variant): only the top card of the stock goes to the bottom; the
+        waste stays where it is (RULES.md: everyone stuck, variant).
+
+        Raises:
+            IllegalMoveError: with fewer than two cards in the stock (nothing would change:
+                turn the stock instead).
+
+        >>> print(Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H 6D | W: 6H 8D")
+        ...       .rotated_alone())
+        N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 6D 9D 9H | W: 6H 8D
+        """
+        if len(self.stock) < 2:
+            raise IllegalMoveError(
+                f"R: rotating alone moves the stock's top card to its bottom, and the stock "
+                f"has {len(self.stock)} card(s): turn it (S) instead, in {self}"
+            )
+        return Tableau(self.nerts, self.work, (self.stock[-1], *self.stock[:-1]), self.waste)
 
     def _source_run(self, move: Move) -> tuple[Card, ...]:
         source = move.source
@@ -332,15 +356,24 @@ class Tableau:
         if not self.has_empty_work_pile():
             raise IllegalMoveError(f"{move}: slide-under needs an empty work pile, in {self}")
         top_of_run, base = run[-1], dest[0]
-        if top_of_run.suit is None or base.suit is None:
-            if top_of_run.suit is None and base.suit is None:
+        if base.suit is None and top_of_run.suit is not None:
+            # Slid under a lone undeclared joker: the joker ends on top of the run, as if the
+            # card had been placed in the space and the joker moved onto it — which does not
+            # fix it either (RULES.md: jokers; slide-under is that two-move play as one).
+            if move.declare is not None:
+                raise IllegalMoveError(
+                    f"{move}: no joker is fixed by this move (a card slid under a lone joker "
+                    "leaves it undeclared)"
+                )
+            if not fits_on(base, top_of_run):
+                raise IllegalMoveError(f"{move}: nothing goes below an ace, in {self}")
+            return run + dest
+        if top_of_run.suit is None:
+            if base.suit is None:
                 raise IllegalMoveError(f"{move}: a joker cannot be slid under a joker")
-            options = (
-                joker_options_under(base)
-                if top_of_run.suit is None
-                else joker_options_over(top_of_run)
-            )
-            if top_of_run.suit is None and len(run) > 1:
+            # The pile's base is played onto the joker, which fixes it (RULES.md: jokers).
+            options = joker_options_under(base)
+            if len(run) > 1:
                 # The joker must also fit on the card below it in the run.
                 options = tuple(c for c in options if fits_on(c, run[-2]))
             if move.declare is None or move.declare not in options:
@@ -350,11 +383,8 @@ class Tableau:
                     else f"{move}: {top_of_run} cannot be slid under {base}"
                 )
             decl = move.declare
-            if top_of_run.suit is None:
-                run = (*run[:-1], top_of_run.declare(decl.rank, decl.suit))  # type: ignore[arg-type]
-            else:
-                dest = (base.declare(decl.rank, decl.suit), *dest[1:])  # type: ignore[arg-type]
-            return run + dest
+            assert decl.suit is not None
+            return (*run[:-1], top_of_run.declare(decl.rank, decl.suit), *dest)
         if move.declare is not None:
             raise IllegalMoveError(f"{move}: no joker is fixed by this move")
         if not fits_on(base, top_of_run):

@@ -22,7 +22,7 @@ import errno
 import logging
 import os
 import socket as stdsocket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -31,9 +31,17 @@ import zmq
 
 from p2p_nertz.errors import NertzError, TransportBrokenError, TransportClosedError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
-from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView
-from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Out, Session
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.lobby.limits import DropTally
+from p2p_nertz.lobby.messages import ANY_LOBBY, MAX_MESSAGE, LobbyMessageError, TableView
+from p2p_nertz.lobby.state import (
+    GuestLobby,
+    HostLobby,
+    LobbyError,
+    Out,
+    Session,
+    StartRefusedError,
+)
+from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
@@ -42,7 +50,9 @@ __all__ = [
     "HELLO_EVERY",
     "LobbyGuest",
     "LobbyHost",
+    "MAX_FRAME",
     "Offer",
+    "ROUTER_RECV_HWM",
     "discover",
     "join_lobby",
     "lobby_routing_id",
@@ -53,8 +63,17 @@ BEACON_EVERY: Final = 1.0
 """Seconds between beacons."""
 HELLO_EVERY: Final = 1.0
 """Seconds between a waiting guest's ``hello``s."""
+SUMMARY_EVERY: Final = 10.0
+"""Seconds between two summaries of the messages of one kind dropped (docs/lobby.md §6)."""
 _TICK: Final = 0.5
 _BYE_FLUSH: Final = 0.2
+MAX_FRAME: Final = MAX_MESSAGE
+"""The largest frame a lobby socket accepts (``MAXMSGSIZE``): the largest lobby message
+(docs/lobby.md). A stranger sending a larger one is disconnected by zmq before it is held."""
+ROUTER_RECV_HWM: Final = 16
+"""Messages the host's ROUTER holds per connection before zmq stops reading it (a guest sends
+a ``hello`` a second): with :data:`MAX_FRAME`, at most 512 KiB per connection, a stranger's
+included, instead of 1000 × 32 KiB."""
 
 log = logging.getLogger("p2p_nertz.lobby")
 
@@ -176,6 +195,8 @@ class LobbyHost:
         lobby_id: the lobby's id (random by default).
         on_change: called after anything changed at the table (a guest came, left, got ready).
         clock: the time source, in seconds.
+        invited: fingerprints that may sit (the table is then invite-only); ``None``: anybody.
+        summary_every: seconds between two log lines about dropped messages of one kind.
     """
 
     def __init__(
@@ -194,6 +215,8 @@ class LobbyHost:
         lobby_id: bytes | None = None,
         on_change: Callable[[HostLobby], None] | None = None,
         clock: Callable[[], float] = trio.current_time,
+        invited: Iterable[str] | None = None,
+        summary_every: float = SUMMARY_EVERY,
     ) -> None:
         self.table = HostLobby(
             identity,
@@ -202,6 +225,7 @@ class LobbyHost:
             rules,
             lobby_id=lobby_id or os.urandom(32),
             capacity=capacity,
+            invited=invited,
         )
         self.address = address
         self._lobby_port = lobby_port
@@ -215,7 +239,9 @@ class LobbyHost:
         self._beacon_now = trio.Event()
         self._router: AsyncSocket | None = None
         self.rejected = 0
-        """Lobby messages refused as invalid."""
+        """Lobby messages dropped (invalid, or over a sender's rate)."""
+        self.drops = DropTally(every=summary_every)
+        """The dropped messages and refused hellos, counted for the log's summaries."""
         self._logged = 0
 
     @property
@@ -233,7 +259,9 @@ class LobbyHost:
         """
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            router = create_socket(ctx, zmq.ROUTER)
+            router = create_socket(
+                ctx, zmq.ROUTER, recv_hwm=ROUTER_RECV_HWM, max_message_size=MAX_FRAME
+            )
             async with router:
                 router.bind(f"tcp://{self.address}:{self._lobby_port}")
                 self._router = router
@@ -270,6 +298,23 @@ class LobbyHost:
         self._queue(self.table.close(reason))
         self._changed()
 
+    def remove(self, who: PeerId, reason: str = "removed by the host") -> None:
+        """Unseat a guest; it is told, and refused for the rest of this lobby.
+
+        Raises:
+            LobbyError: the game has started, or ``who`` is not seated.
+        """
+        self._queue(self.table.remove(who, reason))
+        self._changed()
+
+    def invite(self, text: str) -> str:
+        """Let this fingerprint sit (see :meth:`HostLobby.invite`); return it.
+
+        Raises:
+            ValueError: ``text`` is not a fingerprint.
+        """
+        return self.table.invite(text)
+
     # -- internals -----------------------------------------------------------------------------
     def _queue(self, outs: list[Out]) -> None:
         for out in outs:
@@ -293,22 +338,33 @@ class LobbyHost:
         ):
             self.start()
 
+    def _drop(self, kind: str, sender: bytes | None, reason: str) -> None:
+        # One line per kind every few seconds, not one per message (docs/lobby.md §6).
+        for line in self.drops.drop(kind, sender, reason, self._clock()):
+            log.warning("%s", line)
+
     async def _receive_loop(self, router: AsyncSocket) -> None:
         while True:
             frames = await router.recv_multipart()
             if len(frames) != 2 or not frames[0].startswith(b"L") or len(frames[0]) != 33:
                 self.rejected += 1
+                self._drop("malformed frames", frames[0][:33], "not [routing id L+key, message]")
                 continue
             before = (self.table.seats, self.table.started)
             try:
                 outs = self.table.receive(frames[1], self._clock(), sender=PeerId(frames[0][1:]))
             except LobbyMessageError as exc:
                 self.rejected += 1
-                log.warning("refused a lobby message: %s", exc)
+                self._drop(f"{exc.code} {exc.kind or 'lobby'}", frames[0][1:], str(exc))
                 continue
+            for who, code, reason in self.table.refusals:
+                self._drop(f"refused ({code}) hello", who, f"{fingerprint(who)}: {reason}")
+            self.table.refusals.clear()
             # A refusal goes to the one who asked, seated or not.
             self._queue(outs)
-            if (self.table.seats, self.table.started) != before:
+            if (self.table.seats, self.table.started) != before or self._logged < len(
+                self.table.log
+            ):
                 self._changed()
 
     async def _send_loop(self, router: AsyncSocket) -> None:
@@ -331,6 +387,8 @@ class LobbyHost:
     async def _tick_loop(self) -> None:
         while True:
             await trio.sleep(_TICK)
+            for line in self.drops.flush(self._clock()):
+                log.warning("%s", line)
             before = self.table.seats
             self._queue(self.table.tick(self._clock()))
             if self.table.seats != before:
@@ -373,13 +431,15 @@ async def join_lobby(
         lobby_endpoint: the host's lobby ROUTER.
         host: the host's key if known (from a beacon).
         lobby_id: the lobby's id if known (from a beacon).
-        ready: whether we are ready.
+        ready: whether we are ready; we stay ready as the players change (nobody here could
+            say it again: each table is shown to ``on_table``), for the rules first shown.
         timeout: seconds to wait for the host's first answer.
         on_table: called with every new table the host shows.
 
     Raises:
-        LobbyError: no answer within ``timeout``, the host refused us or closed the lobby, or
-            it started a game that is not the one it showed.
+        StartRefusedError: the host started a game that is not a table we said ready for, or
+            showed other rules than first (docs/lobby.md §5).
+        LobbyError: no answer within ``timeout``, the host refused us or closed the lobby.
     """
     guest = LobbyGuest(
         identity,
@@ -389,6 +449,7 @@ async def join_lobby(
         host=host,
         lobby_id=lobby_id,
         ready=ready,
+        stay_ready=True,
         timeout=timeout,
         on_table=on_table,
     )
@@ -420,6 +481,8 @@ class LobbyGuest:
         host: the host's key if known (from a beacon).
         lobby_id: the lobby's id if known (from a beacon).
         ready: whether we are ready to begin with.
+        stay_ready: stay ready when the table changes; otherwise (a person) a changed table
+            makes us not ready until :meth:`set_ready` again.
         timeout: seconds to wait for the host's first answer.
         on_table: called with every table the host shows.
     """
@@ -434,11 +497,18 @@ class LobbyGuest:
         host: PeerId | None = None,
         lobby_id: bytes = ANY_LOBBY,
         ready: bool = True,
+        stay_ready: bool = False,
         timeout: float = 10.0,
         on_table: Callable[[TableView], None] | None = None,
     ) -> None:
         self.state = GuestLobby(
-            identity, name, game_endpoint, host=host, lobby_id=lobby_id, ready=ready
+            identity,
+            name,
+            game_endpoint,
+            host=host,
+            lobby_id=lobby_id,
+            ready=ready,
+            stay_ready=stay_ready,
         )
         self.lobby_endpoint = lobby_endpoint
         self.timeout = timeout
@@ -447,6 +517,8 @@ class LobbyGuest:
         self._leaving: str | None = None
         self._error: LobbyError | None = None
         self._ran = False
+        self.drops = DropTally(every=SUMMARY_EVERY)
+        """Messages from the host's connection that were dropped, counted for the log."""
 
     @property
     def ready(self) -> bool:
@@ -472,8 +544,9 @@ class LobbyGuest:
         """Sit at the table and wait for the game to start; ``None`` if we left first.
 
         Raises:
-            LobbyError: no answer within ``timeout``, the host refused us or closed the lobby,
-                or it started a game that is not the one it showed.
+            StartRefusedError: the host started a game that is not a table we said ready for
+                (the host is told with a ``bye``; we join nothing).
+            LobbyError: no answer within ``timeout``, the host refused us or closed the lobby.
             RuntimeError: when run a second time.
         """
         if self._ran:
@@ -482,7 +555,10 @@ class LobbyGuest:
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
             dealer = create_socket(
-                ctx, zmq.DEALER, identity=lobby_routing_id(self.state.identity.peer_id)
+                ctx,
+                zmq.DEALER,
+                identity=lobby_routing_id(self.state.identity.peer_id),
+                max_message_size=MAX_FRAME,
             )
             async with dealer:
                 try:
@@ -522,13 +598,28 @@ class LobbyGuest:
     async def _receive_loop(self, dealer: AsyncSocket, scope: trio.CancelScope) -> None:
         while True:
             frames = await dealer.recv_multipart()
+            now = trio.current_time()
+            for line in self.drops.flush(now):
+                log.warning("%s", line)
             if len(frames) != 1:
+                for line in self.drops.drop("malformed frames", None, "not one frame", now):
+                    log.warning("%s", line)
                 continue
             try:
                 got = self.state.receive(frames[0])
             except LobbyMessageError as exc:
-                log.warning("ignored a lobby message: %s", exc)
+                kind = f"{exc.code} {exc.kind or 'lobby'}"
+                for line in self.drops.drop(kind, None, str(exc), now):
+                    log.warning("%s", line)
                 continue
+            except StartRefusedError as exc:
+                log.info("refused the host's start: %s", exc)  # (the caller says it)
+                self._error = exc
+                with trio.move_on_after(_BYE_FLUSH):  # tell the host why we do not join
+                    await dealer.send_multipart([self.state.bye(f"refused the start: {exc}")])
+                    await trio.sleep(_BYE_FLUSH)  # LINGER is 0: give the bye time to leave
+                scope.cancel()
+                return
             except LobbyError as exc:
                 self._error = exc
                 scope.cancel()
@@ -536,5 +627,8 @@ class LobbyGuest:
             if isinstance(got, Session):
                 scope.cancel()
                 return
-            if isinstance(got, TableView) and self._on_table is not None:
-                self._on_table(got)
+            if isinstance(got, TableView):
+                if self.state.hello_due():
+                    self._poke.set()  # the table changed: say now what we say for it
+                if self._on_table is not None:
+                    self._on_table(got)

@@ -26,6 +26,11 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
   sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
   pace).
+* **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
+  :data:`MAX_FRAME` (zmq cuts the sender off), and the receive task hands the peer only what
+  arrives under a member's routing id, within that member's budget; the rest is dropped
+  unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
+  peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects
 it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
@@ -81,7 +86,7 @@ from p2p_nertz.errors import (
 from p2p_nertz.logfile.format import LogHeader, RecordKind
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
-from p2p_nertz.protocol.envelope import looks_like_beat
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, looks_like_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -95,10 +100,18 @@ from p2p_nertz.protocol.peer import (
     Send,
     Suspected,
 )
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import Phase, abandon_partner
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
+from p2p_nertz.runtime.guard import (
+    BAD_FRAMES,
+    OUTSIDER,
+    OVER_BUDGET,
+    InboundGuard,
+    RefusalLog,
+    SenderBudget,
+)
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
@@ -108,11 +121,14 @@ __all__ = [
     "LEAVE_GRACE",
     "ENDPOINTS_NOTE",
     "MAX_BURST",
+    "MAX_FRAME",
     "NODE_CONFIG",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
+    "ROUTER_HWM",
     "SEND_QUEUE",
     "SPEC_NOTE",
+    "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
     "PeerNode",
     "decode_clock_note",
@@ -166,6 +182,24 @@ WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
 """The first message a node pushes to a spectator: this tag, then the game spec's wire form
 (a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
 
+MAX_FRAME: Final = MAX_MESSAGE_SIZE
+"""The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
+message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
+(zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
+disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
+
+ROUTER_HWM: Final = 64
+"""The ROUTER's receive high-water mark, per connection, in messages: what zmq holds for one
+sender before it stops reading that sender's TCP connection (flow control: nothing is lost,
+the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a stranger's
+included, can make the node hold to 64 × 4 KiB. Honest members send a few dozen messages a
+second (docs/protocol.md §9.7) and the receive task drains every pipe in bursts of
+:data:`MAX_BURST`, so only a flood fills it."""
+
+WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
+"""The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
+largest message it receives (``nertz watch``)."""
+
 SEND_QUEUE: Final = 4096
 """Messages queued per DEALER before further ones to that member are dropped."""
 
@@ -176,6 +210,12 @@ BEAT_CHUNK: Final = 4
 """Beats fed to the peer at a time before the ROUTER is looked at again for events."""
 
 log = logging.getLogger("p2p_nertz.node")
+
+_GUARD_DETAILS: Final = {  # what the log says of a frame the guard dropped, by reason
+    OUTSIDER: "a frame under a routing id that is no member's",
+    OVER_BUDGET: "a member's connection over its budget",
+    BAD_FRAMES: "a message of more than one frame",
+}
 
 _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left its deadline due
 
@@ -347,6 +387,9 @@ class PeerNode:
             always restored so.
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
+        budget: how many messages each member's connection may send us (a token bucket,
+            :mod:`p2p_nertz.runtime.guard`); frames from routing ids of no member are dropped
+            unread whatever the budget.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -373,6 +416,7 @@ class PeerNode:
         watchers: Sequence[str] = (),
         recover: bool = False,
         cut_damaged_tail: bool = False,
+        budget: SenderBudget | None = None,
     ) -> None:
         self.identity = identity
         self.spec = spec
@@ -421,6 +465,13 @@ class PeerNode:
         """What reopening the log found (once :meth:`run` has opened it)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
+        self.guard = InboundGuard(
+            (routing_id(pid) for pid in spec.peer_ids if pid != identity.peer_id), budget
+        )
+        """What the ROUTER lets through to the peer: members' connections, within a budget."""
+        self.refusals = RefusalLog(log)
+        """Every message refused (by the guard or the peer), counted by reason; logged at a
+        bounded rate."""
 
     # -- introspection -------------------------------------------------------------------------
     @property
@@ -535,7 +586,9 @@ class PeerNode:
         if self._router is None:
             if self._ctx is None:
                 self._ctx = zmq.Context()
-            router = create_socket(self._ctx, zmq.ROUTER)
+            router = create_socket(
+                self._ctx, zmq.ROUTER, recv_hwm=ROUTER_HWM, max_message_size=MAX_FRAME
+            )
             try:
                 router.bind(self._bind_to)
             except BaseException:
@@ -575,11 +628,16 @@ class PeerNode:
             assert self._ctx is not None and self._router is not None
             for pid in self.spec.peer_ids:
                 if pid != own:
-                    dealer = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                    dealer = create_socket(
+                        self._ctx, zmq.DEALER, identity=routing_id(own), max_message_size=MAX_FRAME
+                    )
                     dealers[pid] = dealer
                     dealer.connect(endpoints[pid])
             for endpoint in self._watch_to:
-                watcher = create_socket(self._ctx, zmq.DEALER, identity=routing_id(own))
+                # (A spectator sends us nothing: the bound only caps what a stranger could.)
+                watcher = create_socket(
+                    self._ctx, zmq.DEALER, identity=routing_id(own), max_message_size=MAX_FRAME
+                )
                 self._watch_sockets.append(watcher)
                 watcher.connect(endpoint)
             header = LogHeader(
@@ -624,6 +682,7 @@ class PeerNode:
             self._close(dealers)
 
     def _close(self, dealers: Mapping[PeerId, AsyncSocket]) -> None:
+        self.refusals.flush(self._clock(), force=True)
         for dealer in (*dealers.values(), *self._watch_sockets):
             dealer.close()
         if self._router is not None:
@@ -702,7 +761,8 @@ class PeerNode:
                     watched.append(effect.data)  # our beats tell a spectator what is final
             else:
                 if isinstance(effect, Rejected):
-                    log.info("refused a message: %s (%s)", effect.reason, effect.detail)
+                    # Counted; logged at a bounded rate (a flood is not a line per message).
+                    self.refusals.refused(effect.reason, effect.detail, self._clock())
                 elif isinstance(effect, Suspected):
                     heard = "is silent" if effect.suspected else "is heard again"
                     log.info("seat %d %s", effect.seat, heard)
@@ -825,7 +885,7 @@ class PeerNode:
                 if more is None:
                     break
                 batch.append(more)
-            messages = [frames[1] for frames in batch if len(frames) == 2]
+            messages = self._admit(batch)
             self._watch(messages)  # the others' beats and events, for the spectators
             events: list[bytes] = []
             for message in messages:
@@ -846,6 +906,22 @@ class PeerNode:
                     await self._apply(self.peer.feed_many(chunk, self._clock()))
             finally:
                 self._lock.release()
+
+    def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
+        """The messages of ``batch`` that the guard lets through to the peer; the others are
+        counted and noted for the log (``frames`` is ``[routing id, message]``)."""
+        guard = self.guard
+        now = self._clock()
+        before = guard.counts.copy()
+        messages = []
+        for frames in batch:
+            message = guard.admit(frames, now)
+            if message is not None:
+                messages.append(message)
+        if len(messages) < len(batch):
+            for reason, n in (guard.counts - before).items():
+                self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
+        return messages
 
     async def _timer_loop(self) -> None:
         last_due: float | None = None
@@ -874,6 +950,7 @@ class PeerNode:
             last_due = deadline
             async with self._lock:
                 await self._apply(self.peer.tick(self._clock()))
+                self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._strategy is not None and self._may_abandon():
                     # A bot does not wait forever for an opponent who has gone: with two
                     # members nobody can be voted out, so it ends the game (scored by totals).
@@ -914,7 +991,7 @@ class PeerNode:
                 if tentative.round.number != bot_round:
                     bot_round = tentative.round.number
                     strategy.new_round()
-                move = strategy.choose(view, peer.seat)
+                move = strategy.decide(view, peer.seat)
                 if move is None:
                     continue
                 try:

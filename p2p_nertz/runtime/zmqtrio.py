@@ -30,6 +30,11 @@ in :func:`trio.move_on_after` to bound the wait, or use :meth:`~AsyncSocket.try_
 which never waits. ROUTERs use ``ROUTER_MANDATORY`` so that they, too, wait at the HWM instead of
 silently dropping, and so that a message for an unknown routing id raises instead of vanishing.
 
+**Size bound.** Every socket refuses frames above a size (``MAXMSGSIZE``,
+:data:`DEFAULT_MAX_MESSAGE_SIZE` unless the caller passes its protocol's limit): zmq drops the
+connection of a peer that sends one, before holding it, so what a socket holds is bounded by
+HWM × size whoever is connected.
+
 **A DEALER with no connected peer** (its ROUTER not bound yet, restarting, or unreachable) has a
 pipe anyway (``IMMEDIATE`` is left at 0): sends are queued, up to the HWM, and delivered once the
 connection is made; after that, ``send_multipart`` waits until the peer appears and drains the
@@ -128,6 +133,7 @@ from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 
 __all__ = [
     "DEFAULT_HWM",
+    "DEFAULT_MAX_MESSAGE_SIZE",
     "HEARTBEAT_IVL_MS",
     "HEARTBEAT_TIMEOUT_MS",
     "RECONNECT_IVL_MAX_MS",
@@ -146,6 +152,17 @@ DEFAULT_HWM: Final = 1000
 
 Game messages are a few KiB and a peer sends a few dozen per second, so a thousand messages is
 many seconds of backlog: reaching it means the peer is not reading, and the sender waits.
+"""
+
+DEFAULT_MAX_MESSAGE_SIZE: Final = 1 << 20
+"""Largest frame, in bytes, a socket accepts unless told otherwise (``MAXMSGSIZE``).
+
+No socket of this module is unbounded: a connected stranger could otherwise make it hold
+``RCVHWM`` frames of any size (39 frames of 256 MiB took a node from 48 MB to 1.16 GB, issue
+14). zmq reads a frame's length from its header and, when it is above the bound, drops the
+connection before it allocates or reads the body, so memory stays bounded whatever the
+sender claims. Callers that know their protocol's largest message pass a tighter bound (the
+peer node passes the envelope's limit, the lobby its own).
 """
 
 SAFETY_TIMEOUT: Final = 0.05
@@ -656,31 +673,51 @@ def create_socket(
     *,
     hwm: int = DEFAULT_HWM,
     identity: bytes | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    recv_hwm: int | None = None,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
-    Options: ``SNDHWM`` and ``RCVHWM`` = ``hwm`` messages; ``LINGER 0``; reconnect after
+    Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
+    ``LINGER 0``; reconnect after
     :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
-    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`.
-    ROUTER only: ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes
-    the id over from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of
-    dropping; a routing id that is not connected raises instead of discarding silently).
+    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`;
+    ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
+    zmq, and the frame is never delivered nor held in memory). ROUTER only:
+    ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
+    from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of dropping;
+    a routing id that is not connected raises instead of discarding silently).
 
     Args:
         ctx: the zmq context; the caller owns and terminates it.
         socket_type: ``zmq.ROUTER`` or ``zmq.DEALER``.
         hwm: the high-water mark in messages, at least 1.
+        recv_hwm: the receive high-water mark, per connection, if not ``hwm``: with
+            ``max_message_size`` it bounds what one connection can make the socket hold
+            (beyond it zmq stops reading that connection; nothing is lost).
         identity: the routing id the peer's ROUTER will see (``ROUTING_ID``), 1 to 255 bytes,
             not starting with a zero byte (zmq reserves those). Needed for ``ROUTER_HANDOVER``
             to recognise a reconnecting peer; zmq picks a random one if omitted.
+        max_message_size: the largest frame accepted, in bytes, at least 1 (see
+            :data:`DEFAULT_MAX_MESSAGE_SIZE`).
 
     Raises:
-        ValueError: for another socket type, a bad ``hwm`` or a bad ``identity``.
+        ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
+            ``max_message_size``.
     """
     if socket_type not in _SOCKET_TYPES:
         raise ValueError(f"only zmq.ROUTER and zmq.DEALER are supported, not {socket_type}")
-    if hwm < 1:
-        raise ValueError(f"hwm must be at least 1 message (0 would mean unbounded): {hwm}")
+    if recv_hwm is None:
+        recv_hwm = hwm
+    if hwm < 1 or recv_hwm < 1:
+        raise ValueError(
+            f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
+        )
+    if max_message_size < 1:
+        raise ValueError(
+            "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
+            f" {max_message_size}"
+        )
     if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
         raise ValueError(
             f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
@@ -689,7 +726,8 @@ def create_socket(
     try:
         zsock.set(zmq.LINGER, 0)
         zsock.set(zmq.SNDHWM, hwm)
-        zsock.set(zmq.RCVHWM, hwm)
+        zsock.set(zmq.RCVHWM, recv_hwm)
+        zsock.set(zmq.MAXMSGSIZE, max_message_size)
         zsock.set(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
         zsock.set(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
         zsock.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
@@ -711,6 +749,7 @@ async def open_router(
     bind: str = "tcp://127.0.0.1:0",
     *,
     hwm: int = DEFAULT_HWM,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[AsyncSocket]:
     """Open a ROUTER bound to ``bind``; the socket is closed when the block exits.
 
@@ -722,10 +761,10 @@ async def open_router(
                 routing_id, *frames = await router.recv_multipart()
 
     Raises:
-        ValueError: for an ``inproc://`` endpoint or a bad ``hwm``.
+        ValueError: for an ``inproc://`` endpoint, a bad ``hwm`` or ``max_message_size``.
         TransportBrokenError: if the endpoint cannot be bound.
     """
-    router = create_socket(ctx, zmq.ROUTER, hwm=hwm)
+    router = create_socket(ctx, zmq.ROUTER, hwm=hwm, max_message_size=max_message_size)
     async with router:
         router.bind(bind)
         yield router
@@ -738,6 +777,7 @@ async def open_dealer(
     *,
     identity: bytes | None = None,
     hwm: int = DEFAULT_HWM,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
 ) -> AsyncIterator[AsyncSocket]:
     """Open a DEALER connected to ``connect`` under ``identity``; closed when the block exits.
 
@@ -745,10 +785,13 @@ async def open_dealer(
     ``hwm``) and delivered once it is; zmq keeps retrying in the background.
 
     Raises:
-        ValueError: for an ``inproc://`` endpoint, a bad ``hwm`` or a bad ``identity``.
+        ValueError: for an ``inproc://`` endpoint, a bad ``hwm``, ``identity`` or
+            ``max_message_size``.
         TransportBrokenError: if zmq refuses the endpoint.
     """
-    dealer = create_socket(ctx, zmq.DEALER, hwm=hwm, identity=identity)
+    dealer = create_socket(
+        ctx, zmq.DEALER, hwm=hwm, identity=identity, max_message_size=max_message_size
+    )
     async with dealer:
         dealer.connect(connect)
         yield dealer

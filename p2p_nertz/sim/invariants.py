@@ -225,6 +225,18 @@ def replay_round(state: GameState, rs: RoundState) -> list[str]:
 _STOCK_MOVES = (MoveKind.TURN, MoveKind.ROTATE)
 
 
+def _can_end(final: GameState, able: set[int]) -> bool:
+    """Whether the protocol can end this game for a peer whose final fold is ``final``, with
+    the seats in ``able`` alive and honest: a strict majority of the members still in must be,
+    or two members must be left, one of them able (it abandons the other, §9.3). With fewer, no
+    drop can be decided, and a drop not final cannot be the ground for an abandon (a member
+    never heard again may have voted or withdrawn before it, in the order: soak seeds 1315,
+    1520); a lone honest member with a cheater and a member gone for good waits (seed 224)."""
+    members = [q for q in range(final.spec.seats) if q not in final.dropped]
+    ready = [q for q in members if q in able]
+    return len(ready) * 2 > len(members) or (len(members) == 2 and bool(ready))
+
+
 def check(result: SimResult) -> list[str]:
     """Check every invariant on a finished run; returns one line per violation."""
     problems: list[str] = []
@@ -240,7 +252,11 @@ def check(result: SimResult) -> list[str]:
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
     # (A game over on a provisional result counts as finished: a side of a partition that
     # never healed cannot learn what the other saw, and says so, §9.3.)
-    if not result.finished and not all(p.final.phase is Phase.OVER for _, p in counted):
+    # (And only a game that can end: see _can_end.)
+    live = {seat for seat, _ in peers}
+    if not result.finished and not all(
+        p.final.phase is Phase.OVER or not _can_end(p.final, live) for _, p in counted
+    ):
         phases = {seat: p.final.phase.value for seat, p in peers}
         problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
     # Agreement among the peers that finished. A provisional result (an abandoned game whose
@@ -269,8 +285,11 @@ def check(result: SimResult) -> list[str]:
                     f"split brain: round {number}: seat {seat} has {scores}, "
                     f"seat {seen[0]} has {seen[1][1]}"
                 )
-    # No loss: every counted event is held by every surviving peer.
+    # No loss: every counted event is held by every surviving peer (of a game that could end:
+    # in one that cannot, a peer may wait on a chain it can never take, a cheater's).
     for seat, p in counted:
+        if p.final.phase is not Phase.OVER and not _can_end(p.final, live):
+            continue
         for author in range(len(result.peers)):
             cut = p.final.dropped.get(author)
             source = result.peers[author]

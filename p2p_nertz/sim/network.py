@@ -603,7 +603,7 @@ class Simulation:
         if self.bot_round[seat] != number:
             self.bot_round[seat] = number
             self.bots[seat].new_round()
-        move = self.bots[seat].choose(view, seat)
+        move = self.bots[seat].decide(view, seat)
         if move is None:
             return
         try:

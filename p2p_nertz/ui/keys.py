@@ -20,8 +20,8 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
   not on offer it says why; either way it changes nothing;
 * ``:`` or ``/`` opens a command line that takes one move in the notation (``N>L``, ``1:2>4``…),
   or the word ``abandon`` (as the ``a`` key);
-* ``?`` or ``h`` help, ``Esc`` cancels, ``Enter`` closes the end-of-round board, ``q`` leaves
-  (after a ``y``).
+* ``?`` or ``h`` help (pressed again: how to play; any other key closes it), ``Esc`` cancels,
+  ``Enter`` closes the end-of-round board, ``q`` leaves (after a ``y``).
 
 >>> from p2p_nertz.rules import Rules, Table, Tableau
 >>> t = Tableau.parse("N: 4C AS | 1: QH | 2: JS | 3: 5D | 4: 8C | S: 2C 7H 9S | W: -")
@@ -49,6 +49,7 @@ from p2p_nertz.ui.view import Gone, card_text, pile_name
 
 __all__ = [
     "NO_ABANDON",
+    "STUCK_WAITING",
     "Abandon",
     "Action",
     "CloseBoard",
@@ -59,7 +60,6 @@ __all__ = [
     "explain",
     "press",
     "resolve_pair",
-    "settle",
 ]
 
 ENTER = "ENTER"
@@ -101,6 +101,9 @@ class Abandon:
 
 Action = PlayMove | Leave | CloseBoard | Abandon
 
+STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
+"""The status line after a pass (the view replaces it once the pass no longer stands)."""
+
 NO_ABANDON = "an abandon needs exactly one other member left, and gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
 
@@ -115,6 +118,7 @@ class KeyState:
         status: the status line.
         help: the help screen is up.
         confirm: a question waiting for its answer key.
+        help_page: which help page is up: 0 the keys, 1 how to play (``?`` again turns it).
     """
 
     selected: Pile | None = None
@@ -122,6 +126,7 @@ class KeyState:
     status: str = ""
     help: bool = False
     confirm: Confirm | None = None
+    help_page: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +158,9 @@ _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(
 def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
     """Handle one key (see the module docstring); never raises."""
     if state.help:
-        return replace(state, help=False, status=""), []
+        if key in ("?", "h", "H"):  # the other page: the keys, or how to play
+            return replace(state, help_page=1 - state.help_page), []
+        return replace(state, help=False, help_page=0, status=""), []
     if state.command is not None:
         return _command_key(state, key, ctx)
     if state.confirm is Confirm.QUIT:
@@ -191,7 +198,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
-        return _play(ctx, Move.pass_(), done="stuck: waiting for the others (any move withdraws)")
+        return _play(ctx, Move.pass_(), done=STUCK_WAITING)
     if k == "r":
         return _play(ctx, Move.rotate())
     if k == "x":
@@ -313,6 +320,8 @@ def explain(ctx: Context, move: Move) -> str:
         return f"illegal: the round is over ({table.status.value})"
     if not table.active[seat]:
         return "illegal: you are not playing this round"
+    if table.rules.turn_based and table.turn != seat and move.kind is not MoveKind.CALL:
+        return "illegal: not your turn yet (turn-based play: the header says whose it is)"
 
     def show(card: Card) -> str:
         return card_text(card, symbols=ctx.symbols)
@@ -321,6 +330,8 @@ def explain(ctx: Context, move: Move) -> str:
     if move.kind is MoveKind.TURN:
         return "illegal: the stock and the waste are both empty"
     if move.kind is MoveKind.ROTATE:
+        if table.rules.rotate_alone and table.stuck[seat]:
+            return "illegal: rotating alone needs two cards in the stock (s turns it)"
         if table.rules.rotate_alone:
             return "illegal: rotate alone once you are stuck (p first)"
         return "illegal: stocks rotate by themselves when everyone is stuck (p)"
@@ -381,7 +392,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     frozen = _touches(move) & ctx.frozen
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []
-    if move not in table.legal_moves(seat):
+    # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
+    if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []
     return KeyState(status=done or f"played {move}"), [PlayMove(move)]
 
@@ -413,28 +425,3 @@ def _short(exc: NotationError) -> str:
     text = str(exc)
     _, _, hint = text.partition(" (")
     return hint.rstrip(")") or text
-
-
-def settle(state: KeyState, ctx: Context) -> KeyState:
-    """The keyboard state with a status line that is no longer true taken down.
-
-    The front end calls it before each redraw: a status line describes the table when it was
-    set, and the table moves on without a key. ``stuck: waiting…`` (after ``p``) stays only
-    while the table still holds the seat stuck: an everyone-stuck rotation, or a move that
-    withdrew the pass, clears the flag, and the line with it.
-
-    >>> from p2p_nertz.rules import Rules, Table, Tableau
-    >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -")
-    >>> table = Table.from_tableaux(Rules(), [t, t])
-    >>> settle(KeyState(status="stuck: waiting for the others"), Context(table, 0)).status
-    ''
-    """
-    table, seat = ctx.table, ctx.seat
-    if (
-        state.status.startswith("stuck: waiting")
-        and table is not None
-        and seat is not None
-        and not table.stuck[seat]
-    ):
-        return replace(state, status="")
-    return state

@@ -28,7 +28,8 @@ Keys (names as the front end reports them; ``UP``/``DOWN`` are the arrow keys):
 * at a table: ``r`` toggles ready (a guest; the host is always ready), ``b`` adds a bot —
   then ``t`` (or ``LEFT``/``RIGHT``) chooses the strategy, ``+``/``-`` or ``1``–``9``, ``0``
   the speed, ``ENTER`` adds it, ``ESC`` cancels —, ``s`` starts the game (the host, once
-  everybody is ready), ``l`` leaves the table, ``q`` quits.
+  everybody is ready), ``x`` then a seat number ``2``–``8`` removes that guest (the host; the
+  key is refused for the rest of this table), ``l`` leaves the table, ``q`` quits.
 
 >>> ctx = LobbyContext(listings=2)
 >>> keys, actions = press_lobby(LobbyKeys(), "2", ctx)
@@ -61,6 +62,7 @@ __all__ = [
     "LobbyKeys",
     "LobbyView",
     "Quit",
+    "RemoveSeat",
     "SeatLine",
     "SetReady",
     "StartGame",
@@ -82,6 +84,7 @@ LOBBY_HELP: tuple[tuple[str, str], ...] = (
     ("r", "at a table: ready / not ready (the host is always ready)"),
     ("b", "add a bot: t or ← → strategy, + - or 1-9 0 speed, Enter adds, Esc cancels"),
     ("s", "start the game (the host, once everybody is ready)"),
+    ("x  then 2-8", "remove that guest (the host; refused for the rest of this table)"),
     ("l", "leave the table (the host closes it)"),
     ("q  or  Ctrl-C", "quit (leaving the table)"),
     ("?  or  h", "this help (any key closes it)"),
@@ -156,6 +159,7 @@ class LobbyKeys:
     Attributes:
         cursor: the selected table (index in the list).
         picking: the bot picker is open.
+        removing: ``x`` was pressed: the next digit names the seat to remove.
         strategy: the picker's strategy (index into the strategies).
         speed: the picker's speed, 1 to 10.
         help: the help screen is up.
@@ -164,6 +168,7 @@ class LobbyKeys:
 
     cursor: int = 0
     picking: bool = False
+    removing: bool = False
     strategy: int = 0
     speed: int = 5
     help: bool = False
@@ -204,6 +209,7 @@ class LobbyView:
             ready=table is not None and table.ready,
             blocker=None if table is None else table.blocker,
             strategies=self.strategies,
+            seats=0 if table is None else len(table.seats),
         )
 
 
@@ -241,6 +247,13 @@ class StartGame:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveSeat:
+    """Remove the guest in this seat (numbered as shown, the host is 1) from the table."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class LeaveTable:
     """Leave the table (the host closes it)."""
 
@@ -250,7 +263,9 @@ class Quit:
     """Leave the lobby and the program."""
 
 
-LobbyAction = CreateTable | JoinTable | SetReady | AddBot | StartGame | LeaveTable | Quit
+LobbyAction = (
+    CreateTable | JoinTable | SetReady | AddBot | StartGame | RemoveSeat | LeaveTable | Quit
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +278,7 @@ class LobbyContext:
     ready: bool = False
     blocker: str | None = None
     strategies: tuple[str, ...] = ("greedy",)
+    seats: int = 0
 
 
 def press_lobby(
@@ -273,6 +289,8 @@ def press_lobby(
         return replace(keys, help=False, status=""), []
     if keys.picking:
         return _picker(keys, key, ctx)
+    if keys.removing:
+        return _removing(keys, key, ctx)
     k = key.lower() if len(key) == 1 else key
     if k in ("?", "h"):
         return replace(keys, help=True), []
@@ -324,6 +342,12 @@ def _at_table(keys: LobbyKeys, k: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
         if ctx.blocker is not None:
             return replace(keys, status=f"cannot start: {ctx.blocker}"), []
         return replace(keys, status="starting…"), [StartGame()]
+    if k == "x":
+        if not ctx.hosting:
+            return replace(keys, status="only the host removes a guest: l leaves the table"), []
+        if ctx.seats < 2:
+            return replace(keys, status="no guest to remove"), []
+        return replace(keys, removing=True, status=f"remove which guest? 2-{ctx.seats}"), []
     if k == "l":
         return replace(keys, status="left the table"), [LeaveTable()]
     if k in ("c", ENTER, UP, DOWN) or k.isdigit():
@@ -359,6 +383,15 @@ def _picker(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
     return replace(keys, status="t strategy · + - or 1-9 0 speed · Enter adds · Esc cancels"), []
 
 
+def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
+    done = replace(keys, removing=False)
+    if key.isdigit() and 2 <= int(key) <= ctx.seats:
+        return replace(done, status=f"removing the guest in seat {key}…"), [RemoveSeat(int(key))]
+    if key.isdigit():
+        return replace(done, status=f"no guest in seat {key}"), []
+    return replace(done, status="no guest removed"), []
+
+
 def _unknown(k: str) -> str:
     return f"no such key: {k} (? for help)" if len(k) == 1 and k.isprintable() else ""
 
@@ -384,6 +417,8 @@ def rules_text(rules: Rules) -> list[str]:
         variants.append("pairs")
     if rules.jokers:
         variants.append(f"{rules.jokers} joker{'s' if rules.jokers > 1 else ''}")
+    if rules.turn_based:
+        variants.append("turn-based")
     return [
         f"draw {rules.draw} · {rules.work_piles} work piles · {goal} · "
         f"Nerts bonus {rules.nerts_bonus}",
@@ -399,7 +434,7 @@ def render_lobby(view: LobbyView, width: int = 80, height: int = 24) -> Screen:
 
 _HINT_BROWSE = "1-9 ↑↓ select · Enter join · c create a table · ? help · q quit"
 _HINT_GUEST = "r ready · b add a bot · l leave the table · ? help · q quit"
-_HINT_HOST = "s start · b add a bot · l close the table · ? help · q quit"
+_HINT_HOST = "s start · b add a bot · x remove a guest · l close the table · ? help · q quit"
 _HINT_PICK = "t ← → strategy · + - 1-9 0 speed · Enter add · Esc cancel"
 
 

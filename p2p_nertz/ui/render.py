@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Suit, Tableau
+from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Rules, Suit, Tableau
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.view import Board, Link, TableView, card_text
 
-__all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "render"]
+__all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
@@ -43,18 +43,18 @@ _PACKED_MIN = 6
 
 #: The keys, as the help screen lists them (the README shows the same table).
 KEY_HELP: tuple[tuple[str, str], ...] = (
-    ("n  w  1-6", "pick a card: the Nerts top card, the waste top card, a work pile"),
+    ("n  w  1-6", "pick a card: the Nerts top, the waste top, a work pile"),
     ("then l (or f)", "…to the lake (the engine picks the foundation)"),
-    ("then 1-6", "…onto that work pile (a run moves whole; slides under when it must)"),
+    ("then 1-6", "…onto that work pile (a run moves whole, or slides under)"),
     ("n n, w w, 3 3", "the same key twice: straight to the lake"),
     ("s  or  space", "turn the stock (three cards, or the waste back over)"),
-    ("p", "pass: I am stuck (everyone stuck rotates the stocks)"),
+    ("p", "pass: I am stuck (once all have passed, the stocks rotate)"),
     ("r", "rotate alone (with the rotate-alone rule, once stuck)"),
-    ("x", "call Nerts (twice if your Nerts pile is not empty: a false call costs)"),
-    (": or /", "type a move in notation: N>L, W>3, 1:2>4, N>_2, W>L@0S, S, P, X"),
+    ("x", "call Nerts (twice with cards left: a false call costs)"),
+    (": or /", "type a move: N>L, W>3, 1:2>4, N>_2, W>L@0S, S, P, X"),
     ("Esc", "cancel the pick or the command line"),
     ("Enter", "close the end-of-round board"),
-    ("?  or  h", "this help (any key closes it)"),
+    ("?  or  h", "this help; again: how to play (any other key closes it)"),
     ("q", "leave the game (asks first); Ctrl-C leaves at once"),
 )
 
@@ -77,6 +77,46 @@ _SUIT_NAMES = {
     Suit.HEARTS: "hearts",
     Suit.SPADES: "spades",
 }
+
+
+def how_to_play(rules: Rules) -> list[str]:
+    """The "how to play" help page: the rules in brief, with this game's numbers (each line
+    fits 78 columns, the page 80×24; the whole rule book is ``nertz rules``)."""
+    goal = (
+        f"play {rules.rounds} round{'s' if rules.rounds != 1 else ''}; the highest total wins"
+        if rules.rounds is not None
+        else f"rounds go on until someone has {rules.target} points"
+    )
+    lines = [
+        "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
+        "Aces go to the lake, where they start foundations; everyone builds every",
+        "foundation up, in suit, to the King. Pick a card (n, w, 1-6), then l.",
+        "On your work piles build down in alternating colours (a red 6 on a black 7);",
+        "a run moves whole, and an empty work pile takes any card.",
+        f"s turns the stock {rules.draw} card{'s' if rules.draw != 1 else ''} at a time onto "
+        "the waste; its top card [w] plays.",
+        "",
+        f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
+        "card left in",
+        f"your Nerts pile; {goal}.",
+        "",
+        "Stuck? p passes. When everyone has passed, every stock rotates: the top card",
+        "goes to the bottom. A card someone else puts in the lake after your pass",
+        "makes it stale: the table says so, and you pass again.",
+        "Two cards for one place: the first played stays, the other goes back.",
+    ]
+    variants = []
+    if rules.turn_based:
+        variants.append("turn-based: one move each, in seat order (x at any time)")
+    if rules.rotate_alone:
+        variants.append("once you have passed, r moves your stock's top card to the bottom")
+    if rules.jokers:
+        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
+    if rules.pairs:
+        variants.append("pairs: partners score together; either empty Nerts pile calls")
+    lines += ["", *(f"This game: {v}." for v in variants[:2])]
+    lines.append("The whole rule book: nertz rules (or docs/rules.md).")
+    return lines
 
 
 def render(
@@ -159,6 +199,11 @@ class _Painter:
         table = view.table
         if table is not None and table.status is not RoundStatus.PLAYING:
             row.add(f" · {table.status.value}", Style.WARN)
+        elif table is not None and table.rules.turn_based:
+            if table.turn == view.seat:
+                row.add(" · your turn", Style.GOOD)
+            else:
+                row.add(f" · turn: {view.name(table.turn)}", Style.PLAIN)
         right = "spectator" if view.seat is None else f"you: {view.name(view.seat)}"
         right += "   ? help"
         row.pad_to(max(len(row) + 1, self.width - len(right)))
@@ -556,7 +601,9 @@ class _Painter:
         return rows
 
     def help(self, room: int) -> list[tuple[Span, ...]]:
-        rows = [self.rule("keys")]
+        if self.view.help_page == 1:
+            return self.how_to_play(room)
+        rows = [self.rule("keys  (? again: how to play)")]
         keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
         for key, what in keys:
             row = self.row()
@@ -572,6 +619,15 @@ class _Painter:
             .add(" = in the air", Style.DIM)
             .spans()
         )
+        return rows[:room]
+
+    def how_to_play(self, room: int) -> list[tuple[Span, ...]]:
+        rows = [self.rule("how to play  (? again: the keys)")]
+        for line in how_to_play(self.view.rules):
+            row = self.row()
+            if line:
+                row.add("  " + line)
+            rows.append(row.spans())
         return rows[:room]
 
 

@@ -32,10 +32,25 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import KeyState
+from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
 from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
 
-__all__ = ["MAX_MESSAGES", "GameSource", "Tracker", "describe_play"]
+__all__ = [
+    "MAX_MESSAGES",
+    "NOTHING_TO_PLAY",
+    "PASS_GONE",
+    "GameSource",
+    "Tracker",
+    "describe_play",
+    "status_line",
+]
+
+PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
+"""The status line once the local player's pass is withdrawn by others (RULES.md: everyone
+stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
+"""The status line that offers the pass (``Table.has_card_move``)."""
 
 MAX_MESSAGES = 50
 """Announcements kept (the screen shows the newest that fit)."""
@@ -151,6 +166,12 @@ class Tracker:
             self._claim(effect)
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
+        elif isinstance(effect, st.PassesStale):
+            if self.seat in effect.seats:
+                self.say(
+                    f"{self.name(effect.by)} played to the lake after your pass: it no longer "
+                    "counts — p to pass again if you are still stuck"
+                )
         elif isinstance(effect, st.RoundEnded):
             if effect.status is RoundStatus.NERTS:
                 who = ", ".join(self.name(c) for c in effect.callers)
@@ -315,10 +336,11 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=keys.status,
+            status=status_line(tentative.table, self.seat, keys.status),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
+            help_page=keys.help_page,
             final=final,
             abandon=abandon if isinstance(abandon, Gone) else None,
             provisional=peer.final.provisional,
@@ -332,6 +354,31 @@ class Tracker:
                 if isinstance(body, Play):
                     return describe_play(str(body.move), body.card, symbols=self.symbols)
         return ""
+
+
+def status_line(table: Table | None, seat: int | None, status: str) -> str:
+    """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
+    pass stands; with nothing else to say and nothing left to play, it offers the pass.
+
+    >>> from p2p_nertz.rules import Rules, Table, Tableau
+    >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
+    >>> status_line(Table.from_tableaux(Rules(), [t, t]), 0, "") == NOTHING_TO_PLAY
+    True
+    """
+    if seat is None or table is None or table.over or not table.active[seat]:
+        return status
+    if status == STUCK_WAITING and not table.stuck[seat]:
+        # The messages say which (the notices come from the final fold, after this table).
+        return PASS_GONE
+    tableau = table.tableaux[seat]
+    if (
+        not status
+        and not table.stuck[seat]
+        and not (tableau.stock or tableau.waste)
+        and not table.has_card_move(seat)
+    ):
+        return NOTHING_TO_PLAY
+    return status
 
 
 def _last_board(final: st.GameState) -> Board | None:

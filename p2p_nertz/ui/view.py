@@ -106,7 +106,8 @@ class TableView:
         selected: the source pile picked by a key, waiting for a destination.
         command: the command line being typed (``None`` when closed).
         board: the end-of-round board, shown instead of the table while set.
-        help: show the keys instead of the table.
+        help: show the help instead of the table.
+        help_page: the help page: 0 the keys, 1 how to play.
         final: the game is over and the node has stopped (the board shows standings).
         abandon: the one other member left, gone, when the abandon key is on offer (it shows
             in the footer, with the seconds left while the core still waits, and the help);
@@ -135,6 +136,7 @@ class TableView:
     command: str | None = None
     board: Board | None = None
     help: bool = False
+    help_page: int = 0
     final: bool = False
     abandon: Gone | None = None
     provisional: bool = False

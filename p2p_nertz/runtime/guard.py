@@ -1,0 +1,209 @@
+"""What a node lets in through its ROUTER: members only, each at a bounded rate; refusals summed.
+
+Theory of operation
+-------------------
+A node's ROUTER is reachable by anyone who can open a TCP connection to it. Three bounds keep
+a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.md §4.3, §9.7):
+
+1. **Size**: every socket refuses frames above the protocol's largest message (``MAXMSGSIZE``,
+   set by :mod:`p2p_nertz.runtime.zmqtrio`); zmq drops the connection before holding the frame.
+2. **Who**: honest members connect their DEALER under the routing id ``b"N" + peer id``
+   (:func:`~p2p_nertz.runtime.node.routing_id`). A frame that arrives under any other routing
+   id comes from no member: :class:`InboundGuard` drops it before it is even parsed
+   (``outsider``). A message that arrives under a member's routing id but whose *author* is
+   outside the roster is dropped by the codec after its cheap header checks, before its
+   signature is verified (``unknown_author``, docs/protocol.md §4.3).
+3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
+   refilled at :data:`SENDER_RATE` per second. A message taken from an empty bucket is dropped
+   unread and unverified (``over_budget``). Honest members send ~20 messages a second at the
+   most, and bursts of ~10 in 100 ms (measured, docs/protocol.md §9.7), so only a flood meets
+   the bound; what a flood costs the node is then at most ``SENDER_RATE`` parses and
+   verifications per second per member routing id, and nothing for any other routing id.
+
+A routing id is not authenticated (only CURVE would do that), so a stranger may claim a
+member's; it then shares, and may exhaust, that member's budget (and ``ROUTER_HANDOVER`` gives
+it the member's connection until the member reconnects): a stranger on the path can deny a
+member service, as it could by cutting the cable, but it cannot make the node do more than the
+bound, nor make it accept anything (every message is still verified).
+
+Refusals are counted by reason (:attr:`InboundGuard.counts`,
+:attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
+the first refusal after a quiet spell in full (at INFO), then one summary line per
+:data:`SUMMARY_INTERVAL` at most (a WARNING), whatever the flood.
+
+Time is whatever the caller passes as ``now`` (seconds, any monotonic origin).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "SENDER_BURST",
+    "SENDER_RATE",
+    "SUMMARY_INTERVAL",
+    "InboundGuard",
+    "RefusalLog",
+    "SenderBudget",
+    "TokenBucket",
+]
+
+SENDER_RATE: Final = 500.0
+"""Messages per second a member's connection may sustain (docs/protocol.md §9.7)."""
+
+SENDER_BURST: Final = 500
+"""Messages a member's connection may send at once after a quiet spell (a bucket's size)."""
+
+SUMMARY_INTERVAL: Final = 10.0
+"""Least seconds between two summary lines of refused messages in the log."""
+
+OUTSIDER: Final = "outsider"
+"""Reason: a frame under a routing id that is no member's."""
+OVER_BUDGET: Final = "over_budget"
+"""Reason: a member's connection sent more than its budget allows."""
+BAD_FRAMES: Final = "bad_frames"
+"""Reason: a message of other than one frame (after the routing id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SenderBudget:
+    """How many messages one member's connection may send: a token bucket's rate and size.
+
+    Attributes:
+        rate: tokens added per second.
+        burst: the bucket's size (and its content at the start).
+
+    Raises:
+        ValueError: a rate or a burst that is not positive.
+    """
+
+    rate: float = SENDER_RATE
+    burst: int = SENDER_BURST
+
+    def __post_init__(self) -> None:
+        if not self.rate > 0 or self.burst < 1:
+            raise ValueError(f"a sender budget needs rate > 0 and burst >= 1: {self}")
+
+
+class TokenBucket:
+    """A token bucket, full at ``now``: :meth:`take` says whether one more message fits.
+
+    >>> bucket = TokenBucket(SenderBudget(rate=2.0, burst=2), now=0.0)
+    >>> [bucket.take(0.0) for _ in range(3)]
+    [True, True, False]
+    >>> bucket.take(0.5)  # half a second later: one token more
+    True
+    """
+
+    __slots__ = ("_at", "_burst", "_rate", "_tokens")
+
+    def __init__(self, budget: SenderBudget, now: float) -> None:
+        self._rate = budget.rate
+        self._burst = float(budget.burst)
+        self._tokens = self._burst
+        self._at = now
+
+    def take(self, now: float) -> bool:
+        """Spend one token if there is one at ``now``; return whether there was."""
+        if now > self._at:
+            self._tokens = min(self._burst, self._tokens + (now - self._at) * self._rate)
+            self._at = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+
+class InboundGuard:
+    """Decides which ROUTER messages reach the peer core (see the module docstring).
+
+    Args:
+        senders: the routing ids of the members that may send to us.
+        budget: each member connection's budget; its bucket is full when the member's first
+            message arrives.
+    """
+
+    def __init__(self, senders: Iterable[bytes], budget: SenderBudget | None = None) -> None:
+        self.budget = budget if budget is not None else SenderBudget()
+        self._buckets: dict[bytes, TokenBucket | None] = dict.fromkeys(map(bytes, senders))
+        self.counts: Counter[str] = Counter()
+        """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
+        :data:`BAD_FRAMES`)."""
+
+    def admit(self, frames: Sequence[bytes], now: float) -> bytes | None:
+        """The message in ``frames`` (``[routing id, message]`` from a ROUTER) if it may go
+        on to the peer core, else ``None`` (and the drop is counted)."""
+        sender = frames[0]
+        bucket = self._buckets.get(sender)
+        if bucket is None:
+            if sender not in self._buckets:
+                self.counts[OUTSIDER] += 1
+                return None
+            bucket = self._buckets[sender] = TokenBucket(self.budget, now)
+        if len(frames) != 2:
+            self.counts[BAD_FRAMES] += 1
+            return None
+        if not bucket.take(now):
+            self.counts[OVER_BUDGET] += 1
+            return None
+        return frames[1]
+
+
+class RefusalLog:
+    """Counts refused messages by reason and logs them at a bounded rate.
+
+    The first refusal after :data:`SUMMARY_INTERVAL` without any is logged in full (INFO);
+    the ones after it are counted, and :meth:`refused` or :meth:`flush` write one WARNING line
+    with the counts once the interval has passed, so a flood writes a line per interval, not
+    a line per message.
+
+    Args:
+        logger: where the lines go.
+        interval: least seconds between two summary lines.
+    """
+
+    def __init__(self, logger: logging.Logger, interval: float = SUMMARY_INTERVAL) -> None:
+        self._log = logger
+        self._interval = interval
+        self._since: float | None = None  # start of the window being counted, if any
+        self._window: Counter[str] = Counter()
+        self._quiet_until = -float("inf")  # a refusal before this is summed, not shown
+        self.counts: Counter[str] = Counter()
+        """Every refusal since the start, by reason."""
+        self.lines = 0
+        """Lines written so far (a flood must not make this grow with the messages)."""
+
+    def refused(self, reason: str, detail: str, now: float, count: int = 1) -> None:
+        """Note ``count`` refusals for ``reason``; log the first in full or sum it up."""
+        if count < 1:
+            return
+        self.counts[reason] += count
+        if now >= self._quiet_until and not self._window:
+            self._log.info("refused a message: %s (%s)", reason, detail)
+            self.lines += 1
+            self._quiet_until = now + self._interval
+            count -= 1
+            if not count:
+                return
+        if self._since is None:
+            self._since = now
+        self._window[reason] += count
+        self.flush(now)
+
+    def flush(self, now: float, *, force: bool = False) -> None:
+        """Write the summary of the refusals counted so far, if the interval has passed (or
+        ``force``: the node is stopping)."""
+        if self._since is None or (not force and now - self._since < self._interval):
+            return
+        total = sum(self._window.values())
+        parts = ", ".join(f"{reason} {n:,}" for reason, n in sorted(self._window.items()))
+        seconds = max(now - self._since, 0.0)
+        self._log.warning("refused %s more messages in %.1f s: %s", f"{total:,}", seconds, parts)
+        self.lines += 1
+        self._window.clear()
+        self._since = None
+        self._quiet_until = now + self._interval

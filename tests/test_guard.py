@@ -1,0 +1,196 @@
+"""What a node lets in (issue 14 §2): members only, within a budget; refusals logged sparingly.
+
+Unit tests of :mod:`p2p_nertz.runtime.guard` with times passed in, of the node's use of it,
+and of the peer core's promise that a stranger's message never reaches a signature check
+(a spy counts the checks). ``tests/test_node_flood.py`` floods real nodes on real sockets.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import zmq
+
+from p2p_nertz.protocol import envelope
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, Kind, encode_message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer, Rejected
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.guard import (
+    BAD_FRAMES,
+    OUTSIDER,
+    OVER_BUDGET,
+    SENDER_BURST,
+    SENDER_RATE,
+    SUMMARY_INTERVAL,
+    InboundGuard,
+    RefusalLog,
+    SenderBudget,
+    TokenBucket,
+)
+from p2p_nertz.runtime.node import MAX_FRAME, ROUTER_HWM, PeerNode, routing_id
+
+MEMBERS = [Identity.generate(derive_seed(b"test-guard", i)) for i in range(3)]
+STRANGER = Identity.generate(derive_seed(b"test-guard-stranger"))
+SPEC = GameSpec.create(
+    [(m.peer_id, f"p{i}") for i, m in enumerate(MEMBERS)], Rules(target=None, rounds=1), b"g"
+)
+
+
+def test_a_bucket_holds_its_burst_and_refills_at_its_rate() -> None:
+    bucket = TokenBucket(SenderBudget(rate=4.0, burst=5), now=100.0)
+    assert [bucket.take(100.0) for _ in range(6)] == [True] * 5 + [False]
+    assert bucket.take(100.125) is False  # half a token
+    assert bucket.take(100.25) is True
+    assert bucket.take(99.0) is False  # a clock going back adds nothing
+    assert sum(bucket.take(200.0) for _ in range(50)) == 5  # never more than the burst
+
+
+def test_a_bad_budget_is_refused() -> None:
+    with pytest.raises(ValueError, match="budget"):
+        SenderBudget(rate=0.0)
+    with pytest.raises(ValueError, match="budget"):
+        SenderBudget(burst=0)
+
+
+def test_the_guard_drops_outsiders_bad_frames_and_what_exceeds_a_members_budget() -> None:
+    member = routing_id(MEMBERS[1].peer_id)
+    guard = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
+    assert guard.admit([b"N" + STRANGER.peer_id, b"x"], 0.0) is None  # no member's routing id
+    assert guard.admit([b"anything", b"x"], 0.0) is None
+    assert guard.admit([member, b"a", b"b"], 0.0) is None
+    assert [guard.admit([member, b"m%d" % i], 0.0) for i in range(3)] == [b"m0", b"m1", None]
+    assert guard.admit([member, b"later"], 1.0) == b"later"
+    assert guard.counts == {OUTSIDER: 2, BAD_FRAMES: 1, OVER_BUDGET: 1}
+
+
+def test_the_default_budget_never_drops_an_honest_members_traffic() -> None:
+    # The measured honest peaks (docs/protocol.md §9.7: 26 messages in a second, 10 in 100
+    # ms) with a margin, then gap-repair answers of max_want (64) events at once: none is
+    # dropped. (A restart's catch-up may ask faster than SENDER_RATE: what is dropped then
+    # is asked for again, docs/protocol.md §9.7.)
+    member = routing_id(MEMBERS[1].peer_id)
+    guard = InboundGuard([member])
+    now = 0.0
+    for second in range(60):
+        for i in range(50):  # 50 a second, in bursts of 10
+            now = second + (i // 10) * 0.2
+            assert guard.admit([member, b"beat"], now) is not None
+    for _ in range(int(SENDER_RATE) // 64):  # a second of wants answered in full
+        now += 1 / (SENDER_RATE // 64)
+        for _ in range(64):
+            assert guard.admit([member, b"relayed"], now) is not None
+    assert guard.counts[OVER_BUDGET] == 0
+
+
+def test_a_flood_from_a_members_routing_id_is_cut_to_the_budget() -> None:
+    member = routing_id(MEMBERS[1].peer_id)
+    guard = InboundGuard([member])
+    admitted = sum(
+        guard.admit([member, b"forged"], i / 10_000) is not None for i in range(100_000)
+    )  # 10,000 a second for 10 s
+    assert admitted <= SENDER_BURST + 10 * SENDER_RATE + 1
+    assert guard.counts[OVER_BUDGET] == 100_000 - admitted
+
+
+def test_a_flood_of_refusals_writes_a_line_per_interval_not_per_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="test.guard")
+    refusals = RefusalLog(logging.getLogger("test.guard"))
+    seconds = 60
+    for i in range(100_000):
+        reason = "bad_signature" if i % 2 else OUTSIDER
+        refusals.refused(reason, "detail", i * seconds / 100_000)
+    refusals.flush(seconds, force=True)
+    assert refusals.counts == {"bad_signature": 50_000, OUTSIDER: 50_000}
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == refusals.lines <= 2 * (seconds / SUMMARY_INTERVAL + 1)
+    assert lines[0] == f"refused a message: {OUTSIDER} (detail)"
+    assert "bad_signature" in lines[1] and "more messages in" in lines[1]
+    # Every refusal is in the first line or a summary.
+    summed = 0
+    for line in lines[1:]:
+        summed += int(line.split()[1].replace(",", ""))
+    assert summed == 100_000 - 1
+
+
+def test_a_lone_refusal_is_logged_in_full_and_a_quiet_spell_resets(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="test.guard")
+    refusals = RefusalLog(logging.getLogger("test.guard"), interval=5.0)
+    refusals.refused("malformed", "first", 0.0)
+    refusals.flush(100.0)  # nothing counted since: no summary
+    refusals.refused("malformed", "again", 100.0)
+    assert [r.getMessage() for r in caplog.records] == [
+        "refused a message: malformed (first)",
+        "refused a message: malformed (again)",
+    ]
+
+
+def test_a_node_lets_only_its_members_connections_through_within_their_budget(
+    tmp_path: Path,
+) -> None:
+    node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log", budget=SenderBudget(rate=1.0, burst=3))
+    member = routing_id(MEMBERS[1].peer_id)
+    batch = [
+        [routing_id(MEMBERS[0].peer_id), b"ours"],  # our own routing id: nobody sends as us
+        [routing_id(STRANGER.peer_id), b"stranger"],
+        *([member, b"m%d" % i] for i in range(5)),
+    ]
+    node._clock = lambda: 0.0
+    assert node._admit(batch) == [b"m0", b"m1", b"m2"]
+    assert node.refusals.counts == {OUTSIDER: 2, OVER_BUDGET: 2}
+
+
+def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Path) -> None:
+    node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log")
+    node.bind()
+    try:
+        router = node._router
+        assert router is not None
+        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE
+        assert router._sock.get(zmq.RCVHWM) == ROUTER_HWM
+    finally:
+        if node._router is not None:
+            node._router.close()
+        if node._ctx is not None:
+            node._ctx.term()
+
+
+def test_a_strangers_messages_never_reach_a_signature_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checked: list[bytes] = []
+    real_verify = envelope.verify
+
+    def spy(peer_id: bytes, signature: bytes, data: bytes) -> bool:
+        checked.append(peer_id)
+        return real_verify(peer_id, signature, data)
+
+    monkeypatch.setattr(envelope, "verify", spy)
+    peer = Peer(MEMBERS[0], SPEC, 0.0)
+    strangers = [
+        encode_message(
+            STRANGER, game_id=SPEC.game_id, seq=seq, prev=None, lamport=5, kind=kind, body=[]
+        )
+        for seq, kind in ((0, Kind.BEAT), (0, Kind.ACK), (1, Kind.JOIN))
+    ]
+    # (Each with a signature no cache has seen: encode_message remembers what it signed.)
+    strangers = [wire[:-1] + bytes([wire[-1] ^ 1]) for wire in strangers]
+    effects = peer.feed_many(strangers, 1.0)
+    rejected = [e for e in effects if isinstance(e, Rejected)]
+    assert [r.reason for r in rejected] == ["unknown_author"] * 3
+    assert checked == []
+    # The spy sees checks: a member's forged beat is checked (and refused).
+    beat = encode_message(
+        MEMBERS[1], game_id=SPEC.game_id, seq=0, prev=None, lamport=5, kind=Kind.BEAT, body=[]
+    )
+    effects = peer.feed(beat[:-1] + bytes([beat[-1] ^ 1]), 2.0)
+    assert checked == [MEMBERS[1].peer_id]
+    assert [e.reason for e in effects if isinstance(e, Rejected)] == ["bad_signature"]

@@ -1,0 +1,177 @@
+"""A stranger floods a node of a real game (issue 14 §2): the node plays on, bounded.
+
+Three greedy bots play one round over tcp://127.0.0.1 in one trio process while an attacker's
+real zmq DEALER floods the first of them. The tests synchronise on the game (the nodes
+finishing) and on zmq's own monitor events, never on sleeps; they assert behaviour (what was
+delivered, verified, logged), never timings or CPU (``scripts/bench_flood.py`` measures those).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import trio
+import zmq
+import zmq.utils.monitor
+
+from p2p_nertz.protocol import envelope
+from p2p_nertz.protocol.envelope import Kind, encode_message
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.peer import Effect, Peer, Rejected
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.runtime.guard import OUTSIDER, OVER_BUDGET, SUMMARY_INTERVAL
+from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.runtime.zmqtrio import create_socket
+from tests.test_node import GAME_TIMEOUT, check_agreement, make_game, make_node
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
+
+STRANGER = Identity.generate(derive_seed(b"test-flood-stranger"))
+
+
+async def play_while(
+    nodes: list[PeerNode],
+    endpoints: dict[PeerId, str],
+    attack: Callable[[], Awaitable[None]],
+    game_over: Callable[[], None] = lambda: None,
+) -> list[Peer]:
+    """Run the game with ``attack`` running beside it until every node is done, then call
+    ``game_over`` and cancel the attack; return the peers."""
+    peers: list[Peer | None] = [None] * len(nodes)
+
+    async def play(seat: int) -> None:
+        peers[seat] = await nodes[seat].run(endpoints)
+
+    with trio.fail_after(GAME_TIMEOUT):
+        async with trio.open_nursery() as outer:
+            outer.start_soon(attack)
+            async with trio.open_nursery() as game:
+                for seat in range(len(nodes)):
+                    game.start_soon(play, seat)
+            game_over()
+            outer.cancel_scope.cancel()
+    finished = [p for p in peers if p is not None]
+    assert len(finished) == len(nodes)
+    return finished
+
+
+def flood_messages(member: Identity, game_id: bytes) -> list[bytes]:
+    """What a stranger can send: a beat in a member's name with a forged signature, a message
+    signed by its own key (not in the roster), and bytes that are no message at all."""
+    beat = encode_message(
+        member, game_id=game_id, seq=0, prev=None, lamport=5, kind=Kind.BEAT, body=[]
+    )
+    forged = beat[:-1] + bytes([beat[-1] ^ 1])  # the same beat, the signature broken
+    own = encode_message(
+        STRANGER, game_id=game_id, seq=0, prev=None, lamport=5, kind=Kind.BEAT, body=[]
+    )
+    return [forged, own, b"\x92garbage"]
+
+
+async def test_a_node_flooded_by_a_stranger_plays_on_verifies_none_of_it_and_logs_a_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="p2p_nertz.node")
+    identities, spec = make_game(21)
+    forged, own, garbage = flood_messages(identities[1], spec.game_id)
+    # Spy on every signature check of the process: those of the flood must never happen.
+    verified: list[bytes] = []
+    real_verify = envelope.verify
+
+    def spy(peer_id: bytes, signature: bytes, data: bytes) -> bool:
+        if peer_id == STRANGER.peer_id or signature == forged[-64:]:
+            verified.append(signature)
+        return real_verify(peer_id, signature, data)
+
+    monkeypatch.setattr(envelope, "verify", spy)
+    nodes = [make_node(i, spec, tmp_path / f"peer{seat}.log") for seat, i in enumerate(identities)]
+    endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    attacker = create_socket(ctx, zmq.DEALER, identity=b"stranger")
+    sent = 0
+
+    async def flood() -> None:
+        nonlocal sent
+        attacker.connect(endpoints[identities[0].peer_id])
+        for message in itertools.cycle([forged, own, garbage]):
+            await attacker.send_multipart([message])
+            sent += 1
+            if sent % 200 == 0:
+                await trio.sleep(0.005)  # pacing only: leave the bots a share of the CPU
+
+    started = trio.current_time()
+    try:
+        peers = await play_while(nodes, endpoints, flood)
+    finally:
+        attacker.close()
+        ctx.term()
+    elapsed = trio.current_time() - started
+    check_agreement(peers)
+    assert sent >= 100
+    assert verified == []  # not one of its signatures was checked
+    # Honest members lost nothing to the budget, flooded or not.
+    assert all(node.guard.counts[OVER_BUDGET] == 0 for node in nodes)
+    # The log: a line for the first refusal, then one summary per interval at most.
+    lines = [r for r in caplog.records if r.name == "p2p_nertz.node" and "refused" in r.message]
+    assert 1 <= len(lines) <= 2 * (elapsed // SUMMARY_INTERVAL + 1)
+    assert nodes[0].guard.counts[OUTSIDER] >= 100  # the flood did arrive, and was counted
+
+
+async def test_frames_above_the_limit_are_cut_off_by_zmq_and_the_game_goes_on(
+    tmp_path: Path,
+) -> None:
+    identities, spec = make_game(22)
+    refusals: list[Rejected] = []
+
+    def on_notice(effect: Effect) -> None:
+        if isinstance(effect, Rejected):
+            refusals.append(effect)
+
+    nodes = [
+        make_node(i, spec, tmp_path / f"peer{seat}.log", on_notice=on_notice if seat == 0 else None)
+        for seat, i in enumerate(identities)
+    ]
+    endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    # (Were a frame delivered, the node's guard would count it: an outsider's routing id.)
+    attacker = create_socket(ctx, zmq.DEALER, identity=b"stranger")
+    monitor = attacker._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+    cut_off = 0
+
+    stop = False
+
+    def game_over() -> None:
+        nonlocal stop
+        stop = True
+
+    def wait_cut_off(times: int) -> None:
+        nonlocal cut_off
+        while cut_off < times and not stop:
+            if monitor.poll(100):  # (looks at ``stop`` between polls: the game may end first)
+                event = zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())
+                cut_off += event["event"] == zmq.EVENT_DISCONNECTED
+
+    big = b"\x92" + bytes(1 << 20)  # 1 MiB (the bench sends 256 MiB frames)
+
+    async def flood() -> None:
+        attacker.connect(endpoints[identities[0].peer_id])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.to_thread.run_sync, wait_cut_off, 3)
+            for _ in range(20):  # queued on the attacker's side; sent as it reconnects
+                await attacker.send_multipart([big])
+
+    try:
+        peers = await play_while(nodes, endpoints, flood, game_over)
+    finally:
+        attacker._sock.disable_monitor()
+        monitor.close(linger=0)
+        attacker.close()
+        ctx.term()
+    check_agreement(peers)
+    assert not [r for r in refusals if r.reason == "oversize"]  # nothing of it got through
+    assert cut_off >= 3  # zmq dropped the attacker's connection, again and again
+    assert nodes[0].guard.counts[OUTSIDER] == 0
