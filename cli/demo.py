@@ -274,6 +274,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             endpoint_of=by_id,
             strategy=player.strategy,
             speed=str(player.speed),
+            options=["--progress"],  # a line per card to the lake: the progress shown
         )
         print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
         children.append(child)

@@ -102,6 +102,11 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="print JSON lines: each round, the game's end, then the result",
     )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
+    )
     _add_liveness_arguments(p)
     _add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
@@ -258,10 +263,13 @@ def _cmd_node(args: argparse.Namespace) -> int:
 
     def on_notice(effect: Effect) -> None:
         if isinstance(effect, ClaimDecided):
-            # A card to the lake (JSON only: `nertz demo` shows the game's progress by them).
-            if args.json and effect.resolution.outcome is not Outcome.LOST:
+            # A card to the lake (--progress: `nertz demo` shows the game's progress by them;
+            # opt-in, since a reader that does not drain stdout would stall the node).
+            if args.progress and effect.resolution.outcome is not Outcome.LOST:
                 seat = effect.resolution.claim.seat
-                print(json.dumps({"event": "lake", "round": effect.round, "seat": seat}))
+                print(
+                    json.dumps({"event": "lake", "round": effect.round, "seat": seat}), flush=True
+                )
             return
         if isinstance(effect, GameEnded):
             # The game's end as the final fold has it (again if an abandon's result changes).
