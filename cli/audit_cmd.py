@@ -143,7 +143,8 @@ def format_report(report: AuditReport) -> str:
         lines.append(f"game {spec.game_id.hex()}")
         lines.append("players:")
         for seat, member in enumerate(spec.members):
-            lines.append(f"  {seat + 1}. {member.name:<16} {member.fingerprint}")
+            # (Seats from 0, as the findings and the notation count them.)
+            lines.append(f"  {seat}. {member.name:<16} {member.fingerprint}")
         rules = spec.rules.to_dict()
         lines.append("rules: " + (", ".join(f"{k}={v}" for k, v in rules.items()) or "standard"))
     else:

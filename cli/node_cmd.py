@@ -318,7 +318,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     say_if_every_interface("node", args.bind)
     if not args.json:
         print(
-            f"seat {seat + 1} ({identity.fingerprint}) on {node.endpoint}, "
+            f"seat {seat} ({identity.fingerprint}) on {node.endpoint}, "
             f"game {spec.game_id.hex()[:12]}, log {args.log}",
             flush=True,
         )
