@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,11 @@ def sources(logs: list[Path]) -> list[LogSource]:
         NertzError: a path is not a file (a usage error, not a finding).
     """
     for log in logs:
+        if log.is_dir():
+            raise NertzError(
+                f"{str(log)!r} is a directory: give the log files in it, e.g. "
+                f"{shlex.quote(str(log))}/*.log"
+            )
         if not log.is_file():
             raise NertzError(f"no such log file: {str(log)!r}")
     return [LogSource.from_path(log) for log in logs]
@@ -137,7 +143,8 @@ def format_report(report: AuditReport) -> str:
         lines.append(f"game {spec.game_id.hex()}")
         lines.append("players:")
         for seat, member in enumerate(spec.members):
-            lines.append(f"  {seat + 1}. {member.name:<16} {member.fingerprint}")
+            # (Seats from 0, as the findings and the notation count them.)
+            lines.append(f"  {seat}. {member.name:<16} {member.fingerprint}")
         rules = spec.rules.to_dict()
         lines.append("rules: " + (", ".join(f"{k}={v}" for k, v in rules.items()) or "standard"))
     else:

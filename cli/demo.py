@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,6 +43,7 @@ EXIT_FAILED = 1
 DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
 _POLL = 0.1  # seconds between looks at the children
+_PROGRESS = 3.0  # seconds between two progress lines while the game goes on
 _LEAVE_PATIENCE = 15.0  # seconds the nodes get to leave cleanly after a Ctrl-C
 
 
@@ -63,11 +66,19 @@ def add_parser(sub: Any) -> None:
         ),
     )
     strategies = ", ".join(sorted(STRATEGIES))
-    p.add_argument("--players", type=int, default=4, help="number of players, 2-8 (default 4)")
-    p.add_argument(
+    count = p.add_mutually_exclusive_group()
+    count.add_argument(
         "--bots",
+        type=_bot_count,
+        metavar="N",
+        help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
+    )
+    count.add_argument("--players", type=int, help="the same as --bots: every player is a bot")
+    p.add_argument(
+        "--strategy",
         default="greedy",
-        help=f"comma-separated strategies, one per seat or one for all (known: {strategies})",
+        help=f"bot strategy, one for all or comma-separated per seat (known: {strategies}; "
+        "default greedy)",
     )
     p.add_argument(
         "--speed", default="10", help="bot speed 1-10, one per seat or one for all (default 10)"
@@ -207,14 +218,25 @@ def start_node_child(
     return child
 
 
+def _bot_count(text: str) -> int:
+    """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(
+            f"--bots is a number of bots, as in `nertz play --bots N`, not {text!r} "
+            f"(strategies: --strategy {text})"
+        )
+    return int(text)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
+    args.players = args.bots or args.players or 4
     rules = _rules_from(args)
     if not 2 <= args.players <= 8:
         raise NertzError(f"a demo has 2 to 8 players, not {args.players}")
     rules.validate_players(args.players)
-    players = _players_from(args)
+    players = _players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
     if args.timeout <= 0:
@@ -252,6 +274,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             endpoint_of=by_id,
             strategy=player.strategy,
             speed=str(player.speed),
+            options=["--progress"],  # a line per card to the lake: the progress shown
         )
         print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
         children.append(child)
@@ -269,9 +292,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _wait(children: list[_Child], timeout: float) -> bool:
-    """Wait for every child, echoing the rounds the first one reports; ``False`` on timeout."""
-    deadline = time.monotonic() + timeout
+    """Wait for every child, echoing the rounds the first one reports, and the cards to the
+    lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on;
+    ``False`` on timeout."""
+    start = time.monotonic()
+    deadline = start + timeout
     shown = 0
+    lake: dict[int, int] = {}  # cards to the lake per round, as the first node saw them
+    said = start
     while True:
         lines = children[0].out.read_text(errors="replace").splitlines()
         for line in lines[shown:]:
@@ -280,9 +308,21 @@ def _wait(children: list[_Child], timeout: float) -> bool:
             except ValueError:
                 break  # a line still being written
             shown += 1
+            if isinstance(data, dict) and data.get("event") == "lake":
+                lake[data["round"]] = lake.get(data["round"], 0) + 1
             if isinstance(data, dict) and data.get("event") == "round":
                 totals = "  ".join(f"P{s + 1} {t:4d}" for s, t in enumerate(data["totals"]))
                 print(f"round {data['round']:3d} over   totals  {totals}", flush=True)
+                said = time.monotonic()
+        now = time.monotonic()
+        if now - said >= _PROGRESS:
+            if lake:
+                number = max(lake)
+                what = f"round {number}: {lake[number]} card(s) to the lake so far"
+            else:
+                what = "dealing: the nodes connect, commit and reveal"
+            print(f"  {now - start:5.1f} s  {what}", flush=True)
+            said = now
         if all(c.proc is not None and c.proc.poll() is not None for c in children):
             return True
         if time.monotonic() > deadline:
@@ -355,6 +395,18 @@ def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules)
     who = ", ".join(f"team {w}" if rules.pairs else f"P{w}" for w in final["winners"])
     print(f"winner: {who} with {max(team_totals)}")
     print(f"all {len(children)} nodes agree: digest {final['digest']}")
-    print(f"signed logs: {workdir}/p*.log (one per player; spec and output alongside)")
-    print(f"audit them: nertz audit {workdir}/p*.log   (replay: nertz replay --text ...)")
+    logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)
+    nertz = _self_command()
+    print(f"signed logs: {logs} (one per player; spec and output alongside)")
+    print(f"audit them: {nertz} audit {logs}")
+    print(f"replay one: {nertz} replay --text {shlex.quote(str(workdir / 'p1.log'))}")
     return 0
+
+
+def _self_command() -> str:
+    """How to run ``nertz`` again as this process was run: ``nertz`` when that is what was
+    typed (and is on the PATH), else this Python with ``-m cli``."""
+    typed = Path(sys.argv[0]).name
+    if typed == "nertz" and shutil.which("nertz") is not None:
+        return "nertz"
+    return f"{shlex.quote(sys.executable)} -m cli"

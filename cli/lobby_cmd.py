@@ -377,6 +377,13 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         raise NertzError(
             f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
         )
+    if path != default_key_path() and not path.parent.is_dir():
+        # A typo in --key should not leave a tree of new directories: only the default
+        # place (the config directory) is made on demand.
+        raise NertzError(
+            f"no directory {str(path.parent)!r} for the key: make it first, or leave out "
+            f"--key for the default place ({default_key_path()})"
+        )
     identity = Identity.generate()
     if path.exists():
         path.unlink()
@@ -1009,11 +1016,21 @@ def add_parsers(sub: Any) -> None:
         metavar="PATH",
         help="invite the fingerprints in this file (one a line, # comments)",
     )
-    p.add_argument("--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8")
+    p.add_argument(
+        "--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8",
+        help="seats at the table, you included (default 8)",
+    )  # fmt: skip
     p.add_argument("--bots", type=int, choices=range(0, 8), default=0, metavar="0-7",
                    help="bot peers to start on this machine, joining this table")  # fmt: skip
-    p.add_argument("--bot-strategy", choices=sorted(STRATEGIES), default="greedy")
-    p.add_argument("--bot-speed", type=int, choices=range(1, 11), default=10, metavar="1-10")
+    p.add_argument(
+        "--bot-strategy", choices=sorted(STRATEGIES), default="greedy",
+        help="strategy of the --bots (default greedy)",
+    )  # fmt: skip
+    p.add_argument(
+        "--bot-speed", type=int, choices=range(1, 11), default=10, metavar="1-10",
+        help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
+        "plays at about 1, docs/pace.md)",
+    )  # fmt: skip
     _add_rules_arguments(p)
     p.set_defaults(func=_cmd_host)
 
@@ -1041,7 +1058,10 @@ def add_parsers(sub: Any) -> None:
         help="list the tables open on a LAN",
         description="Listen for beacons sent to BROADCAST and list the tables heard.",
     )
-    p.add_argument("--discover", type=_ipv4, metavar="BROADCAST", required=True)
+    p.add_argument(
+        "--discover", type=_ipv4, metavar="BROADCAST", required=True,
+        help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
+    )  # fmt: skip
     _discovery(p)
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON lines")

@@ -2,6 +2,10 @@
 
 Every subcommand answers bad input with one clear line on stderr and a non-zero exit (2 for a
 usage error), never a traceback.
+
+``nertz --help`` (no command) is answered from :data:`COMMANDS` without importing the
+commands, so that it starts at once: trio, zmq, the bots and the engine are imported only by
+the commands that need them (``build_parser`` imports every command's module).
 """
 
 from __future__ import annotations
@@ -13,17 +17,44 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from importlib import resources
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from p2p_nertz import __version__
-from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.match import Player, RoundResult, play_match
-from p2p_nertz.protocol.peer import PeerConfig
-from p2p_nertz.rules import Game, RoundStatus, Rules
-from p2p_nertz.runtime.node import NODE_CONFIG
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from p2p_nertz.match import Player
+    from p2p_nertz.protocol.peer import PeerConfig
+    from p2p_nertz.rules import Rules
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: Every command and its one-line help, in the order ``nertz --help`` lists them. ``nertz
+#: --help`` shows these without importing the commands (tests check that they match the
+#: parsers the commands add).
+COMMANDS: tuple[tuple[str, str], ...] = (
+    (
+        "demo",
+        "play a bots-only game of separate processes over ZeroMQ on this machine and print "
+        "the scoreboard",
+    ),
+    ("node", "run one bot peer of a game over ZeroMQ until the game is over"),
+    ("keygen", "make your key (your identity; others see its fingerprint)"),
+    ("host", "host a table: others join, then the game starts"),
+    ("join", "join a table (by --peer address or --discover on the LAN) and play"),
+    ("bot", "a bot peer that joins a table and plays"),
+    ("games", "list the tables open on a LAN"),
+    ("resume", "continue a game from its log after a crash"),
+    ("play", "play at the terminal: the LAN lobby, a quick game (--bots N), or a given game"),
+    ("watch", "follow a live game as a spectator (members push to you with --watcher)"),
+    ("audit", "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"),
+    ("replay", "step through a game from its signed logs (--text: one line per event)"),
+    (
+        "rules",
+        "print the rules of the game (how to play, the variants, where each rule comes from)",
+    ),
+    ("match", "play an in-process match of bots (no network) and print the scoreboard"),
+)
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -58,10 +89,13 @@ def _seed(text: str) -> int:
 
 def _add_watcher_argument(p: argparse.ArgumentParser) -> None:
     """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
+    from cli.node_cmd import connect_endpoint  # (imported by every command that runs a node)
+
     p.add_argument(
         "--watcher",
         action="append",
         default=[],
+        type=connect_endpoint,
         metavar="ENDPOINT",
         help="push every event to a `nertz watch` spectator bound there (repeatable)",
     )
@@ -84,6 +118,8 @@ def _add_liveness_arguments(p: argparse.ArgumentParser) -> None:
     different ones. A drop still needs a majority's votes, each member voting after its own
     ``--drop-after``; an abandon (one other member left) is this node's alone.
     """
+    from p2p_nertz.runtime.node import NODE_CONFIG  # (trio and zmq: only for such commands)
+
     live = p.add_argument_group(
         "liveness (this node's timers; each member sets its own, the game spec has none)"
     )
@@ -112,6 +148,8 @@ def _liveness_from(args: argparse.Namespace) -> PeerConfig:
     Raises:
         NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
     """
+    from p2p_nertz.runtime.node import NODE_CONFIG
+
     if args.drop_after < args.suspect_after:
         raise NertzError(
             f"--drop-after ({args.drop_after:g}) must not be shorter than "
@@ -165,6 +203,8 @@ def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _rules_from(args: argparse.Namespace) -> Rules:
+    from p2p_nertz.rules import Rules
+
     goal: dict[str, int | None] = {}
     if args.rounds is not None:
         goal = {"target": None, "rounds": args.rounds}
@@ -184,8 +224,8 @@ def _rules_from(args: argparse.Namespace) -> Rules:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``nertz`` and its subcommands."""
+def _top_parser() -> tuple[_Parser, argparse._SubParsersAction[_Parser]]:
+    """The parser of ``nertz`` itself, with its subparsers to be filled."""
     parser = _Parser(
         prog="nertz",
         description=(
@@ -204,6 +244,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     loudness.add_argument("-q", "--quiet", action="store_true", help="log only errors on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    return parser, sub
+
+
+def _light_parser() -> _Parser:
+    """``nertz`` with every command listed (:data:`COMMANDS`) but none imported: for
+    ``nertz --help``, ``--version`` and the errors of a command line that names no command."""
+    parser, sub = _top_parser()
+    for name, help_text in COMMANDS:
+        sub.add_parser(name, help=help_text)
+    return parser
+
+
+def _names_a_command(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` names a command (the options of ``nertz`` itself take no values)."""
+    return any(not arg.startswith("-") for arg in argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``nertz`` and its subcommands (this imports every command)."""
+    from p2p_nertz.bots import STRATEGIES
+
+    parser, sub = _top_parser()
     sub.required = True
 
     from cli import demo, node_cmd, play, watch  # imported here: they use this module's helpers
@@ -261,9 +323,14 @@ def _per_seat(text: str, players: int, what: str) -> list[str]:
     return values
 
 
-def _players_from(args: argparse.Namespace) -> list[Player]:
+def _players_from(args: argparse.Namespace, strategies_text: str | None = None) -> list[Player]:
+    """One player per seat from ``--players``, ``--speed`` and the strategies (``--bots`` of
+    ``match``, unless ``strategies_text`` gives them: ``demo --strategy``)."""
+    from p2p_nertz.bots import STRATEGIES
+    from p2p_nertz.match import Player
+
     n = args.players
-    strategies = _per_seat(args.bots, n, "strategy")
+    strategies = _per_seat(args.bots if strategies_text is None else strategies_text, n, "strategy")
     speeds = _per_seat(args.speed, n, "speed")
     players = []
     for seat, (strategy, speed) in enumerate(zip(strategies, speeds, strict=True), 1):
@@ -292,6 +359,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
+    from p2p_nertz.match import RoundResult, play_match
+    from p2p_nertz.rules import Game, RoundStatus
+
     rules = _rules_from(args)
     rules.validate_players(args.players)
     players = _players_from(args)
@@ -374,8 +444,15 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not _names_a_command(words):
+        light = _light_parser()
+        _, unknown = light.parse_known_args(words)  # --help and --version exit here
+        if unknown:
+            light.error(f"unrecognized arguments: {' '.join(unknown)}")
+        light.error("the following arguments are required: COMMAND")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(words)
     _configure_logging(args.verbose, args.quiet)
     try:
         status: int = args.func(args)

@@ -31,13 +31,15 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import GameEnded, Phase, RoundScored
+from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
+from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 
 __all__ = [
     "EXIT_FAILED",
     "add_parser",
     "bind_endpoint",
+    "connect_endpoint",
     "load_identity",
     "load_spec",
     "parse_peers",
@@ -91,9 +93,19 @@ def add_parser(sub: Any) -> None:
         "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
     )
     p.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bot waits for the slowest other player: never more moves this round than them",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print JSON lines: each round, the game's end, then the result",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
     )
     _add_liveness_arguments(p)
     _add_watcher_argument(p)
@@ -104,23 +116,51 @@ _EVERY_INTERFACE = ("*", "0.0.0.0")
 
 
 def bind_endpoint(text: str) -> str:
-    """``--bind``: ``tcp://ADDRESS:PORT`` with a port ZeroMQ will not silently wrap (it binds
-    ``:70000`` as ``:4464``); ADDRESS may be ``*`` or ``0.0.0.0`` (every interface).
+    """``--bind``: ``tcp://ADDRESS:PORT`` or ``ADDRESS:PORT`` (one endpoint syntax for
+    ``--bind``, ``--peer`` and ``--watcher``), as ``tcp://ADDRESS:PORT``, with a port ZeroMQ
+    will not silently wrap (it binds ``:70000`` as ``:4464``); ADDRESS is an IPv4 address,
+    ``localhost`` (127.0.0.1), or ``*`` or ``0.0.0.0`` (every interface).
+
+    >>> bind_endpoint("localhost:5600"), bind_endpoint("tcp://0.0.0.0:0")
+    ('tcp://127.0.0.1:5600', 'tcp://0.0.0.0:0')
 
     Raises:
         argparse.ArgumentTypeError: anything else.
     """
-    address, sep, port = text.removeprefix("tcp://").rpartition(":")
-    if not text.startswith("tcp://") or not sep or not address or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"want tcp://ADDRESS:PORT, not {text!r}")
+    return _endpoint(text, every_interface=True)
+
+
+def connect_endpoint(text: str) -> str:
+    """``--watcher`` and the endpoints of ``--peer``: as :func:`bind_endpoint`, but a
+    concrete address (not ``*`` or ``0.0.0.0``).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    return _endpoint(text, every_interface=False)
+
+
+def _endpoint(text: str, *, every_interface: bool) -> str:
+    address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
+    if not sep or not address or not port.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
+        )
     if not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
-    if address not in _EVERY_INTERFACE:
+    if address == "localhost":
+        address = "127.0.0.1"
+    elif address in _EVERY_INTERFACE:
+        if not every_interface:
+            raise argparse.ArgumentTypeError(f"{address} is only for --bind, not {text!r}")
+    else:
         try:
             ipaddress.IPv4Address(address)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an IPv4 address: {address!r}") from None
-    return text
+            raise argparse.ArgumentTypeError(
+                f"not an IPv4 address or localhost: {address!r} in {text!r}"
+            ) from None
+    return f"tcp://{address}:{int(port)}"
 
 
 def say_if_every_interface(command: str, bind: str) -> None:
@@ -168,6 +208,10 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
         who, endpoint = who.strip(), endpoint.strip()
         if not sep or not who or not endpoint:
             raise NertzError(f"--peer wants WHO=ENDPOINT, not {item!r}")
+        try:
+            endpoint = connect_endpoint(endpoint)
+        except argparse.ArgumentTypeError as exc:
+            raise NertzError(f"--peer {item!r}: {exc}") from None
         if who.isdigit():
             seat = int(who) - 1
             if not 0 <= seat < spec.seats:
@@ -218,6 +262,15 @@ def _cmd_node(args: argparse.Namespace) -> int:
     seat = spec.seat_of(identity.peer_id)
 
     def on_notice(effect: Effect) -> None:
+        if isinstance(effect, ClaimDecided):
+            # A card to the lake (--progress: `nertz demo` shows the game's progress by them;
+            # opt-in, since a reader that does not drain stdout would stall the node).
+            if args.progress and effect.resolution.outcome is not Outcome.LOST:
+                seat = effect.resolution.claim.seat
+                print(
+                    json.dumps({"event": "lake", "round": effect.round, "seat": seat}), flush=True
+                )
+            return
         if isinstance(effect, GameEnded):
             # The game's end as the final fold has it (again if an abandon's result changes).
             result = effect.result
@@ -253,6 +306,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         bind=args.bind,
         strategy=args.bot,
         speed=args.speed,
+        practice=args.practice,
         on_notice=on_notice,
         watchers=args.watcher,
         config=config,
@@ -264,7 +318,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     say_if_every_interface("node", args.bind)
     if not args.json:
         print(
-            f"seat {seat + 1} ({identity.fingerprint}) on {node.endpoint}, "
+            f"seat {seat} ({identity.fingerprint}) on {node.endpoint}, "
             f"game {spec.game_id.hex()[:12]}, log {args.log}",
             flush=True,
         )

@@ -57,6 +57,7 @@ from cli.lobby_cmd import (
     _load_key,
     _name,
     _port,
+    _write_key,
     default_key_path,
 )
 from cli.main import (
@@ -127,6 +128,13 @@ __all__ = ["CursesTerminal", "Outcome", "Terminal", "add_parser", "run_table"]
 EXIT_FAILED = 1
 _REFRESH = 0.1  # seconds between redraws for the others' moves (when nothing else wakes us)
 _LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after the game
+DEFAULT_BOT_SPEED = 1
+"""The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
+(measured in docs/pace.md); faster levels are for people who know the keys."""
+BETWEEN_ROUNDS = 30.0
+"""Seconds the end-of-round board stays up before the next round starts by itself (Enter
+starts it sooner). The next round's ``ready`` waits meanwhile, well within the protocol's
+``phase_timeout`` (60 s), and the bots wait for every player's ``ready``."""
 _NOT_TABLE_KEYS = frozenset({"RESIZE", "UP", "DOWN", "LEFT", "RIGHT", "\t"})
 
 
@@ -156,7 +164,15 @@ def add_parser(sub: Any) -> None:
         help=f"bot strategy, one for all or comma-separated per bot ({', '.join(STRATEGIES)})",
     )
     quick.add_argument(
-        "--speed", default="3", help="bot speed 1-10, one for all or per bot (default 3)"
+        "--speed",
+        default=str(DEFAULT_BOT_SPEED),
+        help="bot speed 1-10 (about 24 moves a minute per level), one for all or per bot "
+        f"(default {DEFAULT_BOT_SPEED}: a person's pace, docs/pace.md)",
+    )
+    quick.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bots wait for you: never more moves in a round than you have made",
     )
     quick.add_argument("--seed", type=_seed, default=None, help="seed for keys and deals")
     quick.add_argument(
@@ -409,6 +425,7 @@ async def run_table(
     terminal: Terminal,
     symbols: bool = True,
     signals: bool = True,
+    hint: str | None = None,
 ) -> Outcome:
     """Play ``node`` from ``terminal`` until the game is over and read, or the player leaves.
 
@@ -420,6 +437,7 @@ async def run_table(
         terminal: where to draw and read keys.
         symbols: suit symbols (else letters).
         signals: leave on SIGINT/SIGTERM (only possible on the main thread).
+        hint: a first message on the table (how to change the bots' speed, say).
 
     Returns:
         How it ended.
@@ -429,9 +447,14 @@ async def run_table(
     tracker = Tracker(tuple(m.name for m in spec.members), seat, symbols)
     outcome = Outcome()
     keys = KeyState()
+    if hint is not None:
+        tracker.say(hint)
     wake = trio.Event()
     stopped = False  # the node's run returned
     quitting = False
+    released = 1  # the last round whose ready we let the node sign
+    countdown_end: float | None = None  # while a board is up: when the next round starts
+    board_round: int | None = None  # the round whose board holds the next round's ready
 
     def on_notice(effect: Effect) -> None:
         tracker.notice(effect, node.peer.final)
@@ -469,6 +492,9 @@ async def run_table(
             return
         silent, needed = silence(peer)
         view = tracker.view(peer, keys, final=stopped, silent=silent, needed=needed)
+        if countdown_end is not None and view.board is not None and view.board.result is None:
+            left = math.ceil(max(0.0, countdown_end - trio.current_time()))
+            view = replace(view, countdown=left)
         terminal.paint(render(view, width, height, symbols=symbols))
 
     async with trio.open_nursery() as nursery:
@@ -529,10 +555,36 @@ async def run_table(
                             nursery.start_soon(leave)
                 wake.set()
 
+        def between_rounds() -> None:
+            # The board of round r is up: the next round's ready waits until the player closes
+            # it or the countdown ends (then the board closes by itself).
+            nonlocal released, countdown_end, board_round
+            board = tracker.board
+            if stopped:
+                return
+            if board is not None and board.result is None and board.round >= released:
+                now = trio.current_time()
+                if board_round != board.round or countdown_end is None:
+                    board_round, countdown_end = board.round, now + BETWEEN_ROUNDS
+                if now < countdown_end:
+                    return
+                tracker.close_board()
+            elif board_round is None:
+                return
+            released = board_round + 1
+            board_round = countdown_end = None
+            nursery.start_soon(release, released)
+
+        async def release(number: int) -> None:
+            # (Not started: nothing to sign yet. Stopped meanwhile: nothing to sign any more.)
+            with contextlib.suppress(RuntimeError, NertzError):
+                await node.release_ready(number)
+
         async def screen() -> None:
             nonlocal wake
             while True:
                 wake = trio.Event()
+                between_rounds()
                 draw()
                 with trio.move_on_after(_REFRESH):
                     await wake.wait()
@@ -621,20 +673,34 @@ def _make_node(
     *,
     config: PeerConfig,
 ) -> PeerNode:
-    node = PeerNode(identity, spec, log, bind=bind, strategy=None, watchers=watchers, config=config)
+    node = PeerNode(
+        identity,
+        spec,
+        log,
+        bind=bind,
+        strategy=None,
+        watchers=watchers,
+        config=config,
+        hold_ready=True,  # the next round waits while the player reads the board (run_table)
+    )
     try:
         node.bind()
     except NertzError as exc:
-        raise NertzError(f"cannot bind {bind}: {exc}") from None
+        raise NertzError(str(exc)) from None  # (it names the address)
     return node
 
 
 def _run_in_terminal(
-    node: PeerNode, endpoints: Mapping[PeerId, str], *, colour: bool, symbols: bool
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    *,
+    colour: bool,
+    symbols: bool,
+    hint: str | None = None,
 ) -> Outcome:
     with open_curses(colour=colour) as terminal:
         try:
-            return trio.run(_table_main, node, endpoints, terminal, symbols)
+            return trio.run(_table_main, node, endpoints, terminal, symbols, hint)
         except BaseExceptionGroup as group:
             errors = _leaves(group)
             if not all(isinstance(e, NertzError | OSError) for e in errors):
@@ -643,9 +709,13 @@ def _run_in_terminal(
 
 
 async def _table_main(
-    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: Terminal, symbols: bool
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    terminal: Terminal,
+    symbols: bool,
+    hint: str | None,
 ) -> Outcome:
-    return await run_table(node, endpoints, terminal=terminal, symbols=symbols)
+    return await run_table(node, endpoints, terminal=terminal, symbols=symbols, hint=hint)
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
@@ -745,13 +815,19 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
             endpoint_of=endpoint_of,
             strategy=strategies[n - 1],
             speed=speeds[n - 1],
-            options=_liveness_argv(args),
+            options=_liveness_argv(args) + (["--practice"] if args.practice else []),
         )
         children.append(child)
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()
+    # (Short enough for one row at 80 columns.)
+    hint = (
+        "practice: the bots wait for you · at their pace: nertz play --speed N (1-10)"
+        if args.practice
+        else f"bots at speed {args.speed} of 10 · change: nertz play --speed N, or --practice"
+    )
     try:
-        outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
+        outcome = _run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
     finally:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
@@ -1228,6 +1304,49 @@ def _wait_bots(bots: list[subprocess.Popen[bytes]], patience: float) -> None:
             proc.wait()
 
 
+def _name_path(key: Path) -> Path:
+    """Where the first run keeps the name it asked for: beside the default key."""
+    return key.parent / "name"
+
+
+def _saved_name(key: Path) -> str | None:
+    """The name the first run asked for, if it kept one (and it is still a valid name)."""
+    try:
+        text = _name_path(key).read_text(encoding="utf-8").strip()
+        return _name(text)
+    except (OSError, UnicodeDecodeError, argparse.ArgumentTypeError):
+        return None
+
+
+def _first_run(key: Path, default: str) -> tuple[Identity, str]:
+    """No key yet (a first game on this machine): ask for a name and make the identity.
+
+    The key goes where ``nertz keygen`` puts it (:func:`default_key_path`, mode 0600) and the
+    name beside it, so later games use both without asking.
+
+    Raises:
+        NertzError: no name was given (end of input), or the key cannot be written.
+    """
+    print("Welcome to p2p-nertz! This is your first game here: you need an identity (a key).")
+    while True:
+        try:
+            text = input(f"your name at the table [{default}]: ").strip() or default
+        except EOFError:
+            print()
+            raise NertzError("no name given: nothing was made") from None
+        try:
+            name = _name(text)
+            break
+        except argparse.ArgumentTypeError as exc:
+            print(exc)
+    identity = Identity.generate()
+    _write_key(key, identity)
+    with contextlib.suppress(OSError):  # the name is a convenience: --name works without it
+        _name_path(key).write_text(name + "\n", encoding="utf-8")
+    print(f"new key {identity.fingerprint} written to {key}; you play as {name!r}")
+    return identity, name
+
+
 def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     try:
         peers = [_host_port(p) for p in args.peer]
@@ -1237,11 +1356,18 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     rules = _rules_from(args)
     key: Path = args.key if args.key is not None else default_key_path()
     if not key.exists():
-        raise NertzError(
-            f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
-            "or play a quick game against bots with --bots N"
-        )
-    identity = _load_key(key)
+        if args.key is not None or not sys.stdin.isatty():
+            raise NertzError(
+                f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
+                "or play a quick game against bots with --bots N"
+            )
+        identity, chosen = _first_run(key, args.name or _saved_name(key) or name)
+        if args.name is None:
+            name = chosen
+    else:
+        identity = _load_key(key)
+        if args.name is None:
+            name = _saved_name(key) or name
     if args.address is not None:
         address = args.address
     elif args.discover is not None:

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 import zmq
 
-from cli.node_cmd import load_spec
+from cli.node_cmd import bind_endpoint, load_spec
 from cli.play import Terminal, _symbols_ok, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
@@ -58,7 +58,10 @@ def add_parser(sub: Any) -> None:
         help="with no --spec: only the game whose id starts with these hex digits",
     )
     p.add_argument(
-        "--bind", required=True, help="where members push events, e.g. tcp://127.0.0.1:5600"
+        "--bind",
+        required=True,
+        type=bind_endpoint,
+        help="where members push events, e.g. 127.0.0.1:5600 or tcp://127.0.0.1:5600",
     )
     p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")

@@ -107,7 +107,7 @@ def test_host_at_the_every_interface_address_says_so_in_one_line(
     [
         ("tcp://127.0.0.1:70000", ["70000 is not a TCP port (0-65535)"]),
         ("tcp://127.0.0.1:65536", ["65536 is not a TCP port"]),
-        ("127.0.0.1:5555", ["tcp://ADDRESS:PORT"]),
+        ("5555", ["HOST:PORT or tcp://HOST:PORT"]),  # (127.0.0.1:5555 is taken: issue 15)
         ("tcp://nowhere:5555", ["not an IPv4 address"]),
     ],
 )

@@ -77,7 +77,7 @@ def test_spectator_mid_game_shows_every_tableau_as_revealed(network: PeerNetwork
     assert table is not None
     text = render(Tracker(tuple(m.name for m in network.spec.members)).view(spectator)).text()
     for seat, member in enumerate(network.spec.members):
-        line = next(ln for ln in text.splitlines() if ln.startswith(f"{seat + 1} {member.name}"))
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"{seat} {member.name}"))
         assert f"N {len(table.tableaux[seat].nerts):2d}" in line
 
 

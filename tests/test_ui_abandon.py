@@ -289,7 +289,7 @@ def test_core_refusal_names_the_player_and_numbers_seats_from_one() -> None:
         peer.abandon(net.now)
     message = str(refused.value)
     match = re.fullmatch(
-        rf"{other} \(seat 2\) was heard (\d+\.\d) s ago; an abandon needs (\S+) s of "
+        rf"{other} \(seat 1\) was heard (\d+\.\d) s ago; an abandon needs (\S+) s of "
         r"silence \((\d+\.\d) s more\)",
         message,
     )
@@ -298,7 +298,7 @@ def test_core_refusal_names_the_player_and_numbers_seats_from_one() -> None:
     assert needs == QUICK.drop_after
     assert heard == pytest.approx(peer.silent_for(net.now), abs=0.05)
     assert more == pytest.approx(QUICK.drop_after - peer.silent_for(net.now), abs=0.05)
-    assert "seat 1 " not in message  # seat 1 is the one refusing: it is not named as silent
+    assert "seat 0 " not in message  # seat 0 is the one refusing: it is not named as silent
 
 
 def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
@@ -392,7 +392,7 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
         messages=tuple(ann.tracker.messages),
     )
     screen = render(view)
-    row = next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith("3 p2"))
+    row = next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith("2 p2"))
     assert " ok " in row and "dropped" not in row
     assert back in screen.text()
 

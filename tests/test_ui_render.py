@@ -6,6 +6,8 @@ check that the screen shows the state, not that it matches a recorded picture.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from helpers_rules import table_from
 
@@ -27,6 +29,7 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
+from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui import Board, Link, Screen, Style, TableView, Tracker, card_text, render
 from p2p_nertz.ui.render import KEY_HELP
 
@@ -93,7 +96,7 @@ def test_render_groups_the_lake_by_suit_with_every_owner() -> None:
     lake = table.lake
     for fid in lake:
         top = card_text(lake[fid][-1].card)
-        owners = "".join(str(lc.owner + 1) for lc in lake[fid])
+        owners = "".join(str(lc.owner) for lc in lake[fid])
         row = screen.find(f"{top} {owners}")
         assert row is not None, (fid, screen.text())
         # The foundation sits in its suit's column, under the suit's heading.
@@ -167,6 +170,19 @@ def test_render_the_command_line_replaces_the_key_hint() -> None:
     assert screen.line(23).startswith("move> 1:2>4")
 
 
+def by_suit(cards: list[Card]) -> str:
+    """Cards as the board lists a player's lake: the ranks by suit, ``♣ A 2  ♥ A``."""
+    groups = itertools.groupby(cards, key=lambda c: c.suit)
+    return (
+        "  ".join(
+            f"{suit.symbol} " + " ".join(RANK_NAMES[c.rank] for c in group)
+            for suit, group in groups
+            if suit is not None
+        )
+        or "-"
+    )
+
+
 def test_render_the_end_of_round_board_sorts_the_lake_back_to_owners() -> None:
     table = make_table()
     rules = Rules(nerts_bonus=10)
@@ -189,7 +205,7 @@ def test_render_the_end_of_round_board_sorts_the_lake_back_to_owners() -> None:
         owned = sorted(
             (lc.card for lc in table.lake.cards() if lc.owner == p.seat), key=Card.sort_key
         )
-        assert screen.line(row + 1) == "   lake: " + (" ".join(card_text(c) for c in owned) or "-")
+        assert screen.line(row + 1) == "   lake: " + by_suit(owned)
     assert "Enter: back to the table" in text
 
 
@@ -232,7 +248,7 @@ def test_render_a_spectator_sees_every_tableau() -> None:
     assert "spectator" in screen.line(0)
     assert screen.find("[n]") is None  # nobody's keys
     for seat, t in enumerate(table.tableaux):
-        row = row_starting(screen, f"{seat + 1} {NAMES[seat]}")
+        row = row_starting(screen, f"{seat} {NAMES[seat]}")
         assert row is not None
         detail = screen.line(row + 1)
         assert f"S {len(t.stock)}" in detail
@@ -262,7 +278,7 @@ def test_render_many_players_fit_80x24() -> None:
     table = table_from(*([idle] * 6))
     view = TableView(table=table, seat=0, names=tuple(f"P{n}" for n in range(6)), rules=table.rules)
     screen = render(view)
-    assert screen.find("[4]") is not None and screen.find("6 P5") is not None
+    assert screen.find("[4]") is not None and screen.find("5 P5") is not None
 
 
 # -- the tracker: notices become announcements ------------------------------------------------

@@ -478,6 +478,7 @@ def _find_spec(
     again, a fifth of a small log.
     """
     problems: list[Violation] = []
+    headless: list[Violation] = []  # why a log has no header: the pass says it, if one runs
     game_ids: list[bytes] = []
     notes: list[tuple[str, bytes]] = []
     for index, source in enumerate(sources):
@@ -491,6 +492,16 @@ def _find_spec(
             first = next(iter(stream), None)
             header = stream.header
             if header is None:
+                fatal = stream.summary().fatal
+                if fatal is not None:
+                    headless.append(
+                        Violation(
+                            ViolationKind.UNREADABLE,
+                            f"not a readable log: {fatal.kind.value}: {fatal.detail}",
+                            log=source.name,
+                            offset=fatal.offset,
+                        )
+                    )
                 continue  # the pass reports why
             game_ids.append(header.game_id)
             if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
@@ -528,7 +539,7 @@ def _find_spec(
                 "(nertz demo writes game.spec next to the logs)",
             )
         )
-    return None, problems
+    return None, headless + problems  # (no pass will run: say here why logs are unreadable)
 
 
 _Opened = tuple[RecordStream, Record]

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from p2p_nertz.bots import greedy as _greedy  # noqa: F401  (registers "greedy")
 from p2p_nertz.bots import lookahead as _lookahead  # noqa: F401  (registers "lookahead")
-from p2p_nertz.bots.base import STRATEGIES, Pacing, Strategy, make_strategy, register
+from p2p_nertz.bots.base import (
+    STRATEGIES,
+    Pacing,
+    Strategy,
+    keeps_pace,
+    make_strategy,
+    register,
+)
 
-__all__ = ["STRATEGIES", "Pacing", "Strategy", "make_strategy", "register"]
+__all__ = ["STRATEGIES", "Pacing", "Strategy", "keeps_pace", "make_strategy", "register"]

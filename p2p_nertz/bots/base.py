@@ -14,13 +14,13 @@ simulator, a bot peer), never a sleep inside the engine.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.rng import Rng
-from p2p_nertz.rules import Move, Table
+from p2p_nertz.rules import Move, MoveKind, Table
 
-__all__ = ["STRATEGIES", "Pacing", "Strategy", "make_strategy", "register"]
+__all__ = ["STRATEGIES", "Pacing", "Strategy", "keeps_pace", "make_strategy", "register"]
 
 
 class Strategy(abc.ABC):
@@ -123,3 +123,40 @@ class Pacing:
         """The delay before the next move: the mean, jittered ±25 % by ``rng``."""
         mean = self.mean_delay_ms
         return max(1, mean + rng.between(-mean // 4, mean // 4))
+
+
+def keeps_pace(
+    played: Sequence[tuple[int, MoveKind] | None], seat: int, playing: Collection[int]
+) -> bool:
+    """Whether a practice bot at ``seat`` may move now: it waits for the slowest other player.
+
+    The bot may move while it has made no more moves this round than every other playing seat
+    that could still move (a seat whose last move is a pass waits for the others, so it does
+    not hold the bot up: the bot must be free to pass too, or everyone would wait forever).
+    A person who turns the stock three times to find a card lets the bot make three moves: the
+    bots keep the person's pace, counted in moves (``nertz play --practice``).
+
+    Args:
+        played: the round's moves in order, ``(seat, kind)``; ``None`` for a rotation.
+        seat: the bot's seat.
+        playing: the seats playing this round.
+
+    >>> log = [(0, MoveKind.TURN), (1, MoveKind.CARD)]
+    >>> keeps_pace(log, 1, {0, 1}), keeps_pace(log, 0, {0, 1})
+    (True, True)
+    >>> keeps_pace(log + [(1, MoveKind.TURN)], 1, {0, 1})
+    False
+    >>> keeps_pace(log + [(1, MoveKind.TURN), (0, MoveKind.PASS)], 1, {0, 1})
+    True
+    """
+    counts = dict.fromkeys(playing, 0)
+    last: dict[int, MoveKind] = {}
+    for entry in played:
+        if entry is None:
+            last.clear()  # a rotation: everyone plays on
+            continue
+        who, kind = entry
+        counts[who] = counts.get(who, 0) + 1
+        last[who] = kind
+    others = [n for s, n in counts.items() if s != seat and last.get(s) is not MoveKind.PASS]
+    return not others or counts.get(seat, 0) <= min(others)

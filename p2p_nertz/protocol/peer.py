@@ -298,6 +298,11 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
+        #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
+        #: A person's table holds the next round's ``ready`` while the player reads the board
+        #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
+        #: changes: the ``ready`` only comes later, well within ``phase_timeout``.
+        self.ready_through: int | None = None
         n = spec.seats
         self._n = n
         self._roster = frozenset(spec.peer_ids)
@@ -603,6 +608,17 @@ class Peer:
         """Let time pass: beats, acks, suspicion, drop votes, gap repair."""
         return self._flush(now)
 
+    def release_ready(self, number: int, now: float) -> list[Effect]:
+        """Sign our ``ready`` of round ``number`` (and of earlier rounds) once it is due.
+
+        Only matters while :attr:`ready_through` holds readies back; a held ``ready`` that is
+        due already is signed now.
+        """
+        if self.ready_through is not None and number > self.ready_through:
+            self.ready_through = number
+            self._act()
+        return self._flush(now)
+
     def play(self, move: Move, now: float) -> list[Effect]:
         """Play a move of the local player (or pass, or call Nerts).
 
@@ -701,7 +717,7 @@ class Peer:
             # Said to the player: the name and the seat numbered from 1, as the table shows.
             silent = now - self._heard[other]
             raise LocalProtocolError(
-                f"{self.spec.members[other].name} (seat {other + 1}) was heard {silent:.1f} s "
+                f"{self.spec.members[other].name} (seat {other}) was heard {silent:.1f} s "
                 f"ago; an abandon needs {self.config.drop_after:g} s of silence "
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
@@ -1902,7 +1918,11 @@ class Peer:
             )
         elif phase is Phase.NONCE and not self._is_done(Kind.REVEAL, n, RevealWhat.NONCE):
             self._emit(Reveal(self._frontier(), n, RevealWhat.NONCE, self._nonce(n)), None)
-        elif phase is Phase.PLAY and not self._is_done(Kind.READY, n):
+        elif (
+            phase is Phase.PLAY
+            and not self._is_done(Kind.READY, n)
+            and (self.ready_through is None or n <= self.ready_through)
+        ):
             assert rs.randomness is not None
             deck = shuffled_deck(
                 st.deck_seed(self._secret(n), rs.randomness, n), self.spec.rules.jokers

@@ -135,7 +135,20 @@ class GameSpec:
         if len(data) > MAX_SPEC_SIZE:
             raise InvalidRulesError("a game spec is at most 16 KiB")
         try:
-            version, roster, rules, label = msgpack.unpackb(data, raw=False, strict_map_key=True)
+            fields = msgpack.unpackb(data, raw=False, strict_map_key=True)
+        except Exception:
+            # (In words: the decoder's own message, "unpack(b) received extra data", says
+            # nothing to a person holding the wrong file.)
+            raise InvalidRulesError(
+                "its bytes are not a game spec at all (a spec is the game.spec file that "
+                "`nertz play --bots`, `nertz demo` or the lobby writes)"
+            ) from None
+        if not isinstance(fields, list) or len(fields) != 4:
+            raise InvalidRulesError(
+                "it is not a game spec: a spec holds four fields (version, roster, rules, label)"
+            )
+        try:
+            version, roster, rules, label = fields
             if version != 1:
                 raise InvalidRulesError(f"unknown game spec version {version!r}")
             members = [(bytes(p), str(n)) for p, n in roster]

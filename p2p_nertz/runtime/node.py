@@ -76,7 +76,7 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 import zmq
 
-from p2p_nertz.bots import Pacing, make_strategy
+from p2p_nertz.bots import Pacing, keeps_pace, make_strategy
 from p2p_nertz.errors import (
     IllegalMoveError,
     LocalProtocolError,
@@ -361,6 +361,12 @@ class PeerNode:
         strategy: a bot strategy name (see :func:`~p2p_nertz.bots.make_strategy`), or ``None``
             for no bot (moves only through :meth:`play`).
         speed: the bot's pacing level, 1 to 10.
+        practice: the bot waits for the slowest other player: it makes a move only while it
+            has made no more moves this round than every other playing seat
+            (:func:`~p2p_nertz.bots.keeps_pace`), so that a person learning the keys sets the
+            pace (``nertz play --practice``).
+        hold_ready: sign the ``ready`` of round 2 and later only when :meth:`release_ready`
+            says so (a person reading the last round's board: ``Peer.ready_through``).
         seed: the bot's randomness; by default derived from the peer id.
         config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
@@ -398,6 +404,8 @@ class PeerNode:
         bind: str = DEFAULT_BIND,
         strategy: str | None = None,
         speed: int = 10,
+        practice: bool = False,
+        hold_ready: bool = False,
         seed: int | bytes | None = None,
         config: PeerConfig | None = None,
         clock: Clock = trio.current_time,
@@ -415,6 +423,8 @@ class PeerNode:
         self.log_path = Path(log_path)
         self._bind_to = bind
         self._pacing = Pacing(speed)
+        self._practice = practice
+        self._hold_ready = hold_ready
         rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
         self._rng = Rng(rng_seed)
         self._strategy = None if strategy is None else make_strategy(strategy, self._rng.fork(0))
@@ -551,6 +561,16 @@ class PeerNode:
         """
         async with self._lock:
             await self._apply(self.peer.abandon(self._clock()))
+
+    async def release_ready(self, number: int) -> None:
+        """Sign our ``ready`` of round ``number`` now (with ``hold_ready``: the player closed
+        the last round's board, or its countdown ended).
+
+        Raises:
+            RuntimeError: before :meth:`run` started the peer.
+        """
+        async with self._lock:
+            await self._apply(self.peer.release_ready(number, self._clock()))
 
     def _may_abandon(self) -> bool:
         peer = self.peer
@@ -706,6 +726,8 @@ class PeerNode:
             log.info("rebuilt from %s: %d events", self.log_path, len(wires))
             return effects
         self._peer = Peer(self.identity, self.spec, now, self._config)
+        if self._hold_ready:
+            self._peer.ready_through = 1  # (a restored peer signs what it had: no board up)
         return self._peer.start(now)
 
     # -- effects -------------------------------------------------------------------------------
@@ -743,7 +765,7 @@ class PeerNode:
                     self.refusals.refused(effect.reason, effect.detail, self._clock())
                 elif isinstance(effect, Suspected):
                     heard = "is silent" if effect.suspected else "is heard again"
-                    log.info("seat %d %s", effect.seat + 1, heard)
+                    log.info("seat %d %s", effect.seat, heard)
                 else:
                     log.debug("%s", effect)
                 self._notify(effect)
@@ -955,6 +977,17 @@ class PeerNode:
                     or view.over
                 ):
                     continue
+                waiting = tentative.round.playing - tentative.round.ready
+                if waiting - tentative.dropped.keys() - tentative.left:
+                    # Nobody plays a round before every player has its deal: a person reads
+                    # the last round's board meanwhile (PeerNode(hold_ready=True)).
+                    continue
+                if self._practice and not keeps_pace(
+                    [None if e is None else (e[0], e[1].kind) for e in tentative.round.log],
+                    peer.seat,
+                    tentative.round.playing,
+                ):
+                    continue  # practice: the others (the person) have not caught up yet
                 if tentative.round.number != bot_round:
                     bot_round = tentative.round.number
                     strategy.new_round()

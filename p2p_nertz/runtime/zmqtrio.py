@@ -401,7 +401,12 @@ class AsyncSocket(trio.abc.AsyncResource):
                 self._sock.connect(endpoint)
             resolved = self._sock.get_string(zmq.LAST_ENDPOINT)
         except zmq.ZMQError as exc:
-            raise self._translate(exc, f"{how} {endpoint!r}") from exc
+            error = self._translate(exc, f"{how} {endpoint!r}")
+            if isinstance(error, TransportBrokenError):
+                # Named by the address a person gave, not by the socket's repr.
+                why = (exc.strerror or str(exc)).split(" (addr=", 1)[0]
+                error = TransportBrokenError(f"cannot {how} {endpoint}: {why}")
+            raise error from exc
         finally:
             if not self._sock.closed:
                 self._inform_waiters()  # bind/connect may drain the mailbox too: rule 3

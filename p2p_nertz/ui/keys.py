@@ -346,7 +346,11 @@ def explain(ctx: Context, move: Move) -> str:
     if move.is_lake:
         if card.suit is not None and card.rank > 1:
             below = Card(card.rank - 1, card.suit)
-            return f"illegal: {show(card)} fits on no foundation (it needs a {show(below)} on top)"
+            article = "an" if below.rank in (1, 8) else "a"  # an A♦, an 8♣; a 2♦, a J♠
+            return (
+                f"illegal: {show(card)} fits on no foundation "
+                f"(it needs {article} {show(below)} on top)"
+            )
         return f"illegal: {show(card)} cannot go to the lake now"
     target = move.target
     assert target is not None

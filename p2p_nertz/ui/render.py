@@ -29,6 +29,7 @@ import math
 from collections.abc import Sequence
 
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Rules, Suit, Tableau
+from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.view import Board, Link, TableView, card_text
 
@@ -36,6 +37,9 @@ __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play",
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
+
+#: The narrowest foundation of a packed lake: a card (up to 3), the air mark and an owner.
+_PACKED_MIN = 6
 
 #: The keys, as the help screen lists them (the README shows the same table).
 KEY_HELP: tuple[tuple[str, str], ...] = (
@@ -260,6 +264,9 @@ class _Painter:
         lake_rows = self.lake_rows(table.lake)
         fixed = 2 + 1 + len(players) + len(mine)  # lake rule + suit row, players rule
         want_messages = 2
+        depth = max((len(c) for c in lake_rows), default=0)
+        if depth + 1 > room - fixed - want_messages:
+            want_messages = 0  # a full lake (8 players at 80×24) before the announcements
         lake_room = max(1, room - fixed - want_messages)
         lake = self.lake(table.lake, lake_rows, lake_room)
         body = [self.rule("lake"), *lake]
@@ -273,7 +280,7 @@ class _Painter:
         columns: list[list[tuple[int, Card, str, bool]]] = [[] for _ in SUITS]
         for fid in lake:
             cards = lake[fid]
-            owners = "".join(str(lc.owner + 1) for lc in cards)
+            owners = "".join(str(lc.owner) for lc in cards)  # seats from 0, as the notation
             air = any(self.view.in_air(lc.lamport) for lc in cards)
             columns[SUITS.index(fid.suit)].append((fid.owner, cards[-1].card, owners, air))
         return columns
@@ -294,7 +301,13 @@ class _Painter:
         if depth == 0:
             rows.append(self.row().add("  (empty: an ace starts a foundation)", Style.DIM).spans())
             return rows
-        shown = min(depth, max(1, room - 1))
+        lines = max(1, room - 1)
+        per = math.ceil(depth / lines)
+        if per > 1 and cw // per >= _PACKED_MIN:
+            # More foundations than rows: several side by side in each suit's column, each
+            # with as many owner digits as fit (the first is the foundation's owner).
+            return rows + self.packed_lake(columns, per, cw // per)
+        shown = min(depth, lines)
         for r in range(shown):
             row = self.row()
             for i, column in enumerate(columns):
@@ -311,6 +324,27 @@ class _Painter:
                 row.add(text, style)
                 row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
                 row.add(owners[: cw - 6], Style.DIM)
+            rows.append(row.spans())
+        return rows
+
+    def packed_lake(
+        self, columns: list[list[tuple[int, Card, str, bool]]], per: int, width: int
+    ) -> list[tuple[Span, ...]]:
+        """The lake's foundations ``per`` to a row in each suit's column, ``width`` each."""
+        cw = self.width // 4
+        depth = max(len(c) for c in columns)
+        rows = []
+        for r in range(math.ceil(depth / per)):
+            row = self.row()
+            for i, column in enumerate(columns):
+                for k, (_, top, owners, air) in enumerate(column[r * per : (r + 1) * per]):
+                    row.pad_to(i * cw + k * width)
+                    text = card_text(top, symbols=self.symbols)
+                    row.add(" " * (3 - len(text)))
+                    style = Style.PENDING if air else (Style.RED if top.red else Style.BLACK)
+                    row.add(text, style)
+                    row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
+                    row.add(owners[: width - 5], Style.DIM)  # (a blank left between two)
             rows.append(row.spans())
         return rows
 
@@ -497,10 +531,7 @@ class _Painter:
             row.add(f"  game {total:4d}", Style.BOLD)
             rows.append(row.spans())
             mine = sorted(by_owner.get(seat, []), key=Card.sort_key)
-            line = self.row()
-            line.add("   lake: ", Style.DIM)
-            self.cards(line, mine)
-            rows.append(line.spans())
+            rows += self.lake_list(mine)
         rows.append(())
         if board.result is not None:
             label = "team" if rules.pairs else "seat"
@@ -525,9 +556,48 @@ class _Painter:
                     )
                 )
             rows.append(self.message_row("q leaves", Style.DIM))
+        elif view.countdown is not None:
+            rows.append(
+                self.message_row(
+                    f"next round in {view.countdown} s · Enter: ready now (it starts when "
+                    "everyone is)",  # (one row at 80 columns)
+                    Style.WARN,
+                )
+            )
         else:
             rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))
         rows += self.messages(room - len(rows))
+        return rows
+
+    def lake_list(self, cards: Sequence[Card]) -> list[tuple[Span, ...]]:
+        """A player's cards in the lake on the board: the ranks by suit, three or more in a
+        row as a range (``♣ A-4 6  ♥ A``), wrapped under ``lake:`` where the row ends, never
+        cut."""
+        indent = 9
+        line = self.row().add("   lake: ", Style.DIM)
+        if not cards:
+            return [line.add("-", Style.DIM).spans()]
+        groups: list[tuple[str, Style, list[str]]] = []
+        for card in cards:
+            if card.suit is None or card.joker:  # a joker: shown whole, as declared
+                groups.append(("", Style.DIM, [card_text(card, symbols=self.symbols)]))
+                continue
+            mark = self.suit(card.suit)
+            if not groups or groups[-1][0] != mark:
+                groups.append((mark, Style.RED if card.red else Style.BLACK, []))
+            groups[-1][2].append(str(card.rank))
+        rows = []
+        for mark, style, numbers in groups:
+            ranks = _ranges([int(n) for n in numbers]) if mark else numbers
+            words = [f"{mark} {ranks[0]}" if mark else ranks[0], *ranks[1:]]
+            for i, word in enumerate(words):
+                gap = 0 if len(line) == indent else (2 if i == 0 else 1)
+                if len(line) + gap + len(word) > self.width and len(line) > indent:
+                    rows.append(line.spans())
+                    line = self.row().pad_to(indent)
+                    gap = 0
+                line.add(" " * gap).add(word, style)
+        rows.append(line.spans())
         return rows
 
     def help(self, room: int) -> list[tuple[Span, ...]]:
@@ -537,8 +607,10 @@ class _Painter:
         keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
         for key, what in keys:
             row = self.row()
-            row.add(f"  {key}", Style.KEY).pad_to(18).add(what)
-            rows.append(row.spans())
+            row.add(f"  {key}", Style.KEY).pad_to(18)
+            for line in _wrap(what, self.width - 18):  # (80 columns: nothing cut)
+                rows.append(row.add(line).spans())
+                row = self.row().pad_to(18)
         rows.append(())
         rows.append(
             self.row()
@@ -557,3 +629,49 @@ class _Painter:
                 row.add("  " + line)
             rows.append(row.spans())
         return rows[:room]
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces where it can be.
+
+    >>> _wrap("turn the stock (three cards)", 12)
+    ['turn the', 'stock (three', 'cards)']
+    """
+    lines: list[str] = []
+    line = ""
+    for whole in text.split(" "):
+        word = whole
+        while len(word) > width > 0:  # a word longer than the line: cut it
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(word[:width])
+            word = word[width:]
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return lines
+
+
+def _ranges(ranks: Sequence[int]) -> list[str]:
+    """Sorted ranks as words, three or more consecutive ones as a range.
+
+    >>> _ranges([1, 2, 3, 4, 6, 7, 9, 9, 10, 11, 12])
+    ['A-4', '6', '7', '9', '9-Q']
+    """
+    runs: list[list[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][-1] + 1:
+            runs[-1].append(rank)
+        else:
+            runs.append([rank])
+    words = []
+    for run in runs:
+        if len(run) >= 3:
+            words.append(f"{RANK_NAMES[run[0]]}-{RANK_NAMES[run[-1]]}")
+        else:
+            words += [RANK_NAMES[r] for r in run]
+    return words

@@ -33,7 +33,7 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
-from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, pile_name
+from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
 
 __all__ = [
     "MAX_MESSAGES",
@@ -127,13 +127,16 @@ class Tracker:
     rejected: int = 0
     changes: int = 0
 
+    def __post_init__(self) -> None:
+        self.names = distinct_names(self.names)
+
     def name(self, seat: int | None) -> str:
         """A seat's name for announcements (``"you"`` for the local seat)."""
         if seat is None:
             return "someone"
         if seat == self.seat:
             return "you"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat + 1}"
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
 
     def say(self, text: str) -> None:
         """Add an announcement (a repeat of the latest one counts it instead: ``(×3)``)."""
@@ -322,7 +325,7 @@ class Tracker:
         return TableView(
             table=tentative.table,
             seat=self.seat,
-            names=tuple(m.name for m in spec.members),
+            names=self.names,
             rules=spec.rules,
             round=tentative.round.number or 1,
             phase=tentative.phase.value,

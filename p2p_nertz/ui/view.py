@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 
-__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "pile_name"]
+__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "distinct_names", "pile_name"]
 
 
 class Link(enum.Enum):
@@ -113,6 +114,9 @@ class TableView:
             ``None``: it is not.
         provisional: the game's result may still change (an abandoned game whose other
             member has not been heard to agree yet, docs/protocol.md §9.3): the board says so.
+        countdown: seconds until the next round starts by itself, while the board of the last
+            one is up (``None``: no countdown; the next round waits for every person at the
+            table to close the board, or for their countdown to end).
     """
 
     table: Table | None
@@ -136,11 +140,16 @@ class TableView:
     final: bool = False
     abandon: Gone | None = None
     provisional: bool = False
+    countdown: int | None = None
 
     def name(self, seat: int) -> str:
-        """``"2 Bob"``: the 1-based seat number and the name."""
+        """``"2 Bob"``: the seat number and the name.
+
+        Seats count from 0 on the screen as in the notation (``W>L@2H`` is seat 2's heart
+        foundation) and in every message: one numbering (issue 15).
+        """
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
-        return f"{seat + 1} {name}"
+        return f"{seat} {name}"
 
     def link(self, seat: int) -> Link:
         """The link state of ``seat``."""
@@ -180,3 +189,32 @@ def pile_name(pile: Pile) -> str:
     if pile is Pile.LAKE:
         return "lake"
     return f"work pile {int(pile)}"
+
+
+#: Room for a name in a player's cell on the table: ``view.name`` (seat, space, name) is cut
+#: at 12 characters there, so a suffix that tells a name apart must fit in 10.
+_NAME_ROOM = 10
+
+
+def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The names with repeats told apart: the second ``root`` becomes ``root (2)``.
+
+    The first of a name keeps it; a name cut to fit the suffix into a player's cell keeps the
+    suffix whole, so two seats never look the same on the table.
+
+    >>> distinct_names(["root", "bot1", "root", "root"])
+    ('root', 'bot1', 'root (2)', 'root (3)')
+    >>> distinct_names(["Bartholomew", "Bartholomew"])
+    ('Bartholomew', 'Bartho (2)')
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        if count == 1:
+            out.append(name)
+            continue
+        suffix = f" ({count})"
+        out.append(name[: max(1, _NAME_ROOM - len(suffix))] + suffix)
+    return tuple(out)

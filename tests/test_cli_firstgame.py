@@ -1,0 +1,154 @@
+"""A newcomer's first game (issue 15), driven in a pseudo-terminal as a person would.
+
+The real program runs (``python -m cli play``, bot processes, the curses table) in an 80×24
+pty read through pyte (the ``Tty`` of test_cli_play). Every wait is for screen content or a
+file, bounded by a deadline: no sleep stands in for synchronisation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli_play import ROOT, Tty, leave
+
+from cli.keyfile import load_identity
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.bodies import Ready, parse_body
+from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.ui import Tracker
+from p2p_nertz.ui.view import distinct_names
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+_PLAYS = frozenset({Kind.MOVE, Kind.CLAIM, Kind.STUCK, Kind.NERTS})
+
+
+def _countdown(text: str) -> int | None:
+    m = re.search(r"next round in (\d+) s", text)
+    return int(m[1]) if m else None
+
+
+def test_the_next_round_waits_for_the_board_with_a_countdown(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    args = ["--bots", "1", "--speed", "10", "--seed", "5", "--rounds", "2", "--dir", str(game)]
+    tty = Tty(["play", *args])
+    tty.wait("[n] Nerts")
+    # Pass while stuck until the bot calls Nerts (or everyone is stuck long enough).
+    text = tty.wait("round 1 over", timeout=220, keep="p")
+    first = _countdown(text)
+    assert first is not None, text
+    # The board stays up and counts down; the bot does not start round 2 meanwhile.
+    text = tty.wait(lambda t: (_countdown(t) or first) <= first - 2, timeout=20)
+    assert "round 1 over" in text
+    tty.send("\r")
+    tty.wait(lambda t: "round 2" in t.splitlines()[0], timeout=30)
+    leave(tty)
+    assert b"Traceback" not in tty.raw
+
+    # In the bot's log, my ready of round 2 came before the bot's first play of round 2.
+    spec = GameSpec.from_wire((game / "game.spec").read_bytes())
+    me = next(m.peer_id for m in spec.members if m.name == "you")
+    roster = frozenset(spec.peer_ids)
+    order: list[str] = []
+    with read_log(game / "bot1.log") as reader:
+        for record in reader:
+            if record.kind not in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
+                continue
+            message = decode_message(record.data, game_id=spec.game_id, roster=roster)
+            body = parse_body(message.kind, message.body, spec.seats)
+            if message.kind is Kind.READY and isinstance(body, Ready) and body.round == 2:
+                order.append("my ready" if message.author == me else "its ready")
+            elif message.author != me and message.kind in _PLAYS and "its ready" in order:
+                order.append("its play")
+    assert "my ready" in order, order
+    assert "its play" not in order or order.index("my ready") < order.index("its play"), order
+
+
+def test_first_run_asks_for_a_name_and_makes_the_identity(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = dict(os.environ, NERTZ_HOME=str(home))
+    tty = Tty(["play"], env=env)
+    tty.wait("your name at the table")
+    tty.send("Dee\r")
+    text = tty.wait("lobby")
+    key = home / "key"
+    identity = load_identity(key)  # refuses a key others may read
+    assert "Dee" in text and identity.fingerprint in text, text
+    assert (home / "name").read_text().strip() == "Dee"
+    tty.send("q")
+    assert tty.finish() == 0
+    assert b"Traceback" not in tty.raw
+
+    # The next time: no question; the same identity and name.
+    again = Tty(["play"], env=env)
+    text = again.wait("lobby")
+    assert "your name" not in text and "Dee" in text and identity.fingerprint in text, text
+    again.send("q")
+    assert again.finish() == 0
+
+
+def test_without_a_terminal_play_says_how_to_get_a_key_in_one_line(tmp_path: Path) -> None:
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "play"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "nertz keygen" in lines[0] and "--bots" in lines[0], lines
+    assert not (tmp_path / "key").exists()
+
+
+def test_same_names_at_one_table_are_told_apart() -> None:
+    tracker = Tracker(("root", "root", "bot1", "root"), 0, True)
+    assert tracker.names == ("root", "root (2)", "bot1", "root (3)")
+    assert len(set(distinct_names(["Bartholomew"] * 3))) == 3
+    assert all(len(n) <= 10 for n in distinct_names(["Bartholomew"] * 3)[1:])
+
+
+def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Path) -> None:
+    where = tmp_path / "a demo"  # a space in the path: the advice must quote it
+    args = ["demo", "--bots", "2", "--speed", "6", "--seed", "4", "--dir", str(where)]
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^ +\d+\.\d s  round 1: \d+ card\(s\) to the lake so far$", done.stdout, re.M)
+    advice = next(line for line in done.stdout.splitlines() if line.startswith("audit them: "))
+    audit = subprocess.run(
+        ["sh", "-c", advice.removeprefix("audit them: ")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,  # run from elsewhere than the demo: the advice holds the whole path
+        timeout=120,
+        check=False,
+    )
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "VALID" in audit.stdout
+
+
+def test_the_table_says_how_fast_the_bots_are_and_how_to_change_it(tmp_path: Path) -> None:
+    for more, said in (
+        ([], "bots at speed 1 of 10 · change: nertz play --speed N, or --practice"),
+        (["--practice"], "practice: the bots wait for you · at their pace: nertz play --speed"),
+    ):
+        args = ["--bots", "1", "--seed", "5", "--rounds", "1", "--dir", str(tmp_path / str(more))]
+        tty = Tty(["play", *args, *more])
+        tty.wait(said)  # (whole: one row at 80 columns)
+        leave(tty)

@@ -1,0 +1,120 @@
+"""Errors a person can act on (issue 15): one line, in words, naming what to fix.
+
+Each bad input is given to the real command (a subprocess); the answer is one line on stderr
+with exit status 2, that names the input and says what is wrong, and no traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.keyfile import write_key
+from cli.main import build_parser
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def one_line(*args: str, home: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+        env={"NERTZ_HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> tuple[Path, Path]:
+    """A key file and the spec of a two-player game it is in."""
+    me, other = (Identity.generate(derive_seed(b"test-words", n)) for n in range(2))
+    key = tmp_path / "me.key"
+    write_key(key, me)
+    spec = GameSpec.create([(me.peer_id, "me"), (other.peer_id, "other")], Rules(), b"w" * 16)
+    path = tmp_path / "game.spec"
+    path.write_bytes(spec.to_wire())
+    return key, path
+
+
+def test_one_endpoint_syntax_with_or_without_tcp_and_localhost() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["watch", "--bind", "127.0.0.1:5600"])
+    assert args.bind == "tcp://127.0.0.1:5600"
+    node = ["node", "--key", "k", "--spec", "s", "--log", "l", "--bind", "localhost:0"]
+    args = parser.parse_args([*node, "--watcher", "localhost:5600"])
+    assert args.bind == "tcp://127.0.0.1:0" and args.watcher == ["tcp://127.0.0.1:5600"]
+
+
+def test_a_bad_endpoint_says_which_forms_work(tmp_path: Path) -> None:
+    line = one_line("watch", "--bind", "example:5600", home=tmp_path)
+    assert "'example'" in line and "localhost" in line
+    line = one_line("watch", "--bind", "5600", home=tmp_path)
+    assert "HOST:PORT" in line
+
+
+def test_a_bind_error_names_the_address(tmp_path: Path, game: tuple[Path, Path]) -> None:
+    key, spec = game
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        line = one_line(
+            "node", "--key", str(key), "--spec", str(spec), "--log", str(tmp_path / "x.log"),
+            "--bind", f"127.0.0.1:{port}", "--peer", "2=127.0.0.1:1", home=tmp_path,
+        )  # fmt: skip
+    assert f"cannot bind tcp://127.0.0.1:{port}: " in line, line
+    assert "AsyncSocket" not in line and "addr=" not in line
+
+
+def test_a_bad_spec_says_why_in_words(tmp_path: Path, game: tuple[Path, Path]) -> None:
+    key, _ = game
+    bad = tmp_path / "bad.spec"
+    bad.write_bytes(b"not a spec at all\n")
+    line = one_line(
+        "node", "--key", str(key), "--spec", str(bad), "--log", str(tmp_path / "x.log"),
+        "--bind", "127.0.0.1:0", home=tmp_path,
+    )  # fmt: skip
+    assert str(bad) in line and "game.spec" in line, line
+    assert "unpack" not in line and "msgpack" not in line
+
+
+def test_a_bad_log_says_why_in_words(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.log"
+    bad.write_bytes(b"garbage\n" * 10)
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", str(bad)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "not a readable log: not a log: " in done.stdout, done.stdout
+
+
+def test_audit_of_a_directory_says_it_is_one(tmp_path: Path) -> None:
+    line = one_line("audit", str(tmp_path), home=tmp_path)
+    assert "is a directory" in line and f"{tmp_path}/*.log" in line
+
+
+def test_keygen_refuses_a_key_in_a_directory_that_is_not_there(tmp_path: Path) -> None:
+    where = tmp_path / "no" / "such" / "dir" / "key"
+    line = one_line("keygen", "--key", str(where), home=tmp_path / "home")
+    assert "no directory" in line and str(where.parent) in line
+    assert not (tmp_path / "no").exists()
