@@ -1361,8 +1361,6 @@ class Peer:
                 if h > self._uncredited[seat].get(q, (0, b""))[0]:
                     self._uncredited[seat][q] = (h, prefix)
                 continue
-            if early:
-                continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
                 # cover, and fetch its versions since the last agreed seq: the earliest pair
@@ -1373,6 +1371,8 @@ class Peer:
                     first = min(max(old[q], 0) + 1, h)
                     self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
                 continue
+            if early:
+                continue  # (the fork above is checked all the same: it is how we learn one)
             held[q] = max(held[q], h)
         if claims_more:
             self._claimed[seat] = tuple(map(max, beat.held, claimed))
