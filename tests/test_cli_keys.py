@@ -21,9 +21,9 @@ import pytest
 from cli.demo import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
 from p2p_nertz.errors import NertzError
-from p2p_nertz.logfile.format import LogHeader
+from p2p_nertz.logfile.format import LogHeader, RecordKind
 from p2p_nertz.logfile.format import Record as LogRecord
-from p2p_nertz.logfile.store import create_log
+from p2p_nertz.logfile.store import create_log, read_log
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
@@ -202,6 +202,18 @@ def _secrets(paths: list[Path]) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in paths}
 
 
+def _wait_for_own_event(log: Path, within: float = 60.0) -> None:
+    """Return once ``log`` holds an event its owner signed (the log is read as it grows)."""
+    limit = time.monotonic() + within
+    while time.monotonic() < limit:
+        if log.exists():
+            with read_log(log) as reader:
+                if any(r.kind is RecordKind.SENT_EVENT for r in reader):
+                    return
+        time.sleep(0.05)  # (polling the condition itself, with a deadline)
+    raise AssertionError(f"{log} holds no event of its own after {within:g} s")
+
+
 def _assert_no_secret_under(directory: Path, secrets: dict[Path, bytes]) -> None:
     files = [p for p in directory.rglob("*") if p.is_file()]
     assert files, f"nothing was written in {directory}"
@@ -255,7 +267,9 @@ def test_bot_and_join_without_key_keep_no_key_in_the_log_dir_and_resume_finds_it
         assert kept.stat().st_mode & 0o777 == 0o600
         assert kept.parent.stat().st_mode & 0o777 == 0o700
         assert kept.stem in started["log"]  # the log's name carries the fingerprint
-        # Killed mid-game, the bot resumes from its log with the key found in the store.
+        # Killed mid-game (once its log holds an event it signed: the start line comes
+        # before the log is made), the bot resumes from its log with the key found in the store.
+        _wait_for_own_event(Path(started["log"]))
         player.proc.send_signal(signal.SIGKILL)
         player.proc.wait()
         resumed = start("resume", ["resume", started["log"], "--bot", "greedy"], bot)
