@@ -30,7 +30,7 @@ from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Move, Rules
+from p2p_nertz.rules import Move, Rules, Table
 
 __all__ = [
     "PeerNetwork",
@@ -435,3 +435,10 @@ def snapshot(peer: Peer) -> Snapshot:
         stable=peer.stable,
         pending_claims=tuple(peer.pending_claims()),
     )
+
+
+class Paused(Strategy):
+    """A bot that does nothing: the test plays every move."""
+
+    def choose(self, table: Table, seat: int) -> Move | None:
+        return None

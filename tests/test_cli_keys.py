@@ -17,6 +17,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from cli_helpers import one_error_line
 
 from cli.demo import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
@@ -51,16 +52,6 @@ def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
         [*NERTZ, *argv], capture_output=True, text=True, timeout=60, env=env,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
-
-
-def _one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
-    assert done.returncode != 0, done.stdout
-    assert "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 # -- key files open to others --------------------------------------------------------------------
@@ -126,7 +117,7 @@ def test_every_command_refuses_a_key_file_open_to_others_in_one_line(
         "resume-found": ["resume", str(log), "--bot", "greedy"],  # finds the default key
     }[command]
     before = log.read_bytes()
-    line = _one_error_line(_run(argv, env), str(key), f"chmod 600 {key}", oct(mode)[2:])
+    line = one_error_line(_run(argv, env), str(key), f"chmod 600 {key}", oct(mode)[2:])
     assert "accessible by others" in line
     assert key.read_bytes() == identity.to_bytes()  # nothing replaced...
     assert log.read_bytes() == before  # ...nor written
@@ -299,7 +290,7 @@ def test_bot_and_join_without_key_keep_no_key_in_the_log_dir_and_resume_finds_it
 def test_resume_without_key_says_where_it_looked(tmp_path: Path) -> None:
     env = _env(tmp_path, "ann")
     _, log, _ = _game_files(tmp_path, Identity.generate())
-    _one_error_line(_run(["resume", str(log), "--bot", "greedy"], env), "--key", "keys")
+    one_error_line(_run(["resume", str(log), "--bot", "greedy"], env), "--key", "keys")
 
 
 def test_keep_key_keeps_one_file_per_key_in_a_private_store() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from cli_helpers import one_error_line
 
 from cli.demo import free_ports
 from cli.keyfile import write_key
@@ -32,16 +33,6 @@ def _run(argv: list[str], *, prefix: tuple[str, ...] = ()) -> subprocess.Complet
         [*prefix, *NERTZ, *argv], capture_output=True, text=True, timeout=60,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
-
-
-def _one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
-    assert done.returncode != 0, done.stdout
-    assert "Traceback" not in done.stderr, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 class _Game:
@@ -97,7 +88,7 @@ def test_host_at_the_every_interface_address_says_so_in_one_line(
 ) -> None:
     assert _run(["keygen"]).returncode == 0
     done = _run([*command, "--address", "0.0.0.0"])
-    _one_error_line(done, "--address", "0.0.0.0", "every interface", "LAN address")
+    one_error_line(done, "--address", "0.0.0.0", "every interface", "LAN address")
 
 
 # -- --bind ----------------------------------------------------------------------------------------
@@ -118,7 +109,7 @@ def test_bind_refuses_a_port_or_address_zeromq_would_misread(
     argv = game.node(tmp_path / "ann.log", bind)
     argv[0] = command
     done = _run(argv)
-    _one_error_line(done, "--bind", *words)
+    one_error_line(done, "--bind", *words)
     assert done.returncode == 2
     assert not (tmp_path / "ann.log").exists()
 
@@ -146,7 +137,7 @@ def test_node_on_a_log_with_a_damaged_tail_names_the_command_that_cuts_it(tmp_pa
     log = tmp_path / "ann.log"
     before = game.log_with_tail(log, b"\x07" * 40)
     done = _run(game.node(log))
-    _one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
+    one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
     assert log.read_bytes() == before  # nothing cut
 
 
@@ -157,7 +148,7 @@ def test_resume_of_a_log_with_a_damaged_tail_names_the_command_that_cuts_it(
     log = tmp_path / "ann.log"
     before = game.log_with_tail(log, b"\x07" * 40)
     done = _run(["resume", str(log), "--key", str(game.key), "--bot", "greedy"])
-    _one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
+    one_error_line(done, "damaged", f"nertz resume --cut-damaged-tail {log}")
     assert log.read_bytes() == before
 
 
@@ -187,7 +178,7 @@ def test_node_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
         f'(head -c 65536 /dev/zero > {disk}/filler 2>/dev/null; true) && exec "$@"'
     )
     done = _run(game.node(log), prefix=("unshare", "-m", "sh", "-c", shell, "sh"))
-    line = _one_error_line(done, "No space left on device", str(log))
+    line = one_error_line(done, "No space left on device", str(log))
     assert line.startswith("nertz node: error: ")
 
 

@@ -14,7 +14,7 @@ are then paused while the test plays the passes.
 from __future__ import annotations
 
 import pytest
-from peer_helpers import PeerNetwork
+from peer_helpers import Paused, PeerNetwork
 
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import LocalProtocolError
@@ -22,17 +22,10 @@ from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.peer import Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Move, Pile, Rules, Table
+from p2p_nertz.rules import Move, Pile, Rules
 
 ONE_ROUND = Rules(target=None, rounds=1)
 SEED = 5
-
-
-class Paused(Strategy):
-    """A bot that does nothing: the test plays every move."""
-
-    def choose(self, table: Table, seat: int) -> Move | None:
-        return None
 
 
 def _dealt() -> PeerNetwork:

@@ -9,25 +9,18 @@ plays every move.
 
 from __future__ import annotations
 
-from peer_helpers import PeerNetwork
+from peer_helpers import Paused, PeerNetwork
 
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Move, Rules, Table
+from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
 from p2p_nertz.ui.tracker import PASS_GONE, Tracker
 
 ONE_ROUND = Rules(target=None, rounds=1)
 SEED = 5
-
-
-class Paused(Strategy):
-    """A bot that does nothing: the test plays every move."""
-
-    def choose(self, table: Table, seat: int) -> Move | None:
-        return None
 
 
 def _dealt() -> PeerNetwork:
