@@ -462,6 +462,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BaseExceptionGroup as group:
+        # Ctrl-C inside trio comes wrapped with whatever it cancelled (the lobby's tasks): one
+        # line all the same, not the group's traceback.
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
+        print(f"nertz {args.command}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return EXIT_OK
     return status

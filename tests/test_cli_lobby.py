@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import json_lines_until
 
 from cli.demo import free_ports
 
@@ -184,3 +186,49 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
     starts = [next(e for e in s if e["event"] == "start") for s in streams]
     assert len({s["game_id"] for s in starts}) == 1
     assert all(Path(s["log"]).stat().st_size > 0 for s in starts)
+
+
+@pytest.mark.parametrize("command", ["host", "join"])
+def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) -> None:
+    """Issue 15: Ctrl-C in ``nertz host`` / ``nertz join`` before the game started printed a
+    38-line ExceptionGroup traceback (trio wraps the interrupt with the tasks it cancelled)."""
+    ann, bob = tmp_path / "ann", tmp_path / "bob"
+    for home in (ann, bob):
+        assert nertz("keygen", home=home).returncode == 0
+    (port,) = free_ports(1)
+    procs: list[subprocess.Popen[str]] = []
+
+    def spawn(home: Path, *argv: str) -> subprocess.Popen[str]:
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "cli", *argv, "--json", "--log-dir", str(tmp_path / "l")],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=dict(os.environ, NERTZ_HOME=str(home)),
+                stdin=subprocess.DEVNULL,
+            )
+        )
+        return procs[-1]
+
+    try:
+        host = spawn(ann, "host", "--name", "Ann", "--bot", "greedy", "--port", str(port),
+                     "--players", "3")  # fmt: skip
+        assert host.stdout is not None
+        assert json.loads(host.stdout.readline())["event"] == "lobby"
+        target = host
+        if command == "join":
+            target = spawn(bob, "join", "--name", "Bob", "--bot", "greedy",
+                           "--peer", f"127.0.0.1:{port}")  # fmt: skip
+            json_lines_until(target, "table")  # seated, waiting for a third player
+        target.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
+        _, err = target.communicate(timeout=30)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+    assert target.returncode == 130
+    assert "Traceback" not in err and "ExceptionGroup" not in err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"nertz {command}: interrupted"], err
