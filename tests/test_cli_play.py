@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pexpect
 import pyte
@@ -28,6 +29,30 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 80, 24
+
+
+class XtermScreen(pyte.Screen):
+    """pyte's screen with xterm's REP (``CSI Ps b``: the last character drawn, Ps times
+    more). ncurses uses it under TERM=xterm-256color for runs of one character; pyte ignores
+    it, which left cells of an earlier frame on the screen (a flaky lobby test, under load,
+    when curses chose to repeat a space)."""
+
+    _last = " "
+
+    def draw(self, data: str) -> None:
+        if data:
+            self._last = data[-1]
+        super().draw(data)
+
+    def repeat_last(self, count: int = 1, *args: object, **kwargs: object) -> None:
+        super().draw(self._last * max(1, count))
+
+
+class XtermStream(pyte.ByteStream):
+    """A byte stream that dispatches REP to :class:`XtermScreen`."""
+
+    csi: ClassVar[dict[str, str]] = {**pyte.ByteStream.csi, "b": "repeat_last"}
+    events: ClassVar[frozenset[str]] = pyte.ByteStream.events | {"repeat_last"}
 
 
 class Tty:
@@ -45,8 +70,8 @@ class Tty:
             env=env,
             cwd=str(cwd),
         )
-        self.screen = pyte.Screen(WIDTH, HEIGHT)
-        self.stream = pyte.ByteStream(self.screen)
+        self.screen = XtermScreen(WIDTH, HEIGHT)
+        self.stream = XtermStream(self.screen)
         self.raw = b""
 
     def pump(self, wait: float = 0.05) -> bool:

@@ -16,12 +16,20 @@ import sys
 from pathlib import Path
 
 import pexpect
-import pyte
 import pytest
 
 from cli.demo import free_ports
 from p2p_nertz.testing.netns import BROADCAST, Lab
-from tests.test_cli_play import HEIGHT, ROOT, WIDTH, Tty, refused_in_one_line, stock
+from tests.test_cli_play import (
+    HEIGHT,
+    ROOT,
+    WIDTH,
+    Tty,
+    XtermScreen,
+    XtermStream,
+    refused_in_one_line,
+    stock,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -204,8 +212,8 @@ def test_play_finds_a_lan_table_by_discovery_and_joins(tmp_path: Path) -> None:
             dimensions=(HEIGHT, WIDTH), env=env, cwd=str(ROOT),
         )  # fmt: skip
         tty = Tty.__new__(Tty)
-        tty.child, tty.screen, tty.raw = child, pyte.Screen(WIDTH, HEIGHT), b""
-        tty.stream = pyte.ByteStream(tty.screen)
+        tty.child, tty.screen, tty.raw = child, XtermScreen(WIDTH, HEIGHT), b""
+        tty.stream = XtermStream(tty.screen)
         try:
             text = tty.wait("Ann's table", timeout=20)
             assert re.search(r"10\.77\.0\.1:\d+ +LAN", text), text
