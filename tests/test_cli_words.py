@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import one_error_line
 
 from cli.keyfile import write_key
 from cli.main import build_parser
@@ -33,10 +34,8 @@ def one_line(*args: str, home: Path) -> str:
         check=False,
         env={"NERTZ_HOME": str(home), "PATH": "/usr/bin:/bin"},
     )
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1, (done.returncode, done.stderr)
-    assert "Traceback" not in done.stderr
-    return lines[0]
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    return one_error_line(done)
 
 
 @pytest.fixture

@@ -323,7 +323,6 @@ class Peer:
         # A member's latest beat that announced a head of its own feed not held here yet:
         # its cover is credited once that feed is (_take_beat).
         self._early: list[tuple[int, Beat] | None] = [None] * n
-        self._clash: tuple[int, int] | None = None  # (seat, seq) a refused event's time hit
         self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
         self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
         # The term that held finality back at the last call of _bounds: (seat, Q) for what
@@ -1081,12 +1080,11 @@ class Peer:
                         )
                     ):
                         break  # its causal past is not all here yet
-                    self._clash = None
                     problem = self._chain_problem(seat, message, frontier, restoring)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
-                        clash = self._clash
+                        clash = None if restoring else self._time_clash(message, frontier)
                         if clash is not None and clash[0] != seat and clash[0] != self.seat:
                             # Timed at or below our copy of another member's event it says it
                             # holds: it may hold another version of that event (a fork sent
@@ -1138,17 +1136,23 @@ class Peer:
             return f"event {message.seq} says it follows event {frontier[seat]}"
         if restoring:
             return None  # from our log: its times were checked when it first came
+        clash = self._time_clash(message, frontier)
+        if clash is not None:
+            return (
+                f"Lamport time {message.lamport} is not above the events it has seen "
+                f"(seat {clash[0]} event {clash[1]})"
+            )
+        return None
+
+    def _time_clash(self, message: Message, frontier: tuple[int, ...]) -> tuple[int, int] | None:
+        """The first (seat, seq) of the frontier held here timed at or above ``message``."""
         for q in range(self._n):
             if q in self._forked_at and frontier[q] >= self._forked_at[q]:
                 continue  # it may hold the other version of a proven fork: times differ
             if frontier[q] > len(self._feeds[q]):
                 continue  # past a forked or dropped feed's cap: nothing here to compare
             if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
-                self._clash = (q, frontier[q])
-                return (
-                    f"Lamport time {message.lamport} is not above the events it has seen "
-                    f"(seat {q} event {frontier[q]})"
-                )
+                return q, frontier[q]
         return None
 
     def _never_counts(self, seat: int, message: Message) -> bool:
