@@ -2277,7 +2277,9 @@ class Peer:
         longer before it is."""
         gone = now - self._heard[seat] - self.config.drop_after
         stall = self._stall.get(seat)
-        if stall is not None:
+        if stall is not None and now < self._heard[seat] + self.config.suspect_after:
+            # (A member silent now is the silence timers' alone, as _scan_stalls says: a wait
+            # noted while it still talked does not count, even before the next scan drops it.)
             gone = max(gone, now - stall[0] - self.config.phase_timeout)
         return gone
 
