@@ -94,6 +94,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
@@ -229,10 +230,6 @@ _CLAIM = Kind.CLAIM
 
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
-# Terms of Peer._bounds other than a pair of members (whose seats are >= 0).
-_KNOWN = -1
-_VOTED = -2
-
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
 
@@ -314,20 +311,7 @@ class Peer:
         self._pending: list[dict[int, tuple[Message, EventBody, bool]]] = [{} for _ in range(n)]
         self._redrain = False  # a cap or a truncation may let waiting events through
         self.clock = 0
-        self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
-        self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
-        self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, verified
-        # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
-        # credited to R once we hold that far and the ids match (see _take_beat).
-        self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
-        # A member's latest beat that announced a head of its own feed not held here yet:
-        # its cover is credited once that feed is (_take_beat).
-        self._early: list[tuple[int, Beat] | None] = [None] * n
-        self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
-        self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
-        # The term that held finality back at the last call of _bounds: (seat, Q) for what
-        # seat is known to hold of Q's feed, or (_KNOWN, Q), or (_VOTED, Q).
-        self._holder: tuple[int, int] | None = None
+        self._finality = Finality(self.seat, self._feeds)
         self._heard = [now] * n
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
@@ -366,8 +350,6 @@ class Peer:
         self._all_heard_since: float | None = now
         self._suspected: set[int] = set()
         self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
-        self.stable = 0
-        self._dirty = True  # something finality depends on changed since the last advance
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._final = GameState(spec, seat=self.seat, secrets=self._secret)
         self._nonfinal: list[Event] = []
@@ -477,6 +459,11 @@ class Peer:
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
             return t
         return self._fold_tentative(new_cuts, new_gaps, new_caps, rounds + 1)
+
+    @property
+    def stable(self) -> int:
+        """Events timed up to here are final (docs/protocol.md §8)."""
+        return self._finality.stable
 
     @property
     def view(self) -> Table | None:
@@ -856,7 +843,8 @@ class Peer:
             held = announced.get(r)
             if (
                 held is None  # not heard since our first want
-                or max(held[seat], self._claimed[r][seat]) > need[seat]  # holds ours we lack
+                or max(held[seat], self._finality.claimed[r][seat])
+                > need[seat]  # holds ours we lack
                 # Holding less, it may hold a later event of ours waiting for the events it
                 # lacks, which its beats do not announce (§9.6).
                 or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
@@ -908,7 +896,7 @@ class Peer:
         own = self._feeds[self.seat]
         if self.awaiting() or self._pending[self.seat]:
             return
-        most = max((self._claimed[q][self.seat] for q in range(self._n)), default=0)
+        most = max((self._finality.claimed[q][self.seat] for q in range(self._n)), default=0)
         # A member that voted us out announces no more of our feed than its vote counts, and
         # its vote says how much it held then.
         votes = self.tentative.votes.get(self.seat, ())
@@ -918,10 +906,12 @@ class Peer:
         self._recovering = False
         first = self._recovery_first
         holders = tuple(
-            q for q in range(self._n) if q != self.seat and self._claimed[q][self.seat] > first
+            q
+            for q in range(self._n)
+            if q != self.seat and self._finality.claimed[q][self.seat] > first
         )
         self._out.append(Recovered(first, len(own), holders))
-        self._dirty = True
+        self._finality.dirty = True
         for seat, fork_seq in self._deferred_forks:
             self._vote_fork(seat, fork_seq, now)
         self._deferred_forks.clear()
@@ -968,7 +958,7 @@ class Peer:
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
-                self._dirty = True
+                self._finality.dirty = True
             if beat is not None:
                 self._take_beat(seat, message.lamport, beat, now)
                 if self._recovering and message.lamport > self._recovery_clock:
@@ -1127,7 +1117,7 @@ class Peer:
             if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self.stable and not self._never_counts(seat, message):
+        if message.lamport <= self._finality.stable and not self._never_counts(seat, message):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
         prev = feed[-1].id if feed else None
         if message.prev != prev:
@@ -1171,33 +1161,19 @@ class Peer:
         self, seat: int, message: Message, body: EventBody, now: float, *, restoring: bool
     ) -> None:
         self._feeds[seat].append(message)
-        self._dirty = True
+        self._finality.dirty = True
         watch = self._watch[seat]
         if watch and watch[0][0] < message.seq:
             # A beat below the head now held was checked against the event after its head
             # (_beat_is_sound, or check 1 when that event came); later events are timed above.
             del watch[: bisect.bisect_left(watch, message.seq, key=_head)]
         self.clock = max(self.clock, message.lamport)
-        self._known[seat] = max(self._known[seat], message.lamport)
-        lamport, head = self._announced[seat]
-        if head <= len(self._feeds[seat]):
-            self._known[seat] = max(self._known[seat], lamport)
-        # The author holds its own event (what else it holds, its beats say, with ids).
-        if message.seq > self._held_by[seat][seat]:
-            held = self._held_by[seat]
-            self._held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
-            self._dirty = True
-        if any(self._uncredited):
-            for r, uncredited in enumerate(self._uncredited):
-                if uncredited:
-                    self._credit(r, seat)
-        early = self._early[seat]
-        if early is not None and early[1].head_seq <= message.seq:
-            self._early[seat] = None
+        early = self._finality.delivered(seat, message)
+        if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         key = event.key
-        if message.lamport > self.stable:  # (else it never counts: see _never_counts)
+        if message.lamport > self._finality.stable:  # (else it never counts: see _never_counts)
             index = bisect.bisect(self._nonfinal_keys, key)
             self._nonfinal.insert(index, event)
             self._nonfinal_keys.insert(index, key)
@@ -1246,25 +1222,6 @@ class Peer:
             if event.kind is _CLAIM:
                 return True
         return False
-
-    def _credit(self, r: int, q: int) -> None:
-        """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
-        once we do and the ids match (a mismatch is left to ``r``'s next beat, which then
-        shows the fork)."""
-        entry = self._uncredited[r].get(q)
-        if entry is None or entry[0] > len(self._feeds[q]):
-            return
-        del self._uncredited[r][q]
-        h, prefix = entry
-        if self._feeds[q][h - 1].id[:ID_PREFIX] == prefix:
-            held = self._held_by[r]
-            self._note_held(r, (*held[:q], max(held[q], h), *held[q + 1 :]))
-
-    def _note_held(self, seat: int, held: tuple[int, ...]) -> None:
-        old = self._held_by[seat]
-        if held != old and any(h > o for h, o in zip(held, old, strict=True)):
-            self._held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
-            self._dirty = True
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
         """Check a beat against the events we hold of its author, before it changes anything."""
@@ -1319,79 +1276,24 @@ class Peer:
         return None
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
-        feeds = self._feeds
-        feed = feeds[seat]
-        if lamport > self._announced[seat][0]:
-            self._announced[seat] = (lamport, beat.head_seq)
-        if beat.head_seq <= len(feed) and lamport > self._known[seat]:
-            self._known[seat] = lamport
-            self._dirty = True
-        # One pass over the feeds does what the beat says of each: what the author claims to
-        # hold (and the most any member claims), its cover, and the gaps it shows.
-        #
-        # Cover is credited only where the other peer's chain is known to be ours: the id of
-        # an event names its whole chain (each event hashes the previous id), so a matching id
-        # at the seq it announces proves the same chain up to there. A count beyond what we
-        # hold cannot be checked yet: it is credited once we hold that far and it matches.
-        #
-        # Nor is cover credited before we hold the author's own feed up to the head the beat
-        # announces: its votes and withdrawals there decide what its cover may make final (a
-        # withdrawal lifts caps, §9.2; soak seed 1826: the cover of the votes' target came
-        # before the withdrawal that let an earlier vote count, and the final fold took that
-        # vote as capped). It is credited once that feed is here (_deliver).
-        early = beat.head_seq > len(feed)
-        if early:
-            stashed = self._early[seat]
-            if stashed is None or stashed[1].head_seq <= beat.head_seq:
-                self._early[seat] = (lamport, beat)
-        claimed = self._claimed[seat]
-        claims_more = False
-        most = self._claimed_most
-        old = self._held_by[seat]
-        held = list(old)
-        ahead = []  # the feeds it holds more of than we do
-        for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
-            if h > claimed[q]:
-                claims_more = True
-                most[q] = max(most[q], h)
-            ours = feeds[q]
-            if h > len(ours):
-                ahead.append(q)
-                if early:
-                    continue
-                # Not here yet (a beat relayed by a third peer can overtake the events, on
-                # their way from their author): credited when they are (_credit). Without
-                # that, a claim waited here for the beat's author to beat again.
-                if h > self._uncredited[seat].get(q, (0, b""))[0]:
-                    self._uncredited[seat][q] = (h, prefix)
-                continue
-            if h and ours[h - 1].id[:ID_PREFIX] != prefix:
-                # It holds another event under that seq: the author forked. Do not count its
-                # cover, and fetch its versions since the last agreed seq: the earliest pair
-                # of different signed events is the proof (once the author's drop is final
-                # here, the chain that counts is settled: nothing more to prove).
-                if q not in self._final.dropped and now >= self._want_at[q]:
-                    self._want_at[q] = now + self.config.want_interval
-                    first = min(max(old[q], 0) + 1, h)
-                    self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
-                continue
-            if early:
-                continue  # (the fork above is checked all the same: it is how we learn one)
-            held[q] = max(held[q], h)
-        if claims_more:
-            self._claimed[seat] = tuple(map(max, beat.held, claimed))
-            self._dirty = True
-        raised = tuple(held)  # (each item only raised above: as _note_held would do)
-        if raised != old:
-            self._held_by[seat] = raised
-            self._dirty = True
+        """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
+        ahead, forks = self._finality.take_beat(seat, lamport, beat)
+        for q, first, count in forks:
+            # It holds another event under that seq: the author forked. Fetch its versions
+            # since the last agreed seq: the earliest pair of different signed events is the
+            # proof (once the author's drop is final here, the chain that counts is settled:
+            # nothing more to prove).
+            if q not in self._final.dropped and now >= self._want_at[q]:
+                self._want_at[q] = now + self.config.want_interval
+                self._out.append(Send(self._want_wire(q, first, count), self.spec.peer_ids[seat]))
         # Gap repair: whoever holds more of a feed than we do can send it.
+        feeds = self._feeds
         for q in ahead:
             count = beat.held[q]
             upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
             if upto > len(feeds[q]):
                 self._gap(q, upto, self.spec.peer_ids[seat], now)
-        if beat.head_seq > len(feed):
+        if beat.head_seq > len(feeds[seat]):
             self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
 
     def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
@@ -1513,7 +1415,7 @@ class Peer:
             self._deferred_forks.append((seat, fork_seq))
             return
         held = len(self._feeds[seat])
-        counted = max(fork_seq - 1, self._announced_held[seat], self._final_count(seat))
+        counted = max(fork_seq - 1, self._announced_held[seat], self._finality.final_count(seat))
         cut = min(held, counted)
         self._voted[seat] = cut
         self._proven_seats.add(seat)
@@ -1573,70 +1475,9 @@ class Peer:
         return cut == limit and seq >= request
 
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
-        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.
-
-        That time is the least of many terms: one per member (what we know of its feed), one
-        per vote of ours, and one per pair of members (what one is known to hold of the
-        other's feed). With a ``floor``, the caller only asks whether the time is above it:
-        the term that was the least at the last such call (``_holder``) is tried first, and
-        returned if it is still at or below ``floor``. Most inputs make nothing final, and
-        what held finality back then usually still does; the full walk is n² steps.
-        """
-        if floor is not None:
-            term = self._holder_term(excluded)
-            if term is not None and term <= floor:
-                return term  # (some term is at or below floor, so the least one is)
-        seat = self.seat
-        feeds = self._feeds
-        members = [q for q in range(self._n) if q not in excluded]
-        # The most of each feed any other member says it holds; kept up to date for all
-        # members (_take_beat), computed for a subset.
-        most = self._claimed_most if not excluded else None
-        holder: tuple[int, int] | None = None
-        bound = self.clock  # (nobody left to wait for: everyone else left or was dropped)
-        for q in members:
-            if q == seat:
-                known = self._own_known()
-            else:
-                known = self._known[q]
-                feed = feeds[q]
-                if (
-                    most[q] > len(feed)
-                    if most is not None
-                    else any(self._claimed[r][q] > len(feed) for r in members if r != seat)
-                ):
-                    # Someone holds an event of q that we do not: whatever q's beats said, we
-                    # cannot know every event of q up to them until we have it (a beat can lie
-                    # about time).
-                    known = min(known, feed[-1].lamport if feed else 0)
-            if holder is None or known < bound:
-                bound, holder = known, (_KNOWN, q)
-        for q, seq in self._voted.items() if seat not in excluded else ():
-            # Having voted a member out at ``seq``, we count no more of it than our vote does,
-            # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
-            # out ourselves: the votes of a member dropped no longer count (§9.2), and waiting
-            # on ours would never let the drop that put us out be final here (a member asleep
-            # past drop_after that wakes and votes against the one that abandoned it).
-            feed = feeds[q]
-            if q in excluded or len(feed) <= seq:
-                continue
-            term = feed[seq].lamport - 1
-            if term < bound:
-                bound, holder = term, (_VOTED, q)
-        for r in members:
-            if r == seat:
-                continue
-            held = self._held_by[r]
-            for q in members:
-                feed = feeds[q]
-                h = held[q]
-                if h < len(feed):
-                    term = feed[h].lamport - 1
-                    if term < bound:
-                        bound, holder = term, (r, q)
-        if floor is not None and holder is not None and bound <= floor:
-            self._holder = holder
-        return bound
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
+        (:meth:`Finality.bounds`)."""
+        return self._finality.bounds(excluded, self._voted, self._own_known(), self.clock, floor)
 
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
@@ -1646,51 +1487,20 @@ class Peer:
         own = self._feeds[self.seat]
         return own[-1].lamport if own else 0
 
-    def _holder_term(self, excluded: dict[int, int]) -> int | None:
-        """The value of the term of :meth:`_bounds` that ``_holder`` names, or ``None`` if it
-        is no term now. For a member's own term, a value at least as large."""
-        if self._holder is None:
-            return None
-        r, q = self._holder
-        if q in excluded:
-            return None
-        feed = self._feeds[q]
-        if r == _KNOWN:
-            if q == self.seat:
-                return self._own_known()
-            known = self._known[q]
-            if not excluded and self._claimed_most[q] > len(feed):
-                known = min(known, feed[-1].lamport if feed else 0)
-            return known  # (with seats excluded, the term may be lower than this)
-        if r == _VOTED:
-            seq = self._voted.get(q)
-            if seq is None or len(feed) <= seq or self.seat in excluded:
-                return None  # (no term: see _bounds)
-            return feed[seq].lamport - 1
-        if r in excluded:
-            return None
-        h = self._held_by[r][q]
-        return feed[h].lamport - 1 if h < len(feed) else None
-
     def _cap_dependencies(self, seat: int, upto: int) -> None:
         """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
         of it their frontier names (a forked or dropped feed: the rest may never come)."""
         if upto < self._dep_cap.get(seat, upto + 1):
             self._dep_cap[seat] = upto
-            self._dirty = True
+            self._finality.dirty = True
             self._redrain = True
-
-    def _final_count(self, seat: int) -> int:
-        """How many events of ``seat``'s feed are final here (its times increase along it)."""
-        feed = self._feeds[seat]
-        return bisect.bisect_right([m.lamport for m in feed], self.stable)
 
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
         feed = self._feeds[seat]
         # Final events are on every chain that counts; final by their time but never counted
         # (past a cut, in a readmitted member's gap) they may go.
-        floor = self._final_count(seat)
+        floor = self._finality.final_count(seat)
         final = self._final
         cut = final.dropped.get(seat)
         if cut is not None and floor > cut:
@@ -1706,7 +1516,7 @@ class Peer:
         self._nonfinal = kept
         self._nonfinal_keys = [e.key for e in kept]
         self._tentative = None
-        self._dirty = True
+        self._finality.dirty = True
         self._redrain = True
         self._want_at[seat] = 0.0
 
@@ -1788,9 +1598,9 @@ class Peer:
                 self._follow_chain(seat, (cut, chain[cut]), chain)
 
     def _advance_final(self) -> None:
-        if not self._dirty:
+        if not self._finality.dirty:
             return
-        self._dirty = False
+        self._finality.dirty = False
         final = self._final
         excluded = dict(final.dropped)
         tentative = self.tentative if self._votes_held else final
@@ -1839,7 +1649,7 @@ class Peer:
                 break
             for q in late:
                 del candidates[q]
-        stable = self._bounds(excluded, self.stable)
+        stable = self._bounds(excluded, self._finality.stable)
         for q, cut in tentative.dropped.items() if tentative.dropped else ():
             # A drop the held votes decide, not final yet: the member's events past its cut
             # must not be final before it is, or the drop, once final, would cut events
@@ -1848,7 +1658,7 @@ class Peer:
             feed = self._feeds[q]
             if q not in excluded and cut < len(feed):
                 stable = min(stable, feed[cut].lamport - 1)
-        if stable <= self.stable:
+        if stable <= self._finality.stable:
             return  # (the readmissions below could only lower it)
         for q, at in tentative.readmitted_at.items():
             if q in excluded and q not in tentative.dropped:
@@ -1856,12 +1666,12 @@ class Peer:
                 # everything after it.
                 rest = {k: v for k, v in excluded.items() if k != q}
                 stable = min(stable, max(at, self._bounds(rest)))
-        if stable <= self.stable:
+        if stable <= self._finality.stable:
             return
-        self.stable = max(self.stable, stable)
+        self._finality.stable = max(self._finality.stable, stable)
         moved = 0
         for event in self._nonfinal:
-            if event.lamport > self.stable:
+            if event.lamport > self._finality.stable:
                 break
             moved += 1
             if not self._admits(event, excluded, tentative.gaps):
@@ -1886,7 +1696,7 @@ class Peer:
             self._proven_seats.discard(q)
             self._dep_cap.pop(q, None)
             self._unproven.pop(q, None)
-            self._dirty = True
+            self._finality.dirty = True
             self._redrain = True
             if q in self._forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
@@ -2081,7 +1891,7 @@ class Peer:
 
     def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
         self.clock += 1
-        self._dirty = True
+        self._finality.dirty = True
         self._reserve(self.clock)
         return encode_message(
             self.identity,
@@ -2233,10 +2043,10 @@ class Peer:
             if q in self._suspected or now >= self._heard[q] + config.suspect_after:
                 self._stall.pop(q, None)  # silent, not talking: the silence timers apply
                 continue
-            owed_feed = max(self._announced[q][1], self._claimed[q][q])
+            owed_feed = max(self._finality.announced[q][1], self._finality.claimed[q][q])
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
-            held = self._held_by[q]
+            held = self._finality.held_by[q]
             # What of each feed it must cover now: up to what we count of it (no more than our
             # vote, nor a held drop's cut), unless it voted that member out (it then announces
             # no more than its vote). Worked out afresh at each scan: a target set earlier on a
