@@ -96,6 +96,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled_deck
@@ -312,44 +313,27 @@ class Peer:
         self._redrain = False  # a cap or a truncation may let waiting events through
         self.clock = 0
         self._finality = Finality(self.seat, self._feeds)
-        self._heard = [now] * n
-        self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
-        # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
-        # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
-        # only if no other kept one has a lower head and a time as high (it would catch every
-        # lie this one catches), so heads and times both increase along the list.
-        self._watch: list[list[tuple[int, int, Message]]] = [[] for _ in range(n)]
-        # Members that keep talking while finality waits for them (§9.2): seat -> (since,
-        # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
-        self._stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
-        self._stall_scan_at = now
-        self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
-        self._proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
-        self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
+        self._membership = Membership(
+            self.seat,
+            n,
+            now,
+            SilenceTimers(
+                self.config.suspect_after,
+                self.config.drop_after,
+                self.config.phase_timeout,
+                self.config.max_pending,
+            ),
+        )
         # seat -> the most of its feed an event's frontier may need here (a forked feed: below
         # the fork; a dropped one: up to its cut): dependents never wait for the rest
         self._dep_cap: dict[int, int] = {}
         # seat -> {seq: id or id prefix}: the chain of a dropped member that counts (§9.4)
         self._required: dict[int, dict[int, bytes]] = {}
         self._kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain _required follows
-        self._probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
-        self._unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
         self._rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
-        self._proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
-        # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
-        self._lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
-        self._rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
-        self._sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
-        self._readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
-        self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
-        # Since when every other member still in has been heard within ``suspect_after``
-        # (None: one is silent now). Nobody is blamed for withholding before then (_blame_from).
-        self._all_heard_since: float | None = now
-        self._suspected: set[int] = set()
-        self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._final = GameState(spec, seat=self.seat, secrets=self._secret)
         self._nonfinal: list[Event] = []
@@ -426,7 +410,7 @@ class Peer:
         """
         final = self._final
         t = final.copy()
-        caps = st.with_forks(caps, self._forked_at, own=self.seat)
+        caps = st.with_forks(caps, self._membership.forked_at, own=self.seat)
         t.vote_caps = caps
         counted: list[Event] = []
         for ev in self._nonfinal:
@@ -447,7 +431,7 @@ class Peer:
         # skip events that count.)
         new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
         new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
-        new_caps = st.with_forks(t.standing_caps(), self._forked_at, own=self.seat)
+        new_caps = st.with_forks(t.standing_caps(), self._membership.forked_at, own=self.seat)
         wrong = any(
             (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
              and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
@@ -528,7 +512,9 @@ class Peer:
         by relay). A member dropped or gone does not count: a cheater voted out may well go on
         talking, and the one member left with us may be silent all the same."""
         dropped = self.tentative.dropped
-        others = [self._heard[q] for q in range(self._n) if q != self.seat and q not in dropped]
+        others = [
+            self._membership.heard[q] for q in range(self._n) if q != self.seat and q not in dropped
+        ]
         return now - max(others) if others else float("inf")
 
     def gone_for(self, now: float) -> float | None:
@@ -537,7 +523,7 @@ class Peer:
         negative: how much longer before it does. ``None``: no abandon is possible now
         (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        return None if isinstance(partner, str) else self._gone_for(partner, now)
+        return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
@@ -546,12 +532,14 @@ class Peer:
             return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
         # (A member that is out casts no vote (_vote): no deadline waits for one.)
         out = self.seat in self._final.dropped
-        blame_from = self._blame_from(self._phase_since)
+        blame_from = self._membership.blame_from(self._phase_since)
         if (
             not out
             and blame_from is not None
             and self._final.phase in _WAITING_PHASES
-            and any(q != self.seat and q not in self._voted for q in self._final.waiting())
+            and any(
+                q != self.seat and q not in self._membership.voted for q in self._final.waiting()
+            )
         ):
             deadlines.append(blame_from + self.config.phase_timeout)
         if self._ack_due is not None:
@@ -560,13 +548,15 @@ class Peer:
         for q in range(self._n):
             if q == self.seat or q in self._final.dropped:
                 continue
-            if q not in self._suspected:
-                deadlines.append(self._heard[q] + self.config.suspect_after)
-            elif q not in self._voted and not out:
-                deadlines.append(self._heard[q] + self.config.drop_after)
-        for q, (since, _, _) in self._stall.items():
-            if q not in self._voted and not out:
-                deadlines.append(max(since + self.config.phase_timeout, self._stall_scan_at))
+            if q not in self._membership.suspected:
+                deadlines.append(self._membership.heard[q] + self.config.suspect_after)
+            elif q not in self._membership.voted and not out:
+                deadlines.append(self._membership.heard[q] + self.config.drop_after)
+        for q, (since, _, _) in self._membership.stall.items():
+            if q not in self._membership.voted and not out:
+                deadlines.append(
+                    max(since + self.config.phase_timeout, self._membership.stall_scan_at)
+                )
         return min(deadlines)
 
     # -- inputs -----------------------------------------------------------------------------
@@ -699,17 +689,17 @@ class Peer:
         if isinstance(partner, str):
             raise LocalProtocolError(partner)
         other = partner
-        if self._gone_for(other, now) < 0:
+        if self._membership.gone_for(other, now) < 0:
             # Said to the player: the name and the seat numbered from 1, as the table shows.
-            silent = now - self._heard[other]
+            silent = now - self._membership.heard[other]
             raise LocalProtocolError(
                 f"{self.spec.members[other].name} (seat {other}) was heard {silent:.1f} s "
                 f"ago; an abandon needs {self.config.drop_after:g} s of silence "
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
-        held = self._voted.setdefault(other, len(self._feeds[other]))
-        self._proven_seats.add(other)  # not withdrawn if it is heard again
+        held = self._membership.voted.setdefault(other, len(self._feeds[other]))
+        self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
         ids = self._vote_ids(other, held)
         self._emit(Drop(self._frontier(), other, held, DropReason.ABANDON, 0, ids), now)
         return self._flush(now)
@@ -757,9 +747,8 @@ class Peer:
             if message.author == identity.peer_id and message.kind is Kind.DROP:
                 body = parse_body(message.kind, message.body, peer._n)
                 if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
-                    forked = min(body.fork_seq, peer._forked_at.get(body.seat, body.fork_seq))
-                    peer._forked_at[body.seat] = forked
-                    peer._cap_dependencies(body.seat, forked - 1)
+                    peer._membership.proven_fork(body.seat, body.fork_seq)
+                    peer._cap_dependencies(body.seat, peer._membership.forked_at[body.seat] - 1)
         peer._restoring = True
         for data in records:
             peer._receive(data, now, restoring=True)
@@ -791,17 +780,17 @@ class Peer:
         assert not isinstance(body, _NOT_EVENTS)
         # What it announced holding we announced: a vote of ours on a fork must count it
         # (others may have made it final on our word, §9.4).
-        announced = self._announced_held
+        announced = self._membership.announced_held
         for q, h in enumerate(body.frontier):
             announced[q] = max(announced[q], h)
         if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
-            self._sponsored.add((body.seat, body.last_seq))
+            self._membership.sponsored.add((body.seat, body.last_seq))
         elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
-            self._voted[body.seat] = body.last_seq
+            self._membership.voted[body.seat] = body.last_seq
             if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
-                self._proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
+                self._membership.proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
         elif isinstance(body, Drop):
-            self._voted.pop(body.seat, None)
+            self._membership.voted.pop(body.seat, None)
 
     # -- recovery ---------------------------------------------------------------------------
     @property
@@ -821,7 +810,7 @@ class Peer:
         members = [q for q in range(self._n) if q not in tentative.dropped]
         # A member we hold proof against is not waited for: its word is worth nothing (it
         # could announce less of our feed than it holds), and its drop may need our vote.
-        cheaters = {q for q, _ in self._proven} | set(self._forked_at)
+        cheaters = {q for q, _ in self._membership.proven} | set(self._membership.forked_at)
         # What each member must hold of each feed: all of ours we hold, and every event that
         # existed when the feed's author took our want in; for a member that voted the
         # author out, no more than its vote counted (it announces no more).
@@ -858,7 +847,7 @@ class Peer:
         nobody can be dropped by it: the runtime should stop and say so."""
         waiting = self.awaiting()
         return bool(waiting) and all(
-            now >= max(self._heard[q], self._recovery_since) + self.config.drop_after
+            now >= max(self._membership.heard[q], self._recovery_since) + self.config.drop_after
             for q in waiting
         )
 
@@ -951,10 +940,10 @@ class Peer:
                     return
                 # Even an old beat (a relayed proof arrives that way) may contradict an event
                 # still to come: keep it for that check.
-                self._watch_beat(seat, message, beat.head_seq)
-            if message.lamport <= self._beat_clock[seat]:
+                self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
+            if message.lamport <= self._membership.beat_clock[seat]:
                 return  # an old beat (replayed, or overtaken in the network): nothing new
-            self._beat_clock[seat] = message.lamport
+            self._membership.beat_clock[seat] = message.lamport
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
@@ -998,8 +987,12 @@ class Peer:
             if other[0].id != message.id:
                 self._equivocation(seat, other[0], message, now)
             return
-        if self._watch[seat] and message.seq == len(feed) + 1 and seat not in self._forked_at:
-            beat_message = self._watched_lie(seat, message)
+        if (
+            self._membership.watch[seat]
+            and message.seq == len(feed) + 1
+            and seat not in self._membership.forked_at
+        ):
+            beat_message = self._membership.watched_lie(seat, message)
             if beat_message is not None:
                 # A beat of its author announced that nothing of its would come at or below
                 # its clock past its head: both signed, so proof now, whatever came between.
@@ -1083,16 +1076,19 @@ class Peer:
                             # this event in when it comes again (soak seed 285: the votes
                             # that dropped us were refused for good, so we never knew).
                             q, seq = clash
-                            if q not in self._unproven and q not in self._forked_at:
-                                self._unproven[q] = seq
-                                self._probe_at[q] = now + self.config.beat_interval
+                            if (
+                                q not in self._membership.unproven
+                                and q not in self._membership.forked_at
+                            ):
+                                self._membership.unproven[q] = seq
+                                self._membership.probe_at[q] = now + self.config.beat_interval
                         held = len(feed)
                         if (
                             seat != self.seat
                             and held
                             and message.seq == held + 1
                             and message.prev != feed[-1].id
-                            and seat not in self._unproven
+                            and seat not in self._membership.unproven
                         ):
                             # Its author signed it after another version of our event
                             # ``held``: a fork we hold no proof of yet (a version sent to us
@@ -1100,8 +1096,8 @@ class Peer:
                             # version is the proof (§9.4), and without it we could never take
                             # this feed further (soak seed 442).
                             # (At the next beat, not in answer to what may be garbage.)
-                            self._unproven[seat] = held
-                            self._probe_at[seat] = now + self.config.beat_interval
+                            self._membership.unproven[seat] = held
+                            self._membership.probe_at[seat] = now + self.config.beat_interval
                         continue
                     self._deliver(seat, message, body, now, restoring=restoring)
                     progress = True
@@ -1110,10 +1106,10 @@ class Peer:
         self, seat: int, message: Message, frontier: tuple[int, ...], restoring: bool = False
     ) -> str | None:
         feed = self._feeds[seat]
-        if self._watch[seat] and seat not in self._proven_seats:
+        if self._membership.watch[seat] and seat not in self._membership.proven_seats:
             # (Once an author is proven to cheat and voted out, the drop's cut decides which of
             # its events count; its timing lies no longer matter.)
-            beat = self._watched_lie(seat, message)
+            beat = self._membership.watched_lie(seat, message)
             if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
@@ -1137,7 +1133,7 @@ class Peer:
     def _time_clash(self, message: Message, frontier: tuple[int, ...]) -> tuple[int, int] | None:
         """The first (seat, seq) of the frontier held here timed at or above ``message``."""
         for q in range(self._n):
-            if q in self._forked_at and frontier[q] >= self._forked_at[q]:
+            if q in self._membership.forked_at and frontier[q] >= self._membership.forked_at[q]:
                 continue  # it may hold the other version of a proven fork: times differ
             if frontier[q] > len(self._feeds[q]):
                 continue  # past a forked or dropped feed's cap: nothing here to compare
@@ -1162,11 +1158,7 @@ class Peer:
     ) -> None:
         self._feeds[seat].append(message)
         self._finality.dirty = True
-        watch = self._watch[seat]
-        if watch and watch[0][0] < message.seq:
-            # A beat below the head now held was checked against the event after its head
-            # (_beat_is_sound, or check 1 when that event came); later events are timed above.
-            del watch[: bisect.bisect_left(watch, message.seq, key=_head)]
+        self._membership.delivered(seat, message.seq)
         self.clock = max(self.clock, message.lamport)
         early = self._finality.delivered(seat, message)
         if early is not None:
@@ -1181,7 +1173,7 @@ class Peer:
             # Never folded, but an abandoned game's end reads it (§9.3).
             self._out.extend(self._final.observe(event))
         if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
-            self._rejoin_requests[seat] = message.seq
+            self._membership.rejoin_requests[seat] = message.seq
         # The tentative fold is rebuilt from the final one when someone looks at it: the
         # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
         self._tentative = None
@@ -1190,7 +1182,7 @@ class Peer:
             assert isinstance(body, Drop)
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self._unproven.setdefault(target, body.fork_seq)
+                self._membership.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
             if not restoring:  # ours, taken back from the others in recovery
                 self._out.append(Record(message.wire, own=True))
@@ -1247,33 +1239,6 @@ class Peer:
             self._clock_lie(seat, message, waiting[0], now)
             return False
         return True
-
-    def _watch_beat(self, seat: int, message: Message, head: int) -> None:
-        """Keep a sound beat of ``seat`` announcing ``head`` to check its later events against:
-        one timed at or below it with a seq above ``head`` proves a lie about time (§9.4)."""
-        if head < len(self._feeds[seat]) or seat in self._forked_at:
-            return  # checked against the event after its head already (_beat_is_sound)
-        watch = self._watch[seat]
-        lamport = message.lamport
-        below = bisect.bisect_right(watch, head, key=_head)
-        if below and watch[below - 1][1] >= lamport:
-            return  # a kept beat with a head as low and a time as high catches all it would
-        start = bisect.bisect_left(watch, head, key=_head)
-        end = start
-        while end < len(watch) and watch[end][1] <= lamport:
-            end += 1  # kept beats this one now catches every lie of (head as low, time higher)
-        if start == end and len(watch) >= self.config.max_pending:
-            return  # bounded memory: a member announcing that many heads ahead is stalling
-        watch[start:end] = [(head, lamport, message)]
-
-    def _watched_lie(self, seat: int, message: Message) -> Message | None:
-        """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
-        a time at or above its own), if any: the one with the highest such head."""
-        watch = self._watch[seat]
-        below = bisect.bisect_left(watch, message.seq, key=_head)
-        if below and watch[below - 1][1] >= message.lamport:
-            return watch[below - 1][2]
-        return None
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
@@ -1336,10 +1301,10 @@ class Peer:
         last = min(want.last, len(feed), want.first + self.config.max_want - 1)
         for message in feed[want.first - 1 : last]:
             self._out.append(Send(message.wire, to))
-            other = self._proofs.get((want.seat, message.seq))
+            other = self._membership.proofs.get((want.seat, message.seq))
             if other is not None:
                 self._out.append(Send(other, to))  # with the proof of its fork
-        for (seat, seq), (beat, event) in sorted(self._lie_proofs.items()):
+        for (seat, seq), (beat, event) in sorted(self._membership.lie_proofs.items()):
             if seat == want.seat and want.first <= seq <= want.last:
                 # A lie about time: the event (which we may not hold) and the beat it
                 # contradicts, so that the asker reaches the proof and votes too (§9.4).
@@ -1347,36 +1312,36 @@ class Peer:
                 self._out.append(Send(event, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
-        self._heard[seat] = now
-        if seat in self._suspected:
-            self._suspected.discard(seat)
+        self._membership.heard[seat] = now
+        if seat in self._membership.suspected:
+            self._membership.suspected.discard(seat)
             self._out.append(Suspected(seat, False))
         if (
-            seat in self._voted
+            seat in self._membership.voted
             and not self._recovering  # (heard again later, it is withdrawn then)
-            and seat not in self._proven_seats
+            and seat not in self._membership.proven_seats
             and seat not in self._final.dropped
             and seat not in self.tentative.dropped
             and self.tentative.readmitted_at.get(seat) == self._final.readmitted_at.get(seat)
         ):
             # We hear it again: withdraw our vote for silence (it only counts if still needed).
             # A vote on proof of cheating stands.
-            del self._voted[seat]
+            del self._membership.voted[seat]
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
     def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if (seat, -event.seq) in self._proven or seat == self.seat:
+        if (seat, -event.seq) in self._membership.proven or seat == self.seat:
             return
-        if self._forked_at.get(seat, event.seq + 1) <= event.seq:
+        if self._membership.forked_at.get(seat, event.seq + 1) <= event.seq:
             return  # proven to cheat at or below this seq already: nothing more to prove
-        self._proven.add((seat, -event.seq))
-        self._lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        self._membership.proven.add((seat, -event.seq))
+        self._membership.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
         # As for a fork at that seq: what the event names of its author past it may never be
         # held here (we refused it), and nothing of it from there may count (§9.4).
-        self._forked_at[seat] = min(event.seq, self._forked_at.get(seat, event.seq))
+        self._membership.proven_fork(seat, event.seq)
         self._cap_dependencies(seat, event.seq - 1)
-        self._watch[seat].clear()
+        self._membership.watch[seat].clear()
         self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
         self._out.append(Note.proof(beat.wire, event.wire))  # logged before anything is sent
         self._out.append(Send(beat.wire))
@@ -1387,14 +1352,14 @@ class Peer:
         if self._restoring:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
-            self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+            self._membership.proven_fork(seat, first.seq)
             self._cap_dependencies(seat, first.seq - 1)
             return
-        if (seat, first.seq) in self._proven:
+        if (seat, first.seq) in self._membership.proven:
             return  # already proven, relayed and voted on
-        self._proven.add((seat, first.seq))
-        self._proofs[(seat, first.seq)] = second.wire
-        self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+        self._membership.proven.add((seat, first.seq))
+        self._membership.proofs[(seat, first.seq)] = second.wire
+        self._membership.proven_fork(seat, first.seq)
         self._cap_dependencies(seat, first.seq - 1)
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
         self._out.append(Note.proof(first.wire, second.wire))  # logged before anything is sent
@@ -1409,16 +1374,18 @@ class Peer:
         We count what we have already announced holding (others may have taken it as final),
         and nothing past the fork that we have not; the vote names the version we count.
         """
-        if seat in self._voted or seat == self.seat:
+        if seat in self._membership.voted or seat == self.seat:
             return
         if self._recovering:  # we may sign nothing yet: vote once recovered
             self._deferred_forks.append((seat, fork_seq))
             return
         held = len(self._feeds[seat])
-        counted = max(fork_seq - 1, self._announced_held[seat], self._finality.final_count(seat))
+        counted = max(
+            fork_seq - 1, self._membership.announced_held[seat], self._finality.final_count(seat)
+        )
         cut = min(held, counted)
-        self._voted[seat] = cut
-        self._proven_seats.add(seat)
+        self._membership.voted[seat] = cut
+        self._membership.proven_seats.add(seat)
         ids = self._vote_ids(seat, cut)
         self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now)
 
@@ -1436,7 +1403,7 @@ class Peer:
         if self.seat in self._final.dropped:
             return
         last = len(self._feeds[seat])
-        self._voted[seat] = last
+        self._membership.voted[seat] = last
         self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
 
     # -- finality ---------------------------------------------------------------------------
@@ -1477,7 +1444,9 @@ class Peer:
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
         (:meth:`Finality.bounds`)."""
-        return self._finality.bounds(excluded, self._voted, self._own_known(), self.clock, floor)
+        return self._finality.bounds(
+            excluded, self._membership.voted, self._own_known(), self.clock, floor
+        )
 
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
@@ -1580,7 +1549,7 @@ class Peer:
         theirs. Our own vote, if it counts, quotes ours, and the chain then stops below the
         split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
         """
-        for seat, fork in self._forked_at.items():
+        for seat, fork in self._membership.forked_at.items():
             if seat == self.seat or seat in state.dropped:
                 continue
             ballots = tuple(
@@ -1610,7 +1579,7 @@ class Peer:
         if tentative.kept_forks:
             self._follow_kept(tentative)
             tentative = self.tentative
-        if self._forked_at and tentative.votes:
+        if self._membership.forked_at and tentative.votes:
             self._follow_voted(tentative)
             tentative = self.tentative
         if tentative.rejoin_ids:
@@ -1689,19 +1658,19 @@ class Peer:
         """A member readmitted in the final fold: we announce its feed again, and wait for it."""
         final = self._final
         for q, at in final.readmitted_at.items():
-            if (q, at) in self._readmissions or q in final.dropped:
+            if (q, at) in self._membership.readmissions or q in final.dropped:
                 continue
-            self._readmissions.add((q, at))
-            self._voted.pop(q, None)
-            self._proven_seats.discard(q)
+            self._membership.readmissions.add((q, at))
+            self._membership.voted.pop(q, None)
+            self._membership.proven_seats.discard(q)
             self._dep_cap.pop(q, None)
-            self._unproven.pop(q, None)
+            self._membership.unproven.pop(q, None)
             self._finality.dirty = True
             self._redrain = True
-            if q in self._forked_at:
+            if q in self._membership.forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544).
-                self._vote_fork(q, self._forked_at[q], None)
+                self._vote_fork(q, self._membership.forked_at[q], None)
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
@@ -1791,8 +1760,8 @@ class Peer:
         final = self._final
         seat = self.seat
         cut = final.dropped[seat]
-        for q in [q for q in self._voted if q not in final.dropped]:
-            del self._voted[q]
+        for q in [q for q in self._membership.voted if q not in final.dropped]:
+            del self._membership.voted[q]
         if (
             not self.config.rejoin
             or final.phase is Phase.OVER
@@ -1810,17 +1779,17 @@ class Peer:
         final = self._final
         if self.seat in final.dropped or final.phase is Phase.OVER:
             return
-        for q, request in self._rejoin_requests.items():
-            if (q, request) in self._sponsored or q not in final.dropped:
+        for q, request in self._membership.rejoin_requests.items():
+            if (q, request) in self._membership.sponsored or q not in final.dropped:
                 continue
             if q in final.rejoining or request <= final.dropped[q]:
                 continue
-            if q in self._forked_at:
+            if q in self._membership.forked_at:
                 # Proven to fork while it was out (two versions of one of its events, in its
                 # gap): a cheater does not come back (§9.8), whether or not what it forked
                 # would have counted (soak seed 544).
                 continue
-            self._sponsored.add((q, request))
+            self._membership.sponsored.add((q, request))
             ids = self._vote_ids(q, request)
             self._emit(Drop(self._frontier(), q, request, DropReason.REJOIN, 0, ids), now)
 
@@ -1837,13 +1806,13 @@ class Peer:
         """What we announce holding: everything, except past our vote for a suspect."""
         held = [len(f) for f in self._feeds]
         dropped = self._final.dropped
-        for q, seq in self._voted.items():
+        for q, seq in self._membership.voted.items():
             # Once the drop is final its cut counts, whatever our vote said: a claim on a card
             # the member played between our vote and the cut must show it saw that card
             # (soak seed 2449: every claim on it lost, forever).
             cut = dropped.get(q)
             held[q] = min(held[q], seq if cut is None else max(seq, cut))
-        announced = self._announced_held
+        announced = self._membership.announced_held
         for q, h in enumerate(held):
             announced[q] = max(announced[q], h)
         return tuple(held)
@@ -1945,18 +1914,24 @@ class Peer:
         final = self._final
         if self._recovering:
             return  # no vote, no readmission before our own feed is known (§9.6)
-        if self._rejoin_requests:
+        if self._membership.rejoin_requests:
             self._sponsor_rejoins(now)
-        for q, fork_seq in list(self._unproven.items()) if self._unproven else ():
-            if (q, fork_seq) in self._proven or q in self._voted or q in final.dropped:
-                del self._unproven[q]
-            elif now >= self._probe_at[q]:
+        for q, fork_seq in (
+            list(self._membership.unproven.items()) if self._membership.unproven else ()
+        ):
+            if (
+                (q, fork_seq) in self._membership.proven
+                or q in self._membership.voted
+                or q in final.dropped
+            ):
+                del self._membership.unproven[q]
+            elif now >= self._membership.probe_at[q]:
                 # Another member voted on proof we do not have: ask everyone for their version
                 # of that seq (one holding another version than ours sends the proof).
-                self._probe_at[q] = now + self.config.beat_interval
+                self._membership.probe_at[q] = now + self.config.beat_interval
                 self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
-        self._track_silence(now)
-        blame_from = self._blame_from(self._phase_since)
+        self._membership.track_silence(now, final.dropped)
+        blame_from = self._membership.blame_from(self._phase_since)
         if (
             final.phase in _WAITING_PHASES
             and blame_from is not None
@@ -1965,57 +1940,17 @@ class Peer:
             # Connected but withholding what the round waits for (a nonce, a secret, a result):
             # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
             for q in sorted(final.waiting()):
-                if q != self.seat and q not in self._voted:
-                    self._proven_seats.add(q)  # not withdrawn when heard: it is heard
+                if q != self.seat and q not in self._membership.voted:
+                    self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                     self._vote(q, DropReason.WITHHELD, now)
-        if now >= self._stall_scan_at:
-            self._stall_scan_at = now + self.config.beat_interval
+        if now >= self._membership.stall_scan_at:
+            self._membership.stall_scan_at = now + self.config.beat_interval
             self._scan_stalls(now)
-        config = self.config
-        others = self._heard[: self.seat] + self._heard[self.seat + 1 :]
-        if not others or now < min(others) + min(config.suspect_after, config.drop_after):
-            # No other member has been silent long enough for anything below (a float sum
-            # does not decrease when a term grows: each sum below is at least this one).
-            return
-        for q in range(self._n):
-            if q == self.seat or q in final.dropped:
-                continue
-            # Compare with the same sums next_deadline() returns, or a float rounding could
-            # leave a deadline that is due but never acted on.
-            heard = self._heard[q]
-            if now >= heard + self.config.suspect_after and q not in self._suspected:
-                self._suspected.add(q)
-                self._out.append(Suspected(q, True))
-            if now >= heard + self.config.drop_after and q not in self._voted:
+        for q, vote in self._membership.silence_due(now, final.dropped):
+            if vote:
                 self._vote(q, DropReason.SILENT, now)
-
-    def _track_silence(self, now: float) -> None:
-        """Keep :attr:`_all_heard_since` up to date: whether a member still in is silent now."""
-        dropped = self._final.dropped
-        limit = self.config.suspect_after
-        silent = any(
-            now >= self._heard[q] + limit
-            for q in range(self._n)
-            if q != self.seat and q not in dropped
-        )
-        if silent:
-            self._all_heard_since = None
-        elif self._all_heard_since is None:
-            self._all_heard_since = now
-
-    def _blame_from(self, since: float) -> float | None:
-        """When a wait that began at ``since`` starts to count against the members it waits for:
-        not before every member still in has been heard again (None: one is silent now).
-
-        A member that is silent to us may be holding back the others' finality as well as ours
-        (a partition, a crash): what they owe us then waits on it, not on them. Blaming them
-        for it made both sides of a healed partition vote each other out for withholding, votes
-        that stand, and no majority ever formed (soak seed 229). The silence timers deal with
-        the silent member first; the waits count once it is heard again or dropped.
-        """
-        if self._all_heard_since is None:
-            return None
-        return max(since, self._all_heard_since)
+            else:
+                self._out.append(Suspected(q, True))
 
     def _scan_stalls(self, now: float) -> None:
         """Vote out a member that keeps talking while finality waits for it (§9.2).
@@ -2029,19 +1964,27 @@ class Peer:
         honest member sends them within a round trip, or fetches what it lacks from us.)
         """
         final = self._final
-        if final.phase is Phase.OVER or self.seat in final.dropped or self._all_heard_since is None:
-            self._stall.clear()  # (a member is silent: nobody is blamed for now, _blame_from)
+        if (
+            final.phase is Phase.OVER
+            or self.seat in final.dropped
+            or self._membership.all_heard_since is None
+        ):
+            # (A member is silent: nobody is blamed for now, Membership.blame_from.)
+            self._membership.stall.clear()
             return
         config = self.config
         feeds = self._feeds
         members = [q for q in range(self._n) if q not in final.dropped]
-        for q in [q for q in self._stall if q in final.dropped]:
-            del self._stall[q]  # out of the game: it owes nothing
+        for q in [q for q in self._membership.stall if q in final.dropped]:
+            del self._membership.stall[q]  # out of the game: it owes nothing
         for q in members:
             if q == self.seat:
                 continue
-            if q in self._suspected or now >= self._heard[q] + config.suspect_after:
-                self._stall.pop(q, None)  # silent, not talking: the silence timers apply
+            if (
+                q in self._membership.suspected
+                or now >= self._membership.heard[q] + config.suspect_after
+            ):
+                self._membership.stall.pop(q, None)  # silent, not talking: the silence timers apply
                 continue
             owed_feed = max(self._finality.announced[q][1], self._finality.claimed[q][q])
             if owed_feed <= len(feeds[q]):
@@ -2057,7 +2000,7 @@ class Peer:
                 if r != q and r in members:
                     count = min(
                         len(feeds[r]),
-                        self._voted.get(r, len(feeds[r])),
+                        self._membership.voted.get(r, len(feeds[r])),
                         self.tentative.dropped.get(r, len(feeds[r])),
                     )
                     if held[r] < count and any(v == q for v, _ in self.tentative.votes.get(r, ())):
@@ -2065,33 +2008,23 @@ class Peer:
                 due.append(count)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
-            record = self._stall.get(q)
+            record = self._membership.stall.get(q)
             if record is not None:
                 _, feed_target, cover_target = record
                 progress = len(feeds[q]) >= feed_target and all(
                     h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
                 )
                 if not progress:
-                    if now >= record[0] + config.phase_timeout and q not in self._voted:
-                        self._proven_seats.add(q)  # not withdrawn when heard: it is heard
+                    if now >= record[0] + config.phase_timeout and q not in self._membership.voted:
+                        self._membership.proven_seats.add(
+                            q
+                        )  # not withdrawn when heard: it is heard
                         self._vote(q, DropReason.WITHHELD, now)
                     continue
             if owes:
-                self._stall[q] = (now, owed_feed, owed_cover)
+                self._membership.stall[q] = (now, owed_feed, owed_cover)
             else:
-                self._stall.pop(q, None)
-
-    def _gone_for(self, seat: int, now: float) -> float:
-        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
-        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
-        longer before it is."""
-        gone = now - self._heard[seat] - self.config.drop_after
-        stall = self._stall.get(seat)
-        if stall is not None and now < self._heard[seat] + self.config.suspect_after:
-            # (A member silent now is the silence timers' alone, as _scan_stalls says: a wait
-            # noted while it still talked does not count, even before the next scan drops it.)
-            gone = max(gone, now - stall[0] - self.config.phase_timeout)
-        return gone
+                self._membership.stall.pop(q, None)
 
     @staticmethod
     def _touches(move: Move) -> set[Pile]:
@@ -2119,11 +2052,6 @@ def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
         if lo == cut:
             return hi
     return 1 << 63
-
-
-def _head(entry: tuple[int, int, Message]) -> int:
-    """The head seq of a kept beat (Peer._watch)."""
-    return entry[0]
 
 
 def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:
