@@ -182,6 +182,7 @@ class Finality:
         voted: dict[int, int],
         own_known: int,
         clock: int,
+        *,
         floor: int | None = None,
     ) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.

@@ -57,11 +57,9 @@ Faults.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import gt
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol import state as st
@@ -94,7 +92,9 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.feeds import Feeds, Source, matches
 from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.spec import GameSpec
@@ -306,11 +306,14 @@ class Peer:
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
         self._private = identity.to_bytes()
-        # Feeds: delivered messages and events per seat, in seq order.
-        self._feeds: list[list[Message]] = [[] for _ in range(n)]
-        # seat -> seq -> (message, body, from our log): events waiting for their turn
-        self._pending: list[dict[int, tuple[Message, EventBody, bool]]] = [{} for _ in range(n)]
-        self._redrain = False  # a cap or a truncation may let waiting events through
+        self._store = Feeds(
+            n,
+            want_interval=self.config.want_interval,
+            want_delay=self.config.want_delay,
+            max_want=self.config.max_want,
+        )
+        # (The feeds themselves, read on every path: one attribute lookup fewer.)
+        self._feeds = self._store.feeds
         self.clock = 0
         self._finality = Finality(self.seat, self._feeds)
         self._membership = Membership(
@@ -324,29 +327,18 @@ class Peer:
                 self.config.max_pending,
             ),
         )
-        # seat -> the most of its feed an event's frontier may need here (a forked feed: below
-        # the fork; a dropped one: up to its cut): dependents never wait for the rest
-        self._dep_cap: dict[int, int] = {}
-        # seat -> {seq: id or id prefix}: the chain of a dropped member that counts (§9.4)
-        self._required: dict[int, dict[int, bytes]] = {}
-        self._kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain _required follows
-        self._rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._final = GameState(spec, seat=self.seat, secrets=self._secret)
-        self._nonfinal: list[Event] = []
-        self._nonfinal_keys: list[tuple[int, int, int]] = []
-        self._tentative: GameState | None = self._final.copy()
+        self._folds = Folds(self._final, own=self.seat)
+        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
-        self._want_at = [0.0] * n
-        self._gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
         self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         self._out: list[Effect] = []
-        self._restoring = False  # Peer.restore is reading our log back
         # Recovery (restore with ``recover``): our log may lack events we signed and sent.
         # Until every member still in the game has announced what it holds of our feed, we
         # sign nothing and send no beat (a beat naming a head below an event others hold,
@@ -383,66 +375,8 @@ class Peer:
 
     @property
     def tentative(self) -> GameState:
-        """The fold of every held event: what the player sees."""
-        if self._tentative is None:
-            self._tentative = self._fold_tentative({}, {}, {})
-        return self._tentative
-
-    def _fold_tentative(
-        self,
-        cuts: dict[int, int],
-        gaps: dict[int, tuple[tuple[int, int], ...]],
-        caps: dict[int, tuple[int, int]],
-        rounds: int = 0,
-    ) -> GameState:
-        """The final fold plus every held event not final, in order, skipping those past
-        ``cuts`` and in ``gaps``, and the votes past ``caps``.
-
-        None of a member's events past its cut counts, even one before its drop in the order,
-        nor one in the gap of a member readmitted (§9.2, §9.8), nor a vote of a member signed
-        past what a standing vote against it counts (:meth:`GameState.standing_caps`): the
-        fold, taking events one at a time, cannot know these before it reaches the drop, the
-        readmission or the vote. When it counted such an event, the fold is made again with
-        what it found, until that stops changing (as the observer of the simulator does).
-        Otherwise the held view could show what the final fold never will: a vote past its
-        author's cut deciding a drop, or a round that a member's invalid moves kept from
-        ending, and its readmission missing (soak seeds 236, 472).
-        """
-        final = self._final
-        t = final.copy()
-        caps = st.with_forks(caps, self._membership.forked_at, own=self.seat)
-        t.vote_caps = caps
-        counted: list[Event] = []
-        for ev in self._nonfinal:
-            seat_gaps = gaps.get(ev.seat)
-            cut = cuts.get(ev.seat)
-            if (
-                (cut is not None and cut < ev.seq < _after_gap(seat_gaps, cut))
-                or (seat_gaps and any(lo < ev.seq < hi for lo, hi in seat_gaps))
-                or not self._counts(ev, t)
-            ):
-                t.observe(ev)
-                continue
-            t.apply(ev)
-            counted.append(ev)
-        if not (t.dropped or t.gaps or t.votes) or rounds >= _REFOLDS:
-            return t
-        # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
-        # skip events that count.)
-        new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
-        new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
-        new_caps = st.with_forks(t.standing_caps(), self._membership.forked_at, own=self.seat)
-        wrong = any(
-            (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
-             and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
-            or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
-            or (ev.kind is _DROP and isinstance(ev.body, Drop)
-                and st.capped(new_caps, ev.seat, ev.seq, ev.body))
-            for ev in counted
-        )  # fmt: skip
-        if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
-            return t
-        return self._fold_tentative(new_cuts, new_gaps, new_caps, rounds + 1)
+        """The fold of every held event: what the player sees (:attr:`Folds.tentative`)."""
+        return self._folds.tentative
 
     @property
     def stable(self) -> int:
@@ -475,7 +409,7 @@ class Peer:
 
     def pending_claims(self) -> list[Event]:
         """The local player's claims that are not final yet ("in the air")."""
-        return [e for e in self._nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
+        return [e for e in self._folds.nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
 
     def frozen_piles(self) -> set[Pile]:
         """The piles the local player may not touch now: those a claim in the air came from,
@@ -529,7 +463,7 @@ class Peer:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
         if self._recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
+            return min([*deadlines, *(due for due, _, _ in self._store.gaps.values())])
         # (A member that is out casts no vote (_vote): no deadline waits for one.)
         out = self.seat in self._final.dropped
         blame_from = self._membership.blame_from(self._phase_since)
@@ -544,7 +478,7 @@ class Peer:
             deadlines.append(blame_from + self.config.phase_timeout)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
-        deadlines.extend(due for due, _, _ in self._gaps.values())
+        deadlines.extend(due for due, _, _ in self._store.gaps.values())
         for q in range(self._n):
             if q == self.seat or q in self._final.dropped:
                 continue
@@ -749,10 +683,8 @@ class Peer:
                 if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
                     peer._membership.proven_fork(body.seat, body.fork_seq)
                     peer._cap_dependencies(body.seat, peer._membership.forked_at[body.seat] - 1)
-        peer._restoring = True
         for data in records:
-            peer._receive(data, now, restoring=True)
-        peer._restoring = False
+            peer._receive(data, now, source=Source.LOG)
         peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
         own = peer._feeds[peer.seat]
         for message in own:
@@ -883,7 +815,7 @@ class Peer:
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
         own = self._feeds[self.seat]
-        if self.awaiting() or self._pending[self.seat]:
+        if self.awaiting() or self._store.pending[self.seat]:
             return
         most = max((self._finality.claimed[q][self.seat] for q in range(self._n)), default=0)
         # A member that voted us out announces no more of our feed than its vote counts, and
@@ -915,7 +847,7 @@ class Peer:
         self.rejected += 1
         self._out.append(Rejected(reason, detail, author))
 
-    def _receive(self, data: bytes, now: float, *, restoring: bool = False) -> None:
+    def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
         try:
             message = decode_message(data, game_id=self.game_id, roster=self._roster)
         except InvalidMessageError as exc:
@@ -970,7 +902,12 @@ class Peer:
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
-        if seat == self.seat and message.seq > len(feed) and not restoring and not self._recovering:
+        if (
+            seat == self.seat
+            and message.seq > len(feed)
+            and source is Source.NETWORK
+            and not self._recovering
+        ):
             # Our log holds every event we ever signed: this one we never did (a stolen key).
             # (Recovering from a cut log, it is ours, signed before the log lost it: it
             # verifies with our key, which nobody else holds. It is taken back, and logged as
@@ -979,13 +916,13 @@ class Peer:
             return
         if message.seq <= len(feed):
             if feed[message.seq - 1].id != message.id:
-                self._equivocation(seat, feed[message.seq - 1], message, now)
+                self._equivocation(seat, feed[message.seq - 1], message, now, source)
             return  # a duplicate (a replay or a relay we already have)
-        pending = self._pending[seat]
+        pending = self._store.pending[seat]
         other = pending.get(message.seq)
         if other is not None:
             if other[0].id != message.id:
-                self._equivocation(seat, other[0], message, now)
+                self._equivocation(seat, other[0], message, now, source)
             return
         if (
             self._membership.watch[seat]
@@ -1011,25 +948,25 @@ class Peer:
             return
         if seat != self.seat:
             self._heard_from(seat, now)
-        pending[message.seq] = (message, body, restoring)
+        pending[message.seq] = (message, body, source)
         self._drain(now)
 
     def _drain(self, now: float) -> None:
         """Deliver every pending event whose turn has come."""
-        self._redrain = False
+        self._store.redrain = False
         progress = True
         while progress:
             progress = False
             for seat in range(self._n):
-                pending = self._pending[seat]
+                pending = self._store.pending[seat]
                 feed = self._feeds[seat]
-                required = self._required.get(seat)
+                required = self._store.required.get(seat)
                 while pending:
                     nxt = pending.get(len(feed) + 1)
                     if nxt is None:
                         break
-                    message, body, restoring = nxt
-                    if required is not None and not _matches(required, message.seq, message.id):
+                    message, body, source = nxt
+                    if required is not None and not matches(required, message.seq, message.id):
                         del pending[message.seq]
                         self._reject(
                             "not_kept",
@@ -1053,21 +990,19 @@ class Peer:
                             progress = True
                             break
                     frontier = body.frontier
-                    cap = self._dep_cap
-                    if (
-                        any(map(gt, frontier, map(len, self._feeds)))  # (no cap: C loops)
-                        if not cap
-                        else any(
-                            min(frontier[q], cap.get(q, frontier[q])) > len(self._feeds[q])
-                            for q in range(self._n)
-                        )
-                    ):
+                    if self._store.past_missing(frontier):
                         break  # its causal past is not all here yet
-                    problem = self._chain_problem(seat, message, frontier, restoring)
+                    problem = self._chain_problem(seat, message, frontier, source)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
-                        clash = None if restoring else self._time_clash(message, frontier)
+                        clash = (
+                            None
+                            if source is Source.LOG
+                            else self._store.time_clash(
+                                message, frontier, self._membership.forked_at
+                            )
+                        )
                         if clash is not None and clash[0] != seat and clash[0] != self.seat:
                             # Timed at or below our copy of another member's event it says it
                             # holds: it may hold another version of that event (a fork sent
@@ -1099,11 +1034,15 @@ class Peer:
                             self._membership.unproven[seat] = held
                             self._membership.probe_at[seat] = now + self.config.beat_interval
                         continue
-                    self._deliver(seat, message, body, now, restoring=restoring)
+                    self._deliver(seat, message, body, now, source=source)
                     progress = True
 
     def _chain_problem(
-        self, seat: int, message: Message, frontier: tuple[int, ...], restoring: bool = False
+        self,
+        seat: int,
+        message: Message,
+        frontier: tuple[int, ...],
+        source: Source = Source.NETWORK,
     ) -> str | None:
         feed = self._feeds[seat]
         if self._membership.watch[seat] and seat not in self._membership.proven_seats:
@@ -1120,25 +1059,14 @@ class Peer:
             return f"event {message.seq} does not follow the author's event {len(feed)}"
         if frontier[seat] != message.seq - 1:
             return f"event {message.seq} says it follows event {frontier[seat]}"
-        if restoring:
+        if source is Source.LOG:
             return None  # from our log: its times were checked when it first came
-        clash = self._time_clash(message, frontier)
+        clash = self._store.time_clash(message, frontier, self._membership.forked_at)
         if clash is not None:
             return (
                 f"Lamport time {message.lamport} is not above the events it has seen "
                 f"(seat {clash[0]} event {clash[1]})"
             )
-        return None
-
-    def _time_clash(self, message: Message, frontier: tuple[int, ...]) -> tuple[int, int] | None:
-        """The first (seat, seq) of the frontier held here timed at or above ``message``."""
-        for q in range(self._n):
-            if q in self._membership.forked_at and frontier[q] >= self._membership.forked_at[q]:
-                continue  # it may hold the other version of a proven fork: times differ
-            if frontier[q] > len(self._feeds[q]):
-                continue  # past a forked or dropped feed's cap: nothing here to compare
-            if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
-                return q, frontier[q]
         return None
 
     def _never_counts(self, seat: int, message: Message) -> bool:
@@ -1154,7 +1082,7 @@ class Peer:
         return message.seq >= gaps[-1][1] and message.lamport <= at
 
     def _deliver(
-        self, seat: int, message: Message, body: EventBody, now: float, *, restoring: bool
+        self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
     ) -> None:
         self._feeds[seat].append(message)
         self._finality.dirty = True
@@ -1164,19 +1092,10 @@ class Peer:
         if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-        key = event.key
-        if message.lamport > self._finality.stable:  # (else it never counts: see _never_counts)
-            index = bisect.bisect(self._nonfinal_keys, key)
-            self._nonfinal.insert(index, event)
-            self._nonfinal_keys.insert(index, key)
-        else:
-            # Never folded, but an abandoned game's end reads it (§9.3).
-            self._out.extend(self._final.observe(event))
+        # (Timed at or below what is final, it never counts: see _never_counts.)
+        self._out.extend(self._folds.add(event, self._finality.stable))
         if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
-        # The tentative fold is rebuilt from the final one when someone looks at it: the
-        # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
-        self._tentative = None
         if message.kind is _DROP:
             self._votes_held = True
             assert isinstance(body, Drop)
@@ -1184,11 +1103,11 @@ class Peer:
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
                 self._membership.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
-            if not restoring:  # ours, taken back from the others in recovery
+            if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 self._out.append(Record(message.wire, own=True))
                 self._take_back(message)
         else:
-            if not restoring:
+            if source is Source.NETWORK:
                 self._out.append(Record(message.wire, own=False))
             if self._wants_ack(message):
                 if self._ack_due is None:
@@ -1208,7 +1127,7 @@ class Peer:
         if message.kind is not _MOVE:
             return True
         lamport = message.lamport
-        for event in reversed(self._nonfinal):  # by Lamport time, the latest first
+        for event in reversed(self._folds.nonfinal):  # by Lamport time, the latest first
             if event.lamport < lamport:
                 return False
             if event.kind is _CLAIM:
@@ -1227,7 +1146,9 @@ class Peer:
             # time, which could rewrite what others already took as final. Proof: both.
             self._clock_lie(seat, message, feed[beat.head_seq], now)
             return False
-        waiting = self._pending[seat].get(len(feed) + 1) if self._pending[seat] else None
+        waiting = (
+            self._store.pending[seat].get(len(feed) + 1) if self._store.pending[seat] else None
+        )
         if (
             waiting is not None
             and waiting[0].seq > beat.head_seq
@@ -1235,7 +1156,7 @@ class Peer:
         ):
             # The same with the next event, come before the beat and waiting for its turn (one
             # further on is checked when its turn comes: _chain_problem, check 1).
-            del self._pending[seat][len(feed) + 1]
+            del self._store.pending[seat][len(feed) + 1]
             self._clock_lie(seat, message, waiting[0], now)
             return False
         return True
@@ -1248,8 +1169,8 @@ class Peer:
             # since the last agreed seq: the earliest pair of different signed events is the
             # proof (once the author's drop is final here, the chain that counts is settled:
             # nothing more to prove).
-            if q not in self._final.dropped and now >= self._want_at[q]:
-                self._want_at[q] = now + self.config.want_interval
+            if q not in self._final.dropped and now >= self._store.want_at[q]:
+                self._store.want_at[q] = now + self.config.want_interval
                 self._out.append(Send(self._want_wire(q, first, count), self.spec.peer_ids[seat]))
         # Gap repair: whoever holds more of a feed than we do can send it.
         feeds = self._feeds
@@ -1263,43 +1184,20 @@ class Peer:
 
     def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
-        ``want_delay`` if it has not come by then (:meth:`_repair`)."""
-        if self.config.want_delay <= 0:
+        ``want_delay`` if it has not come by then (:meth:`Feeds.due`)."""
+        if self._store.gap(seat, upto, source, now):
             self._want(seat, upto, source, now)
-            return
-        due, known, _ = self._gaps.get(seat, (now + self.config.want_delay, 0, source))
-        if upto > known:
-            self._gaps[seat] = (due, upto, source)
-
-    def _repair(self, now: float) -> None:
-        """Ask for the gaps still open once their ``want_delay`` has passed."""
-        for seat, (due, upto, source) in list(self._gaps.items()):
-            if len(self._feeds[seat]) >= upto:
-                del self._gaps[seat]  # it came
-            elif now >= due:
-                del self._gaps[seat]  # asked for now; a later beat reopens it if need be
-                self._want(seat, upto, source, now)
 
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
-        if now < self._want_at[seat]:
-            return
-        first = len(self._feeds[seat]) + 1
-        # Skip what is already waiting in pending.
-        while first in self._pending[seat] and first <= upto:
-            first += 1
-        if first > upto:
-            return
-        self._want_at[seat] = now + self.config.want_interval
-        last = min(upto, first + self.config.max_want - 1)
-        self._out.append(Send(self._want_wire(seat, first, last), source))
+        asked = self._store.want(seat, upto, now)
+        if asked is not None:
+            self._out.append(Send(self._want_wire(seat, *asked), source))
 
     def _want_wire(self, seat: int, first: int, last: int) -> bytes:
         return self._sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        feed = self._feeds[want.seat]
-        last = min(want.last, len(feed), want.first + self.config.max_want - 1)
-        for message in feed[want.first - 1 : last]:
+        for message in self._store.answer(want):
             self._out.append(Send(message.wire, to))
             other = self._membership.proofs.get((want.seat, message.seq))
             if other is not None:
@@ -1348,8 +1246,10 @@ class Peer:
         self._out.append(Send(event.wire))
         self._vote_fork(seat, event.seq, now)
 
-    def _equivocation(self, seat: int, first: Message, second: Message, now: float) -> None:
-        if self._restoring:
+    def _equivocation(
+        self, seat: int, first: Message, second: Message, now: float, source: Source
+    ) -> None:
+        if source is Source.LOG:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             self._membership.proven_fork(seat, first.seq)
@@ -1407,45 +1307,11 @@ class Peer:
         self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
 
     # -- finality ---------------------------------------------------------------------------
-    def _counts(self, event: Event, state: GameState) -> bool:
-        """Whether an event can count in ``state`` (not past a dropped member's cut)."""
-        return state.counts(event.seat, event.seq)
-
-    def _admits(
-        self,
-        event: Event,
-        excluded: dict[int, int],
-        gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
-    ) -> bool:
-        """Whether the final fold takes an event now final: not past the cut of a member
-        dropped (``excluded``, which may be decided later in the order, §9.2), unless the member
-        was readmitted since; and not in the gap of a member readmitted (``gaps``, as the held
-        events decide them, also later in the order: a peer folding a whole game at once, as
-        after a restart, learns a member's drop and its readmission together, §9.8)."""
-        final = self._final
-        seat, seq = event.seat, event.seq
-        if not final.counts(seat, seq):
-            return False
-        if gaps:
-            seat_gaps = gaps.get(seat)
-            if seat_gaps and any(lo < seq < hi for lo, hi in seat_gaps):
-                return False
-        limit = excluded.get(seat)
-        if limit is None or seq <= limit:
-            return True
-        # Excluded at its old cut, and readmitted in this very advance: its events from its
-        # rejoin request on count again.
-        readmitted = final.gaps.get(seat, ())
-        if seat in final.dropped or not readmitted:
-            return False
-        cut, request = readmitted[-1]
-        return cut == limit and seq >= request
-
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
         (:meth:`Finality.bounds`)."""
         return self._finality.bounds(
-            excluded, self._membership.voted, self._own_known(), self.clock, floor
+            excluded, self._membership.voted, self._own_known(), self.clock, floor=floor
         )
 
     def _own_known(self) -> int:
@@ -1459,14 +1325,11 @@ class Peer:
     def _cap_dependencies(self, seat: int, upto: int) -> None:
         """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
         of it their frontier names (a forked or dropped feed: the rest may never come)."""
-        if upto < self._dep_cap.get(seat, upto + 1):
-            self._dep_cap[seat] = upto
+        if self._store.cap(seat, upto):
             self._finality.dirty = True
-            self._redrain = True
 
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        feed = self._feeds[seat]
         # Final events are on every chain that counts; final by their time but never counted
         # (past a cut, in a readmitted member's gap) they may go.
         floor = self._finality.final_count(seat)
@@ -1478,16 +1341,10 @@ class Peer:
             if lo < floor < hi:
                 floor = lo
         keep = max(keep, floor)
-        if keep >= len(feed):
+        if not self._store.truncate(seat, keep):
             return
-        del feed[keep:]
-        kept = [e for e in self._nonfinal if not (e.seat == seat and e.seq > keep)]
-        self._nonfinal = kept
-        self._nonfinal_keys = [e.key for e in kept]
-        self._tentative = None
+        self._folds.forget(seat, keep)
         self._finality.dirty = True
-        self._redrain = True
-        self._want_at[seat] = 0.0
 
     def _follow_rejoined(self, state: GameState) -> None:
         """Follow the chain a readmission names of the member it readmits (§9.8): give up our
@@ -1499,19 +1356,15 @@ class Peer:
         442). The readmission quotes the ids of the chain its author holds, up to the rejoin
         request: that chain is the one every member follows from then on."""
         for seat, quoted in state.rejoin_ids.items():
-            if seat == self.seat or self._rejoin_seen.get(seat) == quoted:
+            if seat == self.seat or self._store.rejoin_seen.get(seat) == quoted:
                 continue
-            self._rejoin_seen[seat] = quoted
-            required = self._required.setdefault(seat, {})
+            self._store.rejoin_seen[seat] = quoted
+            required = self._store.required.setdefault(seat, {})
             for q, prefix in quoted.items():
                 required.setdefault(q, prefix)
-            feed = self._feeds[seat]
-            bad = [q for q in quoted if q <= len(feed) and not _matches(quoted, q, feed[q - 1].id)]
-            if bad:
-                self._truncate(seat, min(bad) - 1)
-            pending = self._pending[seat]
-            for q in [q for q, (m, _, _) in pending.items() if not _matches(quoted, q, m.id)]:
-                del pending[q]
+            bad = self._store.follow(seat, quoted)
+            if bad is not None:
+                self._truncate(seat, bad - 1)
 
     def _follow_kept(self, state: GameState) -> None:
         """Follow the chain a drop keeps of a member that forked (or any dropped member): give
@@ -1520,23 +1373,18 @@ class Peer:
         Ours was never final past the point where the chains part (the holders of the kept
         chain never announced ours, so it was never covered)."""
         for seat, kept in state.kept_forks.items():
-            if seat == self.seat or self._kept_seen.get(seat) == kept:
+            if seat == self.seat or self._store.kept_seen.get(seat) == kept:
                 continue
             self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {})))
 
     def _follow_chain(self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]) -> None:
         """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
-        self._kept_seen[seat] = kept
-        self._required[seat] = required
+        self._store.kept_seen[seat] = kept
+        self._store.required[seat] = required
         self._cap_dependencies(seat, kept[0])
-        feed = self._feeds[seat]
-        held = len(feed)
-        bad = [q for q in required if q <= held and not _matches(required, q, feed[q - 1].id)]
-        if bad:
-            self._truncate(seat, min(bad) - 1)
-        pending = self._pending[seat]
-        for q in [q for q, (m, _, _) in pending.items() if not _matches(required, q, m.id)]:
-            del pending[q]
+        bad = self._store.follow(seat, required)
+        if bad is not None:
+            self._truncate(seat, bad - 1)
 
     def _follow_voted(self, state: GameState) -> None:
         """Follow the chain the counted votes quote of a member proven here to fork, before
@@ -1558,12 +1406,14 @@ class Peer:
             if not ballots:
                 continue
             cut, chain = st.vote_cut(ballots)
-            if cut < fork or cut not in chain or self._kept_seen.get(seat) == (cut, chain[cut]):
+            if (
+                cut < fork
+                or cut not in chain
+                or self._store.kept_seen.get(seat) == (cut, chain[cut])
+            ):
                 continue
             feed = self._feeds[seat]
-            if any(
-                fork <= q <= len(feed) and not _matches(chain, q, feed[q - 1].id) for q in chain
-            ):
+            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
                 self._follow_chain(seat, (cut, chain[cut]), chain)
 
     def _advance_final(self) -> None:
@@ -1638,19 +1488,9 @@ class Peer:
         if stable <= self._finality.stable:
             return
         self._finality.stable = max(self._finality.stable, stable)
-        moved = 0
-        for event in self._nonfinal:
-            if event.lamport > self._finality.stable:
-                break
-            moved += 1
-            if not self._admits(event, excluded, tentative.gaps):
-                self._tentative = None  # the tentative fold counted it; this one never will
-                self._out.extend(final.observe(event))
-                continue
-            self._out.extend(final.apply(event))
+        moved, notices = self._folds.advance(self._finality.stable, excluded, tentative.gaps)
+        self._out.extend(notices)
         if moved:
-            del self._nonfinal[:moved]
-            del self._nonfinal_keys[:moved]
             self._readmitted()
             self._act()
 
@@ -1663,10 +1503,10 @@ class Peer:
             self._membership.readmissions.add((q, at))
             self._membership.voted.pop(q, None)
             self._membership.proven_seats.discard(q)
-            self._dep_cap.pop(q, None)
+            self._store.dep_cap.pop(q, None)
             self._membership.unproven.pop(q, None)
             self._finality.dirty = True
-            self._redrain = True
+            self._store.redrain = True
             if q in self._membership.forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544).
@@ -1845,7 +1685,7 @@ class Peer:
         self._out.append(Record(wire, own=True))
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
-        self._deliver(self.seat, message, body, now or 0.0, restoring=True)
+        self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
         if kind in _ANNOUNCING and self._unacked and now is not None:
             # Our claim (or a pass, which may complete an everyone-stuck rotation that holds
             # the waste and stock until final, or a Nerts call, which ends the round) is
@@ -1885,7 +1725,7 @@ class Peer:
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
         self._advance_final()
-        while self._redrain:
+        while self._store.redrain:
             self._drain(now)
             self._advance_final()
         phase = (self._final.phase, self._final.round.number)
@@ -1893,8 +1733,9 @@ class Peer:
             self._phase_key = phase
             self._phase_since = now
         self._liveness(now)
-        if self._gaps:
-            self._repair(now)
+        if self._store.gaps:
+            for seat, upto, source in self._store.due(now):
+                self._want(seat, upto, source, now)
         if self._recovering:
             self._check_recovered(now)
         if self._recovering:
@@ -2038,26 +1879,6 @@ class Peer:
         if move.target is not None and move.target is not Pile.LAKE:
             touched.add(move.target)
         return touched
-
-
-#: How many times at most the tentative fold is made again (each time with more of what it
-#: found; in the soaks it settles in one or two).
-_REFOLDS = 6
-
-
-def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
-    """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
-    there, if the member was readmitted, else never."""
-    for lo, hi in gaps or ():
-        if lo == cut:
-            return hi
-    return 1 << 63
-
-
-def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:
-    """Whether an event id is the one (or has the prefix) ``required`` names at ``seq``."""
-    want = required.get(seq)
-    return want is None or message_id[: len(want)] == want
 
 
 def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:
