@@ -97,6 +97,7 @@ from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled_deck
@@ -339,24 +340,9 @@ class Peer:
         self._last_sent = now
         self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         self._out: list[Effect] = []
-        # Recovery (restore with ``recover``): our log may lack events we signed and sent.
-        # Until every member still in the game has announced what it holds of our feed, we
-        # sign nothing and send no beat (a beat naming a head below an event others hold,
-        # timed below the beat, is a lie about time); wants ask for our own events.
-        self._recovering = False
-        self._recovery_first = 0  # our head when the recovery began
-        self._recovery_clock = 0  # our first recovery want's Lamport time
-        # seat -> what its latest beat timed after that want says it holds, per feed
-        self._recovery_heard: dict[int, tuple[int, ...]] = {}
-        # seat -> its head in its first such beat: every event that existed when it took our
-        # want in (those our lost events can name) is at or below the heads
-        self._recovery_heads: dict[int, int] = {}
-        # seat -> feed -> what a member recovering too announced holding of it, in its wants
-        # timed after our first want (it sends no beat either: its wants start past what it
-        # holds, one per feed)
-        self._recovery_wants: dict[int, dict[int, int]] = {}
-        self._recovery_since = now  # when the recovery began
-        self._deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
+        # Recovery (restore with ``recover``): our log may lack events we signed and sent;
+        # while it lasts we sign nothing (protocol/recovery.py).
+        self._recovery: Recovery | None = None
         self._started = False
         self.rejected = 0
 
@@ -462,7 +448,7 @@ class Peer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
-        if self._recovering:  # only our wants and gap repair run (no votes, no acks)
+        if self.recovering:  # only our wants and gap repair run (no votes, no acks)
             return min([*deadlines, *(due for due, _, _ in self._store.gaps.values())])
         # (A member that is out casts no vote (_vote): no deadline waits for one.)
         out = self.seat in self._final.dropped
@@ -538,7 +524,7 @@ class Peer:
                 the air (or, for the waste and the stock, by a rotation not yet final), or a
                 slide-under needs a pile that such a claim emptied.
         """
-        if self._recovering:
+        if self.recovering:
             raise LocalProtocolError(f"{move}: still recovering our own events from the others")
         tentative = self.tentative
         table = tentative.table
@@ -597,7 +583,7 @@ class Peer:
         While recovering (:meth:`restore` with ``recover``) it signs nothing: the seq it would
         take may be one we already used. The others drop us for silence instead.
         """
-        if self._recovering:
+        if self.recovering:
             return self._flush(now)
         if self.seat not in self._final.dropped and not any(
             m.kind is Kind.LEAVE for m in self._feeds[self.seat]
@@ -617,7 +603,7 @@ class Peer:
             LocalProtocolError: the game is over, more than one other member is left, or the
                 other has not been silent for ``drop_after`` seconds (nothing is sent).
         """
-        if self._recovering:  # (§9.6: nothing is signed before our own feed is known)
+        if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
             raise LocalProtocolError("still recovering our own events from the others")
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         if isinstance(partner, str):
@@ -690,9 +676,7 @@ class Peer:
         for message in own:
             peer._take_back(message)
         if recover:
-            peer._recovering = True
-            peer._recovery_first = len(own)
-            peer._recovery_since = now
+            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
             if own:
                 peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
             peer._recovery_want(now)
@@ -728,78 +712,57 @@ class Peer:
     @property
     def recovering(self) -> bool:
         """Whether this peer, restored with ``recover``, still waits to learn its own feed."""
-        return self._recovering
+        return self._recovery is not None
 
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
         hold and every event that existed when the others took our first want in, or that
         announced more of our feed than we hold (empty when not recovering)."""
-        if not self._recovering:
+        recovery = self._recovery
+        if recovery is None:
             return ()
-        seat = self.seat
         tentative = self.tentative
         members = [q for q in range(self._n) if q not in tentative.dropped]
-        # A member we hold proof against is not waited for: its word is worth nothing (it
-        # could announce less of our feed than it holds), and its drop may need our vote.
-        cheaters = {q for q, _ in self._membership.proven} | set(self._membership.forked_at)
-        # What each member must hold of each feed: all of ours we hold, and every event that
-        # existed when the feed's author took our want in; for a member that voted the
-        # author out, no more than its vote counted (it announces no more).
-        heads = self._recovery_heads
-        announced = self._recovery_heard.copy()
-        for r, wants in self._recovery_wants.items():
-            if r not in announced and len(wants) == self._n and r in wants:
-                # Recovering too (it asks for its own feed): its wants announce what it holds.
-                announced[r] = tuple(wants[q] for q in range(self._n))
-        need = {q: heads.get(q, 0) for q in members}
-        need[seat] = len(self._feeds[seat])
-        frozen = {
-            (voter, q): vote.last_seq for q in members for voter, vote in tentative.votes.get(q, ())
-        }
-        waiting = []
-        for r in members:
-            if r == seat or r in cheaters:
-                continue
-            held = announced.get(r)
-            if (
-                held is None  # not heard since our first want
-                or max(held[seat], self._finality.claimed[r][seat])
-                > need[seat]  # holds ours we lack
-                # Holding less, it may hold a later event of ours waiting for the events it
-                # lacks, which its beats do not announce (§9.6).
-                or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
-            ):
-                waiting.append(r)
-        return tuple(waiting)
+        membership = self._membership
+        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
+        return recovery.awaiting(
+            members,
+            cheaters,
+            len(self._feeds[self.seat]),
+            self._finality.claimed,
+            tentative.votes,
+        )
 
     def recovery_hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
         waiting = self.awaiting()
+        since = self._recovery.since if self._recovery is not None else now
         return bool(waiting) and all(
-            now >= max(self._membership.heard[q], self._recovery_since) + self.config.drop_after
-            for q in waiting
+            now >= max(self._membership.heard[q], since) + self.config.drop_after for q in waiting
         )
 
     def _recovery_want(self, now: float) -> None:
         """Ask every member for our own events past what we hold (a want is signed but names
         no head: it announces nothing of our feed, and keeps us heard)."""
+        recovery = self._recovery
+        assert recovery is not None
         first = len(self._feeds[self.seat]) + 1
-        if not self._recovery_clock:
+        if not recovery.clock:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
             self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
         wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
-        if not self._recovery_clock:
-            self._recovery_clock = self.clock
+        if not recovery.clock:
+            recovery.clock = self.clock
         self._out.append(Send(wire))
         # To a member recovering at once (it asked for its own feed), one per other feed too,
         # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
         # of ours, and takes them as our announcement (§9.6).
-        recovering = [r for r, wants in self._recovery_wants.items() if r in wants]
+        recovering = recovery.recovering_too()
         if recovering:
             frontier = self._frontier()
             for r in recovering:
@@ -824,8 +787,9 @@ class Peer:
         most = max([most, *(vote.last_seq for _, vote in votes)])
         if most > len(own):
             return
-        self._recovering = False
-        first = self._recovery_first
+        assert self._recovery is not None
+        first = self._recovery.first
+        self._recovery = None
         holders = tuple(
             q
             for q in range(self._n)
@@ -833,9 +797,9 @@ class Peer:
         )
         self._out.append(Recovered(first, len(own), holders))
         self._finality.dirty = True
-        for seat, fork_seq in self._deferred_forks:
+        for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
-        self._deferred_forks.clear()
+        self._membership.deferred_forks.clear()
         if not own:
             self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
         self._advance_final()
@@ -882,23 +846,23 @@ class Peer:
                 self._finality.dirty = True
             if beat is not None:
                 self._take_beat(seat, message.lamport, beat, now)
-                if self._recovering and message.lamport > self._recovery_clock:
-                    # Timed above our first recovery want (far above our old clock): sent after
-                    # it took the want in, so after all we sent it before the crash (§9.6).
-                    self._recovery_heard[seat] = beat.held
-                    self._recovery_heads.setdefault(seat, beat.head_seq)
-                    if beat.held[self.seat] < len(self._feeds[self.seat]):
-                        # It lacks some of ours, and cannot learn our head from a beat: send
-                        # them (it may hold a later one of ours waiting for them).
-                        head = len(self._feeds[self.seat])
-                        want = Want(self.seat, beat.held[self.seat] + 1, head)
-                        self._answer_want(message.author, want)
+                recovery = self._recovery
+                # Timed above our first recovery want (far above our old clock): sent after it
+                # took the want in, so after all we sent it before the crash (§9.6). If it
+                # lacks some of ours, it cannot learn our head from a beat: send them (it may
+                # hold a later one of ours waiting for them).
+                held = len(self._feeds[self.seat])
+                if (
+                    recovery is not None
+                    and recovery.beat(seat, message.lamport, beat)
+                    and beat.held[self.seat] < held
+                ):
+                    want = Want(self.seat, beat.held[self.seat] + 1, held)
+                    self._answer_want(message.author, want)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
-                if self._recovering and message.lamport > self._recovery_clock:
-                    self._recovery_wants.setdefault(seat, {})[body.seat] = body.first - 1
-                    if body.seat == seat:  # (it recovers too: its own head, as it knows it)
-                        self._recovery_heads.setdefault(seat, body.first - 1)
+                if self._recovery is not None:
+                    self._recovery.want(seat, message.lamport, body)
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
@@ -906,7 +870,7 @@ class Peer:
             seat == self.seat
             and message.seq > len(feed)
             and source is Source.NETWORK
-            and not self._recovering
+            and not self.recovering
         ):
             # Our log holds every event we ever signed: this one we never did (a stolen key).
             # (Recovering from a cut log, it is ours, signed before the log lost it: it
@@ -1216,7 +1180,7 @@ class Peer:
             self._out.append(Suspected(seat, False))
         if (
             seat in self._membership.voted
-            and not self._recovering  # (heard again later, it is withdrawn then)
+            and not self.recovering  # (heard again later, it is withdrawn then)
             and seat not in self._membership.proven_seats
             and seat not in self._final.dropped
             and seat not in self.tentative.dropped
@@ -1276,8 +1240,8 @@ class Peer:
         """
         if seat in self._membership.voted or seat == self.seat:
             return
-        if self._recovering:  # we may sign nothing yet: vote once recovered
-            self._deferred_forks.append((seat, fork_seq))
+        if self.recovering:  # we may sign nothing yet: vote once recovered
+            self._membership.deferred_forks.append((seat, fork_seq))
             return
         held = len(self._feeds[seat])
         counted = max(
@@ -1317,7 +1281,7 @@ class Peer:
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
         recovering, when others may hold ours past the last one here, timed anywhere above it."""
-        if not self._recovering:
+        if not self.recovering:
             return self.clock
         own = self._feeds[self.seat]
         return own[-1].lamport if own else 0
@@ -1515,7 +1479,7 @@ class Peer:
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
         """Emit the phase events the final state now calls for."""
-        if self._recovering:
+        if self.recovering:
             return  # nothing is signed before our own feed is known (_check_recovered acts)
         final = self._final
         rs = final.round
@@ -1736,9 +1700,9 @@ class Peer:
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):
                 self._want(seat, upto, source, now)
-        if self._recovering:
+        if self.recovering:
             self._check_recovered(now)
-        if self._recovering:
+        if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
             self._ack_due = None
@@ -1753,7 +1717,7 @@ class Peer:
 
     def _liveness(self, now: float) -> None:
         final = self._final
-        if self._recovering:
+        if self.recovering:
             return  # no vote, no readmission before our own feed is known (§9.6)
         if self._membership.rejoin_requests:
             self._sponsor_rejoins(now)
