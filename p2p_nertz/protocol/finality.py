@@ -19,22 +19,28 @@ it beats and deliveries, and folds what became final.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
+from typing import Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat
 from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.state import GameState
 
-__all__ = ["Finality", "KNOWN", "VOTED"]
+__all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "settle"]
 
 #: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
 KNOWN = -1
 VOTED = -2
+
+#: The seat of a view that is no member's (a spectator): no term is its own.
+NO_SEAT = -1
 
 
 class Finality:
     """The stability bound and what it is computed from (one member's view).
 
     Args:
-        seat: our own seat.
+        seat: our own seat (:data:`NO_SEAT` for a spectator).
         feeds: the delivered events of every seat, in seq order (read, never written here).
     """
 
@@ -283,3 +289,77 @@ class Finality:
         """How many events of ``seat``'s feed are final here (its times increase along it)."""
         feed = self._feeds[seat]
         return bisect.bisect_right([m.lamport for m in feed], self.stable)
+
+
+class Bound(Protocol):
+    """The stable time if the seats in ``excluded`` (seat -> cut) no longer play; with a
+    ``floor``, any value at or below it may stand for one at or below it."""
+
+    def __call__(self, excluded: dict[int, int], floor: int | None = None) -> int: ...
+
+
+def settle(
+    final: GameState,
+    tentative: GameState,
+    feeds: Sequence[Sequence[Message]],
+    bound: Bound,
+    floor: int,
+) -> tuple[dict[int, int], int]:
+    """Which members no longer hold finality back, and the stable time then (one rule for the
+    peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
+
+    Members the final fold dropped are out. Seats the held votes drop (``tentative``, at a
+    point the others' feeds make final) no longer hold finality back either, once their events
+    up to the cut are here: they are tried all together (a partition drops several at once),
+    then those whose drop is not yet final are given up. A drop the held votes decide and that
+    is not final yet keeps its member's events past the cut from being final before it is.
+    A member readmitted since, not final yet, is a member again from its readmission on.
+    The stable time returned is at most ``floor`` when nothing more is final.
+    """
+    excluded = dict(final.dropped)
+    candidates = (
+        {
+            q: cut
+            for q, cut in tentative.dropped.items()
+            if q not in excluded and len(feeds[q]) >= cut
+        }
+        if tentative.dropped
+        else {}
+    )
+    for q, at in tentative.readmitted_at.items():
+        # Dropped and readmitted since, both held and neither final (a restart reads a
+        # whole game at once): out from its drop to its readmission, as below. Left in,
+        # our own vote against it (read back from the log) would hold finality below its
+        # drop for good (soak seed 145).
+        if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
+            continue
+        cut = tentative.gaps[q][-1][0]
+        if len(feeds[q]) >= cut:
+            candidates[q] = cut
+    while candidates:
+        trial = excluded | candidates
+        limit = bound(trial)
+        late = [q for q in candidates if tentative.drop_at.get(q, 0) > limit]
+        if not late:
+            excluded = trial
+            break
+        for q in late:
+            del candidates[q]
+    stable = bound(excluded, floor)
+    for q, cut in tentative.dropped.items() if tentative.dropped else ():
+        # A drop the held votes decide, not final yet: the member's events past its cut
+        # must not be final before it is, or the drop, once final, would cut events
+        # already taken (soak seed 1216: both voters had withdrawn after the votes that
+        # decided it, each before holding the other's vote).
+        feed = feeds[q]
+        if q not in excluded and cut < len(feed):
+            stable = min(stable, feed[cut].lamport - 1)
+    if stable <= floor:
+        return excluded, stable  # (the readmissions below could only lower it)
+    for q, at in tentative.readmitted_at.items():
+        if q in excluded and q not in tentative.dropped:
+            # Readmitted at time ``at`` (held here, not final yet): a member again for
+            # everything after it.
+            rest = {k: v for k, v in excluded.items() if k != q}
+            stable = min(stable, max(at, bound(rest)))
+    return excluded, stable

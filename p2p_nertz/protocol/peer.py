@@ -93,7 +93,7 @@ from p2p_nertz.protocol.envelope import (
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.feeds import Feeds, Source, matches
-from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
@@ -1385,7 +1385,6 @@ class Peer:
             return
         self._finality.dirty = False
         final = self._final
-        excluded = dict(final.dropped)
         tentative = self.tentative if self._votes_held else final
         if self._votes_held:
             for q, cut in tentative.dropped.items():
@@ -1401,54 +1400,9 @@ class Peer:
             tentative = self.tentative
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
-        # Seats the held votes drop (at a point the others' feeds make final) no longer hold
-        # finality back, once their events up to the cut are here. Try them all together (a
-        # partition drops several at once), then give up those whose drop is not yet final.
-        candidates = (
-            {
-                q: cut
-                for q, cut in tentative.dropped.items()
-                if q not in excluded and len(self._feeds[q]) >= cut
-            }
-            if tentative.dropped
-            else {}
+        excluded, stable = settle(
+            final, tentative, self._feeds, self._bounds, self._finality.stable
         )
-        for q, at in tentative.readmitted_at.items():
-            # Dropped and readmitted since, both held and neither final (a restart reads a
-            # whole game at once): out from its drop to its readmission, as below. Left in,
-            # our own vote against it (read back from the log) would hold finality below its
-            # drop for good (soak seed 145).
-            if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
-                continue
-            cut = tentative.gaps[q][-1][0]
-            if len(self._feeds[q]) >= cut:
-                candidates[q] = cut
-        while candidates:
-            trial = excluded | candidates
-            bound = self._bounds(trial)
-            late = [q for q in candidates if tentative.drop_at.get(q, 0) > bound]
-            if not late:
-                excluded = trial
-                break
-            for q in late:
-                del candidates[q]
-        stable = self._bounds(excluded, self._finality.stable)
-        for q, cut in tentative.dropped.items() if tentative.dropped else ():
-            # A drop the held votes decide, not final yet: the member's events past its cut
-            # must not be final before it is, or the drop, once final, would cut events
-            # already taken (soak seed 1216: both voters had withdrawn after the votes that
-            # decided it, each before holding the other's vote).
-            feed = self._feeds[q]
-            if q not in excluded and cut < len(feed):
-                stable = min(stable, feed[cut].lamport - 1)
-        if stable <= self._finality.stable:
-            return  # (the readmissions below could only lower it)
-        for q, at in tentative.readmitted_at.items():
-            if q in excluded and q not in tentative.dropped:
-                # Readmitted at time ``at`` (held here, not final yet): a member again for
-                # everything after it.
-                rest = {k: v for k, v in excluded.items() if k != q}
-                stable = min(stable, max(at, self._bounds(rest)))
         if stable <= self._finality.stable:
             return
         self._finality.stable = max(self._finality.stable, stable)

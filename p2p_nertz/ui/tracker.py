@@ -61,7 +61,7 @@ _LOOKBACK = 16  # events searched back in a feed for its author's last action
 
 class GameSource(Protocol):
     """What a view is built from: a :class:`~p2p_nertz.protocol.peer.Peer`, or a spectator's
-    :class:`~p2p_nertz.ui.spectator.Spectator`."""
+    :class:`~p2p_nertz.protocol.spectator.Spectator`."""
 
     @property
     def spec(self) -> GameSpec:
