@@ -15,9 +15,12 @@ state and return decisions; the peer signs the votes and sends the proofs.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["Membership", "SilenceTimers"]
 
@@ -179,6 +182,77 @@ class Membership:
             # it.)
             gone = max(gone, now - stall[0] - timers.phase_timeout)
         return gone
+
+    def stalls(
+        self,
+        now: float,
+        final: GameState,
+        tentative: Callable[[], GameState],
+        feeds: Sequence[Sequence[Message]],
+        finality: Finality,
+    ) -> Iterator[int]:
+        """The members to vote out now for withholding, one at a time (the caller votes before
+        asking for the next: our vote is an event of ours, which the next one may owe).
+
+        A member that beats is never suspected; if what it owes never comes, it would hold
+        every peer's finality back forever. What it owes is what only it can give: its events
+        up to the head it announced itself, and its announcements of holding the events held
+        here (of feeds it has not voted out). A wait that sees no progress on what was owed when
+        it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
+        stands when the member beats again. (Its events and cover come from it alone; any
+        honest member sends them within a round trip, or fetches what it lacks from us.)
+        ``tentative`` gives the held view as it is when called (our votes change it).
+        """
+        if final.phase is Phase.OVER or self.seat in final.dropped or self.all_heard_since is None:
+            self.stall.clear()  # (a member is silent: nobody is blamed for now, blame_from)
+            return
+        timers = self.timers
+        stall = self.stall
+        members = [q for q in range(self.n) if q not in final.dropped]
+        for q in [q for q in stall if q in final.dropped]:
+            del stall[q]  # out of the game: it owes nothing
+        for q in members:
+            if q == self.seat:
+                continue
+            if q in self.suspected or now >= self.heard[q] + timers.suspect_after:
+                stall.pop(q, None)  # silent, not talking: the silence timers apply
+                continue
+            owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
+            if owed_feed <= len(feeds[q]):
+                owed_feed = 0
+            held = finality.held_by[q]
+            # What of each feed it must cover now: up to what we count of it (no more than our
+            # vote, nor a held drop's cut), unless it voted that member out (it then announces
+            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
+            # feed that stopped counting (a member dropped, or voted out by it) is met.
+            due = []
+            for r in range(self.n):
+                count = 0
+                if r != q and r in members:
+                    count = min(
+                        len(feeds[r]),
+                        self.voted.get(r, len(feeds[r])),
+                        tentative().dropped.get(r, len(feeds[r])),
+                    )
+                    if held[r] < count and any(v == q for v, _ in tentative().votes.get(r, ())):
+                        count = 0
+                due.append(count)
+            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
+            owes = owed_feed > 0 or any(owed_cover)
+            record = stall.get(q)
+            if record is not None:
+                _, feed_target, cover_target = record
+                progress = len(feeds[q]) >= feed_target and all(
+                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
+                )
+                if not progress:
+                    if now >= record[0] + timers.phase_timeout and q not in self.voted:
+                        yield q
+                    continue
+            if owes:
+                stall[q] = (now, owed_feed, owed_cover)
+            else:
+                stall.pop(q, None)
 
     def proven_fork(self, seat: int, seq: int) -> None:
         """``seat`` is proven to have forked (or lied about time) at ``seq``."""

@@ -1712,78 +1712,14 @@ class Peer:
                 self._out.append(Suspected(q, True))
 
     def _scan_stalls(self, now: float) -> None:
-        """Vote out a member that keeps talking while finality waits for it (§9.2).
-
-        A member that beats is never suspected; if what it owes never comes, it would hold
-        every peer's finality back forever. What it owes is what only it can give: its events
-        up to the head it announced itself, and its announcements of holding the events held
-        here (of feeds it has not voted out). A wait that sees no progress on what was owed when
-        it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
-        stands when the member beats again. (Its events and cover come from it alone; any
-        honest member sends them within a round trip, or fetches what it lacks from us.)
-        """
+        """Vote out the members that keep talking while finality waits for them
+        (:meth:`Membership.stalls`, §9.2): a vote *withheld* stands when it beats again."""
         final = self._final
-        if (
-            final.phase is Phase.OVER
-            or self.seat in final.dropped
-            or self._membership.all_heard_since is None
+        for q in self._membership.stalls(
+            now, final, lambda: self.tentative, self._feeds, self._finality
         ):
-            # (A member is silent: nobody is blamed for now, Membership.blame_from.)
-            self._membership.stall.clear()
-            return
-        config = self.config
-        feeds = self._feeds
-        members = [q for q in range(self._n) if q not in final.dropped]
-        for q in [q for q in self._membership.stall if q in final.dropped]:
-            del self._membership.stall[q]  # out of the game: it owes nothing
-        for q in members:
-            if q == self.seat:
-                continue
-            if (
-                q in self._membership.suspected
-                or now >= self._membership.heard[q] + config.suspect_after
-            ):
-                self._membership.stall.pop(q, None)  # silent, not talking: the silence timers apply
-                continue
-            owed_feed = max(self._finality.announced[q][1], self._finality.claimed[q][q])
-            if owed_feed <= len(feeds[q]):
-                owed_feed = 0
-            held = self._finality.held_by[q]
-            # What of each feed it must cover now: up to what we count of it (no more than our
-            # vote, nor a held drop's cut), unless it voted that member out (it then announces
-            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
-            # feed that stopped counting (a member dropped, or voted out by it) is met.
-            due = []
-            for r in range(self._n):
-                count = 0
-                if r != q and r in members:
-                    count = min(
-                        len(feeds[r]),
-                        self._membership.voted.get(r, len(feeds[r])),
-                        self.tentative.dropped.get(r, len(feeds[r])),
-                    )
-                    if held[r] < count and any(v == q for v, _ in self.tentative.votes.get(r, ())):
-                        count = 0
-                due.append(count)
-            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
-            owes = owed_feed > 0 or any(owed_cover)
-            record = self._membership.stall.get(q)
-            if record is not None:
-                _, feed_target, cover_target = record
-                progress = len(feeds[q]) >= feed_target and all(
-                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
-                )
-                if not progress:
-                    if now >= record[0] + config.phase_timeout and q not in self._membership.voted:
-                        self._membership.proven_seats.add(
-                            q
-                        )  # not withdrawn when heard: it is heard
-                        self._vote(q, DropReason.WITHHELD, now)
-                    continue
-            if owes:
-                self._membership.stall[q] = (now, owed_feed, owed_cover)
-            else:
-                self._membership.stall.pop(q, None)
+            self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
+            self._vote(q, DropReason.WITHHELD, now)
 
     @staticmethod
     def _touches(move: Move) -> set[Pile]:
