@@ -67,22 +67,18 @@ from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
     VOTE_WINDOW,
     Beat,
-    Commit,
     Drop,
     DropReason,
     EventBody,
     Join,
     Leave,
     Play,
-    Ready,
-    Result,
-    Reveal,
-    RevealWhat,
     Want,
     encode_body,
     kind_of,
     parse_body,
 )
+from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.envelope import (
     InvalidMessageError,
     Kind,
@@ -100,7 +96,7 @@ from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
-from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled_deck
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table
 
 __all__ = [
     "Effect",
@@ -338,7 +334,7 @@ class Peer:
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
-        self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
+        self._duties = Duties(self.seat, spec, self._secret, self._nonce)
         self._out: list[Effect] = []
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
@@ -692,7 +688,7 @@ class Peer:
         """Take one of our own events (from our log, or from the others in recovery) as done:
         the phase events it sends are not sent again, its votes stand."""
         body = parse_body(message.kind, message.body, self._n)
-        self._mark_done(message.kind, body)
+        self._duties.mark_done(message.kind, body)
         assert not isinstance(body, _NOT_EVENTS)
         # What it announced holding we announced: a vote of ours on a fork must count it
         # (others may have made it final on our word, §9.4).
@@ -1432,132 +1428,39 @@ class Peer:
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
-        """Emit the phase events the final state now calls for."""
+        """Sign the events the final state now calls for (:class:`Duties`)."""
         if self.recovering:
             return  # nothing is signed before our own feed is known (_check_recovered acts)
         final = self._final
-        rs = final.round
-        seat = self.seat
-        if final.abandoned is not None:
-            self._answer_abandon()
-        if seat in final.dropped:
-            self._ask_rejoin()
+        duties = self._duties
+        own = self._feeds[self.seat]
+        author = duties.abandon_to_answer(final, own)
+        if author is not None:
+            held = len(self._feeds[author])
+            ids = self._vote_ids(author, held)
+            self._sign(Drop((), author, held, DropReason.ABANDON, 0, ids), None)
+        if self.seat in final.dropped:
+            # Our own votes no longer count (we were out): our announcements unfreeze.
+            voted = self._membership.voted
+            for q in [q for q in voted if q not in final.dropped]:
+                del voted[q]
+            join = duties.rejoin_request(final, own, self.config.rejoin)
+            if join is not None:
+                self._sign(join, None)
             return
-        if seat not in rs.seats or seat in rs.forfeit:
-            return
-        n = rs.number
-        phase = final.phase
-        if phase is Phase.COMMIT and not self._is_done(Kind.COMMIT, n):
-            self._emit(
-                Commit(
-                    self._frontier(),
-                    n,
-                    st.secret_hash(self._secret(n)),
-                    st.nonce_hash(self._nonce(n)),
-                ),
-                None,
-            )
-        elif phase is Phase.NONCE and not self._is_done(Kind.REVEAL, n, RevealWhat.NONCE):
-            self._emit(Reveal(self._frontier(), n, RevealWhat.NONCE, self._nonce(n)), None)
-        elif (
-            phase is Phase.PLAY
-            and not self._is_done(Kind.READY, n)
-            and (self.ready_through is None or n <= self.ready_through)
-        ):
-            assert rs.randomness is not None
-            deck = shuffled_deck(
-                st.deck_seed(self._secret(n), rs.randomness, n), self.spec.rules.jokers
-            )
-            t = Tableau.deal(deck, self.spec.rules)
-            visible = (t.nerts[-1], *(p[-1] for p in t.work))
-            self._emit(Ready(self._frontier(), n, visible), None)
-        elif phase is Phase.REVEAL and not self._is_done(Kind.REVEAL, n, RevealWhat.SECRET):
-            self._emit(Reveal(self._frontier(), n, RevealWhat.SECRET, self._secret(n)), None)
-        elif phase is Phase.RESULT and not self._is_done(Kind.RESULT, n):
-            assert rs.expected is not None and rs.digest is not None
-            scores = tuple(p.total for p in rs.expected.players)
-            self._emit(Result(self._frontier(), n, rs.digest, scores), None)
-
-    def _answer_abandon(self) -> None:
-        """The other member abandoned the game while we were cut off: sign our own abandon.
-
-        Its frontier shows what we held; the fold counts the rounds both abandons saw scored
-        (§9.3), so this settles the result on both sides (the other may have counted a round
-        whose last result never reached us). Once only: an abandon of ours already does it.
-        """
-        final = self._final
-        assert final.abandoned is not None
-        author, absent = final.abandoned
-        if absent != self.seat or (self.seat, author) in final.abandons:
-            return
-        if any(
-            m.kind is Kind.DROP
-            and isinstance(body := parse_body(m.kind, m.body, self._n), Drop)
-            and body.reason is DropReason.ABANDON
-            for m in self._feeds[self.seat]
-        ):
-            return  # signed already (not yet read back by the fold)
-        held = len(self._feeds[author])
-        self._emit(
-            Drop(
-                self._frontier(),
-                author,
-                held,
-                DropReason.ABANDON,
-                0,
-                self._vote_ids(author, held),
-            ),
-            None,
-        )
-
-    def _ask_rejoin(self) -> None:
-        """We were dropped (our final fold says so): ask to rejoin at the next round, once.
-
-        Not after a leave or a drop for cheating (the fold refuses those), nor in a game over.
-        Our own votes no longer count (we were out): our announcements unfreeze."""
-        final = self._final
-        seat = self.seat
-        cut = final.dropped[seat]
-        for q in [q for q in self._membership.voted if q not in final.dropped]:
-            del self._membership.voted[q]
-        if (
-            not self.config.rejoin
-            or final.phase is Phase.OVER
-            or seat in final.left
-            or seat in final.rejoining
-            or any(v.reason is DropReason.EQUIVOCATION for _, v in final.votes.get(seat, ()))
-            or any(m.kind is Kind.JOIN for m in self._feeds[seat][cut:])
-        ):
-            return
-        self._emit(Join(self._frontier()), None)
+        body = duties.phase_event(final, self.ready_through)
+        if body is not None:
+            self._sign(body, None)
 
     def _sponsor_rejoins(self, now: float) -> None:
-        """Readmit a dropped member whose rejoin request we hold (an event of ours counts,
-        its request does not, §9.7)."""
-        final = self._final
-        if self.seat in final.dropped or final.phase is Phase.OVER:
-            return
-        for q, request in self._membership.rejoin_requests.items():
-            if (q, request) in self._membership.sponsored or q not in final.dropped:
-                continue
-            if q in final.rejoining or request <= final.dropped[q]:
-                continue
-            if q in self._membership.forked_at:
-                # Proven to fork while it was out (two versions of one of its events, in its
-                # gap): a cheater does not come back (§9.8), whether or not what it forked
-                # would have counted (soak seed 544).
-                continue
-            self._membership.sponsored.add((q, request))
+        """Readmit the dropped members whose rejoin requests we hold
+        (:meth:`Duties.sponsorships`)."""
+        membership = self._membership
+        for q, request in self._duties.sponsorships(
+            self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
+        ):
             ids = self._vote_ids(q, request)
-            self._emit(Drop(self._frontier(), q, request, DropReason.REJOIN, 0, ids), now)
-
-    def _is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
-        return (int(kind), number, int(what)) in self._done
-
-    def _mark_done(self, kind: Kind, body: object) -> None:
-        number = getattr(body, "round", 0)
-        what = int(body.what) if isinstance(body, Reveal) else 0
-        self._done.add((int(kind), number, what))
+            self._sign(Drop((), q, request, DropReason.REJOIN, 0, ids), now)
 
     # -- sending ----------------------------------------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
@@ -1574,6 +1477,10 @@ class Peer:
         for q, h in enumerate(held):
             announced[q] = max(announced[q], h)
         return tuple(held)
+
+    def _sign(self, body: EventBody, now: float | None) -> None:
+        """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
+        self._emit(_with_frontier(body, self._frontier()), now)
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
@@ -1597,7 +1504,7 @@ class Peer:
             kind=kind,
             body=encode_body(body),
         )
-        self._mark_done(kind, body)
+        self._duties.mark_done(kind, body)
         # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
         message = decode_message(wire, game_id=self.game_id, roster=self._roster)
         self._out.append(Record(wire, own=True))
