@@ -93,6 +93,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
     InvalidMessageError,
     Kind,
     Message,
@@ -393,24 +394,38 @@ def audit(
         the input makes this raise.
     """
     opened: dict[int, _Opened] = {}
+    # The codec's memo for every pass over these logs: a message is parsed and verified once.
+    envelopes = EnvelopeCache()
     try:
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:
             return AuditReport(None, tuple(_unread(sources)), tuple(setup))
-        run, passes = _settled(found, sources, strict=strict, deep=deep, opened=opened)
+        run, passes = _settled(
+            found, sources, strict=strict, deep=deep, opened=opened, envelopes=envelopes
+        )
     finally:
         for stream, _ in opened.values():
             _close(stream)
     if on_fold is not None:
         cuts, forks, caps = dict(run.cuts), dict(run.forks), dict(run.caps)
         run = _Pass(
-            found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold, caps=caps
+            found,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=on_fold,
+            caps=caps,
+            envelopes=envelopes,
         )
         run.run()
     if not run.stopped and run.may_split():
         # Each peer's own view, folded from its log alone: two that finished differently are
         # a split (DESIGN.md §6), which the union alone cannot show.
-        views = [_view(found, source) for source, log in zip(sources, run.logs, strict=True)]
+        views = [
+            _view(found, source, envelopes) for source, log in zip(sources, run.logs, strict=True)
+        ]
         run.compare(views)
     return run.report(setup, passes)
 
@@ -423,6 +438,7 @@ def _settled(
     deep: bool,
     opened: dict[int, _Opened] | None = None,
     kinds: bool = False,
+    envelopes: EnvelopeCache | None = None,
 ) -> tuple[_Pass, int]:
     """Read the logs until the cuts the fold decides no longer change (module docstring);
     the last pass, and how many were made."""
@@ -432,10 +448,21 @@ def _settled(
         int, tuple[int, int]
     ] = {}  # votes past a standing vote against their author never count
     passes = 0
+    envelopes = envelopes if envelopes is not None else EnvelopeCache()
     while True:
         passes += 1
         last = passes >= spec.seats + 2
-        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None, caps=caps)
+        run = _Pass(
+            spec,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=None,
+            caps=caps,
+            envelopes=envelopes,
+        )
         if kinds:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
@@ -649,8 +676,10 @@ class _Pass:
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
         caps: dict[int, tuple[int, int]] | None = None,
+        envelopes: EnvelopeCache | None = None,
     ) -> None:
         self.spec = spec
+        self.envelopes = envelopes if envelopes is not None else EnvelopeCache()
         self.deep = deep
         self.game_id = spec.game_id  # computed once: it hashes the whole spec
         self.seats = spec.seats
@@ -917,7 +946,9 @@ class _Pass:
         known = recent.get(data) if recent is not None else None
         if known is None:
             try:
-                message = decode_message(data, game_id=self.game_id, roster=self.roster)
+                message = decode_message(
+                    data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+                )
             except InvalidMessageError as exc:
                 where = _peek(data)
                 self.add(
@@ -1844,10 +1875,10 @@ class _View:
     kinds: tuple[bytes, ...]
 
 
-def _view(spec: GameSpec, source: LogSource) -> _View | None:
+def _view(spec: GameSpec, source: LogSource, envelopes: EnvelopeCache) -> _View | None:
     """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
     log that is not a readable log of this game's members."""
-    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True)
+    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True, envelopes=envelopes)
     log = run.logs[0]
     if not log.readable or log.owner is None:
         return None

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.bots import Pacing, Strategy, make_strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_message, encode_message
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Kind,
+    decode_message,
+    encode_message,
+)
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -331,6 +337,9 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: The codec memo the run's peers shared: whoever reads the logs afterwards in the same
+    #: process (the invariant checks) finds every message parsed and verified already.
+    envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False, repr=False)
 
     def log_digest(self) -> str:
         """SHA-256 over every peer's log, notes included, in seat order (determinism
@@ -365,7 +374,12 @@ class Simulation:
         # Peers in seat order (the spec sorts the roster by key).
         by_id = {i.peer_id: i for i in self.identities}
         self.identities = [by_id[pid] for pid in spec.peer_ids]
-        self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
+        # One codec memo for every peer of the run: what one peer parsed and verified, the
+        # others need not (each would get the same answer; a real process has its own).
+        self.envelopes = EnvelopeCache()
+        self.peers: list[Peer | None] = [
+            Peer(i, spec, 0.0, config.peer, envelopes=self.envelopes) for i in self.identities
+        ]
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
         self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
         # Each seat's log says it began a recovery and has not finished it (a note in the
@@ -382,7 +396,9 @@ class Simulation:
         self.tick_at: list[float | None] = [None] * n
         self.down_until: list[float | None] = [None] * n
         self.frozen_until: list[float | None] = [None] * n
-        self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
+        self.result = SimResult(
+            config, self.logs, self.peers, self.identities, spec, envelopes=self.envelopes
+        )
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
         self.result.notes = self.notes
 
@@ -470,7 +486,7 @@ class Simulation:
         """Cut ``seat``'s log before its ``count``-th last own event (disk damage)."""
         log = self.logs[seat]
         own = self.identities[seat].peer_id
-        mine = [i for i, wire in enumerate(log) if _author(wire) == own]
+        mine = [i for i, wire in enumerate(log) if _author(wire, self.envelopes) == own]
         if count <= 0 or not mine:
             return
         cut = mine[-min(count, len(mine))]
@@ -562,6 +578,7 @@ class Simulation:
                     config.peer,
                     reserved=self.reserved[seat],
                     recover=self.recovering[seat],
+                    envelopes=self.envelopes,
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
@@ -668,10 +685,10 @@ class Simulation:
         )
 
 
-def _author(wire: bytes) -> bytes | None:
+def _author(wire: bytes, cache: EnvelopeCache) -> bytes | None:
     """The author of a logged message (``None`` if it does not decode)."""
     try:
-        return bytes(decode_message(wire).author)
+        return bytes(decode_message(wire, cache=cache).author)
     except InvalidMessageError:
         return None
 
