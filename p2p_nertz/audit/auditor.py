@@ -108,7 +108,7 @@ from p2p_nertz.protocol.evidence import (
     check_proof,
 )
 from p2p_nertz.protocol.identity import fingerprint
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
     GameEnded,
@@ -138,9 +138,6 @@ __all__ = [
     "audit",
     "event_text",
 ]
-
-SPEC_NOTE = "spec"
-"""The log note that carries the game spec (``GameSpec.to_wire()``): docs/log-format.md §5."""
 
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from p2p_nertz.audit.auditor import SPEC_NOTE
 from p2p_nertz.logfile.format import LogHeader, Record, encode_log
 from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
 from p2p_nertz.protocol.peer import Note
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.sim.network import SimResult
 
 __all__ = ["log_file", "log_files", "log_records"]

@@ -100,7 +100,7 @@ from p2p_nertz.protocol.peer import (
     Send,
     Suspected,
 )
-from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, abandon_partner
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
@@ -147,11 +147,6 @@ the log before it is sent, so the others learn it from whoever holds it, or from
 
 CLOCK_NOTE: Final = "clock"
 """The name of the log note that makes a :class:`Reserve` durable."""
-
-SPEC_NOTE: Final = "spec"
-"""The name of the log note holding the game's :meth:`GameSpec.to_wire` bytes: the first record
-of every log a node starts, so a log names its game's roster and rules by itself (the header's
-game id is their hash, so the note cannot lie)."""
 
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
