@@ -71,6 +71,9 @@ import msgpack  # type: ignore[import-untyped]
 from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
+    RECORD_NOTE,
+    RECORD_RECEIVED_EVENT,
+    RECORD_SENT_EVENT,
     LogHeader,
     LogStream,
     LogSummary,
@@ -93,6 +96,8 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import (
+    KIND_DROP,
+    KIND_NERTS,
     EnvelopeCache,
     InvalidMessageError,
     Kind,
@@ -143,14 +148,6 @@ _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
 _RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
-
-# Members read for every record (Python 3.11 reads ``RecordKind.NOTE`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_NOTE = RecordKind.NOTE
-_SENT = RecordKind.SENT_EVENT
-_RECEIVED = RecordKind.RECEIVED_EVENT
-_NERTS_CALL = Kind.NERTS
-_DROP = Kind.DROP
 
 
 class RecordStream(Protocol):
@@ -933,11 +930,11 @@ class _Pass:
     # -- records ---------------------------------------------------------------------------
     def _record(self, log: _Log, record: Record) -> None:
         kind = record.kind
-        if kind is _NOTE:
+        if kind is RECORD_NOTE:
             if record.name == PROOF_NOTE:
                 self._proof_note(log, record)
             return
-        is_event = kind is _SENT or kind is _RECEIVED
+        is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
         data = record.data
         recent = self.recent
         known = recent.get(data) if recent is not None else None
@@ -976,7 +973,7 @@ class _Pass:
                 )
             )
             return
-        if kind is _SENT and seat != log.owner:
+        if kind is RECORD_SENT_EVENT and seat != log.owner:
             self.add(
                 Violation(
                     ViolationKind.MISFILED,
@@ -1271,7 +1268,7 @@ class _Pass:
                 self._clock_lie(seat, seq, lamport, announced)
         if self.kinds is not None:
             self.kinds[seat].append(message.kind)
-        if message.kind is _DROP:
+        if message.kind is KIND_DROP:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
@@ -1334,7 +1331,7 @@ class _Pass:
         before = None
         if table is not None and isinstance(body, Play):
             before = table.tableaux[event.seat]
-        nerts_call = event.kind is _NERTS_CALL
+        nerts_call = event.kind is KIND_NERTS
         before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
         if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event

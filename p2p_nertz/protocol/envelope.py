@@ -227,6 +227,16 @@ class Kind(enum.IntEnum):
         return self < _FIRST_BEAT_CODE  # int comparison: no enum ``value`` lookup (hot path)
 
 
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+KIND_JOIN = Kind.JOIN
+KIND_MOVE = Kind.MOVE
+KIND_CLAIM = Kind.CLAIM
+KIND_NERTS = Kind.NERTS
+KIND_DROP = Kind.DROP
+KIND_BEAT = Kind.BEAT
+KIND_ACK = Kind.ACK
+
+
 class RejectReason(enum.StrEnum):
     """Why a message was rejected; the value is a short code for counters and logs."""
 
