@@ -29,8 +29,7 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from p2p_nertz.bots import Pacing, Strategy, make_strategy
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -51,7 +50,7 @@ from p2p_nertz.protocol.peer import (
     Send,
 )
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase, abandon_partner
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Rules
 
@@ -385,11 +384,13 @@ class Simulation:
         # Each seat's log says it began a recovery and has not finished it (a note in the
         # log, as the runtime writes): a restart then recovers again.
         self.recovering = [False] * n
-        self.bots: list[Strategy] = [
-            make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
+        pacing = Pacing(config.speed)
+        self.bots = [
+            BotDriver(
+                make_strategy(config.strategy, self.rng.fork(seat)), pacing, wait_for_deals=False
+            )
+            for seat in range(n)
         ]
-        self.bot_round = [0] * n
-        self.pacing = Pacing(config.speed)
         self.queue: list[tuple[float, int, int, int, bytes]] = []
         self.counter = 0
         self.generation = [0] * n  # a restart invalidates what was queued for the old process
@@ -502,7 +503,7 @@ class Simulation:
         for seat, peer in enumerate(self.peers):
             assert peer is not None
             self._apply(seat, peer.start(0.0), 0.0)
-            self._push(self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+            self._push(self.bots[seat].delay(self.rng), self.BOT, seat)
         for crash in config.faults.crashes:
             self._push(crash.at, self.CRASH, crash.seat, b"")
         for index, cheat in enumerate(config.faults.equivocations):
@@ -522,7 +523,7 @@ class Simulation:
                 if kind == self.MESSAGE:
                     self._push(frozen, kind, seat, data)
                 else:
-                    self._push(frozen + self.pacing.delay_ms(self.rng) / 1000, kind, seat)
+                    self._push(frozen + self.bots[seat].delay(self.rng), kind, seat)
                 continue
             if kind == self.MESSAGE:
                 if peer is not None:
@@ -542,7 +543,7 @@ class Simulation:
             elif kind == self.BOT:
                 if peer is not None:
                     self._bot(seat, peer, now, crash_plan)
-                self._push(now + self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+                self._push(now + self.bots[seat].delay(self.rng), self.BOT, seat)
             elif kind == self.CRASH:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
@@ -592,40 +593,19 @@ class Simulation:
     def _bot(
         self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
     ) -> None:
-        tentative = peer.tentative
-        if (
-            self.config.abandon
-            and peer.final.phase is not Phase.OVER
-            and not peer.recovering  # (it may sign nothing yet, §9.6)
-            and isinstance(abandon_partner(peer.final, tentative, seat), int)
-        ):
+        bot = self.bots[seat]
+        if self.config.abandon:
             # Alone with a member that may have gone (silent, or talking but stalled): the core
             # says whether it takes an abandon now, as for the runtime's bots.
-            try:
-                effects = peer.abandon(now)
-            except LocalProtocolError:
-                pass
-            else:
-                self._apply(seat, effects, now)
+            abandoned = bot.abandon(peer, now)
+            if abandoned is not None:
+                self._apply(seat, abandoned, now)
                 return
-        view = tentative.table
-        if (
-            view is None
-            or tentative.phase is not Phase.PLAY
-            or seat not in tentative.round.ready
-            or view.over
-        ):
-            return
-        number = tentative.round.number
-        if self.bot_round[seat] != number:
-            self.bot_round[seat] = number
-            self.bots[seat].new_round()
-        move = self.bots[seat].decide(view, seat)
+        move = bot.choose(peer)
         if move is None:
             return
-        try:
-            effects = peer.play(move, now)
-        except (IllegalMoveError, LocalProtocolError):
+        effects = bot.play(peer, move, now)
+        if effects is None:
             return
         # A crash scheduled "mid-step" strikes during the next move after its time.
         for (crash_seat, at), crash in list(crash_plan.items()):
