@@ -86,6 +86,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
     InvalidMessageError,
     Kind,
     Message,
@@ -282,13 +283,21 @@ class Peer:
         spec: the game agreed in the lobby; this peer must be in its roster.
         now: the current time.
         config: timers and limits.
+        envelopes: the codec's memo of messages parsed and verified (one may be shared by the
+            peers of one process, as the simulator's are); ``None``: a new one of its own.
 
     Raises:
         LocalProtocolError: this identity is not in the roster.
     """
 
     def __init__(
-        self, identity: Identity, spec: GameSpec, now: float, config: PeerConfig | None = None
+        self,
+        identity: Identity,
+        spec: GameSpec,
+        now: float,
+        config: PeerConfig | None = None,
+        *,
+        envelopes: EnvelopeCache | None = None,
     ) -> None:
         try:
             self.seat = spec.seat_of(identity.peer_id)
@@ -298,6 +307,7 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
+        self._envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
         #: A person's table holds the next round's ``ready`` while the player reads the board
         #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
@@ -739,6 +749,7 @@ class Peer:
         *,
         reserved: int = 0,
         recover: bool = False,
+        envelopes: EnvelopeCache | None = None,
     ) -> tuple[Peer, list[Effect]]:
         """Rebuild a peer from its log (every event it sent or received) after a crash.
 
@@ -755,8 +766,10 @@ class Peer:
         in a beat timed after its first want, what it holds of our feed, and we hold at least
         that much (a :class:`Recovered` effect says so). Meanwhile :meth:`play` and
         :meth:`abandon` raise, and :meth:`leave` signs nothing (docs/protocol.md §9.6).
+
+        ``envelopes``: the codec's memo, as for the constructor.
         """
-        peer = cls(identity, spec, now, config)
+        peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
         peer.clock = peer._reserved = reserved
         records = list(records)
@@ -764,7 +777,9 @@ class Peer:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
-                message = decode_message(data, game_id=peer.game_id, roster=peer._roster)
+                message = decode_message(
+                    data, game_id=peer.game_id, roster=peer._roster, cache=peer._envelopes
+                )
             except InvalidMessageError:
                 continue
             if message.author == identity.peer_id and message.kind is Kind.DROP:
@@ -938,7 +953,9 @@ class Peer:
 
     def _receive(self, data: bytes, now: float, *, restoring: bool = False) -> None:
         try:
-            message = decode_message(data, game_id=self.game_id, roster=self._roster)
+            message = decode_message(
+                data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+            )
         except InvalidMessageError as exc:
             self._reject(exc.reason.value, exc.detail)
             return
@@ -2059,10 +2076,13 @@ class Peer:
             lamport=self.clock,
             kind=kind,
             body=encode_body(body),
+            cache=self._envelopes,
         )
         self._mark_done(kind, body)
         # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
-        message = decode_message(wire, game_id=self.game_id, roster=self._roster)
+        message = decode_message(
+            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+        )
         self._out.append(Record(wire, own=True))
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
@@ -2091,6 +2111,7 @@ class Peer:
             lamport=self.clock,
             kind=kind,
             body=encode_body(body),
+            cache=self._envelopes,
         )
 
     def _beat(self, kind: Kind, now: float) -> None:
