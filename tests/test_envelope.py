@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import p2p_nertz.protocol
 from p2p_nertz.errors import LocalProtocolError, RemoteProtocolError
+from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import (
     MAX_BODY_DEPTH,
     MAX_COUNTER,
@@ -24,6 +25,7 @@ from p2p_nertz.protocol.envelope import (
     SIGNATURE_DOMAIN,
     Body,
     BodyValidator,
+    EnvelopeCache,
     InvalidMessageError,
     Kind,
     Message,
@@ -622,6 +624,117 @@ def test_decode_mutated_messages_are_rejected_or_unchanged(data: bytes) -> None:
     if isinstance(result, Message):
         assert data == VALID
         assert result == decode_message(VALID)
+
+
+# ---------------------------------------------------------------------------------------------
+# The codec's memo: owned by the caller, never a module's
+
+
+def _counting_verify(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Count the signature checks decode_message makes (the author of each, in order)."""
+    calls: list[bytes] = []
+    real = envelope.verify
+
+    def counted(peer_id: bytes, signature: bytes, data: bytes) -> bool:
+        calls.append(peer_id)
+        return real(peer_id, signature, data)
+
+    monkeypatch.setattr(envelope, "verify", counted)
+    return calls
+
+
+def test_envelope_cache_without_one_every_decode_verifies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The codec keeps no state of its own: nothing a call did, with or without a cache,
+    # spares a call without one the check.
+    calls = _counting_verify(monkeypatch)
+    wire = _event(lamport=41)
+    decode_message(wire, cache=EnvelopeCache())
+    decode_message(wire)
+    decode_message(wire)
+    assert len(calls) == 3
+
+
+def test_envelope_cache_verifies_once_per_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_verify(monkeypatch)
+    wire = _event(lamport=42)
+    mine, theirs = EnvelopeCache(), EnvelopeCache()
+    first = decode_message(wire, game_id=GAME, cache=mine)
+    again = decode_message(bytearray(wire), game_id=GAME, cache=mine)
+    assert len(calls) == 1
+    assert again is first  # the very message: parsed once
+    assert decode_message(wire, cache=theirs) == first
+    assert len(calls) == 2  # another owner's memo is its own
+
+
+def test_envelope_cache_remembers_what_encode_signed(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_verify(monkeypatch)
+    cache = EnvelopeCache()
+    wire = encode_message(
+        ALICE,
+        game_id=GAME,
+        seq=1,
+        prev=None,
+        lamport=43,
+        kind=Kind.JOIN,
+        body=JOIN_BODY,
+        cache=cache,
+    )
+    assert decode_message(wire, game_id=GAME, roster=[ALICE.peer_id], cache=cache).lamport == 43
+    assert calls == []  # signed here: its signature holds
+
+
+def test_envelope_cache_hit_still_checks_the_context_and_the_body() -> None:
+    cache = EnvelopeCache()
+    message = decode_message(VALID, cache=cache)
+    with pytest.raises(InvalidMessageError) as caught:
+        decode_message(VALID, game_id=OTHER_GAME, cache=cache)
+    assert caught.value.reason is RejectReason.WRONG_GAME
+    with pytest.raises(InvalidMessageError) as caught:
+        decode_message(VALID, roster=[BOB.peer_id], cache=cache)
+    assert caught.value.reason is RejectReason.UNKNOWN_AUTHOR
+    with pytest.raises(InvalidMessageError) as caught:
+        decode_message(VALID, validators={Kind.JOIN: _refuse_all}, cache=cache)
+    assert caught.value.reason is RejectReason.BAD_BODY
+    flipped = VALID[:-1] + bytes([VALID[-1] ^ 1])  # the same payload, another signature
+    with pytest.raises(InvalidMessageError) as caught:
+        decode_message(flipped, cache=cache)
+    assert caught.value.reason is RejectReason.BAD_SIGNATURE
+    assert decode_message(VALID, cache=cache) is message
+
+
+def _refuse_all(body: Body) -> None:
+    raise ValueError("no")
+
+
+def test_envelope_cache_keeps_no_rejected_message() -> None:
+    cache = EnvelopeCache()
+    flipped = VALID[:-1] + bytes([VALID[-1] ^ 1])
+    with pytest.raises(InvalidMessageError):
+        decode_message(flipped, cache=cache)
+    assert repr(cache) == "<EnvelopeCache 0 parsed, 0 verified of 16384>"
+
+
+def test_envelope_cache_is_bounded_oldest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting_verify(monkeypatch)
+    cache = EnvelopeCache(size=2)
+    wires = [_event(lamport=100 + i) for i in range(3)]
+    for wire in wires:
+        decode_message(wire, cache=cache)
+    assert repr(cache) == "<EnvelopeCache 2 parsed, 2 verified of 2>"
+    decode_message(wires[2], cache=cache)
+    assert len(calls) == 3  # the newest is remembered
+    decode_message(wires[0], cache=cache)
+    assert len(calls) == 4  # the oldest was forgotten
+    cache.clear()
+    decode_message(wires[0], cache=cache)
+    assert len(calls) == 5
+
+
+def test_envelope_cache_needs_room_for_one() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        EnvelopeCache(size=0)
 
 
 # ---------------------------------------------------------------------------------------------

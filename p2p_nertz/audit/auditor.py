@@ -71,6 +71,9 @@ import msgpack  # type: ignore[import-untyped]
 from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
+    RECORD_NOTE,
+    RECORD_RECEIVED_EVENT,
+    RECORD_SENT_EVENT,
     LogHeader,
     LogStream,
     LogSummary,
@@ -93,6 +96,9 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import (
+    KIND_DROP,
+    KIND_NERTS,
+    EnvelopeCache,
     InvalidMessageError,
     Kind,
     Message,
@@ -107,7 +113,7 @@ from p2p_nertz.protocol.evidence import (
     check_proof,
 )
 from p2p_nertz.protocol.identity import fingerprint
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
     GameEnded,
@@ -138,21 +144,10 @@ __all__ = [
     "event_text",
 ]
 
-SPEC_NOTE = "spec"
-"""The log note that carries the game spec (``GameSpec.to_wire()``): docs/log-format.md §5."""
-
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
 _RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
-
-# Members read for every record (Python 3.11 reads ``RecordKind.NOTE`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_NOTE = RecordKind.NOTE
-_SENT = RecordKind.SENT_EVENT
-_RECEIVED = RecordKind.RECEIVED_EVENT
-_NERTS_CALL = Kind.NERTS
-_DROP = Kind.DROP
 
 
 class RecordStream(Protocol):
@@ -393,24 +388,38 @@ def audit(
         the input makes this raise.
     """
     opened: dict[int, _Opened] = {}
+    # The codec's memo for every pass over these logs: a message is parsed and verified once.
+    envelopes = EnvelopeCache()
     try:
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:
             return AuditReport(None, tuple(_unread(sources)), tuple(setup))
-        run, passes = _settled(found, sources, strict=strict, deep=deep, opened=opened)
+        run, passes = _settled(
+            found, sources, strict=strict, deep=deep, opened=opened, envelopes=envelopes
+        )
     finally:
         for stream, _ in opened.values():
             _close(stream)
     if on_fold is not None:
         cuts, forks, caps = dict(run.cuts), dict(run.forks), dict(run.caps)
         run = _Pass(
-            found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold, caps=caps
+            found,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=on_fold,
+            caps=caps,
+            envelopes=envelopes,
         )
         run.run()
     if not run.stopped and run.may_split():
         # Each peer's own view, folded from its log alone: two that finished differently are
         # a split (DESIGN.md §6), which the union alone cannot show.
-        views = [_view(found, source) for source, log in zip(sources, run.logs, strict=True)]
+        views = [
+            _view(found, source, envelopes) for source, log in zip(sources, run.logs, strict=True)
+        ]
         run.compare(views)
     return run.report(setup, passes)
 
@@ -423,6 +432,7 @@ def _settled(
     deep: bool,
     opened: dict[int, _Opened] | None = None,
     kinds: bool = False,
+    envelopes: EnvelopeCache | None = None,
 ) -> tuple[_Pass, int]:
     """Read the logs until the cuts the fold decides no longer change (module docstring);
     the last pass, and how many were made."""
@@ -432,10 +442,21 @@ def _settled(
         int, tuple[int, int]
     ] = {}  # votes past a standing vote against their author never count
     passes = 0
+    envelopes = envelopes if envelopes is not None else EnvelopeCache()
     while True:
         passes += 1
         last = passes >= spec.seats + 2
-        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None, caps=caps)
+        run = _Pass(
+            spec,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=None,
+            caps=caps,
+            envelopes=envelopes,
+        )
         if kinds:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
@@ -649,8 +670,10 @@ class _Pass:
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
         caps: dict[int, tuple[int, int]] | None = None,
+        envelopes: EnvelopeCache | None = None,
     ) -> None:
         self.spec = spec
+        self.envelopes = envelopes if envelopes is not None else EnvelopeCache()
         self.deep = deep
         self.game_id = spec.game_id  # computed once: it hashes the whole spec
         self.seats = spec.seats
@@ -907,17 +930,19 @@ class _Pass:
     # -- records ---------------------------------------------------------------------------
     def _record(self, log: _Log, record: Record) -> None:
         kind = record.kind
-        if kind is _NOTE:
+        if kind is RECORD_NOTE:
             if record.name == PROOF_NOTE:
                 self._proof_note(log, record)
             return
-        is_event = kind is _SENT or kind is _RECEIVED
+        is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
         data = record.data
         recent = self.recent
         known = recent.get(data) if recent is not None else None
         if known is None:
             try:
-                message = decode_message(data, game_id=self.game_id, roster=self.roster)
+                message = decode_message(
+                    data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+                )
             except InvalidMessageError as exc:
                 where = _peek(data)
                 self.add(
@@ -948,7 +973,7 @@ class _Pass:
                 )
             )
             return
-        if kind is _SENT and seat != log.owner:
+        if kind is RECORD_SENT_EVENT and seat != log.owner:
             self.add(
                 Violation(
                     ViolationKind.MISFILED,
@@ -1243,7 +1268,7 @@ class _Pass:
                 self._clock_lie(seat, seq, lamport, announced)
         if self.kinds is not None:
             self.kinds[seat].append(message.kind)
-        if message.kind is _DROP:
+        if message.kind is KIND_DROP:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
@@ -1306,7 +1331,7 @@ class _Pass:
         before = None
         if table is not None and isinstance(body, Play):
             before = table.tableaux[event.seat]
-        nerts_call = event.kind is _NERTS_CALL
+        nerts_call = event.kind is KIND_NERTS
         before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
         if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event
@@ -1844,10 +1869,10 @@ class _View:
     kinds: tuple[bytes, ...]
 
 
-def _view(spec: GameSpec, source: LogSource) -> _View | None:
+def _view(spec: GameSpec, source: LogSource, envelopes: EnvelopeCache) -> _View | None:
     """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
     log that is not a readable log of this game's members."""
-    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True)
+    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True, envelopes=envelopes)
     log = run.logs[0]
     if not log.readable or log.owner is None:
         return None

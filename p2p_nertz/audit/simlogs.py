@@ -10,28 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from p2p_nertz.audit.auditor import SPEC_NOTE
 from p2p_nertz.logfile.format import LogHeader, Record, encode_log
-from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
 from p2p_nertz.protocol.peer import Note
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.sim.network import SimResult
 
 __all__ = ["log_file", "log_files", "log_records"]
 
 
 def log_records(
-    spec: GameSpec, seat: int, wires: list[bytes], notes: Sequence[tuple[int, Note]] = ()
+    spec: GameSpec,
+    seat: int,
+    wires: list[bytes],
+    notes: Sequence[tuple[int, Note]] = (),
+    cache: EnvelopeCache | None = None,
 ) -> list[Record]:
     """The records of ``seat``'s log: the spec note, then every event it logged, with each
-    note of ``notes`` (as :attr:`SimResult.notes` holds them) after the events before it."""
+    note of ``notes`` (as :attr:`SimResult.notes` holds them) after the events before it.
+    ``cache``: the codec memo that has seen the messages (:attr:`SimResult.envelopes`)."""
     own = spec.peer_ids[seat]
     records = [Record.note(SPEC_NOTE, spec.to_wire())]
     pending = list(notes)
     for index, wire in enumerate(wires):
         while pending and pending[0][0] <= index:
             records.append(Record.note(pending[0][1].name, pending.pop(0)[1].data))
-        author = decode_message(wire).author
+        author = decode_message(wire, cache=cache).author
         records.append(Record.sent_event(wire) if author == own else Record.received_event(wire))
     records.extend(Record.note(note.name, note.data) for _, note in pending)
     return records
@@ -50,6 +54,11 @@ def log_files(result: SimResult, created_at_ms: int = 0) -> list[bytes]:
     spec = result.spec
     notes = result.notes or [[] for _ in result.logs]
     return [
-        log_file(spec, seat, log_records(spec, seat, wires, notes[seat]), created_at_ms)
+        log_file(
+            spec,
+            seat,
+            log_records(spec, seat, wires, notes[seat], result.envelopes),
+            created_at_ms,
+        )
         for seat, wires in enumerate(result.logs)
     ]

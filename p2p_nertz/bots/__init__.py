@@ -1,4 +1,5 @@
-"""Bots: strategies that play Nertz, and the pacing that makes them play like people.
+"""Bots: strategies that play Nertz, the pacing that makes them play like people, and the
+driver that plays one through its peer core (for the node and the simulator alike).
 
 >>> sorted(STRATEGIES)[:1]
 ['greedy']
@@ -16,5 +17,14 @@ from p2p_nertz.bots.base import (
     make_strategy,
     register,
 )
+from p2p_nertz.bots.driver import BotDriver
 
-__all__ = ["STRATEGIES", "Pacing", "Strategy", "keeps_pace", "make_strategy", "register"]
+__all__ = [
+    "STRATEGIES",
+    "BotDriver",
+    "Pacing",
+    "Strategy",
+    "keeps_pace",
+    "make_strategy",
+    "register",
+]

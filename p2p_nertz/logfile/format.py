@@ -142,6 +142,12 @@ class RecordKind(enum.IntEnum):
     """A local note, never sent: a named blob such as ``secret`` or ``checkpoint``."""
 
 
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+RECORD_SENT_EVENT = RecordKind.SENT_EVENT
+RECORD_RECEIVED_EVENT = RecordKind.RECEIVED_EVENT
+RECORD_NOTE = RecordKind.NOTE
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogHeader:
     """The header of a log file: which game, whose log, and when it was created.
@@ -389,7 +395,7 @@ def decode_record(payload: bytes | bytearray | memoryview) -> Record:
     kind = _RECORD_KINDS.get(payload[0])
     if kind is None:
         raise LogFormatError(f"unknown record kind {payload[0]}")
-    if kind is not _NOTE:
+    if kind is not RECORD_NOTE:
         if len(payload) > 1:
             return _message_record(kind, bytes(payload[1:]))
         return Record(kind=kind, data=b"")  # refused by the record's own checks
@@ -464,11 +470,9 @@ class _State(enum.Enum):
     STOPPED = enum.auto()
 
 
-# Members read for every record (Python 3.11 reads ``_State.FRAMES`` through
-# EnumType.__getattr__, about ten times the cost of a global).
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
 _FRAMES = _State.FRAMES
 _STOPPED = _State.STOPPED
-_NOTE = RecordKind.NOTE
 
 
 class LogDecoder:

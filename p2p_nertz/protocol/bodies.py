@@ -40,9 +40,10 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from p2p_nertz.protocol.envelope import Body, Kind
-from p2p_nertz.rules import Card, Move, MoveKind, Pile
+from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
+from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
+from p2p_nertz.rules.moves import PILE_NERTS
 
 __all__ = [
     "EVENT_BODIES",
@@ -369,13 +370,6 @@ def _card(v: Body, what: str) -> Card:
     return c
 
 
-# Members read for most messages (Python 3.11 reads ``Kind.MOVE`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_ACK = Kind.ACK
-_BEAT = Kind.BEAT
-_MOVE = Kind.MOVE
-_CLAIM = Kind.CLAIM
-_NERTS = Pile.NERTS
 _NOT_ON_TABLEAU = (MoveKind.PASS, MoveKind.CALL)
 
 
@@ -391,7 +385,7 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
     """
     # Beats and acks first (most messages are acks), then the kinds of play: most events
     # are moves and claims.
-    if kind is _ACK or kind is _BEAT:
+    if kind is KIND_ACK or kind is KIND_BEAT:
         head, head_id, held, held_ids = _array(body, 4, "a beat body")
         head_seq = _int(head, 0, _MAX_SEQ, "the head seq")
         if head_seq == 0:
@@ -411,13 +405,13 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
         # (Each item is checked just above: a decoded array is kept as it is.)
         ids = held_ids if type(held_ids) is tuple else tuple(held_ids)
         return Beat(head_seq, hid, counts, ids)
-    if kind is _MOVE:
+    if kind is KIND_MOVE:
         f, r, text, reveals = _array(body, 4, "a move body")
         move = _move(text)
         if move.is_lake or move.kind in _NOT_ON_TABLEAU:
             raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
         return Play(_frontier(f, seats), _round(r), move, None, _cards(reveals, 3, "reveals"))
-    if kind is _CLAIM:
+    if kind is KIND_CLAIM:
         f, r, text, card_text, reveals = _array(body, 5, "a claim body")
         move = _move(text)
         if not move.is_lake or move.foundation is None:
@@ -427,7 +421,7 @@ def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
             raise ValueError("a claimed joker must be declared")
         if card.suit is not move.foundation.suit:
             raise ValueError(f"{card} cannot go on foundation {move.foundation}")
-        if move.source is _NERTS:
+        if move.source is PILE_NERTS:
             revealed = _cards(reveals, 1, "reveals")
         else:
             revealed = _cards(reveals, 0, "reveals")

@@ -7,6 +7,13 @@ nothing else: it does no I/O, keeps no state, and knows nothing of feeds, clocks
 :func:`encode_message` packs and signs; :func:`decode_message` checks and verifies. A local
 message takes the same path as a remote one: the core encodes it, then decodes its own bytes.
 
+What the codec may remember between calls, the messages it parsed and the signatures it
+verified, is an :class:`EnvelopeCache` that the caller owns and passes in (``cache=``): a peer
+holds one, a simulation one for all its peers, an audit one for all its passes. Without one,
+every call parses and verifies. (At module level are only a memo of the pure check that a peer
+id is a usable key, like :mod:`~p2p_nertz.protocol.identity`'s, and idle msgpack packers:
+neither changes what any call returns.)
+
 Wire format (protocol version 1)
 --------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
@@ -137,6 +144,7 @@ __all__ = [
     "SIGNATURE_DOMAIN",
     "Body",
     "BodyValidator",
+    "EnvelopeCache",
     "InvalidMessageError",
     "Kind",
     "Message",
@@ -217,6 +225,16 @@ class Kind(enum.IntEnum):
         (True, False)
         """
         return self < _FIRST_BEAT_CODE  # int comparison: no enum ``value`` lookup (hot path)
+
+
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+KIND_JOIN = Kind.JOIN
+KIND_MOVE = Kind.MOVE
+KIND_CLAIM = Kind.CLAIM
+KIND_NERTS = Kind.NERTS
+KIND_DROP = Kind.DROP
+KIND_BEAT = Kind.BEAT
+KIND_ACK = Kind.ACK
 
 
 class RejectReason(enum.StrEnum):
@@ -333,6 +351,58 @@ class Message:
         )
 
 
+class EnvelopeCache:
+    """What :func:`encode_message` and :func:`decode_message` may remember between calls.
+
+    Owned by the caller and passed in as ``cache``: a :class:`~p2p_nertz.protocol.peer.Peer`
+    holds one (or shares the one it is given: the simulator gives all its peers one), an audit
+    one for all its passes over the logs. Two bounded memos, oldest dropped first, each of
+    answers that cannot change, so a hit returns what the work would have:
+
+    * the ids of messages whose signature verified: the id hashes payload *and* signature, so
+      a hit is the very same bytes, and verifying them again would give the same answer.
+      Relays, duplicates and peers sharing a cache skip the expensive check;
+    * parsed messages by their exact bytes: parsing is pure and a :class:`Message` is
+      immutable, so the same bytes seen again (a duplicate, a relay, every peer of a
+      simulation) parse once. Only verified messages are kept: strangers cannot fill it.
+
+    Args:
+        size: how many entries each memo keeps at most.
+    """
+
+    __slots__ = ("_parsed", "_size", "_verified")
+
+    def __init__(self, size: int = 16384) -> None:
+        if size < 1:
+            raise ValueError(f"an envelope cache keeps at least one entry, not {size}")
+        self._size = size
+        self._verified: dict[bytes, None] = {}
+        self._parsed: dict[bytes, Message] = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"<EnvelopeCache {len(self._parsed)} parsed, {len(self._verified)} verified"
+            f" of {self._size}>"
+        )
+
+    def clear(self) -> None:
+        """Forget everything: the next calls parse and verify for real (benchmarks)."""
+        self._verified.clear()
+        self._parsed.clear()
+
+    def _keep_verified(self, message_id: bytes) -> None:
+        verified = self._verified
+        if len(verified) >= self._size:
+            del verified[next(iter(verified))]
+        verified[message_id] = None
+
+    def _keep_parsed(self, raw: bytes, message: Message) -> None:
+        parsed = self._parsed
+        if len(parsed) >= self._size:
+            del parsed[next(iter(parsed))]
+        parsed[raw] = message
+
+
 def encode_message(
     identity: Identity,
     *,
@@ -342,6 +412,7 @@ def encode_message(
     lamport: int,
     kind: Kind,
     body: Body,
+    cache: EnvelopeCache | None = None,
 ) -> bytes:
     """Pack and sign a message by ``identity``; return its wire form.
 
@@ -358,6 +429,9 @@ def encode_message(
         lamport: the author's Lamport clock for this send.
         kind: the kind.
         body: the body (lists and tuples, dicts and other mappings are accepted).
+        cache: where to remember the message as parsed and verified, so that decoding these
+            bytes with the same cache (the peer delivers its own events by the remote path)
+            neither parses them again nor verifies; ``None``: nowhere.
 
     Raises:
         LocalProtocolError: a field is out of range or of the wrong type, the body is not a
@@ -378,11 +452,12 @@ def encode_message(
             f"refusing to encode a {kind.name.lower()} message that peers would reject"
             f" ({rejected.reason.value}): {rejected.detail}"
         ) from None
-    # Signed here, so its signature holds: decoding these bytes (the peer delivers its own
-    # events by the remote path) need not parse them again nor verify (~0.15 ms) before the
-    # claim can be sent.
-    _remember_verified(message.id)
-    _remember_parsed(wire, message)
+    if cache is not None:
+        # Signed here, so its signature holds: decoding these bytes (the peer delivers its own
+        # events by the remote path) need not parse them again nor verify (~0.15 ms) before the
+        # claim can be sent.
+        cache._keep_verified(message.id)
+        cache._keep_parsed(wire, message)
     return wire
 
 
@@ -392,17 +467,21 @@ def decode_message(
     game_id: bytes | None = None,
     roster: Collection[bytes] | None = None,
     validators: Mapping[Kind, BodyValidator] | None = None,
+    cache: EnvelopeCache | None = None,
 ) -> Message:
     """Check and verify one message in wire form; return it, or raise why it is rejected.
 
-    Pure: the result depends only on the arguments, which are not modified. The checks and their
-    order are in the module docstring.
+    Pure: the result depends only on the arguments, which are not modified (but for what
+    ``cache`` remembers, which never changes a result). The checks and their order are in the
+    module docstring.
 
     Args:
         data: the bytes received (``bytes``, ``bytearray`` or ``memoryview``).
         game_id: if given, the only game id accepted.
         roster: if given, the only authors accepted (peer ids).
         validators: body validators by kind; kinds missing here accept any bounded body.
+        cache: the caller's memo of messages parsed and signatures verified (a hit skips the
+            work, with the same result); ``None``: parse and verify.
 
     Raises:
         InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
@@ -421,7 +500,7 @@ def decode_message(
         else:
             _check_size(memoryview(data).nbytes)  # before copying anything
             raw = bytes(data)
-        message = _PARSED.get(raw)
+        message = cache._parsed.get(raw) if cache is not None else None
         cached = message is not None
         if message is None:
             message = _parse(raw)
@@ -435,12 +514,13 @@ def decode_message(
                 RejectReason.UNKNOWN_AUTHOR,
                 f"author {fingerprint(message.author)} is not in the roster",
             )
-        if message.id not in _VERIFIED:
+        if cache is None or message.id not in cache._verified:
             if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
-            _remember_verified(message.id)
-        if not cached:
-            _remember_parsed(raw, message)  # only verified ones: strangers cannot fill it
+            if cache is not None:
+                cache._keep_verified(message.id)
+        if not cached and cache is not None:
+            cache._keep_parsed(raw, message)  # only verified ones: strangers cannot fill it
     except _Rejected as rejected:
         raise InvalidMessageError(rejected.reason, rejected.detail) from None
     validator = validators.get(message.kind) if validators is not None else None
@@ -454,28 +534,6 @@ def decode_message(
                 evidence=message,
             ) from exc
     return message
-
-
-# Ids of messages whose signature verified: the id hashes payload *and* signature, so a hit is
-# the very same bytes, and verifying them again would give the same answer. Relays, duplicates
-# and peers sharing a process (the simulator) skip the expensive check. Bounded, oldest first.
-_VERIFIED: dict[bytes, None] = {}
-_VERIFIED_MAX = 16384
-# Parsed messages by their exact bytes: parsing is pure and a Message is immutable, so the
-# same bytes seen again (a duplicate, a relay, every peer of a simulation) parse once.
-_PARSED: dict[bytes, Message] = {}
-
-
-def _remember_verified(message_id: bytes) -> None:
-    if len(_VERIFIED) >= _VERIFIED_MAX:
-        del _VERIFIED[next(iter(_VERIFIED))]
-    _VERIFIED[message_id] = None
-
-
-def _remember_parsed(raw: bytes, message: Message) -> None:
-    if len(_PARSED) >= _VERIFIED_MAX:
-        del _PARSED[next(iter(_PARSED))]
-    _PARSED[raw] = message
 
 
 class _Rejected(Exception):

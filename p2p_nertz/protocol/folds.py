@@ -23,7 +23,7 @@ import bisect
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = ["Folds"]
@@ -31,8 +31,6 @@ __all__ = ["Folds"]
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
 REFOLDS = 6
-
-_DROP = Kind.DROP  # (a global: Python 3.11 reads enum members through EnumType.__getattr__)
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 
@@ -131,7 +129,7 @@ class Folds:
             (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
              and ev.seq < after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
             or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
-            or (ev.kind is _DROP and isinstance(ev.body, Drop)
+            or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
                 and st.capped(new_caps, ev.seat, ev.seq, ev.body))
             for ev in counted
         )  # fmt: skip

@@ -80,6 +80,11 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.envelope import (
+    KIND_CLAIM,
+    KIND_DROP,
+    KIND_JOIN,
+    KIND_MOVE,
+    EnvelopeCache,
     InvalidMessageError,
     Kind,
     Message,
@@ -219,13 +224,6 @@ _WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RE
 # Our events whose finality the others wait on: they announce the moves we hold unacked.
 _ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
-# Members read for every event (Python 3.11 reads ``Kind.MOVE`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_JOIN = Kind.JOIN
-_DROP = Kind.DROP
-_MOVE = Kind.MOVE
-_CLAIM = Kind.CLAIM
-
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
@@ -277,13 +275,21 @@ class Peer:
         spec: the game agreed in the lobby; this peer must be in its roster.
         now: the current time.
         config: timers and limits.
+        envelopes: the codec's memo of messages parsed and verified (one may be shared by the
+            peers of one process, as the simulator's are); ``None``: a new one of its own.
 
     Raises:
         LocalProtocolError: this identity is not in the roster.
     """
 
     def __init__(
-        self, identity: Identity, spec: GameSpec, now: float, config: PeerConfig | None = None
+        self,
+        identity: Identity,
+        spec: GameSpec,
+        now: float,
+        config: PeerConfig | None = None,
+        *,
+        envelopes: EnvelopeCache | None = None,
     ) -> None:
         try:
             self.seat = spec.seat_of(identity.peer_id)
@@ -293,6 +299,7 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
+        self._envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
         #: A person's table holds the next round's ``ready`` while the player reads the board
         #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
@@ -587,6 +594,29 @@ class Peer:
             self._emit(Leave(self._frontier()), now)
         return self._flush(now)
 
+    def why_not_abandon(self, now: float) -> str | None:
+        """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game.
+
+        The one answer to "may this peer abandon now, and if not why" (as
+        :meth:`~p2p_nertz.lobby.HostLobby.why_not_start` is for a start): who may abandon whom
+        is :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has
+        counted as gone the membership's (:meth:`Membership.gone_for`).
+        """
+        if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
+            return "still recovering our own events from the others"
+        partner = st.abandon_partner(self._final, self.tentative, self.seat)
+        if isinstance(partner, str):
+            return partner
+        if self._membership.gone_for(partner, now) < 0:
+            # Said to the player: the name and the seat, as the table shows them.
+            silent = now - self._membership.heard[partner]
+            return (
+                f"{self.spec.members[partner].name} (seat {partner}) was heard {silent:.1f} s "
+                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
+                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
+            )
+        return None
+
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
 
@@ -596,23 +626,15 @@ class Peer:
         heard from again the result may be :attr:`provisional`.
 
         Raises:
-            LocalProtocolError: the game is over, more than one other member is left, or the
-                other has not been silent for ``drop_after`` seconds (nothing is sent).
+            LocalProtocolError: :meth:`why_not_abandon` says why not (the game is over, more
+                than one other member is left, the other has not been gone long enough...);
+                nothing is sent.
         """
-        if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
-            raise LocalProtocolError("still recovering our own events from the others")
-        partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        if isinstance(partner, str):
-            raise LocalProtocolError(partner)
-        other = partner
-        if self._membership.gone_for(other, now) < 0:
-            # Said to the player: the name and the seat numbered from 1, as the table shows.
-            silent = now - self._membership.heard[other]
-            raise LocalProtocolError(
-                f"{self.spec.members[other].name} (seat {other}) was heard {silent:.1f} s "
-                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
-                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
-            )
+        why = self.why_not_abandon(now)
+        if why is not None:
+            raise LocalProtocolError(why)
+        other = st.abandon_partner(self._final, self.tentative, self.seat)
+        assert isinstance(other, int)  # (why_not_abandon said so)
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
@@ -632,6 +654,7 @@ class Peer:
         *,
         reserved: int = 0,
         recover: bool = False,
+        envelopes: EnvelopeCache | None = None,
     ) -> tuple[Peer, list[Effect]]:
         """Rebuild a peer from its log (every event it sent or received) after a crash.
 
@@ -648,8 +671,10 @@ class Peer:
         in a beat timed after its first want, what it holds of our feed, and we hold at least
         that much (a :class:`Recovered` effect says so). Meanwhile :meth:`play` and
         :meth:`abandon` raise, and :meth:`leave` signs nothing (docs/protocol.md §9.6).
+
+        ``envelopes``: the codec's memo, as for the constructor.
         """
-        peer = cls(identity, spec, now, config)
+        peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
         peer.clock = peer._reserved = reserved
         records = list(records)
@@ -657,7 +682,9 @@ class Peer:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
-                message = decode_message(data, game_id=peer.game_id, roster=peer._roster)
+                message = decode_message(
+                    data, game_id=peer.game_id, roster=peer._roster, cache=peer._envelopes
+                )
             except InvalidMessageError:
                 continue
             if message.author == identity.peer_id and message.kind is Kind.DROP:
@@ -809,7 +836,9 @@ class Peer:
 
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
         try:
-            message = decode_message(data, game_id=self.game_id, roster=self._roster)
+            message = decode_message(
+                data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+            )
         except InvalidMessageError as exc:
             self._reject(exc.reason.value, exc.detail)
             return
@@ -1054,9 +1083,9 @@ class Peer:
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see _never_counts.)
         self._out.extend(self._folds.add(event, self._finality.stable))
-        if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
+        if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
-        if message.kind is _DROP:
+        if message.kind is KIND_DROP:
             self._votes_held = True
             assert isinstance(body, Drop)
             target = body.seat
@@ -1084,13 +1113,13 @@ class Peer:
         announces them at once (_emit). Acking every move made the acks grow with the square
         of the table and doubled the traffic, for no claim made final sooner (issue #4).
         """
-        if message.kind is not _MOVE:
+        if message.kind is not KIND_MOVE:
             return True
         lamport = message.lamport
         for event in reversed(self._folds.nonfinal):  # by Lamport time, the latest first
             if event.lamport < lamport:
                 return False
-            if event.kind is _CLAIM:
+            if event.kind is KIND_CLAIM:
                 return True
         return False
 
@@ -1503,10 +1532,13 @@ class Peer:
             lamport=self.clock,
             kind=kind,
             body=encode_body(body),
+            cache=self._envelopes,
         )
         self._duties.mark_done(kind, body)
         # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
-        message = decode_message(wire, game_id=self.game_id, roster=self._roster)
+        message = decode_message(
+            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+        )
         self._out.append(Record(wire, own=True))
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
@@ -1535,6 +1567,7 @@ class Peer:
             lamport=self.clock,
             kind=kind,
             body=encode_body(body),
+            cache=self._envelopes,
         )
 
     def _beat(self, kind: Kind, now: float) -> None:

@@ -22,12 +22,18 @@ from p2p_nertz.errors import InvalidRulesError
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
-__all__ = ["MAX_SPEC_SIZE", "GameSpec", "Member"]
+__all__ = ["MAX_SPEC_SIZE", "SPEC_NOTE", "GameSpec", "Member"]
 
 _SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
 MAX_NAME = 32
 MAX_SPEC_SIZE: Final = 16384
 """The largest game spec in wire form, in bytes (:meth:`GameSpec.to_wire`)."""
+
+SPEC_NOTE: Final = "spec"
+"""The name of the log note holding the game's :meth:`GameSpec.to_wire` bytes: the first record
+of every log a node starts, so a log names its game's roster and rules by itself (the header's
+game id is their hash, so the note cannot lie), and what an audit reads the game from
+(docs/log-format.md §5). The node writes it, the audit and the simulator's logs use it."""
 
 
 @dataclass(frozen=True, slots=True)

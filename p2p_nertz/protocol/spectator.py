@@ -29,7 +29,12 @@ no I/O.
 from __future__ import annotations
 
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
-from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Message,
+    decode_message,
+)
 from p2p_nertz.protocol.finality import NO_SEAT, Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
@@ -53,6 +58,7 @@ class Spectator:
         self.spec = spec
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
+        self._envelopes = EnvelopeCache()  # every member relays everything: verify once
         n = spec.seats
         self._feeds: list[list[Message]] = [[] for _ in range(n)]
         self._waiting: list[dict[int, Message]] = [{} for _ in range(n)]
@@ -100,7 +106,9 @@ class Spectator:
         Never raises for anything in ``data``: a bad message is counted in :attr:`rejected`.
         """
         try:
-            message = decode_message(data, game_id=self.spec.game_id, roster=self._roster)
+            message = decode_message(
+                data, game_id=self.spec.game_id, roster=self._roster, cache=self._envelopes
+            )
         except InvalidMessageError:
             self.rejected += 1
             return []

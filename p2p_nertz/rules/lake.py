@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.errors import NotationError
 from p2p_nertz.rules.cards import Card, card_code
-from p2p_nertz.rules.moves import FoundationId, Pile
+from p2p_nertz.rules.moves import PILE_NERTS, PILE_WASTE, FoundationId, Pile
 
 __all__ = ["Claim", "Lake", "LakeCard", "Outcome", "Resolution", "resolve"]
 
@@ -71,7 +71,7 @@ class Claim:
             raise ValueError(f"{card} cannot go on the {self.foundation.suit.name} foundation")
         if card.rank == 1 and self.foundation != FoundationId(self.seat, card.suit, card.joker):
             raise ValueError(f"the ace {card} of seat {self.seat} starts its own foundation")
-        if not (self.source is _PILE_NERTS or self.source is _PILE_WASTE or self.source.is_work):
+        if not (self.source is PILE_NERTS or self.source is PILE_WASTE or self.source.is_work):
             raise ValueError("a card goes to the lake from the Nerts pile, waste or a work pile")
 
     @property
@@ -159,13 +159,10 @@ class Outcome(enum.Enum):
     LOST = "lost"  #: someone was earlier: the card returns to its source
 
 
-# Members read on every claim (Python 3.11 reads ``Outcome.KEPT`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_KEPT = Outcome.KEPT
-_TIED = Outcome.TIED
-_LOST = Outcome.LOST
-_PILE_NERTS = Pile.NERTS
-_PILE_WASTE = Pile.WASTE
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+OUTCOME_KEPT = Outcome.KEPT
+OUTCOME_TIED = Outcome.TIED
+OUTCOME_LOST = Outcome.LOST
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +183,7 @@ class Resolution:
     @property
     def kept(self) -> bool:
         """Whether the card stays in the lake (kept or tied)."""
-        return self.outcome is not _LOST
+        return self.outcome is not OUTCOME_LOST
 
 
 class Lake:
@@ -291,19 +288,19 @@ class Lake:
         pile = self._foundations.get(fid)
         height = pile[-1].card.rank if pile else 0
         if height == rank - 1:
-            outcome = _KEPT
+            outcome = OUTCOME_KEPT
         elif pile and height == rank and pile[-1].lamport == claim.lamport:
-            outcome = _TIED
+            outcome = OUTCOME_TIED
         else:
             winner = pile[-1].owner if pile and height >= rank else None
             if pile and height > rank:
                 # Someone took this height earlier and the foundation grew since.
                 winner = next(lc.owner for lc in pile if lc.card.rank == rank)
-            return self, Resolution(claim, _LOST, winner)
+            return self, Resolution(claim, OUTCOME_LOST, winner)
         new = Lake.__new__(Lake)
         new._foundations = dict(self._foundations)
         new._foundations[fid] = (*(pile or ()), LakeCard(claim.card, claim.seat, claim.lamport))
-        if outcome is _KEPT:
+        if outcome is OUTCOME_KEPT:
             new._open = dict(self._open)
             # The card is of the foundation's suit (a Claim checks it): its code is the key
             # of its own height, card_code(fid.suit, rank), without the suit lookups.

@@ -129,11 +129,21 @@ class MoveKind(enum.Enum):
     SLIDE = "_"  # a card slid under a work pile
 
 
-# Members read by the properties below, which the rules and the protocol ask on every move:
-# on Python 3.11 ``MoveKind.CARD`` goes through EnumType.__getattr__, a global does not.
-_CARD = MoveKind.CARD
-_SLIDE = MoveKind.SLIDE
-_LAKE = Pile.LAKE
+# Enum members read on hot paths (every move, event or record), as plain module constants:
+# Python 3.11 reads ``MoveKind.CARD`` through ``EnumType.__getattr__``, about ten times the cost
+# of reading a global. Each module that defines such an enum exports its members' constants
+# once, next to it (``KIND_MOVE`` in protocol.envelope, ``OUTCOME_KEPT`` in rules.lake, ...),
+# and the hot paths import them; elsewhere ``MoveKind.CARD`` reads better. This is the one home
+# of that explanation.
+PILE_NERTS = Pile.NERTS
+PILE_WASTE = Pile.WASTE
+PILE_LAKE = Pile.LAKE
+MOVE_TURN = MoveKind.TURN
+MOVE_ROTATE = MoveKind.ROTATE
+MOVE_PASS = MoveKind.PASS
+MOVE_CALL = MoveKind.CALL
+MOVE_CARD = MoveKind.CARD
+MOVE_SLIDE = MoveKind.SLIDE
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -203,12 +213,12 @@ class Move:
     def plays_card(self) -> bool:
         """Whether the move moves a card (as opposed to stock handling, passing, calling)."""
         kind = self.kind
-        return kind is _CARD or kind is _SLIDE
+        return kind is MOVE_CARD or kind is MOVE_SLIDE
 
     @property
     def is_lake(self) -> bool:
         """Whether the move plays a card to the lake."""
-        return self.target is _LAKE
+        return self.target is PILE_LAKE
 
     # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:

@@ -39,7 +39,17 @@ from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
 from p2p_nertz.rules.cards import SUITS, Card
 from p2p_nertz.rules.config import Rules
 from p2p_nertz.rules.lake import Claim, Lake, Resolution
-from p2p_nertz.rules.moves import FoundationId, Move, MoveKind, Pile
+from p2p_nertz.rules.moves import (
+    MOVE_CALL,
+    MOVE_PASS,
+    MOVE_ROTATE,
+    PILE_LAKE,
+    PILE_NERTS,
+    PILE_WASTE,
+    FoundationId,
+    Move,
+    Pile,
+)
 from p2p_nertz.rules.tableau import (
     Tableau,
     fits_on,
@@ -58,16 +68,9 @@ class RoundStatus(enum.Enum):
     BLOCKED = "blocked"  #: a whole cycle of rotations played nothing: the round is over
 
 
-# Members read on every move (Python 3.11 reads ``Pile.LAKE`` through EnumType.__getattr__,
-# about ten times the cost of a global).
-_PLAYING = RoundStatus.PLAYING
-_NERTS = RoundStatus.NERTS
-_PILE_NERTS = Pile.NERTS
-_PILE_WASTE = Pile.WASTE
-_PILE_LAKE = Pile.LAKE
-_MOVE_ROTATE = MoveKind.ROTATE
-_MOVE_PASS = MoveKind.PASS
-_MOVE_CALL = MoveKind.CALL
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+STATUS_PLAYING = RoundStatus.PLAYING
+STATUS_NERTS = RoundStatus.NERTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +244,7 @@ class Table:
     @property
     def over(self) -> bool:
         """Whether the round has ended."""
-        return self.status is not _PLAYING
+        return self.status is not STATUS_PLAYING
 
     def with_lake(self, lake: Lake) -> Table:
         """This table with another lake (a bot's view of a lake it sees late)."""
@@ -346,21 +349,21 @@ class Table:
             )
         if not self.active[seat]:
             raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
-        if self.status is not _PLAYING and not (
-            self.status is _NERTS and self.cut is not None and lamport <= self.cut
+        if self.status is not STATUS_PLAYING and not (
+            self.status is STATUS_NERTS and self.cut is not None and lamport <= self.cut
         ):
             raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
         kind = move.kind
-        if kind is _MOVE_CALL:
+        if kind is MOVE_CALL:
             # Not a turn's move even in turn-based play: a shout may come at any time.
             return self._call(seat, move, lamport)
         if self.rules.turn_based and seat != self.turn:
             raise IllegalMoveError(
                 f"{move}: it is seat {self.turn}'s turn, not seat {seat}'s (turn-based play)"
             )
-        if kind is _MOVE_PASS:
+        if kind is MOVE_PASS:
             return self._pass(seat, move, lamport)
-        if kind is _MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
+        if kind is MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
             raise IllegalMoveError(
                 f"{move}: rotate only when everyone is stuck"
                 + (" (pass first)" if self.rules.rotate_alone else "")
@@ -369,7 +372,7 @@ class Table:
         card: Card | None
         resolution = None
         lake = self.lake
-        if move.target is _PILE_LAKE:
+        if move.target is PILE_LAKE:
             assert move.source is not None
             try:
                 card, taken = tableau.take(move.source)
@@ -399,7 +402,7 @@ class Table:
         if resolution is not None:
             progress = resolution.kept
         else:
-            progress = move.source is _PILE_NERTS or move.source is _PILE_WASTE
+            progress = move.source is PILE_NERTS or move.source is PILE_WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
         stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
         unstuck: tuple[int, ...] = ()
@@ -652,7 +655,9 @@ class Table:
             )
         except (ValueError, InvalidRulesError) as exc:  # IllegalMoveError is a ValueError
             raise NotationError(f"not a table: {exc}") from None
-        if any(c >= len(tableaux) for c in callers) or (status is _NERTS) != (cut is not None):
+        if any(c >= len(tableaux) for c in callers) or (status is STATUS_NERTS) != (
+            cut is not None
+        ):
             raise NotationError(
                 f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
             )
@@ -715,8 +720,8 @@ class LegalMoves:
 def _generate(table: Table, seat: int) -> Iterator[Move]:
     if not table.active[seat]:
         return
-    after_call = table.status is _NERTS and table.cut is not None
-    if table.status is not _PLAYING and not after_call:
+    after_call = table.status is STATUS_NERTS and table.cut is not None
+    if table.status is not STATUS_PLAYING and not after_call:
         return
     if table.rules.turn_based and seat != table.turn:
         # Out of turn only a call: valid, or (while the round is on) a false one.

@@ -28,20 +28,20 @@ from dataclasses import dataclass
 from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, format_cards, parse_cards
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
-from p2p_nertz.rules.moves import Move, MoveKind, Pile
+from p2p_nertz.rules.moves import (
+    MOVE_CALL,
+    MOVE_PASS,
+    MOVE_ROTATE,
+    MOVE_SLIDE,
+    MOVE_TURN,
+    PILE_LAKE,
+    PILE_NERTS,
+    PILE_WASTE,
+    Move,
+    Pile,
+)
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
-
-# Members read on every move (Python 3.11 reads ``Pile.NERTS`` through EnumType.__getattr__,
-# about ten times the cost of a global).
-_PILE_NERTS = Pile.NERTS
-_PILE_WASTE = Pile.WASTE
-_PILE_LAKE = Pile.LAKE
-_MOVE_TURN = MoveKind.TURN
-_MOVE_ROTATE = MoveKind.ROTATE
-_MOVE_PASS = MoveKind.PASS
-_MOVE_CALL = MoveKind.CALL
-_MOVE_SLIDE = MoveKind.SLIDE
 
 
 def fits_on(card: Card, base: Card) -> bool:
@@ -125,9 +125,9 @@ class Tableau:
     # -- queries --------------------------------------------------------------------------
     def top(self, pile: Pile) -> Card | None:
         """The card in play on ``pile``: Nerts top, waste top or exposed card (or ``None``)."""
-        if pile is _PILE_NERTS:
+        if pile is PILE_NERTS:
             cards = self.nerts
-        elif pile is _PILE_WASTE:
+        elif pile is PILE_WASTE:
             cards = self.waste
         else:
             cards = self._work_pile(pile)
@@ -135,9 +135,9 @@ class Tableau:
 
     def pile(self, pile: Pile) -> tuple[Card, ...]:
         """The cards of a pile, bottom to top (Nerts, waste or a work pile)."""
-        if pile is _PILE_NERTS:
+        if pile is PILE_NERTS:
             return self.nerts
-        if pile is _PILE_WASTE:
+        if pile is PILE_WASTE:
             return self.waste
         return self._work_pile(pile)
 
@@ -176,11 +176,11 @@ class Tableau:
         Raises:
             IllegalMoveError: if ``source`` is empty or not a pile cards leave from.
         """
-        if source is _PILE_NERTS:
+        if source is PILE_NERTS:
             if not self.nerts:
                 raise IllegalMoveError(f"the Nerts pile is empty in {self}")
             return self.nerts[-1], Tableau(self.nerts[:-1], self.work, self.stock, self.waste)
-        if source is _PILE_WASTE:
+        if source is PILE_WASTE:
             if not self.waste:
                 raise IllegalMoveError(f"the waste is empty in {self}")
             return self.waste[-1], Tableau(self.nerts, self.work, self.stock, self.waste[:-1])
@@ -214,15 +214,15 @@ class Tableau:
             IllegalMoveError: if the move is illegal here; nothing changes.
         """
         kind = move.kind
-        if kind is _MOVE_TURN:
+        if kind is MOVE_TURN:
             return self._turn(3 if rules is None else rules.draw, move)
-        if kind is _MOVE_ROTATE:
+        if kind is MOVE_ROTATE:
             # A player's own R is the rotate-alone variant; everyone-stuck rotations are no
             # player's move (Table rotates every tableau with rotated()).
             return self.rotated_alone()
-        if kind is _MOVE_PASS or kind is _MOVE_CALL:
+        if kind is MOVE_PASS or kind is MOVE_CALL:
             return self
-        if move.target is _PILE_LAKE:
+        if move.target is PILE_LAKE:
             raise IllegalMoveError(f"{move} plays to the lake: use Table.play (in {self})")
         return self._move_cards(move)
 
@@ -278,10 +278,10 @@ class Tableau:
     def _source_run(self, move: Move) -> tuple[Card, ...]:
         source = move.source
         assert source is not None
-        if source is _PILE_NERTS or source is _PILE_WASTE:
+        if source is PILE_NERTS or source is PILE_WASTE:
             if move.count != 1:
                 raise IllegalMoveError(f"{move}: one card at a time leaves the {_NAMES[source]}")
-            cards = self.nerts if source is _PILE_NERTS else self.waste
+            cards = self.nerts if source is PILE_NERTS else self.waste
             if not cards:
                 raise IllegalMoveError(f"{move}: the {_NAMES[source]} is empty in {self}")
             return cards[-1:]
@@ -306,16 +306,16 @@ class Tableau:
                 raise IllegalMoveError(f"{move}: there is no work pile {pile} in {self}")
         run = self._source_run(move)
         dest = self._work_pile(target)
-        if move.kind is _MOVE_SLIDE:
+        if move.kind is MOVE_SLIDE:
             new_dest = self._slide(move, run, dest)
         else:
             new_dest = self._build(move, run, dest)
         # Remove the run from its source, then set the destination.
         work = list(self.work)
         nerts, waste = self.nerts, self.waste
-        if source is _PILE_NERTS:
+        if source is PILE_NERTS:
             nerts = nerts[:-1]
-        elif source is _PILE_WASTE:
+        elif source is PILE_WASTE:
             waste = waste[:-1]
         else:
             work[source - 1] = work[source - 1][: -move.count]

@@ -63,7 +63,6 @@ continues the game.
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import math
 import os
@@ -76,9 +75,8 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 import zmq
 
-from p2p_nertz.bots import Pacing, keeps_pace, make_strategy
+from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.errors import (
-    IllegalMoveError,
     LocalProtocolError,
     TransportBrokenError,
     TransportClosedError,
@@ -100,8 +98,8 @@ from p2p_nertz.protocol.peer import (
     Send,
     Suspected,
 )
-from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
-from p2p_nertz.protocol.state import Phase, abandon_partner
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, SPEC_NOTE, GameSpec
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.guard import (
@@ -147,11 +145,6 @@ the log before it is sent, so the others learn it from whoever holds it, or from
 
 CLOCK_NOTE: Final = "clock"
 """The name of the log note that makes a :class:`Reserve` durable."""
-
-SPEC_NOTE: Final = "spec"
-"""The name of the log note holding the game's :meth:`GameSpec.to_wire` bytes: the first record
-of every log a node starts, so a log names its game's roster and rules by itself (the header's
-game id is their hash, so the note cannot lie)."""
 
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
@@ -422,12 +415,15 @@ class PeerNode:
         self.spec = spec
         self.log_path = Path(log_path)
         self._bind_to = bind
-        self._pacing = Pacing(speed)
-        self._practice = practice
+        pacing = Pacing(speed)
         self._hold_ready = hold_ready
         rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
         self._rng = Rng(rng_seed)
-        self._strategy = None if strategy is None else make_strategy(strategy, self._rng.fork(0))
+        self._bot = (
+            None
+            if strategy is None
+            else BotDriver(make_strategy(strategy, self._rng.fork(0)), pacing, practice=practice)
+        )
         self._config = config if config is not None else NODE_CONFIG
         self._clock = clock
         self._on_notice = on_notice
@@ -572,11 +568,6 @@ class PeerNode:
         async with self._lock:
             await self._apply(self.peer.release_ready(number, self._clock()))
 
-    def _may_abandon(self) -> bool:
-        peer = self.peer
-        partner = abandon_partner(peer.final, peer.tentative, peer.seat)
-        return isinstance(partner, int) and not self._leaving
-
     def bind(self) -> str:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
 
@@ -671,7 +662,7 @@ class PeerNode:
                     await self._apply(effects)
                 nursery.start_soon(self._receive_loop, self._router)
                 nursery.start_soon(self._timer_loop)
-                if self._strategy is not None:
+                if self._bot is not None:
                     nursery.start_soon(self._bot_loop)
                 task_status.started(self.endpoint)
                 await self._done.wait()
@@ -951,54 +942,27 @@ class PeerNode:
             async with self._lock:
                 await self._apply(self.peer.tick(self._clock()))
                 self.refusals.flush(self._clock())  # the last summary of a flood that ended
-                if self._strategy is not None and self._may_abandon():
-                    # A bot does not wait forever for an opponent who has gone: with two
-                    # members nobody can be voted out, so it ends the game (scored by totals).
-                    with contextlib.suppress(LocalProtocolError):
-                        await self._apply(self.peer.abandon(self._clock()))
+                if self._bot is not None and not self._leaving:
+                    abandoned = self._bot.abandon(self.peer, self._clock())
+                    if abandoned is not None:
+                        await self._apply(abandoned)
                 self._check_done()
 
     async def _bot_loop(self) -> None:
-        strategy = self._strategy
-        assert strategy is not None
-        bot_round = 0
+        bot = self._bot
+        assert bot is not None
         while True:
-            await trio.sleep(self._pacing.delay_ms(self._rng) / 1000)
+            await trio.sleep(bot.delay(self._rng))
             async with self._lock:
                 if self._leaving:
                     return
                 peer = self.peer
-                tentative = peer.tentative
-                view = tentative.table
-                if (
-                    view is None
-                    or tentative.phase is not Phase.PLAY
-                    or peer.seat not in tentative.round.ready
-                    or view.over
-                ):
-                    continue
-                waiting = tentative.round.playing - tentative.round.ready
-                if waiting - tentative.dropped.keys() - tentative.left:
-                    # Nobody plays a round before every player has its deal: a person reads
-                    # the last round's board meanwhile (PeerNode(hold_ready=True)).
-                    continue
-                if self._practice and not keeps_pace(
-                    [None if e is None else (e[0], e[1].kind) for e in tentative.round.log],
-                    peer.seat,
-                    tentative.round.playing,
-                ):
-                    continue  # practice: the others (the person) have not caught up yet
-                if tentative.round.number != bot_round:
-                    bot_round = tentative.round.number
-                    strategy.new_round()
-                move = strategy.decide(view, peer.seat)
+                move = bot.choose(peer)
                 if move is None:
                     continue
-                try:
-                    effects = peer.play(move, self._clock())
-                except (IllegalMoveError, LocalProtocolError):
-                    continue
-                await self._apply(effects)
+                effects = bot.play(peer, move, self._clock())
+                if effects is not None:
+                    await self._apply(effects)
 
 
 async def serve_peer(

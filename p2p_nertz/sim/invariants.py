@@ -45,7 +45,9 @@ def observe(result: SimResult) -> GameState:
     for log in result.logs:
         for wire in log:
             try:
-                message = decode_message(wire, game_id=spec.game_id, roster=seats)
+                message = decode_message(
+                    wire, game_id=spec.game_id, roster=seats, cache=result.envelopes
+                )
             except InvalidMessageError:
                 continue
             if not message.is_event or message.id in events:
@@ -154,7 +156,9 @@ def forks(result: SimResult) -> set[int]:
     for log in result.logs:
         for wire in log:
             try:
-                message = decode_message(wire, game_id=result.spec.game_id, roster=seats)
+                message = decode_message(
+                    wire, game_id=result.spec.game_id, roster=seats, cache=result.envelopes
+                )
             except InvalidMessageError:
                 continue
             key = (message.author, message.seq)

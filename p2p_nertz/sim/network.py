@@ -29,9 +29,14 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from p2p_nertz.bots import Pacing, Strategy, make_strategy
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_message, encode_message
+from p2p_nertz.bots import BotDriver, Pacing, make_strategy
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Kind,
+    decode_message,
+    encode_message,
+)
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -45,7 +50,7 @@ from p2p_nertz.protocol.peer import (
     Send,
 )
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase, abandon_partner
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Rules
 
@@ -331,6 +336,9 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: The codec memo the run's peers shared: whoever reads the logs afterwards in the same
+    #: process (the invariant checks) finds every message parsed and verified already.
+    envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False, repr=False)
 
     def log_digest(self) -> str:
         """SHA-256 over every peer's log, notes included, in seat order (determinism
@@ -365,24 +373,33 @@ class Simulation:
         # Peers in seat order (the spec sorts the roster by key).
         by_id = {i.peer_id: i for i in self.identities}
         self.identities = [by_id[pid] for pid in spec.peer_ids]
-        self.peers: list[Peer | None] = [Peer(i, spec, 0.0, config.peer) for i in self.identities]
+        # One codec memo for every peer of the run: what one peer parsed and verified, the
+        # others need not (each would get the same answer; a real process has its own).
+        self.envelopes = EnvelopeCache()
+        self.peers: list[Peer | None] = [
+            Peer(i, spec, 0.0, config.peer, envelopes=self.envelopes) for i in self.identities
+        ]
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
         self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
         # Each seat's log says it began a recovery and has not finished it (a note in the
         # log, as the runtime writes): a restart then recovers again.
         self.recovering = [False] * n
-        self.bots: list[Strategy] = [
-            make_strategy(config.strategy, self.rng.fork(seat)) for seat in range(n)
+        pacing = Pacing(config.speed)
+        self.bots = [
+            BotDriver(
+                make_strategy(config.strategy, self.rng.fork(seat)), pacing, wait_for_deals=False
+            )
+            for seat in range(n)
         ]
-        self.bot_round = [0] * n
-        self.pacing = Pacing(config.speed)
         self.queue: list[tuple[float, int, int, int, bytes]] = []
         self.counter = 0
         self.generation = [0] * n  # a restart invalidates what was queued for the old process
         self.tick_at: list[float | None] = [None] * n
         self.down_until: list[float | None] = [None] * n
         self.frozen_until: list[float | None] = [None] * n
-        self.result = SimResult(config, self.logs, self.peers, self.identities, spec)
+        self.result = SimResult(
+            config, self.logs, self.peers, self.identities, spec, envelopes=self.envelopes
+        )
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
         self.result.notes = self.notes
 
@@ -470,7 +487,7 @@ class Simulation:
         """Cut ``seat``'s log before its ``count``-th last own event (disk damage)."""
         log = self.logs[seat]
         own = self.identities[seat].peer_id
-        mine = [i for i, wire in enumerate(log) if _author(wire) == own]
+        mine = [i for i, wire in enumerate(log) if _author(wire, self.envelopes) == own]
         if count <= 0 or not mine:
             return
         cut = mine[-min(count, len(mine))]
@@ -486,7 +503,7 @@ class Simulation:
         for seat, peer in enumerate(self.peers):
             assert peer is not None
             self._apply(seat, peer.start(0.0), 0.0)
-            self._push(self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+            self._push(self.bots[seat].delay(self.rng), self.BOT, seat)
         for crash in config.faults.crashes:
             self._push(crash.at, self.CRASH, crash.seat, b"")
         for index, cheat in enumerate(config.faults.equivocations):
@@ -506,7 +523,7 @@ class Simulation:
                 if kind == self.MESSAGE:
                     self._push(frozen, kind, seat, data)
                 else:
-                    self._push(frozen + self.pacing.delay_ms(self.rng) / 1000, kind, seat)
+                    self._push(frozen + self.bots[seat].delay(self.rng), kind, seat)
                 continue
             if kind == self.MESSAGE:
                 if peer is not None:
@@ -526,7 +543,7 @@ class Simulation:
             elif kind == self.BOT:
                 if peer is not None:
                     self._bot(seat, peer, now, crash_plan)
-                self._push(now + self.pacing.delay_ms(self.rng) / 1000, self.BOT, seat)
+                self._push(now + self.bots[seat].delay(self.rng), self.BOT, seat)
             elif kind == self.CRASH:
                 planned = crash_plan.get((seat, now))
                 if peer is not None and planned is not None and planned.cut_effects is None:
@@ -562,6 +579,7 @@ class Simulation:
                     config.peer,
                     reserved=self.reserved[seat],
                     recover=self.recovering[seat],
+                    envelopes=self.envelopes,
                 )
                 self.peers[seat] = restored
                 self.generation[seat] += 1
@@ -575,40 +593,19 @@ class Simulation:
     def _bot(
         self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
     ) -> None:
-        tentative = peer.tentative
-        if (
-            self.config.abandon
-            and peer.final.phase is not Phase.OVER
-            and not peer.recovering  # (it may sign nothing yet, §9.6)
-            and isinstance(abandon_partner(peer.final, tentative, seat), int)
-        ):
+        bot = self.bots[seat]
+        if self.config.abandon:
             # Alone with a member that may have gone (silent, or talking but stalled): the core
             # says whether it takes an abandon now, as for the runtime's bots.
-            try:
-                effects = peer.abandon(now)
-            except LocalProtocolError:
-                pass
-            else:
-                self._apply(seat, effects, now)
+            abandoned = bot.abandon(peer, now)
+            if abandoned is not None:
+                self._apply(seat, abandoned, now)
                 return
-        view = tentative.table
-        if (
-            view is None
-            or tentative.phase is not Phase.PLAY
-            or seat not in tentative.round.ready
-            or view.over
-        ):
-            return
-        number = tentative.round.number
-        if self.bot_round[seat] != number:
-            self.bot_round[seat] = number
-            self.bots[seat].new_round()
-        move = self.bots[seat].decide(view, seat)
+        move = bot.choose(peer)
         if move is None:
             return
-        try:
-            effects = peer.play(move, now)
-        except (IllegalMoveError, LocalProtocolError):
+        effects = bot.play(peer, move, now)
+        if effects is None:
             return
         # A crash scheduled "mid-step" strikes during the next move after its time.
         for (crash_seat, at), crash in list(crash_plan.items()):
@@ -668,10 +665,10 @@ class Simulation:
         )
 
 
-def _author(wire: bytes) -> bytes | None:
+def _author(wire: bytes, cache: EnvelopeCache) -> bytes | None:
     """The author of a logged message (``None`` if it does not decode)."""
     try:
-        return bytes(decode_message(wire).author)
+        return bytes(decode_message(wire, cache=cache).author)
     except InvalidMessageError:
         return None
 
