@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -407,31 +408,14 @@ def _spawn_bots(
             key_path = keep_key(identity)
             lobby.invite(identity.fingerprint)
             keys = ["--key", str(key_path)]
-        command = [
-            sys.executable,
-            "-m",
-            "cli",
-            "bot",
-            "--peer",
-            address,
-            "--name",
-            f"bot{n + 1}",
-            "--strategy",
-            args.bot_strategy,
-            "--speed",
-            str(args.bot_speed),
-            "--log-dir",
-            str(args.log_dir),
-            "--json",
-            *keys,
-            *_liveness_argv(args),
-        ]
         procs.append(
-            subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+            spawn_lobby_bot(
+                address,
+                f"bot{n + 1}",
+                strategy=args.bot_strategy,
+                speed=args.bot_speed,
+                log_dir=args.log_dir,
+                options=[*keys, *_liveness_argv(args)],
             )
         )
     return procs
@@ -521,16 +505,21 @@ def _cmd_host(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
             return result
 
+    result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("host", main)
     finally:
-        for proc in bots:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        # After the game the bots finish by themselves; if the person left (or it failed),
+        # they go at once, and so does this command (issue 15: no silence after `q`).
+        stop_processes(bots, LEAVE_PATIENCE if result is not None and _over(result) else 0.0)
+    assert result is not None  # (_trio_run returned)
     return _done(out, "host", result)
+
+
+def _over(result: tuple[Peer | None, int | None] | Outcome) -> bool:
+    """Whether the game ``result`` tells of is over (rather than left or stopped)."""
+    peer = result[0] if isinstance(result, tuple) else result.peer
+    return peer is not None and peer.final.phase is Phase.OVER
 
 
 _PROMPT_HELP = (

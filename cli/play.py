@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 import trio
 
+from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
 from cli.demo import _Child, _stop, free_ports, game_dir, start_node_child
 from cli.keyfile import keep_key
 from cli.lobby_cmd import (
@@ -127,7 +128,6 @@ __all__ = ["CursesTerminal", "Outcome", "Terminal", "add_parser", "run_table"]
 
 EXIT_FAILED = 1
 _REFRESH = 0.1  # seconds between redraws for the others' moves (when nothing else wakes us)
-_LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after the game
 DEFAULT_BOT_SPEED = 1
 """The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
 (measured in docs/pace.md); faster levels are for people who know the keys."""
@@ -831,7 +831,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     finally:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
-        _stop(children, patience=_LEAVE_PATIENCE if over else 0.0)
+        _stop(children, patience=LEAVE_PATIENCE if over else 0.0)
     return _summary(outcome, node, workdir)
 
 
@@ -1256,52 +1256,22 @@ class _LobbyApp:
             taken |= {s.name for s in table.seats}
         name = next(f"{strategy}{n}" for n in range(1, 100) if f"{strategy}{n}" not in taken)
         self.bot_names.add(name)
-        try:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise NertzError(f"cannot create {str(self.log_dir)!r}: {exc.strerror}") from None
-        command = [
-            sys.executable, "-m", "cli", "bot", "--peer", self.where, "--name", name,
-            "--strategy", strategy, "--speed", str(speed), "--log-dir", str(self.log_dir),
-            "--json", *_liveness_argv(self.args),
-        ]  # fmt: skip
-        with (self.log_dir / f"{name}.err").open("ab") as err:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,  # Ctrl-C at this terminal is for the player, not the bots
-            )
+        proc = spawn_lobby_bot(
+            self.where,
+            name,
+            strategy=strategy,
+            speed=speed,
+            log_dir=self.log_dir,
+            options=_liveness_argv(self.args),
+            err=self.log_dir / f"{name}.err",
+            own_session=True,  # Ctrl-C at this terminal is for the player, not the bots
+        )
         self.bots.append(proc)
         self.say(f"started a {strategy} bot at speed {speed}: {name}", status=True)
 
     def stop_bots(self) -> None:
-        for proc in self.bots:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.bots:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes(self.bots)
         self.bots.clear()
-
-
-def _wait_bots(bots: list[subprocess.Popen[bytes]], patience: float) -> None:
-    """Let the bots finish by themselves for ``patience`` seconds, then stop them."""
-    for proc in bots:
-        try:
-            proc.wait(timeout=patience)
-        except subprocess.TimeoutExpired:
-            proc.terminate()
-    for proc in bots:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _name_path(key: Path) -> Path:
@@ -1419,7 +1389,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         for app in apps:
             outcome = result[0][0] if result else Outcome()
             over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
-            _wait_bots(app.bots, _LEAVE_PATIENCE if over else 0.0)
+            stop_processes(app.bots, LEAVE_PATIENCE if over else 0.0)
     outcome, node = result[0]
     if node is None:
         if outcome.errors:
