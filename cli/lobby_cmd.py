@@ -657,6 +657,9 @@ def _cmd_join(args: argparse.Namespace) -> int:
         if args.peer is not None:
             target, port = args.peer
             lobby_endpoint = f"tcp://{target}:{port}"
+            # Said at once, on stderr (stdout is the --json sequence): an address nobody
+            # answers at is otherwise silent until the timeout (issue 15).
+            print(f"connecting to {target}:{port}…", file=sys.stderr, flush=True)
         else:
             offer = await _find(args, out)
             target, lobby_endpoint = offer.address, offer.lobby_endpoint
