@@ -208,7 +208,7 @@ def start_node_child(
     ]  # fmt: skip
     for other, pid in enumerate(spec.peer_ids):
         if pid != identity.peer_id:
-            command += ["--peer", f"{other + 1}={endpoint_of[pid]}"]
+            command += ["--peer", f"{other}={endpoint_of[pid]}"]
     out = child.out.open("wb")
     err = child.err.open("wb")
     child.files = [out, err]
@@ -246,7 +246,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)
     ]
-    identities.sort(key=lambda i: i.peer_id)  # seat order, so P1 is seat 1
+    identities.sort(key=lambda i: i.peer_id)  # seat order: P1 is seat 0, P2 seat 1…
     spec = GameSpec.create(
         [(i.peer_id, f"P{n + 1}") for n, i in enumerate(identities)],
         rules,
@@ -392,7 +392,8 @@ def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules)
     for c in children:
         team = rules.team_of(c.seat)
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
-    who = ", ".join(f"team {w}" if rules.pairs else f"P{w}" for w in final["winners"])
+    # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
+    who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
     print(f"winner: {who} with {max(team_totals)}")
     print(f"all {len(children)} nodes agree: digest {final['digest']}")
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)

@@ -210,7 +210,7 @@ def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> i
     summary = _result(peer)
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-    winners = ", ".join(names[w - 1] for w in summary["winners"]) or "none"
+    winners = ", ".join(names[w] for w in summary["winners"]) or "none"
     out.emit(
         "final",
         f"final after {summary['rounds']} round(s): {totals}\nwinner(s): {winners}\n"
@@ -245,13 +245,13 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
             out.emit(
                 "suspected" if effect.suspected else "heard",
                 f"{name} is silent" if effect.suspected else f"{name} is heard again",
-                seat=effect.seat + 1,
+                seat=effect.seat,
                 name=name,
             )
         elif isinstance(effect, MemberDropped):
             name = names[effect.seat]
             how = "left" if effect.left else "was dropped"
-            out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
+            out.emit("dropped", f"{name} {how}", seat=effect.seat, name=name, left=effect.left)
 
     return on_notice
 
@@ -286,9 +286,10 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
     seat = spec.seat_of(identity.peer_id)
     out.emit(
         "start",
-        f"game {spec.game_id.hex()[:16]} started: seat {seat + 1} of {spec.seats}, log {path}",
+        f"game {spec.game_id.hex()[:16]} started: you are seat {seat} "
+        f"(seats 0-{spec.seats - 1}, as the table counts), log {path}",
         game_id=spec.game_id.hex(),
-        seat=seat + 1,
+        seat=seat,
         players=[m.name for m in spec.members],
         rules=spec.rules.to_dict(),
         log=str(path),
@@ -532,7 +533,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
     """Carry out one line typed at the host's prompt; return what to print.
 
     Commands: an empty line (or ``start``) starts the game; ``remove SEAT`` or ``remove
-    FINGERPRINT`` unseats a guest (the seat number as the table line counts, the host is 1);
+    FINGERPRINT`` unseats a guest (the seat number from 0, as the table counts: the host is 0);
     ``invite FINGERPRINT`` lets a key sit (and lifts its removal); ``help``.
     """
     word, _, rest = line.strip().partition(" ")
@@ -545,9 +546,10 @@ def host_command(lobby: LobbyHost, line: str) -> str:
             seats = lobby.table.seats
             if rest.isdigit():
                 n = int(rest)
-                if not 2 <= n <= len(seats):
-                    return f"no guest in seat {n} (seats 2-{len(seats)} are guests)"
-                who = seats[n - 1].peer_id
+                if not 1 <= n < len(seats):
+                    guests = f"seats 1-{len(seats) - 1} are guests" if len(seats) > 1 else "none"
+                    return f"no guest in seat {n} ({guests}; the host is seat 0)"
+                who = seats[n].peer_id
             else:
                 wanted = parse_invite(rest)
                 found = [s.peer_id for s in seats[1:] if fingerprint(s.peer_id) == wanted]

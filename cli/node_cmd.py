@@ -78,8 +78,8 @@ def add_parser(sub: Any) -> None:
         default=[],
         metavar="WHO=ENDPOINT",
         help=(
-            "another member's endpoint; WHO is its fingerprint or its seat (1 = first); "
-            "repeat for every other member"
+            "another member's endpoint; WHO is its fingerprint or its seat (0 = first, as on "
+            "the table); repeat for every other member"
         ),
     )
     p.add_argument("--log", required=True, type=Path, help="this peer's log file")
@@ -195,7 +195,8 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
     """Map every other member to its endpoint from ``WHO=ENDPOINT`` items.
 
     Args:
-        items: the ``--peer`` values; WHO is a fingerprint or a 1-based seat.
+        items: the ``--peer`` values; WHO is a fingerprint or a seat (from 0, as the table
+            and the notation count).
         spec: the game.
         own: our peer id (our own entry may be given; it is ignored).
 
@@ -213,9 +214,9 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
         except argparse.ArgumentTypeError as exc:
             raise NertzError(f"--peer {item!r}: {exc}") from None
         if who.isdigit():
-            seat = int(who) - 1
+            seat = int(who)
             if not 0 <= seat < spec.seats:
-                raise NertzError(f"--peer {item!r}: no seat {who} (seats 1-{spec.seats})")
+                raise NertzError(f"--peer {item!r}: no seat {who} (seats 0-{spec.seats - 1})")
             pid = spec.peer_ids[seat]
         else:
             found = [m.peer_id for m in spec.members if m.fingerprint == who.lower()]
@@ -226,7 +227,7 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
             raise NertzError(f"--peer {item!r}: that member was given twice")
         endpoints[pid] = endpoint
     missing = [
-        f"{seat + 1} ({m.fingerprint})"
+        f"{seat} ({m.fingerprint})"
         for seat, m in enumerate(spec.members)
         if m.peer_id != own and m.peer_id not in endpoints
     ]
@@ -241,11 +242,11 @@ def _result(peer: Peer) -> dict[str, Any]:
     result = game.result
     return {
         "event": "final",
-        "seat": peer.seat + 1,
+        "seat": peer.seat,
         "fingerprint": peer.identity.fingerprint,
         "over": final.phase is Phase.OVER,
         "totals": list(game.totals),
-        "winners": [w + 1 for w in result.winners] if result is not None else [],
+        "winners": list(result.winners) if result is not None else [],
         "rounds": len(game.history),
         "digest": final.digest(),
         "provisional": final.provisional,
@@ -280,7 +281,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
                         "event": "over",
                         "termination": result.termination.value,
                         "totals": list(result.totals),
-                        "winners": [w + 1 for w in result.winners],
+                        "winners": list(result.winners),
                     }
                 )
             else:
@@ -340,9 +341,10 @@ def _cmd_node(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
-        totals = "  ".join(f"P{s + 1} {t}" for s, t in enumerate(summary["totals"]))
+        names = [m.name for m in spec.members]
+        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
         print(f"final after {summary['rounds']} round(s): {totals}")
-        print(f"winner(s): {', '.join(f'P{w}' for w in summary['winners']) or 'none'}")
+        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
         print(f"digest: {summary['digest']}")
         if summary["provisional"]:
             print(

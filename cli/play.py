@@ -1221,10 +1221,10 @@ class _LobbyApp:
         if self.host is None:
             return
         seats = self.host.table.seats
-        if not 2 <= seat <= len(seats):
+        if not 1 <= seat < len(seats):
             self.say(f"no guest in seat {seat}", status=True)
             return
-        who = seats[seat - 1]
+        who = seats[seat]
         try:
             self.host.remove(who.peer_id)
         except LobbyError as exc:

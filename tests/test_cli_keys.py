@@ -76,7 +76,7 @@ def _game_files(tmp_path: Path, identity: Identity) -> tuple[Path, Path, list[st
                 LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
             ]
         )
-    other_seat = spec.seat_of(other.peer_id) + 1
+    other_seat = spec.seat_of(other.peer_id)
     node = [
         "--bind",
         book[bytes(identity.peer_id)],

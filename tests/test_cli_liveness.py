@@ -124,7 +124,7 @@ def test_node_alone_in_a_game_of_two_abandons_after_its_own_drop_after(tmp_path:
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     write_key(tmp_path / "ann.key", ids[0])
     ports = free_ports(2)
-    other = spec.seat_of(ids[1].peer_id) + 1
+    other = spec.seat_of(ids[1].peer_id)
     done = subprocess.run(
         [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
          "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[0]}",

@@ -188,8 +188,10 @@ async def test_host_prompt_removes_and_invites(tmp_path: Path) -> None:
         with trio.fail_after(15):
             while len(lobby.table.seats) < 2:
                 await trio.sleep(0.01)
-        assert "no guest in seat 3" in host_command(lobby, "remove 3")
-        assert "removed" in host_command(lobby, "remove 2")
+        # Seats count from 0, as on the table: the host is 0, Eve (the first guest) 1.
+        assert "no guest in seat 2" in host_command(lobby, "remove 2")
+        assert "no guest in seat 0" in host_command(lobby, "remove 0")
+        assert "removed" in host_command(lobby, "remove 1")
         with trio.fail_after(15):
             while not refused:
                 await trio.sleep(0.01)

@@ -76,7 +76,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     for ident, name in zip(ids, names, strict=True):
         write_key(tmp_path / f"{name}.key", ident)
     ports = dict(zip(names, free_ports(2), strict=True))
-    seats = {name: spec.seat_of(i.peer_id) + 1 for name, i in zip(names, ids, strict=True)}
+    seats = {name: spec.seat_of(i.peer_id) for name, i in zip(names, ids, strict=True)}
     logs = {name: tmp_path / f"{name}.log" for name in names}
 
     def node(name: str) -> subprocess.Popen[str]:

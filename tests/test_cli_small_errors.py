@@ -56,7 +56,7 @@ class _Game:
         }
 
     def node(self, log: Path, bind: str | None = None, *extra: str) -> list[str]:
-        other = self.spec.seat_of(self.ids[1].peer_id) + 1
+        other = self.spec.seat_of(self.ids[1].peer_id)
         return [
             "node", "--key", str(self.key), "--spec", str(self.spec_path),
             "--bind", bind or self.book[bytes(self.ids[0].peer_id)],

@@ -68,7 +68,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
                         "--bind",
                         f"tcp://127.0.0.1:{ports[seat]}",
                         "--peer",
-                        f"{other + 1}=tcp://127.0.0.1:{ports[other]}",
+                        f"{other}=tcp://127.0.0.1:{ports[other]}",
                         "--log",
                         str(logs[-1]),
                         "--json",

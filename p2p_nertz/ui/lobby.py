@@ -28,7 +28,7 @@ Keys (names as the front end reports them; ``UP``/``DOWN`` are the arrow keys):
 * at a table: ``r`` toggles ready (a guest; the host is always ready), ``b`` adds a bot —
   then ``t`` (or ``LEFT``/``RIGHT``) chooses the strategy, ``+``/``-`` or ``1``–``9``, ``0``
   the speed, ``ENTER`` adds it, ``ESC`` cancels —, ``s`` starts the game (the host, once
-  everybody is ready), ``x`` then a seat number ``2``–``8`` removes that guest (the host; the
+  everybody is ready), ``x`` then a seat number ``1``–``7`` removes that guest (the host; the
   key is refused for the rest of this table), ``l`` leaves the table, ``q`` quits.
 
 >>> ctx = LobbyContext(listings=2)
@@ -84,7 +84,7 @@ LOBBY_HELP: tuple[tuple[str, str], ...] = (
     ("r", "at a table: ready / not ready (the host is always ready)"),
     ("b", "add a bot: t or ← → strategy, + - or 1-9 0 speed, Enter adds, Esc cancels"),
     ("s", "start the game (the host, once everybody is ready)"),
-    ("x  then 2-8", "remove that guest (the host; refused for the rest of this table)"),
+    ("x  then 1-7", "remove that guest (the host; refused for the rest of this table)"),
     ("l", "leave the table (the host closes it)"),
     ("q  or  Ctrl-C", "quit (leaving the table)"),
     ("?  or  h", "this help (any key closes it)"),
@@ -248,7 +248,7 @@ class StartGame:
 
 @dataclass(frozen=True, slots=True)
 class RemoveSeat:
-    """Remove the guest in this seat (numbered as shown, the host is 1) from the table."""
+    """Remove the guest in this seat (numbered as shown, from 0: the host is 0) from the table."""
 
     seat: int
 
@@ -347,7 +347,7 @@ def _at_table(keys: LobbyKeys, k: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
             return replace(keys, status="only the host removes a guest: l leaves the table"), []
         if ctx.seats < 2:
             return replace(keys, status="no guest to remove"), []
-        return replace(keys, removing=True, status=f"remove which guest? 2-{ctx.seats}"), []
+        return replace(keys, removing=True, status=f"remove which guest? 1-{ctx.seats - 1}"), []
     if k == "l":
         return replace(keys, status="left the table"), [LeaveTable()]
     if k in ("c", ENTER, UP, DOWN) or k.isdigit():
@@ -385,7 +385,7 @@ def _picker(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
 
 def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
     done = replace(keys, removing=False)
-    if key.isdigit() and 2 <= int(key) <= ctx.seats:
+    if key.isdigit() and 1 <= int(key) < ctx.seats:
         return replace(done, status=f"removing the guest in seat {key}…"), [RemoveSeat(int(key))]
     if key.isdigit():
         return replace(done, status=f"no guest in seat {key}"), []
@@ -546,7 +546,7 @@ class _LobbyPainter:
         if table.capacity:
             title += f" · {len(table.seats)}/{table.capacity} seated"
         rows = [self.rule(title)]
-        for n, seat in enumerate(table.seats, 1):
+        for n, seat in enumerate(table.seats):  # from 0, as the game table counts
             row = self.row()
             row.add(f"  {n}  ", Style.DIM)
             row.add(seat.name[:20], Style.BOLD if seat.you else Style.PLAIN)
