@@ -48,7 +48,14 @@ from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
-from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, StartRefusedError, parse_invite
+from p2p_nertz.lobby.state import (
+    HostLobby,
+    LobbyError,
+    Session,
+    StartRefusedError,
+    parse_invite,
+    waiting_for,
+)
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
@@ -166,11 +173,12 @@ class _Out:
         else:
             print(text, flush=True)
 
-    def table(self, seats: list[dict[str, Any]], note: str = "") -> None:
+    def table(self, seats: list[dict[str, Any]], waiting: str) -> None:
+        """The table as it is now, and what it waits for (issue 15: said in words)."""
         cells = "  ".join(
             f"{s['name']} ({s['fingerprint']}){'' if s['ready'] else ' not ready'}" for s in seats
         )
-        self.emit("table", f"table: {cells}{note}", seats=seats)
+        self.emit("table", f"table: {cells} · {waiting}", seats=seats, waiting=waiting)
 
 
 def _rules_words(rules: dict[str, Any]) -> str:
@@ -181,6 +189,17 @@ def _rules_words(rules: dict[str, Any]) -> str:
         return " · ".join(rules_text(Rules.from_dict(rules)))
     except NertzError:
         return f"not rules this version knows: {rules!r}"
+
+
+def guest_waits_for(view: TableView) -> str:
+    """What a guest's table waits for, in words (it does not know the host's ``--players``:
+    when the rules' fewest are seated and ready, it waits for the host)."""
+    try:
+        rules = Rules.from_dict(view.rules)
+    except NertzError:
+        return "waiting for rules this version knows"
+    host = view.seats[0].name if view.seats else "the host"
+    return waiting_for(view.seats, rules) or f"waiting for {host} to start"
 
 
 def _seats_of(view: TableView) -> list[dict[str, Any]]:
@@ -456,7 +475,12 @@ def _cmd_host(args: argparse.Namespace) -> int:
             out.emit("news", line, line=line)
         told[0] = len(table.log)
         if table.started is None:
-            out.table(_seats_of(table.view()))
+            waiting = waiting_for(table.seats, table.rules, players=args.players)
+            if waiting is None:
+                waiting = "everybody is ready: " + (
+                    "starting" if args.players is not None else "press Enter to start"
+                )
+            out.table(_seats_of(table.view()), waiting)
 
     lobby = LobbyHost(
         identity,
@@ -680,7 +704,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
             seats = _seats_of(view)
             if not last or last[-1] != seats:
                 last.append(seats)
-                out.table(seats)
+                out.table(seats, guest_waits_for(view))
 
         kwargs: dict[str, Any] = {"host": host}
         if lobby_id is not None:

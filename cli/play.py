@@ -82,7 +82,7 @@ from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
-from p2p_nertz.lobby.state import HostLobby, LobbyError, Session
+from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, waiting_for
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
@@ -482,6 +482,7 @@ async def run_table(
             board=tracker.board is not None,
             symbols=symbols,
             abandon=tracker.may_abandon(peer, *silence(peer)),
+            alone=tracker.alone(peer),
         )
 
     def draw() -> None:
@@ -964,17 +965,21 @@ class _LobbyApp:
             seats, capacity = table.seats, table.capacity
             rules: Rules | None = table.rules
             blocker = table.why_not_start()
-            if blocker is None and len(seats) < 2:
-                blocker = "waiting for somebody to play with (b adds a bot)"
+            if blocker is None or blocker.startswith("waiting for"):
+                # What it waits for in full (seats too), not only the first blocker.
+                blocker = waiting_for(seats, table.rules)
+            if blocker is not None and len(seats) < 2:
+                blocker += " (b adds a bot)"
         else:
             view = None if self.guest is None else self.guest.table
             if view is None:
                 return AtTable(self.where)
-            seats, capacity, blocker = view.seats, view.capacity, None
+            seats, capacity = view.seats, view.capacity
             try:
                 rules = Rules.from_dict(view.rules)
             except NertzError:
                 rules = None
+            blocker = None if rules is None else waiting_for(seats, rules)
         lines = tuple(
             SeatLine(s.name, fingerprint(s.peer_id), s.ready, host=i == 0, you=s.peer_id == me)
             for i, s in enumerate(seats)

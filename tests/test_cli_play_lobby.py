@@ -140,7 +140,7 @@ def test_play_creates_a_table_adds_two_bots_starts_and_plays(tmp_path: Path) -> 
     text = tty.wait("your table at 127.0.0.1:")
     assert re.search(r"^  0  Dee .* host +ready +← you", text, re.M), text
     tty.send("s")  # alone: cannot start yet
-    tty.wait("cannot start: waiting for somebody")
+    tty.wait("cannot start: waiting for 1 more seat (b adds a bot)")
     # A lookahead bot at speed 9, then (the picker remembers) a greedy one at speed 9.
     tty.send("b")
     tty.wait("add a bot:")

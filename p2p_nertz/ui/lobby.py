@@ -136,7 +136,8 @@ class AtTable:
         rules: the rules the game will have (``None``: the host has not shown them yet).
         capacity: most players (0: not known yet).
         hosting: you are the host.
-        blocker: why the game cannot start now (``None``: it can); the host's view.
+        blocker: why the game cannot start now, what it waits for (``None``: it can; a guest
+            then waits for the host to start it).
     """
 
     where: str
@@ -568,11 +569,16 @@ class _LobbyPainter:
             rows.append(self.row().add("  not shown yet", Style.DIM).spans())
         else:
             rows += [self.row().add("  " + line).spans() for line in rules_text(table.rules)]
-        if table.hosting:
-            if table.blocker is None:
-                rows.append(self.row().add("  everybody is ready: s starts", Style.GOOD).spans())
-            else:
-                rows.append(self.row().add(f"  {table.blocker}", Style.DIM).spans())
+        if table.blocker is not None:
+            rows.append(self.row().add(f"  {table.blocker}", Style.WARN).spans())
+        elif table.hosting:
+            rows.append(self.row().add("  everybody is ready: s starts", Style.GOOD).spans())
+        elif table.seats:
+            rows.append(
+                self.row()
+                .add(f"  everybody is ready: waiting for {host} to start", Style.GOOD)
+                .spans()
+            )
         return rows
 
     def picker(self) -> tuple[Span, ...]:

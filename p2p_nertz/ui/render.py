@@ -218,6 +218,9 @@ class _Painter:
             row.add("   Enter plays · Esc cancels", Style.DIM)
         elif view.seat is None:
             row.add("spectator · ? help · q quit", Style.DIM)
+        elif view.alone:
+            row.add("q", Style.KEY).add(" leaves: nobody else is left at the table", Style.WARN)
+            row.add(" · ? help", Style.DIM)
         elif view.abandon is not None:
             gone = view.abandon
             if gone.wait > 0:

@@ -36,6 +36,7 @@ from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
 from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
 
 __all__ = [
+    "LAST_PLAYER",
     "MAX_MESSAGES",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
@@ -48,6 +49,9 @@ __all__ = [
 PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+LAST_PLAYER = "nobody else is left at the table: q leaves the game"
+"""Said once the last other member has left or been dropped (:meth:`Tracker.alone`)."""
 
 NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
 """The status line that offers the pass (``Table.has_card_move``)."""
@@ -208,6 +212,8 @@ class Tracker:
             else:
                 how = f"{self._was(effect.seat)} dropped (silent too long)"
             self.say(f"{self.name(effect.seat)} {how}")
+            if final is not None and effect.seat != self.seat and self._alone(final):
+                self.say(LAST_PLAYER)
         elif isinstance(effect, st.MemberRejoined):
             # A fresh start: whatever was heard of it before its drop no longer stands.
             self.suspected.discard(effect.seat)
@@ -228,6 +234,17 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def alone(self, peer: GameSource) -> bool:
+        """Whether every other member has left or been dropped, in a game not over: the
+        table then says so and that ``q`` leaves (issue 15: no silent freeze)."""
+        return self._alone(peer.final)
+
+    def _alone(self, final: st.GameState) -> bool:
+        if self.seat is None or final.phase is st.Phase.OVER or self.seat in final.dropped:
+            return False
+        gone = set(final.dropped) | set(final.left)
+        return all(seat in gone for seat in range(len(self.names)) if seat != self.seat)
 
     def _was(self, seat: int) -> str:
         return "were" if seat == self.seat else "was"
@@ -344,6 +361,7 @@ class Tracker:
             final=final,
             abandon=abandon if isinstance(abandon, Gone) else None,
             provisional=peer.final.provisional,
+            alone=not final and self.alone(peer),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

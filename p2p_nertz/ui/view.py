@@ -117,6 +117,8 @@ class TableView:
         countdown: seconds until the next round starts by itself, while the board of the last
             one is up (``None``: no countdown; the next round waits for every person at the
             table to close the board, or for their countdown to end).
+        alone: every other member has left or been dropped, in a game not over: the footer
+            says so and that ``q`` leaves (at once: there is nobody to wait for).
     """
 
     table: Table | None
@@ -141,6 +143,7 @@ class TableView:
     abandon: Gone | None = None
     provisional: bool = False
     countdown: int | None = None
+    alone: bool = False
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.
