@@ -457,7 +457,7 @@ async def run_table(
     board_round: int | None = None  # the round whose board holds the next round's ready
 
     def on_notice(effect: Effect) -> None:
-        tracker.notice(effect, node.peer.final)
+        tracker.notice(effect, node.peer.final, trio.current_time())
         wake.set()
 
     node.add_listener(on_notice)

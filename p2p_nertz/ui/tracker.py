@@ -33,7 +33,16 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
-from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
+from p2p_nertz.ui.view import (
+    Board,
+    Gone,
+    Link,
+    Pace,
+    TableView,
+    card_text,
+    distinct_names,
+    pile_name,
+)
 
 __all__ = [
     "LAST_PLAYER",
@@ -130,6 +139,8 @@ class Tracker:
     board: Board | None = None
     rejected: int = 0
     changes: int = 0
+    started: dict[int, float] = field(default_factory=dict)
+    ended: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names)
@@ -158,13 +169,18 @@ class Tracker:
         return card_text(card, symbols=self.symbols)
 
     # -- input -----------------------------------------------------------------------------
-    def take(self, effects: Iterable[Effect], final: st.GameState | None = None) -> None:
+    def take(
+        self, effects: Iterable[Effect], final: st.GameState | None = None, now: float | None = None
+    ) -> None:
         """Take notice effects (others are ignored); ``final`` (the final fold that reported
-        them) gives the end-of-round board its lake."""
+        them) gives the end-of-round board its lake; ``now`` (the caller's clock, in seconds)
+        times the rounds for the player's pace on the board."""
         for effect in effects:
-            self.notice(effect, final)
+            self.notice(effect, final, now)
 
-    def notice(self, effect: Effect, final: st.GameState | None = None) -> None:
+    def notice(
+        self, effect: Effect, final: st.GameState | None = None, now: float | None = None
+    ) -> None:
         """Take one effect (see :meth:`take`)."""
         if isinstance(effect, st.ClaimDecided):
             self._claim(effect)
@@ -177,6 +193,8 @@ class Tracker:
                     "counts — p to pass again if you are still stuck"
                 )
         elif isinstance(effect, st.RoundEnded):
+            if now is not None:
+                self.ended.setdefault(effect.round, now)
             if effect.status is RoundStatus.NERTS:
                 who = ", ".join(self.name(c) for c in effect.callers)
                 self.say(f"Nerts! called by {who} — the round is over")
@@ -184,7 +202,8 @@ class Tracker:
                 self.say("the round is blocked: nobody can play — it is over")
         elif isinstance(effect, st.RoundScored):
             lake = _round_lake(final, effect.round) if final is not None else Lake()
-            self.board = Board(effect.round, effect.score, effect.totals, lake)
+            pace = self._pace(final, effect.round, effect.score)
+            self.board = Board(effect.round, effect.score, effect.totals, lake, pace=pace)
             self.changes += 1
         elif isinstance(effect, st.GameEnded):
             abandoned = effect.result.termination is Termination.ABANDONED
@@ -220,6 +239,8 @@ class Tracker:
             verb = "are" if effect.seat == self.seat else "is"
             self.say(f"{self.name(effect.seat)} {verb} back from round {effect.round}")
         elif isinstance(effect, st.PhaseChanged):
+            if effect.phase is st.Phase.PLAY and now is not None:
+                self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
                 self.say(f"round {effect.round} is dealt — go!")
         elif isinstance(effect, Suspected):
@@ -234,6 +255,20 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _pace(self, final: st.GameState | None, number: int, score: RoundScore) -> Pace | None:
+        """The local player's pace over round ``number``: its moves in the fold's log of the
+        round (signed events), its cards kept in the lake (the score), over the round's time
+        on the caller's clock (``None`` when not known)."""
+        start, end = self.started.get(number), self.ended.get(number)
+        if self.seat is None or final is None or start is None or end is None:
+            return None
+        rs = next((r for r in (*final.past_rounds, final.round) if r.number == number), None)
+        if rs is None:
+            return None
+        moves = sum(1 for entry in rs.log if entry is not None and entry[0] == self.seat)
+        cards = next((p.lake for p in score.players if p.seat == self.seat), 0)
+        return Pace(moves=moves, cards=cards, seconds=max(0.0, end - start))
 
     def alone(self, peer: GameSource) -> bool:
         """Whether every other member has left or been dropped, in a game not over: the
