@@ -14,21 +14,36 @@ Output is one line per change (seats, rounds, the result), or JSON lines with ``
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import locale
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
+from cli.args import (
+    add_liveness_arguments,
+    add_rules_arguments,
+    add_watcher_argument,
+    default_log_dir,
+    default_name,
+    error_leaves,
+    free_port,
+    host_port,
+    ipv4,
+    lan_address,
+    liveness_argv,
+    liveness_from,
+    player_name,
+    port_number,
+    rules_from,
+)
 from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
 from cli.keyfile import (
     config_home,
@@ -36,14 +51,12 @@ from cli.keyfile import (
     keep_key,
     kept_key_path,
     load_identity,
-    write_key,
+    load_key,
+    save_key,
 )
-from cli.main import (
-    _add_liveness_arguments,
-    _add_watcher_argument,
-    _liveness_argv,
-    _liveness_from,
-)
+from cli.node_cmd import final_summary, run_node
+from cli.table import Outcome, run_table
+from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -65,9 +78,6 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
-if TYPE_CHECKING:
-    from cli.play import Outcome
-
 __all__ = ["add_parsers", "default_key_path"]
 
 log = logging.getLogger("p2p_nertz.cli")
@@ -77,89 +87,6 @@ EXIT_FAILED = 1
 
 # -- paths and identities ----------------------------------------------------------------------
 _home = config_home  # (the key store and the logs share the rule: cli/keyfile.py)
-
-
-def _default_log_dir() -> Path:
-    return _home("XDG_DATA_HOME", ".local/share") / "logs"
-
-
-def _default_name() -> str:
-    try:
-        name = getpass.getuser()
-    except (KeyError, OSError):
-        name = "player"
-    name = "".join(c for c in name if c.isprintable())[:32]
-    return name or "player"
-
-
-def _name(text: str) -> str:
-    if not 1 <= len(text) <= 32 or not text.isprintable():
-        raise argparse.ArgumentTypeError(f"a name is 1 to 32 printable characters: {text!r}")
-    return text
-
-
-def _load_key(path: Path) -> Identity:
-    if not path.exists():
-        raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
-    return load_identity(path)
-
-
-def _write_key(path: Path, identity: Identity) -> None:
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
-    write_key(path, identity)
-
-
-def _host_port(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
-    try:
-        socket.inet_aton(host)
-    except OSError:
-        raise argparse.ArgumentTypeError(f"not an IPv4 address: {host!r}") from None
-    return host, int(port)
-
-
-def _ipv4(text: str) -> str:
-    try:
-        socket.inet_aton(text)
-    except OSError:
-        raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
-    return text
-
-
-def _address(text: str) -> str:
-    """An IPv4 address this machine is reached at: it is announced to the others."""
-    from p2p_nertz.lobby.messages import check_endpoint  # (the lobby's rule for an address)
-
-    address = _ipv4(text)
-    try:
-        check_endpoint(f"tcp://{address}:1")
-    except ValueError:
-        why = " (it means every interface of this machine)" if address == "0.0.0.0" else ""
-        raise argparse.ArgumentTypeError(
-            f"{text} is not an address the others can reach{why}: give this machine's LAN address"
-        ) from None
-    return address
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port (0-65535): {text!r}")
-    return int(text)
-
-
-def _free_port(address: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((address, 0))
-        except OSError as exc:
-            raise NertzError(f"cannot bind on {address}: {exc.strerror}") from None
-        port: int = s.getsockname()[1]
-        return port
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -210,23 +137,13 @@ def _seats_of(view: TableView) -> list[dict[str, Any]]:
 
 
 # -- the game, once started --------------------------------------------------------------------
-def _result(peer: Peer) -> dict[str, Any]:
-    from cli.node_cmd import _result as node_result
-
-    return node_result(peer)
-
-
-async def _run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
-    from cli.node_cmd import _run
-
-    return await _run(node, endpoints)
 
 
 def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> int:
     if peer is None:
         print(f"nertz {command}: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = _result(peer)
+    summary = final_summary(peer)
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
     winners = ", ".join(names[w] for w in summary["winners"]) or "none"
@@ -315,12 +232,6 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
     )
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    from cli.node_cmd import _leaves as leaves
-
-    return leaves(group)
-
-
 def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` under trio; turn the runtime's expected failures into one line."""
     try:
@@ -328,7 +239,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
     except NertzError as exc:
         raise NertzError(str(exc)) from None
     except BaseExceptionGroup as group:
-        errors = _leaves(group)
+        errors = error_leaves(group)
         if not all(isinstance(e, NertzError | OSError) for e in errors):
             raise
         raise NertzError(str(errors[0])) from None
@@ -350,8 +261,6 @@ def _require_player(args: argparse.Namespace, command: str) -> None:
 
 async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
-    from cli.play import open_curses, run_table
-
     with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
         encoding = locale.getpreferredencoding(False).lower().replace("-", "")
         return await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
@@ -373,13 +282,11 @@ async def _play(
 ) -> tuple[Peer | None, int | None] | Outcome:
     """The bot plays (the node runs by itself), or the person at the terminal table."""
     if args.bot is not None:
-        return await _run_node(node, endpoints)
+        return await run_node(node, endpoints)
     return await _play_human(node, endpoints)
 
 
 def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outcome) -> int:
-    from cli.play import Outcome  # cli.play imports this module
-
     if isinstance(result, Outcome):
         return _finish_human(out, command, result)
     peer, signum = result
@@ -390,11 +297,11 @@ def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outc
 def _cmd_keygen(args: argparse.Namespace) -> int:
     path: Path = args.key
     if args.show:
-        identity = _load_key(path)
+        identity = load_key(path)
         print(f"{identity.fingerprint}  {path}")
         return 0
     if path.exists() and not args.force:
-        identity = _load_key(path)
+        identity = load_key(path)
         raise NertzError(
             f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
         )
@@ -408,7 +315,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     identity = Identity.generate()
     if path.exists():
         path.unlink()
-    _write_key(path, identity)
+    save_key(path, identity)
     print(f"new key {identity.fingerprint} written to {path}")
     return 0
 
@@ -435,19 +342,18 @@ def _spawn_bots(
                 strategy=args.bot_strategy,
                 speed=args.bot_speed,
                 log_dir=args.log_dir,
-                options=[*keys, *_liveness_argv(args)],
+                options=[*keys, *liveness_argv(args)],
             )
         )
     return procs
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
-    from cli.main import _rules_from
 
-    config = _liveness_from(args)
+    config = liveness_from(args)
     _require_player(args, "host")
-    rules = _rules_from(args)
-    identity = _load_key(args.key)
+    rules = rules_from(args)
+    identity = load_key(args.key)
     out = _Out(args.json)
     if args.address is not None:
         address = args.address
@@ -462,7 +368,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
     invited = _invites(args)
-    game_port = _free_port(address)
+    game_port = free_port(address)
     interactive = sys.stdin.isatty()
     if args.players is None and not interactive:
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
@@ -666,13 +572,13 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 
 
 def _cmd_join(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
+    config = liveness_from(args)
     _require_player(args, args.command)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
-        identity = _load_key(args.key)
+        identity = load_key(args.key)
     out = _Out(args.json)
     if (args.peer is None) == (args.discover is None):
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
@@ -691,7 +597,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
             target, lobby_endpoint = offer.address, offer.lobby_endpoint
             host, lobby_id = offer.beacon.host, offer.beacon.lobby_id
         address = route_address(target)
-        game_endpoint = f"tcp://{address}:{_free_port(address)}"
+        game_endpoint = f"tcp://{address}:{free_port(address)}"
         last: list[list[dict[str, Any]]] = []
         shown: list[dict[str, Any]] = []
 
@@ -757,7 +663,7 @@ def _cmd_games(args: argparse.Namespace) -> int:
 
 # -- resume ------------------------------------------------------------------------------------
 def _cmd_resume(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
+    config = liveness_from(args)
     _require_player(args, "resume")
     path: Path = args.log
     try:
@@ -776,7 +682,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
-    identity = _load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
+    identity = load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
     if identity.peer_id != header.peer_id:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):
@@ -950,17 +856,20 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         help="your key file (default: %(default)s)" if key_required else "a key file",
     )
     p.add_argument(
-        "--name", type=_name, default=_default_name(), help="your name at the table (1-32 chars)"
+        "--name",
+        type=player_name,
+        default=default_name(),
+        help="your name at the table (1-32 chars)",
     )
     p.add_argument(
         "--log-dir",
         type=Path,
-        default=_default_log_dir(),
+        default=default_log_dir(),
         help="where the game's log is written (default: %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
 
 
 def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
@@ -979,7 +888,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
 def _discovery(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beacon-port",
-        type=_port,
+        type=port_number,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )
@@ -987,7 +896,6 @@ def _discovery(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Any) -> None:
     """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
-    from cli.main import _add_rules_arguments
 
     p = sub.add_parser(
         "keygen",
@@ -1012,12 +920,14 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     _player(p)
     p.add_argument(
-        "--address", type=_address, help="your IPv4 address for the lobby and the game "
+        "--address", type=lan_address, help="your IPv4 address for the lobby and the game "
         "(default: the route to --discover, else 127.0.0.1)",
     )  # fmt: skip
-    p.add_argument("--port", type=_port, default=0, help="the lobby's TCP port (default: any)")
     p.add_argument(
-        "--discover", type=_ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
+        "--port", type=port_number, default=0, help="the lobby's TCP port (default: any)"
+    )
+    p.add_argument(
+        "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
     )
     _discovery(p)
     p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
@@ -1049,7 +959,7 @@ def add_parsers(sub: Any) -> None:
         help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
         "plays at about 1, docs/pace.md)",
     )  # fmt: skip
-    _add_rules_arguments(p)
+    add_rules_arguments(p)
     p.set_defaults(func=_cmd_host)
 
     for name, help_text in (
@@ -1060,9 +970,9 @@ def add_parsers(sub: Any) -> None:
         _common(p, key_required=name == "join")
         _player(p, bot_option="--bot" if name == "join" else "--strategy")
         where = p.add_mutually_exclusive_group()
-        where.add_argument("--peer", type=_host_port, metavar="HOST:PORT", help="the host's lobby")
+        where.add_argument("--peer", type=host_port, metavar="HOST:PORT", help="the host's lobby")
         where.add_argument(
-            "--discover", type=_ipv4, metavar="BROADCAST", help="find a table on this LAN"
+            "--discover", type=ipv4, metavar="BROADCAST", help="find a table on this LAN"
         )
         p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
         _discovery(p)
@@ -1077,7 +987,7 @@ def add_parsers(sub: Any) -> None:
         description="Listen for beacons sent to BROADCAST and list the tables heard.",
     )
     p.add_argument(
-        "--discover", type=_ipv4, metavar="BROADCAST", required=True,
+        "--discover", type=ipv4, metavar="BROADCAST", required=True,
         help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
     )  # fmt: skip
     _discovery(p)
@@ -1111,6 +1021,6 @@ def add_parsers(sub: Any) -> None:
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
     p.set_defaults(func=_cmd_resume)

@@ -15,7 +15,6 @@ stops at once. Either way the exit status is non-zero and there is no traceback.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import signal
 import sys
@@ -24,8 +23,17 @@ from typing import Any
 
 import trio
 
+from cli.args import (
+    EXIT_FAILED,
+    add_liveness_arguments,
+    add_watcher_argument,
+    bind_endpoint,
+    connect_endpoint,
+    error_leaves,
+    liveness_from,
+    say_if_every_interface,
+)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
-from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
@@ -45,9 +53,6 @@ __all__ = [
     "parse_peers",
     "say_if_every_interface",
 ]
-
-EXIT_FAILED = 1
-"""Exit status of a node whose game did not finish (a runtime failure, or it left)."""
 
 
 def add_parser(sub: Any) -> None:
@@ -107,72 +112,9 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
     )
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
-
-
-_EVERY_INTERFACE = ("*", "0.0.0.0")
-
-
-def bind_endpoint(text: str) -> str:
-    """``--bind``: ``tcp://ADDRESS:PORT`` or ``ADDRESS:PORT`` (one endpoint syntax for
-    ``--bind``, ``--peer`` and ``--watcher``), as ``tcp://ADDRESS:PORT``, with a port ZeroMQ
-    will not silently wrap (it binds ``:70000`` as ``:4464``); ADDRESS is an IPv4 address,
-    ``localhost`` (127.0.0.1), or ``*`` or ``0.0.0.0`` (every interface).
-
-    >>> bind_endpoint("localhost:5600"), bind_endpoint("tcp://0.0.0.0:0")
-    ('tcp://127.0.0.1:5600', 'tcp://0.0.0.0:0')
-
-    Raises:
-        argparse.ArgumentTypeError: anything else.
-    """
-    return _endpoint(text, every_interface=True)
-
-
-def connect_endpoint(text: str) -> str:
-    """``--watcher`` and the endpoints of ``--peer``: as :func:`bind_endpoint`, but a
-    concrete address (not ``*`` or ``0.0.0.0``).
-
-    Raises:
-        argparse.ArgumentTypeError: anything else.
-    """
-    return _endpoint(text, every_interface=False)
-
-
-def _endpoint(text: str, *, every_interface: bool) -> str:
-    address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
-    if not sep or not address or not port.isdigit():
-        raise argparse.ArgumentTypeError(
-            f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
-        )
-    if not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
-    if address == "localhost":
-        address = "127.0.0.1"
-    elif address in _EVERY_INTERFACE:
-        if not every_interface:
-            raise argparse.ArgumentTypeError(f"{address} is only for --bind, not {text!r}")
-    else:
-        try:
-            ipaddress.IPv4Address(address)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not an IPv4 address or localhost: {address!r} in {text!r}"
-            ) from None
-    return f"tcp://{address}:{int(port)}"
-
-
-def say_if_every_interface(command: str, bind: str) -> None:
-    """Tell the person, on stderr, that ``bind`` listens on every interface of this machine
-    (every network it is on, not only the game's), if it does."""
-    address = bind.removeprefix("tcp://").rpartition(":")[0]
-    if address in _EVERY_INTERFACE:
-        print(
-            f"nertz {command}: note: --bind {bind} listens on every interface of this machine",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def load_spec(path: Path) -> GameSpec:
@@ -236,7 +178,7 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
     return endpoints
 
 
-def _result(peer: Peer) -> dict[str, Any]:
+def final_summary(peer: Peer) -> dict[str, Any]:
     final = peer.final
     game = final.game
     result = game.result
@@ -254,7 +196,7 @@ def _result(peer: Peer) -> dict[str, Any]:
 
 
 def _cmd_node(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
+    config = liveness_from(args)
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
@@ -324,12 +266,12 @@ def _cmd_node(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        peer, signum = trio.run(_run, node, endpoints)
+        peer, signum = trio.run(run_node, node, endpoints)
     except NertzError as exc:
         print(f"nertz node: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except BaseExceptionGroup as group:
-        errors = _leaves(group)
+        errors = error_leaves(group)
         if not all(isinstance(e, NertzError | OSError) for e in errors):
             raise
         print(f"nertz node: error: {errors[0]}", file=sys.stderr)
@@ -337,7 +279,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = _result(peer)
+    summary = final_summary(peer)
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
@@ -361,18 +303,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     return 0
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    """The exceptions inside ``group`` and its nested groups, in order."""
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out += _leaves(exc)
-        else:
-            out.append(exc)
-    return out
-
-
-async def _run(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
+async def run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
     """Run the node; on the first SIGINT/SIGTERM leave cleanly, on the second stop at once.
 
     Returns:

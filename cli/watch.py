@@ -21,8 +21,9 @@ from typing import Any
 import trio
 import zmq
 
-from cli.node_cmd import bind_endpoint, load_spec
-from cli.play import Terminal, _symbols_ok, open_curses
+from cli.args import bind_endpoint
+from cli.node_cmd import load_spec
+from cli.terminal import Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
@@ -208,7 +209,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         except ValueError:
             raise NertzError(f"--game wants hex digits of a game id, not {args.game!r}") from None
     colour = not args.mono and "NO_COLOR" not in os.environ
-    symbols = _symbols_ok(args)
+    symbols = symbols_ok(args)
     with open_curses(colour=colour) as terminal:
         try:
             spectator = trio.run(_main, spec, args.bind, terminal, symbols, args.game)

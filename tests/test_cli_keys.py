@@ -19,7 +19,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import one_error_line
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import LogHeader, RecordKind

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports
+from cli.args import free_ports
 
 
 def nertz(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:

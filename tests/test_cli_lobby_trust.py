@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rules import Rules

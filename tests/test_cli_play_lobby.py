@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from p2p_nertz.testing.netns import BROADCAST, Lab
 from tests.test_cli_play import (
     HEIGHT,

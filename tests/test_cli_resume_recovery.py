@@ -20,7 +20,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports, write_key
+from cli.args import free_ports
+from cli.keyfile import write_key
 from cli.main import main
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
 from p2p_nertz.logfile.format import Record as LogRecord

@@ -14,7 +14,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import one_error_line
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from cli.keyfile import write_key
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.logfile.format import Record as LogRecord

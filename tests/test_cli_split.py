@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports, write_key
+from cli.args import free_ports
+from cli.keyfile import write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed

@@ -20,7 +20,7 @@ import trio
 from helpers_rules import table_from
 from peer_helpers import PeerNetwork
 
-from cli.play import Outcome, run_table
+from cli.table import Outcome, run_table
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.identity import Identity
@@ -399,7 +399,7 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
 
 # -- the table of cli/play.py with real nodes ---------------------------------------------------
 class FakeTerminal:
-    """A terminal for :func:`cli.play.run_table`: keys pushed by the test, screens kept."""
+    """A terminal for :func:`cli.table.run_table`: keys pushed by the test, screens kept."""
 
     def __init__(self) -> None:
         self.screen: Screen | None = None
