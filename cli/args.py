@@ -11,11 +11,7 @@ that need them.
 from __future__ import annotations
 
 import argparse
-import getpass
-import ipaddress
-import socket
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -119,6 +115,8 @@ def liveness_from(args: argparse.Namespace) -> PeerConfig:
     Raises:
         NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
     """
+    from dataclasses import replace  # (not at the top: `nertz --help` stays fast)
+
     from p2p_nertz.runtime.node import NODE_CONFIG
 
     if args.drop_after < args.suspect_after:
@@ -257,6 +255,8 @@ def connect_endpoint(text: str) -> str:
 
 
 def _endpoint(text: str, *, every_interface: bool) -> str:
+    import ipaddress  # (not at the top: `nertz --help` stays fast)
+
     address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
     if not sep or not address or not port.isdigit():
         raise argparse.ArgumentTypeError(
@@ -300,6 +300,8 @@ def default_log_dir() -> Path:
 
 
 def default_name() -> str:
+    import getpass  # (not at the top: `nertz --help` stays fast)
+
     try:
         name = getpass.getuser()
     except (KeyError, OSError):
@@ -315,6 +317,8 @@ def player_name(text: str) -> str:
 
 
 def host_port(text: str) -> tuple[str, int]:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
@@ -326,6 +330,8 @@ def host_port(text: str) -> tuple[str, int]:
 
 
 def ipv4(text: str) -> str:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
     try:
         socket.inet_aton(text)
     except OSError:
@@ -355,6 +361,8 @@ def port_number(text: str) -> int:
 
 
 def free_port(address: str) -> int:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind((address, 0))
@@ -366,6 +374,8 @@ def free_port(address: str) -> int:
 
 def free_ports(count: int) -> list[int]:
     """``count`` distinct TCP ports on 127.0.0.1 that were free a moment ago."""
+    import socket  # (not at the top: `nertz --help` stays fast)
+
     held: list[socket.socket] = []
     try:
         for _ in range(count):

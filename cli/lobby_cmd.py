@@ -348,46 +348,81 @@ def _spawn_bots(
     return procs
 
 
-def _cmd_host(args: argparse.Namespace) -> int:
+def _host_address(args: argparse.Namespace, rules: Rules) -> str:
+    """The address ``nertz host`` announces, once its options are checked.
 
-    config = liveness_from(args)
-    _require_player(args, "host")
-    rules = rules_from(args)
-    identity = load_key(args.key)
-    out = _Out(args.json)
-    if args.address is not None:
-        address = args.address
-    elif args.discover is not None:
-        address = route_address(args.discover)
-    else:
-        address = "127.0.0.1"
+    Raises:
+        NertzError: a bad ``--players``, or no way to say when to start.
+    """
     if args.players is not None:
         if not 1 <= args.players <= 8:
             raise NertzError(f"--players is 1 to 8, not {args.players}")
         rules.validate_players(args.players)
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
-    invited = _invites(args)
-    game_port = free_port(address)
-    interactive = sys.stdin.isatty()
-    if args.players is None and not interactive:
+    if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
+    if args.address is not None:
+        return str(args.address)
+    if args.discover is not None:
+        return route_address(args.discover)
+    return "127.0.0.1"
+
+
+def _table_printer(out: _Out, players: int | None) -> Callable[[HostLobby], None]:
+    """What the host prints as its table changes: a ``news`` line for every key that sits,
+    leaves or is removed (with auto-start and no invite list, this is how the host sees who
+    took a seat: docs/lobby.md §6), and the table with what it waits for."""
     told = [0]
 
     def on_change(table: HostLobby) -> None:
-        # Every key that sits (or leaves, or is removed) is a line of its own: with auto-start
-        # and no invite list, this is how the host sees who took a seat (docs/lobby.md §6).
         for line in table.log[told[0] :]:
             out.emit("news", line, line=line)
         told[0] = len(table.log)
         if table.started is None:
-            waiting = waiting_for(table.seats, table.rules, players=args.players)
+            waiting = waiting_for(table.seats, table.rules, players=players)
             if waiting is None:
                 waiting = "everybody is ready: " + (
-                    "starting" if args.players is not None else "press Enter to start"
+                    "starting" if players is not None else "press Enter to start"
                 )
             out.table(_seats_of(table.view()), waiting)
 
+    return on_change
+
+
+def _announce_lobby(
+    out: _Out, args: argparse.Namespace, lobby: LobbyHost, endpoint: str, invited: set[str] | None
+) -> None:
+    """The host's first lines: where others join, and whether anybody may sit."""
+    where = endpoint.removeprefix("tcp://")
+    out.emit(
+        "lobby",
+        f"hosting as {args.name} ({lobby.table.identity.fingerprint}); others join with: "
+        f"nertz join --peer {where}"
+        + (f"  (or --discover {args.discover})" if args.discover else ""),
+        endpoint=endpoint,
+        fingerprint=lobby.table.identity.fingerprint,
+        lobby_id=lobby.table.lobby_id.hex(),
+        invited=sorted(invited) if invited is not None else None,
+    )
+    if invited is None:
+        text = (
+            "anybody who reaches this lobby may sit (each is shown as they do); "
+            "--invite FINGERPRINT makes the table invite-only"
+        )
+        out.emit("open", text, line=text)
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    config = liveness_from(args)
+    _require_player(args, "host")
+    rules = rules_from(args)
+    identity = load_key(args.key)
+    out = _Out(args.json)
+    address = _host_address(args, rules)
+    invited = _invites(args)
+    game_port = free_port(address)
+    interactive = sys.stdin.isatty()
     lobby = LobbyHost(
         identity,
         args.name,
@@ -399,7 +434,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         auto_start=args.players,
         broadcast=args.discover,
         beacon_port=args.beacon_port,
-        on_change=on_change,
+        on_change=_table_printer(out, args.players),
         invited=invited,
     )
     bots: list[subprocess.Popen[bytes]] = []
@@ -407,23 +442,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
             endpoint = await nursery.start(lobby.serve)
-            where = endpoint.removeprefix("tcp://")
-            out.emit(
-                "lobby",
-                f"hosting as {args.name} ({identity.fingerprint}); others join with: "
-                f"nertz join --peer {where}"
-                + (f"  (or --discover {args.discover})" if args.discover else ""),
-                endpoint=endpoint,
-                fingerprint=identity.fingerprint,
-                lobby_id=lobby.table.lobby_id.hex(),
-                invited=sorted(invited) if invited is not None else None,
-            )
-            if invited is None:
-                text = (
-                    "anybody who reaches this lobby may sit (each is shown as they do); "
-                    "--invite FINGERPRINT makes the table invite-only"
-                )
-                out.emit("open", text, line=text)
+            _announce_lobby(out, args, lobby, endpoint, invited)
             bots.extend(_spawn_bots(args, endpoint, lobby))
             enter = trio.CancelScope()
             if interactive:
@@ -896,7 +915,14 @@ def _discovery(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Any) -> None:
     """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
+    _add_keygen(sub)
+    _add_host(sub)
+    _add_join_and_bot(sub)
+    _add_games(sub)
+    _add_resume(sub)
 
+
+def _add_keygen(sub: Any) -> None:
     p = sub.add_parser(
         "keygen",
         help="make your key (your identity; others see its fingerprint)",
@@ -909,6 +935,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
     p.set_defaults(func=_cmd_keygen)
 
+
+def _add_host(sub: Any) -> None:
     p = sub.add_parser(
         "host",
         help="host a table: others join, then the game starts",
@@ -962,6 +990,8 @@ def add_parsers(sub: Any) -> None:
     add_rules_arguments(p)
     p.set_defaults(func=_cmd_host)
 
+
+def _add_join_and_bot(sub: Any) -> None:
     for name, help_text in (
         ("join", "join a table (by --peer address or --discover on the LAN) and play"),
         ("bot", "a bot peer that joins a table and plays"),
@@ -981,6 +1011,8 @@ def add_parsers(sub: Any) -> None:
         )
         p.set_defaults(func=_cmd_join)
 
+
+def _add_games(sub: Any) -> None:
     p = sub.add_parser(
         "games",
         help="list the tables open on a LAN",
@@ -995,6 +1027,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.set_defaults(func=_cmd_games)
 
+
+def _add_resume(sub: Any) -> None:
     p = sub.add_parser(
         "resume",
         help="continue a game from its log after a crash",

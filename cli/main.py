@@ -11,28 +11,13 @@ the commands that need them (``build_parser`` imports every command's module).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Sequence
-from importlib import resources
-from typing import TYPE_CHECKING
 
-from cli.args import (
-    EXIT_OK,
-    EXIT_USAGE,
-    Parser,
-    add_rules_arguments,
-    players_from,
-    positive,
-    rules_from,
-    seed_arg,
-)
+from cli.args import EXIT_OK, EXIT_USAGE, Parser
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -103,8 +88,6 @@ def _names_a_command(argv: Sequence[str]) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``nertz`` and its subcommands (this imports every command)."""
-    from p2p_nertz.bots import STRATEGIES
-
     parser, sub = _top_parser()
     sub.required = True
 
@@ -121,122 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
-    rules_help = (
-        "print the rules of the game (how to play, the variants, where each rule comes from)"
-    )
-    p = sub.add_parser("rules", help=rules_help, description=rules_help)
-    p.set_defaults(func=_cmd_rules)
-    strategies = ", ".join(sorted(STRATEGIES))
-    for name, help_text in (
-        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
-    ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument(
-            "--players", type=positive, default=4, help="number of players, 1-8 (default 4)"
-        )
-        p.add_argument(
-            "--bots",
-            default="greedy",
-            help=(
-                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
-                "default greedy)"
-            ),
-        )
-        p.add_argument(
-            "--speed",
-            default="5",
-            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
-        )
-        p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
-        p.add_argument("--json", action="store_true", help="print one JSON object per round")
-        add_rules_arguments(p)
-        p.set_defaults(func=_cmd_match)
+    from cli import match_cmd  # rules, match
+
+    match_cmd.add_parsers(sub)
     return parser
-
-
-RULES_FILE = ("p2p_nertz.rules", "rules.md")
-"""Where the rule book ships: package data of the rules engine (docs/rules.md points there)."""
-
-
-def rules_text() -> str:
-    """The rule book, as the installed package holds it."""
-    package, name = RULES_FILE
-    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
-
-
-def _cmd_rules(args: argparse.Namespace) -> int:
-    sys.stdout.write(rules_text())
-    return EXIT_OK
-
-
-def _cmd_match(args: argparse.Namespace) -> int:
-    from p2p_nertz.match import RoundResult, play_match
-    from p2p_nertz.rules import Game, RoundStatus
-
-    rules = rules_from(args)
-    rules.validate_players(args.players)
-    players = players_from(args)
-    names = [f"{p.name}:{p.strategy}" for p in players]
-    if not args.json:
-        goal = f"{rules.rounds} rounds" if rules.racing_demon else f"target {rules.target}"
-        print(
-            f"p2p-nertz {__version__} - in-process match (no network): {len(players)} bots, "
-            f"seed {args.seed}, {goal}"
-        )
-        print("players: " + "  ".join(names))
-
-    def on_round(result: RoundResult, game: Game) -> None:
-        score = result.score
-        if args.json:
-            print(
-                json.dumps(
-                    {
-                        "round": result.number,
-                        "ended": score.status.value,
-                        "callers": list(score.callers),
-                        "scores": [p.total if p.played else None for p in score.players],
-                        "totals": list(game.totals),
-                        "moves": result.actions,
-                        "lost_races": result.lost_races,
-                        "seconds": round(result.duration_ms / 1000, 1),
-                    }
-                ),
-                flush=True,
-            )
-            return
-        how = (
-            "Nerts by " + ",".join(f"P{c + 1}" for c in score.callers)
-            if score.status is RoundStatus.NERTS
-            else "blocked"
-        )
-        cells = "  ".join(
-            f"P{p.seat + 1} {p.total:+4d}" if p.played else f"P{p.seat + 1}    -"
-            for p in score.players
-        )
-        totals = " ".join(f"{t:4d}" for t in game.totals)
-        print(f"round {result.number:3d}  {how:<12} {cells}  | totals {totals}", flush=True)
-
-    result = play_match(rules, players, args.seed, on_round=on_round)
-    final = result.game.result
-    assert final is not None
-    label = "team" if rules.pairs else "P"
-    winners = ", ".join(
-        f"team {w + 1}" if rules.pairs else f"{label}{w + 1}" for w in final.winners
-    )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "winners": list(final.winners),
-                    "totals": list(final.totals),
-                    "termination": final.termination.value,
-                    "rounds": len(result.rounds),
-                }
-            )
-        )
-    else:
-        print(f"winner: {winners} with {max(final.totals)} ({final.termination.value})")
-    return EXIT_OK
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:

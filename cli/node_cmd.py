@@ -18,6 +18,7 @@ import argparse
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -195,14 +196,9 @@ def final_summary(peer: Peer) -> dict[str, Any]:
     }
 
 
-def _cmd_node(args: argparse.Namespace) -> int:
-    config = liveness_from(args)
-    identity = load_identity(args.key)
-    spec = load_spec(args.spec)
-    if identity.peer_id not in spec.peer_ids:
-        raise NertzError(f"key {identity.fingerprint} is not a member of this game")
-    endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    seat = spec.seat_of(identity.peer_id)
+def _node_printer(args: argparse.Namespace) -> Callable[[Effect], None]:
+    """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
+    and (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
         if isinstance(effect, ClaimDecided):
@@ -242,6 +238,38 @@ def _cmd_node(args: argparse.Namespace) -> int:
             line = f"round {effect.round}: totals " + " ".join(map(str, effect.totals))
         print(line, flush=True)
 
+    return on_notice
+
+
+def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, Any]) -> None:
+    """The node's last lines: the final line (``--json``), or the totals, winners and digest."""
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        names = [m.name for m in spec.members]
+        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
+        print(f"final after {summary['rounds']} round(s): {totals}")
+        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
+        print(f"digest: {summary['digest']}")
+        if summary["provisional"]:
+            print(
+                "provisional: the game was abandoned and the other player has not been heard "
+                "from since; it may have seen one round more or less scored. Both logs "
+                "together decide (nertz audit)."
+            )
+
+
+def _cmd_node(args: argparse.Namespace) -> int:
+    config = liveness_from(args)
+    identity = load_identity(args.key)
+    spec = load_spec(args.spec)
+    if identity.peer_id not in spec.peer_ids:
+        raise NertzError(f"key {identity.fingerprint} is not a member of this game")
+    endpoints = parse_peers(args.peer, spec, identity.peer_id)
+    seat = spec.seat_of(identity.peer_id)
+
+    on_notice = _node_printer(args)
+
     node = PeerNode(
         identity,
         spec,
@@ -280,20 +308,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         print("nertz node: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
     summary = final_summary(peer)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    else:
-        names = [m.name for m in spec.members]
-        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-        print(f"final after {summary['rounds']} round(s): {totals}")
-        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
-        print(f"digest: {summary['digest']}")
-        if summary["provisional"]:
-            print(
-                "provisional: the game was abandoned and the other player has not been heard "
-                "from since; it may have seen one round more or less scored. Both logs "
-                "together decide (nertz audit)."
-            )
+    _print_summary(args, spec, summary)
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
         return 128 + signum

@@ -146,6 +146,24 @@ def add_parser(sub: Any) -> None:
         help="another member (with --spec); in the lobby: a table's lobby address (repeatable)",
     )
     given.add_argument("--log", type=Path, help="this peer's log file")
+    _add_lobby_and_screen(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
+    add_rules_arguments(p)
+    p.set_defaults(func=_cmd_play)
+
+
+# -- the terminal ------------------------------------------------------------------------------
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
+    """``play``'s options for the lobby and for the screen."""
     lobby = p.add_argument_group("the lobby (no --bots, no --spec)")
     lobby.add_argument(
         "--discover",
@@ -169,19 +187,6 @@ def add_parser(sub: Any) -> None:
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
-    add_liveness_arguments(p)
-    add_watcher_argument(p)
-    add_rules_arguments(p)
-    p.set_defaults(func=_cmd_play)
-
-
-# -- the terminal ------------------------------------------------------------------------------
-
-
-# -- the table ---------------------------------------------------------------------------------
-
-
-# -- the command -------------------------------------------------------------------------------
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
@@ -368,13 +373,13 @@ def _first_run(key: Path, default: str) -> tuple[Identity, str]:
     return identity, name
 
 
-def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
-    try:
-        peers = [host_port(p) for p in args.peer]
-        name = player_name(args.name) if args.name is not None else default_name()
-    except argparse.ArgumentTypeError as exc:
-        raise NertzError(str(exc)) from None
-    rules = rules_from(args)
+def _identity(args: argparse.Namespace, name: str) -> tuple[Identity, str]:
+    """The person's key and name for the lobby: ``--key`` or the default key, made on a first
+    run at a terminal (which asks for the name); the name kept beside it unless ``--name``.
+
+    Raises:
+        NertzError: no key, and no terminal to make one at (or ``--key`` names none).
+    """
     key: Path = args.key if args.key is not None else default_key_path()
     if not key.exists():
         if args.key is not None or not sys.stdin.isatty():
@@ -383,12 +388,19 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
                 "or play a quick game against bots with --bots N"
             )
         identity, chosen = _first_run(key, args.name or _saved_name(key) or name)
-        if args.name is None:
-            name = chosen
-    else:
-        identity = load_key(key)
-        if args.name is None:
-            name = _saved_name(key) or name
+        return identity, chosen if args.name is None else name
+    identity = load_key(key)
+    return identity, (_saved_name(key) or name) if args.name is None else name
+
+
+def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
+    try:
+        peers = [host_port(p) for p in args.peer]
+        name = player_name(args.name) if args.name is not None else default_name()
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(str(exc)) from None
+    rules = rules_from(args)
+    identity, name = _identity(args, name)
     if args.address is not None:
         address = args.address
     elif args.discover is not None:
