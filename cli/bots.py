@@ -188,21 +188,7 @@ def stop_children(children: list[NodeChild], patience: float = 0.0) -> None:
         children: the nodes.
         patience: seconds to let them finish by themselves before sending SIGTERM.
     """
-    end = time.monotonic() + patience
-    while time.monotonic() < end and any(
-        c.proc is not None and c.proc.poll() is None for c in children
-    ):
-        time.sleep(_POLL)
-    running = [c.proc for c in children if c.proc is not None and c.proc.poll() is None]
-    for proc in running:
-        proc.send_signal(signal.SIGTERM)
-    end = time.monotonic() + 5.0
-    for proc in running:
-        try:
-            proc.wait(max(0.1, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    stop_processes([c.proc for c in children if c.proc is not None], patience)
     for c in children:
         for f in c.files:
             f.close()

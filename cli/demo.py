@@ -22,8 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.args import add_rules_arguments, free_ports, players_from, rules_from, seed_arg
-from cli.bots import NodeChild, start_node_child, stop_children
+from cli.args import (
+    EXIT_FAILED,
+    add_rules_arguments,
+    free_ports,
+    players_from,
+    rules_from,
+    seed_arg,
+)
+from cli.bots import LEAVE_PATIENCE, NodeChild, start_node_child, stop_children
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
@@ -35,12 +42,10 @@ from p2p_nertz.rules import Rules
 
 __all__ = ["add_parser", "free_ports", "write_key"]
 
-EXIT_FAILED = 1
 DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
 _POLL = 0.1  # seconds between looks at the children
 _PROGRESS = 3.0  # seconds between two progress lines while the game goes on
-_LEAVE_PATIENCE = 15.0  # seconds the nodes get to leave cleanly after a Ctrl-C
 
 
 def add_parser(sub: Any) -> None:
@@ -192,7 +197,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         finished = _wait(children, args.timeout)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.
-        stop_children(children, patience=_LEAVE_PATIENCE)
+        stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
         print(f"nertz demo: stopped; the logs so far are in {workdir}", file=sys.stderr)
         raise
     finally:

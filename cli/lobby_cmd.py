@@ -28,6 +28,7 @@ from typing import Any
 import trio
 
 from cli.args import (
+    EXIT_FAILED,
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
@@ -81,8 +82,6 @@ from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 __all__ = ["add_parsers", "default_key_path"]
 
 log = logging.getLogger("p2p_nertz.cli")
-
-EXIT_FAILED = 1
 
 
 # -- paths and identities ----------------------------------------------------------------------

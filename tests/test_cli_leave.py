@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli_play import Tty
+from tests.test_cli_play import Tty, bot_processes
 from tests.test_cli_play_lobby import keygen
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -22,20 +22,8 @@ _EXIT = 20.0
 
 
 def _bot_children(pid: int) -> list[int]:
-    """The ``nertz bot`` / ``nertz node`` processes whose parent is ``pid`` (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile
-        parent = int(stat.rpartition(")")[2].split()[1])
-        if parent == pid and command[1:3] == [b"-m", b"cli"] and command[3] in (b"bot", b"node"):
-            found.append(int(entry.name))
-    return found
+    """The ``nertz bot`` / ``nertz node`` processes whose parent is ``pid``."""
+    return bot_processes(pid, (b"bot", b"node"))
 
 
 def _quit(tty: Tty) -> int:
@@ -46,32 +34,28 @@ def _quit(tty: Tty) -> int:
     return tty.finish(_EXIT)
 
 
-def test_q_at_a_hosted_table_with_bots_returns_at_once_and_stops_the_bots(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("argv", "bots"),
+    [
+        (["host", "--name", "Ann", "--players", "2", "--bots", "1", "--bot-speed", "1",
+          "--rounds", "3"], 1),
+        (["play", "--bots", "2", "--speed", "1", "--seed", "3", "--rounds", "3"], 2),
+    ],
+    ids=["host", "play"],
+)  # fmt: skip
+def test_q_at_a_table_with_bots_returns_at_once_and_stops_the_bots(
+    tmp_path: Path, argv: list[str], bots: int
 ) -> None:
-    keygen(tmp_path / "ann.key")
-    tty = Tty(["host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--players", "2",
-               "--bots", "1", "--bot-speed", "1", "--rounds", "3",
-               "--log-dir", str(tmp_path / "logs")])  # fmt: skip
+    if argv[0] == "host":  # (a hosted table: the person at the terminal, with a key)
+        keygen(tmp_path / "ann.key")
+        argv = [*argv, "--key", str(tmp_path / "ann.key"), "--log-dir", str(tmp_path / "logs")]
+    else:
+        argv = [*argv, "--dir", str(tmp_path / "game")]
+    tty = Tty(argv)
     try:
         tty.wait("is dealt — go!", timeout=60)
         pid = tty.child.pid
-        assert len(_bot_children(pid)) == 1  # the bot plays on
-        assert _quit(tty) == 0
-        assert b"you left the game" in tty.raw and b"Traceback" not in tty.raw
-        assert _bot_children(pid) == []
-    finally:
-        if tty.child.isalive():
-            tty.child.kill(9)
-
-
-def test_q_at_a_table_of_bots_returns_at_once_and_stops_the_bots(tmp_path: Path) -> None:
-    tty = Tty(["play", "--bots", "2", "--speed", "1", "--seed", "3", "--rounds", "3",
-               "--dir", str(tmp_path / "game")])  # fmt: skip
-    try:
-        tty.wait("is dealt — go!", timeout=60)
-        pid = tty.child.pid
-        assert len(_bot_children(pid)) == 2
+        assert len(_bot_children(pid)) == bots  # the bots play on
         assert _quit(tty) == 0
         assert b"you left the game" in tty.raw and b"Traceback" not in tty.raw
         assert _bot_children(pid) == []
