@@ -121,9 +121,10 @@ class Tty:
             if time.monotonic() > repaint:
                 # pyte does not follow every scrolling optimisation of ncurses, and a cell
                 # left from an earlier frame can hide what is there (the lobby test failed so
-                # in CI): a SIGWINCH of the same size makes the table repaint all of it.
+                # in CI): a SIGWINCH makes the table repaint all of it. Sent as a signal: the
+                # kernel sends none for a resize to the same size.
                 repaint = time.monotonic() + 2.0
-                self.child.setwinsize(HEIGHT, WIDTH)
+                self.child.kill(signal.SIGWINCH)
 
     def settle(self, quiet: float = 0.03) -> None:
         """Read until the program has written nothing for ``quiet`` seconds (or ended)."""
