@@ -162,7 +162,7 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--rotate-alone", action="store_true", help="a stuck player may rotate alone"
     )
-    group.add_argument("--pairs", action="store_true", help="two-player teams (seats 1+2, 3+4…)")
+    group.add_argument("--pairs", action="store_true", help="two-player teams (seats 0+1, 2+3…)")
     group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0, help="jokers per deck")
     group.add_argument(
         "--turn-based",

@@ -472,8 +472,9 @@ def _over(result: tuple[Peer | None, int | None] | Outcome) -> bool:
 
 
 _PROMPT_HELP = (
-    "Enter starts when everybody is ready; remove SEAT|FINGERPRINT unseats a guest (refused "
-    "for the rest of this lobby); invite FINGERPRINT lets a key sit"
+    "Enter starts when everybody is ready; remove SEAT|FINGERPRINT unseats a guest (seats "
+    "count from 0: the host is 0; refused for the rest of this lobby); invite FINGERPRINT lets "
+    "a key sit"
 )
 
 
@@ -852,7 +853,7 @@ async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) ->
             out.emit(
                 "waiting",
                 f"waiting for {who}: nothing is signed until we know what they hold of ours",
-                seats=[s + 1 for s in waiting],
+                seats=list(waiting),  # (from 0, as the table counts)
                 names=[names[s] for s in waiting],
             )
         if peer.recovery_hopeless(now):

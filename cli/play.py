@@ -1,8 +1,6 @@
-"""``nertz play``: the terminal table — a human at the keyboard, playing one peer of a game.
-
-The table is :func:`run_table`, a coroutine that plays a :class:`~p2p_nertz.runtime.node.PeerNode`
-(with no bot) from a :class:`Terminal` until the game is over and the player has read the
-standings, or the player leaves; the LAN lobby calls it once its game is fixed. Two ways in:
+"""``nertz play``: a person at the keyboard, playing one peer of a game at the terminal table
+(:func:`cli.table.run_table`). Three ways in: the LAN lobby (:class:`cli.lobby_app.LobbyApp`,
+with neither ``--bots`` nor ``--spec``; a first run at a terminal makes the identity), and:
 
 ``nertz play --bots N``
     a quick game on this machine: like ``nertz demo`` it makes the identities, the spec, a free
@@ -11,12 +9,9 @@ standings, or the player leaves; the LAN lobby calls it once its game is fixed. 
 ``nertz play --key K --spec S --bind E --peer WHO=ENDPOINT… --log L``
     one member of a game fixed elsewhere, exactly like ``nertz node`` but with you playing.
 
-How curses and trio share the process: everything runs on trio's thread. Keys are read with
-curses in no-delay mode whenever trio reports standard input readable; a resize (SIGWINCH, taken
-by a trio signal receiver) re-reads the terminal size; the screen is re-rendered from the peer's
-state after every key and notice, and a few times a second for the others' moves, and curses
-only sends what changed. Ctrl-C (or SIGTERM) leaves the game cleanly — a signed ``leave`` the
-others see — and a second one stops at once.
+How curses and trio share the process is :mod:`cli.terminal`'s; what the table does is the
+library's :class:`~p2p_nertz.ui.controller.TableController`. Ctrl-C (or SIGTERM) leaves the
+game cleanly — a signed ``leave`` the others see — and a second one stops at once.
 
 ``--watcher ENDPOINT`` (both ways) also pushes every event this node holds to a spectator
 running ``nertz watch`` there (see ``cli/watch.py``). ``--suspect-after`` and ``--drop-after``
@@ -143,7 +138,8 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="WHO=ENDPOINT|HOST:PORT",
-        help="another member (with --spec); in the lobby: a table's lobby address (repeatable)",
+        help="another member (with --spec; WHO: its seat from 0, or its fingerprint); in the "
+        "lobby: a table's lobby address (repeatable)",
     )
     given.add_argument("--log", type=Path, help="this peer's log file")
     _add_lobby_and_screen(p)

@@ -70,10 +70,16 @@ def test_start_says_the_seat_from_0(
         assert "you are seat 1 (seats 0-2" in out
 
 
-def test_the_help_says_seats_count_from_0(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [("node", "(0 = first"), ("play", "its seat from 0"), ("host", "(seats 0+1, 2+3")],
+)
+def test_the_help_says_seats_count_from_0(
+    capsys: pytest.CaptureFixture[str], command: str, said: str
+) -> None:
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["node", "--help"])
-    assert "(0 = first" in " ".join(capsys.readouterr().out.split())
+        build_parser().parse_args([command, "--help"])
+    assert said in " ".join(capsys.readouterr().out.split())
 
 
 class _Steps:

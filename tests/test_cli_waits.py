@@ -96,8 +96,14 @@ def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> N
                 if event["seats"][1]["ready"]:
                     break
     finally:
-        host.kill()
-        host.communicate()
+        # Ctrl-C: the host leaves with one line and stops the bot it started (a kill would
+        # leave the bot waiting for a lobby that is gone).
+        host.send_signal(signal.SIGINT)
+        try:
+            host.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            host.kill()
+            host.communicate()
     assert waits[0] == "waiting for 1 more seat and bot1 to be ready", waits
     assert waits[-1] == "waiting for 1 more seat", waits
 

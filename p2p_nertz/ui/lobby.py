@@ -1,7 +1,7 @@
 """The lobby screen as values: what is shown, how it is laid out, and what each key does.
 
 Pure like the table (:mod:`p2p_nertz.ui.render`, :mod:`p2p_nertz.ui.keys`): the front end
-(``cli/play.py``) builds a :class:`LobbyView` from what the network told it, paints
+(``cli/lobby_app.py``) builds a :class:`LobbyView` from what the network told it, paints
 :func:`render_lobby` of it, and feeds every key to :func:`press_lobby`, which returns the next
 :class:`LobbyKeys` and the :data:`LobbyAction` s to carry out (create a table, join one, toggle
 ready, add a bot, start, leave, quit). Nothing here raises on a key: a key that does nothing
