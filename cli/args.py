@@ -399,3 +399,14 @@ def error_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException
         else:
             out.append(exc)
     return out
+
+
+def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The runtime's expected failures in ``group`` (:class:`NertzError`, :class:`OSError`):
+    a command says the first in one line. Anything else is a bug, and ``group`` is raised
+    again (with its traceback).
+    """
+    errors = error_leaves(group)
+    if not all(isinstance(e, NertzError | OSError) for e in errors):
+        raise group
+    return errors

@@ -34,7 +34,7 @@ from cli.args import (
     add_watcher_argument,
     default_log_dir,
     default_name,
-    error_leaves,
+    expected_errors,
     free_port,
     host_port,
     ipv4,
@@ -238,9 +238,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
     except NertzError as exc:
         raise NertzError(str(exc)) from None
     except BaseExceptionGroup as group:
-        errors = error_leaves(group)
-        if not all(isinstance(e, NertzError | OSError) for e in errors):
-            raise
+        errors = expected_errors(group)
         raise NertzError(str(errors[0])) from None
 
 

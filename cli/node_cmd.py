@@ -30,7 +30,7 @@ from cli.args import (
     add_watcher_argument,
     bind_endpoint,
     connect_endpoint,
-    error_leaves,
+    expected_errors,
     liveness_from,
     say_if_every_interface,
 )
@@ -299,9 +299,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         print(f"nertz node: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except BaseExceptionGroup as group:
-        errors = error_leaves(group)
-        if not all(isinstance(e, NertzError | OSError) for e in errors):
-            raise
+        errors = expected_errors(group)
         print(f"nertz node: error: {errors[0]}", file=sys.stderr)
         return EXIT_FAILED
     if peer is None:

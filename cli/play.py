@@ -42,7 +42,7 @@ from cli.args import (
     bind_endpoint,
     default_log_dir,
     default_name,
-    error_leaves,
+    expected_errors,
     free_ports,
     host_port,
     ipv4,
@@ -440,9 +440,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             try:
                 trio.run(main, terminal)
             except BaseExceptionGroup as group:
-                errors = error_leaves(group)
-                if not all(isinstance(e, NertzError | OSError) for e in errors):
-                    raise
+                errors = expected_errors(group)
                 result.append((Outcome(errors=errors), None))
     finally:
         for app in apps:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, error_leaves
+from cli.args import EXIT_FAILED, expected_errors
 from cli.terminal import Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -237,9 +237,7 @@ def run_in_terminal(
         try:
             return trio.run(_table_main, node, endpoints, terminal, symbols, hint)
         except BaseExceptionGroup as group:
-            errors = error_leaves(group)
-            if not all(isinstance(e, NertzError | OSError) for e in errors):
-                raise
+            errors = expected_errors(group)
             return Outcome(errors=errors)
 
 
