@@ -24,6 +24,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
     Card,
     Lake,
+    MoveKind,
     Outcome,
     Pile,
     PlayerScore,
@@ -70,6 +71,8 @@ MAX_MESSAGES = 50
 
 _PLAY_KINDS = frozenset({Kind.MOVE, Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 _LOOKBACK = 16  # events searched back in a feed for its author's last action
+_PACED = frozenset({MoveKind.TURN, MoveKind.CARD, MoveKind.SLIDE, MoveKind.ROTATE})
+"""The moves a pace counts (:meth:`Tracker._pace`)."""
 
 
 class GameSource(Protocol):
@@ -266,7 +269,13 @@ class Tracker:
         rs = next((r for r in (*final.past_rounds, final.round) if r.number == number), None)
         if rs is None:
             return None
-        moves = sum(1 for entry in rs.log if entry is not None and entry[0] == self.seat)
+        # Passes and calls are not counted: a person who is stuck may press p again and
+        # again while waiting, which says nothing of their pace.
+        moves = sum(
+            1
+            for entry in rs.log
+            if entry is not None and entry[0] == self.seat and entry[1].kind in _PACED
+        )
         cards = next((p.lake for p in score.players if p.seat == self.seat), 0)
         return Pace(moves=moves, cards=cards, seconds=max(0.0, end - start))
 

@@ -83,8 +83,8 @@ class Pace:
     length is the node's clock from the round's deal being final to its end being final.
 
     Attributes:
-        moves: the player's moves in the round (cards moved, stock turns, passes, rotations,
-            a Nerts call).
+        moves: the player's moves in the round: cards moved, stock turns and rotations (not
+            passes or calls: a stuck person may pass again and again while waiting).
         cards: their cards kept in the lake.
         seconds: the round's length.
 
