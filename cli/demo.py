@@ -17,34 +17,35 @@ import json
 import secrets
 import shlex
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from cli.keyfile import keep_key, write_key  # (write_key re-exported for the tests)
-from cli.main import _add_rules_arguments, _players_from, _rules_from, _seed
+from cli.args import (
+    EXIT_FAILED,
+    add_rules_arguments,
+    free_ports,
+    players_from,
+    rules_from,
+    seed_arg,
+)
+from cli.bots import LEAVE_PATIENCE, NodeChild, start_node_child, stop_children
+from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
 __all__ = ["add_parser", "free_ports", "write_key"]
 
-EXIT_FAILED = 1
 DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
 _POLL = 0.1  # seconds between looks at the children
 _PROGRESS = 3.0  # seconds between two progress lines while the game goes on
-_LEAVE_PATIENCE = 15.0  # seconds the nodes get to leave cleanly after a Ctrl-C
 
 
 def add_parser(sub: Any) -> None:
@@ -84,7 +85,10 @@ def add_parser(sub: Any) -> None:
         "--speed", default="10", help="bot speed 1-10, one per seat or one for all (default 10)"
     )
     p.add_argument(
-        "--seed", type=_seed, default=None, help="seed for the keys and the game (default random)"
+        "--seed",
+        type=seed_arg,
+        default=None,
+        help="seed for the keys and the game (default random)",
     )
     p.add_argument(
         "--dir",
@@ -101,22 +105,8 @@ def add_parser(sub: Any) -> None:
             f"or {TARGET_TIMEOUT:.0f} with --target)"
         ),
     )
-    _add_rules_arguments(p)
+    add_rules_arguments(p)
     p.set_defaults(func=_cmd_demo)
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports on 127.0.0.1 that were free a moment ago."""
-    held: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [s.getsockname()[1] for s in held]
-    finally:
-        for s in held:
-            s.close()
 
 
 def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]:
@@ -142,82 +132,6 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     return workdir, spec_path
 
 
-@dataclass
-class _Child:
-    seat: int
-    name: str
-    fingerprint: str
-    log: Path
-    out: Path
-    err: Path
-    proc: subprocess.Popen[bytes] | None = None
-    files: list[IO[bytes]] = field(default_factory=list)
-
-    def final(self) -> dict[str, Any] | None:
-        for line in reversed(self.out.read_text(errors="replace").splitlines()):
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and data.get("event") == "final":
-                return data
-        return None
-
-    def last_error(self) -> str:
-        lines = [ln for ln in self.err.read_text(errors="replace").splitlines() if ln.strip()]
-        return lines[-1] if lines else "no message"
-
-
-def start_node_child(
-    workdir: Path,
-    spec_path: Path,
-    spec: GameSpec,
-    identity: Identity,
-    *,
-    seat: int,
-    name: str,
-    stem: str,
-    endpoint_of: Mapping[PeerId, str],
-    strategy: str,
-    speed: str,
-    own_session: bool = False,
-    options: Sequence[str] = (),
-) -> _Child:
-    """Start one bot peer as a ``nertz node`` process; its log and output are
-    ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
-    logs: cli/keyfile.py).
-
-    Args:
-        own_session: start it in its own session, so a Ctrl-C at our terminal does not
-            reach it (it is then stopped by :func:`_stop`).
-        options: more ``nertz node`` options (its liveness timers, say).
-    """
-    key = keep_key(identity)
-    child = _Child(
-        seat,
-        name,
-        identity.fingerprint,
-        workdir / f"{stem}.log",
-        workdir / f"{stem}.out",
-        workdir / f"{stem}.err",
-    )
-    command = [
-        sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
-        "--bind", endpoint_of[identity.peer_id], "--log", str(child.log),
-        "--bot", strategy, "--speed", speed, "--json", *options,
-    ]  # fmt: skip
-    for other, pid in enumerate(spec.peer_ids):
-        if pid != identity.peer_id:
-            command += ["--peer", f"{other + 1}={endpoint_of[pid]}"]
-    out = child.out.open("wb")
-    err = child.err.open("wb")
-    child.files = [out, err]
-    child.proc = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=own_session
-    )
-    return child
-
-
 def _bot_count(text: str) -> int:
     """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
     if not text.strip().isdigit():
@@ -232,11 +146,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
     args.players = args.bots or args.players or 4
-    rules = _rules_from(args)
+    rules = rules_from(args)
     if not 2 <= args.players <= 8:
         raise NertzError(f"a demo has 2 to 8 players, not {args.players}")
     rules.validate_players(args.players)
-    players = _players_from(args, args.strategy)
+    players = players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
     if args.timeout <= 0:
@@ -246,7 +160,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)
     ]
-    identities.sort(key=lambda i: i.peer_id)  # seat order, so P1 is seat 1
+    identities.sort(key=lambda i: i.peer_id)  # seat order: P1 is seat 0, P2 seat 1…
     spec = GameSpec.create(
         [(i.peer_id, f"P{n + 1}") for n, i in enumerate(identities)],
         rules,
@@ -260,7 +174,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     ports = free_ports(args.players)
     endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
-    children: list[_Child] = []
+    children: list[NodeChild] = []
     by_id = {i.peer_id: endpoint for i, endpoint in zip(identities, endpoints, strict=True)}
     for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
         child = start_node_child(
@@ -283,15 +197,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         finished = _wait(children, args.timeout)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.
-        _stop(children, patience=_LEAVE_PATIENCE)
+        stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
         print(f"nertz demo: stopped; the logs so far are in {workdir}", file=sys.stderr)
         raise
     finally:
-        _stop(children)
+        stop_children(children)
     return _report(children, finished, workdir, rules)
 
 
-def _wait(children: list[_Child], timeout: float) -> bool:
+def _wait(children: list[NodeChild], timeout: float) -> bool:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
     lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on;
     ``False`` on timeout."""
@@ -330,34 +244,7 @@ def _wait(children: list[_Child], timeout: float) -> bool:
         time.sleep(_POLL)
 
 
-def _stop(children: list[_Child], patience: float = 0.0) -> None:
-    """Terminate (then kill) any child still running, and close the output files.
-
-    Args:
-        children: the nodes.
-        patience: seconds to let them finish by themselves before sending SIGTERM.
-    """
-    end = time.monotonic() + patience
-    while time.monotonic() < end and any(
-        c.proc is not None and c.proc.poll() is None for c in children
-    ):
-        time.sleep(_POLL)
-    running = [c.proc for c in children if c.proc is not None and c.proc.poll() is None]
-    for proc in running:
-        proc.send_signal(signal.SIGTERM)
-    end = time.monotonic() + 5.0
-    for proc in running:
-        try:
-            proc.wait(max(0.1, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for c in children:
-        for f in c.files:
-            f.close()
-
-
-def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules) -> int:
+def _report(children: list[NodeChild], finished: bool, workdir: Path, rules: Rules) -> int:
     if not finished:
         print("FAILED: the game did not finish in time; the nodes were stopped", file=sys.stderr)
         return EXIT_FAILED
@@ -392,7 +279,8 @@ def _report(children: list[_Child], finished: bool, workdir: Path, rules: Rules)
     for c in children:
         team = rules.team_of(c.seat)
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
-    who = ", ".join(f"team {w}" if rules.pairs else f"P{w}" for w in final["winners"])
+    # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
+    who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
     print(f"winner: {who} with {max(team_totals)}")
     print(f"all {len(children)} nodes agree: digest {final['digest']}")
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)

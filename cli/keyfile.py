@@ -126,3 +126,27 @@ def keep_key(identity: Identity) -> Path:
         return path
     write_key(path, identity)
     return path
+
+
+def load_key(path: Path) -> Identity:
+    """The key at ``path``, or one line saying how to make it (:func:`load_identity`).
+
+    Raises:
+        NertzError: no key there, or not a usable key file.
+    """
+    if not path.exists():
+        raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
+    return load_identity(path)
+
+
+def save_key(path: Path, identity: Identity) -> None:
+    """Write a new key to ``path``, making its directory (mode 0700) first.
+
+    Raises:
+        NertzError: the directory or the file cannot be made.
+    """
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
+    write_key(path, identity)

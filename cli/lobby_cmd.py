@@ -14,40 +14,62 @@ Output is one line per change (seats, rounds, the result), or JSON lines with ``
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import locale
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
+from cli.args import (
+    EXIT_FAILED,
+    add_liveness_arguments,
+    add_rules_arguments,
+    add_watcher_argument,
+    default_log_dir,
+    default_name,
+    expected_errors,
+    free_port,
+    host_port,
+    ipv4,
+    lan_address,
+    liveness_argv,
+    liveness_from,
+    player_name,
+    port_number,
+    rules_from,
+)
+from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
 from cli.keyfile import (
     config_home,
     default_key_path,
     keep_key,
     kept_key_path,
     load_identity,
-    write_key,
+    load_key,
+    save_key,
 )
-from cli.main import (
-    _add_liveness_arguments,
-    _add_watcher_argument,
-    _liveness_argv,
-    _liveness_from,
-)
+from cli.node_cmd import final_summary, run_node
+from cli.table import Outcome, run_table
+from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
-from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, StartRefusedError, parse_invite
+from p2p_nertz.lobby.state import (
+    HostLobby,
+    LobbyError,
+    Session,
+    StartRefusedError,
+    parse_invite,
+    waiting_for,
+)
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
@@ -57,101 +79,13 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
-if TYPE_CHECKING:
-    from cli.play import Outcome
-
 __all__ = ["add_parsers", "default_key_path"]
 
 log = logging.getLogger("p2p_nertz.cli")
 
-EXIT_FAILED = 1
-
 
 # -- paths and identities ----------------------------------------------------------------------
 _home = config_home  # (the key store and the logs share the rule: cli/keyfile.py)
-
-
-def _default_log_dir() -> Path:
-    return _home("XDG_DATA_HOME", ".local/share") / "logs"
-
-
-def _default_name() -> str:
-    try:
-        name = getpass.getuser()
-    except (KeyError, OSError):
-        name = "player"
-    name = "".join(c for c in name if c.isprintable())[:32]
-    return name or "player"
-
-
-def _name(text: str) -> str:
-    if not 1 <= len(text) <= 32 or not text.isprintable():
-        raise argparse.ArgumentTypeError(f"a name is 1 to 32 printable characters: {text!r}")
-    return text
-
-
-def _load_key(path: Path) -> Identity:
-    if not path.exists():
-        raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
-    return load_identity(path)
-
-
-def _write_key(path: Path, identity: Identity) -> None:
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(path.parent)!r}: {exc.strerror}") from None
-    write_key(path, identity)
-
-
-def _host_port(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
-    try:
-        socket.inet_aton(host)
-    except OSError:
-        raise argparse.ArgumentTypeError(f"not an IPv4 address: {host!r}") from None
-    return host, int(port)
-
-
-def _ipv4(text: str) -> str:
-    try:
-        socket.inet_aton(text)
-    except OSError:
-        raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
-    return text
-
-
-def _address(text: str) -> str:
-    """An IPv4 address this machine is reached at: it is announced to the others."""
-    from p2p_nertz.lobby.messages import check_endpoint  # (the lobby's rule for an address)
-
-    address = _ipv4(text)
-    try:
-        check_endpoint(f"tcp://{address}:1")
-    except ValueError:
-        why = " (it means every interface of this machine)" if address == "0.0.0.0" else ""
-        raise argparse.ArgumentTypeError(
-            f"{text} is not an address the others can reach{why}: give this machine's LAN address"
-        ) from None
-    return address
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port (0-65535): {text!r}")
-    return int(text)
-
-
-def _free_port(address: str) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((address, 0))
-        except OSError as exc:
-            raise NertzError(f"cannot bind on {address}: {exc.strerror}") from None
-        port: int = s.getsockname()[1]
-        return port
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -165,11 +99,12 @@ class _Out:
         else:
             print(text, flush=True)
 
-    def table(self, seats: list[dict[str, Any]], note: str = "") -> None:
+    def table(self, seats: list[dict[str, Any]], waiting: str) -> None:
+        """The table as it is now, and what it waits for (issue 15: said in words)."""
         cells = "  ".join(
             f"{s['name']} ({s['fingerprint']}){'' if s['ready'] else ' not ready'}" for s in seats
         )
-        self.emit("table", f"table: {cells}{note}", seats=seats)
+        self.emit("table", f"table: {cells} · {waiting}", seats=seats, waiting=waiting)
 
 
 def _rules_words(rules: dict[str, Any]) -> str:
@@ -182,6 +117,17 @@ def _rules_words(rules: dict[str, Any]) -> str:
         return f"not rules this version knows: {rules!r}"
 
 
+def guest_waits_for(view: TableView) -> str:
+    """What a guest's table waits for, in words (it does not know the host's ``--players``:
+    when the rules' fewest are seated and ready, it waits for the host)."""
+    try:
+        rules = Rules.from_dict(view.rules)
+    except NertzError:
+        return "waiting for rules this version knows"
+    host = view.seats[0].name if view.seats else "the host"
+    return waiting_for(view.seats, rules) or f"waiting for {host} to start"
+
+
 def _seats_of(view: TableView) -> list[dict[str, Any]]:
     return [
         {"name": s.name, "fingerprint": fingerprint(s.peer_id), "ready": s.ready}
@@ -190,26 +136,16 @@ def _seats_of(view: TableView) -> list[dict[str, Any]]:
 
 
 # -- the game, once started --------------------------------------------------------------------
-def _result(peer: Peer) -> dict[str, Any]:
-    from cli.node_cmd import _result as node_result
-
-    return node_result(peer)
-
-
-async def _run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
-    from cli.node_cmd import _run
-
-    return await _run(node, endpoints)
 
 
 def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> int:
     if peer is None:
         print(f"nertz {command}: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = _result(peer)
+    summary = final_summary(peer)
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-    winners = ", ".join(names[w - 1] for w in summary["winners"]) or "none"
+    winners = ", ".join(names[w] for w in summary["winners"]) or "none"
     out.emit(
         "final",
         f"final after {summary['rounds']} round(s): {totals}\nwinner(s): {winners}\n"
@@ -244,13 +180,13 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
             out.emit(
                 "suspected" if effect.suspected else "heard",
                 f"{name} is silent" if effect.suspected else f"{name} is heard again",
-                seat=effect.seat + 1,
+                seat=effect.seat,
                 name=name,
             )
         elif isinstance(effect, MemberDropped):
             name = names[effect.seat]
             how = "left" if effect.left else "was dropped"
-            out.emit("dropped", f"{name} {how}", seat=effect.seat + 1, name=name, left=effect.left)
+            out.emit("dropped", f"{name} {how}", seat=effect.seat, name=name, left=effect.left)
 
     return on_notice
 
@@ -285,19 +221,14 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
     seat = spec.seat_of(identity.peer_id)
     out.emit(
         "start",
-        f"game {spec.game_id.hex()[:16]} started: seat {seat + 1} of {spec.seats}, log {path}",
+        f"game {spec.game_id.hex()[:16]} started: you are seat {seat} "
+        f"(seats 0-{spec.seats - 1}, as the table counts), log {path}",
         game_id=spec.game_id.hex(),
-        seat=seat + 1,
+        seat=seat,
         players=[m.name for m in spec.members],
         rules=spec.rules.to_dict(),
         log=str(path),
     )
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    from cli.node_cmd import _leaves as leaves
-
-    return leaves(group)
 
 
 def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
@@ -307,9 +238,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
     except NertzError as exc:
         raise NertzError(str(exc)) from None
     except BaseExceptionGroup as group:
-        errors = _leaves(group)
-        if not all(isinstance(e, NertzError | OSError) for e in errors):
-            raise
+        errors = expected_errors(group)
         raise NertzError(str(errors[0])) from None
 
 
@@ -329,8 +258,6 @@ def _require_player(args: argparse.Namespace, command: str) -> None:
 
 async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
-    from cli.play import open_curses, run_table
-
     with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
         encoding = locale.getpreferredencoding(False).lower().replace("-", "")
         return await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
@@ -352,13 +279,11 @@ async def _play(
 ) -> tuple[Peer | None, int | None] | Outcome:
     """The bot plays (the node runs by itself), or the person at the terminal table."""
     if args.bot is not None:
-        return await _run_node(node, endpoints)
+        return await run_node(node, endpoints)
     return await _play_human(node, endpoints)
 
 
 def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outcome) -> int:
-    from cli.play import Outcome  # cli.play imports this module
-
     if isinstance(result, Outcome):
         return _finish_human(out, command, result)
     peer, signum = result
@@ -369,11 +294,11 @@ def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outc
 def _cmd_keygen(args: argparse.Namespace) -> int:
     path: Path = args.key
     if args.show:
-        identity = _load_key(path)
+        identity = load_key(path)
         print(f"{identity.fingerprint}  {path}")
         return 0
     if path.exists() and not args.force:
-        identity = _load_key(path)
+        identity = load_key(path)
         raise NertzError(
             f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
         )
@@ -387,7 +312,7 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     identity = Identity.generate()
     if path.exists():
         path.unlink()
-    _write_key(path, identity)
+    save_key(path, identity)
     print(f"new key {identity.fingerprint} written to {path}")
     return 0
 
@@ -407,72 +332,94 @@ def _spawn_bots(
             key_path = keep_key(identity)
             lobby.invite(identity.fingerprint)
             keys = ["--key", str(key_path)]
-        command = [
-            sys.executable,
-            "-m",
-            "cli",
-            "bot",
-            "--peer",
-            address,
-            "--name",
-            f"bot{n + 1}",
-            "--strategy",
-            args.bot_strategy,
-            "--speed",
-            str(args.bot_speed),
-            "--log-dir",
-            str(args.log_dir),
-            "--json",
-            *keys,
-            *_liveness_argv(args),
-        ]
         procs.append(
-            subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+            spawn_lobby_bot(
+                address,
+                f"bot{n + 1}",
+                strategy=args.bot_strategy,
+                speed=args.bot_speed,
+                log_dir=args.log_dir,
+                options=[*keys, *liveness_argv(args)],
             )
         )
     return procs
 
 
-def _cmd_host(args: argparse.Namespace) -> int:
-    from cli.main import _rules_from
+def _host_address(args: argparse.Namespace, rules: Rules) -> str:
+    """The address ``nertz host`` announces, once its options are checked.
 
-    config = _liveness_from(args)
-    _require_player(args, "host")
-    rules = _rules_from(args)
-    identity = _load_key(args.key)
-    out = _Out(args.json)
-    if args.address is not None:
-        address = args.address
-    elif args.discover is not None:
-        address = route_address(args.discover)
-    else:
-        address = "127.0.0.1"
+    Raises:
+        NertzError: a bad ``--players``, or no way to say when to start.
+    """
     if args.players is not None:
         if not 1 <= args.players <= 8:
             raise NertzError(f"--players is 1 to 8, not {args.players}")
         rules.validate_players(args.players)
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
-    invited = _invites(args)
-    game_port = _free_port(address)
-    interactive = sys.stdin.isatty()
-    if args.players is None and not interactive:
+    if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
+    if args.address is not None:
+        return str(args.address)
+    if args.discover is not None:
+        return route_address(args.discover)
+    return "127.0.0.1"
+
+
+def _table_printer(out: _Out, players: int | None) -> Callable[[HostLobby], None]:
+    """What the host prints as its table changes: a ``news`` line for every key that sits,
+    leaves or is removed (with auto-start and no invite list, this is how the host sees who
+    took a seat: docs/lobby.md §6), and the table with what it waits for."""
     told = [0]
 
     def on_change(table: HostLobby) -> None:
-        # Every key that sits (or leaves, or is removed) is a line of its own: with auto-start
-        # and no invite list, this is how the host sees who took a seat (docs/lobby.md §6).
         for line in table.log[told[0] :]:
             out.emit("news", line, line=line)
         told[0] = len(table.log)
         if table.started is None:
-            out.table(_seats_of(table.view()))
+            waiting = waiting_for(table.seats, table.rules, players=players)
+            if waiting is None:
+                waiting = "everybody is ready: " + (
+                    "starting" if players is not None else "press Enter to start"
+                )
+            out.table(_seats_of(table.view()), waiting)
 
+    return on_change
+
+
+def _announce_lobby(
+    out: _Out, args: argparse.Namespace, lobby: LobbyHost, endpoint: str, invited: set[str] | None
+) -> None:
+    """The host's first lines: where others join, and whether anybody may sit."""
+    where = endpoint.removeprefix("tcp://")
+    out.emit(
+        "lobby",
+        f"hosting as {args.name} ({lobby.table.identity.fingerprint}); others join with: "
+        f"nertz join --peer {where}"
+        + (f"  (or --discover {args.discover})" if args.discover else ""),
+        endpoint=endpoint,
+        fingerprint=lobby.table.identity.fingerprint,
+        lobby_id=lobby.table.lobby_id.hex(),
+        invited=sorted(invited) if invited is not None else None,
+    )
+    if invited is None:
+        text = (
+            "anybody who reaches this lobby may sit (each is shown as they do); "
+            "--invite FINGERPRINT makes the table invite-only"
+        )
+        out.emit("open", text, line=text)
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    config = liveness_from(args)
+    _require_player(args, "host")
+    rules = rules_from(args)
+    identity = load_key(args.key)
+    out = _Out(args.json)
+    address = _host_address(args, rules)
+    invited = _invites(args)
+    game_port = free_port(address)
+    interactive = sys.stdin.isatty()
     lobby = LobbyHost(
         identity,
         args.name,
@@ -484,7 +431,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         auto_start=args.players,
         broadcast=args.discover,
         beacon_port=args.beacon_port,
-        on_change=on_change,
+        on_change=_table_printer(out, args.players),
         invited=invited,
     )
     bots: list[subprocess.Popen[bytes]] = []
@@ -492,23 +439,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
             endpoint = await nursery.start(lobby.serve)
-            where = endpoint.removeprefix("tcp://")
-            out.emit(
-                "lobby",
-                f"hosting as {args.name} ({identity.fingerprint}); others join with: "
-                f"nertz join --peer {where}"
-                + (f"  (or --discover {args.discover})" if args.discover else ""),
-                endpoint=endpoint,
-                fingerprint=identity.fingerprint,
-                lobby_id=lobby.table.lobby_id.hex(),
-                invited=sorted(invited) if invited is not None else None,
-            )
-            if invited is None:
-                text = (
-                    "anybody who reaches this lobby may sit (each is shown as they do); "
-                    "--invite FINGERPRINT makes the table invite-only"
-                )
-                out.emit("open", text, line=text)
+            _announce_lobby(out, args, lobby, endpoint, invited)
             bots.extend(_spawn_bots(args, endpoint, lobby))
             enter = trio.CancelScope()
             if interactive:
@@ -521,21 +452,27 @@ def _cmd_host(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
             return result
 
+    result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("host", main)
     finally:
-        for proc in bots:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        # After the game the bots finish by themselves; if the person left (or it failed),
+        # they go at once, and so does this command (issue 15: no silence after `q`).
+        stop_processes(bots, LEAVE_PATIENCE if result is not None and _over(result) else 0.0)
+    assert result is not None  # (_trio_run returned)
     return _done(out, "host", result)
 
 
+def _over(result: tuple[Peer | None, int | None] | Outcome) -> bool:
+    """Whether the game ``result`` tells of is over (rather than left or stopped)."""
+    peer = result[0] if isinstance(result, tuple) else result.peer
+    return peer is not None and peer.final.phase is Phase.OVER
+
+
 _PROMPT_HELP = (
-    "Enter starts when everybody is ready; remove SEAT|FINGERPRINT unseats a guest (refused "
-    "for the rest of this lobby); invite FINGERPRINT lets a key sit"
+    "Enter starts when everybody is ready; remove SEAT|FINGERPRINT unseats a guest (seats "
+    "count from 0: the host is 0; refused for the rest of this lobby); invite FINGERPRINT lets "
+    "a key sit"
 )
 
 
@@ -543,7 +480,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
     """Carry out one line typed at the host's prompt; return what to print.
 
     Commands: an empty line (or ``start``) starts the game; ``remove SEAT`` or ``remove
-    FINGERPRINT`` unseats a guest (the seat number as the table line counts, the host is 1);
+    FINGERPRINT`` unseats a guest (the seat number from 0, as the table counts: the host is 0);
     ``invite FINGERPRINT`` lets a key sit (and lifts its removal); ``help``.
     """
     word, _, rest = line.strip().partition(" ")
@@ -556,9 +493,10 @@ def host_command(lobby: LobbyHost, line: str) -> str:
             seats = lobby.table.seats
             if rest.isdigit():
                 n = int(rest)
-                if not 2 <= n <= len(seats):
-                    return f"no guest in seat {n} (seats 2-{len(seats)} are guests)"
-                who = seats[n - 1].peer_id
+                if not 1 <= n < len(seats):
+                    guests = f"seats 1-{len(seats) - 1} are guests" if len(seats) > 1 else "none"
+                    return f"no guest in seat {n} ({guests}; the host is seat 0)"
+                who = seats[n].peer_id
             else:
                 wanted = parse_invite(rest)
                 found = [s.peer_id for s in seats[1:] if fingerprint(s.peer_id) == wanted]
@@ -651,13 +589,13 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 
 
 def _cmd_join(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
+    config = liveness_from(args)
     _require_player(args, args.command)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
-        identity = _load_key(args.key)
+        identity = load_key(args.key)
     out = _Out(args.json)
     if (args.peer is None) == (args.discover is None):
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
@@ -668,12 +606,15 @@ def _cmd_join(args: argparse.Namespace) -> int:
         if args.peer is not None:
             target, port = args.peer
             lobby_endpoint = f"tcp://{target}:{port}"
+            # Said at once, on stderr (stdout is the --json sequence): an address nobody
+            # answers at is otherwise silent until the timeout (issue 15).
+            print(f"connecting to {target}:{port}…", file=sys.stderr, flush=True)
         else:
             offer = await _find(args, out)
             target, lobby_endpoint = offer.address, offer.lobby_endpoint
             host, lobby_id = offer.beacon.host, offer.beacon.lobby_id
         address = route_address(target)
-        game_endpoint = f"tcp://{address}:{_free_port(address)}"
+        game_endpoint = f"tcp://{address}:{free_port(address)}"
         last: list[list[dict[str, Any]]] = []
         shown: list[dict[str, Any]] = []
 
@@ -686,7 +627,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
             seats = _seats_of(view)
             if not last or last[-1] != seats:
                 last.append(seats)
-                out.table(seats)
+                out.table(seats, guest_waits_for(view))
 
         kwargs: dict[str, Any] = {"host": host}
         if lobby_id is not None:
@@ -739,7 +680,7 @@ def _cmd_games(args: argparse.Namespace) -> int:
 
 # -- resume ------------------------------------------------------------------------------------
 def _cmd_resume(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
+    config = liveness_from(args)
     _require_player(args, "resume")
     path: Path = args.log
     try:
@@ -758,7 +699,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
-    identity = _load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
+    identity = load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
     if identity.peer_id != header.peer_id:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):
@@ -910,7 +851,7 @@ async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) ->
             out.emit(
                 "waiting",
                 f"waiting for {who}: nothing is signed until we know what they hold of ours",
-                seats=[s + 1 for s in waiting],
+                seats=list(waiting),  # (from 0, as the table counts)
                 names=[names[s] for s in waiting],
             )
         if peer.recovery_hopeless(now):
@@ -932,17 +873,20 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         help="your key file (default: %(default)s)" if key_required else "a key file",
     )
     p.add_argument(
-        "--name", type=_name, default=_default_name(), help="your name at the table (1-32 chars)"
+        "--name",
+        type=player_name,
+        default=default_name(),
+        help="your name at the table (1-32 chars)",
     )
     p.add_argument(
         "--log-dir",
         type=Path,
-        default=_default_log_dir(),
+        default=default_log_dir(),
         help="where the game's log is written (default: %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
 
 
 def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
@@ -961,7 +905,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
 def _discovery(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beacon-port",
-        type=_port,
+        type=port_number,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )
@@ -969,8 +913,14 @@ def _discovery(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Any) -> None:
     """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
-    from cli.main import _add_rules_arguments
+    _add_keygen(sub)
+    _add_host(sub)
+    _add_join_and_bot(sub)
+    _add_games(sub)
+    _add_resume(sub)
 
+
+def _add_keygen(sub: Any) -> None:
     p = sub.add_parser(
         "keygen",
         help="make your key (your identity; others see its fingerprint)",
@@ -983,6 +933,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
     p.set_defaults(func=_cmd_keygen)
 
+
+def _add_host(sub: Any) -> None:
     p = sub.add_parser(
         "host",
         help="host a table: others join, then the game starts",
@@ -994,12 +946,14 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     _player(p)
     p.add_argument(
-        "--address", type=_address, help="your IPv4 address for the lobby and the game "
+        "--address", type=lan_address, help="your IPv4 address for the lobby and the game "
         "(default: the route to --discover, else 127.0.0.1)",
     )  # fmt: skip
-    p.add_argument("--port", type=_port, default=0, help="the lobby's TCP port (default: any)")
     p.add_argument(
-        "--discover", type=_ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
+        "--port", type=port_number, default=0, help="the lobby's TCP port (default: any)"
+    )
+    p.add_argument(
+        "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
     )
     _discovery(p)
     p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
@@ -1031,9 +985,11 @@ def add_parsers(sub: Any) -> None:
         help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
         "plays at about 1, docs/pace.md)",
     )  # fmt: skip
-    _add_rules_arguments(p)
+    add_rules_arguments(p)
     p.set_defaults(func=_cmd_host)
 
+
+def _add_join_and_bot(sub: Any) -> None:
     for name, help_text in (
         ("join", "join a table (by --peer address or --discover on the LAN) and play"),
         ("bot", "a bot peer that joins a table and plays"),
@@ -1042,9 +998,9 @@ def add_parsers(sub: Any) -> None:
         _common(p, key_required=name == "join")
         _player(p, bot_option="--bot" if name == "join" else "--strategy")
         where = p.add_mutually_exclusive_group()
-        where.add_argument("--peer", type=_host_port, metavar="HOST:PORT", help="the host's lobby")
+        where.add_argument("--peer", type=host_port, metavar="HOST:PORT", help="the host's lobby")
         where.add_argument(
-            "--discover", type=_ipv4, metavar="BROADCAST", help="find a table on this LAN"
+            "--discover", type=ipv4, metavar="BROADCAST", help="find a table on this LAN"
         )
         p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
         _discovery(p)
@@ -1053,13 +1009,15 @@ def add_parsers(sub: Any) -> None:
         )
         p.set_defaults(func=_cmd_join)
 
+
+def _add_games(sub: Any) -> None:
     p = sub.add_parser(
         "games",
         help="list the tables open on a LAN",
         description="Listen for beacons sent to BROADCAST and list the tables heard.",
     )
     p.add_argument(
-        "--discover", type=_ipv4, metavar="BROADCAST", required=True,
+        "--discover", type=ipv4, metavar="BROADCAST", required=True,
         help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
     )  # fmt: skip
     _discovery(p)
@@ -1067,6 +1025,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.set_defaults(func=_cmd_games)
 
+
+def _add_resume(sub: Any) -> None:
     p = sub.add_parser(
         "resume",
         help="continue a game from its log after a crash",
@@ -1093,6 +1053,6 @@ def add_parsers(sub: Any) -> None:
     )
     _player(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
     p.set_defaults(func=_cmd_resume)

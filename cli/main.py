@@ -11,21 +11,13 @@ the commands that need them (``build_parser`` imports every command's module).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
-from importlib import resources
-from typing import TYPE_CHECKING, NoReturn
 
+from cli.args import EXIT_OK, EXIT_USAGE, Parser
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
-
-if TYPE_CHECKING:
-    from p2p_nertz.match import Player
-    from p2p_nertz.protocol.peer import PeerConfig
-    from p2p_nertz.rules import Rules
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -56,177 +48,10 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("match", "play an in-process match of bots (no network) and print the scoreboard"),
 )
 
-EXIT_OK = 0
-EXIT_USAGE = 2
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits with one line, not the whole usage, on a bad argument."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is not negative: {value}")
-    return value
-
-
-def _add_watcher_argument(p: argparse.ArgumentParser) -> None:
-    """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
-    from cli.node_cmd import connect_endpoint  # (imported by every command that runs a node)
-
-    p.add_argument(
-        "--watcher",
-        action="append",
-        default=[],
-        type=connect_endpoint,
-        metavar="ENDPOINT",
-        help="push every event to a `nertz watch` spectator bound there (repeatable)",
-    )
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 3600:  # (NaN fails this too)
-        raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
-    return value
-
-
-def _add_liveness_arguments(p: argparse.ArgumentParser) -> None:
-    """``--suspect-after`` and ``--drop-after``, for every command that runs a peer node.
-
-    The timers are this node's own (DESIGN.md §6), not part of the game spec: members may set
-    different ones. A drop still needs a majority's votes, each member voting after its own
-    ``--drop-after``; an abandon (one other member left) is this node's alone.
-    """
-    from p2p_nertz.runtime.node import NODE_CONFIG  # (trio and zmq: only for such commands)
-
-    live = p.add_argument_group(
-        "liveness (this node's timers; each member sets its own, the game spec has none)"
-    )
-    live.add_argument(
-        "--suspect-after",
-        type=_seconds,
-        default=NODE_CONFIG.suspect_after,
-        metavar="SECONDS",
-        help="silence before a member is shown as suspected "
-        f"(default {NODE_CONFIG.suspect_after:g})",
-    )
-    live.add_argument(
-        "--drop-after",
-        type=_seconds,
-        default=NODE_CONFIG.drop_after,
-        metavar="SECONDS",
-        help="silence before this node votes a member out, or, with one other member left, "
-        "may abandon the game; not shorter than --suspect-after "
-        f"(default {NODE_CONFIG.drop_after:g})",
-    )
-
-
-def _liveness_from(args: argparse.Namespace) -> PeerConfig:
-    """The node's configuration with the liveness timers of :func:`_add_liveness_arguments`.
-
-    Raises:
-        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
-    """
-    from p2p_nertz.runtime.node import NODE_CONFIG
-
-    if args.drop_after < args.suspect_after:
-        raise NertzError(
-            f"--drop-after ({args.drop_after:g}) must not be shorter than "
-            f"--suspect-after ({args.suspect_after:g})"
-        )
-    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
-
-
-def _liveness_argv(args: argparse.Namespace) -> list[str]:
-    """The liveness options of ``args`` as command-line arguments, for the bot processes a
-    command starts: they wait for a silent player as long as the player who started them."""
-    return ["--suspect-after", repr(args.suspect_after), "--drop-after", repr(args.drop_after)]
-
-
-def _add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "rules (nertz rules prints them; defaults: the standard game)"
-    )
-    goal = group.add_mutually_exclusive_group()
-    goal.add_argument("--target", type=_positive, help="play to this score (default 100)")
-    goal.add_argument(
-        "--rounds", type=_positive, help="play exactly this many rounds (Racing Demon)"
-    )
-    group.add_argument("--draw", type=int, choices=(1, 3), default=3, help="stock turn size")
-    group.add_argument(
-        "--work-piles", type=int, choices=(4, 5, 6), default=4, help="work piles (river)"
-    )
-    group.add_argument(
-        "--bonus", type=int, choices=(0, 5, 10, 25), default=0, help="bonus for calling Nerts"
-    )
-    group.add_argument(
-        "--card-penalty",
-        type=int,
-        choices=(1, 2),
-        default=2,
-        help="points lost per card left in a Nerts (Pounce) pile",
-    )
-    group.add_argument(
-        "--false-call-penalty", type=int, default=5, help="points lost for a false Nerts call"
-    )
-    group.add_argument(
-        "--rotate-alone", action="store_true", help="a stuck player may rotate alone"
-    )
-    group.add_argument("--pairs", action="store_true", help="two-player teams (seats 1+2, 3+4…)")
-    group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0, help="jokers per deck")
-    group.add_argument(
-        "--turn-based",
-        action="store_true",
-        help="one move per turn in seat order instead of all at once (a Nerts call any time)",
-    )
-
-
-def _rules_from(args: argparse.Namespace) -> Rules:
-    from p2p_nertz.rules import Rules
-
-    goal: dict[str, int | None] = {}
-    if args.rounds is not None:
-        goal = {"target": None, "rounds": args.rounds}
-    elif args.target is not None:
-        goal = {"target": args.target}
-    return Rules(
-        draw=args.draw,
-        work_piles=args.work_piles,
-        nerts_bonus=args.bonus,
-        nerts_card_penalty=args.card_penalty,
-        false_call_penalty=args.false_call_penalty,
-        rotate_alone=args.rotate_alone,
-        pairs=args.pairs,
-        jokers=args.jokers,
-        turn_based=args.turn_based,
-        **goal,
-    )
-
-
-def _top_parser() -> tuple[_Parser, argparse._SubParsersAction[_Parser]]:
+def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:
     """The parser of ``nertz`` itself, with its subparsers to be filled."""
-    parser = _Parser(
+    parser = Parser(
         prog="nertz",
         description=(
             "p2p-nertz: Nertz (Nerts, Pounce, Racing Demon) peer to peer, with no server and "
@@ -243,11 +68,11 @@ def _top_parser() -> tuple[_Parser, argparse._SubParsersAction[_Parser]]:
         help="log more on stderr: -v what happens (info), -vv everything (debug)",
     )
     loudness.add_argument("-q", "--quiet", action="store_true", help="log only errors on stderr")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     return parser, sub
 
 
-def _light_parser() -> _Parser:
+def _light_parser() -> Parser:
     """``nertz`` with every command listed (:data:`COMMANDS`) but none imported: for
     ``nertz --help``, ``--version`` and the errors of a command line that names no command."""
     parser, sub = _top_parser()
@@ -263,8 +88,6 @@ def _names_a_command(argv: Sequence[str]) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``nertz`` and its subcommands (this imports every command)."""
-    from p2p_nertz.bots import STRATEGIES
-
     parser, sub = _top_parser()
     sub.required = True
 
@@ -281,151 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit_cmd.add_parser(sub)
     replay_cmd.add_parser(sub)
-    rules_help = (
-        "print the rules of the game (how to play, the variants, where each rule comes from)"
-    )
-    p = sub.add_parser("rules", help=rules_help, description=rules_help)
-    p.set_defaults(func=_cmd_rules)
-    strategies = ", ".join(sorted(STRATEGIES))
-    for name, help_text in (
-        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
-    ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument(
-            "--players", type=_positive, default=4, help="number of players, 1-8 (default 4)"
-        )
-        p.add_argument(
-            "--bots",
-            default="greedy",
-            help=(
-                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
-                "default greedy)"
-            ),
-        )
-        p.add_argument(
-            "--speed",
-            default="5",
-            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
-        )
-        p.add_argument("--seed", type=_seed, default=1, help="the match seed (default 1)")
-        p.add_argument("--json", action="store_true", help="print one JSON object per round")
-        _add_rules_arguments(p)
-        p.set_defaults(func=_cmd_match)
+    from cli import match_cmd  # rules, match
+
+    match_cmd.add_parsers(sub)
     return parser
-
-
-def _per_seat(text: str, players: int, what: str) -> list[str]:
-    values = [v.strip() for v in text.split(",") if v.strip()]
-    if len(values) == 1:
-        values *= players
-    if len(values) != players:
-        raise NertzError(f"give one {what} for all players or one per player ({players})")
-    return values
-
-
-def _players_from(args: argparse.Namespace, strategies_text: str | None = None) -> list[Player]:
-    """One player per seat from ``--players``, ``--speed`` and the strategies (``--bots`` of
-    ``match``, unless ``strategies_text`` gives them: ``demo --strategy``)."""
-    from p2p_nertz.bots import STRATEGIES
-    from p2p_nertz.match import Player
-
-    n = args.players
-    strategies = _per_seat(args.bots if strategies_text is None else strategies_text, n, "strategy")
-    speeds = _per_seat(args.speed, n, "speed")
-    players = []
-    for seat, (strategy, speed) in enumerate(zip(strategies, speeds, strict=True), 1):
-        if strategy not in STRATEGIES:
-            known = ", ".join(sorted(STRATEGIES))
-            raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
-        if not speed.isdigit() or not 1 <= int(speed) <= 10:
-            raise NertzError(f"speed must be 1-10, not {speed!r}")
-        players.append(Player(strategy, int(speed), f"P{seat}"))
-    return players
-
-
-RULES_FILE = ("p2p_nertz.rules", "rules.md")
-"""Where the rule book ships: package data of the rules engine (docs/rules.md points there)."""
-
-
-def rules_text() -> str:
-    """The rule book, as the installed package holds it."""
-    package, name = RULES_FILE
-    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
-
-
-def _cmd_rules(args: argparse.Namespace) -> int:
-    sys.stdout.write(rules_text())
-    return EXIT_OK
-
-
-def _cmd_match(args: argparse.Namespace) -> int:
-    from p2p_nertz.match import RoundResult, play_match
-    from p2p_nertz.rules import Game, RoundStatus
-
-    rules = _rules_from(args)
-    rules.validate_players(args.players)
-    players = _players_from(args)
-    names = [f"{p.name}:{p.strategy}" for p in players]
-    if not args.json:
-        goal = f"{rules.rounds} rounds" if rules.racing_demon else f"target {rules.target}"
-        print(
-            f"p2p-nertz {__version__} - in-process match (no network): {len(players)} bots, "
-            f"seed {args.seed}, {goal}"
-        )
-        print("players: " + "  ".join(names))
-
-    def on_round(result: RoundResult, game: Game) -> None:
-        score = result.score
-        if args.json:
-            print(
-                json.dumps(
-                    {
-                        "round": result.number,
-                        "ended": score.status.value,
-                        "callers": list(score.callers),
-                        "scores": [p.total if p.played else None for p in score.players],
-                        "totals": list(game.totals),
-                        "moves": result.actions,
-                        "lost_races": result.lost_races,
-                        "seconds": round(result.duration_ms / 1000, 1),
-                    }
-                ),
-                flush=True,
-            )
-            return
-        how = (
-            "Nerts by " + ",".join(f"P{c + 1}" for c in score.callers)
-            if score.status is RoundStatus.NERTS
-            else "blocked"
-        )
-        cells = "  ".join(
-            f"P{p.seat + 1} {p.total:+4d}" if p.played else f"P{p.seat + 1}    -"
-            for p in score.players
-        )
-        totals = " ".join(f"{t:4d}" for t in game.totals)
-        print(f"round {result.number:3d}  {how:<12} {cells}  | totals {totals}", flush=True)
-
-    result = play_match(rules, players, args.seed, on_round=on_round)
-    final = result.game.result
-    assert final is not None
-    label = "team" if rules.pairs else "P"
-    winners = ", ".join(
-        f"team {w + 1}" if rules.pairs else f"{label}{w + 1}" for w in final.winners
-    )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "winners": list(final.winners),
-                    "totals": list(final.totals),
-                    "termination": final.termination.value,
-                    "rounds": len(result.rounds),
-                }
-            )
-        )
-    else:
-        print(f"winner: {winners} with {max(final.totals)} ({final.termination.value})")
-    return EXIT_OK
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:

@@ -15,17 +15,26 @@ stops at once. Either way the exit status is non-zero and there is no traceback.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from cli.args import (
+    EXIT_FAILED,
+    add_liveness_arguments,
+    add_watcher_argument,
+    bind_endpoint,
+    connect_endpoint,
+    expected_errors,
+    liveness_from,
+    say_if_every_interface,
+)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
-from cli.main import _add_liveness_arguments, _add_watcher_argument, _liveness_from
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
@@ -45,9 +54,6 @@ __all__ = [
     "parse_peers",
     "say_if_every_interface",
 ]
-
-EXIT_FAILED = 1
-"""Exit status of a node whose game did not finish (a runtime failure, or it left)."""
 
 
 def add_parser(sub: Any) -> None:
@@ -78,8 +84,8 @@ def add_parser(sub: Any) -> None:
         default=[],
         metavar="WHO=ENDPOINT",
         help=(
-            "another member's endpoint; WHO is its fingerprint or its seat (1 = first); "
-            "repeat for every other member"
+            "another member's endpoint; WHO is its fingerprint or its seat (0 = first, as on "
+            "the table); repeat for every other member"
         ),
     )
     p.add_argument("--log", required=True, type=Path, help="this peer's log file")
@@ -107,72 +113,9 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
     )
-    _add_liveness_arguments(p)
-    _add_watcher_argument(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
     p.set_defaults(func=_cmd_node)
-
-
-_EVERY_INTERFACE = ("*", "0.0.0.0")
-
-
-def bind_endpoint(text: str) -> str:
-    """``--bind``: ``tcp://ADDRESS:PORT`` or ``ADDRESS:PORT`` (one endpoint syntax for
-    ``--bind``, ``--peer`` and ``--watcher``), as ``tcp://ADDRESS:PORT``, with a port ZeroMQ
-    will not silently wrap (it binds ``:70000`` as ``:4464``); ADDRESS is an IPv4 address,
-    ``localhost`` (127.0.0.1), or ``*`` or ``0.0.0.0`` (every interface).
-
-    >>> bind_endpoint("localhost:5600"), bind_endpoint("tcp://0.0.0.0:0")
-    ('tcp://127.0.0.1:5600', 'tcp://0.0.0.0:0')
-
-    Raises:
-        argparse.ArgumentTypeError: anything else.
-    """
-    return _endpoint(text, every_interface=True)
-
-
-def connect_endpoint(text: str) -> str:
-    """``--watcher`` and the endpoints of ``--peer``: as :func:`bind_endpoint`, but a
-    concrete address (not ``*`` or ``0.0.0.0``).
-
-    Raises:
-        argparse.ArgumentTypeError: anything else.
-    """
-    return _endpoint(text, every_interface=False)
-
-
-def _endpoint(text: str, *, every_interface: bool) -> str:
-    address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
-    if not sep or not address or not port.isdigit():
-        raise argparse.ArgumentTypeError(
-            f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
-        )
-    if not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
-    if address == "localhost":
-        address = "127.0.0.1"
-    elif address in _EVERY_INTERFACE:
-        if not every_interface:
-            raise argparse.ArgumentTypeError(f"{address} is only for --bind, not {text!r}")
-    else:
-        try:
-            ipaddress.IPv4Address(address)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not an IPv4 address or localhost: {address!r} in {text!r}"
-            ) from None
-    return f"tcp://{address}:{int(port)}"
-
-
-def say_if_every_interface(command: str, bind: str) -> None:
-    """Tell the person, on stderr, that ``bind`` listens on every interface of this machine
-    (every network it is on, not only the game's), if it does."""
-    address = bind.removeprefix("tcp://").rpartition(":")[0]
-    if address in _EVERY_INTERFACE:
-        print(
-            f"nertz {command}: note: --bind {bind} listens on every interface of this machine",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def load_spec(path: Path) -> GameSpec:
@@ -195,7 +138,8 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
     """Map every other member to its endpoint from ``WHO=ENDPOINT`` items.
 
     Args:
-        items: the ``--peer`` values; WHO is a fingerprint or a 1-based seat.
+        items: the ``--peer`` values; WHO is a fingerprint or a seat (from 0, as the table
+            and the notation count).
         spec: the game.
         own: our peer id (our own entry may be given; it is ignored).
 
@@ -213,9 +157,9 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
         except argparse.ArgumentTypeError as exc:
             raise NertzError(f"--peer {item!r}: {exc}") from None
         if who.isdigit():
-            seat = int(who) - 1
+            seat = int(who)
             if not 0 <= seat < spec.seats:
-                raise NertzError(f"--peer {item!r}: no seat {who} (seats 1-{spec.seats})")
+                raise NertzError(f"--peer {item!r}: no seat {who} (seats 0-{spec.seats - 1})")
             pid = spec.peer_ids[seat]
         else:
             found = [m.peer_id for m in spec.members if m.fingerprint == who.lower()]
@@ -226,7 +170,7 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
             raise NertzError(f"--peer {item!r}: that member was given twice")
         endpoints[pid] = endpoint
     missing = [
-        f"{seat + 1} ({m.fingerprint})"
+        f"{seat} ({m.fingerprint})"
         for seat, m in enumerate(spec.members)
         if m.peer_id != own and m.peer_id not in endpoints
     ]
@@ -235,31 +179,26 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
     return endpoints
 
 
-def _result(peer: Peer) -> dict[str, Any]:
+def final_summary(peer: Peer) -> dict[str, Any]:
     final = peer.final
     game = final.game
     result = game.result
     return {
         "event": "final",
-        "seat": peer.seat + 1,
+        "seat": peer.seat,
         "fingerprint": peer.identity.fingerprint,
         "over": final.phase is Phase.OVER,
         "totals": list(game.totals),
-        "winners": [w + 1 for w in result.winners] if result is not None else [],
+        "winners": list(result.winners) if result is not None else [],
         "rounds": len(game.history),
         "digest": final.digest(),
         "provisional": final.provisional,
     }
 
 
-def _cmd_node(args: argparse.Namespace) -> int:
-    config = _liveness_from(args)
-    identity = load_identity(args.key)
-    spec = load_spec(args.spec)
-    if identity.peer_id not in spec.peer_ids:
-        raise NertzError(f"key {identity.fingerprint} is not a member of this game")
-    endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    seat = spec.seat_of(identity.peer_id)
+def _node_printer(args: argparse.Namespace) -> Callable[[Effect], None]:
+    """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
+    and (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
         if isinstance(effect, ClaimDecided):
@@ -280,7 +219,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
                         "event": "over",
                         "termination": result.termination.value,
                         "totals": list(result.totals),
-                        "winners": [w + 1 for w in result.winners],
+                        "winners": list(result.winners),
                     }
                 )
             else:
@@ -298,6 +237,38 @@ def _cmd_node(args: argparse.Namespace) -> int:
         else:
             line = f"round {effect.round}: totals " + " ".join(map(str, effect.totals))
         print(line, flush=True)
+
+    return on_notice
+
+
+def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, Any]) -> None:
+    """The node's last lines: the final line (``--json``), or the totals, winners and digest."""
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        names = [m.name for m in spec.members]
+        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
+        print(f"final after {summary['rounds']} round(s): {totals}")
+        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
+        print(f"digest: {summary['digest']}")
+        if summary["provisional"]:
+            print(
+                "provisional: the game was abandoned and the other player has not been heard "
+                "from since; it may have seen one round more or less scored. Both logs "
+                "together decide (nertz audit)."
+            )
+
+
+def _cmd_node(args: argparse.Namespace) -> int:
+    config = liveness_from(args)
+    identity = load_identity(args.key)
+    spec = load_spec(args.spec)
+    if identity.peer_id not in spec.peer_ids:
+        raise NertzError(f"key {identity.fingerprint} is not a member of this game")
+    endpoints = parse_peers(args.peer, spec, identity.peer_id)
+    seat = spec.seat_of(identity.peer_id)
+
+    on_notice = _node_printer(args)
 
     node = PeerNode(
         identity,
@@ -323,33 +294,19 @@ def _cmd_node(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        peer, signum = trio.run(_run, node, endpoints)
+        peer, signum = trio.run(run_node, node, endpoints)
     except NertzError as exc:
         print(f"nertz node: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except BaseExceptionGroup as group:
-        errors = _leaves(group)
-        if not all(isinstance(e, NertzError | OSError) for e in errors):
-            raise
+        errors = expected_errors(group)
         print(f"nertz node: error: {errors[0]}", file=sys.stderr)
         return EXIT_FAILED
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = _result(peer)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    else:
-        totals = "  ".join(f"P{s + 1} {t}" for s, t in enumerate(summary["totals"]))
-        print(f"final after {summary['rounds']} round(s): {totals}")
-        print(f"winner(s): {', '.join(f'P{w}' for w in summary['winners']) or 'none'}")
-        print(f"digest: {summary['digest']}")
-        if summary["provisional"]:
-            print(
-                "provisional: the game was abandoned and the other player has not been heard "
-                "from since; it may have seen one round more or less scored. Both logs "
-                "together decide (nertz audit)."
-            )
+    summary = final_summary(peer)
+    _print_summary(args, spec, summary)
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
         return 128 + signum
@@ -359,18 +316,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     return 0
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    """The exceptions inside ``group`` and its nested groups, in order."""
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out += _leaves(exc)
-        else:
-            out.append(exc)
-    return out
-
-
-async def _run(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
+async def run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
     """Run the node; on the first SIGINT/SIGTERM leave cleanly, on the second stop at once.
 
     Returns:

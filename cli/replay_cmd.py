@@ -123,8 +123,8 @@ def _event(replay: Replay, names: dict[str, int], arg: str | None) -> int | None
         return index if 0 <= index <= len(replay) else None
     who, _, seq = arg.rpartition(":")
     seat = names.get(who.lower())
-    if seat is None and who.isdigit() and 1 <= int(who) <= replay.spec.seats:
-        seat = int(who) - 1
+    if seat is None and who.isdigit() and 0 <= int(who) < replay.spec.seats:
+        seat = int(who)  # (from 0, as the table and the notation count)
     if seat is None or not seq.isdigit():
         return None
     return replay.find(seat, int(seq))

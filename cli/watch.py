@@ -21,14 +21,15 @@ from typing import Any
 import trio
 import zmq
 
-from cli.node_cmd import bind_endpoint, load_spec
-from cli.play import Terminal, _symbols_ok, open_curses
+from cli.args import bind_endpoint
+from cli.node_cmd import load_spec
+from cli.terminal import Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.runtime.node import WATCH_MAX_FRAME, WATCH_SPEC_TAG
-from p2p_nertz.runtime.zmqtrio import create_socket
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
 
@@ -93,106 +94,118 @@ async def watch(
     Raises:
         TransportBrokenError: ``bind`` cannot be bound.
     """
-    spectator: Spectator | None = None
-    tracker: Tracker | None = None
-    early: list[bytes] = []  # events pushed before the spec
-
-    def start(found: GameSpec) -> None:
-        nonlocal spectator, tracker
-        spectator = Spectator(found)
-        tracker = Tracker(tuple(m.name for m in found.members), None, symbols)
-        for data in early:
-            tracker.take(list(spectator.feed(data)), spectator.final)
-        early.clear()
-
+    watcher = _Watcher(terminal, bind, symbols=symbols, game=game)
     if spec is not None:
-        start(spec)
-    keys = KeyState()
-    wake = trio.Event()
+        watcher.start(spec)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     router = create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME)
     try:
         router.bind(bind)
         async with trio.open_nursery() as nursery:
-
-            async def receive() -> None:
-                while True:
-                    frames = await router.recv_multipart()
-                    if len(frames) != 2:
-                        continue
-                    data = frames[1]
-                    if data.startswith(WATCH_SPEC_TAG):
-                        if spectator is None:
-                            try:
-                                found = GameSpec.from_wire(data[len(WATCH_SPEC_TAG) :])
-                            except NertzError:
-                                continue
-                            if game is None or found.game_id.hex().startswith(game.lower()):
-                                start(found)
-                                wake.set()
-                        continue
-                    if spectator is None or tracker is None:
-                        if len(early) < _EARLY_MAX:
-                            early.append(data)
-                        continue
-                    notices: list[Effect] = list(spectator.feed(data))
-                    tracker.take(notices, spectator.final)
-                    wake.set()
-
-            async def keyboard() -> None:
-                nonlocal keys
-                while True:
-                    await terminal.wait_input()
-                    for key in terminal.read_keys():
-                        if key in ("q", "Q", "CTRL-C"):
-                            nursery.cancel_scope.cancel()
-                            return
-                        if key == "RESIZE" or spectator is None or tracker is None:
-                            continue
-                        ctx_ = Context(
-                            spectator.tentative.table, None, board=tracker.board is not None
-                        )
-                        keys, actions = press(keys, key, ctx_)
-                        if any(isinstance(a, CloseBoard) for a in actions):
-                            tracker.close_board()
-                    wake.set()
-
-            async def screen() -> None:
-                nonlocal wake
-                while True:
-                    wake = trio.Event()
-                    width, height = terminal.size()
-                    if spectator is None or tracker is None:
-                        wanted = f"game {game}…" if game else "a game"
-                        terminal.paint(
-                            _waiting(width, height, f"waiting on {bind} for {wanted} · q quits")
-                        )
-                    else:
-                        view = tracker.view(spectator, keys)
-                        terminal.paint(render(view, width, height, symbols=symbols))
-                    with trio.move_on_after(_REFRESH):
-                        await wake.wait()
-
-            async def signals() -> None:
-                with trio.open_signal_receiver(
-                    signal.SIGINT, signal.SIGTERM, signal.SIGWINCH
-                ) as received:
-                    async for signum in received:
-                        if signum == signal.SIGWINCH:
-                            terminal.resized()
-                            wake.set()
-                            continue
-                        nursery.cancel_scope.cancel()
-                        return
-
-            nursery.start_soon(receive)
-            nursery.start_soon(keyboard)
-            nursery.start_soon(screen)
-            nursery.start_soon(signals)
+            watcher.nursery = nursery
+            nursery.start_soon(watcher.receive, router)
+            nursery.start_soon(watcher.keyboard)
+            nursery.start_soon(watcher.screen)
+            nursery.start_soon(watcher.signals)
     finally:
         router.close()
         ctx.term()
-    return spectator
+    return watcher.spectator
+
+
+class _Watcher:
+    """The tasks of :func:`watch`: what members push, the keys, the screen, the signals."""
+
+    def __init__(self, terminal: Terminal, bind: str, *, symbols: bool, game: str | None) -> None:
+        self.terminal = terminal
+        self.bind = bind
+        self.symbols = symbols
+        self.game = game
+        self.spectator: Spectator | None = None
+        self.tracker: Tracker | None = None
+        self.early: list[bytes] = []  # events pushed before the spec
+        self.keys = KeyState()
+        self.wake = trio.Event()
+        self.nursery: trio.Nursery | None = None
+
+    def start(self, found: GameSpec) -> None:
+        """The game is known: follow it, with the events that came before."""
+        self.spectator = spectator = Spectator(found)
+        self.tracker = tracker = Tracker(tuple(m.name for m in found.members), None, self.symbols)
+        for data in self.early:
+            tracker.take(list(spectator.feed(data)), spectator.final)
+        self.early.clear()
+
+    def take(self, data: bytes) -> None:
+        """One message a member pushed: the spec (first), or an event."""
+        if data.startswith(WATCH_SPEC_TAG):
+            if self.spectator is None:
+                try:
+                    found = GameSpec.from_wire(data[len(WATCH_SPEC_TAG) :])
+                except NertzError:
+                    return
+                if self.game is None or found.game_id.hex().startswith(self.game.lower()):
+                    self.start(found)
+                    self.wake.set()
+            return
+        if self.spectator is None or self.tracker is None:
+            if len(self.early) < _EARLY_MAX:
+                self.early.append(data)
+            return
+        notices: list[Effect] = list(self.spectator.feed(data))
+        self.tracker.take(notices, self.spectator.final)
+        self.wake.set()
+
+    async def receive(self, router: AsyncSocket) -> None:
+        while True:
+            frames = await router.recv_multipart()
+            if len(frames) == 2:
+                self.take(frames[1])
+
+    def quit(self) -> None:
+        assert self.nursery is not None
+        self.nursery.cancel_scope.cancel()
+
+    async def keyboard(self) -> None:
+        while True:
+            await self.terminal.wait_input()
+            for key in self.terminal.read_keys():
+                if key in ("q", "Q", "CTRL-C"):
+                    self.quit()
+                    return
+                spectator, tracker = self.spectator, self.tracker
+                if key == "RESIZE" or spectator is None or tracker is None:
+                    continue
+                ctx = Context(spectator.tentative.table, None, board=tracker.board is not None)
+                self.keys, actions = press(self.keys, key, ctx)
+                if any(isinstance(a, CloseBoard) for a in actions):
+                    tracker.close_board()
+            self.wake.set()
+
+    async def screen(self) -> None:
+        while True:
+            self.wake = trio.Event()
+            width, height = self.terminal.size()
+            if self.spectator is None or self.tracker is None:
+                wanted = f"game {self.game}…" if self.game else "a game"
+                text = f"waiting on {self.bind} for {wanted} · q quits"
+                self.terminal.paint(_waiting(width, height, text))
+            else:
+                view = self.tracker.view(self.spectator, self.keys)
+                self.terminal.paint(render(view, width, height, symbols=self.symbols))
+            with trio.move_on_after(_REFRESH):
+                await self.wake.wait()
+
+    async def signals(self) -> None:
+        wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGWINCH)
+        with trio.open_signal_receiver(*wanted) as received:
+            async for signum in received:
+                if signum == signal.SIGWINCH:
+                    self.terminal.resized()
+                    self.wake.set()
+                    continue
+                self.quit()
+                return
 
 
 def _waiting(width: int, height: int, text: str) -> Screen:
@@ -208,7 +221,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         except ValueError:
             raise NertzError(f"--game wants hex digits of a game id, not {args.game!r}") from None
     colour = not args.mono and "NO_COLOR" not in os.environ
-    symbols = _symbols_ok(args)
+    symbols = symbols_ok(args)
     with open_curses(colour=colour) as terminal:
         try:
             spectator = trio.run(_main, spec, args.bind, terminal, symbols, args.game)

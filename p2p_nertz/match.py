@@ -122,7 +122,7 @@ def play_round(
 ) -> RoundResult:
     """Play one round with bots and return its result (deterministic in ``seed``)."""
     n = len(players)
-    table = Table.deal(rules, round_decks(rules, seed, number, n), active=active)
+    table = Table.deal(rules, round_decks(rules, seed, number, n), active=active, number=number)
     rng = Rng(derive_seed(b"match-round", seed, number))
     strategies = [make_strategy(p.strategy, rng.fork(seat)) for seat, p in enumerate(players)]
     pacings = [Pacing(p.speed) for p in players]

@@ -19,7 +19,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import one_error_line
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import LogHeader, RecordKind
@@ -76,7 +76,7 @@ def _game_files(tmp_path: Path, identity: Identity) -> tuple[Path, Path, list[st
                 LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
             ]
         )
-    other_seat = spec.seat_of(other.peer_id) + 1
+    other_seat = spec.seat_of(other.peer_id)
     node = [
         "--bind",
         book[bytes(identity.peer_id)],

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports, write_key
-from cli.main import _liveness_from, build_parser, main
+from cli.args import free_ports, liveness_argv, liveness_from
+from cli.keyfile import write_key
+from cli.main import build_parser, main
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
@@ -48,15 +49,15 @@ DEADLINE = 20.0
 def test_timers_parse_into_the_node_config_of_every_node_command(command: str) -> None:
     parser = build_parser()
     given = parser.parse_args([*COMMANDS[command], "--suspect-after", "1.5", "--drop-after", "4"])
-    config = _liveness_from(given)
+    config = liveness_from(given)
     assert (config.suspect_after, config.drop_after) == (1.5, 4.0)
     # Only the timers change: the rest is the node's configuration on real sockets.
     assert config.ack_delay == NODE_CONFIG.ack_delay
     assert config.want_delay == NODE_CONFIG.want_delay
     assert config.phase_timeout == NODE_CONFIG.phase_timeout
-    assert _liveness_from(parser.parse_args(COMMANDS[command])) == NODE_CONFIG
+    assert liveness_from(parser.parse_args(COMMANDS[command])) == NODE_CONFIG
     same = parser.parse_args([*COMMANDS[command], "--suspect-after", "3", "--drop-after", "3"])
-    assert _liveness_from(same).drop_after == 3.0  # drop at once when suspected: allowed
+    assert liveness_from(same).drop_after == 3.0  # drop at once when suspected: allowed
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -124,7 +125,7 @@ def test_node_alone_in_a_game_of_two_abandons_after_its_own_drop_after(tmp_path:
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     write_key(tmp_path / "ann.key", ids[0])
     ports = free_ports(2)
-    other = spec.seat_of(ids[1].peer_id) + 1
+    other = spec.seat_of(ids[1].peer_id)
     done = subprocess.run(
         [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
          "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[0]}",
@@ -208,7 +209,7 @@ class _Spawned:
 
 def _timers_of(command: list[str]) -> tuple[float, float]:
     """The timers a spawned ``nertz`` command line gives its node, as its own parser reads them."""
-    config = _liveness_from(build_parser().parse_args(command[command.index("cli") + 1 :]))
+    config = liveness_from(build_parser().parse_args(command[command.index("cli") + 1 :]))
     return config.suspect_after, config.drop_after
 
 
@@ -229,18 +230,18 @@ def test_the_bots_host_starts_wait_as_long_as_the_host(monkeypatch: pytest.Monke
 def test_the_bots_of_a_quick_game_wait_as_long_as_the_player(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cli.demo
+    import cli.bots
     import cli.play
 
     spawned = _Spawned()
-    monkeypatch.setattr(cli.demo.subprocess, "Popen", spawned)
+    monkeypatch.setattr(cli.bots.subprocess, "Popen", spawned)
     identity = Identity.generate(derive_seed(b"test-cli-liveness", "bot"))
     spec = GameSpec.create([(identity.peer_id, "bot1")], Rules(), bytes(16))
     args = build_parser().parse_args(["play", "--suspect-after", "2", "--drop-after", "3"])
     child = cli.play._spawn_bot(
         tmp_path, tmp_path / "spec", spec, identity, seat=0, number=1,
         endpoint_of={identity.peer_id: "tcp://127.0.0.1:5"}, strategy="greedy", speed="5",
-        options=cli.main._liveness_argv(args),
+        options=liveness_argv(args),
     )  # fmt: skip
     assert child.proc is not None
     child.proc.wait()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports
+from cli.args import free_ports
 
 
 def nertz(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -38,6 +38,16 @@ def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
     assert "Traceback" not in done.stderr
     for word in words:
         assert word in lines[0], lines[0]
+
+
+def after_connecting(
+    done: subprocess.CompletedProcess[str], where: str
+) -> subprocess.CompletedProcess[str]:
+    """``done`` without the line ``join``/``bot`` print first on stderr, which says where they
+    connect (test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json)."""
+    first, _, rest = done.stderr.partition("\n")
+    assert first == f"connecting to {where}…", done.stderr
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout, rest)
 
 
 def test_keygen_makes_a_key_and_shows_its_fingerprint(tmp_path: Path) -> None:
@@ -97,7 +107,37 @@ def test_join_with_nobody_there_fails_in_one_line(tmp_path: Path) -> None:
         "join", "--peer", f"127.0.0.1:{port}", "--bot", "greedy", "--timeout", "0.5",
         "--log-dir", str(tmp_path / "logs"), home=tmp_path,
     )  # fmt: skip
-    one_error_line(done, "no answer", str(port))
+    one_error_line(after_connecting(done, f"127.0.0.1:{port}"), "no answer", str(port))
+
+
+@pytest.mark.parametrize("command", ["join", "bot"])
+def test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json(
+    tmp_path: Path, command: str
+) -> None:
+    """Issue 15: ``join --peer`` to a dead address was silent until its timeout (10 s)."""
+    nertz("keygen", home=tmp_path)
+    (port,) = free_ports(1)
+    argv = [command, "--peer", f"127.0.0.1:{port}", "--json", "--timeout", "60",
+            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    if command == "join":
+        argv += ["--bot", "greedy"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, NERTZ_HOME=str(tmp_path)),
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line == f"connecting to 127.0.0.1:{port}…\n"
+        assert proc.poll() is None  # said while it still waits for an answer (60 s)
+    finally:
+        proc.kill()
+        out, _ = proc.communicate()
+    assert "connecting" not in out  # stdout stays the --json sequence
 
 
 def test_host_on_a_port_in_use_fails_in_one_line(tmp_path: Path) -> None:
@@ -231,4 +271,6 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     assert target.returncode == 130
     assert "Traceback" not in err and "ExceptionGroup" not in err, err
     lines = [line for line in err.splitlines() if line.strip()]
+    if command == "join":  # (said first, at once: test_join_says_at_once_where_it_connects)
+        assert lines.pop(0) == f"connecting to 127.0.0.1:{port}…", err
     assert lines == [f"nertz {command}: interrupted"], err

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost
-from tests.test_cli_lobby import nertz, one_error_line
+from tests.test_cli_lobby import after_connecting, nertz, one_error_line
 
 
 def popen(*argv: str, home: Path) -> subprocess.Popen[str]:
@@ -148,7 +148,7 @@ def test_an_invite_only_host_refuses_a_stranger_and_plays_with_the_invited(
             "join", "--name", "Eve", "--bot", "greedy", "--peer", where, "--log-dir", logs,
             home=eve,
         )  # fmt: skip
-        one_error_line(refused, "invite-only", "not invited")
+        one_error_line(after_connecting(refused, where), "invite-only", "not invited")
         joined = nertz(
             "join", "--name", "Bob", "--bot", "greedy", "--peer", where, "--log-dir", logs,
             "--json", home=bob, timeout=120,
@@ -188,8 +188,10 @@ async def test_host_prompt_removes_and_invites(tmp_path: Path) -> None:
         with trio.fail_after(15):
             while len(lobby.table.seats) < 2:
                 await trio.sleep(0.01)
-        assert "no guest in seat 3" in host_command(lobby, "remove 3")
-        assert "removed" in host_command(lobby, "remove 2")
+        # Seats count from 0, as on the table: the host is 0, Eve (the first guest) 1.
+        assert "no guest in seat 2" in host_command(lobby, "remove 2")
+        assert "no guest in seat 0" in host_command(lobby, "remove 0")
+        assert "removed" in host_command(lobby, "remove 1")
         with trio.fail_after(15):
             while not refused:
                 await trio.sleep(0.01)
@@ -242,6 +244,7 @@ async def test_join_refuses_a_lying_hosts_start_in_one_line_and_a_json_notice(
     (proc,) = done
     assert proc.returncode != 0
     err = proc.stderr.decode().strip().splitlines()
+    assert err.pop(0).startswith("connecting to ")  # said at once (test_cli_lobby)
     assert len(err) == 1 and "did not join" in err[0] and "before it showed" in err[0]
     events = _events(proc.stdout.decode())
     assert [e["event"] for e in events] == ["refused"]

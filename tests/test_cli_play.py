@@ -121,9 +121,10 @@ class Tty:
             if time.monotonic() > repaint:
                 # pyte does not follow every scrolling optimisation of ncurses, and a cell
                 # left from an earlier frame can hide what is there (the lobby test failed so
-                # in CI): a SIGWINCH of the same size makes the table repaint all of it.
+                # in CI): a SIGWINCH makes the table repaint all of it. Sent as a signal: the
+                # kernel sends none for a resize to the same size.
                 repaint = time.monotonic() + 2.0
-                self.child.setwinsize(HEIGHT, WIDTH)
+                self.child.kill(signal.SIGWINCH)
 
     def settle(self, quiet: float = 0.03) -> None:
         """Read until the program has written nothing for ``quiet`` seconds (or ended)."""
@@ -277,8 +278,9 @@ def test_play_rejects_bad_bot_arguments_in_one_line(tmp_path: Path) -> None:
     assert "strategy" in refused_in_one_line(f"play --bots 2 --strategy nobody --dir {tmp_path}")
 
 
-def bot_processes(pid: int) -> list[int]:
-    """The ``nertz node`` processes whose parent is ``pid`` (read from /proc)."""
+def bot_processes(pid: int, commands: tuple[bytes, ...] = (b"node",)) -> list[int]:
+    """The ``nertz node`` processes (or the other ``commands``) whose parent is ``pid`` (read
+    from /proc)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -290,7 +292,11 @@ def bot_processes(pid: int) -> list[int]:
             continue  # gone meanwhile
         # pid (comm) state ppid …: comm may hold spaces, so split after its closing paren.
         parent = int(stat.rpartition(")")[2].split()[1])
-        if parent == pid and command[1:4] == [b"-m", b"cli", b"node"]:
+        if (
+            parent == pid
+            and command[1:3] == [b"-m", b"cli"]
+            and command[3:4] in [[c] for c in commands]
+        ):
             found.append(int(entry.name))
     return found
 

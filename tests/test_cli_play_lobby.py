@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from p2p_nertz.testing.netns import BROADCAST, Lab
 from tests.test_cli_play import (
     HEIGHT,
@@ -118,7 +118,7 @@ def test_play_joins_a_hosted_table_by_peer_toggles_ready_and_plays(tmp_path: Pat
             )
         )
         # Every seat with its fingerprint; the host first; the rules.
-        assert re.search(rf"^  1  Ann +{ann_fp} +host +ready", text, re.M), text
+        assert re.search(rf"^  0  Ann +{ann_fp} +host +ready", text, re.M), text
         assert "exactly 1 round" in text and "draw 3" in text
         # The listing now knows whose table it is.
         assert re.search(rf"1  Ann's table +{ann_fp} +3/8", text), text
@@ -138,18 +138,18 @@ def test_play_creates_a_table_adds_two_bots_starts_and_plays(tmp_path: Path) -> 
     tty.wait("c creates a table here")
     tty.send("c")
     text = tty.wait("your table at 127.0.0.1:")
-    assert re.search(r"^  1  Dee .* host +ready +← you", text, re.M), text
+    assert re.search(r"^  0  Dee .* host +ready +← you", text, re.M), text
     tty.send("s")  # alone: cannot start yet
-    tty.wait("cannot start: waiting for somebody")
+    tty.wait("cannot start: waiting for 1 more seat (b adds a bot)")
     # A lookahead bot at speed 9, then (the picker remembers) a greedy one at speed 9.
     tty.send("b")
     tty.wait("add a bot:")
     tty.send("t9")
     tty.wait(lambda t: "[lookahead]" in t and "speed 9/10" in t)
     tty.send("\r")
-    tty.wait(lambda t: re.search(r"^  2  lookahead1 .* ready", t, re.M) is not None)
+    tty.wait(lambda t: re.search(r"^  1  lookahead1 .* ready", t, re.M) is not None)
     tty.send("bt\r")
-    tty.wait(lambda t: re.search(r"^  3  greedy1 .* ready", t, re.M) is not None)
+    tty.wait(lambda t: re.search(r"^  2  greedy1 .* ready", t, re.M) is not None)
     tty.wait("everybody is ready: s starts")
     tty.send("s")
     play_a_move(tty)

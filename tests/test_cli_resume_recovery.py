@@ -20,7 +20,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports, write_key
+from cli.args import free_ports
+from cli.keyfile import write_key
 from cli.main import main
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -76,7 +77,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     for ident, name in zip(ids, names, strict=True):
         write_key(tmp_path / f"{name}.key", ident)
     ports = dict(zip(names, free_ports(2), strict=True))
-    seats = {name: spec.seat_of(i.peer_id) + 1 for name, i in zip(names, ids, strict=True)}
+    seats = {name: spec.seat_of(i.peer_id) for name, i in zip(names, ids, strict=True)}
     logs = {name: tmp_path / f"{name}.log" for name in names}
 
     def node(name: str) -> subprocess.Popen[str]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main, rules_text
+from cli.main import main
+from cli.match_cmd import rules_text
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "p2p_nertz" / "rules" / "rules.md"

@@ -14,7 +14,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import one_error_line
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from cli.keyfile import write_key
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -56,7 +56,7 @@ class _Game:
         }
 
     def node(self, log: Path, bind: str | None = None, *extra: str) -> list[str]:
-        other = self.spec.seat_of(self.ids[1].peer_id) + 1
+        other = self.spec.seat_of(self.ids[1].peer_id)
         return [
             "node", "--key", str(self.key), "--spec", str(self.spec_path),
             "--bind", bind or self.book[bytes(self.ids[0].peer_id)],

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import json_lines_until
 
-from cli.demo import free_ports, write_key
+from cli.args import free_ports
+from cli.keyfile import write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
@@ -68,7 +69,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
                         "--bind",
                         f"tcp://127.0.0.1:{ports[seat]}",
                         "--peer",
-                        f"{other + 1}=tcp://127.0.0.1:{ports[other]}",
+                        f"{other}=tcp://127.0.0.1:{ports[other]}",
                         "--log",
                         str(logs[-1]),
                         "--json",

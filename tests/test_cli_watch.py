@@ -17,7 +17,7 @@ from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
 from test_cli_play import Tty
 
-from cli.demo import free_ports
+from cli.args import free_ports
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase, RoundScored

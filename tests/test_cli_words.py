@@ -74,7 +74,7 @@ def test_a_bind_error_names_the_address(tmp_path: Path, game: tuple[Path, Path])
         port = taken.getsockname()[1]
         line = one_line(
             "node", "--key", str(key), "--spec", str(spec), "--log", str(tmp_path / "x.log"),
-            "--bind", f"127.0.0.1:{port}", "--peer", "2=127.0.0.1:1", home=tmp_path,
+            "--bind", f"127.0.0.1:{port}", "--peer", "1=127.0.0.1:1", home=tmp_path,
         )  # fmt: skip
     assert f"cannot bind tcp://127.0.0.1:{port}: " in line, line
     assert "AsyncSocket" not in line and "addr=" not in line

@@ -341,7 +341,7 @@ async def test_lobby_on_loopback_starts_a_game_for_everyone() -> None:
 
 
 async def test_join_with_nobody_listening_fails_with_a_clear_error() -> None:
-    from cli.demo import free_ports
+    from cli.args import free_ports
 
     (port,) = free_ports(1)
     with pytest.raises(LobbyError, match="no answer from a lobby"):
@@ -375,7 +375,7 @@ async def test_lobby_host_ignores_garbage_on_its_socket() -> None:
 async def test_discover_hears_beacons_and_ignores_junk_on_loopback() -> None:
     # Unicast to 127.0.0.1 (never broadcast on this machine's interfaces): the same code path
     # as a broadcast beacon on a LAN, which test_lan.py covers inside network namespaces.
-    from cli.demo import free_ports
+    from cli.args import free_ports
 
     (port,) = free_ports(1)
     junk: list[str] = []

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.demo import free_ports, start_node_child
+from cli.args import free_ports
+from cli.bots import start_node_child
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity

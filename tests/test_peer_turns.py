@@ -13,8 +13,10 @@ from peer_helpers import PeerNetwork, PuppetPeer
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.rules import MoveKind, Rules
+from p2p_nertz.rules import MoveKind, Rules, Table
+from p2p_nertz.rules.cards import shuffled_deck
 from p2p_nertz.rules.moves import Move
+from p2p_nertz.rules.table import first_turn
 from p2p_nertz.sim import SimConfig, run
 
 TURNS = Rules(turn_based=True, target=None, rounds=2)
@@ -38,9 +40,29 @@ def test_a_turn_based_game_of_bots_moves_in_seat_order_and_agrees() -> None:
     assert len({p.final.digest() for p in peers}) == 1
     rounds = _seats_in_turn(peers[0].final)
     assert len(rounds) == 2
-    for seats in rounds:
-        assert seats[0] == 0  # the first seat starts
+    for number, seats in enumerate(rounds, 1):
+        assert seats[0] == first_turn((True,) * 3, number)
         assert all(b == (a + 1) % 3 for a, b in itertools.pairwise(seats)), seats
+
+
+def test_the_starting_seat_moves_one_seat_round_the_table_each_round() -> None:
+    # rules.md, turn-based play: round 1 starts at seat 0, round 2 at seat 1, and so on; on
+    # main the first seat started every round.
+    result = run(SimConfig(players=3, seed=4, rules=Rules(turn_based=True, target=None, rounds=3)))
+    assert result.finished and result.violations == []
+    peers = [p for p in result.peers if p is not None]
+    starts = [seats[0] for seats in _seats_in_turn(peers[0].final)]
+    assert starts == [0, 1, 2]
+
+
+def test_a_seat_out_of_the_round_passes_the_start_to_the_next_seat() -> None:
+    t = Table.deal(TURNS, [shuffled_deck(bytes([n])) for n in range(3)], number=2)
+    assert t.turn == 1
+    skipped = Table.deal(
+        TURNS, [shuffled_deck(bytes([n])) for n in range(3)], active=(True, False, True), number=2
+    )
+    assert skipped.turn == 2
+    assert Table.parse(str(skipped), TURNS).turn == 2
 
 
 def test_a_move_out_of_turn_is_refused_alike_on_every_peer() -> None:

@@ -4,7 +4,7 @@ The key machine is pure (built from the rules notation); what the tracker offers
 against real protocol cores (``PeerNetwork``): the key is on offer once the other member is
 suspected, says how many seconds of silence the core still wants, and asks exactly when
 ``Peer.abandon`` takes it; the rejoin of a real dropped member is announced and shown. One
-test drives ``cli/play.py``'s table with real nodes on 127.0.0.1 and a fake terminal.
+test drives ``cli/table.py``'s table with real nodes on 127.0.0.1 and a fake terminal.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import trio
 from helpers_rules import table_from
 from peer_helpers import PeerNetwork
 
-from cli.play import Outcome, run_table
+from cli.table import Outcome, run_table
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.identity import Identity
@@ -200,7 +200,7 @@ class Follow:
 
     def offer(self) -> Gone | str:
         """What the table offers now: the silence is read off the core at the network's
-        clock, as ``cli/play.py`` reads it at the node's."""
+        clock, as ``cli/table.py`` reads it at the node's."""
         peer = self.net.peers[self.seat]
         silent = peer.silent_for(self.net.now)
         return self.sync().may_abandon(peer, silent, peer.config.drop_after)
@@ -397,9 +397,9 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
     assert back in screen.text()
 
 
-# -- the table of cli/play.py with real nodes ---------------------------------------------------
+# -- the table of cli/table.py with real nodes --------------------------------------------------
 class FakeTerminal:
-    """A terminal for :func:`cli.play.run_table`: keys pushed by the test, screens kept."""
+    """A terminal for :func:`cli.table.run_table`: keys pushed by the test, screens kept."""
 
     def __init__(self) -> None:
         self.screen: Screen | None = None

@@ -97,7 +97,7 @@ def test_with_no_table_the_list_says_how_to_get_one() -> None:
 
 def test_at_a_table_every_seat_shows_name_fingerprint_ready_and_the_host() -> None:
     screen = render_lobby(view(table=guest_table()))
-    ann = screen.line(screen.find("  1  Ann ") or 0)
+    ann = screen.line(screen.find("  0  Ann ") or 0)  # seats from 0, as at the game table
     bob = screen.line(screen.find(BOB) or 0)
     me = screen.line(screen.find(ME + " ") or 0)
     assert ANN in ann
@@ -252,11 +252,12 @@ def test_the_host_starts_only_when_nothing_blocks() -> None:
 def test_the_host_removes_a_guest_by_seat_number() -> None:
     three = LobbyContext(at_table=True, hosting=True, seats=3)
     keys, actions = press_lobby(LobbyKeys(), "x", three)
-    assert not actions and keys.removing and keys.status == "remove which guest? 2-3"
-    done, actions = press_lobby(keys, "3", three)
-    assert actions == [RemoveSeat(3)] and not done.removing
+    assert not actions and keys.removing and keys.status == "remove which guest? 1-2"
+    done, actions = press_lobby(keys, "2", three)  # seats from 0: the host is 0
+    assert actions == [RemoveSeat(2)] and not done.removing
     for key, said in (
-        ("1", "no guest in seat 1"),
+        ("0", "no guest in seat 0"),
+        ("3", "no guest in seat 3"),
         ("9", "no guest in seat 9"),
         ("ESC", "no guest"),
     ):
@@ -325,4 +326,4 @@ def test_no_key_sequence_raises_or_leaves_the_state_invalid(
             if isinstance(action, SetReady):
                 assert ctx.at_table and not ctx.hosting
             if isinstance(action, RemoveSeat):
-                assert ctx.hosting and 2 <= action.seat <= ctx.seats
+                assert ctx.hosting and 1 <= action.seat < ctx.seats

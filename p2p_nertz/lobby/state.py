@@ -32,7 +32,7 @@ they are tested without any (and the runtime in :mod:`p2p_nertz.runtime.lobby` i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -130,6 +130,49 @@ class Session:
     def game_id(self) -> bytes:
         """The game id."""
         return self.spec.game_id
+
+
+def waiting_for(seats: Sequence[Seat], rules: Rules, *, players: int | None = None) -> str | None:
+    """What a table waits for before its game can start, in words, or ``None`` if nothing
+    (then it waits for the host to start it). Shown on the host's and the guests' screens and
+    in ``nertz host``/``join``'s ``table`` lines (issue 15: "the lobby says what it waits for").
+
+    Args:
+        seats: the table's seats, the host first (always ready).
+        rules: the table's rules (pairs needs an even number, at least 4).
+        players: the number the host starts at (``nertz host --players``), if it said one;
+            else the fewest the rules let play together (2; 4 in pairs).
+
+    >>> ann, dee = (Seat(PeerId(bytes([n]) * 32), name, "tcp://10.0.0.5:5601", False)
+    ...             for n, name in ((1, "Ann"), (2, "Dee")))
+    >>> waiting_for([ann], Rules(), players=3)
+    'waiting for 2 more seats'
+    >>> waiting_for([ann, dee], Rules())
+    'waiting for Dee to be ready'
+    >>> waiting_for([ann, replace(dee, ready=True)], Rules(pairs=True))
+    'waiting for 2 more seats'
+    >>> waiting_for([ann, replace(dee, ready=True)], Rules()) is None
+    True
+    """
+    if players is None:
+        players = 4 if rules.pairs else 2
+        if rules.pairs and len(seats) > players and len(seats) % 2:
+            players = len(seats) + 1
+    missing = players - len(seats)
+    wanted = []
+    if missing > 0:
+        wanted.append(f"{missing} more seat{'s' if missing > 1 else ''}")
+    unready = [s.name for s in seats[1:] if not s.ready]
+    if unready:
+        wanted.append(f"{_names(unready)} to be ready")
+    return "waiting for " + " and ".join(wanted) if wanted else None
+
+
+def _names(names: Sequence[str]) -> str:
+    """``"Bob"``, ``"Bob and Cy"``, ``"Bob, Cy and Dee"``."""
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 class HostLobby:
@@ -236,7 +279,7 @@ class HostLobby:
             return "the lobby is closed"
         waiting = [s.name for s in self.seats[1:] if not s.ready]
         if waiting:
-            return f"waiting for {', '.join(waiting)} to be ready"
+            return f"waiting for {_names(waiting)} to be ready"
         try:
             self.rules.validate_players(len(self.seats))
         except InvalidRulesError as exc:

@@ -1177,7 +1177,7 @@ class GameState:
             (),
         )
         active = [s in playing for s in range(n)]
-        rs.table = Table.from_tableaux(self.rules, [hidden] * n, active=active)
+        rs.table = Table.from_tableaux(self.rules, [hidden] * n, active=active, number=rs.number)
         self._set_phase(Phase.PLAY, notices)
 
     def _verify_and_score(self, notices: list[Notice]) -> None:

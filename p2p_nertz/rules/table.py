@@ -194,14 +194,23 @@ class Table:
         decks: Sequence[Sequence[Card]],
         *,
         active: Sequence[bool] | None = None,
+        number: int = 1,
     ) -> Table:
         """A new round: one shuffled deck per seat, dealt (RULES.md: deal).
+
+        Args:
+            rules: the rules.
+            decks: one shuffled deck per seat.
+            active: the seats that play this round (default: all).
+            number: the round's number, from 1: with ``rules.turn_based`` it says who starts
+                (:func:`first_turn`).
 
         Raises:
             InvalidRulesError: if the number of seats does not suit the rules.
         """
         rules.validate_players(len(decks))
-        return cls.from_tableaux(rules, [Tableau.deal(d, rules) for d in decks], active=active)
+        tableaux = [Tableau.deal(d, rules) for d in decks]
+        return cls.from_tableaux(rules, tableaux, active=active, number=number)
 
     @classmethod
     def from_tableaux(
@@ -211,8 +220,13 @@ class Table:
         lake: Lake | None = None,
         *,
         active: Sequence[bool] | None = None,
+        number: int = 1,
     ) -> Table:
-        """A table in a given position (for tests and analysis, written in the notation)."""
+        """A table in a given position (for tests and analysis, written in the notation).
+
+        ``number`` is the round's, from 1: with ``rules.turn_based`` it says who starts
+        (:func:`first_turn`).
+        """
         n = len(tableaux)
         rules.validate_players(n)
         for t in tableaux:
@@ -223,8 +237,7 @@ class Table:
         act = tuple(active) if active is not None else (True,) * n
         if len(act) != n:
             raise ValueError(f"active has {len(act)} entries for {n} seats")
-        # Turn-based play: the first active seat starts (RULES.md: turn-based play [001]).
-        turn = act.index(True) if rules.turn_based and any(act) else 0
+        turn = first_turn(act, number) if rules.turn_based else 0
         return cls(
             rules,
             tuple(tableaux),
@@ -842,6 +855,25 @@ _RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
 _COUNTERS = ("clock", "rotations", "cut", "callers", "turn")
 
 _T = TypeVar("_T")
+
+
+def first_turn(active: Sequence[bool], number: int) -> int:
+    """Who starts round ``number`` (from 1) of a turn-based game: the start moves one seat
+    round the table each round, so that no seat always moves first (rules.md: turn-based
+    play); a seat out of the round passes the start on to the next one that plays.
+
+    >>> [first_turn((True, True, True), n) for n in (1, 2, 3, 4)]
+    [0, 1, 2, 0]
+    >>> first_turn((True, False, True), 2)
+    2
+    """
+    n = len(active)
+    start = (number - 1) % n if n else 0
+    for step in range(n):
+        seat = (start + step) % n
+        if active[seat]:
+            return seat
+    return 0
 
 
 def _next_seat(active: tuple[bool, ...], seat: int) -> int:

@@ -183,7 +183,7 @@ def replay_round(state: GameState, rs: RoundState) -> list[str]:
             decks.append(shuffled_deck(deck_seed(secret, rs.randomness, rs.number), rules.jokers))
     known = set(rs.secrets)
     active = [seat in rs.ready for seat in range(n)]
-    table = Table.deal(rules, decks, active=active)
+    table = Table.deal(rules, decks, active=active, number=rs.number)
     in_lake: dict[int, list[Card]] = {seat: [] for seat in range(n)}
     full = sorted(new_deck(rules.jokers), key=Card.sort_key)
     for entry in rs.log:

@@ -3,12 +3,15 @@
 Nothing here touches a terminal: :func:`~p2p_nertz.ui.render.render` turns a
 :class:`~p2p_nertz.ui.view.TableView` into a :class:`~p2p_nertz.ui.screen.Screen` of styled
 text, :func:`~p2p_nertz.ui.keys.press` turns keys into moves, and
-:class:`~p2p_nertz.ui.tracker.Tracker` turns a peer's notices into announcements. The curses
-front end is ``cli/play.py``.
+:class:`~p2p_nertz.ui.tracker.Tracker` turns a peer's notices into announcements, and
+:class:`~p2p_nertz.ui.controller.TableController` is the table itself for any front end (keys or
+pointer actions in, requests for the node out). The curses front end is ``cli/terminal.py``
+and ``cli/table.py``.
 """
 
 from __future__ import annotations
 
+from p2p_nertz.ui.controller import FrontEnd, TableController
 from p2p_nertz.ui.keys import (
     Abandon,
     Action,
@@ -32,6 +35,7 @@ __all__ = [
     "Board",
     "CloseBoard",
     "Context",
+    "FrontEnd",
     "KeyState",
     "Leave",
     "Link",
@@ -40,6 +44,7 @@ __all__ = [
     "Screen",
     "Span",
     "Style",
+    "TableController",
     "TableView",
     "Tracker",
     "card_text",

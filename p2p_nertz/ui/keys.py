@@ -142,6 +142,8 @@ class Context:
         abandon: the one other member left, gone, when the abandon key is on offer (it may
             still say to wait: :attr:`Gone.wait`); else why not, in words
             (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon` works it out).
+        alone: every other member has gone (:meth:`~p2p_nertz.ui.tracker.Tracker.alone`):
+            ``q`` leaves without asking.
     """
 
     table: Table | None
@@ -150,6 +152,7 @@ class Context:
     board: bool = False
     symbols: bool = True
     abandon: Gone | str = NO_ABANDON
+    alone: bool = False
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -182,6 +185,8 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if k in ("?", "h"):
         return replace(state, help=True), []
     if k == "q":
+        if ctx.alone:  # (nobody is left to play with: nothing to confirm)
+            return KeyState(status="leaving the game…"), [Leave()]
         return KeyState(confirm=Confirm.QUIT, status="leave the game? y leaves, any key stays"), []
     if k == ESC:
         return KeyState(), []

@@ -1,7 +1,7 @@
 """The lobby screen as values: what is shown, how it is laid out, and what each key does.
 
 Pure like the table (:mod:`p2p_nertz.ui.render`, :mod:`p2p_nertz.ui.keys`): the front end
-(``cli/play.py``) builds a :class:`LobbyView` from what the network told it, paints
+(``cli/lobby_app.py``) builds a :class:`LobbyView` from what the network told it, paints
 :func:`render_lobby` of it, and feeds every key to :func:`press_lobby`, which returns the next
 :class:`LobbyKeys` and the :data:`LobbyAction` s to carry out (create a table, join one, toggle
 ready, add a bot, start, leave, quit). Nothing here raises on a key: a key that does nothing
@@ -28,7 +28,7 @@ Keys (names as the front end reports them; ``UP``/``DOWN`` are the arrow keys):
 * at a table: ``r`` toggles ready (a guest; the host is always ready), ``b`` adds a bot —
   then ``t`` (or ``LEFT``/``RIGHT``) chooses the strategy, ``+``/``-`` or ``1``–``9``, ``0``
   the speed, ``ENTER`` adds it, ``ESC`` cancels —, ``s`` starts the game (the host, once
-  everybody is ready), ``x`` then a seat number ``2``–``8`` removes that guest (the host; the
+  everybody is ready), ``x`` then a seat number ``1``–``7`` removes that guest (the host; the
   key is refused for the rest of this table), ``l`` leaves the table, ``q`` quits.
 
 >>> ctx = LobbyContext(listings=2)
@@ -84,7 +84,7 @@ LOBBY_HELP: tuple[tuple[str, str], ...] = (
     ("r", "at a table: ready / not ready (the host is always ready)"),
     ("b", "add a bot: t or ← → strategy, + - or 1-9 0 speed, Enter adds, Esc cancels"),
     ("s", "start the game (the host, once everybody is ready)"),
-    ("x  then 2-8", "remove that guest (the host; refused for the rest of this table)"),
+    ("x  then 1-7", "remove that guest (the host; refused for the rest of this table)"),
     ("l", "leave the table (the host closes it)"),
     ("q  or  Ctrl-C", "quit (leaving the table)"),
     ("?  or  h", "this help (any key closes it)"),
@@ -136,7 +136,8 @@ class AtTable:
         rules: the rules the game will have (``None``: the host has not shown them yet).
         capacity: most players (0: not known yet).
         hosting: you are the host.
-        blocker: why the game cannot start now (``None``: it can); the host's view.
+        blocker: why the game cannot start now, what it waits for (``None``: it can; a guest
+            then waits for the host to start it).
     """
 
     where: str
@@ -248,7 +249,7 @@ class StartGame:
 
 @dataclass(frozen=True, slots=True)
 class RemoveSeat:
-    """Remove the guest in this seat (numbered as shown, the host is 1) from the table."""
+    """Remove the guest in this seat (numbered as shown, from 0: the host is 0) from the table."""
 
     seat: int
 
@@ -347,7 +348,7 @@ def _at_table(keys: LobbyKeys, k: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
             return replace(keys, status="only the host removes a guest: l leaves the table"), []
         if ctx.seats < 2:
             return replace(keys, status="no guest to remove"), []
-        return replace(keys, removing=True, status=f"remove which guest? 2-{ctx.seats}"), []
+        return replace(keys, removing=True, status=f"remove which guest? 1-{ctx.seats - 1}"), []
     if k == "l":
         return replace(keys, status="left the table"), [LeaveTable()]
     if k in ("c", ENTER, UP, DOWN) or k.isdigit():
@@ -385,7 +386,7 @@ def _picker(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
 
 def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
     done = replace(keys, removing=False)
-    if key.isdigit() and 2 <= int(key) <= ctx.seats:
+    if key.isdigit() and 1 <= int(key) < ctx.seats:
         return replace(done, status=f"removing the guest in seat {key}…"), [RemoveSeat(int(key))]
     if key.isdigit():
         return replace(done, status=f"no guest in seat {key}"), []
@@ -546,7 +547,7 @@ class _LobbyPainter:
         if table.capacity:
             title += f" · {len(table.seats)}/{table.capacity} seated"
         rows = [self.rule(title)]
-        for n, seat in enumerate(table.seats, 1):
+        for n, seat in enumerate(table.seats):  # from 0, as the game table counts
             row = self.row()
             row.add(f"  {n}  ", Style.DIM)
             row.add(seat.name[:20], Style.BOLD if seat.you else Style.PLAIN)
@@ -568,11 +569,16 @@ class _LobbyPainter:
             rows.append(self.row().add("  not shown yet", Style.DIM).spans())
         else:
             rows += [self.row().add("  " + line).spans() for line in rules_text(table.rules)]
-        if table.hosting:
-            if table.blocker is None:
-                rows.append(self.row().add("  everybody is ready: s starts", Style.GOOD).spans())
-            else:
-                rows.append(self.row().add(f"  {table.blocker}", Style.DIM).spans())
+        if table.blocker is not None:
+            rows.append(self.row().add(f"  {table.blocker}", Style.WARN).spans())
+        elif table.hosting:
+            rows.append(self.row().add("  everybody is ready: s starts", Style.GOOD).spans())
+        elif table.seats:
+            rows.append(
+                self.row()
+                .add(f"  everybody is ready: waiting for {host} to start", Style.GOOD)
+                .spans()
+            )
         return rows
 
     def picker(self) -> tuple[Span, ...]:

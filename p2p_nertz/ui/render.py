@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Rules, Suit, Tableau
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
-from p2p_nertz.ui.view import Board, Link, TableView, card_text
+from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
 
@@ -218,6 +218,9 @@ class _Painter:
             row.add("   Enter plays · Esc cancels", Style.DIM)
         elif view.seat is None:
             row.add("spectator · ? help · q quit", Style.DIM)
+        elif view.alone:
+            row.add("q", Style.KEY).add(" leaves: nobody else is left at the table", Style.WARN)
+            row.add(" · ? help", Style.DIM)
         elif view.abandon is not None:
             gone = view.abandon
             if gone.wait > 0:
@@ -532,7 +535,8 @@ class _Painter:
             rows.append(row.spans())
             mine = sorted(by_owner.get(seat, []), key=Card.sort_key)
             rows += self.lake_list(mine)
-        rows.append(())
+        # The person's pace, in the blank row before the end (the board keeps its height).
+        rows.append(() if board.pace is None else self.pace_row(board.pace))
         if board.result is not None:
             label = "team" if rules.pairs else "seat"
             winners = ", ".join(
@@ -568,6 +572,17 @@ class _Painter:
             rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))
         rows += self.messages(room - len(rows))
         return rows
+
+    def pace_row(self, pace: Pace) -> tuple[Span, ...]:
+        """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
+        (one row at 80 columns; docs/pace.md says how to read it)."""
+        minutes, seconds = divmod(round(pace.seconds), 60)
+        row = self.row().add("your pace: ", Style.BOLD)
+        row.add(f"{pace.moves_per_minute:.0f} moves/min", Style.GOOD)
+        row.add(f" · {pace.cards_per_minute:.1f} cards/min to the lake", Style.GOOD)
+        row.add(f" ({minutes}:{seconds:02d})", Style.DIM)
+        row.add(f" · bots: --speed {pace.bot_speed}", Style.DIM)
+        return row.spans()
 
     def lake_list(self, cards: Sequence[Card]) -> list[tuple[Span, ...]]:
         """A player's cards in the lake on the board: the ranks by suit, three or more in a

@@ -1,7 +1,7 @@
 """A terminal screen as a value: rows of styled text spans, with no terminal behind it.
 
 The renderer (:mod:`p2p_nertz.ui.render`) produces a :class:`Screen`; the curses front end
-(``cli/play.py``) paints it, mapping each :class:`Style` to a colour pair or, in monochrome, to
+(``cli/terminal.py``) paints it, mapping each :class:`Style` to a colour pair or, in monochrome, to
 bold / reverse / underline; tests read it as plain text with :meth:`Screen.text`.
 
 >>> row = Row(20)

@@ -24,6 +24,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
     Card,
     Lake,
+    MoveKind,
     Outcome,
     Pile,
     PlayerScore,
@@ -33,9 +34,19 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
-from p2p_nertz.ui.view import Board, Gone, Link, TableView, card_text, distinct_names, pile_name
+from p2p_nertz.ui.view import (
+    Board,
+    Gone,
+    Link,
+    Pace,
+    TableView,
+    card_text,
+    distinct_names,
+    pile_name,
+)
 
 __all__ = [
+    "LAST_PLAYER",
     "MAX_MESSAGES",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
@@ -49,6 +60,9 @@ PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
 
+LAST_PLAYER = "nobody else is left at the table: q leaves the game"
+"""Said once the last other member has left or been dropped (:meth:`Tracker.alone`)."""
+
 NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
 """The status line that offers the pass (``Table.has_card_move``)."""
 
@@ -57,6 +71,8 @@ MAX_MESSAGES = 50
 
 _PLAY_KINDS = frozenset({Kind.MOVE, Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 _LOOKBACK = 16  # events searched back in a feed for its author's last action
+_PACED = frozenset({MoveKind.TURN, MoveKind.CARD, MoveKind.SLIDE, MoveKind.ROTATE})
+"""The moves a pace counts (:meth:`Tracker._pace`)."""
 
 
 class GameSource(Protocol):
@@ -126,6 +142,8 @@ class Tracker:
     board: Board | None = None
     rejected: int = 0
     changes: int = 0
+    started: dict[int, float] = field(default_factory=dict)
+    ended: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names)
@@ -154,13 +172,18 @@ class Tracker:
         return card_text(card, symbols=self.symbols)
 
     # -- input -----------------------------------------------------------------------------
-    def take(self, effects: Iterable[Effect], final: st.GameState | None = None) -> None:
+    def take(
+        self, effects: Iterable[Effect], final: st.GameState | None = None, now: float | None = None
+    ) -> None:
         """Take notice effects (others are ignored); ``final`` (the final fold that reported
-        them) gives the end-of-round board its lake."""
+        them) gives the end-of-round board its lake; ``now`` (the caller's clock, in seconds)
+        times the rounds for the player's pace on the board."""
         for effect in effects:
-            self.notice(effect, final)
+            self.notice(effect, final, now)
 
-    def notice(self, effect: Effect, final: st.GameState | None = None) -> None:
+    def notice(
+        self, effect: Effect, final: st.GameState | None = None, now: float | None = None
+    ) -> None:
         """Take one effect (see :meth:`take`)."""
         if isinstance(effect, st.ClaimDecided):
             self._claim(effect)
@@ -173,6 +196,8 @@ class Tracker:
                     "counts — p to pass again if you are still stuck"
                 )
         elif isinstance(effect, st.RoundEnded):
+            if now is not None:
+                self.ended.setdefault(effect.round, now)
             if effect.status is RoundStatus.NERTS:
                 who = ", ".join(self.name(c) for c in effect.callers)
                 self.say(f"Nerts! called by {who} — the round is over")
@@ -180,7 +205,8 @@ class Tracker:
                 self.say("the round is blocked: nobody can play — it is over")
         elif isinstance(effect, st.RoundScored):
             lake = _round_lake(final, effect.round) if final is not None else Lake()
-            self.board = Board(effect.round, effect.score, effect.totals, lake)
+            pace = self._pace(final, effect.round, effect.score)
+            self.board = Board(effect.round, effect.score, effect.totals, lake, pace=pace)
             self.changes += 1
         elif isinstance(effect, st.GameEnded):
             abandoned = effect.result.termination is Termination.ABANDONED
@@ -208,12 +234,16 @@ class Tracker:
             else:
                 how = f"{self._was(effect.seat)} dropped (silent too long)"
             self.say(f"{self.name(effect.seat)} {how}")
+            if final is not None and effect.seat != self.seat and self._alone(final):
+                self.say(LAST_PLAYER)
         elif isinstance(effect, st.MemberRejoined):
             # A fresh start: whatever was heard of it before its drop no longer stands.
             self.suspected.discard(effect.seat)
             verb = "are" if effect.seat == self.seat else "is"
             self.say(f"{self.name(effect.seat)} {verb} back from round {effect.round}")
         elif isinstance(effect, st.PhaseChanged):
+            if effect.phase is st.Phase.PLAY and now is not None:
+                self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
                 self.say(f"round {effect.round} is dealt — go!")
         elif isinstance(effect, Suspected):
@@ -228,6 +258,37 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _pace(self, final: st.GameState | None, number: int, score: RoundScore) -> Pace | None:
+        """The local player's pace over round ``number``: its moves in the fold's log of the
+        round (signed events), its cards kept in the lake (the score), over the round's time
+        on the caller's clock (``None`` when not known)."""
+        start, end = self.started.get(number), self.ended.get(number)
+        if self.seat is None or final is None or start is None or end is None:
+            return None
+        rs = next((r for r in (*final.past_rounds, final.round) if r.number == number), None)
+        if rs is None:
+            return None
+        # Passes and calls are not counted: a person who is stuck may press p again and
+        # again while waiting, which says nothing of their pace.
+        moves = sum(
+            1
+            for entry in rs.log
+            if entry is not None and entry[0] == self.seat and entry[1].kind in _PACED
+        )
+        cards = next((p.lake for p in score.players if p.seat == self.seat), 0)
+        return Pace(moves=moves, cards=cards, seconds=max(0.0, end - start))
+
+    def alone(self, peer: GameSource) -> bool:
+        """Whether every other member has left or been dropped, in a game not over: the
+        table then says so and that ``q`` leaves (issue 15: no silent freeze)."""
+        return self._alone(peer.final)
+
+    def _alone(self, final: st.GameState) -> bool:
+        if self.seat is None or final.phase is st.Phase.OVER or self.seat in final.dropped:
+            return False
+        gone = set(final.dropped) | set(final.left)
+        return all(seat in gone for seat in range(len(self.names)) if seat != self.seat)
 
     def _was(self, seat: int) -> str:
         return "were" if seat == self.seat else "was"
@@ -344,6 +405,7 @@ class Tracker:
             final=final,
             abandon=abandon if isinstance(abandon, Gone) else None,
             provisional=peer.final.provisional,
+            alone=not final and self.alone(peer),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -15,10 +15,20 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.bots.base import Pacing
 from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 
-__all__ = ["Board", "Gone", "Link", "TableView", "card_text", "distinct_names", "pile_name"]
+__all__ = [
+    "Board",
+    "Gone",
+    "Link",
+    "Pace",
+    "TableView",
+    "card_text",
+    "distinct_names",
+    "pile_name",
+]
 
 
 class Link(enum.Enum):
@@ -66,6 +76,50 @@ class Gone:
 
 
 @dataclass(frozen=True, slots=True)
+class Pace:
+    """A person's pace over one round, for the board (docs/pace.md says how to read it).
+
+    The counts are the player's signed events of the round as the final fold holds them; the
+    length is the node's clock from the round's deal being final to its end being final.
+
+    Attributes:
+        moves: the player's moves in the round: cards moved, stock turns and rotations (not
+            passes or calls: a stuck person may pass again and again while waiting).
+        cards: their cards kept in the lake.
+        seconds: the round's length.
+
+    >>> pace = Pace(moves=36, cards=9, seconds=72.0)
+    >>> pace.moves_per_minute, pace.cards_per_minute, pace.bot_speed
+    (30.0, 7.5, 1)
+    >>> Pace(moves=130, cards=20, seconds=60.0).bot_speed
+    5
+    """
+
+    moves: int
+    cards: int
+    seconds: float
+
+    @property
+    def moves_per_minute(self) -> float:
+        """Moves a minute (0 for a round of no length)."""
+        return 60.0 * self.moves / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def cards_per_minute(self) -> float:
+        """Cards to the lake a minute (0 for a round of no length)."""
+        return 60.0 * self.cards / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def bot_speed(self) -> int:
+        """The fastest bot speed level that moves no faster than this (at least 1): level
+        ``n`` makes about ``24 n`` moves a minute (:class:`~p2p_nertz.bots.base.Pacing`)."""
+        fitting = [
+            n for n in range(1, 11) if 60_000 / Pacing(n).mean_delay_ms <= self.moves_per_minute
+        ]
+        return max(fitting, default=1)
+
+
+@dataclass(frozen=True, slots=True)
 class Board:
     """The end of a round: its scores, the game totals after it, and its final lake.
 
@@ -75,6 +129,8 @@ class Board:
         totals: the game totals after this round, per team (per seat unless pairs).
         lake: the round's final lake (sorted back to owners on the board).
         result: the game's result if this round ended it.
+        pace: the local player's pace over the round (``None``: a spectator, or its length
+            is not known).
     """
 
     round: int
@@ -82,6 +138,7 @@ class Board:
     totals: tuple[int, ...]
     lake: Lake
     result: GameResult | None = None
+    pace: Pace | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +174,8 @@ class TableView:
         countdown: seconds until the next round starts by itself, while the board of the last
             one is up (``None``: no countdown; the next round waits for every person at the
             table to close the board, or for their countdown to end).
+        alone: every other member has left or been dropped, in a game not over: the footer
+            says so and that ``q`` leaves (at once: there is nobody to wait for).
     """
 
     table: Table | None
@@ -141,6 +200,7 @@ class TableView:
     abandon: Gone | None = None
     provisional: bool = False
     countdown: int | None = None
+    alone: bool = False
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.

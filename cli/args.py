@@ -1,0 +1,412 @@
+"""What the ``nertz`` commands share: argument types and option groups, endpoints, ports,
+default names and places, and the exit statuses.
+
+One home for each: a command adds ``--suspect-after``/``--drop-after`` with
+:func:`add_liveness_arguments` and reads them back with :func:`liveness_from`, the rules with
+:func:`add_rules_arguments` and :func:`rules_from`, and so on. Nothing heavy is imported at
+the top (``nertz --help`` must start fast): the engine and the runtime only inside the helpers
+that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from p2p_nertz.errors import NertzError
+
+if TYPE_CHECKING:
+    from p2p_nertz.match import Player
+    from p2p_nertz.protocol.peer import PeerConfig
+    from p2p_nertz.rules import Rules
+
+
+EXIT_OK = 0
+
+
+EXIT_USAGE = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits with one line, not the whole usage, on a bad argument."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def seed_arg(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is not negative: {value}")
+    return value
+
+
+def add_watcher_argument(p: argparse.ArgumentParser) -> None:
+    """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
+    p.add_argument(
+        "--watcher",
+        action="append",
+        default=[],
+        type=connect_endpoint,
+        metavar="ENDPOINT",
+        help="push every event to a `nertz watch` spectator bound there (repeatable)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:  # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
+    return value
+
+
+def add_liveness_arguments(p: argparse.ArgumentParser) -> None:
+    """``--suspect-after`` and ``--drop-after``, for every command that runs a peer node.
+
+    The timers are this node's own (DESIGN.md §6), not part of the game spec: members may set
+    different ones. A drop still needs a majority's votes, each member voting after its own
+    ``--drop-after``; an abandon (one other member left) is this node's alone.
+    """
+    from p2p_nertz.runtime.node import NODE_CONFIG  # (trio and zmq: only for such commands)
+
+    live = p.add_argument_group(
+        "liveness (this node's timers; each member sets its own, the game spec has none)"
+    )
+    live.add_argument(
+        "--suspect-after",
+        type=_seconds,
+        default=NODE_CONFIG.suspect_after,
+        metavar="SECONDS",
+        help="silence before a member is shown as suspected "
+        f"(default {NODE_CONFIG.suspect_after:g})",
+    )
+    live.add_argument(
+        "--drop-after",
+        type=_seconds,
+        default=NODE_CONFIG.drop_after,
+        metavar="SECONDS",
+        help="silence before this node votes a member out, or, with one other member left, "
+        "may abandon the game; not shorter than --suspect-after "
+        f"(default {NODE_CONFIG.drop_after:g})",
+    )
+
+
+def liveness_from(args: argparse.Namespace) -> PeerConfig:
+    """The node's configuration with the liveness timers of :func:`add_liveness_arguments`.
+
+    Raises:
+        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
+    """
+    from dataclasses import replace  # (not at the top: `nertz --help` stays fast)
+
+    from p2p_nertz.runtime.node import NODE_CONFIG
+
+    if args.drop_after < args.suspect_after:
+        raise NertzError(
+            f"--drop-after ({args.drop_after:g}) must not be shorter than "
+            f"--suspect-after ({args.suspect_after:g})"
+        )
+    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
+
+
+def liveness_argv(args: argparse.Namespace) -> list[str]:
+    """The liveness options of ``args`` as command-line arguments, for the bot processes a
+    command starts: they wait for a silent player as long as the player who started them."""
+    return ["--suspect-after", repr(args.suspect_after), "--drop-after", repr(args.drop_after)]
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "rules (nertz rules prints them; defaults: the standard game)"
+    )
+    goal = group.add_mutually_exclusive_group()
+    goal.add_argument("--target", type=positive, help="play to this score (default 100)")
+    goal.add_argument(
+        "--rounds", type=positive, help="play exactly this many rounds (Racing Demon)"
+    )
+    group.add_argument("--draw", type=int, choices=(1, 3), default=3, help="stock turn size")
+    group.add_argument(
+        "--work-piles", type=int, choices=(4, 5, 6), default=4, help="work piles (river)"
+    )
+    group.add_argument(
+        "--bonus", type=int, choices=(0, 5, 10, 25), default=0, help="bonus for calling Nerts"
+    )
+    group.add_argument(
+        "--card-penalty",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="points lost per card left in a Nerts (Pounce) pile",
+    )
+    group.add_argument(
+        "--false-call-penalty", type=int, default=5, help="points lost for a false Nerts call"
+    )
+    group.add_argument(
+        "--rotate-alone", action="store_true", help="a stuck player may rotate alone"
+    )
+    group.add_argument("--pairs", action="store_true", help="two-player teams (seats 0+1, 2+3…)")
+    group.add_argument("--jokers", type=int, choices=(0, 1, 2), default=0, help="jokers per deck")
+    group.add_argument(
+        "--turn-based",
+        action="store_true",
+        help="one move per turn in seat order instead of all at once (a Nerts call any time)",
+    )
+
+
+def rules_from(args: argparse.Namespace) -> Rules:
+    from p2p_nertz.rules import Rules
+
+    goal: dict[str, int | None] = {}
+    if args.rounds is not None:
+        goal = {"target": None, "rounds": args.rounds}
+    elif args.target is not None:
+        goal = {"target": args.target}
+    return Rules(
+        draw=args.draw,
+        work_piles=args.work_piles,
+        nerts_bonus=args.bonus,
+        nerts_card_penalty=args.card_penalty,
+        false_call_penalty=args.false_call_penalty,
+        rotate_alone=args.rotate_alone,
+        pairs=args.pairs,
+        jokers=args.jokers,
+        turn_based=args.turn_based,
+        **goal,
+    )
+
+
+def _per_seat(text: str, players: int, what: str) -> list[str]:
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if len(values) == 1:
+        values *= players
+    if len(values) != players:
+        raise NertzError(f"give one {what} for all players or one per player ({players})")
+    return values
+
+
+def players_from(args: argparse.Namespace, strategies_text: str | None = None) -> list[Player]:
+    """One player per seat from ``--players``, ``--speed`` and the strategies (``--bots`` of
+    ``match``, unless ``strategies_text`` gives them: ``demo --strategy``)."""
+    from p2p_nertz.bots import STRATEGIES
+    from p2p_nertz.match import Player
+
+    n = args.players
+    strategies = _per_seat(args.bots if strategies_text is None else strategies_text, n, "strategy")
+    speeds = _per_seat(args.speed, n, "speed")
+    players = []
+    for seat, (strategy, speed) in enumerate(zip(strategies, speeds, strict=True), 1):
+        if strategy not in STRATEGIES:
+            known = ", ".join(sorted(STRATEGIES))
+            raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
+        if not speed.isdigit() or not 1 <= int(speed) <= 10:
+            raise NertzError(f"speed must be 1-10, not {speed!r}")
+        players.append(Player(strategy, int(speed), f"P{seat}"))
+    return players
+
+
+EXIT_FAILED = 1
+"""Exit status of a node whose game did not finish (a runtime failure, or it left)."""
+
+
+_EVERY_INTERFACE = ("*", "0.0.0.0")
+
+
+def bind_endpoint(text: str) -> str:
+    """``--bind``: ``tcp://ADDRESS:PORT`` or ``ADDRESS:PORT`` (one endpoint syntax for
+    ``--bind``, ``--peer`` and ``--watcher``), as ``tcp://ADDRESS:PORT``, with a port ZeroMQ
+    will not silently wrap (it binds ``:70000`` as ``:4464``); ADDRESS is an IPv4 address,
+    ``localhost`` (127.0.0.1), or ``*`` or ``0.0.0.0`` (every interface).
+
+    >>> bind_endpoint("localhost:5600"), bind_endpoint("tcp://0.0.0.0:0")
+    ('tcp://127.0.0.1:5600', 'tcp://0.0.0.0:0')
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    return _endpoint(text, every_interface=True)
+
+
+def connect_endpoint(text: str) -> str:
+    """``--watcher`` and the endpoints of ``--peer``: as :func:`bind_endpoint`, but a
+    concrete address (not ``*`` or ``0.0.0.0``).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    return _endpoint(text, every_interface=False)
+
+
+def _endpoint(text: str, *, every_interface: bool) -> str:
+    import ipaddress  # (not at the top: `nertz --help` stays fast)
+
+    address, sep, port = text.strip().removeprefix("tcp://").rpartition(":")
+    if not sep or not address or not port.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
+        )
+    if not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
+    if address == "localhost":
+        address = "127.0.0.1"
+    elif address in _EVERY_INTERFACE:
+        if not every_interface:
+            raise argparse.ArgumentTypeError(f"{address} is only for --bind, not {text!r}")
+    else:
+        try:
+            ipaddress.IPv4Address(address)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not an IPv4 address or localhost: {address!r} in {text!r}"
+            ) from None
+    return f"tcp://{address}:{int(port)}"
+
+
+def say_if_every_interface(command: str, bind: str) -> None:
+    """Tell the person, on stderr, that ``bind`` listens on every interface of this machine
+    (every network it is on, not only the game's), if it does."""
+    address = bind.removeprefix("tcp://").rpartition(":")[0]
+    if address in _EVERY_INTERFACE:
+        print(
+            f"nertz {command}: note: --bind {bind} listens on every interface of this machine",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def default_log_dir() -> Path:
+    """Where games' logs go by default (``$XDG_DATA_HOME/p2p-nertz/logs``, or under
+    ``$NERTZ_HOME``: the same rule as the key store, cli/keyfile.py)."""
+    from cli.keyfile import config_home  # (it reads keys: not for `nertz --help`)
+
+    return config_home("XDG_DATA_HOME", ".local/share") / "logs"
+
+
+def default_name() -> str:
+    import getpass  # (not at the top: `nertz --help` stays fast)
+
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "player"
+    name = "".join(c for c in name if c.isprintable())[:32]
+    return name or "player"
+
+
+def player_name(text: str) -> str:
+    if not 1 <= len(text) <= 32 or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"a name is 1 to 32 printable characters: {text!r}")
+    return text
+
+
+def host_port(text: str) -> tuple[str, int]:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
+    try:
+        socket.inet_aton(host)
+    except OSError:
+        raise argparse.ArgumentTypeError(f"not an IPv4 address: {host!r}") from None
+    return host, int(port)
+
+
+def ipv4(text: str) -> str:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
+    try:
+        socket.inet_aton(text)
+    except OSError:
+        raise argparse.ArgumentTypeError(f"not an IPv4 address: {text!r}") from None
+    return text
+
+
+def lan_address(text: str) -> str:
+    """An IPv4 address this machine is reached at: it is announced to the others."""
+    from p2p_nertz.lobby.messages import check_endpoint  # (the lobby's rule for an address)
+
+    address = ipv4(text)
+    try:
+        check_endpoint(f"tcp://{address}:1")
+    except ValueError:
+        why = " (it means every interface of this machine)" if address == "0.0.0.0" else ""
+        raise argparse.ArgumentTypeError(
+            f"{text} is not an address the others can reach{why}: give this machine's LAN address"
+        ) from None
+    return address
+
+
+def port_number(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0-65535): {text!r}")
+    return int(text)
+
+
+def free_port(address: str) -> int:
+    import socket  # (not at the top: `nertz --help` stays fast)
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((address, 0))
+        except OSError as exc:
+            raise NertzError(f"cannot bind on {address}: {exc.strerror}") from None
+        port: int = s.getsockname()[1]
+        return port
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports on 127.0.0.1 that were free a moment ago."""
+    import socket  # (not at the top: `nertz --help` stays fast)
+
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            held.append(s)
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
+def error_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside ``group`` and its nested groups, in order."""
+    """The exceptions a (nested) exception group holds, in order: trio wraps what a task
+    raised with what it cancelled."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            out += error_leaves(exc)
+        else:
+            out.append(exc)
+    return out
+
+
+def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The runtime's expected failures in ``group`` (:class:`NertzError`, :class:`OSError`):
+    a command says the first in one line. Anything else is a bug, and ``group`` is raised
+    again (with its traceback).
+    """
+    errors = error_leaves(group)
+    if not all(isinstance(e, NertzError | OSError) for e in errors):
+        raise group
+    return errors

@@ -1,0 +1,194 @@
+"""Bot processes started by a command for its person: spawning them and stopping them.
+
+One home for both: ``nertz host --bots``, the lobby screen's ``b`` and ``nertz play --bots``
+start bots here and stop them here. A bot that is stopped gets SIGTERM, which makes its node
+sign a ``leave`` and go (``nertz bot``/``nertz node`` handle it); one that does not go within
+:data:`TERM_PATIENCE` is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from cli.keyfile import keep_key
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.spec import GameSpec
+
+TERM_PATIENCE = 5.0  # seconds a bot has to leave after SIGTERM before it is killed
+LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after a game is over
+_POLL = 0.05  # seconds between looks at the processes while letting them finish
+
+
+def stop_processes(procs: Sequence[subprocess.Popen[bytes]], patience: float = 0.0) -> None:
+    """Let ``procs`` finish by themselves for ``patience`` seconds, then terminate them
+    (SIGTERM: a bot leaves cleanly), and kill any still running after
+    :data:`TERM_PATIENCE`.
+
+    A person who left a game passes no patience: the bots go at once, and the command that
+    started them returns at once too (issue 15: ``q`` at a hosted table with bots).
+    """
+    end = time.monotonic() + patience
+    while time.monotonic() < end and any(p.poll() is None for p in procs):
+        time.sleep(_POLL)
+    running = [p for p in procs if p.poll() is None]
+    for proc in running:
+        proc.send_signal(signal.SIGTERM)
+    end = time.monotonic() + TERM_PATIENCE
+    for proc in running:
+        try:
+            proc.wait(max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def spawn_lobby_bot(
+    where: str,
+    name: str,
+    *,
+    strategy: str,
+    speed: int,
+    log_dir: Path,
+    options: Sequence[str] = (),
+    err: Path | None = None,
+    own_session: bool = False,
+) -> subprocess.Popen[bytes]:
+    """Start a ``nertz bot`` process that joins the lobby at ``where`` (``HOST:PORT``).
+
+    Args:
+        where: the lobby's address.
+        name: the bot's name at the table.
+        strategy: its strategy.
+        speed: its speed, 1-10.
+        log_dir: where its log goes.
+        options: more ``nertz bot`` options (a key, liveness timers).
+        err: a file its stderr is appended to (default: nowhere).
+        own_session: start it in its own session, so that a Ctrl-C at our terminal is for the
+            player, not the bots (they are then stopped by :func:`stop_processes`).
+
+    Raises:
+        NertzError: the log directory cannot be made.
+    """
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+    command = [
+        sys.executable, "-m", "cli", "bot", "--peer", where, "--name", name,
+        "--strategy", strategy, "--speed", str(speed), "--log-dir", str(log_dir),
+        "--json", *options,
+    ]  # fmt: skip
+    if err is None:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=own_session,
+        )
+    with err.open("ab") as errors:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            start_new_session=own_session,
+        )
+
+
+@dataclass
+class NodeChild:
+    seat: int
+    name: str
+    fingerprint: str
+    log: Path
+    out: Path
+    err: Path
+    proc: subprocess.Popen[bytes] | None = None
+    files: list[IO[bytes]] = field(default_factory=list)
+
+    def final(self) -> dict[str, Any] | None:
+        for line in reversed(self.out.read_text(errors="replace").splitlines()):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and data.get("event") == "final":
+                return data
+        return None
+
+    def last_error(self) -> str:
+        lines = [ln for ln in self.err.read_text(errors="replace").splitlines() if ln.strip()]
+        return lines[-1] if lines else "no message"
+
+
+def start_node_child(
+    workdir: Path,
+    spec_path: Path,
+    spec: GameSpec,
+    identity: Identity,
+    *,
+    seat: int,
+    name: str,
+    stem: str,
+    endpoint_of: Mapping[PeerId, str],
+    strategy: str,
+    speed: str,
+    own_session: bool = False,
+    options: Sequence[str] = (),
+) -> NodeChild:
+    """Start one bot peer as a ``nertz node`` process; its log and output are
+    ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
+    logs: cli/keyfile.py).
+
+    Args:
+        own_session: start it in its own session, so a Ctrl-C at our terminal does not
+            reach it (it is then stopped by :func:`stop_children`).
+        options: more ``nertz node`` options (its liveness timers, say).
+    """
+    key = keep_key(identity)
+    child = NodeChild(
+        seat,
+        name,
+        identity.fingerprint,
+        workdir / f"{stem}.log",
+        workdir / f"{stem}.out",
+        workdir / f"{stem}.err",
+    )
+    command = [
+        sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
+        "--bind", endpoint_of[identity.peer_id], "--log", str(child.log),
+        "--bot", strategy, "--speed", speed, "--json", *options,
+    ]  # fmt: skip
+    for other, pid in enumerate(spec.peer_ids):
+        if pid != identity.peer_id:
+            command += ["--peer", f"{other}={endpoint_of[pid]}"]
+    out = child.out.open("wb")
+    err = child.err.open("wb")
+    child.files = [out, err]
+    child.proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=own_session
+    )
+    return child
+
+
+def stop_children(children: list[NodeChild], patience: float = 0.0) -> None:
+    """Terminate (then kill) any child still running, and close the output files.
+
+    Args:
+        children: the nodes.
+        patience: seconds to let them finish by themselves before sending SIGTERM.
+    """
+    stop_processes([c.proc for c in children if c.proc is not None], patience)
+    for c in children:
+        for f in c.files:
+            f.close()

@@ -1,0 +1,136 @@
+"""``nertz rules`` (the rule book as the package ships it) and ``nertz match`` (an in-process
+match of bots, no network)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from importlib import resources
+from typing import Any
+
+from cli.args import EXIT_OK, add_rules_arguments, players_from, positive, rules_from, seed_arg
+from p2p_nertz import __version__
+
+__all__ = ["RULES_FILE", "add_parsers", "rules_text"]
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``rules`` and ``match`` subcommands to ``sub`` (the ``nertz`` subparsers)."""
+    from p2p_nertz.bots import STRATEGIES
+
+    rules_help = (
+        "print the rules of the game (how to play, the variants, where each rule comes from)"
+    )
+    p = sub.add_parser("rules", help=rules_help, description=rules_help)
+    p.set_defaults(func=_cmd_rules)
+    strategies = ", ".join(sorted(STRATEGIES))
+    for name, help_text in (
+        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
+    ):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument(
+            "--players", type=positive, default=4, help="number of players, 1-8 (default 4)"
+        )
+        p.add_argument(
+            "--bots",
+            default="greedy",
+            help=(
+                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
+                "default greedy)"
+            ),
+        )
+        p.add_argument(
+            "--speed",
+            default="5",
+            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
+        )
+        p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
+        p.add_argument("--json", action="store_true", help="print one JSON object per round")
+        add_rules_arguments(p)
+        p.set_defaults(func=_cmd_match)
+
+
+RULES_FILE = ("p2p_nertz.rules", "rules.md")
+"""Where the rule book ships: package data of the rules engine (docs/rules.md points there)."""
+
+
+def rules_text() -> str:
+    """The rule book, as the installed package holds it."""
+    package, name = RULES_FILE
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    sys.stdout.write(rules_text())
+    return EXIT_OK
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from p2p_nertz.match import RoundResult, play_match
+    from p2p_nertz.rules import Game, RoundStatus
+
+    rules = rules_from(args)
+    rules.validate_players(args.players)
+    players = players_from(args)
+    names = [f"{p.name}:{p.strategy}" for p in players]
+    if not args.json:
+        goal = f"{rules.rounds} rounds" if rules.racing_demon else f"target {rules.target}"
+        print(
+            f"p2p-nertz {__version__} - in-process match (no network): {len(players)} bots, "
+            f"seed {args.seed}, {goal}"
+        )
+        print("players: " + "  ".join(names))
+
+    def on_round(result: RoundResult, game: Game) -> None:
+        score = result.score
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "round": result.number,
+                        "ended": score.status.value,
+                        "callers": list(score.callers),
+                        "scores": [p.total if p.played else None for p in score.players],
+                        "totals": list(game.totals),
+                        "moves": result.actions,
+                        "lost_races": result.lost_races,
+                        "seconds": round(result.duration_ms / 1000, 1),
+                    }
+                ),
+                flush=True,
+            )
+            return
+        how = (
+            "Nerts by " + ",".join(f"P{c + 1}" for c in score.callers)
+            if score.status is RoundStatus.NERTS
+            else "blocked"
+        )
+        cells = "  ".join(
+            f"P{p.seat + 1} {p.total:+4d}" if p.played else f"P{p.seat + 1}    -"
+            for p in score.players
+        )
+        totals = " ".join(f"{t:4d}" for t in game.totals)
+        print(f"round {result.number:3d}  {how:<12} {cells}  | totals {totals}", flush=True)
+
+    result = play_match(rules, players, args.seed, on_round=on_round)
+    final = result.game.result
+    assert final is not None
+    label = "team" if rules.pairs else "P"
+    winners = ", ".join(
+        f"team {w + 1}" if rules.pairs else f"{label}{w + 1}" for w in final.winners
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "winners": list(final.winners),
+                    "totals": list(final.totals),
+                    "termination": final.termination.value,
+                    "rounds": len(result.rounds),
+                }
+            )
+        )
+    else:
+        print(f"winner: {winners} with {max(final.totals)} ({final.termination.value})")
+    return EXIT_OK

@@ -1,0 +1,233 @@
+"""The curses front end: a terminal that paints a :class:`~p2p_nertz.ui.screen.Screen` and
+reads keys without blocking, for the table (:mod:`cli.table`), the lobby (:mod:`cli.lobby_app`)
+and ``nertz watch``.
+
+How curses and trio share the process: everything runs on trio's thread. Keys are read with
+curses in no-delay mode whenever trio reports standard input readable; a resize (SIGWINCH,
+taken by a trio signal receiver) re-reads the terminal size; curses only sends what changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import curses
+import locale
+import os
+import sys
+from collections.abc import Iterator
+from typing import Protocol
+
+import trio
+
+from p2p_nertz.errors import NertzError
+from p2p_nertz.ui import Screen, Style, render
+from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
+from p2p_nertz.ui.view import TableView
+
+__all__ = ["CursesTerminal", "Terminal", "TerminalFront", "open_curses", "symbols_ok"]
+
+
+class Terminal(Protocol):
+    """What the table needs from a terminal (curses in the product, a fake in unit tests)."""
+
+    def size(self) -> tuple[int, int]:
+        """``(width, height)`` now."""
+
+    def paint(self, screen: Screen) -> None:
+        """Show ``screen``."""
+
+    def read_keys(self) -> list[str]:
+        """The keys typed since the last call (names as :mod:`p2p_nertz.ui.keys` wants)."""
+
+    async def wait_input(self) -> None:
+        """Wait until a key may be there."""
+
+    def resized(self) -> None:
+        """The terminal was resized (SIGWINCH): take the new size."""
+
+
+_ARROWS = {
+    curses.KEY_UP: "UP",
+    curses.KEY_DOWN: "DOWN",
+    curses.KEY_LEFT: "LEFT",
+    curses.KEY_RIGHT: "RIGHT",
+}
+
+
+_SPECIAL = {
+    9: "\t",
+    10: ENTER,
+    13: ENTER,
+    curses.KEY_ENTER: ENTER,
+    27: ESC,
+    127: BACKSPACE,
+    8: BACKSPACE,
+    curses.KEY_BACKSPACE: BACKSPACE,
+}
+
+
+class CursesTerminal:
+    """The curses front end: paints a :class:`Screen`, reads keys without blocking.
+
+    Args:
+        window: the curses screen.
+        colour: use colours if the terminal has them (else bold/reverse/underline).
+    """
+
+    def __init__(self, window: curses.window, *, colour: bool = True) -> None:
+        self.window = window
+        window.nodelay(True)
+        window.keypad(True)
+        self.attrs = _attributes(colour and curses.has_colors())
+        self._width, self._height = self._measure()
+
+    def _measure(self) -> tuple[int, int]:
+        height, width = self.window.getmaxyx()
+        return width, height
+
+    def size(self) -> tuple[int, int]:
+        return self._width, self._height
+
+    def resized(self) -> None:
+        try:
+            columns, lines = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+        except (OSError, AttributeError, ValueError):
+            return
+        curses.resizeterm(lines, columns)
+        self.window.clear()
+        self._width, self._height = self._measure()
+
+    def paint(self, screen: Screen) -> None:
+        window = self.window
+        window.erase()
+        for y, row in enumerate(screen.rows[: self._height]):
+            x = 0
+            for span in row:
+                text = span.text[: max(0, self._width - x)]
+                if y == self._height - 1 and x + len(text) >= self._width:
+                    text = text[: self._width - x - 1]  # curses cannot write the last cell
+                if text:
+                    with contextlib.suppress(curses.error):
+                        window.addstr(y, x, text, self.attrs[span.style])
+                x += len(text)
+        with contextlib.suppress(curses.error):
+            window.move(self._height - 1, 0)
+        window.refresh()
+
+    def read_keys(self) -> list[str]:
+        out: list[str] = []
+        while True:
+            try:
+                code = self.window.get_wch()
+            except curses.error:
+                return out
+            if isinstance(code, str):
+                number = ord(code) if len(code) == 1 else -1
+                if number in _SPECIAL:
+                    out.append(_SPECIAL[number])
+                elif number == 3:
+                    out.append("CTRL-C")
+                elif code.isprintable():
+                    out.append(code)
+            elif code == curses.KEY_RESIZE:
+                self._width, self._height = self._measure()
+                out.append("RESIZE")
+            elif code in _SPECIAL:
+                out.append(_SPECIAL[code])
+            elif code in _ARROWS:
+                out.append(_ARROWS[code])
+
+    async def wait_input(self) -> None:
+        await trio.lowlevel.wait_readable(sys.stdin.fileno())
+
+
+def _attributes(colour: bool) -> dict[Style, int]:
+    mono = {
+        Style.PLAIN: curses.A_NORMAL,
+        Style.DIM: curses.A_NORMAL,
+        Style.BOLD: curses.A_BOLD,
+        Style.RED: curses.A_BOLD,
+        Style.BLACK: curses.A_NORMAL,
+        Style.KEY: curses.A_BOLD,
+        Style.SELECTED: curses.A_REVERSE,
+        Style.PENDING: curses.A_UNDERLINE | curses.A_BOLD,
+        Style.GOOD: curses.A_NORMAL,
+        Style.WARN: curses.A_BOLD,
+        Style.BAD: curses.A_BOLD | curses.A_UNDERLINE,
+    }
+    if not colour:
+        return mono
+    curses.start_color()
+    with contextlib.suppress(curses.error):
+        curses.use_default_colors()
+    pairs = {
+        Style.RED: (curses.COLOR_RED, 0),
+        Style.KEY: (curses.COLOR_CYAN, 0),
+        Style.PENDING: (curses.COLOR_MAGENTA, curses.A_BOLD | curses.A_UNDERLINE),
+        Style.GOOD: (curses.COLOR_GREEN, 0),
+        Style.WARN: (curses.COLOR_YELLOW, 0),
+        Style.BAD: (curses.COLOR_RED, curses.A_BOLD),
+        Style.DIM: (curses.COLOR_BLUE, 0),
+    }
+    attrs = dict(mono)
+    for number, (style, (fg, extra)) in enumerate(pairs.items(), 1):
+        try:
+            curses.init_pair(number, fg, -1)
+        except curses.error:
+            curses.init_pair(number, fg, curses.COLOR_BLACK)
+        attrs[style] = curses.color_pair(number) | extra
+    attrs[Style.RED] |= curses.A_BOLD
+    attrs[Style.BLACK] = curses.A_BOLD
+    return attrs
+
+
+@contextlib.contextmanager
+def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
+    """Take over the terminal with curses (cbreak: Ctrl-C still signals) and give it back.
+
+    Raises:
+        NertzError: standard input or output is not a terminal.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise NertzError("the table needs a terminal (standard input and output)")
+    locale.setlocale(locale.LC_ALL, "")
+    window = curses.initscr()
+    try:
+        curses.noecho()
+        curses.cbreak()
+        with contextlib.suppress(curses.error):
+            curses.curs_set(0)
+        with contextlib.suppress(AttributeError, curses.error):
+            curses.set_escdelay(25)
+        yield CursesTerminal(window, colour=colour)
+    finally:
+        window.keypad(False)
+        curses.nocbreak()
+        curses.echo()
+        curses.endwin()
+
+
+def symbols_ok(args: argparse.Namespace) -> bool:
+    if args.ascii:
+        return False
+    locale.setlocale(locale.LC_ALL, "")
+    return "utf" in locale.getpreferredencoding(False).lower().replace("-", "")
+
+
+class TerminalFront:
+    """The table's front end on a :class:`Terminal` (:class:`~p2p_nertz.ui.controller.FrontEnd`):
+    renders each view to the terminal's size and paints it.
+
+    Args:
+        terminal: where to paint.
+        symbols: suit symbols (else letters).
+    """
+
+    def __init__(self, terminal: Terminal, *, symbols: bool = True) -> None:
+        self.terminal = terminal
+        self.symbols = symbols
+
+    def show(self, view: TableView) -> None:
+        width, height = self.terminal.size()
+        self.terminal.paint(render(view, width, height, symbols=self.symbols))

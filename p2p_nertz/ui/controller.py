@@ -1,0 +1,261 @@
+"""The table controller: what a person's table does, for any front end.
+
+Theory of operation
+-------------------
+A front end (the curses terminal of ``nertz play``, a browser next) reads a person's input
+and shows a :class:`~p2p_nertz.ui.view.TableView`; the :class:`TableController` sits between
+it and the player's node and holds everything else: the keyboard state (:mod:`p2p_nertz.ui.keys`),
+the announcements and the end-of-round board (:class:`~p2p_nertz.ui.tracker.Tracker`), the
+countdown between rounds, leaving, quitting and signals.
+
+It is sans-I/O, in the manner of the protocol core: no clock (the runner passes ``now``), no
+sockets, no event loop. Input goes in as a key (:meth:`TableController.press`), as an action a
+pointer built (:meth:`TableController.act`: a drag from a pile to the lake is a
+:class:`~p2p_nertz.ui.keys.PlayMove`), as a notice of the node, as a signal, or as the
+passing of time (:meth:`TableController.tick`); what the node must do comes out as
+:data:`Request` values, which the runner carries out and whose failures it hands back
+(:meth:`TableController.refused`, :meth:`TableController.abandon_refused`). The front end is
+told to show a new view by :meth:`TableController.draw`.
+
+A second front end needs no change here: it implements :class:`FrontEnd` and turns its input
+into keys or actions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.state import GameState
+from p2p_nertz.ui.keys import (
+    Abandon,
+    Action,
+    CloseBoard,
+    Context,
+    KeyState,
+    Leave,
+    PlayMove,
+    press,
+)
+from p2p_nertz.ui.tracker import Tracker
+from p2p_nertz.ui.view import TableView
+
+__all__ = [
+    "BETWEEN_ROUNDS",
+    "FrontEnd",
+    "Quit",
+    "ReleaseReady",
+    "Request",
+    "TableController",
+]
+
+BETWEEN_ROUNDS = 30.0
+"""Seconds the end-of-round board stays up before the next round starts by itself (Enter
+starts it sooner). The next round's ``ready`` waits meanwhile, well within the protocol's
+``phase_timeout`` (60 s), and the bots wait for every player's ``ready``."""
+
+_NOT_TABLE_KEYS = frozenset({"RESIZE", "UP", "DOWN", "LEFT", "RIGHT", "\t"})
+CTRL_C = "CTRL-C"
+"""The key name a front end gives Ctrl-C when it reads it as a key (it leaves cleanly)."""
+
+
+class FrontEnd(Protocol):
+    """What the controller needs of a front end: where to show the table."""
+
+    def show(self, view: TableView) -> None:
+        """Show ``view`` (a terminal renders and paints it; a browser sends it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseReady:
+    """Let the node sign its ``ready`` of round ``number`` (the board was closed, or its
+    countdown ended: docs/pace.md, between rounds)."""
+
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
+class Quit:
+    """Stop now: the game is over (or left) and the person is done with the table."""
+
+
+Request = PlayMove | Abandon | Leave | ReleaseReady | Quit
+"""What the runner must do on the node for the controller (leaving: sign a ``leave`` and let
+the node finish; quitting: stop the table)."""
+
+
+class TableController:
+    """One person's table over one node (see the module docstring).
+
+    Args:
+        names: each seat's name.
+        seat: the person's seat.
+        front: where to show the table.
+        symbols: suit symbols (else letters).
+        hint: a first announcement (how to change the bots' speed, say).
+        between_rounds: seconds the end-of-round board stays up (:data:`BETWEEN_ROUNDS`).
+
+    Attributes:
+        tracker: the announcements, links and board.
+        keys: the keyboard's state.
+        stopped: the node's run has returned (the game is over, or we left).
+        left: the person left the game (a key, or a signal).
+        signal: the signal that made it leave, if one did.
+    """
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        seat: int,
+        front: FrontEnd,
+        *,
+        symbols: bool = True,
+        hint: str | None = None,
+        between_rounds: float = BETWEEN_ROUNDS,
+    ) -> None:
+        self.tracker = Tracker(names, seat, symbols)
+        self.seat = seat
+        self.front = front
+        self.symbols = symbols
+        self.between_rounds = between_rounds
+        self.keys = KeyState()
+        self.stopped = False
+        self.left = False
+        self.signal: int | None = None
+        self._released = 1  # the last round whose ready the node may sign
+        self._countdown_end: float | None = None  # while a board is up: when the next starts
+        self._board_round: int | None = None  # the round whose board holds the next ready
+        if hint is not None:
+            self.tracker.say(hint)
+
+    # -- input ---------------------------------------------------------------------------------
+    def notice(self, effect: Effect, final: GameState, now: float) -> None:
+        """A notice effect of the node (its listener), with the final fold it came from."""
+        self.tracker.notice(effect, final, now)
+
+    def press(self, key: str, peer: Peer | None, now: float) -> list[Request]:
+        """A key the person pressed (names as :mod:`p2p_nertz.ui.keys` wants; ``CTRL-C``);
+        ``peer``: the node's peer (``None`` before it started)."""
+        if key in _NOT_TABLE_KEYS:
+            return []
+        if key == CTRL_C:
+            return self._leave()
+        if self.stopped and key.lower() == "q":
+            return [Quit()]
+        if peer is None:
+            return []
+        self.keys, actions = press(self.keys, key, self._context(peer, now))
+        return self._actions(actions)
+
+    def act(self, action: Action, peer: Peer | None) -> list[Request]:
+        """An action a pointer built (a card dragged to the lake, a click on "leave")."""
+        if peer is None and not isinstance(action, Leave):
+            return []
+        return self._actions([action])
+
+    def signal_received(self, signum: int) -> list[Request]:
+        """SIGINT or SIGTERM: leave cleanly; a second one (or one after the game) stops."""
+        if self.signal is not None or self.stopped:
+            return [Quit()]
+        self.signal = signum
+        return self._leave()
+
+    def node_stopped(self) -> list[Request]:
+        """The node's run returned: the table stays up to be read, unless the person was
+        leaving (then it is done)."""
+        self.stopped = True
+        return [Quit()] if self.left else []
+
+    def refused(self, why: str) -> None:
+        """The node refused a move: the status line says why."""
+        self.keys = KeyState(status=f"illegal: {_brief(why)}")
+
+    def abandon_refused(self, why: str) -> None:
+        """The core refused an abandon (the other has not been silent long enough, say)."""
+        self.keys = KeyState(status=f"cannot abandon: {why}")
+
+    def abandoned(self) -> None:
+        """The node took the abandon."""
+        self.keys = replace(self.keys, status="you abandoned the game")
+
+    def tick(self, now: float) -> list[Request]:
+        """Time passed: between rounds, the next round's ready is released once the board
+        is closed or its countdown ended (then the board closes by itself)."""
+        board = self.tracker.board
+        if self.stopped:
+            return []
+        if board is not None and board.result is None and board.round >= self._released:
+            if self._board_round != board.round or self._countdown_end is None:
+                self._board_round, self._countdown_end = board.round, now + self.between_rounds
+            if now < self._countdown_end:
+                return []
+            self.tracker.close_board()
+        elif self._board_round is None:
+            return []
+        self._released = self._board_round + 1
+        self._board_round = self._countdown_end = None
+        return [ReleaseReady(self._released)]
+
+    # -- output --------------------------------------------------------------------------------
+    def view(self, peer: Peer, now: float) -> TableView:
+        """The table as it is now."""
+        silent, needed = _silence(peer, now)
+        view = self.tracker.view(peer, self.keys, final=self.stopped, silent=silent, needed=needed)
+        board = view.board
+        if self._countdown_end is not None and board is not None and board.result is None:
+            view = replace(view, countdown=math.ceil(max(0.0, self._countdown_end - now)))
+        return view
+
+    def draw(self, peer: Peer | None, now: float) -> None:
+        """Show the table on the front end (nothing before the node started)."""
+        if peer is not None:
+            self.front.show(self.view(peer, now))
+
+    # -- inside --------------------------------------------------------------------------------
+    def _context(self, peer: Peer, now: float) -> Context:
+        return Context(
+            peer.view,
+            self.seat,
+            frozenset(peer.frozen_piles()),
+            board=self.tracker.board is not None,
+            symbols=self.symbols,
+            abandon=self.tracker.may_abandon(peer, *_silence(peer, now)),
+            alone=self.tracker.alone(peer),
+        )
+
+    def _actions(self, actions: Iterable[Action]) -> list[Request]:
+        requests: list[Request] = []
+        for action in actions:
+            if isinstance(action, CloseBoard):
+                self.tracker.close_board()
+            elif isinstance(action, Leave):
+                if self.stopped:
+                    return [*requests, Quit()]
+                requests += self._leave()
+            else:
+                requests.append(action)
+        return requests
+
+    def _leave(self) -> list[Request]:
+        self.left = True
+        self.tracker.say("leaving the game: waiting for the others to hold our leave…")
+        return [Leave()]
+
+
+def _silence(peer: Peer, now: float) -> tuple[float, float]:
+    """How long the others have been silent, and how long the core wants before it takes an
+    abandon. (With one other member left this is that member's silence, unless a dropped one
+    is still heard: then the table says to wait a little too long.) A member that talks while
+    finality waits for it counts as gone too (past ``phase_timeout``): then as silent as the
+    core's wait, so that the key is on offer."""
+    silent, needed = peer.silent_for(now), peer.config.drop_after
+    gone = peer.gone_for(now)
+    return (silent if gone is None else max(silent, needed + gone)), needed
+
+
+def _brief(message: str) -> str:
+    """An engine message without the tableau dump some of them end with."""
+    return message.split(" in N: ", maxsplit=1)[0]

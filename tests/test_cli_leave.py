@@ -1,0 +1,64 @@
+"""Leaving a table with bots (issue 15): ``q`` returns at once and the bots go with it.
+
+Real processes in a pseudo-terminal (tests/test_cli_play.py's ``Tty``): ``nertz host --bots``
+with the person at the terminal table, and ``nertz play --bots``. Every wait is for screen
+content or the process's end, bounded by a deadline; none is a sleep.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli_play import Tty, bot_processes
+from tests.test_cli_play_lobby import keygen
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+# Generous for a loaded machine, yet well under the 30 s a bot was given to finish by itself
+# (per bot) after the person had left, which is the hang this guards against.
+_EXIT = 20.0
+
+
+def _bot_children(pid: int) -> list[int]:
+    """The ``nertz bot`` / ``nertz node`` processes whose parent is ``pid``."""
+    return bot_processes(pid, (b"bot", b"node"))
+
+
+def _quit(tty: Tty) -> int:
+    """Press ``q`` (and ``y`` when asked); the exit status, within :data:`_EXIT` seconds."""
+    tty.send("q")
+    tty.wait("leave the game?")
+    tty.send("y")
+    return tty.finish(_EXIT)
+
+
+@pytest.mark.parametrize(
+    ("argv", "bots"),
+    [
+        (["host", "--name", "Ann", "--players", "2", "--bots", "1", "--bot-speed", "1",
+          "--rounds", "3"], 1),
+        (["play", "--bots", "2", "--speed", "1", "--seed", "3", "--rounds", "3"], 2),
+    ],
+    ids=["host", "play"],
+)  # fmt: skip
+def test_q_at_a_table_with_bots_returns_at_once_and_stops_the_bots(
+    tmp_path: Path, argv: list[str], bots: int
+) -> None:
+    if argv[0] == "host":  # (a hosted table: the person at the terminal, with a key)
+        keygen(tmp_path / "ann.key")
+        argv = [*argv, "--key", str(tmp_path / "ann.key"), "--log-dir", str(tmp_path / "logs")]
+    else:
+        argv = [*argv, "--dir", str(tmp_path / "game")]
+    tty = Tty(argv)
+    try:
+        tty.wait("is dealt — go!", timeout=60)
+        pid = tty.child.pid
+        assert len(_bot_children(pid)) == bots  # the bots play on
+        assert _quit(tty) == 0
+        assert b"you left the game" in tty.raw and b"Traceback" not in tty.raw
+        assert _bot_children(pid) == []
+    finally:
+        if tty.child.isalive():
+            tty.child.kill(9)
