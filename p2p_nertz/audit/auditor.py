@@ -115,6 +115,7 @@ from p2p_nertz.protocol.state import (
     MemberDropped,
     Notice,
     Phase,
+    RefusalCode,
     Refused,
     RoundEnded,
     RoundScored,
@@ -633,6 +634,35 @@ _REASONS = {
 }
 
 _REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
+
+# What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
+# code (never its words, which are for people and may change). A move or a claim refused for a
+# code not in _PLAY_FINDINGS broke a rule of play; any other event refused for a code not in
+# _FINDINGS is out of place (out of its phase, a repeat, a wrong round).
+_FINDINGS: dict[RefusalCode, ViolationKind] = {
+    RefusalCode.NONCE_MISMATCH: ViolationKind.REVEAL_MISMATCH,
+    RefusalCode.SECRET_MISMATCH: ViolationKind.REVEAL_MISMATCH,
+    RefusalCode.RESULT_MISMATCH: ViolationKind.RESULT_MISMATCH,
+}
+_PLAY_FINDINGS: dict[RefusalCode, ViolationKind] = {
+    # Out of place, not against the rules of play: a late or early move.
+    RefusalCode.WRONG_ROUND: ViolationKind.REFUSED,
+    RefusalCode.BEFORE_DEAL: ViolationKind.REFUSED,
+    RefusalCode.CARD_NOT_THERE: ViolationKind.UNAVAILABLE_CARD,
+    # A card shown that the seat's public tableau says cannot be there.
+    RefusalCode.REVEAL_COUNT: ViolationKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_REPEATED: ViolationKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_WRONG: ViolationKind.DECK_MISMATCH,
+}
+# The fold's replay of a seat's round against its deck (seq 0, when the last secret is in).
+_REPLAY_CODES = frozenset(
+    {
+        RefusalCode.DECK_DEAL,
+        RefusalCode.DECK_REVEAL,
+        RefusalCode.DECK_CLAIM,
+        RefusalCode.DECK_ILLEGAL,
+    }
+)
 
 
 class _Pass:
@@ -1382,7 +1412,8 @@ class _Pass:
     ) -> None:
         violation = notice.violation
         reason = violation.reason
-        if violation.seq == 0:
+        code = violation.code
+        if code in _REPLAY_CODES:
             # The replay of a seat's round against its deck, when the last secret came in.
             culprit = self.secret_events.get((rs.number, violation.seat))
             where = self.about(culprit) if culprit is not None else self.who(violation.seat)
@@ -1391,11 +1422,13 @@ class _Pass:
             self.add(Violation(ViolationKind.DECK_MISMATCH, reason, **where))
             return
         body = event.body
-        kind = ViolationKind.REFUSED
+        if event.kind is Kind.MOVE or event.kind is Kind.CLAIM:
+            kind = _PLAY_FINDINGS.get(code, ViolationKind.ILLEGAL_MOVE)
+        else:
+            kind = _FINDINGS.get(code, ViolationKind.REFUSED)
         expected: str | None = None
         found: str | None = None
-        if event.kind is Kind.REVEAL and "match" in reason:
-            kind = ViolationKind.REVEAL_MISMATCH
+        if kind is ViolationKind.REVEAL_MISMATCH:
             assert isinstance(body, Reveal)
             commit = rs.commits.get(event.seat)
             if body.what is RevealWhat.NONCE:
@@ -1407,8 +1440,7 @@ class _Pass:
             expected = f"H = {expected}" if expected else "a commit"
             found = f"H = {found}"
             self.causes.setdefault((body.round, event.seat), []).append("reveal_mismatch")
-        elif event.kind is Kind.RESULT and "disagrees" in reason:
-            kind = ViolationKind.RESULT_MISMATCH
+        elif kind is ViolationKind.RESULT_MISMATCH:
             assert isinstance(body, Result)
             if rs.expected is not None:
                 expected = str([p.total for p in rs.expected.players])
@@ -1417,19 +1449,14 @@ class _Pass:
             found = str(list(body.scores))
             if rs.digest is not None and body.digest != rs.digest:
                 found += f" digest {body.digest.hex()[:16]}"
-        elif isinstance(body, Play) and event.kind in (Kind.MOVE, Kind.CLAIM):
-            if _OUT_OF_PLACE.search(reason):
-                kind = ViolationKind.REFUSED
-            elif event.kind is Kind.CLAIM and "claims" in reason:
-                kind = ViolationKind.UNAVAILABLE_CARD
-                top = _top(before, body.move.source)
-                expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
-                found = str(body.card)
-            elif "reveals" in reason or "turns up" in reason:
-                kind = ViolationKind.DECK_MISMATCH
-            else:
-                kind = ViolationKind.ILLEGAL_MOVE
-                found = str(body.move)
+        elif kind is ViolationKind.UNAVAILABLE_CARD:
+            assert isinstance(body, Play)
+            top = _top(before, body.move.source)
+            expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
+            found = str(body.card)
+        elif kind is ViolationKind.ILLEGAL_MOVE:
+            assert isinstance(body, Play)
+            found = str(body.move)
         self.add(Violation(kind, reason, expected=expected, found=found, **self.about(event)))
 
     def _replay(self, rs: RoundState) -> None:
@@ -1967,9 +1994,6 @@ def _first_only(a: _View, b: _View) -> _Part | None:
                     best = part
                 break
     return best
-
-
-_OUT_OF_PLACE = re.compile(r"is not being played|before the seat's deal|round is over")
 
 
 def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:
