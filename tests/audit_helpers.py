@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from p2p_nertz.audit import AuditReport, LogSource, ViolationKind, audit
+from p2p_nertz.audit import AuditReport, FindingKind, LogSource, audit
 from p2p_nertz.audit.simlogs import log_file, log_records
 from p2p_nertz.logfile import Record, RecordKind
 from p2p_nertz.protocol.bodies import (
@@ -145,7 +145,7 @@ def rewrite(
     return next(iter(new.values()))
 
 
-def kinds(report: AuditReport) -> set[ViolationKind]:
+def kinds(report: AuditReport) -> set[FindingKind]:
     """The kinds of violation in a report."""
     return {v.kind for v in report.violations}
 

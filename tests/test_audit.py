@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from p2p_nertz.audit import LogSource, Violation, ViolationKind, audit
+from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
@@ -28,8 +28,8 @@ def _sources(files: list[bytes]) -> list[LogSource]:
 
 
 def test_audit_violation_text_and_json_name_the_event() -> None:
-    v = Violation(
-        ViolationKind.UNAVAILABLE_CARD,
+    v = Finding(
+        FindingKind.UNAVAILABLE_CARD,
         "claims 6S from W",
         author="alice",
         seq=12,
@@ -136,7 +136,7 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
     assert dict(report.dropped) == observe(result).dropped
     assert report.totals == observe(result).game.totals
     # The dead peer's log stops early: said, not held against anyone.
-    assert {v.kind for v in report.violations} == {ViolationKind.LOG_ENDS_EARLY}
+    assert {v.kind for v in report.violations} == {FindingKind.LOG_ENDS_EARLY}
     assert {v.log for v in report.violations} == {"p2.log"}
 
 
@@ -149,7 +149,7 @@ def test_audit_simulated_equivocator_is_named() -> None:
     )
     result = Simulation(config).run()
     report = audit(_sources(log_files(result)))
-    forks = [v for v in report.violations if v.kind is ViolationKind.EQUIVOCATION]
+    forks = [v for v in report.violations if v.kind is FindingKind.EQUIVOCATION]
     assert forks and {v.seat for v in forks} == {1}
     assert report.exit_status == 1
     assert dict(report.dropped).keys() == {1}

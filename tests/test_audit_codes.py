@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from p2p_nertz.audit import Violation as Finding
-from p2p_nertz.audit import ViolationKind as FindingKind
+from p2p_nertz.audit import Finding, FindingKind
 from p2p_nertz.protocol import state
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Event, GameState, Notice, Refused, Violation

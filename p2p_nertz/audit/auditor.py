@@ -26,7 +26,7 @@ Every event goes through four layers, each adding the checks the one below canno
    deal (reveals against commits, ``R``, every deck dealt from its secret), every move and claim
    against the tableaux, the lake (earliest claim wins, true ties kept), the Nerts calls and
    ``T*``, and every signed result against the recomputed scores. The audit turns each event the
-   fold refuses into a :class:`~p2p_nertz.audit.findings.Violation` of a precise kind, names
+   fold refuses into a :class:`~p2p_nertz.audit.findings.Finding` of a precise kind, names
    false Nerts calls (which the rules penalise rather than refuse), and replays every finished
    round with every revealed deck (:func:`~p2p_nertz.sim.invariants.replay_round`): each move
    legal with the real cards, each card conserved.
@@ -68,7 +68,7 @@ from typing import Any, Protocol
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
+from p2p_nertz.audit.findings import Finding, FindingKind, Severity
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
     LogHeader,
@@ -274,7 +274,7 @@ class AuditReport:
 
     spec: GameSpec | None
     logs: tuple[LogInfo, ...]
-    violations: tuple[Violation, ...]
+    violations: tuple[Finding, ...]
     rounds: tuple[RoundReport, ...] = ()
     events: int = 0
     finished: bool = False
@@ -285,14 +285,14 @@ class AuditReport:
     stopped: bool = False
 
     @property
-    def errors(self) -> tuple[Violation, ...]:
+    def errors(self) -> tuple[Finding, ...]:
         """The findings that make the game invalid."""
         return tuple(v for v in self.violations if v.severity is Severity.ERROR)
 
     @property
     def unreadable(self) -> bool:
         """Whether some input could not be read at all (or no game spec was found)."""
-        return self.spec is None or any(v.kind is ViolationKind.UNREADABLE for v in self.violations)
+        return self.spec is None or any(v.kind is FindingKind.UNREADABLE for v in self.violations)
 
     @property
     def valid(self) -> bool:
@@ -361,7 +361,7 @@ class FoldStep:
     event: Event
     notices: tuple[Notice, ...]
     state: GameState
-    violations: tuple[Violation, ...]
+    violations: tuple[Finding, ...]
 
 
 def audit(
@@ -471,15 +471,15 @@ def _find_spec(
     given: GameSpec | None,
     candidates: Sequence[GameSpec],
     opened: dict[int, _Opened],
-) -> tuple[GameSpec | None, list[Violation]]:
+) -> tuple[GameSpec | None, list[Finding]]:
     """The game spec: the one given, a ``spec`` note at the start of a log, or a candidate.
 
     Each log whose first record it read is left open in ``opened`` (by its index), with that
     record, for the first pass to read on: opening a log again would decode its first chunk
     again, a fifth of a small log.
     """
-    problems: list[Violation] = []
-    headless: list[Violation] = []  # why a log has no header: the pass says it, if one runs
+    problems: list[Finding] = []
+    headless: list[Finding] = []  # why a log has no header: the pass says it, if one runs
     game_ids: list[bytes] = []
     notes: list[tuple[str, bytes]] = []
     for index, source in enumerate(sources):
@@ -496,8 +496,8 @@ def _find_spec(
                 fatal = stream.summary().fatal
                 if fatal is not None:
                     headless.append(
-                        Violation(
-                            ViolationKind.UNREADABLE,
+                        Finding(
+                            FindingKind.UNREADABLE,
                             f"not a readable log: {fatal.kind.value}: {fatal.detail}",
                             log=source.name,
                             offset=fatal.offset,
@@ -522,8 +522,8 @@ def _find_spec(
             spec = GameSpec.from_wire(data)
         except InvalidRulesError as exc:
             problems.append(
-                Violation(
-                    ViolationKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
+                Finding(
+                    FindingKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
                 )
             )
             continue
@@ -534,8 +534,8 @@ def _find_spec(
             return spec, problems
     if game_ids:
         problems.append(
-            Violation(
-                ViolationKind.UNREADABLE,
+            Finding(
+                FindingKind.UNREADABLE,
                 "no game spec: the logs carry none (no 'spec' note); pass the spec file "
                 "(nertz demo writes game.spec next to the logs)",
             )
@@ -547,10 +547,8 @@ _Opened = tuple[RecordStream, Record]
 """A log opened by :func:`_find_spec` and the first record read from it."""
 
 
-def _unreadable(name: str, exc: OSError) -> Violation:
-    return Violation(
-        ViolationKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name
-    )
+def _unreadable(name: str, exc: OSError) -> Finding:
+    return Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name)
 
 
 # -- one pass over the logs ---------------------------------------------------------------------
@@ -622,15 +620,15 @@ class _Log:
 
 
 _REASONS = {
-    RejectReason.OVERSIZE: ViolationKind.MALFORMED,
-    RejectReason.MALFORMED: ViolationKind.MALFORMED,
-    RejectReason.NON_CANONICAL: ViolationKind.MALFORMED,
-    RejectReason.UNKNOWN_KIND: ViolationKind.MALFORMED,
-    RejectReason.BAD_VERSION: ViolationKind.BAD_VERSION,
-    RejectReason.WRONG_GAME: ViolationKind.WRONG_GAME,
-    RejectReason.UNKNOWN_AUTHOR: ViolationKind.UNKNOWN_AUTHOR,
-    RejectReason.BAD_SIGNATURE: ViolationKind.BAD_SIGNATURE,
-    RejectReason.BAD_BODY: ViolationKind.BAD_BODY,
+    RejectReason.OVERSIZE: FindingKind.MALFORMED,
+    RejectReason.MALFORMED: FindingKind.MALFORMED,
+    RejectReason.NON_CANONICAL: FindingKind.MALFORMED,
+    RejectReason.UNKNOWN_KIND: FindingKind.MALFORMED,
+    RejectReason.BAD_VERSION: FindingKind.BAD_VERSION,
+    RejectReason.WRONG_GAME: FindingKind.WRONG_GAME,
+    RejectReason.UNKNOWN_AUTHOR: FindingKind.UNKNOWN_AUTHOR,
+    RejectReason.BAD_SIGNATURE: FindingKind.BAD_SIGNATURE,
+    RejectReason.BAD_BODY: FindingKind.BAD_BODY,
 }
 
 _REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
@@ -639,20 +637,20 @@ _REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
 # code (never its words, which are for people and may change). A move or a claim refused for a
 # code not in _PLAY_FINDINGS broke a rule of play; any other event refused for a code not in
 # _FINDINGS is out of place (out of its phase, a repeat, a wrong round).
-_FINDINGS: dict[RefusalCode, ViolationKind] = {
-    RefusalCode.NONCE_MISMATCH: ViolationKind.REVEAL_MISMATCH,
-    RefusalCode.SECRET_MISMATCH: ViolationKind.REVEAL_MISMATCH,
-    RefusalCode.RESULT_MISMATCH: ViolationKind.RESULT_MISMATCH,
+_FINDINGS: dict[RefusalCode, FindingKind] = {
+    RefusalCode.NONCE_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.SECRET_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.RESULT_MISMATCH: FindingKind.RESULT_MISMATCH,
 }
-_PLAY_FINDINGS: dict[RefusalCode, ViolationKind] = {
+_PLAY_FINDINGS: dict[RefusalCode, FindingKind] = {
     # Out of place, not against the rules of play: a late or early move.
-    RefusalCode.WRONG_ROUND: ViolationKind.REFUSED,
-    RefusalCode.BEFORE_DEAL: ViolationKind.REFUSED,
-    RefusalCode.CARD_NOT_THERE: ViolationKind.UNAVAILABLE_CARD,
+    RefusalCode.WRONG_ROUND: FindingKind.REFUSED,
+    RefusalCode.BEFORE_DEAL: FindingKind.REFUSED,
+    RefusalCode.CARD_NOT_THERE: FindingKind.UNAVAILABLE_CARD,
     # A card shown that the seat's public tableau says cannot be there.
-    RefusalCode.REVEAL_COUNT: ViolationKind.DECK_MISMATCH,
-    RefusalCode.REVEAL_REPEATED: ViolationKind.DECK_MISMATCH,
-    RefusalCode.REVEAL_WRONG: ViolationKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_COUNT: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_REPEATED: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_WRONG: FindingKind.DECK_MISMATCH,
 }
 # The fold's replay of a seat's round against its deck (seq 0, when the last secret is in).
 _REPLAY_CODES = frozenset(
@@ -694,7 +692,7 @@ class _Pass:
         self.state.vote_caps = dict(self.caps)
         self.feeds = [_Feed() for _ in range(self.seats)]
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
-        self.violations: list[Violation] = []
+        self.violations: list[Finding] = []
         self.stopped = False
         self.heap: list[tuple[int, int, int, Event]] = []
         self.folded_key = (-1, -1, -1)
@@ -718,7 +716,7 @@ class _Pass:
         self.round_events: dict[int, int] = {}
         self.replayed: set[int] = set()
         self.secret_events: dict[tuple[int, int], Event] = {}
-        self.step_violations: list[Violation] = []
+        self.step_violations: list[Finding] = []
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
         # Evidence (docs/audit.md, "Evidence"): what the logs prove, and what needs proof.
         self.proof_notes: dict[bytes, None] = {}  # the data of every proof note read
@@ -739,7 +737,7 @@ class _Pass:
         self.decisive: list[Event] = []
 
     # -- reporting -------------------------------------------------------------------------
-    def add(self, violation: Violation) -> None:
+    def add(self, violation: Finding) -> None:
         self.violations.append(violation)
         self.step_violations.append(violation)
         if self.strict and violation.severity is Severity.ERROR:
@@ -850,8 +848,8 @@ class _Pass:
         log.header = header
         if header.game_id != self.game_id:
             self.add(
-                Violation(
-                    ViolationKind.WRONG_LOG,
+                Finding(
+                    FindingKind.WRONG_LOG,
                     "the log belongs to another game",
                     log=log.name,
                     expected=self.game_id.hex()[:16],
@@ -863,8 +861,8 @@ class _Pass:
         seat = self.roster.get(header.peer_id)  # type: ignore[call-overload]
         if seat is None:
             self.add(
-                Violation(
-                    ViolationKind.WRONG_LOG,
+                Finding(
+                    FindingKind.WRONG_LOG,
                     "the log was written by a peer outside the roster",
                     log=log.name,
                     fingerprint=fingerprint(header.peer_id),
@@ -894,16 +892,14 @@ class _Pass:
         try:
             summary = log.stream.summary()
         except (OSError, NertzError) as exc:
-            self.add(
-                Violation(ViolationKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name)
-            )
+            self.add(Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name))
             return
         fatal = summary.fatal
         if fatal is not None:
             log.readable = False
             self.add(
-                Violation(
-                    ViolationKind.UNREADABLE,
+                Finding(
+                    FindingKind.UNREADABLE,
                     f"not a readable log: {fatal.kind.value}: {fatal.detail}",
                     log=log.name,
                     offset=fatal.offset,
@@ -913,8 +909,8 @@ class _Pass:
         for problem in summary.problems:
             if not problem.fatal:
                 self.add(
-                    Violation(
-                        ViolationKind.LOG_DAMAGE,
+                    Finding(
+                        FindingKind.LOG_DAMAGE,
                         f"{problem.kind.value}: {problem.detail}",
                         log=log.name,
                         offset=problem.offset,
@@ -922,8 +918,8 @@ class _Pass:
                 )
         if summary.tail is TailState.TORN:
             self.add(
-                Violation(
-                    ViolationKind.TRUNCATED,
+                Finding(
+                    FindingKind.TRUNCATED,
                     f"the log ends inside a frame: {summary.size - summary.good_end} bytes "
                     "after the last whole record (the file was cut, or its writer died and "
                     "never restarted)",
@@ -951,8 +947,8 @@ class _Pass:
             except InvalidMessageError as exc:
                 where = _peek(data)
                 self.add(
-                    Violation(
-                        _REASONS.get(exc.reason, ViolationKind.MALFORMED),
+                    Finding(
+                        _REASONS.get(exc.reason, FindingKind.MALFORMED),
                         f"{'an event' if is_event else 'a beat'} refused: {exc}",
                         log=log.name,
                         record=log.count,
@@ -969,8 +965,8 @@ class _Pass:
         message, message_is_event, seat = known
         if message_is_event != is_event:
             self.add(
-                Violation(
-                    ViolationKind.MISFILED,
+                Finding(
+                    FindingKind.MISFILED,
                     f"a {message.kind.name.lower()} filed as a {kind.name.lower()} record",
                     log=log.name,
                     record=log.count,
@@ -980,8 +976,8 @@ class _Pass:
             return
         if kind is _SENT and seat != log.owner:
             self.add(
-                Violation(
-                    ViolationKind.MISFILED,
+                Finding(
+                    FindingKind.MISFILED,
                     "an event by another member filed as one this log's peer sent",
                     log=log.name,
                     record=log.count,
@@ -1006,8 +1002,8 @@ class _Pass:
         except ValueError as exc:
             self._once(
                 ("body", message.id),
-                Violation(
-                    ViolationKind.BAD_BODY,
+                Finding(
+                    FindingKind.BAD_BODY,
                     f"the signed body does not follow its schema: {exc}",
                     log=log.name,
                     record=log.count,
@@ -1028,8 +1024,8 @@ class _Pass:
             proof = check_proof(data, game_id=self.game_id, roster=self.roster, seats=self.seats)
         except InvalidProofError as exc:
             self.add(
-                Violation(
-                    ViolationKind.BAD_PROOF,
+                Finding(
+                    FindingKind.BAD_PROOF,
                     f"a proof note that proves nothing: {exc}",
                     log=log.name,
                     record=log.count,
@@ -1040,7 +1036,7 @@ class _Pass:
             return
         self.proofs.append((proof, log.name, log.count))
 
-    def _once(self, key: tuple[Any, ...], violation: Violation) -> None:
+    def _once(self, key: tuple[Any, ...], violation: Finding) -> None:
         if key not in self.reported:
             self.reported.add(key)
             self.add(violation)
@@ -1058,8 +1054,8 @@ class _Pass:
                 if hole[0] <= seq <= hole[1]:
                     self._once(
                         ("reordered", log.index, seat, seq),
-                        Violation(
-                            ViolationKind.REORDERED,
+                        Finding(
+                            FindingKind.REORDERED,
                             f"the log holds this event after the author's event {nxt - 1}: "
                             "a peer logs each feed in order",
                             log=log.name,
@@ -1137,8 +1133,8 @@ class _Pass:
         self.lies.append((seat, seq - 1, seq))
         self._once(
             ("beat", seat, seq),
-            Violation(
-                ViolationKind.CLOCK_BELOW_ACK,
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
                 f"timed {lamport}, at or below the clock {announced} its author announced "
                 f"before it (a beat with head {seq - 1})",
                 seq=seq,
@@ -1193,8 +1189,8 @@ class _Pass:
             self.unseen_forks.add((seat, message.seq))
         self._once(
             ("fork", seat, message.seq, message.id),
-            Violation(
-                ViolationKind.EQUIVOCATION,
+            Finding(
+                FindingKind.EQUIVOCATION,
                 f"two different signed events with seq {message.seq}: the author forked its feed",
                 log=log.name,
                 record=log.count,
@@ -1212,8 +1208,8 @@ class _Pass:
         in_order = True
         if message.prev != feed.last_id:
             self.add(
-                Violation(
-                    ViolationKind.BROKEN_CHAIN,
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
                     f"prev does not name the author's event {seq - 1}",
                     expected=(feed.last_id or b"").hex()[:16] or "nil",
                     found=(message.prev or b"").hex()[:16] or "nil",
@@ -1223,8 +1219,8 @@ class _Pass:
         frontier = body.frontier
         if frontier[seat] != seq - 1:
             self.add(
-                Violation(
-                    ViolationKind.BROKEN_CHAIN,
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
                     "its frontier does not hold the author's own previous event",
                     expected=str(seq - 1),
                     found=str(frontier[seat]),
@@ -1234,8 +1230,8 @@ class _Pass:
         if lamport <= feed.last_lamport:
             in_order = False
             self.add(
-                Violation(
-                    ViolationKind.LAMPORT_ORDER,
+                Finding(
+                    FindingKind.LAMPORT_ORDER,
                     "the author's clock does not increase along its feed",
                     expected=f"lamport > {feed.last_lamport}",
                     found=str(lamport),
@@ -1288,8 +1284,8 @@ class _Pass:
         where.setdefault("lamport", event.lamport)
         where.setdefault("event", event.kind.name.lower())
         self.add(
-            Violation(
-                ViolationKind.CLOCK_BELOW_ACK,
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
                 f"timed at or below {self.spec.members[q].name}'s event {f} (lamport {lamport}), "
                 "which its frontier acknowledges",
                 expected=f"lamport > {lamport}",
@@ -1344,8 +1340,8 @@ class _Pass:
             notices = state.apply(event)
         except Exception as exc:  # a bug of the fold must not hide the rest of the audit
             self.add(
-                Violation(
-                    ViolationKind.REFUSED,
+                Finding(
+                    FindingKind.REFUSED,
                     f"the rules fold failed on this event ({type(exc).__name__}: {exc})",
                     **self.about(event),
                 )
@@ -1363,8 +1359,8 @@ class _Pass:
             if after is not None and after.false_calls[event.seat] > before_calls:
                 left = len(before.nerts) if before is not None else 0
                 self.add(
-                    Violation(
-                        ViolationKind.FALSE_NERTS,
+                    Finding(
+                        FindingKind.FALSE_NERTS,
                         "a Nerts call with cards left in the caller's Nerts pile (penalised)",
                         expected="an empty Nerts pile",
                         found=f"{left} card(s) left",
@@ -1419,16 +1415,16 @@ class _Pass:
             where = self.about(culprit) if culprit is not None else self.who(violation.seat)
             where.setdefault("round", rs.number)
             self.causes.setdefault((rs.number, violation.seat), []).append("deck_mismatch")
-            self.add(Violation(ViolationKind.DECK_MISMATCH, reason, **where))
+            self.add(Finding(FindingKind.DECK_MISMATCH, reason, **where))
             return
         body = event.body
         if event.kind is Kind.MOVE or event.kind is Kind.CLAIM:
-            kind = _PLAY_FINDINGS.get(code, ViolationKind.ILLEGAL_MOVE)
+            kind = _PLAY_FINDINGS.get(code, FindingKind.ILLEGAL_MOVE)
         else:
-            kind = _FINDINGS.get(code, ViolationKind.REFUSED)
+            kind = _FINDINGS.get(code, FindingKind.REFUSED)
         expected: str | None = None
         found: str | None = None
-        if kind is ViolationKind.REVEAL_MISMATCH:
+        if kind is FindingKind.REVEAL_MISMATCH:
             assert isinstance(body, Reveal)
             commit = rs.commits.get(event.seat)
             if body.what is RevealWhat.NONCE:
@@ -1440,7 +1436,7 @@ class _Pass:
             expected = f"H = {expected}" if expected else "a commit"
             found = f"H = {found}"
             self.causes.setdefault((body.round, event.seat), []).append("reveal_mismatch")
-        elif kind is ViolationKind.RESULT_MISMATCH:
+        elif kind is FindingKind.RESULT_MISMATCH:
             assert isinstance(body, Result)
             if rs.expected is not None:
                 expected = str([p.total for p in rs.expected.players])
@@ -1449,15 +1445,15 @@ class _Pass:
             found = str(list(body.scores))
             if rs.digest is not None and body.digest != rs.digest:
                 found += f" digest {body.digest.hex()[:16]}"
-        elif kind is ViolationKind.UNAVAILABLE_CARD:
+        elif kind is FindingKind.UNAVAILABLE_CARD:
             assert isinstance(body, Play)
             top = _top(before, body.move.source)
             expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
             found = str(body.card)
-        elif kind is ViolationKind.ILLEGAL_MOVE:
+        elif kind is FindingKind.ILLEGAL_MOVE:
             assert isinstance(body, Play)
             found = str(body.move)
-        self.add(Violation(kind, reason, expected=expected, found=found, **self.about(event)))
+        self.add(Finding(kind, reason, expected=expected, found=found, **self.about(event)))
 
     def _replay(self, rs: RoundState) -> None:
         """Replay a finished round with every revealed deck (legality and conservation)."""
@@ -1467,7 +1463,7 @@ class _Pass:
         flagged = {
             v.seat
             for v in self.violations
-            if v.kind is ViolationKind.DECK_MISMATCH and v.round == rs.number
+            if v.kind is FindingKind.DECK_MISMATCH and v.round == rs.number
         }
         for problem in replay_round(self.state, rs):
             match = _REPLAY_SEAT.match(problem)
@@ -1481,7 +1477,7 @@ class _Pass:
                 else (self.who(seat) if seat is not None else {})
             )
             where.setdefault("round", rs.number)
-            self.add(Violation(ViolationKind.DECK_MISMATCH, problem, **where))
+            self.add(Finding(FindingKind.DECK_MISMATCH, problem, **where))
 
     # -- the end ---------------------------------------------------------------------------
     def _finish(self) -> None:
@@ -1492,8 +1488,8 @@ class _Pass:
             if feed.pending:
                 seqs = sorted(feed.pending)
                 self.add(
-                    Violation(
-                        ViolationKind.MISSING_EVENT,
+                    Finding(
+                        FindingKind.MISSING_EVENT,
                         f"no log holds event {feed.head + 1} of this feed, so its events "
                         f"{seqs[0]}-{seqs[-1]} cannot be verified or counted",
                         seq=feed.head + 1,
@@ -1503,8 +1499,8 @@ class _Pass:
             for f, waiting in sorted(feed.waiting.items()):
                 for w_seat, w_seq, w_lamport, w_kind, _ in waiting:
                     self.add(
-                        Violation(
-                            ViolationKind.MISSING_EVENT,
+                        Finding(
+                            FindingKind.MISSING_EVENT,
                             f"its frontier acknowledges {self.spec.members[seat].name}'s "
                             f"event {f}, which no log holds",
                             seq=w_seq,
@@ -1524,8 +1520,8 @@ class _Pass:
         if state.phase is not Phase.OVER:
             names = ", ".join(self.spec.members[s].name for s in sorted(state.waiting()))
             self.add(
-                Violation(
-                    ViolationKind.INCOMPLETE,
+                Finding(
+                    FindingKind.INCOMPLETE,
                     f"the game did not finish: round {state.round.number}, "
                     f"{state.phase.value} phase" + (f", waiting for {names}" if names else ""),
                     round=state.round.number or None,
@@ -1543,8 +1539,8 @@ class _Pass:
                     hi = min(last, head)
                     if lo <= hi:
                         self.add(
-                            Violation(
-                                ViolationKind.GAP,
+                            Finding(
+                                FindingKind.GAP,
                                 f"the log lacks {hi - lo + 1} event(s) of this feed that other "
                                 "logs hold",
                                 log=log.name,
@@ -1557,8 +1553,8 @@ class _Pass:
                 if held < head:
                     own = seat == log.owner
                     self.add(
-                        Violation(
-                            ViolationKind.GAP if own else ViolationKind.LOG_ENDS_EARLY,
+                        Finding(
+                            FindingKind.GAP if own else FindingKind.LOG_ENDS_EARLY,
                             (
                                 "the log lacks events its own peer signed (a peer logs each "
                                 "event before sending it)"
@@ -1574,8 +1570,8 @@ class _Pass:
         for (seat, index), ranges in sorted(self.singles.items()):
             for lo, hi in ranges:
                 self.add(
-                    Violation(
-                        ViolationKind.SINGLE_COPY,
+                    Finding(
+                        FindingKind.SINGLE_COPY,
                         f"{hi - lo + 1} event(s) only this log holds",
                         log=self.logs[index].name,
                         seq=lo,
@@ -1615,7 +1611,7 @@ class _Pass:
         names = [m.name for m in self.spec.members]
         # A proof note names its cheat even where the events read show nothing of it (a peer
         # logs one version of a forked event, and no beat).
-        shown = {(v.seat, v.seq) for v in self.violations if v.kind is ViolationKind.EQUIVOCATION}
+        shown = {(v.seat, v.seq) for v in self.violations if v.kind is FindingKind.EQUIVOCATION}
         for proof, log, record in self.proofs:
             seat = self.roster[proof.author]
             second = proof.second
@@ -1625,8 +1621,8 @@ class _Pass:
                 shown.add((seat, proof.seq))
                 self._once(
                     ("fork", seat, proof.seq, second.id),
-                    Violation(
-                        ViolationKind.EQUIVOCATION,
+                    Finding(
+                        FindingKind.EQUIVOCATION,
                         f"two different signed events with seq {proof.seq} (a proof note): "
                         "the author forked its feed",
                         log=log,
@@ -1640,8 +1636,8 @@ class _Pass:
                 beat = proof.first
                 self._once(
                     ("beat", seat, proof.seq),
-                    Violation(
-                        ViolationKind.CLOCK_BELOW_ACK,
+                    Finding(
+                        FindingKind.CLOCK_BELOW_ACK,
                         f"timed {second.lamport}, at or below the clock {beat.lamport} its "
                         f"author announced with head {proof.head} (a proof note)",
                         log=log,
@@ -1658,8 +1654,8 @@ class _Pass:
             if any(lo <= fork <= hi for lo, hi in proven.get(target, ())):
                 continue
             self.add(
-                Violation(
-                    ViolationKind.UNPROVEN_VOTE,
+                Finding(
+                    FindingKind.UNPROVEN_VOTE,
                     f"a vote to drop {names[target]} for cheating at its event {fork}, which "
                     "no log proves",
                     expected=f"proof of {names[target]}'s event {fork}: two signed versions, "
@@ -1678,8 +1674,8 @@ class _Pass:
             if not voters or target in state.left or target in proven:
                 continue
             self.add(
-                Violation(
-                    ViolationKind.UNPROVEN_DROP,
+                Finding(
+                    FindingKind.UNPROVEN_DROP,
                     f"dropped on proof of cheating by the votes of {', '.join(voters)}, and no "
                     "log holds proof of any cheating of it",
                     expected="two signed versions of one of its events, or a beat it "
@@ -1698,8 +1694,8 @@ class _Pass:
                 else "the logs hold no cause for it"
             )
             self.add(
-                Violation(
-                    ViolationKind.UNTRACED_FORFEIT,
+                Finding(
+                    FindingKind.UNTRACED_FORFEIT,
                     f"forfeits round {number}, and {why}",
                     expected="a reveal that does not match its commit, a lie in its replay, "
                     "a leave or a drop that stands",
@@ -1763,7 +1759,7 @@ class _Pass:
         if what is not None:
             where["round"] = what
         self.add(
-            Violation(
+            Finding(
                 kind,
                 f"{a.name} ({a.peer}) and {b.name} ({b.peer}) finished with different "
                 "results"
@@ -1776,7 +1772,7 @@ class _Pass:
             )
         )
 
-    def report(self, setup: list[Violation], passes: int) -> AuditReport:
+    def report(self, setup: list[Finding], passes: int) -> AuditReport:
         state = self.state
         rounds = []
         numbers = sorted(set(self.ended) | set(self.scored))
@@ -1832,10 +1828,10 @@ class _Pass:
 _DECIDING = (MemberDropped, RoundEnded, RoundScored, GameEnded)
 _DIFFERENT_COPIES = frozenset(
     {
-        ViolationKind.GAP,
-        ViolationKind.LOG_ENDS_EARLY,
-        ViolationKind.SINGLE_COPY,
-        ViolationKind.EQUIVOCATION,
+        FindingKind.GAP,
+        FindingKind.LOG_ENDS_EARLY,
+        FindingKind.SINGLE_COPY,
+        FindingKind.EQUIVOCATION,
     }
 )
 _KEY = operator.attrgetter("key")
@@ -1921,7 +1917,7 @@ def _result_text(result: GameResult, winner: Callable[[int], str]) -> str:
     return f"game totals {list(result.totals)}, won by {winners} ({result.termination.value})"
 
 
-def _split_kind(a: _View, b: _View, *, round_differs: bool) -> ViolationKind | None:
+def _split_kind(a: _View, b: _View, *, round_differs: bool) -> FindingKind | None:
     """How two logs that finished with different results are reported: the classification of a
     split, in one place.
 
@@ -1932,8 +1928,8 @@ def _split_kind(a: _View, b: _View, *, round_differs: bool) -> ViolationKind | N
     decides it (a notice). A round both scored differently is always an error.
     """
     if not round_differs and (a.provisional or b.provisional):
-        return ViolationKind.PROVISIONAL_SPLIT
-    return ViolationKind.SPLIT_RESULT
+        return FindingKind.PROVISIONAL_SPLIT
+    return FindingKind.SPLIT_RESULT
 
 
 @dataclass(frozen=True, slots=True)
