@@ -13,10 +13,10 @@ import pytest
 
 from cli.main import main
 from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
-from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe
+from p2p_nertz.sim.logfiles import log_files
 from tests.audit_helpers import played
 
 GOLDEN = Path(__file__).parent / "data" / "golden"

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, audit
-from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.bodies import RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
+from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Partition, SimResult
 from tests.audit_helpers import Game, Logs, events_of, played, rewrite
 

@@ -20,7 +20,6 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
-from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import PeerConfig, Send
@@ -40,6 +39,7 @@ from p2p_nertz.sim import (
     run,
 )
 from p2p_nertz.sim.invariants import outcomes
+from p2p_nertz.sim.logfiles import log_files
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 TWO_ROUNDS = Rules(target=None, rounds=2)

@@ -28,7 +28,7 @@ Every event goes through four layers, each adding the checks the one below canno
    ``T*``, and every signed result against the recomputed scores. The audit turns each event the
    fold refuses into a :class:`~p2p_nertz.audit.findings.Finding` of a precise kind, names
    false Nerts calls (which the rules penalise rather than refuse), and replays every finished
-   round with every revealed deck (:func:`~p2p_nertz.sim.invariants.replay_round`): each move
+   round with every revealed deck (:func:`~p2p_nertz.protocol.state.replay_round`): each move
    legal with the real cards, each card conserved.
 
 A member voted out (or gone) stops counting after its *cut*, which only the fold knows, and
@@ -60,7 +60,6 @@ import contextlib
 import heapq
 import itertools
 import operator
-import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -121,11 +120,11 @@ from p2p_nertz.protocol.state import (
     RoundScored,
     RoundState,
     nonce_hash,
+    replay_round,
     secret_hash,
     with_forks,
 )
 from p2p_nertz.rules import Card, GameResult, MoveKind, Pile, RoundStatus, Tableau
-from p2p_nertz.sim.invariants import replay_round
 
 __all__ = [
     "SPEC_NOTE",
@@ -631,8 +630,6 @@ _REASONS = {
     RejectReason.BAD_BODY: FindingKind.BAD_BODY,
 }
 
-_REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
-
 # What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
 # code (never its words, which are for people and may change). A move or a claim refused for a
 # code not in _PLAY_FINDINGS broke a rule of play; any other event refused for a code not in
@@ -748,7 +745,7 @@ class _Pass:
         return {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
 
     def about(self, event: Event) -> dict[str, Any]:
-        """The fields of a violation that name an event."""
+        """The fields of a finding that name an event."""
         body = event.body
         where = self.who(event.seat)
         where.update(
@@ -1465,19 +1462,14 @@ class _Pass:
             for v in self.violations
             if v.kind is FindingKind.DECK_MISMATCH and v.round == rs.number
         }
-        for problem in replay_round(self.state, rs):
-            match = _REPLAY_SEAT.match(problem)
-            seat = int(match.group(2)) if match else None
+        for problem in replay_round(self.state.rules, rs):
+            seat = problem.seat
             if seat in flagged:
                 continue  # the fold already named this seat's lie
-            culprit = self.secret_events.get((rs.number, seat)) if seat is not None else None
-            where: dict[str, Any] = (
-                self.about(culprit)
-                if culprit is not None
-                else (self.who(seat) if seat is not None else {})
-            )
+            culprit = self.secret_events.get((rs.number, seat))
+            where = self.about(culprit) if culprit is not None else self.who(seat)
             where.setdefault("round", rs.number)
-            self.add(Finding(FindingKind.DECK_MISMATCH, problem, **where))
+            self.add(Finding(FindingKind.DECK_MISMATCH, str(problem), **where))
 
     # -- the end ---------------------------------------------------------------------------
     def _finish(self) -> None:

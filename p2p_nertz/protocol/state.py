@@ -63,20 +63,21 @@ from p2p_nertz.rules import (
     Move,
     MoveKind,
     Outcome,
-    Pile,
-    PlayerScore,
     Resolution,
     RoundScore,
     RoundStatus,
+    Rules,
     Table,
     Tableau,
     Termination,
+    new_deck,
     shuffled_deck,
 )
 from p2p_nertz.rules.cards import HIDDEN
 from p2p_nertz.rules.lake import Claim
 
 __all__ = [
+    "DeckProblem",
     "Event",
     "GameState",
     "Phase",
@@ -87,9 +88,12 @@ __all__ = [
     "local_nonce",
     "local_secret",
     "nonce_hash",
+    "replay_round",
+    "replay_seat",
     "round_randomness",
     "capped",
     "secret_hash",
+    "seat_deck",
     "with_forks",
 ]
 
@@ -150,9 +154,7 @@ _OVER = Phase.OVER
 _JOIN = Kind.JOIN
 _NERTS = RoundStatus.NERTS
 _TIED = Outcome.TIED
-_PILE_NERTS = Pile.NERTS
 _MOVE_TURN = MoveKind.TURN
-_MOVE_ROTATE = MoveKind.ROTATE
 _MOVE_CALL = MoveKind.CALL
 _MOVE_PASS = MoveKind.PASS
 
@@ -235,6 +237,11 @@ class RefusalCode(enum.StrEnum):
     """Replay: a claimed card is not the one the deck has where the claim took it from."""
     DECK_ILLEGAL = "deck_illegal"
     """Replay: a move that is illegal with the deck's cards."""
+    NOT_CONSERVED = "not_conserved"
+    """Replay with conservation (:func:`replay_round`): a seat's cards are not its deck after a
+    move (a fault of the rules engine, never a refusal of the fold)."""
+    LAKE_NOT_PLAYED = "lake_not_played"
+    """Replay with conservation: the lake holds other cards of a seat than its claims kept."""
 
 
 _C = RefusalCode  # (short: every refusal in this module names one)
@@ -759,19 +766,12 @@ class GameState:
                 deck_seed(self._secrets(rs.number), rs.randomness, rs.number), rules.jokers
             )
             tableau = Tableau.deal(deck, rules)
-            shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
-            if shown != body.visible:
+            if tableau.shown != body.visible:
                 raise _Refuse(
                     _C.DEAL_NOT_DECK, "the dealt cards are not the ones this seat's deck deals"
                 )
         else:
-            top, *work = body.visible
-            tableau = Tableau(
-                (HIDDEN,) * (NERTS_PILE_SIZE - 1) + (top,),
-                tuple((c,) for c in work),
-                (HIDDEN,) * rules.stock_size,
-                (),
-            )
+            tableau = Tableau.followed(body.visible, rules)
         rs.table = rs.table.with_tableau(seat, tableau)
         rs.ready |= {seat}
         rs.seen[seat] = frozenset(physical)
@@ -887,21 +887,11 @@ class GameState:
     def _fill_reveals(
         self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...]
     ) -> tuple[Tableau, frozenset[Card]]:
-        """The tableau with the cards this move turns face up filled in, checked.
-
-        A stock turn shows the cards it turns in the order they land on the waste (the top of
-        the stock first); a move that takes the Nerts top card shows the card under it.
-        """
+        """The tableau with the cards this move turns face up (:meth:`Tableau.reveals`) filled
+        in, checked against what the seat's tableau already shows."""
         seen = self.round.seen.get(seat, frozenset())
-        kind = move.kind
-        if kind is _MOVE_TURN and tableau.stock:
-            k = min(self.rules.draw, len(tableau.stock))
-            where = "stock"
-            current = tableau.stock[-k:][::-1]  # landing order
-        elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
-            where = "nerts"
-            current = tableau.nerts[-2:-1]
-        else:
+        current = tableau.reveals(move, self.rules)  # (with HIDDEN where not known yet)
+        if not current:
             if reveals:
                 raise _Refuse(
                     _C.REVEAL_COUNT, f"{move} turns up no card, the event shows {len(reveals)}"
@@ -932,7 +922,7 @@ class GameState:
                 raise _Refuse(_C.REVEAL_WRONG, f"reveals {card} where the seat's card is {now}")
             else:
                 filled.append(now)
-        if where == "stock":
+        if move.kind is _MOVE_TURN:
             stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
             new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
         else:
@@ -1321,10 +1311,7 @@ class GameState:
         assert table is not None and rs.randomness is not None
         cheated: set[int] = set()
         for seat in sorted(rs.secrets):
-            deck = shuffled_deck(
-                deck_seed(rs.secrets[seat], rs.randomness, rs.number), self.rules.jokers
-            )
-            problem = self._replay_seat(seat, deck)
+            problem = replay_seat(self.rules, rs, seat, seat_deck(self.rules, rs, seat))
             if problem is not None:
                 cheated.add(seat)
                 violation = Violation(seat, 0, Kind.REVEAL, problem)
@@ -1339,73 +1326,12 @@ class GameState:
         score = table.score()
         if forfeits:
             players = tuple(
-                PlayerScore(
-                    p.seat,
-                    0,
-                    NERTS_PILE_SIZE,
-                    p.nerts_card_penalty,
-                    0,
-                    self.rules.false_call_penalty * table.false_calls[p.seat],
-                )
-                if p.seat in forfeits
-                else p
-                for p in score.players
+                table.forfeit_score(p.seat) if p.seat in forfeits else p for p in score.players
             )
             score = RoundScore(players, score.teams, score.status, score.callers)
         rs.expected = score
         rs.digest = table.lake.digest()
         self._set_phase(Phase.RESULT, notices)
-
-    def _replay_seat(self, seat: int, deck: tuple[Card, ...]) -> Reason | None:
-        """Replay one seat's round against its deck; a description of the first lie, if any."""
-        rs = self.round
-        if seat not in rs.ready:
-            return None
-        tableau = Tableau.deal(deck, self.rules)
-        shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
-        if rs.dealt.get(seat) != shown:
-            published = " ".join(map(str, rs.dealt.get(seat, ())))
-            return Reason(
-                _C.DECK_DEAL,
-                f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}",
-            )
-        for entry in rs.log:
-            if entry is None:
-                tableau = tableau.rotated()
-                continue
-            if entry[0] != seat:
-                continue
-            _, move, card, reveals, lost = entry
-            expected: tuple[Card, ...] = ()
-            if move.kind is _MOVE_TURN and tableau.stock:
-                k = min(self.rules.draw, len(tableau.stock))
-                expected = tableau.stock[-k:][::-1]
-            elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
-                expected = (tableau.nerts[-2],)
-            if reveals != expected and tuple(c.physical for c in reveals) != tuple(
-                c.physical for c in expected
-            ):  # (equal cards are equal physical cards: the first test is the usual answer)
-                showed = " ".join(map(str, reveals))
-                real = " ".join(map(str, expected))
-                return Reason(
-                    _C.DECK_REVEAL, f"showed {showed} for {move} but the deck says {real}"
-                )
-            try:
-                if move.is_lake:
-                    assert move.source is not None and card is not None
-                    top = tableau.top(move.source)
-                    if top is None or top.physical != card.physical:
-                        return Reason(
-                            _C.DECK_CLAIM,
-                            f"claimed {card} from {move.source} but the deck has {top} there",
-                        )
-                    if not lost:
-                        _, tableau = tableau.take(move.source)
-                elif move.plays_card or move.kind in (_MOVE_TURN, _MOVE_ROTATE):
-                    tableau = tableau.apply(move, self.rules)
-            except IllegalMoveError as exc:
-                return Reason(_C.DECK_ILLEGAL, f"{move} is illegal with the deck's cards: {exc}")
-        return None
 
     def _record(self, notices: list[Notice]) -> None:
         rs = self.round
@@ -1421,6 +1347,114 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+# -- a round replayed against its decks ----------------------------------------------------
+# The one replay, for the fold (each seat when the last secret is in), the audit and the
+# simulator's invariants (every finished round, with conservation).
+
+
+@dataclass(frozen=True, slots=True)
+class DeckProblem:
+    """What the replay of a seat's round against its deck found (:func:`replay_round`)."""
+
+    round: int
+    seat: int
+    reason: Reason
+
+    def __str__(self) -> str:
+        return f"round {self.round} seat {self.seat}: {self.reason}"
+
+
+def seat_deck(rules: Rules, rs: RoundState, seat: int) -> tuple[Card, ...]:
+    """The deck ``seat`` was dealt in round ``rs``, from its revealed secret and ``R``."""
+    assert rs.randomness is not None
+    return shuffled_deck(deck_seed(rs.secrets[seat], rs.randomness, rs.number), rules.jokers)
+
+
+def replay_seat(
+    rules: Rules, rs: RoundState, seat: int, deck: tuple[Card, ...], *, conserve: bool = False
+) -> Reason | None:
+    """Replay one seat's round against its deck: the first lie or impossibility, if any.
+
+    In the order of the round's play: the deal the seat showed, the cards each of its moves
+    showed (:meth:`Tableau.reveals`), the card each claim took, and every move with the real
+    cards. With ``conserve``, also that the seat's cards (its tableau and the lake) stay its
+    deck after every move, and that the lake holds the cards its claims kept at the end: a
+    check of the rules engine itself, which the fold leaves to the audit and the simulator.
+    A seat not dealt in (no ``ready``) has nothing to replay.
+    """
+    if seat not in rs.ready:
+        return None
+    tableau = Tableau.deal(deck, rules)
+    shown = tableau.shown
+    if rs.dealt.get(seat) != shown:
+        published = " ".join(map(str, rs.dealt.get(seat, ())))
+        return Reason(
+            _C.DECK_DEAL,
+            f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}",
+        )
+    full = sorted(new_deck(rules.jokers), key=Card.sort_key) if conserve else []
+    in_lake: list[Card] = []
+    for entry in rs.log:
+        if entry is None:
+            tableau = tableau.rotated()
+            continue
+        if entry[0] != seat:
+            continue
+        _, move, card, reveals, lost = entry
+        expected = tableau.reveals(move, rules)
+        if reveals != expected and tuple(c.physical for c in reveals) != tuple(
+            c.physical for c in expected
+        ):  # (equal cards are equal physical cards: the first test is the usual answer)
+            showed = " ".join(map(str, reveals))
+            real = " ".join(map(str, expected))
+            return Reason(_C.DECK_REVEAL, f"showed {showed} for {move} but the deck says {real}")
+        try:
+            if move.is_lake:
+                assert move.source is not None and card is not None
+                top = tableau.top(move.source)
+                if top is None or top.physical != card.physical:
+                    return Reason(
+                        _C.DECK_CLAIM,
+                        f"claimed {card} from {move.source} but the deck has {top} there",
+                    )
+                if lost:
+                    continue  # the card stayed where it was
+                _, tableau = tableau.take(move.source)
+                in_lake.append(top.physical)
+            elif move.plays_card or move.kind in _ON_THE_DECK:
+                tableau = tableau.apply(move, rules)
+            else:
+                continue
+        except IllegalMoveError as exc:
+            return Reason(_C.DECK_ILLEGAL, f"{move} is illegal with the deck's cards: {exc}")
+        if conserve:
+            owned = [c.physical for c in tableau.cards()] + in_lake
+            if sorted(owned, key=Card.sort_key) != full:
+                return Reason(_C.NOT_CONSERVED, f"cards not conserved after {move}")
+    if conserve and rs.table is not None:
+        lake = [lc.card.physical for lc in rs.table.lake.cards() if lc.owner == seat]
+        if sorted(lake, key=Card.sort_key) != sorted(in_lake, key=Card.sort_key):
+            return Reason(_C.LAKE_NOT_PLAYED, "the lake holds other cards than played")
+    return None
+
+
+def replay_round(rules: Rules, rs: RoundState) -> list[DeckProblem]:
+    """Replay a round with every deck its revealed secrets give: per seat, the first lie, move
+    illegal with the real cards, or card not conserved (:func:`replay_seat` with
+    ``conserve``). The audit's and the simulator's check of every finished round."""
+    if rs.randomness is None or rs.table is None or not rs.secrets:
+        return []
+    problems: list[DeckProblem] = []
+    for seat in sorted(rs.secrets):
+        reason = replay_seat(rules, rs, seat, seat_deck(rules, rs, seat), conserve=True)
+        if reason is not None:
+            problems.append(DeckProblem(rs.number, seat, reason))
+    return problems
+
+
+_ON_THE_DECK = (MoveKind.TURN, MoveKind.ROTATE)  # (moves that change a tableau but play no card)
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:

@@ -1,5 +1,6 @@
 """Log files from a simulated game: the simulator keeps logs as lists of wire messages; this
 writes them in the log file format, so tools and tests can audit them like real peers' logs.
+(It lives with the simulator, which builds on the audit's format: the audit knows no simulator.)
 
 Each log starts with a ``spec`` note (the game spec, docs/log-format.md §5), then the events in
 the order the peer logged them: its own as *sent*, the others' as *received*, with the notes the
