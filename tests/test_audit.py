@@ -15,7 +15,7 @@ from cli.main import main
 from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe
+from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe, run
 from p2p_nertz.sim.logfiles import log_files
 from tests.audit_helpers import played
 
@@ -138,6 +138,23 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
     # The dead peer's log stops early: said, not held against anyone.
     assert {v.kind for v in report.violations} == {FindingKind.LOG_ENDS_EARLY}
     assert {v.log for v in report.violations} == {"p2.log"}
+
+
+@pytest.mark.parametrize("seed", [6, 11])
+def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(seed: int) -> None:
+    # Soak games (2 to 8 players) where a member voted out during a partition asks to rejoin
+    # and is readmitted: its events after its cut and before its request count for no peer
+    # (GameState.counts). The audit counted them, and found results that "disagree" with a
+    # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6).
+    result = run(SimConfig.soak(seed, players=(2, 8)))
+    observer = observe(result)
+    assert observer.readmitted_at  # (the case under test: a readmission)
+    report = audit(_sources(log_files(result)))
+    cheaters = result.config.faults.cheaters
+    assert [str(v) for v in report.errors if v.seat not in cheaters] == []
+    assert report.finished
+    assert dict(report.dropped) == observer.dropped
+    assert report.totals == observer.game.totals
 
 
 def test_audit_simulated_equivocator_is_named() -> None:

@@ -404,7 +404,15 @@ def audit(
     if on_fold is not None:
         cuts, forks, caps = dict(run.cuts), dict(run.forks), dict(run.caps)
         run = _Pass(
-            found, sources, cuts, forks, strict=strict, deep=deep, on_fold=on_fold, caps=caps
+            found,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=on_fold,
+            caps=caps,
+            gaps=dict(run.gaps),
         )
         run.run()
     if not run.stopped and run.may_split():
@@ -431,11 +439,23 @@ def _settled(
     caps: dict[
         int, tuple[int, int]
     ] = {}  # votes past a standing vote against their author never count
+    # A member readmitted: its events between its cut and its rejoin request never count.
+    gaps: dict[int, tuple[tuple[int, int], ...]] = {}
     passes = 0
     while True:
         passes += 1
         last = passes >= spec.seats + 2
-        run = _Pass(spec, sources, cuts, forks, strict=strict, deep=deep, on_fold=None, caps=caps)
+        run = _Pass(
+            spec,
+            sources,
+            cuts,
+            forks,
+            strict=strict,
+            deep=deep,
+            on_fold=None,
+            caps=caps,
+            gaps=gaps,
+        )
         if kinds:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
@@ -443,15 +463,18 @@ def _settled(
         run.run()
         forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
         standing = with_forks(run.state.standing_caps(), forked)
-        if (
-            (run.state.dropped == cuts and run.state.kept_forks == forks and standing == caps)
-            or last
-            or run.stopped
-        ):
+        settled = (
+            run.state.dropped == cuts
+            and run.state.kept_forks == forks
+            and standing == caps
+            and run.state.gaps == gaps
+        )
+        if settled or last or run.stopped:
             return run, passes
         cuts = dict(run.state.dropped)
         forks = dict(run.state.kept_forks)
         caps = standing
+        gaps = dict(run.state.gaps)
 
 
 def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:
@@ -674,6 +697,7 @@ class _Pass:
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
         caps: dict[int, tuple[int, int]] | None = None,
+        gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
     ) -> None:
         self.spec = spec
         self.deep = deep
@@ -687,6 +711,10 @@ class _Pass:
         self.state = GameState(spec)
         self.caps = dict(caps or {})
         self.state.vote_caps = dict(self.caps)
+        #: seat -> ((cut, rejoin request), ...) of a member readmitted, from the last pass: its
+        #: events strictly between never count (GameState.counts), even before the readmission
+        #: in the order (as with a cut)
+        self.gaps = dict(gaps or {})
         self.feeds = [_Feed() for _ in range(self.seats)]
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
         self.violations: list[Finding] = []
@@ -1271,6 +1299,8 @@ class _Pass:
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
         cut = self.cuts.get(seat) if self.cuts else None
+        if self.gaps and any(lo < seq < hi for lo, hi in self.gaps.get(seat, ())):
+            return  # between a cut and a readmission: never counts, not even as observed
         if in_order and (cut is None or seq <= cut):
             heapq.heappush(self.heap, (lamport, seat, seq, event))
         elif in_order:
