@@ -430,10 +430,11 @@ def _settled(
     strict: bool,
     deep: bool,
     opened: dict[int, _Opened] | None = None,
-    kinds: bool = False,
+    view: bool = False,
 ) -> tuple[_Pass, int]:
     """Read the logs until the cuts the fold decides no longer change (module docstring);
-    the last pass, and how many were made."""
+    the last pass, and how many were made. ``view``: one log alone, as its peer saw the game
+    (:func:`_view`; the kinds of events are kept)."""
     cuts: dict[int, int] = {}
     forks: dict[int, tuple[int, bytes]] = {}
     caps: dict[
@@ -456,13 +457,23 @@ def _settled(
             caps=caps,
             gaps=gaps,
         )
-        if kinds:
+        if view:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
         forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
-        standing = with_forks(run.state.standing_caps(), forked)
+        own: int | None = None
+        if view:
+            # One log alone is its peer's view: the peer also knew the forks it proved itself
+            # and logged as proof notes (a lie about time, whose two versions no log holds),
+            # and never capped itself (soak seed 685: the audit counted a forked member's
+            # abandon that the log's peer did not, and named a split that was not).
+            own = run.logs[0].owner
+            for proof, _, _ in run.proofs:
+                seat = run.roster[proof.author]
+                forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
+        standing = with_forks(run.state.standing_caps(), forked, own=own)
         settled = (
             run.state.dropped == cuts
             and run.state.kept_forks == forks
@@ -1892,7 +1903,7 @@ class _View:
 def _view(spec: GameSpec, source: LogSource) -> _View | None:
     """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
     log that is not a readable log of this game's members."""
-    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True)
+    run, _ = _settled(spec, [source], strict=False, deep=False, view=True)
     log = run.logs[0]
     if not log.readable or log.owner is None:
         return None
