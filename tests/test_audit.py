@@ -157,6 +157,20 @@ def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(s
     assert report.totals == observer.game.totals
 
 
+def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
+    # Soak seed 893: a member forks its feed (seq 12) and is dropped on proof, its cut at 32;
+    # the votes quote the chain that counts. The audit read the losing version of seq 12 first
+    # and delivered it (it knew only the kept version at the cut), its feed then broke, and
+    # honest members' moves looked illegal on a table without the cheater's kept events.
+    result = run(SimConfig.soak(893))
+    observer = observe(result)
+    cheaters = result.config.faults.cheaters
+    assert {seat for seat, (cut, _) in observer.kept_forks.items() if cut > 12} & cheaters
+    report = audit(_sources(log_files(result)))
+    assert [str(v) for v in report.errors if v.seat not in cheaters] == []
+    assert report.finished and report.totals == observer.game.totals
+
+
 def test_audit_simulated_equivocator_is_named() -> None:
     config = SimConfig(
         players=3,

@@ -436,7 +436,8 @@ def _settled(
     the last pass, and how many were made. ``view``: one log alone, as its peer saw the game
     (:func:`_view`; the kinds of events are kept)."""
     cuts: dict[int, int] = {}
-    forks: dict[int, tuple[int, bytes]] = {}
+    # A member dropped: the chain of it that counts, seq -> id prefix (GameState.kept_ids).
+    forks: dict[int, dict[int, bytes]] = {}
     caps: dict[
         int, tuple[int, int]
     ] = {}  # votes past a standing vote against their author never count
@@ -476,14 +477,14 @@ def _settled(
         standing = with_forks(run.state.standing_caps(), forked, own=own)
         settled = (
             run.state.dropped == cuts
-            and run.state.kept_forks == forks
+            and run.state.kept_ids == forks
             and standing == caps
             and run.state.gaps == gaps
         )
         if settled or last or run.stopped:
             return run, passes
         cuts = dict(run.state.dropped)
-        forks = dict(run.state.kept_forks)
+        forks = dict(run.state.kept_ids)
         caps = standing
         gaps = dict(run.state.gaps)
 
@@ -702,7 +703,7 @@ class _Pass:
         spec: GameSpec,
         sources: Sequence[LogSource],
         cuts: dict[int, int],
-        forks: dict[int, tuple[int, bytes]],
+        forks: dict[int, dict[int, bytes]],
         *,
         strict: bool,
         deep: bool = False,
@@ -1196,10 +1197,13 @@ class _Pass:
             if waiting[0].id != message.id:
                 self._equivocation(message, seat, waiting[0].id[:_PREFIX], log, seen=True)
             return
-        fork = self.forks.get(seat) if self.forks else None
-        if fork is not None and fork[0] == seq and not message.id.startswith(fork[1]):
-            # The drop kept the other version: this one is the fork's losing side.
-            self._equivocation(message, seat, fork[1], log, seen=False)
+        kept = self.forks.get(seat) if self.forks else None
+        want = kept.get(seq) if kept is not None else None
+        if want is not None and not message.id.startswith(want):
+            # The drop kept the chain its votes quote, and the other version: this one is the
+            # fork's losing side, at the cut or below it (soak seed 893: a fork 20 events below
+            # the cut, read first in its losing version, broke the feed).
+            self._equivocation(message, seat, want, log, seen=False)
             return
         if seq == feed.head + 1:
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
