@@ -269,6 +269,10 @@ class AuditReport:
         dropped: members voted out or gone, with the last seq that counts.
         passes: how many times the logs were read.
         stopped: ``--strict``: the audit stopped at its first error.
+        digest: the digest of the fold's final state (:meth:`GameState.digest
+            <p2p_nertz.protocol.state.GameState.digest>`): equal to that of every peer that
+            finished the game the logs hold (the simulator's agreement check). Not in
+            :meth:`to_dict`.
     """
 
     spec: GameSpec | None
@@ -282,6 +286,7 @@ class AuditReport:
     dropped: tuple[tuple[int, int], ...] = ()
     passes: int = 0
     stopped: bool = False
+    digest: str = ""
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -1859,6 +1864,7 @@ class _Pass:
             dropped=tuple(sorted(state.dropped.items())),
             passes=passes,
             stopped=self.stopped,
+            digest=state.digest(),
         )
 
 

@@ -5,11 +5,12 @@
 * **No split brain** — no two peers, dropped ones included, finalized different results for a
   round they both finished.
 * **No loss** — every event of every counted feed is held by every surviving peer.
-* **Validity and conservation** — an independent observer folds the union of all logs: it must
-  reach the same state with no violation; then every round is replayed with every deck known
-  (from the revealed secrets, :func:`~p2p_nertz.protocol.state.replay_round`, the fold's own
-  replay): each move is legal with the real cards, and each player's cards are all somewhere
-  exactly once after every move.
+* **Validity and conservation** — the real audit (:func:`p2p_nertz.audit.audit`, deep) reads
+  every peer's log as ``nertz audit`` would: it must find no error but against a cheater, and
+  reach the same state as the peers; it replays every round with every deck known (from the
+  revealed secrets, :func:`~p2p_nertz.protocol.state.replay_round`): each move is legal with
+  the real cards, and each player's cards are all somewhere exactly once after every move.
+  (:func:`observe` is the simpler outside fold of the same logs, kept for tests and tools.)
 
 Each failed check is one line in the returned list, naming the seat, the round and the values.
 """
@@ -18,14 +19,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.state import Event, GameState, Phase, replay_round, with_forks
+from p2p_nertz.protocol.state import Event, GameState, Phase, with_forks
+from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["check", "observe", "outcomes"]
+__all__ = ["audit_logs", "check", "observe", "outcomes"]
 
 
 def observe(result: SimResult) -> GameState:
@@ -233,12 +236,18 @@ def check(result: SimResult) -> list[str]:
                 problems.append(
                     f"no loss: seat {seat} holds {p.held(author)} of seat {author}'s {need} events"
                 )
-    # Validity and conservation, from the logs alone.
-    observer = observe(result)
-    # (A cheater's own refused events are evidence against it, not a fault of the protocol.)
-    problems.extend(f"validity: {v}" for v in observer.violations if v.seat not in cheaters)
-    if finished and observer.digest() != finished[0][1].final.digest():
-        problems.append("agreement: an observer folding every log reaches another state")
-    for rs in (*observer.past_rounds, observer.round):
-        problems.extend(map(str, replay_round(observer.rules, rs)))
+    # Validity and conservation, from the logs alone: the real audit reads every log, as
+    # `nertz audit` would, and replays every finished round with every deck (deep).
+    report = audit_logs(result)
+    # (A cheater's own faults are evidence against it, not a fault of the protocol.)
+    problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
+    if finished and report.digest != finished[0][1].final.digest():
+        problems.append("agreement: an audit of every log reaches another state")
     return problems
+
+
+def audit_logs(result: SimResult) -> AuditReport:
+    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep."""
+    files = log_files(result)
+    sources = [LogSource.from_bytes(f"p{seat + 1}.log", data) for seat, data in enumerate(files)]
+    return audit(sources, deep=True)
