@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def _generate(folder: Path, name: str, players: int, rounds: int, seed: int) -> list[Path]:
-    from p2p_nertz.audit.simlogs import log_files
     from p2p_nertz.rules import Rules
     from p2p_nertz.sim import SimConfig, Simulation
+    from p2p_nertz.sim.logfiles import log_files
 
     paths = [folder / f"{name}-p{seat + 1}.log" for seat in range(players)]
     if all(p.is_file() for p in paths):

@@ -17,9 +17,9 @@ import json
 import sys
 from pathlib import Path
 
-from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
+from p2p_nertz.sim.logfiles import log_files
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "golden"
 CREATED_AT_MS = 1_700_000_000_000

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from p2p_nertz.audit import AuditReport, LogSource, ViolationKind, audit
-from p2p_nertz.audit.simlogs import log_file, log_records
+from p2p_nertz.audit import AuditReport, FindingKind, LogSource, audit
 from p2p_nertz.logfile import Record, RecordKind
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -32,6 +31,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import SimConfig, SimResult, Simulation
+from p2p_nertz.sim.logfiles import log_file, log_records
 
 __all__ = ["Game", "append_event", "events_of", "played", "rewrite", "sign_like", "vote"]
 
@@ -145,7 +145,7 @@ def rewrite(
     return next(iter(new.values()))
 
 
-def kinds(report: AuditReport) -> set[ViolationKind]:
+def kinds(report: AuditReport) -> set[FindingKind]:
     """The kinds of violation in a report."""
     return {v.kind for v in report.violations}
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from p2p_nertz.audit import LogSource, Violation, ViolationKind, audit
-from p2p_nertz.audit.simlogs import log_files
+from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe
+from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe, run
+from p2p_nertz.sim.logfiles import log_files
 from tests.audit_helpers import played
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -28,8 +28,8 @@ def _sources(files: list[bytes]) -> list[LogSource]:
 
 
 def test_audit_violation_text_and_json_name_the_event() -> None:
-    v = Violation(
-        ViolationKind.UNAVAILABLE_CARD,
+    v = Finding(
+        FindingKind.UNAVAILABLE_CARD,
         "claims 6S from W",
         author="alice",
         seq=12,
@@ -136,8 +136,39 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
     assert dict(report.dropped) == observe(result).dropped
     assert report.totals == observe(result).game.totals
     # The dead peer's log stops early: said, not held against anyone.
-    assert {v.kind for v in report.violations} == {ViolationKind.LOG_ENDS_EARLY}
+    assert {v.kind for v in report.violations} == {FindingKind.LOG_ENDS_EARLY}
     assert {v.log for v in report.violations} == {"p2.log"}
+
+
+@pytest.mark.parametrize("seed", [6, 11])
+def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(seed: int) -> None:
+    # Soak games (2 to 8 players) where a member voted out during a partition asks to rejoin
+    # and is readmitted: its events after its cut and before its request count for no peer
+    # (GameState.counts). The audit counted them, and found results that "disagree" with a
+    # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6).
+    result = run(SimConfig.soak(seed, players=(2, 8)))
+    observer = observe(result)
+    assert observer.readmitted_at  # (the case under test: a readmission)
+    report = audit(_sources(log_files(result)))
+    cheaters = result.config.faults.cheaters
+    assert [str(v) for v in report.errors if v.seat not in cheaters] == []
+    assert report.finished
+    assert dict(report.dropped) == observer.dropped
+    assert report.totals == observer.game.totals
+
+
+def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
+    # Soak seed 893: a member forks its feed (seq 12) and is dropped on proof, its cut at 32;
+    # the votes quote the chain that counts. The audit read the losing version of seq 12 first
+    # and delivered it (it knew only the kept version at the cut), its feed then broke, and
+    # honest members' moves looked illegal on a table without the cheater's kept events.
+    result = run(SimConfig.soak(893))
+    observer = observe(result)
+    cheaters = result.config.faults.cheaters
+    assert {seat for seat, (cut, _) in observer.kept_forks.items() if cut > 12} & cheaters
+    report = audit(_sources(log_files(result)))
+    assert [str(v) for v in report.errors if v.seat not in cheaters] == []
+    assert report.finished and report.totals == observer.game.totals
 
 
 def test_audit_simulated_equivocator_is_named() -> None:
@@ -149,7 +180,7 @@ def test_audit_simulated_equivocator_is_named() -> None:
     )
     result = Simulation(config).run()
     report = audit(_sources(log_files(result)))
-    forks = [v for v in report.violations if v.kind is ViolationKind.EQUIVOCATION]
+    forks = [v for v in report.violations if v.kind is FindingKind.EQUIVOCATION]
     assert forks and {v.seat for v in forks} == {1}
     assert report.exit_status == 1
     assert dict(report.dropped).keys() == {1}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from p2p_nertz.audit import SPEC_NOTE, AuditReport, Violation, ViolationKind
+from p2p_nertz.audit import SPEC_NOTE, AuditReport, Finding, FindingKind
 from p2p_nertz.logfile import Record, RecordKind
 from p2p_nertz.protocol.bodies import ID_PREFIX, VOTE_WINDOW, Beat, Drop, DropReason, encode_body
 from p2p_nertz.protocol.envelope import Kind, Message
@@ -31,7 +31,7 @@ from p2p_nertz.rules import Rules
 from tests.audit_helpers import Game, Logs, events_of, played, sign_like, vote
 from tests.peer_helpers import PeerNetwork, PuppetPeer, sign
 
-K = ViolationKind
+K = FindingKind
 TARGET = 2  # the member accused in these tests
 FORK = 5  # the seq its accusers name
 
@@ -41,7 +41,7 @@ def game() -> Game:
     return played()
 
 
-def _only(report: AuditReport, kind: ViolationKind) -> list[Violation]:
+def _only(report: AuditReport, kind: FindingKind) -> list[Finding]:
     return [v for v in report.violations if v.kind is kind]
 
 

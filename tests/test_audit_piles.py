@@ -7,7 +7,7 @@ it like any illegal move (it once raised from the fold's bookkeeping for a claim
 
 from __future__ import annotations
 
-from p2p_nertz.audit import ViolationKind
+from p2p_nertz.audit import FindingKind
 from p2p_nertz.protocol.envelope import Kind
 from tests.audit_helpers import events_of, played, rewrite
 
@@ -25,7 +25,7 @@ def test_audit_claim_from_a_work_pile_the_rules_do_not_have_is_an_illegal_move()
 
     report = game.audit(logs)
 
-    illegal = [v for v in report.violations if v.kind is ViolationKind.ILLEGAL_MOVE]
+    illegal = [v for v in report.violations if v.kind is FindingKind.ILLEGAL_MOVE]
     assert illegal, [str(v) for v in report.violations]
     assert (illegal[0].seat, illegal[0].seq, illegal[0].move) == (2, claim.seq, forged)
     assert "no work pile 6" in illegal[0].detail
@@ -42,7 +42,7 @@ def test_audit_move_from_a_work_pile_the_rules_do_not_have_is_an_illegal_move() 
 
     report = game.audit(logs)
 
-    illegal = [v for v in report.violations if v.kind is ViolationKind.ILLEGAL_MOVE]
+    illegal = [v for v in report.violations if v.kind is FindingKind.ILLEGAL_MOVE]
     assert illegal, [str(v) for v in report.violations]
     assert (illegal[0].seat, illegal[0].seq, illegal[0].move) == (1, move.seq, "5>2")
     assert report.exit_status == 1

@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from p2p_nertz.audit import AuditReport, LogSource, Violation, ViolationKind, audit
-from p2p_nertz.audit.simlogs import log_files
+from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, SimConfig, Simulation
+from p2p_nertz.sim import Faults, SimConfig, Simulation, run
+from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Partition, SimResult
 from tests.audit_helpers import Game, Logs, events_of, played, rewrite
 
@@ -31,8 +31,8 @@ def _audit(files: list[bytes]) -> AuditReport:
     return audit([LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(files)])
 
 
-def _splits(report: AuditReport) -> list[Violation]:
-    return [v for v in report.violations if v.kind is ViolationKind.SPLIT_RESULT]
+def _splits(report: AuditReport) -> list[Finding]:
+    return [v for v in report.violations if v.kind is FindingKind.SPLIT_RESULT]
 
 
 def _partitioned() -> SimResult:
@@ -84,7 +84,7 @@ def test_audit_split_two_honest_logs_with_different_complete_games_are_an_error(
     assert split.expected[len("p1.log: ") :] != split.found[len("p2.log: ") :]
     assert split.seat == 2  # they part at an event of the member who forked
     # The fork itself is named too; each log alone is a finished game.
-    assert {(v.seat, v.kind) for v in report.violations if v.kind is ViolationKind.EQUIVOCATION}
+    assert {(v.seat, v.kind) for v in report.violations if v.kind is FindingKind.EQUIVOCATION}
     for one in ([logs[0]], [logs[1]]):
         alone = audit([LogSource.from_bytes("p.log", game.files(one)[0])])
         assert alone.finished
@@ -96,11 +96,24 @@ def test_audit_split_the_cheaters_own_log_is_no_side() -> None:
     # An honest log against the cheater's own (which holds its other version): the cheat is
     # named, and no split, since the cheater's fold follows its own fork.
     report = game.audit([game.copy()[0], game.copy()[1], forked[2]])
-    assert [v.seat for v in report.violations if v.kind is ViolationKind.EQUIVOCATION]
+    assert [v.seat for v in report.violations if v.kind is FindingKind.EQUIVOCATION]
     assert not _splits(report)
     # Its fold alone does reach another result: it is skipped as a side, not agreeing.
     alone = audit([LogSource.from_bytes("p3.log", game.files([[], [], forked[2]])[2])])
     assert alone.finished and alone.totals != game.audit().totals
+
+
+def test_audit_split_each_log_knows_the_forks_its_peer_proved() -> None:
+    # Soak seed 685: a member forks its feed (a Nerts call sent to one peer only); another
+    # peer proves it by a lie about time (its proof note: a beat and an event), holding only
+    # one version, and does not count the forked member's later abandon. Folded alone, that
+    # peer's log must not count it either: no split between two honest peers that agree.
+    result = run(SimConfig.soak(685))
+    finals = {p.final.game.result for p in result.peers if p is not None and p.seat != 2}
+    assert len(finals) == 1  # the honest peers agree
+    report = _audit(log_files(result))
+    assert not _splits(report), [str(v) for v in _splits(report)]
+    assert report.finished and {report.totals} == {r.totals for r in finals if r is not None}
 
 
 def _forked_secret_everywhere(game: Game) -> Logs:

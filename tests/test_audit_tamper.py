@@ -12,7 +12,7 @@ import zlib
 
 import pytest
 
-from p2p_nertz.audit import Severity, Violation, ViolationKind
+from p2p_nertz.audit import Finding, FindingKind, Severity
 from p2p_nertz.logfile import Record, RecordKind, encode_header, encode_record
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
@@ -21,7 +21,7 @@ from p2p_nertz.protocol.state import secret_hash
 from p2p_nertz.rules import Card, Move, Pile
 from tests.audit_helpers import Game, events_of, played, rewrite, sign_like
 
-K = ViolationKind
+K = FindingKind
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def game() -> Game:
     return played()
 
 
-def _only(report_violations: tuple[Violation, ...], kind: ViolationKind) -> list[Violation]:
+def _only(report_violations: tuple[Finding, ...], kind: FindingKind) -> list[Finding]:
     return [v for v in report_violations if v.kind is kind]
 
 

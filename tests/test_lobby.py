@@ -26,7 +26,7 @@ from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Session
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.lobby import LobbyHost, discover, join_lobby, route_address
+from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, discover, join_lobby, route_address
 
 pytestmark = pytest.mark.anyio
 
@@ -346,6 +346,39 @@ async def test_join_with_nobody_listening_fails_with_a_clear_error() -> None:
     (port,) = free_ports(1)
     with pytest.raises(LobbyError, match="no answer from a lobby"):
         await join_lobby(BOB, "Bob", "tcp://127.0.0.1:7201", f"tcp://127.0.0.1:{port}", timeout=0.5)
+
+
+async def test_a_guest_whose_host_dies_leaves_with_a_clear_error() -> None:
+    """A host that stops answering (killed: no ``bye``) does not leave its guests waiting."""
+    from cli.args import free_ports
+
+    game, lobby_port = free_ports(2)
+    lobby = LobbyHost(
+        ANN, "Ann", Rules(), address="127.0.0.1", game_port=game, lobby_port=lobby_port
+    )
+    guest = LobbyGuest(
+        BOB, "Bob", f"tcp://127.0.0.1:{game + 1}", f"tcp://127.0.0.1:{lobby_port}", ready=False,
+        timeout=1.0,
+    )  # fmt: skip
+    errors: list[str] = []
+
+    async def sit() -> None:
+        with pytest.raises(LobbyError) as raised:
+            await guest.run()
+        errors.append(str(raised.value))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sit)
+        async with trio.open_nursery() as hosting:
+            await hosting.start(lobby.serve)
+            with trio.fail_after(10):
+                while guest.table is None:  # seated: the host has answered
+                    await trio.sleep(0.01)
+            hosting.cancel_scope.cancel()  # the host dies without a word
+        with trio.fail_after(10):
+            while not errors:
+                await trio.sleep(0.01)
+    assert "has not answered for 1 s" in errors[0]
 
 
 async def test_lobby_host_ignores_garbage_on_its_socket() -> None:

@@ -75,6 +75,10 @@ def _io_imports(path: Path) -> set[str]:
     }
 
 
+#: The layers below the simulator: it builds on them (and on the audit), never the reverse.
+BELOW_SIM = ["rules", "protocol", "audit"]
+
+
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_purity_pure_layers_import_no_io_clock_or_randomness(path: Path) -> None:
     assert not _imports(path) & FORBIDDEN, f"{path.name} imports {_imports(path) & FORBIDDEN}"
@@ -92,9 +96,19 @@ def test_purity_io_exemptions_are_still_needed(name: str) -> None:
     assert _io_imports(ROOT / name) == IO_ALLOWED[name]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [p for name in BELOW_SIM for p in sorted((ROOT / name).rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_purity_layers_below_the_simulator_do_not_import_it(path: Path) -> None:
+    sim = {m for m in _imported(path) if m == "p2p_nertz.sim" or m.startswith("p2p_nertz.sim.")}
+    assert not sim, f"{path.name} imports {sim}"
+
+
 def test_purity_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import time\nfrom os import path\n")
+    bad.write_text("import time\nfrom os import path\nfrom p2p_nertz.sim.invariants import check\n")
     assert _imports(bad) & FORBIDDEN == {"time", "os"}
 
 
@@ -106,3 +120,5 @@ def test_purity_check_sees_an_io_layer_import(tmp_path: Path) -> None:
         "from p2p_nertz.logfile.format import Record\n"
     )
     assert _io_imports(bad) == {"p2p_nertz.runtime.node", "p2p_nertz.logfile.store"}
+
+    assert "p2p_nertz.sim.invariants" in _imported(bad)

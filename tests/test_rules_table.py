@@ -16,6 +16,7 @@ from helpers_rules import (
 
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError
 from p2p_nertz.rules import (
+    NERTS_PILE_SIZE,
     Card,
     FoundationId,
     Move,
@@ -420,6 +421,24 @@ def test_score_counts_lake_cards_and_nerts_cards(penalty: int, expected: int) ->
     # Stock, waste and work piles score nothing.
     assert score.players[1].total == 2 - penalty
     assert str(score) == f"playing 0:{expected:+d} 1:{2 - penalty:+d}"
+
+
+@pytest.mark.parametrize("penalty", [1, 2])
+def test_forfeit_score_is_a_full_nerts_pile_and_no_lake_card(penalty: int) -> None:
+    rules = Rules(nerts_card_penalty=penalty, false_call_penalty=5)
+    table = table_from(
+        "N: 5D 9H 4C | 1: 9C | 2: 8C | 3: 7C | 4: 6C | S: 2D 3D | W: 10D",
+        "N: KS | 1: 2S | 2: 2H | 3: 4D | 4: 4H | S: - | W: -",
+        rules=rules,
+        lake="0S: AS/0 2S/1 3S/0; 1H: AH/1",
+    )
+    table, _ = script(table, "0 X")  # a false call: three cards are left
+    forfeit = table.forfeit_score(0)
+    assert (forfeit.lake, forfeit.nerts_left, forfeit.bonus) == (0, NERTS_PILE_SIZE, 0)
+    # What it cannot win back by forfeiting: its false calls still cost it.
+    assert forfeit.total == -penalty * NERTS_PILE_SIZE - 5
+    assert table.forfeit_score(1).total == -penalty * NERTS_PILE_SIZE
+    assert forfeit.total < table.score().players[0].total
 
 
 def test_score_of_a_seat_sitting_out() -> None:

@@ -7,6 +7,7 @@ from helpers_rules import pile_is_valid, table_from
 
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.rules import (
+    HIDDEN,
     NERTS_PILE_SIZE,
     Card,
     Move,
@@ -80,6 +81,44 @@ def test_deal_nerts_next_card_is_turned_up_when_the_top_leaves() -> None:
     assert t2.top(Pile.NERTS) == Card.parse("9S")
     assert t2.nerts == (Card.parse("2C"), Card.parse("9S"))
     assert t2.work[0] == (Card.parse("7S"), Card.parse("6H"))
+
+
+@pytest.mark.parametrize("piles", [4, 5, 6])
+def test_deal_shows_the_nerts_top_then_each_work_pile(piles: int) -> None:
+    rules = Rules(work_piles=piles)
+    t = Tableau.deal(shuffled_deck(b"shown"), rules)
+    assert t.shown == (t.top(Pile.NERTS), *(t.top(p) for p in t.work_piles))
+    # The others follow that deal with every other card face down, in the same places.
+    followed = Tableau.followed(t.shown, rules)
+    assert followed.shown == t.shown
+    assert [len(p) for p in (followed.nerts, *followed.work, followed.stock)] == [
+        len(p) for p in (t.nerts, *t.work, t.stock)
+    ]
+    assert sum(c is not HIDDEN for c in followed.cards()) == 1 + piles
+
+
+@pytest.mark.parametrize("draw", [1, 3])
+def test_reveals_are_the_cards_a_move_turns_face_up(draw: int) -> None:
+    rules = Rules(draw=draw)
+    t = Tableau.deal(shuffled_deck(b"reveals"), rules)
+    for _ in range(40):  # through the stock and over again, with some building in between
+        turn = Move.parse("S")
+        shown = t.reveals(turn, rules)
+        after = t.apply(turn, rules)
+        if t.stock:
+            # What lands on the waste, the top of the stock first: the newly face-up cards.
+            assert shown == after.waste[len(t.waste) :][: len(shown)]
+            assert len(shown) == min(draw, len(t.stock))
+        else:
+            assert shown == ()  # turning the waste over shows nothing new
+        t = after
+    take = Move.parse("N>L")
+    assert t.reveals(take, rules) == (t.nerts[-2],)
+    assert t.take(Pile.NERTS)[1].top(Pile.NERTS) == t.reveals(take, rules)[0]
+    for move in ("1>2", "W>L", "R", "P", "X"):
+        assert t.reveals(Move.parse(move), rules) == ()
+    last = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
+    assert last.reveals(take, rules) == ()  # the last Nerts card uncovers nothing
 
 
 @pytest.mark.parametrize("size", [51, 53])

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.logfile.format import LogDecoder, RecordKind
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.peer import PROOF_NOTE, PeerConfig
 from p2p_nertz.sim import Equivocation, Faults, SimConfig, run
+from p2p_nertz.sim.logfiles import log_files
 
 QUICK_DROP = PeerConfig(suspect_after=1.0, drop_after=3.0)
 

@@ -19,8 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from p2p_nertz.audit import LogSource, audit
-from p2p_nertz.audit.findings import ViolationKind
-from p2p_nertz.audit.simlogs import log_files
+from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import PeerConfig, Send
@@ -40,6 +39,7 @@ from p2p_nertz.sim import (
     run,
 )
 from p2p_nertz.sim.invariants import outcomes
+from p2p_nertz.sim.logfiles import log_files
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 TWO_ROUNDS = Rules(target=None, rounds=2)
@@ -279,8 +279,8 @@ def test_split_audit_names_a_provisional_difference_as_a_notice_and_the_union_de
         [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
     )
     kinds = [v.kind for v in report.violations]
-    assert ViolationKind.PROVISIONAL_SPLIT in kinds
-    assert ViolationKind.SPLIT_RESULT not in kinds
+    assert FindingKind.PROVISIONAL_SPLIT in kinds
+    assert FindingKind.SPLIT_RESULT not in kinds
     assert report.valid
     assert report.totals == observe(result).game.totals
 

@@ -1,6 +1,6 @@
 """Audit and replay of signed game logs (DESIGN.md §8: every game provable, any game replayable).
 
-- :mod:`p2p_nertz.audit.findings` — :class:`Violation` and its :class:`ViolationKind`.
+- :mod:`p2p_nertz.audit.findings` — :class:`Finding` and its :class:`FindingKind`.
 - :mod:`p2p_nertz.audit.auditor` — :func:`audit`: stream any subset of one game's peer logs,
   verify signatures, feeds, clocks, the fair deal, every tableau, the lake, the Nerts calls and
   the scores, and report every finding.
@@ -23,19 +23,19 @@ from p2p_nertz.audit.auditor import (
     audit,
     event_text,
 )
-from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
+from p2p_nertz.audit.findings import Finding, FindingKind, Severity
 
 __all__ = [
     "SPEC_NOTE",
     "AuditReport",
+    "Finding",
+    "FindingKind",
     "FoldStep",
     "LogInfo",
     "LogSource",
     "RecordStream",
     "RoundReport",
     "Severity",
-    "Violation",
-    "ViolationKind",
     "audit",
     "event_text",
 ]

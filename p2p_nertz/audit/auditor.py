@@ -26,9 +26,9 @@ Every event goes through four layers, each adding the checks the one below canno
    deal (reveals against commits, ``R``, every deck dealt from its secret), every move and claim
    against the tableaux, the lake (earliest claim wins, true ties kept), the Nerts calls and
    ``T*``, and every signed result against the recomputed scores. The audit turns each event the
-   fold refuses into a :class:`~p2p_nertz.audit.findings.Violation` of a precise kind, names
+   fold refuses into a :class:`~p2p_nertz.audit.findings.Finding` of a precise kind, names
    false Nerts calls (which the rules penalise rather than refuse), and replays every finished
-   round with every revealed deck (:func:`~p2p_nertz.sim.invariants.replay_round`): each move
+   round with every revealed deck (:func:`~p2p_nertz.protocol.state.replay_round`): each move
    legal with the real cards, each card conserved.
 
 A member voted out (or gone) stops counting after its *cut*, which only the fold knows, and
@@ -60,7 +60,6 @@ import contextlib
 import heapq
 import itertools
 import operator
-import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ from typing import Any, Protocol
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.audit.findings import Severity, Violation, ViolationKind
+from p2p_nertz.audit.findings import Finding, FindingKind, Severity
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
     RECORD_NOTE,
@@ -121,16 +120,17 @@ from p2p_nertz.protocol.state import (
     MemberDropped,
     Notice,
     Phase,
+    RefusalCode,
     Refused,
     RoundEnded,
     RoundScored,
     RoundState,
     nonce_hash,
+    replay_round,
     secret_hash,
     with_forks,
 )
 from p2p_nertz.rules import Card, GameResult, MoveKind, Pile, RoundStatus, Tableau
-from p2p_nertz.sim.invariants import replay_round
 
 __all__ = [
     "SPEC_NOTE",
@@ -264,11 +264,15 @@ class AuditReport:
         dropped: members voted out or gone, with the last seq that counts.
         passes: how many times the logs were read.
         stopped: ``--strict``: the audit stopped at its first error.
+        digest: the digest of the fold's final state (:meth:`GameState.digest
+            <p2p_nertz.protocol.state.GameState.digest>`): equal to that of every peer that
+            finished the game the logs hold (the simulator's agreement check). Not in
+            :meth:`to_dict`.
     """
 
     spec: GameSpec | None
     logs: tuple[LogInfo, ...]
-    violations: tuple[Violation, ...]
+    violations: tuple[Finding, ...]
     rounds: tuple[RoundReport, ...] = ()
     events: int = 0
     finished: bool = False
@@ -277,16 +281,17 @@ class AuditReport:
     dropped: tuple[tuple[int, int], ...] = ()
     passes: int = 0
     stopped: bool = False
+    digest: str = ""
 
     @property
-    def errors(self) -> tuple[Violation, ...]:
+    def errors(self) -> tuple[Finding, ...]:
         """The findings that make the game invalid."""
         return tuple(v for v in self.violations if v.severity is Severity.ERROR)
 
     @property
     def unreadable(self) -> bool:
         """Whether some input could not be read at all (or no game spec was found)."""
-        return self.spec is None or any(v.kind is ViolationKind.UNREADABLE for v in self.violations)
+        return self.spec is None or any(v.kind is FindingKind.UNREADABLE for v in self.violations)
 
     @property
     def valid(self) -> bool:
@@ -355,7 +360,7 @@ class FoldStep:
     event: Event
     notices: tuple[Notice, ...]
     state: GameState
-    violations: tuple[Violation, ...]
+    violations: tuple[Finding, ...]
 
 
 def audit(
@@ -412,6 +417,7 @@ def audit(
             on_fold=on_fold,
             caps=caps,
             envelopes=envelopes,
+            gaps=dict(run.gaps),
         )
         run.run()
     if not run.stopped and run.may_split():
@@ -431,16 +437,20 @@ def _settled(
     strict: bool,
     deep: bool,
     opened: dict[int, _Opened] | None = None,
-    kinds: bool = False,
+    view: bool = False,
     envelopes: EnvelopeCache | None = None,
 ) -> tuple[_Pass, int]:
     """Read the logs until the cuts the fold decides no longer change (module docstring);
-    the last pass, and how many were made."""
+    the last pass, and how many were made. ``view``: one log alone, as its peer saw the game
+    (:func:`_view`; the kinds of events are kept)."""
     cuts: dict[int, int] = {}
-    forks: dict[int, tuple[int, bytes]] = {}
+    # A member dropped: the chain of it that counts, seq -> id prefix (GameState.kept_ids).
+    forks: dict[int, dict[int, bytes]] = {}
     caps: dict[
         int, tuple[int, int]
     ] = {}  # votes past a standing vote against their author never count
+    # A member readmitted: its events between its cut and its rejoin request never count.
+    gaps: dict[int, tuple[tuple[int, int], ...]] = {}
     passes = 0
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
     while True:
@@ -456,23 +466,37 @@ def _settled(
             on_fold=None,
             caps=caps,
             envelopes=envelopes,
+            gaps=gaps,
         )
-        if kinds:
+        if view:
             run.kinds = [bytearray() for _ in range(spec.seats)]
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
         forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
-        standing = with_forks(run.state.standing_caps(), forked)
-        if (
-            (run.state.dropped == cuts and run.state.kept_forks == forks and standing == caps)
-            or last
-            or run.stopped
-        ):
+        own: int | None = None
+        if view:
+            # One log alone is its peer's view: the peer also knew the forks it proved itself
+            # and logged as proof notes (a lie about time, whose two versions no log holds),
+            # and never capped itself (soak seed 685: the audit counted a forked member's
+            # abandon that the log's peer did not, and named a split that was not).
+            own = run.logs[0].owner
+            for proof, _, _ in run.proofs:
+                seat = run.roster[proof.author]
+                forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
+        standing = with_forks(run.state.standing_caps(), forked, own=own)
+        settled = (
+            run.state.dropped == cuts
+            and run.state.kept_ids == forks
+            and standing == caps
+            and run.state.gaps == gaps
+        )
+        if settled or last or run.stopped:
             return run, passes
         cuts = dict(run.state.dropped)
-        forks = dict(run.state.kept_forks)
+        forks = dict(run.state.kept_ids)
         caps = standing
+        gaps = dict(run.state.gaps)
 
 
 def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:
@@ -491,15 +515,15 @@ def _find_spec(
     given: GameSpec | None,
     candidates: Sequence[GameSpec],
     opened: dict[int, _Opened],
-) -> tuple[GameSpec | None, list[Violation]]:
+) -> tuple[GameSpec | None, list[Finding]]:
     """The game spec: the one given, a ``spec`` note at the start of a log, or a candidate.
 
     Each log whose first record it read is left open in ``opened`` (by its index), with that
     record, for the first pass to read on: opening a log again would decode its first chunk
     again, a fifth of a small log.
     """
-    problems: list[Violation] = []
-    headless: list[Violation] = []  # why a log has no header: the pass says it, if one runs
+    problems: list[Finding] = []
+    headless: list[Finding] = []  # why a log has no header: the pass says it, if one runs
     game_ids: list[bytes] = []
     notes: list[tuple[str, bytes]] = []
     for index, source in enumerate(sources):
@@ -516,8 +540,8 @@ def _find_spec(
                 fatal = stream.summary().fatal
                 if fatal is not None:
                     headless.append(
-                        Violation(
-                            ViolationKind.UNREADABLE,
+                        Finding(
+                            FindingKind.UNREADABLE,
                             f"not a readable log: {fatal.kind.value}: {fatal.detail}",
                             log=source.name,
                             offset=fatal.offset,
@@ -542,8 +566,8 @@ def _find_spec(
             spec = GameSpec.from_wire(data)
         except InvalidRulesError as exc:
             problems.append(
-                Violation(
-                    ViolationKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
+                Finding(
+                    FindingKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
                 )
             )
             continue
@@ -554,8 +578,8 @@ def _find_spec(
             return spec, problems
     if game_ids:
         problems.append(
-            Violation(
-                ViolationKind.UNREADABLE,
+            Finding(
+                FindingKind.UNREADABLE,
                 "no game spec: the logs carry none (no 'spec' note); pass the spec file "
                 "(nertz demo writes game.spec next to the logs)",
             )
@@ -567,10 +591,8 @@ _Opened = tuple[RecordStream, Record]
 """A log opened by :func:`_find_spec` and the first record read from it."""
 
 
-def _unreadable(name: str, exc: OSError) -> Violation:
-    return Violation(
-        ViolationKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name
-    )
+def _unreadable(name: str, exc: OSError) -> Finding:
+    return Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name)
 
 
 # -- one pass over the logs ---------------------------------------------------------------------
@@ -642,18 +664,45 @@ class _Log:
 
 
 _REASONS = {
-    RejectReason.OVERSIZE: ViolationKind.MALFORMED,
-    RejectReason.MALFORMED: ViolationKind.MALFORMED,
-    RejectReason.NON_CANONICAL: ViolationKind.MALFORMED,
-    RejectReason.UNKNOWN_KIND: ViolationKind.MALFORMED,
-    RejectReason.BAD_VERSION: ViolationKind.BAD_VERSION,
-    RejectReason.WRONG_GAME: ViolationKind.WRONG_GAME,
-    RejectReason.UNKNOWN_AUTHOR: ViolationKind.UNKNOWN_AUTHOR,
-    RejectReason.BAD_SIGNATURE: ViolationKind.BAD_SIGNATURE,
-    RejectReason.BAD_BODY: ViolationKind.BAD_BODY,
+    RejectReason.OVERSIZE: FindingKind.MALFORMED,
+    RejectReason.MALFORMED: FindingKind.MALFORMED,
+    RejectReason.NON_CANONICAL: FindingKind.MALFORMED,
+    RejectReason.UNKNOWN_KIND: FindingKind.MALFORMED,
+    RejectReason.BAD_VERSION: FindingKind.BAD_VERSION,
+    RejectReason.WRONG_GAME: FindingKind.WRONG_GAME,
+    RejectReason.UNKNOWN_AUTHOR: FindingKind.UNKNOWN_AUTHOR,
+    RejectReason.BAD_SIGNATURE: FindingKind.BAD_SIGNATURE,
+    RejectReason.BAD_BODY: FindingKind.BAD_BODY,
 }
 
-_REPLAY_SEAT = re.compile(r"^round (\d+) seat (\d+): ")
+# What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
+# code (never its words, which are for people and may change). A move or a claim refused for a
+# code not in _PLAY_FINDINGS broke a rule of play; any other event refused for a code not in
+# _FINDINGS is out of place (out of its phase, a repeat, a wrong round).
+_FINDINGS: dict[RefusalCode, FindingKind] = {
+    RefusalCode.NONCE_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.SECRET_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.RESULT_MISMATCH: FindingKind.RESULT_MISMATCH,
+}
+_PLAY_FINDINGS: dict[RefusalCode, FindingKind] = {
+    # Out of place, not against the rules of play: a late or early move.
+    RefusalCode.WRONG_ROUND: FindingKind.REFUSED,
+    RefusalCode.BEFORE_DEAL: FindingKind.REFUSED,
+    RefusalCode.CARD_NOT_THERE: FindingKind.UNAVAILABLE_CARD,
+    # A card shown that the seat's public tableau says cannot be there.
+    RefusalCode.REVEAL_COUNT: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_REPEATED: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_WRONG: FindingKind.DECK_MISMATCH,
+}
+# The fold's replay of a seat's round against its deck (seq 0, when the last secret is in).
+_REPLAY_CODES = frozenset(
+    {
+        RefusalCode.DECK_DEAL,
+        RefusalCode.DECK_REVEAL,
+        RefusalCode.DECK_CLAIM,
+        RefusalCode.DECK_ILLEGAL,
+    }
+)
 
 
 class _Pass:
@@ -664,13 +713,14 @@ class _Pass:
         spec: GameSpec,
         sources: Sequence[LogSource],
         cuts: dict[int, int],
-        forks: dict[int, tuple[int, bytes]],
+        forks: dict[int, dict[int, bytes]],
         *,
         strict: bool,
         deep: bool = False,
         on_fold: Callable[[FoldStep], None] | None,
         caps: dict[int, tuple[int, int]] | None = None,
         envelopes: EnvelopeCache | None = None,
+        gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
     ) -> None:
         self.spec = spec
         self.envelopes = envelopes if envelopes is not None else EnvelopeCache()
@@ -685,9 +735,13 @@ class _Pass:
         self.state = GameState(spec)
         self.caps = dict(caps or {})
         self.state.vote_caps = dict(self.caps)
+        #: seat -> ((cut, rejoin request), ...) of a member readmitted, from the last pass: its
+        #: events strictly between never count (GameState.counts), even before the readmission
+        #: in the order (as with a cut)
+        self.gaps = dict(gaps or {})
         self.feeds = [_Feed() for _ in range(self.seats)]
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
-        self.violations: list[Violation] = []
+        self.violations: list[Finding] = []
         self.stopped = False
         self.heap: list[tuple[int, int, int, Event]] = []
         self.folded_key = (-1, -1, -1)
@@ -711,7 +765,7 @@ class _Pass:
         self.round_events: dict[int, int] = {}
         self.replayed: set[int] = set()
         self.secret_events: dict[tuple[int, int], Event] = {}
-        self.step_violations: list[Violation] = []
+        self.step_violations: list[Finding] = []
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
         # Evidence (docs/audit.md, "Evidence"): what the logs prove, and what needs proof.
         self.proof_notes: dict[bytes, None] = {}  # the data of every proof note read
@@ -732,7 +786,7 @@ class _Pass:
         self.decisive: list[Event] = []
 
     # -- reporting -------------------------------------------------------------------------
-    def add(self, violation: Violation) -> None:
+    def add(self, violation: Finding) -> None:
         self.violations.append(violation)
         self.step_violations.append(violation)
         if self.strict and violation.severity is Severity.ERROR:
@@ -743,7 +797,7 @@ class _Pass:
         return {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
 
     def about(self, event: Event) -> dict[str, Any]:
-        """The fields of a violation that name an event."""
+        """The fields of a finding that name an event."""
         body = event.body
         where = self.who(event.seat)
         where.update(
@@ -843,8 +897,8 @@ class _Pass:
         log.header = header
         if header.game_id != self.game_id:
             self.add(
-                Violation(
-                    ViolationKind.WRONG_LOG,
+                Finding(
+                    FindingKind.WRONG_LOG,
                     "the log belongs to another game",
                     log=log.name,
                     expected=self.game_id.hex()[:16],
@@ -856,8 +910,8 @@ class _Pass:
         seat = self.roster.get(header.peer_id)  # type: ignore[call-overload]
         if seat is None:
             self.add(
-                Violation(
-                    ViolationKind.WRONG_LOG,
+                Finding(
+                    FindingKind.WRONG_LOG,
                     "the log was written by a peer outside the roster",
                     log=log.name,
                     fingerprint=fingerprint(header.peer_id),
@@ -887,16 +941,14 @@ class _Pass:
         try:
             summary = log.stream.summary()
         except (OSError, NertzError) as exc:
-            self.add(
-                Violation(ViolationKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name)
-            )
+            self.add(Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name))
             return
         fatal = summary.fatal
         if fatal is not None:
             log.readable = False
             self.add(
-                Violation(
-                    ViolationKind.UNREADABLE,
+                Finding(
+                    FindingKind.UNREADABLE,
                     f"not a readable log: {fatal.kind.value}: {fatal.detail}",
                     log=log.name,
                     offset=fatal.offset,
@@ -906,8 +958,8 @@ class _Pass:
         for problem in summary.problems:
             if not problem.fatal:
                 self.add(
-                    Violation(
-                        ViolationKind.LOG_DAMAGE,
+                    Finding(
+                        FindingKind.LOG_DAMAGE,
                         f"{problem.kind.value}: {problem.detail}",
                         log=log.name,
                         offset=problem.offset,
@@ -915,8 +967,8 @@ class _Pass:
                 )
         if summary.tail is TailState.TORN:
             self.add(
-                Violation(
-                    ViolationKind.TRUNCATED,
+                Finding(
+                    FindingKind.TRUNCATED,
                     f"the log ends inside a frame: {summary.size - summary.good_end} bytes "
                     "after the last whole record (the file was cut, or its writer died and "
                     "never restarted)",
@@ -946,8 +998,8 @@ class _Pass:
             except InvalidMessageError as exc:
                 where = _peek(data)
                 self.add(
-                    Violation(
-                        _REASONS.get(exc.reason, ViolationKind.MALFORMED),
+                    Finding(
+                        _REASONS.get(exc.reason, FindingKind.MALFORMED),
                         f"{'an event' if is_event else 'a beat'} refused: {exc}",
                         log=log.name,
                         record=log.count,
@@ -964,8 +1016,8 @@ class _Pass:
         message, message_is_event, seat = known
         if message_is_event != is_event:
             self.add(
-                Violation(
-                    ViolationKind.MISFILED,
+                Finding(
+                    FindingKind.MISFILED,
                     f"a {message.kind.name.lower()} filed as a {kind.name.lower()} record",
                     log=log.name,
                     record=log.count,
@@ -975,8 +1027,8 @@ class _Pass:
             return
         if kind is RECORD_SENT_EVENT and seat != log.owner:
             self.add(
-                Violation(
-                    ViolationKind.MISFILED,
+                Finding(
+                    FindingKind.MISFILED,
                     "an event by another member filed as one this log's peer sent",
                     log=log.name,
                     record=log.count,
@@ -1001,8 +1053,8 @@ class _Pass:
         except ValueError as exc:
             self._once(
                 ("body", message.id),
-                Violation(
-                    ViolationKind.BAD_BODY,
+                Finding(
+                    FindingKind.BAD_BODY,
                     f"the signed body does not follow its schema: {exc}",
                     log=log.name,
                     record=log.count,
@@ -1023,8 +1075,8 @@ class _Pass:
             proof = check_proof(data, game_id=self.game_id, roster=self.roster, seats=self.seats)
         except InvalidProofError as exc:
             self.add(
-                Violation(
-                    ViolationKind.BAD_PROOF,
+                Finding(
+                    FindingKind.BAD_PROOF,
                     f"a proof note that proves nothing: {exc}",
                     log=log.name,
                     record=log.count,
@@ -1035,7 +1087,7 @@ class _Pass:
             return
         self.proofs.append((proof, log.name, log.count))
 
-    def _once(self, key: tuple[Any, ...], violation: Violation) -> None:
+    def _once(self, key: tuple[Any, ...], violation: Finding) -> None:
         if key not in self.reported:
             self.reported.add(key)
             self.add(violation)
@@ -1053,8 +1105,8 @@ class _Pass:
                 if hole[0] <= seq <= hole[1]:
                     self._once(
                         ("reordered", log.index, seat, seq),
-                        Violation(
-                            ViolationKind.REORDERED,
+                        Finding(
+                            FindingKind.REORDERED,
                             f"the log holds this event after the author's event {nxt - 1}: "
                             "a peer logs each feed in order",
                             log=log.name,
@@ -1132,8 +1184,8 @@ class _Pass:
         self.lies.append((seat, seq - 1, seq))
         self._once(
             ("beat", seat, seq),
-            Violation(
-                ViolationKind.CLOCK_BELOW_ACK,
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
                 f"timed {lamport}, at or below the clock {announced} its author announced "
                 f"before it (a beat with head {seq - 1})",
                 seq=seq,
@@ -1159,10 +1211,13 @@ class _Pass:
             if waiting[0].id != message.id:
                 self._equivocation(message, seat, waiting[0].id[:_PREFIX], log, seen=True)
             return
-        fork = self.forks.get(seat) if self.forks else None
-        if fork is not None and fork[0] == seq and not message.id.startswith(fork[1]):
-            # The drop kept the other version: this one is the fork's losing side.
-            self._equivocation(message, seat, fork[1], log, seen=False)
+        kept = self.forks.get(seat) if self.forks else None
+        want = kept.get(seq) if kept is not None else None
+        if want is not None and not message.id.startswith(want):
+            # The drop kept the chain its votes quote, and the other version: this one is the
+            # fork's losing side, at the cut or below it (soak seed 893: a fork 20 events below
+            # the cut, read first in its losing version, broke the feed).
+            self._equivocation(message, seat, want, log, seen=False)
             return
         if seq == feed.head + 1:
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
@@ -1188,8 +1243,8 @@ class _Pass:
             self.unseen_forks.add((seat, message.seq))
         self._once(
             ("fork", seat, message.seq, message.id),
-            Violation(
-                ViolationKind.EQUIVOCATION,
+            Finding(
+                FindingKind.EQUIVOCATION,
                 f"two different signed events with seq {message.seq}: the author forked its feed",
                 log=log.name,
                 record=log.count,
@@ -1207,8 +1262,8 @@ class _Pass:
         in_order = True
         if message.prev != feed.last_id:
             self.add(
-                Violation(
-                    ViolationKind.BROKEN_CHAIN,
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
                     f"prev does not name the author's event {seq - 1}",
                     expected=(feed.last_id or b"").hex()[:16] or "nil",
                     found=(message.prev or b"").hex()[:16] or "nil",
@@ -1218,8 +1273,8 @@ class _Pass:
         frontier = body.frontier
         if frontier[seat] != seq - 1:
             self.add(
-                Violation(
-                    ViolationKind.BROKEN_CHAIN,
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
                     "its frontier does not hold the author's own previous event",
                     expected=str(seq - 1),
                     found=str(frontier[seat]),
@@ -1229,8 +1284,8 @@ class _Pass:
         if lamport <= feed.last_lamport:
             in_order = False
             self.add(
-                Violation(
-                    ViolationKind.LAMPORT_ORDER,
+                Finding(
+                    FindingKind.LAMPORT_ORDER,
                     "the author's clock does not increase along its feed",
                     expected=f"lamport > {feed.last_lamport}",
                     found=str(lamport),
@@ -1273,6 +1328,8 @@ class _Pass:
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
         cut = self.cuts.get(seat) if self.cuts else None
+        if self.gaps and any(lo < seq < hi for lo, hi in self.gaps.get(seat, ())):
+            return  # between a cut and a readmission: never counts, not even as observed
         if in_order and (cut is None or seq <= cut):
             heapq.heappush(self.heap, (lamport, seat, seq, event))
         elif in_order:
@@ -1283,8 +1340,8 @@ class _Pass:
         where.setdefault("lamport", event.lamport)
         where.setdefault("event", event.kind.name.lower())
         self.add(
-            Violation(
-                ViolationKind.CLOCK_BELOW_ACK,
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
                 f"timed at or below {self.spec.members[q].name}'s event {f} (lamport {lamport}), "
                 "which its frontier acknowledges",
                 expected=f"lamport > {lamport}",
@@ -1339,8 +1396,8 @@ class _Pass:
             notices = state.apply(event)
         except Exception as exc:  # a bug of the fold must not hide the rest of the audit
             self.add(
-                Violation(
-                    ViolationKind.REFUSED,
+                Finding(
+                    FindingKind.REFUSED,
                     f"the rules fold failed on this event ({type(exc).__name__}: {exc})",
                     **self.about(event),
                 )
@@ -1358,8 +1415,8 @@ class _Pass:
             if after is not None and after.false_calls[event.seat] > before_calls:
                 left = len(before.nerts) if before is not None else 0
                 self.add(
-                    Violation(
-                        ViolationKind.FALSE_NERTS,
+                    Finding(
+                        FindingKind.FALSE_NERTS,
                         "a Nerts call with cards left in the caller's Nerts pile (penalised)",
                         expected="an empty Nerts pile",
                         found=f"{left} card(s) left",
@@ -1407,20 +1464,23 @@ class _Pass:
     ) -> None:
         violation = notice.violation
         reason = violation.reason
-        if violation.seq == 0:
+        code = violation.code
+        if code in _REPLAY_CODES:
             # The replay of a seat's round against its deck, when the last secret came in.
             culprit = self.secret_events.get((rs.number, violation.seat))
             where = self.about(culprit) if culprit is not None else self.who(violation.seat)
             where.setdefault("round", rs.number)
             self.causes.setdefault((rs.number, violation.seat), []).append("deck_mismatch")
-            self.add(Violation(ViolationKind.DECK_MISMATCH, reason, **where))
+            self.add(Finding(FindingKind.DECK_MISMATCH, reason, **where))
             return
         body = event.body
-        kind = ViolationKind.REFUSED
+        if event.kind is Kind.MOVE or event.kind is Kind.CLAIM:
+            kind = _PLAY_FINDINGS.get(code, FindingKind.ILLEGAL_MOVE)
+        else:
+            kind = _FINDINGS.get(code, FindingKind.REFUSED)
         expected: str | None = None
         found: str | None = None
-        if event.kind is Kind.REVEAL and "match" in reason:
-            kind = ViolationKind.REVEAL_MISMATCH
+        if kind is FindingKind.REVEAL_MISMATCH:
             assert isinstance(body, Reveal)
             commit = rs.commits.get(event.seat)
             if body.what is RevealWhat.NONCE:
@@ -1432,8 +1492,7 @@ class _Pass:
             expected = f"H = {expected}" if expected else "a commit"
             found = f"H = {found}"
             self.causes.setdefault((body.round, event.seat), []).append("reveal_mismatch")
-        elif event.kind is Kind.RESULT and "disagrees" in reason:
-            kind = ViolationKind.RESULT_MISMATCH
+        elif kind is FindingKind.RESULT_MISMATCH:
             assert isinstance(body, Result)
             if rs.expected is not None:
                 expected = str([p.total for p in rs.expected.players])
@@ -1442,20 +1501,15 @@ class _Pass:
             found = str(list(body.scores))
             if rs.digest is not None and body.digest != rs.digest:
                 found += f" digest {body.digest.hex()[:16]}"
-        elif isinstance(body, Play) and event.kind in (Kind.MOVE, Kind.CLAIM):
-            if _OUT_OF_PLACE.search(reason):
-                kind = ViolationKind.REFUSED
-            elif event.kind is Kind.CLAIM and "claims" in reason:
-                kind = ViolationKind.UNAVAILABLE_CARD
-                top = _top(before, body.move.source)
-                expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
-                found = str(body.card)
-            elif "reveals" in reason or "turns up" in reason:
-                kind = ViolationKind.DECK_MISMATCH
-            else:
-                kind = ViolationKind.ILLEGAL_MOVE
-                found = str(body.move)
-        self.add(Violation(kind, reason, expected=expected, found=found, **self.about(event)))
+        elif kind is FindingKind.UNAVAILABLE_CARD:
+            assert isinstance(body, Play)
+            top = _top(before, body.move.source)
+            expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
+            found = str(body.card)
+        elif kind is FindingKind.ILLEGAL_MOVE:
+            assert isinstance(body, Play)
+            found = str(body.move)
+        self.add(Finding(kind, reason, expected=expected, found=found, **self.about(event)))
 
     def _replay(self, rs: RoundState) -> None:
         """Replay a finished round with every revealed deck (legality and conservation)."""
@@ -1465,21 +1519,16 @@ class _Pass:
         flagged = {
             v.seat
             for v in self.violations
-            if v.kind is ViolationKind.DECK_MISMATCH and v.round == rs.number
+            if v.kind is FindingKind.DECK_MISMATCH and v.round == rs.number
         }
-        for problem in replay_round(self.state, rs):
-            match = _REPLAY_SEAT.match(problem)
-            seat = int(match.group(2)) if match else None
+        for problem in replay_round(self.state.rules, rs):
+            seat = problem.seat
             if seat in flagged:
                 continue  # the fold already named this seat's lie
-            culprit = self.secret_events.get((rs.number, seat)) if seat is not None else None
-            where: dict[str, Any] = (
-                self.about(culprit)
-                if culprit is not None
-                else (self.who(seat) if seat is not None else {})
-            )
+            culprit = self.secret_events.get((rs.number, seat))
+            where = self.about(culprit) if culprit is not None else self.who(seat)
             where.setdefault("round", rs.number)
-            self.add(Violation(ViolationKind.DECK_MISMATCH, problem, **where))
+            self.add(Finding(FindingKind.DECK_MISMATCH, str(problem), **where))
 
     # -- the end ---------------------------------------------------------------------------
     def _finish(self) -> None:
@@ -1490,8 +1539,8 @@ class _Pass:
             if feed.pending:
                 seqs = sorted(feed.pending)
                 self.add(
-                    Violation(
-                        ViolationKind.MISSING_EVENT,
+                    Finding(
+                        FindingKind.MISSING_EVENT,
                         f"no log holds event {feed.head + 1} of this feed, so its events "
                         f"{seqs[0]}-{seqs[-1]} cannot be verified or counted",
                         seq=feed.head + 1,
@@ -1501,8 +1550,8 @@ class _Pass:
             for f, waiting in sorted(feed.waiting.items()):
                 for w_seat, w_seq, w_lamport, w_kind, _ in waiting:
                     self.add(
-                        Violation(
-                            ViolationKind.MISSING_EVENT,
+                        Finding(
+                            FindingKind.MISSING_EVENT,
                             f"its frontier acknowledges {self.spec.members[seat].name}'s "
                             f"event {f}, which no log holds",
                             seq=w_seq,
@@ -1522,8 +1571,8 @@ class _Pass:
         if state.phase is not Phase.OVER:
             names = ", ".join(self.spec.members[s].name for s in sorted(state.waiting()))
             self.add(
-                Violation(
-                    ViolationKind.INCOMPLETE,
+                Finding(
+                    FindingKind.INCOMPLETE,
                     f"the game did not finish: round {state.round.number}, "
                     f"{state.phase.value} phase" + (f", waiting for {names}" if names else ""),
                     round=state.round.number or None,
@@ -1541,8 +1590,8 @@ class _Pass:
                     hi = min(last, head)
                     if lo <= hi:
                         self.add(
-                            Violation(
-                                ViolationKind.GAP,
+                            Finding(
+                                FindingKind.GAP,
                                 f"the log lacks {hi - lo + 1} event(s) of this feed that other "
                                 "logs hold",
                                 log=log.name,
@@ -1555,8 +1604,8 @@ class _Pass:
                 if held < head:
                     own = seat == log.owner
                     self.add(
-                        Violation(
-                            ViolationKind.GAP if own else ViolationKind.LOG_ENDS_EARLY,
+                        Finding(
+                            FindingKind.GAP if own else FindingKind.LOG_ENDS_EARLY,
                             (
                                 "the log lacks events its own peer signed (a peer logs each "
                                 "event before sending it)"
@@ -1572,8 +1621,8 @@ class _Pass:
         for (seat, index), ranges in sorted(self.singles.items()):
             for lo, hi in ranges:
                 self.add(
-                    Violation(
-                        ViolationKind.SINGLE_COPY,
+                    Finding(
+                        FindingKind.SINGLE_COPY,
                         f"{hi - lo + 1} event(s) only this log holds",
                         log=self.logs[index].name,
                         seq=lo,
@@ -1613,7 +1662,7 @@ class _Pass:
         names = [m.name for m in self.spec.members]
         # A proof note names its cheat even where the events read show nothing of it (a peer
         # logs one version of a forked event, and no beat).
-        shown = {(v.seat, v.seq) for v in self.violations if v.kind is ViolationKind.EQUIVOCATION}
+        shown = {(v.seat, v.seq) for v in self.violations if v.kind is FindingKind.EQUIVOCATION}
         for proof, log, record in self.proofs:
             seat = self.roster[proof.author]
             second = proof.second
@@ -1623,8 +1672,8 @@ class _Pass:
                 shown.add((seat, proof.seq))
                 self._once(
                     ("fork", seat, proof.seq, second.id),
-                    Violation(
-                        ViolationKind.EQUIVOCATION,
+                    Finding(
+                        FindingKind.EQUIVOCATION,
                         f"two different signed events with seq {proof.seq} (a proof note): "
                         "the author forked its feed",
                         log=log,
@@ -1638,8 +1687,8 @@ class _Pass:
                 beat = proof.first
                 self._once(
                     ("beat", seat, proof.seq),
-                    Violation(
-                        ViolationKind.CLOCK_BELOW_ACK,
+                    Finding(
+                        FindingKind.CLOCK_BELOW_ACK,
                         f"timed {second.lamport}, at or below the clock {beat.lamport} its "
                         f"author announced with head {proof.head} (a proof note)",
                         log=log,
@@ -1656,8 +1705,8 @@ class _Pass:
             if any(lo <= fork <= hi for lo, hi in proven.get(target, ())):
                 continue
             self.add(
-                Violation(
-                    ViolationKind.UNPROVEN_VOTE,
+                Finding(
+                    FindingKind.UNPROVEN_VOTE,
                     f"a vote to drop {names[target]} for cheating at its event {fork}, which "
                     "no log proves",
                     expected=f"proof of {names[target]}'s event {fork}: two signed versions, "
@@ -1676,8 +1725,8 @@ class _Pass:
             if not voters or target in state.left or target in proven:
                 continue
             self.add(
-                Violation(
-                    ViolationKind.UNPROVEN_DROP,
+                Finding(
+                    FindingKind.UNPROVEN_DROP,
                     f"dropped on proof of cheating by the votes of {', '.join(voters)}, and no "
                     "log holds proof of any cheating of it",
                     expected="two signed versions of one of its events, or a beat it "
@@ -1696,8 +1745,8 @@ class _Pass:
                 else "the logs hold no cause for it"
             )
             self.add(
-                Violation(
-                    ViolationKind.UNTRACED_FORFEIT,
+                Finding(
+                    FindingKind.UNTRACED_FORFEIT,
                     f"forfeits round {number}, and {why}",
                     expected="a reveal that does not match its commit, a lie in its replay, "
                     "a leave or a drop that stands",
@@ -1761,7 +1810,7 @@ class _Pass:
         if what is not None:
             where["round"] = what
         self.add(
-            Violation(
+            Finding(
                 kind,
                 f"{a.name} ({a.peer}) and {b.name} ({b.peer}) finished with different "
                 "results"
@@ -1774,7 +1823,7 @@ class _Pass:
             )
         )
 
-    def report(self, setup: list[Violation], passes: int) -> AuditReport:
+    def report(self, setup: list[Finding], passes: int) -> AuditReport:
         state = self.state
         rounds = []
         numbers = sorted(set(self.ended) | set(self.scored))
@@ -1824,16 +1873,17 @@ class _Pass:
             dropped=tuple(sorted(state.dropped.items())),
             passes=passes,
             stopped=self.stopped,
+            digest=state.digest(),
         )
 
 
 _DECIDING = (MemberDropped, RoundEnded, RoundScored, GameEnded)
 _DIFFERENT_COPIES = frozenset(
     {
-        ViolationKind.GAP,
-        ViolationKind.LOG_ENDS_EARLY,
-        ViolationKind.SINGLE_COPY,
-        ViolationKind.EQUIVOCATION,
+        FindingKind.GAP,
+        FindingKind.LOG_ENDS_EARLY,
+        FindingKind.SINGLE_COPY,
+        FindingKind.EQUIVOCATION,
     }
 )
 _KEY = operator.attrgetter("key")
@@ -1872,7 +1922,7 @@ class _View:
 def _view(spec: GameSpec, source: LogSource, envelopes: EnvelopeCache) -> _View | None:
     """Fold one log alone (as often as the cuts need, like the audit itself); ``None`` for a
     log that is not a readable log of this game's members."""
-    run, _ = _settled(spec, [source], strict=False, deep=False, kinds=True, envelopes=envelopes)
+    run, _ = _settled(spec, [source], strict=False, deep=False, view=True, envelopes=envelopes)
     log = run.logs[0]
     if not log.readable or log.owner is None:
         return None
@@ -1919,7 +1969,7 @@ def _result_text(result: GameResult, winner: Callable[[int], str]) -> str:
     return f"game totals {list(result.totals)}, won by {winners} ({result.termination.value})"
 
 
-def _split_kind(a: _View, b: _View, *, round_differs: bool) -> ViolationKind | None:
+def _split_kind(a: _View, b: _View, *, round_differs: bool) -> FindingKind | None:
     """How two logs that finished with different results are reported: the classification of a
     split, in one place.
 
@@ -1930,8 +1980,8 @@ def _split_kind(a: _View, b: _View, *, round_differs: bool) -> ViolationKind | N
     decides it (a notice). A round both scored differently is always an error.
     """
     if not round_differs and (a.provisional or b.provisional):
-        return ViolationKind.PROVISIONAL_SPLIT
-    return ViolationKind.SPLIT_RESULT
+        return FindingKind.PROVISIONAL_SPLIT
+    return FindingKind.SPLIT_RESULT
 
 
 @dataclass(frozen=True, slots=True)
@@ -1992,9 +2042,6 @@ def _first_only(a: _View, b: _View) -> _Part | None:
                     best = part
                 break
     return best
-
-
-_OUT_OF_PLACE = re.compile(r"is not being played|before the seat's deal|round is over")
 
 
 def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:

@@ -1,6 +1,6 @@
-"""What an audit finds: every problem is one :class:`Violation` value with a precise kind.
+"""What an audit finds: every problem is one :class:`Finding` value with a precise kind.
 
-A violation names what it is about as far as the logs allow: the log file and byte offset for
+A finding names what it is about as far as the logs allow: the log file and byte offset for
 damage, the event (author, seq, Lamport time, round, kind, id) for everything signed, the move
 in the rules engine's notation, and what was expected against what was found.
 
@@ -10,7 +10,11 @@ forgery, a broken or forked feed, a rule broken by a signed event, a result that
 the other logs hold (its peer left when the game was over), an event only one log holds, a game
 that is not finished. An audit is *valid* when it finds no error.
 
->>> v = Violation(ViolationKind.BAD_SIGNATURE, "the signature does not verify", log="p1.log")
+(A *finding*, not a violation: a notice proves nothing wrong, and
+:class:`p2p_nertz.protocol.state.Violation` is the fold's refusal of one event, which the audit
+reads into a finding by its :class:`~p2p_nertz.protocol.state.RefusalCode`.)
+
+>>> v = Finding(FindingKind.BAD_SIGNATURE, "the signature does not verify", log="p1.log")
 >>> str(v)
 'bad_signature: the signature does not verify [log p1.log]'
 >>> v.severity
@@ -23,7 +27,7 @@ import enum
 from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any
 
-__all__ = ["Severity", "Violation", "ViolationKind"]
+__all__ = ["Finding", "FindingKind", "Severity"]
 
 
 class Severity(enum.StrEnum):
@@ -33,7 +37,7 @@ class Severity(enum.StrEnum):
     NOTICE = "notice"
 
 
-class ViolationKind(enum.StrEnum):
+class FindingKind(enum.StrEnum):
     """What is wrong; the value is a stable short code (JSON output, tests, scripts)."""
 
     # -- the files -----------------------------------------------------------------------------
@@ -126,16 +130,16 @@ class ViolationKind(enum.StrEnum):
 
 _NOTICES = frozenset(
     {
-        ViolationKind.LOG_ENDS_EARLY,
-        ViolationKind.SINGLE_COPY,
-        ViolationKind.INCOMPLETE,
-        ViolationKind.PROVISIONAL_SPLIT,
+        FindingKind.LOG_ENDS_EARLY,
+        FindingKind.SINGLE_COPY,
+        FindingKind.INCOMPLETE,
+        FindingKind.PROVISIONAL_SPLIT,
     }
 )
 
 
 @dataclass(frozen=True, slots=True)
-class Violation:
+class Finding:
     """One finding of an audit.
 
     Only ``kind`` and ``detail`` are always set; the other fields say where, when known.
@@ -160,7 +164,7 @@ class Violation:
         found: what the logs hold instead.
     """
 
-    kind: ViolationKind
+    kind: FindingKind
     detail: str
     _: KW_ONLY
     log: str | None = None

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.audit.auditor import AuditReport, FoldStep, LogSource, audit, event_text
-from p2p_nertz.audit.findings import Violation
+from p2p_nertz.audit.findings import Finding
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Event, GameState, Rotated, RoundEnded
 from p2p_nertz.rules import Outcome
@@ -44,7 +44,7 @@ class Step:
     text: str
     outcome: str
     notes: tuple[str, ...]
-    violations: tuple[Violation, ...]
+    violations: tuple[Finding, ...]
 
 
 def step_line(step: Step, spec: GameSpec) -> str:

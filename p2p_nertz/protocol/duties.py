@@ -93,8 +93,7 @@ class Duties:
             assert rs.randomness is not None
             rules = self.spec.rules
             deck = shuffled_deck(st.deck_seed(self._secret(n), rs.randomness, n), rules.jokers)
-            t = Tableau.deal(deck, rules)
-            return Ready(_NONE, n, (t.nerts[-1], *(p[-1] for p in t.work)))
+            return Ready(_NONE, n, Tableau.deal(deck, rules).shown)
         if phase is Phase.REVEAL and not self.is_done(Kind.REVEAL, n, RevealWhat.SECRET):
             return Reveal(_NONE, n, RevealWhat.SECRET, self._secret(n))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):

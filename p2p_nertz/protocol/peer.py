@@ -101,7 +101,7 @@ from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
-from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table
+from p2p_nertz.rules import Move, MoveKind, Pile, Table
 
 __all__ = [
     "Effect",
@@ -570,12 +570,7 @@ class Peer:
                     + (f" (seat {who} got there first)" if who is not None else "")
                 )
             card = play.resolution.claim.card
-        reveals: tuple[Card, ...] = ()
-        if move.kind is MoveKind.TURN and tableau.stock:
-            k = min(self.spec.rules.draw, len(tableau.stock))
-            reveals = tuple(reversed(tableau.stock[-k:]))
-        elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
-            reveals = (tableau.nerts[-2],)
+        reveals = tableau.reveals(move, self.spec.rules)  # (the rules say what a move shows)
         body = Play(self._frontier(), tentative.round.number, move, card, reveals)
         self._emit(body, now)
         return self._flush(now)

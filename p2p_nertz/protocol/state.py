@@ -52,7 +52,7 @@ from p2p_nertz.protocol.bodies import (
     Reveal,
     RevealWhat,
 )
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.envelope import KIND_JOIN, Kind
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
     NERTS_PILE_SIZE,
@@ -63,31 +63,39 @@ from p2p_nertz.rules import (
     Move,
     MoveKind,
     Outcome,
-    Pile,
-    PlayerScore,
     Resolution,
     RoundScore,
     RoundStatus,
+    Rules,
     Table,
     Tableau,
     Termination,
+    new_deck,
     shuffled_deck,
 )
 from p2p_nertz.rules.cards import HIDDEN
-from p2p_nertz.rules.lake import Claim
+from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
+from p2p_nertz.rules.moves import MOVE_CALL, MOVE_PASS, MOVE_TURN
+from p2p_nertz.rules.table import STATUS_NERTS
 
 __all__ = [
+    "DeckProblem",
     "Event",
     "GameState",
     "Phase",
+    "Reason",
+    "RefusalCode",
     "Violation",
     "deck_seed",
     "local_nonce",
     "local_secret",
     "nonce_hash",
+    "replay_round",
+    "replay_seat",
     "round_randomness",
     "capped",
     "secret_hash",
+    "seat_deck",
     "with_forks",
 ]
 
@@ -141,18 +149,9 @@ class Phase(enum.Enum):
     OVER = "over"
 
 
-# Members read on every event (Python 3.11 reads ``Phase.PLAY`` through EnumType.__getattr__,
-# about ten times the cost of a global).
-_PLAY = Phase.PLAY
-_OVER = Phase.OVER
-_JOIN = Kind.JOIN
-_NERTS = RoundStatus.NERTS
-_TIED = Outcome.TIED
-_PILE_NERTS = Pile.NERTS
-_MOVE_TURN = MoveKind.TURN
-_MOVE_ROTATE = MoveKind.ROTATE
-_MOVE_CALL = MoveKind.CALL
-_MOVE_PASS = MoveKind.PASS
+# Plain constants of the members read on hot paths (why: p2p_nertz/rules/moves.py).
+PHASE_PLAY = Phase.PLAY
+PHASE_OVER = Phase.OVER
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,18 +171,121 @@ class Event:
         return (self.lamport, self.seat, self.seq)
 
 
+class RefusalCode(enum.StrEnum):
+    """Why the fold refused an event, for machines: the audit maps each code to a finding
+    (its one reading of a refusal), and :class:`Reason` carries the words for people.
+
+    The value is a stable short name. The codes of the replay against the decks (``deck_*``)
+    are refusals of a seat's whole round, found when the last secret comes in (seq 0).
+    """
+
+    NOT_JOINED = "not_joined"
+    """An event before its author's join."""
+    BAD_JOIN = "bad_join"
+    """A join that is not its author's first event."""
+    WRONG_PHASE = "wrong_phase"
+    """An event of another round or phase than the game's."""
+    NOT_PLAYING = "not_playing"
+    """An event of a seat that does not play the round (or forfeited it)."""
+    REPEATED = "repeated"
+    """A second commit, nonce, secret, ready or result of a seat for a round."""
+    NONCE_MISMATCH = "nonce_mismatch"
+    """A nonce that does not match its commit: the seat forfeits the round."""
+    SECRET_MISMATCH = "secret_mismatch"
+    """A secret that does not match its commit (a stacked deck): the seat forfeits."""
+    BAD_DEAL = "bad_deal"
+    """A deal (``ready``) that shows a wrong number of cards, repeats one or declares a joker."""
+    DEAL_NOT_DECK = "deal_not_deck"
+    """The local seat's own deal is not the one its deck deals (only its own fold knows)."""
+    WRONG_ROUND = "wrong_round"
+    """A play of a round that is not being played."""
+    BEFORE_DEAL = "before_deal"
+    """A play before the seat's deal (``ready``)."""
+    CARD_NOT_THERE = "card_not_there"
+    """A claim of a card that the seat does not show where the claim takes it from."""
+    REVEAL_COUNT = "reveal_count"
+    """A move that shows another number of cards than it turns up."""
+    REVEAL_REPEATED = "reveal_repeated"
+    """A move that turns up a card its seat has already shown."""
+    REVEAL_WRONG = "reveal_wrong"
+    """A move that shows a card where the seat's card is known to be another."""
+    HIDDEN_DECLARED = "hidden_declared"
+    """A face-down joker shown declared."""
+    ILLEGAL_MOVE = "illegal_move"
+    """A move the rules do not allow there (:meth:`Table.play <p2p_nertz.rules.Table.play>`)."""
+    RESULT_MISMATCH = "result_mismatch"
+    """A result whose lake digest or scores disagree with the fold's own."""
+    SELF_VOTE = "self_vote"
+    """A vote to drop its own author."""
+    BAD_REJOIN = "bad_rejoin"
+    """A readmission of a member that left, was dropped for cheating, or asked before its cut."""
+    BAD_ABANDON = "bad_abandon"
+    """An abandon with other members than its author and the absent one left."""
+    INVALID = "invalid"
+    """Anything else the rules refuse in the event (a :class:`~p2p_nertz.errors.NertzError`
+    or ``ValueError`` of the rules engine)."""
+    DECK_DEAL = "deck_deal"
+    """Replay: the deal the seat showed is not the one its deck deals."""
+    DECK_REVEAL = "deck_reveal"
+    """Replay: a card the seat showed for a move is not the deck's."""
+    DECK_CLAIM = "deck_claim"
+    """Replay: a claimed card is not the one the deck has where the claim took it from."""
+    DECK_ILLEGAL = "deck_illegal"
+    """Replay: a move that is illegal with the deck's cards."""
+    NOT_CONSERVED = "not_conserved"
+    """Replay with conservation (:func:`replay_round`): a seat's cards are not its deck after a
+    move (a fault of the rules engine, never a refusal of the fold)."""
+    LAKE_NOT_PLAYED = "lake_not_played"
+    """Replay with conservation: the lake holds other cards of a seat than its claims kept."""
+
+
+_C = RefusalCode  # (short: every refusal in this module names one)
+
+
+class Reason(str):
+    """The words of a refusal (the string itself, for people) with its :class:`RefusalCode`
+    (``code``, for machines).
+
+    A string, so that a :class:`Violation` reads, compares and prints exactly as its text: the
+    peer's effects carry violations (:class:`Refused`), and what a front end sees of them does
+    not change with the code riding along. Read ``code``, never the words.
+
+    >>> r = Reason(RefusalCode.REPEATED, "a second nonce")
+    >>> r.code, str(r)
+    (<RefusalCode.REPEATED: 'repeated'>, 'a second nonce')
+    """
+
+    code: RefusalCode
+
+    def __new__(cls, code: RefusalCode, text: str) -> Reason:
+        self = super().__new__(cls, text)
+        self.code = code
+        return self
+
+    def __reduce__(self) -> tuple[type[Reason], tuple[RefusalCode, str]]:
+        return (Reason, (self.code, str(self)))
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
     """An event that was refused by the fold: the same on every peer, and proof of a fault.
 
-    The same event is refused everywhere; only ``reason`` may read differently in the author's
-    own fold, which can name the author's hidden cards (so :meth:`GameState.digest` leaves it out).
+    The same event is refused everywhere, with the same :attr:`code`; only ``reason``'s words
+    may read differently in the author's own fold, which can name the author's hidden cards (so
+    :meth:`GameState.digest` leaves it out).
     """
 
     seat: int
     seq: int
     kind: Kind
+    #: the words, for people; the fold gives a :class:`Reason`, which carries the code
     reason: str
+
+    @property
+    def code(self) -> RefusalCode:
+        """Why the event was refused (:attr:`RefusalCode.INVALID` for a reason in words only)."""
+        reason = self.reason
+        return reason.code if isinstance(reason, Reason) else RefusalCode.INVALID
 
     def __str__(self) -> str:
         return f"seat {self.seat} event {self.seq} ({self.kind.name.lower()}): {self.reason}"
@@ -282,7 +384,11 @@ Notice = (
 
 
 class _Refuse(Exception):
-    """Internal: the event is wrong here; becomes a Violation."""
+    """Internal: the event is wrong here; becomes a Violation with this code and text."""
+
+    def __init__(self, code: RefusalCode, text: str) -> None:
+        super().__init__(text)
+        self.reason = Reason(code, text)
 
 
 @dataclass(slots=True)
@@ -544,13 +650,18 @@ class GameState:
         self._lamport = event.lamport
         self._event = (event.seat, event.seq)
         try:
-            if event.kind is not _JOIN and seat not in self.joined:
-                raise _Refuse("an event before the author's join")
+            if event.kind is not KIND_JOIN and seat not in self.joined:
+                raise _Refuse(_C.NOT_JOINED, "an event before the author's join")
             handler = _HANDLERS[event.kind]
             handler(self, event, notices)
         except (_Refuse, NertzError, ValueError) as refused:
             # Anything wrong with a signed event is the author's fault, the same on every peer.
-            violation = Violation(seat, event.seq, event.kind, str(refused))
+            reason = (
+                refused.reason
+                if isinstance(refused, _Refuse)
+                else Reason(RefusalCode.INVALID, str(refused))
+            )
+            violation = Violation(seat, event.seq, event.kind, reason)
             self.violations += (violation,)
             notices.append(Refused(violation))
             self._advance(notices)  # a refusal may still settle a phase (a forfeit)
@@ -585,7 +696,7 @@ class GameState:
 
     def _join(self, event: Event, notices: list[Notice]) -> None:
         if not isinstance(event.body, Join) or event.seq != 1:
-            raise _Refuse("a join must be the author's first event")
+            raise _Refuse(_C.BAD_JOIN, "a join must be the author's first event")
         self.joined |= {event.seat}
 
     def _commit(self, event: Event, notices: list[Notice]) -> None:
@@ -594,7 +705,7 @@ class GameState:
         rs = self.round
         self._expect(Phase.COMMIT, body.round, event.seat)
         if event.seat in rs.commits:
-            raise _Refuse(f"a second commit for round {body.round}")
+            raise _Refuse(_C.REPEATED, f"a second commit for round {body.round}")
         rs.commits[event.seat] = body
 
     def _reveal(self, event: Event, notices: list[Notice]) -> None:
@@ -606,19 +717,23 @@ class GameState:
         if body.what is RevealWhat.NONCE:
             self._expect(Phase.NONCE, body.round, seat)
             if seat in rs.nonces:
-                raise _Refuse("a second nonce")
+                raise _Refuse(_C.REPEATED, "a second nonce")
             if commit is None or nonce_hash(body.value) != commit.nonce_hash:
                 rs.forfeit |= {seat}
-                raise _Refuse("the nonce does not match its commit: the seat forfeits the round")
+                raise _Refuse(
+                    _C.NONCE_MISMATCH,
+                    "the nonce does not match its commit: the seat forfeits the round",
+                )
             rs.nonces[seat] = body.value
             return
         self._expect(Phase.REVEAL, body.round, seat)
         if seat in rs.secrets:
-            raise _Refuse("a second secret")
+            raise _Refuse(_C.REPEATED, "a second secret")
         if commit is None or secret_hash(body.value) != commit.secret_hash:
             rs.forfeit |= {seat}
             raise _Refuse(
-                "the secret does not match its commit (a stacked deck): the seat forfeits"
+                _C.SECRET_MISMATCH,
+                "the secret does not match its commit (a stacked deck): the seat forfeits",
             )
         rs.secrets[seat] = body.value
 
@@ -629,32 +744,29 @@ class GameState:
         seat = event.seat
         self._expect(Phase.PLAY, body.round, seat)
         if seat in rs.ready:
-            raise _Refuse("a second ready")
+            raise _Refuse(_C.REPEATED, "a second ready")
         assert rs.table is not None and rs.randomness is not None
         rules = self.rules
         if len(body.visible) != 1 + rules.work_piles:
-            raise _Refuse(f"a deal shows the Nerts top and {rules.work_piles} work piles")
+            raise _Refuse(
+                _C.BAD_DEAL, f"a deal shows the Nerts top and {rules.work_piles} work piles"
+            )
         physical = {c.physical for c in body.visible}
         if len(physical) != len(body.visible) or any(
             c.is_joker and c.declared for c in body.visible
         ):
-            raise _Refuse("the dealt cards repeat a card or declare a joker")
+            raise _Refuse(_C.BAD_DEAL, "the dealt cards repeat a card or declare a joker")
         if seat == self.local_seat and self._secrets is not None:
             deck = shuffled_deck(
                 deck_seed(self._secrets(rs.number), rs.randomness, rs.number), rules.jokers
             )
             tableau = Tableau.deal(deck, rules)
-            shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
-            if shown != body.visible:
-                raise _Refuse("the dealt cards are not the ones this seat's deck deals")
+            if tableau.shown != body.visible:
+                raise _Refuse(
+                    _C.DEAL_NOT_DECK, "the dealt cards are not the ones this seat's deck deals"
+                )
         else:
-            top, *work = body.visible
-            tableau = Tableau(
-                (HIDDEN,) * (NERTS_PILE_SIZE - 1) + (top,),
-                tuple((c,) for c in work),
-                (HIDDEN,) * rules.stock_size,
-                (),
-            )
+            tableau = Tableau.followed(body.visible, rules)
         rs.table = rs.table.with_tableau(seat, tableau)
         rs.ready |= {seat}
         rs.seen[seat] = frozenset(physical)
@@ -669,11 +781,11 @@ class GameState:
         if table is None or body.round < rs.number:
             return  # a late move of a finished round: it does not count
         if body.round != rs.number:
-            raise _Refuse(f"round {body.round} is not being played")
+            raise _Refuse(_C.WRONG_ROUND, f"round {body.round} is not being played")
         if seat not in rs.ready:
-            raise _Refuse("a move before the seat's deal (ready)")
+            raise _Refuse(_C.BEFORE_DEAL, "a move before the seat's deal (ready)")
         if table.over and not (
-            table.status is _NERTS and table.cut is not None and event.lamport <= table.cut
+            table.status is STATUS_NERTS and table.cut is not None and event.lamport <= table.cut
         ):
             return  # made before its author knew the round was over: it does not count
         made = rs.rotation_seen
@@ -696,7 +808,8 @@ class GameState:
                 played = top.declare(decl.rank, decl.suit)
             if played is None or body.card is None or played != body.card:
                 raise _Refuse(
-                    f"claims {body.card} from {move.source!r}, where the seat shows {top}"
+                    _C.CARD_NOT_THERE,
+                    f"claims {body.card} from {move.source!r}, where the seat shows {top}",
                 )
             # A foundation below rank - 1: the card this one was built on looked kept when it
             # was played and lost in the final order (or was our own pending claim, which
@@ -725,7 +838,7 @@ class GameState:
         try:
             new, play = table.play(seat, move, event.lamport)
         except IllegalMoveError as exc:
-            raise _Refuse(str(exc)) from None
+            raise _Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
         rs.table = new
         rs.seen[seat] = seen
         lost = play.resolution is not None and not play.resolution.kept
@@ -736,12 +849,12 @@ class GameState:
                 fid = move.foundation
                 assert fid is not None
                 entry = (seat, event.seq)
-                if play.resolution.outcome is _TIED:
+                if play.resolution.outcome is OUTCOME_TIED:
                     rs.top_events[fid] = (*rs.top_events.get(fid, ()), entry)
                 else:
                     rs.top_events[fid] = (entry,)
         passes = rs.passes
-        if move.kind is _MOVE_PASS and seat not in passes:
+        if move.kind is MOVE_PASS and seat not in passes:
             # The pass that made the seat stuck; passing again while stuck changes nothing,
             # and a move made without seeing that repeat meant the same table.
             passes = {**passes, seat: event.seq}
@@ -761,34 +874,29 @@ class GameState:
             cut = new.cut if new.cut is not None else event.lamport
             notices.append(RoundEnded(rs.number, play.ended, cut, new.callers))
             self._set_phase(Phase.REVEAL, notices)
-        elif move.kind is _MOVE_CALL and new.status is _NERTS and not play.false_call:
+        elif move.kind is MOVE_CALL and new.status is STATUS_NERTS and not play.false_call:
             # A simultaneous call at T*: the round already ended; report the new caller set.
             assert new.cut is not None
-            notices.append(RoundEnded(rs.number, _NERTS, new.cut, new.callers))
+            notices.append(RoundEnded(rs.number, STATUS_NERTS, new.cut, new.callers))
 
     def _fill_reveals(
         self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...]
     ) -> tuple[Tableau, frozenset[Card]]:
-        """The tableau with the cards this move turns face up filled in, checked.
-
-        A stock turn shows the cards it turns in the order they land on the waste (the top of
-        the stock first); a move that takes the Nerts top card shows the card under it.
-        """
+        """The tableau with the cards this move turns face up (:meth:`Tableau.reveals`) filled
+        in, checked against what the seat's tableau already shows."""
         seen = self.round.seen.get(seat, frozenset())
-        kind = move.kind
-        if kind is _MOVE_TURN and tableau.stock:
-            k = min(self.rules.draw, len(tableau.stock))
-            where = "stock"
-            current = tableau.stock[-k:][::-1]  # landing order
-        elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
-            where = "nerts"
-            current = tableau.nerts[-2:-1]
-        else:
+        current = tableau.reveals(move, self.rules)  # (with HIDDEN where not known yet)
+        if not current:
             if reveals:
-                raise _Refuse(f"{move} turns up no card, the event shows {len(reveals)}")
+                raise _Refuse(
+                    _C.REVEAL_COUNT, f"{move} turns up no card, the event shows {len(reveals)}"
+                )
             return tableau, seen
         if len(reveals) != len(current):
-            raise _Refuse(f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}")
+            raise _Refuse(
+                _C.REVEAL_COUNT,
+                f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}",
+            )
         if current == reveals:
             return tableau, seen  # nothing hidden here: every card was known and matches
         filled = []
@@ -796,16 +904,20 @@ class GameState:
         for now, card in zip(current, reveals, strict=True):
             if now is HIDDEN:
                 if card.physical in seen or card.physical in added:
-                    raise _Refuse(f"reveals {card}, which this seat has already shown")
+                    raise _Refuse(
+                        _C.REVEAL_REPEATED, f"reveals {card}, which this seat has already shown"
+                    )
                 if card.is_joker and card.declared:
-                    raise _Refuse(f"a face-down joker cannot be declared ({card})")
+                    raise _Refuse(
+                        _C.HIDDEN_DECLARED, f"a face-down joker cannot be declared ({card})"
+                    )
                 added.add(card.physical)
                 filled.append(card)
             elif now != card:
-                raise _Refuse(f"reveals {card} where the seat's card is {now}")
+                raise _Refuse(_C.REVEAL_WRONG, f"reveals {card} where the seat's card is {now}")
             else:
                 filled.append(now)
-        if where == "stock":
+        if move.kind is MOVE_TURN:
             stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
             new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
         else:
@@ -832,14 +944,15 @@ class GameState:
         rs = self.round
         self._expect(Phase.RESULT, body.round, event.seat)
         if event.seat in rs.results:
-            raise _Refuse("a second result")
+            raise _Refuse(_C.REPEATED, "a second result")
         assert rs.expected is not None and rs.digest is not None
         rs.results |= {event.seat}
         rs.result_seqs += ((event.seat, event.seq),)
         expected = tuple(p.total for p in rs.expected.players)
         if body.digest != rs.digest or body.scores != expected:
             raise _Refuse(
-                f"its result {list(body.scores)} disagrees with the replay {list(expected)}"
+                _C.RESULT_MISMATCH,
+                f"its result {list(body.scores)} disagrees with the replay {list(expected)}",
             )
 
     def _drop(self, event: Event, notices: list[Notice]) -> None:
@@ -847,7 +960,7 @@ class GameState:
         assert isinstance(body, Drop)
         target = body.seat
         if target == event.seat:
-            raise _Refuse("a vote to drop oneself")
+            raise _Refuse(_C.SELF_VOTE, "a vote to drop oneself")
         if target in self.dropped and body.reason is not DropReason.REJOIN:
             return
         if self.vote_caps and capped(self.vote_caps, event.seat, event.seq, body):
@@ -967,11 +1080,13 @@ class GameState:
         if target in self.rejoining or target not in self.dropped:
             return  # another member readmitted it first, or it is back already
         if target in self.left:
-            raise _Refuse(f"seat {target} left the game: it cannot rejoin")
+            raise _Refuse(_C.BAD_REJOIN, f"seat {target} left the game: it cannot rejoin")
         if any(v.reason is DropReason.EQUIVOCATION for _, v in self.votes.get(target, ())):
-            raise _Refuse(f"seat {target} was dropped for cheating: it cannot rejoin")
+            raise _Refuse(
+                _C.BAD_REJOIN, f"seat {target} was dropped for cheating: it cannot rejoin"
+            )
         if body.last_seq <= self.dropped[target]:
-            raise _Refuse(f"seat {target}'s rejoin request must come after its cut")
+            raise _Refuse(_C.BAD_REJOIN, f"seat {target}'s rejoin request must come after its cut")
         if self.phase is Phase.OVER:
             # No next round to rejoin. Not a fault: a member sponsors the request once its
             # final fold has the member dropped, and the last result, timed just before, may
@@ -1018,7 +1133,10 @@ class GameState:
         """
         members = set(range(self.spec.seats)) - set(self.dropped)
         if members != {event.seat, body.seat}:
-            raise _Refuse("an abandon needs exactly two members left: its author and the absent")
+            raise _Refuse(
+                _C.BAD_ABANDON,
+                "an abandon needs exactly two members left: its author and the absent",
+            )
         target = body.seat
         self.drop_at[target] = event.lamport
         cut, chain = vote_cut((body,))
@@ -1109,23 +1227,24 @@ class GameState:
     def _expect(self, phase: Phase, number: int, seat: int) -> None:
         if self.phase is not phase or number != self.round.number:
             raise _Refuse(
+                _C.WRONG_PHASE,
                 f"round {number} {phase.value} event while the game is in round "
-                f"{self.round.number} {self.phase.value}"
+                f"{self.round.number} {self.phase.value}",
             )
         if seat not in self.round.seats or seat in self.round.forfeit:
-            raise _Refuse(f"seat {seat} does not play round {number}")
+            raise _Refuse(_C.NOT_PLAYING, f"seat {seat} does not play round {number}")
 
     def _set_phase(self, phase: Phase, notices: list[Notice]) -> None:
         self.phase = phase
-        if phase is _OVER and self.ended_at is None:
+        if phase is PHASE_OVER and self.ended_at is None:
             self.ended_at = self._lamport
         notices.append(PhaseChanged(phase, self.round.number))
 
     def _advance(self, notices: list[Notice]) -> None:
         """Move through every phase whose wait is over."""
-        while self.phase is not _OVER:
+        while self.phase is not PHASE_OVER:
             phase = self.phase
-            if phase is _PLAY:
+            if phase is PHASE_PLAY:
                 # Play goes on until Nerts or a blocked round, whoever is waited for: asked
                 # first, this spares every move of the round the sets waiting() builds.
                 return
@@ -1187,10 +1306,7 @@ class GameState:
         assert table is not None and rs.randomness is not None
         cheated: set[int] = set()
         for seat in sorted(rs.secrets):
-            deck = shuffled_deck(
-                deck_seed(rs.secrets[seat], rs.randomness, rs.number), self.rules.jokers
-            )
-            problem = self._replay_seat(seat, deck)
+            problem = replay_seat(self.rules, rs, seat, seat_deck(self.rules, rs, seat))
             if problem is not None:
                 cheated.add(seat)
                 violation = Violation(seat, 0, Kind.REVEAL, problem)
@@ -1205,65 +1321,12 @@ class GameState:
         score = table.score()
         if forfeits:
             players = tuple(
-                PlayerScore(
-                    p.seat,
-                    0,
-                    NERTS_PILE_SIZE,
-                    p.nerts_card_penalty,
-                    0,
-                    self.rules.false_call_penalty * table.false_calls[p.seat],
-                )
-                if p.seat in forfeits
-                else p
-                for p in score.players
+                table.forfeit_score(p.seat) if p.seat in forfeits else p for p in score.players
             )
             score = RoundScore(players, score.teams, score.status, score.callers)
         rs.expected = score
         rs.digest = table.lake.digest()
         self._set_phase(Phase.RESULT, notices)
-
-    def _replay_seat(self, seat: int, deck: tuple[Card, ...]) -> str | None:
-        """Replay one seat's round against its deck; a description of the first lie, if any."""
-        rs = self.round
-        if seat not in rs.ready:
-            return None
-        tableau = Tableau.deal(deck, self.rules)
-        shown = (tableau.nerts[-1], *(p[-1] for p in tableau.work))
-        if rs.dealt.get(seat) != shown:
-            published = " ".join(map(str, rs.dealt.get(seat, ())))
-            return f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}"
-        for entry in rs.log:
-            if entry is None:
-                tableau = tableau.rotated()
-                continue
-            if entry[0] != seat:
-                continue
-            _, move, card, reveals, lost = entry
-            expected: tuple[Card, ...] = ()
-            if move.kind is _MOVE_TURN and tableau.stock:
-                k = min(self.rules.draw, len(tableau.stock))
-                expected = tableau.stock[-k:][::-1]
-            elif move.plays_card and move.source is _PILE_NERTS and len(tableau.nerts) >= 2:
-                expected = (tableau.nerts[-2],)
-            if reveals != expected and tuple(c.physical for c in reveals) != tuple(
-                c.physical for c in expected
-            ):  # (equal cards are equal physical cards: the first test is the usual answer)
-                showed = " ".join(map(str, reveals))
-                real = " ".join(map(str, expected))
-                return f"showed {showed} for {move} but the deck says {real}"
-            try:
-                if move.is_lake:
-                    assert move.source is not None and card is not None
-                    top = tableau.top(move.source)
-                    if top is None or top.physical != card.physical:
-                        return f"claimed {card} from {move.source} but the deck has {top} there"
-                    if not lost:
-                        _, tableau = tableau.take(move.source)
-                elif move.plays_card or move.kind in (_MOVE_TURN, _MOVE_ROTATE):
-                    tableau = tableau.apply(move, self.rules)
-            except IllegalMoveError as exc:
-                return f"{move} is illegal with the deck's cards: {exc}"
-        return None
 
     def _record(self, notices: list[Notice]) -> None:
         rs = self.round
@@ -1279,6 +1342,114 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+# -- a round replayed against its decks ----------------------------------------------------
+# The one replay, for the fold (each seat when the last secret is in), the audit and the
+# simulator's invariants (every finished round, with conservation).
+
+
+@dataclass(frozen=True, slots=True)
+class DeckProblem:
+    """What the replay of a seat's round against its deck found (:func:`replay_round`)."""
+
+    round: int
+    seat: int
+    reason: Reason
+
+    def __str__(self) -> str:
+        return f"round {self.round} seat {self.seat}: {self.reason}"
+
+
+def seat_deck(rules: Rules, rs: RoundState, seat: int) -> tuple[Card, ...]:
+    """The deck ``seat`` was dealt in round ``rs``, from its revealed secret and ``R``."""
+    assert rs.randomness is not None
+    return shuffled_deck(deck_seed(rs.secrets[seat], rs.randomness, rs.number), rules.jokers)
+
+
+def replay_seat(
+    rules: Rules, rs: RoundState, seat: int, deck: tuple[Card, ...], *, conserve: bool = False
+) -> Reason | None:
+    """Replay one seat's round against its deck: the first lie or impossibility, if any.
+
+    In the order of the round's play: the deal the seat showed, the cards each of its moves
+    showed (:meth:`Tableau.reveals`), the card each claim took, and every move with the real
+    cards. With ``conserve``, also that the seat's cards (its tableau and the lake) stay its
+    deck after every move, and that the lake holds the cards its claims kept at the end: a
+    check of the rules engine itself, which the fold leaves to the audit and the simulator.
+    A seat not dealt in (no ``ready``) has nothing to replay.
+    """
+    if seat not in rs.ready:
+        return None
+    tableau = Tableau.deal(deck, rules)
+    shown = tableau.shown
+    if rs.dealt.get(seat) != shown:
+        published = " ".join(map(str, rs.dealt.get(seat, ())))
+        return Reason(
+            _C.DECK_DEAL,
+            f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}",
+        )
+    full = sorted(new_deck(rules.jokers), key=Card.sort_key) if conserve else []
+    in_lake: list[Card] = []
+    for entry in rs.log:
+        if entry is None:
+            tableau = tableau.rotated()
+            continue
+        if entry[0] != seat:
+            continue
+        _, move, card, reveals, lost = entry
+        expected = tableau.reveals(move, rules)
+        if reveals != expected and tuple(c.physical for c in reveals) != tuple(
+            c.physical for c in expected
+        ):  # (equal cards are equal physical cards: the first test is the usual answer)
+            showed = " ".join(map(str, reveals))
+            real = " ".join(map(str, expected))
+            return Reason(_C.DECK_REVEAL, f"showed {showed} for {move} but the deck says {real}")
+        try:
+            if move.is_lake:
+                assert move.source is not None and card is not None
+                top = tableau.top(move.source)
+                if top is None or top.physical != card.physical:
+                    return Reason(
+                        _C.DECK_CLAIM,
+                        f"claimed {card} from {move.source} but the deck has {top} there",
+                    )
+                if lost:
+                    continue  # the card stayed where it was
+                _, tableau = tableau.take(move.source)
+                in_lake.append(top.physical)
+            elif move.plays_card or move.kind in _ON_THE_DECK:
+                tableau = tableau.apply(move, rules)
+            else:
+                continue
+        except IllegalMoveError as exc:
+            return Reason(_C.DECK_ILLEGAL, f"{move} is illegal with the deck's cards: {exc}")
+        if conserve:
+            owned = [c.physical for c in tableau.cards()] + in_lake
+            if sorted(owned, key=Card.sort_key) != full:
+                return Reason(_C.NOT_CONSERVED, f"cards not conserved after {move}")
+    if conserve and rs.table is not None:
+        lake = [lc.card.physical for lc in rs.table.lake.cards() if lc.owner == seat]
+        if sorted(lake, key=Card.sort_key) != sorted(in_lake, key=Card.sort_key):
+            return Reason(_C.LAKE_NOT_PLAYED, "the lake holds other cards than played")
+    return None
+
+
+def replay_round(rules: Rules, rs: RoundState) -> list[DeckProblem]:
+    """Replay a round with every deck its revealed secrets give: per seat, the first lie, move
+    illegal with the real cards, or card not conserved (:func:`replay_seat` with
+    ``conserve``). The audit's and the simulator's check of every finished round."""
+    if rs.randomness is None or rs.table is None or not rs.secrets:
+        return []
+    problems: list[DeckProblem] = []
+    for seat in sorted(rs.secrets):
+        reason = replay_seat(rules, rs, seat, seat_deck(rules, rs, seat), conserve=True)
+        if reason is not None:
+            problems.append(DeckProblem(rs.number, seat, reason))
+    return problems
+
+
+_ON_THE_DECK = (MoveKind.TURN, MoveKind.ROTATE)  # (moves that change a tableau but play no card)
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:

@@ -37,7 +37,7 @@ from typing import TypeVar
 
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
 from p2p_nertz.rules.cards import SUITS, Card
-from p2p_nertz.rules.config import Rules
+from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.lake import Claim, Lake, Resolution
 from p2p_nertz.rules.moves import (
     MOVE_CALL,
@@ -512,6 +512,21 @@ class Table:
                 )
             )
         return RoundScore(tuple(players), teams, self.status, self.callers)
+
+    def forfeit_score(self, seat: int) -> PlayerScore:
+        """What ``seat`` scores if it forfeits the round (a deal that cannot be verified, or
+        gone after its deal; DESIGN.md §5.2): as if its whole Nerts pile were left and it had no
+        card in the lake, and no bonus; its false calls still cost it.
+        """
+        rules = self.rules
+        return PlayerScore(
+            seat,
+            0,
+            NERTS_PILE_SIZE,
+            rules.nerts_card_penalty,
+            0,
+            rules.false_call_penalty * self.false_calls[seat],
+        )
 
     def owned_cards(self, seat: int) -> list[Card]:
         """Every physical card of ``seat``: in its tableau and in the lake (conservation)."""

@@ -122,7 +122,58 @@ class Tableau:
         stock = tuple(reversed(order[n + rules.work_piles :]))
         return cls(nerts, work, stock, ())
 
+    @classmethod
+    def followed(cls, shown: Sequence[Card], rules: Rules) -> Tableau:
+        """A seat's dealt tableau as the other seats follow it: the cards its deal shows
+        (:attr:`shown`) face up, every other card :data:`~p2p_nertz.rules.cards.HIDDEN`.
+
+        >>> t = Tableau.followed(parse_cards("KS 2D 2H 4D 4H"), Rules())
+        >>> " ".join(map(str, t.shown)), len(t.nerts), len(t.stock)
+        ('KS 2D 2H 4D 4H', 13, 35)
+        """
+        top, *work = shown
+        return cls(
+            (HIDDEN,) * (NERTS_PILE_SIZE - 1) + (top,),
+            tuple((c,) for c in work),
+            (HIDDEN,) * rules.stock_size,
+            (),
+        )
+
     # -- queries --------------------------------------------------------------------------
+    @property
+    def shown(self) -> tuple[Card, ...]:
+        """The cards a deal shows face up: the Nerts top card, then each work pile's card, in
+        pile order (what a seat publishes in its ``ready``; RULES.md: deal). Only meaningful on
+        a tableau as dealt.
+
+        >>> deal = Tableau.parse("N: 4C KS | 1: QH | 2: 2D | 3: 5D | 4: 8C | S: 2C 7H | W: -")
+        >>> " ".join(map(str, deal.shown))
+        'KS QH 2D 5D 8C'
+        """
+        return (self.nerts[-1], *(p[-1] for p in self.work))
+
+    def reveals(self, move: Move, rules: Rules | None = None) -> tuple[Card, ...]:
+        """The cards that ``move`` turns face up here, in the order they land: a stock turn
+        shows the cards it turns (the top of the stock first, as they land on the waste); a
+        move that takes the Nerts top card shows the card under it; no other move shows one.
+
+        A signed move carries these cards (its ``reveals``): the one rule of what they are, for
+        the player who signs, the fold that checks, and the replay against the deck.
+
+        >>> t = Tableau.parse("N: 4C KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D | W: -")
+        >>> t.reveals(Move.parse("S")), t.reveals(Move.parse("N>_1")), t.reveals(Move.parse("3>1"))
+        ((Card.parse('3D'), Card.parse('9S'), Card.parse('7H')), (Card.parse('4C'),), ())
+        """
+        if move.kind is MOVE_TURN:
+            stock = self.stock
+            if stock:
+                k = min(3 if rules is None else rules.draw, len(stock))
+                return stock[-k:][::-1]  # landing order
+            return ()
+        if move.source is PILE_NERTS and move.plays_card and len(self.nerts) >= 2:
+            return self.nerts[-2:-1]
+        return ()
+
     def top(self, pile: Pile) -> Card | None:
         """The card in play on ``pile``: Nerts top, waste top or exposed card (or ``None``)."""
         if pile is PILE_NERTS:

@@ -483,7 +483,9 @@ class LobbyGuest:
         ready: whether we are ready to begin with.
         stay_ready: stay ready when the table changes; otherwise (a person) a changed table
             makes us not ready until :meth:`set_ready` again.
-        timeout: seconds to wait for the host's first answer.
+        timeout: seconds to wait for the host's first answer, and for its next one once it
+            has answered (it answers every ``hello``, one a second): a host silent that long
+            has quit, crashed or lost the network, and :meth:`run` says so.
         on_table: called with every table the host shows.
     """
 
@@ -517,6 +519,7 @@ class LobbyGuest:
         self._leaving: str | None = None
         self._error: LobbyError | None = None
         self._ran = False
+        self._host_heard: float | None = None  # when the host last answered (trio's clock)
         self.drops = DropTally(every=SUMMARY_EVERY)
         """Messages from the host's connection that were dropped, counted for the log."""
 
@@ -590,10 +593,21 @@ class LobbyGuest:
             with trio.move_on_after(max(wait, 0.0)):
                 await self._poke.wait()
             self._poke = trio.Event()
+            where = self.lobby_endpoint
             silent = self.state.table is None and self.state.session is None
             if silent and trio.current_time() >= deadline:
-                where = self.lobby_endpoint
                 self._error = LobbyError(f"no answer from a lobby at {where} in {self.timeout:g} s")
+            elif (
+                self._host_heard is not None
+                and self.state.session is None
+                and trio.current_time() >= self._host_heard + self.timeout
+            ):
+                # (Nothing hangs: a guest left waiting at the table of a host that died would
+                # wait for ever, and its bots with it.)
+                self._error = LobbyError(
+                    f"the host at {where} has not answered for {self.timeout:g} s: "
+                    "it has quit, crashed or lost the network"
+                )
 
     async def _receive_loop(self, dealer: AsyncSocket, scope: trio.CancelScope) -> None:
         while True:
@@ -628,6 +642,7 @@ class LobbyGuest:
                 scope.cancel()
                 return
             if isinstance(got, TableView):
+                self._host_heard = now
                 if self.state.hello_due():
                     self._poke.set()  # the table changed: say now what we say for it
                 if self._on_table is not None:

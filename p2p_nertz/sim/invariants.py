@@ -5,10 +5,12 @@
 * **No split brain** — no two peers, dropped ones included, finalized different results for a
   round they both finished.
 * **No loss** — every event of every counted feed is held by every surviving peer.
-* **Validity and conservation** — an independent observer folds the union of all logs: it must
-  reach the same state with no violation; then every round is replayed with every deck known
-  (from the revealed secrets): each move is legal with the real cards, and each player's
-  cards are all somewhere exactly once after every move.
+* **Validity and conservation** — the real audit (:func:`p2p_nertz.audit.audit`, deep) reads
+  every peer's log as ``nertz audit`` would: it must find no error but against a cheater, and
+  reach the same state as the peers; it replays every round with every deck known (from the
+  revealed secrets, :func:`~p2p_nertz.protocol.state.replay_round`): each move is legal with
+  the real cards, and each player's cards are all somewhere exactly once after every move.
+  (:func:`observe` is the simpler outside fold of the same logs, kept for tests and tools.)
 
 Each failed check is one line in the returned list, naming the seat, the round and the values.
 """
@@ -17,23 +19,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.state import (
-    Event,
-    GameState,
-    Phase,
-    RoundState,
-    deck_seed,
-    with_forks,
-)
-from p2p_nertz.rules import Card, MoveKind, Table, new_deck, shuffled_deck
+from p2p_nertz.protocol.state import Event, GameState, Phase, with_forks
+from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["check", "observe", "outcomes", "replay_round"]
+__all__ = ["audit_logs", "check", "observe", "outcomes"]
 
 
 def observe(result: SimResult) -> GameState:
@@ -167,68 +162,6 @@ def forks(result: SimResult) -> set[int]:
     return forked
 
 
-def replay_round(state: GameState, rs: RoundState) -> list[str]:
-    """Replay one finished round with every revealed deck: legality and conservation."""
-    problems: list[str] = []
-    if rs.randomness is None or rs.table is None or not rs.secrets:
-        return problems
-    rules = state.rules
-    n = state.spec.seats
-    decks = []
-    for seat in range(n):
-        secret = rs.secrets.get(seat)
-        if secret is None:
-            decks.append(shuffled_deck(b"unknown", rules.jokers))
-        else:
-            decks.append(shuffled_deck(deck_seed(secret, rs.randomness, rs.number), rules.jokers))
-    known = set(rs.secrets)
-    active = [seat in rs.ready for seat in range(n)]
-    table = Table.deal(rules, decks, active=active, number=rs.number)
-    in_lake: dict[int, list[Card]] = {seat: [] for seat in range(n)}
-    full = sorted(new_deck(rules.jokers), key=Card.sort_key)
-    for entry in rs.log:
-        if entry is None:
-            for seat in range(n):
-                if table.active[seat]:
-                    table = table.with_tableau(seat, table.tableaux[seat].rotated())
-            continue
-        seat, move, _card, _reveals, lost = entry
-        if seat not in known or (not move.plays_card and move.kind not in _STOCK_MOVES):
-            continue
-        if move.is_lake and lost:
-            continue
-        tableau = table.tableaux[seat]
-        try:
-            if move.is_lake:
-                assert move.source is not None
-                card, tableau = tableau.take(move.source)
-                in_lake[seat].append(card.physical)
-            else:
-                tableau = tableau.apply(move, rules)
-        except IllegalMoveError as exc:
-            problems.append(f"round {rs.number} seat {seat}: {move} illegal with its deck: {exc}")
-            return problems
-        table = table.with_tableau(seat, tableau)
-        owned = [c.physical for c in tableau.cards()] + in_lake[seat]
-        if sorted(owned, key=Card.sort_key) != full:
-            problems.append(f"round {rs.number} seat {seat}: cards not conserved after {move}")
-            return problems
-    # Every card the replay put in the lake is there, with its owner.
-    for seat in sorted(known):
-        lake = sorted(
-            (lc.card.physical for lc in rs.table.lake.cards() if lc.owner == seat),
-            key=Card.sort_key,
-        )
-        if lake != sorted(in_lake[seat], key=Card.sort_key):
-            problems.append(
-                f"round {rs.number} seat {seat}: the lake holds other cards than played"
-            )
-    return problems
-
-
-_STOCK_MOVES = (MoveKind.TURN, MoveKind.ROTATE)
-
-
 def _can_end(final: GameState, able: set[int]) -> bool:
     """Whether the protocol can end this game for a peer whose final fold is ``final``, with
     the seats in ``able`` alive and honest: a strict majority of the members still in must be,
@@ -307,12 +240,18 @@ def check(result: SimResult) -> list[str]:
                 problems.append(
                     f"no loss: seat {seat} holds {p.held(author)} of seat {author}'s {need} events"
                 )
-    # Validity and conservation, from the logs alone.
-    observer = observe(result)
-    # (A cheater's own refused events are evidence against it, not a fault of the protocol.)
-    problems.extend(f"validity: {v}" for v in observer.violations if v.seat not in cheaters)
-    if finished and observer.digest() != finished[0][1].final.digest():
-        problems.append("agreement: an observer folding every log reaches another state")
-    for rs in (*observer.past_rounds, observer.round):
-        problems.extend(replay_round(observer, rs))
+    # Validity and conservation, from the logs alone: the real audit reads every log, as
+    # `nertz audit` would, and replays every finished round with every deck (deep).
+    report = audit_logs(result)
+    # (A cheater's own faults are evidence against it, not a fault of the protocol.)
+    problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
+    if finished and report.digest != finished[0][1].final.digest():
+        problems.append("agreement: an audit of every log reaches another state")
     return problems
+
+
+def audit_logs(result: SimResult) -> AuditReport:
+    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep."""
+    files = log_files(result)
+    sources = [LogSource.from_bytes(f"p{seat + 1}.log", data) for seat, data in enumerate(files)]
+    return audit(sources, deep=True)

@@ -331,7 +331,7 @@ class SimResult:
     effects: list[tuple[float, int, Effect]] = field(default_factory=list)
     #: Per seat, the notes its log holds besides the events (a proof of cheating): (how many
     #: of its ``logs`` entries come before the note, the note). The logs stay a list of wire
-    #: messages (what :meth:`Peer.restore` reads back); ``audit.simlogs`` puts both together.
+    #: messages (what :meth:`Peer.restore` reads back); ``sim.logfiles`` puts both together.
     notes: list[list[tuple[int, Note]]] = field(default_factory=list)
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
