@@ -464,7 +464,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                 (
                     time.perf_counter_ns(),
                     peer.final.phase.value,
-                    len(peer._nonfinal),  # held events not final yet, every author
+                    len(peer._folds.nonfinal),  # held events not final yet, every author
                     sum(len(p) for p in peer._store.pending),  # received, waiting for their past
                     len(peer.pending_claims()),  # our claims in the air
                     queued,  # messages waiting for a DEALER
