@@ -1382,19 +1382,13 @@ class Peer:
         split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
         """
         for seat, fork in self._membership.forked_at.items():
-            if seat == self.seat or seat in state.dropped:
+            if seat == self.seat:
                 continue
-            ballots = tuple(
-                b for voter, b in state.votes.get(seat, ()) if voter not in state.dropped
-            )
-            if not ballots:
+            voted = st.voted_chain(state, seat, fork)
+            if voted is None:
                 continue
-            cut, chain = st.vote_cut(ballots)
-            if (
-                cut < fork
-                or cut not in chain
-                or self._store.kept_seen.get(seat) == (cut, chain[cut])
-            ):
+            cut, chain = voted
+            if self._store.kept_seen.get(seat) == (cut, chain[cut]):
                 continue
             feed = self._feeds[seat]
             if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
