@@ -171,16 +171,21 @@ def _final_count(peer: Peer, author: int) -> int:
     return sum(1 for m in peer.events(author) if m.lamport <= peer.stable)
 
 
-def _can_end(final: GameState, able: set[int]) -> bool:
-    """Whether the protocol can end this game for a peer whose final fold is ``final``, with
-    the seats in ``able`` alive and honest: a strict majority of the members still in must be,
-    or two members must be left, one of them able (it abandons the other, §9.3). With fewer, no
+def _can_end(peer: Peer, able: set[int]) -> bool:
+    """Whether the protocol can end this game for ``peer``, with the seats in ``able`` alive
+    and honest: a strict majority of the members still in by the votes it holds must be (they
+    vote the others out, and all those drops become final together, §7.4), or its final fold
+    must have two members left, one of them able (it abandons the other, §9.3). With fewer, no
     drop can be decided, and a drop not final cannot be the ground for an abandon (a member
     never heard again may have voted or withdrawn before it, in the order: soak seeds 1315,
-    1520); a lone honest member with a cheater and a member gone for good waits (seed 224)."""
-    members = [q for q in range(final.spec.seats) if q not in final.dropped]
+    1520); a lone honest member with a cheater and a member gone for good waits (seed 224), and
+    so does one whose held votes leave it alone with a member gone for good that was needed to
+    make those drops final (``--variants`` seed 98, docs/protocol.md §13)."""
+    final = peer.final
+    members = [q for q in range(final.spec.seats) if q not in peer.tentative.dropped]
     ready = [q for q in members if q in able]
-    return len(ready) * 2 > len(members) or (len(members) == 2 and bool(ready))
+    left = [q for q in range(final.spec.seats) if q not in final.dropped]
+    return len(ready) * 2 > len(members) or (len(left) == 2 and any(q in able for q in left))
 
 
 def check(result: SimResult) -> list[str]:
@@ -201,7 +206,7 @@ def check(result: SimResult) -> list[str]:
     # (And only a game that can end: see _can_end.)
     live = {seat for seat, _ in peers}
     if not result.finished and not all(
-        p.final.phase is Phase.OVER or not _can_end(p.final, live) for _, p in counted
+        p.final.phase is Phase.OVER or not _can_end(p, live) for _, p in counted
     ):
         phases = {seat: p.final.phase.value for seat, p in peers}
         problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
@@ -234,7 +239,7 @@ def check(result: SimResult) -> list[str]:
     # No loss: every counted event is held by every surviving peer (of a game that could end:
     # in one that cannot, a peer may wait on a chain it can never take, a cheater's).
     for seat, p in counted:
-        if p.final.phase is not Phase.OVER and not _can_end(p.final, live):
+        if p.final.phase is not Phase.OVER and not _can_end(p, live):
             continue
         for author in range(len(result.peers)):
             cut = p.final.dropped.get(author)
