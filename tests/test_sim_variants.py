@@ -6,6 +6,9 @@ out here, so that a change to how the soak draws them keeps these games as they 
 
 from __future__ import annotations
 
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.findings import ViolationKind
+from p2p_nertz.audit.simlogs import log_files
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import (
@@ -58,6 +61,16 @@ def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> N
     assert observer.dropped == {1: 9, 3: 23}
     assert observer.violations == ()
     assert check(result) == []
+    # The audit folds the same chain: the drops and totals the peers reached, the fork named,
+    # no honest result refused and no game left unfinished.
+    report = audit(
+        [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
+    )
+    assert report.dropped == ((1, 9), (3, 23))
+    assert report.totals == observe(result).game.totals
+    kinds = {v.kind for v in report.violations}
+    assert ViolationKind.EQUIVOCATION in kinds
+    assert not kinds & {ViolationKind.REFUSED, ViolationKind.INCOMPLETE}
 
 
 def test_variants_seed_993_a_cheaters_events_nobody_made_final_are_not_a_loss() -> None:
