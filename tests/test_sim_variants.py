@@ -123,3 +123,9 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     result = run(config)
     _stuck_on_a_dead_voter(result)
     assert check(result) == []
+    # The table says what the game waits for, not only that an abandon is refused.
+    peer = result.peers[1]
+    assert peer is not None
+    why = peer.why_not_abandon(result.time)
+    assert why is not None
+    assert "(seat 0) out is final only with" in why and "(seat 2) comes back" in why
