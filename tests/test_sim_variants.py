@@ -7,8 +7,7 @@ out here, so that a change to how the soak draws them keeps these games as they 
 from __future__ import annotations
 
 from p2p_nertz.audit import LogSource, audit
-from p2p_nertz.audit.findings import ViolationKind
-from p2p_nertz.audit.simlogs import log_files
+from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import (
@@ -23,6 +22,7 @@ from p2p_nertz.sim import (
     run,
 )
 from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.logfiles import log_files
 
 #: 5 players; seat 0 crashes and restarts, seat 3 forks (a Nerts call to seat 1 alone, timed
 #: below its real event, a vote against the sleeping seat 1), seat 1 sleeps 8 s.
@@ -69,8 +69,8 @@ def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> N
     assert report.dropped == ((1, 9), (3, 23))
     assert report.totals == observe(result).game.totals
     kinds = {v.kind for v in report.violations}
-    assert ViolationKind.EQUIVOCATION in kinds
-    assert not kinds & {ViolationKind.REFUSED, ViolationKind.INCOMPLETE}
+    assert FindingKind.EQUIVOCATION in kinds
+    assert not kinds & {FindingKind.REFUSED, FindingKind.INCOMPLETE}
 
 
 def test_variants_seed_993_a_cheaters_events_nobody_made_final_are_not_a_loss() -> None:
