@@ -601,7 +601,7 @@ class Peer:
             return "still recovering our own events from the others"
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         if isinstance(partner, str):
-            return partner
+            return self._held_back_by_gone(now) or partner
         if self._membership.gone_for(partner, now) < 0:
             # Said to the player: the name and the seat, as the table shows them.
             silent = now - self._membership.heard[partner]
@@ -611,6 +611,32 @@ class Peer:
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
         return None
+
+    def _held_back_by_gone(self, now: float) -> str | None:
+        """What the game waits for when the held votes leave us alone with a member that has
+        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words;
+        ``None`` otherwise.
+
+        Those drops are final only once everything up to them is, which needs the gone
+        member's events and cover; and it can be removed only by an abandon, which needs them
+        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
+        undoes a drop. So the player is told what the game waits for, not only "no".
+        """
+        final, tentative = self._final, self.tentative
+        held = [q for q in range(self._n) if q not in tentative.dropped]
+        pending = [q for q in range(self._n) if q in tentative.dropped and q not in final.dropped]
+        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
+            return None
+        (other,) = (q for q in held if q != self.seat)
+        if self._membership.gone_for(other, now) < 0:
+            return None
+        members = self.spec.members
+        out = ", ".join(f"{members[q].name} (seat {q})" for q in pending)
+        gone = f"{members[other].name} (seat {other})"
+        return (
+            f"the vote that put {out} out is final only with {gone}'s last events, and "
+            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
+        )
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -1382,19 +1408,13 @@ class Peer:
         split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
         """
         for seat, fork in self._membership.forked_at.items():
-            if seat == self.seat or seat in state.dropped:
+            if seat == self.seat:
                 continue
-            ballots = tuple(
-                b for voter, b in state.votes.get(seat, ()) if voter not in state.dropped
-            )
-            if not ballots:
+            voted = st.voted_chain(state, seat, fork)
+            if voted is None:
                 continue
-            cut, chain = st.vote_cut(ballots)
-            if (
-                cut < fork
-                or cut not in chain
-                or self._store.kept_seen.get(seat) == (cut, chain[cut])
-            ):
+            cut, chain = voted
+            if self._store.kept_seen.get(seat) == (cut, chain[cut]):
                 continue
             feed = self._feeds[seat]
             if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
