@@ -27,11 +27,11 @@ from cli.terminal import Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.runtime.node import WATCH_MAX_FRAME, WATCH_SPEC_TAG
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
-from p2p_nertz.ui.spectator import Spectator
 
 __all__ = ["add_parser", "watch"]
 

@@ -68,6 +68,7 @@ if str(ROOT) not in sys.path:  # run as a file: the project is importable withou
     sys.path.insert(0, str(ROOT))
 
 from cli.demo import free_ports  # noqa: E402
+from p2p_nertz.protocol.feeds import Source  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
 from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
 
@@ -258,14 +259,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             return super().feed_many(messages, now)
 
-        def _receive(self, data: bytes, now: float, *, restoring: bool = False) -> None:
+        def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
             self.received += 1
-            super()._receive(data, now, restoring=restoring)
+            super()._receive(data, now, source=source)
 
         def _deliver(
-            self, seat: int, message: Any, body: Any, now: float, *, restoring: bool
+            self, seat: int, message: Any, body: Any, now: float, *, source: Source
         ) -> None:
-            super()._deliver(seat, message, body, now, restoring=restoring)
+            super()._deliver(seat, message, body, now, source=source)
             if message.kind is Kind.CLAIM:
                 stamp = time.perf_counter_ns()
                 key = (seat, message.seq)
@@ -463,8 +464,8 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                 (
                     time.perf_counter_ns(),
                     peer.final.phase.value,
-                    len(peer._nonfinal),  # held events not final yet, every author
-                    sum(len(p) for p in peer._pending),  # received, waiting for their past
+                    len(peer._folds.nonfinal),  # held events not final yet, every author
+                    sum(len(p) for p in peer._store.pending),  # received, waiting for their past
                     len(peer.pending_claims()),  # our claims in the air
                     queued,  # messages waiting for a DEALER
                     peer.received,

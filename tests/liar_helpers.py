@@ -12,6 +12,7 @@ from peer_helpers import PuppetPeer, forge
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol.bodies import Beat, Play, Want, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message
+from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
@@ -76,7 +77,7 @@ class Liar(PuppetPeer):
             body = parse_body(message.kind, message.body, self._n)
             assert not isinstance(body, Beat | Want)
             self._out.append(Record(wire, own=True))
-            self._deliver(self.seat, message, body, now, restoring=True)
+            self._deliver(self.seat, message, body, now, source=Source.LOCAL)
             if wire not in self.withheld:
                 self._out.append(Send(wire))  # the early order: the event goes out first
             self._ack_due = now  # then a beat with the new head

@@ -1,7 +1,8 @@
 """``nertz watch``: the spectator folds the members' signed events; the real program follows a game.
 
-The pure part is checked against an in-memory game (``PeerNetwork``): fed every event in any
-order, with duplicates and garbage, the spectator reaches the players' final state. The real
+The pure part is checked against an in-memory game (``PeerNetwork``): fed every message the
+members sent to all (events, beats and acks, as they push them to a watcher) in any order, with
+duplicates and garbage, the spectator reaches the players' final state. The real
 program is then run in a pseudo-terminal next to ``nertz play --watcher``.
 """
 
@@ -18,10 +19,10 @@ from test_cli_play import Tty
 
 from cli.args import free_ports
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Tracker, render
-from p2p_nertz.ui.spectator import Spectator
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_spectator_reaches_the_players_final_state(network: PeerNetwork) -> None
     spectator = Spectator(network.spec)
     tracker = Tracker(tuple(m.name for m in network.spec.members))
     scored = []
-    for wire in network.event_wires():
+    for wire in network.sent:
         notices = spectator.feed(wire)
         tracker.take(notices, spectator.final)
         scored += [n for n in notices if isinstance(n, RoundScored)]
@@ -58,7 +59,8 @@ def test_spectator_any_order_duplicates_and_garbage_give_the_same_state(
     network: PeerNetwork, random: object
 ) -> None:
     wires = network.event_wires()
-    mixed = [*wires, *wires[: len(wires) // 3], b"garbage", wires[0][:-1] + b"\x00"]
+    beats = network.beat_wires()
+    mixed = [*wires, *beats, *wires[: len(wires) // 3], b"garbage", wires[0][:-1] + b"\x00"]
     random.shuffle(mixed)  # type: ignore[attr-defined]
     spectator = Spectator(network.spec)
     for wire in mixed:

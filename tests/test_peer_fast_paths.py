@@ -1,7 +1,7 @@
 """The fast paths of the peer core decide exactly as the general code they stand in for.
 
 Each fast path keeps an invariant or takes a shortcut that must never change a decision:
-the early answer of ``Peer._bounds`` with a floor, the column maxima it reads instead of
+the early answer of ``Finality.bounds`` with a floor, the column maxima it reads instead of
 walking every member's claims, the one-pass body check of the envelope, the beat body parser
 that keeps a decoded array as it is, and the cheaper constructor of ``Message``.
 """
@@ -18,30 +18,38 @@ import pytest
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.bodies import Beat, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rng import Rng
 from p2p_nertz.sim import Faults, SimConfig, run
 
 
 @pytest.fixture
 def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """Check every call of ``Peer._bounds`` with a floor against the full computation."""
-    full = Peer._bounds
+    """Check every call of ``Finality.bounds`` with a floor against the full computation."""
+    full = Finality.bounds
     seen = {"calls": 0, "early": 0, "excluded": 0, "voted": 0}
 
-    def bounds(self: Peer, excluded: dict[int, int], floor: int | None = None) -> int:
+    def bounds(
+        self: Finality,
+        excluded: dict[int, int],
+        voted: dict[int, int],
+        own_known: int,
+        clock: int,
+        *,
+        floor: int | None = None,
+    ) -> int:
         # The column maxima are those of the claims of every member but us.
-        others = [row for r, row in enumerate(self._claimed) if r != self.seat]
+        others = [row for r, row in enumerate(self.claimed) if r != self.seat]
         expected = [max(column) for column in zip(*others, strict=True)] if others else None
-        assert expected is None or self._claimed_most == expected
-        exact = full(self, excluded)
+        assert expected is None or self.claimed_most == expected
+        exact = full(self, excluded, voted, own_known, clock)
         if floor is None:
             return exact
-        answer = full(self, excluded, floor)
+        answer = full(self, excluded, voted, own_known, clock, floor=floor)
         seen["calls"] += 1
         seen["excluded"] += bool(excluded)
-        seen["voted"] += bool(self._voted)
+        seen["voted"] += bool(voted)
         if exact <= floor:
             assert answer <= floor  # the only thing a caller with a floor asks
             seen["early"] += answer != exact
@@ -49,7 +57,7 @@ def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
             assert answer == exact
         return answer
 
-    monkeypatch.setattr(Peer, "_bounds", bounds)
+    monkeypatch.setattr(Finality, "bounds", bounds)
     yield seen
 
 

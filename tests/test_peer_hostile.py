@@ -38,6 +38,7 @@ from p2p_nertz.protocol.envelope import (
     RejectReason,
     decode_message,
 )
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -1197,11 +1198,12 @@ class FakeDealPeer(Peer):
     ) -> None:
         super().__init__(identity, spec, now, config)
         self._final = GameState(spec, seat=self.seat, secrets=None)
-        self._tentative = None
+        self._folds = Folds(self._final, own=self.seat)
+        self._folds.forked_at = self._membership.forked_at
 
     def _act(self) -> None:
         rs = self._final.round
-        if self._final.phase is Phase.PLAY and not self._is_done(Kind.READY, rs.number):
+        if self._final.phase is Phase.PLAY and not self._duties.is_done(Kind.READY, rs.number):
             assert rs.randomness is not None
             rules = self.spec.rules
             seed = deck_seed(self._secret(rs.number), rs.randomness, rs.number)

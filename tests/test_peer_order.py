@@ -30,6 +30,7 @@ from peer_helpers import PeerNetwork, Wires, snapshot
 
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import Message, decode_message
+from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.peer import Effect, Equivocation, Peer, Record, Rejected, Reserve, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Event, GameState, Phase
@@ -47,7 +48,7 @@ class Observer(Peer):
     """
 
     def feed(self, data: bytes, now: float) -> list[Effect]:
-        self._receive(data, now, restoring=True)
+        self._receive(data, now, source=Source.LOG)
         return self._flush(now)
 
     def _act(self) -> None:

@@ -128,6 +128,7 @@ from p2p_nertz.protocol.state import (
     nonce_hash,
     replay_round,
     secret_hash,
+    voted_chain,
     with_forks,
 )
 from p2p_nertz.rules import Card, GameResult, MoveKind, Pile, RoundStatus, Tableau
@@ -485,18 +486,33 @@ def _settled(
                 seat = run.roster[proof.author]
                 forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
         standing = with_forks(run.state.standing_caps(), forked, own=own)
+        kept = _kept_chains(run.state, forked)
         settled = (
             run.state.dropped == cuts
-            and run.state.kept_ids == forks
+            and kept == forks
             and standing == caps
             and run.state.gaps == gaps
         )
         if settled or last or run.stopped:
             return run, passes
         cuts = dict(run.state.dropped)
-        forks = dict(run.state.kept_ids)
+        forks = kept
         caps = standing
         gaps = dict(run.state.gaps)
+
+
+def _kept_chains(state: GameState, forked: dict[int, int]) -> dict[int, dict[int, bytes]]:
+    """The chain of each dropped member the next pass takes (the kept ids, seq -> id prefix)
+    and, of a member proven to fork and not dropped yet, the chain its counted votes quote
+    (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
+    soak seed 893: read first, it kept the cheater's vote that dropped its holder from
+    counting, and the game read as unfinished)."""
+    kept = dict(state.kept_ids)
+    for seat, first in forked.items():
+        voted = voted_chain(state, seat, first)
+        if voted is not None:
+            kept[seat] = voted[1]
+    return kept
 
 
 def _unread(sources: Sequence[LogSource]) -> Iterator[LogInfo]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.bots.base import Pacing, Strategy, keeps_pace
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.state import Phase, abandon_partner
+from p2p_nertz.protocol.state import Phase
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Effect, Peer
@@ -99,18 +99,9 @@ class BotDriver:
         """End the game by an abandon if the core takes one now; its effects, else ``None``.
 
         A bot does not wait forever for an opponent who has gone: with two members nobody can
-        be voted out, so, once :func:`~p2p_nertz.protocol.state.abandon_partner` names the one
-        other member left and the core counts it gone
-        (:meth:`~p2p_nertz.protocol.peer.Peer.abandon`), it ends the game (scored by totals).
+        be voted out, so it ends the game (scored by totals) once the core would take it
+        (:meth:`~p2p_nertz.protocol.peer.Peer.why_not_abandon` says nothing against it).
         """
-        final = peer.final
-        if (
-            final.phase is Phase.OVER
-            or peer.recovering  # (it may sign nothing yet, §9.6)
-            or not isinstance(abandon_partner(final, peer.tentative, peer.seat), int)
-        ):
+        if peer.why_not_abandon(now) is not None:
             return None
-        try:
-            return peer.abandon(now)
-        except LocalProtocolError:
-            return None  # the other was heard from too recently: the core says how long
+        return peer.abandon(now)

@@ -57,11 +57,9 @@ Faults.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import gt
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol import state as st
@@ -69,23 +67,23 @@ from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
     VOTE_WINDOW,
     Beat,
-    Commit,
     Drop,
     DropReason,
     EventBody,
     Join,
     Leave,
     Play,
-    Ready,
-    Result,
-    Reveal,
-    RevealWhat,
     Want,
     encode_body,
     kind_of,
     parse_body,
 )
+from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.envelope import (
+    KIND_CLAIM,
+    KIND_DROP,
+    KIND_JOIN,
+    KIND_MOVE,
     EnvelopeCache,
     InvalidMessageError,
     Kind,
@@ -95,10 +93,15 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.feeds import Feeds, Source, matches
+from p2p_nertz.protocol.finality import Finality, settle
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
-from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table, Tableau, shuffled_deck
+from p2p_nertz.rules import Move, MoveKind, Pile, Table
 
 __all__ = [
     "Effect",
@@ -221,18 +224,7 @@ _WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RE
 # Our events whose finality the others wait on: they announce the moves we hold unacked.
 _ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
-# Members read for every event (Python 3.11 reads ``Kind.MOVE`` through
-# EnumType.__getattr__, about ten times the cost of a global).
-_JOIN = Kind.JOIN
-_DROP = Kind.DROP
-_MOVE = Kind.MOVE
-_CLAIM = Kind.CLAIM
-
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
-
-# Terms of Peer._bounds other than a pair of members (whose seats are >= 0).
-_KNOWN = -1
-_VOTED = -2
 
 #: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
 MAX_CLOCK_JUMP = 1 << 32
@@ -318,97 +310,42 @@ class Peer:
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
         self._private = identity.to_bytes()
-        # Feeds: delivered messages and events per seat, in seq order.
-        self._feeds: list[list[Message]] = [[] for _ in range(n)]
-        # seat -> seq -> (message, body, from our log): events waiting for their turn
-        self._pending: list[dict[int, tuple[Message, EventBody, bool]]] = [{} for _ in range(n)]
-        self._redrain = False  # a cap or a truncation may let waiting events through
+        self._store = Feeds(
+            n,
+            want_interval=self.config.want_interval,
+            want_delay=self.config.want_delay,
+            max_want=self.config.max_want,
+        )
+        # (The feeds themselves, read on every path: one attribute lookup fewer.)
+        self._feeds = self._store.feeds
         self.clock = 0
-        self._known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
-        self._announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
-        self._held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, verified
-        # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
-        # credited to R once we hold that far and the ids match (see _take_beat).
-        self._uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
-        # A member's latest beat that announced a head of its own feed not held here yet:
-        # its cover is credited once that feed is (_take_beat).
-        self._early: list[tuple[int, Beat] | None] = [None] * n
-        self._claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
-        self._claimed_most = [0] * n  # the most of Q's feed any other member said it holds
-        # The term that held finality back at the last call of _bounds: (seat, Q) for what
-        # seat is known to hold of Q's feed, or (_KNOWN, Q), or (_VOTED, Q).
-        self._holder: tuple[int, int] | None = None
-        self._heard = [now] * n
-        self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
-        # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
-        # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
-        # only if no other kept one has a lower head and a time as high (it would catch every
-        # lie this one catches), so heads and times both increase along the list.
-        self._watch: list[list[tuple[int, int, Message]]] = [[] for _ in range(n)]
-        # Members that keep talking while finality waits for them (§9.2): seat -> (since,
-        # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
-        self._stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
-        self._stall_scan_at = now
-        self._proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
-        self._proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
-        self._forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
-        # seat -> the most of its feed an event's frontier may need here (a forked feed: below
-        # the fork; a dropped one: up to its cut): dependents never wait for the rest
-        self._dep_cap: dict[int, int] = {}
-        # seat -> {seq: id or id prefix}: the chain of a dropped member that counts (§9.4)
-        self._required: dict[int, dict[int, bytes]] = {}
-        self._kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain _required follows
-        self._probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
-        self._unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
-        self._rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
-        self._proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
-        # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
-        self._lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
-        self._rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
-        self._sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
-        self._readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
+        self._finality = Finality(self.seat, self._feeds)
+        self._membership = Membership(
+            self.seat,
+            n,
+            now,
+            SilenceTimers(
+                self.config.suspect_after,
+                self.config.drop_after,
+                self.config.phase_timeout,
+                self.config.max_pending,
+            ),
+        )
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
-        self._announced_held = [0] * n  # the most of each feed we ever said we hold
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
-        # Since when every other member still in has been heard within ``suspect_after``
-        # (None: one is silent now). Nobody is blamed for withholding before then (_blame_from).
-        self._all_heard_since: float | None = now
-        self._suspected: set[int] = set()
-        self._voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
-        self.stable = 0
-        self._dirty = True  # something finality depends on changed since the last advance
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._final = GameState(spec, seat=self.seat, secrets=self._secret)
-        self._nonfinal: list[Event] = []
-        self._nonfinal_keys: list[tuple[int, int, int]] = []
-        self._tentative: GameState | None = self._final.copy()
+        self._folds = Folds(self._final, own=self.seat)
+        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
-        self._want_at = [0.0] * n
-        self._gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
-        self._done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
+        self._duties = Duties(self.seat, spec, self._secret, self._nonce)
         self._out: list[Effect] = []
-        self._restoring = False  # Peer.restore is reading our log back
-        # Recovery (restore with ``recover``): our log may lack events we signed and sent.
-        # Until every member still in the game has announced what it holds of our feed, we
-        # sign nothing and send no beat (a beat naming a head below an event others hold,
-        # timed below the beat, is a lie about time); wants ask for our own events.
-        self._recovering = False
-        self._recovery_first = 0  # our head when the recovery began
-        self._recovery_clock = 0  # our first recovery want's Lamport time
-        # seat -> what its latest beat timed after that want says it holds, per feed
-        self._recovery_heard: dict[int, tuple[int, ...]] = {}
-        # seat -> its head in its first such beat: every event that existed when it took our
-        # want in (those our lost events can name) is at or below the heads
-        self._recovery_heads: dict[int, int] = {}
-        # seat -> feed -> what a member recovering too announced holding of it, in its wants
-        # timed after our first want (it sends no beat either: its wants start past what it
-        # holds, one per feed)
-        self._recovery_wants: dict[int, dict[int, int]] = {}
-        self._recovery_since = now  # when the recovery began
-        self._deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
+        # Recovery (restore with ``recover``): our log may lack events we signed and sent;
+        # while it lasts we sign nothing (protocol/recovery.py).
+        self._recovery: Recovery | None = None
         self._started = False
         self.rejected = 0
 
@@ -427,66 +364,13 @@ class Peer:
 
     @property
     def tentative(self) -> GameState:
-        """The fold of every held event: what the player sees."""
-        if self._tentative is None:
-            self._tentative = self._fold_tentative({}, {}, {})
-        return self._tentative
+        """The fold of every held event: what the player sees (:attr:`Folds.tentative`)."""
+        return self._folds.tentative
 
-    def _fold_tentative(
-        self,
-        cuts: dict[int, int],
-        gaps: dict[int, tuple[tuple[int, int], ...]],
-        caps: dict[int, tuple[int, int]],
-        rounds: int = 0,
-    ) -> GameState:
-        """The final fold plus every held event not final, in order, skipping those past
-        ``cuts`` and in ``gaps``, and the votes past ``caps``.
-
-        None of a member's events past its cut counts, even one before its drop in the order,
-        nor one in the gap of a member readmitted (§9.2, §9.8), nor a vote of a member signed
-        past what a standing vote against it counts (:meth:`GameState.standing_caps`): the
-        fold, taking events one at a time, cannot know these before it reaches the drop, the
-        readmission or the vote. When it counted such an event, the fold is made again with
-        what it found, until that stops changing (as the observer of the simulator does).
-        Otherwise the held view could show what the final fold never will: a vote past its
-        author's cut deciding a drop, or a round that a member's invalid moves kept from
-        ending, and its readmission missing (soak seeds 236, 472).
-        """
-        final = self._final
-        t = final.copy()
-        caps = st.with_forks(caps, self._forked_at, own=self.seat)
-        t.vote_caps = caps
-        counted: list[Event] = []
-        for ev in self._nonfinal:
-            seat_gaps = gaps.get(ev.seat)
-            cut = cuts.get(ev.seat)
-            if (
-                (cut is not None and cut < ev.seq < _after_gap(seat_gaps, cut))
-                or (seat_gaps and any(lo < ev.seq < hi for lo, hi in seat_gaps))
-                or not self._counts(ev, t)
-            ):
-                t.observe(ev)
-                continue
-            t.apply(ev)
-            counted.append(ev)
-        if not (t.dropped or t.gaps or t.votes) or rounds >= _REFOLDS:
-            return t
-        # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
-        # skip events that count.)
-        new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
-        new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
-        new_caps = st.with_forks(t.standing_caps(), self._forked_at, own=self.seat)
-        wrong = any(
-            (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
-             and ev.seq < _after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
-            or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
-            or (ev.kind is _DROP and isinstance(ev.body, Drop)
-                and st.capped(new_caps, ev.seat, ev.seq, ev.body))
-            for ev in counted
-        )  # fmt: skip
-        if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
-            return t
-        return self._fold_tentative(new_cuts, new_gaps, new_caps, rounds + 1)
+    @property
+    def stable(self) -> int:
+        """Events timed up to here are final (docs/protocol.md §8)."""
+        return self._finality.stable
 
     @property
     def view(self) -> Table | None:
@@ -514,7 +398,7 @@ class Peer:
 
     def pending_claims(self) -> list[Event]:
         """The local player's claims that are not final yet ("in the air")."""
-        return [e for e in self._nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
+        return [e for e in self._folds.nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
 
     def frozen_piles(self) -> set[Pile]:
         """The piles the local player may not touch now: those a claim in the air came from,
@@ -551,7 +435,9 @@ class Peer:
         by relay). A member dropped or gone does not count: a cheater voted out may well go on
         talking, and the one member left with us may be silent all the same."""
         dropped = self.tentative.dropped
-        others = [self._heard[q] for q in range(self._n) if q != self.seat and q not in dropped]
+        others = [
+            self._membership.heard[q] for q in range(self._n) if q != self.seat and q not in dropped
+        ]
         return now - max(others) if others else float("inf")
 
     def gone_for(self, now: float) -> float | None:
@@ -560,36 +446,40 @@ class Peer:
         negative: how much longer before it does. ``None``: no abandon is possible now
         (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        return None if isinstance(partner, str) else self._gone_for(partner, now)
+        return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
-        if self._recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min([*deadlines, *(due for due, _, _ in self._gaps.values())])
+        if self.recovering:  # only our wants and gap repair run (no votes, no acks)
+            return min([*deadlines, *(due for due, _, _ in self._store.gaps.values())])
         # (A member that is out casts no vote (_vote): no deadline waits for one.)
         out = self.seat in self._final.dropped
-        blame_from = self._blame_from(self._phase_since)
+        blame_from = self._membership.blame_from(self._phase_since)
         if (
             not out
             and blame_from is not None
             and self._final.phase in _WAITING_PHASES
-            and any(q != self.seat and q not in self._voted for q in self._final.waiting())
+            and any(
+                q != self.seat and q not in self._membership.voted for q in self._final.waiting()
+            )
         ):
             deadlines.append(blame_from + self.config.phase_timeout)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
-        deadlines.extend(due for due, _, _ in self._gaps.values())
+        deadlines.extend(due for due, _, _ in self._store.gaps.values())
         for q in range(self._n):
             if q == self.seat or q in self._final.dropped:
                 continue
-            if q not in self._suspected:
-                deadlines.append(self._heard[q] + self.config.suspect_after)
-            elif q not in self._voted and not out:
-                deadlines.append(self._heard[q] + self.config.drop_after)
-        for q, (since, _, _) in self._stall.items():
-            if q not in self._voted and not out:
-                deadlines.append(max(since + self.config.phase_timeout, self._stall_scan_at))
+            if q not in self._membership.suspected:
+                deadlines.append(self._membership.heard[q] + self.config.suspect_after)
+            elif q not in self._membership.voted and not out:
+                deadlines.append(self._membership.heard[q] + self.config.drop_after)
+        for q, (since, _, _) in self._membership.stall.items():
+            if q not in self._membership.voted and not out:
+                deadlines.append(
+                    max(since + self.config.phase_timeout, self._membership.stall_scan_at)
+                )
         return min(deadlines)
 
     # -- inputs -----------------------------------------------------------------------------
@@ -637,7 +527,7 @@ class Peer:
                 the air (or, for the waste and the stock, by a rotation not yet final), or a
                 slide-under needs a pile that such a claim emptied.
         """
-        if self._recovering:
+        if self.recovering:
             raise LocalProtocolError(f"{move}: still recovering our own events from the others")
         tentative = self.tentative
         table = tentative.table
@@ -680,12 +570,7 @@ class Peer:
                     + (f" (seat {who} got there first)" if who is not None else "")
                 )
             card = play.resolution.claim.card
-        reveals: tuple[Card, ...] = ()
-        if move.kind is MoveKind.TURN and tableau.stock:
-            k = min(self.spec.rules.draw, len(tableau.stock))
-            reveals = tuple(reversed(tableau.stock[-k:]))
-        elif move.plays_card and move.source is Pile.NERTS and len(tableau.nerts) >= 2:
-            reveals = (tableau.nerts[-2],)
+        reveals = tableau.reveals(move, self.spec.rules)  # (the rules say what a move shows)
         body = Play(self._frontier(), tentative.round.number, move, card, reveals)
         self._emit(body, now)
         return self._flush(now)
@@ -696,13 +581,62 @@ class Peer:
         While recovering (:meth:`restore` with ``recover``) it signs nothing: the seq it would
         take may be one we already used. The others drop us for silence instead.
         """
-        if self._recovering:
+        if self.recovering:
             return self._flush(now)
         if self.seat not in self._final.dropped and not any(
             m.kind is Kind.LEAVE for m in self._feeds[self.seat]
         ):
             self._emit(Leave(self._frontier()), now)
         return self._flush(now)
+
+    def why_not_abandon(self, now: float) -> str | None:
+        """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game.
+
+        The one answer to "may this peer abandon now, and if not why" (as
+        :meth:`~p2p_nertz.lobby.HostLobby.why_not_start` is for a start): who may abandon whom
+        is :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has
+        counted as gone the membership's (:meth:`Membership.gone_for`).
+        """
+        if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
+            return "still recovering our own events from the others"
+        partner = st.abandon_partner(self._final, self.tentative, self.seat)
+        if isinstance(partner, str):
+            return self._held_back_by_gone(now) or partner
+        if self._membership.gone_for(partner, now) < 0:
+            # Said to the player: the name and the seat, as the table shows them.
+            silent = now - self._membership.heard[partner]
+            return (
+                f"{self.spec.members[partner].name} (seat {partner}) was heard {silent:.1f} s "
+                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
+                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
+            )
+        return None
+
+    def _held_back_by_gone(self, now: float) -> str | None:
+        """What the game waits for when the held votes leave us alone with a member that has
+        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words;
+        ``None`` otherwise.
+
+        Those drops are final only once everything up to them is, which needs the gone
+        member's events and cover; and it can be removed only by an abandon, which needs them
+        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
+        undoes a drop. So the player is told what the game waits for, not only "no".
+        """
+        final, tentative = self._final, self.tentative
+        held = [q for q in range(self._n) if q not in tentative.dropped]
+        pending = [q for q in range(self._n) if q in tentative.dropped and q not in final.dropped]
+        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
+            return None
+        (other,) = (q for q in held if q != self.seat)
+        if self._membership.gone_for(other, now) < 0:
+            return None
+        members = self.spec.members
+        out = ", ".join(f"{members[q].name} (seat {q})" for q in pending)
+        gone = f"{members[other].name} (seat {other})"
+        return (
+            f"the vote that put {out} out is final only with {gone}'s last events, and "
+            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
+        )
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -713,26 +647,18 @@ class Peer:
         heard from again the result may be :attr:`provisional`.
 
         Raises:
-            LocalProtocolError: the game is over, more than one other member is left, or the
-                other has not been silent for ``drop_after`` seconds (nothing is sent).
+            LocalProtocolError: :meth:`why_not_abandon` says why not (the game is over, more
+                than one other member is left, the other has not been gone long enough...);
+                nothing is sent.
         """
-        if self._recovering:  # (§9.6: nothing is signed before our own feed is known)
-            raise LocalProtocolError("still recovering our own events from the others")
-        partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        if isinstance(partner, str):
-            raise LocalProtocolError(partner)
-        other = partner
-        if self._gone_for(other, now) < 0:
-            # Said to the player: the name and the seat numbered from 1, as the table shows.
-            silent = now - self._heard[other]
-            raise LocalProtocolError(
-                f"{self.spec.members[other].name} (seat {other}) was heard {silent:.1f} s "
-                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
-                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
-            )
+        why = self.why_not_abandon(now)
+        if why is not None:
+            raise LocalProtocolError(why)
+        other = st.abandon_partner(self._final, self.tentative, self.seat)
+        assert isinstance(other, int)  # (why_not_abandon said so)
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
-        held = self._voted.setdefault(other, len(self._feeds[other]))
-        self._proven_seats.add(other)  # not withdrawn if it is heard again
+        held = self._membership.voted.setdefault(other, len(self._feeds[other]))
+        self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
         ids = self._vote_ids(other, held)
         self._emit(Drop(self._frontier(), other, held, DropReason.ABANDON, 0, ids), now)
         return self._flush(now)
@@ -785,21 +711,16 @@ class Peer:
             if message.author == identity.peer_id and message.kind is Kind.DROP:
                 body = parse_body(message.kind, message.body, peer._n)
                 if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
-                    forked = min(body.fork_seq, peer._forked_at.get(body.seat, body.fork_seq))
-                    peer._forked_at[body.seat] = forked
-                    peer._cap_dependencies(body.seat, forked - 1)
-        peer._restoring = True
+                    peer._membership.proven_fork(body.seat, body.fork_seq)
+                    peer._cap_dependencies(body.seat, peer._membership.forked_at[body.seat] - 1)
         for data in records:
-            peer._receive(data, now, restoring=True)
-        peer._restoring = False
+            peer._receive(data, now, source=Source.LOG)
         peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
         own = peer._feeds[peer.seat]
         for message in own:
             peer._take_back(message)
         if recover:
-            peer._recovering = True
-            peer._recovery_first = len(own)
-            peer._recovery_since = now
+            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
             if own:
                 peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
             peer._recovery_want(now)
@@ -815,97 +736,77 @@ class Peer:
         """Take one of our own events (from our log, or from the others in recovery) as done:
         the phase events it sends are not sent again, its votes stand."""
         body = parse_body(message.kind, message.body, self._n)
-        self._mark_done(message.kind, body)
+        self._duties.mark_done(message.kind, body)
         assert not isinstance(body, _NOT_EVENTS)
         # What it announced holding we announced: a vote of ours on a fork must count it
         # (others may have made it final on our word, §9.4).
-        announced = self._announced_held
+        announced = self._membership.announced_held
         for q, h in enumerate(body.frontier):
             announced[q] = max(announced[q], h)
         if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
-            self._sponsored.add((body.seat, body.last_seq))
+            self._membership.sponsored.add((body.seat, body.last_seq))
         elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
-            self._voted[body.seat] = body.last_seq
+            self._membership.voted[body.seat] = body.last_seq
             if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
-                self._proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
+                self._membership.proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
         elif isinstance(body, Drop):
-            self._voted.pop(body.seat, None)
+            self._membership.voted.pop(body.seat, None)
 
     # -- recovery ---------------------------------------------------------------------------
     @property
     def recovering(self) -> bool:
         """Whether this peer, restored with ``recover``, still waits to learn its own feed."""
-        return self._recovering
+        return self._recovery is not None
 
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
         hold and every event that existed when the others took our first want in, or that
         announced more of our feed than we hold (empty when not recovering)."""
-        if not self._recovering:
+        recovery = self._recovery
+        if recovery is None:
             return ()
-        seat = self.seat
         tentative = self.tentative
         members = [q for q in range(self._n) if q not in tentative.dropped]
-        # A member we hold proof against is not waited for: its word is worth nothing (it
-        # could announce less of our feed than it holds), and its drop may need our vote.
-        cheaters = {q for q, _ in self._proven} | set(self._forked_at)
-        # What each member must hold of each feed: all of ours we hold, and every event that
-        # existed when the feed's author took our want in; for a member that voted the
-        # author out, no more than its vote counted (it announces no more).
-        heads = self._recovery_heads
-        announced = self._recovery_heard.copy()
-        for r, wants in self._recovery_wants.items():
-            if r not in announced and len(wants) == self._n and r in wants:
-                # Recovering too (it asks for its own feed): its wants announce what it holds.
-                announced[r] = tuple(wants[q] for q in range(self._n))
-        need = {q: heads.get(q, 0) for q in members}
-        need[seat] = len(self._feeds[seat])
-        frozen = {
-            (voter, q): vote.last_seq for q in members for voter, vote in tentative.votes.get(q, ())
-        }
-        waiting = []
-        for r in members:
-            if r == seat or r in cheaters:
-                continue
-            held = announced.get(r)
-            if (
-                held is None  # not heard since our first want
-                or max(held[seat], self._claimed[r][seat]) > need[seat]  # holds ours we lack
-                # Holding less, it may hold a later event of ours waiting for the events it
-                # lacks, which its beats do not announce (§9.6).
-                or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
-            ):
-                waiting.append(r)
-        return tuple(waiting)
+        membership = self._membership
+        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
+        return recovery.awaiting(
+            members,
+            cheaters,
+            len(self._feeds[self.seat]),
+            self._finality.claimed,
+            tentative.votes,
+        )
 
     def recovery_hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
         waiting = self.awaiting()
+        since = self._recovery.since if self._recovery is not None else now
         return bool(waiting) and all(
-            now >= max(self._heard[q], self._recovery_since) + self.config.drop_after
-            for q in waiting
+            now >= max(self._membership.heard[q], since) + self.config.drop_after for q in waiting
         )
 
     def _recovery_want(self, now: float) -> None:
         """Ask every member for our own events past what we hold (a want is signed but names
         no head: it announces nothing of our feed, and keeps us heard)."""
+        recovery = self._recovery
+        assert recovery is not None
         first = len(self._feeds[self.seat]) + 1
-        if not self._recovery_clock:
+        if not recovery.clock:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
             self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
         wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
-        if not self._recovery_clock:
-            self._recovery_clock = self.clock
+        if not recovery.clock:
+            recovery.clock = self.clock
         self._out.append(Send(wire))
         # To a member recovering at once (it asked for its own feed), one per other feed too,
         # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
         # of ours, and takes them as our announcement (§9.6).
-        recovering = [r for r, wants in self._recovery_wants.items() if r in wants]
+        recovering = recovery.recovering_too()
         if recovering:
             frontier = self._frontier()
             for r in recovering:
@@ -921,25 +822,28 @@ class Peer:
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
         own = self._feeds[self.seat]
-        if self.awaiting() or self._pending[self.seat]:
+        if self.awaiting() or self._store.pending[self.seat]:
             return
-        most = max((self._claimed[q][self.seat] for q in range(self._n)), default=0)
+        most = max((self._finality.claimed[q][self.seat] for q in range(self._n)), default=0)
         # A member that voted us out announces no more of our feed than its vote counts, and
         # its vote says how much it held then.
         votes = self.tentative.votes.get(self.seat, ())
         most = max([most, *(vote.last_seq for _, vote in votes)])
         if most > len(own):
             return
-        self._recovering = False
-        first = self._recovery_first
+        assert self._recovery is not None
+        first = self._recovery.first
+        self._recovery = None
         holders = tuple(
-            q for q in range(self._n) if q != self.seat and self._claimed[q][self.seat] > first
+            q
+            for q in range(self._n)
+            if q != self.seat and self._finality.claimed[q][self.seat] > first
         )
         self._out.append(Recovered(first, len(own), holders))
-        self._dirty = True
-        for seat, fork_seq in self._deferred_forks:
+        self._finality.dirty = True
+        for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
-        self._deferred_forks.clear()
+        self._membership.deferred_forks.clear()
         if not own:
             self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
         self._advance_final()
@@ -951,7 +855,7 @@ class Peer:
         self.rejected += 1
         self._out.append(Rejected(reason, detail, author))
 
-    def _receive(self, data: bytes, now: float, *, restoring: bool = False) -> None:
+    def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
         try:
             message = decode_message(
                 data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
@@ -978,37 +882,42 @@ class Peer:
                     return
                 # Even an old beat (a relayed proof arrives that way) may contradict an event
                 # still to come: keep it for that check.
-                self._watch_beat(seat, message, beat.head_seq)
-            if message.lamport <= self._beat_clock[seat]:
+                self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
+            if message.lamport <= self._membership.beat_clock[seat]:
                 return  # an old beat (replayed, or overtaken in the network): nothing new
-            self._beat_clock[seat] = message.lamport
+            self._membership.beat_clock[seat] = message.lamport
             self._heard_from(seat, now)
             if message.lamport > self.clock:
                 self.clock = message.lamport
-                self._dirty = True
+                self._finality.dirty = True
             if beat is not None:
                 self._take_beat(seat, message.lamport, beat, now)
-                if self._recovering and message.lamport > self._recovery_clock:
-                    # Timed above our first recovery want (far above our old clock): sent after
-                    # it took the want in, so after all we sent it before the crash (§9.6).
-                    self._recovery_heard[seat] = beat.held
-                    self._recovery_heads.setdefault(seat, beat.head_seq)
-                    if beat.held[self.seat] < len(self._feeds[self.seat]):
-                        # It lacks some of ours, and cannot learn our head from a beat: send
-                        # them (it may hold a later one of ours waiting for them).
-                        head = len(self._feeds[self.seat])
-                        want = Want(self.seat, beat.held[self.seat] + 1, head)
-                        self._answer_want(message.author, want)
+                recovery = self._recovery
+                # Timed above our first recovery want (far above our old clock): sent after it
+                # took the want in, so after all we sent it before the crash (§9.6). If it
+                # lacks some of ours, it cannot learn our head from a beat: send them (it may
+                # hold a later one of ours waiting for them).
+                held = len(self._feeds[self.seat])
+                if (
+                    recovery is not None
+                    and recovery.beat(seat, message.lamport, beat)
+                    and beat.held[self.seat] < held
+                ):
+                    want = Want(self.seat, beat.held[self.seat] + 1, held)
+                    self._answer_want(message.author, want)
             elif isinstance(body, Want):
                 self._answer_want(message.author, body)
-                if self._recovering and message.lamport > self._recovery_clock:
-                    self._recovery_wants.setdefault(seat, {})[body.seat] = body.first - 1
-                    if body.seat == seat:  # (it recovers too: its own head, as it knows it)
-                        self._recovery_heads.setdefault(seat, body.first - 1)
+                if self._recovery is not None:
+                    self._recovery.want(seat, message.lamport, body)
             return
         assert not isinstance(body, _NOT_EVENTS)
         feed = self._feeds[seat]
-        if seat == self.seat and message.seq > len(feed) and not restoring and not self._recovering:
+        if (
+            seat == self.seat
+            and message.seq > len(feed)
+            and source is Source.NETWORK
+            and not self.recovering
+        ):
             # Our log holds every event we ever signed: this one we never did (a stolen key).
             # (Recovering from a cut log, it is ours, signed before the log lost it: it
             # verifies with our key, which nobody else holds. It is taken back, and logged as
@@ -1017,16 +926,20 @@ class Peer:
             return
         if message.seq <= len(feed):
             if feed[message.seq - 1].id != message.id:
-                self._equivocation(seat, feed[message.seq - 1], message, now)
+                self._equivocation(seat, feed[message.seq - 1], message, now, source)
             return  # a duplicate (a replay or a relay we already have)
-        pending = self._pending[seat]
+        pending = self._store.pending[seat]
         other = pending.get(message.seq)
         if other is not None:
             if other[0].id != message.id:
-                self._equivocation(seat, other[0], message, now)
+                self._equivocation(seat, other[0], message, now, source)
             return
-        if self._watch[seat] and message.seq == len(feed) + 1 and seat not in self._forked_at:
-            beat_message = self._watched_lie(seat, message)
+        if (
+            self._membership.watch[seat]
+            and message.seq == len(feed) + 1
+            and seat not in self._membership.forked_at
+        ):
+            beat_message = self._membership.watched_lie(seat, message)
             if beat_message is not None:
                 # A beat of its author announced that nothing of its would come at or below
                 # its clock past its head: both signed, so proof now, whatever came between.
@@ -1045,25 +958,25 @@ class Peer:
             return
         if seat != self.seat:
             self._heard_from(seat, now)
-        pending[message.seq] = (message, body, restoring)
+        pending[message.seq] = (message, body, source)
         self._drain(now)
 
     def _drain(self, now: float) -> None:
         """Deliver every pending event whose turn has come."""
-        self._redrain = False
+        self._store.redrain = False
         progress = True
         while progress:
             progress = False
             for seat in range(self._n):
-                pending = self._pending[seat]
+                pending = self._store.pending[seat]
                 feed = self._feeds[seat]
-                required = self._required.get(seat)
+                required = self._store.required.get(seat)
                 while pending:
                     nxt = pending.get(len(feed) + 1)
                     if nxt is None:
                         break
-                    message, body, restoring = nxt
-                    if required is not None and not _matches(required, message.seq, message.id):
+                    message, body, source = nxt
+                    if required is not None and not matches(required, message.seq, message.id):
                         del pending[message.seq]
                         self._reject(
                             "not_kept",
@@ -1087,21 +1000,19 @@ class Peer:
                             progress = True
                             break
                     frontier = body.frontier
-                    cap = self._dep_cap
-                    if (
-                        any(map(gt, frontier, map(len, self._feeds)))  # (no cap: C loops)
-                        if not cap
-                        else any(
-                            min(frontier[q], cap.get(q, frontier[q])) > len(self._feeds[q])
-                            for q in range(self._n)
-                        )
-                    ):
+                    if self._store.past_missing(frontier):
                         break  # its causal past is not all here yet
-                    problem = self._chain_problem(seat, message, frontier, restoring)
+                    problem = self._chain_problem(seat, message, frontier, source)
                     del pending[message.seq]
                     if problem is not None:
                         self._reject("broken_chain", problem, message.author)
-                        clash = None if restoring else self._time_clash(message, frontier)
+                        clash = (
+                            None
+                            if source is Source.LOG
+                            else self._store.time_clash(
+                                message, frontier, self._membership.forked_at
+                            )
+                        )
                         if clash is not None and clash[0] != seat and clash[0] != self.seat:
                             # Timed at or below our copy of another member's event it says it
                             # holds: it may hold another version of that event (a fork sent
@@ -1110,16 +1021,19 @@ class Peer:
                             # this event in when it comes again (soak seed 285: the votes
                             # that dropped us were refused for good, so we never knew).
                             q, seq = clash
-                            if q not in self._unproven and q not in self._forked_at:
-                                self._unproven[q] = seq
-                                self._probe_at[q] = now + self.config.beat_interval
+                            if (
+                                q not in self._membership.unproven
+                                and q not in self._membership.forked_at
+                            ):
+                                self._membership.unproven[q] = seq
+                                self._membership.probe_at[q] = now + self.config.beat_interval
                         held = len(feed)
                         if (
                             seat != self.seat
                             and held
                             and message.seq == held + 1
                             and message.prev != feed[-1].id
-                            and seat not in self._unproven
+                            and seat not in self._membership.unproven
                         ):
                             # Its author signed it after another version of our event
                             # ``held``: a fork we hold no proof of yet (a version sent to us
@@ -1127,49 +1041,42 @@ class Peer:
                             # version is the proof (§9.4), and without it we could never take
                             # this feed further (soak seed 442).
                             # (At the next beat, not in answer to what may be garbage.)
-                            self._unproven[seat] = held
-                            self._probe_at[seat] = now + self.config.beat_interval
+                            self._membership.unproven[seat] = held
+                            self._membership.probe_at[seat] = now + self.config.beat_interval
                         continue
-                    self._deliver(seat, message, body, now, restoring=restoring)
+                    self._deliver(seat, message, body, now, source=source)
                     progress = True
 
     def _chain_problem(
-        self, seat: int, message: Message, frontier: tuple[int, ...], restoring: bool = False
+        self,
+        seat: int,
+        message: Message,
+        frontier: tuple[int, ...],
+        source: Source = Source.NETWORK,
     ) -> str | None:
         feed = self._feeds[seat]
-        if self._watch[seat] and seat not in self._proven_seats:
+        if self._membership.watch[seat] and seat not in self._membership.proven_seats:
             # (Once an author is proven to cheat and voted out, the drop's cut decides which of
             # its events count; its timing lies no longer matter.)
-            beat = self._watched_lie(seat, message)
+            beat = self._membership.watched_lie(seat, message)
             if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self.stable and not self._never_counts(seat, message):
+        if message.lamport <= self._finality.stable and not self._never_counts(seat, message):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
         prev = feed[-1].id if feed else None
         if message.prev != prev:
             return f"event {message.seq} does not follow the author's event {len(feed)}"
         if frontier[seat] != message.seq - 1:
             return f"event {message.seq} says it follows event {frontier[seat]}"
-        if restoring:
+        if source is Source.LOG:
             return None  # from our log: its times were checked when it first came
-        clash = self._time_clash(message, frontier)
+        clash = self._store.time_clash(message, frontier, self._membership.forked_at)
         if clash is not None:
             return (
                 f"Lamport time {message.lamport} is not above the events it has seen "
                 f"(seat {clash[0]} event {clash[1]})"
             )
-        return None
-
-    def _time_clash(self, message: Message, frontier: tuple[int, ...]) -> tuple[int, int] | None:
-        """The first (seat, seq) of the frontier held here timed at or above ``message``."""
-        for q in range(self._n):
-            if q in self._forked_at and frontier[q] >= self._forked_at[q]:
-                continue  # it may hold the other version of a proven fork: times differ
-            if frontier[q] > len(self._feeds[q]):
-                continue  # past a forked or dropped feed's cap: nothing here to compare
-            if frontier[q] and self._feeds[q][frontier[q] - 1].lamport >= message.lamport:
-                return q, frontier[q]
         return None
 
     def _never_counts(self, seat: int, message: Message) -> bool:
@@ -1185,59 +1092,32 @@ class Peer:
         return message.seq >= gaps[-1][1] and message.lamport <= at
 
     def _deliver(
-        self, seat: int, message: Message, body: EventBody, now: float, *, restoring: bool
+        self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
     ) -> None:
         self._feeds[seat].append(message)
-        self._dirty = True
-        watch = self._watch[seat]
-        if watch and watch[0][0] < message.seq:
-            # A beat below the head now held was checked against the event after its head
-            # (_beat_is_sound, or check 1 when that event came); later events are timed above.
-            del watch[: bisect.bisect_left(watch, message.seq, key=_head)]
+        self._finality.dirty = True
+        self._membership.delivered(seat, message.seq)
         self.clock = max(self.clock, message.lamport)
-        self._known[seat] = max(self._known[seat], message.lamport)
-        lamport, head = self._announced[seat]
-        if head <= len(self._feeds[seat]):
-            self._known[seat] = max(self._known[seat], lamport)
-        # The author holds its own event (what else it holds, its beats say, with ids).
-        if message.seq > self._held_by[seat][seat]:
-            held = self._held_by[seat]
-            self._held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
-            self._dirty = True
-        if any(self._uncredited):
-            for r, uncredited in enumerate(self._uncredited):
-                if uncredited:
-                    self._credit(r, seat)
-        early = self._early[seat]
-        if early is not None and early[1].head_seq <= message.seq:
-            self._early[seat] = None
+        early = self._finality.delivered(seat, message)
+        if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-        key = event.key
-        if message.lamport > self.stable:  # (else it never counts: see _never_counts)
-            index = bisect.bisect(self._nonfinal_keys, key)
-            self._nonfinal.insert(index, event)
-            self._nonfinal_keys.insert(index, key)
-        else:
-            # Never folded, but an abandoned game's end reads it (§9.3).
-            self._out.extend(self._final.observe(event))
-        if message.kind is _JOIN and message.seq > 1 and seat != self.seat:
-            self._rejoin_requests[seat] = message.seq
-        # The tentative fold is rebuilt from the final one when someone looks at it: the
-        # final fold plus the few events not yet final (GGPO's rollback and replay, lazily).
-        self._tentative = None
-        if message.kind is _DROP:
+        # (Timed at or below what is final, it never counts: see _never_counts.)
+        self._out.extend(self._folds.add(event, self._finality.stable))
+        if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
+            self._membership.rejoin_requests[seat] = message.seq
+        if message.kind is KIND_DROP:
             self._votes_held = True
             assert isinstance(body, Drop)
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self._unproven.setdefault(target, body.fork_seq)
+                self._membership.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
-            if not restoring:  # ours, taken back from the others in recovery
+            if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 self._out.append(Record(message.wire, own=True))
                 self._take_back(message)
         else:
-            if not restoring:
+            if source is Source.NETWORK:
                 self._out.append(Record(message.wire, own=False))
             if self._wants_ack(message):
                 if self._ack_due is None:
@@ -1254,34 +1134,15 @@ class Peer:
         announces them at once (_emit). Acking every move made the acks grow with the square
         of the table and doubled the traffic, for no claim made final sooner (issue #4).
         """
-        if message.kind is not _MOVE:
+        if message.kind is not KIND_MOVE:
             return True
         lamport = message.lamport
-        for event in reversed(self._nonfinal):  # by Lamport time, the latest first
+        for event in reversed(self._folds.nonfinal):  # by Lamport time, the latest first
             if event.lamport < lamport:
                 return False
-            if event.kind is _CLAIM:
+            if event.kind is KIND_CLAIM:
                 return True
         return False
-
-    def _credit(self, r: int, q: int) -> None:
-        """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
-        once we do and the ids match (a mismatch is left to ``r``'s next beat, which then
-        shows the fork)."""
-        entry = self._uncredited[r].get(q)
-        if entry is None or entry[0] > len(self._feeds[q]):
-            return
-        del self._uncredited[r][q]
-        h, prefix = entry
-        if self._feeds[q][h - 1].id[:ID_PREFIX] == prefix:
-            held = self._held_by[r]
-            self._note_held(r, (*held[:q], max(held[q], h), *held[q + 1 :]))
-
-    def _note_held(self, seat: int, held: tuple[int, ...]) -> None:
-        old = self._held_by[seat]
-        if held != old and any(h > o for h, o in zip(held, old, strict=True)):
-            self._held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
-            self._dirty = True
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
         """Check a beat against the events we hold of its author, before it changes anything."""
@@ -1295,7 +1156,9 @@ class Peer:
             # time, which could rewrite what others already took as final. Proof: both.
             self._clock_lie(seat, message, feed[beat.head_seq], now)
             return False
-        waiting = self._pending[seat].get(len(feed) + 1) if self._pending[seat] else None
+        waiting = (
+            self._store.pending[seat].get(len(feed) + 1) if self._store.pending[seat] else None
+        )
         if (
             waiting is not None
             and waiting[0].seq > beat.head_seq
@@ -1303,158 +1166,53 @@ class Peer:
         ):
             # The same with the next event, come before the beat and waiting for its turn (one
             # further on is checked when its turn comes: _chain_problem, check 1).
-            del self._pending[seat][len(feed) + 1]
+            del self._store.pending[seat][len(feed) + 1]
             self._clock_lie(seat, message, waiting[0], now)
             return False
         return True
 
-    def _watch_beat(self, seat: int, message: Message, head: int) -> None:
-        """Keep a sound beat of ``seat`` announcing ``head`` to check its later events against:
-        one timed at or below it with a seq above ``head`` proves a lie about time (§9.4)."""
-        if head < len(self._feeds[seat]) or seat in self._forked_at:
-            return  # checked against the event after its head already (_beat_is_sound)
-        watch = self._watch[seat]
-        lamport = message.lamport
-        below = bisect.bisect_right(watch, head, key=_head)
-        if below and watch[below - 1][1] >= lamport:
-            return  # a kept beat with a head as low and a time as high catches all it would
-        start = bisect.bisect_left(watch, head, key=_head)
-        end = start
-        while end < len(watch) and watch[end][1] <= lamport:
-            end += 1  # kept beats this one now catches every lie of (head as low, time higher)
-        if start == end and len(watch) >= self.config.max_pending:
-            return  # bounded memory: a member announcing that many heads ahead is stalling
-        watch[start:end] = [(head, lamport, message)]
-
-    def _watched_lie(self, seat: int, message: Message) -> Message | None:
-        """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
-        a time at or above its own), if any: the one with the highest such head."""
-        watch = self._watch[seat]
-        below = bisect.bisect_left(watch, message.seq, key=_head)
-        if below and watch[below - 1][1] >= message.lamport:
-            return watch[below - 1][2]
-        return None
-
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
-        feeds = self._feeds
-        feed = feeds[seat]
-        if lamport > self._announced[seat][0]:
-            self._announced[seat] = (lamport, beat.head_seq)
-        if beat.head_seq <= len(feed) and lamport > self._known[seat]:
-            self._known[seat] = lamport
-            self._dirty = True
-        # One pass over the feeds does what the beat says of each: what the author claims to
-        # hold (and the most any member claims), its cover, and the gaps it shows.
-        #
-        # Cover is credited only where the other peer's chain is known to be ours: the id of
-        # an event names its whole chain (each event hashes the previous id), so a matching id
-        # at the seq it announces proves the same chain up to there. A count beyond what we
-        # hold cannot be checked yet: it is credited once we hold that far and it matches.
-        #
-        # Nor is cover credited before we hold the author's own feed up to the head the beat
-        # announces: its votes and withdrawals there decide what its cover may make final (a
-        # withdrawal lifts caps, §9.2; soak seed 1826: the cover of the votes' target came
-        # before the withdrawal that let an earlier vote count, and the final fold took that
-        # vote as capped). It is credited once that feed is here (_deliver).
-        early = beat.head_seq > len(feed)
-        if early:
-            stashed = self._early[seat]
-            if stashed is None or stashed[1].head_seq <= beat.head_seq:
-                self._early[seat] = (lamport, beat)
-        claimed = self._claimed[seat]
-        claims_more = False
-        most = self._claimed_most
-        old = self._held_by[seat]
-        held = list(old)
-        ahead = []  # the feeds it holds more of than we do
-        for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
-            if h > claimed[q]:
-                claims_more = True
-                most[q] = max(most[q], h)
-            ours = feeds[q]
-            if h > len(ours):
-                ahead.append(q)
-                if early:
-                    continue
-                # Not here yet (a beat relayed by a third peer can overtake the events, on
-                # their way from their author): credited when they are (_credit). Without
-                # that, a claim waited here for the beat's author to beat again.
-                if h > self._uncredited[seat].get(q, (0, b""))[0]:
-                    self._uncredited[seat][q] = (h, prefix)
-                continue
-            if h and ours[h - 1].id[:ID_PREFIX] != prefix:
-                # It holds another event under that seq: the author forked. Do not count its
-                # cover, and fetch its versions since the last agreed seq: the earliest pair
-                # of different signed events is the proof (once the author's drop is final
-                # here, the chain that counts is settled: nothing more to prove).
-                if q not in self._final.dropped and now >= self._want_at[q]:
-                    self._want_at[q] = now + self.config.want_interval
-                    first = min(max(old[q], 0) + 1, h)
-                    self._out.append(Send(self._want_wire(q, first, h), self.spec.peer_ids[seat]))
-                continue
-            if early:
-                continue  # (the fork above is checked all the same: it is how we learn one)
-            held[q] = max(held[q], h)
-        if claims_more:
-            self._claimed[seat] = tuple(map(max, beat.held, claimed))
-            self._dirty = True
-        raised = tuple(held)  # (each item only raised above: as _note_held would do)
-        if raised != old:
-            self._held_by[seat] = raised
-            self._dirty = True
+        """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
+        ahead, forks = self._finality.take_beat(seat, lamport, beat)
+        for q, first, count in forks:
+            # It holds another event under that seq: the author forked. Fetch its versions
+            # since the last agreed seq: the earliest pair of different signed events is the
+            # proof (once the author's drop is final here, the chain that counts is settled:
+            # nothing more to prove).
+            if q not in self._final.dropped and now >= self._store.want_at[q]:
+                self._store.want_at[q] = now + self.config.want_interval
+                self._out.append(Send(self._want_wire(q, first, count), self.spec.peer_ids[seat]))
         # Gap repair: whoever holds more of a feed than we do can send it.
+        feeds = self._feeds
         for q in ahead:
             count = beat.held[q]
             upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
             if upto > len(feeds[q]):
                 self._gap(q, upto, self.spec.peer_ids[seat], now)
-        if beat.head_seq > len(feed):
+        if beat.head_seq > len(feeds[seat]):
             self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
 
     def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
-        ``want_delay`` if it has not come by then (:meth:`_repair`)."""
-        if self.config.want_delay <= 0:
+        ``want_delay`` if it has not come by then (:meth:`Feeds.due`)."""
+        if self._store.gap(seat, upto, source, now):
             self._want(seat, upto, source, now)
-            return
-        due, known, _ = self._gaps.get(seat, (now + self.config.want_delay, 0, source))
-        if upto > known:
-            self._gaps[seat] = (due, upto, source)
-
-    def _repair(self, now: float) -> None:
-        """Ask for the gaps still open once their ``want_delay`` has passed."""
-        for seat, (due, upto, source) in list(self._gaps.items()):
-            if len(self._feeds[seat]) >= upto:
-                del self._gaps[seat]  # it came
-            elif now >= due:
-                del self._gaps[seat]  # asked for now; a later beat reopens it if need be
-                self._want(seat, upto, source, now)
 
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
-        if now < self._want_at[seat]:
-            return
-        first = len(self._feeds[seat]) + 1
-        # Skip what is already waiting in pending.
-        while first in self._pending[seat] and first <= upto:
-            first += 1
-        if first > upto:
-            return
-        self._want_at[seat] = now + self.config.want_interval
-        last = min(upto, first + self.config.max_want - 1)
-        self._out.append(Send(self._want_wire(seat, first, last), source))
+        asked = self._store.want(seat, upto, now)
+        if asked is not None:
+            self._out.append(Send(self._want_wire(seat, *asked), source))
 
     def _want_wire(self, seat: int, first: int, last: int) -> bytes:
         return self._sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        feed = self._feeds[want.seat]
-        last = min(want.last, len(feed), want.first + self.config.max_want - 1)
-        for message in feed[want.first - 1 : last]:
+        for message in self._store.answer(want):
             self._out.append(Send(message.wire, to))
-            other = self._proofs.get((want.seat, message.seq))
+            other = self._membership.proofs.get((want.seat, message.seq))
             if other is not None:
                 self._out.append(Send(other, to))  # with the proof of its fork
-        for (seat, seq), (beat, event) in sorted(self._lie_proofs.items()):
+        for (seat, seq), (beat, event) in sorted(self._membership.lie_proofs.items()):
             if seat == want.seat and want.first <= seq <= want.last:
                 # A lie about time: the event (which we may not hold) and the beat it
                 # contradicts, so that the asker reaches the proof and votes too (§9.4).
@@ -1462,54 +1220,56 @@ class Peer:
                 self._out.append(Send(event, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
-        self._heard[seat] = now
-        if seat in self._suspected:
-            self._suspected.discard(seat)
+        self._membership.heard[seat] = now
+        if seat in self._membership.suspected:
+            self._membership.suspected.discard(seat)
             self._out.append(Suspected(seat, False))
         if (
-            seat in self._voted
-            and not self._recovering  # (heard again later, it is withdrawn then)
-            and seat not in self._proven_seats
+            seat in self._membership.voted
+            and not self.recovering  # (heard again later, it is withdrawn then)
+            and seat not in self._membership.proven_seats
             and seat not in self._final.dropped
             and seat not in self.tentative.dropped
             and self.tentative.readmitted_at.get(seat) == self._final.readmitted_at.get(seat)
         ):
             # We hear it again: withdraw our vote for silence (it only counts if still needed).
             # A vote on proof of cheating stands.
-            del self._voted[seat]
+            del self._membership.voted[seat]
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
     def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if (seat, -event.seq) in self._proven or seat == self.seat:
+        if (seat, -event.seq) in self._membership.proven or seat == self.seat:
             return
-        if self._forked_at.get(seat, event.seq + 1) <= event.seq:
+        if self._membership.forked_at.get(seat, event.seq + 1) <= event.seq:
             return  # proven to cheat at or below this seq already: nothing more to prove
-        self._proven.add((seat, -event.seq))
-        self._lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        self._membership.proven.add((seat, -event.seq))
+        self._membership.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
         # As for a fork at that seq: what the event names of its author past it may never be
         # held here (we refused it), and nothing of it from there may count (§9.4).
-        self._forked_at[seat] = min(event.seq, self._forked_at.get(seat, event.seq))
+        self._membership.proven_fork(seat, event.seq)
         self._cap_dependencies(seat, event.seq - 1)
-        self._watch[seat].clear()
+        self._membership.watch[seat].clear()
         self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
         self._out.append(Note.proof(beat.wire, event.wire))  # logged before anything is sent
         self._out.append(Send(beat.wire))
         self._out.append(Send(event.wire))
         self._vote_fork(seat, event.seq, now)
 
-    def _equivocation(self, seat: int, first: Message, second: Message, now: float) -> None:
-        if self._restoring:
+    def _equivocation(
+        self, seat: int, first: Message, second: Message, now: float, source: Source
+    ) -> None:
+        if source is Source.LOG:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
-            self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+            self._membership.proven_fork(seat, first.seq)
             self._cap_dependencies(seat, first.seq - 1)
             return
-        if (seat, first.seq) in self._proven:
+        if (seat, first.seq) in self._membership.proven:
             return  # already proven, relayed and voted on
-        self._proven.add((seat, first.seq))
-        self._proofs[(seat, first.seq)] = second.wire
-        self._forked_at[seat] = min(first.seq, self._forked_at.get(seat, first.seq))
+        self._membership.proven.add((seat, first.seq))
+        self._membership.proofs[(seat, first.seq)] = second.wire
+        self._membership.proven_fork(seat, first.seq)
         self._cap_dependencies(seat, first.seq - 1)
         self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
         self._out.append(Note.proof(first.wire, second.wire))  # logged before anything is sent
@@ -1524,16 +1284,18 @@ class Peer:
         We count what we have already announced holding (others may have taken it as final),
         and nothing past the fork that we have not; the vote names the version we count.
         """
-        if seat in self._voted or seat == self.seat:
+        if seat in self._membership.voted or seat == self.seat:
             return
-        if self._recovering:  # we may sign nothing yet: vote once recovered
-            self._deferred_forks.append((seat, fork_seq))
+        if self.recovering:  # we may sign nothing yet: vote once recovered
+            self._membership.deferred_forks.append((seat, fork_seq))
             return
         held = len(self._feeds[seat])
-        counted = max(fork_seq - 1, self._announced_held[seat], self._final_count(seat))
+        counted = max(
+            fork_seq - 1, self._membership.announced_held[seat], self._finality.final_count(seat)
+        )
         cut = min(held, counted)
-        self._voted[seat] = cut
-        self._proven_seats.add(seat)
+        self._membership.voted[seat] = cut
+        self._membership.proven_seats.add(seat)
         ids = self._vote_ids(seat, cut)
         self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now)
 
@@ -1551,163 +1313,36 @@ class Peer:
         if self.seat in self._final.dropped:
             return
         last = len(self._feeds[seat])
-        self._voted[seat] = last
+        self._membership.voted[seat] = last
         self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
 
     # -- finality ---------------------------------------------------------------------------
-    def _counts(self, event: Event, state: GameState) -> bool:
-        """Whether an event can count in ``state`` (not past a dropped member's cut)."""
-        return state.counts(event.seat, event.seq)
-
-    def _admits(
-        self,
-        event: Event,
-        excluded: dict[int, int],
-        gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
-    ) -> bool:
-        """Whether the final fold takes an event now final: not past the cut of a member
-        dropped (``excluded``, which may be decided later in the order, §9.2), unless the member
-        was readmitted since; and not in the gap of a member readmitted (``gaps``, as the held
-        events decide them, also later in the order: a peer folding a whole game at once, as
-        after a restart, learns a member's drop and its readmission together, §9.8)."""
-        final = self._final
-        seat, seq = event.seat, event.seq
-        if not final.counts(seat, seq):
-            return False
-        if gaps:
-            seat_gaps = gaps.get(seat)
-            if seat_gaps and any(lo < seq < hi for lo, hi in seat_gaps):
-                return False
-        limit = excluded.get(seat)
-        if limit is None or seq <= limit:
-            return True
-        # Excluded at its old cut, and readmitted in this very advance: its events from its
-        # rejoin request on count again.
-        readmitted = final.gaps.get(seat, ())
-        if seat in final.dropped or not readmitted:
-            return False
-        cut, request = readmitted[-1]
-        return cut == limit and seq >= request
-
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
-        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.
-
-        That time is the least of many terms: one per member (what we know of its feed), one
-        per vote of ours, and one per pair of members (what one is known to hold of the
-        other's feed). With a ``floor``, the caller only asks whether the time is above it:
-        the term that was the least at the last such call (``_holder``) is tried first, and
-        returned if it is still at or below ``floor``. Most inputs make nothing final, and
-        what held finality back then usually still does; the full walk is n² steps.
-        """
-        if floor is not None:
-            term = self._holder_term(excluded)
-            if term is not None and term <= floor:
-                return term  # (some term is at or below floor, so the least one is)
-        seat = self.seat
-        feeds = self._feeds
-        members = [q for q in range(self._n) if q not in excluded]
-        # The most of each feed any other member says it holds; kept up to date for all
-        # members (_take_beat), computed for a subset.
-        most = self._claimed_most if not excluded else None
-        holder: tuple[int, int] | None = None
-        bound = self.clock  # (nobody left to wait for: everyone else left or was dropped)
-        for q in members:
-            if q == seat:
-                known = self._own_known()
-            else:
-                known = self._known[q]
-                feed = feeds[q]
-                if (
-                    most[q] > len(feed)
-                    if most is not None
-                    else any(self._claimed[r][q] > len(feed) for r in members if r != seat)
-                ):
-                    # Someone holds an event of q that we do not: whatever q's beats said, we
-                    # cannot know every event of q up to them until we have it (a beat can lie
-                    # about time).
-                    known = min(known, feed[-1].lamport if feed else 0)
-            if holder is None or known < bound:
-                bound, holder = known, (_KNOWN, q)
-        for q, seq in self._voted.items() if seat not in excluded else ():
-            # Having voted a member out at ``seq``, we count no more of it than our vote does,
-            # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
-            # out ourselves: the votes of a member dropped no longer count (§9.2), and waiting
-            # on ours would never let the drop that put us out be final here (a member asleep
-            # past drop_after that wakes and votes against the one that abandoned it).
-            feed = feeds[q]
-            if q in excluded or len(feed) <= seq:
-                continue
-            term = feed[seq].lamport - 1
-            if term < bound:
-                bound, holder = term, (_VOTED, q)
-        for r in members:
-            if r == seat:
-                continue
-            held = self._held_by[r]
-            for q in members:
-                feed = feeds[q]
-                h = held[q]
-                if h < len(feed):
-                    term = feed[h].lamport - 1
-                    if term < bound:
-                        bound, holder = term, (r, q)
-        if floor is not None and holder is not None and bound <= floor:
-            self._holder = holder
-        return bound
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
+        (:meth:`Finality.bounds`)."""
+        return self._finality.bounds(
+            excluded, self._membership.voted, self._own_known(), self.clock, floor=floor
+        )
 
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
         recovering, when others may hold ours past the last one here, timed anywhere above it."""
-        if not self._recovering:
+        if not self.recovering:
             return self.clock
         own = self._feeds[self.seat]
         return own[-1].lamport if own else 0
 
-    def _holder_term(self, excluded: dict[int, int]) -> int | None:
-        """The value of the term of :meth:`_bounds` that ``_holder`` names, or ``None`` if it
-        is no term now. For a member's own term, a value at least as large."""
-        if self._holder is None:
-            return None
-        r, q = self._holder
-        if q in excluded:
-            return None
-        feed = self._feeds[q]
-        if r == _KNOWN:
-            if q == self.seat:
-                return self._own_known()
-            known = self._known[q]
-            if not excluded and self._claimed_most[q] > len(feed):
-                known = min(known, feed[-1].lamport if feed else 0)
-            return known  # (with seats excluded, the term may be lower than this)
-        if r == _VOTED:
-            seq = self._voted.get(q)
-            if seq is None or len(feed) <= seq or self.seat in excluded:
-                return None  # (no term: see _bounds)
-            return feed[seq].lamport - 1
-        if r in excluded:
-            return None
-        h = self._held_by[r][q]
-        return feed[h].lamport - 1 if h < len(feed) else None
-
     def _cap_dependencies(self, seat: int, upto: int) -> None:
         """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
         of it their frontier names (a forked or dropped feed: the rest may never come)."""
-        if upto < self._dep_cap.get(seat, upto + 1):
-            self._dep_cap[seat] = upto
-            self._dirty = True
-            self._redrain = True
-
-    def _final_count(self, seat: int) -> int:
-        """How many events of ``seat``'s feed are final here (its times increase along it)."""
-        feed = self._feeds[seat]
-        return bisect.bisect_right([m.lamport for m in feed], self.stable)
+        if self._store.cap(seat, upto):
+            self._finality.dirty = True
 
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        feed = self._feeds[seat]
         # Final events are on every chain that counts; final by their time but never counted
         # (past a cut, in a readmitted member's gap) they may go.
-        floor = self._final_count(seat)
+        floor = self._finality.final_count(seat)
         final = self._final
         cut = final.dropped.get(seat)
         if cut is not None and floor > cut:
@@ -1716,16 +1351,10 @@ class Peer:
             if lo < floor < hi:
                 floor = lo
         keep = max(keep, floor)
-        if keep >= len(feed):
+        if not self._store.truncate(seat, keep):
             return
-        del feed[keep:]
-        kept = [e for e in self._nonfinal if not (e.seat == seat and e.seq > keep)]
-        self._nonfinal = kept
-        self._nonfinal_keys = [e.key for e in kept]
-        self._tentative = None
-        self._dirty = True
-        self._redrain = True
-        self._want_at[seat] = 0.0
+        self._folds.forget(seat, keep)
+        self._finality.dirty = True
 
     def _follow_rejoined(self, state: GameState) -> None:
         """Follow the chain a readmission names of the member it readmits (§9.8): give up our
@@ -1737,19 +1366,15 @@ class Peer:
         442). The readmission quotes the ids of the chain its author holds, up to the rejoin
         request: that chain is the one every member follows from then on."""
         for seat, quoted in state.rejoin_ids.items():
-            if seat == self.seat or self._rejoin_seen.get(seat) == quoted:
+            if seat == self.seat or self._store.rejoin_seen.get(seat) == quoted:
                 continue
-            self._rejoin_seen[seat] = quoted
-            required = self._required.setdefault(seat, {})
+            self._store.rejoin_seen[seat] = quoted
+            required = self._store.required.setdefault(seat, {})
             for q, prefix in quoted.items():
                 required.setdefault(q, prefix)
-            feed = self._feeds[seat]
-            bad = [q for q in quoted if q <= len(feed) and not _matches(quoted, q, feed[q - 1].id)]
-            if bad:
-                self._truncate(seat, min(bad) - 1)
-            pending = self._pending[seat]
-            for q in [q for q, (m, _, _) in pending.items() if not _matches(quoted, q, m.id)]:
-                del pending[q]
+            bad = self._store.follow(seat, quoted)
+            if bad is not None:
+                self._truncate(seat, bad - 1)
 
     def _follow_kept(self, state: GameState) -> None:
         """Follow the chain a drop keeps of a member that forked (or any dropped member): give
@@ -1758,23 +1383,18 @@ class Peer:
         Ours was never final past the point where the chains part (the holders of the kept
         chain never announced ours, so it was never covered)."""
         for seat, kept in state.kept_forks.items():
-            if seat == self.seat or self._kept_seen.get(seat) == kept:
+            if seat == self.seat or self._store.kept_seen.get(seat) == kept:
                 continue
             self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {})))
 
     def _follow_chain(self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]) -> None:
         """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
-        self._kept_seen[seat] = kept
-        self._required[seat] = required
+        self._store.kept_seen[seat] = kept
+        self._store.required[seat] = required
         self._cap_dependencies(seat, kept[0])
-        feed = self._feeds[seat]
-        held = len(feed)
-        bad = [q for q in required if q <= held and not _matches(required, q, feed[q - 1].id)]
-        if bad:
-            self._truncate(seat, min(bad) - 1)
-        pending = self._pending[seat]
-        for q in [q for q, (m, _, _) in pending.items() if not _matches(required, q, m.id)]:
-            del pending[q]
+        bad = self._store.follow(seat, required)
+        if bad is not None:
+            self._truncate(seat, bad - 1)
 
     def _follow_voted(self, state: GameState) -> None:
         """Follow the chain the counted votes quote of a member proven here to fork, before
@@ -1787,29 +1407,24 @@ class Peer:
         theirs. Our own vote, if it counts, quotes ours, and the chain then stops below the
         split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
         """
-        for seat, fork in self._forked_at.items():
-            if seat == self.seat or seat in state.dropped:
+        for seat, fork in self._membership.forked_at.items():
+            if seat == self.seat:
                 continue
-            ballots = tuple(
-                b for voter, b in state.votes.get(seat, ()) if voter not in state.dropped
-            )
-            if not ballots:
+            voted = st.voted_chain(state, seat, fork)
+            if voted is None:
                 continue
-            cut, chain = st.vote_cut(ballots)
-            if cut < fork or cut not in chain or self._kept_seen.get(seat) == (cut, chain[cut]):
+            cut, chain = voted
+            if self._store.kept_seen.get(seat) == (cut, chain[cut]):
                 continue
             feed = self._feeds[seat]
-            if any(
-                fork <= q <= len(feed) and not _matches(chain, q, feed[q - 1].id) for q in chain
-            ):
+            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
                 self._follow_chain(seat, (cut, chain[cut]), chain)
 
     def _advance_final(self) -> None:
-        if not self._dirty:
+        if not self._finality.dirty:
             return
-        self._dirty = False
+        self._finality.dirty = False
         final = self._final
-        excluded = dict(final.dropped)
         tentative = self.tentative if self._votes_held else final
         if self._votes_held:
             for q, cut in tentative.dropped.items():
@@ -1817,7 +1432,7 @@ class Peer:
         if tentative.kept_forks:
             self._follow_kept(tentative)
             tentative = self.tentative
-        if self._forked_at and tentative.votes:
+        if self._membership.forked_at and tentative.votes:
             self._follow_voted(tentative)
             tentative = self.tentative
         if tentative.rejoin_ids:
@@ -1825,70 +1440,15 @@ class Peer:
             tentative = self.tentative
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
-        # Seats the held votes drop (at a point the others' feeds make final) no longer hold
-        # finality back, once their events up to the cut are here. Try them all together (a
-        # partition drops several at once), then give up those whose drop is not yet final.
-        candidates = (
-            {
-                q: cut
-                for q, cut in tentative.dropped.items()
-                if q not in excluded and len(self._feeds[q]) >= cut
-            }
-            if tentative.dropped
-            else {}
+        excluded, stable = settle(
+            final, tentative, self._feeds, self._bounds, self._finality.stable
         )
-        for q, at in tentative.readmitted_at.items():
-            # Dropped and readmitted since, both held and neither final (a restart reads a
-            # whole game at once): out from its drop to its readmission, as below. Left in,
-            # our own vote against it (read back from the log) would hold finality below its
-            # drop for good (soak seed 145).
-            if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
-                continue
-            cut = tentative.gaps[q][-1][0]
-            if len(self._feeds[q]) >= cut:
-                candidates[q] = cut
-        while candidates:
-            trial = excluded | candidates
-            bound = self._bounds(trial)
-            late = [q for q in candidates if tentative.drop_at.get(q, 0) > bound]
-            if not late:
-                excluded = trial
-                break
-            for q in late:
-                del candidates[q]
-        stable = self._bounds(excluded, self.stable)
-        for q, cut in tentative.dropped.items() if tentative.dropped else ():
-            # A drop the held votes decide, not final yet: the member's events past its cut
-            # must not be final before it is, or the drop, once final, would cut events
-            # already taken (soak seed 1216: both voters had withdrawn after the votes that
-            # decided it, each before holding the other's vote).
-            feed = self._feeds[q]
-            if q not in excluded and cut < len(feed):
-                stable = min(stable, feed[cut].lamport - 1)
-        if stable <= self.stable:
-            return  # (the readmissions below could only lower it)
-        for q, at in tentative.readmitted_at.items():
-            if q in excluded and q not in tentative.dropped:
-                # Readmitted at time ``at`` (held here, not final yet): a member again for
-                # everything after it.
-                rest = {k: v for k, v in excluded.items() if k != q}
-                stable = min(stable, max(at, self._bounds(rest)))
-        if stable <= self.stable:
+        if stable <= self._finality.stable:
             return
-        self.stable = max(self.stable, stable)
-        moved = 0
-        for event in self._nonfinal:
-            if event.lamport > self.stable:
-                break
-            moved += 1
-            if not self._admits(event, excluded, tentative.gaps):
-                self._tentative = None  # the tentative fold counted it; this one never will
-                self._out.extend(final.observe(event))
-                continue
-            self._out.extend(final.apply(event))
+        self._finality.stable = max(self._finality.stable, stable)
+        moved, notices = self._folds.advance(self._finality.stable, excluded, tentative.gaps)
+        self._out.extend(notices)
         if moved:
-            del self._nonfinal[:moved]
-            del self._nonfinal_keys[:moved]
             self._readmitted()
             self._act()
 
@@ -1896,164 +1456,75 @@ class Peer:
         """A member readmitted in the final fold: we announce its feed again, and wait for it."""
         final = self._final
         for q, at in final.readmitted_at.items():
-            if (q, at) in self._readmissions or q in final.dropped:
+            if (q, at) in self._membership.readmissions or q in final.dropped:
                 continue
-            self._readmissions.add((q, at))
-            self._voted.pop(q, None)
-            self._proven_seats.discard(q)
-            self._dep_cap.pop(q, None)
-            self._unproven.pop(q, None)
-            self._dirty = True
-            self._redrain = True
-            if q in self._forked_at:
+            self._membership.readmissions.add((q, at))
+            self._membership.voted.pop(q, None)
+            self._membership.proven_seats.discard(q)
+            self._store.dep_cap.pop(q, None)
+            self._membership.unproven.pop(q, None)
+            self._finality.dirty = True
+            self._store.redrain = True
+            if q in self._membership.forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544).
-                self._vote_fork(q, self._forked_at[q], None)
+                self._vote_fork(q, self._membership.forked_at[q], None)
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
-        """Emit the phase events the final state now calls for."""
-        if self._recovering:
+        """Sign the events the final state now calls for (:class:`Duties`)."""
+        if self.recovering:
             return  # nothing is signed before our own feed is known (_check_recovered acts)
         final = self._final
-        rs = final.round
-        seat = self.seat
-        if final.abandoned is not None:
-            self._answer_abandon()
-        if seat in final.dropped:
-            self._ask_rejoin()
+        duties = self._duties
+        own = self._feeds[self.seat]
+        author = duties.abandon_to_answer(final, own)
+        if author is not None:
+            held = len(self._feeds[author])
+            ids = self._vote_ids(author, held)
+            self._sign(Drop((), author, held, DropReason.ABANDON, 0, ids), None)
+        if self.seat in final.dropped:
+            # Our own votes no longer count (we were out): our announcements unfreeze.
+            voted = self._membership.voted
+            for q in [q for q in voted if q not in final.dropped]:
+                del voted[q]
+            join = duties.rejoin_request(final, own, self.config.rejoin)
+            if join is not None:
+                self._sign(join, None)
             return
-        if seat not in rs.seats or seat in rs.forfeit:
-            return
-        n = rs.number
-        phase = final.phase
-        if phase is Phase.COMMIT and not self._is_done(Kind.COMMIT, n):
-            self._emit(
-                Commit(
-                    self._frontier(),
-                    n,
-                    st.secret_hash(self._secret(n)),
-                    st.nonce_hash(self._nonce(n)),
-                ),
-                None,
-            )
-        elif phase is Phase.NONCE and not self._is_done(Kind.REVEAL, n, RevealWhat.NONCE):
-            self._emit(Reveal(self._frontier(), n, RevealWhat.NONCE, self._nonce(n)), None)
-        elif (
-            phase is Phase.PLAY
-            and not self._is_done(Kind.READY, n)
-            and (self.ready_through is None or n <= self.ready_through)
-        ):
-            assert rs.randomness is not None
-            deck = shuffled_deck(
-                st.deck_seed(self._secret(n), rs.randomness, n), self.spec.rules.jokers
-            )
-            t = Tableau.deal(deck, self.spec.rules)
-            visible = (t.nerts[-1], *(p[-1] for p in t.work))
-            self._emit(Ready(self._frontier(), n, visible), None)
-        elif phase is Phase.REVEAL and not self._is_done(Kind.REVEAL, n, RevealWhat.SECRET):
-            self._emit(Reveal(self._frontier(), n, RevealWhat.SECRET, self._secret(n)), None)
-        elif phase is Phase.RESULT and not self._is_done(Kind.RESULT, n):
-            assert rs.expected is not None and rs.digest is not None
-            scores = tuple(p.total for p in rs.expected.players)
-            self._emit(Result(self._frontier(), n, rs.digest, scores), None)
-
-    def _answer_abandon(self) -> None:
-        """The other member abandoned the game while we were cut off: sign our own abandon.
-
-        Its frontier shows what we held; the fold counts the rounds both abandons saw scored
-        (§9.3), so this settles the result on both sides (the other may have counted a round
-        whose last result never reached us). Once only: an abandon of ours already does it.
-        """
-        final = self._final
-        assert final.abandoned is not None
-        author, absent = final.abandoned
-        if absent != self.seat or (self.seat, author) in final.abandons:
-            return
-        if any(
-            m.kind is Kind.DROP
-            and isinstance(body := parse_body(m.kind, m.body, self._n), Drop)
-            and body.reason is DropReason.ABANDON
-            for m in self._feeds[self.seat]
-        ):
-            return  # signed already (not yet read back by the fold)
-        held = len(self._feeds[author])
-        self._emit(
-            Drop(
-                self._frontier(),
-                author,
-                held,
-                DropReason.ABANDON,
-                0,
-                self._vote_ids(author, held),
-            ),
-            None,
-        )
-
-    def _ask_rejoin(self) -> None:
-        """We were dropped (our final fold says so): ask to rejoin at the next round, once.
-
-        Not after a leave or a drop for cheating (the fold refuses those), nor in a game over.
-        Our own votes no longer count (we were out): our announcements unfreeze."""
-        final = self._final
-        seat = self.seat
-        cut = final.dropped[seat]
-        for q in [q for q in self._voted if q not in final.dropped]:
-            del self._voted[q]
-        if (
-            not self.config.rejoin
-            or final.phase is Phase.OVER
-            or seat in final.left
-            or seat in final.rejoining
-            or any(v.reason is DropReason.EQUIVOCATION for _, v in final.votes.get(seat, ()))
-            or any(m.kind is Kind.JOIN for m in self._feeds[seat][cut:])
-        ):
-            return
-        self._emit(Join(self._frontier()), None)
+        body = duties.phase_event(final, self.ready_through)
+        if body is not None:
+            self._sign(body, None)
 
     def _sponsor_rejoins(self, now: float) -> None:
-        """Readmit a dropped member whose rejoin request we hold (an event of ours counts,
-        its request does not, §9.7)."""
-        final = self._final
-        if self.seat in final.dropped or final.phase is Phase.OVER:
-            return
-        for q, request in self._rejoin_requests.items():
-            if (q, request) in self._sponsored or q not in final.dropped:
-                continue
-            if q in final.rejoining or request <= final.dropped[q]:
-                continue
-            if q in self._forked_at:
-                # Proven to fork while it was out (two versions of one of its events, in its
-                # gap): a cheater does not come back (§9.8), whether or not what it forked
-                # would have counted (soak seed 544).
-                continue
-            self._sponsored.add((q, request))
+        """Readmit the dropped members whose rejoin requests we hold
+        (:meth:`Duties.sponsorships`)."""
+        membership = self._membership
+        for q, request in self._duties.sponsorships(
+            self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
+        ):
             ids = self._vote_ids(q, request)
-            self._emit(Drop(self._frontier(), q, request, DropReason.REJOIN, 0, ids), now)
-
-    def _is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
-        return (int(kind), number, int(what)) in self._done
-
-    def _mark_done(self, kind: Kind, body: object) -> None:
-        number = getattr(body, "round", 0)
-        what = int(body.what) if isinstance(body, Reveal) else 0
-        self._done.add((int(kind), number, what))
+            self._sign(Drop((), q, request, DropReason.REJOIN, 0, ids), now)
 
     # -- sending ----------------------------------------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
         """What we announce holding: everything, except past our vote for a suspect."""
         held = [len(f) for f in self._feeds]
         dropped = self._final.dropped
-        for q, seq in self._voted.items():
+        for q, seq in self._membership.voted.items():
             # Once the drop is final its cut counts, whatever our vote said: a claim on a card
             # the member played between our vote and the cut must show it saw that card
             # (soak seed 2449: every claim on it lost, forever).
             cut = dropped.get(q)
             held[q] = min(held[q], seq if cut is None else max(seq, cut))
-        announced = self._announced_held
+        announced = self._membership.announced_held
         for q, h in enumerate(held):
             announced[q] = max(announced[q], h)
         return tuple(held)
+
+    def _sign(self, body: EventBody, now: float | None) -> None:
+        """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
+        self._emit(_with_frontier(body, self._frontier()), now)
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
@@ -2078,7 +1549,7 @@ class Peer:
             body=encode_body(body),
             cache=self._envelopes,
         )
-        self._mark_done(kind, body)
+        self._duties.mark_done(kind, body)
         # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
         message = decode_message(
             wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
@@ -2086,7 +1557,7 @@ class Peer:
         self._out.append(Record(wire, own=True))
         self._out.append(Send(wire))
         self._last_sent = now if now is not None else self._last_sent
-        self._deliver(self.seat, message, body, now or 0.0, restoring=True)
+        self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
         if kind in _ANNOUNCING and self._unacked and now is not None:
             # Our claim (or a pass, which may complete an everyone-stuck rotation that holds
             # the waste and stock until final, or a Nerts call, which ends the round) is
@@ -2101,7 +1572,7 @@ class Peer:
 
     def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
         self.clock += 1
-        self._dirty = True
+        self._finality.dirty = True
         self._reserve(self.clock)
         return encode_message(
             self.identity,
@@ -2127,7 +1598,7 @@ class Peer:
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
         self._advance_final()
-        while self._redrain:
+        while self._store.redrain:
             self._drain(now)
             self._advance_final()
         phase = (self._final.phase, self._final.round.number)
@@ -2135,11 +1606,12 @@ class Peer:
             self._phase_key = phase
             self._phase_since = now
         self._liveness(now)
-        if self._gaps:
-            self._repair(now)
-        if self._recovering:
+        if self._store.gaps:
+            for seat, upto, source in self._store.due(now):
+                self._want(seat, upto, source, now)
+        if self.recovering:
             self._check_recovered(now)
-        if self._recovering:
+        if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
             self._ack_due = None
@@ -2154,20 +1626,26 @@ class Peer:
 
     def _liveness(self, now: float) -> None:
         final = self._final
-        if self._recovering:
+        if self.recovering:
             return  # no vote, no readmission before our own feed is known (§9.6)
-        if self._rejoin_requests:
+        if self._membership.rejoin_requests:
             self._sponsor_rejoins(now)
-        for q, fork_seq in list(self._unproven.items()) if self._unproven else ():
-            if (q, fork_seq) in self._proven or q in self._voted or q in final.dropped:
-                del self._unproven[q]
-            elif now >= self._probe_at[q]:
+        for q, fork_seq in (
+            list(self._membership.unproven.items()) if self._membership.unproven else ()
+        ):
+            if (
+                (q, fork_seq) in self._membership.proven
+                or q in self._membership.voted
+                or q in final.dropped
+            ):
+                del self._membership.unproven[q]
+            elif now >= self._membership.probe_at[q]:
                 # Another member voted on proof we do not have: ask everyone for their version
                 # of that seq (one holding another version than ours sends the proof).
-                self._probe_at[q] = now + self.config.beat_interval
+                self._membership.probe_at[q] = now + self.config.beat_interval
                 self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
-        self._track_silence(now)
-        blame_from = self._blame_from(self._phase_since)
+        self._membership.track_silence(now, final.dropped)
+        blame_from = self._membership.blame_from(self._phase_since)
         if (
             final.phase in _WAITING_PHASES
             and blame_from is not None
@@ -2176,133 +1654,27 @@ class Peer:
             # Connected but withholding what the round waits for (a nonce, a secret, a result):
             # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
             for q in sorted(final.waiting()):
-                if q != self.seat and q not in self._voted:
-                    self._proven_seats.add(q)  # not withdrawn when heard: it is heard
+                if q != self.seat and q not in self._membership.voted:
+                    self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                     self._vote(q, DropReason.WITHHELD, now)
-        if now >= self._stall_scan_at:
-            self._stall_scan_at = now + self.config.beat_interval
+        if now >= self._membership.stall_scan_at:
+            self._membership.stall_scan_at = now + self.config.beat_interval
             self._scan_stalls(now)
-        config = self.config
-        others = self._heard[: self.seat] + self._heard[self.seat + 1 :]
-        if not others or now < min(others) + min(config.suspect_after, config.drop_after):
-            # No other member has been silent long enough for anything below (a float sum
-            # does not decrease when a term grows: each sum below is at least this one).
-            return
-        for q in range(self._n):
-            if q == self.seat or q in final.dropped:
-                continue
-            # Compare with the same sums next_deadline() returns, or a float rounding could
-            # leave a deadline that is due but never acted on.
-            heard = self._heard[q]
-            if now >= heard + self.config.suspect_after and q not in self._suspected:
-                self._suspected.add(q)
-                self._out.append(Suspected(q, True))
-            if now >= heard + self.config.drop_after and q not in self._voted:
+        for q, vote in self._membership.silence_due(now, final.dropped):
+            if vote:
                 self._vote(q, DropReason.SILENT, now)
-
-    def _track_silence(self, now: float) -> None:
-        """Keep :attr:`_all_heard_since` up to date: whether a member still in is silent now."""
-        dropped = self._final.dropped
-        limit = self.config.suspect_after
-        silent = any(
-            now >= self._heard[q] + limit
-            for q in range(self._n)
-            if q != self.seat and q not in dropped
-        )
-        if silent:
-            self._all_heard_since = None
-        elif self._all_heard_since is None:
-            self._all_heard_since = now
-
-    def _blame_from(self, since: float) -> float | None:
-        """When a wait that began at ``since`` starts to count against the members it waits for:
-        not before every member still in has been heard again (None: one is silent now).
-
-        A member that is silent to us may be holding back the others' finality as well as ours
-        (a partition, a crash): what they owe us then waits on it, not on them. Blaming them
-        for it made both sides of a healed partition vote each other out for withholding, votes
-        that stand, and no majority ever formed (soak seed 229). The silence timers deal with
-        the silent member first; the waits count once it is heard again or dropped.
-        """
-        if self._all_heard_since is None:
-            return None
-        return max(since, self._all_heard_since)
+            else:
+                self._out.append(Suspected(q, True))
 
     def _scan_stalls(self, now: float) -> None:
-        """Vote out a member that keeps talking while finality waits for it (§9.2).
-
-        A member that beats is never suspected; if what it owes never comes, it would hold
-        every peer's finality back forever. What it owes is what only it can give: its events
-        up to the head it announced itself, and its announcements of holding the events held
-        here (of feeds it has not voted out). A wait that sees no progress on what was owed when
-        it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
-        stands when the member beats again. (Its events and cover come from it alone; any
-        honest member sends them within a round trip, or fetches what it lacks from us.)
-        """
+        """Vote out the members that keep talking while finality waits for them
+        (:meth:`Membership.stalls`, §9.2): a vote *withheld* stands when it beats again."""
         final = self._final
-        if final.phase is Phase.OVER or self.seat in final.dropped or self._all_heard_since is None:
-            self._stall.clear()  # (a member is silent: nobody is blamed for now, _blame_from)
-            return
-        config = self.config
-        feeds = self._feeds
-        members = [q for q in range(self._n) if q not in final.dropped]
-        for q in [q for q in self._stall if q in final.dropped]:
-            del self._stall[q]  # out of the game: it owes nothing
-        for q in members:
-            if q == self.seat:
-                continue
-            if q in self._suspected or now >= self._heard[q] + config.suspect_after:
-                self._stall.pop(q, None)  # silent, not talking: the silence timers apply
-                continue
-            owed_feed = max(self._announced[q][1], self._claimed[q][q])
-            if owed_feed <= len(feeds[q]):
-                owed_feed = 0
-            held = self._held_by[q]
-            # What of each feed it must cover now: up to what we count of it (no more than our
-            # vote, nor a held drop's cut), unless it voted that member out (it then announces
-            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
-            # feed that stopped counting (a member dropped, or voted out by it) is met.
-            due = []
-            for r in range(self._n):
-                count = 0
-                if r != q and r in members:
-                    count = min(
-                        len(feeds[r]),
-                        self._voted.get(r, len(feeds[r])),
-                        self.tentative.dropped.get(r, len(feeds[r])),
-                    )
-                    if held[r] < count and any(v == q for v, _ in self.tentative.votes.get(r, ())):
-                        count = 0
-                due.append(count)
-            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
-            owes = owed_feed > 0 or any(owed_cover)
-            record = self._stall.get(q)
-            if record is not None:
-                _, feed_target, cover_target = record
-                progress = len(feeds[q]) >= feed_target and all(
-                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
-                )
-                if not progress:
-                    if now >= record[0] + config.phase_timeout and q not in self._voted:
-                        self._proven_seats.add(q)  # not withdrawn when heard: it is heard
-                        self._vote(q, DropReason.WITHHELD, now)
-                    continue
-            if owes:
-                self._stall[q] = (now, owed_feed, owed_cover)
-            else:
-                self._stall.pop(q, None)
-
-    def _gone_for(self, seat: int, now: float) -> float:
-        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
-        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
-        longer before it is."""
-        gone = now - self._heard[seat] - self.config.drop_after
-        stall = self._stall.get(seat)
-        if stall is not None and now < self._heard[seat] + self.config.suspect_after:
-            # (A member silent now is the silence timers' alone, as _scan_stalls says: a wait
-            # noted while it still talked does not count, even before the next scan drops it.)
-            gone = max(gone, now - stall[0] - self.config.phase_timeout)
-        return gone
+        for q in self._membership.stalls(
+            now, final, lambda: self.tentative, self._feeds, self._finality
+        ):
+            self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
+            self._vote(q, DropReason.WITHHELD, now)
 
     @staticmethod
     def _touches(move: Move) -> set[Pile]:
@@ -2316,31 +1688,6 @@ class Peer:
         if move.target is not None and move.target is not Pile.LAKE:
             touched.add(move.target)
         return touched
-
-
-#: How many times at most the tentative fold is made again (each time with more of what it
-#: found; in the soaks it settles in one or two).
-_REFOLDS = 6
-
-
-def _after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
-    """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
-    there, if the member was readmitted, else never."""
-    for lo, hi in gaps or ():
-        if lo == cut:
-            return hi
-    return 1 << 63
-
-
-def _head(entry: tuple[int, int, Message]) -> int:
-    """The head seq of a kept beat (Peer._watch)."""
-    return entry[0]
-
-
-def _matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:
-    """Whether an event id is the one (or has the prefix) ``required`` names at ``seq``."""
-    want = required.get(seq)
-    return want is None or message_id[: len(want)] == want
 
 
 def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:

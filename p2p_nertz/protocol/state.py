@@ -96,6 +96,7 @@ __all__ = [
     "capped",
     "secret_hash",
     "seat_deck",
+    "voted_chain",
     "with_forks",
 ]
 
@@ -1550,6 +1551,30 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
         first = cut - len(chosen.ids) + 1
         return cut, {first + i: prefix for i, prefix in enumerate(chosen.ids)}
     return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
+
+
+def voted_chain(state: GameState, seat: int, fork: int) -> tuple[int, dict[int, bytes]] | None:
+    """The chain the counted votes quote of ``seat``, proven to have forked at ``fork``, while
+    its drop is not decided: ``(cut, seq -> id prefix)`` if it reaches past the fork, else
+    ``None`` (the one home of the rule, §9.2; the peer follows it, the simulator's observer
+    and the audit fold it).
+
+    The drop may wait on an event of that chain: one of the member's own votes, that a majority
+    counted (soak seed 893: a peer holding the other version never took the vote that dropped
+    it, so never the drop that keeps the chain; and an observer that folded the other version
+    never counted that vote either, variants seed 893). The other version was never final
+    anywhere past the fork: the voters hold theirs and announce it. A vote quoting the other
+    version makes :func:`vote_cut` stop below the split: nothing to follow then.
+    """
+    if seat in state.dropped:
+        return None
+    ballots = tuple(b for voter, b in state.votes.get(seat, ()) if voter not in state.dropped)
+    if not ballots:
+        return None
+    cut, chain = vote_cut(ballots)
+    if cut < fork or cut not in chain:
+        return None
+    return cut, chain
 
 
 #: The votes against a member that freeze what their voter announces of its feed (§9.2),

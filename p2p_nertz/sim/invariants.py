@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.state import Event, GameState, Phase, with_forks
+from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain, with_forks
 from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
+    from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
 __all__ = ["audit_logs", "check", "observe", "outcomes"]
@@ -108,16 +109,18 @@ def observe(result: SimResult) -> GameState:
         # would skip events that count.)
         new_cuts = dict(state.dropped)
         new_caps = with_forks(state.standing_caps(), forked)
-        if (
-            new_cuts == cuts
-            and state.gaps == gaps
-            and state.kept_forks == kept
-            and new_caps == caps
-        ):
+        # A forked member not dropped yet: the chain its counted votes quote, as a peer
+        # holding the other version follows it (its own was never final past the fork).
+        new_kept = dict(state.kept_forks)
+        for seat, first in forked.items():
+            voted = voted_chain(state, seat, first)
+            if voted is not None:
+                new_kept[seat] = (voted[0], voted[1][voted[0]])
+        if new_cuts == cuts and state.gaps == gaps and new_kept == kept and new_caps == caps:
             break
         cuts = new_cuts
         gaps = dict(state.gaps)
-        kept = dict(state.kept_forks)
+        kept = new_kept
         caps = new_caps
     return state
 
@@ -162,16 +165,27 @@ def forks(result: SimResult) -> set[int]:
     return forked
 
 
-def _can_end(final: GameState, able: set[int]) -> bool:
-    """Whether the protocol can end this game for a peer whose final fold is ``final``, with
-    the seats in ``able`` alive and honest: a strict majority of the members still in must be,
-    or two members must be left, one of them able (it abandons the other, §9.3). With fewer, no
+def _final_count(peer: Peer, author: int) -> int:
+    """How many of ``author``'s events are final at ``peer`` (their times increase along the
+    feed)."""
+    return sum(1 for m in peer.events(author) if m.lamport <= peer.stable)
+
+
+def _can_end(peer: Peer, able: set[int]) -> bool:
+    """Whether the protocol can end this game for ``peer``, with the seats in ``able`` alive
+    and honest: a strict majority of the members still in by the votes it holds must be (they
+    vote the others out, and all those drops become final together, §7.4), or its final fold
+    must have two members left, one of them able (it abandons the other, §9.3). With fewer, no
     drop can be decided, and a drop not final cannot be the ground for an abandon (a member
     never heard again may have voted or withdrawn before it, in the order: soak seeds 1315,
-    1520); a lone honest member with a cheater and a member gone for good waits (seed 224)."""
-    members = [q for q in range(final.spec.seats) if q not in final.dropped]
+    1520); a lone honest member with a cheater and a member gone for good waits (seed 224), and
+    so does one whose held votes leave it alone with a member gone for good that was needed to
+    make those drops final (``--variants`` seed 98, docs/protocol.md §13)."""
+    final = peer.final
+    members = [q for q in range(final.spec.seats) if q not in peer.tentative.dropped]
     ready = [q for q in members if q in able]
-    return len(ready) * 2 > len(members) or (len(members) == 2 and bool(ready))
+    left = [q for q in range(final.spec.seats) if q not in final.dropped]
+    return len(ready) * 2 > len(members) or (len(left) == 2 and any(q in able for q in left))
 
 
 def check(result: SimResult) -> list[str]:
@@ -192,7 +206,7 @@ def check(result: SimResult) -> list[str]:
     # (And only a game that can end: see _can_end.)
     live = {seat for seat, _ in peers}
     if not result.finished and not all(
-        p.final.phase is Phase.OVER or not _can_end(p.final, live) for _, p in counted
+        p.final.phase is Phase.OVER or not _can_end(p, live) for _, p in counted
     ):
         phases = {seat: p.final.phase.value for seat, p in peers}
         problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
@@ -225,16 +239,20 @@ def check(result: SimResult) -> list[str]:
     # No loss: every counted event is held by every surviving peer (of a game that could end:
     # in one that cannot, a peer may wait on a chain it can never take, a cheater's).
     for seat, p in counted:
-        if p.final.phase is not Phase.OVER and not _can_end(p.final, live):
+        if p.final.phase is not Phase.OVER and not _can_end(p, live):
             continue
         for author in range(len(result.peers)):
             cut = p.final.dropped.get(author)
             source = result.peers[author]
-            length = (
-                source.held(author)
-                if source is not None
-                else max((q.held(author) for _, q in peers), default=0)
-            )
+            if author in cheaters:
+                # DESIGN.md §8: what honest peers sent. Of a cheater's feed, what counts:
+                # what an honest peer made final (the run does not wait for the rest to
+                # spread, and it may never have been sent: variants seed 993).
+                length = max((_final_count(q, author) for _, q in peers), default=0)
+            elif source is not None:
+                length = source.held(author)
+            else:
+                length = max((q.held(author) for _, q in peers), default=0)
             need = length if cut is None else min(cut, length)
             if p.held(author) < need:
                 problems.append(

@@ -77,7 +77,7 @@ _PACED = frozenset({MoveKind.TURN, MoveKind.CARD, MoveKind.SLIDE, MoveKind.ROTAT
 
 class GameSource(Protocol):
     """What a view is built from: a :class:`~p2p_nertz.protocol.peer.Peer`, or a spectator's
-    :class:`~p2p_nertz.ui.spectator.Spectator`."""
+    :class:`~p2p_nertz.protocol.spectator.Spectator`."""
 
     @property
     def spec(self) -> GameSpec:

@@ -9,27 +9,34 @@ decodes each message against the game id and the roster, checks its signature an
 keeps each author's feed as a hash chain (``seq`` from 1, ``prev`` the previous id; anything
 early waits, duplicates are dropped, anything malformed is counted and ignored).
 
-The spectator folds events in the protocol's total order ``(lamport, seat, seq)`` with the same
-:class:`~p2p_nertz.protocol.state.GameState` as the players, with no secrets: every tableau is
-seen as its owner's moves reveal it. Finality without beats: a feed is held contiguously, and
-its Lamport times increase, so every event of member Q timed up to Q's latest held event is
-here — and up to the clock of Q's latest beat once the feed reaches the head that beat
-announces (members push their beats too); events up to the smallest such time over the
-members still in the game are final and go
-into the final fold (whose notices — a lost race, a rotation, a drop, a round scored — the
-screen announces). The rest is folded on top, tentatively, as a player's view is.
+The spectator folds events with the players' own :class:`~p2p_nertz.protocol.folds.Folds` (the
+one rule of which events count: cuts, readmitted members' gaps, capped votes), with no secrets:
+every tableau is seen as its owner's moves reveal it.
 
-A member that goes silent holds finality back until the others' drop votes reach it (the
-tentative view goes on meanwhile); a beat's claims are taken as they come, which is all a
-display needs (the audit checks the logs properly). Pure: no clock, no I/O.
+Finality is the players' own (:class:`~p2p_nertz.protocol.finality.Finality`): members push
+their beats and acks too, which say what each holds of every feed, and an event is final once
+no member can still send an earlier one and every member is known to hold it. The members a
+held drop leaves out are those a player's peer leaves out (:func:`~p2p_nertz.protocol.finality.
+settle`). Without the beats nothing would be known to be held by all, and nothing final: a
+spectator fed only events (a log) shows the tentative view. The final fold's notices (a lost
+race, a rotation, a drop, a round scored) are what the screen announces.
+
+A spectator casts no vote and proves no fork (that is the members' work: the audit checks the
+logs properly); a beat that names another event than the one held is refused. Pure: no clock,
+no I/O.
 """
 
 from __future__ import annotations
 
-import bisect
-
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
-from p2p_nertz.protocol.envelope import EnvelopeCache, InvalidMessageError, Message, decode_message
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Message,
+    decode_message,
+)
+from p2p_nertz.protocol.finality import NO_SEAT, Finality, settle
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
 from p2p_nertz.rules import Pile
@@ -55,12 +62,12 @@ class Spectator:
         n = spec.seats
         self._feeds: list[list[Message]] = [[] for _ in range(n)]
         self._waiting: list[dict[int, Message]] = [{} for _ in range(n)]
-        self._final = GameState(spec)
-        self._nonfinal: list[Event] = []
-        self._keys: list[tuple[int, int, int]] = []
-        self._tentative: GameState | None = None
-        self._announced = [(0, 0)] * n  # per member: its latest beat's (lamport, head seq)
-        self.stable = 0
+        self._folds = Folds(GameState(spec))
+        # The players' own finality, with no seat of ours: what each member has announced
+        # holding (its beats) is what lets an event be final, as for them.
+        self._finality = Finality(NO_SEAT, self._feeds)
+        self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
+        self._clock = 0  # the latest Lamport time seen
         self.rejected = 0
         """Messages refused (bad signature, another game, a malformed body, a broken chain)."""
 
@@ -68,19 +75,17 @@ class Spectator:
     @property
     def final(self) -> GameState:
         """The fold of the final events."""
-        return self._final
+        return self._folds.final
 
     @property
     def tentative(self) -> GameState:
-        """The fold of every event held."""
-        if self._tentative is None:
-            state = self._final.copy()
-            for event in self._nonfinal:
-                cut = state.dropped.get(event.seat)
-                if cut is None or event.seq <= cut:
-                    state.apply(event)
-            self._tentative = state
-        return self._tentative
+        """The fold of every event held (:attr:`Folds.tentative`)."""
+        return self._folds.tentative
+
+    @property
+    def stable(self) -> int:
+        """Events timed up to here are final."""
+        return self._finality.stable
 
     def events(self, seat: int) -> list[Message]:
         """The delivered events of one member's feed."""
@@ -121,26 +126,23 @@ class Spectator:
         return self._advance()
 
     def _beat(self, seat: int, message: Message) -> list[Notice]:
-        """A member's beat: every event of its up to the announced head is timed at or below
-        the beat's clock, which lets finality pass a member that has not moved for a while."""
+        """A member's beat or ack: what it holds of every feed (cover), and that every event of
+        its up to the announced head is timed at or below the beat's clock."""
         try:
             body = parse_body(message.kind, message.body, self.spec.seats)
         except ValueError:
             self.rejected += 1
             return []
-        if not isinstance(body, Beat) or message.lamport <= self._announced[seat][0]:
-            return []
-        self._announced[seat] = (message.lamport, body.head_seq)
-        return self._advance()
-
-    def _known(self, seat: int) -> int:
-        """Every event of ``seat`` timed up to this is held here."""
+        if not isinstance(body, Beat) or message.lamport <= self._beat_clock[seat]:
+            return []  # a want, or an old beat
         feed = self._feeds[seat]
-        known = feed[-1].lamport if feed else 0
-        lamport, head = self._announced[seat]
-        if head <= len(feed):
-            known = max(known, lamport)
-        return known
+        if 0 < body.head_seq <= len(feed) and feed[body.head_seq - 1].id != body.head_id:
+            self.rejected += 1  # it announces another event than ours: a forked author
+            return []
+        self._beat_clock[seat] = message.lamport
+        self._clock = max(self._clock, message.lamport)
+        self._finality.take_beat(seat, message.lamport, body)  # (forks are the members' to prove)
+        return self._advance()
 
     def _deliver(self, seat: int) -> None:
         feed = self._feeds[seat]
@@ -159,30 +161,27 @@ class Spectator:
                 continue
             assert not isinstance(body, Beat | Want)
             feed.append(message)
+            self._clock = max(self._clock, message.lamport)
+            early = self._finality.delivered(seat, message)
+            if early is not None:
+                self._finality.take_beat(seat, *early)
             event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-            index = bisect.bisect(self._keys, event.key)
-            self._nonfinal.insert(index, event)
-            self._keys.insert(index, event.key)
-            self._tentative = None
+            self._folds.add(event, self.stable)  # (one timed at or below it never counts)
+
+    def _bound(self, excluded: dict[int, int], floor: int | None = None) -> int:
+        """The stable time if the seats in ``excluded`` no longer play (:meth:`Finality.bounds`:
+        a spectator casts no vote and sends nothing of its own)."""
+        return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor)
 
     def _advance(self) -> list[Notice]:
-        gone = self.tentative.dropped
-        heads = [self._known(seat) for seat in range(self.spec.seats) if seat not in gone]
-        stable = min(heads, default=0)
+        tentative = self.tentative
+        final = self.final
+        # The members out of the bound and the stable time as a player's peer decides them
+        # (Finality.settle), and the same events taken (Folds.advance).
+        final.vote_caps = dict(tentative.vote_caps)
+        excluded, stable = settle(final, tentative, self._feeds, self._bound, self.stable)
         if stable <= self.stable:
             return []
-        self.stable = stable
-        notices: list[Notice] = []
-        moved = 0
-        for event in self._nonfinal:
-            if event.lamport > stable:
-                break
-            moved += 1
-            cut = self._final.dropped.get(event.seat)
-            if cut is None or event.seq <= cut:
-                notices += self._final.apply(event)
-        if moved:
-            del self._nonfinal[:moved]
-            del self._keys[:moved]
-            self._tentative = None
+        self._finality.stable = stable
+        _, notices = self._folds.advance(stable, excluded, tentative.gaps)
         return notices

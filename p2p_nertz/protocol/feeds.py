@@ -1,0 +1,175 @@
+"""Feeds: every member's chain of signed events, the events waiting for their causal past, and
+gap repair.
+
+Theory of operation
+-------------------
+Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
+*delivered* once the author's previous event is, its ``prev`` matches, and every event in its
+*frontier* (the seqs it says it holds of every feed) is held here; anything early waits in
+:attr:`Feeds.pending`. A feed proven forked or cut by a drop is *capped*: an event's frontier
+needs no more of it than the cap (the rest may never come). A dropped member's feed may have to
+follow a *required* chain (the one a drop or a readmission quotes), giving up our copy where
+it parts from it. Gaps are repaired by asking any member that announced more (``want``), at
+most every ``want_interval`` per feed.
+
+:class:`Feeds` owns that storage and returns values: the peer decides what to check, signs the
+wants and sends what a want asks for. Where an event came from is a :class:`Source`.
+"""
+
+from __future__ import annotations
+
+import enum
+from operator import gt
+
+from p2p_nertz.protocol.bodies import EventBody, Want
+from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.identity import PeerId
+
+__all__ = ["Feeds", "Source", "matches"]
+
+
+class Source(enum.Enum):
+    """Where an event came from: what was checked already, and whether it must be logged."""
+
+    #: Received from a member (or relayed): checked in full, logged as received.
+    NETWORK = "network"
+    #: Read back from our own log by ``Peer.restore``: its times were checked when it first
+    #: came, and it is in the log already.
+    LOG = "log"
+    #: Signed here just now: the signer logged and sent it.
+    LOCAL = "local"
+
+
+class Feeds:
+    """The feeds of every seat of one game, as one member holds them.
+
+    Args:
+        seats: how many seats the game has.
+        want_interval: least time between two gap requests for one feed.
+        want_delay: how long a gap a beat reveals may stay open before it is asked for.
+        max_want: events asked for, or sent back, for one gap request.
+    """
+
+    def __init__(
+        self, seats: int, *, want_interval: float, want_delay: float, max_want: int
+    ) -> None:
+        n = seats
+        self.n = n
+        self.want_interval = want_interval
+        self.want_delay = want_delay
+        self.max_want = max_want
+        #: Delivered events per seat, in seq order.
+        self.feeds: list[list[Message]] = [[] for _ in range(n)]
+        #: seat -> seq -> (message, body, where it came from): events waiting for their turn.
+        self.pending: list[dict[int, tuple[Message, EventBody, Source]]] = [{} for _ in range(n)]
+        self.redrain = False  # a cap or a truncation may let waiting events through
+        # seat -> the most of its feed an event's frontier may need here (a forked feed: below
+        # the fork; a dropped one: up to its cut): dependents never wait for the rest
+        self.dep_cap: dict[int, int] = {}
+        # seat -> {seq: id or id prefix}: the chain of a dropped member that counts (§9.4)
+        self.required: dict[int, dict[int, bytes]] = {}
+        self.kept_seen: dict[int, tuple[int, bytes]] = {}  # the kept chain ``required`` follows
+        self.rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
+        self.want_at = [0.0] * n  # when a feed's gap may next be asked for
+        self.gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
+
+    # -- causal delivery --------------------------------------------------------------------
+    def past_missing(self, frontier: tuple[int, ...]) -> bool:
+        """Whether an event naming ``frontier`` must still wait for part of its causal past."""
+        cap = self.dep_cap
+        feeds = self.feeds
+        if not cap:
+            return any(map(gt, frontier, map(len, feeds)))  # (no cap: C loops)
+        return any(min(frontier[q], cap.get(q, frontier[q])) > len(feeds[q]) for q in range(self.n))
+
+    def cap(self, seat: int, upto: int) -> bool:
+        """Let events be delivered once ``seat``'s feed is held up to ``upto``, whatever more of
+        it their frontier names (a forked or dropped feed). Whether the cap was lowered."""
+        if upto < self.dep_cap.get(seat, upto + 1):
+            self.dep_cap[seat] = upto
+            self.redrain = True
+            return True
+        return False
+
+    def time_clash(
+        self, message: Message, frontier: tuple[int, ...], forked_at: dict[int, int]
+    ) -> tuple[int, int] | None:
+        """The first (seat, seq) of the frontier held here timed at or above ``message``."""
+        feeds = self.feeds
+        for q in range(self.n):
+            if q in forked_at and frontier[q] >= forked_at[q]:
+                continue  # it may hold the other version of a proven fork: times differ
+            if frontier[q] > len(feeds[q]):
+                continue  # past a forked or dropped feed's cap: nothing here to compare
+            if frontier[q] and feeds[q][frontier[q] - 1].lamport >= message.lamport:
+                return q, frontier[q]
+        return None
+
+    def truncate(self, seat: int, keep: int) -> bool:
+        """Give up ``seat``'s events after ``keep``; whether any went."""
+        feed = self.feeds[seat]
+        if keep >= len(feed):
+            return False
+        del feed[keep:]
+        self.redrain = True
+        self.want_at[seat] = 0.0
+        return True
+
+    def follow(self, seat: int, required: dict[int, bytes]) -> int | None:
+        """Drop the pending events of ``seat`` that are not on ``required`` (seq -> id prefix),
+        and return the first held seq that is not on it (``None``: all are)."""
+        feed = self.feeds[seat]
+        held = len(feed)
+        bad = [q for q in required if q <= held and not matches(required, q, feed[q - 1].id)]
+        pending = self.pending[seat]
+        for q in [q for q, (m, _, _) in pending.items() if not matches(required, q, m.id)]:
+            del pending[q]
+        return min(bad) if bad else None
+
+    # -- gap repair -------------------------------------------------------------------------
+    def gap(self, seat: int, upto: int, source: PeerId, now: float) -> bool:
+        """``source`` holds ``seat``'s feed up to ``upto``. Whether to ask it now (no
+        ``want_delay``); otherwise the gap is noted, and asked for once due (:meth:`due`)."""
+        if self.want_delay <= 0:
+            return True
+        due, known, _ = self.gaps.get(seat, (now + self.want_delay, 0, source))
+        if upto > known:
+            self.gaps[seat] = (due, upto, source)
+        return False
+
+    def due(self, now: float) -> list[tuple[int, int, PeerId]]:
+        """The gaps still open whose ``want_delay`` has passed: (seat, upto, source), taken."""
+        asks = []
+        for seat, (due, upto, source) in list(self.gaps.items()):
+            if len(self.feeds[seat]) >= upto:
+                del self.gaps[seat]  # it came
+            elif now >= due:
+                del self.gaps[seat]  # asked for now; a later beat reopens it if need be
+                asks.append((seat, upto, source))
+        return asks
+
+    def want(self, seat: int, upto: int, now: float) -> tuple[int, int] | None:
+        """The seqs of ``seat`` to ask for, up to ``upto`` (``None``: asked too recently, or
+        all are here or waiting)."""
+        if now < self.want_at[seat]:
+            return None
+        first = len(self.feeds[seat]) + 1
+        # Skip what is already waiting in pending.
+        while first in self.pending[seat] and first <= upto:
+            first += 1
+        if first > upto:
+            return None
+        self.want_at[seat] = now + self.want_interval
+        return first, min(upto, first + self.max_want - 1)
+
+    def answer(self, want: Want) -> list[Message]:
+        """The events a ``want`` asks for that are held here (at most ``max_want``)."""
+        feed = self.feeds[want.seat]
+        last = min(want.last, len(feed), want.first + self.max_want - 1)
+        return feed[want.first - 1 : last]
+
+
+def matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:
+    """Whether an event id is the one (or has the prefix) ``required`` names at ``seq``."""
+    want = required.get(seq)
+    return want is None or message_id[: len(want)] == want

@@ -1,0 +1,365 @@
+"""Finality: which events no member can still precede, from what each member sent and holds.
+
+Theory of operation
+-------------------
+``known[Q]``: every event of Q with Lamport time up to it is held here (Q announced a head
+with that clock, in an event or a beat, and the feed is held up to that head). ``held_by[R]``:
+what R has announced holding of every feed, credited only where R's chain is known to be ours
+(the ids it quotes match). The **stable** time is the least of the terms: one per member (what
+is known of its feed), one per drop vote of ours (we count no more of its target), and one per
+pair of members (the first event of Q's feed that R is not known to hold, less one). Events up
+to it are final: nobody can still send an earlier one, and every member holds them
+(docs/protocol.md §8).
+
+:class:`Finality` owns that bookkeeping; it reads the feeds (the peer's storage, shared, never
+written here) and returns values. The peer decides which members are excluded (dropped), feeds
+it beats and deliveries, and folds what became final.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Protocol
+
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat
+from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.state import GameState
+
+__all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "settle"]
+
+#: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
+KNOWN = -1
+VOTED = -2
+
+#: The seat of a view that is no member's (a spectator): no term is its own.
+NO_SEAT = -1
+
+
+class Finality:
+    """The stability bound and what it is computed from (one member's view).
+
+    Args:
+        seat: our own seat (:data:`NO_SEAT` for a spectator).
+        feeds: the delivered events of every seat, in seq order (read, never written here).
+    """
+
+    def __init__(self, seat: int, feeds: list[list[Message]]) -> None:
+        n = len(feeds)
+        self.n = n
+        self.seat = seat
+        self._feeds = feeds
+        self.known = [0] * n  # every event of seat Q with lamport <= known[Q] is held
+        self.announced: list[tuple[int, int]] = [(0, 0)] * n  # Q's latest (lamport, head)
+        self.held_by: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, verified
+        # What R's beats said it holds beyond what we held then: feed -> (count, id prefix),
+        # credited to R once we hold that far and the ids match (see take_beat).
+        self.uncredited: list[dict[int, tuple[int, bytes]]] = [{} for _ in range(n)]
+        # A member's latest beat that announced a head of its own feed not held here yet:
+        # its cover is credited once that feed is (take_beat).
+        self.early: list[tuple[int, Beat] | None] = [None] * n
+        self.claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
+        self.claimed_most = [0] * n  # the most of Q's feed any other member said it holds
+        # The term that held finality back at the last call of bounds: (seat, Q) for what
+        # seat is known to hold of Q's feed, or (KNOWN, Q), or (VOTED, Q).
+        self.holder: tuple[int, int] | None = None
+        self.stable = 0
+        self.dirty = True  # something finality depends on changed since the last advance
+
+    # -- what changes it --------------------------------------------------------------------
+    def delivered(self, seat: int, message: Message) -> tuple[int, Beat] | None:
+        """Take an event just appended to ``seat``'s feed; the early beat of its author whose
+        head is now held, if any (its cover is to be taken now: :meth:`take_beat`)."""
+        known = self.known
+        known[seat] = max(known[seat], message.lamport)
+        lamport, head = self.announced[seat]
+        if head <= len(self._feeds[seat]):
+            known[seat] = max(known[seat], lamport)
+        # The author holds its own event (what else it holds, its beats say, with ids).
+        if message.seq > self.held_by[seat][seat]:
+            held = self.held_by[seat]
+            self.held_by[seat] = (*held[:seat], message.seq, *held[seat + 1 :])
+            self.dirty = True
+        if any(self.uncredited):
+            for r, uncredited in enumerate(self.uncredited):
+                if uncredited:
+                    self.credit(r, seat)
+        early = self.early[seat]
+        if early is not None and early[1].head_seq <= message.seq:
+            self.early[seat] = None
+            return early
+        return None
+
+    def credit(self, r: int, q: int) -> None:
+        """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
+        once we do and the ids match (a mismatch is left to ``r``'s next beat, which then
+        shows the fork)."""
+        entry = self.uncredited[r].get(q)
+        if entry is None or entry[0] > len(self._feeds[q]):
+            return
+        del self.uncredited[r][q]
+        h, prefix = entry
+        if self._feeds[q][h - 1].id[:ID_PREFIX] == prefix:
+            held = self.held_by[r]
+            self.note_held(r, (*held[:q], max(held[q], h), *held[q + 1 :]))
+
+    def note_held(self, seat: int, held: tuple[int, ...]) -> None:
+        """Raise what ``seat`` is known to hold (never lowered)."""
+        old = self.held_by[seat]
+        if held != old and any(h > o for h, o in zip(held, old, strict=True)):
+            self.held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
+            self.dirty = True
+
+    def take_beat(
+        self, seat: int, lamport: int, beat: Beat
+    ) -> tuple[list[int], list[tuple[int, int, int]]]:
+        """Take what a sound beat of ``seat`` (timed ``lamport``) announces.
+
+        Returns the feeds it holds more of than we do, and the forks it shows: ``(feed,
+        first, count)`` where it holds another event than ours under a seq (its versions from
+        ``first`` up to ``count`` are the proof, to be fetched).
+
+        Cover is credited only where the other peer's chain is known to be ours: the id of an
+        event names its whole chain (each event hashes the previous id), so a matching id at
+        the seq it announces proves the same chain up to there. A count beyond what we hold
+        cannot be checked yet: it is credited once we hold that far and it matches.
+
+        Nor is cover credited before we hold the author's own feed up to the head the beat
+        announces: its votes and withdrawals there decide what its cover may make final (a
+        withdrawal lifts caps, §9.2; soak seed 1826: the cover of the votes' target came
+        before the withdrawal that let an earlier vote count, and the final fold took that
+        vote as capped). It is credited once that feed is here (:meth:`delivered`).
+        """
+        feeds = self._feeds
+        feed = feeds[seat]
+        if lamport > self.announced[seat][0]:
+            self.announced[seat] = (lamport, beat.head_seq)
+        if beat.head_seq <= len(feed) and lamport > self.known[seat]:
+            self.known[seat] = lamport
+            self.dirty = True
+        early = beat.head_seq > len(feed)
+        if early:
+            stashed = self.early[seat]
+            if stashed is None or stashed[1].head_seq <= beat.head_seq:
+                self.early[seat] = (lamport, beat)
+        claimed = self.claimed[seat]
+        claims_more = False
+        most = self.claimed_most
+        old = self.held_by[seat]
+        held = list(old)
+        ahead = []  # the feeds it holds more of than we do
+        forks = []
+        for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
+            if h > claimed[q]:
+                claims_more = True
+                most[q] = max(most[q], h)
+            ours = feeds[q]
+            if h > len(ours):
+                ahead.append(q)
+                if early:
+                    continue
+                # Not here yet (a beat relayed by a third peer can overtake the events, on
+                # their way from their author): credited when they are (credit). Without
+                # that, a claim waited here for the beat's author to beat again.
+                if h > self.uncredited[seat].get(q, (0, b""))[0]:
+                    self.uncredited[seat][q] = (h, prefix)
+                continue
+            if h and ours[h - 1].id[:ID_PREFIX] != prefix:
+                # It holds another event under that seq: the author forked. Do not count its
+                # cover (the caller fetches its versions since the last agreed seq).
+                forks.append((q, min(max(old[q], 0) + 1, h), h))
+                continue
+            if early:
+                continue  # (the fork above is checked all the same: it is how we learn one)
+            held[q] = max(held[q], h)
+        if claims_more:
+            self.claimed[seat] = tuple(map(max, beat.held, claimed))
+            self.dirty = True
+        raised = tuple(held)  # (each item only raised above: as note_held would do)
+        if raised != old:
+            self.held_by[seat] = raised
+            self.dirty = True
+        return ahead, forks
+
+    # -- the bound --------------------------------------------------------------------------
+    def bounds(
+        self,
+        excluded: dict[int, int],
+        voted: dict[int, int],
+        own_known: int,
+        clock: int,
+        *,
+        floor: int | None = None,
+    ) -> int:
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.
+
+        That time is the least of many terms: one per member (what we know of its feed;
+        ``own_known`` for ours), one per vote of ours (``voted``: seat -> the seq we froze it
+        at), and one per pair of members (what one is known to hold of the other's feed).
+        With a ``floor``, the caller only asks whether the time is above it: the term that was
+        the least at the last such call (:attr:`holder`) is tried first, and returned if it is
+        still at or below ``floor``. Most inputs make nothing final, and what held finality
+        back then usually still does; the full walk is n² steps.
+        """
+        if floor is not None:
+            term = self._holder_term(excluded, voted, own_known)
+            if term is not None and term <= floor:
+                return term  # (some term is at or below floor, so the least one is)
+        seat = self.seat
+        feeds = self._feeds
+        members = [q for q in range(self.n) if q not in excluded]
+        # The most of each feed any other member says it holds; kept up to date for all
+        # members (take_beat), computed for a subset.
+        most = self.claimed_most if not excluded else None
+        holder: tuple[int, int] | None = None
+        bound = clock  # (nobody left to wait for: everyone else left or was dropped)
+        for q in members:
+            if q == seat:
+                known = own_known
+            else:
+                known = self.known[q]
+                feed = feeds[q]
+                if (
+                    most[q] > len(feed)
+                    if most is not None
+                    else any(self.claimed[r][q] > len(feed) for r in members if r != seat)
+                ):
+                    # Someone holds an event of q that we do not: whatever q's beats said, we
+                    # cannot know every event of q up to them until we have it (a beat can lie
+                    # about time).
+                    known = min(known, feed[-1].lamport if feed else 0)
+            if holder is None or known < bound:
+                bound, holder = known, (KNOWN, q)
+        for q, seq in voted.items() if seat not in excluded else ():
+            # Having voted a member out at ``seq``, we count no more of it than our vote does,
+            # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
+            # out ourselves: the votes of a member dropped no longer count (§9.2), and waiting
+            # on ours would never let the drop that put us out be final here (a member asleep
+            # past drop_after that wakes and votes against the one that abandoned it).
+            feed = feeds[q]
+            if q in excluded or len(feed) <= seq:
+                continue
+            term = feed[seq].lamport - 1
+            if term < bound:
+                bound, holder = term, (VOTED, q)
+        for r in members:
+            if r == seat:
+                continue
+            held = self.held_by[r]
+            for q in members:
+                feed = feeds[q]
+                h = held[q]
+                if h < len(feed):
+                    term = feed[h].lamport - 1
+                    if term < bound:
+                        bound, holder = term, (r, q)
+        if floor is not None and holder is not None and bound <= floor:
+            self.holder = holder
+        return bound
+
+    def _holder_term(
+        self, excluded: dict[int, int], voted: dict[int, int], own_known: int
+    ) -> int | None:
+        """The value of the term of :meth:`bounds` that :attr:`holder` names, or ``None`` if it
+        is no term now. For a member's own term, a value at least as large."""
+        if self.holder is None:
+            return None
+        r, q = self.holder
+        if q in excluded:
+            return None
+        feed = self._feeds[q]
+        if r == KNOWN:
+            if q == self.seat:
+                return own_known
+            known = self.known[q]
+            if not excluded and self.claimed_most[q] > len(feed):
+                known = min(known, feed[-1].lamport if feed else 0)
+            return known  # (with seats excluded, the term may be lower than this)
+        if r == VOTED:
+            seq = voted.get(q)
+            if seq is None or len(feed) <= seq or self.seat in excluded:
+                return None  # (no term: see bounds)
+            return feed[seq].lamport - 1
+        if r in excluded:
+            return None
+        h = self.held_by[r][q]
+        return feed[h].lamport - 1 if h < len(feed) else None
+
+    def final_count(self, seat: int) -> int:
+        """How many events of ``seat``'s feed are final here (its times increase along it)."""
+        feed = self._feeds[seat]
+        return bisect.bisect_right([m.lamport for m in feed], self.stable)
+
+
+class Bound(Protocol):
+    """The stable time if the seats in ``excluded`` (seat -> cut) no longer play; with a
+    ``floor``, any value at or below it may stand for one at or below it."""
+
+    def __call__(self, excluded: dict[int, int], floor: int | None = None) -> int: ...
+
+
+def settle(
+    final: GameState,
+    tentative: GameState,
+    feeds: Sequence[Sequence[Message]],
+    bound: Bound,
+    floor: int,
+) -> tuple[dict[int, int], int]:
+    """Which members no longer hold finality back, and the stable time then (one rule for the
+    peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
+
+    Members the final fold dropped are out. Seats the held votes drop (``tentative``, at a
+    point the others' feeds make final) no longer hold finality back either, once their events
+    up to the cut are here: they are tried all together (a partition drops several at once),
+    then those whose drop is not yet final are given up. A drop the held votes decide and that
+    is not final yet keeps its member's events past the cut from being final before it is.
+    A member readmitted since, not final yet, is a member again from its readmission on.
+    The stable time returned is at most ``floor`` when nothing more is final.
+    """
+    excluded = dict(final.dropped)
+    candidates = (
+        {
+            q: cut
+            for q, cut in tentative.dropped.items()
+            if q not in excluded and len(feeds[q]) >= cut
+        }
+        if tentative.dropped
+        else {}
+    )
+    for q, at in tentative.readmitted_at.items():
+        # Dropped and readmitted since, both held and neither final (a restart reads a
+        # whole game at once): out from its drop to its readmission, as below. Left in,
+        # our own vote against it (read back from the log) would hold finality below its
+        # drop for good (soak seed 145).
+        if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
+            continue
+        cut = tentative.gaps[q][-1][0]
+        if len(feeds[q]) >= cut:
+            candidates[q] = cut
+    while candidates:
+        trial = excluded | candidates
+        limit = bound(trial)
+        late = [q for q in candidates if tentative.drop_at.get(q, 0) > limit]
+        if not late:
+            excluded = trial
+            break
+        for q in late:
+            del candidates[q]
+    stable = bound(excluded, floor)
+    for q, cut in tentative.dropped.items() if tentative.dropped else ():
+        # A drop the held votes decide, not final yet: the member's events past its cut
+        # must not be final before it is, or the drop, once final, would cut events
+        # already taken (soak seed 1216: both voters had withdrawn after the votes that
+        # decided it, each before holding the other's vote).
+        feed = feeds[q]
+        if q not in excluded and cut < len(feed):
+            stable = min(stable, feed[cut].lamport - 1)
+    if stable <= floor:
+        return excluded, stable  # (the readmissions below could only lower it)
+    for q, at in tentative.readmitted_at.items():
+        if q in excluded and q not in tentative.dropped:
+            # Readmitted at time ``at`` (held here, not final yet): a member again for
+            # everything after it.
+            rest = {k: v for k, v in excluded.items() if k != q}
+            stable = min(stable, max(at, bound(rest)))
+    return excluded, stable

@@ -1,0 +1,195 @@
+"""The two folds of a game: the final one, never rolled back, and the tentative one over it.
+
+Theory of operation
+-------------------
+Events are folded in the protocol's total order ``(lamport, seat, seq)``. The *final* fold
+(:attr:`Folds.final`) takes the events no member can still precede (finality says which: a
+stable time) and is never rolled back. The *tentative* fold adds every held event not final yet
+on top: what a player sees and plays on, recomputed from the final one when an event arrives
+out of order (GGPO's rollback and replay, lazily: only when someone looks at it).
+
+**Which events count** is decided here, for the peer and the spectator alike: none of a
+member's events past its cut, even one before its drop in the order, nor one in the gap of a
+member readmitted (§9.2, §9.8), nor a vote of a member signed past what a standing vote against
+it counts (:meth:`GameState.standing_caps`), nor, in the final fold, one past the cut of a
+member whose drop the held events decide (:meth:`Folds.advance`). A fold taking events one at a
+time cannot know these before it reaches the drop, the readmission or the vote: when it counted
+such an event, the tentative fold is made again with what it found, until that stops changing.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.bodies import Drop
+from p2p_nertz.protocol.envelope import KIND_DROP
+from p2p_nertz.protocol.state import Event, GameState, Notice
+
+__all__ = ["Folds"]
+
+#: How many times at most the tentative fold is made again (each time with more of what it
+#: found; in the soaks it settles in one or two).
+REFOLDS = 6
+
+Gaps = dict[int, tuple[tuple[int, int], ...]]
+
+
+class Folds:
+    """The final and the tentative fold of one view of a game.
+
+    Args:
+        final: the final fold to start from (a fresh :class:`GameState`).
+        own: the seat whose view this is (its own proofs of forks never cap its votes), or
+            ``None`` for a spectator.
+    """
+
+    def __init__(self, final: GameState, own: int | None = None) -> None:
+        self.final = final
+        self.own = own
+        #: Held events not final yet, in the total order, and their keys.
+        self.nonfinal: list[Event] = []
+        self.keys: list[tuple[int, int, int]] = []
+        #: seat -> the first seq it is proven to have forked at (its votes past it never
+        #: count); the peer's membership fills it, a spectator has none.
+        self.forked_at: dict[int, int] = {}
+        self._tentative: GameState | None = final.copy()
+
+    # -- the held events --------------------------------------------------------------------
+    def add(self, event: Event, stable: int) -> list[Notice]:
+        """Hold one event newly delivered; the notices of an event final already (timed at or
+        below ``stable``), which is never folded, but an abandoned game's end reads (§9.3)."""
+        self._tentative = None
+        if event.lamport > stable:
+            key = event.key
+            index = bisect.bisect(self.keys, key)
+            self.nonfinal.insert(index, event)
+            self.keys.insert(index, key)
+            return []
+        return self.final.observe(event)
+
+    def forget(self, seat: int, keep: int) -> None:
+        """Give up the held events of ``seat`` past ``keep`` (another chain counts)."""
+        kept = [e for e in self.nonfinal if not (e.seat == seat and e.seq > keep)]
+        self.nonfinal = kept
+        self.keys = [e.key for e in kept]
+        self._tentative = None
+
+    def invalidate(self) -> None:
+        """Something the tentative fold depends on changed: make it again when asked."""
+        self._tentative = None
+
+    # -- the tentative fold -----------------------------------------------------------------
+    @property
+    def tentative(self) -> GameState:
+        """The final fold plus every held event not final, in order, as far as they count."""
+        if self._tentative is None:
+            self._tentative = self._fold({}, {}, {})
+        return self._tentative
+
+    def _fold(
+        self,
+        cuts: dict[int, int],
+        gaps: Gaps,
+        caps: dict[int, tuple[int, int]],
+        rounds: int = 0,
+    ) -> GameState:
+        """The final fold plus every held event not final, in order, skipping those past
+        ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring).
+
+        Otherwise the held view could show what the final fold never will: a vote past its
+        author's cut deciding a drop, or a round that a member's invalid moves kept from
+        ending, and its readmission missing (soak seeds 236, 472).
+        """
+        final = self.final
+        t = final.copy()
+        caps = st.with_forks(caps, self.forked_at, own=self.own)
+        t.vote_caps = caps
+        counted: list[Event] = []
+        for ev in self.nonfinal:
+            seat_gaps = gaps.get(ev.seat)
+            cut = cuts.get(ev.seat)
+            if (
+                (cut is not None and cut < ev.seq < after_gap(seat_gaps, cut))
+                or (seat_gaps and any(lo < ev.seq < hi for lo, hi in seat_gaps))
+                or not t.counts(ev.seat, ev.seq)
+            ):
+                t.observe(ev)
+                continue
+            t.apply(ev)
+            counted.append(ev)
+        if not (t.dropped or t.gaps or t.votes) or rounds >= REFOLDS:
+            return t
+        # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
+        # skip events that count.)
+        new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
+        new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
+        new_caps = st.with_forks(t.standing_caps(), self.forked_at, own=self.own)
+        wrong = any(
+            (ev.seat in new_cuts and ev.seq > new_cuts[ev.seat]
+             and ev.seq < after_gap(new_gaps.get(ev.seat), new_cuts[ev.seat]))
+            or any(lo < ev.seq < hi for lo, hi in new_gaps.get(ev.seat, ()))
+            or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
+                and st.capped(new_caps, ev.seat, ev.seq, ev.body))
+            for ev in counted
+        )  # fmt: skip
+        if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
+            return t
+        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1)
+
+    # -- the final fold ---------------------------------------------------------------------
+    def admits(self, event: Event, excluded: dict[int, int], gaps: Gaps | None = None) -> bool:
+        """Whether the final fold takes an event now final: not past the cut of a member
+        dropped (``excluded``, which may be decided later in the order, §9.2), unless the member
+        was readmitted since; and not in the gap of a member readmitted (``gaps``, as the held
+        events decide them, also later in the order: a peer folding a whole game at once, as
+        after a restart, learns a member's drop and its readmission together, §9.8)."""
+        final = self.final
+        seat, seq = event.seat, event.seq
+        if not final.counts(seat, seq):
+            return False
+        if gaps:
+            seat_gaps = gaps.get(seat)
+            if seat_gaps and any(lo < seq < hi for lo, hi in seat_gaps):
+                return False
+        limit = excluded.get(seat)
+        if limit is None or seq <= limit:
+            return True
+        # Excluded at its old cut, and readmitted in this very advance: its events from its
+        # rejoin request on count again.
+        readmitted = final.gaps.get(seat, ())
+        if seat in final.dropped or not readmitted:
+            return False
+        cut, request = readmitted[-1]
+        return cut == limit and seq >= request
+
+    def advance(
+        self, stable: int, excluded: dict[int, int], gaps: Gaps | None = None
+    ) -> tuple[int, list[Notice]]:
+        """Fold the held events timed up to ``stable`` into the final fold, as far as they
+        count (:meth:`admits`); how many were taken, and the final fold's notices."""
+        final = self.final
+        notices: list[Notice] = []
+        moved = 0
+        for event in self.nonfinal:
+            if event.lamport > stable:
+                break
+            moved += 1
+            if not self.admits(event, excluded, gaps):
+                self._tentative = None  # the tentative fold counted it; this one never will
+                notices.extend(final.observe(event))
+                continue
+            notices.extend(final.apply(event))
+        if moved:
+            del self.nonfinal[:moved]
+            del self.keys[:moved]
+        return moved, notices
+
+
+def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
+    """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
+    there, if the member was readmitted, else never."""
+    for lo, hi in gaps or ():
+        if lo == cut:
+            return hi
+    return 1 << 63

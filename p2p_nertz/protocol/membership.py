@@ -1,0 +1,264 @@
+"""Membership and faults: who is heard, suspected, voted out, proven to cheat, readmitted.
+
+Theory of operation
+-------------------
+A member silent for ``suspect_after`` is suspected; past ``drop_after`` this peer votes to drop
+it; a member that keeps talking while finality waits for it alone is voted out for withholding
+after ``phase_timeout`` (a *stall*); two signed messages of one author that contradict each other
+(two events under one seq, or a beat and an event whose clocks disagree) prove it cheated
+(docs/protocol.md §9). :class:`Membership` owns what this peer knows and decided about each
+member: when it was last heard, its beats kept to check later events against, our votes, the
+proofs we hold, the forks we probe, the rejoin requests we sponsored. Its methods read that
+state and return decisions; the peer signs the votes and sends the proofs.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.state import GameState, Phase
+
+__all__ = ["Membership", "SilenceTimers"]
+
+
+@dataclass(frozen=True, slots=True)
+class SilenceTimers:
+    """The liveness timers membership needs (a subset of the peer's configuration)."""
+
+    suspect_after: float
+    drop_after: float
+    phase_timeout: float
+    max_watch: int
+
+
+class Membership:
+    """One member's view of every member's standing (see the module docstring).
+
+    Args:
+        seat: our own seat.
+        seats: how many seats the game has.
+        now: the current time (every member counts as heard at the start).
+        timers: the silence and stall timers.
+    """
+
+    def __init__(self, seat: int, seats: int, now: float, timers: SilenceTimers) -> None:
+        n = seats
+        self.seat = seat
+        self.n = n
+        self.timers = timers
+        self.heard = [now] * n
+        self.beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
+        # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
+        # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
+        # only if no other kept one has a lower head and a time as high (it would catch every
+        # lie this one catches), so heads and times both increase along the list.
+        self.watch: list[list[tuple[int, int, Message]]] = [[] for _ in range(n)]
+        # Members that keep talking while finality waits for them (§9.2): seat -> (since,
+        # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
+        self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+        self.stall_scan_at = now
+        self.proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
+        self.proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
+        self.forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
+        self.probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
+        self.unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
+        self.proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
+        # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
+        self.lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        self.rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
+        self.sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
+        self.readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
+        self.announced_held = [0] * n  # the most of each feed we ever said we hold
+        # Since when every other member still in has been heard within ``suspect_after``
+        # (None: one is silent now). Nobody is blamed for withholding before then (blame_from).
+        self.all_heard_since: float | None = now
+        self.suspected: set[int] = set()
+        self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
+        self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
+
+    # -- beats kept to catch a lie about time -----------------------------------------------
+    def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
+        """Keep a sound beat of ``seat`` announcing ``head`` (we hold ``held`` of its feed) to
+        check its later events against: one timed at or below it with a seq above ``head``
+        proves a lie about time (§9.4)."""
+        if head < held or seat in self.forked_at:
+            return  # checked against the event after its head already (Peer._beat_is_sound)
+        watch = self.watch[seat]
+        lamport = message.lamport
+        below = bisect.bisect_right(watch, head, key=_head)
+        if below and watch[below - 1][1] >= lamport:
+            return  # a kept beat with a head as low and a time as high catches all it would
+        start = bisect.bisect_left(watch, head, key=_head)
+        end = start
+        while end < len(watch) and watch[end][1] <= lamport:
+            end += 1  # kept beats this one now catches every lie of (head as low, time higher)
+        if start == end and len(watch) >= self.timers.max_watch:
+            return  # bounded memory: a member announcing that many heads ahead is stalling
+        watch[start:end] = [(head, lamport, message)]
+
+    def watched_lie(self, seat: int, message: Message) -> Message | None:
+        """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
+        a time at or above its own), if any: the one with the highest such head."""
+        watch = self.watch[seat]
+        below = bisect.bisect_left(watch, message.seq, key=_head)
+        if below and watch[below - 1][1] >= message.lamport:
+            return watch[below - 1][2]
+        return None
+
+    def delivered(self, seat: int, seq: int) -> None:
+        """Event ``seq`` of ``seat`` is held: the beats below it need no keeping."""
+        watch = self.watch[seat]
+        if watch and watch[0][0] < seq:
+            # A beat below the head now held was checked against the event after its head
+            # (Peer._beat_is_sound, or check 1 when that event came); later events are timed
+            # above.
+            del watch[: bisect.bisect_left(watch, seq, key=_head)]
+
+    # -- silence ----------------------------------------------------------------------------
+    def track_silence(self, now: float, dropped: dict[int, int]) -> None:
+        """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""
+        limit = self.timers.suspect_after
+        silent = any(
+            now >= self.heard[q] + limit
+            for q in range(self.n)
+            if q != self.seat and q not in dropped
+        )
+        if silent:
+            self.all_heard_since = None
+        elif self.all_heard_since is None:
+            self.all_heard_since = now
+
+    def blame_from(self, since: float) -> float | None:
+        """When a wait that began at ``since`` starts to count against the members it waits for:
+        not before every member still in has been heard again (None: one is silent now).
+
+        A member that is silent to us may be holding back the others' finality as well as ours
+        (a partition, a crash): what they owe us then waits on it, not on them. Blaming them
+        for it made both sides of a healed partition vote each other out for withholding, votes
+        that stand, and no majority ever formed (soak seed 229). The silence timers deal with
+        the silent member first; the waits count once it is heard again or dropped.
+        """
+        if self.all_heard_since is None:
+            return None
+        return max(since, self.all_heard_since)
+
+    def silence_due(self, now: float, dropped: dict[int, int]) -> list[tuple[int, bool]]:
+        """The members whose silence calls for something now, in seat order: ``(seat, False)``
+        to suspect (and mark suspected here), ``(seat, True)`` to vote out for silence."""
+        timers = self.timers
+        others = self.heard[: self.seat] + self.heard[self.seat + 1 :]
+        if not others or now < min(others) + min(timers.suspect_after, timers.drop_after):
+            # No other member has been silent long enough for anything below (a float sum
+            # does not decrease when a term grows: each sum below is at least this one).
+            return []
+        due = []
+        for q in range(self.n):
+            if q == self.seat or q in dropped:
+                continue
+            # Compare with the same sums the peer's next deadline uses, or a float rounding
+            # could leave a deadline that is due but never acted on.
+            heard = self.heard[q]
+            if now >= heard + timers.suspect_after and q not in self.suspected:
+                self.suspected.add(q)
+                due.append((q, False))
+            if now >= heard + timers.drop_after and q not in self.voted:
+                due.append((q, True))
+        return due
+
+    def gone_for(self, seat: int, now: float) -> float:
+        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
+        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
+        longer before it is."""
+        timers = self.timers
+        gone = now - self.heard[seat] - timers.drop_after
+        stall = self.stall.get(seat)
+        if stall is not None and now < self.heard[seat] + timers.suspect_after:
+            # (A member silent now is the silence timers' alone, as Peer._scan_stalls says: a
+            # wait noted while it still talked does not count, even before the next scan drops
+            # it.)
+            gone = max(gone, now - stall[0] - timers.phase_timeout)
+        return gone
+
+    def stalls(
+        self,
+        now: float,
+        final: GameState,
+        tentative: Callable[[], GameState],
+        feeds: Sequence[Sequence[Message]],
+        finality: Finality,
+    ) -> Iterator[int]:
+        """The members to vote out now for withholding, one at a time (the caller votes before
+        asking for the next: our vote is an event of ours, which the next one may owe).
+
+        A member that beats is never suspected; if what it owes never comes, it would hold
+        every peer's finality back forever. What it owes is what only it can give: its events
+        up to the head it announced itself, and its announcements of holding the events held
+        here (of feeds it has not voted out). A wait that sees no progress on what was owed when
+        it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
+        stands when the member beats again. (Its events and cover come from it alone; any
+        honest member sends them within a round trip, or fetches what it lacks from us.)
+        ``tentative`` gives the held view as it is when called (our votes change it).
+        """
+        if final.phase is Phase.OVER or self.seat in final.dropped or self.all_heard_since is None:
+            self.stall.clear()  # (a member is silent: nobody is blamed for now, blame_from)
+            return
+        timers = self.timers
+        stall = self.stall
+        members = [q for q in range(self.n) if q not in final.dropped]
+        for q in [q for q in stall if q in final.dropped]:
+            del stall[q]  # out of the game: it owes nothing
+        for q in members:
+            if q == self.seat:
+                continue
+            if q in self.suspected or now >= self.heard[q] + timers.suspect_after:
+                stall.pop(q, None)  # silent, not talking: the silence timers apply
+                continue
+            owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
+            if owed_feed <= len(feeds[q]):
+                owed_feed = 0
+            held = finality.held_by[q]
+            # What of each feed it must cover now: up to what we count of it (no more than our
+            # vote, nor a held drop's cut), unless it voted that member out (it then announces
+            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
+            # feed that stopped counting (a member dropped, or voted out by it) is met.
+            due = []
+            for r in range(self.n):
+                count = 0
+                if r != q and r in members:
+                    count = min(
+                        len(feeds[r]),
+                        self.voted.get(r, len(feeds[r])),
+                        tentative().dropped.get(r, len(feeds[r])),
+                    )
+                    if held[r] < count and any(v == q for v, _ in tentative().votes.get(r, ())):
+                        count = 0
+                due.append(count)
+            owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
+            owes = owed_feed > 0 or any(owed_cover)
+            record = stall.get(q)
+            if record is not None:
+                _, feed_target, cover_target = record
+                progress = len(feeds[q]) >= feed_target and all(
+                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
+                )
+                if not progress:
+                    if now >= record[0] + timers.phase_timeout and q not in self.voted:
+                        yield q
+                    continue
+            if owes:
+                stall[q] = (now, owed_feed, owed_cover)
+            else:
+                stall.pop(q, None)
+
+    def proven_fork(self, seat: int, seq: int) -> None:
+        """``seat`` is proven to have forked (or lied about time) at ``seq``."""
+        self.forked_at[seat] = min(seq, self.forked_at.get(seat, seq))
+
+
+def _head(entry: tuple[int, int, Message]) -> int:
+    """The head seq of a kept beat (Membership.watch)."""
+    return entry[0]

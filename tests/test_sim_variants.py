@@ -1,0 +1,131 @@
+"""The seeds the ``--variants`` soak found (issue 13): every rule variant drawn at random.
+
+``scripts/soak.py --variants --seed N --games 1`` replays each; the rules it drew are written
+out here, so that a change to how the soak draws them keeps these games as they were.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import (
+    QUICK_TIMERS,
+    Crash,
+    Faults,
+    Partition,
+    SimConfig,
+    SimResult,
+    check,
+    observe,
+    run,
+)
+from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.logfiles import log_files
+
+#: 5 players; seat 0 crashes and restarts, seat 3 forks (a Nerts call to seat 1 alone, timed
+#: below its real event, a vote against the sleeping seat 1), seat 1 sleeps 8 s.
+SEED_893 = Rules(work_piles=6, target=None, rounds=1, rotate_alone=True, jokers=2)
+#: 4 players; a partition, seat 2 crashes and restarts, seat 0 is drawn to fork (its fork is
+#: lost in the network) and signs votes after the game's end that never leave it.
+SEED_993 = Rules(
+    draw=1,
+    work_piles=6,
+    nerts_bonus=10,
+    nerts_card_penalty=1,
+    target=None,
+    rounds=1,
+    rotate_alone=True,
+    jokers=2,
+)
+
+#: 3 players; a partition {0} | {1, 2} from 1 s to 9.7 s; seat 2 crashes at 3.9 s for good.
+SEED_98 = Rules(nerts_card_penalty=1, target=None, rounds=2, rotate_alone=True, jokers=2)
+
+
+def _soak(seed: int, rules: Rules) -> SimConfig:
+    return SimConfig.soak(seed, rules=lambda _players, _rounds: rules)
+
+
+def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> None:
+    """The cheater's real event at its forked seq is the vote that completes the drop of the
+    member holding the other version, which is timed first. The peers count that vote (§9.2:
+    the other version was never final anywhere); the observer folded the other version, never
+    dropped the sleeper, and waited in the reveal for its secret."""
+    result = run(_soak(893, SEED_893))
+    assert forks(result) == {3}
+    observer = observe(result)
+    finals = {tuple(sorted(p.final.dropped.items())) for p in result.peers if p is not None}
+    assert finals == {((1, 9), (3, 23))}
+    assert observer.dropped == {1: 9, 3: 23}
+    assert observer.violations == ()
+    assert check(result) == []
+    # The audit folds the same chain: the drops and totals the peers reached, the fork named,
+    # no honest result refused and no game left unfinished.
+    report = audit(
+        [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
+    )
+    assert report.dropped == ((1, 9), (3, 23))
+    assert report.totals == observe(result).game.totals
+    kinds = {v.kind for v in report.violations}
+    assert FindingKind.EQUIVOCATION in kinds
+    assert not kinds & {FindingKind.REFUSED, FindingKind.INCOMPLETE}
+
+
+def test_variants_seed_993_a_cheaters_events_nobody_made_final_are_not_a_loss() -> None:
+    """Events a cheater signed after the game's end, which the run does not wait to spread
+    (no honest peer made them final), are not lost events (DESIGN.md §8: what honest peers
+    sent)."""
+    result = run(_soak(993, SEED_993))
+    cheater = result.peers[0]
+    assert cheater is not None
+    others = [p for p in result.peers[1:] if p is not None]
+    assert all(p.held(0) < cheater.held(0) for p in others)  # the game that found the fault
+    assert all(m.lamport > p.stable for p in others for m in cheater.events(0)[p.held(0) :])
+    assert check(result) == []
+
+
+def _stuck_on_a_dead_voter(result: SimResult) -> None:
+    """Seats 0 and 1 are alive; the held votes drop seat 0 but its drop is final nowhere (it
+    needs seat 2's events, and seat 2 is gone for good); nobody finished."""
+    assert result.peers[2] is None
+    alive = [p for p in result.peers if p is not None]
+    assert len(alive) == 2
+    for p in alive:
+        assert 0 in p.tentative.dropped and p.final.dropped == {}
+        assert p.final.phase is not Phase.OVER
+
+
+def test_variants_seed_98_a_drop_only_a_dead_voter_can_make_final_is_a_game_that_cannot_end() -> (
+    None
+):
+    """Seats 1 and 2 vote seat 0 out (2's vote its last event, 1's completing the drop), then
+    2 dies. Before dying, 2 may have signed a withdrawal, timed between the two votes, never
+    sent: 0 and 1 cannot tell that game from this one, and the two end differently (§13). The
+    game waits; the simulator counts it as one that cannot end, not as a termination fault."""
+    result = run(_soak(98, SEED_98))
+    _stuck_on_a_dead_voter(result)
+    assert check(result) == []
+
+
+def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final() -> None:
+    """The class of seed 98, smaller: 2 is cut off from 0 first, so 1 and 2 vote 0 out a few
+    tenths apart, and 2 crashes for good just after its vote. Its cover of what 1 signed
+    before that vote never comes: the drop of 0 is final nowhere, and 2 can be removed only
+    by an abandon, which needs the final fold to have two members (§9.3)."""
+    partitions = (
+        Partition(1.0, 1.3, (frozenset({0, 1}), frozenset({2}))),
+        Partition(1.3, 9.7, (frozenset({0}), frozenset({1, 2}))),
+    )
+    faults = Faults(delay=0.01, jitter=0.003, partitions=partitions, crashes=(Crash(2, 4.6, None),))
+    config = SimConfig(players=3, seed=1, faults=faults, peer=QUICK_TIMERS, max_time=60.0)
+    result = run(config)
+    _stuck_on_a_dead_voter(result)
+    assert check(result) == []
+    # The table says what the game waits for, not only that an abandon is refused.
+    peer = result.peers[1]
+    assert peer is not None
+    why = peer.why_not_abandon(result.time)
+    assert why is not None
+    assert "(seat 0) out is final only with" in why and "(seat 2) comes back" in why
