@@ -75,10 +75,6 @@ class Folds:
         self.keys = [e.key for e in kept]
         self._tentative = None
 
-    def invalidate(self) -> None:
-        """Something the tentative fold depends on changed: make it again when asked."""
-        self._tentative = None
-
     # -- the tentative fold -----------------------------------------------------------------
     @property
     def tentative(self) -> GameState:
