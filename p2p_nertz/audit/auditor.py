@@ -452,6 +452,7 @@ def _settled(
     ] = {}  # votes past a standing vote against their author never count
     # A member readmitted: its events between its cut and its rejoin request never count.
     gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+    watch: dict[int, int] = {}  # the members seen to fork, from their first forked seq
     passes = 0
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
     while True:
@@ -468,6 +469,7 @@ def _settled(
             caps=caps,
             envelopes=envelopes,
             gaps=gaps,
+            watch=watch,
         )
         if view:
             run.kinds = [bytearray() for _ in range(spec.seats)]
@@ -486,12 +488,13 @@ def _settled(
                 seat = run.roster[proof.author]
                 forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
         standing = with_forks(run.state.standing_caps(), forked, own=own)
-        kept = _kept_chains(run.state, forked)
+        kept = _kept_chains(run, forked)
         settled = (
             run.state.dropped == cuts
             and kept == forks
             and standing == caps
             and run.state.gaps == gaps
+            and forked.keys() <= watch.keys()
         )
         if settled or last or run.stopped:
             return run, passes
@@ -499,19 +502,26 @@ def _settled(
         forks = kept
         caps = standing
         gaps = dict(run.state.gaps)
+        watch = {seat: min(first, watch.get(seat, first)) for seat, first in forked.items()}
 
 
-def _kept_chains(state: GameState, forked: dict[int, int]) -> dict[int, dict[int, bytes]]:
+def _kept_chains(run: _Pass, forked: dict[int, int]) -> dict[int, dict[int, bytes]]:
     """The chain of each dropped member the next pass takes (the kept ids, seq -> id prefix)
     and, of a member proven to fork and not dropped yet, the chain its counted votes quote
     (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
     soak seed 893: read first, it kept the cheater's vote that dropped its holder from
-    counting, and the game read as unfinished)."""
+    counting, and the game read as unfinished); of one proven to fork whose fork no vote
+    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`)."""
+    state = run.state
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
         voted = voted_chain(state, seat, first)
         if voted is not None:
             kept[seat] = voted[1]
+        elif seat not in state.dropped:
+            chain = run.held_chain(seat)
+            if chain is not None:
+                kept[seat] = chain
     return kept
 
 
@@ -737,6 +747,7 @@ class _Pass:
         caps: dict[int, tuple[int, int]] | None = None,
         envelopes: EnvelopeCache | None = None,
         gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
+        watch: dict[int, int] | None = None,
     ) -> None:
         self.spec = spec
         self.envelopes = envelopes if envelopes is not None else EnvelopeCache()
@@ -789,6 +800,11 @@ class _Pass:
         # (seat, seq) -> the id prefixes of the signed versions of a forked event read
         self.versions: dict[tuple[int, int], set[bytes]] = {}
         self.unseen_forks: set[tuple[int, int]] = set()  # losing versions of a kept fork
+        # seat -> the first seq at which the last pass saw it fork: which member's log holds
+        # which version of each of its events from there on, (seat, seq) -> prefix -> owners
+        # (see held_chain)
+        self.watch = dict(watch or {})
+        self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
         self.lies: list[tuple[int, int, int]] = []  # (seat, head, seq) from logged beats
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
@@ -1058,6 +1074,9 @@ class _Pass:
         seq = message.seq
         log.reached = max(log.reached, message.lamport)
         self._count_copy(log, seat, seq)
+        watch = self.watch
+        if watch and seq >= watch.get(seat, seq + 1):
+            self._watched(message, seat, log)
         feed = self.feeds[seat]
         if (
             seq <= feed.head
@@ -1243,6 +1262,37 @@ class _Pass:
             msg, parsed, _ = pending.pop(feed.head + 1)
             self._deliver(seat, msg, parsed)
         self._fold_ready()
+
+    def _watched(self, message: Message, seat: int, log: _Log) -> None:
+        """Every copy of an event of a member the last pass saw fork, from its fork on: which
+        member's log holds which version."""
+        seq = message.seq
+        if log.owner is not None and log.owner != seat:
+            held = self.holders.setdefault((seat, seq), {})
+            held.setdefault(message.id[:_PREFIX], set()).add(log.owner)
+
+    def held_chain(self, seat: int) -> dict[int, bytes] | None:
+        """The chain of ``seat``, watched since it forked, that the logs of the members still
+        in hold, seq -> id prefix; ``None`` if none holds any or two of them hold different
+        versions of one event (then the votes settle it: :func:`voted_chain`).
+
+        A fork no vote settled was never seen by a member still in: had one held both
+        versions, it would have proven the fork and voted. The version the members still in
+        hold is the one that was final among them, whatever its time; the other reached only
+        members dropped since (a fake sent to a member asleep, then dropped, and timed before
+        the real event: read first in Lamport order, the audit of every log followed it and
+        scored another game than every peer's)."""
+        dropped = self.state.dropped
+        chain: dict[int, bytes] = {}
+        for (author, seq), held in self.holders.items():
+            if author != seat:
+                continue
+            kept = [prefix for prefix, owners in held.items() if not owners <= dropped.keys()]
+            if len(kept) > 1:
+                return None
+            if kept:
+                chain[seq] = kept[0]
+        return chain or None
 
     def _equivocation(
         self, message: Message, seat: int, other: bytes, log: _Log, *, seen: bool

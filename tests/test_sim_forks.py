@@ -1,0 +1,69 @@
+"""A fork whose other version reached only a member that was dropped before it woke.
+
+A cheater signs a second version of its next event (a Nerts call) and sends it to one member
+only, who is asleep (a laptop lid closed: ``Freeze``) long enough to be dropped. The members
+still in never see that version: for them there is no fork, and the game goes on and ends on
+the real event. The sleeper wakes with both versions in its log. Found by a scan of freeze and
+fork times around the liveness timers (session 9): the audit of every log read the fake first
+(it is timed below the real event) and scored another game than every peer; and the
+simulator's check asked the members still in to drop a cheater none of them could prove.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, check, run
+from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.logfiles import log_files
+
+# (seed, players, the sleeper's freeze (at, for), when the cheater forks): each a game the
+# scan found broken, at three table sizes, the freeze shorter and longer than the game.
+CASES = [
+    pytest.param(5, 3, 6.0, 8.0, 8.8, id="3-players-union-scored-the-fake"),
+    pytest.param(4, 4, 5.0, 12.0, 8.8, id="4-players-check-asked-a-drop-nobody-could-prove"),
+    pytest.param(2, 5, 5.0, 12.0, 8.8, id="5-players-union-result-mismatch"),
+]
+
+
+def _config(seed: int, players: int, at: float, lasting: float, fork: float) -> SimConfig:
+    sleeper, cheat = 1, players - 1
+    faults = Faults(
+        freezes=(Freeze(sleeper, at, lasting),),
+        equivocations=(Equivocation(cheat, fork, frozenset({sleeper})),),
+    )
+    return SimConfig(
+        players=players,
+        seed=seed,
+        rules=Rules(target=None, rounds=1),
+        faults=faults,
+        peer=QUICK_TIMERS,
+    )
+
+
+@pytest.mark.parametrize(("seed", "players", "at", "lasting", "fork"), CASES)
+def test_a_fork_only_a_dropped_sleeper_saw_changes_nothing(
+    seed: int, players: int, at: float, lasting: float, fork: float
+) -> None:
+    result = run(_config(seed, players, at, lasting, fork))
+    cheat = players - 1
+    assert forks(result) == {cheat}  # the sleeper's log holds both versions
+    members = [p for seat, p in enumerate(result.peers) if p is not None and seat != 1]
+    assert all(1 in p.final.dropped for p in members)  # the sleeper was dropped
+    totals = {p.final.game.result.totals for p in members if p.final.game.result is not None}
+    assert len(totals) == 1
+    # Every invariant, the real audit of every log included.
+    assert check(result) == []
+    files = log_files(result)
+    sources = [LogSource.from_bytes(f"p{s + 1}.log", data) for s, data in enumerate(files)]
+    for order in (sources, sources[::-1]):
+        report = audit(order, deep=True)
+        assert report.totals == next(iter(totals))
+        # The fork is still proven, and named, against the cheater alone (its fake may also
+        # be timed below what it had announced: a lie about time, also the cheater's).
+        errors = [f for f in report.violations if f.severity.value == "error"]
+        assert {f.seat for f in errors} == {cheat}
+        assert FindingKind.EQUIVOCATION in {f.kind for f in errors}
