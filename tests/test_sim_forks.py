@@ -6,7 +6,10 @@ still in never see that version: for them there is no fork, and the game goes on
 the real event. The sleeper wakes with both versions in its log. Found by a scan of freeze and
 fork times around the liveness timers (session 9): the audit of every log read the fake first
 (it is timed below the real event) and scored another game than every peer; and the
-simulator's check asked the members still in to drop a cheater none of them could prove.
+simulator's check asked the members still in to drop a cheater none of them could prove;
+and, when the sleeper woke after it was voted out (by votes, some on the cheater's real
+chain), it held the fake, could never take the chain that goes on nor the votes on it, and
+waited in the round for ever. Each log, audited alone, names the cheater and nobody else.
 """
 
 from __future__ import annotations
@@ -23,13 +26,19 @@ from p2p_nertz.sim.logfiles import log_files
 # (seed, players, the sleeper's freeze (at, for), when the cheater forks): each a game the
 # scan found broken, at three table sizes, the freeze shorter and longer than the game.
 CASES = [
-    pytest.param(5, 3, 6.0, 8.0, 8.8, id="3-players-union-scored-the-fake"),
-    pytest.param(4, 4, 5.0, 12.0, 8.8, id="4-players-check-asked-a-drop-nobody-could-prove"),
-    pytest.param(2, 5, 5.0, 12.0, 8.8, id="5-players-union-result-mismatch"),
+    pytest.param(5, 3, 1, 6.0, 8.0, 8.8, id="3-players-union-scored-the-fake"),
+    pytest.param(4, 4, 1, 5.0, 12.0, 8.8, id="4-players-check-asked-a-drop-nobody-could-prove"),
+    pytest.param(2, 5, 1, 5.0, 12.0, 8.8, id="5-players-union-result-mismatch"),
+    # The sleeper wakes after the game: it waited in the round for ever.
+    pytest.param(6, 3, 1, 8.0, 30.0, 8.5, id="3-players-sleeper-waited-for-ever"),
+    pytest.param(6, 4, 2, 8.0, 30.0, 10.8, id="4-players-2-rounds-sleeper-waited-for-ever"),
+    pytest.param(6, 5, 2, 8.0, 30.0, 8.5, id="5-players-2-rounds-sleeper-waited-for-ever"),
 ]
 
 
-def _config(seed: int, players: int, at: float, lasting: float, fork: float) -> SimConfig:
+def _config(
+    seed: int, players: int, rounds: int, at: float, lasting: float, fork: float
+) -> SimConfig:
     sleeper, cheat = 1, players - 1
     faults = Faults(
         freezes=(Freeze(sleeper, at, lasting),),
@@ -38,17 +47,18 @@ def _config(seed: int, players: int, at: float, lasting: float, fork: float) -> 
     return SimConfig(
         players=players,
         seed=seed,
-        rules=Rules(target=None, rounds=1),
+        rules=Rules(target=None, rounds=rounds),
         faults=faults,
         peer=QUICK_TIMERS,
     )
 
 
-@pytest.mark.parametrize(("seed", "players", "at", "lasting", "fork"), CASES)
+@pytest.mark.parametrize(("seed", "players", "rounds", "at", "lasting", "fork"), CASES)
 def test_a_fork_only_a_dropped_sleeper_saw_changes_nothing(
-    seed: int, players: int, at: float, lasting: float, fork: float
+    seed: int, players: int, rounds: int, at: float, lasting: float, fork: float
 ) -> None:
-    result = run(_config(seed, players, at, lasting, fork))
+    result = run(_config(seed, players, rounds, at, lasting, fork))
+    assert result.finished
     cheat = players - 1
     assert forks(result) == {cheat}  # the sleeper's log holds both versions
     members = [p for seat, p in enumerate(result.peers) if p is not None and seat != 1]
@@ -67,3 +77,7 @@ def test_a_fork_only_a_dropped_sleeper_saw_changes_nothing(
         errors = [f for f in report.violations if f.severity.value == "error"]
         assert {f.seat for f in errors} == {cheat}
         assert FindingKind.EQUIVOCATION in {f.kind for f in errors}
+    # Each log alone (what a player hands in) blames the cheater alone: the sleeper's too.
+    for source in sources:
+        errors = [f for f in audit([source]).violations if f.severity.value == "error"]
+        assert {f.seat for f in errors} <= {cheat}, source.name

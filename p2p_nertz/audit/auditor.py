@@ -488,7 +488,9 @@ def _settled(
                 seat = run.roster[proof.author]
                 forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
         standing = with_forks(run.state.standing_caps(), forked, own=own)
-        kept = _kept_chains(run, forked)
+        # (One log alone is its peer's view, whether or not it is compared with others.)
+        alone = run.logs[0].owner if len(run.logs) == 1 else None
+        kept = _kept_chains(run, forked, alone)
         settled = (
             run.state.dropped == cuts
             and kept == forks
@@ -505,13 +507,18 @@ def _settled(
         watch = {seat: min(first, watch.get(seat, first)) for seat, first in forked.items()}
 
 
-def _kept_chains(run: _Pass, forked: dict[int, int]) -> dict[int, dict[int, bytes]]:
+def _kept_chains(
+    run: _Pass, forked: dict[int, int], own: int | None = None
+) -> dict[int, dict[int, bytes]]:
     """The chain of each dropped member the next pass takes (the kept ids, seq -> id prefix)
     and, of a member proven to fork and not dropped yet, the chain its counted votes quote
     (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
     soak seed 893: read first, it kept the cheater's vote that dropped its holder from
     counting, and the game read as unfinished); of one proven to fork whose fork no vote
-    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`)."""
+    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`); in
+    the view of one log (``own``, its peer's seat) whose peer held votes against itself, the
+    version the forker's next event chains on, as that peer followed it
+    (:meth:`_Pass.continued_chain`, ``Peer._follow_continued``)."""
     state = run.state
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
@@ -519,7 +526,11 @@ def _kept_chains(run: _Pass, forked: dict[int, int]) -> dict[int, dict[int, byte
         if voted is not None:
             kept[seat] = voted[1]
         elif seat not in state.dropped:
-            chain = run.held_chain(seat)
+            chain = None
+            if own is not None and state.votes.get(own):
+                chain = run.continued_chain(seat, first)
+            if chain is None:
+                chain = run.held_chain(seat)
             if chain is not None:
                 kept[seat] = chain
     return kept
@@ -805,6 +816,9 @@ class _Pass:
         # (see held_chain)
         self.watch = dict(watch or {})
         self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
+        # (seat, seq) -> the id prefixes of the versions of that event that the author's next
+        # events chain on (see continued_chain)
+        self.chained: dict[tuple[int, int], set[bytes]] = {}
         self.lies: list[tuple[int, int, int]] = []  # (seat, head, seq) from logged beats
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
@@ -1265,16 +1279,29 @@ class _Pass:
 
     def _watched(self, message: Message, seat: int, log: _Log) -> None:
         """Every copy of an event of a member the last pass saw fork, from its fork on: which
-        member's log holds which version."""
+        version its next event chains on, and which member's log holds which version."""
         seq = message.seq
+        if message.prev is not None:
+            self.chained.setdefault((seat, seq - 1), set()).add(message.prev[:_PREFIX])
         if log.owner is not None and log.owner != seat:
             held = self.holders.setdefault((seat, seq), {})
             held.setdefault(message.id[:_PREFIX], set()).add(log.owner)
 
+    def continued_chain(self, seat: int, fork: int) -> dict[int, bytes] | None:
+        """The version of ``seat``'s forked event ``fork`` that its next event chains on,
+        when only one does, seq -> id prefix (the rule of ``Peer._follow_continued``: a peer
+        voted out gives up a version that nothing follows for the one that goes on)."""
+        versions = self.versions.get((seat, fork), set())
+        going_on = versions & self.chained.get((seat, fork), set())
+        if len(versions) < 2 or len(going_on) != 1:
+            return None
+        return {fork: next(iter(going_on))}
+
     def held_chain(self, seat: int) -> dict[int, bytes] | None:
         """The chain of ``seat``, watched since it forked, that the logs of the members still
         in hold, seq -> id prefix; ``None`` if none holds any or two of them hold different
-        versions of one event (then the votes settle it: :func:`voted_chain`).
+        versions of one event (then the votes settle it: :func:`voted_chain`). A log that
+        holds both versions of an event does not count for it.
 
         A fork no vote settled was never seen by a member still in: had one held both
         versions, it would have proven the fork and voted. The version the members still in
@@ -1287,7 +1314,14 @@ class _Pass:
         for (author, seq), held in self.holders.items():
             if author != seat:
                 continue
-            kept = [prefix for prefix, owners in held.items() if not owners <= dropped.keys()]
+            # (A log holding both versions says nothing of which counts: its peer proved the
+            # fork, and followed one by the votes or the chain that goes on. Counting it made
+            # the audit of every log follow the fake while the sleeper was not dropped, and
+            # never drop it, since the fake kept the cheater's vote against it from counting.)
+            both = set.intersection(*held.values()) if len(held) > 1 else set()
+            kept = [
+                prefix for prefix, owners in held.items() if not owners - both <= dropped.keys()
+            ]
             if len(kept) > 1:
                 return None
             if kept:

@@ -335,6 +335,9 @@ class Peer:
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
+        # seat -> the next event of a member proven here to fork, which follows the version we
+        # do not hold (refused: see _follow_continued)
+        self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
         self._final = GameState(spec, seat=self.seat, secrets=self._secret)
         self._folds = Folds(self._final, own=self.seat)
         self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
@@ -1029,6 +1032,16 @@ class Peer:
                                 self._membership.probe_at[q] = now + self.config.beat_interval
                         held = len(feed)
                         if (
+                            held
+                            and message.seq == held + 1
+                            and self._membership.forked_at.get(seat) == held
+                            and message.prev != feed[-1].id
+                        ):
+                            self._going_on[seat] = (message, body, source)
+                            if self._follow_continued(seat):
+                                progress = True
+                                break
+                        if (
                             seat != self.seat
                             and held
                             and message.seq == held + 1
@@ -1263,6 +1276,7 @@ class Peer:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             self._membership.proven_fork(seat, first.seq)
+            self._membership.proofs.setdefault((seat, first.seq), second.wire)
             self._cap_dependencies(seat, first.seq - 1)
             return
         if (seat, first.seq) in self._membership.proven:
@@ -1420,6 +1434,53 @@ class Peer:
             if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
                 self._follow_chain(seat, (cut, chain[cut]), chain)
 
+    def _follow_continued(self, seat: int) -> bool:
+        """Follow the version of a fork proven here that its author's next event chains on,
+        giving up ours, which nothing follows (§9.4, "Following the chain that goes on"):
+        whether we did (the other version and that event are then pending).
+
+        A cheater sent one version to us alone while we slept, and the other to everyone;
+        the members still in built on theirs, and voted us out while we slept, some with
+        votes on that chain. Holding ours, we could never take the chain that goes on, nor
+        the votes on it: we waited in the round for ever (session 9's scan of forks sent to
+        a sleeper, 3 to 5 players). Ours was never final: the others never held it, so never
+        covered it. Only while votes against us are held (we may be out: then our own vote
+        on the fork never counts, and only the chain that goes on can tell us), and before
+        any vote or drop says which chain counts (then that one does, :meth:`_follow_kept`,
+        :meth:`_follow_voted`): a member in the game keeps its version and votes, and the
+        votes settle the fork for everyone."""
+        going = self._going_on.get(seat)
+        fork = self._membership.forked_at.get(seat)
+        feed = self._feeds[seat]
+        if going is None or fork is None or len(feed) != fork:
+            self._going_on.pop(seat, None)
+            return False
+        message, body, source = going
+        wire = self._membership.proofs.get((seat, fork))
+        if (
+            wire is None
+            or seat in self._store.required
+            or not self.tentative.votes.get(self.seat)
+            or self._finality.final_count(seat) >= fork
+        ):
+            return False
+        other = decode_message(
+            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+        )
+        if other.id != message.prev:
+            return False
+        del self._going_on[seat]
+        self._store.required[seat] = {fork: other.id[:ID_PREFIX]}
+        self._truncate(seat, fork - 1)
+        if len(feed) != fork - 1:  # (ours could not go: keep it, and the chain it is on)
+            del self._store.required[seat]
+            return False
+        # (From our log, the other version follows in it: we switched before, and logged it.)
+        pending = self._store.pending[seat]
+        pending[fork] = (other, parse_body(other.kind, other.body, self._n), source)
+        pending.setdefault(message.seq, going)
+        return True
+
     def _advance_final(self) -> None:
         if not self._finality.dirty:
             return
@@ -1437,6 +1498,10 @@ class Peer:
             tentative = self.tentative
         if tentative.rejoin_ids:
             self._follow_rejoined(tentative)
+            tentative = self.tentative
+        if self._going_on and tentative.votes.get(self.seat):
+            for seat in list(self._going_on):
+                self._follow_continued(seat)
             tentative = self.tentative
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
