@@ -14,6 +14,8 @@ waited in the round for ever. Each log, audited alone, names the cheater and nob
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from p2p_nertz.audit import LogSource, audit
@@ -23,41 +25,52 @@ from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig,
 from p2p_nertz.sim.invariants import forks
 from p2p_nertz.sim.logfiles import log_files
 
-# (seed, players, the sleeper's freeze (at, for), when the cheater forks): each a game the
-# scan found broken, at three table sizes, the freeze shorter and longer than the game.
+
+@dataclass(frozen=True)
+class Table:
+    """A game the scan found broken: its seed, size and rounds, when the sleeper's lid
+    closes (``at``) and for how long, and when the cheater forks."""
+
+    seed: int
+    players: int
+    rounds: int
+    at: float
+    lasting: float
+    fork: float
+
+    def config(self) -> SimConfig:
+        sleeper, cheat = 1, self.players - 1
+        faults = Faults(
+            freezes=(Freeze(sleeper, self.at, self.lasting),),
+            equivocations=(Equivocation(cheat, self.fork, frozenset({sleeper})),),
+        )
+        return SimConfig(
+            players=self.players,
+            seed=self.seed,
+            rules=Rules(target=None, rounds=self.rounds),
+            faults=faults,
+            peer=QUICK_TIMERS,
+        )
+
+
+# At three table sizes, the freeze shorter and longer than the game.
 CASES = [
-    pytest.param(5, 3, 1, 6.0, 8.0, 8.8, id="3-players-union-scored-the-fake"),
-    pytest.param(4, 4, 1, 5.0, 12.0, 8.8, id="4-players-check-asked-a-drop-nobody-could-prove"),
-    pytest.param(2, 5, 1, 5.0, 12.0, 8.8, id="5-players-union-result-mismatch"),
+    pytest.param(Table(5, 3, 1, 6.0, 8.0, 8.8), id="3-players-union-scored-the-fake"),
+    pytest.param(
+        Table(4, 4, 1, 5.0, 12.0, 8.8), id="4-players-check-asked-a-drop-nobody-could-prove"
+    ),
+    pytest.param(Table(2, 5, 1, 5.0, 12.0, 8.8), id="5-players-union-result-mismatch"),
     # The sleeper wakes after the game: it waited in the round for ever.
-    pytest.param(6, 3, 1, 8.0, 30.0, 8.5, id="3-players-sleeper-waited-for-ever"),
-    pytest.param(6, 4, 2, 8.0, 30.0, 10.8, id="4-players-2-rounds-sleeper-waited-for-ever"),
-    pytest.param(6, 5, 2, 8.0, 30.0, 8.5, id="5-players-2-rounds-sleeper-waited-for-ever"),
+    pytest.param(Table(6, 3, 1, 8.0, 30.0, 8.5), id="3-players-sleeper-waited-for-ever"),
+    pytest.param(Table(6, 4, 2, 8.0, 30.0, 10.8), id="4-players-2-rounds-sleeper-waited"),
+    pytest.param(Table(6, 5, 2, 8.0, 30.0, 8.5), id="5-players-2-rounds-sleeper-waited"),
 ]
 
 
-def _config(
-    seed: int, players: int, rounds: int, at: float, lasting: float, fork: float
-) -> SimConfig:
-    sleeper, cheat = 1, players - 1
-    faults = Faults(
-        freezes=(Freeze(sleeper, at, lasting),),
-        equivocations=(Equivocation(cheat, fork, frozenset({sleeper})),),
-    )
-    return SimConfig(
-        players=players,
-        seed=seed,
-        rules=Rules(target=None, rounds=rounds),
-        faults=faults,
-        peer=QUICK_TIMERS,
-    )
-
-
-@pytest.mark.parametrize(("seed", "players", "rounds", "at", "lasting", "fork"), CASES)
-def test_a_fork_only_a_dropped_sleeper_saw_changes_nothing(
-    seed: int, players: int, rounds: int, at: float, lasting: float, fork: float
-) -> None:
-    result = run(_config(seed, players, rounds, at, lasting, fork))
+@pytest.mark.parametrize("table", CASES)
+def test_a_fork_only_a_dropped_sleeper_saw_changes_nothing(table: Table) -> None:
+    result = run(table.config())
+    players = table.players
     assert result.finished
     cheat = players - 1
     assert forks(result) == {cheat}  # the sleeper's log holds both versions

@@ -1455,7 +1455,7 @@ class Peer:
         if going is None or fork is None or len(feed) != fork:
             self._going_on.pop(seat, None)
             return False
-        message, body, source = going
+        message, _, source = going
         wire = self._membership.proofs.get((seat, fork))
         if (
             wire is None
@@ -1477,7 +1477,9 @@ class Peer:
             return False
         # (From our log, the other version follows in it: we switched before, and logged it.)
         pending = self._store.pending[seat]
-        pending[fork] = (other, parse_body(other.kind, other.body, self._n), source)
+        parsed = parse_body(other.kind, other.body, self._n)
+        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
+        pending[fork] = (other, parsed, source)
         pending.setdefault(message.seq, going)
         return True
 
