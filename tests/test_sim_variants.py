@@ -23,6 +23,16 @@ from p2p_nertz.sim import (
 )
 from p2p_nertz.sim.invariants import forks
 from p2p_nertz.sim.logfiles import log_files
+from p2p_nertz.ui.controller import TableController
+from p2p_nertz.ui.view import TableView
+
+
+class _Screen:
+    """A front end that keeps nothing (the table's state is read from the controller)."""
+
+    def show(self, view: TableView) -> None:
+        del view
+
 
 #: 5 players; seat 0 crashes and restarts, seat 3 forks (a Nerts call to seat 1 alone, timed
 #: below its real event, a vote against the sleeping seat 1), seat 1 sleeps 8 s.
@@ -133,3 +143,7 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     why = peer.why_not_abandon(result.time)
     assert why is not None
     assert "(seat 0) out is final only with" in why and "(seat 2) comes back" in why
+    # ... and the table's abandon key says the core's words (one answer, not a second rule).
+    table = TableController(tuple(m.name for m in peer.spec.members), 1, _Screen())
+    assert table.press("a", peer, result.time) == []
+    assert table.keys.status == f"cannot abandon: {why}"
