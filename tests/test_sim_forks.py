@@ -64,6 +64,10 @@ CASES = [
     pytest.param(Table(6, 3, 1, 8.0, 30.0, 8.5), id="3-players-sleeper-waited-for-ever"),
     pytest.param(Table(6, 4, 2, 8.0, 30.0, 10.8), id="4-players-2-rounds-sleeper-waited"),
     pytest.param(Table(6, 5, 2, 8.0, 30.0, 8.5), id="5-players-2-rounds-sleeper-waited"),
+    # Read in the order, the fake (timed first) let the sleeper's vote cut the cheater below
+    # its fork, which kept the cheater's vote against the sleeper from counting: the audit of
+    # every log settled on a fold that agreed with itself and with no peer.
+    pytest.param(Table(0, 3, 2, 8.0, 30.0, 10.8), id="3-players-audit-settled-on-the-fake"),
 ]
 
 

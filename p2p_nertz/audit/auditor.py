@@ -515,24 +515,28 @@ def _kept_chains(
     (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
     soak seed 893: read first, it kept the cheater's vote that dropped its holder from
     counting, and the game read as unfinished); of one proven to fork whose fork no vote
-    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`); in
-    the view of one log (``own``, its peer's seat) whose peer held votes against itself, the
-    version the forker's next event chains on, as that peer followed it
-    (:meth:`_Pass.continued_chain`, ``Peer._follow_continued``)."""
+    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`); of
+    one log alone (``own``: its peer's seat) whose peer gave up one version for the other,
+    the chain it followed last (:meth:`_Pass.followed_chain`)."""
     state = run.state
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
         voted = voted_chain(state, seat, first)
         if voted is not None:
             kept[seat] = voted[1]
-        elif seat not in state.dropped:
-            chain = None
-            if own is not None and state.votes.get(own):
-                chain = run.continued_chain(seat, first)
-            if chain is None:
-                chain = run.held_chain(seat)
-            if chain is not None:
-                kept[seat] = chain
+            continue
+        chain = run.followed_chain(seat) if own is not None else None
+        if chain is None:
+            # (Of a member dropped too: read in the order, the fake timed first can make its
+            # holder's vote cut the forker below its fork and keep the forker's own votes on
+            # the other chain, against that holder, from counting: a fold that agrees with
+            # itself and with no peer. The chain the members still in hold comes first; the
+            # drop's kept chain, from the votes of the members still in, agrees with it.)
+            chain = run.held_chain(seat)
+            if chain is not None and seat in state.dropped:
+                chain = {**kept.get(seat, {}), **chain}
+        if chain is not None:
+            kept[seat] = chain
     return kept
 
 
@@ -816,9 +820,8 @@ class _Pass:
         # (see held_chain)
         self.watch = dict(watch or {})
         self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
-        # (seat, seq) -> the id prefixes of the versions of that event that the author's next
-        # events chain on (see continued_chain)
-        self.chained: dict[tuple[int, int], set[bytes]] = {}
+        # (seat, seq) -> the version of that event one log's peer delivered last (followed_chain)
+        self.followed: dict[tuple[int, int], bytes] = {}
         self.lies: list[tuple[int, int, int]] = []  # (seat, head, seq) from logged beats
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
@@ -1279,23 +1282,25 @@ class _Pass:
 
     def _watched(self, message: Message, seat: int, log: _Log) -> None:
         """Every copy of an event of a member the last pass saw fork, from its fork on: which
-        version its next event chains on, and which member's log holds which version."""
+        member's log holds which version (and, of one log, which its peer delivered last)."""
         seq = message.seq
-        if message.prev is not None:
-            self.chained.setdefault((seat, seq - 1), set()).add(message.prev[:_PREFIX])
         if log.owner is not None and log.owner != seat:
             held = self.holders.setdefault((seat, seq), {})
             held.setdefault(message.id[:_PREFIX], set()).add(log.owner)
+            if not self.count_copies:  # one log: the version its peer delivered last
+                self.followed[(seat, seq)] = message.id[:_PREFIX]
 
-    def continued_chain(self, seat: int, fork: int) -> dict[int, bytes] | None:
-        """The version of ``seat``'s forked event ``fork`` that its next event chains on,
-        when only one does, seq -> id prefix (the rule of ``Peer._follow_continued``: a peer
-        voted out gives up a version that nothing follows for the one that goes on)."""
-        versions = self.versions.get((seat, fork), set())
-        going_on = versions & self.chained.get((seat, fork), set())
-        if len(versions) < 2 or len(going_on) != 1:
-            return None
-        return {fork: next(iter(going_on))}
+    def followed_chain(self, seat: int) -> dict[int, bytes] | None:
+        """Of one log alone: the chain of ``seat`` its peer followed last, seq -> id prefix,
+        where the log holds two versions of one of its events (a log holds the events its
+        peer delivered, in order: a peer that gave up one version for the other, for the
+        chain a drop keeps or the votes quote, or the chain that goes on,
+        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
+        chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
+        switched = any(
+            len(held) > 1 for (author, _), held in self.holders.items() if author == seat
+        )
+        return chain if switched and chain else None
 
     def held_chain(self, seat: int) -> dict[int, bytes] | None:
         """The chain of ``seat``, watched since it forked, that the logs of the members still
