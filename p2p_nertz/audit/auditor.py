@@ -478,19 +478,20 @@ def _settled(
         run.run()
         forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
         own: int | None = None
-        if view:
+        if view or len(run.logs) == 1:
             # One log alone is its peer's view: the peer also knew the forks it proved itself
             # and logged as proof notes (a lie about time, whose two versions no log holds),
             # and never capped itself (soak seed 685: the audit counted a forked member's
-            # abandon that the log's peer did not, and named a split that was not).
+            # abandon that the log's peer did not, and named a split that was not). (Audited
+            # alone too, not only to compare it with others: the forker's cards that its peer
+            # saw past the fork and that a claim went on, a race lost to the cut, else read
+            # as a claim on a foundation that never was: session 9's scan.)
             own = run.logs[0].owner
             for proof, _, _ in run.proofs:
                 seat = run.roster[proof.author]
                 forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
         standing = with_forks(run.state.standing_caps(), forked, own=own)
-        # (One log alone is its peer's view, whether or not it is compared with others.)
-        alone = run.logs[0].owner if len(run.logs) == 1 else None
-        kept = _kept_chains(run, forked, alone)
+        kept = _kept_chains(run, forked, own)
         settled = (
             run.state.dropped == cuts
             and kept == forks
@@ -782,6 +783,12 @@ class _Pass:
         #: in the order (as with a cut)
         self.gaps = dict(gaps or {})
         self.feeds = [_Feed() for _ in range(self.seats)]
+        for seat, first in (watch or {}).items():
+            # Known to fork from the last pass (or its proof notes, for one log): events that
+            # name more of its feed wait for no more than the fork, as a peer's do (§9.4,
+            # "Living with a fork"); else a log whose peer held the other version named the
+            # members who held this one for events no log holds.
+            self.feeds[seat].forked = first
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
         self.violations: list[Finding] = []
         self.stopped = False
