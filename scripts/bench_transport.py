@@ -120,6 +120,7 @@ def load_adapter(name: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -427,14 +428,14 @@ def report(rows: dict[str, list[dict[str, Any]]]) -> None:
     floor_idle = med_of_meds(rows["pyzmq"], "idle")
     floor_warm = med_of_meds(rows["pyzmq"], "warm")
     print(
-        f"{'client':<22}{'idle RTT µs':>12}{'p99':>8}{'× pyzmq':>9}"
+        f"{'client':<30}{'idle RTT µs':>12}{'p99':>8}{'× pyzmq':>9}"
         f"{'warm RTT µs':>13}{'p99':>8}{'× pyzmq':>9}{'msgs/s':>10}"
     )
     for impl, runs in rows.items():
         idle, warm = med_of_meds(runs, "idle"), med_of_meds(runs, "warm")
         rate = statistics.median(r["throughput"] for r in runs)
         print(
-            f"{impl:<22}{idle:>12.0f}{pooled_p99(runs, 'idle'):>8.0f}{idle / floor_idle:>9.2f}"
+            f"{impl:<30}{idle:>12.0f}{pooled_p99(runs, 'idle'):>8.0f}{idle / floor_idle:>9.2f}"
             f"{warm:>13.0f}{pooled_p99(runs, 'warm'):>8.0f}{warm / floor_warm:>9.2f}"
             f"{rate:>10,.0f}"
         )
