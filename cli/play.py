@@ -39,6 +39,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    add_web_arguments,
     bind_endpoint,
     default_log_dir,
     default_name,
@@ -69,6 +70,7 @@ from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.web_cmd import run_in_browser
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -146,6 +148,7 @@ def add_parser(sub: Any) -> None:
     add_liveness_arguments(p)
     add_watcher_argument(p)
     add_rules_arguments(p)
+    add_web_arguments(p)
     p.set_defaults(func=_cmd_play)
 
 
@@ -195,6 +198,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
+    if args.web and args.bots is None and not any(given[1:]):
+        raise NertzError("--web plays a quick game (--bots N) or a given one (--spec) for now")
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)
     if not any(given[1:]):
@@ -208,7 +213,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
     say_if_every_interface("play", args.bind)
-    outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
+    if args.web:
+        outcome = run_in_browser(node, endpoints, bind=args.web_bind, open_page=not args.no_open)
+    else:
+        outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return summary(outcome, node, args.log.parent)
 
 
@@ -285,7 +293,12 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         else f"bots at speed {args.speed} of 10 · change: nertz play --speed N, or --practice"
     )
     try:
-        outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
+        if args.web:
+            outcome = run_in_browser(
+                node, endpoints, bind=args.web_bind, open_page=not args.no_open, hint=hint
+            )
+        else:
+            outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
     finally:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER

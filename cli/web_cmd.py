@@ -1,0 +1,57 @@
+"""``--web``: the table in a browser instead of the terminal (issue 17).
+
+:func:`run_in_browser` plays a node from the page its own process serves
+(:func:`p2p_nertz.web.table.run_web_table`), prints the page's URL on a line of its own and
+opens it in the default browser unless ``--no-open``. The options are
+:func:`cli.args.add_web_arguments`'s.
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from collections.abc import Mapping
+
+import trio
+
+from cli.args import expected_errors
+from cli.table import Outcome
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.web.table import run_web_table
+
+__all__ = ["run_in_browser"]
+
+
+def run_in_browser(
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    *,
+    bind: tuple[str, int],
+    open_page: bool,
+    symbols: bool = True,
+    hint: str | None = None,
+) -> Outcome:
+    """Play ``node`` from a browser page until the game is over and read, or left; the
+    runtime's expected failures are returned in :attr:`Outcome.errors`."""
+
+    def on_url(url: str) -> None:
+        print(url, flush=True)  # on a line of its own: scripts and tests read it
+        if bind[0] not in ("127.0.0.1", "localhost"):
+            print(
+                f"the page is served on {bind[0]}: anyone who learns this URL can play for you",
+                file=sys.stderr,
+            )
+        if open_page:
+            webbrowser.open(url)
+
+    async def main() -> Outcome:
+        done = await run_web_table(
+            node, endpoints, host=bind[0], port=bind[1], on_url=on_url, symbols=symbols, hint=hint
+        )
+        return Outcome(done.peer, done.left, done.signal)
+
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        return Outcome(errors=expected_errors(group))
