@@ -164,3 +164,52 @@ def test_web_an_illegal_drop_snaps_back_with_the_reason(page: Any) -> None:
     )
     assert tops(driver)[source] == card
     assert card_in(driver, source, str(card)).is_displayed()
+
+
+def fitting_pair(driver: Any) -> tuple[str, str, Card] | None:
+    """A card of ours (a pile top) that fits on one of our work piles: (source, target, card)."""
+    mine = tops(driver)
+    return next(
+        (
+            (source, target, card)
+            for source, card in mine.items()
+            for target, top in mine.items()
+            if target.isdigit() and target != source and fits_on(card, top)
+        ),
+        None,
+    )
+
+
+def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    driver = page
+    body = driver.find_element("css selector", "body")
+    # The terminal's keys: s turns the stock.
+    before = waste(driver)
+    body.send_keys("s")
+    wait_for(driver, lambda d: waste(d) != before, "s turned the stock")
+    # Click-then-click: a card, then the work pile it fits on (the stock turned until one does).
+    for _ in range(60):
+        pair = fitting_pair(driver)
+        if pair is not None:
+            break
+        before = waste(driver)
+        body.send_keys(" ")  # (space turns the stock too)
+        wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
+    assert pair is not None, "no card of ours fitted a work pile in 60 turns"
+    source, target, card = pair
+    card_in(driver, source, str(card)).click()
+    wait_for(driver, lambda d: "picked" in d.find_element("css selector", "#status").text, "picked")
+    driver.find_element("css selector", f'#mine .pile[data-pile="{target}"]').click()
+    wait_for(driver, lambda d: tops(d).get(target) == card, f"{card} on work pile {target}")
+    # Esc cancels a pick; then a double-click sends an ace to the lake.
+    body.send_keys(Keys.ESCAPE)
+    pile, ace = turn_until_ace(driver)
+    ActionChains(driver).double_click(card_in(driver, pile, str(ace))).perform()
+    wait_for(
+        driver,
+        lambda d: d.find_elements("css selector", f'#foundations [data-code="{ace}"]'),
+        "ace",
+    )

@@ -114,3 +114,48 @@ class WebGame:
             os.killpg(self.proc.pid, signal.SIGKILL)
             out, err = self.proc.communicate()
         return self.proc.returncode, "".join(self.lines) + out, err
+
+
+class ServedPage:
+    """The page server (the real one) on a thread of its own, over a table this test drives.
+
+    For scenarios a live game cannot be made to play on cue (a lost race, a round's end): the
+    test plays a network of real peer cores (``peer_helpers.PeerNetwork``) and shows one
+    peer's :class:`~p2p_nertz.ui.controller.TableController` in the page; what the page sends
+    comes back in :attr:`actions`.
+    """
+
+    def __init__(self) -> None:
+        import queue
+        import threading
+
+        import trio
+
+        from p2p_nertz.web.model import PageAction
+        from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
+        self.actions: queue.Queue[PageAction] = queue.Queue()
+        self.feed = ViewFeed()
+        app = WebApp(Page(), self.feed, self.actions.put)
+        started: queue.Queue[tuple[str, trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(serve_page, app, "127.0.0.1", 0)
+                started.put((url, trio.lowlevel.current_trio_token(), nursery.cancel_scope))
+
+        self.thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
+        self.thread.start()
+        self.url, self.token, self.scope = started.get(timeout=WAIT)
+
+    def publish(self, text: str) -> None:
+        """Send a view to the page (from the test's thread)."""
+        import trio
+
+        trio.from_thread.run_sync(self.feed.publish, text, trio_token=self.token)
+
+    def close(self) -> None:
+        import trio
+
+        trio.from_thread.run_sync(self.scope.cancel, trio_token=self.token)
+        self.thread.join(timeout=WAIT)
