@@ -15,6 +15,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, MoveKind, Pile, Rules, Table
 from p2p_nertz.ui import PlayMove, TableController, TableView
 from p2p_nertz.web.model import BadAction, Drop, KeyPress, card_json, parse_action, view_json
+from p2p_nertz.web.picture import picture_of
 from tests.peer_helpers import Paused, PeerNetwork
 
 KEY = {Pile.NERTS: "n", Pile.WASTE: "w", Pile.LAKE: "l"} | {Pile(i): str(i) for i in range(1, 7)}
@@ -152,3 +153,22 @@ def test_a_drop_back_on_its_own_pile_or_nowhere_does_nothing() -> None:
     assert controller.drop("n", [], peer, 0.0) == []
     assert controller.drop("n", ["l"], None, 0.0) == []  # before the node started
     assert controller.keys.status == ""
+
+
+def test_the_round_picture_agrees_with_the_round_s_score() -> None:
+    # A whole round of bots: each player's last point is its cards in the lake at scoring,
+    # every race lost is won by someone, and a Nerts pile emptied only by whoever called.
+    net = PeerNetwork(4, seed=7, rules=Rules(rounds=1, target=None))
+    net.run_until_over()
+    final = net.peers[0].final
+    picture = picture_of(final, 1)
+    assert picture is not None and picture.plays > 0
+    score = final.past_rounds[0].expected or final.round.expected
+    assert score is not None
+    for player in score.players:
+        points = picture.lake[player.seat]
+        assert (points[-1][1] if points else 0) == player.lake
+        if picture.emptied[player.seat] is not None:
+            assert player.nerts_left == 0
+    assert sum(map(len, picture.won)) == sum(map(len, picture.lost))
+    assert picture_of(final, 9) is None

@@ -21,6 +21,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui import PlayMove, TableController
 from p2p_nertz.web.model import Drop, KeyPress
+from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.table import WebFront
 from tests.peer_helpers import PeerNetwork
 from tests.test_peer_in_the_air import Race, _network
@@ -49,7 +50,7 @@ class Seat:
     def __init__(self, net: PeerNetwork, seat: int, page: ServedPage) -> None:
         self.net = net
         self.seat = seat
-        self.front = WebFront(_ToPage(page))  # type: ignore[arg-type]
+        self.front = WebFront(_ToPage(page), final=lambda: net.peers[seat].final)  # type: ignore[arg-type]
         names = tuple(m.name for m in net.spec.members)
         self.table = TableController(names, seat, self.front, between_rounds=600.0)
         self.page = page
@@ -184,6 +185,15 @@ def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
             ), words
             assert words.endswith(f" {shown.totals[player.seat]}"), words
         assert "next round in 600 s" in board.text, board.text
+        # The round's picture: a line per player, the races as the signed events tell them.
+        picture = picture_of(seat.peer.final, 1)
+        assert picture is not None
+        lines = board.find_elements("css selector", ".round-picture path.line")
+        assert sorted(int(p.get_attribute("data-seat")) for p in lines) == [0, 1, 2]
+        for item in board.find_elements("css selector", ".round-picture .legend"):
+            s = int(item.get_attribute("data-seat"))
+            won, lost = len(picture.won[s]), len(picture.lost[s])
+            assert f"races won {won}, lost {lost}" in item.text, item.text
         # Its button is Enter: the board closes and the table is back.
         board.find_element("css selector", "button").click()
         seat.take_action()

@@ -213,3 +213,38 @@ def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> N
         lambda d: d.find_elements("css selector", f'#foundations [data-code="{ace}"]'),
         "ace",
     )
+
+
+def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
+    # Measured and printed, not asserted (the machine is shared): the page's frames a second
+    # and its slowest draw while seven bots play at speed 10.
+    started = WebGame(tmp_path, "--bots", "7", "--speed", "10", "--seed", "3", "--rounds", "1")
+    try:
+        with open_browser() as driver:
+            driver.get(started.url)
+            wait_for(
+                driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "deal"
+            )
+            assert len(driver.find_elements("css selector", "#others .player")) == 7
+            driver.execute_script(
+                "const s = window.nertzStats; s.frames = 0; s.longest = 0; s.renderMs = 0;"
+                "s.start = performance.now(); s.last = undefined; s.views0 = s.views;"
+            )
+            # Forty views of the others' moves (each drawn as it comes; the bots end a round in
+            # about a minute at this speed).
+            wait_for(
+                driver,
+                lambda d: (
+                    d.execute_script("return window.nertzStats.views - window.nertzStats.views0")
+                    >= 40
+                ),
+                "40 views",
+                timeout=120,
+            )
+            figures = stats(driver)
+            print(
+                f"\nbrowser table, 8 players, bots at speed 10: {figures['fps']:.0f} fps, longest "
+                f"frame {figures['longest']:.0f} ms, slowest draw {figures['render']:.1f} ms"
+            )
+    finally:
+        started.stop()

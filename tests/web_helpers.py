@@ -56,6 +56,11 @@ def open_browser(width: int = 1280, height: int = 720) -> Iterator[Any]:
     ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # The page itself (not the window around it) at that size, as a screen of it would be.
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
     try:
         yield driver
     finally:

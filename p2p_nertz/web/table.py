@@ -15,16 +15,19 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui import Abandon, Leave, PlayMove, TableView
 from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
 from p2p_nertz.web.model import Drop, KeyPress, PageAction, view_json
+from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["WebFront", "WebOutcome", "run_web_table"]
@@ -34,7 +37,8 @@ _QUEUE = 64  # actions waiting for the controller; a page sending faster is told
 
 
 class WebFront:
-    """The controller's front end in a browser: each view becomes the JSON the pages get.
+    """The controller's front end in a browser: each view becomes the JSON the pages get
+    (with the round's picture on the board, from ``final``: the node's final fold).
 
     Attributes:
         feed: the latest view, as text, for the server.
@@ -42,16 +46,35 @@ class WebFront:
         handled_ms: how long that drop took from its message to the node's answer.
     """
 
-    def __init__(self, feed: ViewFeed, *, symbols: bool = True) -> None:
+    def __init__(
+        self,
+        feed: ViewFeed,
+        *,
+        symbols: bool = True,
+        final: Callable[[], GameState | None] = lambda: None,
+    ) -> None:
         self.feed = feed
         self.symbols = symbols
+        self.final = final
         self.ack: int | None = None
         self.handled_ms: float | None = None
+        self._pictures: dict[int, dict[str, Any] | None] = {}
 
     def show(self, view: TableView) -> None:
         data = view_json(view, symbols=self.symbols, ack=self.ack)
         data["handled_ms"] = self.handled_ms
+        if view.board is not None and data["board"] is not None:
+            data["board"]["picture"] = self._picture(view.board.round)
         self.feed.publish(json.dumps(data, ensure_ascii=False))
+
+    def _picture(self, number: int) -> dict[str, Any] | None:
+        """The round's picture, from the final fold (worked out once: a scored round's log
+        is final)."""
+        if number not in self._pictures:
+            final = self.final()
+            picture = None if final is None else picture_of(final, number)
+            self._pictures[number] = None if picture is None else picture.as_json()
+        return self._pictures[number]
 
 
 @dataclass
@@ -93,7 +116,14 @@ async def run_web_table(
     """
     spec = node.spec
     feed = ViewFeed()
-    front = WebFront(feed, symbols=symbols)
+
+    def final() -> GameState | None:
+        try:
+            return node.peer.final
+        except RuntimeError:  # not started yet
+            return None
+
+    front = WebFront(feed, symbols=symbols, final=final)
     table = TableController(
         tuple(m.name for m in spec.members),
         spec.seat_of(node.identity.peer_id),

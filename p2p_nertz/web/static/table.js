@@ -200,6 +200,7 @@
       table.appendChild(cards);
     }
     box.appendChild(table);
+    if (b.picture) box.appendChild(drawPicture(b.picture, b.rows));
     if (b.result) {
       box.appendChild(el("p", "result",
         `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
@@ -226,6 +227,77 @@
     return true;
   }
 
+  // The round as a picture, from the signed events (the same for everyone): each player's
+  // cards in the lake over the round's plays, a cross where a race was lost, a dot where one
+  // was won, a flag where a Nerts pile emptied.
+  function drawPicture(pic, rows) {
+    const W = 600, H = 170, L = 28, B = 22, T = 8;
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("class", "picture");
+    svg.setAttribute("role", "img");
+    const top = Math.max(1, ...pic.lake.map((pts) => (pts.length ? pts[pts.length - 1][1] : 0)));
+    const x = (when) => L + ((W - L - 8) * when) / Math.max(1, pic.plays);
+    const y = (n) => H - B - ((H - B - T) * n) / top;
+    const add = (tag, attrs, text) => {
+      const e = document.createElementNS(SVG, tag);
+      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+      if (text !== undefined) e.textContent = text;
+      svg.appendChild(e);
+      return e;
+    };
+    add("line", { x1: L, y1: H - B, x2: W - 8, y2: H - B, class: "axis" });
+    add("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" });
+    add("text", { x: L - 4, y: T + 10, class: "tick", "text-anchor": "end" }, String(top));
+    add("text", { x: L - 4, y: H - B, class: "tick", "text-anchor": "end" }, "0");
+    add("text", { x: W - 8, y: H - 6, class: "tick", "text-anchor": "end" },
+        `${pic.plays} plays (in the signed order)`);
+    const at = (seat, when) => {
+      let n = 0;
+      for (const [w, c] of pic.lake[seat]) if (w <= when) n = c;
+      return n;
+    };
+    pic.lake.forEach((pts, seat) => {
+      const colour = `var(--p${seat % 8})`;
+      let d = `M${x(0)} ${y(0)}`;
+      for (const [w, c] of pts) d += ` H${x(w)} V${y(c)}`;
+      d += ` H${x(pic.plays)}`;
+      const line = add("path", { d, class: "line", "data-seat": seat });
+      line.style.stroke = colour;
+      for (const w of pic.lost[seat]) {
+        const cx = x(w), cy = y(at(seat, w));
+        const m = add("path", { d: `M${cx - 4} ${cy - 4} L${cx + 4} ${cy + 4} M${cx - 4} ${cy + 4} L${cx + 4} ${cy - 4}`,
+                                class: "lost" });
+        m.style.stroke = colour;
+      }
+      for (const w of pic.won[seat]) {
+        const dot = add("circle", { cx: x(w), cy: y(at(seat, w)), r: 3.5, class: "won" });
+        dot.style.fill = colour;
+      }
+      const e = pic.emptied[seat];
+      if (e !== null) {
+        const flag = add("path", { d: `M${x(e)} ${y(at(seat, e))} v-16 l9 4 l-9 4`, class: "flag" });
+        flag.style.stroke = colour;
+      }
+    });
+    const figure = el("figure", "round-picture");
+    figure.appendChild(svg);
+    const legend = el("figcaption");
+    for (const r of rows) {
+      const item = el("span", "legend");
+      item.dataset.seat = r.seat;
+      const sw = el("span", "swatch");
+      sw.style.background = `var(--p${r.seat % 8})`;
+      item.appendChild(sw);
+      const flag = pic.emptied[r.seat] !== null ? " · Nerts pile emptied" : "";
+      item.appendChild(document.createTextNode(
+        `${r.name}: races won ${pic.won[r.seat].length}, lost ${pic.lost[r.seat].length}${flag}`));
+      legend.appendChild(item);
+    }
+    figure.appendChild(legend);
+    return figure;
+  }
+
   function render() {
     const t0 = performance.now();
     const me = view.seat;
@@ -233,11 +305,14 @@
     const shared = [view.frozen, view.selected];
     $("#round").textContent = `round ${view.round} · ${view.phase}` +
       (view.final ? " · the game has ended" : "") + (view.alone ? " · nobody else is left" : "");
-    if (changed("others", view.players.filter((p) => p.seat !== me))) {
-      const others = $("#others");
-      others.replaceChildren();
-      for (const p of view.players) if (p.seat !== me) others.appendChild(drawTableau(p, false));
-    }
+    // The others one by one: a bot's move redraws its own tableau only.
+    const others = $("#others");
+    const seats = view.players.filter((p) => p.seat !== me);
+    if (others.children.length !== seats.length) others.replaceChildren(
+      ...seats.map(() => el("div", "player other")));
+    seats.forEach((p, i) => {
+      if (changed(`other${p.seat}`, p)) others.replaceChild(drawTableau(p, false), others.children[i]);
+    });
     if (changed("lake", view.lake)) drawLake();
     if (changed("mine", [mineNow, shared])) {
       const mine = $("#mine");
