@@ -412,15 +412,15 @@ def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseExcept
     return errors
 
 
-def add_web_arguments(p: argparse.ArgumentParser) -> None:
-    """``--web``, ``--no-open`` and ``--web-bind``: the table in a browser (issue 17)."""
+def add_web_arguments(
+    p: argparse.ArgumentParser,
+    what: str = "play in a browser page served by this peer (its URL is printed on a line of "
+    "its own), instead of the terminal",
+) -> None:
+    """``--web``, ``--no-open`` and ``--web-bind``: the table in a browser (issue 17);
+    ``what``: the help of ``--web``."""
     web = p.add_argument_group("the table in a browser")
-    web.add_argument(
-        "--web",
-        action="store_true",
-        help="play in a browser page served by this peer (its URL is printed on a line of its "
-        "own), instead of the terminal",
-    )
+    web.add_argument("--web", action="store_true", help=what)
     web.add_argument(
         "--no-open", action="store_true", help="with --web: print the URL, open no browser"
     )
@@ -431,7 +431,7 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="with --web: where the page is served (default 127.0.0.1 and a free port: this "
         "machine only). Another address exposes it on purpose: anyone on that network who "
-        "learns the URL (it holds a secret token) can play for you",
+        "learns the URL (it holds a secret token) can see it and act in it",
     )
 
 

@@ -1,4 +1,5 @@
-"""``--web``: the table in a browser instead of the terminal (issue 17).
+"""``--web``: the table in a browser instead of the terminal (issue 17), for ``nertz play`` and
+``nertz replay``.
 
 :func:`run_in_browser` plays a node from the page its own process serves
 (:func:`p2p_nertz.web.table.run_web_table`), prints the page's URL on a line of its own and
@@ -10,17 +11,52 @@ from __future__ import annotations
 
 import sys
 import webbrowser
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 import trio
 
 from cli.args import expected_errors
 from cli.table import Outcome
+from p2p_nertz.audit.replay import Replay
+from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.web.replay import run_web_replay
 from p2p_nertz.web.table import run_web_table
 
-__all__ = ["run_in_browser"]
+__all__ = ["replay_in_browser", "run_in_browser"]
+
+
+def _on_url(bind: tuple[str, int], open_page: bool) -> Callable[[str], None]:
+    def on_url(url: str) -> None:
+        print(url, flush=True)  # on a line of its own: scripts and tests read it
+        if bind[0] not in ("127.0.0.1", "localhost"):
+            print(
+                f"the page is served on {bind[0]}: anyone who learns this URL can use it",
+                file=sys.stderr,
+            )
+        if open_page:
+            webbrowser.open(url)
+
+    return on_url
+
+
+def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool) -> None:
+    """Serve the replay's page until ``q`` in it (Ctrl-C: ``nertz`` says "interrupted").
+
+    Raises:
+        NertzError: the page cannot be served there.
+    """
+    try:
+        trio.run(
+            partial(
+                run_web_replay, replay, host=bind[0], port=bind[1], on_url=_on_url(bind, open_page)
+            )
+        )
+    except BaseExceptionGroup as group:
+        errors = expected_errors(group)
+        raise NertzError(str(errors[0])) from None
 
 
 def run_in_browser(
@@ -35,15 +71,7 @@ def run_in_browser(
     """Play ``node`` from a browser page until the game is over and read, or left; the
     runtime's expected failures are returned in :attr:`Outcome.errors`."""
 
-    def on_url(url: str) -> None:
-        print(url, flush=True)  # on a line of its own: scripts and tests read it
-        if bind[0] not in ("127.0.0.1", "localhost"):
-            print(
-                f"the page is served on {bind[0]}: anyone who learns this URL can play for you",
-                file=sys.stderr,
-            )
-        if open_page:
-            webbrowser.open(url)
+    on_url = _on_url(bind, open_page)
 
     async def main() -> Outcome:
         done = await run_web_table(

@@ -333,6 +333,15 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // A spectator or a replay: every tableau drawn alike, no tableau of ours.
+    document.body.classList.toggle("watching", me === null);
+    const bar = $("#replay");
+    bar.hidden = !view.replay;
+    if (view.replay) {
+      $("#replay-at").textContent = `step ${view.replay.at} of ${view.replay.total}` +
+        ` · audit: ${view.replay.verdict}`;
+      $("#quit").textContent = "stop";
+    }
     if (changed("board", [view.board, view.countdown, view.provisional])) drawBoard();
     stats.renderMs = Math.max(stats.renderMs, performance.now() - t0);
   }
@@ -519,6 +528,7 @@
     document.addEventListener("keydown", onKey);
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
+    for (const b of document.querySelectorAll("#replay button")) b.onclick = () => key(b.dataset.key);
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
     requestAnimationFrame(frame);
