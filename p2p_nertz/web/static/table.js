@@ -366,6 +366,7 @@
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
       if (m.type === "error") { toast(m.error); return; }
+      if (m.type === "waiting") { $("#status").textContent = m.text; return; }
       if (m.type !== "view") return;
       view = m;
       stats.views += 1;
