@@ -173,6 +173,22 @@
     let how = b.status === "nerts" ? `Nerts! called by ${b.callers.join(", ")}`
       : b.status === "blocked" ? "blocked: nobody could play" : "void: the game was abandoned";
     box.appendChild(el("h2", "", `Round ${b.round} over — ${how}`));
+    const next = el("div", "next");
+    if (b.result) {
+      next.appendChild(el("p", "result",
+        `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
+        ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
+      const leave = el("button", "", "leave (q)");
+      leave.onclick = () => key("q");
+      next.appendChild(leave);
+    } else {
+      const go = el("button", "", "next round (Enter)");
+      go.onclick = () => key("ENTER");
+      next.appendChild(go);
+      if (view.countdown !== null)
+        next.appendChild(el("p", "countdown", `next round in ${view.countdown} s`));
+    }
+    box.appendChild(next);
     const table = el("table");
     const head = el("tr");
     for (const t of ["player", "lake", "Nerts left", "bonus", "false call", "round", "game"])
@@ -201,20 +217,6 @@
     }
     box.appendChild(table);
     if (b.picture) box.appendChild(drawPicture(b.picture, b.rows));
-    if (b.result) {
-      box.appendChild(el("p", "result",
-        `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
-        ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
-      const leave = el("button", "", "leave (q)");
-      leave.onclick = () => key("q");
-      box.appendChild(leave);
-    } else {
-      if (view.countdown !== null)
-        box.appendChild(el("p", "countdown", `next round in ${view.countdown} s`));
-      const next = el("button", "", "next round (Enter)");
-      next.onclick = () => key("ENTER");
-      box.appendChild(next);
-    }
   }
 
   // Each part of the page is drawn again only when its part of the view changed: the others'
