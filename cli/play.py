@@ -70,7 +70,7 @@ from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
-from cli.web_cmd import run_in_browser
+from cli.web_cmd import run_in_browser, serve_lobby_page, table_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -80,6 +80,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = ["DEFAULT_BOT_SPEED", "add_parser"]
 
@@ -198,8 +199,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
-    if args.web and args.bots is None and not any(given[1:]):
-        raise NertzError("--web plays a quick game (--bots N) or a given one (--spec) for now")
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)
     if not any(given[1:]):
@@ -430,6 +429,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         )  # fmt: skip
         apps.append(app)
         async with trio.open_nursery() as outer:
+            if isinstance(terminal, PageTerminal):  # the lobby's page, then the table's
+                await serve_lobby_page(
+                    outer, terminal, bind=args.web_bind, open_page=not args.no_open
+                )
             started = await app.run(outer)
             if started is None:
                 outer.cancel_scope.cancel()
@@ -444,12 +447,18 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
             bind = session.endpoints[identity.peer_id]
             node = make_node(identity, spec, log, bind, args.watcher, config=config)
-            outcome = await run_table(node, session.endpoints, terminal=terminal, symbols=symbols)
+            if isinstance(terminal, PageTerminal):
+                outcome = await table_in_page(node, session.endpoints, terminal)
+            else:
+                outcome = await run_table(
+                    node, session.endpoints, terminal=terminal, symbols=symbols
+                )
             outer.cancel_scope.cancel()  # the hosted table stops serving
             result.append((outcome, node))
 
     try:
-        with open_curses(colour=colour) as terminal:
+        page = contextlib.nullcontext(PageTerminal()) if args.web else None
+        with page or open_curses(colour=colour) as terminal:
             try:
                 trio.run(main, terminal)
             except BaseExceptionGroup as group:

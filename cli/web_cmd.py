@@ -23,9 +23,11 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.web.replay import run_web_replay
+from p2p_nertz.web.server import serve_page
 from p2p_nertz.web.table import run_web_table
+from p2p_nertz.web.terminal import PageTerminal
 
-__all__ = ["replay_in_browser", "run_in_browser"]
+__all__ = ["replay_in_browser", "run_in_browser", "serve_lobby_page", "table_in_page"]
 
 
 def _on_url(bind: tuple[str, int], open_page: bool) -> Callable[[str], None]:
@@ -83,3 +85,20 @@ def run_in_browser(
         return trio.run(main)
     except BaseExceptionGroup as group:
         return Outcome(errors=expected_errors(group))
+
+
+async def serve_lobby_page(
+    nursery: trio.Nursery, terminal: PageTerminal, *, bind: tuple[str, int], open_page: bool
+) -> None:
+    """Serve the lobby's page (``nertz play --web`` with neither ``--bots`` nor ``--spec``) in
+    ``nursery``; its URL printed, and opened unless ``--no-open``."""
+    url = await nursery.start(serve_page, terminal.app, *bind)
+    _on_url(bind, open_page)(url)
+
+
+async def table_in_page(
+    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal
+) -> Outcome:
+    """The game the lobby started, on the lobby's page (the same URL)."""
+    done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
+    return Outcome(done.peer, done.left, done.signal)

@@ -47,7 +47,7 @@ MESSAGES = 8
 _SOURCES = ("n", "w", "1", "2", "3", "4", "5", "6")
 _TARGETS = (*_SOURCES, "l")
 #: Keys the page may send: the terminal's keys (one printable character) and these names.
-_NAMED_KEYS = frozenset({"ENTER", "ESC", "BACKSPACE"})
+_NAMED_KEYS = frozenset({"ENTER", "ESC", "BACKSPACE", "UP", "DOWN", "LEFT", "RIGHT"})
 _MAX_TEXT = 4096  # a message longer than this is not one the page sends
 
 

@@ -96,6 +96,7 @@ async def run_web_table(
     symbols: bool = True,
     signals: bool = True,
     hint: str | None = None,
+    app: WebApp | None = None,
 ) -> WebOutcome:
     """Play ``node`` from a browser page until the game is over and read, or the player leaves.
 
@@ -110,12 +111,14 @@ async def run_web_table(
         symbols: suit symbols in the words (the cards are drawn either way).
         signals: leave on SIGINT/SIGTERM (only possible on the main thread).
         hint: a first announcement.
+        app: a page server already serving (the lobby's, :mod:`p2p_nertz.web.terminal`): the
+            table takes it over, on the same URL (``on_url`` is not called).
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
     """
     spec = node.spec
-    feed = ViewFeed()
+    feed = ViewFeed() if app is None else app.feed
 
     def final() -> GameState | None:
         try:
@@ -133,11 +136,15 @@ async def run_web_table(
     )
     runner = _Runner(node, table, front)
     node.add_listener(runner.on_notice)
-    app = WebApp(Page(), feed, runner.on_action)
     async with trio.open_nursery() as nursery:
         runner.nursery = nursery
-        url = await nursery.start(serve_page, app, host, port)
-        on_url(url)
+        if app is None:
+            url = await nursery.start(
+                serve_page, WebApp(Page(), feed, runner.on_action), host, port
+            )
+            on_url(url)
+        else:
+            app.on_action = runner.on_action
         nursery.start_soon(runner.play, endpoints)
         nursery.start_soon(runner.actions)
         nursery.start_soon(runner.screen)

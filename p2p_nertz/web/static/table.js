@@ -14,7 +14,8 @@
     C: ["M44 58 L36 96 L64 96 L56 58 Z"],
   };
   const CLUB_CIRCLES = [[50, 26, 20], [27, 58, 20], [73, 58, 20], [50, 50, 10]];
-  const KEYS = { Enter: "ENTER", Escape: "ESC", Backspace: "BACKSPACE" };
+  const KEYS = { Enter: "ENTER", Escape: "ESC", Backspace: "BACKSPACE", ArrowUp: "UP",
+                 ArrowDown: "DOWN", ArrowLeft: "LEFT", ArrowRight: "RIGHT" };
   const AIM = 64; // px: a drop this near a pile may go there (the nearest that fits wins)
 
   const stats = { frames: 0, start: performance.now(), longest: 0, drops: [], handled: [],
@@ -229,6 +230,22 @@
     return true;
   }
 
+  // The lobby: its own text screen (the terminal's), each span styled, and a button per key.
+  let screenMode = false;
+  function drawScreen(rows) {
+    screenMode = true;
+    $("#table").hidden = true;
+    $("#screen").hidden = false;
+    const pre = $("#screen-text");
+    pre.replaceChildren();
+    for (const row of rows) {
+      const line = el("div", "line");
+      for (const [text, style] of row) line.appendChild(el("span", `s-${style}`, text));
+      pre.appendChild(line);
+    }
+    stats.views += 1;
+  }
+
   // The round as a picture, from the signed events (the same for everyone): each player's
   // cards in the lake over the round's plays, a cross where a race was lost, a dot where one
   // was won, a flag where a Nerts pile emptied.
@@ -369,6 +386,10 @@
       const m = JSON.parse(ev.data);
       if (m.type === "error") { toast(m.error); return; }
       if (m.type === "waiting") { $("#status").textContent = m.text; return; }
+      if (m.type === "screen") { drawScreen(m.rows); return; }
+      screenMode = false;
+      $("#screen").hidden = true;
+      $("#table").hidden = false;
       if (m.type !== "view") return;
       view = m;
       stats.views += 1;
@@ -503,7 +524,7 @@
 
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    if (!view || view.command === null) {
+    if (!screenMode && (!view || view.command === null)) {
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
       if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
@@ -531,7 +552,8 @@
     document.addEventListener("keydown", onKey);
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
-    for (const b of document.querySelectorAll("#replay button")) b.onclick = () => key(b.dataset.key);
+    for (const b of document.querySelectorAll("#replay button, #lobby-keys button"))
+      b.onclick = () => key(b.dataset.key);
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
     requestAnimationFrame(frame);
