@@ -248,3 +248,42 @@ def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
             )
     finally:
         started.stop()
+
+
+def test_web_a_finger_drags_an_ace_to_the_lake_on_a_phone_sized_page(tmp_path: Path) -> None:
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+
+    started = WebGame(tmp_path, *GAME)
+    try:
+        with open_browser(390, 844) as driver:
+            driver.get(started.url)
+            wait_for(
+                driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "deal"
+            )
+            # Everything of ours fits the width: no pile is cut off or scrolled away.
+            width = driver.execute_script("return document.documentElement.clientWidth")
+            right = driver.execute_script(
+                "return Math.max(...[...document.querySelectorAll('#mine .pile')]"
+                ".map(p => p.getBoundingClientRect().right))"
+            )
+            assert right <= width, (right, width)
+            pile, ace = turn_until_ace(driver)
+            card = card_in(driver, pile, str(ace)).rect
+            lake = driver.find_element("css selector", "#lake").rect
+            finger = PointerInput(POINTER_TOUCH, "finger")
+            actions = ActionBuilder(driver, mouse=finger, duration=50)
+            x, y = card["x"] + card["width"] / 2, card["y"] + card["height"] / 2
+            actions.pointer_action.move_to_location(int(x), int(y)).pointer_down()
+            actions.pointer_action.move_to_location(int(x) + 10, int(y) - 10)
+            lx, ly = lake["x"] + lake["width"] / 2, lake["y"] + lake["height"] / 2
+            actions.pointer_action.move_to_location(int(lx), int(ly)).pointer_up()
+            actions.perform()
+            wait_for(
+                driver,
+                lambda d: d.find_elements("css selector", f'#foundations [data-code="{ace}"]'),
+                f"{ace} in the lake",
+            )
+    finally:
+        started.stop()
