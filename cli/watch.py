@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import sys
-import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import zmq
 from cli.args import add_web_arguments, bind_endpoint, expected_errors
 from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
@@ -336,10 +336,7 @@ def _watch_web(args: argparse.Namespace, spec: GameSpec | None) -> Spectator | N
     """``nertz watch --web``: the URL on a line of its own, the browser opened unless
     ``--no-open``."""
 
-    def on_url(url: str) -> None:
-        print(url, flush=True)
-        if not args.no_open:
-            webbrowser.open(url)
+    on_url = browser_opener(args.web_bind, open_page=not args.no_open)
 
     async def main() -> Spectator | None:
         return await watch_in_browser(

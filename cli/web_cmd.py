@@ -9,7 +9,9 @@ opens it in the default browser unless ``--no-open``. The options are
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -27,10 +29,19 @@ from p2p_nertz.web.server import serve_page
 from p2p_nertz.web.table import run_web_table
 from p2p_nertz.web.terminal import PageTerminal
 
-__all__ = ["replay_in_browser", "run_in_browser", "serve_lobby_page", "table_in_page"]
+__all__ = [
+    "browser_opener",
+    "replay_in_browser",
+    "run_in_browser",
+    "serve_lobby_page",
+    "table_in_page",
+]
 
 
-def _on_url(bind: tuple[str, int], open_page: bool) -> Callable[[str], None]:
+def browser_opener(bind: tuple[str, int], *, open_page: bool) -> Callable[[str], None]:
+    """What to do with the page's URL: print it on a line of its own (scripts and tests read
+    it), warn when it is served beyond this machine, and open it unless ``--no-open``."""
+
     def on_url(url: str) -> None:
         print(url, flush=True)  # on a line of its own: scripts and tests read it
         if bind[0] not in ("127.0.0.1", "localhost"):
@@ -39,9 +50,21 @@ def _on_url(bind: tuple[str, int], open_page: bool) -> Callable[[str], None]:
                 file=sys.stderr,
             )
         if open_page:
-            webbrowser.open(url)
+            if _has_a_screen():
+                # (On a thread: a browser that runs in the foreground must not stop the peer.)
+                threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+            else:
+                print("no display here: open the URL above in a browser", file=sys.stderr)
 
     return on_url
+
+
+def _has_a_screen() -> bool:
+    """Whether a graphical browser can open here (else ``webbrowser`` would pick a text one,
+    which takes over the terminal)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool) -> None:
@@ -53,7 +76,11 @@ def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool)
     try:
         trio.run(
             partial(
-                run_web_replay, replay, host=bind[0], port=bind[1], on_url=_on_url(bind, open_page)
+                run_web_replay,
+                replay,
+                host=bind[0],
+                port=bind[1],
+                on_url=browser_opener(bind, open_page=open_page),
             )
         )
     except BaseExceptionGroup as group:
@@ -73,7 +100,7 @@ def run_in_browser(
     """Play ``node`` from a browser page until the game is over and read, or left; the
     runtime's expected failures are returned in :attr:`Outcome.errors`."""
 
-    on_url = _on_url(bind, open_page)
+    on_url = browser_opener(bind, open_page=open_page)
 
     async def main() -> Outcome:
         done = await run_web_table(
@@ -93,7 +120,7 @@ async def serve_lobby_page(
     """Serve the lobby's page (``nertz play --web`` with neither ``--bots`` nor ``--spec``) in
     ``nursery``; its URL printed, and opened unless ``--no-open``."""
     url = await nursery.start(serve_page, terminal.app, *bind)
-    _on_url(bind, open_page)(url)
+    browser_opener(bind, open_page=open_page)(url)
 
 
 async def table_in_page(
