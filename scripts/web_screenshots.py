@@ -113,6 +113,8 @@ def main() -> int:
                     "the end of the round",
                     timeout=600,
                 )
+                # (The announcement of the call fades by itself; the picture shows the board.)
+                driver.execute_script("document.getElementById('toast').hidden = true")
                 driver.save_screenshot(str(args.out / "web-board.png"))
         finally:
             game.stop()

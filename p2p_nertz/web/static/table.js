@@ -250,7 +250,7 @@
   // cards in the lake over the round's plays, a cross where a race was lost, a dot where one
   // was won, a flag where a Nerts pile emptied.
   function drawPicture(pic, rows) {
-    const W = 600, H = 170, L = 28, B = 22, T = 8;
+    const W = 600, H = 180, L = 28, B = 22, T = 22;
     const svg = document.createElementNS(SVG, "svg");
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     svg.setAttribute("class", "picture");
