@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,17 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.auditor import _Pass
+from p2p_nertz.logfile import LogStream
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Kind,
+    decode_message,
+    encode_message,
+    verify_batch,
+)
 from p2p_nertz.protocol.identity import (
     LIBSODIUM,
     OPENSSL,
@@ -30,6 +42,7 @@ from p2p_nertz.protocol.identity import (
     signature_fault,
     verify,
 )
+from tests.audit_helpers import played
 
 DATA = Path(__file__).parent / "data" / "ed25519-vectors.json"
 VECTORS: list[dict[str, Any]] = json.loads(DATA.read_text())["vectors"]
@@ -232,3 +245,83 @@ def test_only_the_identity_module_calls_a_signature_library() -> None:
         if path.name != "identity.py" and any(c in path.read_text() for c in calls)
     ]
     assert offenders == []
+
+
+# -- verifying a batch (the audit reads ahead) ---------------------------------------------------
+def _messages() -> tuple[bytes, list[bytes], list[bytes]]:
+    """A game id, a roster of two, and messages: good, duplicated, forged, of another game, by
+    a stranger, malformed."""
+    alice, bob, eve = (Identity.generate(seed=bytes([n]) * 32) for n in (1, 2, 3))
+    game = bytes(32)
+
+    def beat(who: Identity, lamport: int, game_id: bytes = game) -> bytes:
+        return encode_message(
+            who, game_id=game_id, seq=0, prev=None, lamport=lamport, kind=Kind.BEAT, body=[]
+        )
+
+    good = beat(alice, 1)
+    forged = good[:-1] + bytes([good[-1] ^ 1])
+    datas = [good, beat(bob, 2), good, forged, beat(alice, 3, bytes([1]) * 32), beat(eve, 4)]
+    datas += [b"\x92\xc4\x00", b""]
+    return game, [alice.peer_id, bob.peer_id], datas
+
+
+def _outcomes(datas: list[bytes], game: bytes, roster: list[bytes], cache: Any) -> list[str]:
+    out = []
+    for data in datas:
+        try:
+            out.append(decode_message(data, game_id=game, roster=roster, cache=cache).id.hex())
+        except InvalidMessageError as exc:
+            out.append(exc.reason.value)
+    return out
+
+
+def test_verify_batch_changes_no_decoding_result() -> None:
+    game, roster, datas = _messages()
+    expected = _outcomes(datas, game, roster, None)
+    assert expected[3:] == [
+        "bad_signature",
+        "wrong_game",
+        "unknown_author",
+        "malformed",
+        "malformed",
+    ]
+    cache = EnvelopeCache()
+    verify_batch(datas, game_id=game, roster=roster, cache=cache)
+    assert _outcomes(datas, game, roster, cache) == expected
+
+
+def test_verify_batch_remembers_only_what_passes() -> None:
+    game, roster, datas = _messages()
+    cache = EnvelopeCache()
+    verify_batch(datas, game_id=game, roster=roster, cache=cache)
+    assert repr(cache) == "<EnvelopeCache 2 parsed, 2 verified of 16384>"
+
+
+def _read_fails_after(data: bytes, good: int) -> LogSource:
+    """A log whose reader raises OSError after ``good`` bytes."""
+
+    def chunks() -> Iterator[memoryview]:
+        yield memoryview(data)[:good]
+        raise OSError("the disk went away")
+
+    return LogSource("p1.log", lambda: LogStream(chunks()))
+
+
+@pytest.mark.parametrize("cut", [0.3, 0.7])
+def test_audit_reads_ahead_without_changing_a_finding(
+    cut: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The audit verifies 32 records at a time before it reads them (issue 18): the same
+    # findings, a read error included, as reading one record at a time.
+    game = played(players=3, seed=11, rounds=1)
+    files = game.files()
+    sources = [
+        _read_fails_after(files[0], int(len(files[0]) * cut)),
+        *(LogSource.from_bytes(f"p{i + 2}.log", f) for i, f in enumerate(files[1:])),
+    ]
+    ahead = audit(sources)
+    monkeypatch.setattr(_Pass, "_read_ahead", lambda self, records: records)
+    one_by_one = audit(sources)
+    assert ahead == one_by_one
+    assert "the disk went away" in str(ahead.violations)
