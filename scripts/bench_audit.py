@@ -202,7 +202,7 @@ def main() -> int:
             openssl_rate = statistics.median(r["openssl_per_s"] for r in runs)
             print(f"  bare libsodium verify: {verify_rate:7.0f} verifications/s (same process)")
             print(f"  (bare OpenSSL verify:  {openssl_rate:7.0f} verifications/s, for comparison)")
-            print(f"  ratio:              {ratio:10.2f}  (median of runs; target >= 0.5)")
+            print(f"  ratio:              {ratio:10.3f}  (median of runs; target >= 0.5)")
 
         if not valid:
             print("warning: an audit was not valid")

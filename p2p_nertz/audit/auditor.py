@@ -148,7 +148,7 @@ __all__ = [
 
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
-_AHEAD = 32  # records read ahead, whose messages are verified as a batch (_Pass._read_ahead)
+_AHEAD = 128  # records read ahead, whose messages are verified as a batch (_Pass._read_ahead)
 _RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
 
