@@ -12,20 +12,29 @@ follow a *required* chain (the one a drop or a readmission quotes), giving up ou
 it parts from it. Gaps are repaired by asking any member that announced more (``want``), at
 most every ``want_interval`` per feed.
 
-:class:`Feeds` owns that storage and returns values: the peer decides what to check, signs the
-wants and sends what a want asks for. Where an event came from is a :class:`Source`.
+:class:`Feeds` owns that storage and returns values, in the manner of h11's
+``ConnectionState``: :meth:`Feeds.admit` says what to make of an event received (a duplicate,
+another version of one held, too many waiting); :meth:`Feeds.ready` walks the waiting events
+whose turn has come and yields, one at a time, a :class:`Refusal`, a :class:`Parting` (our copy
+of a required chain parts from it: give ours up) or a :class:`Ready` event, for the peer to
+check against what only it knows (finality, proofs of lies) and deliver;
+:meth:`Feeds.chain_problem` is the chain's own check of a ready event. The peer signs the wants
+and sends what a want asks for; nothing here calls back into it. Where an event came from is a
+:class:`Source`.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
 from operator import gt
 
 from p2p_nertz.protocol.bodies import EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["Feeds", "Source", "matches"]
+__all__ = ["ChainCode", "Feeds", "Parting", "Ready", "Refusal", "Source", "matches"]
 
 
 class Source(enum.Enum):
@@ -38,6 +47,55 @@ class Source(enum.Enum):
     LOG = "log"
     #: Signed here just now: the signer logged and sent it.
     LOCAL = "local"
+
+
+class ChainCode(enum.StrEnum):
+    """Why the feeds (or the peer's checks of a feed) refused a message; the value is the short
+    code of the peer's ``Rejected`` effect."""
+
+    BROKEN_CHAIN = "broken_chain"
+    """Not the next link of its author's chain: wrong ``prev``, a frontier that does not name
+    the event before it, timed below what it says it holds or below what is final, or below a
+    clock its author announced."""
+    NOT_KEPT = "not_kept"
+    """An event of a dropped (or readmitted) member that is not on the chain that counts."""
+    TOO_FAR_AHEAD = "too_far_ahead"
+    """Its author already has ``max_pending`` events waiting here."""
+    NOT_OURS = "not_ours"
+    """An event in our name that we never signed (our log holds every one we did)."""
+    CLOCK_JUMP = "clock_jump"
+    """Timed so far ahead of our clock that following it would exhaust it."""
+    FORK = "fork"
+    """A beat announcing another event than the one we hold under its head."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A waiting event refused (taken out of the waiting ones): the peer reports it."""
+
+    code: ChainCode
+    detail: str
+    author: PeerId
+
+
+@dataclass(frozen=True, slots=True)
+class Parting:
+    """Our copy of ``seat``'s feed parts from the required chain: give up its events after
+    ``keep`` (the peer knows how much is final and may not go)."""
+
+    seat: int
+    keep: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A waiting event whose causal past is held, taken out of the waiting ones: the peer
+    checks it (:meth:`Feeds.chain_problem` and its own checks) and delivers or refuses it."""
+
+    seat: int
+    message: Message
+    body: EventBody
+    source: Source
 
 
 class Feeds:
@@ -73,7 +131,112 @@ class Feeds:
         self.want_at = [0.0] * n  # when a feed's gap may next be asked for
         self.gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
 
+    # -- taking events in -------------------------------------------------------------------
+    def version(self, seat: int, seq: int) -> Message | None:
+        """The event of ``seat`` held or waiting here under ``seq`` (a duplicate, or another
+        version of it: a fork), if any."""
+        if seq <= len(self.feeds[seat]):
+            return self.feeds[seat][seq - 1]
+        waiting = self.pending[seat].get(seq)
+        return None if waiting is None else waiting[0]
+
+    def full(self, seat: int, max_pending: int) -> bool:
+        """Whether ``seat`` has as many events waiting as it may."""
+        return len(self.pending[seat]) >= max_pending
+
+    def hold(self, seat: int, message: Message, body: EventBody, source: Source) -> None:
+        """Let an event wait for its turn (:meth:`ready` delivers it when it comes)."""
+        self.pending[seat][message.seq] = (message, body, source)
+
+    def waiting_next(self, seat: int) -> Message | None:
+        """The event of ``seat`` after the last one held, if it is waiting here."""
+        pending = self.pending[seat]
+        if not pending:
+            return None
+        waiting = pending.get(len(self.feeds[seat]) + 1)
+        return None if waiting is None else waiting[0]
+
+    def discard(self, seat: int, seq: int) -> None:
+        """Give up a waiting event (its author is proven to lie with it)."""
+        del self.pending[seat][seq]
+
     # -- causal delivery --------------------------------------------------------------------
+    def ready(self) -> Iterator[Refusal | Parting | Ready]:
+        """Every waiting event whose turn has come, in turn (see the classes yielded), until
+        none is left. The caller acts on each before asking for the next: delivering one (an
+        append to its feed) or giving up a feed's end (:meth:`truncate`) may let more through,
+        and that is how this walk knows it made progress."""
+        self.redrain = False
+        progress = True
+        while progress:
+            progress = False
+            for seat in range(self.n):
+                pending = self.pending[seat]
+                feed = self.feeds[seat]
+                required = self.required.get(seat)
+                while pending:
+                    nxt = pending.get(len(feed) + 1)
+                    if nxt is None:
+                        break
+                    message, body, source = nxt
+                    if required is not None and not matches(required, message.seq, message.id):
+                        del pending[message.seq]
+                        yield Refusal(
+                            ChainCode.NOT_KEPT,
+                            f"seat {seat} event {message.seq} is not on the chain its drop keeps",
+                            message.author,
+                        )
+                        continue
+                    if (
+                        required is not None
+                        and feed
+                        and message.prev is not None
+                        and message.prev != feed[-1].id
+                        and message.seq in required
+                    ):
+                        # On the kept chain, but ours parts from it below: the kept event
+                        # names its predecessor exactly. Give ours up and fetch that one.
+                        required[message.seq - 1] = message.prev
+                        before = len(feed)
+                        yield Parting(seat, message.seq - 2)
+                        if len(feed) < before:
+                            progress = True
+                            break
+                    if self.past_missing(body.frontier):
+                        break  # its causal past is not all here yet
+                    del pending[message.seq]
+                    before = len(feed)
+                    yield Ready(seat, message, body, source)
+                    if len(feed) > before:  # delivered (a refused event leaves it as it was)
+                        progress = True
+
+    def chain_problem(
+        self,
+        seat: int,
+        message: Message,
+        frontier: tuple[int, ...],
+        source: Source,
+        forked_at: dict[int, int],
+    ) -> str | None:
+        """Why a ready event is not the next link of its author's chain, if it is not: it
+        names another predecessor, its frontier names another event before it, or (received,
+        not read back from our log) it is not timed above every event it says it holds."""
+        feed = self.feeds[seat]
+        prev = feed[-1].id if feed else None
+        if message.prev != prev:
+            return f"event {message.seq} does not follow the author's event {len(feed)}"
+        if frontier[seat] != message.seq - 1:
+            return f"event {message.seq} says it follows event {frontier[seat]}"
+        if source is Source.LOG:
+            return None  # from our log: its times were checked when it first came
+        clash = self.time_clash(message, frontier, forked_at)
+        if clash is not None:
+            return (
+                f"Lamport time {message.lamport} is not above the events it has seen "
+                f"(seat {clash[0]} event {clash[1]})"
+            )
+        return None
+
     def past_missing(self, frontier: tuple[int, ...]) -> bool:
         """Whether an event naming ``frontier`` must still wait for part of its causal past."""
         cap = self.dep_cap

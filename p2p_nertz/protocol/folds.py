@@ -68,6 +68,18 @@ class Folds:
             return []
         return self.final.observe(event)
 
+    def never_counts(self, seat: int, seq: int, lamport: int) -> bool:
+        """Whether a (late) event of a member dropped, or readmitted since, can never count in
+        the final fold: it is held and relayed (its feed goes on through it), never folded."""
+        final = self.final
+        if not final.counts(seat, seq):
+            return True
+        gaps = final.gaps.get(seat)
+        at = final.readmitted_at.get(seat)
+        if not gaps or at is None:
+            return False
+        return seq >= gaps[-1][1] and lamport <= at
+
     def forget(self, seat: int, keep: int) -> None:
         """Give up the held events of ``seat`` past ``keep`` (another chain counts)."""
         kept = [e for e in self.nonfinal if not (e.seat == seat and e.seq > keep)]

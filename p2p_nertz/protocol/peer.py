@@ -93,7 +93,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
-from p2p_nertz.protocol.feeds import Feeds, Source, matches
+from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source, matches
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -871,50 +871,60 @@ class Peer:
             return
         if message.lamport > self.clock + MAX_CLOCK_JUMP:
             # No honest peer is that far ahead; following it would exhaust our clock.
-            self._reject("clock_jump", f"Lamport time {message.lamport} is far ahead of ours")
+            self._reject(
+                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
+            )
             return
-        beat = body if type(body) is Beat else None  # (parse_body gives each kind its class)
-        if beat is not None or type(body) is Want:  # a beat, an ack or a want: no event
-            if seat == self.seat:
-                return  # our own beat, echoed: nothing to learn
-            if beat is not None:
-                if not self._beat_is_sound(seat, message, beat, now):
-                    return
-                # Even an old beat (a relayed proof arrives that way) may contradict an event
-                # still to come: keep it for that check.
-                self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
-            if message.lamport <= self._membership.beat_clock[seat]:
-                return  # an old beat (replayed, or overtaken in the network): nothing new
-            self._membership.beat_clock[seat] = message.lamport
-            self._heard_from(seat, now)
-            if message.lamport > self.clock:
-                self.clock = message.lamport
-                self._finality.dirty = True
-            if beat is not None:
-                self._take_beat(seat, message.lamport, beat, now)
-                recovery = self._recovery
-                # Timed above our first recovery want (far above our old clock): sent after it
-                # took the want in, so after all we sent it before the crash (§9.6). If it
-                # lacks some of ours, it cannot learn our head from a beat: send them (it may
-                # hold a later one of ours waiting for them).
-                held = len(self._feeds[self.seat])
-                if (
-                    recovery is not None
-                    and recovery.beat(seat, message.lamport, beat)
-                    and beat.held[self.seat] < held
-                ):
-                    want = Want(self.seat, beat.held[self.seat] + 1, held)
-                    self._answer_want(message.author, want)
-            elif isinstance(body, Want):
-                self._answer_want(message.author, body)
-                if self._recovery is not None:
-                    self._recovery.want(seat, message.lamport, body)
+        if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
+            if seat != self.seat:  # (our own beat, echoed: nothing to learn)
+                self._receive_beat(seat, message, body, now)
             return
         assert not isinstance(body, _NOT_EVENTS)
-        feed = self._feeds[seat]
+        self._receive_event(seat, message, body, now, source)
+
+    def _receive_beat(self, seat: int, message: Message, body: Beat | Want, now: float) -> None:
+        """Take a beat, an ack or a want of another member (none is an event)."""
+        beat = body if type(body) is Beat else None
+        if beat is not None:
+            if not self._beat_is_sound(seat, message, beat, now):
+                return
+            # Even an old beat (a relayed proof arrives that way) may contradict an event
+            # still to come: keep it for that check.
+            self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
+        if message.lamport <= self._membership.beat_clock[seat]:
+            return  # an old beat (replayed, or overtaken in the network): nothing new
+        self._membership.beat_clock[seat] = message.lamport
+        self._heard_from(seat, now)
+        if message.lamport > self.clock:
+            self.clock = message.lamport
+            self._finality.dirty = True
+        if beat is not None:
+            self._take_beat(seat, message.lamport, beat, now)
+            recovery = self._recovery
+            # Timed above our first recovery want (far above our old clock): sent after it
+            # took the want in, so after all we sent it before the crash (§9.6). If it lacks
+            # some of ours, it cannot learn our head from a beat: send them (it may hold a
+            # later one of ours waiting for them).
+            held = len(self._feeds[self.seat])
+            if (
+                recovery is not None
+                and recovery.beat(seat, message.lamport, beat)
+                and beat.held[self.seat] < held
+            ):
+                self._answer_want(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
+        elif isinstance(body, Want):
+            self._answer_want(message.author, body)
+            if self._recovery is not None:
+                self._recovery.want(seat, message.lamport, body)
+
+    def _receive_event(
+        self, seat: int, message: Message, body: EventBody, now: float, source: Source
+    ) -> None:
+        """Take an event: a duplicate, a proof of a fork or of a lie, or one to deliver."""
+        store = self._store
         if (
             seat == self.seat
-            and message.seq > len(feed)
+            and message.seq > len(self._feeds[seat])
             and source is Source.NETWORK
             and not self.recovering
         ):
@@ -922,130 +932,103 @@ class Peer:
             # (Recovering from a cut log, it is ours, signed before the log lost it: it
             # verifies with our key, which nobody else holds. It is taken back, and logged as
             # ours, _deliver.)
-            self._reject("not_ours", f"event {message.seq} in our name that we never signed")
+            self._reject(
+                ChainCode.NOT_OURS.value, f"event {message.seq} in our name that we never signed"
+            )
             return
-        if message.seq <= len(feed):
-            if feed[message.seq - 1].id != message.id:
-                self._equivocation(seat, feed[message.seq - 1], message, now, source)
+        held = store.version(seat, message.seq)
+        if held is not None:
+            if held.id != message.id:
+                self._equivocation(seat, held, message, now, source)
             return  # a duplicate (a replay or a relay we already have)
-        pending = self._store.pending[seat]
-        other = pending.get(message.seq)
-        if other is not None:
-            if other[0].id != message.id:
-                self._equivocation(seat, other[0], message, now, source)
+        if self._caught_lying(seat, message, now):
             return
-        if (
-            self._membership.watch[seat]
-            and message.seq == len(feed) + 1
-            and seat not in self._membership.forked_at
-        ):
-            beat_message = self._membership.watched_lie(seat, message)
-            if beat_message is not None:
-                # A beat of its author announced that nothing of its would come at or below
-                # its clock past its head: both signed, so proof now, whatever came between.
-                # (Only for the next event of the feed: one further on is checked when its
-                # turn comes, once we hold the events before it and our vote can count them;
-                # a vote counting less than the others hold cuts what they built on, §9.2.)
-                self._clock_lie(seat, beat_message, message, now)
-                self._reject(
-                    "broken_chain",
-                    f"event {message.seq} is timed below a clock its author announced",
-                    message.author,
-                )
-                return
-        if len(pending) >= self.config.max_pending:
-            self._reject("too_far_ahead", f"seat {seat} has too many events waiting")
+        if store.full(seat, self.config.max_pending):
+            self._reject(ChainCode.TOO_FAR_AHEAD.value, f"seat {seat} has too many events waiting")
             return
         if seat != self.seat:
             self._heard_from(seat, now)
-        pending[message.seq] = (message, body, source)
+        store.hold(seat, message, body, source)
         self._drain(now)
 
+    def _caught_lying(self, seat: int, message: Message, now: float) -> bool:
+        """Whether the next event of ``seat``'s feed contradicts a beat of its kept here: then
+        it is proof, acted on, and the event refused."""
+        membership = self._membership
+        if (
+            not membership.watch[seat]
+            or message.seq != len(self._feeds[seat]) + 1
+            or seat in membership.forked_at
+        ):
+            return False
+        beat_message = membership.watched_lie(seat, message)
+        if beat_message is None:
+            return False
+        # A beat of its author announced that nothing of its would come at or below its clock
+        # past its head: both signed, so proof now, whatever came between. (Only for the next
+        # event of the feed: one further on is checked when its turn comes, once we hold the
+        # events before it and our vote can count them; a vote counting less than the others
+        # hold cuts what they built on, §9.2.)
+        self._clock_lie(seat, beat_message, message, now)
+        self._reject(
+            ChainCode.BROKEN_CHAIN.value,
+            f"event {message.seq} is timed below a clock its author announced",
+            message.author,
+        )
+        return True
+
     def _drain(self, now: float) -> None:
-        """Deliver every pending event whose turn has come."""
-        self._store.redrain = False
-        progress = True
-        while progress:
-            progress = False
-            for seat in range(self._n):
-                pending = self._store.pending[seat]
-                feed = self._feeds[seat]
-                required = self._store.required.get(seat)
-                while pending:
-                    nxt = pending.get(len(feed) + 1)
-                    if nxt is None:
-                        break
-                    message, body, source = nxt
-                    if required is not None and not matches(required, message.seq, message.id):
-                        del pending[message.seq]
-                        self._reject(
-                            "not_kept",
-                            f"seat {seat} event {message.seq} is not on the chain its drop keeps",
-                            message.author,
-                        )
-                        continue
-                    if (
-                        required is not None
-                        and feed
-                        and message.prev is not None
-                        and message.prev != feed[-1].id
-                        and message.seq in required
-                    ):
-                        # On the kept chain, but ours parts from it below: the kept event
-                        # names its predecessor exactly. Give ours up and fetch that one.
-                        required[message.seq - 1] = message.prev
-                        before = len(feed)
-                        self._truncate(seat, message.seq - 2)
-                        if len(feed) < before:
-                            progress = True
-                            break
-                    frontier = body.frontier
-                    if self._store.past_missing(frontier):
-                        break  # its causal past is not all here yet
-                    problem = self._chain_problem(seat, message, frontier, source)
-                    del pending[message.seq]
-                    if problem is not None:
-                        self._reject("broken_chain", problem, message.author)
-                        clash = (
-                            None
-                            if source is Source.LOG
-                            else self._store.time_clash(
-                                message, frontier, self._membership.forked_at
-                            )
-                        )
-                        if clash is not None and clash[0] != seat and clash[0] != self.seat:
-                            # Timed at or below our copy of another member's event it says it
-                            # holds: it may hold another version of that event (a fork sent
-                            # to us alone, timed higher). Ask everyone for theirs: the other
-                            # version is the proof (§9.4), and with it the fork's cap lets
-                            # this event in when it comes again (soak seed 285: the votes
-                            # that dropped us were refused for good, so we never knew).
-                            q, seq = clash
-                            if (
-                                q not in self._membership.unproven
-                                and q not in self._membership.forked_at
-                            ):
-                                self._membership.unproven[q] = seq
-                                self._membership.probe_at[q] = now + self.config.beat_interval
-                        held = len(feed)
-                        if (
-                            seat != self.seat
-                            and held
-                            and message.seq == held + 1
-                            and message.prev != feed[-1].id
-                            and seat not in self._membership.unproven
-                        ):
-                            # Its author signed it after another version of our event
-                            # ``held``: a fork we hold no proof of yet (a version sent to us
-                            # alone, the real one lost). Ask everyone for theirs: the other
-                            # version is the proof (§9.4), and without it we could never take
-                            # this feed further (soak seed 442).
-                            # (At the next beat, not in answer to what may be garbage.)
-                            self._membership.unproven[seat] = held
-                            self._membership.probe_at[seat] = now + self.config.beat_interval
-                        continue
+        """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`)."""
+        for step in self._store.ready():
+            if type(step) is Refusal:
+                self._reject(step.code.value, step.detail, step.author)
+            elif type(step) is Parting:
+                self._truncate(step.seat, step.keep)
+            else:
+                assert type(step) is Ready
+                seat, message, body, source = step.seat, step.message, step.body, step.source
+                problem = self._chain_problem(seat, message, body.frontier, source)
+                if problem is None:
                     self._deliver(seat, message, body, now, source=source)
-                    progress = True
+                    continue
+                self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
+                self._probe_fork(seat, message, body.frontier, source, now)
+
+    def _probe_fork(
+        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
+    ) -> None:
+        """After refusing an event for its chain: whether it shows a fork we hold no proof of,
+        and if so ask everyone for their version at the next beat (not in answer to what may
+        be garbage): the other version is the proof (§9.4)."""
+        membership = self._membership
+        clash = (
+            None
+            if source is Source.LOG
+            else self._store.time_clash(message, frontier, membership.forked_at)
+        )
+        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+            # Timed at or below our copy of another member's event it says it holds: it may
+            # hold another version of that event (a fork sent to us alone, timed higher). With
+            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
+            # the votes that dropped us were refused for good, so we never knew).
+            q, seq = clash
+            if q not in membership.unproven and q not in membership.forked_at:
+                membership.unproven[q] = seq
+                membership.probe_at[q] = now + self.config.beat_interval
+        feed = self._feeds[seat]
+        held = len(feed)
+        if (
+            seat != self.seat
+            and held
+            and message.seq == held + 1
+            and message.prev != feed[-1].id
+            and seat not in membership.unproven
+        ):
+            # Its author signed it after another version of our event ``held``: a fork we hold
+            # no proof of yet (a version sent to us alone, the real one lost). Without the
+            # proof we could never take this feed further (soak seed 442).
+            membership.unproven[seat] = held
+            membership.probe_at[seat] = now + self.config.beat_interval
 
     def _chain_problem(
         self,
@@ -1054,42 +1037,22 @@ class Peer:
         frontier: tuple[int, ...],
         source: Source = Source.NETWORK,
     ) -> str | None:
-        feed = self._feeds[seat]
-        if self._membership.watch[seat] and seat not in self._membership.proven_seats:
+        """Why a ready event may not be delivered: it contradicts a beat of its author kept
+        here (acted on as proof), is timed below what is final and may count, or is not the
+        next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        membership = self._membership
+        if membership.watch[seat] and seat not in membership.proven_seats:
             # (Once an author is proven to cheat and voted out, the drop's cut decides which of
             # its events count; its timing lies no longer matter.)
-            beat = self._membership.watched_lie(seat, message)
+            beat = membership.watched_lie(seat, message)
             if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self._finality.stable and not self._never_counts(seat, message):
+        if message.lamport <= self._finality.stable and not self._folds.never_counts(
+            seat, message.seq, message.lamport
+        ):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
-        prev = feed[-1].id if feed else None
-        if message.prev != prev:
-            return f"event {message.seq} does not follow the author's event {len(feed)}"
-        if frontier[seat] != message.seq - 1:
-            return f"event {message.seq} says it follows event {frontier[seat]}"
-        if source is Source.LOG:
-            return None  # from our log: its times were checked when it first came
-        clash = self._store.time_clash(message, frontier, self._membership.forked_at)
-        if clash is not None:
-            return (
-                f"Lamport time {message.lamport} is not above the events it has seen "
-                f"(seat {clash[0]} event {clash[1]})"
-            )
-        return None
-
-    def _never_counts(self, seat: int, message: Message) -> bool:
-        """Whether a (late) event of a member dropped, or readmitted since, can never count:
-        it is held and relayed (its feed goes on through it), never folded."""
-        final = self._final
-        if not final.counts(seat, message.seq):
-            return True
-        gaps = final.gaps.get(seat)
-        at = final.readmitted_at.get(seat)
-        if not gaps or at is None:
-            return False
-        return message.seq >= gaps[-1][1] and message.lamport <= at
+        return self._store.chain_problem(seat, message, frontier, source, membership.forked_at)
 
     def _deliver(
         self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
@@ -1102,7 +1065,7 @@ class Peer:
         if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-        # (Timed at or below what is final, it never counts: see _never_counts.)
+        # (Timed at or below what is final, it never counts: see Folds.never_counts.)
         self._out.extend(self._folds.add(event, self._finality.stable))
         if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
@@ -1149,25 +1112,25 @@ class Peer:
         feed = self._feeds[seat]
         if 0 < beat.head_seq <= len(feed) and feed[beat.head_seq - 1].id != beat.head_id:
             # The author signed a head that is not the event we hold: it forked.
-            self._reject("fork", f"seat {seat} announces another event {beat.head_seq}")
+            self._reject(
+                ChainCode.FORK.value, f"seat {seat} announces another event {beat.head_seq}"
+            )
             return False
         if len(feed) > beat.head_seq and feed[beat.head_seq].lamport <= message.lamport:
             # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
             # time, which could rewrite what others already took as final. Proof: both.
             self._clock_lie(seat, message, feed[beat.head_seq], now)
             return False
-        waiting = (
-            self._store.pending[seat].get(len(feed) + 1) if self._store.pending[seat] else None
-        )
+        waiting = self._store.waiting_next(seat)
         if (
             waiting is not None
-            and waiting[0].seq > beat.head_seq
-            and waiting[0].lamport <= message.lamport
+            and waiting.seq > beat.head_seq
+            and waiting.lamport <= message.lamport
         ):
             # The same with the next event, come before the beat and waiting for its turn (one
             # further on is checked when its turn comes: _chain_problem, check 1).
-            del self._store.pending[seat][len(feed) + 1]
-            self._clock_lie(seat, message, waiting[0], now)
+            self._store.discard(seat, waiting.seq)
+            self._clock_lie(seat, message, waiting, now)
             return False
         return True
 
