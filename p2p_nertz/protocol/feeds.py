@@ -30,11 +30,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import EventBody, Want
+from p2p_nertz.protocol.bodies import ID_PREFIX, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.state import GameState, voted_chain
 
-__all__ = ["ChainCode", "Feeds", "Parting", "Ready", "Refusal", "Source", "matches"]
+__all__ = ["ChainCode", "Feeds", "Followed", "Parting", "Ready", "Refusal", "Source", "matches"]
 
 
 class Source(enum.Enum):
@@ -85,6 +86,16 @@ class Parting:
 
     seat: int
     keep: int
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """A required chain of ``seat`` is followed now: cap its feed at ``cap`` (the kept event),
+    and give up our events after ``keep`` where ours parts from it (``None``: it does not)."""
+
+    seat: int
+    cap: int
+    keep: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +299,89 @@ class Feeds:
         for q in [q for q, (m, _, _) in pending.items() if not matches(required, q, m.id)]:
             del pending[q]
         return min(bad) if bad else None
+
+    # -- the chain that counts --------------------------------------------------------------
+    def follow_kept(self, state: GameState, own: int) -> list[Followed]:
+        """Follow the chain a drop keeps (``state.kept_forks``, ``state.kept_ids``) of a member
+        that forked (or any dropped member), other than ``own``: give up what waits off it,
+        and say which feeds to cap at the kept event and where ours parts from it (§9.4).
+
+        Ours was never final past the point where the chains part (the holders of the kept
+        chain never announced ours, so it was never covered)."""
+        followed = []
+        for seat, kept in state.kept_forks.items():
+            if seat == own or self.kept_seen.get(seat) == kept:
+                continue
+            followed.append(self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {}))))
+        return followed
+
+    def follow_voted(self, state: GameState, own: int, forked_at: dict[int, int]) -> list[Followed]:
+        """Follow the chain the counted votes quote of a member proven here to fork, before its
+        drop is decided here, where ours is the other version (§9.4).
+
+        The drop may wait on an event of that chain: one of the member's own votes, against
+        us, that a majority counted while we slept (soak seed 893: we never took the chain the
+        drop keeps, so never the vote that dropped us, so never the drop that keeps it). Ours
+        was never final past the fork: the voters hold another version and announce theirs.
+        Our own vote, if it counts, quotes ours, and the chain then stops below the split
+        (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
+        """
+        followed = []
+        for seat, fork in forked_at.items():
+            if seat == own:
+                continue
+            voted = voted_chain(state, seat, fork)
+            if voted is None:
+                continue
+            cut, chain = voted
+            if self.kept_seen.get(seat) == (cut, chain[cut]):
+                continue
+            feed = self.feeds[seat]
+            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
+                followed.append(self._follow_chain(seat, (cut, chain[cut]), chain))
+        return followed
+
+    def follow_rejoined(self, state: GameState, own: int) -> list[Parting]:
+        """Follow the chain a readmission names (``state.rejoin_ids``) of the member it
+        readmits (§9.8): give up what waits off it, and say where ours parts from it.
+
+        The member may have forked while it was out (a version sent to us alone, its real
+        event lost in a partition): the fork lies in its gap, where nothing counts, but we
+        could never take its feed further, nor anything that follows from it (soak seed
+        442). The readmission quotes the ids of the chain its author holds, up to the rejoin
+        request: that chain is the one every member follows from then on."""
+        partings = []
+        for seat, quoted in state.rejoin_ids.items():
+            if seat == own or self.rejoin_seen.get(seat) == quoted:
+                continue
+            self.rejoin_seen[seat] = quoted
+            required = self.required.setdefault(seat, {})
+            for q, prefix in quoted.items():
+                required.setdefault(q, prefix)
+            bad = self.follow(seat, quoted)
+            if bad is not None:
+                partings.append(Parting(seat, bad - 1))
+        return partings
+
+    def _follow_chain(
+        self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]
+    ) -> Followed:
+        """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
+        self.kept_seen[seat] = kept
+        self.required[seat] = required
+        bad = self.follow(seat, required)
+        return Followed(seat, kept[0], None if bad is None else bad - 1)
+
+    def ids(self, seat: int, last: int, window: int) -> tuple[bytes, ...]:
+        """The id prefixes a vote quotes: our copies of ``seat``'s last ``window`` events up
+        to ``last``."""
+        feed = self.feeds[seat]
+        return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - window) : last])
+
+    def uncap(self, seat: int) -> None:
+        """``seat``'s feed counts in full again (a member readmitted)."""
+        self.dep_cap.pop(seat, None)
+        self.redrain = True
 
     # -- gap repair -------------------------------------------------------------------------
     def gap(self, seat: int, upto: int, source: PeerId, now: float) -> bool:

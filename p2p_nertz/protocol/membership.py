@@ -8,8 +8,12 @@ after ``phase_timeout`` (a *stall*); two signed messages of one author that cont
 (two events under one seq, or a beat and an event whose clocks disagree) prove it cheated
 (docs/protocol.md §9). :class:`Membership` owns what this peer knows and decided about each
 member: when it was last heard, its beats kept to check later events against, our votes, the
-proofs we hold, the forks we probe, the rejoin requests we sponsored. Its methods read that
-state and return decisions; the peer signs the votes and sends the proofs.
+proofs we hold, the forks we probe, the rejoin requests we sponsored, the readmissions we
+handled. Its methods read that state and return decisions: whether a pair of messages is a new
+proof (:meth:`Membership.clock_lie`, :meth:`Membership.equivocation`), what a vote counts
+(:meth:`Membership.fork_vote`, :meth:`Membership.vote`), which forks to probe, which members
+are readmitted. The peer signs the votes, sends the proofs and caps the feeds; nothing here
+calls back into it.
 """
 
 from __future__ import annotations
@@ -257,6 +261,110 @@ class Membership:
     def proven_fork(self, seat: int, seq: int) -> None:
         """``seat`` is proven to have forked (or lied about time) at ``seq``."""
         self.forked_at[seat] = min(seq, self.forked_at.get(seat, seq))
+
+    # -- proofs -----------------------------------------------------------------------------
+    def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:
+        """A beat and a later event of ``seat`` that contradict each other's clocks (§9.4):
+        whether that is a new proof (kept, to relay with the event when asked, and the feed
+        forked from the event's seq on), which the caller relays and votes on."""
+        if (seat, -event.seq) in self.proven or seat == self.seat:
+            return False
+        if self.forked_at.get(seat, event.seq + 1) <= event.seq:
+            return False  # proven to cheat at or below this seq already: nothing more to prove
+        self.proven.add((seat, -event.seq))
+        self.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        # As for a fork at that seq: what the event names of its author past it may never be
+        # held here (we refused it), and nothing of it from there may count (§9.4).
+        self.proven_fork(seat, event.seq)
+        self.watch[seat].clear()
+        return True
+
+    def equivocation(self, seat: int, first: Message, second: Message) -> bool:
+        """Two different signed events of ``seat`` under one seq: whether that is a new proof
+        (kept: ``second`` is relayed with ``first`` when asked), which the caller relays and
+        votes on."""
+        if (seat, first.seq) in self.proven:
+            return False  # already proven, relayed and voted on
+        self.proven.add((seat, first.seq))
+        self.proofs[(seat, first.seq)] = second.wire
+        self.proven_fork(seat, first.seq)
+        return True
+
+    def proofs_for(
+        self, seat: int, first: int, last: int, sent: Sequence[Message]
+    ) -> Iterator[bytes]:
+        """What goes with the events ``sent`` in answer to a want of ``seat``'s ``first`` to
+        ``last``: after each, the other version of it that proves a fork; then, for each lie
+        about time in that range, the beat and the event (which we may not hold), so that the
+        asker reaches the proof and votes too (§9.4)."""
+        for message in sent:
+            yield message.wire
+            other = self.proofs.get((seat, message.seq))
+            if other is not None:
+                yield other  # with the proof of its fork
+        for (liar, seq), (beat, event) in sorted(self.lie_proofs.items()):
+            if liar == seat and first <= seq <= last:
+                yield beat
+                yield event
+
+    def fork_vote(
+        self, seat: int, fork_seq: int, held: int, final_count: int, *, recovering: bool
+    ) -> int | None:
+        """What our vote against ``seat``, proven to have forked at ``fork_seq``, counts of its
+        feed (``None``: no vote now; one recovering is deferred until it may sign).
+
+        We count what we have already announced holding (others may have taken it as final:
+        ``final_count`` is what is final of it here), and nothing past the fork that we have
+        not; the vote names the version we count. It stands when the member is heard."""
+        if seat in self.voted or seat == self.seat:
+            return None
+        if recovering:  # we may sign nothing yet: vote once recovered
+            self.deferred_forks.append((seat, fork_seq))
+            return None
+        counted = max(fork_seq - 1, self.announced_held[seat], final_count)
+        cut = min(held, counted)
+        self.voted[seat] = cut
+        self.proven_seats.add(seat)
+        return cut
+
+    def vote(self, seat: int, held: int, *, out: bool) -> int | None:
+        """What our vote against ``seat`` for silence or withholding counts (all we hold, and
+        our announcements freeze there); ``None``: no vote, for we are ``out`` ourselves.
+
+        Not while we are out: our votes would not count, and the rejoin request unfreezes them
+        at each step (soak seed 1216: a dropped member voted another out for withholding ten
+        thousand times)."""
+        if out:
+            return None
+        self.voted[seat] = held
+        return held
+
+    def probes_due(
+        self, now: float, dropped: dict[int, int], interval: float
+    ) -> list[tuple[int, int]]:
+        """The forks others voted on that we hold no proof of, to ask everyone about now:
+        (seat, seq). One holding another version than ours sends the proof; a fork proven,
+        voted on, or of a member dropped is no longer probed."""
+        due = []
+        for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
+            if (q, fork_seq) in self.proven or q in self.voted or q in dropped:
+                del self.unproven[q]
+            elif now >= self.probe_at[q]:
+                self.probe_at[q] = now + interval
+                due.append((q, fork_seq))
+        return due
+
+    def readmit(self, seat: int, at: int, dropped: dict[int, int]) -> bool:
+        """A member readmitted at ``at`` in the final fold: whether that is news. Then we
+        announce its feed again and wait for it, as for any member (our vote against it and
+        the fork we probed are history); the caller uncaps its feed."""
+        if (seat, at) in self.readmissions or seat in dropped:
+            return False
+        self.readmissions.add((seat, at))
+        self.voted.pop(seat, None)
+        self.proven_seats.discard(seat)
+        self.unproven.pop(seat, None)
+        return True
 
 
 def _head(entry: tuple[int, int, Message]) -> int:

@@ -93,7 +93,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
-from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source, matches
+from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -1170,17 +1170,11 @@ class Peer:
         return self._sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        for message in self._store.answer(want):
-            self._out.append(Send(message.wire, to))
-            other = self._membership.proofs.get((want.seat, message.seq))
-            if other is not None:
-                self._out.append(Send(other, to))  # with the proof of its fork
-        for (seat, seq), (beat, event) in sorted(self._membership.lie_proofs.items()):
-            if seat == want.seat and want.first <= seq <= want.last:
-                # A lie about time: the event (which we may not hold) and the beat it
-                # contradicts, so that the asker reaches the proof and votes too (§9.4).
-                self._out.append(Send(beat, to))
-                self._out.append(Send(event, to))
+        """Send ``to`` what it asks for that we hold, with the proofs that go with it
+        (:meth:`Membership.proofs_for`)."""
+        sent = self._store.answer(want)
+        for wire in self._membership.proofs_for(want.seat, want.first, want.last, sent):
+            self._out.append(Send(wire, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
         self._membership.heard[seat] = now
@@ -1200,24 +1194,12 @@ class Peer:
             del self._membership.voted[seat]
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
+    # -- proofs and votes (decided by Membership; signed, sent and capped here) --------------
     def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if (seat, -event.seq) in self._membership.proven or seat == self.seat:
-            return
-        if self._membership.forked_at.get(seat, event.seq + 1) <= event.seq:
-            return  # proven to cheat at or below this seq already: nothing more to prove
-        self._membership.proven.add((seat, -event.seq))
-        self._membership.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
-        # As for a fork at that seq: what the event names of its author past it may never be
-        # held here (we refused it), and nothing of it from there may count (§9.4).
-        self._membership.proven_fork(seat, event.seq)
-        self._cap_dependencies(seat, event.seq - 1)
-        self._membership.watch[seat].clear()
-        self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
-        self._out.append(Note.proof(beat.wire, event.wire))  # logged before anything is sent
-        self._out.append(Send(beat.wire))
-        self._out.append(Send(event.wire))
-        self._vote_fork(seat, event.seq, now)
+        if self._membership.clock_lie(seat, beat, event):
+            self._cap_dependencies(seat, event.seq - 1)
+            self._prove(seat, event.seq, beat.wire, event.wire, now)
 
     def _equivocation(
         self, seat: int, first: Message, second: Message, now: float, source: Source
@@ -1227,57 +1209,47 @@ class Peer:
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             self._membership.proven_fork(seat, first.seq)
             self._cap_dependencies(seat, first.seq - 1)
-            return
-        if (seat, first.seq) in self._membership.proven:
-            return  # already proven, relayed and voted on
-        self._membership.proven.add((seat, first.seq))
-        self._membership.proofs[(seat, first.seq)] = second.wire
-        self._membership.proven_fork(seat, first.seq)
-        self._cap_dependencies(seat, first.seq - 1)
-        self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
-        self._out.append(Note.proof(first.wire, second.wire))  # logged before anything is sent
-        # Relay the proof to everyone, and vote the author out before the fork.
-        self._out.append(Send(first.wire))
-        self._out.append(Send(second.wire))
-        self._vote_fork(seat, first.seq, now)
+        elif self._membership.equivocation(seat, first, second):
+            self._cap_dependencies(seat, first.seq - 1)
+            self._prove(seat, first.seq, first.wire, second.wire, now)
+
+    def _prove(self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None) -> None:
+        """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
+        both messages to everyone, and vote the author out before the fork."""
+        self._out.append(Equivocation(seat, seq, wire_a, wire_b))
+        self._out.append(Note.proof(wire_a, wire_b))
+        self._out.append(Send(wire_a))
+        self._out.append(Send(wire_b))
+        self._vote_fork(seat, seq, now)
 
     def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
-        """Vote out an author proven to have forked at ``fork_seq``.
-
-        We count what we have already announced holding (others may have taken it as final),
-        and nothing past the fork that we have not; the vote names the version we count.
-        """
-        if seat in self._membership.voted or seat == self.seat:
-            return
-        if self.recovering:  # we may sign nothing yet: vote once recovered
-            self._membership.deferred_forks.append((seat, fork_seq))
-            return
-        held = len(self._feeds[seat])
-        counted = max(
-            fork_seq - 1, self._membership.announced_held[seat], self._finality.final_count(seat)
+        """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
+        says what the vote counts)."""
+        cut = self._membership.fork_vote(
+            seat,
+            fork_seq,
+            len(self._feeds[seat]),
+            self._finality.final_count(seat),
+            recovering=self.recovering,
         )
-        cut = min(held, counted)
-        self._membership.voted[seat] = cut
-        self._membership.proven_seats.add(seat)
-        ids = self._vote_ids(seat, cut)
-        self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now)
+        if cut is not None:
+            ids = self._vote_ids(seat, cut)
+            self._emit(
+                Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now
+            )
 
     def _vote_ids(self, seat: int, last: int) -> tuple[bytes, ...]:
         """The id prefixes a vote quotes: our copies of ``seat``'s last events up to ``last``."""
-        feed = self._feeds[seat]
-        return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - VOTE_WINDOW) : last])
+        return self._store.ids(seat, last, VOTE_WINDOW)
 
     def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
-        """Vote ``seat`` out (silent, withheld) counting all we hold, and freeze there.
-
-        Not while we are out ourselves: our votes would not count, and the rejoin request
-        unfreezes them at each step (soak seed 1216: a dropped member voted another out for
-        withholding ten thousand times)."""
-        if self.seat in self._final.dropped:
-            return
-        last = len(self._feeds[seat])
-        self._membership.voted[seat] = last
-        self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
+        """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
+        last = self._membership.vote(
+            seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
+        )
+        if last is not None:
+            ids = self._vote_ids(seat, last)
+            self._emit(Drop(self._frontier(), seat, last, reason, 0, ids), now)
 
     # -- finality ---------------------------------------------------------------------------
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
@@ -1319,69 +1291,29 @@ class Peer:
         self._folds.forget(seat, keep)
         self._finality.dirty = True
 
-    def _follow_rejoined(self, state: GameState) -> None:
-        """Follow the chain a readmission names of the member it readmits (§9.8): give up our
-        copy from the first quoted event that is not on it, and fetch that chain.
+    def _follow(self, followed: list[Followed]) -> None:
+        """Cap and give up what following the chains that count calls for (:class:`Followed`)."""
+        for step in followed:
+            self._cap_dependencies(step.seat, step.cap)
+            if step.keep is not None:
+                self._truncate(step.seat, step.keep)
 
-        The member may have forked while it was out (a version sent to us alone, its real
-        event lost in a partition): the fork lies in its gap, where nothing counts, but we
-        could never take its feed further, nor anything that follows from it (soak seed
-        442). The readmission quotes the ids of the chain its author holds, up to the rejoin
-        request: that chain is the one every member follows from then on."""
-        for seat, quoted in state.rejoin_ids.items():
-            if seat == self.seat or self._store.rejoin_seen.get(seat) == quoted:
-                continue
-            self._store.rejoin_seen[seat] = quoted
-            required = self._store.required.setdefault(seat, {})
-            for q, prefix in quoted.items():
-                required.setdefault(q, prefix)
-            bad = self._store.follow(seat, quoted)
-            if bad is not None:
-                self._truncate(seat, bad - 1)
-
-    def _follow_kept(self, state: GameState) -> None:
-        """Follow the chain a drop keeps of a member that forked (or any dropped member): give
-        up our copy from the first event that is not on it, and fetch the kept one (§9.4).
-
-        Ours was never final past the point where the chains part (the holders of the kept
-        chain never announced ours, so it was never covered)."""
-        for seat, kept in state.kept_forks.items():
-            if seat == self.seat or self._store.kept_seen.get(seat) == kept:
-                continue
-            self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {})))
-
-    def _follow_chain(self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]) -> None:
-        """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
-        self._store.kept_seen[seat] = kept
-        self._store.required[seat] = required
-        self._cap_dependencies(seat, kept[0])
-        bad = self._store.follow(seat, required)
-        if bad is not None:
-            self._truncate(seat, bad - 1)
-
-    def _follow_voted(self, state: GameState) -> None:
-        """Follow the chain the counted votes quote of a member proven here to fork, before
-        its drop is decided here, where ours is the other version (§9.4).
-
-        The drop may wait on an event of that chain: one of the member's own votes, against
-        us, that a majority counted while we slept (soak seed 893: we never took the chain
-        the drop keeps, so never the vote that dropped us, so never the drop that keeps it).
-        Ours was never final past the fork: the voters hold another version and announce
-        theirs. Our own vote, if it counts, quotes ours, and the chain then stops below the
-        split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
-        """
-        for seat, fork in self._membership.forked_at.items():
-            if seat == self.seat:
-                continue
-            voted = st.voted_chain(state, seat, fork)
-            if voted is None:
-                continue
-            cut, chain = voted
-            if self._store.kept_seen.get(seat) == (cut, chain[cut]):
-                continue
-            feed = self._feeds[seat]
-            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
-                self._follow_chain(seat, (cut, chain[cut]), chain)
+    def _follow_chains(self, tentative: GameState) -> GameState:
+        """Follow the chains that count, as ``tentative`` shows them, of the members that
+        forked or were dropped or readmitted (:meth:`Feeds.follow_kept`,
+        :meth:`Feeds.follow_voted`, :meth:`Feeds.follow_rejoined`); the held view after it."""
+        if tentative.kept_forks:
+            self._follow(self._store.follow_kept(tentative, self.seat))
+            tentative = self.tentative
+        if self._membership.forked_at and tentative.votes:
+            forked_at = self._membership.forked_at
+            self._follow(self._store.follow_voted(tentative, self.seat, forked_at))
+            tentative = self.tentative
+        if tentative.rejoin_ids:
+            for parting in self._store.follow_rejoined(tentative, self.seat):
+                self._truncate(parting.seat, parting.keep)
+            tentative = self.tentative
+        return tentative
 
     def _advance_final(self) -> None:
         if not self._finality.dirty:
@@ -1392,15 +1324,7 @@ class Peer:
         if self._votes_held:
             for q, cut in tentative.dropped.items():
                 self._cap_dependencies(q, cut)
-        if tentative.kept_forks:
-            self._follow_kept(tentative)
-            tentative = self.tentative
-        if self._membership.forked_at and tentative.votes:
-            self._follow_voted(tentative)
-            tentative = self.tentative
-        if tentative.rejoin_ids:
-            self._follow_rejoined(tentative)
-            tentative = self.tentative
+        tentative = self._follow_chains(tentative)
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
         excluded, stable = settle(
@@ -1416,18 +1340,14 @@ class Peer:
             self._act()
 
     def _readmitted(self) -> None:
-        """A member readmitted in the final fold: we announce its feed again, and wait for it."""
+        """A member readmitted in the final fold: we announce its feed again, and wait for it
+        (:meth:`Membership.readmit`)."""
         final = self._final
         for q, at in final.readmitted_at.items():
-            if (q, at) in self._membership.readmissions or q in final.dropped:
+            if not self._membership.readmit(q, at, final.dropped):
                 continue
-            self._membership.readmissions.add((q, at))
-            self._membership.voted.pop(q, None)
-            self._membership.proven_seats.discard(q)
-            self._store.dep_cap.pop(q, None)
-            self._membership.unproven.pop(q, None)
+            self._store.uncap(q)
             self._finality.dirty = True
-            self._store.redrain = True
             if q in self._membership.forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544).
@@ -1593,20 +1513,12 @@ class Peer:
             return  # no vote, no readmission before our own feed is known (§9.6)
         if self._membership.rejoin_requests:
             self._sponsor_rejoins(now)
-        for q, fork_seq in (
-            list(self._membership.unproven.items()) if self._membership.unproven else ()
+        for q, fork_seq in self._membership.probes_due(
+            now, final.dropped, self.config.beat_interval
         ):
-            if (
-                (q, fork_seq) in self._membership.proven
-                or q in self._membership.voted
-                or q in final.dropped
-            ):
-                del self._membership.unproven[q]
-            elif now >= self._membership.probe_at[q]:
-                # Another member voted on proof we do not have: ask everyone for their version
-                # of that seq (one holding another version than ours sends the proof).
-                self._membership.probe_at[q] = now + self.config.beat_interval
-                self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
+            # Another member voted on proof we do not have: ask everyone for their version
+            # of that seq (one holding another version than ours sends the proof).
+            self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         self._membership.track_silence(now, final.dropped)
         blame_from = self._membership.blame_from(self._phase_since)
         if (
