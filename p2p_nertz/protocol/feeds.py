@@ -159,6 +159,10 @@ class Feeds:
         """Let an event wait for its turn (:meth:`ready` delivers it when it comes)."""
         self.pending[seat][message.seq] = (message, body, source)
 
+    def waiting(self, seat: int) -> bool:
+        """Whether any event of ``seat`` waits here for its turn."""
+        return bool(self.pending[seat])
+
     def waiting_next(self, seat: int) -> Message | None:
         """The event of ``seat`` after the last one held, if it is waiting here."""
         pending = self.pending[seat]

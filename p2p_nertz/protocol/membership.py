@@ -22,6 +22,7 @@ import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.state import GameState, Phase
@@ -261,6 +262,24 @@ class Membership:
     def proven_fork(self, seat: int, seq: int) -> None:
         """``seat`` is proven to have forked (or lied about time) at ``seq``."""
         self.forked_at[seat] = min(seq, self.forked_at.get(seat, seq))
+
+    def take_back(self, frontier: Sequence[int], vote: Drop | None) -> None:
+        """One of our own events taken back (from our log, or from the others in recovery):
+        what it announced holding we announced (a vote of ours on a fork must count it:
+        others may have made it final on our word, §9.4), and our ``vote`` in it stands."""
+        announced = self.announced_held
+        for q, h in enumerate(frontier):
+            announced[q] = max(announced[q], h)
+        if vote is None:
+            return
+        if vote.reason is DropReason.REJOIN:
+            self.sponsored.add((vote.seat, vote.last_seq))
+        elif vote.reason is not DropReason.WITHDRAW:
+            self.voted[vote.seat] = vote.last_seq
+            if vote.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
+                self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
+        else:
+            self.voted.pop(vote.seat, None)
 
     # -- proofs -----------------------------------------------------------------------------
     def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:

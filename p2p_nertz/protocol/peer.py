@@ -98,7 +98,7 @@ from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
-from p2p_nertz.protocol.recovery import Recovery
+from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
 from p2p_nertz.rules import Move, MoveKind, Pile, Table
@@ -197,20 +197,6 @@ class Note:
         b'\\x92\\xc4\\x01a\\xc4\\x01b'
         """
         return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
-
-
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    """A peer restored in recovery (:meth:`Peer.restore` with ``recover``) may sign again.
-
-    Every member still in the game announced what it holds of our feed, and we hold at least
-    that much: events ``first + 1 .. head`` were taken back from the others (none if
-    ``head == first``), announced by the seats in ``holders`` (docs/protocol.md §9.6).
-    """
-
-    first: int
-    head: int
-    holders: tuple[int, ...]
 
 
 Effect = (
@@ -698,39 +684,40 @@ class Peer:
         peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
         peer.clock = peer._reserved = reserved
-        records = list(records)
+        peer._read_back(list(records), now)
+        own = peer._feeds[peer.seat]
+        if own:
+            peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
+        if recover:
+            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
+            peer._recovery_want(now)
+        else:
+            if not own:
+                peer._emit(Join(peer._frontier()), now)
+            peer._beat(Kind.BEAT, now)
+        return peer, peer._flush(now)
+
+    def _read_back(self, records: list[bytes], now: float) -> None:
+        """Take our log back: every event as it came (nothing is logged or sent again), our own
+        events as done (:meth:`_take_back`)."""
         for data in records:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
                 message = decode_message(
-                    data, game_id=peer.game_id, roster=peer._roster, cache=peer._envelopes
+                    data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
                 )
             except InvalidMessageError:
                 continue
-            if message.author == identity.peer_id and message.kind is Kind.DROP:
-                body = parse_body(message.kind, message.body, peer._n)
-                if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
-                    peer._membership.proven_fork(body.seat, body.fork_seq)
-                    peer._cap_dependencies(body.seat, peer._membership.forked_at[body.seat] - 1)
+            fork = fork_vote_of(message, self.identity.peer_id, self._n)
+            if fork is not None:
+                self._membership.proven_fork(*fork)
+                self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
         for data in records:
-            peer._receive(data, now, source=Source.LOG)
-        peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
-        own = peer._feeds[peer.seat]
-        for message in own:
-            peer._take_back(message)
-        if recover:
-            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
-            if own:
-                peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
-            peer._recovery_want(now)
-            return peer, peer._flush(now)
-        if own:
-            peer._out.append(Send(own[-1].wire))
-        else:
-            peer._emit(Join(peer._frontier()), now)
-        peer._beat(Kind.BEAT, now)
-        return peer, peer._flush(now)
+            self._receive(data, now, source=Source.LOG)
+        self._out = [e for e in self._out if not isinstance(e, Send | Record)]
+        for message in self._feeds[self.seat]:
+            self._take_back(message)
 
     def _take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:
@@ -738,19 +725,7 @@ class Peer:
         body = parse_body(message.kind, message.body, self._n)
         self._duties.mark_done(message.kind, body)
         assert not isinstance(body, _NOT_EVENTS)
-        # What it announced holding we announced: a vote of ours on a fork must count it
-        # (others may have made it final on our word, §9.4).
-        announced = self._membership.announced_held
-        for q, h in enumerate(body.frontier):
-            announced[q] = max(announced[q], h)
-        if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
-            self._membership.sponsored.add((body.seat, body.last_seq))
-        elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
-            self._membership.voted[body.seat] = body.last_seq
-            if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
-                self._membership.proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
-        elif isinstance(body, Drop):
-            self._membership.voted.pop(body.seat, None)
+        self._membership.take_back(body.frontier, body if isinstance(body, Drop) else None)
 
     # -- recovery ---------------------------------------------------------------------------
     @property
@@ -793,28 +768,18 @@ class Peer:
         no head: it announces nothing of our feed, and keeps us heard)."""
         recovery = self._recovery
         assert recovery is not None
-        first = len(self._feeds[self.seat]) + 1
         if not recovery.clock:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
             self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
-        wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
-        if not recovery.clock:
-            recovery.clock = self.clock
-        self._out.append(Send(wire))
-        # To a member recovering at once (it asked for its own feed), one per other feed too,
-        # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
-        # of ours, and takes them as our announcement (§9.6).
-        recovering = recovery.recovering_too()
-        if recovering:
-            frontier = self._frontier()
-            for r in recovering:
-                to = self.spec.peer_ids[r]
-                for q, held in enumerate(frontier):
-                    if q != self.seat:
-                        wire = self._want_wire(q, held + 1, held + self.config.max_want)
-                        self._out.append(Send(wire, to))
+        frontier = self._frontier() if recovery.recovering_too() else ()
+        asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
+        for to, seat, first, last in asks:
+            wire = self._want_wire(seat, first, last)
+            if not recovery.clock:
+                recovery.clock = self.clock  # (our first want's time)
+            self._out.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
         self._last_sent = now
         self._ack_due = None
         self._unacked = False
@@ -822,24 +787,15 @@ class Peer:
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
         own = self._feeds[self.seat]
-        if self.awaiting() or self._store.pending[self.seat]:
-            return
-        most = max((self._finality.claimed[q][self.seat] for q in range(self._n)), default=0)
-        # A member that voted us out announces no more of our feed than its vote counts, and
-        # its vote says how much it held then.
-        votes = self.tentative.votes.get(self.seat, ())
-        most = max([most, *(vote.last_seq for _, vote in votes)])
-        if most > len(own):
+        if self.awaiting() or self._store.waiting(self.seat):
             return
         assert self._recovery is not None
-        first = self._recovery.first
+        votes = self.tentative.votes.get(self.seat, ())
+        done = self._recovery.finished(len(own), self._finality.claimed, votes)
+        if done is None:
+            return
         self._recovery = None
-        holders = tuple(
-            q
-            for q in range(self._n)
-            if q != self.seat and self._finality.claimed[q][self.seat] > first
-        )
-        self._out.append(Recovered(first, len(own), holders))
+        self._out.append(done)
         self._finality.dirty = True
         for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
