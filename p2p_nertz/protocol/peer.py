@@ -61,7 +61,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -97,11 +97,12 @@ from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready,
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
-from p2p_nertz.rules import Move, MoveKind, Pile, Table
+from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
     "Effect",
@@ -384,7 +385,7 @@ class Peer:
 
     def pending_claims(self) -> list[Event]:
         """The local player's claims that are not final yet ("in the air")."""
-        return [e for e in self._folds.nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
+        return own_claims(self._folds.nonfinal, self.seat)
 
     def frozen_piles(self) -> set[Pile]:
         """The piles the local player may not touch now: those a claim in the air came from,
@@ -396,25 +397,12 @@ class Peer:
 
     def _claimed_piles(self) -> set[Pile]:
         """The piles our claims in the air came from."""
-        piles = set()
-        for ev in self.pending_claims():
-            body = ev.body
-            assert isinstance(body, Play) and body.move.source is not None
-            piles.add(body.move.source)
-        return piles
+        return claimed_piles(self.pending_claims())
 
     def rotation_pending(self) -> bool:
-        """Whether the table shows an everyone-stuck rotation that is not final yet.
-
-        Until it is, an event not held here may still come before the last pass (a seat's
-        move after its own pass) and mean that nothing rotates: a move of the waste or the
-        stock made on the rotated view would then be refused by every fold (§8.7).
-        """
-        shown = self.tentative.round
-        if shown.rotation_seen is None:
-            return False
-        final = self._final.round
-        return shown.number != final.number or shown.rotation_seen != final.rotation_seen
+        """Whether the table shows an everyone-stuck rotation that is not final yet
+        (:func:`~p2p_nertz.protocol.local.rotation_pending`)."""
+        return rotation_pending(self.tentative, self._final)
 
     def silent_for(self, now: float) -> float:
         """Seconds since any other member still in the game was last heard from (directly or
@@ -516,47 +504,15 @@ class Peer:
         if self.recovering:
             raise LocalProtocolError(f"{move}: still recovering our own events from the others")
         tentative = self.tentative
-        table = tentative.table
-        if tentative.phase is not Phase.PLAY or table is None or table.over:
-            raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
-        if self.seat not in tentative.round.ready:
-            raise LocalProtocolError(f"{move}: the deal is not done yet")
-        frozen = self._claimed_piles()
-        touched = self._touches(move)
-        if frozen & touched:
-            pile = sorted(frozen & touched)[0]
-            raise LocalProtocolError(
-                f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
-            )
-        if Pile.WASTE in touched and self.rotation_pending():
-            raise LocalProtocolError(
-                f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
-            )
-        tableau = table.tableaux[self.seat]
-        if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
-            # A slide-under needs an empty work pile, and one emptied by a claim in the air is
-            # empty only if the claim wins: the move must be legal either way (§7.3).
-            empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
-            if all(p in frozen for p in empty):
-                raise LocalProtocolError(
-                    f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
-                    "empty only while its claim is in the air; wait until it is decided"
-                )
-        card = None
-        if move.is_lake:
-            assert move.source is not None
-            foundation = move.foundation or table.lake_target(self.seat, move.source, move.declare)
-            move = Move.to_lake(move.source, foundation, move.declare)
-        _, play = table.play(self.seat, move, max(self.clock + 1, table.clock))
-        if play.resolution is not None:
-            if not play.resolution.kept:
-                who = play.resolution.winner
-                raise IllegalMoveError(
-                    f"{move}: {play.resolution.claim.card} no longer fits"
-                    + (f" (seat {who} got there first)" if who is not None else "")
-                )
-            card = play.resolution.claim.card
-        reveals = tableau.reveals(move, self.spec.rules)  # (the rules say what a move shows)
+        move, card, reveals = local_move(
+            tentative,
+            self._final,
+            self.seat,
+            move,
+            frozen=self._claimed_piles(),
+            clock=self.clock,
+            rules=self.spec.rules,
+        )
         body = Play(self._frontier(), tentative.round.number, move, card, reveals)
         self._emit(body, now)
         return self._flush(now)
@@ -1506,19 +1462,6 @@ class Peer:
         ):
             self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
             self._vote(q, DropReason.WITHHELD, now)
-
-    @staticmethod
-    def _touches(move: Move) -> set[Pile]:
-        if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
-            return {Pile.WASTE}
-        if move.kind is MoveKind.CALL:
-            return {Pile.NERTS}
-        touched = set()
-        if move.source is not None:
-            touched.add(move.source)
-        if move.target is not None and move.target is not Pile.LAKE:
-            touched.add(move.target)
-        return touched
 
 
 def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:
