@@ -30,12 +30,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, EventBody, Want
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
 
-__all__ = ["ChainCode", "Feeds", "Followed", "Parting", "Ready", "Refusal", "Source", "matches"]
+__all__ = [
+    "ChainCode",
+    "Contradiction",
+    "Feeds",
+    "Followed",
+    "Parting",
+    "Ready",
+    "Refusal",
+    "Source",
+    "matches",
+]
 
 
 class Source(enum.Enum):
@@ -96,6 +106,16 @@ class Followed:
     seat: int
     cap: int
     keep: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """A beat that the events of its author held (or next waiting) here contradict: ``event``
+    is the event past its head timed at or below it (a lie about time: the two are proof; a
+    waiting one is given up), or ``None``: the beat names another event as its head (a fork
+    we cannot prove with it alone; the beat is refused)."""
+
+    event: Message | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +191,25 @@ class Feeds:
         waiting = pending.get(len(self.feeds[seat]) + 1)
         return None if waiting is None else waiting[0]
 
-    def discard(self, seat: int, seq: int) -> None:
-        """Give up a waiting event (its author is proven to lie with it)."""
-        del self.pending[seat][seq]
+    def contradiction(self, seat: int, lamport: int, beat: Beat) -> Contradiction | None:
+        """What of ``seat``'s feed held (or next waiting) here a beat of it timed ``lamport``
+        contradicts, if anything (see :class:`Contradiction`)."""
+        feed = self.feeds[seat]
+        head = beat.head_seq
+        if 0 < head <= len(feed) and feed[head - 1].id != beat.head_id:
+            # The author signed a head that is not the event we hold: it forked.
+            return Contradiction(None)
+        if len(feed) > head and feed[head].lamport <= lamport:
+            # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
+            # time, which could rewrite what others already took as final. Proof: both.
+            return Contradiction(feed[head])
+        waiting = self.waiting_next(seat)
+        if waiting is not None and waiting.seq > head and waiting.lamport <= lamport:
+            # The same with the next event, come before the beat and waiting for its turn (one
+            # further on is checked when its turn comes: Peer._chain_problem, check 1).
+            del self.pending[seat][waiting.seq]
+            return Contradiction(waiting)
+        return None
 
     # -- causal delivery --------------------------------------------------------------------
     def ready(self) -> Iterator[Refusal | Parting | Ready]:

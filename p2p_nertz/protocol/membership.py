@@ -27,7 +27,11 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["Membership", "SilenceTimers"]
+__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
+
+#: Phases that wait for an event from every member (play: for every seat's ``ready``).
+WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
+# (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +95,7 @@ class Membership:
         check its later events against: one timed at or below it with a seq above ``head``
         proves a lie about time (§9.4)."""
         if head < held or seat in self.forked_at:
-            return  # checked against the event after its head already (Peer._beat_is_sound)
+            return  # checked against the event after its head already (Feeds.contradiction)
         watch = self.watch[seat]
         lamport = message.lamport
         below = bisect.bisect_right(watch, head, key=_head)
@@ -119,7 +123,7 @@ class Membership:
         watch = self.watch[seat]
         if watch and watch[0][0] < seq:
             # A beat below the head now held was checked against the event after its head
-            # (Peer._beat_is_sound, or check 1 when that event came); later events are timed
+            # (Feeds.contradiction, or check 1 when that event came); later events are timed
             # above.
             del watch[: bisect.bisect_left(watch, seq, key=_head)]
 
@@ -173,6 +177,81 @@ class Membership:
             if now >= heard + timers.drop_after and q not in self.voted:
                 due.append((q, True))
         return due
+
+    def silent_for(self, now: float, dropped: dict[int, int]) -> float:
+        """Seconds since any other member still in the game (not in ``dropped``) was last
+        heard from (directly or by relay)."""
+        others = [self.heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
+        return now - max(others) if others else float("inf")
+
+    def deadlines(self, final: GameState, since: float) -> Iterator[float]:
+        """When the timers of membership next have something to do, with the final fold in
+        its phase since ``since``: the phase's wait for a withholding member, each member's
+        suspicion or drop for silence, each stall. A member that is out casts no vote
+        (:meth:`vote`): no deadline waits for one."""
+        timers = self.timers
+        out = self.seat in final.dropped
+        blame_from = self.blame_from(since)
+        if (
+            not out
+            and blame_from is not None
+            and final.phase in WAITING_PHASES
+            and any(q != self.seat and q not in self.voted for q in final.waiting())
+        ):
+            yield blame_from + timers.phase_timeout
+        for q in range(self.n):
+            if q == self.seat or q in final.dropped:
+                continue
+            if q not in self.suspected:
+                yield self.heard[q] + timers.suspect_after
+            elif q not in self.voted and not out:
+                yield self.heard[q] + timers.drop_after
+        for q, (stalled, _, _) in self.stall.items():
+            if q not in self.voted and not out:
+                yield max(stalled + timers.phase_timeout, self.stall_scan_at)
+
+    def withholding(self, now: float, final: GameState, since: float) -> Iterator[int]:
+        """The members to vote out now for withholding what the final phase (in it since
+        ``since``) waits for, past ``phase_timeout`` (a nonce, a secret, a result: DESIGN.md
+        §5.2 makes that a forfeit), one at a time (the caller votes before asking for the
+        next). Such a vote is not withdrawn when the member is heard: it is heard."""
+        blame_from = self.blame_from(since)
+        if (
+            final.phase not in WAITING_PHASES
+            or blame_from is None
+            or now < blame_from + self.timers.phase_timeout
+        ):
+            return
+        for q in sorted(final.waiting()):
+            if q != self.seat and q not in self.voted:
+                self.proven_seats.add(q)
+                yield q
+
+    def held_back_by_gone(
+        self, now: float, final: GameState, tentative: GameState, names: Sequence[str]
+    ) -> str | None:
+        """What the game waits for when the held votes leave us alone with a member that has
+        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words
+        (``names``: each seat's player); ``None`` otherwise.
+
+        Those drops are final only once everything up to them is, which needs the gone
+        member's events and cover; and it can be removed only by an abandon, which needs them
+        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
+        undoes a drop. So the player is told what the game waits for, not only "no".
+        """
+        held = [q for q in range(self.n) if q not in tentative.dropped]
+        pending = [q for q in range(self.n) if q in tentative.dropped and q not in final.dropped]
+        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
+            return None
+        (other,) = (q for q in held if q != self.seat)
+        if self.gone_for(other, now) < 0:
+            return None
+        out = ", ".join(f"{names[q]} (seat {q})" for q in pending)
+        gone = f"{names[other]} (seat {other})"
+        return (
+            f"the vote that put {out} out is final only with {gone}'s last events, and "
+            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
+        )
 
     def gone_for(self, seat: int, now: float) -> float:
         """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while

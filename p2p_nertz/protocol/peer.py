@@ -205,9 +205,6 @@ Effect = (
 )
 
 
-#: Phases that wait for an event from every member (play: for every seat's ``ready``).
-_WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
-# (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 # Our events whose finality the others wait on: they announce the moves we hold unacked.
 _ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
@@ -408,11 +405,7 @@ class Peer:
         """Seconds since any other member still in the game was last heard from (directly or
         by relay). A member dropped or gone does not count: a cheater voted out may well go on
         talking, and the one member left with us may be silent all the same."""
-        dropped = self.tentative.dropped
-        others = [
-            self._membership.heard[q] for q in range(self._n) if q != self.seat and q not in dropped
-        ]
-        return now - max(others) if others else float("inf")
+        return self._membership.silent_for(now, self.tentative.dropped)
 
     def gone_for(self, now: float) -> float | None:
         """How long the one other member left has counted as gone for an abandon (silent past
@@ -425,35 +418,12 @@ class Peer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
+        deadlines.extend(due for due, _, _ in self._store.gaps.values())
         if self.recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min([*deadlines, *(due for due, _, _ in self._store.gaps.values())])
-        # (A member that is out casts no vote (_vote): no deadline waits for one.)
-        out = self.seat in self._final.dropped
-        blame_from = self._membership.blame_from(self._phase_since)
-        if (
-            not out
-            and blame_from is not None
-            and self._final.phase in _WAITING_PHASES
-            and any(
-                q != self.seat and q not in self._membership.voted for q in self._final.waiting()
-            )
-        ):
-            deadlines.append(blame_from + self.config.phase_timeout)
+            return min(deadlines)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
-        deadlines.extend(due for due, _, _ in self._store.gaps.values())
-        for q in range(self._n):
-            if q == self.seat or q in self._final.dropped:
-                continue
-            if q not in self._membership.suspected:
-                deadlines.append(self._membership.heard[q] + self.config.suspect_after)
-            elif q not in self._membership.voted and not out:
-                deadlines.append(self._membership.heard[q] + self.config.drop_after)
-        for q, (since, _, _) in self._membership.stall.items():
-            if q not in self._membership.voted and not out:
-                deadlines.append(
-                    max(since + self.config.phase_timeout, self._membership.stall_scan_at)
-                )
+        deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
         return min(deadlines)
 
     # -- inputs -----------------------------------------------------------------------------
@@ -555,30 +525,10 @@ class Peer:
         return None
 
     def _held_back_by_gone(self, now: float) -> str | None:
-        """What the game waits for when the held votes leave us alone with a member that has
-        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words;
-        ``None`` otherwise.
-
-        Those drops are final only once everything up to them is, which needs the gone
-        member's events and cover; and it can be removed only by an abandon, which needs them
-        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
-        undoes a drop. So the player is told what the game waits for, not only "no".
-        """
-        final, tentative = self._final, self.tentative
-        held = [q for q in range(self._n) if q not in tentative.dropped]
-        pending = [q for q in range(self._n) if q in tentative.dropped and q not in final.dropped]
-        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
-            return None
-        (other,) = (q for q in held if q != self.seat)
-        if self._membership.gone_for(other, now) < 0:
-            return None
-        members = self.spec.members
-        out = ", ".join(f"{members[q].name} (seat {q})" for q in pending)
-        gone = f"{members[other].name} (seat {other})"
-        return (
-            f"the vote that put {out} out is final only with {gone}'s last events, and "
-            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
-        )
+        """What the game waits for when we are left alone with a member that has gone and the
+        drops are not final, in words (:meth:`Membership.held_back_by_gone`)."""
+        names = [member.name for member in self.spec.members]
+        return self._membership.held_back_by_gone(now, self._final, self.tentative, names)
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -1020,31 +970,18 @@ class Peer:
         return False
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
-        """Check a beat against the events we hold of its author, before it changes anything."""
-        feed = self._feeds[seat]
-        if 0 < beat.head_seq <= len(feed) and feed[beat.head_seq - 1].id != beat.head_id:
-            # The author signed a head that is not the event we hold: it forked.
+        """Check a beat against the events we hold of its author, before it changes anything
+        (:meth:`Feeds.contradiction`): a fork is refused, a lie about time proven."""
+        wrong = self._store.contradiction(seat, message.lamport, beat)
+        if wrong is None:
+            return True
+        if wrong.event is None:
             self._reject(
                 ChainCode.FORK.value, f"seat {seat} announces another event {beat.head_seq}"
             )
-            return False
-        if len(feed) > beat.head_seq and feed[beat.head_seq].lamport <= message.lamport:
-            # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
-            # time, which could rewrite what others already took as final. Proof: both.
-            self._clock_lie(seat, message, feed[beat.head_seq], now)
-            return False
-        waiting = self._store.waiting_next(seat)
-        if (
-            waiting is not None
-            and waiting.seq > beat.head_seq
-            and waiting.lamport <= message.lamport
-        ):
-            # The same with the next event, come before the beat and waiting for its turn (one
-            # further on is checked when its turn comes: _chain_problem, check 1).
-            self._store.discard(seat, waiting.seq)
-            self._clock_lie(seat, message, waiting, now)
-            return False
-        return True
+        else:
+            self._clock_lie(seat, message, wrong.event, now)
+        return False
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
@@ -1432,18 +1369,9 @@ class Peer:
             # of that seq (one holding another version than ours sends the proof).
             self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         self._membership.track_silence(now, final.dropped)
-        blame_from = self._membership.blame_from(self._phase_since)
-        if (
-            final.phase in _WAITING_PHASES
-            and blame_from is not None
-            and now >= blame_from + self.config.phase_timeout
-        ):
-            # Connected but withholding what the round waits for (a nonce, a secret, a result):
-            # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
-            for q in sorted(final.waiting()):
-                if q != self.seat and q not in self._membership.voted:
-                    self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
-                    self._vote(q, DropReason.WITHHELD, now)
+        # Connected but withholding what the round waits for: a majority's votes drop the seat.
+        for q in self._membership.withholding(now, final, self._phase_since):
+            self._vote(q, DropReason.WITHHELD, now)
         if now >= self._membership.stall_scan_at:
             self._membership.stall_scan_at = now + self.config.beat_interval
             self._scan_stalls(now)
