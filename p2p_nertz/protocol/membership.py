@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
@@ -140,6 +141,33 @@ class Membership:
             self.all_heard_since = None
         elif self.all_heard_since is None:
             self.all_heard_since = now
+
+    def heard_from(self, seat: int, now: float) -> bool:
+        """``seat`` is heard now (directly or by relay); whether it was suspected until now."""
+        self.heard[seat] = now
+        if seat in self.suspected:
+            self.suspected.discard(seat)
+            return True
+        return False
+
+    def withdraws(self, seat: int, folds: Folds, recovering: bool) -> bool:
+        """Whether our vote against ``seat``, heard again, is withdrawn now (taken out of our
+        votes: the caller signs the withdrawal). A vote for silence only counts while still
+        needed; a vote on proof of cheating or withholding stands, and so does one whose drop
+        the final or the held events decide (or that a readmission not final yet may undo);
+        while recovering it waits (heard again later, it is withdrawn then)."""
+        if seat not in self.voted or recovering or seat in self.proven_seats:
+            return False
+        final = folds.final
+        if seat in final.dropped:
+            return False
+        tentative = folds.tentative
+        if seat in tentative.dropped or tentative.readmitted_at.get(seat) != (
+            final.readmitted_at.get(seat)
+        ):
+            return False
+        del self.voted[seat]
+        return True
 
     def blame_from(self, since: float) -> float | None:
         """When a wait that began at ``since`` starts to count against the members it waits for:

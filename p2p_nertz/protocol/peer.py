@@ -663,10 +663,11 @@ class Peer:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
-        waiting = self.awaiting()
-        since = self._recovery.since if self._recovery is not None else now
-        return bool(waiting) and all(
-            now >= max(self._membership.heard[q], since) + self.config.drop_after for q in waiting
+        recovery = self._recovery
+        if recovery is None:
+            return False
+        return recovery.hopeless(
+            self.awaiting(), self._membership.heard, now, self.config.drop_after
         )
 
     def _recovery_want(self, now: float) -> None:
@@ -1026,21 +1027,10 @@ class Peer:
             self._out.append(Send(wire, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
-        self._membership.heard[seat] = now
-        if seat in self._membership.suspected:
-            self._membership.suspected.discard(seat)
+        membership = self._membership
+        if membership.heard_from(seat, now):
             self._out.append(Suspected(seat, False))
-        if (
-            seat in self._membership.voted
-            and not self.recovering  # (heard again later, it is withdrawn then)
-            and seat not in self._membership.proven_seats
-            and seat not in self._final.dropped
-            and seat not in self.tentative.dropped
-            and self.tentative.readmitted_at.get(seat) == self._final.readmitted_at.get(seat)
-        ):
-            # We hear it again: withdraw our vote for silence (it only counts if still needed).
-            # A vote on proof of cheating stands.
-            del self._membership.voted[seat]
+        if seat in membership.voted and membership.withdraws(seat, self._folds, self.recovering):
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
     # -- proofs and votes (decided by Membership; signed, sent and capped here) --------------

@@ -183,3 +183,10 @@ class Recovery:
             return None
         holders = tuple(q for q in range(self.n) if q != seat and claimed[q][seat] > self.first)
         return Recovered(self.first, own_held, holders)
+
+    def hopeless(
+        self, waiting: Sequence[int], heard: Sequence[float], now: float, drop_after: float
+    ) -> bool:
+        """Whether every member we still wait for (``waiting``) has been silent for
+        ``drop_after`` since the recovery began (``heard``: when each was last heard)."""
+        return bool(waiting) and all(now >= max(heard[q], self.since) + drop_after for q in waiting)
