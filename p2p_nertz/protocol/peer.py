@@ -9,6 +9,16 @@ list of **effects**: :class:`Record` (append to the durable log *before* anythin
 sent), :class:`Send` (bytes to one peer or to all), and notices for the UI. It never reads a
 clock, never touches a socket, never raises on anything a peer sent.
 
+What it owns, and what it does not.
+    The state is held by the objects of the core, each of which returns values and never
+    calls back into the peer (docs/architecture.md): :class:`~.feeds.Feeds` (the chains,
+    causal delivery, gap repair, the chains that count), :class:`~.finality.Finality` (known,
+    cover, the stable time), :class:`~.membership.Membership` (who is heard, suspected, voted
+    out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
+    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`; :mod:`~.local` checks the local
+    player's moves. The peer itself owns only its clock and its outbox: it wires those
+    objects and turns what they return into effects, in order (signing, logging, sending).
+
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
     *delivered* once the author's previous event is, its ``prev`` matches, and every event in its
