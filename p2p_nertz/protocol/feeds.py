@@ -26,7 +26,7 @@ and sends what a want asks for; nothing here calls back into it. Where an event 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from operator import gt
 
@@ -424,6 +424,36 @@ class Feeds:
         self.redrain = True
 
     # -- gap repair -------------------------------------------------------------------------
+    def behind(
+        self, seat: int, beat: Beat, ahead: Iterable[int], dropped: dict[int, int]
+    ) -> list[tuple[int, int]]:
+        """The gaps a sound beat of ``seat`` shows, as (feed, up to): the feeds it holds more
+        of (``ahead``, no further than a final cut in ``dropped``: past it nothing counts),
+        and its own feed up to its head."""
+        feeds = self.feeds
+        gaps = []
+        for q in ahead:
+            count = beat.held[q]
+            upto = min(count, dropped.get(q, count))
+            if upto > len(feeds[q]):
+                gaps.append((q, upto))
+        if beat.head_seq > len(feeds[seat]):
+            gaps.append((seat, beat.head_seq))
+        return gaps
+
+    def fork_asks(
+        self, forks: Iterable[tuple[int, int, int]], dropped: dict[int, int], now: float
+    ) -> list[tuple[int, int, int]]:
+        """Which of the forks a beat shows (feed, first, last seq to fetch) to ask for now: not
+        of a member whose drop is final here (the chain that counts is settled: nothing more
+        to prove), and at most every ``want_interval`` per feed."""
+        asks = []
+        for q, first, last in forks:
+            if q not in dropped and now >= self.want_at[q]:
+                self.want_at[q] = now + self.want_interval
+                asks.append((q, first, last))
+        return asks
+
     def gap(self, seat: int, upto: int, source: PeerId, now: float) -> bool:
         """``source`` holds ``seat``'s feed up to ``upto``. Whether to ask it now (no
         ``want_delay``); otherwise the gap is noted, and asked for once due (:meth:`due`)."""

@@ -304,44 +304,43 @@ class Peer:
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
         self._private = identity.to_bytes()
-        self._store = Feeds(
-            n,
-            want_interval=self.config.want_interval,
-            want_delay=self.config.want_delay,
-            max_want=self.config.max_want,
-        )
-        # (The feeds themselves, read on every path: one attribute lookup fewer.)
-        self._feeds = self._store.feeds
+        self._wire(now)
+        # The clock and the outbox: the only state the peer keeps itself.
         self.clock = 0
-        self._finality = Finality(self.seat, self._feeds)
-        self._membership = Membership(
-            self.seat,
-            n,
-            now,
-            SilenceTimers(
-                self.config.suspect_after,
-                self.config.drop_after,
-                self.config.phase_timeout,
-                self.config.max_pending,
-            ),
-        )
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
-        self._final = GameState(spec, seat=self.seat, secrets=self._secret)
-        self._folds = Folds(self._final, own=self.seat)
-        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
-        self._duties = Duties(self.seat, spec, self._secret, self._nonce)
         self._out: list[Effect] = []
+        self._started = False
+        self.rejected = 0
+
+    def _wire(self, now: float) -> None:
+        """Make the objects of the core that own this member's state (the module docstring)."""
+        config, n = self.config, self._n
+        self._store = Feeds(
+            n,
+            want_interval=config.want_interval,
+            want_delay=config.want_delay,
+            max_want=config.max_want,
+        )
+        # (The feeds themselves, read on every path: one attribute lookup fewer.)
+        self._feeds = self._store.feeds
+        self._finality = Finality(self.seat, self._feeds)
+        timers = SilenceTimers(
+            config.suspect_after, config.drop_after, config.phase_timeout, config.max_pending
+        )
+        self._membership = Membership(self.seat, n, now, timers)
+        self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
+        self._folds = Folds(self._final, own=self.seat)
+        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
+        self._duties = Duties(self.seat, self.spec, self._secret, self._nonce)
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
         self._recovery: Recovery | None = None
-        self._started = False
-        self.rejected = 0
 
     # -- secrets of the fair deal -----------------------------------------------------------
     def _secret(self, number: int) -> bytes:
@@ -997,23 +996,16 @@ class Peer:
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
         ahead, forks = self._finality.take_beat(seat, lamport, beat)
-        for q, first, count in forks:
-            # It holds another event under that seq: the author forked. Fetch its versions
-            # since the last agreed seq: the earliest pair of different signed events is the
-            # proof (once the author's drop is final here, the chain that counts is settled:
-            # nothing more to prove).
-            if q not in self._final.dropped and now >= self._store.want_at[q]:
-                self._store.want_at[q] = now + self.config.want_interval
-                self._out.append(Send(self._want_wire(q, first, count), self.spec.peer_ids[seat]))
+        source = self.spec.peer_ids[seat]
+        dropped = self._final.dropped
+        if forks:
+            # It holds another event under a seq: the author forked. Fetch its versions since
+            # the last agreed seq: the earliest pair of different signed events is the proof.
+            for q, first, count in self._store.fork_asks(forks, dropped, now):
+                self._out.append(Send(self._want_wire(q, first, count), source))
         # Gap repair: whoever holds more of a feed than we do can send it.
-        feeds = self._feeds
-        for q in ahead:
-            count = beat.held[q]
-            upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
-            if upto > len(feeds[q]):
-                self._gap(q, upto, self.spec.peer_ids[seat], now)
-        if beat.head_seq > len(feeds[seat]):
-            self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
+        for q, upto in self._store.behind(seat, beat, ahead, dropped):
+            self._gap(q, upto, source, now)
 
     def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
