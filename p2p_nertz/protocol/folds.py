@@ -15,6 +15,10 @@ it counts (:meth:`GameState.standing_caps`), nor, in the final fold, one past th
 member whose drop the held events decide (:meth:`Folds.advance`). A fold taking events one at a
 time cannot know these before it reaches the drop, the readmission or the vote: when it counted
 such an event, the tentative fold is made again with what it found, until that stops changing.
+
+:class:`Folds` owns the final fold, the held events not final yet (in the total order) and the
+tentative fold made from them (dropped when an event is added or forgotten); it answers
+whether a late event can never count (:meth:`Folds.never_counts`).
 """
 
 from __future__ import annotations
