@@ -161,4 +161,11 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
         (FindingKind.EQUIVOCATION, 1),
         (FindingKind.FALSE_NERTS, 1),
     }
+    # So does every other honest log alone, as its peer made final.
+    for seat, data in enumerate(log_files(result)):
+        other = result.peers[seat]
+        if seat in (0, 1) or other is None:
+            continue
+        alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
+        assert alone.digest == other.final.digest() == peer.final.digest()
     assert check(result) == []
