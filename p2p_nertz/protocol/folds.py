@@ -24,6 +24,7 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Generator
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop
@@ -196,6 +197,29 @@ class Folds:
             del self.nonfinal[:moved]
             del self.keys[:moved]
         return moved, notices
+
+    def finals(
+        self, stable: int, excluded: dict[int, int], gaps: Gaps | None = None
+    ) -> Generator[tuple[Event, bool], None, None]:
+        """The held events timed up to ``stable``, in order, each with whether the final fold
+        takes it (:meth:`admits`, asked as each comes): the same walk as :meth:`advance`,
+        for a caller that folds each event itself, before taking the next, with
+        ``final.apply`` if it counts and ``final.observe`` if not, and reports on each (the
+        audit). The events walked are no longer held once the walk ends (or stops)."""
+        moved = 0
+        try:
+            for event in self.nonfinal:
+                if event.lamport > stable:
+                    break
+                moved += 1
+                counts = self.admits(event, excluded, gaps)
+                if not counts:
+                    self._tentative = None  # (as in advance)
+                yield event, counts
+        finally:
+            if moved:
+                del self.nonfinal[:moved]
+                del self.keys[:moved]
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
