@@ -410,3 +410,34 @@ def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseExcept
     if not all(isinstance(e, NertzError | OSError) for e in errors):
         raise group
     return errors
+
+
+def add_web_arguments(
+    p: argparse.ArgumentParser,
+    what: str = "play in a browser page served by this peer (its URL is printed on a line of "
+    "its own), instead of the terminal",
+) -> None:
+    """``--web``, ``--no-open`` and ``--web-bind``: the table in a browser (issue 17);
+    ``what``: the help of ``--web``."""
+    web = p.add_argument_group("the table in a browser")
+    web.add_argument("--web", action="store_true", help=what)
+    web.add_argument(
+        "--no-open", action="store_true", help="with --web: print the URL, open no browser"
+    )
+    web.add_argument(
+        "--web-bind",
+        type=web_bind,
+        default=("127.0.0.1", 0),
+        metavar="HOST:PORT",
+        help="with --web: where the page is served (default 127.0.0.1 and a free port: this "
+        "machine only). Another address exposes it on purpose: anyone on that network who "
+        "learns the URL (it holds a secret token) can see it and act in it",
+    )
+
+
+def web_bind(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` for ``--web-bind`` (port 0: a free one)."""
+    if text.endswith(":0"):
+        host, _ = host_port(text[:-2] + ":1")
+        return host, 0
+    return host_port(text)

@@ -39,6 +39,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    add_web_arguments,
     bind_endpoint,
     default_log_dir,
     default_name,
@@ -69,6 +70,7 @@ from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.web_cmd import run_in_browser, serve_lobby_page, table_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -78,6 +80,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = ["DEFAULT_BOT_SPEED", "add_parser"]
 
@@ -146,6 +149,7 @@ def add_parser(sub: Any) -> None:
     add_liveness_arguments(p)
     add_watcher_argument(p)
     add_rules_arguments(p)
+    add_web_arguments(p)
     p.set_defaults(func=_cmd_play)
 
 
@@ -208,7 +212,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
     say_if_every_interface("play", args.bind)
-    outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
+    if args.web:
+        outcome = run_in_browser(node, endpoints, bind=args.web_bind, open_page=not args.no_open)
+    else:
+        outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return summary(outcome, node, args.log.parent)
 
 
@@ -285,7 +292,12 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         else f"bots at speed {args.speed} of 10 · change: nertz play --speed N, or --practice"
     )
     try:
-        outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
+        if args.web:
+            outcome = run_in_browser(
+                node, endpoints, bind=args.web_bind, open_page=not args.no_open, hint=hint
+            )
+        else:
+            outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols, hint=hint)
     finally:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
@@ -417,6 +429,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         )  # fmt: skip
         apps.append(app)
         async with trio.open_nursery() as outer:
+            if isinstance(terminal, PageTerminal):  # the lobby's page, then the table's
+                await serve_lobby_page(
+                    outer, terminal, bind=args.web_bind, open_page=not args.no_open
+                )
             started = await app.run(outer)
             if started is None:
                 outer.cancel_scope.cancel()
@@ -431,12 +447,18 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
             bind = session.endpoints[identity.peer_id]
             node = make_node(identity, spec, log, bind, args.watcher, config=config)
-            outcome = await run_table(node, session.endpoints, terminal=terminal, symbols=symbols)
+            if isinstance(terminal, PageTerminal):
+                outcome = await table_in_page(node, session.endpoints, terminal)
+            else:
+                outcome = await run_table(
+                    node, session.endpoints, terminal=terminal, symbols=symbols
+                )
             outer.cancel_scope.cancel()  # the hosted table stops serving
             result.append((outcome, node))
 
     try:
-        with open_curses(colour=colour) as terminal:
+        page = contextlib.nullcontext(PageTerminal()) if args.web else None
+        with page or open_curses(colour=colour) as terminal:
             try:
                 trio.run(main, terminal)
             except BaseExceptionGroup as group:

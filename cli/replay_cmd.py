@@ -7,6 +7,7 @@ tableaux and the lake after each step (face-down cards as ``??``, as every peer 
 
 Commands: ``n`` or Enter (next), ``b`` (back), ``n 10``/``b 10`` (ten steps), ``r 2`` (the
 start of round 2), ``e 120`` (step 120), ``e alice:14`` (alice's event 14), ``end``, ``q``.
+``--web`` steps through it in the browser table instead (:mod:`p2p_nertz.web.replay`).
 
 The logs are audited first (as ``nertz audit``); the game spec is found the same way. Exit
 status: 0 when the logs are valid, 1 if the audit found violations (they are shown), 2 if they
@@ -20,7 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from cli.args import add_web_arguments
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
+from cli.web_cmd import replay_in_browser
 from p2p_nertz.audit.replay import Replay, load, step_line
 
 __all__ = ["add_parser", "interact"]
@@ -35,6 +38,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--spec", type=Path, default=None, metavar="FILE", help="the game spec file, if needed"
     )
+    add_web_arguments(
+        p, "step through it in a browser page served by this process (its URL is printed)"
+    )
     p.set_defaults(func=_cmd_replay)
 
 
@@ -47,7 +53,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if not isinstance(loaded, Replay):
         print(format_report(loaded), file=sys.stderr)
         return loaded.exit_status
-    if args.text:
+    if args.web and not args.text:
+        replay_in_browser(loaded, bind=args.web_bind, open_page=not args.no_open)
+    elif args.text:
         for step in loaded.steps:
             print(step_line(step, loaded.spec))
         for v in loaded.report.violations:

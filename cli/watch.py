@@ -12,18 +12,22 @@ tableau (as the moves reveal it), the lake, the announcements and the end-of-rou
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 import zmq
 
-from cli.args import bind_endpoint
+from cli.args import add_web_arguments, bind_endpoint, expected_errors
 from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
@@ -32,8 +36,10 @@ from p2p_nertz.runtime.node import WATCH_MAX_FRAME, WATCH_SPEC_TAG
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
+from p2p_nertz.web.model import KeyPress, PageAction, view_json
+from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
-__all__ = ["add_parser", "watch"]
+__all__ = ["add_parser", "watch", "watch_in_browser"]
 
 _REFRESH = 0.2
 _EARLY_MAX = 4096  # events kept while waiting for the spec
@@ -66,6 +72,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
+    add_web_arguments(p, "follow it in a browser page served by this process (its URL is printed)")
     p.set_defaults(func=_cmd_watch)
 
 
@@ -113,10 +120,75 @@ async def watch(
     return watcher.spectator
 
 
-class _Watcher:
-    """The tasks of :func:`watch`: what members push, the keys, the screen, the signals."""
+async def watch_in_browser(
+    spec: GameSpec | None,
+    bind: str,
+    *,
+    web: tuple[str, int],
+    on_url: Callable[[str], None],
+    game: str | None = None,
+) -> Spectator | None:
+    """:func:`watch`, in the browser table: the page its own server serves at ``web`` (its URL
+    told to ``on_url``) shows what the terminal would, and its keys (Enter closes a board, q
+    quits) come back.
 
-    def __init__(self, terminal: Terminal, bind: str, *, symbols: bool, game: str | None) -> None:
+    Raises:
+        TransportBrokenError: ``bind`` cannot be bound.
+        NertzError: the page cannot be served at ``web``.
+    """
+    watcher = _Watcher(None, bind, symbols=True, game=game)
+    if spec is not None:
+        watcher.start(spec)
+    feed = ViewFeed()
+    keys_in, keys_out = trio.open_memory_channel[str](64)
+
+    def on_action(action: PageAction) -> None:
+        if isinstance(action, KeyPress):
+            with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped)
+                keys_in.send_nowait(action.key)
+
+    async def keys() -> None:
+        async for key in keys_out:
+            if watcher.key(key):
+                return
+            watcher.wake.set()
+
+    async def views() -> None:
+        while True:
+            watcher.wake = trio.Event()
+            if watcher.spectator is None or watcher.tracker is None:
+                data: dict[str, Any] = {"type": "waiting", "text": watcher.waiting()}
+            else:
+                data = view_json(watcher.tracker.view(watcher.spectator, watcher.keys))
+            feed.publish(json.dumps(data, ensure_ascii=False))
+            with trio.move_on_after(_REFRESH):
+                await watcher.wake.wait()
+
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    router = create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME)
+    try:
+        router.bind(bind)
+        async with trio.open_nursery() as nursery:
+            watcher.nursery = nursery
+            on_url(await nursery.start(serve_page, WebApp(Page(), feed, on_action), *web))
+            nursery.start_soon(watcher.receive, router)
+            nursery.start_soon(keys)
+            nursery.start_soon(views)
+            nursery.start_soon(watcher.signals)
+    finally:
+        router.close()
+        ctx.term()
+    return watcher.spectator
+
+
+class _Watcher:
+    """The tasks of :func:`watch`: what members push, the keys, the screen, the signals
+    (``terminal`` ``None``: in a browser, :func:`watch_in_browser`, whose own tasks read the
+    keys and show the views)."""
+
+    def __init__(
+        self, terminal: Terminal | None, bind: str, *, symbols: bool, game: str | None
+    ) -> None:
         self.terminal = terminal
         self.bind = bind
         self.symbols = symbols
@@ -167,29 +239,40 @@ class _Watcher:
         self.nursery.cancel_scope.cancel()
 
     async def keyboard(self) -> None:
+        assert self.terminal is not None
         while True:
             await self.terminal.wait_input()
             for key in self.terminal.read_keys():
-                if key in ("q", "Q", "CTRL-C"):
-                    self.quit()
+                if self.key(key):
                     return
-                spectator, tracker = self.spectator, self.tracker
-                if key == "RESIZE" or spectator is None or tracker is None:
-                    continue
-                ctx = Context(spectator.tentative.table, None, board=tracker.board is not None)
-                self.keys, actions = press(self.keys, key, ctx)
-                if any(isinstance(a, CloseBoard) for a in actions):
-                    tracker.close_board()
             self.wake.set()
 
+    def key(self, key: str) -> bool:
+        """One key of the viewer; ``True``: it quit."""
+        if key in ("q", "Q", "CTRL-C"):
+            self.quit()
+            return True
+        spectator, tracker = self.spectator, self.tracker
+        if key == "RESIZE" or spectator is None or tracker is None:
+            return False
+        ctx = Context(spectator.tentative.table, None, board=tracker.board is not None)
+        self.keys, actions = press(self.keys, key, ctx)
+        if any(isinstance(a, CloseBoard) for a in actions):
+            tracker.close_board()
+        return False
+
+    def waiting(self) -> str:
+        """What the screen says before the game is known."""
+        wanted = f"game {self.game}…" if self.game else "a game"
+        return f"waiting on {self.bind} for {wanted} · q quits"
+
     async def screen(self) -> None:
+        assert self.terminal is not None
         while True:
             self.wake = trio.Event()
             width, height = self.terminal.size()
             if self.spectator is None or self.tracker is None:
-                wanted = f"game {self.game}…" if self.game else "a game"
-                text = f"waiting on {self.bind} for {wanted} · q quits"
-                self.terminal.paint(_waiting(width, height, text))
+                self.terminal.paint(_waiting(width, height, self.waiting()))
             else:
                 view = self.tracker.view(self.spectator, self.keys)
                 self.terminal.paint(render(view, width, height, symbols=self.symbols))
@@ -201,8 +284,9 @@ class _Watcher:
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
                 if signum == signal.SIGWINCH:
-                    self.terminal.resized()
-                    self.wake.set()
+                    if self.terminal is not None:
+                        self.terminal.resized()
+                        self.wake.set()
                     continue
                 self.quit()
                 return
@@ -222,11 +306,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             raise NertzError(f"--game wants hex digits of a game id, not {args.game!r}") from None
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
-    with open_curses(colour=colour) as terminal:
-        try:
-            spectator = trio.run(_main, spec, args.bind, terminal, symbols, args.game)
-        except NertzError as exc:
-            raise NertzError(f"cannot watch on {args.bind}: {exc}") from None
+    if args.web:
+        spectator = _watch_web(args, spec)
+    else:
+        with open_curses(colour=colour) as terminal:
+            try:
+                spectator = trio.run(_main, spec, args.bind, terminal, symbols, args.game)
+            except NertzError as exc:
+                raise NertzError(f"cannot watch on {args.bind}: {exc}") from None
     if spectator is None:
         print("no game was pushed here")
         return 0
@@ -243,3 +330,23 @@ async def _main(
     spec: GameSpec | None, bind: str, terminal: Terminal, symbols: bool, game: str | None
 ) -> Spectator | None:
     return await watch(spec, bind, terminal=terminal, symbols=symbols, game=game)
+
+
+def _watch_web(args: argparse.Namespace, spec: GameSpec | None) -> Spectator | None:
+    """``nertz watch --web``: the URL on a line of its own, the browser opened unless
+    ``--no-open``."""
+
+    on_url = browser_opener(args.web_bind, open_page=not args.no_open)
+
+    async def main() -> Spectator | None:
+        return await watch_in_browser(
+            spec, args.bind, web=args.web_bind, on_url=on_url, game=args.game
+        )
+
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        errors = expected_errors(group)
+        raise NertzError(f"cannot watch on {args.bind}: {errors[0]}") from None
+    except NertzError as exc:
+        raise NertzError(f"cannot watch on {args.bind}: {exc}") from None

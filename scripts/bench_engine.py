@@ -2,7 +2,8 @@
 """Benchmark the rules engine: four-player greedy rounds per second, legal-move generations per
 second, and moves applied per second, on one core.
 
-Machines here are noisy, so every figure is the median of several repeats, and the run also
+Machines here are noisy, so every figure is the median of several repeats, timed in the
+process's CPU time (another process sharing the core would otherwise count), and the run also
 measures a fixed pure-Python baseline (shuffling decks with the project's own RNG) so that runs
 on different days can be compared as ratios. Target (issue 2): at least 50 four-player rounds
 per second.
@@ -19,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from p2p_nertz.bots import greedy as greedy_module
 from p2p_nertz.bots.greedy import Greedy
 from p2p_nertz.match import Player, play_round, round_decks
 from p2p_nertz.rng import Rng
@@ -31,10 +33,29 @@ def _median_rate(work: Callable[[], int], repeats: int) -> float:
     """Median over ``repeats`` runs of (units of work done) / seconds."""
     rates = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         units = work()
-        rates.append(units / (time.perf_counter() - start))
+        rates.append(units / (time.process_time() - start))
     return statistics.median(rates)
+
+
+def rounds_ab(count: int, repeats: int) -> tuple[float, float, float]:
+    """Rounds/s with the free_a_pile memo and without it, alternated: medians, and the median
+    of the paired ratios (with / without)."""
+    memo, plain = greedy_module._free_a_pile_memo, greedy_module.free_a_pile
+    with_memo: list[float] = []
+    without: list[float] = []
+    try:
+        for _ in range(repeats):
+            for choice, rates in ((memo, with_memo), (plain, without)):
+                greedy_module._free = choice
+                start = time.process_time()
+                rounds(count)
+                rates.append(count / (time.process_time() - start))
+    finally:
+        greedy_module._free = memo
+    ratio = statistics.median(a / b for a, b in zip(with_memo, without, strict=True))
+    return statistics.median(with_memo), statistics.median(without), ratio
 
 
 def baseline(n: int = 2000) -> int:
@@ -82,7 +103,7 @@ def main() -> int:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
 
     base = _median_rate(baseline, args.repeats)
-    rps = _median_rate(lambda: rounds(args.rounds), args.repeats)
+    rps, rps_plain, gain = rounds_ab(args.rounds, args.repeats)
     positions = sample_positions(5000)
 
     def generate() -> int:
@@ -97,6 +118,10 @@ def main() -> int:
     print(f"baseline (52-card shuffles/s):         {base:12,.0f}")
     target = TARGET_ROUNDS_PER_SECOND
     print(f"4-player greedy rounds/s:              {rps:12,.1f}   (target >= {target:.0f})")
+    print(
+        f"  without the free_a_pile memo:         {rps_plain:12,.1f}   "
+        f"(same run, alternated; paired ratio {gain:.3f})"
+    )
     print(f"legal-move generations/s:              {gens:12,.0f}   ({avg_moves:.1f} moves each)")
     print(f"rounds/s per 1000 baseline shuffles/s: {1000 * rps / base:12.3f}")
     ok = rps >= TARGET_ROUNDS_PER_SECOND

@@ -80,6 +80,8 @@ RSS_TARGET_MB = 80.0
 DEFAULT_ACK_DELAY = NODE_CONFIG.ack_delay  # the runtime's ack window (none: acks per burst)
 CORE_ACK_DELAY = PeerConfig().ack_delay  # the peer core's default window (the simulator's)
 PACED_GAP = 0.02  # seconds between round trips of the paced floor (game traffic is sparse)
+MESSAGE_GAP = 0.002  # seconds between messages when timing a sparse message's CPU
+CPU_TARGET = 1.5  # CPU per final claim at 4 peers, at most this × its floor (issue 18)
 PYRE_INTERVAL = 0.05  # seconds between two shouts of one Pyre node (±25 %)
 PYRE_DISCOVERY = 8.0  # seconds the Pyre nodes get to find each other (beacons once a second)
 FALLBACK_SIZE = 200  # claim envelope bytes, if no game measured one
@@ -215,6 +217,8 @@ def child_ping(endpoint: str, count: int, paced: int, size: int) -> int:
 
     blocking(warmup, 0)
     figures = {"bare": blocking(count, 0), "bare paced": blocking(paced, PACED_GAP)}
+    trio.run(bare_trio, warmup, 0)
+    figures["bare trio"] = trio.run(bare_trio, count // 4, 0)
     figures["bare trio paced"] = trio.run(bare_trio, paced, PACED_GAP)
     figures["trio"], figures["trio paced"] = trio.run(through_trio)
     dealer.send(b"STOP")
@@ -223,6 +227,93 @@ def child_ping(endpoint: str, count: int, paced: int, size: int) -> int:
     ctx.term()
     print(json.dumps(figures), flush=True)
     return 0
+
+
+def child_sink(endpoint: str, count: int) -> int:
+    """A blocking ROUTER that receives ``count`` messages; prints the CPU seconds (every thread
+    of the process) from the first message to the last."""
+    import zmq
+
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.LINGER, 0)
+    router.setsockopt(zmq.RCVHWM, 0)
+    router.bind(endpoint)
+    print("ready", flush=True)
+    router.recv_multipart()
+    start = cpu_seconds()
+    for _ in range(count - 1):
+        router.recv_multipart()
+    print(json.dumps(cpu_seconds() - start), flush=True)
+    router.close()
+    ctx.term()
+    return 0
+
+
+def child_source(endpoint: str, count: int, size: int, gap: float) -> int:
+    """A blocking DEALER that sends ``count`` messages of ``size`` bytes, one every ``gap``
+    seconds (0: back to back); prints its CPU seconds for them (every thread)."""
+    import zmq
+
+    ctx = zmq.Context()
+    dealer = ctx.socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, -1)  # deliver everything before term()
+    dealer.setsockopt(zmq.SNDHWM, 0)
+    dealer.connect(endpoint)
+    payload = os.urandom(size)
+    dealer.send(payload)  # the first one waits for the connection
+    time.sleep(0.2)
+    start = cpu_seconds()
+    for _ in range(count - 1):
+        dealer.send(payload)
+        if gap:
+            time.sleep(gap)
+    used = cpu_seconds() - start
+    dealer.close()
+    ctx.term()
+    print(json.dumps(used), flush=True)
+    return 0
+
+
+def message_cost_us(count: int, size: int, gap: float) -> float:
+    """CPU µs of one bare pyzmq message, sent and received (both processes, every thread)."""
+    endpoint = f"tcp://127.0.0.1:{free_ports(1)[0]}"
+    sink = subprocess.Popen(
+        [*_python(), "_sink", endpoint, str(count)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert sink.stdout is not None
+        sink.stdout.readline()  # "ready": bound
+        argv = [*_python(), "_source", endpoint, str(count), str(size), str(gap)]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"source failed: {done.stderr.strip()}")
+        sent = json.loads(done.stdout)
+        received = json.loads(sink.stdout.readline())
+    finally:
+        _wait_all([sink], 10)
+    return float(sent + received) / (count - 1) * 1e6
+
+
+def sodium_cost_us(size: int, repeats: int = 2000) -> tuple[float, float] | None:
+    """Median libsodium (PyNaCl) Ed25519 sign and verify times (µs), or None without PyNaCl."""
+    try:
+        import nacl.signing
+    except ImportError:
+        return None
+    key = nacl.signing.SigningKey.generate()
+    public = key.verify_key
+    message = os.urandom(size)
+    signature = key.sign(message).signature
+    signs, verifies = [], []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        key.sign(message)
+        signs.append(time.perf_counter_ns() - start)
+        start = time.perf_counter_ns()
+        public.verify(message, signature)
+        verifies.append(time.perf_counter_ns() - start)
+    return median(signs) / NS_PER_US, median(verifies) / NS_PER_US
 
 
 # -- our peers: PeerNode with probes -----------------------------------------------------------
@@ -423,6 +514,32 @@ def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
     return [by_id[pid] for pid in spec.peer_ids], spec
 
 
+CRYPTO_CALLS = {"sign": 0, "verify": 0}
+"""Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
+
+
+def count_crypto() -> None:
+    """Count every Ed25519 sign and verify of the peer core in :data:`CRYPTO_CALLS`.
+
+    Wraps ``Identity.sign`` and the ``verify`` the envelope calls (about 0.1 µs each, against
+    40–300 µs for the operation); nothing else changes.
+    """
+    from p2p_nertz.protocol import envelope, identity
+
+    sign, verify = identity.Identity.sign, envelope.verify
+
+    def counted_sign(self: Any, data: bytes) -> bytes:
+        CRYPTO_CALLS["sign"] += 1
+        return sign(self, data)
+
+    def counted_verify(peer_id: bytes, signature: bytes, data: bytes) -> bool:
+        CRYPTO_CALLS["verify"] += 1
+        return verify(peer_id, signature, data)
+
+    identity.Identity.sign = counted_sign  # type: ignore[method-assign]
+    envelope.verify = counted_verify
+
+
 async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[str, Any]]:
     """Run the nodes of ``seats`` in this trio process until the game ends or ``stop_at_ns``;
     return each node's probes."""
@@ -449,7 +566,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
         )
         for s in seats
     ]
-    samples: list[list[tuple[int, str, int, int, int, int, int, int, int]]] = [[] for _ in seats]
+    samples: list[list[tuple[Any, ...]]] = [[] for _ in seats]
     finished = [False] * len(seats)
 
     async def sample(i: int) -> None:
@@ -471,6 +588,9 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                     peer.received,
                     node.messages_out,
                     peer.held(peer.seat),  # our own events: the bot's moves and the rest
+                    cpu_seconds(),  # this process's, every thread (zmq's I/O thread too)
+                    CRYPTO_CALLS["sign"],  # this process's signatures made so far
+                    CRYPTO_CALLS["verify"],  # and verified
                 )
             )
 
@@ -516,6 +636,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                 "write_total": node.write_total,
                 "rss_mb": peak_rss_mb(),
                 "cpu": cpu_share,
+                "pid": os.getpid(),
             }
         )
     return results
@@ -527,6 +648,7 @@ def child_node(config_path: str, seats_arg: str, out_path: str) -> int:
 
     cfg = json.loads(Path(config_path).read_text())
     seats = [int(s) for s in seats_arg.split(",")]
+    count_crypto()
     results = trio.run(run_seats, cfg, seats)
     Path(out_path).write_text(json.dumps(results))
     return 0
@@ -691,6 +813,11 @@ class GameFigures:
     claim_size: int = 0
     finished: bool = False
     dropped: int = 0
+    claims_per_s: float = float("nan")  # claims made final at every peer, all authors
+    cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
+    signs_per_claim: float = float("nan")
+    verifies_per_claim: float = float("nan")
+    msgs_per_claim: float = float("nan")  # messages sent (one per DEALER), per final claim
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -755,6 +882,17 @@ def measure_floors(count: int, paced: int, size: int, *, lab: Any = None) -> dic
     finally:
         _wait_all([echo], 5)
     return {name: [ns / NS_PER_US for ns in rtts] for name, rtts in figures.items()}
+
+
+def crypto_in_use() -> str:
+    """The Ed25519 library behind ``p2p_nertz.protocol.identity``: libsodium or OpenSSL."""
+    from p2p_nertz.protocol import identity
+
+    names = {
+        getattr(v, "__module__", None) or getattr(v, "__name__", "")
+        for v in vars(identity).values()
+    }
+    return "libsodium" if any(str(n).startswith("nacl") for n in names) else "OpenSSL"
 
 
 def crypto_cost_us(size: int, repeats: int = 2000) -> tuple[float, float]:
@@ -907,6 +1045,7 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     figures.moves_per_s = median(moves) if moves else float("nan")
     k = max(1, len(timed) // 4)
     figures.early_late_us = (median(figures.finality_us[:k]), median(figures.finality_us[-k:]))
+    _cpu_per_claim(figures, results, [sent for sent, _, _ in timed])
     if firsts:
         # Growing: some peer holds, at the end of play, more than twice what it held at the
         # start (and more than a few events): it is falling behind.
@@ -916,6 +1055,42 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             f"{statistics.fmean(firsts):.1f}→{statistics.fmean(lasts):.1f} max {peak}"
             f" ({'GROWS' if grows else 'flat'})"
         )
+
+
+def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: list[int]) -> None:
+    """CPU, signatures, verifies and messages per final claim, over the play phase.
+
+    Each process's CPU (every thread: zmq's I/O thread too), signs and verifies are rates over
+    its own play samples, summed over the processes; claims are those sent inside the window
+    that every process was in play and final at every peer, as a rate over that window.
+    """
+    per_process: dict[Any, dict[str, Any]] = {}
+    for r in results:
+        per_process.setdefault(r.get("pid"), r)
+    cpu = signs = verifies = msgs = 0.0
+    starts, ends = [], []
+    for r in results:
+        play = [s for s in r["samples"] if s[1] == "play" and len(s) > 11]
+        if len(play) < 4:
+            return
+        seconds = (play[-1][0] - play[0][0]) / 1e9
+        msgs += (play[-1][7] - play[0][7]) / seconds
+        starts.append(play[0][0])
+        ends.append(play[-1][0])
+        if per_process.get(r.get("pid")) is r:
+            cpu += (play[-1][9] - play[0][9]) / seconds
+            signs += (play[-1][10] - play[0][10]) / seconds
+            verifies += (play[-1][11] - play[0][11]) / seconds
+    begin, end = max(starts), min(ends)
+    claims = sum(1 for t in sent if begin <= t <= end)
+    if end <= begin or not claims:
+        return
+    rate = claims / ((end - begin) / 1e9)
+    figures.claims_per_s = rate
+    figures.cpu_per_claim_us = cpu / rate * 1e6
+    figures.signs_per_claim = signs / rate
+    figures.verifies_per_claim = verifies / rate
+    figures.msgs_per_claim = msgs / rate
 
 
 def run_pyre(
@@ -995,6 +1170,10 @@ class Report:
     pyre: dict[int, PyreFigures]
     skipped: list[str]
     load: tuple[float, float, float]
+    sodium: tuple[float, float] | None = None  # libsodium (PyNaCl) sign, verify µs
+    message_us: tuple[float, float] = (float("nan"), float("nan"))  # bare pyzmq CPU/message:
+    # back to back, and one every MESSAGE_GAP seconds
+    in_use: str = "OpenSSL"  # the Ed25519 library the peers sign and verify with
 
 
 def print_report(rep: Report) -> None:
@@ -1018,6 +1197,7 @@ def print_report(rep: Report) -> None:
     kinds = {
         "bare": "back to back",
         "bare paced": gap,
+        "bare trio": "bare pyzmq waited on by trio, back to back",
         "bare trio paced": f"bare pyzmq waited on by trio, {gap}",
         "trio": "through the trio adapter, back to back",
         "trio paced": f"through the trio adapter, {gap}",
@@ -1083,7 +1263,105 @@ def print_report(rep: Report) -> None:
     for reason in rep.skipped:
         print(f"  skipped: {reason}")
     print()
+    print_cpu(rep)
+    print()
+    print_paper(rep, fl)
+    print()
     print_verdicts(rep, fl)
+
+
+def _crypto_used(rep: Report) -> tuple[float, float]:
+    """Sign and verify µs of the library the peers use, measured in this run."""
+    if rep.in_use == "libsodium" and rep.sodium is not None:
+        return rep.sodium
+    return rep.sign_us, rep.verify_us
+
+
+def claim_floor(rep: Report, g: GameFigures) -> float:
+    """The CPU floor of one final claim (µs): its signs and verifies at libsodium speed, and
+    its messages at the CPU of a sparse bare pyzmq message (sent and received)."""
+    if rep.sodium is None:
+        return float("nan")
+    sign, verify = rep.sodium
+    return (
+        g.signs_per_claim * sign
+        + g.verifies_per_claim * verify
+        + g.msgs_per_claim * rep.message_us[1]
+    )
+
+
+def print_cpu(rep: Report) -> None:
+    """CPU per final claim, summed over every peer process, next to its floor."""
+    if rep.sodium is None:
+        print("CPU per claim: no floor (PyNaCl is not installed: pip install -e '.[bench]')")
+        sodium = "-"
+    else:
+        sodium = f"sign {rep.sodium[0]:.0f} µs, verify {rep.sodium[1]:.0f} µs"
+    back, sparse = rep.message_us
+    print(
+        f"CPU per final claim, every peer process summed, over the play phase (µs); floor ="
+        f" signs × libsodium sign + verifies × libsodium verify + messages × bare pyzmq CPU"
+        f" per message; measured in this run: libsodium {sodium}; bare pyzmq send+receive"
+        f" {sparse:.0f} µs of CPU per message one every {MESSAGE_GAP * 1000:g} ms"
+        f" ({back:.0f} back to back); the peers sign with {rep.in_use}"
+    )
+    head = (
+        f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
+        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages"
+    )
+    print(head)
+    for g in rep.games:
+        if math.isnan(g.cpu_per_claim_us):
+            continue
+        floor = claim_floor(rep, g)
+        crypto = floor - g.msgs_per_claim * sparse
+        print(
+            f"  {g.label:<21}{g.peers:>5}{g.claims_per_s:>9.1f}{g.cpu_per_claim_us:>10,.0f}"
+            f"{g.signs_per_claim:>7.1f}{g.verifies_per_claim:>9.1f}{g.msgs_per_claim:>7.1f}"
+            f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
+            f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}"
+        )
+
+
+def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
+    """Finality and delivery on a LAN with a core per peer, from this run's measured costs.
+
+    With a core per peer nothing waits for a CPU: a claim crosses the network once (half a
+    round trip), every receiver takes it in (t + V: our node's work on a received message
+    besides its verify, measured at the receivers as "verify+deliver" minus a verify of the
+    library in use, plus a verify at libsodium speed), signs its ack (S), the acks cross back,
+    and the slowest peer (the author) takes in the n − 1 acks one after the other (an ack
+    costs no more than a claim). So delivery = RTT/2 + t + V and finality = RTT + S + n·(t + V).
+    The round trip is the bare pyzmq one across the lab's bridge, one every 20 ms (a claim on
+    a LAN table wakes idle peers). The log write before a claim is sent is outside both (the
+    clocks start at the send), and printed beside them.
+    """
+    rtt_name = "lab bare paced" if "lab bare paced" in floors else "lo bare paced"
+    rtt = floors[rtt_name]
+    sign, verify = rep.sodium if rep.sodium is not None else _crypto_used(rep)
+    lib = "libsodium" if rep.sodium is not None else rep.in_use
+    _, used_verify = _crypto_used(rep)
+    where = "the lab bridge" if rtt_name.startswith("lab") else "loopback"
+    print(
+        f"paper figure, a LAN with a core per peer: RTT {rtt:.0f} µs (bare pyzmq across {where},"
+        f" one every {PACED_GAP * 1000:.0f} ms), {lib} sign {sign:.0f} / verify {verify:.0f} µs,"
+        f" t = a receiver's work per message besides its verify ({rep.in_use}"
+        f" {used_verify:.0f} µs in this run), measured"
+    )
+    for g in rep.games:
+        if g.where != "loopback" or g.ack_delay != DEFAULT_ACK_DELAY or g.tmpfs:
+            continue
+        if not g.feed_us:
+            continue
+        t = max(0.0, median(g.feed_us) - used_verify)
+        delivery = rtt / 2 + t + verify
+        finality = rtt + sign + g.peers * (t + verify)
+        print(
+            f"  {g.peers} peers: t = {t:.0f} µs; delivery {delivery:,.0f} µs, finality"
+            f" {finality:,.0f} µs (measured here on {os.cpu_count()} shared cores:"
+            f" {_us(median(g.delivery_us))} and {_us(median(g.finality_us))}); log write before"
+            f" the send {_us(median(g.write_io_us))} µs"
+        )
 
 
 def print_verdicts(rep: Report, floors: Mapping[str, float]) -> None:
@@ -1155,6 +1433,41 @@ def print_verdicts(rep: Report, floors: Mapping[str, float]) -> None:
             f"{late:,.0f} µs; {g8.dropped} sends dropped; {g8.moves_per_s:.1f} moves/s per "
             f"bot{versus}"
         )
+    # Issue 18's targets, each against a reference measured in this run.
+    g4 = game("loopback", 4)
+    if g4 is not None and not math.isnan(g4.cpu_per_claim_us) and rep.sodium is not None:
+        floor = claim_floor(rep, g4)
+        ratio = g4.cpu_per_claim_us / floor
+        print(
+            f"  [{'MET' if ratio <= CPU_TARGET else 'MISSED'}] CPU per final claim at 4 peers"
+            f" {g4.cpu_per_claim_us:,.0f} µs <= {CPU_TARGET} × floor {floor:,.0f} µs"
+            f" ({ratio:.1f}×; {g4.signs_per_claim:.1f} signs, {g4.verifies_per_claim:.1f}"
+            f" verifies, {g4.msgs_per_claim:.1f} messages per claim)"
+        )
+    g2 = game("loopback", 2)
+    rtt = floors.get("lo bare trio paced", float("nan"))
+    if g2 is not None:
+        sign, verify = rep.sodium if rep.sodium is not None else _crypto_used(rep)
+        bound = 2 * (rtt + 2 * sign + 2 * verify)
+        fin = median(g2.finality_us)
+        print(
+            f"  [{'MET' if fin <= bound else 'MISSED'}] median finality at 2 peers (loopback)"
+            f" {fin:,.0f} µs <= 2 × (bare trio+pyzmq round trip one every"
+            f" {PACED_GAP * 1000:.0f} ms {rtt:.0f} + 2 signs + 2 verifies"
+            f" {2 * sign + 2 * verify:.0f}) = {bound:,.0f} µs"
+        )
+    for n, factor in ((2, 1.1), (8, 3.0)):
+        lab_game = game("lab", n)
+        shout = rep.pyre.get(n)
+        if lab_game is None or shout is None or not shout.delivery_us:
+            print(f"  [n/a] delivery at {n} peers within {factor}× Pyre's: no lab or no Pyre run")
+            continue
+        ours, theirs = median(lab_game.delivery_us), median(shout.delivery_us)
+        print(
+            f"  [{'MET' if ours <= factor * theirs else 'MISSED'}] median delivery at {n} peers"
+            f" (lab) {ours:,.0f} µs <= {factor} × Pyre's SHOUT {theirs:,.0f} µs"
+            f" ({ours / theirs:.2f}×)"
+        )
     # 4. Peak memory per peer process.
     rss = [max(g.rss_mb) for g in rep.games if g.rss_mb and g.where != "inproc"]
     if rss:
@@ -1179,6 +1492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     roles: dict[str, Callable[[list[str]], int]] = {
         "_echo": lambda a: child_echo(a[0]),
         "_ping": lambda a: child_ping(a[0], int(a[1]), int(a[2]), int(a[3])),
+        "_sink": lambda a: child_sink(a[0], int(a[1])),
+        "_source": lambda a: child_source(a[0], int(a[1]), int(a[2]), float(a[3])),
         "_node": lambda a: child_node(a[0], a[1], a[2]),
         "_pyre": lambda a: child_pyre(a[0], int(a[1]), a[2]),
     }
@@ -1275,6 +1590,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             games.extend(game(n, "inproc") for n in peer_counts)
         size = next((g.claim_size for g in games if g.claim_size), 0) or FALLBACK_SIZE
         sign_us, verify_us = crypto_cost_us(size)
+        sodium = sodium_cost_us(size)
+        print("bare pyzmq CPU per message ...", flush=True)
+        message_us = (
+            message_cost_us(4000 if args.quick else 20000, size, 0.0),
+            message_cost_us(200 if args.quick else 1000, size, MESSAGE_GAP),
+        )
         print("floors on loopback ...", flush=True)
         floors = {f"lo {k}": v for k, v in measure_floors(floor_count, paced_count, size).items()}
         pyre: dict[int, PyreFigures] = {}
@@ -1298,7 +1619,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             workdir=workdir,
                         )
         print(f"(ran {time.monotonic() - started:.0f} s)")
-        print_report(Report(size, sign_us, verify_us, floors, games, pyre, skipped, load))
+        report = Report(size, sign_us, verify_us, floors, games, pyre, skipped, load)
+        report.sodium, report.message_us, report.in_use = sodium, message_us, crypto_in_use()
+        print_report(report)
     return 0
 
 

@@ -4,7 +4,9 @@
 1. **Throughput**: events processed per second by one peer core — decode, verify the
    signature, deliver, fold (resolve) — replaying every message of a recorded 4-player game
    into a fresh peer; reported as a ratio to the bare Ed25519 verify rate measured in the same
-   run on messages of the same size (target: at least 0.5).
+   run on messages of the same size (target: at least 0.5), and (issue 18) as a ratio to
+   libsodium's bare verify rate (PyNaCl, the ``bench`` extra), the fastest Ed25519 verify
+   available here: a reference that does not move when the project changes library.
 2. **Finality delay** in the simulator on a fault-free network with a fixed one-way delay: the
    time from a claim being sent to it being final at every peer, in round trips (target: one
    round trip plus the ack coalescing window).
@@ -51,6 +53,24 @@ def verify_rate(samples: list[bytes], repeats: int) -> float:
         start = time.perf_counter()
         for message, signature in signed:
             public.verify(signature, message)
+        rates.append(len(signed) / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def sodium_verify_rate(samples: list[bytes], repeats: int) -> float | None:
+    """Bare libsodium (PyNaCl) Ed25519 verifies per second, or None without PyNaCl."""
+    try:
+        import nacl.signing
+    except ImportError:
+        return None
+    key = nacl.signing.SigningKey.generate()
+    public = key.verify_key
+    signed = [(m, key.sign(m).signature) for m in samples]
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for message, signature in signed:
+            public.verify(message, signature)
         rates.append(len(signed) / (time.perf_counter() - start))
     return statistics.median(rates)
 
@@ -109,6 +129,12 @@ def main() -> int:
     print(f"bare Ed25519 verifies/s:                 {v_rate:10,.0f}")
     print(f"peer core events/s (decode+verify+fold): {c_rate:10,.0f}   ({n} events of a game)")
     print(f"ratio core / verify:                     {ratio:10.2f}   (target >= {TARGET_RATIO})")
+    sodium = sodium_verify_rate(samples, args.repeats)
+    if sodium is None:
+        print("libsodium verifies/s: PyNaCl is not installed (pip install -e '.[bench]')")
+    else:
+        print(f"libsodium (PyNaCl) bare verifies/s:      {sodium:10,.0f}")
+        print(f"ratio core / libsodium verify:           {c_rate / sodium:10.2f}")
 
     delay = 0.005
     ack = PeerConfig().ack_delay / (2 * delay)

@@ -53,6 +53,12 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert re.search(r"loopback 2: \d+ claims, .* 0 incomplete", out), out
     assert "skipped: lab games and lab floor: --no-lab" in out
     assert re.search(r"\[(MET|MISSED)\] peak RSS per peer process", out), out
+    # Issue 18: CPU per final claim beside its floor, the paper figure for a core per peer,
+    # and finality at 2 peers against the bare trio+pyzmq round trip measured in the run.
+    assert "CPU per final claim, every peer process summed" in out, out
+    assert re.search(r"bare pyzmq send\+receive [\d,]+ µs of CPU per message", out), out
+    assert re.search(r"^  2 peers: t = \d+ µs; delivery [\d,]+ µs, finality", out, re.M), out
+    assert re.search(r"\[(MET|MISSED)\] median finality at 2 peers \(loopback\)", out), out
 
 
 @pytest.mark.netns

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import (
@@ -49,6 +50,10 @@ SEED_993 = Rules(
     rotate_alone=True,
     jokers=2,
 )
+
+#: 5 players; seat 1 is dropped, readmitted, forks to seat 4 and is dropped again; seat 0
+#: crashes at 16.4 s and restarts 7.2 s later with its log's end lost (it recovers its feed).
+SEED_693 = Rules(draw=1, work_piles=5, nerts_bonus=25, nerts_card_penalty=1, target=None, rounds=3)
 
 #: 3 players; a partition {0} | {1, 2} from 1 s to 9.7 s; seat 2 crashes at 3.9 s for good.
 SEED_98 = Rules(nerts_card_penalty=1, target=None, rounds=2, rotate_alone=True, jokers=2)
@@ -147,3 +152,38 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     table = TableController(tuple(m.name for m in peer.spec.members), 1, _Screen())
     assert table.press("a", peer, result.time) == []
     assert table.keys.status == f"cannot abandon: {why}"
+
+
+def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_final() -> None:
+    """Seat 0's log, cut and recovered, holds seat 1's events of the readmission late (after
+    the events of others timed long after them). The audit of that log alone passed them:
+    while its fold stepped over seat 1's readmission it still counted seat 1 as dropped (the
+    fold changes its set of dropped members in place, and the audit compared the set with
+    itself), so seat 1's events 19-31 came after the fold had gone by, never counted, and the
+    round scored another way (an unavailable card, three results refused, a split with every
+    other log). Alone, the log must score what its peer, and ``Peer.restore`` of it, did."""
+    result = run(_soak(693, SEED_693))
+    assert forks(result) == {1}
+    assert [seat for seat, _ in result.lost_own] == [0]
+    peer = result.peers[0]
+    assert peer is not None and peer.final.phase is Phase.OVER
+    restored, _ = Peer.restore(
+        result.identities[0], result.spec, list(result.logs[0]), result.time, result.config.peer
+    )
+    assert restored.tentative.digest() == peer.final.digest()
+    report = audit([LogSource.from_bytes("p1.log", log_files(result)[0])])
+    assert report.totals == peer.final.game.totals == (-9, -31, 52, 57, 17)
+    assert report.digest == peer.final.digest()
+    # What stays is the cheater's own: its fork and the false call on its forked seq.
+    assert {(v.kind, v.seat) for v in report.errors} == {
+        (FindingKind.EQUIVOCATION, 1),
+        (FindingKind.FALSE_NERTS, 1),
+    }
+    # So does every other honest log alone, as its peer made final.
+    for seat, data in enumerate(log_files(result)):
+        other = result.peers[seat]
+        if seat in (0, 1) or other is None:
+            continue
+        alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
+        assert alone.digest == other.final.digest() == peer.final.digest()
+    assert check(result) == []

@@ -31,10 +31,15 @@ Every event goes through four layers, each adding the checks the one below canno
    round with every revealed deck (:func:`~p2p_nertz.protocol.state.replay_round`): each move
    legal with the real cards, each card conserved.
 
-A member voted out (or gone) stops counting after its *cut*, which only the fold knows, and
-the votes may come after events past the cut. When the fold drops someone, the audit reads the
-logs again with the cuts known (as :func:`~p2p_nertz.sim.invariants.observe` does), until they
-no longer change; only the last pass reports. A game without drops is read once.
+**Which events count** is the players' rule, :class:`~p2p_nertz.protocol.folds.Folds`: the
+events delivered wait in its held list until no event still to come can precede them, and
+:meth:`~p2p_nertz.protocol.folds.Folds.finals` says of each, as it is folded, whether it counts
+(:meth:`~p2p_nertz.protocol.folds.Folds.admits`, as a peer's final fold asks). A member voted
+out (or gone) stops counting after its *cut*, which only the fold knows, and the votes may come
+after events past the cut (a readmission, after the events of the gap it leaves). A peer learns
+them from the events it holds not final yet; the audit, which keeps no events, reads the logs
+again with the cuts, gaps and capped votes of the last pass known, until they no longer change;
+only the last pass reports. A game without drops is read once.
 
 **Evidence.** An accusation must be proven by the logs (docs/audit.md, "Evidence"): while
 reading, the audit collects what proves cheating (two versions of one event, a logged beat an
@@ -103,6 +108,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     RejectReason,
     decode_message,
+    verify_batch,
 )
 from p2p_nertz.protocol.evidence import (
     PROOF_NOTE,
@@ -111,6 +117,7 @@ from p2p_nertz.protocol.evidence import (
     ProofKind,
     check_proof,
 )
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import fingerprint
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import (
@@ -147,8 +154,10 @@ __all__ = [
 
 _PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 _SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see _count_copy)
+_AHEAD = 128  # records read ahead, whose messages are verified as a batch (_Pass._read_ahead)
 _RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
+_EVERYTHING = 1 << 63  # a time above every event's
 
 
 class RecordStream(Protocol):
@@ -775,7 +784,10 @@ class _Pass:
         self.forks = forks
         self.strict = strict
         self.on_fold = on_fold
-        self.state = GameState(spec)
+        # The players' folds (protocol.folds): the events delivered and not folded yet are
+        # held there, and which of them count is its rule (Folds.admits), the peer's.
+        self.folds = Folds(GameState(spec))
+        self.state = self.folds.final
         self.caps = dict(caps or {})
         self.state.vote_caps = dict(self.caps)
         #: seat -> ((cut, rejoin request), ...) of a member readmitted, from the last pass: its
@@ -792,7 +804,6 @@ class _Pass:
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
         self.violations: list[Finding] = []
         self.stopped = False
-        self.heap: list[tuple[int, int, int, Event]] = []
         self.folded_key = (-1, -1, -1)
         self.reported: set[tuple[Any, ...]] = set()
         self.singles: dict[tuple[int, int], list[list[int]]] = {}
@@ -900,16 +911,44 @@ class _Pass:
             # Read on from the first record, which was read on opening: the same records in
             # the same order as a fresh open gives.
             log.stream, first = opened
-            log.records = itertools.chain((first,), log.stream)
+            log.records = self._read_ahead(itertools.chain((first,), log.stream))
             return True
         try:
             log.stream = log.source.open()
-            log.records = iter(log.stream)
+            log.records = self._read_ahead(iter(log.stream))
             return True
         except OSError as exc:
             self.add(_unreadable(log.name, exc))
             log.ended = True
             return False
+
+    def _read_ahead(self, records: Iterator[Record]) -> Iterator[Record]:
+        """The records of ``records``, in order, read :data:`_AHEAD` at a time, the messages of
+        each batch verified together first (:func:`verify_batch`: issue 18, the signatures
+        checked back to back cost less). What the codec's cache then holds changes no result;
+        an error of the reader is raised after the records read before it, where it was."""
+        envelopes, game_id, roster = self.envelopes, self.game_id, self.roster
+        while True:
+            failure: Exception | None = None
+            batch = []
+            try:
+                for record in records:
+                    batch.append(record)
+                    if len(batch) == _AHEAD:
+                        break
+            except Exception as exc:  # re-raised below, after the records read before it
+                failure = exc
+            verify_batch(
+                [r.data for r in batch if r.kind is not RECORD_NOTE],
+                game_id=game_id,
+                roster=roster,
+                cache=envelopes,
+            )
+            yield from batch
+            if failure is not None:
+                raise failure
+            if len(batch) < _AHEAD:
+                return
 
     def _read_all(self) -> None:
         queue: list[tuple[int, int]] = []
@@ -1439,13 +1478,11 @@ class _Pass:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
-        cut = self.cuts.get(seat) if self.cuts else None
-        if self.gaps and any(lo < seq < hi for lo, hi in self.gaps.get(seat, ())):
-            return  # between a cut and a readmission: never counts, not even as observed
-        if in_order and (cut is None or seq <= cut):
-            heapq.heappush(self.heap, (lamport, seat, seq, event))
-        elif in_order:
-            self.state.observe(event)  # never counts; an abandoned game's end reads it
+        if in_order:
+            # Held until no event still to come can precede it; whether it counts is decided
+            # when it is folded (_fold_final). (One timed below what was folded comes too late to
+            # count: read, as a peer reads an event timed at or below its stable time.)
+            self.folds.add(event, self.folded_key[0] - 1)
 
     def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
         where = self.about(event) if named else {**self.who(event.seat), "seq": event.seq}
@@ -1465,24 +1502,59 @@ class _Pass:
     # -- the fold --------------------------------------------------------------------------
     def _fold_ready(self) -> None:
         """Fold every delivered event that no event still to come can precede."""
-        heap = self.heap
-        if not heap:
+        folds = self.folds
+        held = folds.nonfinal
+        if not held:
             return
-        dropped = self.state.dropped
+        state = self.state
+        # (A copy: the fold changes its dict in place, and a readmission takes a member out
+        # of it, whose feed then holds the time back again.)
+        dropped = dict(state.dropped)
         if dropped:
-            bound = min(
-                (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped), default=0
-            )
+            bound = self._bound(dropped, 0)
         else:  # the usual case: every feed counts (map and attrgetter run in C)
             bound = min(map(_LAST_LAMPORT, self.feeds), default=0)
-        while heap and heap[0][0] <= bound:
-            self._fold(heapq.heappop(heap)[3])
-            if self.state.dropped is not dropped and self.state.dropped != dropped:
-                dropped = self.state.dropped
-                bound = min(
-                    (f.last_lamport for s, f in enumerate(self.feeds) if s not in dropped),
-                    default=bound,
-                )
+        while held and held[0].lamport <= bound:
+            walk = folds.finals(bound, self.cuts, self.gaps)
+            try:
+                for event, counts in walk:
+                    self._fold_final(event, counts)
+                    if state.dropped != dropped:
+                        # The time to fold up to changed: walk again, to the new one.
+                        dropped = dict(state.dropped)
+                        bound = self._bound(dropped, bound)
+                        break
+            finally:
+                walk.close()
+            held = folds.nonfinal
+
+    def _fold_final(self, event: Event, counts: bool) -> None:
+        """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
+        not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
+        past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
+        if counts:
+            self._fold(event)
+        else:
+            self.state.observe(event)
+
+    def _bound(self, dropped: dict[int, int], default: int) -> int:
+        """The time up to which no event still to come can precede: the least clock of the
+        feeds that may still bring an event that counts. A member dropped holds it back no
+        more once every event of it up to its cut is here (those still count, however late
+        the log holds them), unless the last pass found it readmitted from that cut (its
+        events from its rejoin request on count again). ``--variants`` soak seed 693: a
+        recovered log holds a readmitted member's events after what the fold had passed."""
+        gaps = self.gaps
+        return min(
+            (
+                f.last_lamport
+                for s, f in enumerate(self.feeds)
+                if s not in dropped
+                or f.head < dropped[s]
+                or (gaps and any(lo == dropped[s] for lo, _ in gaps.get(s, ())))
+            ),
+            default=default,
+        )
 
     def _fold(self, event: Event) -> None:
         key = (event.lamport, event.seat, event.seq)  # event.key, without the property call
@@ -1673,8 +1745,12 @@ class _Pass:
                         )
                     )
         # Everything delivered is now safe to fold, in the total order.
-        while self.heap:
-            self._fold(heapq.heappop(self.heap)[3])
+        walk = self.folds.finals(_EVERYTHING, self.cuts, self.gaps)
+        try:
+            for event, counts in walk:
+                self._fold_final(event, counts)
+        finally:
+            walk.close()
         state = self.state
         if state.phase is Phase.OVER or state.round.secrets:
             self._replay(state.round)

@@ -9,7 +9,7 @@ known, its secret once the round is over, its result once every secret is in (do
 when it learns it was dropped (§9.8), and readmits a dropped member whose rejoin request it
 holds (§9.7). :class:`Duties` says which events are due, with an empty frontier; the peer
 signs each one with the frontier it announces then, and tells it what it signed (each phase
-event once, even across a restart).
+event once, even across a restart): which phase events were signed is the state it owns.
 """
 
 from __future__ import annotations

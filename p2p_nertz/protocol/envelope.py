@@ -116,7 +116,7 @@ import dataclasses
 import enum
 import functools
 import hashlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, NewType, TypeAlias
@@ -153,6 +153,7 @@ __all__ = [
     "decode_message",
     "encode_message",
     "looks_like_beat",
+    "verify_batch",
 ]
 
 PROTOCOL_VERSION: Final = 1
@@ -459,6 +460,43 @@ def encode_message(
         cache._keep_verified(message.id)
         cache._keep_parsed(wire, message)
     return wire
+
+
+def verify_batch(
+    datas: Iterable[bytes],
+    *,
+    game_id: bytes,
+    roster: Collection[bytes],
+    cache: EnvelopeCache,
+) -> None:
+    """Parse and verify several messages in one go, remembering in ``cache`` those that pass.
+
+    For each message, what :func:`decode_message` with the same ``game_id``, ``roster`` and
+    ``cache`` checks (short of the body validators), but nothing is returned or raised: a
+    message that passes is kept as parsed and verified, so that decoding it next is a lookup;
+    one that fails is left for :func:`decode_message` to refuse, with its reason. So calling
+    this first changes no result of decoding. Why batch: the signatures are checked one after
+    the other, with no other work between them; a verify costs ~25% more here when an
+    audit's fold runs between two (libsodium's tables leave the CPU's caches).
+    """
+    parsed = cache._parsed
+    pending: list[tuple[bytes, Message]] = []
+    for data in datas:
+        if type(data) is not bytes or data in parsed:
+            continue
+        try:
+            message = _parse(data)
+        except _Rejected:
+            continue
+        if message.game_id == game_id and message.author in roster:
+            pending.append((data, message))
+    verified = cache._verified
+    for data, message in pending:
+        if message.id in verified or verify(
+            message.author, message.signature, SIGNATURE_DOMAIN + message.payload
+        ):
+            cache._keep_verified(message.id)
+            cache._keep_parsed(data, message)
 
 
 def decode_message(

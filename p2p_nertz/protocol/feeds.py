@@ -12,20 +12,40 @@ follow a *required* chain (the one a drop or a readmission quotes), giving up ou
 it parts from it. Gaps are repaired by asking any member that announced more (``want``), at
 most every ``want_interval`` per feed.
 
-:class:`Feeds` owns that storage and returns values: the peer decides what to check, signs the
-wants and sends what a want asks for. Where an event came from is a :class:`Source`.
+:class:`Feeds` owns that storage and returns values, in the manner of h11's
+``ConnectionState``: :meth:`Feeds.admit` says what to make of an event received (a duplicate,
+another version of one held, too many waiting); :meth:`Feeds.ready` walks the waiting events
+whose turn has come and yields, one at a time, a :class:`Refusal`, a :class:`Parting` (our copy
+of a required chain parts from it: give ours up) or a :class:`Ready` event, for the peer to
+check against what only it knows (finality, proofs of lies) and deliver;
+:meth:`Feeds.chain_problem` is the chain's own check of a ready event. The peer signs the wants
+and sends what a want asks for; nothing here calls back into it. Where an event came from is a
+:class:`Source`.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import EventBody, Want
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.state import GameState, voted_chain
 
-__all__ = ["Feeds", "Source", "matches"]
+__all__ = [
+    "ChainCode",
+    "Contradiction",
+    "Feeds",
+    "Followed",
+    "Parting",
+    "Ready",
+    "Refusal",
+    "Source",
+    "matches",
+]
 
 
 class Source(enum.Enum):
@@ -38,6 +58,75 @@ class Source(enum.Enum):
     LOG = "log"
     #: Signed here just now: the signer logged and sent it.
     LOCAL = "local"
+
+
+class ChainCode(enum.StrEnum):
+    """Why the feeds (or the peer's checks of a feed) refused a message; the value is the short
+    code of the peer's ``Rejected`` effect."""
+
+    BROKEN_CHAIN = "broken_chain"
+    """Not the next link of its author's chain: wrong ``prev``, a frontier that does not name
+    the event before it, timed below what it says it holds or below what is final, or below a
+    clock its author announced."""
+    NOT_KEPT = "not_kept"
+    """An event of a dropped (or readmitted) member that is not on the chain that counts."""
+    TOO_FAR_AHEAD = "too_far_ahead"
+    """Its author already has ``max_pending`` events waiting here."""
+    NOT_OURS = "not_ours"
+    """An event in our name that we never signed (our log holds every one we did)."""
+    CLOCK_JUMP = "clock_jump"
+    """Timed so far ahead of our clock that following it would exhaust it."""
+    FORK = "fork"
+    """A beat announcing another event than the one we hold under its head."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A waiting event refused (taken out of the waiting ones): the peer reports it."""
+
+    code: ChainCode
+    detail: str
+    author: PeerId
+
+
+@dataclass(frozen=True, slots=True)
+class Parting:
+    """Our copy of ``seat``'s feed parts from the required chain: give up its events after
+    ``keep`` (the peer knows how much is final and may not go)."""
+
+    seat: int
+    keep: int
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """A required chain of ``seat`` is followed now: cap its feed at ``cap`` (the kept event),
+    and give up our events after ``keep`` where ours parts from it (``None``: it does not)."""
+
+    seat: int
+    cap: int
+    keep: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """A beat that the events of its author held (or next waiting) here contradict: ``event``
+    is the event past its head timed at or below it (a lie about time: the two are proof; a
+    waiting one is given up), or ``None``: the beat names another event as its head (a fork
+    we cannot prove with it alone; the beat is refused)."""
+
+    event: Message | None
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A waiting event whose causal past is held, taken out of the waiting ones: the peer
+    checks it (:meth:`Feeds.chain_problem` and its own checks) and delivers or refuses it."""
+
+    seat: int
+    message: Message
+    body: EventBody
+    source: Source
 
 
 class Feeds:
@@ -73,7 +162,132 @@ class Feeds:
         self.want_at = [0.0] * n  # when a feed's gap may next be asked for
         self.gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
 
+    # -- taking events in -------------------------------------------------------------------
+    def version(self, seat: int, seq: int) -> Message | None:
+        """The event of ``seat`` held or waiting here under ``seq`` (a duplicate, or another
+        version of it: a fork), if any."""
+        if seq <= len(self.feeds[seat]):
+            return self.feeds[seat][seq - 1]
+        waiting = self.pending[seat].get(seq)
+        return None if waiting is None else waiting[0]
+
+    def full(self, seat: int, max_pending: int) -> bool:
+        """Whether ``seat`` has as many events waiting as it may."""
+        return len(self.pending[seat]) >= max_pending
+
+    def hold(self, seat: int, message: Message, body: EventBody, source: Source) -> None:
+        """Let an event wait for its turn (:meth:`ready` delivers it when it comes)."""
+        self.pending[seat][message.seq] = (message, body, source)
+
+    def waiting(self, seat: int) -> bool:
+        """Whether any event of ``seat`` waits here for its turn."""
+        return bool(self.pending[seat])
+
+    def waiting_next(self, seat: int) -> Message | None:
+        """The event of ``seat`` after the last one held, if it is waiting here."""
+        pending = self.pending[seat]
+        if not pending:
+            return None
+        waiting = pending.get(len(self.feeds[seat]) + 1)
+        return None if waiting is None else waiting[0]
+
+    def contradiction(self, seat: int, lamport: int, beat: Beat) -> Contradiction | None:
+        """What of ``seat``'s feed held (or next waiting) here a beat of it timed ``lamport``
+        contradicts, if anything (see :class:`Contradiction`)."""
+        feed = self.feeds[seat]
+        head = beat.head_seq
+        if 0 < head <= len(feed) and feed[head - 1].id != beat.head_id:
+            # The author signed a head that is not the event we hold: it forked.
+            return Contradiction(None)
+        if len(feed) > head and feed[head].lamport <= lamport:
+            # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
+            # time, which could rewrite what others already took as final. Proof: both.
+            return Contradiction(feed[head])
+        waiting = self.waiting_next(seat)
+        if waiting is not None and waiting.seq > head and waiting.lamport <= lamport:
+            # The same with the next event, come before the beat and waiting for its turn (one
+            # further on is checked when its turn comes: Peer._chain_problem, check 1).
+            del self.pending[seat][waiting.seq]
+            return Contradiction(waiting)
+        return None
+
     # -- causal delivery --------------------------------------------------------------------
+    def ready(self) -> Iterator[Refusal | Parting | Ready]:
+        """Every waiting event whose turn has come, in turn (see the classes yielded), until
+        none is left. The caller acts on each before asking for the next: delivering one (an
+        append to its feed) or giving up a feed's end (:meth:`truncate`) may let more through,
+        and that is how this walk knows it made progress."""
+        self.redrain = False
+        progress = True
+        while progress:
+            progress = False
+            for seat in range(self.n):
+                pending = self.pending[seat]
+                feed = self.feeds[seat]
+                required = self.required.get(seat)
+                while pending:
+                    nxt = pending.get(len(feed) + 1)
+                    if nxt is None:
+                        break
+                    message, body, source = nxt
+                    if required is not None and not matches(required, message.seq, message.id):
+                        del pending[message.seq]
+                        yield Refusal(
+                            ChainCode.NOT_KEPT,
+                            f"seat {seat} event {message.seq} is not on the chain its drop keeps",
+                            message.author,
+                        )
+                        continue
+                    if (
+                        required is not None
+                        and feed
+                        and message.prev is not None
+                        and message.prev != feed[-1].id
+                        and message.seq in required
+                    ):
+                        # On the kept chain, but ours parts from it below: the kept event
+                        # names its predecessor exactly. Give ours up and fetch that one.
+                        required[message.seq - 1] = message.prev
+                        before = len(feed)
+                        yield Parting(seat, message.seq - 2)
+                        if len(feed) < before:
+                            progress = True
+                            break
+                    if self.past_missing(body.frontier):
+                        break  # its causal past is not all here yet
+                    del pending[message.seq]
+                    before = len(feed)
+                    yield Ready(seat, message, body, source)
+                    if len(feed) > before:  # delivered (a refused event leaves it as it was)
+                        progress = True
+
+    def chain_problem(
+        self,
+        seat: int,
+        message: Message,
+        frontier: tuple[int, ...],
+        source: Source,
+        forked_at: dict[int, int],
+    ) -> str | None:
+        """Why a ready event is not the next link of its author's chain, if it is not: it
+        names another predecessor, its frontier names another event before it, or (received,
+        not read back from our log) it is not timed above every event it says it holds."""
+        feed = self.feeds[seat]
+        prev = feed[-1].id if feed else None
+        if message.prev != prev:
+            return f"event {message.seq} does not follow the author's event {len(feed)}"
+        if frontier[seat] != message.seq - 1:
+            return f"event {message.seq} says it follows event {frontier[seat]}"
+        if source is Source.LOG:
+            return None  # from our log: its times were checked when it first came
+        clash = self.time_clash(message, frontier, forked_at)
+        if clash is not None:
+            return (
+                f"Lamport time {message.lamport} is not above the events it has seen "
+                f"(seat {clash[0]} event {clash[1]})"
+            )
+        return None
+
     def past_missing(self, frontier: tuple[int, ...]) -> bool:
         """Whether an event naming ``frontier`` must still wait for part of its causal past."""
         cap = self.dep_cap
@@ -126,7 +340,120 @@ class Feeds:
             del pending[q]
         return min(bad) if bad else None
 
+    # -- the chain that counts --------------------------------------------------------------
+    def follow_kept(self, state: GameState, own: int) -> list[Followed]:
+        """Follow the chain a drop keeps (``state.kept_forks``, ``state.kept_ids``) of a member
+        that forked (or any dropped member), other than ``own``: give up what waits off it,
+        and say which feeds to cap at the kept event and where ours parts from it (§9.4).
+
+        Ours was never final past the point where the chains part (the holders of the kept
+        chain never announced ours, so it was never covered)."""
+        followed = []
+        for seat, kept in state.kept_forks.items():
+            if seat == own or self.kept_seen.get(seat) == kept:
+                continue
+            followed.append(self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {}))))
+        return followed
+
+    def follow_voted(self, state: GameState, own: int, forked_at: dict[int, int]) -> list[Followed]:
+        """Follow the chain the counted votes quote of a member proven here to fork, before its
+        drop is decided here, where ours is the other version (§9.4).
+
+        The drop may wait on an event of that chain: one of the member's own votes, against
+        us, that a majority counted while we slept (soak seed 893: we never took the chain the
+        drop keeps, so never the vote that dropped us, so never the drop that keeps it). Ours
+        was never final past the fork: the voters hold another version and announce theirs.
+        Our own vote, if it counts, quotes ours, and the chain then stops below the split
+        (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
+        """
+        followed = []
+        for seat, fork in forked_at.items():
+            if seat == own:
+                continue
+            voted = voted_chain(state, seat, fork)
+            if voted is None:
+                continue
+            cut, chain = voted
+            if self.kept_seen.get(seat) == (cut, chain[cut]):
+                continue
+            feed = self.feeds[seat]
+            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
+                followed.append(self._follow_chain(seat, (cut, chain[cut]), chain))
+        return followed
+
+    def follow_rejoined(self, state: GameState, own: int) -> list[Parting]:
+        """Follow the chain a readmission names (``state.rejoin_ids``) of the member it
+        readmits (§9.8): give up what waits off it, and say where ours parts from it.
+
+        The member may have forked while it was out (a version sent to us alone, its real
+        event lost in a partition): the fork lies in its gap, where nothing counts, but we
+        could never take its feed further, nor anything that follows from it (soak seed
+        442). The readmission quotes the ids of the chain its author holds, up to the rejoin
+        request: that chain is the one every member follows from then on."""
+        partings = []
+        for seat, quoted in state.rejoin_ids.items():
+            if seat == own or self.rejoin_seen.get(seat) == quoted:
+                continue
+            self.rejoin_seen[seat] = quoted
+            required = self.required.setdefault(seat, {})
+            for q, prefix in quoted.items():
+                required.setdefault(q, prefix)
+            bad = self.follow(seat, quoted)
+            if bad is not None:
+                partings.append(Parting(seat, bad - 1))
+        return partings
+
+    def _follow_chain(
+        self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]
+    ) -> Followed:
+        """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
+        self.kept_seen[seat] = kept
+        self.required[seat] = required
+        bad = self.follow(seat, required)
+        return Followed(seat, kept[0], None if bad is None else bad - 1)
+
+    def ids(self, seat: int, last: int, window: int) -> tuple[bytes, ...]:
+        """The id prefixes a vote quotes: our copies of ``seat``'s last ``window`` events up
+        to ``last``."""
+        feed = self.feeds[seat]
+        return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - window) : last])
+
+    def uncap(self, seat: int) -> None:
+        """``seat``'s feed counts in full again (a member readmitted)."""
+        self.dep_cap.pop(seat, None)
+        self.redrain = True
+
     # -- gap repair -------------------------------------------------------------------------
+    def behind(
+        self, seat: int, beat: Beat, ahead: Iterable[int], dropped: dict[int, int]
+    ) -> list[tuple[int, int]]:
+        """The gaps a sound beat of ``seat`` shows, as (feed, up to): the feeds it holds more
+        of (``ahead``, no further than a final cut in ``dropped``: past it nothing counts),
+        and its own feed up to its head."""
+        feeds = self.feeds
+        gaps = []
+        for q in ahead:
+            count = beat.held[q]
+            upto = min(count, dropped.get(q, count))
+            if upto > len(feeds[q]):
+                gaps.append((q, upto))
+        if beat.head_seq > len(feeds[seat]):
+            gaps.append((seat, beat.head_seq))
+        return gaps
+
+    def fork_asks(
+        self, forks: Iterable[tuple[int, int, int]], dropped: dict[int, int], now: float
+    ) -> list[tuple[int, int, int]]:
+        """Which of the forks a beat shows (feed, first, last seq to fetch) to ask for now: not
+        of a member whose drop is final here (the chain that counts is settled: nothing more
+        to prove), and at most every ``want_interval`` per feed."""
+        asks = []
+        for q, first, last in forks:
+            if q not in dropped and now >= self.want_at[q]:
+                self.want_at[q] = now + self.want_interval
+                asks.append((q, first, last))
+        return asks
+
     def gap(self, seat: int, upto: int, source: PeerId, now: float) -> bool:
         """``source`` holds ``seat``'s feed up to ``upto``. Whether to ask it now (no
         ``want_delay``); otherwise the gap is noted, and asked for once due (:meth:`due`)."""

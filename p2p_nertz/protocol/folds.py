@@ -15,11 +15,16 @@ it counts (:meth:`GameState.standing_caps`), nor, in the final fold, one past th
 member whose drop the held events decide (:meth:`Folds.advance`). A fold taking events one at a
 time cannot know these before it reaches the drop, the readmission or the vote: when it counted
 such an event, the tentative fold is made again with what it found, until that stops changing.
+
+:class:`Folds` owns the final fold, the held events not final yet (in the total order) and the
+tentative fold made from them (dropped when an event is added or forgotten); it answers
+whether a late event can never count (:meth:`Folds.never_counts`).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Generator
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop
@@ -67,6 +72,18 @@ class Folds:
             self.keys.insert(index, key)
             return []
         return self.final.observe(event)
+
+    def never_counts(self, seat: int, seq: int, lamport: int) -> bool:
+        """Whether a (late) event of a member dropped, or readmitted since, can never count in
+        the final fold: it is held and relayed (its feed goes on through it), never folded."""
+        final = self.final
+        if not final.counts(seat, seq):
+            return True
+        gaps = final.gaps.get(seat)
+        at = final.readmitted_at.get(seat)
+        if not gaps or at is None:
+            return False
+        return seq >= gaps[-1][1] and lamport <= at
 
     def forget(self, seat: int, keep: int) -> None:
         """Give up the held events of ``seat`` past ``keep`` (another chain counts)."""
@@ -180,6 +197,29 @@ class Folds:
             del self.nonfinal[:moved]
             del self.keys[:moved]
         return moved, notices
+
+    def finals(
+        self, stable: int, excluded: dict[int, int], gaps: Gaps | None = None
+    ) -> Generator[tuple[Event, bool], None, None]:
+        """The held events timed up to ``stable``, in order, each with whether the final fold
+        takes it (:meth:`admits`, asked as each comes): the same walk as :meth:`advance`,
+        for a caller that folds each event itself, before taking the next, with
+        ``final.apply`` if it counts and ``final.observe`` if not, and reports on each (the
+        audit). The events walked are no longer held once the walk ends (or stops)."""
+        moved = 0
+        try:
+            for event in self.nonfinal:
+                if event.lamport > stable:
+                    break
+                moved += 1
+                counts = self.admits(event, excluded, gaps)
+                if not counts:
+                    self._tentative = None  # (as in advance)
+                yield event, counts
+        finally:
+            if moved:
+                del self.nonfinal[:moved]
+                del self.keys[:moved]
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:

@@ -8,8 +8,12 @@ after ``phase_timeout`` (a *stall*); two signed messages of one author that cont
 (two events under one seq, or a beat and an event whose clocks disagree) prove it cheated
 (docs/protocol.md §9). :class:`Membership` owns what this peer knows and decided about each
 member: when it was last heard, its beats kept to check later events against, our votes, the
-proofs we hold, the forks we probe, the rejoin requests we sponsored. Its methods read that
-state and return decisions; the peer signs the votes and sends the proofs.
+proofs we hold, the forks we probe, the rejoin requests we sponsored, the readmissions we
+handled. Its methods read that state and return decisions: whether a pair of messages is a new
+proof (:meth:`Membership.clock_lie`, :meth:`Membership.equivocation`), what a vote counts
+(:meth:`Membership.fork_vote`, :meth:`Membership.vote`), which forks to probe, which members
+are readmitted. The peer signs the votes, sends the proofs and caps the feeds; nothing here
+calls back into it.
 """
 
 from __future__ import annotations
@@ -18,11 +22,17 @@ import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["Membership", "SilenceTimers"]
+__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
+
+#: Phases that wait for an event from every member (play: for every seat's ``ready``).
+WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
+# (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +96,7 @@ class Membership:
         check its later events against: one timed at or below it with a seq above ``head``
         proves a lie about time (§9.4)."""
         if head < held or seat in self.forked_at:
-            return  # checked against the event after its head already (Peer._beat_is_sound)
+            return  # checked against the event after its head already (Feeds.contradiction)
         watch = self.watch[seat]
         lamport = message.lamport
         below = bisect.bisect_right(watch, head, key=_head)
@@ -114,7 +124,7 @@ class Membership:
         watch = self.watch[seat]
         if watch and watch[0][0] < seq:
             # A beat below the head now held was checked against the event after its head
-            # (Peer._beat_is_sound, or check 1 when that event came); later events are timed
+            # (Feeds.contradiction, or check 1 when that event came); later events are timed
             # above.
             del watch[: bisect.bisect_left(watch, seq, key=_head)]
 
@@ -131,6 +141,33 @@ class Membership:
             self.all_heard_since = None
         elif self.all_heard_since is None:
             self.all_heard_since = now
+
+    def heard_from(self, seat: int, now: float) -> bool:
+        """``seat`` is heard now (directly or by relay); whether it was suspected until now."""
+        self.heard[seat] = now
+        if seat in self.suspected:
+            self.suspected.discard(seat)
+            return True
+        return False
+
+    def withdraws(self, seat: int, folds: Folds, recovering: bool) -> bool:
+        """Whether our vote against ``seat``, heard again, is withdrawn now (taken out of our
+        votes: the caller signs the withdrawal). A vote for silence only counts while still
+        needed; a vote on proof of cheating or withholding stands, and so does one whose drop
+        the final or the held events decide (or that a readmission not final yet may undo);
+        while recovering it waits (heard again later, it is withdrawn then)."""
+        if seat not in self.voted or recovering or seat in self.proven_seats:
+            return False
+        final = folds.final
+        if seat in final.dropped:
+            return False
+        tentative = folds.tentative
+        if seat in tentative.dropped or tentative.readmitted_at.get(seat) != (
+            final.readmitted_at.get(seat)
+        ):
+            return False
+        del self.voted[seat]
+        return True
 
     def blame_from(self, since: float) -> float | None:
         """When a wait that began at ``since`` starts to count against the members it waits for:
@@ -168,6 +205,81 @@ class Membership:
             if now >= heard + timers.drop_after and q not in self.voted:
                 due.append((q, True))
         return due
+
+    def silent_for(self, now: float, dropped: dict[int, int]) -> float:
+        """Seconds since any other member still in the game (not in ``dropped``) was last
+        heard from (directly or by relay)."""
+        others = [self.heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
+        return now - max(others) if others else float("inf")
+
+    def deadlines(self, final: GameState, since: float) -> Iterator[float]:
+        """When the timers of membership next have something to do, with the final fold in
+        its phase since ``since``: the phase's wait for a withholding member, each member's
+        suspicion or drop for silence, each stall. A member that is out casts no vote
+        (:meth:`vote`): no deadline waits for one."""
+        timers = self.timers
+        out = self.seat in final.dropped
+        blame_from = self.blame_from(since)
+        if (
+            not out
+            and blame_from is not None
+            and final.phase in WAITING_PHASES
+            and any(q != self.seat and q not in self.voted for q in final.waiting())
+        ):
+            yield blame_from + timers.phase_timeout
+        for q in range(self.n):
+            if q == self.seat or q in final.dropped:
+                continue
+            if q not in self.suspected:
+                yield self.heard[q] + timers.suspect_after
+            elif q not in self.voted and not out:
+                yield self.heard[q] + timers.drop_after
+        for q, (stalled, _, _) in self.stall.items():
+            if q not in self.voted and not out:
+                yield max(stalled + timers.phase_timeout, self.stall_scan_at)
+
+    def withholding(self, now: float, final: GameState, since: float) -> Iterator[int]:
+        """The members to vote out now for withholding what the final phase (in it since
+        ``since``) waits for, past ``phase_timeout`` (a nonce, a secret, a result: DESIGN.md
+        §5.2 makes that a forfeit), one at a time (the caller votes before asking for the
+        next). Such a vote is not withdrawn when the member is heard: it is heard."""
+        blame_from = self.blame_from(since)
+        if (
+            final.phase not in WAITING_PHASES
+            or blame_from is None
+            or now < blame_from + self.timers.phase_timeout
+        ):
+            return
+        for q in sorted(final.waiting()):
+            if q != self.seat and q not in self.voted:
+                self.proven_seats.add(q)
+                yield q
+
+    def held_back_by_gone(
+        self, now: float, final: GameState, tentative: GameState, names: Sequence[str]
+    ) -> str | None:
+        """What the game waits for when the held votes leave us alone with a member that has
+        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words
+        (``names``: each seat's player); ``None`` otherwise.
+
+        Those drops are final only once everything up to them is, which needs the gone
+        member's events and cover; and it can be removed only by an abandon, which needs them
+        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
+        undoes a drop. So the player is told what the game waits for, not only "no".
+        """
+        held = [q for q in range(self.n) if q not in tentative.dropped]
+        pending = [q for q in range(self.n) if q in tentative.dropped and q not in final.dropped]
+        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
+            return None
+        (other,) = (q for q in held if q != self.seat)
+        if self.gone_for(other, now) < 0:
+            return None
+        out = ", ".join(f"{names[q]} (seat {q})" for q in pending)
+        gone = f"{names[other]} (seat {other})"
+        return (
+            f"the vote that put {out} out is final only with {gone}'s last events, and "
+            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
+        )
 
     def gone_for(self, seat: int, now: float) -> float:
         """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
@@ -257,6 +369,128 @@ class Membership:
     def proven_fork(self, seat: int, seq: int) -> None:
         """``seat`` is proven to have forked (or lied about time) at ``seq``."""
         self.forked_at[seat] = min(seq, self.forked_at.get(seat, seq))
+
+    def take_back(self, frontier: Sequence[int], vote: Drop | None) -> None:
+        """One of our own events taken back (from our log, or from the others in recovery):
+        what it announced holding we announced (a vote of ours on a fork must count it:
+        others may have made it final on our word, §9.4), and our ``vote`` in it stands."""
+        announced = self.announced_held
+        for q, h in enumerate(frontier):
+            announced[q] = max(announced[q], h)
+        if vote is None:
+            return
+        if vote.reason is DropReason.REJOIN:
+            self.sponsored.add((vote.seat, vote.last_seq))
+        elif vote.reason is not DropReason.WITHDRAW:
+            self.voted[vote.seat] = vote.last_seq
+            if vote.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
+                self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
+        else:
+            self.voted.pop(vote.seat, None)
+
+    # -- proofs -----------------------------------------------------------------------------
+    def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:
+        """A beat and a later event of ``seat`` that contradict each other's clocks (§9.4):
+        whether that is a new proof (kept, to relay with the event when asked, and the feed
+        forked from the event's seq on), which the caller relays and votes on."""
+        if (seat, -event.seq) in self.proven or seat == self.seat:
+            return False
+        if self.forked_at.get(seat, event.seq + 1) <= event.seq:
+            return False  # proven to cheat at or below this seq already: nothing more to prove
+        self.proven.add((seat, -event.seq))
+        self.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        # As for a fork at that seq: what the event names of its author past it may never be
+        # held here (we refused it), and nothing of it from there may count (§9.4).
+        self.proven_fork(seat, event.seq)
+        self.watch[seat].clear()
+        return True
+
+    def equivocation(self, seat: int, first: Message, second: Message) -> bool:
+        """Two different signed events of ``seat`` under one seq: whether that is a new proof
+        (kept: ``second`` is relayed with ``first`` when asked), which the caller relays and
+        votes on."""
+        if (seat, first.seq) in self.proven:
+            return False  # already proven, relayed and voted on
+        self.proven.add((seat, first.seq))
+        self.proofs[(seat, first.seq)] = second.wire
+        self.proven_fork(seat, first.seq)
+        return True
+
+    def proofs_for(
+        self, seat: int, first: int, last: int, sent: Sequence[Message]
+    ) -> Iterator[bytes]:
+        """What goes with the events ``sent`` in answer to a want of ``seat``'s ``first`` to
+        ``last``: after each, the other version of it that proves a fork; then, for each lie
+        about time in that range, the beat and the event (which we may not hold), so that the
+        asker reaches the proof and votes too (§9.4)."""
+        for message in sent:
+            yield message.wire
+            other = self.proofs.get((seat, message.seq))
+            if other is not None:
+                yield other  # with the proof of its fork
+        for (liar, seq), (beat, event) in sorted(self.lie_proofs.items()):
+            if liar == seat and first <= seq <= last:
+                yield beat
+                yield event
+
+    def fork_vote(
+        self, seat: int, fork_seq: int, held: int, final_count: int, *, recovering: bool
+    ) -> int | None:
+        """What our vote against ``seat``, proven to have forked at ``fork_seq``, counts of its
+        feed (``None``: no vote now; one recovering is deferred until it may sign).
+
+        We count what we have already announced holding (others may have taken it as final:
+        ``final_count`` is what is final of it here), and nothing past the fork that we have
+        not; the vote names the version we count. It stands when the member is heard."""
+        if seat in self.voted or seat == self.seat:
+            return None
+        if recovering:  # we may sign nothing yet: vote once recovered
+            self.deferred_forks.append((seat, fork_seq))
+            return None
+        counted = max(fork_seq - 1, self.announced_held[seat], final_count)
+        cut = min(held, counted)
+        self.voted[seat] = cut
+        self.proven_seats.add(seat)
+        return cut
+
+    def vote(self, seat: int, held: int, *, out: bool) -> int | None:
+        """What our vote against ``seat`` for silence or withholding counts (all we hold, and
+        our announcements freeze there); ``None``: no vote, for we are ``out`` ourselves.
+
+        Not while we are out: our votes would not count, and the rejoin request unfreezes them
+        at each step (soak seed 1216: a dropped member voted another out for withholding ten
+        thousand times)."""
+        if out:
+            return None
+        self.voted[seat] = held
+        return held
+
+    def probes_due(
+        self, now: float, dropped: dict[int, int], interval: float
+    ) -> list[tuple[int, int]]:
+        """The forks others voted on that we hold no proof of, to ask everyone about now:
+        (seat, seq). One holding another version than ours sends the proof; a fork proven,
+        voted on, or of a member dropped is no longer probed."""
+        due = []
+        for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
+            if (q, fork_seq) in self.proven or q in self.voted or q in dropped:
+                del self.unproven[q]
+            elif now >= self.probe_at[q]:
+                self.probe_at[q] = now + interval
+                due.append((q, fork_seq))
+        return due
+
+    def readmit(self, seat: int, at: int, dropped: dict[int, int]) -> bool:
+        """A member readmitted at ``at`` in the final fold: whether that is news. Then we
+        announce its feed again and wait for it, as for any member (our vote against it and
+        the fork we probed are history); the caller uncaps its feed."""
+        if (seat, at) in self.readmissions or seat in dropped:
+            return False
+        self.readmissions.add((seat, at))
+        self.voted.pop(seat, None)
+        self.proven_seats.discard(seat)
+        self.unproven.pop(seat, None)
+        return True
 
 
 def _head(entry: tuple[int, int, Message]) -> int:

@@ -9,6 +9,16 @@ list of **effects**: :class:`Record` (append to the durable log *before* anythin
 sent), :class:`Send` (bytes to one peer or to all), and notices for the UI. It never reads a
 clock, never touches a socket, never raises on anything a peer sent.
 
+What it owns, and what it does not.
+    The state is held by the objects of the core, each of which returns values and never
+    calls back into the peer (docs/architecture.md): :class:`~.feeds.Feeds` (the chains,
+    causal delivery, gap repair, the chains that count), :class:`~.finality.Finality` (known,
+    cover, the stable time), :class:`~.membership.Membership` (who is heard, suspected, voted
+    out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
+    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`; :mod:`~.local` checks the local
+    player's moves. The peer itself owns only its clock and its outbox: it wires those
+    objects and turns what they return into effects, in order (signing, logging, sending).
+
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
     *delivered* once the author's previous event is, its ``prev`` matches, and every event in its
@@ -61,7 +71,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -93,15 +103,16 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
-from p2p_nertz.protocol.feeds import Feeds, Source, matches
+from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
-from p2p_nertz.protocol.recovery import Recovery
+from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
-from p2p_nertz.rules import Move, MoveKind, Pile, Table
+from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
     "Effect",
@@ -199,28 +210,11 @@ class Note:
         return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
 
 
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    """A peer restored in recovery (:meth:`Peer.restore` with ``recover``) may sign again.
-
-    Every member still in the game announced what it holds of our feed, and we hold at least
-    that much: events ``first + 1 .. head`` were taken back from the others (none if
-    ``head == first``), announced by the seats in ``holders`` (docs/protocol.md §9.6).
-    """
-
-    first: int
-    head: int
-    holders: tuple[int, ...]
-
-
 Effect = (
     Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
 )
 
 
-#: Phases that wait for an event from every member (play: for every seat's ``ready``).
-_WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
-# (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 # Our events whose finality the others wait on: they announce the moves we hold unacked.
 _ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
@@ -310,27 +304,9 @@ class Peer:
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
         self._private = identity.to_bytes()
-        self._store = Feeds(
-            n,
-            want_interval=self.config.want_interval,
-            want_delay=self.config.want_delay,
-            max_want=self.config.max_want,
-        )
-        # (The feeds themselves, read on every path: one attribute lookup fewer.)
-        self._feeds = self._store.feeds
+        self._wire(now)
+        # The clock and the outbox: the only state the peer keeps itself.
         self.clock = 0
-        self._finality = Finality(self.seat, self._feeds)
-        self._membership = Membership(
-            self.seat,
-            n,
-            now,
-            SilenceTimers(
-                self.config.suspect_after,
-                self.config.drop_after,
-                self.config.phase_timeout,
-                self.config.max_pending,
-            ),
-        )
         self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
@@ -338,19 +314,36 @@ class Peer:
         # seat -> the next event of a member proven here to fork, which follows the version we
         # do not hold (refused: see _follow_continued)
         self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
-        self._final = GameState(spec, seat=self.seat, secrets=self._secret)
-        self._folds = Folds(self._final, own=self.seat)
-        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
-        self._duties = Duties(self.seat, spec, self._secret, self._nonce)
         self._out: list[Effect] = []
+        self._started = False
+        self.rejected = 0
+
+    def _wire(self, now: float) -> None:
+        """Make the objects of the core that own this member's state (the module docstring)."""
+        config, n = self.config, self._n
+        self._store = Feeds(
+            n,
+            want_interval=config.want_interval,
+            want_delay=config.want_delay,
+            max_want=config.max_want,
+        )
+        # (The feeds themselves, read on every path: one attribute lookup fewer.)
+        self._feeds = self._store.feeds
+        self._finality = Finality(self.seat, self._feeds)
+        timers = SilenceTimers(
+            config.suspect_after, config.drop_after, config.phase_timeout, config.max_pending
+        )
+        self._membership = Membership(self.seat, n, now, timers)
+        self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
+        self._folds = Folds(self._final, own=self.seat)
+        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
+        self._duties = Duties(self.seat, self.spec, self._secret, self._nonce)
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
         self._recovery: Recovery | None = None
-        self._started = False
-        self.rejected = 0
 
     # -- secrets of the fair deal -----------------------------------------------------------
     def _secret(self, number: int) -> bytes:
@@ -401,7 +394,7 @@ class Peer:
 
     def pending_claims(self) -> list[Event]:
         """The local player's claims that are not final yet ("in the air")."""
-        return [e for e in self._folds.nonfinal if e.seat == self.seat and e.kind is Kind.CLAIM]
+        return own_claims(self._folds.nonfinal, self.seat)
 
     def frozen_piles(self) -> set[Pile]:
         """The piles the local player may not touch now: those a claim in the air came from,
@@ -413,35 +406,18 @@ class Peer:
 
     def _claimed_piles(self) -> set[Pile]:
         """The piles our claims in the air came from."""
-        piles = set()
-        for ev in self.pending_claims():
-            body = ev.body
-            assert isinstance(body, Play) and body.move.source is not None
-            piles.add(body.move.source)
-        return piles
+        return claimed_piles(self.pending_claims())
 
     def rotation_pending(self) -> bool:
-        """Whether the table shows an everyone-stuck rotation that is not final yet.
-
-        Until it is, an event not held here may still come before the last pass (a seat's
-        move after its own pass) and mean that nothing rotates: a move of the waste or the
-        stock made on the rotated view would then be refused by every fold (§8.7).
-        """
-        shown = self.tentative.round
-        if shown.rotation_seen is None:
-            return False
-        final = self._final.round
-        return shown.number != final.number or shown.rotation_seen != final.rotation_seen
+        """Whether the table shows an everyone-stuck rotation that is not final yet
+        (:func:`~p2p_nertz.protocol.local.rotation_pending`)."""
+        return rotation_pending(self.tentative, self._final)
 
     def silent_for(self, now: float) -> float:
         """Seconds since any other member still in the game was last heard from (directly or
         by relay). A member dropped or gone does not count: a cheater voted out may well go on
         talking, and the one member left with us may be silent all the same."""
-        dropped = self.tentative.dropped
-        others = [
-            self._membership.heard[q] for q in range(self._n) if q != self.seat and q not in dropped
-        ]
-        return now - max(others) if others else float("inf")
+        return self._membership.silent_for(now, self.tentative.dropped)
 
     def gone_for(self, now: float) -> float | None:
         """How long the one other member left has counted as gone for an abandon (silent past
@@ -454,35 +430,12 @@ class Peer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         deadlines = [self._last_sent + self.config.beat_interval]
+        deadlines.extend(due for due, _, _ in self._store.gaps.values())
         if self.recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min([*deadlines, *(due for due, _, _ in self._store.gaps.values())])
-        # (A member that is out casts no vote (_vote): no deadline waits for one.)
-        out = self.seat in self._final.dropped
-        blame_from = self._membership.blame_from(self._phase_since)
-        if (
-            not out
-            and blame_from is not None
-            and self._final.phase in _WAITING_PHASES
-            and any(
-                q != self.seat and q not in self._membership.voted for q in self._final.waiting()
-            )
-        ):
-            deadlines.append(blame_from + self.config.phase_timeout)
+            return min(deadlines)
         if self._ack_due is not None:
             deadlines.append(self._ack_due)
-        deadlines.extend(due for due, _, _ in self._store.gaps.values())
-        for q in range(self._n):
-            if q == self.seat or q in self._final.dropped:
-                continue
-            if q not in self._membership.suspected:
-                deadlines.append(self._membership.heard[q] + self.config.suspect_after)
-            elif q not in self._membership.voted and not out:
-                deadlines.append(self._membership.heard[q] + self.config.drop_after)
-        for q, (since, _, _) in self._membership.stall.items():
-            if q not in self._membership.voted and not out:
-                deadlines.append(
-                    max(since + self.config.phase_timeout, self._membership.stall_scan_at)
-                )
+        deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
         return min(deadlines)
 
     # -- inputs -----------------------------------------------------------------------------
@@ -533,47 +486,15 @@ class Peer:
         if self.recovering:
             raise LocalProtocolError(f"{move}: still recovering our own events from the others")
         tentative = self.tentative
-        table = tentative.table
-        if tentative.phase is not Phase.PLAY or table is None or table.over:
-            raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
-        if self.seat not in tentative.round.ready:
-            raise LocalProtocolError(f"{move}: the deal is not done yet")
-        frozen = self._claimed_piles()
-        touched = self._touches(move)
-        if frozen & touched:
-            pile = sorted(frozen & touched)[0]
-            raise LocalProtocolError(
-                f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
-            )
-        if Pile.WASTE in touched and self.rotation_pending():
-            raise LocalProtocolError(
-                f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
-            )
-        tableau = table.tableaux[self.seat]
-        if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
-            # A slide-under needs an empty work pile, and one emptied by a claim in the air is
-            # empty only if the claim wins: the move must be legal either way (§7.3).
-            empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
-            if all(p in frozen for p in empty):
-                raise LocalProtocolError(
-                    f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
-                    "empty only while its claim is in the air; wait until it is decided"
-                )
-        card = None
-        if move.is_lake:
-            assert move.source is not None
-            foundation = move.foundation or table.lake_target(self.seat, move.source, move.declare)
-            move = Move.to_lake(move.source, foundation, move.declare)
-        _, play = table.play(self.seat, move, max(self.clock + 1, table.clock))
-        if play.resolution is not None:
-            if not play.resolution.kept:
-                who = play.resolution.winner
-                raise IllegalMoveError(
-                    f"{move}: {play.resolution.claim.card} no longer fits"
-                    + (f" (seat {who} got there first)" if who is not None else "")
-                )
-            card = play.resolution.claim.card
-        reveals = tableau.reveals(move, self.spec.rules)  # (the rules say what a move shows)
+        move, card, reveals = local_move(
+            tentative,
+            self._final,
+            self.seat,
+            move,
+            frozen=self._claimed_piles(),
+            clock=self.clock,
+            rules=self.spec.rules,
+        )
         body = Play(self._frontier(), tentative.round.number, move, card, reveals)
         self._emit(body, now)
         return self._flush(now)
@@ -616,30 +537,10 @@ class Peer:
         return None
 
     def _held_back_by_gone(self, now: float) -> str | None:
-        """What the game waits for when the held votes leave us alone with a member that has
-        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words;
-        ``None`` otherwise.
-
-        Those drops are final only once everything up to them is, which needs the gone
-        member's events and cover; and it can be removed only by an abandon, which needs them
-        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
-        undoes a drop. So the player is told what the game waits for, not only "no".
-        """
-        final, tentative = self._final, self.tentative
-        held = [q for q in range(self._n) if q not in tentative.dropped]
-        pending = [q for q in range(self._n) if q in tentative.dropped and q not in final.dropped]
-        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
-            return None
-        (other,) = (q for q in held if q != self.seat)
-        if self._membership.gone_for(other, now) < 0:
-            return None
-        members = self.spec.members
-        out = ", ".join(f"{members[q].name} (seat {q})" for q in pending)
-        gone = f"{members[other].name} (seat {other})"
-        return (
-            f"the vote that put {out} out is final only with {gone}'s last events, and "
-            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
-        )
+        """What the game waits for when we are left alone with a member that has gone and the
+        drops are not final, in words (:meth:`Membership.held_back_by_gone`)."""
+        names = [member.name for member in self.spec.members]
+        return self._membership.held_back_by_gone(now, self._final, self.tentative, names)
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -701,39 +602,40 @@ class Peer:
         peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
         peer.clock = peer._reserved = reserved
-        records = list(records)
+        peer._read_back(list(records), now)
+        own = peer._feeds[peer.seat]
+        if own:
+            peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
+        if recover:
+            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
+            peer._recovery_want(now)
+        else:
+            if not own:
+                peer._emit(Join(peer._frontier()), now)
+            peer._beat(Kind.BEAT, now)
+        return peer, peer._flush(now)
+
+    def _read_back(self, records: list[bytes], now: float) -> None:
+        """Take our log back: every event as it came (nothing is logged or sent again), our own
+        events as done (:meth:`_take_back`)."""
         for data in records:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
                 message = decode_message(
-                    data, game_id=peer.game_id, roster=peer._roster, cache=peer._envelopes
+                    data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
                 )
             except InvalidMessageError:
                 continue
-            if message.author == identity.peer_id and message.kind is Kind.DROP:
-                body = parse_body(message.kind, message.body, peer._n)
-                if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
-                    peer._membership.proven_fork(body.seat, body.fork_seq)
-                    peer._cap_dependencies(body.seat, peer._membership.forked_at[body.seat] - 1)
+            fork = fork_vote_of(message, self.identity.peer_id, self._n)
+            if fork is not None:
+                self._membership.proven_fork(*fork)
+                self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
         for data in records:
-            peer._receive(data, now, source=Source.LOG)
-        peer._out = [e for e in peer._out if not isinstance(e, Send | Record)]
-        own = peer._feeds[peer.seat]
-        for message in own:
-            peer._take_back(message)
-        if recover:
-            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
-            if own:
-                peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
-            peer._recovery_want(now)
-            return peer, peer._flush(now)
-        if own:
-            peer._out.append(Send(own[-1].wire))
-        else:
-            peer._emit(Join(peer._frontier()), now)
-        peer._beat(Kind.BEAT, now)
-        return peer, peer._flush(now)
+            self._receive(data, now, source=Source.LOG)
+        self._out = [e for e in self._out if not isinstance(e, Send | Record)]
+        for message in self._feeds[self.seat]:
+            self._take_back(message)
 
     def _take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:
@@ -741,19 +643,7 @@ class Peer:
         body = parse_body(message.kind, message.body, self._n)
         self._duties.mark_done(message.kind, body)
         assert not isinstance(body, _NOT_EVENTS)
-        # What it announced holding we announced: a vote of ours on a fork must count it
-        # (others may have made it final on our word, §9.4).
-        announced = self._membership.announced_held
-        for q, h in enumerate(body.frontier):
-            announced[q] = max(announced[q], h)
-        if isinstance(body, Drop) and body.reason is DropReason.REJOIN:
-            self._membership.sponsored.add((body.seat, body.last_seq))
-        elif isinstance(body, Drop) and body.reason is not DropReason.WITHDRAW:
-            self._membership.voted[body.seat] = body.last_seq
-            if body.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
-                self._membership.proven_seats.add(body.seat)  # not withdrawn when heard (§9.2)
-        elif isinstance(body, Drop):
-            self._membership.voted.pop(body.seat, None)
+        self._membership.take_back(body.frontier, body if isinstance(body, Drop) else None)
 
     # -- recovery ---------------------------------------------------------------------------
     @property
@@ -785,10 +675,11 @@ class Peer:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
-        waiting = self.awaiting()
-        since = self._recovery.since if self._recovery is not None else now
-        return bool(waiting) and all(
-            now >= max(self._membership.heard[q], since) + self.config.drop_after for q in waiting
+        recovery = self._recovery
+        if recovery is None:
+            return False
+        return recovery.hopeless(
+            self.awaiting(), self._membership.heard, now, self.config.drop_after
         )
 
     def _recovery_want(self, now: float) -> None:
@@ -796,28 +687,18 @@ class Peer:
         no head: it announces nothing of our feed, and keeps us heard)."""
         recovery = self._recovery
         assert recovery is not None
-        first = len(self._feeds[self.seat]) + 1
         if not recovery.clock:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
             self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
-        wire = self._want_wire(self.seat, first, first + self.config.max_want - 1)
-        if not recovery.clock:
-            recovery.clock = self.clock
-        self._out.append(Send(wire))
-        # To a member recovering at once (it asked for its own feed), one per other feed too,
-        # from past what we hold (or announce: our votes cap it): it cannot wait for a beat
-        # of ours, and takes them as our announcement (§9.6).
-        recovering = recovery.recovering_too()
-        if recovering:
-            frontier = self._frontier()
-            for r in recovering:
-                to = self.spec.peer_ids[r]
-                for q, held in enumerate(frontier):
-                    if q != self.seat:
-                        wire = self._want_wire(q, held + 1, held + self.config.max_want)
-                        self._out.append(Send(wire, to))
+        frontier = self._frontier() if recovery.recovering_too() else ()
+        asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
+        for to, seat, first, last in asks:
+            wire = self._want_wire(seat, first, last)
+            if not recovery.clock:
+                recovery.clock = self.clock  # (our first want's time)
+            self._out.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
         self._last_sent = now
         self._ack_due = None
         self._unacked = False
@@ -825,24 +706,15 @@ class Peer:
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
         own = self._feeds[self.seat]
-        if self.awaiting() or self._store.pending[self.seat]:
-            return
-        most = max((self._finality.claimed[q][self.seat] for q in range(self._n)), default=0)
-        # A member that voted us out announces no more of our feed than its vote counts, and
-        # its vote says how much it held then.
-        votes = self.tentative.votes.get(self.seat, ())
-        most = max([most, *(vote.last_seq for _, vote in votes)])
-        if most > len(own):
+        if self.awaiting() or self._store.waiting(self.seat):
             return
         assert self._recovery is not None
-        first = self._recovery.first
+        votes = self.tentative.votes.get(self.seat, ())
+        done = self._recovery.finished(len(own), self._finality.claimed, votes)
+        if done is None:
+            return
         self._recovery = None
-        holders = tuple(
-            q
-            for q in range(self._n)
-            if q != self.seat and self._finality.claimed[q][self.seat] > first
-        )
-        self._out.append(Recovered(first, len(own), holders))
+        self._out.append(done)
         self._finality.dirty = True
         for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
@@ -874,50 +746,60 @@ class Peer:
             return
         if message.lamport > self.clock + MAX_CLOCK_JUMP:
             # No honest peer is that far ahead; following it would exhaust our clock.
-            self._reject("clock_jump", f"Lamport time {message.lamport} is far ahead of ours")
+            self._reject(
+                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
+            )
             return
-        beat = body if type(body) is Beat else None  # (parse_body gives each kind its class)
-        if beat is not None or type(body) is Want:  # a beat, an ack or a want: no event
-            if seat == self.seat:
-                return  # our own beat, echoed: nothing to learn
-            if beat is not None:
-                if not self._beat_is_sound(seat, message, beat, now):
-                    return
-                # Even an old beat (a relayed proof arrives that way) may contradict an event
-                # still to come: keep it for that check.
-                self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
-            if message.lamport <= self._membership.beat_clock[seat]:
-                return  # an old beat (replayed, or overtaken in the network): nothing new
-            self._membership.beat_clock[seat] = message.lamport
-            self._heard_from(seat, now)
-            if message.lamport > self.clock:
-                self.clock = message.lamport
-                self._finality.dirty = True
-            if beat is not None:
-                self._take_beat(seat, message.lamport, beat, now)
-                recovery = self._recovery
-                # Timed above our first recovery want (far above our old clock): sent after it
-                # took the want in, so after all we sent it before the crash (§9.6). If it
-                # lacks some of ours, it cannot learn our head from a beat: send them (it may
-                # hold a later one of ours waiting for them).
-                held = len(self._feeds[self.seat])
-                if (
-                    recovery is not None
-                    and recovery.beat(seat, message.lamport, beat)
-                    and beat.held[self.seat] < held
-                ):
-                    want = Want(self.seat, beat.held[self.seat] + 1, held)
-                    self._answer_want(message.author, want)
-            elif isinstance(body, Want):
-                self._answer_want(message.author, body)
-                if self._recovery is not None:
-                    self._recovery.want(seat, message.lamport, body)
+        if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
+            if seat != self.seat:  # (our own beat, echoed: nothing to learn)
+                self._receive_beat(seat, message, body, now)
             return
         assert not isinstance(body, _NOT_EVENTS)
-        feed = self._feeds[seat]
+        self._receive_event(seat, message, body, now, source)
+
+    def _receive_beat(self, seat: int, message: Message, body: Beat | Want, now: float) -> None:
+        """Take a beat, an ack or a want of another member (none is an event)."""
+        beat = body if type(body) is Beat else None
+        if beat is not None:
+            if not self._beat_is_sound(seat, message, beat, now):
+                return
+            # Even an old beat (a relayed proof arrives that way) may contradict an event
+            # still to come: keep it for that check.
+            self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
+        if message.lamport <= self._membership.beat_clock[seat]:
+            return  # an old beat (replayed, or overtaken in the network): nothing new
+        self._membership.beat_clock[seat] = message.lamport
+        self._heard_from(seat, now)
+        if message.lamport > self.clock:
+            self.clock = message.lamport
+            self._finality.dirty = True
+        if beat is not None:
+            self._take_beat(seat, message.lamport, beat, now)
+            recovery = self._recovery
+            # Timed above our first recovery want (far above our old clock): sent after it
+            # took the want in, so after all we sent it before the crash (§9.6). If it lacks
+            # some of ours, it cannot learn our head from a beat: send them (it may hold a
+            # later one of ours waiting for them).
+            held = len(self._feeds[self.seat])
+            if (
+                recovery is not None
+                and recovery.beat(seat, message.lamport, beat)
+                and beat.held[self.seat] < held
+            ):
+                self._answer_want(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
+        elif isinstance(body, Want):
+            self._answer_want(message.author, body)
+            if self._recovery is not None:
+                self._recovery.want(seat, message.lamport, body)
+
+    def _receive_event(
+        self, seat: int, message: Message, body: EventBody, now: float, source: Source
+    ) -> None:
+        """Take an event: a duplicate, a proof of a fork or of a lie, or one to deliver."""
+        store = self._store
         if (
             seat == self.seat
-            and message.seq > len(feed)
+            and message.seq > len(self._feeds[seat])
             and source is Source.NETWORK
             and not self.recovering
         ):
@@ -925,140 +807,105 @@ class Peer:
             # (Recovering from a cut log, it is ours, signed before the log lost it: it
             # verifies with our key, which nobody else holds. It is taken back, and logged as
             # ours, _deliver.)
-            self._reject("not_ours", f"event {message.seq} in our name that we never signed")
+            self._reject(
+                ChainCode.NOT_OURS.value, f"event {message.seq} in our name that we never signed"
+            )
             return
-        if message.seq <= len(feed):
-            if feed[message.seq - 1].id != message.id:
-                self._equivocation(seat, feed[message.seq - 1], message, now, source)
+        held = store.version(seat, message.seq)
+        if held is not None:
+            if held.id != message.id:
+                self._equivocation(seat, held, message, now, source)
             return  # a duplicate (a replay or a relay we already have)
-        pending = self._store.pending[seat]
-        other = pending.get(message.seq)
-        if other is not None:
-            if other[0].id != message.id:
-                self._equivocation(seat, other[0], message, now, source)
+        if self._caught_lying(seat, message, now):
             return
-        if (
-            self._membership.watch[seat]
-            and message.seq == len(feed) + 1
-            and seat not in self._membership.forked_at
-        ):
-            beat_message = self._membership.watched_lie(seat, message)
-            if beat_message is not None:
-                # A beat of its author announced that nothing of its would come at or below
-                # its clock past its head: both signed, so proof now, whatever came between.
-                # (Only for the next event of the feed: one further on is checked when its
-                # turn comes, once we hold the events before it and our vote can count them;
-                # a vote counting less than the others hold cuts what they built on, §9.2.)
-                self._clock_lie(seat, beat_message, message, now)
-                self._reject(
-                    "broken_chain",
-                    f"event {message.seq} is timed below a clock its author announced",
-                    message.author,
-                )
-                return
-        if len(pending) >= self.config.max_pending:
-            self._reject("too_far_ahead", f"seat {seat} has too many events waiting")
+        if store.full(seat, self.config.max_pending):
+            self._reject(ChainCode.TOO_FAR_AHEAD.value, f"seat {seat} has too many events waiting")
             return
         if seat != self.seat:
             self._heard_from(seat, now)
-        pending[message.seq] = (message, body, source)
+        store.hold(seat, message, body, source)
         self._drain(now)
 
+    def _caught_lying(self, seat: int, message: Message, now: float) -> bool:
+        """Whether the next event of ``seat``'s feed contradicts a beat of its kept here: then
+        it is proof, acted on, and the event refused."""
+        membership = self._membership
+        if (
+            not membership.watch[seat]
+            or message.seq != len(self._feeds[seat]) + 1
+            or seat in membership.forked_at
+        ):
+            return False
+        beat_message = membership.watched_lie(seat, message)
+        if beat_message is None:
+            return False
+        # A beat of its author announced that nothing of its would come at or below its clock
+        # past its head: both signed, so proof now, whatever came between. (Only for the next
+        # event of the feed: one further on is checked when its turn comes, once we hold the
+        # events before it and our vote can count them; a vote counting less than the others
+        # hold cuts what they built on, §9.2.)
+        self._clock_lie(seat, beat_message, message, now)
+        self._reject(
+            ChainCode.BROKEN_CHAIN.value,
+            f"event {message.seq} is timed below a clock its author announced",
+            message.author,
+        )
+        return True
+
     def _drain(self, now: float) -> None:
-        """Deliver every pending event whose turn has come."""
-        self._store.redrain = False
-        progress = True
-        while progress:
-            progress = False
-            for seat in range(self._n):
-                pending = self._store.pending[seat]
-                feed = self._feeds[seat]
-                required = self._store.required.get(seat)
-                while pending:
-                    nxt = pending.get(len(feed) + 1)
-                    if nxt is None:
-                        break
-                    message, body, source = nxt
-                    if required is not None and not matches(required, message.seq, message.id):
-                        del pending[message.seq]
-                        self._reject(
-                            "not_kept",
-                            f"seat {seat} event {message.seq} is not on the chain its drop keeps",
-                            message.author,
-                        )
-                        continue
-                    if (
-                        required is not None
-                        and feed
-                        and message.prev is not None
-                        and message.prev != feed[-1].id
-                        and message.seq in required
-                    ):
-                        # On the kept chain, but ours parts from it below: the kept event
-                        # names its predecessor exactly. Give ours up and fetch that one.
-                        required[message.seq - 1] = message.prev
-                        before = len(feed)
-                        self._truncate(seat, message.seq - 2)
-                        if len(feed) < before:
-                            progress = True
-                            break
-                    frontier = body.frontier
-                    if self._store.past_missing(frontier):
-                        break  # its causal past is not all here yet
-                    problem = self._chain_problem(seat, message, frontier, source)
-                    del pending[message.seq]
-                    if problem is not None:
-                        self._reject("broken_chain", problem, message.author)
-                        clash = (
-                            None
-                            if source is Source.LOG
-                            else self._store.time_clash(
-                                message, frontier, self._membership.forked_at
-                            )
-                        )
-                        if clash is not None and clash[0] != seat and clash[0] != self.seat:
-                            # Timed at or below our copy of another member's event it says it
-                            # holds: it may hold another version of that event (a fork sent
-                            # to us alone, timed higher). Ask everyone for theirs: the other
-                            # version is the proof (§9.4), and with it the fork's cap lets
-                            # this event in when it comes again (soak seed 285: the votes
-                            # that dropped us were refused for good, so we never knew).
-                            q, seq = clash
-                            if (
-                                q not in self._membership.unproven
-                                and q not in self._membership.forked_at
-                            ):
-                                self._membership.unproven[q] = seq
-                                self._membership.probe_at[q] = now + self.config.beat_interval
-                        held = len(feed)
-                        if (
-                            held
-                            and message.seq == held + 1
-                            and self._membership.forked_at.get(seat) == held
-                            and message.prev != feed[-1].id
-                        ):
-                            self._going_on[seat] = (message, body, source)
-                            if self._follow_continued(seat):
-                                progress = True
-                                break
-                        if (
-                            seat != self.seat
-                            and held
-                            and message.seq == held + 1
-                            and message.prev != feed[-1].id
-                            and seat not in self._membership.unproven
-                        ):
-                            # Its author signed it after another version of our event
-                            # ``held``: a fork we hold no proof of yet (a version sent to us
-                            # alone, the real one lost). Ask everyone for theirs: the other
-                            # version is the proof (§9.4), and without it we could never take
-                            # this feed further (soak seed 442).
-                            # (At the next beat, not in answer to what may be garbage.)
-                            self._membership.unproven[seat] = held
-                            self._membership.probe_at[seat] = now + self.config.beat_interval
-                        continue
+        """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`)."""
+        for step in self._store.ready():
+            if type(step) is Refusal:
+                self._reject(step.code.value, step.detail, step.author)
+            elif type(step) is Parting:
+                self._truncate(step.seat, step.keep)
+            else:
+                assert type(step) is Ready
+                seat, message, body, source = step.seat, step.message, step.body, step.source
+                problem = self._chain_problem(seat, message, body.frontier, source)
+                if problem is None:
                     self._deliver(seat, message, body, now, source=source)
-                    progress = True
+                    continue
+                self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
+                if self._going_on_from(seat, message, body, source):
+                    continue  # (the other version and this event wait again, in turn)
+                self._probe_fork(seat, message, body.frontier, source, now)
+
+    def _probe_fork(
+        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
+    ) -> None:
+        """After refusing an event for its chain: whether it shows a fork we hold no proof of,
+        and if so ask everyone for their version at the next beat (not in answer to what may
+        be garbage): the other version is the proof (§9.4)."""
+        membership = self._membership
+        clash = (
+            None
+            if source is Source.LOG
+            else self._store.time_clash(message, frontier, membership.forked_at)
+        )
+        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+            # Timed at or below our copy of another member's event it says it holds: it may
+            # hold another version of that event (a fork sent to us alone, timed higher). With
+            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
+            # the votes that dropped us were refused for good, so we never knew).
+            q, seq = clash
+            if q not in membership.unproven and q not in membership.forked_at:
+                membership.unproven[q] = seq
+                membership.probe_at[q] = now + self.config.beat_interval
+        feed = self._feeds[seat]
+        held = len(feed)
+        if (
+            seat != self.seat
+            and held
+            and message.seq == held + 1
+            and message.prev != feed[-1].id
+            and seat not in membership.unproven
+        ):
+            # Its author signed it after another version of our event ``held``: a fork we hold
+            # no proof of yet (a version sent to us alone, the real one lost). Without the
+            # proof we could never take this feed further (soak seed 442).
+            membership.unproven[seat] = held
+            membership.probe_at[seat] = now + self.config.beat_interval
 
     def _chain_problem(
         self,
@@ -1067,42 +914,22 @@ class Peer:
         frontier: tuple[int, ...],
         source: Source = Source.NETWORK,
     ) -> str | None:
-        feed = self._feeds[seat]
-        if self._membership.watch[seat] and seat not in self._membership.proven_seats:
+        """Why a ready event may not be delivered: it contradicts a beat of its author kept
+        here (acted on as proof), is timed below what is final and may count, or is not the
+        next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        membership = self._membership
+        if membership.watch[seat] and seat not in membership.proven_seats:
             # (Once an author is proven to cheat and voted out, the drop's cut decides which of
             # its events count; its timing lies no longer matter.)
-            beat = self._membership.watched_lie(seat, message)
+            beat = membership.watched_lie(seat, message)
             if beat is not None:
                 self._clock_lie(seat, beat, message, None)
                 return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self._finality.stable and not self._never_counts(seat, message):
+        if message.lamport <= self._finality.stable and not self._folds.never_counts(
+            seat, message.seq, message.lamport
+        ):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
-        prev = feed[-1].id if feed else None
-        if message.prev != prev:
-            return f"event {message.seq} does not follow the author's event {len(feed)}"
-        if frontier[seat] != message.seq - 1:
-            return f"event {message.seq} says it follows event {frontier[seat]}"
-        if source is Source.LOG:
-            return None  # from our log: its times were checked when it first came
-        clash = self._store.time_clash(message, frontier, self._membership.forked_at)
-        if clash is not None:
-            return (
-                f"Lamport time {message.lamport} is not above the events it has seen "
-                f"(seat {clash[0]} event {clash[1]})"
-            )
-        return None
-
-    def _never_counts(self, seat: int, message: Message) -> bool:
-        """Whether a (late) event of a member dropped, or readmitted since, can never count:
-        it is held and relayed (its feed goes on through it), never folded."""
-        final = self._final
-        if not final.counts(seat, message.seq):
-            return True
-        gaps = final.gaps.get(seat)
-        at = final.readmitted_at.get(seat)
-        if not gaps or at is None:
-            return False
-        return message.seq >= gaps[-1][1] and message.lamport <= at
+        return self._store.chain_problem(seat, message, frontier, source, membership.forked_at)
 
     def _deliver(
         self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
@@ -1115,7 +942,7 @@ class Peer:
         if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-        # (Timed at or below what is final, it never counts: see _never_counts.)
+        # (Timed at or below what is final, it never counts: see Folds.never_counts.)
         self._out.extend(self._folds.add(event, self._finality.stable))
         if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
@@ -1158,52 +985,32 @@ class Peer:
         return False
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
-        """Check a beat against the events we hold of its author, before it changes anything."""
-        feed = self._feeds[seat]
-        if 0 < beat.head_seq <= len(feed) and feed[beat.head_seq - 1].id != beat.head_id:
-            # The author signed a head that is not the event we hold: it forked.
-            self._reject("fork", f"seat {seat} announces another event {beat.head_seq}")
-            return False
-        if len(feed) > beat.head_seq and feed[beat.head_seq].lamport <= message.lamport:
-            # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
-            # time, which could rewrite what others already took as final. Proof: both.
-            self._clock_lie(seat, message, feed[beat.head_seq], now)
-            return False
-        waiting = (
-            self._store.pending[seat].get(len(feed) + 1) if self._store.pending[seat] else None
-        )
-        if (
-            waiting is not None
-            and waiting[0].seq > beat.head_seq
-            and waiting[0].lamport <= message.lamport
-        ):
-            # The same with the next event, come before the beat and waiting for its turn (one
-            # further on is checked when its turn comes: _chain_problem, check 1).
-            del self._store.pending[seat][len(feed) + 1]
-            self._clock_lie(seat, message, waiting[0], now)
-            return False
-        return True
+        """Check a beat against the events we hold of its author, before it changes anything
+        (:meth:`Feeds.contradiction`): a fork is refused, a lie about time proven."""
+        wrong = self._store.contradiction(seat, message.lamport, beat)
+        if wrong is None:
+            return True
+        if wrong.event is None:
+            self._reject(
+                ChainCode.FORK.value, f"seat {seat} announces another event {beat.head_seq}"
+            )
+        else:
+            self._clock_lie(seat, message, wrong.event, now)
+        return False
 
     def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
         ahead, forks = self._finality.take_beat(seat, lamport, beat)
-        for q, first, count in forks:
-            # It holds another event under that seq: the author forked. Fetch its versions
-            # since the last agreed seq: the earliest pair of different signed events is the
-            # proof (once the author's drop is final here, the chain that counts is settled:
-            # nothing more to prove).
-            if q not in self._final.dropped and now >= self._store.want_at[q]:
-                self._store.want_at[q] = now + self.config.want_interval
-                self._out.append(Send(self._want_wire(q, first, count), self.spec.peer_ids[seat]))
+        source = self.spec.peer_ids[seat]
+        dropped = self._final.dropped
+        if forks:
+            # It holds another event under a seq: the author forked. Fetch its versions since
+            # the last agreed seq: the earliest pair of different signed events is the proof.
+            for q, first, count in self._store.fork_asks(forks, dropped, now):
+                self._out.append(Send(self._want_wire(q, first, count), source))
         # Gap repair: whoever holds more of a feed than we do can send it.
-        feeds = self._feeds
-        for q in ahead:
-            count = beat.held[q]
-            upto = min(count, self._final.dropped.get(q, count))  # past a final cut: nothing
-            if upto > len(feeds[q]):
-                self._gap(q, upto, self.spec.peer_ids[seat], now)
-        if beat.head_seq > len(feeds[seat]):
-            self._gap(seat, beat.head_seq, self.spec.peer_ids[seat], now)
+        for q, upto in self._store.behind(seat, beat, ahead, dropped):
+            self._gap(q, upto, source, now)
 
     def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
@@ -1220,54 +1027,25 @@ class Peer:
         return self._sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        for message in self._store.answer(want):
-            self._out.append(Send(message.wire, to))
-            other = self._membership.proofs.get((want.seat, message.seq))
-            if other is not None:
-                self._out.append(Send(other, to))  # with the proof of its fork
-        for (seat, seq), (beat, event) in sorted(self._membership.lie_proofs.items()):
-            if seat == want.seat and want.first <= seq <= want.last:
-                # A lie about time: the event (which we may not hold) and the beat it
-                # contradicts, so that the asker reaches the proof and votes too (§9.4).
-                self._out.append(Send(beat, to))
-                self._out.append(Send(event, to))
+        """Send ``to`` what it asks for that we hold, with the proofs that go with it
+        (:meth:`Membership.proofs_for`)."""
+        sent = self._store.answer(want)
+        for wire in self._membership.proofs_for(want.seat, want.first, want.last, sent):
+            self._out.append(Send(wire, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
-        self._membership.heard[seat] = now
-        if seat in self._membership.suspected:
-            self._membership.suspected.discard(seat)
+        membership = self._membership
+        if membership.heard_from(seat, now):
             self._out.append(Suspected(seat, False))
-        if (
-            seat in self._membership.voted
-            and not self.recovering  # (heard again later, it is withdrawn then)
-            and seat not in self._membership.proven_seats
-            and seat not in self._final.dropped
-            and seat not in self.tentative.dropped
-            and self.tentative.readmitted_at.get(seat) == self._final.readmitted_at.get(seat)
-        ):
-            # We hear it again: withdraw our vote for silence (it only counts if still needed).
-            # A vote on proof of cheating stands.
-            del self._membership.voted[seat]
+        if seat in membership.voted and membership.withdraws(seat, self._folds, self.recovering):
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
+    # -- proofs and votes (decided by Membership; signed, sent and capped here) --------------
     def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if (seat, -event.seq) in self._membership.proven or seat == self.seat:
-            return
-        if self._membership.forked_at.get(seat, event.seq + 1) <= event.seq:
-            return  # proven to cheat at or below this seq already: nothing more to prove
-        self._membership.proven.add((seat, -event.seq))
-        self._membership.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
-        # As for a fork at that seq: what the event names of its author past it may never be
-        # held here (we refused it), and nothing of it from there may count (§9.4).
-        self._membership.proven_fork(seat, event.seq)
-        self._cap_dependencies(seat, event.seq - 1)
-        self._membership.watch[seat].clear()
-        self._out.append(Equivocation(seat, event.seq, beat.wire, event.wire))
-        self._out.append(Note.proof(beat.wire, event.wire))  # logged before anything is sent
-        self._out.append(Send(beat.wire))
-        self._out.append(Send(event.wire))
-        self._vote_fork(seat, event.seq, now)
+        if self._membership.clock_lie(seat, beat, event):
+            self._cap_dependencies(seat, event.seq - 1)
+            self._prove(seat, event.seq, beat.wire, event.wire, now)
 
     def _equivocation(
         self, seat: int, first: Message, second: Message, now: float, source: Source
@@ -1278,57 +1056,47 @@ class Peer:
             self._membership.proven_fork(seat, first.seq)
             self._membership.proofs.setdefault((seat, first.seq), second.wire)
             self._cap_dependencies(seat, first.seq - 1)
-            return
-        if (seat, first.seq) in self._membership.proven:
-            return  # already proven, relayed and voted on
-        self._membership.proven.add((seat, first.seq))
-        self._membership.proofs[(seat, first.seq)] = second.wire
-        self._membership.proven_fork(seat, first.seq)
-        self._cap_dependencies(seat, first.seq - 1)
-        self._out.append(Equivocation(seat, first.seq, first.wire, second.wire))
-        self._out.append(Note.proof(first.wire, second.wire))  # logged before anything is sent
-        # Relay the proof to everyone, and vote the author out before the fork.
-        self._out.append(Send(first.wire))
-        self._out.append(Send(second.wire))
-        self._vote_fork(seat, first.seq, now)
+        elif self._membership.equivocation(seat, first, second):
+            self._cap_dependencies(seat, first.seq - 1)
+            self._prove(seat, first.seq, first.wire, second.wire, now)
+
+    def _prove(self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None) -> None:
+        """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
+        both messages to everyone, and vote the author out before the fork."""
+        self._out.append(Equivocation(seat, seq, wire_a, wire_b))
+        self._out.append(Note.proof(wire_a, wire_b))
+        self._out.append(Send(wire_a))
+        self._out.append(Send(wire_b))
+        self._vote_fork(seat, seq, now)
 
     def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
-        """Vote out an author proven to have forked at ``fork_seq``.
-
-        We count what we have already announced holding (others may have taken it as final),
-        and nothing past the fork that we have not; the vote names the version we count.
-        """
-        if seat in self._membership.voted or seat == self.seat:
-            return
-        if self.recovering:  # we may sign nothing yet: vote once recovered
-            self._membership.deferred_forks.append((seat, fork_seq))
-            return
-        held = len(self._feeds[seat])
-        counted = max(
-            fork_seq - 1, self._membership.announced_held[seat], self._finality.final_count(seat)
+        """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
+        says what the vote counts)."""
+        cut = self._membership.fork_vote(
+            seat,
+            fork_seq,
+            len(self._feeds[seat]),
+            self._finality.final_count(seat),
+            recovering=self.recovering,
         )
-        cut = min(held, counted)
-        self._membership.voted[seat] = cut
-        self._membership.proven_seats.add(seat)
-        ids = self._vote_ids(seat, cut)
-        self._emit(Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now)
+        if cut is not None:
+            ids = self._vote_ids(seat, cut)
+            self._emit(
+                Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now
+            )
 
     def _vote_ids(self, seat: int, last: int) -> tuple[bytes, ...]:
         """The id prefixes a vote quotes: our copies of ``seat``'s last events up to ``last``."""
-        feed = self._feeds[seat]
-        return tuple(m.id[:ID_PREFIX] for m in feed[max(0, last - VOTE_WINDOW) : last])
+        return self._store.ids(seat, last, VOTE_WINDOW)
 
     def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
-        """Vote ``seat`` out (silent, withheld) counting all we hold, and freeze there.
-
-        Not while we are out ourselves: our votes would not count, and the rejoin request
-        unfreezes them at each step (soak seed 1216: a dropped member voted another out for
-        withholding ten thousand times)."""
-        if self.seat in self._final.dropped:
-            return
-        last = len(self._feeds[seat])
-        self._membership.voted[seat] = last
-        self._emit(Drop(self._frontier(), seat, last, reason, 0, self._vote_ids(seat, last)), now)
+        """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
+        last = self._membership.vote(
+            seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
+        )
+        if last is not None:
+            ids = self._vote_ids(seat, last)
+            self._emit(Drop(self._frontier(), seat, last, reason, 0, ids), now)
 
     # -- finality ---------------------------------------------------------------------------
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
@@ -1370,69 +1138,49 @@ class Peer:
         self._folds.forget(seat, keep)
         self._finality.dirty = True
 
-    def _follow_rejoined(self, state: GameState) -> None:
-        """Follow the chain a readmission names of the member it readmits (§9.8): give up our
-        copy from the first quoted event that is not on it, and fetch that chain.
+    def _follow(self, followed: list[Followed]) -> None:
+        """Cap and give up what following the chains that count calls for (:class:`Followed`)."""
+        for step in followed:
+            self._cap_dependencies(step.seat, step.cap)
+            if step.keep is not None:
+                self._truncate(step.seat, step.keep)
 
-        The member may have forked while it was out (a version sent to us alone, its real
-        event lost in a partition): the fork lies in its gap, where nothing counts, but we
-        could never take its feed further, nor anything that follows from it (soak seed
-        442). The readmission quotes the ids of the chain its author holds, up to the rejoin
-        request: that chain is the one every member follows from then on."""
-        for seat, quoted in state.rejoin_ids.items():
-            if seat == self.seat or self._store.rejoin_seen.get(seat) == quoted:
-                continue
-            self._store.rejoin_seen[seat] = quoted
-            required = self._store.required.setdefault(seat, {})
-            for q, prefix in quoted.items():
-                required.setdefault(q, prefix)
-            bad = self._store.follow(seat, quoted)
-            if bad is not None:
-                self._truncate(seat, bad - 1)
+    def _follow_chains(self, tentative: GameState) -> GameState:
+        """Follow the chains that count, as ``tentative`` shows them, of the members that
+        forked or were dropped or readmitted (:meth:`Feeds.follow_kept`,
+        :meth:`Feeds.follow_voted`, :meth:`Feeds.follow_rejoined`); the held view after it."""
+        if tentative.kept_forks:
+            self._follow(self._store.follow_kept(tentative, self.seat))
+            tentative = self.tentative
+        if self._membership.forked_at and tentative.votes:
+            forked_at = self._membership.forked_at
+            self._follow(self._store.follow_voted(tentative, self.seat, forked_at))
+            tentative = self.tentative
+        if tentative.rejoin_ids:
+            for parting in self._store.follow_rejoined(tentative, self.seat):
+                self._truncate(parting.seat, parting.keep)
+            tentative = self.tentative
+        if self._going_on and tentative.votes.get(self.seat):
+            for seat in list(self._going_on):
+                self._follow_continued(seat)
+            tentative = self.tentative
+        return tentative
 
-    def _follow_kept(self, state: GameState) -> None:
-        """Follow the chain a drop keeps of a member that forked (or any dropped member): give
-        up our copy from the first event that is not on it, and fetch the kept one (§9.4).
-
-        Ours was never final past the point where the chains part (the holders of the kept
-        chain never announced ours, so it was never covered)."""
-        for seat, kept in state.kept_forks.items():
-            if seat == self.seat or self._store.kept_seen.get(seat) == kept:
-                continue
-            self._follow_chain(seat, kept, dict(state.kept_ids.get(seat, {})))
-
-    def _follow_chain(self, seat: int, kept: tuple[int, bytes], required: dict[int, bytes]) -> None:
-        """Follow ``required`` (seq -> id prefix) of ``seat``'s feed, up to ``kept``."""
-        self._store.kept_seen[seat] = kept
-        self._store.required[seat] = required
-        self._cap_dependencies(seat, kept[0])
-        bad = self._store.follow(seat, required)
-        if bad is not None:
-            self._truncate(seat, bad - 1)
-
-    def _follow_voted(self, state: GameState) -> None:
-        """Follow the chain the counted votes quote of a member proven here to fork, before
-        its drop is decided here, where ours is the other version (§9.4).
-
-        The drop may wait on an event of that chain: one of the member's own votes, against
-        us, that a majority counted while we slept (soak seed 893: we never took the chain
-        the drop keeps, so never the vote that dropped us, so never the drop that keeps it).
-        Ours was never final past the fork: the voters hold another version and announce
-        theirs. Our own vote, if it counts, quotes ours, and the chain then stops below the
-        split (:func:`~p2p_nertz.protocol.state.vote_cut`): nothing to follow.
-        """
-        for seat, fork in self._membership.forked_at.items():
-            if seat == self.seat:
-                continue
-            voted = st.voted_chain(state, seat, fork)
-            if voted is None:
-                continue
-            cut, chain = voted
-            if self._store.kept_seen.get(seat) == (cut, chain[cut]):
-                continue
-            feed = self._feeds[seat]
-            if any(fork <= q <= len(feed) and not matches(chain, q, feed[q - 1].id) for q in chain):
-                self._follow_chain(seat, (cut, chain[cut]), chain)
+    def _going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
+        """A refused event that is the next of a feed proven here to fork at our head, and
+        follows the other version: kept (:meth:`_follow_continued`), and followed now if we
+        may; whether we did."""
+        feed = self._feeds[seat]
+        held = len(feed)
+        if not (
+            held
+            and message.seq == held + 1
+            and self._membership.forked_at.get(seat) == held
+            and message.prev != feed[-1].id
+        ):
+            return False
+        self._going_on[seat] = (message, body, source)
+        return self._follow_continued(seat)
 
     def _follow_continued(self, seat: int) -> bool:
         """Follow the version of a fork proven here that its author's next event chains on,
@@ -1492,19 +1240,7 @@ class Peer:
         if self._votes_held:
             for q, cut in tentative.dropped.items():
                 self._cap_dependencies(q, cut)
-        if tentative.kept_forks:
-            self._follow_kept(tentative)
-            tentative = self.tentative
-        if self._membership.forked_at and tentative.votes:
-            self._follow_voted(tentative)
-            tentative = self.tentative
-        if tentative.rejoin_ids:
-            self._follow_rejoined(tentative)
-            tentative = self.tentative
-        if self._going_on and tentative.votes.get(self.seat):
-            for seat in list(self._going_on):
-                self._follow_continued(seat)
-            tentative = self.tentative
+        tentative = self._follow_chains(tentative)
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
         excluded, stable = settle(
@@ -1520,18 +1256,14 @@ class Peer:
             self._act()
 
     def _readmitted(self) -> None:
-        """A member readmitted in the final fold: we announce its feed again, and wait for it."""
+        """A member readmitted in the final fold: we announce its feed again, and wait for it
+        (:meth:`Membership.readmit`)."""
         final = self._final
         for q, at in final.readmitted_at.items():
-            if (q, at) in self._membership.readmissions or q in final.dropped:
+            if not self._membership.readmit(q, at, final.dropped):
                 continue
-            self._membership.readmissions.add((q, at))
-            self._membership.voted.pop(q, None)
-            self._membership.proven_seats.discard(q)
-            self._store.dep_cap.pop(q, None)
-            self._membership.unproven.pop(q, None)
+            self._store.uncap(q)
             self._finality.dirty = True
-            self._store.redrain = True
             if q in self._membership.forked_at:
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544).
@@ -1697,33 +1429,16 @@ class Peer:
             return  # no vote, no readmission before our own feed is known (§9.6)
         if self._membership.rejoin_requests:
             self._sponsor_rejoins(now)
-        for q, fork_seq in (
-            list(self._membership.unproven.items()) if self._membership.unproven else ()
+        for q, fork_seq in self._membership.probes_due(
+            now, final.dropped, self.config.beat_interval
         ):
-            if (
-                (q, fork_seq) in self._membership.proven
-                or q in self._membership.voted
-                or q in final.dropped
-            ):
-                del self._membership.unproven[q]
-            elif now >= self._membership.probe_at[q]:
-                # Another member voted on proof we do not have: ask everyone for their version
-                # of that seq (one holding another version than ours sends the proof).
-                self._membership.probe_at[q] = now + self.config.beat_interval
-                self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
+            # Another member voted on proof we do not have: ask everyone for their version
+            # of that seq (one holding another version than ours sends the proof).
+            self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         self._membership.track_silence(now, final.dropped)
-        blame_from = self._membership.blame_from(self._phase_since)
-        if (
-            final.phase in _WAITING_PHASES
-            and blame_from is not None
-            and now >= blame_from + self.config.phase_timeout
-        ):
-            # Connected but withholding what the round waits for (a nonce, a secret, a result):
-            # DESIGN.md §5.2 makes that a forfeit; a majority's votes drop the seat.
-            for q in sorted(final.waiting()):
-                if q != self.seat and q not in self._membership.voted:
-                    self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
-                    self._vote(q, DropReason.WITHHELD, now)
+        # Connected but withholding what the round waits for: a majority's votes drop the seat.
+        for q in self._membership.withholding(now, final, self._phase_since):
+            self._vote(q, DropReason.WITHHELD, now)
         if now >= self._membership.stall_scan_at:
             self._membership.stall_scan_at = now + self.config.beat_interval
             self._scan_stalls(now)
@@ -1742,19 +1457,6 @@ class Peer:
         ):
             self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
             self._vote(q, DropReason.WITHHELD, now)
-
-    @staticmethod
-    def _touches(move: Move) -> set[Pile]:
-        if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
-            return {Pile.WASTE}
-        if move.kind is MoveKind.CALL:
-            return {Pile.NERTS}
-        touched = set()
-        if move.source is not None:
-            touched.add(move.source)
-        if move.target is not None and move.target is not Pile.LAKE:
-            touched.add(move.target)
-        return touched
 
 
 def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:

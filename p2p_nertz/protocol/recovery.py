@@ -10,17 +10,47 @@ beat (or, for a member recovering at once, its wants) timed above that first wan
 after it took the want in, so after everything we sent it before the crash: what it announces
 then is what we wait for (docs/protocol.md §9.6).
 
-:class:`Recovery` owns what those announcements said and decides whom we still wait for; the
-peer signs the wants and ends the recovery.
+:class:`Recovery` owns what those announcements said, decides whom we still wait for, what
+to ask whom (:meth:`Recovery.asks`) and when the recovery is over (:meth:`Recovery.finished`,
+a :class:`Recovered` value); the peer signs the wants and, once over, signs again.
+:func:`fork_vote_of` reads back, before anything else of our log, our votes on proof of a
+fork (the events we delivered past that fork are delivered again the same way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from p2p_nertz.protocol.bodies import Beat, Drop, Want
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, Want, parse_body
+from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["Recovery"]
+__all__ = ["Recovered", "Recovery", "fork_vote_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """A peer restored in recovery (``Peer.restore`` with ``recover``) may sign again.
+
+    Every member still in the game announced what it holds of our feed, and we hold at least
+    that much: events ``first + 1 .. head`` were taken back from the others (none if
+    ``head == first``), announced by the seats in ``holders`` (docs/protocol.md §9.6).
+    """
+
+    first: int
+    head: int
+    holders: tuple[int, ...]
+
+
+def fork_vote_of(message: Message, own: PeerId, seats: int) -> tuple[int, int] | None:
+    """(seat, fork seq) if ``message`` is our own vote on proof of a fork."""
+    if message.author != own or message.kind is not Kind.DROP:
+        return None
+    body = parse_body(message.kind, message.body, seats)
+    if isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION:
+        return body.seat, body.fork_seq
+    return None
 
 
 class Recovery:
@@ -116,3 +146,47 @@ class Recovery:
             ):
                 waiting.append(r)
         return tuple(waiting)
+
+    def asks(
+        self, own_held: int, frontier: Sequence[int], max_want: int
+    ) -> list[tuple[int | None, int, int, int]]:
+        """What to ask for now, in order, as ``(to, seat, first, last)`` (``to`` ``None``:
+        everyone): our own events past the ``own_held`` we hold; and to each member
+        recovering at once (it asked for its own feed), one want per other feed from past
+        what we announce (``frontier``: our votes cap it), since it cannot wait for a beat of
+        ours and takes them as our announcement (§9.6)."""
+        first = own_held + 1
+        asks: list[tuple[int | None, int, int, int]] = [
+            (None, self.seat, first, first + max_want - 1)
+        ]
+        for r in self.recovering_too():
+            for q, held in enumerate(frontier):
+                if q != self.seat:
+                    asks.append((r, q, held + 1, held + max_want))
+        return asks
+
+    def finished(
+        self,
+        own_held: int,
+        claimed: Sequence[tuple[int, ...]],
+        votes: Iterable[tuple[int, Drop]],
+    ) -> Recovered | None:
+        """Whether nothing the others hold of our feed is missing here (we hold
+        ``own_held``; ``claimed``: what each member said it holds of each feed; ``votes``:
+        the held votes against us, each saying how much of our feed its voter held, for it
+        announces no more): the recovery is over, and what it took back. The caller checks
+        first that nobody is awaited and none of ours waits for its turn."""
+        seat = self.seat
+        most = max((claimed[q][seat] for q in range(self.n)), default=0)
+        most = max([most, *(vote.last_seq for _, vote in votes)])
+        if most > own_held:
+            return None
+        holders = tuple(q for q in range(self.n) if q != seat and claimed[q][seat] > self.first)
+        return Recovered(self.first, own_held, holders)
+
+    def hopeless(
+        self, waiting: Sequence[int], heard: Sequence[float], now: float, drop_after: float
+    ) -> bool:
+        """Whether every member we still wait for (``waiting``) has been silent for
+        ``drop_after`` since the recovery began (``heard``: when each was last heard)."""
+        return bool(waiting) and all(now >= max(heard[q], self.since) + drop_after for q in waiting)

@@ -89,7 +89,10 @@ that cannot be bound or connected, a routing id that is not connected) raises
 #    attempt it checks (``poll`` with timeout 0) whether the FD is readable; if it is, commands
 #    arrived that the attempt did not see, so they are processed (EVENTS) and the attempt is
 #    retried. Otherwise any later command leaves the FD readable for the wait to see. No
-#    retry without a new command, so no spinning.
+#    retry without a new command, so no spinning. A receive attempt reads EVENTS first (it
+#    processes the whole mailbox) and receives only if it shows POLLIN: when it does not, that
+#    read *was* the last look, and the check is not needed (issue 18: a raised zmq.Again and a
+#    syscall less on every wait of an idle receiver).
 # 3. Another waiting task must not lose an edge to our calls. So after every call into the
 #    socket (send, recv, bind, connect) made while another task waits, ``_refresh`` reads
 #    EVENTS -- draining the mailbox -- and wakes that task if its direction is now ready; if
@@ -98,8 +101,9 @@ that cannot be bound or connected, a routing id that is not connected) raises
 #    second waiter parks in ``sleep_forever`` inside a cancel scope; ``_refresh`` wakes it by
 #    cancelling that scope. When the FD watcher stops watching, for whatever reason, it wakes
 #    the parked one so that it takes the FD over.
-# 5. Every wait is bounded by ``SAFETY_TIMEOUT``: if an edge were ever lost anyway, the waiter
-#    would look again after 50 ms instead of stalling forever. ``statistics().lost_edges``
+# 5. Every wait is bounded: if an edge were ever lost anyway, the waiter would look again after
+#    ``SAFETY_TIMEOUT`` (50 ms; a send) or ``RECEIVE_SAFETY_TIMEOUT`` (1 s; a receive, which
+#    never relies on it) instead of stalling forever. ``statistics().lost_edges``
 #    counts the times this safety net was needed; the tests require it to stay at 0.
 #
 #    One case relies on it by design. A ROUTER with ROUTER_MANDATORY reports POLLOUT when *any*
@@ -136,6 +140,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HEARTBEAT_IVL_MS",
     "HEARTBEAT_TIMEOUT_MS",
+    "RECEIVE_SAFETY_TIMEOUT",
     "RECONNECT_IVL_MAX_MS",
     "RECONNECT_IVL_MS",
     "SAFETY_TIMEOUT",
@@ -166,7 +171,15 @@ peer node passes the envelope's limit, the lobby its own).
 """
 
 SAFETY_TIMEOUT: Final = 0.05
-"""Longest single wait on the zmq FD, in seconds, before the operation is retried anyway."""
+"""Longest single wait to send, in seconds, before the operation is retried anyway (rule 5)."""
+
+RECEIVE_SAFETY_TIMEOUT: Final = 1.0
+"""Longest single wait to receive, in seconds, before the operation is retried anyway.
+
+A receive never relies on the safety net (rule 5): it is there in case an edge were ever lost.
+At :data:`SAFETY_TIMEOUT` an idle ROUTER, the peer's one waiting socket, woke 20 times a
+second for nothing (issue 18); at 1 s it wakes once.
+"""
 
 RECONNECT_IVL_MS: Final = 100
 """First delay before zmq retries a failed or lost connection, in milliseconds."""
@@ -321,6 +334,7 @@ class AsyncSocket(trio.abc.AsyncResource):
         self._recv_guard = _OneTask("another task is already receiving on this socket")
         self._waiters: dict[int, _Waiter | None] = {zmq.POLLIN: None, zmq.POLLOUT: None}
         self._fd_watched = False
+        self._settled = False  # the last failed attempt ended with EVENTS read (rule 2)
         self._safety_timeouts = 0
         self._lost_edges = 0
 
@@ -468,15 +482,14 @@ class AsyncSocket(trio.abc.AsyncResource):
         """
         self._recv_guard.check()
         self._check_open()
-        # EVENTS first: reading it processes the mailbox and says whether a message waits, for
-        # a fifth of the cost of a receive that fails (a raised zmq.Again) and the FD check
-        # after it; a receive loop asks once more after every burst, usually to hear "none".
-        # Rule 3 holds: the read wakes any waiter whose direction is ready.
-        if not self._refresh() & zmq.POLLIN:
-            return None
-        return self._try_now(self._attempt_recv)
+        # EVENTS first (rule 2): a receive loop asks once more after every burst, usually to
+        # hear "none".
+        result = self._attempt_recv()
+        self._inform_waiters()  # rule 3
+        return result
 
     def _attempt_send(self, frames: Sequence[bytes]) -> bool | None:
+        self._settled = False  # a failed send may leave commands unseen: rule 2's FD check
         try:
             self._sock.send_multipart(frames, flags=zmq.NOBLOCK)
         except zmq.Again:
@@ -487,9 +500,18 @@ class AsyncSocket(trio.abc.AsyncResource):
         return True
 
     def _attempt_recv(self) -> list[bytes] | None:
+        # EVENTS first: reading it processes the whole mailbox and says whether a message
+        # waits, for a fifth of the cost of a receive that fails (a raised zmq.Again); and
+        # when it says "none", the FD is left to signal the next command, so the wait needs
+        # no FD check before it (rule 2). Rule 3 holds: the read wakes any waiter whose
+        # direction is ready.
+        self._settled = False
+        if not self._refresh() & zmq.POLLIN:
+            self._settled = True
+            return None
         try:
             return self._sock.recv_multipart(flags=zmq.NOBLOCK)
-        except zmq.Again:
+        except zmq.Again:  # pragma: no cover - EVENTS said a message waits
             return None
         except zmq.ZMQError as exc:
             self._nudge_all()
@@ -529,7 +551,8 @@ class AsyncSocket(trio.abc.AsyncResource):
                     # costs every message received on an idle socket ~0.1 ms.
                     await trio.lowlevel.cancel_shielded_checkpoint()
                 return result
-            pending = self._fd_pending()  # commands the attempt did not see? (rule 2)
+            # Commands the attempt did not see? (rule 2) None, if its last call read EVENTS.
+            pending = False if self._settled else self._fd_pending()
             if self._waiters[other] is not None:
                 # Rule 3: drain for the other waiter's sake. EVENTS is exact except for a
                 # ROUTER's POLLOUT (any pipe with room), which earns one retry per wake-up
@@ -584,7 +607,8 @@ class AsyncSocket(trio.abc.AsyncResource):
         checkpoint since (rule 2).
         """
         other = zmq.POLLOUT if want == zmq.POLLIN else zmq.POLLIN
-        with trio.move_on_after(SAFETY_TIMEOUT) as scope:
+        timeout = RECEIVE_SAFETY_TIMEOUT if want == zmq.POLLIN else SAFETY_TIMEOUT
+        with trio.move_on_after(timeout) as scope:
             waiter = _Waiter(scope)
             self._waiters[want] = waiter
             try:

@@ -10,7 +10,9 @@
   reach the same state as the peers; it replays every round with every deck known (from the
   revealed secrets, :func:`~p2p_nertz.protocol.state.replay_round`): each move is legal with
   the real cards, and each player's cards are all somewhere exactly once after every move.
-  (:func:`observe` is the simpler outside fold of the same logs, kept for tests and tools.)
+  (:func:`observe` is the simpler outside fold of the same logs, kept for tests and tools:
+  the players' own :class:`~p2p_nertz.protocol.folds.Folds` and
+  :func:`~p2p_nertz.protocol.finality.settle` holding every event of the union.)
 
 Each failed check is one line in the returned list, naming the seat, the round and the values.
 """
@@ -23,7 +25,10 @@ from typing import TYPE_CHECKING
 from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.protocol.bodies import Beat, Want, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain, with_forks
+from p2p_nertz.protocol.finality import settle
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain
 from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
@@ -34,7 +39,8 @@ __all__ = ["audit_logs", "check", "observe", "outcomes"]
 
 
 def observe(result: SimResult) -> GameState:
-    """Fold the union of every peer's log as an outside observer would (no secrets)."""
+    """Fold the union of every peer's log as an outside observer would (no secrets), with
+    the players' folds: the final fold a peer holding every event would reach."""
     spec = result.spec
     seats = {pid: s for s, pid in enumerate(spec.peer_ids)}
     events: dict[bytes, Event] = {}
@@ -56,11 +62,6 @@ def observe(result: SimResult) -> GameState:
             events[message.id] = Event(
                 seat, message.seq, message.lamport, message.kind, body, message.id
             )
-    # A dropped seat's events after its cut never count, even those before the drop in the
-    # order (as the peers do once the drop is final), unless it was readmitted since: then its
-    # events from its rejoin request on count, and those in between never do. Of its chain,
-    # only the one the drop keeps counts (named by its id at the cut; walk back by ``prev``).
-    # Fold until the cuts, the gaps and the kept chains stop changing.
     # Members the logs prove to have forked: (seat, seq) held in two versions.
     versions: dict[tuple[int, int], set[bytes]] = {}
     for event in events.values():
@@ -69,61 +70,88 @@ def observe(result: SimResult) -> GameState:
     for (seat, seq), ids in versions.items():
         if len(ids) > 1:
             forked[seat] = min(forked.get(seat, seq), seq)
-    cuts: dict[int, int] = {}
-    gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+    # Which events count (cuts, readmitted members' gaps, capped votes) is the players' rule:
+    # the same Folds a peer folds with, holding every event, as a peer restarted from a log of
+    # the whole game would. What is left here is which chain of a forked member to hold (a
+    # peer's feeds decide it): the one a drop keeps, or the one the counted votes quote
+    # (state.voted_chain), until that stops changing.
     kept: dict[int, tuple[int, bytes]] = {}
-    # Votes past a standing vote against their author never count, nor events past a fork.
-    caps: dict[int, tuple[int, int]] = with_forks({}, forked)
-    for _ in range(2 * spec.seats + 2):  # each pass can only settle more
-        chain: dict[tuple[int, int], bytes] = {}
-        for seat, (seq, prefix) in kept.items():
-            head = next(
-                (
-                    e
-                    for e in events.values()
-                    if (e.seat, e.seq) == (seat, seq) and e.id[: len(prefix)] == prefix
-                ),
-                None,
-            )
-            while head is not None:
-                chain[(seat, head.seq)] = head.id
-                prev = messages[head.id].prev
-                head = events.get(prev) if prev is not None else None
-        chosen: dict[tuple[int, int], Event] = {}
-        for event in sorted(events.values(), key=lambda e: e.key):
-            need = chain.get((event.seat, event.seq))
-            if need is not None and event.id != need:
-                continue
-            chosen.setdefault((event.seat, event.seq), event)
-        state = GameState(spec)
-        state.vote_caps = dict(caps)
-        for event in sorted(chosen.values(), key=lambda e: e.key):
-            seat_gaps = gaps.get(event.seat, ())
-            if any(lo < event.seq < hi for lo, hi in seat_gaps):
-                continue
-            cut = cuts.get(event.seat)
-            if cut is not None and event.seq > cut:
-                state.observe(event)  # never counts; an abandoned game's end reads it
-                continue
-            state.apply(event)
-        # (Exactly what this pass decided: a cut kept from a pass that decided otherwise
-        # would skip events that count.)
-        new_cuts = dict(state.dropped)
-        new_caps = with_forks(state.standing_caps(), forked)
-        # A forked member not dropped yet: the chain its counted votes quote, as a peer
-        # holding the other version follows it (its own was never final past the fork).
-        new_kept = dict(state.kept_forks)
+    for _ in range(2 * spec.seats + 2):  # each round can only settle more
+        folds = _fold_union(spec, _chosen(events, messages, kept), forked)
+        tentative = folds.tentative
+        new_kept = dict(tentative.kept_forks)
         for seat, first in forked.items():
-            voted = voted_chain(state, seat, first)
+            voted = voted_chain(tentative, seat, first)
             if voted is not None:
                 new_kept[seat] = (voted[0], voted[1][voted[0]])
-        if new_cuts == cuts and state.gaps == gaps and new_kept == kept and new_caps == caps:
+        if new_kept == kept:
             break
-        cuts = new_cuts
-        gaps = dict(state.gaps)
         kept = new_kept
-        caps = new_caps
-    return state
+    return _final(folds, messages)
+
+
+def _chosen(
+    events: dict[bytes, Event], messages: dict[bytes, Message], kept: dict[int, tuple[int, bytes]]
+) -> list[Event]:
+    """One version of each (seat, seq), in the total order: of a forked member, the chain
+    ``kept`` names (its head's seq and id prefix; walked back by ``prev``), else the version
+    timed first."""
+    chain: dict[tuple[int, int], bytes] = {}
+    for seat, (seq, prefix) in kept.items():
+        head = next(
+            (
+                e
+                for e in events.values()
+                if (e.seat, e.seq) == (seat, seq) and e.id[: len(prefix)] == prefix
+            ),
+            None,
+        )
+        while head is not None:
+            chain[(seat, head.seq)] = head.id
+            prev = messages[head.id].prev
+            head = events.get(prev) if prev is not None else None
+    chosen: dict[tuple[int, int], Event] = {}
+    for event in sorted(events.values(), key=lambda e: e.key):
+        need = chain.get((event.seat, event.seq))
+        if need is not None and event.id != need:
+            continue
+        chosen.setdefault((event.seat, event.seq), event)
+    return sorted(chosen.values(), key=lambda e: e.key)
+
+
+def _fold_union(spec: GameSpec, chosen: list[Event], forked: dict[int, int]) -> Folds:
+    """The players' folds holding every chosen event, none final yet."""
+    folds = Folds(GameState(spec))
+    folds.forked_at = dict(forked)
+    for event in chosen:
+        folds.add(event, 0)  # (every event is timed above 0: held, not final)
+    return folds
+
+
+def _final(folds: Folds, messages: dict[bytes, Message]) -> GameState:
+    """The final fold of ``folds``, made final as the players' peers make it: the members out
+    as :func:`~p2p_nertz.protocol.finality.settle` decides, with nothing left to wait for
+    (every member holds every event), and the events taken by :meth:`Folds.advance`."""
+    feeds: list[list[Message]] = [[] for _ in range(folds.final.spec.seats)]
+    for event in sorted(folds.nonfinal, key=lambda e: (e.seat, e.seq)):
+        feed = feeds[event.seat]
+        if event.seq == len(feed) + 1:  # (each feed as far as it runs without a hole)
+            feed.append(messages[event.id])
+    everything = max((e.lamport for e in folds.nonfinal), default=0) + 1
+
+    def bound(excluded: dict[int, int], floor: int | None = None) -> int:
+        return everything
+
+    stable = 0
+    while folds.nonfinal:
+        tentative = folds.tentative
+        folds.final.vote_caps = dict(tentative.vote_caps)
+        excluded, reached = settle(folds.final, tentative, feeds, bound, stable)
+        if reached <= stable:
+            break
+        stable = reached
+        folds.advance(stable, excluded, tentative.gaps)
+    return folds.final
 
 
 def outcomes(result: SimResult) -> set[str]:

@@ -24,7 +24,7 @@ into keys or actions.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -149,6 +149,39 @@ class TableController:
             return []
         self.keys, actions = press(self.keys, key, self._context(peer, now))
         return self._actions(actions)
+
+    def drop(
+        self, source: str, targets: Sequence[str], peer: Peer | None, now: float
+    ) -> list[Request]:
+        """A card a pointer dropped: picked from ``source`` and let go near ``targets`` (pile
+        keys as :mod:`p2p_nertz.ui.keys` names them: ``n``, ``w``, ``1``-``6``, ``l``; the
+        nearest first).
+
+        Each target is tried as the two keys that pick the source and name it (so a drop
+        means exactly what those keys mean at the terminal, with the same reasons): the
+        first that makes a move wins (aim assist: a drop near several piles goes to the
+        nearest one that fits). None fits: the status says why the nearest did not, and
+        nothing else changes (the page draws the card back where the view has it). A drop
+        back on its own pile changes nothing (the same key twice would mean "to the lake").
+        """
+        targets = [t for t in targets if t != source]
+        if peer is None or not targets or self.tracker.board is not None:
+            return []
+        ctx = self._context(peer, now)
+        first: KeyState | None = None
+        for target in targets:
+            keys, _ = press(KeyState(), source, ctx)
+            if keys.selected is None:  # the source itself cannot move (empty, frozen)
+                first = keys
+                break
+            keys, actions = press(keys, target, ctx)
+            if any(isinstance(a, PlayMove) for a in actions):
+                self.keys = keys
+                return self._actions(actions)
+            first = first or keys
+        assert first is not None
+        self.keys = KeyState(status=first.status)
+        return []
 
     def act(self, action: Action, peer: Peer | None) -> list[Request]:
         """An action a pointer built (a card dragged to the lake, a click on "leave")."""

@@ -1,0 +1,131 @@
+"""``--web``: the table in a browser instead of the terminal (issue 17), for ``nertz play`` and
+``nertz replay``.
+
+:func:`run_in_browser` plays a node from the page its own process serves
+(:func:`p2p_nertz.web.table.run_web_table`), prints the page's URL on a line of its own and
+opens it in the default browser unless ``--no-open``. The options are
+:func:`cli.args.add_web_arguments`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import webbrowser
+from collections.abc import Callable, Mapping
+from functools import partial
+
+import trio
+
+from cli.args import expected_errors
+from cli.table import Outcome
+from p2p_nertz.audit.replay import Replay
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.web.replay import run_web_replay
+from p2p_nertz.web.server import serve_page
+from p2p_nertz.web.table import run_web_table
+from p2p_nertz.web.terminal import PageTerminal
+
+__all__ = [
+    "browser_opener",
+    "replay_in_browser",
+    "run_in_browser",
+    "serve_lobby_page",
+    "table_in_page",
+]
+
+
+def browser_opener(bind: tuple[str, int], *, open_page: bool) -> Callable[[str], None]:
+    """What to do with the page's URL: print it on a line of its own (scripts and tests read
+    it), warn when it is served beyond this machine, and open it unless ``--no-open``."""
+
+    def on_url(url: str) -> None:
+        print(url, flush=True)  # on a line of its own: scripts and tests read it
+        if bind[0] not in ("127.0.0.1", "localhost"):
+            print(
+                f"the page is served on {bind[0]}: anyone who learns this URL can use it",
+                file=sys.stderr,
+            )
+        if open_page:
+            if _has_a_screen():
+                # (On a thread: a browser that runs in the foreground must not stop the peer.)
+                threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+            else:
+                print("no display here: open the URL above in a browser", file=sys.stderr)
+
+    return on_url
+
+
+def _has_a_screen() -> bool:
+    """Whether a graphical browser can open here (else ``webbrowser`` would pick a text one,
+    which takes over the terminal)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool) -> None:
+    """Serve the replay's page until ``q`` in it (Ctrl-C: ``nertz`` says "interrupted").
+
+    Raises:
+        NertzError: the page cannot be served there.
+    """
+    try:
+        trio.run(
+            partial(
+                run_web_replay,
+                replay,
+                host=bind[0],
+                port=bind[1],
+                on_url=browser_opener(bind, open_page=open_page),
+            )
+        )
+    except BaseExceptionGroup as group:
+        errors = expected_errors(group)
+        raise NertzError(str(errors[0])) from None
+
+
+def run_in_browser(
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    *,
+    bind: tuple[str, int],
+    open_page: bool,
+    symbols: bool = True,
+    hint: str | None = None,
+) -> Outcome:
+    """Play ``node`` from a browser page until the game is over and read, or left; the
+    runtime's expected failures are returned in :attr:`Outcome.errors`."""
+
+    on_url = browser_opener(bind, open_page=open_page)
+
+    async def main() -> Outcome:
+        done = await run_web_table(
+            node, endpoints, host=bind[0], port=bind[1], on_url=on_url, symbols=symbols, hint=hint
+        )
+        return Outcome(done.peer, done.left, done.signal)
+
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        return Outcome(errors=expected_errors(group))
+
+
+async def serve_lobby_page(
+    nursery: trio.Nursery, terminal: PageTerminal, *, bind: tuple[str, int], open_page: bool
+) -> None:
+    """Serve the lobby's page (``nertz play --web`` with neither ``--bots`` nor ``--spec``) in
+    ``nursery``; its URL printed, and opened unless ``--no-open``."""
+    url = await nursery.start(serve_page, terminal.app, *bind)
+    browser_opener(bind, open_page=open_page)(url)
+
+
+async def table_in_page(
+    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal
+) -> Outcome:
+    """The game the lobby started, on the lobby's page (the same URL)."""
+    done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
+    return Outcome(done.peer, done.left, done.signal)

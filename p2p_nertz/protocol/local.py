@@ -1,0 +1,130 @@
+"""The local player's moves: what a claim in the air or a rotation not yet final freezes.
+
+Theory of operation
+-------------------
+A player plays on the tentative fold, which a late event may still change. Two things keep a
+move of ours legal whichever way the race goes (docs/protocol.md §7.3, §8.7): a pile one of our
+claims in the air (not final yet) came from is frozen until the claim is decided, so a lost
+race can always put the card back (and a slide-under may not count on a pile such a claim
+emptied); and while an everyone-stuck rotation the table shows is not final, the waste and the
+stock are frozen (an event not held here may still mean that nothing rotates).
+
+This module owns no state: it reads the folds it is given and returns the move to sign (or
+raises, and nothing changes). The peer signs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.bodies import Play
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.state import Event, GameState, Phase
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules
+
+__all__ = ["claimed_piles", "local_move", "own_claims", "rotation_pending", "touches"]
+
+
+def own_claims(nonfinal: Iterable[Event], seat: int) -> list[Event]:
+    """The claims of ``seat`` among the held events not final yet ("in the air")."""
+    return [e for e in nonfinal if e.seat == seat and e.kind is Kind.CLAIM]
+
+
+def claimed_piles(claims: Iterable[Event]) -> set[Pile]:
+    """The piles ``claims`` came from."""
+    piles = set()
+    for ev in claims:
+        body = ev.body
+        assert isinstance(body, Play) and body.move.source is not None
+        piles.add(body.move.source)
+    return piles
+
+
+def rotation_pending(tentative: GameState, final: GameState) -> bool:
+    """Whether the table shows an everyone-stuck rotation that is not final yet.
+
+    Until it is, an event not held here may still come before the last pass (a seat's move
+    after its own pass) and mean that nothing rotates: a move of the waste or the stock made on
+    the rotated view would then be refused by every fold (§8.7).
+    """
+    shown = tentative.round
+    if shown.rotation_seen is None:
+        return False
+    return shown.number != final.round.number or shown.rotation_seen != final.round.rotation_seen
+
+
+def touches(move: Move) -> set[Pile]:
+    """The piles of its player a move takes from or puts on (the lake is nobody's)."""
+    if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
+        return {Pile.WASTE}
+    if move.kind is MoveKind.CALL:
+        return {Pile.NERTS}
+    touched = set()
+    if move.source is not None:
+        touched.add(move.source)
+    if move.target is not None and move.target is not Pile.LAKE:
+        touched.add(move.target)
+    return touched
+
+
+def local_move(
+    tentative: GameState,
+    final: GameState,
+    seat: int,
+    move: Move,
+    *,
+    frozen: set[Pile],
+    clock: int,
+    rules: Rules,
+) -> tuple[Move, Card | None, tuple[Card, ...]]:
+    """Check a move of the local player at ``seat`` on the tentative fold, with ``frozen``
+    the piles its claims in the air came from and ``clock`` our Lamport clock: the move to
+    sign (a lake move names its foundation), the card it claims, the cards it turns up.
+
+    Raises:
+        IllegalMoveError: the move is illegal now.
+        LocalProtocolError: the game is not in play, or the pile is frozen by a claim in the
+            air (or, for the waste and the stock, by a rotation not yet final), or a
+            slide-under needs a pile that such a claim emptied.
+    """
+    table = tentative.table
+    if tentative.phase is not Phase.PLAY or table is None or table.over:
+        raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
+    if seat not in tentative.round.ready:
+        raise LocalProtocolError(f"{move}: the deal is not done yet")
+    touched = touches(move)
+    if frozen & touched:
+        pile = sorted(frozen & touched)[0]
+        raise LocalProtocolError(
+            f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
+        )
+    if Pile.WASTE in touched and rotation_pending(tentative, final):
+        raise LocalProtocolError(
+            f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
+        )
+    tableau = table.tableaux[seat]
+    if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
+        # A slide-under needs an empty work pile, and one emptied by a claim in the air is
+        # empty only if the claim wins: the move must be legal either way (§7.3).
+        empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
+        if all(p in frozen for p in empty):
+            raise LocalProtocolError(
+                f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
+                "empty only while its claim is in the air; wait until it is decided"
+            )
+    card = None
+    if move.is_lake:
+        assert move.source is not None
+        foundation = move.foundation or table.lake_target(seat, move.source, move.declare)
+        move = Move.to_lake(move.source, foundation, move.declare)
+    _, play = table.play(seat, move, max(clock + 1, table.clock))
+    if play.resolution is not None:
+        if not play.resolution.kept:
+            who = play.resolution.winner
+            raise IllegalMoveError(
+                f"{move}: {play.resolution.claim.card} no longer fits"
+                + (f" (seat {who} got there first)" if who is not None else "")
+            )
+        card = play.resolution.claim.card
+    return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)

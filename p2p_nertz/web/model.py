@@ -1,0 +1,276 @@
+"""The browser table's wire: a :class:`~p2p_nertz.ui.view.TableView` as JSON, and what the page
+may send back.
+
+Pure (no I/O): the server (:mod:`p2p_nertz.web.server`) sends :func:`view_json` of each view and
+hands each message of the page to :func:`parse_action`. The page draws what it is given and
+decides nothing: every card, pile and count comes from here, and everything it sends is a key
+(as the terminal's, :mod:`p2p_nertz.ui.keys`) or a drop (a source pile and the piles it was let
+go near, nearest first), which the table controller turns into a move or a reason.
+
+Piles are named by their keys: ``n`` the Nerts pile, ``w`` the waste, ``1``-``6`` the work
+piles, ``l`` the lake, ``s`` the stock (a click on it is the ``s`` key).
+
+>>> parse_action('{"type": "drop", "from": "n", "to": ["3", "l"], "id": 7}')
+Drop(source='n', targets=('3', 'l'), id=7)
+>>> parse_action('{"type": "key", "key": "ENTER"}')
+KeyPress(key='ENTER')
+>>> parse_action('{"type": "drop", "from": "q", "to": []}')
+Traceback (most recent call last):
+...
+p2p_nertz.web.model.BadAction: a drop's source is one of n, w, 1-6, not 'q'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from p2p_nertz.errors import NertzError
+from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau
+from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.ui.view import Board, TableView, card_text
+
+__all__ = [
+    "BadAction",
+    "Drop",
+    "KeyPress",
+    "PageAction",
+    "card_json",
+    "parse_action",
+    "view_json",
+]
+
+MESSAGES = 8
+"""Announcements sent with each view (the newest; the page shows them as a list)."""
+
+_SOURCES = ("n", "w", "1", "2", "3", "4", "5", "6")
+_TARGETS = (*_SOURCES, "l")
+#: Keys the page may send: the terminal's keys (one printable character) and these names.
+_NAMED_KEYS = frozenset({"ENTER", "ESC", "BACKSPACE", "UP", "DOWN", "LEFT", "RIGHT"})
+_MAX_TEXT = 4096  # a message longer than this is not one the page sends
+
+
+class BadAction(NertzError):
+    """A message from the page that is not an action (it is answered, and changes nothing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPress:
+    """A key, as the terminal's table takes it."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A card (or the run above it) dragged from ``source`` and let go near ``targets``.
+
+    Attributes:
+        source: the pile it was picked from (its key).
+        targets: the piles it was let go near, the nearest first (aim assist: the nearest
+            one that fits wins).
+        id: the page's number for the drop, echoed with the next view (the page times the
+            drop to its answer with it).
+    """
+
+    source: str
+    targets: tuple[str, ...]
+    id: int = 0
+
+
+PageAction = KeyPress | Drop
+
+
+def parse_action(text: str | bytes) -> PageAction:
+    """One message of the page, checked.
+
+    Raises:
+        BadAction: it is not JSON, or not a key or a drop as the page sends them.
+    """
+    if len(text) > _MAX_TEXT:
+        raise BadAction("message too long")
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        raise BadAction("not JSON") from None
+    if not isinstance(data, dict):
+        raise BadAction("not an object")
+    kind = data.get("type")
+    if kind == "key":
+        key = data.get("key")
+        if not isinstance(key, str) or not (
+            key in _NAMED_KEYS or (len(key) == 1 and key.isprintable())
+        ):
+            raise BadAction(f"not a key: {key!r}")
+        return KeyPress(key)
+    if kind == "drop":
+        source, targets, number = data.get("from"), data.get("to"), data.get("id", 0)
+        if source not in _SOURCES:
+            raise BadAction(f"a drop's source is one of n, w, 1-6, not {source!r}")
+        if not isinstance(targets, list) or not all(t in _TARGETS for t in targets):
+            raise BadAction("a drop's targets are a list of n, w, 1-6 and l")
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise BadAction("a drop's id is a number")
+        return Drop(source, tuple(targets[:8]), number)
+    raise BadAction(f"no action {kind!r}")
+
+
+def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) -> dict[str, Any]:
+    """The view as the page draws it (see the module docstring); ``ack``: the last drop the
+    controller took (the page's id for it)."""
+    table = view.table
+    seats = len(view.names)
+    players = [
+        {
+            "seat": seat,
+            "name": view.name(seat),
+            "link": view.link(seat).value,
+            "total": view.total(seat),
+            "last": view.last[seat] if seat < len(view.last) else "",
+            "tableau": _tableau(table.tableaux[seat], symbols) if table is not None else None,
+            "stuck": table is not None and table.stuck[seat],
+            "active": table is None or table.active[seat],
+        }
+        for seat in range(seats)
+    ]
+    return {
+        "type": "view",
+        "seat": view.seat,
+        "round": view.round,
+        "phase": view.phase,
+        "players": players,
+        "lake": _lake(table, view, symbols),
+        "frozen": sorted(_key(p) for p in view.frozen),
+        "selected": None if view.selected is None else _key(view.selected),
+        "status": view.status,
+        "command": view.command,
+        "messages": list(view.messages[-MESSAGES:]),
+        "board": None if view.board is None else _board(view, view.board, symbols),
+        "countdown": view.countdown,
+        "final": view.final,
+        "alone": view.alone,
+        "abandon": None if view.abandon is None else view.abandon.name,
+        "work_piles": view.rules.work_piles,
+        "ack": ack,
+    }
+
+
+def _key(pile: Pile) -> str:
+    if pile is Pile.NERTS:
+        return "n"
+    if pile is Pile.WASTE:
+        return "w"
+    if pile is Pile.LAKE:
+        return "l"
+    return str(int(pile))
+
+
+def card_json(card: Card, *, symbols: bool = True) -> dict[str, Any] | None:
+    """One face-up card: its code, rank and suit to draw, its colour and its text (``None``:
+    a card not known here, drawn face down).
+
+    >>> card_json(Card.parse("10H"))
+    {'code': '10H', 'rank': '10', 'suit': 'H', 'red': True, 'text': '10♥'}
+    >>> card_json(Card.parse("??")) is None
+    True
+    """
+    if card is HIDDEN:
+        return None
+    text = card_text(card, symbols=symbols)
+    if card.suit is None:  # an undeclared joker
+        return {"code": str(card), "rank": "★", "suit": "", "red": False, "text": text}
+    rank = text.split("=")[-1][:-1]  # the suit is the last character (a joker: J1=10♥)
+    return {
+        "code": str(card),
+        "rank": ("★" if card.joker else "") + rank,
+        "suit": card.suit.value,
+        "red": card.suit.is_red,
+        "text": text,
+    }
+
+
+def _tableau(tableau: Tableau, symbols: bool) -> dict[str, Any]:
+    nerts = tableau.nerts
+    return {
+        "nerts": {
+            "count": len(nerts),
+            "top": card_json(nerts[-1], symbols=symbols) if nerts else None,
+        },
+        "work": [[card_json(c, symbols=symbols) for c in pile] for pile in tableau.work],
+        "stock": len(tableau.stock),
+        "waste": {
+            "count": len(tableau.waste),
+            # The last three, as a stock turned three at a time shows them fanned.
+            "top": [card_json(c, symbols=symbols) for c in tableau.waste[-3:]],
+        },
+    }
+
+
+def _lake(table: Table | None, view: TableView, symbols: bool) -> list[dict[str, Any]]:
+    if table is None:
+        return []
+    return _foundations(table.lake, view, symbols)
+
+
+def _foundations(lake: Lake, view: TableView | None, symbols: bool) -> list[dict[str, Any]]:
+    out = []
+    for fid in lake:
+        cards = lake[fid]
+        top = cards[-1]
+        out.append(
+            {
+                "id": str(fid),
+                "owner": fid.owner,
+                "height": len(cards),
+                "top": card_json(top.card, symbols=symbols),
+                "top_owner": top.owner,
+                # In the air: claimed above the stable time, so a race may still undo it.
+                "air": view is not None and view.in_air(top.lamport),
+            }
+        )
+    return out
+
+
+def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
+    score = board.score
+    rules = view.rules
+    by_owner: dict[int, list[Card]] = {}
+    for lc in board.lake.cards():
+        by_owner.setdefault(lc.owner, []).append(lc.card)
+    rows = []
+    for p in score.players:
+        team = rules.team_of(p.seat)
+        rows.append(
+            {
+                "seat": p.seat,
+                "name": view.name(p.seat),
+                "played": p.played,
+                "lake": p.lake,
+                "nerts_left": p.nerts_left,
+                "nerts_penalty": p.nerts_card_penalty * p.nerts_left,
+                "bonus": p.bonus,
+                "false_call": p.penalty,
+                "round": p.total,
+                "game": board.totals[team] if team < len(board.totals) else 0,
+                "cards": [
+                    card_json(c, symbols=symbols)
+                    for c in sorted(by_owner.get(p.seat, []), key=Card.sort_key)
+                ],
+            }
+        )
+    result = board.result
+    return {
+        "round": board.round,
+        "status": score.status.value,
+        "callers": [view.name(c) for c in score.callers],
+        "rows": rows,
+        "result": None
+        if result is None
+        else {
+            "winners": [view.name(w) for w in result.winners] if not rules.pairs else [],
+            "teams": list(result.winners),
+            "termination": result.termination.value,
+        },
+        "provisional": view.provisional,
+    }

@@ -1,0 +1,290 @@
+"""The page's server: one small ASGI app, served by hypercorn's trio worker on one port.
+
+Why this stack: the node already runs under trio, and hypercorn's trio worker serves an ASGI
+app inside the node's own event loop (no thread, no second loop), the static page and the
+WebSocket on the same port; it is a maintained server (h11 and wsproto underneath), and the app
+itself is a hundred lines with no framework.
+
+What it serves, all under an unguessable token (``/TOKEN/``; any other path is a 404):
+
+* ``/TOKEN/`` the page, and its script and style sheet (package data, ``static/``);
+* ``/TOKEN/ws`` the live connection: each view of the table as JSON
+  (:func:`~p2p_nertz.web.model.view_json`), and the page's keys and drops back
+  (:func:`~p2p_nertz.web.model.parse_action`).
+
+Who may use it: whoever has the URL, from a page the server itself served. The ``Host`` header
+must name the address it is bound to (so a DNS-rebinding page, whose host is its own name, is
+refused) and the WebSocket's ``Origin`` must be that same address (so another web page open in
+the browser cannot drive the peer). Bound to 127.0.0.1 (the default) nobody else on the LAN
+can reach it; ``--web-bind`` on another address lets anyone who learns the URL play for you.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from p2p_nertz.errors import NertzError
+from p2p_nertz.web.model import BadAction, PageAction, parse_action
+
+__all__ = ["Page", "ViewFeed", "WebApp", "serve_page"]
+
+_log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+#: The files of the page, by the name under the token (nothing else is served: no path from
+#: the URL ever reaches the file system).
+FILES = {
+    "": ("index.html", "text/html; charset=utf-8"),
+    "table.js": ("table.js", "text/javascript; charset=utf-8"),
+    "table.css": ("table.css", "text/css; charset=utf-8"),
+}
+#: The page may load only its own files and talk only to its own server.
+_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
+
+
+class ViewFeed:
+    """The latest view of the table, as the text sent to every page; pages wait for a new one."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.version = 0
+        self._changed = trio.Event()
+
+    def publish(self, text: str) -> None:
+        """A new view (the same text as the last one is not sent again)."""
+        if text == self.text:
+            return
+        self.text = text
+        self.version += 1
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_after(self, version: int) -> None:
+        """Return once the feed is newer than ``version``."""
+        while self.version <= version:
+            await self._changed.wait()
+
+
+@dataclass
+class Page:
+    """Where the page is and who may open it.
+
+    Attributes:
+        token: the secret path segment.
+        hosts: the ``host:port`` names the browser may use for it (``None``: any, when bound
+            to every interface; the Origin must then match the Host the browser used).
+    """
+
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    hosts: frozenset[str] | None = frozenset()
+
+    def host_ok(self, host: str) -> bool:
+        """Whether a request's ``Host`` header names this server."""
+        return self.hosts is None or host in self.hosts
+
+    def origin_ok(self, origin: str | None, host: str) -> bool:
+        """Whether a WebSocket's ``Origin`` is a page of this server."""
+        if origin is None:
+            return False
+        parts = urlsplit(origin)
+        return parts.scheme == "http" and parts.netloc == host and self.host_ok(parts.netloc)
+
+
+class WebApp:
+    """The ASGI app (see the module docstring).
+
+    Args:
+        page: the token and the allowed hosts.
+        feed: the views to send.
+        on_action: called with each action a page sends (it must not block).
+    """
+
+    def __init__(self, page: Page, feed: ViewFeed, on_action: Callable[[PageAction], None]) -> None:
+        self.page = page
+        self.feed = feed
+        self.on_action = on_action
+        self.connections = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await _lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    def _route(self, scope: Scope) -> str | None:
+        """The name under the token the request asks for; ``None``: not ours."""
+        path: str = scope["path"]
+        prefix = f"/{self.page.token}/"
+        if not path.startswith(prefix):
+            return None
+        return path[len(prefix) :]
+
+    async def _http(self, scope: Scope, send: Send) -> None:
+        headers = _headers(scope)
+        name = self._route(scope)
+        if not self.page.host_ok(headers.get("host", "")):
+            await _respond(send, 421, b"wrong host\n", "text/plain")
+            return
+        if name is None or name not in FILES or scope["method"] not in ("GET", "HEAD"):
+            await _respond(send, 404, b"not found\n", "text/plain")
+            return
+        filename, content_type = FILES[name]
+        body = importlib.resources.files(__package__).joinpath("static", filename).read_bytes()
+        await _respond(
+            send, 200, b"" if scope["method"] == "HEAD" else body, content_type, len(body)
+        )
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        host = headers.get("host", "")
+        if (
+            self._route(scope) != "ws"
+            or not self.page.host_ok(host)
+            or not self.page.origin_ok(headers.get("origin"), host)
+        ):
+            _log.warning("refused a live connection (path, host or origin): %s", headers)
+            await send({"type": "websocket.close", "code": 4403})
+            return
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        self.connections += 1
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._send_views, send)
+                await self._read_actions(receive, send)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.connections -= 1
+
+    async def _send_views(self, send: Send) -> None:
+        sent = 0
+        while True:
+            await self.feed.wait_after(sent)
+            sent = self.feed.version
+            assert self.feed.text is not None
+            await send({"type": "websocket.send", "text": self.feed.text})
+
+    async def _read_actions(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return  # (a disconnect)
+            text = message.get("text")
+            data = text if text is not None else message.get("bytes") or b""
+            try:
+                action = parse_action(data)
+            except BadAction as exc:
+                await send({"type": "websocket.send", "text": _error(str(exc))})
+                continue
+            self.on_action(action)
+
+
+def _error(text: str) -> str:
+    return json.dumps({"type": "error", "error": text})
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, content_type: str, length: int | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type.encode()),
+                (b"content-length", str(len(body) if length is None else length).encode()),
+                (b"content-security-policy", _CSP.encode()),
+                (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
+                (b"referrer-policy", b"no-referrer"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str] | None:
+    """The ``host:port`` names a browser may use for a server bound there (``None``: any)."""
+    if host in ("0.0.0.0", ""):
+        return None
+    names = {f"{host}:{port}"}
+    if host == "127.0.0.1":
+        names.add(f"localhost:{port}")
+    return frozenset(names)
+
+
+async def serve_page(
+    app: WebApp,
+    host: str,
+    port: int,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``host:port`` (``0``: a free port) until cancelled; started (with
+    ``nursery.start``) once it listens, with the page's URL.
+
+    Raises:
+        NertzError: the address cannot be bound (the message names it).
+    """
+    import socket  # (the server binds it here, to say why it cannot in one line)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise NertzError(f"cannot serve the page on {host}:{port}: {exc.strerror}") from None
+    bound: int = sock.getsockname()[1]
+    app.page.hosts = allowed_hosts(host, bound)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    config = Config()
+    config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the socket from here
+    config.errorlog = logging.getLogger("p2p_nertz.web.http")
+    config.accesslog = None
+    config.graceful_timeout = 0.5  # a page's socket never ends by itself: do not wait long
+    await trio.lowlevel.checkpoint()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_serve, app, config)
+        task_status.started(f"http://{shown}:{bound}/{app.page.token}/")
+
+
+async def _serve(
+    app: WebApp, config: Config, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve, app, config)  # (hypercorn's own start: it listens)
+        task_status.started()

@@ -1,0 +1,562 @@
+// The browser table: draws the view the peer sends and sends keys and drops back.
+// No game logic here: whether a move is legal, where a card goes, what a race did, all come
+// from the peer (p2p_nertz/web/model.py is the wire). Cards are drawn by this file (SVG suits,
+// CSS faces): no image files.
+"use strict";
+(() => {
+  const SVG = "http://www.w3.org/2000/svg";
+  // Each suit as our own path in a 100x100 box.
+  const SUIT_PATHS = {
+    H: ["M50 92 C22 68 4 50 4 30 A23 23 0 0 1 50 20 A23 23 0 0 1 96 30 C96 50 78 68 50 92 Z"],
+    D: ["M50 4 L88 50 L50 96 L12 50 Z"],
+    S: ["M50 4 C78 30 96 46 96 62 A21 21 0 0 1 56 72 L64 96 L36 96 L44 72 A21 21 0 0 1 4 62 " +
+        "C4 46 22 30 50 4 Z"],
+    C: ["M44 58 L36 96 L64 96 L56 58 Z"],
+  };
+  const CLUB_CIRCLES = [[50, 26, 20], [27, 58, 20], [73, 58, 20], [50, 50, 10]];
+  const KEYS = { Enter: "ENTER", Escape: "ESC", Backspace: "BACKSPACE", ArrowUp: "UP",
+                 ArrowDown: "DOWN", ArrowLeft: "LEFT", ArrowRight: "RIGHT" };
+  const AIM = 64; // px: a drop this near a pile may go there (the nearest that fits wins)
+
+  const stats = { frames: 0, start: performance.now(), longest: 0, drops: [], handled: [],
+                  views: 0, renderMs: 0 };
+  window.nertzStats = stats;
+  let ws = null;
+  let view = null;
+  let drag = null; // {pile, index, x0, y0, el, clone, moved, dx, dy}
+  let pending = []; // drops sent: {id, t0, clone, code}
+  let nextId = 1;
+  let lastMessage = null;
+
+  const $ = (sel) => document.querySelector(sel);
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+
+  function suitSvg(suit, cls) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 100 100");
+    svg.setAttribute("aria-hidden", "true");
+    if (cls) svg.setAttribute("class", cls);
+    for (const d of SUIT_PATHS[suit] || []) {
+      const p = document.createElementNS(SVG, "path");
+      p.setAttribute("d", d);
+      svg.appendChild(p);
+    }
+    if (suit === "C") {
+      for (const [cx, cy, r] of CLUB_CIRCLES) {
+        const c = document.createElementNS(SVG, "circle");
+        c.setAttribute("cx", cx); c.setAttribute("cy", cy); c.setAttribute("r", r);
+        svg.appendChild(c);
+      }
+    }
+    return svg;
+  }
+
+  function cardEl(card) {
+    if (!card) return el("div", "card back");
+    const e = el("div", "card" + (card.red ? " red" : ""));
+    e.dataset.code = card.code;
+    e.setAttribute("aria-label", card.text);
+    e.title = card.text;
+    for (const where of ["top", "bottom"]) {
+      const corner = el("span", "corner " + where);
+      corner.appendChild(el("span", "rank", card.rank));
+      if (card.suit) corner.appendChild(suitSvg(card.suit));
+      e.appendChild(corner);
+    }
+    if (card.suit) e.appendChild(suitSvg(card.suit, "pip"));
+    return e;
+  }
+
+  // -- drawing ---------------------------------------------------------------------------
+  function pileEl(key, cls, label) {
+    const p = el("div", "pile " + cls);
+    p.dataset.pile = key;
+    if (label) p.appendChild(el("span", "label", label));
+    return p;
+  }
+
+  function drawTableau(player, mine) {
+    const t = player.tableau;
+    const box = el("div", "player " + (mine ? "me" : "other"));
+    box.dataset.seat = player.seat;
+    const h = el("h3");
+    const sw = el("span", "swatch");
+    sw.style.background = `var(--p${player.seat % 8})`;
+    h.appendChild(sw);
+    let head = `${player.name} · ${player.total}`;
+    if (player.link !== "ok") head += ` · ${player.link}`;
+    if (player.stuck) head += " · stuck";
+    if (!mine && player.last) head += ` · ${player.last}`;
+    h.appendChild(document.createTextNode(head));
+    box.appendChild(h);
+    if (!t) return box;
+    const frozen = new Set(view.frozen);
+    const row = el("div", "row tops");
+    const nerts = pileEl("n", "nerts", mine ? "n" : "");
+    if (t.nerts.top) nerts.appendChild(cardEl(t.nerts.top));
+    else nerts.classList.add("empty");
+    nerts.appendChild(el("span", "count", `Nerts ${t.nerts.count}`));
+    nerts.dataset.count = t.nerts.count;
+    row.appendChild(nerts);
+    t.work.forEach((cards, i) => {
+      const key = String(i + 1);
+      const pile = pileEl(key, "work", mine ? key : "");
+      if (!cards.length) pile.classList.add("empty");
+      cards.forEach((c, j) => {
+        const e = cardEl(c);
+        e.style.top = `calc(var(--fan) * ${j})`;
+        e.dataset.index = j;
+        pile.appendChild(e);
+      });
+      pile.style.height = `calc(var(--ch) + var(--fan) * ${Math.max(0, cards.length - 1)})`;
+      row.appendChild(pile);
+    });
+    box.appendChild(row);
+    const row2 = row;
+    if (mine) row.appendChild(el("span", "gap"));
+    const stock = pileEl("s", "stock", mine ? "s" : "");
+    if (t.stock) stock.appendChild(cardEl(null));
+    else stock.classList.add("empty");
+    stock.appendChild(el("span", "count", `stock ${t.stock}`));
+    if (mine) row2.appendChild(stock);
+    const waste = pileEl("w", "waste", mine ? "w" : "");
+    if (t.waste.count) {
+      const top = t.waste.top[t.waste.top.length - 1];
+      waste.appendChild(cardEl(top));
+    } else waste.classList.add("empty");
+    waste.appendChild(el("span", "count", `waste ${t.waste.count}`));
+    row2.appendChild(waste);
+
+    for (const p of box.querySelectorAll(".pile")) {
+      if (frozen.has(p.dataset.pile) && mine) p.classList.add("frozen");
+      if (mine && view.selected === p.dataset.pile) p.classList.add("selected");
+      if (mine && p.dataset.pile !== "s") p.dataset.target = p.dataset.pile;
+    }
+    if (mine) {
+      // What may be picked up: the Nerts and waste tops, and any card of a work pile (with
+      // the run above it). Whether it may go anywhere is the peer's to say.
+      const tops = box.querySelectorAll(
+        ".nerts .card:last-of-type, .waste .card:last-of-type, .work .card");
+      for (const c of tops) c.dataset.drag = "1";
+    }
+    return box;
+  }
+
+  function drawLake() {
+    const box = $("#foundations");
+    box.replaceChildren();
+    for (const f of view.lake) {
+      const slot = el("div", "foundation");
+      const c = cardEl(f.top);
+      c.classList.add("lake");
+      if (f.air) c.classList.add("air");
+      c.style.borderColor = `var(--p${f.top_owner % 8})`;
+      c.dataset.owner = f.top_owner;
+      c.dataset.foundation = f.id;
+      slot.appendChild(c);
+      slot.appendChild(el("span", "height", String(f.height)));
+      slot.title = `${f.top.text} (${f.air ? "in the air" : "final"}) · foundation ${f.id}`;
+      box.appendChild(slot);
+    }
+  }
+
+  function drawBoard() {
+    const b = view.board;
+    const box = $("#board");
+    if (!b) { box.hidden = true; box.replaceChildren(); return; }
+    box.hidden = false;
+    box.replaceChildren();
+    let how = b.status === "nerts" ? `Nerts! called by ${b.callers.join(", ")}`
+      : b.status === "blocked" ? "blocked: nobody could play" : "void: the game was abandoned";
+    box.appendChild(el("h2", "", `Round ${b.round} over — ${how}`));
+    const next = el("div", "next");
+    if (b.result) {
+      next.appendChild(el("p", "result",
+        `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
+        ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
+      const leave = el("button", "", "leave (q)");
+      leave.onclick = () => key("q");
+      next.appendChild(leave);
+    } else {
+      const go = el("button", "", "next round (Enter)");
+      go.onclick = () => key("ENTER");
+      next.appendChild(go);
+      if (view.countdown !== null)
+        next.appendChild(el("p", "countdown", `next round in ${view.countdown} s`));
+    }
+    box.appendChild(next);
+    const table = el("table");
+    const head = el("tr");
+    for (const t of ["player", "lake", "Nerts left", "bonus", "false call", "round", "game"])
+      head.appendChild(el("th", "", t));
+    table.appendChild(head);
+    for (const r of b.rows) {
+      const tr = el("tr");
+      tr.dataset.seat = r.seat;
+      tr.appendChild(el("td", "", r.name));
+      if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
+      tr.appendChild(el("td", "plus", `+${r.lake}`));
+      tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
+      tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
+      tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
+      tr.appendChild(el("td", "round", (r.round >= 0 ? "+" : "") + r.round));
+      tr.appendChild(el("td", "game", String(r.game)));
+      table.appendChild(tr);
+      const cards = el("tr");
+      const td = el("td");
+      td.colSpan = 7;
+      const list = el("div", "cards");
+      for (const c of r.cards) list.appendChild(cardEl(c));
+      td.appendChild(list);
+      cards.appendChild(td);
+      table.appendChild(cards);
+    }
+    box.appendChild(table);
+    if (b.picture) box.appendChild(drawPicture(b.picture, b.rows));
+  }
+
+  // Each part of the page is drawn again only when its part of the view changed: the others'
+  // moves redraw the lake and their tableaux, not ours (nor a card being picked up).
+  const drawn = {};
+  function changed(part, value) {
+    const text = JSON.stringify(value);
+    if (drawn[part] === text) return false;
+    drawn[part] = text;
+    return true;
+  }
+
+  // The lobby: its own text screen (the terminal's), each span styled, and a button per key.
+  let screenMode = false;
+  function drawScreen(rows) {
+    screenMode = true;
+    $("#table").hidden = true;
+    $("#screen").hidden = false;
+    const pre = $("#screen-text");
+    pre.replaceChildren();
+    for (const row of rows) {
+      const line = el("div", "line");
+      for (const [text, style] of row) line.appendChild(el("span", `s-${style}`, text));
+      pre.appendChild(line);
+    }
+    stats.views += 1;
+  }
+
+  // The round as a picture, from the signed events (the same for everyone): each player's
+  // cards in the lake over the round's plays, a cross where a race was lost, a dot where one
+  // was won, a flag where a Nerts pile emptied.
+  function drawPicture(pic, rows) {
+    const W = 600, H = 180, L = 28, B = 22, T = 22;
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("class", "picture");
+    svg.setAttribute("role", "img");
+    const top = Math.max(1, ...pic.lake.map((pts) => (pts.length ? pts[pts.length - 1][1] : 0)));
+    const x = (when) => L + ((W - L - 8) * when) / Math.max(1, pic.plays);
+    const y = (n) => H - B - ((H - B - T) * n) / top;
+    const add = (tag, attrs, text) => {
+      const e = document.createElementNS(SVG, tag);
+      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+      if (text !== undefined) e.textContent = text;
+      svg.appendChild(e);
+      return e;
+    };
+    add("line", { x1: L, y1: H - B, x2: W - 8, y2: H - B, class: "axis" });
+    add("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" });
+    add("text", { x: L - 4, y: T + 10, class: "tick", "text-anchor": "end" }, String(top));
+    add("text", { x: L - 4, y: H - B, class: "tick", "text-anchor": "end" }, "0");
+    add("text", { x: W - 8, y: H - 6, class: "tick", "text-anchor": "end" },
+        `${pic.plays} plays (in the signed order)`);
+    const at = (seat, when) => {
+      let n = 0;
+      for (const [w, c] of pic.lake[seat]) if (w <= when) n = c;
+      return n;
+    };
+    pic.lake.forEach((pts, seat) => {
+      const colour = `var(--p${seat % 8})`;
+      let d = `M${x(0)} ${y(0)}`;
+      for (const [w, c] of pts) d += ` H${x(w)} V${y(c)}`;
+      d += ` H${x(pic.plays)}`;
+      const line = add("path", { d, class: "line", "data-seat": seat });
+      line.style.stroke = colour;
+      for (const w of pic.lost[seat]) {
+        const cx = x(w), cy = y(at(seat, w));
+        const m = add("path", { d: `M${cx - 4} ${cy - 4} L${cx + 4} ${cy + 4} M${cx - 4} ${cy + 4} L${cx + 4} ${cy - 4}`,
+                                class: "lost" });
+        m.style.stroke = colour;
+      }
+      for (const w of pic.won[seat]) {
+        const dot = add("circle", { cx: x(w), cy: y(at(seat, w)), r: 3.5, class: "won" });
+        dot.style.fill = colour;
+      }
+      const e = pic.emptied[seat];
+      if (e !== null) {
+        const flag = add("path", { d: `M${x(e)} ${y(at(seat, e))} v-16 l9 4 l-9 4`, class: "flag" });
+        flag.style.stroke = colour;
+      }
+    });
+    const figure = el("figure", "round-picture");
+    figure.appendChild(svg);
+    const legend = el("figcaption");
+    for (const r of rows) {
+      const item = el("span", "legend");
+      item.dataset.seat = r.seat;
+      const sw = el("span", "swatch");
+      sw.style.background = `var(--p${r.seat % 8})`;
+      item.appendChild(sw);
+      const flag = pic.emptied[r.seat] !== null ? " · Nerts pile emptied" : "";
+      item.appendChild(document.createTextNode(
+        `${r.name}: races won ${pic.won[r.seat].length}, lost ${pic.lost[r.seat].length}${flag}`));
+      legend.appendChild(item);
+    }
+    figure.appendChild(legend);
+    return figure;
+  }
+
+  function render() {
+    const t0 = performance.now();
+    const me = view.seat;
+    const mineNow = me === null ? null : view.players[me];
+    const shared = [view.frozen, view.selected];
+    $("#round").textContent = `round ${view.round} · ${view.phase}` +
+      (view.final ? " · the game has ended" : "") + (view.alone ? " · nobody else is left" : "");
+    // The others one by one: a bot's move redraws its own tableau only.
+    const others = $("#others");
+    const seats = view.players.filter((p) => p.seat !== me);
+    if (others.children.length !== seats.length) others.replaceChildren(
+      ...seats.map(() => el("div", "player other")));
+    seats.forEach((p, i) => {
+      if (changed(`other${p.seat}`, p)) others.replaceChild(drawTableau(p, false), others.children[i]);
+    });
+    if (changed("lake", view.lake)) drawLake();
+    if (changed("mine", [mineNow, shared])) {
+      const mine = $("#mine");
+      mine.replaceChildren();
+      if (mineNow) mine.appendChild(drawTableau(mineNow, true));
+      if (drag && drag.moved) hideDragged();
+      for (const p of pending) hidePending(p);
+    }
+    const status = $("#status");
+    status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
+    status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+    if (changed("messages", view.messages)) {
+      const list = $("#messages");
+      list.replaceChildren(...view.messages.map((m) => el("li", "", m)));
+    }
+    const newest = view.messages[view.messages.length - 1] || null;
+    if (newest !== lastMessage && lastMessage !== null && newest &&
+        /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
+    lastMessage = newest;
+    $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // A spectator or a replay: every tableau drawn alike, no tableau of ours.
+    document.body.classList.toggle("watching", me === null);
+    const bar = $("#replay");
+    bar.hidden = !view.replay;
+    if (view.replay) {
+      $("#replay-at").textContent = `step ${view.replay.at} of ${view.replay.total}` +
+        ` · audit: ${view.replay.verdict}`;
+      $("#quit").textContent = "stop";
+    }
+    if (changed("board", [view.board, view.countdown, view.provisional])) drawBoard();
+    stats.renderMs = Math.max(stats.renderMs, performance.now() - t0);
+  }
+
+  let toastTimer = null;
+  function toast(text) {
+    const t = $("#toast");
+    t.textContent = text;
+    t.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { t.hidden = true; }, 2500);
+  }
+
+  // -- the connection ----------------------------------------------------------------------
+  function connect() {
+    ws = new WebSocket(`ws://${location.host}${location.pathname}ws`);
+    ws.onopen = () => { $("#link").textContent = "connected"; $("#link").className = "link"; };
+    ws.onclose = () => {
+      $("#link").textContent = "disconnected: the peer has stopped";
+      $("#link").className = "link down";
+    };
+    ws.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m.type === "error") { toast(m.error); return; }
+      if (m.type === "waiting") { $("#status").textContent = m.text; return; }
+      if (m.type === "screen") { drawScreen(m.rows); return; }
+      screenMode = false;
+      $("#screen").hidden = true;
+      $("#table").hidden = false;
+      if (m.type !== "view") return;
+      view = m;
+      stats.views += 1;
+      render();
+      if (m.ack !== null) settle(m.ack, m.handled_ms);
+    };
+  }
+  function send(obj) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(obj)); }
+  function key(k) { send({ type: "key", key: k }); }
+
+  // -- moving cards ------------------------------------------------------------------------
+  function runOf(card) {
+    const pile = card.closest(".pile");
+    if (!pile.classList.contains("work")) return [card];
+    const i = Number(card.dataset.index);
+    return [...pile.querySelectorAll(".card")].filter((c) => Number(c.dataset.index) >= i);
+  }
+
+  function hideDragged() {
+    const pile = document.querySelector(`#mine .pile[data-pile="${drag.pile}"]`);
+    if (!pile) return;
+    for (const c of pile.querySelectorAll(".card")) {
+      if (drag.pile !== "n" && drag.pile !== "w" && Number(c.dataset.index) < drag.index) continue;
+      if ((drag.pile === "n" || drag.pile === "w") && c !== pile.querySelector(".card:last-of-type")) continue;
+      c.classList.add("ghost");
+    }
+  }
+
+  function hidePending(p) {
+    const c = document.querySelector(`#mine .pile[data-pile="${p.pile}"] .card[data-code="${p.code}"]`);
+    if (c) for (const r of runOf(c)) r.classList.add("ghost");
+  }
+
+  function startDrag() {
+    const run = runOf(drag.el);
+    const first = run[0].getBoundingClientRect();
+    const clone = el("div", "dragging");
+    clone.style.left = `${first.left}px`;
+    clone.style.top = `${first.top}px`;
+    for (const c of run) {
+      const copy = c.cloneNode(true);
+      const r = c.getBoundingClientRect();
+      copy.style.position = "absolute";
+      copy.style.left = "0px";
+      copy.style.top = `${r.top - first.top}px`;
+      clone.appendChild(copy);
+    }
+    clone.style.width = `${first.width}px`;
+    document.body.appendChild(clone);
+    drag.clone = clone;
+    drag.origin = { left: first.left, top: first.top };
+    drag.moved = true;
+    hideDragged();
+  }
+
+  function targetsAt(x, y, source) {
+    const found = [];
+    for (const t of document.querySelectorAll("#mine [data-target], #lake[data-target]")) {
+      if (t.dataset.target === source) continue;
+      const r = t.getBoundingClientRect();
+      const dx = Math.max(r.left - x, 0, x - r.right);
+      const dy = Math.max(r.top - y, 0, y - r.bottom);
+      const d = Math.hypot(dx, dy);
+      if (d <= AIM) found.push([d, t.dataset.target]);
+    }
+    found.sort((a, b) => a[0] - b[0]);
+    return found.map((f) => f[1]);
+  }
+
+  function snapBack(clone, to) {
+    clone.classList.add("returning");
+    const r = clone.getBoundingClientRect();
+    clone.style.transform = `translate(${to.left - r.left}px, ${to.top - r.top}px)`;
+    setTimeout(() => { clone.remove(); unghost(); }, 260);
+  }
+  function unghost() { for (const g of document.querySelectorAll(".ghost")) g.classList.remove("ghost"); }
+
+  function settle(ack, handled) {
+    const now = performance.now();
+    const done = pending.filter((p) => p.id <= ack);
+    pending = pending.filter((p) => p.id > ack);
+    for (const p of done) {
+      stats.drops.push(now - p.t0);
+      if (handled !== null && handled !== undefined) stats.handled.push(handled);
+      // Still where it was picked from: the peer refused it (the status says why): back it goes.
+      const still = document.querySelector(
+        `#mine .pile[data-pile="${p.pile}"] .card[data-code="${p.code}"]`);
+      if (still) { still.classList.add("ghost"); snapBack(p.clone, still.getBoundingClientRect()); }
+      else p.clone.remove();
+    }
+  }
+
+  function onDown(ev) {
+    if (ev.button > 0) return;
+    const place = ev.target.closest("#mine .pile, #lake");
+    if (!place) return;
+    const card = ev.target.closest("#mine .card[data-drag]");
+    // Where it went down is kept now: the page may be drawn again before the button is up.
+    drag = { place: place.id === "lake" ? "l" : place.dataset.pile, pile: null, moved: false,
+             x0: ev.clientX, y0: ev.clientY };
+    if (card) {
+      Object.assign(drag, { pile: card.closest(".pile").dataset.pile, el: card,
+                            index: Number(card.dataset.index || 0), code: card.dataset.code });
+    }
+    ev.preventDefault();
+  }
+  function onMove(ev) {
+    if (!drag) return;
+    const dx = ev.clientX - drag.x0;
+    const dy = ev.clientY - drag.y0;
+    if (!drag.el || (!drag.moved && Math.hypot(dx, dy) < 6)) return;
+    if (!drag.moved) startDrag();
+    drag.clone.style.transform = `translate(${dx}px, ${dy}px)`;
+  }
+  // Click-then-click: a click on a pile is its key (the peer keeps what was picked), so two
+  // clicks on the same card (a double-click) send it to the lake, as the same key twice does.
+  function onUp(ev) {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    if (!d.moved) { key(d.place); return; }
+    const r = d.clone.getBoundingClientRect();
+    const x = r.left + r.width / 2;
+    const y = r.top + Math.min(r.height, 40) / 2;
+    const targets = targetsAt(x, y, d.pile);
+    if (!targets.length) { snapBack(d.clone, d.origin); return; }
+    const id = nextId++;
+    pending.push({ id, t0: performance.now(), clone: d.clone, code: d.code, pile: d.pile });
+    send({ type: "drop", from: d.pile, to: targets, id });
+  }
+
+
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (!screenMode && (!view || view.command === null)) {
+      if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
+      // The page's own help (the peer's help screen would eat the next key or click).
+      if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
+    }
+    const k = KEYS[ev.key] || (ev.key.length === 1 ? ev.key : null);
+    if (k === null) return;
+    ev.preventDefault();
+    key(k);
+  }
+  function toggleHelp() { $("#help").hidden = !$("#help").hidden; }
+
+  function frame(t) {
+    stats.frames += 1;
+    if (stats.last !== undefined) stats.longest = Math.max(stats.longest, t - stats.last);
+    stats.last = t;
+    requestAnimationFrame(frame);
+  }
+  stats.fps = () => (1000 * stats.frames) / (performance.now() - stats.start);
+
+  window.addEventListener("DOMContentLoaded", () => {
+    document.addEventListener("pointerdown", onDown);
+    document.addEventListener("pointermove", onMove);
+    document.addEventListener("pointerup", onUp);
+    document.addEventListener("pointercancel", () => { if (drag && drag.clone) snapBack(drag.clone, drag.origin); drag = null; });
+    document.addEventListener("keydown", onKey);
+    $("#contrast").onclick = () => document.body.classList.toggle("contrast");
+    $("#help-button").onclick = toggleHelp;
+    for (const b of document.querySelectorAll("#replay button, #lobby-keys button"))
+      b.onclick = () => key(b.dataset.key);
+    $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
+    if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
+    requestAnimationFrame(frame);
+    connect();
+  });
+})();

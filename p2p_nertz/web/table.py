@@ -1,0 +1,256 @@
+"""The browser table: a person playing one peer from a page its own node serves.
+
+:func:`run_web_table` is the browser's twin of the terminal's ``cli.table.run_table``: the
+same :class:`~p2p_nertz.ui.controller.TableController` decides everything; this module runs it
+under trio with the page server (:mod:`p2p_nertz.web.server`) as its front end. Each view the
+controller shows is sent to the page as JSON; each key or drop the page sends goes to the
+controller, and what the controller asks of the node is carried out here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.state import GameState
+from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.ui import Abandon, Leave, PlayMove, TableView
+from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
+from p2p_nertz.web.model import Drop, KeyPress, PageAction, view_json
+from p2p_nertz.web.picture import picture_of
+from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
+__all__ = ["WebFront", "WebOutcome", "run_web_table"]
+
+_REFRESH = 0.1  # seconds between views for the others' moves (when nothing else wakes us)
+_QUEUE = 64  # actions waiting for the controller; a page sending faster is told to slow down
+
+
+class WebFront:
+    """The controller's front end in a browser: each view becomes the JSON the pages get
+    (with the round's picture on the board, from ``final``: the node's final fold).
+
+    Attributes:
+        feed: the latest view, as text, for the server.
+        ack: the last drop the controller took (the page's id for it).
+        handled_ms: how long that drop took from its message to the node's answer.
+    """
+
+    def __init__(
+        self,
+        feed: ViewFeed,
+        *,
+        symbols: bool = True,
+        final: Callable[[], GameState | None] = lambda: None,
+    ) -> None:
+        self.feed = feed
+        self.symbols = symbols
+        self.final = final
+        self.ack: int | None = None
+        self.handled_ms: float | None = None
+        self._pictures: dict[int, dict[str, Any] | None] = {}
+
+    def show(self, view: TableView) -> None:
+        data = view_json(view, symbols=self.symbols, ack=self.ack)
+        data["handled_ms"] = self.handled_ms
+        if view.board is not None and data["board"] is not None:
+            data["board"]["picture"] = self._picture(view.board.round)
+        self.feed.publish(json.dumps(data, ensure_ascii=False))
+
+    def _picture(self, number: int) -> dict[str, Any] | None:
+        """The round's picture, from the final fold (worked out once: a scored round's log
+        is final)."""
+        if number not in self._pictures:
+            final = self.final()
+            picture = None if final is None else picture_of(final, number)
+            self._pictures[number] = None if picture is None else picture.as_json()
+        return self._pictures[number]
+
+
+@dataclass
+class WebOutcome:
+    """How :func:`run_web_table` ended (as ``cli.table.Outcome``)."""
+
+    peer: Peer | None = None
+    left: bool = False
+    signal: int | None = None
+
+
+async def run_web_table(
+    node: PeerNode,
+    endpoints: Mapping[PeerId, str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_url: Callable[[str], None],
+    symbols: bool = True,
+    signals: bool = True,
+    hint: str | None = None,
+    app: WebApp | None = None,
+) -> WebOutcome:
+    """Play ``node`` from a browser page until the game is over and read, or the player leaves.
+
+    The node must have no bot strategy; this runs it (:meth:`PeerNode.run`), so do not.
+
+    Args:
+        node: the player's node, bound or not.
+        endpoints: every other member's endpoint.
+        host: the address the page is served on (127.0.0.1: this machine only).
+        port: its port (0: a free one).
+        on_url: told the page's URL once it is served (print it, open a browser).
+        symbols: suit symbols in the words (the cards are drawn either way).
+        signals: leave on SIGINT/SIGTERM (only possible on the main thread).
+        hint: a first announcement.
+        app: a page server already serving (the lobby's, :mod:`p2p_nertz.web.terminal`): the
+            table takes it over, on the same URL (``on_url`` is not called).
+
+    Raises:
+        NertzError: the page cannot be served on ``host:port``.
+    """
+    spec = node.spec
+    feed = ViewFeed() if app is None else app.feed
+
+    def final() -> GameState | None:
+        try:
+            return node.peer.final
+        except RuntimeError:  # not started yet
+            return None
+
+    front = WebFront(feed, symbols=symbols, final=final)
+    table = TableController(
+        tuple(m.name for m in spec.members),
+        spec.seat_of(node.identity.peer_id),
+        front,
+        symbols=symbols,
+        hint=hint,
+    )
+    runner = _Runner(node, table, front)
+    node.add_listener(runner.on_notice)
+    async with trio.open_nursery() as nursery:
+        runner.nursery = nursery
+        if app is None:
+            url = await nursery.start(
+                serve_page, WebApp(Page(), feed, runner.on_action), host, port
+            )
+            on_url(url)
+        else:
+            app.on_action = runner.on_action
+        nursery.start_soon(runner.play, endpoints)
+        nursery.start_soon(runner.actions)
+        nursery.start_soon(runner.screen)
+        if signals:
+            nursery.start_soon(runner.watch_signals)
+    outcome = WebOutcome(runner.peer, table.left, table.signal)
+    if outcome.peer is None:
+        with contextlib.suppress(RuntimeError):
+            outcome.peer = node.peer
+    return outcome
+
+
+class _Runner:
+    """The trio tasks of :func:`run_web_table` around its controller."""
+
+    def __init__(self, node: PeerNode, table: TableController, front: WebFront) -> None:
+        self.node = node
+        self.table = table
+        self.front = front
+        self.peer: Peer | None = None
+        self.wake = trio.Event()
+        self.nursery: trio.Nursery | None = None
+        self.send, self.receive = trio.open_memory_channel[tuple[PageAction, float]](_QUEUE)
+
+    def _peer(self) -> Peer | None:
+        try:
+            return self.node.peer
+        except RuntimeError:  # not started yet
+            return None
+
+    def on_notice(self, effect: Effect) -> None:
+        self.table.notice(effect, self.node.peer.final, self.node.clock())
+        self.wake.set()
+
+    def on_action(self, action: PageAction) -> None:
+        """An action of the page (from the server's task): queued for :meth:`actions`."""
+        with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped, as keys typed ahead)
+            self.send.send_nowait((action, time.perf_counter()))
+
+    async def play(self, endpoints: Mapping[PeerId, str]) -> None:
+        try:
+            self.peer = await self.node.run(endpoints)
+        finally:
+            requests = self.table.node_stopped()
+            self.wake.set()
+        await self.carry_out(requests)
+
+    async def actions(self) -> None:
+        async for action, received in self.receive:
+            now = self.node.clock()
+            if isinstance(action, KeyPress):
+                await self.carry_out(self.table.press(action.key, self._peer(), now))
+            elif isinstance(action, Drop):
+                requests = self.table.drop(action.source, action.targets, self._peer(), now)
+                await self.carry_out(requests)
+                self.front.ack = action.id
+                self.front.handled_ms = (time.perf_counter() - received) * 1000.0
+            self.wake.set()
+
+    async def screen(self) -> None:
+        while True:
+            self.wake = trio.Event()
+            await self.carry_out(self.table.tick(self.node.clock()))
+            self.table.draw(self._peer(), self.node.clock())
+            with trio.move_on_after(_REFRESH):
+                await self.wake.wait()
+
+    async def watch_signals(self) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+            async for signum in received:
+                await self.carry_out(self.table.signal_received(signum))
+                self.wake.set()
+
+    async def carry_out(self, requests: list[Request]) -> None:
+        """Do what the controller asks of the node; hand failures back to it (as the
+        terminal's runner does)."""
+        assert self.nursery is not None
+        for request in requests:
+            if isinstance(request, PlayMove):
+                try:
+                    await self.node.play(request.move)
+                except (IllegalMoveError, LocalProtocolError) as exc:
+                    self.table.refused(str(exc))
+            elif isinstance(request, Abandon):
+                try:
+                    await self.node.abandon()
+                except LocalProtocolError as exc:
+                    self.table.abandon_refused(str(exc))
+                else:
+                    self.table.abandoned()
+            elif isinstance(request, Leave):
+                self.nursery.start_soon(self.leave)
+            elif isinstance(request, ReleaseReady):
+                self.nursery.start_soon(self.release, request.number)
+            elif isinstance(request, Quit):
+                self.nursery.cancel_scope.cancel()
+
+    async def leave(self) -> None:
+        self.wake.set()
+        try:
+            await self.node.leave()
+        except RuntimeError:  # not started yet
+            assert self.nursery is not None
+            self.nursery.cancel_scope.cancel()
+
+    async def release(self, number: int) -> None:
+        # (Not started: nothing to sign yet. Stopped meanwhile: nothing to sign any more.)
+        with contextlib.suppress(RuntimeError, NertzError):
+            await self.node.release_ready(number)

@@ -1,0 +1,203 @@
+"""The browser table on cue: what a live game cannot be made to do when a test wants it.
+
+A network of real peer cores (``peer_helpers.PeerNetwork``, the moment of a race found as in
+``test_peer_in_the_air``), one seat's real :class:`TableController` shown by the real page
+server in headless chromium; the page's drops come back to the test, which plays them on that
+seat's peer and delivers the messages when it chooses. So a claim stays in the air until the
+test lets the others hear of it, and a rival's earlier claim beats it.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Move, Rules
+from p2p_nertz.ui import PlayMove, TableController
+from p2p_nertz.web.model import Drop, KeyPress
+from p2p_nertz.web.picture import picture_of
+from p2p_nertz.web.table import WebFront
+from tests.peer_helpers import PeerNetwork
+from tests.test_peer_in_the_air import Race, _network
+from tests.web_helpers import ServedPage, browser_missing, open_browser, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+]
+
+
+class _ToPage:
+    """The feed a :class:`WebFront` publishes to, on the page server's thread."""
+
+    def __init__(self, page: ServedPage) -> None:
+        self.page = page
+
+    def publish(self, text: str) -> None:
+        self.page.publish(text)
+
+
+class Seat:
+    """One seat of ``net`` at the page: its controller, fed its peer's notices."""
+
+    def __init__(self, net: PeerNetwork, seat: int, page: ServedPage) -> None:
+        self.net = net
+        self.seat = seat
+        self.front = WebFront(_ToPage(page), final=lambda: net.peers[seat].final)  # type: ignore[arg-type]
+        names = tuple(m.name for m in net.spec.members)
+        self.table = TableController(names, seat, self.front, between_rounds=600.0)
+        self.page = page
+        self.seen = 0
+
+    @property
+    def peer(self) -> Peer:
+        return self.net.peers[self.seat]
+
+    def draw(self) -> None:
+        """The notices since the last draw, then the view, to the page."""
+        effects = self.net.effects[self.seat]
+        for effect in effects[self.seen :]:
+            self.table.notice(effect, self.peer.final, self.net.now)
+        self.seen = len(effects)
+        self.table.draw(self.peer, self.net.now)
+
+    def take_action(self) -> None:
+        """Carry out the next thing the page sends (as the browser runner does)."""
+        try:
+            action = self.page.actions.get(timeout=30)
+        except queue.Empty:
+            raise AssertionError("the page sent nothing") from None
+        if isinstance(action, KeyPress):
+            requests = self.table.press(action.key, self.peer, self.net.now)
+        else:
+            assert isinstance(action, Drop)
+            requests = self.table.drop(action.source, action.targets, self.peer, self.net.now)
+        for request in requests:
+            if isinstance(request, PlayMove):
+                try:
+                    self.net.play(self.seat, request.move)
+                except (IllegalMoveError, LocalProtocolError) as exc:
+                    self.table.refused(str(exc))
+        if isinstance(action, Drop):
+            self.front.ack = action.id
+        self.draw()
+
+
+@pytest.fixture
+def page() -> Iterator[ServedPage]:
+    served = ServedPage()
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+def _open(driver: Any, seat: Seat) -> None:
+    seat.draw()
+    driver.get(seat.page.url)
+    wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "the deal")
+
+
+def _key(race: Race) -> str:
+    return str(int(race.pile))
+
+
+def test_web_a_claim_is_marked_in_the_air_and_a_lost_race_returns_the_card(
+    page: ServedPage,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    net, race = _network()
+    seat = Seat(net, race.claimer, page)
+    pile = seat.peer.tentative.table.tableaux[race.claimer].work[race.pile - 1]  # type: ignore[union-attr]
+    card = str(pile[-1])
+    rival = net.spec.members[race.rival].name
+    # The rival claims the same place first (an earlier clock); nobody has heard of it yet.
+    net.play(race.rival, Move.to_lake(race.rival_source, race.foundation))
+    with open_browser() as driver:
+        _open(driver, seat)
+        source = driver.find_element(
+            "css selector", f'#mine .pile[data-pile="{_key(race)}"] [data-code="{card}"]'
+        )
+        lake = driver.find_element("css selector", "#lake")
+        ActionChains(driver, duration=50).click_and_hold(source).move_by_offset(
+            12, 12
+        ).move_to_element(lake).release().perform()
+        seat.take_action()  # the drop: our claim, in the air (nothing delivered yet)
+        mine = f'#foundations .card[data-code="{card}"][data-owner="{race.claimer}"]'
+        wait_for(driver, lambda d: d.find_elements("css selector", mine + ".air"), "in the air")
+        assert not driver.find_elements(
+            "css selector", f'#mine .pile[data-pile="{_key(race)}"] [data-code="{card}"]'
+        )
+        # Now the claims are delivered: the rival's came first, ours lost.
+        net.run(lambda n: not seat.peer.pending_claims())
+        seat.draw()
+        wait_for(
+            driver,
+            lambda d: d.find_elements(
+                "css selector", f'#mine .pile[data-pile="{_key(race)}"] [data-code="{card}"]'
+            ),
+            "the card back in its pile",
+        )
+        assert not driver.find_elements("css selector", mine)
+        toast = driver.find_element("css selector", "#toast")
+        assert f"lost to {rival}" in toast.text, toast.text
+        messages = driver.find_element("css selector", "#messages").text
+        assert f"lost to {rival} — back to the work pile {int(race.pile)}" in messages, messages
+
+
+def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
+    page: ServedPage,
+) -> None:
+    net = PeerNetwork(3, seed=5, rules=Rules(rounds=2, target=None))
+    net.run(lambda n: n.peers[0].phase is Phase.PLAY)
+    seat = Seat(net, 0, page)
+    with open_browser() as driver:
+        _open(driver, seat)
+        net.run(lambda n: len(n.peers[0].final.game.history) >= 1, within=600.0)
+        seat.draw()
+        seat.table.tick(net.now)  # the board is up: its countdown starts
+        seat.draw()
+        board = wait_for(
+            driver, lambda d: (b := d.find_element("css selector", "#board")).is_displayed() and b,
+            "the board",
+        )  # fmt: skip
+        shown = seat.table.tracker.board
+        assert shown is not None and shown.round == 1
+        assert board.find_element("css selector", "h2").text.startswith("Round 1 over")
+        rows = {
+            int(r.get_attribute("data-seat")): r.text
+            for r in board.find_elements("css selector", "tr[data-seat]")
+        }
+        assert sorted(rows) == [0, 1, 2]
+        for player in shown.score.players:
+            words = rows[player.seat]  # the +1s of the lake, the −2s of the Nerts cards left
+            assert f"+{player.lake}" in words, words
+            assert f"−{player.nerts_card_penalty * player.nerts_left} ({player.nerts_left})" in (
+                words
+            ), words
+            assert words.endswith(f" {shown.totals[player.seat]}"), words
+        assert "next round in 600 s" in board.text, board.text
+        # The round's picture: a line per player, the races as the signed events tell them.
+        picture = picture_of(seat.peer.final, 1)
+        assert picture is not None
+        lines = board.find_elements("css selector", ".round-picture path.line")
+        assert sorted(int(p.get_attribute("data-seat")) for p in lines) == [0, 1, 2]
+        for item in board.find_elements("css selector", ".round-picture .legend"):
+            s = int(item.get_attribute("data-seat"))
+            won, lost = len(picture.won[s]), len(picture.lost[s])
+            assert f"races won {won}, lost {lost}" in item.text, item.text
+        # Its button is Enter: the board closes and the table is back.
+        board.find_element("css selector", "button").click()
+        seat.take_action()
+        wait_for(
+            driver, lambda d: not d.find_element("css selector", "#board").is_displayed(), "closed"
+        )
+        assert seat.table.tracker.board is None

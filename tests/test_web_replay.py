@@ -1,0 +1,121 @@
+"""``nertz replay --web``: a finished game stepped through in the browser table, forward and
+back, the same table drawn at each event (p2p_nertz/web/replay.py). The stepper on its own on
+a played game, then the real command on the golden logs in headless chromium."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2p_nertz.audit import LogSource
+from p2p_nertz.audit.replay import Replay, load
+from p2p_nertz.web.model import card_json
+from p2p_nertz.web.replay import ReplayStepper
+from tests.audit_helpers import played
+from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
+
+GOLDEN = Path(__file__).parent / "data" / "golden" / "two-players"
+
+
+def _replay() -> Replay:
+    game = played(players=2, seed=3, rounds=2)
+    loaded = load([LogSource.from_bytes(f"p{i}.log", b) for i, b in enumerate(game.files())])
+    assert isinstance(loaded, Replay)
+    return loaded
+
+
+def test_the_stepper_moves_by_keys_and_draws_the_fold_at_each_step() -> None:
+    replay = _replay()
+    stepper = ReplayStepper(replay)
+    assert stepper.view()["replay"]["at"] == 0
+    for key, at in [("n", 1), (" ", 2), ("ENTER", 3), ("b", 2), ("N", 12), ("B", 2), ("B", 0)]:
+        stepper.key(key)
+        assert stepper.at == at, key
+    stepper.key("e")
+    assert stepper.at == len(replay)
+    stepper.key("n")
+    assert stepper.at == len(replay)  # (the end stays the end)
+    first, second = replay.round_start(1), replay.round_start(2)
+    assert first is not None and second is not None and 0 < first < second
+    stepper.key("0")
+    stepper.key("]")
+    assert stepper.at == first
+    stepper.key("]")
+    assert stepper.at == second
+    stepper.key("N")
+    stepper.key("[")
+    assert stepper.at == second  # this round's start
+    stepper.key("[")
+    assert stepper.at == first  # then the one before
+    stepper.key("x")  # not a replay key: nothing
+    assert stepper.at == first and not stepper.done
+    # The view is the fold after that step, every tableau as every peer saw it.
+    stepper.key("e")
+    stepper.key("B")
+    view = stepper.view()
+    state = replay.state_at(stepper.at)
+    assert state.table is not None
+    assert view["seat"] is None and view["status"].startswith(f"step {stepper.at}/")
+    for seat, player in enumerate(view["players"]):
+        work = state.table.tableaux[seat].work
+        assert player["tableau"]["work"] == [[card_json(c) for c in pile] for pile in work]
+    stepper.key("q")
+    assert stepper.done
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
+def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> None:
+    logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "replay", "--web", "--no-open", *logs],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        with open_browser() as driver:
+            driver.get(url)
+
+            def at(d: object) -> str:
+                return str(driver.find_element("css selector", "#replay-at").text)
+
+            wait_for(driver, lambda d: at(d).startswith("step 0 of "), "the replay's start")
+            total = int(at(driver).split()[3])
+            button = {
+                b.get_attribute("data-key"): b
+                for b in driver.find_elements("css selector", "#replay button")
+            }
+            button["]"].click()  # the first round's deal…
+            button["N"].click()
+            wait_for(driver, lambda d: d.find_elements("css selector", "#others .card"), "cards")
+            step = int(at(driver).split()[1])
+            tables = driver.find_element("css selector", "#others").get_attribute("innerHTML")
+            button["n"].click()
+            wait_for(driver, lambda d: at(d).startswith(f"step {step + 1} of"), "one on")
+            button["b"].click()
+            wait_for(driver, lambda d: at(d).startswith(f"step {step} of"), "one back")
+            # Back at the same step, the same table.
+            assert (
+                driver.find_element("css selector", "#others").get_attribute("innerHTML") == tables
+            )
+            button["e"].click()
+            wait_for(driver, lambda d: at(d).startswith(f"step {total} of"), "the end")
+            assert "audit: valid" in at(driver)
+            driver.find_element("css selector", "#quit").click()  # stop
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=30)

@@ -1,0 +1,289 @@
+"""The browser table in a real browser (issue 17): ``nertz play --web --bots 2 --no-open``, its
+page opened in a headless chromium, cards dragged with the mouse (Selenium's pointer actions).
+
+The page decides nothing: these tests read what it draws, and the reasons it shows come from the
+peer. The deal is fixed by ``--seed`` (the same seed, the same deal) and the stock turns one card
+at a time (``--draw 1``), so every card of the stock reaches the waste's top in one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2p_nertz.rules import Card, fits_on
+from tests.web_helpers import WebGame, browser_missing, open_browser, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+]
+
+GAME = ("--bots", "2", "--seed", "11", "--rounds", "1", "--draw", "1", "--speed", "1")
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> Iterator[WebGame]:
+    started = WebGame(tmp_path, *GAME)
+    try:
+        yield started
+    finally:
+        status, out, err = started.stop()  # SIGTERM: the player leaves, cleanly
+        assert "Traceback" not in err, err
+        assert status == 128 + 15, (out, err)
+        assert "left the game on signal 15" in err, err
+
+
+@pytest.fixture
+def page(game: WebGame) -> Iterator[Any]:
+    with open_browser() as driver:
+        driver.get(game.url)
+        wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "a deal")
+        yield driver
+
+
+def tops(driver: Any) -> dict[str, Card]:
+    """The top card of each of the player's piles the page draws (by pile key)."""
+    codes = driver.execute_script(
+        "const out = {};"
+        "for (const p of document.querySelectorAll('#mine .pile')) {"
+        "  const cards = p.querySelectorAll('.card[data-code]');"
+        "  if (cards.length) out[p.dataset.pile] = cards[cards.length - 1].dataset.code;"
+        "} return out;"
+    )
+    return {pile: Card.parse(code) for pile, code in codes.items()}
+
+
+def card_in(driver: Any, pile: str, code: str) -> Any:
+    return driver.find_element(
+        "css selector", f'#mine .pile[data-pile="{pile}"] [data-code="{code}"]'
+    )
+
+
+def drag(driver: Any, card: Any, target: Any) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    chain = ActionChains(driver, duration=50)
+    chain.click_and_hold(card).move_by_offset(12, 12).move_to_element(target).release().perform()
+
+
+def stats(driver: Any) -> dict[str, Any]:
+    data: dict[str, Any] = driver.execute_script(
+        "const s = window.nertzStats; return {fps: s.fps(), longest: s.longest, drops: s.drops,"
+        " handled: s.handled, views: s.views, render: s.renderMs};"
+    )
+    return data
+
+
+def waste(driver: Any) -> str:
+    """The waste as the page draws it: its count, and its top card."""
+    text: str = driver.execute_script(
+        "const w = document.querySelector('#mine .waste');"
+        "return w.querySelector('.count').textContent + ' ' +"
+        " (w.querySelector('.card')?.dataset.code ?? '-');"
+    )
+    return text
+
+
+def turn_until_ace(driver: Any) -> tuple[str, Card]:
+    """Turn the stock (clicking it) until an ace is on top of a pile of ours."""
+    for _ in range(60):
+        aces = [(pile, card) for pile, card in tops(driver).items() if card.rank == 1]
+        if aces:
+            return aces[0]
+        before = waste(driver)
+        driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()
+        wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
+    raise AssertionError("no ace reached a top in 60 turns")
+
+
+def test_web_page_draws_the_table_and_a_dragged_ace_lands_in_the_lake(page: Any) -> None:
+    driver = page
+    # The table as the peer dealt it: three players, ours full size, the others smaller.
+    assert len(driver.find_elements("css selector", "#others .player")) == 2
+    nerts = driver.find_element("css selector", "#mine .nerts").get_attribute("data-count")
+    assert nerts == "13"
+    works = driver.find_elements("css selector", "#mine .pile.work")
+    assert [len(w.find_elements("css selector", ".card")) for w in works] == [1] * len(works)
+    other = driver.find_element("css selector", "#others .player .card")
+    mine = driver.find_element("css selector", "#mine .nerts .card")
+    assert other.size["width"] < mine.size["width"]
+
+    pile, ace = turn_until_ace(driver)
+    drag(driver, card_in(driver, pile, str(ace)), driver.find_element("css selector", "#lake"))
+    seat = driver.execute_script("return document.querySelector('#mine .player').dataset.seat")
+    lake_card = f'#foundations .card[data-code="{ace}"][data-owner="{seat}"]'
+    wait_for(driver, lambda d: d.find_elements("css selector", lake_card), f"{ace} in the lake")
+    # Its claim becomes final (the others hold it): no longer marked in the air.
+    wait_for(
+        driver,
+        lambda d: "air" not in d.find_element("css selector", lake_card).get_attribute("class"),
+        f"{ace}'s claim final",
+    )
+    assert str(ace) not in [str(c) for c in tops(driver).values()]
+    figures = stats(driver)
+    print(
+        f"\nbrowser table: drop to the peer's answer drawn {max(figures['drops']):.1f} ms, "
+        f"handled by the peer {max(figures['handled']):.2f} ms; {figures['fps']:.0f} fps, "
+        f"longest frame {figures['longest']:.0f} ms, slowest draw {figures['render']:.1f} ms, "
+        f"{figures['views']} views"
+    )
+    assert figures["drops"], "the drop was answered"
+
+
+def test_web_an_illegal_drop_snaps_back_with_the_reason(page: Any) -> None:
+    driver = page
+    mine = tops(driver)
+    # A card onto a work pile where it does not fit (the peer says why; the page draws it back).
+    pair = next(
+        (source, target)
+        for source, card in mine.items()
+        for target, top in mine.items()
+        if target.isdigit() and target != source and not fits_on(card, top)
+    )
+    source, target = pair
+    card = mine[source]
+    drag(
+        driver,
+        card_in(driver, source, str(card)),
+        driver.find_element("css selector", f'#mine .pile[data-pile="{target}"]'),
+    )
+    reason = wait_for(
+        driver,
+        lambda d: (t := d.find_element("css selector", "#status").text).startswith("illegal") and t,
+        "the reason",
+    )
+    assert "does not go on" in reason, reason
+    # Back where it was, and nothing left floating.
+    wait_for(
+        driver, lambda d: not d.find_elements("css selector", ".dragging, .ghost"), "snap back"
+    )
+    assert tops(driver)[source] == card
+    assert card_in(driver, source, str(card)).is_displayed()
+
+
+def fitting_pair(driver: Any) -> tuple[str, str, Card] | None:
+    """A card of ours (a pile top) that fits on one of our work piles: (source, target, card)."""
+    mine = tops(driver)
+    return next(
+        (
+            (source, target, card)
+            for source, card in mine.items()
+            for target, top in mine.items()
+            if target.isdigit() and target != source and fits_on(card, top)
+        ),
+        None,
+    )
+
+
+def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    driver = page
+    body = driver.find_element("css selector", "body")
+    # The terminal's keys: s turns the stock.
+    before = waste(driver)
+    body.send_keys("s")
+    wait_for(driver, lambda d: waste(d) != before, "s turned the stock")
+    # Click-then-click: a card, then the work pile it fits on (the stock turned until one does).
+    for _ in range(60):
+        pair = fitting_pair(driver)
+        if pair is not None:
+            break
+        before = waste(driver)
+        body.send_keys(" ")  # (space turns the stock too)
+        wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
+    assert pair is not None, "no card of ours fitted a work pile in 60 turns"
+    source, target, card = pair
+    card_in(driver, source, str(card)).click()
+    wait_for(driver, lambda d: "picked" in d.find_element("css selector", "#status").text, "picked")
+    driver.find_element("css selector", f'#mine .pile[data-pile="{target}"]').click()
+    wait_for(driver, lambda d: tops(d).get(target) == card, f"{card} on work pile {target}")
+    # Esc cancels a pick; then a double-click sends an ace to the lake.
+    body.send_keys(Keys.ESCAPE)
+    pile, ace = turn_until_ace(driver)
+    ActionChains(driver).double_click(card_in(driver, pile, str(ace))).perform()
+    wait_for(
+        driver,
+        lambda d: d.find_elements("css selector", f'#foundations [data-code="{ace}"]'),
+        "ace",
+    )
+
+
+def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
+    # Measured and printed, not asserted (the machine is shared): the page's frames a second
+    # and its slowest draw while seven bots play at speed 10.
+    started = WebGame(tmp_path, "--bots", "7", "--speed", "10", "--seed", "3", "--rounds", "1")
+    try:
+        with open_browser() as driver:
+            driver.get(started.url)
+            wait_for(
+                driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "deal"
+            )
+            assert len(driver.find_elements("css selector", "#others .player")) == 7
+            driver.execute_script(
+                "const s = window.nertzStats; s.frames = 0; s.longest = 0; s.renderMs = 0;"
+                "s.start = performance.now(); s.last = undefined; s.views0 = s.views;"
+            )
+            # Forty views of the others' moves (each drawn as it comes; the bots end a round in
+            # about a minute at this speed).
+            wait_for(
+                driver,
+                lambda d: (
+                    d.execute_script("return window.nertzStats.views - window.nertzStats.views0")
+                    >= 40
+                ),
+                "40 views",
+                timeout=120,
+            )
+            figures = stats(driver)
+            print(
+                f"\nbrowser table, 8 players, bots at speed 10: {figures['fps']:.0f} fps, longest "
+                f"frame {figures['longest']:.0f} ms, slowest draw {figures['render']:.1f} ms"
+            )
+    finally:
+        started.stop()
+
+
+def test_web_a_finger_drags_an_ace_to_the_lake_on_a_phone_sized_page(tmp_path: Path) -> None:
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+
+    started = WebGame(tmp_path, *GAME)
+    try:
+        with open_browser(390, 844) as driver:
+            driver.get(started.url)
+            wait_for(
+                driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "deal"
+            )
+            # Everything of ours fits the width: no pile is cut off or scrolled away.
+            width = driver.execute_script("return document.documentElement.clientWidth")
+            right = driver.execute_script(
+                "return Math.max(...[...document.querySelectorAll('#mine .pile')]"
+                ".map(p => p.getBoundingClientRect().right))"
+            )
+            assert right <= width, (right, width)
+            pile, ace = turn_until_ace(driver)
+            card = card_in(driver, pile, str(ace)).rect
+            lake = driver.find_element("css selector", "#lake").rect
+            finger = PointerInput(POINTER_TOUCH, "finger")
+            actions = ActionBuilder(driver, mouse=finger, duration=50)
+            x, y = card["x"] + card["width"] / 2, card["y"] + card["height"] / 2
+            actions.pointer_action.move_to_location(int(x), int(y)).pointer_down()
+            actions.pointer_action.move_to_location(int(x) + 10, int(y) - 10)
+            lx, ly = lake["x"] + lake["width"] / 2, lake["y"] + lake["height"] / 2
+            actions.pointer_action.move_to_location(int(lx), int(ly)).pointer_up()
+            actions.perform()
+            wait_for(
+                driver,
+                lambda d: d.find_elements("css selector", f'#foundations [data-code="{ace}"]'),
+                f"{ace} in the lake",
+            )
+    finally:
+        started.stop()

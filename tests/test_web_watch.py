@@ -1,0 +1,72 @@
+"""``nertz watch --web``: a spectator follows a live game in the browser table. The real
+programs: ``nertz watch --web`` binds where a player pushes (``nertz play --web --watcher``),
+and headless chromium reads the spectator's page."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.args import free_ports
+from tests.web_helpers import ROOT, WebGame, browser_missing, open_browser, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+]
+
+
+def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path) -> None:
+    (port,) = free_ports(1)
+    endpoint = f"tcp://127.0.0.1:{port}"
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "cli", "watch", "--web", "--no-open", "--bind", endpoint],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    player = None
+    try:
+        assert watch.stdout is not None
+        url = watch.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        with open_browser() as driver:
+            driver.get(url)
+            status = "#status"
+            wait_for(driver, lambda d: "waiting on" in d.find_element("css selector", status).text,
+                     "waiting for a game")  # fmt: skip
+            args = ("--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1")
+            player = WebGame(tmp_path, *args, "--watcher", endpoint)
+            # Every tableau, none of them ours; the bots play on and the lake fills in.
+            wait_for(
+                driver, lambda d: len(d.find_elements("css selector", "#others .player")) == 3,
+                "three tableaux",
+            )  # fmt: skip
+            assert not driver.find_elements("css selector", "#mine .player")
+            wait_for(
+                driver, lambda d: len(d.find_elements("css selector", "#foundations .card")) >= 3,
+                "the lake filling in",
+            )  # fmt: skip
+            # The player leaves: the spectator sees the signed leave.
+            status_code, _, err = player.stop()
+            assert status_code == 128 + 15, err
+            wait_for(
+                driver,
+                lambda d: "you left the game" in d.find_element("css selector", "#messages").text,
+                "the leave",
+            )
+            driver.find_element("css selector", "#quit").click()  # q: the spectator stops
+        out, err = watch.communicate(timeout=30)
+        assert watch.returncode == 0, err
+        assert "watched " in out and "Traceback" not in err
+    finally:
+        if player is not None and player.proc.poll() is None:
+            player.stop()
+        if watch.poll() is None:
+            watch.terminate()
+            watch.communicate(timeout=30)

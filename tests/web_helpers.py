@@ -1,0 +1,166 @@
+"""Helpers for the browser table's tests: the real ``nertz play --web`` and a real chromium.
+
+The browser is Debian's ``chromium`` driven through ``chromedriver`` (``.ci/run`` installs
+both), headless; Selenium is pointed at the driver so that it never tries to download one.
+Where either is missing the tests skip, saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+WAIT = 30.0  # seconds a page may take to show what a test waits for
+T = TypeVar("T")
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (``None``: they can)."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not path.exists():
+            return f"{path} is missing (apt-get install chromium chromium-driver; .ci/run does)"
+    return None
+
+
+@contextlib.contextmanager
+def open_browser(width: int = 1280, height: int = 720) -> Iterator[Any]:
+    """A headless chromium with its window at ``width``×``height``."""
+    reason = browser_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        f"--window-size={width},{height}",
+    ):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    # The page itself (not the window around it) at that size, as a screen of it would be.
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+    )
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver: Any, what: Callable[[Any], T | None], why: str, timeout: float = WAIT) -> T:
+    """Wait (polling the page, as Selenium's waits do) until ``what`` is truthy; its value."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        value: T = WebDriverWait(
+            driver,
+            timeout,
+            poll_frequency=0.05,
+            ignored_exceptions=[StaleElementReferenceException],
+        ).until(what, why)
+    except TimeoutException:
+        status = driver.execute_script("return document.querySelector('#status')?.textContent")
+        raise AssertionError(f"{why}: not seen in {timeout} s (status: {status!r})") from None
+    return value
+
+
+class WebGame:
+    """``nertz play --web --no-open`` as a process: its URL, and a clean stop."""
+
+    def __init__(self, tmp_path: Path, *more: str) -> None:
+        args = [sys.executable, "-m", "cli", "play", "--web", "--no-open", "--dir"]
+        self.dir = tmp_path / "game"
+        self.proc = subprocess.Popen(
+            [*args, str(self.dir), *more],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        self.lines: list[str] = []
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("http://"):
+                self.url = line.strip()
+                return
+        raise AssertionError(f"no URL line: {self.lines} {self.proc.stderr}")
+
+    def stop(self) -> tuple[int, str, str]:
+        """SIGTERM (the player leaves cleanly), then the exit status and the output."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            out, err = self.proc.communicate()
+        return self.proc.returncode, "".join(self.lines) + out, err
+
+
+class ServedPage:
+    """The page server (the real one) on a thread of its own, over a table this test drives.
+
+    For scenarios a live game cannot be made to play on cue (a lost race, a round's end): the
+    test plays a network of real peer cores (``peer_helpers.PeerNetwork``) and shows one
+    peer's :class:`~p2p_nertz.ui.controller.TableController` in the page; what the page sends
+    comes back in :attr:`actions`.
+    """
+
+    def __init__(self) -> None:
+        import queue
+        import threading
+
+        import trio
+
+        from p2p_nertz.web.model import PageAction
+        from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
+        self.actions: queue.Queue[PageAction] = queue.Queue()
+        self.feed = ViewFeed()
+        app = WebApp(Page(), self.feed, self.actions.put)
+        started: queue.Queue[tuple[str, trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(serve_page, app, "127.0.0.1", 0)
+                started.put((url, trio.lowlevel.current_trio_token(), nursery.cancel_scope))
+
+        self.thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
+        self.thread.start()
+        self.url, self.token, self.scope = started.get(timeout=WAIT)
+
+    def publish(self, text: str) -> None:
+        """Send a view to the page (from the test's thread)."""
+        import trio
+
+        trio.from_thread.run_sync(self.feed.publish, text, trio_token=self.token)
+
+    def close(self) -> None:
+        import trio
+
+        trio.from_thread.run_sync(self.scope.cancel, trio_token=self.token)
+        self.thread.join(timeout=WAIT)
