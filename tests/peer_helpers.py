@@ -20,7 +20,8 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from p2p_nertz.bots.base import Strategy
+from p2p_nertz.bots import BotDriver
+from p2p_nertz.bots.base import Pacing, Strategy
 from p2p_nertz.bots.greedy import Greedy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, encode_body, kind_of
@@ -100,7 +101,9 @@ class PeerNetwork:
             (strategies or {}).get(s) or Greedy(Rng(derive_seed("peer-network/bot", seed, s)))
             for s in range(n)
         ]
-        self._bot_round = [0] * n
+        # One driver per seat: the bot step the node and the simulator use (bots.BotDriver);
+        # bots here play from their own deal on, as in the simulator.
+        self.drivers = [BotDriver(bot, Pacing(10), wait_for_deals=False) for bot in self.bots]
         self.inputs: list[list[Input]] = [[] for _ in range(n)]
         self.effects: list[list[Effect]] = [[] for _ in range(n)]
         self.sent: dict[bytes, None] = {}  # every distinct message any peer sent, in order
@@ -214,16 +217,14 @@ class PeerNetwork:
         return True
 
     def _bot(self, seat: int, peer: Peer) -> None:
-        tentative = peer.tentative
-        view = tentative.table
-        if view is None or tentative.phase is not Phase.PLAY or view.over:
+        if seat in self.silenced:
             return
-        if seat not in tentative.round.ready or seat in self.silenced:
-            return
-        if self._bot_round[seat] != tentative.round.number:
-            self._bot_round[seat] = tentative.round.number
-            self.bots[seat].new_round()
-        move = self.bots[seat].decide(view, seat)
+        driver = self.drivers[seat]
+        if driver.strategy is not self.bots[seat]:  # (a test put in a bot of its own)
+            driver = self.drivers[seat] = BotDriver(
+                self.bots[seat], driver.pacing, wait_for_deals=False
+            )
+        move = driver.choose(peer)
         if move is None:
             return
         # A frozen pile or a race lost in the meantime: the bot tries again later.

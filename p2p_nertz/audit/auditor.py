@@ -461,6 +461,7 @@ def _settled(
     ] = {}  # votes past a standing vote against their author never count
     # A member readmitted: its events between its cut and its rejoin request never count.
     gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+    watch: dict[int, int] = {}  # the members seen to fork, from their first forked seq
     passes = 0
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
     while True:
@@ -477,6 +478,7 @@ def _settled(
             caps=caps,
             envelopes=envelopes,
             gaps=gaps,
+            watch=watch,
         )
         if view:
             run.kinds = [bytearray() for _ in range(spec.seats)]
@@ -485,22 +487,26 @@ def _settled(
         run.run()
         forked = {seat: feed.forked for seat, feed in enumerate(run.feeds) if feed.forked}
         own: int | None = None
-        if view:
+        if view or len(run.logs) == 1:
             # One log alone is its peer's view: the peer also knew the forks it proved itself
             # and logged as proof notes (a lie about time, whose two versions no log holds),
             # and never capped itself (soak seed 685: the audit counted a forked member's
-            # abandon that the log's peer did not, and named a split that was not).
+            # abandon that the log's peer did not, and named a split that was not). (Audited
+            # alone too, not only to compare it with others: the forker's cards that its peer
+            # saw past the fork and that a claim went on, a race lost to the cut, else read
+            # as a claim on a foundation that never was: session 9's scan.)
             own = run.logs[0].owner
             for proof, _, _ in run.proofs:
                 seat = run.roster[proof.author]
                 forked[seat] = min(forked.get(seat, proof.seq), proof.seq)
         standing = with_forks(run.state.standing_caps(), forked, own=own)
-        kept = _kept_chains(run.state, forked)
+        kept = _kept_chains(run, forked, own)
         settled = (
             run.state.dropped == cuts
             and kept == forks
             and standing == caps
             and run.state.gaps == gaps
+            and forked.keys() <= watch.keys()
         )
         if settled or last or run.stopped:
             return run, passes
@@ -508,19 +514,39 @@ def _settled(
         forks = kept
         caps = standing
         gaps = dict(run.state.gaps)
+        watch = {seat: min(first, watch.get(seat, first)) for seat, first in forked.items()}
 
 
-def _kept_chains(state: GameState, forked: dict[int, int]) -> dict[int, dict[int, bytes]]:
+def _kept_chains(
+    run: _Pass, forked: dict[int, int], own: int | None = None
+) -> dict[int, dict[int, bytes]]:
     """The chain of each dropped member the next pass takes (the kept ids, seq -> id prefix)
     and, of a member proven to fork and not dropped yet, the chain its counted votes quote
     (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
     soak seed 893: read first, it kept the cheater's vote that dropped its holder from
-    counting, and the game read as unfinished)."""
+    counting, and the game read as unfinished); of one proven to fork whose fork no vote
+    settled, the chain the logs of the members still in hold (:meth:`_Pass.held_chain`); of
+    one log alone (``own``: its peer's seat) whose peer gave up one version for the other,
+    the chain it followed last (:meth:`_Pass.followed_chain`)."""
+    state = run.state
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
         voted = voted_chain(state, seat, first)
         if voted is not None:
             kept[seat] = voted[1]
+            continue
+        chain = run.followed_chain(seat) if own is not None else None
+        if chain is None:
+            # (Of a member dropped too: read in the order, the fake timed first can make its
+            # holder's vote cut the forker below its fork and keep the forker's own votes on
+            # the other chain, against that holder, from counting: a fold that agrees with
+            # itself and with no peer. The chain the members still in hold comes first; the
+            # drop's kept chain, from the votes of the members still in, agrees with it.)
+            chain = run.held_chain(seat)
+            if chain is not None and seat in state.dropped:
+                chain = {**kept.get(seat, {}), **chain}
+        if chain is not None:
+            kept[seat] = chain
     return kept
 
 
@@ -746,6 +772,7 @@ class _Pass:
         caps: dict[int, tuple[int, int]] | None = None,
         envelopes: EnvelopeCache | None = None,
         gaps: dict[int, tuple[tuple[int, int], ...]] | None = None,
+        watch: dict[int, int] | None = None,
     ) -> None:
         self.spec = spec
         self.envelopes = envelopes if envelopes is not None else EnvelopeCache()
@@ -768,6 +795,12 @@ class _Pass:
         #: in the order (as with a cut)
         self.gaps = dict(gaps or {})
         self.feeds = [_Feed() for _ in range(self.seats)]
+        for seat, first in (watch or {}).items():
+            # Known to fork from the last pass (or its proof notes, for one log): events that
+            # name more of its feed wait for no more than the fork, as a peer's do (§9.4,
+            # "Living with a fork"); else a log whose peer held the other version named the
+            # members who held this one for events no log holds.
+            self.feeds[seat].forked = first
         self.logs = [_Log(i, s, self.seats) for i, s in enumerate(sources)]
         self.violations: list[Finding] = []
         self.stopped = False
@@ -800,6 +833,13 @@ class _Pass:
         # (seat, seq) -> the id prefixes of the signed versions of a forked event read
         self.versions: dict[tuple[int, int], set[bytes]] = {}
         self.unseen_forks: set[tuple[int, int]] = set()  # losing versions of a kept fork
+        # seat -> the first seq at which the last pass saw it fork: which member's log holds
+        # which version of each of its events from there on, (seat, seq) -> prefix -> owners
+        # (see held_chain)
+        self.watch = dict(watch or {})
+        self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
+        # (seat, seq) -> the version of that event one log's peer delivered last (followed_chain)
+        self.followed: dict[tuple[int, int], bytes] = {}
         self.lies: list[tuple[int, int, int]] = []  # (seat, head, seq) from logged beats
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
@@ -1097,6 +1137,9 @@ class _Pass:
         seq = message.seq
         log.reached = max(log.reached, message.lamport)
         self._count_copy(log, seat, seq)
+        watch = self.watch
+        if watch and seq >= watch.get(seat, seq + 1):
+            self._watched(message, seat, log)
         feed = self.feeds[seat]
         if (
             seq <= feed.head
@@ -1282,6 +1325,59 @@ class _Pass:
             msg, parsed, _ = pending.pop(feed.head + 1)
             self._deliver(seat, msg, parsed)
         self._fold_ready()
+
+    def _watched(self, message: Message, seat: int, log: _Log) -> None:
+        """Every copy of an event of a member the last pass saw fork, from its fork on: which
+        member's log holds which version (and, of one log, which its peer delivered last)."""
+        seq = message.seq
+        if log.owner is not None and log.owner != seat:
+            held = self.holders.setdefault((seat, seq), {})
+            held.setdefault(message.id[:_PREFIX], set()).add(log.owner)
+            if not self.count_copies:  # one log: the version its peer delivered last
+                self.followed[(seat, seq)] = message.id[:_PREFIX]
+
+    def followed_chain(self, seat: int) -> dict[int, bytes] | None:
+        """Of one log alone: the chain of ``seat`` its peer followed last, seq -> id prefix,
+        where the log holds two versions of one of its events (a log holds the events its
+        peer delivered, in order: a peer that gave up one version for the other, for the
+        chain a drop keeps or the votes quote, or the chain that goes on,
+        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
+        chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
+        switched = any(
+            len(held) > 1 for (author, _), held in self.holders.items() if author == seat
+        )
+        return chain if switched and chain else None
+
+    def held_chain(self, seat: int) -> dict[int, bytes] | None:
+        """The chain of ``seat``, watched since it forked, that the logs of the members still
+        in hold, seq -> id prefix; ``None`` if none holds any or two of them hold different
+        versions of one event (then the votes settle it: :func:`voted_chain`). A log that
+        holds both versions of an event does not count for it.
+
+        A fork no vote settled was never seen by a member still in: had one held both
+        versions, it would have proven the fork and voted. The version the members still in
+        hold is the one that was final among them, whatever its time; the other reached only
+        members dropped since (a fake sent to a member asleep, then dropped, and timed before
+        the real event: read first in Lamport order, the audit of every log followed it and
+        scored another game than every peer's)."""
+        dropped = self.state.dropped
+        chain: dict[int, bytes] = {}
+        for (author, seq), held in self.holders.items():
+            if author != seat:
+                continue
+            # (A log holding both versions says nothing of which counts: its peer proved the
+            # fork, and followed one by the votes or the chain that goes on. Counting it made
+            # the audit of every log follow the fake while the sleeper was not dropped, and
+            # never drop it, since the fake kept the cheater's vote against it from counting.)
+            both = set.intersection(*held.values()) if len(held) > 1 else set()
+            kept = [
+                prefix for prefix, owners in held.items() if not owners - both <= dropped.keys()
+            ]
+            if len(kept) > 1:
+                return None
+            if kept:
+                chain[seq] = kept[0]
+        return chain or None
 
     def _equivocation(
         self, message: Message, seat: int, other: bytes, log: _Log, *, seen: bool

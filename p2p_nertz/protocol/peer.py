@@ -311,6 +311,9 @@ class Peer:
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
+        # seat -> the next event of a member proven here to fork, which follows the version we
+        # do not hold (refused: see _follow_continued)
+        self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
         self._ack_due: float | None = None
         self._unacked = False  # moves received and not acked (see _wants_ack)
         self._last_sent = now
@@ -864,6 +867,8 @@ class Peer:
                     self._deliver(seat, message, body, now, source=source)
                     continue
                 self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
+                if self._going_on_from(seat, message, body, source):
+                    continue  # (the other version and this event wait again, in turn)
                 self._probe_fork(seat, message, body.frontier, source, now)
 
     def _probe_fork(
@@ -1049,6 +1054,7 @@ class Peer:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             self._membership.proven_fork(seat, first.seq)
+            self._membership.proofs.setdefault((seat, first.seq), second.wire)
             self._cap_dependencies(seat, first.seq - 1)
         elif self._membership.equivocation(seat, first, second):
             self._cap_dependencies(seat, first.seq - 1)
@@ -1154,7 +1160,76 @@ class Peer:
             for parting in self._store.follow_rejoined(tentative, self.seat):
                 self._truncate(parting.seat, parting.keep)
             tentative = self.tentative
+        if self._going_on and tentative.votes.get(self.seat):
+            for seat in list(self._going_on):
+                self._follow_continued(seat)
+            tentative = self.tentative
         return tentative
+
+    def _going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
+        """A refused event that is the next of a feed proven here to fork at our head, and
+        follows the other version: kept (:meth:`_follow_continued`), and followed now if we
+        may; whether we did."""
+        feed = self._feeds[seat]
+        held = len(feed)
+        if not (
+            held
+            and message.seq == held + 1
+            and self._membership.forked_at.get(seat) == held
+            and message.prev != feed[-1].id
+        ):
+            return False
+        self._going_on[seat] = (message, body, source)
+        return self._follow_continued(seat)
+
+    def _follow_continued(self, seat: int) -> bool:
+        """Follow the version of a fork proven here that its author's next event chains on,
+        giving up ours, which nothing follows (§9.4, "Following the chain that goes on"):
+        whether we did (the other version and that event are then pending).
+
+        A cheater sent one version to us alone while we slept, and the other to everyone;
+        the members still in built on theirs, and voted us out while we slept, some with
+        votes on that chain. Holding ours, we could never take the chain that goes on, nor
+        the votes on it: we waited in the round for ever (session 9's scan of forks sent to
+        a sleeper, 3 to 5 players). Ours was never final: the others never held it, so never
+        covered it. Only while votes against us are held (we may be out: then our own vote
+        on the fork never counts, and only the chain that goes on can tell us), and before
+        any vote or drop says which chain counts (then that one does, :meth:`_follow_kept`,
+        :meth:`_follow_voted`): a member in the game keeps its version and votes, and the
+        votes settle the fork for everyone."""
+        going = self._going_on.get(seat)
+        fork = self._membership.forked_at.get(seat)
+        feed = self._feeds[seat]
+        if going is None or fork is None or len(feed) != fork:
+            self._going_on.pop(seat, None)
+            return False
+        message, _, source = going
+        wire = self._membership.proofs.get((seat, fork))
+        if (
+            wire is None
+            or seat in self._store.required
+            or not self.tentative.votes.get(self.seat)
+            or self._finality.final_count(seat) >= fork
+        ):
+            return False
+        other = decode_message(
+            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
+        )
+        if other.id != message.prev:
+            return False
+        del self._going_on[seat]
+        self._store.required[seat] = {fork: other.id[:ID_PREFIX]}
+        self._truncate(seat, fork - 1)
+        if len(feed) != fork - 1:  # (ours could not go: keep it, and the chain it is on)
+            del self._store.required[seat]
+            return False
+        # (From our log, the other version follows in it: we switched before, and logged it.)
+        pending = self._store.pending[seat]
+        parsed = parse_body(other.kind, other.body, self._n)
+        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
+        pending[fork] = (other, parsed, source)
+        pending.setdefault(message.seq, going)
+        return True
 
     def _advance_final(self) -> None:
         if not self._finality.dirty:

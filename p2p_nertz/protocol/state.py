@@ -507,6 +507,8 @@ class GameState:
         self.result_events: tuple[tuple[tuple[int, int], ...], ...] = ()
         #: seat -> (seq, frontier) of its latest event folded or observed: what it held then.
         self.frontiers: dict[int, tuple[int, tuple[int, ...]]] = {}
+        #: seat -> the least seq of its read (observe) that does not count (see _saw_cut)
+        self.uncounted: dict[int, int] = {}
         #: (author, target) -> the frontier of the author's first abandon of the target,
         #: counted or observed (§9.3: the game counts the rounds every abandon saw scored).
         self.abandons: dict[tuple[int, int], tuple[int, ...]] = {}
@@ -531,6 +533,7 @@ class GameState:
         new.vote_floor = dict(self.vote_floor)
         new.vote_caps = dict(self.vote_caps)
         new.frontiers = dict(self.frontiers)
+        new.uncounted = dict(self.uncounted)
         new.abandons = dict(self.abandons)
         new.round = self.round.copy()
         return new
@@ -680,6 +683,8 @@ class GameState:
         """
         body = event.body
         seat = event.seat
+        if event.seq < self.uncounted.get(seat, event.seq + 1):
+            self.uncounted[seat] = event.seq
         latest = self.frontiers.get(seat)
         if latest is None or latest[0] < event.seq:
             self.frontiers[seat] = (event.seq, body.frontier)
@@ -815,11 +820,13 @@ class GameState:
             # A foundation below rank - 1: the card this one was built on looked kept when it
             # was played and lost in the final order (or was our own pending claim, which
             # DESIGN.md §4 lets a player build on). Honest, and a lost race. A foundation that
-            # never existed is no race: the fold refuses it below.
-            below = (
-                move.foundation in table.lake
-                and table.lake.height(move.foundation) < body.card.rank - 1
-            )
+            # never existed is no race: the fold refuses it below, unless its author held
+            # events of a member that a drop has since cut (a forker's cards, which counted
+            # nowhere in the end: a claim on them is a race lost to the cut, not a cheat).
+            if move.foundation in table.lake:
+                below = table.lake.height(move.foundation) < body.card.rank - 1
+            else:
+                below = body.card.rank > 1 and self._saw_cut(event)
             if below or not self._saw_foundation(event, move.foundation, body.card):
                 # The author never saw the card this one would go on: it cannot win the race,
                 # and the card returns.
@@ -925,6 +932,29 @@ class GameState:
             nerts = (*tableau.nerts[:-2], filled[0], tableau.nerts[-1])
             new = Tableau(nerts, tableau.work, tableau.stock, tableau.waste)
         return new, seen | added
+
+    def _saw_cut(self, event: Event) -> bool:
+        """Whether the event's frontier holds events of a member past the cut a drop made:
+        its author saw cards on the lake that count nowhere now (a fork sent to a member
+        asleep cut the forker below its fork, and with it the foundations it had started,
+        which the others had built on: found by session 9's scan, 2 and 4 players): past a
+        drop folded, or an event read that did not count, or past the fork of a member known
+        to have forked."""
+        frontier = event.body.frontier
+        seat = event.seat
+        if any(frontier[q] > cut for q, cut in self.dropped.items() if q != seat):
+            return True
+        # (A cut the fold has not reached yet in the order: the events past it were read, and
+        # did not count, before this one. A voter's frontier announces no more of a member it
+        # voted against than its vote counts (§9.2), though it holds, and plays on, more.)
+        for q, first in self.uncounted.items():
+            if q != seat and (
+                frontier[q] >= first or any(v == seat for v, _ in self.votes.get(q, ()))
+            ):
+                return True
+        # (A member known to fork whose drop this fold has not reached yet: the cap below its
+        # fork, with_forks, is what its drop will cut at most.)
+        return any(frontier[q] > events for q, (_, events) in self.vote_caps.items() if q != seat)
 
     def _saw_foundation(self, event: Event, fid: FoundationId, card: Card) -> bool:
         """Whether the claim's frontier holds an event that put a card at ``rank - 1`` on

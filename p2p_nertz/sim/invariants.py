@@ -19,6 +19,7 @@ Each failed check is one line in the returned list, naming the seat, the round a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from p2p_nertz.audit import AuditReport, LogSource, audit
@@ -174,12 +175,15 @@ def outcomes(result: SimResult) -> set[str]:
     return seen
 
 
-def forks(result: SimResult) -> set[int]:
-    """Seats that signed two different events under one seq, as the logs show."""
+def forks(result: SimResult, among: Iterable[int] | None = None) -> set[int]:
+    """Seats that signed two different events under one seq, as the logs show (the logs of
+    the seats ``among`` only, if given: a fork whose other version reached only a member
+    dropped before it woke, or nobody, is proven by no member still in)."""
     seen: dict[tuple[bytes, int], bytes] = {}
     forked: set[int] = set()
     seats = {pid: s for s, pid in enumerate(result.spec.peer_ids)}
-    for log in result.logs:
+    logs = result.logs if among is None else [result.logs[seat] for seat in among]
+    for log in logs:
         for wire in log:
             try:
                 message = decode_message(
@@ -223,10 +227,17 @@ def check(result: SimResult) -> list[str]:
     peers = [
         (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
     ]
-    proven = forks(result)
     for seat, p in peers:
-        for cheat in sorted(proven):
-            if cheat not in p.final.dropped and p.final.phase is Phase.OVER:
+        if p.final.phase is not Phase.OVER:
+            continue
+        # (What the members still in could prove: the other version of a fork sent only to
+        # a member asleep, who was dropped before it woke, never reached one of them, and a
+        # fork that reached no one has no effect on the game.)
+        still_in = [
+            q for q in range(result.spec.seats) if q not in p.final.dropped and q not in cheaters
+        ]
+        for cheat in sorted(forks(result, still_in)):
+            if cheat not in p.final.dropped:
                 problems.append(f"equivocation: seat {seat} did not drop forking seat {cheat}")
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
     # (A game over on a provisional result counts as finished: a side of a partition that

@@ -236,7 +236,14 @@ class TableController:
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
         silent, needed = _silence(peer, now)
-        view = self.tracker.view(peer, self.keys, final=self.stopped, silent=silent, needed=needed)
+        view = self.tracker.view(
+            peer,
+            self.keys,
+            final=self.stopped,
+            silent=silent,
+            needed=needed,
+            core=peer.why_not_abandon(now),
+        )
         board = view.board
         if self._countdown_end is not None and board is not None and board.result is None:
             view = replace(view, countdown=math.ceil(max(0.0, self._countdown_end - now)))
@@ -255,7 +262,9 @@ class TableController:
             frozenset(peer.frozen_piles()),
             board=self.tracker.board is not None,
             symbols=self.symbols,
-            abandon=self.tracker.may_abandon(peer, *_silence(peer, now)),
+            abandon=self.tracker.may_abandon(
+                peer, *_silence(peer, now), core=peer.why_not_abandon(now)
+            ),
             alone=self.tracker.alone(peer),
         )
 

@@ -332,7 +332,11 @@ class Tracker:
         return tuple(links)
 
     def may_abandon(
-        self, peer: GameSource, silent: float | None = None, needed: float = 0.0
+        self,
+        peer: GameSource,
+        silent: float | None = None,
+        needed: float = 0.0,
+        core: str | None = None,
     ) -> Gone | str:
         """Whether the player may end the game by an abandon (DESIGN.md §6): the one other
         member left, once it has gone (suspected: silent past the suspicion timeout), with
@@ -351,12 +355,17 @@ class Tracker:
                 talks while the game waits for it); ``None``: not known (no wait is worked
                 out).
             needed: seconds of silence the core wants (its ``drop_after``).
+            core: the core's own answer now, where there is a peer
+                (:meth:`~p2p_nertz.protocol.peer.Peer.why_not_abandon`): with nobody to
+                abandon, its words are shown, which say what the game waits for (a drop only
+                a member gone for good can make final, ``--variants`` seed 98) where the rule
+                alone says only "no".
         """
         if self.seat is None:
             return "a spectator only watches"
         partner = st.abandon_partner(peer.final, peer.tentative, self.seat)
         if isinstance(partner, str):
-            return partner
+            return core or partner
         other = partner
         if other not in self.suspected and (silent is None or silent < needed):
             # (Heard, but holding the game back past the core's wait counts as gone.)
@@ -373,16 +382,17 @@ class Tracker:
         final: bool = False,
         silent: float | None = None,
         needed: float = 0.0,
+        core: str | None = None,
     ) -> TableView:
         """The view of the peer's table now, with the keyboard's state; ``final``: the node
-        has stopped (the game is over, or we left); ``silent`` and ``needed`` as for
-        :meth:`may_abandon`."""
+        has stopped (the game is over, or we left); ``silent``, ``needed`` and ``core`` as
+        for :meth:`may_abandon`."""
         keys = keys or KeyState()
         tentative = peer.tentative
         spec = peer.spec
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
-        abandon = None if final else self.may_abandon(peer, silent, needed)
+        abandon = None if final else self.may_abandon(peer, silent, needed, core)
         return TableView(
             table=tentative.table,
             seat=self.seat,

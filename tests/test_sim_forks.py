@@ -1,0 +1,112 @@
+"""A fork sent to a member asleep: the other version reached only that member.
+
+A cheater signs a second version of its next event (a Nerts call) and sends it to one member
+only, who is asleep (a laptop lid closed: ``Freeze``) long enough to be dropped. The members
+still in never see that version: for them there is no fork, and the game goes on and ends on
+the real event. The sleeper wakes with both versions in its log. Found by a scan of freeze and
+fork times around the liveness timers (session 9): the audit of every log read the fake first
+(it is timed below the real event) and scored another game than every peer; and the
+simulator's check asked the members still in to drop a cheater none of them could prove;
+and, when the sleeper woke after it was voted out (by votes, some on the cheater's real
+chain), it held the fake, could never take the chain that goes on nor the votes on it, and
+waited in the round for ever; and the drop that cut the cheater below its fork took a
+foundation it had started, so an honest member's claim on it read, at every peer, as a
+claim on a foundation that never was (a cheat) instead of a race lost to the cut. Each log,
+audited alone, names the cheater and nobody else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, check, run
+from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.logfiles import log_files
+
+
+@dataclass(frozen=True)
+class Table:
+    """A game the scan found broken: its seed, size and rounds, when the sleeper's lid
+    closes (``at``) and for how long, and when the cheater forks."""
+
+    seed: int
+    players: int
+    rounds: int
+    at: float
+    lasting: float
+    fork: float
+
+    @property
+    def cheat(self) -> int:
+        """The cheater: the last seat (seat 0 at two players, where seat 1 sleeps)."""
+        return self.players - 1 if self.players > 2 else 0
+
+    def config(self) -> SimConfig:
+        sleeper, cheat = 1, self.cheat
+        faults = Faults(
+            freezes=(Freeze(sleeper, self.at, self.lasting),),
+            equivocations=(Equivocation(cheat, self.fork, frozenset({sleeper})),),
+        )
+        return SimConfig(
+            players=self.players,
+            seed=self.seed,
+            rules=Rules(target=None, rounds=self.rounds),
+            faults=faults,
+            peer=QUICK_TIMERS,
+        )
+
+
+# At three table sizes, the freeze shorter and longer than the game.
+CASES = [
+    pytest.param(Table(5, 3, 1, 6.0, 8.0, 8.8), id="3-players-union-scored-the-fake"),
+    pytest.param(
+        Table(4, 4, 1, 5.0, 12.0, 8.8), id="4-players-check-asked-a-drop-nobody-could-prove"
+    ),
+    pytest.param(Table(2, 5, 1, 5.0, 12.0, 8.8), id="5-players-union-result-mismatch"),
+    # The sleeper wakes after the game: it waited in the round for ever.
+    pytest.param(Table(6, 3, 1, 8.0, 30.0, 8.5), id="3-players-sleeper-waited-for-ever"),
+    pytest.param(Table(6, 4, 2, 8.0, 30.0, 10.8), id="4-players-2-rounds-sleeper-waited"),
+    pytest.param(Table(6, 5, 2, 8.0, 30.0, 8.5), id="5-players-2-rounds-sleeper-waited"),
+    # Read in the order, the fake (timed first) let the sleeper's vote cut the cheater below
+    # its fork, which kept the cheater's vote against the sleeper from counting: the audit of
+    # every log settled on a fold that agreed with itself and with no peer.
+    pytest.param(Table(0, 3, 2, 8.0, 30.0, 10.8), id="3-players-audit-settled-on-the-fake"),
+    # The drop cut the cheater below its fork, and with it a foundation it had started that
+    # an honest member had built on: that claim read as one on a foundation that never was,
+    # a cheat, at every peer (a sleep shorter than the liveness timers; 2 players: the claim
+    # of the member that voted the cheater out, whose frontier stops at its vote's cut).
+    pytest.param(Table(0, 4, 2, 6.0, 2.0, 6.5), id="4-players-claim-on-a-cut-foundation"),
+    pytest.param(Table(0, 2, 2, 6.0, 8.0, 8.8), id="2-players-claim-on-a-cut-foundation"),
+]
+
+
+@pytest.mark.parametrize("table", CASES)
+def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None:
+    result = run(table.config())
+    cheat = table.cheat
+    assert result.finished
+    assert forks(result) == {cheat}  # the sleeper's log holds both versions
+    honest = [p for seat, p in enumerate(result.peers) if p is not None and seat != cheat]
+    totals = {p.final.game.result.totals for p in honest if p.final.game.result is not None}
+    assert len(totals) == 1
+    # Every invariant, the real audit of every log included.
+    assert check(result) == []
+    files = log_files(result)
+    sources = [LogSource.from_bytes(f"p{s + 1}.log", data) for s, data in enumerate(files)]
+    for order in (sources, sources[::-1]):
+        report = audit(order, deep=True)
+        assert report.totals == next(iter(totals))
+        # The fork is still proven, and named, against the cheater alone (its fake may also
+        # be timed below what it had announced: a lie about time, also the cheater's).
+        errors = [f for f in report.violations if f.severity.value == "error"]
+        assert {f.seat for f in errors} == {cheat}
+        assert FindingKind.EQUIVOCATION in {f.kind for f in errors}
+    # Each log alone (what a player hands in) blames the cheater alone: the sleeper's too.
+    for source in sources:
+        errors = [f for f in audit([source]).violations if f.severity.value == "error"]
+        assert {f.seat for f in errors} <= {cheat}, source.name
