@@ -17,8 +17,15 @@ the real ones (30 s) and is about ten times slower. ``--short`` leaves the long 
 (the mix before issue 13). Games have 1 to 3 rounds (``--rounds N`` fixes it), so that a
 dropped member has a next round to rejoin.
 
+``--sleeper-forks`` plays another mix instead: in each game one member falls asleep (a
+``Freeze`` from a third to ten times ``drop_after``) and a cheater forks while it sleeps,
+sending its second version to the sleeper alone, at every table size in ``--players`` (the
+class session 9 found: a sleeper that waited for ever, audits that followed the fake, an
+honest claim on a foundation the cheater's drop cut read as a cheat).
+
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
+                           [--sleeper-forks]
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
+from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.invariants import outcomes
 
 TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig()}
@@ -53,19 +60,46 @@ def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
     )
 
 
-def one(
-    args: tuple[int, int, int, int, bool, bool, bool, str],
-) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, fixed_rounds, cheats, variants, short, timers = args
-    config = SimConfig.soak(
-        seed,
-        players=(low, high),
-        rounds=fixed_rounds,
-        cheats=cheats,
-        long=not short,
-        peer=TIMERS[timers],
-        rules=(lambda n, r: variant_rules(Rng(seed + 1_000_003), n, r)) if variants else None,
+def sleeper_fork(seed: int, low: int, high: int, peer: PeerConfig) -> SimConfig:
+    """The seeded game of ``--sleeper-forks``: seat 1 sleeps, the cheater (the last seat;
+    seat 0 at two players) forks while it sleeps and sends its second version to it alone."""
+    rng = Rng(seed + 3_000_017)
+    players = low + rng.below(high - low + 1)
+    at = 3.0 + rng.below(61) / 10  # 3 to 9 s into the game
+    lasting = peer.drop_after * (0.3 + rng.below(100) / 10)  # 0.3 to 10.2 x drop_after
+    fork = at + lasting * rng.below(101) / 100  # while it sleeps
+    cheat = players - 1 if players > 2 else 0
+    faults = Faults(
+        freezes=(Freeze(1, at, lasting),),
+        equivocations=(Equivocation(cheat, fork, frozenset({1})),),
     )
+    rounds = 1 + rng.below(2)
+    return SimConfig(
+        players=players,
+        seed=seed,
+        rules=Rules(target=None, rounds=rounds),
+        faults=faults,
+        peer=peer,
+        max_time=400.0 * rounds + 8 * peer.drop_after + lasting,
+    )
+
+
+def one(
+    args: tuple[int, int, int, int, bool, bool, bool, str, bool],
+) -> tuple[int, int, dict[str, int], list[str], str]:
+    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers = args
+    if sleepers:
+        config = sleeper_fork(seed, low, high, TIMERS[timers])
+    else:
+        config = SimConfig.soak(
+            seed,
+            players=(low, high),
+            rounds=fixed_rounds,
+            cheats=cheats,
+            long=not short,
+            peer=TIMERS[timers],
+            rules=(lambda n, r: variant_rules(Rng(seed + 1_000_003), n, r)) if variants else None,
+        )
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
     result = run(config)
     seen = outcomes(result)
@@ -113,13 +147,28 @@ def main() -> int:
         default="quick",
         help="the peers' liveness timers: quick (drop after 3 s) or default (30 s)",
     )
+    parser.add_argument(
+        "--sleeper-forks",
+        action="store_true",
+        help="another mix: a member asleep, a cheater forking to it alone while it sleeps",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
     lo, hi = int(low), int(high or low)
     cheats = not args.no_cheats
     jobs = [
-        (seed, lo, hi, args.rounds, cheats, args.variants, args.short, args.timers)
+        (
+            seed,
+            lo,
+            hi,
+            args.rounds,
+            cheats,
+            args.variants,
+            args.short,
+            args.timers,
+            args.sleeper_forks,
+        )
         for seed in range(args.seed, args.seed + args.games)
     ]
     start = time.perf_counter()
