@@ -35,6 +35,7 @@ __all__ = [
     "BadAction",
     "Drop",
     "KeyPress",
+    "LobbyPick",
     "PageAction",
     "card_json",
     "parse_action",
@@ -79,7 +80,32 @@ class Drop:
     id: int = 0
 
 
-PageAction = KeyPress | Drop
+@dataclass(frozen=True, slots=True)
+class LobbyPick:
+    """A choice made with the pointer on the lobby's page (the lobby turns it into its keys,
+    :func:`p2p_nertz.web.terminal.pick_keys`).
+
+    Attributes:
+        do: one of :data:`LOBBY_PICKS`.
+        where: the table to join (its address, as listed).
+        ready: ``ready``: the mark wanted.
+        strategy: ``bot``: the bot's strategy.
+        speed: ``bot``: its speed, 1 to 10.
+        seat: ``remove``: the guest's seat, 1 to 7.
+    """
+
+    do: str
+    where: str = ""
+    ready: bool = True
+    strategy: str = ""
+    speed: int = 5
+    seat: int = 0
+
+
+#: What the lobby's page may ask for.
+LOBBY_PICKS = ("create", "join", "ready", "bot", "start", "remove", "leave", "quit")
+
+PageAction = KeyPress | Drop | LobbyPick
 
 
 def parse_action(text: str | bytes) -> PageAction:
@@ -113,7 +139,39 @@ def parse_action(text: str | bytes) -> PageAction:
         if not isinstance(number, int) or isinstance(number, bool):
             raise BadAction("a drop's id is a number")
         return Drop(source, tuple(targets[:8]), number)
+    if kind == "lobby":
+        return _lobby_pick(data)
     raise BadAction(f"no action {kind!r}")
+
+
+def _lobby_pick(data: dict[str, Any]) -> LobbyPick:
+    """A lobby message of the page, checked (see :class:`LobbyPick`).
+
+    >>> _lobby_pick({"do": "bot", "strategy": "greedy", "speed": 10})
+    LobbyPick(do='bot', where='', ready=True, strategy='greedy', speed=10, seat=0)
+    >>> _lobby_pick({"do": "remove", "seat": 9})
+    Traceback (most recent call last):
+    ...
+    p2p_nertz.web.model.BadAction: a guest's seat is 1 to 7
+    """
+    do = data.get("do")
+    if do not in LOBBY_PICKS:
+        raise BadAction(f"no lobby choice {do!r}")
+    where, ready = data.get("where", ""), data.get("ready", True)
+    strategy, speed, seat = data.get("strategy", ""), data.get("speed", 5), data.get("seat", 0)
+    if not isinstance(where, str) or not isinstance(strategy, str) or len(where + strategy) > 80:
+        raise BadAction("a table's address and a strategy are short texts")
+    if not isinstance(ready, bool):
+        raise BadAction("ready is true or false")
+    if not _whole(speed) or not 1 <= speed <= 10:
+        raise BadAction("a bot's speed is 1 to 10")
+    if not _whole(seat) or (do == "remove" and not 1 <= seat <= 7):
+        raise BadAction("a guest's seat is 1 to 7")
+    return LobbyPick(do, where, ready, strategy, speed, seat)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) -> dict[str, Any]:
