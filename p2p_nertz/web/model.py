@@ -11,7 +11,7 @@ Piles are named by their keys: ``n`` the Nerts pile, ``w`` the waste, ``1``-``6`
 piles, ``l`` the lake, ``s`` the stock (a click on it is the ``s`` key).
 
 >>> parse_action('{"type": "drop", "from": "n", "to": ["3", "l"], "id": 7}')
-Drop(source='n', targets=('3', 'l'), id=7)
+Drop(source='n', targets=('3', 'l'), id=7, count=0)
 >>> parse_action('{"type": "key", "key": "ENTER"}')
 KeyPress(key='ENTER')
 >>> parse_action('{"type": "drop", "from": "q", "to": []}')
@@ -73,11 +73,14 @@ class Drop:
             one that fits wins).
         id: the page's number for the drop, echoed with the next view (the page times the
             drop to its answer with it).
+        count: the run grabbed from a work pile, in cards from its top (the card picked and
+            those above it; 0: not said, the keys choose).
     """
 
     source: str
     targets: tuple[str, ...]
     id: int = 0
+    count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +139,12 @@ def parse_action(text: str | bytes) -> PageAction:
             raise BadAction(f"a drop's source is one of n, w, 1-6, not {source!r}")
         if not isinstance(targets, list) or not all(t in _TARGETS for t in targets):
             raise BadAction("a drop's targets are a list of n, w, 1-6 and l")
-        if not isinstance(number, int) or isinstance(number, bool):
+        if not _whole(number):
             raise BadAction("a drop's id is a number")
-        return Drop(source, tuple(targets[:8]), number)
+        count = data.get("count", 0)
+        if not _whole(count) or not 0 <= count <= 52:
+            raise BadAction("a drop's count is the cards grabbed, 0 to 52")
+        return Drop(source, tuple(targets[:8]), number, count)
     if kind == "lobby":
         return _lobby_pick(data)
     raise BadAction(f"no action {kind!r}")

@@ -607,7 +607,10 @@
     if (!targets.length) { snapBack(d.clone, d.origin); return; }
     const id = nextId++;
     pending.push({ id, t0: performance.now(), clone: d.clone, code: d.code, pile: d.pile });
-    send({ type: "drop", from: d.pile, to: targets, id });
+    // From a work pile: the run grabbed, the card picked and those above it (the peer moves
+    // exactly that run, or says why not).
+    const count = /^[1-6]$/.test(d.pile) ? runOf(d.el).length : 0;
+    send({ type: "drop", from: d.pile, to: targets, id, count });
   }
 
 
