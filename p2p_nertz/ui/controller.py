@@ -30,7 +30,7 @@ from typing import Protocol
 
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.state import GameState
-from p2p_nertz.rules import Move, MoveKind, Pile
+from p2p_nertz.rules import MoveKind, Pile, Tableau
 from p2p_nertz.ui.keys import (
     ENTER,
     Abandon,
@@ -43,7 +43,7 @@ from p2p_nertz.ui.keys import (
     press,
 )
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView
+from p2p_nertz.ui.view import TableView, card_text
 
 __all__ = [
     "BETWEEN_ROUNDS",
@@ -219,10 +219,12 @@ class TableController:
             for m in ctx.table.legal_moves(ctx.seat)
             if m.source is source and m.target is to and m.count == count and m.plays_card
         ]
+        if not moves:
+            tableau = ctx.table.tableaux[ctx.seat]
+            return KeyState(status=_run_misfit(tableau, source, to, count, ctx.symbols)), []
         # As the keys prefer: a move over a slide-under, an undeclared one over a joker's.
         moves.sort(key=lambda m: (m.kind is not MoveKind.CARD, m.declare is not None))
-        move = moves[0] if moves else Move.to_pile(source, to, count)
-        return press(KeyState(command=str(move)), ENTER, ctx)
+        return press(KeyState(command=str(moves[0])), ENTER, ctx)
 
     def act(self, action: Action, peer: Peer | None) -> list[Request]:
         """An action a pointer built (a card dragged to the lake, a click on "leave")."""
@@ -317,6 +319,24 @@ class TableController:
         self.left = True
         self.tracker.say("leaving the game: waiting for the others to hold our leave…")
         return [Leave()]
+
+
+def _run_misfit(tableau: Tableau, source: Pile, target: Pile, count: int, symbols: bool) -> str:
+    """Why the run of ``count`` cards grabbed from work pile ``source`` cannot go on work pile
+    ``target`` (the keys' reasons speak of whatever part of the pile fits, not of one run)."""
+    run = tableau.pile(source)[-count:]
+    if not run or len(run) < count:
+        return f"illegal: work pile {int(source)} has no {count} cards"
+    what = card_text(run[0], symbols=symbols)
+    if count > 1:
+        what += f"…{card_text(run[-1], symbols=symbols)}"
+    dest = tableau.top(target)
+    where = (
+        f"on {card_text(dest, symbols=symbols)}"
+        if dest is not None
+        else f"to work pile {int(target)}"
+    )
+    return f"illegal: {what} does not go {where}"
 
 
 #: The work piles by their keys.
