@@ -64,13 +64,16 @@ def card_in(driver: Any, pile: str, code: str) -> Any:
     )
 
 
-def drag(driver: Any, card: Any, target: Any) -> None:
-    """Drag ``card``, held by its top edge (the part of a card under others that shows), and
-    let it go over ``target``."""
+def drag(driver: Any, card: Any, target: Any, *, by_edge: bool = False) -> None:
+    """Drag ``card`` (held in its middle, or ``by_edge``: by its top edge, the part of a card
+    under others that shows) and let it go over ``target``."""
     from selenium.webdriver.common.action_chains import ActionChains
 
     chain = ActionChains(driver, duration=50)
-    chain.move_to_element_with_offset(card, 0, 6 - card.size["height"] // 2).click_and_hold()
+    if by_edge:
+        chain.move_to_element_with_offset(card, 0, 6 - card.size["height"] // 2).click_and_hold()
+    else:
+        chain.click_and_hold(card)
     chain.move_by_offset(12, 12).move_to_element(target).release().perform()
 
 
@@ -359,7 +362,7 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
     # there, so nothing moves (the terminal's two keys would have moved the part that fits,
     # from another card than the one picked up).
     grabbed = i - 1 if i > 0 else i + 1
-    drag(driver, card_in(driver, source, run[grabbed]), pile(target))
+    drag(driver, card_in(driver, source, run[grabbed]), pile(target), by_edge=True)
     reason = wait_for(
         driver,
         lambda d: (t := d.find_element("css selector", "#status").text).startswith("illegal") and t,
@@ -370,6 +373,6 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
     )
     assert work_piles(driver)[source] == run and work_piles(driver)[target] == onto, reason
     # The card that fits grabbed: it goes, with the cards above it, and nothing under it.
-    drag(driver, card_in(driver, source, run[i]), pile(target))
+    drag(driver, card_in(driver, source, run[i]), pile(target), by_edge=True)
     wait_for(driver, lambda d: work_piles(d)[target] == [*onto, *run[i:]], "the run moved")
     assert work_piles(driver)[source] == run[:i]

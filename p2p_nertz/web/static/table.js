@@ -261,6 +261,7 @@
       cell(tr, "").appendChild(go);
       body.appendChild(tr);
     }
+    $("#lobby-tables").hidden = !m.listings.length;
     $("#lobby-none").textContent = m.listings.length ? "" : (m.discovering
       ? `no table heard on ${m.discovering} yet: create one`
       : "no table known (--peer HOST:PORT, --discover BROADCAST): create one");
