@@ -4,8 +4,10 @@ may send back.
 Pure (no I/O): the server (:mod:`p2p_nertz.web.server`) sends :func:`view_json` of each view and
 hands each message of the page to :func:`parse_action`. The page draws what it is given and
 decides nothing: every card, pile and count comes from here, and everything it sends is a key
-(as the terminal's, :mod:`p2p_nertz.ui.keys`) or a drop (a source pile and the piles it was let
-go near, nearest first), which the table controller turns into a move or a reason.
+(as the terminal's, :mod:`p2p_nertz.ui.keys`) or a drop (a source pile, the piles it was let
+go near, nearest first, and how many cards of a work pile were grabbed), which the table
+controller turns into a move or a reason; in the lobby, a choice made with the pointer
+(:class:`LobbyPick`), which the lobby turns into its own keys.
 
 Piles are named by their keys: ``n`` the Nerts pile, ``w`` the waste, ``1``-``6`` the work
 piles, ``l`` the lake, ``s`` the stock (a click on it is the ``s`` key).
