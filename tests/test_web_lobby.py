@@ -2,7 +2,7 @@
 drawn as a page (the tables, your table's seats with fingerprints and ready marks, the rules, a
 form for bots), driven with the mouse; when the game starts the same page becomes the table. Two
 real players, each a ``nertz play --web`` process with its own page in headless chromium: alice
-creates a table and adds a bot, bob joins it by address, says ready, and alice starts the game."""
+creates a table and adds a bot, bob joins it by address, says ready, and alice starts the game. And the page on a phone-sized screen."""
 
 from __future__ import annotations
 
@@ -143,3 +143,20 @@ def test_web_lobby_create_add_a_bot_join_ready_and_start(
             )
             assert len(driver.find_elements("css selector", "#others .player")) == 2
             assert not driver.find_element("id", "lobby").is_displayed()
+
+
+def test_web_lobby_fits_a_phone_sized_screen(tmp_path: Path, lobbies: list[Lobby]) -> None:
+    alice = Lobby(tmp_path, "alice", "--peer", "127.0.0.1:9")
+    lobbies.append(alice)
+    with open_browser(390, 844) as a:
+        a.get(alice.url)
+        wait_for(a, lambda d: d.find_elements("css selector", "#lobby-tables tbody tr"), "a table")
+        click(a, "#lobby-create")
+        wait_for(a, lambda d: seat_row(d, "alice"), "alice's seat")
+        # Nothing wider than the screen: the page does not scroll sideways, and the buttons
+        # and the fingerprints are on it.
+        assert a.execute_script("return document.documentElement.scrollWidth") <= 390
+        for css in ("#lobby-start", "#lobby-leave", "#lobby-bot button[type=submit]"):
+            box = a.find_element("css selector", css).rect
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (css, box)
+        assert alice.fingerprint in seat_row(a, "alice")
