@@ -2,7 +2,8 @@
 drawn as a page (the tables, your table's seats with fingerprints and ready marks, the rules, a
 form for bots), driven with the mouse; when the game starts the same page becomes the table. Two
 real players, each a ``nertz play --web`` process with its own page in headless chromium: alice
-creates a table and adds a bot, bob joins it by address, says ready, and alice starts the game. And the page on a phone-sized screen."""
+creates a table and adds a bot, bob joins it by address, says ready, and alice starts the game.
+And the page on a phone-sized screen."""
 
 from __future__ import annotations
 
