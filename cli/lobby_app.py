@@ -237,8 +237,13 @@ class LobbyApp:
             for where, (_, heard) in list(self.offers.items()):
                 if now - heard > _OFFER_STALE:
                     del self.offers[where]
-            width, height = self.terminal.size()
-            self.terminal.paint(render_lobby(self.view(), width, height))
+            view = self.view()
+            show = getattr(self.terminal, "show_lobby", None)
+            if show is not None:  # a page draws the view itself (p2p_nertz.web.terminal)
+                show(view)
+            else:
+                width, height = self.terminal.size()
+                self.terminal.paint(render_lobby(view, width, height))
             with trio.move_on_after(_LOBBY_REFRESH):
                 await self.wake.wait()
 

@@ -4,14 +4,14 @@ Runs ``nertz play --web --bots 3 --no-open`` (two rounds, so the first round's b
 countdown), opens the page in headless chromium (Debian's, as the browser tests do), plays a
 little (turns the stock until an ace shows and drags it to the lake), and saves:
 
-* ``docs/images/web-lobby.png``: the lobby (``nertz play --web`` alone): a table created, a
-  bot added, 1280×720;
+* ``docs/images/web-lobby.png``: the lobby page (``nertz play --web`` alone): a table created,
+  a bot added (and ready), 1280×720;
 * ``docs/images/web-table.png``: the table mid-round, 1280×720;
 * ``docs/images/web-phone.png``: the same on a phone-sized screen, 390×844;
 * ``docs/images/web-contrast.png``: the high-contrast mode, 1280×720;
 * ``docs/images/web-board.png``: the end of the first round (a bot calls Nerts), 1280×720.
 
-Usage: ``.venv/bin/python scripts/web_screenshots.py [--seed N] [--out DIR]``.
+Usage: ``.venv/bin/python scripts/web_screenshots.py [--seed N] [--out DIR] [--lobby-only]``.
 """
 
 from __future__ import annotations
@@ -65,11 +65,16 @@ def lobby(out: Path, tmp: Path) -> None:
         url = proc.stdout.readline().strip()
         with open_browser(1280, 720) as driver:
             driver.get(url)
-            text = "return document.getElementById('screen-text').textContent"
-            wait_for(driver, lambda d: "lobby" in d.execute_script(text), "the lobby")
-            for key_name, after in (("c", "you host"), ("b", "add a bot:"), ("ENTER", "sat down")):
-                driver.find_element("css selector", f'#lobby-keys [data-key="{key_name}"]').click()
-                wait_for(driver, lambda d, a=after: a in d.execute_script(text), after)
+            seats = "#lobby-seats tbody tr"
+            wait_for(driver, lambda d: d.find_element("id", "lobby-me").text, "the lobby")
+            driver.find_element("id", "lobby-create").click()
+            wait_for(driver, lambda d: d.find_elements("css selector", seats), "a table")
+            driver.find_element("css selector", "#lobby-bot button[type=submit]").click()
+            wait_for(
+                driver,
+                lambda d: "everybody is ready" in d.find_element("id", "lobby-blocker").text,
+                "a bot seated, ready",
+            )
             driver.save_screenshot(str(out / "web-lobby.png"))
     finally:
         proc.terminate()
@@ -80,11 +85,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "images")
+    parser.add_argument("--lobby-only", action="store_true", help="only the lobby's picture")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     game_args = ("--bots", "3", "--speed", "5", "--seed", str(args.seed), "--rounds", "2")
     with tempfile.TemporaryDirectory() as tmp:
         lobby(args.out, Path(tmp))
+    if args.lobby_only:
+        print(args.out / "web-lobby.png")
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         game = WebGame(Path(tmp), *game_args, "--draw", "1")
         try:

@@ -172,3 +172,57 @@ def test_the_round_picture_agrees_with_the_round_s_score() -> None:
             assert player.nerts_left == 0
     assert sum(map(len, picture.won)) == sum(map(len, picture.lost))
     assert picture_of(final, 9) is None
+
+
+def _with_a_run() -> tuple[Peer, Move]:
+    """Seat 0's peer with a work pile of two cards or more whose top part (not the whole
+    pile) moves onto another work pile; and that move. (Built by playing: cards from the Nerts
+    pile and the waste onto the work piles, the stock turned, until there is one.)"""
+    net = PeerNetwork(3, seed=2, rules=Rules(rounds=1, target=None), strategies={
+        s: Paused() for s in range(3)
+    })  # fmt: skip
+    net.run(lambda n: all(p.phase is st.Phase.PLAY for p in n.peers))
+    peer = net.peers[0]
+    for _ in range(300):
+        tableau = _table(peer).tableaux[0]
+        for m in _card_moves(peer):
+            assert m.source is not None and m.target is not None
+            if m.source.is_work and m.target.is_work and m.count < len(tableau.pile(m.source)):
+                return peer, m
+        builds = [
+            m
+            for m in _card_moves(peer)
+            if m.target is not None and m.target.is_work and m.source in (Pile.NERTS, Pile.WASTE)
+        ]
+        net.play(0, builds[0] if builds else Move.turn())
+    raise AssertionError("no run to split in 300 moves")
+
+
+def test_a_drop_moves_exactly_the_run_grabbed_from_a_work_pile() -> None:
+    peer, move = _with_a_run()
+    assert move.source is not None and move.target is not None
+    source, target = KEY[move.source], KEY[move.target]
+    pile = _table(peer).tableaux[0].pile(move.source)
+    # The top part that fits, grabbed by its first card: that run moves, as the keys' would.
+    controller = _controller(peer)
+    requests = controller.drop(source, [target], peer, 0.0, count=move.count)
+    assert requests == [PlayMove(move)]
+    # A card under it grabbed (the whole pile here): that run does not fit, so nothing moves
+    # (the keys alone would have moved the top part: not the card the person picked up).
+    assert _controller(peer).drop(source, [target], peer, 0.0)[0] == PlayMove(move)
+    controller = _controller(peer)
+    assert controller.drop(source, [target], peer, 0.0, count=len(pile)) == []
+    assert controller.keys.status.startswith("illegal: "), controller.keys.status
+    # Only a top card goes to the lake, whatever is under the one grabbed.
+    controller = _controller(peer)
+    assert controller.drop(source, ["l"], peer, 0.0, count=len(pile)) == []
+    assert controller.keys.status == "illegal: only a pile's top card goes to the lake"
+
+
+def test_a_drop_s_count_is_checked() -> None:
+    assert parse_action('{"type": "drop", "from": "2", "to": ["1"], "count": 3}') == Drop(
+        "2", ("1",), 0, 3
+    )
+    for count in ("-1", "53", '"2"', "true"):
+        with pytest.raises(BadAction, match="count"):
+            parse_action(f'{{"type": "drop", "from": "2", "to": ["1"], "count": {count}}}')

@@ -64,11 +64,17 @@ def card_in(driver: Any, pile: str, code: str) -> Any:
     )
 
 
-def drag(driver: Any, card: Any, target: Any) -> None:
+def drag(driver: Any, card: Any, target: Any, *, by_edge: bool = False) -> None:
+    """Drag ``card`` (held in its middle, or ``by_edge``: by its top edge, the part of a card
+    under others that shows) and let it go over ``target``."""
     from selenium.webdriver.common.action_chains import ActionChains
 
     chain = ActionChains(driver, duration=50)
-    chain.click_and_hold(card).move_by_offset(12, 12).move_to_element(target).release().perform()
+    if by_edge:
+        chain.move_to_element_with_offset(card, 0, 6 - card.size["height"] // 2).click_and_hold()
+    else:
+        chain.click_and_hold(card)
+    chain.move_by_offset(12, 12).move_to_element(target).release().perform()
 
 
 def stats(driver: Any) -> dict[str, Any]:
@@ -287,3 +293,86 @@ def test_web_a_finger_drags_an_ace_to_the_lake_on_a_phone_sized_page(tmp_path: P
             )
     finally:
         started.stop()
+
+
+def work_piles(driver: Any) -> dict[str, list[str]]:
+    """Each of our work piles as the page draws it, bottom card first (by pile key)."""
+    piles: dict[str, list[str]] = driver.execute_script(
+        "const out = {};"
+        "for (const p of document.querySelectorAll('#mine .pile.work'))"
+        "  out[p.dataset.pile] = [...p.querySelectorAll('.card[data-code]')]"
+        "    .map((c) => c.dataset.code);"
+        "return out;"
+    )
+    return piles
+
+
+def split_run(driver: Any) -> tuple[str, str, int] | None:
+    """A work pile of two cards or more, part of which (from its ``i``-th card up) fits on
+    another work pile's top: (that pile, the other, i)."""
+    piles = work_piles(driver)
+    return next(
+        (
+            (source, target, i)
+            for source, run in piles.items()
+            for target, other in piles.items()
+            if len(run) >= 2 and other and target != source
+            for i in range(len(run))
+            if fits_on(Card.parse(run[i]), Card.parse(other[-1]))
+        ),
+        None,
+    )
+
+
+def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_above_it(
+    page: Any,
+) -> None:
+    driver = page
+    pile = lambda key: driver.find_element("css selector", f'#mine .pile[data-pile="{key}"]')  # noqa: E731
+    # Build on the work piles (cards from the Nerts pile and the waste dragged onto them, the
+    # stock turned) until one holds a run whose top card alone would go on another pile.
+    for _ in range(150):
+        found = split_run(driver)
+        if found is not None:
+            break
+        mine = tops(driver)
+        pair = next(
+            (
+                (source, target, card)
+                for source, card in mine.items()
+                for target, top in mine.items()
+                if source in ("n", "w") and target.isdigit() and fits_on(card, top)
+            ),
+            None,
+        )
+        if pair is not None:
+            source, target, card = pair
+            drag(driver, card_in(driver, source, str(card)), pile(target))
+            wait_for(driver, lambda d, t=target, c=card: work_piles(d)[t][-1] == str(c), "built")
+            continue
+        before = waste(driver)
+        pile("s").click()
+        wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
+    else:
+        raise AssertionError(f"no run to split in 150 steps: {work_piles(driver)}")
+    source, target, i = found
+    run, onto = work_piles(driver)[source], work_piles(driver)[target]
+    # A card of that pile other than the one that fits (the one below it, or above it when
+    # it is the bottom card) grabbed, and let go on that pile: the run grabbed does not go
+    # there, so nothing moves (the terminal's two keys would have moved the part that fits,
+    # from another card than the one picked up).
+    grabbed = i - 1 if i > 0 else i + 1
+    drag(driver, card_in(driver, source, run[grabbed]), pile(target), by_edge=True)
+    reason = wait_for(
+        driver,
+        lambda d: (t := d.find_element("css selector", "#status").text).startswith("illegal") and t,
+        "the reason",
+    )
+    wait_for(
+        driver, lambda d: not d.find_elements("css selector", ".dragging, .ghost"), "snap back"
+    )
+    assert work_piles(driver)[source] == run and work_piles(driver)[target] == onto, reason
+    # The card that fits grabbed: it goes, with the cards above it, and nothing under it.
+    drag(driver, card_in(driver, source, run[i]), pile(target), by_edge=True)
+    wait_for(driver, lambda d: work_piles(d)[target] == [*onto, *run[i:]], "the run moved")
+    assert work_piles(driver)[source] == run[:i]

@@ -30,7 +30,9 @@ from typing import Protocol
 
 from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.state import GameState
+from p2p_nertz.rules import MoveKind, Pile, Tableau
 from p2p_nertz.ui.keys import (
+    ENTER,
     Abandon,
     Action,
     CloseBoard,
@@ -41,7 +43,7 @@ from p2p_nertz.ui.keys import (
     press,
 )
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView
+from p2p_nertz.ui.view import TableView, card_text
 
 __all__ = [
     "BETWEEN_ROUNDS",
@@ -151,7 +153,13 @@ class TableController:
         return self._actions(actions)
 
     def drop(
-        self, source: str, targets: Sequence[str], peer: Peer | None, now: float
+        self,
+        source: str,
+        targets: Sequence[str],
+        peer: Peer | None,
+        now: float,
+        *,
+        count: int = 0,
     ) -> list[Request]:
         """A card a pointer dropped: picked from ``source`` and let go near ``targets`` (pile
         keys as :mod:`p2p_nertz.ui.keys` names them: ``n``, ``w``, ``1``-``6``, ``l``; the
@@ -163,6 +171,13 @@ class TableController:
         nearest one that fits). None fits: the status says why the nearest did not, and
         nothing else changes (the page draws the card back where the view has it). A drop
         back on its own pile changes nothing (the same key twice would mean "to the lake").
+
+        ``count``: the run grabbed, in cards from the top of a work pile (a card picked from
+        the middle of a pile, with those above it; 0: as the keys choose). Then the drop moves
+        exactly that run, never another part of the pile: onto a work pile as that many
+        cards (a move, else a slide-under), typed as the move's notation on the keys' command
+        line (so it is checked, and refused with its reason, as a typed move is); only a
+        pile's top card goes to the lake.
         """
         targets = [t for t in targets if t != source]
         if peer is None or not targets or self.tracker.board is not None:
@@ -174,7 +189,10 @@ class TableController:
             if keys.selected is None:  # the source itself cannot move (empty, frozen)
                 first = keys
                 break
-            keys, actions = press(keys, target, ctx)
+            if count > 0 and keys.selected.is_work:
+                keys, actions = self._drop_run(keys.selected, target, count, ctx)
+            else:
+                keys, actions = press(keys, target, ctx)
             if any(isinstance(a, PlayMove) for a in actions):
                 self.keys = keys
                 return self._actions(actions)
@@ -182,6 +200,31 @@ class TableController:
         assert first is not None
         self.keys = KeyState(status=first.status)
         return []
+
+    @staticmethod
+    def _drop_run(
+        source: Pile, target: str, count: int, ctx: Context
+    ) -> tuple[KeyState, list[Action]]:
+        """The run of ``count`` cards from the top of work pile ``source`` dropped on
+        ``target`` (see :meth:`drop`)."""
+        if target == "l":
+            if count == 1:
+                return press(KeyState(selected=source), target, ctx)
+            return KeyState(status="illegal: only a pile's top card goes to the lake"), []
+        to = _WORK_KEYS.get(target)
+        if to is None or ctx.table is None or ctx.seat is None:
+            return press(KeyState(selected=source), target, ctx)  # (the keys say why not)
+        moves = [
+            m
+            for m in ctx.table.legal_moves(ctx.seat)
+            if m.source is source and m.target is to and m.count == count and m.plays_card
+        ]
+        if not moves:
+            tableau = ctx.table.tableaux[ctx.seat]
+            return KeyState(status=_run_misfit(tableau, source, to, count, ctx.symbols)), []
+        # As the keys prefer: a move over a slide-under, an undeclared one over a joker's.
+        moves.sort(key=lambda m: (m.kind is not MoveKind.CARD, m.declare is not None))
+        return press(KeyState(command=str(moves[0])), ENTER, ctx)
 
     def act(self, action: Action, peer: Peer | None) -> list[Request]:
         """An action a pointer built (a card dragged to the lake, a click on "leave")."""
@@ -285,6 +328,28 @@ class TableController:
         self.left = True
         self.tracker.say("leaving the game: waiting for the others to hold our leave…")
         return [Leave()]
+
+
+def _run_misfit(tableau: Tableau, source: Pile, target: Pile, count: int, symbols: bool) -> str:
+    """Why the run of ``count`` cards grabbed from work pile ``source`` cannot go on work pile
+    ``target`` (the keys' reasons speak of whatever part of the pile fits, not of one run)."""
+    run = tableau.pile(source)[-count:]
+    if not run or len(run) < count:
+        return f"illegal: work pile {int(source)} has no {count} cards"
+    what = card_text(run[0], symbols=symbols)
+    if count > 1:
+        what += f"…{card_text(run[-1], symbols=symbols)}"
+    dest = tableau.top(target)
+    where = (
+        f"on {card_text(dest, symbols=symbols)}"
+        if dest is not None
+        else f"to work pile {int(target)}"
+    )
+    return f"illegal: {what} does not go {where}"
+
+
+#: The work piles by their keys.
+_WORK_KEYS = {str(n): Pile(n) for n in range(1, 7)}
 
 
 def _silence(peer: Peer, now: float) -> tuple[float, float]:

@@ -69,6 +69,7 @@ __all__ = [
     "press_lobby",
     "render_lobby",
     "rules_text",
+    "status_refused",
 ]
 
 UP = "UP"
@@ -428,6 +429,16 @@ def rules_text(rules: Rules) -> list[str]:
     ]
 
 
+def status_refused(text: str) -> bool:
+    """Whether a status line says a key was refused (drawn as bad news, at the terminal and on
+    the page alike).
+
+    >>> status_refused("cannot start: waiting for bob"), status_refused("ready")
+    (True, False)
+    """
+    return text.startswith(("cannot", "no ", "not ", "only ", "the host refused", "error"))
+
+
 def render_lobby(view: LobbyView, width: int = 80, height: int = 24) -> Screen:
     """Lay the lobby out on a ``width`` × ``height`` screen (see the module docstring)."""
     return _LobbyPainter(view, width).screen(height)
@@ -474,8 +485,7 @@ class _LobbyPainter:
         text = self.view.keys.status
         row = self.row()
         if text:
-            bad = text.startswith(("cannot", "no ", "not ", "only ", "the host refused", "error"))
-            row.add(text, Style.BAD if bad else Style.WARN)
+            row.add(text, Style.BAD if status_refused(text) else Style.WARN)
         return row.spans()
 
     def hint(self) -> tuple[Span, ...]:

@@ -4,14 +4,16 @@ may send back.
 Pure (no I/O): the server (:mod:`p2p_nertz.web.server`) sends :func:`view_json` of each view and
 hands each message of the page to :func:`parse_action`. The page draws what it is given and
 decides nothing: every card, pile and count comes from here, and everything it sends is a key
-(as the terminal's, :mod:`p2p_nertz.ui.keys`) or a drop (a source pile and the piles it was let
-go near, nearest first), which the table controller turns into a move or a reason.
+(as the terminal's, :mod:`p2p_nertz.ui.keys`) or a drop (a source pile, the piles it was let
+go near, nearest first, and how many cards of a work pile were grabbed), which the table
+controller turns into a move or a reason; in the lobby, a choice made with the pointer
+(:class:`LobbyPick`), which the lobby turns into its own keys.
 
 Piles are named by their keys: ``n`` the Nerts pile, ``w`` the waste, ``1``-``6`` the work
 piles, ``l`` the lake, ``s`` the stock (a click on it is the ``s`` key).
 
 >>> parse_action('{"type": "drop", "from": "n", "to": ["3", "l"], "id": 7}')
-Drop(source='n', targets=('3', 'l'), id=7)
+Drop(source='n', targets=('3', 'l'), id=7, count=0)
 >>> parse_action('{"type": "key", "key": "ENTER"}')
 KeyPress(key='ENTER')
 >>> parse_action('{"type": "drop", "from": "q", "to": []}')
@@ -35,6 +37,7 @@ __all__ = [
     "BadAction",
     "Drop",
     "KeyPress",
+    "LobbyPick",
     "PageAction",
     "card_json",
     "parse_action",
@@ -72,14 +75,42 @@ class Drop:
             one that fits wins).
         id: the page's number for the drop, echoed with the next view (the page times the
             drop to its answer with it).
+        count: the run grabbed from a work pile, in cards from its top (the card picked and
+            those above it; 0: not said, the keys choose).
     """
 
     source: str
     targets: tuple[str, ...]
     id: int = 0
+    count: int = 0
 
 
-PageAction = KeyPress | Drop
+@dataclass(frozen=True, slots=True)
+class LobbyPick:
+    """A choice made with the pointer on the lobby's page (the lobby turns it into its keys,
+    :func:`p2p_nertz.web.terminal.pick_keys`).
+
+    Attributes:
+        do: one of :data:`LOBBY_PICKS`.
+        where: the table to join (its address, as listed).
+        ready: ``ready``: the mark wanted.
+        strategy: ``bot``: the bot's strategy.
+        speed: ``bot``: its speed, 1 to 10.
+        seat: ``remove``: the guest's seat, 1 to 7.
+    """
+
+    do: str
+    where: str = ""
+    ready: bool = True
+    strategy: str = ""
+    speed: int = 5
+    seat: int = 0
+
+
+#: What the lobby's page may ask for.
+LOBBY_PICKS = ("create", "join", "ready", "bot", "start", "remove", "leave", "quit")
+
+PageAction = KeyPress | Drop | LobbyPick
 
 
 def parse_action(text: str | bytes) -> PageAction:
@@ -110,10 +141,45 @@ def parse_action(text: str | bytes) -> PageAction:
             raise BadAction(f"a drop's source is one of n, w, 1-6, not {source!r}")
         if not isinstance(targets, list) or not all(t in _TARGETS for t in targets):
             raise BadAction("a drop's targets are a list of n, w, 1-6 and l")
-        if not isinstance(number, int) or isinstance(number, bool):
+        if not _whole(number):
             raise BadAction("a drop's id is a number")
-        return Drop(source, tuple(targets[:8]), number)
+        count = data.get("count", 0)
+        if not _whole(count) or not 0 <= count <= 52:
+            raise BadAction("a drop's count is the cards grabbed, 0 to 52")
+        return Drop(source, tuple(targets[:8]), number, count)
+    if kind == "lobby":
+        return _lobby_pick(data)
     raise BadAction(f"no action {kind!r}")
+
+
+def _lobby_pick(data: dict[str, Any]) -> LobbyPick:
+    """A lobby message of the page, checked (see :class:`LobbyPick`).
+
+    >>> _lobby_pick({"do": "bot", "strategy": "greedy", "speed": 10})
+    LobbyPick(do='bot', where='', ready=True, strategy='greedy', speed=10, seat=0)
+    >>> _lobby_pick({"do": "remove", "seat": 9})
+    Traceback (most recent call last):
+    ...
+    p2p_nertz.web.model.BadAction: a guest's seat is 1 to 7
+    """
+    do = data.get("do")
+    if do not in LOBBY_PICKS:
+        raise BadAction(f"no lobby choice {do!r}")
+    where, ready = data.get("where", ""), data.get("ready", True)
+    strategy, speed, seat = data.get("strategy", ""), data.get("speed", 5), data.get("seat", 0)
+    if not isinstance(where, str) or not isinstance(strategy, str) or len(where + strategy) > 80:
+        raise BadAction("a table's address and a strategy are short texts")
+    if not isinstance(ready, bool):
+        raise BadAction("ready is true or false")
+    if not _whole(speed) or not 1 <= speed <= 10:
+        raise BadAction("a bot's speed is 1 to 10")
+    if not _whole(seat) or (do == "remove" and not 1 <= seat <= 7):
+        raise BadAction("a guest's seat is 1 to 7")
+    return LobbyPick(do, where, ready, strategy, speed, seat)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) -> dict[str, Any]:

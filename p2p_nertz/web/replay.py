@@ -20,7 +20,7 @@ import trio
 
 from p2p_nertz.audit.replay import Replay, step_line
 from p2p_nertz.ui.view import TableView
-from p2p_nertz.web.model import Drop, KeyPress, PageAction, view_json
+from p2p_nertz.web.model import KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["ReplayStepper", "run_web_replay"]
@@ -107,8 +107,8 @@ async def run_web_replay(
     send, receive = trio.open_memory_channel[PageAction](64)
 
     def on_action(action: PageAction) -> None:
-        if isinstance(action, Drop):
-            return  # nothing moves in a replay
+        if not isinstance(action, KeyPress):
+            return  # nothing moves in a replay, and there is no lobby
         with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped, as keys typed ahead)
             send.send_nowait(action)
 

@@ -110,7 +110,8 @@ class WebApp:
     Args:
         page: the token and the allowed hosts.
         feed: the views to send.
-        on_action: called with each action a page sends (it must not block).
+        on_action: called with each action a page sends (it must not block; a
+            :class:`~p2p_nertz.web.model.BadAction` it raises is answered to that page).
     """
 
     def __init__(self, page: Page, feed: ViewFeed, on_action: Callable[[PageAction], None]) -> None:
@@ -191,11 +192,9 @@ class WebApp:
             text = message.get("text")
             data = text if text is not None else message.get("bytes") or b""
             try:
-                action = parse_action(data)
-            except BadAction as exc:
+                self.on_action(parse_action(data))
+            except BadAction as exc:  # (not an action, or not one that means anything now)
                 await send({"type": "websocket.send", "text": _error(str(exc))})
-                continue
-            self.on_action(action)
 
 
 def _error(text: str) -> str:

@@ -198,7 +198,9 @@ class _Runner:
             if isinstance(action, KeyPress):
                 await self.carry_out(self.table.press(action.key, self._peer(), now))
             elif isinstance(action, Drop):
-                requests = self.table.drop(action.source, action.targets, self._peer(), now)
+                requests = self.table.drop(
+                    action.source, action.targets, self._peer(), now, count=action.count
+                )
                 await self.carry_out(requests)
                 self.front.ack = action.id
                 self.front.handled_ms = (time.perf_counter() - received) * 1000.0

@@ -230,20 +230,110 @@
     return true;
   }
 
-  // The lobby: its own text screen (the terminal's), each span styled, and a button per key.
-  let screenMode = false;
-  function drawScreen(rows) {
-    screenMode = true;
+  // The lobby: the lobby's view drawn as a page. Every button sends a choice; the peer turns
+  // it into the lobby's own keys, so what may happen now (and why not) is decided there.
+  let lobbyMode = false;
+  function lobbyPick(what) { send(Object.assign({ type: "lobby" }, what)); }
+  function cell(tr, text, cls) { const td = el("td", cls, text); tr.appendChild(td); return td; }
+  function drawLobby(m) {
+    lobbyMode = true;
     $("#table").hidden = true;
-    $("#screen").hidden = false;
-    const pre = $("#screen-text");
-    pre.replaceChildren();
-    for (const row of rows) {
-      const line = el("div", "line");
-      for (const [text, style] of row) line.appendChild(el("span", `s-${style}`, text));
-      pre.appendChild(line);
-    }
+    $("#lobby").hidden = false;
     stats.views += 1;
+    const me = $("#lobby-me");
+    me.replaceChildren(el("strong", "", m.name), " ", el("span", "fp", `(${m.fingerprint})`));
+    me.append(m.discovering ? ` · listening for tables on ${m.discovering}` : "");
+    const body = $("#lobby-tables tbody");
+    body.replaceChildren();
+    for (const t of m.listings) {
+      const tr = el("tr", t.here ? "here" : "");
+      tr.dataset.where = t.where;
+      cell(tr, String(t.n));
+      cell(tr, t.name || "(not asked yet)", t.name ? "" : "dim");
+      cell(tr, t.fingerprint, "fp");
+      cell(tr, t.seats, t.full ? "bad" : "good");
+      cell(tr, t.where, "fp");
+      cell(tr, t.found, "dim");
+      const go = el("button", "join", t.here ? "here" : "join");
+      go.type = "button";
+      go.disabled = m.table !== null;
+      go.onclick = () => lobbyPick({ do: "join", where: t.where });
+      cell(tr, "").appendChild(go);
+      body.appendChild(tr);
+    }
+    $("#lobby-tables").hidden = !m.listings.length;
+    $("#lobby-none").textContent = m.listings.length ? "" : (m.discovering
+      ? `no table heard on ${m.discovering} yet: create one`
+      : "no table known (--peer HOST:PORT, --discover BROADCAST): create one");
+    $("#lobby-create").disabled = m.table !== null;
+    drawLobbyTable(m);
+    const status = $("#lobby-status");
+    status.textContent = m.status;
+    status.className = m.refused ? "bad" : "warn";
+    const news = $("#lobby-messages");
+    news.replaceChildren(...m.messages.map((t) => el("li", "", t)));
+  }
+  function drawLobbyTable(m) {
+    const t = m.table;
+    $("#lobby-table").hidden = t === null;
+    if (t === null) return;
+    $("#lobby-table").dataset.where = t.where;
+    const role = t.hosting ? "you host it" : `host: ${t.host || "?"}`;
+    const seated = t.capacity ? ` · ${t.seats.length}/${t.capacity} seated` : "";
+    $("#lobby-title").textContent = `Your table at ${t.where} · ${role}${seated}`;
+    const body = $("#lobby-seats tbody");
+    body.replaceChildren();
+    for (const s of t.seats) {
+      const tr = el("tr", s.you ? "here" : "");
+      tr.dataset.seat = String(s.seat);
+      cell(tr, String(s.seat));
+      cell(tr, s.name + (s.you ? " (you)" : ""));
+      cell(tr, s.fingerprint, "fp");
+      cell(tr, s.host ? "host" : "", "dim");
+      cell(tr, s.ready ? "✓ ready" : "not ready", s.ready ? "ready good" : "ready warn");
+      const last = cell(tr, "");
+      if (t.hosting && !s.host) {
+        const out = el("button", "remove", "remove");
+        out.type = "button";
+        out.onclick = () => lobbyPick({ do: "remove", seat: s.seat });
+        last.appendChild(out);
+      }
+      body.appendChild(tr);
+    }
+    if (!t.seats.length) {
+      const tr = el("tr", "");
+      cell(tr, "waiting for the host to answer…", "dim").colSpan = 6;
+      body.appendChild(tr);
+    }
+    $("#lobby-rules").replaceChildren(
+      ...(t.rules || ["not shown yet"]).map((line) => el("li", t.rules ? "" : "dim", line)));
+    const blocker = $("#lobby-blocker");
+    blocker.textContent = t.blocker !== null ? t.blocker
+      : (t.hosting ? "everybody is ready: start the game" : `everybody is ready: waiting for ${t.host} to start`);
+    blocker.className = t.blocker !== null ? "warn" : "good";
+    const select = $("#bot-strategy");
+    if (changed("strategies", m.strategies)) {
+      select.replaceChildren(...m.strategies.map((name) => el("option", "", name)));
+      if (m.bot.strategy) select.value = m.bot.strategy;
+    }
+    const ready = $("#lobby-ready");
+    ready.hidden = t.hosting;
+    ready.textContent = t.ready ? "not ready after all" : "I am ready";
+    ready.onclick = () => lobbyPick({ do: "ready", ready: !t.ready });
+    $("#lobby-start").hidden = !t.hosting;
+    $("#lobby-start").disabled = !t.can_start;
+    $("#lobby-leave").textContent = t.hosting ? "close the table" : "leave the table";
+  }
+  function setUpLobby() {
+    $("#lobby-create").onclick = () => lobbyPick({ do: "create" });
+    $("#lobby-start").onclick = () => lobbyPick({ do: "start" });
+    $("#lobby-leave").onclick = () => lobbyPick({ do: "leave" });
+    const speed = $("#bot-speed");
+    speed.oninput = () => { $("#bot-speed-shown").textContent = speed.value; };
+    $("#lobby-bot").onsubmit = (ev) => {
+      ev.preventDefault();
+      lobbyPick({ do: "bot", strategy: $("#bot-strategy").value, speed: Number(speed.value) });
+    };
   }
 
   // The round as a picture, from the signed events (the same for everyone): each player's
@@ -386,9 +476,9 @@
       const m = JSON.parse(ev.data);
       if (m.type === "error") { toast(m.error); return; }
       if (m.type === "waiting") { $("#status").textContent = m.text; return; }
-      if (m.type === "screen") { drawScreen(m.rows); return; }
-      screenMode = false;
-      $("#screen").hidden = true;
+      if (m.type === "lobby") { drawLobby(m); return; }
+      lobbyMode = false;
+      $("#lobby").hidden = true;
       $("#table").hidden = false;
       if (m.type !== "view") return;
       view = m;
@@ -518,13 +608,17 @@
     if (!targets.length) { snapBack(d.clone, d.origin); return; }
     const id = nextId++;
     pending.push({ id, t0: performance.now(), clone: d.clone, code: d.code, pile: d.pile });
-    send({ type: "drop", from: d.pile, to: targets, id });
+    // From a work pile: the run grabbed, the card picked and those above it (the peer moves
+    // exactly that run, or says why not).
+    const count = /^[1-6]$/.test(d.pile) ? runOf(d.el).length : 0;
+    send({ type: "drop", from: d.pile, to: targets, id, count });
   }
 
 
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    if (!screenMode && (!view || view.command === null)) {
+    if (ev.target.closest && ev.target.closest("input, select, textarea")) return; // (a form's own)
+    if (!lobbyMode && (!view || view.command === null)) {
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
       if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
@@ -552,7 +646,8 @@
     document.addEventListener("keydown", onKey);
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
-    for (const b of document.querySelectorAll("#replay button, #lobby-keys button"))
+    setUpLobby();
+    for (const b of document.querySelectorAll("#replay button"))
       b.onclick = () => key(b.dataset.key);
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
