@@ -24,18 +24,17 @@ import trio
 
 from cli.args import EXIT_FAILED, expected_errors
 from cli.terminal import Terminal, TerminalFront, open_curses
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
+from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
+from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.ui import Abandon, Leave, PlayMove
-from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
+from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.ui.controller import TableController
 
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
 
-_REFRESH = 0.1  # seconds between redraws for the others' moves (when nothing else wakes us)
 
 
 @dataclass
@@ -102,48 +101,17 @@ async def run_table(
     return outcome
 
 
-class _Runner:
-    """The trio tasks of :func:`run_table` around its controller."""
-
-    def __init__(self, node: PeerNode, table: TableController) -> None:
-        self.node = node
-        self.table = table
-        self.peer: Peer | None = None
-        self.wake = trio.Event()
-        self.nursery: trio.Nursery | None = None
-
-    def _peer(self) -> Peer | None:
-        try:
-            return self.node.peer
-        except RuntimeError:  # not started yet
-            return None
-
-    def on_notice(self, effect: Effect) -> None:
-        self.table.notice(effect, self.node.peer.final, self.node.clock())
-        self.wake.set()
-
-    async def play(self, endpoints: Mapping[PeerId, str]) -> None:
-        try:
-            self.peer = await self.node.run(endpoints)
-        finally:
-            requests = self.table.node_stopped()
-            self.wake.set()
-        await self.carry_out(requests)
+class _Runner(TableRunner):
+    """The trio tasks of :func:`run_table` around its controller: the shared ones
+    (:class:`~p2p_nertz.runtime.table.TableRunner`), and the keyboard and the terminal's
+    signals."""
 
     async def keyboard(self, terminal: Terminal) -> None:
         while True:
             await terminal.wait_input()
             for key in terminal.read_keys():
-                await self.carry_out(self.table.press(key, self._peer(), self.node.clock()))
+                await self.carry_out(self.table.press(key, self.current(), self.node.clock()))
             self.wake.set()
-
-    async def screen(self) -> None:
-        while True:
-            self.wake = trio.Event()
-            await self.carry_out(self.table.tick(self.node.clock()))
-            self.table.draw(self._peer(), self.node.clock())
-            with trio.move_on_after(_REFRESH):
-                await self.wake.wait()
 
     async def watch_signals(self, terminal: Terminal) -> None:
         wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGWINCH]
@@ -154,42 +122,6 @@ class _Runner:
                 else:
                     await self.carry_out(self.table.signal_received(signum))
                 self.wake.set()
-
-    async def carry_out(self, requests: list[Request]) -> None:
-        """Do what the controller asks of the node; hand failures back to it."""
-        assert self.nursery is not None
-        for request in requests:
-            if isinstance(request, PlayMove):
-                try:
-                    await self.node.play(request.move)
-                except (IllegalMoveError, LocalProtocolError) as exc:
-                    self.table.refused(str(exc))
-            elif isinstance(request, Abandon):
-                try:
-                    await self.node.abandon()
-                except LocalProtocolError as exc:
-                    self.table.abandon_refused(str(exc))
-                else:
-                    self.table.abandoned()
-            elif isinstance(request, Leave):
-                self.nursery.start_soon(self.leave)
-            elif isinstance(request, ReleaseReady):
-                self.nursery.start_soon(self.release, request.number)
-            elif isinstance(request, Quit):
-                self.nursery.cancel_scope.cancel()
-
-    async def leave(self) -> None:
-        self.wake.set()
-        try:
-            await self.node.leave()
-        except RuntimeError:  # not started yet
-            assert self.nursery is not None
-            self.nursery.cancel_scope.cancel()
-
-    async def release(self, number: int) -> None:
-        # (Not started: nothing to sign yet. Stopped meanwhile: nothing to sign any more.)
-        with contextlib.suppress(RuntimeError, NertzError):
-            await self.node.release_ready(number)
 
 
 def make_node(

@@ -19,20 +19,19 @@ from typing import Any
 
 import trio
 
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.ui import Abandon, Leave, PlayMove, TableView
-from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
+from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.ui import TableView
+from p2p_nertz.ui.controller import TableController
 from p2p_nertz.web.model import Drop, KeyPress, PageAction, view_json
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["WebFront", "WebOutcome", "run_web_table"]
 
-_REFRESH = 0.1  # seconds between views for the others' moves (when nothing else wakes us)
 _QUEUE = 64  # actions waiting for the controller; a page sending faster is told to slow down
 
 
@@ -157,102 +156,37 @@ async def run_web_table(
     return outcome
 
 
-class _Runner:
-    """The trio tasks of :func:`run_web_table` around its controller."""
+class _Runner(TableRunner):
+    """The trio tasks of :func:`run_web_table` around its controller: the shared ones
+    (:class:`~p2p_nertz.runtime.table.TableRunner`), and the page's actions and the process's
+    signals."""
 
     def __init__(self, node: PeerNode, table: TableController, front: WebFront) -> None:
-        self.node = node
-        self.table = table
+        super().__init__(node, table)
         self.front = front
-        self.peer: Peer | None = None
-        self.wake = trio.Event()
-        self.nursery: trio.Nursery | None = None
         self.send, self.receive = trio.open_memory_channel[tuple[PageAction, float]](_QUEUE)
-
-    def _peer(self) -> Peer | None:
-        try:
-            return self.node.peer
-        except RuntimeError:  # not started yet
-            return None
-
-    def on_notice(self, effect: Effect) -> None:
-        self.table.notice(effect, self.node.peer.final, self.node.clock())
-        self.wake.set()
 
     def on_action(self, action: PageAction) -> None:
         """An action of the page (from the server's task): queued for :meth:`actions`."""
         with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped, as keys typed ahead)
             self.send.send_nowait((action, time.perf_counter()))
 
-    async def play(self, endpoints: Mapping[PeerId, str]) -> None:
-        try:
-            self.peer = await self.node.run(endpoints)
-        finally:
-            requests = self.table.node_stopped()
-            self.wake.set()
-        await self.carry_out(requests)
-
     async def actions(self) -> None:
         async for action, received in self.receive:
             now = self.node.clock()
             if isinstance(action, KeyPress):
-                await self.carry_out(self.table.press(action.key, self._peer(), now))
+                await self.carry_out(self.table.press(action.key, self.current(), now))
             elif isinstance(action, Drop):
                 requests = self.table.drop(
-                    action.source, action.targets, self._peer(), now, count=action.count
+                    action.source, action.targets, self.current(), now, count=action.count
                 )
                 await self.carry_out(requests)
                 self.front.ack = action.id
                 self.front.handled_ms = (time.perf_counter() - received) * 1000.0
             self.wake.set()
 
-    async def screen(self) -> None:
-        while True:
-            self.wake = trio.Event()
-            await self.carry_out(self.table.tick(self.node.clock()))
-            self.table.draw(self._peer(), self.node.clock())
-            with trio.move_on_after(_REFRESH):
-                await self.wake.wait()
-
     async def watch_signals(self) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
             async for signum in received:
                 await self.carry_out(self.table.signal_received(signum))
                 self.wake.set()
-
-    async def carry_out(self, requests: list[Request]) -> None:
-        """Do what the controller asks of the node; hand failures back to it (as the
-        terminal's runner does)."""
-        assert self.nursery is not None
-        for request in requests:
-            if isinstance(request, PlayMove):
-                try:
-                    await self.node.play(request.move)
-                except (IllegalMoveError, LocalProtocolError) as exc:
-                    self.table.refused(str(exc))
-            elif isinstance(request, Abandon):
-                try:
-                    await self.node.abandon()
-                except LocalProtocolError as exc:
-                    self.table.abandon_refused(str(exc))
-                else:
-                    self.table.abandoned()
-            elif isinstance(request, Leave):
-                self.nursery.start_soon(self.leave)
-            elif isinstance(request, ReleaseReady):
-                self.nursery.start_soon(self.release, request.number)
-            elif isinstance(request, Quit):
-                self.nursery.cancel_scope.cancel()
-
-    async def leave(self) -> None:
-        self.wake.set()
-        try:
-            await self.node.leave()
-        except RuntimeError:  # not started yet
-            assert self.nursery is not None
-            self.nursery.cancel_scope.cancel()
-
-    async def release(self, number: int) -> None:
-        # (Not started: nothing to sign yet. Stopped meanwhile: nothing to sign any more.)
-        with contextlib.suppress(RuntimeError, NertzError):
-            await self.node.release_ready(number)
