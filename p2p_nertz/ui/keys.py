@@ -44,6 +44,7 @@ import enum
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import NotationError
+from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.view import Gone, card_text, pile_name
 
@@ -379,22 +380,13 @@ def _frozen(pile: Pile) -> str:
     return f"illegal: a card from the {pile_name(pile)} is in the air: wait for its claim"
 
 
-def _touches(move: Move) -> set[Pile]:
-    if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
-        return {Pile.WASTE}
-    if move.kind is MoveKind.CALL:
-        return {Pile.NERTS}
-    piles: set[Pile] = {p for p in (move.source, move.target) if p is not None}
-    return piles - {Pile.LAKE}
-
-
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
     """Check ``move`` against the table; a :class:`PlayMove`, or a status saying why not."""
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
         return KeyState(status="illegal: the round is not dealt yet"), []
-    frozen = _touches(move) & ctx.frozen
+    frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
