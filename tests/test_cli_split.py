@@ -74,7 +74,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
                         str(logs[-1]),
                         "--json",
                         "--speed",
-                        "3",
+                        "10",
                         *TIMERS,
                     ],
                     stdout=subprocess.PIPE,
