@@ -36,7 +36,6 @@ from p2p_nertz.ui.controller import TableController
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
 
 
-
 @dataclass
 class Outcome:
     """How :func:`run_table` ended.
