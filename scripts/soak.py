@@ -155,7 +155,12 @@ def main() -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
-    lo, hi = int(low), int(high or low)
+    try:
+        lo, hi = int(low), int(high or low)
+    except ValueError:
+        parser.error(f"--players wants N or N-M, not {args.players!r}")
+    if not 2 <= lo <= hi <= 8:
+        parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
     cheats = not args.no_cheats
     jobs = [
         (

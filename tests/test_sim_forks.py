@@ -23,6 +23,7 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, check, run
 from p2p_nertz.sim.invariants import forks
@@ -106,6 +107,15 @@ def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None
         errors = [f for f in report.violations if f.severity.value == "error"]
         assert {f.seat for f in errors} == {cheat}
         assert FindingKind.EQUIVOCATION in {f.kind for f in errors}
+    # The sleeper restored from its own log reaches what it held live: a peer that switched
+    # to the chain that goes on reads the switch back from its log (the proof's other version
+    # is kept from the log too).
+    sleeper = result.peers[1]
+    assert sleeper is not None
+    restored, _ = Peer.restore(
+        result.identities[1], result.spec, list(result.logs[1]), result.time, result.config.peer
+    )
+    assert restored.tentative.digest() == sleeper.tentative.digest()
     # Each log alone (what a player hands in) blames the cheater alone: the sleeper's too.
     for source in sources:
         errors = [f for f in audit([source]).violations if f.severity.value == "error"]
