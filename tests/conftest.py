@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -22,3 +24,16 @@ def _private_config_dirs(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.delenv("NERTZ_HOME", raising=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow run first, so that under xdist the longest ones start at once and
+    none is left running alone at the end while the other workers are idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers per core for ``-n auto``: most slow tests are real processes playing at the
+    bots' pace, waiting on the clock rather than the CPU, so a second worker per core runs
+    while they wait."""
+    return 2 * (os.cpu_count() or 1)

@@ -50,6 +50,7 @@ def test_sim_fault_free_games_agree_for_every_table_size() -> None:
         assert len(totals) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_sim_hundreds_of_seeded_games_with_faults_hold_every_invariant() -> None:
     seeds = range(200)

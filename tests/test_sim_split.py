@@ -231,6 +231,7 @@ SOAK_SEEDS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_split_the_soak_seeds_that_found_a_fault_hold_every_invariant() -> None:
     workers = min(2, os.cpu_count() or 1)
@@ -239,6 +240,7 @@ def test_split_the_soak_seeds_that_found_a_fault_hold_every_invariant() -> None:
     assert [(seed, v) for seed, v in results if v] == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_split_seeded_games_with_long_faults_drop_abandon_rejoin_and_agree() -> None:
     """A soak in small: every game has a fault around or past the timers; together they drop,

@@ -6,6 +6,8 @@ out here, so that a change to how the soak draws them keeps these games as they 
 
 from __future__ import annotations
 
+import pytest
+
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.peer import Peer
@@ -116,6 +118,7 @@ def _stuck_on_a_dead_voter(result: SimResult) -> None:
         assert p.final.phase is not Phase.OVER
 
 
+@pytest.mark.slow
 def test_variants_seed_98_a_drop_only_a_dead_voter_can_make_final_is_a_game_that_cannot_end() -> (
     None
 ):
@@ -154,6 +157,7 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     assert table.keys.status == f"cannot abandon: {why}"
 
 
+@pytest.mark.slow
 def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_final() -> None:
     """Seat 0's log, cut and recovered, holds seat 1's events of the readmission late (after
     the events of others timed long after them). The audit of that log alone passed them:
