@@ -483,9 +483,27 @@
       if (m.type !== "view") return;
       view = m;
       stats.views += 1;
-      render();
-      if (m.ack !== null) settle(m.ack, m.handled_ms);
+      drawSoon(m.ack, m.handled_ms);
     };
+  }
+  // At most one drawing a frame: views can come faster than the screen shows them (eight
+  // players, bots at full speed), and only the latest one is worth drawing. A drop the peer
+  // answered is settled once the view with its answer is drawn.
+  let drawQueued = false;
+  let toSettle = null;
+  function drawSoon(ack, handled) {
+    if (ack !== null) toSettle = [ack, handled];
+    if (drawQueued) return;
+    drawQueued = true;
+    requestAnimationFrame(() => {
+      drawQueued = false;
+      render();
+      if (toSettle !== null) {
+        const [a, h] = toSettle;
+        toSettle = null;
+        settle(a, h);
+      }
+    });
   }
   function send(obj) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(obj)); }
   function key(k) { send({ type: "key", key: k }); }
