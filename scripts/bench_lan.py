@@ -453,7 +453,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             events = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
             if any(r.kind in events for r in recovery.records):
                 raise RuntimeError("the benchmark needs fresh logs")
-            writer = self._writer
+            writer = self._log.writer
             assert writer is not None
             append_many = writer.append_many
 
@@ -491,7 +491,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self.sent_at[seq] = time.perf_counter_ns()
                 self.claim_wires[effect.data] = seq
                 self.handed[seq] = []
-            self.messages_out += len(self._outlets) if effect.to is None else 1
+            self.messages_out += len(self._mesh.outlets) if effect.to is None else 1
             super()._send(effect)
 
     return ProbedPeer, ProbedNode
@@ -576,7 +576,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
             peer = node._peer
             if peer is None:
                 continue
-            queued = sum(o.backlog for o in node._outlets.values())
+            queued = sum(o.backlog for o in node._mesh.outlets.values())
             samples[i].append(
                 (
                     time.perf_counter_ns(),

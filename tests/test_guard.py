@@ -152,15 +152,12 @@ def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Pa
     node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log")
     node.bind()
     try:
-        router = node._router
+        router = node._mesh.router
         assert router is not None
         assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE
         assert router._sock.get(zmq.RCVHWM) == ROUTER_HWM
     finally:
-        if node._router is not None:
-            node._router.close()
-        if node._ctx is not None:
-            node._ctx.term()
+        node._mesh.close()
 
 
 def test_a_strangers_messages_never_reach_a_signature_check(

@@ -25,10 +25,10 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
+from p2p_nertz.runtime.mesh import Outlet
 from p2p_nertz.runtime.node import (
     BEAT_CHUNK,
     PeerNode,
-    _Outlet,
     decode_clock_note,
     encode_clock_note,
     routing_id,
@@ -114,7 +114,7 @@ async def test_an_outlet_sends_at_once_then_queues_in_order_when_the_pipe_is_ful
     dealer = create_socket(ctx, zmq.DEALER, hwm=2, identity=b"N-test")
     try:
         dealer.connect(router.bind("tcp://127.0.0.1:0"))
-        outlet = _Outlet(dealer, size=400)
+        outlet = Outlet(dealer, size=400)
         big = 256 * 1024  # a few of these fill the kernel's buffers and the pipe
         posted = [i.to_bytes(4, "big") * (big // 4) for i in range(300)]
         assert all(outlet.post(data) for data in posted)
@@ -136,7 +136,7 @@ async def test_a_full_outlet_drops_and_says_so() -> None:
     dealer = create_socket(ctx, zmq.DEALER, hwm=1)
     try:
         dealer.connect("tcp://127.0.0.1:9")  # nobody there: zmq keeps the one message it may
-        outlet = _Outlet(dealer, size=2)
+        outlet = Outlet(dealer, size=2)
         results = [outlet.post(b"m%d" % i) for i in range(6)]
         assert results[0] is True  # into the pipe at once
         assert results[-1] is False  # the queue is full: dropped, not waited for
@@ -293,7 +293,7 @@ def test_an_input_that_moves_the_deadline_later_leaves_the_timer_asleep(tmp_path
 def test_a_broadcast_yields_the_cpu_and_a_direct_send_does_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import p2p_nertz.runtime.node as node_module
+    import p2p_nertz.runtime.mesh as mesh_module
 
     identities, spec = make_game(9)
     node = make_node(identities[0], spec, tmp_path / "log")
@@ -308,11 +308,11 @@ def test_a_broadcast_yields_the_cpu_and_a_direct_send_does_not(
             posted.append((self.name, data))
             return True
 
-    node._outlets = {  # type: ignore[assignment]
+    node._mesh.outlets = {  # type: ignore[dict-item]
         identities[1].peer_id: _Recorder("one"),
         identities[2].peer_id: _Recorder("two"),
     }
-    monkeypatch.setattr(node_module, "_SCHED_YIELD", lambda: yields.append(len(posted)))
+    monkeypatch.setattr(mesh_module, "_SCHED_YIELD", lambda: yields.append(len(posted)))
     node._send(Send(b"to all"))
     node._send(Send(b"to one", to=identities[2].peer_id))
     assert posted == [("one", b"to all"), ("two", b"to all"), ("two", b"to one")]

@@ -654,132 +654,154 @@ class LogDecoder:
         return i
 
     def _parse(self, view: memoryview, out: list[Record]) -> int:
-        """Decode what ``view`` (the buffer) holds; return how many bytes were used up."""
+        """Decode what ``view`` (the buffer) holds; return how many bytes were used up.
+
+        One step of the decoder's state at a time, each returning where it got to and
+        whether to go on (``False``: it needs more bytes, or the decoder stopped).
+        """
         i = 0
-        n = len(view)
-        base = self._base
-        # Bound once: the loop below runs once per record of the file.
-        head = _FRAME_HEAD.unpack_from
-        crc32 = zlib.crc32  # what checksum() computes (CRC-32 is unsigned in Python 3)
         raw = b""  # a copy of the buffer for _good_frames, made once it is wanted
         while True:
             state = self._state
             if state is _FRAMES:
                 if not raw:
                     raw = bytes(view)
-                i = self._good_frames(raw, i, out)
-                # What is left is a frame the loop above left to the general steps below.
-                if n - i < _HEAD_SIZE:
-                    return i
-                length, length_sum = head(view, i)
-                if length > MAX_PAYLOAD_SIZE or crc32(view[i : i + 4]) != length_sum:
-                    self._state = _State.DAMAGED
-                    self._damage_start = base + i
-                    self._damage_zero = view[i] == 0
-                    i += 1
-                    if self._strict and not self._damage_zero:
-                        self._add(ProblemKind.BAD_FRAME, base + i - 1, 0, "damaged frame length")
-                        return i
-                    continue
-                end: int = i + _HEAD_SIZE + length + 4
-                if n < end:
-                    return i
-                payload = view[i + _HEAD_SIZE : end - 4]
-                (payload_sum,) = _U32.unpack_from(view, end - 4)
-                if crc32(payload) != payload_sum:
-                    self._add(
-                        ProblemKind.BAD_CHECKSUM,
-                        base + i,
-                        end - i,
-                        f"payload of {length} bytes does not match its checksum",
-                    )
-                else:
-                    try:
-                        record = decode_record(payload)
-                    except LogFormatError as exc:
-                        self._add(ProblemKind.BAD_RECORD, base + i, end - i, str(exc))
-                    else:
-                        out.append(record)
-                        self._records += 1
-                        self._good_end = base + end
-                i = end
-                if self._state is _STOPPED:
-                    return i
+                i, more = self._read_frames(view, raw, i, out)
             elif state is _State.DAMAGED:
-                # A valid length is < 2**24, so a frame can only start at a zero byte: jump to
-                # the next one. Everything jumped over is damage and is not zero.
-                j = self._buf.find(0, i, n)
-                j = n if j < 0 else j
-                if j > i:
-                    self._damage_zero = False
-                    if self._strict:
-                        self._add(
-                            ProblemKind.BAD_FRAME, self._damage_start, 0, "damaged frame length"
-                        )
-                        return j
-                # A frame head is never eight zero bytes, so in a run of zeros (a pre-allocated
-                # or unwritten region) only the last seven offsets can start one.
-                nonzero = _NONZERO.search(self._buf, j, n)
-                i = max(j, (nonzero.start() if nonzero else n) - (_HEAD_SIZE - 1))
-                if n - i < _HEAD_SIZE:
-                    return i
-                length, length_sum = _frame_head(view, i)
-                if length <= MAX_PAYLOAD_SIZE and checksum(view[i : i + 4]) == length_sum:
-                    start = self._damage_start
-                    self._state = _FRAMES
-                    self._add(
-                        ProblemKind.BAD_FRAME,
-                        start,
-                        base + i - start,
-                        f"{base + i - start} damaged bytes skipped up to the next frame",
-                    )
-                    if self._strict:
-                        return i
-                else:
-                    i += 1  # a zero byte, so the damage is still all zeros if it was
+                i, more = self._skip_damage(view, i)
             elif state is _State.PREFIX:
-                have = min(n - i, len(MAGIC))
-                # Compare as soon as bytes arrive, so a garbage file fails on its first chunk.
-                if view[i : i + have] != MAGIC[:have]:
-                    self._stop(ProblemKind.NOT_A_LOG, 0, 0, f"does not start with {MAGIC!r}")
-                    return n
-                if n - i < PREFIX_SIZE:
-                    return i
-                (version,) = _U16.unpack_from(view, i + len(MAGIC))
-                if version != FORMAT_VERSION:
-                    self._stop(
-                        ProblemKind.UNSUPPORTED_VERSION,
-                        len(MAGIC),
-                        0,
-                        f"format version {version}; this reader implements {FORMAT_VERSION}",
-                    )
-                    return n
-                i += PREFIX_SIZE
-                self._state = _State.HEADER
+                i, more = self._read_prefix(view, i)
             elif state is _State.HEADER:
-                if n - i < _HEAD_SIZE:
-                    return i
-                length, length_sum = _frame_head(view, i)
-                if length > MAX_PAYLOAD_SIZE or checksum(view[i : i + 4]) != length_sum:
-                    self._stop(ProblemKind.BAD_HEADER, base + i, 0, "damaged header length")
-                    return n
-                end = i + _HEAD_SIZE + length + 4
-                if n < end:
-                    return i
-                header_bytes = bytes(view[i + _HEAD_SIZE : end - 4])
-                if checksum(header_bytes) != _U32.unpack_from(view, end - 4)[0]:
-                    self._stop(ProblemKind.BAD_HEADER, base + i, 0, "header checksum mismatch")
-                    return n
-                try:
-                    self._header = _decode_header(header_bytes)
-                except LogFormatError as exc:
-                    self._stop(ProblemKind.BAD_HEADER, base + i, 0, str(exc))
-                    return n
-                i = end
-                self._good_end = base + end
-                self._state = _FRAMES
+                i, more = self._read_header(view, i)
             else:
-                return n
+                return len(view)
+            if not more:
+                return i
+
+    def _read_frames(
+        self, view: memoryview, raw: bytes, i: int, out: list[Record]
+    ) -> tuple[int, bool]:
+        """The good frames from ``i`` on, then the one frame they stop at: a record, a bad
+        checksum or record (a problem, and on), or a damaged length (to DAMAGED)."""
+        n = len(view)
+        base = self._base
+        i = self._good_frames(raw, i, out)
+        # What is left is a frame the loop above left to the general steps below.
+        if n - i < _HEAD_SIZE:
+            return i, False
+        length, length_sum = _FRAME_HEAD.unpack_from(view, i)
+        crc32 = zlib.crc32  # what checksum() computes (CRC-32 is unsigned in Python 3)
+        if length > MAX_PAYLOAD_SIZE or crc32(view[i : i + 4]) != length_sum:
+            self._state = _State.DAMAGED
+            self._damage_start = base + i
+            self._damage_zero = view[i] == 0
+            i += 1
+            if self._strict and not self._damage_zero:
+                self._add(ProblemKind.BAD_FRAME, base + i - 1, 0, "damaged frame length")
+                return i, False
+            return i, True
+        end: int = i + _HEAD_SIZE + length + 4
+        if n < end:
+            return i, False
+        payload = view[i + _HEAD_SIZE : end - 4]
+        (payload_sum,) = _U32.unpack_from(view, end - 4)
+        if crc32(payload) != payload_sum:
+            self._add(
+                ProblemKind.BAD_CHECKSUM,
+                base + i,
+                end - i,
+                f"payload of {length} bytes does not match its checksum",
+            )
+        else:
+            try:
+                record = decode_record(payload)
+            except LogFormatError as exc:
+                self._add(ProblemKind.BAD_RECORD, base + i, end - i, str(exc))
+            else:
+                out.append(record)
+                self._records += 1
+                self._good_end = base + end
+        return end, self._state is not _STOPPED
+
+    def _skip_damage(self, view: memoryview, i: int) -> tuple[int, bool]:
+        """Look for the next intact frame head from ``i`` on (back to FRAMES once found)."""
+        n = len(view)
+        base = self._base
+        # A valid length is < 2**24, so a frame can only start at a zero byte: jump to the
+        # next one. Everything jumped over is damage and is not zero.
+        j = self._buf.find(0, i, n)
+        j = n if j < 0 else j
+        if j > i:
+            self._damage_zero = False
+            if self._strict:
+                self._add(ProblemKind.BAD_FRAME, self._damage_start, 0, "damaged frame length")
+                return j, False
+        # A frame head is never eight zero bytes, so in a run of zeros (a pre-allocated or
+        # unwritten region) only the last seven offsets can start one.
+        nonzero = _NONZERO.search(self._buf, j, n)
+        i = max(j, (nonzero.start() if nonzero else n) - (_HEAD_SIZE - 1))
+        if n - i < _HEAD_SIZE:
+            return i, False
+        length, length_sum = _frame_head(view, i)
+        if length <= MAX_PAYLOAD_SIZE and checksum(view[i : i + 4]) == length_sum:
+            start = self._damage_start
+            self._state = _FRAMES
+            self._add(
+                ProblemKind.BAD_FRAME,
+                start,
+                base + i - start,
+                f"{base + i - start} damaged bytes skipped up to the next frame",
+            )
+            return i, not self._strict
+        return i + 1, True  # a zero byte, so the damage is still all zeros if it was
+
+    def _read_prefix(self, view: memoryview, i: int) -> tuple[int, bool]:
+        """The magic and the format version (then HEADER)."""
+        n = len(view)
+        have = min(n - i, len(MAGIC))
+        # Compare as soon as bytes arrive, so a garbage file fails on its first chunk.
+        if view[i : i + have] != MAGIC[:have]:
+            self._stop(ProblemKind.NOT_A_LOG, 0, 0, f"does not start with {MAGIC!r}")
+            return n, False
+        if n - i < PREFIX_SIZE:
+            return i, False
+        (version,) = _U16.unpack_from(view, i + len(MAGIC))
+        if version != FORMAT_VERSION:
+            self._stop(
+                ProblemKind.UNSUPPORTED_VERSION,
+                len(MAGIC),
+                0,
+                f"format version {version}; this reader implements {FORMAT_VERSION}",
+            )
+            return n, False
+        self._state = _State.HEADER
+        return i + PREFIX_SIZE, True
+
+    def _read_header(self, view: memoryview, i: int) -> tuple[int, bool]:
+        """The header frame (then FRAMES)."""
+        n = len(view)
+        base = self._base
+        if n - i < _HEAD_SIZE:
+            return i, False
+        length, length_sum = _frame_head(view, i)
+        if length > MAX_PAYLOAD_SIZE or checksum(view[i : i + 4]) != length_sum:
+            self._stop(ProblemKind.BAD_HEADER, base + i, 0, "damaged header length")
+            return n, False
+        end = i + _HEAD_SIZE + length + 4
+        if n < end:
+            return i, False
+        header_bytes = bytes(view[i + _HEAD_SIZE : end - 4])
+        if checksum(header_bytes) != _U32.unpack_from(view, end - 4)[0]:
+            self._stop(ProblemKind.BAD_HEADER, base + i, 0, "header checksum mismatch")
+            return n, False
+        try:
+            self._header = _decode_header(header_bytes)
+        except LogFormatError as exc:
+            self._stop(ProblemKind.BAD_HEADER, base + i, 0, str(exc))
+            return n, False
+        self._good_end = base + end
+        self._state = _FRAMES
+        return end, True
 
 
 class LogStream:

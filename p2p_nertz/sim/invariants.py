@@ -220,13 +220,41 @@ def _can_end(peer: Peer, able: set[int]) -> bool:
     return len(ready) * 2 > len(members) or (len(left) == 2 and any(q in able for q in left))
 
 
+_Seats = list[tuple[int, "Peer"]]  # (seat, peer) pairs
+
+
 def check(result: SimResult) -> list[str]:
     """Check every invariant on a finished run; returns one line per violation."""
-    problems: list[str] = []
     cheaters = result.config.faults.cheaters
     peers = [
         (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
     ]
+    counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
+    # (A provisional result, an abandoned game whose absent member has not been heard to
+    # agree, §9.3, may differ: the union of the logs decides it, and every settled result
+    # must be that one.)
+    finished = [
+        (seat, p) for seat, p in counted if p.final.phase is Phase.OVER and not p.provisional
+    ]
+    problems = _forks_dropped(result, peers)
+    problems += _termination(result, peers, counted)
+    problems += _agreement(finished)
+    problems += _no_split_brain(peers)
+    problems += _no_loss(result, peers, counted)
+    # Validity and conservation, from the logs alone: the real audit reads every log, as
+    # `nertz audit` would, and replays every finished round with every deck known (deep).
+    report = audit_logs(result)
+    # (A cheater's own faults are evidence against it, not a fault of the protocol.)
+    problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
+    if finished and report.digest != finished[0][1].final.digest():
+        problems.append("agreement: an audit of every log reaches another state")
+    return problems
+
+
+def _forks_dropped(result: SimResult, peers: _Seats) -> list[str]:
+    """Every honest peer that finished dropped every member it could prove forked."""
+    cheaters = result.config.faults.cheaters
+    problems = []
     for seat, p in peers:
         if p.final.phase is not Phase.OVER:
             continue
@@ -239,33 +267,43 @@ def check(result: SimResult) -> list[str]:
         for cheat in sorted(forks(result, still_in)):
             if cheat not in p.final.dropped:
                 problems.append(f"equivocation: seat {seat} did not drop forking seat {cheat}")
-    counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
+    return problems
+
+
+def _termination(result: SimResult, peers: _Seats, counted: _Seats) -> list[str]:
+    """The run finished, or every counted peer's game is over or cannot end."""
     # (A game over on a provisional result counts as finished: a side of a partition that
     # never healed cannot learn what the other saw, and says so, §9.3.)
     # (And only a game that can end: see _can_end.)
     live = {seat for seat, _ in peers}
-    if not result.finished and not all(
+    if result.finished or all(
         p.final.phase is Phase.OVER or not _can_end(p, live) for _, p in counted
     ):
-        phases = {seat: p.final.phase.value for seat, p in peers}
-        problems.append(f"termination: not finished at t={result.time:.1f}s (phases {phases})")
-    # Agreement among the peers that finished. A provisional result (an abandoned game whose
-    # absent member has not been heard to agree, §9.3) may differ: the union of the logs
-    # decides it, and every settled result must be that one.
-    finished = [
-        (seat, p) for seat, p in counted if p.final.phase is Phase.OVER and not p.provisional
-    ]
-    if finished:
-        ref_seat, ref = finished[0]
-        for seat, p in finished[1:]:
-            if p.final.digest() != ref.final.digest():
-                problems.append(f"agreement: seat {seat} and seat {ref_seat} differ")
-            if p.final.game.totals != ref.final.game.totals:
-                problems.append(
-                    f"agreement: totals {p.final.game.totals} (seat {seat}) vs "
-                    f"{ref.final.game.totals} (seat {ref_seat})"
-                )
-    # No split brain: round results agree wherever two peers both have them.
+        return []
+    phases = {seat: p.final.phase.value for seat, p in peers}
+    return [f"termination: not finished at t={result.time:.1f}s (phases {phases})"]
+
+
+def _agreement(finished: _Seats) -> list[str]:
+    """The peers that finished on a settled result hold the same final state and totals."""
+    if not finished:
+        return []
+    problems = []
+    ref_seat, ref = finished[0]
+    for seat, p in finished[1:]:
+        if p.final.digest() != ref.final.digest():
+            problems.append(f"agreement: seat {seat} and seat {ref_seat} differ")
+        if p.final.game.totals != ref.final.game.totals:
+            problems.append(
+                f"agreement: totals {p.final.game.totals} (seat {seat}) vs "
+                f"{ref.final.game.totals} (seat {ref_seat})"
+            )
+    return problems
+
+
+def _no_split_brain(peers: _Seats) -> list[str]:
+    """Round results agree wherever two peers both have them."""
+    problems = []
     by_round: dict[int, tuple[int, tuple[bytes, tuple[int, ...]]]] = {}
     for seat, p in peers:
         for number, digest, scores in p.final.history:
@@ -275,8 +313,15 @@ def check(result: SimResult) -> list[str]:
                     f"split brain: round {number}: seat {seat} has {scores}, "
                     f"seat {seen[0]} has {seen[1][1]}"
                 )
-    # No loss: every counted event is held by every surviving peer (of a game that could end:
-    # in one that cannot, a peer may wait on a chain it can never take, a cheater's).
+    return problems
+
+
+def _no_loss(result: SimResult, peers: _Seats, counted: _Seats) -> list[str]:
+    """Every counted event is held by every surviving peer (of a game that could end: in one
+    that cannot, a peer may wait on a chain it can never take, a cheater's)."""
+    cheaters = result.config.faults.cheaters
+    live = {seat for seat, _ in peers}
+    problems = []
     for seat, p in counted:
         if p.final.phase is not Phase.OVER and not _can_end(p, live):
             continue
@@ -297,13 +342,6 @@ def check(result: SimResult) -> list[str]:
                 problems.append(
                     f"no loss: seat {seat} holds {p.held(author)} of seat {author}'s {need} events"
                 )
-    # Validity and conservation, from the logs alone: the real audit reads every log, as
-    # `nertz audit` would, and replays every finished round with every deck (deep).
-    report = audit_logs(result)
-    # (A cheater's own faults are evidence against it, not a fault of the protocol.)
-    problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
-    if finished and report.digest != finished[0][1].final.digest():
-        problems.append("agreement: an audit of every log reaches another state")
     return problems
 
 

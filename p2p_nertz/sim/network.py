@@ -163,63 +163,23 @@ class Faults:
         restarts within 2 s) never reaches the liveness timers. The short draws come first,
         so a seed's short faults are the same either way.
         """
-        partitions = []
-        crashes = []
-        if players >= 2 and rng.random() < 0.5:
-            start = rng.random() * horizon
-            groups = _split(rng, players)
-            partitions.append(Partition(start, start + 0.2 + rng.random() * 3.0, groups))
-        if rng.random() < 0.5:
-            crashes.append(
-                Crash(
-                    rng.below(players),
-                    rng.random() * horizon,
-                    0.1 + rng.random() * 2.0,
-                    rng.below(4) if rng.random() < 0.5 else None,
-                )
-            )
-        cheaters: list[Equivocation] = []
-        if cheats and players >= 3 and rng.random() < 0.2:
-            seat = rng.below(players)
-            others = [s for s in range(players) if s != seat]
-            rng.shuffle(others)
-            cheaters.append(
-                Equivocation(seat, rng.random() * horizon, frozenset(others[: 1 + rng.below(2)]))
-            )
+        partitions, crashes, cheaters = _short_faults(rng, players, horizon, cheats)
         delay = 0.001 + rng.random() * 0.02
         jitter = rng.random() * 0.01
         reorder = rng.random() * 0.2
         loss = rng.random() * 0.1
         duplicate = rng.random() * 0.1
         freezes: list[Freeze] = []
-        short = len(crashes)
         if long is not None and players >= 2:
-            # At least one fault of every game reaches past the liveness timers or near them.
-            kind = rng.below(3)
-            for k in range(3):
-                if k != kind and rng.random() >= 0.3:
-                    continue
-                at = rng.random() * horizon
-                length = long * (0.2 + rng.random() * 3.8)
-                if k == 0:
-                    groups = _split(rng, players)
-                    partitions.append(Partition(at, at + length, groups))
-                elif k == 1:
-                    freezes.append(Freeze(rng.below(players), at, length))
-                else:
-                    never = rng.random() < 0.3
-                    crashes.append(Crash(rng.below(players), at, None if never else length))
-            # Sometimes a restart finds the end of its log lost (a disk that did not keep what
-            # it acknowledged): the peer takes its own events back from the others (§9.6).
-            # Not with a member gone for good: with nobody to vote it out but the recovering
-            # peer, which signs nothing until it is back, the table waits (protocol §13).
-            if rng.random() < 0.2 and all(c.restart_after is not None for c in crashes):
-                index = short + rng.below(len(crashes) - short) if len(crashes) > short else -1
-                if index >= 0:
-                    crash = crashes[index]
-                    crashes[index] = dataclasses.replace(
-                        crash, cut_effects=None, lose_own=1 + rng.below(3)
-                    )
+            _add_long_faults(
+                rng,
+                players,
+                horizon=horizon,
+                long=long,
+                partitions=partitions,
+                crashes=crashes,
+                freezes=freezes,
+            )
         return cls(
             delay=delay,
             jitter=jitter,
@@ -246,6 +206,76 @@ def _split(rng: Rng, players: int) -> tuple[frozenset[int], ...]:
     rng.shuffle(seats)
     split = 1 + rng.below(players - 1) if players > 1 else 1
     return (frozenset(seats[:split]), frozenset(seats[split:]))
+
+
+def _short_faults(
+    rng: Rng, players: int, horizon: float, cheats: bool
+) -> tuple[list[Partition], list[Crash], list[Equivocation]]:
+    """The short mix of :meth:`Faults.random`, drawn first: a partition of 0.2–3.2 s, a crash
+    restarted within 2 s, and (``cheats``, three players or more) an equivocation."""
+    partitions = []
+    crashes = []
+    if players >= 2 and rng.random() < 0.5:
+        start = rng.random() * horizon
+        groups = _split(rng, players)
+        partitions.append(Partition(start, start + 0.2 + rng.random() * 3.0, groups))
+    if rng.random() < 0.5:
+        crashes.append(
+            Crash(
+                rng.below(players),
+                rng.random() * horizon,
+                0.1 + rng.random() * 2.0,
+                rng.below(4) if rng.random() < 0.5 else None,
+            )
+        )
+    cheaters: list[Equivocation] = []
+    if cheats and players >= 3 and rng.random() < 0.2:
+        seat = rng.below(players)
+        others = [s for s in range(players) if s != seat]
+        rng.shuffle(others)
+        cheaters.append(
+            Equivocation(seat, rng.random() * horizon, frozenset(others[: 1 + rng.below(2)]))
+        )
+    return partitions, crashes, cheaters
+
+
+def _add_long_faults(
+    rng: Rng,
+    players: int,
+    *,
+    horizon: float,
+    long: float,
+    partitions: list[Partition],
+    crashes: list[Crash],
+    freezes: list[Freeze],
+) -> None:
+    """Add the long faults of :meth:`Faults.random` (``long``: the peers' ``drop_after``) to
+    the short ones drawn before them: at least one fault of every game reaches past the
+    liveness timers or near them."""
+    short = len(crashes)
+    kind = rng.below(3)
+    for k in range(3):
+        if k != kind and rng.random() >= 0.3:
+            continue
+        at = rng.random() * horizon
+        length = long * (0.2 + rng.random() * 3.8)
+        if k == 0:
+            groups = _split(rng, players)
+            partitions.append(Partition(at, at + length, groups))
+        elif k == 1:
+            freezes.append(Freeze(rng.below(players), at, length))
+        else:
+            never = rng.random() < 0.3
+            crashes.append(Crash(rng.below(players), at, None if never else length))
+    # Sometimes a restart finds the end of its log lost (a disk that did not keep what it
+    # acknowledged): the peer takes its own events back from the others (§9.6). Not with a
+    # member gone for good: with nobody to vote it out but the recovering peer, which signs
+    # nothing until it is back, the table waits (protocol §13).
+    if rng.random() < 0.2 and all(c.restart_after is not None for c in crashes):
+        index = short + rng.below(len(crashes) - short) if len(crashes) > short else -1
+        if index >= 0:
+            crash = crashes[index]
+            crashes[index] = dataclasses.replace(crash, cut_effects=None, lose_own=1 + rng.below(3))
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,96 +529,121 @@ class Simulation:
 
     def run(self, until: Callable[[Simulation], bool] | None = None) -> SimResult:
         """Play until every live peer's game is over (or ``until`` says so, or time runs out)."""
-        config = self.config
-        for seat, peer in enumerate(self.peers):
-            assert peer is not None
-            self._apply(seat, peer.start(0.0), 0.0)
-            self._push(self.bots[seat].delay(self.rng), self.BOT, seat)
-        for crash in config.faults.crashes:
-            self._push(crash.at, self.CRASH, crash.seat, b"")
-        for index, cheat in enumerate(config.faults.equivocations):
-            self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
-        for index, freeze in enumerate(config.faults.freezes):
-            self._push(freeze.at, self.FREEZE, freeze.seat, index.to_bytes(4, "big"))
-        crash_plan = {(c.seat, c.at): c for c in config.faults.crashes}
+        crash_plan = self._start()
         now = 0.0
         while self.queue:
             now, _, kind, seat, data = heapq.heappop(self.queue)
-            if now > config.max_time:
+            if now > self.config.max_time:
                 break
-            peer = self.peers[seat]
-            frozen = self.frozen_until[seat]
-            if frozen is not None and peer is not None and kind in (self.MESSAGE, self.BOT):
-                # Asleep: what is sent to it waits in its sockets, in order; it plays nothing.
-                if kind == self.MESSAGE:
-                    self._push(frozen, kind, seat, data)
-                else:
-                    self._push(frozen + self.bots[seat].delay(self.rng), kind, seat)
-                continue
-            if kind == self.MESSAGE:
-                if peer is not None:
-                    self.result.delivered += 1
-                    self._apply(seat, peer.feed(data, now), now)
-            elif kind == self.TICK:
-                # Only the latest scheduled tick of the live process counts (none while it
-                # sleeps: it ticks when it wakes).
-                if (
-                    peer is not None
-                    and frozen is None
-                    and int.from_bytes(data, "big") == self.generation[seat]
-                    and self.tick_at[seat] == now
-                ):
-                    self.tick_at[seat] = None
-                    self._apply(seat, peer.tick(now), now)
-            elif kind == self.BOT:
-                if peer is not None:
-                    self._bot(seat, peer, now, crash_plan)
-                self._push(now + self.bots[seat].delay(self.rng), self.BOT, seat)
-            elif kind == self.CRASH:
-                planned = crash_plan.get((seat, now))
-                if peer is not None and planned is not None and planned.cut_effects is None:
-                    self._crash(seat, now, planned)
-            elif kind == self.FREEZE:
-                if peer is not None and frozen is None:
-                    freeze = config.faults.freezes[int.from_bytes(data, "big")]
-                    self.frozen_until[seat] = now + freeze.duration
-                    self.result.freezes += 1
-                    self._push(now + freeze.duration, self.WAKE, seat)
-            elif kind == self.WAKE:
-                if frozen is not None and frozen <= now:
-                    self.frozen_until[seat] = None
-                    # The messages that waited arrive first (queued before this tick).
-                    self.tick_at[seat] = None
-                    self._push(now, self.TICK, seat, self.generation[seat].to_bytes(4, "big"))
-                    self.tick_at[seat] = now
-            elif kind == self.EQUIVOCATE:
-                if peer is not None:
-                    cheat = config.faults.equivocations[int.from_bytes(data, "big")]
-                    self._equivocate(peer, cheat, now)
-            elif kind == self.RESTART:
-                self.down_until[seat] = None
-                lose = int.from_bytes(data, "big")
-                self._lose_own(seat, lose)
-                if lose:
-                    self.recovering[seat] = True
-                restored, effects = Peer.restore(
-                    self.identities[seat],
-                    self.spec,
-                    list(self.logs[seat]),
-                    now,
-                    config.peer,
-                    reserved=self.reserved[seat],
-                    recover=self.recovering[seat],
-                    envelopes=self.envelopes,
-                )
-                self.peers[seat] = restored
-                self.generation[seat] += 1
-                self._apply(seat, effects, now)
+            self._happen(kind, seat, data, now, crash_plan)
             if (kind != self.TICK and self._done()) or (until is not None and until(self)):
                 break
         self.result.time = now
         self.result.finished = self._done()
         return self.result
+
+    def _start(self) -> dict[tuple[int, float], Crash]:
+        """Start every peer and its bot, schedule the faults; return the crashes planned, by
+        seat and time (a crash "mid-step" is taken out when it strikes)."""
+        faults = self.config.faults
+        for seat, peer in enumerate(self.peers):
+            assert peer is not None
+            self._apply(seat, peer.start(0.0), 0.0)
+            self._push(self.bots[seat].delay(self.rng), self.BOT, seat)
+        for crash in faults.crashes:
+            self._push(crash.at, self.CRASH, crash.seat, b"")
+        for index, cheat in enumerate(faults.equivocations):
+            self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
+        for index, freeze in enumerate(faults.freezes):
+            self._push(freeze.at, self.FREEZE, freeze.seat, index.to_bytes(4, "big"))
+        return {(c.seat, c.at): c for c in faults.crashes}
+
+    def _happen(
+        self,
+        kind: int,
+        seat: int,
+        data: bytes,
+        now: float,
+        crash_plan: dict[tuple[int, float], Crash],
+    ) -> None:
+        """Carry out one happening of the queue."""
+        faults = self.config.faults
+        peer = self.peers[seat]
+        frozen = self.frozen_until[seat]
+        if frozen is not None and peer is not None and kind in (self.MESSAGE, self.BOT):
+            # Asleep: what is sent to it waits in its sockets, in order; it plays nothing.
+            if kind == self.MESSAGE:
+                self._push(frozen, kind, seat, data)
+            else:
+                self._push(frozen + self.bots[seat].delay(self.rng), kind, seat)
+            return
+        if kind == self.MESSAGE:
+            if peer is not None:
+                self.result.delivered += 1
+                self._apply(seat, peer.feed(data, now), now)
+        elif kind == self.TICK:
+            # Only the latest scheduled tick of the live process counts (none while it
+            # sleeps: it ticks when it wakes).
+            if (
+                peer is not None
+                and frozen is None
+                and int.from_bytes(data, "big") == self.generation[seat]
+                and self.tick_at[seat] == now
+            ):
+                self.tick_at[seat] = None
+                self._apply(seat, peer.tick(now), now)
+        elif kind == self.BOT:
+            if peer is not None:
+                self._bot(seat, peer, now, crash_plan)
+            self._push(now + self.bots[seat].delay(self.rng), self.BOT, seat)
+        elif kind == self.CRASH:
+            planned = crash_plan.get((seat, now))
+            if peer is not None and planned is not None and planned.cut_effects is None:
+                self._crash(seat, now, planned)
+        elif kind == self.FREEZE:
+            if peer is not None and frozen is None:
+                self._freeze(seat, faults.freezes[int.from_bytes(data, "big")], now)
+        elif kind == self.WAKE:
+            if frozen is not None and frozen <= now:
+                self._wake(seat, now)
+        elif kind == self.EQUIVOCATE:
+            if peer is not None:
+                cheat = faults.equivocations[int.from_bytes(data, "big")]
+                self._equivocate(peer, cheat, now)
+        elif kind == self.RESTART:
+            self._restart(seat, int.from_bytes(data, "big"), now)
+
+    def _freeze(self, seat: int, freeze: Freeze, now: float) -> None:
+        self.frozen_until[seat] = now + freeze.duration
+        self.result.freezes += 1
+        self._push(now + freeze.duration, self.WAKE, seat)
+
+    def _wake(self, seat: int, now: float) -> None:
+        self.frozen_until[seat] = None
+        # The messages that waited arrive first (queued before this tick).
+        self.tick_at[seat] = None
+        self._push(now, self.TICK, seat, self.generation[seat].to_bytes(4, "big"))
+        self.tick_at[seat] = now
+
+    def _restart(self, seat: int, lose: int, now: float) -> None:
+        """Restart ``seat`` from its log, after the disk lost ``lose`` of its own events."""
+        self.down_until[seat] = None
+        self._lose_own(seat, lose)
+        if lose:
+            self.recovering[seat] = True
+        restored, effects = Peer.restore(
+            self.identities[seat],
+            self.spec,
+            list(self.logs[seat]),
+            now,
+            self.config.peer,
+            reserved=self.reserved[seat],
+            recover=self.recovering[seat],
+            envelopes=self.envelopes,
+        )
+        self.peers[seat] = restored
+        self.generation[seat] += 1
+        self._apply(seat, effects, now)
 
     def _bot(
         self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]

@@ -167,21 +167,8 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return replace(state, help=False, help_page=0, status=""), []
     if state.command is not None:
         return _command_key(state, key, ctx)
-    if state.confirm is Confirm.QUIT:
-        if key.lower() == "y":
-            return KeyState(status="leaving the game…"), [Leave()]
-        return KeyState(status="staying"), []
-    if state.confirm is Confirm.CALL:
-        if key.lower() == "x":
-            return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
-        return KeyState(status="no call"), []
-    if state.confirm is Confirm.ABANDON:
-        if key.lower() in ("a", "y"):
-            why = _not_now(ctx)  # the other came back meanwhile, say
-            if why is not None:
-                return KeyState(status=why), []
-            return KeyState(status="abandoning the game…"), [Abandon()]
-        return KeyState(status="the game goes on (no abandon)"), []
+    if state.confirm is not None:
+        return _answer(state.confirm, key, ctx)
     k = key.lower() if len(key) == 1 else key
     if k in ("?", "h"):
         return replace(state, help=True), []
@@ -199,6 +186,31 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return replace(state, status="Enter: back to the table"), []
     if ctx.seat is None:
         return replace(state, status="a spectator only watches (q quits)"), []
+    return _table_key(state, k, key, ctx)
+
+
+def _answer(confirm: Confirm, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
+    """A key answering the question ``confirm`` asked: yes does it, any other key does not."""
+    if confirm is Confirm.QUIT:
+        if key.lower() == "y":
+            return KeyState(status="leaving the game…"), [Leave()]
+        return KeyState(status="staying"), []
+    if confirm is Confirm.CALL:
+        if key.lower() == "x":
+            return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
+        return KeyState(status="no call"), []
+    if key.lower() in ("a", "y"):  # Confirm.ABANDON
+        why = _not_now(ctx)  # the other came back meanwhile, say
+        if why is not None:
+            return KeyState(status=why), []
+        return KeyState(status="abandoning the game…"), [Abandon()]
+    return KeyState(status="the game goes on (no abandon)"), []
+
+
+def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
+    """A key of a seated player at the table: a move, a pick, the command line (``k``: the
+    key lowered, if one character)."""
+    assert ctx.seat is not None
     if k in (":", "/"):
         return KeyState(command=""), []
     if k in ("s", " "):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from p2p_nertz.rules import SUITS, Card, Lake, Pile, RoundStatus, Rules, Suit, Tableau
+from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text
@@ -134,18 +134,21 @@ def render(
         height: rows (at least :data:`MIN_HEIGHT`).
         symbols: suits as ``♣ ♦ ♥ ♠``; ``False`` for the letters ``C D H S``.
     """
-    painter = _Painter(view, width, height, symbols)
-    return painter.screen()
+    return _Painter(view, _Pen(width, symbols), height).screen()
 
 
-class _Painter:
-    def __init__(self, view: TableView, width: int, height: int, symbols: bool) -> None:
-        self.view = view
+_Rows = list[tuple[Span, ...]]
+_Foundation = tuple[int, Card, str, bool]  # owner, top card, owner digits, in the air
+
+
+class _Pen:
+    """Rows of a screen's width, cards with suit symbols or letters: it knows nothing of the
+    game, only how to draw its pieces."""
+
+    def __init__(self, width: int, symbols: bool) -> None:
         self.width = width
-        self.height = height
         self.symbols = symbols
 
-    # -- small pieces ----------------------------------------------------------------------
     def row(self) -> Row:
         return Row(self.width)
 
@@ -163,6 +166,27 @@ class _Painter:
                 row.add(" ")
             self.card(row, c)
 
+    def run(self, row: Row, cards: Sequence[Card]) -> None:
+        """A work pile in short: its cards if two or fewer, else ``first…last``."""
+        if not cards:
+            row.add("-", Style.DIM)
+        elif len(cards) <= 2:
+            self.cards(row, cards)
+        else:
+            self.card(row, cards[0])
+            row.add("…", Style.DIM)
+            self.card(row, cards[-1])
+
+    def foundation(self, row: Row, top: Card, owners: str, air: bool) -> None:
+        """A foundation of the lake: its top card right-aligned in three columns, ``*`` while
+        a card of it is in the air, then ``owners`` (as many digits as the caller fits)."""
+        text = card_text(top, symbols=self.symbols)
+        row.add(" " * (3 - len(text)))
+        style = Style.PENDING if air else (Style.RED if top.red else Style.BLACK)
+        row.add(text, style)
+        row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
+        row.add(owners, Style.DIM)
+
     def rule(self, title: str) -> tuple[Span, ...]:
         row = self.row()
         row.add("─ ", Style.DIM).add(title, Style.BOLD).add(" ", Style.DIM)
@@ -172,28 +196,51 @@ class _Painter:
     def suit(self, suit: Suit) -> str:
         return suit.symbol if self.symbols else suit.value
 
-    # -- the screen ------------------------------------------------------------------------
+    def message_row(self, text: str, style: Style = Style.WARN) -> tuple[Span, ...]:
+        return self.row().add(text, style).spans()
+
+    def messages(self, messages: Sequence[str], room: int) -> _Rows:
+        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status)."""
+        if room <= 0:
+            return []
+        shown = messages[-room:] if room > 1 else messages[-1:]
+        rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
+        blanks: _Rows = [()] * (room - len(rows))
+        return blanks + rows
+
+
+class _Painter:
+    """The whole screen: the header, the status and hint rows, and between them the table
+    (:class:`_TablePainter`), the end-of-round board (:class:`_BoardPainter`) or the help."""
+
+    def __init__(self, view: TableView, pen: _Pen, height: int) -> None:
+        self.view = view
+        self.pen = pen
+        self.width = pen.width
+        self.height = height
+
     def screen(self) -> Screen:
         view = self.view
+        pen = self.pen
         top = [self.header()]
         bottom = [self.status(), self.hint()]
         room = self.height - len(top) - len(bottom)
         if view.help:
             body = self.help(room)
         elif view.board is not None:
-            body = self.board(view.board, room)
+            body = _BoardPainter(view, pen, view.board).rows(room)
         elif view.table is None:
-            body = [self.message_row("waiting for the deal…", Style.DIM)]
-            body += self.messages(room - 1)
+            body = [pen.message_row("waiting for the deal…", Style.DIM)]
+            body += pen.messages(view.messages, room - 1)
         else:
-            body = self.table(room)
+            body = _TablePainter(view, pen, view.table).rows(room)
         body = body[:room]
         body += [()] * (room - len(body))
         return Screen(self.width, self.height, tuple(top + body + bottom))
 
     def header(self) -> tuple[Span, ...]:
         view = self.view
-        row = self.row()
+        row = self.pen.row()
         row.add("p2p-nertz", Style.BOLD)
         row.add(f"  round {view.round} · {view.phase}", Style.PLAIN)
         table = view.table
@@ -212,7 +259,7 @@ class _Painter:
 
     def hint(self) -> tuple[Span, ...]:
         view = self.view
-        row = self.row()
+        row = self.pen.row()
         if view.command is not None:
             row.add("move> ", Style.KEY).add(view.command, Style.BOLD).add("▏", Style.KEY)
             row.add("   Enter plays · Esc cancels", Style.DIM)
@@ -235,52 +282,79 @@ class _Painter:
 
     def status(self) -> tuple[Span, ...]:
         view = self.view
-        row = self.row()
+        row = self.pen.row()
         if view.status:
             refused = view.status.startswith(("illegal", "refused", "no ", "not ", "cannot "))
             row.add(view.status, Style.BAD if refused else Style.WARN)
         return row.spans()
 
-    def message_row(self, text: str, style: Style = Style.WARN) -> tuple[Span, ...]:
-        return self.row().add(text, style).spans()
+    def help(self, room: int) -> _Rows:
+        if self.view.help_page == 1:
+            return self.how_to_play(room)
+        rows = [self.pen.rule("keys  (? again: how to play)")]
+        keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
+        for key, what in keys:
+            row = self.pen.row()
+            row.add(f"  {key}", Style.KEY).pad_to(18)
+            for line in _wrap(what, self.width - 18):  # (80 columns: nothing cut)
+                rows.append(row.add(line).spans())
+                row = self.pen.row().pad_to(18)
+        rows.append(())
+        rows.append(
+            self.pen.row()
+            .add("  lake: top card, then each card's owner (seat) from the ace up; ", Style.DIM)
+            .add("*", Style.PENDING)
+            .add(" = in the air", Style.DIM)
+            .spans()
+        )
+        return rows[:room]
 
-    def messages(self, room: int) -> list[tuple[Span, ...]]:
-        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status)."""
-        if room <= 0:
-            return []
-        shown = self.view.messages[-room:] if room > 1 else self.view.messages[-1:]
-        rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
-        blanks: list[tuple[Span, ...]] = [()] * (room - len(rows))
-        return blanks + rows
+    def how_to_play(self, room: int) -> _Rows:
+        rows = [self.pen.rule("how to play  (? again: the keys)")]
+        for line in how_to_play(self.view.rules):
+            row = self.pen.row()
+            if line:
+                row.add("  " + line)
+            rows.append(row.spans())
+        return rows[:room]
 
-    # -- the table -------------------------------------------------------------------------
-    def table(self, room: int) -> list[tuple[Span, ...]]:
+
+class _TablePainter:
+    """A round in play: the lake, the players (or, for a spectator, every tableau), the
+    person's own tableau and the newest announcements."""
+
+    def __init__(self, view: TableView, pen: _Pen, table: Table) -> None:
+        self.view = view
+        self.pen = pen
+        self.table = table
+        self.width = pen.width
+
+    def rows(self, room: int) -> _Rows:
         view = self.view
-        table = view.table
-        assert table is not None
+        pen = self.pen
         if view.seat is None:
-            mine: list[tuple[Span, ...]] = []
+            mine: _Rows = []
             players = self.all_tableaux()
         else:
             mine = self.tableau(view.seat)
             players = self.players()
-        lake_rows = self.lake_rows(table.lake)
+        lake_rows = self.lake_rows(self.table.lake)
         fixed = 2 + 1 + len(players) + len(mine)  # lake rule + suit row, players rule
         want_messages = 2
         depth = max((len(c) for c in lake_rows), default=0)
         if depth + 1 > room - fixed - want_messages:
             want_messages = 0  # a full lake (8 players at 80×24) before the announcements
         lake_room = max(1, room - fixed - want_messages)
-        lake = self.lake(table.lake, lake_rows, lake_room)
-        body = [self.rule("lake"), *lake]
-        body += [self.rule("players" if view.seat is not None else "tableaux"), *players]
+        lake = self.lake(lake_rows, lake_room)
+        body = [pen.rule("lake"), *lake]
+        body += [pen.rule("players" if view.seat is not None else "tableaux"), *players]
         body += mine
-        body += self.messages(room - len(body))
+        body += pen.messages(view.messages, room - len(body))
         return body
 
-    def lake_rows(self, lake: Lake) -> list[list[tuple[int, Card, str, bool]]]:
+    def lake_rows(self, lake: Lake) -> list[list[_Foundation]]:
         """Per suit, the foundations: (owner, top card, owner digits, in the air)."""
-        columns: list[list[tuple[int, Card, str, bool]]] = [[] for _ in SUITS]
+        columns: list[list[_Foundation]] = [[] for _ in SUITS]
         for fid in lake:
             cards = lake[fid]
             owners = "".join(str(lc.owner) for lc in cards)  # seats from 0, as the notation
@@ -288,21 +362,20 @@ class _Painter:
             columns[SUITS.index(fid.suit)].append((fid.owner, cards[-1].card, owners, air))
         return columns
 
-    def lake(
-        self, lake: Lake, columns: list[list[tuple[int, Card, str, bool]]], room: int
-    ) -> list[tuple[Span, ...]]:
+    def lake(self, columns: list[list[_Foundation]], room: int) -> _Rows:
+        pen = self.pen
         cw = self.width // 4
-        head = self.row()
+        head = pen.row()
         for i, suit in enumerate(SUITS):
             head.pad_to(i * cw)
             style = Style.RED if suit.is_red else Style.BLACK
-            head.add(self.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
+            head.add(pen.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
             if columns[i]:
                 head.add(f" {len(columns[i])}", Style.DIM)
         rows = [head.spans()]
         depth = max((len(c) for c in columns), default=0)
         if depth == 0:
-            rows.append(self.row().add("  (empty: an ace starts a foundation)", Style.DIM).spans())
+            rows.append(pen.row().add("  (empty: an ace starts a foundation)", Style.DIM).spans())
             return rows
         lines = max(1, room - 1)
         per = math.ceil(depth / lines)
@@ -312,7 +385,7 @@ class _Painter:
             return rows + self.packed_lake(columns, per, cw // per)
         shown = min(depth, lines)
         for r in range(shown):
-            row = self.row()
+            row = pen.row()
             for i, column in enumerate(columns):
                 row.pad_to(i * cw)
                 if r == shown - 1 and len(column) > shown:
@@ -321,40 +394,28 @@ class _Painter:
                 if r >= len(column):
                     continue
                 _, top, owners, air = column[r]
-                text = card_text(top, symbols=self.symbols)
-                row.add(" " * (3 - len(text)))
-                style = Style.PENDING if air else (Style.RED if top.red else Style.BLACK)
-                row.add(text, style)
-                row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
-                row.add(owners[: cw - 6], Style.DIM)
+                pen.foundation(row, top, owners[: cw - 6], air)
             rows.append(row.spans())
         return rows
 
-    def packed_lake(
-        self, columns: list[list[tuple[int, Card, str, bool]]], per: int, width: int
-    ) -> list[tuple[Span, ...]]:
+    def packed_lake(self, columns: list[list[_Foundation]], per: int, width: int) -> _Rows:
         """The lake's foundations ``per`` to a row in each suit's column, ``width`` each."""
         cw = self.width // 4
         depth = max(len(c) for c in columns)
         rows = []
         for r in range(math.ceil(depth / per)):
-            row = self.row()
+            row = self.pen.row()
             for i, column in enumerate(columns):
                 for k, (_, top, owners, air) in enumerate(column[r * per : (r + 1) * per]):
                     row.pad_to(i * cw + k * width)
-                    text = card_text(top, symbols=self.symbols)
-                    row.add(" " * (3 - len(text)))
-                    style = Style.PENDING if air else (Style.RED if top.red else Style.BLACK)
-                    row.add(text, style)
-                    row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
-                    row.add(owners[: width - 5], Style.DIM)  # (a blank left between two)
+                    # (a blank left between two)
+                    self.pen.foundation(row, top, owners[: width - 5], air)
             rows.append(row.spans())
         return rows
 
     def player_cell(self, row: Row, seat: int, width: int) -> None:
         view = self.view
-        table = view.table
-        assert table is not None
+        table = self.table
         start = len(row)
         mine = seat == view.seat
         t = table.tableaux[seat]
@@ -363,7 +424,7 @@ class _Painter:
         row.add("N ", Style.DIM).add(f"{len(t.nerts):2d}", Style.BAD if t.nerts else Style.GOOD)
         row.add("  W ", Style.DIM)
         if t.waste:
-            self.card(row, t.waste[-1])
+            self.pen.card(row, t.waste[-1])
         else:
             row.add("-", Style.DIM)
         row.pad_to(start + 25)
@@ -384,17 +445,15 @@ class _Painter:
         row.pad_to(start + width - tail)
         row.add(link.value, _LINK_STYLE[link]).add(" ").add(total, Style.BOLD)
 
-    def players(self) -> list[tuple[Span, ...]]:
-        view = self.view
-        table = view.table
-        assert table is not None
+    def players(self) -> _Rows:
+        table = self.table
         seats = list(range(table.seats))
         two = len(seats) > 4 and self.width >= 2 * 60
         rows = []
         if two:
             half = self.width // 2
             for i in range(0, len(seats), 2):
-                row = self.row()
+                row = self.pen.row()
                 self.player_cell(row, seats[i], half - 1)
                 if i + 1 < len(seats):
                     row.pad_to(half)
@@ -402,7 +461,7 @@ class _Painter:
                 rows.append(row.spans())
         else:
             for seat in seats:
-                row = self.row()
+                row = self.pen.row()
                 self.player_cell(row, seat, self.width)
                 rows.append(row.spans())
         return rows
@@ -414,17 +473,16 @@ class _Painter:
         else:
             row.add(f"[{key}]", Style.KEY)
 
-    def tableau(self, seat: int) -> list[tuple[Span, ...]]:
+    def tableau(self, seat: int) -> _Rows:
         view = self.view
-        table = view.table
-        assert table is not None
+        table = self.table
         t = table.tableaux[seat]
-        rows = [self.rule(f"you: {view.name(seat)}")]
-        row = self.row()
+        rows = [self.pen.rule(f"you: {view.name(seat)}")]
+        row = self.pen.row()
         self.key(row, "n", Pile.NERTS)
         row.add(" Nerts ", Style.DIM)
         if t.nerts:
-            self.card(row, t.nerts[-1])
+            self.pen.card(row, t.nerts[-1])
             row.add(f"  {len(t.nerts)} left", Style.DIM)
         else:
             row.add("empty: call Nerts with x!", Style.GOOD)
@@ -439,7 +497,7 @@ class _Painter:
             for i, c in enumerate(fan):
                 if i:
                     row.add(" ")
-                self.card(row, c)
+                self.pen.card(row, c)
             if len(t.waste) > 3:
                 row.add(f" ({len(t.waste)})", Style.DIM)
         else:
@@ -447,157 +505,166 @@ class _Painter:
         self.frozen(row, Pile.WASTE)
         rows.append(row.spans())
         for pile in t.work_piles:
-            row = self.row()
+            row = self.pen.row()
             self.key(row, str(int(pile)), pile)
             row.add(" ")
-            self.cards(row, t.pile(pile))
+            self.pen.cards(row, t.pile(pile))
             self.frozen(row, pile)
             rows.append(row.spans())
         return rows
 
     def frozen(self, row: Row, pile: Pile) -> None:
         if pile in self.view.frozen:
-            row.add(" ⇡in the air" if self.symbols else " ^in the air", Style.PENDING)
+            row.add(" ⇡in the air" if self.pen.symbols else " ^in the air", Style.PENDING)
 
-    def all_tableaux(self) -> list[tuple[Span, ...]]:
+    def all_tableaux(self) -> _Rows:
         """A spectator's view: every seat in two rows (summary, then work piles)."""
-        view = self.view
-        table = view.table
-        assert table is not None
+        table = self.table
         rows = []
         for seat in range(table.seats):
             t = table.tableaux[seat]
-            row = self.row()
+            row = self.pen.row()
             self.player_cell(row, seat, self.width)
             rows.append(row.spans())
-            row = self.row()
+            row = self.pen.row()
             row.add("   N ", Style.DIM)
             if t.nerts:
-                self.card(row, t.nerts[-1])
+                self.pen.card(row, t.nerts[-1])
             else:
                 row.add("-", Style.DIM)
             row.add(f" S {len(t.stock)} ", Style.DIM)
             for pile in t.work_piles:
                 row.add(f" {int(pile)}:", Style.DIM)
-                self.run(row, t, pile)
+                self.pen.run(row, t.pile(pile))
             rows.append(row.spans())
         return rows
 
-    def run(self, row: Row, t: Tableau, pile: Pile) -> None:
-        cards = t.pile(pile)
-        if not cards:
-            row.add("-", Style.DIM)
-        elif len(cards) <= 2:
-            self.cards(row, cards)
-        else:
-            self.card(row, cards[0])
-            row.add("…", Style.DIM)
-            self.card(row, cards[-1])
 
-    # -- the end-of-round board ------------------------------------------------------------
-    def board(self, board: Board, room: int) -> list[tuple[Span, ...]]:
-        view = self.view
-        score = board.score
-        if score.status is RoundStatus.NERTS:
-            callers = ", ".join(view.name(c) for c in score.callers)
-            how = f"Nerts! called by {callers}"
-        elif score.status is RoundStatus.BLOCKED:
-            how = "blocked: nobody could play"
-        else:  # cut short by an abandon (docs/protocol.md §9.3): void, nobody scores it
-            how = "void: the game was abandoned"
-        rows = [self.rule(f"round {board.round} over — {how}")]
-        rules = view.rules
+class _BoardPainter:
+    """The end-of-round board: how the round ended, each player's score and cards in the lake,
+    the person's pace, then the game's result or what comes next."""
+
+    def __init__(self, view: TableView, pen: _Pen, board: Board) -> None:
+        self.view = view
+        self.pen = pen
+        self.board = board
+        self.width = pen.width
+
+    def rows(self, room: int) -> _Rows:
+        board = self.board
+        rows = [self.pen.rule(f"round {board.round} over — {self.how()}")]
         by_owner: dict[int, list[Card]] = {}
         for lc in board.lake.cards():
             by_owner.setdefault(lc.owner, []).append(lc.card)
-        for p in score.players:
-            seat = p.seat
-            row = self.row()
-            row.add(view.name(seat)[:14], Style.BOLD if seat == view.seat else Style.PLAIN)
-            row.pad_to(15)
-            if not p.played:
-                row.add("sat this round out", Style.DIM)
-                rows.append(row.spans())
-                continue
-            row.add(f"lake +{p.lake:<3d}", Style.GOOD)
-            penalty = p.nerts_card_penalty * p.nerts_left
-            row.add(
-                f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= −{penalty:<3d}",
-                Style.BAD if p.nerts_left else Style.DIM,
-            )
-            row.add(f" bonus +{p.bonus:<3d}", Style.GOOD if p.bonus else Style.DIM)
-            if p.penalty:
-                row.add(f" false call −{p.penalty}", Style.BAD)
-            row.add(f" round {p.total:+4d}", Style.BOLD)
-            team = rules.team_of(seat)
-            total = board.totals[team] if team < len(board.totals) else 0
-            row.add(f"  game {total:4d}", Style.BOLD)
-            rows.append(row.spans())
-            mine = sorted(by_owner.get(seat, []), key=Card.sort_key)
-            rows += self.lake_list(mine)
+        for p in board.score.players:
+            rows += self.player(p, sorted(by_owner.get(p.seat, []), key=Card.sort_key))
         # The person's pace, in the blank row before the end (the board keeps its height).
         rows.append(() if board.pace is None else self.pace_row(board.pace))
-        if board.result is not None:
-            label = "team" if rules.pairs else "seat"
-            winners = ", ".join(
-                (view.name(w) if not rules.pairs else f"{label} {w + 1}")
-                for w in board.result.winners
-            )
-            rows.append(
-                self.row()
-                .add("game over — winner: ", Style.BOLD)
-                .add(winners, Style.GOOD)
-                .add(f" with {max(board.result.totals)}", Style.BOLD)
-                .add(f" ({board.result.termination.value})", Style.DIM)
-                .spans()
-            )
-            if view.provisional:
-                rows.append(
-                    self.message_row(
-                        "provisional: the other player has not been heard since; the rounds "
-                        "both saw scored decide",
-                        Style.BAD,
-                    )
-                )
-            rows.append(self.message_row("q leaves", Style.DIM))
-        elif view.countdown is not None:
-            rows.append(
-                self.message_row(
+        rows += self.ending()
+        rows += self.pen.messages(self.view.messages, room - len(rows))
+        return rows
+
+    def how(self) -> str:
+        """How the round ended, for the board's title."""
+        score = self.board.score
+        if score.status is RoundStatus.NERTS:
+            callers = ", ".join(self.view.name(c) for c in score.callers)
+            return f"Nerts! called by {callers}"
+        if score.status is RoundStatus.BLOCKED:
+            return "blocked: nobody could play"
+        # Cut short by an abandon (docs/protocol.md §9.3): void, nobody scores it.
+        return "void: the game was abandoned"
+
+    def player(self, p: PlayerScore, lake: Sequence[Card]) -> _Rows:
+        """A player's score row, then its cards in the ``lake`` (none if it sat out)."""
+        view = self.view
+        seat = p.seat
+        row = self.pen.row()
+        row.add(view.name(seat)[:14], Style.BOLD if seat == view.seat else Style.PLAIN)
+        row.pad_to(15)
+        if not p.played:
+            row.add("sat this round out", Style.DIM)
+            return [row.spans()]
+        row.add(f"lake +{p.lake:<3d}", Style.GOOD)
+        penalty = p.nerts_card_penalty * p.nerts_left
+        row.add(
+            f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= −{penalty:<3d}",
+            Style.BAD if p.nerts_left else Style.DIM,
+        )
+        row.add(f" bonus +{p.bonus:<3d}", Style.GOOD if p.bonus else Style.DIM)
+        if p.penalty:
+            row.add(f" false call −{p.penalty}", Style.BAD)
+        row.add(f" round {p.total:+4d}", Style.BOLD)
+        totals = self.board.totals
+        team = view.rules.team_of(seat)
+        total = totals[team] if team < len(totals) else 0
+        row.add(f"  game {total:4d}", Style.BOLD)
+        return [row.spans(), *self.lake_list(lake)]
+
+    def ending(self) -> _Rows:
+        """The game's result (and leaving), or when the next round starts."""
+        view = self.view
+        pen = self.pen
+        result = self.board.result
+        if result is None and view.countdown is not None:
+            return [
+                pen.message_row(
                     f"next round in {view.countdown} s · Enter: ready now (it starts when "
                     "everyone is)",  # (one row at 80 columns)
                     Style.WARN,
                 )
+            ]
+        if result is None:
+            return [pen.message_row("Enter: back to the table (the next round)", Style.DIM)]
+        rules = view.rules
+        label = "team" if rules.pairs else "seat"
+        winners = ", ".join(
+            (view.name(w) if not rules.pairs else f"{label} {w + 1}") for w in result.winners
+        )
+        rows = [
+            pen.row()
+            .add("game over — winner: ", Style.BOLD)
+            .add(winners, Style.GOOD)
+            .add(f" with {max(result.totals)}", Style.BOLD)
+            .add(f" ({result.termination.value})", Style.DIM)
+            .spans()
+        ]
+        if view.provisional:
+            rows.append(
+                pen.message_row(
+                    "provisional: the other player has not been heard since; the rounds "
+                    "both saw scored decide",
+                    Style.BAD,
+                )
             )
-        else:
-            rows.append(self.message_row("Enter: back to the table (the next round)", Style.DIM))
-        rows += self.messages(room - len(rows))
+        rows.append(pen.message_row("q leaves", Style.DIM))
         return rows
 
     def pace_row(self, pace: Pace) -> tuple[Span, ...]:
         """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
         (one row at 80 columns; docs/pace.md says how to read it)."""
         minutes, seconds = divmod(round(pace.seconds), 60)
-        row = self.row().add("your pace: ", Style.BOLD)
+        row = self.pen.row().add("your pace: ", Style.BOLD)
         row.add(f"{pace.moves_per_minute:.0f} moves/min", Style.GOOD)
         row.add(f" · {pace.cards_per_minute:.1f} cards/min to the lake", Style.GOOD)
         row.add(f" ({minutes}:{seconds:02d})", Style.DIM)
         row.add(f" · bots: --speed {pace.bot_speed}", Style.DIM)
         return row.spans()
 
-    def lake_list(self, cards: Sequence[Card]) -> list[tuple[Span, ...]]:
+    def lake_list(self, cards: Sequence[Card]) -> _Rows:
         """A player's cards in the lake on the board: the ranks by suit, three or more in a
         row as a range (``♣ A-4 6  ♥ A``), wrapped under ``lake:`` where the row ends, never
         cut."""
         indent = 9
-        line = self.row().add("   lake: ", Style.DIM)
+        line = self.pen.row().add("   lake: ", Style.DIM)
         if not cards:
             return [line.add("-", Style.DIM).spans()]
         groups: list[tuple[str, Style, list[str]]] = []
         for card in cards:
             if card.suit is None or card.joker:  # a joker: shown whole, as declared
-                groups.append(("", Style.DIM, [card_text(card, symbols=self.symbols)]))
+                groups.append(("", Style.DIM, [card_text(card, symbols=self.pen.symbols)]))
                 continue
-            mark = self.suit(card.suit)
+            mark = self.pen.suit(card.suit)
             if not groups or groups[-1][0] != mark:
                 groups.append((mark, Style.RED if card.red else Style.BLACK, []))
             groups[-1][2].append(str(card.rank))
@@ -609,41 +676,11 @@ class _Painter:
                 gap = 0 if len(line) == indent else (2 if i == 0 else 1)
                 if len(line) + gap + len(word) > self.width and len(line) > indent:
                     rows.append(line.spans())
-                    line = self.row().pad_to(indent)
+                    line = self.pen.row().pad_to(indent)
                     gap = 0
                 line.add(" " * gap).add(word, style)
         rows.append(line.spans())
         return rows
-
-    def help(self, room: int) -> list[tuple[Span, ...]]:
-        if self.view.help_page == 1:
-            return self.how_to_play(room)
-        rows = [self.rule("keys  (? again: how to play)")]
-        keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
-        for key, what in keys:
-            row = self.row()
-            row.add(f"  {key}", Style.KEY).pad_to(18)
-            for line in _wrap(what, self.width - 18):  # (80 columns: nothing cut)
-                rows.append(row.add(line).spans())
-                row = self.row().pad_to(18)
-        rows.append(())
-        rows.append(
-            self.row()
-            .add("  lake: top card, then each card's owner (seat) from the ace up; ", Style.DIM)
-            .add("*", Style.PENDING)
-            .add(" = in the air", Style.DIM)
-            .spans()
-        )
-        return rows[:room]
-
-    def how_to_play(self, room: int) -> list[tuple[Span, ...]]:
-        rows = [self.rule("how to play  (? again: the keys)")]
-        for line in how_to_play(self.view.rules):
-            row = self.row()
-            if line:
-                row.add("  " + line)
-            rows.append(row.spans())
-        return rows[:room]
 
 
 def _wrap(text: str, width: int) -> list[str]:

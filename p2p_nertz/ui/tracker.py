@@ -196,46 +196,16 @@ class Tracker:
                     "counts — p to pass again if you are still stuck"
                 )
         elif isinstance(effect, st.RoundEnded):
-            if now is not None:
-                self.ended.setdefault(effect.round, now)
-            if effect.status is RoundStatus.NERTS:
-                who = ", ".join(self.name(c) for c in effect.callers)
-                self.say(f"Nerts! called by {who} — the round is over")
-            else:
-                self.say("the round is blocked: nobody can play — it is over")
+            self._round_ended(effect, now)
         elif isinstance(effect, st.RoundScored):
             lake = _round_lake(final, effect.round) if final is not None else Lake()
             pace = self._pace(final, effect.round, effect.score)
             self.board = Board(effect.round, effect.score, effect.totals, lake, pace=pace)
             self.changes += 1
         elif isinstance(effect, st.GameEnded):
-            abandoned = effect.result.termination is Termination.ABANDONED
-            board = self.board
-            if final is not None and abandoned:
-                # The round in progress is void: the board shows it, with the totals of the
-                # rounds counted (an abandon between rounds shows the last one scored).
-                board = _void_board(final) or _last_board(final)
-            elif board is None and final is not None:
-                board = _last_board(final)
-            if board is not None:
-                self.board = replace(board, totals=effect.result.totals, result=effect.result)
-                self.changes += 1
-            if abandoned:
-                self.say(
-                    "the game was abandoned: the round in progress is void, the totals of the "
-                    "rounds scored decide"
-                )
-            else:
-                self.say("the game is over")
+            self._game_ended(effect, final)
         elif isinstance(effect, st.MemberDropped):
-            self.suspected.discard(effect.seat)
-            if effect.left:
-                how = "left the game"
-            else:
-                how = f"{self._was(effect.seat)} dropped (silent too long)"
-            self.say(f"{self.name(effect.seat)} {how}")
-            if final is not None and effect.seat != self.seat and self._alone(final):
-                self.say(LAST_PLAYER)
+            self._dropped(effect, final)
         elif isinstance(effect, st.MemberRejoined):
             # A fresh start: whatever was heard of it before its drop no longer stands.
             self.suspected.discard(effect.seat)
@@ -258,6 +228,46 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _round_ended(self, effect: st.RoundEnded, now: float | None) -> None:
+        if now is not None:
+            self.ended.setdefault(effect.round, now)
+        if effect.status is RoundStatus.NERTS:
+            who = ", ".join(self.name(c) for c in effect.callers)
+            self.say(f"Nerts! called by {who} — the round is over")
+        else:
+            self.say("the round is blocked: nobody can play — it is over")
+
+    def _game_ended(self, effect: st.GameEnded, final: st.GameState | None) -> None:
+        """The board gets the game's result (a void round's board if it was abandoned)."""
+        abandoned = effect.result.termination is Termination.ABANDONED
+        board = self.board
+        if final is not None and abandoned:
+            # The round in progress is void: the board shows it, with the totals of the
+            # rounds counted (an abandon between rounds shows the last one scored).
+            board = _void_board(final) or _last_board(final)
+        elif board is None and final is not None:
+            board = _last_board(final)
+        if board is not None:
+            self.board = replace(board, totals=effect.result.totals, result=effect.result)
+            self.changes += 1
+        if abandoned:
+            self.say(
+                "the game was abandoned: the round in progress is void, the totals of the "
+                "rounds scored decide"
+            )
+        else:
+            self.say("the game is over")
+
+    def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
+        self.suspected.discard(effect.seat)
+        if effect.left:
+            how = "left the game"
+        else:
+            how = f"{self._was(effect.seat)} dropped (silent too long)"
+        self.say(f"{self.name(effect.seat)} {how}")
+        if final is not None and effect.seat != self.seat and self._alone(final):
+            self.say(LAST_PLAYER)
 
     def _pace(self, final: st.GameState | None, number: int, score: RoundScore) -> Pace | None:
         """The local player's pace over round ``number``: its moves in the fold's log of the

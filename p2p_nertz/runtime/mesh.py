@@ -1,0 +1,293 @@
+"""A node's sockets: one ROUTER it receives on, one DEALER to each member and to each spectator.
+
+Theory of operation
+-------------------
+The mesh has the ZRE shape (DESIGN.md §7): one bound ROUTER (only ever received on, by the
+node's receive task) and one DEALER per other member, connected to that member's ROUTER under
+the routing id ``b"N" + peer id`` (zmq reserves ids that start with a zero byte). Each DEALER
+is an :class:`Outlet`: a message is handed to zmq at once, without waiting, by the task that
+produced it when nothing is queued before it; otherwise (the pipe at its HWM: a member down or
+slow) it is queued, in order, for the DEALER's owner task, which waits for room. The direct
+hand-off saves a trip through trio's scheduler (half a millisecond on a loaded machine) on
+every claim and ack; only the owner task ever *waits* on a DEALER. A full queue drops the
+message and counts it (:attr:`Mesh.dropped`): the protocol's gap repair, not the transport,
+makes delivery reliable, and the peer core must never wait on a slow member. After a broadcast
+the mesh yields the CPU, so that zmq's I/O thread sends it before the node goes on.
+
+A spectator (``nertz watch``) gets a DEALER too, but it is not in the roster: the mesh pushes
+it the game spec first (:data:`WATCH_SPEC_TAG`), then whatever the node hands to
+:meth:`Mesh.watch`; a slow spectator loses messages, it never slows the node.
+
+Every socket refuses frames above :data:`MAX_FRAME` (zmq cuts the sender off). The mesh knows
+sockets and peer ids only: what the messages mean is the node's and the peer core's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
+
+import trio
+import zmq
+
+from p2p_nertz.errors import TransportBrokenError, TransportClosedError
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+
+__all__ = [
+    "DEFAULT_BIND",
+    "MAX_FRAME",
+    "ROUTER_HWM",
+    "SEND_QUEUE",
+    "WATCH_MAX_FRAME",
+    "WATCH_SPEC_TAG",
+    "Mesh",
+    "Outlet",
+    "routing_id",
+]
+
+DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
+"""Where a node's ROUTER binds unless told otherwise: an ephemeral port on loopback."""
+
+WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
+"""The first message a node pushes to a spectator: this tag, then the game spec's wire form
+(a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
+
+MAX_FRAME: Final = MAX_MESSAGE_SIZE
+"""The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
+message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
+(zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
+disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
+
+ROUTER_HWM: Final = 64
+"""The ROUTER's receive high-water mark, per connection, in messages: what zmq holds for one
+sender before it stops reading that sender's TCP connection (flow control: nothing is lost,
+the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a stranger's
+included, can make the node hold to 64 × 4 KiB. Honest members send a few dozen messages a
+second (docs/protocol.md §9.7) and the receive task drains every pipe in bursts of
+:data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood fills it."""
+
+WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
+"""The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
+largest message it receives (``nertz watch``)."""
+
+SEND_QUEUE: Final = 4096
+"""Messages queued per DEALER before further ones to that member are dropped."""
+
+
+def routing_id(peer_id: bytes) -> bytes:
+    """The zmq routing id of a member's DEALERs: ``b"N"`` and its peer id.
+
+    >>> routing_id(bytes(32))[:2]
+    b'N\\x00'
+    """
+    return b"N" + peer_id
+
+
+def _yield_cpu() -> None:
+    """Let zmq's I/O thread, just handed a broadcast, run before we go on (``sched_yield``).
+
+    The hand-off wakes that thread, and the scheduler often queues it on our own core: it
+    would then wait for the rest of our turn (the sends to the other members, an ack, the
+    timers: a few hundred microseconds) before the message even leaves this process. Yielding
+    lets it go first. With nothing else runnable on our core, the call returns at once.
+    ``scripts/bench_lan.py``: claim delivery at 4 peers 3.9 -> 2.8 ms, at 8 peers 11.8 -> 9.6
+    ms (medians, docs/latency.md).
+    """
+    if _SCHED_YIELD is not None:
+        _SCHED_YIELD()
+
+
+_SCHED_YIELD: Final = getattr(os, "sched_yield", None)  # not on Windows
+
+
+class Outlet:
+    """One DEALER and what waits to go through it (see the module docstring).
+
+    Messages leave in the order they are posted: one goes to zmq directly only when nothing
+    is queued or being sent by the owner task (:meth:`run`) before it.
+    """
+
+    def __init__(self, socket: AsyncSocket, size: int = SEND_QUEUE) -> None:
+        self.socket = socket
+        self._in, self._out = trio.open_memory_channel[bytes](size)
+        self.backlog = 0
+        """Messages queued for the owner task or being sent by it."""
+
+    def post(self, data: bytes) -> bool:
+        """Send ``data`` now if zmq takes it without waiting, else queue it; return ``False``
+        if it was dropped (the queue is full, or the node is shutting down)."""
+        if self.backlog == 0:
+            try:
+                if self.socket.try_send_multipart([data]):
+                    return True
+            except (TransportClosedError, TransportBrokenError):
+                return False
+        try:
+            self._in.send_nowait(data)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            # Full, or shutting down (the owner was cancelled while a non-cancellable log
+            # write finished): the message goes nowhere, as in a crash after the write.
+            return False
+        self.backlog += 1
+        return True
+
+    async def run(self) -> None:
+        """The owner task: send what was queued, waiting for room in the pipe."""
+        async with self._out:
+            async for data in self._out:
+                try:
+                    await self.socket.send_multipart([data])
+                finally:
+                    self.backlog -= 1
+
+
+OutletFactory = Callable[[AsyncSocket], Outlet]
+
+
+class Mesh:
+    """The sockets of one member: its ROUTER, its DEALERs to the others and to spectators.
+
+    Args:
+        own: our peer id (the routing id of our DEALERs).
+        members: every member's peer id, ours included (we get no DEALER).
+        bind: the ROUTER's endpoint (port 0 for an ephemeral one).
+        ctx: a zmq context to use (the caller terminates it); by default the mesh makes its
+            own and terminates it in :meth:`close`.
+        watchers: spectators' endpoints.
+        outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
+    """
+
+    def __init__(
+        self,
+        own: PeerId,
+        members: Sequence[PeerId],
+        *,
+        bind: str = DEFAULT_BIND,
+        ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
+        watchers: Sequence[str] = (),
+        outlet: OutletFactory = Outlet,
+    ) -> None:
+        self._own = own
+        self._members = tuple(members)
+        self._bind_to = bind
+        self._own_ctx = ctx is None
+        self.ctx: zmq.Context[zmq.Socket[bytes]] | None = ctx
+        self.router: AsyncSocket | None = None
+        self._dealers: dict[PeerId, AsyncSocket] = {}
+        self._watch_to = tuple(watchers)
+        self._watch_sockets: list[AsyncSocket] = []
+        self._make_outlet = outlet
+        self.outlets: dict[PeerId, Outlet] = {}
+        """Each other member's outlet (once :meth:`serve_outlets` started them)."""
+        self.watch_outlets: list[Outlet] = []
+        """Each spectator's outlet (once started)."""
+        self.dropped = 0
+        """Messages dropped because a member's send queue was full."""
+
+    @property
+    def endpoint(self) -> str:
+        """The ROUTER's resolved endpoint (after :meth:`bind`).
+
+        Raises:
+            RuntimeError: before :meth:`bind`.
+        """
+        if self.router is None:
+            raise RuntimeError("the node is not bound yet")
+        return self.router.endpoints[0]
+
+    @property
+    def watched(self) -> bool:
+        """Whether any spectator is pushed what the node sends and receives."""
+        return bool(self.watch_outlets)
+
+    def bind(self) -> str:
+        """Create and bind the ROUTER (idempotent); return its resolved endpoint.
+
+        Raises:
+            TransportBrokenError: the endpoint cannot be bound (port in use, bad address).
+        """
+        if self.router is None:
+            if self.ctx is None:
+                self.ctx = zmq.Context()
+            router = create_socket(
+                self.ctx, zmq.ROUTER, recv_hwm=ROUTER_HWM, max_message_size=MAX_FRAME
+            )
+            try:
+                router.bind(self._bind_to)
+            except BaseException:
+                router.close()
+                raise
+            self.router = router
+        return self.endpoint
+
+    def connect(self, endpoints: Mapping[PeerId, str]) -> None:
+        """Bind if not yet bound, then connect a DEALER to every other member's ROUTER and to
+        every spectator.
+
+        Raises:
+            KeyError: a member has no endpoint.
+            TransportBrokenError: a socket cannot be bound or connected.
+        """
+        self.bind()
+        assert self.ctx is not None
+        for pid in self._members:
+            if pid != self._own:
+                dealer = self._dealer()
+                self._dealers[pid] = dealer
+                dealer.connect(endpoints[pid])
+        for endpoint in self._watch_to:
+            # (A spectator sends us nothing: the bound only caps what a stranger could.)
+            watcher = self._dealer()
+            self._watch_sockets.append(watcher)
+            watcher.connect(endpoint)
+
+    def _dealer(self) -> AsyncSocket:
+        assert self.ctx is not None
+        return create_socket(
+            self.ctx, zmq.DEALER, identity=routing_id(self._own), max_message_size=MAX_FRAME
+        )
+
+    def serve_outlets(self, nursery: trio.Nursery, spec_wire: bytes) -> None:
+        """Start the owner task of every DEALER in ``nursery``; push each spectator the game
+        first (:data:`WATCH_SPEC_TAG` and ``spec_wire``), so that it needs no spec file."""
+        for pid, dealer in self._dealers.items():
+            self.outlets[pid] = outlet = self._make_outlet(dealer)
+            nursery.start_soon(outlet.run)
+        for watcher in self._watch_sockets:
+            outlet = self._make_outlet(watcher)
+            outlet.post(WATCH_SPEC_TAG + spec_wire)
+            self.watch_outlets.append(outlet)
+            nursery.start_soon(outlet.run)
+
+    def send(self, data: bytes, to: PeerId | None) -> None:
+        """Hand ``data`` to ``to``'s outlet, or to every member's (``None``: a broadcast, after
+        which the CPU is yielded to zmq's I/O thread); count what a full queue drops."""
+        targets: Iterable[PeerId] = self.outlets.keys() if to is None else (to,)
+        for pid in targets:
+            outlet = self.outlets.get(pid)
+            if outlet is None:
+                continue  # ourselves, or not a member
+            if not outlet.post(data):
+                self.dropped += 1
+        if to is None:
+            _yield_cpu()
+
+    def watch(self, wires: Iterable[bytes]) -> None:
+        """Push messages to the spectators (dropped, never waited on, when one is slow)."""
+        for wire in wires:
+            for outlet in self.watch_outlets:
+                outlet.post(wire)
+
+    def close(self) -> None:
+        """Close every socket (``LINGER 0``), and the context if the mesh made it."""
+        for dealer in (*self._dealers.values(), *self._watch_sockets):
+            dealer.close()
+        if self.router is not None:
+            self.router.close()
+        if self._own_ctx and self.ctx is not None:
+            self.ctx.term()
+            self.ctx = None

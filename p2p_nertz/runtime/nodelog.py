@@ -1,0 +1,235 @@
+"""A node's log: the notes it writes besides events, and how it writes the peer's effects.
+
+Theory of operation
+-------------------
+The log (:mod:`p2p_nertz.logfile.store`) is opened with
+:func:`~p2p_nertz.logfile.store.open_for_append`. A new log gets the game's spec and the
+members' endpoints first (:func:`session_notes`: enough to resume from the log alone). If the
+log already holds events, the peer is rebuilt from them and from the highest durable clock
+note (:func:`resume_point`), so a killed process continues the game with no seq reused. If
+the log's tail had to be cut (it may have lost an event we sent), or a recovery noted in it
+did not finish, or the caller says so, the peer is restored in recovery: it learns its own
+feed from the others before it signs (docs/protocol.md §9.6), between a
+:data:`RECOVERING_NOTE` and a :data:`RECOVERED_NOTE`.
+
+Of the peer's effects, :func:`durable_record` says which are written and as what: a
+:class:`~p2p_nertz.protocol.peer.Record` as a sent or received event, a ``Reserve`` as the
+note ``clock`` (8 bytes, big-endian), a ``Note`` as the note it names (``proof``: the two
+signed messages that prove a member cheated, durable before the vote they justify is sent), a
+``Recovered`` as :data:`RECOVERED_NOTE`. :meth:`NodeLog.write` makes a batch durable
+(synced) unless it holds received events only: those are held, signed, by their authors, and
+waiting for the disk there would delay every ack.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from time import time as wall_time
+from typing import Final
+
+import msgpack  # type: ignore[import-untyped]
+import trio
+
+from p2p_nertz.logfile.format import LogHeader, RecordKind
+from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.peer import Effect, Note, Record, Recovered, Reserve
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
+
+__all__ = [
+    "CLOCK_NOTE",
+    "ENDPOINTS_NOTE",
+    "RECOVERED_NOTE",
+    "RECOVERING_NOTE",
+    "SPEC_NOTE",
+    "NodeLog",
+    "ResumePoint",
+    "decode_clock_note",
+    "durable_record",
+    "encode_clock_note",
+    "read_session",
+    "recovery_unfinished",
+    "resume_point",
+    "session_notes",
+]
+
+CLOCK_NOTE: Final = "clock"
+"""The name of the log note that makes a :class:`Reserve` durable."""
+
+ENDPOINTS_NOTE: Final = "endpoints"
+"""The name of the log note holding the members' endpoints this node used (msgpack map of peer
+id to endpoint string, ours included): with the spec note, enough to resume from the log."""
+
+RECOVERING_NOTE: Final = "recovering"
+"""The log note that says the peer is learning its own feed from the others (its log may lack
+events it sent, docs/protocol.md §9.6): written in place of a cut tail, or when asked to
+recover; until a :data:`RECOVERED_NOTE` follows it, every restart recovers again."""
+
+RECOVERED_NOTE: Final = "recovered"
+"""The log note that ends a recovery (data: our head before and after, 8 bytes each), written
+before anything the recovered peer signs."""
+
+
+def encode_clock_note(clock: int) -> LogRecord:
+    """The durable log note for a :class:`Reserve` of ``clock``.
+
+    >>> decode_clock_note(encode_clock_note(1000))
+    1000
+    """
+    return LogRecord.note(CLOCK_NOTE, clock.to_bytes(8, "big"))
+
+
+def decode_clock_note(record: LogRecord) -> int | None:
+    """The clock a log record reserves, or ``None`` if it is not a clock note."""
+    if record.kind is not RecordKind.NOTE or record.name != CLOCK_NOTE or len(record.data) != 8:
+        return None
+    return int.from_bytes(record.data, "big")
+
+
+def session_notes(spec: GameSpec, endpoints: Mapping[PeerId, str]) -> list[LogRecord]:
+    """The notes a new log starts with: the game's spec and every member's endpoint (ours
+    included), read back by :func:`read_session`."""
+    book = {bytes(pid): endpoints[pid] for pid in spec.peer_ids}
+    return [
+        LogRecord.note(SPEC_NOTE, spec.to_wire()),
+        LogRecord.note(ENDPOINTS_NOTE, msgpack.packb(book, use_bin_type=True)),
+    ]
+
+
+def read_session(records: Iterable[LogRecord]) -> tuple[GameSpec, dict[PeerId, str]] | None:
+    """The game spec and endpoints a node noted in its log, or ``None`` if it noted none.
+
+    Raises:
+        InvalidRulesError: the spec note is not a valid spec.
+    """
+    spec: GameSpec | None = None
+    endpoints: dict[PeerId, str] = {}
+    for record in records:
+        if record.kind is not RecordKind.NOTE:
+            continue
+        if record.name == SPEC_NOTE and spec is None:
+            spec = GameSpec.from_wire(record.data)
+        elif record.name == ENDPOINTS_NOTE and not endpoints:
+            try:
+                raw = msgpack.unpackb(record.data, raw=False)
+                endpoints = {PeerId(bytes(k)): str(v) for k, v in dict(raw).items()}
+            except Exception:
+                endpoints = {}
+    return None if spec is None else (spec, endpoints)
+
+
+def recovery_unfinished(records: Iterable[LogRecord]) -> bool:
+    """Whether the log's latest recovery note is :data:`RECOVERING_NOTE`: a recovery began and
+    the process stopped before it ended (so the log may still lack events we sent)."""
+    state = False
+    for record in records:
+        if record.kind is RecordKind.NOTE and record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
+            state = record.name == RECOVERING_NOTE
+    return state
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """What a peer is restored from (:meth:`~p2p_nertz.protocol.peer.Peer.restore`)."""
+
+    wires: list[bytes]
+    """Every event in the log, in order."""
+    reserved: int
+    """The highest clock a durable note reserved."""
+    recover: bool
+    """Whether the peer learns its own feed from the others before it signs."""
+
+
+def resume_point(recovery: Recovery, *, recover: bool = False) -> ResumePoint | None:
+    """What to restore the peer from, or ``None`` for a fresh start: the log holds no event
+    and no recovery is due (``recover``: asked for one; a cut tail, which may have held our
+    join, or a recovery noted and not finished, always asks)."""
+    records = recovery.records
+    kinds = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+    wires = [r.data for r in records if r.kind in kinds]
+    recover = recover or recovery.cut or recovery_unfinished(records)
+    if not wires and not recover:
+        return None
+    reserved = max((c for c in map(decode_clock_note, records) if c is not None), default=0)
+    return ResumePoint(wires, reserved, recover)
+
+
+def durable_record(effect: Effect) -> LogRecord | None:
+    """The log record that makes a peer's effect durable, or ``None`` if it is not written
+    (see the module docstring)."""
+    if isinstance(effect, Record):
+        wire = effect.data
+        return LogRecord.sent_event(wire) if effect.own else LogRecord.received_event(wire)
+    if isinstance(effect, Reserve):
+        return encode_clock_note(effect.clock)
+    if isinstance(effect, Note):
+        return LogRecord.note(effect.name, effect.data)  # a proof, say
+    if isinstance(effect, Recovered):
+        # Durable before anything we sign after it (a restart no longer recovers).
+        data = effect.first.to_bytes(8, "big") + effect.head.to_bytes(8, "big")
+        return LogRecord.note(RECOVERED_NOTE, data)
+    return None
+
+
+class NodeLog:
+    """The log file of one node: opened once, written in batches, closed.
+
+    Args:
+        path: the log file; created if missing, continued (restart) if it holds events.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.writer: LogWriter | None = None
+        """The open log (once :meth:`open` has opened it)."""
+        self.recovery: Recovery | None = None
+        """What reopening the log found (once :meth:`open` has opened it)."""
+
+    def open(self, spec: GameSpec, own: PeerId, *, cut_damaged_tail: bool = False) -> Recovery:
+        """Open the log of ``own`` in game ``spec``, creating it if missing; return what it
+        holds (a cut tail is replaced, durably, by a :data:`RECOVERING_NOTE`).
+
+        Raises:
+            LogFormatError: the log belongs to another game or peer, or is damaged.
+        """
+        header = LogHeader(
+            game_id=spec.game_id, peer_id=bytes(own), created_at_ms=int(wall_time() * 1000)
+        )
+        self.writer, self.recovery = open_for_append(
+            self.path,
+            create_with=header,
+            cut_damaged_tail=cut_damaged_tail,
+            cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
+        )
+        return self.recovery
+
+    async def write(self, records: list[LogRecord]) -> None:
+        """Append ``records``: synced before this returns, unless they are all received
+        events (see the module docstring). A write that started completes (or fails) before
+        a cancellation is seen."""
+        writer = self.writer
+        assert writer is not None
+        if all(r.kind is RecordKind.RECEIVED_EVENT for r in records):
+            # Only others' events, each held signed by its author (who synced it before
+            # sending): written at once, without waiting for the disk or a thread, so the
+            # receive path (and the acks that make claims final) never stalls on a sync.
+            # They survive our process being killed; a machine crash may lose them, and
+            # gap repair fetches them again (docs/protocol.md, restart from the log).
+            writer.append_many(records, sync=False)
+            return
+        # Our own events and clock notes: durable before anything after them is sent. Synced
+        # on the trio thread, blocking it for the sync (~0.9 ms here): the caller holds the
+        # node's lock, so every other task that has work to do waits for it anyway, and a
+        # worker thread's two hand-offs cost a claim ~0.5 ms more between being signed and
+        # being sent (scripts/bench_lan.py, 2 peers), more on a busy machine.
+        writer.append_many(records)
+        await trio.lowlevel.checkpoint()
+
+    def close(self) -> None:
+        """Close the log (if it was opened)."""
+        if self.writer is not None:
+            self.writer.close()

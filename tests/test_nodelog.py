@@ -1,0 +1,66 @@
+"""The node's log (runtime/nodelog.py): which effects are written and as what, and the point a
+restart resumes from. Pure values; no sockets, no files."""
+
+from __future__ import annotations
+
+from p2p_nertz.logfile import LogHeader, TailState
+from p2p_nertz.logfile import Record as LogRecord
+from p2p_nertz.logfile.store import Recovery
+from p2p_nertz.protocol.peer import Note, Record, Recovered, Reserve, Send
+from p2p_nertz.runtime.nodelog import (
+    CLOCK_NOTE,
+    ENDPOINTS_NOTE,
+    RECOVERED_NOTE,
+    RECOVERING_NOTE,
+    durable_record,
+    encode_clock_note,
+    read_session,
+    recovery_unfinished,
+    resume_point,
+)
+
+HEADER = LogHeader(game_id=bytes(16), peer_id=bytes(32), created_at_ms=0)
+
+
+def recovery(*records: LogRecord, cut_bytes: int = 0) -> Recovery:
+    return Recovery(
+        header=HEADER, records=tuple(records), tail=TailState.CLEAN, cut_bytes=cut_bytes
+    )
+
+
+def test_durable_record_writes_events_clocks_proofs_and_the_end_of_a_recovery() -> None:
+    assert durable_record(Record(b"ours", own=True)) == LogRecord.sent_event(b"ours")
+    assert durable_record(Record(b"theirs", own=False)) == LogRecord.received_event(b"theirs")
+    assert durable_record(Reserve(1000)) == encode_clock_note(1000)
+    assert durable_record(Note("proof", b"two")) == LogRecord.note("proof", b"two")
+    ended = durable_record(Recovered(first=3, head=7, holders=(1,)))
+    assert ended == LogRecord.note(RECOVERED_NOTE, (3).to_bytes(8, "big") + (7).to_bytes(8, "big"))
+    assert durable_record(Send(b"x")) is None
+
+
+def test_a_fresh_log_resumes_nothing_unless_a_recovery_is_due() -> None:
+    assert resume_point(recovery()) is None
+    assert resume_point(recovery(), recover=True) == resume_point(recovery(cut_bytes=5))
+    point = resume_point(recovery(LogRecord.note(RECOVERING_NOTE)))
+    assert point is not None and point.recover and point.wires == []
+
+
+def test_a_log_with_events_resumes_from_them_and_its_highest_clock() -> None:
+    records = (
+        LogRecord.sent_event(b"e1"),
+        encode_clock_note(40),
+        LogRecord.received_event(b"e2"),
+        encode_clock_note(20),
+        LogRecord.note(RECOVERING_NOTE),
+        LogRecord.note(RECOVERED_NOTE, bytes(16)),
+    )
+    point = resume_point(recovery(*records))
+    assert point is not None
+    assert (point.wires, point.reserved, point.recover) == ([b"e1", b"e2"], 40, False)
+    assert not recovery_unfinished(records)
+    assert recovery_unfinished(records[:-1])
+
+
+def test_read_session_finds_no_session_in_a_log_without_a_spec_note() -> None:
+    records = [LogRecord.note(ENDPOINTS_NOTE, b"\x80"), LogRecord.note(CLOCK_NOTE, bytes(8))]
+    assert read_session(records) is None
