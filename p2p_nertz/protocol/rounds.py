@@ -18,9 +18,10 @@ the same way, with conservation of cards too (:func:`replay_round`).
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import hashlib
 import hmac
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -152,7 +153,9 @@ class RoundState:
     result_seqs: tuple[tuple[int, int], ...] = ()
 
     def copy(self) -> RoundState:
-        new = copy.copy(self)
+        """An independent copy (the fold's copy; the peer copies folds often: built from the
+        fields in one call, which is several times quicker than :func:`copy.copy`)."""
+        new = RoundState(*_FIELDS(self))
         new.commits = dict(self.commits)
         new.nonces = dict(self.nonces)
         new.log = list(self.log)
@@ -532,6 +535,10 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+#: every field of a RoundState, in order (RoundState.copy)
+_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(RoundState)))
 
 
 # -- a round replayed against its decks ----------------------------------------------------

@@ -45,7 +45,6 @@ Every name of those modules that other code uses is importable from here.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Callable
 
@@ -183,7 +182,8 @@ class GameState:
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
-        new = copy.copy(self)
+        new = GameState.__new__(GameState)
+        new.__dict__.update(self.__dict__)  # (quicker than copy.copy)
         new.roster = self.roster.copy()
         new.abandonment = self.abandonment.copy()
         new.round = self.round.copy()
