@@ -117,8 +117,15 @@ def local_nonce(private_key: bytes, game_id: bytes, number: int) -> bytes:
 
 @dataclass(slots=True)
 class RoundState:
-    """The per-round part of the fold (immutable values, but for the dicts and the play log,
-    which :meth:`copy` copies)."""
+    """The round being played, as the fold knows it (module docstring): immutable values but
+    for the dicts and the play log, which :meth:`copy` copies.
+
+    Its methods take one event's worth of the round (``take_commit``, ``take_nonce``,
+    ``take_deal``, :meth:`play`, ``take_secret``), once the game fold has checked that the
+    phase is the event's, and raise :class:`~p2p_nertz.protocol.fold_values.Refuse` for an
+    event wrong here; :meth:`deal` and :meth:`score` are the round's own steps when every
+    nonce, then every secret, is in.
+    """
 
     number: int
     seats: frozenset[int]
