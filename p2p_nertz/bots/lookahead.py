@@ -421,10 +421,17 @@ class Lookahead(Strategy):
         """
         out: list[tuple[_Spec, _Pos]] = []
         work = pos.work
+        empty = next((i for i in range(len(work)) if not work[i]), -1)
+        self._top_children(pos, empty, out)
+        self._work_children(pos, empty, out)
+        return out
+
+    def _top_children(self, pos: _Pos, empty: int, out: list[tuple[_Spec, _Pos]]) -> None:
+        """Add to ``out`` the moves of the Nerts top card and the waste top card: to the lake,
+        onto, under or into a pile (``empty``: the first empty work pile, or -1)."""
+        work = pos.work
         n = len(work)
-        empty = next((i for i in range(n) if not work[i]), -1)
         dig = self.weights.dig / self.weights.lake
-        # The Nerts top card and the waste top card: to the lake, onto, under or into a pile.
         for source, card in ((Pile.NERTS, pos.top), (Pile.WASTE, self._waste_top(pos))):
             if card is None or card.suit is None:
                 continue
@@ -458,7 +465,12 @@ class Lookahead(Strategy):
                         _Pos(nn, top, new, wd, pos.points, pos.plus, pos.minus),
                     )
                 )
-        # Exposed work-pile cards to the lake; runs onto other piles or into an empty one.
+
+    def _work_children(self, pos: _Pos, empty: int, out: list[tuple[_Spec, _Pos]]) -> None:
+        """Add to ``out`` the moves of exposed work-pile cards to the lake, and of runs onto
+        other piles or into an empty one (``empty``: the first empty work pile, or -1)."""
+        work = pos.work
+        n = len(work)
         for i in range(n):
             pile = work[i]
             if not pile or pile[0].suit is None:
@@ -497,7 +509,6 @@ class Lookahead(Strategy):
                             _Pos(pos.nn, pos.top, new, pos.wd, pos.points, pos.plus, pos.minus),
                         )
                     )
-        return out
 
     def _uncover(self, pos: _Pos, i: int, j: int) -> list[tuple[_Spec, _Pos]]:
         """Moves of the top of pile ``i`` into empty pile ``j`` that uncover a card wanted on

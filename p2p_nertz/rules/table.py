@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
@@ -350,22 +350,7 @@ class Table:
         Raises:
             IllegalMoveError: if the move is illegal now; the table is unchanged.
         """
-        if not 0 <= seat < len(self.tableaux):
-            raise IllegalMoveError(f"{move}: there is no seat {seat} at this table")
-        if lamport is None:
-            # After a Nerts call the latest time a move still counts is T* itself.
-            cut = self.cut
-            lamport = cut if cut is not None and self.clock <= cut else self.clock + 1
-        elif lamport < self.clock:
-            raise IllegalMoveError(
-                f"{move}: Lamport time {lamport} is before the table's clock {self.clock}"
-            )
-        if not self.active[seat]:
-            raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
-        if self.status is not STATUS_PLAYING and not (
-            self.status is STATUS_NERTS and self.cut is not None and lamport <= self.cut
-        ):
-            raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
+        lamport = self._time_of(seat, move, lamport)
         kind = move.kind
         if kind is MOVE_CALL:
             # Not a turn's move even in turn-based play: a shout may come at any time.
@@ -385,36 +370,15 @@ class Table:
         card: Card | None
         resolution = None
         lake = self.lake
+        # RULES.md: a round is blocked after a whole cycle of rotations "with no card played":
+        # a card leaving the Nerts pile or the waste, or staying in the lake, is played.
         if move.target is PILE_LAKE:
-            assert move.source is not None
-            try:
-                card, taken = tableau.take(move.source)
-                played = _as_played(card, move.declare)
-                foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
-                claim = Claim(seat, played, move.source, foundation, lamport)
-            except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
-                raise IllegalMoveError(f"{move}: {exc}") from None
-            if played.rank > 1 and foundation not in lake:
-                # Never a race: the foundation was never started.
-                raise IllegalMoveError(
-                    f"{move}: {played} does not fit on foundation {foundation} (not started)"
-                )
-            # Any other claim the lake resolves, the one answer for it: on a started
-            # foundation below rank - 1 (the card it was built on lost its race) the card
-            # loses and returns, as Lake.apply says (docs/protocol.md §8).
-            lake, resolution = lake.apply(claim)
-            if resolution.kept:
-                tableau = taken
-            # A lost race leaves the card where it was (RULES.md: return it).
+            tableau, card, lake, resolution = self._claim(seat, move, lamport)
+            progress = resolution.kept
         else:
             before = tableau
             tableau = tableau.apply(move, self.rules)
             card = before.pile(move.source)[-move.count] if move.source is not None else None
-        # RULES.md: a round is blocked after a whole cycle of rotations "with no card played":
-        # a card leaving the Nerts pile or the waste, or staying in the lake, is played.
-        if resolution is not None:
-            progress = resolution.kept
-        else:
             progress = move.source is PILE_NERTS or move.source is PILE_WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
         stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
@@ -439,6 +403,50 @@ class Table:
             _next_seat(self.active, seat) if self.rules.turn_based else self.turn,
         )
         return table, Play(seat, move, lamport, card, resolution, unstuck=unstuck)
+
+    def _time_of(self, seat: int, move: Move, lamport: int | None) -> int:
+        """The Lamport time ``seat``'s ``move`` is played at (:meth:`play`), once it is known
+        that the seat may move at all then."""
+        if not 0 <= seat < len(self.tableaux):
+            raise IllegalMoveError(f"{move}: there is no seat {seat} at this table")
+        if lamport is None:
+            # After a Nerts call the latest time a move still counts is T* itself.
+            cut = self.cut
+            lamport = cut if cut is not None and self.clock <= cut else self.clock + 1
+        elif lamport < self.clock:
+            raise IllegalMoveError(
+                f"{move}: Lamport time {lamport} is before the table's clock {self.clock}"
+            )
+        if not self.active[seat]:
+            raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
+        if self.status is not STATUS_PLAYING and not (
+            self.status is STATUS_NERTS and self.cut is not None and lamport <= self.cut
+        ):
+            raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
+        return lamport
+
+    def _claim(self, seat: int, move: Move, lamport: int) -> tuple[Tableau, Card, Lake, Resolution]:
+        """A card to the lake, as the lake resolves its claim: the seat's tableau after it
+        (the card gone if kept, else where it was: RULES.md: return it), the card, the lake."""
+        assert move.source is not None
+        tableau = self.tableaux[seat]
+        try:
+            card, taken = tableau.take(move.source)
+            played = _as_played(card, move.declare)
+            foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
+            claim = Claim(seat, played, move.source, foundation, lamport)
+        except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
+            raise IllegalMoveError(f"{move}: {exc}") from None
+        if played.rank > 1 and foundation not in self.lake:
+            # Never a race: the foundation was never started.
+            raise IllegalMoveError(
+                f"{move}: {played} does not fit on foundation {foundation} (not started)"
+            )
+        # Any other claim the lake resolves, the one answer for it: on a started
+        # foundation below rank - 1 (the card it was built on lost its race) the card
+        # loses and returns, as Lake.apply says (docs/protocol.md §8).
+        lake, resolution = self.lake.apply(claim)
+        return (taken if resolution.kept else tableau), card, lake, resolution
 
     def _call(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
         stuck = _replace(self.stuck, seat, False)
@@ -566,36 +574,7 @@ class Table:
         <tableau>``; then one line per foundation, ``L> <foundation line>`` with each card's
         Lamport time when it is not 0.
         """
-        head = [self.status.value, f"clock={self.clock}"]
-        if self.rotations:
-            head.append(f"rotations={self.rotations}")
-        if self.cut is not None:
-            head.append(f"cut={self.cut}")
-        if self.callers:
-            head.append("callers=" + ",".join(map(str, self.callers)))
-        if self.rules.turn_based:
-            head.append(f"turn={self.turn}")
-        rules = self.rules.to_dict()
-        if rules:
-            head.append("| rules: " + " ".join(f"{k}={v}" for k, v in rules.items()))
-        lines = [" ".join(head)]
-        for seat, t in enumerate(self.tableaux):
-            flags = []
-            if not self.active[seat]:
-                flags.append("out")
-            if self.stuck[seat]:
-                flags.append("stuck")
-            false_calls = self.false_calls[seat] if seat < len(self.false_calls) else 0
-            if false_calls:
-                flags.append(f"false={false_calls}")
-            lines.append(f"{seat}> " + "".join(f + " " for f in flags) + str(t))
-        for fid in self.lake:
-            cards = " ".join(
-                f"{lc.card}/{lc.owner}" + (f"@{lc.lamport}" if lc.lamport else "")
-                for lc in self.lake[fid]
-            )
-            lines.append(f"L> {fid}: {cards}")
-        return "\n".join(lines)
+        return _table_text(self)
 
     @classmethod
     def parse(cls, text: str, rules: Rules | None = None) -> Table:
@@ -609,99 +588,7 @@ class Table:
         Raises:
             NotationError: if ``text`` is not a table.
         """
-        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-        if not lines:
-            raise NotationError("not a table: no text")
-        head, _, rules_text = lines[0].partition("| rules:")
-        words = head.split()
-        try:
-            status = RoundStatus(words[0]) if words else None
-        except ValueError:
-            status = None
-        if status is None:
-            raise NotationError(
-                f"not a table: {lines[0]!r} (the first line starts with playing, nerts or blocked)"
-            )
-        counters: dict[str, str] = {}
-        for word in words[1:]:
-            key, sep, value = word.partition("=")
-            if not sep or key not in _COUNTERS or key in counters:
-                raise NotationError(f"not a table counter: {word!r} in {lines[0]!r}")
-            counters[key] = value
-        try:
-            clock = int(counters.get("clock", "0"))
-            rotations = int(counters.get("rotations", "0"))
-            cut = int(counters["cut"]) if "cut" in counters else None
-            callers = (
-                tuple(int(c) for c in counters["callers"].split(","))
-                if ("callers" in counters)
-                else ()
-            )
-            turn = int(counters["turn"]) if "turn" in counters else None
-        except ValueError:
-            raise NotationError(f"not a table: a counter is not a number in {lines[0]!r}") from None
-        if rules is None:
-            rules = _parse_rules(rules_text)
-        tableaux: list[Tableau] = []
-        active: list[bool] = []
-        stuck: list[bool] = []
-        false_calls: list[int] = []
-        lake_lines: list[str] = []
-        for line in lines[1:]:
-            label, sep, body = line.partition(">")
-            label = label.strip()
-            if sep and label == "L":
-                lake_lines.append(body)
-                continue
-            if not sep or not label.isdigit() or int(label) != len(tableaux) or lake_lines:
-                raise NotationError(
-                    f"not a table line: {line!r} (expected {len(tableaux)}> <tableau>, or L> "
-                    "<foundation> after the seats)"
-                )
-            flags, rest = body.split(), body
-            out = is_stuck = False
-            calls = 0
-            for flag in flags:
-                if flag == "out":
-                    out = True
-                elif flag == "stuck":
-                    is_stuck = True
-                elif flag.startswith("false=") and flag[6:].isdigit():
-                    calls = int(flag[6:])
-                else:
-                    break
-                rest = rest.split(flag, 1)[1]
-            tableaux.append(Tableau.parse(rest))
-            active.append(not out)
-            stuck.append(is_stuck)
-            false_calls.append(calls)
-        if not tableaux:
-            raise NotationError("not a table: no seat (0> <tableau>)")
-        try:
-            table = cls.from_tableaux(
-                rules, tableaux, Lake.parse(";".join(lake_lines)), active=active
-            )
-        except (ValueError, InvalidRulesError) as exc:  # IllegalMoveError is a ValueError
-            raise NotationError(f"not a table: {exc}") from None
-        if any(c >= len(tableaux) for c in callers) or (status is STATUS_NERTS) != (
-            cut is not None
-        ):
-            raise NotationError(
-                f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
-            )
-        if turn is not None and not (rules.turn_based and 0 <= turn < len(tableaux)):
-            raise NotationError(f"not a table: turn= is a seat, in turn-based play: {lines[0]!r}")
-        return _evolve(
-            table,
-            stuck=tuple(stuck),
-            rotations=rotations,
-            status=status,
-            cut=cut,
-            callers=callers,
-            false_calls=tuple(false_calls),
-            clock=clock,
-            turn=table.turn if turn is None else turn,
-        )
+        return _parse_table(cls, text, rules)
 
 
 class LegalMoves:
@@ -779,6 +666,25 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
             for fid in lake.targets(c):
                 yield Move.to_lake(src, fid)
     # Onto (or under) work piles.
+    yield from _pile_moves(work, piles, sources)
+    if t.stock or t.waste:
+        yield _TURN
+    if after_call:
+        # Up to T* only a move in the air or a simultaneous call still counts: nobody waits
+        # for a rotation any more (RULES.md: calling Nerts).
+        if seat not in table.callers and table.can_call(seat):
+            yield _CALL
+        return
+    if table.rules.rotate_alone and table.stuck[seat] and len(t.stock) >= 2:
+        yield _ROTATE
+    yield _PASS
+    yield _CALL
+
+
+def _pile_moves(
+    work: tuple[tuple[Card, ...], ...], piles: Sequence[Pile], sources: list[tuple[Pile, Card]]
+) -> Iterator[Move]:
+    """The moves of cards from ``sources`` onto (or under) the ``work`` piles."""
     has_empty = any(not w for w in work)
     for src, c in sources:
         if src.is_work:
@@ -815,18 +721,6 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
                             yield Move.slide(src, dst, count)
                     elif fits_on(base, top):
                         yield Move.slide(src, dst, count)
-    if t.stock or t.waste:
-        yield _TURN
-    if after_call:
-        # Up to T* only a move in the air or a simultaneous call still counts: nobody waits
-        # for a rotation any more (RULES.md: calling Nerts).
-        if seat not in table.callers and table.can_call(seat):
-            yield _CALL
-        return
-    if table.rules.rotate_alone and table.stuck[seat] and len(t.stock) >= 2:
-        yield _ROTATE
-    yield _PASS
-    yield _CALL
 
 
 _TURN = Move.turn()
@@ -845,6 +739,169 @@ def _as_played(card: Card, declare: Card | None) -> Card:
     if declare is not None and (not card.is_joker or declare != Card(card.rank, card.suit)):
         raise IllegalMoveError(f"{card} is not an undeclared joker: nothing to declare")
     return card
+
+
+# -- the table's notation (Table.__str__, Table.parse) --------------------------------------
+def _table_text(table: Table) -> str:
+    """:meth:`Table.__str__`: the head line, one line per seat, one per foundation."""
+    head = [table.status.value, f"clock={table.clock}"]
+    if table.rotations:
+        head.append(f"rotations={table.rotations}")
+    if table.cut is not None:
+        head.append(f"cut={table.cut}")
+    if table.callers:
+        head.append("callers=" + ",".join(map(str, table.callers)))
+    if table.rules.turn_based:
+        head.append(f"turn={table.turn}")
+    rules = table.rules.to_dict()
+    if rules:
+        head.append("| rules: " + " ".join(f"{k}={v}" for k, v in rules.items()))
+    lines = [" ".join(head)]
+    for seat, t in enumerate(table.tableaux):
+        flags = []
+        if not table.active[seat]:
+            flags.append("out")
+        if table.stuck[seat]:
+            flags.append("stuck")
+        false_calls = table.false_calls[seat] if seat < len(table.false_calls) else 0
+        if false_calls:
+            flags.append(f"false={false_calls}")
+        lines.append(f"{seat}> " + "".join(f + " " for f in flags) + str(t))
+    for fid in table.lake:
+        cards = " ".join(
+            f"{lc.card}/{lc.owner}" + (f"@{lc.lamport}" if lc.lamport else "")
+            for lc in table.lake[fid]
+        )
+        lines.append(f"L> {fid}: {cards}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """The first line of a table's notation: its status and counters."""
+
+    status: RoundStatus
+    clock: int
+    rotations: int
+    cut: int | None
+    callers: tuple[int, ...]
+    turn: int | None
+
+
+@dataclass(slots=True)
+class _Seats:
+    """The seat lines of a table's notation, read, and the lake lines after them."""
+
+    tableaux: list[Tableau] = field(default_factory=list)
+    active: list[bool] = field(default_factory=list)
+    stuck: list[bool] = field(default_factory=list)
+    false_calls: list[int] = field(default_factory=list)
+    lake_lines: list[str] = field(default_factory=list)
+
+
+def _parse_table(cls: type[Table], text: str, rules: Rules | None) -> Table:
+    """:meth:`Table.parse`: the head line, the seats, the lake, then what they must agree on."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        raise NotationError("not a table: no text")
+    head_text, _, rules_text = lines[0].partition("| rules:")
+    head = _parse_head(head_text, lines[0])
+    if rules is None:
+        rules = _parse_rules(rules_text)
+    seats = _parse_seats(lines[1:])
+    n = len(seats.tableaux)
+    try:
+        lake = Lake.parse(";".join(seats.lake_lines))
+        table = cls.from_tableaux(rules, seats.tableaux, lake, active=seats.active)
+    except (ValueError, InvalidRulesError) as exc:  # IllegalMoveError is a ValueError
+        raise NotationError(f"not a table: {exc}") from None
+    if any(c >= n for c in head.callers) or (head.status is STATUS_NERTS) != (head.cut is not None):
+        raise NotationError(
+            f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
+        )
+    if head.turn is not None and not (rules.turn_based and 0 <= head.turn < n):
+        raise NotationError(f"not a table: turn= is a seat, in turn-based play: {lines[0]!r}")
+    return _evolve(
+        table,
+        stuck=tuple(seats.stuck),
+        rotations=head.rotations,
+        status=head.status,
+        cut=head.cut,
+        callers=head.callers,
+        false_calls=tuple(seats.false_calls),
+        clock=head.clock,
+        turn=table.turn if head.turn is None else head.turn,
+    )
+
+
+def _parse_head(head: str, line: str) -> _Head:
+    """The status and counters of a table's first ``line`` (``head``: before its rules)."""
+    words = head.split()
+    try:
+        status = RoundStatus(words[0]) if words else None
+    except ValueError:
+        status = None
+    if status is None:
+        raise NotationError(
+            f"not a table: {line!r} (the first line starts with playing, nerts or blocked)"
+        )
+    counters: dict[str, str] = {}
+    for word in words[1:]:
+        key, sep, value = word.partition("=")
+        if not sep or key not in _COUNTERS or key in counters:
+            raise NotationError(f"not a table counter: {word!r} in {line!r}")
+        counters[key] = value
+    try:
+        return _Head(
+            status,
+            clock=int(counters.get("clock", "0")),
+            rotations=int(counters.get("rotations", "0")),
+            cut=int(counters["cut"]) if "cut" in counters else None,
+            callers=(
+                tuple(int(c) for c in counters["callers"].split(","))
+                if ("callers" in counters)
+                else ()
+            ),
+            turn=int(counters["turn"]) if "turn" in counters else None,
+        )
+    except ValueError:
+        raise NotationError(f"not a table: a counter is not a number in {line!r}") from None
+
+
+def _parse_seats(lines: list[str]) -> _Seats:
+    """The seat lines (``<seat>> [out] [stuck] [false=<n>] <tableau>``), then the lake's."""
+    seats = _Seats()
+    for line in lines:
+        label, sep, body = line.partition(">")
+        label = label.strip()
+        if sep and label == "L":
+            seats.lake_lines.append(body)
+            continue
+        if not sep or not label.isdigit() or int(label) != len(seats.tableaux) or seats.lake_lines:
+            raise NotationError(
+                f"not a table line: {line!r} (expected {len(seats.tableaux)}> <tableau>, or L> "
+                "<foundation> after the seats)"
+            )
+        flags, rest = body.split(), body
+        out = is_stuck = False
+        calls = 0
+        for flag in flags:
+            if flag == "out":
+                out = True
+            elif flag == "stuck":
+                is_stuck = True
+            elif flag.startswith("false=") and flag[6:].isdigit():
+                calls = int(flag[6:])
+            else:
+                break
+            rest = rest.split(flag, 1)[1]
+        seats.tableaux.append(Tableau.parse(rest))
+        seats.active.append(not out)
+        seats.stuck.append(is_stuck)
+        seats.false_calls.append(calls)
+    if not seats.tableaux:
+        raise NotationError("not a table: no seat (0> <tableau>)")
+    return seats
 
 
 def _parse_rules(text: str) -> Rules:

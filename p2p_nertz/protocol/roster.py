@@ -1,0 +1,442 @@
+"""Who is in the game, as the fold decides it: votes, drops and their cuts, leaves, rejoins.
+
+Theory of operation
+-------------------
+:class:`Roster` is the membership part of :class:`~p2p_nertz.protocol.state.GameState`'s
+fold (DESIGN.md §6, docs/protocol.md §9): the votes counted against each member, the members
+dropped (each with its *cut*, the last of its events that counts, and the chain of it that
+counts), the members that left, the members readmitted and the gaps of their feeds that never
+count, and the caps the caller folds with (:meth:`Roster.standing_caps`, :func:`with_forks`).
+
+It owns that state and returns values; the game fold asks it and acts on the answers: which
+members a vote drops (:meth:`Roster.settle`, in the order they drop), which members come back
+at a round's start (:meth:`Roster.readmit`), whether an event still counts
+(:meth:`Roster.counts`). What a member's going does to the round being played (its tableau out,
+an everyone-stuck rotation) is the round's, and what an abandon does to the game's end is the
+game's: neither is here.
+
+Not to be confused with :class:`~p2p_nertz.protocol.membership.Membership`, the peer's own
+liveness bookkeeping (who is silent, what to vote): the roster is what the *events* decided,
+the same in every fold of the same events.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
+
+__all__ = ["Roster", "capped", "vote_cut", "with_forks"]
+
+_C = RefusalCode
+
+
+class Roster:
+    """The members of one game fold (module docstring). Mutable for speed, as the fold is;
+    :meth:`copy` is cheap and independent.
+
+    Args:
+        seats: how many seats the game has.
+    """
+
+    __slots__ = (
+        "drop_at",
+        "dropped",
+        "gaps",
+        "kept_forks",
+        "kept_ids",
+        "left",
+        "readmitted_at",
+        "rejoin_ids",
+        "rejoining",
+        "seats",
+        "uncounted",
+        "vote_caps",
+        "vote_floor",
+        "vote_seqs",
+        "votes",
+    )
+
+    def __init__(self, seats: int) -> None:
+        self.seats = seats
+        self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
+        self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
+        self.left: frozenset[int] = frozenset()
+        #: seat -> (cut, id prefix): the chain of a dropped member that counts, named by the
+        #: id of its event at the cut (an id names the whole chain before it)
+        self.kept_forks: dict[int, tuple[int, bytes]] = {}
+        #: seat -> {seq: id prefix}: more of that chain, as the deciding vote quoted it
+        self.kept_ids: dict[int, dict[int, bytes]] = {}
+        #: seat -> {seq: id prefix}: the chain of a member readmitted, up to its rejoin
+        #: request, as the readmission quoted it (every member follows it from then on)
+        self.rejoin_ids: dict[int, dict[int, bytes]] = {}
+        #: seat -> seq of its rejoin request: a dropped member readmitted at the next round
+        self.rejoining: dict[int, int] = {}
+        #: seat -> Lamport time of the event that readmitted it (its first round back began)
+        self.readmitted_at: dict[int, int] = {}
+        #: seat -> ((cut, request), ...): its events strictly between never count
+        self.gaps: dict[int, tuple[tuple[int, int], ...]] = {}
+        # target -> (voter, vote) in fold order
+        self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
+        #: (voter, target) -> the seq of the voter's vote counted
+        self.vote_seqs: dict[tuple[int, int], int] = {}
+        #: seat -> the highest seq of its votes that decided a drop (its cut never falls below)
+        self.vote_floor: dict[int, int] = {}
+        #: seat -> (the seq above which its votes against a member do not count, from the
+        #: standing votes against it (see :meth:`standing_caps`); the seq above which no
+        #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
+        self.vote_caps: dict[int, tuple[int, int]] = {}
+        #: seat -> the least seq of its read (observe) that does not count (see saw_cut)
+        self.uncounted: dict[int, int] = {}
+
+    def copy(self) -> Roster:
+        """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
+        new = Roster.__new__(Roster)
+        new.seats = self.seats
+        new.dropped = dict(self.dropped)
+        new.drop_at = dict(self.drop_at)
+        new.left = self.left
+        new.kept_forks = dict(self.kept_forks)
+        new.kept_ids = dict(self.kept_ids)
+        new.rejoin_ids = dict(self.rejoin_ids)
+        new.rejoining = dict(self.rejoining)
+        new.readmitted_at = dict(self.readmitted_at)
+        new.gaps = dict(self.gaps)
+        new.votes = dict(self.votes)
+        new.vote_seqs = dict(self.vote_seqs)
+        new.vote_floor = dict(self.vote_floor)
+        new.vote_caps = dict(self.vote_caps)
+        new.uncounted = dict(self.uncounted)
+        return new
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def majority(self) -> int:
+        """Votes needed to drop a member: a strict majority of the current roster (the
+        members neither dropped nor gone), DESIGN.md §6."""
+        return (self.seats - len(self.dropped)) // 2 + 1
+
+    def counts(self, seat: int, seq: int) -> bool:
+        """Whether ``seat``'s event ``seq`` can still count (:meth:`GameState.counts
+        <p2p_nertz.protocol.state.GameState.counts>`)."""
+        cut = self.dropped.get(seat)
+        if cut is not None and seq > cut:
+            return False
+        gaps = self.gaps.get(seat)
+        return not gaps or not any(lo < seq < hi for lo, hi in gaps)
+
+    def members(self) -> set[int]:
+        """The seats neither dropped nor gone."""
+        return set(range(self.seats)) - set(self.dropped)
+
+    def standing_caps(self) -> dict[int, tuple[int, int]]:
+        """For each member with votes against it standing (not withdrawn, by members still
+        in): the lowest count those votes quote, past which its votes never count, and, if one
+        of them is on proof of a fork at seq ``f``, ``f − 1``, past which no abandon of its
+        counts (see :func:`with_forks`).
+
+        A voter announces no more of a member's feed than its vote counts (§9.2), so while the
+        vote stands no event of the member past that count can be final anywhere (finality
+        needs every member to announce it). Such an event must not decide anything either: a
+        vote of a member cut off from the others, signed during a partition and read only
+        once it heals, would otherwise drop someone in the past of what the others made final
+        without it (soak seed 472). The caller folds again with these
+        caps, until they stop changing, as it does with the cuts.
+        """
+        caps: dict[int, tuple[int, int]] = {}
+        for target, ballots in self.votes.items():
+            if target in self.dropped:
+                continue
+            standing = [
+                v for voter, v in ballots if voter not in self.dropped and v.reason in _CAPPED
+            ]
+            if standing:
+                forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
+                caps[target] = (min(v.last_seq for v in standing), min(forks, default=_NEVER))
+        return caps
+
+    def voted_chain(self, seat: int, fork: int) -> tuple[int, dict[int, bytes]] | None:
+        """:func:`~p2p_nertz.protocol.state.voted_chain`: the chain the counted votes quote of
+        ``seat``, proven to have forked at ``fork``, while its drop is not decided."""
+        if seat in self.dropped:
+            return None
+        dropped = self.dropped
+        ballots = tuple(b for voter, b in self.votes.get(seat, ()) if voter not in dropped)
+        if not ballots:
+            return None
+        cut, chain = vote_cut(ballots)
+        if cut < fork or cut not in chain:
+            return None
+        return cut, chain
+
+    def saw_cut(self, seat: int, frontier: tuple[int, ...]) -> bool:
+        """Whether an event of ``seat`` with this frontier holds events of a member past the
+        cut a drop made: its author saw cards on the lake that count nowhere now (a fork sent
+        to a member asleep cut the forker below its fork, and with it the foundations it had
+        started, which the others had built on: found by session 9's scan, 2 and 4 players):
+        past a drop folded, or an event read that did not count, or past the fork of a member
+        known to have forked."""
+        if any(frontier[q] > cut for q, cut in self.dropped.items() if q != seat):
+            return True
+        # (A cut the fold has not reached yet in the order: the events past it were read, and
+        # did not count, before this one. A voter's frontier announces no more of a member it
+        # voted against than its vote counts (§9.2), though it holds, and plays on, more.)
+        for q, first in self.uncounted.items():
+            if q != seat and (
+                frontier[q] >= first or any(v == seat for v, _ in self.votes.get(q, ()))
+            ):
+                return True
+        # (A member known to fork whose drop this fold has not reached yet: the cap below its
+        # fork, with_forks, is what its drop will cut at most.)
+        return any(frontier[q] > events for q, (_, events) in self.vote_caps.items() if q != seat)
+
+    # -- what the events decide -------------------------------------------------------------
+    def read_uncounted(self, seat: int, seq: int) -> None:
+        """An event of ``seat`` was read that does not count (the fold's ``observe``)."""
+        if seq < self.uncounted.get(seat, seq + 1):
+            self.uncounted[seat] = seq
+
+    def vote(self, voter: int, seq: int, body: Drop) -> bool:
+        """Count ``voter``'s vote (its event ``seq``) against ``body.seat``, or its
+        withdrawal; whether a new vote was counted (then :meth:`settle` may drop someone)."""
+        target = body.seat
+        votes = self.votes.get(target, ())
+        if body.reason is DropReason.WITHDRAW:
+            self.votes[target] = tuple(v for v in votes if v[0] != voter)
+            return False
+        if any(v[0] == voter for v in votes):
+            return False  # one vote per voter
+        self.votes[target] = (*votes, (voter, body))
+        self.vote_seqs[(voter, target)] = seq
+        return True
+
+    def settle(self, lamport: int) -> list[tuple[int, int]]:
+        """Drop every member that a strict majority of the current roster has voted out, at
+        Lamport time ``lamport``; the ``(seat, cut)`` of each, in the order they dropped.
+
+        Votes of members dropped since do not count; one drop shrinks the roster, which may
+        complete another (a partition's minority side), so this repeats until nothing moves.
+        """
+        removed: list[tuple[int, int]] = []
+        changed = True
+        while changed:
+            changed = False
+            for target in sorted(self.votes):
+                if target in self.dropped:
+                    continue
+                counted = tuple(
+                    (voter, v) for voter, v in self.votes[target] if voter not in self.dropped
+                )
+                decided = self._decided(target, counted)
+                if decided is None:
+                    continue
+                cut, chain = decided
+                self.drop_at[target] = lamport
+                for voter, _ in counted:
+                    seq = self.vote_seqs.get((voter, target), 0)
+                    self.vote_floor[voter] = max(self.vote_floor.get(voter, 0), seq)
+                self._keep(target, cut, chain)
+                self.remove(target, cut, left=False)
+                removed.append((target, cut))
+                changed = True
+        return removed
+
+    def _decided(
+        self, target: int, counted: tuple[tuple[int, Drop], ...]
+    ) -> tuple[int, dict[int, bytes]] | None:
+        """The cut and the kept chain of ``target`` if the ``counted`` votes drop it now."""
+        ballots = tuple(v for _, v in counted)
+        # A member proven to cheat is dropped on the votes of every member left: their
+        # counts and chains together say where the chains part (see vote_cut). Except
+        # members that every one of those voters has voted out (gone silent): else a
+        # cheater and a member that died would hold each other in the game for ever
+        # (the honest one cannot take the cheater's vote on the dead one, whose chain
+        # it does not follow: soak seed 224).
+        proven = any(v.reason is DropReason.EQUIVOCATION for v in ballots)
+        if proven:
+            voters = {voter for voter, _ in counted}
+            needed = [
+                q
+                for q in range(self.seats)
+                if q != target
+                and q not in self.dropped
+                and (q in voters or not self._voted_out_by(q, voters))
+            ]
+            if not voters.issuperset(needed):
+                return None
+        elif len(ballots) < self.majority:
+            return None
+        cut, chain = vote_cut(ballots)
+        if not proven and self.vote_floor.get(target, 0) > cut:
+            # A vote of the member, past this cut, decided an earlier drop: with the
+            # member cut below it, that vote would not count (none of a member's events
+            # past its cut does, even before its drop in the order), the earlier drop
+            # would not stand, and often neither would this one, which the smaller
+            # roster made possible. Not a drop, then, until the votes count further
+            # (soak seed 53: a partition's two sides vote each other out while a third
+            # member sleeps).
+            return None
+        return cut, chain
+
+    def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
+        """Whether every one of ``voters`` has a standing vote against ``seat``."""
+        against = {voter for voter, _ in self.votes.get(seat, ())}
+        return bool(voters) and voters <= against
+
+    def _keep(self, target: int, cut: int, chain: dict[int, bytes]) -> None:
+        """Keep the chain of ``target`` that its drop's votes quote, if it reaches the cut."""
+        if cut in chain:
+            self.kept_ids[target] = chain
+            self.kept_forks[target] = (cut, chain[cut])
+
+    def abandon(self, author: int, lamport: int, body: Drop) -> int:
+        """The last two members, one gone: ``author``'s abandon removes ``body.seat`` at its
+        vote's count (:meth:`GameState._abandon <p2p_nertz.protocol.state.GameState>`); the
+        cut.
+
+        Raises:
+            Refuse: other members than the author and the absent one are left.
+        """
+        if self.members() != {author, body.seat}:
+            raise Refuse(
+                _C.BAD_ABANDON,
+                "an abandon needs exactly two members left: its author and the absent",
+            )
+        target = body.seat
+        self.drop_at[target] = lamport
+        cut, chain = vote_cut((body,))
+        self._keep(target, cut, chain)
+        self.remove(target, cut, left=False)
+        return cut
+
+    def leave(self, seat: int, seq: int, lamport: int) -> None:
+        """``seat`` left with its event ``seq``: that is its cut."""
+        self.drop_at[seat] = lamport
+        self.remove(seat, seq, left=True)
+
+    def remove(self, seat: int, cut: int, *, left: bool) -> None:
+        """``seat`` is out: nothing of it past ``cut`` counts."""
+        self.dropped[seat] = cut
+        if left:
+            self.left |= {seat}
+
+    def rejoin(self, body: Drop, *, over: bool) -> None:
+        """A member readmits a dropped one that asked to rejoin (its ``join`` at seq
+        ``last_seq``): it plays again from the next round (DESIGN.md §6).
+
+        The request itself does not count (nothing of a dropped member does, and nobody waits
+        for its events): a member that holds it vouches for it, in an event that counts. A
+        member that left, or was dropped on proof of cheating, cannot come back. ``over``:
+        the game is over (no next round to rejoin).
+
+        Raises:
+            Refuse: the member cannot come back.
+        """
+        target = body.seat
+        if target in self.rejoining or target not in self.dropped:
+            return  # another member readmitted it first, or it is back already
+        if target in self.left:
+            raise Refuse(_C.BAD_REJOIN, f"seat {target} left the game: it cannot rejoin")
+        if any(v.reason is DropReason.EQUIVOCATION for _, v in self.votes.get(target, ())):
+            raise Refuse(_C.BAD_REJOIN, f"seat {target} was dropped for cheating: it cannot rejoin")
+        if body.last_seq <= self.dropped[target]:
+            raise Refuse(_C.BAD_REJOIN, f"seat {target}'s rejoin request must come after its cut")
+        if over:
+            # No next round to rejoin. Not a fault: a member sponsors the request once its
+            # final fold has the member dropped, and the last result, timed just before, may
+            # still be on its way to it (soak seed 185).
+            return
+        self.rejoining[target] = body.last_seq
+        first = body.last_seq - len(body.ids) + 1
+        self.rejoin_ids[target] = {first + i: prefix for i, prefix in enumerate(body.ids)}
+
+    def readmit(self, lamport: int) -> list[int]:
+        """At a round's start (Lamport time ``lamport``): the members asking to rejoin are
+        members again; which, in seat order."""
+        back = []
+        for seat, request in sorted(self.rejoining.items()):
+            cut = self.dropped.pop(seat)
+            self.gaps[seat] = (*self.gaps.get(seat, ()), (cut, request))
+            self.readmitted_at[seat] = lamport
+            self.votes.pop(seat, None)
+            # Its votes cast while it was out never count.
+            for target, ballots in list(self.votes.items()):
+                self.votes[target] = tuple(b for b in ballots if b[0] != seat)
+            back.append(seat)
+        self.rejoining = {}
+        return back
+
+
+def capped(caps: dict[int, tuple[int, int]], seat: int, seq: int, body: Drop) -> bool:
+    """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
+    the rule; :attr:`GameState.vote_caps <p2p_nertz.protocol.state.GameState.vote_caps>`).
+
+    A vote for silence, withholding or proof signed past what a standing vote against its
+    author counts: that voter never announces it, so no peer can have made it final
+    (:meth:`Roster.standing_caps`). An abandon signed on a forked chain (:func:`with_forks`).
+    """
+    cap = caps.get(seat)
+    if cap is None:
+        return False
+    if body.reason is DropReason.ABANDON:
+        return seq > cap[1]
+    return body.reason in _CAPPED and seq > cap[0]
+
+
+def with_forks(
+    caps: dict[int, tuple[int, int]], forks: dict[int, int], *, own: int | None = None
+) -> dict[int, tuple[int, int]]:
+    """``caps`` (:meth:`Roster.standing_caps`) with the members known to have forked: two
+    signed versions of seat ``q``'s event ``forks[q]`` are held. No abandon of its from there
+    on counts: a member that forked does not get to end the game alone. Otherwise it could
+    abandon the member that proved the fork, on its forked chain, in the order before that
+    member's vote, and end the game in the past of what the honest members decided (soak seed
+    685). Its other events, votes included, count as the drop's kept chain says (§9.2).
+    ``own``: the caller's seat, never capped (a peer that finds its own feed forked only
+    reports it, §9.4)."""
+    out = dict(caps)
+    for seat, first in forks.items():
+        if seat == own or first < 1:
+            continue
+        votes, events = out.get(seat, (_NEVER, _NEVER))
+        out[seat] = (votes, min(events, first - 1))
+    return out
+
+
+def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
+    """The last counted seq of a member voted out, and the chain that counts (seq -> id).
+
+    Every event of the member that is final anywhere is at or below every voter's
+    ``last_seq``, and every voter holds the same chain up to it: finality needs every member
+    to have announced holding it, with ids (docs/protocol.md §7.1), and a voter never counts
+    less than it announced or made final. So any voter's count is a safe cut.
+
+    For a member that only fell silent, the cut is the highest count (DESIGN.md §6: nothing
+    anyone holds is lost). For a member proven to cheat (a vote on proof of equivocation, or two
+    votes quoting different ids at one seq), the votes of every member left are counted, and
+    the cut is the lowest count, lowered below the first seq where two of them quote different
+    ids: up to there every voter holds the same chain, so nobody has to take an event it never
+    held (a cheater can time one below what a peer already made final).
+    """
+    quoted: dict[int, bytes] = {}
+    split: int | None = None
+    for v in votes:
+        for seq in range(v.last_seq - len(v.ids) + 1, v.last_seq + 1):
+            if quoted.setdefault(seq, v.id_at(seq)) != v.id_at(seq):
+                split = seq if split is None else min(split, seq)
+    proven = split is not None or any(v.reason is DropReason.EQUIVOCATION for v in votes)
+    counts = [v.last_seq for v in votes]
+    cut = min(counts) if proven else max(counts)
+    if split is not None:
+        cut = min(cut, split - 1)
+    if not proven:
+        chosen = next(v for v in votes if v.last_seq == cut)
+        first = cut - len(chosen.ids) + 1
+        return cut, {first + i: prefix for i, prefix in enumerate(chosen.ids)}
+    return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
+
+
+#: The votes against a member that freeze what their voter announces of its feed (§9.2),
+#: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
+#: Withdrawals, abandons and readmissions are not votes against anyone's feed.
+_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+_NEVER = 1 << 63  # (no cap)

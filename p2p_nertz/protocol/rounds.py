@@ -1,0 +1,656 @@
+"""One round of the game's fold: its fair deal, its play, and its replay against the decks.
+
+Theory of operation
+-------------------
+:class:`RoundState` owns what the fold knows of the round being played (DESIGN.md §5): the
+commits, nonces and secrets of the fair deal, the table with the other seats' hidden cards
+followed as :data:`~p2p_nertz.rules.cards.HIDDEN` and filled in as moves reveal them, the log of
+the round's play, and the score once every secret is in. Its methods take one event's worth of
+the round each (a commit, a nonce, a deal shown, a play, a secret) and either change the round
+or raise :class:`~p2p_nertz.protocol.fold_values.Refuse`; the phase machine around them, which
+says *when* each may come, is :class:`~p2p_nertz.protocol.state.GameState`'s.
+
+When the last secret is in, every seat's play is replayed against the deck its secret gives
+(:func:`replay_seat`): every card a move showed, every card a claim took and every move must be
+the deck's (:meth:`RoundState.score`). The audit and the simulator replay every finished round
+the same way, with conservation of cards too (:func:`replay_round`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.protocol.bodies import Commit, Play
+from p2p_nertz.protocol.fold_values import (
+    ClaimDecided,
+    Event,
+    Notice,
+    PassesStale,
+    Reason,
+    RefusalCode,
+    Refuse,
+    Rotated,
+    RoundEnded,
+)
+from p2p_nertz.protocol.roster import Roster
+from p2p_nertz.rules import (
+    NERTS_PILE_SIZE,
+    Card,
+    FoundationId,
+    Move,
+    MoveKind,
+    Outcome,
+    Resolution,
+    RoundScore,
+    RoundStatus,
+    Rules,
+    Table,
+    Tableau,
+    new_deck,
+    shuffled_deck,
+)
+from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
+from p2p_nertz.rules.moves import MOVE_CALL, MOVE_PASS, MOVE_TURN
+from p2p_nertz.rules.table import STATUS_NERTS
+from p2p_nertz.rules.table import Play as TablePlay
+
+__all__ = [
+    "DeckProblem",
+    "RoundState",
+    "deck_seed",
+    "local_nonce",
+    "local_secret",
+    "nonce_hash",
+    "replay_round",
+    "replay_seat",
+    "round_randomness",
+    "seat_deck",
+    "secret_hash",
+]
+
+_C = RefusalCode  # (short: every refusal in this module names one)
+
+
+# -- the fair deal's hashes (DESIGN.md §5.2) --------------------------------------------------
+def secret_hash(secret: bytes) -> bytes:
+    """The commitment to a round secret."""
+    return hashlib.sha256(b"p2p-nertz/v1/secret\0" + secret).digest()
+
+
+def nonce_hash(nonce: bytes) -> bytes:
+    """The commitment to a round nonce."""
+    return hashlib.sha256(b"p2p-nertz/v1/nonce\0" + nonce).digest()
+
+
+def round_randomness(nonces: list[bytes]) -> bytes:
+    """``R = H(all nonces)``, in seat order."""
+    return hashlib.sha256(b"p2p-nertz/v1/R\0" + b"".join(nonces)).digest()
+
+
+def deck_seed(secret: bytes, randomness: bytes, number: int) -> bytes:
+    """The seed of a seat's deck for a round: ``H(secret, R, round)``."""
+    return hashlib.sha256(
+        b"p2p-nertz/v1/deck\0" + secret + randomness + number.to_bytes(4, "big")
+    ).digest()
+
+
+def local_secret(private_key: bytes, game_id: bytes, number: int) -> bytes:
+    """A seat's secret for a round, derived from its private key (so a restart knows it)."""
+    return hmac.new(
+        private_key, b"secret\0" + game_id + number.to_bytes(4, "big"), "sha256"
+    ).digest()
+
+
+def local_nonce(private_key: bytes, game_id: bytes, number: int) -> bytes:
+    """A seat's nonce for a round, derived from its private key."""
+    return hmac.new(
+        private_key, b"nonce\0" + game_id + number.to_bytes(4, "big"), "sha256"
+    ).digest()
+
+
+@dataclass(slots=True)
+class RoundState:
+    """The round being played, as the fold knows it (module docstring): immutable values but
+    for the dicts and the play log, which :meth:`copy` copies.
+
+    Its methods take one event's worth of the round (``take_commit``, ``take_nonce``,
+    ``take_deal``, :meth:`play`, ``take_secret``), once the game fold has checked that the
+    phase is the event's, and raise :class:`~p2p_nertz.protocol.fold_values.Refuse` for an
+    event wrong here; :meth:`deal` and :meth:`score` are the round's own steps when every
+    nonce, then every secret, is in.
+    """
+
+    number: int
+    seats: frozenset[int]
+    commits: dict[int, Commit] = field(default_factory=dict)
+    nonces: dict[int, bytes] = field(default_factory=dict)
+    randomness: bytes | None = None
+    ready: frozenset[int] = frozenset()
+    table: Table | None = None
+    # The round's play, for the replay against the decks: (seat, move, card, reveals, lost)
+    # per play event, and None for an everyone-stuck rotation. A list, appended to by every
+    # move (a tuple grown by one for each would copy the whole round's play every time).
+    log: list[tuple[int, Move, Card | None, tuple[Card, ...], bool] | None] = field(
+        default_factory=list
+    )
+    seen: dict[int, frozenset[Card]] = field(default_factory=dict)
+    top_events: dict[FoundationId, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    secrets: dict[int, bytes] = field(default_factory=dict)
+    dealt: dict[int, tuple[Card, ...]] = field(default_factory=dict)
+    forfeit: frozenset[int] = frozenset()
+    #: the seats dealt in (a seat dropped or gone after its deal forfeits the round, §8.9)
+    playing: frozenset[int] = frozenset()
+    #: seat -> seq of the pass that made it stuck (replaced, never changed in place)
+    passes: dict[int, int] = field(default_factory=dict)
+    #: (seat, seq) of the events that made the latest everyone-stuck rotation: every stuck
+    #: seat's pass, and the drop that left only stuck seats, if that set it off
+    rotation_seen: tuple[tuple[int, int], ...] | None = None
+    expected: RoundScore | None = None
+    digest: bytes | None = None
+    results: frozenset[int] = frozenset()
+    #: (seat, seq) of every result folded, in fold order: an abandon reads which rounds its
+    #: author had seen scored from its frontier (§9.3)
+    result_seqs: tuple[tuple[int, int], ...] = ()
+
+    def copy(self) -> RoundState:
+        """An independent copy (the fold's copy; the peer copies folds often: built from the
+        fields in one call, which is several times quicker than :func:`copy.copy`)."""
+        new = RoundState(*_FIELDS(self))
+        new.commits = dict(self.commits)
+        new.nonces = dict(self.nonces)
+        new.log = list(self.log)
+        new.seen = dict(self.seen)
+        new.top_events = dict(self.top_events)
+        new.secrets = dict(self.secrets)
+        new.dealt = dict(self.dealt)
+        return new
+
+    # -- the fair deal (DESIGN.md §5.2): the caller has checked the phase --------------------
+    def take_commit(self, seat: int, body: Commit) -> None:
+        """``seat`` commits to its secret and nonce for this round."""
+        if seat in self.commits:
+            raise Refuse(_C.REPEATED, f"a second commit for round {body.round}")
+        self.commits[seat] = body
+
+    def take_nonce(self, seat: int, nonce: bytes) -> None:
+        """``seat`` reveals its nonce; one that does not match its commit forfeits the round."""
+        commit = self.commits.get(seat)
+        if seat in self.nonces:
+            raise Refuse(_C.REPEATED, "a second nonce")
+        if commit is None or nonce_hash(nonce) != commit.nonce_hash:
+            self.forfeit |= {seat}
+            raise Refuse(
+                _C.NONCE_MISMATCH,
+                "the nonce does not match its commit: the seat forfeits the round",
+            )
+        self.nonces[seat] = nonce
+
+    def take_secret(self, seat: int, secret: bytes) -> None:
+        """``seat`` reveals its secret once play is over; one that does not match its commit
+        (a stacked deck) forfeits the round."""
+        commit = self.commits.get(seat)
+        if seat in self.secrets:
+            raise Refuse(_C.REPEATED, "a second secret")
+        if commit is None or secret_hash(secret) != commit.secret_hash:
+            self.forfeit |= {seat}
+            raise Refuse(
+                _C.SECRET_MISMATCH,
+                "the secret does not match its commit (a stacked deck): the seat forfeits",
+            )
+        self.secrets[seat] = secret
+
+    def deal(self, rules: Rules, seats: int, dropped: dict[int, int]) -> None:
+        """Every nonce is in: ``R``, and a table of hidden tableaux for the seats dealt in."""
+        playing = sorted(self.seats - self.forfeit - set(dropped))
+        self.playing = frozenset(playing)
+        self.randomness = round_randomness([self.nonces[s] for s in playing])
+        hidden = Tableau(
+            (HIDDEN,) * NERTS_PILE_SIZE,
+            tuple(() for _ in range(rules.work_piles)),
+            (),
+            (),
+        )
+        active = [s in playing for s in range(seats)]
+        self.table = Table.from_tableaux(rules, [hidden] * seats, active=active, number=self.number)
+
+    def take_deal(
+        self,
+        seat: int,
+        visible: tuple[Card, ...],
+        rules: Rules,
+        secrets: Callable[[int], bytes] | None,
+    ) -> None:
+        """``seat`` shows its dealt face-up cards (``ready``). ``secrets``: the local seat's
+        (its own deal is then checked against its deck, and followed with every card known),
+        ``None`` for another seat's."""
+        if seat in self.ready:
+            raise Refuse(_C.REPEATED, "a second ready")
+        assert self.table is not None and self.randomness is not None
+        if len(visible) != 1 + rules.work_piles:
+            raise Refuse(
+                _C.BAD_DEAL, f"a deal shows the Nerts top and {rules.work_piles} work piles"
+            )
+        physical = {c.physical for c in visible}
+        if len(physical) != len(visible) or any(c.is_joker and c.declared for c in visible):
+            raise Refuse(_C.BAD_DEAL, "the dealt cards repeat a card or declare a joker")
+        if secrets is not None:
+            seed = deck_seed(secrets(self.number), self.randomness, self.number)
+            tableau = Tableau.deal(shuffled_deck(seed, rules.jokers), rules)
+            if tableau.shown != visible:
+                raise Refuse(
+                    _C.DEAL_NOT_DECK, "the dealt cards are not the ones this seat's deck deals"
+                )
+        else:
+            tableau = Tableau.followed(visible, rules)
+        self.table = self.table.with_tableau(seat, tableau)
+        self.ready |= {seat}
+        self.seen[seat] = frozenset(physical)
+        self.dealt[seat] = visible
+
+    # -- play --------------------------------------------------------------------------------
+    def play(self, event: Event, rules: Rules, roster: Roster, notices: list[Notice]) -> bool:
+        """Fold a play event (move, claim, stuck, Nerts) of ``event``'s seat: the cards it
+        turns up, the claim it makes, the move on the table; whether it ended the round (the
+        caller moves the game to the reveal).
+
+        A claim's race is the lake's (:meth:`Table.play <p2p_nertz.rules.Table.play>`), but
+        for a claim whose author cannot have seen what it goes on (:meth:`_claim_unseen`).
+        """
+        body = event.body
+        assert isinstance(body, Play)
+        table = self.table
+        if table is None or body.round < self.number:
+            return False  # a late move of a finished round: it does not count
+        if not self._counts(event, body, table):
+            return False
+        seat = event.seat
+        move = body.move
+        before = table.tableaux[seat]
+        tableau, seen = self._fill_reveals(seat, before, move, body.reveals, rules)
+        if move.is_lake and self._claim_unseen(event, body, tableau, roster):
+            self._lose_unseen(event, body, filled=(before, tableau, seen), notices=notices)
+            return False
+        if tableau is not before:  # the move showed hidden cards
+            table = table.with_tableau(seat, tableau)
+        try:
+            new, play = table.play(seat, move, event.lamport)
+        except IllegalMoveError as exc:
+            raise Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
+        self.table = new
+        self.seen[seat] = seen
+        self._record(event, body, play, notices)
+        self._track_passes(event, move, new, play, notices)
+        return self._ended(event, move, new, play, notices)
+
+    def _counts(self, event: Event, body: Play, table: Table) -> bool:
+        """Whether a play event of this round counts here (the round still played, as its
+        author saw it); raise if it is not this round's or comes before its seat's deal."""
+        if body.round != self.number:
+            raise Refuse(_C.WRONG_ROUND, f"round {body.round} is not being played")
+        seat = event.seat
+        if seat not in self.ready:
+            raise Refuse(_C.BEFORE_DEAL, "a move before the seat's deal (ready)")
+        if table.over and not (
+            table.status is STATUS_NERTS and table.cut is not None and event.lamport <= table.cut
+        ):
+            return False  # made before its author knew the round was over: it does not count
+        # Not made before its author saw the everyone-stuck rotation that comes before it in
+        # the order: else it had not seen every pass that made it (its own pass may have been
+        # the last, with another's still on the way), so it meant another table. It does not
+        # count then, as a move after T* does not.
+        made = self.rotation_seen
+        return made is None or all(s == seat or body.frontier[s] >= q for s, q in made)
+
+    def _claim_unseen(self, event: Event, body: Play, tableau: Tableau, roster: Roster) -> bool:
+        """Whether a claim's author never saw the card this one would go on: it cannot win
+        the race (the card returns). Raise if the seat does not show the claimed card where the
+        claim takes it from."""
+        move = body.move
+        assert move.source is not None and move.foundation is not None
+        top = tableau.top(move.source)
+        decl = move.declare
+        played = top
+        if top is not None and not top.declared and top.is_joker and decl is not None:
+            assert decl.suit is not None
+            played = top.declare(decl.rank, decl.suit)
+        if played is None or body.card is None or played != body.card:
+            raise Refuse(
+                _C.CARD_NOT_THERE,
+                f"claims {body.card} from {move.source!r}, where the seat shows {top}",
+            )
+        # A foundation below rank - 1: the card this one was built on looked kept when it
+        # was played and lost in the final order (or was our own pending claim, which
+        # DESIGN.md §4 lets a player build on). Honest, and a lost race. A foundation that
+        # never existed is no race: the fold refuses it below, unless its author held
+        # events of a member that a drop has since cut (a forker's cards, which counted
+        # nowhere in the end: a claim on them is a race lost to the cut, not a cheat).
+        assert self.table is not None
+        lake = self.table.lake
+        if move.foundation in lake:
+            below = lake.height(move.foundation) < body.card.rank - 1
+        else:
+            below = body.card.rank > 1 and roster.saw_cut(event.seat, body.frontier)
+        return below or not self._saw_foundation(event, move.foundation, body.card)
+
+    def _lose_unseen(
+        self,
+        event: Event,
+        body: Play,
+        *,
+        filled: tuple[Tableau, Tableau, frozenset[Card]],
+        notices: list[Notice],
+    ) -> None:
+        """A claim that cannot win (:meth:`_claim_unseen`) loses: the card stays, the cards
+        the move showed (``filled``: the tableau before and after them, and the seat's cards
+        seen) are known."""
+        seat = event.seat
+        move = body.move
+        assert move.source is not None and move.foundation is not None and body.card is not None
+        res = Resolution(
+            Claim(seat, body.card, move.source, move.foundation, event.lamport),
+            Outcome.LOST,
+            None,
+        )
+        before, tableau, seen = filled
+        self.log.append((seat, move, body.card, body.reveals, True))
+        self.seen[seat] = seen
+        if tableau is not before:
+            assert self.table is not None
+            self.table = self.table.with_tableau(seat, tableau)
+        notices.append(ClaimDecided(res, self.number))
+
+    def _record(self, event: Event, body: Play, play: TablePlay, notices: list[Notice]) -> None:
+        """Log the move for the replay; a claim decided, and the events on top of its
+        foundation (what the next claim there must have seen)."""
+        move = body.move
+        resolution = play.resolution
+        lost = resolution is not None and not resolution.kept
+        self.log.append((event.seat, move, body.card, body.reveals, lost))
+        if resolution is not None:
+            notices.append(ClaimDecided(resolution, self.number))
+            if resolution.kept:
+                fid = move.foundation
+                assert fid is not None
+                entry = (event.seat, event.seq)
+                if resolution.outcome is OUTCOME_TIED:
+                    self.top_events[fid] = (*self.top_events.get(fid, ()), entry)
+                else:
+                    self.top_events[fid] = (entry,)
+
+    def _track_passes(
+        self, event: Event, move: Move, new: Table, play: TablePlay, notices: list[Notice]
+    ) -> None:
+        """The passes that made seats stuck, and the everyone-stuck rotation they made."""
+        seat = event.seat
+        passes = self.passes
+        if move.kind is MOVE_PASS and seat not in passes:
+            # The pass that made the seat stuck; passing again while stuck changes nothing,
+            # and a move made without seeing that repeat meant the same table.
+            passes = {**passes, seat: event.seq}
+        if play.unstuck:
+            # The rule is the table's (Table.play); the fold only tells the passers.
+            notices.append(PassesStale(self.number, play.unstuck, seat))
+        if play.rotated:
+            self.log.append(None)
+            self.rotation_seen = tuple(passes.items())
+            passes = {}
+            notices.append(Rotated(self.number))
+        elif passes and not all(new.stuck[s] for s in passes):
+            passes = {s: q for s, q in passes.items() if new.stuck[s]}
+        self.passes = passes
+
+    def _ended(
+        self, event: Event, move: Move, new: Table, play: TablePlay, notices: list[Notice]
+    ) -> bool:
+        """Whether the move ended the round (Nerts at ``T*``, or blocked), reported."""
+        if play.ended is not None:
+            assert new.cut is not None or play.ended is RoundStatus.BLOCKED
+            cut = new.cut if new.cut is not None else event.lamport
+            notices.append(RoundEnded(self.number, play.ended, cut, new.callers))
+            return True
+        if move.kind is MOVE_CALL and new.status is STATUS_NERTS and not play.false_call:
+            # A simultaneous call at T*: the round already ended; report the new caller set.
+            assert new.cut is not None
+            notices.append(RoundEnded(self.number, STATUS_NERTS, new.cut, new.callers))
+        return False
+
+    def _fill_reveals(
+        self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...], rules: Rules
+    ) -> tuple[Tableau, frozenset[Card]]:
+        """The tableau with the cards this move turns face up (:meth:`Tableau.reveals`) filled
+        in, checked against what the seat's tableau already shows."""
+        seen = self.seen.get(seat, frozenset())
+        current = tableau.reveals(move, rules)  # (with HIDDEN where not known yet)
+        if not current:
+            if reveals:
+                raise Refuse(
+                    _C.REVEAL_COUNT, f"{move} turns up no card, the event shows {len(reveals)}"
+                )
+            return tableau, seen
+        if len(reveals) != len(current):
+            raise Refuse(
+                _C.REVEAL_COUNT,
+                f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}",
+            )
+        if current == reveals:
+            return tableau, seen  # nothing hidden here: every card was known and matches
+        filled = []
+        added: set[Card] = set()
+        for now, card in zip(current, reveals, strict=True):
+            if now is HIDDEN:
+                if card.physical in seen or card.physical in added:
+                    raise Refuse(
+                        _C.REVEAL_REPEATED, f"reveals {card}, which this seat has already shown"
+                    )
+                if card.is_joker and card.declared:
+                    raise Refuse(
+                        _C.HIDDEN_DECLARED, f"a face-down joker cannot be declared ({card})"
+                    )
+                added.add(card.physical)
+                filled.append(card)
+            elif now != card:
+                raise Refuse(_C.REVEAL_WRONG, f"reveals {card} where the seat's card is {now}")
+            else:
+                filled.append(now)
+        if move.kind is MOVE_TURN:
+            stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
+            new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
+        else:
+            nerts = (*tableau.nerts[:-2], filled[0], tableau.nerts[-1])
+            new = Tableau(nerts, tableau.work, tableau.stock, tableau.waste)
+        return new, seen | added
+
+    def _saw_foundation(self, event: Event, fid: FoundationId, card: Card) -> bool:
+        """Whether the claim's frontier holds an event that put a card at ``rank - 1`` on
+        ``fid`` (DESIGN.md §3: a claim must have seen what it goes on)."""
+        if card.rank == 1:
+            return True
+        table = self.table
+        assert table is not None
+        if table.lake.height(fid) != card.rank - 1:
+            return True  # not a contest of this kind: the lake decides (tie or loss)
+        body = event.body
+        frontier = body.frontier
+        return any(frontier[s] >= seq for s, seq in self.top_events.get(fid, ()))
+
+    # -- a member gone, and the end of the round ---------------------------------------------
+    def take_out(
+        self, seat: int, *, playing: bool, lamport: int, by: tuple[int, int], notices: list[Notice]
+    ) -> bool:
+        """``seat`` is out of the game (dropped, gone or abandoned) by the event ``by`` (seat,
+        seq) at Lamport time ``lamport``: its tableau leaves the table. ``playing``: the game is
+        in its play phase. Whether that ended the round (the caller moves to the reveal)."""
+        table = self.table
+        if table is None or not table.active[seat]:
+            return False
+        table = table.with_active(seat, False)
+        self.table = table
+        if not (
+            playing
+            and table.status is RoundStatus.PLAYING
+            and any(table.active)
+            and all(s or not a for s, a in zip(table.stuck, table.active, strict=True))
+        ):
+            return False
+        # Everyone left is stuck, and was waiting for the one gone: they rotate now,
+        # as if the last of them had passed (RULES.md: everyone stuck).
+        # (In turn-based play the seat on turn: only it may move.)
+        first = table.turn if table.rules.turn_based else table.active.index(True)
+        table, play = table.play(first, Move.pass_(), max(lamport, table.clock))
+        self.table = table
+        if play.rotated:
+            self.log.append(None)
+            self.rotation_seen = (*self.passes.items(), by)
+            self.passes = {}
+            notices.append(Rotated(self.number))
+        if play.ended is not None:
+            notices.append(RoundEnded(self.number, play.ended, table.clock, table.callers))
+            return True
+        return False
+
+    def score(self, rules: Rules, dropped: dict[int, int]) -> list[tuple[int, Reason]]:
+        """Every secret is in: replay each seat against its deck, then score the round (a seat
+        caught by the replay, or whose secret is missing, forfeits; so does a seat dealt in and
+        dropped since). The seats caught, with why, in seat order."""
+        table = self.table
+        assert table is not None and self.randomness is not None
+        caught: list[tuple[int, Reason]] = []
+        for seat in sorted(self.secrets):
+            problem = replay_seat(rules, self, seat, seat_deck(rules, self, seat))
+            if problem is not None:
+                caught.append((seat, problem))
+        cheated = {seat for seat, _ in caught}
+        # A seat dealt in and then dropped (silent, withholding, or gone) forfeits too: going
+        # silent before the reveal must never cost less than being caught by it.
+        gone = self.playing & set(dropped)
+        forfeits = (self.forfeit | cheated | (self.seats - set(self.secrets))) - set(dropped)
+        forfeits = (forfeits | gone) & self.seats
+        self.forfeit = frozenset(forfeits)
+        score = table.score()
+        if forfeits:
+            players = tuple(
+                table.forfeit_score(p.seat) if p.seat in forfeits else p for p in score.players
+            )
+            score = RoundScore(players, score.teams, score.status, score.callers)
+        self.expected = score
+        self.digest = table.lake.digest()
+        return caught
+
+
+#: every field of a RoundState, in order (RoundState.copy)
+_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(RoundState)))
+
+
+# -- a round replayed against its decks ----------------------------------------------------
+# The one replay, for the fold (each seat when the last secret is in: RoundState.score), the
+# audit and the simulator's invariants (every finished round, with conservation).
+
+
+@dataclass(frozen=True, slots=True)
+class DeckProblem:
+    """What the replay of a seat's round against its deck found (:func:`replay_round`)."""
+
+    round: int
+    seat: int
+    reason: Reason
+
+    def __str__(self) -> str:
+        return f"round {self.round} seat {self.seat}: {self.reason}"
+
+
+def seat_deck(rules: Rules, rs: RoundState, seat: int) -> tuple[Card, ...]:
+    """The deck ``seat`` was dealt in round ``rs``, from its revealed secret and ``R``."""
+    assert rs.randomness is not None
+    return shuffled_deck(deck_seed(rs.secrets[seat], rs.randomness, rs.number), rules.jokers)
+
+
+def replay_seat(
+    rules: Rules, rs: RoundState, seat: int, deck: tuple[Card, ...], *, conserve: bool = False
+) -> Reason | None:
+    """Replay one seat's round against its deck: the first lie or impossibility, if any.
+
+    In the order of the round's play: the deal the seat showed, the cards each of its moves
+    showed (:meth:`Tableau.reveals`), the card each claim took, and every move with the real
+    cards. With ``conserve``, also that the seat's cards (its tableau and the lake) stay its
+    deck after every move, and that the lake holds the cards its claims kept at the end: a
+    check of the rules engine itself, which the fold leaves to the audit and the simulator.
+    A seat not dealt in (no ``ready``) has nothing to replay.
+    """
+    if seat not in rs.ready:
+        return None
+    tableau = Tableau.deal(deck, rules)
+    shown = tableau.shown
+    if rs.dealt.get(seat) != shown:
+        published = " ".join(map(str, rs.dealt.get(seat, ())))
+        return Reason(
+            _C.DECK_DEAL,
+            f"showed {published} as its deal but the deck deals {' '.join(map(str, shown))}",
+        )
+    full = sorted(new_deck(rules.jokers), key=Card.sort_key) if conserve else []
+    in_lake: list[Card] = []
+    for entry in rs.log:
+        if entry is None:
+            tableau = tableau.rotated()
+            continue
+        if entry[0] != seat:
+            continue
+        _, move, card, reveals, lost = entry
+        expected = tableau.reveals(move, rules)
+        if reveals != expected and tuple(c.physical for c in reveals) != tuple(
+            c.physical for c in expected
+        ):  # (equal cards are equal physical cards: the first test is the usual answer)
+            showed = " ".join(map(str, reveals))
+            real = " ".join(map(str, expected))
+            return Reason(_C.DECK_REVEAL, f"showed {showed} for {move} but the deck says {real}")
+        try:
+            if move.is_lake:
+                assert move.source is not None and card is not None
+                top = tableau.top(move.source)
+                if top is None or top.physical != card.physical:
+                    return Reason(
+                        _C.DECK_CLAIM,
+                        f"claimed {card} from {move.source} but the deck has {top} there",
+                    )
+                if lost:
+                    continue  # the card stayed where it was
+                _, tableau = tableau.take(move.source)
+                in_lake.append(top.physical)
+            elif move.plays_card or move.kind in _ON_THE_DECK:
+                tableau = tableau.apply(move, rules)
+            else:
+                continue
+        except IllegalMoveError as exc:
+            return Reason(_C.DECK_ILLEGAL, f"{move} is illegal with the deck's cards: {exc}")
+        if conserve:
+            owned = [c.physical for c in tableau.cards()] + in_lake
+            if sorted(owned, key=Card.sort_key) != full:
+                return Reason(_C.NOT_CONSERVED, f"cards not conserved after {move}")
+    if conserve and rs.table is not None:
+        lake = [lc.card.physical for lc in rs.table.lake.cards() if lc.owner == seat]
+        if sorted(lake, key=Card.sort_key) != sorted(in_lake, key=Card.sort_key):
+            return Reason(_C.LAKE_NOT_PLAYED, "the lake holds other cards than played")
+    return None
+
+
+def replay_round(rules: Rules, rs: RoundState) -> list[DeckProblem]:
+    """Replay a round with every deck its revealed secrets give: per seat, the first lie, move
+    illegal with the real cards, or card not conserved (:func:`replay_seat` with
+    ``conserve``). The audit's and the simulator's check of every finished round."""
+    if rs.randomness is None or rs.table is None or not rs.secrets:
+        return []
+    problems: list[DeckProblem] = []
+    for seat in sorted(rs.secrets):
+        reason = replay_seat(rules, rs, seat, seat_deck(rules, rs, seat), conserve=True)
+        if reason is not None:
+            problems.append(DeckProblem(rs.number, seat, reason))
+    return problems
+
+
+_ON_THE_DECK = (MoveKind.TURN, MoveKind.ROTATE)  # (moves that change a tableau but play no card)
