@@ -128,6 +128,23 @@ class Membership:
             # above.
             del watch[: bisect.bisect_left(watch, seq, key=_head)]
 
+    def frontier(
+        self, feeds: Sequence[Sequence[object]], dropped: dict[int, int]
+    ) -> tuple[int, ...]:
+        """What we announce holding: every feed's length, except past our vote for a suspect
+        (remembered in :attr:`announced_held`)."""
+        held = [len(f) for f in feeds]
+        for q, seq in self.voted.items():
+            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
+            # the member played between our vote and the cut must show it saw that card
+            # (soak seed 2449: every claim on it lost, forever).
+            cut = dropped.get(q)
+            held[q] = min(held[q], seq if cut is None else max(seq, cut))
+        announced = self.announced_held
+        for q, h in enumerate(held):
+            announced[q] = max(announced[q], h)
+        return tuple(held)
+
     # -- silence ----------------------------------------------------------------------------
     def track_silence(self, now: float, dropped: dict[int, int]) -> None:
         """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""

@@ -84,11 +84,19 @@ from p2p_nertz.protocol.bodies import (
     Leave,
     Play,
     Want,
-    encode_body,
-    kind_of,
     parse_body,
 )
 from p2p_nertz.protocol.duties import Duties
+from p2p_nertz.protocol.effects import (
+    Effect,
+    Equivocation,
+    Note,
+    Record,
+    Rejected,
+    Reserve,
+    Send,
+    Suspected,
+)
 from p2p_nertz.protocol.envelope import (
     KIND_CLAIM,
     KIND_DROP,
@@ -100,15 +108,15 @@ from p2p_nertz.protocol.envelope import (
     Message,
     RejectReason,
     decode_message,
-    encode_message,
 )
-from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
@@ -129,94 +137,6 @@ __all__ = [
     "Suspected",
 ]
 
-
-# -- effects ----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Send ``data`` to one member (``to``) or to every other member (``to is None``)."""
-
-    data: bytes
-    to: PeerId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.
-
-    The runtime must make it durable before performing any :class:`Send` after it.
-    """
-
-    data: bytes
-    own: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Reserve:
-    """Make durable that our Lamport clock may reach ``clock`` (a note in the log), before
-    any :class:`Send` after it: a restart starts its clock there, so no message it sends can
-    be timed below one it sent before the crash (beats are not logged)."""
-
-    clock: int
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A message was refused and changed nothing (the reason is a short code)."""
-
-    reason: str
-    detail: str
-    author: PeerId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Suspected:
-    """A member has been silent too long (``suspected``), or is heard again (``False``)."""
-
-    seat: int
-    suspected: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Equivocation:
-    """Proof of cheating: two different signed events by one author with one seq."""
-
-    seat: int
-    seq: int
-    first: bytes
-    second: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """Append the note ``name`` holding ``data`` to the log (never sent): evidence for an audit.
-
-    The runtime writes it in order with the :class:`Record` effects around it. The one note the
-    core makes is :data:`PROOF_NOTE`: ``data`` is ``msgpack [wire_a, wire_b]``, two complete
-    signed messages exactly as received, that together prove their author cheated: two events
-    of one seq (an equivocation), or a beat or ack (``wire_a``) and an event (``wire_b``) whose
-    clocks contradict each other (a lie about time, docs/protocol.md §9.4).
-    """
-
-    name: str
-    data: bytes
-
-    @classmethod
-    def proof(cls, wire_a: bytes, wire_b: bytes) -> Note:
-        """The ``proof`` note of two signed messages.
-
-        >>> Note.proof(b"a", b"b").data
-        b'\\x92\\xc4\\x01a\\xc4\\x01b'
-        """
-        return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
-
-
-Effect = (
-    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
-)
-
-
-# Our events whose finality the others wait on: they announce the moves we hold unacked.
-_ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
@@ -293,7 +213,7 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
-        self._envelopes = envelopes if envelopes is not None else EnvelopeCache()
+        self._envelopes = envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
         #: A person's table holds the next round's ``ready`` while the player reads the board
         #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
@@ -303,21 +223,23 @@ class Peer:
         self._n = n
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
-        self._private = identity.to_bytes()
+        # The clock and the outbox (and our key's secrets of the fair deal).
+        self._outbox = Outbox(
+            identity,
+            spec,
+            now,
+            beat_interval=self.config.beat_interval,
+            ack_delay=self.config.ack_delay,
+            clock_reserve=self.config.clock_reserve,
+            envelopes=envelopes,
+        )
         self._wire(now)
-        # The clock and the outbox: the only state the peer keeps itself.
-        self.clock = 0
-        self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         # seat -> the next event of a member proven here to fork, which follows the version we
         # do not hold (refused: see _follow_continued)
         self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
-        self._ack_due: float | None = None
-        self._unacked = False  # moves received and not acked (see _wants_ack)
-        self._last_sent = now
-        self._out: list[Effect] = []
         self._started = False
         self.rejected = 0
 
@@ -345,14 +267,19 @@ class Peer:
         # while it lasts we sign nothing (protocol/recovery.py).
         self._recovery: Recovery | None = None
 
-    # -- secrets of the fair deal -----------------------------------------------------------
+    # -- secrets of the fair deal (our key's: :meth:`Outbox.secret`) ------------------------
     def _secret(self, number: int) -> bytes:
-        return st.local_secret(self._private, self.game_id, number)
+        return self._outbox.secret(number)
 
     def _nonce(self, number: int) -> bytes:
-        return st.local_nonce(self._private, self.game_id, number)
+        return self._outbox.nonce(number)
 
     # -- views ------------------------------------------------------------------------------
+    @property
+    def clock(self) -> int:
+        """Our Lamport clock: above every message we sent or took in (:class:`Outbox`)."""
+        return self._outbox.clock
+
     @property
     def final(self) -> GameState:
         """The final fold (never rolled back)."""
@@ -429,12 +356,13 @@ class Peer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
-        deadlines = [self._last_sent + self.config.beat_interval]
+        outbox = self._outbox
+        deadlines = [outbox.last_sent + self.config.beat_interval]
         deadlines.extend(due for due, _, _ in self._store.gaps.values())
         if self.recovering:  # only our wants and gap repair run (no votes, no acks)
             return min(deadlines)
-        if self._ack_due is not None:
-            deadlines.append(self._ack_due)
+        if outbox.ack_due is not None:
+            deadlines.append(outbox.ack_due)
         deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
         return min(deadlines)
 
@@ -601,11 +529,11 @@ class Peer:
         """
         peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
-        peer.clock = peer._reserved = reserved
+        peer._outbox.clock = peer._outbox.reserved = reserved
         peer._read_back(list(records), now)
         own = peer._feeds[peer.seat]
         if own:
-            peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
+            peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
             peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
             peer._recovery_want(now)
@@ -633,7 +561,8 @@ class Peer:
                 self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
         for data in records:
             self._receive(data, now, source=Source.LOG)
-        self._out = [e for e in self._out if not isinstance(e, Send | Record)]
+        effects = self._outbox.effects
+        effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in self._feeds[self.seat]:
             self._take_back(message)
 
@@ -691,17 +620,16 @@ class Peer:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
-            self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
+            outbox = self._outbox
+            outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
         frontier = self._frontier() if recovery.recovering_too() else ()
         asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
         for to, seat, first, last in asks:
             wire = self._want_wire(seat, first, last)
             if not recovery.clock:
-                recovery.clock = self.clock  # (our first want's time)
-            self._out.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
-        self._last_sent = now
-        self._ack_due = None
-        self._unacked = False
+                recovery.clock = self._outbox.clock  # (our first want's time)
+            self._outbox.effects.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
+        self._outbox.spoke(now)
 
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
@@ -714,7 +642,7 @@ class Peer:
         if done is None:
             return
         self._recovery = None
-        self._out.append(done)
+        self._outbox.effects.append(done)
         self._finality.dirty = True
         for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
@@ -728,7 +656,7 @@ class Peer:
     # -- receiving --------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
         self.rejected += 1
-        self._out.append(Rejected(reason, detail, author))
+        self._outbox.effects.append(Rejected(reason, detail, author))
 
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
         try:
@@ -744,7 +672,7 @@ class Peer:
         except ValueError as exc:
             self._reject(RejectReason.BAD_BODY.value, str(exc), message.author)
             return
-        if message.lamport > self.clock + MAX_CLOCK_JUMP:
+        if message.lamport > self._outbox.clock + MAX_CLOCK_JUMP:
             # No honest peer is that far ahead; following it would exhaust our clock.
             self._reject(
                 ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
@@ -770,8 +698,9 @@ class Peer:
             return  # an old beat (replayed, or overtaken in the network): nothing new
         self._membership.beat_clock[seat] = message.lamport
         self._heard_from(seat, now)
-        if message.lamport > self.clock:
-            self.clock = message.lamport
+        outbox = self._outbox
+        if message.lamport > outbox.clock:
+            outbox.clock = message.lamport
             self._finality.dirty = True
         if beat is not None:
             self._take_beat(seat, message.lamport, beat, now)
@@ -937,13 +866,14 @@ class Peer:
         self._feeds[seat].append(message)
         self._finality.dirty = True
         self._membership.delivered(seat, message.seq)
-        self.clock = max(self.clock, message.lamport)
+        outbox = self._outbox
+        outbox.clock = max(outbox.clock, message.lamport)
         early = self._finality.delivered(seat, message)
         if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see Folds.never_counts.)
-        self._out.extend(self._folds.add(event, self._finality.stable))
+        self._outbox.effects.extend(self._folds.add(event, self._finality.stable))
         if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
         if message.kind is KIND_DROP:
@@ -954,16 +884,12 @@ class Peer:
                 self._membership.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
-                self._out.append(Record(message.wire, own=True))
+                self._outbox.effects.append(Record(message.wire, own=True))
                 self._take_back(message)
         else:
             if source is Source.NETWORK:
-                self._out.append(Record(message.wire, own=False))
-            if self._wants_ack(message):
-                if self._ack_due is None:
-                    self._ack_due = now + self.config.ack_delay
-            else:
-                self._unacked = True
+                outbox.effects.append(Record(message.wire, own=False))
+            outbox.took_in(self._wants_ack(message), now)
 
     def _wants_ack(self, message: Message) -> bool:
         """Whether a received event is answered with an ack at once.
@@ -1007,7 +933,7 @@ class Peer:
             # It holds another event under a seq: the author forked. Fetch its versions since
             # the last agreed seq: the earliest pair of different signed events is the proof.
             for q, first, count in self._store.fork_asks(forks, dropped, now):
-                self._out.append(Send(self._want_wire(q, first, count), source))
+                self._outbox.effects.append(Send(self._want_wire(q, first, count), source))
         # Gap repair: whoever holds more of a feed than we do can send it.
         for q, upto in self._store.behind(seat, beat, ahead, dropped):
             self._gap(q, upto, source, now)
@@ -1021,7 +947,7 @@ class Peer:
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         asked = self._store.want(seat, upto, now)
         if asked is not None:
-            self._out.append(Send(self._want_wire(seat, *asked), source))
+            self._outbox.effects.append(Send(self._want_wire(seat, *asked), source))
 
     def _want_wire(self, seat: int, first: int, last: int) -> bytes:
         return self._sign_beat(Kind.WANT, Want(seat, first, last))
@@ -1031,12 +957,12 @@ class Peer:
         (:meth:`Membership.proofs_for`)."""
         sent = self._store.answer(want)
         for wire in self._membership.proofs_for(want.seat, want.first, want.last, sent):
-            self._out.append(Send(wire, to))
+            self._outbox.effects.append(Send(wire, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
         membership = self._membership
         if membership.heard_from(seat, now):
-            self._out.append(Suspected(seat, False))
+            self._outbox.effects.append(Suspected(seat, False))
         if seat in membership.voted and membership.withdraws(seat, self._folds, self.recovering):
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
@@ -1063,10 +989,10 @@ class Peer:
     def _prove(self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None) -> None:
         """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
         both messages to everyone, and vote the author out before the fork."""
-        self._out.append(Equivocation(seat, seq, wire_a, wire_b))
-        self._out.append(Note.proof(wire_a, wire_b))
-        self._out.append(Send(wire_a))
-        self._out.append(Send(wire_b))
+        self._outbox.effects.append(Equivocation(seat, seq, wire_a, wire_b))
+        self._outbox.effects.append(Note.proof(wire_a, wire_b))
+        self._outbox.effects.append(Send(wire_a))
+        self._outbox.effects.append(Send(wire_b))
         self._vote_fork(seat, seq, now)
 
     def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
@@ -1103,14 +1029,14 @@ class Peer:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
         (:meth:`Finality.bounds`)."""
         return self._finality.bounds(
-            excluded, self._membership.voted, self._own_known(), self.clock, floor=floor
+            excluded, self._membership.voted, self._own_known(), self._outbox.clock, floor=floor
         )
 
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
         recovering, when others may hold ours past the last one here, timed anywhere above it."""
         if not self.recovering:
-            return self.clock
+            return self._outbox.clock
         own = self._feeds[self.seat]
         return own[-1].lamport if own else 0
 
@@ -1250,7 +1176,7 @@ class Peer:
             return
         self._finality.stable = max(self._finality.stable, stable)
         moved, notices = self._folds.advance(self._finality.stable, excluded, tentative.gaps)
-        self._out.extend(notices)
+        self._outbox.effects.extend(notices)
         if moved:
             self._readmitted()
             self._act()
@@ -1305,21 +1231,10 @@ class Peer:
             ids = self._vote_ids(q, request)
             self._sign(Drop((), q, request, DropReason.REJOIN, 0, ids), now)
 
-    # -- sending ----------------------------------------------------------------------------
+    # -- sending (signed and queued by the Outbox) -------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
-        """What we announce holding: everything, except past our vote for a suspect."""
-        held = [len(f) for f in self._feeds]
-        dropped = self._final.dropped
-        for q, seq in self._membership.voted.items():
-            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
-            # the member played between our vote and the cut must show it saw that card
-            # (soak seed 2449: every claim on it lost, forever).
-            cut = dropped.get(q)
-            held[q] = min(held[q], seq if cut is None else max(seq, cut))
-        announced = self._membership.announced_held
-        for q, h in enumerate(held):
-            announced[q] = max(announced[q], h)
-        return tuple(held)
+        """What we announce holding (:meth:`Membership.frontier`)."""
+        return self._membership.frontier(self._feeds, self._final.dropped)
 
     def _sign(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
@@ -1327,72 +1242,22 @@ class Peer:
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
-        kind = kind_of(body)
-        feed = self._feeds[self.seat]
-        seq = len(feed) + 1
-        frontier = list(body.frontier)
-        frontier[self.seat] = seq - 1
-        body = _with_frontier(body, tuple(frontier))
-        self.clock += 1
-        for q in range(self._n):
-            if frontier[q]:
-                self.clock = max(self.clock, self._feeds[q][frontier[q] - 1].lamport + 1)
-        self._reserve(self.clock)
-        wire = encode_message(
-            self.identity,
-            game_id=self.game_id,
-            seq=seq,
-            prev=feed[-1].id if feed else None,
-            lamport=self.clock,
-            kind=kind,
-            body=encode_body(body),
-            cache=self._envelopes,
-        )
-        self._duties.mark_done(kind, body)
-        # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
-        message = decode_message(
-            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-        )
-        self._out.append(Record(wire, own=True))
-        self._out.append(Send(wire))
-        self._last_sent = now if now is not None else self._last_sent
+        message, body = self._outbox.sign_event(self._feeds, self.seat, body, now)
+        self._duties.mark_done(message.kind, body)
         self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
-        if kind in _ANNOUNCING and self._unacked and now is not None:
-            # Our claim (or a pass, which may complete an everyone-stuck rotation that holds
-            # the waste and stock until final, or a Nerts call, which ends the round) is
-            # final once everyone has announced holding what we hold below it, we included:
-            # announce the moves we held without acking them, not at our next beat.
-            self._ack_due = now
-
-    def _reserve(self, clock: int) -> None:
-        if clock > self._reserved:
-            self._reserved = clock + self.config.clock_reserve
-            self._out.append(Reserve(self._reserved))
+        self._outbox.signed(message.kind, now)
 
     def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
-        self.clock += 1
         self._finality.dirty = True
-        self._reserve(self.clock)
-        return encode_message(
-            self.identity,
-            game_id=self.game_id,
-            seq=0,
-            prev=None,
-            lamport=self.clock,
-            kind=kind,
-            body=encode_body(body),
-            cache=self._envelopes,
-        )
+        return self._outbox.sign_beat(kind, body)
 
     def _beat(self, kind: Kind, now: float) -> None:
         feed = self._feeds[self.seat]
         head = feed[-1].id if feed else None
         held = self._frontier()
         ids = tuple(self._feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
-        self._out.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
-        self._last_sent = now
-        self._ack_due = None
-        self._unacked = False
+        self._outbox.effects.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
+        self._outbox.spoke(now)
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
@@ -1410,18 +1275,18 @@ class Peer:
                 self._want(seat, upto, source, now)
         if self.recovering:
             self._check_recovered(now)
+        outbox = self._outbox
         if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
-            self._ack_due = None
-            if now >= self._last_sent + self.config.beat_interval:
+            outbox.ack_due = None
+            if now >= outbox.last_sent + self.config.beat_interval:
                 self._recovery_want(now)
-        elif self._ack_due is not None and now >= self._ack_due:
-            self._beat(Kind.ACK, now)
-        elif now >= self._last_sent + self.config.beat_interval:  # the deadline's own sum
-            self._beat(Kind.BEAT, now)
-        out, self._out = self._out, []
-        return out
+        else:
+            due = outbox.beat_due(now)
+            if due is not None:
+                self._beat(due, now)
+        return outbox.take()
 
     def _liveness(self, now: float) -> None:
         final = self._final
@@ -1434,7 +1299,7 @@ class Peer:
         ):
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).
-            self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
+            self._outbox.effects.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         self._membership.track_silence(now, final.dropped)
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
         for q in self._membership.withholding(now, final, self._phase_since):
@@ -1446,7 +1311,7 @@ class Peer:
             if vote:
                 self._vote(q, DropReason.SILENT, now)
             else:
-                self._out.append(Suspected(q, True))
+                self._outbox.effects.append(Suspected(q, True))
 
     def _scan_stalls(self, now: float) -> None:
         """Vote out the members that keep talking while finality waits for them
