@@ -497,6 +497,43 @@ class Membership:
                 due.append((q, fork_seq))
         return due
 
+    def probe_refused(
+        self,
+        seat: int,
+        message: Message,
+        clash: tuple[int, int] | None,
+        *,
+        held: int,
+        head: bytes | None,
+        at: float,
+    ) -> None:
+        """After an event of ``seat`` was refused for its chain: whether it shows a fork we
+        hold no proof of, and if so probe it at ``at`` (not in answer to what may be garbage):
+        the other version is the proof (§9.4). ``clash``: (seat, seq) of an event of another
+        member it says it holds and is timed at or below our copy of (:meth:`Feeds.time_clash`);
+        ``held``, ``head``: how much of ``seat``'s feed we hold, and the id of the last."""
+        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+            # Timed at or below our copy of another member's event it says it holds: it may
+            # hold another version of that event (a fork sent to us alone, timed higher). With
+            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
+            # the votes that dropped us were refused for good, so we never knew).
+            q, seq = clash
+            if q not in self.unproven and q not in self.forked_at:
+                self.unproven[q] = seq
+                self.probe_at[q] = at
+        if (
+            seat != self.seat
+            and held
+            and message.seq == held + 1
+            and message.prev != head
+            and seat not in self.unproven
+        ):
+            # Its author signed it after another version of our event ``held``: a fork we hold
+            # no proof of yet (a version sent to us alone, the real one lost). Without the
+            # proof we could never take this feed further (soak seed 442).
+            self.unproven[seat] = held
+            self.probe_at[seat] = at
+
     def readmit(self, seat: int, at: int, dropped: dict[int, int]) -> bool:
         """A member readmitted at ``at`` in the final fold: whether that is news. Then we
         announce its feed again and wait for it, as for any member (our vote against it and

@@ -98,7 +98,6 @@ from p2p_nertz.protocol.effects import (
     Suspected,
 )
 from p2p_nertz.protocol.envelope import (
-    KIND_CLAIM,
     KIND_DROP,
     KIND_JOIN,
     KIND_MOVE,
@@ -237,9 +236,6 @@ class Peer:
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
-        # seat -> the next event of a member proven here to fork, which follows the version we
-        # do not hold (refused: see _follow_continued)
-        self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
         self._started = False
         self.rejected = 0
 
@@ -803,38 +799,18 @@ class Peer:
     def _probe_fork(
         self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
     ) -> None:
-        """After refusing an event for its chain: whether it shows a fork we hold no proof of,
-        and if so ask everyone for their version at the next beat (not in answer to what may
-        be garbage): the other version is the proof (§9.4)."""
+        """After refusing an event for its chain: ask everyone for the other version of a fork
+        it shows, at the next beat (:meth:`Membership.probe_refused`, §9.4)."""
         membership = self._membership
         clash = (
             None
             if source is Source.LOG
             else self._store.time_clash(message, frontier, membership.forked_at)
         )
-        if clash is not None and clash[0] != seat and clash[0] != self.seat:
-            # Timed at or below our copy of another member's event it says it holds: it may
-            # hold another version of that event (a fork sent to us alone, timed higher). With
-            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
-            # the votes that dropped us were refused for good, so we never knew).
-            q, seq = clash
-            if q not in membership.unproven and q not in membership.forked_at:
-                membership.unproven[q] = seq
-                membership.probe_at[q] = now + self.config.beat_interval
         feed = self._feeds[seat]
-        held = len(feed)
-        if (
-            seat != self.seat
-            and held
-            and message.seq == held + 1
-            and message.prev != feed[-1].id
-            and seat not in membership.unproven
-        ):
-            # Its author signed it after another version of our event ``held``: a fork we hold
-            # no proof of yet (a version sent to us alone, the real one lost). Without the
-            # proof we could never take this feed further (soak seed 442).
-            membership.unproven[seat] = held
-            membership.probe_at[seat] = now + self.config.beat_interval
+        head = feed[-1].id if feed else None
+        at = now + self.config.beat_interval
+        membership.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
 
     def _chain_problem(
         self,
@@ -892,23 +868,9 @@ class Peer:
             outbox.took_in(self._wants_ack(message), now)
 
     def _wants_ack(self, message: Message) -> bool:
-        """Whether a received event is answered with an ack at once.
-
-        Acks make events final fast, and only claims race: a tableau move is acked at once
-        only while a claim held here, timed at or after it, waits for everyone to announce
-        holding it. Other moves are announced by the next ack or beat; a claim of ours
-        announces them at once (_emit). Acking every move made the acks grow with the square
-        of the table and doubled the traffic, for no claim made final sooner (issue #4).
-        """
-        if message.kind is not KIND_MOVE:
-            return True
-        lamport = message.lamport
-        for event in reversed(self._folds.nonfinal):  # by Lamport time, the latest first
-            if event.lamport < lamport:
-                return False
-            if event.kind is KIND_CLAIM:
-                return True
-        return False
+        """Whether a received event is answered with an ack at once: any but a tableau move,
+        and a move only while a claim waits for it (:meth:`Folds.claim_waits`, issue #4)."""
+        return message.kind is not KIND_MOVE or self._folds.claim_waits(message.lamport)
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
         """Check a beat against the events we hold of its author, before it changes anything
@@ -1048,17 +1010,7 @@ class Peer:
 
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        # Final events are on every chain that counts; final by their time but never counted
-        # (past a cut, in a readmitted member's gap) they may go.
-        floor = self._finality.final_count(seat)
-        final = self._final
-        cut = final.dropped.get(seat)
-        if cut is not None and floor > cut:
-            floor = cut
-        for lo, hi in final.gaps.get(seat, ()):
-            if lo < floor < hi:
-                floor = lo
-        keep = max(keep, floor)
+        keep = max(keep, self._folds.keep_floor(seat, self._finality.final_count(seat)))
         if not self._store.truncate(seat, keep):
             return
         self._folds.forget(seat, keep)
@@ -1086,50 +1038,29 @@ class Peer:
             for parting in self._store.follow_rejoined(tentative, self.seat):
                 self._truncate(parting.seat, parting.keep)
             tentative = self.tentative
-        if self._going_on and tentative.votes.get(self.seat):
-            for seat in list(self._going_on):
+        if self._store.going_on and tentative.votes.get(self.seat):
+            for seat in list(self._store.going_on):
                 self._follow_continued(seat)
             tentative = self.tentative
         return tentative
 
     def _going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
         """A refused event that is the next of a feed proven here to fork at our head, and
-        follows the other version: kept (:meth:`_follow_continued`), and followed now if we
+        follows the other version: kept (:meth:`Feeds.going_on_from`), and followed now if we
         may; whether we did."""
-        feed = self._feeds[seat]
-        held = len(feed)
-        if not (
-            held
-            and message.seq == held + 1
-            and self._membership.forked_at.get(seat) == held
-            and message.prev != feed[-1].id
-        ):
+        fork = self._membership.forked_at.get(seat)
+        if not self._store.going_on_from(seat, message, body, source, fork):
             return False
-        self._going_on[seat] = (message, body, source)
         return self._follow_continued(seat)
 
     def _follow_continued(self, seat: int) -> bool:
         """Follow the version of a fork proven here that its author's next event chains on,
-        giving up ours, which nothing follows (§9.4, "Following the chain that goes on"):
-        whether we did (the other version and that event are then pending).
-
-        A cheater sent one version to us alone while we slept, and the other to everyone;
-        the members still in built on theirs, and voted us out while we slept, some with
-        votes on that chain. Holding ours, we could never take the chain that goes on, nor
-        the votes on it: we waited in the round for ever (session 9's scan of forks sent to
-        a sleeper, 3 to 5 players). Ours was never final: the others never held it, so never
-        covered it. Only while votes against us are held (we may be out: then our own vote
-        on the fork never counts, and only the chain that goes on can tell us), and before
-        any vote or drop says which chain counts (then that one does, :meth:`_follow_kept`,
-        :meth:`_follow_voted`): a member in the game keeps its version and votes, and the
-        votes settle the fork for everyone."""
-        going = self._going_on.get(seat)
+        giving up ours, which nothing follows (:meth:`Feeds.going_on_at` says when and why):
+        whether we did (the other version and that event are then pending)."""
         fork = self._membership.forked_at.get(seat)
-        feed = self._feeds[seat]
-        if going is None or fork is None or len(feed) != fork:
-            self._going_on.pop(seat, None)
+        going = self._store.going_on_at(seat, fork)
+        if going is None or fork is None:
             return False
-        message, _, source = going
         wire = self._membership.proofs.get((seat, fork))
         if (
             wire is None
@@ -1141,21 +1072,13 @@ class Peer:
         other = decode_message(
             wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
         )
-        if other.id != message.prev:
+        if other.id != going[0].prev:
             return False
-        del self._going_on[seat]
-        self._store.required[seat] = {fork: other.id[:ID_PREFIX]}
+        self._store.switch_from(seat, fork, other)
         self._truncate(seat, fork - 1)
-        if len(feed) != fork - 1:  # (ours could not go: keep it, and the chain it is on)
-            del self._store.required[seat]
-            return False
-        # (From our log, the other version follows in it: we switched before, and logged it.)
-        pending = self._store.pending[seat]
         parsed = parse_body(other.kind, other.body, self._n)
         assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
-        pending[fork] = (other, parsed, source)
-        pending.setdefault(message.seq, going)
-        return True
+        return self._store.switched(seat, fork, going, other, parsed)
 
     def _advance_final(self) -> None:
         if not self._finality.dirty:
