@@ -61,7 +61,6 @@ class Membership:
         self.n = n
         self.timers = timers
         self.heard = [now] * n
-        self.beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
         # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
         # only if no other kept one has a lower head and a time as high (it would catch every

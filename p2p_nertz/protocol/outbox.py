@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, kind_of
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want, encode_body, kind_of
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
@@ -149,6 +149,17 @@ class Outbox:
             body=encode_body(body),
             cache=self._envelopes,
         )
+
+    def beat(
+        self, kind: Kind, feeds: list[list[Message]], seat: int, held: tuple[int, ...], now: float
+    ) -> None:
+        """Send everyone a beat (or an ack) of ``kind``: our head in ``feeds[seat]``, and what
+        we announce holding of every feed (``held``), with the id of the last of each."""
+        feed = feeds[seat]
+        head = feed[-1].id if feed else None
+        ids = tuple(feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
+        self.effects.append(Send(self.sign_beat(kind, Beat(len(feed), head, held, ids))))
+        self.spoke(now)
 
     def spoke(self, now: float) -> None:
         """A beat (or an ack, or the wants of a recovery) went to everyone: it announced all

@@ -74,7 +74,6 @@ from dataclasses import dataclass
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
-    ID_PREFIX,
     VOTE_WINDOW,
     Beat,
     Drop,
@@ -105,14 +104,13 @@ from p2p_nertz.protocol.envelope import (
     InvalidMessageError,
     Kind,
     Message,
-    RejectReason,
-    decode_message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
@@ -138,9 +136,6 @@ __all__ = [
 
 
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
-
-#: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
-MAX_CLOCK_JUMP = 1 << 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +207,7 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
-        self._envelopes = envelopes = envelopes if envelopes is not None else EnvelopeCache()
+        envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
         #: A person's table holds the next round's ``ready`` while the player reads the board
         #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
@@ -220,9 +215,8 @@ class Peer:
         self.ready_through: int | None = None
         n = spec.seats
         self._n = n
-        self._roster = frozenset(spec.peer_ids)
-        self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
-        # The clock and the outbox (and our key's secrets of the fair deal).
+        # What comes in, and what goes out: the clock, the outbox, our key's secrets.
+        self._inbox = Inbox(spec, envelopes)
         self._outbox = Outbox(
             identity,
             spec,
@@ -237,7 +231,6 @@ class Peer:
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._started = False
-        self.rejected = 0
 
     def _wire(self, now: float) -> None:
         """Make the objects of the core that own this member's state (the module docstring)."""
@@ -546,9 +539,7 @@ class Peer:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
-                message = decode_message(
-                    data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-                )
+                message = self._inbox.decode(data)
             except InvalidMessageError:
                 continue
             fork = fork_vote_of(message, self.identity.peer_id, self._n)
@@ -650,30 +641,24 @@ class Peer:
         self._beat(Kind.BEAT, now)
 
     # -- receiving --------------------------------------------------------------------------
+    @property
+    def rejected(self) -> int:
+        """How many messages were refused (each one a :class:`Rejected` effect)."""
+        return self._inbox.rejected
+
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
-        self.rejected += 1
-        self._outbox.effects.append(Rejected(reason, detail, author))
+        self._refused(Rejected(reason, detail, author))
+
+    def _refused(self, rejected: Rejected) -> None:
+        self._inbox.rejected += 1
+        self._outbox.effects.append(rejected)
 
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
-        try:
-            message = decode_message(
-                data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-            )
-        except InvalidMessageError as exc:
-            self._reject(exc.reason.value, exc.detail)
+        opened = self._inbox.open(data, self._outbox.clock)
+        if isinstance(opened, Rejected):
+            self._refused(opened)
             return
-        seat = self._seat_of[message.author]
-        try:
-            body = parse_body(message.kind, message.body, self._n)
-        except ValueError as exc:
-            self._reject(RejectReason.BAD_BODY.value, str(exc), message.author)
-            return
-        if message.lamport > self._outbox.clock + MAX_CLOCK_JUMP:
-            # No honest peer is that far ahead; following it would exhaust our clock.
-            self._reject(
-                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
-            )
-            return
+        seat, message, body = opened
         if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
             if seat != self.seat:  # (our own beat, echoed: nothing to learn)
                 self._receive_beat(seat, message, body, now)
@@ -690,9 +675,8 @@ class Peer:
             # Even an old beat (a relayed proof arrives that way) may contradict an event
             # still to come: keep it for that check.
             self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
-        if message.lamport <= self._membership.beat_clock[seat]:
+        if not self._inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
-        self._membership.beat_clock[seat] = message.lamport
         self._heard_from(seat, now)
         outbox = self._outbox
         if message.lamport > outbox.clock:
@@ -1069,9 +1053,7 @@ class Peer:
             or self._finality.final_count(seat) >= fork
         ):
             return False
-        other = decode_message(
-            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-        )
+        other = self._inbox.decode(wire)
         if other.id != going[0].prev:
             return False
         self._store.switch_from(seat, fork, other)
@@ -1175,12 +1157,9 @@ class Peer:
         return self._outbox.sign_beat(kind, body)
 
     def _beat(self, kind: Kind, now: float) -> None:
-        feed = self._feeds[self.seat]
-        head = feed[-1].id if feed else None
-        held = self._frontier()
-        ids = tuple(self._feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
-        self._outbox.effects.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
-        self._outbox.spoke(now)
+        """Announce our head and what we hold to everyone (:meth:`Outbox.beat`)."""
+        self._finality.dirty = True
+        self._outbox.beat(kind, self._feeds, self.seat, self._frontier(), now)
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
