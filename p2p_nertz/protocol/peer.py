@@ -15,9 +15,11 @@ What it owns, and what it does not.
     causal delivery, gap repair, the chains that count), :class:`~.finality.Finality` (known,
     cover, the stable time), :class:`~.membership.Membership` (who is heard, suspected, voted
     out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
-    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`; :mod:`~.local` checks the local
-    player's moves. The peer itself owns only its clock and its outbox: it wires those
-    objects and turns what they return into effects, in order (signing, logging, sending).
+    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`, :class:`~.inbox.Inbox` (what
+    comes in: decoding, the beats taken, refusals), :class:`~.outbox.Outbox` (our clock, our
+    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. The
+    peer itself owns only the phase timer: it wires those objects and turns what they return
+    into effects, in order (signing, logging, sending).
 
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
@@ -56,7 +58,7 @@ Faults.
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
     which stands). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
-    later event could contradict are kept, ``_watch``), are proof of cheating: the proof goes
+    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the proof goes
     to the log first (a :class:`Note`), both messages are relayed once, and the author is
     voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
