@@ -58,9 +58,9 @@ Faults.
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
     which stands). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
-    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the proof goes
-    to the log first (a :class:`Note`), both messages are relayed once, and the author is
-    voted out. With two members left, :meth:`Peer.abandon` ends the
+    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the
+    proof goes to the log first (a :class:`Note`), both messages are relayed once, and the
+    author is voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
     still in the game readmits it at the next round. Before sending past a clock it has not
     reserved, the peer asks for a durable :class:`Reserve`, so a restart never times a message
@@ -444,7 +444,11 @@ class Peer:
             return "still recovering our own events from the others"
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         if isinstance(partner, str):
-            return self._held_back_by_gone(now) or partner
+            # Left alone with a member that has gone, the drops not final: what the game
+            # waits for (Membership.held_back_by_gone).
+            names = [member.name for member in self.spec.members]
+            gone = self._membership.held_back_by_gone(now, self._final, self.tentative, names)
+            return gone or partner
         if self._membership.gone_for(partner, now) < 0:
             # Said to the player: the name and the seat, as the table shows them.
             silent = now - self._membership.heard[partner]
@@ -454,12 +458,6 @@ class Peer:
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
         return None
-
-    def _held_back_by_gone(self, now: float) -> str | None:
-        """What the game waits for when we are left alone with a member that has gone and the
-        drops are not final, in words (:meth:`Membership.held_back_by_gone`)."""
-        names = [member.name for member in self.spec.members]
-        return self._membership.held_back_by_gone(now, self._final, self.tentative, names)
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -882,15 +880,11 @@ class Peer:
             # the last agreed seq: the earliest pair of different signed events is the proof.
             for q, first, count in self._store.fork_asks(forks, dropped, now):
                 self._outbox.effects.append(Send(self._want_wire(q, first, count), source))
-        # Gap repair: whoever holds more of a feed than we do can send it.
+        # Gap repair: whoever holds more of a feed than we do can send it; ask it for the rest
+        # now, or after ``want_delay`` if it has not come by then (Feeds.gap, Feeds.due).
         for q, upto in self._store.behind(seat, beat, ahead, dropped):
-            self._gap(q, upto, source, now)
-
-    def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
-        """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
-        ``want_delay`` if it has not come by then (:meth:`Feeds.due`)."""
-        if self._store.gap(seat, upto, source, now):
-            self._want(seat, upto, source, now)
+            if self._store.gap(q, upto, source, now):
+                self._want(q, upto, source, now)
 
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         asked = self._store.want(seat, upto, now)
@@ -898,7 +892,8 @@ class Peer:
             self._outbox.effects.append(Send(self._want_wire(seat, *asked), source))
 
     def _want_wire(self, seat: int, first: int, last: int) -> bytes:
-        return self._sign_beat(Kind.WANT, Want(seat, first, last))
+        self._finality.dirty = True  # (our clock moves)
+        return self._outbox.sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
         """Send ``to`` what it asks for that we hold, with the proofs that go with it
@@ -1153,10 +1148,6 @@ class Peer:
         self._duties.mark_done(message.kind, body)
         self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
         self._outbox.signed(message.kind, now)
-
-    def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
-        self._finality.dirty = True
-        return self._outbox.sign_beat(kind, body)
 
     def _beat(self, kind: Kind, now: float) -> None:
         """Announce our head and what we hold to everyone (:meth:`Outbox.beat`)."""
