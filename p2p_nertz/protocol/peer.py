@@ -480,8 +480,7 @@ class Peer:
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
-        ids = self._vote_ids(other, held)
-        self._emit(Drop(self._frontier(), other, held, DropReason.ABANDON, 0, ids), now)
+        self._sign_vote(other, held, DropReason.ABANDON, now)
         return self._flush(now)
 
     # -- restart ----------------------------------------------------------------------------
@@ -949,14 +948,15 @@ class Peer:
             recovering=self.recovering,
         )
         if cut is not None:
-            ids = self._vote_ids(seat, cut)
-            self._emit(
-                Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now
-            )
+            self._sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
 
-    def _vote_ids(self, seat: int, last: int) -> tuple[bytes, ...]:
-        """The id prefixes a vote quotes: our copies of ``seat``'s last events up to ``last``."""
-        return self._store.ids(seat, last, VOTE_WINDOW)
+    def _sign_vote(
+        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
+    ) -> None:
+        """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
+        ids of its last events up to there (:meth:`Feeds.ids`)."""
+        ids = self._store.ids(seat, last, VOTE_WINDOW)
+        self._sign(Drop((), seat, last, reason, fork_seq, ids), now)
 
     def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
@@ -964,8 +964,7 @@ class Peer:
             seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
         )
         if last is not None:
-            ids = self._vote_ids(seat, last)
-            self._emit(Drop(self._frontier(), seat, last, reason, 0, ids), now)
+            self._sign_vote(seat, last, reason, now)
 
     # -- finality ---------------------------------------------------------------------------
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
@@ -1107,9 +1106,7 @@ class Peer:
         own = self._feeds[self.seat]
         author = duties.abandon_to_answer(final, own)
         if author is not None:
-            held = len(self._feeds[author])
-            ids = self._vote_ids(author, held)
-            self._sign(Drop((), author, held, DropReason.ABANDON, 0, ids), None)
+            self._sign_vote(author, len(self._feeds[author]), DropReason.ABANDON, None)
         if self.seat in final.dropped:
             # Our own votes no longer count (we were out): our announcements unfreeze.
             voted = self._membership.voted
@@ -1130,8 +1127,7 @@ class Peer:
         for q, request in self._duties.sponsorships(
             self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
         ):
-            ids = self._vote_ids(q, request)
-            self._sign(Drop((), q, request, DropReason.REJOIN, 0, ids), now)
+            self._sign_vote(q, request, DropReason.REJOIN, now)
 
     # -- sending (signed and queued by the Outbox) -------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
