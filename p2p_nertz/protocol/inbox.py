@@ -19,7 +19,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
 )
 from p2p_nertz.protocol.feeds import ChainCode
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.identity import PeerId
 
 __all__ = ["MAX_CLOCK_JUMP", "Inbox"]
 
@@ -31,16 +31,20 @@ class Inbox:
     """The reading side of one member (the module docstring).
 
     Args:
-        spec: the game (its id, its roster).
+        game_id: the game's id (:attr:`GameSpec.game_id`, a hash: worked out once, by the
+            caller).
+        peer_ids: the roster, in seat order.
         envelopes: the codec's memo of messages parsed and verified.
     """
 
-    def __init__(self, spec: GameSpec, envelopes: EnvelopeCache) -> None:
-        self.game_id = spec.game_id
-        self.roster = frozenset(spec.peer_ids)
+    def __init__(
+        self, game_id: bytes, peer_ids: tuple[PeerId, ...], envelopes: EnvelopeCache
+    ) -> None:
+        self.game_id = game_id
+        self.roster = frozenset(peer_ids)
         self.envelopes = envelopes
-        self.n = spec.seats
-        self.seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
+        self.n = len(peer_ids)
+        self.seat_of = {pid: s for s, pid in enumerate(peer_ids)}
         #: The latest beat-class Lamport time taken from each member.
         self.beat_clock = [0] * self.n
         #: How many messages were refused (each one a :class:`Rejected` effect).

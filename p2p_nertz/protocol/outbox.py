@@ -23,8 +23,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
     encode_message,
 )
-from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.identity import Identity, PeerId
 
 __all__ = ["Outbox"]
 
@@ -37,7 +36,8 @@ class Outbox:
 
     Args:
         identity: our key.
-        spec: the game (its id and roster, for our own messages).
+        game_id: the game's id (worked out once, by the caller).
+        peer_ids: the roster, in seat order (to decode our own messages).
         now: the current time (nothing was sent yet).
         beat_interval: an idle peer beats this often.
         ack_delay: acks for received events are coalesced over this window.
@@ -48,7 +48,8 @@ class Outbox:
     def __init__(
         self,
         identity: Identity,
-        spec: GameSpec,
+        game_id: bytes,
+        peer_ids: tuple[PeerId, ...],
         now: float,
         *,
         beat_interval: float,
@@ -57,8 +58,8 @@ class Outbox:
         envelopes: EnvelopeCache,
     ) -> None:
         self.identity = identity
-        self._game_id = spec.game_id
-        self._roster = frozenset(spec.peer_ids)
+        self._game_id = game_id
+        self._roster = frozenset(peer_ids)
         self._private = identity.to_bytes()
         self._envelopes = envelopes
         self.beat_interval = beat_interval
@@ -169,14 +170,6 @@ class Outbox:
         self.unacked = False
 
     # -- acks -------------------------------------------------------------------------------
-    def took_in(self, wants_ack: bool, now: float) -> None:
-        """An event of another member was delivered: ack it soon, or remember it is unacked."""
-        if wants_ack:
-            if self.ack_due is None:
-                self.ack_due = now + self.ack_delay
-        else:
-            self.unacked = True
-
     def beat_due(self, now: float) -> Kind | None:
         """What our time calls for now: an ack (one is due), a beat (idle for a beat
         interval), or nothing."""

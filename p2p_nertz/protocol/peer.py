@@ -218,10 +218,12 @@ class Peer:
         n = spec.seats
         self._n = n
         # What comes in, and what goes out: the clock, the outbox, our key's secrets.
-        self._inbox = Inbox(spec, envelopes)
+        peer_ids = spec.peer_ids
+        self._inbox = Inbox(self.game_id, peer_ids, envelopes)
         self._outbox = Outbox(
             identity,
-            spec,
+            self.game_id,
+            peer_ids,
             now,
             beat_interval=self.config.beat_interval,
             ack_delay=self.config.ack_delay,
@@ -848,12 +850,13 @@ class Peer:
         else:
             if source is Source.NETWORK:
                 outbox.effects.append(Record(message.wire, own=False))
-            outbox.took_in(self._wants_ack(message), now)
-
-    def _wants_ack(self, message: Message) -> bool:
-        """Whether a received event is answered with an ack at once: any but a tableau move,
-        and a move only while a claim waits for it (:meth:`Folds.claim_waits`, issue #4)."""
-        return message.kind is not KIND_MOVE or self._folds.claim_waits(message.lamport)
+            # Acked at once: any event but a tableau move, and a move only while a claim waits
+            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
+            if message.kind is not KIND_MOVE or self._folds.claim_waits(message.lamport):
+                if outbox.ack_due is None:
+                    outbox.ack_due = now + outbox.ack_delay
+            else:
+                outbox.unacked = True
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
         """Check a beat against the events we hold of its author, before it changes anything
