@@ -49,25 +49,27 @@ class Liar(PuppetPeer):
 
     def _beat(self, kind: Kind, now: float) -> None:
         super()._beat(self.beat_kind or kind, now)
-        sent = self._out[-1]
+        sent = self._outbox.effects[-1]
         assert isinstance(sent, Send)
         if self.beats_to is not None:
-            self._out[-1] = Send(sent.data, self.beats_to)
+            self._outbox.effects[-1] = Send(sent.data, self.beats_to)
         if self.lie_at_next_beat:
             self.lie_at_next_beat = False
             self.lie_beat = self.clock  # this beat's time: "nothing of mine past h up to here"
             self.lying_beat = sent.data
             if self.hold_lying_beat:
-                del self._out[-1]
+                del self._outbox.effects[-1]
             round_ = self.tentative.round.number
             wire = forge(self, self.identity, Play((), round_, Move.pass_()), lamport=self.clock)
             self.lie = decode_message(wire)
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        start = len(self._out)
+        start = len(self._outbox.effects)
         super()._answer_want(to, want)
-        self._out[start:] = [
-            e for e in self._out[start:] if not (isinstance(e, Send) and e.data in self.withheld)
+        self._outbox.effects[start:] = [
+            e
+            for e in self._outbox.effects[start:]
+            if not (isinstance(e, Send) and e.data in self.withheld)
         ]
 
     def _flush(self, now: float) -> list[Effect]:
@@ -76,9 +78,9 @@ class Liar(PuppetPeer):
             message = decode_message(wire, game_id=self.game_id)
             body = parse_body(message.kind, message.body, self._n)
             assert not isinstance(body, Beat | Want)
-            self._out.append(Record(wire, own=True))
+            self._outbox.effects.append(Record(wire, own=True))
             self._deliver(self.seat, message, body, now, source=Source.LOCAL)
             if wire not in self.withheld:
-                self._out.append(Send(wire))  # the early order: the event goes out first
-            self._ack_due = now  # then a beat with the new head
+                self._outbox.effects.append(Send(wire))  # the early order: the event goes out first
+            self._outbox.ack_due = now  # then a beat with the new head
         return super()._flush(now)

@@ -375,7 +375,7 @@ def forge(
             (peer.events(s)[h - 1].lamport for s, h in enumerate(held) if 0 < h <= peer.held(s)),
             default=0,
         )
-        lamport = max(lamport, peer._membership.beat_clock[author] + 1, peer.stable + 1)
+        lamport = max(lamport, peer._inbox.beat_clock[author] + 1, peer.stable + 1)
     if not dataclasses.is_dataclass(body):
         assert kind is not None, "a raw body needs its kind"
         raw: Any = body

@@ -161,6 +161,9 @@ class Feeds:
         self.rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
         self.want_at = [0.0] * n  # when a feed's gap may next be asked for
         self.gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
+        #: seat -> the next event of a member proven here to fork at our head, which follows
+        #: the version we do not hold (refused: :meth:`going_on_from`)
+        self.going_on: dict[int, tuple[Message, EventBody, Source]] = {}
 
     # -- taking events in -------------------------------------------------------------------
     def version(self, seat: int, seq: int) -> Message | None:
@@ -327,6 +330,65 @@ class Feeds:
         del feed[keep:]
         self.redrain = True
         self.want_at[seat] = 0.0
+        return True
+
+    def going_on_from(
+        self, seat: int, message: Message, body: EventBody, source: Source, fork: int | None
+    ) -> bool:
+        """Keep a refused event that is the next of ``seat``'s feed, proven here to fork at our
+        head (``fork``: the first seq proven forked), and follows the other version; whether
+        it is one (then :meth:`going_on_at` gives it back)."""
+        feed = self.feeds[seat]
+        held = len(feed)
+        if not (held and message.seq == held + 1 and fork == held and message.prev != feed[-1].id):
+            return False
+        self.going_on[seat] = (message, body, source)
+        return True
+
+    def going_on_at(self, seat: int, fork: int | None) -> tuple[Message, EventBody, Source] | None:
+        """The kept next event of ``seat``'s feed, forked at ``fork``, while our version is
+        still the head here (else it is forgotten): the chain that goes on (§9.4, "Following
+        the chain that goes on").
+
+        A cheater sent one version to us alone while we slept, and the other to everyone;
+        the members still in built on theirs, and voted us out while we slept, some with
+        votes on that chain. Holding ours, we could never take the chain that goes on, nor
+        the votes on it: we waited in the round for ever (session 9's scan of forks sent to
+        a sleeper, 3 to 5 players). Ours was never final: the others never held it, so never
+        covered it. The peer follows it only while votes against us are held (we may be out:
+        then our own vote on the fork never counts, and only the chain that goes on can tell
+        us), and before any vote or drop says which chain counts (then that one does,
+        :meth:`follow_kept`, :meth:`follow_voted`): a member in the game keeps its version and
+        votes, and the votes settle the fork for everyone."""
+        going = self.going_on.get(seat)
+        if going is None or fork is None or len(self.feeds[seat]) != fork:
+            self.going_on.pop(seat, None)
+            return None
+        return going
+
+    def switch_from(self, seat: int, fork: int, other: Message) -> None:
+        """Follow ``other``, the version of ``seat``'s event ``fork`` that the chain going on
+        is on: it is the one required (the caller then gives ours up)."""
+        del self.going_on[seat]
+        self.required[seat] = {fork: other.id[:ID_PREFIX]}
+
+    def switched(
+        self,
+        seat: int,
+        fork: int,
+        going: tuple[Message, EventBody, Source],
+        other: Message,
+        body: EventBody,
+    ) -> bool:
+        """Whether our version of ``seat``'s event ``fork`` went (it may be final: then keep it,
+        and the chain it is on); if so, the other version and the next event wait again."""
+        if len(self.feeds[seat]) != fork - 1:
+            del self.required[seat]
+            return False
+        # (From our log, the other version follows in it: we switched before, and logged it.)
+        pending = self.pending[seat]
+        pending[fork] = (other, body, going[2])
+        pending.setdefault(going[0].seq, going)
         return True
 
     def follow(self, seat: int, required: dict[int, bytes]) -> int | None:

@@ -28,7 +28,7 @@ from collections.abc import Generator
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop
-from p2p_nertz.protocol.envelope import KIND_DROP
+from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = ["Folds"]
@@ -84,6 +84,38 @@ class Folds:
         if not gaps or at is None:
             return False
         return seq >= gaps[-1][1] and lamport <= at
+
+    def keep_floor(self, seat: int, final_count: int) -> int:
+        """The fewest events of ``seat``'s feed a switch to another chain may keep, of which
+        ``final_count`` are final by their time: final events are on every chain that counts;
+        final by their time but never counted (past a cut, in a readmitted member's gap) they
+        may go."""
+        floor = final_count
+        final = self.final
+        cut = final.dropped.get(seat)
+        if cut is not None and floor > cut:
+            floor = cut
+        for lo, hi in final.gaps.get(seat, ()):
+            if lo < floor < hi:
+                floor = lo
+        return floor
+
+    def claim_waits(self, lamport: int) -> bool:
+        """Whether a claim held here, not final and timed at or after ``lamport``, waits for
+        everyone to announce holding what is timed there (a move then wants an ack at once).
+
+        Acks make events final fast, and only claims race: a tableau move is acked at once
+        only while such a claim waits. Other moves are announced by the next ack or beat; a
+        claim of ours announces them at once (:meth:`Outbox.signed`). Acking every move made
+        the acks grow with the square of the table and doubled the traffic, for no claim made
+        final sooner (issue #4).
+        """
+        for event in reversed(self.nonfinal):  # by Lamport time, the latest first
+            if event.lamport < lamport:
+                return False
+            if event.kind is KIND_CLAIM:
+                return True
+        return False
 
     def forget(self, seat: int, keep: int) -> None:
         """Give up the held events of ``seat`` past ``keep`` (another chain counts)."""

@@ -61,7 +61,6 @@ class Membership:
         self.n = n
         self.timers = timers
         self.heard = [now] * n
-        self.beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
         # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
         # only if no other kept one has a lower head and a time as high (it would catch every
@@ -127,6 +126,23 @@ class Membership:
             # (Feeds.contradiction, or check 1 when that event came); later events are timed
             # above.
             del watch[: bisect.bisect_left(watch, seq, key=_head)]
+
+    def frontier(
+        self, feeds: Sequence[Sequence[object]], dropped: dict[int, int]
+    ) -> tuple[int, ...]:
+        """What we announce holding: every feed's length, except past our vote for a suspect
+        (remembered in :attr:`announced_held`)."""
+        held = [len(f) for f in feeds]
+        for q, seq in self.voted.items():
+            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
+            # the member played between our vote and the cut must show it saw that card
+            # (soak seed 2449: every claim on it lost, forever).
+            cut = dropped.get(q)
+            held[q] = min(held[q], seq if cut is None else max(seq, cut))
+        announced = self.announced_held
+        for q, h in enumerate(held):
+            announced[q] = max(announced[q], h)
+        return tuple(held)
 
     # -- silence ----------------------------------------------------------------------------
     def track_silence(self, now: float, dropped: dict[int, int]) -> None:
@@ -479,6 +495,43 @@ class Membership:
                 self.probe_at[q] = now + interval
                 due.append((q, fork_seq))
         return due
+
+    def probe_refused(
+        self,
+        seat: int,
+        message: Message,
+        clash: tuple[int, int] | None,
+        *,
+        held: int,
+        head: bytes | None,
+        at: float,
+    ) -> None:
+        """After an event of ``seat`` was refused for its chain: whether it shows a fork we
+        hold no proof of, and if so probe it at ``at`` (not in answer to what may be garbage):
+        the other version is the proof (§9.4). ``clash``: (seat, seq) of an event of another
+        member it says it holds and is timed at or below our copy of (:meth:`Feeds.time_clash`);
+        ``held``, ``head``: how much of ``seat``'s feed we hold, and the id of the last."""
+        if clash is not None and clash[0] != seat and clash[0] != self.seat:
+            # Timed at or below our copy of another member's event it says it holds: it may
+            # hold another version of that event (a fork sent to us alone, timed higher). With
+            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
+            # the votes that dropped us were refused for good, so we never knew).
+            q, seq = clash
+            if q not in self.unproven and q not in self.forked_at:
+                self.unproven[q] = seq
+                self.probe_at[q] = at
+        if (
+            seat != self.seat
+            and held
+            and message.seq == held + 1
+            and message.prev != head
+            and seat not in self.unproven
+        ):
+            # Its author signed it after another version of our event ``held``: a fork we hold
+            # no proof of yet (a version sent to us alone, the real one lost). Without the
+            # proof we could never take this feed further (soak seed 442).
+            self.unproven[seat] = held
+            self.probe_at[seat] = at
 
     def readmit(self, seat: int, at: int, dropped: dict[int, int]) -> bool:
         """A member readmitted at ``at`` in the final fold: whether that is news. Then we

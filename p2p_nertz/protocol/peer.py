@@ -15,9 +15,11 @@ What it owns, and what it does not.
     causal delivery, gap repair, the chains that count), :class:`~.finality.Finality` (known,
     cover, the stable time), :class:`~.membership.Membership` (who is heard, suspected, voted
     out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
-    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`; :mod:`~.local` checks the local
-    player's moves. The peer itself owns only its clock and its outbox: it wires those
-    objects and turns what they return into effects, in order (signing, logging, sending).
+    :class:`~.recovery.Recovery`, :class:`~.duties.Duties`, :class:`~.inbox.Inbox` (what
+    comes in: decoding, the beats taken, refusals), :class:`~.outbox.Outbox` (our clock, our
+    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. The
+    peer itself owns only the phase timer: it wires those objects and turns what they return
+    into effects, in order (signing, logging, sending).
 
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
@@ -56,9 +58,9 @@ Faults.
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
     which stands). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
-    later event could contradict are kept, ``_watch``), are proof of cheating: the proof goes
-    to the log first (a :class:`Note`), both messages are relayed once, and the author is
-    voted out. With two members left, :meth:`Peer.abandon` ends the
+    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the
+    proof goes to the log first (a :class:`Note`), both messages are relayed once, and the
+    author is voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
     still in the game readmits it at the next round. Before sending past a clock it has not
     reserved, the peer asks for a durable :class:`Reserve`, so a restart never times a message
@@ -74,7 +76,6 @@ from dataclasses import dataclass
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
-    ID_PREFIX,
     VOTE_WINDOW,
     Beat,
     Drop,
@@ -84,13 +85,20 @@ from p2p_nertz.protocol.bodies import (
     Leave,
     Play,
     Want,
-    encode_body,
-    kind_of,
     parse_body,
 )
 from p2p_nertz.protocol.duties import Duties
+from p2p_nertz.protocol.effects import (
+    Effect,
+    Equivocation,
+    Note,
+    Record,
+    Rejected,
+    Reserve,
+    Send,
+    Suspected,
+)
 from p2p_nertz.protocol.envelope import (
-    KIND_CLAIM,
     KIND_DROP,
     KIND_JOIN,
     KIND_MOVE,
@@ -98,17 +106,16 @@ from p2p_nertz.protocol.envelope import (
     InvalidMessageError,
     Kind,
     Message,
-    RejectReason,
-    decode_message,
-    encode_message,
 )
-from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.finality import Finality, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
@@ -130,98 +137,7 @@ __all__ = [
 ]
 
 
-# -- effects ----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Send ``data`` to one member (``to``) or to every other member (``to is None``)."""
-
-    data: bytes
-    to: PeerId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.
-
-    The runtime must make it durable before performing any :class:`Send` after it.
-    """
-
-    data: bytes
-    own: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Reserve:
-    """Make durable that our Lamport clock may reach ``clock`` (a note in the log), before
-    any :class:`Send` after it: a restart starts its clock there, so no message it sends can
-    be timed below one it sent before the crash (beats are not logged)."""
-
-    clock: int
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """A message was refused and changed nothing (the reason is a short code)."""
-
-    reason: str
-    detail: str
-    author: PeerId | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Suspected:
-    """A member has been silent too long (``suspected``), or is heard again (``False``)."""
-
-    seat: int
-    suspected: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Equivocation:
-    """Proof of cheating: two different signed events by one author with one seq."""
-
-    seat: int
-    seq: int
-    first: bytes
-    second: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """Append the note ``name`` holding ``data`` to the log (never sent): evidence for an audit.
-
-    The runtime writes it in order with the :class:`Record` effects around it. The one note the
-    core makes is :data:`PROOF_NOTE`: ``data`` is ``msgpack [wire_a, wire_b]``, two complete
-    signed messages exactly as received, that together prove their author cheated: two events
-    of one seq (an equivocation), or a beat or ack (``wire_a``) and an event (``wire_b``) whose
-    clocks contradict each other (a lie about time, docs/protocol.md §9.4).
-    """
-
-    name: str
-    data: bytes
-
-    @classmethod
-    def proof(cls, wire_a: bytes, wire_b: bytes) -> Note:
-        """The ``proof`` note of two signed messages.
-
-        >>> Note.proof(b"a", b"b").data
-        b'\\x92\\xc4\\x01a\\xc4\\x01b'
-        """
-        return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
-
-
-Effect = (
-    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
-)
-
-
-# Our events whose finality the others wait on: they announce the moves we hold unacked.
-_ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
-
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
-
-#: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
-MAX_CLOCK_JUMP = 1 << 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +209,7 @@ class Peer:
         self.spec = spec
         self.config = config or PeerConfig()
         self.game_id = spec.game_id
-        self._envelopes = envelopes if envelopes is not None else EnvelopeCache()
+        envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
         #: A person's table holds the next round's ``ready`` while the player reads the board
         #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
@@ -301,25 +217,24 @@ class Peer:
         self.ready_through: int | None = None
         n = spec.seats
         self._n = n
-        self._roster = frozenset(spec.peer_ids)
-        self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
-        self._private = identity.to_bytes()
+        # What comes in, and what goes out: the clock, the outbox, our key's secrets.
+        peer_ids = spec.peer_ids
+        self._inbox = Inbox(self.game_id, peer_ids, envelopes)
+        self._outbox = Outbox(
+            identity,
+            self.game_id,
+            peer_ids,
+            now,
+            beat_interval=self.config.beat_interval,
+            ack_delay=self.config.ack_delay,
+            clock_reserve=self.config.clock_reserve,
+            envelopes=envelopes,
+        )
         self._wire(now)
-        # The clock and the outbox: the only state the peer keeps itself.
-        self.clock = 0
-        self._reserved = 0  # the clock is durably reserved up to here (see _reserve)
         self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
         self._phase_since = now  # when the final fold entered its current phase
         self._votes_held = False  # a drop vote was delivered: check for exclusions
-        # seat -> the next event of a member proven here to fork, which follows the version we
-        # do not hold (refused: see _follow_continued)
-        self._going_on: dict[int, tuple[Message, EventBody, Source]] = {}
-        self._ack_due: float | None = None
-        self._unacked = False  # moves received and not acked (see _wants_ack)
-        self._last_sent = now
-        self._out: list[Effect] = []
         self._started = False
-        self.rejected = 0
 
     def _wire(self, now: float) -> None:
         """Make the objects of the core that own this member's state (the module docstring)."""
@@ -345,14 +260,19 @@ class Peer:
         # while it lasts we sign nothing (protocol/recovery.py).
         self._recovery: Recovery | None = None
 
-    # -- secrets of the fair deal -----------------------------------------------------------
+    # -- secrets of the fair deal (our key's: :meth:`Outbox.secret`) ------------------------
     def _secret(self, number: int) -> bytes:
-        return st.local_secret(self._private, self.game_id, number)
+        return self._outbox.secret(number)
 
     def _nonce(self, number: int) -> bytes:
-        return st.local_nonce(self._private, self.game_id, number)
+        return self._outbox.nonce(number)
 
     # -- views ------------------------------------------------------------------------------
+    @property
+    def clock(self) -> int:
+        """Our Lamport clock: above every message we sent or took in (:class:`Outbox`)."""
+        return self._outbox.clock
+
     @property
     def final(self) -> GameState:
         """The final fold (never rolled back)."""
@@ -429,12 +349,13 @@ class Peer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
-        deadlines = [self._last_sent + self.config.beat_interval]
+        outbox = self._outbox
+        deadlines = [outbox.last_sent + self.config.beat_interval]
         deadlines.extend(due for due, _, _ in self._store.gaps.values())
         if self.recovering:  # only our wants and gap repair run (no votes, no acks)
             return min(deadlines)
-        if self._ack_due is not None:
-            deadlines.append(self._ack_due)
+        if outbox.ack_due is not None:
+            deadlines.append(outbox.ack_due)
         deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
         return min(deadlines)
 
@@ -525,7 +446,11 @@ class Peer:
             return "still recovering our own events from the others"
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         if isinstance(partner, str):
-            return self._held_back_by_gone(now) or partner
+            # Left alone with a member that has gone, the drops not final: what the game
+            # waits for (Membership.held_back_by_gone).
+            names = [member.name for member in self.spec.members]
+            gone = self._membership.held_back_by_gone(now, self._final, self.tentative, names)
+            return gone or partner
         if self._membership.gone_for(partner, now) < 0:
             # Said to the player: the name and the seat, as the table shows them.
             silent = now - self._membership.heard[partner]
@@ -535,12 +460,6 @@ class Peer:
                 f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
             )
         return None
-
-    def _held_back_by_gone(self, now: float) -> str | None:
-        """What the game waits for when we are left alone with a member that has gone and the
-        drops are not final, in words (:meth:`Membership.held_back_by_gone`)."""
-        names = [member.name for member in self.spec.members]
-        return self._membership.held_back_by_gone(now, self._final, self.tentative, names)
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -563,8 +482,7 @@ class Peer:
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
-        ids = self._vote_ids(other, held)
-        self._emit(Drop(self._frontier(), other, held, DropReason.ABANDON, 0, ids), now)
+        self._sign_vote(other, held, DropReason.ABANDON, now)
         return self._flush(now)
 
     # -- restart ----------------------------------------------------------------------------
@@ -601,11 +519,11 @@ class Peer:
         """
         peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
-        peer.clock = peer._reserved = reserved
+        peer._outbox.clock = peer._outbox.reserved = reserved
         peer._read_back(list(records), now)
         own = peer._feeds[peer.seat]
         if own:
-            peer._out.append(Send(own[-1].wire))  # (signed before: the same bytes)
+            peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
             peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
             peer._recovery_want(now)
@@ -622,9 +540,7 @@ class Peer:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
             # one version or the other) are delivered again the same way.
             try:
-                message = decode_message(
-                    data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-                )
+                message = self._inbox.decode(data)
             except InvalidMessageError:
                 continue
             fork = fork_vote_of(message, self.identity.peer_id, self._n)
@@ -633,7 +549,8 @@ class Peer:
                 self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
         for data in records:
             self._receive(data, now, source=Source.LOG)
-        self._out = [e for e in self._out if not isinstance(e, Send | Record)]
+        effects = self._outbox.effects
+        effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in self._feeds[self.seat]:
             self._take_back(message)
 
@@ -691,17 +608,16 @@ class Peer:
             # The first one is timed far above anything we sent before (our reservation):
             # another member's clock passes it by taking it in (§5.3), or only after some
             # thousand messages of the table, long after what we sent before the crash arrived.
-            self.clock = max(self.clock, self._reserved) + self.config.clock_reserve
+            outbox = self._outbox
+            outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
         frontier = self._frontier() if recovery.recovering_too() else ()
         asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
         for to, seat, first, last in asks:
             wire = self._want_wire(seat, first, last)
             if not recovery.clock:
-                recovery.clock = self.clock  # (our first want's time)
-            self._out.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
-        self._last_sent = now
-        self._ack_due = None
-        self._unacked = False
+                recovery.clock = self._outbox.clock  # (our first want's time)
+            self._outbox.effects.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
+        self._outbox.spoke(now)
 
     def _check_recovered(self, now: float) -> None:
         """End the recovery once nothing the others hold of our feed is missing here."""
@@ -714,7 +630,7 @@ class Peer:
         if done is None:
             return
         self._recovery = None
-        self._out.append(done)
+        self._outbox.effects.append(done)
         self._finality.dirty = True
         for seat, fork_seq in self._membership.deferred_forks:
             self._vote_fork(seat, fork_seq, now)
@@ -726,30 +642,24 @@ class Peer:
         self._beat(Kind.BEAT, now)
 
     # -- receiving --------------------------------------------------------------------------
+    @property
+    def rejected(self) -> int:
+        """How many messages were refused (each one a :class:`Rejected` effect)."""
+        return self._inbox.rejected
+
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
-        self.rejected += 1
-        self._out.append(Rejected(reason, detail, author))
+        self._refused(Rejected(reason, detail, author))
+
+    def _refused(self, rejected: Rejected) -> None:
+        self._inbox.rejected += 1
+        self._outbox.effects.append(rejected)
 
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
-        try:
-            message = decode_message(
-                data, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-            )
-        except InvalidMessageError as exc:
-            self._reject(exc.reason.value, exc.detail)
+        opened = self._inbox.open(data, self._outbox.clock)
+        if isinstance(opened, Rejected):
+            self._refused(opened)
             return
-        seat = self._seat_of[message.author]
-        try:
-            body = parse_body(message.kind, message.body, self._n)
-        except ValueError as exc:
-            self._reject(RejectReason.BAD_BODY.value, str(exc), message.author)
-            return
-        if message.lamport > self.clock + MAX_CLOCK_JUMP:
-            # No honest peer is that far ahead; following it would exhaust our clock.
-            self._reject(
-                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
-            )
-            return
+        seat, message, body = opened
         if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
             if seat != self.seat:  # (our own beat, echoed: nothing to learn)
                 self._receive_beat(seat, message, body, now)
@@ -766,12 +676,12 @@ class Peer:
             # Even an old beat (a relayed proof arrives that way) may contradict an event
             # still to come: keep it for that check.
             self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
-        if message.lamport <= self._membership.beat_clock[seat]:
+        if not self._inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
-        self._membership.beat_clock[seat] = message.lamport
         self._heard_from(seat, now)
-        if message.lamport > self.clock:
-            self.clock = message.lamport
+        outbox = self._outbox
+        if message.lamport > outbox.clock:
+            outbox.clock = message.lamport
             self._finality.dirty = True
         if beat is not None:
             self._take_beat(seat, message.lamport, beat, now)
@@ -874,38 +784,18 @@ class Peer:
     def _probe_fork(
         self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
     ) -> None:
-        """After refusing an event for its chain: whether it shows a fork we hold no proof of,
-        and if so ask everyone for their version at the next beat (not in answer to what may
-        be garbage): the other version is the proof (§9.4)."""
+        """After refusing an event for its chain: ask everyone for the other version of a fork
+        it shows, at the next beat (:meth:`Membership.probe_refused`, §9.4)."""
         membership = self._membership
         clash = (
             None
             if source is Source.LOG
             else self._store.time_clash(message, frontier, membership.forked_at)
         )
-        if clash is not None and clash[0] != seat and clash[0] != self.seat:
-            # Timed at or below our copy of another member's event it says it holds: it may
-            # hold another version of that event (a fork sent to us alone, timed higher). With
-            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
-            # the votes that dropped us were refused for good, so we never knew).
-            q, seq = clash
-            if q not in membership.unproven and q not in membership.forked_at:
-                membership.unproven[q] = seq
-                membership.probe_at[q] = now + self.config.beat_interval
         feed = self._feeds[seat]
-        held = len(feed)
-        if (
-            seat != self.seat
-            and held
-            and message.seq == held + 1
-            and message.prev != feed[-1].id
-            and seat not in membership.unproven
-        ):
-            # Its author signed it after another version of our event ``held``: a fork we hold
-            # no proof of yet (a version sent to us alone, the real one lost). Without the
-            # proof we could never take this feed further (soak seed 442).
-            membership.unproven[seat] = held
-            membership.probe_at[seat] = now + self.config.beat_interval
+        head = feed[-1].id if feed else None
+        at = now + self.config.beat_interval
+        membership.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
 
     def _chain_problem(
         self,
@@ -937,13 +827,14 @@ class Peer:
         self._feeds[seat].append(message)
         self._finality.dirty = True
         self._membership.delivered(seat, message.seq)
-        self.clock = max(self.clock, message.lamport)
+        outbox = self._outbox
+        outbox.clock = max(outbox.clock, message.lamport)
         early = self._finality.delivered(seat, message)
         if early is not None:
             self._take_beat(seat, early[0], early[1], now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see Folds.never_counts.)
-        self._out.extend(self._folds.add(event, self._finality.stable))
+        self._outbox.effects.extend(self._folds.add(event, self._finality.stable))
         if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
             self._membership.rejoin_requests[seat] = message.seq
         if message.kind is KIND_DROP:
@@ -954,35 +845,18 @@ class Peer:
                 self._membership.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
-                self._out.append(Record(message.wire, own=True))
+                self._outbox.effects.append(Record(message.wire, own=True))
                 self._take_back(message)
         else:
             if source is Source.NETWORK:
-                self._out.append(Record(message.wire, own=False))
-            if self._wants_ack(message):
-                if self._ack_due is None:
-                    self._ack_due = now + self.config.ack_delay
+                outbox.effects.append(Record(message.wire, own=False))
+            # Acked at once: any event but a tableau move, and a move only while a claim waits
+            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
+            if message.kind is not KIND_MOVE or self._folds.claim_waits(message.lamport):
+                if outbox.ack_due is None:
+                    outbox.ack_due = now + outbox.ack_delay
             else:
-                self._unacked = True
-
-    def _wants_ack(self, message: Message) -> bool:
-        """Whether a received event is answered with an ack at once.
-
-        Acks make events final fast, and only claims race: a tableau move is acked at once
-        only while a claim held here, timed at or after it, waits for everyone to announce
-        holding it. Other moves are announced by the next ack or beat; a claim of ours
-        announces them at once (_emit). Acking every move made the acks grow with the square
-        of the table and doubled the traffic, for no claim made final sooner (issue #4).
-        """
-        if message.kind is not KIND_MOVE:
-            return True
-        lamport = message.lamport
-        for event in reversed(self._folds.nonfinal):  # by Lamport time, the latest first
-            if event.lamport < lamport:
-                return False
-            if event.kind is KIND_CLAIM:
-                return True
-        return False
+                outbox.unacked = True
 
     def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
         """Check a beat against the events we hold of its author, before it changes anything
@@ -1007,36 +881,33 @@ class Peer:
             # It holds another event under a seq: the author forked. Fetch its versions since
             # the last agreed seq: the earliest pair of different signed events is the proof.
             for q, first, count in self._store.fork_asks(forks, dropped, now):
-                self._out.append(Send(self._want_wire(q, first, count), source))
-        # Gap repair: whoever holds more of a feed than we do can send it.
+                self._outbox.effects.append(Send(self._want_wire(q, first, count), source))
+        # Gap repair: whoever holds more of a feed than we do can send it; ask it for the rest
+        # now, or after ``want_delay`` if it has not come by then (Feeds.gap, Feeds.due).
         for q, upto in self._store.behind(seat, beat, ahead, dropped):
-            self._gap(q, upto, source, now)
-
-    def _gap(self, seat: int, upto: int, source: PeerId, now: float) -> None:
-        """``source`` holds ``seat``'s feed up to ``upto``: ask it for the rest now, or after
-        ``want_delay`` if it has not come by then (:meth:`Feeds.due`)."""
-        if self._store.gap(seat, upto, source, now):
-            self._want(seat, upto, source, now)
+            if self._store.gap(q, upto, source, now):
+                self._want(q, upto, source, now)
 
     def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         asked = self._store.want(seat, upto, now)
         if asked is not None:
-            self._out.append(Send(self._want_wire(seat, *asked), source))
+            self._outbox.effects.append(Send(self._want_wire(seat, *asked), source))
 
     def _want_wire(self, seat: int, first: int, last: int) -> bytes:
-        return self._sign_beat(Kind.WANT, Want(seat, first, last))
+        self._finality.dirty = True  # (our clock moves)
+        return self._outbox.sign_beat(Kind.WANT, Want(seat, first, last))
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
         """Send ``to`` what it asks for that we hold, with the proofs that go with it
         (:meth:`Membership.proofs_for`)."""
         sent = self._store.answer(want)
         for wire in self._membership.proofs_for(want.seat, want.first, want.last, sent):
-            self._out.append(Send(wire, to))
+            self._outbox.effects.append(Send(wire, to))
 
     def _heard_from(self, seat: int, now: float) -> None:
         membership = self._membership
         if membership.heard_from(seat, now):
-            self._out.append(Suspected(seat, False))
+            self._outbox.effects.append(Suspected(seat, False))
         if seat in membership.voted and membership.withdraws(seat, self._folds, self.recovering):
             self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
 
@@ -1063,10 +934,10 @@ class Peer:
     def _prove(self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None) -> None:
         """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
         both messages to everyone, and vote the author out before the fork."""
-        self._out.append(Equivocation(seat, seq, wire_a, wire_b))
-        self._out.append(Note.proof(wire_a, wire_b))
-        self._out.append(Send(wire_a))
-        self._out.append(Send(wire_b))
+        self._outbox.effects.append(Equivocation(seat, seq, wire_a, wire_b))
+        self._outbox.effects.append(Note.proof(wire_a, wire_b))
+        self._outbox.effects.append(Send(wire_a))
+        self._outbox.effects.append(Send(wire_b))
         self._vote_fork(seat, seq, now)
 
     def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
@@ -1080,14 +951,15 @@ class Peer:
             recovering=self.recovering,
         )
         if cut is not None:
-            ids = self._vote_ids(seat, cut)
-            self._emit(
-                Drop(self._frontier(), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids), now
-            )
+            self._sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
 
-    def _vote_ids(self, seat: int, last: int) -> tuple[bytes, ...]:
-        """The id prefixes a vote quotes: our copies of ``seat``'s last events up to ``last``."""
-        return self._store.ids(seat, last, VOTE_WINDOW)
+    def _sign_vote(
+        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
+    ) -> None:
+        """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
+        ids of its last events up to there (:meth:`Feeds.ids`)."""
+        ids = self._store.ids(seat, last, VOTE_WINDOW)
+        self._sign(Drop((), seat, last, reason, fork_seq, ids), now)
 
     def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
@@ -1095,22 +967,21 @@ class Peer:
             seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
         )
         if last is not None:
-            ids = self._vote_ids(seat, last)
-            self._emit(Drop(self._frontier(), seat, last, reason, 0, ids), now)
+            self._sign_vote(seat, last, reason, now)
 
     # -- finality ---------------------------------------------------------------------------
     def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
         (:meth:`Finality.bounds`)."""
         return self._finality.bounds(
-            excluded, self._membership.voted, self._own_known(), self.clock, floor=floor
+            excluded, self._membership.voted, self._own_known(), self._outbox.clock, floor=floor
         )
 
     def _own_known(self) -> int:
         """Every event of ours timed up to here is held: all of them (our clock), except while
         recovering, when others may hold ours past the last one here, timed anywhere above it."""
         if not self.recovering:
-            return self.clock
+            return self._outbox.clock
         own = self._feeds[self.seat]
         return own[-1].lamport if own else 0
 
@@ -1122,17 +993,7 @@ class Peer:
 
     def _truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        # Final events are on every chain that counts; final by their time but never counted
-        # (past a cut, in a readmitted member's gap) they may go.
-        floor = self._finality.final_count(seat)
-        final = self._final
-        cut = final.dropped.get(seat)
-        if cut is not None and floor > cut:
-            floor = cut
-        for lo, hi in final.gaps.get(seat, ()):
-            if lo < floor < hi:
-                floor = lo
-        keep = max(keep, floor)
+        keep = max(keep, self._folds.keep_floor(seat, self._finality.final_count(seat)))
         if not self._store.truncate(seat, keep):
             return
         self._folds.forget(seat, keep)
@@ -1160,50 +1021,29 @@ class Peer:
             for parting in self._store.follow_rejoined(tentative, self.seat):
                 self._truncate(parting.seat, parting.keep)
             tentative = self.tentative
-        if self._going_on and tentative.votes.get(self.seat):
-            for seat in list(self._going_on):
+        if self._store.going_on and tentative.votes.get(self.seat):
+            for seat in list(self._store.going_on):
                 self._follow_continued(seat)
             tentative = self.tentative
         return tentative
 
     def _going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
         """A refused event that is the next of a feed proven here to fork at our head, and
-        follows the other version: kept (:meth:`_follow_continued`), and followed now if we
+        follows the other version: kept (:meth:`Feeds.going_on_from`), and followed now if we
         may; whether we did."""
-        feed = self._feeds[seat]
-        held = len(feed)
-        if not (
-            held
-            and message.seq == held + 1
-            and self._membership.forked_at.get(seat) == held
-            and message.prev != feed[-1].id
-        ):
+        fork = self._membership.forked_at.get(seat)
+        if not self._store.going_on_from(seat, message, body, source, fork):
             return False
-        self._going_on[seat] = (message, body, source)
         return self._follow_continued(seat)
 
     def _follow_continued(self, seat: int) -> bool:
         """Follow the version of a fork proven here that its author's next event chains on,
-        giving up ours, which nothing follows (§9.4, "Following the chain that goes on"):
-        whether we did (the other version and that event are then pending).
-
-        A cheater sent one version to us alone while we slept, and the other to everyone;
-        the members still in built on theirs, and voted us out while we slept, some with
-        votes on that chain. Holding ours, we could never take the chain that goes on, nor
-        the votes on it: we waited in the round for ever (session 9's scan of forks sent to
-        a sleeper, 3 to 5 players). Ours was never final: the others never held it, so never
-        covered it. Only while votes against us are held (we may be out: then our own vote
-        on the fork never counts, and only the chain that goes on can tell us), and before
-        any vote or drop says which chain counts (then that one does, :meth:`_follow_kept`,
-        :meth:`_follow_voted`): a member in the game keeps its version and votes, and the
-        votes settle the fork for everyone."""
-        going = self._going_on.get(seat)
+        giving up ours, which nothing follows (:meth:`Feeds.going_on_at` says when and why):
+        whether we did (the other version and that event are then pending)."""
         fork = self._membership.forked_at.get(seat)
-        feed = self._feeds[seat]
-        if going is None or fork is None or len(feed) != fork:
-            self._going_on.pop(seat, None)
+        going = self._store.going_on_at(seat, fork)
+        if going is None or fork is None:
             return False
-        message, _, source = going
         wire = self._membership.proofs.get((seat, fork))
         if (
             wire is None
@@ -1212,24 +1052,14 @@ class Peer:
             or self._finality.final_count(seat) >= fork
         ):
             return False
-        other = decode_message(
-            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-        )
-        if other.id != message.prev:
+        other = self._inbox.decode(wire)
+        if other.id != going[0].prev:
             return False
-        del self._going_on[seat]
-        self._store.required[seat] = {fork: other.id[:ID_PREFIX]}
+        self._store.switch_from(seat, fork, other)
         self._truncate(seat, fork - 1)
-        if len(feed) != fork - 1:  # (ours could not go: keep it, and the chain it is on)
-            del self._store.required[seat]
-            return False
-        # (From our log, the other version follows in it: we switched before, and logged it.)
-        pending = self._store.pending[seat]
         parsed = parse_body(other.kind, other.body, self._n)
         assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
-        pending[fork] = (other, parsed, source)
-        pending.setdefault(message.seq, going)
-        return True
+        return self._store.switched(seat, fork, going, other, parsed)
 
     def _advance_final(self) -> None:
         if not self._finality.dirty:
@@ -1250,7 +1080,7 @@ class Peer:
             return
         self._finality.stable = max(self._finality.stable, stable)
         moved, notices = self._folds.advance(self._finality.stable, excluded, tentative.gaps)
-        self._out.extend(notices)
+        self._outbox.effects.extend(notices)
         if moved:
             self._readmitted()
             self._act()
@@ -1279,9 +1109,7 @@ class Peer:
         own = self._feeds[self.seat]
         author = duties.abandon_to_answer(final, own)
         if author is not None:
-            held = len(self._feeds[author])
-            ids = self._vote_ids(author, held)
-            self._sign(Drop((), author, held, DropReason.ABANDON, 0, ids), None)
+            self._sign_vote(author, len(self._feeds[author]), DropReason.ABANDON, None)
         if self.seat in final.dropped:
             # Our own votes no longer count (we were out): our announcements unfreeze.
             voted = self._membership.voted
@@ -1302,24 +1130,12 @@ class Peer:
         for q, request in self._duties.sponsorships(
             self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
         ):
-            ids = self._vote_ids(q, request)
-            self._sign(Drop((), q, request, DropReason.REJOIN, 0, ids), now)
+            self._sign_vote(q, request, DropReason.REJOIN, now)
 
-    # -- sending ----------------------------------------------------------------------------
+    # -- sending (signed and queued by the Outbox) -------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
-        """What we announce holding: everything, except past our vote for a suspect."""
-        held = [len(f) for f in self._feeds]
-        dropped = self._final.dropped
-        for q, seq in self._membership.voted.items():
-            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
-            # the member played between our vote and the cut must show it saw that card
-            # (soak seed 2449: every claim on it lost, forever).
-            cut = dropped.get(q)
-            held[q] = min(held[q], seq if cut is None else max(seq, cut))
-        announced = self._membership.announced_held
-        for q, h in enumerate(held):
-            announced[q] = max(announced[q], h)
-        return tuple(held)
+        """What we announce holding (:meth:`Membership.frontier`)."""
+        return self._membership.frontier(self._feeds, self._final.dropped)
 
     def _sign(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
@@ -1327,72 +1143,15 @@ class Peer:
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
-        kind = kind_of(body)
-        feed = self._feeds[self.seat]
-        seq = len(feed) + 1
-        frontier = list(body.frontier)
-        frontier[self.seat] = seq - 1
-        body = _with_frontier(body, tuple(frontier))
-        self.clock += 1
-        for q in range(self._n):
-            if frontier[q]:
-                self.clock = max(self.clock, self._feeds[q][frontier[q] - 1].lamport + 1)
-        self._reserve(self.clock)
-        wire = encode_message(
-            self.identity,
-            game_id=self.game_id,
-            seq=seq,
-            prev=feed[-1].id if feed else None,
-            lamport=self.clock,
-            kind=kind,
-            body=encode_body(body),
-            cache=self._envelopes,
-        )
-        self._duties.mark_done(kind, body)
-        # The local event takes the remote path: decoded, verified, delivered (DESIGN.md §1).
-        message = decode_message(
-            wire, game_id=self.game_id, roster=self._roster, cache=self._envelopes
-        )
-        self._out.append(Record(wire, own=True))
-        self._out.append(Send(wire))
-        self._last_sent = now if now is not None else self._last_sent
+        message, body = self._outbox.sign_event(self._feeds, self.seat, body, now)
+        self._duties.mark_done(message.kind, body)
         self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
-        if kind in _ANNOUNCING and self._unacked and now is not None:
-            # Our claim (or a pass, which may complete an everyone-stuck rotation that holds
-            # the waste and stock until final, or a Nerts call, which ends the round) is
-            # final once everyone has announced holding what we hold below it, we included:
-            # announce the moves we held without acking them, not at our next beat.
-            self._ack_due = now
-
-    def _reserve(self, clock: int) -> None:
-        if clock > self._reserved:
-            self._reserved = clock + self.config.clock_reserve
-            self._out.append(Reserve(self._reserved))
-
-    def _sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
-        self.clock += 1
-        self._finality.dirty = True
-        self._reserve(self.clock)
-        return encode_message(
-            self.identity,
-            game_id=self.game_id,
-            seq=0,
-            prev=None,
-            lamport=self.clock,
-            kind=kind,
-            body=encode_body(body),
-            cache=self._envelopes,
-        )
+        self._outbox.signed(message.kind, now)
 
     def _beat(self, kind: Kind, now: float) -> None:
-        feed = self._feeds[self.seat]
-        head = feed[-1].id if feed else None
-        held = self._frontier()
-        ids = tuple(self._feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
-        self._out.append(Send(self._sign_beat(kind, Beat(len(feed), head, held, ids))))
-        self._last_sent = now
-        self._ack_due = None
-        self._unacked = False
+        """Announce our head and what we hold to everyone (:meth:`Outbox.beat`)."""
+        self._finality.dirty = True
+        self._outbox.beat(kind, self._feeds, self.seat, self._frontier(), now)
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
@@ -1410,18 +1169,18 @@ class Peer:
                 self._want(seat, upto, source, now)
         if self.recovering:
             self._check_recovered(now)
+        outbox = self._outbox
         if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
-            self._ack_due = None
-            if now >= self._last_sent + self.config.beat_interval:
+            outbox.ack_due = None
+            if now >= outbox.last_sent + self.config.beat_interval:
                 self._recovery_want(now)
-        elif self._ack_due is not None and now >= self._ack_due:
-            self._beat(Kind.ACK, now)
-        elif now >= self._last_sent + self.config.beat_interval:  # the deadline's own sum
-            self._beat(Kind.BEAT, now)
-        out, self._out = self._out, []
-        return out
+        else:
+            due = outbox.beat_due(now)
+            if due is not None:
+                self._beat(due, now)
+        return outbox.take()
 
     def _liveness(self, now: float) -> None:
         final = self._final
@@ -1434,7 +1193,7 @@ class Peer:
         ):
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).
-            self._out.append(Send(self._want_wire(q, fork_seq, fork_seq)))
+            self._outbox.effects.append(Send(self._want_wire(q, fork_seq, fork_seq)))
         self._membership.track_silence(now, final.dropped)
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
         for q in self._membership.withholding(now, final, self._phase_since):
@@ -1446,7 +1205,7 @@ class Peer:
             if vote:
                 self._vote(q, DropReason.SILENT, now)
             else:
-                self._out.append(Suspected(q, True))
+                self._outbox.effects.append(Suspected(q, True))
 
     def _scan_stalls(self, now: float) -> None:
         """Vote out the members that keep talking while finality waits for them

@@ -1,0 +1,111 @@
+"""The effects a :class:`~p2p_nertz.protocol.peer.Peer` returns: what the runtime must do.
+
+A value each (h11's events): records for the durable log, sends, clock reservations, notes
+of evidence, and notices for the UI. They are defined here, apart from the peer, so that the
+objects that make some of them (:class:`~p2p_nertz.protocol.outbox.Outbox`) need not import
+the peer; :mod:`p2p_nertz.protocol.peer` exports them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.recovery import Recovered
+
+__all__ = [
+    "Effect",
+    "Equivocation",
+    "Note",
+    "Record",
+    "Rejected",
+    "Reserve",
+    "Send",
+    "Suspected",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``data`` to one member (``to``) or to every other member (``to is None``)."""
+
+    data: bytes
+    to: PeerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.
+
+    The runtime must make it durable before performing any :class:`Send` after it.
+    """
+
+    data: bytes
+    own: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Make durable that our Lamport clock may reach ``clock`` (a note in the log), before
+    any :class:`Send` after it: a restart starts its clock there, so no message it sends can
+    be timed below one it sent before the crash (beats are not logged)."""
+
+    clock: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A message was refused and changed nothing (the reason is a short code)."""
+
+    reason: str
+    detail: str
+    author: PeerId | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Suspected:
+    """A member has been silent too long (``suspected``), or is heard again (``False``)."""
+
+    seat: int
+    suspected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Equivocation:
+    """Proof of cheating: two different signed events by one author with one seq."""
+
+    seat: int
+    seq: int
+    first: bytes
+    second: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Append the note ``name`` holding ``data`` to the log (never sent): evidence for an audit.
+
+    The runtime writes it in order with the :class:`Record` effects around it. The one note the
+    core makes is :data:`PROOF_NOTE`: ``data`` is ``msgpack [wire_a, wire_b]``, two complete
+    signed messages exactly as received, that together prove their author cheated: two events
+    of one seq (an equivocation), or a beat or ack (``wire_a``) and an event (``wire_b``) whose
+    clocks contradict each other (a lie about time, docs/protocol.md §9.4).
+    """
+
+    name: str
+    data: bytes
+
+    @classmethod
+    def proof(cls, wire_a: bytes, wire_b: bytes) -> Note:
+        """The ``proof`` note of two signed messages.
+
+        >>> Note.proof(b"a", b"b").data
+        b'\\x92\\xc4\\x01a\\xc4\\x01b'
+        """
+        return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
+
+
+Effect = (
+    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
+)

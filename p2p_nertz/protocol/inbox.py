@@ -1,0 +1,92 @@
+"""What comes in: a message opened (decoded, verified, parsed) before it changes anything.
+
+:class:`Inbox` owns what a member needs to read the wire: the game's id and roster, the
+codec's memo of messages already verified, the seat of each author, the latest beat taken from
+each member, and how many messages were refused. :meth:`Inbox.open` returns either the
+message with its seat and its body, or the :class:`~.effects.Rejected` that says why it is
+refused; it changes nothing else, and raises nothing for anything a peer sent.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.protocol.bodies import Beat, EventBody, Want, parse_body
+from p2p_nertz.protocol.effects import Rejected
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    InvalidMessageError,
+    Message,
+    RejectReason,
+    decode_message,
+)
+from p2p_nertz.protocol.feeds import ChainCode
+from p2p_nertz.protocol.identity import PeerId
+
+__all__ = ["MAX_CLOCK_JUMP", "Inbox"]
+
+#: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
+MAX_CLOCK_JUMP = 1 << 32
+
+
+class Inbox:
+    """The reading side of one member (the module docstring).
+
+    Args:
+        game_id: the game's id (:attr:`GameSpec.game_id`, a hash: worked out once, by the
+            caller).
+        peer_ids: the roster, in seat order.
+        envelopes: the codec's memo of messages parsed and verified.
+    """
+
+    def __init__(
+        self, game_id: bytes, peer_ids: tuple[PeerId, ...], envelopes: EnvelopeCache
+    ) -> None:
+        self.game_id = game_id
+        self.roster = frozenset(peer_ids)
+        self.envelopes = envelopes
+        self.n = len(peer_ids)
+        self.seat_of = {pid: s for s, pid in enumerate(peer_ids)}
+        #: The latest beat-class Lamport time taken from each member.
+        self.beat_clock = [0] * self.n
+        #: How many messages were refused (each one a :class:`Rejected` effect).
+        self.rejected = 0
+
+    def decode(self, wire: bytes) -> Message:
+        """Decode and verify a message of this game (one already verified: from the memo).
+
+        Raises:
+            InvalidMessageError: ``wire`` is not a well-formed message of this game, signed
+                by a member.
+        """
+        return decode_message(wire, game_id=self.game_id, roster=self.roster, cache=self.envelopes)
+
+    def open(
+        self, data: bytes, clock: int
+    ) -> Rejected | tuple[int, Message, EventBody | Beat | Want]:
+        """The author's seat, the message and its body; or why it is refused (garbage, a
+        body that does not follow its kind's schema, a time far ahead of our ``clock``)."""
+        try:
+            message = decode_message(
+                data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+            )
+        except InvalidMessageError as exc:
+            return Rejected(exc.reason.value, exc.detail)
+        seat = self.seat_of[message.author]
+        try:
+            body = parse_body(message.kind, message.body, self.n)
+        except ValueError as exc:
+            return Rejected(RejectReason.BAD_BODY.value, str(exc), message.author)
+        if message.lamport > clock + MAX_CLOCK_JUMP:
+            # No honest peer is that far ahead; following it would exhaust our clock.
+            return Rejected(
+                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
+            )
+        return seat, message, body
+
+    def new_beat(self, seat: int, lamport: int) -> bool:
+        """Whether a beat (or an ack, or a want) of ``seat`` timed ``lamport`` is newer than
+        any taken before (then it is taken): an old one was replayed, or overtaken in the
+        network, and says nothing new."""
+        if lamport <= self.beat_clock[seat]:
+            return False
+        self.beat_clock[seat] = lamport
+        return True

@@ -1,0 +1,185 @@
+"""The outbox of one member: its Lamport clock, its signing key, and the effects it has made.
+
+:class:`Outbox` owns what a peer needs to speak: the clock (and how far it is durably
+reserved), the time of the last message sent, the pending ack (an ack is due, or moves were
+taken in without one), the secrets of the fair deal that its key derives, and the list of
+effects made since the peer last returned them. It signs our events and beats and never
+decides *what* to sign: the peer (and the objects it wires) decide, the outbox stamps the
+time, reserves the clock and queues the :class:`~.effects.Record` and :class:`~.effects.Send`
+in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want, encode_body, kind_of
+from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    Kind,
+    Message,
+    decode_message,
+    encode_message,
+)
+from p2p_nertz.protocol.identity import Identity, PeerId
+
+__all__ = ["Outbox"]
+
+# Our events whose finality the others wait on: they announce the moves we hold unacked.
+_ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
+
+
+class Outbox:
+    """Our clock, our key and the effects queued for the runtime (the module docstring).
+
+    Args:
+        identity: our key.
+        game_id: the game's id (worked out once, by the caller).
+        peer_ids: the roster, in seat order (to decode our own messages).
+        now: the current time (nothing was sent yet).
+        beat_interval: an idle peer beats this often.
+        ack_delay: acks for received events are coalesced over this window.
+        clock_reserve: Lamport ticks reserved by each durable clock note.
+        envelopes: the codec's memo of messages parsed and verified.
+    """
+
+    def __init__(
+        self,
+        identity: Identity,
+        game_id: bytes,
+        peer_ids: tuple[PeerId, ...],
+        now: float,
+        *,
+        beat_interval: float,
+        ack_delay: float,
+        clock_reserve: int,
+        envelopes: EnvelopeCache,
+    ) -> None:
+        self.identity = identity
+        self._game_id = game_id
+        self._roster = frozenset(peer_ids)
+        self._private = identity.to_bytes()
+        self._envelopes = envelopes
+        self.beat_interval = beat_interval
+        self.ack_delay = ack_delay
+        self.clock_reserve = clock_reserve
+        #: Our Lamport clock: above every message we sent or took in.
+        self.clock = 0
+        #: The clock is durably reserved up to here (:meth:`reserve`).
+        self.reserved = 0
+        self.last_sent = now
+        #: When a coalesced ack is due (``None``: none is).
+        self.ack_due: float | None = None
+        #: Moves were taken in and not acked (the next claim of ours announces them).
+        self.unacked = False
+        #: The effects made since the peer last returned them, in order.
+        self.effects: list[Effect] = []
+
+    # -- secrets of the fair deal -----------------------------------------------------------
+    def secret(self, number: int) -> bytes:
+        """Our secret of round ``number`` (derived from our key)."""
+        return st.local_secret(self._private, self._game_id, number)
+
+    def nonce(self, number: int) -> bytes:
+        """Our nonce of round ``number`` (derived from our key)."""
+        return st.local_nonce(self._private, self._game_id, number)
+
+    # -- signing ----------------------------------------------------------------------------
+    def reserve(self, clock: int) -> None:
+        """Ask for a durable :class:`Reserve` before sending past a clock not reserved."""
+        if clock > self.reserved:
+            self.reserved = clock + self.clock_reserve
+            self.effects.append(Reserve(self.reserved))
+
+    def sign_event(
+        self, feeds: list[list[Message]], seat: int, body: EventBody, now: float | None
+    ) -> tuple[Message, EventBody]:
+        """Sign ``body`` as event ``seat``'s next event, timed above everything its frontier
+        names; queue its record and its send. The message (decoded: the local event takes
+        the remote path, DESIGN.md §1) and the body with its frontier, to deliver."""
+        feed = feeds[seat]
+        seq = len(feed) + 1
+        frontier = list(body.frontier)
+        frontier[seat] = seq - 1
+        body = dataclasses.replace(body, frontier=tuple(frontier))
+        self.clock += 1
+        for q, held in enumerate(frontier):
+            if held:
+                self.clock = max(self.clock, feeds[q][held - 1].lamport + 1)
+        self.reserve(self.clock)
+        wire = encode_message(
+            self.identity,
+            game_id=self._game_id,
+            seq=seq,
+            prev=feed[-1].id if feed else None,
+            lamport=self.clock,
+            kind=kind_of(body),
+            body=encode_body(body),
+            cache=self._envelopes,
+        )
+        message = decode_message(
+            wire, game_id=self._game_id, roster=self._roster, cache=self._envelopes
+        )
+        self.effects.append(Record(wire, own=True))
+        self.effects.append(Send(wire))
+        self.last_sent = now if now is not None else self.last_sent
+        return message, body
+
+    def signed(self, kind: Kind, now: float | None) -> None:
+        """One of our events of ``kind`` was delivered to us: a claim (or a pass, which may
+        complete an everyone-stuck rotation that holds the waste and stock until final, or a
+        Nerts call, which ends the round) is final once everyone has announced holding what we
+        hold below it, we included: announce the moves we held without acking them, now, not
+        at our next beat."""
+        if kind in _ANNOUNCING and self.unacked and now is not None:
+            self.ack_due = now
+
+    def sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
+        """Sign a beat, an ack or a want (seq 0: not in our feed), timed by our clock."""
+        self.clock += 1
+        self.reserve(self.clock)
+        return encode_message(
+            self.identity,
+            game_id=self._game_id,
+            seq=0,
+            prev=None,
+            lamport=self.clock,
+            kind=kind,
+            body=encode_body(body),
+            cache=self._envelopes,
+        )
+
+    def beat(
+        self, kind: Kind, feeds: list[list[Message]], seat: int, held: tuple[int, ...], now: float
+    ) -> None:
+        """Send everyone a beat (or an ack) of ``kind``: our head in ``feeds[seat]``, and what
+        we announce holding of every feed (``held``), with the id of the last of each."""
+        feed = feeds[seat]
+        head = feed[-1].id if feed else None
+        ids = tuple(feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
+        self.effects.append(Send(self.sign_beat(kind, Beat(len(feed), head, held, ids))))
+        self.spoke(now)
+
+    def spoke(self, now: float) -> None:
+        """A beat (or an ack, or the wants of a recovery) went to everyone: it announced all
+        we hold, so no ack is due, and the next beat is one interval away."""
+        self.last_sent = now
+        self.ack_due = None
+        self.unacked = False
+
+    # -- acks -------------------------------------------------------------------------------
+    def beat_due(self, now: float) -> Kind | None:
+        """What our time calls for now: an ack (one is due), a beat (idle for a beat
+        interval), or nothing."""
+        if self.ack_due is not None and now >= self.ack_due:
+            return Kind.ACK
+        if now >= self.last_sent + self.beat_interval:  # the deadline's own sum
+            return Kind.BEAT
+        return None
+
+    def take(self) -> list[Effect]:
+        """The effects queued since the last call, in order (the queue is emptied)."""
+        out, self.effects = self.effects, []
+        return out
