@@ -549,6 +549,14 @@ class Peer:
                 self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
         for data in records:
             self._receive(data, now, source=Source.LOG)
+            # What the votes read so far decide is followed before the next record, as it was
+            # live after each input: the kept version of a forked event, taken live once the
+            # votes came, follows them in the log, and is refused as a fork if the version
+            # they did not keep is still held when it is read.
+            if self._votes_held:
+                self._follow_held()
+                while self._store.redrain:
+                    self._drain(now)
         effects = self._outbox.effects
         effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in self._feeds[self.seat]:
@@ -1061,16 +1069,22 @@ class Peer:
         assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
         return self._store.switched(seat, fork, going, other, parsed)
 
-    def _advance_final(self) -> None:
-        if not self._finality.dirty:
-            return
-        self._finality.dirty = False
+    def _follow_held(self) -> GameState:
+        """Cap and follow what the held votes decide (the chains that count); the held view
+        after it (the final fold where no vote is held)."""
         final = self._final
         tentative = self.tentative if self._votes_held else final
         if self._votes_held:
             for q, cut in tentative.dropped.items():
                 self._cap_dependencies(q, cut)
-        tentative = self._follow_chains(tentative)
+        return self._follow_chains(tentative)
+
+    def _advance_final(self) -> None:
+        if not self._finality.dirty:
+            return
+        self._finality.dirty = False
+        final = self._final
+        tentative = self._follow_held()
         # The votes the held events show can never count, the final fold does not count either.
         final.vote_caps = dict(tentative.vote_caps)
         excluded, stable = settle(
