@@ -658,7 +658,10 @@ class _Pass:
         self.reading.count(log, seat, message.seq)
         delivered = self.delivery.receive(message, seat, log)
         if delivered is not None:
-            self.fold.hold(delivered)
+            fold = self.fold
+            for event in delivered:
+                fold.hold(event)
+            fold.ready()
 
     def _decode(self, log: Log, data: bytes, is_event: bool) -> tuple[Message, bool, int] | None:
         """The message a record holds, whether it is an event, and its author's seat;

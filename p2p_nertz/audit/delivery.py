@@ -19,6 +19,7 @@ equivocation whenever the second version comes, and the Lamport time to check fr
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
@@ -115,9 +116,12 @@ class Delivery:
         self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
 
     # -- events ----------------------------------------------------------------------------
-    def receive(self, message: Message, seat: int, log: Log) -> list[Event] | None:
-        """An event read from ``log``: the events it lets through, in order, to be held for
-        the fold (``None``: nothing new was delivered, nor can be yet)."""
+    def receive(self, message: Message, seat: int, log: Log) -> Iterator[Event] | None:
+        """An event read from ``log``: ``None`` if it is a copy of one delivered, or cannot be
+        delivered (another version of one, a body that does not parse); else the events it
+        lets through, in order, to be held for the fold. They are yielded one at a time, each
+        delivered when asked for: hold each before asking for the next (the fold may read a
+        late one at once), and iterate to the end."""
         seq = message.seq
         watch = self.watch
         if watch and seq >= watch.get(seat, seq + 1):
@@ -145,7 +149,9 @@ class Delivery:
         assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
         return self._take(message, body, seat, log)
 
-    def _take(self, message: Message, body: EventBody, seat: int, log: Log) -> list[Event] | None:
+    def _take(
+        self, message: Message, body: EventBody, seat: int, log: Log
+    ) -> Iterator[Event] | None:
         feed = self.feeds[seat]
         seq = message.seq
         if seq <= feed.head:
@@ -167,19 +173,26 @@ class Delivery:
             # the cut, read first in its losing version, broke the feed).
             self._equivocation(message, seat, want, log, seen=False)
             return None
-        delivered: list[Event] = []
-        if seq == feed.head + 1:
+        return self._deliveries(message, body, seat, log.index)
+
+    def _deliveries(
+        self, message: Message, body: EventBody, seat: int, index: int
+    ) -> Iterator[Event]:
+        """Deliver ``message`` if it is the next of its feed (else it waits, from log
+        ``index``), then every event that waited for it: those to fold, as they come."""
+        feed = self.feeds[seat]
+        pending = feed.pending
+        if message.seq == feed.head + 1:
             event = self._deliver(seat, message, body)  # the usual case: the next event
             if event is not None:
-                delivered.append(event)
+                yield event
         else:
-            pending[seq] = (message, body, log.index)
+            pending[message.seq] = (message, body, index)
         while pending and feed.head + 1 in pending:
             msg, parsed, _ = pending.pop(feed.head + 1)
             event = self._deliver(seat, msg, parsed)
             if event is not None:
-                delivered.append(event)
-        return delivered
+                yield event
 
     def _deliver(self, seat: int, message: Message, body: EventBody) -> Event | None:
         """Deliver the next event of ``seat``'s feed: the event, to be held for the fold, if

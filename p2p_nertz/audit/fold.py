@@ -139,15 +139,12 @@ class Fold:
         self.decisive: list[Event] = []
 
     # -- when to fold ----------------------------------------------------------------------
-    def hold(self, events: list[Event]) -> None:
-        """Events delivered: held until no event still to come can precede them, then folded
-        (whether each counts is decided then). One timed below what was folded comes too
-        late to count: read, as a peer reads an event timed at or below its stable time."""
-        late = self.folded_key[0] - 1
-        add = self.folds.add
-        for event in events:
-            add(event, late)
-        self.ready()
+    def hold(self, event: Event) -> None:
+        """An event delivered: held until no event still to come can precede it, then folded
+        by :meth:`ready` (whether it counts is decided then). One timed below what was folded
+        comes too late to count: read at once, as a peer reads an event timed at or below its
+        stable time."""
+        self.folds.add(event, self.folded_key[0] - 1)
 
     def ready(self) -> None:
         """Fold every delivered event that no event still to come can precede."""
