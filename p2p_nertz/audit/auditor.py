@@ -322,10 +322,10 @@ def _kept_chains(
     (:func:`voted_chain`, §9.2): the other version was never final anywhere (``--variants``
     soak seed 893: read first, it kept the cheater's vote that dropped its holder from
     counting, and the game read as unfinished); of one proven to fork whose fork no vote
-    settled, the chain the logs of the members still in hold (:meth:`Delivery.held_chain
-    <p2p_nertz.audit.delivery.Delivery.held_chain>`); of one log alone (``own``: its peer's
+    settled, the chain the logs of the members still in hold (:meth:`ForkWatch.held_chain
+    <p2p_nertz.audit.delivery.ForkWatch.held_chain>`); of one log alone (``own``: its peer's
     seat) whose peer gave up one version for the other, the chain it followed last
-    (:meth:`Delivery.followed_chain <p2p_nertz.audit.delivery.Delivery.followed_chain>`)."""
+    (:meth:`ForkWatch.followed_chain <p2p_nertz.audit.delivery.ForkWatch.followed_chain>`)."""
     state = run.state
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
@@ -333,14 +333,14 @@ def _kept_chains(
         if voted is not None:
             kept[seat] = voted[1]
             continue
-        chain = run.delivery.followed_chain(seat) if own is not None else None
+        chain = run.delivery.watched.followed_chain(seat) if own is not None else None
         if chain is None:
             # (Of a member dropped too: read in the order, the fake timed first can make its
             # holder's vote cut the forker below its fork and keep the forker's own votes on
             # the other chain, against that holder, from counting: a fold that agrees with
             # itself and with no peer. The chain the members still in hold comes first; the
             # drop's kept chain, from the votes of the members still in, agrees with it.)
-            chain = run.delivery.held_chain(seat, state.dropped)
+            chain = run.delivery.watched.held_chain(seat, state.dropped)
             if chain is not None and seat in state.dropped:
                 chain = {**kept.get(seat, {}), **chain}
         if chain is not None:

@@ -8,8 +8,8 @@ signed events with one author and seq are an equivocation. :class:`Delivery` che
 and hands the events delivered in order to the fold (:mod:`p2p_nertz.audit.fold`).
 
 It also keeps what the next pass needs to settle a fork: the versions of each event of a
-member seen to fork that each member's log holds (:meth:`Delivery.held_chain`) and, of one log
-alone, the version its peer delivered last (:meth:`Delivery.followed_chain`); and what proves
+member seen to fork that each member's log holds (:meth:`ForkWatch.held_chain`) and, of one
+log alone, the version its peer delivered last (:meth:`ForkWatch.followed_chain`); and what proves
 cheating (two versions read, a lie about time), which :mod:`p2p_nertz.audit.evidence` weighs.
 
 Per event a feed keeps 24 bytes: a 16-byte id prefix (:data:`PREFIX`) to recognise an
@@ -28,7 +28,7 @@ from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, p
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.state import Event
 
-__all__ = ["PREFIX", "Delivery", "Feed"]
+__all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
 
 PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 
@@ -90,7 +90,6 @@ class Delivery:
         self.members = found.spec.members
         self.seats = seats = found.spec.seats
         self.forks = forks
-        self.one_log = one_log
         self.feeds = [Feed() for _ in range(seats)]
         for seat, first in watch.items():
             # Known to fork from the last pass (or its proof notes, for one log): events that
@@ -98,13 +97,10 @@ class Delivery:
             # "Living with a fork"); else a log whose peer held the other version named the
             # members who held this one for events no log holds.
             self.feeds[seat].forked = first
-        # seat -> the first seq at which the last pass saw it fork: which member's log holds
-        # which version of each of its events from there on, (seat, seq) -> prefix -> owners
-        # (see held_chain)
+        # seat -> the first seq at which the last pass saw it fork: from there on, which
+        # member's log holds which version of each of its events (ForkWatch.saw)
         self.watch = dict(watch)
-        self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
-        # (seat, seq) -> the version of that event one log's peer delivered last (followed_chain)
-        self.followed: dict[tuple[int, int], bytes] = {}
+        self.watched = ForkWatch(one_log=one_log)
         # What proves cheating (weighed by the evidence): (seat, seq) -> the id prefixes of the
         # signed versions of a forked event read; the losing versions of a kept fork; and
         # (seat, head, seq) from logged beats its events contradict.
@@ -125,7 +121,7 @@ class Delivery:
         seq = message.seq
         watch = self.watch
         if watch and seq >= watch.get(seat, seq + 1):
-            self._watched(message, seat, log)
+            self.watched.saw(message, seat, log)
         feed = self.feeds[seat]
         if (
             seq <= feed.head
@@ -362,62 +358,9 @@ class Delivery:
             ),
         )
 
-    def _watched(self, message: Message, seat: int, log: Log) -> None:
-        """Every copy of an event of a member the last pass saw fork, from its fork on: which
-        member's log holds which version (and, of one log, which its peer delivered last)."""
-        seq = message.seq
-        if log.owner is not None and log.owner != seat:
-            held = self.holders.setdefault((seat, seq), {})
-            held.setdefault(message.id[:PREFIX], set()).add(log.owner)
-            if self.one_log:  # the version its peer delivered last
-                self.followed[(seat, seq)] = message.id[:PREFIX]
-
     def forked(self) -> dict[int, int]:
         """The members seen to fork, from their first forked seq (the watched ones included)."""
         return {seat: feed.forked for seat, feed in enumerate(self.feeds) if feed.forked}
-
-    def followed_chain(self, seat: int) -> dict[int, bytes] | None:
-        """Of one log alone: the chain of ``seat`` its peer followed last, seq -> id prefix,
-        where the log holds two versions of one of its events (a log holds the events its
-        peer delivered, in order: a peer that gave up one version for the other, for the
-        chain a drop keeps or the votes quote, or the chain that goes on,
-        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
-        chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
-        switched = any(
-            len(held) > 1 for (author, _), held in self.holders.items() if author == seat
-        )
-        return chain if switched and chain else None
-
-    def held_chain(self, seat: int, dropped: dict[int, int]) -> dict[int, bytes] | None:
-        """The chain of ``seat``, watched since it forked, that the logs of the members still
-        in (not in ``dropped``) hold, seq -> id prefix; ``None`` if none holds any or two of
-        them hold different versions of one event (then the votes settle it:
-        :func:`~p2p_nertz.protocol.state.voted_chain`). A log that holds both versions of an
-        event does not count for it.
-
-        A fork no vote settled was never seen by a member still in: had one held both
-        versions, it would have proven the fork and voted. The version the members still in
-        hold is the one that was final among them, whatever its time; the other reached only
-        members dropped since (a fake sent to a member asleep, then dropped, and timed before
-        the real event: read first in Lamport order, the audit of every log followed it and
-        scored another game than every peer's)."""
-        chain: dict[int, bytes] = {}
-        for (author, seq), held in self.holders.items():
-            if author != seat:
-                continue
-            # (A log holding both versions says nothing of which counts: its peer proved the
-            # fork, and followed one by the votes or the chain that goes on. Counting it made
-            # the audit of every log follow the fake while the sleeper was not dropped, and
-            # never drop it, since the fake kept the cheater's vote against it from counting.)
-            both = set.intersection(*held.values()) if len(held) > 1 else set()
-            kept = [
-                prefix for prefix, owners in held.items() if not owners - both <= dropped.keys()
-            ]
-            if len(kept) > 1:
-                return None
-            if kept:
-                chain[seq] = kept[0]
-        return chain or None
 
     def proven(self) -> dict[int, list[tuple[int, int]]]:
         """Per seat, the seq ranges at which the events read prove it cheated: two signed
@@ -469,3 +412,75 @@ class Delivery:
     def heads(self) -> list[int]:
         """Per seat, the last seq delivered."""
         return [feed.head for feed in self.feeds]
+
+
+class ForkWatch:
+    """Of each member the last pass saw fork, from its fork on: which member's log holds which
+    version of each of its events and, of one log alone, which its peer delivered last. The
+    next pass follows the chain that counts by them (``auditor._kept_chains``).
+
+    Args:
+        one_log: the pass reads one log alone (its peer's view).
+    """
+
+    __slots__ = ("followed", "holders", "one_log")
+
+    def __init__(self, *, one_log: bool) -> None:
+        self.one_log = one_log
+        # (seat, seq) -> prefix -> the owners of the logs holding that version (held_chain)
+        self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
+        # (seat, seq) -> the version of that event one log's peer delivered last (followed_chain)
+        self.followed: dict[tuple[int, int], bytes] = {}
+
+    def saw(self, message: Message, seat: int, log: Log) -> None:
+        """Every copy of an event of a member the last pass saw fork, from its fork on: which
+        member's log holds which version (and, of one log, which its peer delivered last)."""
+        seq = message.seq
+        if log.owner is not None and log.owner != seat:
+            held = self.holders.setdefault((seat, seq), {})
+            held.setdefault(message.id[:PREFIX], set()).add(log.owner)
+            if self.one_log:  # the version its peer delivered last
+                self.followed[(seat, seq)] = message.id[:PREFIX]
+
+    def followed_chain(self, seat: int) -> dict[int, bytes] | None:
+        """Of one log alone: the chain of ``seat`` its peer followed last, seq -> id prefix,
+        where the log holds two versions of one of its events (a log holds the events its
+        peer delivered, in order: a peer that gave up one version for the other, for the
+        chain a drop keeps or the votes quote, or the chain that goes on,
+        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
+        chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
+        switched = any(
+            len(held) > 1 for (author, _), held in self.holders.items() if author == seat
+        )
+        return chain if switched and chain else None
+
+    def held_chain(self, seat: int, dropped: dict[int, int]) -> dict[int, bytes] | None:
+        """The chain of ``seat``, watched since it forked, that the logs of the members still
+        in (not in ``dropped``) hold, seq -> id prefix; ``None`` if none holds any or two of
+        them hold different versions of one event (then the votes settle it:
+        :func:`~p2p_nertz.protocol.state.voted_chain`). A log that holds both versions of an
+        event does not count for it.
+
+        A fork no vote settled was never seen by a member still in: had one held both
+        versions, it would have proven the fork and voted. The version the members still in
+        hold is the one that was final among them, whatever its time; the other reached only
+        members dropped since (a fake sent to a member asleep, then dropped, and timed before
+        the real event: read first in Lamport order, the audit of every log followed it and
+        scored another game than every peer's)."""
+        chain: dict[int, bytes] = {}
+        for (author, seq), held in self.holders.items():
+            if author != seat:
+                continue
+            # (A log holding both versions says nothing of which counts: its peer proved the
+            # fork, and followed one by the votes or the chain that goes on. Counting it made
+            # the audit of every log follow the fake while the sleeper was not dropped, and
+            # never drop it, since the fake kept the cheater's vote against it from counting.)
+            both = set.intersection(*held.values()) if len(held) > 1 else set()
+            kept = [
+                prefix for prefix, owners in held.items() if not owners - both <= dropped.keys()
+            ]
+            if len(kept) > 1:
+                return None
+            if kept:
+                chain[seq] = kept[0]
+        return chain or None
