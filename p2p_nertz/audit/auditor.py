@@ -495,13 +495,8 @@ class _Pass:
         self.found = Collector(spec, self.roster, strict=strict)
         self.reading = Logs(spec, sources, self.found)
         self.logs = self.reading.logs
-        self.delivery = Delivery(
-            self.found, known.forks, known.watch, one_log=len(sources) <= 1, kinds=kinds
-        )
-        self.feeds = self.delivery.feeds
         self.fold = Fold(
             spec,
-            self.feeds,
             self.found,
             cuts=known.cuts,
             gaps=dict(known.gaps),
@@ -509,8 +504,20 @@ class _Pass:
             deep=deep,
             on_fold=on_fold,
         )
+        self.delivery = Delivery(
+            self.found,
+            known.forks,
+            known.watch,
+            self.fold.hold,
+            one_log=len(sources) <= 1,
+            kinds=kinds,
+        )
+        self.feeds = self.delivery.feeds
         self.state = self.fold.state
         self.evidence = Evidence(self.found)
+        # (bound once: called for every record)
+        self._count = self.reading.count
+        self._receive = self.delivery.receive
         self.stopped = False
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
         # The messages of the last records decoded (with whether each is an event, and its
@@ -625,9 +632,13 @@ class _Pass:
                 self.evidence.note(log, record)
             return
         is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
-        known = self._decode(log, record.data, is_event)
-        if known is None:
-            return
+        data = record.data
+        recent = self.recent
+        known = recent.get(data) if recent is not None else None
+        if known is None:  # (a copy of one of the last messages decoded skips the call)
+            known = self._decode(log, data, is_event)
+            if known is None:
+                return
         message, message_is_event, seat = known
         if message_is_event != is_event:
             self.found.add(
@@ -655,21 +666,13 @@ class _Pass:
             return
         log.events += 1
         log.reached = max(log.reached, message.lamport)
-        self.reading.count(log, seat, message.seq)
-        delivered = self.delivery.receive(message, seat, log)
-        if delivered is not None:
-            fold = self.fold
-            for event in delivered:
-                fold.hold(event)
-            fold.ready()
+        self._count(log, seat, message.seq)
+        if self._receive(message, seat, log):
+            self.fold.ready(self.feeds)
 
     def _decode(self, log: Log, data: bytes, is_event: bool) -> tuple[Message, bool, int] | None:
         """The message a record holds, whether it is an event, and its author's seat;
         ``None`` (and a finding) if it fails its checks."""
-        recent = self.recent
-        known = recent.get(data) if recent is not None else None
-        if known is not None:
-            return known
         try:
             message = decode_message(
                 data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
@@ -687,6 +690,7 @@ class _Pass:
             return None
         # (decoded, so its author is in the roster)
         known = (message, message.is_event, self.roster[message.author])
+        recent = self.recent
         if recent is not None:
             if len(recent) >= _RECENT:
                 del recent[next(iter(recent))]

@@ -5,7 +5,8 @@ the event before, its Lamport clock must increase, and every event must be timed
 event its frontier acknowledges (an event acknowledged before it is delivered waits in the
 feed's ``waiting``) and above the clock a logged beat announced with the head before it. Two
 signed events with one author and seq are an equivocation. :class:`Delivery` checks all this
-and hands the events delivered in order to the fold (:mod:`p2p_nertz.audit.fold`).
+and hands each event delivered in order to the fold (:mod:`p2p_nertz.audit.fold`) as it
+delivers it.
 
 It also keeps what the next pass needs to settle a fork: the versions of each event of a
 member seen to fork that each member's log holds (:meth:`ForkWatch.held_chain`) and, of one
@@ -19,7 +20,7 @@ equivocation whenever the second version comes, and the Lamport time to check fr
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
@@ -72,6 +73,8 @@ class Delivery:
             prefix), from the last pass: the other version of an event there is the fork's
             losing side.
         watch: the members the last pass saw fork, from their first forked seq.
+        hold: where each event delivered in order goes at once (:meth:`Fold.hold
+            <p2p_nertz.audit.fold.Fold.hold>`), as the findings go to ``found``.
         one_log: the pass reads one log alone (its peer's view).
         kinds: keep the kind of each event delivered (a log's own view, for
             :mod:`p2p_nertz.audit.views`).
@@ -82,11 +85,13 @@ class Delivery:
         found: Collector,
         forks: dict[int, dict[int, bytes]],
         watch: dict[int, int],
+        hold: Callable[[Event], object],
         *,
         one_log: bool,
         kinds: bool = False,
     ) -> None:
         self.found = found
+        self.hold = hold
         self.members = found.spec.members
         self.seats = seats = found.spec.seats
         self.forks = forks
@@ -112,12 +117,10 @@ class Delivery:
         self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
 
     # -- events ----------------------------------------------------------------------------
-    def receive(self, message: Message, seat: int, log: Log) -> Iterator[Event] | None:
-        """An event read from ``log``: ``None`` if it is a copy of one delivered, or cannot be
-        delivered (another version of one, a body that does not parse); else the events it
-        lets through, in order, to be held for the fold. They are yielded one at a time, each
-        delivered when asked for: hold each before asking for the next (the fold may read a
-        late one at once), and iterate to the end."""
+    def receive(self, message: Message, seat: int, log: Log) -> bool:
+        """An event read from ``log``: deliver it and every event that waited for it, each
+        handed to ``hold`` as it is delivered; whether it was delivered or now waits (False:
+        a copy of one delivered, another version of one, a body that does not parse)."""
         seq = message.seq
         watch = self.watch
         if watch and seq >= watch.get(seat, seq + 1):
@@ -127,7 +130,7 @@ class Delivery:
             seq <= feed.head
             and feed.prefixes[(seq - 1) * PREFIX : seq * PREFIX] == message.id[:PREFIX]
         ):
-            return None  # another copy of an event delivered already (its id has the prefix kept)
+            return False  # another copy of an event delivered already (its id has the prefix kept)
         try:
             body = parse_body(message.kind, message.body, self.seats)
         except ValueError as exc:
@@ -141,26 +144,24 @@ class Delivery:
                     **self.found.about_message(message),
                 ),
             )
-            return None
+            return False
         assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
         return self._take(message, body, seat, log)
 
-    def _take(
-        self, message: Message, body: EventBody, seat: int, log: Log
-    ) -> Iterator[Event] | None:
+    def _take(self, message: Message, body: EventBody, seat: int, log: Log) -> bool:
         feed = self.feeds[seat]
         seq = message.seq
         if seq <= feed.head:
             known = feed.prefix(seq)
             if known != message.id[:PREFIX]:
                 self._equivocation(message, seat, known, log, seen=True)
-            return None
+            return False
         pending = feed.pending
         waiting = pending.get(seq) if pending else None
         if waiting is not None:
             if waiting[0].id != message.id:
                 self._equivocation(message, seat, waiting[0].id[:PREFIX], log, seen=True)
-            return None
+            return False
         kept = self.forks.get(seat) if self.forks else None
         want = kept.get(seq) if kept is not None else None
         if want is not None and not message.id.startswith(want):
@@ -168,37 +169,41 @@ class Delivery:
             # fork's losing side, at the cut or below it (soak seed 893: a fork 20 events below
             # the cut, read first in its losing version, broke the feed).
             self._equivocation(message, seat, want, log, seen=False)
-            return None
-        return self._deliveries(message, body, seat, log.index)
-
-    def _deliveries(
-        self, message: Message, body: EventBody, seat: int, index: int
-    ) -> Iterator[Event]:
-        """Deliver ``message`` if it is the next of its feed (else it waits, from log
-        ``index``), then every event that waited for it: those to fold, as they come."""
-        feed = self.feeds[seat]
-        pending = feed.pending
-        if message.seq == feed.head + 1:
-            event = self._deliver(seat, message, body)  # the usual case: the next event
-            if event is not None:
-                yield event
+            return False
+        if seq == feed.head + 1:
+            self._deliver(seat, message, body)  # the usual case: the next event of the feed
         else:
-            pending[message.seq] = (message, body, index)
+            pending[seq] = (message, body, log.index)
         while pending and feed.head + 1 in pending:
             msg, parsed, _ = pending.pop(feed.head + 1)
-            event = self._deliver(seat, msg, parsed)
-            if event is not None:
-                yield event
+            self._deliver(seat, msg, parsed)
+        return True
 
-    def _deliver(self, seat: int, message: Message, body: EventBody) -> Event | None:
-        """Deliver the next event of ``seat``'s feed: the event, to be held for the fold, if
-        its clock increases along the feed (else ``None``: it is read, never folded)."""
+    def _deliver(self, seat: int, message: Message, body: EventBody) -> None:
+        """Deliver the next event of ``seat``'s feed, and hand it to ``hold`` if its clock
+        increases along the feed (else it is read, never folded)."""
         feed = self.feeds[seat]
         seq = message.seq
         lamport = message.lamport
         event = Event(seat, seq, lamport, message.kind, body, message.id)
-        in_order = self._check_chain(feed, event, message.prev)
-        self._check_frontier(event, message)
+        frontier = body.frontier
+        in_order = lamport > feed.last_lamport
+        if message.prev != feed.last_id or frontier[seat] != seq - 1 or not in_order:
+            self._broken(feed, event, message.prev)  # (a call only when something is wrong)
+        feeds = self.feeds
+        for q, f in enumerate(frontier):
+            if q == seat or f == 0:
+                continue
+            other = feeds[q]
+            if other.forked and f >= other.forked:
+                continue  # it may acknowledge the other version of a fork: times differ
+            if f <= other.head:
+                if other.lamports[f - 1] >= lamport:
+                    self._below_ack(event, q, f, other.lamports[f - 1])
+            else:
+                other.waiting.setdefault(f, []).append(
+                    (seat, seq, lamport, message.kind, message.id)
+                )
         feed.head = seq
         feed.last_id = message.id
         if in_order:  # (a clock that did not increase leaves the feed's clock as it was)
@@ -220,14 +225,17 @@ class Delivery:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
-        # Held until no event still to come can precede it; whether it counts is decided
-        # when it is folded (Fold.ready). (One timed below what was folded comes too late to
-        # count: read, as a peer reads an event timed at or below its stable time.)
-        return event if in_order else None
+        if in_order:
+            # Held until no event still to come can precede it; whether it counts is decided
+            # when it is folded (Fold.ready). (One timed below what was folded comes too late
+            # to count: read at once, as a peer reads an event timed at or below its stable
+            # time; so each is held before the next is delivered.)
+            self.hold(event)
 
-    def _check_chain(self, feed: Feed, event: Event, prev: bytes | None) -> bool:
-        """The event names the one before it, its own, and its clock increases along the feed
-        (whether it does: else it is never folded)."""
+    def _broken(self, feed: Feed, event: Event, prev: bytes | None) -> None:
+        """What is wrong with an event's link to its feed: its ``prev`` does not name the event
+        before it, nor its frontier its own, or its clock does not increase along the feed
+        (then it is never folded)."""
         seq = event.seq
         if prev != feed.last_id:
             self.found.add(
@@ -260,27 +268,6 @@ class Delivery:
                     **self.found.about(event),
                 )
             )
-            return False
-        return True
-
-    def _check_frontier(self, event: Event, message: Message) -> None:
-        """The event is timed above every event of the others its frontier acknowledges (one
-        not delivered yet is checked when it is)."""
-        seat, seq, lamport = event.seat, event.seq, event.lamport
-        feeds = self.feeds
-        for q, f in enumerate(event.body.frontier):
-            if q == seat or f == 0:
-                continue
-            other = feeds[q]
-            if other.forked and f >= other.forked:
-                continue  # it may acknowledge the other version of a fork: times differ
-            if f <= other.head:
-                if other.lamports[f - 1] >= lamport:
-                    self._below_ack(event, q, f, other.lamports[f - 1])
-            else:
-                other.waiting.setdefault(f, []).append(
-                    (seat, seq, lamport, message.kind, message.id)
-                )
 
     def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
         found = self.found

@@ -89,7 +89,6 @@ class Fold:
 
     Args:
         spec: the game.
-        feeds: the pass's feeds (read only: how far each has come, for :meth:`ready`).
         found: the pass's findings.
         cuts: seat -> the last seq that counts of a member dropped, from the last pass.
         gaps: seat -> ((cut, rejoin request), ...) of a member readmitted, from the last
@@ -103,7 +102,6 @@ class Fold:
     def __init__(
         self,
         spec: GameSpec,
-        feeds: Sequence[Feed],
         found: Collector,
         *,
         cuts: dict[int, int],
@@ -112,7 +110,6 @@ class Fold:
         deep: bool,
         on_fold: Callable[[FoldStep], None] | None,
     ) -> None:
-        self.feeds = feeds
         self.found = found
         self.cuts = cuts
         self.gaps = gaps
@@ -146,8 +143,9 @@ class Fold:
         stable time."""
         self.folds.add(event, self.folded_key[0] - 1)
 
-    def ready(self) -> None:
-        """Fold every delivered event that no event still to come can precede."""
+    def ready(self, feeds: Sequence[Feed]) -> None:
+        """Fold every delivered event that no event still to come can precede (``feeds``:
+        how far each feed has come)."""
         folds = self.folds
         held = folds.nonfinal
         if not held:
@@ -157,9 +155,9 @@ class Fold:
         # of it, whose feed then holds the time back again.)
         dropped = dict(state.dropped)
         if dropped:
-            bound = self._bound(dropped, 0)
+            bound = self._bound(feeds, dropped, 0)
         else:  # the usual case: every feed counts (map and attrgetter run in C)
-            bound = min(map(_LAST_LAMPORT, self.feeds), default=0)
+            bound = min(map(_LAST_LAMPORT, feeds), default=0)
         while held and held[0].lamport <= bound:
             walk = folds.finals(bound, self.cuts, self.gaps)
             try:
@@ -168,7 +166,7 @@ class Fold:
                     if state.dropped != dropped:
                         # The time to fold up to changed: walk again, to the new one.
                         dropped = dict(state.dropped)
-                        bound = self._bound(dropped, bound)
+                        bound = self._bound(feeds, dropped, bound)
                         break
             finally:
                 walk.close()
@@ -196,7 +194,7 @@ class Fold:
         else:
             self.state.observe(event)
 
-    def _bound(self, dropped: dict[int, int], default: int) -> int:
+    def _bound(self, feeds: Sequence[Feed], dropped: dict[int, int], default: int) -> int:
         """The time up to which no event still to come can precede: the least clock of the
         feeds that may still bring an event that counts. A member dropped holds it back no
         more once every event of it up to its cut is here (those still count, however late
@@ -207,7 +205,7 @@ class Fold:
         return min(
             (
                 f.last_lamport
-                for s, f in enumerate(self.feeds)
+                for s, f in enumerate(feeds)
                 if s not in dropped
                 or f.head < dropped[s]
                 or (gaps and any(lo == dropped[s] for lo, _ in gaps.get(s, ())))
