@@ -493,7 +493,7 @@ class _Pass:
         self.game_id = spec.game_id  # computed once: it hashes the whole spec
         self.roster = {pid: seat for seat, pid in enumerate(spec.peer_ids)}
         self.found = Collector(spec, self.roster, strict=strict)
-        self.reading = Logs(spec, sources, self.found)
+        self.reading = Logs(spec, self.game_id, sources, self.found)
         self.logs = self.reading.logs
         self.fold = Fold(
             spec,
@@ -514,7 +514,7 @@ class _Pass:
         )
         self.feeds = self.delivery.feeds
         self.state = self.fold.state
-        self.evidence = Evidence(self.found)
+        self.evidence = Evidence(self.found, self.game_id)
         # (bound once: called for every record)
         self._count = self.reading.count
         self._receive = self.delivery.receive

@@ -25,10 +25,10 @@ __all__ = ["Evidence"]
 class Evidence:
     """The proof notes of one pass, and the matching of every accusation to its proof."""
 
-    def __init__(self, found: Collector) -> None:
+    def __init__(self, found: Collector, game_id: bytes) -> None:
         self.found = found
         spec = found.spec
-        self.game_id = spec.game_id
+        self.game_id = game_id
         self.seats = spec.seats
         self.names = [m.name for m in spec.members]
         self.notes: dict[bytes, None] = {}  # the data of every proof note read

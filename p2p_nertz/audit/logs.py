@@ -102,9 +102,11 @@ class _Copies:
 class Logs:
     """Every log of one pass, and the copies of each event they hold."""
 
-    def __init__(self, spec: GameSpec, sources: Sequence[Source], found: Collector) -> None:
+    def __init__(
+        self, spec: GameSpec, game_id: bytes, sources: Sequence[Source], found: Collector
+    ) -> None:
         self.spec = spec
-        self.game_id = spec.game_id
+        self.game_id = game_id  # (spec.game_id hashes the whole spec: computed once a pass)
         self.seats = spec.seats
         self.found = found
         self.logs = [Log(i, s, self.seats) for i, s in enumerate(sources)]
