@@ -4,8 +4,14 @@
 - :mod:`p2p_nertz.audit.auditor` — :func:`audit`: stream any subset of one game's peer logs,
   verify signatures, feeds, clocks, the fair deal, every tableau, the lake, the Nerts calls and
   the scores, and report every finding.
+- :mod:`p2p_nertz.audit.report` — :class:`AuditReport` and the values in it.
 - :mod:`p2p_nertz.audit.replay` — the game's events in order with the state after each, for
   ``nertz replay``.
+
+The parts of one pass over the logs, each owning its state (the auditor's docstring tells how
+they fit): :mod:`~p2p_nertz.audit.logs`, :mod:`~p2p_nertz.audit.delivery`,
+:mod:`~p2p_nertz.audit.fold`, :mod:`~p2p_nertz.audit.evidence`, :mod:`~p2p_nertz.audit.views`
+and :mod:`~p2p_nertz.audit.collect`.
 
 No sockets and no clocks here; files are read only through :mod:`p2p_nertz.logfile`.
 """

@@ -1,0 +1,473 @@
+"""Every author's feed as the logs deliver it: the chain, the clocks, the forks.
+
+Events are merged by id. Each author's feed must run from seq 1 with every ``prev`` the id of
+the event before, its Lamport clock must increase, and every event must be timed above every
+event its frontier acknowledges (an event acknowledged before it is delivered waits in the
+feed's ``waiting``) and above the clock a logged beat announced with the head before it. Two
+signed events with one author and seq are an equivocation. :class:`Delivery` checks all this
+and hands each event delivered in order to the fold (:mod:`p2p_nertz.audit.fold`) as it
+delivers it.
+
+It also keeps what the next pass needs to settle a fork: the versions of each event of a
+member seen to fork that each member's log holds (:meth:`ForkWatch.held_chain`) and, of one
+log alone, the version its peer delivered last (:meth:`ForkWatch.followed_chain`); and what proves
+cheating (two versions read, a lie about time), which :mod:`p2p_nertz.audit.evidence` weighs.
+
+Per event a feed keeps 24 bytes: a 16-byte id prefix (:data:`PREFIX`) to recognise an
+equivocation whenever the second version comes, and the Lamport time to check frontiers.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable
+
+from p2p_nertz.audit.collect import Collector
+from p2p_nertz.audit.findings import Finding, FindingKind
+from p2p_nertz.audit.logs import Log
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
+from p2p_nertz.protocol.state import Event
+
+__all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
+
+PREFIX = 16  # bytes of each event id kept to recognise a second version of it
+
+
+class Feed:
+    """What the audit keeps of one author's feed."""
+
+    __slots__ = (
+        "beats",
+        "forked",
+        "head",
+        "lamports",
+        "last_id",
+        "last_lamport",
+        "pending",
+        "prefixes",
+        "waiting",
+    )
+
+    def __init__(self) -> None:
+        self.head = 0
+        self.last_id: bytes | None = None
+        self.last_lamport = 0
+        self.lamports = array("Q")
+        self.prefixes = bytearray()
+        self.pending: dict[int, tuple[Message, EventBody, int]] = {}
+        self.forked = 0  # the first seq where a second version was seen (0: none)
+        self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
+        self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
+
+    def prefix(self, seq: int) -> bytes:
+        return bytes(self.prefixes[(seq - 1) * PREFIX : seq * PREFIX])
+
+
+class Delivery:
+    """Every author's feed: the events delivered, checked, and handed on to be folded.
+
+    Args:
+        found: the pass's findings.
+        forks: of a member dropped or proven to fork, the chain that counts (seq -> id
+            prefix), from the last pass: the other version of an event there is the fork's
+            losing side.
+        watch: the members the last pass saw fork, from their first forked seq.
+        hold: where each event delivered in order goes at once (:meth:`Fold.hold
+            <p2p_nertz.audit.fold.Fold.hold>`), as the findings go to ``found``.
+        one_log: the pass reads one log alone (its peer's view).
+        kinds: keep the kind of each event delivered (a log's own view, for
+            :mod:`p2p_nertz.audit.views`).
+    """
+
+    def __init__(
+        self,
+        found: Collector,
+        forks: dict[int, dict[int, bytes]],
+        watch: dict[int, int],
+        hold: Callable[[Event], object],
+        *,
+        one_log: bool,
+        kinds: bool = False,
+    ) -> None:
+        self.found = found
+        self.hold = hold
+        self.members = found.spec.members
+        self.seats = seats = found.spec.seats
+        self.forks = forks
+        self.feeds = [Feed() for _ in range(seats)]
+        for seat, first in watch.items():
+            # Known to fork from the last pass (or its proof notes, for one log): events that
+            # name more of its feed wait for no more than the fork, as a peer's do (§9.4,
+            # "Living with a fork"); else a log whose peer held the other version named the
+            # members who held this one for events no log holds.
+            self.feeds[seat].forked = first
+        # seat -> the first seq at which the last pass saw it fork: from there on, which
+        # member's log holds which version of each of its events (ForkWatch.saw)
+        self.watch = dict(watch)
+        self.watched = ForkWatch(one_log=one_log)
+        # What proves cheating (weighed by the evidence): (seat, seq) -> the id prefixes of the
+        # signed versions of a forked event read; the losing versions of a kept fork; and
+        # (seat, head, seq) from logged beats its events contradict.
+        self.versions: dict[tuple[int, int], set[bytes]] = {}
+        self.unseen_forks: set[tuple[int, int]] = set()
+        self.lies: list[tuple[int, int, int]] = []
+        self.accusations: list[Event] = []  # delivered votes on proof of cheating
+        # Per feed, the kind of each event delivered: only for a log's own view.
+        self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
+
+    # -- events ----------------------------------------------------------------------------
+    def receive(self, message: Message, seat: int, log: Log) -> bool:
+        """An event read from ``log``: deliver it and every event that waited for it, each
+        handed to ``hold`` as it is delivered; whether it was delivered or now waits (False:
+        a copy of one delivered, another version of one, a body that does not parse)."""
+        seq = message.seq
+        watch = self.watch
+        if watch and seq >= watch.get(seat, seq + 1):
+            self.watched.saw(message, seat, log)
+        feed = self.feeds[seat]
+        if (
+            seq <= feed.head
+            and feed.prefixes[(seq - 1) * PREFIX : seq * PREFIX] == message.id[:PREFIX]
+        ):
+            return False  # another copy of an event delivered already (its id has the prefix kept)
+        try:
+            body = parse_body(message.kind, message.body, self.seats)
+        except ValueError as exc:
+            self.found.once(
+                ("body", message.id),
+                Finding(
+                    FindingKind.BAD_BODY,
+                    f"the signed body does not follow its schema: {exc}",
+                    log=log.name,
+                    record=log.count,
+                    **self.found.about_message(message),
+                ),
+            )
+            return False
+        assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
+        return self._take(message, body, seat, log)
+
+    def _take(self, message: Message, body: EventBody, seat: int, log: Log) -> bool:
+        feed = self.feeds[seat]
+        seq = message.seq
+        if seq <= feed.head:
+            known = feed.prefix(seq)
+            if known != message.id[:PREFIX]:
+                self._equivocation(message, seat, known, log, seen=True)
+            return False
+        pending = feed.pending
+        waiting = pending.get(seq) if pending else None
+        if waiting is not None:
+            if waiting[0].id != message.id:
+                self._equivocation(message, seat, waiting[0].id[:PREFIX], log, seen=True)
+            return False
+        kept = self.forks.get(seat) if self.forks else None
+        want = kept.get(seq) if kept is not None else None
+        if want is not None and not message.id.startswith(want):
+            # The drop kept the chain its votes quote, and the other version: this one is the
+            # fork's losing side, at the cut or below it (soak seed 893: a fork 20 events below
+            # the cut, read first in its losing version, broke the feed).
+            self._equivocation(message, seat, want, log, seen=False)
+            return False
+        if seq == feed.head + 1:
+            self._deliver(seat, message, body)  # the usual case: the next event of the feed
+        else:
+            pending[seq] = (message, body, log.index)
+        while pending and feed.head + 1 in pending:
+            msg, parsed, _ = pending.pop(feed.head + 1)
+            self._deliver(seat, msg, parsed)
+        return True
+
+    def _deliver(self, seat: int, message: Message, body: EventBody) -> None:
+        """Deliver the next event of ``seat``'s feed, and hand it to ``hold`` if its clock
+        increases along the feed (else it is read, never folded)."""
+        feed = self.feeds[seat]
+        seq = message.seq
+        lamport = message.lamport
+        event = Event(seat, seq, lamport, message.kind, body, message.id)
+        frontier = body.frontier
+        in_order = lamport > feed.last_lamport
+        if message.prev != feed.last_id or frontier[seat] != seq - 1 or not in_order:
+            self._broken(feed, event, message.prev)  # (a call only when something is wrong)
+        feeds = self.feeds
+        for q, f in enumerate(frontier):
+            if q == seat or f == 0:
+                continue
+            other = feeds[q]
+            if other.forked and f >= other.forked:
+                continue  # it may acknowledge the other version of a fork: times differ
+            if f <= other.head:
+                if other.lamports[f - 1] >= lamport:
+                    self._below_ack(event, q, f, other.lamports[f - 1])
+            else:
+                other.waiting.setdefault(f, []).append(
+                    (seat, seq, lamport, message.kind, message.id)
+                )
+        feed.head = seq
+        feed.last_id = message.id
+        if in_order:  # (a clock that did not increase leaves the feed's clock as it was)
+            feed.last_lamport = lamport
+        feed.lamports.append(lamport)
+        feed.prefixes += message.id[:PREFIX]
+        if feed.waiting:  # (empty but when an event came before one it acknowledges)
+            for w_seat, w_seq, w_lamport, w_kind, w_id in feed.waiting.pop(seq, ()):
+                if lamport >= w_lamport:
+                    waiting = Event(w_seat, w_seq, w_lamport, w_kind, body, w_id)
+                    self._below_ack(waiting, seat, seq, lamport, named=False)
+        if feed.beats:  # (empty but when beats were logged)
+            announced = feed.beats.pop(seq - 1, None)
+            if announced is not None and lamport <= announced:
+                self._clock_lie(seat, seq, lamport, announced)
+        if self.kinds is not None:
+            self.kinds[seat].append(message.kind)
+        if message.kind is KIND_DROP:
+            assert isinstance(body, Drop)
+            if body.reason is DropReason.EQUIVOCATION:
+                self.accusations.append(event)
+        if in_order:
+            # Held until no event still to come can precede it; whether it counts is decided
+            # when it is folded (Fold.ready). (One timed below what was folded comes too late
+            # to count: read at once, as a peer reads an event timed at or below its stable
+            # time; so each is held before the next is delivered.)
+            self.hold(event)
+
+    def _broken(self, feed: Feed, event: Event, prev: bytes | None) -> None:
+        """What is wrong with an event's link to its feed: its ``prev`` does not name the event
+        before it, nor its frontier its own, or its clock does not increase along the feed
+        (then it is never folded)."""
+        seq = event.seq
+        if prev != feed.last_id:
+            self.found.add(
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
+                    f"prev does not name the author's event {seq - 1}",
+                    expected=(feed.last_id or b"").hex()[:16] or "nil",
+                    found=(prev or b"").hex()[:16] or "nil",
+                    **self.found.about(event),
+                )
+            )
+        frontier = event.body.frontier
+        if frontier[event.seat] != seq - 1:
+            self.found.add(
+                Finding(
+                    FindingKind.BROKEN_CHAIN,
+                    "its frontier does not hold the author's own previous event",
+                    expected=str(seq - 1),
+                    found=str(frontier[event.seat]),
+                    **self.found.about(event),
+                )
+            )
+        if event.lamport <= feed.last_lamport:
+            self.found.add(
+                Finding(
+                    FindingKind.LAMPORT_ORDER,
+                    "the author's clock does not increase along its feed",
+                    expected=f"lamport > {feed.last_lamport}",
+                    found=str(event.lamport),
+                    **self.found.about(event),
+                )
+            )
+
+    def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
+        found = self.found
+        where = found.about(event) if named else {**found.who(event.seat), "seq": event.seq}
+        where.setdefault("lamport", event.lamport)
+        where.setdefault("event", event.kind.name.lower())
+        found.add(
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
+                f"timed at or below {self.members[q].name}'s event {f} (lamport {lamport}), "
+                "which its frontier acknowledges",
+                expected=f"lamport > {lamport}",
+                found=str(event.lamport),
+                **where,
+            )
+        )
+
+    # -- beats -----------------------------------------------------------------------------
+    def beat(self, message: Message, seat: int) -> None:
+        """A logged beat: its clock must not lie about the author's later events."""
+        try:
+            beat = parse_body(message.kind, message.body, self.seats)
+        except ValueError:
+            return  # beats carry no game state; a bad one proves little
+        if not isinstance(beat, Beat):
+            return
+        feed = self.feeds[seat]
+        after = beat.head_seq + 1
+        if after <= feed.head:
+            if feed.lamports[after - 1] <= message.lamport:
+                self._clock_lie(seat, after, feed.lamports[after - 1], message.lamport)
+        else:
+            feed.beats[beat.head_seq] = max(feed.beats.get(beat.head_seq, 0), message.lamport)
+
+    def _clock_lie(self, seat: int, seq: int, lamport: int, announced: int) -> None:
+        self.lies.append((seat, seq - 1, seq))
+        self.found.once(
+            ("beat", seat, seq),
+            Finding(
+                FindingKind.CLOCK_BELOW_ACK,
+                f"timed {lamport}, at or below the clock {announced} its author announced "
+                f"before it (a beat with head {seq - 1})",
+                seq=seq,
+                lamport=lamport,
+                expected=f"lamport > {announced}",
+                found=str(lamport),
+                **self.found.who(seat),
+            ),
+        )
+
+    # -- forks -----------------------------------------------------------------------------
+    def _equivocation(
+        self, message: Message, seat: int, other: bytes, log: Log, *, seen: bool
+    ) -> None:
+        """Two versions of ``seat``'s event: ``other`` is the prefix of the one read first
+        (``seen``) or, for a fork a drop settled, the kept one the votes quote."""
+        feed = self.feeds[seat]
+        feed.forked = min(feed.forked or message.seq, message.seq)
+        versions = self.versions.setdefault((seat, message.seq), set())
+        versions.add(message.id[:PREFIX])
+        if seen:
+            versions.add(other)
+        else:  # the kept version is proof only once read (see proven)
+            self.unseen_forks.add((seat, message.seq))
+        self.found.once(
+            ("fork", seat, message.seq, message.id),
+            Finding(
+                FindingKind.EQUIVOCATION,
+                f"two different signed events with seq {message.seq}: the author forked its feed",
+                log=log.name,
+                record=log.count,
+                expected=f"event {other.hex()[:16]}…",
+                found=f"event {message.id.hex()[:16]}…",
+                **self.found.about_message(message),
+            ),
+        )
+
+    def forked(self) -> dict[int, int]:
+        """The members seen to fork, from their first forked seq (the watched ones included)."""
+        return {seat: feed.forked for seat, feed in enumerate(self.feeds) if feed.forked}
+
+    def proven(self) -> dict[int, list[tuple[int, int]]]:
+        """Per seat, the seq ranges at which the events read prove it cheated: two signed
+        versions of an event, or a logged beat its event contradicts (once every log is read:
+        the kept version of a fork a drop settled counts once read)."""
+        proven: dict[int, list[tuple[int, int]]] = {}
+        for seat, seq in self.unseen_forks:
+            feed = self.feeds[seat]
+            if seq <= feed.head:  # the kept version was read after all
+                self.versions[(seat, seq)].add(feed.prefix(seq))
+        for (seat, seq), ids in self.versions.items():
+            if len(ids) > 1:
+                proven.setdefault(seat, []).append((seq, seq))
+        for seat, head, seq in self.lies:
+            proven.setdefault(seat, []).append((head + 1, seq))
+        return proven
+
+    # -- the end ---------------------------------------------------------------------------
+    def missing(self) -> None:
+        """At the end of the pass: the events no log holds that others need (the next of a
+        feed with events waiting after it, or one a frontier acknowledges)."""
+        found = self.found
+        for seat, feed in enumerate(self.feeds):
+            if feed.pending:
+                seqs = sorted(feed.pending)
+                found.add(
+                    Finding(
+                        FindingKind.MISSING_EVENT,
+                        f"no log holds event {feed.head + 1} of this feed, so its events "
+                        f"{seqs[0]}-{seqs[-1]} cannot be verified or counted",
+                        seq=feed.head + 1,
+                        **found.who(seat),
+                    )
+                )
+            for f, waiting in sorted(feed.waiting.items()):
+                for w_seat, w_seq, w_lamport, w_kind, _ in waiting:
+                    found.add(
+                        Finding(
+                            FindingKind.MISSING_EVENT,
+                            f"its frontier acknowledges {self.members[seat].name}'s "
+                            f"event {f}, which no log holds",
+                            seq=w_seq,
+                            lamport=w_lamport,
+                            event=w_kind.name.lower(),
+                            **found.who(w_seat),
+                        )
+                    )
+
+    def heads(self) -> list[int]:
+        """Per seat, the last seq delivered."""
+        return [feed.head for feed in self.feeds]
+
+
+class ForkWatch:
+    """Of each member the last pass saw fork, from its fork on: which member's log holds which
+    version of each of its events and, of one log alone, which its peer delivered last. The
+    next pass follows the chain that counts by them (``auditor._kept_chains``).
+
+    Args:
+        one_log: the pass reads one log alone (its peer's view).
+    """
+
+    __slots__ = ("followed", "holders", "one_log")
+
+    def __init__(self, *, one_log: bool) -> None:
+        self.one_log = one_log
+        # (seat, seq) -> prefix -> the owners of the logs holding that version (held_chain)
+        self.holders: dict[tuple[int, int], dict[bytes, set[int]]] = {}
+        # (seat, seq) -> the version of that event one log's peer delivered last (followed_chain)
+        self.followed: dict[tuple[int, int], bytes] = {}
+
+    def saw(self, message: Message, seat: int, log: Log) -> None:
+        """Every copy of an event of a member the last pass saw fork, from its fork on: which
+        member's log holds which version (and, of one log, which its peer delivered last)."""
+        seq = message.seq
+        if log.owner is not None and log.owner != seat:
+            held = self.holders.setdefault((seat, seq), {})
+            held.setdefault(message.id[:PREFIX], set()).add(log.owner)
+            if self.one_log:  # the version its peer delivered last
+                self.followed[(seat, seq)] = message.id[:PREFIX]
+
+    def followed_chain(self, seat: int) -> dict[int, bytes] | None:
+        """Of one log alone: the chain of ``seat`` its peer followed last, seq -> id prefix,
+        where the log holds two versions of one of its events (a log holds the events its
+        peer delivered, in order: a peer that gave up one version for the other, for the
+        chain a drop keeps or the votes quote, or the chain that goes on,
+        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
+        chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
+        switched = any(
+            len(held) > 1 for (author, _), held in self.holders.items() if author == seat
+        )
+        return chain if switched and chain else None
+
+    def held_chain(self, seat: int, dropped: dict[int, int]) -> dict[int, bytes] | None:
+        """The chain of ``seat``, watched since it forked, that the logs of the members still
+        in (not in ``dropped``) hold, seq -> id prefix; ``None`` if none holds any or two of
+        them hold different versions of one event (then the votes settle it:
+        :func:`~p2p_nertz.protocol.state.voted_chain`). A log that holds both versions of an
+        event does not count for it.
+
+        A fork no vote settled was never seen by a member still in: had one held both
+        versions, it would have proven the fork and voted. The version the members still in
+        hold is the one that was final among them, whatever its time; the other reached only
+        members dropped since (a fake sent to a member asleep, then dropped, and timed before
+        the real event: read first in Lamport order, the audit of every log followed it and
+        scored another game than every peer's)."""
+        chain: dict[int, bytes] = {}
+        for (author, seq), held in self.holders.items():
+            if author != seat:
+                continue
+            # (A log holding both versions says nothing of which counts: its peer proved the
+            # fork, and followed one by the votes or the chain that goes on. Counting it made
+            # the audit of every log follow the fake while the sleeper was not dropped, and
+            # never drop it, since the fake kept the cheater's vote against it from counting.)
+            both = set.intersection(*held.values()) if len(held) > 1 else set()
+            kept = [
+                prefix for prefix, owners in held.items() if not owners - both <= dropped.keys()
+            ]
+            if len(kept) > 1:
+                return None
+            if kept:
+                chain[seq] = kept[0]
+        return chain or None

@@ -1,0 +1,439 @@
+"""The fold of one pass and what it finds: the game recomputed from the events delivered.
+
+Delivered events are folded by the protocol's own fold
+(:class:`~p2p_nertz.protocol.state.GameState`) in the total order ``(lamport, seat, seq)``, as
+soon as no earlier event can still come: every feed's clock only grows, so an event is safe to
+fold once every member's feed has reached its Lamport time (:meth:`Fold.ready`). Which events
+count is the players' rule, :class:`~p2p_nertz.protocol.folds.Folds`, with the cuts, gaps and
+capped votes of the last pass.
+
+:class:`Fold` turns each event the fold refuses into a finding of a precise kind, by its
+:class:`~p2p_nertz.protocol.state.RefusalCode` (the tables below: never its words), names false
+Nerts calls (which the rules penalise rather than refuse), replays every finished round with
+every revealed deck when asked (``deep``), and keeps for the report and the evidence what each
+round came to: its end, its scores, the signed results that match, the forfeits and their
+causes, and the decisive events where two logs that finished differently part.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+
+from p2p_nertz.audit.collect import Collector
+from p2p_nertz.audit.delivery import Feed
+from p2p_nertz.audit.findings import Finding, FindingKind
+from p2p_nertz.audit.report import FoldStep, RoundReport
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.protocol.bodies import Drop, DropReason, Play, Result, Reveal, RevealWhat
+from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import (
+    Event,
+    GameEnded,
+    GameState,
+    MemberDropped,
+    Notice,
+    Phase,
+    RefusalCode,
+    Refused,
+    RoundEnded,
+    RoundScored,
+    RoundState,
+    nonce_hash,
+    replay_round,
+    secret_hash,
+)
+from p2p_nertz.rules import Card, Pile, RoundStatus, Tableau
+
+__all__ = ["Fold"]
+
+_LAST_LAMPORT = operator.attrgetter("last_lamport")
+_EVERYTHING = 1 << 63  # a time above every event's
+
+# What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
+# code (never its words, which are for people and may change). A move or a claim refused for a
+# code not in _PLAY_FINDINGS broke a rule of play; any other event refused for a code not in
+# _FINDINGS is out of place (out of its phase, a repeat, a wrong round).
+_FINDINGS: dict[RefusalCode, FindingKind] = {
+    RefusalCode.NONCE_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.SECRET_MISMATCH: FindingKind.REVEAL_MISMATCH,
+    RefusalCode.RESULT_MISMATCH: FindingKind.RESULT_MISMATCH,
+}
+_PLAY_FINDINGS: dict[RefusalCode, FindingKind] = {
+    # Out of place, not against the rules of play: a late or early move.
+    RefusalCode.WRONG_ROUND: FindingKind.REFUSED,
+    RefusalCode.BEFORE_DEAL: FindingKind.REFUSED,
+    RefusalCode.CARD_NOT_THERE: FindingKind.UNAVAILABLE_CARD,
+    # A card shown that the seat's public tableau says cannot be there.
+    RefusalCode.REVEAL_COUNT: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_REPEATED: FindingKind.DECK_MISMATCH,
+    RefusalCode.REVEAL_WRONG: FindingKind.DECK_MISMATCH,
+}
+# The fold's replay of a seat's round against its deck (seq 0, when the last secret is in).
+_REPLAY_CODES = frozenset(
+    {
+        RefusalCode.DECK_DEAL,
+        RefusalCode.DECK_REVEAL,
+        RefusalCode.DECK_CLAIM,
+        RefusalCode.DECK_ILLEGAL,
+    }
+)
+# The notices of an event that ended a round or the game or removed a member.
+_DECIDING = (MemberDropped, RoundEnded, RoundScored, GameEnded)
+
+
+class Fold:
+    """The game folded from the events delivered, and the findings of the fold.
+
+    Args:
+        spec: the game.
+        found: the pass's findings.
+        cuts: seat -> the last seq that counts of a member dropped, from the last pass.
+        gaps: seat -> ((cut, rejoin request), ...) of a member readmitted, from the last
+            pass: its events strictly between never count (``GameState.counts``), even before
+            the readmission in the order (as with a cut).
+        caps: votes past a standing vote against their author never count.
+        deep: replay every finished round with every revealed deck.
+        on_fold: called with each event as it is folded (replays).
+    """
+
+    def __init__(
+        self,
+        spec: GameSpec,
+        found: Collector,
+        *,
+        cuts: dict[int, int],
+        gaps: dict[int, tuple[tuple[int, int], ...]],
+        caps: dict[int, tuple[int, int]],
+        deep: bool,
+        on_fold: Callable[[FoldStep], None] | None,
+    ) -> None:
+        self.found = found
+        self.cuts = cuts
+        self.gaps = gaps
+        self.deep = deep
+        self.on_fold = on_fold
+        # The players' folds (protocol.folds): the events delivered and not folded yet are
+        # held there, and which of them count is its rule (Folds.admits), the peer's.
+        self.folds = Folds(GameState(spec))
+        self.state = self.folds.final
+        self.state.vote_caps = dict(caps)
+        self.folded_key = (-1, -1, -1)
+        # round number -> facts for the report
+        self.ended: dict[int, RoundEnded] = {}
+        self.scored: dict[int, RoundScored] = {}
+        self.matched: dict[int, list[int]] = {}
+        self.round_events: dict[int, int] = {}
+        self.replayed: set[int] = set()
+        self.secret_events: dict[tuple[int, int], Event] = {}
+        # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
+        self.causes: dict[tuple[int, int], list[str]] = {}
+        self.forfeits: list[tuple[int, int]] = []
+        # The events whose fold ended a round or the game or removed a member, in fold order:
+        # where two logs that finished differently part (views.parting).
+        self.decisive: list[Event] = []
+
+    # -- when to fold ----------------------------------------------------------------------
+    def hold(self, event: Event) -> None:
+        """An event delivered: held until no event still to come can precede it, then folded
+        by :meth:`ready` (whether it counts is decided then). One timed below what was folded
+        comes too late to count: read at once, as a peer reads an event timed at or below its
+        stable time."""
+        self.folds.add(event, self.folded_key[0] - 1)
+
+    def ready(self, feeds: Sequence[Feed]) -> None:
+        """Fold every delivered event that no event still to come can precede (``feeds``:
+        how far each feed has come)."""
+        folds = self.folds
+        held = folds.nonfinal
+        if not held:
+            return
+        state = self.state
+        # (A copy: the fold changes its dict in place, and a readmission takes a member out
+        # of it, whose feed then holds the time back again.)
+        dropped = dict(state.dropped)
+        if dropped:
+            bound = self._bound(feeds, dropped, 0)
+        else:  # the usual case: every feed counts (map and attrgetter run in C)
+            bound = min(map(_LAST_LAMPORT, feeds), default=0)
+        while held and held[0].lamport <= bound:
+            walk = folds.finals(bound, self.cuts, self.gaps)
+            try:
+                for event, counts in walk:
+                    self._final(event, counts)
+                    if state.dropped != dropped:
+                        # The time to fold up to changed: walk again, to the new one.
+                        dropped = dict(state.dropped)
+                        bound = self._bound(feeds, dropped, bound)
+                        break
+            finally:
+                walk.close()
+            held = folds.nonfinal
+
+    def finish(self) -> None:
+        """At the end of the pass: everything delivered is safe to fold, in the total order;
+        then the round the game stopped in is replayed, if its decks are known."""
+        walk = self.folds.finals(_EVERYTHING, self.cuts, self.gaps)
+        try:
+            for event, counts in walk:
+                self._final(event, counts)
+        finally:
+            walk.close()
+        state = self.state
+        if state.phase is Phase.OVER or state.round.secrets:
+            self._replay(state.round)
+
+    def _final(self, event: Event, counts: bool) -> None:
+        """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
+        not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
+        past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
+        if counts:
+            self._fold(event)
+        else:
+            self.state.observe(event)
+
+    def _bound(self, feeds: Sequence[Feed], dropped: dict[int, int], default: int) -> int:
+        """The time up to which no event still to come can precede: the least clock of the
+        feeds that may still bring an event that counts. A member dropped holds it back no
+        more once every event of it up to its cut is here (those still count, however late
+        the log holds them), unless the last pass found it readmitted from that cut (its
+        events from its rejoin request on count again). ``--variants`` soak seed 693: a
+        recovered log holds a readmitted member's events after what the fold had passed."""
+        gaps = self.gaps
+        return min(
+            (
+                f.last_lamport
+                for s, f in enumerate(feeds)
+                if s not in dropped
+                or f.head < dropped[s]
+                or (gaps and any(lo == dropped[s] for lo, _ in gaps.get(s, ())))
+            ),
+            default=default,
+        )
+
+    # -- one event -------------------------------------------------------------------------
+    def _fold(self, event: Event) -> None:
+        key = (event.lamport, event.seat, event.seq)  # event.key, without the property call
+        if key <= self.folded_key:
+            return
+        self.folded_key = key
+        state = self.state
+        found = self.found
+        if found.step:
+            found.step = []
+        body = event.body
+        rs = state.round
+        table = rs.table
+        # The author's tableau and false calls before the event: a finding about a play
+        # quotes them (read only then).
+        before = None
+        if table is not None and isinstance(body, Play):
+            before = table.tableaux[event.seat]
+        nerts_call = event.kind is KIND_NERTS
+        before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
+        if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
+            self.secret_events[(body.round, event.seat)] = event
+        try:
+            notices = state.apply(event)
+        except Exception as exc:  # a bug of the fold must not hide the rest of the audit
+            found.add(
+                Finding(
+                    FindingKind.REFUSED,
+                    f"the rules fold failed on this event ({type(exc).__name__}: {exc})",
+                    **found.about(event),
+                )
+            )
+            notices = []
+        number = getattr(body, "round", None)
+        if isinstance(number, int):
+            self.round_events[number] = self.round_events.get(number, 0) + 1
+        for notice in notices:
+            self._notice(event, notice, rs, before)
+        if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
+            self.matched.setdefault(body.round, []).append(event.seat)
+        if nerts_call:
+            after = state.table
+            if after is not None and after.false_calls[event.seat] > before_calls:
+                left = len(before.nerts) if before is not None else 0
+                found.add(
+                    Finding(
+                        FindingKind.FALSE_NERTS,
+                        "a Nerts call with cards left in the caller's Nerts pile (penalised)",
+                        expected="an empty Nerts pile",
+                        found=f"{left} card(s) left",
+                        **found.about(event),
+                    )
+                )
+        if state.past_rounds:
+            for finished in state.past_rounds:
+                self._replay(finished)
+            state.past_rounds = ()  # kept by the fold for replays; the audit is done with them
+        if self.on_fold is not None:
+            self.on_fold(FoldStep(event, tuple(notices), state, tuple(found.step)))
+
+    def _notice(self, event: Event, notice: Notice, rs: RoundState, before: Tableau | None) -> None:
+        if isinstance(notice, _DECIDING) and (not self.decisive or self.decisive[-1] is not event):
+            self.decisive.append(event)
+        if isinstance(notice, Refused):
+            self._refused(event, notice, rs, before)
+        elif isinstance(notice, RoundEnded):
+            self.ended[notice.round] = notice
+        elif isinstance(notice, RoundScored):
+            self.scored[notice.round] = notice
+            if notice.round == rs.number:
+                self.forfeits.extend((rs.number, seat) for seat in sorted(rs.forfeit))
+        elif isinstance(notice, MemberDropped) and rs.number:
+            self.causes.setdefault((rs.number, notice.seat), []).append(
+                self._drop_cause(event, notice)
+            )
+
+    def _drop_cause(self, event: Event, notice: MemberDropped) -> str:
+        """Why a member was removed, as a forfeit's cause: ``left``, ``abandoned``,
+        ``dropped``, or ``dropped_on_proof`` (which stands only if the logs hold proof)."""
+        if notice.left:
+            return "left"
+        body = event.body
+        if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
+            return "abandoned"
+        votes = self.state.votes.get(notice.seat, ())
+        if any(v.reason is DropReason.EQUIVOCATION for _, v in votes):
+            return "dropped_on_proof"
+        return "dropped"
+
+    def _refused(
+        self, event: Event, notice: Refused, rs: RoundState, before: Tableau | None
+    ) -> None:
+        violation = notice.violation
+        reason = violation.reason
+        code = violation.code
+        found = self.found
+        if code in _REPLAY_CODES:
+            # The replay of a seat's round against its deck, when the last secret came in.
+            culprit = self.secret_events.get((rs.number, violation.seat))
+            where = found.about(culprit) if culprit is not None else found.who(violation.seat)
+            where.setdefault("round", rs.number)
+            self.causes.setdefault((rs.number, violation.seat), []).append("deck_mismatch")
+            found.add(Finding(FindingKind.DECK_MISMATCH, reason, **where))
+            return
+        if event.kind is Kind.MOVE or event.kind is Kind.CLAIM:
+            kind = _PLAY_FINDINGS.get(code, FindingKind.ILLEGAL_MOVE)
+        else:
+            kind = _FINDINGS.get(code, FindingKind.REFUSED)
+        expected, found_ = self._quoted(kind, event, rs, before)
+        found.add(Finding(kind, reason, expected=expected, found=found_, **found.about(event)))
+
+    def _quoted(
+        self, kind: FindingKind, event: Event, rs: RoundState, before: Tableau | None
+    ) -> tuple[str | None, str | None]:
+        """What a refused event's finding quotes, expected against found (and, of a reveal
+        that does not match its commit, the forfeit's cause)."""
+        body = event.body
+        expected: str | None = None
+        found: str | None = None
+        if kind is FindingKind.REVEAL_MISMATCH:
+            assert isinstance(body, Reveal)
+            commit = rs.commits.get(event.seat)
+            if body.what is RevealWhat.NONCE:
+                found = nonce_hash(body.value).hex()[:16]
+                expected = commit.nonce_hash.hex()[:16] if commit else None
+            else:
+                found = secret_hash(body.value).hex()[:16]
+                expected = commit.secret_hash.hex()[:16] if commit else None
+            expected = f"H = {expected}" if expected else "a commit"
+            found = f"H = {found}"
+            self.causes.setdefault((body.round, event.seat), []).append("reveal_mismatch")
+        elif kind is FindingKind.RESULT_MISMATCH:
+            assert isinstance(body, Result)
+            if rs.expected is not None:
+                expected = str([p.total for p in rs.expected.players])
+                if rs.digest is not None and body.digest != rs.digest:
+                    expected += f" digest {rs.digest.hex()[:16]}"
+            found = str(list(body.scores))
+            if rs.digest is not None and body.digest != rs.digest:
+                found += f" digest {body.digest.hex()[:16]}"
+        elif kind is FindingKind.UNAVAILABLE_CARD:
+            assert isinstance(body, Play)
+            top = _top(before, body.move.source)
+            expected = f"{top if top is not None else 'nothing'} at {body.move.source!r}"
+            found = str(body.card)
+        elif kind is FindingKind.ILLEGAL_MOVE:
+            assert isinstance(body, Play)
+            found = str(body.move)
+        return expected, found
+
+    def _replay(self, rs: RoundState) -> None:
+        """Replay a finished round with every revealed deck (legality and conservation)."""
+        if not self.deep or rs.number in self.replayed:
+            return
+        self.replayed.add(rs.number)
+        found = self.found
+        flagged = {
+            v.seat
+            for v in found.violations
+            if v.kind is FindingKind.DECK_MISMATCH and v.round == rs.number
+        }
+        for problem in replay_round(self.state.rules, rs):
+            seat = problem.seat
+            if seat in flagged:
+                continue  # the fold already named this seat's lie
+            culprit = self.secret_events.get((rs.number, seat))
+            where = found.about(culprit) if culprit is not None else found.who(seat)
+            where.setdefault("round", rs.number)
+            found.add(Finding(FindingKind.DECK_MISMATCH, str(problem), **where))
+
+    # -- the end ---------------------------------------------------------------------------
+    def incomplete(self) -> None:
+        """Say so if the game did not finish."""
+        state = self.state
+        if state.phase is not Phase.OVER:
+            members = self.found.spec.members
+            names = ", ".join(members[s].name for s in sorted(state.waiting()))
+            self.found.add(
+                Finding(
+                    FindingKind.INCOMPLETE,
+                    f"the game did not finish: round {state.round.number}, "
+                    f"{state.phase.value} phase" + (f", waiting for {names}" if names else ""),
+                    round=state.round.number or None,
+                )
+            )
+
+    def rounds(self) -> tuple[RoundReport, ...]:
+        """Every round that ended or was scored, as the report gives it."""
+        history = self.state.history
+        rounds = []
+        for number in sorted(set(self.ended) | set(self.scored)):
+            ended = self.ended.get(number)
+            scored = self.scored.get(number)
+            digest = ""
+            for n, d, _ in history:
+                if n == number:
+                    digest = d.hex()
+            rounds.append(
+                RoundReport(
+                    number=number,
+                    status=ended.status.value if ended else RoundStatus.PLAYING.value,
+                    cut=ended.cut if ended and ended.status is RoundStatus.NERTS else None,
+                    callers=ended.callers if ended else (),
+                    scores=tuple(p.total if p.played else None for p in scored.score.players)
+                    if scored
+                    else (),
+                    totals=scored.totals if scored else (),
+                    digest=digest,
+                    results=tuple(sorted(self.matched.get(number, ()))),
+                    events=self.round_events.get(number, 0),
+                )
+            )
+        return tuple(rounds)
+
+
+def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:
+    """The card in play on ``pile`` of ``tableau``; ``None`` if there is none (or no such
+    pile: a signed event may name a work pile the rules do not have)."""
+    if tableau is None or pile is None:
+        return None
+    try:
+        return tableau.top(pile)
+    except IllegalMoveError:
+        return None

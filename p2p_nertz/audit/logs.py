@@ -1,0 +1,358 @@
+"""The logs of one pass: what each holds of every feed, as it is read.
+
+A :class:`Log` is one log being read: its header and owner, the records and events read, and
+per author the next seq it holds and the holes it left (a log holds each feed in order; one
+that skips seqs and holds them later is *reordered*). :class:`Logs` is every log of a pass: it
+checks a log's header when its first record comes and its summary when it ends, and counts the
+copies of each event the logs hold, settled in batches once no log can add a copy; at the end
+of the pass it names each log's gaps and each event only one log holds.
+
+What is in the events is not read here: that is :mod:`p2p_nertz.audit.delivery`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+from p2p_nertz.audit.collect import Collector
+from p2p_nertz.audit.findings import Finding, FindingKind
+from p2p_nertz.audit.report import LogInfo
+from p2p_nertz.errors import NertzError
+from p2p_nertz.logfile.format import LogHeader, LogSummary, Record, TailState
+from p2p_nertz.protocol.identity import fingerprint
+from p2p_nertz.protocol.spec import GameSpec
+
+__all__ = ["Log", "Logs", "RecordStream", "Source", "close"]
+
+_SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see Logs.count)
+
+
+class RecordStream(Protocol):
+    """What the audit reads: a :class:`~p2p_nertz.logfile.LogStream` or a ``read_log`` reader."""
+
+    @property
+    def header(self) -> LogHeader | None:
+        """The log's header, once read."""
+
+    def __iter__(self) -> Iterator[Record]:
+        """The records, once."""
+
+    def summary(self) -> LogSummary:
+        """How reading went (after the records)."""
+
+
+class Source(Protocol):
+    """What a pass needs of a log to read (:class:`~p2p_nertz.audit.auditor.LogSource`)."""
+
+    @property
+    def name(self) -> str:
+        """How reports name the log."""
+
+    @property
+    def open(self) -> Callable[[], RecordStream]:
+        """Returns a fresh stream of its records; may raise ``OSError``."""
+
+
+def close(stream: RecordStream) -> None:
+    """Close a stream that can be closed (a file's reader)."""
+    done = getattr(stream, "close", None)
+    if done is not None:
+        done()
+
+
+class Log:
+    """One log being read."""
+
+    def __init__(self, index: int, source: Source, seats: int) -> None:
+        self.index = index
+        self.source = source
+        self.name = source.name
+        self.stream: RecordStream | None = None
+        self.records: Iterator[Record] | None = None
+        self.header: LogHeader | None = None
+        self.owner: int | None = None
+        self.readable = False
+        self.count = 0  # records read
+        self.events = 0
+        self.next = [1] * seats  # per seat: the highest seq read + 1
+        self.holes: list[list[list[int]]] = [[] for _ in range(seats)]
+        self.ended = False
+        self.reached = 0  # the Lamport time of the last event read
+
+    def horizon(self, seat: int) -> int:
+        """Every seq of ``seat`` below this has been read, or will never be, from this log."""
+        holes = self.holes[seat]
+        if not holes:  # the usual case: a log holds each feed in order, without holes
+            return self.next[seat]
+        return min(h[0] for h in holes)
+
+
+class _Copies:
+    """The copies of one author's events not counted yet."""
+
+    __slots__ = ("first", "held", "settled")
+
+    def __init__(self) -> None:
+        self.held: dict[int, list[int]] = {}  # seq -> [logs holding it, first log]
+        self.settled = 0  # every seq up to here has its copies counted
+        self.first = 1 << 62  # the lowest seq in held
+
+
+class Logs:
+    """Every log of one pass, and the copies of each event they hold."""
+
+    def __init__(
+        self, spec: GameSpec, game_id: bytes, sources: Sequence[Source], found: Collector
+    ) -> None:
+        self.spec = spec
+        self.game_id = game_id  # (spec.game_id hashes the whole spec: computed once a pass)
+        self.seats = spec.seats
+        self.found = found
+        self.logs = [Log(i, s, self.seats) for i, s in enumerate(sources)]
+        self.copies = [_Copies() for _ in range(self.seats)]
+        # (seat, log index) -> the seq ranges of the events of seat only that log holds
+        self.singles: dict[tuple[int, int], list[list[int]]] = {}
+        # With one log there is no other copy to count (an event "only one log holds" is
+        # a finding about several logs).
+        self.count_copies = len(sources) > 1
+
+    def start(self, log: Log) -> bool:
+        """Check the header of a log when its first record is read; False to set it aside."""
+        assert log.stream is not None
+        header = log.stream.header
+        assert header is not None  # a record was decoded, so the header was
+        log.header = header
+        if header.game_id != self.game_id:
+            self.found.add(
+                Finding(
+                    FindingKind.WRONG_LOG,
+                    "the log belongs to another game",
+                    log=log.name,
+                    expected=self.game_id.hex()[:16],
+                    found=header.game_id.hex()[:16],
+                )
+            )
+            self.set_aside(log)
+            return False
+        seat = self.found.roster.get(header.peer_id)  # type: ignore[call-overload]
+        if seat is None:
+            self.found.add(
+                Finding(
+                    FindingKind.WRONG_LOG,
+                    "the log was written by a peer outside the roster",
+                    log=log.name,
+                    fingerprint=fingerprint(header.peer_id),
+                )
+            )
+            self.set_aside(log)
+            return False
+        log.owner = seat
+        log.readable = True
+        return True
+
+    def set_aside(self, log: Log) -> None:
+        """Read no more of a log (of another game, or of a stranger)."""
+        log.ended = True
+        if log.stream is not None:
+            close(log.stream)
+        log.records = iter(())
+
+    def end(self, log: Log) -> None:
+        """A log read to its end (or to an error): what its reader found wrong with it."""
+        if log.stream is not None and log.header is None and not log.ended:
+            log.header = log.stream.header
+            if log.header is not None and not self.start(log):
+                return
+        ended_before = log.ended
+        log.ended = True
+        if log.stream is None or ended_before:
+            return
+        try:
+            summary = log.stream.summary()
+        except (OSError, NertzError) as exc:
+            self.found.add(
+                Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc}", log=log.name)
+            )
+            return
+        fatal = summary.fatal
+        if fatal is not None:
+            log.readable = False
+            self.found.add(
+                Finding(
+                    FindingKind.UNREADABLE,
+                    f"not a readable log: {fatal.kind.value}: {fatal.detail}",
+                    log=log.name,
+                    offset=fatal.offset,
+                )
+            )
+            return
+        for problem in summary.problems:
+            if not problem.fatal:
+                self.found.add(
+                    Finding(
+                        FindingKind.LOG_DAMAGE,
+                        f"{problem.kind.value}: {problem.detail}",
+                        log=log.name,
+                        offset=problem.offset,
+                    )
+                )
+        if summary.tail is TailState.TORN:
+            self.found.add(
+                Finding(
+                    FindingKind.TRUNCATED,
+                    f"the log ends inside a frame: {summary.size - summary.good_end} bytes "
+                    "after the last whole record (the file was cut, or its writer died and "
+                    "never restarted)",
+                    log=log.name,
+                    offset=summary.good_end,
+                )
+            )
+        for seat in range(self.seats):
+            self.settle(seat)
+
+    def count(self, log: Log, seat: int, seq: int) -> None:
+        """Follow what ``log`` holds of ``seat``'s feed: holes, reordering, copies."""
+        nxt = log.next[seat]
+        if seq >= nxt:
+            if seq > nxt:
+                log.holes[seat].append([nxt, seq - 1])
+            log.next[seat] = seq + 1
+        else:
+            for hole in log.holes[seat]:
+                if hole[0] <= seq <= hole[1]:
+                    self.found.once(
+                        ("reordered", log.index, seat, seq),
+                        Finding(
+                            FindingKind.REORDERED,
+                            f"the log holds this event after the author's event {nxt - 1}: "
+                            "a peer logs each feed in order",
+                            log=log.name,
+                            record=log.count,
+                            seq=seq,
+                            **self.found.who(seat),
+                        ),
+                    )
+                    holes = log.holes[seat]
+                    holes.remove(hole)
+                    if hole[0] < seq:
+                        holes.append([hole[0], seq - 1])
+                    if seq < hole[1]:
+                        holes.append([seq + 1, hole[1]])
+                    break
+            else:
+                return  # a second copy in the same log (received twice): counted already
+        if not self.count_copies:
+            return
+        copies = self.copies[seat]
+        if seq > copies.settled:
+            entry = copies.held.get(seq)
+            if entry is None:
+                copies.held[seq] = [1, log.index]
+                copies.first = min(copies.first, seq)
+            else:
+                entry[0] += 1
+        # Settled in batches: a count is final once no log can add to it, whenever it is
+        # taken (every log ending settles the rest), and a batch keeps the copies waiting few.
+        if len(copies.held) >= _SETTLE_BATCH:
+            self.settle(seat)
+
+    def settle(self, seat: int) -> None:
+        """Count the copies of every event that no log can still add to."""
+        copies = self.copies[seat]
+        if not copies.held:
+            return
+        upto = 1 << 62
+        first_copy = copies.first
+        for log in self.logs:
+            if not log.ended:
+                horizon = log.horizon(seat)
+                if horizon <= first_copy:
+                    return  # a log may still add a copy of the lowest seq waiting
+                upto = min(upto, horizon)
+        upto -= 1
+        for seq in sorted(s for s in copies.held if s <= upto):
+            count, first = copies.held.pop(seq)
+            # (the readable logs are counted only for an event that one log holds)
+            if count == 1 and self.readable() > 1:
+                ranges = self.singles.setdefault((seat, first), [])
+                if ranges and ranges[-1][1] == seq - 1:
+                    ranges[-1][1] = seq
+                else:
+                    ranges.append([seq, seq])
+        copies.settled = max(copies.settled, upto)
+        copies.first = min(copies.held, default=1 << 62)
+
+    def readable(self) -> int:
+        """How many of the logs are readable logs of this game's members."""
+        return sum(1 for log in self.logs if log.readable)
+
+    def gaps(self, heads: Sequence[int]) -> None:
+        """At the end of the pass: what each log lacks of the events the others hold
+        (``heads``: per seat, the last seq delivered), and the events only one log holds."""
+        found = self.found
+        for log in self.logs:
+            if not log.readable:
+                continue
+            for seat in range(self.seats):
+                head = heads[seat]
+                who = found.who(seat)
+                for lo, last in sorted(log.holes[seat]):
+                    hi = min(last, head)
+                    if lo <= hi:
+                        found.add(
+                            Finding(
+                                FindingKind.GAP,
+                                f"the log lacks {hi - lo + 1} event(s) of this feed that other "
+                                "logs hold",
+                                log=log.name,
+                                seq=lo,
+                                last_seq=hi,
+                                **who,
+                            )
+                        )
+                held = log.next[seat] - 1
+                if held < head:
+                    own = seat == log.owner
+                    found.add(
+                        Finding(
+                            FindingKind.GAP if own else FindingKind.LOG_ENDS_EARLY,
+                            (
+                                "the log lacks events its own peer signed (a peer logs each "
+                                "event before sending it)"
+                                if own
+                                else "the log stops before events of this feed that other logs hold"
+                            ),
+                            log=log.name,
+                            seq=held + 1,
+                            last_seq=head,
+                            **who,
+                        )
+                    )
+        for (seat, index), ranges in sorted(self.singles.items()):
+            for lo, hi in ranges:
+                found.add(
+                    Finding(
+                        FindingKind.SINGLE_COPY,
+                        f"{hi - lo + 1} event(s) only this log holds",
+                        log=self.logs[index].name,
+                        seq=lo,
+                        last_seq=hi,
+                        **found.who(seat),
+                    )
+                )
+
+    def infos(self) -> tuple[LogInfo, ...]:
+        """What each log holds, for the report."""
+        members = self.spec.members
+        return tuple(
+            LogInfo(
+                log.name,
+                members[log.owner].name if log.owner is not None else None,
+                log.owner,
+                log.count,
+                log.events,
+                log.readable,
+            )
+            for log in self.logs
+        )
