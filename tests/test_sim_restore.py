@@ -7,7 +7,10 @@ final live, and read the others' results as violations). The cheater forked at t
 drop kept; the peer had taken the version the votes did not keep, then, live, gave it up when
 the votes came and took the kept one from its log of received events. Read back, the log
 held both versions in that order, but the chains that count were followed only at the end
-of the read: by then the kept version had been refused as the fork of the other.
+of the read: by then the kept version had been refused as the fork of the other (23, 1080,
+2872). And folding the whole game at once, the tentative fold skipped every event of a member
+cut and readmitted further on in the order, its votes among them (36, 40): its refold checked
+for events counted that should be skipped, never for events skipped that count.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.sim import SimConfig, run
 
 
-@pytest.mark.parametrize("seed", [23, 1080, 2872, 0, 1, 2])
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [23, 36, 40, 1080, 2872])
 def test_every_peer_restored_from_its_log_holds_the_fold_it_held(seed: int) -> None:
     result = run(SimConfig.soak(seed))
     restored_any = False

@@ -1108,10 +1108,28 @@ class Peer:
                 continue
             self._store.uncap(q)
             self._finality.dirty = True
-            if q in self._membership.forked_at:
+            if q in self._membership.forked_at and not self._fork_voted_since(q, at):
                 # Back in the game, and proven to have forked while out (its readmission came
-                # before the proof): it is voted out as a cheater now (soak seed 544).
+                # before the proof): it is voted out as a cheater now (soak seed 544). (Not
+                # again if we did after the readmission: restored from our log, we read that
+                # vote back before the readmission was final here; soak seed 40.)
                 self._vote_fork(q, self._membership.forked_at[q], None)
+
+    def _fork_voted_since(self, seat: int, at: int) -> bool:
+        """Whether an event of ours timed after ``at`` is a vote against ``seat`` on proof
+        of a fork."""
+        for message in reversed(self._feeds[self.seat]):
+            if message.lamport <= at:
+                return False
+            if message.kind is KIND_DROP:
+                body = parse_body(message.kind, message.body, self._n)
+                if (
+                    isinstance(body, Drop)
+                    and body.seat == seat
+                    and body.reason is DropReason.EQUIVOCATION
+                ):
+                    return True
+        return False
 
     # -- acting on the final state ----------------------------------------------------------
     def _act(self) -> None:
