@@ -27,8 +27,10 @@ def _private_config_dirs(
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked slow run first, so that under xdist the longest ones start at once and
-    none is left running alone at the end while the other workers are idle."""
+    """The tests marked slow run first, so that the longest ones start at once and none is left
+    running alone at the end while the other workers idle. (With ``--dist worksteal``: the
+    default scheduler queues tests on a worker ahead of time, and a worker that drew several
+    slow ones kept the fast ones queued behind them while the others had nothing to do.)"""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
