@@ -547,16 +547,28 @@ class Peer:
             if fork is not None:
                 self._membership.proven_fork(*fork)
                 self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
+        feeds = self._feeds
         for data in records:
+            held = [len(feed) for feed in feeds]
             self._receive(data, now, source=Source.LOG)
+            if not self._votes_held:
+                continue
             # What the votes read so far decide is followed before the next record, as it was
             # live after each input: the kept version of a forked event, taken live once the
             # votes came, follows them in the log, and is refused as a fork if the version
-            # they did not keep is still held when it is read.
-            if self._votes_held:
+            # they did not keep is still held when it is read. (Only where it can change
+            # something: after a vote, and before a record not taken is offered once more;
+            # following after every record made a restore quadratic in the log.)
+            taken = [feed[n:] for feed, n in zip(feeds, held, strict=True)]
+            if any(m.kind is KIND_DROP for new in taken for m in new):
+                self._follow_held()
+            elif not any(taken):
                 self._follow_held()
                 while self._store.redrain:
                     self._drain(now)
+                self._receive(data, now, source=Source.LOG)
+            while self._store.redrain:
+                self._drain(now)
         effects = self._outbox.effects
         effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in self._feeds[self.seat]:
