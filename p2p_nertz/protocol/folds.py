@@ -264,7 +264,7 @@ def skips(event: Event, cuts: dict[int, int], gaps: Gaps) -> bool:
     cut = cuts.get(event.seat)
     if cut is not None and cut < event.seq < after_gap(seat_gaps, cut):
         return True
-    return bool(seat_gaps) and any(lo < event.seq < hi for lo, hi in seat_gaps or ())
+    return any(lo < event.seq < hi for lo, hi in seat_gaps or ())
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:

@@ -551,24 +551,17 @@ class Peer:
         for data in records:
             held = [len(feed) for feed in feeds]
             self._receive(data, now, source=Source.LOG)
-            if not self._votes_held:
-                continue
-            # What the votes read so far decide is followed before the next record, as it was
-            # live after each input: the kept version of a forked event, taken live once the
-            # votes came, follows them in the log, and is refused as a fork if the version
-            # they did not keep is still held when it is read. (Only where it can change
-            # something: after a vote, and before a record not taken is offered once more;
-            # following after every record made a restore quadratic in the log.)
-            taken = [feed[n:] for feed, n in zip(feeds, held, strict=True)]
-            if any(m.kind is KIND_DROP for new in taken for m in new):
-                self._follow_held()
-            elif not any(taken):
+            # What the votes read so far decide is followed before the next record, as live
+            # after each input: the kept version of a forked event, taken live once the votes
+            # came, follows them in the log, and is refused as a fork if the version they did
+            # not keep is still held when it is read. (After each vote taken, not after every
+            # record: that refolded the game per record, a restore quadratic in the log.)
+            if self._votes_held and any(
+                m.kind is KIND_DROP for feed, n in zip(feeds, held, strict=True) for m in feed[n:]
+            ):
                 self._follow_held()
                 while self._store.redrain:
                     self._drain(now)
-                self._receive(data, now, source=Source.LOG)
-            while self._store.redrain:
-                self._drain(now)
         effects = self._outbox.effects
         effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in self._feeds[self.seat]:
