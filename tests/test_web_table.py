@@ -115,7 +115,12 @@ def test_web_page_draws_the_table_and_a_dragged_ace_lands_in_the_lake(page: Any)
     assert nerts == "13"
     works = driver.find_elements("css selector", "#mine .pile.work")
     assert [len(w.find_elements("css selector", ".card")) for w in works] == [1] * len(works)
-    other = driver.find_element("css selector", "#others .player .card")
+    # (The others' cards show once their deal is public, their `ready`: maybe a moment later.)
+    other = wait_for(
+        driver,
+        lambda d: next(iter(d.find_elements("css selector", "#others .player .card")), None),
+        "the others' cards drawn",
+    )
     mine = driver.find_element("css selector", "#mine .nerts .card")
     assert other.size["width"] < mine.size["width"]
 
