@@ -153,9 +153,7 @@ def stage_plan(secret: int, context: bytes, deck: int, size: int) -> StagePlan:
                 break
         j = value % bound
         perm[i], perm[j] = perm[j], perm[i]
-    rand = tuple(
-        hash_scalar("stage-r", x, context, bytes([deck, k])) for k in range(size)
-    )
+    rand = tuple(hash_scalar("stage-r", x, context, bytes([deck, k])) for k in range(size))
     return StagePlan(tuple(perm), rand)
 
 
@@ -172,4 +170,3 @@ def decrypt_with(secret: int, cipher: Cipher) -> Card | None:
     """The card under ``cipher`` for whoever holds the whole joint secret (tests, the audit)."""
     c1, c2 = cipher
     return card_of(sub(c2, mul(secret, c1)))
-

@@ -72,7 +72,7 @@ class DeckError(RemoteProtocolError, ValueError):
 
 
 def check_point(raw: object, what: str = "point") -> bytes:
-    """``raw`` if it is a valid point of the subgroup (not the identity), else :class:`DeckError`."""
+    """``raw`` if it is a point of the subgroup, not the identity; else :class:`DeckError`."""
     if not isinstance(raw, bytes) or len(raw) != POINT_BYTES:
         size = len(raw) if isinstance(raw, bytes) else type(raw).__name__
         raise DeckError(f"{what}: expected {POINT_BYTES} bytes, got {size}")
@@ -82,7 +82,7 @@ def check_point(raw: object, what: str = "point") -> bytes:
 
 
 def check_scalar(raw: object, what: str = "scalar") -> int:
-    """The scalar encoded in ``raw`` (32 bytes, little-endian, below ``L``), else :class:`DeckError`."""
+    """The scalar in ``raw`` (32 bytes, little-endian, below ``L``); else :class:`DeckError`."""
     if not isinstance(raw, bytes) or len(raw) != SCALAR_BYTES:
         size = len(raw) if isinstance(raw, bytes) else type(raw).__name__
         raise DeckError(f"{what}: expected {SCALAR_BYTES} bytes, got {size}")

@@ -74,6 +74,6 @@ def verify_equal(key: bytes, point: bytes, share: bytes, proof: Proof, context: 
     return _challenge(context, key, point, share, a, b) == c
 
 
-def _challenge(context: bytes, key: bytes, point: bytes, share: bytes, a: bytes, b: bytes) -> int:
-    return hash_scalar("equal-proof", context, BASE, key, point, share, a, b)
-
+def _challenge(context: bytes, *points: bytes) -> int:
+    # The statement (G, X, P, D) and the commitments (A, B), in that order.
+    return hash_scalar("equal-proof", context, BASE, *points)

@@ -207,8 +207,10 @@ def open_share(
     return value
 
 
-def check_revealed_share(value: int, *, public: bytes, commitments: Sequence[bytes], seat: int) -> None:
-    """Whether ``value`` is member ``seat``'s share of the committed secret; :class:`DeckError` if not."""
+def check_revealed_share(
+    value: int, *, public: bytes, commitments: Sequence[bytes], seat: int
+) -> None:
+    """Check ``value`` is member ``seat``'s share of the committed secret (:class:`DeckError`)."""
     if base_mul(value) != share_key(public, commitments, seat):
         raise DeckError(f"the share for seat {seat} is not the one the commitments fix")
 
