@@ -5,6 +5,7 @@ it in memory (sim, bots), and the layers above it that take bytes and times as a
 return values: the lobby's state machines (``lobby/``: their sockets are ``runtime/lobby.py``'s),
 the table's screens and key handling (``ui/``: curses is ``cli/``'s), and the audit (``audit/``:
 it reads records from streams).
+"""
 
 from __future__ import annotations
 
