@@ -268,7 +268,8 @@ def main() -> None:
         print(
             f" {n:>7}  {f['make'] * 1e6:6.0f} ({f['make'] / m:3.1f}×)"
             f"  {f['check'] * 1e6:5.0f} ({f['check'] / m:3.1f}×)"
-            f"  {f['combine'] * 1e6:5.0f}  {f['peer'] * 1e6:8.0f} ({f['peer'] / m:4.1f}×)      {stand}"
+            f"  {f['combine'] * 1e6:5.0f}  {f['peer'] * 1e6:8.0f} ({f['peer'] / m:4.1f}×)"
+            f"      {stand}"
         )
     print(
         f"\nafter the round (4 players: 16 stages re-run, 208 shares checked): "
