@@ -312,3 +312,13 @@ def test_deck_a_wrong_share_is_caught_after_the_round_too() -> None:
     bad = Share(2, 2, 0, 5, good.point, good.proof)  # the share of position 4, sent for 5
     found = check_shares([good, bad], [d.ciphers for d in final], _secrets(3, "shares"))
     assert found == [Fault(FaultKind.BAD_SHARE, 2, deck=0, at=5)]
+
+
+def test_deck_a_restarted_deal_derives_new_secrets() -> None:
+    from p2p_nertz.deck.keys import MemberKey, round_context
+    from tests.deck_helpers import GAME_ID
+
+    first, again = (MemberKey.from_seed(b"s", round_context(GAME_ID, 1, a)) for a in (0, 1))
+    assert first.x != again.x
+    with pytest.raises(ValueError, match="attempt"):
+        round_context(GAME_ID, 1, 256)

@@ -36,13 +36,19 @@ __all__ = ["MemberKey", "joint_key", "round_context", "seat_context", "verify_me
 MAX_ROUND = 10_000
 
 
-def round_context(game_id: bytes, round_no: int) -> bytes:
-    """The context every derivation and proof of a round binds: ``game_id ‖ u32(round)``."""
+def round_context(game_id: bytes, round_no: int, attempt: int = 0) -> bytes:
+    """What every derivation and proof of a round binds: ``game_id ‖ u32(round) ‖ u8(attempt)``.
+
+    ``attempt`` counts the deals of the round restarted because a member dropped before the
+    deal was over (docs/shuffle.md §8.4): each restart derives new secrets.
+    """
     if len(game_id) != 32:
         raise ValueError(f"a game id is 32 bytes, not {len(game_id)}")
     if not 1 <= round_no <= MAX_ROUND:
         raise ValueError(f"a round is 1..{MAX_ROUND}, not {round_no}")
-    return game_id + round_no.to_bytes(4, "big")
+    if not 0 <= attempt <= 255:
+        raise ValueError(f"a deal's attempt is 0..255, not {attempt}")
+    return game_id + round_no.to_bytes(4, "big") + bytes([attempt])
 
 
 def seat_context(context: bytes, seat: int, *more: int) -> bytes:
