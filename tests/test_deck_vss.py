@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from p2p_nertz.deck.check import Fault, FaultKind, check_dealings
-from p2p_nertz.deck.group import DeckError, base_mul, mul
+from p2p_nertz.deck.group import ORDER, DeckError, base_mul, mul
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
@@ -173,3 +173,28 @@ def test_deck_vss_share_keys_match_the_shares() -> None:
     dealing = deal_shares(keys[0], 0, publics)
     for j, sigma in _held(n, 0, keys, dealing).items():
         assert share_key(keys[0].public, dealing.commitments, j) == base_mul(sigma)
+
+
+@given(
+    st.integers(min_value=3, max_value=8).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.integers(1, ORDER - 1), min_size=n // 2, max_size=n // 2),
+            st.permutations(range(n)),
+        )
+    )
+)
+def test_deck_vss_lagrange_rebuilds_any_polynomial_from_any_threshold(
+    case: tuple[int, list[int], list[int]],
+) -> None:
+    n, coefficients, order = case
+    t = threshold(n)
+    assert t == len(coefficients) + 1
+    secret = 1 + coefficients[0] % 1000
+
+    def f(seat: int) -> int:
+        return sum(a * (seat + 1) ** k for k, a in enumerate([secret, *coefficients])) % ORDER
+
+    seats = order[:t]
+    assert reconstruct({j: f(j) for j in seats}) == secret
+    assert reconstruct({j: f(j) for j in seats[:-1]}) != secret
