@@ -252,6 +252,7 @@ def main() -> None:
         f"reference: one scalar multiplication {m * 1e6:.0f} µs; 52 of them {card52 * 1e3:.2f} ms"
     )
     print("\ndeal (one member's compute; members work in parallel)")
+    print("  (hops: one-way network hops before play: the keys, N stages, the face-up shares)")
     print(" players  stage ms  ×52-ref  key phase ms  deal compute ms  ×52-ref  hops  target")
     for n, f in deals.items():
         target = "" if n != 4 else ("< 100 ms: met" if f["deal"] < 0.1 else "< 100 ms: NOT met")
