@@ -1,9 +1,10 @@
 """The pure layers never reach for I/O, clocks or global randomness (DESIGN.md §1).
 
-Pure: the sans-I/O core (rules, protocol), what drives it in memory (sim, bots), and the layers
-above it that take bytes and times as arguments and return values: the lobby's state machines
-(``lobby/``: their sockets are ``runtime/lobby.py``'s), the table's screens and key handling
-(``ui/``: curses is ``cli/``'s), and the audit (``audit/``: it reads records from streams).
+Pure: the sans-I/O core (rules, protocol, and the shuffle's cryptography in deck), what drives
+it in memory (sim, bots), and the layers above it that take bytes and times as arguments and
+return values: the lobby's state machines (``lobby/``: their sockets are ``runtime/lobby.py``'s),
+the table's screens and key handling (``ui/``: curses is ``cli/``'s), and the audit (``audit/``:
+it reads records from streams).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "p2p_nertz"
-PURE = ["rules", "protocol", "sim", "bots", "lobby", "ui", "audit", "match.py", "rng.py"]
+PURE = ["rules", "protocol", "deck", "sim", "bots", "lobby", "ui", "audit", "match.py", "rng.py"]
 FORBIDDEN = {
     "trio",
     "zmq",

@@ -1,0 +1,79 @@
+"""Two zero-knowledge proofs of one discrete log, made non-interactive with Fiat–Shamir.
+
+- :func:`prove_key` / :func:`verify_key`: Schnorr's proof that the author knows ``x`` with
+  ``X = x·G``. A member's round key comes with one, so that nobody can publish a *rogue key*
+  (``X_n = Y − Σ X_i``, whose log it does not know, to make the joint key one it does).
+- :func:`prove_equal` / :func:`verify_equal`: Chaum–Pedersen's proof that
+  ``log_G(X) = log_P(D)`` (``D = x·P``): a decryption share ``x_j·C1`` is the one its author's
+  key gives, so a wrong share is refused the moment it arrives, with its signed event as proof.
+
+Both bind a ``context`` (the round, the seat, the position: docs/shuffle.md §3.4) into the
+challenge, so a proof cannot be replayed elsewhere. Nonces are derived from the secret and the
+statement (as Ed25519's are), so the same inputs give the same proof, byte for byte, and no
+randomness is needed. A proof is two scalars, 64 bytes: the challenge ``c`` and the answer ``s``.
+
+>>> x = 12345
+>>> c, s = prove_key(x, b"ctx")
+>>> verify_key(base_mul(x), (c, s), b"ctx"), verify_key(base_mul(x), (c, s), b"other")
+(True, False)
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.deck.group import (
+    BASE,
+    ORDER,
+    DeckError,
+    base_mul,
+    hash_scalar,
+    mul,
+    scalar_bytes,
+    sub,
+)
+
+__all__ = ["Proof", "prove_equal", "prove_key", "verify_equal", "verify_key"]
+
+#: A proof: the challenge ``c`` and the answer ``s = k + c·x``, both scalars.
+Proof = tuple[int, int]
+
+
+def prove_key(x: int, context: bytes) -> Proof:
+    """Schnorr's proof of knowledge of ``x`` for ``X = x·G``, bound to ``context``."""
+    key = base_mul(x)
+    k = hash_scalar("key-nonce", scalar_bytes(x), context)
+    c = hash_scalar("key-proof", context, key, base_mul(k))
+    return c, (k + c * x) % ORDER
+
+
+def verify_key(key: bytes, proof: Proof, context: bytes) -> bool:
+    """Whether ``proof`` shows knowledge of the log of ``key`` (a valid point), for ``context``."""
+    c, s = proof
+    try:
+        commitment = sub(base_mul(s), mul(c, key))
+    except DeckError:
+        return False
+    return hash_scalar("key-proof", context, key, commitment) == c
+
+
+def prove_equal(x: int, point: bytes, context: bytes) -> tuple[bytes, Proof]:
+    """``D = x·point`` and Chaum–Pedersen's proof that ``log_G(x·G) = log_point(D)``."""
+    share = mul(x, point)
+    k = hash_scalar("equal-nonce", scalar_bytes(x), point, context)
+    c = _challenge(context, base_mul(x), point, share, base_mul(k), mul(k, point))
+    return share, (c, (k + c * x) % ORDER)
+
+
+def verify_equal(key: bytes, point: bytes, share: bytes, proof: Proof, context: bytes) -> bool:
+    """Whether ``proof`` shows ``log_G(key) = log_point(share)`` (all three valid points)."""
+    c, s = proof
+    try:
+        a = sub(base_mul(s), mul(c, key))
+        b = sub(mul(s, point), mul(c, share))
+    except DeckError:
+        return False
+    return _challenge(context, key, point, share, a, b) == c
+
+
+def _challenge(context: bytes, *points: bytes) -> int:
+    # The statement (G, X, P, D) and the commitments (A, B), in that order.
+    return hash_scalar("equal-proof", context, BASE, *points)

@@ -1,0 +1,287 @@
+"""Benchmark of the dealerless shuffle (issue 19): the deal, a turn-up, the check after a round.
+
+Prints figures, asserts nothing. Every figure is a median over repetitions, printed beside a
+reference measured in the same run, interleaved with it (the machine is shared: absolute
+times move with the load, ratios much less):
+
+* **reference**: one bare ``crypto_scalarmult_ed25519_noclamp`` (libsodium, called through
+  ``nacl.bindings`` as the deck layer does), and a *52-card reference*: 52 of them, the floor
+  of touching every card of a deck once with a variable-base multiplication.
+* **deal** at 2, 4 and 8 players: one member's compute per stage (receive a deck: decode and
+  check its 104 points, except at stage 0 where the deck is the public initial one, computed
+  locally; shuffle it: 52 re-encryptions; encode it), and per member for the key
+  phase (its key, proof and VSS dealing; checking the others' keys and opening its shares).
+  Members work in parallel (each on its own machine), so the deal's compute on the critical
+  path is the key phase plus N stages; the network adds one hop per stage, plus the key
+  exchange, plus the shares of the face-up cards: ``N + 2`` one-way hops before play.
+  Target (issue 19): the compute under 100 ms at 4 players.
+* **turn-up**: what one peer spends to turn one card up: its own share (with proof), checking
+  the N − 1 others' proofs, combining; and a dropped member's share rebuilt from ``t``
+  partial shares.
+* **after the round**: re-running every stage of a 4-player deal and checking 52 shares a deck.
+
+    .venv/bin/python scripts/bench_deck.py [--reps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nacl import bindings as sodium  # noqa: E402
+
+from p2p_nertz.deck.check import check_keys, check_shares, check_stages  # noqa: E402
+from p2p_nertz.deck.deal import deck_at, run_deal  # noqa: E402
+from p2p_nertz.deck.elgamal import Deck, initial_deck, shuffle_stage  # noqa: E402
+from p2p_nertz.deck.group import mul, scalar_bytes  # noqa: E402
+from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key  # noqa: E402
+from p2p_nertz.deck.proofs import prove_equal  # noqa: E402
+from p2p_nertz.deck.shares import (  # noqa: E402
+    Share,
+    make_share,
+    open_card,
+    share_context,
+    verify_share,
+)
+from p2p_nertz.deck.vss import (  # noqa: E402
+    combine_partials,
+    deal_shares,
+    open_share,
+    share_key,
+    threshold,
+    x25519_public,
+    x25519_secret,
+)
+from p2p_nertz.rng import derive_seed  # noqa: E402
+from p2p_nertz.rules.cards import new_deck  # noqa: E402
+
+CONTEXT = round_context(derive_seed("bench", "game"), 1)
+
+
+def _time(fn: Callable[[], object], number: int = 1) -> float:
+    started = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - started) / number
+
+
+class Reference:
+    """The bare multiplication, measured between the figures it is the reference of."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._n = scalar_bytes(int.from_bytes(derive_seed("n"), "little"))
+        self._p = sodium.crypto_scalarmult_ed25519_base_noclamp(self._n)
+
+    def sample(self) -> None:
+        self.samples.append(
+            _time(lambda: sodium.crypto_scalarmult_ed25519_noclamp(self._n, self._p), 200)
+        )
+
+    @property
+    def mul(self) -> float:
+        return statistics.median(self.samples)
+
+
+def _keys(n: int, rep: int) -> list[MemberKey]:
+    return [MemberKey.from_seed(derive_seed("bench", rep, i), CONTEXT) for i in range(n)]
+
+
+def _identities(n: int) -> tuple[list[bytes], list[bytes]]:
+    seeds = [derive_seed("identity", i) for i in range(n)]
+    return (
+        [x25519_public(sodium.crypto_sign_seed_keypair(s)[0]) for s in seeds],
+        [x25519_secret(s) for s in seeds],
+    )
+
+
+def _key_phase(keys: list[MemberKey], me: int) -> float:
+    """One member's compute for the key phase: its message, and everyone else's checked."""
+    n = len(keys)
+    publics, secrets = _identities(n)
+    started = time.perf_counter()
+    keys[me].proof(me)
+    if threshold(n) is not None:
+        deal_shares(keys[me], me, publics)
+    elapsed = time.perf_counter() - started
+    # The others' messages, made outside the timing (each makes its own).
+    vss = threshold(n) is not None
+    others = {
+        i: (keys[i].proof(i), deal_shares(keys[i], i, publics) if vss else None)
+        for i in range(n)
+        if i != me
+    }
+    started = time.perf_counter()
+    for i, (their_proof, dealing) in others.items():
+        verify_member_key(keys[i].public, their_proof, CONTEXT, i)
+        if dealing is not None:
+            open_share(
+                dealing,
+                public=keys[i].public,
+                dealer=i,
+                seat=me,
+                members=n,
+                secret=secrets[me],
+                context=CONTEXT,
+            )
+    joint_key(k.public for k in keys)
+    return elapsed + time.perf_counter() - started
+
+
+def bench_deal(n: int, reps: int, ref: Reference) -> dict[str, float]:
+    stage_times: list[float] = []
+    key_times: list[float] = []
+    for rep in range(reps):
+        ref.sample()
+        keys = _keys(n, rep)
+        joint = joint_key(k.public for k in keys)
+        decks = [initial_deck(new_deck(), joint) for _ in range(n)]
+        key_times.append(_key_phase(keys, rep % n))
+        for s in range(n):
+            out: list[Deck] = list(decks)
+            for member, key in enumerate(keys):
+                d = deck_at(stage=s, member=member, members=n)
+                wire = decks[d].to_bytes()
+                started = time.perf_counter()
+                # Stage 0 works on the public initial deck, computed here: nothing to check.
+                received = Deck.from_bytes(wire, 52) if s else decks[d]
+                out[d] = shuffle_stage(key.x, CONTEXT, d, received, joint)
+                out[d].to_bytes()
+                stage_times.append(time.perf_counter() - started)
+            decks = out
+        ref.sample()
+    stage = statistics.median(stage_times)
+    key = statistics.median(key_times)
+    # Per stage of the deal: the median over the members (they work in parallel).
+    per_stage = [statistics.median(stage_times[k : k + n]) for k in range(0, len(stage_times), n)]
+    deal = key * reps + sum(per_stage)
+    return {"stage": stage, "key": key, "deal": deal / reps}
+
+
+def bench_turn_up(n: int, reps: int, ref: Reference) -> dict[str, float]:
+    keys = _keys(n, 0)
+    transcript = run_deal(keys, [new_deck()] * n)
+    cipher = transcript.final[0][10]
+    shares = [make_share(k, s, 0, 10, cipher) for s, k in enumerate(keys)]
+    make, check, combine = [], [], []
+    for _ in range(reps):
+        ref.sample()
+        make.append(_time(lambda: make_share(keys[0], 0, 0, 10, cipher), 20))
+        check.append(_time(lambda: verify_share(shares[1], keys[1].public, cipher, CONTEXT), 20))
+        combine.append(_time(lambda: open_card(cipher, [s.point for s in shares]), 20))
+    figures = {
+        "make": statistics.median(make),
+        "check": statistics.median(check),
+        "combine": statistics.median(combine),
+    }
+    figures["peer"] = figures["make"] + (n - 1) * figures["check"] + figures["combine"]
+    t = threshold(n)
+    if t is not None:
+        publics, secrets = _identities(n)
+        dropped = n - 1
+        dealing = deal_shares(keys[dropped], dropped, publics)
+        held = {
+            j: open_share(
+                dealing,
+                public=keys[dropped].public,
+                dealer=dropped,
+                seat=j,
+                members=n,
+                secret=secrets[j],
+                context=CONTEXT,
+            )
+            for j in range(t)
+        }
+
+        def partial(j: int) -> Share:
+            ctx = share_context(CONTEXT, j, dropped, 0, 10)
+            point, proof = prove_equal(held[j], cipher[0], ctx)
+            return Share(j, dropped, 0, 10, point, proof)
+
+        partials = [partial(j) for j in range(t)]
+
+        def stand_in() -> bytes:
+            for share in partials:
+                key = share_key(keys[dropped].public, dealing.commitments, share.seat)
+                verify_share(share, key, cipher, CONTEXT)
+            return combine_partials({s.seat: s.point for s in partials})
+
+        figures["stand_in"] = _time(stand_in, 5)
+        assert stand_in() == mul(keys[dropped].x, cipher[0])
+    return figures
+
+
+def bench_after_round(reps: int, ref: Reference) -> float:
+    n = 4
+    keys = _keys(n, 0)
+    transcript = run_deal(keys, [new_deck()] * n)
+    secrets = {i: k.x for i, k in enumerate(keys)}
+    shares = [
+        make_share(k, s, d, p, transcript.final[d][p])
+        for d in range(n)
+        for p in range(52)
+        for s, k in enumerate(keys)
+    ]
+    finals = [d.ciphers for d in transcript.final]
+    times = []
+    for _ in range(reps):
+        ref.sample()
+        started = time.perf_counter()
+        assert not check_keys([k.public for k in keys], secrets)
+        assert not check_stages(transcript, [new_deck()] * n, secrets, CONTEXT)
+        assert not check_shares(shares, finals, secrets)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    ref = Reference()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    deals = {n: bench_deal(n, args.reps, ref) for n in (2, 4, 8)}
+    turns = {n: bench_turn_up(n, args.reps, ref) for n in (2, 4, 8)}
+    after = bench_after_round(max(1, args.reps // 2), ref)
+    m = ref.mul
+    card52 = 52 * m
+    print(
+        f"reference: one scalar multiplication {m * 1e6:.0f} µs; 52 of them {card52 * 1e3:.2f} ms"
+    )
+    print("\ndeal (one member's compute; members work in parallel)")
+    print("  (hops: one-way network hops before play: the keys, N stages, the face-up shares)")
+    print(" players  stage ms  ×52-ref  key phase ms  deal compute ms  ×52-ref  hops  target")
+    for n, f in deals.items():
+        target = "" if n != 4 else ("< 100 ms: met" if f["deal"] < 0.1 else "< 100 ms: NOT met")
+        print(
+            f" {n:>7}  {f['stage'] * 1e3:8.1f}  {f['stage'] / card52:7.2f}  {f['key'] * 1e3:12.1f}"
+            f"  {f['deal'] * 1e3:15.1f}  {f['deal'] / card52:7.2f}  {n + 2:>4}  {target}"
+        )
+    print("\nturn-up of one card (µs, and in scalar multiplications)")
+    print(" players  make share  check one  combine  one peer's total  stand-in for a dropped")
+    for n, f in turns.items():
+        stand = (
+            f"{f['stand_in'] * 1e6:8.0f} ({f['stand_in'] / m:4.1f}×)" if "stand_in" in f else "-"
+        )
+        print(
+            f" {n:>7}  {f['make'] * 1e6:6.0f} ({f['make'] / m:3.1f}×)"
+            f"  {f['check'] * 1e6:5.0f} ({f['check'] / m:3.1f}×)"
+            f"  {f['combine'] * 1e6:5.0f}  {f['peer'] * 1e6:8.0f} ({f['peer'] / m:4.1f}×)"
+            f"      {stand}"
+        )
+    print(
+        f"\nafter the round (4 players: 16 stages re-run, 208 shares checked): "
+        f"{after * 1e3:.0f} ms = {after / card52:.1f}× the 52-card reference"
+    )
+
+
+if __name__ == "__main__":
+    main()

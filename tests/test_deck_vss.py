@@ -1,0 +1,200 @@
+"""Feldman VSS of the round secrets: a member who drops mid-round does not take its share away."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from p2p_nertz.deck.check import Fault, FaultKind, check_dealings
+from p2p_nertz.deck.group import ORDER, DeckError, base_mul, mul
+from p2p_nertz.deck.keys import MemberKey
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
+from p2p_nertz.deck.vss import (
+    Dealing,
+    check_revealed_share,
+    combine_partials,
+    deal_shares,
+    open_share,
+    reconstruct,
+    share_key,
+    threshold,
+)
+from tests.deck_helpers import CONTEXT, box_keys, deal, member_keys
+
+
+def _held(n: int, dealer: int, keys: list[MemberKey], dealing: Dealing) -> dict[int, int]:
+    _, secrets = box_keys(n)
+    return {
+        j: open_share(
+            dealing,
+            public=keys[dealer].public,
+            dealer=dealer,
+            seat=j,
+            members=n,
+            secret=secrets[j],
+            context=CONTEXT,
+        )
+        for j in range(n)
+        if j != dealer
+    }
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_deck_vss_any_threshold_rebuilds_the_secret_and_fewer_do_not(n: int) -> None:
+    keys = member_keys(n, "vss")
+    publics, _ = box_keys(n)
+    dealer = n - 1
+    held = _held(n, dealer, keys, deal_shares(keys[dealer], dealer, publics))
+    t = threshold(n)
+    assert t is not None
+    for group in itertools.combinations(sorted(held), t):
+        assert reconstruct({j: held[j] for j in group}) == keys[dealer].x
+    for group in itertools.combinations(sorted(held), t - 1):
+        assert reconstruct({j: held[j] for j in group}) != keys[dealer].x
+
+
+def test_deck_vss_none_under_three_members() -> None:
+    keys = member_keys(2)
+    publics, _ = box_keys(2)
+    assert threshold(2) is None
+    with pytest.raises(ValueError, match="no VSS"):
+        deal_shares(keys[0], 0, publics)
+
+
+def test_deck_vss_a_bad_share_is_caught_by_its_recipient() -> None:
+    n, dealer, seat = 5, 0, 2
+    keys = member_keys(n, "bad")
+    publics, secrets = box_keys(n)
+    good = deal_shares(keys[dealer], dealer, publics)
+
+    def opened(dealing: Dealing, secret: bytes = secrets[seat]) -> int:
+        return open_share(
+            dealing,
+            public=keys[dealer].public,
+            dealer=dealer,
+            seat=seat,
+            members=n,
+            secret=secret,
+            context=CONTEXT,
+        )
+
+    # A box that does not open (a bit flipped); seat 2's box is the second (seat 0 deals).
+    flipped = bytes([good.boxes[1][0] ^ 1]) + good.boxes[1][1:]
+    with pytest.raises(DeckError, match="does not open"):
+        opened(dataclasses.replace(good, boxes=(good.boxes[0], flipped, *good.boxes[2:])))
+    # A box that opens, to a share the published commitments do not fix.
+    other = deal_shares(keys[1], 1, publics)
+    moved = dataclasses.replace(good, commitments=(other.commitments[0], *good.commitments[1:]))
+    with pytest.raises(DeckError, match="commitments"):
+        opened(moved)
+    # Another member's key does not open seat 2's box.
+    with pytest.raises(DeckError, match="does not open"):
+        opened(good, secret=secrets[3])
+    # The share revealed in the clear (the answer to a complaint) is checked the same way.
+    sigma = opened(good)
+    check_revealed_share(sigma, public=keys[0].public, commitments=good.commitments, seat=seat)
+    with pytest.raises(DeckError, match="commitments"):
+        check_revealed_share(
+            sigma + 1, public=keys[0].public, commitments=good.commitments, seat=seat
+        )
+
+
+def test_deck_vss_a_dealing_is_rerun_after_the_round() -> None:
+    n = 4
+    keys = member_keys(n, "rerun")
+    publics, _ = box_keys(n)
+    dealings = {i: deal_shares(keys[i], i, publics) for i in range(n)}
+    secrets = {i: k.x for i, k in enumerate(keys)}
+    assert check_dealings(dealings, secrets, publics, CONTEXT) == []
+    bad = deal_shares(member_keys(n, "other")[2], 2, publics)
+    dealings[2] = dataclasses.replace(dealings[2], boxes=bad.boxes)
+    assert check_dealings(dealings, secrets, publics, CONTEXT) == [Fault(FaultKind.BAD_DEALING, 2)]
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(min_value=3, max_value=7), st.data())
+def test_deck_vss_the_members_left_open_a_card_for_one_who_dropped(
+    n: int, data: st.DataObject
+) -> None:
+    keys = member_keys(n, f"drop{n}")
+    publics, _ = box_keys(n)
+    transcript = deal(n, f"drop{n}")
+    dropped = data.draw(st.integers(min_value=0, max_value=n - 1), label="dropped")
+    deck = data.draw(st.integers(min_value=0, max_value=n - 1), label="deck")
+    position = data.draw(st.integers(min_value=0, max_value=51), label="position")
+    dealing = deal_shares(keys[dropped], dropped, publics)
+    held = _held(n, dropped, keys, dealing)
+    t = threshold(n)
+    assert t is not None
+    left = sorted(held)
+    helpers = data.draw(st.permutations(left), label="helpers")[:t]
+    cipher = transcript.final[deck][position]
+    partials = {}
+    for j in helpers:
+        # Member j's partial share for the dropped member, proven against σ·G from the commitments.
+        ctx = share_context(CONTEXT, j, dropped, deck, position)
+        point, proof = prove_equal(held[j], cipher[0], ctx)
+        share = Share(j, dropped, deck, position, point, proof)
+        verify_share(
+            share, share_key(keys[dropped].public, dealing.commitments, j), cipher, CONTEXT
+        )
+        partials[j] = point
+    stand_in = combine_partials(partials)
+    assert stand_in == mul(keys[dropped].x, cipher[0])
+    own = [
+        make_share(k, s, deck, position, cipher).point for s, k in enumerate(keys) if s != dropped
+    ]
+    assert open_card(cipher, [*own, stand_in]) is not None
+    # A partial share proven with a wrong σ is refused against the commitments.
+    ctx = share_context(CONTEXT, helpers[0], dropped, deck, position)
+    point, proof = prove_equal(held[helpers[0]] + 1, cipher[0], ctx)
+    with pytest.raises(DeckError):
+        verify_share(
+            Share(helpers[0], dropped, deck, position, point, proof),
+            share_key(keys[dropped].public, dealing.commitments, helpers[0]),
+            cipher,
+            CONTEXT,
+        )
+    # Fewer than t partials combine to something else.
+    if t > 1:
+        fewer = {j: partials[j] for j in helpers[: t - 1]}
+        assert combine_partials(fewer) != stand_in
+
+
+def test_deck_vss_share_keys_match_the_shares() -> None:
+    n = 5
+    keys = member_keys(n, "keys")
+    publics, _ = box_keys(n)
+    dealing = deal_shares(keys[0], 0, publics)
+    for j, sigma in _held(n, 0, keys, dealing).items():
+        assert share_key(keys[0].public, dealing.commitments, j) == base_mul(sigma)
+
+
+@given(
+    st.integers(min_value=3, max_value=8).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.integers(1, ORDER - 1), min_size=n // 2, max_size=n // 2),
+            st.permutations(range(n)),
+        )
+    )
+)
+def test_deck_vss_lagrange_rebuilds_any_polynomial_from_any_threshold(
+    case: tuple[int, list[int], list[int]],
+) -> None:
+    n, coefficients, order = case
+    t = threshold(n)
+    assert t == len(coefficients) + 1
+    secret = 1 + coefficients[0] % 1000
+
+    def f(seat: int) -> int:
+        return sum(a * (seat + 1) ** k for k, a in enumerate([secret, *coefficients])) % ORDER
+
+    seats = order[:t]
+    assert reconstruct({j: f(j) for j in seats}) == secret
+    assert reconstruct({j: f(j) for j in seats[:-1]}) != secret
