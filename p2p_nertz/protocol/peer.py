@@ -69,14 +69,13 @@ Faults.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.author import Author
 from p2p_nertz.protocol.bodies import (
-    VOTE_WINDOW,
     Beat,
     Drop,
     DropReason,
@@ -269,9 +268,13 @@ class Peer:
             chains=self._chains,
             duties=self._duties,
         )
-        # Recovery (restore with ``recover``): our log may lack events we signed and sent;
-        # while it lasts we sign nothing (protocol/recovery.py).
-        self._recovery: Recovery | None = None
+        self._author = Author(
+            self.seat,
+            self.spec.peer_ids,
+            config=config,
+            delivery=self._delivery,
+            duties=self._duties,
+        )
 
     @property
     def config(self) -> PeerConfig:
@@ -284,6 +287,7 @@ class Peer:
         self._config = config
         self._delivery.max_pending = config.max_pending
         self._delivery.beat_interval = config.beat_interval
+        self._author.config = config
 
     @property
     def _folds(self) -> Folds:
@@ -517,7 +521,7 @@ class Peer:
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
-        self._sign_vote(other, held, DropReason.ABANDON, now)
+        self._author.sign_vote(other, held, DropReason.ABANDON, now)
         return self._flush(now)
 
     # -- restart ----------------------------------------------------------------------------
@@ -561,92 +565,32 @@ class Peer:
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
-            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
-            peer._recovery_want(now)
+            peer._author.recovery = Recovery(peer.seat, peer._n, len(own), now)
+            peer._author.recovery_want(now)
         else:
             if not own:
                 peer._emit(Join(peer._frontier()), now)
             peer._beat(Kind.BEAT, now)
         return peer, peer._flush(now)
 
-    # -- recovery ---------------------------------------------------------------------------
+    # -- recovery (our own feed's: :meth:`Author.recovered`) ---------------------------------
     @property
     def recovering(self) -> bool:
         """Whether this peer, restored with ``recover``, still waits to learn its own feed."""
-        return self._recovery is not None
+        return self._author.recovery is not None
 
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
         hold and every event that existed when the others took our first want in, or that
         announced more of our feed than we hold (empty when not recovering)."""
-        recovery = self._recovery
-        if recovery is None:
-            return ()
-        tentative = self.tentative
-        members = [q for q in range(self._n) if q not in tentative.dropped]
-        membership = self._membership
-        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
-        return recovery.awaiting(
-            members,
-            cheaters,
-            len(self._feeds[self.seat]),
-            self._finality.claimed,
-            tentative.votes,
-        )
+        return self._author.awaiting()
 
     def recovery_hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
-        recovery = self._recovery
-        if recovery is None:
-            return False
-        return recovery.hopeless(
-            self.awaiting(), self._membership.heard, now, self.config.drop_after
-        )
-
-    def _recovery_want(self, now: float) -> None:
-        """Ask every member for our own events past what we hold (a want is signed but names
-        no head: it announces nothing of our feed, and keeps us heard)."""
-        recovery = self._recovery
-        assert recovery is not None
-        if not recovery.clock:
-            # The first one is timed far above anything we sent before (our reservation):
-            # another member's clock passes it by taking it in (§5.3), or only after some
-            # thousand messages of the table, long after what we sent before the crash arrived.
-            outbox = self._outbox
-            outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
-        frontier = self._frontier() if recovery.recovering_too() else ()
-        asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
-        for to, seat, first, last in asks:
-            wire = self._delivery.want_wire(seat, first, last)
-            if not recovery.clock:
-                recovery.clock = self._outbox.clock  # (our first want's time)
-            self._outbox.effects.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
-        self._outbox.spoke(now)
-
-    def _check_recovered(self, now: float) -> None:
-        """End the recovery once nothing the others hold of our feed is missing here."""
-        own = self._feeds[self.seat]
-        if self.awaiting() or self._store.waiting(self.seat):
-            return
-        assert self._recovery is not None
-        votes = self.tentative.votes.get(self.seat, ())
-        done = self._recovery.finished(len(own), self._finality.claimed, votes)
-        if done is None:
-            return
-        self._recovery = None
-        self._outbox.effects.append(done)
-        self._finality.dirty = True
-        for seat, fork_seq in self._membership.deferred_forks:
-            self._vote_fork(seat, fork_seq, now)
-        self._membership.deferred_forks.clear()
-        if not own:
-            self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
-        self._advance_final()
-        self._act()
-        self._beat(Kind.BEAT, now)
+        return self._author.hopeless(now)
 
     # -- receiving (the receive path: :class:`Delivery`) -------------------------------------
     @property
@@ -656,7 +600,7 @@ class Peer:
 
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
         """Take one message in (:meth:`Delivery.receive`), doing what it asks as it asks."""
-        for ask in self._delivery.receive(data, now, source, self._recovery):
+        for ask in self._delivery.receive(data, now, source, self._author.recovery):
             self._do(ask, now)
 
     def _drain(self, now: float) -> None:
@@ -667,7 +611,7 @@ class Peer:
     def _do(self, ask: Ask, now: float) -> None:
         """What the receive path asks before it goes on: a vote, a withdrawal, an answer."""
         if type(ask) is ForkVote:
-            self._vote_fork(ask.seat, ask.seq, ask.now)
+            self._author.vote_fork(ask.seat, ask.seq, ask.now)
         elif type(ask) is Withdraw:
             self._emit(Drop(self._frontier(), ask.seat, 0, DropReason.WITHDRAW), ask.now)
         else:
@@ -682,36 +626,6 @@ class Peer:
     def _answer_want(self, to: PeerId, want: Want) -> None:
         self._delivery.answer_want(to, want)
 
-    # -- votes (decided by Membership; signed here) ------------------------------------------
-    def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
-        """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
-        says what the vote counts)."""
-        cut = self._membership.fork_vote(
-            seat,
-            fork_seq,
-            len(self._feeds[seat]),
-            self._finality.final_count(seat),
-            recovering=self.recovering,
-        )
-        if cut is not None:
-            self._sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
-
-    def _sign_vote(
-        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
-    ) -> None:
-        """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
-        ids of its last events up to there (:meth:`Feeds.ids`)."""
-        ids = self._store.ids(seat, last, VOTE_WINDOW)
-        self._sign(Drop((), seat, last, reason, fork_seq, ids), now)
-
-    def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
-        """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
-        last = self._membership.vote(
-            seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
-        )
-        if last is not None:
-            self._sign_vote(seat, last, reason, now)
-
     # -- finality (the chains that count and the final fold: :class:`Chains`) ---------------
     def _advance_final(self) -> None:
         """Move the final fold as far as it may; vote out again a member it readmits that was
@@ -719,57 +633,21 @@ class Peer:
         chains = self._chains
         if chains.advance(self.recovering):
             for q in chains.readmitted():
-                self._vote_fork(q, self._membership.forked_at[q], None)
+                self._author.vote_fork(q, self._membership.forked_at[q], None)
             self._act()
 
-    # -- acting on the final state ----------------------------------------------------------
+    # -- signing (what and when: :class:`Author`) ---------------------------------------------
     def _act(self) -> None:
-        """Sign the events the final state now calls for (:class:`Duties`)."""
-        if self.recovering:
-            return  # nothing is signed before our own feed is known (_check_recovered acts)
-        final = self._final
-        duties = self._duties
-        own = self._feeds[self.seat]
-        author = duties.abandon_to_answer(final, own)
-        if author is not None:
-            self._sign_vote(author, len(self._feeds[author]), DropReason.ABANDON, None)
-        if self.seat in final.dropped:
-            # Our own votes no longer count (we were out): our announcements unfreeze.
-            voted = self._membership.voted
-            for q in [q for q in voted if q not in final.dropped]:
-                del voted[q]
-            join = duties.rejoin_request(final, own, self.config.rejoin)
-            if join is not None:
-                self._sign(join, None)
-            return
-        body = duties.phase_event(final, self.ready_through)
-        if body is not None:
-            self._sign(body, None)
+        """Sign the events the final state now calls for (:meth:`Author.act`)."""
+        self._author.act(self.ready_through)
 
-    def _sponsor_rejoins(self, now: float) -> None:
-        """Readmit the dropped members whose rejoin requests we hold
-        (:meth:`Duties.sponsorships`)."""
-        membership = self._membership
-        for q, request in self._duties.sponsorships(
-            self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
-        ):
-            self._sign_vote(q, request, DropReason.REJOIN, now)
-
-    # -- sending (signed and queued by the Outbox) -------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
         """What we announce holding (:meth:`Membership.frontier`)."""
-        return self._membership.frontier(self._feeds, self._final.dropped)
-
-    def _sign(self, body: EventBody, now: float | None) -> None:
-        """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
-        self._emit(_with_frontier(body, self._frontier()), now)
+        return self._author.frontier()
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
-        message, body = self._outbox.sign_event(self._feeds, self.seat, body, now)
-        self._duties.mark_done(message.kind, body)
-        self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
-        self._outbox.signed(message.kind, now)
+        self._author.emit(body, now)
 
     def _beat(self, kind: Kind, now: float) -> None:
         """Announce our head and what we hold to everyone (:meth:`Outbox.beat`)."""
@@ -786,61 +664,23 @@ class Peer:
         if phase != self._phase_key:
             self._phase_key = phase
             self._phase_since = now
-        self._liveness(now)
+        self._author.liveness(now, self._phase_since)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):
                 self._delivery.want(seat, upto, source, now)
-        if self.recovering:
-            self._check_recovered(now)
+        if self.recovering and self._author.recovered(now):
+            self._advance_final()
+            self._act()
+            self._beat(Kind.BEAT, now)
         outbox = self._outbox
         if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
             outbox.ack_due = None
             if now >= outbox.last_sent + self.config.beat_interval:
-                self._recovery_want(now)
+                self._author.recovery_want(now)
         else:
             due = outbox.beat_due(now)
             if due is not None:
                 self._beat(due, now)
         return outbox.take()
-
-    def _liveness(self, now: float) -> None:
-        final = self._final
-        if self.recovering:
-            return  # no vote, no readmission before our own feed is known (§9.6)
-        if self._membership.rejoin_requests:
-            self._sponsor_rejoins(now)
-        for q, fork_seq in self._membership.probes_due(
-            now, final.dropped, self.config.beat_interval
-        ):
-            # Another member voted on proof we do not have: ask everyone for their version
-            # of that seq (one holding another version than ours sends the proof).
-            self._outbox.effects.append(Send(self._delivery.want_wire(q, fork_seq, fork_seq)))
-        self._membership.track_silence(now, final.dropped)
-        # Connected but withholding what the round waits for: a majority's votes drop the seat.
-        for q in self._membership.withholding(now, final, self._phase_since):
-            self._vote(q, DropReason.WITHHELD, now)
-        if now >= self._membership.stall_scan_at:
-            self._membership.stall_scan_at = now + self.config.beat_interval
-            self._scan_stalls(now)
-        for q, vote in self._membership.silence_due(now, final.dropped):
-            if vote:
-                self._vote(q, DropReason.SILENT, now)
-            else:
-                self._outbox.effects.append(Suspected(q, True))
-
-    def _scan_stalls(self, now: float) -> None:
-        """Vote out the members that keep talking while finality waits for them
-        (:meth:`Membership.stalls`, §9.2): a vote *withheld* stands when it beats again."""
-        final = self._final
-        for q in self._membership.stalls(
-            now, final, lambda: self.tentative, self._feeds, self._finality
-        ):
-            self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
-            self._vote(q, DropReason.WITHHELD, now)
-
-
-def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:
-    """The same body with another frontier (all event bodies carry one)."""
-    return dataclasses.replace(body, frontier=frontier)
