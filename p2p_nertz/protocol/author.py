@@ -30,7 +30,7 @@ from p2p_nertz.protocol.effects import Send, Suspected
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery
-from p2p_nertz.protocol.state import GameState
+from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["Author", "Timers"]
 
@@ -67,6 +67,7 @@ class Author:
         seat: int,
         peer_ids: tuple[PeerId, ...],
         *,
+        now: float,
         config: Timers,
         delivery: Delivery,
         duties: Duties,
@@ -85,6 +86,9 @@ class Author:
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
         self.recovery: Recovery | None = None
+        # The phase timer: the final fold's phase, and when it entered it (at an input's end).
+        self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
+        self.phase_since = now
 
     @property
     def final(self) -> GameState:
@@ -162,10 +166,28 @@ class Author:
         if body is not None:
             self.sign(body, None)
 
-    def liveness(self, now: float, since: float) -> None:
-        """Readmit, probe, suspect and vote as the timers call for, with the final fold in its
-        phase since ``since`` (nothing while recovering, §9.6)."""
+    def next_deadline(self) -> float:
+        """When the timers next have something to do: a beat or an ack of ours, a gap to ask
+        for, a wait or a silence to act on (:meth:`Membership.deadlines`)."""
+        outbox = self.outbox
+        deadlines = [outbox.last_sent + self.config.beat_interval]
+        deadlines.extend(due for due, _, _ in self.store.gaps.values())
+        if self.recovery is not None:  # only our wants and gap repair run (no votes, no acks)
+            return min(deadlines)
+        if outbox.ack_due is not None:
+            deadlines.append(outbox.ack_due)
+        deadlines.extend(self.membership.deadlines(self.final, self.phase_since))
+        return min(deadlines)
+
+    def liveness(self, now: float) -> None:
+        """At the end of an input: note when the final fold's phase began, then readmit,
+        probe, suspect and vote as the timers call for (nothing while recovering, §9.6)."""
         final = self.final
+        phase = (final.phase, final.round.number)
+        if phase != self.phase:
+            self.phase = phase
+            self.phase_since = now
+        since = self.phase_since
         membership = self.membership
         if self.recovery is not None:
             return  # no vote, no readmission before our own feed is known (§9.6)

@@ -76,7 +76,6 @@ from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.author import Author
 from p2p_nertz.protocol.bodies import (
-    Beat,
     Drop,
     DropReason,
     EventBody,
@@ -131,9 +130,6 @@ __all__ = [
     "Send",
     "Suspected",
 ]
-
-
-_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,8 +223,6 @@ class Peer:
             envelopes=envelopes,
         )
         self._wire(now)
-        self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
-        self._phase_since = now  # when the final fold entered its current phase
         self._started = False
 
     def _wire(self, now: float) -> None:
@@ -271,6 +265,7 @@ class Peer:
         self._author = Author(
             self.seat,
             self.spec.peer_ids,
+            now=now,
             config=config,
             delivery=self._delivery,
             duties=self._duties,
@@ -388,15 +383,7 @@ class Peer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
-        outbox = self._outbox
-        deadlines = [outbox.last_sent + self.config.beat_interval]
-        deadlines.extend(due for due, _, _ in self._store.gaps.values())
-        if self.recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min(deadlines)
-        if outbox.ack_due is not None:
-            deadlines.append(outbox.ack_due)
-        deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
-        return min(deadlines)
+        return self._author.next_deadline()
 
     # -- inputs -----------------------------------------------------------------------------
     def start(self, now: float) -> list[Effect]:
@@ -660,11 +647,7 @@ class Peer:
         while self._store.redrain:
             self._drain(now)
             self._advance_final()
-        phase = (self._final.phase, self._final.round.number)
-        if phase != self._phase_key:
-            self._phase_key = phase
-            self._phase_since = now
-        self._author.liveness(now, self._phase_since)
+        self._author.liveness(now)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):
                 self._delivery.want(seat, upto, source, now)
