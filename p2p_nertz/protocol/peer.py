@@ -17,9 +17,15 @@ What it owns, and what it does not.
     out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
     :class:`~.recovery.Recovery`, :class:`~.duties.Duties`, :class:`~.inbox.Inbox` (what
     comes in: decoding, the beats taken, refusals), :class:`~.outbox.Outbox` (our clock, our
-    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. The
-    peer itself owns only the phase timer: it wires those objects and turns what they return
-    into effects, in order (signing, logging, sending).
+    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. Three
+    parts wire them: :class:`~.delivery.Delivery` (the receive path: a message in, checked,
+    held, delivered or refused), :class:`~.chains.Chains` (the chains that count followed,
+    the final fold moved on), :class:`~.author.Author` (what we sign and when: votes, phase
+    events, the liveness timers, the recovery of our own feed). Where the receive path finds
+    that an event of ours is due (a vote on a proof, a withdrawal) it yields an ask and the
+    peer has the author sign it before it goes on; nothing below calls back into the peer.
+    The peer itself owns nothing but those parts: it is the front that takes the inputs and
+    returns the effects, in order (signing, logging, sending).
 
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
