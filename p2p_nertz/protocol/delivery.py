@@ -45,6 +45,7 @@ __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
 _NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 _LIE = "event {} is timed below a clock its author announced"
+_NOTHING: Iterator[Ask] = iter(())  # (nothing asked: an empty iterator, shared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +129,21 @@ class Delivery:
     def receive(
         self, data: bytes, now: float, source: Source, recovery: Recovery | None
     ) -> Iterator[Ask]:
-        """Take one message in (``recovery``: ours, while it lasts); yield what it asks of us."""
+        """Take one message in (``recovery``: ours, while it lasts): what it asks of us, one at
+        a time, as it is taken (iterate it at once: the message is opened now, taken as asked).
+        """
         opened = self.inbox.open(data, self.outbox.clock)
         if isinstance(opened, Rejected):
             self.refused(opened)
-            return
+            return _NOTHING
         seat, message, body = opened
+        # (The generator of the kind, not one around it: this runs for every message.)
         if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
-            if seat != self.seat:  # (our own beat, echoed: nothing to learn)
-                yield from self._receive_beat(seat, message, body, now, recovery)
-            return
+            if seat == self.seat:  # (our own beat, echoed: nothing to learn)
+                return _NOTHING
+            return self._receive_beat(seat, message, body, now, recovery)
         assert not isinstance(body, _NOT_EVENTS)
-        yield from self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+        return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
 
     def _receive_beat(
         self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None
