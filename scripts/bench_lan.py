@@ -322,7 +322,8 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
     :class:`PeerNode` subclass that builds it and stamps our claims as they are sent.
 
     PeerNode has no hook for these, so the script subclasses both, extending (never replacing)
-    ``Peer.feed_many`` and the private ``Peer._receive``, ``Peer._deliver``,
+    ``Peer.feed_many`` and the private ``Peer._receive``, ``Delivery.deliver`` (of the
+    peer's receive path, which delivers its own events too),
     ``Peer._advance_final``, ``PeerNode._make_peer``, ``PeerNode._send``,
     ``PeerNode._receive_loop`` and ``PeerNode._outlet`` (given socket wrappers that stamp
     arrivals and hand-offs); nothing in the product changes.
@@ -345,6 +346,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.locked = 0  # when its feeding took the node's lock
             self.arrivals: dict[tuple[int, int], tuple[int, int]] = {}
             self._waiting: dict[tuple[int, int], int] = {}  # claim -> lamport, until final
+            # Every event, ours and the others', is delivered by the receive path's deliver.
+            deliver = self._delivery.deliver
+
+            def probed(seat: int, message: Any, body: Any, now: float, *, source: Source) -> None:
+                deliver(seat, message, body, now, source=source)
+                self._delivered(seat, message)
+
+            self._delivery.deliver = probed  # type: ignore[method-assign]
 
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
@@ -354,10 +363,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.received += 1
             super()._receive(data, now, source=source)
 
-        def _deliver(
-            self, seat: int, message: Any, body: Any, now: float, *, source: Source
-        ) -> None:
-            super()._deliver(seat, message, body, now, source=source)
+        def _delivered(self, seat: int, message: Any) -> None:
             if message.kind is Kind.CLAIM:
                 stamp = time.perf_counter_ns()
                 key = (seat, message.seq)

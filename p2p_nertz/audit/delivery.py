@@ -434,7 +434,7 @@ class ForkWatch:
         where the log holds two versions of one of its events (a log holds the events its
         peer delivered, in order: a peer that gave up one version for the other, for the
         chain a drop keeps or the votes quote, or the chain that goes on,
-        ``Peer._follow_continued``, delivered the other after it); ``None`` otherwise."""
+        ``Chains.follow_continued``, delivered the other after it); ``None`` otherwise."""
         chain = {seq: prefix for (author, seq), prefix in self.followed.items() if author == seat}
         switched = any(
             len(held) > 1 for (author, _), held in self.holders.items() if author == seat

@@ -209,7 +209,7 @@ class Feeds:
         waiting = self.waiting_next(seat)
         if waiting is not None and waiting.seq > head and waiting.lamport <= lamport:
             # The same with the next event, come before the beat and waiting for its turn (one
-            # further on is checked when its turn comes: Peer._chain_problem, check 1).
+            # further on is checked when its turn comes: Delivery.drain, check 1).
             del self.pending[seat][waiting.seq]
             return Contradiction(waiting)
         return None

@@ -305,7 +305,7 @@ class Membership:
         gone = now - self.heard[seat] - timers.drop_after
         stall = self.stall.get(seat)
         if stall is not None and now < self.heard[seat] + timers.suspect_after:
-            # (A member silent now is the silence timers' alone, as Peer._scan_stalls says: a
+            # (A member silent now is the silence timers' alone, as Author.liveness says: a
             # wait noted while it still talked does not count, even before the next scan drops
             # it.)
             gone = max(gone, now - stall[0] - timers.phase_timeout)

@@ -17,9 +17,15 @@ What it owns, and what it does not.
     out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
     :class:`~.recovery.Recovery`, :class:`~.duties.Duties`, :class:`~.inbox.Inbox` (what
     comes in: decoding, the beats taken, refusals), :class:`~.outbox.Outbox` (our clock, our
-    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. The
-    peer itself owns only the phase timer: it wires those objects and turns what they return
-    into effects, in order (signing, logging, sending).
+    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. Three
+    parts wire them: :class:`~.delivery.Delivery` (the receive path: a message in, checked,
+    held, delivered or refused), :class:`~.chains.Chains` (the chains that count followed,
+    the final fold moved on), :class:`~.author.Author` (what we sign and when: votes, phase
+    events, the liveness timers, the recovery of our own feed). Where the receive path finds
+    that an event of ours is due (a vote on a proof, a withdrawal) it yields an ask and the
+    peer has the author sign it before it goes on; nothing below calls back into the peer.
+    The peer itself owns nothing but those parts: it is the front that takes the inputs and
+    returns the effects, in order (signing, logging, sending).
 
 Feeds and causal delivery.
     Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An event is
@@ -69,15 +75,13 @@ Faults.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.author import Author
 from p2p_nertz.protocol.bodies import (
-    VOTE_WINDOW,
-    Beat,
     Drop,
     DropReason,
     EventBody,
@@ -85,8 +89,9 @@ from p2p_nertz.protocol.bodies import (
     Leave,
     Play,
     Want,
-    parse_body,
 )
+from p2p_nertz.protocol.chains import Chains
+from p2p_nertz.protocol.delivery import Answer, Ask, Delivery, ForkVote, Withdraw
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import (
     Effect,
@@ -99,24 +104,20 @@ from p2p_nertz.protocol.effects import (
     Suspected,
 )
 from p2p_nertz.protocol.envelope import (
-    KIND_DROP,
-    KIND_JOIN,
-    KIND_MOVE,
     EnvelopeCache,
-    InvalidMessageError,
     Kind,
     Message,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.feeds import ChainCode, Feeds, Followed, Parting, Ready, Refusal, Source
-from p2p_nertz.protocol.finality import Finality, settle
+from p2p_nertz.protocol.feeds import Feeds, Source
+from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
-from p2p_nertz.protocol.recovery import Recovered, Recovery, fork_vote_of
+from p2p_nertz.protocol.recovery import Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase
 from p2p_nertz.rules import Move, Pile, Table
@@ -135,9 +136,6 @@ __all__ = [
     "Send",
     "Suspected",
 ]
-
-
-_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +205,7 @@ class Peer:
             raise LocalProtocolError("this identity is not in the game's roster") from None
         self.identity = identity
         self.spec = spec
-        self.config = config or PeerConfig()
+        self._config = config or PeerConfig()
         self.game_id = spec.game_id
         envelopes = envelopes if envelopes is not None else EnvelopeCache()
         #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
@@ -231,9 +229,6 @@ class Peer:
             envelopes=envelopes,
         )
         self._wire(now)
-        self._phase_key: tuple[Phase, int] = (Phase.JOINING, 0)
-        self._phase_since = now  # when the final fold entered its current phase
-        self._votes_held = False  # a drop vote was delivered: check for exclusions
         self._started = False
 
     def _wire(self, now: float) -> None:
@@ -253,12 +248,57 @@ class Peer:
         )
         self._membership = Membership(self.seat, n, now, timers)
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
-        self._folds = Folds(self._final, own=self.seat)
-        self._folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
+        folds = Folds(self._final, own=self.seat)
+        folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._duties = Duties(self.seat, self.spec, self._secret, self._nonce)
-        # Recovery (restore with ``recover``): our log may lack events we signed and sent;
-        # while it lasts we sign nothing (protocol/recovery.py).
-        self._recovery: Recovery | None = None
+        self._chains = Chains(
+            self.seat,
+            store=self._store,
+            finality=self._finality,
+            membership=self._membership,
+            folds=folds,
+            inbox=self._inbox,
+            outbox=self._outbox,
+        )
+        self._delivery = Delivery(
+            self.seat,
+            self.spec.peer_ids,
+            max_pending=config.max_pending,
+            beat_interval=config.beat_interval,
+            chains=self._chains,
+            duties=self._duties,
+        )
+        self._author = Author(
+            self.seat,
+            self.spec.peer_ids,
+            now=now,
+            config=config,
+            delivery=self._delivery,
+            duties=self._duties,
+        )
+
+    @property
+    def config(self) -> PeerConfig:
+        """Timers and limits; one set later changes what is read per message (the limits of
+        the receive path, the timers of the phases), not the timers the parts were made with."""
+        return self._config
+
+    @config.setter
+    def config(self, config: PeerConfig) -> None:
+        self._config = config
+        self._delivery.max_pending = config.max_pending
+        self._delivery.beat_interval = config.beat_interval
+        self._author.config = config
+
+    @property
+    def _folds(self) -> Folds:
+        """The final and the tentative fold (:class:`Folds`), as the parts below use them."""
+        return self._chains.folds
+
+    @_folds.setter
+    def _folds(self, folds: Folds) -> None:
+        # (A test's cheat folds with a state of its own: every part then uses the new folds.)
+        self._chains.folds = self._delivery.folds = folds
 
     # -- secrets of the fair deal (our key's: :meth:`Outbox.secret`) ------------------------
     def _secret(self, number: int) -> bytes:
@@ -349,15 +389,7 @@ class Peer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
-        outbox = self._outbox
-        deadlines = [outbox.last_sent + self.config.beat_interval]
-        deadlines.extend(due for due, _, _ in self._store.gaps.values())
-        if self.recovering:  # only our wants and gap repair run (no votes, no acks)
-            return min(deadlines)
-        if outbox.ack_due is not None:
-            deadlines.append(outbox.ack_due)
-        deadlines.extend(self._membership.deadlines(self._final, self._phase_since))
-        return min(deadlines)
+        return self._author.next_deadline()
 
     # -- inputs -----------------------------------------------------------------------------
     def start(self, now: float) -> list[Effect]:
@@ -482,7 +514,7 @@ class Peer:
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again
-        self._sign_vote(other, held, DropReason.ABANDON, now)
+        self._author.sign_vote(other, held, DropReason.ABANDON, now)
         return self._flush(now)
 
     # -- restart ----------------------------------------------------------------------------
@@ -520,670 +552,95 @@ class Peer:
         peer = cls(identity, spec, now, config, envelopes=envelopes)
         peer._started = True
         peer._outbox.clock = peer._outbox.reserved = reserved
-        peer._read_back(list(records), now)
+        for ask in peer._delivery.read_back(list(records), now):
+            peer._do(ask, now)
         own = peer._feeds[peer.seat]
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
-            peer._recovery = Recovery(peer.seat, peer._n, len(own), now)
-            peer._recovery_want(now)
+            peer._author.recovery = Recovery(peer.seat, peer._n, len(own), now)
+            peer._author.recovery_want(now)
         else:
             if not own:
                 peer._emit(Join(peer._frontier()), now)
             peer._beat(Kind.BEAT, now)
         return peer, peer._flush(now)
 
-    def _read_back(self, records: list[bytes], now: float) -> None:
-        """Take our log back: every event as it came (nothing is logged or sent again), our own
-        events as done (:meth:`_take_back`)."""
-        for data in records:
-            # Our votes on proof of a fork first: the events we delivered past that fork (on
-            # one version or the other) are delivered again the same way.
-            try:
-                message = self._inbox.decode(data)
-            except InvalidMessageError:
-                continue
-            fork = fork_vote_of(message, self.identity.peer_id, self._n)
-            if fork is not None:
-                self._membership.proven_fork(*fork)
-                self._cap_dependencies(fork[0], self._membership.forked_at[fork[0]] - 1)
-        feeds = self._feeds
-        for data in records:
-            held = [len(feed) for feed in feeds]
-            self._receive(data, now, source=Source.LOG)
-            # What the votes read so far decide is followed before the next record, as live
-            # after each input: the kept version of a forked event, taken live once the votes
-            # came, follows them in the log, and is refused as a fork if the version they did
-            # not keep is still held when it is read. (After each vote taken, not after every
-            # record: that refolded the game per record, a restore quadratic in the log.)
-            if self._votes_held and any(
-                m.kind is KIND_DROP for feed, n in zip(feeds, held, strict=True) for m in feed[n:]
-            ):
-                self._follow_held()
-                while self._store.redrain:
-                    self._drain(now)
-        effects = self._outbox.effects
-        effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
-        for message in self._feeds[self.seat]:
-            self._take_back(message)
-
-    def _take_back(self, message: Message) -> None:
-        """Take one of our own events (from our log, or from the others in recovery) as done:
-        the phase events it sends are not sent again, its votes stand."""
-        body = parse_body(message.kind, message.body, self._n)
-        self._duties.mark_done(message.kind, body)
-        assert not isinstance(body, _NOT_EVENTS)
-        self._membership.take_back(body.frontier, body if isinstance(body, Drop) else None)
-
-    # -- recovery ---------------------------------------------------------------------------
+    # -- recovery (our own feed's: :meth:`Author.recovered`) ---------------------------------
     @property
     def recovering(self) -> bool:
         """Whether this peer, restored with ``recover``, still waits to learn its own feed."""
-        return self._recovery is not None
+        return self._author.recovery is not None
 
     def awaiting(self) -> tuple[int, ...]:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
         hold and every event that existed when the others took our first want in, or that
         announced more of our feed than we hold (empty when not recovering)."""
-        recovery = self._recovery
-        if recovery is None:
-            return ()
-        tentative = self.tentative
-        members = [q for q in range(self._n) if q not in tentative.dropped]
-        membership = self._membership
-        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
-        return recovery.awaiting(
-            members,
-            cheaters,
-            len(self._feeds[self.seat]),
-            self._finality.claimed,
-            tentative.votes,
-        )
+        return self._author.awaiting()
 
     def recovery_hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish: every member it waits for has been silent
         for ``drop_after`` (gone, or cut off). It must not sign (it could reuse a seq), so
         nobody can be dropped by it: the runtime should stop and say so."""
-        recovery = self._recovery
-        if recovery is None:
-            return False
-        return recovery.hopeless(
-            self.awaiting(), self._membership.heard, now, self.config.drop_after
-        )
+        return self._author.hopeless(now)
 
-    def _recovery_want(self, now: float) -> None:
-        """Ask every member for our own events past what we hold (a want is signed but names
-        no head: it announces nothing of our feed, and keeps us heard)."""
-        recovery = self._recovery
-        assert recovery is not None
-        if not recovery.clock:
-            # The first one is timed far above anything we sent before (our reservation):
-            # another member's clock passes it by taking it in (§5.3), or only after some
-            # thousand messages of the table, long after what we sent before the crash arrived.
-            outbox = self._outbox
-            outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
-        frontier = self._frontier() if recovery.recovering_too() else ()
-        asks = recovery.asks(len(self._feeds[self.seat]), frontier, self.config.max_want)
-        for to, seat, first, last in asks:
-            wire = self._want_wire(seat, first, last)
-            if not recovery.clock:
-                recovery.clock = self._outbox.clock  # (our first want's time)
-            self._outbox.effects.append(Send(wire, None if to is None else self.spec.peer_ids[to]))
-        self._outbox.spoke(now)
-
-    def _check_recovered(self, now: float) -> None:
-        """End the recovery once nothing the others hold of our feed is missing here."""
-        own = self._feeds[self.seat]
-        if self.awaiting() or self._store.waiting(self.seat):
-            return
-        assert self._recovery is not None
-        votes = self.tentative.votes.get(self.seat, ())
-        done = self._recovery.finished(len(own), self._finality.claimed, votes)
-        if done is None:
-            return
-        self._recovery = None
-        self._outbox.effects.append(done)
-        self._finality.dirty = True
-        for seat, fork_seq in self._membership.deferred_forks:
-            self._vote_fork(seat, fork_seq, now)
-        self._membership.deferred_forks.clear()
-        if not own:
-            self._emit(Join(self._frontier()), now)  # (the log lost even our join, or had none)
-        self._advance_final()
-        self._act()
-        self._beat(Kind.BEAT, now)
-
-    # -- receiving --------------------------------------------------------------------------
+    # -- receiving (the receive path: :class:`Delivery`) -------------------------------------
     @property
     def rejected(self) -> int:
         """How many messages were refused (each one a :class:`Rejected` effect)."""
         return self._inbox.rejected
 
-    def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
-        self._refused(Rejected(reason, detail, author))
-
-    def _refused(self, rejected: Rejected) -> None:
-        self._inbox.rejected += 1
-        self._outbox.effects.append(rejected)
-
     def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
-        opened = self._inbox.open(data, self._outbox.clock)
-        if isinstance(opened, Rejected):
-            self._refused(opened)
-            return
-        seat, message, body = opened
-        if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
-            if seat != self.seat:  # (our own beat, echoed: nothing to learn)
-                self._receive_beat(seat, message, body, now)
-            return
-        assert not isinstance(body, _NOT_EVENTS)
-        self._receive_event(seat, message, body, now, source)
-
-    def _receive_beat(self, seat: int, message: Message, body: Beat | Want, now: float) -> None:
-        """Take a beat, an ack or a want of another member (none is an event)."""
-        beat = body if type(body) is Beat else None
-        if beat is not None:
-            if not self._beat_is_sound(seat, message, beat, now):
-                return
-            # Even an old beat (a relayed proof arrives that way) may contradict an event
-            # still to come: keep it for that check.
-            self._membership.watch_beat(seat, message, beat.head_seq, len(self._feeds[seat]))
-        if not self._inbox.new_beat(seat, message.lamport):
-            return  # an old beat (replayed, or overtaken in the network): nothing new
-        self._heard_from(seat, now)
-        outbox = self._outbox
-        if message.lamport > outbox.clock:
-            outbox.clock = message.lamport
-            self._finality.dirty = True
-        if beat is not None:
-            self._take_beat(seat, message.lamport, beat, now)
-            recovery = self._recovery
-            # Timed above our first recovery want (far above our old clock): sent after it
-            # took the want in, so after all we sent it before the crash (§9.6). If it lacks
-            # some of ours, it cannot learn our head from a beat: send them (it may hold a
-            # later one of ours waiting for them).
-            held = len(self._feeds[self.seat])
-            if (
-                recovery is not None
-                and recovery.beat(seat, message.lamport, beat)
-                and beat.held[self.seat] < held
-            ):
-                self._answer_want(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
-        elif isinstance(body, Want):
-            self._answer_want(message.author, body)
-            if self._recovery is not None:
-                self._recovery.want(seat, message.lamport, body)
-
-    def _receive_event(
-        self, seat: int, message: Message, body: EventBody, now: float, source: Source
-    ) -> None:
-        """Take an event: a duplicate, a proof of a fork or of a lie, or one to deliver."""
-        store = self._store
-        if (
-            seat == self.seat
-            and message.seq > len(self._feeds[seat])
-            and source is Source.NETWORK
-            and not self.recovering
-        ):
-            # Our log holds every event we ever signed: this one we never did (a stolen key).
-            # (Recovering from a cut log, it is ours, signed before the log lost it: it
-            # verifies with our key, which nobody else holds. It is taken back, and logged as
-            # ours, _deliver.)
-            self._reject(
-                ChainCode.NOT_OURS.value, f"event {message.seq} in our name that we never signed"
-            )
-            return
-        held = store.version(seat, message.seq)
-        if held is not None:
-            if held.id != message.id:
-                self._equivocation(seat, held, message, now, source)
-            return  # a duplicate (a replay or a relay we already have)
-        if self._caught_lying(seat, message, now):
-            return
-        if store.full(seat, self.config.max_pending):
-            self._reject(ChainCode.TOO_FAR_AHEAD.value, f"seat {seat} has too many events waiting")
-            return
-        if seat != self.seat:
-            self._heard_from(seat, now)
-        store.hold(seat, message, body, source)
-        self._drain(now)
-
-    def _caught_lying(self, seat: int, message: Message, now: float) -> bool:
-        """Whether the next event of ``seat``'s feed contradicts a beat of its kept here: then
-        it is proof, acted on, and the event refused."""
-        membership = self._membership
-        if (
-            not membership.watch[seat]
-            or message.seq != len(self._feeds[seat]) + 1
-            or seat in membership.forked_at
-        ):
-            return False
-        beat_message = membership.watched_lie(seat, message)
-        if beat_message is None:
-            return False
-        # A beat of its author announced that nothing of its would come at or below its clock
-        # past its head: both signed, so proof now, whatever came between. (Only for the next
-        # event of the feed: one further on is checked when its turn comes, once we hold the
-        # events before it and our vote can count them; a vote counting less than the others
-        # hold cuts what they built on, §9.2.)
-        self._clock_lie(seat, beat_message, message, now)
-        self._reject(
-            ChainCode.BROKEN_CHAIN.value,
-            f"event {message.seq} is timed below a clock its author announced",
-            message.author,
-        )
-        return True
+        """Take one message in (:meth:`Delivery.receive`), doing what it asks as it asks."""
+        for ask in self._delivery.receive(data, now, source, self._author.recovery):
+            self._do(ask, now)
 
     def _drain(self, now: float) -> None:
-        """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`)."""
-        for step in self._store.ready():
-            if type(step) is Refusal:
-                self._reject(step.code.value, step.detail, step.author)
-            elif type(step) is Parting:
-                self._truncate(step.seat, step.keep)
-            else:
-                assert type(step) is Ready
-                seat, message, body, source = step.seat, step.message, step.body, step.source
-                problem = self._chain_problem(seat, message, body.frontier, source)
-                if problem is None:
-                    self._deliver(seat, message, body, now, source=source)
-                    continue
-                self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
-                if self._going_on_from(seat, message, body, source):
-                    continue  # (the other version and this event wait again, in turn)
-                self._probe_fork(seat, message, body.frontier, source, now)
+        """Deliver every waiting event whose turn has come (:meth:`Delivery.drain`)."""
+        for ask in self._delivery.drain(now):
+            self._do(ask, now)
 
-    def _probe_fork(
-        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
-    ) -> None:
-        """After refusing an event for its chain: ask everyone for the other version of a fork
-        it shows, at the next beat (:meth:`Membership.probe_refused`, §9.4)."""
-        membership = self._membership
-        clash = (
-            None
-            if source is Source.LOG
-            else self._store.time_clash(message, frontier, membership.forked_at)
-        )
-        feed = self._feeds[seat]
-        head = feed[-1].id if feed else None
-        at = now + self.config.beat_interval
-        membership.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
-
-    def _chain_problem(
-        self,
-        seat: int,
-        message: Message,
-        frontier: tuple[int, ...],
-        source: Source = Source.NETWORK,
-    ) -> str | None:
-        """Why a ready event may not be delivered: it contradicts a beat of its author kept
-        here (acted on as proof), is timed below what is final and may count, or is not the
-        next link of its author's chain (:meth:`Feeds.chain_problem`)."""
-        membership = self._membership
-        if membership.watch[seat] and seat not in membership.proven_seats:
-            # (Once an author is proven to cheat and voted out, the drop's cut decides which of
-            # its events count; its timing lies no longer matter.)
-            beat = membership.watched_lie(seat, message)
-            if beat is not None:
-                self._clock_lie(seat, beat, message, None)
-                return f"event {message.seq} is timed below a clock its author announced"
-        if message.lamport <= self._finality.stable and not self._folds.never_counts(
-            seat, message.seq, message.lamport
-        ):
-            return f"event {message.seq} is timed {message.lamport}, below what is final"
-        return self._store.chain_problem(seat, message, frontier, source, membership.forked_at)
+    def _do(self, ask: Ask, now: float) -> None:
+        """What the receive path asks before it goes on: a vote, a withdrawal, an answer."""
+        if type(ask) is ForkVote:
+            self._author.vote_fork(ask.seat, ask.seq, ask.now)
+        elif type(ask) is Withdraw:
+            self._emit(Drop(self._frontier(), ask.seat, 0, DropReason.WITHDRAW), ask.now)
+        else:
+            assert type(ask) is Answer
+            self._answer_want(ask.to, ask.want)
 
     def _deliver(
         self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
     ) -> None:
-        self._feeds[seat].append(message)
-        self._finality.dirty = True
-        self._membership.delivered(seat, message.seq)
-        outbox = self._outbox
-        outbox.clock = max(outbox.clock, message.lamport)
-        early = self._finality.delivered(seat, message)
-        if early is not None:
-            self._take_beat(seat, early[0], early[1], now)
-        event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
-        # (Timed at or below what is final, it never counts: see Folds.never_counts.)
-        self._outbox.effects.extend(self._folds.add(event, self._finality.stable))
-        if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
-            self._membership.rejoin_requests[seat] = message.seq
-        if message.kind is KIND_DROP:
-            self._votes_held = True
-            assert isinstance(body, Drop)
-            target = body.seat
-            if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self._membership.unproven.setdefault(target, body.fork_seq)
-        if seat == self.seat:
-            if source is Source.NETWORK:  # ours, taken back from the others in recovery
-                self._outbox.effects.append(Record(message.wire, own=True))
-                self._take_back(message)
-        else:
-            if source is Source.NETWORK:
-                outbox.effects.append(Record(message.wire, own=False))
-            # Acked at once: any event but a tableau move, and a move only while a claim waits
-            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
-            if message.kind is not KIND_MOVE or self._folds.claim_waits(message.lamport):
-                if outbox.ack_due is None:
-                    outbox.ack_due = now + outbox.ack_delay
-            else:
-                outbox.unacked = True
-
-    def _beat_is_sound(self, seat: int, message: Message, beat: Beat, now: float) -> bool:
-        """Check a beat against the events we hold of its author, before it changes anything
-        (:meth:`Feeds.contradiction`): a fork is refused, a lie about time proven."""
-        wrong = self._store.contradiction(seat, message.lamport, beat)
-        if wrong is None:
-            return True
-        if wrong.event is None:
-            self._reject(
-                ChainCode.FORK.value, f"seat {seat} announces another event {beat.head_seq}"
-            )
-        else:
-            self._clock_lie(seat, message, wrong.event, now)
-        return False
-
-    def _take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
-        """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
-        ahead, forks = self._finality.take_beat(seat, lamport, beat)
-        source = self.spec.peer_ids[seat]
-        dropped = self._final.dropped
-        if forks:
-            # It holds another event under a seq: the author forked. Fetch its versions since
-            # the last agreed seq: the earliest pair of different signed events is the proof.
-            for q, first, count in self._store.fork_asks(forks, dropped, now):
-                self._outbox.effects.append(Send(self._want_wire(q, first, count), source))
-        # Gap repair: whoever holds more of a feed than we do can send it; ask it for the rest
-        # now, or after ``want_delay`` if it has not come by then (Feeds.gap, Feeds.due).
-        for q, upto in self._store.behind(seat, beat, ahead, dropped):
-            if self._store.gap(q, upto, source, now):
-                self._want(q, upto, source, now)
-
-    def _want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
-        asked = self._store.want(seat, upto, now)
-        if asked is not None:
-            self._outbox.effects.append(Send(self._want_wire(seat, *asked), source))
-
-    def _want_wire(self, seat: int, first: int, last: int) -> bytes:
-        self._finality.dirty = True  # (our clock moves)
-        return self._outbox.sign_beat(Kind.WANT, Want(seat, first, last))
+        self._delivery.deliver(seat, message, body, now, source=source)
 
     def _answer_want(self, to: PeerId, want: Want) -> None:
-        """Send ``to`` what it asks for that we hold, with the proofs that go with it
-        (:meth:`Membership.proofs_for`)."""
-        sent = self._store.answer(want)
-        for wire in self._membership.proofs_for(want.seat, want.first, want.last, sent):
-            self._outbox.effects.append(Send(wire, to))
+        self._delivery.answer_want(to, want)
 
-    def _heard_from(self, seat: int, now: float) -> None:
-        membership = self._membership
-        if membership.heard_from(seat, now):
-            self._outbox.effects.append(Suspected(seat, False))
-        if seat in membership.voted and membership.withdraws(seat, self._folds, self.recovering):
-            self._emit(Drop(self._frontier(), seat, 0, DropReason.WITHDRAW), now)
-
-    # -- proofs and votes (decided by Membership; signed, sent and capped here) --------------
-    def _clock_lie(self, seat: int, beat: Message, event: Message, now: float | None) -> None:
-        """A beat and a later event of one author that contradict each other's clocks."""
-        if self._membership.clock_lie(seat, beat, event):
-            self._cap_dependencies(seat, event.seq - 1)
-            self._prove(seat, event.seq, beat.wire, event.wire, now)
-
-    def _equivocation(
-        self, seat: int, first: Message, second: Message, now: float, source: Source
-    ) -> None:
-        if source is Source.LOG:
-            # Both versions from our own log: we followed one, then switched to the one a
-            # drop kept. What we did about it is in our log (our votes), not to be redone.
-            self._membership.proven_fork(seat, first.seq)
-            self._membership.proofs.setdefault((seat, first.seq), second.wire)
-            self._cap_dependencies(seat, first.seq - 1)
-        elif self._membership.equivocation(seat, first, second):
-            self._cap_dependencies(seat, first.seq - 1)
-            self._prove(seat, first.seq, first.wire, second.wire, now)
-
-    def _prove(self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None) -> None:
-        """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
-        both messages to everyone, and vote the author out before the fork."""
-        self._outbox.effects.append(Equivocation(seat, seq, wire_a, wire_b))
-        self._outbox.effects.append(Note.proof(wire_a, wire_b))
-        self._outbox.effects.append(Send(wire_a))
-        self._outbox.effects.append(Send(wire_b))
-        self._vote_fork(seat, seq, now)
-
-    def _vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
-        """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
-        says what the vote counts)."""
-        cut = self._membership.fork_vote(
-            seat,
-            fork_seq,
-            len(self._feeds[seat]),
-            self._finality.final_count(seat),
-            recovering=self.recovering,
-        )
-        if cut is not None:
-            self._sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
-
-    def _sign_vote(
-        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
-    ) -> None:
-        """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
-        ids of its last events up to there (:meth:`Feeds.ids`)."""
-        ids = self._store.ids(seat, last, VOTE_WINDOW)
-        self._sign(Drop((), seat, last, reason, fork_seq, ids), now)
-
-    def _vote(self, seat: int, reason: DropReason, now: float | None) -> None:
-        """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
-        last = self._membership.vote(
-            seat, len(self._feeds[seat]), out=self.seat in self._final.dropped
-        )
-        if last is not None:
-            self._sign_vote(seat, last, reason, now)
-
-    # -- finality ---------------------------------------------------------------------------
-    def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
-        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
-        (:meth:`Finality.bounds`)."""
-        return self._finality.bounds(
-            excluded, self._membership.voted, self._own_known(), self._outbox.clock, floor=floor
-        )
-
-    def _own_known(self) -> int:
-        """Every event of ours timed up to here is held: all of them (our clock), except while
-        recovering, when others may hold ours past the last one here, timed anywhere above it."""
-        if not self.recovering:
-            return self._outbox.clock
-        own = self._feeds[self.seat]
-        return own[-1].lamport if own else 0
-
-    def _cap_dependencies(self, seat: int, upto: int) -> None:
-        """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
-        of it their frontier names (a forked or dropped feed: the rest may never come)."""
-        if self._store.cap(seat, upto):
-            self._finality.dirty = True
-
-    def _truncate(self, seat: int, keep: int) -> None:
-        """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        keep = max(keep, self._folds.keep_floor(seat, self._finality.final_count(seat)))
-        if not self._store.truncate(seat, keep):
-            return
-        self._folds.forget(seat, keep)
-        self._finality.dirty = True
-
-    def _follow(self, followed: list[Followed]) -> None:
-        """Cap and give up what following the chains that count calls for (:class:`Followed`)."""
-        for step in followed:
-            self._cap_dependencies(step.seat, step.cap)
-            if step.keep is not None:
-                self._truncate(step.seat, step.keep)
-
-    def _follow_chains(self, tentative: GameState) -> GameState:
-        """Follow the chains that count, as ``tentative`` shows them, of the members that
-        forked or were dropped or readmitted (:meth:`Feeds.follow_kept`,
-        :meth:`Feeds.follow_voted`, :meth:`Feeds.follow_rejoined`); the held view after it."""
-        if tentative.kept_forks:
-            self._follow(self._store.follow_kept(tentative, self.seat))
-            tentative = self.tentative
-        if self._membership.forked_at and tentative.votes:
-            forked_at = self._membership.forked_at
-            self._follow(self._store.follow_voted(tentative, self.seat, forked_at))
-            tentative = self.tentative
-        if tentative.rejoin_ids:
-            for parting in self._store.follow_rejoined(tentative, self.seat):
-                self._truncate(parting.seat, parting.keep)
-            tentative = self.tentative
-        if self._store.going_on and tentative.votes.get(self.seat):
-            for seat in list(self._store.going_on):
-                self._follow_continued(seat)
-            tentative = self.tentative
-        return tentative
-
-    def _going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
-        """A refused event that is the next of a feed proven here to fork at our head, and
-        follows the other version: kept (:meth:`Feeds.going_on_from`), and followed now if we
-        may; whether we did."""
-        fork = self._membership.forked_at.get(seat)
-        if not self._store.going_on_from(seat, message, body, source, fork):
-            return False
-        return self._follow_continued(seat)
-
-    def _follow_continued(self, seat: int) -> bool:
-        """Follow the version of a fork proven here that its author's next event chains on,
-        giving up ours, which nothing follows (:meth:`Feeds.going_on_at` says when and why):
-        whether we did (the other version and that event are then pending)."""
-        fork = self._membership.forked_at.get(seat)
-        going = self._store.going_on_at(seat, fork)
-        if going is None or fork is None:
-            return False
-        wire = self._membership.proofs.get((seat, fork))
-        if (
-            wire is None
-            or seat in self._store.required
-            or not self.tentative.votes.get(self.seat)
-            or self._finality.final_count(seat) >= fork
-        ):
-            return False
-        other = self._inbox.decode(wire)
-        if other.id != going[0].prev:
-            return False
-        self._store.switch_from(seat, fork, other)
-        self._truncate(seat, fork - 1)
-        parsed = parse_body(other.kind, other.body, self._n)
-        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
-        return self._store.switched(seat, fork, going, other, parsed)
-
-    def _follow_held(self) -> GameState:
-        """Cap and follow what the held votes decide (the chains that count); the held view
-        after it (the final fold where no vote is held)."""
-        final = self._final
-        tentative = self.tentative if self._votes_held else final
-        if self._votes_held:
-            for q, cut in tentative.dropped.items():
-                self._cap_dependencies(q, cut)
-        return self._follow_chains(tentative)
-
+    # -- finality (the chains that count and the final fold: :class:`Chains`) ---------------
     def _advance_final(self) -> None:
-        if not self._finality.dirty:
-            return
-        self._finality.dirty = False
-        final = self._final
-        tentative = self._follow_held()
-        # The votes the held events show can never count, the final fold does not count either.
-        final.vote_caps = dict(tentative.vote_caps)
-        excluded, stable = settle(
-            final, tentative, self._feeds, self._bounds, self._finality.stable
-        )
-        if stable <= self._finality.stable:
-            return
-        self._finality.stable = max(self._finality.stable, stable)
-        moved, notices = self._folds.advance(self._finality.stable, excluded, tentative.gaps)
-        self._outbox.effects.extend(notices)
-        if moved:
-            self._readmitted()
+        """Move the final fold as far as it may; vote out again a member it readmits that was
+        proven to fork while out; sign what the final state calls for."""
+        chains = self._chains
+        if chains.advance(self.recovering):
+            for q in chains.readmitted():
+                self._author.vote_fork(q, self._membership.forked_at[q], None)
             self._act()
 
-    def _readmitted(self) -> None:
-        """A member readmitted in the final fold: we announce its feed again, and wait for it
-        (:meth:`Membership.readmit`)."""
-        final = self._final
-        for q, at in final.readmitted_at.items():
-            if not self._membership.readmit(q, at, final.dropped):
-                continue
-            self._store.uncap(q)
-            self._finality.dirty = True
-            if q in self._membership.forked_at and not self._fork_voted_since(q, at):
-                # Back in the game, and proven to have forked while out (its readmission came
-                # before the proof): it is voted out as a cheater now (soak seed 544). (Not
-                # again if we did after the readmission: restored from our log, we read that
-                # vote back before the readmission was final here; soak seed 40.)
-                self._vote_fork(q, self._membership.forked_at[q], None)
-
-    def _fork_voted_since(self, seat: int, at: int) -> bool:
-        """Whether an event of ours timed after ``at`` is a vote against ``seat`` on proof
-        of a fork."""
-        for message in reversed(self._feeds[self.seat]):
-            if message.lamport <= at:
-                return False
-            if message.kind is KIND_DROP:
-                body = parse_body(message.kind, message.body, self._n)
-                if (
-                    isinstance(body, Drop)
-                    and body.seat == seat
-                    and body.reason is DropReason.EQUIVOCATION
-                ):
-                    return True
-        return False
-
-    # -- acting on the final state ----------------------------------------------------------
+    # -- signing (what and when: :class:`Author`) ---------------------------------------------
     def _act(self) -> None:
-        """Sign the events the final state now calls for (:class:`Duties`)."""
-        if self.recovering:
-            return  # nothing is signed before our own feed is known (_check_recovered acts)
-        final = self._final
-        duties = self._duties
-        own = self._feeds[self.seat]
-        author = duties.abandon_to_answer(final, own)
-        if author is not None:
-            self._sign_vote(author, len(self._feeds[author]), DropReason.ABANDON, None)
-        if self.seat in final.dropped:
-            # Our own votes no longer count (we were out): our announcements unfreeze.
-            voted = self._membership.voted
-            for q in [q for q in voted if q not in final.dropped]:
-                del voted[q]
-            join = duties.rejoin_request(final, own, self.config.rejoin)
-            if join is not None:
-                self._sign(join, None)
-            return
-        body = duties.phase_event(final, self.ready_through)
-        if body is not None:
-            self._sign(body, None)
+        """Sign the events the final state now calls for (:meth:`Author.act`)."""
+        self._author.act(self.ready_through)
 
-    def _sponsor_rejoins(self, now: float) -> None:
-        """Readmit the dropped members whose rejoin requests we hold
-        (:meth:`Duties.sponsorships`)."""
-        membership = self._membership
-        for q, request in self._duties.sponsorships(
-            self._final, membership.rejoin_requests, membership.sponsored, membership.forked_at
-        ):
-            self._sign_vote(q, request, DropReason.REJOIN, now)
-
-    # -- sending (signed and queued by the Outbox) -------------------------------------------
     def _frontier(self) -> tuple[int, ...]:
         """What we announce holding (:meth:`Membership.frontier`)."""
-        return self._membership.frontier(self._feeds, self._final.dropped)
-
-    def _sign(self, body: EventBody, now: float | None) -> None:
-        """Sign one of our events with the frontier we announce now (:meth:`_emit`)."""
-        self._emit(_with_frontier(body, self._frontier()), now)
+        return self._author.frontier()
 
     def _emit(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves."""
-        message, body = self._outbox.sign_event(self._feeds, self.seat, body, now)
-        self._duties.mark_done(message.kind, body)
-        self._deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
-        self._outbox.signed(message.kind, now)
+        self._author.emit(body, now)
 
     def _beat(self, kind: Kind, now: float) -> None:
         """Announce our head and what we hold to everyone (:meth:`Outbox.beat`)."""
@@ -1196,65 +653,23 @@ class Peer:
         while self._store.redrain:
             self._drain(now)
             self._advance_final()
-        phase = (self._final.phase, self._final.round.number)
-        if phase != self._phase_key:
-            self._phase_key = phase
-            self._phase_since = now
-        self._liveness(now)
+        self._author.liveness(now)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):
-                self._want(seat, upto, source, now)
-        if self.recovering:
-            self._check_recovered(now)
+                self._delivery.want(seat, upto, source, now)
+        if self.recovering and self._author.recovered(now):
+            self._advance_final()
+            self._act()
+            self._beat(Kind.BEAT, now)
         outbox = self._outbox
         if self.recovering:
             # No beat or ack: it would name a head below what others may hold of ours. A want
             # for our own events instead, as often as a beat.
             outbox.ack_due = None
             if now >= outbox.last_sent + self.config.beat_interval:
-                self._recovery_want(now)
+                self._author.recovery_want(now)
         else:
             due = outbox.beat_due(now)
             if due is not None:
                 self._beat(due, now)
         return outbox.take()
-
-    def _liveness(self, now: float) -> None:
-        final = self._final
-        if self.recovering:
-            return  # no vote, no readmission before our own feed is known (§9.6)
-        if self._membership.rejoin_requests:
-            self._sponsor_rejoins(now)
-        for q, fork_seq in self._membership.probes_due(
-            now, final.dropped, self.config.beat_interval
-        ):
-            # Another member voted on proof we do not have: ask everyone for their version
-            # of that seq (one holding another version than ours sends the proof).
-            self._outbox.effects.append(Send(self._want_wire(q, fork_seq, fork_seq)))
-        self._membership.track_silence(now, final.dropped)
-        # Connected but withholding what the round waits for: a majority's votes drop the seat.
-        for q in self._membership.withholding(now, final, self._phase_since):
-            self._vote(q, DropReason.WITHHELD, now)
-        if now >= self._membership.stall_scan_at:
-            self._membership.stall_scan_at = now + self.config.beat_interval
-            self._scan_stalls(now)
-        for q, vote in self._membership.silence_due(now, final.dropped):
-            if vote:
-                self._vote(q, DropReason.SILENT, now)
-            else:
-                self._outbox.effects.append(Suspected(q, True))
-
-    def _scan_stalls(self, now: float) -> None:
-        """Vote out the members that keep talking while finality waits for them
-        (:meth:`Membership.stalls`, §9.2): a vote *withheld* stands when it beats again."""
-        final = self._final
-        for q in self._membership.stalls(
-            now, final, lambda: self.tentative, self._feeds, self._finality
-        ):
-            self._membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
-            self._vote(q, DropReason.WITHHELD, now)
-
-
-def _with_frontier(body: EventBody, frontier: tuple[int, ...]) -> EventBody:
-    """The same body with another frontier (all event bodies carry one)."""
-    return dataclasses.replace(body, frontier=frontier)

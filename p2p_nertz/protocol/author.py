@@ -1,0 +1,293 @@
+"""Our own feed: what this member signs, and when (votes, phase events, recovery wants).
+
+Theory of operation
+-------------------
+Every event of ours is signed here (:meth:`Author.emit`): the :class:`~.outbox.Outbox` signs,
+logs and queues it, and it is delivered to us at once, as any member's
+(:meth:`Delivery.deliver`), so that our own feed, finality and folds see it like the others'.
+What calls for an event of ours is decided elsewhere and carried out here, in the order it
+comes: a vote on a proof (:meth:`Membership.fork_vote`), on silence or withholding
+(:meth:`Membership.vote`, :meth:`Membership.silence_due`, :meth:`Membership.withholding`,
+:meth:`Membership.stalls`), a readmission (:meth:`Duties.sponsorships`), the events the final
+fold's phase calls for (:class:`~.duties.Duties`). Where acting on one answer changes the next
+(our vote is an event the next member's wait may owe), the answers are taken one at a time.
+
+While our log's lost end is recovered from the others (:class:`~.recovery.Recovery`, owned
+here) we sign nothing: it asks for our own events (:meth:`Author.recovery_want`) and says when
+it is over (:meth:`Author.recovered`). Nothing here calls back into the peer; the receive path
+(:class:`~.delivery.Delivery`) and the chains (:class:`~.chains.Chains`) are below it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+from p2p_nertz.protocol.bodies import VOTE_WINDOW, Drop, DropReason, EventBody, Join
+from p2p_nertz.protocol.delivery import Delivery
+from p2p_nertz.protocol.duties import Duties
+from p2p_nertz.protocol.effects import Send, Suspected
+from p2p_nertz.protocol.feeds import Source
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.recovery import Recovery
+from p2p_nertz.protocol.state import GameState, Phase
+
+__all__ = ["Author", "Timers"]
+
+
+class Timers(Protocol):
+    """What this part reads of the peer's configuration (``PeerConfig``), when it reads it."""
+
+    @property
+    def beat_interval(self) -> float: ...
+    @property
+    def clock_reserve(self) -> int: ...
+    @property
+    def max_want(self) -> int: ...
+    @property
+    def rejoin(self) -> bool: ...
+    @property
+    def drop_after(self) -> float: ...
+
+
+class Author:
+    """What one member signs, and when (see the module docstring).
+
+    Args:
+        seat: our own seat.
+        peer_ids: each seat's member.
+        config: the peer's timers and limits (read when used: a peer's may be replaced).
+        delivery: the receive path, which delivers our events to us too (and, below it, the
+            chains, feeds, finality, membership, folds and outbox it works over).
+        duties: the phase events of ours, done and due.
+    """
+
+    def __init__(
+        self,
+        seat: int,
+        peer_ids: tuple[PeerId, ...],
+        *,
+        now: float,
+        config: Timers,
+        delivery: Delivery,
+        duties: Duties,
+    ) -> None:
+        self.seat = seat
+        self.peer_ids = peer_ids
+        self.config = config
+        self.delivery = delivery
+        self.chains = chains = delivery.chains
+        self.store = chains.store
+        self.feeds = chains.feeds
+        self.finality = chains.finality
+        self.membership = chains.membership
+        self.outbox = chains.outbox
+        self.duties = duties
+        # Recovery (restore with ``recover``): our log may lack events we signed and sent;
+        # while it lasts we sign nothing (protocol/recovery.py).
+        self.recovery: Recovery | None = None
+        # The phase timer: the final fold's phase, and when it entered it (at an input's end).
+        self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
+        self.phase_since = now
+
+    @property
+    def final(self) -> GameState:
+        """The final fold (the chains' folds: a peer may swap them before it starts)."""
+        return self.chains.folds.final
+
+    # -- signing ------------------------------------------------------------------------------
+    def frontier(self) -> tuple[int, ...]:
+        """What we announce holding (:meth:`Membership.frontier`)."""
+        return self.membership.frontier(self.feeds, self.final.dropped)
+
+    def sign(self, body: EventBody, now: float | None) -> None:
+        """Sign one of our events with the frontier we announce now (:meth:`emit`)."""
+        self.emit(dataclasses.replace(body, frontier=self.frontier()), now)
+
+    def emit(self, body: EventBody, now: float | None) -> None:
+        """Sign one of our events, log it, send it, and deliver it to ourselves."""
+        message, body = self.outbox.sign_event(self.feeds, self.seat, body, now)
+        self.duties.mark_done(message.kind, body)
+        self.delivery.deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
+        self.outbox.signed(message.kind, now)
+
+    # -- votes (decided by Membership; signed here) --------------------------------------------
+    def vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
+        """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
+        says what the vote counts)."""
+        cut = self.membership.fork_vote(
+            seat,
+            fork_seq,
+            len(self.feeds[seat]),
+            self.finality.final_count(seat),
+            recovering=self.recovery is not None,
+        )
+        if cut is not None:
+            self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
+
+    def sign_vote(
+        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
+    ) -> None:
+        """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
+        ids of its last events up to there (:meth:`Feeds.ids`)."""
+        ids = self.store.ids(seat, last, VOTE_WINDOW)
+        self.sign(Drop((), seat, last, reason, fork_seq, ids), now)
+
+    def vote(self, seat: int, reason: DropReason, now: float | None) -> None:
+        """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
+        last = self.membership.vote(
+            seat, len(self.feeds[seat]), out=self.seat in self.final.dropped
+        )
+        if last is not None:
+            self.sign_vote(seat, last, reason, now)
+
+    # -- acting on the final state ------------------------------------------------------------
+    def act(self, ready_through: int | None) -> None:
+        """Sign the events the final state now calls for (:class:`Duties`); ``ready_through``:
+        the last round whose ``ready`` we sign by ourselves (``None``: every round)."""
+        if self.recovery is not None:
+            return  # nothing is signed before our own feed is known (recovered, then act)
+        final = self.final
+        duties = self.duties
+        own = self.feeds[self.seat]
+        author = duties.abandon_to_answer(final, own)
+        if author is not None:
+            self.sign_vote(author, len(self.feeds[author]), DropReason.ABANDON, None)
+        if self.seat in final.dropped:
+            # Our own votes no longer count (we were out): our announcements unfreeze.
+            voted = self.membership.voted
+            for q in [q for q in voted if q not in final.dropped]:
+                del voted[q]
+            join = duties.rejoin_request(final, own, self.config.rejoin)
+            if join is not None:
+                self.sign(join, None)
+            return
+        body = duties.phase_event(final, ready_through)
+        if body is not None:
+            self.sign(body, None)
+
+    def next_deadline(self) -> float:
+        """When the timers next have something to do: a beat or an ack of ours, a gap to ask
+        for, a wait or a silence to act on (:meth:`Membership.deadlines`)."""
+        outbox = self.outbox
+        deadlines = [outbox.last_sent + self.config.beat_interval]
+        deadlines.extend(due for due, _, _ in self.store.gaps.values())
+        if self.recovery is not None:  # only our wants and gap repair run (no votes, no acks)
+            return min(deadlines)
+        if outbox.ack_due is not None:
+            deadlines.append(outbox.ack_due)
+        deadlines.extend(self.membership.deadlines(self.final, self.phase_since))
+        return min(deadlines)
+
+    def liveness(self, now: float) -> None:
+        """At the end of an input: note when the final fold's phase began, then readmit,
+        probe, suspect and vote as the timers call for (nothing while recovering, §9.6)."""
+        final = self.final
+        phase = (final.phase, final.round.number)
+        if phase != self.phase:
+            self.phase = phase
+            self.phase_since = now
+        since = self.phase_since
+        membership = self.membership
+        if self.recovery is not None:
+            return  # no vote, no readmission before our own feed is known (§9.6)
+        if membership.rejoin_requests:
+            # Readmit the dropped members whose rejoin requests we hold (Duties.sponsorships).
+            for q, request in self.duties.sponsorships(
+                final, membership.rejoin_requests, membership.sponsored, membership.forked_at
+            ):
+                self.sign_vote(q, request, DropReason.REJOIN, now)
+        interval = self.config.beat_interval
+        for q, fork_seq in membership.probes_due(now, final.dropped, interval):
+            # Another member voted on proof we do not have: ask everyone for their version
+            # of that seq (one holding another version than ours sends the proof).
+            self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
+        membership.track_silence(now, final.dropped)
+        # Connected but withholding what the round waits for: a majority's votes drop the seat.
+        for q in membership.withholding(now, final, since):
+            self.vote(q, DropReason.WITHHELD, now)
+        if now >= membership.stall_scan_at:
+            membership.stall_scan_at = now + interval
+            # The members that keep talking while finality waits for them (§9.2): a vote
+            # *withheld* stands when it beats again.
+            folds = self.chains.folds
+            for q in membership.stalls(
+                now, final, lambda: folds.tentative, self.feeds, self.finality
+            ):
+                membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
+                self.vote(q, DropReason.WITHHELD, now)
+        for q, vote in membership.silence_due(now, final.dropped):
+            if vote:
+                self.vote(q, DropReason.SILENT, now)
+            else:
+                self.outbox.effects.append(Suspected(q, True))
+
+    # -- recovery -------------------------------------------------------------------------------
+    def awaiting(self) -> tuple[int, ...]:
+        """The seats a recovering peer still waits for (:meth:`Recovery.awaiting`; empty when
+        not recovering)."""
+        recovery = self.recovery
+        if recovery is None:
+            return ()
+        tentative = self.chains.folds.tentative
+        members = [q for q in range(len(self.feeds)) if q not in tentative.dropped]
+        membership = self.membership
+        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
+        return recovery.awaiting(
+            members,
+            cheaters,
+            len(self.feeds[self.seat]),
+            self.finality.claimed,
+            tentative.votes,
+        )
+
+    def hopeless(self, now: float) -> bool:
+        """Whether a recovering peer cannot finish (:meth:`Recovery.hopeless`)."""
+        recovery = self.recovery
+        if recovery is None:
+            return False
+        return recovery.hopeless(
+            self.awaiting(), self.membership.heard, now, self.config.drop_after
+        )
+
+    def recovery_want(self, now: float) -> None:
+        """Ask every member for our own events past what we hold (a want is signed but names
+        no head: it announces nothing of our feed, and keeps us heard)."""
+        recovery = self.recovery
+        assert recovery is not None
+        outbox = self.outbox
+        if not recovery.clock:
+            # The first one is timed far above anything we sent before (our reservation):
+            # another member's clock passes it by taking it in (§5.3), or only after some
+            # thousand messages of the table, long after what we sent before the crash arrived.
+            outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
+        frontier = self.frontier() if recovery.recovering_too() else ()
+        asks = recovery.asks(len(self.feeds[self.seat]), frontier, self.config.max_want)
+        for to, seat, first, last in asks:
+            wire = self.delivery.want_wire(seat, first, last)
+            if not recovery.clock:
+                recovery.clock = outbox.clock  # (our first want's time)
+            outbox.effects.append(Send(wire, None if to is None else self.peer_ids[to]))
+        outbox.spoke(now)
+
+    def recovered(self, now: float) -> bool:
+        """End the recovery once nothing the others hold of our feed is missing here: the
+        :class:`Recovered` effect, the votes on proofs found meanwhile, our join if the log
+        lost even that. Whether it ended (the caller then acts and beats)."""
+        own = self.feeds[self.seat]
+        if self.awaiting() or self.store.waiting(self.seat):
+            return False
+        assert self.recovery is not None
+        votes = self.chains.folds.tentative.votes.get(self.seat, ())
+        done = self.recovery.finished(len(own), self.finality.claimed, votes)
+        if done is None:
+            return False
+        self.recovery = None
+        self.outbox.effects.append(done)
+        self.finality.dirty = True
+        for seat, fork_seq in self.membership.deferred_forks:
+            self.vote_fork(seat, fork_seq, now)
+        self.membership.deferred_forks.clear()
+        if not own:
+            self.emit(Join(self.frontier()), now)  # (the log lost even our join, or had none)
+        return True

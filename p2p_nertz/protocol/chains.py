@@ -1,0 +1,225 @@
+"""The chains that count, and how far they are final: the peer's part that follows them.
+
+Theory of operation
+-------------------
+Which chain of a member's feed counts is decided by the events (a drop's cut and kept chain,
+a rejoin's gap: :mod:`~.roster`); what that asks of the feeds held here (a cap on what a
+frontier may name, events given up) is worked out by :class:`~.feeds.Feeds`, and the stable
+time by :class:`~.finality.Finality` and :func:`~.finality.settle`. :class:`Chains` wires those
+three with the folds: after each input it caps and gives up what the held votes call for
+(:meth:`Chains.follow_held`), then moves the final fold as far as the stable time lets it
+(:meth:`Chains.advance`), and says which members that readmits (:meth:`Chains.readmitted`).
+It signs nothing: where one of its answers calls for a vote (a member readmitted that was
+proven to fork while out), it yields the member and the peer signs before asking for the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.envelope import KIND_DROP, Message
+from p2p_nertz.protocol.feeds import Feeds, Followed, Source
+from p2p_nertz.protocol.finality import Finality, settle
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.inbox import Inbox
+from p2p_nertz.protocol.membership import Membership
+from p2p_nertz.protocol.outbox import Outbox
+from p2p_nertz.protocol.state import GameState
+
+__all__ = ["Chains"]
+
+_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
+
+
+class Chains:
+    """One member's following of the chains that count, and its final fold's progress.
+
+    Args:
+        seat: our own seat.
+        store: the feeds held here.
+        finality: the stable time and what it is worked out from.
+        membership: the forks proven here and our votes.
+        folds: the final and the tentative fold (a peer may swap them before it starts).
+        inbox: the codec, to open a proof's other version.
+        outbox: our clock, and the queue the final fold's notices go to.
+    """
+
+    def __init__(
+        self,
+        seat: int,
+        *,
+        store: Feeds,
+        finality: Finality,
+        membership: Membership,
+        folds: Folds,
+        inbox: Inbox,
+        outbox: Outbox,
+    ) -> None:
+        self.seat = seat
+        self.store = store
+        self.feeds = store.feeds
+        self.finality = finality
+        self.membership = membership
+        self.folds = folds
+        self.inbox = inbox
+        self.outbox = outbox
+        self.votes_held = False  # a drop vote was delivered: check for exclusions
+        self._own_known = 0  # (what finality knows of our feed, set by each advance)
+
+    # -- capping and giving up ----------------------------------------------------------------
+    def cap(self, seat: int, upto: int) -> None:
+        """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
+        of it their frontier names (a forked or dropped feed: the rest may never come)."""
+        if self.store.cap(seat, upto):
+            self.finality.dirty = True
+
+    def truncate(self, seat: int, keep: int) -> None:
+        """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
+        keep = max(keep, self.folds.keep_floor(seat, self.finality.final_count(seat)))
+        if not self.store.truncate(seat, keep):
+            return
+        self.folds.forget(seat, keep)
+        self.finality.dirty = True
+
+    def _follow(self, followed: list[Followed]) -> None:
+        """Cap and give up what following the chains that count calls for (:class:`Followed`)."""
+        for step in followed:
+            self.cap(step.seat, step.cap)
+            if step.keep is not None:
+                self.truncate(step.seat, step.keep)
+
+    # -- following the chains that count ------------------------------------------------------
+    def follow_held(self) -> GameState:
+        """Cap and follow what the held votes decide (the chains that count); the held view
+        after it (the final fold where no vote is held)."""
+        folds = self.folds
+        tentative = folds.tentative if self.votes_held else folds.final
+        if self.votes_held:
+            for q, cut in tentative.dropped.items():
+                self.cap(q, cut)
+        return self._follow_chains(tentative)
+
+    def _follow_chains(self, tentative: GameState) -> GameState:
+        """Follow the chains that count, as ``tentative`` shows them, of the members that
+        forked or were dropped or readmitted (:meth:`Feeds.follow_kept`,
+        :meth:`Feeds.follow_voted`, :meth:`Feeds.follow_rejoined`); the held view after it."""
+        store, folds = self.store, self.folds
+        if tentative.kept_forks:
+            self._follow(store.follow_kept(tentative, self.seat))
+            tentative = folds.tentative
+        if self.membership.forked_at and tentative.votes:
+            forked_at = self.membership.forked_at
+            self._follow(store.follow_voted(tentative, self.seat, forked_at))
+            tentative = folds.tentative
+        if tentative.rejoin_ids:
+            for parting in store.follow_rejoined(tentative, self.seat):
+                self.truncate(parting.seat, parting.keep)
+            tentative = folds.tentative
+        if store.going_on and tentative.votes.get(self.seat):
+            for seat in list(store.going_on):
+                self.follow_continued(seat)
+            tentative = folds.tentative
+        return tentative
+
+    def going_on_from(self, seat: int, message: Message, body: EventBody, source: Source) -> bool:
+        """A refused event that is the next of a feed proven here to fork at our head, and
+        follows the other version: kept (:meth:`Feeds.going_on_from`), and followed now if we
+        may; whether we did."""
+        fork = self.membership.forked_at.get(seat)
+        if not self.store.going_on_from(seat, message, body, source, fork):
+            return False
+        return self.follow_continued(seat)
+
+    def follow_continued(self, seat: int) -> bool:
+        """Follow the version of a fork proven here that its author's next event chains on,
+        giving up ours, which nothing follows (:meth:`Feeds.going_on_at` says when and why):
+        whether we did (the other version and that event are then pending)."""
+        store = self.store
+        fork = self.membership.forked_at.get(seat)
+        going = store.going_on_at(seat, fork)
+        if going is None or fork is None:
+            return False
+        wire = self.membership.proofs.get((seat, fork))
+        if (
+            wire is None
+            or seat in store.required
+            or not self.folds.tentative.votes.get(self.seat)
+            or self.finality.final_count(seat) >= fork
+        ):
+            return False
+        other = self.inbox.decode(wire)
+        if other.id != going[0].prev:
+            return False
+        store.switch_from(seat, fork, other)
+        self.truncate(seat, fork - 1)
+        parsed = parse_body(other.kind, other.body, len(self.feeds))
+        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
+        return store.switched(seat, fork, going, other, parsed)
+
+    # -- finality -------------------------------------------------------------------------------
+    def _bounds(self, excluded: dict[int, int], floor: int | None = None) -> int:
+        """The stable time if the seats in ``excluded`` (seat -> cut) no longer play
+        (:meth:`Finality.bounds`)."""
+        clock = self.outbox.clock
+        return self.finality.bounds(
+            excluded, self.membership.voted, self._own_known, clock, floor=floor
+        )
+
+    def advance(self, recovering: bool) -> bool:
+        """Move the final fold as far as the stable time now lets it (its notices queued);
+        whether it moved. ``recovering``: others may hold events of ours past our log."""
+        finality = self.finality
+        if not finality.dirty:
+            return False
+        finality.dirty = False
+        folds = self.folds
+        final = folds.final
+        tentative = self.follow_held()
+        # The votes the held events show can never count, the final fold does not count either.
+        final.vote_caps = dict(tentative.vote_caps)
+        # Every event of ours timed up to here is held: all of them (our clock), except while
+        # recovering, when others may hold ours past the last one here, timed anywhere above it.
+        own = self.feeds[self.seat]
+        self._own_known = self.outbox.clock if not recovering else own[-1].lamport if own else 0
+        excluded, stable = settle(final, tentative, self.feeds, self._bounds, finality.stable)
+        if stable <= finality.stable:
+            return False
+        finality.stable = max(finality.stable, stable)
+        moved, notices = folds.advance(finality.stable, excluded, tentative.gaps)
+        self.outbox.effects.extend(notices)
+        return moved > 0
+
+    def readmitted(self) -> Iterator[int]:
+        """Take the members the final fold readmitted: we announce each one's feed again and
+        wait for it (:meth:`Membership.readmit`). Yields, one at a time, those of them proven
+        to have forked while out, for the caller to vote out again before the next."""
+        final = self.folds.final
+        membership = self.membership
+        for q, at in final.readmitted_at.items():
+            if not membership.readmit(q, at, final.dropped):
+                continue
+            self.store.uncap(q)
+            self.finality.dirty = True
+            if q in membership.forked_at and not self._fork_voted_since(q, at):
+                # Back in the game, and proven to have forked while out (its readmission came
+                # before the proof): it is voted out as a cheater now (soak seed 544). (Not
+                # again if we did after the readmission: restored from our log, we read that
+                # vote back before the readmission was final here; soak seed 40.)
+                yield q
+
+    def _fork_voted_since(self, seat: int, at: int) -> bool:
+        """Whether an event of ours timed after ``at`` is a vote against ``seat`` on proof
+        of a fork."""
+        for message in reversed(self.feeds[self.seat]):
+            if message.lamport <= at:
+                return False
+            if message.kind is KIND_DROP:
+                body = parse_body(message.kind, message.body, len(self.feeds))
+                if (
+                    isinstance(body, Drop)
+                    and body.seat == seat
+                    and body.reason is DropReason.EQUIVOCATION
+                ):
+                    return True
+        return False

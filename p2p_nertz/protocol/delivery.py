@@ -1,0 +1,473 @@
+"""The receive path of a peer: what comes in, checked, held, delivered, or refused.
+
+Theory of operation
+-------------------
+:class:`Delivery` takes a message in (:meth:`Delivery.receive`): the :class:`~.inbox.Inbox`
+opens it; a beat, an ack or a want is checked against the events held of its author and taken
+(cover for finality, gaps to repair, what to send back); an event is a duplicate, a proof of a
+fork or of a lie about time, or held until its causal past is, then delivered in turn
+(:meth:`Delivery.drain`, over :meth:`Feeds.ready`) to the feeds, finality, membership and the
+folds (:meth:`Delivery.deliver`). Refusals and the effects of taking a message in (records,
+wants, proofs relayed, acks due) go to the :class:`~.outbox.Outbox` queue, in order.
+
+Some of what it finds calls for an event of ours: a vote on a proof of cheating, the
+withdrawal of a vote for silence when the member is heard again; and a want is answered by the
+peer (a test's cheat may keep some answers back). Signing delivers our own event, which may
+change what the next message does, so the receive path does not sign: it **yields** an
+:data:`Ask` where the event is due, and the peer signs it (or answers) before asking for the
+next, as :meth:`Membership.stalls` does. Nothing here calls back into the peer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.chains import Chains
+from p2p_nertz.protocol.duties import Duties
+from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
+from p2p_nertz.protocol.envelope import (
+    KIND_DROP,
+    KIND_JOIN,
+    KIND_MOVE,
+    InvalidMessageError,
+    Kind,
+    Message,
+)
+from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.state import Event
+
+__all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
+
+_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
+_LIE = "event {} is timed below a clock its author announced"
+_NOTHING: Iterator[Ask] = iter(())  # (nothing asked: an empty iterator, shared)
+
+
+@dataclass(frozen=True, slots=True)
+class Withdraw:
+    """Sign the withdrawal of our vote against ``seat``, heard again (:meth:`Membership.withdraws`
+    took it out of our votes)."""
+
+    seat: int
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class ForkVote:
+    """Vote ``seat`` out, proven here just now to have cheated at ``seq`` (the proof is logged
+    and relayed already): :meth:`Membership.fork_vote` says what the vote counts."""
+
+    seat: int
+    seq: int
+    now: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Send ``to`` what its want asks for that we hold (:meth:`Delivery.answer_want`)."""
+
+    to: PeerId
+    want: Want
+
+
+#: What the receive path asks the peer to do before it goes on.
+Ask = Withdraw | ForkVote | Answer
+
+
+class Delivery:
+    """One member's receive path (see the module docstring).
+
+    Args:
+        seat: our own seat.
+        peer_ids: each seat's member.
+        max_pending: events held per author ahead of its delivered feed.
+        beat_interval: how long after refusing an event a fork it shows is probed.
+        chains: the feeds, finality, membership, folds, inbox and outbox, as the chains that
+            count are followed over them (the one part below this one).
+        duties: the phase events of ours done (an event of ours taken back is one).
+    """
+
+    def __init__(
+        self,
+        seat: int,
+        peer_ids: tuple[PeerId, ...],
+        *,
+        max_pending: int,
+        beat_interval: float,
+        chains: Chains,
+        duties: Duties,
+    ) -> None:
+        self.seat = seat
+        self.peer_ids = peer_ids
+        self.max_pending = max_pending
+        self.beat_interval = beat_interval
+        self.chains = chains
+        self.store = chains.store
+        self.feeds = chains.feeds
+        self.finality = chains.finality
+        self.membership = chains.membership
+        self.folds: Folds = chains.folds
+        self.inbox = chains.inbox
+        self.outbox = chains.outbox
+        self.duties = duties
+
+    # -- refusals -------------------------------------------------------------------------------
+    def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
+        self.refused(Rejected(reason, detail, author))
+
+    def refused(self, rejected: Rejected) -> None:
+        """Count a refusal and queue it (a :class:`Rejected` effect)."""
+        self.inbox.rejected += 1
+        self.outbox.effects.append(rejected)
+
+    # -- taking a message in --------------------------------------------------------------------
+    def receive(
+        self, data: bytes, now: float, source: Source, recovery: Recovery | None
+    ) -> Iterator[Ask]:
+        """Take one message in (``recovery``: ours, while it lasts): what it asks of us, one at
+        a time, as it is taken (iterate it at once: the message is opened now, taken as asked).
+        """
+        opened = self.inbox.open(data, self.outbox.clock)
+        if isinstance(opened, Rejected):
+            self.refused(opened)
+            return _NOTHING
+        seat, message, body = opened
+        # (The generator of the kind, not one around it: this runs for every message.)
+        if type(body) is Beat or type(body) is Want:  # (parse_body gives each kind its class)
+            if seat == self.seat:  # (our own beat, echoed: nothing to learn)
+                return _NOTHING
+            return self._receive_beat(seat, message, body, now, recovery)
+        assert not isinstance(body, _NOT_EVENTS)
+        return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+
+    def _receive_beat(
+        self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None
+    ) -> Iterator[Ask]:
+        """Take a beat, an ack or a want of another member (none is an event)."""
+        beat = body if type(body) is Beat else None
+        if beat is not None:
+            # Check it against the events we hold of its author before it changes anything
+            # (Feeds.contradiction): a fork is refused, a lie about time proven.
+            wrong = self.store.contradiction(seat, message.lamport, beat)
+            if wrong is not None:
+                if wrong.event is None:
+                    detail = f"seat {seat} announces another event {beat.head_seq}"
+                    self._reject(ChainCode.FORK.value, detail)
+                else:
+                    yield from self._clock_lie(seat, message, wrong.event, now)
+                return
+            # Even an old beat (a relayed proof arrives that way) may contradict an event
+            # still to come: keep it for that check.
+            self.membership.watch_beat(seat, message, beat.head_seq, len(self.feeds[seat]))
+        if not self.inbox.new_beat(seat, message.lamport):
+            return  # an old beat (replayed, or overtaken in the network): nothing new
+        if self._heard_from(seat, now, recovery is not None):
+            yield Withdraw(seat, now)
+        outbox = self.outbox
+        if message.lamport > outbox.clock:
+            outbox.clock = message.lamport
+            self.finality.dirty = True
+        if beat is not None:
+            self.take_beat(seat, message.lamport, beat, now)
+            # Timed above our first recovery want (far above our old clock): sent after it
+            # took the want in, so after all we sent it before the crash (§9.6). If it lacks
+            # some of ours, it cannot learn our head from a beat: send them (it may hold a
+            # later one of ours waiting for them).
+            held = len(self.feeds[self.seat])
+            if (
+                recovery is not None
+                and recovery.beat(seat, message.lamport, beat)
+                and beat.held[self.seat] < held
+            ):
+                yield Answer(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
+        elif isinstance(body, Want):
+            yield Answer(message.author, body)
+            if recovery is not None:
+                recovery.want(seat, message.lamport, body)
+
+    def _receive_event(
+        self,
+        seat: int,
+        message: Message,
+        body: EventBody,
+        now: float,
+        *,
+        source: Source,
+        recovery: Recovery | None,
+    ) -> Iterator[Ask]:
+        """Take an event: a duplicate, a proof of a fork or of a lie, or one to deliver."""
+        store = self.store
+        if (
+            seat == self.seat
+            and message.seq > len(self.feeds[seat])
+            and source is Source.NETWORK
+            and recovery is None
+        ):
+            # Our log holds every event we ever signed: this one we never did (a stolen key).
+            # (Recovering from a cut log, it is ours, signed before the log lost it: it
+            # verifies with our key, which nobody else holds. It is taken back, and logged as
+            # ours, deliver.)
+            detail = f"event {message.seq} in our name that we never signed"
+            self._reject(ChainCode.NOT_OURS.value, detail)
+            return
+        held = store.version(seat, message.seq)
+        if held is not None:
+            if held.id != message.id:
+                yield from self._equivocation(seat, held, message, now, source)
+            return  # a duplicate (a replay or a relay we already have)
+        lie = self._lie_of_next(seat, message)
+        if lie is not None:
+            # A beat of its author announced that nothing of its would come at or below its
+            # clock past its head: both signed, so proof now, whatever came between. (Only for
+            # the next event of the feed: one further on is checked when its turn comes, once
+            # we hold the events before it and our vote can count them; a vote counting less
+            # than the others hold cuts what they built on, §9.2.)
+            yield from self._clock_lie(seat, lie, message, now)
+            self._reject(ChainCode.BROKEN_CHAIN.value, _LIE.format(message.seq), message.author)
+            return
+        if store.full(seat, self.max_pending):
+            self._reject(ChainCode.TOO_FAR_AHEAD.value, f"seat {seat} has too many events waiting")
+            return
+        if seat != self.seat and self._heard_from(seat, now, recovery is not None):
+            yield Withdraw(seat, now)
+        store.hold(seat, message, body, source)
+        yield from self.drain(now)
+
+    def _lie_of_next(self, seat: int, message: Message) -> Message | None:
+        """The kept beat of ``seat`` that ``message``, the next event of its feed, contradicts
+        (then proof), if any."""
+        membership = self.membership
+        if (
+            not membership.watch[seat]
+            or message.seq != len(self.feeds[seat]) + 1
+            or seat in membership.forked_at
+        ):
+            return None
+        return membership.watched_lie(seat, message)
+
+    def _heard_from(self, seat: int, now: float, recovering: bool) -> bool:
+        """``seat`` is heard now: whether our vote against it is withdrawn (to sign now)."""
+        membership = self.membership
+        if membership.heard_from(seat, now):
+            self.outbox.effects.append(Suspected(seat, False))
+        return seat in membership.voted and membership.withdraws(seat, self.folds, recovering)
+
+    # -- delivery -------------------------------------------------------------------------------
+    def drain(self, now: float) -> Iterator[Ask]:
+        """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`)."""
+        membership = self.membership
+        for step in self.store.ready():
+            if type(step) is Refusal:
+                self._reject(step.code.value, step.detail, step.author)
+            elif type(step) is Parting:
+                self.chains.truncate(step.seat, step.keep)
+            else:
+                assert type(step) is Ready
+                seat, message, body, source = step.seat, step.message, step.body, step.source
+                if membership.watch[seat] and seat not in membership.proven_seats:
+                    # It contradicts a beat of its author kept here: proof, acted on. (Once an
+                    # author is proven to cheat and voted out, the drop's cut decides which of
+                    # its events count; its timing lies no longer matter.)
+                    lie = membership.watched_lie(seat, message)
+                    if lie is not None:
+                        yield from self._clock_lie(seat, lie, message, None)
+                        self._refuse(step, _LIE.format(message.seq), now)
+                        continue
+                problem = self._chain_problem(seat, message, body.frontier, source)
+                if problem is None:
+                    self.deliver(seat, message, body, now, source=source)
+                    continue
+                self._refuse(step, problem, now)
+
+    def _refuse(self, step: Ready, problem: str, now: float) -> None:
+        """Refuse a ready event for its chain; follow the other version of a fork it goes on
+        from, or probe the fork it shows."""
+        seat, message, body, source = step.seat, step.message, step.body, step.source
+        self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
+        if self.chains.going_on_from(seat, message, body, source):
+            return  # (the other version and this event wait again, in turn)
+        self._probe_fork(seat, message, body.frontier, source, now)
+
+    def _probe_fork(
+        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
+    ) -> None:
+        """After refusing an event for its chain: ask everyone for the other version of a fork
+        it shows, at the next beat (:meth:`Membership.probe_refused`, §9.4)."""
+        membership = self.membership
+        clash = (
+            None
+            if source is Source.LOG
+            else self.store.time_clash(message, frontier, membership.forked_at)
+        )
+        feed = self.feeds[seat]
+        head = feed[-1].id if feed else None
+        at = now + self.beat_interval
+        membership.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
+
+    def _chain_problem(
+        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source
+    ) -> str | None:
+        """Why a ready event may not be delivered: it is timed below what is final and may
+        count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        if message.lamport <= self.finality.stable and not self.folds.never_counts(
+            seat, message.seq, message.lamport
+        ):
+            return f"event {message.seq} is timed {message.lamport}, below what is final"
+        return self.store.chain_problem(seat, message, frontier, source, self.membership.forked_at)
+
+    def deliver(
+        self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
+    ) -> None:
+        """Deliver an event whose turn has come (ours, signed just now, too)."""
+        self.feeds[seat].append(message)
+        self.finality.dirty = True
+        self.membership.delivered(seat, message.seq)
+        outbox = self.outbox
+        outbox.clock = max(outbox.clock, message.lamport)
+        early = self.finality.delivered(seat, message)
+        if early is not None:
+            self.take_beat(seat, early[0], early[1], now)
+        event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
+        # (Timed at or below what is final, it never counts: see Folds.never_counts.)
+        outbox.effects.extend(self.folds.add(event, self.finality.stable))
+        if message.kind is KIND_JOIN and message.seq > 1 and seat != self.seat:
+            self.membership.rejoin_requests[seat] = message.seq
+        if message.kind is KIND_DROP:
+            self.chains.votes_held = True
+            assert isinstance(body, Drop)
+            target = body.seat
+            if body.reason is DropReason.EQUIVOCATION and target != self.seat:
+                self.membership.unproven.setdefault(target, body.fork_seq)
+        if seat == self.seat:
+            if source is Source.NETWORK:  # ours, taken back from the others in recovery
+                outbox.effects.append(Record(message.wire, own=True))
+                self.take_back(message)
+        else:
+            if source is Source.NETWORK:
+                outbox.effects.append(Record(message.wire, own=False))
+            # Acked at once: any event but a tableau move, and a move only while a claim waits
+            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
+            if message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport):
+                if outbox.ack_due is None:
+                    outbox.ack_due = now + outbox.ack_delay
+            else:
+                outbox.unacked = True
+
+    def take_back(self, message: Message) -> None:
+        """Take one of our own events (from our log, or from the others in recovery) as done:
+        the phase events it sends are not sent again, its votes stand."""
+        body = parse_body(message.kind, message.body, len(self.feeds))
+        self.duties.mark_done(message.kind, body)
+        assert not isinstance(body, _NOT_EVENTS)
+        self.membership.take_back(body.frontier, body if isinstance(body, Drop) else None)
+
+    # -- beats and wants ------------------------------------------------------------------------
+    def take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
+        """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
+        ahead, forks = self.finality.take_beat(seat, lamport, beat)
+        source = self.peer_ids[seat]
+        dropped = self.folds.final.dropped
+        store = self.store
+        if forks:
+            # It holds another event under a seq: the author forked. Fetch its versions since
+            # the last agreed seq: the earliest pair of different signed events is the proof.
+            for q, first, count in store.fork_asks(forks, dropped, now):
+                self.outbox.effects.append(Send(self.want_wire(q, first, count), source))
+        # Gap repair: whoever holds more of a feed than we do can send it; ask it for the rest
+        # now, or after ``want_delay`` if it has not come by then (Feeds.gap, Feeds.due).
+        for q, upto in store.behind(seat, beat, ahead, dropped):
+            if store.gap(q, upto, source, now):
+                self.want(q, upto, source, now)
+
+    def want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
+        """Ask ``source`` for ``seat``'s events up to ``upto`` (:meth:`Feeds.want` says which)."""
+        asked = self.store.want(seat, upto, now)
+        if asked is not None:
+            self.outbox.effects.append(Send(self.want_wire(seat, *asked), source))
+
+    def want_wire(self, seat: int, first: int, last: int) -> bytes:
+        """A want of ours for ``seat``'s ``first`` to ``last``, signed."""
+        self.finality.dirty = True  # (our clock moves)
+        return self.outbox.sign_beat(Kind.WANT, Want(seat, first, last))
+
+    def answer_want(self, to: PeerId, want: Want) -> None:
+        """Send ``to`` what it asks for that we hold, with the proofs that go with it
+        (:meth:`Membership.proofs_for`)."""
+        sent = self.store.answer(want)
+        for wire in self.membership.proofs_for(want.seat, want.first, want.last, sent):
+            self.outbox.effects.append(Send(wire, to))
+
+    # -- proofs (decided by Membership; logged and relayed here, voted on by the peer) ----------
+    def _clock_lie(
+        self, seat: int, beat: Message, event: Message, now: float | None
+    ) -> Iterator[Ask]:
+        """A beat and a later event of one author that contradict each other's clocks."""
+        if self.membership.clock_lie(seat, beat, event):
+            self.chains.cap(seat, event.seq - 1)
+            yield self._prove(seat, event.seq, beat.wire, event.wire, now)
+
+    def _equivocation(
+        self, seat: int, first: Message, second: Message, now: float, source: Source
+    ) -> Iterator[Ask]:
+        membership = self.membership
+        if source is Source.LOG:
+            # Both versions from our own log: we followed one, then switched to the one a
+            # drop kept. What we did about it is in our log (our votes), not to be redone.
+            membership.proven_fork(seat, first.seq)
+            membership.proofs.setdefault((seat, first.seq), second.wire)
+            self.chains.cap(seat, first.seq - 1)
+        elif membership.equivocation(seat, first, second):
+            self.chains.cap(seat, first.seq - 1)
+            yield self._prove(seat, first.seq, first.wire, second.wire, now)
+
+    def _prove(
+        self, seat: int, seq: int, wire_a: bytes, wire_b: bytes, now: float | None
+    ) -> ForkVote:
+        """A new proof that ``seat`` cheated at ``seq``: log it before anything is sent, relay
+        both messages to everyone; the vote that puts the author out before the fork."""
+        effects = self.outbox.effects
+        effects.append(Equivocation(seat, seq, wire_a, wire_b))
+        effects.append(Note.proof(wire_a, wire_b))
+        effects.append(Send(wire_a))
+        effects.append(Send(wire_b))
+        return ForkVote(seat, seq, now)
+
+    # -- our log read back ----------------------------------------------------------------------
+    def read_back(self, records: list[bytes], now: float) -> Iterator[Ask]:
+        """Take our log back: every event as it came (nothing is logged or sent again), our own
+        events as done (:meth:`take_back`)."""
+        chains, feeds, store = self.chains, self.feeds, self.store
+        for data in records:
+            # Our votes on proof of a fork first: the events we delivered past that fork (on
+            # one version or the other) are delivered again the same way.
+            try:
+                message = self.inbox.decode(data)
+            except InvalidMessageError:
+                continue
+            fork = fork_vote_of(message, self.peer_ids[self.seat], len(feeds))
+            if fork is not None:
+                self.membership.proven_fork(*fork)
+                chains.cap(fork[0], self.membership.forked_at[fork[0]] - 1)
+        for data in records:
+            held = [len(feed) for feed in feeds]
+            yield from self.receive(data, now, Source.LOG, None)
+            # What the votes read so far decide is followed before the next record, as live
+            # after each input: the kept version of a forked event, taken live once the votes
+            # came, follows them in the log, and is refused as a fork if the version they did
+            # not keep is still held when it is read. (After each vote taken, not after every
+            # record: that refolded the game per record, a restore quadratic in the log.)
+            if chains.votes_held and any(
+                m.kind is KIND_DROP for feed, n in zip(feeds, held, strict=True) for m in feed[n:]
+            ):
+                chains.follow_held()
+                while store.redrain:
+                    yield from self.drain(now)
+        effects = self.outbox.effects
+        effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
+        for message in feeds[self.seat]:
+            self.take_back(message)
