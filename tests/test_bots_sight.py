@@ -142,3 +142,16 @@ def test_lookahead_remembers_each_card_it_saw_where_it_lies(rules: Rules) -> Non
                 break
     assert checked > 200
     assert HIDDEN not in seen
+
+
+def test_decide_an_opponent_s_deal_not_shown_yet_reads_as_hidden() -> None:
+    # The simulator's bots play from their own deal on, before the others' deals are shown:
+    # their face-up cards are unknown to this machine (HIDDEN), which a bot may read and skip.
+    rules = Rules()
+    unknown = Tableau(
+        (HIDDEN,) * 13, tuple((HIDDEN,) for _ in range(4)), (HIDDEN,) * rules.stock_size, ()
+    )
+    table = Table.from_tableaux(rules, [Tableau.parse(LAYOUT.replace("3: 5D", "3: AD")), unknown])
+    assert table.face_up().tableaux[1].nerts[-1] is HIDDEN
+    for name in ("greedy", "lookahead"):
+        assert make_strategy(name, Rng(0)).decide(table, 0) is not None

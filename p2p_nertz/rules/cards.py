@@ -238,17 +238,23 @@ HIDDEN: Card = _hidden_card()
 _PARSE_CACHE["??"] = HIDDEN
 
 
+#: A place in a :class:`CoveredPile` that a person at the table cannot see (a card face down,
+#: or squared under the waste top). It never leaves the pile: reading it raises.
+_FACE_DOWN: Card = _hidden_card()
+
+
 class CoveredPile(tuple[Card, ...]):
     """A pile as a person at the table sees it: how many cards it holds, and the cards that
-    lie face up on it (its top card, if any); every other card is :data:`HIDDEN` and cannot be
-    read.
+    lie face up on it (its top card, if any); no other card is in it, and none can be read.
 
     The pile holds no card it does not show, so nothing can be read from it by accident;
     reading a face-down card (an index, iterating, ``in``) raises
-    :class:`~p2p_nertz.errors.FaceDownError` naming the pile, where a plain tuple would hand
-    back :data:`HIDDEN` and let a bot mistake it for a joker. ``len``, the face-up cards, and
-    moving cards about without reading them (slices, ``+``: a move tried on a view) work as on
-    a tuple and keep the pile covered.
+    :class:`~p2p_nertz.errors.FaceDownError` naming the pile, where a plain tuple of
+    :data:`HIDDEN` would hand it back and let a bot mistake it for a joker. ``len``, the
+    face-up cards, and moving cards about without reading them (slices, ``+``: a move tried on
+    a view) work as on a tuple and keep the pile covered. A face-up card this machine does not
+    know (an opponent's deal not shown yet) reads as :data:`HIDDEN`, as in the table it came
+    from.
 
     >>> stock = CoveredPile("stock", 3)
     >>> len(stock), str(stock), str(stock[-2:][::-1] + (Card.parse("5H"),))
@@ -265,8 +271,8 @@ class CoveredPile(tuple[Card, ...]):
 
     def __new__(cls, name: str, size: int, top: Card | None = None) -> CoveredPile:
         if top is None or size == 0:
-            return cls._of(name, (HIDDEN,) * size)
-        return cls._of(name, (HIDDEN,) * (size - 1) + (top,))
+            return cls._of(name, (_FACE_DOWN,) * size)
+        return cls._of(name, (_FACE_DOWN,) * (size - 1) + (top,))
 
     @classmethod
     def _of(cls, name: str, cards: tuple[Card, ...]) -> CoveredPile:
@@ -282,7 +288,7 @@ class CoveredPile(tuple[Card, ...]):
     def _read(self) -> tuple[Card, ...]:
         cards = tuple(tuple.__iter__(self))
         for i, card in enumerate(cards):
-            if card is HIDDEN:
+            if card is _FACE_DOWN:
                 raise self._refuse(i)
         return cards
 
@@ -290,7 +296,7 @@ class CoveredPile(tuple[Card, ...]):
         if isinstance(index, slice):
             return self._of(self.name, tuple.__getitem__(self, index))
         card = tuple.__getitem__(self, index)
-        if card is HIDDEN:
+        if card is _FACE_DOWN:
             raise self._refuse(index + len(self) if index < 0 else index)
         return card
 
