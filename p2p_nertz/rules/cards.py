@@ -270,9 +270,21 @@ class CoveredPile(tuple[Card, ...]):
     name: str
 
     def __new__(cls, name: str, size: int, top: Card | None = None) -> CoveredPile:
+        # Piles are values: each made once (a bot's every look at the table covers every
+        # seat's piles), kept by the top card's identity (hashing a card by value is slow),
+        # with the card, so no other object can take its id while it is kept.
+        key = (name, size, id(top) if size else 0)
+        kept = _COVERED.get(key)
+        if kept is not None and (kept[0] is top or not size):
+            return kept[1]
         if top is None or size == 0:
-            return cls._of(name, (_FACE_DOWN,) * size)
-        return cls._of(name, (_FACE_DOWN,) * (size - 1) + (top,))
+            pile = cls._of(name, (_FACE_DOWN,) * size)
+        else:
+            pile = cls._of(name, (_FACE_DOWN,) * (size - 1) + (top,))
+        if len(_COVERED) >= _COVERED_SIZE:
+            _COVERED.clear()
+        _COVERED[key] = (top, pile)
+        return pile
 
     @classmethod
     def _of(cls, name: str, cards: tuple[Card, ...]) -> CoveredPile:
@@ -293,7 +305,7 @@ class CoveredPile(tuple[Card, ...]):
         return cards
 
     def __getitem__(self, index: Any) -> Any:  # an index or a slice, as tuple's
-        if isinstance(index, slice):
+        if type(index) is slice:
             return self._of(self.name, tuple.__getitem__(self, index))
         card = tuple.__getitem__(self, index)
         if card is _FACE_DOWN:
@@ -320,6 +332,10 @@ class CoveredPile(tuple[Card, ...]):
 
     def __repr__(self) -> str:
         return f"CoveredPile({self.name!r}, {str(self)!r})"
+
+
+_COVERED: dict[tuple[str, int, int], tuple[Card | None, CoveredPile]] = {}
+_COVERED_SIZE = 8192  # (3 names x 55 sizes x 56 tops at most in play; declared jokers aside)
 
 
 def card(rank: int, suit: Suit) -> Card:

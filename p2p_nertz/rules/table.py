@@ -275,7 +275,7 @@ class Table:
         >>> len(view.tableaux[0].stock), view.tableaux[0].nerts[-1] == table.tableaux[0].nerts[-1]
         (35, True)
         """
-        return self._with_parts(tuple(t.face_up() for t in self.tableaux), self.lake)
+        return self._with_parts(tuple(map(_face_up, self.tableaux)), self.lake)
 
     def with_tableau(self, seat: int, tableau: Tableau) -> Table:
         """This table with ``seat``'s tableau replaced (the protocol fills in revealed cards)."""
@@ -941,6 +941,9 @@ _RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
 _COUNTERS = ("clock", "rotations", "cut", "callers", "turn")
 
 _T = TypeVar("_T")
+
+
+_face_up = Tableau.face_up
 
 
 def first_turn(active: Sequence[bool], number: int) -> int:

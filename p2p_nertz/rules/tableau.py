@@ -157,13 +157,20 @@ class Tableau:
           ...
         p2p_nertz.errors.FaceDownError: card 2 of 2 of the stock (bottom up) is face down
         """
+        kept = _VIEWS.get(id(self))
+        if kept is not None and kept[0] is self:
+            return kept[1]
         nerts, stock, waste = self.nerts, self.stock, self.waste
-        return Tableau(
+        view = Tableau(
             CoveredPile("Nerts pile", len(nerts), nerts[-1] if nerts else None),
             self.work,  # the same tuple: memos keyed by its identity stay warm
             CoveredPile("stock", len(stock)),
             CoveredPile("waste", len(waste), waste[-1] if waste else None),
         )
+        if len(_VIEWS) >= _VIEWS_SIZE:
+            del _VIEWS[next(iter(_VIEWS))]
+        _VIEWS[id(self)] = (self, view)
+        return view
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -521,4 +528,11 @@ class Tableau:
 
 
 _WORK_PILES = (Pile.W1, Pile.W2, Pile.W3, Pile.W4, Pile.W5, Pile.W6)
+
+# Tableau.face_up of the tableaux it was last asked about, by identity: a tableau is immutable,
+# and every bot's look at the table asks for the view of every seat, most of them unchanged
+# since the last look (a bot's decision would otherwise cost twice as much in a match). Each
+# entry holds its tableau, so no other object can take its id while it is kept; oldest first.
+_VIEWS: dict[int, tuple[Tableau, Tableau]] = {}
+_VIEWS_SIZE = 64
 _NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
