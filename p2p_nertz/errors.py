@@ -9,6 +9,7 @@ on a foundation is a result, never an error.
 from __future__ import annotations
 
 __all__ = [
+    "FaceDownError",
     "IllegalMoveError",
     "InvalidRulesError",
     "LocalProtocolError",
@@ -27,6 +28,11 @@ class NertzError(Exception):
 
 class NotationError(NertzError, ValueError):
     """Raised when text does not parse as the notation of a card, move, claim, tableau or lake."""
+
+
+class FaceDownError(NertzError, LookupError):
+    """Raised when code reads a card that lies face down in a view of the table
+    (:meth:`~p2p_nertz.rules.Table.face_up`): a bot that peeks is a bug, not a strategy."""
 
 
 class IllegalMoveError(NertzError, ValueError):

@@ -1,9 +1,12 @@
 """The bot interface: a strategy chooses a move; a pacing says how fast a bot plays.
 
-A :class:`Strategy` sees a :class:`~p2p_nertz.rules.Table` (its own tableau as it is, the lake
-perhaps a little out of date, as a person's eyes are) and returns a move, or ``None`` to wait.
-Strategies may keep memory between calls (how long since they last played a card), so each seat
-gets its own instance; they never read a clock or global randomness: chance comes from the
+A :class:`Strategy` sees the table as a person at it does (:meth:`~p2p_nertz.rules.Table.face_up`:
+the face-up cards of every tableau, its own included, and the lake perhaps a little out of date,
+as a person's eyes are) and returns a move, or ``None`` to wait. It cannot read a face-down card,
+its own Nerts pile and stock included: :meth:`Strategy.decide` hands it the face-up view, where
+such a read raises :class:`~p2p_nertz.errors.FaceDownError`. Strategies may keep memory between
+calls (how long since they last played a card, the cards they saw), so each seat gets its own
+instance; they never read a clock or global randomness: chance comes from the
 :class:`~p2p_nertz.rng.Rng` they are built with.
 
 :class:`Pacing` turns a speed level 1–10 into delays between moves, for people playing against
@@ -36,15 +39,22 @@ class Strategy(abc.ABC):
 
     @abc.abstractmethod
     def choose(self, table: Table, seat: int) -> Move | None:
-        """The move ``seat`` makes now, or ``None`` to wait (stuck and waiting for others)."""
+        """The move ``seat`` makes now, or ``None`` to wait (stuck and waiting for others).
+
+        ``table`` is the face-up view :meth:`decide` gives (:meth:`Table.face_up`).
+        """
 
     def decide(self, table: Table, seat: int) -> Move | None:
-        """The move ``seat`` makes now: :meth:`choose`, kept to the turns of turn-based play.
+        """The move ``seat`` makes now: :meth:`choose` on the face-up view of ``table``, kept
+        to the turns of turn-based play.
 
-        Whoever schedules a bot calls this. In simultaneous play it is :meth:`choose`. In
-        turn-based play (RULES.md [001]) a bot out of turn only calls Nerts when it may, and
-        on its turn a strategy that would wait passes instead: the others wait for its move.
+        Whoever schedules a bot calls this with the table it holds; the strategy sees only
+        :meth:`Table.face_up` of it (as a person does, issue 19). In simultaneous play it is
+        :meth:`choose`. In turn-based play (RULES.md [001]) a bot out of turn only calls Nerts
+        when it may, and on its turn a strategy that would wait passes instead: the others wait
+        for its move.
         """
+        table = table.face_up()
         if not table.rules.turn_based:
             return self.choose(table, seat)
         if table.turn != seat:

@@ -25,12 +25,15 @@ over the same paired deals it made no difference with two players and lost about
 round with four, where the lake moves too fast for plans that spend moves to pay off. One ply
 also keeps a decision within about three times the greedy bot's time.
 
-The bot uses only what a player at the table could know: its layout as it lies (the Nerts
-pile is face down below its top card), the lake as it sees it (a little late), opponents'
-face-up cards, and its memory of the cards it has seen turned up on its waste. Turning the
-stock and flipping the waste are fixed permutations, so a player who remembers every card they
-saw also knows where each of them lies: the bot keeps that memory as the set of seen cards and
-reads a stock or waste card below the top only if it is in that set.
+The bot uses only what a player at the table could know: it is given the table face up
+(:meth:`~p2p_nertz.rules.Table.face_up`: its Nerts pile below the top, its stock and its waste
+below the top cannot be read), the lake as it sees it (a little late), and its memory of the
+cards it has seen turned up on its waste. Turning the stock and flipping the waste are fixed
+permutations, so a player who remembers every card they saw also knows where each of them
+lies: the bot keeps that memory as its *cycle* (:class:`_Cycle`), the waste and the stock in
+the order the cards come round, each place known or not, and follows it as the counts it sees
+change (a card played from the waste, a lost race that puts one back, an everyone-stuck
+rotation).
 
 Besides the search, it differs from the greedy bot in three ways:
 
@@ -173,7 +176,7 @@ class Lookahead(Strategy):
     def __init__(self, rng: Rng | None = None, weights: Weights | None = None) -> None:
         super().__init__(rng)
         self.weights = weights or Weights()
-        self._seen: set[Card] = set()
+        self._cycle = _Cycle()
         self._idle = 0
         self._shuffles = 0
         self._passed = False
@@ -188,7 +191,7 @@ class Lookahead(Strategy):
         self._contested: frozenset[tuple[int, int]] | None = None
 
     def new_round(self) -> None:
-        self._seen = set()  # cards seen on the waste: where they lie in the stock is known
+        self._cycle = _Cycle()  # cards seen on the waste, where they lie in the stock and waste
         self._idle = 0  # stock turns since the bot last played a card or the lake changed
         self._shuffles = 0  # work-pile-to-work-pile moves in a row
         self._passed = False
@@ -199,8 +202,7 @@ class Lookahead(Strategy):
     def choose(self, table: Table, seat: int) -> Move | None:
         t = table.tableaux[seat]
         lake = table.lake
-        if t.waste:
-            self._seen.add(t.waste[-1])
+        self._cycle.look(t, table.rotations)
         if not self._passed and _changed(lake, self._last_lake):
             self._idle = 0  # the lake moved: cards passed over in this pass may play now
         self._last_lake = lake
@@ -309,10 +311,12 @@ class Lookahead(Strategy):
         if not _changed(lake, self._pass_lake):
             return None
         self._pass_lake = lake
-        t = table.tableaux[seat]
-        for card in _cycle_tops(t.stock, t.waste, table.rules.draw):
-            known = card in self._seen and card.suit is not None
-            if known and (card.rank == 1 or lake.targets(card)):
+        for card in self._cycle.pass_tops(table.rules.draw):
+            if (
+                card is not None
+                and card.suit is not None
+                and (card.rank == 1 or lake.targets(card))
+            ):
                 self._passed = False
                 self._idle = 0
                 return _TURN
@@ -340,11 +344,9 @@ class Lookahead(Strategy):
 
     def _waste_top(self, pos: _Pos) -> Card | None:
         """The waste top in ``pos`` if the bot knows it (it saw the card before)."""
-        i = len(self._waste) - 1 - pos.wd
-        if i < 0:
-            return None
-        card = self._waste[i]
-        return card if pos.wd == 0 or card in self._seen else None
+        if pos.wd == 0:
+            return self._waste[-1] if self._waste else None
+        return self._cycle.below_top(pos.wd)
 
     def _evaluate(self, pos: _Pos) -> float:
         """The value of a layout in the search, in round points (higher is better)."""
@@ -541,7 +543,68 @@ def _tops(t: Tableau) -> list[tuple[Pile, Card]]:
     return tops
 
 
-def _cycle_tops(stock: tuple[Card, ...], waste: tuple[Card, ...], draw: int) -> list[Card]:
+class _Cycle:
+    """What the bot remembers of its stock and waste: the cards it saw, where they lie now.
+
+    The *cycle* is the waste, bottom to top, then the stock, top to bottom: the order in which
+    the cards come round. Turning the stock and turning the waste over leave it as it is (only
+    how much of it is waste changes); playing the waste top takes a card out of it, a lost race
+    puts one back, and an everyone-stuck rotation moves its first card to the end (RULES.md:
+    everyone stuck). The bot sees only the counts and the waste top at each look
+    (:meth:`look`), as a person does, and follows the cycle by them, remembering each card
+    when it is the waste top.
+
+    Attributes:
+        cards: each place of the cycle: the card seen there, or ``None`` if never seen.
+        waste: how many of them were the waste at the last look.
+        rotations: the table's count of rotations at the last look.
+    """
+
+    __slots__ = ("cards", "rotations", "waste")
+
+    def __init__(self) -> None:
+        self.cards: list[Card | None] | None = None
+        self.waste = 0
+        self.rotations = 0
+
+    def look(self, t: Tableau, rotations: int) -> None:
+        """Follow the cycle to what ``t`` (face up) shows, and remember its waste top."""
+        size, waste = len(t.waste) + len(t.stock), len(t.waste)
+        cards = self.cards
+        if cards is None:
+            cards = [None] * size
+        else:
+            if rotations != self.rotations and rotations:
+                # Everyone was stuck: the cycle's first card went to the end, once per rotation
+                # (the count starts again from 0 once a card is played).
+                turns = rotations - self.rotations if rotations > self.rotations else rotations
+                for _ in range(turns % len(cards) if cards else 0):
+                    cards.append(cards.pop(0))
+            if size == len(cards) - 1 and self.waste:
+                del cards[self.waste - 1]  # the waste top was played
+            elif size == len(cards) + 1 and waste:
+                cards.insert(waste - 1, None)  # a lost race put a card back on the waste
+            elif size != len(cards):
+                cards = [None] * size  # lost track: forget rather than misplace
+        if waste:
+            cards[waste - 1] = t.waste[-1]
+        self.cards, self.waste, self.rotations = cards, waste, rotations
+
+    def below_top(self, depth: int) -> Card | None:
+        """The waste card ``depth`` places under the top, if the bot saw it, else ``None``."""
+        i = self.waste - 1 - depth
+        return self.cards[i] if self.cards is not None and i >= 0 else None
+
+    def pass_tops(self, draw: int) -> list[Card | None]:
+        """The cards that will be the waste top, turn after turn, over the next pass through
+        the stock (``None`` where the bot does not know the card)."""
+        cards = self.cards or []
+        return _cycle_tops(tuple(reversed(cards[self.waste :])), tuple(cards[: self.waste]), draw)
+
+
+def _cycle_tops(
+    stock: tuple[Card | None, ...], waste: tuple[Card | None, ...], draw: int
+) -> list[Card | None]:
     """The cards that will be the waste top, turn after turn, over one pass of the stock."""
     s, w = list(stock), list(waste)
     tops = []

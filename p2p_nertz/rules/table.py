@@ -263,6 +263,20 @@ class Table:
         """This table with another lake (a bot's view of a lake it sees late)."""
         return self._with_parts(self.tableaux, lake)
 
+    def face_up(self) -> Table:
+        """The table as any person at it sees it, a bot included: every tableau
+        :meth:`~p2p_nertz.rules.Tableau.face_up` (the Nerts pile below its top, the stock
+        and the waste below its top cannot be read, an owner's own included), everything
+        else as it is. What strategies are given (:meth:`~p2p_nertz.bots.Strategy.decide`).
+
+        >>> from p2p_nertz.rules import shuffled_deck
+        >>> table = Table.deal(Rules(), [shuffled_deck(b"a"), shuffled_deck(b"b")])
+        >>> view = table.face_up()
+        >>> len(view.tableaux[0].stock), view.tableaux[0].nerts[-1] == table.tableaux[0].nerts[-1]
+        (35, True)
+        """
+        return self._with_parts(tuple(map(_face_up, self.tableaux)), self.lake)
+
     def with_tableau(self, seat: int, tableau: Tableau) -> Table:
         """This table with ``seat``'s tableau replaced (the protocol fills in revealed cards)."""
         return self._with_parts(_replace(self.tableaux, seat, tableau), self.lake)
@@ -927,6 +941,9 @@ _RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
 _COUNTERS = ("clock", "rotations", "cut", "callers", "turn")
 
 _T = TypeVar("_T")
+
+
+_face_up = Tableau.face_up
 
 
 def first_turn(active: Sequence[bool], number: int) -> int:

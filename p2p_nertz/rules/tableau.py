@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
-from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, format_cards, parse_cards
+from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, CoveredPile, format_cards, parse_cards
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.moves import (
     MOVE_CALL,
@@ -139,6 +139,39 @@ class Tableau:
             (),
         )
 
+    def face_up(self) -> Tableau:
+        """The tableau as a person at the table sees it, its owner included: the work piles
+        (face up, fanned), the Nerts top card and the waste top card; the rest of the Nerts
+        pile and of the waste, and the whole stock, are face down or squared under the top
+        (RULES.md: deal; stock and waste: "only the waste top card is playable" and nothing
+        lets a player look under it). Those piles are :class:`~p2p_nertz.rules.cards.CoveredPile`
+        values: their counts read as usual, their hidden cards raise
+        :class:`~p2p_nertz.errors.FaceDownError`. What a player remembers of the cards it saw
+        is its own memory (a bot's), not the view's.
+
+        >>> t = Tableau.parse("N: 4C KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H | W: 9S 3D")
+        >>> print(t.face_up())
+        N: ?? KS | 1: QH JS | 2: - | 3: 5D | 4: 8C | S: ?? ?? | W: ?? 3D
+        >>> t.face_up().stock[-1]
+        Traceback (most recent call last):
+          ...
+        p2p_nertz.errors.FaceDownError: card 2 of 2 of the stock (bottom up) is face down
+        """
+        kept = _VIEWS.get(id(self))
+        if kept is not None and kept[0] is self:
+            return kept[1]
+        nerts, stock, waste = self.nerts, self.stock, self.waste
+        view = Tableau(
+            CoveredPile("Nerts pile", len(nerts), nerts[-1] if nerts else None),
+            self.work,  # the same tuple: memos keyed by its identity stay warm
+            CoveredPile("stock", len(stock)),
+            CoveredPile("waste", len(waste), waste[-1] if waste else None),
+        )
+        if len(_VIEWS) >= _VIEWS_SIZE:
+            del _VIEWS[next(iter(_VIEWS))]
+        _VIEWS[id(self)] = (self, view)
+        return view
+
     # -- queries --------------------------------------------------------------------------
     @property
     def shown(self) -> tuple[Card, ...]:
@@ -247,9 +280,9 @@ class Tableau:
     def restore(self, source: Pile, card: Card) -> Tableau:
         """Put a card back on top of ``source``: a lost race returns the card where it was."""
         if source is Pile.NERTS:
-            return Tableau((*self.nerts, card), self.work, self.stock, self.waste)
+            return Tableau(self.nerts + (card,), self.work, self.stock, self.waste)  # noqa: RUF005 - + keeps a view covered
         if source is Pile.WASTE:
-            return Tableau(self.nerts, self.work, self.stock, (*self.waste, card))
+            return Tableau(self.nerts, self.work, self.stock, self.waste + (card,))  # noqa: RUF005
         work = list(self.work)
         work[source - 1] = (*self._work_pile(source), card)
         return Tableau(self.nerts, tuple(work), self.stock, self.waste)
@@ -285,7 +318,7 @@ class Tableau:
             return Tableau(self.nerts, self.work, self.stock[:-n], self.waste + turned[::-1])
         if self.waste:
             # RULES.md: turn the waste over to form a new stock (never under the stock).
-            return Tableau(self.nerts, self.work, tuple(reversed(self.waste)), ())
+            return Tableau(self.nerts, self.work, self.waste[::-1], self.waste[:0])
         raise IllegalMoveError(f"{move}: the stock and the waste are both empty in {self}")
 
     def rotated(self) -> Tableau:
@@ -302,10 +335,10 @@ class Tableau:
         """
         # Turned onto the waste the stock lands reversed on top of it; turning the whole waste
         # over reverses it all again: the old stock ends up under the waste, in its order.
-        stock = self.stock + tuple(reversed(self.waste))
+        stock = self.stock + self.waste[::-1]
         if stock:
-            stock = (stock[-1], *stock[:-1])
-        return Tableau(self.nerts, self.work, stock, ())
+            stock = stock[-1:] + stock[:-1]
+        return Tableau(self.nerts, self.work, stock, self.waste[:0])
 
     def rotated_alone(self) -> Tableau:
         """Rotate alone (a variant): only the top card of the stock goes to the bottom; the
@@ -324,7 +357,7 @@ class Tableau:
                 f"R: rotating alone moves the stock's top card to its bottom, and the stock "
                 f"has {len(self.stock)} card(s): turn it (S) instead, in {self}"
             )
-        return Tableau(self.nerts, self.work, (self.stock[-1], *self.stock[:-1]), self.waste)
+        return Tableau(self.nerts, self.work, self.stock[-1:] + self.stock[:-1], self.waste)
 
     def _source_run(self, move: Move) -> tuple[Card, ...]:
         source = move.source
@@ -495,4 +528,11 @@ class Tableau:
 
 
 _WORK_PILES = (Pile.W1, Pile.W2, Pile.W3, Pile.W4, Pile.W5, Pile.W6)
+
+# Tableau.face_up of the tableaux it was last asked about, by identity: a tableau is immutable,
+# and every bot's look at the table asks for the view of every seat, most of them unchanged
+# since the last look (a bot's decision would otherwise cost twice as much in a match). Each
+# entry holds its tableau, so no other object can take its id while it is kept; oldest first.
+_VIEWS: dict[int, tuple[Tableau, Tableau]] = {}
+_VIEWS_SIZE = 64
 _NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
