@@ -12,7 +12,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameEnded, MemberDropped, Phase
-from p2p_nertz.rules import NERTS_PILE_SIZE, Rules, Termination
+from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Rules, Termination
 
 
 def _pair() -> list[Peer]:
@@ -190,3 +190,62 @@ def test_member_withholding_is_voted_out_and_forfeits_once_dealt(
         else:
             assert withholder.total == 0 and not withholder.played  # never dealt
     assert net.peers[0].final.history == net.peers[1].final.history
+
+
+def _left_at(players: int, inputs: int) -> tuple[Peer, list[str]]:
+    """Seat 0 of a ``players`` game takes ``inputs`` inputs, the others' messages to it held
+    back and released one at a time, then leaves; what it held back then arrives, the others
+    go silent for good (frozen), and seat 0's timers run well past the liveness timers."""
+    ids = [Identity.generate(bytes([i + 40]) * 32) for i in range(players)]
+    spec = GameSpec.create(
+        [(i.peer_id, f"p{n}") for n, i in enumerate(ids)], Rules(target=None, rounds=1), b"l"
+    )
+    by_id = {i.peer_id: i for i in ids}
+    peers = [Peer(by_id[pid], spec, 0.0) for pid in spec.peer_ids]
+    to_leaver: list[bytes] = []
+
+    def send(seat: int, effects: list[Effect], now: float) -> None:
+        for effect in effects:
+            if not isinstance(effect, Send):
+                continue
+            if seat != 0:
+                to_leaver.append(effect.data)
+            for other in range(1, players):
+                if other != seat:
+                    send(other, peers[other].feed(effect.data, now), now)
+
+    for seat, peer in enumerate(peers):
+        send(seat, peer.start(0.0), 0.0)
+    now = 0.0
+    for _ in range(inputs):
+        now += 0.01
+        if to_leaver:
+            send(0, peers[0].feed(to_leaver.pop(0), now), now)
+        else:
+            for seat, peer in enumerate(peers):
+                send(seat, peer.tick(now), now)
+    leaver = peers[0]
+    leaver.leave(now)
+    for data in to_leaver:
+        leaver.feed(data, now)
+    for step in range(1, 60):
+        leaver.tick(now + 0.8 * step)  # past drop_after (30 s): the silent are due a vote
+    return leaver, [m.kind.name for m in leaver.events(0)]
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_member_that_left_signs_nothing_more(players: int) -> None:
+    """Its leave is the last event of its feed, wherever in the deal it left: the phase
+    events the others' late messages make due, and the votes the others' silence calls for,
+    are not signed (they would count nowhere; the node's SIGTERM test saw a reveal after the
+    leave). Before the fix, seat 0 of two signed a commit, a reveal or a ready after it."""
+    phases = set()
+    for inputs in range(0, 40):
+        leaver, kinds = _left_at(players, inputs)
+        assert kinds[-1] == "LEAVE", (inputs, kinds)
+        assert kinds.count("LEAVE") == 1
+        phases.add(tuple(kinds[:-1]))
+        with pytest.raises(LocalProtocolError, match="left the game"):
+            leaver.play(Move.turn(), 100.0)
+        assert leaver.why_not_abandon(100.0) == "we left the game"
+    assert len(phases) >= 4  # it left before joining, after it, after its commit, its reveal

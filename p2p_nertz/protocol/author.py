@@ -27,6 +27,7 @@ from p2p_nertz.protocol.bodies import VOTE_WINDOW, Drop, DropReason, EventBody, 
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery
@@ -91,6 +92,13 @@ class Author:
         self.phase_since = now
 
     @property
+    def left(self) -> bool:
+        """Whether we signed our ``leave``: we then sign nothing more. Our events past it count
+        nowhere (the cut of a leave is its own seq, §9.3), and a node that leaves waits for the
+        others to hold its leave as the last event of its feed (issue 13 §2)."""
+        return self.duties.is_done(Kind.LEAVE, 0)
+
+    @property
     def final(self) -> GameState:
         """The final fold (the chains' folds: a peer may swap them before it starts)."""
         return self.chains.folds.final
@@ -115,6 +123,8 @@ class Author:
     def vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
         says what the vote counts)."""
+        if self.left:
+            return
         cut = self.membership.fork_vote(
             seat,
             fork_seq,
@@ -130,11 +140,15 @@ class Author:
     ) -> None:
         """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
         ids of its last events up to there (:meth:`Feeds.ids`)."""
+        if self.left:
+            return
         ids = self.store.ids(seat, last, VOTE_WINDOW)
         self.sign(Drop((), seat, last, reason, fork_seq, ids), now)
 
     def vote(self, seat: int, reason: DropReason, now: float | None) -> None:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
+        if self.left:
+            return
         last = self.membership.vote(
             seat, len(self.feeds[seat]), out=self.seat in self.final.dropped
         )
@@ -147,6 +161,8 @@ class Author:
         the last round whose ``ready`` we sign by ourselves (``None``: every round)."""
         if self.recovery is not None:
             return  # nothing is signed before our own feed is known (recovered, then act)
+        if self.left:
+            return  # (a phase the final fold enters after our leave asks nothing of us)
         final = self.final
         duties = self.duties
         own = self.feeds[self.seat]

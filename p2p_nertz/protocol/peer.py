@@ -438,6 +438,8 @@ class Peer:
         """
         if self.recovering:
             raise LocalProtocolError(f"{move}: still recovering our own events from the others")
+        if self._author.left:
+            raise LocalProtocolError(f"{move}: we left the game")
         tentative = self.tentative
         move, card, reveals = local_move(
             tentative,
@@ -460,9 +462,7 @@ class Peer:
         """
         if self.recovering:
             return self._flush(now)
-        if self.seat not in self._final.dropped and not any(
-            m.kind is Kind.LEAVE for m in self._feeds[self.seat]
-        ):
+        if self.seat not in self._final.dropped and not self._author.left:
             self._emit(Leave(self._frontier()), now)
         return self._flush(now)
 
@@ -476,6 +476,8 @@ class Peer:
         """
         if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
             return "still recovering our own events from the others"
+        if self._author.left:
+            return "we left the game"
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         if isinstance(partner, str):
             # Left alone with a member that has gone, the drops not final: what the game
@@ -606,6 +608,8 @@ class Peer:
         if type(ask) is ForkVote:
             self._author.vote_fork(ask.seat, ask.seq, ask.now)
         elif type(ask) is Withdraw:
+            if self._author.left:
+                return
             self._emit(Drop(self._frontier(), ask.seat, 0, DropReason.WITHDRAW), ask.now)
         else:
             assert type(ask) is Answer
