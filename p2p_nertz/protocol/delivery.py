@@ -36,6 +36,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
 )
 from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
+from p2p_nertz.protocol.finality import event_beat
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
@@ -332,6 +333,13 @@ class Delivery:
         early = self.finality.delivered(seat, message)
         if early is not None:
             self.take_beat(seat, early[0], early[1], now)
+        if seat != self.seat:
+            # Every event counts as an ack (§7.1): its frontier's ids, taken as a beat's.
+            beat = event_beat(message, body)
+            if source is Source.LOG:
+                self.finality.take_beat(seat, message.lamport, beat)  # (nothing to ask now)
+            else:
+                self.take_beat(seat, message.lamport, beat, now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see Folds.never_counts.)
         outbox.effects.extend(self.folds.add(event, self.finality.stable))
@@ -351,12 +359,12 @@ class Delivery:
             if source is Source.NETWORK:
                 outbox.effects.append(Record(message.wire, own=False))
             # Acked at once: any event but a tableau move, and a move only while a claim waits
-            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
-            if message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport):
-                if outbox.ack_due is None:
-                    outbox.ack_due = now + outbox.ack_delay
-            else:
-                outbox.unacked = True
+            # for it (Folds.claim_waits, issue #4); the others are announced by our next event
+            # or beat (an event's frontier is an ack, §7.2).
+            if outbox.ack_due is None and (
+                message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
+            ):
+                outbox.ack_due = now + outbox.ack_delay
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:

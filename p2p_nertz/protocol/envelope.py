@@ -14,7 +14,7 @@ every call parses and verifies. (At module level are only a memo of the pure che
 id is a usable key, like :mod:`~p2p_nertz.protocol.identity`'s, and idle msgpack packers:
 neither changes what any call returns.)
 
-Wire format (protocol version 1)
+Wire format (protocol version 2)
 --------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
@@ -26,7 +26,7 @@ being valid for anything else the same key signs). The message id is
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int, :data:`PROTOCOL_VERSION` (1)
+0    version   int, :data:`PROTOCOL_VERSION` (2)
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -156,8 +156,9 @@ __all__ = [
     "verify_batch",
 ]
 
-PROTOCOL_VERSION: Final = 1
-"""The version of the wire protocol, position 0 of every payload."""
+PROTOCOL_VERSION: Final = 2
+"""The version of the wire protocol, position 0 of every payload. Version 2 (issue 18): an
+event's frontier names the id of each event it counts, so every event counts as an ack."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
@@ -874,11 +875,16 @@ def _check_body(body: object) -> None:
     if type(body) in _SCALARS:
         return
     if type(body) is tuple:
-        # The usual body, an array of scalars and arrays of scalars, is within every bound:
-        # recognised with C loops, without a call per array. Anything else takes the walk.
+        # The usual body, an array of scalars and arrays of scalars (an event's frontier: an
+        # array of two such arrays), is within every bound: recognised with C loops, without
+        # a call per array. Anything else takes the walk.
         for item in body:
             if type(item) not in _SCALARS and not (
-                type(item) is tuple and _SCALARS.issuperset(map(type, item))
+                type(item) is tuple
+                and (
+                    _SCALARS.issuperset(map(type, item))
+                    or all(type(i) is tuple and _SCALARS.issuperset(map(type, i)) for i in item)
+                )
             ):
                 break
         else:

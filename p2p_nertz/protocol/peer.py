@@ -41,7 +41,8 @@ Finality (stability).
     ``min(known) ∧ min(cover)`` are **final**: nobody can still send an earlier one, and every
     member already holds them. A claim is final about one round trip after it is sent: every
     peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
-    in the air waits for them; a peer's own claim announces the moves it had not acked).
+    in the air waits for them). Every event counts as an ack too: its frontier names the ids
+    of what its author holds, credited as a beat's (so a claim needs no ack of its own).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
