@@ -489,7 +489,10 @@ class Membership:
         voted on, or of a member dropped is no longer probed."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
-            if (q, fork_seq) in self.proven or q in self.voted or q in dropped:
+            # (A fork below the one we proved is probed even once we voted: its proof lets
+            # in the events that name the other version there, §9.4.)
+            earlier = fork_seq < self.forked_at.get(q, 0)
+            if (q, fork_seq) in self.proven or (q in self.voted and not earlier) or q in dropped:
                 del self.unproven[q]
             elif now >= self.probe_at[q]:
                 self.probe_at[q] = now + interval
@@ -517,7 +520,7 @@ class Membership:
             # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
             # the votes that dropped us were refused for good, so we never knew).
             q, seq = clash
-            if q not in self.unproven and q not in self.forked_at:
+            if q not in self.unproven and seq < self.forked_at.get(q, seq + 1):
                 self.unproven[q] = seq
                 self.probe_at[q] = at
         if (
