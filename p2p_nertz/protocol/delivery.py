@@ -128,11 +128,23 @@ class Delivery:
 
     # -- taking a message in --------------------------------------------------------------------
     def receive(
-        self, data: bytes, now: float, source: Source, recovery: Recovery | None
+        self,
+        data: bytes,
+        now: float,
+        source: Source,
+        recovery: Recovery | None,
+        *,
+        superseded: bool = False,
     ) -> Iterator[Ask]:
         """Take one message in (``recovery``: ours, while it lasts): what it asks of us, one at
         a time, as it is taken (iterate it at once: the message is opened now, taken as asked).
+        A beat ``superseded`` by a later one of its author already taken is verified only if it
+        proves something (:meth:`_old_beat_matters`, §7.2).
         """
+        old = self.inbox.old_beat(data) if superseded else None
+        if old is not None and not self._old_beat_matters(*old):
+            self.inbox.unverified += 1  # (verified or not, it would change nothing)
+            return _NOTHING
         opened = self.inbox.open(data, self.outbox.clock)
         if isinstance(opened, Rejected):
             self.refused(opened)
@@ -145,6 +157,16 @@ class Delivery:
             return self._receive_beat(seat, message, body, now, recovery)
         assert not isinstance(body, _NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+
+    def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
+        """Whether a beat older than one of its author's already taken does anything: only
+        contradict an event (a proof, or a fork refused) or be kept to catch a later one
+        (:meth:`_receive_beat`: an old beat goes no further)."""
+        lamport = message.lamport
+        held = len(self.feeds[seat])
+        return self.store.contradicts(seat, lamport, beat) is not None or (
+            self.membership.would_watch(seat, lamport, beat.head_seq, held)
+        )
 
     def _receive_beat(
         self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None

@@ -153,6 +153,8 @@ __all__ = [
     "decode_message",
     "encode_message",
     "looks_like_beat",
+    "decode_unverified",
+    "peek_beat",
     "verify_batch",
 ]
 
@@ -573,6 +575,54 @@ def decode_message(
                 evidence=message,
             ) from exc
     return message
+
+
+def decode_unverified(
+    data: bytes, *, game_id: bytes, roster: Collection[bytes], cache: EnvelopeCache | None = None
+) -> Message:
+    """Every check of :func:`decode_message` but the signature's: a message that is only to be
+    dropped unread if it proves nothing (a beat or ack older than one of its author's already
+    taken, docs/protocol.md §7.2). Nothing it returns may change anything: a caller that would
+    act on it decodes it with :func:`decode_message`. Never remembered as verified.
+
+    Raises:
+        InvalidMessageError: as :func:`decode_message`, but never ``bad_signature``.
+    """
+    try:
+        raw = bytes(data)
+        message = cache._parsed.get(raw) if cache is not None else None
+        if message is None:
+            message = _parse(raw)
+        if message.game_id != game_id:
+            raise _Rejected(RejectReason.WRONG_GAME, f"game id {message.game_id.hex()[:16]}...")
+        if message.author not in roster:
+            raise _Rejected(
+                RejectReason.UNKNOWN_AUTHOR,
+                f"author {fingerprint(message.author)} is not in the roster",
+            )
+    except _Rejected as rejected:
+        raise InvalidMessageError(rejected.reason, rejected.detail) from None
+    return message
+
+
+def peek_beat(data: bytes) -> tuple[bytes, int] | None:
+    """The author and Lamport time of a beat or an ack, from its bytes, unverified; ``None``
+    for anything else (or garbage). A hint for ordering a burst's work (a beat superseded by a
+    later one of its author is taken after it: :meth:`~.peer.Peer.feed_many`), never for a
+    decision."""
+    if not looks_like_beat(data):
+        return None
+    try:
+        frame = _unpack(bytes(data), "the message")
+        fields = _unpack(frame[0], "the payload")
+        author, lamport, code = fields[2], fields[5], fields[6]
+    except (_Rejected, TypeError, IndexError, KeyError):
+        return None
+    if code not in (Kind.BEAT.value, Kind.ACK.value) or type(lamport) is not int:
+        return None
+    if type(author) is not bytes:
+        return None
+    return author, lamport
 
 
 class _Rejected(Exception):

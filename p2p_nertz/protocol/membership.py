@@ -94,20 +94,30 @@ class Membership:
         """Keep a sound beat of ``seat`` announcing ``head`` (we hold ``held`` of its feed) to
         check its later events against: one timed at or below it with a seq above ``head``
         proves a lie about time (§9.4)."""
+        slot = self._watch_slot(seat, message.lamport, head, held)
+        if slot is not None:
+            self.watch[seat][slot[0] : slot[1]] = [(head, message.lamport, message)]
+
+    def would_watch(self, seat: int, lamport: int, head: int, held: int) -> bool:
+        """Whether :meth:`watch_beat` would keep such a beat (changing nothing)."""
+        return self._watch_slot(seat, lamport, head, held) is not None
+
+    def _watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
+        """Where in the kept beats of ``seat`` one timed ``lamport`` with ``head`` goes, and
+        the kept ones it replaces, as a slice; ``None`` if it is not kept."""
         if head < held or seat in self.forked_at:
-            return  # checked against the event after its head already (Feeds.contradiction)
+            return None  # checked against the event after its head already (Feeds.contradiction)
         watch = self.watch[seat]
-        lamport = message.lamport
         below = bisect.bisect_right(watch, head, key=_head)
         if below and watch[below - 1][1] >= lamport:
-            return  # a kept beat with a head as low and a time as high catches all it would
+            return None  # a kept beat with a head as low and a time as high catches all it would
         start = bisect.bisect_left(watch, head, key=_head)
         end = start
         while end < len(watch) and watch[end][1] <= lamport:
             end += 1  # kept beats this one now catches every lie of (head as low, time higher)
         if start == end and len(watch) >= self.timers.max_watch:
-            return  # bounded memory: a member announcing that many heads ahead is stalling
-        watch[start:end] = [(head, lamport, message)]
+            return None  # bounded memory: a member announcing that many heads ahead is stalling
+        return start, end
 
     def watched_lie(self, seat: int, message: Message) -> Message | None:
         """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,

@@ -408,9 +408,12 @@ class Peer:
         return self._flush(now)
 
     def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
-        """Take several messages at once (one round of finality and acks for the batch)."""
-        for data in messages:
-            self._receive(data, now)
+        """Take several messages at once (one round of finality and acks for the batch). A
+        member's beat or ack that a later one of its in the batch supersedes is taken after
+        that one (:meth:`Inbox.latest_first`): old by then, it is verified only if it proves
+        something (§7.2)."""
+        for data, superseded in self._inbox.latest_first(list(messages)):
+            self._receive(data, now, superseded=superseded)
         return self._flush(now)
 
     def tick(self, now: float) -> list[Effect]:
@@ -592,9 +595,12 @@ class Peer:
         """How many messages were refused (each one a :class:`Rejected` effect)."""
         return self._inbox.rejected
 
-    def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
+    def _receive(
+        self, data: bytes, now: float, *, source: Source = Source.NETWORK, superseded: bool = False
+    ) -> None:
         """Take one message in (:meth:`Delivery.receive`), doing what it asks as it asks."""
-        for ask in self._delivery.receive(data, now, source, self._author.recovery):
+        recovery = self._author.recovery
+        for ask in self._delivery.receive(data, now, source, recovery, superseded=superseded):
             self._do(ask, now)
 
     def _drain(self, now: float) -> None:
