@@ -165,7 +165,7 @@ class Delivery:
         lamport = message.lamport
         held = len(self.feeds[seat])
         return self.store.contradicts(seat, lamport, beat) is not None or (
-            self.membership.would_watch(seat, lamport, beat.head_seq, held)
+            self.membership.watch_slot(seat, lamport, beat.head_seq, held) is not None
         )
 
     def _receive_beat(

@@ -94,17 +94,13 @@ class Membership:
         """Keep a sound beat of ``seat`` announcing ``head`` (we hold ``held`` of its feed) to
         check its later events against: one timed at or below it with a seq above ``head``
         proves a lie about time (§9.4)."""
-        slot = self._watch_slot(seat, message.lamport, head, held)
+        slot = self.watch_slot(seat, message.lamport, head, held)
         if slot is not None:
             self.watch[seat][slot[0] : slot[1]] = [(head, message.lamport, message)]
 
-    def would_watch(self, seat: int, lamport: int, head: int, held: int) -> bool:
-        """Whether :meth:`watch_beat` would keep such a beat (changing nothing)."""
-        return self._watch_slot(seat, lamport, head, held) is not None
-
-    def _watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
-        """Where in the kept beats of ``seat`` one timed ``lamport`` with ``head`` goes, and
-        the kept ones it replaces, as a slice; ``None`` if it is not kept."""
+    def watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
+        """The slice of the kept beats a beat timed ``lamport`` with ``head`` would replace
+        (:meth:`watch_beat`; nothing changes here), or ``None`` if it would not be kept."""
         if head < held or seat in self.forked_at:
             return None  # checked against the event after its head already (Feeds.contradiction)
         watch = self.watch[seat]
@@ -499,9 +495,7 @@ class Membership:
         voted on, or of a member dropped is no longer probed."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
-            # (A fork below the one we proved is probed even once we voted: its proof lets
-            # in the events that name the other version there, §9.4.)
-            earlier = fork_seq < self.forked_at.get(q, 0)
+            earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
             if (q, fork_seq) in self.proven or (q in self.voted and not earlier) or q in dropped:
                 del self.unproven[q]
             elif now >= self.probe_at[q]:
