@@ -90,8 +90,8 @@ CASES = [
 def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None:
     result = run(table.config())
     cheat = table.cheat
-    assert result.finished
     assert forks(result) == {cheat}  # the sleeper's log holds both versions
+    assert result.finished
     honest = [p for seat, p in enumerate(result.peers) if p is not None and seat != cheat]
     totals = {p.final.game.result.totals for p in honest if p.final.game.result is not None}
     assert len(totals) == 1
