@@ -105,6 +105,7 @@ CASES = [
     # what it had made final: refused, it held neither, and restored from its log (the fake,
     # not the event that made it give it up) it held the fake.
     pytest.param(Table(0, 3, 1, 8.0, 30.0, 11.8), id="3-players-gave-up-for-a-late-version"),
+    pytest.param(Table(11, 4, 1, 8.0, 30.0, 11.8), id="4-players-gave-up-for-a-late-version"),
     # Branch acks18 (protocol v2) saw this one fail after its timing change.
     pytest.param(Table(4, 4, 1, 5.0, 12.0, 8.8), id="4-players-acks18-sleeper-log"),
 ]
