@@ -11,8 +11,12 @@ and, when the sleeper woke after it was voted out (by votes, some on the cheater
 chain), it held the fake, could never take the chain that goes on nor the votes on it, and
 waited in the round for ever; and the drop that cut the cheater below its fork took a
 foundation it had started, so an honest member's claim on it read, at every peer, as a
-claim on a foundation that never was (a cheat) instead of a race lost to the cut. Each log,
-audited alone, names the cheater and nobody else.
+claim on a foundation that never was (a cheat) instead of a race lost to the cut. Session
+11's scan of the class over a grid (``scripts/scan_sleeper_forks.py``) found more: a log
+alone folded to its end without the forker's events it lacked, which its peer had waited
+for; an audit pass that kept a cut decided before it knew of the fork; a sleeper that gave
+its version up for one it could never take. Each log, audited alone, names the cheater and
+nobody else.
 """
 
 from __future__ import annotations
@@ -62,22 +66,11 @@ class Table:
         )
 
 
-#: Protocol version 2 (issue 18) changed these games' timing, and two of them now end where
-#: the sleeper's log, audited alone, blames an honest member (or the sleeper restored from its
-#: log does not reach what it held live: it gave up its fake for the chain that goes on, and
-#: the event that made it do so was never delivered, so never logged). Every log together
-#: agrees (``check``). The same class fails on main at other seeds: ``Table(0, 4, 1, 5.0,
-#: 12.0, 8.8)`` (p2.log alone blames seat 1) and ``Table(4, 2, 2, 6.0, 8.0, 8.8)`` (357
-#: invariant violations). Strict: a fix makes these pass, and then the marks go.
-_V2_SLEEPER = "the sleeper's log alone, after a switch to the chain that goes on (open)"
-
 # At three table sizes, the freeze shorter and longer than the game.
 CASES = [
     pytest.param(Table(5, 3, 1, 6.0, 8.0, 8.8), id="3-players-union-scored-the-fake"),
     pytest.param(
-        Table(4, 4, 1, 5.0, 12.0, 8.8),
-        id="4-players-check-asked-a-drop-nobody-could-prove",
-        marks=pytest.mark.xfail(strict=True, reason=_V2_SLEEPER),
+        Table(4, 4, 1, 5.0, 12.0, 8.8), id="4-players-check-asked-a-drop-nobody-could-prove"
     ),
     pytest.param(Table(1, 4, 1, 5.0, 12.0, 8.8), id="4-players-sleeper-seed-1"),
     pytest.param(Table(2, 5, 1, 5.0, 12.0, 8.8), id="5-players-union-result-mismatch"),
@@ -94,12 +87,27 @@ CASES = [
     # a cheat, at every peer (a sleep shorter than the liveness timers; 2 players: the claim
     # of the member that voted the cheater out, whose frontier stops at its vote's cut).
     pytest.param(Table(0, 4, 2, 6.0, 2.0, 6.5), id="4-players-claim-on-a-cut-foundation"),
-    pytest.param(
-        Table(0, 2, 2, 6.0, 8.0, 8.8),
-        id="2-players-claim-on-a-cut-foundation",
-        marks=pytest.mark.xfail(strict=True, reason=_V2_SLEEPER),
-    ),
+    pytest.param(Table(0, 2, 2, 6.0, 8.0, 8.8), id="2-players-claim-on-a-cut-foundation"),
     pytest.param(Table(1, 2, 2, 6.0, 8.0, 8.8), id="2-players-sleeper-seed-1"),
+    # Session 11's scan (scripts/scan_sleeper_forks.py). A log alone that lacks events that
+    # count (the forker's, named by the others' events the log holds; or, of a member
+    # dropped, up to its cut) was folded to its end without them: the honest members' claims
+    # on the foundations they started read as cheats, where the log's peer had never made
+    # them final. The sleeper's log, the sleeper dropped, after a sleep shorter than the
+    # liveness timers, and the cheater's own (it holds the other version as a proof note).
+    pytest.param(Table(0, 4, 1, 5.0, 12.0, 8.8), id="4-players-sleeper-log-folded-past-the-cut"),
+    pytest.param(Table(2, 3, 1, 6.0, 8.0, 8.8), id="3-players-sleeper-log-folded-past-the-fork"),
+    pytest.param(Table(0, 2, 1, 5.0, 2.0, 5.5), id="2-players-short-sleep-cheater-log-alone"),
+    pytest.param(Table(13, 2, 1, 6.0, 8.0, 8.8), id="2-players-sleeper-log-folded-past-the-fork"),
+    # The audit's first pass read the real event (an abandon) before the fake, and cut the
+    # sleeper with it; the pass that then saw the fork kept that cut, which left out the
+    # sleeper's vote that dropped the cheater: every log read as a game no peer played.
+    pytest.param(Table(4, 2, 2, 6.0, 8.0, 8.8), id="2-players-abandon-cut-kept-past-the-fork"),
+    # The sleeper gave its fake up for the chain that goes on, whose version was timed below
+    # what it had made final: refused, it held neither, and restored from its log (the fake,
+    # not the event that made it give it up) it held the fake.
+    pytest.param(Table(0, 3, 1, 8.0, 30.0, 11.8), id="3-players-gave-up-for-a-late-version"),
+    pytest.param(Table(11, 4, 1, 8.0, 30.0, 11.8), id="4-players-gave-up-for-a-late-version"),
 ]
 
 
@@ -107,8 +115,8 @@ CASES = [
 def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None:
     result = run(table.config())
     cheat = table.cheat
-    assert result.finished
     assert forks(result) == {cheat}  # the sleeper's log holds both versions
+    assert result.finished
     honest = [p for seat, p in enumerate(result.peers) if p is not None and seat != cheat]
     totals = {p.final.game.result.totals for p in honest if p.final.game.result is not None}
     assert len(totals) == 1

@@ -326,7 +326,7 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
         own = run.logs[0].owner
         for seat, first in run.evidence.noted_forks().items():
             forked[seat] = min(forked.get(seat, first), first)
-    state = run.state
+    state = run.fold.decided
     standing = with_forks(state.standing_caps(), forked, own=own)
     kept = _kept_chains(run, forked, own)
     if (
@@ -338,6 +338,14 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
     ):
         return None
     watch = known.watch
+    if not forked.keys() <= watch.keys():
+        # Members first seen to fork: what this pass decided without knowing it may not
+        # stand (an abandon on the forked chain, read first, cut the member that proved the
+        # fork, and with it the vote that dropped the forker), and kept from the next pass
+        # it would settle the passes on a game no peer folded. A peer that finds a fork
+        # folds its held events again from its final fold, with the fork known
+        # (``Folds.forked_at``): so does the next pass, from no cut.
+        return _Known(caps=with_forks({}, forked, own=own), watch=dict(forked))
     return _Known(
         cuts=dict(state.dropped),
         forks=kept,
@@ -359,7 +367,7 @@ def _kept_chains(
     <p2p_nertz.audit.delivery.ForkWatch.held_chain>`); of one log alone (``own``: its peer's
     seat) whose peer gave up one version for the other, the chain it followed last
     (:meth:`ForkWatch.followed_chain <p2p_nertz.audit.delivery.ForkWatch.followed_chain>`)."""
-    state = run.state
+    state = run.fold.decided
     kept = dict(state.kept_ids)
     for seat, first in forked.items():
         voted = voted_chain(state, seat, first)
@@ -736,7 +744,7 @@ class _Pass:
                 self.reading.end(log)
         self.delivery.missing()
         # Everything delivered is now safe to fold, in the total order.
-        self.fold.finish()
+        self.fold.finish(self.feeds)
         self.reading.gaps(self.delivery.heads())
         self.evidence.check(self.delivery, self.fold)
         self.fold.incomplete()

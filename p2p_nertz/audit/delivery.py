@@ -44,6 +44,7 @@ class Feed:
         "lamports",
         "last_id",
         "last_lamport",
+        "named",
         "pending",
         "prefixes",
         "waiting",
@@ -57,6 +58,8 @@ class Feed:
         self.prefixes = bytearray()
         self.pending: dict[int, tuple[Message, EventBody, int]] = {}
         self.forked = 0  # the first seq where a second version was seen (0: none)
+        # the most of it, past its fork, that an event delivered named (Fold.finish)
+        self.named = 0
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
 
@@ -196,7 +199,10 @@ class Delivery:
                 continue
             other = feeds[q]
             if other.forked and f >= other.forked:
-                continue  # it may acknowledge the other version of a fork: times differ
+                # It may acknowledge the other version of a fork: times differ. (And the log
+                # may never hold what it names: Fold.finish then folds nothing after it.)
+                other.named = max(other.named, f)
+                continue
             if f <= other.head:
                 if other.lamports[f - 1] >= lamport:
                     self._below_ack(event, q, f, other.lamports[f - 1])

@@ -119,6 +119,9 @@ class Fold:
         # held there, and which of them count is its rule (Folds.admits), the peer's.
         self.folds = Folds(GameState(spec))
         self.state = self.folds.final
+        #: What the events decide, for the next pass: the state, or, where the end of the
+        #: logs held events back (:meth:`finish`), the fold that went on with them.
+        self.decided = self.state
         self.state.vote_caps = dict(caps)
         self.folded_key = (-1, -1, -1)
         # round number -> facts for the report
@@ -143,9 +146,9 @@ class Fold:
         stable time."""
         self.folds.add(event, self.folded_key[0] - 1)
 
-    def ready(self, feeds: Sequence[Feed]) -> None:
+    def ready(self, feeds: Sequence[Feed], *, ended: bool = False) -> None:
         """Fold every delivered event that no event still to come can precede (``feeds``:
-        how far each feed has come)."""
+        how far each feed has come; ``ended``: every log is read to its end)."""
         folds = self.folds
         held = folds.nonfinal
         if not held:
@@ -154,8 +157,8 @@ class Fold:
         # (A copy: the fold changes its dict in place, and a readmission takes a member out
         # of it, whose feed then holds the time back again.)
         dropped = dict(state.dropped)
-        if dropped:
-            bound = self._bound(feeds, dropped, 0)
+        if dropped or ended:
+            bound = self._bound(feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
         else:  # the usual case: every feed counts (map and attrgetter run in C)
             bound = min(map(_LAST_LAMPORT, feeds), default=0)
         while held and held[0].lamport <= bound:
@@ -166,24 +169,50 @@ class Fold:
                     if state.dropped != dropped:
                         # The time to fold up to changed: walk again, to the new one.
                         dropped = dict(state.dropped)
-                        bound = self._bound(feeds, dropped, bound)
+                        default = _EVERYTHING if ended else bound
+                        bound = self._bound(feeds, dropped, default, ended=ended)
                         break
             finally:
                 walk.close()
             held = folds.nonfinal
 
-    def finish(self) -> None:
-        """At the end of the pass: everything delivered is safe to fold, in the total order;
-        then the round the game stopped in is replayed, if its decks are known."""
-        walk = self.folds.finals(_EVERYTHING, self.cuts, self.gaps)
-        try:
-            for event, counts in walk:
-                self._final(event, counts)
-        finally:
-            walk.close()
+    def finish(self, feeds: Sequence[Feed]) -> None:
+        """At the end of the pass: everything delivered is safe to fold, in the total order,
+        but for what may follow an event that counts and that no log holds (of a member
+        dropped, below its cut; of a member that forked, one that an event delivered named,
+        :meth:`_bound`); then the round the game stopped in is replayed, if its decks are
+        known.
+
+        No feed brings anything more, but such an event counts, and those after it in the
+        order may have been made after it: folded without it, an honest member's claim on a
+        foundation it started reads as a cheat. Its peer never made them final either (a
+        member dropped holds finality back until its events up to the cut are here,
+        :func:`~p2p_nertz.protocol.finality.settle`): a sleeper that gave up a fake for the
+        chain a drop kept, and never received that chain before the game ended without it
+        (session 11's scan: its log alone blamed honest members)."""
+        self.ready(feeds, ended=True)
         state = self.state
         if state.phase is Phase.OVER or state.round.secrets:
             self._replay(state.round)
+        if self.folds.nonfinal:
+            self.decided = self._decide_rest()
+
+    def _decide_rest(self) -> GameState:
+        """The fold went on with the events :meth:`finish` held back, as a peer's tentative
+        fold does over its final one: what they decide (the drops, their cuts and kept chains,
+        the votes standing) is what the next pass reads the logs with, as the peer's finality
+        waits on the drops its held votes decide. Nothing is reported of them."""
+        rest = Folds(self.state.copy())
+        rest.nonfinal, rest.keys = list(self.folds.nonfinal), list(self.folds.keys)
+        for event, counts in rest.finals(_EVERYTHING, self.cuts, self.gaps):
+            if not counts:
+                rest.final.observe(event)
+                continue
+            try:
+                rest.final.apply(event)
+            except Exception:  # (a bug of the fold: _fold reports it, in the pass that folds it)
+                continue
+        return rest.final
 
     def _final(self, event: Event, counts: bool) -> None:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
@@ -194,14 +223,29 @@ class Fold:
         else:
             self.state.observe(event)
 
-    def _bound(self, feeds: Sequence[Feed], dropped: dict[int, int], default: int) -> int:
+    def _bound(
+        self, feeds: Sequence[Feed], dropped: dict[int, int], default: int, *, ended: bool = False
+    ) -> int:
         """The time up to which no event still to come can precede: the least clock of the
         feeds that may still bring an event that counts. A member dropped holds it back no
         more once every event of it up to its cut is here (those still count, however late
         the log holds them), unless the last pass found it readmitted from that cut (its
         events from its rejoin request on count again). ``--variants`` soak seed 693: a
-        recovered log holds a readmitted member's events after what the fold had passed."""
+        recovered log holds a readmitted member's events after what the fold had passed.
+
+        ``ended``: every log is read to its end, and only a feed that lacks events that
+        count holds the time back: of a member dropped, events up to its cut (by the cuts the
+        last pass found too: its drop may come later in the order than the events it holds
+        back); of another, events past its fork that an event delivered named
+        (``Feed.named``: the log's peer proved the fork, and took events of the others that
+        named the version it never held)."""
         gaps = self.gaps
+        if ended:
+            cuts = {**self.cuts, **dropped}
+            return min(
+                (f.last_lamport for s, f in enumerate(feeds) if f.head < cuts.get(s, f.named)),
+                default=default,
+            )
         return min(
             (
                 f.last_lamport

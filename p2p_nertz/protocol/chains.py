@@ -149,7 +149,12 @@ class Chains:
         ):
             return False
         other = self.inbox.decode(wire)
-        if other.id != going[0].prev:
+        stable = self.finality.stable
+        if other.id != going[0].prev or self.folds.too_late(seat, fork, other.lamport, stable):
+            # (Timed at or below what is final here, the other version would be refused:
+            # giving ours up for it, we would hold neither, and our log, which holds ours
+            # and not the event that made us give it up, would restore another peer than
+            # we are. Session 11's scan, 3 players.)
             return False
         store.switch_from(seat, fork, other)
         self.truncate(seat, fork - 1)

@@ -337,9 +337,7 @@ class Delivery:
     ) -> str | None:
         """Why a ready event may not be delivered: it is timed below what is final and may
         count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
-        if message.lamport <= self.finality.stable and not self.folds.never_counts(
-            seat, message.seq, message.lamport
-        ):
+        if self.folds.too_late(seat, message.seq, message.lamport, self.finality.stable):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
         return self.store.chain_problem(seat, message, frontier, source, self.membership.forked_at)
 

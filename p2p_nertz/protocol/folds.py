@@ -85,6 +85,12 @@ class Folds:
             return False
         return seq >= gaps[-1][1] and lamport <= at
 
+    def too_late(self, seat: int, seq: int, lamport: int, stable: int) -> bool:
+        """Whether an event timed at or below ``stable`` (what is final) may still count: it
+        is refused (the final fold is never rolled back, §6.2), and so is giving up a version
+        of a fork for it (§9.4)."""
+        return lamport <= stable and not self.never_counts(seat, seq, lamport)
+
     def keep_floor(self, seat: int, final_count: int) -> int:
         """The fewest events of ``seat``'s feed a switch to another chain may keep, of which
         ``final_count`` are final by their time: final events are on every chain that counts;

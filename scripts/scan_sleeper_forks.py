@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Scan the class of a fork sent to a member asleep, over a grid of games.
+
+Runs the suite's own test of the class (``tests/test_sim_forks.py``,
+``test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone``: the game finishes, every honest
+peer agrees, the audit of every log and of each log alone blames the cheater alone, the
+sleeper restored from its log reaches what it held live) on every game of a grid: seeds,
+table sizes, rounds, freezes shorter and longer than the liveness timers (``QUICK_TIMERS``:
+suspect after 1 s, drop after 3 s) and fork times around each freeze (just after it falls
+asleep, past ``drop_after``, past the drop).
+
+Prints how many games failed, by table size and by the check that failed first, and each
+failing game as the ``Table(...)`` to paste into ``CASES``. Slow (a second or two a game):
+it is not part of the suite.
+
+    python scripts/scan_sleeper_forks.py [--seeds 0-15] [--players 2-5] [--rounds 1-2]
+                                         [--workers 2] [-v]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import test_sim_forks as forks
+
+#: When the lid closes, for how long, and when the cheater forks: a sleep shorter than
+#: ``drop_after`` (the sleeper stays in), a few times longer (it is dropped while asleep; the
+#: fork past ``drop_after``), longer than a round (the fork past the drop).
+FREEZES = ((5.0, 2.0, 5.5), (6.0, 8.0, 8.8), (8.0, 30.0, 11.8))
+
+#: The first check of the test: the sleeper's log holds both versions. A game where it does
+#: not (the fork came after the game, or reached nobody) is not one of the class.
+_PRECONDITION = "forks(result) == {cheat}"
+
+
+def grid(seeds: range, players: range, rounds: range) -> list[forks.Table]:
+    return [
+        forks.Table(seed, n, r, at, lasting, fork)
+        for n in players
+        for r in rounds
+        for at, lasting, fork in FREEZES
+        for seed in seeds
+    ]
+
+
+def one(table: forks.Table) -> tuple[forks.Table, str | None]:
+    """The game's first failing check (the assertion's line), ``""`` for a game not of the
+    class, or ``None`` if it passed."""
+    try:
+        forks.test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table)
+    except AssertionError as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        if _PRECONDITION in (frame.line or ""):
+            return table, ""
+        return table, f"line {frame.lineno}: {frame.line}"
+    except Exception as exc:  # a crash is a failure of its own kind, named
+        return table, f"{type(exc).__name__}: {exc}"
+    return table, None
+
+
+def span(text: str) -> range:
+    low, _, high = text.partition("-")
+    return range(int(low), int(high or low) + 1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="0-15")
+    parser.add_argument("--players", default="2-5")
+    parser.add_argument("--rounds", default="1-2")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    try:
+        tables = grid(span(args.seeds), span(args.players), span(args.rounds))
+    except ValueError:
+        parser.error("--seeds, --players and --rounds want N or N-M")
+    failed: list[tuple[forks.Table, str]] = []
+    outside = 0
+    with ProcessPoolExecutor(args.workers) as pool:
+        for table, why in pool.map(one, tables, chunksize=4):
+            if why == "":
+                outside += 1
+            elif why is not None:
+                failed.append((table, why))
+                if args.verbose:
+                    print(f"FAIL {table}  {why}", flush=True)
+    print(
+        f"{len(tables)} games, {outside} not of the class (the sleeper never held both "
+        f"versions), {len(failed)} failed"
+    )
+    by_size = Counter(t.players for t, _ in failed)
+    print("failed by table size: " + ", ".join(f"{n}: {by_size[n]}" for n in span(args.players)))
+    for why, count in Counter(why for _, why in failed).most_common():
+        print(f"{count:5}  {why}")
+    for table, why in failed:
+        print(f"  {table}  # {why.split(':')[0]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
