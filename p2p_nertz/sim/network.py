@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
-from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -53,7 +52,7 @@ from p2p_nertz.protocol.peer import (
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Move, Rules
+from p2p_nertz.rules import Rules
 
 __all__ = [
     "Crash",
@@ -678,11 +677,7 @@ class Simulation:
         feed = peer.events(peer.seat)
         if not feed or state.phase is not Phase.PLAY:
             return
-        feeds = [peer.events(q) for q in range(len(self.peers))]
-        frontier = tuple(len(f) for f in feeds)
-        call = Play(
-            frontier, state.round.number, Move.call(), frontier_ids=held_ids(feeds, frontier)
-        )
+        frontier = [peer.held(q) for q in range(len(self.peers))]
         wire = encode_message(
             peer.identity,
             game_id=self.spec.game_id,
@@ -690,7 +685,7 @@ class Simulation:
             prev=feed[-1].id,
             lamport=peer.clock + 2,  # not what the honest peer would sign next
             kind=Kind.NERTS,
-            body=encode_body(call),
+            body=[frontier, state.round.number],
         )
         for other in sorted(cheat.to):
             if other != peer.seat:
