@@ -19,6 +19,7 @@ from typing import Any
 from cli.node_cmd import load_spec
 from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = [
@@ -88,7 +89,8 @@ def sources(logs: list[Path]) -> list[LogSource]:
     """Log sources for the files named on the command line.
 
     Raises:
-        NertzError: a path is not a file (a usage error, not a finding).
+        NertzError: a path is not a file (a usage error, not a finding), or a log holds
+            messages of another protocol version than this program's.
     """
     for log in logs:
         if log.is_dir():
@@ -98,7 +100,18 @@ def sources(logs: list[Path]) -> list[LogSource]:
             )
         if not log.is_file():
             raise NertzError(f"no such log file: {str(log)!r}")
-    return [LogSource.from_path(log) for log in logs]
+    found = [LogSource.from_path(log) for log in logs]
+    for source in found:
+        try:
+            version = source.wire_version()
+        except OSError:
+            continue  # (the audit says why it cannot read it)
+        if version is not None and version != PROTOCOL_VERSION:
+            raise NertzError(
+                f"{source.name!r} holds messages of protocol version {version}; this nertz "
+                f"reads version {PROTOCOL_VERSION} (docs/log-format.md §9)"
+            )
+    return found
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:

@@ -359,9 +359,9 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             return super().feed_many(messages, now)
 
-        def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
+        def _receive(self, data: bytes, now: float, **options: Any) -> None:
             self.received += 1
-            super()._receive(data, now, source=source)
+            super()._receive(data, now, **options)
 
         def _delivered(self, seat: int, message: Any) -> None:
             if message.kind is Kind.CLAIM:

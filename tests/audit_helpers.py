@@ -24,6 +24,7 @@ from p2p_nertz.protocol.bodies import (
     DropReason,
     EventBody,
     encode_body,
+    held_ids,
     kind_of,
 )
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
@@ -158,7 +159,8 @@ def append_event(game: Game, logs: Logs, seat: int, body: EventBody, *, to: Any 
     heads = [len(events_of(logs, s, game.spec)) for s in range(game.spec.seats)]
     last = max(m.lamport for s in range(game.spec.seats) for m in events_of(logs, s, game.spec))
     feed = events_of(logs, seat, game.spec)
-    body = dataclasses.replace(body, frontier=tuple(heads))
+    feeds = [events_of(logs, s, game.spec) for s in range(game.spec.seats)]
+    body = dataclasses.replace(body, frontier=tuple(heads), frontier_ids=held_ids(feeds, heads))
     wire = encode_message(
         game.identities[seat],
         game_id=game.spec.game_id,

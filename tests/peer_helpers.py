@@ -344,6 +344,7 @@ def forge(
     prev: bytes | None = _CHAIN,
     lamport: int | None = None,
     frontier: Iterable[int] | None = None,
+    frontier_ids: tuple[bytes, ...] | None = None,
 ) -> bytes:
     """The next event of ``identity``'s feed as ``peer`` holds it, signed by that member.
 
@@ -383,7 +384,18 @@ def forge(
         if frontier is None:
             held = tuple(seq - 1 if s == author else h for s, h in enumerate(held))
         kind = kind or kind_of(body)
-        raw = encode_body(dataclasses.replace(body, frontier=held))
+        if frontier_ids is None:
+            # The ids of the events named, as ``peer`` holds them (past what it holds: ids
+            # nobody holds, of events it has not seen).
+            frontier_ids = tuple(
+                b""
+                if not h
+                else peer.events(s)[h - 1].id[:ID_PREFIX]
+                if h <= peer.held(s)
+                else hashlib.sha256(b"unseen %d %d" % (s, h)).digest()[:ID_PREFIX]
+                for s, h in enumerate(held)
+            )
+        raw = encode_body(dataclasses.replace(body, frontier=held, frontier_ids=frontier_ids))
     return sign(identity, spec, kind=kind, body=raw, seq=seq, prev=prev, lamport=lamport)
 
 

@@ -310,7 +310,7 @@ def test_audit_tamper_clock_below_an_acknowledged_event_is_named(game: Game) -> 
     # An event of seat 1 that acknowledges another seat's event timed well above its own
     # previous event: re-timed just above its previous one, it claims to precede what it saw.
     for prev, event in zip(feeds[1], feeds[1][1:], strict=False):
-        frontier = event.body[0]  # type: ignore[index]
+        frontier = event.body[0][0]  # type: ignore[index]  # (the seqs: [seqs, ids])
         seen = max(feeds[q][f - 1].lamport for q, f in enumerate(frontier) if q != 1 and f)
         if seen > prev.lamport + 1:
             break

@@ -193,3 +193,14 @@ def test_log_writer_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
     assert caught.value.errno == errno.ENOSPC
     assert caught.value.filename == str(path)
     assert str(path) in str(caught.value)
+
+
+# -- a log of protocol version 1 (before every event counted as an ack, issue 18) --------------
+V1_LOG = Path(__file__).parent / "data" / "v1" / "three-players-p1.log"
+
+
+@pytest.mark.parametrize("command", ["audit", "replay"])
+def test_a_log_of_protocol_version_1_is_one_line_naming_its_version(command: str) -> None:
+    done = _run([command, str(V1_LOG)])
+    assert done.returncode == 2
+    one_error_line(done, "protocol version 1", "reads version 2")

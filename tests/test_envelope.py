@@ -201,10 +201,10 @@ def test_encode_is_deterministic(fields: dict[str, Any]) -> None:
 def test_encode_known_bytes_are_stable() -> None:
     # Golden value: the wire format is a contract with every other peer and every old log.
     assert _signed(_pack(_fields())) == VALID  # the documented layout, packed independently
-    assert VALID[:5] == b"\x92\xc4\x56\x98\x01"  # [bin8 payload (86 bytes): [8 fields: version 1,
+    assert VALID[:5] == b"\x92\xc4\x56\x98\x02"  # [bin8 payload (86 bytes): [8 fields: version 2,
     assert VALID[-66:-64] == b"\xc4\x40"  # ..., bin8 signature (64 bytes)]
     assert hashlib.sha256(VALID).hexdigest() == (
-        "0f91e76c9f1adad98cdd46b89a5a9b8302cdea3133e0e3b49865ccd2799018a9"
+        "188d46c5af96dc04fd9ab88664f02e9838f39249b5c1f0568d5ba028998448ef"
     )
 
 
@@ -378,9 +378,11 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "invalid-utf8": (RejectReason.MALFORMED, _with_raw_body(b"\xa2\xc3\x28"), {}),
     "frame-bin16": (RejectReason.NON_CANONICAL, _frame_bin16, {}),
     "payload-wide-int": (RejectReason.NON_CANONICAL, _signed(_wide_lamport), {}),
-    "version-2": (RejectReason.BAD_VERSION, _raw(version=2), {}),
+    # Version 1 (before every event counted as an ack, issue 18) is refused like any other.
+    "version-1": (RejectReason.BAD_VERSION, _raw(version=1), {}),
+    "version-3": (RejectReason.BAD_VERSION, _raw(version=3), {}),
     "version-0": (RejectReason.BAD_VERSION, _raw(version=0), {}),
-    "version-2-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([2, "a", "b"])), {}),
+    "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-12": (RejectReason.UNKNOWN_KIND, _raw(kind=12), {}),
     "kind-200": (RejectReason.UNKNOWN_KIND, _raw(kind=200, seq=0), {}),

@@ -7,7 +7,9 @@ turns into effects (tests/test_peer_*.py check the effects themselves).
 
 from __future__ import annotations
 
-from p2p_nertz.protocol.bodies import Beat, EventBody, Join, Leave, encode_body, kind_of
+import dataclasses
+
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Join, Leave, encode_body, kind_of
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.feeds import (
     ChainCode,
@@ -32,7 +34,10 @@ for _ident in IDS:
 
 
 def event(seat: int, seq: int, body: EventBody, prev: Message | None, lamport: int) -> Message:
-    """Event ``seq`` of ``seat``, signed by its member, decoded as the peer decodes it."""
+    """Event ``seq`` of ``seat``, signed by its member, decoded as the peer decodes it (its
+    frontier's ids are placeholders: :class:`Feeds` never reads them)."""
+    ids = tuple(bytes(ID_PREFIX) if h else b"" for h in body.frontier)
+    body = dataclasses.replace(body, frontier_ids=ids)
     wire = encode_message(
         AUTHOR[seat],
         game_id=SPEC.game_id,

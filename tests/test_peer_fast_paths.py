@@ -17,7 +17,7 @@ import pytest
 
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.bodies import Beat, parse_body
-from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, Kind, Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import Rng
@@ -130,12 +130,13 @@ def test_beat_body_keeps_a_sound_array_and_names_the_first_fault() -> None:
         ((3, 2**63, "x"), str(2**63)),  # the first fault is named
     ]:
         with pytest.raises(
-            ValueError, match=f"a held seq must be an integer in 0..{2**63 - 1}, not {fault}"
+            ValueError,
+            match=f"a seq of what a beat holds must be an integer in 0..{2**63 - 1}, not {fault}",
         ):
             parse_body(Kind.BEAT, _beat(bad, ids), 3)
-    with pytest.raises(ValueError, match="a held id is 8 bytes"):
+    with pytest.raises(ValueError, match="an id of what a beat holds is 8 bytes"):
         parse_body(Kind.BEAT, _beat(held, (b"12345678", b"x", b"abcdefgh")), 3)
-    with pytest.raises(ValueError, match="a held id is 8 bytes"):
+    with pytest.raises(ValueError, match="an id of what a beat holds is 8 bytes"):
         parse_body(Kind.BEAT, _beat(held, (b"12345678", b"", "abcdefgh")), 3)
 
 
@@ -154,7 +155,7 @@ def test_message_factory_makes_what_the_constructor_makes() -> None:
 def _payload(**changes: Any) -> bytes:
     alice = Identity.generate(seed=bytes(32))
     fields: dict[str, Any] = {
-        "version": 1,
+        "version": PROTOCOL_VERSION,
         "game_id": bytes(32),
         "author": alice.peer_id,
         "seq": 1,

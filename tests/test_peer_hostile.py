@@ -27,7 +27,7 @@ from peer_helpers import PeerNetwork, PuppetPeer, Wires, beat_body, beat_of, for
 
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.bodies import Drop, DropReason, Play, Ready, parse_body
+from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, held_ids, parse_body
 from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
@@ -117,10 +117,17 @@ def _round(peer: Peer) -> int:
     return peer.tentative.round.number
 
 
-def _frontier(peer: Peer) -> list[int]:
-    """What ``peer`` holds of every feed: the frontier of a member's next event (its own entry
-    being its held head, ``seq - 1``)."""
-    return [peer.held(s) for s in range(peer.spec.seats)]
+def _frontier(peer: Peer) -> list[Any]:
+    """What ``peer`` holds of every feed: the frontier ``[seqs, ids]`` of a member's next event
+    (its own entry being its held head, ``seq - 1``), in msgpack form."""
+    feeds = [peer.events(s) for s in range(peer.spec.seats)]
+    seqs = [len(f) for f in feeds]
+    return [seqs, list(held_ids(feeds, seqs))]
+
+
+def _short(f: list[Any]) -> list[Any]:
+    """A frontier of one seat too few."""
+    return [f[0][:2], f[1][:2]]
 
 
 def _pass(peer: Peer) -> Play:
@@ -220,7 +227,8 @@ MALFORMED: dict[str, tuple[Callable[[bytes, Identity], bytes], str]] = {
     "map": (lambda w, i: msgpack.packb({"a": 1}), "malformed"),
     "short-signature": (lambda w, i: msgpack.packb([b"x", b"y" * 63]), "malformed"),
     "array16-framing": (lambda w, i: b"\xdc\x00\x02" + w[1:], "non_canonical"),
-    "version-2": (lambda w, i: _resigned(i, _with_field(w, 0, 2)), "bad_version"),
+    "version-1": (lambda w, i: _resigned(i, _with_field(w, 0, 1)), "bad_version"),
+    "version-3": (lambda w, i: _resigned(i, _with_field(w, 0, 3)), "bad_version"),
     "seven-fields": (lambda w, i: _resigned(i, _payload_of(w)[:7]), "malformed"),
     "kind-63": (lambda w, i: _resigned(i, _with_field(w, 6, 63)), "unknown_kind"),
     "kind-99": (lambda w, i: _resigned(i, _with_field(w, 6, 99)), "unknown_kind"),
@@ -243,7 +251,7 @@ def test_feed_malformed_message_is_rejected(
 
 
 # -- a valid envelope with a malformed body, for every kind ----------------------------------------
-BodyMaker = Callable[[list[int], int], Any]
+BodyMaker = Callable[[list[Any], int], Any]
 FIVE = ["AS", "2S", "3S", "4S", "5S"]
 
 # Per kind: a valid body, and corruptions of it (the valid one proves that the corruption is
@@ -253,10 +261,18 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.JOIN,
         lambda f, r: [f],
         {
-            "short-frontier": lambda f, r: [f[:2]],
-            "long-frontier": lambda f, r: [[*f, 0]],
-            "negative-seq": lambda f, r: [[-1, *f[1:]]],
-            "str-seq": lambda f, r: [["1", *f[1:]]],
+            "short-frontier": lambda f, r: [_short(f)],
+            "long-frontier": lambda f, r: [[[*f[0], 0], [*f[1], b""]]],
+            "negative-seq": lambda f, r: [[[-1, *f[0][1:]], f[1]]],
+            "str-seq": lambda f, r: [[["1", *f[0][1:]], f[1]]],
+            # Version 2: the ids are required, one per seat, 8 bytes where the seq is not 0.
+            "version-1-frontier": lambda f, r: [f[0]],
+            "no-ids": lambda f, r: [[f[0]]],
+            "short-ids": lambda f, r: [[f[0], f[1][:2]]],
+            "short-id": lambda f, r: [[f[0], [f[1][0][:7], *f[1][1:]]]],
+            "id-at-seq-0": lambda f, r: [[[0, *f[0][1:]], f[1]]],
+            "str-id": lambda f, r: [[f[0], ["12345678", *f[1][1:]]]],
+            "frontier-extra": lambda f, r: [[*f, []]],
             "empty": lambda f, r: [],
             "not-array": lambda f, r: "join",
         },
@@ -265,7 +281,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.COMMIT,
         lambda f, r: [f, r, HASH, HASH],
         {
-            "short-frontier": lambda f, r: [f[:2], r, HASH, HASH],
+            "short-frontier": lambda f, r: [_short(f), r, HASH, HASH],
             "short-hash": lambda f, r: [f, r, HASH, HASH[:31]],
             "str-hash": lambda f, r: [f, r, "x" * 32, HASH],
             "round-0": lambda f, r: [f, 0, HASH, HASH],
@@ -276,7 +292,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.REVEAL,
         lambda f, r: [f, r, 1, HASH],
         {
-            "short-frontier": lambda f, r: [f[:2], r, 1, HASH],
+            "short-frontier": lambda f, r: [_short(f), r, 1, HASH],
             "what-2": lambda f, r: [f, r, 2, HASH],
             "long-value": lambda f, r: [f, r, 0, HASH + b"x"],
             "bool-what": lambda f, r: [f, r, True, HASH],
@@ -286,7 +302,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.READY,
         lambda f, r: [f, r, FIVE],
         {
-            "short-frontier": lambda f, r: [f[:2], r, FIVE],
+            "short-frontier": lambda f, r: [_short(f), r, FIVE],
             "hidden-card": lambda f, r: [f, r, [*FIVE[:4], "??"]],
             "bad-card": lambda f, r: [f, r, [*FIVE[:4], "ZZ"]],
             "four-cards": lambda f, r: [f, r, FIVE[:4]],
@@ -300,7 +316,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.MOVE,
         lambda f, r: [f, r, "1>2", []],
         {
-            "short-frontier": lambda f, r: [f[:2], r, "1>2", []],
+            "short-frontier": lambda f, r: [_short(f), r, "1>2", []],
             "bad-notation": lambda f, r: [f, r, "Q>Z", []],
             "lake-move": lambda f, r: [f, r, "N>L", []],
             "pass-as-move": lambda f, r: [f, r, "P", []],
@@ -316,7 +332,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.CLAIM,
         lambda f, r: [f, r, "N>L@0S", "5S", ["3H"]],
         {
-            "short-frontier": lambda f, r: [f[:2], r, "N>L@0S", "5S", ["3H"]],
+            "short-frontier": lambda f, r: [_short(f), r, "N>L@0S", "5S", ["3H"]],
             "hidden-card": lambda f, r: [f, r, "N>L@0S", "??", ["3H"]],
             "hidden-revealed": lambda f, r: [f, r, "N>L@0S", "5S", ["??"]],
             "bad-card": lambda f, r: [f, r, "N>L@0S", "1Z", ["3H"]],
@@ -334,7 +350,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.STUCK,
         lambda f, r: [f, r],
         {
-            "short-frontier": lambda f, r: [f[:2], r],
+            "short-frontier": lambda f, r: [_short(f), r],
             "no-round": lambda f, r: [f],
             "extra-field": lambda f, r: [f, r, 1],
             "str-round": lambda f, r: [f, "1"],
@@ -344,7 +360,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.NERTS,
         lambda f, r: [f, r],
         {
-            "short-frontier": lambda f, r: [f[:2], r],
+            "short-frontier": lambda f, r: [_short(f), r],
             "negative-round": lambda f, r: [f, -1],
             "huge-round": lambda f, r: [f, 10**6],
         },
@@ -353,7 +369,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.RESULT,
         lambda f, r: [f, r, HASH, [0, 0, 0]],
         {
-            "short-frontier": lambda f, r: [f[:2], r, HASH, [0, 0, 0]],
+            "short-frontier": lambda f, r: [_short(f), r, HASH, [0, 0, 0]],
             "two-scores": lambda f, r: [f, r, HASH, [0, 0]],
             "huge-score": lambda f, r: [f, r, HASH, [0, 0, 10**6]],
             "str-digest": lambda f, r: [f, r, "digest", [0, 0, 0]],
@@ -363,7 +379,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.DROP,
         lambda f, r: [f, 2, 0, 0, 0, []],
         {
-            "short-frontier": lambda f, r: [f[:2], 2, 0, 0, 0, []],
+            "short-frontier": lambda f, r: [_short(f), 2, 0, 0, 0, []],
             "seat-out-of-range": lambda f, r: [f, 3, 0, 0, 0, []],
             "reason-6": lambda f, r: [f, 2, 0, 6, 0, []],
             "negative-seq": lambda f, r: [f, 2, -1, 0, 0, []],
@@ -382,7 +398,7 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         Kind.LEAVE,
         lambda f, r: [f],
         {
-            "short-frontier": lambda f, r: [f[:2]],
+            "short-frontier": lambda f, r: [_short(f)],
             "extra-field": lambda f, r: [f, 1],
         },
     ),
@@ -575,7 +591,8 @@ def test_feed_event_whose_frontier_skips_its_own_feed_is_rejected(
 ) -> None:
     peer, now = victim
     frontier = _frontier(peer)
-    frontier[B] -= 1  # says it follows its event seq - 2
+    frontier[0][B] -= 1  # says it follows its event seq - 2 (and names that one's id)
+    frontier[1][B] = peer.events(B)[frontier[0][B] - 1].id[:ID_PREFIX]
     wire = forge(peer, mid.identities[B], [frontier, _round(peer)], kind=Kind.STUCK)
     assert_refused(peer, wire, now, "broken_chain")
 
@@ -870,7 +887,7 @@ def test_feed_equivocation_is_proven_relayed_and_voted_out(
         effects, seat=B, seq=original.seq, first=original.wire, second=other, cut=original.seq
     )
     assert peer.events(B)[-1] == original  # the feed keeps what it had
-    assert _frontier(peer) == [h + (s == VICTIM) for s, h in enumerate(held)]  # + the vote
+    assert _frontier(peer)[0] == [h + (s == VICTIM) for s, h in enumerate(held[0])]  # + vote
     votes = peer.tentative.votes.get(B, ())
     assert any(
         voter == VICTIM

@@ -80,9 +80,10 @@ def _config(
 def test_recovery_takes_back_a_lost_last_event_at_two_players() -> None:
     # The torn last frame: the event it held had been sent; the tail is cut on restart.
     result = _run(_config(2, Crash(0, 5.0, 1.0, lose_own=1), seed=1))
-    assert _lost(result) == [(23, Kind.MOVE)]
+    ((seq, kind),) = _lost(result)
+    assert kind is Kind.MOVE  # (seed 1's game at 5 s: seat 0 is turning its stock)
     notice = _assert_recovered(result, 0)
-    assert (notice.first, notice.head, notice.holders) == (22, 23, (1,))
+    assert (notice.first, notice.head, notice.holders) == (seq - 1, seq, (1,))
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ def test_recovery_takes_back_several_lost_events_cut_at_a_frame_boundary(
 @pytest.mark.parametrize(
     ("at", "players", "lose", "kinds"),
     [
-        (0.02, 2, 1, [Kind.COMMIT]),
+        (0.012, 2, 1, [Kind.COMMIT]),
         (0.05, 3, 2, [Kind.REVEAL, Kind.READY]),
         (0.02, 3, 2, [Kind.JOIN, Kind.COMMIT]),
     ],
@@ -123,8 +124,8 @@ def test_recovery_takes_back_a_lost_result() -> None:
     rules = Rules(target=None, rounds=2)
     # The instant just after seat 0 signs its round-1 result (the game of seed 1 as the rules
     # play it; a change of the rules moves it).
-    result = _run(_config(2, Crash(0, 31.91, 1.0, lose_own=1), seed=1, rules=rules))
-    assert _lost(result) == [(132, Kind.RESULT)]
+    result = _run(_config(2, Crash(0, 30.13, 1.0, lose_own=1), seed=1, rules=rules))
+    assert [kind for _, kind in _lost(result)] == [Kind.RESULT]
     _assert_recovered(result, 0)
     peer = result.peers[0]
     assert peer is not None and len(peer.final.history) == 2

@@ -77,9 +77,9 @@ def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> N
     # still be on its way to final when the run stops: the game is over for everyone, on
     # the same result, and the sleeper, voted out, follows the chain that goes on at once.)
     held = {tuple(sorted(p.tentative.dropped.items())) for p in result.peers if p is not None}
-    assert held <= {((1, 9), (3, 23)), ((1, 9),)}
+    assert held <= {((1, 9), (3, 24)), ((1, 9),)}
     assert all(p.final.dropped.get(1) == 9 for p in result.peers if p is not None)
-    assert observer.dropped == {1: 9, 3: 23}
+    assert observer.dropped == {1: 9, 3: 24}
     assert observer.violations == ()
     assert check(result) == []
     # The audit folds the same chain: the drops and totals the peers reached, the fork named,
@@ -87,7 +87,7 @@ def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> N
     report = audit(
         [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
     )
-    assert report.dropped == ((1, 9), (3, 23))
+    assert report.dropped == ((1, 9), (3, 24))
     assert report.totals == observe(result).game.totals
     kinds = {v.kind for v in report.violations}
     assert FindingKind.EQUIVOCATION in kinds
@@ -97,13 +97,9 @@ def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> N
 def test_variants_seed_993_a_cheaters_events_nobody_made_final_are_not_a_loss() -> None:
     """Events a cheater signed after the game's end, which the run does not wait to spread
     (no honest peer made them final), are not lost events (DESIGN.md §8: what honest peers
-    sent)."""
+    sent). (Protocol version 2's game at this seed plays otherwise: the seed stays as a game
+    with long faults and a cheater, whose invariants hold, §13 "Seeds move with the rules".)"""
     result = run(_soak(993, SEED_993))
-    cheater = result.peers[0]
-    assert cheater is not None
-    others = [p for p in result.peers[1:] if p is not None]
-    assert all(p.held(0) < cheater.held(0) for p in others)  # the game that found the fault
-    assert all(m.lamport > p.stable for p in others for m in cheater.events(0)[p.held(0) :])
     assert check(result) == []
 
 
@@ -122,25 +118,29 @@ def _stuck_on_a_dead_voter(result: SimResult) -> None:
 def test_variants_seed_98_a_drop_only_a_dead_voter_can_make_final_is_a_game_that_cannot_end() -> (
     None
 ):
-    """Seats 1 and 2 vote seat 0 out (2's vote its last event, 1's completing the drop), then
-    2 dies. Before dying, 2 may have signed a withdrawal, timed between the two votes, never
-    sent: 0 and 1 cannot tell that game from this one, and the two end differently (§13). The
+    """Version 1: seats 1 and 2 vote seat 0 out (2's vote its last event, 1's completing the
+    drop), then 2 dies. Before dying, 2 may have signed a withdrawal, timed between the two
+    votes, never sent: 0 and 1 cannot tell that game from this one, and the two end
+    differently (§13). The
     game waits; the simulator counts it as one that cannot end, not as a termination fault."""
     result = run(_soak(98, SEED_98))
-    _stuck_on_a_dead_voter(result)
+    # (Version 2's game at this seed: 2's vote is an ack of what it held, and the drop it
+    # waited on is final; the seed stays as a game with long faults, §13.)
     assert check(result) == []
 
 
 def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final() -> None:
-    """The class of seed 98, smaller: 2 is cut off from 0 first, so 1 and 2 vote 0 out a few
-    tenths apart, and 2 crashes for good just after its vote. Its cover of what 1 signed
-    before that vote never comes: the drop of 0 is final nowhere, and 2 can be removed only
-    by an abandon, which needs the final fold to have two members (§9.3)."""
+    """The class of seed 98, smaller: 2 votes 0 out first (1, cut off from 0 earlier, heard
+    0's last events later, relayed by 2), 1 completes the drop half a second later, and 2
+    crashes for good in between, just after its vote. Nothing of 2 is known up to the drop:
+    it is final nowhere, and 2 can be removed only by an abandon, which needs the final fold
+    to have two members (§9.3). (Version 1's case, 2's own vote completing the drop before
+    its beats announced what 1 signed before it, no longer arises: the vote is an ack.)"""
     partitions = (
-        Partition(1.0, 1.3, (frozenset({0, 1}), frozenset({2}))),
+        Partition(1.0, 1.3, (frozenset({0, 2}), frozenset({1}))),
         Partition(1.3, 9.7, (frozenset({0}), frozenset({1, 2}))),
     )
-    faults = Faults(delay=0.01, jitter=0.003, partitions=partitions, crashes=(Crash(2, 4.6, None),))
+    faults = Faults(delay=0.01, jitter=0.003, partitions=partitions, crashes=(Crash(2, 4.2, None),))
     config = SimConfig(players=3, seed=1, faults=faults, peer=QUICK_TIMERS, max_time=60.0)
     result = run(config)
     _stuck_on_a_dead_voter(result)
@@ -176,13 +176,12 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
     )
     assert restored.tentative.digest() == peer.final.digest()
     report = audit([LogSource.from_bytes("p1.log", log_files(result)[0])])
-    assert report.totals == peer.final.game.totals == (-9, -31, 52, 57, 17)
+    assert report.totals == peer.final.game.totals == (-14, -26, 77, -8, 35)
     assert report.digest == peer.final.digest()
-    # What stays is the cheater's own: its fork and the false call on its forked seq.
-    assert {(v.kind, v.seat) for v in report.errors} == {
-        (FindingKind.EQUIVOCATION, 1),
-        (FindingKind.FALSE_NERTS, 1),
-    }
+    # What stays is the cheater's own: its fork (and, in version 1's game, the false call on
+    # its forked seq, which the version 2 game never counts).
+    assert {v.seat for v in report.errors} == {1}
+    assert FindingKind.EQUIVOCATION in {v.kind for v in report.errors}
     # So does every other honest log alone, as its peer made final.
     for seat, data in enumerate(log_files(result)):
         other = result.peers[seat]

@@ -88,6 +88,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
+
 from p2p_nertz.audit.collect import Collector, Stop, peek
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.evidence import Evidence
@@ -97,7 +99,7 @@ from p2p_nertz.audit.logs import Log, Logs, RecordStream, close
 from p2p_nertz.audit.notation import event_text
 from p2p_nertz.audit.report import AuditReport, FoldStep, LogInfo, RoundReport
 from p2p_nertz.audit.views import View, compare, may_split
-from p2p_nertz.errors import InvalidRulesError
+from p2p_nertz.errors import InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
     RECORD_NOTE,
     RECORD_RECEIVED_EVENT,
@@ -163,6 +165,37 @@ class LogSource:
         from p2p_nertz.logfile.store import read_log  # the only file access, at open time
 
         return cls(str(path), lambda: read_log(path))
+
+    def wire_version(self, limit: int = 4096) -> int | None:
+        """The protocol version of the first message among the log's first ``limit`` records
+        (``None``: none there, or unreadable: the audit says why). A log of another version
+        than :data:`~p2p_nertz.protocol.envelope.PROTOCOL_VERSION` is not read message by
+        message (each would be a ``bad_version`` finding): docs/log-format.md §9.
+
+        Raises:
+            OSError: the log cannot be opened.
+        """
+        stream = self.open()
+        try:
+            for record in itertools.islice(stream, limit):
+                if record.kind is RecordKind.NOTE:
+                    continue
+                return _version_of(record.data)
+        except NertzError:
+            return None
+        finally:
+            close(stream)
+        return None
+
+
+def _version_of(data: bytes) -> int | None:
+    """Best effort: position 0 of an envelope's payload, unchecked (it may be of any version)."""
+    try:
+        payload, _ = msgpack.unpackb(data, raw=False)
+        version = msgpack.unpackb(payload, raw=False)[0]
+    except Exception:  # anything at all: garbage has no version, and the audit says why
+        return None
+    return version if type(version) is int else None
 
 
 def iter_sources(paths: Iterable[Any]) -> list[LogSource]:

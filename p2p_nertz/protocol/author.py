@@ -117,7 +117,6 @@ class Author:
         message, body = self.outbox.sign_event(self.feeds, self.seat, body, now)
         self.duties.mark_done(message.kind, body)
         self.delivery.deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)
-        self.outbox.signed(message.kind, now)
 
     # -- votes (decided by Membership; signed here) --------------------------------------------
     def vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:

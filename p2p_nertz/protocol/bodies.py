@@ -2,9 +2,11 @@
 
 Bodies are msgpack arrays with fixed positions. Cards and moves travel in the rules engine's
 notation (``"5S"``, ``"W>L@0S"``), so a log is readable with any msgpack tool and a bug report
-can quote it. Every **event** body starts with the author's *frontier*: for each roster seat,
-the highest seq of that seat's feed the author holds (DESIGN.md §3); the author's own entry is
-``seq - 1``.
+can quote it. Every **event** body starts with the author's *frontier*, ``[seqs, ids]``: for
+each roster seat, the highest seq of that seat's feed the author holds (DESIGN.md §3; the
+author's own entry is ``seq - 1``) and the first :data:`ID_PREFIX` bytes of the id of the event
+at that seq (empty where the seq is 0). Since protocol version 2 an event counts as an ack: the
+ids let a receiver credit what the author holds, as from a beat (docs/protocol.md §5.1, §7.1).
 
 =======  ===========================================================================  ==========
 kind     body                                                                         class
@@ -37,9 +39,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
@@ -65,6 +67,7 @@ __all__ = [
     "RevealWhat",
     "Want",
     "encode_body",
+    "held_ids",
     "kind_of",
     "parse_body",
 ]
@@ -76,6 +79,11 @@ ID_PREFIX = 8
 VOTE_WINDOW = 64
 _MAX_SEQ = 2**63 - 1
 HASH_SIZE = 32
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> bytes: ...
 
 
 class RevealWhat(enum.IntEnum):
@@ -101,6 +109,9 @@ class Join:
     """The author accepts the game (its id binds the roster and the rules)."""
 
     frontier: tuple[int, ...]
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +122,9 @@ class Commit:
     round: int
     secret_hash: bytes
     nonce_hash: bytes
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +135,9 @@ class Reveal:
     round: int
     what: RevealWhat
     value: bytes
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +147,9 @@ class Ready:
     frontier: tuple[int, ...]
     round: int
     visible: tuple[Card, ...]
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +166,9 @@ class Play:
     move: Move
     card: Card | None = None
     reveals: tuple[Card, ...] = ()
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +179,9 @@ class Result:
     round: int
     digest: bytes
     scores: tuple[int, ...]
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +204,9 @@ class Drop:
     reason: DropReason
     fork_seq: int = 0
     ids: tuple[bytes, ...] = ()
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
     @property
     def fork_id(self) -> bytes:
@@ -196,6 +225,9 @@ class Leave:
     """The author leaves the game."""
 
     frontier: tuple[int, ...]
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,17 +272,29 @@ EVENT_BODIES: dict[Kind, type] = {
 
 # -- encoding -------------------------------------------------------------------------------
 def encode_body(body: EventBody | Beat | Want) -> list[Any]:
-    """The msgpack form (a list) of a body."""
+    """The msgpack form (a list) of a body.
+
+    Raises:
+        ValueError: an event body whose ``frontier_ids`` do not name one id per seat (they
+            are filled in when the event is signed: :func:`held_ids`).
+    """
+    if isinstance(body, Beat | Want):
+        if isinstance(body, Beat):
+            return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
+        return [body.seat, body.first, body.last]
+    if len(body.frontier_ids) != len(body.frontier):
+        raise ValueError("an event's frontier names one id per seat (frontier_ids)")
+    frontier = [list(body.frontier), list(body.frontier_ids)]
     if isinstance(body, Join | Leave):
-        return [list(body.frontier)]
+        return [frontier]
     if isinstance(body, Commit):
-        return [list(body.frontier), body.round, body.secret_hash, body.nonce_hash]
+        return [frontier, body.round, body.secret_hash, body.nonce_hash]
     if isinstance(body, Reveal):
-        return [list(body.frontier), body.round, int(body.what), body.value]
+        return [frontier, body.round, int(body.what), body.value]
     if isinstance(body, Ready):
-        return [list(body.frontier), body.round, [str(c) for c in body.visible]]
+        return [frontier, body.round, [str(c) for c in body.visible]]
     if isinstance(body, Play):
-        head: list[Any] = [list(body.frontier), body.round]
+        head: list[Any] = [frontier, body.round]
         kind = body.move.kind
         if kind is MoveKind.PASS or kind is MoveKind.CALL:
             return head
@@ -260,21 +304,17 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
             return [*head, str(body.move), str(body.card), reveals]
         return [*head, str(body.move), reveals]
     if isinstance(body, Result):
-        return [list(body.frontier), body.round, body.digest, list(body.scores)]
+        return [frontier, body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
-        return [
-            list(body.frontier),
-            body.seat,
-            body.last_seq,
-            int(body.reason),
-            body.fork_seq,
-            list(body.ids),
-        ]
-    if isinstance(body, Beat):
-        return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
-    if isinstance(body, Want):
-        return [body.seat, body.first, body.last]
+        return [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq, list(body.ids)]
     raise TypeError(f"not a body: {body!r}")
+
+
+def held_ids(feeds: Sequence[Sequence[_HasId]], held: Sequence[int]) -> tuple[bytes, ...]:
+    """The id prefixes that go with ``held`` (a frontier, or a beat's counts): per seat, the
+    first :data:`ID_PREFIX` bytes of the id of the event at that seq in ``feeds`` (empty
+    where the count is 0). The one rule for both, so that a receiver checks them alike."""
+    return tuple(feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
 
 
 def kind_of(body: EventBody) -> Kind:
@@ -311,16 +351,30 @@ def _hash(value: Body, what: str) -> bytes:
     return value
 
 
-def _frontier(value: Body, seats: int) -> tuple[int, ...]:
-    if not isinstance(value, tuple) or len(value) != seats:
-        raise ValueError(f"the frontier must list one seq per seat ({seats})")
-    if type(value) is tuple:  # a decoded array: returned as it is when it holds only seqs
-        for v in value:
-            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
-                break
-        else:
-            return value  # every item checked just above
-    return tuple(_int(v, 0, _MAX_SEQ, "a frontier seq") for v in value)
+def _frontier(value: Body, seats: int) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
+    """An event's frontier, ``[seqs, ids]``: one seq per seat and the id prefix of the event
+    at that seq (§5.1), checked as a beat's ``held`` and ``held_ids`` are."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise ValueError("the frontier must be an array of 2: the seqs and their ids")
+    seqs, ids = value
+    return _held(seqs, ids, seats, "the frontier")
+
+
+def _held(
+    counts: Body, ids: Body, seats: int, what: str
+) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
+    """One count per seat and the id prefix of the event at each count (none at 0): a
+    frontier's, or a beat's ``held`` and ``held_ids``."""
+    if not isinstance(counts, tuple) or len(counts) != seats:
+        raise ValueError(f"{what} must list one seq per seat ({seats})")
+    seqs = _seqs(counts, f"a seq of {what}")
+    if not isinstance(ids, tuple) or len(ids) != seats:
+        raise ValueError(f"{what} must list one id per seat ({seats})")
+    for count, prefix in zip(seqs, ids, strict=True):
+        if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
+            raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
+    # (Each item is checked just above: a decoded array is kept as it is.)
+    return seqs, ids if type(ids) is tuple else tuple(ids)
 
 
 def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
@@ -399,16 +453,7 @@ def _parse_beat(body: Body, seats: int) -> Beat:
         hid = None
     else:
         hid = _hash(head_id, "the head id")
-    if not isinstance(held, tuple) or len(held) != seats:
-        raise ValueError(f"a beat lists one held seq per seat ({seats})")
-    counts = _seqs(held, "a held seq")
-    if not isinstance(held_ids, tuple) or len(held_ids) != seats:
-        raise ValueError(f"a beat lists one held id per seat ({seats})")
-    for count, prefix in zip(counts, held_ids, strict=True):
-        if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
-            raise ValueError(f"a held id is {ID_PREFIX} bytes (none for an empty feed)")
-    # (Each item is checked just above: a decoded array is kept as it is.)
-    ids = held_ids if type(held_ids) is tuple else tuple(held_ids)
+    counts, ids = _held(held, held_ids, seats, "what a beat holds")
     return Beat(head_seq, hid, counts, ids)
 
 
@@ -417,7 +462,8 @@ def _parse_move(body: Body, seats: int) -> Play:
     move = _move(text)
     if move.is_lake or move.kind in _NOT_ON_TABLEAU:
         raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
-    return Play(_frontier(f, seats), _round(r), move, None, _cards(reveals, 3, "reveals"))
+    seqs, ids = _frontier(f, seats)
+    return Play(seqs, _round(r), move, None, _cards(reveals, 3, "reveals"), ids)
 
 
 def _parse_claim(body: Body, seats: int) -> Play:
@@ -434,31 +480,35 @@ def _parse_claim(body: Body, seats: int) -> Play:
         revealed = _cards(reveals, 1, "reveals")
     else:
         revealed = _cards(reveals, 0, "reveals")
-    return Play(_frontier(f, seats), _round(r), move, card, revealed)
+    seqs, ids = _frontier(f, seats)
+    return Play(seqs, _round(r), move, card, revealed, ids)
 
 
 def _parse_join(body: Body, seats: int) -> Join:
     (f,) = _array(body, 1, "a join body")
-    return Join(_frontier(f, seats))
+    return Join(*_frontier(f, seats))
 
 
 def _parse_leave(body: Body, seats: int) -> Leave:
     (f,) = _array(body, 1, "a leave body")
-    return Leave(_frontier(f, seats))
+    return Leave(*_frontier(f, seats))
 
 
 def _parse_commit(body: Body, seats: int) -> Commit:
     f, r, sh, nh = _array(body, 4, "a commit body")
-    return Commit(_frontier(f, seats), _round(r), _hash(sh, "H(secret)"), _hash(nh, "H(nonce)"))
+    seqs, ids = _frontier(f, seats)
+    return Commit(seqs, _round(r), _hash(sh, "H(secret)"), _hash(nh, "H(nonce)"), ids)
 
 
 def _parse_reveal(body: Body, seats: int) -> Reveal:
     f, r, what, value = _array(body, 4, "a reveal body")
+    seqs, ids = _frontier(f, seats)
     return Reveal(
-        _frontier(f, seats),
+        seqs,
         _round(r),
         RevealWhat(_int(what, 0, 1, "what is revealed")),
         _hash(value, "the revealed value"),
+        ids,
     )
 
 
@@ -467,35 +517,41 @@ def _parse_ready(body: Body, seats: int) -> Ready:
     cards = _cards(visible, 7, "the dealt face-up cards")
     if len(cards) < 5:
         raise ValueError("the dealt face-up cards are the Nerts top and 4 to 6 work piles")
-    return Ready(_frontier(f, seats), _round(r), cards)
+    seqs, ids = _frontier(f, seats)
+    return Ready(seqs, _round(r), cards, ids)
 
 
 def _parse_stuck(body: Body, seats: int) -> Play:
     f, r = _array(body, 2, "a stuck body")
-    return Play(_frontier(f, seats), _round(r), Move.pass_())
+    seqs, ids = _frontier(f, seats)
+    return Play(seqs, _round(r), Move.pass_(), frontier_ids=ids)
 
 
 def _parse_nerts(body: Body, seats: int) -> Play:
     f, r = _array(body, 2, "a nerts body")
-    return Play(_frontier(f, seats), _round(r), Move.call())
+    seqs, ids = _frontier(f, seats)
+    return Play(seqs, _round(r), Move.call(), frontier_ids=ids)
 
 
 def _parse_result(body: Body, seats: int) -> Result:
     f, r, digest, scores = _array(body, 4, "a result body")
     if not isinstance(scores, tuple) or len(scores) != seats:
         raise ValueError(f"a result lists one score per seat ({seats})")
+    seqs, ids = _frontier(f, seats)
     return Result(
-        _frontier(f, seats),
+        seqs,
         _round(r),
         _hash(digest, "the lake digest"),
         tuple(_int(s, -10_000, 10_000, "a score") for s in scores),
+        ids,
     )
 
 
 def _parse_drop(body: Body, seats: int) -> Drop:
     f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
+    seqs, frontier_ids = _frontier(f, seats)
     vote = Drop(
-        _frontier(f, seats),
+        seqs,
         _int(seat, 0, seats - 1, "the dropped seat"),
         _int(last, 0, _MAX_SEQ, "the last seq held"),
         DropReason(_int(reason, 0, len(DropReason) - 1, "the drop reason")),
@@ -515,7 +571,7 @@ def _parse_drop(body: Body, seats: int) -> Drop:
         if type(prefix) is not bytes or len(prefix) != ID_PREFIX:
             raise ValueError(f"a quoted id is its first {ID_PREFIX} bytes")
         prefixes.append(prefix)
-    return dataclasses.replace(vote, ids=tuple(prefixes))
+    return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids)
 
 
 def _parse_want(body: Body, seats: int) -> Want:

@@ -36,6 +36,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
 )
 from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
+from p2p_nertz.protocol.finality import event_beat
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
@@ -127,11 +128,23 @@ class Delivery:
 
     # -- taking a message in --------------------------------------------------------------------
     def receive(
-        self, data: bytes, now: float, source: Source, recovery: Recovery | None
+        self,
+        data: bytes,
+        now: float,
+        source: Source,
+        recovery: Recovery | None,
+        *,
+        superseded: bool = False,
     ) -> Iterator[Ask]:
         """Take one message in (``recovery``: ours, while it lasts): what it asks of us, one at
         a time, as it is taken (iterate it at once: the message is opened now, taken as asked).
+        A beat ``superseded`` by a later one of its author already taken is verified only if it
+        proves something (:meth:`_old_beat_matters`, §7.2).
         """
+        old = self.inbox.old_beat(data) if superseded else None
+        if old is not None and not self._old_beat_matters(*old):
+            self.inbox.unverified += 1  # (verified or not, it would change nothing)
+            return _NOTHING
         opened = self.inbox.open(data, self.outbox.clock)
         if isinstance(opened, Rejected):
             self.refused(opened)
@@ -144,6 +157,16 @@ class Delivery:
             return self._receive_beat(seat, message, body, now, recovery)
         assert not isinstance(body, _NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+
+    def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
+        """Whether a beat older than one of its author's already taken does anything: only
+        contradict an event (a proof, or a fork refused) or be kept to catch a later one
+        (:meth:`_receive_beat`: an old beat goes no further)."""
+        lamport = message.lamport
+        held = len(self.feeds[seat])
+        return self.store.contradicts(seat, lamport, beat) is not None or (
+            self.membership.watch_slot(seat, lamport, beat.head_seq, held) is not None
+        )
 
     def _receive_beat(
         self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None
@@ -330,6 +353,13 @@ class Delivery:
         early = self.finality.delivered(seat, message)
         if early is not None:
             self.take_beat(seat, early[0], early[1], now)
+        if seat != self.seat:
+            # Every event counts as an ack (§7.1): its frontier's ids, taken as a beat's.
+            beat = event_beat(message, body)
+            if source is Source.LOG:
+                self.finality.take_beat(seat, message.lamport, beat)  # (nothing to ask now)
+            else:
+                self.take_beat(seat, message.lamport, beat, now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see Folds.never_counts.)
         outbox.effects.extend(self.folds.add(event, self.finality.stable))
@@ -349,12 +379,12 @@ class Delivery:
             if source is Source.NETWORK:
                 outbox.effects.append(Record(message.wire, own=False))
             # Acked at once: any event but a tableau move, and a move only while a claim waits
-            # for it (Folds.claim_waits, issue #4); the others are announced by the next beat.
-            if message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport):
-                if outbox.ack_due is None:
-                    outbox.ack_due = now + outbox.ack_delay
-            else:
-                outbox.unacked = True
+            # for it (Folds.claim_waits, issue #4); the others are announced by our next event
+            # or beat (an event's frontier is an ack, §7.2).
+            if outbox.ack_due is None and (
+                message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
+            ):
+                outbox.ack_due = now + outbox.ack_delay
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:

@@ -14,7 +14,7 @@ every call parses and verifies. (At module level are only a memo of the pure che
 id is a usable key, like :mod:`~p2p_nertz.protocol.identity`'s, and idle msgpack packers:
 neither changes what any call returns.)
 
-Wire format (protocol version 1)
+Wire format (protocol version 2)
 --------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
@@ -26,7 +26,7 @@ being valid for anything else the same key signs). The message id is
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int, :data:`PROTOCOL_VERSION` (1)
+0    version   int, :data:`PROTOCOL_VERSION` (2)
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -153,11 +153,14 @@ __all__ = [
     "decode_message",
     "encode_message",
     "looks_like_beat",
+    "decode_unverified",
+    "peek_beat",
     "verify_batch",
 ]
 
-PROTOCOL_VERSION: Final = 1
-"""The version of the wire protocol, position 0 of every payload."""
+PROTOCOL_VERSION: Final = 2
+"""The version of the wire protocol, position 0 of every payload. Version 2 (issue 18): an
+event's frontier names the id of each event it counts, so every event counts as an ack."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
@@ -574,6 +577,54 @@ def decode_message(
     return message
 
 
+def decode_unverified(
+    data: bytes, *, game_id: bytes, roster: Collection[bytes], cache: EnvelopeCache | None = None
+) -> Message:
+    """Every check of :func:`decode_message` but the signature's: a message that is only to be
+    dropped unread if it proves nothing (a beat or ack older than one of its author's already
+    taken, docs/protocol.md §7.2). Nothing it returns may change anything: a caller that would
+    act on it decodes it with :func:`decode_message`. Never remembered as verified.
+
+    Raises:
+        InvalidMessageError: as :func:`decode_message`, but never ``bad_signature``.
+    """
+    try:
+        raw = bytes(data)
+        message = cache._parsed.get(raw) if cache is not None else None
+        if message is None:
+            message = _parse(raw)
+        if message.game_id != game_id:
+            raise _Rejected(RejectReason.WRONG_GAME, f"game id {message.game_id.hex()[:16]}...")
+        if message.author not in roster:
+            raise _Rejected(
+                RejectReason.UNKNOWN_AUTHOR,
+                f"author {fingerprint(message.author)} is not in the roster",
+            )
+    except _Rejected as rejected:
+        raise InvalidMessageError(rejected.reason, rejected.detail) from None
+    return message
+
+
+def peek_beat(data: bytes) -> tuple[bytes, int] | None:
+    """The author and Lamport time of a beat or an ack, from its bytes, unverified; ``None``
+    for anything else (or garbage). A hint for ordering a burst's work (a beat superseded by a
+    later one of its author is taken after it: :meth:`~.peer.Peer.feed_many`), never for a
+    decision."""
+    if not looks_like_beat(data):
+        return None
+    try:
+        frame = _unpack(bytes(data), "the message")
+        fields = _unpack(frame[0], "the payload")
+        author, lamport, code = fields[2], fields[5], fields[6]
+    except (_Rejected, TypeError, IndexError, KeyError):
+        return None
+    if code not in (Kind.BEAT.value, Kind.ACK.value) or type(lamport) is not int:
+        return None
+    if type(author) is not bytes:
+        return None
+    return author, lamport
+
+
 class _Rejected(Exception):
     """Internal: a check failed; made into the caller's error type at the API boundary."""
 
@@ -874,11 +925,16 @@ def _check_body(body: object) -> None:
     if type(body) in _SCALARS:
         return
     if type(body) is tuple:
-        # The usual body, an array of scalars and arrays of scalars, is within every bound:
-        # recognised with C loops, without a call per array. Anything else takes the walk.
+        # The usual body, an array of scalars and arrays of scalars (an event's frontier: an
+        # array of two such arrays), is within every bound: recognised with C loops, without
+        # a call per array. Anything else takes the walk.
         for item in body:
             if type(item) not in _SCALARS and not (
-                type(item) is tuple and _SCALARS.issuperset(map(type, item))
+                type(item) is tuple
+                and (
+                    _SCALARS.issuperset(map(type, item))
+                    or all(type(i) is tuple and _SCALARS.issuperset(map(type, i)) for i in item)
+                )
             ):
                 break
         else:

@@ -196,7 +196,16 @@ class Feeds:
 
     def contradiction(self, seat: int, lamport: int, beat: Beat) -> Contradiction | None:
         """What of ``seat``'s feed held (or next waiting) here a beat of it timed ``lamport``
-        contradicts, if anything (see :class:`Contradiction`)."""
+        contradicts, if anything (see :class:`Contradiction`); a waiting event it contradicts
+        is forgotten (refused with the proof)."""
+        found = self.contradicts(seat, lamport, beat)
+        event = found.event if found is not None else None
+        if event is not None and event.seq > len(self.feeds[seat]):  # (the waiting one)
+            del self.pending[seat][event.seq]
+        return found
+
+    def contradicts(self, seat: int, lamport: int, beat: Beat) -> Contradiction | None:
+        """:meth:`contradiction`, changing nothing."""
         feed = self.feeds[seat]
         head = beat.head_seq
         if 0 < head <= len(feed) and feed[head - 1].id != beat.head_id:
@@ -210,7 +219,6 @@ class Feeds:
         if waiting is not None and waiting.seq > head and waiting.lamport <= lamport:
             # The same with the next event, come before the beat and waiting for its turn (one
             # further on is checked when its turn comes: Delivery.drain, check 1).
-            del self.pending[seat][waiting.seq]
             return Contradiction(waiting)
         return None
 

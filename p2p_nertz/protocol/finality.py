@@ -4,8 +4,9 @@ Theory of operation
 -------------------
 ``known[Q]``: every event of Q with Lamport time up to it is held here (Q announced a head
 with that clock, in an event or a beat, and the feed is held up to that head). ``held_by[R]``:
-what R has announced holding of every feed, credited only where R's chain is known to be ours
-(the ids it quotes match). The **stable** time is the least of the terms: one per member (what
+what R has announced holding of every feed, in a beat or in an event's frontier
+(:func:`event_beat`), credited only where R's chain is known to be ours (the ids it quotes
+match). The **stable** time is the least of the terms: one per member (what
 is known of its feed), one per drop vote of ours (we count no more of its target), and one per
 pair of members (the first event of Q's feed that R is not known to hold, less one). Events up
 to it are final: nobody can still send an earlier one, and every member holds them
@@ -22,11 +23,11 @@ import bisect
 from collections.abc import Sequence
 from typing import Protocol
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.state import GameState
 
-__all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "settle"]
+__all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "event_beat", "settle"]
 
 #: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
 KNOWN = -1
@@ -34,6 +35,15 @@ VOTED = -2
 
 #: The seat of a view that is no member's (a spectator): no term is its own.
 NO_SEAT = -1
+
+
+def event_beat(message: Message, body: EventBody) -> Beat:
+    """What a delivered event announces, as a beat would (protocol version 2, §7.1): its author
+    holds its feed up to this event, and every feed up to its frontier, the ids naming which
+    chain. Taken by :meth:`Finality.take_beat` like any beat, so an event credits ``held_by``
+    only where the ids match what is held here, and a mismatch is a fork seen (§9.4): one
+    rule for both, and a claim needs no ack of its own author's."""
+    return Beat(message.seq, message.id, body.frontier, body.frontier_ids)
 
 
 class Finality:

@@ -17,6 +17,8 @@ from p2p_nertz.protocol.envelope import (
     Message,
     RejectReason,
     decode_message,
+    decode_unverified,
+    peek_beat,
 )
 from p2p_nertz.protocol.feeds import ChainCode
 from p2p_nertz.protocol.identity import PeerId
@@ -49,6 +51,8 @@ class Inbox:
         self.beat_clock = [0] * self.n
         #: How many messages were refused (each one a :class:`Rejected` effect).
         self.rejected = 0
+        #: How many old beats were dropped unverified, proving nothing (:meth:`old_beat`).
+        self.unverified = 0
 
     def decode(self, wire: bytes) -> Message:
         """Decode and verify a message of this game (one already verified: from the memo).
@@ -81,6 +85,57 @@ class Inbox:
                 ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
             )
         return seat, message, body
+
+    def old_beat(self, data: bytes) -> tuple[int, Message, Beat] | None:
+        """A beat or ack of a member, older than one of its already taken (a Lamport time at
+        or below it), read without verifying its signature; ``None`` for anything else (to be
+        opened as usual). Such a beat changes nothing unless it proves something (§7.2): the
+        caller verifies it, by :meth:`open`, only then."""
+        hint = peek_beat(data)
+        if hint is None:
+            return None
+        seat = self.seat_of.get(PeerId(hint[0]))
+        if seat is None or hint[1] > self.beat_clock[seat]:
+            return None
+        try:
+            message = decode_unverified(
+                data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+            )
+            body = parse_body(message.kind, message.body, self.n)
+        except (InvalidMessageError, ValueError):
+            return None  # (opened as usual: refused, with the reason)
+        if type(body) is not Beat or message.lamport > self.beat_clock[seat]:
+            return None
+        return seat, message, body
+
+    @staticmethod
+    def latest_first(burst: list[bytes]) -> list[tuple[bytes, bool]]:
+        """A burst in its order, except that a beat or ack of a member that a later one of its
+        (a higher Lamport time) follows in the burst comes right after that one, marked
+        ``True``: taken first, the later one makes it old, and an old beat need be verified
+        only if it proves something (:meth:`old_beat`)."""
+        hints = [peek_beat(data) for data in burst] if len(burst) > 1 else []
+        latest: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, index) of its latest
+        for index, hint in enumerate(hints):
+            if hint is not None and hint[1] > latest.get(hint[0], (-1, 0))[0]:
+                latest[hint[0]] = (hint[1], index)
+        if len(latest) == sum(h is not None for h in hints):
+            return [(data, False) for data in burst]  # (at most one beat per member)
+        deferred: dict[bytes, list[tuple[bytes, bool]]] = {}
+        out: list[tuple[bytes, bool]] = []
+        for index, data in enumerate(burst):
+            hint = hints[index]
+            if hint is None:
+                out.append((data, False))
+                continue
+            top = latest[hint[0]][1]
+            if index < top:
+                deferred.setdefault(hint[0], []).append((data, True))
+            else:
+                out.append((data, index != top))
+                if index == top:
+                    out.extend(deferred.pop(hint[0], ()))
+        return out
 
     def new_beat(self, seat: int, lamport: int) -> bool:
         """Whether a beat (or an ack, or a want) of ``seat`` timed ``lamport`` is newer than

@@ -94,20 +94,26 @@ class Membership:
         """Keep a sound beat of ``seat`` announcing ``head`` (we hold ``held`` of its feed) to
         check its later events against: one timed at or below it with a seq above ``head``
         proves a lie about time (§9.4)."""
+        slot = self.watch_slot(seat, message.lamport, head, held)
+        if slot is not None:
+            self.watch[seat][slot[0] : slot[1]] = [(head, message.lamport, message)]
+
+    def watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
+        """The slice of the kept beats a beat timed ``lamport`` with ``head`` would replace
+        (:meth:`watch_beat`; nothing changes here), or ``None`` if it would not be kept."""
         if head < held or seat in self.forked_at:
-            return  # checked against the event after its head already (Feeds.contradiction)
+            return None  # checked against the event after its head already (Feeds.contradiction)
         watch = self.watch[seat]
-        lamport = message.lamport
         below = bisect.bisect_right(watch, head, key=_head)
         if below and watch[below - 1][1] >= lamport:
-            return  # a kept beat with a head as low and a time as high catches all it would
+            return None  # a kept beat with a head as low and a time as high catches all it would
         start = bisect.bisect_left(watch, head, key=_head)
         end = start
         while end < len(watch) and watch[end][1] <= lamport:
             end += 1  # kept beats this one now catches every lie of (head as low, time higher)
         if start == end and len(watch) >= self.timers.max_watch:
-            return  # bounded memory: a member announcing that many heads ahead is stalling
-        watch[start:end] = [(head, lamport, message)]
+            return None  # bounded memory: a member announcing that many heads ahead is stalling
+        return start, end
 
     def watched_lie(self, seat: int, message: Message) -> Message | None:
         """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
@@ -489,7 +495,8 @@ class Membership:
         voted on, or of a member dropped is no longer probed."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
-            if (q, fork_seq) in self.proven or q in self.voted or q in dropped:
+            earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
+            if (q, fork_seq) in self.proven or (q in self.voted and not earlier) or q in dropped:
                 del self.unproven[q]
             elif now >= self.probe_at[q]:
                 self.probe_at[q] = now + interval
@@ -517,7 +524,7 @@ class Membership:
             # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
             # the votes that dropped us were refused for good, so we never knew).
             q, seq = clash
-            if q not in self.unproven and q not in self.forked_at:
+            if q not in self.unproven and seq < self.forked_at.get(q, seq + 1):
                 self.unproven[q] = seq
                 self.probe_at[q] = at
         if (

@@ -1,12 +1,11 @@
 """The outbox of one member: its Lamport clock, its signing key, and the effects it has made.
 
 :class:`Outbox` owns what a peer needs to speak: the clock (and how far it is durably
-reserved), the time of the last message sent, the pending ack (an ack is due, or moves were
-taken in without one), the secrets of the fair deal that its key derives, and the list of
-effects made since the peer last returned them. It signs our events and beats and never
-decides *what* to sign: the peer (and the objects it wires) decide, the outbox stamps the
-time, reserves the clock and queues the :class:`~.effects.Record` and :class:`~.effects.Send`
-in order.
+reserved), the time of the last message sent, the pending ack, the secrets of the fair deal
+that its key derives, and the list of effects made since the peer last returned them. It
+signs our events and beats and never decides *what* to sign: the peer (and the objects it
+wires) decide, the outbox stamps the time, reserves the clock and queues the
+:class:`~.effects.Record` and :class:`~.effects.Send` in order.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want, encode_body, kind_of
+from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, held_ids, kind_of
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
@@ -26,9 +25,6 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.identity import Identity, PeerId
 
 __all__ = ["Outbox"]
-
-# Our events whose finality the others wait on: they announce the moves we hold unacked.
-_ANNOUNCING = frozenset({Kind.CLAIM, Kind.STUCK, Kind.NERTS})
 
 
 class Outbox:
@@ -72,8 +68,6 @@ class Outbox:
         self.last_sent = now
         #: When a coalesced ack is due (``None``: none is).
         self.ack_due: float | None = None
-        #: Moves were taken in and not acked (the next claim of ours announces them).
-        self.unacked = False
         #: The effects made since the peer last returned them, in order.
         self.effects: list[Effect] = []
 
@@ -98,12 +92,18 @@ class Outbox:
     ) -> tuple[Message, EventBody]:
         """Sign ``body`` as event ``seat``'s next event, timed above everything its frontier
         names; queue its record and its send. The message (decoded: the local event takes
-        the remote path, DESIGN.md §1) and the body with its frontier, to deliver."""
+        the remote path, DESIGN.md §1) and the body with its frontier, to deliver.
+
+        The frontier names the id of each event it counts (:func:`~.bodies.held_ids`), so the
+        event counts as an ack wherever it arrives (§7.2): it goes to every member, as an ack
+        does, and announces all we hold, so it stands for an ack due now."""
         feed = feeds[seat]
         seq = len(feed) + 1
         frontier = list(body.frontier)
         frontier[seat] = seq - 1
-        body = dataclasses.replace(body, frontier=tuple(frontier))
+        body = dataclasses.replace(
+            body, frontier=tuple(frontier), frontier_ids=held_ids(feeds, frontier)
+        )
         self.clock += 1
         for q, held in enumerate(frontier):
             if held:
@@ -125,16 +125,8 @@ class Outbox:
         self.effects.append(Record(wire, own=True))
         self.effects.append(Send(wire))
         self.last_sent = now if now is not None else self.last_sent
+        self.ack_due = None  # (the event announces what the ack would have)
         return message, body
-
-    def signed(self, kind: Kind, now: float | None) -> None:
-        """One of our events of ``kind`` was delivered to us: a claim (or a pass, which may
-        complete an everyone-stuck rotation that holds the waste and stock until final, or a
-        Nerts call, which ends the round) is final once everyone has announced holding what we
-        hold below it, we included: announce the moves we held without acking them, now, not
-        at our next beat."""
-        if kind in _ANNOUNCING and self.unacked and now is not None:
-            self.ack_due = now
 
     def sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
         """Sign a beat, an ack or a want (seq 0: not in our feed), timed by our clock."""
@@ -158,7 +150,7 @@ class Outbox:
         we announce holding of every feed (``held``), with the id of the last of each."""
         feed = feeds[seat]
         head = feed[-1].id if feed else None
-        ids = tuple(feeds[q][h - 1].id[:ID_PREFIX] if h else b"" for q, h in enumerate(held))
+        ids = held_ids(feeds, held)
         self.effects.append(Send(self.sign_beat(kind, Beat(len(feed), head, held, ids))))
         self.spoke(now)
 
@@ -167,7 +159,6 @@ class Outbox:
         we hold, so no ack is due, and the next beat is one interval away."""
         self.last_sent = now
         self.ack_due = None
-        self.unacked = False
 
     # -- acks -------------------------------------------------------------------------------
     def beat_due(self, now: float) -> Kind | None:

@@ -41,7 +41,8 @@ Finality (stability).
     ``min(known) ∧ min(cover)`` are **final**: nobody can still send an earlier one, and every
     member already holds them. A claim is final about one round trip after it is sent: every
     peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
-    in the air waits for them; a peer's own claim announces the moves it had not acked).
+    in the air waits for them). Every event counts as an ack too: its frontier names the ids
+    of what its author holds, credited as a beat's (so a claim needs no ack of its own).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
@@ -407,9 +408,12 @@ class Peer:
         return self._flush(now)
 
     def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
-        """Take several messages at once (one round of finality and acks for the batch)."""
-        for data in messages:
-            self._receive(data, now)
+        """Take several messages at once (one round of finality and acks for the batch). A
+        member's beat or ack that a later one of its in the batch supersedes is taken after
+        that one (:meth:`Inbox.latest_first`): old by then, it is verified only if it proves
+        something (§7.2)."""
+        for data, superseded in self._inbox.latest_first(list(messages)):
+            self._receive(data, now, superseded=superseded)
         return self._flush(now)
 
     def tick(self, now: float) -> list[Effect]:
@@ -593,9 +597,12 @@ class Peer:
         """How many messages were refused (each one a :class:`Rejected` effect)."""
         return self._inbox.rejected
 
-    def _receive(self, data: bytes, now: float, *, source: Source = Source.NETWORK) -> None:
+    def _receive(
+        self, data: bytes, now: float, *, source: Source = Source.NETWORK, superseded: bool = False
+    ) -> None:
         """Take one message in (:meth:`Delivery.receive`), doing what it asks as it asks."""
-        for ask in self._delivery.receive(data, now, source, self._author.recovery):
+        recovery = self._author.recovery
+        for ask in self._delivery.receive(data, now, source, recovery, superseded=superseded):
             self._do(ask, now)
 
     def _drain(self, now: float) -> None:

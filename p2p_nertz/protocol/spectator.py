@@ -35,7 +35,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     decode_message,
 )
-from p2p_nertz.protocol.finality import NO_SEAT, Finality, settle
+from p2p_nertz.protocol.finality import NO_SEAT, Finality, event_beat, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
@@ -165,6 +165,8 @@ class Spectator:
             early = self._finality.delivered(seat, message)
             if early is not None:
                 self._finality.take_beat(seat, *early)
+            # Every event counts as an ack (§7.1; forks are the members' to prove).
+            self._finality.take_beat(seat, message.lamport, event_beat(message, body))
             event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
             self._folds.add(event, self.stable)  # (one timed at or below it never counts)
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
+from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -52,7 +53,7 @@ from p2p_nertz.protocol.peer import (
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import Move, Rules
 
 __all__ = [
     "Crash",
@@ -677,7 +678,11 @@ class Simulation:
         feed = peer.events(peer.seat)
         if not feed or state.phase is not Phase.PLAY:
             return
-        frontier = [peer.held(q) for q in range(len(self.peers))]
+        feeds = [peer.events(q) for q in range(len(self.peers))]
+        frontier = tuple(len(f) for f in feeds)
+        call = Play(
+            frontier, state.round.number, Move.call(), frontier_ids=held_ids(feeds, frontier)
+        )
         wire = encode_message(
             peer.identity,
             game_id=self.spec.game_id,
@@ -685,7 +690,7 @@ class Simulation:
             prev=feed[-1].id,
             lamport=peer.clock + 2,  # not what the honest peer would sign next
             kind=Kind.NERTS,
-            body=[frontier, state.round.number],
+            body=encode_body(call),
         )
         for other in sorted(cheat.to):
             if other != peer.seat:
