@@ -38,15 +38,16 @@ def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         clock: int,
         *,
         floor: int | None = None,
+        forks: dict[int, int] | None = None,
     ) -> int:
         # The column maxima are those of the claims of every member but us.
         others = [row for r, row in enumerate(self.claimed) if r != self.seat]
         expected = [max(column) for column in zip(*others, strict=True)] if others else None
         assert expected is None or self.claimed_most == expected
-        exact = full(self, excluded, voted, own_known, clock)
+        exact = full(self, excluded, voted, own_known, clock, forks=forks)
         if floor is None:
             return exact
-        answer = full(self, excluded, voted, own_known, clock, floor=floor)
+        answer = full(self, excluded, voted, own_known, clock, floor=floor, forks=forks)
         seen["calls"] += 1
         seen["excluded"] += bool(excluded)
         seen["voted"] += bool(voted)

@@ -108,6 +108,12 @@ CASES = [
     # not the event that made it give it up) it held the fake.
     pytest.param(Table(0, 3, 1, 8.0, 30.0, 11.8), id="3-players-gave-up-for-a-late-version"),
     pytest.param(Table(11, 4, 1, 8.0, 30.0, 11.8), id="4-players-gave-up-for-a-late-version"),
+    # Protocol version 2 (soak --sleeper-forks seed 44): the sleeper, holding the fake and the
+    # proof, made final the time of the honest version (timed below the fake), then refused
+    # that version for ever as timed below what is final, and waited in the round.
+    pytest.param(
+        Table(44, 3, 2, 6.7, 10.799999999999999, 10.696), id="3-players-final-past-the-honest-one"
+    ),
 ]
 
 

@@ -190,3 +190,23 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
         alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
         assert alone.digest == other.final.digest() == peer.final.digest()
     assert check(result) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a held drop excludes its member from finality, yet the member's unheld "
+    "votes past the cut can keep that drop from being decided (Roster.vote_floor)",
+)
+def test_soak_seed_2086_a_drop_made_final_without_the_members_votes_past_its_cut() -> None:
+    """5 players; a partition {2, 3, 4} | {0, 1} from 31.3 s to 34.2 s, seat 0 asleep over it.
+    Seat 1, cut off, votes seat 0 out (seq 118, timed 1625); seats 2, 3 and 4 vote seat 0 out
+    (1627, 1628), then seat 1 out counting 117 of its feed (1641), and each withdraws (1642)
+    before holding the others' votes. Holding the three, 2, 3 and 4 make seat 1's drop final
+    at cut 117 without its seq 118 (``settle``: a member the held votes drop no longer holds
+    finality back). Folded with seq 118, seat 0's drop is decided at 1627 with seat 1's vote,
+    so seat 1's cut may not fall below 118 (``Roster.vote_floor``, soak seed 53) and seat 1 is
+    never dropped: the audit of every log (and seats 0 and 1) count seat 1's later claims, the
+    others do not, and an honest member's reveals disagree with the final fold. Version 2's
+    timing exposed it; neither rule changed in version 2."""
+    result = run(SimConfig.soak(2086))
+    assert check(result) == []

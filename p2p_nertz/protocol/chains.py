@@ -168,8 +168,29 @@ class Chains:
         (:meth:`Finality.bounds`)."""
         clock = self.outbox.clock
         return self.finality.bounds(
-            excluded, self.membership.voted, self._own_known, clock, floor=floor
+            excluded,
+            self.membership.voted,
+            self._own_known,
+            clock,
+            floor=floor,
+            forks=self._unheld_forks() if self.membership.forked_at else None,
         )
+
+    def _unheld_forks(self) -> dict[int, int]:
+        """Seat -> the Lamport time of the other version of its first forked event, where our
+        feed does not hold that version (:meth:`Finality.bounds`'s ``forks``)."""
+        membership = self.membership
+        out: dict[int, int] = {}
+        for q, fork in membership.forked_at.items():
+            wire = membership.proofs.get((q, fork))
+            if wire is None:
+                continue
+            other = self.inbox.decode(wire)
+            feed = self.feeds[q]
+            if len(feed) >= fork and feed[fork - 1].id == other.id:
+                continue  # (we follow that version now: the one it replaced never counts)
+            out[q] = other.lamport
+        return out
 
     def advance(self, recovering: bool) -> bool:
         """Move the final fold as far as the stable time now lets it (its notices queued);

@@ -200,6 +200,7 @@ class Finality:
         clock: int,
         *,
         floor: int | None = None,
+        forks: dict[int, int] | None = None,
     ) -> int:
         """The stable time if the seats in ``excluded`` (seat -> cut) no longer play.
 
@@ -210,6 +211,13 @@ class Finality:
         the least at the last such call (:attr:`holder`) is tried first, and returned if it is
         still at or below ``floor``. Most inputs make nothing final, and what held finality
         back then usually still does; the full walk is n² steps.
+
+        ``forks``: seat -> the Lamport time of a version of its first forked event that its
+        feed here does not hold (the other half of a proof, §9.4). Every other term reads the
+        feed held here, whose event at that seq is not the other version: a pair term would
+        make final what comes before our version's time, the other version's too, unheld
+        (soak --sleeper-forks seed 44: the sleeper made final the time of the honest chain's
+        event, then refused that event for ever as timed below what is final).
         """
         if floor is not None:
             term = self._holder_term(excluded, voted, own_known)
@@ -240,6 +248,10 @@ class Finality:
                     known = min(known, feed[-1].lamport if feed else 0)
             if holder is None or known < bound:
                 bound, holder = known, (KNOWN, q)
+            other = forks.get(q) if forks else None
+            if other is not None and other - 1 < bound:
+                # (Held back as q's own term: the holder's term is then at least this one.)
+                bound, holder = other - 1, (KNOWN, q)
         for q, seq in voted.items() if seat not in excluded else ():
             # Having voted a member out at ``seq``, we count no more of it than our vote does,
             # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
