@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +29,70 @@ def _private_config_dirs(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.delenv("NERTZ_HOME", raising=False)
+
+
+#: The signals whose Python handler a test could leave changed in the pytest worker, for every
+#: later test to inherit (a test must not leak process state).
+_WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE)
+
+
+def _kernel_signal_sets() -> dict[str, frozenset[str]]:
+    """The kernel's view (Linux; empty elsewhere) of what a child process inherits: the signals
+    this process ignores, and those its main thread blocks. Both survive ``exec``: a ``nertz``
+    child started with SIGINT ignored or blocked never sees Ctrl-C. It also sees what a C
+    library changes behind Python's back. (Caught signals are left out: a child starts with
+    them at their default, and pytest-timeout takes SIGALRM back when a test fails.)"""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return {}
+    return {
+        name: _signal_names(int(mask, 16))
+        for name, _, mask in (line.partition(":") for line in status.splitlines())
+        if name in ("SigIgn", "SigBlk")
+    }
+
+
+def _signal_names(bits: int) -> frozenset[str]:
+    """The signals set in a /proc mask (bit ``n - 1`` is signal ``n``), by name."""
+    names = set()
+    for n in range(1, bits.bit_length() + 1):
+        if bits >> (n - 1) & 1:
+            try:
+                names.add(signal.Signals(n).name)
+            except ValueError:  # a real-time signal
+                names.add(f"signal {n}")
+    return frozenset(names)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_signal_handling() -> Iterator[None]:
+    """Fails the test (at teardown) that leaves a watched signal's Python handler, or which
+    signals the process ignores or blocks, otherwise than it found them; the watched handlers
+    and the mask are put back for the tests after it."""
+    handlers = {s: signal.getsignal(s) for s in _WATCHED_SIGNALS}
+    kernel = _kernel_signal_sets()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    yield
+    changes = [
+        f"{s.name} handler {handlers[s]!r} -> {signal.getsignal(s)!r}"
+        for s in _WATCHED_SIGNALS
+        if signal.getsignal(s) != handlers[s]
+    ]
+    after = _kernel_signal_sets()
+    for name, was in kernel.items():
+        if after.get(name) != was:
+            now = after.get(name, frozenset())
+            changes.append(f"{name} +{sorted(now - was)} -{sorted(was - now)}")
+    if signal.pthread_sigmask(signal.SIG_BLOCK, ()) != mask and not kernel:
+        changes.append("blocked signals changed")
+    if not changes:
+        return
+    for signum, handler in handlers.items():
+        if handler is not None:
+            signal.signal(signum, handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    pytest.fail("the test left the process's signal handling changed: " + "; ".join(changes))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
