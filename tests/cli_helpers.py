@@ -4,7 +4,28 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from typing import Any
+
+#: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
+#: ``python -m cli`` exec'd in the same process with the arguments that follow.
+_FOREGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+)
+
+
+def foreground(*argv: str) -> list[str]:
+    """The command line of ``nertz argv…`` started as a terminal starts a foreground command,
+    for a test that sends it SIGINT (what Ctrl-C sends).
+
+    A child inherits an *ignored* SIGINT (and a blocked one), and Python then never raises
+    KeyboardInterrupt: started plainly, the child would see Ctrl-C or not depending on how the
+    test runner was started (a shell without job control starts a background command with
+    SIGINT ignored; session 11's suite failed this way twice and passed alone).
+    """
+    return [sys.executable, "-c", _FOREGROUND, *argv]
 
 
 def json_lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until
+from cli_helpers import foreground, json_lines_until
 
 from cli.args import free_ports
 
@@ -228,19 +228,6 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
     assert all(Path(s["log"]).stat().st_size > 0 for s in starts)
 
 
-#: ``nertz`` started as a terminal starts a foreground command: SIGINT at its default. A child
-#: inherits an *ignored* SIGINT, and Python then never raises KeyboardInterrupt; a pytest worker
-#: may have it ignored (the suite failed here twice in a row on session 11's tree, both cases
-#: on one worker, and passed alone; with SIGINT ignored in the runner it fails every time).
-_FOREGROUND = (
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])",
-)
-
-
 @pytest.mark.parametrize("command", ["host", "join"])
 def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) -> None:
     """Issue 15: Ctrl-C in ``nertz host`` / ``nertz join`` before the game started printed a
@@ -254,7 +241,7 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     def spawn(home: Path, *argv: str) -> subprocess.Popen[str]:
         procs.append(
             subprocess.Popen(
-                [*_FOREGROUND, *argv, "--json", "--log-dir", str(tmp_path / "l")],
+                foreground(*argv, "--json", "--log-dir", str(tmp_path / "l")),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,

@@ -24,6 +24,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
+from tests.cli_helpers import foreground
 from tests.test_cli_play import HEIGHT, Tty, bot_processes
 
 
@@ -81,8 +82,8 @@ def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> N
     subprocess.run([sys.executable, "-m", "cli", "keygen"], env=env, check=True,
                    capture_output=True)  # fmt: skip
     host = subprocess.Popen(
-        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
-         "--players", "3", "--bots", "1", "--json", "--log-dir", str(tmp_path / "logs")],
+        foreground("host", "--name", "Ann", "--bot", "greedy",
+                   "--players", "3", "--bots", "1", "--json", "--log-dir", str(tmp_path / "logs")),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip

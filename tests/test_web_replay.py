@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
 from tests.audit_helpers import played
+from tests.cli_helpers import foreground
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "two-players"
@@ -71,14 +71,7 @@ def test_the_stepper_moves_by_keys_and_draws_the_fold_at_each_step() -> None:
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
 def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> None:
-    logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "replay", "--web", "--no-open", *logs],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _web_replay()
     try:
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
@@ -116,6 +109,44 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
         assert proc.returncode == 0, err
         assert "Traceback" not in err
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+        _interrupt(proc)
+
+
+def test_web_replay_ctrl_c_stops_it_with_one_line() -> None:
+    """Ctrl-C while the page is served (cli/web_cmd.py): ``nertz`` says "interrupted" and ends
+    with 130, the server's tasks cancelled without a traceback. No browser needed."""
+    proc = _web_replay()
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
+        _, err = proc.communicate(timeout=30)
+    finally:
+        _interrupt(proc)
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["nertz replay: interrupted"], err
+
+
+def _web_replay() -> subprocess.Popen[str]:
+    """``nertz replay --web --no-open`` on the golden logs, started as a terminal starts it
+    (SIGINT at its default, whatever the test runner has: cli_helpers.foreground)."""
+    logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
+    return subprocess.Popen(
+        foreground("replay", "--web", "--no-open", *logs),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _interrupt(proc: subprocess.Popen[str]) -> None:
+    """Stop ``proc`` if it still runs, as Ctrl-C would; killed if that does not stop it (a
+    cleanup after a failure must not hide the failure behind a second one)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
             proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.communicate()
