@@ -54,14 +54,12 @@ from p2p_nertz.deck.shares import (  # noqa: E402
 from p2p_nertz.deck.vss import (  # noqa: E402
     combine_partials,
     deal_shares,
-    open_share,
     share_key,
     threshold,
-    x25519_public,
-    x25519_secret,
 )
 from p2p_nertz.rng import derive_seed  # noqa: E402
 from p2p_nertz.rules.cards import new_deck  # noqa: E402
+from tests.deck_helpers import VssTable  # noqa: E402
 
 CONTEXT = round_context(derive_seed("bench", "game"), 1)
 
@@ -95,43 +93,22 @@ def _keys(n: int, rep: int) -> list[MemberKey]:
     return [MemberKey.from_seed(derive_seed("bench", rep, i), CONTEXT) for i in range(n)]
 
 
-def _identities(n: int) -> tuple[list[bytes], list[bytes]]:
-    seeds = [derive_seed("identity", i) for i in range(n)]
-    return (
-        [x25519_public(sodium.crypto_sign_seed_keypair(s)[0]) for s in seeds],
-        [x25519_secret(s) for s in seeds],
-    )
-
-
 def _key_phase(keys: list[MemberKey], me: int) -> float:
     """One member's compute for the key phase: its message, and everyone else's checked."""
     n = len(keys)
-    publics, secrets = _identities(n)
+    # The others' messages, made outside the timing (each makes its own).
+    vss = VssTable(keys) if threshold(n) is not None else None
+    proofs = {i: keys[i].proof(i) for i in range(n) if i != me}
     started = time.perf_counter()
     keys[me].proof(me)
-    if threshold(n) is not None:
-        deal_shares(keys[me], me, publics)
+    if vss is not None:
+        deal_shares(keys[me], me, vss.publics)
     elapsed = time.perf_counter() - started
-    # The others' messages, made outside the timing (each makes its own).
-    vss = threshold(n) is not None
-    others = {
-        i: (keys[i].proof(i), deal_shares(keys[i], i, publics) if vss else None)
-        for i in range(n)
-        if i != me
-    }
     started = time.perf_counter()
-    for i, (their_proof, dealing) in others.items():
+    for i, their_proof in proofs.items():
         verify_member_key(keys[i].public, their_proof, CONTEXT, i)
-        if dealing is not None:
-            open_share(
-                dealing,
-                public=keys[i].public,
-                dealer=i,
-                seat=me,
-                members=n,
-                secret=secrets[me],
-                context=CONTEXT,
-            )
+    if vss is not None:
+        vss.held_by(me)  # each other member's box to me opened, its share checked
     joint_key(k.public for k in keys)
     return elapsed + time.perf_counter() - started
 
@@ -185,21 +162,9 @@ def bench_turn_up(n: int, reps: int, ref: Reference) -> dict[str, float]:
     figures["peer"] = figures["make"] + (n - 1) * figures["check"] + figures["combine"]
     t = threshold(n)
     if t is not None:
-        publics, secrets = _identities(n)
         dropped = n - 1
-        dealing = deal_shares(keys[dropped], dropped, publics)
-        held = {
-            j: open_share(
-                dealing,
-                public=keys[dropped].public,
-                dealer=dropped,
-                seat=j,
-                members=n,
-                secret=secrets[j],
-                context=CONTEXT,
-            )
-            for j in range(t)
-        }
+        vss = VssTable(keys, dealers=[dropped])
+        dealing, held = vss.dealings[dropped], vss.held_of(dropped, range(t))
 
         def partial(j: int) -> Share:
             ctx = share_context(CONTEXT, j, dropped, 0, 10)

@@ -1,8 +1,9 @@
-"""Helpers for the shuffle's tests: a round's members, a whole deal, the cards it opens."""
+"""Helpers for the shuffle's tests (and scripts/bench_deck.py): a round's members, a whole deal,
+the cards it opens, the VSS dealings of a table and the shares they box."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from nacl import bindings as sodium
 
@@ -11,7 +12,7 @@ from p2p_nertz.deck.elgamal import Cipher
 from p2p_nertz.deck.group import ORDER
 from p2p_nertz.deck.keys import MemberKey, round_context
 from p2p_nertz.deck.shares import make_share, open_card
-from p2p_nertz.deck.vss import x25519_public, x25519_secret
+from p2p_nertz.deck.vss import Dealing, deal_shares, open_share, x25519_public, x25519_secret
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules.cards import Card, new_deck
 
@@ -51,3 +52,46 @@ def open_by_shares(keys: Sequence[MemberKey], deck: int, position: int, cipher: 
     """Open one position as the table does: every member's share, combined."""
     shares = [make_share(k, seat, deck, position, cipher) for seat, k in enumerate(keys)]
     return open_card(cipher, [s.point for s in shares])
+
+
+class VssTable:
+    """The VSS set-up of a table: the members' box keys (:func:`box_keys`) and the dealings of
+    ``dealers`` (every member unless given), each boxing a share of its dealer's secret to every
+    other member (docs/shuffle.md §6). A peer only ever deals its own and opens its own boxes;
+    a test sees every member's side at once.
+
+    >>> table = VssTable(member_keys(3, "doc"))
+    >>> sorted(table.dealings), sorted(table.held_by(1)), sorted(table.held_of(0))
+    ([0, 1, 2], [0, 2], [1, 2])
+    """
+
+    def __init__(self, keys: Sequence[MemberKey], dealers: Iterable[int] | None = None) -> None:
+        self.keys = list(keys)
+        self.publics, self.secrets = box_keys(len(self.keys))
+        dealers = range(len(self.keys)) if dealers is None else dealers
+        self.dealings = {i: deal_shares(self.keys[i], i, self.publics) for i in sorted(dealers)}
+
+    def share(
+        self, dealer: int, seat: int, *, dealing: Dealing | None = None, secret: bytes | None = None
+    ) -> int:
+        """Member ``seat``'s share of ``dealer``'s secret, its box opened and checked
+        (:func:`~p2p_nertz.deck.vss.open_share`); ``dealing`` and ``secret`` stand in for the
+        dealer's dealing and the seat's box secret, to try a forged one."""
+        return open_share(
+            self.dealings[dealer] if dealing is None else dealing,
+            public=self.keys[dealer].public,
+            dealer=dealer,
+            seat=seat,
+            members=len(self.keys),
+            secret=self.secrets[seat] if secret is None else secret,
+            context=self.keys[dealer].context,
+        )
+
+    def held_by(self, seat: int) -> dict[int, int]:
+        """The shares member ``seat`` holds: one of each other dealer's secret, by dealer."""
+        return {i: self.share(i, seat) for i in self.dealings if i != seat}
+
+    def held_of(self, dealer: int, seats: Iterable[int] | None = None) -> dict[int, int]:
+        """Each of ``seats``' share (every other member's unless given) of ``dealer``'s secret."""
+        seats = range(len(self.keys)) if seats is None else seats
+        return {j: self.share(dealer, j) for j in seats if j != dealer}

@@ -12,10 +12,9 @@ from p2p_nertz.deck.deal import run_deal
 from p2p_nertz.deck.elgamal import decrypt_with
 from p2p_nertz.deck.group import ORDER, card_of, mul, sub
 from p2p_nertz.deck.keys import MemberKey, joint_key
-from p2p_nertz.deck.vss import deal_shares, open_share
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules.cards import Card, Suit, card
-from tests.deck_helpers import CONTEXT, box_keys, joint_secret, open_by_shares
+from tests.deck_helpers import CONTEXT, VssTable, joint_secret, open_by_shares
 
 N = 3
 OWNER = 1
@@ -59,21 +58,7 @@ def test_deck_hiding_nothing_the_owner_holds_opens_a_hidden_card() -> None:
     owner = 2
     transcript = run_deal(keys, [CARDS] * n)
     c1, c2 = transcript.final[owner][HIDDEN_AT]
-    publics, secrets = box_keys(n)
-    dealings = {i: deal_shares(keys[i], i, publics) for i in range(n)}
-    held = {
-        i: open_share(
-            dealings[i],
-            public=keys[i].public,
-            dealer=i,
-            seat=owner,
-            members=n,
-            secret=secrets[owner],
-            context=CONTEXT,
-        )
-        for i in range(n)
-        if i != owner
-    }
+    held = VssTable(keys).held_by(owner)
     x = keys[owner].x
     # The owner's own share removed: no card.
     assert card_of(sub(c2, mul(x, c1))) is None

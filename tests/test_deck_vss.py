@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from p2p_nertz.deck.check import Fault, FaultKind, check_dealings
 from p2p_nertz.deck.group import ORDER, DeckError, base_mul, mul
-from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
 from p2p_nertz.deck.vss import (
@@ -19,37 +18,18 @@ from p2p_nertz.deck.vss import (
     check_revealed_share,
     combine_partials,
     deal_shares,
-    open_share,
     reconstruct,
     share_key,
     threshold,
 )
-from tests.deck_helpers import CONTEXT, box_keys, deal, member_keys
-
-
-def _held(n: int, dealer: int, keys: list[MemberKey], dealing: Dealing) -> dict[int, int]:
-    _, secrets = box_keys(n)
-    return {
-        j: open_share(
-            dealing,
-            public=keys[dealer].public,
-            dealer=dealer,
-            seat=j,
-            members=n,
-            secret=secrets[j],
-            context=CONTEXT,
-        )
-        for j in range(n)
-        if j != dealer
-    }
+from tests.deck_helpers import CONTEXT, VssTable, box_keys, deal, member_keys
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])
 def test_deck_vss_any_threshold_rebuilds_the_secret_and_fewer_do_not(n: int) -> None:
     keys = member_keys(n, "vss")
-    publics, _ = box_keys(n)
     dealer = n - 1
-    held = _held(n, dealer, keys, deal_shares(keys[dealer], dealer, publics))
+    held = VssTable(keys, dealers=[dealer]).held_of(dealer)
     t = threshold(n)
     assert t is not None
     for group in itertools.combinations(sorted(held), t):
@@ -69,32 +49,24 @@ def test_deck_vss_none_under_three_members() -> None:
 def test_deck_vss_a_bad_share_is_caught_by_its_recipient() -> None:
     n, dealer, seat = 5, 0, 2
     keys = member_keys(n, "bad")
-    publics, secrets = box_keys(n)
-    good = deal_shares(keys[dealer], dealer, publics)
+    table = VssTable(keys, dealers=[dealer, 1])
+    good = table.dealings[dealer]
 
-    def opened(dealing: Dealing, secret: bytes = secrets[seat]) -> int:
-        return open_share(
-            dealing,
-            public=keys[dealer].public,
-            dealer=dealer,
-            seat=seat,
-            members=n,
-            secret=secret,
-            context=CONTEXT,
-        )
+    def opened(dealing: Dealing, secret: bytes = table.secrets[seat]) -> int:
+        return table.share(dealer, seat, dealing=dealing, secret=secret)
 
     # A box that does not open (a bit flipped); seat 2's box is the second (seat 0 deals).
     flipped = bytes([good.boxes[1][0] ^ 1]) + good.boxes[1][1:]
     with pytest.raises(DeckError, match="does not open"):
         opened(dataclasses.replace(good, boxes=(good.boxes[0], flipped, *good.boxes[2:])))
     # A box that opens, to a share the published commitments do not fix.
-    other = deal_shares(keys[1], 1, publics)
+    other = table.dealings[1]
     moved = dataclasses.replace(good, commitments=(other.commitments[0], *good.commitments[1:]))
     with pytest.raises(DeckError, match="commitments"):
         opened(moved)
     # Another member's key does not open seat 2's box.
     with pytest.raises(DeckError, match="does not open"):
-        opened(good, secret=secrets[3])
+        opened(good, secret=table.secrets[3])
     # The share revealed in the clear (the answer to a complaint) is checked the same way.
     sigma = opened(good)
     check_revealed_share(sigma, public=keys[0].public, commitments=good.commitments, seat=seat)
@@ -107,8 +79,8 @@ def test_deck_vss_a_bad_share_is_caught_by_its_recipient() -> None:
 def test_deck_vss_a_dealing_is_rerun_after_the_round() -> None:
     n = 4
     keys = member_keys(n, "rerun")
-    publics, _ = box_keys(n)
-    dealings = {i: deal_shares(keys[i], i, publics) for i in range(n)}
+    table = VssTable(keys)
+    dealings, publics = table.dealings, table.publics
     secrets = {i: k.x for i, k in enumerate(keys)}
     assert check_dealings(dealings, secrets, publics, CONTEXT) == []
     bad = deal_shares(member_keys(n, "other")[2], 2, publics)
@@ -122,13 +94,12 @@ def test_deck_vss_the_members_left_open_a_card_for_one_who_dropped(
     n: int, data: st.DataObject
 ) -> None:
     keys = member_keys(n, f"drop{n}")
-    publics, _ = box_keys(n)
     transcript = deal(n, f"drop{n}")
     dropped = data.draw(st.integers(min_value=0, max_value=n - 1), label="dropped")
     deck = data.draw(st.integers(min_value=0, max_value=n - 1), label="deck")
     position = data.draw(st.integers(min_value=0, max_value=51), label="position")
-    dealing = deal_shares(keys[dropped], dropped, publics)
-    held = _held(n, dropped, keys, dealing)
+    table = VssTable(keys, dealers=[dropped])
+    dealing, held = table.dealings[dropped], table.held_of(dropped)
     t = threshold(n)
     assert t is not None
     left = sorted(held)
@@ -169,9 +140,9 @@ def test_deck_vss_the_members_left_open_a_card_for_one_who_dropped(
 def test_deck_vss_share_keys_match_the_shares() -> None:
     n = 5
     keys = member_keys(n, "keys")
-    publics, _ = box_keys(n)
-    dealing = deal_shares(keys[0], 0, publics)
-    for j, sigma in _held(n, 0, keys, dealing).items():
+    table = VssTable(keys, dealers=[0])
+    dealing = table.dealings[0]
+    for j, sigma in table.held_of(0).items():
         assert share_key(keys[0].public, dealing.commitments, j) == base_mul(sigma)
 
 
