@@ -13,6 +13,10 @@ import ctypes
 import signal
 from pathlib import Path
 
+# Whatever the runner started this run with: SIGINT as Python sets it up by default.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
 
 def test_leaves_sigint_ignored():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
