@@ -64,7 +64,7 @@ class AbandonAnswer:
     wait: float = 0.0
 
 
-def abandon_answer(  # noqa: PLR0913  (what the answer reads, each named)
+def abandon_answer(
     final: GameState,
     tentative: GameState,
     membership: Membership,
