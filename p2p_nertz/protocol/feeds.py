@@ -165,6 +165,12 @@ class Feeds:
         #: the version we do not hold (refused: :meth:`going_on_from`)
         self.going_on: dict[int, tuple[Message, EventBody, Source]] = {}
 
+    @classmethod
+    def reader(cls, seats: int) -> Feeds:
+        """The feeds of a reader that is no member (a spectator): it asks for nothing, so it
+        has no gap repair to pace (:meth:`want`, :meth:`gap` are never called)."""
+        return cls(seats, want_interval=0.0, want_delay=0.0, max_want=0)
+
     # -- taking events in -------------------------------------------------------------------
     def version(self, seat: int, seq: int) -> Message | None:
         """The event of ``seat`` held or waiting here under ``seq`` (a duplicate, or another
