@@ -792,3 +792,38 @@ def test_looks_like_beat_never_raises_and_needs_the_frame_of_a_message(data: byt
     if looks_like_beat(data):
         assert data[0] == 0x92 and data[1] in (0xC4, 0xC5, 0xC6) and len(data) >= 80
     assert looks_like_beat(b"\x92\xc4" + data[:70]) is False  # too short to hold the seq
+
+
+def test_envelope_cache_remembers_usable_authors_not_the_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Whether an author's key is usable is remembered by the cache passed in, never by the codec
+    # (which keeps no state): without a cache every parse checks it, with one once per author.
+    real = envelope.is_valid_peer_id
+    checked: list[bytes] = []
+
+    def counted(raw: bytes) -> bool:
+        checked.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(envelope, "is_valid_peer_id", counted)
+    first, second = _event(lamport=51), _event(lamport=52)
+    checked.clear()  # (encoding checks its own message too)
+    decode_message(first)
+    decode_message(second)
+    assert checked == [ALICE.peer_id, ALICE.peer_id]
+    cache = EnvelopeCache()
+    decode_message(first, cache=cache)
+    decode_message(second, cache=cache)
+    assert checked == [ALICE.peer_id] * 3
+    cache.clear()
+    cache._parsed.clear()
+    decode_message(first, cache=cache)
+    assert checked == [ALICE.peer_id] * 4
+
+
+def test_envelope_cache_bounds_the_authors_it_remembers() -> None:
+    cache = EnvelopeCache(size=1)
+    assert cache._usable_author(ALICE.peer_id)
+    assert not cache._usable_author(bytes(32))  # a point of small order: never usable
+    assert list(cache._authors) == [bytes(32)]

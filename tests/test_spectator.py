@@ -15,9 +15,13 @@ import dataclasses
 
 import pytest
 
-from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.bodies import ID_PREFIX, EventBody, Join, Leave, encode_body, kind_of
+from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Record, Send
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.rules import Rules
 from p2p_nertz.sim import SimConfig, SimResult, run
 
 # Soak seeds: 0 a drop at 5 players; 1 a member readmitted; 3 a cheater and two drops; 11 a
@@ -70,3 +74,64 @@ def test_a_spectator_refuses_what_is_not_a_members_event() -> None:
     spectator.feed(b"\x93not a message")
     assert spectator.rejected == 2
     assert spectator.held() == 0
+
+
+# -- the feeds, as a peer keeps them (protocol.feeds.Feeds) -------------------------------------
+IDS = [Identity.generate(bytes([21 + i]) * 32) for i in range(2)]
+SPEC = GameSpec.create([(ident.peer_id, f"p{i}") for i, ident in enumerate(IDS)], Rules(), b"w")
+SIGNER = {SPEC.seat_of(ident.peer_id): ident for ident in IDS}
+
+
+def signed(seat: int, seq: int, body: EventBody, prev: bytes | None, lamport: int) -> bytes:
+    """Event ``seq`` of ``seat``, signed by its member (the frontier's ids are placeholders)."""
+    ids = tuple(bytes(ID_PREFIX) if h else b"" for h in body.frontier)
+    return encode_message(
+        SIGNER[seat],
+        game_id=SPEC.game_id,
+        seq=seq,
+        prev=prev,
+        lamport=lamport,
+        kind=kind_of(body),
+        body=encode_body(dataclasses.replace(body, frontier_ids=ids)),
+    )
+
+
+def wire_id(wire: bytes) -> bytes:
+    return decode_message(wire).id
+
+
+def test_a_spectator_delivers_an_event_once_its_causal_past_is_held() -> None:
+    spectator = Spectator(SPEC)
+    join0 = signed(0, 1, Join((0, 0)), None, 1)
+    join1 = signed(1, 1, Join((1, 0)), None, 2)  # it holds seat 0's join
+    spectator.feed(join1)
+    assert spectator.held() == 0  # its causal past is not here yet: it waits
+    spectator.feed(join0)
+    assert [len(spectator.events(seat)) for seat in (0, 1)] == [1, 1]
+    assert spectator.rejected == 0
+
+
+def test_a_spectator_refuses_an_event_timed_below_one_it_says_it_holds() -> None:
+    spectator = Spectator(SPEC)
+    spectator.feed(signed(0, 1, Join((0, 0)), None, 5))
+    spectator.feed(signed(1, 1, Join((1, 0)), None, 5))  # not above seat 0's event 1
+    assert spectator.held() == 1 and spectator.rejected == 1
+
+
+def test_a_spectator_lives_with_a_fork_the_others_built_on() -> None:
+    # Seat 0 signs two versions of its event 2; the watcher holds one, seat 1 built on the
+    # other (its join names seat 0's event 3, on that version). Once both versions are seen
+    # the feed is capped below the fork, as a peer caps it: seat 1 does not wait for ever.
+    spectator = Spectator(SPEC)
+    join0 = signed(0, 1, Join((0, 0)), None, 1)
+    ours = signed(0, 2, Leave((1, 0)), wire_id(join0), 2)
+    theirs = signed(0, 2, Leave((1, 0)), wire_id(join0), 3)
+    after = signed(0, 3, Leave((2, 0)), wire_id(theirs), 4)
+    join1 = signed(1, 1, Join((3, 0)), None, 5)
+    for wire in (join0, ours, after, join1):
+        spectator.feed(wire)
+    assert [len(spectator.events(seat)) for seat in (0, 1)] == [2, 0]  # seat 1's waits
+    spectator.feed(theirs)  # the other version: two signed events under one seq
+    assert [m.id for m in spectator.events(0)] == [wire_id(join0), wire_id(ours)]
+    assert [m.id for m in spectator.events(1)] == [wire_id(join1)]
+    assert spectator.rejected == 1  # seat 0's event 3 follows the version not held

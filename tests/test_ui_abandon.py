@@ -24,6 +24,7 @@ from cli.table import Outcome, run_table
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import PeerConfig, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
@@ -199,16 +200,14 @@ class Follow:
         self.net.run(lambda _: check(self.sync()))
 
     def offer(self) -> Gone | str:
-        """What the table offers now: the silence is read off the core at the network's
-        clock, as ``cli/table.py`` reads it at the node's."""
+        """What the table offers now: the core's answer at the network's clock, as the table
+        controller reads it at the node's."""
         peer = self.net.peers[self.seat]
-        silent = peer.silent_for(self.net.now)
-        return self.sync().may_abandon(peer, silent, peer.config.drop_after)
+        return self.sync().may_abandon(peer.abandon_answer(self.net.now))
 
     def view(self) -> TableView:
         peer = self.net.peers[self.seat]
-        silent = peer.silent_for(self.net.now)
-        return self.sync().view(peer, silent=silent, needed=peer.config.drop_after)
+        return self.sync().view(peer, abandon=peer.abandon_answer(self.net.now))
 
     def context(self) -> Context:
         peer = self.net.peers[self.seat]
@@ -496,3 +495,19 @@ async def test_table_abandon_pressed_early_says_how_long_is_left_and_the_game_go
             await terminal.wait_for(lambda text: "leave the game?" in text)
             terminal.press("y")
     assert [outcome.left for outcome in done] == [True]
+
+
+def test_tracker_offers_the_key_by_the_core_answer_alone() -> None:
+    # The table restates no rule of its own: who the other member is, how long it has been
+    # gone and how long the core still waits are the core's answer; the table adds only that
+    # the key waits for a suspicion while the core still waits too.
+    tracker = Tracker(("Ann", "Bob"), 0)
+    recovering = AbandonAnswer("still recovering our own events from the others")
+    assert tracker.may_abandon(recovering) == recovering.why
+    taken = AbandonAnswer(None, partner=1, silent=31.0)
+    assert tracker.may_abandon(taken) == Gone(1, "Bob", silent=31.0)
+    early = AbandonAnswer("Bob (seat 1) was heard 6.0 s ago", partner=1, silent=6.0, wait=24.0)
+    assert tracker.may_abandon(early) == "Bob is still answering (an abandon needs them gone)"
+    tracker.suspected.add(1)
+    assert tracker.may_abandon(early) == Gone(1, "Bob", silent=6.0, wait=24.0)
+    assert Tracker(("Ann", "Bob"), None).may_abandon(taken) == "a spectator only watches"

@@ -27,6 +27,14 @@ from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
+from p2p_nertz.protocol.feeds import (
+    LinkFault,
+    lies_about_time,
+    link_faults,
+    matches,
+    may_name_other_version,
+    timed_after,
+)
 from p2p_nertz.protocol.state import Event
 
 __all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
@@ -166,12 +174,11 @@ class Delivery:
                 self._equivocation(message, seat, waiting[0].id[:PREFIX], log, seen=True)
             return False
         kept = self.forks.get(seat) if self.forks else None
-        want = kept.get(seq) if kept is not None else None
-        if want is not None and not message.id.startswith(want):
+        if kept is not None and not matches(kept, seq, message.id):
             # The drop kept the chain its votes quote, and the other version: this one is the
             # fork's losing side, at the cut or below it (soak seed 893: a fork 20 events below
             # the cut, read first in its losing version, broke the feed).
-            self._equivocation(message, seat, want, log, seen=False)
+            self._equivocation(message, seat, kept[seq], log, seen=False)
             return False
         if seq == feed.head + 1:
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
@@ -190,21 +197,23 @@ class Delivery:
         lamport = message.lamport
         event = Event(seat, seq, lamport, message.kind, body, message.id)
         frontier = body.frontier
-        in_order = lamport > feed.last_lamport
-        if message.prev != feed.last_id or frontier[seat] != seq - 1 or not in_order:
-            self._broken(feed, event, message.prev)  # (a call only when something is wrong)
+        # The chain rules are protocol.feeds' (the peer's and the spectator's too).
+        faults = link_faults(seq, message.prev, frontier[seat], feed.last_id)
+        in_order = timed_after(lamport, feed.last_lamport)
+        if faults or not in_order:
+            self._broken(feed, event, message.prev, faults)  # (a call only when wrong)
         feeds = self.feeds
         for q, f in enumerate(frontier):
             if q == seat or f == 0:
                 continue
             other = feeds[q]
-            if other.forked and f >= other.forked:
+            if other.forked and may_name_other_version(f, other.forked):
                 # It may acknowledge the other version of a fork: times differ. (And the log
                 # may never hold what it names: Fold.finish then folds nothing after it.)
                 other.named = max(other.named, f)
                 continue
             if f <= other.head:
-                if other.lamports[f - 1] >= lamport:
+                if not timed_after(lamport, other.lamports[f - 1]):
                     self._below_ack(event, q, f, other.lamports[f - 1])
             else:
                 other.waiting.setdefault(f, []).append(
@@ -218,12 +227,12 @@ class Delivery:
         feed.prefixes += message.id[:PREFIX]
         if feed.waiting:  # (empty but when an event came before one it acknowledges)
             for w_seat, w_seq, w_lamport, w_kind, w_id in feed.waiting.pop(seq, ()):
-                if lamport >= w_lamport:
+                if not timed_after(w_lamport, lamport):
                     waiting = Event(w_seat, w_seq, w_lamport, w_kind, body, w_id)
                     self._below_ack(waiting, seat, seq, lamport, named=False)
         if feed.beats:  # (empty but when beats were logged)
             announced = feed.beats.pop(seq - 1, None)
-            if announced is not None and lamport <= announced:
+            if announced is not None and lies_about_time(announced, seq - 1, seq, lamport):
                 self._clock_lie(seat, seq, lamport, announced)
         if self.kinds is not None:
             self.kinds[seat].append(message.kind)
@@ -238,12 +247,14 @@ class Delivery:
             # time; so each is held before the next is delivered.)
             self.hold(event)
 
-    def _broken(self, feed: Feed, event: Event, prev: bytes | None) -> None:
-        """What is wrong with an event's link to its feed: its ``prev`` does not name the event
-        before it, nor its frontier its own, or its clock does not increase along the feed
-        (then it is never folded)."""
+    def _broken(
+        self, feed: Feed, event: Event, prev: bytes | None, faults: tuple[LinkFault, ...]
+    ) -> None:
+        """What is wrong with an event's link to its feed (``faults``): its ``prev`` does not
+        name the event before it, nor its frontier its own, or its clock does not increase
+        along the feed (then it is never folded)."""
         seq = event.seq
-        if prev != feed.last_id:
+        if LinkFault.PREV in faults:
             self.found.add(
                 Finding(
                     FindingKind.BROKEN_CHAIN,
@@ -254,7 +265,7 @@ class Delivery:
                 )
             )
         frontier = event.body.frontier
-        if frontier[event.seat] != seq - 1:
+        if LinkFault.OWN_ACK in faults:
             self.found.add(
                 Finding(
                     FindingKind.BROKEN_CHAIN,
@@ -264,7 +275,7 @@ class Delivery:
                     **self.found.about(event),
                 )
             )
-        if event.lamport <= feed.last_lamport:
+        if not timed_after(event.lamport, feed.last_lamport):
             self.found.add(
                 Finding(
                     FindingKind.LAMPORT_ORDER,
@@ -303,7 +314,7 @@ class Delivery:
         feed = self.feeds[seat]
         after = beat.head_seq + 1
         if after <= feed.head:
-            if feed.lamports[after - 1] <= message.lamport:
+            if lies_about_time(message.lamport, beat.head_seq, after, feed.lamports[after - 1]):
                 self._clock_lie(seat, after, feed.lamports[after - 1], message.lamport)
         else:
             feed.beats[beat.head_seq] = max(feed.beats.get(beat.head_seq, 0), message.lamport)

@@ -10,9 +10,8 @@ message takes the same path as a remote one: the core encodes it, then decodes i
 What the codec may remember between calls, the messages it parsed and the signatures it
 verified, is an :class:`EnvelopeCache` that the caller owns and passes in (``cache=``): a peer
 holds one, a simulation one for all its peers, an audit one for all its passes. Without one,
-every call parses and verifies. (At module level are only a memo of the pure check that a peer
-id is a usable key, like :mod:`~p2p_nertz.protocol.identity`'s, and idle msgpack packers:
-neither changes what any call returns.)
+every call parses and verifies. (At module level are only idle msgpack packers, which change
+nothing any call returns.)
 
 Wire format (protocol version 2)
 --------------------------------
@@ -114,7 +113,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -368,13 +366,15 @@ class EnvelopeCache:
       Relays, duplicates and peers sharing a cache skip the expensive check;
     * parsed messages by their exact bytes: parsing is pure and a :class:`Message` is
       immutable, so the same bytes seen again (a duplicate, a relay, every peer of a
-      simulation) parse once. Only verified messages are kept: strangers cannot fill it.
+      simulation) parse once. Only verified messages are kept: strangers cannot fill it;
+    * whether an author's peer id is a usable key (:func:`~.identity.is_valid_peer_id`, pure):
+      checked once per message parsed, for the same few authors over and over.
 
     Args:
         size: how many entries each memo keeps at most.
     """
 
-    __slots__ = ("_parsed", "_size", "_verified")
+    __slots__ = ("_authors", "_parsed", "_size", "_verified")
 
     def __init__(self, size: int = 16384) -> None:
         if size < 1:
@@ -382,6 +382,7 @@ class EnvelopeCache:
         self._size = size
         self._verified: dict[bytes, None] = {}
         self._parsed: dict[bytes, Message] = {}
+        self._authors: dict[bytes, bool] = {}
 
     def __repr__(self) -> str:
         return (
@@ -393,6 +394,18 @@ class EnvelopeCache:
         """Forget everything: the next calls parse and verify for real (benchmarks)."""
         self._verified.clear()
         self._parsed.clear()
+        self._authors.clear()
+
+    def _usable_author(self, author: bytes) -> bool:
+        """:func:`~.identity.is_valid_peer_id`, remembered (bounded, oldest dropped first)."""
+        authors = self._authors
+        usable = authors.get(author)
+        if usable is None:
+            usable = is_valid_peer_id(author)
+            if len(authors) >= self._size:
+                del authors[next(iter(authors))]
+            authors[author] = usable
+        return usable
 
     def _keep_verified(self, message_id: bytes) -> None:
         verified = self._verified
@@ -450,7 +463,7 @@ def encode_message(
         raise LocalProtocolError(f"cannot encode the {kind.name.lower()} message: {exc}") from exc
     wire = _pack((payload, identity.sign(SIGNATURE_DOMAIN + payload)))
     try:
-        message = _parse(wire)
+        message = _parse(wire, cache)
     except _Rejected as rejected:
         raise LocalProtocolError(
             f"refusing to encode a {kind.name.lower()} message that peers would reject"
@@ -488,7 +501,7 @@ def verify_batch(
         if type(data) is not bytes or data in parsed:
             continue
         try:
-            message = _parse(data)
+            message = _parse(data, cache)
         except _Rejected:
             continue
         if message.game_id == game_id and message.author in roster:
@@ -544,7 +557,7 @@ def decode_message(
         message = cache._parsed.get(raw) if cache is not None else None
         cached = message is not None
         if message is None:
-            message = _parse(raw)
+            message = _parse(raw, cache)
         if game_id is not None and message.game_id != game_id:
             raise _Rejected(
                 RejectReason.WRONG_GAME,
@@ -592,7 +605,7 @@ def decode_unverified(
         raw = bytes(data)
         message = cache._parsed.get(raw) if cache is not None else None
         if message is None:
-            message = _parse(raw)
+            message = _parse(raw, cache)
         if message.game_id != game_id:
             raise _Rejected(RejectReason.WRONG_GAME, f"game id {message.game_id.hex()[:16]}...")
         if message.author not in roster:
@@ -696,8 +709,9 @@ def _unpack(data: bytes, what: str) -> Any:
         ) from None
 
 
-def _parse(data: bytes) -> Message:
-    """Check everything that needs no context and no signature; return the unverified message."""
+def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
+    """Check everything that needs no context and no signature; return the unverified message
+    (``cache``: where the check of the author's key is remembered)."""
     _check_size(len(data))
     frame = _unpack(data, "the message")
     if not (
@@ -738,7 +752,7 @@ def _parse(data: bytes) -> Message:
         and (prev is None or (type(prev) is bytes and len(prev) == MESSAGE_ID_SIZE))
         and type(lamport) is int
         and 0 <= lamport <= MAX_COUNTER
-        and _usable_author(author)
+        and (is_valid_peer_id(author) if cache is None else cache._usable_author(author))
     ):
         # Something is wrong: the checks one by one, in their order, name the first fault.
         _check_fields(game_id, author, seq, prev, lamport)
@@ -781,7 +795,7 @@ def _check_fields(
     """Check the fields of a payload between its version and its kind, in order."""
     _check_bin("game_id", game_id, GAME_ID_SIZE)
     _check_bin("author", author, PEER_ID_SIZE)
-    if not _usable_author(author):
+    if not is_valid_peer_id(author):
         raise _Rejected(RejectReason.MALFORMED, "author is not a usable Ed25519 public key")
     _check_counter("seq", seq)
     if prev is not None:
@@ -842,11 +856,6 @@ _new_object = object.__new__
     getattr(Message, field.name).__set__
     for field in dataclasses.fields(Message)
 )
-
-
-# A message's author is checked once per message; a peer hears the same few over and over.
-# is_valid_peer_id is pure, so its answers can be kept (bounded, like identity's key cache).
-_usable_author = functools.lru_cache(maxsize=1024)(is_valid_peer_id)
 
 
 _KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup

@@ -40,11 +40,16 @@ __all__ = [
     "Contradiction",
     "Feeds",
     "Followed",
+    "LinkFault",
     "Parting",
     "Ready",
     "Refusal",
     "Source",
+    "link_faults",
+    "lies_about_time",
     "matches",
+    "may_name_other_version",
+    "timed_after",
 ]
 
 
@@ -165,6 +170,12 @@ class Feeds:
         #: the version we do not hold (refused: :meth:`going_on_from`)
         self.going_on: dict[int, tuple[Message, EventBody, Source]] = {}
 
+    @classmethod
+    def reader(cls, seats: int) -> Feeds:
+        """The feeds of a reader that is no member (a spectator): it asks for nothing, so it
+        has no gap repair to pace (:meth:`want`, :meth:`gap` are never called)."""
+        return cls(seats, want_interval=0.0, want_delay=0.0, max_want=0)
+
     # -- taking events in -------------------------------------------------------------------
     def version(self, seat: int, seq: int) -> Message | None:
         """The event of ``seat`` held or waiting here under ``seq`` (a duplicate, or another
@@ -211,12 +222,12 @@ class Feeds:
         if 0 < head <= len(feed) and feed[head - 1].id != beat.head_id:
             # The author signed a head that is not the event we hold: it forked.
             return Contradiction(None)
-        if len(feed) > head and feed[head].lamport <= lamport:
+        if len(feed) > head and lies_about_time(lamport, head, head + 1, feed[head].lamport):
             # It announced clock L with head h, yet signed event h+1 at or below L: a lie about
             # time, which could rewrite what others already took as final. Proof: both.
             return Contradiction(feed[head])
         waiting = self.waiting_next(seat)
-        if waiting is not None and waiting.seq > head and waiting.lamport <= lamport:
+        if waiting is not None and lies_about_time(lamport, head, waiting.seq, waiting.lamport):
             # The same with the next event, come before the beat and waiting for its turn (one
             # further on is checked when its turn comes: Delivery.drain, check 1).
             return Contradiction(waiting)
@@ -284,10 +295,11 @@ class Feeds:
         names another predecessor, its frontier names another event before it, or (received,
         not read back from our log) it is not timed above every event it says it holds."""
         feed = self.feeds[seat]
-        prev = feed[-1].id if feed else None
-        if message.prev != prev:
-            return f"event {message.seq} does not follow the author's event {len(feed)}"
-        if frontier[seat] != message.seq - 1:
+        last = feed[-1].id if feed else None
+        faults = link_faults(message.seq, message.prev, frontier[seat], last)
+        if faults:
+            if faults[0] is LinkFault.PREV:
+                return f"event {message.seq} does not follow the author's event {len(feed)}"
             return f"event {message.seq} says it follows event {frontier[seat]}"
         if source is Source.LOG:
             return None  # from our log: its times were checked when it first came
@@ -321,13 +333,15 @@ class Feeds:
     ) -> tuple[int, int] | None:
         """The first (seat, seq) of the frontier held here timed at or above ``message``."""
         feeds = self.feeds
+        lamport = message.lamport
         for q in range(self.n):
-            if q in forked_at and frontier[q] >= forked_at[q]:
+            acked = frontier[q]
+            if not acked or acked > len(feeds[q]):
+                continue  # nothing acked, or past a forked or dropped feed's cap: nothing here
+            if forked_at and may_name_other_version(acked, forked_at.get(q, 0)):
                 continue  # it may hold the other version of a proven fork: times differ
-            if frontier[q] > len(feeds[q]):
-                continue  # past a forked or dropped feed's cap: nothing here to compare
-            if frontier[q] and feeds[q][frontier[q] - 1].lamport >= message.lamport:
-                return q, frontier[q]
+            if not timed_after(lamport, feeds[q][acked - 1].lamport):
+                return q, acked
         return None
 
     def truncate(self, seat: int, keep: int) -> bool:
@@ -564,6 +578,76 @@ class Feeds:
         feed = self.feeds[want.seat]
         last = min(want.last, len(feed), want.first + self.max_want - 1)
         return feed[want.first - 1 : last]
+
+
+# -- the chain rules -------------------------------------------------------------------------
+# One home for each: Feeds (so the peer and the spectator) and the audit's delivery
+# (p2p_nertz.audit.delivery), which cannot keep its feeds here (docs/architecture.md), call them.
+
+
+class LinkFault(enum.Enum):
+    """How an event fails to be the next link of its author's chain (§5.1)."""
+
+    #: Its ``prev`` does not name the id of the author's event before it.
+    PREV = "prev"
+    #: Its frontier does not name the author's own event before it (``seq - 1``).
+    OWN_ACK = "own_ack"
+
+
+_LINKED: tuple[LinkFault, ...] = ()
+_FAULTS = {
+    (False, True): (LinkFault.PREV,),
+    (True, False): (LinkFault.OWN_ACK,),
+    (False, False): (LinkFault.PREV, LinkFault.OWN_ACK),
+}
+
+
+def link_faults(
+    seq: int, prev: bytes | None, own_ack: int, last_id: bytes | None
+) -> tuple[LinkFault, ...]:
+    """How event ``seq`` with ``prev``, whose frontier names ``own_ack`` of its author's own
+    feed, fails to follow the author's event held before it (id ``last_id``, ``None`` before
+    the first); empty: it is the next link.
+
+    >>> link_faults(2, b"a", 1, b"a"), link_faults(2, b"b", 0, b"a")
+    ((), (<LinkFault.PREV: 'prev'>, <LinkFault.OWN_ACK: 'own_ack'>))
+    """
+    linked = prev == last_id
+    acked = own_ack == seq - 1
+    return _LINKED if linked and acked else _FAULTS[linked, acked]
+
+
+def timed_after(lamport: int, acked: int) -> bool:
+    """Whether an event timed ``lamport`` is timed after one it follows or acknowledges, timed
+    ``acked``: Lamport clocks strictly increase along every causal link (DESIGN.md §3).
+
+    >>> timed_after(5, 4), timed_after(5, 5)
+    (True, False)
+    """
+    return lamport > acked
+
+
+def may_name_other_version(acked: int, forked_from: int) -> bool:
+    """Whether an acknowledgement of ``acked`` events of a feed seen to fork from seq
+    ``forked_from`` (``0``: not seen to fork) may name the other version of the fork: then its
+    time is not compared with the version held (the versions' times differ, §9.4 "Living with
+    a fork").
+
+    >>> may_name_other_version(3, 3), may_name_other_version(2, 3), may_name_other_version(9, 0)
+    (True, False, False)
+    """
+    return 0 < forked_from <= acked
+
+
+def lies_about_time(beat_lamport: int, head: int, seq: int, lamport: int) -> bool:
+    """Whether its author's event ``seq`` timed ``lamport`` contradicts a beat of its timed
+    ``beat_lamport`` announcing head ``head``: a beat says that nothing of its author past its
+    head comes at or below its clock (§7.2, §9.4). The two signed messages prove a lie.
+
+    >>> lies_about_time(10, 4, 5, 10), lies_about_time(10, 4, 5, 11), lies_about_time(10, 5, 5, 3)
+    (True, False, False)
+    """
+    return seq > head and lamport <= beat_lamport
 
 
 def matches(required: dict[int, bytes], seq: int, message_id: bytes) -> bool:

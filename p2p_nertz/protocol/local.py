@@ -1,4 +1,5 @@
-"""The local player's moves: what a claim in the air or a rotation not yet final freezes.
+"""The local player's actions: what a claim in the air or a rotation not yet final freezes,
+and whether the game may be ended by an abandon.
 
 Theory of operation
 -------------------
@@ -9,21 +10,95 @@ race can always put the card back (and a slide-under may not count on a pile suc
 emptied); and while an everyone-stuck rotation the table shows is not final, the waste and the
 stock are frozen (an event not held here may still mean that nothing rotates).
 
+An abandon (§9.3, DESIGN.md §6) ends a game of two whose other member has gone:
+:func:`abandon_answer` is the one answer to "may this member abandon now, and if not why", as
+:meth:`~p2p_nertz.lobby.HostLobby.why_not_start` is for a start. The peer's ``abandon`` takes
+it, the table offers the key by it (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon`), the
+bots of the node and the simulator act on it.
+
 This module owns no state: it reads the folds it is given and returns the move to sign (or
-raises, and nothing changes). The peer signs it.
+raises, and nothing changes), or the answer. The peer signs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.protocol.state import Event, GameState, Phase
+from p2p_nertz.protocol.membership import Membership
+from p2p_nertz.protocol.state import Event, GameState, Phase, abandon_partner
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules
 
-__all__ = ["claimed_piles", "local_move", "own_claims", "rotation_pending", "touches"]
+__all__ = [
+    "AbandonAnswer",
+    "abandon_answer",
+    "claimed_piles",
+    "local_move",
+    "own_claims",
+    "rotation_pending",
+    "touches",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AbandonAnswer:
+    """Whether the local member may end the game by an abandon now (:func:`abandon_answer`).
+
+    Attributes:
+        why: why the core refuses an abandon now, in words; ``None``: it takes one.
+        partner: the one other member left, whom an abandon would put out; ``None``: there is
+            none now (``why`` says why not).
+        silent: seconds ``partner`` has counted as silent: its silence, or as long as the core
+            counts it gone when it talks while finality waits for it (``drop_after`` plus
+            :meth:`Membership.gone_for`).
+        wait: seconds the core still wants ``partner`` gone before it takes an abandon (``0``:
+            it takes one now).
+    """
+
+    why: str | None
+    partner: int | None = None
+    silent: float = 0.0
+    wait: float = 0.0
+
+
+def abandon_answer(
+    final: GameState,
+    tentative: GameState,
+    membership: Membership,
+    now: float,
+    *,
+    names: Sequence[str],
+    recovering: bool,
+    left: bool,
+) -> AbandonAnswer:
+    """Whether ``membership.seat`` may abandon now: who may abandon whom is
+    :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has counted
+    as gone the membership's (:meth:`Membership.gone_for`); ``names`` are each seat's player,
+    ``recovering`` and ``left`` the peer's state (nothing is signed before our own feed is
+    known, §9.6, nor after we left)."""
+    if recovering:
+        return AbandonAnswer("still recovering our own events from the others")
+    if left:
+        return AbandonAnswer("we left the game")
+    partner = abandon_partner(final, tentative, membership.seat)
+    if isinstance(partner, str):
+        # Left alone with a member that has gone, the drops not final: what the game waits
+        # for (Membership.held_back_by_gone).
+        return AbandonAnswer(membership.held_back_by_gone(now, final, tentative, names) or partner)
+    drop_after = membership.timers.drop_after
+    gone = membership.gone_for(partner, now)
+    if gone >= 0:
+        return AbandonAnswer(None, partner, drop_after + gone)
+    # Said to the player: the name and the seat, as the table shows them.
+    silent = now - membership.heard[partner]
+    why = (
+        f"{names[partner]} (seat {partner}) was heard {silent:.1f} s ago; an abandon needs "
+        f"{drop_after:g} s of silence ({max(drop_after - silent, 0.1):.1f} s more)"
+    )
+    return AbandonAnswer(why, partner, drop_after + gone, -gone)
 
 
 def own_claims(nonfinal: Iterable[Event], seat: int) -> list[Event]:

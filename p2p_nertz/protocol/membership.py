@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
+from p2p_nertz.protocol.feeds import lies_about_time
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.state import GameState, Phase
@@ -120,8 +121,10 @@ class Membership:
         a time at or above its own), if any: the one with the highest such head."""
         watch = self.watch[seat]
         below = bisect.bisect_left(watch, message.seq, key=_head)
-        if below and watch[below - 1][1] >= message.lamport:
-            return watch[below - 1][2]
+        if below:
+            head, beat_lamport, beat = watch[below - 1]
+            if lies_about_time(beat_lamport, head, message.seq, message.lamport):
+                return beat
         return None
 
     def delivered(self, seat: int, seq: int) -> None:

@@ -115,7 +115,14 @@ from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
-from p2p_nertz.protocol.local import claimed_piles, local_move, own_claims, rotation_pending
+from p2p_nertz.protocol.local import (
+    AbandonAnswer,
+    abandon_answer,
+    claimed_piles,
+    local_move,
+    own_claims,
+    rotation_pending,
+)
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.recovery import Recovered, Recovery
@@ -470,34 +477,25 @@ class Peer:
             self._emit(Leave(self._frontier()), now)
         return self._flush(now)
 
-    def why_not_abandon(self, now: float) -> str | None:
-        """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game.
+    def abandon_answer(self, now: float) -> AbandonAnswer:
+        """Whether :meth:`abandon` would end the game now, and if not why: the one answer
+        (:func:`~p2p_nertz.protocol.local.abandon_answer`) the table, the node and the
+        simulator read."""
+        names = [member.name for member in self.spec.members]
+        return abandon_answer(
+            self._final,
+            self.tentative,
+            self._membership,
+            now,
+            names=names,
+            recovering=self.recovering,
+            left=self._author.left,
+        )
 
-        The one answer to "may this peer abandon now, and if not why" (as
-        :meth:`~p2p_nertz.lobby.HostLobby.why_not_start` is for a start): who may abandon whom
-        is :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has
-        counted as gone the membership's (:meth:`Membership.gone_for`).
-        """
-        if self.recovering:  # (§9.6: nothing is signed before our own feed is known)
-            return "still recovering our own events from the others"
-        if self._author.left:
-            return "we left the game"
-        partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        if isinstance(partner, str):
-            # Left alone with a member that has gone, the drops not final: what the game
-            # waits for (Membership.held_back_by_gone).
-            names = [member.name for member in self.spec.members]
-            gone = self._membership.held_back_by_gone(now, self._final, self.tentative, names)
-            return gone or partner
-        if self._membership.gone_for(partner, now) < 0:
-            # Said to the player: the name and the seat, as the table shows them.
-            silent = now - self._membership.heard[partner]
-            return (
-                f"{self.spec.members[partner].name} (seat {partner}) was heard {silent:.1f} s "
-                f"ago; an abandon needs {self.config.drop_after:g} s of silence "
-                f"({max(self.config.drop_after - silent, 0.1):.1f} s more)"
-            )
-        return None
+    def why_not_abandon(self, now: float) -> str | None:
+        """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game
+        (:meth:`abandon_answer`)."""
+        return self.abandon_answer(now).why
 
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
@@ -512,11 +510,11 @@ class Peer:
                 than one other member is left, the other has not been gone long enough...);
                 nothing is sent.
         """
-        why = self.why_not_abandon(now)
-        if why is not None:
-            raise LocalProtocolError(why)
-        other = st.abandon_partner(self._final, self.tentative, self.seat)
-        assert isinstance(other, int)  # (why_not_abandon said so)
+        answer = self.abandon_answer(now)
+        if answer.why is not None:
+            raise LocalProtocolError(answer.why)
+        other = answer.partner
+        assert other is not None  # (a partner, since the answer says yes)
         # Count all we hold, or what an earlier vote of ours froze our announcements at.
         held = self._membership.voted.setdefault(other, len(self._feeds[other]))
         self._membership.proven_seats.add(other)  # not withdrawn if it is heard again

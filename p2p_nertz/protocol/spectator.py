@@ -6,8 +6,13 @@ A spectator is not in the roster, so it never sends anything a member would acce
 started with ``--watcher ENDPOINT`` push it every event they log (their own and those they
 receive). Being signed, the events need no trust in whoever relays them: :meth:`Spectator.feed`
 decodes each message against the game id and the roster, checks its signature and body, and
-keeps each author's feed as a hash chain (``seq`` from 1, ``prev`` the previous id; anything
-early waits, duplicates are dropped, anything malformed is counted and ignored).
+keeps the feeds as a player's peer does, on the same :class:`~p2p_nertz.protocol.feeds.Feeds`:
+each author's hash chain, anything early (its author's previous event, or part of its causal
+past, not held yet) waiting its turn, and each event checked as the next link of its chain
+(:meth:`Feeds.chain_problem`: its ``prev``, its own seq in its frontier, a time above every
+event it says it holds). Duplicates are dropped; anything malformed or off the chain is counted
+and ignored. A spectator asks for nothing (it cannot: it is not a member), so it repairs no
+gap: members push it everything they log.
 
 The spectator folds events with the players' own :class:`~p2p_nertz.protocol.folds.Folds` (the
 one rule of which events count: cuts, readmitted members' gaps, capped votes), with no secrets:
@@ -21,9 +26,12 @@ settle`). Without the beats nothing would be known to be held by all, and nothin
 spectator fed only events (a log) shows the tentative view. The final fold's notices (a lost
 race, a rotation, a drop, a round scored) are what the screen announces.
 
-A spectator casts no vote and proves no fork (that is the members' work: the audit checks the
-logs properly); a beat that names another event than the one held is refused. Pure: no clock,
-no I/O.
+A spectator casts no vote and relays no proof (that is the members' work: the audit checks the
+logs properly). It lives with a fork as a peer does before any vote settles it: two versions
+of an event seen, it keeps the one it holds and caps the author's feed below the fork
+(:meth:`Feeds.cap`), so that the events of members who hold the other version do not wait for
+it for ever; a beat that names another event than the one held is refused
+(:meth:`Feeds.contradicts`). Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     decode_message,
 )
+from p2p_nertz.protocol.feeds import Feeds, Ready, Source
 from p2p_nertz.protocol.finality import NO_SEAT, Finality, event_beat, settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
@@ -60,8 +69,9 @@ class Spectator:
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
         self._envelopes = EnvelopeCache()  # every member relays everything: verify once
         n = spec.seats
-        self._feeds: list[list[Message]] = [[] for _ in range(n)]
-        self._waiting: list[dict[int, Message]] = [{} for _ in range(n)]
+        self._store = Feeds.reader(n)
+        self._feeds = self._store.feeds  # (delivered events per seat: the store's lists)
+        self._forked_at: dict[int, int] = {}  # seat -> the first seq seen in two versions
         self._folds = Folds(GameState(spec))
         # The players' own finality, with no seat of ours: what each member has announced
         # holding (its beats) is what lets an event be final, as for them.
@@ -113,30 +123,35 @@ class Spectator:
             self.rejected += 1
             return []
         seat = self._seat_of[message.author]
-        if not message.kind.is_event:
-            return self._beat(seat, message)
-        feed = self._feeds[seat]
-        if message.seq <= len(feed) or message.seq in self._waiting[seat]:
-            return []  # a duplicate (every member relays everything)
-        if len(self._waiting[seat]) >= MAX_WAITING:
-            self.rejected += 1
-            return []
-        self._waiting[seat][message.seq] = message
-        self._deliver(seat)
-        return self._advance()
-
-    def _beat(self, seat: int, message: Message) -> list[Notice]:
-        """A member's beat or ack: what it holds of every feed (cover), and that every event of
-        its up to the announced head is timed at or below the beat's clock."""
         try:
             body = parse_body(message.kind, message.body, self.spec.seats)
         except ValueError:
             self.rejected += 1
             return []
-        if not isinstance(body, Beat) or message.lamport <= self._beat_clock[seat]:
-            return []  # a want, or an old beat
-        feed = self._feeds[seat]
-        if 0 < body.head_seq <= len(feed) and feed[body.head_seq - 1].id != body.head_id:
+        if isinstance(body, Want):
+            return []  # (a member's gap request: nothing for a watcher)
+        if isinstance(body, Beat):
+            return self._beat(seat, message, body)
+        store = self._store
+        held = store.version(seat, message.seq)
+        if held is not None:
+            if held.id != message.id:
+                self._forked(seat, message.seq)
+            return []  # a duplicate (every member relays everything), or the other version
+        if store.full(seat, MAX_WAITING):
+            self.rejected += 1
+            return []
+        store.hold(seat, message, body, Source.NETWORK)
+        self._drain()
+        return self._advance()
+
+    def _beat(self, seat: int, message: Message, body: Beat) -> list[Notice]:
+        """A member's beat or ack: what it holds of every feed (cover), and that every event of
+        its up to the announced head is timed at or below the beat's clock."""
+        if message.lamport <= self._beat_clock[seat]:
+            return []  # an old beat
+        wrong = self._store.contradicts(seat, message.lamport, body)
+        if wrong is not None and wrong.event is None:
             self.rejected += 1  # it announces another event than ours: a forked author
             return []
         self._beat_clock[seat] = message.lamport
@@ -144,23 +159,31 @@ class Spectator:
         self._finality.take_beat(seat, message.lamport, body)  # (forks are the members' to prove)
         return self._advance()
 
-    def _deliver(self, seat: int) -> None:
-        feed = self._feeds[seat]
-        waiting = self._waiting[seat]
-        n = self.spec.seats
-        while len(feed) + 1 in waiting:
-            message = waiting.pop(len(feed) + 1)
-            prev = feed[-1].id if feed else None
-            if message.prev != prev or (feed and message.lamport <= feed[-1].lamport):
-                self.rejected += 1  # not the chain we hold: a forger or a forked author
-                continue
-            try:
-                body = parse_body(message.kind, message.body, n)
-            except ValueError:
+    def _forked(self, seat: int, seq: int) -> None:
+        """Two signed versions of ``seat``'s event ``seq`` seen: keep the one held, and let
+        the events of members who hold the other wait for no more of its feed than below the
+        fork (a peer's :meth:`Feeds.cap` on a proof, §9.4 "Living with a fork")."""
+        first = self._forked_at.get(seat)
+        if first is None or seq < first:
+            self._forked_at[seat] = seq
+            self._store.cap(seat, seq - 1)
+            self._drain()
+
+    def _drain(self) -> None:
+        """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`), each checked
+        as the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        store = self._store
+        for step in store.ready():
+            if type(step) is not Ready:
+                # (A Refusal or a Parting: only off a required chain, which a watcher, voting
+                # on nothing, never follows.)
                 self.rejected += 1
                 continue
-            assert not isinstance(body, Beat | Want)
-            feed.append(message)
+            seat, message, body = step.seat, step.message, step.body
+            if store.chain_problem(seat, message, body.frontier, step.source, self._forked_at):
+                self.rejected += 1  # not the chain we hold: a forger or a forked author
+                continue
+            self._feeds[seat].append(message)
             self._clock = max(self._clock, message.lamport)
             early = self._finality.delivered(seat, message)
             if early is not None:

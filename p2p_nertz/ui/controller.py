@@ -278,14 +278,8 @@ class TableController:
     # -- output --------------------------------------------------------------------------------
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
-        silent, needed = _silence(peer, now)
         view = self.tracker.view(
-            peer,
-            self.keys,
-            final=self.stopped,
-            silent=silent,
-            needed=needed,
-            core=peer.why_not_abandon(now),
+            peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )
         board = view.board
         if self._countdown_end is not None and board is not None and board.result is None:
@@ -305,9 +299,7 @@ class TableController:
             frozenset(peer.frozen_piles()),
             board=self.tracker.board is not None,
             symbols=self.symbols,
-            abandon=self.tracker.may_abandon(
-                peer, *_silence(peer, now), core=peer.why_not_abandon(now)
-            ),
+            abandon=self.tracker.may_abandon(peer.abandon_answer(now)),
             alone=self.tracker.alone(peer),
         )
 
@@ -350,17 +342,6 @@ def _run_misfit(tableau: Tableau, source: Pile, target: Pile, count: int, symbol
 
 #: The work piles by their keys.
 _WORK_KEYS = {str(n): Pile(n) for n in range(1, 7)}
-
-
-def _silence(peer: Peer, now: float) -> tuple[float, float]:
-    """How long the others have been silent, and how long the core wants before it takes an
-    abandon. (With one other member left this is that member's silence, unless a dropped one
-    is still heard: then the table says to wait a little too long.) A member that talks while
-    finality waits for it counts as gone too (past ``phase_timeout``): then as silent as the
-    core's wait, so that the key is on offer."""
-    silent, needed = peer.silent_for(now), peer.config.drop_after
-    gone = peer.gone_for(now)
-    return (silent if gone is None else max(silent, needed + gone)), needed
 
 
 def _brief(message: str) -> str:

@@ -6,8 +6,7 @@ needs beyond the peer's own state: the announcements ("5♠ lost to Bob — back
 rotation, a drop, a rejoin, a Nerts call), which members are suspected, and the end-of-round
 board. :meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
 tentative state, and :meth:`Tracker.may_abandon` says whether the player may end the game by
-an abandon now. Pure: no clock (the caller passes how long the other member has been silent),
-no I/O.
+an abandon now, from the core's answer. Pure: no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import Protocol
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
@@ -33,7 +33,7 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
+from p2p_nertz.ui.keys import NO_ABANDON, STUCK_WAITING, KeyState
 from p2p_nertz.ui.view import (
     Board,
     Gone,
@@ -341,48 +341,30 @@ class Tracker:
                 links.append(Link.OK)
         return tuple(links)
 
-    def may_abandon(
-        self,
-        peer: GameSource,
-        silent: float | None = None,
-        needed: float = 0.0,
-        core: str | None = None,
-    ) -> Gone | str:
+    def may_abandon(self, answer: AbandonAnswer | None) -> Gone | str:
         """Whether the player may end the game by an abandon (DESIGN.md §6): the one other
-        member left, once it has gone (suspected: silent past the suspicion timeout), with
-        how long the core still wants it silent; else why not, in words.
+        member left, once it has gone (suspected: silent past the suspicion timeout), with how
+        long the core still wants it gone; else why not, in words.
 
-        This mirrors :meth:`~p2p_nertz.protocol.peer.Peer.abandon`'s own check from the peer's
-        public state and the suspicions heard. The key is on offer from the suspicion on;
-        the core takes an abandon only after ``needed`` seconds of silence, so until then
-        :attr:`Gone.wait` says how many are left. The core has the last word.
-
-        Args:
-            peer: the game.
-            silent: seconds the other member has been silent
-                (:meth:`~p2p_nertz.protocol.peer.Peer.silent_for` now), or as long as the core
-                counts it gone (:meth:`~p2p_nertz.protocol.peer.Peer.gone_for`, a member that
-                talks while the game waits for it); ``None``: not known (no wait is worked
-                out).
-            needed: seconds of silence the core wants (its ``drop_after``).
-            core: the core's own answer now, where there is a peer
-                (:meth:`~p2p_nertz.protocol.peer.Peer.why_not_abandon`): with nobody to
-                abandon, its words are shown, which say what the game waits for (a drop only
-                a member gone for good can make final, ``--variants`` seed 98) where the rule
-                alone says only "no".
+        ``answer`` is the core's own (:meth:`~p2p_nertz.protocol.peer.Peer.abandon_answer`
+        now; ``None``: there is no core to ask, as for a spectator): who the other member is,
+        how long it has been gone and how much longer the core waits are its. The table adds
+        only when the key is on offer: from the suspicion on (or once the core takes an
+        abandon, a member that talks while the game waits for it), with :attr:`Gone.wait`
+        saying how long is left until the core takes it.
         """
         if self.seat is None:
             return "a spectator only watches"
-        partner = st.abandon_partner(peer.final, peer.tentative, self.seat)
-        if isinstance(partner, str):
-            return core or partner
-        other = partner
-        if other not in self.suspected and (silent is None or silent < needed):
+        if answer is None:
+            return NO_ABANDON
+        other = answer.partner
+        if other is None:
+            assert answer.why is not None  # (no partner: the core says why)
+            return answer.why
+        if other not in self.suspected and answer.wait > 0:
             # (Heard, but holding the game back past the core's wait counts as gone.)
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
-        if silent is None:
-            return Gone(other, self.name(other))
-        return Gone(other, self.name(other), silent, max(0.0, needed - silent))
+        return Gone(other, self.name(other), answer.silent, answer.wait)
 
     def view(
         self,
@@ -390,19 +372,17 @@ class Tracker:
         keys: KeyState | None = None,
         *,
         final: bool = False,
-        silent: float | None = None,
-        needed: float = 0.0,
-        core: str | None = None,
+        abandon: AbandonAnswer | None = None,
     ) -> TableView:
         """The view of the peer's table now, with the keyboard's state; ``final``: the node
-        has stopped (the game is over, or we left); ``silent``, ``needed`` and ``core`` as
-        for :meth:`may_abandon`."""
+        has stopped (the game is over, or we left); ``abandon``: the core's answer, as for
+        :meth:`may_abandon`."""
         keys = keys or KeyState()
         tentative = peer.tentative
         spec = peer.spec
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
-        abandon = None if final else self.may_abandon(peer, silent, needed, core)
+        offer = None if final else self.may_abandon(abandon)
         return TableView(
             table=tentative.table,
             seat=self.seat,
@@ -423,7 +403,7 @@ class Tracker:
             help=keys.help,
             help_page=keys.help_page,
             final=final,
-            abandon=abandon if isinstance(abandon, Gone) else None,
+            abandon=offer if isinstance(offer, Gone) else None,
             provisional=peer.final.provisional,
             alone=not final and self.alone(peer),
         )
