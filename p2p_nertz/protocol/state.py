@@ -480,7 +480,11 @@ class GameState:
             roster.rejoin(body, over=self.phase is Phase.OVER)
         elif target in roster.dropped:
             if body.reason is not DropReason.ABANDON:
-                roster.vote(event.seat, event.seq, body)  # (kept, counts for nothing)
+                # It changes nothing here, but the roster keeps it: without another member's
+                # events past a cut, this vote may complete a drop that then drops that
+                # member (Roster._decided).
+                roster.vote(event.seat, event.seq, body)
+                self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
         elif roster.vote(event.seat, event.seq, body):
