@@ -114,3 +114,22 @@ def test_roster_a_member_with_no_events_past_the_cut_is_dropped_by_the_votes_alo
     # Votes and withdrawals on a member dropped change nothing there, and are kept.
     assert not roster.vote(0, 6, _withdraw(3))
     assert roster.dropped == {3: 9} and len(roster.ops) == 4
+
+
+def test_roster_three_players_the_drop_at_the_count_of_a_voter_the_member_voted_out() -> None:
+    """3 players: seat 1's vote, past the cuts the others give it, completes seat 0's drop,
+    and that drop keeps seat 0's vote on seat 1 (counting 18) from counting: seat 2's vote
+    alone is no majority. Without seat 1's events past 18, seat 0 stays and the two drop
+    seat 1 at 18 (the highest count): that is the drop, where its vote is held too."""
+    ops = [
+        (1, 20, _vote(0, 30)),
+        (2, 40, _vote(0, 30)),  # seat 0 out (two of three), with seat 1's vote
+        (0, 25, _vote(1, 18)),  # (signed before its drop reached it: counts for nothing)
+        (2, 41, _vote(1, 15)),
+    ]
+    cut_off = _fold(3, ops, without=(1, 18))
+    assert cut_off.dropped == {1: 18}
+    held = _fold(3, ops)
+    assert held.dropped[1] == 18
+    # Folded again with that cut, as the fold does next: the same drops as the cut off peers.
+    assert _fold(3, ops, without=(1, held.dropped[1])).dropped == cut_off.dropped

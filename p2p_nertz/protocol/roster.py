@@ -15,6 +15,13 @@ at a round's start (:meth:`Roster.readmit`), whether an event still counts
 an everyone-stuck rotation) is the round's, and what an abandon does to the game's end is the
 game's: neither is here.
 
+A drop is what the votes decide without the member's events past its cut
+(:meth:`Roster._decided`): none of them counts once it is dropped there, and a peer that holds
+its feed only up to the cut makes the drop final without them. So the roster keeps its
+membership events since the game's start or the last readmission (:attr:`Roster.ops`) and,
+where the member has some past the cut, folds them again without those
+(:meth:`Roster._without`): a fold that holds them and one that does not decide alike.
+
 Not to be confused with :class:`~p2p_nertz.protocol.membership.Membership`, the peer's own
 liveness bookkeeping (who is silent, what to vote): the roster is what the *events* decided,
 the same in every fold of the same events.
@@ -273,19 +280,27 @@ class Roster:
             ]
             return vote_cut(ballots) if voters.issuperset(needed) else None
         cut, chain = vote_cut(ballots)
-        if plain or not any(seat == target and seq > cut for seat, seq, _ in self.ops):
+        last = max((seq for seat, seq, _ in self.ops if seat == target), default=0)
+        if plain or last <= cut:
             return (cut, chain) if len(ballots) >= self.majority else None
-        # The member's events past this cut count nowhere once it is dropped there, even
-        # before its drop in the order (§9.2); and a peer that holds its feed only up to the
-        # cut makes the drop final without them (finality.settle). So whether the drop is
-        # decided is what the votes decide without those events, one rule for a fold that
-        # holds them and one that does not: not a drop if it needs a drop that a vote of
-        # the member past the cut decided (soak seed 53: a partition's two sides voting
-        # each other out while a third member sleeps: each drop would undo the other); a
-        # drop if the votes decide it without them, whatever they say (soak seed 2086: the
-        # member's vote, past the cut and held by none of the majority, completed an earlier
-        # drop that the majority's own votes decided a moment later).
-        return (cut, chain) if self._without(target, cut).dropped.get(target) == cut else None
+        # The member's events past a cut count nowhere once it is dropped there, even before
+        # its drop in the order (§9.2), and a peer that holds its feed only up to the cut
+        # makes the drop final without them (finality.settle). So a drop is what the votes
+        # decide without those events, one rule for a fold that holds them and one that does
+        # not: no drop if it needs a drop that a vote of the member past the cut decided
+        # (soak seed 53: each drop would undo the other); a drop if the votes decide it
+        # without them, whatever they say (soak seed 2086: the member's vote, past the cut
+        # and held by none of the majority, completed an earlier drop that the majority's
+        # own votes decided a moment later, and kept it in). The cuts tried: this one, then
+        # those of the other votes against it (of voters such a vote may have dropped).
+        counts = sorted({v.last_seq for _, v in self.votes[target]} - {cut})
+        for tried in (cut, *counts):
+            if tried >= last:
+                break  # (no event of it past there: the votes as they are, above)
+            alone = self._without(target, tried)
+            if alone.dropped.get(target) == tried:
+                return tried, alone.kept_ids.get(target, chain if tried == cut else {})
+        return None
 
     def _without(self, seat: int, cut: int) -> Roster:
         """This roster's :attr:`ops` folded again from :attr:`origin` without ``seat``'s
