@@ -33,7 +33,7 @@ import test_sim_drop_cuts as cuts
 
 #: The first check of the test: a member was dropped somewhere. A game where none was is not
 #: one of the class.
-_PRECONDITION = "p.tentative.dropped"
+_PRECONDITION = "p.tentative.drop_at"
 
 #: Per table size: whether the sleeper is on seat 1's side of the partition, when its lid
 #: closes, for how long, and how long after that the partition starts. With five players the

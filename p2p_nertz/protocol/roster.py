@@ -310,6 +310,8 @@ class Roster:
             if author == seat and seq > cut:
                 continue
             if body is None:
+                if author in roster.dropped:
+                    continue  # (out already in this fold: its leave is past its cut)
                 roster.leave(author, seq, 0)
             elif body.reason is DropReason.ABANDON:
                 if body.seat in roster.dropped or roster.members() != {author, body.seat}:
