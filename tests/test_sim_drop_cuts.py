@@ -12,8 +12,14 @@ same data in every view: the drop of a member at a cut is decided as the votes d
 without its events past the cut (``Roster._decided``, docs/protocol.md §9.2).
 
 Found by a scan over a grid of partitions and sleeps around the liveness timers
-(``scripts/scan_drop_cuts.py``); each case failed before that rule, at three table sizes and
-with a partition shorter and longer than ``drop_after``.
+(``scripts/scan_drop_cuts.py``); each case failed before that rule. The class needs every vote
+against seat 1 withdrawn once it is heard again, after those votes dropped it (a vote that
+stands caps seat 1's later votes, §9.2 "Caps", and every fold then agrees): the partition ends
+as the others' silence timers on seat 1 fire. Of 160 games of the grid at five players
+(seeds 0 to 31, partitions of 2.8 to 3.2 s, ``drop_after`` being 3 s), one did; of 40 with
+three or four players, where the others need the sleeper's vote on seat 1 (it does not
+withdraw: it holds the others' votes when it signs), none. Those table sizes are built by hand on the roster
+(``tests/test_roster_cuts.py``).
 """
 
 from __future__ import annotations
@@ -70,15 +76,9 @@ _NOISY = Faults(delay=0.018, jitter=0.008, reorder=0.093, loss=0.031, duplicate=
 
 CASES = [
     # Soak seed 2086's shape at 5 players: the partition ends as the others' silence timers on
-    # seat 1 fire (drop_after is 3 s), just before, at, or just after; each of them withdraws
-    # its vote on hearing seat 1 again, before holding the others'.
-    pytest.param(Split(0, 5, 1, 5.0, 7.4, 2.2, 2.9, True, noisy=True), id="5-players-2.9s-seed-0"),
-    pytest.param(Split(8, 5, 1, 5.0, 7.4, 2.2, 2.9, True, noisy=True), id="5-players-2.9s-seed-8"),
-    pytest.param(Split(9, 5, 1, 5.0, 7.4, 2.2, 3.0, True, noisy=True), id="5-players-3.0s-seed-9"),
-    pytest.param(
-        Split(15, 5, 1, 5.0, 7.4, 2.2, 3.0, True, noisy=True), id="5-players-3.0s-seed-15"
-    ),
-    pytest.param(Split(9, 5, 1, 5.0, 7.4, 2.2, 3.2, True, noisy=True), id="5-players-3.2s-seed-9"),
+    # seat 1 fire (drop_after is 3 s); each of them withdraws its vote on hearing seat 1
+    # again, before holding the others'.
+    pytest.param(Split(0, 5, 1, 5.0, 7.4, 2.2, 2.9, True, noisy=True), id="5-players-2.9s"),
 ]
 
 
