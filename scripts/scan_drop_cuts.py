@@ -3,11 +3,10 @@
 
 Runs the suite's own test of the class (``tests/test_sim_drop_cuts.py``: the game finishes,
 every member agrees on the drops and the game, every invariant holds, the audit of every log
-reaches the members' state) on every game of a grid: seeds, table sizes, a member asleep
-(seat 0) for about one and a half and for two and a half times ``drop_after`` (``QUICK_TIMERS``:
-suspect after 1 s, drop after 3 s), and a partition cutting seat 1 off, starting at several
-times after the sleeper's lid closes, shorter and longer than ``drop_after``, with the sleeper
-on seat 1's side or on the others'.
+reaches the members' state) on every game of a grid: seeds, table sizes (each with its shape,
+``SHAPES``: seat 0 asleep, a partition cutting seat 1 off, the sleeper on its side or on the
+others'), and partitions lasting from just under to just over ``drop_after`` (``LENGTHS``;
+``QUICK_TIMERS``: suspect after 1 s, drop after 3 s).
 
 Prints how many games failed, by table size and by the check that failed first, and each
 failing game as the ``Split(...)`` to paste into ``CASES``. Slow (a few seconds a game): it is
