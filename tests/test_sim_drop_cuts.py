@@ -18,8 +18,8 @@ stands caps seat 1's later votes, §9.2 "Caps", and every fold then agrees): the
 as the others' silence timers on seat 1 fire. Of 160 games of the grid at five players
 (seeds 0 to 31, partitions of 2.8 to 3.2 s, ``drop_after`` being 3 s), one did; of 40 with
 three or four players, where the others need the sleeper's vote on seat 1 (it does not
-withdraw: it holds the others' votes when it signs), none. Those table sizes are built by hand on the roster
-(``tests/test_roster_cuts.py``).
+withdraw: it holds the others' votes when it signs), none. Those table sizes are built by
+hand on the roster (``tests/test_roster_cuts.py``).
 """
 
 from __future__ import annotations

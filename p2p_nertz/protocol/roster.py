@@ -292,13 +292,17 @@ class Roster:
         # without them, whatever they say (soak seed 2086: the member's vote, past the cut
         # and held by none of the majority, completed an earlier drop that the majority's
         # own votes decided a moment later, and kept it in). The cuts tried: this one, then
-        # those of the other votes against it (of voters such a vote may have dropped).
+        # those of the other votes against it (of voters such a vote may have dropped). And
+        # only where every drop made so far stands in that fold too: one that needed the
+        # member's events past the cut cannot be taken back here (its member's events since
+        # were left out of this fold), and the fold again with the cuts would not settle
+        # (soak seed 2449; docs/protocol.md §13).
         counts = sorted({v.last_seq for _, v in self.votes[target]} - {cut})
         for tried in (cut, *counts):
             if tried >= last:
                 break  # (no event of it past there: the votes as they are, above)
             alone = self._without(target, tried)
-            if alone.dropped.get(target) == tried:
+            if alone.dropped.get(target) == tried and alone.dropped.keys() >= self.dropped.keys():
                 return tried, alone.kept_ids.get(target, chain if tried == cut else {})
         return None
 
