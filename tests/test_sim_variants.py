@@ -192,21 +192,23 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
     assert check(result) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a held drop excludes its member from finality, yet the member's unheld "
-    "votes past the cut can keep that drop from being decided (Roster.vote_floor)",
-)
-def test_soak_seed_2086_a_drop_made_final_without_the_members_votes_past_its_cut() -> None:
+def test_soak_seed_2086_a_drop_stands_as_the_votes_decide_it_without_the_members_vote() -> None:
     """5 players; a partition {2, 3, 4} | {0, 1} from 31.3 s to 34.2 s, seat 0 asleep over it.
     Seat 1, cut off, votes seat 0 out (seq 118, timed 1625); seats 2, 3 and 4 vote seat 0 out
     (1627, 1628), then seat 1 out counting 117 of its feed (1641), and each withdraws (1642)
-    before holding the others' votes. Holding the three, 2, 3 and 4 make seat 1's drop final
-    at cut 117 without its seq 118 (``settle``: a member the held votes drop no longer holds
-    finality back). Folded with seq 118, seat 0's drop is decided at 1627 with seat 1's vote,
-    so seat 1's cut may not fall below 118 (``Roster.vote_floor``, soak seed 53) and seat 1 is
-    never dropped: the audit of every log (and seats 0 and 1) count seat 1's later claims, the
-    others do not, and an honest member's reveals disagree with the final fold. Version 2's
-    timing exposed it; neither rule changed in version 2."""
+    before holding the others' votes. Holding the three, 2, 3 and 4 made seat 1's drop final
+    at cut 117 without its seq 118 (``finality.settle``: a member the held votes drop no longer
+    holds finality back). Folded with seq 118, seat 0's drop was decided at 1627 with seat 1's
+    vote, so seat 1's cut could not fall below 118 (``Roster.vote_floor``, soak seed 53) and
+    seat 1 was never dropped: the audit of every log (and seats 0 and 1) counted seat 1's
+    later claims, the others did not, and the game never ended. A drop is now what the votes
+    decide without the member's events past its cut (``Roster._decided``, §9.2): seat 1 is out
+    at 117 in every fold, its vote 118 in none, and seat 0's drop comes with seat 4's vote.
+    (``tests/test_sim_drop_cuts.py`` and ``tests/test_roster_cuts.py``: the class.)"""
     result = run(SimConfig.soak(2086))
     assert check(result) == []
+    held = {tuple(sorted(p.final.dropped.items())) for p in result.peers if p is not None}
+    assert len(held) == 1
+    dropped = dict(held.pop())
+    assert set(dropped) == {0, 1}
+    assert observe(result).dropped == dropped

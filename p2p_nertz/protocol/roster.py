@@ -15,6 +15,13 @@ at a round's start (:meth:`Roster.readmit`), whether an event still counts
 an everyone-stuck rotation) is the round's, and what an abandon does to the game's end is the
 game's: neither is here.
 
+A drop is what the votes decide without the member's events past its cut
+(:meth:`Roster._decided`): none of them counts once it is dropped there, and a peer that holds
+its feed only up to the cut makes the drop final without them. So the roster keeps its
+membership events since the game's start or the last readmission (:attr:`Roster.ops`) and,
+where the member has some past the cut, folds them again without those
+(:meth:`Roster._without`): a fold that holds them and one that does not decide alike.
+
 Not to be confused with :class:`~p2p_nertz.protocol.membership.Membership`, the peer's own
 liveness bookkeeping (who is silent, what to vote): the roster is what the *events* decided,
 the same in every fold of the same events.
@@ -45,14 +52,14 @@ class Roster:
         "kept_forks",
         "kept_ids",
         "left",
+        "ops",
+        "origin",
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
         "seats",
         "uncounted",
         "vote_caps",
-        "vote_floor",
-        "vote_seqs",
         "votes",
     )
 
@@ -77,10 +84,14 @@ class Roster:
         self.gaps: dict[int, tuple[tuple[int, int], ...]] = {}
         # target -> (voter, vote) in fold order
         self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
-        #: (voter, target) -> the seq of the voter's vote counted
-        self.vote_seqs: dict[tuple[int, int], int] = {}
-        #: seat -> the highest seq of its votes that decided a drop (its cut never falls below)
-        self.vote_floor: dict[int, int] = {}
+        #: The membership events counted since :attr:`origin`, in fold order: ``(seat, seq,
+        #: vote)`` for a vote or a withdrawal (against a member dropped already too) or an
+        #: abandon, ``(seat, seq, None)`` for a leave. What :meth:`settle` folds again without
+        #: a member's events past a cut (:meth:`_without`).
+        self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
+        #: The roster the :attr:`ops` start from: ``None`` at the game's start; a copy of
+        #: this one, without ops, after each readmission (:meth:`readmit`). Never changed.
+        self.origin: Roster | None = None
         #: seat -> (the seq above which its votes against a member do not count, from the
         #: standing votes against it (see :meth:`standing_caps`); the seq above which no
         #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
@@ -102,8 +113,8 @@ class Roster:
         new.readmitted_at = dict(self.readmitted_at)
         new.gaps = dict(self.gaps)
         new.votes = dict(self.votes)
-        new.vote_seqs = dict(self.vote_seqs)
-        new.vote_floor = dict(self.vote_floor)
+        new.ops = self.ops
+        new.origin = self.origin
         new.vote_caps = dict(self.vote_caps)
         new.uncounted = dict(self.uncounted)
         return new
@@ -197,8 +208,15 @@ class Roster:
 
     def vote(self, voter: int, seq: int, body: Drop) -> bool:
         """Count ``voter``'s vote (its event ``seq``) against ``body.seat``, or its
-        withdrawal; whether a new vote was counted (then :meth:`settle` may drop someone)."""
+        withdrawal; whether a new vote was counted (then :meth:`settle` may drop someone).
+
+        Against a member dropped already, it changes nothing here, but is kept in
+        :attr:`ops`: without the events of another member past a cut, that drop may come
+        later, by this vote (:meth:`_without`)."""
         target = body.seat
+        self.ops = (*self.ops, (voter, seq, body))
+        if target in self.dropped:
+            return False
         votes = self.votes.get(target, ())
         if body.reason is DropReason.WITHDRAW:
             self.votes[target] = tuple(v for v in votes if v[0] != voter)
@@ -206,15 +224,16 @@ class Roster:
         if any(v[0] == voter for v in votes):
             return False  # one vote per voter
         self.votes[target] = (*votes, (voter, body))
-        self.vote_seqs[(voter, target)] = seq
         return True
 
-    def settle(self, lamport: int) -> list[tuple[int, int]]:
+    def settle(self, lamport: int, *, plain: bool = False) -> list[tuple[int, int]]:
         """Drop every member that a strict majority of the current roster has voted out, at
         Lamport time ``lamport``; the ``(seat, cut)`` of each, in the order they dropped.
 
         Votes of members dropped since do not count; one drop shrinks the roster, which may
         complete another (a partition's minority side), so this repeats until nothing moves.
+        ``plain``: by the votes alone, without asking whether the drop stands without the
+        member's events past its cut (:meth:`_decided`; the fold :meth:`_without` makes).
         """
         removed: list[tuple[int, int]] = []
         changed = True
@@ -226,14 +245,11 @@ class Roster:
                 counted = tuple(
                     (voter, v) for voter, v in self.votes[target] if voter not in self.dropped
                 )
-                decided = self._decided(target, counted)
+                decided = self._decided(target, counted, plain=plain)
                 if decided is None:
                     continue
                 cut, chain = decided
                 self.drop_at[target] = lamport
-                for voter, _ in counted:
-                    seq = self.vote_seqs.get((voter, target), 0)
-                    self.vote_floor[voter] = max(self.vote_floor.get(voter, 0), seq)
                 self._keep(target, cut, chain)
                 self.remove(target, cut, left=False)
                 removed.append((target, cut))
@@ -241,18 +257,19 @@ class Roster:
         return removed
 
     def _decided(
-        self, target: int, counted: tuple[tuple[int, Drop], ...]
+        self, target: int, counted: tuple[tuple[int, Drop], ...], *, plain: bool
     ) -> tuple[int, dict[int, bytes]] | None:
         """The cut and the kept chain of ``target`` if the ``counted`` votes drop it now."""
         ballots = tuple(v for _, v in counted)
+        if not ballots:
+            return None
         # A member proven to cheat is dropped on the votes of every member left: their
         # counts and chains together say where the chains part (see vote_cut). Except
         # members that every one of those voters has voted out (gone silent): else a
         # cheater and a member that died would hold each other in the game for ever
         # (the honest one cannot take the cheater's vote on the dead one, whose chain
         # it does not follow: soak seed 224).
-        proven = any(v.reason is DropReason.EQUIVOCATION for v in ballots)
-        if proven:
+        if any(v.reason is DropReason.EQUIVOCATION for v in ballots):
             voters = {voter for voter, _ in counted}
             needed = [
                 q
@@ -261,21 +278,54 @@ class Roster:
                 and q not in self.dropped
                 and (q in voters or not self._voted_out_by(q, voters))
             ]
-            if not voters.issuperset(needed):
-                return None
-        elif len(ballots) < self.majority:
-            return None
+            return vote_cut(ballots) if voters.issuperset(needed) else None
         cut, chain = vote_cut(ballots)
-        if not proven and self.vote_floor.get(target, 0) > cut:
-            # A vote of the member, past this cut, decided an earlier drop: with the
-            # member cut below it, that vote would not count (none of a member's events
-            # past its cut does, even before its drop in the order), the earlier drop
-            # would not stand, and often neither would this one, which the smaller
-            # roster made possible. Not a drop, then, until the votes count further
-            # (soak seed 53: a partition's two sides vote each other out while a third
-            # member sleeps).
-            return None
-        return cut, chain
+        last = max((seq for seat, seq, _ in self.ops if seat == target), default=0)
+        if plain or last <= cut:
+            return (cut, chain) if len(ballots) >= self.majority else None
+        # The member's events past a cut count nowhere once it is dropped there, even before
+        # its drop in the order (§9.2), and a peer that holds its feed only up to the cut
+        # makes the drop final without them (finality.settle). So a drop is what the votes
+        # decide without those events, one rule for a fold that holds them and one that does
+        # not: no drop if it needs a drop that a vote of the member past the cut decided
+        # (soak seed 53: each drop would undo the other); a drop if the votes decide it
+        # without them, whatever they say (soak seed 2086: the member's vote, past the cut
+        # and held by none of the majority, completed an earlier drop that the majority's
+        # own votes decided a moment later, and kept it in). The cuts tried: this one, then
+        # those of the other votes against it (of voters such a vote may have dropped). And
+        # only where every drop made so far stands in that fold too: one that needed the
+        # member's events past the cut cannot be taken back here (its member's events since
+        # were left out of this fold), and the fold again with the cuts would not settle
+        # (soak seed 2449; docs/protocol.md §13).
+        counts = sorted({v.last_seq for _, v in self.votes[target]} - {cut})
+        for tried in (cut, *counts):
+            if tried >= last:
+                break  # (no event of it past there: the votes as they are, above)
+            alone = self._without(target, tried)
+            if alone.dropped.get(target) == tried and alone.dropped.keys() >= self.dropped.keys():
+                return tried, alone.kept_ids.get(target, chain if tried == cut else {})
+        return None
+
+    def _without(self, seat: int, cut: int) -> Roster:
+        """This roster's :attr:`ops` folded again from :attr:`origin` without ``seat``'s
+        events past ``cut`` (each drop decided by the votes alone: ``settle(plain=True)``)."""
+        roster = self.origin.copy() if self.origin is not None else Roster(self.seats)
+        for author, seq, body in self.ops:
+            if author == seat and seq > cut:
+                continue
+            if body is None:
+                if author in roster.dropped:
+                    continue  # (out already in this fold: its leave is past its cut)
+                roster.leave(author, seq, 0)
+            elif body.reason is DropReason.ABANDON:
+                if body.seat in roster.dropped or roster.members() != {author, body.seat}:
+                    continue  # (an abandon that does not count in this fold)
+                roster.abandon(author, seq, 0, body)
+                continue
+            elif not roster.vote(author, seq, body):
+                continue
+            roster.settle(0, plain=True)
+        return roster
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
         """Whether every one of ``voters`` has a standing vote against ``seat``."""
@@ -288,7 +338,7 @@ class Roster:
             self.kept_ids[target] = chain
             self.kept_forks[target] = (cut, chain[cut])
 
-    def abandon(self, author: int, lamport: int, body: Drop) -> int:
+    def abandon(self, author: int, seq: int, lamport: int, body: Drop) -> int:
         """The last two members, one gone: ``author``'s abandon removes ``body.seat`` at its
         vote's count (:meth:`GameState._abandon <p2p_nertz.protocol.state.GameState>`); the
         cut.
@@ -302,6 +352,7 @@ class Roster:
                 "an abandon needs exactly two members left: its author and the absent",
             )
         target = body.seat
+        self.ops = (*self.ops, (author, seq, body))
         self.drop_at[target] = lamport
         cut, chain = vote_cut((body,))
         self._keep(target, cut, chain)
@@ -310,6 +361,7 @@ class Roster:
 
     def leave(self, seat: int, seq: int, lamport: int) -> None:
         """``seat`` left with its event ``seq``: that is its cut."""
+        self.ops = (*self.ops, (seat, seq, None))
         self.drop_at[seat] = lamport
         self.remove(seat, seq, left=True)
 
@@ -363,6 +415,11 @@ class Roster:
                 self.votes[target] = tuple(b for b in ballots if b[0] != seat)
             back.append(seat)
         self.rejoining = {}
+        if back:
+            # (What :meth:`_without` folds again starts here: a readmission resets the votes.)
+            self.ops = ()
+            self.origin = None
+            self.origin = self.copy()
         return back
 
 

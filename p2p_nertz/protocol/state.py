@@ -474,14 +474,19 @@ class GameState:
         target = body.seat
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
-        if target in roster.dropped and body.reason is not DropReason.REJOIN:
-            return
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             return  # it never counts (see capped)
-        if body.reason is DropReason.ABANDON:
-            self._abandon(event, body, notices)
-        elif body.reason is DropReason.REJOIN:
+        if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)
+        elif target in roster.dropped:
+            if body.reason is not DropReason.ABANDON:
+                # It changes nothing here, but the roster keeps it: without another member's
+                # events past a cut, this vote may complete a drop that then drops that
+                # member (Roster._decided).
+                roster.vote(event.seat, event.seq, body)
+                self._settle_drops(event.lamport, notices)
+        elif body.reason is DropReason.ABANDON:
+            self._abandon(event, body, notices)
         elif roster.vote(event.seat, event.seq, body):
             self._settle_drops(event.lamport, notices)
 
@@ -532,7 +537,7 @@ class GameState:
         can go on, and the game counts what every abandon saw.
         """
         target = body.seat
-        cut = self.roster.abandon(event.seat, event.lamport, body)
+        cut = self.roster.abandon(event.seat, event.seq, event.lamport, body)
         over = self.phase is Phase.OVER
         self._gone(target, cut, left=False, notices=notices)
         self.abandonment.start(event.seat, target, body.frontier, self.game)
