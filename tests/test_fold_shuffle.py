@@ -1,0 +1,323 @@
+"""The game fold of a shuffle game (docs/shuffle.md §10): its phases and event kinds, from
+hand-built events with real keys, stages, shares and proofs (the deck package makes them),
+each body through its wire form and the strict parser."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+
+from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
+from p2p_nertz.deck.group import ORDER
+from p2p_nertz.deck.keys import MemberKey, joint_key, round_context
+from p2p_nertz.deck.shares import make_share
+from p2p_nertz.deck.vss import deal_shares, x25519_public
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.protocol.bodies import (
+    Commit,
+    DeckEvent,
+    Join,
+    Play,
+    encode_body,
+    kind_of,
+    parse_body,
+)
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import Deal, GameSpec
+from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Card, Move, Rules, Tableau, is_unknown, new_deck, sealed_position
+
+
+class ShuffleTable:
+    """A shuffle game's members signing by hand: keys, stages, shares, secrets, moves; every
+    event folded by ``fold`` through its wire form."""
+
+    def __init__(self, n: int, rules: Rules | None = None, seed: int = 0) -> None:
+        self.ids = [Identity.generate(derive_seed("fold shuffle", seed, i)) for i in range(n)]
+        members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(self.ids)]
+        self.spec = GameSpec.create(members, rules or Rules(), b"shuffle", deal=Deal.SHUFFLE)
+        self.n = n
+        self.fold = GameState(self.spec)
+        self.seqs = [0] * n
+        self.clock = 0
+        self.context = round_context(self.spec.game_id, 1)
+        self.keys = [
+            MemberKey.from_seed(derive_seed("secret", seed, i), self.context) for i in range(n)
+        ]
+        self.joint = joint_key(k.public for k in self.keys)
+        self.stages: dict[tuple[int, int], Deck] = {}
+
+    def event(self, seat: int, body_without_frontier: object) -> Event:
+        """The next event of ``seat``, its body built with a frontier holding everything."""
+        self.seqs[seat] += 1
+        self.clock += 1
+        frontier = tuple(self.seqs[q] - (q == seat) for q in range(self.n))
+        ids = tuple(b"\x01" * 8 if f else b"" for f in frontier)
+        body = dataclasses.replace(body_without_frontier, frontier=frontier, frontier_ids=ids)  # type: ignore[type-var]
+        wire = msgpack.unpackb(msgpack.packb(encode_body(body)), use_list=False)
+        kind = kind_of(body)
+        parsed = parse_body(kind, wire, self.n)
+        return Event(seat, self.seqs[seat], self.clock, kind, parsed)  # type: ignore[arg-type]
+
+    def play(self, seat: int, body: object) -> list[object]:
+        """Fold one event of ``seat``; its notices."""
+        return list(self.fold.apply(self.event(seat, body)))
+
+    def deck_event(self, seat: int, message: object) -> list[object]:
+        return self.play(seat, DeckEvent((), message))  # type: ignore[arg-type]
+
+    # -- the phases --------------------------------------------------------------------------
+    def join_all(self) -> None:
+        for s in range(self.n):
+            self.play(s, Join(()))
+
+    def key_message(self, i: int) -> DeckKey:
+        key = self.keys[i]
+        dealing = None
+        if self.n >= 3:
+            recipients = [x25519_public(ident.peer_id) for ident in self.ids]
+            dealing = deal_shares(key, i, recipients)
+        return DeckKey(1, key.public, key.proof(i), dealing)
+
+    def stage_message(self, i: int, stage: int, *, key: MemberKey | None = None) -> DeckStage:
+        d = (i - stage) % self.n
+        source = (
+            initial_deck(new_deck(self.spec.rules.jokers), self.joint)
+            if stage == 0
+            else self.stages[(d, stage - 1)]
+        )
+        out = shuffle_stage((key or self.keys[i]).x, self.context, d, source, self.joint)
+        self.stages[(d, stage)] = out
+        return DeckStage(1, d, stage, out)
+
+    def deal_all(self) -> None:
+        for i in range(self.n):
+            self.deck_event(i, self.key_message(i))
+        for stage in range(self.n):
+            for i in range(self.n):
+                self.deck_event(i, self.stage_message(i, stage))
+
+    def final(self, deck: int) -> Deck:
+        return self.stages[(deck, self.n - 1)]
+
+    def card_at(self, deck: int, position: int) -> Card:
+        """The card at a position, decrypted with the joint secret (no member holds it)."""
+        x = sum(k.x for k in self.keys) % ORDER
+        card = decrypt_with(x, self.final(deck)[position])
+        assert card is not None
+        return card
+
+    def shares(self, i: int, where: list[tuple[int, int]]) -> DeckShares:
+        made = tuple(make_share(self.keys[i], i, d, p, self.final(d)[p]) for d, p in where)
+        return DeckShares(1, i, made)
+
+    def owed(self, seat: int) -> list[tuple[int, int]]:
+        deck = self.fold.round.deck
+        assert deck is not None
+        return deck.owed(seat)
+
+    def share_all(self) -> None:
+        for i in range(self.n):
+            owed = self.owed(i)
+            if owed:
+                self.deck_event(i, self.shares(i, owed))
+
+    def move(self, seat: int, text: str, card: str | None = None) -> list[object]:
+        return self.play(seat, Play((), 1, Move.parse(text), Card.parse(card) if card else None))
+
+    def refusals(self) -> list[RefusalCode]:
+        return [v.reason.code for v in self.fold.violations]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_phases_key_deal_then_play_with_the_face_up_cards_sealed(n: int) -> None:
+    t = ShuffleTable(n)
+    t.join_all()
+    assert t.fold.phase is Phase.KEY
+    for i in range(n):
+        assert t.fold.waiting() == frozenset(range(i, n))
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    for stage in range(n):
+        for i in range(n):
+            assert t.fold.phase is Phase.DEAL
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY
+    assert t.refusals() == []
+    table = t.fold.table
+    assert table is not None
+    # Every shown card is sealed, and owed by every member: N x (1 + work piles) shares.
+    for seat in range(n):
+        assert all(is_unknown(c) for c in table.tableaux[seat].shown)
+        assert len(t.owed(seat)) == n * (1 + t.spec.rules.work_piles)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_shares_open_the_deal_s_cards_only_once_every_member_s_are_in(n: int) -> None:
+    t = ShuffleTable(n)
+    t.join_all()
+    t.deal_all()
+    for i in range(n - 1):
+        t.deck_event(i, t.shares(i, t.owed(i)))
+        table = t.fold.table
+        assert table is not None
+        assert all(is_unknown(c) for seat in range(n) for c in table.tableaux[seat].shown)
+    t.deck_event(n - 1, t.shares(n - 1, t.owed(n - 1)))
+    table = t.fold.table
+    assert table is not None and t.refusals() == []
+    dealt = table.tableaux[0].shown
+    expected = tuple(t.card_at(0, p) for p in _shown_positions(t))
+    assert dealt == expected
+    assert not any(is_unknown(c) for seat in range(n) for c in table.tableaux[seat].shown)
+
+
+def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_them() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    turned = [sealed_position(c) for c in table.tableaux[1].reveals(Move.parse("S"))]
+    assert None not in turned
+    t.move(1, "S")
+    table = t.fold.table
+    assert table is not None
+    waste = table.tableaux[1].waste
+    assert len(waste) == 3 and all(is_unknown(c) for c in waste)
+    # A move of the sealed waste top is refused: nobody knows it yet.
+    t.move(1, "W>1")
+    assert t.refusals() == [RefusalCode.ILLEGAL_MOVE]
+    assert t.owed(0) == [(1, p) for p in turned] and t.owed(1) == t.owed(0)
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    assert table.tableaux[1].waste == tuple(t.card_at(1, p) for p in turned if p is not None)
+    assert t.owed(0) == [] and t.refusals() == [RefusalCode.ILLEGAL_MOVE]
+
+
+def test_fold_shuffle_a_share_sent_early_waits_for_its_turn_up() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    turned = [sealed_position(c) for c in table.tableaux[0].reveals(Move.parse("S"))]
+    where = [(0, p) for p in turned if p is not None]
+    for i in range(2):
+        t.deck_event(i, t.shares(i, where))
+    table = t.fold.table
+    assert table is not None and all(is_unknown(c) for c in table.tableaux[0].stock[-3:])
+    t.move(0, "S")
+    table = t.fold.table
+    assert table is not None and t.refusals() == []
+    assert table.tableaux[0].waste == tuple(t.card_at(0, p) for _, p in where)
+
+
+def test_fold_shuffle_refuses_what_is_wrong_here_and_changes_nothing() -> None:
+    t = ShuffleTable(3)
+    t.join_all()
+    # A key whose proof is another member's.
+    bad = dataclasses.replace(t.key_message(0), proof=t.keys[0].proof(1))
+    t.deck_event(0, bad)
+    # A commit in a shuffle game.
+    t.play(1, Commit((), 1, bytes(32), bytes(32)))
+    assert t.refusals() == [RefusalCode.BAD_KEY, RefusalCode.WRONG_DEAL]
+    assert t.fold.waiting() == frozenset({0, 1, 2})
+    for i in range(3):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    # A stage that is another member's to make, and one before its input.
+    t.deck_event(1, dataclasses.replace(t.stage_message(0, 0), round=1))
+    t.deck_event(1, DeckStage(1, 0, 1, t.stages[(0, 0)]))
+    assert t.refusals()[2:] == [RefusalCode.BAD_STAGE, RefusalCode.BAD_STAGE]
+    t.stages.clear()
+    for stage in range(3):
+        for i in range(3):
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY
+    # A share with another position's proof, then a share twice.
+    share = t.shares(0, t.owed(0)[:2]).shares
+    forged = dataclasses.replace(share[0], proof=share[1].proof)
+    t.deck_event(0, DeckShares(1, 0, (forged,)))
+    assert t.refusals()[-1] is RefusalCode.BAD_SHARE
+    t.deck_event(0, DeckShares(1, 0, share[:1]))
+    t.deck_event(0, DeckShares(1, 0, share[:1]))
+    assert t.refusals()[-1] is RefusalCode.REPEATED
+
+
+def test_fold_shuffle_a_deck_event_in_a_commit_game_is_refused() -> None:
+    t = ShuffleTable(2)
+    t.fold = GameState(dataclasses.replace(t.spec, deal=Deal.COMMIT))
+    t.join_all()
+    assert t.fold.phase is Phase.COMMIT
+    t.deck_event(0, t.key_message(0))
+    assert t.refusals() == [RefusalCode.WRONG_DEAL]
+
+
+def _play_to_blocked(t: ShuffleTable) -> None:
+    """Everyone passes until the round is blocked, the shares of every turn-up sent."""
+    for _ in range(200):
+        if t.fold.phase is not Phase.PLAY:
+            return
+        for seat in range(t.n):
+            t.play(seat, Play((), 1, Move.pass_()))
+            t.share_all()
+    raise AssertionError("the round never ended")
+
+
+@pytest.mark.parametrize("cheat", [False, True])
+def test_fold_shuffle_open_checks_every_stage_and_the_cheat_forfeits(cheat: bool) -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    for i in range(2):
+        t.deck_event(i, t.key_message(i))
+    other = MemberKey.from_seed(b"not the secret", t.context)
+    for stage in range(2):
+        for i in range(2):
+            key = other if cheat and (i, stage) == (1, 0) else None
+            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.share_all()
+    _play_to_blocked(t)
+    assert t.fold.phase is Phase.OPEN
+    for i in range(2):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ()))
+    assert t.fold.phase is Phase.RESULT
+    rs = t.fold.round
+    if cheat:
+        assert rs.forfeit == frozenset({1})
+        assert t.refusals()[-1] is RefusalCode.BAD_STAGE
+        assert t.fold.violations[-1].seat == 1 and t.fold.violations[-1].kind is Kind.DECK_OPEN
+    else:
+        assert rs.forfeit == frozenset() and t.refusals() == []
+
+
+def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    _play_to_blocked(t)
+    t.deck_event(0, DeckOpen(1, (t.keys[0].x + 1) % ORDER, ()))
+    assert t.refusals() == [RefusalCode.BAD_OPEN]
+    assert t.fold.waiting() == frozenset({0, 1})
+
+
+def _shown_positions(t: ShuffleTable) -> list[int]:
+    positions = [sealed_position(c) for c in Tableau.sealed(t.spec.rules).shown]
+    return [p for p in positions if p is not None]
+
+
+def test_spec_a_commit_game_keeps_its_four_fields_and_a_shuffle_game_names_its_deal() -> None:
+    t = ShuffleTable(2)
+    commit = dataclasses.replace(t.spec, deal=Deal.COMMIT)
+    assert len(msgpack.unpackb(commit.to_wire())) == 4
+    assert msgpack.unpackb(t.spec.to_wire())[4] == {"deal": "shuffle"}
+    assert GameSpec.from_wire(t.spec.to_wire()) == t.spec
+    assert GameSpec.from_wire(commit.to_wire()) == commit
+    assert commit.game_id != t.spec.game_id
