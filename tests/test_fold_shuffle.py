@@ -27,7 +27,7 @@ from p2p_nertz.protocol.bodies import (
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
-from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode
+from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Card, Move, Rules, Tableau, is_unknown, new_deck, sealed_position
 
@@ -321,3 +321,65 @@ def test_spec_a_commit_game_keeps_its_four_fields_and_a_shuffle_game_names_its_d
     assert GameSpec.from_wire(t.spec.to_wire()) == t.spec
     assert GameSpec.from_wire(commit.to_wire()) == commit
     assert commit.game_id != t.spec.game_id
+
+
+def _choose(table_moves: list[Move], turns: int) -> Move | None:
+    """A plain player: a card to the lake, else a card moved from the Nerts pile or the
+    waste, else the stock (a few times round), else a pass."""
+    for move in table_moves:
+        if move.is_lake:
+            return move
+    for move in table_moves:
+        if move.plays_card and move.source is not None and not move.source.is_work:
+            return move
+    if turns < 40 and Move.parse("S") in table_moves:
+        return Move.parse("S")
+    return None
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_fold_shuffle_a_whole_round_opens_every_card_where_its_deck_has_it(n: int) -> None:
+    t = ShuffleTable(n, seed=n)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    turns = [0] * n
+    for _ in range(3000):
+        if t.fold.phase is not Phase.PLAY:
+            break
+        for seat in range(n):
+            table = t.fold.table
+            assert table is not None
+            move = _choose(list(table.legal_moves(seat)), turns[seat])
+            if move is None:
+                notices = t.play(seat, Play((), 1, Move.pass_()))
+                if any(isinstance(x, Rotated) for x in notices):
+                    turns = [0] * n  # everyone was stuck: the stocks go round again
+            elif move.is_lake:
+                fid = move.foundation
+                assert fid is not None and move.source is not None
+                played = table.tableaux[seat].top(move.source)
+                assert played is not None
+                t.play(seat, Play((), 1, move, played))
+            else:
+                t.play(seat, Play((), 1, move))
+                turns[seat] += move == Move.parse("S")
+            t.share_all()
+            if t.fold.phase is not Phase.PLAY:
+                break
+    assert t.fold.phase is Phase.OPEN and t.refusals() == []
+    deck = t.fold.round.deck
+    assert deck is not None
+    for (d, p), card in deck.opened.items():
+        assert card == t.card_at(d, p)
+    assert len(deck.opened) <= n * 52
+    for i in range(n):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ()))
+    assert t.fold.phase in (Phase.RESULT, Phase.KEY) and t.refusals() == []
+    table = t.fold.round.table
+    assert table is not None
+    for seat in range(n):
+        mine = [c.physical for c in table.tableaux[seat].cards() if not is_unknown(c)]
+        mine += [lc.card.physical for lc in table.lake.cards() if lc.owner == seat]
+        sealed_left = sum(1 for c in table.tableaux[seat].cards() if is_unknown(c))
+        assert len(set(mine)) == len(mine) and len(mine) + sealed_left == 52
