@@ -251,7 +251,9 @@ class Peer:
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
         folds = Folds(self._final, own=self.seat)
         folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
-        self._duties = Duties(self.seat, self.spec, self._secret, self._nonce)
+        self._duties = Duties(
+            self.seat, self.spec, self._secret, self._nonce, self._outbox.deck_key
+        )
         self._chains = Chains(
             self.seat,
             store=self._store,

@@ -25,6 +25,7 @@ kept in a memo shared by every copy of the round (a check is a function of its i
 from __future__ import annotations
 
 import dataclasses
+import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,14 +33,28 @@ from p2p_nertz.deck.check import Fault, check_keys, check_stages
 from p2p_nertz.deck.deal import DealTranscript, member_at
 from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
-from p2p_nertz.deck.keys import joint_key, verify_member_key
+from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
 from p2p_nertz.deck.shares import Share, open_card, verify_share
 from p2p_nertz.deck.vss import threshold
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
 
-__all__ = ["DeckRound", "Opened"]
+__all__ = ["MAX_SHARES_EVENT", "DeckRound", "Opened", "local_deck_key"]
+
+#: The most shares one ``deck_shares`` event carries (106 bytes each: an event of 24 stays
+#: well under the envelope's 4,096 bytes at 8 seats; the deal's face-up shares of 8 decks,
+#: 40 to 56, go in two or three events).
+MAX_SHARES_EVENT = 24
+
+
+def local_deck_key(private_key: bytes, game_id: bytes, number: int) -> MemberKey:
+    """A member's round secret, derived from its identity's private key so that a restart
+    knows it without storing it (docs/shuffle.md §3.1)."""
+    context = round_context(game_id, number)
+    seed = hmac.new(private_key, b"deck\0" + context, "sha256").digest()
+    return MemberKey.from_seed(seed, context)
+
 
 _C = RefusalCode
 
