@@ -12,12 +12,15 @@ import pytest
 from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
 from p2p_nertz.deck.group import ORDER
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context
-from p2p_nertz.deck.shares import make_share
-from p2p_nertz.deck.vss import deal_shares, x25519_public
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, share_context
+from p2p_nertz.deck.vss import deal_shares, open_share, x25519_public, x25519_secret
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
+    Drop,
+    DropReason,
     Join,
     Play,
     encode_body,
@@ -112,19 +115,48 @@ class ShuffleTable:
         return card
 
     def shares(self, i: int, where: list[tuple[int, int]]) -> DeckShares:
-        made = tuple(make_share(self.keys[i], i, d, p, self.final(d)[p]) for d, p in where)
-        return DeckShares(1, i, made)
+        """Member ``i``'s own shares of ``where``."""
+        return self.partials(i, [(i, d, p) for d, p in where])
+
+    def partials(self, i: int, owed: list[tuple[int, int, int]]) -> DeckShares:
+        """Member ``i``'s shares of ``owed`` (of member, deck, position): its own, or a
+        partial from its VSS share of a dropped member's secret."""
+        made = []
+        for of, d, p in owed:
+            cipher = self.final(d)[p]
+            if of == i:
+                made.append(make_share(self.keys[i], i, d, p, cipher))
+                continue
+            dealing = self.key_message(of).dealing
+            assert dealing is not None
+            sigma = open_share(
+                dealing,
+                public=self.keys[of].public,
+                dealer=of,
+                seat=i,
+                members=self.n,
+                secret=x25519_secret(self.ids[i].to_bytes()),
+                context=self.context,
+            )
+            point, proof = prove_equal(sigma, cipher[0], share_context(self.context, i, of, d, p))
+            made.append(Share(i, of, d, p, point, proof))
+        return DeckShares(1, i, tuple(made))
 
     def owed(self, seat: int) -> list[tuple[int, int]]:
+        """The positions whose own share ``seat`` owes."""
         deck = self.fold.round.deck
         assert deck is not None
-        return deck.owed(seat)
+        i = deck.member(seat)
+        return [(d, p) for of, d, p in deck.owed(seat) if of == i]
 
-    def share_all(self) -> None:
+    def share_all(self, skip: frozenset[int] = frozenset()) -> None:
+        """Every member but ``skip`` sends what it owes."""
+        deck = self.fold.round.deck
+        assert deck is not None
         for i in range(self.n):
-            owed = self.owed(i)
-            if owed:
-                self.deck_event(i, self.shares(i, owed))
+            owed = deck.owed(i)
+            if owed and i not in skip:
+                self.deck_event(i, self.partials(i, owed))
 
     def move(self, seat: int, text: str, card: str | None = None) -> list[object]:
         return self.play(seat, Play((), 1, Move.parse(text), Card.parse(card) if card else None))
@@ -383,3 +415,31 @@ def test_fold_shuffle_a_whole_round_opens_every_card_where_its_deck_has_it(n: in
         mine += [lc.card.physical for lc in table.lake.cards() if lc.owner == seat]
         sealed_left = sum(1 for c in table.tableaux[seat].cards() if is_unknown(c))
         assert len(set(mine)) == len(mine) and len(mine) + sealed_left == 52
+
+
+def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares() -> None:
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(2, "S")  # a stock turn of seat 2, which is then voted out before it shares it
+    t.share_all(skip=frozenset({2}))
+    table = t.fold.table
+    assert table is not None and all(is_unknown(c) for c in table.tableaux[2].waste)
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    t.play(0, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    t.play(1, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    assert 2 in t.fold.dropped
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == frozenset({2})
+    # Each member left owes a partial share of seat 2's secret for each card still sealed.
+    assert [of for of, _, _ in deck.owed(0)] == [2, 2, 2]
+    t.share_all(skip=frozenset({2}))
+    assert t.refusals() == []
+    deck = t.fold.round.deck
+    assert deck is not None
+    turned = [w for w in deck.turned if w[0] == 2][-3:]
+    assert all(deck.opened[w] == t.card_at(*w) for w in turned)
+    # A partial for a member not dropped is refused.
+    t.deck_event(0, t.partials(0, [(1, *deck.turned[0])]))
+    assert t.refusals() == [RefusalCode.BAD_SHARE]

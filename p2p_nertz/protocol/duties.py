@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 
 from p2p_nertz.deck.elgamal import initial_deck, shuffle_stage
 from p2p_nertz.deck.keys import MemberKey
-from p2p_nertz.deck.shares import make_share
-from p2p_nertz.deck.vss import deal_shares, threshold, x25519_public
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, share_context
+from p2p_nertz.deck.vss import deal_shares, open_share, threshold, x25519_public
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
@@ -56,6 +57,8 @@ class Duties:
         nonce: the member's round nonce of each round.
         deck_key: the member's round secret of each round of a shuffle game (never sent
             before the round is over).
+        box_secret: the X25519 secret of the member's identity, which opens the VSS shares
+            boxed to it (a shuffle game: docs/shuffle.md §6.2).
     """
 
     def __init__(
@@ -64,7 +67,9 @@ class Duties:
         spec: GameSpec,
         secret: Callable[[int], bytes],
         nonce: Callable[[int], bytes],
+        *,
         deck_key: Callable[[int], MemberKey] | None = None,
+        box_secret: Callable[[], bytes] | None = None,
     ) -> None:
         self.seat = seat
         self.spec = spec
@@ -73,8 +78,10 @@ class Duties:
         self._deck_key = deck_key
         self._deck_keys: dict[int, MemberKey] = {}
         self.done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
-        #: (round, deck, position) of every share of ours signed (a shuffle game)
-        self.shared: set[tuple[int, int, int]] = set()
+        #: (round, of member, deck, position) of every share of ours signed (a shuffle game)
+        self.shared: set[tuple[int, int, int, int]] = set()
+        self._box_secret = box_secret
+        self._sigmas: dict[tuple[int, int], int] = {}
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
@@ -89,7 +96,7 @@ class Duties:
             if isinstance(message, DeckStage):
                 what = message.stage
             elif isinstance(message, DeckShares):
-                self.shared.update((number, s.deck, s.position) for s in message.shares)
+                self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
                 return
         self.done.add((int(kind), number, what))
 
@@ -150,14 +157,9 @@ class Duties:
         if phase is Phase.DEAL:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
-            owed = [(d, p) for d, p in deck.owed(self.seat) if (n, d, p) not in self.shared]
+            owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
             if owed:
-                assert deck.final is not None
-                key = self._key(n)
-                shares = tuple(
-                    make_share(key, me, d, p, deck.final[d][p]) for d, p in owed[:MAX_SHARES_EVENT]
-                )
-                return DeckEvent(_NONE, DeckShares(n, me, shares))
+                return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
             return DeckEvent(_NONE, DeckOpen(n, self._key(n).x, ()))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
@@ -165,6 +167,43 @@ class Duties:
             assert rs.expected is not None and rs.digest is not None
             return Result(_NONE, n, rs.digest, tuple(p.total for p in rs.expected.players))
         return None
+
+    def _shares(
+        self, deck: DeckRound, n: int, me: int, owed: list[tuple[int, int, int]]
+    ) -> tuple[Share, ...]:
+        """Our shares of ``owed`` (``(of member, deck, position)``, at most an event's worth):
+        our own, or a partial of a member dropped from our VSS share of its secret (§6.4)."""
+        assert deck.final is not None
+        key = self._key(n)
+        out = []
+        for of, d, p in owed[:MAX_SHARES_EVENT]:
+            cipher = deck.final[d][p]
+            if of == me:
+                out.append(make_share(key, me, d, p, cipher))
+                continue
+            sigma = self._held(deck, n, me, of)
+            point, proof = prove_equal(sigma, cipher[0], share_context(key.context, me, of, d, p))
+            out.append(Share(me, of, d, p, point, proof))
+        return tuple(out)
+
+    def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:
+        """Our VSS share of member ``of``'s secret, from its box to us (opened once)."""
+        sigma = self._sigmas.get((n, of))
+        if sigma is None:
+            assert self._box_secret is not None, "a shuffle game's duties need the box key"
+            dealing = deck.keys[of].dealing
+            assert dealing is not None
+            sigma = open_share(
+                dealing,
+                public=deck.keys[of].key,
+                dealer=of,
+                seat=me,
+                members=len(deck.members),
+                secret=self._box_secret(),
+                context=deck.context,
+            )
+            self._sigmas[(n, of)] = sigma
+        return sigma
 
     def _stage(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
         """Our next stage, once the stage it shuffles is final (docs/shuffle.md §4.3)."""

@@ -252,7 +252,12 @@ class Peer:
         folds = Folds(self._final, own=self.seat)
         folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
         self._duties = Duties(
-            self.seat, self.spec, self._secret, self._nonce, self._outbox.deck_key
+            self.seat,
+            self.spec,
+            self._secret,
+            self._nonce,
+            deck_key=self._outbox.deck_key,
+            box_secret=self._outbox.box_secret,
         )
         self._chains = Chains(
             self.seat,

@@ -575,6 +575,9 @@ class RoundState:
         """``seat`` is out of the game (dropped, gone or abandoned) by the event ``by`` (seat,
         seq) at Lamport time ``lamport``: its tableau leaves the table. ``playing``: the game is
         in its play phase. Whether that ended the round (the caller moves to the reveal)."""
+        if self.deck is not None and self.deck.final is not None:
+            # The others open its shares for it from now on (docs/shuffle.md §6.4).
+            self._put(self.deck.drop(seat))
         table = self.table
         if table is None or not table.active[seat]:
             return False

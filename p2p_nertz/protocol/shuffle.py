@@ -35,7 +35,7 @@ from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
 from p2p_nertz.deck.shares import Share, open_card, verify_share
-from p2p_nertz.deck.vss import threshold
+from p2p_nertz.deck.vss import combine_partials, share_key, threshold
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
@@ -93,6 +93,10 @@ class DeckRound:
     turned_set: frozenset[tuple[int, int]] = frozenset()
     #: (deck, position) -> member -> its right share's point
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: (deck, position, member dropped) -> member -> its right partial share's point
+    partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: the members dropped since the deal: the others open their shares for them (§6.4)
+    gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
     secrets: dict[int, int] = field(default_factory=dict)
     #: the answers of the checks on arrival, shared by every copy (module docstring)
@@ -104,6 +108,7 @@ class DeckRound:
         new.keys = dict(self.keys)
         new.stages = dict(self.stages)
         new.shares = {k: dict(v) for k, v in self.shares.items()}
+        new.partials = {k: dict(v) for k, v in self.partials.items()}
         new.opened = dict(self.opened)
         new.secrets = dict(self.secrets)
         return new
@@ -189,30 +194,51 @@ class DeckRound:
         return [o for o in map(self._open, new) if o is not None]
 
     def take_shares(self, seat: int, message: DeckShares) -> list[Opened]:
-        """``seat``'s shares (each proven against its key and the final deck), and the cards
-        they open. A share of a position not turned up yet is kept (docs/shuffle.md §10.2)."""
+        """``seat``'s shares (each proven against its key and the final deck; a partial for a
+        member dropped against its VSS share's public value, §6.4), and the cards they open.
+        A share of a position not turned up yet is kept (docs/shuffle.md §10.2)."""
         i = self.member(seat)
         final = self.final
         assert final is not None
-        key = self.keys[i].key
         taken = []
         for raw in message.shares:
             share = dataclasses.replace(raw, seat=i)
             where = (share.deck, share.position)
-            if share.of_seat != i:
-                raise Refuse(_C.BAD_SHARE, f"a partial share for member {share.of_seat}")
+            of = share.of_seat
             if share.deck >= len(final) or share.position >= self.size:
                 raise Refuse(_C.BAD_SHARE, f"no position {where} in this round's decks")
-            if i in self.shares.get(where, {}) or where in self.opened:
+            if of == i:
+                held = self.shares.get(where, {})
+                key = self.keys[i].key
+            elif of in self.gone:
+                held = self.partials.get((*where, of), {})
+                dealing = self.keys[of].dealing
+                assert dealing is not None  # (a member is dropped only from three up)
+                key = share_key(self.keys[of].key, dealing.commitments, i)
+            else:
+                raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
+            if i in held or where in self.opened:
                 raise Refuse(
                     _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
                 )
             self._verify(share, key, final[share.deck][share.position])
-            taken.append((where, share.point))
-        for where, point in taken:
-            self.shares.setdefault(where, {})[i] = point
-        opened = (self._open(where) for where, _ in taken if where in self.turned_set)
-        return [o for o in opened if o is not None]
+            taken.append((where, of, share.point))
+        for where, of, point in taken:
+            if of == i:
+                self.shares.setdefault(where, {})[i] = point
+            else:
+                self.partials.setdefault((*where, of), {})[i] = point
+        places = dict.fromkeys(w for w, _, _ in taken if w in self.turned_set)
+        return [o for o in map(self._open, places) if o is not None]
+
+    def drop(self, seat: int) -> list[Opened]:
+        """A member is dropped: the others open its shares for it from now on (§6.4); the
+        cards the partials held already open."""
+        if seat not in self.members:
+            return []
+        self.gone |= {self.member(seat)}
+        waiting = [w for w in self.turned if w not in self.opened]
+        return [o for o in map(self._open, waiting) if o is not None]
 
     def _verify(self, share: Share, key: bytes, cipher: tuple[bytes, bytes]) -> None:
         memo_key = (share, key, cipher)
@@ -230,16 +256,34 @@ class DeckRound:
                 f"the share of deck {share.deck} at {share.position}: its proof does not verify",
             )
 
-    def _open(self, where: tuple[int, int]) -> Opened | None:
+    def _points(self, where: tuple[int, int]) -> list[bytes] | None:
+        """Every member's share of ``where``: its own, or for a member dropped the Lagrange
+        combination of ``t`` partials (§6.4); ``None`` while one is missing."""
         held = self.shares.get(where, {})
-        if where in self.opened or len(held) < len(self.members):
+        t = threshold(len(self.members))
+        points = []
+        for m in range(len(self.members)):
+            point = held.get(m)
+            if point is None and m in self.gone and t is not None:
+                partials = self.partials.get((*where, m), {})
+                if len(partials) >= t:
+                    first = sorted(partials)[:t]
+                    point = combine_partials({j: partials[j] for j in first})
+            if point is None:
+                return None
+            points.append(point)
+        return points
+
+    def _open(self, where: tuple[int, int]) -> Opened | None:
+        if where in self.opened:
+            return None
+        points = self._points(where)
+        if points is None:
             return None
         assert self.final is not None
         deck, position = where
         try:
-            card: Card | None = open_card(
-                self.final[deck][position], (held[m] for m in range(len(self.members)))
-            )
+            card: Card | None = open_card(self.final[deck][position], points)
         except DeckError:
             card = None
         if card is not None and any(c == card for (d, _), c in self.opened.items() if d == deck):
@@ -247,11 +291,23 @@ class DeckRound:
         self.opened[where] = card
         return Opened(deck, position, card)
 
-    def owed(self, seat: int) -> list[tuple[int, int]]:
-        """The positions turned up that ``seat`` has not sent its share of (in turn-up
-        order): its duty (docs/shuffle.md §10.4)."""
+    def owed(self, seat: int) -> list[tuple[int, int, int]]:
+        """What ``seat`` owes, as ``(of member, deck, position)`` in turn-up order: its share
+        of every position turned up that it has not sent, and its partial share for each
+        member dropped whose own share of a position not opened yet is missing
+        (docs/shuffle.md §6.4, §10.4)."""
         i = self.member(seat)
-        return [w for w in self.turned if i not in self.shares.get(w, {})]
+        out = []
+        for w in self.turned:
+            held = self.shares.get(w, {})
+            if i not in held:
+                out.append((i, *w))
+            if w in self.opened or not self.gone:
+                continue
+            for m in sorted(self.gone - held.keys()):
+                if m != i and i not in self.partials.get((*w, m), {}):
+                    out.append((m, *w))
+        return out
 
     # -- open --------------------------------------------------------------------------------
     def take_open(self, seat: int, message: DeckOpen) -> None:
