@@ -45,6 +45,7 @@ from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
 __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
+_SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
 
 
 class Duties:
@@ -100,16 +101,19 @@ class Duties:
                 return
         self.done.add((int(kind), number, what))
 
-    def phase_event(self, final: GameState, ready_through: int | None) -> EventBody | None:
+    def phase_event(
+        self, final: GameState, ready_through: int | None, tentative: GameState | None = None
+    ) -> EventBody | None:
         """The phase event the final fold now asks of us, if any (``ready_through``: the last
-        round whose ``ready`` we sign by ourselves, ``None``: every round)."""
+        round whose ``ready`` we sign by ourselves, ``None``: every round). In a shuffle game
+        the shares owed in the ``tentative`` fold are due too (docs/shuffle.md §10.4)."""
         rs = final.round
         if self.seat not in rs.seats or self.seat in rs.forfeit:
             return None
         n = rs.number
         phase = final.phase
         if rs.deck is not None:
-            return self._deck_event(final, rs.deck)
+            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n)
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -167,6 +171,20 @@ class Duties:
             assert rs.expected is not None and rs.digest is not None
             return Result(_NONE, n, rs.digest, tuple(p.total for p in rs.expected.players))
         return None
+
+    def _tentative_shares(self, tentative: GameState | None, n: int) -> EventBody | None:
+        """The shares the tentative fold says we owe in round ``n`` (a turn-up we delivered
+        that is not final yet), once its deal is over."""
+        if tentative is None or tentative.round.number != n:
+            return None
+        deck = tentative.round.deck
+        if deck is None or deck.final is None or tentative.phase not in _SHARING:
+            return None
+        owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+        if not owed:
+            return None
+        me = deck.member(self.seat)
+        return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
 
     def _shares(
         self, deck: DeckRound, n: int, me: int, owed: list[tuple[int, int, int]]

@@ -671,6 +671,10 @@ class Peer:
         while self._store.redrain:
             self._drain(now)
             self._advance_final()
+        if self._final.round.deck is not None:
+            # A shuffle game: the shares of what the tentative fold turned up are due now,
+            # not at finality (docs/shuffle.md §10.3): a turn-up costs one round trip.
+            self._act()
         self._author.liveness(now)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):
