@@ -443,3 +443,23 @@ def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares
     # A partial for a member not dropped is refused.
     t.deck_event(0, t.partials(0, [(1, *deck.turned[0])]))
     assert t.refusals() == [RefusalCode.BAD_SHARE]
+
+
+def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() -> None:
+    t = ShuffleTable(4)  # a threshold of 3: two members gone leave cards nobody can open
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+
+    def vote_out(target: int, voters: list[int]) -> None:
+        quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
+        for voter in voters:
+            t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
+
+    vote_out(3, [0, 1, 2])
+    assert t.fold.phase is Phase.PLAY and 3 in t.fold.dropped
+    vote_out(2, [0, 1])
+    assert 2 in t.fold.dropped and t.fold.phase is Phase.OPEN
+    table = t.fold.table
+    assert table is not None and table.status.value == "blocked"
+    assert t.refusals() == []

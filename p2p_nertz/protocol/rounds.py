@@ -582,6 +582,12 @@ class RoundState:
         if table is None or not table.active[seat]:
             return False
         table = table.with_active(seat, False)
+        if playing and self.deck is not None and not self.deck.can_open:
+            # Too few members left to open a card of the member gone: the round ends blocked
+            # (docs/shuffle.md §6.4).
+            self.table = table = table.blocked(lamport)
+            notices.append(RoundEnded(self.number, RoundStatus.BLOCKED, table.clock, ()))
+            return True
         self.table = table
         if not (
             playing

@@ -256,6 +256,13 @@ class DeckRound:
                 f"the share of deck {share.deck} at {share.position}: its proof does not verify",
             )
 
+    @property
+    def can_open(self) -> bool:
+        """Whether the members left can still open every card: none is gone, or at least the
+        threshold of them is left (docs/shuffle.md §6.4)."""
+        t = threshold(len(self.members))
+        return not self.gone or (t is not None and len(self.members) - len(self.gone) >= t)
+
     def _points(self, where: tuple[int, int]) -> list[bytes] | None:
         """Every member's share of ``where``: its own, or for a member dropped the Lagrange
         combination of ``t`` partials (§6.4); ``None`` while one is missing."""

@@ -509,6 +509,14 @@ class Table:
         )
         return table, Play(seat, move, lamport, rotated=True, ended=ended)
 
+    def blocked(self, lamport: int) -> Table:
+        """This table with its round ended blocked at Lamport time ``lamport``: the protocol
+        ends a round that cannot go on (in a shuffle game, cards too few members are left to
+        open: docs/shuffle.md §6.4), scored as a blocked round is."""
+        if self.status is not RoundStatus.PLAYING:
+            return self
+        return _evolve(self, status=RoundStatus.BLOCKED, clock=max(self.clock, lamport))
+
     # -- scoring --------------------------------------------------------------------------
     def score(self) -> RoundScore:
         """Score the round as it stands (RULES.md: scoring a round)."""
