@@ -262,6 +262,10 @@ def test_kind_codes_are_stable() -> None:
         "result": 9,
         "drop": 10,
         "leave": 11,
+        "deck_key": 12,
+        "deck_stage": 13,
+        "deck_shares": 14,
+        "deck_open": 15,
         "beat": 64,
         "ack": 65,
         "want": 66,
@@ -384,7 +388,7 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "version-0": (RejectReason.BAD_VERSION, _raw(version=0), {}),
     "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
-    "kind-12": (RejectReason.UNKNOWN_KIND, _raw(kind=12), {}),
+    "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
     "kind-200": (RejectReason.UNKNOWN_KIND, _raw(kind=200, seq=0), {}),
     "wrong-game": (RejectReason.WRONG_GAME, VALID, {"game_id": OTHER_GAME}),
     "wrong-game-bad-signature": (
@@ -555,7 +559,7 @@ _positions = [
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,
     st.sampled_from([None, PREV]) | _junk,
     counters | _junk,
-    st.sampled_from([kind.value for kind in Kind] + [0, 12, 255]) | _junk,
+    st.sampled_from([kind.value for kind in Kind] + [0, 16, 255]) | _junk,
     bodies | _junk,
 ]
 

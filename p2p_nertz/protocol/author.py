@@ -177,7 +177,10 @@ class Author:
             if join is not None:
                 self.sign(join, None)
             return
-        body = duties.phase_event(final, ready_through)
+        # A shuffle game's shares are owed from the tentative fold too (docs/shuffle.md §10.4:
+        # a turn-up costs one round trip, not a finality); a commit game never refolds here.
+        tentative = self.chains.folds.tentative if final.round.deck is not None else None
+        body = duties.phase_event(final, ready_through, tentative)
         if body is not None:
             self.sign(body, None)
 

@@ -22,6 +22,8 @@ nerts    ``[frontier, round]``                                                  
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
 drop     ``[frontier, seat, last seq counted, reason, fork seq, [id prefixes]]``      Drop
 leave    ``[frontier]``                                                               Leave
+deck_*   ``[frontier, ...]``: a shuffle game's key, stage, shares, secret (kinds 12-15,    DeckEvent
+         docs/shuffle.md §8.1, fields as :mod:`p2p_nertz.deck.wire` gives them)
 beat     ``[head seq, head id or nil, [seq held per seat], [id prefix per seat]]``    Beat
 ack      as beat                                                                      Beat
 want     ``[seat, first seq, last seq]``                                              Want
@@ -43,6 +45,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
@@ -55,6 +59,8 @@ __all__ = [
     "VOTE_WINDOW",
     "Beat",
     "Commit",
+    "DeckEvent",
+    "DeckMessage",
     "Drop",
     "DropReason",
     "EventBody",
@@ -230,6 +236,32 @@ class Leave:
     frontier_ids: tuple[bytes, ...] = ()
 
 
+DeckMessage = DeckKey | DeckStage | DeckShares | DeckOpen
+
+
+@dataclass(frozen=True, slots=True)
+class DeckEvent:
+    """An event of a shuffle game's deal (docs/shuffle.md §8.1): the message of
+    :mod:`p2p_nertz.deck.wire` after the frontier.
+
+    The body parser checks every point, scalar and length; what depends on the round (its
+    members, the deck size, the counts of a dealing) the fold checks. A share's ``seat`` (its
+    maker's index among the round's members) is not on the wire: the parser leaves it 0, and
+    the fold sets it from the event's author.
+    """
+
+    frontier: tuple[int, ...]
+    message: DeckMessage
+    #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
+    #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
+    frontier_ids: tuple[bytes, ...] = ()
+
+    @property
+    def round(self) -> int:
+        """The round the message is of."""
+        return self.message.round
+
+
 @dataclass(frozen=True, slots=True)
 class Beat:
     """A heartbeat or ack: the author's feed head and what it holds of every feed.
@@ -254,7 +286,7 @@ class Want:
     last: int
 
 
-EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave
+EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave | DeckEvent
 EVENT_BODIES: dict[Kind, type] = {
     Kind.JOIN: Join,
     Kind.COMMIT: Commit,
@@ -267,6 +299,16 @@ EVENT_BODIES: dict[Kind, type] = {
     Kind.RESULT: Result,
     Kind.DROP: Drop,
     Kind.LEAVE: Leave,
+    Kind.DECK_KEY: DeckEvent,
+    Kind.DECK_STAGE: DeckEvent,
+    Kind.DECK_SHARES: DeckEvent,
+    Kind.DECK_OPEN: DeckEvent,
+}
+_DECK_KINDS: dict[type, Kind] = {
+    DeckKey: Kind.DECK_KEY,
+    DeckStage: Kind.DECK_STAGE,
+    DeckShares: Kind.DECK_SHARES,
+    DeckOpen: Kind.DECK_OPEN,
 }
 
 
@@ -307,6 +349,8 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
         return [frontier, body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
         return [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq, list(body.ids)]
+    if isinstance(body, DeckEvent):
+        return [frontier, *body.message.encode()]
     raise TypeError(f"not a body: {body!r}")
 
 
@@ -326,6 +370,8 @@ def kind_of(body: EventBody) -> Kind:
         if kind is MoveKind.CALL:
             return Kind.NERTS
         return Kind.CLAIM if body.move.is_lake else Kind.MOVE
+    if isinstance(body, DeckEvent):
+        return _DECK_KINDS[type(body.message)]
     for k, cls in EVENT_BODIES.items():
         if type(body) is cls:
             return k
@@ -582,7 +628,59 @@ def _parse_want(body: Body, seats: int) -> Want:
 
 
 #: The parser of each kind's body (one lookup: the if-chain it replaces tested the kinds in turn).
+def _deck_fields(body: Body, what: str) -> tuple[tuple[tuple[int, ...], tuple[bytes, ...]], Body]:
+    if not isinstance(body, tuple) or len(body) < 2:
+        raise ValueError(f"a {what} body is an array: the frontier, then its fields")
+    return body[0], body[1:]
+
+
+def _parse_deck_key(body: Body, seats: int) -> DeckEvent:
+    f, rest = _deck_fields(body, "deck_key")
+    if not isinstance(rest, tuple) or len(rest) != 7 or not isinstance(rest[6], tuple):
+        raise ValueError("a deck_key body has 7 fields after the frontier")
+    # The round's members are one more than the boxes (none for two): the fold checks that
+    # they are the round's.
+    members = len(rest[6]) + 1 if rest[6] else 2
+    if members > seats:
+        raise ValueError(f"a deck_key for {members} members in a game of {seats} seats")
+    return DeckEvent(*_with_frontier(f, seats, DeckKey.decode(rest, members=members)))
+
+
+def _parse_deck_stage(body: Body, seats: int) -> DeckEvent:
+    f, rest = _deck_fields(body, "deck_stage")
+    if not isinstance(rest, tuple) or len(rest) != 4 or not isinstance(rest[3], bytes):
+        raise ValueError("a deck_stage body has 4 fields after the frontier, its ciphers bin")
+    size, extra = divmod(len(rest[3]), CIPHER_BYTES)
+    if extra or not 1 <= size <= MAX_DECK:
+        raise ValueError(f"a deck_stage's ciphers are 64 bytes a card, not {len(rest[3])} bytes")
+    return DeckEvent(
+        *_with_frontier(f, seats, DeckStage.decode(rest, members=max(seats, 2), size=size))
+    )
+
+
+def _parse_deck_shares(body: Body, seats: int) -> DeckEvent:
+    f, rest = _deck_fields(body, "deck_shares")
+    message = DeckShares.decode(rest, seat=0, members=max(seats, 2), size=MAX_DECK)
+    return DeckEvent(*_with_frontier(f, seats, message))
+
+
+def _parse_deck_open(body: Body, seats: int) -> DeckEvent:
+    f, rest = _deck_fields(body, "deck_open")
+    return DeckEvent(*_with_frontier(f, seats, DeckOpen.decode(rest, members=max(seats, 2))))
+
+
+def _with_frontier(
+    f: Body, seats: int, message: DeckMessage
+) -> tuple[tuple[int, ...], DeckMessage, tuple[bytes, ...]]:
+    seqs, ids = _frontier(f, seats)
+    return seqs, message, ids
+
+
 _PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want]] = {
+    Kind.DECK_KEY: _parse_deck_key,
+    Kind.DECK_STAGE: _parse_deck_stage,
+    Kind.DECK_SHARES: _parse_deck_shares,
+    Kind.DECK_OPEN: _parse_deck_open,
     KIND_ACK: _parse_beat,
     KIND_BEAT: _parse_beat,
     KIND_MOVE: _parse_move,

@@ -16,9 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from p2p_nertz.deck.elgamal import initial_deck, shuffle_stage
+from p2p_nertz.deck.keys import MemberKey
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, share_context
+from p2p_nertz.deck.vss import deal_shares, open_share, threshold, x25519_public
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
+    DeckEvent,
     Drop,
     DropReason,
     EventBody,
@@ -30,13 +37,15 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.shuffle import MAX_SHARES_EVENT, DeckRound
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.rules import Tableau, shuffled_deck
+from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
 
 __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
+_SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
 
 
 class Duties:
@@ -47,6 +56,10 @@ class Duties:
         spec: the game.
         secret: the member's round secret of each round (never sent before the round is over).
         nonce: the member's round nonce of each round.
+        deck_key: the member's round secret of each round of a shuffle game (never sent
+            before the round is over).
+        box_secret: the X25519 secret of the member's identity, which opens the VSS shares
+            boxed to it (a shuffle game: docs/shuffle.md §6.2).
     """
 
     def __init__(
@@ -55,12 +68,21 @@ class Duties:
         spec: GameSpec,
         secret: Callable[[int], bytes],
         nonce: Callable[[int], bytes],
+        *,
+        deck_key: Callable[[int], MemberKey] | None = None,
+        box_secret: Callable[[], bytes] | None = None,
     ) -> None:
         self.seat = seat
         self.spec = spec
         self._secret = secret
         self._nonce = nonce
+        self._deck_key = deck_key
+        self._deck_keys: dict[int, MemberKey] = {}
         self.done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
+        #: (round, of member, deck, position) of every share of ours signed (a shuffle game)
+        self.shared: set[tuple[int, int, int, int]] = set()
+        self._box_secret = box_secret
+        self._sigmas: dict[tuple[int, int], int] = {}
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
@@ -70,16 +92,28 @@ class Duties:
         """One of our events is signed (or read back from our log)."""
         number = getattr(body, "round", 0)
         what = int(body.what) if isinstance(body, Reveal) else 0
+        if isinstance(body, DeckEvent):
+            message = body.message
+            if isinstance(message, DeckStage):
+                what = message.stage
+            elif isinstance(message, DeckShares):
+                self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
+                return
         self.done.add((int(kind), number, what))
 
-    def phase_event(self, final: GameState, ready_through: int | None) -> EventBody | None:
+    def phase_event(
+        self, final: GameState, ready_through: int | None, tentative: GameState | None = None
+    ) -> EventBody | None:
         """The phase event the final fold now asks of us, if any (``ready_through``: the last
-        round whose ``ready`` we sign by ourselves, ``None``: every round)."""
+        round whose ``ready`` we sign by ourselves, ``None``: every round). In a shuffle game
+        the shares owed in the ``tentative`` fold are due too (docs/shuffle.md §10.4)."""
         rs = final.round
         if self.seat not in rs.seats or self.seat in rs.forfeit:
             return None
         n = rs.number
         phase = final.phase
+        if rs.deck is not None:
+            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n)
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -100,6 +134,112 @@ class Duties:
             assert rs.expected is not None and rs.digest is not None
             scores = tuple(p.total for p in rs.expected.players)
             return Result(_NONE, n, rs.digest, scores)
+        return None
+
+    # -- a shuffle game (docs/shuffle.md §8.3, §10.4) ------------------------------------------
+    def _key(self, number: int) -> MemberKey:
+        key = self._deck_keys.get(number)
+        if key is None:
+            assert self._deck_key is not None, "a shuffle game's duties need the deck key"
+            key = self._deck_keys[number] = self._deck_key(number)
+        return key
+
+    def _deck_event(self, final: GameState, deck: DeckRound) -> EventBody | None:
+        """The shuffle event the final fold asks of us: our key, our next stage, the shares
+        we owe, our secret."""
+        n = final.round.number
+        phase = final.phase
+        me = deck.member(self.seat)
+        if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n):
+            key = self._key(n)
+            dealing = None
+            if threshold(len(deck.members)) is not None:
+                peers = self.spec.peer_ids
+                recipients = [x25519_public(peers[s]) for s in deck.members]
+                dealing = deal_shares(key, me, recipients)
+            return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing))
+        if phase is Phase.DEAL:
+            return self._stage(deck, n, me)
+        if phase is Phase.PLAY or phase is Phase.OPEN:
+            owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+            if owed:
+                return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
+        if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
+            return DeckEvent(_NONE, DeckOpen(n, self._key(n).x, ()))
+        if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
+            rs = final.round
+            assert rs.expected is not None and rs.digest is not None
+            return Result(_NONE, n, rs.digest, tuple(p.total for p in rs.expected.players))
+        return None
+
+    def _tentative_shares(self, tentative: GameState | None, n: int) -> EventBody | None:
+        """The shares the tentative fold says we owe in round ``n`` (a turn-up we delivered
+        that is not final yet), once its deal is over."""
+        if tentative is None or tentative.round.number != n:
+            return None
+        deck = tentative.round.deck
+        if deck is None or deck.final is None or tentative.phase not in _SHARING:
+            return None
+        owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+        if not owed:
+            return None
+        me = deck.member(self.seat)
+        return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
+
+    def _shares(
+        self, deck: DeckRound, n: int, me: int, owed: list[tuple[int, int, int]]
+    ) -> tuple[Share, ...]:
+        """Our shares of ``owed`` (``(of member, deck, position)``, at most an event's worth):
+        our own, or a partial of a member dropped from our VSS share of its secret (§6.4)."""
+        assert deck.final is not None
+        key = self._key(n)
+        out = []
+        for of, d, p in owed[:MAX_SHARES_EVENT]:
+            cipher = deck.final[d][p]
+            if of == me:
+                out.append(make_share(key, me, d, p, cipher))
+                continue
+            sigma = self._held(deck, n, me, of)
+            point, proof = prove_equal(sigma, cipher[0], share_context(key.context, me, of, d, p))
+            out.append(Share(me, of, d, p, point, proof))
+        return tuple(out)
+
+    def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:
+        """Our VSS share of member ``of``'s secret, from its box to us (opened once)."""
+        sigma = self._sigmas.get((n, of))
+        if sigma is None:
+            assert self._box_secret is not None, "a shuffle game's duties need the box key"
+            dealing = deck.keys[of].dealing
+            assert dealing is not None
+            sigma = open_share(
+                dealing,
+                public=deck.keys[of].key,
+                dealer=of,
+                seat=me,
+                members=len(deck.members),
+                secret=self._box_secret(),
+                context=deck.context,
+            )
+            self._sigmas[(n, of)] = sigma
+        return sigma
+
+    def _stage(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
+        """Our next stage, once the stage it shuffles is final (docs/shuffle.md §4.3)."""
+        members = len(deck.members)
+        for stage in range(members):
+            if self.is_done(Kind.DECK_STAGE, n, stage):
+                continue
+            d = (me - stage) % members
+            joint = deck.joint
+            if stage == 0:
+                source = initial_deck(new_deck(self.spec.rules.jokers), joint)
+            else:
+                held = deck.stages.get((d, stage - 1))
+                if held is None:
+                    return None  # its input is not final yet
+                source = held
+            out = shuffle_stage(self._key(n).x, deck.context, d, source, joint)
+            return DeckEvent(_NONE, DeckStage(n, d, stage, out))
         return None
 
     def abandon_to_answer(self, final: GameState, own: Sequence[Message]) -> int | None:

@@ -60,6 +60,10 @@ code  kind    meaning
 9     result  the author's lake digest and scores for the round: §5.6
 10    drop    a vote to drop a silent member, with the last seq held: §6
 11    leave   the author leaves the game
+12    deck_key     a shuffle game's round key, its proof and VSS dealing: docs/shuffle.md §8
+13    deck_stage   one stage of the pipelined shuffle of one deck
+14    deck_shares  decryption shares of the positions turned up
+15    deck_open    the author's round secret, once play is over
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
@@ -215,6 +219,12 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1; complain 16 and answer 17 are
+    #: not wired yet, §10.8)
+    DECK_KEY = 12
+    DECK_STAGE = 13
+    DECK_SHARES = 14
+    DECK_OPEN = 15
     BEAT = 64
     ACK = 65
     WANT = 66

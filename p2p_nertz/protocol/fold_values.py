@@ -44,8 +44,13 @@ class Phase(enum.Enum):
     JOINING = "joining"
     COMMIT = "commit"
     NONCE = "nonce"
+    #: a shuffle game (docs/shuffle.md §8.3): every member's key, then every stage of the deal
+    KEY = "key"
+    DEAL = "deal"
     PLAY = "play"
     REVEAL = "reveal"
+    #: a shuffle game: every member's round secret, once play is over
+    OPEN = "open"
     RESULT = "result"
     OVER = "over"
 
@@ -122,6 +127,21 @@ class RefusalCode(enum.StrEnum):
     """A readmission of a member that left, was dropped for cheating, or asked before its cut."""
     BAD_ABANDON = "bad_abandon"
     """An abandon with other members than its author and the absent one left."""
+    WRONG_DEAL = "wrong_deal"
+    """An event of the other deal than the game's (a commit in a shuffle game, a shuffle event
+    in a commit game: docs/shuffle.md §10.6)."""
+    BAD_KEY = "bad_key"
+    """A round key that is no point, whose proof fails, or whose dealing has the wrong shape."""
+    BAD_STAGE = "bad_stage_shape"
+    """A shuffle stage from another member than the schedule's, of the wrong size, or before
+    its input (docs/shuffle.md §8.5)."""
+    BAD_SHARE = "bad_share"
+    """A decryption share whose proof fails, for a member other than its author, or twice."""
+    BAD_OPEN = "bad_open"
+    """A revealed round secret that is not the author's key's."""
+    BAD_CARD = "bad_card"
+    """A position whose right shares open no card, or a card its deck has already shown: a
+    stage substituted a ciphertext (docs/shuffle.md §5; the checks after the round say whose)."""
     INVALID = "invalid"
     """Anything else the rules refuse in the event (a :class:`~p2p_nertz.errors.NertzError`
     or ``ValueError`` of the rules engine)."""

@@ -202,4 +202,6 @@ def local_move(
                 + (f" (seat {who} got there first)" if who is not None else "")
             )
         card = play.resolution.claim.card
+    if tentative.round.deck is not None:
+        return move, card, ()  # a shuffle game: the table's shares turn cards up (shuffle.md §10.1)
     return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)

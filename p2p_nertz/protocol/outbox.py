@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from p2p_nertz.deck.keys import MemberKey
+from p2p_nertz.deck.vss import x25519_secret
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, held_ids, kind_of
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
@@ -23,6 +25,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.shuffle import local_deck_key
 
 __all__ = ["Outbox"]
 
@@ -79,6 +82,14 @@ class Outbox:
     def nonce(self, number: int) -> bytes:
         """Our nonce of round ``number`` (derived from our key)."""
         return st.local_nonce(self._private, self._game_id, number)
+
+    def box_secret(self) -> bytes:
+        """The X25519 secret of our identity: it opens the VSS shares boxed to us."""
+        return x25519_secret(self._private)
+
+    def deck_key(self, number: int) -> MemberKey:
+        """Our round secret of a shuffle game's round ``number`` (derived from our key)."""
+        return local_deck_key(self._private, self._game_id, number)
 
     # -- signing ----------------------------------------------------------------------------
     def reserve(self, clock: int) -> None:

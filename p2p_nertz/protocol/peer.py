@@ -258,7 +258,14 @@ class Peer:
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
         folds = Folds(self._final, own=self.seat)
         folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
-        self._duties = Duties(self.seat, self.spec, self._secret, self._nonce)
+        self._duties = Duties(
+            self.seat,
+            self.spec,
+            self._secret,
+            self._nonce,
+            deck_key=self._outbox.deck_key,
+            box_secret=self._outbox.box_secret,
+        )
         self._chains = Chains(
             self.seat,
             store=self._store,
@@ -662,6 +669,10 @@ class Peer:
         while self._store.redrain:
             self._drain(now)
             self._advance_final()
+        if self._final.round.deck is not None:
+            # A shuffle game: the shares of what the tentative fold turned up are due now,
+            # not at finality (docs/shuffle.md §10.3): a turn-up costs one round trip.
+            self._act()
         self._author.liveness(now)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):

@@ -25,6 +25,9 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from p2p_nertz.deck.check import Fault, FaultKind
+from p2p_nertz.deck.group import scalar_bytes
+from p2p_nertz.deck.wire import DeckOpen, DeckShares
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Commit, Play
 from p2p_nertz.protocol.fold_values import (
@@ -39,6 +42,7 @@ from p2p_nertz.protocol.fold_values import (
     RoundEnded,
 )
 from p2p_nertz.protocol.roster import Roster
+from p2p_nertz.protocol.shuffle import DeckRound, Opened
 from p2p_nertz.rules import (
     NERTS_PILE_SIZE,
     Card,
@@ -55,7 +59,7 @@ from p2p_nertz.rules import (
     new_deck,
     shuffled_deck,
 )
-from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.rules.cards import HIDDEN, sealed, sealed_position
 from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
 from p2p_nertz.rules.moves import MOVE_CALL, MOVE_PASS, MOVE_TURN
 from p2p_nertz.rules.table import STATUS_NERTS
@@ -158,6 +162,9 @@ class RoundState:
     #: (seat, seq) of every result folded, in fold order: an abandon reads which rounds its
     #: author had seen scored from its frontier (§9.3)
     result_seqs: tuple[tuple[int, int], ...] = ()
+    #: a shuffle game's deal (docs/shuffle.md §10): keys, stages, shares, secrets; ``None``
+    #: in a commit game
+    deck: DeckRound | None = None
 
     def copy(self) -> RoundState:
         """An independent copy (the fold's copy; the peer copies folds often: built from the
@@ -170,6 +177,8 @@ class RoundState:
         new.top_events = dict(self.top_events)
         new.secrets = dict(self.secrets)
         new.dealt = dict(self.dealt)
+        if self.deck is not None:
+            new.deck = self.deck.copy()
         return new
 
     # -- the fair deal (DESIGN.md §5.2): the caller has checked the phase --------------------
@@ -206,6 +215,25 @@ class RoundState:
             )
         self.secrets[seat] = secret
 
+    def take_deck_secret(self, seat: int, message: DeckOpen) -> None:
+        """``seat`` reveals its round secret once play is over (a shuffle game)."""
+        assert self.deck is not None
+        self.deck.take_open(seat, message)
+        self.secrets[seat] = scalar_bytes(message.secret)
+
+    def _shuffle_faults(self) -> list[tuple[int, Reason]]:
+        """The checks after the round of a shuffle game: the seats at fault, with why (a
+        stage that is not its secret's, a secret that is not its key's; none revealed is a
+        forfeit already)."""
+        deck = self.deck
+        assert deck is not None
+        caught: dict[int, Reason] = {}
+        for fault in deck.faults():
+            if fault.kind is FaultKind.UNREVEALED:
+                continue
+            caught.setdefault(deck.members[fault.seat], _fault_reason(fault))
+        return sorted(caught.items())
+
     def deal(self, rules: Rules, seats: int, dropped: dict[int, int]) -> None:
         """Every nonce is in: ``R``, and a table of hidden tableaux for the seats dealt in."""
         playing = sorted(self.seats - self.forfeit - set(dropped))
@@ -219,6 +247,52 @@ class RoundState:
         )
         active = [s in playing for s in range(seats)]
         self.table = Table.from_tableaux(rules, [hidden] * seats, active=active, number=self.number)
+
+    # -- the dealerless shuffle (docs/shuffle.md §10) ----------------------------------------
+    def deal_sealed(self, rules: Rules, seats: int) -> None:
+        """Every stage is in: a table of sealed tableaux for the round's members, every seat
+        dealt in, and the deal's face-up positions of every deck turned up."""
+        deck = self.deck
+        assert deck is not None
+        deck.finish_deal()
+        self.playing = frozenset(deck.members)
+        self.ready = self.playing
+        dealt = Tableau.sealed(rules)
+        hidden = Tableau(
+            (HIDDEN,) * NERTS_PILE_SIZE, tuple(() for _ in range(rules.work_piles)), (), ()
+        )
+        active = [s in self.playing for s in range(seats)]
+        tableaux = [dealt if s in self.playing else hidden for s in range(seats)]
+        self.table = Table.from_tableaux(rules, tableaux, active=active, number=self.number)
+        shown = [p for p in map(sealed_position, dealt.shown) if p is not None]
+        for d in range(len(deck.members)):
+            self._put(deck.turn_up(d, shown))
+
+    def take_shares(self, seat: int, message: DeckShares) -> None:
+        """``seat``'s decryption shares; the cards they open go face up where they lie."""
+        assert self.deck is not None
+        if self.table is None or self.deck.final is None:
+            raise Refuse(_C.WRONG_PHASE, "decryption shares before the deal is over")
+        self._put(self.deck.take_shares(seat, message))
+
+    def _put(self, opened: list[Opened]) -> None:
+        """Cards opened, each in place of its sealed card. A position that opens to no card
+        stays sealed (nobody can play it); the checks after the round name the stage at
+        fault."""
+        deck = self.deck
+        assert deck is not None and self.table is not None
+        for o in opened:
+            if o.card is None:
+                continue
+            seat = deck.members[o.deck]
+            table = self.table
+            tableau = table.tableaux[seat].opened(sealed(o.position), o.card)
+            self.table = table.with_tableau(seat, tableau)
+            self.seen[seat] = self.seen.get(seat, frozenset()) | {o.card.physical}
+
+    def _turned_up(self, seat: int, before: Tableau, move: Move, rules: Rules) -> list[int]:
+        """The sealed positions ``move`` turns up on ``before`` (the rules say which)."""
+        return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
 
     def take_deal(
         self,
@@ -273,9 +347,20 @@ class RoundState:
         seat = event.seat
         move = body.move
         before = table.tableaux[seat]
-        tableau, seen = self._fill_reveals(seat, before, move, body.reveals, rules)
+        deck = self.deck
+        if deck is None:
+            tableau, seen = self._fill_reveals(seat, before, move, body.reveals, rules)
+            turned: list[int] = []
+        elif body.reveals:
+            raise Refuse(_C.REVEAL_COUNT, "a shuffle game's move names no card it turns up")
+        else:
+            tableau, seen = before, self.seen.get(seat, frozenset())
+            turned = self._turned_up(seat, before, move, rules)
         if move.is_lake and self._claim_unseen(event, body, tableau, roster):
             self._lose_unseen(event, body, filled=(before, tableau, seen), notices=notices)
+            if turned:  # a turn-up stands even if its claim loses
+                assert deck is not None
+                self._put(deck.turn_up(deck.member(seat), turned))
             return False
         if tableau is not before:  # the move showed hidden cards
             table = table.with_tableau(seat, tableau)
@@ -285,6 +370,9 @@ class RoundState:
             raise Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
         self.table = new
         self.seen[seat] = seen
+        if turned:
+            assert deck is not None
+            self._put(deck.turn_up(deck.member(seat), turned))
         self._record(event, body, play, notices)
         self._track_passes(event, move, new, play, notices)
         return self._ended(event, move, new, play, notices)
@@ -487,10 +575,19 @@ class RoundState:
         """``seat`` is out of the game (dropped, gone or abandoned) by the event ``by`` (seat,
         seq) at Lamport time ``lamport``: its tableau leaves the table. ``playing``: the game is
         in its play phase. Whether that ended the round (the caller moves to the reveal)."""
+        if self.deck is not None and self.deck.final is not None:
+            # The others open its shares for it from now on (docs/shuffle.md §6.4).
+            self._put(self.deck.drop(seat))
         table = self.table
         if table is None or not table.active[seat]:
             return False
         table = table.with_active(seat, False)
+        if playing and self.deck is not None and not self.deck.can_open:
+            # Too few members left to open a card of the member gone: the round ends blocked
+            # (docs/shuffle.md §6.4).
+            self.table = table = table.blocked(lamport)
+            notices.append(RoundEnded(self.number, RoundStatus.BLOCKED, table.clock, ()))
+            return True
         self.table = table
         if not (
             playing
@@ -520,12 +617,16 @@ class RoundState:
         caught by the replay, or whose secret is missing, forfeits; so does a seat dealt in and
         dropped since). The seats caught, with why, in seat order."""
         table = self.table
-        assert table is not None and self.randomness is not None
+        assert table is not None
         caught: list[tuple[int, Reason]] = []
-        for seat in sorted(self.secrets):
-            problem = replay_seat(rules, self, seat, seat_deck(rules, self, seat))
-            if problem is not None:
-                caught.append((seat, problem))
+        if self.deck is not None:
+            caught = self._shuffle_faults()
+        else:
+            assert self.randomness is not None
+            for seat in sorted(self.secrets):
+                problem = replay_seat(rules, self, seat, seat_deck(rules, self, seat))
+                if problem is not None:
+                    caught.append((seat, problem))
         cheated = {seat for seat, _ in caught}
         # A seat dealt in and then dropped (silent, withholding, or gone) forfeits too: going
         # silent before the reveal must never cost less than being caught by it.
@@ -542,6 +643,11 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def _fault_reason(fault: Fault) -> Reason:
+    code = _C.BAD_STAGE if fault.kind is FaultKind.BAD_STAGE else _C.BAD_OPEN
+    return Reason(code, f"the checks after the round: {fault}")
 
 
 #: every field of a RoundState, in order (RoundState.copy)

@@ -11,6 +11,7 @@ component of the total order of events ``(lamport, author, seq)``.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from p2p_nertz.errors import InvalidRulesError
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
-__all__ = ["MAX_SPEC_SIZE", "SPEC_NOTE", "GameSpec", "Member"]
+__all__ = ["MAX_SPEC_SIZE", "SPEC_NOTE", "Deal", "GameSpec", "Member"]
 
 _SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
 MAX_NAME = 32
@@ -34,6 +35,17 @@ SPEC_NOTE: Final = "spec"
 of every log a node starts, so a log names its game's roster and rules by itself (the header's
 game id is their hash, so the note cannot lie), and what an audit reads the game from
 (docs/log-format.md §5). The node writes it, the audit and the simulator's logs use it."""
+
+
+class Deal(enum.StrEnum):
+    """How a game deals its decks: a game option, bound into the game id."""
+
+    COMMIT = "commit"
+    """Each member's deck from its committed secret and everyone's nonces (docs/protocol.md
+    §8.2): nobody else reads it before the round ends, but its owner's machine can."""
+    SHUFFLE = "shuffle"
+    """Decks shuffled by every member and opened card by card by the whole table, nobody
+    reading a face-down card, its owner included (docs/shuffle.md; protocol version 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +72,23 @@ class GameSpec:
         rules: the rules of the game.
         label: free bytes that make two games of the same people and rules distinct (the
             convener picks them, e.g. from a clock or randomness *outside* the core).
+        deal: how the decks are dealt (:class:`Deal`; docs/shuffle.md §10.6).
     """
 
     members: tuple[Member, ...]
     rules: Rules
     label: bytes
+    deal: Deal = Deal.COMMIT
 
     @classmethod
-    def create(cls, members: Sequence[tuple[bytes, str]], rules: Rules, label: bytes) -> GameSpec:
+    def create(
+        cls,
+        members: Sequence[tuple[bytes, str]],
+        rules: Rules,
+        label: bytes,
+        *,
+        deal: Deal = Deal.COMMIT,
+    ) -> GameSpec:
         """A spec for these ``(peer id, name)`` pairs, in seat order.
 
         Raises:
@@ -95,7 +116,9 @@ class GameSpec:
         rules.validate_players(len(roster))
         if len(label) > 64:
             raise InvalidRulesError("the game label is at most 64 bytes")
-        return cls(tuple(roster), rules, bytes(label))
+        if not isinstance(deal, Deal):
+            raise InvalidRulesError(f"unknown deal {deal!r} (commit or shuffle)")
+        return cls(tuple(roster), rules, bytes(label), deal)
 
     @property
     def seats(self) -> int:
@@ -119,16 +142,18 @@ class GameSpec:
         raise KeyError(fingerprint(peer_id))
 
     def to_wire(self) -> bytes:
-        """The canonical msgpack form (what the game id hashes)."""
-        packed: bytes = msgpack.packb(
-            [
-                1,
-                [[m.peer_id, m.name] for m in self.members],
-                self.rules.to_dict(),
-                self.label,
-            ],
-            use_bin_type=True,
-        )
+        """The canonical msgpack form (what the game id hashes). The options of the game that
+        are not the default follow as a fifth field, a map (``{"deal": "shuffle"}``): a game
+        with every default has the four fields it always had, and the same id."""
+        fields = [
+            1,
+            [[m.peer_id, m.name] for m in self.members],
+            self.rules.to_dict(),
+            self.label,
+        ]
+        if self.deal is not Deal.COMMIT:
+            fields.append({"deal": self.deal.value})
+        packed: bytes = msgpack.packb(fields, use_bin_type=True)
         return packed
 
     @classmethod
@@ -149,16 +174,23 @@ class GameSpec:
                 "its bytes are not a game spec at all (a spec is the game.spec file that "
                 "`nertz play --bots`, `nertz demo` or the lobby writes)"
             ) from None
-        if not isinstance(fields, list) or len(fields) != 4:
+        if not isinstance(fields, list) or len(fields) not in (4, 5):
             raise InvalidRulesError(
                 "it is not a game spec: a spec holds four fields (version, roster, rules, label)"
+                " and its options"
             )
         try:
-            version, roster, rules, label = fields
+            version, roster, rules, label, *options = fields
             if version != 1:
                 raise InvalidRulesError(f"unknown game spec version {version!r}")
             members = [(bytes(p), str(n)) for p, n in roster]
-            spec = cls.create(members, Rules.from_dict(dict(rules)), bytes(label))
+            deal = Deal.COMMIT
+            if options:
+                extra = dict(options[0])
+                if set(extra) != {"deal"} or extra["deal"] not in {d.value for d in Deal}:
+                    raise InvalidRulesError(f"unknown game options {options[0]!r}")
+                deal = Deal(extra["deal"])
+            spec = cls.create(members, Rules.from_dict(dict(rules)), bytes(label), deal=deal)
         except InvalidRulesError:
             raise
         except Exception as exc:
@@ -178,4 +210,5 @@ class GameSpec:
             "game_id": self.game_id.hex(),
             "players": [{"name": m.name, "fingerprint": m.fingerprint} for m in self.members],
             "rules": self.rules.to_dict(),
+            "deal": self.deal.value,
         }

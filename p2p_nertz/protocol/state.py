@@ -48,10 +48,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
+from p2p_nertz.deck.keys import round_context
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.abandonment import Abandonment
 from p2p_nertz.protocol.bodies import (
     Commit,
+    DeckEvent,
     Drop,
     DropReason,
     Join,
@@ -97,7 +100,8 @@ from p2p_nertz.protocol.rounds import (
     seat_deck,
     secret_hash,
 )
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.shuffle import DeckRound
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Game, RoundScore, Table
 
 __all__ = [
@@ -304,8 +308,18 @@ class GameState:
             return frozenset(rs.seats - set(rs.nonces) - out)
         if self.phase is Phase.PLAY:
             return frozenset(rs.seats - rs.ready - out)
-        if self.phase is Phase.REVEAL:
+        if self.phase is Phase.REVEAL or self.phase is Phase.OPEN:
             return frozenset(rs.seats - set(rs.secrets) - out)
+        if self.phase is Phase.KEY or self.phase is Phase.DEAL:
+            deck = rs.deck
+            assert deck is not None
+            n = len(deck.members)
+            if self.phase is Phase.KEY:
+                done = {deck.members[i] for i in deck.keys}
+            else:
+                made = deck.stages.keys()
+                done = {deck.members[i] for i in range(n) if _stages_of(deck, i) <= made}
+            return frozenset(rs.seats - done - out)
         if self.phase is Phase.RESULT:
             return frozenset(rs.seats - rs.results - out)
         return frozenset()
@@ -423,12 +437,14 @@ class GameState:
 
     def _commit(self, event: Event, notices: list[Notice]) -> None:
         body = event.body
+        self._not_shuffled()
         assert isinstance(body, Commit)
         self._expect(Phase.COMMIT, body.round, event.seat)
         self.round.take_commit(event.seat, body)
 
     def _reveal(self, event: Event, notices: list[Notice]) -> None:
         body = event.body
+        self._not_shuffled()
         assert isinstance(body, Reveal)
         if body.what is RevealWhat.NONCE:
             self._expect(Phase.NONCE, body.round, event.seat)
@@ -439,6 +455,7 @@ class GameState:
 
     def _ready(self, event: Event, notices: list[Notice]) -> None:
         body = event.body
+        self._not_shuffled()
         assert isinstance(body, Ready)
         seat = event.seat
         self._expect(Phase.PLAY, body.round, seat)
@@ -447,7 +464,42 @@ class GameState:
 
     def _play(self, event: Event, notices: list[Notice]) -> None:
         if self.round.play(event, self.rules, self.roster, notices):
-            self._set_phase(Phase.REVEAL, notices)
+            self._set_phase(self._after_play, notices)
+
+    @property
+    def _after_play(self) -> Phase:
+        """The phase that follows play: the secrets revealed (commit) or opened (shuffle)."""
+        return Phase.REVEAL if self.round.deck is None else Phase.OPEN
+
+    def _deck_event(self, event: Event, notices: list[Notice]) -> None:
+        """An event of the dealerless shuffle (docs/shuffle.md §8.1, §10.7)."""
+        body = event.body
+        assert isinstance(body, DeckEvent)
+        rs = self.round
+        if rs.deck is None:
+            raise Refuse(_C.WRONG_DEAL, "a shuffle event in a game dealt by commit and reveal")
+        message = body.message
+        seat = event.seat
+        if isinstance(message, DeckKey):
+            self._expect(Phase.KEY, message.round, seat)
+            rs.deck.take_key(seat, message)
+        elif isinstance(message, DeckStage):
+            self._expect(Phase.DEAL, message.round, seat)
+            rs.deck.take_stage(seat, message)
+        elif isinstance(message, DeckShares):
+            # Shares come in play, and after it for turn-ups of the moves still in the air.
+            if message.round != rs.number or self.phase not in (Phase.PLAY, Phase.OPEN):
+                raise Refuse(_C.WRONG_PHASE, f"shares of round {message.round} out of play")
+            self._expect(self.phase, message.round, seat)
+            rs.take_shares(seat, message)
+        else:
+            assert isinstance(message, DeckOpen)
+            self._expect(Phase.OPEN, message.round, seat)
+            rs.take_deck_secret(seat, message)
+
+    def _not_shuffled(self) -> None:
+        if self.round.deck is not None:
+            raise Refuse(_C.WRONG_DEAL, "a commit-and-reveal event in a shuffle game")
 
     def _result(self, event: Event, notices: list[Notice]) -> None:
         body = event.body
@@ -511,7 +563,7 @@ class GameState:
             by=self._event,
             notices=notices,
         ):
-            self._set_phase(Phase.REVEAL, notices)
+            self._set_phase(self._after_play, notices)
         notices.append(MemberDropped(seat, cut, left))
 
     def _abandon(self, event: Event, body: Drop, notices: list[Notice]) -> None:
@@ -585,8 +637,18 @@ class GameState:
                 self._set_phase(Phase.NONCE, notices)
             elif phase is Phase.NONCE:
                 self._deal(notices)
-            elif phase is Phase.REVEAL:
+            elif phase is Phase.REVEAL or phase is Phase.OPEN:
                 self._verify_and_score(notices)
+            elif phase is Phase.KEY:
+                self._set_phase(Phase.DEAL, notices)
+            elif phase is Phase.DEAL:
+                assert self.round.deck is not None
+                if not self.round.deck.dealt:
+                    # A member dropped before its stages: the deal restarts with the members
+                    # left (docs/shuffle.md §8.4), not wired yet (§10.8).
+                    return
+                self.round.deal_sealed(self.rules, self.spec.seats)
+                self._set_phase(Phase.PLAY, notices)
             elif phase is Phase.RESULT:
                 self._record(notices)
 
@@ -610,8 +672,15 @@ class GameState:
             return
         if self.round.number:
             self.past_rounds += (self.round,)
-        self.round = RoundState(self.round.number + 1, seats)
-        self._set_phase(Phase.COMMIT, notices)
+        number = self.round.number + 1
+        self.round = RoundState(number, seats)
+        if self.spec.deal is Deal.SHUFFLE:
+            members = tuple(sorted(seats))
+            context = round_context(self.spec.game_id, number)
+            self.round.deck = DeckRound(members, context, self.rules.jokers)
+            self._set_phase(Phase.KEY, notices)
+        else:
+            self._set_phase(Phase.COMMIT, notices)
 
     def _deal(self, notices: list[Notice]) -> None:
         self.round.deal(self.rules, self.spec.seats, self.roster.dropped)
@@ -620,8 +689,9 @@ class GameState:
     def _verify_and_score(self, notices: list[Notice]) -> None:
         """Every secret is in: replay each seat against its deck, then score
         (:meth:`RoundState.score`); a seat caught lying is refused its whole round (seq 0)."""
+        kind = Kind.REVEAL if self.round.deck is None else Kind.DECK_OPEN
         for seat, problem in self.round.score(self.rules, self.roster.dropped):
-            violation = Violation(seat, 0, Kind.REVEAL, problem)
+            violation = Violation(seat, 0, kind, problem)
             self.violations += (violation,)
             notices.append(Refused(violation))
         self._set_phase(Phase.RESULT, notices)
@@ -696,4 +766,14 @@ _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.RESULT: GameState._result,
     Kind.DROP: GameState._drop,
     Kind.LEAVE: GameState._leave,
+    Kind.DECK_KEY: GameState._deck_event,
+    Kind.DECK_STAGE: GameState._deck_event,
+    Kind.DECK_SHARES: GameState._deck_event,
+    Kind.DECK_OPEN: GameState._deck_event,
 }
+
+
+def _stages_of(deck: DeckRound, member: int) -> set[tuple[int, int]]:
+    """The (deck, stage) pairs ``member`` makes: deck ``(member − s) mod N`` at stage ``s``."""
+    n = len(deck.members)
+    return {((member - st) % n, st) for st in range(n)}

@@ -18,8 +18,11 @@ from p2p_nertz.rules.cards import (
     Suit,
     card,
     format_cards,
+    is_unknown,
     new_deck,
     parse_cards,
+    sealed,
+    sealed_position,
     shuffled_deck,
 )
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
@@ -59,8 +62,11 @@ __all__ = [
     "card",
     "fits_on",
     "format_cards",
+    "is_unknown",
     "new_deck",
     "parse_cards",
     "resolve",
+    "sealed",
+    "sealed_position",
     "shuffled_deck",
 ]

@@ -35,8 +35,11 @@ __all__ = [
     "Suit",
     "card",
     "format_cards",
+    "is_unknown",
     "new_deck",
     "parse_cards",
+    "sealed",
+    "sealed_position",
     "shuffled_deck",
 ]
 
@@ -83,6 +86,8 @@ _RANK_INPUT = {name: r for r, name in enumerate(RANK_NAMES) if name} | {"T": 10,
 _RANK_INPUT |= {k.lower(): v for k, v in _RANK_INPUT.items()}
 
 MAX_JOKERS = 2
+#: The most cards a deck holds (52 and two jokers).
+MAX_DECK_SIZE = 54
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -236,6 +241,68 @@ def _hidden_card() -> Card:
 #: written ``??`` and never moves to a place where its identity would matter.
 HIDDEN: Card = _hidden_card()
 _PARSE_CACHE["??"] = HIDDEN
+
+
+class _Sealed(Card):
+    """A face-down card of a shuffled deck nobody can read (docs/shuffle.md §10.2): no card
+    yet, but it knows its place in its owner's deck, ``position``, so that the table can open
+    it where it lies once the members' shares give its card. Written ``??`` like
+    :data:`HIDDEN`; two sealed cards are equal only at the same position. Built by
+    :func:`sealed` only."""
+
+    __slots__ = ("position",)
+    position: int
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, _Sealed) and other.position == self.position)
+
+    def __hash__(self) -> int:
+        return hash(("sealed", self.position))
+
+    def __repr__(self) -> str:
+        return f"sealed({self.position})"
+
+
+def _sealed_card(position: int) -> _Sealed:
+    card = object.__new__(_Sealed)
+    for name, value in (("rank", 0), ("suit", None), ("joker", 0), ("red", False), ("code", 0)):
+        object.__setattr__(card, name, value)
+    object.__setattr__(card, "position", position)
+    return card
+
+
+_SEALED: tuple[_Sealed, ...] = tuple(_sealed_card(p) for p in range(MAX_DECK_SIZE))
+
+
+def sealed(position: int) -> Card:
+    """The sealed card at ``position`` of a deck (0 is the bottom, the last the top): a
+    face-down card of a shuffle game, known to nobody until its shares open it.
+
+    >>> sealed(51), str(sealed(51)), sealed(51) == sealed(3), is_unknown(sealed(3))
+    (sealed(51), '??', False, True)
+    """
+    if not 0 <= position < MAX_DECK_SIZE:
+        raise ValueError(f"a deck position is 0..{MAX_DECK_SIZE - 1}, not {position}")
+    return _SEALED[position]
+
+
+def sealed_position(card: Card) -> int | None:
+    """The deck position of a sealed card, ``None`` for any other card.
+
+    >>> sealed_position(sealed(7)), sealed_position(Card.parse("7H")), sealed_position(HIDDEN)
+    (7, None, None)
+    """
+    return card.position if isinstance(card, _Sealed) else None
+
+
+def is_unknown(card: Card) -> bool:
+    """Whether ``card`` is face down to this machine (:data:`HIDDEN` or sealed): no card to
+    play, claim or build on (RULES.md: a card not turned up yet cannot be played).
+
+    >>> is_unknown(HIDDEN), is_unknown(Card.parse("JK1")), is_unknown(Card.parse("AS"))
+    (True, False, False)
+    """
+    return not (card.rank or card.joker)
 
 
 #: A place in a :class:`CoveredPile` that a person at the table cannot see (a card face down,

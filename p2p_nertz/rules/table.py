@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
-from p2p_nertz.rules.cards import SUITS, Card
+from p2p_nertz.rules.cards import SUITS, Card, is_unknown
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.lake import Claim, Lake, Resolution
 from p2p_nertz.rules.moves import (
@@ -446,6 +446,8 @@ class Table:
         tableau = self.tableaux[seat]
         try:
             card, taken = tableau.take(move.source)
+            if is_unknown(card):
+                raise IllegalMoveError("a card not turned up yet cannot be played")
             played = _as_played(card, move.declare)
             foundation = move.foundation or self.lake_target(seat, move.source, move.declare)
             claim = Claim(seat, played, move.source, foundation, lamport)
@@ -506,6 +508,14 @@ class Table:
             turn=turn,
         )
         return table, Play(seat, move, lamport, rotated=True, ended=ended)
+
+    def blocked(self, lamport: int) -> Table:
+        """This table with its round ended blocked at Lamport time ``lamport``: the protocol
+        ends a round that cannot go on (in a shuffle game, cards too few members are left to
+        open: docs/shuffle.md §6.4), scored as a blocked round is."""
+        if self.status is not RoundStatus.PLAYING:
+            return self
+        return _evolve(self, status=RoundStatus.BLOCKED, clock=max(self.clock, lamport))
 
     # -- scoring --------------------------------------------------------------------------
     def score(self) -> RoundScore:
@@ -662,11 +672,13 @@ def _generate(table: Table, seat: int) -> Iterator[Move]:
     work = t.work
     piles = t.work_piles
     sources: list[tuple[Pile, Card]] = []
-    if t.nerts:
-        sources.append((Pile.NERTS, t.nerts[-1]))
-    if t.waste:
-        sources.append((Pile.WASTE, t.waste[-1]))
-    sources += [(p, work[p - 1][-1]) for p in piles if work[p - 1]]
+    # A card not turned up yet (sealed in a shuffle game) is no source (RULES.md: a card not
+    # turned up yet cannot be played): ``rank or joker`` is ``not is_unknown``, inlined.
+    if t.nerts and ((c := t.nerts[-1]).rank or c.joker):
+        sources.append((Pile.NERTS, c))
+    if t.waste and ((c := t.waste[-1]).rank or c.joker):
+        sources.append((Pile.WASTE, c))
+    sources += [(p, c) for p in piles if (w := work[p - 1]) and ((c := w[-1]).rank or c.joker)]
     # To the lake.
     for src, c in sources:
         if c.suit is None:  # an undeclared joker: declare it as an ace or a next card
@@ -716,6 +728,8 @@ def _pile_moves(
                     yield Move.to_pile(src, dst, count)
                     continue
                 exposed = dest[-1]
+                if not (exposed.rank or exposed.joker) or not (dest[0].rank or dest[0].joker):
+                    continue  # a work pile whose dealt card is not turned up yet
                 if exposed.suit is None:
                     below = dest[-2] if len(dest) > 1 else None
                     for decl in joker_options_on(bottom, below):

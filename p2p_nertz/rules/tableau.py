@@ -26,7 +26,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
-from p2p_nertz.rules.cards import HIDDEN, SUITS, Card, CoveredPile, format_cards, parse_cards
+from p2p_nertz.rules.cards import (
+    HIDDEN,
+    SUITS,
+    Card,
+    CoveredPile,
+    format_cards,
+    is_unknown,
+    parse_cards,
+    sealed,
+)
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.moves import (
     MOVE_CALL,
@@ -138,6 +147,39 @@ class Tableau:
             (HIDDEN,) * rules.stock_size,
             (),
         )
+
+    @classmethod
+    def sealed(cls, rules: Rules) -> Tableau:
+        """A shuffled deck nobody can read, dealt (docs/shuffle.md §4.4): every card the
+        :func:`~p2p_nertz.rules.cards.sealed` card of its deck position, dealt as
+        :meth:`deal` deals a deck (the last position on top).
+
+        >>> t = Tableau.sealed(Rules())
+        >>> t.shown[0], t.nerts[0], t.stock[-1], t.stock[0]
+        (sealed(39), sealed(51), sealed(34), sealed(0))
+        """
+        return cls.deal([sealed(p) for p in range(rules.deck_size)], rules)
+
+    def opened(self, face_down: Card, card: Card) -> Tableau:
+        """This tableau with ``card`` in place of the sealed card ``face_down``, wherever it
+        lies now (the members' shares opened it: docs/shuffle.md §10.2); unchanged if it is
+        not here.
+
+        >>> t = Tableau.sealed(Rules()).opened(sealed(39), Card.parse("5H"))
+        >>> t.nerts[-1], t.nerts[-2]
+        (Card.parse('5H'), sealed(40))
+        """
+
+        def put(pile: tuple[Card, ...]) -> tuple[Card, ...]:
+            if face_down not in pile:
+                return pile
+            return tuple(card if c == face_down else c for c in pile)
+
+        nerts, stock, waste = put(self.nerts), put(self.stock), put(self.waste)
+        work = tuple(put(p) for p in self.work)
+        if (nerts, work, stock, waste) == (self.nerts, self.work, self.stock, self.waste):
+            return self
+        return Tableau(nerts, work, stock, waste)
 
     def face_up(self) -> Tableau:
         """The tableau as a person at the table sees it, its owner included: the work piles
@@ -368,15 +410,20 @@ class Tableau:
             cards = self.nerts if source is PILE_NERTS else self.waste
             if not cards:
                 raise IllegalMoveError(f"{move}: the {_NAMES[source]} is empty in {self}")
-            return cards[-1:]
-        if not source.is_work:
+            run = cards[-1:]
+        elif not source.is_work:
             raise IllegalMoveError(f"{move}: cards cannot come from {source!r}")
-        cards = self._work_pile(source)
-        if len(cards) < move.count:
-            raise IllegalMoveError(
-                f"{move}: work pile {source} has {len(cards)} card(s), not {move.count}, in {self}"
-            )
-        return cards[-move.count :]
+        else:
+            cards = self._work_pile(source)
+            if len(cards) < move.count:
+                raise IllegalMoveError(
+                    f"{move}: work pile {source} has {len(cards)} card(s), not {move.count}, "
+                    f"in {self}"
+                )
+            run = cards[-move.count :]
+        if any(is_unknown(c) for c in run):
+            raise IllegalMoveError(f"{move}: a card not turned up yet cannot be played, in {self}")
+        return run
 
     def _move_cards(self, move: Move) -> Tableau:
         source, target = move.source, move.target
@@ -390,6 +437,8 @@ class Tableau:
                 raise IllegalMoveError(f"{move}: there is no work pile {pile} in {self}")
         run = self._source_run(move)
         dest = self._work_pile(target)
+        if dest and (is_unknown(dest[-1]) or (move.kind is MOVE_SLIDE and is_unknown(dest[0]))):
+            raise IllegalMoveError(f"{move}: work pile {target} shows no card yet, in {self}")
         if move.kind is MOVE_SLIDE:
             new_dest = self._slide(move, run, dest)
         else:

@@ -50,7 +50,7 @@ from p2p_nertz.protocol.peer import (
     Reserve,
     Send,
 )
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
@@ -294,6 +294,8 @@ class SimConfig:
     record_effects: bool = False  #: keep every effect with its time and seat (benchmarks)
     #: a bot left alone with one silent member abandons the game (DESIGN.md §6)
     abandon: bool = True
+    #: how the decks are dealt (a shuffle game: docs/shuffle.md §10)
+    deal: Deal = Deal.COMMIT
 
     @classmethod
     def soak(
@@ -399,6 +401,7 @@ class Simulation:
             [(i.peer_id, f"bot{seat + 1}") for seat, i in enumerate(self.identities)],
             config.rules,
             derive_seed(b"sim-game", config.seed)[:16],
+            deal=config.deal,
         )
         self.spec = spec
         # Peers in seat order (the spec sorts the roster by key).

@@ -1,0 +1,346 @@
+"""The dealerless shuffle as the fold knows it: one round's keys, stages, shares and secrets.
+
+Theory of operation
+-------------------
+A shuffle game (``GameSpec.deal`` is ``shuffle``; docs/shuffle.md §10) deals every round with
+no secret of its own: each member publishes a key (``deck_key``), the decks go through every
+member's stage (``deck_stage``, the pipelined schedule of :mod:`p2p_nertz.deck.deal`), and
+each face-down card is opened, where a move turns it up, by every member's decryption share
+(``deck_shares``). Once play is over each member reveals its round secret (``deck_open``) and
+every stage is re-run (:mod:`p2p_nertz.deck.check`).
+
+:class:`DeckRound` owns what the fold knows of that: it takes one event's worth at a time and
+either changes or raises :class:`~p2p_nertz.protocol.fold_values.Refuse` (the protocol's
+rules of the shuffle live here, and only here); *when* each may come is the phase machine's
+(:class:`~p2p_nertz.protocol.state.GameState`), and *which* positions a move turns up is the
+rules' (:meth:`Tableau.reveals <p2p_nertz.rules.Tableau.reveals>` over sealed cards). A round's
+members are numbered ``0 … N − 1`` in seat order (their **member index**, which the contexts
+of the proofs and the wire's seats, decks and stages use); deck ``d`` is member ``d``'s.
+
+The checks on arrival cost scalar multiplications (a share's proof 3–4, a stage's points
+about a third of the stage), and the peer refolds its tentative state often: their answers are
+kept in a memo shared by every copy of the round (a check is a function of its inputs alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from p2p_nertz.deck.check import Fault, check_keys, check_stages
+from p2p_nertz.deck.deal import DealTranscript, member_at
+from p2p_nertz.deck.elgamal import Deck, initial_deck
+from p2p_nertz.deck.group import DeckError, base_mul
+from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
+from p2p_nertz.deck.shares import Share, open_card, verify_share
+from p2p_nertz.deck.vss import combine_partials, share_key, threshold
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
+from p2p_nertz.rules import Card, new_deck
+
+__all__ = ["MAX_SHARES_EVENT", "DeckRound", "Opened", "local_deck_key"]
+
+#: The most shares one ``deck_shares`` event carries (106 bytes each: an event of 24 stays
+#: well under the envelope's 4,096 bytes at 8 seats; the deal's face-up shares of 8 decks,
+#: 40 to 56, go in two or three events).
+MAX_SHARES_EVENT = 24
+
+
+def local_deck_key(private_key: bytes, game_id: bytes, number: int) -> MemberKey:
+    """A member's round secret, derived from its identity's private key so that a restart
+    knows it without storing it (docs/shuffle.md §3.1)."""
+    context = round_context(game_id, number)
+    seed = hmac.new(private_key, b"deck\0" + context, "sha256").digest()
+    return MemberKey.from_seed(seed, context)
+
+
+_C = RefusalCode
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """A card the shares opened: deck ``deck`` (a member index), ``position``, ``card``; or
+    ``card`` ``None`` where the right shares open no card or a card the deck already showed
+    (a stage substituted a ciphertext: docs/shuffle.md §5)."""
+
+    deck: int
+    position: int
+    card: Card | None
+
+
+@dataclass(slots=True)
+class DeckRound:
+    """One round of a shuffle game, as the fold knows it (module docstring). Mutable; the
+    fold copies it with :meth:`copy`.
+
+    Attributes:
+        members: the game seats of the round's members, in seat order (index = member index).
+        context: the round's context (:func:`p2p_nertz.deck.keys.round_context`).
+        jokers: how many jokers each deck adds (the cards of the initial decks).
+    """
+
+    members: tuple[int, ...]
+    context: bytes
+    jokers: int
+    keys: dict[int, DeckKey] = field(default_factory=dict)
+    stages: dict[tuple[int, int], Deck] = field(default_factory=dict)
+    #: the decks after the last stage, once the deal is over
+    final: tuple[Deck, ...] | None = None
+    #: (deck, position) turned up, in the order of the fold, and the same as a set
+    turned: tuple[tuple[int, int], ...] = ()
+    turned_set: frozenset[tuple[int, int]] = frozenset()
+    #: (deck, position) -> member -> its right share's point
+    shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: (deck, position, member dropped) -> member -> its right partial share's point
+    partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: the members dropped since the deal: the others open their shares for them (§6.4)
+    gone: frozenset[int] = frozenset()
+    opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
+    secrets: dict[int, int] = field(default_factory=dict)
+    #: the answers of the checks on arrival, shared by every copy (module docstring)
+    memo: dict[object, bool] = field(default_factory=dict)
+
+    def copy(self) -> DeckRound:
+        """An independent copy (the memo is shared: it only caches pure answers)."""
+        new = dataclasses.replace(self)
+        new.keys = dict(self.keys)
+        new.stages = dict(self.stages)
+        new.shares = {k: dict(v) for k, v in self.shares.items()}
+        new.partials = {k: dict(v) for k, v in self.partials.items()}
+        new.opened = dict(self.opened)
+        new.secrets = dict(self.secrets)
+        return new
+
+    # -- who -----------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        """Cards in each deck."""
+        return 52 + self.jokers
+
+    def member(self, seat: int) -> int:
+        """The member index of a game seat of the round."""
+        return self.members.index(seat)
+
+    @property
+    def joint(self) -> bytes:
+        """The joint key, once every key is in."""
+        n = len(self.members)
+        return joint_key(self.keys[i].key for i in range(n))
+
+    # -- key ---------------------------------------------------------------------------------
+    def take_key(self, seat: int, message: DeckKey) -> None:
+        """``seat``'s round key, its proof of knowledge, and the shape of its VSS dealing."""
+        i = self.member(seat)
+        if i in self.keys:
+            raise Refuse(_C.REPEATED, "a second deck_key")
+        n = len(self.members)
+        t = threshold(n)
+        dealing = message.dealing
+        if (dealing is None) != (t is None) or (
+            dealing is not None
+            and t is not None
+            and (len(dealing.commitments) != t - 1 or len(dealing.boxes) != n - 1)
+        ):
+            raise Refuse(_C.BAD_KEY, f"a deck_key's dealing is not one for {n} members")
+        try:
+            verify_member_key(message.key, message.proof, self.context, i)
+        except DeckError as exc:
+            raise Refuse(_C.BAD_KEY, str(exc)) from None
+        self.keys[i] = message
+
+    @property
+    def keyed(self) -> bool:
+        """Whether every member's key is in."""
+        return len(self.keys) == len(self.members)
+
+    # -- deal --------------------------------------------------------------------------------
+    def take_stage(self, seat: int, message: DeckStage) -> None:
+        """``seat``'s stage of one deck: the schedule's member, after its input, of full size."""
+        i = self.member(seat)
+        n = len(self.members)
+        d, s = message.deck, message.stage
+        if not (d < n and s < n) or member_at(stage=s, deck=d, members=n) != i:
+            raise Refuse(_C.BAD_STAGE, f"stage {s} of deck {d} is not member {i}'s to make")
+        if (d, s) in self.stages:
+            raise Refuse(_C.REPEATED, f"a second stage {s} of deck {d}")
+        if len(message.ciphers) != self.size:
+            raise Refuse(_C.BAD_STAGE, f"a stage of {len(message.ciphers)} cards, not {self.size}")
+        if s > 0 and (d, s - 1) not in self.stages:
+            raise Refuse(_C.BAD_STAGE, f"stage {s} of deck {d} before the stage it shuffles")
+        self.stages[(d, s)] = message.ciphers
+
+    @property
+    def dealt(self) -> bool:
+        """Whether every stage of every deck is in (the final decks are then fixed)."""
+        n = len(self.members)
+        return len(self.stages) == n * n
+
+    def finish_deal(self) -> None:
+        """Every stage is in: the final decks."""
+        n = len(self.members)
+        self.final = tuple(self.stages[(d, n - 1)] for d in range(n))
+
+    # -- turning up --------------------------------------------------------------------------
+    def turn_up(self, deck: int, positions: Sequence[int]) -> list[Opened]:
+        """Positions of ``deck`` turned up by a move (or the deal); the cards they open now
+        with the shares already held."""
+        new = [(deck, p) for p in positions if (deck, p) not in self.turned_set]
+        if not new:
+            return []
+        self.turned += tuple(new)
+        self.turned_set |= frozenset(new)
+        return [o for o in map(self._open, new) if o is not None]
+
+    def take_shares(self, seat: int, message: DeckShares) -> list[Opened]:
+        """``seat``'s shares (each proven against its key and the final deck; a partial for a
+        member dropped against its VSS share's public value, §6.4), and the cards they open.
+        A share of a position not turned up yet is kept (docs/shuffle.md §10.2)."""
+        i = self.member(seat)
+        final = self.final
+        assert final is not None
+        taken = []
+        for raw in message.shares:
+            share = dataclasses.replace(raw, seat=i)
+            where = (share.deck, share.position)
+            of = share.of_seat
+            if share.deck >= len(final) or share.position >= self.size:
+                raise Refuse(_C.BAD_SHARE, f"no position {where} in this round's decks")
+            if of == i:
+                held = self.shares.get(where, {})
+                key = self.keys[i].key
+            elif of in self.gone:
+                held = self.partials.get((*where, of), {})
+                dealing = self.keys[of].dealing
+                assert dealing is not None  # (a member is dropped only from three up)
+                key = share_key(self.keys[of].key, dealing.commitments, i)
+            else:
+                raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
+            if i in held or where in self.opened:
+                raise Refuse(
+                    _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
+                )
+            self._verify(share, key, final[share.deck][share.position])
+            taken.append((where, of, share.point))
+        for where, of, point in taken:
+            if of == i:
+                self.shares.setdefault(where, {})[i] = point
+            else:
+                self.partials.setdefault((*where, of), {})[i] = point
+        places = dict.fromkeys(w for w, _, _ in taken if w in self.turned_set)
+        return [o for o in map(self._open, places) if o is not None]
+
+    def drop(self, seat: int) -> list[Opened]:
+        """A member is dropped: the others open its shares for it from now on (§6.4); the
+        cards the partials held already open."""
+        if seat not in self.members:
+            return []
+        self.gone |= {self.member(seat)}
+        waiting = [w for w in self.turned if w not in self.opened]
+        return [o for o in map(self._open, waiting) if o is not None]
+
+    def _verify(self, share: Share, key: bytes, cipher: tuple[bytes, bytes]) -> None:
+        memo_key = (share, key, cipher)
+        ok = self.memo.get(memo_key)
+        if ok is None:
+            try:
+                verify_share(share, key, cipher, self.context)
+                ok = True
+            except DeckError:
+                ok = False
+            self.memo[memo_key] = ok
+        if not ok:
+            raise Refuse(
+                _C.BAD_SHARE,
+                f"the share of deck {share.deck} at {share.position}: its proof does not verify",
+            )
+
+    @property
+    def can_open(self) -> bool:
+        """Whether the members left can still open every card: none is gone, or at least the
+        threshold of them is left (docs/shuffle.md §6.4)."""
+        t = threshold(len(self.members))
+        return not self.gone or (t is not None and len(self.members) - len(self.gone) >= t)
+
+    def _points(self, where: tuple[int, int]) -> list[bytes] | None:
+        """Every member's share of ``where``: its own, or for a member dropped the Lagrange
+        combination of ``t`` partials (§6.4); ``None`` while one is missing."""
+        held = self.shares.get(where, {})
+        t = threshold(len(self.members))
+        points = []
+        for m in range(len(self.members)):
+            point = held.get(m)
+            if point is None and m in self.gone and t is not None:
+                partials = self.partials.get((*where, m), {})
+                if len(partials) >= t:
+                    first = sorted(partials)[:t]
+                    point = combine_partials({j: partials[j] for j in first})
+            if point is None:
+                return None
+            points.append(point)
+        return points
+
+    def _open(self, where: tuple[int, int]) -> Opened | None:
+        if where in self.opened:
+            return None
+        points = self._points(where)
+        if points is None:
+            return None
+        assert self.final is not None
+        deck, position = where
+        try:
+            card: Card | None = open_card(self.final[deck][position], points)
+        except DeckError:
+            card = None
+        if card is not None and any(c == card for (d, _), c in self.opened.items() if d == deck):
+            card = None  # a card its deck already showed: a substituted ciphertext
+        self.opened[where] = card
+        return Opened(deck, position, card)
+
+    def owed(self, seat: int) -> list[tuple[int, int, int]]:
+        """What ``seat`` owes, as ``(of member, deck, position)`` in turn-up order: its share
+        of every position turned up that it has not sent, and its partial share for each
+        member dropped whose own share of a position not opened yet is missing
+        (docs/shuffle.md §6.4, §10.4)."""
+        i = self.member(seat)
+        out = []
+        for w in self.turned:
+            held = self.shares.get(w, {})
+            if i not in held:
+                out.append((i, *w))
+            if w in self.opened or not self.gone:
+                continue
+            for m in sorted(self.gone - held.keys()):
+                if m != i and i not in self.partials.get((*w, m), {}):
+                    out.append((m, *w))
+        return out
+
+    # -- open --------------------------------------------------------------------------------
+    def take_open(self, seat: int, message: DeckOpen) -> None:
+        """``seat``'s round secret, which must be its key's."""
+        i = self.member(seat)
+        if i in self.secrets:
+            raise Refuse(_C.REPEATED, "a second deck_open")
+        if message.held:
+            raise Refuse(_C.BAD_OPEN, "held shares of a member dropped: none is dropped")
+        if base_mul(message.secret) != self.keys[i].key:
+            raise Refuse(_C.BAD_OPEN, "the secret revealed is not the one its key commits to")
+        self.secrets[i] = message.secret
+
+    def faults(self) -> list[Fault]:
+        """The checks after the round (docs/shuffle.md §7.2) over what the fold holds: keys
+        against secrets, every stage re-run. Seats are member indices."""
+        n = len(self.members)
+        publics = [self.keys[i].key for i in range(n)]
+        faults = check_keys(publics, self.secrets)
+        if self.final is None:
+            return faults
+        joint = self.joint
+        decks = [new_deck(self.jokers)] * n
+        transcript = DealTranscript(
+            joint=joint,
+            initial=tuple(initial_deck(c, joint) for c in decks),
+            stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
+        )
+        return faults + check_stages(transcript, decks, self.secrets, self.context)

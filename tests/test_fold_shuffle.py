@@ -1,0 +1,465 @@
+"""The game fold of a shuffle game (docs/shuffle.md §10): its phases and event kinds, from
+hand-built events with real keys, stages, shares and proofs (the deck package makes them),
+each body through its wire form and the strict parser."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+
+from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
+from p2p_nertz.deck.group import ORDER
+from p2p_nertz.deck.keys import MemberKey, joint_key, round_context
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, share_context
+from p2p_nertz.deck.vss import deal_shares, open_share, x25519_public, x25519_secret
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.protocol.bodies import (
+    Commit,
+    DeckEvent,
+    Drop,
+    DropReason,
+    Join,
+    Play,
+    encode_body,
+    kind_of,
+    parse_body,
+)
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import Deal, GameSpec
+from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Card, Move, Rules, Tableau, is_unknown, new_deck, sealed_position
+
+
+class ShuffleTable:
+    """A shuffle game's members signing by hand: keys, stages, shares, secrets, moves; every
+    event folded by ``fold`` through its wire form."""
+
+    def __init__(self, n: int, rules: Rules | None = None, seed: int = 0) -> None:
+        self.ids = [Identity.generate(derive_seed("fold shuffle", seed, i)) for i in range(n)]
+        members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(self.ids)]
+        self.spec = GameSpec.create(members, rules or Rules(), b"shuffle", deal=Deal.SHUFFLE)
+        self.n = n
+        self.fold = GameState(self.spec)
+        self.seqs = [0] * n
+        self.clock = 0
+        self.context = round_context(self.spec.game_id, 1)
+        self.keys = [
+            MemberKey.from_seed(derive_seed("secret", seed, i), self.context) for i in range(n)
+        ]
+        self.joint = joint_key(k.public for k in self.keys)
+        self.stages: dict[tuple[int, int], Deck] = {}
+
+    def event(self, seat: int, body_without_frontier: object) -> Event:
+        """The next event of ``seat``, its body built with a frontier holding everything."""
+        self.seqs[seat] += 1
+        self.clock += 1
+        frontier = tuple(self.seqs[q] - (q == seat) for q in range(self.n))
+        ids = tuple(b"\x01" * 8 if f else b"" for f in frontier)
+        body = dataclasses.replace(body_without_frontier, frontier=frontier, frontier_ids=ids)  # type: ignore[type-var]
+        wire = msgpack.unpackb(msgpack.packb(encode_body(body)), use_list=False)
+        kind = kind_of(body)
+        parsed = parse_body(kind, wire, self.n)
+        return Event(seat, self.seqs[seat], self.clock, kind, parsed)  # type: ignore[arg-type]
+
+    def play(self, seat: int, body: object) -> list[object]:
+        """Fold one event of ``seat``; its notices."""
+        return list(self.fold.apply(self.event(seat, body)))
+
+    def deck_event(self, seat: int, message: object) -> list[object]:
+        return self.play(seat, DeckEvent((), message))  # type: ignore[arg-type]
+
+    # -- the phases --------------------------------------------------------------------------
+    def join_all(self) -> None:
+        for s in range(self.n):
+            self.play(s, Join(()))
+
+    def key_message(self, i: int) -> DeckKey:
+        key = self.keys[i]
+        dealing = None
+        if self.n >= 3:
+            recipients = [x25519_public(ident.peer_id) for ident in self.ids]
+            dealing = deal_shares(key, i, recipients)
+        return DeckKey(1, key.public, key.proof(i), dealing)
+
+    def stage_message(self, i: int, stage: int, *, key: MemberKey | None = None) -> DeckStage:
+        d = (i - stage) % self.n
+        source = (
+            initial_deck(new_deck(self.spec.rules.jokers), self.joint)
+            if stage == 0
+            else self.stages[(d, stage - 1)]
+        )
+        out = shuffle_stage((key or self.keys[i]).x, self.context, d, source, self.joint)
+        self.stages[(d, stage)] = out
+        return DeckStage(1, d, stage, out)
+
+    def deal_all(self) -> None:
+        for i in range(self.n):
+            self.deck_event(i, self.key_message(i))
+        for stage in range(self.n):
+            for i in range(self.n):
+                self.deck_event(i, self.stage_message(i, stage))
+
+    def final(self, deck: int) -> Deck:
+        return self.stages[(deck, self.n - 1)]
+
+    def card_at(self, deck: int, position: int) -> Card:
+        """The card at a position, decrypted with the joint secret (no member holds it)."""
+        x = sum(k.x for k in self.keys) % ORDER
+        card = decrypt_with(x, self.final(deck)[position])
+        assert card is not None
+        return card
+
+    def shares(self, i: int, where: list[tuple[int, int]]) -> DeckShares:
+        """Member ``i``'s own shares of ``where``."""
+        return self.partials(i, [(i, d, p) for d, p in where])
+
+    def partials(self, i: int, owed: list[tuple[int, int, int]]) -> DeckShares:
+        """Member ``i``'s shares of ``owed`` (of member, deck, position): its own, or a
+        partial from its VSS share of a dropped member's secret."""
+        made = []
+        for of, d, p in owed:
+            cipher = self.final(d)[p]
+            if of == i:
+                made.append(make_share(self.keys[i], i, d, p, cipher))
+                continue
+            dealing = self.key_message(of).dealing
+            assert dealing is not None
+            sigma = open_share(
+                dealing,
+                public=self.keys[of].public,
+                dealer=of,
+                seat=i,
+                members=self.n,
+                secret=x25519_secret(self.ids[i].to_bytes()),
+                context=self.context,
+            )
+            point, proof = prove_equal(sigma, cipher[0], share_context(self.context, i, of, d, p))
+            made.append(Share(i, of, d, p, point, proof))
+        return DeckShares(1, i, tuple(made))
+
+    def owed(self, seat: int) -> list[tuple[int, int]]:
+        """The positions whose own share ``seat`` owes."""
+        deck = self.fold.round.deck
+        assert deck is not None
+        i = deck.member(seat)
+        return [(d, p) for of, d, p in deck.owed(seat) if of == i]
+
+    def share_all(self, skip: frozenset[int] = frozenset()) -> None:
+        """Every member but ``skip`` sends what it owes."""
+        deck = self.fold.round.deck
+        assert deck is not None
+        for i in range(self.n):
+            owed = deck.owed(i)
+            if owed and i not in skip:
+                self.deck_event(i, self.partials(i, owed))
+
+    def move(self, seat: int, text: str, card: str | None = None) -> list[object]:
+        return self.play(seat, Play((), 1, Move.parse(text), Card.parse(card) if card else None))
+
+    def refusals(self) -> list[RefusalCode]:
+        return [v.reason.code for v in self.fold.violations]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_phases_key_deal_then_play_with_the_face_up_cards_sealed(n: int) -> None:
+    t = ShuffleTable(n)
+    t.join_all()
+    assert t.fold.phase is Phase.KEY
+    for i in range(n):
+        assert t.fold.waiting() == frozenset(range(i, n))
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    for stage in range(n):
+        for i in range(n):
+            assert t.fold.phase is Phase.DEAL
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY
+    assert t.refusals() == []
+    table = t.fold.table
+    assert table is not None
+    # Every shown card is sealed, and owed by every member: N x (1 + work piles) shares.
+    for seat in range(n):
+        assert all(is_unknown(c) for c in table.tableaux[seat].shown)
+        assert len(t.owed(seat)) == n * (1 + t.spec.rules.work_piles)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_shares_open_the_deal_s_cards_only_once_every_member_s_are_in(n: int) -> None:
+    t = ShuffleTable(n)
+    t.join_all()
+    t.deal_all()
+    for i in range(n - 1):
+        t.deck_event(i, t.shares(i, t.owed(i)))
+        table = t.fold.table
+        assert table is not None
+        assert all(is_unknown(c) for seat in range(n) for c in table.tableaux[seat].shown)
+    t.deck_event(n - 1, t.shares(n - 1, t.owed(n - 1)))
+    table = t.fold.table
+    assert table is not None and t.refusals() == []
+    dealt = table.tableaux[0].shown
+    expected = tuple(t.card_at(0, p) for p in _shown_positions(t))
+    assert dealt == expected
+    assert not any(is_unknown(c) for seat in range(n) for c in table.tableaux[seat].shown)
+
+
+def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_them() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    turned = [sealed_position(c) for c in table.tableaux[1].reveals(Move.parse("S"))]
+    assert None not in turned
+    t.move(1, "S")
+    table = t.fold.table
+    assert table is not None
+    waste = table.tableaux[1].waste
+    assert len(waste) == 3 and all(is_unknown(c) for c in waste)
+    # A move of the sealed waste top is refused: nobody knows it yet.
+    t.move(1, "W>1")
+    assert t.refusals() == [RefusalCode.ILLEGAL_MOVE]
+    assert t.owed(0) == [(1, p) for p in turned] and t.owed(1) == t.owed(0)
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    assert table.tableaux[1].waste == tuple(t.card_at(1, p) for p in turned if p is not None)
+    assert t.owed(0) == [] and t.refusals() == [RefusalCode.ILLEGAL_MOVE]
+
+
+def test_fold_shuffle_a_share_sent_early_waits_for_its_turn_up() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    table = t.fold.table
+    assert table is not None
+    turned = [sealed_position(c) for c in table.tableaux[0].reveals(Move.parse("S"))]
+    where = [(0, p) for p in turned if p is not None]
+    for i in range(2):
+        t.deck_event(i, t.shares(i, where))
+    table = t.fold.table
+    assert table is not None and all(is_unknown(c) for c in table.tableaux[0].stock[-3:])
+    t.move(0, "S")
+    table = t.fold.table
+    assert table is not None and t.refusals() == []
+    assert table.tableaux[0].waste == tuple(t.card_at(0, p) for _, p in where)
+
+
+def test_fold_shuffle_refuses_what_is_wrong_here_and_changes_nothing() -> None:
+    t = ShuffleTable(3)
+    t.join_all()
+    # A key whose proof is another member's.
+    bad = dataclasses.replace(t.key_message(0), proof=t.keys[0].proof(1))
+    t.deck_event(0, bad)
+    # A commit in a shuffle game.
+    t.play(1, Commit((), 1, bytes(32), bytes(32)))
+    assert t.refusals() == [RefusalCode.BAD_KEY, RefusalCode.WRONG_DEAL]
+    assert t.fold.waiting() == frozenset({0, 1, 2})
+    for i in range(3):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    # A stage that is another member's to make, and one before its input.
+    t.deck_event(1, dataclasses.replace(t.stage_message(0, 0), round=1))
+    t.deck_event(1, DeckStage(1, 0, 1, t.stages[(0, 0)]))
+    assert t.refusals()[2:] == [RefusalCode.BAD_STAGE, RefusalCode.BAD_STAGE]
+    t.stages.clear()
+    for stage in range(3):
+        for i in range(3):
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY
+    # A share with another position's proof, then a share twice.
+    share = t.shares(0, t.owed(0)[:2]).shares
+    forged = dataclasses.replace(share[0], proof=share[1].proof)
+    t.deck_event(0, DeckShares(1, 0, (forged,)))
+    assert t.refusals()[-1] is RefusalCode.BAD_SHARE
+    t.deck_event(0, DeckShares(1, 0, share[:1]))
+    t.deck_event(0, DeckShares(1, 0, share[:1]))
+    assert t.refusals()[-1] is RefusalCode.REPEATED
+
+
+def test_fold_shuffle_a_deck_event_in_a_commit_game_is_refused() -> None:
+    t = ShuffleTable(2)
+    t.fold = GameState(dataclasses.replace(t.spec, deal=Deal.COMMIT))
+    t.join_all()
+    assert t.fold.phase is Phase.COMMIT
+    t.deck_event(0, t.key_message(0))
+    assert t.refusals() == [RefusalCode.WRONG_DEAL]
+
+
+def _play_to_blocked(t: ShuffleTable) -> None:
+    """Everyone passes until the round is blocked, the shares of every turn-up sent."""
+    for _ in range(200):
+        if t.fold.phase is not Phase.PLAY:
+            return
+        for seat in range(t.n):
+            t.play(seat, Play((), 1, Move.pass_()))
+            t.share_all()
+    raise AssertionError("the round never ended")
+
+
+@pytest.mark.parametrize("cheat", [False, True])
+def test_fold_shuffle_open_checks_every_stage_and_the_cheat_forfeits(cheat: bool) -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    for i in range(2):
+        t.deck_event(i, t.key_message(i))
+    other = MemberKey.from_seed(b"not the secret", t.context)
+    for stage in range(2):
+        for i in range(2):
+            key = other if cheat and (i, stage) == (1, 0) else None
+            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.share_all()
+    _play_to_blocked(t)
+    assert t.fold.phase is Phase.OPEN
+    for i in range(2):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ()))
+    assert t.fold.phase is Phase.RESULT
+    rs = t.fold.round
+    if cheat:
+        assert rs.forfeit == frozenset({1})
+        assert t.refusals()[-1] is RefusalCode.BAD_STAGE
+        assert t.fold.violations[-1].seat == 1 and t.fold.violations[-1].kind is Kind.DECK_OPEN
+    else:
+        assert rs.forfeit == frozenset() and t.refusals() == []
+
+
+def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused() -> None:
+    t = ShuffleTable(2)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    _play_to_blocked(t)
+    t.deck_event(0, DeckOpen(1, (t.keys[0].x + 1) % ORDER, ()))
+    assert t.refusals() == [RefusalCode.BAD_OPEN]
+    assert t.fold.waiting() == frozenset({0, 1})
+
+
+def _shown_positions(t: ShuffleTable) -> list[int]:
+    positions = [sealed_position(c) for c in Tableau.sealed(t.spec.rules).shown]
+    return [p for p in positions if p is not None]
+
+
+def test_spec_a_commit_game_keeps_its_four_fields_and_a_shuffle_game_names_its_deal() -> None:
+    t = ShuffleTable(2)
+    commit = dataclasses.replace(t.spec, deal=Deal.COMMIT)
+    assert len(msgpack.unpackb(commit.to_wire())) == 4
+    assert msgpack.unpackb(t.spec.to_wire())[4] == {"deal": "shuffle"}
+    assert GameSpec.from_wire(t.spec.to_wire()) == t.spec
+    assert GameSpec.from_wire(commit.to_wire()) == commit
+    assert commit.game_id != t.spec.game_id
+
+
+def _choose(table_moves: list[Move], turns: int) -> Move | None:
+    """A plain player: a card to the lake, else a card moved from the Nerts pile or the
+    waste, else the stock (a few times round), else a pass."""
+    for move in table_moves:
+        if move.is_lake:
+            return move
+    for move in table_moves:
+        if move.plays_card and move.source is not None and not move.source.is_work:
+            return move
+    if turns < 40 and Move.parse("S") in table_moves:
+        return Move.parse("S")
+    return None
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_fold_shuffle_a_whole_round_opens_every_card_where_its_deck_has_it(n: int) -> None:
+    t = ShuffleTable(n, seed=n)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    turns = [0] * n
+    for _ in range(3000):
+        if t.fold.phase is not Phase.PLAY:
+            break
+        for seat in range(n):
+            table = t.fold.table
+            assert table is not None
+            move = _choose(list(table.legal_moves(seat)), turns[seat])
+            if move is None:
+                notices = t.play(seat, Play((), 1, Move.pass_()))
+                if any(isinstance(x, Rotated) for x in notices):
+                    turns = [0] * n  # everyone was stuck: the stocks go round again
+            elif move.is_lake:
+                fid = move.foundation
+                assert fid is not None and move.source is not None
+                played = table.tableaux[seat].top(move.source)
+                assert played is not None
+                t.play(seat, Play((), 1, move, played))
+            else:
+                t.play(seat, Play((), 1, move))
+                turns[seat] += move == Move.parse("S")
+            t.share_all()
+            if t.fold.phase is not Phase.PLAY:
+                break
+    assert t.fold.phase is Phase.OPEN and t.refusals() == []
+    deck = t.fold.round.deck
+    assert deck is not None
+    for (d, p), card in deck.opened.items():
+        assert card == t.card_at(d, p)
+    assert len(deck.opened) <= n * 52
+    for i in range(n):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ()))
+    assert t.fold.phase in (Phase.RESULT, Phase.KEY) and t.refusals() == []
+    table = t.fold.round.table
+    assert table is not None
+    for seat in range(n):
+        mine = [c.physical for c in table.tableaux[seat].cards() if not is_unknown(c)]
+        mine += [lc.card.physical for lc in table.lake.cards() if lc.owner == seat]
+        sealed_left = sum(1 for c in table.tableaux[seat].cards() if is_unknown(c))
+        assert len(set(mine)) == len(mine) and len(mine) + sealed_left == 52
+
+
+def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares() -> None:
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(2, "S")  # a stock turn of seat 2, which is then voted out before it shares it
+    t.share_all(skip=frozenset({2}))
+    table = t.fold.table
+    assert table is not None and all(is_unknown(c) for c in table.tableaux[2].waste)
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    t.play(0, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    t.play(1, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    assert 2 in t.fold.dropped
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == frozenset({2})
+    # Each member left owes a partial share of seat 2's secret for each card still sealed.
+    assert [of for of, _, _ in deck.owed(0)] == [2, 2, 2]
+    t.share_all(skip=frozenset({2}))
+    assert t.refusals() == []
+    deck = t.fold.round.deck
+    assert deck is not None
+    turned = [w for w in deck.turned if w[0] == 2][-3:]
+    assert all(deck.opened[w] == t.card_at(*w) for w in turned)
+    # A partial for a member not dropped is refused.
+    t.deck_event(0, t.partials(0, [(1, *deck.turned[0])]))
+    assert t.refusals() == [RefusalCode.BAD_SHARE]
+
+
+def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() -> None:
+    t = ShuffleTable(4)  # a threshold of 3: two members gone leave cards nobody can open
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+
+    def vote_out(target: int, voters: list[int]) -> None:
+        quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
+        for voter in voters:
+            t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
+
+    vote_out(3, [0, 1, 2])
+    assert t.fold.phase is Phase.PLAY and 3 in t.fold.dropped
+    vote_out(2, [0, 1])
+    assert 2 in t.fold.dropped and t.fold.phase is Phase.OPEN
+    table = t.fold.table
+    assert table is not None and table.status.value == "blocked"
+    assert t.refusals() == []

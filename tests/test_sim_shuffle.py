@@ -1,0 +1,68 @@
+"""Whole simulated games of a shuffle game (docs/shuffle.md §10): real peer cores signing
+their keys, stages, shares and secrets, bots playing, the invariants and the audit over every
+log."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nertz.protocol.effects import Send
+from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim.network import Faults, SimConfig, Simulation, run
+
+
+@pytest.mark.parametrize(("players", "rounds"), [(2, 1), (3, 1), (4, 1), (2, 3)])
+def test_sim_shuffle_a_fault_free_game_ends_with_every_card_opened_by_the_table(
+    players: int, rounds: int
+) -> None:
+    result = run(
+        SimConfig(
+            players=players,
+            seed=players * 10 + rounds,
+            deal=Deal.SHUFFLE,
+            rules=Rules(target=None, rounds=rounds),
+        )
+    )
+    assert result.finished and result.violations == []
+    finals = [p._final for p in result.peers if p is not None]
+    assert len({f.digest() for f in finals}) == 1
+    final = finals[0]
+    assert final.violations == () and len(final.history) >= rounds
+    for rs in (*final.past_rounds, final.round):
+        deck = rs.deck
+        assert deck is not None and deck.final is not None
+        # Every position turned up was opened, to a card, by every member's share.
+        assert set(deck.opened) == set(deck.turned) and None not in deck.opened.values()
+        assert len(deck.secrets) == players
+
+
+def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -> None:
+    """The mover's shares leave with its move, each other member's with its delivery of the
+    move (the tentative fold's duty, docs/shuffle.md §10.3-10.4): a turn-up is one round trip,
+    not a finality."""
+    result = Simulation(
+        SimConfig(
+            players=3,
+            seed=5,
+            faults=Faults(delay=0.01, jitter=0.0),
+            deal=Deal.SHUFFLE,
+            record_effects=True,
+        )
+    ).run()
+    spec = result.spec
+    sent: list[tuple[float, int, Kind]] = []
+    for now, seat, effect in result.effects:
+        if isinstance(effect, Send) and effect.to is None:
+            sent.append((now, seat, decode_message(effect.data).kind))
+    turns = [(now, seat) for now, seat, kind in sent if kind is Kind.MOVE]
+    shares = {(now, seat) for now, seat, kind in sent if kind is Kind.DECK_SHARES}
+    assert turns and shares
+    # Most moves are stock turns, and every first pass through a stock turns sealed cards.
+    with_shares = [t for t in turns if t in shares]
+    assert len(with_shares) >= len(turns) // 3
+    # Each other member answers one one-way delay later, when the move reaches it.
+    for now, seat in with_shares:
+        for other in set(range(spec.seats)) - {seat}:
+            assert (round(now + 0.01, 9), other) in {(round(t, 9), s) for t, s in shares}
