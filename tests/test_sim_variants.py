@@ -212,3 +212,35 @@ def test_soak_seed_2086_a_drop_stands_as_the_votes_decide_it_without_the_members
     dropped = dict(held.pop())
     assert set(dropped) == {0, 1}
     assert observe(result).dropped == dropped
+
+
+#: 3 players; a partition {2} | {0, 1} from 4.6 s to 8.7 s, seat 0 forks at 5.2 s (a Nerts
+#: call to seat 1 alone), seat 1 crashes at 8.1 s for good, seat 2 sleeps 6.7 s from 9.8 s.
+SEED_5066 = Rules(
+    draw=1, work_piles=5, nerts_card_penalty=1, target=None, rounds=2, rotate_alone=True, jokers=1
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open, soak seed 2449's shape (docs/protocol.md §13): the earlier drop needs the "
+    "member's own vote past its cut, and the one fold cannot take that drop back",
+)
+def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -> None:
+    """Seat 1, cut off with the cheater, holds its fork and votes it out (equivocation, its
+    seq 25, timed 123), then seat 2 out (silent, seq 26, 137), and crashes for good: those
+    events are in its log alone. Seats 0 and 2 vote seat 1 out (163, 167) and make its drop
+    final at cut 23. The audit of every log holds seq 25 and 26: seat 1's vote, with seat 2
+    voted out by the same voter (soak seed 224's rule), drops the cheater at 137 on its own,
+    so seat 0's vote on seat 1 no longer counts and seat 1 stays in. Seat 2's later
+    events then read as cheats. Without seat 1's seq 25 in its log, the audit agrees with the
+    peers: the other fixed point. Unlike seed 2086, no peer can ever hold that vote (its
+    author is dead), so the drop cannot wait for it. The shape the roster's rule (§9.2) leaves
+    open: without its vote past the cut, the cheater stays and its vote drops seat 1
+    (``tests/test_roster_cuts.py``'s xfail)."""
+    result = run(_soak(5066, SEED_5066))
+    assert result.peers[1] is None
+    assert forks(result) == {0}
+    alive = [p for p in result.peers if p is not None]
+    assert {tuple(p.final.dropped.items()) for p in alive} == {((1, 23),)}
+    assert check(result) == []
