@@ -10,9 +10,9 @@ others'), and partitions lasting from just under to just over ``drop_after`` (``
 
 Prints how many games failed, by table size and by the check that failed first, and each
 failing game as the ``Split(...)`` to paste into ``CASES``. Slow (a few seconds a game): it is
-not part of the suite. To see which games failed before a change, run it on that tree:
-``PYTHONPATH=/work/wt-OTHER python scripts/scan_drop_cuts.py`` (the test module is this
-tree's).
+not part of the suite. To see which games failed before a change, run that tree's copy
+with that tree's installed environment (an editable install's finder wins over
+``PYTHONPATH``).
 
     python scripts/scan_drop_cuts.py [--seeds 0-3] [--players 3-5] [--workers 2] [-v]
 """
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import test_sim_drop_cuts as cuts
+from scanning import first_failure, span
 
 #: The first check of the test: a member was dropped somewhere. A game where none was is not
 #: one of the class.
@@ -62,23 +62,11 @@ def grid(seeds: range, players: range) -> list[cuts.Split]:
 
 def one(split: cuts.Split) -> tuple[cuts.Split, str | None]:
     """The game's first failing check (the assertion's line), or ``None`` if it passed."""
-    try:
-        cuts.test_a_drop_stands_as_its_votes_decide_it_without_the_members_events_past_the_cut(
-            split
-        )
-    except AssertionError as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        if _PRECONDITION in (frame.line or ""):
-            return split, ""
-        return split, f"{frame.line}: {str(exc).splitlines()[-1] if str(exc) else ''}"
-    except Exception as exc:  # a crash is a failure of its own kind, named
-        return split, f"{type(exc).__name__}: {exc}"
-    return split, None
-
-
-def span(text: str) -> range:
-    low, _, high = text.partition("-")
-    return range(int(low), int(high or low) + 1)
+    return split, first_failure(
+        cuts.test_a_drop_stands_as_its_votes_decide_it_without_the_members_events_past_the_cut,
+        split,
+        _PRECONDITION,
+    )
 
 
 def main() -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import test_sim_forks as forks
+from scanning import first_failure, span
 
 #: When the lid closes, for how long, and when the cheater forks: a sleep shorter than
 #: ``drop_after`` (the sleeper stays in), a few times longer (it is dropped while asleep; the
@@ -53,21 +53,9 @@ def grid(seeds: range, players: range, rounds: range) -> list[forks.Table]:
 def one(table: forks.Table) -> tuple[forks.Table, str | None]:
     """The game's first failing check (the assertion's line), ``""`` for a game not of the
     class, or ``None`` if it passed."""
-    try:
-        forks.test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table)
-    except AssertionError as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        if _PRECONDITION in (frame.line or ""):
-            return table, ""
-        return table, f"line {frame.lineno}: {frame.line}"
-    except Exception as exc:  # a crash is a failure of its own kind, named
-        return table, f"{type(exc).__name__}: {exc}"
-    return table, None
-
-
-def span(text: str) -> range:
-    low, _, high = text.partition("-")
-    return range(int(low), int(high or low) + 1)
+    return table, first_failure(
+        forks.test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone, table, _PRECONDITION
+    )
 
 
 def main() -> int:

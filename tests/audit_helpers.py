@@ -94,6 +94,23 @@ def events_of(logs: Logs, seat: int, spec: GameSpec, kind: Kind | None = None) -
     return [e for e in events if kind is None or e.kind is kind]
 
 
+def retimed_below_what_it_saw(game: Game, logs: Logs, seat: int = 1) -> Message:
+    """Re-time an event of ``seat`` that acknowledges another seat's event timed well above
+    the author's previous event: timed just above that previous one, it claims to precede what
+    it saw (a clock below an acknowledged event). The event as it was is returned."""
+    feeds = [events_of(logs, s, game.spec) for s in range(game.spec.seats)]
+    for prev, event in zip(feeds[seat], feeds[seat][1:], strict=False):
+        frontier = event.body[0][0]  # type: ignore[index]  # (the seqs: [seqs, ids])
+        seen = max(feeds[q][f - 1].lamport for q, f in enumerate(frontier) if q != seat and f)
+        if seen > prev.lamport + 1:
+            break
+    else:
+        raise AssertionError("no event to re-time")
+    retimed = {"lamport": prev.lamport + 1}
+    rewrite(game, logs, seat, event.seq, lambda m: retimed, follow=True)
+    return event
+
+
 def sign_like(identity: Identity, message: Message, *, prev: Any = ..., **changes: Any) -> bytes:
     """``message`` signed again by ``identity`` with some fields changed (kind, lamport, body)."""
     return encode_message(

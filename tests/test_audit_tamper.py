@@ -19,7 +19,14 @@ from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.state import secret_hash
 from p2p_nertz.rules import Card, Move, Pile
-from tests.audit_helpers import Game, events_of, played, rewrite, sign_like
+from tests.audit_helpers import (
+    Game,
+    events_of,
+    played,
+    retimed_below_what_it_saw,
+    rewrite,
+    sign_like,
+)
 
 K = FindingKind
 
@@ -306,17 +313,7 @@ def test_audit_tamper_broken_prev_link_is_named(game: Game) -> None:
 
 def test_audit_tamper_clock_below_an_acknowledged_event_is_named(game: Game) -> None:
     logs = game.copy()
-    feeds = [events_of(logs, s, game.spec) for s in range(game.spec.seats)]
-    # An event of seat 1 that acknowledges another seat's event timed well above its own
-    # previous event: re-timed just above its previous one, it claims to precede what it saw.
-    for prev, event in zip(feeds[1], feeds[1][1:], strict=False):
-        frontier = event.body[0][0]  # type: ignore[index]  # (the seqs: [seqs, ids])
-        seen = max(feeds[q][f - 1].lamport for q, f in enumerate(frontier) if q != 1 and f)
-        if seen > prev.lamport + 1:
-            break
-    else:
-        pytest.fail("no event to re-time")
-    rewrite(game, logs, 1, event.seq, lambda m: {"lamport": prev.lamport + 1}, follow=True)
+    event = retimed_below_what_it_saw(game, logs)
     report = game.audit(logs)
     early = _only(report.violations, K.CLOCK_BELOW_ACK)
     assert early and (early[0].seat, early[0].seq) == (1, event.seq)

@@ -15,7 +15,7 @@ import pytest
 from p2p_nertz.audit import FindingKind
 from p2p_nertz.logfile import RecordKind
 from p2p_nertz.protocol.spectator import Spectator
-from tests.audit_helpers import Game, Logs, events_of, played, rewrite
+from tests.audit_helpers import Game, Logs, events_of, played, retimed_below_what_it_saw, rewrite
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
 
@@ -59,15 +59,7 @@ def test_chain_rules_a_broken_link_is_refused_by_both(game: Game) -> None:
 
 def test_chain_rules_a_clock_below_an_acknowledged_event_is_refused_by_both(game: Game) -> None:
     logs = game.copy()
-    feeds = [events_of(logs, s, game.spec) for s in range(game.spec.seats)]
-    for prev, event in zip(feeds[1], feeds[1][1:], strict=False):
-        frontier = event.body[0][0]  # type: ignore[index]  # (the seqs: [seqs, ids])
-        seen = max(feeds[q][f - 1].lamport for q, f in enumerate(frontier) if q != 1 and f)
-        if seen > prev.lamport + 1:
-            break
-    else:
-        pytest.fail("no event to re-time")
-    rewrite(game, logs, 1, event.seq, lambda m: {"lamport": prev.lamport + 1}, follow=True)
+    event = retimed_below_what_it_saw(game, logs)
     assert _named(game, logs, FindingKind.CLOCK_BELOW_ACK)[0] == (1, event.seq)
     spectator = _watched(game, logs)
     assert len(spectator.events(1)) == event.seq - 1 and spectator.rejected > 0
