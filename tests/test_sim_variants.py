@@ -24,7 +24,7 @@ from p2p_nertz.sim import (
     observe,
     run,
 )
-from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.invariants import forked_events, forks
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.ui.view import TableView
@@ -243,4 +243,26 @@ def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -
     assert forks(result) == {0}
     alive = [p for p in result.peers if p is not None]
     assert {tuple(p.final.dropped.items()) for p in alive} == {((1, 23),)}
+    assert check(result) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a peer that gives its copy of a readmitted member's event up for the chain "
+    "the readmission quotes never takes the two versions as a proof (§9.8 asks it to vote)",
+)
+def test_soak_seed_11030_a_fork_while_out_is_voted_on_by_the_peer_that_held_it() -> None:
+    """5 players; seat 2 asleep 0.7–10.6 s and dropped at cut 5 meanwhile, forks its seq 6 to
+    seat 0 alone (a Nerts call; the real one, a drop vote, goes to everyone) and is
+    readmitted with a gap (5, 14). Seat 0 gives its copy up for the chain the readmission
+    quotes (``Feeds.follow_rejoined``, a ``Parting``), then fetches the real seq 6: its log
+    holds both signed versions, but it never held both at once, so it proves nothing and
+    nobody votes seat 2 out, where §9.8 says a peer that learns the proof after readmitting
+    the member votes it out (soak seed 544). Every member agrees; a cheat goes unpunished.
+    Found by session 12's soak with protocol version 2, whose timing reaches it (version 1
+    plays this seed another way)."""
+    result = run(SimConfig.soak(11030))
+    assert forked_events(result) == {(2, 6)}
+    alive = [p for p in result.peers if p is not None]
+    assert all(p.final.gaps.get(2) == ((5, 14),) for p in alive)
     assert check(result) == []

@@ -179,8 +179,14 @@ def forks(result: SimResult, among: Iterable[int] | None = None) -> set[int]:
     """Seats that signed two different events under one seq, as the logs show (the logs of
     the seats ``among`` only, if given: a fork whose other version reached only a member
     dropped before it woke, or nobody, is proven by no member still in)."""
+    return {seat for seat, _ in forked_events(result, among)}
+
+
+def forked_events(result: SimResult, among: Iterable[int] | None = None) -> set[tuple[int, int]]:
+    """The (seat, seq) of every event signed in two versions, as the logs show (of the seats
+    ``among`` only, if given: :func:`forks`)."""
     seen: dict[tuple[bytes, int], bytes] = {}
-    forked: set[int] = set()
+    forked: set[tuple[int, int]] = set()
     seats = {pid: s for s, pid in enumerate(result.spec.peer_ids)}
     logs = result.logs if among is None else [result.logs[seat] for seat in among]
     for log in logs:
@@ -193,7 +199,7 @@ def forks(result: SimResult, among: Iterable[int] | None = None) -> set[int]:
                 continue
             key = (message.author, message.seq)
             if seen.setdefault(key, message.id) != message.id:
-                forked.add(seats[message.author])
+                forked.add((seats[message.author], message.seq))
     return forked
 
 
