@@ -11,8 +11,6 @@ fold, folding again with the cut, reads next).
 
 from __future__ import annotations
 
-import pytest
-
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.state import Roster
 
@@ -118,26 +116,25 @@ def test_roster_a_member_with_no_events_past_the_cut_is_dropped_by_the_votes_alo
     assert roster.dropped == {3: 9} and len(roster.ops) == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: seat 0's drop, made with seat 1's vote past the cut, cannot be taken back in "
-    "the one fold, so seat 1 is not dropped where the peers cut off from it drop it "
-    "(docs/protocol.md §13; soak seed 2449's shape)",
-)
 def test_roster_three_players_the_drop_at_the_count_of_a_voter_the_member_voted_out() -> None:
     """3 players: seat 1's vote, past the cuts the others give it, completes seat 0's drop,
     and that drop keeps seat 0's vote on seat 1 (counting 18) from counting: seat 2's vote
     alone is no majority. Without seat 1's events past 18, seat 0 stays and the two drop
-    seat 1 at 18 (the highest count): that is the drop, where its vote is held too."""
+    seat 1 at 18 (the highest count): that is the drop, where its vote is held too.
+
+    The one fold cannot take seat 0's drop back (its events since were left out of it): the
+    fold made again does, with seat 1's cut imposed (``Folds._cut_unheld``, where no other
+    member holds seat 1's event 20). Of the votes' counts, 15 is no such cut (without seat
+    1's events past 15 it is dropped at 18), 18 is."""
     ops = [
         (1, 20, _vote(0, 30)),
         (2, 40, _vote(0, 30)),  # seat 0 out (two of three), with seat 1's vote
         (0, 25, _vote(1, 18)),  # (signed before its drop reached it: counts for nothing)
         (2, 41, _vote(1, 15)),
     ]
+    # Seat 1's cut imposed, as the fold made again does: the drops of the cut off peers.
     cut_off = _fold(3, ops, without=(1, 18))
     assert cut_off.dropped == {1: 18}
     held = _fold(3, ops)
-    assert held.dropped[1] == 18
-    # Folded again with that cut, as the fold does next: the same drops as the cut off peers.
-    assert _fold(3, ops, without=(1, held.dropped[1])).dropped == cut_off.dropped
+    assert held.dropped == {0: 30}  # (the one fold: seat 1's drop needs seat 0's vote)
+    assert _fold(3, ops, without=(1, 15)).dropped == {1: 18}

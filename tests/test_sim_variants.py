@@ -221,11 +221,6 @@ SEED_5066 = Rules(
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, soak seed 2449's shape (docs/protocol.md §13): the earlier drop needs the "
-    "member's own vote past its cut, and the one fold cannot take that drop back",
-)
 def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -> None:
     """Seat 1, cut off with the cheater, holds its fork and votes it out (equivocation, its
     seq 25, timed 123), then seat 2 out (silent, seq 26, 137), and crashes for good: those

@@ -272,6 +272,7 @@ class _Known:
         gaps: a member readmitted: its events between its cut and its rejoin request never
             count.
         watch: the members seen to fork, from their first forked seq.
+        imposed: cuts kept for good, whatever a pass decides (:func:`_cut_unheld`).
     """
 
     cuts: dict[int, int] = field(default_factory=dict)
@@ -279,6 +280,7 @@ class _Known:
     caps: dict[int, tuple[int, int]] = field(default_factory=dict)
     gaps: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     watch: dict[int, int] = field(default_factory=dict)
+    imposed: dict[int, int] = field(default_factory=dict)
 
 
 def _settled(
@@ -306,8 +308,50 @@ def _settled(
         run.run()
         after = _next_known(run, known, view=view)
         if after is None or last or run.stopped:
-            return run, passes
+            break
         known = after
+    return _cut_unheld(spec, sources, run, passes, strict=strict, deep=deep, view=view,
+                       envelopes=envelopes)  # fmt: skip
+
+
+def _cut_unheld(
+    spec: GameSpec,
+    sources: Sequence[LogSource],
+    run: _Pass,
+    passes: int,
+    *,
+    strict: bool,
+    deep: bool,
+    view: bool,
+    envelopes: EnvelopeCache,
+) -> tuple[_Pass, int]:
+    """The peer's rule (:meth:`Folds._cut_unheld <p2p_nertz.protocol.folds.Folds>`) over
+    the settled passes: each cut :class:`~p2p_nertz.protocol.folds.Unheld` offers that the
+    passes with it imposed make (the member dropped there) is kept for good, in the order
+    offered, until none is left. (Rare: a member with events past a vote's count that no
+    other member ever announced holding, a member gone for good.)"""
+    imposed: dict[int, int] = {}
+    while not run.stopped:
+        state = run.fold.decided
+        for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed):
+            cuts = {**imposed, seat: cut}
+            known = _Known(cuts=dict(cuts), imposed=cuts)
+            for _ in range(spec.seats + 2):
+                passes += 1
+                trial = _Pass(
+                    spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view
+                )
+                trial.run()
+                after = _next_known(trial, known, view=view)
+                if after is None or trial.stopped:
+                    break
+                known = after
+            if trial.fold.decided.dropped.get(seat) == cut:
+                imposed, run = cuts, trial
+                break
+        else:
+            break
+    return run, passes
 
 
 def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
@@ -345,13 +389,18 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
         # it would settle the passes on a game no peer folded. A peer that finds a fork
         # folds its held events again from its final fold, with the fork known
         # (``Folds.forked_at``): so does the next pass, from no cut.
-        return _Known(caps=with_forks({}, forked, own=own), watch=dict(forked))
+        imposed = known.imposed
+        return _Known(
+            cuts=dict(imposed), caps=with_forks({}, forked, own=own), watch=dict(forked),
+            imposed=imposed,
+        )  # fmt: skip
     return _Known(
-        cuts=dict(state.dropped),
+        cuts={**state.dropped, **known.imposed},
         forks=kept,
         caps=standing,
         gaps=dict(state.gaps),
         watch={seat: min(first, watch.get(seat, first)) for seat, first in forked.items()},
+        imposed=known.imposed,
     )
 
 

@@ -27,11 +27,11 @@ import bisect
 from collections.abc import Generator
 
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.bodies import Drop
+from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds"]
+__all__ = ["Folds", "Unheld"]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
@@ -58,6 +58,8 @@ class Folds:
         #: seat -> the first seq it is proven to have forked at (its votes past it never
         #: count); the peer's membership fills it, a spectator has none.
         self.forked_at: dict[int, int] = {}
+        #: What every event held says of the others' feeds (:class:`Unheld`).
+        self.unheld = Unheld(final.spec.seats)
         self._tentative: GameState | None = final.copy()
 
     # -- the held events --------------------------------------------------------------------
@@ -65,6 +67,7 @@ class Folds:
         """Hold one event newly delivered; the notices of an event final already (timed at or
         below ``stable``), which is never folded, but an abandoned game's end reads (§9.3)."""
         self._tentative = None
+        self.unheld.note(event)
         if event.lamport > stable:
             key = event.key
             index = bisect.bisect(self.keys, key)
@@ -135,8 +138,31 @@ class Folds:
     def tentative(self) -> GameState:
         """The final fold plus every held event not final, in order, as far as they count."""
         if self._tentative is None:
-            self._tentative = self._fold({}, {}, {})
+            self._tentative = self._cut_unheld()
         return self._tentative
+
+    def _cut_unheld(self) -> GameState:
+        """:meth:`_fold`'s fixed point, then each cut :meth:`Unheld.cuts` offers that the fold
+        without the member's events past it makes (the member dropped there), imposed for
+        good, in the order offered, until none is left (docs/protocol.md §9.2).
+
+        A member's events that no other member ever announced holding can never be final
+        (§7.1); once the votes without them drop the member, they count nowhere, and no
+        decision may rest on them: a vote of a member cut off and gone for good, past the cut
+        the others made final, would else drop a member in the past of what they decided
+        (variants soak seed 5066). The cuts only grow, so this ends."""
+        imposed: dict[int, int] = {}
+        t = self._fold({}, {}, {})
+        while True:
+            for seat, cut in self.unheld.cuts(t, self.final, imposed):
+                cuts = {**imposed, seat: cut}
+                trial = self._fold(cuts, {}, {}, imposed=cuts)
+                if trial.dropped.get(seat) == cut:
+                    imposed[seat] = cut
+                    t = trial
+                    break
+            else:
+                return t
 
     def _fold(
         self,
@@ -144,6 +170,7 @@ class Folds:
         gaps: Gaps,
         caps: dict[int, tuple[int, int]],
         rounds: int = 0,
+        imposed: dict[int, int] | None = None,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
         ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring).
@@ -173,6 +200,8 @@ class Folds:
         # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
         # skip events that count.)
         new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
+        if imposed:
+            new_cuts.update(imposed)  # (kept for good: _cut_unheld)
         new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
         new_caps = st.with_forks(t.standing_caps(), self.forked_at, own=self.own)
         # Wrong both ways: an event counted that what this fold decided skips, and one skipped
@@ -188,7 +217,7 @@ class Folds:
         ) or any(not skips(ev, new_cuts, new_gaps) for ev in skipped)  # fmt: skip
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
             return t
-        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1)
+        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1, imposed)
 
     # -- the final fold ---------------------------------------------------------------------
     def admits(self, event: Event, excluded: dict[int, int], gaps: Gaps | None = None) -> bool:
@@ -280,3 +309,55 @@ def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
         if lo == cut:
             return hi
     return 1 << 63
+
+
+class Unheld:
+    """What the events say of each member's feed that no other member holds: the last seq of
+    it read, the highest any other member announced holding (a frontier), and the counts the
+    votes against it quote. The one home of the rule of :meth:`Folds._cut_unheld` (the
+    observer's and the audit's folds ask it too).
+
+    Args:
+        seats: how many seats the game has.
+    """
+
+    __slots__ = ("announced", "counts", "last")
+
+    def __init__(self, seats: int) -> None:
+        self.announced = [0] * seats
+        self.last = [0] * seats
+        self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
+
+    def note(self, event: Event) -> None:
+        """An event read (held, final or not)."""
+        seat = event.seat
+        self.last[seat] = max(self.last[seat], event.seq)
+        body = event.body
+        if event.kind is KIND_DROP and isinstance(body, Drop) and body.reason in _AGAINST:
+            self.counts.setdefault(body.seat, set()).add(body.last_seq)
+        frontier = getattr(body, "frontier", None)
+        if frontier:
+            announced = self.announced
+            for q, seq in enumerate(frontier[: len(announced)]):
+                if q != seat and seq > announced[q]:
+                    announced[q] = seq
+
+    def cuts(
+        self, fold: GameState, final: GameState, imposed: dict[int, int]
+    ) -> list[tuple[int, int]]:
+        """The cuts to try, in order (seat, then count): of each member neither dropped in
+        ``fold`` or ``final`` nor cut already (``imposed``), the count of each vote read
+        against it at or above what any other member announced holding of it and below the
+        last of its events read (it has events past there that nobody else holds)."""
+        counts = self.counts
+        out: list[tuple[int, int]] = []
+        for seat in sorted(counts):
+            if seat in fold.dropped or seat in final.dropped or seat in imposed:
+                continue
+            low, high = self.announced[seat], self.last[seat]
+            out.extend((seat, c) for c in sorted(counts[seat]) if low <= c < high)
+        return out
+
+
+#: The votes that may drop a member (not withdrawals, abandons, readmissions).
+_AGAINST = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
