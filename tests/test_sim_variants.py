@@ -230,9 +230,9 @@ def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -
     so seat 0's vote on seat 1 no longer counts and seat 1 stays in. Seat 2's later
     events then read as cheats. Without seat 1's seq 25 in its log, the audit agrees with the
     peers: the other fixed point. Unlike seed 2086, no peer can ever hold that vote (its
-    author is dead), so the drop cannot wait for it. The shape the roster's rule (§9.2) leaves
-    open: without its vote past the cut, the cheater stays and its vote drops seat 1
-    (``tests/test_roster_cuts.py``'s xfail)."""
+    author is dead), so the drop cannot wait for it. No other member ever announced holding
+    seat 1's events past 23, so they decide nothing: the fold imposes the cut the votes name
+    (``Folds._cut_unheld``, the audit's ``_cut_unheld``, §9.2)."""
     result = run(_soak(5066, SEED_5066))
     assert result.peers[1] is None
     assert forks(result) == {0}
