@@ -207,14 +207,20 @@ def test_fold_shuffle_shares_open_the_deal_s_cards_only_once_every_member_s_are_
     assert not any(is_unknown(c) for seat in range(n) for c in table.tableaux[seat].shown)
 
 
-def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_them() -> None:
+def _dealt_and_turned(seat: int) -> tuple[ShuffleTable, list[int | None]]:
+    """A 2-player shuffle table dealt and opened, and the deck positions a stock turn of
+    ``seat`` would turn up."""
     t = ShuffleTable(2)
     t.join_all()
     t.deal_all()
     t.share_all()
     table = t.fold.table
     assert table is not None
-    turned = [sealed_position(c) for c in table.tableaux[1].reveals(Move.parse("S"))]
+    return t, [sealed_position(c) for c in table.tableaux[seat].reveals(Move.parse("S"))]
+
+
+def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_them() -> None:
+    t, turned = _dealt_and_turned(1)
     assert None not in turned
     t.move(1, "S")
     table = t.fold.table
@@ -233,13 +239,7 @@ def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_the
 
 
 def test_fold_shuffle_a_share_sent_early_waits_for_its_turn_up() -> None:
-    t = ShuffleTable(2)
-    t.join_all()
-    t.deal_all()
-    t.share_all()
-    table = t.fold.table
-    assert table is not None
-    turned = [sealed_position(c) for c in table.tableaux[0].reveals(Move.parse("S"))]
+    t, turned = _dealt_and_turned(0)
     where = [(0, p) for p in turned if p is not None]
     for i in range(2):
         t.deck_event(i, t.shares(i, where))
