@@ -6,8 +6,12 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.web_helpers import ServedPage
 
 pytest_plugins = ["pytester"]
 
@@ -108,3 +112,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     bots' pace, waiting on the clock rather than the CPU, so a second worker per core runs
     while they wait."""
     return 2 * (os.cpu_count() or 1)
+
+
+@pytest.fixture
+def page() -> Iterator[ServedPage]:
+    """The real page server on a thread of its own (``web_helpers.ServedPage``), closed after
+    the test: for browser tests that drive a table on cue."""
+    from tests.web_helpers import ServedPage
+
+    served = ServedPage()
+    try:
+        yield served
+    finally:
+        served.close()

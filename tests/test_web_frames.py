@@ -12,7 +12,6 @@ Nothing in the page is changed for the test.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -55,15 +54,6 @@ const done = arguments[arguments.length - 1];
 requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(() =>
   done([window.testDrawings, document.querySelector("#status").textContent]))));
 """
-
-
-@pytest.fixture
-def page() -> Iterator[ServedPage]:
-    served = ServedPage()
-    try:
-        yield served
-    finally:
-        served.close()
 
 
 def _latest_view(driver: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ test lets the others hear of it, and a rival's earlier claim beats it.
 from __future__ import annotations
 
 import queue
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -88,15 +87,6 @@ class Seat:
         if isinstance(action, Drop):
             self.front.ack = action.id
         self.draw()
-
-
-@pytest.fixture
-def page() -> Iterator[ServedPage]:
-    served = ServedPage()
-    try:
-        yield served
-    finally:
-        served.close()
 
 
 def _open(driver: Any, seat: Seat) -> None:
