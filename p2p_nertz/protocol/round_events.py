@@ -53,7 +53,7 @@ class RoundEvents:
         _not_shuffled(rs)
         assert isinstance(body, Commit)
         _expect(now, rs, Phase.COMMIT, body.round, event.seat)
-        rs.take_commit(event.seat, body)
+        rs.fair.take_commit(event.seat, body)
 
     def _reveal(self, event: Event, now: Phase, rs: RoundState) -> None:
         body = event.body

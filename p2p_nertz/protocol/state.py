@@ -301,9 +301,9 @@ class GameState:
         if self.phase is Phase.JOINING:
             return frozenset(range(self.spec.seats)) - self.joined - set(dropped)
         if self.phase is Phase.COMMIT:
-            return frozenset(rs.seats - set(rs.commits) - out)
+            return frozenset(rs.seats - set(rs.fair.commits) - out)
         if self.phase is Phase.NONCE:
-            return frozenset(rs.seats - set(rs.nonces) - out)
+            return frozenset(rs.seats - set(rs.fair.nonces) - out)
         if self.phase is Phase.PLAY:
             return frozenset(rs.seats - rs.ready - out)
         if self.phase is Phase.REVEAL or self.phase is Phase.OPEN:
