@@ -11,7 +11,7 @@ member: when it was last heard, our votes, the rejoin requests we sponsored, the
 we handled; and, as its part :class:`~p2p_nertz.protocol.proofs.Proofs` (``proof``), the
 beats kept to check later events against, the proofs we hold and the forks we probe. Its
 methods read that state and return decisions: whether a pair of messages is a new proof
-(:meth:`Membership.clock_lie`, :meth:`Membership.equivocation`), what a vote counts
+(:meth:`Proofs.clock_lie`, :meth:`Proofs.equivocation`), what a vote counts
 (:meth:`Membership.fork_vote`, :meth:`Membership.vote`), which forks to probe, which members
 are readmitted. The peer signs the votes, sends the proofs and caps the feeds; nothing here
 calls back into it.

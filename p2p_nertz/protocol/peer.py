@@ -66,7 +66,7 @@ Faults.
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
     which stands). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
-    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the
+    later event could contradict are kept, ``Proofs.watch``), are proof of cheating: the
     proof goes to the log first (a :class:`Note`), both messages are relayed once, and the
     author is voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
