@@ -589,7 +589,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                     peer.final.phase.value,
                     len(peer._folds.nonfinal),  # held events not final yet, every author
                     sum(len(p) for p in peer._store.pending),  # received, waiting for their past
-                    len(peer.pending_claims()),  # our claims in the air
+                    len(peer.player.pending_claims()),  # our claims in the air
                     queued,  # messages waiting for a DEALER
                     peer.received,
                     node.messages_out,

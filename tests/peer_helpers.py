@@ -446,7 +446,7 @@ def snapshot(peer: Peer) -> Snapshot:
         violations=peer.tentative.violations,
         clock=peer.clock,
         stable=peer.stable,
-        pending_claims=tuple(peer.pending_claims()),
+        pending_claims=tuple(peer.player.pending_claims()),
     )
 
 

@@ -1221,9 +1221,9 @@ class FakeDealPeer(Peer):
     def _act(self) -> None:
         rs = self._final.round
         if self._final.phase is Phase.PLAY and not self._duties.is_done(Kind.READY, rs.number):
-            assert rs.randomness is not None
+            assert rs.fair.randomness is not None
             rules = self.spec.rules
-            seed = deck_seed(self._secret(rs.number), rs.randomness, rs.number)
+            seed = deck_seed(self._secret(rs.number), rs.fair.randomness, rs.number)
             dealt = Tableau.deal(shuffled_deck(seed, rules.jokers), rules)
             visible = [dealt.nerts[-1], *(pile[-1] for pile in dealt.work)]
             shown = {c.physical for c in visible}

@@ -91,7 +91,7 @@ def _race(net: PeerNetwork) -> Race | None:
         if state.phase is not Phase.PLAY or table is None or a not in state.round.ready:
             continue
         tableau = table.tableaux[a]
-        if claimer.pending_claims() or tableau.has_empty_work_pile():
+        if claimer.player.pending_claims() or tableau.has_empty_work_pile():
             continue
         for pile in tableau.work_piles:
             (card, *more) = tableau.work[pile - 1]
@@ -133,7 +133,7 @@ def _claim_in_the_air(net: PeerNetwork, race: Race) -> None:
     a = race.claimer
     net.play(a, Move.to_lake(race.pile, race.foundation))
     peer = net.peers[a]
-    assert [e.seat for e in peer.pending_claims()] == [a]
+    assert [e.seat for e in peer.player.pending_claims()] == [a]
     view = peer.view
     assert view is not None
     view.tableaux[a].apply(race.slide, ONE_ROUND)  # the table alone would allow it
@@ -151,7 +151,7 @@ def test_a_slide_under_waits_while_the_pile_it_needs_empty_is_in_the_air() -> No
     net.play(race.rival, Move.to_lake(race.rival_source, race.foundation))
     _claim_in_the_air(net, race)
     peer = net.peers[a]
-    net.run(lambda n: not peer.pending_claims())
+    net.run(lambda n: not peer.player.pending_claims())
     # The claim lost: the card is back, and the slide-under would have been a move every
     # member's fold refuses (the honest player's own violation, as in soak seed 353).
     final = peer.final.table
@@ -168,7 +168,7 @@ def test_a_slide_under_is_allowed_once_the_claim_that_emptied_the_pile_is_won() 
     a = race.claimer
     _claim_in_the_air(net, race)  # no rival claim: it wins
     peer = net.peers[a]
-    net.run(lambda n: not peer.pending_claims())
+    net.run(lambda n: not peer.player.pending_claims())
     final = peer.final.table
     assert final is not None and not final.tableaux[a].work[race.pile - 1]
     held = peer.held(a)

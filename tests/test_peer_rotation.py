@@ -96,13 +96,13 @@ def test_the_waste_waits_while_a_rotation_is_not_final_and_it_may_not_happen() -
     peer = net.peers[a]
     # a's table shows everyone stuck and rotated; b's turn, not held yet, comes first in the
     # order, so nothing rotates. A waste or stock move now would mean the rotated table.
-    assert peer.rotation_pending() and Pile.WASTE in peer.frozen_piles()
+    assert peer.player.rotation_pending() and Pile.WASTE in peer.frozen_piles()
     held = peer.held(a)
     with pytest.raises(LocalProtocolError, match="rotate"):
         net.play(a, Move.turn())
     assert peer.held(a) == held  # nothing signed
     net.play(a, Move.pass_())  # moves away from the waste and the stock are not held back
-    net.run(lambda n: not n.peers[a].rotation_pending())
+    net.run(lambda n: not n.peers[a].player.rotation_pending())
     for p in net.peers:
         assert None not in p.final.round.log[-6:]  # no rotation in the order
     net.play(a, Move.turn())  # decided: the stock is a's again
@@ -120,10 +120,10 @@ def test_the_waste_is_free_again_once_the_rotation_is_final() -> None:
     net.run(_everyone_holds_everything)
     net.play(a, Move.pass_())
     peer = net.peers[a]
-    assert peer.rotation_pending()
+    assert peer.player.rotation_pending()
     with pytest.raises(LocalProtocolError, match="rotate"):
         net.play(a, Move.turn())
-    net.run(lambda n: not n.peers[a].rotation_pending())
+    net.run(lambda n: not n.peers[a].player.rotation_pending())
     assert peer.final.round.log[-1] is None  # the rotation is final
     net.play(a, Move.turn())
     _until_final(net, a)
@@ -145,7 +145,7 @@ def test_passing_again_while_stuck_is_not_a_pass_the_others_must_have_seen() -> 
         net.play(b, Move.turn())
     net.play(a, Move.pass_())
     net.play(b, Move.pass_())
-    assert net.peers[b].rotation_pending()
+    assert net.peers[b].player.rotation_pending()
     net.play(b, Move.pass_())
     assert net.peers[b].held(a) < len(net.peers[a].events(a))  # a's repeat is on its way
     _until_final(net, b)

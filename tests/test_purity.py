@@ -15,7 +15,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "p2p_nertz"
-PURE = ["rules", "protocol", "deck", "sim", "bots", "lobby", "ui", "audit", "match.py", "rng.py"]
+PURE = [
+    "rules",
+    "protocol",
+    "deck",
+    "sim",
+    "bots",
+    "lobby",
+    "ui",
+    "audit",
+    "match.py",
+    "rng.py",
+    "errors.py",
+]
+#: The rest of the library: the I/O layers (trio, zmq, files, the browser's server, network
+#: namespaces for tests) and the package's own ``__init__``. Every layer is in one list or the
+#: other (:func:`test_purity_every_layer_is_pure_or_named_as_io`), so a new one is checked.
+NOT_PURE = ["runtime", "logfile", "web", "testing", "__init__.py"]
 FORBIDDEN = {
     "trio",
     "zmq",
@@ -105,6 +121,16 @@ def test_purity_io_exemptions_are_still_needed(name: str) -> None:
 def test_purity_layers_below_the_simulator_do_not_import_it(path: Path) -> None:
     sim = {m for m in _imported(path) if m == "p2p_nertz.sim" or m.startswith("p2p_nertz.sim.")}
     assert not sim, f"{path.name} imports {sim}"
+
+
+def test_purity_every_layer_is_pure_or_named_as_io() -> None:
+    layers = {
+        path.name
+        for path in ROOT.iterdir()
+        if (path.suffix == ".py") or (path.is_dir() and (path / "__init__.py").exists())
+    }
+    assert layers == set(PURE) | set(NOT_PURE)
+    assert not set(PURE) & set(NOT_PURE)
 
 
 def test_purity_check_sees_a_forbidden_import(tmp_path: Path) -> None:

@@ -37,12 +37,12 @@ def test_state_parts_copy_is_independent_of_the_original() -> None:
     copy.dropped[1] = 5
     copy.votes[2] = ((0, _vote(2, 4)),)
     copy.vote_caps = {0: (1, 2)}
-    copy.round.commits[0] = None  # type: ignore[assignment]
+    copy.round.fair.commits[0] = None  # type: ignore[assignment]
     copy.round.log.append(None)
     copy.abandonment.abandons[(0, 1)] = (1, 1, 1)
     copy.abandonment.frontiers[0] = (1, (1, 1, 1))
     assert original.dropped == {} and original.votes == {} and original.vote_caps == {}
-    assert original.round.commits == {} and original.round.log == []
+    assert original.round.fair.commits == {} and original.round.log == []
     assert original.abandons == {} and original.abandonment.frontiers == {}
     assert original.roster is not copy.roster and original.round is not copy.round
 

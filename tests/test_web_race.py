@@ -127,7 +127,7 @@ def test_web_a_claim_is_marked_in_the_air_and_a_lost_race_returns_the_card(
             "css selector", f'#mine .pile[data-pile="{_key(race)}"] [data-code="{card}"]'
         )
         # Now the claims are delivered: the rival's came first, ours lost.
-        net.run(lambda n: not seat.peer.pending_claims())
+        net.run(lambda n: not seat.peer.player.pending_claims())
         seat.draw()
         wait_for(
             driver,

@@ -378,7 +378,7 @@ class Fold:
         found: str | None = None
         if kind is FindingKind.REVEAL_MISMATCH:
             assert isinstance(body, Reveal)
-            commit = rs.commits.get(event.seat)
+            commit = rs.fair.commits.get(event.seat)
             if body.what is RevealWhat.NONCE:
                 found = nonce_hash(body.value).hex()[:16]
                 expected = commit.nonce_hash.hex()[:16] if commit else None

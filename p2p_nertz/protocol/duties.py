@@ -124,9 +124,9 @@ class Duties:
             and not self.is_done(Kind.READY, n)
             and (ready_through is None or n <= ready_through)
         ):
-            assert rs.randomness is not None
+            assert rs.fair.randomness is not None
             rules = self.spec.rules
-            deck = shuffled_deck(st.deck_seed(self._secret(n), rs.randomness, n), rules.jokers)
+            deck = shuffled_deck(st.deck_seed(self._secret(n), rs.fair.randomness, n), rules.jokers)
             return Ready(_NONE, n, Tableau.deal(deck, rules).shown)
         if phase is Phase.REVEAL and not self.is_done(Kind.REVEAL, n, RevealWhat.SECRET):
             return Reveal(_NONE, n, RevealWhat.SECRET, self._secret(n))

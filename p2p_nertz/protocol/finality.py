@@ -223,9 +223,27 @@ class Finality:
             term = self._holder_term(excluded, voted, own_known)
             if term is not None and term <= floor:
                 return term  # (some term is at or below floor, so the least one is)
+        members = [q for q in range(self.n) if q not in excluded]
+        bound, holder = self._member_terms(members, excluded, own_known, clock, forks)
+        if self.seat not in excluded:
+            bound, holder = self._vote_terms(voted, excluded, bound, holder)
+        bound, holder = self._pair_terms(members, bound, holder)
+        if floor is not None and holder is not None and bound <= floor:
+            self.holder = holder
+        return bound
+
+    def _member_terms(
+        self,
+        members: list[int],
+        excluded: dict[int, int],
+        own_known: int,
+        clock: int,
+        forks: dict[int, int] | None,
+    ) -> tuple[int, tuple[int, int] | None]:
+        """The least of the members' own terms of :meth:`bounds` (what we know of each feed,
+        held back by a fork's other version), and the term that gave it."""
         seat = self.seat
         feeds = self._feeds
-        members = [q for q in range(self.n) if q not in excluded]
         # The most of each feed any other member says it holds; kept up to date for all
         # members (take_beat), computed for a subset.
         most = self.claimed_most if not excluded else None
@@ -252,18 +270,39 @@ class Finality:
             if other is not None and other - 1 < bound:
                 # (Held back as q's own term: the holder's term is then at least this one.)
                 bound, holder = other - 1, (KNOWN, q)
-        for q, seq in voted.items() if seat not in excluded else ():
+        return bound, holder
+
+    def _vote_terms(
+        self,
+        voted: dict[int, int],
+        excluded: dict[int, int],
+        bound: int,
+        holder: tuple[int, int] | None,
+    ) -> tuple[int, tuple[int, int] | None]:
+        """``bound`` and ``holder`` lowered by the terms of our votes in :meth:`bounds`."""
+        feeds = self._feeds
+        for q, seq in voted.items():
             # Having voted a member out at ``seq``, we count no more of it than our vote does,
             # as we announce no more (the drop's cut may be our count, §9.2). Unless we are
-            # out ourselves: the votes of a member dropped no longer count (§9.2), and waiting
-            # on ours would never let the drop that put us out be final here (a member asleep
-            # past drop_after that wakes and votes against the one that abandoned it).
+            # out ourselves (the caller asks only while we are in): the votes of a member
+            # dropped no longer count (§9.2), and waiting on ours would never let the drop
+            # that put us out be final here (a member asleep past drop_after that wakes and
+            # votes against the one that abandoned it).
             feed = feeds[q]
             if q in excluded or len(feed) <= seq:
                 continue
             term = feed[seq].lamport - 1
             if term < bound:
                 bound, holder = term, (VOTED, q)
+        return bound, holder
+
+    def _pair_terms(
+        self, members: list[int], bound: int, holder: tuple[int, int] | None
+    ) -> tuple[int, tuple[int, int] | None]:
+        """``bound`` and ``holder`` lowered by the pair terms of :meth:`bounds` (what one
+        member is known to hold of another's feed)."""
+        seat = self.seat
+        feeds = self._feeds
         for r in members:
             if r == seat:
                 continue
@@ -275,9 +314,7 @@ class Finality:
                     term = feed[h].lamport - 1
                     if term < bound:
                         bound, holder = term, (r, q)
-        if floor is not None and holder is not None and bound <= floor:
-            self.holder = holder
-        return bound
+        return bound, holder
 
     def _holder_term(
         self, excluded: dict[int, int], voted: dict[int, int], own_known: int

@@ -7,10 +7,11 @@ it; a member that keeps talking while finality waits for it alone is voted out f
 after ``phase_timeout`` (a *stall*); two signed messages of one author that contradict each other
 (two events under one seq, or a beat and an event whose clocks disagree) prove it cheated
 (docs/protocol.md §9). :class:`Membership` owns what this peer knows and decided about each
-member: when it was last heard, its beats kept to check later events against, our votes, the
-proofs we hold, the forks we probe, the rejoin requests we sponsored, the readmissions we
-handled. Its methods read that state and return decisions: whether a pair of messages is a new
-proof (:meth:`Membership.clock_lie`, :meth:`Membership.equivocation`), what a vote counts
+member: when it was last heard, our votes, the rejoin requests we sponsored, the readmissions
+we handled; and, as its part :class:`~p2p_nertz.protocol.proofs.Proofs` (``proof``), the
+beats kept to check later events against, the proofs we hold and the forks we probe. Its
+methods read that state and return decisions: whether a pair of messages is a new proof
+(:meth:`Proofs.clock_lie`, :meth:`Proofs.equivocation`), what a vote counts
 (:meth:`Membership.fork_vote`, :meth:`Membership.vote`), which forks to probe, which members
 are readmitted. The peer signs the votes, sends the proofs and caps the feeds; nothing here
 calls back into it.
@@ -18,15 +19,14 @@ calls back into it.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.feeds import lies_about_time
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
@@ -62,23 +62,21 @@ class Membership:
         self.n = n
         self.timers = timers
         self.heard = [now] * n
-        # Per member, the beats that a later event of its could contradict (§9.4): (head seq,
-        # Lamport time, beat) for heads at or above what we hold of its feed, each beat kept
-        # only if no other kept one has a lower head and a time as high (it would catch every
-        # lie this one catches), so heads and times both increase along the list.
-        self.watch: list[list[tuple[int, int, Message]]] = [[] for _ in range(n)]
         # Members that keep talking while finality waits for them (§9.2): seat -> (since,
         # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
         self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
         self.stall_scan_at = now
-        self.proven: set[tuple[int, int]] = set()  # (seat, seq) of equivocations proven
         self.proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
-        self.forked_at: dict[int, int] = {}  # seat -> the first seq it is proven to have forked
-        self.probe_at = [0.0] * n  # when we may next ask everyone for a fork's proof
-        self.unproven: dict[int, int] = {}  # seat -> fork seq others voted on, unproven here
-        self.proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
-        # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
-        self.lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        #: the proofs of cheating we hold and the forks we probe; its containers are read
+        #: here under their own names (the same objects: never rebound)
+        self.proof = proof = Proofs(seat, n, timers.max_watch)
+        self.watch = proof.watch
+        self.proven = proof.proven
+        self.forked_at = proof.forked_at
+        self.probe_at = proof.probe_at
+        self.unproven = proof.unproven
+        self.proofs = proof.proofs
+        self.lie_proofs = proof.lie_proofs
         self.rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
         self.sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
         self.readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
@@ -90,51 +88,49 @@ class Membership:
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
-    # -- beats kept to catch a lie about time -----------------------------------------------
+    # -- proofs and probes (Proofs'; the names the receive path and the author call) --------
     def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
-        """Keep a sound beat of ``seat`` announcing ``head`` (we hold ``held`` of its feed) to
-        check its later events against: one timed at or below it with a seq above ``head``
-        proves a lie about time (§9.4)."""
-        slot = self.watch_slot(seat, message.lamport, head, held)
-        if slot is not None:
-            self.watch[seat][slot[0] : slot[1]] = [(head, message.lamport, message)]
+        self.proof.watch_beat(seat, message, head, held)
 
     def watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
-        """The slice of the kept beats a beat timed ``lamport`` with ``head`` would replace
-        (:meth:`watch_beat`; nothing changes here), or ``None`` if it would not be kept."""
-        if head < held or seat in self.forked_at:
-            return None  # checked against the event after its head already (Feeds.contradiction)
-        watch = self.watch[seat]
-        below = bisect.bisect_right(watch, head, key=_head)
-        if below and watch[below - 1][1] >= lamport:
-            return None  # a kept beat with a head as low and a time as high catches all it would
-        start = bisect.bisect_left(watch, head, key=_head)
-        end = start
-        while end < len(watch) and watch[end][1] <= lamport:
-            end += 1  # kept beats this one now catches every lie of (head as low, time higher)
-        if start == end and len(watch) >= self.timers.max_watch:
-            return None  # bounded memory: a member announcing that many heads ahead is stalling
-        return start, end
+        return self.proof.watch_slot(seat, lamport, head, held)
 
     def watched_lie(self, seat: int, message: Message) -> Message | None:
-        """A kept beat of ``seat`` that the event ``message`` contradicts (a head below its seq,
-        a time at or above its own), if any: the one with the highest such head."""
-        watch = self.watch[seat]
-        below = bisect.bisect_left(watch, message.seq, key=_head)
-        if below:
-            head, beat_lamport, beat = watch[below - 1]
-            if lies_about_time(beat_lamport, head, message.seq, message.lamport):
-                return beat
-        return None
+        return self.proof.watched_lie(seat, message)
 
     def delivered(self, seat: int, seq: int) -> None:
-        """Event ``seq`` of ``seat`` is held: the beats below it need no keeping."""
-        watch = self.watch[seat]
-        if watch and watch[0][0] < seq:
-            # A beat below the head now held was checked against the event after its head
-            # (Feeds.contradiction, or check 1 when that event came); later events are timed
-            # above.
-            del watch[: bisect.bisect_left(watch, seq, key=_head)]
+        self.proof.delivered(seat, seq)
+
+    def proven_fork(self, seat: int, seq: int) -> None:
+        self.proof.proven_fork(seat, seq)
+
+    def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:
+        return self.proof.clock_lie(seat, beat, event)
+
+    def equivocation(self, seat: int, first: Message, second: Message) -> bool:
+        return self.proof.equivocation(seat, first, second)
+
+    def proofs_for(
+        self, seat: int, first: int, last: int, sent: Sequence[Message]
+    ) -> Iterator[bytes]:
+        return self.proof.proofs_for(seat, first, last, sent)
+
+    def probes_due(
+        self, now: float, dropped: dict[int, int], interval: float
+    ) -> list[tuple[int, int]]:
+        return self.proof.probes_due(now, dropped, interval, self.voted)
+
+    def probe_refused(
+        self,
+        seat: int,
+        message: Message,
+        clash: tuple[int, int] | None,
+        *,
+        held: int,
+        head: bytes | None,
+        at: float,
+    ) -> None:
+        self.proof.probe_refused(seat, message, clash, held=held, head=head, at=at)
 
     def frontier(
         self, feeds: Sequence[Sequence[object]], dropped: dict[int, int]
@@ -391,10 +387,6 @@ class Membership:
             else:
                 stall.pop(q, None)
 
-    def proven_fork(self, seat: int, seq: int) -> None:
-        """``seat`` is proven to have forked (or lied about time) at ``seq``."""
-        self.forked_at[seat] = min(seq, self.forked_at.get(seat, seq))
-
     def take_back(self, frontier: Sequence[int], vote: Drop | None) -> None:
         """One of our own events taken back (from our log, or from the others in recovery):
         what it announced holding we announced (a vote of ours on a fork must count it:
@@ -412,51 +404,6 @@ class Membership:
                 self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
         else:
             self.voted.pop(vote.seat, None)
-
-    # -- proofs -----------------------------------------------------------------------------
-    def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:
-        """A beat and a later event of ``seat`` that contradict each other's clocks (§9.4):
-        whether that is a new proof (kept, to relay with the event when asked, and the feed
-        forked from the event's seq on), which the caller relays and votes on."""
-        if (seat, -event.seq) in self.proven or seat == self.seat:
-            return False
-        if self.forked_at.get(seat, event.seq + 1) <= event.seq:
-            return False  # proven to cheat at or below this seq already: nothing more to prove
-        self.proven.add((seat, -event.seq))
-        self.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
-        # As for a fork at that seq: what the event names of its author past it may never be
-        # held here (we refused it), and nothing of it from there may count (§9.4).
-        self.proven_fork(seat, event.seq)
-        self.watch[seat].clear()
-        return True
-
-    def equivocation(self, seat: int, first: Message, second: Message) -> bool:
-        """Two different signed events of ``seat`` under one seq: whether that is a new proof
-        (kept: ``second`` is relayed with ``first`` when asked), which the caller relays and
-        votes on."""
-        if (seat, first.seq) in self.proven:
-            return False  # already proven, relayed and voted on
-        self.proven.add((seat, first.seq))
-        self.proofs[(seat, first.seq)] = second.wire
-        self.proven_fork(seat, first.seq)
-        return True
-
-    def proofs_for(
-        self, seat: int, first: int, last: int, sent: Sequence[Message]
-    ) -> Iterator[bytes]:
-        """What goes with the events ``sent`` in answer to a want of ``seat``'s ``first`` to
-        ``last``: after each, the other version of it that proves a fork; then, for each lie
-        about time in that range, the beat and the event (which we may not hold), so that the
-        asker reaches the proof and votes too (§9.4)."""
-        for message in sent:
-            yield message.wire
-            other = self.proofs.get((seat, message.seq))
-            if other is not None:
-                yield other  # with the proof of its fork
-        for (liar, seq), (beat, event) in sorted(self.lie_proofs.items()):
-            if liar == seat and first <= seq <= last:
-                yield beat
-                yield event
 
     def fork_vote(
         self, seat: int, fork_seq: int, held: int, final_count: int, *, recovering: bool
@@ -490,59 +437,6 @@ class Membership:
         self.voted[seat] = held
         return held
 
-    def probes_due(
-        self, now: float, dropped: dict[int, int], interval: float
-    ) -> list[tuple[int, int]]:
-        """The forks others voted on that we hold no proof of, to ask everyone about now:
-        (seat, seq). One holding another version than ours sends the proof; a fork proven,
-        voted on, or of a member dropped is no longer probed."""
-        due = []
-        for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
-            earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
-            if (q, fork_seq) in self.proven or (q in self.voted and not earlier) or q in dropped:
-                del self.unproven[q]
-            elif now >= self.probe_at[q]:
-                self.probe_at[q] = now + interval
-                due.append((q, fork_seq))
-        return due
-
-    def probe_refused(
-        self,
-        seat: int,
-        message: Message,
-        clash: tuple[int, int] | None,
-        *,
-        held: int,
-        head: bytes | None,
-        at: float,
-    ) -> None:
-        """After an event of ``seat`` was refused for its chain: whether it shows a fork we
-        hold no proof of, and if so probe it at ``at`` (not in answer to what may be garbage):
-        the other version is the proof (§9.4). ``clash``: (seat, seq) of an event of another
-        member it says it holds and is timed at or below our copy of (:meth:`Feeds.time_clash`);
-        ``held``, ``head``: how much of ``seat``'s feed we hold, and the id of the last."""
-        if clash is not None and clash[0] != seat and clash[0] != self.seat:
-            # Timed at or below our copy of another member's event it says it holds: it may
-            # hold another version of that event (a fork sent to us alone, timed higher). With
-            # the proof, the fork's cap lets this event in when it comes again (soak seed 285:
-            # the votes that dropped us were refused for good, so we never knew).
-            q, seq = clash
-            if q not in self.unproven and seq < self.forked_at.get(q, seq + 1):
-                self.unproven[q] = seq
-                self.probe_at[q] = at
-        if (
-            seat != self.seat
-            and held
-            and message.seq == held + 1
-            and message.prev != head
-            and seat not in self.unproven
-        ):
-            # Its author signed it after another version of our event ``held``: a fork we hold
-            # no proof of yet (a version sent to us alone, the real one lost). Without the
-            # proof we could never take this feed further (soak seed 442).
-            self.unproven[seat] = held
-            self.probe_at[seat] = at
-
     def readmit(self, seat: int, at: int, dropped: dict[int, int]) -> bool:
         """A member readmitted at ``at`` in the final fold: whether that is news. Then we
         announce its feed again and wait for it, as for any member (our vote against it and
@@ -554,8 +448,3 @@ class Membership:
         self.proven_seats.discard(seat)
         self.unproven.pop(seat, None)
         return True
-
-
-def _head(entry: tuple[int, int, Message]) -> int:
-    """The head seq of a kept beat (Membership.watch)."""
-    return entry[0]

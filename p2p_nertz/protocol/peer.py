@@ -17,7 +17,8 @@ What it owns, and what it does not.
     out, proven to cheat), :class:`~.folds.Folds` (the final and the tentative fold),
     :class:`~.recovery.Recovery`, :class:`~.duties.Duties`, :class:`~.inbox.Inbox` (what
     comes in: decoding, the beats taken, refusals), :class:`~.outbox.Outbox` (our clock, our
-    key, signing, the effects queued); :mod:`~.local` checks the local player's moves. Three
+    key, signing, the effects queued); :class:`~.player.LocalPlayer` (the local player's hold on
+    its ``ready``; what it may do now, checked by :mod:`~.local`). Three
     parts wire them: :class:`~.delivery.Delivery` (the receive path: a message in, checked,
     held, delivered or refused), :class:`~.chains.Chains` (the chains that count followed,
     the final fold moved on), :class:`~.author.Author` (what we sign and when: votes, phase
@@ -65,7 +66,7 @@ Faults.
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
     which stands). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
-    later event could contradict are kept, ``Membership.watch``), are proof of cheating: the
+    later event could contradict are kept, ``Proofs.watch``), are proof of cheating: the
     proof goes to the log first (a :class:`Note`), both messages are relayed once, and the
     author is voted out. With two members left, :meth:`Peer.abandon` ends the
     game without the one gone; a dropped member that comes back asks to rejoin, and a member
@@ -115,19 +116,13 @@ from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
-from p2p_nertz.protocol.local import (
-    AbandonAnswer,
-    abandon_answer,
-    claimed_piles,
-    local_move,
-    own_claims,
-    rotation_pending,
-)
+from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
+from p2p_nertz.protocol.player import LocalPlayer
 from p2p_nertz.protocol.recovery import Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Event, GameState, Phase
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
@@ -216,11 +211,6 @@ class Peer:
         self._config = config or PeerConfig()
         self.game_id = spec.game_id
         envelopes = envelopes if envelopes is not None else EnvelopeCache()
-        #: The last round whose ``ready`` this peer signs by itself (``None``: every round).
-        #: A person's table holds the next round's ``ready`` while the player reads the board
-        #: of the last one, then lets it go (:meth:`release_ready`). Nothing on the wire
-        #: changes: the ``ready`` only comes later, well within ``phase_timeout``.
-        self.ready_through: int | None = None
         n = spec.seats
         self._n = n
         # What comes in, and what goes out: the clock, the outbox, our key's secrets.
@@ -291,6 +281,9 @@ class Peer:
             delivery=self._delivery,
             duties=self._duties,
         )
+        names = [member.name for member in self.spec.members]
+        #: the local player's side: its hold on the next ``ready``, what it may do now
+        self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
 
     @property
     def config(self) -> PeerConfig:
@@ -367,26 +360,9 @@ class Peer:
         """The delivered events of one feed (for relaying and tests)."""
         return list(self._feeds[seat])
 
-    def pending_claims(self) -> list[Event]:
-        """The local player's claims that are not final yet ("in the air")."""
-        return own_claims(self._folds.nonfinal, self.seat)
-
     def frozen_piles(self) -> set[Pile]:
-        """The piles the local player may not touch now: those a claim in the air came from,
-        and the waste (with the stock) while an everyone-stuck rotation is not final."""
-        piles = self._claimed_piles()
-        if self.rotation_pending():
-            piles.add(Pile.WASTE)
-        return piles
-
-    def _claimed_piles(self) -> set[Pile]:
-        """The piles our claims in the air came from."""
-        return claimed_piles(self.pending_claims())
-
-    def rotation_pending(self) -> bool:
-        """Whether the table shows an everyone-stuck rotation that is not final yet
-        (:func:`~p2p_nertz.protocol.local.rotation_pending`)."""
-        return rotation_pending(self.tentative, self._final)
+        """The piles the local player may not touch now (:meth:`LocalPlayer.frozen_piles`)."""
+        return self.player.frozen_piles()
 
     def silent_for(self, now: float) -> float:
         """Seconds since any other member still in the game was last heard from (directly or
@@ -437,11 +413,10 @@ class Peer:
     def release_ready(self, number: int, now: float) -> list[Effect]:
         """Sign our ``ready`` of round ``number`` (and of earlier rounds) once it is due.
 
-        Only matters while :attr:`ready_through` holds readies back; a held ``ready`` that is
-        due already is signed now.
+        Only matters while :attr:`LocalPlayer.ready_through` holds readies back; a held
+        ``ready`` that is due already is signed now.
         """
-        if self.ready_through is not None and number > self.ready_through:
-            self.ready_through = number
+        if self.player.release(number):
             self._act()
         return self._flush(now)
 
@@ -454,22 +429,8 @@ class Peer:
                 the air (or, for the waste and the stock, by a rotation not yet final), or a
                 slide-under needs a pile that such a claim emptied.
         """
-        if self.recovering:
-            raise LocalProtocolError(f"{move}: still recovering our own events from the others")
-        if self._author.left:
-            raise LocalProtocolError(f"{move}: we left the game")
-        tentative = self.tentative
-        move, card, reveals = local_move(
-            tentative,
-            self._final,
-            self.seat,
-            move,
-            frozen=self._claimed_piles(),
-            clock=self.clock,
-            rules=self.spec.rules,
-        )
-        body = Play(self._frontier(), tentative.round.number, move, card, reveals)
-        self._emit(body, now)
+        move, card, reveals, number = self.player.move(move)
+        self._emit(Play(self._frontier(), number, move, card, reveals), now)
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:
@@ -485,19 +446,9 @@ class Peer:
         return self._flush(now)
 
     def abandon_answer(self, now: float) -> AbandonAnswer:
-        """Whether :meth:`abandon` would end the game now, and if not why: the one answer
-        (:func:`~p2p_nertz.protocol.local.abandon_answer`) the table, the node and the
-        simulator read."""
-        names = [member.name for member in self.spec.members]
-        return abandon_answer(
-            self._final,
-            self.tentative,
-            self._membership,
-            now,
-            names=names,
-            recovering=self.recovering,
-            left=self._author.left,
-        )
+        """Whether :meth:`abandon` would end the game now, and if not why: the one answer the
+        table, the node and the simulator read (:meth:`LocalPlayer.abandon_answer`)."""
+        return self.player.abandon_answer(now)
 
     def why_not_abandon(self, now: float) -> str | None:
         """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game
@@ -648,7 +599,7 @@ class Peer:
     # -- signing (what and when: :class:`Author`) ---------------------------------------------
     def _act(self) -> None:
         """Sign the events the final state now calls for (:meth:`Author.act`)."""
-        self._author.act(self.ready_through)
+        self._author.act(self.player.ready_through)
 
     def _frontier(self) -> tuple[int, ...]:
         """What we announce holding (:meth:`Membership.frontier`)."""

@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 :class:`RoundState` owns what the fold knows of the round being played (DESIGN.md §5): the
-commits, nonces and secrets of the fair deal, the table with the other seats' hidden cards
+fair deal (its commits, nonces and ``R`` are a :class:`~p2p_nertz.protocol.fair_deal.FairDeal`'s,
+the secrets revealed the round's), the table with the other seats' hidden cards
 followed as :data:`~p2p_nertz.rules.cards.HIDDEN` and filled in as moves reveal them, the log of
 the round's play, and the score once every secret is in. Its methods take one event's worth of
 the round each (a commit, a nonce, a deal shown, a play, a secret) and either change the round
@@ -19,8 +20,6 @@ the same way, with conservation of cards too (:func:`replay_round`).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +28,16 @@ from p2p_nertz.deck.check import Fault, FaultKind
 from p2p_nertz.deck.group import scalar_bytes
 from p2p_nertz.deck.wire import DeckOpen, DeckShares
 from p2p_nertz.errors import IllegalMoveError
-from p2p_nertz.protocol.bodies import Commit, Play
+from p2p_nertz.protocol.bodies import Play
+from p2p_nertz.protocol.fair_deal import (
+    FairDeal,
+    deck_seed,
+    local_nonce,
+    local_secret,
+    nonce_hash,
+    round_randomness,
+    secret_hash,
+)
 from p2p_nertz.protocol.fold_values import (
     ClaimDecided,
     Event,
@@ -57,7 +65,6 @@ from p2p_nertz.rules import (
     Table,
     Tableau,
     new_deck,
-    shuffled_deck,
 )
 from p2p_nertz.rules.cards import HIDDEN, sealed, sealed_position
 from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
@@ -82,49 +89,12 @@ __all__ = [
 _C = RefusalCode  # (short: every refusal in this module names one)
 
 
-# -- the fair deal's hashes (DESIGN.md §5.2) --------------------------------------------------
-def secret_hash(secret: bytes) -> bytes:
-    """The commitment to a round secret."""
-    return hashlib.sha256(b"p2p-nertz/v1/secret\0" + secret).digest()
-
-
-def nonce_hash(nonce: bytes) -> bytes:
-    """The commitment to a round nonce."""
-    return hashlib.sha256(b"p2p-nertz/v1/nonce\0" + nonce).digest()
-
-
-def round_randomness(nonces: list[bytes]) -> bytes:
-    """``R = H(all nonces)``, in seat order."""
-    return hashlib.sha256(b"p2p-nertz/v1/R\0" + b"".join(nonces)).digest()
-
-
-def deck_seed(secret: bytes, randomness: bytes, number: int) -> bytes:
-    """The seed of a seat's deck for a round: ``H(secret, R, round)``."""
-    return hashlib.sha256(
-        b"p2p-nertz/v1/deck\0" + secret + randomness + number.to_bytes(4, "big")
-    ).digest()
-
-
-def local_secret(private_key: bytes, game_id: bytes, number: int) -> bytes:
-    """A seat's secret for a round, derived from its private key (so a restart knows it)."""
-    return hmac.new(
-        private_key, b"secret\0" + game_id + number.to_bytes(4, "big"), "sha256"
-    ).digest()
-
-
-def local_nonce(private_key: bytes, game_id: bytes, number: int) -> bytes:
-    """A seat's nonce for a round, derived from its private key."""
-    return hmac.new(
-        private_key, b"nonce\0" + game_id + number.to_bytes(4, "big"), "sha256"
-    ).digest()
-
-
 @dataclass(slots=True)
 class RoundState:
     """The round being played, as the fold knows it (module docstring): immutable values but
     for the dicts and the play log, which :meth:`copy` copies.
 
-    Its methods take one event's worth of the round (``take_commit``, ``take_nonce``,
+    Its methods take one event's worth of the round (``fair.take_commit``, ``take_nonce``,
     ``take_deal``, :meth:`play`, ``take_secret``), once the game fold has checked that the
     phase is the event's, and raise :class:`~p2p_nertz.protocol.fold_values.Refuse` for an
     event wrong here; :meth:`deal` and :meth:`score` are the round's own steps when every
@@ -133,9 +103,8 @@ class RoundState:
 
     number: int
     seats: frozenset[int]
-    commits: dict[int, Commit] = field(default_factory=dict)
-    nonces: dict[int, bytes] = field(default_factory=dict)
-    randomness: bytes | None = None
+    #: the commits, nonces and ``R`` of a commit game's deal
+    fair: FairDeal = field(default_factory=FairDeal)
     ready: frozenset[int] = frozenset()
     table: Table | None = None
     # The round's play, for the replay against the decks: (seat, move, card, reveals, lost)
@@ -170,8 +139,7 @@ class RoundState:
         """An independent copy (the fold's copy; the peer copies folds often: built from the
         fields in one call, which is several times quicker than :func:`copy.copy`)."""
         new = RoundState(*_FIELDS(self))
-        new.commits = dict(self.commits)
-        new.nonces = dict(self.nonces)
+        new.fair = self.fair.copy()
         new.log = list(self.log)
         new.seen = dict(self.seen)
         new.top_events = dict(self.top_events)
@@ -182,32 +150,21 @@ class RoundState:
         return new
 
     # -- the fair deal (DESIGN.md §5.2): the caller has checked the phase --------------------
-    def take_commit(self, seat: int, body: Commit) -> None:
-        """``seat`` commits to its secret and nonce for this round."""
-        if seat in self.commits:
-            raise Refuse(_C.REPEATED, f"a second commit for round {body.round}")
-        self.commits[seat] = body
-
     def take_nonce(self, seat: int, nonce: bytes) -> None:
         """``seat`` reveals its nonce; one that does not match its commit forfeits the round."""
-        commit = self.commits.get(seat)
-        if seat in self.nonces:
-            raise Refuse(_C.REPEATED, "a second nonce")
-        if commit is None or nonce_hash(nonce) != commit.nonce_hash:
+        if not self.fair.take_nonce(seat, nonce):
             self.forfeit |= {seat}
             raise Refuse(
                 _C.NONCE_MISMATCH,
                 "the nonce does not match its commit: the seat forfeits the round",
             )
-        self.nonces[seat] = nonce
 
     def take_secret(self, seat: int, secret: bytes) -> None:
         """``seat`` reveals its secret once play is over; one that does not match its commit
         (a stacked deck) forfeits the round."""
-        commit = self.commits.get(seat)
         if seat in self.secrets:
             raise Refuse(_C.REPEATED, "a second secret")
-        if commit is None or secret_hash(secret) != commit.secret_hash:
+        if not self.fair.secret_matches(seat, secret):
             self.forfeit |= {seat}
             raise Refuse(
                 _C.SECRET_MISMATCH,
@@ -238,7 +195,7 @@ class RoundState:
         """Every nonce is in: ``R``, and a table of hidden tableaux for the seats dealt in."""
         playing = sorted(self.seats - self.forfeit - set(dropped))
         self.playing = frozenset(playing)
-        self.randomness = round_randomness([self.nonces[s] for s in playing])
+        self.fair.draw(playing)
         hidden = Tableau(
             (HIDDEN,) * NERTS_PILE_SIZE,
             tuple(() for _ in range(rules.work_piles)),
@@ -306,7 +263,7 @@ class RoundState:
         ``None`` for another seat's."""
         if seat in self.ready:
             raise Refuse(_C.REPEATED, "a second ready")
-        assert self.table is not None and self.randomness is not None
+        assert self.table is not None and self.fair.randomness is not None
         if len(visible) != 1 + rules.work_piles:
             raise Refuse(
                 _C.BAD_DEAL, f"a deal shows the Nerts top and {rules.work_piles} work piles"
@@ -315,8 +272,9 @@ class RoundState:
         if len(physical) != len(visible) or any(c.is_joker and c.declared for c in visible):
             raise Refuse(_C.BAD_DEAL, "the dealt cards repeat a card or declare a joker")
         if secrets is not None:
-            seed = deck_seed(secrets(self.number), self.randomness, self.number)
-            tableau = Tableau.deal(shuffled_deck(seed, rules.jokers), rules)
+            tableau = Tableau.deal(
+                self.fair.deck(secrets(self.number), self.number, rules.jokers), rules
+            )
             if tableau.shown != visible:
                 raise Refuse(
                     _C.DEAL_NOT_DECK, "the dealt cards are not the ones this seat's deck deals"
@@ -349,7 +307,8 @@ class RoundState:
         before = table.tableaux[seat]
         deck = self.deck
         if deck is None:
-            tableau, seen = self._fill_reveals(seat, before, move, body.reveals, rules)
+            seen = self.seen.get(seat, frozenset())
+            tableau, seen = _fill_reveals(seen, before, move, body.reveals, rules)
             turned: list[int] = []
         elif body.reveals:
             raise Refuse(_C.REVEAL_COUNT, "a shuffle game's move names no card it turns up")
@@ -509,52 +468,6 @@ class RoundState:
             notices.append(RoundEnded(self.number, STATUS_NERTS, new.cut, new.callers))
         return False
 
-    def _fill_reveals(
-        self, seat: int, tableau: Tableau, move: Move, reveals: tuple[Card, ...], rules: Rules
-    ) -> tuple[Tableau, frozenset[Card]]:
-        """The tableau with the cards this move turns face up (:meth:`Tableau.reveals`) filled
-        in, checked against what the seat's tableau already shows."""
-        seen = self.seen.get(seat, frozenset())
-        current = tableau.reveals(move, rules)  # (with HIDDEN where not known yet)
-        if not current:
-            if reveals:
-                raise Refuse(
-                    _C.REVEAL_COUNT, f"{move} turns up no card, the event shows {len(reveals)}"
-                )
-            return tableau, seen
-        if len(reveals) != len(current):
-            raise Refuse(
-                _C.REVEAL_COUNT,
-                f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}",
-            )
-        if current == reveals:
-            return tableau, seen  # nothing hidden here: every card was known and matches
-        filled = []
-        added: set[Card] = set()
-        for now, card in zip(current, reveals, strict=True):
-            if now is HIDDEN:
-                if card.physical in seen or card.physical in added:
-                    raise Refuse(
-                        _C.REVEAL_REPEATED, f"reveals {card}, which this seat has already shown"
-                    )
-                if card.is_joker and card.declared:
-                    raise Refuse(
-                        _C.HIDDEN_DECLARED, f"a face-down joker cannot be declared ({card})"
-                    )
-                added.add(card.physical)
-                filled.append(card)
-            elif now != card:
-                raise Refuse(_C.REVEAL_WRONG, f"reveals {card} where the seat's card is {now}")
-            else:
-                filled.append(now)
-        if move.kind is MOVE_TURN:
-            stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
-            new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
-        else:
-            nerts = (*tableau.nerts[:-2], filled[0], tableau.nerts[-1])
-            new = Tableau(nerts, tableau.work, tableau.stock, tableau.waste)
-        return new, seen | added
-
     def _saw_foundation(self, event: Event, fid: FoundationId, card: Card) -> bool:
         """Whether the claim's frontier holds an event that put a card at ``rank - 1`` on
         ``fid`` (DESIGN.md §3: a claim must have seen what it goes on)."""
@@ -622,7 +535,7 @@ class RoundState:
         if self.deck is not None:
             caught = self._shuffle_faults()
         else:
-            assert self.randomness is not None
+            assert self.fair.randomness is not None
             for seat in sorted(self.secrets):
                 problem = replay_seat(rules, self, seat, seat_deck(rules, self, seat))
                 if problem is not None:
@@ -643,6 +556,56 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def _fill_reveals(
+    seen: frozenset[Card],
+    tableau: Tableau,
+    move: Move,
+    reveals: tuple[Card, ...],
+    rules: Rules,
+) -> tuple[Tableau, frozenset[Card]]:
+    """The tableau of a seat that has shown the cards ``seen``, with the cards ``move``
+    turns face up (:meth:`Tableau.reveals`) filled in from ``reveals``, checked against
+    what the tableau already shows; and the cards seen then. Raise
+    :class:`~p2p_nertz.protocol.fold_values.Refuse` for reveals wrong here."""
+    current = tableau.reveals(move, rules)  # (with HIDDEN where not known yet)
+    if not current:
+        if reveals:
+            raise Refuse(
+                _C.REVEAL_COUNT, f"{move} turns up no card, the event shows {len(reveals)}"
+            )
+        return tableau, seen
+    if len(reveals) != len(current):
+        raise Refuse(
+            _C.REVEAL_COUNT,
+            f"{move} turns up {len(current)} card(s), the event shows {len(reveals)}",
+        )
+    if current == reveals:
+        return tableau, seen  # nothing hidden here: every card was known and matches
+    filled = []
+    added: set[Card] = set()
+    for now, card in zip(current, reveals, strict=True):
+        if now is HIDDEN:
+            if card.physical in seen or card.physical in added:
+                raise Refuse(
+                    _C.REVEAL_REPEATED, f"reveals {card}, which this seat has already shown"
+                )
+            if card.is_joker and card.declared:
+                raise Refuse(_C.HIDDEN_DECLARED, f"a face-down joker cannot be declared ({card})")
+            added.add(card.physical)
+            filled.append(card)
+        elif now != card:
+            raise Refuse(_C.REVEAL_WRONG, f"reveals {card} where the seat's card is {now}")
+        else:
+            filled.append(now)
+    if move.kind is MOVE_TURN:
+        stock = tableau.stock[: -len(filled)] + tuple(reversed(filled))
+        new = Tableau(tableau.nerts, tableau.work, stock, tableau.waste)
+    else:
+        nerts = (*tableau.nerts[:-2], filled[0], tableau.nerts[-1])
+        new = Tableau(nerts, tableau.work, tableau.stock, tableau.waste)
+    return new, seen | added
 
 
 def _fault_reason(fault: Fault) -> Reason:
@@ -673,8 +636,7 @@ class DeckProblem:
 
 def seat_deck(rules: Rules, rs: RoundState, seat: int) -> tuple[Card, ...]:
     """The deck ``seat`` was dealt in round ``rs``, from its revealed secret and ``R``."""
-    assert rs.randomness is not None
-    return shuffled_deck(deck_seed(rs.secrets[seat], rs.randomness, rs.number), rules.jokers)
+    return rs.fair.deck(rs.secrets[seat], rs.number, rules.jokers)
 
 
 def replay_seat(
@@ -749,7 +711,7 @@ def replay_round(rules: Rules, rs: RoundState) -> list[DeckProblem]:
     """Replay a round with every deck its revealed secrets give: per seat, the first lie, move
     illegal with the real cards, or card not conserved (:func:`replay_seat` with
     ``conserve``). The audit's and the simulator's check of every finished round."""
-    if rs.randomness is None or rs.table is None or not rs.secrets:
+    if rs.fair.randomness is None or rs.table is None or not rs.secrets:
         return []
     problems: list[DeckProblem] = []
     for seat in sorted(rs.secrets):

@@ -32,6 +32,10 @@ The parts of the fold, each owning its state (:meth:`GameState.copy` copies each
 
 - :class:`GameState` (here): the phase machine from round to round, the game's record, and
   how an abandoned game ends (§9.3);
+- :class:`~p2p_nertz.protocol.round_events.RoundEvents`: a round's events but play (the
+  commits, nonces, deals shown and secrets of the fair deal, the shuffle's events, the
+  results), checked against the phase and handed to the round; it holds the local seat and its
+  secrets, and is shared by every copy;
 - :class:`~p2p_nertz.protocol.rounds.RoundState` (``GameState.round``): the round being
   played: its fair deal, its play, its replay against the decks and its score;
 - :class:`~p2p_nertz.protocol.roster.Roster` (``GameState.roster``): who is in the game:
@@ -49,20 +53,13 @@ import hashlib
 from collections.abc import Callable
 
 from p2p_nertz.deck.keys import round_context
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.abandonment import Abandonment
 from p2p_nertz.protocol.bodies import (
-    Commit,
-    DeckEvent,
     Drop,
     DropReason,
     Join,
     Leave,
-    Ready,
-    Result,
-    Reveal,
-    RevealWhat,
 )
 from p2p_nertz.protocol.envelope import KIND_JOIN, Kind
 from p2p_nertz.protocol.fold_values import (
@@ -87,6 +84,7 @@ from p2p_nertz.protocol.fold_values import (
     Violation,
 )
 from p2p_nertz.protocol.roster import Roster, capped, vote_cut, with_forks
+from p2p_nertz.protocol.round_events import RoundEvents
 from p2p_nertz.protocol.rounds import (
     DeckProblem,
     RoundState,
@@ -163,8 +161,8 @@ class GameState:
     ) -> None:
         self.spec = spec
         self.rules = spec.rules
-        self.local_seat = seat
-        self._secrets = secrets
+        #: the round's events but play (commit, reveal, ready, shuffle, result) are its
+        self._round_events = RoundEvents(spec.rules, seat, secrets)
         n = spec.seats
         #: who is in the game (votes, drops, cuts, rejoins): see the properties below
         self.roster = Roster(n)
@@ -303,9 +301,9 @@ class GameState:
         if self.phase is Phase.JOINING:
             return frozenset(range(self.spec.seats)) - self.joined - set(dropped)
         if self.phase is Phase.COMMIT:
-            return frozenset(rs.seats - set(rs.commits) - out)
+            return frozenset(rs.seats - set(rs.fair.commits) - out)
         if self.phase is Phase.NONCE:
-            return frozenset(rs.seats - set(rs.nonces) - out)
+            return frozenset(rs.seats - set(rs.fair.nonces) - out)
         if self.phase is Phase.PLAY:
             return frozenset(rs.seats - rs.ready - out)
         if self.phase is Phase.REVEAL or self.phase is Phase.OPEN:
@@ -435,32 +433,8 @@ class GameState:
             raise Refuse(_C.BAD_JOIN, "a join must be the author's first event")
         self.joined |= {event.seat}
 
-    def _commit(self, event: Event, notices: list[Notice]) -> None:
-        body = event.body
-        self._not_shuffled()
-        assert isinstance(body, Commit)
-        self._expect(Phase.COMMIT, body.round, event.seat)
-        self.round.take_commit(event.seat, body)
-
-    def _reveal(self, event: Event, notices: list[Notice]) -> None:
-        body = event.body
-        self._not_shuffled()
-        assert isinstance(body, Reveal)
-        if body.what is RevealWhat.NONCE:
-            self._expect(Phase.NONCE, body.round, event.seat)
-            self.round.take_nonce(event.seat, body.value)
-        else:
-            self._expect(Phase.REVEAL, body.round, event.seat)
-            self.round.take_secret(event.seat, body.value)
-
-    def _ready(self, event: Event, notices: list[Notice]) -> None:
-        body = event.body
-        self._not_shuffled()
-        assert isinstance(body, Ready)
-        seat = event.seat
-        self._expect(Phase.PLAY, body.round, seat)
-        own = seat == self.local_seat and self._secrets is not None
-        self.round.take_deal(seat, body.visible, self.rules, self._secrets if own else None)
+    def _round_event(self, event: Event, notices: list[Notice]) -> None:
+        self._round_events.take(event, self.phase, self.round)
 
     def _play(self, event: Event, notices: list[Notice]) -> None:
         if self.round.play(event, self.rules, self.roster, notices):
@@ -470,53 +444,6 @@ class GameState:
     def _after_play(self) -> Phase:
         """The phase that follows play: the secrets revealed (commit) or opened (shuffle)."""
         return Phase.REVEAL if self.round.deck is None else Phase.OPEN
-
-    def _deck_event(self, event: Event, notices: list[Notice]) -> None:
-        """An event of the dealerless shuffle (docs/shuffle.md §8.1, §10.7)."""
-        body = event.body
-        assert isinstance(body, DeckEvent)
-        rs = self.round
-        if rs.deck is None:
-            raise Refuse(_C.WRONG_DEAL, "a shuffle event in a game dealt by commit and reveal")
-        message = body.message
-        seat = event.seat
-        if isinstance(message, DeckKey):
-            self._expect(Phase.KEY, message.round, seat)
-            rs.deck.take_key(seat, message)
-        elif isinstance(message, DeckStage):
-            self._expect(Phase.DEAL, message.round, seat)
-            rs.deck.take_stage(seat, message)
-        elif isinstance(message, DeckShares):
-            # Shares come in play, and after it for turn-ups of the moves still in the air.
-            if message.round != rs.number or self.phase not in (Phase.PLAY, Phase.OPEN):
-                raise Refuse(_C.WRONG_PHASE, f"shares of round {message.round} out of play")
-            self._expect(self.phase, message.round, seat)
-            rs.take_shares(seat, message)
-        else:
-            assert isinstance(message, DeckOpen)
-            self._expect(Phase.OPEN, message.round, seat)
-            rs.take_deck_secret(seat, message)
-
-    def _not_shuffled(self) -> None:
-        if self.round.deck is not None:
-            raise Refuse(_C.WRONG_DEAL, "a commit-and-reveal event in a shuffle game")
-
-    def _result(self, event: Event, notices: list[Notice]) -> None:
-        body = event.body
-        assert isinstance(body, Result)
-        rs = self.round
-        self._expect(Phase.RESULT, body.round, event.seat)
-        if event.seat in rs.results:
-            raise Refuse(_C.REPEATED, "a second result")
-        assert rs.expected is not None and rs.digest is not None
-        rs.results |= {event.seat}
-        rs.result_seqs += ((event.seat, event.seq),)
-        expected = tuple(p.total for p in rs.expected.players)
-        if body.digest != rs.digest or body.scores != expected:
-            raise Refuse(
-                _C.RESULT_MISMATCH,
-                f"its result {list(body.scores)} disagrees with the replay {list(expected)}",
-            )
 
     # -- who is in the game (the roster decides; the round and the game follow) -----------
     def _drop(self, event: Event, notices: list[Notice]) -> None:
@@ -604,16 +531,6 @@ class GameState:
             self.game = game
             assert game.result is not None
             notices.append(GameEnded(game.result))
-
-    def _expect(self, phase: Phase, number: int, seat: int) -> None:
-        if self.phase is not phase or number != self.round.number:
-            raise Refuse(
-                _C.WRONG_PHASE,
-                f"round {number} {phase.value} event while the game is in round "
-                f"{self.round.number} {self.phase.value}",
-            )
-        if seat not in self.round.seats or seat in self.round.forfeit:
-            raise Refuse(_C.NOT_PLAYING, f"seat {seat} does not play round {number}")
 
     def _set_phase(self, phase: Phase, notices: list[Notice]) -> None:
         self.phase = phase
@@ -756,20 +673,20 @@ def voted_chain(state: GameState, seat: int, fork: int) -> tuple[int, dict[int, 
 
 _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.JOIN: GameState._join,
-    Kind.COMMIT: GameState._commit,
-    Kind.REVEAL: GameState._reveal,
-    Kind.READY: GameState._ready,
+    Kind.COMMIT: GameState._round_event,
+    Kind.REVEAL: GameState._round_event,
+    Kind.READY: GameState._round_event,
     Kind.MOVE: GameState._play,
     Kind.CLAIM: GameState._play,
     Kind.STUCK: GameState._play,
     Kind.NERTS: GameState._play,
-    Kind.RESULT: GameState._result,
+    Kind.RESULT: GameState._round_event,
     Kind.DROP: GameState._drop,
     Kind.LEAVE: GameState._leave,
-    Kind.DECK_KEY: GameState._deck_event,
-    Kind.DECK_STAGE: GameState._deck_event,
-    Kind.DECK_SHARES: GameState._deck_event,
-    Kind.DECK_OPEN: GameState._deck_event,
+    Kind.DECK_KEY: GameState._round_event,
+    Kind.DECK_STAGE: GameState._round_event,
+    Kind.DECK_SHARES: GameState._round_event,
+    Kind.DECK_OPEN: GameState._round_event,
 }
 
 

@@ -251,7 +251,7 @@ class PeerNode:
             (:func:`~p2p_nertz.bots.keeps_pace`), so that a person learning the keys sets the
             pace (``nertz play --practice``).
         hold_ready: sign the ``ready`` of round 2 and later only when :meth:`release_ready`
-            says so (a person reading the last round's board: ``Peer.ready_through``).
+            says so (a person reading the last round's board: ``LocalPlayer.ready_through``).
         seed: the bot's randomness; by default derived from the peer id.
         config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
@@ -547,7 +547,7 @@ class PeerNode:
             return effects
         self._peer = Peer(self.identity, self.spec, now, self._config)
         if self._hold_ready:
-            self._peer.ready_through = 1  # (a restored peer signs what it had: no board up)
+            self._peer.player.ready_through = 1  # (a restored peer signs what it had: no board up)
         return self._peer.start(now)
 
     # -- effects -------------------------------------------------------------------------------

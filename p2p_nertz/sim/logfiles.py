@@ -10,12 +10,16 @@ peer wrote among them (a ``proof`` of cheating) where it wrote them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from p2p_nertz.logfile.format import LogHeader, Record, encode_log
 from p2p_nertz.protocol.envelope import EnvelopeCache, InvalidMessageError, decode_message
 from p2p_nertz.protocol.peer import Note
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
-from p2p_nertz.sim.network import SimResult
+
+if TYPE_CHECKING:
+    # (The type only: the simulator's run imports the invariants, which import this.)
+    from p2p_nertz.sim.network import SimResult
 
 __all__ = ["log_file", "log_files", "log_records"]
 

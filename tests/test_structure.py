@@ -1,0 +1,175 @@
+"""The shape of the code (issue 16): no class over ~500 lines and no function over ~80 in the
+library (``p2p_nertz/`` and ``cli/``), no import circle between its modules, and no private name
+(``_x``) imported from one ``cli`` module into another.
+
+Read from the source with :mod:`ast`. Every import that runs counts, at the top of a module or
+inside a function (a lazy import still ties two modules together); one under
+``if TYPE_CHECKING:`` does not (it never runs: it names a type for the checker).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("p2p_nertz", "cli")
+LONGEST_CLASS = 500  # lines of one class, its docstring and methods included
+LONGEST_FUNCTION = 80  # lines of one function, its docstring included
+
+
+def _files() -> list[Path]:
+    return [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))]
+
+
+def _name(path: Path) -> str:
+    """The dotted module name of ``path`` (a package's ``__init__`` is the package)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {_name(path): ast.parse(path.read_text(), filename=str(path)) for path in _files()}
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node``, but not the imports only the type checker reads."""
+    for child in ast.iter_child_nodes(node):
+        if _type_checking(child):
+            assert isinstance(child, ast.If)
+            for other in child.orelse:
+                yield other
+                yield from _walk(other)
+            continue
+        yield child
+        yield from _walk(child)
+
+
+def _imports(tree: ast.Module, known: set[str] | frozenset[str]) -> list[tuple[str, str]]:
+    """``(module, name)`` for each name imported from a module of ``known`` (``name`` empty for
+    a plain ``import x.y``, or for ``from x import y`` where ``x.y`` is itself a module)."""
+    found = []
+    for node in _walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module is not None:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in known:
+                    found.append((f"{node.module}.{alias.name}", ""))
+                elif node.module in known:
+                    found.append((node.module, alias.name))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "") for alias in node.names if alias.name in known]
+    return found
+
+
+def _graph(modules: dict[str, ast.Module]) -> dict[str, set[str]]:
+    known = set(modules)
+    return {
+        name: {module for module, _ in _imports(tree, known) if module != name}
+        for name, tree in modules.items()
+    }
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` (as the modules round it), or ``None``."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        path.append(node)
+        for other in sorted(graph.get(node, ())):
+            found = visit(other)
+            if found is not None:
+                return found
+        path.pop()
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        found = visit(start)
+        if found is not None:
+            return found
+    return None
+
+
+def _too_long(tree: ast.AST, kinds: tuple[type, ...], most: int) -> list[str]:
+    return [
+        f"{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for node in ast.walk(tree)
+        if isinstance(node, kinds)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > most
+    ]
+
+
+_IDS = {"ids": lambda p: str(p.relative_to(ROOT))}
+
+
+@pytest.mark.parametrize("path", _files(), **_IDS)
+def test_structure_no_class_is_over_500_lines(path: Path) -> None:
+    assert _too_long(ast.parse(path.read_text()), (ast.ClassDef,), LONGEST_CLASS) == []
+
+
+@pytest.mark.parametrize("path", _files(), **_IDS)
+def test_structure_no_function_is_over_80_lines(path: Path) -> None:
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+    assert _too_long(ast.parse(path.read_text()), kinds, LONGEST_FUNCTION) == []
+
+
+def test_structure_no_import_circle_in_the_library_or_cli() -> None:
+    graph = _graph(_modules())
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_structure_no_private_name_is_imported_across_cli_modules() -> None:
+    modules = _modules()
+    crossing = [
+        f"{name} imports {imported} from {module}"
+        for name, tree in modules.items()
+        if name.split(".")[0] == "cli"
+        for module, imported in _imports(tree, set(modules))
+        if module.split(".")[0] == "cli" and imported.startswith("_") and module != name
+    ]
+    assert crossing == []
+
+
+def test_structure_checks_see_a_circle_and_a_private_import() -> None:
+    # The checks themselves: a circle of three, and a private name, are found.
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    tree = ast.parse(
+        "from cli.x import _hidden, shown\nimport cli.y\nfrom cli import z\n"
+        "def f():\n    from cli.w import late\n"
+        "if TYPE_CHECKING:\n    from cli.v import Only\nelse:\n    import cli.u\n"
+    )
+    known = {"cli", "cli.x", "cli.y", "cli.z", "cli.w", "cli.v", "cli.u"}
+    assert _imports(tree, known) == [
+        ("cli.x", "_hidden"),
+        ("cli.x", "shown"),
+        ("cli.y", ""),
+        ("cli.z", ""),
+        ("cli.w", "late"),
+        ("cli.u", ""),
+    ]
+
+
+def test_structure_checks_see_a_long_class_and_function() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(LONGEST_CLASS))
+    tree = ast.parse(f"class Big:\n{body}\ndef f():\n{body}\n")
+    assert _too_long(tree, (ast.ClassDef,), LONGEST_CLASS) == [f"1 Big: {LONGEST_CLASS + 1} lines"]
+    assert _too_long(tree, (ast.FunctionDef,), LONGEST_FUNCTION) == [
+        f"{LONGEST_CLASS + 2} f: {LONGEST_CLASS + 1} lines"
+    ]
