@@ -9,8 +9,10 @@ Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An 
 :attr:`Feeds.pending`. A feed proven forked or cut by a drop is *capped*: an event's frontier
 needs no more of it than the cap (the rest may never come). A dropped member's feed may have to
 follow a *required* chain (the one a drop or a readmission quotes), giving up our copy where
-it parts from it. Gaps are repaired by asking any member that announced more (``want``), at
-most every ``want_interval`` per feed.
+it parts from it; the version given up is kept (the earliest, one a feed) as one half of a
+proof should the other version come (:meth:`Feeds.given_up`, docs/protocol.md §9.4). Gaps are
+repaired by asking any member that announced more (``want``), at most every ``want_interval``
+per feed.
 
 :class:`Feeds` owns that storage and returns values, in the manner of h11's
 ``ConnectionState``: :meth:`Feeds.admit` says what to make of an event received (a duplicate,
