@@ -82,6 +82,7 @@ CASES = [
     # the proof. (Each failed before session 13: seat 0 never voted, and nobody dropped the
     # cheater.) Soak seed 11030 is the same at 5 players, with a partition and a crash.
     pytest.param(Table(1, 3, 2, 0.7, 10.0, 10.4, loss=0.15), id="3-players-readmission"),
+    pytest.param(Table(8, 4, 2, 2.0, 6.0, 7.7, loss=0.1), id="4-players-readmission"),
     pytest.param(Table(2, 5, 2, 2.0, 6.0, 7.7, loss=0.15), id="5-players-readmission"),
 ]
 
