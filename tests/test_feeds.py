@@ -95,6 +95,52 @@ def test_ready_refuses_an_event_off_the_chain_that_counts_with_its_code() -> Non
     assert step.code.value == "not_kept" and store.feeds[0] == [] and not store.waiting(0)
 
 
+def _versions() -> tuple[Message, Message, Message]:
+    """Seat 0's join, and two versions of its event 2 (a fork)."""
+    join0 = event(0, 1, Join((0, 0)), None, 1)
+    return join0, event(0, 2, Leave((1, 0)), join0, 2), event(0, 2, Leave((1, 0)), join0, 3)
+
+
+def test_a_version_given_up_is_one_half_of_a_proof_when_the_other_comes() -> None:
+    """Every way a feed gives a version up keeps it (§9.4, "A version given up"): a held
+    event cut off (:meth:`Feeds.truncate`), a waiting one off the chain that counts (refused
+    in :meth:`Feeds.ready`, or forgotten by :meth:`Feeds.follow`). The other version, come
+    later, gets it back once; the same version gets nothing."""
+    join0, mine, other = _versions()
+    held = feeds()
+    held.feeds[0] = [join0, mine]
+    assert held.truncate(0, 1)
+    refused = feeds()
+    refused.feeds[0] = [join0]
+    refused.required[0] = {2: other.id[:ID_PREFIX]}
+    refused.hold(0, mine, Leave((1, 0)), Source.NETWORK)
+    assert [type(step) for step in deliver_all(refused)] == [Refusal]
+    forgotten = feeds()
+    forgotten.feeds[0] = [join0]
+    forgotten.hold(0, mine, Leave((1, 0)), Source.NETWORK)
+    assert forgotten.follow(0, {2: other.id[:ID_PREFIX]}) is None and not forgotten.waiting(0)
+    for store in (held, refused, forgotten):
+        assert store.given_up(0, other) is mine
+        assert store.given_up(0, other) is None  # (taken: proven once)
+    again = feeds()
+    again.feeds[0] = [join0, mine]
+    again.truncate(0, 1)
+    assert again.given_up(0, mine) is None and again.gone == {}  # the same event: no proof
+
+
+def test_the_earliest_version_given_up_is_kept_one_a_feed() -> None:
+    join0, mine, other = _versions()
+    later = event(0, 3, Leave((1, 0)), mine, 4)
+    store = feeds()
+    store.feeds[0] = [join0, mine, later]
+    store.truncate(0, 2)  # event 3 given up
+    store.truncate(0, 1)  # then event 2: the earlier one is kept
+    assert store.gone == {0: mine}
+    store.feeds[0] = [join0, other, event(0, 3, Leave((1, 0)), other, 5)]
+    store.truncate(0, 2)  # event 2 is held again: the entry for it no longer matters
+    assert store.gone[0].seq == 3
+
+
 def test_chain_problem_names_a_wrong_predecessor_and_a_time_below_the_frontier() -> None:
     store = feeds()
     join0 = event(0, 1, Join((0, 0)), None, 5)

@@ -243,6 +243,12 @@ class Delivery:
             if held.id != message.id:
                 yield from self._equivocation(seat, held, message, now, source)
             return  # a duplicate (a replay or a relay we already have)
+        if store.gone and seat != self.seat:
+            gone = store.given_up(seat, message)
+            if gone is not None:
+                # We held another version and gave it up for the chain that counts: the two
+                # are proof all the same (§9.4, "A version given up"). This one goes on in.
+                yield from self._equivocation(seat, gone, message, now, source, held=False)
         lie = self._lie_of_next(seat, message)
         if lie is not None:
             # A beat of its author announced that nothing of its would come at or below its
@@ -440,16 +446,27 @@ class Delivery:
             yield self._prove(seat, event.seq, beat.wire, event.wire, now)
 
     def _equivocation(
-        self, seat: int, first: Message, second: Message, now: float, source: Source
+        self,
+        seat: int,
+        first: Message,
+        second: Message,
+        now: float,
+        source: Source,
+        *,
+        held: bool = True,
     ) -> Iterator[Ask]:
+        """Two versions of one event of ``seat``: ``first`` held or waiting here (``held``), or
+        given up for the chain that counts, ``second`` come now (then delivered in turn)."""
         membership = self.membership
+        # The version not held here is the other half, relayed with ours when asked.
+        ours, other = (first, second) if held else (second, first)
         if source is Source.LOG:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             membership.proven_fork(seat, first.seq)
-            membership.proofs.setdefault((seat, first.seq), second.wire)
+            membership.proofs.setdefault((seat, first.seq), other.wire)
             self.chains.cap(seat, first.seq - 1)
-        elif membership.equivocation(seat, first, second):
+        elif membership.equivocation(seat, ours, other):
             self.chains.cap(seat, first.seq - 1)
             yield self._prove(seat, first.seq, first.wire, second.wire, now)
 

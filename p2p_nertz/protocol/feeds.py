@@ -9,8 +9,10 @@ Each author's events form a hash chain (seq from 1, ``prev`` = previous id). An 
 :attr:`Feeds.pending`. A feed proven forked or cut by a drop is *capped*: an event's frontier
 needs no more of it than the cap (the rest may never come). A dropped member's feed may have to
 follow a *required* chain (the one a drop or a readmission quotes), giving up our copy where
-it parts from it. Gaps are repaired by asking any member that announced more (``want``), at
-most every ``want_interval`` per feed.
+it parts from it; the version given up is kept (the earliest, one a feed) as one half of a
+proof should the other version come (:meth:`Feeds.given_up`, docs/protocol.md §9.4). Gaps are
+repaired by asking any member that announced more (``want``), at most every ``want_interval``
+per feed.
 
 :class:`Feeds` owns that storage and returns values, in the manner of h11's
 ``ConnectionState``: :meth:`Feeds.admit` says what to make of an event received (a duplicate,
@@ -169,6 +171,9 @@ class Feeds:
         #: seat -> the next event of a member proven here to fork at our head, which follows
         #: the version we do not hold (refused: :meth:`going_on_from`)
         self.going_on: dict[int, tuple[Message, EventBody, Source]] = {}
+        #: seat -> the earliest version of an event of that seat given up here (for the chain
+        #: that counts) whose seq is not held again: one half of a proof (:meth:`given_up`)
+        self.gone: dict[int, Message] = {}
 
     @classmethod
     def reader(cls, seats: int) -> Feeds:
@@ -184,6 +189,24 @@ class Feeds:
             return self.feeds[seat][seq - 1]
         waiting = self.pending[seat].get(seq)
         return None if waiting is None else waiting[0]
+
+    def given_up(self, seat: int, message: Message) -> Message | None:
+        """The version of ``message``'s event that we held (delivered or waiting) and gave up
+        for another chain, if it is another version: with ``message`` it proves a fork (§9.4,
+        "A version given up"). Forgotten once an event of that seq comes (this one)."""
+        gone = self.gone.get(seat)
+        if gone is None or gone.seq != message.seq:
+            return None
+        del self.gone[seat]
+        return gone if gone.id != message.id else None
+
+    def _give_up(self, seat: int, message: Message) -> None:
+        """Keep ``message``, an event of ``seat`` given up here, as one half of a proof to come
+        (:meth:`given_up`): one per feed, the earliest one whose seq is not held again (the
+        proof that matters most, :meth:`Membership.proven_fork` keeps the least seq)."""
+        gone = self.gone.get(seat)
+        if gone is None or message.seq < gone.seq or gone.seq <= len(self.feeds[seat]):
+            self.gone[seat] = message
 
     def full(self, seat: int, max_pending: int) -> bool:
         """Whether ``seat`` has as many events waiting as it may."""
@@ -254,6 +277,7 @@ class Feeds:
                     message, body, source = nxt
                     if required is not None and not matches(required, message.seq, message.id):
                         del pending[message.seq]
+                        self._give_up(seat, message)
                         yield Refusal(
                             ChainCode.NOT_KEPT,
                             f"seat {seat} event {message.seq} is not on the chain its drop keeps",
@@ -349,6 +373,7 @@ class Feeds:
         feed = self.feeds[seat]
         if keep >= len(feed):
             return False
+        self._give_up(seat, feed[keep])
         del feed[keep:]
         self.redrain = True
         self.want_at[seat] = 0.0
@@ -421,7 +446,7 @@ class Feeds:
         bad = [q for q in required if q <= held and not matches(required, q, feed[q - 1].id)]
         pending = self.pending[seat]
         for q in [q for q, (m, _, _) in pending.items() if not matches(required, q, m.id)]:
-            del pending[q]
+            self._give_up(seat, pending.pop(q)[0])
         return min(bad) if bad else None
 
     # -- the chain that counts --------------------------------------------------------------
