@@ -249,3 +249,23 @@ def test_peers_recovering_at_once_take_each_others_wants_as_announcements(
         assert peer is not None and not peer.recovering
         notices = [e for _, s, e in result.effects if s == seat and isinstance(e, Recovered)]
         assert len(notices) == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a recovering peer takes the frozen announcement of a member that voted it "
+    "out (§9.2) as what that member holds of its feed, and signs a seq it holds (§9.6)",
+)
+def test_soak_seed_8215_recovery_after_an_abandon_signs_no_seq_the_other_holds() -> None:
+    """``--players 2-2`` soak seed 8215 (session 13): seat 0's log loses its last two events
+    (seq 6 and 7, two moves seat 1 holds) in a crash at 0.8 s; it restarts in recovery at
+    7.0 s, during a partition {0} | {1} (2.3 s to 8.2 s). Seat 1 has voted seat 0 out (its
+    seq 4, counting 3) and abandoned it (seq 5, counting 3): from its vote on, it announces
+    no more of seat 0's feed than 3 (§9.2), though it holds all seven. The recovery takes
+    that as what seat 1 holds, ends at seat 0's own head 5, and seat 0 signs its seq 6 anew
+    (its own abandon of seat 1, Lamport 2010): two signed versions of seq 6, a fork by an
+    honest peer, which the audit of every log names (``equivocation``)."""
+    result = _run(SimConfig.soak(8215, players=(2, 2)))
+    assert result.lost_own
+    assert result.violations == []
+    assert forks(result) == set()

@@ -278,3 +278,31 @@ def test_soak_seed_11030_a_fork_while_out_is_voted_on_by_the_peer_that_held_it()
         peer = result.peers[seat]
         assert {v.seat for v in alone.errors} <= {2}, source.name
         assert peer is None or alone.digest == peer.final.digest(), source.name
+
+
+#: 5 players; seat 0 forks at 5.0 s (its seq 23, to seats 2 and 4 alone), seat 3 sleeps from
+#: 5.0 s to 11.7 s, a partition {0, 1, 3} | {2, 4} from 7.6 s to 15.9 s.
+SEED_5468 = Rules(draw=1, work_piles=5, nerts_bonus=25, target=None, rounds=1, jokers=1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: seats 2 and 4 make final past seat 3's events as if it were dropped at 22, "
+    "while their final fold, capped by seat 3's vote past that cut, never drops it (§13)",
+)
+def test_variants_seed_5468_a_cut_and_the_caps_of_another_fixed_point() -> None:
+    """Found by session 13's soak (``--variants`` seeds 5400-5499). Seat 3, back from its
+    sleep on the side of the cheater, signs votes on seats 0, 1 and 2 (its seq 23-25, all
+    logs) and withdraws the one on seat 1 and votes seat 0 out on proof (seq 28, 29: in the
+    logs of seats 0, 1 and 3 alone). Seats 1, 2 and 4 vote seat 3 out counting 22 (Lamport
+    210). Seats 0, 1 and 3 drop it there (and the cheater with it). Seats 2 and 4 never get
+    seat 3's seq 27 on: their stable time passed its Lamport time (158) as if seat 3 were
+    dropped at 22 (``finality.settle``'s exclusion), but their final fold keeps seat 3's vote
+    on seat 1 (seq 24, past that cut) standing, which caps seat 1's vote on seat 3 (its seq
+    27): seat 3 is never dropped there, its later events are too late for ever, and the game
+    never ends. Two fixed points, the cut from one and the caps from the other: §13's "what
+    the roster folds again is the roster only" (a member's events past its cut change which
+    votes a standing vote caps)."""
+    result = run(_soak(5468, SEED_5468))
+    assert forks(result) == {0}
+    assert check(result) == []
