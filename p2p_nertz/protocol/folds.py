@@ -315,7 +315,7 @@ class Unheld:
     """What the events say of each member's feed that no other member holds: the last seq of
     it read, the highest any other member announced holding (a frontier), and the counts the
     votes against it quote. The one home of the rule of :meth:`Folds._cut_unheld` (the
-    observer's and the audit's folds ask it too).
+    audit's passes ask it too).
 
     Args:
         seats: how many seats the game has.
