@@ -15,7 +15,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "p2p_nertz"
-PURE = ["rules", "protocol", "deck", "sim", "bots", "lobby", "ui", "audit", "match.py", "rng.py"]
+PURE = [
+    "rules",
+    "protocol",
+    "deck",
+    "sim",
+    "bots",
+    "lobby",
+    "ui",
+    "audit",
+    "match.py",
+    "rng.py",
+    "slots.py",
+]
 FORBIDDEN = {
     "trio",
     "zmq",

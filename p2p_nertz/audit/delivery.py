@@ -41,8 +41,6 @@ __all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
 
 PREFIX = 16  # bytes of each event id kept to recognise a second version of it
 
-_event = Event.of  # Event(...) at a third of the cost
-
 
 class Feed:
     """What the audit keeps of one author's feed."""
@@ -197,7 +195,7 @@ class Delivery:
         feed = self.feeds[seat]
         seq = message.seq
         lamport = message.lamport
-        event = _event(seat, seq, lamport, message.kind, body, message.id)  # (one per event)
+        event = Event(seat, seq, lamport, message.kind, body, message.id)
         frontier = body.frontier
         # The chain rules are protocol.feeds' (the peer's and the spectator's too).
         faults = link_faults(seq, message.prev, frontier[seat], feed.last_id)

@@ -51,6 +51,7 @@ from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MO
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
 from p2p_nertz.rules.moves import PILE_NERTS
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "EVENT_BODIES",
@@ -158,6 +159,7 @@ class Ready:
     frontier_ids: tuple[bytes, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Play:
     """A move of the author's during play: kinds move, claim, stuck and nerts.

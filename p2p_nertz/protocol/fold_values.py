@@ -10,13 +10,13 @@ of them imports another's module for its vocabulary.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import EventBody
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import GameResult, Resolution, RoundScore, RoundStatus
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "ClaimDecided",
@@ -61,6 +61,7 @@ PHASE_PLAY = Phase.PLAY
 PHASE_OVER = Phase.OVER
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """A verified event, ready to fold: who, where in their feed, when, what."""
@@ -76,33 +77,6 @@ class Event:
     def key(self) -> tuple[int, int, int]:
         """The total order ``(lamport, seat, seq)``."""
         return (self.lamport, self.seat, self.seq)
-
-    @staticmethod
-    def of(  # noqa: PLR0917  (the fields of Event, in order, as its __init__ takes them)
-        seat: int, seq: int, lamport: int, kind: Kind, body: EventBody, id: bytes
-    ) -> Event:
-        """``Event(seat, seq, lamport, kind, body, id)`` at about a third of the cost, for a
-        caller that makes one per event delivered (the audit's delivery). A frozen
-        dataclass's ``__init__`` sets each field by ``object.__setattr__`` (a lookup and a
-        call through the type); this sets the same slots through their descriptors and makes
-        the very same object (Event has no ``__post_init__``), as ``envelope._message`` does
-        for a message."""
-        event = _new_object(Event)
-        _SET_SEAT(event, seat)
-        _SET_SEQ(event, seq)
-        _SET_LAMPORT(event, lamport)
-        _SET_KIND(event, kind)
-        _SET_BODY(event, body)
-        _SET_ID(event, id)
-        return event
-
-
-_new_object = object.__new__
-# The descriptor of each slot of Event, in the order of its fields (a field added to Event and
-# not here fails this unpacking at import).
-_SET_SEAT, _SET_SEQ, _SET_LAMPORT, _SET_KIND, _SET_BODY, _SET_ID = (
-    getattr(Event, field.name).__set__ for field in dataclasses.fields(Event)
-)
 
 
 class RefusalCode(enum.StrEnum):
