@@ -15,7 +15,8 @@ from cli.main import main
 from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, observe, run
+from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, run
+from p2p_nertz.sim.invariants import settled
 from p2p_nertz.sim.logfiles import log_files
 from tests.audit_helpers import played
 
@@ -96,11 +97,11 @@ def test_audit_any_subset_of_the_logs_verifies() -> None:
         assert report.events == full.events
 
 
-def test_audit_matches_an_observer_and_the_peers() -> None:
+def test_audit_matches_the_peers() -> None:
     result = Simulation(SimConfig(players=3, seed=21, rules=Rules(target=None, rounds=2))).run()
     report = audit(_sources(log_files(result)))
     assert report.valid
-    assert report.totals == observe(result).game.totals
+    assert {p.final.digest() for p in result.peers if p is not None} == {report.digest}
     assert {p.final.game.totals for p in result.peers if p is not None} == {report.totals}
     assert [r.number for r in report.rounds] == [1, 2]
 
@@ -119,7 +120,8 @@ def test_audit_games_with_network_faults_are_valid(faults: Faults) -> None:
     assert result.finished
     report = audit(_sources(log_files(result)))
     assert report.valid, [str(v) for v in report.violations]
-    assert report.totals == observe(result).game.totals
+    assert {f.digest() for f in settled(result)} == {report.digest}
+    assert {f.game.totals for f in settled(result)} == {report.totals}
 
 
 def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
@@ -133,8 +135,12 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
     report = audit(_sources(log_files(result)))
     assert report.valid, [str(v) for v in report.errors]
     assert report.passes >= 2  # the cut is only known after a first pass
-    assert dict(report.dropped) == observe(result).dropped
-    assert report.totals == observe(result).game.totals
+    finals = settled(result)
+    assert len(finals) == 2  # (the two peers still in)
+    for final in finals:
+        assert dict(report.dropped) == final.dropped
+        assert report.totals == final.game.totals
+        assert report.digest == final.digest()
     # The dead peer's log stops early: said, not held against anyone.
     assert {v.kind for v in report.violations} == {FindingKind.LOG_ENDS_EARLY}
     assert {v.log for v in report.violations} == {"p2.log"}
@@ -147,14 +153,18 @@ def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(s
     # (GameState.counts). The audit counted them, and found results that "disagree" with a
     # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6).
     result = run(SimConfig.soak(seed, players=(2, 8)))
-    observer = observe(result)
-    assert observer.readmitted_at  # (the case under test: a readmission)
+    finals = settled(result)
+    assert finals
+    assert all(final.readmitted_at for final in finals)  # (the case under test)
     report = audit(_sources(log_files(result)))
+    assert report.state is not None and report.state.readmitted_at
     cheaters = result.config.faults.cheaters
     assert [str(v) for v in report.errors if v.seat not in cheaters] == []
     assert report.finished
-    assert dict(report.dropped) == observer.dropped
-    assert report.totals == observer.game.totals
+    for final in finals:
+        assert dict(report.dropped) == final.dropped
+        assert report.totals == final.game.totals
+        assert report.digest == final.digest()
 
 
 def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
@@ -163,12 +173,17 @@ def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
     # and delivered it (it knew only the kept version at the cut), its feed then broke, and
     # honest members' moves looked illegal on a table without the cheater's kept events.
     result = run(SimConfig.soak(893))
-    observer = observe(result)
+    finals = settled(result)
+    assert finals
     cheaters = result.config.faults.cheaters
-    assert {seat for seat, (cut, _) in observer.kept_forks.items() if cut > 12} & cheaters
+    for final in finals:
+        assert {seat for seat, (cut, _) in final.kept_forks.items() if cut > 12} & cheaters
     report = audit(_sources(log_files(result)))
+    assert report.state is not None
+    assert report.state.kept_forks == finals[0].kept_forks
     assert [str(v) for v in report.errors if v.seat not in cheaters] == []
-    assert report.finished and report.totals == observer.game.totals
+    assert report.finished
+    assert {f.digest() for f in finals} == {report.digest}
 
 
 def test_audit_simulated_equivocator_is_named() -> None:

@@ -178,7 +178,7 @@ def test_sim_forks_at_different_seqs_are_cut_alike_and_the_game_ends(
     faults = Faults(loss=0.02, reorder=0.1, equivocations=cheats, partitions=partitions)
     result = run(SimConfig(players=players, seed=seed, faults=faults, peer=QUICK_DROP))
     assert result.finished
-    assert result.violations == []  # every invariant, the observer's fold included
+    assert result.violations == []  # every invariant, the audit of every log included
     # Each fake really forked the feed, each at its own seq, held by some peers, not others.
     versions: dict[int, set[bytes]] = {}
     for log in result.logs:

@@ -5,7 +5,7 @@ votes both out, counting seat 1's feed only as far as it held it, and often with
 vote on seat 0 when it wakes. Seat 1's vote is past the cut the others give it, so none of the
 others holds it when the drop is made final (``finality.settle``: a member the held votes drop
 no longer holds finality back once its feed is held up to the cut). A fold that holds that
-vote (seats 0 and 1, the audit of every log, the simulator's observer) counted it, and it
+vote (seats 0 and 1, the audit of every log) counted it, and it
 decided seat 0's drop; ``Roster.vote_floor`` (soak seed 53) then kept seat 1's drop from
 coming below it: seat 1 stayed in there and was out everywhere else. The rule now reads the
 same data in every view: the drop of a member at a cut is decided as the votes decide it
@@ -90,5 +90,5 @@ def test_a_drop_stands_as_its_votes_decide_it_without_the_members_events_past_th
     # The game of the class: a member dropped somewhere (readmitted since, maybe).
     assert any(p.tentative.drop_at for p in result.peers if p is not None)
     # Every invariant: the game ends (or cannot), the members still in agree, and the
-    # observer of every event and the audit of every log reach their state.
+    # audit of every log reaches their state.
     assert check(result) == []

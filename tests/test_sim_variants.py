@@ -21,11 +21,11 @@ from p2p_nertz.sim import (
     Partition,
     SimConfig,
     SimResult,
+    audit_logs,
     check,
-    observe,
     run,
 )
-from p2p_nertz.sim.invariants import forked_events, forks
+from p2p_nertz.sim.invariants import forked_events, forks, settled
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.ui.view import TableView
@@ -66,30 +66,33 @@ def _soak(seed: int, rules: Rules) -> SimConfig:
     return SimConfig.soak(seed, rules=lambda _players, _rounds: rules)
 
 
-def test_variants_seed_893_the_observer_follows_the_chain_the_votes_quote() -> None:
+def test_variants_seed_893_the_audit_follows_the_chain_the_votes_quote() -> None:
     """The cheater's real event at its forked seq is the vote that completes the drop of the
     member holding the other version, which is timed first. The peers count that vote (§9.2:
-    the other version was never final anywhere); the observer folded the other version, never
+    the other version was never final anywhere); the simulator's own observer (an outside fold
+    of the union, before the audit was its one reader) folded the other version, never
     dropped the sleeper, and waited in the reveal for its secret."""
     result = run(_soak(893, SEED_893))
     assert forks(result) == {3}
-    observer = observe(result)
     # Every peer holds both drops; the sleeper's is final everywhere. (The cheater's may
     # still be on its way to final when the run stops: the game is over for everyone, on
     # the same result, and the sleeper, voted out, follows the chain that goes on at once.)
     held = {tuple(sorted(p.tentative.dropped.items())) for p in result.peers if p is not None}
     assert held <= {((1, 9), (3, 24)), ((1, 9),)}
     assert all(p.final.dropped.get(1) == 9 for p in result.peers if p is not None)
-    assert observer.dropped == {1: 9, 3: 24}
-    assert observer.violations == ()
     assert check(result) == []
-    # The audit folds the same chain: the drops and totals the peers reached, the fork named,
-    # no honest result refused and no game left unfinished.
+    # The audit of every log folds the same chain: the drops the peers hold, the state and
+    # totals they reached, the fork named, no honest result refused and no game left
+    # unfinished.
     report = audit(
         [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
     )
     assert report.dropped == ((1, 9), (3, 24))
-    assert report.totals == observe(result).game.totals
+    finals = settled(result)
+    assert finals
+    assert {f.digest() for f in finals} == {report.digest}
+    assert {f.game.totals for f in finals} == {report.totals}
+    assert report.state is not None and report.state.violations == ()
     kinds = {v.kind for v in report.violations}
     assert FindingKind.EQUIVOCATION in kinds
     assert not kinds & {FindingKind.REFUSED, FindingKind.INCOMPLETE}
@@ -212,7 +215,7 @@ def test_soak_seed_2086_a_drop_stands_as_the_votes_decide_it_without_the_members
     assert len(held) == 1
     dropped = dict(held.pop())
     assert set(dropped) == {0, 1}
-    assert observe(result).dropped == dropped
+    assert dict(audit_logs(result).dropped) == dropped
 
 
 #: 3 players; a partition {2} | {0, 1} from 4.6 s to 8.7 s, seat 0 forks at 5.2 s (a Nerts

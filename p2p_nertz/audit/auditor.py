@@ -848,6 +848,7 @@ class _Pass:
             passes=passes,
             stopped=self.stopped,
             digest=state.digest(),
+            state=state,
         )
 
 

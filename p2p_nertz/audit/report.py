@@ -5,7 +5,7 @@ folded (for replays). Values only: the pass that fills them is :mod:`p2p_nertz.a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from p2p_nertz.audit.findings import Finding, FindingKind, Severity
@@ -88,6 +88,10 @@ class AuditReport:
             <p2p_nertz.protocol.state.GameState.digest>`): equal to that of every peer that
             finished the game the logs hold (the simulator's agreement check). Not in
             :meth:`to_dict`.
+        state: the fold's final state itself (``None`` if no pass ran): the game the logs
+            hold, as the peers' own fold holds it, for tests and tools that look further
+            than the values above (the simulator's invariants and their tests). Not to be
+            changed; not in :meth:`to_dict`, nor compared.
     """
 
     spec: GameSpec | None
@@ -102,6 +106,7 @@ class AuditReport:
     passes: int = 0
     stopped: bool = False
     digest: str = ""
+    state: GameState | None = field(default=None, compare=False, repr=False)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

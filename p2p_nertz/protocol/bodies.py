@@ -51,6 +51,7 @@ from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MO
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
 from p2p_nertz.rules.moves import PILE_NERTS
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "EVENT_BODIES",
@@ -158,6 +159,7 @@ class Ready:
     frontier_ids: tuple[bytes, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Play:
     """A move of the author's during play: kinds move, claim, stuck and nerts.
@@ -413,7 +415,7 @@ def _held(
     frontier's, or a beat's ``held`` and ``held_ids``."""
     if not isinstance(counts, tuple) or len(counts) != seats:
         raise ValueError(f"{what} must list one seq per seat ({seats})")
-    seqs = _seqs(counts, f"a seq of {what}")
+    seqs = _seqs(counts, what)
     if not isinstance(ids, tuple) or len(ids) != seats:
         raise ValueError(f"{what} must list one id per seat ({seats})")
     for count, prefix in zip(seqs, ids, strict=True):
@@ -424,14 +426,15 @@ def _held(
 
 
 def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
-    """An array of seqs; a decoded one is returned as it is when it holds only seqs."""
+    """An array of seqs (of ``what``); a decoded one is returned as it is when it holds only
+    seqs. (The words of an error are made only for an error: this runs once per event.)"""
     if type(value) is tuple:
         for v in value:
             if type(v) is not int or not 0 <= v <= _MAX_SEQ:
                 break
         else:
             return value  # type: ignore[return-value]  # every item checked just above
-    return tuple(_int(v, 0, _MAX_SEQ, what) for v in value)
+    return tuple(_int(v, 0, _MAX_SEQ, f"a seq of {what}") for v in value)
 
 
 # Every card a body can name, by its canonical spelling: a hit is a card that parses, is

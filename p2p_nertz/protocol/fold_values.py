@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from p2p_nertz.protocol.bodies import EventBody
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import GameResult, Resolution, RoundScore, RoundStatus
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "ClaimDecided",
@@ -60,6 +61,7 @@ PHASE_PLAY = Phase.PLAY
 PHASE_OVER = Phase.OVER
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """A verified event, ready to fold: who, where in their feed, when, what."""

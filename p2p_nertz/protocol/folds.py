@@ -318,7 +318,7 @@ def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
 class Unheld:
     """What the events say of each member's feed: the last seq of it read, and the counts the
     votes against it quote. The one home of the rule of :meth:`Folds._cut_unheld` (the
-    observer's and the audit's folds ask it too).
+    audit's passes ask it too).
 
     Args:
         seats: how many seats the game has.

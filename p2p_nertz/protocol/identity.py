@@ -294,6 +294,13 @@ def _encoding_fault(raw: bytes) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _key_fault(peer_id: bytes) -> str | None:
+    # A verifier checks the same few keys over and over (an audit, every message of a game's
+    # roster): the key's half of signature_fault, remembered. Pure, so the answer is the same.
+    return _encoding_fault(peer_id)
+
+
 def signature_fault(peer_id: bytes, signature: bytes) -> str | None:
     """Say why no message can carry ``signature`` by ``peer_id``, or ``None`` (§3.3, 1 to 3).
 
@@ -314,7 +321,7 @@ def signature_fault(peer_id: bytes, signature: bytes) -> str | None:
         return f"the signature is not {SIGNATURE_SIZE} bytes"
     if int.from_bytes(signature[32:], "little") >= _L:
         return "S is not below L (a second form of a signature)"
-    fault = _encoding_fault(peer_id)
+    fault = _key_fault(peer_id)
     if fault is not None:
         return f"A: {fault}"
     fault = _encoding_fault(signature[:32])

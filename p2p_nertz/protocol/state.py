@@ -658,15 +658,15 @@ def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | 
 def voted_chain(state: GameState, seat: int, fork: int) -> tuple[int, dict[int, bytes]] | None:
     """The chain the counted votes quote of ``seat``, proven to have forked at ``fork``, while
     its drop is not decided: ``(cut, seq -> id prefix)`` if it reaches past the fork, else
-    ``None`` (the one home of the rule, §9.2; the peer follows it, the simulator's observer
-    and the audit fold it).
+    ``None`` (the one home of the rule, §9.2; the peer follows it, the audit folds it).
 
     The drop may wait on an event of that chain: one of the member's own votes, that a majority
     counted (soak seed 893: a peer holding the other version never took the vote that dropped
-    it, so never the drop that keeps the chain; and an observer that folded the other version
-    never counted that vote either, variants seed 893). The other version was never final
-    anywhere past the fork: the voters hold theirs and announce it. A vote quoting the other
-    version makes :func:`vote_cut` stop below the split: nothing to follow then.
+    it, so never the drop that keeps the chain; and the simulator's observer of then, which
+    folded the other version, never counted that vote either, variants seed 893). The other
+    version was never final anywhere past the fork: the voters hold theirs and announce it. A
+    vote quoting the other version makes :func:`vote_cut` stop below the split: nothing to
+    follow then.
     """
     return state.roster.voted_chain(seat, fork)
 

@@ -56,6 +56,7 @@ from p2p_nertz.rules.tableau import (
     joker_options_on,
     joker_options_under,
 )
+from p2p_nertz.slots import quick_init
 
 __all__ = ["LegalMoves", "Play", "PlayerScore", "RoundScore", "RoundStatus", "Table"]
 
@@ -73,6 +74,7 @@ STATUS_PLAYING = RoundStatus.PLAYING
 STATUS_NERTS = RoundStatus.NERTS
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Play:
     """What one move did.
@@ -151,6 +153,7 @@ class RoundScore:
         return f"{self.status.value} " + " ".join(parts)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Table:
     """The state of one round (see the module docstring).

@@ -49,6 +49,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
+from p2p_nertz.slots import quick_init
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
 
@@ -94,6 +95,7 @@ def joker_options_under(base: Card) -> tuple[Card, ...]:
     return tuple(Card(base.rank + 1, suit) for suit in SUITS if suit.is_red != base.suit.is_red)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, repr=False)
 class Tableau:
     """One player's layout (RULES.md: deal).

@@ -3,7 +3,7 @@ DESIGN.md §8 checked after every run."""
 
 from __future__ import annotations
 
-from p2p_nertz.sim.invariants import check, observe
+from p2p_nertz.sim.invariants import audit_logs, check
 from p2p_nertz.sim.network import (
     QUICK_TIMERS,
     Crash,
@@ -27,7 +27,7 @@ __all__ = [
     "SimConfig",
     "SimResult",
     "Simulation",
+    "audit_logs",
     "check",
-    "observe",
     "run",
 ]

@@ -10,9 +10,9 @@
   reach the same state as the peers; it replays every round with every deck known (from the
   revealed secrets, :func:`~p2p_nertz.protocol.state.replay_round`): each move is legal with
   the real cards, and each player's cards are all somewhere exactly once after every move.
-  (:func:`observe` is the simpler outside fold of the same logs, kept for tests and tools:
-  the players' own :class:`~p2p_nertz.protocol.folds.Folds` and
-  :func:`~p2p_nertz.protocol.finality.settle` holding every event of the union.)
+  The game the logs hold is the audit's (:func:`audit_logs`; its report's ``state`` for tests
+  and tools): the simulator keeps no fold of its own, so that which events count has one rule,
+  the players' (:class:`~p2p_nertz.protocol.folds.Folds`), and one outside reader.
 
 Each failed check is one line in the returned list, naming the seat, the round and the values.
 """
@@ -23,135 +23,15 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from p2p_nertz.audit import AuditReport, LogSource, audit
-from p2p_nertz.protocol.bodies import Beat, Want, parse_body
-from p2p_nertz.protocol.envelope import InvalidMessageError, Message, decode_message
-from p2p_nertz.protocol.finality import settle
-from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain
+from p2p_nertz.protocol.envelope import InvalidMessageError, decode_message
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["audit_logs", "check", "observe", "outcomes"]
-
-
-def observe(result: SimResult) -> GameState:
-    """Fold the union of every peer's log as an outside observer would (no secrets), with
-    the players' folds: the final fold a peer holding every event would reach."""
-    spec = result.spec
-    seats = {pid: s for s, pid in enumerate(spec.peer_ids)}
-    events: dict[bytes, Event] = {}
-    messages: dict[bytes, Message] = {}
-    for log in result.logs:
-        for wire in log:
-            try:
-                message = decode_message(
-                    wire, game_id=spec.game_id, roster=seats, cache=result.envelopes
-                )
-            except InvalidMessageError:
-                continue
-            if not message.is_event or message.id in events:
-                continue
-            body = parse_body(message.kind, message.body, spec.seats)
-            assert not isinstance(body, Beat | Want)
-            seat = seats[message.author]
-            messages[message.id] = message
-            events[message.id] = Event(
-                seat, message.seq, message.lamport, message.kind, body, message.id
-            )
-    # Members the logs prove to have forked: (seat, seq) held in two versions.
-    versions: dict[tuple[int, int], set[bytes]] = {}
-    for event in events.values():
-        versions.setdefault((event.seat, event.seq), set()).add(event.id)
-    forked: dict[int, int] = {}
-    for (seat, seq), ids in versions.items():
-        if len(ids) > 1:
-            forked[seat] = min(forked.get(seat, seq), seq)
-    # Which events count (cuts, readmitted members' gaps, capped votes) is the players' rule:
-    # the same Folds a peer folds with, holding every event, as a peer restarted from a log of
-    # the whole game would. What is left here is which chain of a forked member to hold (a
-    # peer's feeds decide it): the one a drop keeps, or the one the counted votes quote
-    # (state.voted_chain), until that stops changing.
-    kept: dict[int, tuple[int, bytes]] = {}
-    for _ in range(2 * spec.seats + 2):  # each round can only settle more
-        folds = _fold_union(spec, _chosen(events, messages, kept), forked)
-        tentative = folds.tentative
-        new_kept = dict(tentative.kept_forks)
-        for seat, first in forked.items():
-            voted = voted_chain(tentative, seat, first)
-            if voted is not None:
-                new_kept[seat] = (voted[0], voted[1][voted[0]])
-        if new_kept == kept:
-            break
-        kept = new_kept
-    return _final(folds, messages)
-
-
-def _chosen(
-    events: dict[bytes, Event], messages: dict[bytes, Message], kept: dict[int, tuple[int, bytes]]
-) -> list[Event]:
-    """One version of each (seat, seq), in the total order: of a forked member, the chain
-    ``kept`` names (its head's seq and id prefix; walked back by ``prev``), else the version
-    timed first."""
-    chain: dict[tuple[int, int], bytes] = {}
-    for seat, (seq, prefix) in kept.items():
-        head = next(
-            (
-                e
-                for e in events.values()
-                if (e.seat, e.seq) == (seat, seq) and e.id[: len(prefix)] == prefix
-            ),
-            None,
-        )
-        while head is not None:
-            chain[(seat, head.seq)] = head.id
-            prev = messages[head.id].prev
-            head = events.get(prev) if prev is not None else None
-    chosen: dict[tuple[int, int], Event] = {}
-    for event in sorted(events.values(), key=lambda e: e.key):
-        need = chain.get((event.seat, event.seq))
-        if need is not None and event.id != need:
-            continue
-        chosen.setdefault((event.seat, event.seq), event)
-    return sorted(chosen.values(), key=lambda e: e.key)
-
-
-def _fold_union(spec: GameSpec, chosen: list[Event], forked: dict[int, int]) -> Folds:
-    """The players' folds holding every chosen event, none final yet."""
-    folds = Folds(GameState(spec))
-    folds.forked_at = dict(forked)
-    for event in chosen:
-        folds.add(event, 0)  # (every event is timed above 0: held, not final)
-    return folds
-
-
-def _final(folds: Folds, messages: dict[bytes, Message]) -> GameState:
-    """The final fold of ``folds``, made final as the players' peers make it: the members out
-    as :func:`~p2p_nertz.protocol.finality.settle` decides, with nothing left to wait for
-    (every member holds every event), and the events taken by :meth:`Folds.advance`."""
-    feeds: list[list[Message]] = [[] for _ in range(folds.final.spec.seats)]
-    for event in sorted(folds.nonfinal, key=lambda e: (e.seat, e.seq)):
-        feed = feeds[event.seat]
-        if event.seq == len(feed) + 1:  # (each feed as far as it runs without a hole)
-            feed.append(messages[event.id])
-    everything = max((e.lamport for e in folds.nonfinal), default=0) + 1
-
-    def bound(excluded: dict[int, int], floor: int | None = None) -> int:
-        return everything
-
-    stable = 0
-    while folds.nonfinal:
-        tentative = folds.tentative
-        folds.final.vote_caps = dict(tentative.vote_caps)
-        excluded, reached = settle(folds.final, tentative, feeds, bound, stable)
-        if reached <= stable:
-            break
-        stable = reached
-        folds.advance(stable, excluded, tentative.gaps)
-    return folds.final
+__all__ = ["audit_logs", "check", "outcomes", "settled"]
 
 
 def outcomes(result: SimResult) -> set[str]:
@@ -232,16 +112,9 @@ _Seats = list[tuple[int, "Peer"]]  # (seat, peer) pairs
 def check(result: SimResult) -> list[str]:
     """Check every invariant on a finished run; returns one line per violation."""
     cheaters = result.config.faults.cheaters
-    peers = [
-        (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
-    ]
+    peers = _honest(result)
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
-    # (A provisional result, an abandoned game whose absent member has not been heard to
-    # agree, §9.3, may differ: the union of the logs decides it, and every settled result
-    # must be that one.)
-    finished = [
-        (seat, p) for seat, p in counted if p.final.phase is Phase.OVER and not p.provisional
-    ]
+    finished = _finished(counted)
     problems = _forks_dropped(result, peers)
     problems += _termination(result, peers, counted)
     problems += _agreement(finished)
@@ -255,6 +128,30 @@ def check(result: SimResult) -> list[str]:
     if finished and report.digest != finished[0][1].final.digest():
         problems.append("agreement: an audit of every log reaches another state")
     return problems
+
+
+def settled(result: SimResult) -> list[GameState]:
+    """The final folds of the honest peers still in that finished the game on a settled
+    result, in seat order: the peers the agreement check holds to one state, and the audit of
+    every log to it (the reference, independent of the audit, that its tests compare with)."""
+    peers = _honest(result)
+    counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
+    return [p.final for _, p in _finished(counted)]
+
+
+def _honest(result: SimResult) -> _Seats:
+    """The peers of a run that are not cheaters (and not crashed for good at the end)."""
+    cheaters = result.config.faults.cheaters
+    return [
+        (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
+    ]
+
+
+def _finished(counted: _Seats) -> _Seats:
+    """Of the peers still in, those that finished the game on a settled result. (A provisional
+    result, an abandoned game whose absent member has not been heard to agree, §9.3, may
+    differ: the union of the logs decides it, and every settled result must be that one.)"""
+    return [(seat, p) for seat, p in counted if p.final.phase is Phase.OVER and not p.provisional]
 
 
 def _forks_dropped(result: SimResult, peers: _Seats) -> list[str]:
