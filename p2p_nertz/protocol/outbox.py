@@ -18,6 +18,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, held_ids, kind_of
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
+    PROTOCOL_VERSION,
     EnvelopeCache,
     Kind,
     Message,
@@ -42,6 +43,8 @@ class Outbox:
         ack_delay: acks for received events are coalesced over this window.
         clock_reserve: Lamport ticks reserved by each durable clock note.
         envelopes: the codec's memo of messages parsed and verified.
+        version: the game's protocol version (:attr:`GameSpec.wire_version`), on every
+            envelope signed.
     """
 
     def __init__(
@@ -55,8 +58,10 @@ class Outbox:
         ack_delay: float,
         clock_reserve: int,
         envelopes: EnvelopeCache,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         self.identity = identity
+        self.version = version
         self._game_id = game_id
         self._roster = frozenset(peer_ids)
         self._private = identity.to_bytes()
@@ -129,9 +134,14 @@ class Outbox:
             kind=kind_of(body),
             body=encode_body(body),
             cache=self._envelopes,
+            version=self.version,
         )
         message = decode_message(
-            wire, game_id=self._game_id, roster=self._roster, cache=self._envelopes
+            wire,
+            game_id=self._game_id,
+            roster=self._roster,
+            cache=self._envelopes,
+            version=self.version,
         )
         self.effects.append(Record(wire, own=True))
         self.effects.append(Send(wire))
@@ -152,6 +162,7 @@ class Outbox:
             kind=kind,
             body=encode_body(body),
             cache=self._envelopes,
+            version=self.version,
         )
 
     def beat(
