@@ -463,3 +463,49 @@ def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() ->
     table = t.fold.table
     assert table is not None and table.status.value == "blocked"
     assert t.refusals() == []
+
+
+@pytest.mark.parametrize("phase", [Phase.KEY, Phase.DEAL])
+def test_fold_shuffle_a_drop_before_the_deal_is_over_restarts_it_without_the_member(
+    phase: Phase,
+) -> None:
+    """docs/shuffle.md §8.4: the deal starts again at ``key`` with the members left, under the
+    next attempt's context; what was signed for the attempt given up changes nothing."""
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deck_event(0, t.key_message(0))
+    if phase is Phase.DEAL:
+        for i in (1, 2):
+            t.deck_event(i, t.key_message(i))
+        t.deck_event(0, t.stage_message(0, 0))
+    assert t.fold.phase is phase
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    for voter in (0, 1):
+        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    assert 2 in t.fold.dropped and t.fold.phase is Phase.KEY
+    deck = t.fold.round.deck
+    assert deck is not None and deck.members == (0, 1) and deck.attempt == 1
+    assert deck.context == round_context(t.spec.game_id, 1, 1) and not deck.keys
+    assert t.fold.waiting() == frozenset({0, 1})
+    # Seat 1's key and stage of attempt 0, signed before it saw the drop: read, not refused.
+    t.deck_event(1, t.key_message(1))
+    t.deck_event(1, t.stage_message(1, 0))
+    assert t.refusals() == [] and not deck.keys and t.fold.phase is Phase.KEY
+    # A key of an attempt not started is refused.
+    t.deck_event(1, dataclasses.replace(t.key_message(1), attempt=2))
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
+    # The members left deal again, with new keys: play starts with their two decks.
+    context = round_context(t.spec.game_id, 1, 1)
+    keys = [MemberKey.from_seed(derive_seed("attempt 1", i), context) for i in range(2)]
+    for i in range(2):
+        t.deck_event(i, DeckKey(1, keys[i].public, keys[i].proof(i), None, attempt=1))
+    joint = joint_key(k.public for k in keys)
+    stages: dict[tuple[int, int], Deck] = {}
+    for stage in range(2):
+        for i in range(2):
+            d = (i - stage) % 2
+            source = initial_deck(new_deck(0), joint) if stage == 0 else stages[(d, stage - 1)]
+            stages[(d, stage)] = shuffle_stage(keys[i].x, context, d, source, joint)
+            t.deck_event(i, DeckStage(1, d, stage, stages[(d, stage)], attempt=1))
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
+    assert t.fold.phase is Phase.PLAY and t.fold.round.playing == frozenset({0, 1})

@@ -636,8 +636,8 @@ def _deck_fields(body: Body, what: str) -> tuple[tuple[tuple[int, ...], tuple[by
 
 def _parse_deck_key(body: Body, seats: int) -> DeckEvent:
     f, rest = _deck_fields(body, "deck_key")
-    if not isinstance(rest, tuple) or len(rest) != 7 or not isinstance(rest[6], tuple):
-        raise ValueError("a deck_key body has 7 fields after the frontier")
+    if not isinstance(rest, tuple) or len(rest) != 8 or not isinstance(rest[6], tuple):
+        raise ValueError("a deck_key body has 8 fields after the frontier")
     # The round's members are one more than the boxes (none for two): the fold checks that
     # they are the round's.
     members = len(rest[6]) + 1 if rest[6] else 2
@@ -648,8 +648,8 @@ def _parse_deck_key(body: Body, seats: int) -> DeckEvent:
 
 def _parse_deck_stage(body: Body, seats: int) -> DeckEvent:
     f, rest = _deck_fields(body, "deck_stage")
-    if not isinstance(rest, tuple) or len(rest) != 4 or not isinstance(rest[3], bytes):
-        raise ValueError("a deck_stage body has 4 fields after the frontier, its ciphers bin")
+    if not isinstance(rest, tuple) or len(rest) != 5 or not isinstance(rest[3], bytes):
+        raise ValueError("a deck_stage body has 5 fields after the frontier, its ciphers bin")
     size, extra = divmod(len(rest[3]), CIPHER_BYTES)
     if extra or not 1 <= size <= MAX_DECK:
         raise ValueError(f"a deck_stage's ciphers are 64 bytes a card, not {len(rest[3])} bytes")

@@ -48,6 +48,12 @@ _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
 _SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
 
 
+def _dealt(attempt: int, stage: int = 0) -> int:
+    """The ``what`` of our key (stage 0) or stage of a deal attempt, in :attr:`Duties.done`:
+    each attempt of a round's deal has its own (docs/shuffle.md §8.4)."""
+    return attempt << 8 | stage
+
+
 class Duties:
     """What one member must sign, and what it has signed (see the module docstring).
 
@@ -56,8 +62,8 @@ class Duties:
         spec: the game.
         secret: the member's round secret of each round (never sent before the round is over).
         nonce: the member's round nonce of each round.
-        deck_key: the member's round secret of each round of a shuffle game (never sent
-            before the round is over).
+        deck_key: the member's round secret of each round and deal attempt of a shuffle game
+            (never sent before the round is over).
         box_secret: the X25519 secret of the member's identity, which opens the VSS shares
             boxed to it (a shuffle game: docs/shuffle.md §6.2).
     """
@@ -69,7 +75,7 @@ class Duties:
         secret: Callable[[int], bytes],
         nonce: Callable[[int], bytes],
         *,
-        deck_key: Callable[[int], MemberKey] | None = None,
+        deck_key: Callable[[int, int], MemberKey] | None = None,
         box_secret: Callable[[], bytes] | None = None,
     ) -> None:
         self.seat = seat
@@ -77,12 +83,12 @@ class Duties:
         self._secret = secret
         self._nonce = nonce
         self._deck_key = deck_key
-        self._deck_keys: dict[int, MemberKey] = {}
+        self._deck_keys: dict[tuple[int, int], MemberKey] = {}
         self.done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         #: (round, of member, deck, position) of every share of ours signed (a shuffle game)
         self.shared: set[tuple[int, int, int, int]] = set()
         self._box_secret = box_secret
-        self._sigmas: dict[tuple[int, int], int] = {}
+        self._sigmas: dict[tuple[bytes, int], int] = {}  # (round context, dealer) -> share
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
@@ -94,8 +100,10 @@ class Duties:
         what = int(body.what) if isinstance(body, Reveal) else 0
         if isinstance(body, DeckEvent):
             message = body.message
-            if isinstance(message, DeckStage):
-                what = message.stage
+            if isinstance(message, DeckKey):
+                what = _dealt(message.attempt)
+            elif isinstance(message, DeckStage):
+                what = _dealt(message.attempt, message.stage)
             elif isinstance(message, DeckShares):
                 self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
                 return
@@ -137,11 +145,11 @@ class Duties:
         return None
 
     # -- a shuffle game (docs/shuffle.md §8.3, §10.4) ------------------------------------------
-    def _key(self, number: int) -> MemberKey:
-        key = self._deck_keys.get(number)
+    def _key(self, number: int, attempt: int) -> MemberKey:
+        key = self._deck_keys.get((number, attempt))
         if key is None:
             assert self._deck_key is not None, "a shuffle game's duties need the deck key"
-            key = self._deck_keys[number] = self._deck_key(number)
+            key = self._deck_keys[(number, attempt)] = self._deck_key(number, attempt)
         return key
 
     def _deck_event(self, final: GameState, deck: DeckRound) -> EventBody | None:
@@ -149,15 +157,18 @@ class Duties:
         we owe, our secret."""
         n = final.round.number
         phase = final.phase
+        if self.seat not in deck.members:
+            return None  # (dropped before a deal that restarted without us)
         me = deck.member(self.seat)
-        if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n):
-            key = self._key(n)
+        attempt = deck.attempt
+        if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n, _dealt(attempt)):
+            key = self._key(n, attempt)
             dealing = None
             if threshold(len(deck.members)) is not None:
                 peers = self.spec.peer_ids
                 recipients = [x25519_public(peers[s]) for s in deck.members]
                 dealing = deal_shares(key, me, recipients)
-            return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing))
+            return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing, attempt))
         if phase is Phase.DEAL:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
@@ -165,7 +176,7 @@ class Duties:
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
-            return DeckEvent(_NONE, DeckOpen(n, self._key(n).x, ()))
+            return DeckEvent(_NONE, DeckOpen(n, self._key(n, attempt).x, ()))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
             rs = final.round
             assert rs.expected is not None and rs.digest is not None
@@ -192,7 +203,7 @@ class Duties:
         """Our shares of ``owed`` (``(of member, deck, position)``, at most an event's worth):
         our own, or a partial of a member dropped from our VSS share of its secret (§6.4)."""
         assert deck.final is not None
-        key = self._key(n)
+        key = self._key(n, deck.attempt)
         out = []
         for of, d, p in owed[:MAX_SHARES_EVENT]:
             cipher = deck.final[d][p]
@@ -206,7 +217,7 @@ class Duties:
 
     def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:
         """Our VSS share of member ``of``'s secret, from its box to us (opened once)."""
-        sigma = self._sigmas.get((n, of))
+        sigma = self._sigmas.get((deck.context, of))
         if sigma is None:
             assert self._box_secret is not None, "a shuffle game's duties need the box key"
             dealing = deck.keys[of].dealing
@@ -220,14 +231,15 @@ class Duties:
                 secret=self._box_secret(),
                 context=deck.context,
             )
-            self._sigmas[(n, of)] = sigma
+            self._sigmas[(deck.context, of)] = sigma
         return sigma
 
     def _stage(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
         """Our next stage, once the stage it shuffles is final (docs/shuffle.md §4.3)."""
         members = len(deck.members)
+        attempt = deck.attempt
         for stage in range(members):
-            if self.is_done(Kind.DECK_STAGE, n, stage):
+            if self.is_done(Kind.DECK_STAGE, n, _dealt(attempt, stage)):
                 continue
             d = (me - stage) % members
             joint = deck.joint
@@ -238,8 +250,8 @@ class Duties:
                 if held is None:
                     return None  # its input is not final yet
                 source = held
-            out = shuffle_stage(self._key(n).x, deck.context, d, source, joint)
-            return DeckEvent(_NONE, DeckStage(n, d, stage, out))
+            out = shuffle_stage(self._key(n, attempt).x, deck.context, d, source, joint)
+            return DeckEvent(_NONE, DeckStage(n, d, stage, out, attempt))
         return None
 
     def abandon_to_answer(self, final: GameState, own: Sequence[Message]) -> int | None:

@@ -92,9 +92,10 @@ class Outbox:
         """The X25519 secret of our identity: it opens the VSS shares boxed to us."""
         return x25519_secret(self._private)
 
-    def deck_key(self, number: int) -> MemberKey:
-        """Our round secret of a shuffle game's round ``number`` (derived from our key)."""
-        return local_deck_key(self._private, self._game_id, number)
+    def deck_key(self, number: int, attempt: int) -> MemberKey:
+        """Our round secret of a shuffle game's round ``number``, deal ``attempt`` (derived
+        from our key)."""
+        return local_deck_key(self._private, self._game_id, number, attempt)
 
     # -- signing ----------------------------------------------------------------------------
     def reserve(self, clock: int) -> None:

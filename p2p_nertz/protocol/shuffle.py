@@ -48,10 +48,11 @@ __all__ = ["MAX_SHARES_EVENT", "DeckRound", "Opened", "local_deck_key"]
 MAX_SHARES_EVENT = 24
 
 
-def local_deck_key(private_key: bytes, game_id: bytes, number: int) -> MemberKey:
-    """A member's round secret, derived from its identity's private key so that a restart
-    knows it without storing it (docs/shuffle.md §3.1)."""
-    context = round_context(game_id, number)
+def local_deck_key(private_key: bytes, game_id: bytes, number: int, attempt: int = 0) -> MemberKey:
+    """A member's round secret for deal ``attempt`` of round ``number``, derived from its
+    identity's private key so that a restart knows it without storing it (docs/shuffle.md
+    §3.1)."""
+    context = round_context(game_id, number, attempt)
     seed = hmac.new(private_key, b"deck\0" + context, "sha256").digest()
     return MemberKey.from_seed(seed, context)
 
@@ -122,6 +123,19 @@ class DeckRound:
     def member(self, seat: int) -> int:
         """The member index of a game seat of the round."""
         return self.members.index(seat)
+
+    @property
+    def attempt(self) -> int:
+        """Which deal of the round this is: 0, and one more each time a member dropped before
+        the deal was over restarted it (docs/shuffle.md §8.4). The last byte of the context."""
+        return self.context[-1]
+
+    def restarted(self, seat: int, context: bytes) -> DeckRound:
+        """The deal started again without ``seat``, dropped before it was over, under the next
+        attempt's ``context`` (docs/shuffle.md §8.4): new keys, new stages, nothing carried
+        over (no card was opened under the attempt given up)."""
+        members = tuple(m for m in self.members if m != seat)
+        return DeckRound(members, context, self.jokers, memo=self.memo)
 
     @property
     def joint(self) -> bytes:

@@ -480,6 +480,19 @@ class GameState:
             raise Refuse(_C.WRONG_DEAL, "a shuffle event in a game dealt by commit and reveal")
         message = body.message
         seat = event.seat
+        if (
+            isinstance(message, DeckKey | DeckStage)
+            and message.round == rs.number
+            and message.attempt != rs.deck.attempt
+        ):
+            if message.attempt < rs.deck.attempt:
+                # Signed for a deal given up, before its author saw the drop that restarted
+                # it: it stays in the log and changes nothing (docs/shuffle.md §8.4).
+                return
+            raise Refuse(
+                _C.WRONG_PHASE,
+                f"deal attempt {message.attempt} while the round is at {rs.deck.attempt}",
+            )
         if isinstance(message, DeckKey):
             self._expect(Phase.KEY, message.round, seat)
             rs.deck.take_key(seat, message)
@@ -555,7 +568,14 @@ class GameState:
         self._settle_drops(event.lamport, notices)
 
     def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
-        """``seat``, just removed from the roster at ``cut``, leaves the round's table."""
+        """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
+        shuffle game's deal not over yet starts again without it, docs/shuffle.md §8.4)."""
+        deck = self.round.deck
+        if deck is not None and deck.final is None and seat in deck.members:
+            number = self.round.number
+            context = round_context(self.spec.game_id, number, deck.attempt + 1)
+            self.round.deck = deck.restarted(seat, context)
+            self._set_phase(Phase.KEY, notices)
         if self.round.take_out(
             seat,
             playing=self.phase is Phase.PLAY,
