@@ -90,17 +90,24 @@ def check_deal_drop(case: DealDrop) -> None:
     final = peer.final
     first = (*final.past_rounds, final.round)[0]
     deck = first.deck
-    assert deck is not None and deck.final is not None
-    restarted = case.phase != "after" and seat not in deck.members
+    assert deck is not None
     if case.players == 2:
-        # Nobody can be dropped from two: a member gone for good leaves the game abandoned.
+        # Nobody can be dropped from two: the member left abandons the game once the other
+        # has been silent for ``drop_after`` (docs/protocol.md §9.3), the round void.
         assert deck.attempt == 0
-        assert (final.abandoned is not None) == (case.length is None)
-    elif case.length is None:
+        gone = case.length is None or case.length > QUICK_TIMERS.drop_after
+        assert (final.abandoned is not None) == gone
+        return
+    assert deck.final is not None
+    restarted = case.phase != "after" and seat not in deck.members
+    if case.length is None:
         assert seat in final.dropped
         assert restarted == (case.phase != "after") and deck.attempt == int(restarted)
     elif case.length < QUICK_TIMERS.suspect_after:
         assert deck.attempt == 0 and not final.dropped
+    elif case.length > QUICK_TIMERS.drop_after:
+        # Dropped (and back for the next round): the deal went on without it.
+        assert deck.attempt == int(case.phase != "after")
 
 
 CASES = [

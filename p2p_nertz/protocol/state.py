@@ -571,7 +571,12 @@ class GameState:
         """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
         shuffle game's deal not over yet starts again without it, docs/shuffle.md §8.4)."""
         deck = self.round.deck
-        if deck is not None and deck.final is None and seat in deck.members:
+        if (
+            deck is not None
+            and deck.final is None
+            and seat in deck.members
+            and len(deck.members) > 2  # (two at least left to deal: §10.8 says what is open)
+        ):
             number = self.round.number
             context = round_context(self.spec.game_id, number, deck.attempt + 1)
             self.round.deck = deck.restarted(seat, context)
