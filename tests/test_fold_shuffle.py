@@ -509,3 +509,55 @@ def test_fold_shuffle_a_drop_before_the_deal_is_over_restarts_it_without_the_mem
             t.deck_event(i, DeckStage(1, d, stage, stages[(d, stage)], attempt=1))
     assert t.refusals() == [RefusalCode.WRONG_PHASE]
     assert t.fold.phase is Phase.PLAY and t.fold.round.playing == frozenset({0, 1})
+
+
+@pytest.mark.parametrize("cheat", [False, True])
+def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_check_it(
+    cheat: bool,
+) -> None:
+    """docs/shuffle.md §6.4, §7.2: each ``deck_open`` carries its author's VSS share of each
+    member dropped; with ``t`` of them the member's secret is rebuilt and its stages re-run,
+    so a member that dropped after substituting a card is caught all the same."""
+    t = ShuffleTable(3)
+    t.join_all()
+    for i in range(3):
+        t.deck_event(i, t.key_message(i))
+    other = MemberKey.from_seed(b"not the secret", t.context)
+    for stage in range(3):
+        for i in range(3):
+            key = other if cheat and (i, stage) == (2, 1) else None
+            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.share_all()
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    for voter in (0, 1):
+        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    t.share_all(skip=frozenset({2}))
+    _play_to_blocked(t)
+    assert t.fold.phase is Phase.OPEN
+
+    def held(i: int) -> int:
+        dealing = t.key_message(2).dealing
+        assert dealing is not None
+        return open_share(
+            dealing,
+            public=t.keys[2].public,
+            dealer=2,
+            seat=i,
+            members=3,
+            secret=x25519_secret(t.ids[i].to_bytes()),
+            context=t.context,
+        )
+
+    # A held share that is not the commitments' is refused, and so is one of a member in.
+    t.deck_event(0, DeckOpen(1, t.keys[0].x, ((2, (held(0) + 1) % ORDER),)))
+    t.deck_event(0, DeckOpen(1, t.keys[0].x, ((1, held(0)),)))
+    assert t.refusals()[-2:] == [RefusalCode.BAD_OPEN, RefusalCode.BAD_OPEN]
+    refused = len(t.refusals())
+    for i in range(2):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ((2, held(i)),)))
+    deck = t.fold.round.deck
+    assert deck is not None and deck.secrets[2] == t.keys[2].x
+    assert t.fold.phase is Phase.RESULT and 2 in t.fold.round.forfeit
+    # The rebuilt secret re-runs seat 2's stages: a substitution is named.
+    caught = t.refusals()[refused:]
+    assert caught == ([RefusalCode.BAD_STAGE] if cheat else [])

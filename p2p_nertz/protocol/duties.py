@@ -176,7 +176,14 @@ class Duties:
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
-            return DeckEvent(_NONE, DeckOpen(n, self._key(n, attempt).x, ()))
+            # With our secret, our VSS share of each member dropped: the members left rebuild
+            # its secret and check its stages (docs/shuffle.md §6.4, §7.2).
+            held = tuple(
+                (m, self._held(deck, n, me, m))
+                for m in sorted(deck.gone)
+                if m != me and deck.keys[m].dealing is not None
+            )
+            return DeckEvent(_NONE, DeckOpen(n, self._key(n, attempt).x, held))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
             rs = final.round
             assert rs.expected is not None and rs.digest is not None

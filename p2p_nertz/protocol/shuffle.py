@@ -35,7 +35,13 @@ from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
 from p2p_nertz.deck.shares import Share, open_card, verify_share
-from p2p_nertz.deck.vss import combine_partials, share_key, threshold
+from p2p_nertz.deck.vss import (
+    check_revealed_share,
+    combine_partials,
+    reconstruct,
+    share_key,
+    threshold,
+)
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
@@ -99,7 +105,11 @@ class DeckRound:
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
+    #: member -> its round secret: revealed (``deck_open``), or for a member dropped rebuilt
+    #: from the VSS shares the others hold (§6.4, §7.2)
     secrets: dict[int, int] = field(default_factory=dict)
+    #: member dropped -> holder -> the holder's VSS share of its secret, as revealed
+    held: dict[int, dict[int, int]] = field(default_factory=dict)
     #: the answers of the checks on arrival, shared by every copy (module docstring)
     memo: dict[object, bool] = field(default_factory=dict)
 
@@ -112,6 +122,7 @@ class DeckRound:
         new.partials = {k: dict(v) for k, v in self.partials.items()}
         new.opened = dict(self.opened)
         new.secrets = dict(self.secrets)
+        new.held = {k: dict(v) for k, v in self.held.items()}
         return new
 
     # -- who -----------------------------------------------------------------------------
@@ -332,15 +343,32 @@ class DeckRound:
 
     # -- open --------------------------------------------------------------------------------
     def take_open(self, seat: int, message: DeckOpen) -> None:
-        """``seat``'s round secret, which must be its key's."""
+        """``seat``'s round secret, which must be its key's, and its VSS shares of the secrets
+        of members dropped, each the one the dealer's commitments fix (§6.1). With ``t`` of
+        them a dropped member's secret is rebuilt, and its stages are checked with the
+        others' (§6.4, §7.2)."""
         i = self.member(seat)
         if i in self.secrets:
             raise Refuse(_C.REPEATED, "a second deck_open")
-        if message.held:
-            raise Refuse(_C.BAD_OPEN, "held shares of a member dropped: none is dropped")
+        for m, value in message.held:
+            dealing = self.keys[m].dealing if m < len(self.members) else None
+            if m == i or m not in self.gone or dealing is None:
+                raise Refuse(_C.BAD_OPEN, f"a held share of member {m}, not a member dropped")
+            try:
+                check_revealed_share(
+                    value, public=self.keys[m].key, commitments=dealing.commitments, seat=i
+                )
+            except DeckError as exc:
+                raise Refuse(_C.BAD_OPEN, f"the held share of member {m}: {exc}") from None
         if base_mul(message.secret) != self.keys[i].key:
             raise Refuse(_C.BAD_OPEN, "the secret revealed is not the one its key commits to")
         self.secrets[i] = message.secret
+        t = threshold(len(self.members))
+        for m, value in message.held:
+            shares = self.held.setdefault(m, {})
+            shares[i] = value
+            if m not in self.secrets and t is not None and len(shares) >= t:
+                self.secrets[m] = reconstruct({j: shares[j] for j in sorted(shares)[:t]})
 
     def faults(self) -> list[Fault]:
         """The checks after the round (docs/shuffle.md §7.2) over what the fold holds: keys
