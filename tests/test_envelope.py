@@ -285,6 +285,8 @@ def test_kind_codes_are_stable() -> None:
         "deck_stage": 13,
         "deck_shares": 14,
         "deck_open": 15,
+        "deck_complain": 16,
+        "deck_answer": 17,
         "beat": 64,
         "ack": 65,
         "want": 66,
@@ -415,7 +417,7 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "version-2-in-a-version-3-game": (RejectReason.BAD_VERSION, VALID, {"version": 3}),
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
-    "kind-16-version-3": (RejectReason.UNKNOWN_KIND, _raw(kind=16, version=SHUFFLE_VERSION), {}),
+    "kind-18-version-3": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHUFFLE_VERSION), {}),
     # The shuffle's kinds are version 3's: version 2 does not define them.
     **{
         f"{kind.name.lower()}-in-version-2": (

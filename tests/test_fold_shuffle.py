@@ -10,12 +10,12 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
-from p2p_nertz.deck.group import ORDER
+from p2p_nertz.deck.group import ORDER, DeckError
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, share_context
-from p2p_nertz.deck.vss import deal_shares, open_share, x25519_public, x25519_secret
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.vss import deal_shares, open_share, share_for, x25519_public, x25519_secret
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
@@ -561,3 +561,45 @@ def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_chec
     # The rebuilt secret re-runs seat 2's stages: a substitution is named.
     caught = t.refusals()[refused:]
     assert caught == ([RefusalCode.BAD_STAGE] if cheat else [])
+
+
+def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() -> None:
+    """docs/shuffle.md §6.3: a member whose box does not open complains; the dealer answers
+    with that member's share in the clear, which must be the one its commitments fix."""
+    t = ShuffleTable(3)
+    t.join_all()
+    good = t.key_message(2)
+    assert good.dealing is not None
+    boxes = list(good.dealing.boxes)
+    boxes[0] = bytes(len(boxes[0]))  # member 0's box from member 2: garbage
+    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=tuple(boxes)))
+    for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
+        t.deck_event(i, message)
+    assert t.fold.phase is Phase.DEAL and t.refusals() == []
+    with pytest.raises(DeckError):
+        open_share(
+            bad.dealing,  # type: ignore[arg-type]
+            public=t.keys[2].public,
+            dealer=2,
+            seat=0,
+            members=3,
+            secret=x25519_secret(t.ids[0].to_bytes()),
+            context=t.context,
+        )
+    share = share_for(t.keys[2], 0, 3)
+    t.deck_event(1, DeckAnswer(1, 0, share))  # an answer to no complaint
+    t.deck_event(0, DeckComplain(1, 2))
+    t.deck_event(0, DeckComplain(1, 2))  # twice
+    t.deck_event(0, DeckComplain(1, 0))  # of itself
+    deck = t.fold.round.deck
+    assert deck is not None and deck.answers_owed(2) == [0]
+    t.deck_event(2, DeckAnswer(1, 0, (share + 1) % ORDER))  # not the committed share
+    assert deck.answers_owed(2) == [0]
+    t.deck_event(2, DeckAnswer(1, 0, share))
+    assert deck.answers_owed(2) == [] and deck.complaints[(2, 0)] == share
+    assert t.refusals() == [
+        RefusalCode.BAD_DEALING,
+        RefusalCode.REPEATED,
+        RefusalCode.BAD_DEALING,
+        RefusalCode.BAD_DEALING,
+    ]

@@ -46,7 +46,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
@@ -236,7 +243,7 @@ class Leave:
     frontier_ids: tuple[bytes, ...] = ()
 
 
-DeckMessage = DeckKey | DeckStage | DeckShares | DeckOpen
+DeckMessage = DeckKey | DeckStage | DeckShares | DeckOpen | DeckComplain | DeckAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,12 +310,16 @@ EVENT_BODIES: dict[Kind, type] = {
     Kind.DECK_STAGE: DeckEvent,
     Kind.DECK_SHARES: DeckEvent,
     Kind.DECK_OPEN: DeckEvent,
+    Kind.DECK_COMPLAIN: DeckEvent,
+    Kind.DECK_ANSWER: DeckEvent,
 }
 _DECK_KINDS: dict[type, Kind] = {
     DeckKey: Kind.DECK_KEY,
     DeckStage: Kind.DECK_STAGE,
     DeckShares: Kind.DECK_SHARES,
     DeckOpen: Kind.DECK_OPEN,
+    DeckComplain: Kind.DECK_COMPLAIN,
+    DeckAnswer: Kind.DECK_ANSWER,
 }
 
 
@@ -669,6 +680,13 @@ def _parse_deck_open(body: Body, seats: int) -> DeckEvent:
     return DeckEvent(*_with_frontier(f, seats, DeckOpen.decode(rest, members=max(seats, 2))))
 
 
+def _parse_deck_simple(
+    body: Body, seats: int, message: type[DeckComplain] | type[DeckAnswer]
+) -> DeckEvent:
+    f, rest = _deck_fields(body, message.__name__)
+    return DeckEvent(*_with_frontier(f, seats, message.decode(rest, members=max(seats, 2))))
+
+
 def _with_frontier(
     f: Body, seats: int, message: DeckMessage
 ) -> tuple[tuple[int, ...], DeckMessage, tuple[bytes, ...]]:
@@ -681,6 +699,8 @@ _PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want]] = {
     Kind.DECK_STAGE: _parse_deck_stage,
     Kind.DECK_SHARES: _parse_deck_shares,
     Kind.DECK_OPEN: _parse_deck_open,
+    Kind.DECK_COMPLAIN: lambda body, seats: _parse_deck_simple(body, seats, DeckComplain),
+    Kind.DECK_ANSWER: lambda body, seats: _parse_deck_simple(body, seats, DeckAnswer),
     KIND_ACK: _parse_beat,
     KIND_BEAT: _parse_beat,
     KIND_MOVE: _parse_move,

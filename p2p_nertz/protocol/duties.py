@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from p2p_nertz.deck.elgamal import initial_deck, shuffle_stage
+from p2p_nertz.deck.group import DeckError
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, share_context
-from p2p_nertz.deck.vss import deal_shares, open_share, threshold, x25519_public
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.vss import deal_shares, open_share, share_for, threshold, x25519_public
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
@@ -46,6 +47,7 @@ __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
 _SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
+_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # once every key is in: complaints, answers
 
 
 def _dealt(attempt: int, stage: int = 0) -> int:
@@ -104,6 +106,10 @@ class Duties:
                 what = _dealt(message.attempt)
             elif isinstance(message, DeckStage):
                 what = _dealt(message.attempt, message.stage)
+            elif isinstance(message, DeckComplain):
+                what = message.dealer
+            elif isinstance(message, DeckAnswer):
+                what = message.recipient
             elif isinstance(message, DeckShares):
                 self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
                 return
@@ -169,10 +175,19 @@ class Duties:
                 recipients = [x25519_public(peers[s]) for s in deck.members]
                 dealing = deal_shares(key, me, recipients)
             return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing, attempt))
+        if phase in _DEALT and threshold(len(deck.members)) is not None:
+            complaint = self._complaint(deck, n, me)
+            if complaint is not None:
+                return complaint
+            answers = deck.answers_owed(self.seat)
+            if answers and not self.is_done(Kind.DECK_ANSWER, n, answers[0]):
+                members = len(deck.members)
+                share = share_for(self._key(n, attempt), answers[0], members)
+                return DeckEvent(_NONE, DeckAnswer(n, answers[0], share))
         if phase is Phase.DEAL:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
-            owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+            owed = self._sharable(deck, n)
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
@@ -181,7 +196,7 @@ class Duties:
             held = tuple(
                 (m, self._held(deck, n, me, m))
                 for m in sorted(deck.gone)
-                if m != me and deck.keys[m].dealing is not None
+                if m != me and deck.keys[m].dealing is not None and self._holds(deck, n, me, m)
             )
             return DeckEvent(_NONE, DeckOpen(n, self._key(n, attempt).x, held))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
@@ -198,7 +213,7 @@ class Duties:
         deck = tentative.round.deck
         if deck is None or deck.final is None or tentative.phase not in _SHARING:
             return None
-        owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+        owed = self._sharable(deck, n)
         if not owed:
             return None
         me = deck.member(self.seat)
@@ -222,8 +237,47 @@ class Duties:
             out.append(Share(me, of, d, p, point, proof))
         return tuple(out)
 
+    def _sharable(self, deck: DeckRound, n: int) -> list[tuple[int, int, int]]:
+        """What we owe of round ``n`` and have not sent, and can make: a partial for a member
+        dropped needs our share of its secret (a box that did not open waits for its
+        answer)."""
+        me = deck.member(self.seat)
+        return [
+            w
+            for w in deck.owed(self.seat)
+            if (n, *w) not in self.shared and (w[0] == me or self._holds(deck, n, me, w[0]))
+        ]
+
+    def _holds(self, deck: DeckRound, n: int, me: int, of: int) -> bool:
+        """Whether we hold our VSS share of member ``of``'s secret (:meth:`_held`)."""
+        try:
+            self._held(deck, n, me, of)
+        except DeckError:
+            return False
+        return True
+
+    def _complaint(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
+        """Our complaint of the first dealer whose box to us does not open or check, once
+        (docs/shuffle.md §6.3): what its answer reveals stands for the box."""
+        for of in range(len(deck.members)):
+            if of == me or self.is_done(Kind.DECK_COMPLAIN, n, of):
+                continue
+            try:
+                self._held(deck, n, me, of)
+            except DeckError:
+                return DeckEvent(_NONE, DeckComplain(n, of))
+        return None
+
     def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:
-        """Our VSS share of member ``of``'s secret, from its box to us (opened once)."""
+        """Our VSS share of member ``of``'s secret, from its box to us (opened once), or
+        from its answer to our complaint of the box.
+
+        Raises:
+            DeckError: the box does not open or check, and no right answer is in.
+        """
+        answered = deck.complaints.get((of, me))
+        if answered is not None:
+            return answered
         sigma = self._sigmas.get((deck.context, of))
         if sigma is None:
             assert self._box_secret is not None, "a shuffle game's duties need the box key"

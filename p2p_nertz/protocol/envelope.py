@@ -39,7 +39,7 @@ pos  field     value
 A game's envelopes all carry its one version, fixed by its spec
 (:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
 game refuses the other as ``bad_version``. The two versions differ only in their kinds: version 3
-adds the kinds of the shuffle (12-15), which version 2 does not define (``unknown_kind``).
+adds the kinds of the shuffle (12-17), which version 2 does not define (``unknown_kind``).
 
 ``seq`` and ``lamport`` are ints in ``[0, 2**63)``. Payload and framing must be the minimal
 ("canonical") msgpack encoding, as msgpack-python writes it, so one message has exactly one byte
@@ -70,6 +70,8 @@ code  kind    meaning
 13    deck_stage   one stage of the pipelined shuffle of one deck
 14    deck_shares  decryption shares of the positions turned up
 15    deck_open    the author's round secret, once play is over
+16    deck_complain  the author's VSS share from a dealer does not open or check
+17    deck_answer    the dealer's answer to a complaint: the share in the clear
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
@@ -178,7 +180,7 @@ every event counts as an ack."""
 
 SHUFFLE_VERSION: Final = 3
 """The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
-§10.6): version 2 and the shuffle's kinds (12-15)."""
+§10.6): version 2 and the shuffle's kinds (12-17)."""
 
 PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHUFFLE_VERSION)
 """The versions this codec reads and writes (a game's envelopes carry one of them)."""
@@ -238,12 +240,13 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
-    #: the dealerless shuffle's events (docs/shuffle.md §8.1; complain 16 and answer 17 are
-    #: not wired yet, §10.8)
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 3 only
     DECK_KEY = 12
     DECK_STAGE = 13
     DECK_SHARES = 14
     DECK_OPEN = 15
+    DECK_COMPLAIN = 16
+    DECK_ANSWER = 17
     BEAT = 64
     ACK = 65
     WANT = 66
@@ -913,7 +916,16 @@ _new_object = object.__new__
 
 _KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup
 _VERSIONS: Final = frozenset(PROTOCOL_VERSIONS)
-SHUFFLE_KINDS: Final = frozenset({Kind.DECK_KEY, Kind.DECK_STAGE, Kind.DECK_SHARES, Kind.DECK_OPEN})
+SHUFFLE_KINDS: Final = frozenset(
+    {
+        Kind.DECK_KEY,
+        Kind.DECK_STAGE,
+        Kind.DECK_SHARES,
+        Kind.DECK_OPEN,
+        Kind.DECK_COMPLAIN,
+        Kind.DECK_ANSWER,
+    }
+)
 """The kinds protocol version 3 adds, the dealerless shuffle's (docs/shuffle.md §8.1): version
 2 does not define them (``unknown_kind``)."""
 _SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)

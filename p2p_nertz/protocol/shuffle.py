@@ -42,7 +42,14 @@ from p2p_nertz.deck.vss import (
     share_key,
     threshold,
 )
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
 
@@ -110,6 +117,9 @@ class DeckRound:
     secrets: dict[int, int] = field(default_factory=dict)
     #: member dropped -> holder -> the holder's VSS share of its secret, as revealed
     held: dict[int, dict[int, int]] = field(default_factory=dict)
+    #: (dealer, complainer) -> the share the dealer answered with (``None``: not yet), for
+    #: each complaint of a box (§6.3)
+    complaints: dict[tuple[int, int], int | None] = field(default_factory=dict)
     #: the answers of the checks on arrival, shared by every copy (module docstring)
     memo: dict[object, bool] = field(default_factory=dict)
 
@@ -123,6 +133,7 @@ class DeckRound:
         new.opened = dict(self.opened)
         new.secrets = dict(self.secrets)
         new.held = {k: dict(v) for k, v in self.held.items()}
+        new.complaints = dict(self.complaints)
         return new
 
     # -- who -----------------------------------------------------------------------------
@@ -340,6 +351,46 @@ class DeckRound:
                 if m != i and i not in self.partials.get((*w, m), {}):
                     out.append((m, *w))
         return out
+
+    # -- complaints of a box (§6.3) ----------------------------------------------------------
+    def take_complaint(self, seat: int, message: DeckComplain) -> None:
+        """``seat``'s box from ``message.dealer`` did not open, or its share did not check."""
+        i = self.member(seat)
+        dealer = message.dealer
+        if dealer == i or dealer >= len(self.members) or self.keys[dealer].dealing is None:
+            raise Refuse(_C.BAD_DEALING, f"a complaint of member {dealer}, who boxed it nothing")
+        if (dealer, i) in self.complaints:
+            raise Refuse(_C.REPEATED, f"a second complaint of member {dealer}")
+        self.complaints[(dealer, i)] = None
+
+    def take_answer(self, seat: int, message: DeckAnswer) -> None:
+        """``seat`` answers a complaint with the complainer's share in the clear, which must
+        be the one its commitments fix (else a proven fault: ``bad_dealing``)."""
+        d = self.member(seat)
+        recipient = message.recipient
+        if self.complaints.get((d, recipient), 0) is not None:
+            raise Refuse(_C.BAD_DEALING, f"an answer to member {recipient}, who did not complain")
+        dealing = self.keys[d].dealing
+        assert dealing is not None  # (a complaint needs one)
+        try:
+            check_revealed_share(
+                message.share,
+                public=self.keys[d].key,
+                commitments=dealing.commitments,
+                seat=recipient,
+            )
+        except DeckError as exc:
+            raise Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}") from None
+        self.complaints[(d, recipient)] = message.share
+
+    def answers_owed(self, seat: int) -> list[int]:
+        """The members whose complaint of ``seat``'s box is not answered yet."""
+        d = self.member(seat)
+        return [
+            r
+            for (dealer, r), share in sorted(self.complaints.items())
+            if dealer == d and share is None
+        ]
 
     # -- open --------------------------------------------------------------------------------
     def take_open(self, seat: int, message: DeckOpen) -> None:

@@ -49,7 +49,7 @@ import hashlib
 from collections.abc import Callable
 
 from p2p_nertz.deck.keys import round_context
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.abandonment import Abandonment
 from p2p_nertz.protocol.bodies import (
@@ -142,6 +142,7 @@ __all__ = [
 ]
 
 _C = RefusalCode  # (short: every refusal in this module names one)
+_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # a shuffle round once every key is in
 
 
 class GameState:
@@ -505,10 +506,19 @@ class GameState:
                 raise Refuse(_C.WRONG_PHASE, f"shares of round {message.round} out of play")
             self._expect(self.phase, message.round, seat)
             rs.take_shares(seat, message)
-        else:
-            assert isinstance(message, DeckOpen)
+        elif isinstance(message, DeckOpen):
             self._expect(Phase.OPEN, message.round, seat)
             rs.take_deck_secret(seat, message)
+        else:
+            # A complaint of a box, or its answer: once every key is in, until the round's end
+            # (docs/shuffle.md §6.3).
+            if message.round != rs.number or self.phase not in _DEALT:
+                raise Refuse(_C.WRONG_PHASE, f"a complaint of round {message.round} out of it")
+            self._expect(self.phase, message.round, seat)
+            if isinstance(message, DeckComplain):
+                rs.deck.take_complaint(seat, message)
+            else:
+                rs.deck.take_answer(seat, message)
 
     def _not_shuffled(self) -> None:
         if self.round.deck is not None:
@@ -795,6 +805,8 @@ _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.DECK_STAGE: GameState._deck_event,
     Kind.DECK_SHARES: GameState._deck_event,
     Kind.DECK_OPEN: GameState._deck_event,
+    Kind.DECK_COMPLAIN: GameState._deck_event,
+    Kind.DECK_ANSWER: GameState._deck_event,
 }
 
 
