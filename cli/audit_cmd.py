@@ -19,7 +19,7 @@ from typing import Any
 from cli.node_cmd import load_spec
 from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
 from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = [
@@ -106,10 +106,11 @@ def sources(logs: list[Path]) -> list[LogSource]:
             version = source.wire_version()
         except OSError:
             continue  # (the audit says why it cannot read it)
-        if version is not None and version != PROTOCOL_VERSION:
+        if version is not None and version not in PROTOCOL_VERSIONS:
+            readable = " and ".join(map(str, PROTOCOL_VERSIONS))
             raise NertzError(
                 f"{source.name!r} holds messages of protocol version {version}; this nertz "
-                f"reads version {PROTOCOL_VERSION} (docs/log-format.md §9)"
+                f"reads versions {readable} (docs/log-format.md §9)"
             )
     return found
 

@@ -25,18 +25,23 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
 
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
-                           [--sleeper-forks]
+                           [--sleeper-forks] [--deal commit|shuffle]
+
+``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
+deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 from p2p_nertz.protocol.peer import PeerConfig
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
@@ -85,9 +90,9 @@ def sleeper_fork(seed: int, low: int, high: int, peer: PeerConfig) -> SimConfig:
 
 
 def one(
-    args: tuple[int, int, int, int, bool, bool, bool, str, bool],
+    args: tuple[int, int, int, int, bool, bool, bool, str, bool, str],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers = args
+    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers, deal = args
     if sleepers:
         config = sleeper_fork(seed, low, high, TIMERS[timers])
     else:
@@ -100,6 +105,7 @@ def one(
             peer=TIMERS[timers],
             rules=(lambda n, r: variant_rules(Rng(seed + 1_000_003), n, r)) if variants else None,
         )
+    config = dataclasses.replace(config, deal=Deal(deal))
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
     result = run(config)
     seen = outcomes(result)
@@ -152,6 +158,12 @@ def main() -> int:
         action="store_true",
         help="another mix: a member asleep, a cheater forking to it alone while it sleeps",
     )
+    parser.add_argument(
+        "--deal",
+        choices=[d.value for d in Deal],
+        default=Deal.COMMIT.value,
+        help="how every game deals: commit and reveal, or the dealerless shuffle",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
@@ -173,6 +185,7 @@ def main() -> int:
             args.short,
             args.timers,
             args.sleeper_forks,
+            args.deal,
         )
         for seed in range(args.seed, args.seed + args.games)
     ]

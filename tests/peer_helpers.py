@@ -321,8 +321,10 @@ def sign(
     seq: int = 0,
     prev: bytes | None = None,
     lamport: int = 1,
+    version: int | None = None,
 ) -> bytes:
-    """Sign any message of ``spec``'s game by ``identity`` (``body`` in its msgpack form)."""
+    """Sign any message of ``spec``'s game by ``identity`` (``body`` in its msgpack form), in
+    the game's protocol version unless ``version`` says another."""
     return encode_message(
         identity,
         game_id=spec.game_id,
@@ -331,6 +333,7 @@ def sign(
         lamport=lamport,
         kind=kind,
         body=body,
+        version=spec.wire_version if version is None else version,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import msgpack
@@ -36,8 +37,9 @@ def _key(n: int) -> DeckKey:
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 8])
-def test_deck_wire_key_round_trips(n: int) -> None:
-    message = _key(n)
+@pytest.mark.parametrize("attempt", [0, 1, 255])
+def test_deck_wire_key_round_trips(n: int, attempt: int) -> None:
+    message = dataclasses.replace(_key(n), attempt=attempt)
     assert DeckKey.decode(_packed(message.encode()), members=n) == message
 
 
@@ -101,6 +103,9 @@ BAD_SCALAR = ORDER.to_bytes(32, "little")
         (5, b"", "box_key"),
         (6, [b"\0" * 48] * 2, "boxes"),
         (6, [b"\0" * 47] * 3, "box"),
+        (7, -1, "attempt"),
+        (7, 256, "attempt"),
+        (7, False, "attempt"),
     ],
 )
 def test_deck_wire_a_bad_key_message_is_refused(index: int, new: Any, match: str) -> None:
@@ -118,7 +123,9 @@ def test_deck_wire_a_bad_stage_message_is_refused() -> None:
         (_replace(good, 3, raw[:-64]), "ciphertexts"),
         (_replace(good, 3, raw[:64] + IDENTITY + raw[96:]), "position 1, C1"),
         (_replace(good, 3, "text"), "bytes"),
-        (good[:3], "fields"),
+        (_replace(good, 4, 256), "attempt"),
+        (_replace(good, 4, "1"), "attempt"),
+        (good[:4], "fields"),
         ("deck", "array"),
     ]:
         with pytest.raises(DeckError, match=match):

@@ -22,6 +22,9 @@ from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
     PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
+    SHUFFLE_KINDS,
+    SHUFFLE_VERSION,
     SIGNATURE_DOMAIN,
     Body,
     BodyValidator,
@@ -56,9 +59,17 @@ def _event(
     lamport: int = 1,
     kind: Kind = Kind.JOIN,
     body: Body = JOIN_BODY,
+    version: int = PROTOCOL_VERSION,
 ) -> bytes:
     return encode_message(
-        identity, game_id=game_id, seq=seq, prev=prev, lamport=lamport, kind=kind, body=body
+        identity,
+        game_id=game_id,
+        seq=seq,
+        prev=prev,
+        lamport=lamport,
+        kind=kind,
+        body=body,
+        version=version,
     )
 
 
@@ -161,7 +172,12 @@ beat_kinds = st.sampled_from([kind for kind in Kind if not kind.is_event])
 @st.composite
 def envelopes(draw: st.DrawFn) -> dict[str, Any]:
     """Keyword arguments of encode_message (without the identity) for any valid message."""
-    kind = draw(event_kinds | beat_kinds)
+    version = draw(st.sampled_from(PROTOCOL_VERSIONS))
+    kind = draw(
+        (event_kinds | beat_kinds).filter(
+            lambda k: version == SHUFFLE_VERSION or k not in SHUFFLE_KINDS
+        )
+    )
     if kind.is_event:
         seq = draw(st.integers(min_value=1, max_value=MAX_COUNTER))
         prev = None if seq == 1 else draw(ids)
@@ -174,14 +190,17 @@ def envelopes(draw: st.DrawFn) -> dict[str, Any]:
         "lamport": draw(counters),
         "kind": kind,
         "body": draw(bodies),
+        "version": version,
     }
 
 
 @given(st.sampled_from([ALICE, BOB]), envelopes())
 def test_encode_decode_round_trip(identity: Identity, fields: dict[str, Any]) -> None:
     wire = encode_message(identity, **fields)
-    message = decode_message(wire, game_id=fields["game_id"], roster=[identity.peer_id])
-    assert message.version == PROTOCOL_VERSION
+    message = decode_message(
+        wire, game_id=fields["game_id"], roster=[identity.peer_id], version=fields["version"]
+    )
+    assert message.version == fields["version"]
     assert message.author == identity.peer_id
     assert message.game_id == fields["game_id"]
     assert message.seq == fields["seq"]
@@ -266,6 +285,8 @@ def test_kind_codes_are_stable() -> None:
         "deck_stage": 13,
         "deck_shares": 14,
         "deck_open": 15,
+        "deck_complain": 16,
+        "deck_answer": 17,
         "beat": 64,
         "ack": 65,
         "want": 66,
@@ -384,11 +405,28 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "payload-wide-int": (RejectReason.NON_CANONICAL, _signed(_wide_lamport), {}),
     # Version 1 (before every event counted as an ack, issue 18) is refused like any other.
     "version-1": (RejectReason.BAD_VERSION, _raw(version=1), {}),
-    "version-3": (RejectReason.BAD_VERSION, _raw(version=3), {}),
+    "version-4": (RejectReason.BAD_VERSION, _raw(version=4), {}),
     "version-0": (RejectReason.BAD_VERSION, _raw(version=0), {}),
-    "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
+    "version-4-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([4, "a", "b"])), {}),
+    # A game's envelopes carry its one version: the other is refused (docs/shuffle.md §10.6).
+    "version-3-in-a-version-2-game": (
+        RejectReason.BAD_VERSION,
+        _raw(version=SHUFFLE_VERSION),
+        {"version": PROTOCOL_VERSION},
+    ),
+    "version-2-in-a-version-3-game": (RejectReason.BAD_VERSION, VALID, {"version": 3}),
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
+    "kind-18-version-3": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHUFFLE_VERSION), {}),
+    # The shuffle's kinds are version 3's: version 2 does not define them.
+    **{
+        f"{kind.name.lower()}-in-version-2": (
+            RejectReason.UNKNOWN_KIND,
+            _raw(kind=kind.value, seq=2, prev=PREV),
+            {},
+        )
+        for kind in sorted(SHUFFLE_KINDS)
+    },
     "kind-200": (RejectReason.UNKNOWN_KIND, _raw(kind=200, seq=0), {}),
     "wrong-game": (RejectReason.WRONG_GAME, VALID, {"game_id": OTHER_GAME}),
     "wrong-game-bad-signature": (
@@ -480,6 +518,9 @@ LOCAL_ERRORS: dict[str, dict[str, Any]] = {
     "body-huge-int": {"body": 2**64},
     "body-too-deep": {"body": _nested(MAX_BODY_DEPTH + 1)},
     "body-oversize": {"body": bytes(MAX_MESSAGE_SIZE)},
+    "version-1": {"version": 1},
+    "version-str": {"version": "3"},
+    "deck-kind-in-version-2": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
 }
 
 
@@ -553,7 +594,7 @@ _junk = (
     | st.lists(st.integers(0, 3), max_size=2)
 )
 _positions = [
-    st.sampled_from([PROTOCOL_VERSION, 0, 2]) | _junk,
+    st.sampled_from([PROTOCOL_VERSION, SHUFFLE_VERSION, 0, 4]) | _junk,
     st.sampled_from([GAME, OTHER_GAME]) | _junk,
     st.sampled_from([ALICE.peer_id, BOB.peer_id, bytes(32)]) | _junk,
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,
@@ -785,6 +826,7 @@ def test_looks_like_beat_tells_beats_from_events(
         lamport=lamport,
         kind=kind,
         body=[padding],  # short and long payloads: bin 8 and bin 16 framing
+        version=SHUFFLE_VERSION,  # (every kind)
     )
     assert looks_like_beat(wire) is beat
 

@@ -10,12 +10,12 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
-from p2p_nertz.deck.group import ORDER
+from p2p_nertz.deck.group import ORDER, DeckError
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, share_context
-from p2p_nertz.deck.vss import deal_shares, open_share, x25519_public, x25519_secret
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.vss import deal_shares, open_share, share_for, x25519_public, x25519_secret
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
@@ -463,3 +463,143 @@ def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() ->
     table = t.fold.table
     assert table is not None and table.status.value == "blocked"
     assert t.refusals() == []
+
+
+@pytest.mark.parametrize("phase", [Phase.KEY, Phase.DEAL])
+def test_fold_shuffle_a_drop_before_the_deal_is_over_restarts_it_without_the_member(
+    phase: Phase,
+) -> None:
+    """docs/shuffle.md §8.4: the deal starts again at ``key`` with the members left, under the
+    next attempt's context; what was signed for the attempt given up changes nothing."""
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deck_event(0, t.key_message(0))
+    if phase is Phase.DEAL:
+        for i in (1, 2):
+            t.deck_event(i, t.key_message(i))
+        t.deck_event(0, t.stage_message(0, 0))
+    assert t.fold.phase is phase
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    for voter in (0, 1):
+        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    assert 2 in t.fold.dropped and t.fold.phase is Phase.KEY
+    deck = t.fold.round.deck
+    assert deck is not None and deck.members == (0, 1) and deck.attempt == 1
+    assert deck.context == round_context(t.spec.game_id, 1, 1) and not deck.keys
+    assert t.fold.waiting() == frozenset({0, 1})
+    # Seat 1's key and stage of attempt 0, signed before it saw the drop: read, not refused.
+    t.deck_event(1, t.key_message(1))
+    t.deck_event(1, t.stage_message(1, 0))
+    assert t.refusals() == [] and not deck.keys and t.fold.phase is Phase.KEY
+    # A key of an attempt not started is refused.
+    t.deck_event(1, dataclasses.replace(t.key_message(1), attempt=2))
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
+    # The members left deal again, with new keys: play starts with their two decks.
+    context = round_context(t.spec.game_id, 1, 1)
+    keys = [MemberKey.from_seed(derive_seed("attempt 1", i), context) for i in range(2)]
+    for i in range(2):
+        t.deck_event(i, DeckKey(1, keys[i].public, keys[i].proof(i), None, attempt=1))
+    joint = joint_key(k.public for k in keys)
+    stages: dict[tuple[int, int], Deck] = {}
+    for stage in range(2):
+        for i in range(2):
+            d = (i - stage) % 2
+            source = initial_deck(new_deck(0), joint) if stage == 0 else stages[(d, stage - 1)]
+            stages[(d, stage)] = shuffle_stage(keys[i].x, context, d, source, joint)
+            t.deck_event(i, DeckStage(1, d, stage, stages[(d, stage)], attempt=1))
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
+    assert t.fold.phase is Phase.PLAY and t.fold.round.playing == frozenset({0, 1})
+
+
+@pytest.mark.parametrize("cheat", [False, True])
+def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_check_it(
+    cheat: bool,
+) -> None:
+    """docs/shuffle.md §6.4, §7.2: each ``deck_open`` carries its author's VSS share of each
+    member dropped; with ``t`` of them the member's secret is rebuilt and its stages re-run,
+    so a member that dropped after substituting a card is caught all the same."""
+    t = ShuffleTable(3)
+    t.join_all()
+    for i in range(3):
+        t.deck_event(i, t.key_message(i))
+    other = MemberKey.from_seed(b"not the secret", t.context)
+    for stage in range(3):
+        for i in range(3):
+            key = other if cheat and (i, stage) == (2, 1) else None
+            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.share_all()
+    quoted = (b"\x02" * 8,) * t.seqs[2]
+    for voter in (0, 1):
+        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    t.share_all(skip=frozenset({2}))
+    _play_to_blocked(t)
+    assert t.fold.phase is Phase.OPEN
+
+    def held(i: int) -> int:
+        dealing = t.key_message(2).dealing
+        assert dealing is not None
+        return open_share(
+            dealing,
+            public=t.keys[2].public,
+            dealer=2,
+            seat=i,
+            members=3,
+            secret=x25519_secret(t.ids[i].to_bytes()),
+            context=t.context,
+        )
+
+    # A held share that is not the commitments' is refused, and so is one of a member in.
+    t.deck_event(0, DeckOpen(1, t.keys[0].x, ((2, (held(0) + 1) % ORDER),)))
+    t.deck_event(0, DeckOpen(1, t.keys[0].x, ((1, held(0)),)))
+    assert t.refusals()[-2:] == [RefusalCode.BAD_OPEN, RefusalCode.BAD_OPEN]
+    refused = len(t.refusals())
+    for i in range(2):
+        t.deck_event(i, DeckOpen(1, t.keys[i].x, ((2, held(i)),)))
+    deck = t.fold.round.deck
+    assert deck is not None and deck.secrets[2] == t.keys[2].x
+    assert t.fold.phase is Phase.RESULT and 2 in t.fold.round.forfeit
+    # The rebuilt secret re-runs seat 2's stages: a substitution is named.
+    caught = t.refusals()[refused:]
+    assert caught == ([RefusalCode.BAD_STAGE] if cheat else [])
+
+
+def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() -> None:
+    """docs/shuffle.md §6.3: a member whose box does not open complains; the dealer answers
+    with that member's share in the clear, which must be the one its commitments fix."""
+    t = ShuffleTable(3)
+    t.join_all()
+    good = t.key_message(2)
+    assert good.dealing is not None
+    boxes = list(good.dealing.boxes)
+    boxes[0] = bytes(len(boxes[0]))  # member 0's box from member 2: garbage
+    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=tuple(boxes)))
+    for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
+        t.deck_event(i, message)
+    assert t.fold.phase is Phase.DEAL and t.refusals() == []
+    with pytest.raises(DeckError):
+        open_share(
+            bad.dealing,  # type: ignore[arg-type]
+            public=t.keys[2].public,
+            dealer=2,
+            seat=0,
+            members=3,
+            secret=x25519_secret(t.ids[0].to_bytes()),
+            context=t.context,
+        )
+    share = share_for(t.keys[2], 0, 3)
+    t.deck_event(1, DeckAnswer(1, 0, share))  # an answer to no complaint
+    t.deck_event(0, DeckComplain(1, 2))
+    t.deck_event(0, DeckComplain(1, 2))  # twice
+    t.deck_event(0, DeckComplain(1, 0))  # of itself
+    deck = t.fold.round.deck
+    assert deck is not None and deck.answers_owed(2) == [0]
+    t.deck_event(2, DeckAnswer(1, 0, (share + 1) % ORDER))  # not the committed share
+    assert deck.answers_owed(2) == [0]
+    t.deck_event(2, DeckAnswer(1, 0, share))
+    assert deck.answers_owed(2) == [] and deck.complaints[(2, 0)] == share
+    assert t.refusals() == [
+        RefusalCode.BAD_DEALING,
+        RefusalCode.REPEATED,
+        RefusalCode.BAD_DEALING,
+        RefusalCode.BAD_DEALING,
+    ]

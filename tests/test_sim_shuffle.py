@@ -5,10 +5,15 @@ log."""
 from __future__ import annotations
 
 import pytest
+from peer_helpers import sign
 
-from p2p_nertz.protocol.effects import Send
-from p2p_nertz.protocol.envelope import Kind, decode_message
-from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.bodies import Join, encode_body
+from p2p_nertz.protocol.effects import Rejected, Send
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHUFFLE_VERSION, Kind, decode_message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.spec import Deal, GameSpec
+from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation, run
 
@@ -66,3 +71,26 @@ def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -
     for now, seat in with_shares:
         for other in set(range(spec.seats)) - {seat}:
             assert (round(now + 0.01, 9), other) in {(round(t, 9), s) for t, s in shares}
+
+
+def test_sim_shuffle_a_peer_refuses_the_other_protocol_version() -> None:
+    """A shuffle game's envelopes carry version 3 and a commit game's 2; a peer of either
+    refuses the other version (docs/shuffle.md §10.6) and changes nothing."""
+    identities = [Identity.generate(derive_seed("version", i)) for i in range(2)]
+    members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(identities)]
+    for deal, other in ((Deal.SHUFFLE, PROTOCOL_VERSION), (Deal.COMMIT, SHUFFLE_VERSION)):
+        spec = GameSpec.create(members, Rules(target=None, rounds=1), b"version", deal=deal)
+        me, them = (identities[spec.seat_of(i.peer_id)] for i in identities)
+        peer = Peer(me, spec, 0.0)
+        sent = [decode_message(e.data) for e in peer.start(0.0) if isinstance(e, Send)]
+        assert sent and all(m.version == spec.wire_version for m in sent)
+        join = encode_body(Join((0, 0), (b"", b"")))
+        for version in (other, spec.wire_version):
+            wire = sign(them, spec, kind=Kind.JOIN, body=join, seq=1, version=version)
+            held = peer.held(1 - peer.seat)
+            effects = peer.feed(wire, 0.0)
+            refused = [e.reason for e in effects if isinstance(e, Rejected)]
+            if version == other:
+                assert refused == ["bad_version"] and peer.held(1 - peer.seat) == held
+            else:
+                assert refused == [] and peer.held(1 - peer.seat) == held + 1

@@ -14,7 +14,15 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, MoveKind, Pile, Rules, Table
 from p2p_nertz.ui import PlayMove, TableController, TableView
-from p2p_nertz.web.model import BadAction, Drop, KeyPress, card_json, parse_action, view_json
+from p2p_nertz.web.model import (
+    BadAction,
+    Drop,
+    KeyPress,
+    _tableau,
+    card_json,
+    parse_action,
+    view_json,
+)
 from p2p_nertz.web.picture import picture_of
 from tests.peer_helpers import Paused, PeerNetwork
 
@@ -80,6 +88,20 @@ def test_card_json_gives_rank_suit_colour_and_words() -> None:
         "code": "QS", "rank": "Q", "suit": "S", "red": False, "text": "Q♠",
     }  # fmt: skip
     assert card_json(Card.parse("AD"), symbols=False)["text"] == "AD"
+
+
+def test_card_json_draws_every_card_not_known_here_face_down() -> None:
+    """A shuffle game's sealed cards (docs/shuffle.md §10.2) are face down to everyone until
+    the table opens them: never drawn as a card (an unknown card has no rank nor suit: it
+    once came out as a joker)."""
+    from p2p_nertz.rules import HIDDEN, Tableau, sealed
+
+    assert card_json(HIDDEN) is None
+    assert all(card_json(sealed(p)) is None for p in range(54))
+    # A sealed deal, as a shuffle game's table has it before its face-up cards open.
+    drawn = _tableau(Tableau.sealed(Rules()), True)
+    assert drawn["nerts"] == {"count": 13, "top": None}
+    assert drawn["work"] == [[None]] * 4
 
 
 @pytest.mark.parametrize(

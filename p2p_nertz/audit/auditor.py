@@ -168,9 +168,11 @@ class LogSource:
 
     def wire_version(self, limit: int = 4096) -> int | None:
         """The protocol version of the first message among the log's first ``limit`` records
-        (``None``: none there, or unreadable: the audit says why). A log of another version
-        than :data:`~p2p_nertz.protocol.envelope.PROTOCOL_VERSION` is not read message by
-        message (each would be a ``bad_version`` finding): docs/log-format.md §9.
+        (``None``: none there, or unreadable: the audit says why). A log of a version this
+        nertz does not read (:data:`~p2p_nertz.protocol.envelope.PROTOCOL_VERSIONS`) is not
+        read message by message (each would be a ``bad_version`` finding): docs/log-format.md
+        §9. (A message of the version the game's spec does not carry is a ``bad_version``
+        finding.)
 
         Raises:
             OSError: the log cannot be opened.
@@ -765,7 +767,11 @@ class _Pass:
         ``None`` (and a finding) if it fails its checks."""
         try:
             message = decode_message(
-                data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+                data,
+                game_id=self.game_id,
+                roster=self.roster,
+                cache=self.envelopes,
+                version=self.spec.wire_version,
             )
         except InvalidMessageError as exc:
             self.found.add(

@@ -150,6 +150,15 @@ def deal_shares(key: MemberKey, seat: int, recipients: Sequence[bytes]) -> Deali
     return Dealing(tuple(base_mul(a) for a in coefficients[1:]), box_key, tuple(boxes))
 
 
+def share_for(key: MemberKey, recipient: int, members: int) -> int:
+    """Member ``recipient``'s share of ``key``'s secret, as the dealer's box holds it: what
+    the dealer answers a complaint with, in the clear (docs/shuffle.md §6.3)."""
+    t = threshold(members)
+    if t is None or not 0 <= recipient < members:
+        raise ValueError(f"no VSS share for seat {recipient} of {members} members")
+    return _evaluate(_coefficients(key, t), recipient)
+
+
 def share_key(public: bytes, commitments: Sequence[bytes], seat: int) -> bytes:
     """``σ·G`` for member ``seat``'s share: ``Σ_k (seat + 1)^k·A_k`` with ``A_0 = public``."""
     total = public

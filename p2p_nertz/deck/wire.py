@@ -10,8 +10,9 @@ that decodes has exactly one encoding.
 ============  ====  ==============================================================  ==========
 message       kind  fields after the frontier                                       size (N=4)
 ============  ====  ==============================================================  ==========
-DeckKey       12    round, key, proof_c, proof_s, [A_1..A_{t−1}], box_key, [box…]    ~330 B
-DeckStage     13    round, deck, stage, ciphers (64 bytes × deck size)              3,337 B
+DeckKey       12    round, key, proof_c, proof_s, [A_1..A_{t−1}], box_key, [box…],   ~330 B
+                    attempt
+DeckStage     13    round, deck, stage, ciphers (64 bytes × deck size), attempt     3,338 B
 DeckShares    14    round, [[of_seat, deck, position, point, proof_c, proof_s]…]     103 B each
 DeckOpen      15    round, secret, [[of_seat, share]…]                               ~40 B
 DeckComplain  16    round, dealer                                                    ~5 B
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 MAX_ROUND = 10_000
+#: The most deals of one round (docs/shuffle.md §3.1: the attempt is a byte of the context).
+MAX_ATTEMPT = 255
 #: At most this many shares in one event (a deal's face-up cards of 8 decks: 8 × 8 = 64; a
 #: turn-up of a member dropped, with partials: at most 3 positions × 8 secrets).
 MAX_SHARES = 256
@@ -82,6 +85,10 @@ def _round(value: Value) -> int:
     return _int(value, "round", 1, MAX_ROUND)
 
 
+def _attempt(value: Value, what: str) -> int:
+    return _int(value, what, 0, MAX_ATTEMPT)
+
+
 def _seat(value: Value, what: str, members: int) -> int:
     return _int(value, what, 0, members - 1)
 
@@ -98,12 +105,15 @@ def _proof(c: Value, s: Value, what: str) -> Proof:
 
 @dataclass(frozen=True, slots=True)
 class DeckKey:
-    """A member's round key with its proof of knowledge, and its VSS dealing (``None`` for N=2)."""
+    """A member's round key with its proof of knowledge, and its VSS dealing (``None`` for N=2),
+    for the deal ``attempt`` of the round (docs/shuffle.md §8.4: a deal restarted after a drop
+    has new keys; a key of an attempt given up is no key of the next)."""
 
     round: int
     key: bytes
     proof: Proof
     dealing: Dealing | None
+    attempt: int = 0
 
     def encode(self) -> list[Value]:
         d = self.dealing
@@ -115,11 +125,13 @@ class DeckKey:
             list(d.commitments) if d else [],
             d.box_key if d else b"",
             list(d.boxes) if d else [],
+            self.attempt,
         ]
 
     @classmethod
     def decode(cls, value: Value, *, members: int) -> DeckKey:
-        f = _list(value, "deck_key", 7)
+        f = _list(value, "deck_key", 8)
+        attempt = _attempt(f[7], "deck_key attempt")
         t = threshold(_members(members))
         key = check_point(f[1], "deck_key key")
         proof = _proof(f[2], f[3], "deck_key proof")
@@ -127,7 +139,7 @@ class DeckKey:
         boxes = _list(f[6], "deck_key boxes", members - 1 if t else 0)
         if t is None:
             _bin(f[5], "deck_key box_key", 0)
-            return cls(_round(f[0]), key, proof, None)
+            return cls(_round(f[0]), key, proof, None, attempt)
         dealing = Dealing(
             tuple(
                 check_point(a, f"deck_key commitment {k + 1}") for k, a in enumerate(commitments)
@@ -135,7 +147,7 @@ class DeckKey:
             _bin(f[5], "deck_key box_key", 32),
             tuple(_bin(b, f"deck_key box {k}", BOX_BYTES) for k, b in enumerate(boxes)),
         )
-        return cls(_round(f[0]), key, proof, dealing)
+        return cls(_round(f[0]), key, proof, dealing, attempt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,13 +158,14 @@ class DeckStage:
     deck: int
     stage: int
     ciphers: Deck
+    attempt: int = 0  # the deal's attempt (as DeckKey's)
 
     def encode(self) -> list[Value]:
-        return [self.round, self.deck, self.stage, self.ciphers.to_bytes()]
+        return [self.round, self.deck, self.stage, self.ciphers.to_bytes(), self.attempt]
 
     @classmethod
     def decode(cls, value: Value, *, members: int, size: int) -> DeckStage:
-        f = _list(value, "deck_stage", 4)
+        f = _list(value, "deck_stage", 5)
         _members(members)
         if not 1 <= size <= MAX_DECK:
             raise ValueError(f"a deck is 1..{MAX_DECK} cards, not {size}")
@@ -161,6 +174,7 @@ class DeckStage:
             _seat(f[1], "deck_stage deck", members),
             _seat(f[2], "deck_stage stage", members),
             Deck.from_bytes(f[3], size),
+            _attempt(f[4], "deck_stage attempt"),
         )
 
 

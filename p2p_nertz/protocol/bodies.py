@@ -46,7 +46,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
@@ -238,7 +245,7 @@ class Leave:
     frontier_ids: tuple[bytes, ...] = ()
 
 
-DeckMessage = DeckKey | DeckStage | DeckShares | DeckOpen
+DeckMessage = DeckKey | DeckStage | DeckShares | DeckOpen | DeckComplain | DeckAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,12 +312,16 @@ EVENT_BODIES: dict[Kind, type] = {
     Kind.DECK_STAGE: DeckEvent,
     Kind.DECK_SHARES: DeckEvent,
     Kind.DECK_OPEN: DeckEvent,
+    Kind.DECK_COMPLAIN: DeckEvent,
+    Kind.DECK_ANSWER: DeckEvent,
 }
 _DECK_KINDS: dict[type, Kind] = {
     DeckKey: Kind.DECK_KEY,
     DeckStage: Kind.DECK_STAGE,
     DeckShares: Kind.DECK_SHARES,
     DeckOpen: Kind.DECK_OPEN,
+    DeckComplain: Kind.DECK_COMPLAIN,
+    DeckAnswer: Kind.DECK_ANSWER,
 }
 
 
@@ -639,8 +650,8 @@ def _deck_fields(body: Body, what: str) -> tuple[tuple[tuple[int, ...], tuple[by
 
 def _parse_deck_key(body: Body, seats: int) -> DeckEvent:
     f, rest = _deck_fields(body, "deck_key")
-    if not isinstance(rest, tuple) or len(rest) != 7 or not isinstance(rest[6], tuple):
-        raise ValueError("a deck_key body has 7 fields after the frontier")
+    if not isinstance(rest, tuple) or len(rest) != 8 or not isinstance(rest[6], tuple):
+        raise ValueError("a deck_key body has 8 fields after the frontier")
     # The round's members are one more than the boxes (none for two): the fold checks that
     # they are the round's.
     members = len(rest[6]) + 1 if rest[6] else 2
@@ -651,8 +662,8 @@ def _parse_deck_key(body: Body, seats: int) -> DeckEvent:
 
 def _parse_deck_stage(body: Body, seats: int) -> DeckEvent:
     f, rest = _deck_fields(body, "deck_stage")
-    if not isinstance(rest, tuple) or len(rest) != 4 or not isinstance(rest[3], bytes):
-        raise ValueError("a deck_stage body has 4 fields after the frontier, its ciphers bin")
+    if not isinstance(rest, tuple) or len(rest) != 5 or not isinstance(rest[3], bytes):
+        raise ValueError("a deck_stage body has 5 fields after the frontier, its ciphers bin")
     size, extra = divmod(len(rest[3]), CIPHER_BYTES)
     if extra or not 1 <= size <= MAX_DECK:
         raise ValueError(f"a deck_stage's ciphers are 64 bytes a card, not {len(rest[3])} bytes")
@@ -672,6 +683,13 @@ def _parse_deck_open(body: Body, seats: int) -> DeckEvent:
     return DeckEvent(*_with_frontier(f, seats, DeckOpen.decode(rest, members=max(seats, 2))))
 
 
+def _parse_deck_simple(
+    body: Body, seats: int, message: type[DeckComplain] | type[DeckAnswer]
+) -> DeckEvent:
+    f, rest = _deck_fields(body, message.__name__)
+    return DeckEvent(*_with_frontier(f, seats, message.decode(rest, members=max(seats, 2))))
+
+
 def _with_frontier(
     f: Body, seats: int, message: DeckMessage
 ) -> tuple[tuple[int, ...], DeckMessage, tuple[bytes, ...]]:
@@ -684,6 +702,8 @@ _PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want]] = {
     Kind.DECK_STAGE: _parse_deck_stage,
     Kind.DECK_SHARES: _parse_deck_shares,
     Kind.DECK_OPEN: _parse_deck_open,
+    Kind.DECK_COMPLAIN: lambda body, seats: _parse_deck_simple(body, seats, DeckComplain),
+    Kind.DECK_ANSWER: lambda body, seats: _parse_deck_simple(body, seats, DeckAnswer),
     KIND_ACK: _parse_beat,
     KIND_BEAT: _parse_beat,
     KIND_MOVE: _parse_move,

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from p2p_nertz.deck.elgamal import initial_deck, shuffle_stage
+from p2p_nertz.deck.group import DeckError
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, share_context
-from p2p_nertz.deck.vss import deal_shares, open_share, threshold, x25519_public
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.vss import deal_shares, open_share, share_for, threshold, x25519_public
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
@@ -46,6 +47,13 @@ __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
 _SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
+_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # once every key is in: complaints, answers
+
+
+def _dealt(attempt: int, stage: int = 0) -> int:
+    """The ``what`` of our key (stage 0) or stage of a deal attempt, in :attr:`Duties.done`:
+    each attempt of a round's deal has its own (docs/shuffle.md §8.4)."""
+    return attempt << 8 | stage
 
 
 class Duties:
@@ -56,8 +64,8 @@ class Duties:
         spec: the game.
         secret: the member's round secret of each round (never sent before the round is over).
         nonce: the member's round nonce of each round.
-        deck_key: the member's round secret of each round of a shuffle game (never sent
-            before the round is over).
+        deck_key: the member's round secret of each round and deal attempt of a shuffle game
+            (never sent before the round is over).
         box_secret: the X25519 secret of the member's identity, which opens the VSS shares
             boxed to it (a shuffle game: docs/shuffle.md §6.2).
     """
@@ -69,7 +77,7 @@ class Duties:
         secret: Callable[[int], bytes],
         nonce: Callable[[int], bytes],
         *,
-        deck_key: Callable[[int], MemberKey] | None = None,
+        deck_key: Callable[[int, int], MemberKey] | None = None,
         box_secret: Callable[[], bytes] | None = None,
     ) -> None:
         self.seat = seat
@@ -77,12 +85,12 @@ class Duties:
         self._secret = secret
         self._nonce = nonce
         self._deck_key = deck_key
-        self._deck_keys: dict[int, MemberKey] = {}
+        self._deck_keys: dict[tuple[int, int], MemberKey] = {}
         self.done: set[tuple[int, int, int]] = set()  # (kind, round, what) of own events
         #: (round, of member, deck, position) of every share of ours signed (a shuffle game)
         self.shared: set[tuple[int, int, int, int]] = set()
         self._box_secret = box_secret
-        self._sigmas: dict[tuple[int, int], int] = {}
+        self._sigmas: dict[tuple[bytes, int], int] = {}  # (round context, dealer) -> share
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
@@ -94,8 +102,14 @@ class Duties:
         what = int(body.what) if isinstance(body, Reveal) else 0
         if isinstance(body, DeckEvent):
             message = body.message
-            if isinstance(message, DeckStage):
-                what = message.stage
+            if isinstance(message, DeckKey):
+                what = _dealt(message.attempt)
+            elif isinstance(message, DeckStage):
+                what = _dealt(message.attempt, message.stage)
+            elif isinstance(message, DeckComplain):
+                what = message.dealer
+            elif isinstance(message, DeckAnswer):
+                what = message.recipient
             elif isinstance(message, DeckShares):
                 self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
                 return
@@ -137,11 +151,11 @@ class Duties:
         return None
 
     # -- a shuffle game (docs/shuffle.md §8.3, §10.4) ------------------------------------------
-    def _key(self, number: int) -> MemberKey:
-        key = self._deck_keys.get(number)
+    def _key(self, number: int, attempt: int) -> MemberKey:
+        key = self._deck_keys.get((number, attempt))
         if key is None:
             assert self._deck_key is not None, "a shuffle game's duties need the deck key"
-            key = self._deck_keys[number] = self._deck_key(number)
+            key = self._deck_keys[(number, attempt)] = self._deck_key(number, attempt)
         return key
 
     def _deck_event(self, final: GameState, deck: DeckRound) -> EventBody | None:
@@ -149,23 +163,42 @@ class Duties:
         we owe, our secret."""
         n = final.round.number
         phase = final.phase
+        if self.seat not in deck.members:
+            return None  # (dropped before a deal that restarted without us)
         me = deck.member(self.seat)
-        if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n):
-            key = self._key(n)
+        attempt = deck.attempt
+        if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n, _dealt(attempt)):
+            key = self._key(n, attempt)
             dealing = None
             if threshold(len(deck.members)) is not None:
                 peers = self.spec.peer_ids
                 recipients = [x25519_public(peers[s]) for s in deck.members]
                 dealing = deal_shares(key, me, recipients)
-            return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing))
+            return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing, attempt))
+        if phase in _DEALT and threshold(len(deck.members)) is not None:
+            complaint = self._complaint(deck, n, me)
+            if complaint is not None:
+                return complaint
+            answers = deck.answers_owed(self.seat)
+            if answers and not self.is_done(Kind.DECK_ANSWER, n, answers[0]):
+                members = len(deck.members)
+                share = share_for(self._key(n, attempt), answers[0], members)
+                return DeckEvent(_NONE, DeckAnswer(n, answers[0], share))
         if phase is Phase.DEAL:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
-            owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+            owed = self._sharable(deck, n)
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
-            return DeckEvent(_NONE, DeckOpen(n, self._key(n).x, ()))
+            # With our secret, our VSS share of each member dropped: the members left rebuild
+            # its secret and check its stages (docs/shuffle.md §6.4, §7.2).
+            held = tuple(
+                (m, self._held(deck, n, me, m))
+                for m in sorted(deck.gone)
+                if m != me and deck.keys[m].dealing is not None and self._holds(deck, n, me, m)
+            )
+            return DeckEvent(_NONE, DeckOpen(n, self._key(n, attempt).x, held))
         if phase is Phase.RESULT and not self.is_done(Kind.RESULT, n):
             rs = final.round
             assert rs.expected is not None and rs.digest is not None
@@ -180,7 +213,7 @@ class Duties:
         deck = tentative.round.deck
         if deck is None or deck.final is None or tentative.phase not in _SHARING:
             return None
-        owed = [w for w in deck.owed(self.seat) if (n, *w) not in self.shared]
+        owed = self._sharable(deck, n)
         if not owed:
             return None
         me = deck.member(self.seat)
@@ -192,7 +225,7 @@ class Duties:
         """Our shares of ``owed`` (``(of member, deck, position)``, at most an event's worth):
         our own, or a partial of a member dropped from our VSS share of its secret (§6.4)."""
         assert deck.final is not None
-        key = self._key(n)
+        key = self._key(n, deck.attempt)
         out = []
         for of, d, p in owed[:MAX_SHARES_EVENT]:
             cipher = deck.final[d][p]
@@ -204,9 +237,48 @@ class Duties:
             out.append(Share(me, of, d, p, point, proof))
         return tuple(out)
 
+    def _sharable(self, deck: DeckRound, n: int) -> list[tuple[int, int, int]]:
+        """What we owe of round ``n`` and have not sent, and can make: a partial for a member
+        dropped needs our share of its secret (a box that did not open waits for its
+        answer)."""
+        me = deck.member(self.seat)
+        return [
+            w
+            for w in deck.owed(self.seat)
+            if (n, *w) not in self.shared and (w[0] == me or self._holds(deck, n, me, w[0]))
+        ]
+
+    def _holds(self, deck: DeckRound, n: int, me: int, of: int) -> bool:
+        """Whether we hold our VSS share of member ``of``'s secret (:meth:`_held`)."""
+        try:
+            self._held(deck, n, me, of)
+        except DeckError:
+            return False
+        return True
+
+    def _complaint(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
+        """Our complaint of the first dealer whose box to us does not open or check, once
+        (docs/shuffle.md §6.3): what its answer reveals stands for the box."""
+        for of in range(len(deck.members)):
+            if of == me or self.is_done(Kind.DECK_COMPLAIN, n, of):
+                continue
+            try:
+                self._held(deck, n, me, of)
+            except DeckError:
+                return DeckEvent(_NONE, DeckComplain(n, of))
+        return None
+
     def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:
-        """Our VSS share of member ``of``'s secret, from its box to us (opened once)."""
-        sigma = self._sigmas.get((n, of))
+        """Our VSS share of member ``of``'s secret, from its box to us (opened once), or
+        from its answer to our complaint of the box.
+
+        Raises:
+            DeckError: the box does not open or check, and no right answer is in.
+        """
+        answered = deck.complaints.get((of, me))
+        if answered is not None:
+            return answered
+        sigma = self._sigmas.get((deck.context, of))
         if sigma is None:
             assert self._box_secret is not None, "a shuffle game's duties need the box key"
             dealing = deck.keys[of].dealing
@@ -220,14 +292,15 @@ class Duties:
                 secret=self._box_secret(),
                 context=deck.context,
             )
-            self._sigmas[(n, of)] = sigma
+            self._sigmas[(deck.context, of)] = sigma
         return sigma
 
     def _stage(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
         """Our next stage, once the stage it shuffles is final (docs/shuffle.md §4.3)."""
         members = len(deck.members)
+        attempt = deck.attempt
         for stage in range(members):
-            if self.is_done(Kind.DECK_STAGE, n, stage):
+            if self.is_done(Kind.DECK_STAGE, n, _dealt(attempt, stage)):
                 continue
             d = (me - stage) % members
             joint = deck.joint
@@ -238,8 +311,8 @@ class Duties:
                 if held is None:
                     return None  # its input is not final yet
                 source = held
-            out = shuffle_stage(self._key(n).x, deck.context, d, source, joint)
-            return DeckEvent(_NONE, DeckStage(n, d, stage, out))
+            out = shuffle_stage(self._key(n, attempt).x, deck.context, d, source, joint)
+            return DeckEvent(_NONE, DeckStage(n, d, stage, out, attempt))
         return None
 
     def abandon_to_answer(self, final: GameState, own: Sequence[Message]) -> int | None:

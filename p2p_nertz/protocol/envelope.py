@@ -13,8 +13,8 @@ holds one, a simulation one for all its peers, an audit one for all its passes. 
 every call parses and verifies. (At module level are only idle msgpack packers, which change
 nothing any call returns.)
 
-Wire format (protocol version 2)
---------------------------------
+Wire format (protocol versions 2 and 3)
+---------------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
 with fixed positions; ``signature`` is the 64-byte Ed25519 signature by ``author`` of
@@ -25,7 +25,8 @@ being valid for anything else the same key signs). The message id is
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int, :data:`PROTOCOL_VERSION` (2)
+0    version   int: :data:`PROTOCOL_VERSION` (2) in a game dealt by commit and reveal,
+               :data:`SHUFFLE_VERSION` (3) in a game of the dealerless shuffle
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -34,6 +35,11 @@ pos  field     value
 6    kind      int: the :class:`Kind` wire code below
 7    body      any bounded msgpack value; its schema is per kind (below)
 ===  ========  ===============================================================================
+
+A game's envelopes all carry its one version, fixed by its spec
+(:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
+game refuses the other as ``bad_version``. The two versions differ only in their kinds: version 3
+adds the kinds of the shuffle (12-17), which version 2 does not define (``unknown_kind``).
 
 ``seq`` and ``lamport`` are ints in ``[0, 2**63)``. Payload and framing must be the minimal
 ("canonical") msgpack encoding, as msgpack-python writes it, so one message has exactly one byte
@@ -64,6 +70,8 @@ code  kind    meaning
 13    deck_stage   one stage of the pipelined shuffle of one deck
 14    deck_shares  decryption shares of the positions turned up
 15    deck_open    the author's round secret, once play is over
+16    deck_complain  the author's VSS share from a dealer does not open or check
+17    deck_answer    the dealer's answer to a complaint: the share in the clear
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
@@ -83,11 +91,13 @@ nothing looks at a field before it is known to be well formed:
 1. size: at most :data:`MAX_MESSAGE_SIZE` bytes (``oversize``);
 2. framing: one msgpack value within hard limits, ``[bin, bin]``, 64-byte signature, canonical
    (``malformed``, ``non_canonical``);
-3. payload: an array whose version is ours (``bad_version``; checked before the length, which
-   another version may change), then exact length, field types and ranges, a peer id that can
-   sign, the chaining convention of the kind, a known kind (``malformed``, ``unknown_kind``),
-   bounded body (``bad_body``), canonical encoding (``non_canonical``);
-4. the caller's context: game id and roster, when given (``wrong_game``, ``unknown_author``);
+3. payload: an array whose version is one this codec reads (``bad_version``; checked before
+   the length, which another version may change), then exact length, field types and ranges,
+   a peer id that can sign, the chaining convention of the kind, a kind its version defines
+   (``malformed``, ``unknown_kind``), bounded body (``bad_body``), canonical encoding
+   (``non_canonical``);
+4. the caller's context: the game's version, game id and roster, when given (``bad_version``,
+   ``wrong_game``, ``unknown_author``);
 5. the signature over the received payload bytes (``bad_signature``);
 6. the kind's body validator, if one is registered (``bad_body``; the signed message is
    attached as :attr:`InvalidMessageError.evidence`: it proves what the author sent).
@@ -143,6 +153,9 @@ __all__ = [
     "MAX_MESSAGE_SIZE",
     "MESSAGE_ID_SIZE",
     "PROTOCOL_VERSION",
+    "PROTOCOL_VERSIONS",
+    "SHUFFLE_KINDS",
+    "SHUFFLE_VERSION",
     "SIGNATURE_DOMAIN",
     "Body",
     "BodyValidator",
@@ -161,8 +174,16 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION: Final = 2
-"""The version of the wire protocol, position 0 of every payload. Version 2 (issue 18): an
-event's frontier names the id of each event it counts, so every event counts as an ack."""
+"""The version of the wire protocol of a game dealt by commit and reveal, position 0 of every
+payload. Version 2 (issue 18): an event's frontier names the id of each event it counts, so
+every event counts as an ack."""
+
+SHUFFLE_VERSION: Final = 3
+"""The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
+§10.6): version 2 and the shuffle's kinds (12-17)."""
+
+PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHUFFLE_VERSION)
+"""The versions this codec reads and writes (a game's envelopes carry one of them)."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
@@ -219,12 +240,13 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
-    #: the dealerless shuffle's events (docs/shuffle.md §8.1; complain 16 and answer 17 are
-    #: not wired yet, §10.8)
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 3 only
     DECK_KEY = 12
     DECK_STAGE = 13
     DECK_SHARES = 14
     DECK_OPEN = 15
+    DECK_COMPLAIN = 16
+    DECK_ANSWER = 17
     BEAT = 64
     ACK = 65
     WANT = 66
@@ -259,7 +281,8 @@ class RejectReason(enum.StrEnum):
     NON_CANONICAL = "non_canonical"
     """Well formed, but not the one minimal msgpack encoding of its content."""
     BAD_VERSION = "bad_version"
-    """A protocol version other than :data:`PROTOCOL_VERSION`."""
+    """A protocol version this codec does not read (:data:`PROTOCOL_VERSIONS`), or not the
+    game's (the caller's ``version``)."""
     UNKNOWN_KIND = "unknown_kind"
     """A kind code that this version does not define."""
     WRONG_GAME = "wrong_game"
@@ -308,7 +331,7 @@ class Message:
     read-only mappings.
 
     Attributes:
-        version: the protocol version (always :data:`PROTOCOL_VERSION` once decoded).
+        version: the protocol version (one of :data:`PROTOCOL_VERSIONS` once decoded).
         game_id: the 32-byte game id.
         author: the author's peer id.
         seq: the position in the author's feed (events, from 1), or 0 (beats).
@@ -440,6 +463,7 @@ def encode_message(
     kind: Kind,
     body: Body,
     cache: EnvelopeCache | None = None,
+    version: int = PROTOCOL_VERSION,
 ) -> bytes:
     """Pack and sign a message by ``identity``; return its wire form.
 
@@ -459,6 +483,8 @@ def encode_message(
         cache: where to remember the message as parsed and verified, so that decoding these
             bytes with the same cache (the peer delivers its own events by the remote path)
             neither parses them again nor verifies; ``None``: nowhere.
+        version: the game's protocol version (:attr:`GameSpec.wire_version
+            <p2p_nertz.protocol.spec.GameSpec.wire_version>`).
 
     Raises:
         LocalProtocolError: a field is out of range or of the wrong type, the body is not a
@@ -466,7 +492,9 @@ def encode_message(
     """
     if not isinstance(kind, Kind):
         raise LocalProtocolError(f"kind must be a Kind, got {kind!r}")
-    fields = (PROTOCOL_VERSION, game_id, identity.peer_id, seq, prev, lamport, kind.value, body)
+    if type(version) is not int or version not in PROTOCOL_VERSIONS:
+        raise LocalProtocolError(f"protocol version {version!r} is not one of {PROTOCOL_VERSIONS}")
+    fields = (version, game_id, identity.peer_id, seq, prev, lamport, kind.value, body)
     try:
         payload = _pack(fields)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -532,6 +560,7 @@ def decode_message(
     roster: Collection[bytes] | None = None,
     validators: Mapping[Kind, BodyValidator] | None = None,
     cache: EnvelopeCache | None = None,
+    version: int | None = None,
 ) -> Message:
     """Check and verify one message in wire form; return it, or raise why it is rejected.
 
@@ -546,6 +575,8 @@ def decode_message(
         validators: body validators by kind; kinds missing here accept any bounded body.
         cache: the caller's memo of messages parsed and signatures verified (a hit skips the
             work, with the same result); ``None``: parse and verify.
+        version: if given, the only protocol version accepted (the game's: a peer of a game
+            refuses the other version, docs/shuffle.md §10.6); ``None``: any this codec reads.
 
     Raises:
         InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
@@ -568,6 +599,10 @@ def decode_message(
         cached = message is not None
         if message is None:
             message = _parse(raw, cache)
+        if version is not None and message.version != version:
+            raise _Rejected(
+                RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
+            )
         if game_id is not None and message.game_id != game_id:
             raise _Rejected(
                 RejectReason.WRONG_GAME,
@@ -601,7 +636,12 @@ def decode_message(
 
 
 def decode_unverified(
-    data: bytes, *, game_id: bytes, roster: Collection[bytes], cache: EnvelopeCache | None = None
+    data: bytes,
+    *,
+    game_id: bytes,
+    roster: Collection[bytes],
+    cache: EnvelopeCache | None = None,
+    version: int | None = None,
 ) -> Message:
     """Every check of :func:`decode_message` but the signature's: a message that is only to be
     dropped unread if it proves nothing (a beat or ack older than one of its author's already
@@ -616,6 +656,10 @@ def decode_unverified(
         message = cache._parsed.get(raw) if cache is not None else None
         if message is None:
             message = _parse(raw, cache)
+        if version is not None and message.version != version:
+            raise _Rejected(
+                RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
+            )
         if message.game_id != game_id:
             raise _Rejected(RejectReason.WRONG_GAME, f"game id {message.game_id.hex()[:16]}...")
         if message.author not in roster:
@@ -745,9 +789,9 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
         raise _Rejected(
             RejectReason.MALFORMED, "the payload is not an array starting with a version"
         )
-    if fields[0] != PROTOCOL_VERSION:
+    if fields[0] not in _VERSIONS:
         raise _Rejected(
-            RejectReason.BAD_VERSION, f"version {fields[0]}, expected {PROTOCOL_VERSION}"
+            RejectReason.BAD_VERSION, f"version {fields[0]}, expected one of {PROTOCOL_VERSIONS}"
         )
     if len(fields) != 8:
         raise _Rejected(RejectReason.MALFORMED, f"the payload has {len(fields)} fields, not 8")
@@ -769,8 +813,10 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
     if type(code) is not int:
         raise _Rejected(RejectReason.MALFORMED, f"kind is {type(code).__name__}, not int")
     kind = _KINDS.get(code)
-    if kind is None:
-        raise _Rejected(RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined")
+    if kind is None or (version == PROTOCOL_VERSION and code in _SHUFFLE_CODES):
+        raise _Rejected(
+            RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined in version {version}"
+        )
     if code < _FIRST_BEAT_CODE:
         if seq < 1:
             raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} event with seq 0")
@@ -869,6 +915,20 @@ _new_object = object.__new__
 
 
 _KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup
+_VERSIONS: Final = frozenset(PROTOCOL_VERSIONS)
+SHUFFLE_KINDS: Final = frozenset(
+    {
+        Kind.DECK_KEY,
+        Kind.DECK_STAGE,
+        Kind.DECK_SHARES,
+        Kind.DECK_OPEN,
+        Kind.DECK_COMPLAIN,
+        Kind.DECK_ANSWER,
+    }
+)
+"""The kinds protocol version 3 adds, the dealerless shuffle's (docs/shuffle.md §8.1): version
+2 does not define them (``unknown_kind``)."""
+_SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)
 
 
 _BIN_HEADER: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}  # msgpack bin 8/16/32 -> header bytes

@@ -141,6 +141,10 @@ class RefusalCode(enum.StrEnum):
     """A decryption share whose proof fails, for a member other than its author, or twice."""
     BAD_OPEN = "bad_open"
     """A revealed round secret that is not the author's key's."""
+    BAD_DEALING = "bad_dealing"
+    """A complaint of a box with no VSS dealing to complain of, or twice; an answer to no
+    complaint, or with a share that is not the one the dealer's commitments fix: a proven
+    fault of the dealer (docs/shuffle.md §6.3)."""
     BAD_CARD = "bad_card"
     """A position whose right shares open no card, or a card its deck has already shown: a
     stage substituted a ciphertext (docs/shuffle.md §5; the checks after the round say whose)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from p2p_nertz.protocol.bodies import Beat, EventBody, Want, parse_body
 from p2p_nertz.protocol.effects import Rejected
 from p2p_nertz.protocol.envelope import (
+    PROTOCOL_VERSION,
     EnvelopeCache,
     InvalidMessageError,
     Message,
@@ -37,12 +38,19 @@ class Inbox:
             caller).
         peer_ids: the roster, in seat order.
         envelopes: the codec's memo of messages parsed and verified.
+        version: the game's protocol version (:attr:`GameSpec.wire_version`): a message of
+            the other is refused (``bad_version``).
     """
 
     def __init__(
-        self, game_id: bytes, peer_ids: tuple[PeerId, ...], envelopes: EnvelopeCache
+        self,
+        game_id: bytes,
+        peer_ids: tuple[PeerId, ...],
+        envelopes: EnvelopeCache,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         self.game_id = game_id
+        self.version = version
         self.roster = frozenset(peer_ids)
         self.envelopes = envelopes
         self.n = len(peer_ids)
@@ -61,7 +69,13 @@ class Inbox:
             InvalidMessageError: ``wire`` is not a well-formed message of this game, signed
                 by a member.
         """
-        return decode_message(wire, game_id=self.game_id, roster=self.roster, cache=self.envelopes)
+        return decode_message(
+            wire,
+            game_id=self.game_id,
+            roster=self.roster,
+            cache=self.envelopes,
+            version=self.version,
+        )
 
     def open(
         self, data: bytes, clock: int
@@ -70,7 +84,11 @@ class Inbox:
         body that does not follow its kind's schema, a time far ahead of our ``clock``)."""
         try:
             message = decode_message(
-                data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+                data,
+                game_id=self.game_id,
+                roster=self.roster,
+                cache=self.envelopes,
+                version=self.version,
             )
         except InvalidMessageError as exc:
             return Rejected(exc.reason.value, exc.detail)
@@ -99,7 +117,11 @@ class Inbox:
             return None
         try:
             message = decode_unverified(
-                data, game_id=self.game_id, roster=self.roster, cache=self.envelopes
+                data,
+                game_id=self.game_id,
+                roster=self.roster,
+                cache=self.envelopes,
+                version=self.version,
             )
             body = parse_body(message.kind, message.body, self.n)
         except (InvalidMessageError, ValueError):

@@ -18,6 +18,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, held_ids, kind_of
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
+    PROTOCOL_VERSION,
     EnvelopeCache,
     Kind,
     Message,
@@ -42,6 +43,8 @@ class Outbox:
         ack_delay: acks for received events are coalesced over this window.
         clock_reserve: Lamport ticks reserved by each durable clock note.
         envelopes: the codec's memo of messages parsed and verified.
+        version: the game's protocol version (:attr:`GameSpec.wire_version`), on every
+            envelope signed.
     """
 
     def __init__(
@@ -55,8 +58,10 @@ class Outbox:
         ack_delay: float,
         clock_reserve: int,
         envelopes: EnvelopeCache,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         self.identity = identity
+        self.version = version
         self._game_id = game_id
         self._roster = frozenset(peer_ids)
         self._private = identity.to_bytes()
@@ -87,9 +92,10 @@ class Outbox:
         """The X25519 secret of our identity: it opens the VSS shares boxed to us."""
         return x25519_secret(self._private)
 
-    def deck_key(self, number: int) -> MemberKey:
-        """Our round secret of a shuffle game's round ``number`` (derived from our key)."""
-        return local_deck_key(self._private, self._game_id, number)
+    def deck_key(self, number: int, attempt: int) -> MemberKey:
+        """Our round secret of a shuffle game's round ``number``, deal ``attempt`` (derived
+        from our key)."""
+        return local_deck_key(self._private, self._game_id, number, attempt)
 
     # -- signing ----------------------------------------------------------------------------
     def reserve(self, clock: int) -> None:
@@ -129,9 +135,14 @@ class Outbox:
             kind=kind_of(body),
             body=encode_body(body),
             cache=self._envelopes,
+            version=self.version,
         )
         message = decode_message(
-            wire, game_id=self._game_id, roster=self._roster, cache=self._envelopes
+            wire,
+            game_id=self._game_id,
+            roster=self._roster,
+            cache=self._envelopes,
+            version=self.version,
         )
         self.effects.append(Record(wire, own=True))
         self.effects.append(Send(wire))
@@ -152,6 +163,7 @@ class Outbox:
             kind=kind,
             body=encode_body(body),
             cache=self._envelopes,
+            version=self.version,
         )
 
     def beat(

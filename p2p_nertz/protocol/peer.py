@@ -215,7 +215,7 @@ class Peer:
         self._n = n
         # What comes in, and what goes out: the clock, the outbox, our key's secrets.
         peer_ids = spec.peer_ids
-        self._inbox = Inbox(self.game_id, peer_ids, envelopes)
+        self._inbox = Inbox(self.game_id, peer_ids, envelopes, spec.wire_version)
         self._outbox = Outbox(
             identity,
             self.game_id,
@@ -225,6 +225,7 @@ class Peer:
             ack_delay=self.config.ack_delay,
             clock_reserve=self.config.clock_reserve,
             envelopes=envelopes,
+            version=spec.wire_version,
         )
         self._wire(now)
         self._started = False

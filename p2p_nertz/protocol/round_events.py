@@ -2,10 +2,10 @@
 
 :class:`RoundEvents` is the part of :class:`~p2p_nertz.protocol.state.GameState` that checks a
 commit, a nonce, a deal shown (``ready``), a secret, a shuffle event (key, stage, shares,
-secret opened) or a result against the phase and the round (DESIGN.md §5), and hands it to the
-round (:class:`~p2p_nertz.protocol.rounds.RoundState`'s ``take_*``). It owns what only those
-checks need: the local seat and its secrets (its own deal is checked against its deck). It
-changes no phase and returns nothing: an event wrong here raises
+secret opened, complaint, answer) or a result against the phase and the round (DESIGN.md §5),
+and hands it to the round (:class:`~p2p_nertz.protocol.rounds.RoundState`'s ``take_*``). It
+owns what only those checks need: the local seat and its secrets (its own deal is checked
+against its deck). It changes no phase and returns nothing: an event wrong here raises
 :class:`~p2p_nertz.protocol.fold_values.Refuse`; the game fold moves the phases
 (``GameState._advance``) and records the refusal.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import Commit, DeckEvent, Ready, Result, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event, Phase, RefusalCode, Refuse
@@ -25,6 +25,7 @@ from p2p_nertz.rules import Rules
 __all__ = ["RoundEvents"]
 
 _C = RefusalCode  # (short: every refusal in this module names one)
+_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # a shuffle round once every key is in
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,19 @@ class RoundEvents:
             raise Refuse(_C.WRONG_DEAL, "a shuffle event in a game dealt by commit and reveal")
         message = body.message
         seat = event.seat
+        if (
+            isinstance(message, DeckKey | DeckStage)
+            and message.round == rs.number
+            and message.attempt != rs.deck.attempt
+        ):
+            if message.attempt < rs.deck.attempt:
+                # Signed for a deal given up, before its author saw the drop that restarted
+                # it: it stays in the log and changes nothing (docs/shuffle.md §8.4).
+                return
+            raise Refuse(
+                _C.WRONG_PHASE,
+                f"deal attempt {message.attempt} while the round is at {rs.deck.attempt}",
+            )
         if isinstance(message, DeckKey):
             _expect(now, rs, Phase.KEY, message.round, seat)
             rs.deck.take_key(seat, message)
@@ -95,10 +109,19 @@ class RoundEvents:
                 raise Refuse(_C.WRONG_PHASE, f"shares of round {message.round} out of play")
             _expect(now, rs, now, message.round, seat)
             rs.take_shares(seat, message)
-        else:
-            assert isinstance(message, DeckOpen)
+        elif isinstance(message, DeckOpen):
             _expect(now, rs, Phase.OPEN, message.round, seat)
             rs.take_deck_secret(seat, message)
+        else:
+            # A complaint of a box, or its answer: once every key is in, until the round's end
+            # (docs/shuffle.md §6.3).
+            if message.round != rs.number or now not in _DEALT:
+                raise Refuse(_C.WRONG_PHASE, f"a complaint of round {message.round} out of it")
+            _expect(now, rs, now, message.round, seat)
+            if isinstance(message, DeckComplain):
+                rs.deck.take_complaint(seat, message)
+            else:
+                rs.deck.take_answer(seat, message)
 
     def _result(self, event: Event, now: Phase, rs: RoundState) -> None:
         body = event.body
@@ -142,6 +165,8 @@ _TAKERS: dict[Kind, Callable[[RoundEvents, Event, Phase, RoundState], None]] = {
     Kind.DECK_STAGE: RoundEvents._deck_event,
     Kind.DECK_SHARES: RoundEvents._deck_event,
     Kind.DECK_OPEN: RoundEvents._deck_event,
+    Kind.DECK_COMPLAIN: RoundEvents._deck_event,
+    Kind.DECK_ANSWER: RoundEvents._deck_event,
 }
 #: The kinds :meth:`RoundEvents.take` folds.
 KINDS = frozenset(_TAKERS)

@@ -35,8 +35,21 @@ from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
 from p2p_nertz.deck.shares import Share, open_card, verify_share
-from p2p_nertz.deck.vss import combine_partials, share_key, threshold
-from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.vss import (
+    check_revealed_share,
+    combine_partials,
+    reconstruct,
+    share_key,
+    threshold,
+)
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
 
@@ -48,10 +61,11 @@ __all__ = ["MAX_SHARES_EVENT", "DeckRound", "Opened", "local_deck_key"]
 MAX_SHARES_EVENT = 24
 
 
-def local_deck_key(private_key: bytes, game_id: bytes, number: int) -> MemberKey:
-    """A member's round secret, derived from its identity's private key so that a restart
-    knows it without storing it (docs/shuffle.md §3.1)."""
-    context = round_context(game_id, number)
+def local_deck_key(private_key: bytes, game_id: bytes, number: int, attempt: int = 0) -> MemberKey:
+    """A member's round secret for deal ``attempt`` of round ``number``, derived from its
+    identity's private key so that a restart knows it without storing it (docs/shuffle.md
+    §3.1)."""
+    context = round_context(game_id, number, attempt)
     seed = hmac.new(private_key, b"deck\0" + context, "sha256").digest()
     return MemberKey.from_seed(seed, context)
 
@@ -98,7 +112,14 @@ class DeckRound:
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
+    #: member -> its round secret: revealed (``deck_open``), or for a member dropped rebuilt
+    #: from the VSS shares the others hold (§6.4, §7.2)
     secrets: dict[int, int] = field(default_factory=dict)
+    #: member dropped -> holder -> the holder's VSS share of its secret, as revealed
+    held: dict[int, dict[int, int]] = field(default_factory=dict)
+    #: (dealer, complainer) -> the share the dealer answered with (``None``: not yet), for
+    #: each complaint of a box (§6.3)
+    complaints: dict[tuple[int, int], int | None] = field(default_factory=dict)
     #: the answers of the checks on arrival, shared by every copy (module docstring)
     memo: dict[object, bool] = field(default_factory=dict)
 
@@ -111,6 +132,8 @@ class DeckRound:
         new.partials = {k: dict(v) for k, v in self.partials.items()}
         new.opened = dict(self.opened)
         new.secrets = dict(self.secrets)
+        new.held = {k: dict(v) for k, v in self.held.items()}
+        new.complaints = dict(self.complaints)
         return new
 
     # -- who -----------------------------------------------------------------------------
@@ -122,6 +145,19 @@ class DeckRound:
     def member(self, seat: int) -> int:
         """The member index of a game seat of the round."""
         return self.members.index(seat)
+
+    @property
+    def attempt(self) -> int:
+        """Which deal of the round this is: 0, and one more each time a member dropped before
+        the deal was over restarted it (docs/shuffle.md §8.4). The last byte of the context."""
+        return self.context[-1]
+
+    def restarted(self, seat: int, context: bytes) -> DeckRound:
+        """The deal started again without ``seat``, dropped before it was over, under the next
+        attempt's ``context`` (docs/shuffle.md §8.4): new keys, new stages, nothing carried
+        over (no card was opened under the attempt given up)."""
+        members = tuple(m for m in self.members if m != seat)
+        return DeckRound(members, context, self.jokers, memo=self.memo)
 
     @property
     def joint(self) -> bytes:
@@ -316,17 +352,74 @@ class DeckRound:
                     out.append((m, *w))
         return out
 
+    # -- complaints of a box (§6.3) ----------------------------------------------------------
+    def take_complaint(self, seat: int, message: DeckComplain) -> None:
+        """``seat``'s box from ``message.dealer`` did not open, or its share did not check."""
+        i = self.member(seat)
+        dealer = message.dealer
+        if dealer == i or dealer >= len(self.members) or self.keys[dealer].dealing is None:
+            raise Refuse(_C.BAD_DEALING, f"a complaint of member {dealer}, who boxed it nothing")
+        if (dealer, i) in self.complaints:
+            raise Refuse(_C.REPEATED, f"a second complaint of member {dealer}")
+        self.complaints[(dealer, i)] = None
+
+    def take_answer(self, seat: int, message: DeckAnswer) -> None:
+        """``seat`` answers a complaint with the complainer's share in the clear, which must
+        be the one its commitments fix (else a proven fault: ``bad_dealing``)."""
+        d = self.member(seat)
+        recipient = message.recipient
+        if self.complaints.get((d, recipient), 0) is not None:
+            raise Refuse(_C.BAD_DEALING, f"an answer to member {recipient}, who did not complain")
+        dealing = self.keys[d].dealing
+        assert dealing is not None  # (a complaint needs one)
+        try:
+            check_revealed_share(
+                message.share,
+                public=self.keys[d].key,
+                commitments=dealing.commitments,
+                seat=recipient,
+            )
+        except DeckError as exc:
+            raise Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}") from None
+        self.complaints[(d, recipient)] = message.share
+
+    def answers_owed(self, seat: int) -> list[int]:
+        """The members whose complaint of ``seat``'s box is not answered yet."""
+        d = self.member(seat)
+        return [
+            r
+            for (dealer, r), share in sorted(self.complaints.items())
+            if dealer == d and share is None
+        ]
+
     # -- open --------------------------------------------------------------------------------
     def take_open(self, seat: int, message: DeckOpen) -> None:
-        """``seat``'s round secret, which must be its key's."""
+        """``seat``'s round secret, which must be its key's, and its VSS shares of the secrets
+        of members dropped, each the one the dealer's commitments fix (§6.1). With ``t`` of
+        them a dropped member's secret is rebuilt, and its stages are checked with the
+        others' (§6.4, §7.2)."""
         i = self.member(seat)
         if i in self.secrets:
             raise Refuse(_C.REPEATED, "a second deck_open")
-        if message.held:
-            raise Refuse(_C.BAD_OPEN, "held shares of a member dropped: none is dropped")
+        for m, value in message.held:
+            dealing = self.keys[m].dealing if m < len(self.members) else None
+            if m == i or m not in self.gone or dealing is None:
+                raise Refuse(_C.BAD_OPEN, f"a held share of member {m}, not a member dropped")
+            try:
+                check_revealed_share(
+                    value, public=self.keys[m].key, commitments=dealing.commitments, seat=i
+                )
+            except DeckError as exc:
+                raise Refuse(_C.BAD_OPEN, f"the held share of member {m}: {exc}") from None
         if base_mul(message.secret) != self.keys[i].key:
             raise Refuse(_C.BAD_OPEN, "the secret revealed is not the one its key commits to")
         self.secrets[i] = message.secret
+        t = threshold(len(self.members))
+        for m, value in message.held:
+            shares = self.held.setdefault(m, {})
+            shares[i] = value
+            if m not in self.secrets and t is not None and len(shares) >= t:
+                self.secrets[m] = reconstruct({j: shares[j] for j in sorted(shares)[:t]})
 
     def faults(self) -> list[Fault]:
         """The checks after the round (docs/shuffle.md §7.2) over what the fold holds: keys

@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import InvalidRulesError
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHUFFLE_VERSION
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
@@ -124,6 +125,13 @@ class GameSpec:
     def seats(self) -> int:
         """Number of seats."""
         return len(self.members)
+
+    @property
+    def wire_version(self) -> int:
+        """The protocol version of every envelope of this game: 3 in a game of the shuffle, 2
+        in one dealt by commit and reveal (docs/shuffle.md §10.6). A peer of the game refuses
+        the other version (``bad_version``)."""
+        return SHUFFLE_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
 
     @property
     def peer_ids(self) -> tuple[PeerId, ...]:

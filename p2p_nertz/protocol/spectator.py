@@ -117,7 +117,11 @@ class Spectator:
         """
         try:
             message = decode_message(
-                data, game_id=self.spec.game_id, roster=self._roster, cache=self._envelopes
+                data,
+                game_id=self.spec.game_id,
+                roster=self._roster,
+                cache=self._envelopes,
+                version=self.spec.wire_version,
             )
         except InvalidMessageError:
             self.rejected += 1

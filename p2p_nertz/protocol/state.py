@@ -482,7 +482,19 @@ class GameState:
         self._settle_drops(event.lamport, notices)
 
     def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
-        """``seat``, just removed from the roster at ``cut``, leaves the round's table."""
+        """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
+        shuffle game's deal not over yet starts again without it, docs/shuffle.md §8.4)."""
+        deck = self.round.deck
+        if (
+            deck is not None
+            and deck.final is None
+            and seat in deck.members
+            and len(deck.members) > 2  # (two at least left to deal: §10.8 says what is open)
+        ):
+            number = self.round.number
+            context = round_context(self.spec.game_id, number, deck.attempt + 1)
+            self.round.deck = deck.restarted(seat, context)
+            self._set_phase(Phase.KEY, notices)
         if self.round.take_out(
             seat,
             playing=self.phase is Phase.PLAY,
@@ -687,6 +699,8 @@ _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.DECK_STAGE: GameState._round_event,
     Kind.DECK_SHARES: GameState._round_event,
     Kind.DECK_OPEN: GameState._round_event,
+    Kind.DECK_COMPLAIN: GameState._round_event,
+    Kind.DECK_ANSWER: GameState._round_event,
 }
 
 

@@ -694,6 +694,7 @@ class Simulation:
             lamport=peer.clock + 2,  # not what the honest peer would sign next
             kind=Kind.NERTS,
             body=encode_body(call),
+            version=self.spec.wire_version,
         )
         for other in sorted(cheat.to):
             if other != peer.seat:

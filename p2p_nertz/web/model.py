@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from p2p_nertz.errors import NertzError
-from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau
-from p2p_nertz.rules.cards import HIDDEN
+from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
 from p2p_nertz.ui.view import Board, TableView, card_text
 
 __all__ = [
@@ -234,14 +233,16 @@ def _key(pile: Pile) -> str:
 
 def card_json(card: Card, *, symbols: bool = True) -> dict[str, Any] | None:
     """One face-up card: its code, rank and suit to draw, its colour and its text (``None``:
-    a card not known here, drawn face down).
+    a card not known here, drawn face down: hidden, or sealed in a shuffle game until the
+    table opens it).
 
     >>> card_json(Card.parse("10H"))
     {'code': '10H', 'rank': '10', 'suit': 'H', 'red': True, 'text': '10♥'}
-    >>> card_json(Card.parse("??")) is None
-    True
+    >>> from p2p_nertz.rules import sealed
+    >>> card_json(Card.parse("??")) is None, card_json(sealed(51)) is None
+    (True, True)
     """
-    if card is HIDDEN:
+    if is_unknown(card):
         return None
     text = card_text(card, symbols=symbols)
     if card.suit is None:  # an undeclared joker
