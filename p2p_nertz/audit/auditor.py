@@ -330,8 +330,8 @@ def _cut_unheld(
     """The peer's rule (:meth:`Folds._cut_unheld <p2p_nertz.protocol.folds.Folds>`) over
     the settled passes: each cut :class:`~p2p_nertz.protocol.folds.Unheld` offers that the
     passes with it imposed make (the member dropped there) is kept for good, in the order
-    offered, until none is left. (Rare: a member gone for good, with events past a vote's
-    count that the votes without them drop it at.)"""
+    offered, until none is left. (Rare: a member with events past a vote's count that no
+    other member ever announced holding, a member gone for good.)"""
     imposed: dict[int, int] = {}
     while not run.stopped:
         state = run.fold.decided

@@ -146,15 +146,11 @@ class Folds:
         without the member's events past it makes (the member dropped there), imposed for
         good, in the order offered, until none is left (docs/protocol.md §9.2).
 
-        Where the votes without a member's events past a count drop it there, those events
-        were final nowhere: a voter counting no more than the cut is a member, and it never
-        announced them (§7.1, §9.2), whoever else held them. So they count nowhere, and no
+        A member's events that no other member ever announced holding can never be final
+        (§7.1); once the votes without them drop the member, they count nowhere, and no
         decision may rest on them: a vote of a member cut off and gone for good, past the cut
         the others made final, would else drop a member in the past of what they decided
-        (variants soak seed 5066), also where a member that held one of those events said so
-        and died (``tests/test_folds_unheld.py``; session 12 imposed the cut only where no
-        other member had). (The name is session 12's: events held by no one else.) The cuts
-        only grow, so this ends."""
+        (variants soak seed 5066). The cuts only grow, so this ends."""
         imposed: dict[int, int] = {}
         t = self._fold({}, {}, {})
         while True:
@@ -316,7 +312,8 @@ def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
 
 
 class Unheld:
-    """What the events say of each member's feed: the last seq of it read, and the counts the
+    """What the events say of each member's feed that no other member holds: the last seq of
+    it read, the highest any other member announced holding (a frontier), and the counts the
     votes against it quote. The one home of the rule of :meth:`Folds._cut_unheld` (the
     audit's passes ask it too).
 
@@ -324,9 +321,10 @@ class Unheld:
         seats: how many seats the game has.
     """
 
-    __slots__ = ("counts", "last")
+    __slots__ = ("announced", "counts", "last")
 
     def __init__(self, seats: int) -> None:
+        self.announced = [0] * seats
         self.last = [0] * seats
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
 
@@ -337,25 +335,27 @@ class Unheld:
         body = event.body
         if event.kind is KIND_DROP and isinstance(body, Drop) and body.reason in _AGAINST:
             self.counts.setdefault(body.seat, set()).add(body.last_seq)
+        frontier = getattr(body, "frontier", None)
+        if frontier:
+            announced = self.announced
+            for q, seq in enumerate(frontier[: len(announced)]):
+                if q != seat and seq > announced[q]:
+                    announced[q] = seq
 
     def cuts(
         self, fold: GameState, final: GameState, imposed: dict[int, int]
     ) -> list[tuple[int, int]]:
         """The cuts to try, in order (seat, then count): of each member neither dropped in
         ``fold`` or ``final`` nor cut already (``imposed``), the count of each vote read
-        against it below the last of its events read (it has events past there).
-
-        Whoever else holds those events, and announced it: none of them is final anywhere
-        while a voter whose count is the cut is a member (§7.1: finality needs every member's
-        announcement; §9.2: a voter announces no more than it counts), and the cut is kept
-        only where such votes drop the member there (docs/protocol.md §9.2, §13)."""
+        against it at or above what any other member announced holding of it and below the
+        last of its events read (it has events past there that nobody else holds)."""
         counts = self.counts
-        last = self.last
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
             if seat in fold.dropped or seat in final.dropped or seat in imposed:
                 continue
-            out.extend((seat, c) for c in sorted(counts[seat]) if c < last[seat])
+            low, high = self.announced[seat], self.last[seat]
+            out.extend((seat, c) for c in sorted(counts[seat]) if low <= c < high)
         return out
 
 
