@@ -120,8 +120,9 @@ def test_folds_a_dead_members_votes_past_the_cut_decide_nothing_whoever_held_the
     kept seat 1 in and dropped seat 0: two games. An event past the cut can be final nowhere
     while a voter whose count is the cut is a member (it never announces more, §7.1, §9.2),
     whoever else holds it: the cut should be imposed either way (``"frontier"`` is open, a
-    strict xfail), and every fold then reaches the survivors' drops. (``"vote"``: seat 2's vote, counting 3, read after the drop: the
-    standing votes' caps already kept seat 1's votes past 2 from counting.)"""
+    strict xfail), and every fold then reaches the survivors' drops. (``"vote"``: seat 2's
+    vote, counting 3, read after the drop: the standing votes' caps already kept seat 1's
+    votes past 2 from counting.)"""
     spec = _spec(5)
     events, held = _five_seats(announcer)
     survivors = _dropped(spec, [e for e in events if not (e.seat == 1 and e.seq > held)])
