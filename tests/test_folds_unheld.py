@@ -92,22 +92,7 @@ def _five_seats(announcer: str) -> tuple[list[Event], int]:
     return events, 3 if announcer != "none" else 2
 
 
-@pytest.mark.parametrize(
-    "announcer",
-    [
-        "none",
-        pytest.param(
-            "frontier",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="open (protocol.md §13): the cut is imposed only where no other member "
-                "announced the events past it; imposing it whoever did doubled the simulator's "
-                "CPU and waits for a cheap necessary condition",
-            ),
-        ),
-        "vote",
-    ],
-)
+@pytest.mark.parametrize("announcer", ["none", "frontier", "vote"])
 def test_folds_a_dead_members_votes_past_the_cut_decide_nothing_whoever_held_them(
     announcer: str,
 ) -> None:
@@ -119,8 +104,8 @@ def test_folds_a_dead_members_votes_past_the_cut_decide_nothing_whoever_held_the
     announced in an event of seat 2, which died too (``"frontier"``), the union of the logs
     kept seat 1 in and dropped seat 0: two games. An event past the cut can be final nowhere
     while a voter whose count is the cut is a member (it never announces more, §7.1, §9.2),
-    whoever else holds it: the cut should be imposed either way (``"frontier"`` is open, a
-    strict xfail), and every fold then reaches the survivors' drops. (``"vote"``: seat 2's
+    whoever else holds it: the cut is imposed where no member still in announced them (seat 2
+    is dropped too), and every fold reaches the survivors' drops. (``"vote"``: seat 2's
     vote, counting 3, read after the drop: the standing votes' caps already kept seat 1's
     votes past 2 from counting.)"""
     spec = _spec(5)

@@ -312,10 +312,10 @@ def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
 
 
 class Unheld:
-    """What the events say of each member's feed that no other member holds: the last seq of
-    it read, the highest any other member announced holding (a frontier), and the counts the
-    votes against it quote. The one home of the rule of :meth:`Folds._cut_unheld` (the
-    audit's passes ask it too).
+    """What the events say of each member's feed that no other member still in holds: the
+    last seq of it read, the highest each other member announced holding (a frontier), and
+    the counts the votes against it quote. The one home of the rule of
+    :meth:`Folds._cut_unheld` (the audit's passes ask it too).
 
     Args:
         seats: how many seats the game has.
@@ -324,7 +324,8 @@ class Unheld:
     __slots__ = ("announced", "counts", "last")
 
     def __init__(self, seats: int) -> None:
-        self.announced = [0] * seats
+        #: ``announced[a][q]``: the highest seq of ``q``'s feed that ``a`` announced holding.
+        self.announced = [[0] * seats for _ in range(seats)]
         self.last = [0] * seats
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
 
@@ -337,7 +338,7 @@ class Unheld:
             self.counts.setdefault(body.seat, set()).add(body.last_seq)
         frontier = getattr(body, "frontier", None)
         if frontier:
-            announced = self.announced
+            announced = self.announced[seat]
             for q, seq in enumerate(frontier[: len(announced)]):
                 if q != seat and seq > announced[q]:
                     announced[q] = seq
@@ -347,14 +348,26 @@ class Unheld:
     ) -> list[tuple[int, int]]:
         """The cuts to try, in order (seat, then count): of each member neither dropped in
         ``fold`` or ``final`` nor cut already (``imposed``), the count of each vote read
-        against it at or above what any other member announced holding of it and below the
-        last of its events read (it has events past there that nobody else holds)."""
+        against it at or above what any other member not dropped (in ``fold`` or ``final``)
+        announced holding of it, and below the last of its events read (it has events past
+        there that no member still in says it holds).
+
+        Whoever announced those events, none of them is final anywhere where the votes
+        without them drop the member at the count (a voter counting no more than the cut is
+        a member, and never announced more: §7.1, §9.2); the trials are bounded to members
+        whose events past the count no member still in announced, which keeps them rare (a
+        trial for every vote against a member doubled the simulator's CPU)."""
         counts = self.counts
+        gone = fold.dropped.keys() | final.dropped.keys()
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
-            if seat in fold.dropped or seat in final.dropped or seat in imposed:
+            if seat in gone or seat in imposed:
                 continue
-            low, high = self.announced[seat], self.last[seat]
+            low = max(
+                (a[seat] for q, a in enumerate(self.announced) if q != seat and q not in gone),
+                default=0,
+            )
+            high = self.last[seat]
             out.extend((seat, c) for c in sorted(counts[seat]) if low <= c < high)
         return out
 
