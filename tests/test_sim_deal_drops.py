@@ -110,13 +110,16 @@ def check_deal_drop(case: DealDrop) -> None:
         assert deck.attempt == int(case.phase != "after")
 
 
+# One of each kind at every table size: a member lost for good, shorter than the liveness
+# timers, longer, at each phase. The whole grid (2-4 players x key, deal, after x 0.5, 2, 8 s
+# and never back) is scripts/scan_deal_drops.py; a 4-player mid-deal loss for good, ~50 s of
+# CPU alone, is left to it (the 3-player one and the 4-player restart from key are here).
 CASES = [
     DealDrop(3, "key", None),
     DealDrop(3, "deal", None),
     DealDrop(3, "deal", 0.5),
     DealDrop(3, "deal", 8.0),
     DealDrop(3, "after", None),
-    DealDrop(4, "deal", None),
     DealDrop(4, "key", 8.0),
     DealDrop(2, "deal", None),
     DealDrop(2, "key", 2.0),
