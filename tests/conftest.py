@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,14 @@ if TYPE_CHECKING:
     from tests.web_helpers import ServedPage
 
 pytest_plugins = ["pytester"]
+
+# The suite starts hundreds of Python processes (every `nertz` command, every bot). Where the
+# environment sets PYTHONDONTWRITEBYTECODE, each would compile every module it imports from
+# source, about 0.25 s of CPU apiece here: the test run and the processes it starts (xdist's
+# workers too, spawned after this is read) keep bytecode in __pycache__ as Python does by
+# default.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 @pytest.fixture(scope="session")
