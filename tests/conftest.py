@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from tests.web_helpers import ServedPage
@@ -23,6 +24,12 @@ pytest_plugins = ["pytester"]
 # default.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# Hypothesis: no per-example deadline and no "too slow" health check. Both are timing
+# assertions, which do not belong in tests: on a shared 2-core machine a fast example can take
+# seconds (a test that wants fewer examples says so with its own @settings).
+settings.register_profile("nertz", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("nertz")
 
 
 @pytest.fixture(scope="session")
