@@ -138,3 +138,24 @@ def test_roster_three_players_the_drop_at_the_count_of_a_voter_the_member_voted_
     held = _fold(3, ops)
     assert held.dropped == {0: 30}  # (the one fold: seat 1's drop needs seat 0's vote)
     assert _fold(3, ops, without=(1, 15)).dropped == {1: 18}
+
+
+def test_roster_a_dropped_members_vote_past_its_cut_decides_no_later_drop() -> None:
+    """The class of variants soak seed 5468 (4 players): seat 3, cut off at 2, votes seat 1
+    out (its seq 3); seats 0, 1 and 2 vote seat 3 out at 2, seat 1's vote past the count the
+    others then give it (3); seats 0 and 2 vote seat 1 out there. Folded again without seat
+    1's events past 3, seat 3's vote, past its own cut, dropped seat 1, and with it seat 3:
+    both drops stood, where the fold made again with both cuts drops neither. A member
+    dropped already counts for nothing past its cut in that fold either: seat 1 stays, in
+    the fold that holds seat 3's vote and in the one that does not."""
+    ops = [
+        (3, 3, _vote(1, 2)),  # (past seat 3's cut)
+        (0, 3, _vote(3, 2)),
+        (1, 4, _vote(3, 2)),
+        (2, 3, _vote(3, 2)),  # seat 3 out at 2, with seat 1's vote
+        (0, 4, _vote(1, 3)),
+        (2, 4, _vote(1, 3)),  # two of three, at a cut below seat 1's vote
+    ]
+    held = _fold(4, ops)
+    assert held.dropped == {3: 2}
+    assert _fold(4, ops, without=(3, 2)).dropped == held.dropped

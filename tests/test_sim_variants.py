@@ -288,24 +288,30 @@ def test_soak_seed_11030_a_fork_while_out_is_voted_on_by_the_peer_that_held_it()
 SEED_5468 = Rules(draw=1, work_piles=5, nerts_bonus=25, target=None, rounds=1, jokers=1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: seats 2 and 4 make final past seat 3's events as if it were dropped at 22, "
-    "while their final fold, capped by seat 3's vote past that cut, never drops it (§13)",
-)
 def test_variants_seed_5468_a_cut_and_the_caps_of_another_fixed_point() -> None:
     """Found by session 13's soak (``--variants`` seeds 5400-5499). Seat 3, back from its
     sleep on the side of the cheater, signs votes on seats 0, 1 and 2 (its seq 23-25, all
     logs) and withdraws the one on seat 1 and votes seat 0 out on proof (seq 28, 29: in the
     logs of seats 0, 1 and 3 alone). Seats 1, 2 and 4 vote seat 3 out counting 22 (Lamport
-    210). Seats 0, 1 and 3 drop it there (and the cheater with it). Seats 2 and 4 never get
-    seat 3's seq 27 on: their stable time passed its Lamport time (158) as if seat 3 were
-    dropped at 22 (``finality.settle``'s exclusion), but their final fold keeps seat 3's vote
-    on seat 1 (seq 24, past that cut) standing, which caps seat 1's vote on seat 3 (its seq
-    27): seat 3 is never dropped there, its later events are too late for ever, and the game
-    never ends. Two fixed points, the cut from one and the caps from the other: §13's "what
-    the roster folds again is the roster only" (a member's events past its cut change which
-    votes a standing vote caps)."""
+    210), then seats 2 and 4 vote seat 1 out counting 26 (230). Seats 0, 1 and 3 drop seat 3
+    there (and the cheater with it). Seats 2 and 4 folded a drop of seat 1 at 26 too: the
+    roster's fold without seat 1's events past 26 (``Roster._without``) kept seat 3's vote on
+    seat 1 (seq 24), past seat 3's cut, and with it seat 1 was out, and seat 3 with it. But
+    seat 3's drop needs seat 1's vote on it (seq 27), past seat 1's cut: the fold made again
+    with both cuts dropped neither, the folds alternated, and the last of them (both drops)
+    let the stable time pass both members' events as if they were out, where the final fold,
+    skipping them, dropped no one. Seat 3 was never dropped there, its later events too late
+    for ever, and the game never ended. A member dropped already counts for nothing past its
+    cut in that roster's fold either (§9.2): seat 1's drop needs seat 3's vote past its cut,
+    so it is no drop, and every peer drops seats 0 and 3 at 22.
+    (``tests/test_folds_dropped_past_cut.py``: the class.)"""
     result = run(_soak(5468, SEED_5468))
     assert forks(result) == {0}
     assert check(result) == []
+    alive = [p for p in result.peers if p is not None]
+    assert len(alive) == 5
+    assert {tuple(sorted(p.final.dropped.items())) for p in alive} == {((0, 22), (3, 22))}
+    honest = [p for seat, p in enumerate(alive) if seat not in (0, 3)]
+    assert all(p.final.phase is Phase.OVER for p in honest)
+    assert len({p.final.digest() for p in honest}) == 1
+    assert audit_logs(result).digest == honest[0].final.digest()

@@ -308,10 +308,20 @@ class Roster:
 
     def _without(self, seat: int, cut: int) -> Roster:
         """This roster's :attr:`ops` folded again from :attr:`origin` without ``seat``'s
-        events past ``cut`` (each drop decided by the votes alone: ``settle(plain=True)``)."""
+        events past ``cut``, nor those of each member dropped already past its own cut (each
+        drop decided by the votes alone: ``settle(plain=True)``).
+
+        A member dropped already counts for nothing past its cut, even where its events came
+        before its drop in the order (§9.2): left in, its vote past that cut would decide
+        this drop, and this drop the member's (variants soak seed 5468: seat 3's vote on seat
+        1, past seat 3's cut, completed seat 1's drop, which then kept seat 1's vote on seat
+        3, past seat 1's cut, deciding seat 3's; the fold made again with both cuts dropped
+        neither, and the folds alternated)."""
         roster = self.origin.copy() if self.origin is not None else Roster(self.seats)
+        cuts = {**self.dropped, seat: cut}
         for author, seq, body in self.ops:
-            if author == seat and seq > cut:
+            limit = cuts.get(author)
+            if limit is not None and seq > limit:
                 continue
             if body is None:
                 if author in roster.dropped:
