@@ -35,6 +35,7 @@ from p2p_nertz.sim import (
     Partition,
     SimConfig,
     SimResult,
+    Simulation,
     audit_logs,
     run,
 )
@@ -123,7 +124,7 @@ def test_split_a_peer_asleep_wakes_to_the_same_result(duration: float) -> None:
 
 def _result_sends(seed: int, rules: Rules) -> list[float]:
     """When each result event is sent in a fault-free run of this seed."""
-    base = run(SimConfig(players=2, rules=rules, seed=seed, record_effects=True))
+    base = Simulation(SimConfig(players=2, rules=rules, seed=seed, record_effects=True)).run()
     times = []
     for at, _, effect in base.effects:
         if (
@@ -148,7 +149,9 @@ def _generals(seed: int, length: float = 40.0) -> tuple[SimConfig, float]:
             heal = start + length
             faults = Faults(partitions=(Partition(start, heal, _split({0}, {1})),))
             config = SimConfig(players=2, rules=rules, seed=seed, faults=faults, peer=QUICK)
-            early = run(dataclasses.replace(config, max_time=start + QUICK.drop_after * 3))
+            early = Simulation(
+                dataclasses.replace(config, max_time=start + QUICK.drop_after * 3)
+            ).run()
             if len({len(p.final.game.history) for p in early.peers if p is not None}) == 2:
                 return config, heal
     raise AssertionError(f"seed {seed}: no partition splits the first round's results")
@@ -162,7 +165,7 @@ def test_split_a_result_only_one_side_holds_is_provisional_until_they_meet() -> 
     config, heal = _generals(0)
     # Before the heal (the same run, stopped early): both abandoned, on different rounds, and
     # the side counting more says so.
-    early = run(dataclasses.replace(config, max_time=heal - 1.0))
+    early = Simulation(dataclasses.replace(config, max_time=heal - 1.0)).run()
     views = {p.seat: (len(p.final.game.history), p.provisional) for p in early.peers if p}
     assert {rounds for rounds, _ in views.values()} == {0, 1}
     for rounds, provisional in views.values():
