@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import foreground, json_lines_until
+from cli_helpers import foreground, json_lines_until, make_key
 
 from cli.args import free_ports
-from cli.keyfile import save_key
 from p2p_nertz.protocol.identity import Identity
 
 
@@ -34,12 +33,8 @@ def nertz(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedPr
 
 
 def keygen(home: Path) -> Identity:
-    """The key ``nertz keygen`` makes in ``home`` (``$NERTZ_HOME``), made as that command makes
-    it (``save_key``) but in this process: the setup of tests of the other commands, without a
-    process of its own to start (``nertz keygen`` itself is tested below)."""
-    identity = Identity.generate()
-    save_key(home / "key", identity)
-    return identity
+    """The key ``nertz keygen`` makes in ``home`` (``$NERTZ_HOME``), made in this process."""
+    return make_key(home / "key")
 
 
 def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
