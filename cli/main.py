@@ -5,12 +5,14 @@ usage error), never a traceback.
 
 ``nertz --help`` (no command) is answered from :data:`COMMANDS` without importing the
 commands, so that it starts at once: trio, zmq, the bots and the engine are imported only by
-the commands that need them (``build_parser`` imports every command's module).
+the commands that need them; a command line imports the module of the command it names
+(``build_parser()`` imports every command's module).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -86,28 +88,40 @@ def _names_a_command(argv: Sequence[str]) -> bool:
     return any(not arg.startswith("-") for arg in argv)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``nertz`` and its subcommands (this imports every command)."""
+#: The module that adds each command's parser (its ``add_parser``, or ``add_parsers`` for
+#: several), in the order of :data:`COMMANDS`. A command line that names a command imports its
+#: module alone: ``nertz node`` starts without the browser table's server or the terminal UI.
+_MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("demo", ("demo",)),
+    ("node_cmd", ("node",)),
+    ("lobby_cmd", ("keygen", "host", "join", "bot", "games", "resume")),
+    ("play", ("play",)),
+    ("watch", ("watch",)),
+    ("audit_cmd", ("audit",)),
+    ("replay_cmd", ("replay",)),
+    ("match_cmd", ("rules", "match")),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``nertz`` and its subcommands: every one (this imports every
+    command's module), or only those of the module that adds ``command``."""
     parser, sub = _top_parser()
     sub.required = True
-
-    from cli import demo, node_cmd, play, watch  # imported here: they use this module's helpers
-
-    demo.add_parser(sub)
-    node_cmd.add_parser(sub)
-    from cli import lobby_cmd  # keygen, host, join, bot, games, resume
-
-    lobby_cmd.add_parsers(sub)
-    play.add_parser(sub)
-    watch.add_parser(sub)
-    from cli import audit_cmd, replay_cmd  # the audit and replay commands
-
-    audit_cmd.add_parser(sub)
-    replay_cmd.add_parser(sub)
-    from cli import match_cmd  # rules, match
-
-    match_cmd.add_parsers(sub)
+    for module, names in _MODULES:
+        if command is None or command in names:
+            # Imported here: the commands use this module's helpers.
+            commands = importlib.import_module(f"cli.{module}")
+            add = getattr(commands, "add_parsers", None) or commands.add_parser
+            add(sub)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, if it is one (else ``None``: every command's parser is
+    built, and says which there are)."""
+    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    return word if any(word in names for _, names in _MODULES) else None
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if unknown:
             light.error(f"unrecognized arguments: {' '.join(unknown)}")
         light.error("the following arguments are required: COMMAND")
-    parser = build_parser()
+    parser = build_parser(_command(words))
     args = parser.parse_args(words)
     _configure_logging(args.verbose, args.quiet)
     try:

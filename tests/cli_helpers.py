@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
+
+from cli.keyfile import default_key_path, save_key
+from p2p_nertz.protocol.identity import Identity
 
 #: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
 #: ``python -m cli`` exec'd in the same process with the arguments that follow.
@@ -14,6 +18,16 @@ _FOREGROUND = (
     "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
     "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
 )
+
+
+def make_key(path: Path | None = None) -> Identity:
+    """A new key at ``path`` (by default where ``nertz keygen`` writes one: $NERTZ_HOME, else
+    the config dir), made as that command makes it (``save_key``) but in this process: the
+    setup of tests of other commands, without a process of half a second of CPU to start
+    (``nertz keygen`` has tests of its own)."""
+    identity = Identity.generate()
+    save_key(default_key_path() if path is None else path, identity)
+    return identity
 
 
 def foreground(*argv: str) -> list[str]:

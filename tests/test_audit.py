@@ -15,7 +15,7 @@ from cli.main import main
 from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation, run
+from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation
 from p2p_nertz.sim.invariants import settled
 from p2p_nertz.sim.logfiles import log_files
 from tests.audit_helpers import played
@@ -152,7 +152,7 @@ def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(s
     # and is readmitted: its events after its cut and before its request count for no peer
     # (GameState.counts). The audit counted them, and found results that "disagree" with a
     # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6).
-    result = run(SimConfig.soak(seed, players=(2, 8)))
+    result = Simulation(SimConfig.soak(seed, players=(2, 8))).run()
     finals = settled(result)
     assert finals
     assert all(final.readmitted_at for final in finals)  # (the case under test)
@@ -172,7 +172,7 @@ def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
     # the votes quote the chain that counts. The audit read the losing version of seq 12 first
     # and delivered it (it knew only the kept version at the cut), its feed then broke, and
     # honest members' moves looked illegal on a table without the cheater's kept events.
-    result = run(SimConfig.soak(893))
+    result = Simulation(SimConfig.soak(893)).run()
     finals = settled(result)
     assert finals
     cheaters = result.config.faults.cheaters

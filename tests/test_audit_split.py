@@ -19,7 +19,7 @@ from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, SimConfig, Simulation, run
+from p2p_nertz.sim import Faults, SimConfig, Simulation
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Partition, SimResult
 from tests.audit_helpers import Game, Logs, events_of, played, rewrite
@@ -108,7 +108,7 @@ def test_audit_split_each_log_knows_the_forks_its_peer_proved() -> None:
     # peer proves it by a lie about time (its proof note: a beat and an event), holding only
     # one version, and does not count the forked member's later abandon. Folded alone, that
     # peer's log must not count it either: no split between two honest peers that agree.
-    result = run(SimConfig.soak(685))
+    result = Simulation(SimConfig.soak(685)).run()
     finals = {p.final.game.result for p in result.peers if p is not None and p.seat != 2}
     assert len(finals) == 1  # the honest peers agree
     report = _audit(log_files(result))

@@ -53,6 +53,27 @@ def test_help_imports_none_of_the_game() -> None:
     assert "COMMAND" in done.stdout and "play" in done.stdout
 
 
+def test_a_command_imports_its_own_module_alone() -> None:
+    # ``nertz node`` (every bot process of a game) starts without the terminal table, the
+    # browser table's server or the other commands.
+    probe = (
+        "import sys\n"
+        "from cli.main import main\n"
+        "try:\n"
+        "    main(['-v', 'node', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('cli.', 'hypercorn'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "'cli.node_cmd'" in loaded and "--bot" in done.stdout
+    for other in ("cli.play", "cli.demo", "cli.lobby_cmd", "cli.web_cmd", "hypercorn"):
+        assert f"'{other}" not in loaded, loaded
+
+
 def test_the_light_command_list_is_the_real_one() -> None:
     parser = build_parser()
     for action in parser._actions:

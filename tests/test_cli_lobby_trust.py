@@ -18,7 +18,7 @@ from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost
-from tests.test_cli_lobby import after_connecting, nertz, one_error_line
+from tests.test_cli_lobby import after_connecting, keygen, nertz, one_error_line
 
 
 def popen(*argv: str, home: Path) -> subprocess.Popen[str]:
@@ -66,12 +66,12 @@ def stop(*procs: subprocess.Popen[str]) -> None:
 def test_host_refuses_a_bad_invite_in_one_line(
     tmp_path: Path, argv: list[str], words: list[str]
 ) -> None:
-    nertz("keygen", home=tmp_path)
+    keygen(tmp_path)
     one_error_line(nertz("host", "--bot", "greedy", "--players", "2", *argv, home=tmp_path), *words)
 
 
 def test_host_names_the_bad_line_of_an_invite_file(tmp_path: Path) -> None:
-    nertz("keygen", home=tmp_path)
+    keygen(tmp_path)
     invites = tmp_path / "invites"
     invites.write_text("# friends\ncopd-sqhg-jnkj-c4ra  Ann\n\nnot-a-key\n")
     done = nertz(
@@ -83,7 +83,7 @@ def test_host_names_the_bad_line_of_an_invite_file(tmp_path: Path) -> None:
 def test_join_prints_the_rules_it_is_joining(tmp_path: Path) -> None:
     ann, bob, cy = tmp_path / "ann", tmp_path / "bob", tmp_path / "cy"
     for home in (ann, bob):
-        assert nertz("keygen", home=home).returncode == 0
+        keygen(home)
     (port,) = free_ports(1)
     logs = str(tmp_path / "logs")
     host = popen(
@@ -130,9 +130,8 @@ def test_an_invite_only_host_refuses_a_stranger_and_plays_with_the_invited(
     tmp_path: Path,
 ) -> None:
     ann, bob, eve = tmp_path / "ann", tmp_path / "bob", tmp_path / "eve"
-    for home in (ann, bob, eve):
-        assert nertz("keygen", home=home).returncode == 0
-    bob_fp = nertz("keygen", "--show", home=bob).stdout.split()[0]
+    keygen(ann), keygen(eve)
+    bob_fp = keygen(bob).fingerprint
     (port,) = free_ports(1)
     logs = str(tmp_path / "logs")
     host = popen(
@@ -211,7 +210,7 @@ async def test_join_refuses_a_lying_hosts_start_in_one_line_and_a_json_notice(
 
     from tests.test_lobby_trust import ANN, ANN_AT, heard, lying_host, say, start
 
-    nertz("keygen", home=tmp_path)
+    keygen(tmp_path)
     from cli.node_cmd import load_identity
 
     bob = load_identity(tmp_path / "key")

@@ -20,6 +20,7 @@ import pytest
 
 from cli.args import free_ports
 from p2p_nertz.testing.netns import BROADCAST, Lab
+from tests.cli_helpers import make_key
 from tests.test_cli_play import (
     HEIGHT,
     ROOT,
@@ -35,13 +36,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 def keygen(path: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", "keygen", "--key", str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.split()[2]
+    """A new key at ``path`` (made in this process); its fingerprint."""
+    return make_key(path).fingerprint
 
 
 def lobby(tmp_path: Path, *args: str, name: str = "Dee") -> Tty:

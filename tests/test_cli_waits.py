@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
-from tests.cli_helpers import foreground
+from tests.cli_helpers import foreground, make_key
 from tests.test_cli_play import HEIGHT, Tty, bot_processes
 
 
@@ -79,8 +78,7 @@ def test_the_lobby_screen_says_what_the_table_waits_for_host_and_guest() -> None
 @pytest.mark.timeout(90)
 def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> None:
     env = dict(os.environ, NERTZ_HOME=str(tmp_path))
-    subprocess.run([sys.executable, "-m", "cli", "keygen"], env=env, check=True,
-                   capture_output=True)  # fmt: skip
+    make_key(tmp_path / "key")  # ($NERTZ_HOME/key)
     host = subprocess.Popen(
         foreground("host", "--name", "Ann", "--bot", "greedy",
                    "--players", "3", "--bots", "1", "--json", "--log-dir", str(tmp_path / "logs")),

@@ -179,6 +179,28 @@ def test_deck_a_missing_or_wrong_share_opens_no_card() -> None:
         open_card(deck[0], [*points[:2], add(points[2], BASE)])
 
 
+def test_deck_remembered_checks_give_the_first_answer_every_time() -> None:
+    """Share proofs, points and stages are remembered (pure: a fold and the audit ask again):
+    a remembered answer is the one a fresh check gives, for a wrong input as for a right one,
+    whichever came first."""
+    keys, deck = _one_position()
+    share = make_share(keys[1], 1, 1, 7, deck[7])
+    wrong = dataclasses.replace(share, proof=(share.proof[0], share.proof[1] + 1))
+    for _ in range(2):
+        with pytest.raises(DeckError, match="does not verify"):
+            verify_share(wrong, keys[1].public, deck[7], CONTEXT)
+        verify_share(share, keys[1].public, deck[7], CONTEXT)
+        for bad in (MIXED, SMALL_ORDER, IDENTITY):
+            with pytest.raises(DeckError, match="not a point"):
+                check_point(bad)
+        assert check_point(BASE) == BASE
+    source = initial_deck(new_deck()[:5], BASE)
+    for x in (5, 6, 5):
+        assert shuffle_stage(x, CONTEXT, 0, source, BASE) == shuffle_stage.__wrapped__(
+            x, CONTEXT, 0, source, BASE
+        )
+
+
 # -- keys -------------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.runtime.node import read_session
 from p2p_nertz.testing.netns import BROADCAST, Lab, unavailable
+from tests.cli_helpers import make_key
 
 _WHY = unavailable()
 pytestmark = [
@@ -154,9 +155,7 @@ def bot_argv(*extra: str) -> list[str]:
 
 def start_lan_game(lab: Lab, tmp_path: Path, n: int) -> list[Player]:
     key = tmp_path / "ann.key"
-    subprocess.run(
-        [sys.executable, "-m", "cli", "keygen", "--key", str(key)], check=True, capture_output=True
-    )
+    make_key(key)
     logs = [tmp_path / f"h{host}" / "logs" for host in range(n)]
     players = [
         Player(lab, 0, tmp_path, [*host_argv(n), "--key", str(key), "--log-dir", str(logs[0])])

@@ -1,6 +1,7 @@
 """The simulator: real peer cores, bots, a seeded faulty network, and DESIGN.md §8 checked.
 
 The many-seed test runs in a process pool over both cores; everything else is single runs.
+``scripts/scan_sim_seeds.py seeded`` plays its games on any range of seeds.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ ONE_ROUND = Rules(target=None, rounds=1)
 QUICK_DROP = PeerConfig(suspect_after=1.0, drop_after=3.0)
 
 
+#: How many of the seeded games the suite plays (seeds 0 up).
+SEEDED_GAMES = 60
+
+
 def _seeded(seed: int) -> tuple[int, int, int, list[str]]:
     """One seeded game of 2-3 players with random faults: (seed, players, faults injected,
     violations). Larger tables are soaked by scripts/soak.py and by the tests below."""
@@ -52,8 +57,10 @@ def test_sim_fault_free_games_agree_for_every_table_size() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_sim_hundreds_of_seeded_games_with_faults_hold_every_invariant() -> None:
-    seeds = range(200)
+def test_sim_many_seeded_games_with_faults_hold_every_invariant() -> None:
+    # Sixty seeds (some 4,000 faults injected); scan_sim_seeds.py plays the 200 the suite
+    # once played, or more.
+    seeds = range(SEEDED_GAMES)
     workers = min(2, os.cpu_count() or 1)
     with ProcessPoolExecutor(workers) as pool:
         results = list(pool.map(_seeded, seeds, chunksize=10))

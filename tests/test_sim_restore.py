@@ -18,13 +18,13 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.protocol.peer import Peer
-from p2p_nertz.sim import SimConfig, run
+from p2p_nertz.sim import SimConfig, Simulation
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [23, 36, 40, 1080, 2872])
 def test_every_peer_restored_from_its_log_holds_the_fold_it_held(seed: int) -> None:
-    result = run(SimConfig.soak(seed))
+    result = Simulation(SimConfig.soak(seed)).run()
     restored_any = False
     for seat, peer in enumerate(result.peers):
         if peer is None:

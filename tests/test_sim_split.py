@@ -13,6 +13,7 @@ freezes (a peer asleep: ``SIGSTOP``) and crashes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from concurrent.futures import ProcessPoolExecutor
 
@@ -34,8 +35,8 @@ from p2p_nertz.sim import (
     Partition,
     SimConfig,
     SimResult,
+    Simulation,
     audit_logs,
-    check,
     run,
 )
 from p2p_nertz.sim.invariants import outcomes, settled
@@ -123,7 +124,7 @@ def test_split_a_peer_asleep_wakes_to_the_same_result(duration: float) -> None:
 
 def _result_sends(seed: int, rules: Rules) -> list[float]:
     """When each result event is sent in a fault-free run of this seed."""
-    base = run(SimConfig(players=2, rules=rules, seed=seed, record_effects=True))
+    base = Simulation(SimConfig(players=2, rules=rules, seed=seed, record_effects=True)).run()
     times = []
     for at, _, effect in base.effects:
         if (
@@ -135,10 +136,12 @@ def _result_sends(seed: int, rules: Rules) -> list[float]:
     return times
 
 
+@functools.cache
 def _generals(seed: int, length: float = 40.0) -> tuple[SimConfig, float]:
     """A partition of this seed's two-player game that starts while the first round's results
     are in the air, such that one side holds the round scored and the other does not (the
-    first start found, on a grid of offsets around the result sends of a fault-free run)."""
+    first start found, on a grid of offsets around the result sends of a fault-free run;
+    searched once a process)."""
     rules = THREE_ROUNDS
     for sent in _result_sends(seed, rules)[:2]:
         for offset in range(-8, 9):
@@ -146,7 +149,9 @@ def _generals(seed: int, length: float = 40.0) -> tuple[SimConfig, float]:
             heal = start + length
             faults = Faults(partitions=(Partition(start, heal, _split({0}, {1})),))
             config = SimConfig(players=2, rules=rules, seed=seed, faults=faults, peer=QUICK)
-            early = run(dataclasses.replace(config, max_time=start + QUICK.drop_after * 3))
+            early = Simulation(
+                dataclasses.replace(config, max_time=start + QUICK.drop_after * 3)
+            ).run()
             if len({len(p.final.game.history) for p in early.peers if p is not None}) == 2:
                 return config, heal
     raise AssertionError(f"seed {seed}: no partition splits the first round's results")
@@ -160,7 +165,7 @@ def test_split_a_result_only_one_side_holds_is_provisional_until_they_meet() -> 
     config, heal = _generals(0)
     # Before the heal (the same run, stopped early): both abandoned, on different rounds, and
     # the side counting more says so.
-    early = run(dataclasses.replace(config, max_time=heal - 1.0))
+    early = Simulation(dataclasses.replace(config, max_time=heal - 1.0)).run()
     views = {p.seat: (len(p.final.game.history), p.provisional) for p in early.peers if p}
     assert {rounds for rounds, _ in views.values()} == {0, 1}
     for rounds, provisional in views.values():
@@ -179,18 +184,29 @@ def test_split_a_result_only_one_side_holds_is_provisional_until_they_meet() -> 
     assert len(finals[0].game.history) == 0
 
 
+@functools.cache
+def _never_healed() -> SimResult:
+    """The two generals' game of seed 0, the partition never healed, played once a process
+    for the tests that read it (they only read it)."""
+    config, _ = _generals(0, length=10_000.0)
+    return run(dataclasses.replace(config, max_time=90.0))
+
+
 def test_split_a_partition_that_never_heals_leaves_both_results_marked() -> None:
     """Never healed: each side ends, and every result that differs from the union's is
     marked provisional (the invariants hold every settled one to the union)."""
-    config, _ = _generals(0, length=10_000.0)
-    result = run(dataclasses.replace(config, max_time=90.0))
-    assert check(result) == []
+    result = _never_healed()
+    assert result.violations == []  # (run() checked every invariant)
     union = audit_logs(result).digest
     assert any(p is not None and p.provisional for p in result.peers)
     for p in result.peers:
         assert p is not None and p.final.abandoned is not None
         if p.final.digest() != union:
             assert p.provisional
+
+
+#: How many seeded games with long faults the suite plays (seeds 0 up; 2 and 3 players).
+LONG_FAULT_GAMES = 20
 
 
 def _long_faults_game(seed: int) -> tuple[int, list[str], set[str]]:
@@ -206,7 +222,8 @@ def _soak_seed(seed: int) -> tuple[int, list[str]]:
 #: CHANGELOG. Each failed before its fix (under the rules before issue 15 changed how a
 #: round plays: they now play other games, and stay as seeded games with long faults):
 #: tables frozen for good, folds disagreeing with the union of the logs, an honest
-#: member's violation.
+#: member's violation. ``scripts/scan_sim_seeds.py soak`` replays them all; the suite, as they
+#: no longer play the faults they found, a sample: every third (1216 in the test of its votes).
 SOAK_SEEDS = (
     17,
     23,
@@ -236,8 +253,9 @@ SOAK_SEEDS = (
 @pytest.mark.timeout(600)
 def test_split_the_soak_seeds_that_found_a_fault_hold_every_invariant() -> None:
     workers = min(2, os.cpu_count() or 1)
+    sample = [seed for seed in SOAK_SEEDS[::3] if seed != 1216]
     with ProcessPoolExecutor(workers) as pool:
-        results = list(pool.map(_soak_seed, SOAK_SEEDS))
+        results = list(pool.map(_soak_seed, sample))
     assert [(seed, v) for seed, v in results if v] == []
 
 
@@ -245,10 +263,11 @@ def test_split_the_soak_seeds_that_found_a_fault_hold_every_invariant() -> None:
 @pytest.mark.timeout(600)
 def test_split_seeded_games_with_long_faults_drop_abandon_rejoin_and_agree() -> None:
     """A soak in small: every game has a fault around or past the timers; together they drop,
-    abandon and rejoin, with no violation. (scripts/soak.py runs thousands.)"""
+    abandon and rejoin, with no violation. (scripts/soak.py runs thousands;
+    ``scripts/scan_sim_seeds.py long`` these games on any range of seeds.)"""
     workers = min(2, os.cpu_count() or 1)
     with ProcessPoolExecutor(workers) as pool:
-        results = list(pool.map(_long_faults_game, range(60), chunksize=5))
+        results = list(pool.map(_long_faults_game, range(LONG_FAULT_GAMES), chunksize=5))
     failures = [(seed, v) for seed, v, _ in results if v]
     assert failures == [], f"replay with tests/test_sim_split.py _long_faults_game: {failures[:3]}"
     seen = set().union(*(s for _, _, s in results))
@@ -276,8 +295,7 @@ def test_split_audit_names_a_provisional_difference_as_a_notice_and_the_union_de
     """The logs of a partition that never healed, one side provisional: the audit folds each
     log alone, names where they part as a notice (the side said its result was not known), and
     the union's result is the game's."""
-    config, _ = _generals(0, length=10_000.0)
-    result = run(dataclasses.replace(config, max_time=90.0))
+    result = _never_healed()
     report = audit(
         [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
     )
@@ -295,6 +313,7 @@ def test_split_a_member_that_is_out_casts_no_votes() -> None:
     """Soak seed 1216: a member dropped in its own fold voted another out for withholding at
     every step (its rejoin request cleared the vote each time): ten thousand votes."""
     result = run(SimConfig.soak(1216))
+    assert result.violations == []  # (one of SOAK_SEEDS)
     seats = {pid: seat for seat, pid in enumerate(result.spec.peer_ids)}
     votes = [0] * result.config.players
     seen: set[bytes] = set()

@@ -22,7 +22,7 @@ from p2p_nertz.protocol.peer import Record, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import SimConfig, SimResult, run
+from p2p_nertz.sim import SimConfig, SimResult, Simulation
 
 # Soak seeds: 0 a drop at 5 players; 1 a member readmitted; 3 a cheater and two drops; 11 a
 # drop and a readmission; 23 a cheater readmitted then dropped; 26 (see the module docstring).
@@ -41,7 +41,7 @@ def watched(result: SimResult) -> list[bytes]:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_watcher_ends_on_the_players_final_fold(seed: int) -> None:
-    result = run(dataclasses.replace(SimConfig.soak(seed), record_effects=True))
+    result = Simulation(dataclasses.replace(SimConfig.soak(seed), record_effects=True)).run()
     finals = [p.final for p in result.peers if p is not None and p.final.game.result is not None]
     assert finals, f"seed {seed} was chosen for a game that finishes"
     spectator = Spectator(result.spec)
@@ -56,7 +56,7 @@ def test_a_watcher_ends_on_the_players_final_fold(seed: int) -> None:
 def test_a_spectator_fed_only_events_shows_them_and_makes_nothing_final() -> None:
     """Without the members' beats nobody is known to hold anything: the log's events are the
     tentative view, and nothing is final (the old rule made a dropped member's moves final)."""
-    result = run(SimConfig.soak(26))
+    result = Simulation(SimConfig.soak(26)).run()
     spectator = Spectator(result.spec)
     for log in result.logs:
         for wire in log:
@@ -67,7 +67,7 @@ def test_a_spectator_fed_only_events_shows_them_and_makes_nothing_final() -> Non
 
 
 def test_a_spectator_refuses_what_is_not_a_members_event() -> None:
-    result = run(SimConfig.soak(0))
+    result = Simulation(SimConfig.soak(0)).run()
     spectator = Spectator(result.spec)
     wire = next(w for w in result.logs[0] if decode_message(w).kind is Kind.JOIN)
     spectator.feed(wire[:-1] + bytes([wire[-1] ^ 1]))  # a bit of the signature flipped

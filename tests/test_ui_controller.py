@@ -9,7 +9,7 @@ import signal
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, Rules
-from p2p_nertz.sim import SimConfig, run
+from p2p_nertz.sim import SimConfig, Simulation
 from p2p_nertz.ui import Abandon, Leave, PlayMove, TableController, TableView
 from p2p_nertz.ui.controller import CTRL_C, Quit, ReleaseReady
 
@@ -25,7 +25,7 @@ class Shown:
 
 
 def _peer() -> Peer:
-    result = run(SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=1)))
+    result = Simulation(SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=1))).run()
     peer = result.peers[0]
     assert peer is not None
     return peer

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.cli_helpers import make_key
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
 
 pytestmark = [
@@ -31,16 +32,7 @@ class Lobby:
 
     def __init__(self, tmp_path: Path, name: str, *more: str) -> None:
         key = tmp_path / f"{name}.key"
-        made = subprocess.run(
-            [sys.executable, "-m", "cli", "keygen", "--key", str(key)],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        found = re.search(r"new key (\S+) written", made.stdout + made.stderr)
-        assert found, made
-        self.fingerprint = found[1]
+        self.fingerprint = make_key(key).fingerprint
         self.proc = subprocess.Popen(
             [
                 *(sys.executable, "-m", "cli", "play", "--web", "--no-open", "--key", str(key)),

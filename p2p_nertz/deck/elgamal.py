@@ -26,6 +26,7 @@ compares it, byte for byte. Whoever does not know ``π`` (and ``x``) cannot link
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -157,8 +158,14 @@ def stage_plan(secret: int, context: bytes, deck: int, size: int) -> StagePlan:
     return StagePlan(tuple(perm), rand)
 
 
+@functools.lru_cache(maxsize=256)
 def shuffle_stage(secret: int, context: bytes, deck: int, source: Deck, joint: bytes) -> Deck:
-    """One member's stage on deck number ``deck``: permute and re-randomise ``source``."""
+    """One member's stage on deck number ``deck``: permute and re-randomise ``source``.
+
+    Remembered (pure, and a :class:`Deck` is immutable): once the secrets are open, every
+    fold that scores the round runs every stage again (:func:`p2p_nertz.deck.check.check_stages`),
+    two scalar multiplications a card.
+    """
     plan = stage_plan(secret, context, deck, len(source))
     ciphers = source.ciphers
     return Deck(

@@ -20,6 +20,8 @@ randomness is needed. A proof is two scalars, 64 bytes: the challenge ``c`` and 
 
 from __future__ import annotations
 
+import functools
+
 from p2p_nertz.deck.group import (
     BASE,
     ORDER,
@@ -63,8 +65,14 @@ def prove_equal(x: int, point: bytes, context: bytes) -> tuple[bytes, Proof]:
     return share, (c, (k + c * x) % ORDER)
 
 
+@functools.lru_cache(maxsize=8192)
 def verify_equal(key: bytes, point: bytes, share: bytes, proof: Proof, context: bytes) -> bool:
-    """Whether ``proof`` shows ``log_G(key) = log_point(share)`` (all three valid points)."""
+    """Whether ``proof`` shows ``log_G(key) = log_point(share)`` (all three valid points).
+
+    Remembered (pure: the same inputs give the same answer): a share is checked by the
+    tentative and the final fold of every member that takes it, and again by the audit, at four
+    scalar multiplications a check.
+    """
     c, s = proof
     try:
         a = sub(base_mul(s), mul(c, key))
