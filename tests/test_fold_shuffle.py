@@ -43,6 +43,7 @@ class ShuffleTable:
         self.ids = [Identity.generate(derive_seed("fold shuffle", seed, i)) for i in range(n)]
         members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(self.ids)]
         self.spec = GameSpec.create(members, rules or Rules(), b"shuffle", deal=Deal.SHUFFLE)
+        self.ids.sort(key=lambda ident: self.spec.seat_of(ident.peer_id))  # ids[i]: seat i's
         self.n = n
         self.fold = GameState(self.spec)
         self.seqs = [0] * n
@@ -323,21 +324,25 @@ def test_fold_shuffle_open_checks_every_stage_and_the_cheat_forfeits(cheat: bool
     rs = t.fold.round
     if cheat:
         assert rs.forfeit == frozenset({1})
-        assert t.refusals()[-1] is RefusalCode.BAD_STAGE
+        assert t.refusals()[-1] is RefusalCode.BAD_SHUFFLE
         assert t.fold.violations[-1].seat == 1 and t.fold.violations[-1].kind is Kind.DECK_OPEN
     else:
         assert rs.forfeit == frozenset() and t.refusals() == []
 
 
-def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused() -> None:
+def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused_and_forfeits() -> None:
+    """docs/shuffle.md §7.4: a wrong secret is refused and forfeits the round (as a stacked
+    deck's secret does): the open phase waits for it no more."""
     t = ShuffleTable(2)
     t.join_all()
     t.deal_all()
     t.share_all()
     _play_to_blocked(t)
     t.deck_event(0, DeckOpen(1, (t.keys[0].x + 1) % ORDER, ()))
-    assert t.refusals() == [RefusalCode.BAD_OPEN]
-    assert t.fold.waiting() == frozenset({0, 1})
+    assert t.refusals() == [RefusalCode.WRONG_SECRET]
+    assert t.fold.round.forfeit == frozenset({0}) and t.fold.waiting() == frozenset({1})
+    t.deck_event(1, DeckOpen(1, t.keys[1].x, ()))
+    assert t.fold.phase is Phase.RESULT and t.fold.round.forfeit == frozenset({0})
 
 
 def _shown_positions(t: ShuffleTable) -> list[int]:
@@ -560,7 +565,7 @@ def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_chec
     assert t.fold.phase is Phase.RESULT and 2 in t.fold.round.forfeit
     # The rebuilt secret re-runs seat 2's stages: a substitution is named.
     caught = t.refusals()[refused:]
-    assert caught == ([RefusalCode.BAD_STAGE] if cheat else [])
+    assert caught == ([RefusalCode.BAD_SHUFFLE] if cheat else [])
 
 
 def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() -> None:
