@@ -28,6 +28,7 @@ import hashlib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
@@ -55,6 +56,9 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.sim.cheats import DeckCheat, install
+
+if TYPE_CHECKING:
+    from p2p_nertz.audit import AuditReport
 
 __all__ = [
     "Crash",
@@ -376,6 +380,8 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: The audit of every log that the invariant checks ran (:func:`run`), for tests and tools.
+    audit: AuditReport | None = field(default=None, compare=False, repr=False)
     #: The codec memo the run's peers shared: whoever reads the logs afterwards in the same
     #: process (the invariant checks) finds every message parsed and verified already.
     envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False, repr=False)
