@@ -29,6 +29,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
@@ -608,3 +609,22 @@ def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() ->
         RefusalCode.BAD_DEALING,
         RefusalCode.BAD_DEALING,
     ]
+
+
+def test_fold_shuffle_a_share_owed_past_phase_timeout_while_heard_is_late() -> None:
+    """docs/shuffle.md §10.4: a member that owes its share of a position the final fold
+    turned up ``phase_timeout`` ago, every member heard meanwhile, is voted out *withheld*
+    (:class:`ShareWaits` says who, the membership votes); its share arriving ends the wait."""
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deal_all()  # the deal's face-up positions are turned up: noted at the first look
+    t.share_all(skip=frozenset({2}))
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
+    # A member silent until 14.0 (a partition): the wait counts from then.
+    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []
+    assert waits.late(20.0, t.fold, 6.0, heard=14.0) == [2]
+    t.share_all()
+    assert waits.late(30.0, t.fold, 6.0, heard=0.0) == []
