@@ -628,3 +628,27 @@ def test_fold_shuffle_a_share_owed_past_phase_timeout_while_heard_is_late() -> N
     assert waits.late(20.0, t.fold, 6.0, heard=14.0) == [2]
     t.share_all()
     assert waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+
+
+def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -> None:
+    """With five members ``t`` is 3: four are left to open a dropped member's shares, and the
+    fourth partial of a position may come after the other three opened it (its author signed
+    it before its own fold opened the position). It is checked and changes nothing; it is no
+    fault (soak seeds 101 and 105 refused it as a second share, blaming an honest member)."""
+    t = ShuffleTable(5)
+    t.join_all()
+    t.deal_all()
+    t.share_all(skip=frozenset({4}))
+    quoted = (b"\x02" * 8,) * t.seqs[4]
+    for voter in (0, 1, 2):
+        t.play(voter, Drop((), 4, t.seqs[4], DropReason.SILENT, 0, quoted))
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {4}
+    late = deck.owed(3)
+    for i in (0, 1, 2):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    opened = dict(deck.opened)
+    assert all((d, p) in opened for _, d, p in late)  # (three partials opened every one)
+    t.deck_event(3, t.partials(3, late))
+    assert t.refusals() == [] and t.fold.round.deck is not None
+    assert t.fold.round.deck.opened == opened
