@@ -25,10 +25,15 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
 
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
-                           [--sleeper-forks] [--deal commit|shuffle]
+                           [--sleeper-forks] [--deal commit|shuffle] [--deck-cheats]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
+``--deck-cheats`` (with ``--deal shuffle``) adds to each game a member that cheats in the
+deal of round 1 (:mod:`p2p_nertz.sim.cheats`): it substitutes a card in its last stage of a
+deck, sends a share whose proof fails, or withholds its shares, drawn from the seed in turn;
+the honest peers must catch it and every invariant hold for them (the audit of the logs
+finds errors against the cheater only).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
+from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 
 TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig()}
@@ -89,10 +95,17 @@ def sleeper_fork(seed: int, low: int, high: int, peer: PeerConfig) -> SimConfig:
     )
 
 
+def deck_cheat(seed: int, players: int) -> DeckCheat:
+    """The shuffle cheat of ``--deck-cheats`` for ``seed``: each kind in turn, by a member
+    drawn from the seed."""
+    kinds = list(DeckCheatKind)
+    return DeckCheat(Rng(seed + 4_000_037).below(players), kinds[seed % len(kinds)])
+
+
 def one(
-    args: tuple[int, int, int, int, bool, bool, bool, str, bool, str],
+    args: tuple[int, int, int, int, bool, bool, bool, str, bool, str, bool],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers, deal = args
+    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers, deal, deck = args
     if sleepers:
         config = sleeper_fork(seed, low, high, TIMERS[timers])
     else:
@@ -106,6 +119,10 @@ def one(
             rules=(lambda n, r: variant_rules(Rng(seed + 1_000_003), n, r)) if variants else None,
         )
     config = dataclasses.replace(config, deal=Deal(deal))
+    if deck:
+        cheat = deck_cheat(seed, config.players)
+        faults = dataclasses.replace(config.faults, deck_cheats=(cheat,))
+        config = dataclasses.replace(config, faults=faults)
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
     result = run(config)
     seen = outcomes(result)
@@ -114,6 +131,7 @@ def one(
         "crashes": result.crashes,
         "freezes": result.freezes,
         "cheaters": len(faults.equivocations),
+        "deck cheaters": len(faults.deck_cheats),
         "lost": result.lost,
         "duplicated": result.duplicated,
         "messages": result.sent,
@@ -164,6 +182,12 @@ def main() -> int:
         default=Deal.COMMIT.value,
         help="how every game deals: commit and reveal, or the dealerless shuffle",
     )
+    parser.add_argument(
+        "--deck-cheats",
+        action="store_true",
+        help="with --deal shuffle: a member substitutes a card, sends a bad share or "
+        "withholds its shares (one kind per game, in turn)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     low, _, high = args.players.partition("-")
@@ -174,6 +198,8 @@ def main() -> int:
     if not 2 <= lo <= hi <= 8:
         parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
     cheats = not args.no_cheats
+    if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
+        parser.error("--deck-cheats needs --deal shuffle")
     jobs = [
         (
             seed,
@@ -186,6 +212,7 @@ def main() -> int:
             args.timers,
             args.sleeper_forks,
             args.deal,
+            args.deck_cheats,
         )
         for seed in range(args.seed, args.seed + args.games)
     ]
@@ -204,13 +231,15 @@ def main() -> int:
             elif args.verbose:
                 print(f"seed {seed} ({players} players) ok: {counts}", flush=True)
     elapsed = time.perf_counter() - start
-    injected = sum(totals.get(k, 0) for k in ("partitions", "crashes", "freezes", "cheaters"))
+    kinds = ("partitions", "crashes", "freezes", "cheaters", "deck cheaters")
+    injected = sum(totals.get(k, 0) for k in kinds)
     injected += totals.get("lost", 0) + totals.get("duplicated", 0)
     print(
         f"games {args.games} ({totals.get('two', 0)} of two players), faults injected "
         f"{injected} (partitions {totals.get('partitions', 0)}, crashes "
         f"{totals.get('crashes', 0)}, freezes {totals.get('freezes', 0)}, "
         f"equivocating members {totals.get('cheaters', 0)}, "
+        f"shuffle cheaters {totals.get('deck cheaters', 0)}, "
         f"lost {totals.get('lost', 0)}, duplicated {totals.get('duplicated', 0)} "
         f"of {totals.get('messages', 0)} messages)"
     )

@@ -29,7 +29,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import SimConfig, SimResult, Simulation
 from p2p_nertz.sim.logfiles import log_file, log_records
@@ -67,15 +67,16 @@ class Game:
 
 
 @functools.cache
-def _run(players: int, seed: int, rounds: int) -> SimResult:
+def _run(players: int, seed: int, rounds: int, deal: Deal) -> SimResult:
     return Simulation(
-        SimConfig(players=players, seed=seed, rules=Rules(target=None, rounds=rounds))
+        SimConfig(players=players, seed=seed, rules=Rules(target=None, rounds=rounds), deal=deal)
     ).run()
 
 
-def played(players: int = 3, seed: int = 11, rounds: int = 1) -> Game:
-    """A finished game of bots (cached per arguments; the logs are copied for each caller)."""
-    result = _run(players, seed, rounds)
+def played(players: int = 3, seed: int = 11, rounds: int = 1, deal: Deal = Deal.COMMIT) -> Game:
+    """A finished game of bots (cached per arguments; the logs are copied for each caller);
+    ``deal``: a shuffle game's (docs/shuffle.md)."""
+    result = _run(players, seed, rounds, deal)
     spec = result.spec
     logs = [log_records(spec, seat, wires) for seat, wires in enumerate(result.logs)]
     return Game(spec, list(result.identities), logs, result)
@@ -121,6 +122,7 @@ def sign_like(identity: Identity, message: Message, *, prev: Any = ..., **change
         lamport=changes.get("lamport", message.lamport),
         kind=changes.get("kind", message.kind),
         body=changes.get("body", message.body),
+        version=message.version,
     )
 
 

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
@@ -43,6 +44,7 @@ class ShuffleTable:
         self.ids = [Identity.generate(derive_seed("fold shuffle", seed, i)) for i in range(n)]
         members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(self.ids)]
         self.spec = GameSpec.create(members, rules or Rules(), b"shuffle", deal=Deal.SHUFFLE)
+        self.ids.sort(key=lambda ident: self.spec.seat_of(ident.peer_id))  # ids[i]: seat i's
         self.n = n
         self.fold = GameState(self.spec)
         self.seqs = [0] * n
@@ -323,21 +325,25 @@ def test_fold_shuffle_open_checks_every_stage_and_the_cheat_forfeits(cheat: bool
     rs = t.fold.round
     if cheat:
         assert rs.forfeit == frozenset({1})
-        assert t.refusals()[-1] is RefusalCode.BAD_STAGE
+        assert t.refusals()[-1] is RefusalCode.BAD_SHUFFLE
         assert t.fold.violations[-1].seat == 1 and t.fold.violations[-1].kind is Kind.DECK_OPEN
     else:
         assert rs.forfeit == frozenset() and t.refusals() == []
 
 
-def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused() -> None:
+def test_fold_shuffle_a_secret_that_is_not_the_key_s_is_refused_and_forfeits() -> None:
+    """docs/shuffle.md §7.4: a wrong secret is refused and forfeits the round (as a stacked
+    deck's secret does): the open phase waits for it no more."""
     t = ShuffleTable(2)
     t.join_all()
     t.deal_all()
     t.share_all()
     _play_to_blocked(t)
     t.deck_event(0, DeckOpen(1, (t.keys[0].x + 1) % ORDER, ()))
-    assert t.refusals() == [RefusalCode.BAD_OPEN]
-    assert t.fold.waiting() == frozenset({0, 1})
+    assert t.refusals() == [RefusalCode.WRONG_SECRET]
+    assert t.fold.round.forfeit == frozenset({0}) and t.fold.waiting() == frozenset({1})
+    t.deck_event(1, DeckOpen(1, t.keys[1].x, ()))
+    assert t.fold.phase is Phase.RESULT and t.fold.round.forfeit == frozenset({0})
 
 
 def _shown_positions(t: ShuffleTable) -> list[int]:
@@ -560,7 +566,7 @@ def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_chec
     assert t.fold.phase is Phase.RESULT and 2 in t.fold.round.forfeit
     # The rebuilt secret re-runs seat 2's stages: a substitution is named.
     caught = t.refusals()[refused:]
-    assert caught == ([RefusalCode.BAD_STAGE] if cheat else [])
+    assert caught == ([RefusalCode.BAD_SHUFFLE] if cheat else [])
 
 
 def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() -> None:
@@ -603,3 +609,46 @@ def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() ->
         RefusalCode.BAD_DEALING,
         RefusalCode.BAD_DEALING,
     ]
+
+
+def test_fold_shuffle_a_share_owed_past_phase_timeout_while_heard_is_late() -> None:
+    """docs/shuffle.md §10.4: a member that owes its share of a position the final fold
+    turned up ``phase_timeout`` ago, every member heard meanwhile, is voted out *withheld*
+    (:class:`ShareWaits` says who, the membership votes); its share arriving ends the wait."""
+    t = ShuffleTable(3)
+    t.join_all()
+    t.deal_all()  # the deal's face-up positions are turned up: noted at the first look
+    t.share_all(skip=frozenset({2}))
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
+    # A member silent until 14.0 (a partition): the wait counts from then.
+    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []
+    assert waits.late(20.0, t.fold, 6.0, heard=14.0) == [2]
+    t.share_all()
+    assert waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+
+
+def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -> None:
+    """With five members ``t`` is 3: four are left to open a dropped member's shares, and the
+    fourth partial of a position may come after the other three opened it (its author signed
+    it before its own fold opened the position). It is checked and changes nothing; it is no
+    fault (soak seeds 101 and 105 refused it as a second share, blaming an honest member)."""
+    t = ShuffleTable(5)
+    t.join_all()
+    t.deal_all()
+    t.share_all(skip=frozenset({4}))
+    quoted = (b"\x02" * 8,) * t.seqs[4]
+    for voter in (0, 1, 2):
+        t.play(voter, Drop((), 4, t.seqs[4], DropReason.SILENT, 0, quoted))
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {4}
+    late = deck.owed(3)
+    for i in (0, 1, 2):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    opened = dict(deck.opened)
+    assert all((d, p) in opened for _, d, p in late)  # (three partials opened every one)
+    t.deck_event(3, t.partials(3, late))
+    assert t.refusals() == [] and t.fold.round.deck is not None
+    assert t.fold.round.deck.opened == opened

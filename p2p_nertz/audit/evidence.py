@@ -185,7 +185,7 @@ class Evidence:
                     FindingKind.UNTRACED_FORFEIT,
                     f"forfeits round {number}, and {why}",
                     expected="a reveal that does not match its commit, a lie in its replay, "
-                    "a leave or a drop that stands",
+                    "a fault of its shuffle, a leave or a drop that stands",
                     found=", ".join(causes) or "none",
                     round=number,
                     **self.found.who(seat),

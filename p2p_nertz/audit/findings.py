@@ -91,6 +91,21 @@ class FindingKind(enum.StrEnum):
     """A Nerts call with cards left in the caller's Nerts pile (penalised by the rules)."""
     RESULT_MISMATCH = "result_mismatch"
     """A signed result whose lake digest or scores disagree with the recomputed ones."""
+    BAD_SHUFFLE = "bad_shuffle"
+    """A shuffle stage that is not its shuffler's: the re-run from its published input with
+    the secret revealed differs (a card substituted, dropped or duplicated), or a stage of the
+    wrong shape or member (docs/shuffle.md §7.3)."""
+    BAD_SHARE = "bad_share"
+    """A decryption share whose proof fails, of a position or member it cannot be of; a VSS
+    share revealed that is not the one its dealer's commitments fix (docs/shuffle.md §7.3)."""
+    BAD_DEALING = "bad_dealing"
+    """A VSS dealing that is not the one its dealer's secret makes, or a wrong or misplaced
+    answer to a complaint of a box (docs/shuffle.md §6.3, §7.3)."""
+    WRONG_SECRET = "wrong_secret"
+    """A revealed round secret that is not the author's key's (docs/shuffle.md §7.3)."""
+    WITHHELD_SHARE = "withheld_share"
+    """A member still in the round that revealed its secret without ever sending its share
+    of a position the table turned up (docs/shuffle.md §7.3)."""
     REFUSED = "refused"
     """Another signed event the rules refused (out of its phase, a repeat, a wrong round)."""
     # -- evidence ----------------------------------------------------------------------------

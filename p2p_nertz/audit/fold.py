@@ -24,8 +24,18 @@ from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.delivery import Feed
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.report import FoldStep, RoundReport
+from p2p_nertz.deck.check import Fault, FaultKind
+from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckStage
 from p2p_nertz.errors import IllegalMoveError
-from p2p_nertz.protocol.bodies import Drop, DropReason, Play, Result, Reveal, RevealWhat
+from p2p_nertz.protocol.bodies import (
+    DeckEvent,
+    Drop,
+    DropReason,
+    Play,
+    Result,
+    Reveal,
+    RevealWhat,
+)
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
@@ -60,6 +70,26 @@ _FINDINGS: dict[RefusalCode, FindingKind] = {
     RefusalCode.NONCE_MISMATCH: FindingKind.REVEAL_MISMATCH,
     RefusalCode.SECRET_MISMATCH: FindingKind.REVEAL_MISMATCH,
     RefusalCode.RESULT_MISMATCH: FindingKind.RESULT_MISMATCH,
+    # The dealerless shuffle (docs/shuffle.md §7.3): each fault its own finding.
+    RefusalCode.BAD_STAGE: FindingKind.BAD_SHUFFLE,
+    RefusalCode.BAD_SHUFFLE: FindingKind.BAD_SHUFFLE,
+    RefusalCode.BAD_SHARE: FindingKind.BAD_SHARE,
+    RefusalCode.BAD_OPEN: FindingKind.BAD_SHARE,
+    RefusalCode.BAD_DEALING: FindingKind.BAD_DEALING,
+    RefusalCode.WRONG_SECRET: FindingKind.WRONG_SECRET,
+}
+# The findings of a shuffle game whose seat forfeits the round (a cause that stands).
+_FORFEITING = {
+    FindingKind.BAD_SHUFFLE: "bad_shuffle",
+    FindingKind.BAD_DEALING: "bad_dealing",
+    FindingKind.WRONG_SECRET: "wrong_secret",
+}
+# The fault the checks after a shuffle round found, as the finding that names it.
+_FAULT_FINDINGS = {
+    FaultKind.BAD_STAGE: FindingKind.BAD_SHUFFLE,
+    FaultKind.BAD_DEALING: FindingKind.BAD_DEALING,
+    FaultKind.BAD_SHARE: FindingKind.BAD_SHARE,
+    FaultKind.WRONG_SECRET: FindingKind.WRONG_SECRET,
 }
 _PLAY_FINDINGS: dict[RefusalCode, FindingKind] = {
     # Out of place, not against the rules of play: a late or early move.
@@ -131,6 +161,10 @@ class Fold:
         self.round_events: dict[int, int] = {}
         self.replayed: set[int] = set()
         self.secret_events: dict[tuple[int, int], Event] = {}
+        # A shuffle game's signed proofs: (round, attempt, member) -> its deck_key, (round,
+        # attempt, deck, stage) -> the deck_stage (the faults after the round name them).
+        self.key_events: dict[tuple[int, int, int], Event] = {}
+        self.stage_events: dict[tuple[int, int, int, int], Event] = {}
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -279,6 +313,8 @@ class Fold:
         before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
         if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event
+        elif isinstance(body, DeckEvent):
+            self._deck_event(event, body, rs)
         try:
             notices = state.apply(event)
         except Exception as exc:  # a bug of the fold must not hide the rest of the audit
@@ -317,6 +353,21 @@ class Fold:
         if self.on_fold is not None:
             self.on_fold(FoldStep(event, tuple(notices), state, tuple(found.step)))
 
+    def _deck_event(self, event: Event, body: DeckEvent, rs: RoundState) -> None:
+        """Keep the shuffle events that prove a fault found after the round."""
+        message = body.message
+        deck = rs.deck
+        if deck is None or event.seat not in deck.members:
+            return
+        if isinstance(message, DeckOpen):
+            self.secret_events[(message.round, event.seat)] = event
+        elif isinstance(message, DeckKey):
+            member = deck.member(event.seat)
+            self.key_events[(message.round, message.attempt, member)] = event
+        elif isinstance(message, DeckStage):
+            where = (message.round, message.attempt, message.deck, message.stage)
+            self.stage_events.setdefault(where, event)
+
     def _notice(self, event: Event, notice: Notice, rs: RoundState, before: Tableau | None) -> None:
         if isinstance(notice, _DECIDING) and (not self.decisive or self.decisive[-1] is not event):
             self.decisive.append(event)
@@ -328,6 +379,8 @@ class Fold:
             self.scored[notice.round] = notice
             if notice.round == rs.number:
                 self.forfeits.extend((rs.number, seat) for seat in sorted(rs.forfeit))
+                if rs.deck is not None:
+                    self._withheld(rs)
         elif isinstance(notice, MemberDropped) and rs.number:
             self.causes.setdefault((rs.number, notice.seat), []).append(
                 self._drop_cause(event, notice)
@@ -365,8 +418,71 @@ class Fold:
             kind = _PLAY_FINDINGS.get(code, FindingKind.ILLEGAL_MOVE)
         else:
             kind = _FINDINGS.get(code, FindingKind.REFUSED)
+        if kind in _FORFEITING:
+            self.causes.setdefault((rs.number, violation.seat), []).append(_FORFEITING[kind])
+        if violation.seq == 0 and rs.deck is not None:
+            self._shuffle_faults(violation.seat, reason, rs)
+            return
         expected, found_ = self._quoted(kind, event, rs, before)
         found.add(Finding(kind, reason, expected=expected, found=found_, **found.about(event)))
+
+    def _shuffle_faults(self, seat: int, reason: str, rs: RoundState) -> None:
+        """The checks after a shuffle round found ``seat`` at fault (docs/shuffle.md §7.2):
+        a finding for each of its faults, about the signed event that proves it (its stage,
+        its dealing), which anyone re-runs with the secret its ``deck_open`` revealed."""
+        deck = rs.deck
+        assert deck is not None
+        found = self.found
+        member = deck.member(seat)
+        opened = self.secret_events.get((rs.number, seat))
+        proof = f"; its secret revealed at seq {opened.seq}" if opened is not None else ""
+        faults = [f for f in deck.found if f.seat == member and f.kind in _FAULT_FINDINGS]
+        for fault in faults:
+            kind = _FAULT_FINDINGS[fault.kind]
+            culprit = self._fault_event(fault, rs)
+            where = found.about(culprit) if culprit is not None else found.who(seat)
+            where.setdefault("round", rs.number)
+            expected, found_ = _fault_quotes(fault)
+            detail = f"{reason}{proof}"
+            found.add(Finding(kind, detail, expected=expected, found=found_, **where))
+        if not faults:  # (a refusal of the fold with no fault of deck.check: a bug)
+            where = found.who(seat)
+            where["round"] = rs.number
+            found.add(Finding(FindingKind.REFUSED, reason, **where))
+
+    def _withheld(self, rs: RoundState) -> None:
+        """A member still in that revealed its secret without its share of a position turned
+        up (an honest member sends every share it owes before its ``deck_open``): withheld,
+        proven by that ``deck_open`` (docs/shuffle.md §7.3)."""
+        deck = rs.deck
+        assert deck is not None
+        for member, places in sorted(deck.withheld().items()):
+            seat = deck.members[member]
+            opened = self.secret_events.get((rs.number, seat))
+            if opened is None:
+                continue  # (never heard at the end of the round: the drop votes' business)
+            listed = ", ".join(f"deck {d} at {p}" for d, p in places[:4])
+            more = f" and {len(places) - 4} more" if len(places) > 4 else ""
+            self.found.add(
+                Finding(
+                    FindingKind.WITHHELD_SHARE,
+                    f"revealed its round secret without its share of {len(places)} "
+                    f"position(s) turned up: {listed}{more}",
+                    expected="a share of every position turned up",
+                    found=f"{len(places)} missing",
+                    **self.found.about(opened),
+                )
+            )
+
+    def _fault_event(self, fault: Fault, rs: RoundState) -> Event | None:
+        """The signed event a fault after the round is about: the stage or the dealing."""
+        deck = rs.deck
+        assert deck is not None
+        if fault.kind is FaultKind.BAD_STAGE:
+            return self.stage_events.get((rs.number, deck.attempt, fault.deck, fault.at))
+        if fault.kind is FaultKind.BAD_DEALING:
+            return self.key_events.get((rs.number, deck.attempt, fault.seat))
+        return self.secret_events.get((rs.number, deck.members[fault.seat]))
 
     def _quoted(
         self, kind: FindingKind, event: Event, rs: RoundState, before: Tableau | None
@@ -470,6 +586,18 @@ class Fold:
                 )
             )
         return tuple(rounds)
+
+
+def _fault_quotes(fault: Fault) -> tuple[str | None, str | None]:
+    """What a finding of a fault after a shuffle round quotes, expected against found."""
+    if fault.kind is FaultKind.BAD_STAGE:
+        return (
+            f"deck {fault.deck} stage {fault.at} as its shuffler's secret re-runs it",
+            "another output",
+        )
+    if fault.kind is FaultKind.BAD_DEALING:
+        return "the dealing its dealer's secret makes", "other boxes or commitments"
+    return None, None
 
 
 def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:

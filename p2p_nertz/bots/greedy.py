@@ -17,6 +17,7 @@ from __future__ import annotations
 from p2p_nertz.bots.base import Strategy, register
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import SUITS, Card, FoundationId, Move, Pile, Table, Tableau, fits_on
+from p2p_nertz.rules.cards import is_unknown
 
 __all__ = ["Greedy", "lake_move"]
 
@@ -144,14 +145,19 @@ class Greedy(Strategy):
     def card_move(self, table: Table, seat: int) -> Move | None:
         """The best card move by the tips, or ``None``."""
         t = table.tableaux[seat]
-        nerts = t.nerts[-1] if t.nerts else None
+        # A card still face down where it lies face up (a shuffle game's card whose shares are
+        # not in, or that opened to no card) is no source: RULES.md: a card not turned up yet
+        # cannot be played (tried, it is refused; a bot that tried only that would wait for
+        # ever on a card that never opens).
+        nerts = t.nerts[-1] if t.nerts and not is_unknown(t.nerts[-1]) else None
         if nerts is not None:
             move = lake_move(table, seat, Pile.NERTS, nerts)
             if move is not None:
                 return move
-        tops = [(p, t.work[p - 1][-1]) for p in t.work_piles if t.work[p - 1]]
-        if t.waste:
-            tops.append((Pile.WASTE, t.waste[-1]))
+        tops = [(p, w[-1]) for p in t.work_piles if (w := t.work[p - 1]) and not is_unknown(w[-1])]
+        waste = t.waste[-1] if t.waste and not is_unknown(t.waste[-1]) else None
+        if waste is not None:
+            tops.append((Pile.WASTE, waste))
         for pile, card in tops:
             if card.rank == 1 or card.suit is None:
                 move = lake_move(table, seat, pile, card)
@@ -168,10 +174,9 @@ class Greedy(Strategy):
             move = lake_move(table, seat, pile, card)
             if move is not None:
                 return move
-        if t.waste:
-            card = t.waste[-1]
+        if waste is not None:
             for pile in t.work_piles:
                 dest = t.work[pile - 1]
-                if dest and dest[-1].suit is not None and fits_on(card, dest[-1]):
+                if dest and dest[-1].suit is not None and fits_on(waste, dest[-1]):
                     return Move.to_pile(Pile.WASTE, pile)
         return None

@@ -224,6 +224,8 @@ class Author:
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
         for q in membership.withholding(now, final, since):
             self.vote(q, DropReason.WITHHELD, now)
+        for q in membership.withheld_shares(now, final):
+            self.vote(q, DropReason.WITHHELD, now)
         if now >= membership.stall_scan_at:
             membership.stall_scan_at = now + interval
             # The members that keep talking while finality waits for them (§9.2): a vote

@@ -140,11 +140,19 @@ class RefusalCode(enum.StrEnum):
     BAD_SHARE = "bad_share"
     """A decryption share whose proof fails, for a member other than its author, or twice."""
     BAD_OPEN = "bad_open"
-    """A revealed round secret that is not the author's key's."""
+    """A VSS share revealed with a round secret (``deck_open``'s held shares) that is not the
+    one the dropped member's commitments fix, or of a member not dropped."""
+    WRONG_SECRET = "wrong_secret"
+    """A revealed round secret that is not the author's key's: the seat forfeits the round
+    (docs/shuffle.md §7.2)."""
+    BAD_SHUFFLE = "bad_shuffle"
+    """The checks after the round: a stage that is not its shuffler's secret's re-run from its
+    published input (a card substituted, dropped or duplicated; seq 0, docs/shuffle.md §7.2)."""
     BAD_DEALING = "bad_dealing"
     """A complaint of a box with no VSS dealing to complain of, or twice; an answer to no
     complaint, or with a share that is not the one the dealer's commitments fix: a proven
-    fault of the dealer (docs/shuffle.md §6.3)."""
+    fault of the dealer (docs/shuffle.md §6.3); after the round (seq 0), a dealing that is not
+    the one its dealer's secret makes (§7.2)."""
     BAD_CARD = "bad_card"
     """A position whose right shares open no card, or a card its deck has already shown: a
     stage substituted a ciphertext (docs/shuffle.md §5; the checks after the round say whose)."""

@@ -27,6 +27,7 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.proofs import Proofs
+from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
@@ -84,6 +85,10 @@ class Membership:
         # Since when every other member still in has been heard within ``suspect_after``
         # (None: one is silent now). Nobody is blamed for withholding before then (blame_from).
         self.all_heard_since: float | None = now
+        #: when each position of a shuffle game's deal was turned up, for its shares' wait
+        self.share_waits = ShareWaits()
+        #: seat -> when we voted it out for a share it still owes (it counts as gone since)
+        self.share_votes: dict[int, float] = {}
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
@@ -276,6 +281,23 @@ class Membership:
                 self.proven_seats.add(q)
                 yield q
 
+    def withheld_shares(self, now: float, final: GameState) -> Iterator[int]:
+        """The members to vote out now for withholding their share of a position the final
+        fold turned up ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
+        docs/shuffle.md §10.4; the members left then open its shares, §6.4), one at a time.
+        Like :meth:`withholding`'s, such a vote is not withdrawn when the member is heard."""
+        heard = self.all_heard_since
+        if heard is None or self.seat in final.dropped:
+            return
+        late = self.share_waits.late(now, final, self.timers.phase_timeout, heard)
+        for q in [q for q in self.share_votes if q not in late]:
+            del self.share_votes[q]  # (its shares came, or it is out)
+        for q in late:
+            if q != self.seat and q not in self.voted:
+                self.proven_seats.add(q)
+                self.share_votes[q] = now
+                yield q
+
     def held_back_by_gone(
         self, now: float, final: GameState, tentative: GameState, names: Sequence[str]
     ) -> str | None:
@@ -308,6 +330,11 @@ class Membership:
         longer before it is."""
         timers = self.timers
         gone = now - self.heard[seat] - timers.drop_after
+        withheld = self.share_votes.get(seat)
+        if withheld is not None:
+            # Voted out for a share it owes (two members: nobody can be dropped, so the one
+            # left may abandon; docs/shuffle.md §10.4).
+            gone = max(gone, now - withheld)
         stall = self.stall.get(seat)
         if stall is not None and now < self.heard[seat] + timers.suspect_after:
             # (A member silent now is the silence timers' alone, as Author.liveness says: a

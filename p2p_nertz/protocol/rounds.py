@@ -173,9 +173,15 @@ class RoundState:
         self.secrets[seat] = secret
 
     def take_deck_secret(self, seat: int, message: DeckOpen) -> None:
-        """``seat`` reveals its round secret once play is over (a shuffle game)."""
+        """``seat`` reveals its round secret once play is over (a shuffle game); one that is
+        not its key's forfeits the round (docs/shuffle.md §7.4), as a stacked deck does."""
         assert self.deck is not None
-        self.deck.take_open(seat, message)
+        try:
+            self.deck.take_open(seat, message)
+        except Refuse as exc:
+            if exc.reason.code is _C.WRONG_SECRET:
+                self.forfeit |= {seat}
+            raise
         self.secrets[seat] = scalar_bytes(message.secret)
 
     def _shuffle_faults(self) -> list[tuple[int, Reason]]:
@@ -185,7 +191,8 @@ class RoundState:
         deck = self.deck
         assert deck is not None
         caught: dict[int, Reason] = {}
-        for fault in deck.faults():
+        deck.found = tuple(deck.faults())
+        for fault in deck.found:
             if fault.kind is FaultKind.UNREVEALED:
                 continue
             caught.setdefault(deck.members[fault.seat], _fault_reason(fault))
@@ -608,9 +615,17 @@ def _fill_reveals(
     return new, seen | added
 
 
+#: the refusal code of each fault the checks after a shuffle round find (docs/shuffle.md §7.2)
+_FAULT_CODES = {
+    FaultKind.BAD_STAGE: _C.BAD_SHUFFLE,
+    FaultKind.BAD_DEALING: _C.BAD_DEALING,
+    FaultKind.BAD_SHARE: _C.BAD_SHARE,
+    FaultKind.WRONG_SECRET: _C.WRONG_SECRET,
+}
+
+
 def _fault_reason(fault: Fault) -> Reason:
-    code = _C.BAD_STAGE if fault.kind is FaultKind.BAD_STAGE else _C.BAD_OPEN
-    return Reason(code, f"the checks after the round: {fault}")
+    return Reason(_FAULT_CODES[fault.kind], f"the checks after the round: {fault}")
 
 
 #: every field of a RoundState, in order (RoundState.copy)

@@ -29,7 +29,7 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from p2p_nertz.deck.check import Fault, check_keys, check_stages
+from p2p_nertz.deck.check import Fault, check_dealings, check_keys, check_stages
 from p2p_nertz.deck.deal import DealTranscript, member_at
 from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
@@ -41,6 +41,7 @@ from p2p_nertz.deck.vss import (
     reconstruct,
     share_key,
     threshold,
+    x25519_public,
 )
 from p2p_nertz.deck.wire import (
     DeckAnswer,
@@ -93,11 +94,14 @@ class DeckRound:
         members: the game seats of the round's members, in seat order (index = member index).
         context: the round's context (:func:`p2p_nertz.deck.keys.round_context`).
         jokers: how many jokers each deck adds (the cards of the initial decks).
+        peer_ids: every game seat's identity (the VSS boxes go to them: the dealings are
+            re-made after the round, docs/shuffle.md §6.2, §7.2).
     """
 
     members: tuple[int, ...]
     context: bytes
     jokers: int
+    peer_ids: tuple[bytes, ...] = ()
     keys: dict[int, DeckKey] = field(default_factory=dict)
     stages: dict[tuple[int, int], Deck] = field(default_factory=dict)
     #: the decks after the last stage, once the deal is over
@@ -120,6 +124,8 @@ class DeckRound:
     #: (dealer, complainer) -> the share the dealer answered with (``None``: not yet), for
     #: each complaint of a box (§6.3)
     complaints: dict[tuple[int, int], int | None] = field(default_factory=dict)
+    #: the faults the checks after the round found (:meth:`faults`, once scored)
+    found: tuple[Fault, ...] = ()
     #: the answers of the checks on arrival, shared by every copy (module docstring)
     memo: dict[object, bool] = field(default_factory=dict)
 
@@ -157,7 +163,7 @@ class DeckRound:
         attempt's ``context`` (docs/shuffle.md §8.4): new keys, new stages, nothing carried
         over (no card was opened under the attempt given up)."""
         members = tuple(m for m in self.members if m != seat)
-        return DeckRound(members, context, self.jokers, memo=self.memo)
+        return DeckRound(members, context, self.jokers, self.peer_ids, memo=self.memo)
 
     @property
     def joint(self) -> bytes:
@@ -232,7 +238,8 @@ class DeckRound:
     def take_shares(self, seat: int, message: DeckShares) -> list[Opened]:
         """``seat``'s shares (each proven against its key and the final deck; a partial for a
         member dropped against its VSS share's public value, §6.4), and the cards they open.
-        A share of a position not turned up yet is kept (docs/shuffle.md §10.2)."""
+        A share of a position not turned up yet is kept (docs/shuffle.md §10.2); one of a
+        position already opened is checked and changes nothing."""
         i = self.member(seat)
         final = self.final
         assert final is not None
@@ -253,11 +260,17 @@ class DeckRound:
                 key = share_key(self.keys[of].key, dealing.commitments, i)
             else:
                 raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
-            if i in held or where in self.opened:
+            if i in held:
                 raise Refuse(
                     _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
                 )
             self._verify(share, key, final[share.deck][share.position])
+            if where in self.opened:
+                # A right share of a position already opened: a partial its author signed
+                # while its own fold had not opened the position yet, which other partials
+                # opened first in the final order (soak seeds 101 and 105, five members).
+                # It changes nothing, and it is no fault.
+                continue
             taken.append((where, of, share.point))
         for where, of, point in taken:
             if of == i:
@@ -412,7 +425,7 @@ class DeckRound:
             except DeckError as exc:
                 raise Refuse(_C.BAD_OPEN, f"the held share of member {m}: {exc}") from None
         if base_mul(message.secret) != self.keys[i].key:
-            raise Refuse(_C.BAD_OPEN, "the secret revealed is not the one its key commits to")
+            raise Refuse(_C.WRONG_SECRET, "the secret revealed is not the one its key commits to")
         self.secrets[i] = message.secret
         t = threshold(len(self.members))
         for m, value in message.held:
@@ -421,12 +434,28 @@ class DeckRound:
             if m not in self.secrets and t is not None and len(shares) >= t:
                 self.secrets[m] = reconstruct({j: shares[j] for j in sorted(shares)[:t]})
 
+    def withheld(self) -> dict[int, list[tuple[int, int]]]:
+        """Member -> the positions turned up that it has sent no right share of (in turn-up
+        order), of every member still in (a member dropped is opened for, §6.4)."""
+        out: dict[int, list[tuple[int, int]]] = {}
+        for w in self.turned:
+            held = self.shares.get(w, {})
+            for m in range(len(self.members)):
+                if m not in held and m not in self.gone:
+                    out.setdefault(m, []).append(w)
+        return out
+
     def faults(self) -> list[Fault]:
         """The checks after the round (docs/shuffle.md §7.2) over what the fold holds: keys
-        against secrets, every stage re-run. Seats are member indices."""
+        against secrets, every VSS dealing re-made, every stage re-run. Seats are member
+        indices."""
         n = len(self.members)
         publics = [self.keys[i].key for i in range(n)]
         faults = check_keys(publics, self.secrets)
+        if self.peer_ids and threshold(n) is not None:
+            dealings = {i: k.dealing for i, k in self.keys.items() if k.dealing is not None}
+            recipients = [x25519_public(self.peer_ids[s]) for s in self.members]
+            faults += check_dealings(dealings, self.secrets, recipients, self.context)
         if self.final is None:
             return faults
         joint = self.joint

@@ -606,7 +606,7 @@ class GameState:
         if self.spec.deal is Deal.SHUFFLE:
             members = tuple(sorted(seats))
             context = round_context(self.spec.game_id, number)
-            self.round.deck = DeckRound(members, context, self.rules.jokers)
+            self.round.deck = DeckRound(members, context, self.rules.jokers, self.spec.peer_ids)
             self._set_phase(Phase.KEY, notices)
         else:
             self._set_phase(Phase.COMMIT, notices)

@@ -3,6 +3,7 @@ DESIGN.md §8 checked after every run."""
 
 from __future__ import annotations
 
+from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import audit_logs, check
 from p2p_nertz.sim.network import (
     QUICK_TIMERS,
@@ -19,6 +20,8 @@ from p2p_nertz.sim.network import (
 
 __all__ = [
     "Crash",
+    "DeckCheat",
+    "DeckCheatKind",
     "Equivocation",
     "Faults",
     "Freeze",

@@ -122,7 +122,7 @@ def check(result: SimResult) -> list[str]:
     problems += _no_loss(result, peers, counted)
     # Validity and conservation, from the logs alone: the real audit reads every log, as
     # `nertz audit` would, and replays every finished round with every deck known (deep).
-    report = audit_logs(result)
+    report = result.audit = audit_logs(result)
     # (A cheater's own faults are evidence against it, not a fault of the protocol.)
     problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
     if finished and report.digest != finished[0][1].final.digest():

@@ -28,6 +28,7 @@ import hashlib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
@@ -54,6 +55,10 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
+from p2p_nertz.sim.cheats import DeckCheat, install
+
+if TYPE_CHECKING:
+    from p2p_nertz.audit import AuditReport
 
 __all__ = [
     "Crash",
@@ -136,11 +141,13 @@ class Faults:
     crashes: tuple[Crash, ...] = ()
     equivocations: tuple[Equivocation, ...] = ()
     freezes: tuple[Freeze, ...] = ()
+    #: members that lie in a shuffle game's deal (:mod:`p2p_nertz.sim.cheats`)
+    deck_cheats: tuple[DeckCheat, ...] = ()
 
     @property
     def cheaters(self) -> frozenset[int]:
         """Seats that break the protocol on purpose (not held to the honest invariants)."""
-        return frozenset(e.seat for e in self.equivocations)
+        return frozenset(e.seat for e in self.equivocations) | {c.seat for c in self.deck_cheats}
 
     @classmethod
     def random(
@@ -197,7 +204,11 @@ class Faults:
     def count(self) -> int:
         """How many partition, crash, freeze and cheating faults are scheduled."""
         return (
-            len(self.partitions) + len(self.crashes) + len(self.equivocations) + len(self.freezes)
+            len(self.partitions)
+            + len(self.crashes)
+            + len(self.equivocations)
+            + len(self.freezes)
+            + len(self.deck_cheats)
         )
 
 
@@ -369,6 +380,8 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: The audit of every log that the invariant checks ran (:func:`run`), for tests and tools.
+    audit: AuditReport | None = field(default=None, compare=False, repr=False)
     #: The codec memo the run's peers shared: whoever reads the logs afterwards in the same
     #: process (the invariant checks) finds every message parsed and verified already.
     envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False, repr=False)
@@ -413,6 +426,8 @@ class Simulation:
         self.peers: list[Peer | None] = [
             Peer(i, spec, 0.0, config.peer, envelopes=self.envelopes) for i in self.identities
         ]
+        for seat, peer in enumerate(self.peers):
+            self._cheat(seat, peer)
         self.logs: list[list[bytes]] = [[] for _ in range(n)]
         self.reserved = [0] * n  # each seat's durable clock reservation (a note in its log)
         # Each seat's log says it began a recovery and has not finished it (a note in the
@@ -617,6 +632,12 @@ class Simulation:
         elif kind == self.RESTART:
             self._restart(seat, int.from_bytes(data, "big"), now)
 
+    def _cheat(self, seat: int, peer: Peer | None) -> None:
+        """Make a shuffle cheater's core cheat (on start, and again on each restart)."""
+        for cheat in self.config.faults.deck_cheats:
+            if cheat.seat == seat and peer is not None:
+                install(peer, cheat)
+
     def _freeze(self, seat: int, freeze: Freeze, now: float) -> None:
         self.frozen_until[seat] = now + freeze.duration
         self.result.freezes += 1
@@ -646,6 +667,7 @@ class Simulation:
             envelopes=self.envelopes,
         )
         self.peers[seat] = restored
+        self._cheat(seat, restored)
         self.generation[seat] += 1
         self._apply(seat, effects, now)
 

@@ -1,0 +1,123 @@
+"""A shuffle game's cheaters for the simulator: a member that lies in its deal (issue 19).
+
+A :class:`DeckCheat` makes one member break the dealerless shuffle (docs/shuffle.md §7.4) the
+way a modified client would: it signs with its own key, in its own feed, what its honest duties
+would have signed, changed.
+
+* ``substitute``: in its last stage of a deck (which fixes where each card ends up, §7.4) it
+  puts a fresh encryption of another position's card in place of the card of the first work
+  pile's place: that card is dealt face up, its double turns up later (opening to no card,
+  §5), and the checks after the round name the stage (``bad_stage``): the member forfeits.
+* ``bad_share``: its first decryption shares after the deal carry a point that is not its
+  share (the proof fails): every peer refuses the event on arrival (``bad_share``), and the
+  positions wait for a right share that never comes: it is voted out *withheld* and the
+  members left open its shares for it (§6.4, §10.4).
+* ``withhold``: it sends no share of its own from its first after the deal on, and goes on
+  with everything else: voted out *withheld* as above.
+
+The simulator installs a cheat on the member's peer core (and again on each restart) by
+wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
+signed like any other peer's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from p2p_nertz.deck.elgamal import Deck, reencrypt
+from p2p_nertz.deck.group import add, base_mul, hash_scalar
+from p2p_nertz.deck.wire import DeckShares, DeckStage
+from p2p_nertz.protocol.bodies import DeckEvent, EventBody
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
+from p2p_nertz.rules.cards import sealed_position
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.protocol.state import GameState
+
+__all__ = ["DeckCheat", "DeckCheatKind", "install"]
+
+
+class DeckCheatKind(enum.StrEnum):
+    """What a shuffle cheater does (the module docstring)."""
+
+    SUBSTITUTE = "substitute"
+    BAD_SHARE = "bad_share"
+    WITHHOLD = "withhold"
+
+
+@dataclass(frozen=True, slots=True)
+class DeckCheat:
+    """Seat ``seat`` cheats in round ``round``'s deal as ``kind`` says."""
+
+    seat: int
+    kind: DeckCheatKind
+    round: int = 1
+
+
+def install(peer: Peer, cheat: DeckCheat) -> None:
+    """Make ``peer`` (``cheat.seat``'s core) cheat from now on: its duties' phase events go
+    through :func:`_tamper`."""
+    duties = peer._duties  # (the simulator's cheat reaches into the core on purpose)
+    honest = duties.phase_event
+    lied: list[bool] = []  # (a bad share is sent once)
+
+    def phase_event(
+        final: GameState, ready_through: int | None, tentative: GameState | None = None
+    ) -> EventBody | None:
+        body = honest(final, ready_through, tentative)
+        if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
+            return body
+        message = body.message
+        if cheat.kind is DeckCheatKind.SUBSTITUTE and isinstance(message, DeckStage):
+            return dataclasses.replace(body, message=_substituted(message, final))
+        if not isinstance(message, DeckShares) or cheat.kind is DeckCheatKind.SUBSTITUTE:
+            return body
+        dealt = _dealt_face_up(peer)
+        own = [
+            k
+            for k, s in enumerate(message.shares)
+            if s.of_seat == message.seat and s.position not in dealt
+        ]
+        if not own:
+            return body
+        shares = list(message.shares)
+        if cheat.kind is DeckCheatKind.WITHHOLD:
+            # Its own shares never leave; whatever else it owed (partials, the deal's) does.
+            duties.mark_done(Kind.DECK_SHARES, body)  # (so it goes on to what is next)
+            shares = [s for k, s in enumerate(shares) if k not in own]
+            if not shares:
+                return None
+        elif not lied:
+            lied.append(True)
+            first = shares[own[0]]
+            shares[own[0]] = dataclasses.replace(first, point=add(first.point, base_mul(1)))
+        return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
+
+    duties.phase_event = phase_event  # type: ignore[method-assign]
+
+
+def _dealt_face_up(peer: Peer) -> frozenset[int]:
+    """The positions of each deck that the deal turns up (its face-up cards: the cheats leave
+    their shares alone, or play would stop before it began)."""
+    shown = Tableau.sealed(peer.spec.rules).shown
+    return frozenset(p for p in map(sealed_position, shown) if p is not None)
+
+
+def _substituted(message: DeckStage, final: GameState) -> DeckStage:
+    """The stage with the first work pile's card replaced by a fresh encryption of the card
+    of position 0 (the last of the stock): a double, when both are turned up. Only the last
+    stage of a deck: an earlier one is re-shuffled by honest members after it."""
+    deck = final.round.deck
+    assert deck is not None
+    if message.stage != len(deck.members) - 1:
+        return message
+    ciphers = list(message.ciphers.ciphers)
+    place = deck.size - 1 - NERTS_PILE_SIZE  # (the deal takes from the top, the last position)
+    r = hash_scalar("sim-cheat", deck.context, bytes([message.deck]))
+    ciphers[place] = reencrypt(ciphers[0], r, deck.joint)
+    return dataclasses.replace(message, ciphers=Deck(tuple(ciphers)))

@@ -1,0 +1,217 @@
+"""The tamper suite of a shuffle game (docs/shuffle.md §7.3): real logs, one cheat each, named.
+
+Each test takes the logs of a real shuffle game (real peer cores signing keys, stages, shares
+and secrets on the simulator), makes one cheat of a class of §7.4 as its author would have
+signed it (re-signed with the culprit's own key, every later event of its feed re-chained),
+and checks that the audit names exactly that finding and seat, about the signed event that
+proves it. A forfeit changes the scores, so every honest signed result then disagrees with the
+audit's: those findings come on top, and only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from p2p_nertz.audit import AuditReport, Finding, FindingKind
+from p2p_nertz.deck.deal import member_at
+from p2p_nertz.deck.elgamal import Cipher, Deck, reencrypt
+from p2p_nertz.deck.group import base_mul, scalar_bytes
+from p2p_nertz.deck.keys import MemberKey
+from p2p_nertz.deck.shares import make_share
+from p2p_nertz.deck.wire import DeckShares
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.spec import Deal
+from tests.audit_helpers import Game, events_of, played, rewrite
+
+K = FindingKind
+
+#: The games: 2 players (no VSS), 3 players (VSS dealings). Seeds whose round leaves a deck
+#: with positions never turned up (a stage can be tampered there without touching a share).
+TWO = (2, 2)
+THREE = (3, 11)
+
+
+def _game(players: int, seed: int) -> Game:
+    return played(players=players, seed=seed, deal=Deal.SHUFFLE)
+
+
+def _errors(report: AuditReport, kind: FindingKind) -> list[Finding]:
+    return [v for v in report.errors if v.kind is kind]
+
+
+def _others(report: AuditReport, culprit: int, *kinds: FindingKind) -> list[str]:
+    """The errors of other kinds than ``kinds``, the honest results' mismatch, and the
+    culprit's result refused (it forfeits: the game ended without it)."""
+    allowed = {*kinds, K.RESULT_MISMATCH}
+    return [
+        str(v)
+        for v in report.errors
+        if v.kind not in allowed and not (v.kind is K.REFUSED and v.seat == culprit)
+    ]
+
+
+@pytest.mark.parametrize(("players", "seed"), [TWO, THREE])
+def test_audit_shuffle_untouched_logs_are_valid(players: int, seed: int) -> None:
+    report = _game(players, seed).audit()
+    assert report.valid and report.finished, [str(v) for v in report.violations]
+
+
+# -- a bad shuffle: the last stage of a deck, at places never turned up -----------------------
+def _unturned(game: Game) -> tuple[int, list[int]]:
+    """A deck with two positions or more never turned up in the round, and those positions."""
+    peer = next(p for p in game.result.peers if p is not None)
+    deck = peer.final.round.deck
+    assert deck is not None
+    for d in range(len(deck.members)):
+        places = [p for p in range(deck.size) if (d, p) not in deck.turned_set]
+        if len(places) >= 2:
+            return d, places
+    raise AssertionError("every deck was turned up to its last card or one")
+
+
+def _substituted(ciphers: list[Cipher], a: int, b: int, joint: bytes) -> None:
+    ciphers[a] = reencrypt(ciphers[b], 12345, joint)  # b's card twice, a's gone
+
+
+def _swapped(ciphers: list[Cipher], a: int, b: int, joint: bytes) -> None:
+    ciphers[a], ciphers[b] = ciphers[b], ciphers[a]  # a permutation not the secret's
+
+
+def _rerandomised(ciphers: list[Cipher], a: int, b: int, joint: bytes) -> None:
+    ciphers[a] = reencrypt(ciphers[a], 777, joint)  # the same card, randomness not the secret's
+
+
+@pytest.mark.parametrize("tamper", [_substituted, _swapped, _rerandomised])
+def test_audit_shuffle_a_stage_that_is_not_its_secrets_is_a_bad_shuffle(
+    tamper: Callable[[list[Cipher], int, int, bytes], None],
+) -> None:
+    game = _game(*TWO)
+    logs = game.copy()
+    d, places = _unturned(game)
+    n = game.spec.seats
+    culprit = member_at(stage=n - 1, deck=d, members=n)
+    stage = next(
+        e
+        for e in events_of(logs, culprit, game.spec, Kind.DECK_STAGE)
+        if e.body[2] == d and e.body[3] == n - 1  # type: ignore[index]
+    )
+    peer = next(p for p in game.result.peers if p is not None)
+    deck = peer.final.round.deck
+    assert deck is not None
+    ciphers = list(Deck.from_bytes(stage.body[4], deck.size).ciphers)  # type: ignore[index]
+    tamper(ciphers, places[0], places[1], deck.joint)
+    forged = b"".join(c1 + c2 for c1, c2 in ciphers)
+    body = [*stage.body[:4], forged, *stage.body[5:]]  # type: ignore[index]
+    rewrite(game, logs, culprit, stage.seq, lambda m: {"body": body})
+    report = game.audit(logs)
+    bad = _errors(report, K.BAD_SHUFFLE)
+    assert [(v.seat, v.seq, v.event) for v in bad] == [(culprit, stage.seq, "deck_stage")]
+    assert bad[0].expected is not None and f"deck {d} stage {n - 1}" in bad[0].expected
+    assert not _others(report, culprit, K.BAD_SHUFFLE), _others(report, culprit, K.BAD_SHUFFLE)
+    # The culprit forfeits: every signed result disagrees, and the forfeit is traced.
+    assert _errors(report, K.RESULT_MISMATCH)
+    assert not _errors(report, K.UNTRACED_FORFEIT)
+
+
+# -- a bad share: the proof fails, or a partial for a member still in --------------------------
+def _wrong_point(entry: list[object], members: int) -> list[object]:
+    return [entry[0], entry[1], entry[2], base_mul(3), entry[4], entry[5]]
+
+
+def _partial_for_a_member_in(entry: list[object], members: int) -> list[object]:
+    of = (int(entry[0]) + 1) % members  # type: ignore[call-overload]
+    return [of, *entry[1:]]
+
+
+@pytest.mark.parametrize("tamper", [_wrong_point, _partial_for_a_member_in])
+def test_audit_shuffle_a_share_that_does_not_prove_is_a_bad_share(
+    tamper: Callable[[list[object], int], list[object]],
+) -> None:
+    game = _game(*TWO)
+    logs = game.copy()
+    culprit = 1
+    event = events_of(logs, culprit, game.spec, Kind.DECK_SHARES)[-1]
+    frontier, number, entries = event.body  # type: ignore[misc]
+    forged = [tamper(list(entries[0]), game.spec.seats), *entries[1:]]
+    rewrite(game, logs, culprit, event.seq, lambda m: {"body": [frontier, number, forged]})
+    report = game.audit(logs)
+    bad = _errors(report, K.BAD_SHARE)
+    assert [(v.seat, v.seq, v.event) for v in bad] == [(culprit, event.seq, "deck_shares")]
+    assert report.errors[0] == bad[0]
+    # Its shares of that event are refused with it: what it owed it never sent, and its
+    # secret revealed afterwards proves it heard (withheld, the culprit's too).
+    withheld = _errors(report, K.WITHHELD_SHARE)
+    assert {v.seat for v in withheld} <= {culprit}
+
+
+# -- a wrong secret ----------------------------------------------------------------------------
+@pytest.mark.parametrize("culprit", [0, 1])
+def test_audit_shuffle_a_secret_that_is_not_the_keys_is_a_wrong_secret(culprit: int) -> None:
+    game = _game(*TWO)
+    logs = game.copy()
+    opened = events_of(logs, culprit, game.spec, Kind.DECK_OPEN)[0]
+    frontier, number, secret, held = opened.body  # type: ignore[misc]
+    other = scalar_bytes(int.from_bytes(secret, "little") ^ 1)
+    rewrite(game, logs, culprit, opened.seq, lambda m: {"body": [frontier, number, other, held]})
+    report = game.audit(logs)
+    wrong = _errors(report, K.WRONG_SECRET)
+    assert [(v.seat, v.seq, v.event) for v in wrong] == [(culprit, opened.seq, "deck_open")]
+    assert not _others(report, culprit, K.WRONG_SECRET), _others(report, culprit, K.WRONG_SECRET)
+    assert report.finished and _errors(report, K.RESULT_MISMATCH)
+    assert not _errors(report, K.UNTRACED_FORFEIT)
+
+
+# -- a bad dealing: a box that is not the secret's ---------------------------------------------
+def test_audit_shuffle_a_box_that_is_not_the_secrets_is_a_bad_dealing() -> None:
+    game = _game(*THREE)
+    logs = game.copy()
+    culprit = 2
+    key = events_of(logs, culprit, game.spec, Kind.DECK_KEY)[0]
+    body = list(key.body)  # type: ignore[arg-type]
+    boxes = list(body[7])
+    boxes[0] = bytes(48)  # garbage to its first recipient (who could only complain)
+    body[7] = boxes
+    rewrite(game, logs, culprit, key.seq, lambda m: {"body": body})
+    report = game.audit(logs)
+    bad = _errors(report, K.BAD_DEALING)
+    assert [(v.seat, v.seq, v.event) for v in bad] == [(culprit, key.seq, "deck_key")]
+    assert not _others(report, culprit, K.BAD_DEALING), _others(report, culprit, K.BAD_DEALING)
+    assert not _errors(report, K.UNTRACED_FORFEIT)
+
+
+# -- a withheld share --------------------------------------------------------------------------
+def test_audit_shuffle_a_secret_revealed_without_its_shares_is_a_withheld_share() -> None:
+    game = _game(*TWO)
+    logs = game.copy()
+    culprit = 0
+    peer = next(p for p in game.result.peers if p is not None)
+    rs = peer.final.round
+    deck = rs.deck
+    assert deck is not None and deck.final is not None and rs.table is not None
+    # Cards still in their stock or waste when the round ended were never played: a share of
+    # theirs left out blocks no move.
+    idle = {
+        (deck.member(seat), card)
+        for seat in deck.members
+        for card in (*rs.table.tableaux[seat].stock, *rs.table.tableaux[seat].waste)
+    }
+    event, entries = next(
+        (e, e.body[2])  # type: ignore[index]
+        for e in reversed(events_of(logs, culprit, game.spec, Kind.DECK_SHARES))
+        if all((d, deck.opened[(d, p)]) in idle for _, d, p, *_ in e.body[2])  # type: ignore[index]
+    )
+    frontier, number, _ = event.body  # type: ignore[misc]
+    # The event carries instead one right share of a position never turned up (kept, opening
+    # nothing): what the culprit owed it never sends, and it goes on to reveal its secret.
+    d, places = _unturned(game)
+    key = MemberKey(x=deck.secrets[culprit], context=deck.context)
+    share = make_share(key, culprit, d, places[0], deck.final[d][places[0]])
+    forged = DeckShares(number, culprit, (share,)).encode()[1]
+    rewrite(game, logs, culprit, event.seq, lambda m: {"body": [frontier, number, forged]})
+    report = game.audit(logs)
+    withheld = _errors(report, K.WITHHELD_SHARE)
+    assert [(v.seat, v.event) for v in withheld] == [(culprit, "deck_open")]
+    assert withheld[0].found == f"{len(entries)} missing"
+    assert not _others(report, culprit, K.WITHHELD_SHARE), _others(report, culprit)
