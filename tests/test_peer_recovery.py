@@ -251,11 +251,6 @@ def test_peers_recovering_at_once_take_each_others_wants_as_announcements(
         assert len(notices) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a recovering peer takes the frozen announcement of a member that voted it "
-    "out (§9.2) as what that member holds of its feed, and signs a seq it holds (§9.6)",
-)
 def test_soak_seed_8215_recovery_after_an_abandon_signs_no_seq_the_other_holds() -> None:
     """``--players 2-2`` soak seed 8215 (session 13): seat 0's log loses its last two events
     (seq 6 and 7, two moves seat 1 holds) in a crash at 0.8 s; it restarts in recovery at

@@ -257,7 +257,24 @@ class Author:
             len(self.feeds[self.seat]),
             self.finality.claimed,
             tentative.votes,
+            frozen=self.frozen_on_us(members),
         )
+
+    def frozen_on_us(self, members: list[int]) -> list[int]:
+        """The members whose latest announcement may hold back events of our feed they hold
+        (:meth:`Recovery.frozen`): they cannot vouch for what they hold of it."""
+        recovery = self.recovery
+        assert recovery is not None
+        seat = self.seat
+        tentative = self.chains.folds.tentative
+        voters = {voter for voter, _ in tentative.votes.get(seat, ())}
+        cut = max((lo for lo, _ in tentative.gaps.get(seat, ())), default=0)
+        own_held = len(self.feeds[seat])
+        return [
+            r
+            for r in members
+            if r != seat and recovery.frozen(r, self.feeds[r], r in voters, cut, own_held)
+        ]
 
     def hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish (:meth:`Recovery.hopeless`)."""
@@ -280,7 +297,8 @@ class Author:
             # thousand messages of the table, long after what we sent before the crash arrived.
             outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
         frontier = self.frontier() if recovery.recovering_too() else ()
-        asks = recovery.asks(len(self.feeds[self.seat]), frontier, self.config.max_want)
+        held = [len(feed) for feed in self.feeds]
+        asks = recovery.asks(held[self.seat], frontier, held, self.config.max_want)
         for to, seat, first, last in asks:
             wire = self.delivery.want_wire(seat, first, last)
             if not recovery.clock:
