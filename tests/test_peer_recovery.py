@@ -256,11 +256,33 @@ def test_soak_seed_8215_recovery_after_an_abandon_signs_no_seq_the_other_holds()
     (seq 6 and 7, two moves seat 1 holds) in a crash at 0.8 s; it restarts in recovery at
     7.0 s, during a partition {0} | {1} (2.3 s to 8.2 s). Seat 1 has voted seat 0 out (its
     seq 4, counting 3) and abandoned it (seq 5, counting 3): from its vote on, it announces
-    no more of seat 0's feed than 3 (§9.2), though it holds all seven. The recovery takes
-    that as what seat 1 holds, ends at seat 0's own head 5, and seat 0 signs its seq 6 anew
-    (its own abandon of seat 1, Lamport 2010): two signed versions of seq 6, a fork by an
-    honest peer, which the audit of every log names (``equivocation``)."""
-    result = _run(SimConfig.soak(8215, players=(2, 2)))
-    assert result.lost_own
-    assert result.violations == []
+    no more of seat 0's feed than 3 (§9.2), though it holds all seven. Its beats cannot say
+    what it holds of seat 0's feed; its answer to seat 0's recovery want, a want of its own
+    for the rest, says 7 (§9.6). Seat 0 took that frozen announcement for what seat 1 holds,
+    ended at its own head 5 and signed its seq 6 anew (its abandon of seat 1): a fork by an
+    honest peer. Now it takes 6 and 7 back first, and abandons at its seq 8."""
+    config = dataclasses.replace(SimConfig.soak(8215, players=(2, 2)), record_effects=True)
+    result = _run(config)
+    notice = _assert_recovered(result, 0)
+    assert notice == Recovered(5, 7, (1,))
+    assert _lost(result) == [(6, Kind.MOVE), (7, Kind.MOVE)]
+    peer = result.peers[0]
+    assert peer is not None and peer.final.abandoned is not None
+
+
+def test_an_abandoner_gone_for_good_leaves_the_recovery_hopeless_and_nothing_signed() -> None:
+    # Seed 8215, but seat 1 dies for good at 8.4 s, after the partition heals: seat 0 holds
+    # its vote and its abandon (so it is out), not yet its word on what it holds of seat 0's
+    # feed (and not the two lost events). Seat 0 must not sign: its runtime stops once seat 1
+    # has been silent for drop_after (`nertz resume` says so), with nothing signed.
+    soak = SimConfig.soak(8215, players=(2, 2))
+    restart = next(c for c in soak.faults.crashes if c.lose_own)
+    faults = dataclasses.replace(soak.faults, crashes=(restart, Crash(1, 8.4, None)))
+    result = Simulation(dataclasses.replace(soak, faults=faults, max_time=30.0)).run()
     assert forks(result) == set()
+    peer = result.peers[0]
+    assert peer is not None and peer.recovering and peer.awaiting() == (1,)
+    assert 0 in peer.final.dropped  # (abandoned: its game is over)
+    assert not peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after - 0.01)
+    assert peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after + 0.1)  # (its last in flight)
+    assert peer.held(0) == 5  # nothing signed since the restart

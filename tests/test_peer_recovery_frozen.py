@@ -18,8 +18,16 @@ from collections.abc import Sequence
 
 import pytest
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, VOTE_WINDOW, Beat, Drop, DropReason, Want
-from p2p_nertz.protocol.bodies import encode_body, parse_body
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    VOTE_WINDOW,
+    Beat,
+    Drop,
+    DropReason,
+    Want,
+    encode_body,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message
 from p2p_nertz.protocol.peer import Effect, Peer, Record, Recovered, Reserve, Send
 from p2p_nertz.protocol.state import Phase

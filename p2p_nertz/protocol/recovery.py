@@ -10,6 +10,13 @@ beat (or, for a member recovering at once, its wants) timed above that first wan
 after it took the want in, so after everything we sent it before the crash: what it announces
 then is what we wait for (docs/protocol.md §9.6).
 
+Of our own feed, a beat says what its member holds only if no vote of its may have frozen it
+(a voter announces no more of its target's feed than its vote counted, §9.2:
+:meth:`Recovery.frozen`; soak seed 8215). Every member answers a recovery want with its
+**word**: a want of its own for the rest of our feed, from past what it holds of it, which no
+vote caps (``Delivery.answer_want``). That word, timed above our first want, is what a member
+whose beats may be frozen is taken at.
+
 :class:`Recovery` owns what those announcements said, decides whom we still wait for, what
 to ask whom (:meth:`Recovery.asks`) and when the recovery is over (:meth:`Recovery.finished`,
 a :class:`Recovered` value); the peer signs the wants and, once over, signs again.
@@ -74,9 +81,10 @@ class Recovery:
         # seat -> its head in its first such beat: every event that existed when it took our
         # want in (those our lost events can name) is at or below the heads
         self.heads: dict[int, int] = {}
-        # seat -> feed -> what a member recovering too announced holding of it, in its wants
-        # timed after our first want (it sends no beat either: its wants start past what it
-        # holds, one per feed)
+        # seat -> feed -> what a member said it holds of it, in its wants timed after our
+        # first want: of our feed, every member's word (its answer to our want); of every
+        # feed, a member recovering too (it sends no beat either: its wants start past what
+        # it holds, one per feed)
         self.wants: dict[int, dict[int, int]] = {}
         # seat -> the head of its own feed its latest counted announcement named (a beat's
         # head_seq, or a member recovering too: its want for its own feed)
@@ -95,8 +103,9 @@ class Recovery:
         return True
 
     def want(self, seat: int, lamport: int, want: Want) -> None:
-        """Take a member's want: one timed after our first want, of a member recovering too,
-        announces what it holds of the feed it asks for."""
+        """Take a member's want: one timed after our first want says what it holds of the
+        feed it asks for (of ours: its word, whatever its votes; a member recovering too
+        announces every feed so)."""
         if lamport <= self.clock:
             return
         self.wants.setdefault(seat, {})[want.seat] = want.first - 1
@@ -176,8 +185,9 @@ class Recovery:
         """The members still in the game (``members``) that have not announced, since the
         recovery began, holding at least the events of our feed we hold (``own_held``) and
         every event that existed when the others took our first want in, or that announced
-        more of our feed than we hold (``claimed``: what each said it holds, as said), or
-        whose announcement of our feed may be frozen (``frozen``: :meth:`frozen`).
+        more of our feed than we hold (``claimed``: what each said it holds, as said). Of our
+        feed, a member's word (its want for the rest of it) counts, and its beat only if not
+        in ``frozen`` (:meth:`frozen`: a vote of its may have frozen it).
 
         A member we hold proof against (``cheaters``) is not waited for: its word is worth
         nothing (it could announce less of our feed than it holds), and its drop may need our
