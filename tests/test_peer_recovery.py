@@ -286,3 +286,22 @@ def test_an_abandoner_gone_for_good_leaves_the_recovery_hopeless_and_nothing_sig
     assert not peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after - 0.01)
     assert peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after + 0.1)  # (its last in flight)
     assert peer.held(0) == 5  # nothing signed since the restart
+
+
+def test_a_cheater_dropped_on_proof_that_holds_the_lost_events_is_asked_for_its_word() -> None:
+    """``--players 3-4`` soak seed 8154 with seat 2's restart losing its last two events
+    (session 14's scan of the class): seat 0, a cheater dropped on proof, received them; seat
+    1, the one member left, did not. Taking seat 1's word alone, seat 2 signed their seqs
+    anew, which seat 0's log proves forked. A member out of the game that is heard during the
+    recovery is waited for, for ``drop_after`` at most, until its word says it holds no more
+    of our feed than we do (§9.6): seat 2 takes both events back from it first."""
+    soak = SimConfig.soak(8154, players=(3, 4))
+    first, second = soak.faults.crashes
+    lost = dataclasses.replace(second, restart_after=11.51809625529835, lose_own=2)
+    faults = dataclasses.replace(soak.faults, crashes=(first, lost))
+    result = _run(dataclasses.replace(soak, faults=faults, record_effects=True))
+    assert result.config.faults.cheaters == {0}
+    assert forks(result) == {0}  # (the cheater's own fork, nobody else's)
+    assert result.violations == []
+    (notice,) = [e for _, s, e in result.effects if s == 2 and isinstance(e, Recovered)]
+    assert (notice.head - notice.first, notice.holders) == (2, (0, 1))

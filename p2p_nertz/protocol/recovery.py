@@ -241,6 +241,35 @@ class Recovery:
                 waiting.append(r)
         return tuple(waiting)
 
+    def awaiting_outside(
+        self,
+        outside: Iterable[int],
+        own_held: int,
+        heard: Sequence[float],
+        now: float,
+        drop_after: float,
+    ) -> tuple[int, ...]:
+        """The members out of the game (``outside``: dropped, left, or proven to cheat) we
+        still wait for: one heard since the recovery began may hold our lost events (it
+        still takes and relays events), so until ``drop_after`` has passed since then we
+        wait for its word (its want for the rest of our feed) to say it holds exactly the
+        ``own_held`` we hold (soak seed 8154 of session 14's scan: a cheater dropped on
+        proof held the two events a recovering peer lost, and the peer signed their seqs
+        anew on the word of the one member left). Its word is all we take from it; a member
+        silent since we began, or one that has not said so in ``drop_after``, is not waited
+        for (§9.6, *what recovery cannot see*)."""
+        if now >= self.since + drop_after:
+            return ()
+        seat = self.seat
+        waiting = []
+        for r in outside:
+            if r == seat or heard[r] < self.since:
+                continue
+            word = self.wants.get(r, {}).get(seat)
+            if word != own_held:
+                waiting.append(r)
+        return tuple(waiting)
+
     def asks(
         self, own_held: int, frontier: Sequence[int], held: Sequence[int], max_want: int
     ) -> list[tuple[int | None, int, int, int]]:
