@@ -251,21 +251,57 @@ def test_peers_recovering_at_once_take_each_others_wants_as_announcements(
         assert len(notices) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a recovering peer takes the frozen announcement of a member that voted it "
-    "out (§9.2) as what that member holds of its feed, and signs a seq it holds (§9.6)",
-)
 def test_soak_seed_8215_recovery_after_an_abandon_signs_no_seq_the_other_holds() -> None:
     """``--players 2-2`` soak seed 8215 (session 13): seat 0's log loses its last two events
     (seq 6 and 7, two moves seat 1 holds) in a crash at 0.8 s; it restarts in recovery at
     7.0 s, during a partition {0} | {1} (2.3 s to 8.2 s). Seat 1 has voted seat 0 out (its
     seq 4, counting 3) and abandoned it (seq 5, counting 3): from its vote on, it announces
-    no more of seat 0's feed than 3 (§9.2), though it holds all seven. The recovery takes
-    that as what seat 1 holds, ends at seat 0's own head 5, and seat 0 signs its seq 6 anew
-    (its own abandon of seat 1, Lamport 2010): two signed versions of seq 6, a fork by an
-    honest peer, which the audit of every log names (``equivocation``)."""
-    result = _run(SimConfig.soak(8215, players=(2, 2)))
-    assert result.lost_own
-    assert result.violations == []
+    no more of seat 0's feed than 3 (§9.2), though it holds all seven. Its beats cannot say
+    what it holds of seat 0's feed; its answer to seat 0's recovery want, a want of its own
+    for the rest, says 7 (§9.6). Seat 0 took that frozen announcement for what seat 1 holds,
+    ended at its own head 5 and signed its seq 6 anew (its abandon of seat 1): a fork by an
+    honest peer. Now it takes 6 and 7 back first, and abandons at its seq 8."""
+    config = dataclasses.replace(SimConfig.soak(8215, players=(2, 2)), record_effects=True)
+    result = _run(config)
+    notice = _assert_recovered(result, 0)
+    assert notice == Recovered(5, 7, (1,))
+    assert _lost(result) == [(6, Kind.MOVE), (7, Kind.MOVE)]
+    peer = result.peers[0]
+    assert peer is not None and peer.final.abandoned is not None
+
+
+def test_an_abandoner_gone_for_good_leaves_the_recovery_hopeless_and_nothing_signed() -> None:
+    # Seed 8215, but seat 1 dies for good at 8.4 s, after the partition heals: seat 0 holds
+    # its vote and its abandon (so it is out), not yet its word on what it holds of seat 0's
+    # feed (and not the two lost events). Seat 0 must not sign: its runtime stops once seat 1
+    # has been silent for drop_after (`nertz resume` says so), with nothing signed.
+    soak = SimConfig.soak(8215, players=(2, 2))
+    restart = next(c for c in soak.faults.crashes if c.lose_own)
+    faults = dataclasses.replace(soak.faults, crashes=(restart, Crash(1, 8.4, None)))
+    result = Simulation(dataclasses.replace(soak, faults=faults, max_time=30.0)).run()
     assert forks(result) == set()
+    peer = result.peers[0]
+    assert peer is not None and peer.recovering and peer.awaiting() == (1,)
+    assert 0 in peer.final.dropped  # (abandoned: its game is over)
+    assert not peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after - 0.01)
+    assert peer.recovery_hopeless(8.4 + QUICK_DROP.drop_after + 0.1)  # (its last in flight)
+    assert peer.held(0) == 5  # nothing signed since the restart
+
+
+def test_a_cheater_dropped_on_proof_that_holds_the_lost_events_is_asked_for_its_word() -> None:
+    """``--players 3-4`` soak seed 8154 with seat 2's restart losing its last two events
+    (session 14's scan of the class): seat 0, a cheater dropped on proof, received them; seat
+    1, the one member left, did not. Taking seat 1's word alone, seat 2 signed their seqs
+    anew, which seat 0's log proves forked. A member out of the game that is heard during the
+    recovery is waited for, for ``drop_after`` at most, until its word says it holds no more
+    of our feed than we do (§9.6): seat 2 takes both events back from it first."""
+    soak = SimConfig.soak(8154, players=(3, 4))
+    first, second = soak.faults.crashes
+    lost = dataclasses.replace(second, restart_after=11.51809625529835, lose_own=2)
+    faults = dataclasses.replace(soak.faults, crashes=(first, lost))
+    result = _run(dataclasses.replace(soak, faults=faults, record_effects=True))
+    assert result.config.faults.cheaters == {0}
+    assert forks(result) == {0}  # (the cheater's own fork, nobody else's)
+    assert result.violations == []
+    (notice,) = [e for _, s, e in result.effects if s == 2 and isinstance(e, Recovered)]
+    assert (notice.head - notice.first, notice.holders) == (2, (0, 1))

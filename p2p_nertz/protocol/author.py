@@ -87,6 +87,7 @@ class Author:
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
         self.recovery: Recovery | None = None
+        self.now = now  # the time of the latest input (what a recovery waits for depends on it)
         # The phase timer: the final fold's phase, and when it entered it (at an input's end).
         self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
         self.phase_since = now
@@ -243,9 +244,10 @@ class Author:
                 self.outbox.effects.append(Suspected(q, True))
 
     # -- recovery -------------------------------------------------------------------------------
-    def awaiting(self) -> tuple[int, ...]:
-        """The seats a recovering peer still waits for (:meth:`Recovery.awaiting`; empty when
-        not recovering)."""
+    def awaiting(self, now: float | None = None) -> tuple[int, ...]:
+        """The seats a recovering peer still waits for at ``now`` (by default the latest
+        input's time): :meth:`Recovery.awaiting`, :meth:`Recovery.awaiting_outside`; empty
+        when not recovering."""
         recovery = self.recovery
         if recovery is None:
             return ()
@@ -253,13 +255,40 @@ class Author:
         members = [q for q in range(len(self.feeds)) if q not in tentative.dropped]
         membership = self.membership
         cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
-        return recovery.awaiting(
+        own_held = len(self.feeds[self.seat])
+        inside = recovery.awaiting(
             members,
             cheaters,
-            len(self.feeds[self.seat]),
+            own_held,
             self.finality.claimed,
             tentative.votes,
+            frozen=self.frozen_on_us(members),
         )
+        outside = [q for q in range(len(self.feeds)) if q not in members or q in cheaters]
+        out = recovery.awaiting_outside(
+            outside,
+            own_held,
+            membership.heard,
+            self.now if now is None else now,
+            self.config.drop_after,
+        )
+        return tuple(sorted({*inside, *out}))
+
+    def frozen_on_us(self, members: list[int]) -> list[int]:
+        """The members whose latest announcement may hold back events of our feed they hold
+        (:meth:`Recovery.frozen`): they cannot vouch for what they hold of it."""
+        recovery = self.recovery
+        assert recovery is not None
+        seat = self.seat
+        tentative = self.chains.folds.tentative
+        voters = {voter for voter, _ in tentative.votes.get(seat, ())}
+        cut = max((lo for lo, _ in tentative.gaps.get(seat, ())), default=0)
+        own_held = len(self.feeds[seat])
+        return [
+            r
+            for r in members
+            if r != seat and recovery.frozen(r, self.feeds[r], r in voters, cut, own_held)
+        ]
 
     def hopeless(self, now: float) -> bool:
         """Whether a recovering peer cannot finish (:meth:`Recovery.hopeless`)."""
@@ -267,7 +296,7 @@ class Author:
         if recovery is None:
             return False
         return recovery.hopeless(
-            self.awaiting(), self.membership.heard, now, self.config.drop_after
+            self.awaiting(now), self.membership.heard, now, self.config.drop_after
         )
 
     def recovery_want(self, now: float) -> None:
@@ -282,7 +311,8 @@ class Author:
             # thousand messages of the table, long after what we sent before the crash arrived.
             outbox.clock = max(outbox.clock, outbox.reserved) + self.config.clock_reserve
         frontier = self.frontier() if recovery.recovering_too() else ()
-        asks = recovery.asks(len(self.feeds[self.seat]), frontier, self.config.max_want)
+        held = [len(feed) for feed in self.feeds]
+        asks = recovery.asks(held[self.seat], frontier, held, self.config.max_want)
         for to, seat, first, last in asks:
             wire = self.delivery.want_wire(seat, first, last)
             if not recovery.clock:
@@ -295,6 +325,7 @@ class Author:
         :class:`Recovered` effect, the votes on proofs found meanwhile, our join if the log
         lost even that. Whether it ended (the caller then acts and beats)."""
         own = self.feeds[self.seat]
+        self.now = now
         if self.awaiting() or self.store.waiting(self.seat):
             return False
         assert self.recovery is not None

@@ -435,6 +435,13 @@ class Delivery:
         sent = self.store.answer(want)
         for wire in self.membership.proofs_for(want.seat, want.first, want.last, sent):
             self.outbox.effects.append(Send(wire, to))
+        if to == self.peer_ids[want.seat] and want.seat != self.seat:
+            # A member asking for its own events recovers (§9.6): it must learn what we hold
+            # of its feed, which our beats do not say once a vote of ours froze them (§9.2).
+            # A want of ours for the rest of its feed says it.
+            held = len(self.feeds[want.seat])
+            wire = self.want_wire(want.seat, held + 1, held + self.store.max_want)
+            self.outbox.effects.append(Send(wire, to))
 
     # -- proofs (decided by Membership; logged and relayed here, voted on by the peer) ----------
     def _clock_lie(

@@ -539,7 +539,10 @@ class Peer:
         """The seats a recovering peer still waits for: members still in the game that have
         not announced, since the recovery began, holding at least the events of our feed we
         hold and every event that existed when the others took our first want in, or that
-        announced more of our feed than we hold (empty when not recovering)."""
+        announced more of our feed than we hold (of our feed, by their word where a vote may
+        freeze their beats); and members out of the game heard since then whose word has not
+        said they hold exactly what we hold, for ``drop_after`` at most (empty when not
+        recovering)."""
         return self._author.awaiting()
 
     def recovery_hopeless(self, now: float) -> bool:

@@ -10,6 +10,13 @@ beat (or, for a member recovering at once, its wants) timed above that first wan
 after it took the want in, so after everything we sent it before the crash: what it announces
 then is what we wait for (docs/protocol.md §9.6).
 
+Of our own feed, a beat says what its member holds only if no vote of its may have frozen it
+(a voter announces no more of its target's feed than its vote counted, §9.2:
+:meth:`Recovery.frozen`; soak seed 8215). Every member answers a recovery want with its
+**word**: a want of its own for the rest of our feed, from past what it holds of it, which no
+vote caps (``Delivery.answer_want``). That word, timed above our first want, is what a member
+whose beats may be frozen is taken at.
+
 :class:`Recovery` owns what those announcements said, decides whom we still wait for, what
 to ask whom (:meth:`Recovery.asks`) and when the recovery is over (:meth:`Recovery.finished`,
 a :class:`Recovered` value); the peer signs the wants and, once over, signs again.
@@ -74,10 +81,17 @@ class Recovery:
         # seat -> its head in its first such beat: every event that existed when it took our
         # want in (those our lost events can name) is at or below the heads
         self.heads: dict[int, int] = {}
-        # seat -> feed -> what a member recovering too announced holding of it, in its wants
-        # timed after our first want (it sends no beat either: its wants start past what it
-        # holds, one per feed)
+        # seat -> feed -> what a member said it holds of it, in its wants timed after our
+        # first want: of our feed, every member's word (its answer to our want); of every
+        # feed, a member recovering too (it sends no beat either: its wants start past what
+        # it holds, one per feed)
         self.wants: dict[int, dict[int, int]] = {}
+        # seat -> the head of its own feed its latest counted announcement named (a beat's
+        # head_seq, or a member recovering too: its want for its own feed)
+        self.latest: dict[int, int] = {}
+        # seat -> (how much of its feed was read, the id of the last event read, its drop
+        # events naming us as (seq, body)): whether its announcements of our feed are frozen
+        self._marks: dict[int, tuple[int, bytes | None, tuple[tuple[int, Drop], ...]]] = {}
 
     def beat(self, seat: int, lamport: int, beat: Beat) -> bool:
         """Take a member's beat; whether it was timed after our first want (it counts)."""
@@ -85,21 +99,78 @@ class Recovery:
             return False
         self.heard[seat] = beat.held
         self.heads.setdefault(seat, beat.head_seq)
+        self.latest[seat] = beat.head_seq
         return True
 
     def want(self, seat: int, lamport: int, want: Want) -> None:
-        """Take a member's want: one timed after our first want, of a member recovering too,
-        announces what it holds of the feed it asks for."""
+        """Take a member's want: one timed after our first want says what it holds of the
+        feed it asks for (of ours: its word, whatever its votes; a member recovering too
+        announces every feed so)."""
         if lamport <= self.clock:
             return
         self.wants.setdefault(seat, {})[want.seat] = want.first - 1
         if want.seat == seat:  # (it recovers too: its own head, as it knows it)
             self.heads.setdefault(seat, want.first - 1)
+            self.latest[seat] = want.first - 1
 
     def recovering_too(self) -> list[int]:
         """The members that asked for their own feed: recovering at once, they cannot wait for
         a beat of ours, and take our wants as our announcement."""
         return [r for r, wants in self.wants.items() if r in wants]
+
+    def frozen(
+        self,
+        seat: int,
+        feed: Sequence[Message],
+        standing: bool,
+        cut: int,
+        own_held: int,
+    ) -> bool:
+        """Whether member ``seat``'s latest announcement may say less of our feed than it holds:
+        then it cannot vouch for holding no more of it than it announced (§9.6).
+
+        A voter freezes its announcements of a feed at its vote's count (§9.2): whatever it
+        holds of ours past that, it announces no more, until it withdraws the vote, or a
+        readmission of ours is final for it (then it may still announce no more than its
+        vote or our ``cut`` for a while). So it cannot vouch while its vote against us stands
+        (``standing``, by the held votes), nor from an announcement naming a head of its feed
+        we do not hold (a vote there is unknown to us), or a head below its last drop event
+        naming us (its withdrawal came after), nor, its vote cleared by a readmission, as long
+        as it announces no more than that vote or our cut (``own_held``: it announces exactly
+        what we hold of our feed, or is awaited anyway)."""
+        head = self.latest.get(seat)
+        if head is None or standing or len(feed) < head:
+            return True
+        changes = [
+            (seq, d)
+            for seq, d in self._drops_on_us(seat, feed)
+            if d.reason is not DropReason.REJOIN
+        ]
+        if not changes:
+            return False
+        seq, last = changes[-1]
+        if seq > head:
+            return True  # announced before it changed its vote on us
+        if last.reason is DropReason.WITHDRAW:
+            return False
+        return own_held <= max(last.last_seq, cut)
+
+    def _drops_on_us(self, seat: int, feed: Sequence[Message]) -> tuple[tuple[int, Drop], ...]:
+        """The drop events of ``seat`` naming us, in its feed as held (read once: only what
+        came since the last call is read, unless the feed was given up below it)."""
+        read, last_id, marks = self._marks.get(seat, (0, None, ()))
+        if read > len(feed) or (read and feed[read - 1].id != last_id):
+            read, marks = 0, ()
+        found = list(marks)
+        for index in range(read, len(feed)):
+            message = feed[index]
+            if message.kind is Kind.DROP:
+                body = parse_body(message.kind, message.body, self.n)
+                if isinstance(body, Drop) and body.seat == self.seat:
+                    found.append((message.seq, body))
+        marks = tuple(found)
+        self._marks[seat] = (len(feed), feed[-1].id if feed else None, marks)
+        return marks
 
     def awaiting(
         self,
@@ -108,11 +179,15 @@ class Recovery:
         own_held: int,
         claimed: Sequence[tuple[int, ...]],
         votes: Mapping[int, tuple[tuple[int, Drop], ...]],
+        *,
+        frozen: Iterable[int] = (),
     ) -> tuple[int, ...]:
         """The members still in the game (``members``) that have not announced, since the
         recovery began, holding at least the events of our feed we hold (``own_held``) and
         every event that existed when the others took our first want in, or that announced
-        more of our feed than we hold (``claimed``: what each said it holds, as said).
+        more of our feed than we hold (``claimed``: what each said it holds, as said). Of our
+        feed, a member's word (its want for the rest of it) counts, and its beat only if not
+        in ``frozen`` (:meth:`frozen`: a vote of its may have frozen it).
 
         A member we hold proof against (``cheaters``) is not waited for: its word is worth
         nothing (it could announce less of our feed than it holds), and its drop may need our
@@ -121,9 +196,11 @@ class Recovery:
         """
         seat = self.seat
         skip = set(cheaters)
+        unvouched = set(frozen)
         # What each member must hold of each feed: all of ours we hold, and every event that
         # existed when the feed's author took our want in; for a member that voted the
-        # author out, no more than its vote counted (it announces no more).
+        # author out, no more than its vote counted (it announces no more). Of ours, no
+        # vote caps it: a member frozen on our feed cannot vouch at all (§9.6).
         announced = self.heard.copy()
         for r, wants in self.wants.items():
             if r not in announced and len(wants) == self.n and r in wants:
@@ -131,38 +208,86 @@ class Recovery:
                 announced[r] = tuple(wants[q] for q in range(self.n))
         need = {q: self.heads.get(q, 0) for q in members}
         need[seat] = own_held
-        frozen = {(voter, q): vote.last_seq for q in members for voter, vote in votes.get(q, ())}
+        frozen_at = {
+            (voter, q): vote.last_seq
+            for q in members
+            if q != seat
+            for voter, vote in votes.get(q, ())
+        }
         waiting = []
         for r in members:
             if r == seat or r in skip:
                 continue
             held = announced.get(r)
+            # What it holds of our feed: its want for the rest of it, timed after our first
+            # want, says it past any vote of its (every member answers a recovery want so);
+            # its beat only if no vote of its may freeze it (``frozen``).
+            ours = self.wants.get(r, {}).get(seat)
+            if held is not None and r not in unvouched:
+                ours = held[seat] if ours is None else max(ours, held[seat])
             if (
                 held is None  # not heard since our first want
-                or max(held[seat], claimed[r][seat]) > need[seat]  # holds ours we lack
+                or ours is None  # its beats may say less of ours than it holds, its want
+                or ours < own_held
+                or max(ours, claimed[r][seat]) > own_held  # holds ours we lack
                 # Holding less, it may hold a later event of ours waiting for the events it
                 # lacks, which its beats do not announce (§9.6).
-                or any(held[q] < min(need[q], frozen.get((r, q), need[q])) for q in members)
+                or any(
+                    held[q] < min(need[q], frozen_at.get((r, q), need[q]))
+                    for q in members
+                    if q != seat
+                )
             ):
                 waiting.append(r)
         return tuple(waiting)
 
+    def awaiting_outside(
+        self,
+        outside: Iterable[int],
+        own_held: int,
+        heard: Sequence[float],
+        now: float,
+        drop_after: float,
+    ) -> tuple[int, ...]:
+        """The members out of the game (``outside``: dropped, left, or proven to cheat) we
+        still wait for: one heard since the recovery began may hold our lost events (it
+        still takes and relays events), so until ``drop_after`` has passed since then we
+        wait for its word (its want for the rest of our feed) to say it holds exactly the
+        ``own_held`` we hold (soak seed 8154 of session 14's scan: a cheater dropped on
+        proof held the two events a recovering peer lost, and the peer signed their seqs
+        anew on the word of the one member left). Its word is all we take from it; a member
+        silent since we began, or one that has not said so in ``drop_after``, is not waited
+        for (§9.6, *what recovery cannot see*)."""
+        if now >= self.since + drop_after:
+            return ()
+        seat = self.seat
+        waiting = []
+        for r in outside:
+            if r == seat or heard[r] < self.since:
+                continue
+            word = self.wants.get(r, {}).get(seat)
+            if word != own_held:
+                waiting.append(r)
+        return tuple(waiting)
+
     def asks(
-        self, own_held: int, frontier: Sequence[int], max_want: int
+        self, own_held: int, frontier: Sequence[int], held: Sequence[int], max_want: int
     ) -> list[tuple[int | None, int, int, int]]:
         """What to ask for now, in order, as ``(to, seat, first, last)`` (``to`` ``None``:
         everyone): our own events past the ``own_held`` we hold; and to each member
         recovering at once (it asked for its own feed), one want per other feed from past
         what we announce (``frontier``: our votes cap it), since it cannot wait for a beat of
-        ours and takes them as our announcement (§9.6)."""
+        ours and takes them as our announcement (§9.6); of its own feed, from past what we
+        hold of it (``held``), whatever our votes say: that is what it must learn."""
         first = own_held + 1
         asks: list[tuple[int | None, int, int, int]] = [
             (None, self.seat, first, first + max_want - 1)
         ]
         for r in self.recovering_too():
-            for q, held in enumerate(frontier):
+            for q, announced in enumerate(frontier):
                 if q != self.seat:
-                    asks.append((r, q, held + 1, held + max_want))
+                    count = held[q] if q == r else announced
+                    asks.append((r, q, count + 1, count + max_want))
         return asks
 
     def finished(
@@ -181,7 +306,12 @@ class Recovery:
         most = max([most, *(vote.last_seq for _, vote in votes)])
         if most > own_held:
             return None
-        holders = tuple(q for q in range(self.n) if q != seat and claimed[q][seat] > self.first)
+        stated = {r: wants[seat] for r, wants in self.wants.items() if seat in wants}
+        holders = tuple(
+            q
+            for q in range(self.n)
+            if q != seat and max(claimed[q][seat], stated.get(q, 0)) > self.first
+        )
         return Recovered(self.first, own_held, holders)
 
     def hopeless(

@@ -555,10 +555,10 @@ class Simulation:
             if now > self.config.max_time:
                 break
             self._happen(kind, seat, data, now, crash_plan)
-            if (kind != self.TICK and self._done()) or (until is not None and until(self)):
+            if (kind != self.TICK and self._done(now)) or (until is not None and until(self)):
                 break
         self.result.time = now
-        self.result.finished = self._done()
+        self.result.finished = self._done(now)
         return self.result
 
     def _start(self) -> dict[tuple[int, float], Crash]:
@@ -722,12 +722,16 @@ class Simulation:
             if other != peer.seat:
                 self._push(now + self.config.faults.delay, self.MESSAGE, other, wire)
 
-    def _done(self) -> bool:
+    def _done(self, now: float) -> bool:
         live = [p for p in self.peers if p is not None]
         if any(d is not None and d != float("inf") for d in self.down_until):
             return False  # someone is due back
         if any(f is not None for f in self.frozen_until):
             return False  # someone is asleep
+        if any(p.recovering and not p.recovery_hopeless(now) for p in live):
+            # Someone is taking its own events back (its log must end up holding them), and
+            # may yet sign again: its runtime stops only once that is hopeless (§9.6).
+            return False
         cheaters = self.config.faults.cheaters
         active = [p for p in live if p.seat not in p.final.dropped and p.seat not in cheaters]
         return (
