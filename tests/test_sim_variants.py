@@ -238,12 +238,17 @@ def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -
     peers: the other fixed point. Unlike seed 2086, no peer can ever hold that vote (its
     author is dead), so the drop cannot wait for it. No other member ever announced holding
     seat 1's events past 23, so they decide nothing: the fold imposes the cut the votes name
-    (``Folds._cut_unheld``, the audit's ``_cut_unheld``, §9.2)."""
+    (``Folds._cut_unheld``, the audit's ``_cut_unheld``, §9.2).
+
+    Since session 14 a member answers a want for the asker's own feed with its word (§9.6), which
+    moves this seed's later draws: seat 1's votes now reach seat 2 before seat 1 dies, so the
+    honest seat 2 is left with the cheater and a member gone for good, and waits (the case of
+    soak seed 224). The shape above is kept, on folds built by hand, by
+    ``tests/test_folds_unheld.py`` (``"none"``) and ``tests/test_folds_cut_unheld.py``; here the
+    game must still hold every invariant, the cheater proven."""
     result = run(_soak(5066, SEED_5066))
     assert result.peers[1] is None
     assert forks(result) == {0}
-    alive = [p for p in result.peers if p is not None]
-    assert {tuple(p.final.dropped.items()) for p in alive} == {((1, 23),)}
     assert check(result) == []
 
 
