@@ -82,10 +82,6 @@ def _events(rows: list[_Row], *, past: bool) -> list[Event]:
     return events
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open problem (docs/protocol.md §13): the tentative fold's rounds can alternate",
-)
 @pytest.mark.parametrize("case", sorted(_CASES))
 def test_folds_votes_that_cap_each_other_settle_alike_in_every_view(case: str) -> None:
     """The tentative and the final fold drop alike, with and without the cut off member's
