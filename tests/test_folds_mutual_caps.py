@@ -18,7 +18,7 @@ import pytest
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
 from p2p_nertz.protocol.state import Event
-from tests.test_folds_dropped_past_cut import _drops, _spec
+from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
 
@@ -91,3 +91,75 @@ def test_folds_votes_that_cap_each_other_settle_alike_in_every_view(case: str) -
     rows = _CASES[case]
     assert _drops(spec, _events(rows, past=True)) == {}
     assert _drops(spec, _events(rows, past=False)) == {}
+
+
+
+def _mutual(
+    players: int, voters: tuple[int, ...], *, held: bool, withdrawn: bool = False
+) -> list[Event]:
+    """Seats 0 and 1 vote each other out at once, each counting the other's join alone (so
+    each vote is signed past the other's count); then each of ``voters`` votes seat 0 out,
+    counting what it holds of it: both votes (``held``) or neither (they reached nobody
+    else); then (``withdrawn``) seat 1 withdraws its vote."""
+    zeros = (0,) * players
+    events = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=zeros)) for s in range(players)]
+    ones = (1,) * players
+    events.append(Event(0, 2, 10, KIND_DROP, Drop((0, *ones[1:]), 1, 1, _S)))
+    events.append(Event(1, 2, 10, KIND_DROP, Drop((1, 0, *ones[2:]), 0, 1, _S)))
+    count = 2 if held else 1
+    for lamport, voter in enumerate(voters, start=11):
+        frontier = tuple(0 if q == voter else count if q < 2 else 1 for q in range(players))
+        events.append(Event(voter, 2, lamport, KIND_DROP, Drop(frontier, 0, count, _S)))
+    if withdrawn:
+        events.append(Event(1, 3, 20, KIND_DROP, Drop((1, 0, *ones[2:]), 0, 0, _W)))
+    return events
+
+
+@pytest.mark.parametrize(
+    ("players", "voters", "withdrawn", "expected"),
+    [
+        # Neither vote counts, and neither member is out: the two votes alone drop no one.
+        (3, (), False, {}),
+        # Seat 1's vote and the others' drop seat 0 at their count (the first round counts
+        # every vote): its vote, a dropped member's, caps nothing, and seat 1's counts.
+        (3, (2,), False, {0: 2}),
+        (4, (2, 3), False, {0: 2}),
+        (5, (2, 3, 4), False, {0: 2}),
+        # Seat 1 withdraws, after seat 0's drop in the order: it changes nothing.
+        (3, (2,), True, {0: 2}),
+        (4, (2, 3), True, {0: 2}),
+    ],
+)
+def test_folds_two_votes_that_cap_each_other_count_for_nothing_and_both_cap(
+    players: int, voters: tuple[int, ...], withdrawn: bool, expected: dict[int, int]
+) -> None:
+    """Two members vote each other out, each past the other's count, and the others hold
+    both votes: neither can be final while both stand (each voter froze what it announces
+    of the other); once the others' votes drop one, its vote caps nothing and the other's
+    counts. The tentative and the final fold agree."""
+    spec = _spec(players)
+    events = _mutual(players, voters, held=True, withdrawn=withdrawn)
+    assert _drops(spec, events) == expected
+
+
+@pytest.mark.parametrize(
+    ("players", "voters", "withdrawn", "expected"),
+    [
+        (3, (), False, {}),
+        (3, (2,), False, {0: 1}),
+        (4, (2, 3), False, {0: 1}),
+        (5, (2, 3, 4), False, {0: 1}),
+        (3, (2,), True, {0: 1}),
+        (4, (2, 3), True, {0: 1}),
+    ],
+)
+def test_folds_votes_that_cap_each_other_held_by_nobody_else_cut_the_first_seat(
+    players: int, voters: tuple[int, ...], withdrawn: bool, expected: dict[int, int]
+) -> None:
+    """The same votes, reached by nobody else: the events of each past the other's count are
+    held by no other member, and the cuts tried (``Folds._cut_unheld``, in seat order) cut
+    seat 0 at its count where the votes without its events past it drop it there (seat 1's
+    vote then counts: seat 0's, past its cut, caps nothing). One answer, in every fold."""
+    spec = _spec(players)
+    events = _mutual(players, voters, held=False, withdrawn=withdrawn)
+    assert _drops(spec, events) == expected
