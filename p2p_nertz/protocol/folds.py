@@ -370,12 +370,12 @@ class Unheld:
         trial for every vote against a member doubled the simulator's CPU).
 
         ``uncapped``: the members dropped in the fold of the same events with no cuts, gaps
-        or caps; what they announced does not bound the trials either. A member's votes past
-        its count, capped, still cap (:meth:`Roster.standing_caps`): those of a member cut
-        off, against every member left, capped the votes that drop it, and in that fold no
-        one is dropped, the member that announced its events past the cut neither (it died
-        too): its announcement would keep the cut from being tried, where the fold with no
-        caps drops it (tests/test_folds_unheld.py)."""
+        or caps; what they announced does not bound the trials either. A capped vote caps
+        (:meth:`Roster.standing_caps`): the votes of a member cut off, past its count and
+        against every member left, cap the votes that drop it, and the fixed point drops no
+        one, not even a member that announced those events and died too; its announcement
+        kept the cut from being tried, where the fold with no caps drops it
+        (tests/test_folds_unheld.py, ``frontier``)."""
         counts = self.counts
         gone = fold.dropped.keys() | final.dropped.keys()
         silent = gone | set(uncapped)
