@@ -247,7 +247,8 @@ class Roster:
         if body.reason not in _CAPPED or body.seat == voter or body.seat in self.dropped:
             return
         frozen = self.frozen.get(body.seat, ())
-        if not any(v[0] == voter for v in frozen):
+        voted = (*self.votes.get(body.seat, ()), *frozen)
+        if not any(v[0] == voter for v in voted):  # (one vote per voter)
             self.frozen[body.seat] = (*frozen, (voter, body))
 
     def _thaw(self, voter: int, target: int) -> None:
