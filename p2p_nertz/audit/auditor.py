@@ -301,6 +301,7 @@ def _settled(
     known = _Known()
     passes = 0
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
+    uncapped: frozenset[int] = frozenset()  # (dropped by the first pass: no cuts, no caps)
     while True:
         passes += 1
         last = passes >= spec.seats + 2
@@ -308,12 +309,14 @@ def _settled(
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
+        if passes == 1:
+            uncapped = frozenset(run.fold.decided.dropped)
         after = _next_known(run, known, view=view)
         if after is None or last or run.stopped:
             break
         known = after
-    return _cut_unheld(spec, sources, run, passes, strict=strict, deep=deep, view=view,
-                       envelopes=envelopes)  # fmt: skip
+    return _cut_unheld(spec, sources, run, passes, uncapped, strict=strict, deep=deep,
+                       view=view, envelopes=envelopes)  # fmt: skip
 
 
 def _cut_unheld(
@@ -321,6 +324,7 @@ def _cut_unheld(
     sources: Sequence[LogSource],
     run: _Pass,
     passes: int,
+    uncapped: frozenset[int],
     *,
     strict: bool,
     deep: bool,
@@ -331,11 +335,12 @@ def _cut_unheld(
     the settled passes: each cut :class:`~p2p_nertz.protocol.folds.Unheld` offers that the
     passes with it imposed make (the member dropped there) is kept for good, in the order
     offered, until none is left. (Rare: a member with events past a vote's count that no
-    other member ever announced holding, a member gone for good.)"""
+    other member ever announced holding, a member gone for good.) ``uncapped``: the members
+    the first pass (no cuts, no caps) dropped (``Unheld.cuts``)."""
     imposed: dict[int, int] = {}
     while not run.stopped:
         state = run.fold.decided
-        for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed):
+        for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed, uncapped):
             cuts = {**imposed, seat: cut}
             known = _Known(cuts=dict(cuts), imposed=cuts)
             for _ in range(spec.seats + 2):

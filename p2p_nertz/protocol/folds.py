@@ -24,7 +24,7 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Generator
+from collections.abc import Collection, Generator
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -152,9 +152,11 @@ class Folds:
         the others made final, would else drop a member in the past of what they decided
         (variants soak seed 5066). The cuts only grow, so this ends."""
         imposed: dict[int, int] = {}
-        t = self._fold({}, {}, {})
+        first: list[GameState] = []
+        t = self._fold({}, {}, {}, first=first)
+        uncapped = first[0].dropped.keys()
         while True:
-            for seat, cut in self.unheld.cuts(t, self.final, imposed):
+            for seat, cut in self.unheld.cuts(t, self.final, imposed, uncapped):
                 cuts = {**imposed, seat: cut}
                 trial = self._fold(cuts, {}, {}, imposed=cuts)
                 if trial.dropped.get(seat) == cut:
@@ -171,13 +173,16 @@ class Folds:
         caps: dict[int, tuple[int, int]],
         rounds: int = 0,
         imposed: dict[int, int] | None = None,
+        *,
+        first: list[GameState] | None = None,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
         ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring).
 
         Otherwise the held view could show what the final fold never will: a vote past its
         author's cut deciding a drop, or a round that a member's invalid moves kept from
-        ending, and its readmission missing (soak seeds 236, 472).
+        ending, and its readmission missing (soak seeds 236, 472). ``first``: gets this
+        round's fold (for :meth:`_cut_unheld`, from the round with no cuts, gaps or caps).
         """
         final = self.final
         t = final.copy()
@@ -195,6 +200,8 @@ class Folds:
                 continue
             t.apply(ev)
             counted.append(ev)
+        if first is not None:
+            first.append(t)
         if not (t.dropped or t.gaps or t.votes) or rounds >= REFOLDS:
             return t
         # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
@@ -344,7 +351,11 @@ class Unheld:
                     announced[q] = seq
 
     def cuts(
-        self, fold: GameState, final: GameState, imposed: dict[int, int]
+        self,
+        fold: GameState,
+        final: GameState,
+        imposed: dict[int, int],
+        uncapped: Collection[int] = (),
     ) -> list[tuple[int, int]]:
         """The cuts to try, in order (seat, then count): of each member neither dropped in
         ``fold`` or ``final`` nor cut already (``imposed``), the count of each vote read
@@ -356,15 +367,24 @@ class Unheld:
         without them drop the member at the count (a voter counting no more than the cut is
         a member, and never announced more: §7.1, §9.2); the trials are bounded to members
         whose events past the count no member still in announced, which keeps them rare (a
-        trial for every vote against a member doubled the simulator's CPU)."""
+        trial for every vote against a member doubled the simulator's CPU).
+
+        ``uncapped``: the members dropped in the fold of the same events with no cuts, gaps
+        or caps; what they announced does not bound the trials either. A capped vote caps
+        (:meth:`Roster.standing_caps`): the votes of a member cut off, past its count and
+        against every member left, cap the votes that drop it, and the fixed point drops no
+        one, not even a member that announced those events and died too; its announcement
+        kept the cut from being tried, where the fold with no caps drops it
+        (tests/test_folds_unheld.py, ``frontier``)."""
         counts = self.counts
         gone = fold.dropped.keys() | final.dropped.keys()
+        silent = gone | set(uncapped)
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
             if seat in gone or seat in imposed:
                 continue
             low = max(
-                (a[seat] for q, a in enumerate(self.announced) if q != seat and q not in gone),
+                (a[seat] for q, a in enumerate(self.announced) if q != seat and q not in silent),
                 default=0,
             )
             high = self.last[seat]

@@ -48,6 +48,7 @@ class Roster:
     __slots__ = (
         "drop_at",
         "dropped",
+        "frozen",
         "gaps",
         "kept_forks",
         "kept_ids",
@@ -84,6 +85,10 @@ class Roster:
         self.gaps: dict[int, tuple[tuple[int, int], ...]] = {}
         # target -> (voter, vote) in fold order
         self.votes: dict[int, tuple[tuple[int, Drop], ...]] = {}
+        #: target -> (voter, vote): the votes against it that never count (capped by a vote
+        #: standing against their voter) and stand: they cap all the same (see
+        #: :meth:`standing_caps`)
+        self.frozen: dict[int, tuple[tuple[int, Drop], ...]] = {}
         #: The membership events counted since :attr:`origin`, in fold order: ``(seat, seq,
         #: vote)`` for a vote or a withdrawal (against a member dropped already too) or an
         #: abandon, ``(seat, seq, None)`` for a leave. What :meth:`settle` folds again without
@@ -113,6 +118,7 @@ class Roster:
         new.readmitted_at = dict(self.readmitted_at)
         new.gaps = dict(self.gaps)
         new.votes = dict(self.votes)
+        new.frozen = dict(self.frozen)
         new.ops = self.ops
         new.origin = self.origin
         new.vote_caps = dict(self.vote_caps)
@@ -141,9 +147,9 @@ class Roster:
 
     def standing_caps(self) -> dict[int, tuple[int, int]]:
         """For each member with votes against it standing (not withdrawn, by members still
-        in): the lowest count those votes quote, past which its votes never count, and, if one
-        of them is on proof of a fork at seq ``f``, ``f − 1``, past which no abandon of its
-        counts (see :func:`with_forks`).
+        in, counted or capped): the lowest count those votes quote, past which its votes never
+        count, and, if one of them is on proof of a fork at seq ``f``, ``f − 1``, past which no
+        abandon of its counts (see :func:`with_forks`).
 
         A voter announces no more of a member's feed than its vote counts (§9.2), so while the
         vote stands no event of the member past that count can be final anywhere (finality
@@ -152,11 +158,19 @@ class Roster:
         once it heals, would otherwise drop someone in the past of what the others made final
         without it (soak seed 472). The caller folds again with these
         caps, until they stop changing, as it does with the cuts.
+
+        A vote that does not count, capped itself, caps all the same: its voter froze its
+        announcements when it signed it, whether the vote counts or not. Two votes that cap
+        each other (each signed past the other's count) then both count for nothing and both
+        cap, in every round of the fold; had a capped vote capped nothing, a round with both
+        caps would count neither, the next both, and the rounds alternate (docs/protocol.md
+        §13). A vote of a member dropped caps nothing (its announcements are not waited for).
         """
         caps: dict[int, tuple[int, int]] = {}
-        for target, ballots in self.votes.items():
+        for target in sorted(self.votes.keys() | self.frozen.keys()):
             if target in self.dropped:
                 continue
+            ballots = (*self.votes.get(target, ()), *self.frozen.get(target, ()))
             standing = [
                 v for voter, v in ballots if voter not in self.dropped and v.reason in _CAPPED
             ]
@@ -220,11 +234,28 @@ class Roster:
         votes = self.votes.get(target, ())
         if body.reason is DropReason.WITHDRAW:
             self.votes[target] = tuple(v for v in votes if v[0] != voter)
+            self._thaw(voter, target)
             return False
         if any(v[0] == voter for v in votes):
             return False  # one vote per voter
         self.votes[target] = (*votes, (voter, body))
         return True
+
+    def freeze(self, voter: int, body: Drop) -> None:
+        """``voter``'s vote ``body`` never counts (capped: :func:`capped`), but stands until
+        withdrawn, and caps the member it votes out (:meth:`standing_caps`)."""
+        if body.reason not in _CAPPED or body.seat == voter or body.seat in self.dropped:
+            return
+        frozen = self.frozen.get(body.seat, ())
+        voted = (*self.votes.get(body.seat, ()), *frozen)
+        if not any(v[0] == voter for v in voted):  # (one vote per voter)
+            self.frozen[body.seat] = (*frozen, (voter, body))
+
+    def _thaw(self, voter: int, target: int) -> None:
+        """``voter`` withdrew its vote on ``target``: a capped one no longer caps either."""
+        frozen = self.frozen.get(target)
+        if frozen:
+            self.frozen[target] = tuple(v for v in frozen if v[0] != voter)
 
     def settle(self, lamport: int, *, plain: bool = False) -> list[tuple[int, int]]:
         """Drop every member that a strict majority of the current roster has voted out, at
@@ -420,9 +451,12 @@ class Roster:
             self.gaps[seat] = (*self.gaps.get(seat, ()), (cut, request))
             self.readmitted_at[seat] = lamport
             self.votes.pop(seat, None)
-            # Its votes cast while it was out never count.
+            self.frozen.pop(seat, None)
+            # Its votes cast while it was out never count (nor cap).
             for target, ballots in list(self.votes.items()):
                 self.votes[target] = tuple(b for b in ballots if b[0] != seat)
+            for target, ballots in list(self.frozen.items()):
+                self.frozen[target] = tuple(b for b in ballots if b[0] != seat)
             back.append(seat)
         self.rejoining = {}
         if back:

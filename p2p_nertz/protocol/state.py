@@ -454,7 +454,8 @@ class GameState:
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
-            return  # it never counts (see capped)
+            roster.freeze(event.seat, body)  # it never counts, but it caps (standing_caps)
+            return
         if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)
         elif target in roster.dropped:
