@@ -24,8 +24,11 @@ from typing import Any
 
 from cli.args import (
     EXIT_FAILED,
+    add_liveness_arguments,
     add_rules_arguments,
     free_ports,
+    liveness_argv,
+    liveness_from,
     players_from,
     rules_from,
     seed_arg,
@@ -106,6 +109,7 @@ def add_parser(sub: Any) -> None:
         ),
     )
     add_rules_arguments(p)
+    add_liveness_arguments(p)
     p.set_defaults(func=_cmd_demo)
 
 
@@ -156,6 +160,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise NertzError("--timeout must be positive")
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
+    drop_after = liveness_from(args).drop_after  # (checks the two timers against each other)
 
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)
@@ -188,13 +193,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             endpoint_of=by_id,
             strategy=player.strategy,
             speed=str(player.speed),
-            options=["--progress"],  # a line per card to the lake: the progress shown
+            # A line per card to the lake (the progress shown), and the demo's timers.
+            options=["--progress", *liveness_argv(args)],
         )
         print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
         children.append(child)
     sys.stdout.flush()
     try:
-        finished = _wait(children, args.timeout)
+        dropped = _wait(children, args.timeout, patience=min(LEAVE_PATIENCE, 3 * drop_after))
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.
         stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
@@ -202,15 +208,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise
     finally:
         stop_children(children)
-    return _report(children, finished, workdir, rules)
+    return _report(children, dropped, workdir, rules)
 
 
-def _wait(children: list[NodeChild], timeout: float) -> bool:
+def _wait(children: list[NodeChild], timeout: float, *, patience: float) -> list[NodeChild] | None:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
-    lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on;
-    ``False`` on timeout."""
+    lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on. Returns
+    the children stopped as dropped (below), or ``None`` on timeout.
+
+    A child the others dropped (silent past their ``--drop-after``) may never hear the end of
+    the game once they have gone: when every other child has ended the game, and holds each
+    one still running dropped, those get ``patience`` seconds more and are then stopped (they
+    leave cleanly); :func:`_report` names them.
+    """
     start = time.monotonic()
     deadline = start + timeout
+    stragglers_since: float | None = None
     shown = 0
     lake: dict[int, int] = {}  # cards to the lake per round, as the first node saw them
     said = start
@@ -238,20 +251,55 @@ def _wait(children: list[NodeChild], timeout: float) -> bool:
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
         if all(c.proc is not None and c.proc.poll() is not None for c in children):
-            return True
+            return []
+        stragglers = _dropped_stragglers(children)
+        if stragglers:
+            stragglers_since = stragglers_since if stragglers_since is not None else now
+            if now - stragglers_since >= patience:
+                stop_children(stragglers)
+                return stragglers
+        else:
+            stragglers_since = None
         if time.monotonic() > deadline:
-            return False
+            return None
         time.sleep(_POLL)
 
 
-def _report(children: list[NodeChild], finished: bool, workdir: Path, rules: Rules) -> int:
-    if not finished:
+def _dropped_stragglers(children: list[NodeChild]) -> list[NodeChild]:
+    """The children still running that every child which has ended holds dropped, once
+    those that ended all ended the game (none running otherwise, or none ended)."""
+    ended = [c for c in children if c.proc is not None and c.proc.poll() is not None]
+    running = [c for c in children if c not in ended]
+    if not ended or not running:
+        return []
+    finals = [c.final() for c in ended]
+    if any(f is None or not f.get("over") for f in finals):
+        return []
+    if all(all(c.seat in f.get("dropped", ()) for f in finals if f) for c in running):
+        return running
+    return []
+
+
+def _report(
+    children: list[NodeChild], dropped: list[NodeChild] | None, workdir: Path, rules: Rules
+) -> int:
+    """The scoreboard, or why the demo failed. ``dropped``: the children stopped as members
+    the others dropped (``None``: the game did not finish in time)."""
+    if dropped is None:
         print("FAILED: the game did not finish in time; the nodes were stopped", file=sys.stderr)
         return EXIT_FAILED
+    for c in dropped:
+        print(
+            f"note: {c.name} was voted out of the game (silent past the others' "
+            f"--drop-after) and never heard its end; it was stopped (see {c.out})",
+            file=sys.stderr,
+        )
     failed = False
     finals: list[dict[str, Any]] = []
     for c in children:
         assert c.proc is not None
+        if c in dropped:
+            continue
         final = c.final()
         if c.proc.returncode != 0 or final is None:
             failed = True
@@ -269,7 +317,8 @@ def _report(children: list[NodeChild], finished: bool, workdir: Path, rules: Rul
     totals = {tuple(f["totals"]) for f in finals}
     if len(digests) != 1 or len(totals) != 1:
         print("FAILED: the nodes disagree on the final state:", file=sys.stderr)
-        for c, f in zip(children, finals, strict=True):
+        kept = [c for c in children if c not in dropped]
+        for c, f in zip(kept, finals, strict=True):
             print(f"  {c.name}: digest {f['digest']} totals {f['totals']}", file=sys.stderr)
         return EXIT_FAILED
     final = finals[0]
@@ -282,7 +331,10 @@ def _report(children: list[NodeChild], finished: bool, workdir: Path, rules: Rul
     # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
     who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
     print(f"winner: {who} with {max(team_totals)}")
-    print(f"all {len(children)} nodes agree: digest {final['digest']}")
+    if dropped:
+        print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
+    else:
+        print(f"all {len(children)} nodes agree: digest {final['digest']}")
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)
     nertz = _self_command()
     print(f"signed logs: {logs} (one per player; spec and output alongside)")

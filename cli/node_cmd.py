@@ -193,6 +193,9 @@ def final_summary(peer: Peer) -> dict[str, Any]:
         "rounds": len(game.history),
         "digest": final.digest(),
         "provisional": final.provisional,
+        # The members this node's final fold holds voted out (seats): a member dropped while
+        # it was silent may never hear the game's end (``nertz demo`` says so, not "failed").
+        "dropped": sorted(final.dropped),
     }
 
 

@@ -7,10 +7,14 @@ and the logs on disk.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -91,3 +95,90 @@ def test_demo_rejects_bad_arguments_in_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "unknown strategy" in done.stderr
+
+
+def _node_pid(log: Path) -> int | None:
+    """The pid of the ``nertz node`` process writing ``log`` (read off /proc), if running."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # (gone meanwhile, or not ours to read)
+        if b"node" in argv and str(log).encode() in argv:
+            return int(entry.name)
+    return None
+
+
+def _json_events(path: Path) -> list[dict[str, object]]:
+    out = []
+    for line in path.read_text(errors="replace").splitlines() if path.exists() else []:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # (a line still being written)
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def _until(what: Callable[[], object], why: str, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, f"not seen in {timeout} s: {why}"
+        time.sleep(0.05)
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc (Linux)")
+def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
+    tmp_path: Path,
+) -> None:
+    # P3 is stopped (SIGSTOP) mid-round past the others' --drop-after; they vote it out,
+    # finish the round and go home; P3 continues to an empty table. The demo does not wait
+    # for it until its timeout and call the game failed: it names P3 and reports the others.
+    # (Timers long enough that a loaded machine does not make P1 and P2 drop each other.)
+    work = tmp_path / "demo"
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "cli", "demo", "--players", "3", "--rounds", "1", "--speed",
+         "10", "--seed", "7", "--dir", str(work), "--suspect-after", "1", "--drop-after",
+         "4", "--timeout", "120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        _until(
+            lambda: any(e.get("event") == "lake" for e in _json_events(work / "p3.out")),
+            "P3 playing",
+        )
+        pid = _node_pid(work / "p3.log")
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            _until(
+                lambda: all(_node_pid(work / f"p{n}.log") is None for n in (1, 2)),
+                "P1 and P2 done",
+            )
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        out, err = demo.communicate(timeout=60)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    assert demo.returncode == 0, out + err
+    assert "note: P3 was voted out of the game" in err, err
+    assert re.search(r"^all 2 nodes still in agree: digest [0-9a-f]{64}$", out, re.M), out
+    finals = [e for n in (1, 2) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
+    assert [f["dropped"] for f in finals] == [[2], [2]]
+    assert {f["digest"] for f in finals} == {finals[0]["digest"]}
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", *map(str, sorted(work.glob("p*.log")))],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "Traceback" not in err
