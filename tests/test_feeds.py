@@ -181,9 +181,9 @@ def test_a_clock_lie_is_a_new_proof_once_and_forks_the_feed_there() -> None:
         ),
         game_id=SPEC.game_id,
     )
-    assert membership.clock_lie(0, beat, join0)
-    assert membership.forked_at == {0: 1}
-    assert not membership.clock_lie(0, beat, join0)  # proven already: nothing to relay again
+    assert membership.proof.clock_lie(0, beat, join0)
+    assert membership.proof.forked_at == {0: 1}
+    assert not membership.proof.clock_lie(0, beat, join0)  # proven already: nothing to relay again
     assert membership.fork_vote(0, 1, 1, 0, recovering=False) == 0  # counts nothing past it
     assert membership.fork_vote(0, 1, 1, 0, recovering=False) is None  # voted already
 

@@ -210,7 +210,7 @@ def _state(peer: Peer) -> tuple[object, ...]:
         tuple(finality.held_by),
         tuple(finality.known),
         peer._inbox.beat_clock[1],
-        tuple(peer._membership.watch[1]),
+        tuple(peer._membership.proof.watch[1]),
     )
 
 

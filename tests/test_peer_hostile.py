@@ -1225,7 +1225,7 @@ class FakeDealPeer(Peer):
         super().__init__(identity, spec, now, config)
         self._final = GameState(spec, seat=self.seat, secrets=None)
         self._folds = Folds(self._final, own=self.seat)
-        self._folds.forked_at = self._membership.forked_at
+        self._folds.forked_at = self._membership.proof.forked_at
 
     def _act(self) -> None:
         rs = self._final.round

@@ -213,11 +213,13 @@ class Author:
         if membership.rejoin_requests:
             # Readmit the dropped members whose rejoin requests we hold (Duties.sponsorships).
             for q, request in self.duties.sponsorships(
-                final, membership.rejoin_requests, membership.sponsored, membership.forked_at
+                final, membership.rejoin_requests, membership.sponsored, membership.proof.forked_at
             ):
                 self.sign_vote(q, request, DropReason.REJOIN, now)
         interval = self.config.beat_interval
-        for q, fork_seq in membership.probes_due(now, final.dropped, interval):
+        for q, fork_seq in membership.proof.probes_due(
+            now, final.dropped, interval, membership.voted
+        ):
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).
             self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
@@ -254,7 +256,7 @@ class Author:
         tentative = self.chains.folds.tentative
         members = [q for q in range(len(self.feeds)) if q not in tentative.dropped]
         membership = self.membership
-        cheaters = {q for q, _ in membership.proven} | set(membership.forked_at)
+        cheaters = {q for q, _ in membership.proof.proven} | set(membership.proof.forked_at)
         own_held = len(self.feeds[self.seat])
         inside = recovery.awaiting(
             members,

@@ -108,8 +108,8 @@ class Chains:
         if tentative.kept_forks:
             self._follow(store.follow_kept(tentative, self.seat))
             tentative = folds.tentative
-        if self.membership.forked_at and tentative.votes:
-            forked_at = self.membership.forked_at
+        if self.membership.proof.forked_at and tentative.votes:
+            forked_at = self.membership.proof.forked_at
             self._follow(store.follow_voted(tentative, self.seat, forked_at))
             tentative = folds.tentative
         if tentative.rejoin_ids:
@@ -126,7 +126,7 @@ class Chains:
         """A refused event that is the next of a feed proven here to fork at our head, and
         follows the other version: kept (:meth:`Feeds.going_on_from`), and followed now if we
         may; whether we did."""
-        fork = self.membership.forked_at.get(seat)
+        fork = self.membership.proof.forked_at.get(seat)
         if not self.store.going_on_from(seat, message, body, source, fork):
             return False
         return self.follow_continued(seat)
@@ -136,11 +136,11 @@ class Chains:
         giving up ours, which nothing follows (:meth:`Feeds.going_on_at` says when and why):
         whether we did (the other version and that event are then pending)."""
         store = self.store
-        fork = self.membership.forked_at.get(seat)
+        fork = self.membership.proof.forked_at.get(seat)
         going = store.going_on_at(seat, fork)
         if going is None or fork is None:
             return False
-        wire = self.membership.proofs.get((seat, fork))
+        wire = self.membership.proof.proofs.get((seat, fork))
         if (
             wire is None
             or seat in store.required
@@ -173,7 +173,7 @@ class Chains:
             self._own_known,
             clock,
             floor=floor,
-            forks=self._unheld_forks() if self.membership.forked_at else None,
+            forks=self._unheld_forks() if self.membership.proof.forked_at else None,
         )
 
     def _unheld_forks(self) -> dict[int, int]:
@@ -181,8 +181,8 @@ class Chains:
         feed does not hold that version (:meth:`Finality.bounds`'s ``forks``)."""
         membership = self.membership
         out: dict[int, int] = {}
-        for q, fork in membership.forked_at.items():
-            wire = membership.proofs.get((q, fork))
+        for q, fork in membership.proof.forked_at.items():
+            wire = membership.proof.proofs.get((q, fork))
             if wire is None:
                 continue
             other = self.inbox.decode(wire)
@@ -227,7 +227,7 @@ class Chains:
                 continue
             self.store.uncap(q)
             self.finality.dirty = True
-            if q in membership.forked_at and not self._fork_voted_since(q, at):
+            if q in membership.proof.forked_at and not self._fork_voted_since(q, at):
                 # Back in the game, and proven to have forked while out (its readmission came
                 # before the proof): it is voted out as a cheater now (soak seed 544). (Not
                 # again if we did after the readmission: restored from our log, we read that

@@ -165,7 +165,7 @@ class Delivery:
         lamport = message.lamport
         held = len(self.feeds[seat])
         return self.store.contradicts(seat, lamport, beat) is not None or (
-            self.membership.watch_slot(seat, lamport, beat.head_seq, held) is not None
+            self.membership.proof.watch_slot(seat, lamport, beat.head_seq, held) is not None
         )
 
     def _receive_beat(
@@ -186,7 +186,7 @@ class Delivery:
                 return
             # Even an old beat (a relayed proof arrives that way) may contradict an event
             # still to come: keep it for that check.
-            self.membership.watch_beat(seat, message, beat.head_seq, len(self.feeds[seat]))
+            self.membership.proof.watch_beat(seat, message, beat.head_seq, len(self.feeds[seat]))
         if not self.inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
         if self._heard_from(seat, now, recovery is not None):
@@ -272,12 +272,12 @@ class Delivery:
         (then proof), if any."""
         membership = self.membership
         if (
-            not membership.watch[seat]
+            not membership.proof.watch[seat]
             or message.seq != len(self.feeds[seat]) + 1
-            or seat in membership.forked_at
+            or seat in membership.proof.forked_at
         ):
             return None
-        return membership.watched_lie(seat, message)
+        return membership.proof.watched_lie(seat, message)
 
     def _heard_from(self, seat: int, now: float, recovering: bool) -> bool:
         """``seat`` is heard now: whether our vote against it is withdrawn (to sign now)."""
@@ -298,11 +298,11 @@ class Delivery:
             else:
                 assert type(step) is Ready
                 seat, message, body, source = step.seat, step.message, step.body, step.source
-                if membership.watch[seat] and seat not in membership.proven_seats:
+                if membership.proof.watch[seat] and seat not in membership.proven_seats:
                     # It contradicts a beat of its author kept here: proof, acted on. (Once an
                     # author is proven to cheat and voted out, the drop's cut decides which of
                     # its events count; its timing lies no longer matter.)
-                    lie = membership.watched_lie(seat, message)
+                    lie = membership.proof.watched_lie(seat, message)
                     if lie is not None:
                         yield from self._clock_lie(seat, lie, message, None)
                         self._refuse(step, _LIE.format(message.seq), now)
@@ -326,17 +326,17 @@ class Delivery:
         self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
     ) -> None:
         """After refusing an event for its chain: ask everyone for the other version of a fork
-        it shows, at the next beat (:meth:`Membership.probe_refused`, §9.4)."""
+        it shows, at the next beat (:meth:`Proofs.probe_refused`, §9.4)."""
         membership = self.membership
         clash = (
             None
             if source is Source.LOG
-            else self.store.time_clash(message, frontier, membership.forked_at)
+            else self.store.time_clash(message, frontier, membership.proof.forked_at)
         )
         feed = self.feeds[seat]
         head = feed[-1].id if feed else None
         at = now + self.beat_interval
-        membership.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
+        membership.proof.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
 
     def _chain_problem(
         self, seat: int, message: Message, frontier: tuple[int, ...], source: Source
@@ -345,7 +345,9 @@ class Delivery:
         count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
         if self.folds.too_late(seat, message.seq, message.lamport, self.finality.stable):
             return f"event {message.seq} is timed {message.lamport}, below what is final"
-        return self.store.chain_problem(seat, message, frontier, source, self.membership.forked_at)
+        return self.store.chain_problem(
+            seat, message, frontier, source, self.membership.proof.forked_at
+        )
 
     def deliver(
         self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
@@ -353,7 +355,7 @@ class Delivery:
         """Deliver an event whose turn has come (ours, signed just now, too)."""
         self.feeds[seat].append(message)
         self.finality.dirty = True
-        self.membership.delivered(seat, message.seq)
+        self.membership.proof.delivered(seat, message.seq)
         outbox = self.outbox
         outbox.clock = max(outbox.clock, message.lamport)
         early = self.finality.delivered(seat, message)
@@ -376,7 +378,7 @@ class Delivery:
             assert isinstance(body, Drop)
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self.membership.unproven.setdefault(target, body.fork_seq)
+                self.membership.proof.unproven.setdefault(target, body.fork_seq)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 outbox.effects.append(Record(message.wire, own=True))
@@ -431,9 +433,9 @@ class Delivery:
 
     def answer_want(self, to: PeerId, want: Want) -> None:
         """Send ``to`` what it asks for that we hold, with the proofs that go with it
-        (:meth:`Membership.proofs_for`)."""
+        (:meth:`Proofs.proofs_for`)."""
         sent = self.store.answer(want)
-        for wire in self.membership.proofs_for(want.seat, want.first, want.last, sent):
+        for wire in self.membership.proof.proofs_for(want.seat, want.first, want.last, sent):
             self.outbox.effects.append(Send(wire, to))
         if to == self.peer_ids[want.seat] and want.seat != self.seat:
             # A member asking for its own events recovers (§9.6): it must learn what we hold
@@ -448,7 +450,7 @@ class Delivery:
         self, seat: int, beat: Message, event: Message, now: float | None
     ) -> Iterator[Ask]:
         """A beat and a later event of one author that contradict each other's clocks."""
-        if self.membership.clock_lie(seat, beat, event):
+        if self.membership.proof.clock_lie(seat, beat, event):
             self.chains.cap(seat, event.seq - 1)
             yield self._prove(seat, event.seq, beat.wire, event.wire, now)
 
@@ -470,10 +472,10 @@ class Delivery:
         if source is Source.LOG:
             # Both versions from our own log: we followed one, then switched to the one a
             # drop kept. What we did about it is in our log (our votes), not to be redone.
-            membership.proven_fork(seat, first.seq)
-            membership.proofs.setdefault((seat, first.seq), other.wire)
+            membership.proof.proven_fork(seat, first.seq)
+            membership.proof.proofs.setdefault((seat, first.seq), other.wire)
             self.chains.cap(seat, first.seq - 1)
-        elif membership.equivocation(seat, ours, other):
+        elif membership.proof.equivocation(seat, ours, other):
             self.chains.cap(seat, first.seq - 1)
             yield self._prove(seat, first.seq, first.wire, second.wire, now)
 
@@ -503,8 +505,8 @@ class Delivery:
                 continue
             fork = fork_vote_of(message, self.peer_ids[self.seat], len(feeds))
             if fork is not None:
-                self.membership.proven_fork(*fork)
-                chains.cap(fork[0], self.membership.forked_at[fork[0]] - 1)
+                self.membership.proof.proven_fork(*fork)
+                chains.cap(fork[0], self.membership.proof.forked_at[fork[0]] - 1)
         for data in records:
             held = [len(feed) for feed in feeds]
             yield from self.receive(data, now, Source.LOG, None)

@@ -68,16 +68,9 @@ class Membership:
         self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
         self.stall_scan_at = now
         self.proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
-        #: the proofs of cheating we hold and the forks we probe; its containers are read
-        #: here under their own names (the same objects: never rebound)
-        self.proof = proof = Proofs(seat, n, timers.max_watch)
-        self.watch = proof.watch
-        self.proven = proof.proven
-        self.forked_at = proof.forked_at
-        self.probe_at = proof.probe_at
-        self.unproven = proof.unproven
-        self.proofs = proof.proofs
-        self.lie_proofs = proof.lie_proofs
+        #: the proofs of cheating we hold and the forks we probe (the receive path and the
+        #: author call it directly: ``membership.proof``)
+        self.proof = Proofs(seat, n, timers.max_watch)
         self.rejoin_requests: dict[int, int] = {}  # seat -> seq of its latest rejoin request
         self.sponsored: set[tuple[int, int]] = set()  # (seat, request seq) we readmitted
         self.readmissions: set[tuple[int, int]] = set()  # (seat, time) final here, handled
@@ -92,50 +85,6 @@ class Membership:
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
-
-    # -- proofs and probes (Proofs'; the names the receive path and the author call) --------
-    def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
-        self.proof.watch_beat(seat, message, head, held)
-
-    def watch_slot(self, seat: int, lamport: int, head: int, held: int) -> tuple[int, int] | None:
-        return self.proof.watch_slot(seat, lamport, head, held)
-
-    def watched_lie(self, seat: int, message: Message) -> Message | None:
-        return self.proof.watched_lie(seat, message)
-
-    def delivered(self, seat: int, seq: int) -> None:
-        self.proof.delivered(seat, seq)
-
-    def proven_fork(self, seat: int, seq: int) -> None:
-        self.proof.proven_fork(seat, seq)
-
-    def clock_lie(self, seat: int, beat: Message, event: Message) -> bool:
-        return self.proof.clock_lie(seat, beat, event)
-
-    def equivocation(self, seat: int, first: Message, second: Message) -> bool:
-        return self.proof.equivocation(seat, first, second)
-
-    def proofs_for(
-        self, seat: int, first: int, last: int, sent: Sequence[Message]
-    ) -> Iterator[bytes]:
-        return self.proof.proofs_for(seat, first, last, sent)
-
-    def probes_due(
-        self, now: float, dropped: dict[int, int], interval: float
-    ) -> list[tuple[int, int]]:
-        return self.proof.probes_due(now, dropped, interval, self.voted)
-
-    def probe_refused(
-        self,
-        seat: int,
-        message: Message,
-        clash: tuple[int, int] | None,
-        *,
-        held: int,
-        head: bytes | None,
-        at: float,
-    ) -> None:
-        self.proof.probe_refused(seat, message, clash, held=held, head=head, at=at)
 
     def frontier(
         self, feeds: Sequence[Sequence[object]], dropped: dict[int, int]
@@ -473,5 +422,5 @@ class Membership:
         self.readmissions.add((seat, at))
         self.voted.pop(seat, None)
         self.proven_seats.discard(seat)
-        self.unproven.pop(seat, None)
+        self.proof.unproven.pop(seat, None)
         return True

@@ -248,7 +248,7 @@ class Peer:
         self._membership = Membership(self.seat, n, now, timers)
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
         folds = Folds(self._final, own=self.seat)
-        folds.forked_at = self._membership.forked_at  # (one dict, filled by membership)
+        folds.forked_at = self._membership.proof.forked_at  # (one dict, filled by membership)
         self._duties = Duties(
             self.seat,
             self.spec,
@@ -597,7 +597,7 @@ class Peer:
         chains = self._chains
         if chains.advance(self.recovering):
             for q in chains.readmitted():
-                self._author.vote_fork(q, self._membership.forked_at[q], None)
+                self._author.vote_fork(q, self._membership.proof.forked_at[q], None)
             self._act()
 
     # -- signing (what and when: :class:`Author`) ---------------------------------------------
