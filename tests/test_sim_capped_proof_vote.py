@@ -66,9 +66,12 @@ def test_scan_seed_8067_a_proof_vote_past_a_withheld_votes_count_still_drops_the
     Where to look: whether a withheld vote should cap at all (its target is heard, and the
     frozen announcements a cap stands for are about silence), or whether a proof vote (reason
     *equivocation*, with the two signed versions) should be exempt from caps, as a member's
-    own proofs are (``with_forks(..., own=...)``); and why seat 1 does not withdraw its
-    withheld vote once the phase it waited for is no longer the final one (seat 0's ``ready``
-    is final everywhere)."""
+    own proofs are (``with_forks(..., own=...)``); and why seat 1 votes at all: seat 0's
+    ``ready`` is final everywhere; the vote is the stall scan's (``Membership.stalls``, in
+    ``Author.liveness``, at 43.08 s, with its vote on seat 3; seat 2 follows on seat 0 at
+    43.33 s): a member that keeps talking while finality waits for it. Such a vote is in
+    ``proven_seats`` and is not withdrawn when heard, while what finality waits for is the
+    cheater's chain past its fork, which seat 0 holds in the version seat 1 holds too."""
     result = run(_config(8067))
     assert result.spec.seats == 4
     assert result.violations == []
