@@ -117,6 +117,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
+from p2p_nertz.protocol.folds import cut_made
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -353,7 +354,7 @@ def _cut_unheld(
                 if after is None or trial.stopped:
                     break
                 known = after
-            if trial.fold.decided.dropped.get(seat) == cut:
+            if cut_made(trial.fold.decided, seat, cut):
                 imposed, run = cuts, trial
                 break
         else:

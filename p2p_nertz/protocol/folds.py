@@ -31,7 +31,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds", "Unheld"]
+__all__ = ["Folds", "Unheld", "cut_made"]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
@@ -159,7 +159,7 @@ class Folds:
             for seat, cut in self.unheld.cuts(t, self.final, imposed, uncapped):
                 cuts = {**imposed, seat: cut}
                 trial = self._fold(cuts, {}, {}, imposed=cuts)
-                if trial.dropped.get(seat) == cut:
+                if cut_made(trial, seat, cut):
                     imposed[seat] = cut
                     t = trial
                     break
@@ -307,6 +307,21 @@ def skips(event: Event, cuts: dict[int, int], gaps: Gaps) -> bool:
     if cut is not None and cut < event.seq < after_gap(seat_gaps, cut):
         return True
     return any(lo < event.seq < hi for lo, hi in seat_gaps or ())
+
+
+def cut_made(fold: GameState, seat: int, cut: int) -> bool:
+    """Whether ``fold`` dropped ``seat`` at ``cut``: it is out there, or it was and has been
+    readmitted since (a gap from ``cut``, §9.8), whether or not dropped again later.
+
+    The test of a cut :class:`Unheld` offers (:meth:`Folds._cut_unheld`, and the audit's
+    passes): a member cut there and back in the game by the same events was cut there all
+    the same. A peer decides the cut while the member is gone, and its final fold makes it;
+    a fold of every event at once (the audit, a peer restored from its log) meets the
+    readmission too, and taking it for "not dropped there" kept the cut from it: the votes
+    past the cut then counted, dropped another member, and refused the rejoin request as a
+    second ``join`` (soak seed 8227).
+    """
+    return fold.dropped.get(seat) == cut or any(lo == cut for lo, _ in fold.gaps.get(seat, ()))
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
