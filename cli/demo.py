@@ -272,10 +272,10 @@ def _dropped_stragglers(children: list[NodeChild]) -> list[NodeChild]:
     running = [c for c in children if c not in ended]
     if not ended or not running:
         return []
-    finals = [c.final() for c in ended]
-    if any(f is None or not f.get("over") for f in finals):
+    over = [f for f in map(NodeChild.final, ended) if f is not None and f.get("over")]
+    if len(over) < len(ended):
         return []
-    if all(all(c.seat in f.get("dropped", ()) for f in finals if f) for c in running):
+    if all(c.seat in f.get("dropped", ()) for f in over for c in running):
         return running
     return []
 
