@@ -114,6 +114,7 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import Feeds, Source
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.gone import GONE_AFTER_DROPS, Listening, TableGone, table_gone
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import AbandonAnswer
@@ -138,6 +139,7 @@ __all__ = [
     "Reserve",
     "Send",
     "Suspected",
+    "TableGone",
 ]
 
 
@@ -176,6 +178,14 @@ class PeerConfig:
     clock_reserve: int = 1000
     phase_timeout: float = 60.0
     rejoin: bool = True
+
+    @property
+    def gone_after(self) -> float:
+        """How long every other member still in may be silent, while we listen, before the
+        table counts as gone (:meth:`Peer.table_gone`): three times ``drop_after``, the wait
+        the reference node gives a member gone to come back before it stops on a
+        provisional result (docs/protocol.md §9.3, §9.9)."""
+        return GONE_AFTER_DROPS * self.drop_after
 
 
 class Peer:
@@ -246,6 +256,7 @@ class Peer:
             config.suspect_after, config.drop_after, config.phase_timeout, config.max_pending
         )
         self._membership = Membership(self.seat, n, now, timers)
+        self._listening = Listening(now, config.suspect_after)
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
         folds = Folds(self._final, own=self.seat)
         folds.forked_at = self._membership.proof.forked_at  # (one dict, filled by membership)
@@ -378,6 +389,27 @@ class Peer:
         (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
+
+    def table_gone(self, now: float) -> TableGone | None:
+        """Whether the table is gone: every other member still in has been silent, while we
+        listened, for ``gone_after`` (``drop_after`` once the game's end is on our table),
+        in a game not over here (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9). The
+        runtime then stops waiting, saying why; nothing is signed. ``None`` while recovering
+        or after we left (those end by their own rules) and while an abandon is on offer."""
+        if self.recovering or self._author.left:
+            return None
+        return table_gone(
+            self._final,
+            self.tentative,
+            self._membership.heard,
+            self._listening,
+            now,
+            seat=self.seat,
+            drop_after=self.config.drop_after,
+            gone_after=self.config.gone_after,
+            names=self.player.names,
+            abandon=lambda: self.abandon_answer(now),
+        )
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
@@ -620,6 +652,7 @@ class Peer:
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
+        self._listening.saw(now)
         self._advance_final()
         while self._store.redrain:
             self._drain(now)

@@ -50,6 +50,7 @@ from p2p_nertz.protocol.peer import (
     Rejected,
     Reserve,
     Send,
+    TableGone,
 )
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
@@ -380,6 +381,10 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: When a peer's runtime would stop waiting, the table gone (:meth:`Peer.table_gone`,
+    #: docs/protocol.md §9.9): (time, seat, answer), the first time each process of a seat
+    #: meets it. The simulator notes it and lets the peer run on (a partition may heal).
+    gone: list[tuple[float, int, TableGone]] = field(default_factory=list)
     #: The audit of every log that the invariant checks ran (:func:`run`), for tests and tools.
     audit: AuditReport | None = field(default=None, compare=False, repr=False)
     #: The codec memo the run's peers shared: whoever reads the logs afterwards in the same
@@ -451,6 +456,7 @@ class Simulation:
         )
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
         self.result.notes = self.notes
+        self.gone_noted = [False] * n  # this process of the seat met the table gone already
 
     # kinds of happenings
     MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE = range(8)
@@ -611,6 +617,11 @@ class Simulation:
             ):
                 self.tick_at[seat] = None
                 self._apply(seat, peer.tick(now), now)
+                if not self.gone_noted[seat]:
+                    gone = peer.table_gone(now)
+                    if gone is not None:
+                        self.gone_noted[seat] = True
+                        self.result.gone.append((now, seat, gone))
         elif kind == self.BOT:
             if peer is not None:
                 self._bot(seat, peer, now, crash_plan)
@@ -669,6 +680,7 @@ class Simulation:
         self.peers[seat] = restored
         self._cheat(seat, restored)
         self.generation[seat] += 1
+        self.gone_noted[seat] = False
         self._apply(seat, effects, now)
 
     def _bot(

@@ -1,0 +1,170 @@
+"""When the table is gone: a member that hears nobody still in the game stops waiting
+(docs/protocol.md §9.9).
+
+Theory of operation
+-------------------
+A member asleep (``SIGSTOP``, a laptop lid) past the others' ``drop_after`` is voted out; the
+others finish the game and go home. When it wakes nobody is left: nothing it can send will
+ever be answered, and without a rule it waits for ever. The others' silence is all it can see:
+a member still in that hears us answers every message with its beats (§7.2), so silence also
+says that we cannot be heard. Silence alone does not tell an empty table from a partition
+with us alone on our side, so the answer is never an event: the member signs nothing, ends
+nothing for the others, and only **stops waiting**, saying why. Its log is as it was, a valid
+log; run again on it (``nertz resume``), it takes the game up where it stopped (and rejoins,
+§9.8, if the others are still playing).
+
+:func:`table_gone` is the rule, the one answer the node, the table and the simulator read
+(:meth:`Peer.table_gone <p2p_nertz.protocol.peer.Peer.table_gone>`): the game is not over in
+our final fold, and every other member still in by our tentative fold (we may be out) has been
+silent for the bound while we listened. The bound is ``gone_after``, three times
+``drop_after``: the wait the reference node already gives a member gone to come back before
+it stops on a provisional result (§9.3), longer than any silence after which a vote or an
+abandon acts (so an abandon, which ends a game of two properly, always comes first), and than
+any partition the protocol heals without a drop. Where every event of the game is here (the
+tentative fold is over) only the others' acks are missing, and ``drop_after`` of silence is
+enough, as the node already judged before this rule.
+
+*While we listened*: silence is counted from when we were last heard from a member, or from
+when we began to run without a break (:class:`Listening`), whichever is later. A process
+stopped for a minute has heard nobody for a minute when it wakes, before it reads what waited
+in its sockets; a gap in its own inputs (the runtime calls the peer at least every
+``beat_interval``) longer than ``suspect_after`` starts the count again.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.state import GameState, Phase
+
+__all__ = ["GONE_AFTER_DROPS", "GoneReason", "Listening", "TableGone", "table_gone"]
+
+GONE_AFTER_DROPS = 3
+"""``gone_after`` in units of ``drop_after`` (:attr:`PeerConfig.gone_after
+<p2p_nertz.protocol.peer.PeerConfig.gone_after>`)."""
+
+
+class GoneReason(enum.Enum):
+    """Why the table is gone for us (:class:`TableGone`)."""
+
+    #: We are out by our own fold (voted out while away), and no member still in answers,
+    #: our rejoin request included: the game went on without us.
+    DROPPED = "dropped"
+    #: We are still in, and no other member still in has been heard: they left, or we cannot
+    #: reach them.
+    SILENT = "silent"
+
+
+@dataclass(frozen=True, slots=True)
+class TableGone:
+    """The table is gone: the member stops waiting (:func:`table_gone`).
+
+    Attributes:
+        reason: why, as a code.
+        silent: seconds we have listened and heard none of the members still in.
+        bound: the silence the rule waited for (``gone_after``, or ``drop_after`` once the
+            game's end is on our table).
+        seats: the other members still in by our fold, whom we waited for (from 0).
+        ended: every event of the game is here (our tentative fold is over): only the
+            others' acks are missing.
+        why: the answer in words, for a person (names and seats as the table shows them).
+    """
+
+    reason: GoneReason
+    silent: float
+    bound: float
+    seats: tuple[int, ...]
+    ended: bool
+    why: str
+
+
+class Listening:
+    """Since when the peer has been running without a break: the start of the silence a
+    :func:`table_gone` counts (module docstring).
+
+    Args:
+        now: the time the peer starts (or is restored).
+        gap: the longest pause between two inputs that is not a break (``suspect_after``).
+    """
+
+    __slots__ = ("gap", "last", "since")
+
+    def __init__(self, now: float, gap: float) -> None:
+        self.gap = gap
+        self.since = now
+        self.last = now
+
+    def saw(self, now: float) -> None:
+        """An input at ``now`` (a message, a tick, a move): after a break, we listen anew."""
+        if now - self.last > self.gap:
+            self.since = now
+        self.last = max(self.last, now)
+
+
+def table_gone(
+    final: GameState,
+    tentative: GameState,
+    heard: Sequence[float],
+    listening: Listening,
+    now: float,
+    *,
+    seat: int,
+    drop_after: float,
+    gone_after: float,
+    names: Sequence[str],
+    abandon: Callable[[], AbandonAnswer],
+) -> TableGone | None:
+    """Whether the table is gone for ``seat`` at ``now`` (module docstring); ``None``: not.
+
+    ``heard`` is when each member was last heard (:attr:`Membership.heard`), ``abandon`` the
+    core's abandon answer (asked only once the silence is long enough: an abandon on offer
+    ends a game of two properly, so the table is not gone then). The caller leaves out a
+    member recovering its own feed (§9.6 has its own end, ``recovery_hopeless``) or gone
+    already.
+
+    >>> from p2p_nertz.protocol.identity import Identity
+    >>> from p2p_nertz.protocol.spec import GameSpec
+    >>> from p2p_nertz.rules import Rules
+    >>> keys = [Identity.generate(bytes([i + 1]) * 32).peer_id for i in range(3)]
+    >>> spec = GameSpec.create(list(zip(keys, "ABC")), Rules(target=None, rounds=1), b"doc")
+    >>> state = GameState(spec)
+    >>> ears = Listening(0.0, gap=5.0)
+    >>> ask = dict(seat=0, drop_after=30.0, gone_after=90.0, names="ABC",
+    ...            abandon=lambda: AbandonAnswer("no"))
+    >>> table_gone(state, state, [0.0, 0.0, 10.0], ears, 99.0, **ask) is None  # C heard at 10
+    True
+    >>> table_gone(state, state, [0.0, 0.0, 10.0], ears, 100.0, **ask).reason.value
+    'silent'
+    """
+    if final.phase is Phase.OVER or now - listening.since < drop_after:
+        return None
+    dropped = tentative.dropped
+    others = tuple(q for q in range(len(heard)) if q != seat and q not in dropped)
+    last = max([listening.since, *(heard[q] for q in others)])
+    silent = now - last
+    ended = tentative.phase is Phase.OVER
+    bound = drop_after if ended else gone_after
+    if silent < bound:
+        return None
+    if not ended and abandon().why is None:
+        return None  # an abandon ends the game (§9.3): the table offers it, a bot signs it
+    reason = GoneReason.DROPPED if seat in dropped else GoneReason.SILENT
+    why = _why(reason, ended, silent, others, names)
+    return TableGone(reason, silent, bound, others, ended, why)
+
+
+def _why(
+    reason: GoneReason, ended: bool, silent: float, others: Sequence[int], names: Sequence[str]
+) -> str:
+    """The answer for a person (names and seats as the table shows them)."""
+    quiet = f"nobody still in the game has been heard for {silent:.0f} s"
+    if reason is GoneReason.DROPPED:
+        went = "and ended" if ended else "on"
+        return f"you were voted out while away; the game went {went} without you ({quiet})"
+    who = " and ".join(f"{names[q]} (seat {q})" for q in others) or "the others"
+    if ended:
+        return f"the game is over on the table; {who} left before it was final here ({quiet})"
+    return f"the others have left: {who} cannot be reached ({quiet})"

@@ -1,0 +1,180 @@
+"""The table gone (docs/protocol.md §9.9): a member that hears nobody still in the game for
+``gone_after`` while it listens stops waiting, saying why, and signs nothing for it.
+
+Pure tests on a fake clock: the in-memory network of cores (:class:`PeerNetwork`) and the
+simulator's partitions. The real processes are in ``tests/test_cli_gone.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from peer_helpers import PeerNetwork
+
+from p2p_nertz.protocol.gone import GoneReason, Listening
+from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import Faults, Partition, SimConfig, Simulation
+from p2p_nertz.sim.invariants import check
+
+QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
+BEAT = QUICK.beat_interval
+
+
+def _in_play(net: PeerNetwork) -> bool:
+    return all(p.final.phase is Phase.PLAY for p in net.peers) and net.now > 2.0
+
+
+def _ticks(peer: Peer, start: float, end: float) -> float | None:
+    """Tick ``peer`` every beat interval from ``start`` until ``end``, as a runtime does (its
+    effects go nowhere: nobody is left); the first time it finds the table gone, if any."""
+    now = start
+    while now < end:
+        peer.tick(now)
+        if peer.table_gone(now) is not None:
+            return now
+        now += BEAT
+    return None
+
+
+def _woken(seed: int) -> tuple[PeerNetwork, Peer, float]:
+    """A game of three where seat 2 falls asleep in play (its process runs nothing) while the
+    others vote it out and finish the round. Returns the network, the sleeper as it was when
+    it fell asleep, and when the others were done."""
+    net = PeerNetwork(3, seed=seed, rules=Rules(target=None, rounds=1), config=QUICK)
+    net.run(_in_play)
+    inputs = len(net.inputs[2])
+    net.silence(2)
+    net.run_until_over()
+    assert all(2 in p.final.dropped for p in net.peers[:2])
+    return net, net.clone(2, inputs), net.now
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+@pytest.mark.parametrize("all_of_it", [False, True])
+def test_table_gone_a_member_woken_after_its_drop_stops_waiting(seed: int, all_of_it: bool) -> None:
+    net, sleeper, done = _woken(seed)
+    wake = done + 20.0  # the others have gone home meanwhile
+    # Asleep, it heard nobody for all that time; the silence it counts starts at the wake.
+    assert sleeper.silent_for(wake) > QUICK.gone_after
+    # What waited in its sockets arrives as it wakes: the whole game, or (its sockets full)
+    # only the start, up to the votes that put it out.
+    for wire in net.event_wires():
+        sleeper.feed(wire, wake)
+        if not all_of_it and 2 in sleeper.tentative.dropped:
+            break
+    assert sleeper.table_gone(wake) is None
+    assert 2 in sleeper.tentative.dropped  # it learnt the drop, asks to rejoin: nobody answers
+    ended = sleeper.tentative.phase is Phase.OVER
+    assert ended is all_of_it
+    bound = QUICK.drop_after if ended else QUICK.gone_after  # only the acks are missing
+    gone_at = _ticks(sleeper, wake, wake + 2 * QUICK.gone_after)
+    assert gone_at is not None
+    assert bound <= gone_at - wake < bound + 2 * BEAT
+    gone = sleeper.table_gone(gone_at)
+    assert gone is not None
+    assert gone.reason is GoneReason.DROPPED
+    assert gone.seats == (0, 1) and gone.bound == bound and gone.ended is ended
+    went = "and ended" if ended else "on"
+    assert gone.why.startswith(f"you were voted out while away; the game went {went} without you")
+    assert sleeper.final.phase is not Phase.OVER  # (nothing it signed ends anything)
+
+
+def test_table_gone_a_member_cut_off_alone_counts_its_silence_while_it_listens() -> None:
+    # Seat 2 runs on, cut off alone (the others vote it out and finish): it finds the table
+    # gone gone_after after it last heard them, with the reason "silent" (it never learnt its
+    # drop), and signs nothing for it.
+    net = PeerNetwork(3, seed=3, rules=Rules(target=None, rounds=1), config=QUICK)
+    net.run(_in_play)
+    net.silence(2)
+    cut = net.now
+    lonely = net.peers[2]
+    heard = max(lonely.silent_for(cut), 0.0)
+    net.run(lambda n: lonely.table_gone(n.now) is not None, within=60.0)
+    gone = lonely.table_gone(net.now)
+    assert gone is not None and gone.reason is GoneReason.SILENT
+    assert net.now - cut + heard == pytest.approx(QUICK.gone_after, abs=2 * BEAT)
+    names = [m.name for m in net.spec.members]
+    who = f"{names[0]} (seat 0) and {names[1]} (seat 1) cannot be reached"
+    assert gone.why.startswith(f"the others have left: {who} (nobody still in the game"), gone.why
+    signed = len(lonely.events(2))
+    lonely.tick(net.now + BEAT)
+    assert len(lonely.events(2)) == signed  # the answer signs nothing
+
+
+def test_table_gone_not_while_an_abandon_is_on_offer() -> None:
+    # Two players, one gone: the abandon ends the game (§9.3); the table is not "gone" while
+    # it is on offer, however long the silence.
+    net = PeerNetwork(2, seed=4, rules=Rules(target=None, rounds=3), config=QUICK)
+    net.run(_in_play)
+    net.silence(1)
+    peer = net.peers[0]
+    start = net.now
+    end = start + 2 * QUICK.gone_after
+    net.run(lambda n: n.now >= end, within=60.0)
+    assert peer.why_not_abandon(net.now) is None
+    assert peer.table_gone(net.now) is None
+    net.deliver(0, b"")  # (an input, so that the abandon below is timed now)
+    peer.abandon(net.now)
+    assert peer.final.phase is Phase.OVER
+    assert peer.table_gone(net.now + QUICK.gone_after) is None  # over: nothing to wait for
+
+
+def test_table_gone_listening_starts_again_after_a_break() -> None:
+    ears = Listening(0.0, gap=1.0)
+    for now in (0.25, 0.5, 1.4):
+        ears.saw(now)
+    assert ears.since == 0.0  # pauses up to the gap are no break
+    ears.saw(30.0)  # asleep from 1.4 to 30
+    assert ears.since == 30.0
+    ears.saw(29.0)  # (an input timed earlier changes nothing)
+    assert (ears.since, ears.last) == (30.0, 30.0)
+
+
+# -- the simulator: partitions ---------------------------------------------------------------
+
+
+def _partitioned(seed: int, length: float) -> Simulation:
+    """A game of three where seat 0 is alone on its side of a partition of ``length`` s."""
+    sides = (frozenset({0}), frozenset({1, 2}))
+    faults = Faults(partitions=(Partition(4.0, 4.0 + length, sides),))
+    config = SimConfig(
+        players=3,
+        seed=seed,
+        faults=faults,
+        peer=QUICK,
+        rules=Rules(target=None, rounds=2),
+        max_time=400.0,
+    )
+    return Simulation(config)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("length", [QUICK.drop_after / 2, QUICK.drop_after + 1.0, 7.0])
+def test_table_gone_not_on_the_minority_side_of_a_partition_shorter_than_gone_after(
+    seed: int, length: float
+) -> None:
+    assert length < QUICK.gone_after
+    sim = _partitioned(seed, length)
+    result = sim.run()
+    result.violations = check(result)
+    assert result.finished and not result.violations
+    assert result.gone == []  # it waited, and heard the others again when it healed
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_table_gone_on_the_minority_side_of_a_longer_partition_and_the_others_go_on(
+    seed: int,
+) -> None:
+    length = QUICK.gone_after + 5.0
+    sim = _partitioned(seed, length)
+    result = sim.run()
+    result.violations = check(result)
+    assert not result.violations
+    assert [(seat, gone.reason) for _, seat, gone in result.gone] == [(0, GoneReason.SILENT)]
+    at = result.gone[0][0]
+    assert 4.0 + QUICK.gone_after <= at < 4.0 + length  # during the partition, not after it
+    # The majority went on without it (the simulator lets the lone member run on: it only
+    # notes when its runtime would have stopped).
+    for peer in result.peers[1:]:
+        assert peer is not None and peer.final.phase is Phase.OVER
