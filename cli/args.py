@@ -225,6 +225,12 @@ def players_from(args: argparse.Namespace, strategies_text: str | None = None) -
 EXIT_FAILED = 1
 """Exit status of a node whose game did not finish (a runtime failure, or it left)."""
 
+EXIT_GONE = 3
+"""Exit status of a node that stopped waiting because the table is gone: nobody still in the
+game was heard for ``3 × --drop-after`` (docs/protocol.md §9.9; a member voted out while
+away, woken after the others went home). It signed nothing for it: run it again on its log
+(``nertz resume``) to take the game up if the others are still playing."""
+
 
 _EVERY_INTERFACE = ("*", "0.0.0.0")
 

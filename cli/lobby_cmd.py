@@ -55,7 +55,7 @@ from cli.keyfile import (
     load_key,
     save_key,
 )
-from cli.node_cmd import final_summary, run_node
+from cli.node_cmd import final_summary, run_node, say_gone
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -73,7 +73,7 @@ from p2p_nertz.lobby.state import (
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected, TableGone
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
@@ -138,11 +138,13 @@ def _seats_of(view: TableView) -> list[dict[str, Any]]:
 # -- the game, once started --------------------------------------------------------------------
 
 
-def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> int:
+def _finish(
+    out: _Out, command: str, peer: Peer | None, signum: int | None, gone: TableGone | None = None
+) -> int:
     if peer is None:
         print(f"nertz {command}: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = final_summary(peer)
+    summary = final_summary(peer, gone)
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
     winners = ", ".join(names[w] for w in summary["winners"]) or "none"
@@ -156,6 +158,8 @@ def _finish(out: _Out, command: str, peer: Peer | None, signum: int | None) -> i
     if signum is not None:
         print(f"nertz {command}: left the game on signal {signum}", file=sys.stderr)
         return 128 + signum
+    if gone is not None:
+        return say_gone(command, gone)
     if not summary["over"]:
         print(f"nertz {command}: the game did not finish", file=sys.stderr)
         return EXIT_FAILED
@@ -271,7 +275,7 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
         if not over:
             print(f"nertz {command}: you left the game", file=sys.stderr)
             return 0
-    return _finish(out, command, outcome.peer, outcome.signal)
+    return _finish(out, command, outcome.peer, outcome.signal, outcome.gone)
 
 
 async def _play(
@@ -279,7 +283,8 @@ async def _play(
 ) -> tuple[Peer | None, int | None] | Outcome:
     """The bot plays (the node runs by itself), or the person at the terminal table."""
     if args.bot is not None:
-        return await run_node(node, endpoints)
+        peer, signum = await run_node(node, endpoints)
+        return Outcome(peer, signal=signum, gone=node.gone)
     return await _play_human(node, endpoints)
 
 

@@ -26,6 +26,7 @@ import trio
 
 from cli.args import (
     EXIT_FAILED,
+    EXIT_GONE,
     add_liveness_arguments,
     add_watcher_argument,
     bind_endpoint,
@@ -38,7 +39,7 @@ from cli.keyfile import load_identity  # (re-exported: the one reader of key fil
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
@@ -46,12 +47,14 @@ from p2p_nertz.runtime.node import PeerNode
 
 __all__ = [
     "EXIT_FAILED",
+    "EXIT_GONE",
     "add_parser",
     "bind_endpoint",
     "connect_endpoint",
     "load_identity",
     "load_spec",
     "parse_peers",
+    "say_gone",
     "say_if_every_interface",
 ]
 
@@ -179,7 +182,9 @@ def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, s
     return endpoints
 
 
-def final_summary(peer: Peer) -> dict[str, Any]:
+def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
+    """The node's last JSON line; ``gone``: why it stopped waiting, if the table is gone
+    (:attr:`PeerNode.gone`)."""
     final = peer.final
     game = final.game
     result = game.result
@@ -196,7 +201,22 @@ def final_summary(peer: Peer) -> dict[str, Any]:
         # The members this node's final fold holds voted out (seats): a member dropped while
         # it was silent may never hear the game's end (``nertz demo`` says so, not "failed").
         "dropped": sorted(final.dropped),
+        # Why the node stopped waiting, if nobody still in the game was heard (§9.9): a code
+        # ("dropped": voted out while away; "silent": the others left) and the words.
+        "gone": None if gone is None else gone.reason.value,
+        "why": None if gone is None else gone.why,
     }
+
+
+def say_gone(command: str, gone: TableGone) -> int:
+    """The line a node that stopped waiting at an empty table ends with (stderr), and its
+    exit status (:data:`EXIT_GONE`)."""
+    print(
+        f"nertz {command}: {gone.why}. Stopped waiting; nothing was signed for it (the log "
+        "is whole: resuming on it later takes the game up again).",
+        file=sys.stderr,
+    )
+    return EXIT_GONE
 
 
 def _node_printer(args: argparse.Namespace) -> Callable[[Effect], None]:
@@ -308,11 +328,13 @@ def _cmd_node(args: argparse.Namespace) -> int:
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
-    summary = final_summary(peer)
+    summary = final_summary(peer, node.gone)
     _print_summary(args, spec, summary)
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
         return 128 + signum
+    if node.gone is not None:
+        return say_gone("node", node.gone)
     if not summary["over"]:
         print("nertz node: the game did not finish", file=sys.stderr)
         return EXIT_FAILED

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, expected_errors
+from cli.args import EXIT_FAILED, EXIT_GONE, expected_errors
 from cli.terminal import Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.peer import Peer, PeerConfig, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
@@ -44,12 +44,14 @@ class Outcome:
         peer: the peer (``None`` if the node never started).
         left: the player left the game (a key, or a signal).
         signal: the signal that ended it, if one did.
+        gone: why the node stopped waiting, if the table is gone (:attr:`PeerNode.gone`).
     """
 
     peer: Peer | None = None
     left: bool = False
     signal: int | None = None
     errors: list[BaseException] = field(default_factory=list)
+    gone: TableGone | None = None
 
 
 async def run_table(
@@ -93,7 +95,7 @@ async def run_table(
         nursery.start_soon(runner.screen)
         if signals:
             nursery.start_soon(runner.watch_signals, terminal)
-    outcome = Outcome(runner.peer, table.left, table.signal)
+    outcome = Outcome(runner.peer, table.left, table.signal, gone=node.gone)
     if outcome.peer is None:
         with contextlib.suppress(RuntimeError):
             outcome.peer = node.peer
@@ -205,4 +207,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     if outcome.left:
         print("nertz play: you left the game", file=sys.stderr)
         return 0
+    if outcome.gone is not None:
+        print(f"nertz play: {outcome.gone.why}; the table stopped waiting", file=sys.stderr)
+        return EXIT_GONE
     return 0 if final.phase is Phase.OVER else EXIT_FAILED

@@ -16,6 +16,8 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, Partition, SimConfig, Simulation
 from p2p_nertz.sim.invariants import check
+from p2p_nertz.ui import TableController, TableView, render
+from p2p_nertz.ui.controller import Quit
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 BEAT = QUICK.beat_interval
@@ -78,6 +80,37 @@ def test_table_gone_a_member_woken_after_its_drop_stops_waiting(seed: int, all_o
     went = "and ended" if ended else "on"
     assert gone.why.startswith(f"you were voted out while away; the game went {went} without you")
     assert sleeper.final.phase is not Phase.OVER  # (nothing it signed ends anything)
+
+
+def test_table_gone_the_table_says_why_and_that_q_quits() -> None:
+    net, sleeper, done = _woken(1)
+    wake = done + 20.0
+    for wire in net.event_wires():
+        sleeper.feed(wire, wake)
+        if 2 in sleeper.tentative.dropped:
+            break
+    gone_at = _ticks(sleeper, wake, wake + 2 * QUICK.gone_after)
+    assert gone_at is not None
+    gone = sleeper.table_gone(gone_at)
+    assert gone is not None
+    front = _Shown()
+    table = TableController(tuple(m.name for m in net.spec.members), 2, front, symbols=False)
+    assert table.node_stopped(gone) == []  # the table stays up to be read
+    table.draw(sleeper, gone_at)
+    view = front.views[-1]
+    assert view.final and view.gone == "you were voted out while away; the game went on without you"
+    assert view.messages[-1] == gone.why
+    text = render(view, width=100).text()
+    assert "q quits: you were voted out while away; the game went on without you" in text
+    assert table.press("q", sleeper, gone_at) == [Quit()]
+
+
+class _Shown:
+    def __init__(self) -> None:
+        self.views: list[TableView] = []
+
+    def show(self, view: TableView) -> None:
+        self.views.append(view)
 
 
 def test_table_gone_a_member_cut_off_alone_counts_its_silence_while_it_listens() -> None:

@@ -15,8 +15,8 @@ log; run again on it (``nertz resume``), it takes the game up where it stopped (
 
 :func:`table_gone` is the rule, the one answer the node, the table and the simulator read
 (:meth:`Peer.table_gone <p2p_nertz.protocol.peer.Peer.table_gone>`): the game is not over in
-our final fold, and every other member still in by our tentative fold (we may be out) has been
-silent for the bound while we listened. The bound is ``gone_after``, three times
+our final fold, and every other member still in by it (we may be out by the held votes) has
+been silent for the bound while we listened. The bound is ``gone_after``, three times
 ``drop_after``: the wait the reference node already gives a member gone to come back before
 it stops on a provisional result (§9.3), longer than any silence after which a vote or an
 abandon acts (so an abandon, which ends a game of two properly, always comes first), and than
@@ -106,7 +106,7 @@ class Listening:
 
 def table_gone(
     final: GameState,
-    tentative: GameState,
+    tentative: Callable[[], GameState],
     heard: Sequence[float],
     listening: Listening,
     now: float,
@@ -119,9 +119,10 @@ def table_gone(
 ) -> TableGone | None:
     """Whether the table is gone for ``seat`` at ``now`` (module docstring); ``None``: not.
 
-    ``heard`` is when each member was last heard (:attr:`Membership.heard`), ``abandon`` the
-    core's abandon answer (asked only once the silence is long enough: an abandon on offer
-    ends a game of two properly, so the table is not gone then). The caller leaves out a
+    ``tentative`` gives the tentative fold (read only once the silence is long: whether the
+    game's end is here, whether we are out); ``heard`` is when each member was last heard
+    (:attr:`Membership.heard`), ``abandon`` the core's abandon answer (asked last: an abandon
+    on offer ends a game of two properly, so the table is not gone then). The caller leaves out a
     member recovering its own feed (§9.6 has its own end, ``recovery_hopeless``) or gone
     already.
 
@@ -134,24 +135,29 @@ def table_gone(
     >>> ears = Listening(0.0, gap=5.0)
     >>> ask = dict(seat=0, drop_after=30.0, gone_after=90.0, names="ABC",
     ...            abandon=lambda: AbandonAnswer("no"))
-    >>> table_gone(state, state, [0.0, 0.0, 10.0], ears, 99.0, **ask) is None  # C heard at 10
+    >>> held = lambda: state
+    >>> table_gone(state, held, [0.0, 0.0, 10.0], ears, 99.0, **ask) is None  # C heard at 10
     True
-    >>> table_gone(state, state, [0.0, 0.0, 10.0], ears, 100.0, **ask).reason.value
+    >>> table_gone(state, held, [0.0, 0.0, 10.0], ears, 100.0, **ask).reason.value
     'silent'
     """
     if final.phase is Phase.OVER or now - listening.since < drop_after:
         return None
-    dropped = tentative.dropped
-    others = tuple(q for q in range(len(heard)) if q != seat and q not in dropped)
+    # Still in by the final fold: a member only the held votes put out, that talks, is not
+    # silence (and the final fold is at hand: the tentative one is read only past this).
+    others = tuple(q for q in range(len(heard)) if q != seat and q not in final.dropped)
     last = max([listening.since, *(heard[q] for q in others)])
     silent = now - last
-    ended = tentative.phase is Phase.OVER
+    if silent < drop_after:
+        return None
+    held = tentative()
+    ended = held.phase is Phase.OVER
     bound = drop_after if ended else gone_after
     if silent < bound:
         return None
     if not ended and abandon().why is None:
         return None  # an abandon ends the game (§9.3): the table offers it, a bot signs it
-    reason = GoneReason.DROPPED if seat in dropped else GoneReason.SILENT
+    reason = GoneReason.DROPPED if seat in held.dropped else GoneReason.SILENT
     why = _why(reason, ended, silent, others, names)
     return TableGone(reason, silent, bound, others, ended, why)
 

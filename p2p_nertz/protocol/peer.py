@@ -400,7 +400,7 @@ class Peer:
             return None
         return table_gone(
             self._final,
-            self.tentative,
+            lambda: self.tentative,
             self._membership.heard,
             self._listening,
             now,

@@ -38,7 +38,9 @@ seconds works.
 
 The node stops by itself (:class:`_Ending`) once the game is over (the final phase is ``OVER``)
 and every member holds all our events (our last event is final: :attr:`Peer.stable` reached
-its Lamport time), or once ``grace`` seconds passed after the game ended without that; it then
+its Lamport time), or once ``grace`` seconds passed after the game ended without that, or once
+the table is gone (:meth:`Peer.table_gone`: nobody still in the game heard, :attr:`PeerNode.gone`
+says why; nothing is signed for it); it then
 keeps answering for ``linger`` seconds (so the others can finish with our acks) and closes every
 socket (``LINGER 0``) and the log. :meth:`PeerNode.leave` is the clean way out mid-game (a
 signed ``leave``, then the same wait for the others to hold it, for :data:`LEAVE_GRACE` at
@@ -74,6 +76,7 @@ from p2p_nertz.protocol.peer import (
     Rejected,
     Send,
     Suspected,
+    TableGone,
 )
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase
@@ -183,6 +186,7 @@ class _Ending:
         self.provisional_wait = provisional_wait
         self.done = trio.Event()
         self.leaving = False
+        self.gone: TableGone | None = None  # why we stopped waiting, if the table is gone
         self._left_at: float | None = None  # when we left (the wait is LEAVE_GRACE at most)
         self._over_at: float | None = None  # when the game ended, or we left
         self._provisional_since: float | None = None  # when it ended on a provisional result
@@ -205,12 +209,19 @@ class _Ending:
                 self._provisional_since = now
             if now - self._provisional_since < self.provisional_wait:
                 return
-        # (Silence first: after anything arrived, reading the tentative fold rebuilds it.)
-        if peer.silent_for(now) >= peer.config.drop_after and peer.tentative.phase is Phase.OVER:
-            # Every event of the game is here and nobody has been heard for the drop timeout
-            # (a restart after everyone else went home): the others' acks, which finality
-            # needs, will not come. Nothing is lost: the log holds the whole game.
-            self.done.set()
+        if not self.leaving:
+            gone = peer.table_gone(now)
+            if gone is not None:
+                # Nobody still in the game is heard (docs/protocol.md §9.9): a member woken
+                # after the others finished without it, or a restart after everyone went home
+                # (then only the acks finality needs are missing). Nothing is signed for it;
+                # the log stays as it was, and a run on it later takes the game up again.
+                log.info("the table is gone: %s", gone.why)
+                self.gone = gone
+                self.done.set()
+                return
+        if peer.final.phase is Phase.OVER and peer.silent_for(now) >= peer.config.drop_after:
+            self.done.set()  # over, and nobody left to hold our last events: nothing to wait for
             return
         if peer.final.phase is not Phase.OVER and not self.leaving:
             return
@@ -336,7 +347,7 @@ class PeerNode:
         # When the timer task wakes by itself: +inf while it waits for input only, -inf while
         # it runs (it reads the next deadline again before it waits).
         self._timer_at = -math.inf
-        self._ending = _Ending(grace, provisional_wait=3 * self._config.drop_after)
+        self._ending = _Ending(grace, provisional_wait=self._config.gone_after)
         self._ran = False
         self._recover = recover
         self._cut_damaged_tail = cut_damaged_tail
@@ -382,6 +393,13 @@ class PeerNode:
         """Whether the game is over (or we left) and every member holds our events (or
         ``grace`` ran out)."""
         return self._ending.done.is_set()
+
+    @property
+    def gone(self) -> TableGone | None:
+        """Why the node stopped waiting, if it stopped because the table is gone (nobody
+        still in the game heard for ``gone_after``: :meth:`Peer.table_gone`); ``None``
+        otherwise."""
+        return self._ending.gone
 
     @property
     def dropped(self) -> int:

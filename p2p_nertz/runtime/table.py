@@ -63,7 +63,7 @@ class TableRunner:
         try:
             self.peer = await self.node.run(endpoints)
         finally:
-            requests = self.table.node_stopped()
+            requests = self.table.node_stopped(self.node.gone)
             self.wake.set()
         await self.carry_out(requests)
 

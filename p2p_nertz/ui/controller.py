@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from p2p_nertz.protocol.peer import Effect, Peer
+from p2p_nertz.protocol.gone import GoneReason
+from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
 from p2p_nertz.ui.keys import (
@@ -103,9 +104,12 @@ class TableController:
     Attributes:
         tracker: the announcements, links and board.
         keys: the keyboard's state.
-        stopped: the node's run has returned (the game is over, or we left).
+        stopped: the node's run has returned (the game is over, or we left, or the table is
+            gone).
         left: the person left the game (a key, or a signal).
         signal: the signal that made it leave, if one did.
+        gone: why the node stopped waiting, if the table is gone (nobody still in the game
+            heard: docs/protocol.md §9.9); the table says so and that ``q`` quits.
     """
 
     def __init__(
@@ -127,6 +131,7 @@ class TableController:
         self.stopped = False
         self.left = False
         self.signal: int | None = None
+        self.gone: TableGone | None = None
         self._released = 1  # the last round whose ready the node may sign
         self._countdown_end: float | None = None  # while a board is up: when the next starts
         self._board_round: int | None = None  # the round whose board holds the next ready
@@ -239,10 +244,14 @@ class TableController:
         self.signal = signum
         return self._leave()
 
-    def node_stopped(self) -> list[Request]:
+    def node_stopped(self, gone: TableGone | None = None) -> list[Request]:
         """The node's run returned: the table stays up to be read, unless the person was
-        leaving (then it is done)."""
+        leaving (then it is done). ``gone``: the node stopped waiting because the table is
+        gone (:attr:`PeerNode.gone`): the table says why, and that ``q`` quits."""
         self.stopped = True
+        if gone is not None and not self.left:
+            self.gone = gone
+            self.tracker.say(gone.why)
         return [Quit()] if self.left else []
 
     def refused(self, why: str) -> None:
@@ -281,6 +290,8 @@ class TableController:
         view = self.tracker.view(
             peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )
+        if self.gone is not None:
+            view = replace(view, gone=_GONE_HINT[self.gone.reason])
         board = view.board
         if self._countdown_end is not None and board is not None and board.result is None:
             view = replace(view, countdown=math.ceil(max(0.0, self._countdown_end - now)))
@@ -339,6 +350,12 @@ def _run_misfit(tableau: Tableau, source: Pile, target: Pile, count: int, symbol
     )
     return f"illegal: {what} does not go {where}"
 
+
+#: The footer once the table is gone, by why (:attr:`TableView.gone`).
+_GONE_HINT = {
+    GoneReason.DROPPED: "you were voted out while away; the game went on without you",
+    GoneReason.SILENT: "the others have left",
+}
 
 #: The work piles by their keys.
 _WORK_KEYS = {str(n): Pile(n) for n in range(1, 7)}

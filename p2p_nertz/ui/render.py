@@ -265,6 +265,8 @@ class _Painter:
             row.add("   Enter plays · Esc cancels", Style.DIM)
         elif view.seat is None:
             row.add("spectator · ? help · q quit", Style.DIM)
+        elif view.gone is not None:
+            row.add("q", Style.KEY).add(f" quits: {view.gone}", Style.WARN)
         elif view.alone:
             row.add("q", Style.KEY).add(" leaves: nobody else is left at the table", Style.WARN)
             row.add(" · ? help", Style.DIM)

@@ -176,6 +176,8 @@ class TableView:
             table to close the board, or for their countdown to end).
         alone: every other member has left or been dropped, in a game not over: the footer
             says so and that ``q`` leaves (at once: there is nobody to wait for).
+        gone: the node stopped waiting because the table is gone (docs/protocol.md §9.9), in
+            words for the footer ("the others have left"); ``q`` quits. ``None``: it is not.
     """
 
     table: Table | None
@@ -201,6 +203,7 @@ class TableView:
     provisional: bool = False
     countdown: int | None = None
     alone: bool = False
+    gone: str | None = None
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.

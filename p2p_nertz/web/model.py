@@ -215,6 +215,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "countdown": view.countdown,
         "final": view.final,
         "alone": view.alone,
+        "gone": view.gone,
         "abandon": None if view.abandon is None else view.abandon.name,
         "work_piles": view.rules.work_piles,
         "ack": ack,

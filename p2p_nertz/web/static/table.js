@@ -413,7 +413,8 @@
     const mineNow = me === null ? null : view.players[me];
     const shared = [view.frozen, view.selected];
     $("#round").textContent = `round ${view.round} · ${view.phase}` +
-      (view.final ? " · the game has ended" : "") + (view.alone ? " · nobody else is left" : "");
+      (view.gone ? ` · ${view.gone}` : view.final ? " · the game has ended" : "") +
+      (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
     const others = $("#others");
     const seats = view.players.filter((p) => p.seat !== me);
