@@ -24,6 +24,7 @@ from typing import Any
 
 from cli.args import (
     EXIT_FAILED,
+    EXIT_GONE,
     add_liveness_arguments,
     add_rules_arguments,
     free_ports,
@@ -160,7 +161,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise NertzError("--timeout must be positive")
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
-    drop_after = liveness_from(args).drop_after  # (checks the two timers against each other)
+    liveness_from(args)  # (checks the two timers against each other)
 
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)
@@ -200,7 +201,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         children.append(child)
     sys.stdout.flush()
     try:
-        dropped = _wait(children, args.timeout, patience=min(LEAVE_PATIENCE, 3 * drop_after))
+        dropped = _wait(children, args.timeout)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.
         stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
@@ -211,19 +212,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return _report(children, dropped, workdir, rules)
 
 
-def _wait(children: list[NodeChild], timeout: float, *, patience: float) -> list[NodeChild] | None:
+def _wait(children: list[NodeChild], timeout: float) -> list[NodeChild] | None:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
     lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on. Returns
-    the children stopped as dropped (below), or ``None`` on timeout.
+    the children that did not see the game's end as members (below), or ``None`` on timeout.
 
-    A child the others dropped (silent past their ``--drop-after``) may never hear the end of
-    the game once they have gone: when every other child has ended the game, and holds each
-    one still running dropped, those get ``patience`` seconds more and are then stopped (they
-    leave cleanly); :func:`_report` names them.
+    A child the others dropped (silent past their ``--drop-after``: stopped, asleep) may wake
+    after they have finished and gone: it then finds the table gone and stops by itself
+    (``nertz node`` exits with :data:`EXIT_GONE`, docs/protocol.md §9.9), and is returned.
+    One still running at the timeout that every child which ended holds dropped (it never
+    woke) is stopped and returned too.
     """
     start = time.monotonic()
     deadline = start + timeout
-    stragglers_since: float | None = None
     shown = 0
     lake: dict[int, int] = {}  # cards to the lake per round, as the first node saw them
     said = start
@@ -251,17 +252,13 @@ def _wait(children: list[NodeChild], timeout: float, *, patience: float) -> list
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
         if all(c.proc is not None and c.proc.poll() is not None for c in children):
-            return []
-        stragglers = _dropped_stragglers(children)
-        if stragglers:
-            stragglers_since = stragglers_since if stragglers_since is not None else now
-            if now - stragglers_since >= patience:
-                stop_children(stragglers)
-                return stragglers
-        else:
-            stragglers_since = None
+            return [c for c in children if c.proc is not None and c.proc.returncode == EXIT_GONE]
         if time.monotonic() > deadline:
-            return None
+            stragglers = _dropped_stragglers(children)
+            if not stragglers:
+                return None
+            stop_children(stragglers)
+            return stragglers
         time.sleep(_POLL)
 
 
@@ -283,15 +280,29 @@ def _dropped_stragglers(children: list[NodeChild]) -> list[NodeChild]:
 def _report(
     children: list[NodeChild], dropped: list[NodeChild] | None, workdir: Path, rules: Rules
 ) -> int:
-    """The scoreboard, or why the demo failed. ``dropped``: the children stopped as members
-    the others dropped (``None``: the game did not finish in time)."""
+    """The scoreboard, or why the demo failed. ``dropped``: the children that stopped
+    without the game's end, as members the others dropped (``None``: the game did not
+    finish in time)."""
     if dropped is None:
         print("FAILED: the game did not finish in time; the nodes were stopped", file=sys.stderr)
         return EXIT_FAILED
+    theirs = [c.final() for c in children if c not in dropped]
     for c in dropped:
+        if not all(f is not None and c.seat in f.get("dropped", ()) for f in theirs):
+            # Stopped waiting, but not as a member the others voted out: the game broke.
+            print(f"FAILED: node {c.name} stopped: {c.last_error()} (see {c.err})", file=sys.stderr)
+            return EXIT_FAILED
+    for c in dropped:
+        own = c.final()
+        why = None if own is None else own.get("why")
+        how = (
+            f"woke to find the table gone and stopped by itself: {why}"
+            if why
+            else "never heard its end; it was stopped"
+        )
         print(
             f"note: {c.name} was voted out of the game (silent past the others' "
-            f"--drop-after) and never heard its end; it was stopped (see {c.out})",
+            f"--drop-after) and {how} (see {c.out})",
             file=sys.stderr,
         )
     failed = False

@@ -136,8 +136,9 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     tmp_path: Path,
 ) -> None:
     # P3 is stopped (SIGSTOP) mid-round past the others' --drop-after; they vote it out,
-    # finish the round and go home; P3 continues to an empty table. The demo does not wait
-    # for it until its timeout and call the game failed: it names P3 and reports the others.
+    # finish the round and go home; P3 continues to an empty table, finds it gone and stops
+    # by itself (docs/protocol.md §9.9). The demo does not wait for it until its timeout and
+    # call the game failed: it names P3, with P3's own reason, and reports the others.
     # (Timers long enough that a loaded machine does not make P1 and P2 drop each other.)
     work = tmp_path / "demo"
     demo = subprocess.Popen(
@@ -170,6 +171,9 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
             demo.communicate()
     assert demo.returncode == 0, out + err
     assert "note: P3 was voted out of the game" in err, err
+    assert "woke to find the table gone and stopped by itself: you were voted out" in err, err
+    (own,) = [e for e in _json_events(work / "p3.out") if e["event"] == "final"]
+    assert own["gone"] == "dropped" and not own["over"]
     assert re.search(r"^all 2 nodes still in agree: digest [0-9a-f]{64}$", out, re.M), out
     finals = [e for n in (1, 2) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
     assert [f["dropped"] for f in finals] == [[2], [2]]

@@ -1,0 +1,116 @@
+"""A real three-player game with one node stopped (``SIGSTOP``) past the others'
+``--drop-after``: they vote it out, finish the game and exit; continued, it wakes to an empty
+table, says so and exits by itself with the "gone" status (docs/protocol.md §9.9), instead of
+waiting until it is killed (session 14's fault).
+
+Three ``nertz node`` processes over ZeroMQ on 127.0.0.1 with short timers. The order of things
+is read from the processes' own JSON lines and exits: no sleep stands in for it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import json_lines_until
+
+from cli.args import EXIT_GONE, free_ports
+from cli.keyfile import write_key
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
+)
+
+# Long enough that a loaded machine does not make the two left drop each other (as in the
+# demo's straggler test); the woken node gives up after 3 x 4 s of silence.
+TIMERS = ["--suspect-after", "1", "--drop-after", "4"]
+GONE_AFTER = 3 * 4.0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_status(
+    tmp_path: Path,
+) -> None:
+    ids = [Identity.generate(derive_seed(b"test-cli-gone", n)) for n in range(3)]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob", "Cy"), strict=True)],
+        Rules(target=None, rounds=1),
+        b"gone-sigstop",
+    )
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    ports = free_ports(3)
+    procs: list[subprocess.Popen[str]] = []
+    logs = []
+    try:
+        for n, identity in enumerate(ids):
+            write_key(tmp_path / f"{n}.key", identity)
+            seat = spec.seat_of(identity.peer_id)
+            peers = [f"{s}=tcp://127.0.0.1:{ports[s]}" for s in range(3) if s != seat]
+            logs.append(tmp_path / f"{n}.log")
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable, "-m", "cli", "node",
+                        "--key", str(tmp_path / f"{n}.key"),
+                        "--spec", str(tmp_path / "game.spec"),
+                        "--bind", f"tcp://127.0.0.1:{ports[seat]}",
+                        *(arg for p in peers for arg in ("--peer", p)),
+                        "--log", str(logs[-1]),
+                        "--json", "--speed", "10", *TIMERS,
+                        *(["--progress"] if n == 2 else []),
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    stdin=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+        sleeper = procs[2]
+        json_lines_until(sleeper, "lake")  # the round is in play, and Cy in it
+        sleeper.send_signal(signal.SIGSTOP)
+        try:
+            # The two others vote Cy out, finish the game and exit, by themselves.
+            outs = [proc.communicate(timeout=150) for proc in procs[:2]]
+        finally:
+            sleeper.send_signal(signal.SIGCONT)
+        # Woken, Cy hears nobody: it exits by itself, within the bound and a margin for a
+        # loaded machine (it used to wait until killed).
+        out, err = sleeper.communicate(timeout=GONE_AFTER + 45)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+                proc.communicate()
+    for proc, (_, their_err) in zip(procs[:2], outs, strict=True):
+        assert proc.returncode == 0, their_err
+    finals = [_final(o) for o, _ in outs]
+    cy = spec.seat_of(ids[2].peer_id)
+    assert all(f["over"] and f["dropped"] == [cy] and f["gone"] is None for f in finals)
+    assert sleeper.returncode == EXIT_GONE, err
+    assert "Traceback" not in err
+    mine = _final(out)
+    assert not mine["over"] and mine["gone"] == "dropped"
+    said = "you were voted out while away; the game went"
+    assert mine["why"].startswith(said)
+    assert f"nertz node: {said}" in err and "Stopped waiting; nothing was signed" in err
+    # Its log stays a valid log: the audit of the three reads it, and finds no violation.
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def _final(out: str) -> dict[str, object]:
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return next(line for line in reversed(lines) if line["event"] == "final")
