@@ -11,7 +11,7 @@ import pytest
 from peer_helpers import PeerNetwork
 
 from p2p_nertz.protocol.gone import GoneReason, Listening
-from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, Partition, SimConfig, Simulation
@@ -133,6 +133,33 @@ def test_table_gone_a_member_cut_off_alone_counts_its_silence_while_it_listens()
     signed = len(lonely.events(2))
     lonely.tick(net.now + BEAT)
     assert len(lonely.events(2)) == signed  # the answer signs nothing
+
+
+def test_table_gone_alone_in_the_game_waits_while_a_member_voted_out_talks() -> None:
+    # Seat 2 is voted out while cut off, then seat 1 leaves: seat 0 is the only member still
+    # in. While seat 2 talks (it may be asking to rejoin, which only seat 0 can grant), the
+    # table is not gone; once it is silent too, it is, gone_after later.
+    net = PeerNetwork(3, seed=6, rules=Rules(target=None, rounds=3), config=QUICK)
+    net.run(_in_play)
+    net.silence(2)
+    alone = net.peers[0]
+    net.run(lambda n: all(2 in p.final.dropped for p in n.peers[:2]), within=60.0)
+    for effect in net.peers[1].leave(net.now):
+        net.send(1, effect) if isinstance(effect, Send) else None
+    net.run(lambda n: 1 in alone.final.left, within=30.0)
+    net.silence(1)  # it went home: its process ends (a core that left ticks on, idly)
+    net.peers[1].next_deadline = lambda: None  # type: ignore[method-assign]
+    net.silenced.discard(2)  # seat 2 is back, talking
+    end = net.now + 2 * QUICK.gone_after
+    net.run(lambda n: n.now >= end or alone.table_gone(n.now) is not None, within=60.0)
+    assert alone.table_gone(net.now) is None
+    assert alone.final.phase is not Phase.OVER
+    net.silence(2)  # gone too
+    start = net.now
+    net.run(lambda n: alone.table_gone(n.now) is not None, within=60.0)
+    gone = alone.table_gone(net.now)
+    assert gone is not None and gone.reason is GoneReason.SILENT
+    assert net.now - start <= QUICK.gone_after + 2 * BEAT
 
 
 def test_table_gone_not_while_an_abandon_is_on_offer() -> None:

@@ -145,7 +145,12 @@ def table_gone(
         return None
     # Still in by the final fold: a member only the held votes put out, that talks, is not
     # silence (and the final fold is at hand: the tentative one is read only past this).
-    others = tuple(q for q in range(len(heard)) if q != seat and q not in final.dropped)
+    everyone = [q for q in range(len(heard)) if q != seat]
+    others = tuple(q for q in everyone if q not in final.dropped)
+    if not others:
+        # Nobody else still in: a member voted out that talks may be asking to rejoin, which
+        # only we can grant (§9.8); one that left cannot come back.
+        others = tuple(q for q in everyone if q not in final.left)
     last = max([listening.since, *(heard[q] for q in others)])
     silent = now - last
     if silent < drop_after:
@@ -173,4 +178,6 @@ def _why(
     who = " and ".join(f"{names[q]} (seat {q})" for q in others) or "the others"
     if ended:
         return f"the game is over on the table; {who} left before it was final here ({quiet})"
+    if not others:
+        return f"the others have left the game ({quiet})"
     return f"the others have left: {who} cannot be reached ({quiet})"
