@@ -106,7 +106,7 @@ def run_in_browser(
         done = await run_web_table(
             node, endpoints, host=bind[0], port=bind[1], on_url=on_url, symbols=symbols, hint=hint
         )
-        return Outcome(done.peer, done.left, done.signal)
+        return Outcome(done.peer, done.left, done.signal, gone=node.gone)
 
     try:
         return trio.run(main)
@@ -128,4 +128,4 @@ async def table_in_page(
 ) -> Outcome:
     """The game the lobby started, on the lobby's page (the same URL)."""
     done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
-    return Outcome(done.peer, done.left, done.signal)
+    return Outcome(done.peer, done.left, done.signal, gone=node.gone)
