@@ -14,7 +14,7 @@ from p2p_nertz.protocol.gone import GoneReason, Listening
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, Partition, SimConfig, Simulation
+from p2p_nertz.sim import Faults, Freeze, Partition, SimConfig, Simulation
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.ui import TableController, TableView, render
 from p2p_nertz.ui.controller import Quit
@@ -57,8 +57,11 @@ def _woken(seed: int) -> tuple[PeerNetwork, Peer, float]:
 def test_table_gone_a_member_woken_after_its_drop_stops_waiting(seed: int, all_of_it: bool) -> None:
     net, sleeper, done = _woken(seed)
     wake = done + 20.0  # the others have gone home meanwhile
-    # Asleep, it heard nobody for all that time; the silence it counts starts at the wake.
+    # Asleep, it heard nobody for all that time; the silence it counts starts at the wake:
+    # its timer may fire before it reads what waited in its sockets.
     assert sleeper.silent_for(wake) > QUICK.gone_after
+    sleeper.tick(wake)
+    assert sleeper.table_gone(wake) is None
     # What waited in its sockets arrives as it wakes: the whole game, or (its sockets full)
     # only the start, up to the votes that put it out.
     for wire in net.event_wires():
@@ -238,3 +241,28 @@ def test_table_gone_on_the_minority_side_of_a_longer_partition_and_the_others_go
     # notes when its runtime would have stopped).
     for peer in result.peers[1:]:
         assert peer is not None and peer.final.phase is Phase.OVER
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_table_gone_not_for_a_member_asleep_past_gone_after_that_wakes_to_a_live_table(
+    seed: int,
+) -> None:
+    # Seat 0 sleeps twice gone_after (SIGSTOP) while the others play a game of three rounds:
+    # it is voted out, wakes, hears them, rejoins at the next round and finishes with them.
+    # Its silence counts from the wake: it never gives up.
+    faults = Faults(freezes=(Freeze(0, 4.0, 2 * QUICK.gone_after),))
+    config = SimConfig(
+        players=3,
+        seed=seed,
+        faults=faults,
+        peer=QUICK,
+        rules=Rules(target=None, rounds=3),
+        max_time=400.0,
+    )
+    result = Simulation(config).run()
+    result.violations = check(result)
+    assert result.finished and not result.violations
+    assert result.gone == []
+    sleeper = result.peers[0]
+    assert sleeper is not None and 0 in sleeper.final.readmitted_at  # it rejoined
+    assert all(p is not None and p.final.phase is Phase.OVER for p in result.peers)
