@@ -7,6 +7,10 @@ given explicitly with ``--peer`` (no broadcast, no discovery). The node binds ``
 with a bot, writes its signed log to ``--log`` and prints the final scores (or JSON lines with
 ``--json``: one per round, then the final one).
 
+A node that wakes to an empty table (voted out while stopped or asleep, the others gone
+home), or hears nobody still in the game for ``3 × --drop-after``, stops waiting: it says why
+and exits with status 3 (:data:`~cli.args.EXIT_GONE`, docs/protocol.md §9.9), signing nothing.
+
 Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see, waited for at
 most ``LEAVE_GRACE``, 2 s: a frozen game does not keep the node running); a second one
 stops at once. Either way the exit status is non-zero and there is no traceback.
