@@ -16,7 +16,8 @@ offered no cut, and made final seat 4 out at 228. Two groups of peers ended in d
 rounds, the audit of every log with the second.
 
 Each case is folded as peers held it, by hand on :class:`Folds`, and every view must reach
-the same drops, in its tentative fold and in its final fold once everything is final.
+the same drops, in its tentative fold and in its final fold once everything is final; the
+seed itself is played once, at the end (a few seconds).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
 _EVER = 1 << 40  # (a stable time past every event: everything is final)
@@ -189,3 +191,32 @@ def test_folds_a_cut_stands_unless_a_member_still_in_announced_past_it(players: 
     final.roster.remove(1, 2, left=False)
     assert cut_stands(fold, final, loud, 0, 2)
     assert not loud.held_past(fold, GameState(spec), 0, 3)  # (announced up to 3: not past it)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_folds_a_cut_readmitted_from_stands_whoever_holds_the_feed_again(players: int) -> None:
+    """Seat 0 cut at 2 and readmitted from its rejoin request (5): the others hold and
+    announce its feed again past the request, which says nothing of its gap, and the cut
+    stands (soak seed 8227). A gap from another cut is no such readmission."""
+    spec = _spec(players)
+    zeros = (0,) * players
+    announced = Event(1, 3, 20, KIND_DROP, Drop((6, *zeros[1:]), 0, 0, _W), bytes([1, 3]) * 8)
+    loud = _unheld(players, [announced])
+    for cut, expected in ((2, True), (1, False)):
+        fold = GameState(spec)
+        fold.roster.remove(0, cut, left=False)
+        fold.roster.rejoin(Drop(zeros, 0, 5, DropReason.REJOIN), over=False)
+        assert fold.roster.readmit(30) == [0]
+        assert fold.gaps == {0: ((cut, 5),)}
+        assert cut_stands(fold, GameState(spec), loud, 0, 2) is expected
+
+
+def test_soak_seed_14017_ends_alike_for_every_peer() -> None:
+    """The seed itself (six players, quick timers, about 6 s of CPU): every invariant holds,
+    the split check among them, and every peer ends the game with the same drops."""
+    result = run(SimConfig.soak(14017, players=(2, 6), cheats=True, long=True, peer=QUICK_TIMERS))
+    assert result.spec.seats == 6
+    assert result.violations == []
+    assert result.finished
+    drops = {str(p.final.dropped) for p in result.peers if p is not None}
+    assert len(drops) == 1
