@@ -117,7 +117,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import cut_made
+from p2p_nertz.protocol.folds import cut_stands
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -354,7 +354,8 @@ def _cut_unheld(
                 if after is None or trial.stopped:
                     break
                 known = after
-            if cut_made(trial.fold.decided, seat, cut):
+            decided = trial.fold.decided
+            if cut_stands(decided, decided, run.fold.folds.unheld, seat, cut):
                 imposed, run = cuts, trial
                 break
         else:

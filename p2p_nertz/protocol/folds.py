@@ -31,7 +31,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds", "Unheld", "cut_made"]
+__all__ = ["Folds", "Unheld", "cut_made", "cut_stands"]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
@@ -159,7 +159,7 @@ class Folds:
             for seat, cut in self.unheld.cuts(t, self.final, imposed, uncapped):
                 cuts = {**imposed, seat: cut}
                 trial = self._fold(cuts, {}, {}, imposed=cuts)
-                if cut_made(trial, seat, cut):
+                if cut_stands(trial, self.final, self.unheld, seat, cut):
                     imposed[seat] = cut
                     t = trial
                     break
@@ -324,6 +324,31 @@ def cut_made(fold: GameState, seat: int, cut: int) -> bool:
     return fold.dropped.get(seat) == cut or any(lo == cut for lo, _ in fold.gaps.get(seat, ()))
 
 
+def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut: int) -> bool:
+    """Whether a cut :class:`Unheld` offered is kept, ``fold`` being the fold with it imposed
+    (the one test of :meth:`Folds._cut_unheld` and the audit's passes): ``fold`` dropped
+    ``seat`` there (:func:`cut_made`), and no member still in by ``fold`` announced holding
+    its events past the cut (:meth:`Unheld.held_past`).
+
+    The offer reads who is still in from the fold *without* the cut, and imposing it can keep
+    in a member that fold dropped: its announcement of the events past the cut then counts
+    (§9.2, *events nobody else holds*). Soak seed 14017 (six players): seat 4, on seat 1's
+    side of a partition, held seat 1's events past 15 and said so; the fold without a cut
+    dropped seat 4, so seat 1's cut at 15 was offered, and the fold with it kept seat 4 in
+    and dropped seat 1. Peers that held an event announcing the same of seat 0, still in
+    either way, were offered no cut and dropped seat 4: two groups made final different drops
+    at Lamport 228 and 231, and ended in different rounds.
+
+    A member readmitted from the cut since (a gap from it, §9.8) is held again by the others
+    past its rejoin request, which says nothing of the gap: the cut stands (soak seed 8227).
+    """
+    if not cut_made(fold, seat, cut):
+        return False
+    if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
+        return True
+    return not unheld.held_past(fold, final, seat, cut)
+
+
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
     """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
     there, if the member was readmitted, else never."""
@@ -364,6 +389,14 @@ class Unheld:
             for q, seq in enumerate(frontier[: len(announced)]):
                 if q != seat and seq > announced[q]:
                     announced[q] = seq
+
+    def held_past(self, fold: GameState, final: GameState, seat: int, cut: int) -> bool:
+        """Whether a member other than ``seat``, dropped neither in ``fold`` nor in
+        ``final``, announced holding ``seat``'s events past ``cut``."""
+        gone = fold.dropped.keys() | final.dropped.keys()
+        return any(
+            a[seat] > cut for q, a in enumerate(self.announced) if q != seat and q not in gone
+        )
 
     def cuts(
         self,

@@ -3,7 +3,9 @@
 * **Termination** — every live peer that was not dropped finished the game.
 * **Agreement** — those peers hold the same final state (digest), totals and round results.
 * **No split brain** — no two peers, dropped ones included, finalized different results for a
-  round they both finished.
+  round they both finished, nor different drops where both made final the point of the order
+  it was decided at (:func:`_split`: a game whose groups of peers part there never finishes
+  for one of them, and only the peers that finished are compared for agreement).
 * **No loss** — every event of every counted feed is held by every surviving peer.
 * **Validity and conservation** — the real audit (:func:`p2p_nertz.audit.audit`, deep) reads
   every peer's log as ``nertz audit`` would: it must find no error but against a cheater, and
@@ -119,6 +121,7 @@ def check(result: SimResult) -> list[str]:
     problems += _termination(result, peers, counted)
     problems += _agreement(finished)
     problems += _no_split_brain(peers)
+    problems += _split(peers)
     problems += _no_loss(result, peers, counted)
     # Validity and conservation, from the logs alone: the real audit reads every log, as
     # `nertz audit` would, and replays every finished round with every deck known (deep).
@@ -217,6 +220,54 @@ def _no_split_brain(peers: _Seats) -> list[str]:
                     f"seat {seen[0]} has {seen[1][1]}"
                 )
     return problems
+
+
+def _split(peers: _Seats) -> list[str]:
+    """No two peers made final different drops: each drop one peer's final fold decided (the
+    member, its cut and the Lamport time of the vote that decided it, ``drop_at``) at or below
+    the other's stable time is in the other's final fold too, dropped there or readmitted
+    since from that cut (a gap from it, §9.8). One line per pair of peers that part.
+
+    A peer that stopped early (crashed for good, cut off, dropped and never told, or waiting
+    in a game that cannot end) made final less, not otherwise, and is compared only up to its
+    stable time. The member an abandon ended the game without is left out: each side of a
+    partition that never healed may abandon the other, on a provisional result (§9.3), and
+    the union of the logs decides which result stands (the audit's check).
+
+    Soak seed 14017 (session 15): two groups of peers made final seat 1 out at Lamport 231
+    and seat 4 out at 228, and one of them never finished, so the agreement of the finished
+    peers never compared them."""
+    views = [(seat, p.final, p.stable) for seat, p in peers]
+    problems = []
+    for i, (seat, final, stable) in enumerate(views):
+        for other, final2, stable2 in views[i + 1 :]:
+            upto = min(stable, stable2)
+            parted = _drops_missing(final, final2, upto) or _drops_missing(final2, final, upto)
+            if parted is not None:
+                member, cut, at = parted
+                problems.append(
+                    f"split: seats {seat} (stable {stable}, dropped {dict(final.dropped)}) and "
+                    f"{other} (stable {stable2}, dropped {dict(final2.dropped)}) both made final "
+                    f"Lamport {upto}, and only one of them seat {member} out at {cut} (at {at})"
+                )
+    return problems
+
+
+def _drops_missing(final: GameState, other: GameState, upto: int) -> tuple[int, int, int] | None:
+    """The first drop of ``final`` (member, cut, decided at) decided at or below ``upto``
+    that ``other`` does not hold (dropped there at the same time, or readmitted since from
+    that cut); ``None`` if there is none. Abandons are left out (:func:`_split`)."""
+    absent = final.abandoned[1] if final.abandoned is not None else None
+    for member, cut in sorted(final.dropped.items()):
+        at = final.drop_at.get(member, 0)
+        if at > upto or member == absent:
+            continue
+        if other.dropped.get(member) == cut and other.drop_at.get(member) == at:
+            continue
+        if any(lo == cut for lo, _ in other.gaps.get(member, ())):
+            continue
+        return member, cut, at
+    return None
 
 
 def _no_loss(result: SimResult, peers: _Seats, counted: _Seats) -> list[str]:
