@@ -249,3 +249,19 @@ def test_a_member_that_left_signs_nothing_more(players: int) -> None:
             leaver.play(Move.turn(), 100.0)
         assert leaver.why_not_abandon(100.0) == "we left the game"
     assert len(phases) >= 4  # it left before joining, after it, after its commit, its reveal
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_member_that_left_has_no_timer_always_due(players: int) -> None:
+    """The others silent past their drop: a member in the game would vote, one that left
+    votes no more, so no vote's deadline is its to wait for. Before the fix the silence's
+    deadline stayed in the past for ever and a node that left ticked without pause until
+    it stopped (a simulated network spun on it)."""
+    for inputs in (0, 10, 25):
+        leaver, _ = _left_at(players, inputs)
+        now = 100.0
+        for _ in range(20):
+            leaver.tick(now)
+            due = leaver.next_deadline()
+            assert due is not None and due > now, (inputs, now, due)
+            now = due

@@ -150,8 +150,7 @@ def test_table_gone_alone_in_the_game_waits_while_a_member_voted_out_talks() -> 
     for effect in net.peers[1].leave(net.now):
         net.send(1, effect) if isinstance(effect, Send) else None
     net.run(lambda n: 1 in alone.final.left, within=30.0)
-    net.silence(1)  # it went home: its process ends (a core that left ticks on, idly)
-    net.peers[1].next_deadline = lambda: None  # type: ignore[method-assign]
+    net.silence(1)  # it went home: its process ends
     net.silenced.discard(2)  # seat 2 is back, talking
     end = net.now + 2 * QUICK.gone_after
     net.run(lambda n: n.now >= end or alone.table_gone(n.now) is not None, within=60.0)

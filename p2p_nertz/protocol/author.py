@@ -195,7 +195,8 @@ class Author:
             return min(deadlines)
         if outbox.ack_due is not None:
             deadlines.append(outbox.ack_due)
-        deadlines.extend(self.membership.deadlines(self.final, self.phase_since))
+        if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
+            deadlines.extend(self.membership.deadlines(self.final, self.phase_since))
         return min(deadlines)
 
     def liveness(self, now: float) -> None:
