@@ -324,8 +324,9 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     members: if it is a fixed point, it is the one dropping fewest of those the cycle
     passes near; a member kept in is waited for, while a member dropped wrongly loses
     events that count. The peer's tentative fold (:meth:`Folds._fold`) and the audit's
-    passes (``audit.auditor._settled``) take the meet alike: one rule, one answer for the
-    same events, whatever order they came in (the rounds depend on the events alone).
+    passes (``audit.auditor._settled``) take the meet alike (docs/protocol.md §9.2). A fold
+    whose rounds settled never meets a cycle: the rule changes only folds that went on to
+    the round limit.
 
     >>> a = ({2: 1}, {}, {1: (1, 9)})
     >>> b = ({}, {}, {1: (1, 9)})
