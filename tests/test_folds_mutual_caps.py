@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nertz.audit.auditor import _Known, _or_meet
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
+from p2p_nertz.protocol.folds import cycle_meet
 from p2p_nertz.protocol.state import Event
 from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
@@ -191,3 +193,25 @@ def test_folds_the_tentative_fold_is_a_fixed_point_where_the_drops_move_the_caps
         assert _drops(spec, events) == {}
         tentative = _folds(spec, events).tentative
         assert tentative.standing_caps() == tentative.vote_caps
+
+
+def test_folds_the_audits_passes_take_a_cycles_meet_as_the_peers_rounds_do() -> None:
+    """Seed 2955's rounds, as the audit's passes read with them (``_Known``): the pass after
+    the one that repeats what an earlier pass read with reads with ``folds.cycle_meet``'s
+    answer, the fixed point the peer's rounds take; and only once."""
+    never = 1 << 63
+    first = _Known()
+    a = _Known(cuts={2: 1}, caps={1: (1, never)})
+    b = _Known(caps={1: (1, never)})
+    c = _Known(cuts={1: 2}, caps={0: (2, never)})
+    seen: list[_Known] | None = []
+    known = first
+    for after in (a, b, c):
+        known, seen = _or_meet(seen, known, after)
+        assert known == after
+    meet, seen = _or_meet(seen, known, a)
+    assert seen is None
+    assert (meet.cuts, meet.gaps, meet.caps) == ({}, {}, {0: (2, never), 1: (1, never)})
+    rounds = [(k.cuts, k.gaps, k.caps) for k in (first, a, b, c)]
+    assert cycle_meet(rounds, (a.cuts, a.gaps, a.caps)) == (meet.cuts, meet.gaps, meet.caps)
+    assert _or_meet(None, meet, a) == (a, None)  # (one meet)
