@@ -374,9 +374,8 @@ class Membership:
         with no majority to drop it, the game stalled. A member that withholds again is voted
         out again after another ``phase_timeout``, which its progress meanwhile bought.
         """
-        if self.seat in final.dropped:
-            return []  # (our votes count for nothing: Author.act unfroze them)
-        tentative = folds.tentative
+        if not self.stall_votes or self.seat in final.dropped:
+            return []  # (none; or our votes count for nothing: Author.act unfroze them)
         members = [q for q in range(self.n) if q not in final.dropped]
         out = []
         for q, record in sorted(self.stall_votes.items()):
@@ -385,7 +384,7 @@ class Membership:
                 del self.stall_votes[q]
                 continue
             held = finality.held_by[q]
-            due = self._due(q, members, feeds, lambda: tentative, held)
+            due = self._due(q, members, feeds, lambda: folds.tentative, held)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
                 del self.stall_votes[q]
                 del self.voted[q]
