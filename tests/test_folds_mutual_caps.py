@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nertz.audit.auditor import _Known, _or_meet
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
+from p2p_nertz.protocol.folds import cycle_meet
 from p2p_nertz.protocol.state import Event
 from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
@@ -167,17 +169,15 @@ def test_folds_votes_that_cap_each_other_held_by_nobody_else_cut_the_first_seat(
     assert _drops(spec, events) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open problem (docs/protocol.md §13): caps depend on the drops, drops on the caps",
-)
 def test_folds_the_tentative_fold_is_a_fixed_point_where_the_drops_move_the_caps() -> None:
     """cut14's search, seed 2955: seat 2's votes past its cut drop seat 1 where they count,
     seat 1's drop lifts its vote's cap on seat 2, and seat 2's drop lifts the caps its votes
     set: the rounds go round a cycle of three (none of them a fixed point, though one is:
-    no one out, seat 0 and 1's votes capped) and stop at ``folds.REFOLDS``. The tentative and
-    the final fold still agree (the final fold takes the last round's cuts and caps), but the
-    last round's standing votes cap otherwise than the caps it was folded with."""
+    no one out, seat 0 and 1's votes capped). Until session 15 they stopped at
+    ``folds.REFOLDS`` with seat 2 out, the last round's standing votes capping otherwise than
+    the caps it was folded with. The fold now takes the cycle's meet (``folds.cycle_meet``:
+    the cuts every round of it made, every cap any had), that fixed point, in every view:
+    with and without seat 2's events past its cut."""
     spec = _spec(3)
     rows: list[_Row] = [
         (12, 1, 2, _S, 2, 1, (1, 0, 1), False),
@@ -188,7 +188,30 @@ def test_folds_the_tentative_fold_is_a_fixed_point_where_the_drops_move_the_caps
         (21, 0, 4, _W, 2, 0, (0, 1, 1), False),
         (22, 1, 3, _W, 2, 0, (4, 0, 1), False),
     ]
-    events = _events(rows, past=True)
-    assert _drops(spec, events) == {2: 1}
-    tentative = _folds(spec, events).tentative
-    assert tentative.standing_caps() == tentative.vote_caps
+    for past in (True, False):
+        events = _events(rows, past=past)
+        assert _drops(spec, events) == {}
+        tentative = _folds(spec, events).tentative
+        assert tentative.standing_caps() == tentative.vote_caps
+
+
+def test_folds_the_audits_passes_take_a_cycles_meet_as_the_peers_rounds_do() -> None:
+    """Seed 2955's rounds, as the audit's passes read with them (``_Known``): the pass after
+    the one that repeats what an earlier pass read with reads with ``folds.cycle_meet``'s
+    answer, the fixed point the peer's rounds take; and only once."""
+    never = 1 << 63
+    first = _Known()
+    a = _Known(cuts={2: 1}, caps={1: (1, never)})
+    b = _Known(caps={1: (1, never)})
+    c = _Known(cuts={1: 2}, caps={0: (2, never)})
+    seen: list[_Known] | None = []
+    known = first
+    for after in (a, b, c):
+        known, seen = _or_meet(seen, known, after)
+        assert known == after
+    meet, seen = _or_meet(seen, known, a)
+    assert seen is None
+    assert (meet.cuts, meet.gaps, meet.caps) == ({}, {}, {0: (2, never), 1: (1, never)})
+    rounds = [(k.cuts, k.gaps, k.caps) for k in (first, a, b, c)]
+    assert cycle_meet(rounds, (a.cuts, a.gaps, a.caps)) == (meet.cuts, meet.gaps, meet.caps)
+    assert _or_meet(None, meet, a) == (a, None)  # (one meet)

@@ -1,5 +1,5 @@
 """A proof vote capped by a withheld vote: a termination stall (forced lost-tail scan seed
-8067, four players; open, a strict xfail).
+8067, four players; fixed in session 15).
 
 rec14's scan forced a lost log tail on soak games (``--players 3-4``): the longest restarted
 crash of each game loses 1 to 3 of its peer's own events at the restart (``lose_own``), lasting
@@ -9,8 +9,6 @@ crash of each game loses 1 to 3 of its peer's own events at the restart (``lose_
 from __future__ import annotations
 
 import dataclasses
-
-import pytest
 
 from p2p_nertz.rng import Rng
 from p2p_nertz.sim import Crash, SimConfig, run
@@ -42,36 +40,33 @@ def _config(seed: int) -> SimConfig:
     return dataclasses.replace(config, faults=faults, max_time=200.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a withheld vote caps the proof vote the drop of a cheater needs (seed 8067)",
-)
-def test_scan_seed_8067_a_proof_vote_past_a_withheld_votes_count_still_drops_the_cheater() -> None:
+def test_scan_seed_8067_the_cheater_is_dropped_and_no_vote_withheld_stalls_the_game() -> None:
     """Four players. Seat 2 (the cheater) forks at its seq 113: a Nerts call to seats 0 and 1,
-    its real event (a withdrawal) to 2 and 3. Seat 0 crashed and restarted, its log short of
-    its own event 117 (recovered from the others: no peer is still recovering at the end).
+    its real event (a withdrawal of its vote for silence on seat 3) to 2 and 3. Seat 0 crashed
+    and restarted, its log short of its own event 117, and recovers it from the others (§9.6)
+    until 43 s: heard all along (its wants), it announces nothing meanwhile.
 
-    Seats 1 and 3 vote seat 2 out on proof (counts 113 and 109). Seat 1 then votes seat 0 out
-    for *withholding* (count 117, Lamport 2194), and seat 0 votes seat 2 out on proof as its
-    event 118 (Lamport 2196). Seat 1's vote caps seat 0's votes past 117 (§9.2 "Caps",
-    ``Roster.standing_caps``): every peer's tentative fold has ``vote_caps[0] == (117, ∞)``
-    and holds seat 0's proof vote frozen (``Roster.frozen[2]``). A cheater is dropped on the
-    votes of every member left, so seat 2 never is; seat 1's vote on seat 0 never reaches a
-    majority (the cheater's own vote on seat 0 is on its forked chain, held by seats 2 and 3
-    alone) and is never withdrawn. Every peer's final fold stays in round 2's play (every
-    seat ready, stable time 633 to 636: seat 2's chain past the fork is held in two versions),
-    the tentative one in reveal: ``termination`` fails with the phases ``play`` at the limit
-    (1224 s in the scan, 200 s here).
+    Before session 15, seat 1's stall scan (``Membership.stalls``) voted seat 0 out for
+    *withholding* (its cover of what seat 1 held, count 117), and seat 3 too (count 122): seat
+    3 had voted the cheater out on proof counting 109, and announced no more of it, but that
+    vote was capped where seat 2's chain of seats 0 and 1 is folded (the cheater's vote on seat
+    3 stands there, never withdrawn), so seat 1 counted seat 3's cover of the cheater as owed.
+    Seat 0's proof vote on the cheater (event 118) was capped by seat 1's vote on seat 0
+    (§9.2, *Caps*), and a cheater is dropped on the votes of every member left: never. Seat 1's
+    votes stood for good (a vote *withheld* was never withdrawn), no majority formed, and
+    every peer stayed in round 2's play until the limit. (Exempting proof votes from caps
+    would not have ended it: seat 1's frozen announcements of seat 0's feed kept seat 0's
+    event 118, and so the drop, from being final anywhere.)
 
-    Where to look: whether a withheld vote should cap at all (its target is heard, and the
-    frozen announcements a cap stands for are about silence), or whether a proof vote (reason
-    *equivocation*, with the two signed versions) should be exempt from caps, as a member's
-    own proofs are (``with_forks(..., own=...)``); and why seat 1 votes at all: seat 0's
-    ``ready`` is final everywhere; the vote is the stall scan's (``Membership.stalls``, in
-    ``Author.liveness``, at 43.08 s, with its vote on seat 3; seat 2 follows on seat 0 at
-    43.33 s): a member that keeps talking while finality waits for it. Such a vote is in
-    ``proven_seats`` and is not withdrawn when heard, while what finality waits for is the
-    cheater's chain past its fork, which seat 0 holds in the version seat 1 holds too."""
+    Now a member's vote, counted or capped, excuses it from covering the member it votes out
+    (``Roster.stands``), and a vote *withheld* by the stall scan is withdrawn once the member
+    gives what it owed (``Membership.relieved``). In this run seats 1, 2 and 3 all vote the
+    recovering seat 0 out for withholding just before it recovers: a majority, so it is
+    dropped at 117 and readmitted at the next round; the cheater is dropped on the votes of
+    seats 1 and 3, and the game ends."""
     result = run(_config(8067))
     assert result.spec.seats == 4
     assert result.violations == []
+    for peer in result.peers:
+        assert peer is not None
+        assert peer.tentative.dropped.get(2) == 109  # the cheater, below its fork

@@ -82,6 +82,7 @@ cuts no longer change (:func:`_settled`).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -117,7 +118,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import cut_stands
+from p2p_nertz.protocol.folds import cut_stands, cycle_meet
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -303,6 +304,7 @@ def _settled(
     passes = 0
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
     uncapped: frozenset[int] = frozenset()  # (dropped by the first pass: no cuts, no caps)
+    seen: list[_Known] | None = []
     while True:
         passes += 1
         last = passes >= spec.seats + 2
@@ -315,7 +317,7 @@ def _settled(
         after = _next_known(run, known, view=view)
         if after is None or last or run.stopped:
             break
-        known = after
+        known, seen = _or_meet(seen, known, after)
     return _cut_unheld(spec, sources, run, passes, uncapped, strict=strict, deep=deep,
                        view=view, envelopes=envelopes)  # fmt: skip
 
@@ -344,6 +346,7 @@ def _cut_unheld(
         for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed, uncapped):
             cuts = {**imposed, seat: cut}
             known = _Known(cuts=dict(cuts), imposed=cuts)
+            seen: list[_Known] | None = []
             for _ in range(spec.seats + 2):
                 passes += 1
                 trial = _Pass(
@@ -353,7 +356,7 @@ def _cut_unheld(
                 after = _next_known(trial, known, view=view)
                 if after is None or trial.stopped:
                     break
-                known = after
+                known, seen = _or_meet(seen, known, after)
             decided = trial.fold.decided
             if cut_stands(decided, decided, run.fold.folds.unheld, seat, cut):
                 imposed, run = cuts, trial
@@ -361,6 +364,29 @@ def _cut_unheld(
         else:
             break
     return run, passes
+
+
+def _or_meet(
+    seen: list[_Known] | None, known: _Known, after: _Known
+) -> tuple[_Known, list[_Known] | None]:
+    """What the next pass reads with, ``after`` the pass that read with ``known``: the meet of
+    the cycle the passes went round, if ``after`` is what one of them read with already
+    (:func:`~p2p_nertz.protocol.folds.cycle_meet`, the peer's rule: its cuts, gaps and caps,
+    and the kept chains every pass of it kept); and what the passes have read with, ``None``
+    once a meet was taken (one meet, as the peer's rounds take)."""
+    if seen is None:
+        return after, None
+    seen.append(known)
+    if after not in seen:
+        return after, seen
+    cycle = seen[seen.index(after) :]
+    meet = cycle_meet(
+        [(k.cuts, k.gaps, k.caps) for k in cycle], (after.cuts, after.gaps, after.caps)
+    )
+    assert meet is not None  # (after is the cycle's first)
+    cuts, gaps, caps = meet
+    forks = {q: f for q, f in after.forks.items() if all(k.forks.get(q) == f for k in cycle)}
+    return dataclasses.replace(after, cuts=cuts, gaps=gaps, caps=caps, forks=forks), None
 
 
 def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:

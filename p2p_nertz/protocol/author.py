@@ -235,6 +235,10 @@ class Author:
             # The members that keep talking while finality waits for them (§9.2): a vote
             # *withheld* stands when it beats again.
             folds = self.chains.folds
+            for q in membership.relieved(final, folds, self.feeds, self.finality):
+                # It gave what it owed: late, not withheld (§9.2). Withdrawn as for silence.
+                if not self.left:
+                    self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
             for q in membership.stalls(
                 now, final, lambda: folds.tentative, self.feeds, self.finality
             ):

@@ -24,20 +24,22 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Generator
+from collections.abc import Collection, Generator, Sequence
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds", "Unheld", "cut_made", "cut_stands"]
+__all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet"]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
 REFOLDS = 6
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
+#: What one round of the tentative fold is folded with: cuts, gaps and caps.
+Round = tuple[dict[int, int], Gaps, dict[int, tuple[int, int]]]
 
 
 class Folds:
@@ -153,12 +155,12 @@ class Folds:
         (variants soak seed 5066). The cuts only grow, so this ends."""
         imposed: dict[int, int] = {}
         first: list[GameState] = []
-        t = self._fold({}, {}, {}, first=first)
+        t = self._fold({}, {}, {}, first=first, seen=[])
         uncapped = first[0].dropped.keys()
         while True:
             for seat, cut in self.unheld.cuts(t, self.final, imposed, uncapped):
                 cuts = {**imposed, seat: cut}
-                trial = self._fold(cuts, {}, {}, imposed=cuts)
+                trial = self._fold(cuts, {}, {}, imposed=cuts, seen=[])
                 if cut_stands(trial, self.final, self.unheld, seat, cut):
                     imposed[seat] = cut
                     t = trial
@@ -175,6 +177,7 @@ class Folds:
         imposed: dict[int, int] | None = None,
         *,
         first: list[GameState] | None = None,
+        seen: list[Round] | None = None,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
         ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring).
@@ -183,6 +186,8 @@ class Folds:
         author's cut deciding a drop, or a round that a member's invalid moves kept from
         ending, and its readmission missing (soak seeds 236, 472). ``first``: gets this
         round's fold (for :meth:`_cut_unheld`, from the round with no cuts, gaps or caps).
+        ``seen``: what the rounds before were folded with (:func:`cycle_meet`), ``None``
+        once the rounds have gone round a cycle and been given its meet.
         """
         final = self.final
         t = final.copy()
@@ -224,7 +229,13 @@ class Folds:
         ) or any(not skips(ev, new_cuts, new_gaps) for ev in skipped)  # fmt: skip
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
             return t
-        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1, imposed)
+        if seen is not None:
+            seen.append((cuts, gaps, caps))
+            meet = cycle_meet(seen, (new_cuts, new_gaps, new_caps))
+            if meet is not None:
+                new_cuts, new_gaps, new_caps = meet
+                seen = None  # (one meet: from there the rounds go on as they go, to REFOLDS)
+        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1, imposed, seen=seen)
 
     # -- the final fold ---------------------------------------------------------------------
     def admits(self, event: Event, excluded: dict[int, int], gaps: Gaps | None = None) -> bool:
@@ -296,6 +307,47 @@ class Folds:
             if moved:
                 del self.nonfinal[:moved]
                 del self.keys[:moved]
+
+
+def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
+    """Where the rounds of a fold go round a cycle, what to fold with next: the *meet* of the
+    cycle. ``seen``: what each round so far was folded with (cuts, gaps, caps), in order;
+    ``new``: what the last one decided. ``None`` unless ``new`` is one of ``seen`` (the rounds
+    from it would repeat the cycle for ever, none of them a fixed point).
+
+    The meet keeps only the cuts and gaps every round of the cycle decided, and every cap
+    any of them had (the lowest count of each member's). Caps hang on the drops (a member
+    dropped caps nothing, and has no cap) and the drops on the caps and cuts, so a cycle
+    lifts caps with the drops they did not prevent and drops with the caps they lifted
+    (cut14's search seed 2955, three players: three rounds, none a fixed point). The meet
+    counts the fewest votes of the cycle, and a fold counting fewer votes drops fewer
+    members: if it is a fixed point, it is the one dropping fewest of those the cycle
+    passes near; a member kept in is waited for, while a member dropped wrongly loses
+    events that count. The peer's tentative fold (:meth:`Folds._fold`) and the audit's
+    passes (``audit.auditor._settled``) take the meet alike (docs/protocol.md §9.2). A fold
+    whose rounds settled never meets a cycle: the rule changes only folds that went on to
+    the round limit.
+
+    >>> a = ({2: 1}, {}, {1: (1, 9)})
+    >>> b = ({}, {}, {1: (1, 9)})
+    >>> c = ({1: 2}, {}, {0: (2, 9)})
+    >>> cycle_meet([({}, {}, {}), a, b], c) is None
+    True
+    >>> cycle_meet([({}, {}, {}), a, b, c], a)
+    ({}, {}, {0: (2, 9), 1: (1, 9)})
+    """
+    if new not in seen:
+        return None
+    cycle = list(seen[list(seen).index(new) :])
+    first_cuts, first_gaps, _ = cycle[0]
+    cuts = {q: c for q, c in first_cuts.items() if all(r[0].get(q) == c for r in cycle)}
+    gaps = {q: g for q, g in first_gaps.items() if all(r[1].get(q) == g for r in cycle)}
+    caps: dict[int, tuple[int, int]] = {}
+    for _, _, round_caps in cycle:
+        for q, (votes, events) in round_caps.items():
+            old = caps.get(q)
+            caps[q] = (votes, events) if old is None else (min(old[0], votes), min(old[1], events))
+    return cuts, gaps, dict(sorted(caps.items()))
 
 
 def skips(event: Event, cuts: dict[int, int], gaps: Gaps) -> bool:

@@ -67,6 +67,9 @@ class Membership:
         # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
         self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
         self.stall_scan_at = now
+        #: seat -> the stall record (as :attr:`stall`) our vote *withheld* on it was cast on:
+        #: withdrawn once it has given what it owed then (:meth:`relieved`)
+        self.stall_votes: dict[int, tuple[float, int, tuple[int, ...]]] = {}
         self.proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
         #: the proofs of cheating we hold and the forks we probe (the receive path and the
         #: author call it directly: ``membership.proof``)
@@ -133,16 +136,22 @@ class Membership:
         while recovering it waits (heard again later, it is withdrawn then)."""
         if seat not in self.voted or recovering or seat in self.proven_seats:
             return False
+        if not self._undecided(seat, folds):
+            return False
+        del self.voted[seat]
+        return True
+
+    @staticmethod
+    def _undecided(seat: int, folds: Folds) -> bool:
+        """Whether a vote of ours against ``seat`` may still be withdrawn: neither the final
+        nor the held events drop it, nor readmit it in a readmission not final yet."""
         final = folds.final
         if seat in final.dropped:
             return False
         tentative = folds.tentative
-        if seat in tentative.dropped or tentative.readmitted_at.get(seat) != (
+        return seat not in tentative.dropped and tentative.readmitted_at.get(seat) == (
             final.readmitted_at.get(seat)
-        ):
-            return False
-        del self.voted[seat]
-        return True
+        )
 
     def blame_from(self, since: float) -> float | None:
         """When a wait that began at ``since`` starts to count against the members it waits for:
@@ -308,9 +317,10 @@ class Membership:
         up to the head it announced itself, and its announcements of holding the events held
         here (of feeds it has not voted out). A wait that sees no progress on what was owed when
         it began, while the member is heard, for ``phase_timeout``, is a vote *withheld*: it
-        stands when the member beats again. (Its events and cover come from it alone; any
-        honest member sends them within a round trip, or fetches what it lacks from us.)
-        ``tentative`` gives the held view as it is when called (our votes change it).
+        stands when the member beats again, until it gives what it owed (:meth:`relieved`).
+        (Its events and cover come from it alone; any honest member sends them within a round
+        trip, or fetches what it lacks from us.) ``tentative`` gives the held view as it is
+        when called (our votes change it).
         """
         if final.phase is Phase.OVER or self.seat in final.dropped or self.all_heard_since is None:
             self.stall.clear()  # (a member is silent: nobody is blamed for now, blame_from)
@@ -330,38 +340,87 @@ class Membership:
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
             held = finality.held_by[q]
-            # What of each feed it must cover now: up to what we count of it (no more than our
-            # vote, nor a held drop's cut), unless it voted that member out (it then announces
-            # no more than its vote). Worked out afresh at each scan: a target set earlier on a
-            # feed that stopped counting (a member dropped, or voted out by it) is met.
-            due = []
-            for r in range(self.n):
-                count = 0
-                if r != q and r in members:
-                    count = min(
-                        len(feeds[r]),
-                        self.voted.get(r, len(feeds[r])),
-                        tentative().dropped.get(r, len(feeds[r])),
-                    )
-                    if held[r] < count and any(v == q for v, _ in tentative().votes.get(r, ())):
-                        count = 0
-                due.append(count)
+            due = self._due(q, members, feeds, tentative, held)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = stall.get(q)
-            if record is not None:
-                _, feed_target, cover_target = record
-                progress = len(feeds[q]) >= feed_target and all(
-                    h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
-                )
-                if not progress:
-                    if now >= record[0] + timers.phase_timeout and q not in self.voted:
-                        yield q
-                    continue
+            if record is not None and not _progress(record, len(feeds[q]), held, due):
+                if now >= record[0] + timers.phase_timeout and q not in self.voted:
+                    self.stall_votes[q] = record
+                    yield q
+                continue
             if owes:
                 stall[q] = (now, owed_feed, owed_cover)
             else:
                 stall.pop(q, None)
+
+    def relieved(
+        self,
+        final: GameState,
+        folds: Folds,
+        feeds: Sequence[Sequence[Message]],
+        finality: Finality,
+    ) -> list[int]:
+        """The members whose vote *withheld* of ours (:meth:`stalls`) is withdrawn now (taken
+        out of our votes: the caller signs the withdrawals), in seat order: each has given what
+        it owed when we voted (its feed up to the head it had announced, its cover of what we
+        held then), and the held votes have not dropped it (:meth:`withdraws`' rule).
+
+        The member was heard all along; what it owed was late, not withheld: a member
+        recovering its own feed (§9.6) announces nothing until it has, and a stall scan that
+        blamed it so meanwhile left a vote that stood for good (forced lost-tail scan seed
+        8067). Such a vote freezes our announcements of the member's feed, so none of its
+        later events could be final anywhere while we are in, and caps its later votes (§9.2):
+        with no majority to drop it, the game stalled. A member that withholds again is voted
+        out again after another ``phase_timeout``, which its progress meanwhile bought.
+        """
+        if not self.stall_votes or self.seat in final.dropped:
+            return []  # (none; or our votes count for nothing: Author.act unfroze them)
+        members = [q for q in range(self.n) if q not in final.dropped]
+        out = []
+        for q, record in sorted(self.stall_votes.items()):
+            if q not in self.voted or q not in members or q in self.proof.forked_at:
+                # (Proven to fork since: the vote stands, as one on proof would.)
+                del self.stall_votes[q]
+                continue
+            held = finality.held_by[q]
+            due = self._due(q, members, feeds, lambda: folds.tentative, held)
+            if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
+                del self.stall_votes[q]
+                del self.voted[q]
+                self.proven_seats.discard(q)
+                out.append(q)
+        return out
+
+    def _due(
+        self,
+        q: int,
+        members: list[int],
+        feeds: Sequence[Sequence[Message]],
+        tentative: Callable[[], GameState],
+        held: Sequence[int],
+    ) -> list[int]:
+        """What of each feed member ``q`` must cover now: up to what we count of it (no more
+        than our vote, nor a held drop's cut), unless ``q`` voted that member out (it then
+        announces no more than its vote, whether that vote counts or is capped: §9.2).
+        Worked out afresh at each scan: a target set earlier on a feed that stopped counting
+        (a member dropped, or voted out by ``q``) is met."""
+        due = []
+        for r in range(self.n):
+            count = 0
+            if r != q and r in members:
+                count = min(
+                    len(feeds[r]),
+                    self.voted.get(r, len(feeds[r])),
+                    tentative().dropped.get(r, len(feeds[r])),
+                )
+                # (A capped vote of q's freezes q's announcements all the same: soak seed
+                # 8067, where the cheater's vote, never withdrawn on its chain held here,
+                # capped q's proof vote on it, and we voted q out for not covering more.)
+                if held[r] < count and tentative().roster.stands(q, r):
+                    count = 0
+            due.append(count)
+        return due
 
     def take_back(self, frontier: Sequence[int], vote: Drop | None) -> None:
         """One of our own events taken back (from our log, or from the others in recovery):
@@ -424,3 +483,15 @@ class Membership:
         self.proven_seats.discard(seat)
         self.proof.unproven.pop(seat, None)
         return True
+
+
+def _progress(
+    record: tuple[float, int, tuple[int, ...]], head: int, held: Sequence[int], due: list[int]
+) -> bool:
+    """Whether a member has given what a stall ``record`` says it owed: its feed held here up
+    to the target (``head``: how much of it we hold), and its cover (``held``) up to each
+    target, or to what it owes of that feed now (``due``), whichever is less."""
+    _, feed_target, cover_target = record
+    return head >= feed_target and all(
+        h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
+    )

@@ -64,7 +64,7 @@ Faults.
     withdraws a vote for silence. Being heard is not enough: a member that keeps talking while
     what finality needs of it alone (its feed up to the head it announced, its cover of the
     events held here) sees no progress for ``phase_timeout`` is voted out too (*withheld*,
-    which stands). Two different signed events with one author and seq, or a beat and an event
+    §9.2). Two different signed events with one author and seq, or a beat and an event
     of one author whose clocks contradict each other (found in either order: the beats that a
     later event could contradict are kept, ``Proofs.watch``), are proof of cheating: the
     proof goes to the log first (a :class:`Note`), both messages are relayed once, and the

@@ -179,6 +179,12 @@ class Roster:
                 caps[target] = (min(v.last_seq for v in standing), min(forks, default=_NEVER))
         return caps
 
+    def stands(self, voter: int, target: int) -> bool:
+        """Whether ``voter`` has a vote against ``target`` standing, counted or capped: either
+        way it froze what ``voter`` announces of ``target``'s feed (§9.2)."""
+        ballots = (*self.votes.get(target, ()), *self.frozen.get(target, ()))
+        return any(v == voter for v, _ in ballots)
+
     def voted_chain(self, seat: int, fork: int) -> tuple[int, dict[int, bytes]] | None:
         """:func:`~p2p_nertz.protocol.state.voted_chain`: the chain the counted votes quote of
         ``seat``, proven to have forked at ``fork``, while its drop is not decided."""
