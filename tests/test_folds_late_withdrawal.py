@@ -11,14 +11,14 @@ bound of ``Unheld``) that decided the drop are gone. A peer that made the drop f
 the withdrawal reached it never takes it back; a peer that held the withdrawals in time makes
 the member's events past the cut final (every member now announces them) and another game.
 
-Built by hand on :class:`Folds`, as tests/test_folds_unheld_still_in.py does: seat 0 (``X``),
-cut off, votes the last seat (``Z``) out past the count the others' votes on it will quote
-(3); with its vote, ``Z`` is dropped at Lamport 12, and ``X``'s drop at 22 does not stand
-without it (§9.2, *a drop is what the votes decide without the member's events past its
-cut*). The votes on ``X`` cap that vote, so the fold of the events up to 22 drops ``X`` and
-never ``Z``; ``Z`` (alive, and one of ``X``'s voters) makes that final. Then every other voter
-withdraws, at 30 and later. **Open** (strict xfail): no rule yet reads the caps and the
-announcements as of the drop's time.
+Built by hand on :class:`Folds`, as tests/test_folds_unheld_still_in.py does: seat 0
+(``X``), cut off, votes the last seat (``Z``) out past the count the others' votes on it will
+quote (3); with its vote, ``Z`` is dropped at Lamport 12, and ``X``'s drop (at 20 to 23, by the
+table's size) does not stand without it (§9.2, *a drop is what the votes decide without the
+member's events past its cut*). The votes on ``X`` cap that vote, so the fold of the events up
+to the drop drops ``X`` and never ``Z``; ``Z`` (alive, and one of ``X``'s voters) makes that
+final. Then every other voter withdraws, at 30 and later. **Open** (strict xfail): no rule
+yet reads the caps and the announcements as of the drop's time.
 """
 
 from __future__ import annotations
