@@ -429,12 +429,6 @@ def _held(
     seqs = _seqs(counts, what)
     if not isinstance(ids, tuple) or len(ids) != seats:
         raise ValueError(f"{what} must list one id per seat ({seats})")
-    if (
-        type(ids) is tuple
-        and _BYTES_ONLY.issuperset(map(type, ids))
-        and tuple(map(len, ids)) == tuple(map(_PREFIX_SIZES.__getitem__, map(bool, seqs)))
-    ):
-        return seqs, ids  # the usual case, checked in C loops: what the loop below checks
     for count, prefix in zip(seqs, ids, strict=True):
         if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
             raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
@@ -445,17 +439,13 @@ def _held(
 def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
     """An array of seqs (of ``what``); a decoded one is returned as it is when it holds only
     seqs. (The words of an error are made only for an error: this runs once per event.)"""
-    if type(value) is tuple and (not value or _INTS_ONLY.issuperset(map(type, value))):
-        ints: tuple[int, ...] = value  # type: ignore[assignment]  # (checked just above)
-        if not ints or (min(ints) >= 0 and max(ints) <= _MAX_SEQ):
-            return ints  # every item checked, in C loops
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
+                break
+        else:
+            return value  # type: ignore[return-value]  # every item checked just above
     return tuple(_int(v, 0, _MAX_SEQ, f"a seq of {what}") for v in value)
-
-
-# (The types _seqs and _held check in C loops; bool is not int: a bool is refused.)
-_INTS_ONLY = frozenset({int})
-_BYTES_ONLY = frozenset({bytes})
-_PREFIX_SIZES = (0, ID_PREFIX)  # the size of an id prefix at a count of 0, and above
 
 
 # Every card a body can name, by its canonical spelling: a hit is a card that parses, is
