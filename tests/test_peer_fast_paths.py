@@ -139,6 +139,9 @@ def test_beat_body_keeps_a_sound_array_and_names_the_first_fault() -> None:
         parse_body(Kind.BEAT, _beat(held, (b"12345678", b"x", b"abcdefgh")), 3)
     with pytest.raises(ValueError, match="an id of what a beat holds is 8 bytes"):
         parse_body(Kind.BEAT, _beat(held, (b"12345678", b"", "abcdefgh")), 3)
+    with pytest.raises(ValueError, match="an id of what a beat holds is 8 bytes"):  # at a 0
+        parse_body(Kind.BEAT, _beat(held, (b"12345678", b"12345678", b"abcdefgh")), 3)
+    assert parse_body(Kind.BEAT, _beat((0, 0, 0), (b"", b"", b"")), 3).held == (0, 0, 0)
 
 
 def test_message_factory_makes_what_the_constructor_makes() -> None:

@@ -296,6 +296,17 @@ def test_verify_batch_changes_no_decoding_result() -> None:
     assert _outcomes(datas, game, roster, cache) == expected
 
 
+def test_verify_batch_returns_what_decoding_returns_of_what_it_kept() -> None:
+    game, roster, datas = _messages()
+    cache = EnvelopeCache()
+    kept = verify_batch(datas, game_id=game, roster=roster, cache=cache)
+    assert [data for data, _ in kept] == [datas[0], datas[1]]  # (the copy was kept already)
+    for data, message in kept:
+        assert message == decode_message(data, game_id=game, roster=roster)
+        assert message.payload == decode_message(data).payload
+    assert verify_batch(datas, game_id=game, roster=roster, cache=cache) == []
+
+
 def test_verify_batch_remembers_only_what_passes() -> None:
     game, roster, datas = _messages()
     cache = EnvelopeCache()

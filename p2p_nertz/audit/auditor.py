@@ -135,7 +135,7 @@ __all__ = [
 ]
 
 _AHEAD = 128  # records read ahead, whose messages are verified as a batch (_Pass._read_ahead)
-_RECENT = 1024  # messages kept by their bytes to recognise the next copies (see _Pass.recent)
+_RECENT = 1024  # messages kept by their bytes for the records and copies to come (_Pass.recent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -592,6 +592,10 @@ _REASONS = {
 }
 
 
+_Decoded = tuple[Message, bool, int]
+"""A message decoded, whether it is an event, and its author's seat (:attr:`_Pass.recent`)."""
+
+
 class _Pass:
     """One read of every log, folding the game (see the module docstring).
 
@@ -645,14 +649,13 @@ class _Pass:
         self._receive = self.delivery.receive
         self.stopped = False
         self.opened: dict[int, _Opened] = {}  # logs already open, by index (see _find_spec)
-        # The messages of the last records decoded (with whether each is an event, and its
-        # author's seat), by their bytes, when several logs hold copies of each:
-        # decode_message is pure and the game id and roster it checks against are fixed for
-        # the pass, so a copy decodes to the very message the first one did. A hit skips the
-        # call and its checks; a miss (or a copy too far behind) decodes.
-        self.recent: dict[bytes, tuple[Message, bool, int]] | None = (
-            {} if self.reading.count_copies else None
-        )
+        # The messages of the last records decoded or verified ahead (with whether each is an
+        # event, and its author's seat), by their bytes: decode_message is pure and the game
+        # id, roster and version it checks against are fixed for the pass, so a record (or a
+        # copy of it in another log) decodes to the very message verify_batch kept, or the
+        # first copy decoded. A hit skips the call and its checks; a miss (or a copy too far
+        # behind) decodes.
+        self.recent: dict[bytes, _Decoded] = {}
 
     def run(self) -> None:
         try:
@@ -689,6 +692,7 @@ class _Pass:
         checked back to back cost less). What the codec's cache then holds changes no result;
         an error of the reader is raised after the records read before it, where it was."""
         envelopes, game_id, roster = self.envelopes, self.game_id, self.roster
+        version, remember = self.spec.wire_version, self._remember
         while True:
             failure: Exception | None = None
             batch = []
@@ -699,12 +703,15 @@ class _Pass:
                         break
             except Exception as exc:  # re-raised below, after the records read before it
                 failure = exc
-            verify_batch(
+            kept = verify_batch(
                 [r.data for r in batch if r.kind is not RECORD_NOTE],
                 game_id=game_id,
                 roster=roster,
                 cache=envelopes,
             )
+            for data, message in kept:
+                if message.version == version:  # (else decode_message says why not)
+                    remember(data, message)
             yield from batch
             if failure is not None:
                 raise failure
@@ -758,9 +765,8 @@ class _Pass:
             return
         is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
         data = record.data
-        recent = self.recent
-        known = recent.get(data) if recent is not None else None
-        if known is None:  # (a copy of one of the last messages decoded skips the call)
+        known = self.recent.get(data)
+        if known is None:  # (a message verified ahead, or a copy of one, skips the call)
             known = self._decode(log, data, is_event)
             if known is None:
                 return
@@ -795,7 +801,7 @@ class _Pass:
         if self._receive(message, seat, log):
             self.fold.ready(self.feeds)
 
-    def _decode(self, log: Log, data: bytes, is_event: bool) -> tuple[Message, bool, int] | None:
+    def _decode(self, log: Log, data: bytes, is_event: bool) -> _Decoded | None:
         """The message a record holds, whether it is an event, and its author's seat;
         ``None`` (and a finding) if it fails its checks."""
         try:
@@ -817,13 +823,16 @@ class _Pass:
                 )
             )
             return None
-        # (decoded, so its author is in the roster)
+        return self._remember(data, message)
+
+    def _remember(self, data: bytes, message: Message) -> _Decoded:
+        """Keep a message decoded (or verified ahead: its author is in the roster), by its
+        bytes, for the next copies (:attr:`recent`)."""
         known = (message, message.is_event, self.roster[message.author])
         recent = self.recent
-        if recent is not None:
-            if len(recent) >= _RECENT:
-                del recent[next(iter(recent))]
-            recent[data] = known
+        if len(recent) >= _RECENT:
+            del recent[next(iter(recent))]
+        recent[data] = known
         return known
 
     def _finish(self) -> None:

@@ -3,15 +3,16 @@
 A :class:`Log` is one log being read: its header and owner, the records and events read, and
 per author the next seq it holds and the holes it left (a log holds each feed in order; one
 that skips seqs and holds them later is *reordered*). :class:`Logs` is every log of a pass: it
-checks a log's header when its first record comes and its summary when it ends, and counts the
-copies of each event the logs hold, settled in batches once no log can add a copy; at the end
-of the pass it names each log's gaps and each event only one log holds.
+checks a log's header when its first record comes and its summary when it ends; at the end of
+the pass it names each log's gaps and each event only one log holds (from what each log holds
+of each feed: nothing is counted per copy of an event).
 
 What is in the events is not read here: that is :mod:`p2p_nertz.audit.delivery`'s.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
@@ -24,8 +25,6 @@ from p2p_nertz.protocol.identity import fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = ["Log", "Logs", "RecordStream", "Source", "close"]
-
-_SETTLE_BATCH = 64  # events of a feed whose copies are counted together (see Logs.count)
 
 
 class RecordStream(Protocol):
@@ -80,27 +79,9 @@ class Log:
         self.ended = False
         self.reached = 0  # the Lamport time of the last event read
 
-    def horizon(self, seat: int) -> int:
-        """Every seq of ``seat`` below this has been read, or will never be, from this log."""
-        holes = self.holes[seat]
-        if not holes:  # the usual case: a log holds each feed in order, without holes
-            return self.next[seat]
-        return min(h[0] for h in holes)
-
-
-class _Copies:
-    """The copies of one author's events not counted yet."""
-
-    __slots__ = ("first", "held", "settled")
-
-    def __init__(self) -> None:
-        self.held: dict[int, list[int]] = {}  # seq -> [logs holding it, first log]
-        self.settled = 0  # every seq up to here has its copies counted
-        self.first = 1 << 62  # the lowest seq in held
-
 
 class Logs:
-    """Every log of one pass, and the copies of each event they hold."""
+    """Every log of one pass, and what each holds of every feed."""
 
     def __init__(
         self, spec: GameSpec, game_id: bytes, sources: Sequence[Source], found: Collector
@@ -110,12 +91,6 @@ class Logs:
         self.seats = spec.seats
         self.found = found
         self.logs = [Log(i, s, self.seats) for i, s in enumerate(sources)]
-        self.copies = [_Copies() for _ in range(self.seats)]
-        # (seat, log index) -> the seq ranges of the events of seat only that log holds
-        self.singles: dict[tuple[int, int], list[list[int]]] = {}
-        # With one log there is no other copy to count (an event "only one log holds" is
-        # a finding about several logs).
-        self.count_copies = len(sources) > 1
 
     def start(self, log: Log) -> bool:
         """Check the header of a log when its first record is read; False to set it aside."""
@@ -208,11 +183,10 @@ class Logs:
                     offset=summary.good_end,
                 )
             )
-        for seat in range(self.seats):
-            self.settle(seat)
 
     def count(self, log: Log, seat: int, seq: int) -> None:
-        """Follow what ``log`` holds of ``seat``'s feed: holes, reordering, copies."""
+        """Follow what ``log`` holds of ``seat``'s feed: holes and reordering (and so which
+        events it holds: :meth:`singles`)."""
         nxt = log.next[seat]
         if seq >= nxt:
             if seq > nxt:
@@ -242,46 +216,39 @@ class Logs:
                     break
             else:
                 return  # a second copy in the same log (received twice): counted already
-        if not self.count_copies:
-            return
-        copies = self.copies[seat]
-        if seq > copies.settled:
-            entry = copies.held.get(seq)
-            if entry is None:
-                copies.held[seq] = [1, log.index]
-                copies.first = min(copies.first, seq)
-            else:
-                entry[0] += 1
-        # Settled in batches: a count is final once no log can add to it, whenever it is
-        # taken (every log ending settles the rest), and a batch keeps the copies waiting few.
-        if len(copies.held) >= _SETTLE_BATCH:
-            self.settle(seat)
 
-    def settle(self, seat: int) -> None:
-        """Count the copies of every event that no log can still add to."""
-        copies = self.copies[seat]
-        if not copies.held:
-            return
-        upto = 1 << 62
-        first_copy = copies.first
-        for log in self.logs:
-            if not log.ended:
-                horizon = log.horizon(seat)
-                if horizon <= first_copy:
-                    return  # a log may still add a copy of the lowest seq waiting
-                upto = min(upto, horizon)
-        upto -= 1
-        for seq in sorted(s for s in copies.held if s <= upto):
-            count, first = copies.held.pop(seq)
-            # (the readable logs are counted only for an event that one log holds)
-            if count == 1 and self.readable() > 1:
-                ranges = self.singles.setdefault((seat, first), [])
-                if ranges and ranges[-1][1] == seq - 1:
-                    ranges[-1][1] = seq
+    def singles(self) -> dict[tuple[int, int], list[list[int]]]:
+        """(seat, log index) -> the seq ranges of the events of ``seat`` that only that log
+        holds, of several readable logs (at the end of the pass). What a log holds of a feed
+        is what :meth:`count` followed: every seq below its next but its holes."""
+        singles: dict[tuple[int, int], list[list[int]]] = {}
+        if self.readable() <= 1:
+            return singles  # (an event "only one log holds" is a finding about several logs)
+        for seat in range(self.seats):
+            # Where each log's ranges begin and end, swept in seq order: a stretch between
+            # two such points that one log alone holds is that log's single copy.
+            points: dict[int, list[tuple[int, int]]] = {}
+            for log in self.logs:
+                for lo, hi in _held(log, seat):
+                    points.setdefault(lo, []).append((log.index, 1))
+                    points.setdefault(hi + 1, []).append((log.index, -1))
+            holding: set[int] = set()
+            at = sorted(points)
+            for here, after in itertools.pairwise(at):
+                for index, change in points[here]:
+                    if change > 0:
+                        holding.add(index)
+                    else:
+                        holding.discard(index)
+                if len(holding) != 1:
+                    continue
+                (index,) = holding
+                ranges = singles.setdefault((seat, index), [])
+                if ranges and ranges[-1][1] == here - 1:
+                    ranges[-1][1] = after - 1
                 else:
-                    ranges.append([seq, seq])
-        copies.settled = max(copies.settled, upto)
-        copies.first = min(copies.held, default=1 << 62)
+                    ranges.append([here, after - 1])
+        return singles
 
     def readable(self) -> int:
         """How many of the logs are readable logs of this game's members."""
@@ -329,7 +296,7 @@ class Logs:
                             **who,
                         )
                     )
-        for (seat, index), ranges in sorted(self.singles.items()):
+        for (seat, index), ranges in sorted(self.singles().items()):
             for lo, hi in ranges:
                 found.add(
                     Finding(
@@ -356,3 +323,14 @@ class Logs:
             )
             for log in self.logs
         )
+
+
+def _held(log: Log, seat: int) -> Iterator[tuple[int, int]]:
+    """The ranges of seqs of ``seat``'s feed that ``log`` holds, in order."""
+    start = 1
+    for lo, hi in sorted(log.holes[seat]):
+        if lo > start:
+            yield start, lo - 1
+        start = hi + 1
+    if start < log.next[seat]:
+        yield start, log.next[seat] - 1
