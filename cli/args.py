@@ -20,6 +20,7 @@ from p2p_nertz.errors import NertzError
 if TYPE_CHECKING:
     from p2p_nertz.match import Player
     from p2p_nertz.protocol.peer import PeerConfig
+    from p2p_nertz.protocol.spec import Deal
     from p2p_nertz.rules import Rules
 
 
@@ -133,7 +134,15 @@ def liveness_argv(args: argparse.Namespace) -> list[str]:
     return ["--suspect-after", repr(args.suspect_after), "--drop-after", repr(args.drop_after)]
 
 
-def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+DEALS = ("commit", "shuffle")
+"""The values of ``--deal``: :class:`~p2p_nertz.protocol.spec.Deal`'s (not imported here:
+``nertz --help`` stays fast; tests/test_cli_deal.py holds the two lists equal)."""
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser, *, deal: bool = True) -> None:
+    """The rules options, and ``--deal`` if ``deal`` (a command whose players are peers: an
+    in-process match has no deal to choose); read them back with :func:`rules_from` and
+    :func:`deal_from`."""
     group = parser.add_argument_group(
         "rules (nertz rules prints them; defaults: the standard game)"
     )
@@ -169,6 +178,18 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="one move per turn in seat order instead of all at once (a Nerts call any time)",
     )
+    if deal:
+        group.add_argument(
+            "--deal",
+            choices=DEALS,
+            default="commit",
+            help="who can see the face-down cards: commit (the default), each deck dealt by "
+            "its owner's machine from a secret it committed to, checked after the round; "
+            "shuffle, every deck shuffled by every member and each card turned up by the "
+            "whole table, so no machine reads a card before it is turned up, its owner's "
+            "included (a longer deal, N+2 hops, and some CPU per card turned up; "
+            "docs/shuffle.md)",
+        )
 
 
 def rules_from(args: argparse.Namespace) -> Rules:
@@ -191,6 +212,14 @@ def rules_from(args: argparse.Namespace) -> Rules:
         turn_based=args.turn_based,
         **goal,
     )
+
+
+def deal_from(args: argparse.Namespace) -> Deal:
+    """The deal ``--deal`` chose (:func:`add_rules_arguments`); commit if the command has no
+    ``--deal``."""
+    from p2p_nertz.protocol.spec import Deal
+
+    return Deal(getattr(args, "deal", "commit"))
 
 
 def _per_seat(text: str, players: int, what: str) -> list[str]:

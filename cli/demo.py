@@ -27,6 +27,7 @@ from cli.args import (
     EXIT_GONE,
     add_liveness_arguments,
     add_rules_arguments,
+    deal_from,
     free_ports,
     liveness_argv,
     liveness_from,
@@ -40,7 +41,7 @@ from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
@@ -171,12 +172,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         [(i.peer_id, f"P{n + 1}") for n, i in enumerate(identities)],
         rules,
         derive_seed(b"nertz-demo-game", seed)[:16],
+        deal=deal_from(args),
     )
     game = spec.game_id.hex()
     workdir, spec_path = game_dir(args.dir, "demo", spec)
     goal = f"{rules.rounds} round(s)" if rules.racing_demon else f"target {rules.target}"
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
-    print(f"game {game[:16]}  seed {seed}  {goal}  dir {workdir}")
+    deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
+    print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
 
     ports = free_ports(args.players)
     endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
@@ -201,7 +204,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         children.append(child)
     sys.stdout.flush()
     try:
-        dropped = _wait(children, args.timeout)
+        dropped = _wait(children, args.timeout, spec.deal)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.
         stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
@@ -212,7 +215,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return _report(children, dropped, workdir, rules)
 
 
-def _wait(children: list[NodeChild], timeout: float) -> list[NodeChild] | None:
+def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChild] | None:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
     lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on. Returns
     the children that did not see the game's end as members (below), or ``None`` on timeout.
@@ -248,7 +251,9 @@ def _wait(children: list[NodeChild], timeout: float) -> list[NodeChild] | None:
                 number = max(lake)
                 what = f"round {number}: {lake[number]} card(s) to the lake so far"
             else:
-                what = "dealing: the nodes connect, commit and reveal"
+                what = "dealing: the nodes connect, " + (
+                    "commit and reveal" if deal is Deal.COMMIT else "shuffle every deck"
+                )
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
         if all(c.proc is not None and c.proc.poll() is not None for c in children):

@@ -47,7 +47,7 @@ def add_parsers(sub: Any) -> None:
         )
         p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
         p.add_argument("--json", action="store_true", help="print one JSON object per round")
-        add_rules_arguments(p)
+        add_rules_arguments(p, deal=False)  # (no peers: no deal to choose)
         p.set_defaults(func=_cmd_match)
 
 

@@ -38,6 +38,7 @@ from cli.args import (
     EXIT_FAILED,
     add_liveness_arguments,
     add_rules_arguments,
+    deal_from,
     add_watcher_argument,
     add_web_arguments,
     bind_endpoint,
@@ -256,6 +257,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         [(i.peer_id, names[n]) for n, i in enumerate(identities)],
         rules,
         derive_seed(b"nertz-play-game", seed)[:16],
+        deal=deal_from(args),
     )
     workdir, spec_path = game_dir(args.dir, "play", spec)
     ports = free_ports(players)

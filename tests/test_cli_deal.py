@@ -1,0 +1,103 @@
+"""``--deal {commit,shuffle}`` on the command line (issue 19, "on real sockets"): a shuffle game
+of real processes (``nertz demo --deal shuffle``) that every node agrees on, whose logs audit
+clean and replay; and a bad ``--deal`` refused as a usage error in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.args import DEALS
+from p2p_nertz.protocol.spec import Deal, GameSpec
+
+DEMO_TIMEOUT = 120.0
+
+
+def nertz(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m cli ARGS`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_deal_choices_are_the_deals_of_the_spec() -> None:
+    # (cli/args.py spells them out so that `nertz --help` imports no protocol code.)
+    assert tuple(d.value for d in Deal) == DEALS
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> None:
+    work = tmp_path / "demo"
+    done = nertz(
+        "demo",
+        "--deal",
+        "shuffle",
+        "--players",
+        "3",
+        "--rounds",
+        "1",
+        "--speed",
+        "10",
+        "--seed",
+        "7",
+        "--dir",
+        str(work),
+        timeout=DEMO_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "deal shuffle" in done.stdout  # (said in the game's line)
+    assert "all 3 nodes agree: digest " in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
+    # The option reached the game: the spec the nodes played, and each log's first record.
+    spec = GameSpec.from_wire((work / "game.spec").read_bytes())
+    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 3
+    logs = sorted(str(p) for p in work.glob("p*.log"))
+    assert len(logs) == 3
+
+    audit = nertz("audit", "--json", *logs, timeout=60.0)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    lines = [json.loads(line) for line in audit.stdout.splitlines()]
+    verdicts = [line for line in lines if line.get("event") == "verdict"]
+    assert len(verdicts) == 1 and verdicts[0]["valid"] is True, audit.stdout
+    assert verdicts[0]["errors"] == 0 and verdicts[0]["finished"] is True
+    assert not [line for line in lines if line.get("event") == "finding"], audit.stdout
+
+    replay = nertz("replay", "--text", logs[0], timeout=60.0)
+    assert replay.returncode == 0, replay.stderr
+    assert " deck_stage" in replay.stdout and " deck_open" in replay.stdout  # the shuffle's
+    assert " result " in replay.stdout and "Traceback" not in replay.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("demo", "--players", "3"),
+        ("host", "--players", "2"),
+        ("play", "--bots", "1"),
+    ],
+)
+def test_a_bad_deal_is_a_usage_error_in_one_line(command: tuple[str, ...]) -> None:
+    done = nertz(*command, "--deal", "cards")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "--deal" in lines[0] and "'cards'" in lines[0] and "shuffle" in lines[0], lines[0]
+    assert done.stdout == ""
+
+
+def test_match_has_no_deal_to_choose() -> None:
+    # An in-process match has no peers, so no deal protocol: the option is not offered.
+    done = nertz("match", "--deal", "shuffle")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "--deal" in done.stderr
