@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from cli.args import free_port, liveness_argv
+from cli.args import deal_from, free_port, liveness_argv
 from cli.bots import spawn_lobby_bot, stop_processes
 from cli.terminal import Terminal
 from p2p_nertz.bots import STRATEGIES
@@ -152,6 +152,7 @@ class LobbyApp:
             table = self.host.table
             seats, capacity = table.seats, table.capacity
             rules: Rules | None = table.rules
+            deal = table.deal
             blocker = table.why_not_start()
             if blocker is None or blocker.startswith("waiting for"):
                 # What it waits for in full (seats too), not only the first blocker.
@@ -162,7 +163,7 @@ class LobbyApp:
             view = None if self.guest is None else self.guest.table
             if view is None:
                 return AtTable(self.where)
-            seats, capacity = view.seats, view.capacity
+            seats, capacity, deal = view.seats, view.capacity, view.deal
             try:
                 rules = Rules.from_dict(view.rules)
             except NertzError:
@@ -172,7 +173,7 @@ class LobbyApp:
             SeatLine(s.name, fingerprint(s.peer_id), s.ready, host=i == 0, you=s.peer_id == me)
             for i, s in enumerate(seats)
         )
-        return AtTable(self.where, lines, rules, capacity, self.host is not None, blocker)
+        return AtTable(self.where, lines, rules, capacity, self.host is not None, blocker, deal)
 
     def view(self) -> LobbyView:
         listings = tuple(self.listings())
@@ -312,6 +313,7 @@ class LobbyApp:
             broadcast=self.args.discover,
             beacon_port=self.args.beacon_port,
             on_change=self._table_changed,
+            deal=deal_from(self.args),
         )
         assert self._outer is not None
         endpoint: str = await self._outer.start(self._serve, host)

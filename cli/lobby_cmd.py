@@ -32,6 +32,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    deal_from,
     default_log_dir,
     default_name,
     expected_errors,
@@ -74,6 +75,7 @@ from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected, TableGone
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
@@ -107,12 +109,13 @@ class _Out:
         self.emit("table", f"table: {cells} · {waiting}", seats=seats, waiting=waiting)
 
 
-def _rules_words(rules: dict[str, Any]) -> str:
-    """The rules a host shows, in words (or as given, if they are not rules we know)."""
+def _rules_words(rules: dict[str, Any], deal: Deal = Deal.COMMIT) -> str:
+    """The rules a host shows, and its deal, in words (or as given, if they are not rules we
+    know)."""
     from p2p_nertz.ui.lobby import rules_text
 
     try:
-        return " · ".join(rules_text(Rules.from_dict(rules)))
+        return " · ".join(rules_text(Rules.from_dict(rules), deal))
     except NertzError:
         return f"not rules this version knows: {rules!r}"
 
@@ -231,6 +234,7 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
         seat=seat,
         players=[m.name for m in spec.members],
         rules=spec.rules.to_dict(),
+        deal=spec.deal.value,
         log=str(path),
     )
 
@@ -438,6 +442,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         beacon_port=args.beacon_port,
         on_change=_table_printer(out, args.players),
         invited=invited,
+        deal=deal_from(args),
     )
     bots: list[subprocess.Popen[bytes]] = []
 
@@ -621,14 +626,15 @@ def _cmd_join(args: argparse.Namespace) -> int:
         address = route_address(target)
         game_endpoint = f"tcp://{address}:{free_port(address)}"
         last: list[list[dict[str, Any]]] = []
-        shown: list[dict[str, Any]] = []
+        shown: list[tuple[dict[str, Any], Deal]] = []
 
         def on_table(view: TableView) -> None:
             # The rules we would join, said when first shown (we play those or none: a host
             # that shows others is left, docs/lobby.md §5).
-            if not shown or shown[-1] != view.rules:
-                shown.append(view.rules)
-                out.emit("rules", f"rules: {_rules_words(view.rules)}", rules=view.rules)
+            if not shown or shown[-1] != (view.rules, view.deal):
+                shown.append((view.rules, view.deal))
+                words = _rules_words(view.rules, view.deal)
+                out.emit("rules", f"rules: {words}", rules=view.rules, deal=view.deal.value)
             seats = _seats_of(view)
             if not last or last[-1] != seats:
                 last.append(seats)

@@ -15,7 +15,9 @@ kind       direction     body
                          the table the guest said ready for, or empty; sent again every
                          second: a keep-alive, and how ``ready`` changes)
 ``table``  host → guest  ``[rules, capacity, [[key, name, endpoint, ready], ...]]``: the
-                         table as it is now, host first, then guests in the order they came
+                         table as it is now, host first, then guests in the order they came;
+                         a fourth field, ``{"deal": "shuffle"}``, when the game's deal is not
+                         the default (``commit``; docs/lobby.md §3)
 ``start``  host → guest  ``[spec, {key: endpoint}]``: the :class:`GameSpec` wire bytes and
                          every member's game endpoint; the game begins
 ``bye``    either        ``[reason]``: leaving the lobby (a guest), or closing it (the host)
@@ -29,6 +31,11 @@ flood summaries, a short :attr:`~LobbyMessageError.code` and the kind if it coul
 
 Version 2 added ``table`` to ``hello``: a ``ready`` counts only for the table it names, so a
 ready given for one roster is never counted for another (docs/lobby.md §4-5).
+
+The deal (:class:`~p2p_nertz.protocol.spec.Deal`) came later, without a new version: a table of
+the default deal is the three fields it always was (the same bytes, the same digest), and one
+dealt by shuffle adds its options as a fourth, as the game spec does; a guest that does not know
+the fourth field refuses that table rather than take it for a commit game.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from p2p_nertz.protocol.identity import (
     key_fault,
     verify,
 )
+from p2p_nertz.protocol.spec import Deal
 
 __all__ = [
     "ANY_LOBBY",
@@ -143,16 +151,37 @@ class Seat:
 
 @dataclass(frozen=True, slots=True)
 class TableView:
-    """The host's table: the rules (as :meth:`Rules.to_dict`), capacity, and the seats."""
+    """The host's table: the rules (as :meth:`Rules.to_dict`), capacity, the seats, and how
+    the game will be dealt."""
 
     rules: dict[str, Any]
     capacity: int
     seats: tuple[Seat, ...]
+    deal: Deal = Deal.COMMIT
+
+
+def _options(deal: Deal) -> list[dict[str, str]]:
+    """A table's options as they follow its fields: none for the default deal (the bytes and
+    digest a table always had), else ``[{"deal": value}]`` (as GameSpec.to_wire's)."""
+    return [] if deal is Deal.COMMIT else [{"deal": deal.value}]
+
+
+def _parse_options(options: list[Any]) -> Deal:
+    match options:
+        case []:
+            return Deal.COMMIT
+        case [{"deal": str() as deal, **others}] if not others and deal != Deal.COMMIT:
+            # (The default is never written: a second spelling of one table would have
+            # another digest.)
+            if deal in {d.value for d in Deal}:
+                return Deal(deal)
+    raise ValueError(f"unknown table options {options!r}")
 
 
 def table_digest(lobby_id: bytes, view: TableView) -> bytes:
     """What a guest says ready *for*: SHA-256 over the lobby, the rules, the capacity and every
-    seat's key, name and endpoint in seat order — everything a ``start`` must match — but not
+    seat's key, name and endpoint in seat order, and the deal if it is not the default —
+    everything a ``start`` must match — but not
     the ready flags (which change as guests say ready, without changing the game).
 
     >>> from dataclasses import replace
@@ -163,6 +192,8 @@ def table_digest(lobby_id: bytes, view: TableView) -> bytes:
     True
     >>> digest == table_digest(bytes(32), TableView({"draw": 1}, 4, (ann,)))
     False
+    >>> digest == table_digest(bytes(32), TableView({}, 4, (ann,), Deal.SHUFFLE))
+    False
     """
     # Sorted rule items: two dicts with the same rules in another order are the same table.
     canonical = [
@@ -170,6 +201,7 @@ def table_digest(lobby_id: bytes, view: TableView) -> bytes:
         sorted([k, v] for k, v in view.rules.items()),
         view.capacity,
         [[bytes(s.peer_id), s.name, s.endpoint] for s in view.seats],
+        *_options(view.deal),
     ]
     packed: bytes = msgpack.packb(canonical, use_bin_type=True)
     return hashlib.sha256(_TABLE_DOMAIN + packed).digest()
@@ -232,8 +264,9 @@ def _body_fields(body: Body) -> list[Any]:
     match body:
         case Hello(name, endpoint, ready, table):
             return [name, endpoint, ready, table]
-        case TableView(rules, capacity, seats):
-            return [rules, capacity, [[s.peer_id, s.name, s.endpoint, s.ready] for s in seats]]
+        case TableView(rules, capacity, seats, deal):
+            seat_fields = [[s.peer_id, s.name, s.endpoint, s.ready] for s in seats]
+            return [rules, capacity, seat_fields, *_options(deal)]
         case Start(spec, endpoints):
             return [spec, {bytes(k): v for k, v in sorted(endpoints.items())}]
         case Bye(reason) | Refuse(reason):
@@ -266,7 +299,8 @@ def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
             if len(table) not in (0, DIGEST_SIZE):
                 raise ValueError(f"a table digest is {DIGEST_SIZE} bytes or none")
             return Hello(_name(name), check_endpoint(endpoint), ready, table)
-        case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats]:
+        case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats, *options]:
+            deal = _parse_options(options)
             if not 1 <= capacity <= 8 or not 1 <= len(seats) <= capacity:
                 raise ValueError(f"{len(seats)} seats at a table for {capacity}")
             parsed = []
@@ -278,7 +312,7 @@ def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
                         raise ValueError(f"not a seat: {seat!r}")
             if len({s.peer_id for s in parsed}) != len(parsed):
                 raise ValueError("a key is seated twice")
-            return TableView(rules, capacity, tuple(parsed))
+            return TableView(rules, capacity, tuple(parsed), deal)
         case _Kind.START, [bytes() as spec, dict() as endpoints]:
             book = {_key(k): check_endpoint(v) for k, v in endpoints.items() if isinstance(v, str)}
             if len(book) != len(endpoints):

@@ -55,7 +55,7 @@ from p2p_nertz.lobby.messages import (
     table_digest,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
 
 __all__ = [
@@ -188,6 +188,7 @@ class HostLobby:
         guest_timeout: seconds of silence after which a guest is unseated.
         invited: if given, the table is invite-only: only these fingerprints (see
             :func:`parse_invite`) are seated; anybody else is refused with a reason.
+        deal: how the game will be dealt (shown with the rules; docs/lobby.md §3).
 
     Raises:
         ValueError: a bad endpoint, id, capacity or invite.
@@ -204,6 +205,7 @@ class HostLobby:
         capacity: int = 8,
         guest_timeout: float = GUEST_TIMEOUT,
         invited: Iterable[str] | None = None,
+        deal: Deal = Deal.COMMIT,
     ) -> None:
         if len(lobby_id) != 32 or lobby_id == ANY_LOBBY:
             raise ValueError("a lobby id is 32 bytes, not all zero")
@@ -212,6 +214,7 @@ class HostLobby:
         self.identity = identity
         self.lobby_id = lobby_id
         self.rules = rules
+        self.deal = Deal(deal)
         self.capacity = capacity
         self.guest_timeout = guest_timeout
         self._host = Seat(identity.peer_id, name, check_endpoint(endpoint), True)
@@ -250,7 +253,7 @@ class HostLobby:
 
     def _unready_view(self) -> TableView:
         guests = (Seat(p, h.name, h.endpoint, False) for p, h in self._guests.items())
-        return TableView(self.rules.to_dict(), self.capacity, (self._host, *guests))
+        return TableView(self.rules.to_dict(), self.capacity, (self._host, *guests), self.deal)
 
     def digest(self) -> bytes:
         """The :func:`table_digest` of the table now: what a guest's ``ready`` must name."""
@@ -258,7 +261,7 @@ class HostLobby:
 
     def view(self) -> TableView:
         """The table as guests see it."""
-        return TableView(self.rules.to_dict(), self.capacity, self.seats)
+        return TableView(self.rules.to_dict(), self.capacity, self.seats, self.deal)
 
     def beacon(self, port: int) -> Beacon:
         """The beacon announcing this table's lobby on TCP ``port``."""
@@ -445,7 +448,8 @@ class HostLobby:
         seats = self.seats
         try:
             members = [(s.peer_id, s.name) for s in seats]
-            spec = GameSpec.create(members, self.rules, self.lobby_id if label is None else label)
+            label = self.lobby_id if label is None else label
+            spec = GameSpec.create(members, self.rules, label, deal=self.deal)
         except InvalidRulesError as exc:
             raise LobbyError(f"cannot start: {exc}") from None
         session = Session(spec, {s.peer_id: s.endpoint for s in seats})
@@ -587,11 +591,17 @@ class GuestLobby:
         """A new table. A ready counts only for the tables it named (docs/lobby.md §6): a
         guest that stays ready says so for this one with its next ``hello``; a person who said
         ready for another table is not ready any more."""
-        if self.stay_ready and self.table is not None and view.rules != self.table.rules:
+        if self.stay_ready and self.table is not None:
             # Nobody is there to read new rules and say ready again: the rules a guest that
             # stays ready sat down for are the ones it plays, or none (the honest host never
-            # changes them).
-            raise StartRefusedError("the host changed the rules after it showed them")
+            # changes them); the deal likewise.
+            if view.rules != self.table.rules:
+                raise StartRefusedError("the host changed the rules after it showed them")
+            if view.deal != self.table.deal:
+                raise StartRefusedError(
+                    f"the host changed the deal after it showed it ({self.table.deal} "
+                    f"to {view.deal})"
+                )
         self.table = view
         if not self.stay_ready and self._ready_for and self._digest(view) not in self._ready_for:
             self.ready = False
@@ -632,6 +642,8 @@ def _unlike(spec: GameSpec, start: Start, view: TableView) -> str | None:
     """How the started game differs from a table shown (``None``: it is that table)."""
     if spec.rules.to_dict() != view.rules:
         return "other rules"
+    if spec.deal != view.deal:
+        return "another deal"
     if {(m.peer_id, m.name) for m in spec.members} != {(s.peer_id, s.name) for s in view.seats}:
         return "other players"
     if start.endpoints != {s.peer_id: s.endpoint for s in view.seats}:

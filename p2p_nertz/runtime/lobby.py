@@ -42,6 +42,7 @@ from p2p_nertz.lobby.state import (
     StartRefusedError,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
@@ -197,6 +198,7 @@ class LobbyHost:
         clock: the time source, in seconds.
         invited: fingerprints that may sit (the table is then invite-only); ``None``: anybody.
         summary_every: seconds between two log lines about dropped messages of one kind.
+        deal: how the game will be dealt (:class:`~p2p_nertz.protocol.spec.Deal`).
     """
 
     def __init__(
@@ -217,6 +219,7 @@ class LobbyHost:
         clock: Callable[[], float] = trio.current_time,
         invited: Iterable[str] | None = None,
         summary_every: float = SUMMARY_EVERY,
+        deal: Deal = Deal.COMMIT,
     ) -> None:
         self.table = HostLobby(
             identity,
@@ -226,6 +229,7 @@ class LobbyHost:
             lobby_id=lobby_id or os.urandom(32),
             capacity=capacity,
             invited=invited,
+            deal=deal,
         )
         self.address = address
         self._lobby_port = lobby_port

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.keys import ENTER, ESC
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
@@ -135,6 +136,7 @@ class AtTable:
         where: its lobby's address.
         seats: the host first, then the guests in the order they came.
         rules: the rules the game will have (``None``: the host has not shown them yet).
+        deal: how the game will be dealt (shown among the rules' variants).
         capacity: most players (0: not known yet).
         hosting: you are the host.
         blocker: why the game cannot start now, what it waits for (``None``: it can; a guest
@@ -147,6 +149,7 @@ class AtTable:
     capacity: int = 0
     hosting: bool = False
     blocker: str | None = None
+    deal: Deal = Deal.COMMIT
 
     @property
     def ready(self) -> bool:
@@ -399,13 +402,16 @@ def _unknown(k: str) -> str:
 
 
 # -- the screen ----------------------------------------------------------------------------------
-def rules_text(rules: Rules) -> list[str]:
-    """The rules in words, as two short lines.
+def rules_text(rules: Rules, deal: Deal = Deal.COMMIT) -> list[str]:
+    """The rules in words, as two short lines; a deal that is not the default (a game option,
+    not a rule: docs/lobby.md §3) is said among the variants.
 
     >>> rules_text(Rules())
     ['draw 3 · 4 work piles · to 100 points · Nerts bonus 0', 'Nerts card −2 · false call −5 · variants: none']
     >>> rules_text(Rules(rounds=2, target=None, rotate_alone=True, jokers=1))[0]
     'draw 3 · 4 work piles · exactly 2 rounds · Nerts bonus 0'
+    >>> rules_text(Rules(pairs=True), Deal.SHUFFLE)[1]
+    'Nerts card −2 · false call −5 · variants: pairs, shuffle deal'
     """  # noqa: E501
     goal = f"to {rules.target} points" if rules.target is not None else ""
     if rules.rounds is not None:
@@ -421,6 +427,8 @@ def rules_text(rules: Rules) -> list[str]:
         variants.append(f"{rules.jokers} joker{'s' if rules.jokers > 1 else ''}")
     if rules.turn_based:
         variants.append("turn-based")
+    if deal is not Deal.COMMIT:
+        variants.append(f"{deal} deal")
     return [
         f"draw {rules.draw} · {rules.work_piles} work piles · {goal} · "
         f"Nerts bonus {rules.nerts_bonus}",
@@ -578,7 +586,8 @@ class _LobbyPainter:
         if table.rules is None:
             rows.append(self.row().add("  not shown yet", Style.DIM).spans())
         else:
-            rows += [self.row().add("  " + line).spans() for line in rules_text(table.rules)]
+            lines = rules_text(table.rules, table.deal)
+            rows += [self.row().add("  " + line).spans() for line in lines]
         if table.blocker is not None:
             rows.append(self.row().add(f"  {table.blocker}", Style.WARN).spans())
         elif table.hosting:

@@ -84,7 +84,7 @@ def lobby_json(view: LobbyView) -> dict[str, Any]:
                 }
                 for n, s in enumerate(table.seats)
             ],
-            "rules": None if table.rules is None else rules_text(table.rules),
+            "rules": None if table.rules is None else rules_text(table.rules, table.deal),
             "blocker": table.blocker,
             "can_start": table.hosting and table.blocker is None,
         }
