@@ -6,13 +6,16 @@ clean and replay; and a bad ``--deal`` refused as a usage error in one line.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_helpers import make_key
 
-from cli.args import DEALS
+from cli.args import DEALS, free_ports
 from p2p_nertz.protocol.spec import Deal, GameSpec
 
 DEMO_TIMEOUT = 120.0
@@ -101,3 +104,57 @@ def test_match_has_no_deal_to_choose() -> None:
     done = nertz("match", "--deal", "shuffle")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "--deal" in done.stderr
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_host_deal_shuffle_reaches_the_guest_through_the_lobby(tmp_path: Path) -> None:
+    """``nertz host --deal shuffle`` and ``nertz join``: the guest is shown the deal with the
+    rules, both start the same shuffle game, agree at its end, and its logs audit clean."""
+    ann, bob = tmp_path / "ann", tmp_path / "bob"
+    for home in (ann, bob):
+        make_key(home / "key")
+    (port,) = free_ports(1)
+    logs = tmp_path / "logs"
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy", "--port",
+         str(port), "--players", "2", "--log-dir", str(logs), "--json", "--rounds", "1",
+         "--deal", "shuffle"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, NERTZ_HOME=str(ann)), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    guest: subprocess.Popen[str] | None = None
+    try:
+        assert host.stdout is not None
+        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        assert lobby["event"] == "lobby", lobby
+        guest = subprocess.Popen(
+            [sys.executable, "-m", "cli", "join", "--name", "Bob", "--bot", "greedy", "--peer",
+             f"127.0.0.1:{port}", "--json", "--log-dir", str(logs)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, NERTZ_HOME=str(bob)), stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        out, err = guest.communicate(timeout=120)
+        rest, host_err = host.communicate(timeout=120)
+    finally:
+        for p in (host, guest):
+            if p is not None and p.poll() is None:
+                p.kill()
+    assert host.returncode == 0, host_err
+    assert guest.returncode == 0, err
+    joined, hosted = _events(out), _events(rest)
+    (rules,) = [e for e in joined if e["event"] == "rules"]
+    assert rules["deal"] == "shuffle", rules
+    starts = [next(e for e in s if e["event"] == "start") for s in (joined, hosted)]
+    assert [s["deal"] for s in starts] == ["shuffle", "shuffle"]
+    assert starts[0]["game_id"] == starts[1]["game_id"]
+    finals = [next(e for e in s if e["event"] == "final") for s in (joined, hosted)]
+    assert finals[0]["digest"] == finals[1]["digest"] and all(f["over"] for f in finals)
+    audit = nertz("audit", "--json", *(s["log"] for s in starts), timeout=60.0)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    (verdict,) = [e for e in _events(audit.stdout) if e["event"] == "verdict"]
+    assert verdict["valid"] is True and verdict["errors"] == 0, verdict
