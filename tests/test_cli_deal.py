@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import make_key
+from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -158,3 +160,32 @@ def test_host_deal_shuffle_reaches_the_guest_through_the_lobby(tmp_path: Path) -
     assert audit.returncode == 0, audit.stdout + audit.stderr
     (verdict,) = [e for e in _events(audit.stdout) if e["event"] == "verdict"]
     assert verdict["valid"] is True and verdict["errors"] == 0, verdict
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_play_bots_deal_shuffle_is_followed_by_watch(tmp_path: Path) -> None:
+    """``nertz play --bots 2 --deal shuffle --watcher``: the game is a shuffle game, and
+    ``nertz watch`` follows it (the spectator folds a shuffle game's events too)."""
+    (port,) = free_ports(1)
+    endpoint = f"tcp://127.0.0.1:{port}"
+    game = tmp_path / "game"
+    args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
+    player = Tty([*args, "--deal", "shuffle", "--dir", str(game), "--watcher", endpoint])
+    player.wait("[n] Nerts")
+    spec = GameSpec.from_wire((game / "game.spec").read_bytes())
+    assert spec.deal is Deal.SHUFFLE
+    watcher = Tty(["watch", "--game", spec.game_id.hex()[:12], "--bind", endpoint])
+    text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
+    assert "spectator" in watcher.line(0)
+    for name in ("you", "bot1", "bot2"):
+        row = re.search(rf"^\d {name} +N +\d+ .*$\n^   N \S+ S \d+ +1:", text, re.M)
+        assert row, text
+    # The bots play on, their cards opened by the table's shares: the lake fills in.
+    watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
+    player.child.sendintr()
+    assert player.finish() == 130
+    watcher.wait("you left the game", timeout=30)
+    watcher.send("q")
+    assert watcher.finish() == 0
+    assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
