@@ -183,12 +183,12 @@ def add_rules_arguments(parser: argparse.ArgumentParser, *, deal: bool = True) -
             "--deal",
             choices=DEALS,
             default="commit",
-            help="who can see the face-down cards: commit (the default), each deck dealt by "
-            "its owner's machine from a secret it committed to, checked after the round; "
-            "shuffle, every deck shuffled by every member and each card turned up by the "
-            "whole table, so no machine reads a card before it is turned up, its owner's "
-            "included (a longer deal, N+2 hops, and some CPU per card turned up; "
-            "docs/shuffle.md)",
+            help="how the decks are dealt (default commit). commit: each deck by its "
+            "owner's machine, from a secret it committed to, checked by all after the round. "
+            "shuffle: every deck shuffled by every player's machine and each card turned up "
+            "by the whole table, so no machine, its owner's included, reads a card before it "
+            "is turned up; the deal takes about N+1 round trips instead of 2 (N players), and "
+            "each card turned up some CPU (docs/shuffle.md)",
         )
 
 
