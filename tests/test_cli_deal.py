@@ -18,7 +18,9 @@ from cli_helpers import make_key
 from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
-from p2p_nertz.protocol.spec import Deal, GameSpec
+from p2p_nertz.logfile.format import RecordKind
+from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
 
 DEMO_TIMEOUT = 120.0
 
@@ -189,3 +191,39 @@ def test_play_bots_deal_shuffle_is_followed_by_watch(tmp_path: Path) -> None:
     watcher.send("q")
     assert watcher.finish() == 0
     assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
+
+
+def _spec_of_log(path: Path) -> GameSpec:
+    """The game spec a log names in its first record (docs/log-format.md §5)."""
+    with read_log(path) as reader:
+        first = next(iter(reader))
+    assert first.kind is RecordKind.NOTE and first.name == SPEC_NOTE, first
+    return GameSpec.from_wire(first.data)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_play_lobby_deal_shuffle_shows_it_and_its_bots_play_it(tmp_path: Path) -> None:
+    """``nertz play --deal shuffle``: the table created in the lobby shows the deal with the
+    rules, the bot it adds sits down for it, and the game started is a shuffle game."""
+    key = tmp_path / "dee.key"
+    make_key(key)
+    logs = tmp_path / "logs"
+    tty = Tty(["play", "--key", str(key), "--name", "Dee", "--log-dir", str(logs),
+               "--rounds", "1", "--deal", "shuffle"])  # fmt: skip
+    tty.wait("c creates a table here")
+    tty.send("c")
+    text = tty.wait("your table at 127.0.0.1:")
+    assert "variants: shuffle deal" in text, text
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("\r")
+    tty.wait("everybody is ready: s starts")
+    tty.send("s")
+    tty.wait("[n] Nerts", timeout=30)
+    tty.child.sendintr()  # leave the game cleanly; the bot finishes by itself
+    assert tty.finish(60) == 128 + 2
+    assert b"Traceback" not in tty.raw
+    specs = [_spec_of_log(log) for log in sorted(logs.glob("*.log"))]
+    assert len(specs) == 2 and all(s.deal is Deal.SHUFFLE for s in specs), specs
+    assert specs[0] == specs[1]
