@@ -20,7 +20,7 @@ from cli.node_cmd import load_spec
 from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 
 __all__ = [
     "SPEC_FILE",
@@ -161,6 +161,8 @@ def format_report(report: AuditReport) -> str:
             lines.append(f"  {seat}. {member.name:<16} {member.fingerprint}")
         rules = spec.rules.to_dict()
         lines.append("rules: " + (", ".join(f"{k}={v}" for k, v in rules.items()) or "standard"))
+        if spec.deal is not Deal.COMMIT:  # (the default unsaid, as in the spec's wire form)
+            lines.append(f"deal: {spec.deal} (docs/shuffle.md)")
     else:
         names = []
     lines.append("logs:")

@@ -77,6 +77,9 @@ def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> No
     verdicts = [line for line in lines if line.get("event") == "verdict"]
     assert len(verdicts) == 1 and verdicts[0]["valid"] is True, audit.stdout
     assert verdicts[0]["errors"] == 0 and verdicts[0]["finished"] is True
+    assert verdicts[0]["deal"] == "shuffle"
+    text = nertz("audit", *logs, timeout=60.0)
+    assert text.returncode == 0 and "\ndeal: shuffle " in text.stdout, text.stdout
     assert not [line for line in lines if line.get("event") == "finding"], audit.stdout
 
     replay = nertz("replay", "--text", logs[0], timeout=60.0)

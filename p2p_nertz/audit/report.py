@@ -151,6 +151,7 @@ class AuditReport:
             if spec
             else [],
             "rules": spec.rules.to_dict() if spec else None,
+            "deal": spec.deal.value if spec else None,
             "logs": [
                 {
                     "name": i.name,
