@@ -5,6 +5,7 @@ clean and replay; and a bad ``--deal`` refused as a usage error in one line.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -18,9 +19,13 @@ from cli_helpers import make_key
 from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
+from cli.replay_cmd import interact
+from p2p_nertz.audit import LogSource
+from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
+from p2p_nertz.web.replay import ReplayStepper
 
 DEMO_TIMEOUT = 120.0
 
@@ -86,6 +91,17 @@ def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> No
     assert replay.returncode == 0, replay.stderr
     assert " deck_stage" in replay.stdout and " deck_open" in replay.stdout  # the shuffle's
     assert " result " in replay.stdout and "Traceback" not in replay.stderr
+    # The stepper of `nertz replay` and of `replay --web` draws every step of it.
+    loaded = load([LogSource.from_bytes(Path(p).name, Path(p).read_bytes()) for p in logs])
+    assert isinstance(loaded, Replay) and loaded.spec == spec
+    stepped = io.StringIO()
+    interact(loaded, io.StringIO("end\nq\n"), stepped)
+    assert f"step {len(loaded)}/{len(loaded)}: " in stepped.getvalue()
+    stepper = ReplayStepper(loaded)
+    for _ in range(len(loaded)):
+        json.dumps(stepper.view())
+        stepper.key("n")
+    assert stepper.at == len(loaded) and stepper.view()["phase"] == "over"
 
 
 @pytest.mark.parametrize(
