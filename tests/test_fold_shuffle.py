@@ -652,3 +652,95 @@ def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -
     t.deck_event(3, t.partials(3, late))
     assert t.refusals() == [] and t.fold.round.deck is not None
     assert t.fold.round.deck.opened == opened
+
+
+def _deal_with_a_bad_box(t: ShuffleTable) -> None:
+    """Deal ``t`` (three members) with member 2's box to member 0 spoiled, and member 0's
+    complaint of it in (docs/shuffle.md §6.3)."""
+    t.join_all()
+    good = t.key_message(2)
+    assert good.dealing is not None
+    boxes = (bytes(len(good.dealing.boxes[0])), *good.dealing.boxes[1:])
+    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=boxes))
+    for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
+        t.deck_event(i, message)
+    t.deck_event(0, DeckComplain(1, 2))
+    for stage in range(t.n):
+        for i in range(t.n):
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY and t.refusals() == []
+
+
+def test_fold_shuffle_an_answer_owed_past_phase_timeout_while_heard_is_late() -> None:
+    """docs/shuffle.md §6.3: a dealer that does not answer a complaint of its box within
+    ``phase_timeout`` of the final fold holding it, every member heard meanwhile, is voted
+    out *withheld*; its answer ends the wait."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all()
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (the complaint noted at 10.0)
+    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
+    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []  # (one silent until 14.0)
+    t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
+    assert t.refusals() == [] and waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+
+
+def _drop(t: ShuffleTable, target: int, voters: list[int]) -> None:
+    quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
+    for voter in voters:
+        t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
+
+
+def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() -> None:
+    """docs/shuffle.md §6.4, §10.4: a member left that does not send its partial share for a
+    member dropped, of a position still sealed, within ``phase_timeout`` of the drop (not of
+    the turn-up: nobody owed it before), is voted out *withheld*."""
+    t = ShuffleTable(4)  # a threshold of 3: the three left must all send their partials
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(3, "S")  # a stock turn of seat 3, which is then voted out before it shares it
+    t.share_all(skip=frozenset({3}))
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [3]  # (its own shares)
+    _drop(t, 3, [0, 1, 2])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {3}
+    assert waits.late(20.0, t.fold, 6.0, heard=0.0) == []  # (the drop noted at 20.0)
+    for i in (0, 1):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    assert waits.late(25.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(26.0, t.fold, 6.0, heard=0.0) == [2]
+    assert any(w not in deck.opened for w in deck.turned)
+    # What the audit reads at the round's end: a member that revealed its VSS share of the
+    # member dropped (so its own fold held the drop) without its partials withheld them.
+    held = deck.copy()
+    assert held.withheld() == {}
+    sigma = share_for(t.keys[3], 2, 4)
+    held.take_open(2, DeckOpen(1, t.keys[2].x, ((3, sigma),)))
+    assert list(held.withheld()) == [2] and held.withheld()[2] == list(deck.turned[-3:])
+    t.deck_event(2, t.partials(2, deck.owed(2)))
+    assert t.refusals() == [] and waits.late(40.0, t.fold, 6.0, heard=0.0) == []
+    assert set(deck.opened) == set(deck.turned) and deck.withheld() == {}
+
+
+def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
+    """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
+    it owes no partial for it once dropped, and is not counted among those who can open its
+    shares: with three members the round ends blocked (docs/shuffle.md §6.3, §6.4)."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all()
+    t.move(2, "S")
+    t.share_all(skip=frozenset({2}))
+    _drop(t, 2, [0, 1])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {2} and not deck.can_open
+    assert [of for of, _, _ in deck.owed(0)] == []
+    assert [of for of, _, _ in deck.owed(1)] == [2, 2, 2]
+    table = t.fold.table
+    assert table is not None and table.status.value == "blocked"
+    assert t.fold.phase is Phase.OPEN and t.refusals() == []

@@ -231,10 +231,12 @@ class Membership:
                 yield q
 
     def withheld_shares(self, now: float, final: GameState) -> Iterator[int]:
-        """The members to vote out now for withholding their share of a position the final
-        fold turned up ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
-        docs/shuffle.md §10.4; the members left then open its shares, §6.4), one at a time.
-        Like :meth:`withholding`'s, such a vote is not withdrawn when the member is heard."""
+        """The members to vote out now for withholding their share (own, or partial for a
+        member dropped) of a position the final fold turned up, or their answer to a complaint
+        of their box, ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
+        docs/shuffle.md §10.4, §6.3; the members left then open its shares, §6.4), one at a
+        time (:class:`ShareWaits`). Like :meth:`withholding`'s, such a vote is not withdrawn
+        when the member is heard."""
         heard = self.all_heard_since
         if heard is None or self.seat in final.dropped:
             return
