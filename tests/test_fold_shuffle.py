@@ -22,6 +22,7 @@ from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
     Join,
+    Leave,
     Play,
     encode_body,
     kind_of,
@@ -33,7 +34,16 @@ from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.rules import Card, Move, Rules, Tableau, is_unknown, new_deck, sealed_position
+from p2p_nertz.rules import (
+    Card,
+    Move,
+    Rules,
+    Tableau,
+    Termination,
+    is_unknown,
+    new_deck,
+    sealed_position,
+)
 
 
 class ShuffleTable:
@@ -744,3 +754,32 @@ def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() 
     table = t.fold.table
     assert table is not None and table.status.value == "blocked"
     assert t.fold.phase is Phase.OPEN and t.refusals() == []
+
+
+@pytest.mark.parametrize("phase", [Phase.KEY, Phase.DEAL])
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_a_member_that_leaves_the_deal_of_two_ends_the_game_void(
+    n: int, phase: Phase
+) -> None:
+    """docs/shuffle.md §8.4: nobody deals alone. A member that leaves a deal of two ends the
+    game as an abandon does: the round in progress void, the game ended on the rounds
+    recorded (here none); it waited for the leaver's key or stages for ever. From three, the
+    deal starts again without it, as for a drop."""
+    t = ShuffleTable(n)
+    t.join_all()
+    t.deck_event(0, t.key_message(0))
+    if phase is Phase.DEAL:
+        for i in range(1, n):
+            t.deck_event(i, t.key_message(i))
+        t.deck_event(0, t.stage_message(0, 0))
+    assert t.fold.phase is phase
+    t.play(n - 1, Leave(()))
+    assert t.refusals() == [] and n - 1 in t.fold.left
+    if n == 3:
+        deck = t.fold.round.deck
+        assert t.fold.phase is Phase.KEY and deck is not None and deck.members == (0, 1)
+        return
+    assert t.fold.phase is Phase.OVER
+    result = t.fold.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert t.fold.game.history == () and result.totals == (0, 0)
