@@ -783,3 +783,24 @@ def test_fold_shuffle_a_member_that_leaves_the_deal_of_two_ends_the_game_void(
     result = t.fold.game.result
     assert result is not None and result.termination is Termination.ABANDONED
     assert t.fold.game.history == () and result.totals == (0, 0)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_fold_shuffle_a_complaint_of_a_deal_given_up_counts_in_no_other(n: int) -> None:
+    """docs/shuffle.md §8.4: a complaint (and an answer) names its deal attempt. One signed
+    before its author saw the drop that restarted the deal, folded after it, is read and
+    changes nothing: it was refused (three members: the new deal of two has no dealing) or
+    complained, under the new numbering, of another dealer's box (four)."""
+    t = ShuffleTable(n)
+    t.join_all()
+    for i in range(n):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    _drop(t, 1, [q for q in range(n) if q != 1])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.attempt == 1 and t.fold.phase is Phase.KEY
+    t.deck_event(0, DeckComplain(1, n - 1, attempt=0))
+    t.deck_event(0, DeckAnswer(1, 0, 5, attempt=0))
+    assert t.refusals() == [] and deck.complaints == {}
+    t.deck_event(0, DeckComplain(1, n - 1, attempt=2))  # of a deal not started
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
