@@ -18,7 +18,8 @@ times move with the load, ratios much less):
 * **turn-up**: what one peer spends to turn one card up: its own share (with proof), checking
   the N − 1 others' proofs, combining; and a dropped member's share rebuilt from ``t``
   partial shares.
-* **after the round**: re-running every stage of a 4-player deal and checking 52 shares a deck.
+* **after the round**: re-running every stage of a 4- and an 8-player deal and checking 52
+  shares a deck and member.
 
     .venv/bin/python scripts/bench_deck.py [--reps 5]
 """
@@ -184,8 +185,9 @@ def bench_turn_up(n: int, reps: int, ref: Reference) -> dict[str, float]:
     return figures
 
 
-def bench_after_round(reps: int, ref: Reference) -> float:
-    n = 4
+def bench_after_round(n: int, reps: int, ref: Reference) -> float:
+    """The checks after a round of ``n`` players: keys, every stage re-run, 52 shares a deck
+    and member (each position once)."""
     keys = _keys(n, 0)
     transcript = run_deal(keys, [new_deck()] * n)
     secrets = {i: k.x for i, k in enumerate(keys)}
@@ -215,7 +217,7 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     deals = {n: bench_deal(n, args.reps, ref) for n in (2, 4, 8)}
     turns = {n: bench_turn_up(n, args.reps, ref) for n in (2, 4, 8)}
-    after = bench_after_round(max(1, args.reps // 2), ref)
+    after = {n: bench_after_round(n, max(1, args.reps // 2), ref) for n in (4, 8)}
     m = ref.mul
     card52 = 52 * m
     print(
@@ -242,10 +244,12 @@ def main() -> None:
             f"  {f['combine'] * 1e6:5.0f}  {f['peer'] * 1e6:8.0f} ({f['peer'] / m:4.1f}×)"
             f"      {stand}"
         )
-    print(
-        f"\nafter the round (4 players: 16 stages re-run, 208 shares checked): "
-        f"{after * 1e3:.0f} ms = {after / card52:.1f}× the 52-card reference"
-    )
+    print("\nafter the round (every stage re-run, 52 shares a deck and member checked)")
+    for n, t in after.items():
+        print(
+            f" {n} players: {n * n} stages, {52 * n * n} shares: {t * 1e3:.0f} ms "
+            f"= {t / card52:.1f}× the 52-card reference"
+        )
 
 
 if __name__ == "__main__":
