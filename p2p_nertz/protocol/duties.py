@@ -128,7 +128,7 @@ class Duties:
         n = rs.number
         phase = final.phase
         if rs.deck is not None:
-            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n)
+            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n, rs.deck)
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -206,18 +206,25 @@ class Duties:
             return Result(_NONE, n, rs.digest, tuple(p.total for p in rs.expected.players))
         return None
 
-    def _tentative_shares(self, tentative: GameState | None, n: int) -> EventBody | None:
+    def _tentative_shares(
+        self, tentative: GameState | None, n: int, final: DeckRound
+    ) -> EventBody | None:
         """The shares the tentative fold says we owe in round ``n`` (a turn-up we delivered
-        that is not final yet), once its deal is over."""
+        that is not final yet), once its deal is over. Partial shares only for a member the
+        ``final`` fold dropped: the fold refuses a partial for a member not dropped where the
+        event lands, and a drop only our tentative fold holds may not be before it in the
+        order, or may never be (soak seed 101, ``--players 3-5 --deal shuffle``: an honest
+        member's partials refused as ``bad_share``)."""
         if tentative is None or tentative.round.number != n:
             return None
         deck = tentative.round.deck
         if deck is None or deck.final is None or tentative.phase not in _SHARING:
             return None
-        owed = self._sharable(deck, n)
+        me = deck.member(self.seat)
+        gone = {final.members[m] for m in final.gone} if final.context == deck.context else set()
+        owed = [w for w in self._sharable(deck, n) if w[0] == me or deck.members[w[0]] in gone]
         if not owed:
             return None
-        me = deck.member(self.seat)
         return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
 
     def _shares(
