@@ -30,6 +30,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
@@ -804,3 +805,31 @@ def test_fold_shuffle_a_complaint_of_a_deal_given_up_counts_in_no_other(n: int) 
     assert t.refusals() == [] and deck.complaints == {}
     t.deck_event(0, DeckComplain(1, n - 1, attempt=2))  # of a deal not started
     assert t.refusals() == [RefusalCode.WRONG_PHASE]
+
+
+def _withholding(t: ShuffleTable, now: float) -> list[int]:
+    """Who seat 0 votes out for withholding at ``now``, every member heard throughout."""
+    membership = Membership(0, t.n, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    for q in range(t.n):
+        membership.heard_from(q, now)
+    return list(membership.withholding(now, t.fold, 0.0))
+
+
+def test_fold_shuffle_a_member_withholding_its_key_or_stage_is_voted_out() -> None:
+    """A member heard that does not send its key, or a stage whose input is in, within
+    ``phase_timeout`` of the phase's start is voted out *withheld*, as for a commit game's
+    phase events (soak seed 27, ``--deal shuffle --deck-cheats``: the game waited in ``key``
+    for ever). In the deal, a member waiting for another's stage withholds nothing."""
+    t = ShuffleTable(3)
+    t.join_all()
+    for i in (0, 1):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.KEY
+    assert _withholding(t, 5.9) == [] and _withholding(t, 6.0) == [2]
+    t.deck_event(2, t.key_message(2))
+    for i in (0, 1):
+        t.deck_event(i, t.stage_message(i, 0))
+    t.deck_event(1, t.stage_message(1, 1))  # (its input, deck 0's stage 0, is in)
+    assert t.fold.phase is Phase.DEAL and {0, 2} <= t.fold.waiting()
+    # Member 0's next stage shuffles deck 2, whose stage 0 member 2 withholds.
+    assert _withholding(t, 6.0) == [2]

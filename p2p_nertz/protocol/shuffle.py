@@ -219,6 +219,21 @@ class DeckRound:
         n = len(self.members)
         return len(self.stages) == n * n
 
+    def stages_due(self) -> list[int]:
+        """The members whose next stage is not in while its input is (stage 0: the public
+        initial deck): what the deal waits for from each of them alone, not because of
+        another member's stage (docs/shuffle.md §4.3). Member indices, in order."""
+        n = len(self.members)
+        out = []
+        for i in range(n):
+            for s in range(n):
+                d = (i - s) % n
+                if (d, s) not in self.stages:
+                    if s == 0 or (d, s - 1) in self.stages:
+                        out.append(i)
+                    break
+        return out
+
     def finish_deal(self) -> None:
         """Every stage is in: the final decks."""
         n = len(self.members)
