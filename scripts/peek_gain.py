@@ -24,7 +24,11 @@ bootstrap, with the machinery of ``bot_strength.py``) and the number of rounds.
 
 Everything printed is deterministic in the arguments.
 
+``--sees stock`` or ``--sees nerts`` gives the peeker only one of the two (which part of the
+cheat the figure comes from).
+
     python scripts/peek_gain.py [--seeds 60] [--rounds 5] [--players 2 4] [--speed 5]
+                                [--sees both|stock|nerts]
 """
 
 from __future__ import annotations
@@ -56,18 +60,28 @@ class _Everything(_Cycle):
         self.waste, self.rotations = len(t.waste), rotations
 
 
+#: What the peeker may read (``--sees``): its stock and waste, its next Nerts card, or both.
+SEES = ("both", "stock", "nerts")
+
+
 class Peeking(Lookahead):
-    """The lookahead bot on a modified client: it reads its own face-down cards."""
+    """The lookahead bot on a modified client: it reads its own face-down cards (which of
+    them: :attr:`sees`, one of :data:`SEES`)."""
+
+    sees = "both"
 
     def __init__(self, rng: Rng | None = None) -> None:
         super().__init__(rng)
-        self._cycle = _Everything()
+        self._cycle = self._memory()
         self._full: Table | None = None
         self._nerts: Tableau | None = None
 
+    def _memory(self) -> _Cycle:
+        return _Everything() if self.sees != "nerts" else _Cycle()
+
     def new_round(self) -> None:
         super().new_round()
-        self._cycle = _Everything()
+        self._cycle = self._memory()
 
     def decide(self, table: Table, seat: int) -> Move | None:
         self._full = table  # the table the client holds, before decide covers it
@@ -80,7 +94,13 @@ class Peeking(Lookahead):
 
     def _evaluate(self, pos: _Pos) -> float:
         t = self._nerts
-        if t is not None and pos.top is None and pos.nn and pos.nn == len(t.nerts) - 1:
+        if (
+            self.sees != "stock"
+            and t is not None
+            and pos.top is None
+            and pos.nn
+            and pos.nn == len(t.nerts) - 1
+        ):
             pos.top = t.nerts[-2]  # the card a move off the Nerts pile turns up: known
         return super()._evaluate(pos)
 
@@ -160,7 +180,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples")
     parser.add_argument("--rule", action="append", default=[], help="a rules variant, e.g. draw=1")
+    parser.add_argument(
+        "--sees",
+        choices=SEES,
+        default="both",
+        help="what the peeker reads: its stock and waste, its next Nerts card, or both",
+    )
     args = parser.parse_args(argv)
+    Peeking.sees = args.sees
     try:
         rules = parse_rules(args.rule, args.rounds)
         for players in args.players:
@@ -175,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     print(
-        f"the lookahead bot seeing its own face-down cards against honest lookahead bots: "
-        f"{args.seeds} seeds x {args.rounds} rounds, speed {args.speed}"
+        f"the lookahead bot seeing its own face-down cards ({args.sees}) against honest "
+        f"lookahead bots: {args.seeds} seeds x {args.rounds} rounds, speed {args.speed}"
     )
     for players in args.players:
         tally = play(rules, players, seeds, args.rounds, args.speed)

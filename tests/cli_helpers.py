@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli.keyfile import default_key_path, save_key
+from cli.args import free_ports
+from cli.keyfile import default_key_path, save_key, write_key
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
 
 #: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
 #: ``python -m cli`` exec'd in the same process with the arguments that follow.
@@ -65,3 +71,62 @@ def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
     for word in words:
         assert word in lines[0], lines[0]
     return lines[0]
+
+
+def node_game(
+    tmp_path: Path,
+    names: Sequence[str],
+    rules: Rules,
+    *,
+    keys: bytes,
+    salt: bytes,
+    args: Callable[[int], Sequence[str]] = lambda n: (),
+) -> tuple[GameSpec, list[subprocess.Popen[str]], list[Path]]:
+    """A game of ``nertz node`` processes on 127.0.0.1, one per name (the n-th key derived from
+    ``keys``, the spec salted with ``salt``, both written to ``tmp_path``), each told every
+    other's endpoint and printing ``--json``, with ``args(n)`` more; the spec, the processes
+    in the order of ``names``, and their logs. The caller stops them with :func:`stop_all`."""
+    ids = [Identity.generate(derive_seed(keys, n)) for n in range(len(names))]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt
+    )
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    ports = free_ports(len(names))
+    procs: list[subprocess.Popen[str]] = []
+    logs: list[Path] = []
+    try:
+        for n, identity in enumerate(ids):
+            write_key(tmp_path / f"{n}.key", identity)
+            seat = spec.seat_of(identity.peer_id)
+            peers = [f"{s}=tcp://127.0.0.1:{ports[s]}" for s in range(len(ids)) if s != seat]
+            logs.append(tmp_path / f"{n}.log")
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable, "-m", "cli", "node",
+                        "--key", str(tmp_path / f"{n}.key"),
+                        "--spec", str(tmp_path / "game.spec"),
+                        "--bind", f"tcp://127.0.0.1:{ports[seat]}",
+                        *(arg for p in peers for arg in ("--peer", p)),
+                        "--log", str(logs[-1]),
+                        "--json", "--speed", "10", *args(n),
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    stdin=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+    except BaseException:
+        stop_all(procs)
+        raise
+    return spec, procs, logs
+
+
+def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill every process still running (continued first, if a test stopped it) and reap it."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.kill()
+        proc.communicate()

@@ -16,13 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until
+from cli_helpers import json_lines_until, node_game, stop_all
 
-from cli.args import EXIT_GONE, free_ports
-from cli.keyfile import write_key
-from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rng import derive_seed
+from cli.args import EXIT_GONE
 from p2p_nertz.rules import Rules
 
 pytestmark = pytest.mark.skipif(
@@ -40,40 +36,15 @@ GONE_AFTER = 3 * 4.0
 def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_status(
     tmp_path: Path,
 ) -> None:
-    ids = [Identity.generate(derive_seed(b"test-cli-gone", n)) for n in range(3)]
-    spec = GameSpec.create(
-        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob", "Cy"), strict=True)],
+    spec, procs, logs = node_game(
+        tmp_path,
+        ("Ann", "Bob", "Cy"),
         Rules(target=None, rounds=1),
-        b"gone-sigstop",
+        keys=b"test-cli-gone",
+        salt=b"gone-sigstop",
+        args=lambda n: [*TIMERS, *(["--progress"] if n == 2 else [])],
     )
-    (tmp_path / "game.spec").write_bytes(spec.to_wire())
-    ports = free_ports(3)
-    procs: list[subprocess.Popen[str]] = []
-    logs = []
     try:
-        for n, identity in enumerate(ids):
-            write_key(tmp_path / f"{n}.key", identity)
-            seat = spec.seat_of(identity.peer_id)
-            peers = [f"{s}=tcp://127.0.0.1:{ports[s]}" for s in range(3) if s != seat]
-            logs.append(tmp_path / f"{n}.log")
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable, "-m", "cli", "node",
-                        "--key", str(tmp_path / f"{n}.key"),
-                        "--spec", str(tmp_path / "game.spec"),
-                        "--bind", f"tcp://127.0.0.1:{ports[seat]}",
-                        *(arg for p in peers for arg in ("--peer", p)),
-                        "--log", str(logs[-1]),
-                        "--json", "--speed", "10", *TIMERS,
-                        *(["--progress"] if n == 2 else []),
-                    ],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    stdin=subprocess.DEVNULL,
-                )
-            )  # fmt: skip
         sleeper = procs[2]
         json_lines_until(sleeper, "lake")  # the round is in play, and Cy in it
         sleeper.send_signal(signal.SIGSTOP)
@@ -86,15 +57,11 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
         # loaded machine (it used to wait until killed).
         out, err = sleeper.communicate(timeout=GONE_AFTER + 45)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
-                proc.kill()
-                proc.communicate()
+        stop_all(procs)
     for proc, (_, their_err) in zip(procs[:2], outs, strict=True):
         assert proc.returncode == 0, their_err
     finals = [_final(o) for o, _ in outs]
-    cy = spec.seat_of(ids[2].peer_id)
+    cy = [m.name for m in spec.members].index("Cy")
     assert all(f["over"] and f["dropped"] == [cy] and f["gone"] is None for f in finals)
     assert sleeper.returncode == EXIT_GONE, err
     assert "Traceback" not in err

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import json_lines_until
+from cli_helpers import json_lines_until, stop_all
 
 from cli.args import free_ports
 from cli.keyfile import write_key
@@ -160,11 +160,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         _, err = ann.communicate(timeout=DEADLINE)
         assert ann.returncode == 0, err
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
-                proc.kill()
-            proc.communicate()
+        stop_all(procs)
     own = _own_events(logs["bob"])
     assert sorted(m.seq for m in own) == list(range(1, len(own) + 1))  # each once, no gap
     assert lost.id in {m.id for m in own}  # taken back, not signed anew

@@ -18,13 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until
+from cli_helpers import json_lines_until, node_game, stop_all
 
-from cli.args import free_ports
-from cli.keyfile import write_key
-from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
 pytestmark = pytest.mark.skipif(
@@ -39,50 +34,15 @@ TIMERS = ["--suspect-after", "0.3", "--drop-after", "1"]
 def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_result(
     tmp_path: Path,
 ) -> None:
-    ids = [Identity.generate(derive_seed(b"test-cli-split", n)) for n in range(2)]
-    spec = GameSpec.create(
-        [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
+    _, procs, logs = node_game(
+        tmp_path,
+        ("Ann", "Bob"),
         Rules(target=None, rounds=6),
-        b"split-sigstop",
+        keys=b"test-cli-split",
+        salt=b"split-sigstop",
+        args=lambda n: TIMERS,
     )
-    (tmp_path / "game.spec").write_bytes(spec.to_wire())
-    ports = free_ports(2)
-    procs: list[subprocess.Popen[str]] = []
-    logs = []
     try:
-        for n, identity in enumerate(ids):
-            write_key(tmp_path / f"{n}.key", identity)
-            seat = spec.seat_of(identity.peer_id)
-            other = spec.seat_of(ids[1 - n].peer_id)
-            logs.append(tmp_path / f"{n}.log")
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "cli",
-                        "node",
-                        "--key",
-                        str(tmp_path / f"{n}.key"),
-                        "--spec",
-                        str(tmp_path / "game.spec"),
-                        "--bind",
-                        f"tcp://127.0.0.1:{ports[seat]}",
-                        "--peer",
-                        f"{other}=tcp://127.0.0.1:{ports[other]}",
-                        "--log",
-                        str(logs[-1]),
-                        "--json",
-                        "--speed",
-                        "10",
-                        *TIMERS,
-                    ],
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                    stdin=subprocess.DEVNULL,
-                )
-            )
         ann, bob = procs
         json_lines_until(ann, "round")  # a round is scored on both sides' tables
         bob.send_signal(signal.SIGSTOP)
@@ -93,11 +53,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
         assert ended[-1]["termination"] == "abandoned"
         outs = [proc.communicate(timeout=60) for proc in procs]
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
-                proc.kill()
-                proc.communicate()
+        stop_all(procs)
     for proc, (_, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
         assert "Traceback" not in err

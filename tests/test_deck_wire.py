@@ -75,12 +75,28 @@ def test_deck_wire_open_round_trips(round_no: int, secret: int, held: list[int])
     assert DeckOpen.decode(_packed(message.encode()), members=4) == message
 
 
-@given(st.integers(1, 10_000), st.integers(0, 7), st.integers(0, ORDER - 1))
-def test_deck_wire_complaint_and_answer_round_trip(round_no: int, seat: int, share: int) -> None:
-    complain = DeckComplain(round=round_no, dealer=seat)
-    answer = DeckAnswer(round=round_no, recipient=seat, share=share)
+@given(st.integers(1, 10_000), st.integers(0, 7), st.integers(0, ORDER - 1), st.integers(0, 255))
+def test_deck_wire_complaint_and_answer_round_trip(
+    round_no: int, seat: int, share: int, attempt: int
+) -> None:
+    complain = DeckComplain(round=round_no, dealer=seat, attempt=attempt)
+    answer = DeckAnswer(round=round_no, recipient=seat, share=share, attempt=attempt)
     assert DeckComplain.decode(_packed(complain.encode()), members=8) == complain
     assert DeckAnswer.decode(_packed(answer.encode()), members=8) == answer
+
+
+def test_deck_wire_a_complaint_or_answer_names_its_attempt() -> None:
+    """docs/shuffle.md §8.1: a complaint and its answer are of one deal attempt, like the keys
+    and stages; one without it (or with one out of range) is refused, the field named."""
+    with pytest.raises(DeckError, match="expected 3 fields"):
+        DeckComplain.decode(_packed([1, 2]), members=3)
+    with pytest.raises(DeckError, match="deck_complain attempt"):
+        DeckComplain.decode(_packed([1, 2, 256]), members=3)
+    share = scalar_bytes(5)
+    with pytest.raises(DeckError, match="expected 4 fields"):
+        DeckAnswer.decode(_packed([1, 0, share]), members=3)
+    with pytest.raises(DeckError, match="deck_answer attempt"):
+        DeckAnswer.decode(_packed([1, 0, share, -1]), members=3)
 
 
 def _replace(value: list[Any], index: int, new: Any) -> list[Any]:
@@ -160,9 +176,9 @@ def test_deck_wire_bad_open_complaint_and_answer_messages_are_refused() -> None:
         with pytest.raises(DeckError, match=match):
             DeckOpen.decode(bad, members=4)
     with pytest.raises(DeckError, match="dealer"):
-        DeckComplain.decode([1, 4], members=4)
+        DeckComplain.decode([1, 4, 0], members=4)
     with pytest.raises(DeckError, match="share"):
-        DeckAnswer.decode([1, 0, BAD_SCALAR], members=4)
+        DeckAnswer.decode([1, 0, BAD_SCALAR, 0], members=4)
 
 
 def test_deck_wire_kinds_follow_the_existing_events() -> None:

@@ -22,6 +22,7 @@ from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
     Join,
+    Leave,
     Play,
     encode_body,
     kind_of,
@@ -29,11 +30,21 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.rules import Card, Move, Rules, Tableau, is_unknown, new_deck, sealed_position
+from p2p_nertz.rules import (
+    Card,
+    Move,
+    Rules,
+    Tableau,
+    Termination,
+    is_unknown,
+    new_deck,
+    sealed_position,
+)
 
 
 class ShuffleTable:
@@ -652,3 +663,173 @@ def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -
     t.deck_event(3, t.partials(3, late))
     assert t.refusals() == [] and t.fold.round.deck is not None
     assert t.fold.round.deck.opened == opened
+
+
+def _deal_with_a_bad_box(t: ShuffleTable) -> None:
+    """Deal ``t`` (three members) with member 2's box to member 0 spoiled, and member 0's
+    complaint of it in (docs/shuffle.md §6.3)."""
+    t.join_all()
+    good = t.key_message(2)
+    assert good.dealing is not None
+    boxes = (bytes(len(good.dealing.boxes[0])), *good.dealing.boxes[1:])
+    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=boxes))
+    for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
+        t.deck_event(i, message)
+    t.deck_event(0, DeckComplain(1, 2))
+    for stage in range(t.n):
+        for i in range(t.n):
+            t.deck_event(i, t.stage_message(i, stage))
+    assert t.fold.phase is Phase.PLAY and t.refusals() == []
+
+
+def test_fold_shuffle_an_answer_owed_past_phase_timeout_while_heard_is_late() -> None:
+    """docs/shuffle.md §6.3: a dealer that does not answer a complaint of its box within
+    ``phase_timeout`` of the final fold holding it, every member heard meanwhile, is voted
+    out *withheld*; its answer ends the wait."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all()
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (the complaint noted at 10.0)
+    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
+    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []  # (one silent until 14.0)
+    t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
+    assert t.refusals() == [] and waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+
+
+def _drop(t: ShuffleTable, target: int, voters: list[int]) -> None:
+    quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
+    for voter in voters:
+        t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
+
+
+def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() -> None:
+    """docs/shuffle.md §6.4, §10.4: a member left that does not send its partial share for a
+    member dropped, of a position still sealed, within ``phase_timeout`` of the drop (not of
+    the turn-up: nobody owed it before), is voted out *withheld*."""
+    t = ShuffleTable(4)  # a threshold of 3: the three left must all send their partials
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(3, "S")  # a stock turn of seat 3, which is then voted out before it shares it
+    t.share_all(skip=frozenset({3}))
+    waits = ShareWaits()
+    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [3]  # (its own shares)
+    _drop(t, 3, [0, 1, 2])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {3}
+    assert waits.late(20.0, t.fold, 6.0, heard=0.0) == []  # (the drop noted at 20.0)
+    for i in (0, 1):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    assert waits.late(25.9, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(26.0, t.fold, 6.0, heard=0.0) == [2]
+    assert any(w not in deck.opened for w in deck.turned)
+    # What the audit reads at the round's end: a member that revealed its VSS share of the
+    # member dropped (so its own fold held the drop) without its partials withheld them.
+    held = deck.copy()
+    assert held.withheld() == {}
+    sigma = share_for(t.keys[3], 2, 4)
+    held.take_open(2, DeckOpen(1, t.keys[2].x, ((3, sigma),)))
+    assert list(held.withheld()) == [2] and held.withheld()[2] == list(deck.turned[-3:])
+    t.deck_event(2, t.partials(2, deck.owed(2)))
+    assert t.refusals() == [] and waits.late(40.0, t.fold, 6.0, heard=0.0) == []
+    assert set(deck.opened) == set(deck.turned) and deck.withheld() == {}
+
+
+def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
+    """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
+    it owes no partial for it once dropped, and is not counted among those who can open its
+    shares: with three members the round ends blocked (docs/shuffle.md §6.3, §6.4)."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all()
+    t.move(2, "S")
+    t.share_all(skip=frozenset({2}))
+    _drop(t, 2, [0, 1])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {2} and not deck.can_open
+    assert [of for of, _, _ in deck.owed(0)] == []
+    assert [of for of, _, _ in deck.owed(1)] == [2, 2, 2]
+    table = t.fold.table
+    assert table is not None and table.status.value == "blocked"
+    assert t.fold.phase is Phase.OPEN and t.refusals() == []
+
+
+@pytest.mark.parametrize("phase", [Phase.KEY, Phase.DEAL])
+@pytest.mark.parametrize("n", [2, 3])
+def test_fold_shuffle_a_member_that_leaves_the_deal_of_two_ends_the_game_void(
+    n: int, phase: Phase
+) -> None:
+    """docs/shuffle.md §8.4: nobody deals alone. A member that leaves a deal of two ends the
+    game as an abandon does: the round in progress void, the game ended on the rounds
+    recorded (here none); it waited for the leaver's key or stages for ever. From three, the
+    deal starts again without it, as for a drop."""
+    t = ShuffleTable(n)
+    t.join_all()
+    t.deck_event(0, t.key_message(0))
+    if phase is Phase.DEAL:
+        for i in range(1, n):
+            t.deck_event(i, t.key_message(i))
+        t.deck_event(0, t.stage_message(0, 0))
+    assert t.fold.phase is phase
+    t.play(n - 1, Leave(()))
+    assert t.refusals() == [] and n - 1 in t.fold.left
+    if n == 3:
+        deck = t.fold.round.deck
+        assert t.fold.phase is Phase.KEY and deck is not None and deck.members == (0, 1)
+        return
+    assert t.fold.phase is Phase.OVER
+    result = t.fold.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert t.fold.game.history == () and result.totals == (0, 0)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_fold_shuffle_a_complaint_of_a_deal_given_up_counts_in_no_other(n: int) -> None:
+    """docs/shuffle.md §8.4: a complaint (and an answer) names its deal attempt. One signed
+    before its author saw the drop that restarted the deal, folded after it, is read and
+    changes nothing: it was refused (three members: the new deal of two has no dealing) or
+    complained, under the new numbering, of another dealer's box (four)."""
+    t = ShuffleTable(n)
+    t.join_all()
+    for i in range(n):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.DEAL
+    _drop(t, 1, [q for q in range(n) if q != 1])
+    deck = t.fold.round.deck
+    assert deck is not None and deck.attempt == 1 and t.fold.phase is Phase.KEY
+    t.deck_event(0, DeckComplain(1, n - 1, attempt=0))
+    t.deck_event(0, DeckAnswer(1, 0, 5, attempt=0))
+    assert t.refusals() == [] and deck.complaints == {}
+    t.deck_event(0, DeckComplain(1, n - 1, attempt=2))  # of a deal not started
+    assert t.refusals() == [RefusalCode.WRONG_PHASE]
+
+
+def _withholding(t: ShuffleTable, now: float) -> list[int]:
+    """Who seat 0 votes out for withholding at ``now``, every member heard throughout."""
+    membership = Membership(0, t.n, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    for q in range(t.n):
+        membership.heard_from(q, now)
+    return list(membership.withholding(now, t.fold, 0.0))
+
+
+def test_fold_shuffle_a_member_withholding_its_key_or_stage_is_voted_out() -> None:
+    """A member heard that does not send its key, or a stage whose input is in, within
+    ``phase_timeout`` of the phase's start is voted out *withheld*, as for a commit game's
+    phase events (soak seed 27, ``--deal shuffle --deck-cheats``: the game waited in ``key``
+    for ever). In the deal, a member waiting for another's stage withholds nothing."""
+    t = ShuffleTable(3)
+    t.join_all()
+    for i in (0, 1):
+        t.deck_event(i, t.key_message(i))
+    assert t.fold.phase is Phase.KEY
+    assert _withholding(t, 5.9) == [] and _withholding(t, 6.0) == [2]
+    t.deck_event(2, t.key_message(2))
+    for i in (0, 1):
+        t.deck_event(i, t.stage_message(i, 0))
+    t.deck_event(1, t.stage_message(1, 1))  # (its input, deck 0's stage 0, is in)
+    assert t.fold.phase is Phase.DEAL and {0, 2} <= t.fold.waiting()
+    # Member 0's next stage shuffles deck 2, whose stage 0 member 2 withholds.
+    assert _withholding(t, 6.0) == [2]

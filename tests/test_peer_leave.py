@@ -10,15 +10,18 @@ from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import GameEnded, MemberDropped, Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Rules, Termination
 
 
-def _pair() -> list[Peer]:
+def _pair(deal: Deal = Deal.COMMIT) -> list[Peer]:
     ids = [Identity.generate(bytes([i + 1]) * 32) for i in range(2)]
     spec = GameSpec.create(
-        [(i.peer_id, f"p{n}") for n, i in enumerate(ids)], Rules(target=None, rounds=1), b"x"
+        [(i.peer_id, f"p{n}") for n, i in enumerate(ids)],
+        Rules(target=None, rounds=1),
+        b"x",
+        deal=deal,
     )
     by_id = {i.peer_id: i for i in ids}
     return [Peer(by_id[pid], spec, 0.0) for pid in spec.peer_ids]
@@ -52,6 +55,42 @@ def test_leave_is_seen_by_the_others_and_the_last_one_out_does_not_raise() -> No
     _pump(peers, peers[1].leave(4.0), 1, 4.0)
     _ticks(peers, 4.2, 6)  # used to raise ValueError: min() over no remaining member
     assert set(peers[1].final.dropped) == {0, 1}
+
+
+def test_leave_of_a_shuffle_deal_of_two_ends_the_game_void_for_both() -> None:
+    """docs/shuffle.md §8.4: nobody deals alone. One of two leaves during the deal: both
+    peers end the game there, the round void (it waited for the leaver's stages for ever)."""
+    peers = _pair(Deal.SHUFFLE)
+    held: list[bytes] = []  # seat 0's stage, kept from seat 1: it cannot make its last stage
+
+    def deliver(effects: list[Effect], source: int, now: float) -> None:
+        queue = [(source, e) for e in effects]
+        while queue:
+            seat, effect = queue.pop(0)
+            if not isinstance(effect, Send):
+                continue
+            stage = decode_message(effect.data).kind is Kind.DECK_STAGE
+            for other, peer in enumerate(peers):
+                if other == seat:
+                    continue
+                if stage and seat == 0:
+                    held.append(effect.data)
+                    continue
+                queue += [(other, e) for e in peer.feed(effect.data, now)]
+
+    for seat, peer in enumerate(peers):
+        deliver(peer.start(0.0), seat, 0.0)
+    assert held and all(p.tentative.phase is Phase.DEAL for p in peers)
+    deliver(peers[1].leave(0.1), 1, 0.1)
+    for data in held:  # (what seat 1 missed comes after its leave)
+        _pump(peers, peers[1].feed(data, 0.2), 1, 0.2)
+    _ticks(peers, 0.3, 6)
+    for peer in peers:
+        final = peer.final
+        assert final.phase is Phase.OVER and 1 in final.left
+        result = final.game.result
+        assert result is not None and result.termination is Termination.ABANDONED
+        assert final.game.history == ()
 
 
 class _Withholder(Peer):

@@ -4,6 +4,8 @@ log."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from peer_helpers import sign
 
@@ -15,6 +17,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation, run
 
 
@@ -94,3 +97,15 @@ def test_sim_shuffle_a_peer_refuses_the_other_protocol_version() -> None:
                 assert refused == ["bad_version"] and peer.held(1 - peer.seat) == held
             else:
                 assert refused == [] and peer.held(1 - peer.seat) == held + 1
+
+
+def test_sim_shuffle_partial_shares_wait_for_a_drop_the_final_fold_holds() -> None:
+    """Soak seed 101 (``--players 3-5 --deal shuffle``): a member signed partial shares for a
+    member only its tentative fold had dropped, and the fold refused them where they landed
+    (``bad_share``: a partial for a member not dropped), a violation of an honest member. A
+    partial is signed now only for a member the final fold dropped (docs/shuffle.md §6.4)."""
+    config = dataclasses.replace(
+        SimConfig.soak(101, players=(3, 5), peer=QUICK_TIMERS), deal=Deal.SHUFFLE
+    )
+    result = run(config)
+    assert result.finished and result.violations == []

@@ -105,7 +105,8 @@ class FindingKind(enum.StrEnum):
     """A revealed round secret that is not the author's key's (docs/shuffle.md §7.3)."""
     WITHHELD_SHARE = "withheld_share"
     """A member still in the round that revealed its secret without ever sending its share
-    of a position the table turned up (docs/shuffle.md §7.3)."""
+    of a position the table turned up, or its partial share of a position still sealed for a
+    member dropped whose VSS share it revealed (docs/shuffle.md §7.3)."""
     REFUSED = "refused"
     """Another signed event the rules refused (out of its phase, a repeat, a wrong round)."""
     # -- evidence ----------------------------------------------------------------------------

@@ -262,14 +262,19 @@ class DeckComplain:
 
     round: int
     dealer: int
+    attempt: int = 0  # the deal's attempt (as DeckKey's: a complaint of a box of that deal)
 
     def encode(self) -> list[Value]:
-        return [self.round, self.dealer]
+        return [self.round, self.dealer, self.attempt]
 
     @classmethod
     def decode(cls, value: Value, *, members: int) -> DeckComplain:
-        f = _list(value, "deck_complain", 2)
-        return cls(_round(f[0]), _seat(f[1], "deck_complain dealer", _members(members)))
+        f = _list(value, "deck_complain", 3)
+        return cls(
+            _round(f[0]),
+            _seat(f[1], "deck_complain dealer", _members(members)),
+            _attempt(f[2], "deck_complain attempt"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,17 +284,19 @@ class DeckAnswer:
     round: int
     recipient: int
     share: int
+    attempt: int = 0  # the deal's attempt (the complaint's)
 
     def encode(self) -> list[Value]:
-        return [self.round, self.recipient, scalar_bytes(self.share)]
+        return [self.round, self.recipient, scalar_bytes(self.share), self.attempt]
 
     @classmethod
     def decode(cls, value: Value, *, members: int) -> DeckAnswer:
-        f = _list(value, "deck_answer", 3)
+        f = _list(value, "deck_answer", 4)
         return cls(
             _round(f[0]),
             _seat(f[1], "deck_answer recipient", _members(members)),
             check_scalar(f[2], "deck_answer share"),
+            _attempt(f[3], "deck_answer attempt"),
         )
 
 

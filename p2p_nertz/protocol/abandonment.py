@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from p2p_nertz.rules import Game, GameResult, Termination
 
-__all__ = ["Abandonment"]
+__all__ = ["Abandonment", "ended_void"]
 
 
 class Abandonment:
@@ -103,16 +103,14 @@ class Abandonment:
             if {voter, target} == {author, absent}:
                 counted = min(counted, self._rounds_seen(frontier))
         if counted == len(full.history) and full.result is not None:
-            result = full.result  # a normal end that every abandon saw
+            # A normal end that every abandon saw.
+            history, playing = full.history[:counted], full.playing[:counted]
+            ended = Game(full.rules, full.players, history, playing, full.result)
         else:
-            totals = Game(full.rules, full.players, full.history[:counted]).totals
-            best = max(totals)
-            winners = tuple(t for t, total in enumerate(totals) if total == best)
-            result = GameResult(winners, totals, Termination.ABANDONED)
-        if game.result == result and len(game.history) == counted:
+            ended = ended_void(full, counted)
+        if game.result == ended.result and len(game.history) == counted:
             return game, False
-        history = full.history[:counted]
-        return Game(full.rules, full.players, history, full.playing[:counted], result), True
+        return ended, True
 
     def _rounds_seen(self, frontier: tuple[int, ...]) -> int:
         """How many rounds, from the first, an event with this frontier saw scored."""
@@ -127,3 +125,17 @@ class Abandonment:
 def _covers(frontier: tuple[int, ...], events: tuple[tuple[int, int], ...]) -> bool:
     """Whether a frontier holds every one of these (seat, seq) events."""
     return all(frontier[seat] >= seq for seat, seq in events)
+
+
+def ended_void(game: Game, counted: int | None = None) -> Game:
+    """``game`` ended on its first ``counted`` rounds recorded (by default all of them), the
+    round in progress void: nobody scores it and nobody forfeits it (§9.3). The winners are
+    the best totals of those rounds."""
+    if counted is None:
+        counted = len(game.history)
+    history = game.history[:counted]
+    totals = Game(game.rules, game.players, history).totals
+    best = max(totals)
+    winners = tuple(t for t, total in enumerate(totals) if total == best)
+    result = GameResult(winners, totals, Termination.ABANDONED)
+    return Game(game.rules, game.players, history, game.playing[:counted], result)

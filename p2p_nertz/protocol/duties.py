@@ -51,8 +51,9 @@ _DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # once every key is in: complaint
 
 
 def _dealt(attempt: int, stage: int = 0) -> int:
-    """The ``what`` of our key (stage 0) or stage of a deal attempt, in :attr:`Duties.done`:
-    each attempt of a round's deal has its own (docs/shuffle.md §8.4)."""
+    """The ``what`` of our key (stage 0), stage, complaint (the dealer for stage) or answer
+    (the recipient) of a deal attempt, in :attr:`Duties.done`: each attempt of a round's deal
+    has its own (docs/shuffle.md §8.4)."""
     return attempt << 8 | stage
 
 
@@ -107,9 +108,9 @@ class Duties:
             elif isinstance(message, DeckStage):
                 what = _dealt(message.attempt, message.stage)
             elif isinstance(message, DeckComplain):
-                what = message.dealer
+                what = _dealt(message.attempt, message.dealer)
             elif isinstance(message, DeckAnswer):
-                what = message.recipient
+                what = _dealt(message.attempt, message.recipient)
             elif isinstance(message, DeckShares):
                 self.shared.update((number, s.of_seat, s.deck, s.position) for s in message.shares)
                 return
@@ -127,7 +128,7 @@ class Duties:
         n = rs.number
         phase = final.phase
         if rs.deck is not None:
-            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n)
+            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n, rs.deck)
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -180,10 +181,10 @@ class Duties:
             if complaint is not None:
                 return complaint
             answers = deck.answers_owed(self.seat)
-            if answers and not self.is_done(Kind.DECK_ANSWER, n, answers[0]):
+            if answers and not self.is_done(Kind.DECK_ANSWER, n, _dealt(attempt, answers[0])):
                 members = len(deck.members)
                 share = share_for(self._key(n, attempt), answers[0], members)
-                return DeckEvent(_NONE, DeckAnswer(n, answers[0], share))
+                return DeckEvent(_NONE, DeckAnswer(n, answers[0], share, attempt))
         if phase is Phase.DEAL:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
@@ -205,18 +206,25 @@ class Duties:
             return Result(_NONE, n, rs.digest, tuple(p.total for p in rs.expected.players))
         return None
 
-    def _tentative_shares(self, tentative: GameState | None, n: int) -> EventBody | None:
+    def _tentative_shares(
+        self, tentative: GameState | None, n: int, final: DeckRound
+    ) -> EventBody | None:
         """The shares the tentative fold says we owe in round ``n`` (a turn-up we delivered
-        that is not final yet), once its deal is over."""
+        that is not final yet), once its deal is over. Partial shares only for a member the
+        ``final`` fold dropped: the fold refuses a partial for a member not dropped where the
+        event lands, and a drop only our tentative fold holds may not be before it in the
+        order, or may never be (soak seed 101, ``--players 3-5 --deal shuffle``: an honest
+        member's partials refused as ``bad_share``)."""
         if tentative is None or tentative.round.number != n:
             return None
         deck = tentative.round.deck
         if deck is None or deck.final is None or tentative.phase not in _SHARING:
             return None
-        owed = self._sharable(deck, n)
+        me = deck.member(self.seat)
+        gone = {final.members[m] for m in final.gone} if final.context == deck.context else set()
+        owed = [w for w in self._sharable(deck, n) if w[0] == me or deck.members[w[0]] in gone]
         if not owed:
             return None
-        me = deck.member(self.seat)
         return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
 
     def _shares(
@@ -259,13 +267,14 @@ class Duties:
     def _complaint(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
         """Our complaint of the first dealer whose box to us does not open or check, once
         (docs/shuffle.md §6.3): what its answer reveals stands for the box."""
+        attempt = deck.attempt
         for of in range(len(deck.members)):
-            if of == me or self.is_done(Kind.DECK_COMPLAIN, n, of):
+            if of == me or self.is_done(Kind.DECK_COMPLAIN, n, _dealt(attempt, of)):
                 continue
             try:
                 self._held(deck, n, me, of)
             except DeckError:
-                return DeckEvent(_NONE, DeckComplain(n, of))
+                return DeckEvent(_NONE, DeckComplain(n, of, attempt))
         return None
 
     def _held(self, deck: DeckRound, n: int, me: int, of: int) -> int:

@@ -32,8 +32,18 @@ from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
 
-#: Phases that wait for an event from every member (play: for every seat's ``ready``).
-WAITING_PHASES = (Phase.PLAY, Phase.COMMIT, Phase.NONCE, Phase.REVEAL, Phase.RESULT)
+#: Phases that wait for an event from every member (play: for every seat's ``ready``; a
+#: shuffle game's key, deal and open: its key, its stages, its secret).
+WAITING_PHASES = (
+    Phase.PLAY,
+    Phase.COMMIT,
+    Phase.NONCE,
+    Phase.REVEAL,
+    Phase.RESULT,
+    Phase.KEY,
+    Phase.DEAL,
+    Phase.OPEN,
+)
 # (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 
 
@@ -208,7 +218,7 @@ class Membership:
             not out
             and blame_from is not None
             and final.phase in WAITING_PHASES
-            and any(q != self.seat and q not in self.voted for q in final.waiting())
+            and any(q != self.seat and q not in self.voted for q in _waits_for(final))
         ):
             yield blame_from + timers.phase_timeout
         for q in range(self.n):
@@ -234,16 +244,18 @@ class Membership:
             or now < blame_from + self.timers.phase_timeout
         ):
             return
-        for q in sorted(final.waiting()):
+        for q in sorted(_waits_for(final)):
             if q != self.seat and q not in self.voted:
                 self.proven_seats.add(q)
                 yield q
 
     def withheld_shares(self, now: float, final: GameState) -> Iterator[int]:
-        """The members to vote out now for withholding their share of a position the final
-        fold turned up ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
-        docs/shuffle.md §10.4; the members left then open its shares, §6.4), one at a time.
-        Like :meth:`withholding`'s, such a vote is not withdrawn when the member is heard."""
+        """The members to vote out now for withholding their share (own, or partial for a
+        member dropped) of a position the final fold turned up, or their answer to a complaint
+        of their box, ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
+        docs/shuffle.md §10.4, §6.3; the members left then open its shares, §6.4), one at a
+        time (:class:`ShareWaits`). Like :meth:`withholding`'s, such a vote is not withdrawn
+        when the member is heard."""
         heard = self.all_heard_since
         if heard is None or self.seat in final.dropped:
             return
@@ -495,3 +507,14 @@ def _progress(
     return head >= feed_target and all(
         h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
     )
+
+
+def _waits_for(final: GameState) -> frozenset[int]:
+    """The seats the final phase waits for, each for itself: :meth:`GameState.waiting`, but in
+    a shuffle game's deal only the members whose next stage's input is in (a member waiting
+    for another's stage withholds nothing: docs/shuffle.md §4.3)."""
+    waiting = final.waiting()
+    deck = final.round.deck
+    if final.phase is not Phase.DEAL or deck is None:
+        return waiting
+    return waiting & {deck.members[i] for i in deck.stages_due()}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from p2p_nertz.deck.wire import DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import Commit, DeckEvent, Ready, Result, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event, Phase, RefusalCode, Refuse
@@ -85,7 +85,7 @@ class RoundEvents:
         message = body.message
         seat = event.seat
         if (
-            isinstance(message, DeckKey | DeckStage)
+            isinstance(message, DeckKey | DeckStage | DeckComplain | DeckAnswer)
             and message.round == rs.number
             and message.attempt != rs.deck.attempt
         ):

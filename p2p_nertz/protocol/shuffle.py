@@ -219,6 +219,21 @@ class DeckRound:
         n = len(self.members)
         return len(self.stages) == n * n
 
+    def stages_due(self) -> list[int]:
+        """The members whose next stage is not in while its input is (stage 0: the public
+        initial deck): what the deal waits for from each of them alone, not because of
+        another member's stage (docs/shuffle.md §4.3). Member indices, in order."""
+        n = len(self.members)
+        out = []
+        for i in range(n):
+            for s in range(n):
+                d = (i - s) % n
+                if (d, s) not in self.stages:
+                    if s == 0 or (d, s - 1) in self.stages:
+                        out.append(i)
+                    break
+        return out
+
     def finish_deal(self) -> None:
         """Every stage is in: the final decks."""
         n = len(self.members)
@@ -307,10 +322,22 @@ class DeckRound:
 
     @property
     def can_open(self) -> bool:
-        """Whether the members left can still open every card: none is gone, or at least the
-        threshold of them is left (docs/shuffle.md §6.4)."""
+        """Whether the members left can still open every card: none is gone, or for each
+        member gone at least the threshold of those left hold their VSS share of its secret
+        (a member whose complaint of its box is unanswered holds none: docs/shuffle.md §6.3,
+        §6.4)."""
+        if not self.gone:
+            return True
         t = threshold(len(self.members))
-        return not self.gone or (t is not None and len(self.members) - len(self.gone) >= t)
+        if t is None:
+            return False
+        left = [j for j in range(len(self.members)) if j not in self.gone]
+        return all(sum(self.holds(j, m) for j in left) >= t for m in self.gone)
+
+    def holds(self, member: int, of: int) -> bool:
+        """Whether ``member`` can make partial shares for ``of`` as far as the fold knows:
+        not while its complaint of ``of``'s box is unanswered (docs/shuffle.md §6.3)."""
+        return (of, member) not in self.complaints or self.complaints[(of, member)] is not None
 
     def _points(self, where: tuple[int, int]) -> list[bytes] | None:
         """Every member's share of ``where``: its own, or for a member dropped the Lagrange
@@ -361,8 +388,27 @@ class DeckRound:
             if w in self.opened or not self.gone:
                 continue
             for m in sorted(self.gone - held.keys()):
-                if m != i and i not in self.partials.get((*w, m), {}):
+                if m != i and i not in self.partials.get((*w, m), {}) and self.holds(i, m):
                     out.append((m, *w))
+        return out
+
+    def partials_owed(self, where: tuple[int, int]) -> list[tuple[int, list[int]]]:
+        """For a position turned up and not opened: each member dropped whose own share of it
+        is missing, with the members still in that owe a partial for it (those that hold
+        their VSS share of its secret, :meth:`holds`, and have not sent it), in order."""
+        if where in self.opened or not self.gone:
+            return []
+        held = self.shares.get(where, {})
+        out = []
+        for m in sorted(self.gone - held.keys()):
+            sent = self.partials.get((*where, m), {})
+            owing = [
+                j
+                for j in range(len(self.members))
+                if j not in self.gone and j not in sent and self.holds(j, m)
+            ]
+            if owing:
+                out.append((m, owing))
         return out
 
     # -- complaints of a box (§6.3) ----------------------------------------------------------
@@ -395,6 +441,10 @@ class DeckRound:
         except DeckError as exc:
             raise Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}") from None
         self.complaints[(d, recipient)] = message.share
+
+    def unanswered(self) -> list[tuple[int, int]]:
+        """``(dealer, complainer)`` of every complaint not answered yet, in order."""
+        return [k for k, share in sorted(self.complaints.items()) if share is None]
 
     def answers_owed(self, seat: int) -> list[int]:
         """The members whose complaint of ``seat``'s box is not answered yet."""
@@ -436,13 +486,20 @@ class DeckRound:
 
     def withheld(self) -> dict[int, list[tuple[int, int]]]:
         """Member -> the positions turned up that it has sent no right share of (in turn-up
-        order), of every member still in (a member dropped is opened for, §6.4)."""
+        order), of every member still in (a member dropped is opened for, §6.4): its own, or
+        its partial for a member dropped of a position still not opened (:meth:`partials_owed`)
+        where it revealed its VSS share of that member with its secret. An honest member
+        reveals that share only once its final fold holds the drop, and sends every partial
+        that fold asks of it first; without it the drop may have come after its ``deck_open``
+        in its own view, and nothing is owed yet."""
         out: dict[int, list[tuple[int, int]]] = {}
         for w in self.turned:
             held = self.shares.get(w, {})
-            for m in range(len(self.members)):
-                if m not in held and m not in self.gone:
-                    out.setdefault(m, []).append(w)
+            missing = {m for m in range(len(self.members)) if m not in held and m not in self.gone}
+            for m, owing in self.partials_owed(w):
+                missing.update(j for j in owing if j in self.held.get(m, {}))
+            for m in sorted(missing):
+                out.setdefault(m, []).append(w)
         return out
 
     def faults(self) -> list[Fault]:

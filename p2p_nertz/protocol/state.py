@@ -54,7 +54,7 @@ from collections.abc import Callable
 
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.abandonment import Abandonment
+from p2p_nertz.protocol.abandonment import Abandonment, ended_void
 from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
@@ -484,18 +484,8 @@ class GameState:
 
     def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
         """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
-        shuffle game's deal not over yet starts again without it, docs/shuffle.md §8.4)."""
-        deck = self.round.deck
-        if (
-            deck is not None
-            and deck.final is None
-            and seat in deck.members
-            and len(deck.members) > 2  # (two at least left to deal: §10.8 says what is open)
-        ):
-            number = self.round.number
-            context = round_context(self.spec.game_id, number, deck.attempt + 1)
-            self.round.deck = deck.restarted(seat, context)
-            self._set_phase(Phase.KEY, notices)
+        shuffle game's deal not over yet starts again without it, or ends: :func:`_undealt`)."""
+        _undealt(self, seat, left=left, notices=notices)
         if self.round.take_out(
             seat,
             playing=self.phase is Phase.PLAY,
@@ -640,6 +630,27 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) -> None:
+    """``seat`` is gone before the shuffle game's deal is over (docs/shuffle.md §8.4): from
+    three members the deal starts again without it, under the next attempt; from two, if it
+    left, the one left ends the game as an abandon does, the round void (nobody deals alone;
+    a member dropped from two is abandoned by the one left, which ends it the same way,
+    protocol.md §9.3)."""
+    rs = state.round
+    deck = rs.deck
+    if deck is None or deck.final is not None or seat not in deck.members:
+        return
+    if len(deck.members) > 2:
+        context = round_context(state.spec.game_id, rs.number, deck.attempt + 1)
+        rs.deck = deck.restarted(seat, context)
+        state._set_phase(Phase.KEY, notices)
+    elif left and state.phase is not Phase.OVER:
+        state.game = ended_void(state.game)
+        state._set_phase(Phase.OVER, notices)
+        assert state.game.result is not None
+        notices.append(GameEnded(state.game.result))
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:

@@ -14,6 +14,12 @@ would have signed, changed.
   members left open its shares for it (§6.4, §10.4).
 * ``withhold``: it sends no share of its own from its first after the deal on, and goes on
   with everything else: voted out *withheld* as above.
+* ``withhold_answer``: it boxes garbage to the first other member in its dealing (that member
+  complains, §6.3) and never answers the complaint: voted out *withheld* (from three members;
+  with two there is no dealing, and nothing to cheat with).
+* ``withhold_partial``: it sends none of its partial shares for a member dropped (§6.4): where
+  the position needs them, voted out *withheld*. Only a member dropped mid-round makes it owe
+  any (the test crashes one); with two members there are no partials.
 
 The simulator installs a cheat on the member's peer core (and again on each restart) by
 wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
@@ -29,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.deck.elgamal import Deck, reencrypt
 from p2p_nertz.deck.group import add, base_mul, hash_scalar
-from p2p_nertz.deck.wire import DeckShares, DeckStage
+from p2p_nertz.deck.wire import DeckAnswer, DeckKey, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent, EventBody
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
@@ -48,6 +54,8 @@ class DeckCheatKind(enum.StrEnum):
     SUBSTITUTE = "substitute"
     BAD_SHARE = "bad_share"
     WITHHOLD = "withhold"
+    WITHHOLD_ANSWER = "withhold_answer"
+    WITHHOLD_PARTIAL = "withhold_partial"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +83,23 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
         message = body.message
         if cheat.kind is DeckCheatKind.SUBSTITUTE and isinstance(message, DeckStage):
             return dataclasses.replace(body, message=_substituted(message, final))
+        if cheat.kind is DeckCheatKind.WITHHOLD_ANSWER:
+            if isinstance(message, DeckAnswer):
+                duties.mark_done(Kind.DECK_ANSWER, body)  # (never sent: on to what is next)
+                return None
+            if isinstance(message, DeckKey) and message.dealing is not None:
+                return dataclasses.replace(body, message=_garbage_box(message))
+            return body
         if not isinstance(message, DeckShares) or cheat.kind is DeckCheatKind.SUBSTITUTE:
             return body
+        if cheat.kind is DeckCheatKind.WITHHOLD_PARTIAL:
+            kept = tuple(s for s in message.shares if s.of_seat == message.seat)
+            if len(kept) == len(message.shares):
+                return body
+            duties.mark_done(Kind.DECK_SHARES, body)  # (its partials count as sent: never)
+            if not kept:
+                return None
+            return dataclasses.replace(body, message=dataclasses.replace(message, shares=kept))
         dealt = _dealt_face_up(peer)
         own = [
             k
@@ -99,6 +122,15 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
         return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
+
+
+def _garbage_box(message: DeckKey) -> DeckKey:
+    """The key with its box to the first other member spoiled (its tag no longer checks)."""
+    dealing = message.dealing
+    assert dealing is not None
+    first = dealing.boxes[0]
+    boxes = (bytes([first[0] ^ 1]) + first[1:], *dealing.boxes[1:])
+    return dataclasses.replace(message, dealing=dataclasses.replace(dealing, boxes=boxes))
 
 
 def _dealt_face_up(peer: Peer) -> frozenset[int]:
