@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from peer_helpers import PeerNetwork
 
-from p2p_nertz.protocol.gone import GoneReason, Listening
+from p2p_nertz.protocol.gone import GoneReason, Listening, _why
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
@@ -265,3 +265,13 @@ def test_table_gone_not_for_a_member_asleep_past_gone_after_that_wakes_to_a_live
     sleeper = result.peers[0]
     assert sleeper is not None and 0 in sleeper.final.readmitted_at  # it rejoined
     assert all(p is not None and p.final.phase is Phase.OVER for p in result.peers)
+
+
+def test_table_gone_names_the_members_waited_for_as_a_person_reads_them() -> None:
+    names = ["Ann", "Bob", "Cy", "Dee", "Eve"]
+    four = _why(GoneReason.SILENT, False, 25.0, [0, 1, 2, 3], names)
+    assert four.startswith(
+        "the others have left: Ann (seat 0), Bob (seat 1), Cy (seat 2) and Dee (seat 3) cannot"
+    ), four
+    one = _why(GoneReason.SILENT, False, 25.0, [4], names)
+    assert one.startswith("the others have left: Eve (seat 4) cannot be reached"), one

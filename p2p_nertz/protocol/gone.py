@@ -175,7 +175,9 @@ def _why(
     if reason is GoneReason.DROPPED:
         went = "and ended" if ended else "on"
         return f"you were voted out while away; the game went {went} without you ({quiet})"
-    who = " and ".join(f"{names[q]} (seat {q})" for q in others) or "the others"
+    each = [f"{names[q]} (seat {q})" for q in others]
+    who = ", ".join(each[:-1]) + " and " + each[-1] if len(each) > 1 else "".join(each)
+    who = who or "the others"
     if ended:
         return f"the game is over on the table; {who} left before it was final here ({quiet})"
     if not others:
