@@ -117,6 +117,7 @@ def test_join_prints_the_rules_it_is_joining(tmp_path: Path) -> None:
     assert event == {
         "event": "rules",
         "rules": Rules(draw=1, rounds=2, target=None).to_dict(),
+        "deal": "commit",
     }
     assert text.startswith("rules: draw 1") and "exactly 2 rounds" in text
 
