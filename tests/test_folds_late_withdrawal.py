@@ -1,15 +1,13 @@
 """A withdrawal signed after the drop it would have prevented (docs/protocol.md §9.2, §13:
 *A withdrawal signed after the drop*).
 
-The open member of split15's class: what decides a drop at Lamport ``L`` is read from every
-event held, whenever signed. The caps (``GameState.standing_caps``) stand only while a vote
-against the member stands, and ``Unheld`` asks what a member still in *ever* announced. A
-voter that hears the member again before it holds the votes that completed the drop
-withdraws, after ``L`` in the order (seat 0 at Lamport 264 in soak seed 14017), and announces
-the member's events past the cut: in every fold that holds that withdrawal, the caps (and the
-bound of ``Unheld``) that decided the drop are gone. A peer that made the drop final before
-the withdrawal reached it never takes it back; a peer that held the withdrawals in time makes
-the member's events past the cut final (every member now announces them) and another game.
+A member of split15's class, closed in session 15: what decided a drop at Lamport ``L`` was
+read from every event held, whenever signed. The caps (``GameState.standing_caps``) stand
+only while a vote against the member stands. A voter that hears the member again before it
+holds the votes that completed the drop withdraws, after ``L`` in the order: in every fold
+that held that withdrawal, the caps that decided the drop were gone. A peer that made the
+drop final before the withdrawal reached it never takes it back; a peer that held the
+withdrawals in time made another game.
 
 Built by hand on :class:`Folds`, as tests/test_folds_unheld_still_in.py does: seat 0
 (``X``), cut off, votes the last seat (``Z``) out past the count the others' votes on it will
@@ -17,10 +15,11 @@ quote (3); with its vote, ``Z`` is dropped at Lamport 12, and ``X``'s drop (at 2
 table's size) does not stand without it (§9.2, *a drop is what the votes decide without the
 member's events past its cut*). The votes on ``X`` cap that vote, so the fold of the events up
 to the drop drops ``X`` and never ``Z``; ``Z`` (alive, and one of ``X``'s voters) makes that
-final. Then every other voter withdraws, at 30 and later. The rule now (§9.2, *Caps*): a
-withdrawal lifts the cap of the vote it withdraws from its own time on, not before; a vote
-of the member signed before it, past that count, counts (if at all) from the withdrawal. By
-then ``X`` is dropped at its cut, and its vote counts nowhere, in every fold.
+final. Then every other voter withdraws, at 30 and later. The rule now (§9.2, *a withdrawal
+after the drop lifts no cap that decided it*): the membership events before a withdrawal of
+a vote that capped ``X`` (``Roster.before_lift``) drop ``X`` at 3, so a peer could make that
+final without the withdrawal; that cut is offered (``folds.lifted_cuts``) and kept, and every
+fold drops ``X`` at 3.
 """
 
 from __future__ import annotations
@@ -116,8 +115,8 @@ def test_folds_a_withdrawal_after_the_drop_lifts_no_cap_before_it(players: int) 
     """The diagnosis, turned round: the fold of the events up to the drop and the fold that
     also holds the withdrawals, all signed after the drop, both drop X at its cut at the same
     time and never Z (before session 15's rule the second dropped Z at 12 with X's vote, the
-    caps lifted by the withdrawals, and kept X in). The caps of the second carry each
-    withdrawal's count and time."""
+    caps lifted by the withdrawals, and kept X in): the events before the first withdrawal
+    drop X at 3 (``Roster.before_lift``), and that cut is kept."""
     spec = _spec(players)
     rows, late = _case(players)
     early = _folds(spec, _events(players, rows)).tentative
@@ -126,6 +125,7 @@ def test_folds_a_withdrawal_after_the_drop_lifts_no_cap_before_it(players: int) 
     assert every.dropped == {0: _CUT}
     assert every.drop_at == early.drop_at
     assert min(row[0] for row in late) > early.drop_at[0]
+    assert every.roster.before_lift(0) is None  # (X is out: no lift noted on it)
 
 
 @pytest.mark.parametrize("players", [3, 5, 7])
