@@ -1,15 +1,13 @@
 """A withdrawal signed after the drop it would have prevented (docs/protocol.md §9.2, §13:
 *A withdrawal signed after the drop*).
 
-The open member of split15's class: what decides a drop at Lamport ``L`` is read from every
-event held, whenever signed. The caps (``GameState.standing_caps``) stand only while a vote
-against the member stands, and ``Unheld`` asks what a member still in *ever* announced. A
-voter that hears the member again before it holds the votes that completed the drop
-withdraws, after ``L`` in the order (seat 0 at Lamport 264 in soak seed 14017), and announces
-the member's events past the cut: in every fold that holds that withdrawal, the caps (and the
-bound of ``Unheld``) that decided the drop are gone. A peer that made the drop final before
-the withdrawal reached it never takes it back; a peer that held the withdrawals in time makes
-the member's events past the cut final (every member now announces them) and another game.
+A member of split15's class, closed in session 15: what decided a drop at Lamport ``L`` was
+read from every event held, whenever signed. The caps (``GameState.standing_caps``) stand
+only while a vote against the member stands. A voter that hears the member again before it
+holds the votes that completed the drop withdraws, after ``L`` in the order: in every fold
+that held that withdrawal, the caps that decided the drop were gone. A peer that made the
+drop final before the withdrawal reached it never takes it back; a peer that held the
+withdrawals in time made another game.
 
 Built by hand on :class:`Folds`, as tests/test_folds_unheld_still_in.py does: seat 0
 (``X``), cut off, votes the last seat (``Z``) out past the count the others' votes on it will
@@ -17,8 +15,11 @@ quote (3); with its vote, ``Z`` is dropped at Lamport 12, and ``X``'s drop (at 2
 table's size) does not stand without it (§9.2, *a drop is what the votes decide without the
 member's events past its cut*). The votes on ``X`` cap that vote, so the fold of the events up
 to the drop drops ``X`` and never ``Z``; ``Z`` (alive, and one of ``X``'s voters) makes that
-final. Then every other voter withdraws, at 30 and later. **Open** (strict xfail): no rule
-yet reads the caps and the announcements as of the drop's time.
+final. Then every other voter withdraws, at 30 and later. The rule now (§9.2, *a withdrawal
+after the drop lifts no cap that decided it*): the membership events before a withdrawal of
+a vote that capped ``X`` (``Roster.before_lift``) drop ``X`` at 3, so a peer could make that
+final without the withdrawal; that cut is offered (``folds.lifted_cuts``) and kept, and every
+fold drops ``X`` at 3.
 """
 
 from __future__ import annotations
@@ -85,7 +86,6 @@ def _settle(folds: Folds, spec_seats: int, events: Sequence[Event], bound: int) 
     return stable
 
 
-@pytest.mark.xfail(strict=True, reason="open: caps and announcements read whenever signed (§13)")
 @pytest.mark.parametrize("players", [3, 5, 7])
 def test_folds_a_withdrawal_after_the_drop_parts_no_two_peers(players: int) -> None:
     """Z's peer makes final everything up to 25 (X dropped at 22, at its cut), then holds the
@@ -111,16 +111,59 @@ def test_folds_a_withdrawal_after_the_drop_parts_no_two_peers(players: int) -> N
 
 
 @pytest.mark.parametrize("players", [3, 5, 7])
-def test_folds_a_withdrawal_after_the_drop_lifts_the_caps_that_decided_it(players: int) -> None:
-    """The diagnosis of the open case above, pinned: the fold of the events up to the drop
-    drops X at its cut (the votes on X cap X's vote on Z); the fold that also holds the
-    withdrawals, all signed after the drop, drops Z at 12 with X's vote and keeps X in. (When
-    this fails, the fix has come: turn it round.)"""
+def test_folds_a_withdrawal_after_the_drop_lifts_no_cap_before_it(players: int) -> None:
+    """The diagnosis, turned round: the fold of the events up to the drop and the fold that
+    also holds the withdrawals, all signed after the drop, both drop X at its cut at the same
+    time and never Z (before session 15's rule the second dropped Z at 12 with X's vote, the
+    caps lifted by the withdrawals, and kept X in): the events before the first withdrawal
+    drop X at 3 (``Roster.before_lift``), and that cut is kept."""
     spec = _spec(players)
     rows, late = _case(players)
     early = _folds(spec, _events(players, rows)).tentative
     assert early.dropped == {0: _CUT}
     every = _folds(spec, _events(players, [*rows, *late])).tentative
-    assert every.dropped == {players - 1: 2}
-    assert every.drop_at[players - 1] == 12
+    assert every.dropped == {0: _CUT}
+    assert every.drop_at == early.drop_at
     assert min(row[0] for row in late) > early.drop_at[0]
+    assert every.roster.before_lift(0) is None  # (X is out: no lift noted on it)
+
+
+@pytest.mark.parametrize("players", [3, 5, 7])
+def test_folds_a_withdrawal_before_any_drop_still_lifts_the_cap(players: int) -> None:
+    """The other side of the rule: seat 1 votes X out at 14 (counting 3) and withdraws at 16,
+    and no other vote on X is cast. The events before the withdrawal drop nobody (one vote),
+    so no peer made anything final on that cap: the withdrawal lifts it as before, X's vote
+    at 12 counts there and drops Z at 12, and X stays in (the seed 14017 class: a cap lifted
+    by a withdrawal that came before any drop it decided)."""
+    spec = _spec(players)
+    rows, _ = _case(players)
+    kept = [row for row in rows if not (row[4] == 0 and row[3] is _S)]  # (no vote on X)
+    seq = max(row[2] for row in kept if row[1] == 1)
+    frontier = tuple(_CUT + 1 if q == 0 else 9 for q in range(players))
+    vote: _Row = (14, 1, seq + 1, _S, 0, _CUT, frontier)
+    withdrawal: _Row = (16, 1, seq + 2, _W, 0, 0, frontier)
+    events = _events(players, [*kept, vote, withdrawal])
+    tentative = _folds(spec, events).tentative
+    z = players - 1
+    assert tentative.dropped == {z: 2}
+    assert tentative.drop_at[z] == 12
+    assert tentative.roster.before_lift(0) is None
+    _settle(_folds(spec, events), players, events, _EVER)
+
+
+@pytest.mark.parametrize("players", [5, 7])
+def test_folds_a_drop_completed_after_the_first_withdrawal_is_kept(players: int) -> None:
+    """The first voter withdraws (at 19) before the others' votes on X (20 and later) drop
+    it: their votes still cap X's vote, so X's drop at its cut is what the events before the
+    next withdrawal decide, and every fold keeps it."""
+    spec = _spec(players)
+    rows, late = _case(players)
+    voter = late[0][1]
+    vote = next(row for row in rows if row[1] == voter and row[4] == 0 and row[3] is _S)
+    rows = [row for row in rows if row != vote]
+    moved = [(18, *vote[1:]), (19, *late[0][1:])]
+    early = _folds(spec, _events(players, [*rows, *moved])).tentative
+    assert early.dropped == {0: _CUT}
+    every = _folds(spec, _events(players, [*rows, *moved, *late[1:]])).tentative
+    assert every.dropped == {0: _CUT}
+    assert every.drop_at == early.drop_at

@@ -118,7 +118,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import cut_stands, cycle_meet
+from p2p_nertz.protocol.folds import cut_made, cut_stands, cycle_meet, lifted_cuts
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -341,28 +341,43 @@ def _cut_unheld(
     other member ever announced holding, a member gone for good.) ``uncapped``: the members
     the first pass (no cuts, no caps) dropped (``Unheld.cuts``)."""
     imposed: dict[int, int] = {}
+
+    def passes_with(cuts: dict[int, int]) -> _Pass:
+        nonlocal passes
+        known = _Known(cuts=dict(cuts), imposed=cuts)
+        seen: list[_Known] | None = []
+        for _ in range(spec.seats + 2):
+            passes += 1
+            trial = _Pass(
+                spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view
+            )
+            trial.run()
+            after = _next_known(trial, known, view=view)
+            if after is None or trial.stopped:
+                break
+            known, seen = _or_meet(seen, known, after)
+        return trial
+
     while not run.stopped:
         state = run.fold.decided
         for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed, uncapped):
             cuts = {**imposed, seat: cut}
-            known = _Known(cuts=dict(cuts), imposed=cuts)
-            seen: list[_Known] | None = []
-            for _ in range(spec.seats + 2):
-                passes += 1
-                trial = _Pass(
-                    spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view
-                )
-                trial.run()
-                after = _next_known(trial, known, view=view)
-                if after is None or trial.stopped:
-                    break
-                known, seen = _or_meet(seen, known, after)
+            trial = passes_with(cuts)
             decided = trial.fold.decided
             if cut_stands(decided, decided, run.fold.folds.unheld, seat, cut):
                 imposed, run = cuts, trial
                 break
         else:
-            break
+            # (The peer's Folds._cut_lifted: a drop decided before the withdrawals that
+            # lift the caps it was decided with.)
+            for seat, cut in lifted_cuts(state, imposed):
+                cuts = {**imposed, seat: cut}
+                trial = passes_with(cuts)
+                if cut_made(trial.fold.decided, seat, cut):
+                    imposed, run = cuts, trial
+                    break
+            else:
+                break
     return run, passes
 
 

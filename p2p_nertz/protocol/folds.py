@@ -31,7 +31,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet"]
+__all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet", "lifted_cuts"]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
@@ -166,7 +166,22 @@ class Folds:
                     t = trial
                     break
             else:
-                return t
+                lifted = self._cut_lifted(t, imposed)
+                if lifted is None:
+                    return t
+                t = lifted
+
+    def _cut_lifted(self, t: GameState, imposed: dict[int, int]) -> GameState | None:
+        """The fold with the first cut :func:`lifted_cuts` offers imposed that makes it
+        (added to ``imposed``), if one: a drop some peer could make final before the
+        withdrawals that lift the caps that decided it (docs/protocol.md §9.2)."""
+        for seat, cut in lifted_cuts(t, imposed):
+            cuts = {**imposed, seat: cut}
+            trial = self._fold(cuts, {}, {}, imposed=cuts, seen=[])
+            if cut_made(trial, seat, cut):
+                imposed[seat] = cut
+                return trial
+        return None
 
     def _fold(
         self,
@@ -399,6 +414,34 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
     return not unheld.held_past(fold, final, seat, cut)
+
+
+def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+    """The cuts to try, ``(seat, cut)`` in seat order, for members still in by ``fold`` (a
+    fixed point; not in ``imposed``) whose votes against them that capped were withdrawn
+    since: each cut at which the events before the first such withdrawal drop the member
+    (``Roster.before_lift``). The fold with one imposed that drops the member there
+    (:func:`cut_made`) is kept for good (:meth:`Folds._cut_lifted`, and the audit's passes).
+
+    Tried only where the member has a counted vote past the lowest count of those votes (one
+    the caps held back), which keeps the trials rare; ``Roster.before_lift`` folds the
+    membership events alone, not the game.
+    """
+    roster = fold.roster
+    out: list[tuple[int, int]] = []
+    for seat, lifts in sorted(roster.lifts.items()):
+        if seat in roster.dropped or seat in imposed or not lifts:
+            continue
+        count = min(lift[0] for lift in lifts)
+        if not any(
+            author == seat and seq > count and body is not None and body.reason in _AGAINST
+            for author, seq, body in roster.ops
+        ):
+            continue
+        cut = roster.before_lift(seat)
+        if cut is not None:
+            out.append((seat, cut))
+    return out
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:

@@ -467,7 +467,7 @@ class GameState:
                 self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
-        elif roster.vote(event.seat, event.seq, body):
+        elif roster.vote(event.seat, event.seq, body, event.lamport):
             self._settle_drops(event.lamport, notices)
 
     def _settle_drops(self, lamport: int, notices: list[Notice]) -> None:
