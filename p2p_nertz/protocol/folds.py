@@ -36,6 +36,8 @@ __all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet", "lifted_cu
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
 REFOLDS = 6
+#: A seq no event reaches (:func:`after_gap`: a member never readmitted from its cut).
+_NEVER = 1 << 63
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
@@ -210,8 +212,9 @@ class Folds:
         t.vote_caps = caps
         counted: list[Event] = []
         skipped: list[Event] = []  # (by the cuts and gaps given, not by the fold's own rules)
+        back = final.gaps  # (readmissions final already: where a cut's member came back)
         for ev in self.nonfinal:
-            if skips(ev, cuts, gaps):
+            if skips(ev, cuts, gaps, back):
                 t.observe(ev)
                 skipped.append(ev)
                 continue
@@ -237,11 +240,11 @@ class Folds:
         # fold that found the readmission made its gap known. Restored from its log, a peer
         # folds the whole game at once and met it: variants soak, plain seeds 36 and 40.)
         wrong = any(
-            skips(ev, new_cuts, new_gaps)
+            skips(ev, new_cuts, new_gaps, back)
             or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
                 and st.capped(new_caps, ev.seat, ev.seq, ev.body))
             for ev in counted
-        ) or any(not skips(ev, new_cuts, new_gaps) for ev in skipped)  # fmt: skip
+        ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
         if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
             return t
         if seen is not None:
@@ -365,14 +368,25 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     return cuts, gaps, dict(sorted(caps.items()))
 
 
-def skips(event: Event, cuts: dict[int, int], gaps: Gaps) -> bool:
+def skips(event: Event, cuts: dict[int, int], gaps: Gaps, back: Gaps | None = None) -> bool:
     """Whether the tentative fold skips ``event`` for the ``cuts`` and ``gaps`` it was given:
     past its author's cut (up to its rejoin request, if it was readmitted there), or in one
-    of its author's gaps."""
+    of its author's gaps. ``back``: the gaps of the final fold (readmissions final already).
+
+    A cut may be at a count the member was readmitted from long ago, final already (so not
+    among ``gaps``, which are what the fold found anew): :class:`Unheld` offers it when no
+    member still in announced the member's later events, as when the member itself is the
+    last one left, having just abandoned the other (chaos demo, seed 14). Its events from its
+    rejoin request on count: without ``back``, every one of them not final yet was skipped,
+    its own abandon among them, which it then signed again and again (§9.3)."""
     seat_gaps = gaps.get(event.seat)
     cut = cuts.get(event.seat)
-    if cut is not None and cut < event.seq < after_gap(seat_gaps, cut):
-        return True
+    if cut is not None:
+        came_back = after_gap(seat_gaps, cut)
+        if back and came_back == _NEVER:
+            came_back = after_gap(back.get(event.seat), cut)
+        if cut < event.seq < came_back:
+            return True
     return any(lo < event.seq < hi for lo, hi in seat_gaps or ())
 
 
@@ -450,7 +464,7 @@ def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
     for lo, hi in gaps or ():
         if lo == cut:
             return hi
-    return 1 << 63
+    return _NEVER
 
 
 class Unheld:
