@@ -27,7 +27,6 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
-    Drop,
     DropReason,
     EventBody,
     Join,
@@ -35,9 +34,9 @@ from p2p_nertz.protocol.bodies import (
     Result,
     Reveal,
     RevealWhat,
-    parse_body,
 )
 from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.shuffle import MAX_SHARES_EVENT, DeckRound
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
@@ -337,13 +336,7 @@ class Duties:
         author, absent = final.abandoned
         if absent != self.seat or (self.seat, author) in final.abandons:
             return None
-        n = self.spec.seats
-        if any(
-            m.kind is Kind.DROP
-            and isinstance(body := parse_body(m.kind, m.body, n), Drop)
-            and body.reason is DropReason.ABANDON
-            for m in own
-        ):
+        if abandoned_by(own, self.spec.seats):
             return None  # signed already (not yet read back by the fold)
         return author
 

@@ -22,12 +22,12 @@ raises, and nothing changes), or the answer. The peer signs it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.bodies import Play
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.bodies import Drop, DropReason, Play, parse_body
+from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.membership import Membership
 from p2p_nertz.protocol.state import Event, GameState, Phase, abandon_partner
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules
@@ -35,6 +35,7 @@ from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules
 __all__ = [
     "AbandonAnswer",
     "abandon_answer",
+    "abandoned_by",
     "claimed_piles",
     "local_move",
     "own_claims",
@@ -73,12 +74,15 @@ def abandon_answer(
     names: Sequence[str],
     recovering: bool,
     left: bool,
+    abandoned: Collection[int] = (),
 ) -> AbandonAnswer:
     """Whether ``membership.seat`` may abandon now: who may abandon whom is
     :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has counted
     as gone the membership's (:meth:`Membership.gone_for`); ``names`` are each seat's player,
     ``recovering`` and ``left`` the peer's state (nothing is signed before our own feed is
-    known, §9.6, nor after we left)."""
+    known, §9.6, nor after we left); ``abandoned``: the members our feed already abandons
+    (:func:`abandoned_by`): an abandon is signed once, and waits to be final, never signed
+    again (chaos demo seed 14: one the fold did not show was signed every few ticks)."""
     if recovering:
         return AbandonAnswer("still recovering our own events from the others")
     if left:
@@ -88,6 +92,8 @@ def abandon_answer(
         # Left alone with a member that has gone, the drops not final: what the game waits
         # for (Membership.held_back_by_gone).
         return AbandonAnswer(membership.held_back_by_gone(now, final, tentative, names) or partner)
+    if partner in abandoned:
+        return AbandonAnswer("we abandoned the game already: it ends once that is final", partner)
     drop_after = membership.timers.drop_after
     gone = membership.gone_for(partner, now)
     if gone >= 0:
@@ -99,6 +105,18 @@ def abandon_answer(
         f"{drop_after:g} s of silence ({max(drop_after - silent, 0.1):.1f} s more)"
     )
     return AbandonAnswer(why, partner, drop_after + gone, -gone)
+
+
+def abandoned_by(own: Sequence[Message], seats: int) -> set[int]:
+    """The members the abandons in ``own`` (a member's feed) put out (§9.3): the one test of
+    "signed already" for the abandon we sign and the one we answer with."""
+    out = set()
+    for m in own:
+        if m.kind is Kind.DROP:
+            body = parse_body(m.kind, m.body, seats)
+            if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
+                out.add(body.seat)
+    return out
 
 
 def own_claims(nonfinal: Iterable[Event], seat: int) -> list[Event]:

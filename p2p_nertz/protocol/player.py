@@ -18,6 +18,7 @@ from p2p_nertz.protocol.author import Author
 from p2p_nertz.protocol.local import (
     AbandonAnswer,
     abandon_answer,
+    abandoned_by,
     claimed_piles,
     local_move,
     own_claims,
@@ -122,4 +123,5 @@ class LocalPlayer:
             names=self.names,
             recovering=author.recovery is not None,
             left=author.left,
+            abandoned=abandoned_by(author.feeds[self.seat], len(self.names)),
         )

@@ -1,0 +1,132 @@
+"""An abandon by a member readmitted earlier in the game (docs/protocol.md §9.3, §9.8).
+
+Chaos demo, seed 14 (four real processes, random ``SIGSTOP``s): P2, dropped and readmitted
+in round 1, was left in round 2 with P4 alone (P1 dropped with a readmission pending, P3
+dropped), the two cut off from each other. Each abandoned the other. P2's tentative fold then
+cut P2 itself at the count it had been readmitted from (no member still in announced its later
+events: it was the last one), skipped every event of its own not final yet, the abandon among
+them, and its final fold never ended: the abandon answer stayed yes, its bot signed the same
+abandon every few ticks, and turned its stock from a view without its own last turn (192
+``deck_mismatch`` findings on its moves). Reproduced here with three players (then four), on
+the in-memory network of cores.
+"""
+
+from __future__ import annotations
+
+import pytest
+from peer_helpers import PeerNetwork
+
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
+from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.local import abandon_answer
+from p2p_nertz.protocol.peer import Effect, PeerConfig, Send
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Move, Rules
+
+QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
+
+
+class _Cut(PeerNetwork):
+    """A network where the pairs in :attr:`blocked` no longer hear each other."""
+
+    blocked: frozenset[frozenset[int]] = frozenset()
+
+    def send(self, seat: int, effect: Send) -> None:
+        if seat in self.silenced:
+            return
+        for other in range(self.n):
+            if other == seat or other in self.silenced:
+                continue
+            if frozenset((seat, other)) in self.blocked:
+                continue
+            if effect.to is not None and effect.to != self.spec.peer_ids[other]:
+                continue
+            delay = self.latency + self.jitter * self.rng.random()
+            self._push(self.now + delay, "feed", other, effect.data)
+
+
+def _abandons(net: PeerNetwork, seat: int) -> list[int]:
+    """The seqs of the abandons in ``seat``'s own feed."""
+    return [
+        m.seq
+        for m in net.peers[seat]._feeds[seat]
+        if m.kind is Kind.DROP
+        and isinstance(body := parse_body(m.kind, m.body, net.n), Drop)
+        and body.reason is DropReason.ABANDON
+    ]
+
+
+def _last_two(seed: int, players: int) -> tuple[_Cut, int, int]:
+    """Seat 1 dropped in round 1 and readmitted at round 2; then (with four) seat 3 dropped
+    for good, and seat 0 dropped; seats 1 and 2 left, cut off from each other."""
+    net = _Cut(players, seed=seed, rules=Rules(target=None, rounds=4), config=QUICK)
+    net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers) and net.now > 2.0)
+    net.silence(1)
+    net.run(lambda net: all(1 in p.final.dropped for s, p in enumerate(net.peers) if s != 1))
+    net.silenced.discard(1)
+    net.run(
+        lambda net: all(
+            1 not in p.final.dropped and p.final.round.number >= 2 and p.final.phase is Phase.PLAY
+            for p in net.peers
+        )
+    )
+    assert net.peers[1].final.gaps.get(1)  # readmitted: a gap from its cut
+    for gone in range(players - 1, 2, -1):  # one at a time: a majority drops each
+        net.silence(gone)
+        net.run(lambda net, q=gone: all(q in net.peers[s].final.dropped for s in (0, 1, 2)))
+    net.silence(0)
+    net.run(lambda net: all(0 in net.peers[s].final.dropped for s in (1, 2)))
+    assert all(len(net.peers[s].final.dropped) == players - 2 for s in (1, 2))
+    net.blocked = frozenset({frozenset((1, 2))})
+    return net, 1, 2
+
+
+@pytest.mark.parametrize(("seed", "players"), [(1, 3), (2, 3), (3, 3), (1, 4)])
+def test_abandon_readmitted_member_ends_its_game_with_one_abandon(seed: int, players: int) -> None:
+    net, a, b = _last_two(seed, players)
+    end = net.now + 8 * QUICK.drop_after
+    while net.now < end and not all(net.peers[s].final.phase is Phase.OVER for s in (a, b)):
+        assert net.step()
+        for s in (a, b):
+            peer = net.peers[s]
+            if peer.why_not_abandon(net.now) is None:  # as the node's bot does, every tick
+                net._handle(s, peer.abandon(net.now))
+        assert all(len(_abandons(net, s)) <= 1 for s in (a, b)), "an abandon signed twice"
+    for s, other in ((a, b), (b, a)):
+        peer = net.peers[s]
+        assert peer.final.phase is Phase.OVER, f"seat {s} never ended"
+        assert peer.final.abandoned == (s, other)
+        assert len(_abandons(net, s)) == 1
+        # Its own events count in its view: nothing more of the round to play on.
+        assert peer.tentative.abandoned == (s, other)
+        with pytest.raises((IllegalMoveError, LocalProtocolError)):
+            peer.play(Move.parse("S"), net.now)
+    assert not any(v.seat in (a, b) for s in (a, b) for v in net.peers[s].final.violations)
+
+
+def test_abandon_answer_refuses_a_second_abandon_of_the_same_member() -> None:
+    net, a, b = _last_two(1, 3)
+    peer = net.peers[a]
+    now = net.now + 2 * QUICK.drop_after
+    folds = peer._chains.folds
+    membership = peer._author.membership
+    names = [m.name for m in net.spec.members]
+
+    def answer(abandoned: tuple[int, ...]) -> str | None:
+        return abandon_answer(
+            folds.final,
+            folds.tentative,
+            membership,
+            now,
+            names=names,
+            recovering=False,
+            left=False,
+            abandoned=abandoned,
+        ).why
+
+    assert answer(()) is None
+    why = answer((b,))
+    assert why is not None and "abandoned the game already" in why
+    effects: list[Effect] = peer.abandon(now)
+    assert effects and peer.why_not_abandon(now) is not None
