@@ -57,9 +57,10 @@ def _abandons(net: PeerNetwork, seat: int) -> list[int]:
     ]
 
 
-def _last_two(seed: int, players: int) -> tuple[_Cut, int, int]:
+def _last_two(seed: int, players: int, pending: bool = False) -> tuple[_Cut, int, int]:
     """Seat 1 dropped in round 1 and readmitted at round 2; then (with four) seat 3 dropped
-    for good, and seat 0 dropped; seats 1 and 2 left, cut off from each other."""
+    for good, and seat 0 dropped (``pending``: back long enough to be readmitted at the next
+    round, then gone again, as P1 in the demo); seats 1 and 2 left, cut off from each other."""
     net = _Cut(players, seed=seed, rules=Rules(target=None, rounds=4), config=QUICK)
     net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers) and net.now > 2.0)
     net.silence(1)
@@ -77,14 +78,23 @@ def _last_two(seed: int, players: int) -> tuple[_Cut, int, int]:
         net.run(lambda net, q=gone: all(q in net.peers[s].final.dropped for s in (0, 1, 2)))
     net.silence(0)
     net.run(lambda net: all(0 in net.peers[s].final.dropped for s in (1, 2)))
+    if pending:
+        net.silenced.discard(0)
+        net.run(lambda net: all(0 in net.peers[s].final.rejoining for s in (1, 2)))
+        net.silence(0)
     assert all(len(net.peers[s].final.dropped) == players - 2 for s in (1, 2))
     net.blocked = frozenset({frozenset((1, 2))})
     return net, 1, 2
 
 
-@pytest.mark.parametrize(("seed", "players"), [(1, 3), (2, 3), (3, 3), (1, 4)])
-def test_abandon_readmitted_member_ends_its_game_with_one_abandon(seed: int, players: int) -> None:
-    net, a, b = _last_two(seed, players)
+@pytest.mark.parametrize(
+    ("seed", "players", "pending"),
+    [(1, 3, False), (2, 3, False), (3, 3, False), (1, 4, False), (1, 4, True), (2, 3, True)],
+)
+def test_abandon_readmitted_member_ends_its_game_with_one_abandon(
+    seed: int, players: int, pending: bool
+) -> None:
+    net, a, b = _last_two(seed, players, pending)
     end = net.now + 8 * QUICK.drop_after
     while net.now < end and not all(net.peers[s].final.phase is Phase.OVER for s in (a, b)):
         assert net.step()
