@@ -159,12 +159,18 @@ class PeerNetwork:
             # A hair late: ``now - last >= interval`` can be false at exactly ``last + interval``.
             self._push(max(deadline, self.now) + 1e-6, "tick", seat, deadline)
 
+    #: Pairs of seats that no longer hear each other (a partition between two members only).
+    blocked: frozenset[frozenset[int]] = frozenset()
+
     def send(self, seat: int, effect: Send) -> None:
-        """Queue ``effect`` (sent by ``seat``) for delivery."""
+        """Queue ``effect`` (sent by ``seat``) for delivery (none between a pair in
+        :attr:`blocked`)."""
         if seat in self.silenced:
             return
         for other in range(self.n):
             if other == seat or other in self.silenced:
+                continue
+            if frozenset((seat, other)) in self.blocked:
                 continue
             if effect.to is not None and effect.to != self.spec.peer_ids[other]:
                 continue

@@ -20,30 +20,11 @@ from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.local import abandon_answer
-from p2p_nertz.protocol.peer import Effect, PeerConfig, Send
+from p2p_nertz.protocol.peer import Effect, PeerConfig
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
-
-
-class _Cut(PeerNetwork):
-    """A network where the pairs in :attr:`blocked` no longer hear each other."""
-
-    blocked: frozenset[frozenset[int]] = frozenset()
-
-    def send(self, seat: int, effect: Send) -> None:
-        if seat in self.silenced:
-            return
-        for other in range(self.n):
-            if other == seat or other in self.silenced:
-                continue
-            if frozenset((seat, other)) in self.blocked:
-                continue
-            if effect.to is not None and effect.to != self.spec.peer_ids[other]:
-                continue
-            delay = self.latency + self.jitter * self.rng.random()
-            self._push(self.now + delay, "feed", other, effect.data)
 
 
 def _abandons(net: PeerNetwork, seat: int) -> list[int]:
@@ -57,11 +38,11 @@ def _abandons(net: PeerNetwork, seat: int) -> list[int]:
     ]
 
 
-def _last_two(seed: int, players: int, pending: bool = False) -> tuple[_Cut, int, int]:
+def _last_two(seed: int, players: int, pending: bool = False) -> tuple[PeerNetwork, int, int]:
     """Seat 1 dropped in round 1 and readmitted at round 2; then (with four) seat 3 dropped
     for good, and seat 0 dropped (``pending``: back long enough to be readmitted at the next
     round, then gone again, as P1 in the demo); seats 1 and 2 left, cut off from each other."""
-    net = _Cut(players, seed=seed, rules=Rules(target=None, rounds=4), config=QUICK)
+    net = PeerNetwork(players, seed=seed, rules=Rules(target=None, rounds=4), config=QUICK)
     net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers) and net.now > 2.0)
     net.silence(1)
     net.run(lambda net: all(1 in p.final.dropped for s, p in enumerate(net.peers) if s != 1))
