@@ -66,8 +66,14 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
     assert sleeper.returncode == EXIT_GONE, err
     assert "Traceback" not in err
     mine = _final(out)
-    assert not mine["over"] and mine["gone"] == "dropped"
-    said = "you were voted out while away; the game went"
+    # Woken, it learns its drop if the others' votes waited in its sockets ("dropped"), else
+    # it hears nothing at all ("silent"): both are the table gone (§9.9), which of the two
+    # depends on what the sockets kept while it was stopped (CI met "silent" once).
+    assert not mine["over"] and mine["gone"] in ("dropped", "silent"), mine
+    said = {
+        "dropped": "you were voted out while away; the game went",
+        "silent": "the others have left",
+    }[mine["gone"]]
     assert mine["why"].startswith(said)
     assert f"nertz node: {said}" in err and "Stopped waiting; nothing was signed" in err
     # Its log stays a valid log: the audit of the three reads it, and finds no violation.
