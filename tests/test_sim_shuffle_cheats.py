@@ -22,8 +22,8 @@ K = FindingKind
 C = DeckCheatKind
 
 
-#: a seed per table size whose games are short (CPU: 2.7 to 5.5 s a game at three players)
-_SEEDS = {2: 1, 3: 3}
+#: a seed per table size whose games are short (CPU: 1 to 3 s a game at three and four players)
+_SEEDS = {2: 1, 3: 3, 4: 5}
 
 
 @functools.cache
@@ -119,8 +119,9 @@ def _clean(result: SimResult, report: AuditReport) -> None:
 def test_sim_shuffle_cheats_a_withheld_answer_to_a_complaint_is_voted_out(players: int) -> None:
     """docs/shuffle.md §6.3: the culprit boxes garbage to seat 0, which complains, and never
     answers: voted out *withheld* ``phase_timeout`` after the complaint, it forfeits the round.
-    Its secret cannot be rebuilt (seat 0 holds no share of it), so the audit lists the drop,
-    with its votes, and names no fault (the logs hold no times)."""
+    Its secret cannot be rebuilt (seat 0 holds no share of it), so no dealing is re-made; but
+    it signed a stage after its final fold held the stage's input, folded after the complaint:
+    its own feed proves the answer withheld (§7.3), and the audit names it on that stage."""
     result, report = _game(players, C.WITHHOLD_ANSWER)
     if players == 2:
         _clean(result, report)
@@ -134,7 +135,31 @@ def test_sim_shuffle_cheats_a_withheld_answer_to_a_complaint_is_voted_out(player
         assert deck is not None and deck.unanswered() == [(deck.member(culprit), 0)]
         assert culprit in rs.forfeit
     assert culprit in {seat for seat, _ in report.dropped}
-    assert not report.errors
+    (withheld,) = report.errors
+    assert withheld.kind is K.WITHHELD_ANSWER and withheld.seat == culprit
+    assert withheld.event == "deck_stage" and withheld.round == 1
+
+
+@pytest.mark.parametrize("kind", [C.FALSE_COMPLAINT, C.LATE_COMPLAINT])
+@pytest.mark.parametrize("players", [3, 4])
+def test_sim_shuffle_cheats_an_honest_dealer_is_not_named_for_a_false_complaint(
+    players: int, kind: DeckCheatKind
+) -> None:
+    """A member complains of a box that was right, as the deal begins or as the open phase
+    does: the honest dealer answers once its final fold holds the complaint (a late one may
+    land after the last secret, and is read without effect: it was refused as out of its
+    phase, a violation of an honest dealer), nobody is voted out, and the audit names no
+    withheld answer: the dealer's events never prove its fold held the complaint unanswered."""
+    result, report = _game(players, kind)
+    assert result.finished and result.violations == []
+    for final in _honest(result):
+        assert not final.dropped and final.abandoned is None and not final.violations
+        rs = final.past_rounds[-1] if final.past_rounds else final.round
+        deck = rs.deck
+        assert deck is not None and list(deck.complaints) == [(0, players - 1)]
+        if kind is C.FALSE_COMPLAINT:
+            assert deck.unanswered() == []  # (answered before the dealer's next stage)
+    assert not report.errors and not report.dropped
 
 
 @pytest.mark.parametrize(("players", "crash"), [(2, None), (3, 1.0), (3, 4.0)])

@@ -107,6 +107,9 @@ class FindingKind(enum.StrEnum):
     """A member still in the round that revealed its secret without ever sending its share
     of a position the table turned up, or its partial share of a position still sealed for a
     member dropped whose VSS share it revealed (docs/shuffle.md §7.3)."""
+    WITHHELD_ANSWER = "withheld_answer"
+    """A dealer that signed an event its final fold asked of it only after holding a complaint
+    of its VSS box, and never answered the complaint (docs/shuffle.md §6.3, §7.3)."""
     REFUSED = "refused"
     """Another signed event the rules refused (out of its phase, a repeat, a wrong round)."""
     # -- evidence ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 
+from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.delivery import Feed
 from p2p_nertz.audit.findings import Finding, FindingKind
@@ -165,6 +166,7 @@ class Fold:
         # attempt, deck, stage) -> the deck_stage (the faults after the round name them).
         self.key_events: dict[tuple[int, int, int], Event] = {}
         self.stage_events: dict[tuple[int, int, int, int], Event] = {}
+        self.answers = AnswerWatch(found)  # a dealer's withheld answer its events prove
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -315,6 +317,7 @@ class Fold:
             self.secret_events[(body.round, event.seat)] = event
         elif isinstance(body, DeckEvent):
             self._deck_event(event, body, rs)
+        phase = state.phase
         try:
             notices = state.apply(event)
         except Exception as exc:  # a bug of the fold must not hide the rest of the audit
@@ -331,6 +334,9 @@ class Fold:
             self.round_events[number] = self.round_events.get(number, 0) + 1
         for notice in notices:
             self._notice(event, notice, rs, before)
+        if rs.deck is not None:
+            refused = any(isinstance(n, Refused) for n in notices)
+            self.answers.after(event, rs, (phase, state.phase), refused)
         if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
             self.matched.setdefault(body.round, []).append(event.seat)
         if nerts_call:
@@ -359,6 +365,7 @@ class Fold:
         deck = rs.deck
         if deck is None or event.seat not in deck.members:
             return
+        self.answers.before(event, rs)
         if isinstance(message, DeckOpen):
             self.secret_events[(message.round, event.seat)] = event
         elif isinstance(message, DeckKey):

@@ -114,7 +114,12 @@ class RoundEvents:
             rs.take_deck_secret(seat, message)
         else:
             # A complaint of a box, or its answer: once every key is in, until the round's end
-            # (docs/shuffle.md §6.3).
+            # (docs/shuffle.md §6.3). One signed in the open phase may land after the last
+            # secret: every secret is in then and every dealing re-made (§7.2), so it settles
+            # nothing and is read without effect (an honest dealer answering a complaint made
+            # late in the open phase was refused there: ``late_complaint``, sim seed 3).
+            if message.round == rs.number and now is Phase.RESULT:
+                return
             if message.round != rs.number or now not in _DEALT:
                 raise Refuse(_C.WRONG_PHASE, f"a complaint of round {message.round} out of it")
             _expect(now, rs, now, message.round, seat)

@@ -20,6 +20,11 @@ would have signed, changed.
 * ``withhold_partial``: it sends none of its partial shares for a member dropped (§6.4): where
   the position needs them, voted out *withheld*. Only a member dropped mid-round makes it owe
   any (the test crashes one); with two members there are no partials.
+* ``false_complaint`` and ``late_complaint``: it complains of the box of the first other
+  member with a dealing, whose box was right, once: as the deal begins, or as the open phase
+  does (before its ``deck_open``). The dealer is honest: it answers once its final fold holds
+  the complaint, and the audit must not name it (``withheld_answer``, docs/shuffle.md §7.3),
+  however late the complaint came. Not among the soak's cheats (``scripts/soak.py``).
 
 The simulator installs a cheat on the member's peer core (and again on each restart) by
 wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
@@ -35,9 +40,10 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.deck.elgamal import Deck, reencrypt
 from p2p_nertz.deck.group import add, base_mul, hash_scalar
-from p2p_nertz.deck.wire import DeckAnswer, DeckKey, DeckShares, DeckStage
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent, EventBody
 from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
 from p2p_nertz.rules.cards import sealed_position
 
@@ -56,6 +62,15 @@ class DeckCheatKind(enum.StrEnum):
     WITHHOLD = "withhold"
     WITHHOLD_ANSWER = "withhold_answer"
     WITHHOLD_PARTIAL = "withhold_partial"
+    FALSE_COMPLAINT = "false_complaint"
+    LATE_COMPLAINT = "late_complaint"
+
+
+#: The phase a false complaint is made in, at the first act of the cheater's final fold there.
+_COMPLAINT_PHASES = {
+    DeckCheatKind.FALSE_COMPLAINT: Phase.DEAL,
+    DeckCheatKind.LATE_COMPLAINT: Phase.OPEN,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +87,19 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
     through :func:`_tamper`."""
     duties = peer._duties  # (the simulator's cheat reaches into the core on purpose)
     honest = duties.phase_event
-    lied: list[bool] = []  # (a bad share is sent once)
+    lied: list[bool] = []  # (a bad share is sent once; a false complaint too)
 
     def phase_event(
         final: GameState, ready_through: int | None, tentative: GameState | None = None
     ) -> EventBody | None:
+        if cheat.kind in _COMPLAINT_PHASES and not lied:
+            complaint = _false_complaint(final, peer.seat, cheat, _COMPLAINT_PHASES[cheat.kind])
+            if complaint is not None:
+                lied.append(True)
+                return complaint
         body = honest(final, ready_through, tentative)
+        if cheat.kind in _COMPLAINT_PHASES:
+            return body  # (its complaint is its one lie)
         if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
             return body
         message = body.message
@@ -122,6 +144,23 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
         return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
+
+
+def _false_complaint(
+    final: GameState, seat: int, cheat: DeckCheat, phase: Phase
+) -> EventBody | None:
+    """A complaint of the first other member's box (which opened and checked), if the final
+    fold is in ``phase`` of the cheat's round and the deal has VSS dealings."""
+    deck = final.round.deck
+    if final.round.number != cheat.round or final.phase is not phase or deck is None:
+        return None
+    if seat not in deck.members or seat in final.round.forfeit:
+        return None
+    me = deck.member(seat)
+    dealers = [i for i, k in sorted(deck.keys.items()) if i != me and k.dealing is not None]
+    if not dealers or (dealers[0], me) in deck.complaints:
+        return None
+    return DeckEvent((), DeckComplain(cheat.round, dealers[0], deck.attempt))
 
 
 def _garbage_box(message: DeckKey) -> DeckKey:

@@ -1,0 +1,125 @@
+"""A dealer that withheld its answer to a complaint of its box, where its own events prove it.
+
+A member whose VSS box from a dealer does not open complains (docs/shuffle.md §6.3), and the
+dealer answers once its *final* fold holds the complaint: its duties put the answer before
+every other shuffle event they ask of it (``Duties._deck_event``). Nothing in a log says when
+a peer's final fold held an event, but some of the dealer's events are signed only once its
+final fold holds a given event, and the final fold is a prefix of the total order:
+
+* its ``deck_stage`` of stage ``s > 0`` of a deck, once its final fold holds the stage's input
+  (stage ``s − 1`` of that deck, §4.3, §10.7);
+* its ``deck_open``, once its final fold is in ``open``: it holds the event that ended play.
+
+So where the dealer signed such an event of a round's deal attempt, and the complaint was
+folded (accepted, of that attempt) before the event it waited for (the input, or the end of
+play), its final fold held the complaint unanswered when it signed: an honest dealer would
+have answered first, in the same act. Its feed proves the answer withheld, whatever the
+clocks said (the drop vote for it is a judgement of time the logs do not hold). A complaint
+folded after that event proves nothing: the dealer may have signed before its fold held it,
+and is judged by the vote alone (§7.3).
+
+:class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
+each stage folded, the event that ended each round's play.
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.audit.collect import Collector
+from p2p_nertz.audit.findings import Finding, FindingKind
+from p2p_nertz.deck.wire import DeckComplain, DeckOpen, DeckStage
+from p2p_nertz.protocol.bodies import DeckEvent
+from p2p_nertz.protocol.state import Event, Phase, RoundState
+
+__all__ = ["AnswerWatch"]
+
+_Key = tuple[int, int, int]  # an event's place in the total order: (lamport, seat, seq)
+
+
+class AnswerWatch:
+    """The withheld answers the dealers' own events prove (see the module docstring).
+
+    Args:
+        found: the pass's findings.
+    """
+
+    __slots__ = ("_complaints", "_found", "_named", "_play_ended", "_stages")
+
+    def __init__(self, found: Collector) -> None:
+        self._found = found
+        #: (round, attempt, dealer, complainer) -> the complaint, as folded (member indices)
+        self._complaints: dict[tuple[int, int, int, int], Event] = {}
+        #: (round, attempt, deck, stage) -> where the stage the fold took stands in the order
+        self._stages: dict[tuple[int, int, int, int], _Key] = {}
+        #: round -> where the event that ended its play stands in the order
+        self._play_ended: dict[int, _Key] = {}
+        self._named: set[tuple[int, int, int, int]] = set()  # each complaint named once
+
+    def before(self, event: Event, rs: RoundState) -> None:
+        """``event`` is about to be folded in round ``rs``: if it is a dealer's event signed
+        only once its final fold held an event folded after a complaint of its box, and no
+        answer to that complaint was folded, name the answer withheld."""
+        deck = rs.deck
+        body = event.body
+        if deck is None or not isinstance(body, DeckEvent) or event.seat not in deck.members:
+            return
+        message = body.message
+        number, attempt = rs.number, deck.attempt
+        if isinstance(message, DeckStage):
+            if message.round != number or message.attempt != attempt or message.stage == 0:
+                return
+            waited = self._stages.get((number, attempt, message.deck, message.stage - 1))
+            what = f"the input of its stage {message.stage} of deck {message.deck}"
+        elif isinstance(message, DeckOpen):
+            if message.round != number:
+                return
+            waited = self._play_ended.get(number)
+            what = "the end of play"
+        else:
+            return
+        if waited is None:
+            return
+        dealer = deck.member(event.seat)
+        for complainer in deck.answers_owed(event.seat):
+            where = (number, attempt, dealer, complainer)
+            complaint = self._complaints.get(where)
+            if complaint is None or complaint.key >= waited or where in self._named:
+                continue
+            self._named.add(where)
+            self._found.add(
+                Finding(
+                    FindingKind.WITHHELD_ANSWER,
+                    f"signed this after its final fold held {what} (lamport {waited[0]}), "
+                    f"and with it the complaint of its box by seat {complaint.seat} "
+                    f"(seq {complaint.seq}), which it never answered",
+                    expected=f"deck_answer to member {complainer} before this event",
+                    found="no answer",
+                    **self._found.about(event),
+                )
+            )
+
+    def after(
+        self, event: Event, rs: RoundState, phases: tuple[Phase, Phase], refused: bool
+    ) -> None:
+        """``event`` was folded in round ``rs`` (``phases``: the game's phase before and after
+        it; ``refused``: the fold refused it): note the complaints and stages taken, and the
+        end of play."""
+        deck = rs.deck
+        if deck is None:
+            return
+        number = rs.number
+        if phases == (Phase.PLAY, Phase.OPEN):
+            self._play_ended.setdefault(number, event.key)
+        body = event.body
+        if refused or not isinstance(body, DeckEvent) or event.seat not in deck.members:
+            return
+        message = body.message
+        if getattr(message, "round", None) != number or getattr(message, "attempt", 0) != (
+            deck.attempt
+        ):
+            return
+        if isinstance(message, DeckComplain):
+            where = (number, deck.attempt, message.dealer, deck.member(event.seat))
+            self._complaints.setdefault(where, event)
+        elif isinstance(message, DeckStage):
+            where = (number, deck.attempt, message.deck, message.stage)
+            self._stages.setdefault(where, event.key)
