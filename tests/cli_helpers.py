@@ -13,7 +13,7 @@ from typing import Any
 from cli.args import free_ports
 from cli.keyfile import default_key_path, save_key, write_key
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
@@ -81,14 +81,16 @@ def node_game(
     keys: bytes,
     salt: bytes,
     args: Callable[[int], Sequence[str]] = lambda n: (),
+    deal: Deal = Deal.COMMIT,
 ) -> tuple[GameSpec, list[subprocess.Popen[str]], list[Path]]:
     """A game of ``nertz node`` processes on 127.0.0.1, one per name (the n-th key derived from
     ``keys``, the spec salted with ``salt``, both written to ``tmp_path``), each told every
-    other's endpoint and printing ``--json``, with ``args(n)`` more; the spec, the processes
-    in the order of ``names``, and their logs. The caller stops them with :func:`stop_all`."""
+    other's endpoint and printing ``--json``, with ``args(n)`` more, dealt by ``deal``; the
+    spec, the processes in the order of ``names``, and their logs. The caller stops them with
+    :func:`stop_all`."""
     ids = [Identity.generate(derive_seed(keys, n)) for n in range(len(names))]
     spec = GameSpec.create(
-        [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt
+        [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt, deal=deal
     )
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     ports = free_ports(len(names))
