@@ -1,14 +1,17 @@
 """A shuffle game seen from outside (issue 19): ``nertz replay`` and ``replay --web`` step through
-its logs, and every card the table has not opened is drawn face down (docs/shuffle.md §10.2: a
-*sealed* card, ``??``), the deal's face-up places included until the members' shares open them.
+its logs, and ``nertz watch`` (the spectator, its terminal screen and its browser table) follows
+it live; every card the table has not opened is drawn face down (docs/shuffle.md §10.2: a
+*sealed* card, ``??``), the deal's face-up places included until the members' shares open them,
+and every card opened is the one the players' folds opened.
 
-The game is a simulated one of two bots (``audit_helpers.played``), its logs written as files;
-the browser test runs the real ``nertz replay --web`` in Debian's headless chromium, skipped
-where it is missing, as the other browser tests are.
+The game is a simulated one of two bots (``audit_helpers.played``), its logs written as files,
+or what its members push a watcher; the browser test runs the real ``nertz replay --web`` in
+Debian's headless chromium, skipped where it is missing, as the other browser tests are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,12 +21,17 @@ import pytest
 from p2p_nertz.audit import LogSource
 from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.protocol.spec import Deal
-from p2p_nertz.rules import Card, Tableau
+from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.rules import Card, Rules, Tableau
 from p2p_nertz.rules.cards import sealed_position
-from p2p_nertz.web.model import card_json
+from p2p_nertz.sim import SimConfig, Simulation
+from p2p_nertz.ui import Tracker, render
+from p2p_nertz.ui.view import card_text
+from p2p_nertz.web.model import card_json, view_json
 from p2p_nertz.web.replay import ReplayStepper
 from tests.audit_helpers import Game, played
 from tests.cli_helpers import foreground
+from tests.test_spectator import watched
 from tests.test_web_replay import _interrupt
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
 
@@ -153,3 +161,58 @@ def test_web_replay_of_a_shuffle_game_shows_sealed_cards_face_down(tmp_path: Pat
         assert "Traceback" not in err
     finally:
         _interrupt(proc)
+
+
+def _row(tableau: Tableau) -> str:
+    """A tableau's second row on the spectator's screen (``render``'s ``all_tableaux``): the
+    Nerts top, the stock's size, each work pile in short."""
+    texts = [card_text(c) for c in tableau.nerts[-1:]] or ["-"]
+    row = f"   N {texts[0]} S {len(tableau.stock)} "
+    for k, pile in enumerate(tableau.work, 1):
+        cards = [card_text(c) for c in pile]
+        run = " ".join(cards) if len(cards) <= 2 else f"{cards[0]}…{cards[-1]}"
+        row += f" {k}:{run or '-'}"
+    return row
+
+
+def test_a_watcher_of_a_shuffle_game_sees_sealed_cards_face_down_and_opened_ones_right() -> None:
+    """``nertz watch``'s spectator fed what the members push it (events, beats and acks): after
+    every message, its screen and its browser table's view draw each tableau's face-up places
+    as its fold holds them, a sealed card as ``??`` (face down in the browser); it ends on the
+    players' final fold, each position opened to the card the players opened."""
+    config = SimConfig(players=2, seed=3, deal=Deal.SHUFFLE, rules=Rules(target=None, rounds=1))
+    result = Simulation(dataclasses.replace(config, record_effects=True)).run()
+    spectator = Spectator(result.spec)
+    names = tuple(m.name for m in result.spec.members)
+    tracker = Tracker(names)
+    sealed_seen = opened_seen = 0
+    for wire in watched(result):
+        tracker.take(spectator.feed(wire), spectator.final)
+        table = spectator.tentative.table
+        if table is None or tracker.board is not None:
+            continue
+        view = tracker.view(spectator)
+        lines = render(view).text().splitlines()
+        drawn = view_json(view)["players"]
+        for seat, tableau in enumerate(table.tableaux):
+            at = next(i for i, ln in enumerate(lines) if ln.startswith(f"{seat} {names[seat]}"))
+            assert lines[at + 1].rstrip() == _row(tableau).rstrip()
+            if tableau.nerts and sealed_position(tableau.nerts[-1]) is not None:
+                assert lines[at + 1].startswith("   N ?? ")  # (face down, no position shown)
+            cards = _shown(tableau)
+            faces = _drawn(drawn[seat]["tableau"])
+            assert faces == [card_json(c) for c in cards]
+            for card, face in zip(cards, faces, strict=True):
+                if sealed_position(card) is not None:
+                    assert face is None
+                    sealed_seen += 1
+                else:
+                    opened_seen += 1
+    assert sealed_seen and opened_seen
+    ours = spectator.final
+    for peer in result.peers:
+        assert peer is not None and peer.final.digest() == ours.digest()
+        theirs = peer.final.past_rounds[-1] if peer.final.past_rounds else peer.final.round
+        mine = ours.past_rounds[-1] if ours.past_rounds else ours.round
+        assert theirs.deck is not None and mine.deck is not None
+        assert mine.deck.opened == theirs.deck.opened and mine.deck.opened
