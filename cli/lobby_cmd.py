@@ -674,14 +674,16 @@ def _cmd_games(args: argparse.Namespace) -> int:
     offers: list[Offer] = _trio_run("games", main)
     for offer in offers:
         b = offer.beacon
+        dealt = f"{b.deal} deal  " if b.deal is not Deal.COMMIT else ""
         out.emit(
             "game",
-            f"{b.name} ({b.fingerprint})  {b.taken}/{b.capacity} seated  "
+            f"{b.name} ({b.fingerprint})  {b.taken}/{b.capacity} seated  {dealt}"
             f"nertz join --peer {offer.address}:{b.port}",
             host=b.fingerprint,
             name=b.name,
             taken=b.taken,
             capacity=b.capacity,
+            deal=b.deal.value,
             endpoint=offer.lobby_endpoint,
         )
     if not offers and not args.json:

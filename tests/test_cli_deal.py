@@ -246,3 +246,38 @@ def test_play_lobby_deal_shuffle_shows_it_and_its_bots_play_it(tmp_path: Path) -
     specs = [_spec_of_log(log) for log in sorted(logs.glob("*.log"))]
     assert len(specs) == 2 and all(s.deal is Deal.SHUFFLE for s in specs), specs
     assert specs[0] == specs[1]
+
+
+@pytest.mark.timeout(60)
+def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path) -> None:
+    """``nertz games`` lists a ``host --deal shuffle`` table with its deal (docs/lobby.md §2: the
+    beacon's deal byte), beacons sent to 127.0.0.1 (the same path as a LAN's broadcast)."""
+    ann = tmp_path / "ann"
+    make_key(ann / "key")
+    beacon_port, port = free_ports(2)
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy", "--port",
+         str(port), "--players", "2", "--json", "--deal", "shuffle", "--discover", "127.0.0.1",
+         "--beacon-port", str(beacon_port), "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, NERTZ_HOME=str(ann)), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert host.stdout is not None
+        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        assert lobby["event"] == "lobby", lobby
+        listed = nertz(
+            "games", "--discover", "127.0.0.1", "--beacon-port", str(beacon_port), "--json",
+            "--timeout", "4",
+        )  # fmt: skip
+        text = nertz(
+            "games", "--discover", "127.0.0.1", "--beacon-port", str(beacon_port),
+            "--timeout", "4",
+        )  # fmt: skip
+    finally:
+        host.kill()
+        host.communicate()
+    assert listed.returncode == 0, listed.stderr
+    (game,) = [e for e in _events(listed.stdout) if e["event"] == "game"]
+    assert game["name"] == "Ann" and game["deal"] == "shuffle", game
+    assert text.returncode == 0 and "shuffle deal" in text.stdout, text.stdout

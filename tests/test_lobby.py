@@ -4,6 +4,7 @@ on real sockets (loopback only; the LAN with broadcast is in test_lan.py)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import weakref
 
 import msgpack  # type: ignore[import-untyped]
@@ -24,7 +25,7 @@ from p2p_nertz.lobby.messages import (
 )
 from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Session
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, discover, join_lobby, route_address
 
@@ -70,6 +71,32 @@ def test_beacon_signed_by_another_key_is_refused() -> None:
 def test_beacon_malformed_is_refused_with_reason(mutate, reason) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(BeaconError, match=reason):
         Beacon.decode(mutate(beacon().encode(ANN)))
+
+
+def test_beacon_carries_a_deal_other_than_commit_in_one_byte() -> None:
+    """docs/lobby.md §2: a commit table's beacon is the bytes it always was (no deal byte), a
+    shuffle table's one byte longer, signed with it."""
+    commit = beacon().encode(ANN)
+    assert len(commit) == 74 + len("Ann") + 64  # (the layout of version 1, unchanged)
+    shuffle = dataclasses.replace(beacon(), deal=Deal.SHUFFLE)
+    data = shuffle.encode(ANN)
+    assert data[: 74 + 3] == commit[: 74 + 3] and data[74 + 3] == 1 and len(data) == len(commit) + 1
+    assert Beacon.decode(data) == shuffle and Beacon.decode(commit).deal is Deal.COMMIT
+    assert len(data) <= MAX_BEACON
+    # The deal byte is signed: one flipped, or one taken away, and the beacon is refused.
+    for bad in (data[:77] + b"\x03" + data[78:], data[:77] + data[78:]):
+        with pytest.raises(BeaconError):
+            Beacon.decode(bad)
+
+
+@pytest.mark.parametrize("code", [0, 2, 255])
+def test_beacon_with_a_deal_byte_naming_commit_or_no_deal_is_refused(code: int) -> None:
+    """One encoding per table: the default deal is never written out (as in the lobby's
+    ``table`` and the game spec); a code this version does not know is no deal."""
+    body = beacon().encode(ANN)[:-64] + bytes([code])
+    data = body + ANN.sign(b"p2p-nertz/v1/beacon\0" + body)
+    with pytest.raises(BeaconError, match=f"no deal {code}"):
+        Beacon.decode(data)
 
 
 @given(st.binary(max_size=400))

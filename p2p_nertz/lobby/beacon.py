@@ -18,10 +18,15 @@ Layout (all integers big-endian)::
     72      1     capacity (1..8)
     73      1     name length n (1..128 bytes of UTF-8, at most 32 characters)
     74      n     host name
-    74+n    64    Ed25519 signature by the host key over b"p2p-nertz/v1/beacon\\0" + bytes 0..74+n
+    74+n    0|1   the deal, only when it is not the default ``commit``: 1 = shuffle
+    74+n+d  64    Ed25519 signature by the host key over b"p2p-nertz/v1/beacon\\0" + bytes before it
 
-Anything else — a short or long datagram, another magic or version, a bad field, a signature
-that does not verify — is refused with :class:`BeaconError`; a listener ignores it and goes on.
+Anything else — a short or long datagram, another magic or version, a bad field, a deal byte
+that names the default or no deal, a signature that does not verify — is refused with
+:class:`BeaconError`; a listener ignores it and goes on. The deal byte is optional so that a
+table of the default deal sends the bytes it always did, heard by every listener; a listener
+that predates it refuses a shuffle table's beacon (its length), as a guest that predates the
+option refuses the table itself (docs/lobby.md §2, §3): the version stays 1.
 
 >>> from p2p_nertz.protocol.identity import Identity
 >>> host = Identity.generate(seed=bytes(32))
@@ -30,6 +35,12 @@ that does not verify — is refused with :class:`BeaconError`; a listener ignore
 ... )
 >>> Beacon.decode(beacon.encode(host)) == beacon
 True
+>>> shuffle = Beacon(
+...     lobby_id=bytes(32), host=host.peer_id, port=5670, name="Ann", taken=1, capacity=4,
+...     deal=Deal.SHUFFLE,
+... )
+>>> len(shuffle.encode(host)) - len(beacon.encode(host)), Beacon.decode(shuffle.encode(host)).deal
+(1, <Deal.SHUFFLE: 'shuffle'>)
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from p2p_nertz.protocol.identity import (
     is_valid_peer_id,
     verify,
 )
+from p2p_nertz.protocol.spec import Deal
 
 __all__ = ["BEACON_PORT", "MAGIC", "MAX_BEACON", "VERSION", "Beacon", "BeaconError"]
 
@@ -58,7 +70,10 @@ BEACON_PORT: Final = 47474
 _DOMAIN: Final = b"p2p-nertz/v1/beacon\0"
 _FIXED: Final = struct.Struct(">4sB32s32sHBBB")
 MAX_NAME_BYTES: Final = 128
-MAX_BEACON: Final = _FIXED.size + MAX_NAME_BYTES + SIGNATURE_SIZE
+#: The deal byte of a table not dealt by the default deal (docs/lobby.md §2).
+_DEAL_CODES: Final = {Deal.SHUFFLE: 1}
+_DEALS: Final = {code: deal for deal, code in _DEAL_CODES.items()}
+MAX_BEACON: Final = _FIXED.size + MAX_NAME_BYTES + 1 + SIGNATURE_SIZE
 """The largest valid beacon, in bytes."""
 
 
@@ -80,6 +95,7 @@ class Beacon:
     name: str
     taken: int
     capacity: int
+    deal: Deal = Deal.COMMIT
 
     def __post_init__(self) -> None:
         if len(self.lobby_id) != 32:
@@ -117,6 +133,7 @@ class Beacon:
                 len(name),
             )
             + name
+            + (bytes([_DEAL_CODES[self.deal]]) if self.deal is not Deal.COMMIT else b"")
         )
 
     def encode(self, identity: Identity) -> bytes:
@@ -146,11 +163,21 @@ class Beacon:
             raise BeaconError(f"not a p2p-nertz beacon (magic {magic!r})")
         if version != VERSION:
             raise BeaconError(f"beacon version {version} is not supported (this is {VERSION})")
-        end = _FIXED.size + size
-        if len(data) != end + SIGNATURE_SIZE:
-            raise BeaconError(f"a beacon with a {size}-byte name is {end + SIGNATURE_SIZE} bytes")
+        named = _FIXED.size + size
+        if len(data) not in (named + SIGNATURE_SIZE, named + 1 + SIGNATURE_SIZE):
+            raise BeaconError(
+                f"a beacon with a {size}-byte name is {named + SIGNATURE_SIZE} bytes "
+                f"(one more with a deal), not {len(data)}"
+            )
+        end = len(data) - SIGNATURE_SIZE
+        deal = Deal.COMMIT
+        if end > named:
+            deal_code = data[named]
+            if deal_code not in _DEALS:
+                raise BeaconError(f"bad beacon field: no deal {deal_code} (1 is shuffle)")
+            deal = _DEALS[deal_code]
         try:
-            name = data[_FIXED.size : end].decode()
+            name = data[_FIXED.size : named].decode()
             beacon = cls(
                 lobby_id=lobby_id,
                 host=PeerId(host),
@@ -158,6 +185,7 @@ class Beacon:
                 name=name,
                 taken=taken,
                 capacity=capacity,
+                deal=deal,
             )
         except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise BeaconError(f"bad beacon field: {exc}") from None

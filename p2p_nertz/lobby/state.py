@@ -272,6 +272,7 @@ class HostLobby:
             name=self._host.name,
             taken=min(len(self.seats), self.capacity),
             capacity=self.capacity,
+            deal=self.deal,
         )
 
     def why_not_start(self) -> str | None:
