@@ -140,6 +140,20 @@ def test_sim_shuffle_cheats_a_withheld_answer_to_a_complaint_is_voted_out(player
     assert withheld.event == "deck_stage" and withheld.round == 1
 
 
+def test_sim_shuffle_cheats_a_wrong_answer_is_named_as_such_not_as_withheld() -> None:
+    """The culprit answers the complaint of its garbage box with a share that is not the one
+    its commitments fix: refused on arrival (``bad_dealing``, the signed answer the proof), and
+    voted out *withheld* as the complaint stays unanswered. It did answer: the audit names the
+    wrong answer alone, not a withheld one on the stage it signed after."""
+    result, report = _game(3, C.WRONG_ANSWER)
+    assert result.finished and result.violations == []
+    for final in _honest(result):
+        assert {(v.seat, v.code) for v in final.violations} == {(2, RefusalCode.BAD_DEALING)}
+        assert 2 in final.dropped
+    (wrong,) = report.errors
+    assert wrong.kind is K.BAD_DEALING and wrong.seat == 2 and wrong.event == "deck_answer"
+
+
 @pytest.mark.parametrize("kind", [C.FALSE_COMPLAINT, C.LATE_COMPLAINT])
 @pytest.mark.parametrize("players", [3, 4])
 def test_sim_shuffle_cheats_an_honest_dealer_is_not_named_for_a_false_complaint(

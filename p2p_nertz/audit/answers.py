@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
-from p2p_nertz.deck.wire import DeckComplain, DeckOpen, DeckStage
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -52,7 +52,8 @@ class AnswerWatch:
         self._stages: dict[tuple[int, int, int, int], _Key] = {}
         #: round -> where the event that ended its play stands in the order
         self._play_ended: dict[int, _Key] = {}
-        self._named: set[tuple[int, int, int, int]] = set()  # each complaint named once
+        #: each complaint named once, or answered (a wrong answer is ``bad_dealing``'s)
+        self._named: set[tuple[int, int, int, int]] = set()
 
     def before(self, event: Event, rs: RoundState) -> None:
         """``event`` is about to be folded in round ``rs``: if it is a dealer's event signed
@@ -101,8 +102,8 @@ class AnswerWatch:
         self, event: Event, rs: RoundState, phases: tuple[Phase, Phase], refused: bool
     ) -> None:
         """``event`` was folded in round ``rs`` (``phases``: the game's phase before and after
-        it; ``refused``: the fold refused it): note the complaints and stages taken, and the
-        end of play."""
+        it; ``refused``: the fold refused it): note the complaints and stages taken, the
+        answers signed (right or not), and the end of play."""
         deck = rs.deck
         if deck is None:
             return
@@ -110,14 +111,19 @@ class AnswerWatch:
         if phases == (Phase.PLAY, Phase.OPEN):
             self._play_ended.setdefault(number, event.key)
         body = event.body
-        if refused or not isinstance(body, DeckEvent) or event.seat not in deck.members:
+        if not isinstance(body, DeckEvent) or event.seat not in deck.members:
             return
         message = body.message
         if getattr(message, "round", None) != number or getattr(message, "attempt", 0) != (
             deck.attempt
         ):
             return
-        if isinstance(message, DeckComplain):
+        if isinstance(message, DeckAnswer):
+            # Answered, if wrongly (refused: ``bad_dealing`` names it): nothing withheld.
+            self._named.add((number, deck.attempt, deck.member(event.seat), message.recipient))
+        elif refused:
+            return
+        elif isinstance(message, DeckComplain):
             where = (number, deck.attempt, message.dealer, deck.member(event.seat))
             self._complaints.setdefault(where, event)
         elif isinstance(message, DeckStage):

@@ -20,6 +20,10 @@ would have signed, changed.
 * ``withhold_partial``: it sends none of its partial shares for a member dropped (§6.4): where
   the position needs them, voted out *withheld*. Only a member dropped mid-round makes it owe
   any (the test crashes one); with two members there are no partials.
+* ``wrong_answer``: as ``withhold_answer``, but it answers, with a share that is not the one
+  its commitments fix: refused (``bad_dealing``, the signed answer the proof), then voted out
+  *withheld* as the complaint stays unanswered; the audit names the wrong answer, and no
+  withheld one.
 * ``false_complaint`` and ``late_complaint``: it complains of the box of the first other
   member with a dealing, whose box was right, once: as the deal begins, or as the open phase
   does (before its ``deck_open``). The dealer is honest: it answers once its final fold holds
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.deck.elgamal import Deck, reencrypt
-from p2p_nertz.deck.group import add, base_mul, hash_scalar
+from p2p_nertz.deck.group import ORDER, add, base_mul, hash_scalar
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent, EventBody
 from p2p_nertz.protocol.envelope import Kind
@@ -63,6 +67,7 @@ class DeckCheatKind(enum.StrEnum):
     WITHHOLD_ANSWER = "withhold_answer"
     WITHHOLD_PARTIAL = "withhold_partial"
     FALSE_COMPLAINT = "false_complaint"
+    WRONG_ANSWER = "wrong_answer"
     LATE_COMPLAINT = "late_complaint"
 
 
@@ -105,8 +110,13 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
         message = body.message
         if cheat.kind is DeckCheatKind.SUBSTITUTE and isinstance(message, DeckStage):
             return dataclasses.replace(body, message=_substituted(message, final))
-        if cheat.kind is DeckCheatKind.WITHHOLD_ANSWER:
+        if cheat.kind in (DeckCheatKind.WITHHOLD_ANSWER, DeckCheatKind.WRONG_ANSWER):
             if isinstance(message, DeckAnswer):
+                if cheat.kind is DeckCheatKind.WRONG_ANSWER:
+                    wrong = (message.share + 1) % ORDER
+                    return dataclasses.replace(
+                        body, message=dataclasses.replace(message, share=wrong)
+                    )
                 duties.mark_done(Kind.DECK_ANSWER, body)  # (never sent: on to what is next)
                 return None
             if isinstance(message, DeckKey) and message.dealing is not None:
