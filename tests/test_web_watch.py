@@ -20,7 +20,10 @@ pytestmark = [
 ]
 
 
-def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path) -> None:
+@pytest.mark.parametrize("deal", ["commit", "shuffle"])
+def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path, deal: str) -> None:
+    """The same in both deals: in a shuffle game the cards the spectator draws face up are
+    the ones the table's shares opened (tests/test_shuffle_views.py checks each step)."""
     (port,) = free_ports(1)
     endpoint = f"tcp://127.0.0.1:{port}"
     watch = subprocess.Popen(
@@ -40,7 +43,7 @@ def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path) -> None:
             status = "#status"
             wait_for(driver, lambda d: "waiting on" in d.find_element("css selector", status).text,
                      "waiting for a game")  # fmt: skip
-            args = ("--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1")
+            args = ("--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1", "--deal", deal)
             player = WebGame(tmp_path, *args, "--watcher", endpoint)
             # Every tableau, none of them ours; the bots play on and the lake fills in.
             wait_for(
