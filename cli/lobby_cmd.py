@@ -588,12 +588,15 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
             f"no table{which} heard on {args.discover}:{args.beacon_port} in {args.timeout:g} s"
         )
     offer = chosen[0]
+    b = offer.beacon
+    dealt = f", {b.deal} deal" if b.deal is not Deal.COMMIT else ""
     out.emit(
         "found",
-        f"found {offer.beacon.name}'s table ({offer.beacon.fingerprint}) at "
-        f"{offer.address}:{offer.beacon.port}, {offer.beacon.taken}/{offer.beacon.capacity} seated",
-        host=offer.beacon.fingerprint,
+        f"found {b.name}'s table ({b.fingerprint}) at "
+        f"{offer.address}:{b.port}, {b.taken}/{b.capacity} seated{dealt}",
+        host=b.fingerprint,
         endpoint=offer.lobby_endpoint,
+        deal=b.deal.value,
     )
     return offer
 

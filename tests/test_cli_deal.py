@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import make_key
+from cli_helpers import json_lines_until, make_key
 from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
@@ -274,9 +274,25 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path) -> None:
             "games", "--discover", "127.0.0.1", "--beacon-port", str(beacon_port),
             "--timeout", "4",
         )  # fmt: skip
+        # `join --discover` says the deal of the table it found, before it sits down.
+        bob = tmp_path / "bob"
+        make_key(bob / "key")
+        guest = subprocess.Popen(
+            [sys.executable, "-m", "cli", "join", "--name", "Bob", "--bot", "greedy",
+             "--discover", "127.0.0.1", "--beacon-port", str(beacon_port), "--json",
+             "--log-dir", str(tmp_path / "logs")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, NERTZ_HOME=str(bob)), stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            found = json_lines_until(guest, "found")[-1]
+        finally:
+            guest.kill()
+            guest.communicate()
     finally:
         host.kill()
         host.communicate()
+    assert found["deal"] == "shuffle", found
     assert listed.returncode == 0, listed.stderr
     (game,) = [e for e in _events(listed.stdout) if e["event"] == "game"]
     assert game["name"] == "Ann" and game["deal"] == "shuffle", game
