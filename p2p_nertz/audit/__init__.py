@@ -10,8 +10,9 @@
 
 The parts of one pass over the logs, each owning its state (the auditor's docstring tells how
 they fit): :mod:`~p2p_nertz.audit.logs`, :mod:`~p2p_nertz.audit.delivery`,
-:mod:`~p2p_nertz.audit.fold`, :mod:`~p2p_nertz.audit.evidence`, :mod:`~p2p_nertz.audit.views`
-and :mod:`~p2p_nertz.audit.collect`.
+:mod:`~p2p_nertz.audit.fold` (with :mod:`~p2p_nertz.audit.answers`, a dealer's withheld
+answer), :mod:`~p2p_nertz.audit.evidence`, :mod:`~p2p_nertz.audit.views` and
+:mod:`~p2p_nertz.audit.collect`.
 
 No sockets and no clocks here; files are read only through :mod:`p2p_nertz.logfile`.
 """
