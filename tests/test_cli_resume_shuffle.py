@@ -1,13 +1,13 @@
 """``nertz resume`` of a shuffle game (issue 19, "on real sockets"; docs/shuffle.md §3.1).
 
-Real processes on 127.0.0.1: two ``nertz node`` bots play a shuffle game; Bob's is killed
-(SIGKILL) in the middle of play, once a card has reached the lake, and resumed from his log.
-Nothing of the deal is stored apart from the log: the round secret is derived again from his
-key (§3.1), the stages, shares and answers signed are read back from the log (each signed
-once), and the shares he owes are signed from where his log stops. The game ends with both
-nodes on one result, and ``nertz audit`` of both logs finds it valid and finished. Once with
-the log as the kill left it, once with its last record torn in half (the event it held was
-sent: the resume takes it back from Ann, never signs its seq anew).
+Real processes on 127.0.0.1: two (or three) ``nertz node`` bots play a shuffle game; Bob's is
+killed (SIGKILL) in the middle of play, once a card has reached the lake, and resumed from his
+log. Nothing of the deal is stored apart from the log: the round secret is derived again from
+his key (§3.1), the stages, shares and answers signed are read back from the log (each signed
+once), and the shares he owes are signed from where his log stops. The game ends with every
+node on one result, nobody dropped, and ``nertz audit`` of every log finds it valid and
+finished. Once with the log as the kill left it, once with its last record torn in half (the
+event it held was sent: the resume takes it back from Ann, never signs its seq anew).
 """
 
 from __future__ import annotations
@@ -41,13 +41,16 @@ def _held_by(log: Path, author: bytes) -> set[bytes]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("how", ["killed", "torn"])
+@pytest.mark.parametrize(("players", "how"), [(2, "killed"), (2, "torn"), (3, "killed")])
 def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_valid(
-    tmp_path: Path, how: str
+    tmp_path: Path, players: int, how: str
 ) -> None:
+    """At three players the deal has VSS dealings (docs/shuffle.md §6): the resumed node opens
+    its boxes again from the keys its log holds."""
+    names = ["Ann", "Bob", "Cy"][:players]
     spec, procs, logs = node_game(
         tmp_path,
-        ["Ann", "Bob"],
+        names,
         Rules(target=None, rounds=1),
         keys=b"test-cli-resume-shuffle",
         salt=b"resume-shuffle",
@@ -55,7 +58,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
         args=lambda n: ("--progress",),
     )
     assert spec.deal is Deal.SHUFFLE and spec.wire_version == 3
-    ann, bob = procs
+    ann, bob = procs[:2]
     try:
         json_lines_until(bob, "lake")  # mid-play: the table's shares have opened cards
         bob.send_signal(signal.SIGKILL)
@@ -90,23 +93,25 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
             assert "recovered" in kinds
         else:
             assert "recovering" not in kinds
-        bob_final = events[-1]
-        ann_out, ann_err = ann.communicate(timeout=DEADLINE)
-        assert ann.returncode == 0, ann_err
+        finals = [events[-1]]
+        for other in [ann, *procs[2:players]]:
+            other_out, other_err = other.communicate(timeout=DEADLINE)
+            assert other.returncode == 0, other_err
+            lines = [json.loads(line) for line in other_out.splitlines() if line.startswith("{")]
+            finals.append(lines[-1])
     finally:
         stop_all(procs)
-    ann_final = [json.loads(line) for line in ann_out.splitlines() if line.startswith("{")][-1]
-    for final in (ann_final, bob_final):
+    for final in finals:
         assert final["event"] == "final" and final["over"] is True, final
-        assert final["rounds"] == 1 and not final["provisional"], final
-    assert ann_final["digest"] == bob_final["digest"]
-    assert ann_final["totals"] == bob_final["totals"]
+        assert final["rounds"] == 1 and not final["provisional"] and not final["dropped"], final
+    assert len({f["digest"] for f in finals}) == 1
+    assert len({tuple(f["totals"]) for f in finals}) == 1
     mine = _own_events(logs[1])
     assert sorted(m.seq for m in mine) == list(range(1, len(mine) + 1))  # each once, no gap
     if lost is not None:
         assert lost.id in {m.id for m in mine}  # taken back, not signed anew
     audit = subprocess.run(
-        [*NERTZ, "audit", "--json", str(logs[0]), str(logs[1])],
+        [*NERTZ, "audit", "--json", *map(str, logs)],
         capture_output=True, text=True, timeout=DEADLINE, check=False,
     )  # fmt: skip
     assert audit.returncode == 0, audit.stdout + audit.stderr
