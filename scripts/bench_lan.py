@@ -75,7 +75,7 @@ from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
 NS_PER_US = 1000
 GROUP = "nertz-bench"
 LAB_PORT = 5555  # every namespace has its own port space
-SAMPLE_INTERVAL = 0.1  # seconds between backlog samples
+SAMPLE_INTERVAL = 0.1  # seconds between backlog samples (their CPU is not the peers')
 RSS_TARGET_MB = 80.0
 DEFAULT_ACK_DELAY = NODE_CONFIG.ack_delay  # the runtime's ack window (none: acks per burst)
 CORE_ACK_DELAY = PeerConfig().ack_delay  # the peer core's default window (the simulator's)
@@ -520,6 +520,10 @@ def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
     return [by_id[pid] for pid in spec.peer_ids], spec
 
 
+SAMPLER_CPU = [0.0]
+"""CPU seconds this process's samplers spent taking their samples (:func:`run_seats`): the
+benchmark's own work, taken out of the peers' CPU per claim."""
+
 CRYPTO_CALLS = {"sign": 0, "verify": 0}
 """Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
 
@@ -582,6 +586,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
             peer = node._peer
             if peer is None:
                 continue
+            began = time.thread_time()
             queued = sum(o.backlog for o in node._mesh.outlets.values())
             samples[i].append(
                 (
@@ -597,8 +602,10 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                     cpu_seconds(),  # this process's, every thread (zmq's I/O thread too)
                     CRYPTO_CALLS["sign"],  # this process's signatures made so far
                     CRYPTO_CALLS["verify"],  # and verified
+                    SAMPLER_CPU[0],  # this process's CPU taking samples so far (not the peers')
                 )
             )
+            SAMPLER_CPU[0] += time.thread_time() - began
 
     async def play(i: int) -> None:
         await nodes[i].run(endpoints)
@@ -821,6 +828,7 @@ class GameFigures:
     dropped: int = 0
     claims_per_s: float = float("nan")  # claims made final at every peer, all authors
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
+    sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
     signs_per_claim: float = float("nan")
     verifies_per_claim: float = float("nan")
     msgs_per_claim: float = float("nan")  # messages sent (one per DEALER), per final claim
@@ -1066,17 +1074,19 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
 def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: list[int]) -> None:
     """CPU, signatures, verifies and messages per final claim, over the play phase.
 
-    Each process's CPU (every thread: zmq's I/O thread too), signs and verifies are rates over
-    its own play samples, summed over the processes; claims are those sent inside the window
-    that every process was in play and final at every peer, as a rate over that window.
+    Each process's CPU (every thread: zmq's I/O thread too; less what its samplers spent
+    taking samples, :data:`SAMPLER_CPU`, the benchmark's own work), signs and verifies are
+    rates over its own play samples, summed over the processes; claims are those sent inside
+    the window that every process was in play and final at every peer, as a rate over that
+    window.
     """
     per_process: dict[Any, dict[str, Any]] = {}
     for r in results:
         per_process.setdefault(r.get("pid"), r)
-    cpu = signs = verifies = msgs = 0.0
+    cpu = signs = verifies = msgs = sampled = 0.0
     starts, ends = [], []
     for r in results:
-        play = [s for s in r["samples"] if s[1] == "play" and len(s) > 11]
+        play = [s for s in r["samples"] if s[1] == "play" and len(s) > 12]
         if len(play) < 4:
             return
         seconds = (play[-1][0] - play[0][0]) / 1e9
@@ -1084,7 +1094,9 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
         starts.append(play[0][0])
         ends.append(play[-1][0])
         if per_process.get(r.get("pid")) is r:
-            cpu += (play[-1][9] - play[0][9]) / seconds
+            sampler = play[-1][12] - play[0][12]  # the benchmark's own, not the peers'
+            cpu += (play[-1][9] - play[0][9] - sampler) / seconds
+            sampled += sampler / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
     begin, end = max(starts), min(ends)
@@ -1094,6 +1106,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     rate = claims / ((end - begin) / 1e9)
     figures.claims_per_s = rate
     figures.cpu_per_claim_us = cpu / rate * 1e6
+    figures.sampler_per_claim_us = sampled / rate * 1e6
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
@@ -1305,7 +1318,8 @@ def print_cpu(rep: Report) -> None:
         sodium = f"sign {rep.sodium[0]:.0f} µs, verify {rep.sodium[1]:.0f} µs"
     back, sparse = rep.message_us
     print(
-        f"CPU per final claim, every peer process summed, over the play phase (µs); floor ="
+        f"CPU per final claim, every peer process summed (less the benchmark's sampler),"
+        f" over the play phase (µs); floor ="
         f" signs × libsodium sign + verifies × libsodium verify + messages × bare pyzmq CPU"
         f" per message; measured in this run: libsodium {sodium}; bare pyzmq send+receive"
         f" {sparse:.0f} µs of CPU per message one every {MESSAGE_GAP * 1000:g} ms"
@@ -1313,7 +1327,8 @@ def print_cpu(rep: Report) -> None:
     )
     head = (
         f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
-        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages"
+        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages;"
+        " sampler (left out)"
     )
     print(head)
     for g in rep.games:
@@ -1325,7 +1340,7 @@ def print_cpu(rep: Report) -> None:
             f"  {g.label:<21}{g.peers:>5}{g.claims_per_s:>9.1f}{g.cpu_per_claim_us:>10,.0f}"
             f"{g.signs_per_claim:>7.1f}{g.verifies_per_claim:>9.1f}{g.msgs_per_claim:>7.1f}"
             f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
-            f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}"
+            f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}; {_us(g.sampler_per_claim_us)}"
         )
 
 
