@@ -888,6 +888,7 @@ class GameFigures:
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
     sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
     task_cpu: dict[str, float] = field(default_factory=dict)  # --tasks: CPU s in play, by part
+    task_steps: dict[str, int] = field(default_factory=dict)  # --tasks: steps in play, by task
     signs_per_claim: float = float("nan")
     verifies_per_claim: float = float("nan")
     msgs_per_claim: float = float("nan")  # messages sent (one per DEALER), per final claim
@@ -1145,6 +1146,8 @@ def _task_cpu(figures: GameFigures, results: list[dict[str, Any]]) -> None:
         seen.add(r.get("pid"))
         for name, seconds in counted["tasks"].items():
             parts[name] = parts.get(name, 0.0) + seconds
+        for name, steps in counted["steps"].items():
+            figures.task_steps[name] = figures.task_steps.get(name, 0) + steps
         in_tasks = sum(counted["tasks"].values())
         parts["(scheduler: outside any task)"] = (
             parts.get("(scheduler: outside any task)", 0.0) + counted["thread"] - in_tasks
@@ -1435,12 +1438,21 @@ def print_tasks(rep: Report) -> None:
         total = sum(g.task_cpu.values())
         if not total:
             continue
-        print(f"CPU in play by task, {g.label}, {g.peers} peers (every peer process summed):")
+        print(
+            f"CPU in play by task, {g.label}, {g.peers} peers (every peer process summed;"
+            " task steps per message received):"
+        )
+        received = g.msgs_per_s * g.peers * g.play_seconds  # (about: rates over play)
         for name, seconds in sorted(g.task_cpu.items(), key=lambda kv: -kv[1]):
             # (The sampler's row is its whole task step, its wake-up too: only its body is
             # left out of the CPU per claim.)
             per_claim = (g.cpu_per_claim_us + g.sampler_per_claim_us) * seconds / total
-            print(f"  {name:<34}{100 * seconds / total:6.1f}%  {_us(per_claim):>8} µs per claim")
+            steps = g.task_steps.get(name)
+            per_message = "" if steps is None or not received else f"{steps / received:8.2f}"
+            print(
+                f"  {name:<34}{100 * seconds / total:6.1f}%  {_us(per_claim):>8} µs per claim"
+                f"{per_message}"
+            )
 
 
 def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
