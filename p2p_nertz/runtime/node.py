@@ -17,7 +17,7 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   (:meth:`Peer.tick` at :meth:`Peer.next_deadline`; an input that moves the deadline moves
   the timer's wait, earlier or later, without waking it) and the optional bot (a strategy
   choosing moves on the tentative view at a human pace). A task whose last await was its
-  checkpoint takes a free lock without another (:meth:`PeerNode._acquire`).
+  checkpoint takes a free lock without another.
 * **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
   :data:`MAX_FRAME` (zmq cuts the sender off), and the receive task hands the peer only what
   arrives under a member's routing id, within that member's budget; the rest is dropped
@@ -176,6 +176,21 @@ _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left 
 
 NoticeCallback = Callable[[Effect], None]
 Clock = Callable[[], float]
+
+
+async def _acquire(lock: trio.Lock) -> None:
+    """Take ``lock``; when it is free, without a trip through the scheduler (a schedule point
+    is a task step and a look at the sockets, ~0.1 ms on a woken process): only for a caller
+    whose last await, just before, was its checkpoint."""
+    try:
+        lock.acquire_nowait()
+    except trio.WouldBlock:
+        await lock.acquire()
+
+
+def _on_trio_clock(due: float | None, clock: Clock) -> float:
+    """The deadline ``due``, on ``clock``, on trio's clock (``None``: never)."""
+    return math.inf if due is None else trio.current_time() + (due - clock())
 
 
 class _Ending:
@@ -605,7 +620,7 @@ class PeerNode:
                 # find nothing due, is a task step and a trip through the scheduler (~0.3 ms
                 # of CPU on a woken process); an earlier one makes the wait end sooner.
                 self._timer_due = due
-                timer.deadline = self._trio_deadline(due)
+                timer.deadline = _on_trio_clock(due, self._clock)
         self._check_done()
 
     def _notice(self, effect: Effect) -> None:
@@ -663,7 +678,7 @@ class PeerNode:
                 (beats if looks_like_beat(message) else events).append(message)
             if not events and not beats:
                 continue
-            await self._acquire()  # (the recv above was this task's checkpoint)
+            await _acquire(self._lock)  # (the recv above was this task's checkpoint)
             try:
                 if events:
                     await self._apply(self.peer.feed_many(events, self._clock()))
@@ -689,19 +704,6 @@ class PeerNode:
                 self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
         return messages
 
-    async def _acquire(self) -> None:
-        """Take the lock; when it is free, without a trip through the scheduler (a schedule
-        point is a task step and a look at the sockets, ~0.1 ms on a woken process): only
-        for a caller whose last await, just before, was its checkpoint."""
-        try:
-            self._lock.acquire_nowait()
-        except trio.WouldBlock:
-            await self._lock.acquire()
-
-    def _trio_deadline(self, due: float | None) -> float:
-        """The peer's deadline ``due`` (on :attr:`_clock`) on trio's clock."""
-        return math.inf if due is None else trio.current_time() + (due - self._clock())
-
     async def _timer_loop(self) -> None:
         last_due: float | None = None
         while True:
@@ -718,7 +720,7 @@ class PeerNode:
                 deadline = self.peer.next_deadline()
                 if deadline is None or deadline > self._clock():
                     continue  # (a clock other than trio's, a hair behind it)
-                await self._acquire()
+                await _acquire(self._lock)
             else:
                 await self._lock.acquire()  # a checkpoint: this turn of the loop had none
             try:
@@ -738,7 +740,7 @@ class PeerNode:
         assert bot is not None
         while True:
             await trio.sleep(bot.delay(self._rng))
-            await self._acquire()  # (the sleep was the checkpoint)
+            await _acquire(self._lock)  # (the sleep was the checkpoint)
             try:
                 if self._ending.leaving:
                     return
