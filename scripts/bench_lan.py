@@ -25,15 +25,17 @@ Issue #4. In one run:
 
 Also printed: messages received per second per peer, peak RSS and CPU share per peer process,
 the backlog trend (held events not final + received events waiting for their causal past +
-sends queued, sampled every 100 ms, first quarter of play against the last), and where a
+sends queued, sampled every 250 ms, first quarter of play against the last), and where a
 claim's time goes (log append, synced and as awaited, hand-off to the first and the last
 DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver).
+With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
+the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 Verdicts per target at the end, printed, not enforced.
 With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine: latencies at
 8 peers include run-queue waits (the load average at the start is printed).
 
     python scripts/bench_lan.py [--quick] [--peers 2,4,8] [--no-lab] [--no-loopback]
-                                [--no-pyre] [--inproc] [--seconds S] [--nice N]
+                                [--no-pyre] [--inproc] [--seconds S] [--nice N] [--tasks]
 
 A full run takes about 5 minutes (6 with ``--inproc``: every peer count again with all peers
 in one process); ``--quick`` plays a few seconds per configuration instead of a whole round.
@@ -62,6 +64,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+import trio
+
 SCRIPT = Path(__file__).resolve()
 ROOT = SCRIPT.parent.parent
 if str(ROOT) not in sys.path:  # run as a file: the project is importable without installing
@@ -75,7 +79,7 @@ from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
 NS_PER_US = 1000
 GROUP = "nertz-bench"
 LAB_PORT = 5555  # every namespace has its own port space
-SAMPLE_INTERVAL = 0.1  # seconds between backlog samples
+SAMPLE_INTERVAL = 0.25  # seconds between samples (their CPU is the benchmark's, not the peers')
 RSS_TARGET_MB = 80.0
 DEFAULT_ACK_DELAY = NODE_CONFIG.ack_delay  # the runtime's ack window (none: acks per burst)
 CORE_ACK_DELAY = PeerConfig().ack_delay  # the peer core's default window (the simulator's)
@@ -520,6 +524,10 @@ def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
     return [by_id[pid] for pid in spec.peer_ids], spec
 
 
+SAMPLER_CPU = [0.0]
+"""CPU seconds this process's samplers spent taking their samples (:func:`run_seats`): the
+benchmark's own work, taken out of the peers' CPU per claim."""
+
 CRYPTO_CALLS = {"sign": 0, "verify": 0}
 """Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
 
@@ -546,7 +554,55 @@ def count_crypto() -> None:
     envelope.verify = counted_verify
 
 
-async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[str, Any]]:
+class TaskCpu(trio.abc.Instrument):
+    """A trio instrument (``--tasks``): the CPU (thread time) of the trio thread by task, while
+    :attr:`on` (the sampler sets it during play), and the process's CPU over the same time, so
+    that what runs outside any task's step (the scheduler: epoll, deadlines, rescheduling) and
+    in other threads (zmq's I/O thread) can be told apart. Two ``thread_time`` calls a step."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.tasks: dict[str, float] = {}
+        self.steps: dict[str, int] = {}
+        self.thread = 0.0  # the trio thread's CPU while on
+        self.process = 0.0  # the process's (every thread), while on
+        self._step = 0.0
+        self._since = (0.0, 0.0)
+
+    def switch(self, on: bool) -> None:
+        """Start (or stop) counting."""
+        if on != self.on:
+            now = (time.thread_time(), cpu_seconds())
+            if on:
+                self._since = now
+            else:
+                self.thread += now[0] - self._since[0]
+                self.process += now[1] - self._since[1]
+            self.on = on
+
+    def before_task_step(self, task: Any) -> None:
+        self._step = time.thread_time()
+
+    def after_task_step(self, task: Any) -> None:
+        if self.on:
+            name = task.name.rsplit(".", 1)[-1]
+            self.tasks[name] = self.tasks.get(name, 0.0) + time.thread_time() - self._step
+            self.steps[name] = self.steps.get(name, 0) + 1
+
+    def figures(self) -> dict[str, Any]:
+        """What was counted, as JSON."""
+        self.switch(False)
+        return {
+            "tasks": self.tasks,
+            "steps": self.steps,
+            "thread": self.thread,
+            "process": self.process,
+        }
+
+
+async def run_seats(
+    cfg: Mapping[str, Any], seats: Sequence[int], task_cpu: TaskCpu | None = None
+) -> list[dict[str, Any]]:
     """Run the nodes of ``seats`` in this trio process until the game ends or ``stop_at_ns``;
     return each node's probes."""
     import trio
@@ -582,6 +638,9 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
             peer = node._peer
             if peer is None:
                 continue
+            began = time.thread_time()
+            if task_cpu is not None:
+                task_cpu.switch(peer.final.phase.value == "play")
             queued = sum(o.backlog for o in node._mesh.outlets.values())
             samples[i].append(
                 (
@@ -597,8 +656,10 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                     cpu_seconds(),  # this process's, every thread (zmq's I/O thread too)
                     CRYPTO_CALLS["sign"],  # this process's signatures made so far
                     CRYPTO_CALLS["verify"],  # and verified
+                    SAMPLER_CPU[0],  # this process's CPU taking samples so far (not the peers')
                 )
             )
+            SAMPLER_CPU[0] += time.thread_time() - began
 
     async def play(i: int) -> None:
         await nodes[i].run(endpoints)
@@ -643,6 +704,7 @@ async def run_seats(cfg: Mapping[str, Any], seats: Sequence[int]) -> list[dict[s
                 "rss_mb": peak_rss_mb(),
                 "cpu": cpu_share,
                 "pid": os.getpid(),
+                "task_cpu": None if task_cpu is None else task_cpu.figures(),
             }
         )
     return results
@@ -655,7 +717,10 @@ def child_node(config_path: str, seats_arg: str, out_path: str) -> int:
     cfg = json.loads(Path(config_path).read_text())
     seats = [int(s) for s in seats_arg.split(",")]
     count_crypto()
-    results = trio.run(run_seats, cfg, seats)
+    task_cpu = TaskCpu() if cfg.get("tasks") else None
+    results = trio.run(
+        run_seats, cfg, seats, task_cpu, instruments=[] if task_cpu is None else [task_cpu]
+    )
     Path(out_path).write_text(json.dumps(results))
     return 0
 
@@ -821,6 +886,9 @@ class GameFigures:
     dropped: int = 0
     claims_per_s: float = float("nan")  # claims made final at every peer, all authors
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
+    sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
+    task_cpu: dict[str, float] = field(default_factory=dict)  # --tasks: CPU s in play, by part
+    task_steps: dict[str, int] = field(default_factory=dict)  # --tasks: steps in play, by task
     signs_per_claim: float = float("nan")
     verifies_per_claim: float = float("nan")
     msgs_per_claim: float = float("nan")  # messages sent (one per DEALER), per final claim
@@ -930,6 +998,7 @@ def run_game(
     workdir: Path,
     lab: Any = None,
     logs: Path | None = None,
+    tasks: bool = False,
 ) -> GameFigures:
     """Play one game of ``n`` bots at full speed: one process per peer on loopback
     (``where="loopback"``) or per lab host (``"lab"``), or all peers in one process
@@ -948,6 +1017,7 @@ def run_game(
         "endpoints": endpoints,
         "ack_delay": ack_delay,
         "speed": 10,
+        "tasks": tasks,
         "stop_at_ns": time.perf_counter_ns() + int(seconds * 1e9),
         "logdir": str(logdir if logs is None else logs / tag),
     }
@@ -1052,6 +1122,7 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     k = max(1, len(timed) // 4)
     figures.early_late_us = (median(figures.finality_us[:k]), median(figures.finality_us[-k:]))
     _cpu_per_claim(figures, results, [sent for sent, _, _ in timed])
+    _task_cpu(figures, results)
     if firsts:
         # Growing: some peer holds, at the end of play, more than twice what it held at the
         # start (and more than a few events): it is falling behind.
@@ -1063,20 +1134,46 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
         )
 
 
+def _task_cpu(figures: GameFigures, results: list[dict[str, Any]]) -> None:
+    """``--tasks``: the play phase's CPU of every peer process, summed, by task; what the trio
+    thread ran outside the tasks' steps; and the process's other threads."""
+    seen: set[Any] = set()
+    parts: dict[str, float] = {}
+    for r in results:
+        counted = r.get("task_cpu")
+        if counted is None or r.get("pid") in seen:
+            continue
+        seen.add(r.get("pid"))
+        for name, seconds in counted["tasks"].items():
+            parts[name] = parts.get(name, 0.0) + seconds
+        for name, steps in counted["steps"].items():
+            figures.task_steps[name] = figures.task_steps.get(name, 0) + steps
+        in_tasks = sum(counted["tasks"].values())
+        parts["(scheduler: outside any task)"] = (
+            parts.get("(scheduler: outside any task)", 0.0) + counted["thread"] - in_tasks
+        )
+        parts["(other threads: zmq I/O)"] = (
+            parts.get("(other threads: zmq I/O)", 0.0) + counted["process"] - counted["thread"]
+        )
+    figures.task_cpu = parts
+
+
 def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: list[int]) -> None:
     """CPU, signatures, verifies and messages per final claim, over the play phase.
 
-    Each process's CPU (every thread: zmq's I/O thread too), signs and verifies are rates over
-    its own play samples, summed over the processes; claims are those sent inside the window
-    that every process was in play and final at every peer, as a rate over that window.
+    Each process's CPU (every thread: zmq's I/O thread too; less what its samplers spent
+    taking samples, :data:`SAMPLER_CPU`, the benchmark's own work), signs and verifies are
+    rates over its own play samples, summed over the processes; claims are those sent inside
+    the window that every process was in play and final at every peer, as a rate over that
+    window.
     """
     per_process: dict[Any, dict[str, Any]] = {}
     for r in results:
         per_process.setdefault(r.get("pid"), r)
-    cpu = signs = verifies = msgs = 0.0
+    cpu = signs = verifies = msgs = sampled = 0.0
     starts, ends = [], []
     for r in results:
-        play = [s for s in r["samples"] if s[1] == "play" and len(s) > 11]
+        play = [s for s in r["samples"] if s[1] == "play" and len(s) > 12]
         if len(play) < 4:
             return
         seconds = (play[-1][0] - play[0][0]) / 1e9
@@ -1084,7 +1181,9 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
         starts.append(play[0][0])
         ends.append(play[-1][0])
         if per_process.get(r.get("pid")) is r:
-            cpu += (play[-1][9] - play[0][9]) / seconds
+            sampler = play[-1][12] - play[0][12]  # the benchmark's own, not the peers'
+            cpu += (play[-1][9] - play[0][9] - sampler) / seconds
+            sampled += sampler / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
     begin, end = max(starts), min(ends)
@@ -1094,6 +1193,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     rate = claims / ((end - begin) / 1e9)
     figures.claims_per_s = rate
     figures.cpu_per_claim_us = cpu / rate * 1e6
+    figures.sampler_per_claim_us = sampled / rate * 1e6
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
@@ -1270,6 +1370,7 @@ def print_report(rep: Report) -> None:
         print(f"  skipped: {reason}")
     print()
     print_cpu(rep)
+    print_tasks(rep)
     print()
     print_paper(rep, fl)
     print()
@@ -1305,7 +1406,8 @@ def print_cpu(rep: Report) -> None:
         sodium = f"sign {rep.sodium[0]:.0f} µs, verify {rep.sodium[1]:.0f} µs"
     back, sparse = rep.message_us
     print(
-        f"CPU per final claim, every peer process summed, over the play phase (µs); floor ="
+        f"CPU per final claim, every peer process summed (less the benchmark's sampler),"
+        f" over the play phase (µs); floor ="
         f" signs × libsodium sign + verifies × libsodium verify + messages × bare pyzmq CPU"
         f" per message; measured in this run: libsodium {sodium}; bare pyzmq send+receive"
         f" {sparse:.0f} µs of CPU per message one every {MESSAGE_GAP * 1000:g} ms"
@@ -1313,7 +1415,8 @@ def print_cpu(rep: Report) -> None:
     )
     head = (
         f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
-        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages"
+        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages;"
+        " sampler (left out)"
     )
     print(head)
     for g in rep.games:
@@ -1325,8 +1428,31 @@ def print_cpu(rep: Report) -> None:
             f"  {g.label:<21}{g.peers:>5}{g.claims_per_s:>9.1f}{g.cpu_per_claim_us:>10,.0f}"
             f"{g.signs_per_claim:>7.1f}{g.verifies_per_claim:>9.1f}{g.msgs_per_claim:>7.1f}"
             f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
-            f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}"
+            f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}; {_us(g.sampler_per_claim_us)}"
         )
+
+
+def print_tasks(rep: Report) -> None:
+    """``--tasks``: where each game's CPU went during play, as shares and per final claim."""
+    for g in rep.games:
+        total = sum(g.task_cpu.values())
+        if not total:
+            continue
+        print(
+            f"CPU in play by task, {g.label}, {g.peers} peers (every peer process summed;"
+            " task steps per message received):"
+        )
+        received = g.msgs_per_s * g.peers * g.play_seconds  # (about: rates over play)
+        for name, seconds in sorted(g.task_cpu.items(), key=lambda kv: -kv[1]):
+            # (The sampler's row is its whole task step, its wake-up too: only its body is
+            # left out of the CPU per claim.)
+            per_claim = (g.cpu_per_claim_us + g.sampler_per_claim_us) * seconds / total
+            steps = g.task_steps.get(name)
+            per_message = "" if steps is None or not received else f"{steps / received:8.2f}"
+            print(
+                f"  {name:<34}{100 * seconds / total:6.1f}%  {_us(per_claim):>8} µs per claim"
+                f"{per_message}"
+            )
 
 
 def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
@@ -1526,6 +1652,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' and keys' seed")
     parser.add_argument(
+        "--tasks",
+        action="store_true",
+        help="also print each game's CPU in play by trio task (an instrument in every peer)",
+    )
+    parser.add_argument(
         "--nice",
         type=int,
         default=0,
@@ -1577,6 +1708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workdir=workdir,
             lab=lab,
             logs=Path(shm) if tmpfs else None,
+            tasks=args.tasks,
         )
 
     shm_root = "/dev/shm" if os.path.isdir("/dev/shm") else None

@@ -44,7 +44,7 @@ def table_row(out: str, where: str) -> list[str]:
 
 
 def test_quick_loopback_run_prints_the_table() -> None:
-    out = run_bench("--no-lab")
+    out = run_bench("--no-lab", "--tasks")
     assert "floor = bare pyzmq DEALER→ROUTER round trip" in out
     assert re.search(r"^where\s+peers\s+floor\s+deliv med", out, re.MULTILINE), out
     row = table_row(out, "loopback")
@@ -58,6 +58,10 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert "CPU per final claim, every peer process summed" in out, out
     assert re.search(r"bare pyzmq send\+receive [\d,]+ µs of CPU per message", out), out
     assert re.search(r"^  2 peers: t = \d+ µs; delivery [\d,]+ µs, finality", out, re.M), out
+    # --tasks: the play phase's CPU by task, the receive loop among them, and the rest.
+    assert "CPU in play by task, loopback, 2 peers" in out, out
+    assert re.search(r"^  _receive_loop +[\d.]+%", out, re.M), out
+    assert re.search(r"^  \(other threads: zmq I/O\) +[\d.]+%", out, re.M), out
     assert re.search(r"\[(MET|MISSED)\] median finality at 2 peers \(loopback\)", out), out
 
 

@@ -287,7 +287,50 @@ def test_an_input_that_moves_the_deadline_later_leaves_the_timer_asleep(tmp_path
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert asked == [1]  # _apply's own look; the timer did not run for nothing
-    assert peer.ticks == [50.0]  # it woke at 5, saw nothing due yet, and ticked at 50
+    assert peer.ticks == [50.0]  # not at 5: the wait moved with the deadline
+
+
+def test_an_input_that_moves_the_deadline_later_moves_the_timers_wait(tmp_path: Path) -> None:
+    peer = _TimedPeer(deadline=5.0)
+    node = _timed_node(tmp_path, peer)
+    asked: list[int] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._timer_loop)
+            await trio.testing.wait_all_tasks_blocked()
+            peer.deadline = 50.0
+            before = peer.asked
+            async with node._lock:
+                await node._apply([])
+            await trio.sleep(20)  # past the old deadline
+            asked.append(peer.asked - before)
+            while not peer.ticks:
+                await trio.sleep(1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert asked == [1]  # _apply's own look: the timer did not wake at 5 to find nothing due
+    assert peer.ticks == [50.0]
+
+
+def test_a_tick_that_leaves_its_deadline_due_waits_before_the_next(tmp_path: Path) -> None:
+    class StuckPeer(_TimedPeer):
+        def tick(self, now: float) -> list[Effect]:
+            self.ticks.append(now)  # and the deadline stays where it was, due
+            return []
+
+    peer = StuckPeer(deadline=5.0)
+    node = _timed_node(tmp_path, peer)
+
+    async def main() -> None:
+        with trio.move_on_after(5.0105):
+            await node._timer_loop()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    # At 5, then once a millisecond (the node's least wait) while the deadline stays due.
+    assert len(peer.ticks) == 11
+    assert all(b - a >= 0.000999 for a, b in zip(peer.ticks, peer.ticks[1:], strict=False))
 
 
 def test_a_broadcast_yields_the_cpu_and_a_direct_send_does_not(

@@ -14,9 +14,10 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   or a recovery noted in it did not finish, or ``recover`` says so, the peer is restored in
   recovery (docs/protocol.md §9.6);
 * **three input tasks** — the receive task (bytes in bursts, :meth:`Peer.feed_many`), the timer
-  (:meth:`Peer.tick` at :meth:`Peer.next_deadline`, woken early when an input makes a tick due
-  sooner) and the optional bot (a strategy choosing moves on the tentative view at a human
-  pace).
+  (:meth:`Peer.tick` at :meth:`Peer.next_deadline`; an input that moves the deadline moves
+  the timer's wait, earlier or later, without waking it) and the optional bot (a strategy
+  choosing moves on the tentative view at a human pace). A task whose last await was its
+  checkpoint takes a free lock without another.
 * **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
   :data:`MAX_FRAME` (zmq cuts the sender off), and the receive task hands the peer only what
   arrives under a member's routing id, within that member's budget; the rest is dropped
@@ -175,6 +176,21 @@ _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left 
 
 NoticeCallback = Callable[[Effect], None]
 Clock = Callable[[], float]
+
+
+async def _acquire(lock: trio.Lock) -> None:
+    """Take ``lock``; when it is free, without a trip through the scheduler (a schedule point
+    is a task step and a look at the sockets, ~0.1 ms on a woken process): only for a caller
+    whose last await, just before, was its checkpoint."""
+    try:
+        lock.acquire_nowait()
+    except trio.WouldBlock:
+        await lock.acquire()
+
+
+def _on_trio_clock(due: float | None, clock: Clock) -> float:
+    """The deadline ``due``, on ``clock``, on trio's clock (``None``: never)."""
+    return math.inf if due is None else trio.current_time() + (due - clock())
 
 
 class _Ending:
@@ -343,10 +359,11 @@ class PeerNode:
         self._log = NodeLog(self.log_path)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
-        self._wake = trio.Event()
-        # When the timer task wakes by itself: +inf while it waits for input only, -inf while
-        # it runs (it reads the next deadline again before it waits).
-        self._timer_at = -math.inf
+        # The timer task's wait while it waits (``None`` while it runs), and the peer's
+        # deadline that wait is set to: an input moves the wait's deadline, earlier or later,
+        # without waking the task (:meth:`_apply`).
+        self._timer: trio.CancelScope | None = None
+        self._timer_due: float | None = None
         self._ending = _Ending(grace, provisional_wait=self._config.gone_after)
         self._ran = False
         self._recover = recover
@@ -594,12 +611,16 @@ class PeerNode:
         if durable:
             await self._write(durable)
         self._mesh.watch(watched)  # durable by now, like everything we send
-        due = self.peer.next_deadline()
-        if due is not None and due < self._timer_at:
-            # Only when the peer wants a tick sooner than the timer will wake: after most
-            # inputs the next deadline moves later (heard from, sent to), and a task step
-            # for nothing is ~0.1 ms on a woken process, on every message received.
-            self._wake.set()
+        timer = self._timer
+        if timer is not None:
+            due = self.peer.next_deadline()
+            if due != self._timer_due:
+                # Move the timer's wait, without waking it: after most inputs the next
+                # deadline moves later (heard from, sent to), and a wake-up at the old one, to
+                # find nothing due, is a task step and a trip through the scheduler (~0.3 ms
+                # of CPU on a woken process); an earlier one makes the wait end sooner.
+                self._timer_due = due
+                timer.deadline = _on_trio_clock(due, self._clock)
         self._check_done()
 
     def _notice(self, effect: Effect) -> None:
@@ -657,12 +678,7 @@ class PeerNode:
                 (beats if looks_like_beat(message) else events).append(message)
             if not events and not beats:
                 continue
-            try:
-                # The lock is free unless a move or a tick is being applied: take it without
-                # a trip through the scheduler (the recv above was this task's checkpoint).
-                self._lock.acquire_nowait()
-            except trio.WouldBlock:
-                await self._lock.acquire()
+            await _acquire(self._lock)  # (the recv above was this task's checkpoint)
             try:
                 if events:
                     await self._apply(self.peer.feed_many(events, self._clock()))
@@ -691,29 +707,24 @@ class PeerNode:
     async def _timer_loop(self) -> None:
         last_due: float | None = None
         while True:
-            self._wake = trio.Event()
             deadline = self.peer.next_deadline()
-            if deadline is None:
-                self._timer_at = math.inf
-                await self._wake.wait()
-                self._timer_at = -math.inf
-                continue
-            now = self._clock()
-            delay = deadline - now
-            if deadline == last_due:
-                delay = max(delay, _MIN_WAIT)  # a tick left this deadline due: do not spin
-            if delay > 0:
-                self._timer_at = now + delay
-                with trio.move_on_after(delay):
-                    await self._wake.wait()
-                self._timer_at = -math.inf
-                if self._wake.is_set():
-                    continue  # an input made a tick due sooner
+            wait = math.inf if deadline is None else deadline - self._clock()
+            if deadline is not None and deadline == last_due:
+                wait = max(wait, _MIN_WAIT)  # a tick left this deadline due: do not spin
+            if wait > 0:
+                # Until the deadline, which inputs move (:meth:`_apply`) without waking us.
+                with trio.CancelScope(deadline=trio.current_time() + wait) as waiting:
+                    self._timer, self._timer_due = waiting, deadline
+                    await trio.sleep_forever()
+                self._timer = None
                 deadline = self.peer.next_deadline()
                 if deadline is None or deadline > self._clock():
-                    continue  # inputs since moved it later (they do not wake us for that)
-            last_due = deadline
-            async with self._lock:
+                    continue  # (a clock other than trio's, a hair behind it)
+                await _acquire(self._lock)
+            else:
+                await self._lock.acquire()  # a checkpoint: this turn of the loop had none
+            try:
+                last_due = deadline
                 await self._apply(self.peer.tick(self._clock()))
                 self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._bot is not None and not self._ending.leaving:
@@ -721,13 +732,16 @@ class PeerNode:
                     if abandoned is not None:
                         await self._apply(abandoned)
                 self._check_done()
+            finally:
+                self._lock.release()
 
     async def _bot_loop(self) -> None:
         bot = self._bot
         assert bot is not None
         while True:
             await trio.sleep(bot.delay(self._rng))
-            async with self._lock:
+            await _acquire(self._lock)  # (the sleep was the checkpoint)
+            try:
                 if self._ending.leaving:
                     return
                 peer = self.peer
@@ -737,6 +751,8 @@ class PeerNode:
                 effects = bot.play(peer, move, self._clock())
                 if effects is not None:
                     await self._apply(effects)
+            finally:
+                self._lock.release()
 
 
 async def serve_peer(
