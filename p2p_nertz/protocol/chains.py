@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.bodies import (
+    NOT_EVENTS,
+    Drop,
+    DropReason,
+    EventBody,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import KIND_DROP, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
 from p2p_nertz.protocol.finality import Finality
@@ -28,8 +34,6 @@ from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.state import GameState
 
 __all__ = ["Chains"]
-
-_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
 
 class Chains:
@@ -159,7 +163,7 @@ class Chains:
         store.switch_from(seat, fork, other)
         self.truncate(seat, fork - 1)
         parsed = parse_body(other.kind, other.body, len(self.feeds))
-        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
+        assert not isinstance(parsed, NOT_EVENTS)  # (a proof holds two events)
         return store.switched(seat, fork, going, other, parsed)
 
     # -- finality -------------------------------------------------------------------------------
