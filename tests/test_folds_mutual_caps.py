@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nertz.audit import LogSource, audit, auditor
 from p2p_nertz.audit.auditor import _Known, _meet
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
 from p2p_nertz.protocol.folds import REFOLDS, Round, cycle_meet, refold
 from p2p_nertz.protocol.state import Event
+from p2p_nertz.sim import SimConfig, Simulation
+from p2p_nertz.sim.logfiles import log_files
 from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
@@ -251,3 +254,45 @@ def test_folds_the_peers_rounds_take_a_cycles_meet_by_the_same_rule() -> None:
     assert refold(one, empty, REFOLDS + 1, cycle_meet) == (None, 5)
     assert read[4] == ({}, {}, {0: (2, never), 1: (1, never)})
     assert refold(lambda given, last: (given, None), a, REFOLDS + 1, cycle_meet) == (a, 1)
+
+
+def test_folds_a_fold_that_decides_what_it_was_made_with_stands() -> None:
+    """A fold that says what the next is made with, and says just what it was made with, is a
+    fixed point: made again it would make the same (``folds.refold``). The audit's passes said
+    so by comparing what they decided with what they read with, and a pass with a cut imposed
+    that its fold did not make read the logs again with the same, to the bound (soak seed 10:
+    7 passes of every log where 4 do, below)."""
+    read: list[int] = []
+
+    def same(known: int, last: bool) -> tuple[int, int | None]:
+        read.append(known)
+        return known, known
+
+    assert refold(same, 3, 10, lambda seen, new: None) == (3, 1)
+    assert read == [3]
+
+
+def test_folds_the_audit_reads_no_log_twice_with_the_same_cuts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Soak game 10 (3 players; a cut tried that the passes do not make): no pass of the
+    audit's reads the logs with what the pass before it read with."""
+    repeats: list[_Known] = []
+
+    def watched(fold, start, limit, meet):  # type: ignore[no-untyped-def]
+        read: list[_Known] = []
+
+        def one(known: _Known, last: bool):  # type: ignore[no-untyped-def]
+            if read and read[-1] == known:
+                repeats.append(known)
+            read.append(known)
+            return fold(known, last)
+
+        return refold(one, start, limit, meet)
+
+    monkeypatch.setattr(auditor, "refold", watched)
+    result = Simulation(SimConfig.soak(10, players=(2, 8))).run()
+    logs = log_files(result)
+    report = audit([LogSource.from_bytes(f"p{i + 1}.log", d) for i, d in enumerate(logs)])
+    assert repeats == []
+    assert report.passes == 4 and dict(report.dropped) == {0: 39, 2: 21}

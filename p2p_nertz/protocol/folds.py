@@ -352,7 +352,8 @@ def refold(
 
     ``fold(known, last)`` folds with ``known`` and returns what it made and what the next
     fold is made with, ``None`` if nothing (it stands: what it was made with is what it
-    decided). ``last``: it is the ``limit``-th, and its result stands whatever it decided
+    decided); the next equal to ``known`` stands too (the fold made again with it would make
+    the same). ``last``: it is the ``limit``-th, and its result stands whatever it decided
     (so it need not work out the next). Where the next is what a fold before was made with,
     the folds would go round that cycle for ever: the next is ``meet(seen, next)`` instead
     (:func:`cycle_meet`; ``seen``: what every fold so far was made with, in order), once; from
@@ -376,7 +377,7 @@ def refold(
     while True:
         made += 1
         result, after = fold(known, made >= limit)
-        if after is None or made >= limit:
+        if after is None or after == known or made >= limit:
             return result, made
         if seen is not None:
             seen.append(known)
