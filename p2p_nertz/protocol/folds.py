@@ -555,7 +555,7 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
     fixed point; not in ``imposed``) whose votes against them that capped were withdrawn
     since: each cut at which the events before the first such withdrawal drop the member
     (``Roster.before_lift``). The fold with one imposed that drops the member there
-    (:func:`cut_made`) is kept for good (:meth:`Folds._cut_lifted`, and the audit's passes).
+    (:func:`cut_made`) is kept for good (:func:`impose_cuts`: the peer's and the audit's).
 
     Tried only where the member has a counted vote past the lowest count of those votes (one
     the caps held back), which keeps the trials rare; ``Roster.before_lift`` folds the
