@@ -10,6 +10,12 @@ game and one for all of them. Run it on main and on the branch; the totals must 
 ``--out`` files diffed name the first game that differs.
 
     python scripts/effect_digest.py [--games 200] [--seed 0] [--players 2-8] [--out FILE]
+                                    [--audit]
+
+``--audit`` hashes the audit's reports too, for a change of the audit that should not change
+what it reports: the report of every log of the game (as the simulator's invariants read it,
+deep) and of each log alone (a peer's own view), every field but the fold's state object
+(findings with their words, rounds, totals, drops, and how many passes the logs took).
 
 The digest of an effect is its type's name and its fields' values (``dataclasses.fields``), so
 a field added to an effect type changes it: that is a change of behaviour a front end sees.
@@ -23,7 +29,9 @@ import hashlib
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
-from p2p_nertz.sim import SimConfig, run
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.sim import SimConfig, audit_logs, run
+from p2p_nertz.sim.logfiles import log_files
 
 
 def _fields(value: object) -> object:
@@ -37,8 +45,9 @@ def _fields(value: object) -> object:
     return value
 
 
-def digest(seed: int, low: int, high: int) -> tuple[int, str, int]:
-    """Play soak game ``seed`` with ``low``..``high`` players; its digest and effect count."""
+def digest(seed: int, low: int, high: int, audits: bool = False) -> tuple[int, str, int]:
+    """Play soak game ``seed`` with ``low``..``high`` players; its digest and effect count
+    (``audits``: the audit's reports hashed too, the module docstring)."""
     config = dataclasses.replace(SimConfig.soak(seed, players=(low, high)), record_effects=True)
     result = run(config)
     h = hashlib.sha256()
@@ -47,6 +56,12 @@ def digest(seed: int, low: int, high: int) -> tuple[int, str, int]:
     for log in result.logs:
         for wire in log:
             h.update(wire)
+    if audits:
+        # (``state`` is left out of a report's repr: the digest stands for it.)
+        h.update(repr((result.violations, audit_logs(result))).encode())
+        for seat, data in enumerate(log_files(result)):
+            alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
+            h.update(repr(alone).encode())
     return seed, h.hexdigest(), len(result.effects)
 
 
@@ -57,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", default="2-8", help="LOW-HIGH players per game")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", help="write one line per game (seed digest effects) here")
+    parser.add_argument("--audit", action="store_true", help="hash the audit's reports too")
     args = parser.parse_args(argv)
     low, _, high = args.players.partition("-")
     seeds = range(args.seed, args.seed + args.games)
@@ -65,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     effects = 0
     with ProcessPoolExecutor(args.workers) as pool:
         for seed, game, count in pool.map(
-            digest, seeds, [int(low)] * len(seeds), [int(high or low)] * len(seeds)
+            digest,
+            seeds,
+            [int(low)] * len(seeds),
+            [int(high or low)] * len(seeds),
+            [args.audit] * len(seeds),
         ):
             total.update(game.encode())
             lines.append(f"{seed} {game} {count}\n")

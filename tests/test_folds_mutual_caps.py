@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit.auditor import _Known, _or_meet
+from p2p_nertz.audit import LogSource, audit, auditor
+from p2p_nertz.audit.auditor import _Known, _meet
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
-from p2p_nertz.protocol.folds import cycle_meet
+from p2p_nertz.protocol.folds import REFOLDS, Round, cycle_meet, refold
 from p2p_nertz.protocol.state import Event
+from p2p_nertz.sim import SimConfig, Simulation
+from p2p_nertz.sim.logfiles import log_files
 from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
@@ -195,23 +198,101 @@ def test_folds_the_tentative_fold_is_a_fixed_point_where_the_drops_move_the_caps
         assert tentative.standing_caps() == tentative.vote_caps
 
 
+def _passes(decided: list[_Known], limit: int = 10) -> tuple[list[_Known], int]:
+    """What each pass read with, the audit's passes deciding ``decided`` in turn (then
+    nothing new), and how many were made (``refold`` with the audit's ``_meet``)."""
+    read: list[_Known] = []
+
+    def one(known: _Known, last: bool) -> tuple[None, _Known | None]:
+        read.append(known)
+        return None, decided[len(read) - 1] if len(read) <= len(decided) else None
+
+    _, made = refold(one, _Known(), limit, _meet)
+    return read, made
+
+
 def test_folds_the_audits_passes_take_a_cycles_meet_as_the_peers_rounds_do() -> None:
     """Seed 2955's rounds, as the audit's passes read with them (``_Known``): the pass after
     the one that repeats what an earlier pass read with reads with ``folds.cycle_meet``'s
-    answer, the fixed point the peer's rounds take; and only once."""
+    answer, the fixed point the peer's rounds take; and only once. The passes and the peer's
+    rounds go by one rule (``folds.refold``)."""
     never = 1 << 63
     first = _Known()
     a = _Known(cuts={2: 1}, caps={1: (1, never)})
     b = _Known(caps={1: (1, never)})
     c = _Known(cuts={1: 2}, caps={0: (2, never)})
-    seen: list[_Known] | None = []
-    known = first
-    for after in (a, b, c):
-        known, seen = _or_meet(seen, known, after)
-        assert known == after
-    meet, seen = _or_meet(seen, known, a)
-    assert seen is None
+    read, made = _passes([a, b, c, a])
+    assert read[:4] == [first, a, b, c] and made == 5
+    meet = read[4]
     assert (meet.cuts, meet.gaps, meet.caps) == ({}, {}, {0: (2, never), 1: (1, never)})
     rounds = [(k.cuts, k.gaps, k.caps) for k in (first, a, b, c)]
     assert cycle_meet(rounds, (a.cuts, a.gaps, a.caps)) == (meet.cuts, meet.gaps, meet.caps)
-    assert _or_meet(None, meet, a) == (a, None)  # (one meet)
+    # One meet: the passes after it that go back into the cycle read with what they decided.
+    read, made = _passes([a, b, c, a, a, b])
+    assert read[4] == meet and read[5:] == [a, b] and made == 7
+    # The bound: no more passes than the limit, the last one's decision not read with.
+    read, made = _passes([a, b, c, a, a, b], limit=3)
+    assert read == [first, a, b] and made == 3
+
+
+def test_folds_the_peers_rounds_take_a_cycles_meet_by_the_same_rule() -> None:
+    """The peer's tentative fold goes round seed 2955's cycle by the same driver
+    (``folds.refold``, with ``folds.cycle_meet`` as the meet); a fold that decides what it
+    was made with stands at once."""
+    never = 1 << 63
+    empty: Round = ({}, {}, {})
+    a: Round = ({2: 1}, {}, {1: (1, never)})
+    b: Round = ({}, {}, {1: (1, never)})
+    c: Round = ({1: 2}, {}, {0: (2, never)})
+    decided = [a, b, c, a]
+    read: list[Round] = []
+
+    def one(given: Round, last: bool) -> tuple[None, Round | None]:
+        read.append(given)
+        return None, decided[len(read) - 1] if len(read) <= len(decided) else None
+
+    assert refold(one, empty, REFOLDS + 1, cycle_meet) == (None, 5)
+    assert read[4] == ({}, {}, {0: (2, never), 1: (1, never)})
+    assert refold(lambda given, last: (given, None), a, REFOLDS + 1, cycle_meet) == (a, 1)
+
+
+def test_folds_a_fold_that_decides_what_it_was_made_with_stands() -> None:
+    """A fold that says what the next is made with, and says just what it was made with, is a
+    fixed point: made again it would make the same (``folds.refold``). The audit's passes said
+    so by comparing what they decided with what they read with, and a pass with a cut imposed
+    that its fold did not make read the logs again with the same, to the bound (soak seed 10:
+    7 passes of every log where 4 do, below)."""
+    read: list[int] = []
+
+    def same(known: int, last: bool) -> tuple[int, int | None]:
+        read.append(known)
+        return known, known
+
+    assert refold(same, 3, 10, lambda seen, new: None) == (3, 1)
+    assert read == [3]
+
+
+def test_folds_the_audit_reads_no_log_twice_with_the_same_cuts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Soak game 10 (3 players; a cut tried that the passes do not make): no pass of the
+    audit's reads the logs with what the pass before it read with."""
+    repeats: list[_Known] = []
+
+    def watched(fold, start, limit, meet):  # type: ignore[no-untyped-def]
+        read: list[_Known] = []
+
+        def one(known: _Known, last: bool):  # type: ignore[no-untyped-def]
+            if read and read[-1] == known:
+                repeats.append(known)
+            read.append(known)
+            return fold(known, last)
+
+        return refold(one, start, limit, meet)
+
+    monkeypatch.setattr(auditor, "refold", watched)
+    result = Simulation(SimConfig.soak(10, players=(2, 8))).run()
+    logs = log_files(result)
+    report = audit([LogSource.from_bytes(f"p{i + 1}.log", d) for i, d in enumerate(logs)])
+    assert repeats == []
+    assert report.passes == 4 and dict(report.dropped) == {0: 39, 2: 21}

@@ -118,7 +118,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import cut_made, cut_stands, cycle_meet, lifted_cuts
+from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -276,7 +276,8 @@ class _Known:
         gaps: a member readmitted: its events between its cut and its rejoin request never
             count.
         watch: the members seen to fork, from their first forked seq.
-        imposed: cuts kept for good, whatever a pass decides (:func:`_cut_unheld`).
+        imposed: cuts kept for good, whatever a pass decides
+            (:func:`~p2p_nertz.protocol.folds.impose_cuts`).
     """
 
     cuts: dict[int, int] = field(default_factory=dict)
@@ -297,103 +298,60 @@ def _settled(
     view: bool = False,
     envelopes: EnvelopeCache | None = None,
 ) -> tuple[_Pass, int]:
-    """Read the logs until the cuts the fold decides no longer change (module docstring);
-    the last pass, and how many were made. ``view``: one log alone, as its peer saw the game
-    (:func:`_view`; the kinds of events are kept)."""
-    known = _Known()
-    passes = 0
+    """Read the logs until the cuts the fold decides no longer change (module docstring),
+    then with each cut imposed that no member still in holds the events past
+    (:func:`~p2p_nertz.protocol.folds.impose_cuts`); the last pass, and how many were made.
+    ``view``: one log alone, as its peer saw the game (:func:`_view`; the kinds of events are
+    kept).
+
+    When to read again, the bound (``seats + 2`` passes) and a cycle's meet are the peer's
+    iteration rule (:func:`~p2p_nertz.protocol.folds.refold`); what a pass reads with, and
+    what it decides, are the audit's (:class:`_Known`, :func:`_next_known`)."""
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
-    uncapped: frozenset[int] = frozenset()  # (dropped by the first pass: no cuts, no caps)
-    seen: list[_Known] | None = []
-    while True:
-        passes += 1
-        last = passes >= spec.seats + 2
+    # (The members the first pass, with no cuts and no caps, dropped: Unheld.cuts.)
+    uncapped: list[frozenset[int]] = []
+
+    def read(known: _Known, last: bool) -> tuple[_Pass, _Known | None]:
+        nonlocal opened
         run = _Pass(spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view)
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
-        if passes == 1:
-            uncapped = frozenset(run.fold.decided.dropped)
-        after = _next_known(run, known, view=view)
-        if after is None or last or run.stopped:
-            break
-        known, seen = _or_meet(seen, known, after)
-    return _cut_unheld(spec, sources, run, passes, uncapped, strict=strict, deep=deep,
-                       view=view, envelopes=envelopes)  # fmt: skip
+        if not uncapped:
+            uncapped.append(frozenset(run.fold.decided.dropped))
+        if last or run.stopped:
+            return run, None
+        return run, _next_known(run, known, view=view)
 
+    limit = spec.seats + 2
+    run, passes = refold(read, _Known(), limit, _meet)
 
-def _cut_unheld(
-    spec: GameSpec,
-    sources: Sequence[LogSource],
-    run: _Pass,
-    passes: int,
-    uncapped: frozenset[int],
-    *,
-    strict: bool,
-    deep: bool,
-    view: bool,
-    envelopes: EnvelopeCache,
-) -> tuple[_Pass, int]:
-    """The peer's rule (:meth:`Folds._cut_unheld <p2p_nertz.protocol.folds.Folds>`) over
-    the settled passes: each cut :class:`~p2p_nertz.protocol.folds.Unheld` offers that the
-    passes with it imposed make (the member dropped there) is kept for good, in the order
-    offered, until none is left. (Rare: a member with events past a vote's count that no
-    other member ever announced holding, a member gone for good.) ``uncapped``: the members
-    the first pass (no cuts, no caps) dropped (``Unheld.cuts``)."""
-    imposed: dict[int, int] = {}
-
-    def passes_with(cuts: dict[int, int]) -> _Pass:
+    def passes_with(cuts: dict[int, int]) -> Trial[_Pass]:
         nonlocal passes
-        known = _Known(cuts=dict(cuts), imposed=cuts)
-        seen: list[_Known] | None = []
-        for _ in range(spec.seats + 2):
-            passes += 1
-            trial = _Pass(
-                spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view
-            )
-            trial.run()
-            after = _next_known(trial, known, view=view)
-            if after is None or trial.stopped:
-                break
-            known, seen = _or_meet(seen, known, after)
-        return trial
+        trial, made = refold(read, _Known(cuts=dict(cuts), imposed=cuts), limit, _meet)
+        passes += made
+        return _trial(trial)
 
-    while not run.stopped:
-        state = run.fold.decided
-        for seat, cut in run.fold.folds.unheld.cuts(state, state, imposed, uncapped):
-            cuts = {**imposed, seat: cut}
-            trial = passes_with(cuts)
-            decided = trial.fold.decided
-            if cut_stands(decided, decided, run.fold.folds.unheld, seat, cut):
-                imposed, run = cuts, trial
-                break
-        else:
-            # (The peer's Folds._cut_lifted: a drop decided before the withdrawals that
-            # lift the caps it was decided with.)
-            for seat, cut in lifted_cuts(state, imposed):
-                cuts = {**imposed, seat: cut}
-                trial = passes_with(cuts)
-                if cut_made(trial.fold.decided, seat, cut):
-                    imposed, run = cuts, trial
-                    break
-            else:
-                break
-    return run, passes
+    return impose_cuts(passes_with, _trial(run), uncapped[0]).result, passes
 
 
-def _or_meet(
-    seen: list[_Known] | None, known: _Known, after: _Known
-) -> tuple[_Known, list[_Known] | None]:
-    """What the next pass reads with, ``after`` the pass that read with ``known``: the meet of
-    the cycle the passes went round, if ``after`` is what one of them read with already
+def _trial(run: _Pass) -> Trial[_Pass]:
+    """A pass as :func:`~p2p_nertz.protocol.folds.impose_cuts` reads it: each cut offered
+    that the passes with it imposed make (the member dropped there) is kept for good, in the
+    order offered, until none is left (the peer's ``Folds._cut_unheld``, and its
+    ``lifted_cuts``: a drop decided before the withdrawals that lift its caps). Rare: a
+    member with events past a vote's count that no other member ever announced holding, a
+    member gone for good."""
+    return Trial(run, run.fold.decided, run.fold.folds.unheld, run.stopped)
+
+
+def _meet(seen: Sequence[_Known], after: _Known) -> _Known | None:
+    """What the next pass reads with, if ``after`` is what one of the passes ``seen`` read
+    with already, else ``None``: the meet of the cycle the passes went round
     (:func:`~p2p_nertz.protocol.folds.cycle_meet`, the peer's rule: its cuts, gaps and caps,
-    and the kept chains every pass of it kept); and what the passes have read with, ``None``
-    once a meet was taken (one meet, as the peer's rounds take)."""
-    if seen is None:
-        return after, None
-    seen.append(known)
+    and the kept chains every pass of it kept)."""
     if after not in seen:
-        return after, seen
+        return None
     cycle = seen[seen.index(after) :]
     meet = cycle_meet(
         [(k.cuts, k.gaps, k.caps) for k in cycle], (after.cuts, after.gaps, after.caps)
@@ -401,7 +359,7 @@ def _or_meet(
     assert meet is not None  # (after is the cycle's first)
     cuts, gaps, caps = meet
     forks = {q: f for q, f in after.forks.items() if all(k.forks.get(q) == f for k in cycle)}
-    return dataclasses.replace(after, cuts=cuts, gaps=gaps, caps=caps, forks=forks), None
+    return dataclasses.replace(after, cuts=cuts, gaps=gaps, caps=caps, forks=forks)
 
 
 def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:

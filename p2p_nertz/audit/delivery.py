@@ -25,7 +25,14 @@ from collections.abc import Callable
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Log
-from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.bodies import (
+    NOT_EVENTS,
+    Beat,
+    Drop,
+    DropReason,
+    EventBody,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import (
     LinkFault,
@@ -156,7 +163,7 @@ class Delivery:
                 ),
             )
             return False
-        assert not isinstance(body, (Beat, Want))  # (a tuple: no union object made per event)
+        assert not isinstance(body, NOT_EVENTS)
         return self._take(message, body, seat, log)
 
     def _take(self, message: Message, body: EventBody, seat: int, log: Log) -> bool:

@@ -64,6 +64,7 @@ __all__ = [
     "EVENT_BODIES",
     "ID_PREFIX",
     "MAX_ROUND",
+    "NOT_EVENTS",
     "VOTE_WINDOW",
     "Beat",
     "Commit",
@@ -296,6 +297,9 @@ class Want:
 
 
 EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave | DeckEvent
+#: The bodies of the messages that are not events, for ``isinstance`` (a tuple: ``Beat | Want``
+#: would build a union object per event).
+NOT_EVENTS = (Beat, Want)
 EVENT_BODIES: dict[Kind, type] = {
     Kind.JOIN: Join,
     Kind.COMMIT: Commit,

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.bodies import (
+    NOT_EVENTS,
+    Drop,
+    DropReason,
+    EventBody,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import KIND_DROP, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
-from p2p_nertz.protocol.finality import Finality, settle
+from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.membership import Membership
@@ -28,8 +34,6 @@ from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.state import GameState
 
 __all__ = ["Chains"]
-
-_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 
 
 class Chains:
@@ -159,7 +163,7 @@ class Chains:
         store.switch_from(seat, fork, other)
         self.truncate(seat, fork - 1)
         parsed = parse_body(other.kind, other.body, len(self.feeds))
-        assert not isinstance(parsed, _NOT_EVENTS)  # (a proof holds two events)
+        assert not isinstance(parsed, NOT_EVENTS)  # (a proof holds two events)
         return store.switched(seat, fork, going, other, parsed)
 
     # -- finality -------------------------------------------------------------------------------
@@ -199,20 +203,12 @@ class Chains:
         if not finality.dirty:
             return False
         finality.dirty = False
-        folds = self.folds
-        final = folds.final
         tentative = self.follow_held()
-        # The votes the held events show can never count, the final fold does not count either.
-        final.vote_caps = dict(tentative.vote_caps)
         # Every event of ours timed up to here is held: all of them (our clock), except while
         # recovering, when others may hold ours past the last one here, timed anywhere above it.
         own = self.feeds[self.seat]
         self._own_known = self.outbox.clock if not recovering else own[-1].lamport if own else 0
-        excluded, stable = settle(final, tentative, self.feeds, self._bounds, finality.stable)
-        if stable <= finality.stable:
-            return False
-        finality.stable = max(finality.stable, stable)
-        moved, notices = folds.advance(finality.stable, excluded, tentative.gaps)
+        moved, notices = finality.advance(self.folds, tentative, self._bounds)
         self.outbox.effects.extend(notices)
         return moved > 0
 

@@ -23,7 +23,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, EventBody, Want, parse_body
+from p2p_nertz.protocol.bodies import (
+    NOT_EVENTS,
+    Beat,
+    Drop,
+    DropReason,
+    EventBody,
+    Want,
+    parse_body,
+)
 from p2p_nertz.protocol.chains import Chains
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
@@ -44,7 +52,6 @@ from p2p_nertz.protocol.state import Event
 
 __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
-_NOT_EVENTS = (Beat, Want)  # (``Beat | Want`` would build a union object per event)
 _LIE = "event {} is timed below a clock its author announced"
 _NOTHING: Iterator[Ask] = iter(())  # (nothing asked: an empty iterator, shared)
 
@@ -155,7 +162,7 @@ class Delivery:
             if seat == self.seat:  # (our own beat, echoed: nothing to learn)
                 return _NOTHING
             return self._receive_beat(seat, message, body, now, recovery)
-        assert not isinstance(body, _NOT_EVENTS)
+        assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
 
     def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
@@ -399,7 +406,7 @@ class Delivery:
         the phase events it sends are not sent again, its votes stand."""
         body = parse_body(message.kind, message.body, len(self.feeds))
         self.duties.mark_done(message.kind, body)
-        assert not isinstance(body, _NOT_EVENTS)
+        assert not isinstance(body, NOT_EVENTS)
         self.membership.take_back(body.frontier, body if isinstance(body, Drop) else None)
 
     # -- beats and wants ------------------------------------------------------------------------

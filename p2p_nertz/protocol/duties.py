@@ -37,7 +37,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import abandoned_by
-from p2p_nertz.protocol.shuffle import MAX_SHARES_EVENT, DeckRound
+from p2p_nertz.protocol.shuffle import DEALT, MAX_SHARES_EVENT, SHARING, DeckRound
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
@@ -45,8 +45,6 @@ from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
 __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
-_SHARING = (Phase.PLAY, Phase.OPEN)  # the phases a shuffle game's shares are sent in
-_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # once every key is in: complaints, answers
 
 
 def _dealt(attempt: int, stage: int = 0) -> int:
@@ -175,7 +173,7 @@ class Duties:
                 recipients = [x25519_public(peers[s]) for s in deck.members]
                 dealing = deal_shares(key, me, recipients)
             return DeckEvent(_NONE, DeckKey(n, key.public, key.proof(me), dealing, attempt))
-        if phase in _DEALT and threshold(len(deck.members)) is not None:
+        if phase in DEALT and threshold(len(deck.members)) is not None:
             complaint = self._complaint(deck, n, me)
             if complaint is not None:
                 return complaint
@@ -217,7 +215,7 @@ class Duties:
         if tentative is None or tentative.round.number != n:
             return None
         deck = tentative.round.deck
-        if deck is None or deck.final is None or tentative.phase not in _SHARING:
+        if deck is None or deck.final is None or tentative.phase not in SHARING:
             return None
         me = deck.member(self.seat)
         gone = {final.members[m] for m in final.gone} if final.context == deck.context else set()

@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.state import GameState
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.folds import Folds
+    from p2p_nertz.protocol.state import Notice
 
 __all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "event_beat", "settle"]
 
@@ -190,6 +194,24 @@ class Finality:
             self.held_by[seat] = raised
             self.dirty = True
         return ahead, forks
+
+    # -- the final fold moved on -------------------------------------------------------------
+    def advance(self, folds: Folds, tentative: GameState, bound: Bound) -> tuple[int, list[Notice]]:
+        """Move the final fold (``folds.final``) as far as the stable time now lets it: the one
+        rule for the peer (``Chains.advance``) and the spectator. The final fold takes the
+        caps of the held votes (a vote the held events show can never count does not count
+        there either), the members a held drop leaves out and the stable time are
+        :func:`settle`'s (``bound``: the caller's own terms), and the events up to it are
+        taken as :meth:`Folds.advance` takes them, with the gaps the held events decide.
+        How many events were taken, and the final fold's notices; ``0, []`` if the stable
+        time did not grow."""
+        final = folds.final
+        final.vote_caps = dict(tentative.vote_caps)
+        excluded, stable = settle(final, tentative, self._feeds, bound, self.stable)
+        if stable <= self.stable:
+            return 0, []
+        self.stable = stable
+        return folds.advance(stable, excluded, tentative.gaps)
 
     # -- the bound --------------------------------------------------------------------------
     def bounds(

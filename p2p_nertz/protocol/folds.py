@@ -24,14 +24,26 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet", "lifted_cuts"]
+__all__ = [
+    "Folds",
+    "Trial",
+    "Unheld",
+    "cut_made",
+    "cut_stands",
+    "cycle_meet",
+    "impose_cuts",
+    "lifted_cuts",
+    "refold",
+]
 
 #: How many times at most the tentative fold is made again (each time with more of what it
 #: found; in the soaks it settles in one or two).
@@ -42,6 +54,10 @@ _NEVER = 1 << 63
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
 Round = tuple[dict[int, int], Gaps, dict[int, tuple[int, int]]]
+#: What a fold is made with (:func:`refold`: a peer's :data:`Round`, an audit's pass's
+#: inputs), and what it gives (a fold, a pass).
+K = TypeVar("K")
+R = TypeVar("R")
 
 
 class Folds:
@@ -148,64 +164,65 @@ class Folds:
     def _cut_unheld(self) -> GameState:
         """:meth:`_fold`'s fixed point, then each cut :meth:`Unheld.cuts` offers that the fold
         without the member's events past it makes (the member dropped there), imposed for
-        good, in the order offered, until none is left (docs/protocol.md §9.2).
+        good, in the order offered, until none is left (docs/protocol.md §9.2;
+        :func:`impose_cuts`, the rule the audit's passes take too).
 
         A member's events that no other member ever announced holding can never be final
         (§7.1); once the votes without them drop the member, they count nowhere, and no
         decision may rest on them: a vote of a member cut off and gone for good, past the cut
         the others made final, would else drop a member in the past of what they decided
         (variants soak seed 5066). The cuts only grow, so this ends."""
-        imposed: dict[int, int] = {}
         first: list[GameState] = []
-        t = self._fold({}, {}, {}, first=first, seen=[])
-        uncapped = first[0].dropped.keys()
-        while True:
-            for seat, cut in self.unheld.cuts(t, self.final, imposed, uncapped):
-                cuts = {**imposed, seat: cut}
-                trial = self._fold(cuts, {}, {}, imposed=cuts, seen=[])
-                if cut_stands(trial, self.final, self.unheld, seat, cut):
-                    imposed[seat] = cut
-                    t = trial
-                    break
-            else:
-                lifted = self._cut_lifted(t, imposed)
-                if lifted is None:
-                    return t
-                t = lifted
+        t = self._fold({}, {}, {}, first=first)
 
-    def _cut_lifted(self, t: GameState, imposed: dict[int, int]) -> GameState | None:
-        """The fold with the first cut :func:`lifted_cuts` offers imposed that makes it
-        (added to ``imposed``), if one: a drop some peer could make final before the
-        withdrawals that lift the caps that decided it (docs/protocol.md §9.2)."""
-        for seat, cut in lifted_cuts(t, imposed):
-            cuts = {**imposed, seat: cut}
-            trial = self._fold(cuts, {}, {}, imposed=cuts, seen=[])
-            if cut_made(trial, seat, cut):
-                imposed[seat] = cut
-                return trial
-        return None
+        def fold_with(cuts: dict[int, int]) -> Trial[GameState]:
+            trial = self._fold(cuts, {}, {}, imposed=cuts)
+            return Trial(trial, trial, self.unheld)
+
+        start = Trial(t, t, self.unheld)
+        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
 
     def _fold(
         self,
         cuts: dict[int, int],
         gaps: Gaps,
         caps: dict[int, tuple[int, int]],
-        rounds: int = 0,
         imposed: dict[int, int] | None = None,
         *,
         first: list[GameState] | None = None,
-        seen: list[Round] | None = None,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
-        ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring).
+        ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring), then
+        again with what that fold decided, until that stops changing (:func:`refold`, at most
+        ``REFOLDS`` times more).
 
         Otherwise the held view could show what the final fold never will: a vote past its
         author's cut deciding a drop, or a round that a member's invalid moves kept from
-        ending, and its readmission missing (soak seeds 236, 472). ``first``: gets this
+        ending, and its readmission missing (soak seeds 236, 472). ``first``: gets the first
         round's fold (for :meth:`_cut_unheld`, from the round with no cuts, gaps or caps).
-        ``seen``: what the rounds before were folded with (:func:`cycle_meet`), ``None``
-        once the rounds have gone round a cycle and been given its meet.
         """
+
+        def round_(given: Round, last: bool) -> tuple[GameState, Round | None]:
+            t, next_round = self._round(*given, imposed)
+            if first is not None and not first:
+                first.append(t)
+            if last or not (t.dropped or t.gaps or t.votes):
+                return t, None
+            return t, next_round()
+
+        # (The caps as the rounds fold with them, forks and all: what a cycle is made of.)
+        caps = st.with_forks(caps, self.forked_at, own=self.own)
+        return refold(round_, (cuts, gaps, caps), REFOLDS + 1, cycle_meet)[0]
+
+    def _round(
+        self,
+        cuts: dict[int, int],
+        gaps: Gaps,
+        caps: dict[int, tuple[int, int]],
+        imposed: dict[int, int] | None,
+    ) -> tuple[GameState, Callable[[], Round | None]]:
+        """One round of :meth:`_fold`: the fold with ``cuts``, ``gaps`` and ``caps``, and
+        what the next round is folded with (``None``: this one stands), to ask if need be."""
         final = self.final
         t = final.copy()
         caps = st.with_forks(caps, self.forked_at, own=self.own)
@@ -223,37 +240,32 @@ class Folds:
                 continue
             t.apply(ev)
             counted.append(ev)
-        if first is not None:
-            first.append(t)
-        if not (t.dropped or t.gaps or t.votes) or rounds >= REFOLDS:
-            return t
-        # (Exactly what this fold decided: a cut kept from a fold that decided otherwise would
-        # skip events that count.)
-        new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
-        if imposed:
-            new_cuts.update(imposed)  # (kept for good: _cut_unheld)
-        new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
-        new_caps = st.with_forks(t.standing_caps(), self.forked_at, own=self.own)
-        # Wrong both ways: an event counted that what this fold decided skips, and one skipped
-        # that it counts. (A member cut, then readmitted further on in the order: the cut
-        # skipped its events after its rejoin request too, its votes among them, until the
-        # fold that found the readmission made its gap known. Restored from its log, a peer
-        # folds the whole game at once and met it: variants soak, plain seeds 36 and 40.)
-        wrong = any(
-            skips(ev, new_cuts, new_gaps, back)
-            or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
-                and st.capped(new_caps, ev.seat, ev.seq, ev.body))
-            for ev in counted
-        ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
-        if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
-            return t
-        if seen is not None:
-            seen.append((cuts, gaps, caps))
-            meet = cycle_meet(seen, (new_cuts, new_gaps, new_caps))
-            if meet is not None:
-                new_cuts, new_gaps, new_caps = meet
-                seen = None  # (one meet: from there the rounds go on as they go, to REFOLDS)
-        return self._fold(new_cuts, new_gaps, new_caps, rounds + 1, imposed, seen=seen)
+
+        def next_round() -> Round | None:
+            # (Exactly what this fold decided: a cut kept from a fold that decided otherwise
+            # would skip events that count.)
+            new_cuts = {q: c for q, c in t.dropped.items() if q not in final.dropped}
+            if imposed:
+                new_cuts.update(imposed)  # (kept for good: _cut_unheld)
+            new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
+            new_caps = st.with_forks(t.standing_caps(), self.forked_at, own=self.own)
+            # Wrong both ways: an event counted that what this fold decided skips, and one
+            # skipped that it counts. (A member cut, then readmitted further on in the order:
+            # the cut skipped its events after its rejoin request too, its votes among them,
+            # until the fold that found the readmission made its gap known. Restored from its
+            # log, a peer folds the whole game at once and met it: variants soak, plain seeds
+            # 36 and 40.)
+            wrong = any(
+                skips(ev, new_cuts, new_gaps, back)
+                or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
+                    and st.capped(new_caps, ev.seat, ev.seq, ev.body))
+                for ev in counted
+            ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
+            if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
+                return None
+            return new_cuts, new_gaps, new_caps
+
+        return t, next_round
 
     # -- the final fold ---------------------------------------------------------------------
     def admits(self, event: Event, excluded: dict[int, int], gaps: Gaps | None = None) -> bool:
@@ -325,6 +337,114 @@ class Folds:
             if moved:
                 del self.nonfinal[:moved]
                 del self.keys[:moved]
+
+
+def refold(
+    fold: Callable[[K, bool], tuple[R, K | None]],
+    start: K,
+    limit: int,
+    meet: Callable[[Sequence[K], K], K | None],
+) -> tuple[R, int]:
+    """The iteration rule of a fold that cannot know what counts before it has folded (the
+    module docstring), one home for the peer's tentative fold (:meth:`Folds._fold`, over its
+    held events) and the audit's passes (``audit.auditor._settled``, over the logs): fold
+    with ``start``, then with what each fold decided, until one decides nothing new.
+
+    ``fold(known, last)`` folds with ``known`` and returns what it made and what the next
+    fold is made with, ``None`` if nothing (it stands: what it was made with is what it
+    decided); the next equal to ``known`` stands too (the fold made again with it would make
+    the same). ``last``: it is the ``limit``-th, and its result stands whatever it decided
+    (so it need not work out the next). Where the next is what a fold before was made with,
+    the folds would go round that cycle for ever: the next is ``meet(seen, next)`` instead
+    (:func:`cycle_meet`; ``seen``: what every fold so far was made with, in order), once; from
+    there the folds go on as they go, to the limit. Returns the last fold's result and how
+    many folds were made.
+
+    >>> def halve(n, last):  # a fold "decides" n // 2; 0 stands
+    ...     return n, (n // 2 or None)
+    >>> refold(halve, 12, 10, lambda seen, new: None)
+    (1, 4)
+    >>> refold(halve, 12, 2, lambda seen, new: None)
+    (6, 2)
+    >>> def swap(n, last):  # 1 -> 2 -> 1: a cycle, whose meet is 0, which stands
+    ...     return n, {1: 2, 2: 1}.get(n)
+    >>> refold(swap, 1, 10, lambda seen, new: 0 if new in seen else None)
+    (0, 3)
+    """
+    seen: list[K] | None = []
+    known = start
+    made = 0
+    while True:
+        made += 1
+        result, after = fold(known, made >= limit)
+        if after is None or after == known or made >= limit:
+            return result, made
+        if seen is not None:
+            seen.append(known)
+            met = meet(seen, after)
+            if met is not None:
+                after, seen = met, None  # (one meet)
+        known = after
+
+
+@dataclass(frozen=True, slots=True)
+class Trial(Generic[R]):
+    """A fold made with some cuts imposed, as :func:`impose_cuts` reads it.
+
+    Attributes:
+        result: the fold (a peer's :class:`GameState`, an audit's pass).
+        fold: the game it decided.
+        unheld: what its events said of the feeds (:class:`Unheld`).
+        stopped: no more may be tried from it (an audit that stops at its first error).
+    """
+
+    result: R
+    fold: GameState
+    unheld: Unheld
+    stopped: bool = False
+
+
+def impose_cuts(
+    fold_with: Callable[[dict[int, int]], Trial[R]],
+    start: Trial[R],
+    uncapped: Collection[int],
+    final: GameState | None = None,
+) -> Trial[R]:
+    """The cuts imposed for good over a fixed point (``start``), in the order tried: the one
+    rule of :meth:`Folds._cut_unheld` and the audit's passes (``audit.auditor._cut_unheld``).
+
+    Each cut :meth:`Unheld.cuts` offers is tried (``fold_with``: the fixed point with it
+    imposed, those imposed before too) and kept if it stands (:func:`cut_stands`): the first
+    that does is kept and the offers are made again from that fold. When none is left, each
+    cut :func:`lifted_cuts` offers (a drop decided before the withdrawals that lift its caps)
+    is tried the same way, kept if the fold makes it (:func:`cut_made`). The cuts only grow,
+    so this ends. ``uncapped``: the members the fold with no cuts, gaps or caps drops
+    (:meth:`Unheld.cuts`); ``final``: the peer's final fold (what no member dropped there
+    announces counts), ``None`` where every fold is whole (the audit's: each trial's own).
+    Returns the last trial kept (``start`` if none).
+    """
+    imposed: dict[int, int] = {}
+    trial = start
+    while not trial.stopped:
+        fold = trial.fold
+        base = fold if final is None else final
+        for seat, cut in trial.unheld.cuts(fold, base, imposed, uncapped):
+            cuts = {**imposed, seat: cut}
+            tried = fold_with(cuts)
+            made = tried.fold
+            if cut_stands(made, made if final is None else final, trial.unheld, seat, cut):
+                imposed, trial = cuts, tried
+                break
+        else:
+            for seat, cut in lifted_cuts(fold, imposed):
+                cuts = {**imposed, seat: cut}
+                tried = fold_with(cuts)
+                if cut_made(tried.fold, seat, cut):
+                    imposed, trial = cuts, tried
+                    break
+            else:
+                return trial
+    return trial
 
 
 def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
@@ -435,7 +555,7 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
     fixed point; not in ``imposed``) whose votes against them that capped were withdrawn
     since: each cut at which the events before the first such withdrawal drop the member
     (``Roster.before_lift``). The fold with one imposed that drops the member there
-    (:func:`cut_made`) is kept for good (:meth:`Folds._cut_lifted`, and the audit's passes).
+    (:func:`cut_made`) is kept for good (:func:`impose_cuts`: the peer's and the audit's).
 
     Tried only where the member has a counted vote past the lowest count of those votes (one
     the caps held back), which keeps the trials rare; ``Roster.before_lift`` folds the

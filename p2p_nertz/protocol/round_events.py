@@ -20,12 +20,12 @@ from p2p_nertz.protocol.bodies import Commit, DeckEvent, Ready, Result, Reveal, 
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event, Phase, RefusalCode, Refuse
 from p2p_nertz.protocol.rounds import RoundState
+from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.rules import Rules
 
 __all__ = ["RoundEvents"]
 
 _C = RefusalCode  # (short: every refusal in this module names one)
-_DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # a shuffle round once every key is in
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +120,7 @@ class RoundEvents:
             # late in the open phase was refused there: ``late_complaint``, sim seed 3).
             if message.round == rs.number and now is Phase.RESULT:
                 return
-            if message.round != rs.number or now not in _DEALT:
+            if message.round != rs.number or now not in DEALT:
                 raise Refuse(_C.WRONG_PHASE, f"a complaint of round {message.round} out of it")
             _expect(now, rs, now, message.round, seat)
             if isinstance(message, DeckComplain):

@@ -14,13 +14,10 @@ time is this peer's alone, as every liveness timer's is.
 
 from __future__ import annotations
 
-from p2p_nertz.protocol.shuffle import DeckRound
-from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.shuffle import DEALT, SHARING, DeckRound
+from p2p_nertz.protocol.state import GameState
 
 __all__ = ["ShareWaits"]
-
-_SHARING = (Phase.PLAY, Phase.OPEN)  # the phases shares are owed in
-_ANSWERING = (Phase.DEAL, Phase.PLAY, Phase.OPEN)  # the phases complaints are answered in
 
 
 class ShareWaits:
@@ -41,7 +38,7 @@ class ShareWaits:
         and none that is dropped. In seat order."""
         rs = final.round
         deck = rs.deck
-        if deck is None or final.phase not in _ANSWERING:
+        if deck is None or final.phase not in DEALT:
             return []
         deal = (rs.number, deck.context)
         if deal != self._deal:
@@ -52,7 +49,7 @@ class ShareWaits:
             since = self._complained.setdefault(key, now)
             if max(since, heard) + timeout <= now:
                 late.add(key[0])
-        if deck.final is not None and final.phase in _SHARING:
+        if deck.final is not None and final.phase in SHARING:
             self._shares(now, deck, timeout, heard, late)
         return sorted(
             deck.members[m]

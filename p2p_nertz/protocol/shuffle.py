@@ -51,15 +51,21 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
-from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
+from p2p_nertz.protocol.fold_values import Phase, RefusalCode, Refuse
 from p2p_nertz.rules import Card, new_deck
 
-__all__ = ["MAX_SHARES_EVENT", "DeckRound", "Opened", "local_deck_key"]
+__all__ = ["DEALT", "MAX_SHARES_EVENT", "SHARING", "DeckRound", "Opened", "local_deck_key"]
 
 #: The most shares one ``deck_shares`` event carries (106 bytes each: an event of 24 stays
 #: well under the envelope's 4,096 bytes at 8 seats; the deal's face-up shares of 8 decks,
 #: 40 to 56, go in two or three events).
 MAX_SHARES_EVENT = 24
+#: The phases of a shuffle round once every member's key is in: a dealing's complaints and
+#: their answers are taken, sent and owed in them (the fold, the duties, the waits alike).
+DEALT = (Phase.DEAL, Phase.PLAY, Phase.OPEN)
+#: The phases a shuffle round's shares of the positions turned up are sent and owed in.
+SHARING = (Phase.PLAY, Phase.OPEN)
+# (Tuples: ``in`` compares identities in C.)
 
 
 def local_deck_key(private_key: bytes, game_id: bytes, number: int, attempt: int = 0) -> MemberKey:

@@ -44,7 +44,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
 )
 from p2p_nertz.protocol.feeds import Feeds, Ready, Source
-from p2p_nertz.protocol.finality import NO_SEAT, Finality, event_beat, settle
+from p2p_nertz.protocol.finality import NO_SEAT, Finality, event_beat
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
@@ -203,14 +203,6 @@ class Spectator:
         return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor)
 
     def _advance(self) -> list[Notice]:
-        tentative = self.tentative
-        final = self.final
-        # The members out of the bound and the stable time as a player's peer decides them
-        # (Finality.settle), and the same events taken (Folds.advance).
-        final.vote_caps = dict(tentative.vote_caps)
-        excluded, stable = settle(final, tentative, self._feeds, self._bound, self.stable)
-        if stable <= self.stable:
-            return []
-        self._finality.stable = stable
-        _, notices = self._folds.advance(stable, excluded, tentative.gaps)
-        return notices
+        # The final fold moved on as a player's peer moves it (Finality.advance: the members
+        # out of the bound and the stable time by settle, the events taken by Folds.advance).
+        return self._finality.advance(self._folds, self.tentative, self._bound)[1]
