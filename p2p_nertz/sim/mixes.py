@@ -34,16 +34,29 @@ def late_withdrawals(
     a drop (docs/protocol.md §9.2, *a withdrawal after the drop lifts no cap that decided
     it*).
 
-    A member ``x`` is cut off from everyone at ``start`` (3 to 11 s into the game) while a
-    member ``z`` is cut off from at least half of the others (with ``x``, a majority), a
-    little before or after: ``x`` votes every other member out, past the count the others'
-    votes on ``x`` quote, and with the others' votes on ``z`` its vote would drop ``z``;
-    the others vote ``x`` out. Each link then heals at its own time, from 1.1 to 2.6 times
-    ``drop_after`` after it was cut, so that each voter hears ``x`` again at its own moment,
-    some before they hold the votes that complete ``x``'s drop (they withdraw theirs, after
-    the drop in the order), some after. The network is noisy (delay, jitter, reordering, a
-    little loss), which moves the Lamport times of the votes and withdrawals against each
-    other. No cheater, no crash: every peer is honest and alive to the end.
+    A member ``x`` is cut off from every other member at ``start`` (3 to 11 s into the
+    game) while a member ``z`` is cut off from at least half of the others (with ``x``, a
+    majority): ``x`` votes ``z`` out past the count the others' votes on ``x`` quote, and
+    with the others' votes on ``z`` its vote would drop ``z``; the others vote ``x`` out.
+    Each link then heals at its own time, so that each voter hears ``x`` again at its own
+    moment, some before they hold the votes that complete ``x``'s drop (they withdraw
+    theirs, after the drop in the order), some after. Two shapes, drawn per seed:
+
+    * *late*: each link of ``x`` heals 1.1 to 2.6 times ``drop_after`` after it was cut, and
+      ``z`` is cut off a little before or after ``x``;
+    * *race*: each link of ``x`` heals as the others' silence timers on it fire (0.9 to 1.3
+      times ``drop_after``), and ``z`` is cut off from its voters 1 to 1.3 times
+      ``drop_after`` after ``x``.
+
+    (The shape of tests/test_folds_late_withdrawal.py, where ``z``'s vote on ``x`` comes
+    early enough for ``z``'s voters to count it, and ``x``'s vote on ``z`` past the others'
+    count of ``x``, is not among them: a member hears another through the events others
+    relay, so ``z`` votes ``x`` out no earlier than the others unless it is cut off from
+    all of them, and then they do not hold its vote. See docs/protocol.md §13.)
+
+    The network is noisy (delay, jitter, reordering, a little loss), which moves the
+    Lamport times of the votes and withdrawals against each other. No cheater, no crash:
+    every peer is honest and alive to the end.
 
     ``players``: the range of table sizes drawn from; ``rounds``: 1 or 2 drawn if 0.
     """
@@ -58,10 +71,12 @@ def late_withdrawals(
     z, rest = others[0], others[1:]
     on_z = rest[: n // 2 + rng.below(len(rest) - n // 2 + 1)]  # (with x's vote, a majority)
     start = 3.0 + rng.random() * 8.0
-    cuts: list[Partition] = []
-    for q in others:
-        cuts.append(cut_link(x, q, start, start + drop * (1.1 + 1.5 * rng.random()), n))
-    z_start = start + drop * (rng.random() - 0.5)
+    late = rng.below(2) == 0
+    heal = (1.1, 1.5) if late else (0.9, 0.4)  # (x's links heal late, or as the timers fire)
+    cuts = [
+        cut_link(x, q, start, start + drop * (heal[0] + heal[1] * rng.random()), n) for q in others
+    ]
+    z_start = start + drop * (rng.random() - 0.5 if late else 1.0 + 0.3 * rng.random())
     for q in on_z:
         cuts.append(cut_link(z, q, z_start, z_start + drop * (1.1 + 1.5 * rng.random()), n))
     faults = Faults(
