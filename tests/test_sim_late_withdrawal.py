@@ -13,29 +13,19 @@ import pytest
 from test_folds_late_withdrawal import _CUT, _case
 from test_folds_unheld_still_in import _events, _folds, _spec
 
-from p2p_nertz.protocol.folds import Unheld
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_lifted_cuts
 
 
 @pytest.mark.parametrize("players", [3, 5, 7])
-def test_probe_counts_the_rule_where_the_hand_built_case_needs_it(
-    players: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """tests/test_folds_late_withdrawal.py's case, every event held. ``Unheld`` reads the
-    announcements as of the drop's time (session 16), and offers X's cut itself: the
-    withdrawals' announcements of X's events past its cut come after the drop. Read as
-    before (every announcement, whenever made), ``Unheld`` offers nothing, the rule of a
-    withdrawal after the drop offers X's cut and the tentative fold keeps it; with the rule
-    taken out too, X's capped vote (the caps lifted by the withdrawals after the drop) drops
-    Z at 12 and X stays in: the split of session 15."""
+def test_probe_counts_the_rule_where_the_hand_built_case_needs_it(players: int) -> None:
+    """tests/test_folds_late_withdrawal.py's case, every event held: the rule offers X's cut
+    and the tentative fold keeps it; with the rule taken out, X's capped vote (the caps
+    lifted by the withdrawals after the drop) drops Z at 12 and X stays in: the split of
+    session 15."""
     spec = _spec(players)
     rows, late = _case(players)
     every = _events(players, [*rows, *late])
-    with count_lifted_cuts() as counts:
-        assert _folds(spec, every).tentative.dropped == {0: _CUT}
-    assert (counts.offered, counts.fired) == (0, False)  # (Unheld cut X first)
-    monkeypatch.setattr(Unheld, "_by", lambda self, a, seat, _by: self.announced[a][seat])
     with count_lifted_cuts() as counts:
         dropped = _folds(spec, every).tentative.dropped
     assert dropped == {0: _CUT}

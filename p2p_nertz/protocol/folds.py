@@ -427,7 +427,7 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
         return False
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
-    return not unheld.held_past(fold, final, seat, cut, fold.drop_at.get(seat))
+    return not unheld.held_past(fold, final, seat, cut)
 
 
 def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
@@ -477,20 +477,13 @@ class Unheld:
         seats: how many seats the game has.
     """
 
-    __slots__ = ("announced", "cast", "counts", "last", "rises", "voted_at")
+    __slots__ = ("announced", "counts", "last")
 
     def __init__(self, seats: int) -> None:
         #: ``announced[a][q]``: the highest seq of ``q``'s feed that ``a`` announced holding.
         self.announced = [[0] * seats for _ in range(seats)]
-        #: ``rises[a][q]``: each ``(Lamport time, seq)`` at which that rose, in order.
-        self.rises: list[list[list[tuple[int, int]]]] = [
-            [[] for _ in range(seats)] for _ in range(seats)
-        ]
         self.last = [0] * seats
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
-        self.voted_at: dict[int, int] = {}  # seat -> the latest time of a vote against it
-        #: seat -> ``(seq, Lamport time, target)`` of each vote it cast against another
-        self.cast: dict[int, list[tuple[int, int, int]]] = {}
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
@@ -499,52 +492,20 @@ class Unheld:
         body = event.body
         if event.kind is KIND_DROP and isinstance(body, Drop) and body.reason in _AGAINST:
             self.counts.setdefault(body.seat, set()).add(body.last_seq)
-            at = self.voted_at.get(body.seat, 0)
-            self.voted_at[body.seat] = max(at, event.lamport)
-            self.cast.setdefault(seat, []).append((event.seq, event.lamport, body.seat))
         frontier = getattr(body, "frontier", None)
         if frontier:
             announced = self.announced[seat]
-            rises = self.rises[seat]
             for q, seq in enumerate(frontier[: len(announced)]):
                 if q != seat and seq > announced[q]:
                     announced[q] = seq
-                    rises[q].append((event.lamport, seq))
 
-    def _by(self, announcer: int, seat: int, time: int | None) -> int:
-        """The highest seq of ``seat``'s feed that ``announcer`` announced holding in its
-        events timed up to ``time`` (all of them: ``None``)."""
-        if time is None:
-            return self.announced[announcer][seat]
-        most = 0
-        for lamport, seq in self.rises[announcer][seat]:
-            if lamport > time:
-                break
-            most = seq
-        return most
-
-    def _decided(self, fold: GameState, seat: int, count: int, by: int | None) -> bool:
-        """Whether ``seat`` cast a vote past ``count``, timed up to ``by`` (before its own
-        drop by the votes read, wherever that is), against a member ``fold`` drops no later:
-        one that may have decided that drop in the past of ``seat``'s."""
-        drop_at = fold.drop_at
-        limit = _NEVER if by is None else by
-        return any(
-            seq > count and lamport <= limit and drop_at.get(target, _NEVER) <= limit
-            for seq, lamport, target in self.cast.get(seat, ())
-        )
-
-    def held_past(
-        self, fold: GameState, final: GameState, seat: int, cut: int, by: int | None = None
-    ) -> bool:
+    def held_past(self, fold: GameState, final: GameState, seat: int, cut: int) -> bool:
         """Whether a member other than ``seat``, dropped neither in ``fold`` nor in
-        ``final``, announced holding ``seat``'s events past ``cut`` (in its events timed up
-        to ``by``, if given: the drop's time, :func:`cut_stands`)."""
+        ``final``, announced holding ``seat``'s events past ``cut``."""
         gone = fold.dropped.keys() | final.dropped.keys()
         return any(
-            self._by(q, seat, by) > cut for q in range(len(self.announced))
-            if q != seat and q not in gone
-        )  # fmt: skip
+            a[seat] > cut for q, a in enumerate(self.announced) if q != seat and q not in gone
+        )
 
     def cuts(
         self,
@@ -579,19 +540,12 @@ class Unheld:
         for seat in sorted(counts):
             if seat in gone or seat in imposed:
                 continue
-            others = [q for q in range(len(self.announced)) if q != seat and q not in silent]
-            low = max((self.announced[q][seat] for q in others), default=0)
-            # What they announced only after every vote against it (a voter that withdrew
-            # after the drop's time, say) bounds no cut where the member's own vote past it
-            # may decide a drop: the cut stands as of the drop's time (cut_stands).
-            by = self.voted_at.get(seat)
-            early = max((self._by(q, seat, by) for q in others), default=0)
-            high = self.last[seat]
-            out.extend(
-                (seat, c)
-                for c in sorted(counts[seat])
-                if c < high and (c >= low or (c >= early and self._decided(fold, seat, c, by)))
+            low = max(
+                (a[seat] for q, a in enumerate(self.announced) if q != seat and q not in silent),
+                default=0,
             )
+            high = self.last[seat]
+            out.extend((seat, c) for c in sorted(counts[seat]) if low <= c < high)
         return out
 
 
