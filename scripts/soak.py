@@ -25,7 +25,8 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
 
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
-                           [--sleeper-forks] [--deal commit|shuffle] [--deck-cheats]
+                           [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
+                           [--deck-cheats]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -34,6 +35,14 @@ deal of round 1 (:mod:`p2p_nertz.sim.cheats`): it substitutes a card in its last
 deck, sends a share whose proof fails, or withholds its shares, drawn from the seed in turn;
 the honest peers must catch it and every invariant hold for them (the audit of the logs
 finds errors against the cheater only).
+
+``--late-withdrawals`` plays another mix instead (:func:`p2p_nertz.sim.mixes.late_withdrawals`,
+3 to 5 players unless ``--players`` says otherwise): a member cut off from everyone while
+another is cut off from half the others, every link healing at its own time, so that voters
+withdraw after a drop (docs/protocol.md §9.2, *a withdrawal after the drop lifts no cap that
+decided it*). The soak counts, for every mix, how often that rule was asked, offered a cut
+and had a cut kept by a peer or by the audit (:mod:`p2p_nertz.sim.probes`), and in how many
+games it fired.
 """
 
 from __future__ import annotations
@@ -52,6 +61,8 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
+from p2p_nertz.sim.mixes import late_withdrawals
+from p2p_nertz.sim.probes import count_lifted_cuts
 
 TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig()}
 
@@ -104,11 +115,17 @@ def deck_cheat(seed: int, players: int) -> DeckCheat:
 
 
 def one(
-    args: tuple[int, int, int, int, bool, bool, bool, str, bool, str, bool],
+    args: tuple[int, int, int, int, bool, bool, bool, str, bool, str, bool, bool],
 ) -> tuple[int, int, dict[str, int], list[str], str]:
-    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers, deal, deck = args
+    seed, low, high, fixed_rounds, cheats, variants, short, timers, sleepers, deal, deck, late = (
+        args
+    )
     if sleepers:
         config = sleeper_fork(seed, low, high, TIMERS[timers])
+    elif late:
+        config = late_withdrawals(
+            seed, players=(low, high), rounds=fixed_rounds, peer=TIMERS[timers]
+        )
     else:
         config = SimConfig.soak(
             seed,
@@ -125,7 +142,8 @@ def one(
         faults = dataclasses.replace(config.faults, deck_cheats=(cheat,))
         config = dataclasses.replace(config, faults=faults)
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
-    result = run(config)
+    with count_lifted_cuts() as lifted:
+        result = run(config)
     seen = outcomes(result)
     counts = {
         "partitions": len(faults.partitions),
@@ -139,6 +157,11 @@ def one(
         "two": int(players == 2),
         **{f"saw {name}": int(name in seen) for name in ("drop", "abandon", "rejoin")},
         "provisional": int("provisional" in seen),
+        "lifted asked": lifted.asked,
+        "lifted offered": lifted.offered,
+        "lifted kept by a peer": lifted.peer_kept,
+        "lifted kept by the audit": lifted.audit_kept,
+        "lifted fired": int(lifted.fired),
     }
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
@@ -147,7 +170,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0, help="first seed")
-    parser.add_argument("--players", default="2-5", help="range of table sizes, e.g. 2-5")
+    parser.add_argument(
+        "--players",
+        default=None,
+        help="range of table sizes, e.g. 2-5 (default 2-5; 3-5 for --late-withdrawals)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=0, help="rounds per game (default: 1 to 3, drawn per game)"
     )
@@ -178,6 +205,12 @@ def main() -> int:
         help="another mix: a member asleep, a cheater forking to it alone while it sleeps",
     )
     parser.add_argument(
+        "--late-withdrawals",
+        action="store_true",
+        help="another mix: a member cut off while another is cut off from half the others, "
+        "the links healing one by one (voters withdrawing after a drop)",
+    )
+    parser.add_argument(
         "--deal",
         choices=[d.value for d in Deal],
         default=Deal.COMMIT.value,
@@ -191,6 +224,8 @@ def main() -> int:
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    if args.players is None:
+        args.players = "3-5" if args.late_withdrawals else "2-5"
     low, _, high = args.players.partition("-")
     try:
         lo, hi = int(low), int(high or low)
@@ -214,6 +249,7 @@ def main() -> int:
             args.sleeper_forks,
             args.deal,
             args.deck_cheats,
+            args.late_withdrawals,
         )
         for seed in range(args.seed, args.seed + args.games)
     ]
@@ -248,6 +284,14 @@ def main() -> int:
         f"games that saw a drop {totals.get('saw drop', 0)}, an abandon "
         f"{totals.get('saw abandon', 0)}, a rejoin {totals.get('saw rejoin', 0)}; "
         f"ended provisional {totals.get('provisional', 0)}"
+    )
+    print(
+        "the rule of a withdrawal after the drop: asked {}, offered {} cuts, kept {} by a "
+        "peer and {} by the audit; fired in {} games".format(
+            *(totals.get(f"lifted {k}", 0) for k in ("asked", "offered", "kept by a peer")),
+            totals.get("lifted kept by the audit", 0),
+            totals.get("lifted fired", 0),
+        )
     )
     print(
         f"invariant violations {bad}, {elapsed:.0f} s ({args.games / elapsed:.1f} games/s, "
