@@ -3,18 +3,20 @@
 A rule that closes a rare fault is tested by hand-built folds; whether the simulator's games
 ever reach it is another question, which only counting answers. :func:`count_lifted_cuts`
 counts docs/protocol.md §9.2's *a withdrawal after the drop lifts no cap that decided it*
-(``folds.lifted_cuts``), on the peer's side (``Folds._cut_lifted``, which the spectator
-shares) and on the audit's (``audit.auditor._cut_unheld``), by wrapping the functions those
-two call while the ``with`` block runs. ``rule=False`` takes the rule out instead (no cut is
-ever offered), to show that a game needs it. Not for use outside tests and scripts: it
-rebinds module attributes of the core for the block's length, in this process only.
+(``folds.lifted_cuts``), on the peer's side (``Folds`` calls ``folds.impose_cuts``; the
+spectator shares it) and on the audit's (``audit.auditor`` calls it for its passes), by
+wrapping the functions ``impose_cuts`` calls while the ``with`` block runs. ``rule=False``
+takes the rule out instead (no cut is ever offered), to show that a game needs it.
+Not for use outside tests and scripts: it rebinds module attributes of the core for the
+block's length, in this process only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from p2p_nertz.audit import auditor
 from p2p_nertz.protocol import folds
@@ -54,30 +56,54 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
     docstring); with ``rule=False``, offer no cut at all (the rule taken out)."""
     counts = LiftedCuts()
     offer = folds.lifted_cuts
-    peer_trial = folds.Folds._cut_lifted
-    made = folds.cut_made  # (the audit asks it, by its own name, of a lifted cut's trial only)
+    made = folds.cut_made
+    stands = folds.cut_stands
+    impose = folds.impose_cuts
+    offers: set[tuple[int, int]] = set()  # (the last offers, until a trial keeps one)
+    who: list[str] = []  # (whose impose_cuts runs: "peer" or "audit"; a stack)
+    inside: list[bool] = []  # (cut_made asked by cut_stands: an Unheld cut, not counted)
 
     def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
         counts.asked += 1
         cuts = offer(fold, imposed) if rule else []
         counts.offered += len(cuts)
+        offers.clear()
+        offers.update(cuts)
         return cuts
 
-    def cut_lifted(self: folds.Folds, t: GameState, imposed: dict[int, int]) -> GameState | None:
-        kept = peer_trial(self, t, imposed)
-        counts.peer_kept += kept is not None
+    def cut_made(fold: GameState, seat: int, cut: int) -> bool:
+        kept = made(fold, seat, cut)
+        if kept and not inside and (seat, cut) in offers and who:
+            offers.clear()
+            if who[-1] == "peer":
+                counts.peer_kept += 1
+            else:
+                counts.audit_kept += 1
         return kept
 
-    def audit_made(fold: GameState, seat: int, cut: int) -> bool:
-        kept = made(fold, seat, cut)
-        counts.audit_kept += kept
-        return kept
+    def cut_stands(*args: Any, **kwargs: Any) -> bool:
+        inside.append(True)
+        try:
+            return stands(*args, **kwargs)
+        finally:
+            inside.pop()
+
+    def imposing(side: str) -> Callable[..., Any]:
+        def impose_cuts(*args: Any, **kwargs: Any) -> Any:
+            who.append(side)
+            try:
+                return impose(*args, **kwargs)
+            finally:
+                who.pop()
+
+        return impose_cuts
 
     patches: list[tuple[object, str, object]] = [
         (folds, "lifted_cuts", lifted_cuts),
-        (auditor, "lifted_cuts", lifted_cuts),
-        (folds.Folds, "_cut_lifted", cut_lifted),
-        (auditor, "cut_made", audit_made),
+        (folds, "cut_made", cut_made),
+        (folds, "cut_stands", cut_stands),
+        (folds, "impose_cuts", imposing("peer")),
+        (auditor, "impose_cuts", imposing("audit")),
     ]
     saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
     for target, name, value in patches:
