@@ -676,9 +676,10 @@ class Simulation:
             reserved=self.reserved[seat],
             recover=self.recovering[seat],
             envelopes=self.envelopes,
+            # (Before it reads its log back: a cheater restarted acts on it as a cheater.)
+            prepare=lambda peer: self._cheat(seat, peer),
         )
         self.peers[seat] = restored
-        self._cheat(seat, restored)
         self.generation[seat] += 1
         self.gone_noted[seat] = False
         self._apply(seat, effects, now)
