@@ -738,6 +738,53 @@ def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() 
     assert set(deck.opened) == set(deck.turned) and deck.withheld() == {}
 
 
+def test_fold_shuffle_an_item_held_but_not_final_is_not_late() -> None:
+    """docs/shuffle.md §10.12 (soak seed 518): a vote against a member freezes its voter's
+    announcements, so what a member sends after it may be held here and never final while the
+    vote stands. A share, an answer or a partial the held (tentative) fold has is not owed,
+    whatever the final fold lacks; what the held fold lacks too is."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all(skip=frozenset({2}))
+    final = t.fold.copy()  # (the final fold stops here; what follows is only held)
+    waits = ShareWaits()
+    assert waits.late(10.0, final, t.fold, 6.0, heard=0.0) == []  # (noted at 10.0)
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    assert {item.of for item in waits.items[2]} == {None, 2}  # (its answer and its shares)
+    t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    assert {item.of for item in waits.items[2]} == {2}  # (the answer is held)
+    t.share_all()
+    assert t.refusals() == [] and waits.late(16.0, final, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, final, final, 6.0, heard=0.0) == [2]  # (judged on the final)
+
+
+def test_fold_shuffle_a_partial_held_but_not_final_is_not_late() -> None:
+    """As above, for a partial share owed for a member dropped (docs/shuffle.md §6.4)."""
+    t = ShuffleTable(4)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(3, "S")
+    t.share_all(skip=frozenset({3}))
+    _drop(t, 3, [0, 1, 2])
+    deck = t.fold.round.deck
+    assert deck is not None
+    for i in (0, 1):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    final = t.fold.copy()
+    waits = ShareWaits()
+    assert waits.late(10.0, final, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    items = waits.items[2]
+    assert {(item.member, item.of) for item in items} == {(2, 3)}  # (its partials for 3)
+    assert not any(item.held_in(t.fold) for item in items)
+    t.deck_event(2, t.partials(2, deck.owed(2)))
+    assert t.refusals() == [] and waits.late(16.0, final, t.fold, 6.0, heard=0.0) == []
+    assert all(item.held_in(t.fold) for item in items)
+    assert not any(item.held_in(final) for item in items)
+
+
 def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
     """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
     it owes no partial for it once dropped, and is not counted among those who can open its
