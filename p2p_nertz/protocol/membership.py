@@ -278,8 +278,8 @@ class Membership:
         The item came, and our vote, which froze our announcements of its feed, held it back
         from finality: standing, it held every member's later events back too, each member's
         final fold then showed the others owing, and votes that capped each other dropped
-        nobody (soak seed 518). As a stall vote is (:meth:`relieved`); cast again after
-        another ``phase_timeout`` if the member withholds again."""
+        nobody (soak seed 518). As a stall vote is (:meth:`relieved`); a member that still
+        owes another item past its time, held nowhere here, is voted out again."""
         votes = self.share_votes
         if not votes or self.seat in final.dropped or final.phase is Phase.OVER:
             return []
