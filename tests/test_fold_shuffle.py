@@ -631,14 +631,14 @@ def test_fold_shuffle_a_share_owed_past_phase_timeout_while_heard_is_late() -> N
     t.deal_all()  # the deal's face-up positions are turned up: noted at the first look
     t.share_all(skip=frozenset({2}))
     waits = ShareWaits()
-    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
-    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
-    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
+    assert waits.late(10.0, t.fold, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(15.9, t.fold, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, t.fold, 6.0, heard=0.0) == [2]
     # A member silent until 14.0 (a partition): the wait counts from then.
-    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []
-    assert waits.late(20.0, t.fold, 6.0, heard=14.0) == [2]
+    assert waits.late(19.9, t.fold, t.fold, 6.0, heard=14.0) == []
+    assert waits.late(20.0, t.fold, t.fold, 6.0, heard=14.0) == [2]
     t.share_all()
-    assert waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(30.0, t.fold, t.fold, 6.0, heard=0.0) == []
 
 
 def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -> None:
@@ -690,12 +690,12 @@ def test_fold_shuffle_an_answer_owed_past_phase_timeout_while_heard_is_late() ->
     _deal_with_a_bad_box(t)
     t.share_all()
     waits = ShareWaits()
-    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (the complaint noted at 10.0)
-    assert waits.late(15.9, t.fold, 6.0, heard=0.0) == []
-    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [2]
-    assert waits.late(19.9, t.fold, 6.0, heard=14.0) == []  # (one silent until 14.0)
+    assert waits.late(10.0, t.fold, t.fold, 6.0, heard=0.0) == []  # (the complaint noted at 10.0)
+    assert waits.late(15.9, t.fold, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, t.fold, t.fold, 6.0, heard=0.0) == [2]
+    assert waits.late(19.9, t.fold, t.fold, 6.0, heard=14.0) == []  # (one silent until 14.0)
     t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
-    assert t.refusals() == [] and waits.late(30.0, t.fold, 6.0, heard=0.0) == []
+    assert t.refusals() == [] and waits.late(30.0, t.fold, t.fold, 6.0, heard=0.0) == []
 
 
 def _drop(t: ShuffleTable, target: int, voters: list[int]) -> None:
@@ -715,16 +715,16 @@ def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() 
     t.move(3, "S")  # a stock turn of seat 3, which is then voted out before it shares it
     t.share_all(skip=frozenset({3}))
     waits = ShareWaits()
-    assert waits.late(10.0, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
-    assert waits.late(16.0, t.fold, 6.0, heard=0.0) == [3]  # (its own shares)
+    assert waits.late(10.0, t.fold, t.fold, 6.0, heard=0.0) == []  # (turned up at 10.0 for us)
+    assert waits.late(16.0, t.fold, t.fold, 6.0, heard=0.0) == [3]  # (its own shares)
     _drop(t, 3, [0, 1, 2])
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == {3}
-    assert waits.late(20.0, t.fold, 6.0, heard=0.0) == []  # (the drop noted at 20.0)
+    assert waits.late(20.0, t.fold, t.fold, 6.0, heard=0.0) == []  # (the drop noted at 20.0)
     for i in (0, 1):
         t.deck_event(i, t.partials(i, deck.owed(i)))
-    assert waits.late(25.9, t.fold, 6.0, heard=0.0) == []
-    assert waits.late(26.0, t.fold, 6.0, heard=0.0) == [2]
+    assert waits.late(25.9, t.fold, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(26.0, t.fold, t.fold, 6.0, heard=0.0) == [2]
     assert any(w not in deck.opened for w in deck.turned)
     # What the audit reads at the round's end: a member that revealed its VSS share of the
     # member dropped (so its own fold held the drop) without its partials withheld them.
@@ -734,8 +734,55 @@ def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() 
     held.take_open(2, DeckOpen(1, t.keys[2].x, ((3, sigma),)))
     assert list(held.withheld()) == [2] and held.withheld()[2] == list(deck.turned[-3:])
     t.deck_event(2, t.partials(2, deck.owed(2)))
-    assert t.refusals() == [] and waits.late(40.0, t.fold, 6.0, heard=0.0) == []
+    assert t.refusals() == [] and waits.late(40.0, t.fold, t.fold, 6.0, heard=0.0) == []
     assert set(deck.opened) == set(deck.turned) and deck.withheld() == {}
+
+
+def test_fold_shuffle_an_item_held_but_not_final_is_not_late() -> None:
+    """docs/shuffle.md §10.12 (soak seed 518): a vote against a member freezes its voter's
+    announcements, so what a member sends after it may be held here and never final while the
+    vote stands. A share, an answer or a partial the held (tentative) fold has is not owed,
+    whatever the final fold lacks; what the held fold lacks too is."""
+    t = ShuffleTable(3)
+    _deal_with_a_bad_box(t)
+    t.share_all(skip=frozenset({2}))
+    final = t.fold.copy()  # (the final fold stops here; what follows is only held)
+    waits = ShareWaits()
+    assert waits.late(10.0, final, t.fold, 6.0, heard=0.0) == []  # (noted at 10.0)
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    assert {item.of for item in waits.items[2]} == {None, 2}  # (its answer and its shares)
+    t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    assert {item.of for item in waits.items[2]} == {2}  # (the answer is held)
+    t.share_all()
+    assert t.refusals() == [] and waits.late(16.0, final, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, final, final, 6.0, heard=0.0) == [2]  # (judged on the final)
+
+
+def test_fold_shuffle_a_partial_held_but_not_final_is_not_late() -> None:
+    """As above, for a partial share owed for a member dropped (docs/shuffle.md §6.4)."""
+    t = ShuffleTable(4)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(3, "S")
+    t.share_all(skip=frozenset({3}))
+    _drop(t, 3, [0, 1, 2])
+    deck = t.fold.round.deck
+    assert deck is not None
+    for i in (0, 1):
+        t.deck_event(i, t.partials(i, deck.owed(i)))
+    final = t.fold.copy()
+    waits = ShareWaits()
+    assert waits.late(10.0, final, t.fold, 6.0, heard=0.0) == []
+    assert waits.late(16.0, final, t.fold, 6.0, heard=0.0) == [2]
+    items = waits.items[2]
+    assert {(item.member, item.of) for item in items} == {(2, 3)}  # (its partials for 3)
+    assert not any(item.held_in(t.fold) for item in items)
+    t.deck_event(2, t.partials(2, deck.owed(2)))
+    assert t.refusals() == [] and waits.late(16.0, final, t.fold, 6.0, heard=0.0) == []
+    assert all(item.held_in(t.fold) for item in items)
+    assert not any(item.held_in(final) for item in items)
 
 
 def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:

@@ -6,17 +6,19 @@ the culprit. One game per cheat at two and three players (the sweep is ``scripts
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
 
 from p2p_nertz.audit import AuditReport, FindingKind
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase, RefusalCode
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
-from p2p_nertz.sim.network import Crash
+from p2p_nertz.sim.network import Crash, Freeze
 
 K = FindingKind
 C = DeckCheatKind
@@ -195,3 +197,65 @@ def test_sim_shuffle_cheats_a_withheld_partial_share_is_voted_out(
     assert final.abandoned is not None and final.phase is Phase.OVER
     assert {seat for seat, _ in report.dropped} == {0, culprit}
     assert not report.errors
+
+
+def _late_answer(players: int) -> SimResult:
+    """The culprit (the last seat) withholds its answer until it restarts, then answers; one
+    member is asleep while the others vote it out *withheld*, too few to drop it. Three
+    players: soak seed 518's faults (seat 0 asleep from 5.9 s for 6.2 s, the culprit down
+    from 8.7 s for 2.1 s), four: the same shape on seed 2."""
+    cheat = (DeckCheat(players - 1, C.LATE_ANSWER),)
+    if players == 3:
+        config = SimConfig.soak(518, players=(3, 4), rounds=1, cheats=False)
+        faults = dataclasses.replace(config.faults, deck_cheats=cheat)
+        return run(dataclasses.replace(config, deal=Deal.SHUFFLE, faults=faults))
+    return run(
+        SimConfig(
+            players=players,
+            seed=2,
+            deal=Deal.SHUFFLE,
+            rules=Rules(target=None, rounds=1),
+            peer=QUICK_TIMERS,
+            faults=Faults(
+                deck_cheats=cheat,
+                freezes=(Freeze(0, 5.9, 6.2),),
+                crashes=(Crash(players - 1, 8.7, restart_after=2.0),),
+            ),
+            max_time=200.0,
+        )
+    )
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_sim_shuffle_cheats_a_late_answer_withdraws_the_votes_that_held_it_back(
+    players: int,
+) -> None:
+    """docs/shuffle.md §10.12 (soak seed 518): each vote against the culprit froze its
+    voter's announcements of the culprit's feed, so the answer, delivered after them, could
+    never be final while they stood; judged on the final fold, every member then owed every
+    share turned up since, every member voted the others out, the votes capped each other,
+    and the round waited in play for ever. Now a vote is withdrawn once its voter holds the
+    answer, nobody is dropped, and the game ends."""
+    result = _late_answer(players)
+    culprit = players - 1
+    assert result.finished and result.violations == []
+    voted = set()
+    for peer in result.peers:
+        assert peer is not None
+        final = peer.final
+        assert final.phase is Phase.OVER and not final.dropped and final.abandoned is None
+        deck = (final.past_rounds[-1] if final.past_rounds else final.round).deck
+        assert deck is not None and list(deck.complaints) == [(culprit, 0)]
+        assert deck.unanswered() == []
+        votes = [
+            body.reason
+            for body in (parse_body(m.kind, m.body, players) for m in peer.events(peer.seat))
+            if isinstance(body, Drop) and body.seat == culprit
+        ]
+        if votes:  # (a voter withdrew its vote once it held the answer)
+            voted.add(peer.seat)
+            assert votes == [DropReason.WITHHELD, DropReason.WITHDRAW]
+    assert len(voted) == players - 2  # (all but the one asleep; one vote short of a drop)
+    report = result.audit
+    assert report is not None and not report.dropped
+    assert {f.seat for f in report.errors} == {culprit}

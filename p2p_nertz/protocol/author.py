@@ -225,16 +225,21 @@ class Author:
             # of that seq (one holding another version than ours sends the proof).
             self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
         membership.track_silence(now, final.dropped)
+        folds = self.chains.folds
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
         for q in membership.withholding(now, final, since):
             self.vote(q, DropReason.WITHHELD, now)
-        for q in membership.withheld_shares(now, final):
-            self.vote(q, DropReason.WITHHELD, now)
+        if final.round.deck is not None:  # (a commit game owes no shares: no refold here)
+            for q in membership.withheld_shares(now, final, folds.tentative):
+                self.vote(q, DropReason.WITHHELD, now)
+            for q in membership.shares_relieved(final, folds):
+                # What it owed is held here: our vote held it back from finality (§9.2).
+                if not self.left:
+                    self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
         if now >= membership.stall_scan_at:
             membership.stall_scan_at = now + interval
             # The members that keep talking while finality waits for them (§9.2): a vote
             # *withheld* stands when it beats again.
-            folds = self.chains.folds
             for q in membership.relieved(final, folds, self.feeds, self.finality):
                 # It gave what it owed: late, not withheld (§9.2). Withdrawn as for silence.
                 if not self.left:

@@ -27,7 +27,7 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.proofs import Proofs
-from p2p_nertz.protocol.share_waits import ShareWaits
+from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
@@ -93,8 +93,9 @@ class Membership:
         self.all_heard_since: float | None = now
         #: when each position of a shuffle game's deal was turned up, for its shares' wait
         self.share_waits = ShareWaits()
-        #: seat -> when we voted it out for a share it still owes (it counts as gone since)
-        self.share_votes: dict[int, float] = {}
+        #: seat -> when we voted it out for a share it still owes (it counts as gone since),
+        #: and what it owed then (the vote is withdrawn once that is held: shares_relieved)
+        self.share_votes: dict[int, tuple[float, tuple[Owed, ...]]] = {}
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
@@ -249,24 +250,54 @@ class Membership:
                 self.proven_seats.add(q)
                 yield q
 
-    def withheld_shares(self, now: float, final: GameState) -> Iterator[int]:
+    def withheld_shares(self, now: float, final: GameState, held: GameState) -> Iterator[int]:
         """The members to vote out now for withholding their share (own, or partial for a
         member dropped) of a position the final fold turned up, or their answer to a complaint
-        of their box, ``phase_timeout`` ago, every member heard meanwhile (a shuffle game:
-        docs/shuffle.md §10.4, §6.3; the members left then open its shares, §6.4), one at a
-        time (:class:`ShareWaits`). Like :meth:`withholding`'s, such a vote is not withdrawn
-        when the member is heard."""
+        of their box, ``phase_timeout`` ago, every member heard meanwhile, and that the
+        ``held`` fold (the tentative one) lacks too (a shuffle game: docs/shuffle.md §10.4,
+        §6.3; the members left then open its shares, §6.4), one at a time
+        (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard, but once
+        the held fold has what it owed then (:meth:`shares_relieved`)."""
         heard = self.all_heard_since
         if heard is None or self.seat in final.dropped:
             return
-        late = self.share_waits.late(now, final, self.timers.phase_timeout, heard)
-        for q in [q for q in self.share_votes if q not in late]:
-            del self.share_votes[q]  # (its shares came, or it is out)
-        for q in late:
+        waits = self.share_waits
+        for q in waits.late(now, final, held, self.timers.phase_timeout, heard):
             if q != self.seat and q not in self.voted:
                 self.proven_seats.add(q)
-                self.share_votes[q] = now
+                self.share_votes[q] = (now, tuple(waits.items[q]))
                 yield q
+
+    def shares_relieved(self, final: GameState, folds: Folds) -> list[int]:
+        """The members whose vote *withheld* of ours for a share or an answer
+        (:meth:`withheld_shares`) is withdrawn now (taken out of our votes: the caller signs
+        the withdrawals), in seat order: the held fold has every item it owed when we voted
+        (:meth:`Owed.held_in <p2p_nertz.protocol.share_waits.Owed.held_in>`), and the held
+        votes have not dropped it (:meth:`withdraws`' rule).
+
+        The item came, and our vote, which froze our announcements of its feed, held it back
+        from finality: standing, it held every member's later events back too, each member's
+        final fold then showed the others owing, and votes that capped each other dropped
+        nobody (soak seed 518). As a stall vote is (:meth:`relieved`); a member that still
+        owes another item past its time, held nowhere here, is voted out again."""
+        votes = self.share_votes
+        if not votes or self.seat in final.dropped or final.phase is Phase.OVER:
+            return []
+        out = []
+        held = folds.tentative
+        for q, (_, owed) in sorted(votes.items()):
+            if q not in self.voted or q in final.dropped:
+                del votes[q]  # (out: it owes nothing, and its drop stands)
+            elif (
+                all(item.held_in(held) for item in owed)
+                and q not in self.proof.forked_at  # (proven to fork since: the vote stands)
+                and self._undecided(q, folds)
+            ):
+                del votes[q]
+                del self.voted[q]
+                self.proven_seats.discard(q)
+                out.append(q)
+        return out
 
     def held_back_by_gone(
         self, now: float, final: GameState, tentative: GameState, names: Sequence[str]
@@ -304,7 +335,7 @@ class Membership:
         if withheld is not None:
             # Voted out for a share it owes (two members: nobody can be dropped, so the one
             # left may abandon; docs/shuffle.md §10.4).
-            gone = max(gone, now - withheld)
+            gone = max(gone, now - withheld[0])
         stall = self.stall.get(seat)
         if stall is not None and now < self.heard[seat] + timers.suspect_after:
             # (A member silent now is the silence timers' alone, as Author.liveness says: a

@@ -77,7 +77,7 @@ Faults.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from p2p_nertz.errors import LocalProtocolError
@@ -525,6 +525,7 @@ class Peer:
         reserved: int = 0,
         recover: bool = False,
         envelopes: EnvelopeCache | None = None,
+        prepare: Callable[[Peer], None] | None = None,
     ) -> tuple[Peer, list[Effect]]:
         """Rebuild a peer from its log (every event it sent or received) after a crash.
 
@@ -542,9 +543,13 @@ class Peer:
         that much (a :class:`Recovered` effect says so). Meanwhile :meth:`play` and
         :meth:`abandon` raise, and :meth:`leave` signs nothing (docs/protocol.md §9.6).
 
-        ``envelopes``: the codec's memo, as for the constructor.
+        ``envelopes``: the codec's memo, as for the constructor. ``prepare`` is called with the
+        new core before it reads its log back, and so before it acts on it (the simulator's
+        cheats wrap its duties there: :func:`p2p_nertz.sim.cheats.install`).
         """
         peer = cls(identity, spec, now, config, envelopes=envelopes)
+        if prepare is not None:
+            prepare(peer)
         peer._started = True
         peer._outbox.clock = peer._outbox.reserved = reserved
         for ask in peer._delivery.read_back(list(records), now):

@@ -10,14 +10,56 @@ round), when it first held each member dropped and each complaint, and says who 
 something past its time. *What* a member owes is the fold's (:class:`DeckRound
 <p2p_nertz.protocol.shuffle.DeckRound>`: ``owed``, ``partials_owed``, ``unanswered``); the
 time is this peer's alone, as every liveness timer's is.
+
+A member owes an item only while the *held* fold (every event delivered here: the tentative
+fold) lacks it too, not the final fold alone. A vote against any member freezes its voter's
+announcements, and with them every peer's finality past that member's count, so an answer or
+a share delivered after the vote may never be final while the vote stands. Judged on the
+final fold, every member then owed every share turned up since, and each voted the others
+out, votes that capped each other and dropped nobody (soak seed 518, docs/shuffle.md
+§10.12). So a vote names the items it was cast for (:attr:`ShareWaits.items`), and is
+withdrawn once the held fold has every one of them (:meth:`ShareWaits.still_owes`,
+:meth:`Membership.shares_relieved
+<p2p_nertz.protocol.membership.Membership.shares_relieved>`), as a stall vote is once the
+member gave what it owed (docs/protocol.md §9.2).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from p2p_nertz.protocol.shuffle import DEALT, SHARING, DeckRound
 from p2p_nertz.protocol.state import GameState
 
-__all__ = ["ShareWaits"]
+__all__ = ["Owed", "ShareWaits"]
+
+
+class Owed(NamedTuple):
+    """One item a member owes in one deal (``deal``: round number, context): an answer to
+    the complaint ``at`` (dealer, complainer) when ``of`` is ``None``; else its share of
+    position ``at`` (deck, position), its own (``of`` is the member) or its partial for the
+    member dropped ``of``. Members are member indices of that deal."""
+
+    deal: tuple[int, bytes]
+    member: int
+    at: tuple[int, int]
+    of: int | None
+
+    def held_in(self, held: GameState) -> bool:
+        """Whether the ``held`` fold owes this item no more: it holds it, or has no use for
+        it (the position opened, the member gone, the deal left: a later round, or the deal
+        restarted)."""
+        rs = held.round
+        deck = rs.deck
+        if deck is None or held.phase not in DEALT or (rs.number, deck.context) != self.deal:
+            return True
+        if self.of is None:
+            return deck.complaints.get(self.at, 0) is not None
+        if held.phase not in SHARING or self.at in deck.opened:
+            return True
+        if self.of == self.member:
+            return self.member in deck.gone or self.member in deck.shares.get(self.at, {})
+        return not any(m == self.of and self.member in by for m, by in deck.partials_owed(self.at))
 
 
 class ShareWaits:
@@ -30,12 +72,19 @@ class ShareWaits:
         self._open = 0  # positions before this one are all opened (nothing owed of them)
         self._gone: dict[int, float] = {}  # member dropped -> when (its partials owed since)
         self._complained: dict[tuple[int, int], float] = {}  # (dealer, complainer) -> when
+        #: game seat -> what it owed past its time at the last :meth:`late`
+        self.items: dict[int, list[Owed]] = {}
 
-    def late(self, now: float, final: GameState, timeout: float, heard: float) -> list[int]:
+    def late(
+        self, now: float, final: GameState, held: GameState, timeout: float, heard: float
+    ) -> list[int]:
         """The members (game seats) that owe a share (their own, or a partial for a member
-        dropped) of a position turned up, or an answer to a complaint, more than ``timeout``
-        ago, every member having been heard since ``heard``; none gone (those are opened for)
-        and none that is dropped. In seat order."""
+        dropped) of a position the final fold turned up, or an answer to a complaint it holds,
+        more than ``timeout`` ago, every member having been heard since ``heard``, and that
+        the ``held`` fold (the tentative one) lacks too (module docstring); none gone (those
+        are opened for) and none that is dropped. In seat order; what each owes in
+        :attr:`items`."""
+        self.items = {}
         rs = final.round
         deck = rs.deck
         if deck is None or final.phase not in DEALT:
@@ -44,23 +93,26 @@ class ShareWaits:
         if deal != self._deal:
             self._deal, self._since, self._open = deal, [], 0
             self._gone, self._complained = {}, {}
-        late: set[int] = set()
+        late: list[Owed] = []
         for key in deck.unanswered():
             since = self._complained.setdefault(key, now)
             if max(since, heard) + timeout <= now:
-                late.add(key[0])
+                late.append(Owed(deal, key[0], key, None))
         if deck.final is not None and final.phase in SHARING:
             self._shares(now, deck, timeout, heard, late)
-        return sorted(
-            deck.members[m]
-            for m in late
-            if m not in deck.gone and deck.members[m] not in final.dropped
-        )
+        dropped = final.dropped
+        for item in late:
+            seat = deck.members[item.member]
+            if item.member not in deck.gone and seat not in dropped and not item.held_in(held):
+                self.items.setdefault(seat, []).append(item)
+        return sorted(self.items)
 
     def _shares(
-        self, now: float, deck: DeckRound, timeout: float, heard: float, late: set[int]
+        self, now: float, deck: DeckRound, timeout: float, heard: float, late: list[Owed]
     ) -> None:
-        """Add to ``late`` the members (indices) owing a share past its time."""
+        """Add to ``late`` the shares owed past their time."""
+        assert self._deal is not None
+        deal = self._deal
         turned = deck.turned
         since = self._since
         if len(since) < len(turned):
@@ -79,7 +131,7 @@ class ShareWaits:
             if where in opened:
                 continue
             held = deck.shares.get(where, {})
-            late.update(m for m in range(members) if m not in held and m not in deck.gone)
+            late.extend(Owed(deal, m, where, m) for m in range(members) if m not in held)
             for m, owing in deck.partials_owed(where):
                 if max(start, self._gone[m]) + timeout <= now:
-                    late.update(owing)
+                    late.extend(Owed(deal, j, where, m) for j in owing)

@@ -20,6 +20,12 @@ would have signed, changed.
 * ``withhold_partial``: it sends none of its partial shares for a member dropped (§6.4): where
   the position needs them, voted out *withheld*. Only a member dropped mid-round makes it owe
   any (the test crashes one); with two members there are no partials.
+* ``late_answer``: as ``withhold_answer`` until its process restarts; restarted, it answers
+  rightly (a modified client replaced by an honest one). The answer is delivered after the
+  votes cast while it withheld it, which hold it back from finality (each voter's
+  announcements of the member's feed froze at its vote): a vote is withdrawn once its voter
+  holds the answer (docs/shuffle.md §10.12; soak seed 518's shape, where the simulator
+  installed the cheat only after the restarted core had answered).
 * ``wrong_answer``: as ``withhold_answer``, but it answers, with a share that is not the one
   its commitments fix: refused (``bad_dealing``, the signed answer the proof), then voted out
   *withheld* as the complaint stays unanswered; the audit names the wrong answer, and no
@@ -69,6 +75,7 @@ class DeckCheatKind(enum.StrEnum):
     FALSE_COMPLAINT = "false_complaint"
     WRONG_ANSWER = "wrong_answer"
     LATE_COMPLAINT = "late_complaint"
+    LATE_ANSWER = "late_answer"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -76,6 +83,14 @@ _COMPLAINT_PHASES = {
     DeckCheatKind.FALSE_COMPLAINT: Phase.DEAL,
     DeckCheatKind.LATE_COMPLAINT: Phase.OPEN,
 }
+
+
+#: The cheats that spoil a box (and answer its complaint wrongly, late or never).
+_ANSWER_CHEATS = (
+    DeckCheatKind.WITHHOLD_ANSWER,
+    DeckCheatKind.WRONG_ANSWER,
+    DeckCheatKind.LATE_ANSWER,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +102,10 @@ class DeckCheat:
     round: int = 1
 
 
-def install(peer: Peer, cheat: DeckCheat) -> None:
+def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
     """Make ``peer`` (``cheat.seat``'s core) cheat from now on: its duties' phase events go
-    through :func:`_tamper`."""
+    through :func:`_tamper`. ``restarted``: the core is restored from its log (a
+    ``late_answer`` cheater answers then)."""
     duties = peer._duties  # (the simulator's cheat reaches into the core on purpose)
     honest = duties.phase_event
     lied: list[bool] = []  # (a bad share is sent once; a false complaint too)
@@ -110,8 +126,10 @@ def install(peer: Peer, cheat: DeckCheat) -> None:
         message = body.message
         if cheat.kind is DeckCheatKind.SUBSTITUTE and isinstance(message, DeckStage):
             return dataclasses.replace(body, message=_substituted(message, final))
-        if cheat.kind in (DeckCheatKind.WITHHOLD_ANSWER, DeckCheatKind.WRONG_ANSWER):
+        if cheat.kind in _ANSWER_CHEATS:
             if isinstance(message, DeckAnswer):
+                if cheat.kind is DeckCheatKind.LATE_ANSWER and restarted:
+                    return body
                 if cheat.kind is DeckCheatKind.WRONG_ANSWER:
                     wrong = (message.share + 1) % ORDER
                     return dataclasses.replace(

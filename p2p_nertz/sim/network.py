@@ -643,11 +643,11 @@ class Simulation:
         elif kind == self.RESTART:
             self._restart(seat, int.from_bytes(data, "big"), now)
 
-    def _cheat(self, seat: int, peer: Peer | None) -> None:
+    def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
         """Make a shuffle cheater's core cheat (on start, and again on each restart)."""
         for cheat in self.config.faults.deck_cheats:
             if cheat.seat == seat and peer is not None:
-                install(peer, cheat)
+                install(peer, cheat, restarted=restarted)
 
     def _freeze(self, seat: int, freeze: Freeze, now: float) -> None:
         self.frozen_until[seat] = now + freeze.duration
@@ -676,9 +676,10 @@ class Simulation:
             reserved=self.reserved[seat],
             recover=self.recovering[seat],
             envelopes=self.envelopes,
+            # (Before it reads its log back: a cheater restarted acts on it as a cheater.)
+            prepare=lambda peer: self._cheat(seat, peer, restarted=True),
         )
         self.peers[seat] = restored
-        self._cheat(seat, restored)
         self.generation[seat] += 1
         self.gone_noted[seat] = False
         self._apply(seat, effects, now)
