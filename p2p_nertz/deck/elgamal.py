@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.deck.group import (
     BASE,
+    ORDER,
     POINT_BYTES,
     DeckError,
     add,
@@ -45,6 +46,7 @@ from p2p_nertz.deck.group import (
     scalar_bytes,
     sub,
 )
+from p2p_nertz.deck.ladder import multiples
 from p2p_nertz.rules.cards import Card
 
 __all__ = [
@@ -168,9 +170,18 @@ def shuffle_stage(secret: int, context: bytes, deck: int, source: Deck, joint: b
     """
     plan = stage_plan(secret, context, deck, len(source))
     ciphers = source.ciphers
-    return Deck(
-        tuple(reencrypt(ciphers[p], r, joint) for p, r in zip(plan.perm, plan.rand, strict=True))
-    )
+    # r_k·X for every k at once through the ladder (the joint key is fixed: no check of it at
+    # every multiplication), r_k·G by libsodium's fixed-base table. Where C1 is G (stage 0,
+    # the public initial deck) C1 + r·G is (r + 1)·G: one addition less.
+    masks = multiples(joint).of(plan.rand)
+    out = []
+    for p, r, mask in zip(plan.perm, plan.rand, masks, strict=True):
+        c1, c2 = ciphers[p]
+        if c1 == BASE and (r + 1) % ORDER:
+            out.append((base_mul(r + 1), add(c2, mask)))
+        else:
+            out.append((add(c1, base_mul(r)), add(c2, mask)))
+    return Deck(tuple(out))
 
 
 def decrypt_with(secret: int, cipher: Cipher) -> Card | None:
