@@ -381,7 +381,12 @@ class DeckRound:
         (docs/shuffle.md §6.4, §10.4)."""
         i = self.member(seat)
         out = []
-        for w in self.turned:
+        # Asked at every input of a peer (its duties): for a member still in, a position
+        # opened holds its share already (every member's, or a partial stand-in only for a
+        # member gone), so only the few positions in flight are walked (a peer's CPU a
+        # turn-up: session 16).
+        places = self.turned if i in self.gone else (w for w in self.turned if w not in self.opened)
+        for w in places:
             held = self.shares.get(w, {})
             if i not in held:
                 out.append((i, *w))
