@@ -50,6 +50,7 @@ from p2p_nertz.deck.check import check_keys, check_shares, check_stages  # noqa:
 from p2p_nertz.deck.deal import deck_at, run_deal  # noqa: E402
 from p2p_nertz.deck.elgamal import (  # noqa: E402
     Deck,
+    _decode,
     initial_deck,
     reencrypt,
     shuffle_stage,
@@ -86,6 +87,7 @@ def _cold() -> None:
     and the stages re-run after the round were cache hits (session 15)."""
     verify_equal.cache_clear()
     _is_point.cache_clear()
+    _decode.cache_clear()
     shuffle_stage.cache_clear()
 
 

@@ -1,6 +1,7 @@
-"""The fast path of a stage (the X25519 ladder for ``r·X``, ``(r + 1)·G`` at stage 0) against
-its slow twin (libsodium's checked multiplication, one re-encryption at a time), and the
-deal's bytes pinned for a few seeds."""
+"""The fast paths of a stage against their slow twins: the X25519 ladder for ``r·X`` and
+``(r + 1)·G`` at stage 0 against libsodium's checked multiplication, one re-encryption at a
+time; the ladder's check of many points against ``crypto_core_ed25519_is_valid_point``; and
+the deal's bytes pinned for a few seeds."""
 
 from __future__ import annotations
 
@@ -9,15 +10,16 @@ import hashlib
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nacl import bindings as sodium
 
 from p2p_nertz.deck.deal import DealTranscript
 from p2p_nertz.deck.elgamal import Deck, initial_deck, reencrypt, shuffle_stage, stage_plan
 from p2p_nertz.deck.group import BASE, ORDER, DeckError, base_mul, mul
 from p2p_nertz.deck.keys import joint_key
-from p2p_nertz.deck.ladder import Multiples, multiples
+from p2p_nertz.deck.ladder import Multiples, multiples, valid_points
 from p2p_nertz.rules.cards import new_deck
 from tests.deck_helpers import CONTEXT, deal, member_keys
-from tests.test_deck import MIXED, SMALL_ORDER
+from tests.test_deck import MIXED, NOT_CANONICAL, SMALL_ORDER
 
 _INV8 = pow(8, -1, ORDER)
 # Scalars at the edges of what the ladder expresses (X25519 multiplies by 8·m, 2^251 ≤ m <
@@ -117,3 +119,73 @@ def test_deck_deal_bytes_are_pinned(n: int, seed: str | int, digest: str) -> Non
     """Every stage of a deal, byte for byte, as the checked multiplication made it (session
     15's code): a speed-up of the deal changes none of them."""
     assert _digest(deal(n, seed)) == digest
+
+
+# -- checking points ---------------------------------------------------------------------------
+
+_P = 2**255 - 19
+#: The eight points of order dividing 8 (the identity, order 2, two of order 4, four of 8).
+TORSION = [
+    bytes.fromhex(h)
+    for h in (
+        "0100000000000000000000000000000000000000000000000000000000000000",
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        "0000000000000000000000000000000000000000000000000000000000000000",
+        "0000000000000000000000000000000000000000000000000000000000000080",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    )
+]
+
+
+def _libsodium(raws: list[bytes]) -> list[bool]:
+    return [len(r) == 32 and sodium.crypto_core_ed25519_is_valid_point(r) == 1 for r in raws]
+
+
+def _around(log: int) -> list[bytes]:
+    """A point of the subgroup, its negation, and it plus each point of small order."""
+    point = base_mul(log)
+    out = [point, point[:31] + bytes([point[31] ^ 0x80])]
+    for torsion in TORSION[1:]:
+        out.append(sodium.crypto_core_ed25519_add(point, torsion))
+    return out
+
+
+def test_deck_valid_points_is_libsodium_s_check_on_every_kind_of_string() -> None:
+    cases = [*TORSION, MIXED, SMALL_ORDER, NOT_CANONICAL, BASE, bytes(32), b"\xff" * 32]
+    for log in (1, 2, 7, ORDER - 1, 2**200 + 3, 987654321):
+        cases += _around(log)
+    for y in (*range(0, 12), *range(_P - 12, _P + 19)):  # small, near p, and not canonical
+        cases += [(y % 2**255).to_bytes(32, "little"), (y | 1 << 255).to_bytes(32, "little")]
+    cases += [b"", b"\x01" * 31, b"\x01" * 33]
+    want = _libsodium(cases)
+    assert valid_points(cases) == want
+    assert 10 < sum(want) < len(cases) - 10  # both answers are exercised
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(min_size=32, max_size=32), min_size=1, max_size=12))
+def test_deck_valid_points_is_libsodium_s_check_on_any_bytes(raws: list[bytes]) -> None:
+    """About half of all strings are on the curve, an eighth of those in the subgroup: the
+    twist, the cofactor and the encoding are all met."""
+    assert valid_points(raws) == _libsodium(raws)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(min_value=1, max_value=ORDER - 1))
+def test_deck_valid_points_on_multiples_and_their_mixes(log: int) -> None:
+    cases = _around(log)
+    assert valid_points(cases) == _libsodium(cases) == [True, True] + [False] * 7
+
+
+def test_deck_decoding_a_deck_names_the_first_bad_point() -> None:
+    keys = member_keys(2, seed="decode")
+    deck = initial_deck(new_deck()[:3], joint_key(k.public for k in keys))
+    raw = deck.to_bytes()
+    assert Deck.from_bytes(raw, 3) == deck
+    for at, bad, where in ((0, MIXED, "position 0, C1"), (160, SMALL_ORDER, "position 2, C2")):
+        tampered = raw[:at] + bad + raw[at + 32 :]
+        with pytest.raises(DeckError, match=where):
+            Deck.from_bytes(tampered, 3)

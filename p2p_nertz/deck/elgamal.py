@@ -46,7 +46,7 @@ from p2p_nertz.deck.group import (
     scalar_bytes,
     sub,
 )
-from p2p_nertz.deck.ladder import multiples
+from p2p_nertz.deck.ladder import multiples, valid_points
 from p2p_nertz.rules.cards import Card
 
 __all__ = [
@@ -100,13 +100,19 @@ class Deck:
             raise DeckError(
                 f"deck: expected {size} ciphertexts ({size * CIPHER_BYTES} bytes), got {len(raw)}"
             )
-        ciphers = []
-        for k in range(size):
-            at = k * CIPHER_BYTES
-            c1 = check_point(raw[at : at + POINT_BYTES], f"deck position {k}, C1")
-            c2 = check_point(raw[at + POINT_BYTES : at + CIPHER_BYTES], f"deck position {k}, C2")
-            ciphers.append((c1, c2))
-        return cls(tuple(ciphers))
+        return _decode(raw, size)
+
+
+@functools.lru_cache(maxsize=256)
+def _decode(raw: bytes, size: int) -> Deck:
+    # Every point checked at once (valid_points: one X25519 ladder a point, where libsodium's
+    # check multiplies by L); a point refused is named by libsodium's own check. Remembered:
+    # the folds and the audit decode each stage several times (pure, and a Deck is immutable).
+    points = [raw[at : at + POINT_BYTES] for at in range(0, size * CIPHER_BYTES, POINT_BYTES)]
+    for k, ok in enumerate(valid_points(points)):
+        if not ok:
+            check_point(points[k], f"deck position {k // 2}, {'C2' if k % 2 else 'C1'}")
+    return Deck(tuple(zip(points[::2], points[1::2], strict=True)))
 
 
 def initial_deck(cards: Sequence[Card], joint: bytes) -> Deck:

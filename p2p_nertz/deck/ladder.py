@@ -26,6 +26,17 @@ The bytes are those of the checked multiplication, which stays the slow twin of 
 (``tests/test_deck_ladder.py`` compares them). Only :func:`multiples` of a point that has passed
 :func:`~p2p_nertz.deck.group.check_point` (a joint key made of checked keys) may be asked for.
 
+**Checking many points.** libsodium's ``crypto_core_ed25519_is_valid_point`` multiplies each
+point by ``L``. :func:`valid_points` gives its answer for every 32-byte string with one ladder
+a point: write a point as ``P = P' + T``, ``P'`` in the prime-order subgroup and ``T`` of order
+dividing 8. X25519 by ``k = 5L − 1`` (a multiple of 8 in the clamp's range, and ``−1`` mod
+``L``) gives ``u(k·P) = u(−P') = u(P')``, which is ``u(P)`` only if ``P' = ±P``, i.e. ``T = 0``;
+a ``y`` on no point of the curve gives a ``u`` of the twist, of order ``4·q`` for a prime ``q``
+that divides neither ``k − 1`` nor ``k + 1``, so that ``u(k·Q) ≠ u(Q)`` there; the small-order
+points give 0, which libsodium refuses. The encoding must be canonical (``y < p``); either sign
+of ``x`` encodes a point of the subgroup or neither does, and ``x = 0`` is only at ``y = ±1``
+(the identity and the point of order 2: refused).
+
 >>> from p2p_nertz.deck.group import base_mul, mul
 >>> point = base_mul(12345)
 >>> multiples(point).of([7, 2**200 + 1]) == [mul(7, point), mul(2**200 + 1, point)]
@@ -43,7 +54,7 @@ from nacl._sodium import lib as _lib
 
 from p2p_nertz.deck.group import ORDER, check_point, mul
 
-__all__ = ["Multiples", "multiples"]
+__all__ = ["Multiples", "multiples", "valid_points"]
 
 _P = 2**255 - 19
 _D = -121665 * pow(121666, _P - 2, _P) % _P
@@ -55,6 +66,9 @@ _C = pow(_P - (_A + 2), (_P + 3) // 8, _P)
 if _C * _C % _P != _P - (_A + 2):
     _C = _C * _SQRT_M1 % _P
 _INV8 = pow(8, -1, ORDER)
+#: ``5L − 1``: ``≡ −1 (mod L)``, ``≡ 0 (mod 8)``, ``2^254 ≤ k < 2^255`` (X25519's clamp keeps it).
+_MINUS_ONE = (5 * ORDER - 1).to_bytes(32, "little")
+_Y_MASK = (1 << 255) - 1
 _LOW, _HIGH = 2**251, 2**252
 
 
@@ -160,3 +174,27 @@ def multiples(point: bytes) -> Multiples:
     every stage, of the deal and of the checks after the round. :class:`DeckError` if
     ``point`` is not a valid point."""
     return Multiples(point)
+
+
+def valid_points(raws: Sequence[bytes]) -> list[bool]:
+    """For each string, what ``crypto_core_ed25519_is_valid_point`` says of it: a canonical
+    encoding of a point of the prime-order subgroup, not the identity (see the module's
+    docstring; ``tests/test_deck_ladder.py`` compares the two). One X25519 ladder a point and
+    one field inversion for all of them, where libsodium multiplies each by ``L``."""
+    ys: list[int] = []
+    for raw in raws:
+        y = int.from_bytes(raw, "little") & _Y_MASK if len(raw) == 32 else _P
+        ys.append(y if y < _P and y != 1 else 0)  # 0: refused (1 − y is never 0 then)
+    inverses = _batch_inverse([(1 - y) % _P if y else 1 for y in ys])
+    out = _ffi.new("unsigned char[32]")
+    answers = []
+    for y, inv in zip(ys, inverses, strict=True):
+        if not y:
+            answers.append(False)
+            continue
+        u = (1 + y) * inv % _P
+        if _lib.crypto_scalarmult(out, _MINUS_ONE, u.to_bytes(32, "little")):
+            answers.append(False)  # k·P is the identity (P of small order) or u is refused
+            continue
+        answers.append(int.from_bytes(_ffi.buffer(out, 32), "little") == u)
+    return answers
