@@ -1,9 +1,10 @@
 """A shuffle game's turn-up latency against a claim's finality, in the same simulated games.
 
 Issue 19's target: a turn-up median under 2x the finality of a claim. Both are measured in one
-fault-free simulated shuffle game per table size, on a network of a fixed one-way delay (no
-jitter), in round trips of that delay (simulated time: the CPU of the shares is not in it; it is
-``scripts/bench_deck.py``'s, 2-5 ms a turn-up per peer):
+fault-free simulated shuffle game per table size, on a network of a fixed one-way delay (and a
+uniform jitter of ``± --jitter``, none unless given), in round trips of that delay (simulated
+time: the CPU of the shares is not in it; it is ``scripts/bench_deck.py``'s, 0.7-3 ms a
+turn-up per peer):
 
 - **turn-up**: a move that turns cards up is sent -> its mover has received every other
   member's share of every card it turned (its tentative fold opens them then: shuffle.md §10.3);
@@ -84,14 +85,14 @@ CPU = _instrument()
 
 
 def measure(
-    players: int, delay: float, seed: int
+    players: int, delay: float, seed: int, jitter: float = 0.0
 ) -> tuple[list[float], list[float], list[float], float]:
     """Turn-ups, claims final at the claimant, claims final everywhere (in round trips), and
     the share work's CPU seconds per position opened and peer."""
     config = SimConfig(
         players=players,
         seed=seed,
-        faults=Faults(delay=delay, jitter=0.0),
+        faults=Faults(delay=delay, jitter=jitter),
         rules=Rules(target=None, rounds=1),
         deal=Deal.SHUFFLE,
         record_effects=True,
@@ -161,17 +162,23 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.01, help="one-way delay, seconds")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4])
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="± uniform on each delay, seconds (default 0)"
+    )
     args = parser.parse_args()
     print(
         f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures: simulated time)"
     )
-    print(f"one-way delay {args.delay * 1000:.0f} ms; figures in round trips (RTT)")
+    print(
+        f"one-way delay {args.delay * 1000:.0f} ms, jitter {args.jitter * 1000:.0f} ms;"
+        " figures in round trips (RTT of the delay)"
+    )
     print(
         " players  turn-ups  median  p90   p99   claims  final@claimant  final@all"
         "  turn-up/claim@all  p99/claim  CPU/turn-up/peer"
     )
     for players in args.players:
-        turnups, own, everywhere, cpu = measure(players, args.delay, args.seed)
+        turnups, own, everywhere, cpu = measure(players, args.delay, args.seed, args.jitter)
         if not turnups or not everywhere:
             print(f"{players:8d}  (no turn-up or no claim measured)")
             continue
