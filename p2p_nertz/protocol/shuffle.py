@@ -380,12 +380,17 @@ class DeckRound:
         member dropped whose own share of a position not opened yet is missing
         (docs/shuffle.md §6.4, §10.4)."""
         i = self.member(seat)
-        out = []
+        out: list[tuple[int, int, int]] = []
         # Asked at every input of a peer (its duties): for a member still in, a position
         # opened holds its share already (every member's, or a partial stand-in only for a
         # member gone), so only the few positions in flight are walked (a peer's CPU a
         # turn-up: session 16).
-        places = self.turned if i in self.gone else (w for w in self.turned if w not in self.opened)
+        places = self.turned
+        if i not in self.gone:
+            flight = self.turned_set - self.opened.keys()
+            if not flight:
+                return out
+            places = tuple(w for w in self.turned if w in flight)
         for w in places:
             held = self.shares.get(w, {})
             if i not in held:
