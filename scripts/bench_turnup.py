@@ -10,6 +10,8 @@ turn-up per peer):
   member's share of every card it turned (its tentative fold opens them then: shuffle.md §10.3);
 - **claim finality**: a claim is sent -> its decision is final at its claimant (and at every
   peer), the ``ClaimDecided`` notice of the final fold.
+- **the deal**: the first ``deck_key`` sent -> every peer has sent its shares of the deal's
+  face-up cards (its final fold holds every stage);
 - **CPU per turn-up**: the process CPU time (``time.process_time``) the peers spend in the
   shuffle's share work of play (the shares they owe found and made, the others' checked, the
   cards opened: ``Duties._sharable`` and ``_shares``, ``DeckRound.turn_up`` and
@@ -86,9 +88,9 @@ CPU = _instrument()
 
 def measure(
     players: int, delay: float, seed: int, jitter: float = 0.0
-) -> tuple[list[float], list[float], list[float], float]:
-    """Turn-ups, claims final at the claimant, claims final everywhere (in round trips), and
-    the share work's CPU seconds per position opened and peer."""
+) -> tuple[list[float], list[float], list[float], float, float]:
+    """Turn-ups, claims final at the claimant, claims final everywhere, the deal (in round
+    trips), and the share work's CPU seconds per position opened and peer."""
     config = SimConfig(
         players=players,
         seed=seed,
@@ -108,6 +110,8 @@ def measure(
     decided: dict[tuple[int, int], list[tuple[int, float]]] = {}
     last_move: dict[int, float] = {}
     opened: set[tuple[int, int]] = set()  # (deck, position) a share was sent for
+    keyed: list[float] = []
+    face_up: dict[int, float] = {}  # seat -> its first deck_shares sent
     for now, seat, effect in result.effects:
         if isinstance(effect, Send) and effect.to is None:
             message = decode_message(effect.data)
@@ -115,7 +119,10 @@ def measure(
                 last_move[seat] = now
                 if message.kind is Kind.CLAIM:
                     claim_at[(message.lamport, seat)] = now
+            elif message.kind is Kind.DECK_KEY:
+                keyed.append(now)
             elif message.kind is Kind.DECK_SHARES:
+                face_up.setdefault(seat, now)
                 body = parse_body(message.kind, message.body, spec.seats)
                 assert isinstance(body, DeckEvent)
                 entries = body.message.shares  # type: ignore[union-attr]
@@ -154,7 +161,8 @@ def measure(
         for key, finals in decided.items()
         if key in claim_at and len(finals) == players
     ]
-    return turnups, own, everywhere, share_cpu / max(len(opened), 1) / players
+    deal = (max(face_up.values()) - min(keyed)) / rtt if keyed and face_up else float("nan")
+    return turnups, own, everywhere, deal, share_cpu / max(len(opened), 1) / players
 
 
 def main() -> None:
@@ -175,10 +183,10 @@ def main() -> None:
     )
     print(
         " players  turn-ups  median  p90   p99   claims  final@claimant  final@all"
-        "  turn-up/claim@all  p99/claim  CPU/turn-up/peer"
+        "  turn-up/claim@all  p99/claim  deal  CPU/turn-up/peer"
     )
     for players in args.players:
-        turnups, own, everywhere, cpu = measure(players, args.delay, args.seed, args.jitter)
+        turnups, own, everywhere, deal, cpu = measure(players, args.delay, args.seed, args.jitter)
         if not turnups or not everywhere:
             print(f"{players:8d}  (no turn-up or no claim measured)")
             continue
@@ -191,7 +199,7 @@ def main() -> None:
             f"{players:8d}  {len(turnups):8d}  {tu:6.2f}  {p90:4.2f}  {p99:4.2f}"
             f"  {len(everywhere):6d}"
             f"  {statistics.median(own):14.2f}  {claim:9.2f}  {tu / claim:17.2f}"
-            f"  {p99 / claim:9.2f}  {cpu * 1e3:13.2f} ms"
+            f"  {p99 / claim:9.2f}  {deal:4.1f}  {cpu * 1e3:13.2f} ms"
             + ("  (target < 2: met)" if tu / claim < 2 else "  (target < 2: NOT met)")
         )
 
