@@ -7,10 +7,10 @@ and the checks after the round re-run every stage, N² of them. libsodium's
 ``crypto_scalarmult_ed25519_noclamp`` spends about half of each call checking that its input
 point is in the prime-order subgroup (a multiplication by ``L``), for a point that is the same
 at every call and was checked once when the keys came in. Its X25519 function,
-``crypto_scalarmult_curve25519``, checks nothing, is written for speed, and works on the same
-group seen through the Montgomery form of the curve; it takes about a quarter of the time. It
-gives only the Montgomery ``u``-coordinate of the product, for a clamped scalar, so three things
-are put back here:
+``crypto_scalarmult_curve25519`` (``crypto_scalarmult``), checks nothing, is written for speed,
+and works on the same group seen through the Montgomery form of the curve; it takes a quarter to
+a third of the time (31 µs against 93–133 µs in session 16). It gives only the Montgomery
+``u``-coordinate of the product, for a clamped scalar, so three things are put back here:
 
 - **the scalar.** X25519 clamps: it multiplies by ``8·m`` with ``2^251 ≤ m < 2^252``. ``X`` is
   of order ``L``, so ``r·X = (8·m)·X`` for ``m = r/8 mod L``, and ``u`` is the same for
