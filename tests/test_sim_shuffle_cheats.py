@@ -23,10 +23,7 @@ C = DeckCheatKind
 
 
 #: a seed per table size whose games are short (CPU: 2.7 to 5.5 s a game at three players)
-#: but outlast ``phase_timeout`` (the votes looked for). Three players' was 3 until session
-#: 16, when stages made from a delivered input shortened the deal and its bad-share and
-#: withheld-answer games ended before any vote.
-_SEEDS = {2: 1, 3: 4}
+_SEEDS = {2: 1, 3: 3}
 
 
 @functools.cache
