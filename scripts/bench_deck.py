@@ -1,8 +1,9 @@
 """Benchmark of the dealerless shuffle (issue 19): the deal, a turn-up, the check after a round.
 
-Prints figures, asserts nothing. Every figure is a median over repetitions, printed beside a
-reference measured in the same run, interleaved with it (the machine is shared: absolute
-times move with the load, ratios much less):
+Prints figures, asserts nothing. Every figure is a median over repetitions of the process's
+CPU time (``time.process_time``), printed beside a reference measured in the same run,
+interleaved with it (the machine is shared: absolute times move with the load, ratios much
+less):
 
 * **reference**: one bare ``crypto_scalarmult_ed25519_noclamp`` (libsodium, called through
   ``nacl.bindings`` as the deck layer does), and a *52-card reference*: 52 of them, the floor
@@ -14,7 +15,13 @@ times move with the load, ratios much less):
   Members work in parallel (each on its own machine), so the deal's compute on the critical
   path is the key phase plus N stages; the network adds one hop per stage, plus the key
   exchange, plus the shares of the face-up cards: ``N + 2`` one-way hops before play.
-  Target (issue 19): the compute under 100 ms at 4 players.
+  Target (issue 19): the compute under 100 ms at 4 players. Beside it, the **floor**: the
+  libsodium operations a member's N stages must make, each timed alone in the same run
+  (per card: ``r·X``, ``r·G``, one or two additions, and from stage 1 the check of two points
+  received), and a **peer's** figure: every peer checks the points of every stage it
+  receives, ``N − 1`` of them a stage, before its own comes due (docs/shuffle.md §9).
+* **the stage against its slow twin**: the same stage with ``r·X`` by libsodium's checked
+  multiplication, one re-encryption at a time (session 15's code path), alternated with it.
 * **turn-up**: what one peer spends to turn one card up: its own share (with proof), checking
   the N − 1 others' proofs, combining; and a dropped member's share rebuilt from ``t``
   partial shares.
@@ -41,9 +48,17 @@ from nacl import bindings as sodium  # noqa: E402
 
 from p2p_nertz.deck.check import check_keys, check_shares, check_stages  # noqa: E402
 from p2p_nertz.deck.deal import deck_at, run_deal  # noqa: E402
-from p2p_nertz.deck.elgamal import Deck, initial_deck, shuffle_stage  # noqa: E402
-from p2p_nertz.deck.group import _is_point, mul, scalar_bytes  # noqa: E402
+from p2p_nertz.deck.elgamal import (  # noqa: E402
+    Deck,
+    _decode,
+    initial_deck,
+    reencrypt,
+    shuffle_stage,
+    stage_plan,
+)
+from p2p_nertz.deck.group import _is_point, add, base_mul, mul, scalar_bytes  # noqa: E402
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key  # noqa: E402
+from p2p_nertz.deck.ladder import multiples, valid_points  # noqa: E402
 from p2p_nertz.deck.proofs import prove_equal, verify_equal  # noqa: E402
 from p2p_nertz.deck.shares import (  # noqa: E402
     Share,
@@ -72,14 +87,15 @@ def _cold() -> None:
     and the stages re-run after the round were cache hits (session 15)."""
     verify_equal.cache_clear()
     _is_point.cache_clear()
+    _decode.cache_clear()
     shuffle_stage.cache_clear()
 
 
 def _time(fn: Callable[[], object], number: int = 1) -> float:
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - started) / number
+    return (time.process_time() - started) / number
 
 
 class Reference:
@@ -110,22 +126,32 @@ def _key_phase(keys: list[MemberKey], me: int) -> float:
     # The others' messages, made outside the timing (each makes its own).
     vss = VssTable(keys) if threshold(n) is not None else None
     proofs = {i: keys[i].proof(i) for i in range(n) if i != me}
-    started = time.perf_counter()
+    started = time.process_time()
     keys[me].proof(me)
     if vss is not None:
         deal_shares(keys[me], me, vss.publics)
-    elapsed = time.perf_counter() - started
-    started = time.perf_counter()
+    elapsed = time.process_time() - started
+    started = time.process_time()
     for i, their_proof in proofs.items():
         verify_member_key(keys[i].public, their_proof, CONTEXT, i)
     if vss is not None:
         vss.held_by(me)  # each other member's box to me opened, its share checked
     joint_key(k.public for k in keys)
-    return elapsed + time.perf_counter() - started
+    return elapsed + time.process_time() - started
+
+
+def _slow_stage(secret: int, d: int, source: Deck, joint: bytes) -> Deck:
+    """The stage as session 15 made it: ``r·X`` by the checked multiplication, per card."""
+    plan = stage_plan(secret, CONTEXT, d, len(source))
+    return Deck(
+        tuple(reencrypt(source[p], r, joint) for p, r in zip(plan.perm, plan.rand, strict=True))
+    )
 
 
 def bench_deal(n: int, reps: int, ref: Reference) -> dict[str, float]:
     stage_times: list[float] = []
+    check_times: list[float] = []
+    slow_ratios: list[float] = []
     key_times: list[float] = []
     for rep in range(reps):
         ref.sample()
@@ -139,20 +165,77 @@ def bench_deal(n: int, reps: int, ref: Reference) -> dict[str, float]:
                 d = deck_at(stage=s, member=member, members=n)
                 wire = decks[d].to_bytes()
                 _cold()
-                started = time.perf_counter()
+                if s == 0:
+                    # The joint key's set-up for the ladder (once a round: the first stage).
+                    multiples.cache_clear()
+                started = time.process_time()
                 # Stage 0 works on the public initial deck, computed here: nothing to check.
                 received = Deck.from_bytes(wire, 52) if s else decks[d]
+                checked = time.process_time()
                 out[d] = shuffle_stage(key.x, CONTEXT, d, received, joint)
                 out[d].to_bytes()
-                stage_times.append(time.perf_counter() - started)
+                stage_times.append(time.process_time() - started)
+                if s:
+                    check_times.append(checked - started)
+                # The slow twin on the same input, alternated with the fast stage.
+                fast = time.process_time() - checked
+                started = time.process_time()
+                slow = _slow_stage(key.x, d, received, joint)
+                slow.to_bytes()
+                slow_ratios.append(fast / (time.process_time() - started))
+                assert slow == out[d]
             decks = out
         ref.sample()
     stage = statistics.median(stage_times)
     key = statistics.median(key_times)
+    check = statistics.median(check_times) if check_times else 0.0
     # Per stage of the deal: the median over the members (they work in parallel).
     per_stage = [statistics.median(stage_times[k : k + n]) for k in range(0, len(stage_times), n)]
     deal = key * reps + sum(per_stage)
-    return {"stage": stage, "key": key, "deal": deal / reps}
+    return {
+        "stage": stage,
+        "key": key,
+        "deal": deal / reps,
+        # A peer checks every stage it receives, (N − 1)² more than its inputs.
+        "peer": deal / reps + (n - 1) ** 2 * check,
+        "slow": statistics.median(slow_ratios),
+    }
+
+
+class Units:
+    """The libsodium operations of a stage, each timed alone (per call, CPU), for the floor."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[float]] = {}
+
+    def sample(self) -> None:
+        keys = _keys(4, 99)
+        joint = joint_key(k.public for k in keys)
+        rand = stage_plan(keys[0].x, CONTEXT, 0, 52).rand
+        points = [mul(r, joint) for r in rand]
+        lib = multiples(joint)
+        figures = {
+            "check": _time(lambda: valid_points(points)) / 52,
+            "libsodium check": _time(
+                lambda: [sodium.crypto_core_ed25519_is_valid_point(p) for p in points]
+            )
+            / 52,
+            "add": _time(lambda: [add(p, joint) for p in points]) / 52,
+            "base": _time(lambda: [base_mul(r) for r in rand]) / 52,
+            "ladder": _time(lambda: lib.of(rand)) / 52,
+        }
+        for name, value in figures.items():
+            self.samples.setdefault(name, []).append(value)
+
+    def __getitem__(self, name: str) -> float:
+        return statistics.median(self.samples[name])
+
+    def floor(self, n: int) -> float:
+        """A member's N stages, as libsodium operations only: stage 0 (C1 = G: one addition,
+        no check), then N − 1 stages of two additions and two points checked a card."""
+        card0 = self["ladder"] + self["base"] + self["add"]
+        card = self["ladder"] + self["base"] + 2 * self["add"] + 2 * self["check"]
+        return 52 * (card0 + (n - 1) * card)
 
 
 def bench_turn_up(n: int, reps: int, ref: Reference) -> dict[str, float]:
@@ -217,11 +300,11 @@ def bench_after_round(n: int, reps: int, ref: Reference) -> float:
     for _ in range(reps):
         ref.sample()
         _cold()
-        started = time.perf_counter()
+        started = time.process_time()
         assert not check_keys([k.public for k in keys], secrets)
         assert not check_stages(transcript, [new_deck()] * n, secrets, CONTEXT)
         assert not check_shares(shares, finals, secrets)
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
     return statistics.median(times)
 
 
@@ -230,23 +313,39 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
     ref = Reference()
+    units = Units()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    deals = {n: bench_deal(n, args.reps, ref) for n in (2, 4, 8)}
+    deals = {}
+    for n in (2, 4, 8):
+        units.sample()
+        deals[n] = bench_deal(n, args.reps, ref)
     turns = {n: bench_turn_up(n, args.reps, ref) for n in (2, 4, 8)}
     after = {n: bench_after_round(n, max(1, args.reps // 2), ref) for n in (4, 8)}
+    units.sample()
     m = ref.mul
     card52 = 52 * m
     print(
         f"reference: one scalar multiplication {m * 1e6:.0f} µs; 52 of them {card52 * 1e3:.2f} ms"
+        " (CPU time)"
+    )
+    print(
+        "a stage's operations, each alone: "
+        + ", ".join(f"{k} {units[k] * 1e6:.0f} µs ({units[k] / m:.2f}×)" for k in units.samples)
     )
     print("\ndeal (one member's compute; members work in parallel)")
-    print("  (hops: one-way network hops before play: the keys, N stages, the face-up shares)")
-    print(" players  stage ms  ×52-ref  key phase ms  deal compute ms  ×52-ref  hops  target")
+    print("  (hops: one-way network hops before play: the keys, N stages, the face-up shares;")
+    print("   floor: the libsodium operations of the N stages alone; peer: every stage received")
+    print("   checked, N − 1 a stage; slow: a stage's shuffle against session 15's, same input)")
+    print(
+        " players  stage ms  ×52-ref  key phase ms  deal compute ms  ×52-ref  floor ms  peer ms"
+        "  slow  hops  target"
+    )
     for n, f in deals.items():
         target = "" if n != 4 else ("< 100 ms: met" if f["deal"] < 0.1 else "< 100 ms: NOT met")
         print(
             f" {n:>7}  {f['stage'] * 1e3:8.1f}  {f['stage'] / card52:7.2f}  {f['key'] * 1e3:12.1f}"
-            f"  {f['deal'] * 1e3:15.1f}  {f['deal'] / card52:7.2f}  {n + 2:>4}  {target}"
+            f"  {f['deal'] * 1e3:15.1f}  {f['deal'] / card52:7.2f}  {units.floor(n) * 1e3:8.1f}"
+            f"  {f['peer'] * 1e3:7.1f}  {f['slow']:4.2f}  {n + 2:>4}  {target}"
         )
     print("\nturn-up of one card (µs, and in scalar multiplications)")
     print(" players  make share  check one  combine  one peer's total  stand-in for a dropped")

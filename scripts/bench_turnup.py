@@ -1,14 +1,23 @@
 """A shuffle game's turn-up latency against a claim's finality, in the same simulated games.
 
 Issue 19's target: a turn-up median under 2x the finality of a claim. Both are measured in one
-fault-free simulated shuffle game per table size, on a network of a fixed one-way delay (no
-jitter), in round trips of that delay (simulated time: the CPU of the shares is not in it; it is
-``scripts/bench_deck.py``'s, 2-5 ms a turn-up per peer):
+fault-free simulated shuffle game per table size, on a network of a fixed one-way delay (and a
+uniform jitter of ``± --jitter``, none unless given), in round trips of that delay (simulated
+time: the CPU of the shares is not in it; it is ``scripts/bench_deck.py``'s, 0.7-3 ms a
+turn-up per peer):
 
 - **turn-up**: a move that turns cards up is sent -> its mover has received every other
   member's share of every card it turned (its tentative fold opens them then: shuffle.md §10.3);
 - **claim finality**: a claim is sent -> its decision is final at its claimant (and at every
   peer), the ``ClaimDecided`` notice of the final fold.
+- **the deal**: the first ``deck_key`` sent -> every peer has sent its shares of the deal's
+  face-up cards (its final fold holds every stage);
+- **CPU per turn-up**: the process CPU time (``time.process_time``) the peers spend in the
+  shuffle's share work of play (the shares they owe found and made, the others' checked, the
+  cards opened: ``Duties._sharable`` and ``_shares``, ``DeckRound.turn_up`` and
+  ``take_shares``), per position opened and per peer. The simulator runs every peer in one
+  process: the deck layer's caches of pure checks are turned off here, so that each peer
+  checks each share as it would on its own machine.
 
 Usage: ``python scripts/bench_turnup.py [--delay 0.01] [--players 2 3 4]``.
 """
@@ -16,29 +25,83 @@ Usage: ``python scripts/bench_turnup.py [--delay 0.01] [--players 2 3 4]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
+import time
+from collections.abc import Callable
+from typing import Any
 
+from p2p_nertz.deck import group, shares
 from p2p_nertz.protocol.bodies import DeckEvent, parse_body
+from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Record, Send
 from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation
 
 
-def measure(players: int, delay: float, seed: int) -> tuple[list[float], list[float], list[float]]:
-    """Turn-ups, claims final at the claimant, claims final everywhere: in round trips."""
+class ShareCpu:
+    """CPU time spent inside the share work of play (outermost calls only)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._depth = 0
+
+    def wrap(self, owner: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._depth += 1
+            started = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._depth -= 1
+                if not self._depth:
+                    self.seconds += time.process_time() - started
+
+        setattr(owner, name, timed)
+
+
+def _instrument() -> ShareCpu:
+    cpu = ShareCpu()
+    for owner, name in (
+        (Duties, "_sharable"),
+        (Duties, "_shares"),
+        (DeckRound, "turn_up"),
+        (DeckRound, "take_shares"),
+    ):
+        cpu.wrap(owner, name)
+    # Every peer checks every share itself (one process here: no cache shared among peers).
+    shares.verify_equal = shares.verify_equal.__wrapped__  # type: ignore[assignment]
+    group._is_point = group._is_point.__wrapped__  # type: ignore[assignment]
+    return cpu
+
+
+CPU = _instrument()
+
+
+def measure(
+    players: int, delay: float, seed: int, jitter: float = 0.0
+) -> tuple[list[float], list[float], list[float], float, float]:
+    """Turn-ups, claims final at the claimant, claims final everywhere, the deal (in round
+    trips), and the share work's CPU seconds per position opened and peer."""
     config = SimConfig(
         players=players,
         seed=seed,
-        faults=Faults(delay=delay, jitter=0.0),
+        faults=Faults(delay=delay, jitter=jitter),
         rules=Rules(target=None, rounds=1),
         deal=Deal.SHUFFLE,
         record_effects=True,
     )
+    CPU.seconds = 0.0
     result = Simulation(config).run()
+    share_cpu = CPU.seconds
     spec = result.spec
     rtt = 2 * delay
     pending: dict[tuple[int, int, int], tuple[float, set[int]]] = {}  # (mover, deck, pos)
@@ -46,6 +109,9 @@ def measure(players: int, delay: float, seed: int) -> tuple[list[float], list[fl
     claim_at: dict[tuple[int, int], float] = {}
     decided: dict[tuple[int, int], list[tuple[int, float]]] = {}
     last_move: dict[int, float] = {}
+    opened: set[tuple[int, int]] = set()  # (deck, position) a share was sent for
+    keyed: list[float] = []
+    face_up: dict[int, float] = {}  # seat -> its first deck_shares sent
     for now, seat, effect in result.effects:
         if isinstance(effect, Send) and effect.to is None:
             message = decode_message(effect.data)
@@ -53,13 +119,19 @@ def measure(players: int, delay: float, seed: int) -> tuple[list[float], list[fl
                 last_move[seat] = now
                 if message.kind is Kind.CLAIM:
                     claim_at[(message.lamport, seat)] = now
-            elif message.kind is Kind.DECK_SHARES and now == last_move.get(seat):
-                # The mover's shares in the flush of its move: the cards it turned up.
+            elif message.kind is Kind.DECK_KEY:
+                keyed.append(now)
+            elif message.kind is Kind.DECK_SHARES:
+                face_up.setdefault(seat, now)
                 body = parse_body(message.kind, message.body, spec.seats)
                 assert isinstance(body, DeckEvent)
-                others = set(range(players)) - {seat}
-                for share in body.message.shares:  # type: ignore[union-attr]
-                    pending[(seat, share.deck, share.position)] = (now, set(others))
+                entries = body.message.shares  # type: ignore[union-attr]
+                opened.update((share.deck, share.position) for share in entries)
+                if now == last_move.get(seat):
+                    # The mover's shares in the flush of its move: the cards it turned up.
+                    others = set(range(players)) - {seat}
+                    for share in entries:
+                        pending[(seat, share.deck, share.position)] = (now, set(others))
         elif isinstance(effect, Record):
             message = decode_message(effect.data)
             author = spec.seat_of(message.author)
@@ -89,7 +161,8 @@ def measure(players: int, delay: float, seed: int) -> tuple[list[float], list[fl
         for key, finals in decided.items()
         if key in claim_at and len(finals) == players
     ]
-    return turnups, own, everywhere
+    deal = (max(face_up.values()) - min(keyed)) / rtt if keyed and face_up else float("nan")
+    return turnups, own, everywhere, deal, share_cpu / max(len(opened), 1) / players
 
 
 def main() -> None:
@@ -97,23 +170,36 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.01, help="one-way delay, seconds")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4])
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="± uniform on each delay, seconds (default 0)"
+    )
     args = parser.parse_args()
     print(
         f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures: simulated time)"
     )
-    print(f"one-way delay {args.delay * 1000:.0f} ms; figures in round trips (RTT)")
-    print(" players  turn-ups  median  p90   claims  final@claimant  final@all  turn-up/claim@all")
+    print(
+        f"one-way delay {args.delay * 1000:.0f} ms, jitter {args.jitter * 1000:.0f} ms;"
+        " figures in round trips (RTT of the delay)"
+    )
+    print(
+        " players  turn-ups  median  p90   p99   claims  final@claimant  final@all"
+        "  turn-up/claim@all  p99/claim  deal  CPU/turn-up/peer"
+    )
     for players in args.players:
-        turnups, own, everywhere = measure(players, args.delay, args.seed)
+        turnups, own, everywhere, deal, cpu = measure(players, args.delay, args.seed, args.jitter)
         if not turnups or not everywhere:
             print(f"{players:8d}  (no turn-up or no claim measured)")
             continue
         tu = statistics.median(turnups)
-        p90 = sorted(turnups)[int(0.9 * (len(turnups) - 1))]
+        ranked = sorted(turnups)
+        p90 = ranked[int(0.9 * (len(ranked) - 1))]
+        p99 = ranked[int(0.99 * (len(ranked) - 1))]
         claim = statistics.median(everywhere)
         print(
-            f"{players:8d}  {len(turnups):8d}  {tu:6.2f}  {p90:4.2f}  {len(everywhere):6d}  "
-            f"{statistics.median(own):14.2f}  {claim:9.2f}  {tu / claim:6.2f}"
+            f"{players:8d}  {len(turnups):8d}  {tu:6.2f}  {p90:4.2f}  {p99:4.2f}"
+            f"  {len(everywhere):6d}"
+            f"  {statistics.median(own):14.2f}  {claim:9.2f}  {tu / claim:17.2f}"
+            f"  {p99 / claim:9.2f}  {deal:4.1f}  {cpu * 1e3:13.2f} ms"
             + ("  (target < 2: met)" if tu / claim < 2 else "  (target < 2: NOT met)")
         )
 

@@ -32,6 +32,7 @@ from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.share_waits import ShareWaits
+from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, RefusalCode, Rotated
 from p2p_nertz.rng import derive_seed
@@ -45,6 +46,24 @@ from p2p_nertz.rules import (
     new_deck,
     sealed_position,
 )
+
+
+def _owed(deck: DeckRound, seat: int) -> list[tuple[int, int, int]]:
+    """``deck.owed(seat)``, checked against its slow twin: every position turned walked."""
+    i = deck.member(seat)
+    slow = []
+    for w in deck.turned:
+        held = deck.shares.get(w, {})
+        if i not in held:
+            slow.append((i, *w))
+        if w in deck.opened or not deck.gone:
+            continue
+        for m in sorted(deck.gone - held.keys()):
+            if m != i and i not in deck.partials.get((*w, m), {}) and deck.holds(i, m):
+                slow.append((m, *w))
+    owed = deck.owed(seat)
+    assert owed == slow
+    return owed
 
 
 class ShuffleTable:
@@ -160,14 +179,14 @@ class ShuffleTable:
         deck = self.fold.round.deck
         assert deck is not None
         i = deck.member(seat)
-        return [(d, p) for of, d, p in deck.owed(seat) if of == i]
+        return [(d, p) for of, d, p in _owed(deck, seat) if of == i]
 
     def share_all(self, skip: frozenset[int] = frozenset()) -> None:
         """Every member but ``skip`` sends what it owes."""
         deck = self.fold.round.deck
         assert deck is not None
         for i in range(self.n):
-            owed = deck.owed(i)
+            owed = _owed(deck, i)
             if owed and i not in skip:
                 self.deck_event(i, self.partials(i, owed))
 
@@ -450,13 +469,15 @@ def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == frozenset({2})
     # Each member left owes a partial share of seat 2's secret for each card still sealed.
-    assert [of for of, _, _ in deck.owed(0)] == [2, 2, 2]
+    assert [of for of, _, _ in _owed(deck, 0)] == [2, 2, 2]
     t.share_all(skip=frozenset({2}))
     assert t.refusals() == []
     deck = t.fold.round.deck
     assert deck is not None
     turned = [w for w in deck.turned if w[0] == 2][-3:]
     assert all(deck.opened[w] == t.card_at(*w) for w in turned)
+    # The member dropped still owes its own shares of them, opened by partials without it.
+    assert [w[1:] for w in _owed(deck, 2)][-3:] == turned
     # A partial for a member not dropped is refused.
     t.deck_event(0, t.partials(0, [(1, *deck.turned[0])]))
     assert t.refusals() == [RefusalCode.BAD_SHARE]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.deck.group import (
     BASE,
+    ORDER,
     POINT_BYTES,
     DeckError,
     add,
@@ -45,6 +46,7 @@ from p2p_nertz.deck.group import (
     scalar_bytes,
     sub,
 )
+from p2p_nertz.deck.ladder import multiples, valid_points
 from p2p_nertz.rules.cards import Card
 
 __all__ = [
@@ -98,13 +100,19 @@ class Deck:
             raise DeckError(
                 f"deck: expected {size} ciphertexts ({size * CIPHER_BYTES} bytes), got {len(raw)}"
             )
-        ciphers = []
-        for k in range(size):
-            at = k * CIPHER_BYTES
-            c1 = check_point(raw[at : at + POINT_BYTES], f"deck position {k}, C1")
-            c2 = check_point(raw[at + POINT_BYTES : at + CIPHER_BYTES], f"deck position {k}, C2")
-            ciphers.append((c1, c2))
-        return cls(tuple(ciphers))
+        return _decode(raw, size)
+
+
+@functools.lru_cache(maxsize=256)
+def _decode(raw: bytes, size: int) -> Deck:
+    # Every point checked at once (valid_points: one X25519 ladder a point, where libsodium's
+    # check multiplies by L); a point refused is named by libsodium's own check. Remembered:
+    # the folds and the audit decode each stage several times (pure, and a Deck is immutable).
+    points = [raw[at : at + POINT_BYTES] for at in range(0, size * CIPHER_BYTES, POINT_BYTES)]
+    for k, ok in enumerate(valid_points(points)):
+        if not ok:
+            check_point(points[k], f"deck position {k // 2}, {'C2' if k % 2 else 'C1'}")
+    return Deck(tuple(zip(points[::2], points[1::2], strict=True)))
 
 
 def initial_deck(cards: Sequence[Card], joint: bytes) -> Deck:
@@ -168,9 +176,18 @@ def shuffle_stage(secret: int, context: bytes, deck: int, source: Deck, joint: b
     """
     plan = stage_plan(secret, context, deck, len(source))
     ciphers = source.ciphers
-    return Deck(
-        tuple(reencrypt(ciphers[p], r, joint) for p, r in zip(plan.perm, plan.rand, strict=True))
-    )
+    # r_k·X for every k at once through the ladder (the joint key is fixed: no check of it at
+    # every multiplication), r_k·G by libsodium's fixed-base table. Where C1 is G (stage 0,
+    # the public initial deck) C1 + r·G is (r + 1)·G: one addition less.
+    masks = multiples(joint).of(plan.rand)
+    out = []
+    for p, r, mask in zip(plan.perm, plan.rand, masks, strict=True):
+        c1, c2 = ciphers[p]
+        if c1 == BASE and (r + 1) % ORDER:
+            out.append((base_mul(r + 1), add(c2, mask)))
+        else:
+            out.append((add(c1, base_mul(r)), add(c2, mask)))
+    return Deck(tuple(out))
 
 
 def decrypt_with(secret: int, cipher: Cipher) -> Card | None:

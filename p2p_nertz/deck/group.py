@@ -27,8 +27,12 @@ import functools
 import hashlib
 from collections.abc import Iterable
 
-from nacl import bindings as sodium
-from nacl.exceptions import CryptoError
+from nacl import bindings as sodium  # imported first: it initialises libsodium (sodium_init)
+
+# PyNaCl's cffi binding: libsodium's own entry points, without PyNaCl's checks and copies
+# (about 5 to 8 µs a call, a quarter of an addition), as identity.py calls crypto_sign.
+from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
+from nacl._sodium import lib as _lib
 
 from p2p_nertz.errors import RemoteProtocolError
 from p2p_nertz.rules.cards import Card, new_deck
@@ -87,7 +91,7 @@ def _is_point(raw: bytes) -> bool:
     # The same points come again and again: every member decodes every stage of the deal (104
     # points a deck), its folds and the audit take the same messages. Pure, so remembered (a
     # hit costs a dict look-up; libsodium's check about 100 µs).
-    return bool(sodium.crypto_core_ed25519_is_valid_point(raw))
+    return bool(_lib.crypto_core_ed25519_is_valid_point(raw) == 1)
 
 
 def check_scalar(raw: object, what: str = "scalar") -> int:
@@ -117,34 +121,52 @@ def hash_scalar(label: str, *parts: bytes) -> int:
     return int.from_bytes(h.digest(), "little") % ORDER
 
 
+def _points(*points: bytes) -> None:
+    # libsodium reads 32 bytes from each pointer: a shorter string must never reach it.
+    for point in points:
+        if not isinstance(point, bytes) or len(point) != POINT_BYTES:
+            raise DeckError(f"expected a {POINT_BYTES}-byte point, got {point!r:.40}")
+
+
 def mul(scalar: int, point: bytes) -> bytes:
     """``scalar · point`` for a valid ``point``; :class:`DeckError` if either is unusable.
 
     libsodium refuses a point outside the subgroup and a product that is the identity (a scalar
-    of 0 mod ``L``): both are a peer's fault here, never an honest value.
+    of 0 mod ``L``): both are a peer's fault here, never an honest value. (It checks ``point``
+    at every call, half the cost: :mod:`p2p_nertz.deck.ladder` multiplies one fixed point by
+    many scalars without that.)
     """
-    try:
-        return sodium.crypto_scalarmult_ed25519_noclamp(scalar_bytes(scalar), point)
-    except (CryptoError, RuntimeError, TypeError) as err:
-        raise DeckError(f"cannot multiply {point.hex()[:16]}… by a scalar: {err}") from None
+    _points(point)
+    out = _ffi.new("unsigned char[32]")
+    if _lib.crypto_scalarmult_ed25519_noclamp(out, scalar_bytes(scalar), point):
+        raise DeckError(f"cannot multiply {point.hex()[:16]}… by a scalar: a bad point or 0")
+    return bytes(_ffi.buffer(out, POINT_BYTES))
 
 
 def base_mul(scalar: int) -> bytes:
     """``scalar · G``; :class:`DeckError` for a scalar of 0 mod ``L``."""
-    try:
-        return sodium.crypto_scalarmult_ed25519_base_noclamp(scalar_bytes(scalar))
-    except (CryptoError, RuntimeError) as err:
-        raise DeckError(f"cannot multiply the base point by 0: {err}") from None
+    out = _ffi.new("unsigned char[32]")
+    if _lib.crypto_scalarmult_ed25519_base_noclamp(out, scalar_bytes(scalar)):
+        raise DeckError("cannot multiply the base point by 0")
+    return bytes(_ffi.buffer(out, POINT_BYTES))
 
 
 def add(p: bytes, q: bytes) -> bytes:
-    """``p + q``."""
-    return sodium.crypto_core_ed25519_add(p, q)
+    """``p + q``; :class:`DeckError` if either is not a point of the curve."""
+    _points(p, q)
+    out = _ffi.new("unsigned char[32]")
+    if _lib.crypto_core_ed25519_add(out, p, q):
+        raise DeckError(f"cannot add {p.hex()[:16]}… and {q.hex()[:16]}…: not points")
+    return bytes(_ffi.buffer(out, POINT_BYTES))
 
 
 def sub(p: bytes, q: bytes) -> bytes:
-    """``p - q``."""
-    return sodium.crypto_core_ed25519_sub(p, q)
+    """``p - q``; :class:`DeckError` if either is not a point of the curve."""
+    _points(p, q)
+    out = _ffi.new("unsigned char[32]")
+    if _lib.crypto_core_ed25519_sub(out, p, q):
+        raise DeckError(f"cannot subtract {q.hex()[:16]}… from {p.hex()[:16]}…: not points")
+    return bytes(_ffi.buffer(out, POINT_BYTES))
 
 
 def card_point(card: Card) -> bytes:

@@ -386,8 +386,17 @@ class DeckRound:
         member dropped whose own share of a position not opened yet is missing
         (docs/shuffle.md §6.4, §10.4)."""
         i = self.member(seat)
-        out = []
-        for w in self.turned:
+        out: list[tuple[int, int, int]] = []
+        # Asked at every input of a peer (its duties): for a member still in, a position
+        # opened holds its share already (every member's, or a partial stand-in only for a
+        # member gone), so only the few positions in flight are walked, and none when every
+        # position turned is open (``opened`` only ever holds positions turned up).
+        places = self.turned
+        if i not in self.gone:
+            if len(self.opened) == len(self.turned):
+                return out
+            places = tuple(w for w in self.turned if w not in self.opened)
+        for w in places:
             held = self.shares.get(w, {})
             if i not in held:
                 out.append((i, *w))
