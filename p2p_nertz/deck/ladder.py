@@ -52,13 +52,13 @@ import nacl.bindings  # noqa: F401  (imported first: it initialises libsodium, s
 from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
 from nacl._sodium import lib as _lib
 
+from p2p_nertz.curve import SQRT_M1 as _SQRT_M1
+from p2p_nertz.curve import D as _D
+from p2p_nertz.curve import P as _P
 from p2p_nertz.deck.group import ORDER, check_point, mul
 
 __all__ = ["Multiples", "multiples", "valid_points"]
 
-_P = 2**255 - 19
-_D = -121665 * pow(121666, _P - 2, _P) % _P
-_SQRT_M1 = pow(2, (_P - 1) // 4, _P)
 #: Montgomery's ``A`` (``v² = u³ + A·u² + u``), and ``c`` with ``c² = −(A + 2)``: the maps
 #: ``(u, v) = ((1 + y)/(1 − y), c·u/x)`` and back, ``x = c·u/v``, ``y = (u − 1)/(u + 1)``.
 _A = 486662

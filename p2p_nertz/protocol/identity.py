@@ -54,6 +54,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from nacl._sodium import ffi as _ffi  # type: ignore[import-not-found]
 from nacl._sodium import lib as _lib
 
+from p2p_nertz.curve import SQRT_M1 as _SQRT_M1
+from p2p_nertz.curve import D as _D
+from p2p_nertz.curve import P as _P
 from p2p_nertz.errors import LocalProtocolError
 
 __all__ = [
@@ -87,7 +90,6 @@ SIGNATURE_SIZE = 64
 PeerId = NewType("PeerId", bytes)
 """A peer id: the 32-byte raw Ed25519 public key of a player (see :func:`parse_peer_id`)."""
 
-_P = 2**255 - 19  # the field prime of Curve25519
 _SIGN_BIT_MASK = (1 << 255) - 1
 # The y-coordinates of the eight points of small order (orders 1, 2, 4 and 8) of edwards25519;
 # each stands for one or two points (x and -x). Same list as libsodium's `has_small_order`.
@@ -109,9 +111,7 @@ _SMALL_ORDER_Y = frozenset(
 )
 
 
-_D = -121665 * pow(121666, -1, _P) % _P  # the curve constant d of RFC 8032 §5.1
 _D2 = 2 * _D % _P
-_SQRT_M1 = pow(2, (_P - 1) // 4, _P)  # a square root of -1 mod p
 _L = 2**252 + 27742317777372353535851937790883648493  # the prime order of the base point
 _Point = tuple[int, int, int, int]  # extended coordinates (X, Y, Z, T), x = X/Z, y = Y/Z
 _NEUTRAL: _Point = (0, 1, 1, 0)
