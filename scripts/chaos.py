@@ -25,8 +25,9 @@ round 1) and with a length among those that straddle the timers (``s`` = suspect
 
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
-cut off, its reason *dropped* only where every node that finished holds it dropped; 1 only for
-a resume that could not recover because everyone else had gone, §9.6 step 5); every settled
+cut off, its reason *dropped* only where every node that finished holds it dropped; 2 with
+"cannot recover our own events" only for a resume whose every other member had ended by then,
+§9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
 (not provisional) final state the same digest and totals; and ``nertz audit`` of every log
 VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
 if any game failed. A failed game's directory is kept (``--dir``), with every log, output and
@@ -58,7 +59,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from cli.args import EXIT_GONE, free_ports
+from cli.args import EXIT_GONE, EXIT_USAGE, free_ports
 from cli.keyfile import write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
@@ -229,6 +230,7 @@ class Game:
         self.lab = lab
         n = self.plan.players
         ids = [Identity.generate(derive_seed(b"chaos-key", self.plan.seed, k)) for k in range(n)]
+        ids.sort(key=lambda i: i.peer_id)  # the spec's seat order: P1 is seat 0, P2 seat 1…
         rules = Rules(target=None, rounds=self.plan.rounds)
         spec = GameSpec.create(
             [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
@@ -241,6 +243,7 @@ class Game:
         else:
             endpoints = [f"tcp://{lab.address(s)}:{LAB_PORT}" for s in range(n)]
         by_seat = {spec.seat_of(i.peer_id): i for i in ids}
+        assert [m.name for m in spec.members] == [f"P{s + 1}" for s in range(n)]
         for seat in range(n):
             node = Node(seat, self.dir / f"p{seat + 1}.key", self.dir / f"p{seat + 1}.log")
             write_key(node.key, by_seat[seat])
@@ -304,6 +307,7 @@ class Game:
     def inflict(self, fault: Fault) -> None:
         node = self.nodes[fault.victim]
         run = node.last
+        self.notes.append(f"{fault.kind} at {time.monotonic() - self.start:.1f}s")
         if fault.kind in STOPS:
             node.faulted = True
             run.proc.send_signal(signal.SIGSTOP)
@@ -385,7 +389,10 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
                 problems.append(f"{node.name}: exit 3 without a 'gone' final line")
             elif not node.faulted:
                 problems.append(f"{node.name}: found the table gone ({final['gone']}) unfaulted")
-        elif code == EXIT_FAILED and "cannot recover our own events" in last_err:
+        elif code == EXIT_USAGE and "cannot recover our own events" in last_err:
+            # A recovery that every member it waits for left unanswered: it signs nothing and
+            # stops, as a NertzError (docs/protocol.md §9.6 step 5, §13 "a member gone for
+            # good"). Fine once the others have all ended; not while one still plays.
             others = [e for s, e in enumerate(ended) if s != node.seat]
             if not all(e and e <= (run.ended or 0.0) for e in others):
                 problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
@@ -404,6 +411,8 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
         )
         problems.append(f"settled finals disagree: {said}")
     facts["exits"] = ",".join(exits)
+    facts["at"] = game.notes
+    facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
     facts["provisional"] = sorted(s for s, f in finals.items() if f.get("provisional"))
     facts["gone"] = {
         n.seat: (n.last.final() or {}).get("gone")
@@ -411,7 +420,7 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
         if n.last.proc.returncode == EXIT_GONE
     }
     facts["dropped"] = sorted({d for f in finals.values() for d in f.get("dropped", ())})
-    facts["rounds"] = max((f.get("rounds", 0) for f in finals.values()), default=0)
+    facts["played"] = max((f.get("rounds", 0) for f in finals.values()), default=0)
     logs = [str(n.log) for n in game.nodes if n.log.exists()]
     audit = subprocess.run(
         [sys.executable, "-m", "cli", "audit", "--json", *logs],
@@ -488,7 +497,8 @@ def line(result: dict[str, Any]) -> str:
     if result["provisional"]:
         extra.append("provisional " + ",".join(f"P{s + 1}" for s in result["provisional"]))
     text = (
-        f"{verdict} seed {result['seed']:5d}  {result['players']}p {result['rounds']}r  "
+        f"{verdict} seed {result['seed']:5d}  {result['players']}p "
+        f"{result['played']}/{result['rounds']}r  "
         f"{' + '.join(result['faults']):60s} exits {result['exits']:10s} "
         f"{result['wall']:6.1f}s  {'  '.join(extra)}"
     )
