@@ -536,6 +536,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the logs of games that passed")
     p.add_argument("--print-schedule", action="store_true", help="show the games; play none")
     args = p.parse_args(argv)
+    # Stopped by Ctrl-C or SIGTERM, even started in the background (SIGINT ignored there): the
+    # game's processes are continued and killed and the lab's namespaces removed on the way out.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     kinds = args.kinds or [k for k in KINDS if args.lab or k not in CUTS]
     if any(k in CUTS for k in kinds):
         why = unavailable()
@@ -567,6 +571,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line(result), flush=True)
     print(summary(results))
     return 0 if all(r["ok"] for r in results) else EXIT_FAILED
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def summary(results: Sequence[dict[str, Any]]) -> str:
