@@ -17,6 +17,7 @@ from p2p_nertz.logfile import Record, RecordKind, encode_header, encode_record
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.state import secret_hash
 from p2p_nertz.rules import Card, Move, Pile
 from tests.audit_helpers import (
@@ -414,3 +415,37 @@ def test_audit_tamper_move_notation_in_the_report(game: Game) -> None:
     assert named and named[0].move is not None
     assert str(Move.parse(named[0].move)) == named[0].move
     assert Move.parse(named[0].move).source is Pile.NERTS
+
+
+@pytest.mark.parametrize(
+    "notes",
+    [(), (RECOVERING_NOTE,), (RECOVERING_NOTE, RECOVERED_NOTE)],
+    ids=["none", "open", "done"],
+)
+def test_audit_tamper_own_events_lost_with_the_log_end_are_a_gap_unless_recovery_is_open(
+    game: Game, notes: tuple[str, ...]
+) -> None:
+    # Chaos seed 126 (two real processes): a log whose end the disk lost, resumed, its recovery
+    # given up (the other member had gone home). Its `recovering` note says so: the lost own
+    # events are a notice then. Without the note, or with the recovery over, they are a gap.
+    logs = game.copy()
+    seat1 = game.spec.peer_ids[1]
+    own = [i for i, r in enumerate(logs[1]) if r.kind is RecordKind.SENT_EVENT]
+    last = decode_message(logs[1][own[-1]].data).seq
+    cut = own[-3]  # its last three own events lost, and everything after them
+    lost = decode_message(logs[1][cut].data)
+    assert lost.author == seat1
+    logs[1] = logs[1][:cut] + [Record.note(name, b"") for name in notes]
+    report = game.audit(logs)
+    gaps = [(v.log, v.seat, v.seq, v.last_seq) for v in _only(report.violations, K.GAP)]
+    ends = [
+        (v.seq, v.last_seq)
+        for v in _only(report.violations, K.LOG_ENDS_EARLY)
+        if v.log == "p2.log" and v.seat == 1
+    ]
+    if notes == (RECOVERING_NOTE,):
+        assert gaps == [] and ends == [(lost.seq, last)]
+        assert report.valid
+    else:
+        assert gaps == [("p2.log", 1, lost.seq, last)] and ends == []
+        assert report.exit_status == 1

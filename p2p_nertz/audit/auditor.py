@@ -119,6 +119,7 @@ from p2p_nertz.protocol.envelope import (
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
+from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -735,6 +736,8 @@ class _Pass:
         if kind is RECORD_NOTE:
             if record.name == PROOF_NOTE:
                 self.evidence.note(log, record)
+            elif record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
+                log.recovering = record.name == RECOVERING_NOTE
             return
         is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
         data = record.data

@@ -78,6 +78,9 @@ class Log:
         self.holes: list[list[list[int]]] = [[] for _ in range(seats)]
         self.ended = False
         self.reached = 0  # the Lamport time of the last event read
+        # Its latest recovery note is `recovering`: its peer lost its log's end and had not
+        # taken its own events back when the log ends (docs/protocol.md §9.6).
+        self.recovering = False
 
 
 class Logs:
@@ -280,7 +283,10 @@ class Logs:
                         )
                 held = log.next[seat] - 1
                 if held < head:
-                    own = seat == log.owner
+                    # Its own peer's events past its log's end are a gap (it logs each before
+                    # sending it), unless the log says it lost its end and its recovery never
+                    # took them back (a `recovering` note last: the others had gone, say).
+                    own = seat == log.owner and not log.recovering
                     found.add(
                         Finding(
                             FindingKind.GAP if own else FindingKind.LOG_ENDS_EARLY,
@@ -288,6 +294,9 @@ class Logs:
                                 "the log lacks events its own peer signed (a peer logs each "
                                 "event before sending it)"
                                 if own
+                                else "the log lost its end and its peer's recovery of its own "
+                                "events did not finish"
+                                if seat == log.owner
                                 else "the log stops before events of this feed that other logs hold"
                             ),
                             log=log.name,

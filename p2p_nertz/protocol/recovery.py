@@ -28,12 +28,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, Want, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["Recovered", "Recovery", "fork_vote_of"]
+__all__ = ["RECOVERED_NOTE", "RECOVERING_NOTE", "Recovered", "Recovery", "fork_vote_of"]
+
+RECOVERING_NOTE: Final = "recovering"
+"""The log note that says the peer is learning its own feed from the others (its log may lack
+events it sent, docs/protocol.md §9.6): written in place of a cut tail, or when asked to
+recover; until a :data:`RECOVERED_NOTE` follows it, every restart recovers again. (Here, not
+with the other notes in ``runtime.nodelog``: the audit reads it too.)"""
+
+RECOVERED_NOTE: Final = "recovered"
+"""The log note that ends a recovery (data: our head before and after, 8 bytes each), written
+before anything the recovered peer signs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Note, Record, Recovered, Reserve
+from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 
 __all__ = [
@@ -62,15 +63,6 @@ CLOCK_NOTE: Final = "clock"
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
 id to endpoint string, ours included): with the spec note, enough to resume from the log."""
-
-RECOVERING_NOTE: Final = "recovering"
-"""The log note that says the peer is learning its own feed from the others (its log may lack
-events it sent, docs/protocol.md §9.6): written in place of a cut tail, or when asked to
-recover; until a :data:`RECOVERED_NOTE` follows it, every restart recovers again."""
-
-RECOVERED_NOTE: Final = "recovered"
-"""The log note that ends a recovery (data: our head before and after, 8 bytes each), written
-before anything the recovered peer signs."""
 
 
 def encode_clock_note(clock: int) -> LogRecord:

@@ -1,0 +1,603 @@
+#!/usr/bin/env python3
+"""Real-process chaos: ``nertz node`` games with faults whose lengths straddle the timers.
+
+Each game is a few ``nertz node`` bot processes (2-5 players, 2-3 rounds, short timers:
+``--suspect-after 2 --drop-after 8`` by default) over ZeroMQ on 127.0.0.1, or inside a
+network-namespace lab (:class:`p2p_nertz.testing.netns.Lab`) when a partition is drawn. From
+``--seed`` the script draws, per game, the table size, the rounds, and one or two faults, each
+on one node at a point of the game (after the table's k-th card to the lake, or at the end of
+round 1) and with a length among those that straddle the timers (``s`` = suspect-after,
+``d`` = drop-after):
+
+=================  =====================================================================
+``stop-short``     SIGSTOP for ``s / 2`` (below suspicion)
+``stop-suspect``   SIGSTOP for ``(s + d) / 2`` (suspected, not voted out)
+``stop-under``     SIGSTOP for ``d - 1`` (just under the drop)
+``stop-over``      SIGSTOP for ``d + 1.5`` (just over the drop)
+``stop-2d``        SIGSTOP for ``2 d``
+``stop-gone``      SIGSTOP for ``3 d + 4``: past the table-gone bound (docs/protocol.md §9.9)
+``kill``           SIGKILL, then ``nertz resume`` of its log after one of the lengths above
+``kill-torn``      the same, with the last few bytes of the log cut first (a torn last
+                   record, as a power cut leaves it: the resume recovers, §9.6)
+``cut-one``        the node's link cut for one of the lengths (in a lab; ``--lab``)
+``cut-halves``     the table split in two halves for one of the lengths (in a lab; ``--lab``)
+=================  =====================================================================
+
+At the end of a game it checks: no traceback on any stderr; every node's last process exited
+as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
+cut off, its reason *dropped* only where every node that finished holds it dropped; 2 with
+"cannot recover our own events" only for a resume whose every other member had ended by then,
+§9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
+(not provisional) final state the same digest and totals; and ``nertz audit`` of every log
+VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
+if any game failed. A failed game's directory is kept (``--dir``), with every log, output and
+the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
+
+    nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
+                                       [--lab] [--dir DIR] [--keep]
+
+The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
+the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
+reproduced by running its seed again, a few times if need be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from cli.args import EXIT_GONE, EXIT_USAGE, free_ports
+from cli.keyfile import write_key
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.testing.netns import Lab, unavailable
+
+STOPS = ("stop-short", "stop-suspect", "stop-under", "stop-over", "stop-2d", "stop-gone")
+KILLS = ("kill", "kill-torn")
+CUTS = ("cut-one", "cut-halves")
+KINDS = (*STOPS, *KILLS, *CUTS)
+LAB_PORT = 7700
+EXIT_FAILED = 1
+#: Cards to the lake (the whole table's, as the busiest node saw them) before which a fault
+#: may start: a 2-round game at speed 10 sends some 40-80.
+MAX_TRIGGER = 60
+
+
+def lengths(suspect: float, drop: float) -> dict[str, float]:
+    """The fault lengths, by the ``stop-*`` kind that uses them (the others draw one)."""
+    return {
+        "stop-short": suspect / 2,
+        "stop-suspect": (suspect + drop) / 2,
+        "stop-under": drop - 1.0,
+        "stop-over": drop + 1.5,
+        "stop-2d": 2 * drop,
+        "stop-gone": 3 * drop + 4,
+    }
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault of a game's schedule."""
+
+    kind: str
+    victim: int  # a seat (cut-halves: the first seat of the cut-off half)
+    trigger: int  # cards to the lake before it starts; -1: at the end of round 1
+    length: float  # seconds stopped, dead or cut off
+    torn: int = 0  # bytes cut off the log's tail (kill-torn)
+    half: tuple[int, ...] = ()  # cut-halves: the seats on the other side from seat 0
+
+    def describe(self) -> str:
+        at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
+        who = f"P{self.victim + 1}" if not self.half else "+".join(f"P{s + 1}" for s in self.half)
+        torn = f" torn {self.torn}B" if self.torn else ""
+        return f"{self.kind}@{who}({at}, {self.length:g}s{torn})"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A game: its table, rounds and faults, drawn from its seed."""
+
+    seed: int
+    players: int
+    rounds: int
+    faults: tuple[Fault, ...]
+
+    @property
+    def lab(self) -> bool:
+        return any(f.kind in CUTS for f in self.faults)
+
+
+def schedule(
+    seed: int, *, players: Sequence[int], kinds: Sequence[str], suspect: float, drop: float
+) -> Schedule:
+    """The game of ``seed``: deterministic, whatever the machine."""
+    rng = random.Random(derive_seed(b"chaos-schedule", seed))
+    n = rng.choice(list(players))
+    rounds = rng.choice((2, 3))
+    spans = lengths(suspect, drop)
+    faults: list[Fault] = []
+    trigger = 0
+    for number in range(rng.choice((1, 1, 2))):
+        kind = rng.choice(list(kinds))
+        if kind == "cut-halves" and n < 3:
+            kind = "cut-one"
+        victim = rng.randrange(n)
+        trigger = (
+            -1
+            if number == 0 and rng.random() < 0.2
+            else rng.randint(trigger, trigger + MAX_TRIGGER)
+        )
+        length = spans[kind] if kind in spans else rng.choice(list(spans.values()))
+        torn = rng.randint(1, 12) if kind == "kill-torn" else 0
+        half: tuple[int, ...] = ()
+        if kind == "cut-halves":
+            half = tuple(sorted(rng.sample(range(1, n), rng.randint(1, n // 2))))
+            victim = half[0]
+        faults.append(Fault(kind, victim, trigger, round(length, 2), torn, half))
+        trigger = max(trigger, 0) + 10
+    return Schedule(seed, n, rounds, tuple(faults))
+
+
+# -- running a game ----------------------------------------------------------------------------
+@dataclass
+class Run:
+    """One process of a node: the first ``node``, or a later ``resume``."""
+
+    proc: subprocess.Popen[bytes]
+    out: Path
+    err: Path
+    files: list[IO[bytes]]
+    started: float
+    ended: float | None = None
+    killed: bool = False  # by us (SIGKILL)
+
+    def poll(self, now: float) -> int | None:
+        code = self.proc.poll()
+        if code is not None and self.ended is None:
+            self.ended = now
+            for f in self.files:
+                f.close()
+        return code
+
+    def lines(self) -> list[dict[str, Any]]:
+        found = []
+        for line in self.out.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                with contextlib.suppress(ValueError):
+                    found.append(json.loads(line))
+        return found
+
+    def final(self) -> dict[str, Any] | None:
+        return next((e for e in reversed(self.lines()) if e.get("event") == "final"), None)
+
+
+@dataclass
+class Node:
+    seat: int
+    key: Path
+    log: Path
+    runs: list[Run] = field(default_factory=list)
+    faulted: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"P{self.seat + 1}"
+
+    @property
+    def last(self) -> Run:
+        return self.runs[-1]
+
+
+class Game:
+    """The processes of one game, and the faults done to them."""
+
+    def __init__(self, plan: Schedule, workdir: Path, suspect: float, drop: float) -> None:
+        self.plan = plan
+        self.dir = workdir
+        self.timers = ["--suspect-after", f"{suspect:g}", "--drop-after", f"{drop:g}"]
+        self.lab: Lab | None = None
+        self.nodes: list[Node] = []
+        self.notes: list[str] = []
+        self.start = time.monotonic()
+
+    # -- processes -------------------------------------------------------------------------
+    def _spawn(self, node: Node, argv: list[str], stem: str) -> None:
+        out, err = self.dir / f"{stem}.out", self.dir / f"{stem}.err"
+        files: list[IO[bytes]] = [out.open("wb"), err.open("wb")]
+        kw: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": files[0], "stderr": files[1]}
+        if self.lab is not None:
+            proc = self.lab.popen(node.seat, argv, **kw)
+        else:
+            proc = subprocess.Popen(argv, **kw)
+        node.runs.append(Run(proc, out, err, files, time.monotonic()))
+
+    def begin(self, lab: Lab | None) -> None:
+        self.lab = lab
+        n = self.plan.players
+        ids = [Identity.generate(derive_seed(b"chaos-key", self.plan.seed, k)) for k in range(n)]
+        ids.sort(key=lambda i: i.peer_id)  # the spec's seat order: P1 is seat 0, P2 seat 1…
+        rules = Rules(target=None, rounds=self.plan.rounds)
+        spec = GameSpec.create(
+            [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
+            rules,
+            derive_seed(b"chaos-game", self.plan.seed)[:16],
+        )
+        (self.dir / "game.spec").write_bytes(spec.to_wire())
+        if lab is None:
+            endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(n)]
+        else:
+            endpoints = [f"tcp://{lab.address(s)}:{LAB_PORT}" for s in range(n)]
+        by_seat = {spec.seat_of(i.peer_id): i for i in ids}
+        assert [m.name for m in spec.members] == [f"P{s + 1}" for s in range(n)]
+        for seat in range(n):
+            node = Node(seat, self.dir / f"p{seat + 1}.key", self.dir / f"p{seat + 1}.log")
+            write_key(node.key, by_seat[seat])
+            self.nodes.append(node)
+        for node in self.nodes:
+            argv = [
+                sys.executable, "-m", "cli", "node", "--key", str(node.key),
+                "--spec", str(self.dir / "game.spec"), "--bind", endpoints[node.seat],
+                "--log", str(node.log), "--json", "--progress", "--speed", "10", *self.timers,
+            ]  # fmt: skip
+            for other in range(n):
+                if other != node.seat:
+                    argv += ["--peer", f"{other}={endpoints[other]}"]
+            self._spawn(node, argv, f"p{node.seat + 1}")
+
+    def resume(self, node: Node) -> None:
+        argv = [
+            sys.executable, "-m", "cli", "resume", str(node.log), "--key", str(node.key),
+            "--bot", "greedy", "--json", *self.timers,
+        ]  # fmt: skip
+        self._spawn(node, argv, f"p{node.seat + 1}.resume{len(node.runs)}")
+
+    def poll(self) -> bool:
+        """Whether every node's last process has ended."""
+        now = time.monotonic()
+        return all(node.last.poll(now) is not None for node in self.nodes)
+
+    def progress(self) -> tuple[int, int]:
+        """(cards to the lake, rounds scored) as the busiest first process printed them."""
+        lake = rounds = 0
+        for node in self.nodes:
+            seen = node.runs[0].lines()
+            lake = max(lake, sum(e.get("event") == "lake" for e in seen))
+            rounds = max(rounds, sum(e.get("event") == "round" for e in seen))
+        return lake, rounds
+
+    def stop_all(self) -> None:
+        for node in self.nodes:
+            for run in node.runs:
+                if run.proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        run.proc.send_signal(signal.SIGCONT)
+                        run.proc.kill()
+                run.proc.wait()
+                run.poll(time.monotonic())
+
+    # -- faults ----------------------------------------------------------------------------
+    def wait_trigger(self, fault: Fault, deadline: float) -> bool:
+        """Wait until the fault's point of the game; ``False`` if the game ended first."""
+        while time.monotonic() < deadline:
+            if self.poll() or self.nodes[fault.victim].last.proc.poll() is not None:
+                return False
+            lake, rounds = self.progress()
+            if (fault.trigger < 0 and rounds >= 1) or (
+                fault.trigger >= 0 and lake >= fault.trigger
+            ):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def inflict(self, fault: Fault) -> None:
+        node = self.nodes[fault.victim]
+        run = node.last
+        self.notes.append(f"{fault.kind} at {time.monotonic() - self.start:.1f}s")
+        if fault.kind in STOPS:
+            node.faulted = True
+            run.proc.send_signal(signal.SIGSTOP)
+            time.sleep(fault.length)
+            run.proc.send_signal(signal.SIGCONT)
+        elif fault.kind in KILLS:
+            node.faulted = True
+            run.killed = True
+            run.proc.send_signal(signal.SIGKILL)
+            run.proc.wait()
+            run.poll(time.monotonic())
+            if fault.torn:
+                size = node.log.stat().st_size
+                os.truncate(node.log, size - fault.torn)
+            time.sleep(fault.length)
+            self.resume(node)
+        else:
+            assert self.lab is not None
+            lab = self.lab
+            if fault.kind == "cut-one":
+                node.faulted = True
+                lab.cut(fault.victim)
+                time.sleep(fault.length)
+                lab.heal(fault.victim)
+            else:
+                for seat in fault.half:
+                    self.nodes[seat].faulted = True
+                with _halves(lab, fault.half):
+                    time.sleep(fault.length)
+
+
+@contextlib.contextmanager
+def _halves(lab: Lab, half: Sequence[int]) -> Iterator[None]:
+    """The lab's LAN split in two: the hosts ``half`` on a second bridge, within the lab's
+    switch namespace (nothing outside the lab is touched)."""
+    sw = lab.switch
+    subprocess.run(["ip", "-n", sw, "link", "add", "br1", "type", "bridge"], check=True)
+    subprocess.run(["ip", "-n", sw, "link", "set", "br1", "up"], check=True)
+    for host in half:
+        subprocess.run(["ip", "-n", sw, "link", "set", f"p{host}", "master", "br1"], check=True)
+    try:
+        yield
+    finally:
+        for host in half:
+            subprocess.run(["ip", "-n", sw, "link", "set", f"p{host}", "master", "br0"], check=True)
+        subprocess.run(["ip", "-n", sw, "link", "del", "br1"], check=True)
+
+
+# -- checks ------------------------------------------------------------------------------------
+def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
+    """The failures of a finished game (empty: it passed) and facts for its line."""
+    problems: list[str] = []
+    facts: dict[str, Any] = {}
+    if timed_out:
+        running = [n.name for n in game.nodes if n.last.proc.poll() is None]
+        problems.append(f"did not finish in time: {', '.join(running)} still running")
+    for node in game.nodes:
+        for run in node.runs:
+            text = run.err.read_text(errors="replace")
+            if "Traceback" in text:
+                problems.append(f"{node.name}: traceback in {run.err.name}")
+    finals: dict[int, dict[str, Any]] = {}
+    exits: list[str] = []
+    ended = [n.last.ended or 0.0 for n in game.nodes]
+    for node in game.nodes:
+        run = node.last
+        code = run.proc.returncode
+        exits.append(str(code))
+        final = run.final()
+        err = run.err.read_text(errors="replace").strip().splitlines()
+        last_err = err[-1] if err else ""
+        if code == 0:
+            if final is None or not final.get("over"):
+                problems.append(f"{node.name}: exit 0 without the game over ({run.out.name})")
+            else:
+                finals[node.seat] = final
+        elif code == EXIT_GONE:
+            if final is None or final.get("gone") is None:
+                problems.append(f"{node.name}: exit 3 without a 'gone' final line")
+            elif not node.faulted:
+                problems.append(f"{node.name}: found the table gone ({final['gone']}) unfaulted")
+        elif code == EXIT_USAGE and "cannot recover our own events" in last_err:
+            # A recovery that every member it waits for left unanswered: it signs nothing and
+            # stops, as a NertzError (docs/protocol.md §9.6 step 5, §13 "a member gone for
+            # good"). Fine once the others have all ended; not while one still plays.
+            others = [e for s, e in enumerate(ended) if s != node.seat]
+            if not all(e and e <= (run.ended or 0.0) for e in others):
+                problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
+        elif code is not None:
+            problems.append(f"{node.name}: exit {code}: {last_err}")
+    for node in game.nodes:
+        final = node.last.final()
+        if node.last.proc.returncode == EXIT_GONE and final and final.get("gone") == "dropped":
+            holders = [f for f in finals.values() if not f.get("provisional")]
+            if not all(node.seat in f.get("dropped", ()) for f in holders):
+                problems.append(f"{node.name}: gone as 'dropped' but not dropped by all who ended")
+    settled = {s: f for s, f in finals.items() if not f.get("provisional")}
+    if len({(f["digest"], tuple(f["totals"])) for f in settled.values()}) > 1:
+        said = "; ".join(
+            f"P{s + 1} {f['digest'][:12]} {f['totals']}" for s, f in sorted(settled.items())
+        )
+        problems.append(f"settled finals disagree: {said}")
+    facts["exits"] = ",".join(exits)
+    facts["at"] = game.notes
+    facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
+    facts["provisional"] = sorted(s for s, f in finals.items() if f.get("provisional"))
+    facts["gone"] = {
+        n.seat: (n.last.final() or {}).get("gone")
+        for n in game.nodes
+        if n.last.proc.returncode == EXIT_GONE
+    }
+    facts["dropped"] = sorted({d for f in finals.values() for d in f.get("dropped", ())})
+    facts["played"] = max((f.get("rounds", 0) for f in finals.values()), default=0)
+    logs = [str(n.log) for n in game.nodes if n.log.exists()]
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "--json", *logs],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    (game.dir / "audit.out").write_text(audit.stdout + audit.stderr)
+    if audit.returncode != 0:
+        findings = [
+            json.loads(line)["finding"]
+            for line in audit.stdout.splitlines()
+            if line.startswith('{"event": "finding"')
+        ]
+        codes = Counter(str(f.get("code", f.get("kind", "?"))) for f in findings)
+        problems.append(f"audit exit {audit.returncode}: {dict(codes) or audit.stderr.strip()}")
+    return problems, facts
+
+
+def play(plan: Schedule, root: Path, suspect: float, drop: float, keep: bool) -> dict[str, Any]:
+    workdir = root / f"seed{plan.seed}"
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    (workdir / "chaos.json").write_text(json.dumps(asdict(plan), indent=1))
+    game = Game(plan, workdir, suspect, drop)
+    # Generous: the bots' pace on a loaded machine, the faults' lengths, the gone bound.
+    budget = 90.0 * plan.rounds + sum(f.length for f in plan.faults) + 4 * drop
+    deadline = time.monotonic() + budget
+    missed: list[str] = []
+    with Lab(plan.players) if plan.lab else contextlib.nullcontext() as lab:
+        game.begin(lab)
+        try:
+            for fault in plan.faults:
+                if game.wait_trigger(fault, deadline):
+                    game.inflict(fault)
+                else:
+                    missed.append(fault.kind)
+            while not game.poll() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            timed_out = not game.poll()
+        finally:
+            game.stop_all()
+    wall = time.monotonic() - game.start
+    problems, facts = check(game, timed_out)
+    result = {
+        "seed": plan.seed,
+        "players": plan.players,
+        "rounds": plan.rounds,
+        "faults": [f.describe() for f in plan.faults],
+        "kinds": [f.kind for f in plan.faults],
+        "missed": missed,
+        "ok": not problems,
+        "problems": problems,
+        "wall": round(wall, 1),
+        **facts,
+    }
+    (workdir / "result.json").write_text(json.dumps(result, indent=1))
+    if not problems and not keep:
+        shutil.rmtree(workdir)
+    return result
+
+
+def line(result: dict[str, Any]) -> str:
+    verdict = "ok  " if result["ok"] else "FAIL"
+    extra = []
+    if result["missed"]:
+        extra.append(f"missed {','.join(result['missed'])}")
+    if result["dropped"]:
+        extra.append("dropped " + ",".join(f"P{s + 1}" for s in result["dropped"]))
+    if result["gone"]:
+        extra.append("gone " + ",".join(f"P{int(s) + 1}:{g}" for s, g in result["gone"].items()))
+    if result["provisional"]:
+        extra.append("provisional " + ",".join(f"P{s + 1}" for s in result["provisional"]))
+    text = (
+        f"{verdict} seed {result['seed']:5d}  {result['players']}p "
+        f"{result['played']}/{result['rounds']}r  "
+        f"{' + '.join(result['faults']):60s} exits {result['exits']:10s} "
+        f"{result['wall']:6.1f}s  {'  '.join(extra)}"
+    )
+    for problem in result["problems"]:
+        text += f"\n      {problem}"
+    return text
+
+
+def _range(text: str) -> list[int]:
+    low, _, high = text.partition("-")
+    values = list(range(int(low), int(high or low) + 1))
+    if not values or not all(2 <= v <= 8 for v in values):
+        raise argparse.ArgumentTypeError(f"players 2-8, not {text!r}")
+    return values
+
+
+def _kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {bad}; choose from {', '.join(KINDS)}")
+    return kinds
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--seed", type=int, default=1, help="the first game's seed")
+    p.add_argument("--games", type=int, default=1, help="games to play (seeds from --seed)")
+    p.add_argument("--players", type=_range, default=_range("2-5"), help="e.g. 3 or 2-5")
+    p.add_argument("--kinds", type=_kinds, help="the fault kinds to draw from (default: all)")
+    p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
+    p.add_argument("--suspect-after", type=float, default=2.0)
+    p.add_argument("--drop-after", type=float, default=8.0)
+    p.add_argument("--dir", type=Path, default=Path("chaos-runs"), help="where games are kept")
+    p.add_argument("--keep", action="store_true", help="keep the logs of games that passed")
+    p.add_argument("--print-schedule", action="store_true", help="show the games; play none")
+    args = p.parse_args(argv)
+    # Stopped by Ctrl-C or SIGTERM, even started in the background (SIGINT ignored there): the
+    # game's processes are continued and killed and the lab's namespaces removed on the way out.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    kinds = args.kinds or [k for k in KINDS if args.lab or k not in CUTS]
+    if any(k in CUTS for k in kinds):
+        why = unavailable()
+        if why is not None:
+            p.error(f"partitions need a netns lab: {why}")
+    plans = [
+        schedule(
+            seed,
+            players=args.players,
+            kinds=kinds,
+            suspect=args.suspect_after,
+            drop=args.drop_after,
+        )
+        for seed in range(args.seed, args.seed + args.games)
+    ]
+    if args.print_schedule:
+        for plan in plans:
+            faults = " + ".join(f.describe() for f in plan.faults)
+            print(f"seed {plan.seed:5d}  {plan.players}p {plan.rounds}r  {faults}")
+        return 0
+    args.dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    with (args.dir / "results.jsonl").open("a") as book:
+        for plan in plans:
+            result = play(plan, args.dir, args.suspect_after, args.drop_after, args.keep)
+            results.append(result)
+            book.write(json.dumps(result) + "\n")
+            book.flush()
+            print(line(result), flush=True)
+    print(summary(results))
+    return 0 if all(r["ok"] for r in results) else EXIT_FAILED
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def summary(results: Sequence[dict[str, Any]]) -> str:
+    by_kind: Counter[tuple[str, int, bool]] = Counter()
+    for r in results:
+        for kind in r["kinds"]:
+            by_kind[(kind, r["players"], r["ok"])] += 1
+    sizes = sorted({r["players"] for r in results})
+    rows = ["kind          " + "".join(f"  {n}p ok/all" for n in sizes)]
+    for kind in KINDS:
+        cells = []
+        for n in sizes:
+            good, bad = by_kind[(kind, n, True)], by_kind[(kind, n, False)]
+            cells.append(f"  {good:4d}/{good + bad:<5d}" if good + bad else "           -")
+        if any(by_kind[(kind, n, ok)] for n in sizes for ok in (True, False)):
+            rows.append(f"{kind:14s}" + "".join(cells))
+    failed = [r["seed"] for r in results if not r["ok"]]
+    rows.append(
+        f"{len(results)} game(s), {len(results) - len(failed)} passed"
+        + (f"; FAILED seeds: {' '.join(map(str, failed))}" if failed else "")
+    )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
