@@ -37,6 +37,7 @@ __all__ = [
     "Folds",
     "Trial",
     "Unheld",
+    "came_back",
     "cut_made",
     "cut_stands",
     "cycle_meet",
