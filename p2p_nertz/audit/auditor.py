@@ -340,8 +340,9 @@ def _trial(run: _Pass) -> Trial[_Pass]:
     """A pass as :func:`~p2p_nertz.protocol.folds.impose_cuts` reads it: each cut offered
     that the passes with it imposed make (the member dropped there) is kept for good, in the
     order offered, until none is left (the peer's ``Folds._cut_unheld``, and its
-    ``lifted_cuts``: a drop decided before the withdrawals that lift its caps). Rare: a
-    member with events past a vote's count that no other member ever announced holding, a
+    ``lifted_cuts``: a drop decided before the withdrawals that lift its caps; its
+    ``readmitted_cuts``: a member the logs readmit from a cut the passes never made). Rare:
+    a member with events past a vote's count that no other member ever announced holding, a
     member gone for good."""
     return Trial(run, run.fold.decided, run.fold.folds.unheld, run.stopped)
 

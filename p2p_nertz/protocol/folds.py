@@ -37,11 +37,13 @@ __all__ = [
     "Folds",
     "Trial",
     "Unheld",
+    "came_back",
     "cut_made",
     "cut_stands",
     "cycle_meet",
     "impose_cuts",
     "lifted_cuts",
+    "readmitted_cuts",
     "refold",
 ]
 
@@ -417,10 +419,13 @@ def impose_cuts(
     imposed, those imposed before too) and kept if it stands (:func:`cut_stands`): the first
     that does is kept and the offers are made again from that fold. When none is left, each
     cut :func:`lifted_cuts` offers (a drop decided before the withdrawals that lift its caps)
-    is tried the same way, kept if the fold makes it (:func:`cut_made`). The cuts only grow,
-    so this ends. ``uncapped``: the members the fold with no cuts, gaps or caps drops
-    (:meth:`Unheld.cuts`); ``final``: the peer's final fold (what no member dropped there
-    announces counts), ``None`` where every fold is whole (the audit's: each trial's own).
+    is tried the same way, kept if the fold makes it (:func:`cut_made`). When none of those
+    is left either, each cut :func:`readmitted_cuts` offers (a member the events readmit from
+    a cut the fold never made) is tried, kept if the fold with it readmits the member from
+    there (:func:`came_back`). The cuts only grow, so this ends. ``uncapped``: the members
+    the fold with no cuts, gaps or caps drops (:meth:`Unheld.cuts`); ``final``: the peer's
+    final fold (what no member dropped there announces counts), ``None`` where every fold is
+    whole (the audit's: each trial's own).
     Returns the last trial kept (``start`` if none).
     """
     imposed: dict[int, int] = {}
@@ -443,7 +448,14 @@ def impose_cuts(
                     imposed, trial = cuts, tried
                     break
             else:
-                return trial
+                for seat, cut in readmitted_cuts(fold, base, trial.unheld, imposed):
+                    cuts = {**imposed, seat: cut}
+                    tried = fold_with(cuts)
+                    if came_back(tried.fold, seat, cut):
+                        imposed, trial = cuts, tried
+                        break
+                else:
+                    return trial
     return trial
 
 
@@ -578,6 +590,50 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
     return out
 
 
+def readmitted_cuts(
+    fold: GameState, final: GameState, unheld: Unheld, imposed: Collection[int]
+) -> list[tuple[int, int]]:
+    """The cuts to try, ``(seat, cut)`` in seat order, then request, then count from the
+    highest, for members still in by ``fold`` (and ``final``; not in ``imposed``) that a
+    readmission read (a ``drop`` *rejoin*, §9.8) brings back at a rejoin request that no gap
+    of ``fold`` or ``final`` ends at: each count of a vote against the member below that
+    request (and not below the end of a gap of it before the request). The fold with one
+    imposed that readmits the member from there (:func:`came_back`) is kept for good
+    (:func:`impose_cuts`: the peer's and the audit's).
+
+    A readmission is signed by a member whose final fold has the member dropped, and the
+    gap it leaves (the cut to the request) is the events that never count. The members'
+    announcements past the cut that :class:`Unheld` reads come after the readmission (the
+    voters unfreeze them once it is final, and the request is among what they announce),
+    and say nothing of the gap; a fold of every event at once (the audit, a peer restored
+    from its log) reads them all the same, so :meth:`Unheld.cuts` no longer offers the cut
+    that a live peer imposed before them. Soak seed 16034 (four players): seats 1 and 3
+    capped each other's votes (seat 3's vote on seat 1, in its gap, and seat 1's on seat 3,
+    past the count seat 3's vote quotes), and the peers, offered seat 3's cut at 74 while
+    nobody still in announced more, dropped it there and readmitted it at its request (76);
+    every audit kept the caps, left seat 3 in, refused its request as a second ``join``,
+    and reported honest members' moves as cheats.
+    """
+    out: list[tuple[int, int]] = []
+    for seat in sorted(unheld.rejoins):
+        if seat in imposed or seat in fold.dropped or seat in final.dropped:
+            continue
+        gaps = fold.gaps.get(seat, ()) + final.gaps.get(seat, ())
+        counts = sorted(unheld.counts.get(seat, ()), reverse=True)
+        for request in sorted(unheld.rejoins[seat]):
+            if any(hi == request for _, hi in gaps):
+                continue
+            back = max((hi for _, hi in gaps if hi < request), default=0)
+            out.extend((seat, c) for c in counts if back <= c < request)
+    return out
+
+
+def came_back(fold: GameState, seat: int, cut: int) -> bool:
+    """Whether ``fold`` readmitted ``seat`` from ``cut`` (a gap from it, §9.8): the test of
+    a cut :func:`readmitted_cuts` offers."""
+    return any(lo == cut for lo, _ in fold.gaps.get(seat, ()))
+
+
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
     """The first seq that counts again after ``cut``: the rejoin request of the gap that starts
     there, if the member was readmitted, else never."""
@@ -597,21 +653,26 @@ class Unheld:
         seats: how many seats the game has.
     """
 
-    __slots__ = ("announced", "counts", "last")
+    __slots__ = ("announced", "counts", "last", "rejoins")
 
     def __init__(self, seats: int) -> None:
         #: ``announced[a][q]``: the highest seq of ``q``'s feed that ``a`` announced holding.
         self.announced = [[0] * seats for _ in range(seats)]
         self.last = [0] * seats
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
+        #: seat -> the rejoin requests (seqs) the readmissions read name (:func:`readmitted_cuts`)
+        self.rejoins: dict[int, set[int]] = {}
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
         seat = event.seat
         self.last[seat] = max(self.last[seat], event.seq)
         body = event.body
-        if event.kind is KIND_DROP and isinstance(body, Drop) and body.reason in _AGAINST:
-            self.counts.setdefault(body.seat, set()).add(body.last_seq)
+        if event.kind is KIND_DROP and isinstance(body, Drop):
+            if body.reason in _AGAINST:
+                self.counts.setdefault(body.seat, set()).add(body.last_seq)
+            elif body.reason is DropReason.REJOIN:
+                self.rejoins.setdefault(body.seat, set()).add(body.last_seq)
         frontier = getattr(body, "frontier", None)
         if frontier:
             announced = self.announced[seat]
