@@ -370,7 +370,7 @@ def _cut_unheld(
         else:
             # (The peer's Folds._cut_lifted: a drop decided before the withdrawals that
             # lift the caps it was decided with.)
-            for seat, cut in lifted_cuts(state, imposed):
+            for seat, cut in lifted_cuts(state, imposed, run.fold.folds.unheld, state):
                 cuts = {**imposed, seat: cut}
                 trial = passes_with(cuts)
                 if cut_made(trial.fold.decided, seat, cut):

@@ -29,6 +29,7 @@ from collections.abc import Collection, Generator, Sequence
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
+from p2p_nertz.protocol.roster import lifted_trials
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet", "lifted_cuts"]
@@ -177,7 +178,7 @@ class Folds:
         """The fold with the first cut :func:`lifted_cuts` offers imposed that makes it
         (added to ``imposed``), if one: a drop some peer could make final before the
         withdrawals that lift the caps that decided it (docs/protocol.md §9.2)."""
-        for seat, cut in lifted_cuts(t, imposed):
+        for seat, cut in lifted_cuts(t, imposed, self.unheld, self.final):
             cuts = {**imposed, seat: cut}
             trial = self._fold(cuts, {}, {}, imposed=cuts, seen=[])
             if cut_made(trial, seat, cut):
@@ -430,7 +431,12 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     return not unheld.held_past(fold, final, seat, cut)
 
 
-def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+def lifted_cuts(
+    fold: GameState,
+    imposed: Collection[int],
+    unheld: Unheld | None = None,
+    final: GameState | None = None,
+) -> list[tuple[int, int]]:
     """The cuts to try, ``(seat, cut)`` in seat order, for members still in by ``fold`` (a
     fixed point; not in ``imposed``) whose votes against them that capped were withdrawn
     since: each cut at which the events before the first such withdrawal drop the member
@@ -440,6 +446,16 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
     Tried only where the member has a counted vote past the lowest count of those votes (one
     the caps held back), which keeps the trials rare; ``Roster.before_lift`` folds the
     membership events alone, not the game.
+
+    Where those events do not drop the member, every membership event read before such a
+    withdrawal, counted or not, is tried without the member's events past the count of each
+    vote against it (``roster.lifted_trials``): a peer that held neither the withdrawal nor
+    those events could make that drop final, if no member (other than those the final fold
+    dropped) had announced holding them before the withdrawal (``unheld``, :meth:`Unheld.before`:
+    one that had, the peer waited for). Two members voting each other out, each past the
+    other's count, a third withdrawing its vote on one of them after the other's drop: the
+    fold holding every event dropped the first, in the past of what peers without its late
+    votes made final (soak ``--late-withdrawals`` seed 11; docs/protocol.md §13).
     """
     roster = fold.roster
     out: list[tuple[int, int]] = []
@@ -453,6 +469,16 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
         ):
             continue
         cut = roster.before_lift(seat)
+        if cut is None and unheld is not None:
+            gone = final.dropped.keys() if final is not None else ()
+            cut = next(
+                (
+                    c
+                    for c, at in lifted_trials(roster, seat)
+                    if not unheld.before(seat, c, at, gone)
+                ),
+                None,
+            )
         if cut is not None:
             out.append((seat, cut))
     return out
@@ -477,13 +503,15 @@ class Unheld:
         seats: how many seats the game has.
     """
 
-    __slots__ = ("announced", "counts", "last")
+    __slots__ = ("announced", "counts", "last", "times")
 
     def __init__(self, seats: int) -> None:
         #: ``announced[a][q]``: the highest seq of ``q``'s feed that ``a`` announced holding.
         self.announced = [[0] * seats for _ in range(seats)]
         self.last = [0] * seats
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
+        #: ``times[a]``: (Lamport time, frontier) of each of ``a``'s events read
+        self.times: list[list[tuple[int, tuple[int, ...]]]] = [[] for _ in range(seats)]
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
@@ -494,6 +522,7 @@ class Unheld:
             self.counts.setdefault(body.seat, set()).add(body.last_seq)
         frontier = getattr(body, "frontier", None)
         if frontier:
+            self.times[seat].append((event.lamport, frontier))
             announced = self.announced[seat]
             for q, seq in enumerate(frontier[: len(announced)]):
                 if q != seat and seq > announced[q]:
@@ -505,6 +534,17 @@ class Unheld:
         gone = fold.dropped.keys() | final.dropped.keys()
         return any(
             a[seat] > cut for q, a in enumerate(self.announced) if q != seat and q not in gone
+        )
+
+    def before(self, seat: int, cut: int, lamport: int, gone: Collection[int] = ()) -> bool:
+        """Whether a member other than ``seat`` and ``gone`` announced holding ``seat``'s
+        events past ``cut`` in an event timed before ``lamport``."""
+        return any(
+            f[seat] > cut
+            for q, times in enumerate(self.times)
+            if q != seat and q not in gone
+            for at, f in times
+            if at < lamport
         )
 
     def cuts(

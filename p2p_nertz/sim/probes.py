@@ -57,9 +57,14 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
     peer_trial = folds.Folds._cut_lifted
     made = folds.cut_made  # (the audit asks it, by its own name, of a lifted cut's trial only)
 
-    def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+    def lifted_cuts(
+        fold: GameState,
+        imposed: Collection[int],
+        unheld: folds.Unheld | None = None,
+        final: GameState | None = None,
+    ) -> list[tuple[int, int]]:
         counts.asked += 1
-        cuts = offer(fold, imposed) if rule else []
+        cuts = offer(fold, imposed, unheld, final) if rule else []
         counts.offered += len(cuts)
         return cuts
 
