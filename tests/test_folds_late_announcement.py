@@ -28,8 +28,10 @@ still open: a strict xfail below.
 from __future__ import annotations
 
 import pytest
-from test_folds_unheld_still_in import _S, _W, _drops, _events, _Row, _spec
+from test_folds_unheld_still_in import _S, _W, _drops, _events, _folds, _Row, _spec
 
+from p2p_nertz.protocol.folds import lifted_cuts
+from p2p_nertz.protocol.roster import lifted_trials
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
 
@@ -74,6 +76,29 @@ def test_folds_a_late_announcement_takes_no_cut_back(players: int) -> None:
     assert _drops(spec, _events(players, unheld)) == {0: 26}
     assert _drops(spec, _events(players, rows)) == {0: 26}
     assert _drops(spec, _events(players, [*rows, after])) == {0: 26}
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_folds_the_lifted_trial_reads_the_votes_the_fold_skipped(players: int) -> None:
+    """The offer itself, in the fold that drops seat 1 at 26 (the first fold's answer with
+    every event): its own membership events skip seat 1's vote on seat 0 (past 26), and
+    before seat 2's withdrawal on seat 0 (139) they do not drop seat 0
+    (``Roster.before_lift``); every event read before it, without seat 0's events past 26,
+    does (``roster.lifted_trials``), and nobody but seat 0 announced those events before 139
+    (seat 2 did at 160: ``Unheld.before``). So the cut is offered (``lifted_cuts``)."""
+    spec = _spec(players)
+    rows, after = _rows(players)
+    folds = _folds(spec, _events(players, [*rows, after]))
+    one = folds._fold({1: 26}, {}, {}, imposed={1: 26})
+    assert one.dropped == {1: 26}
+    assert one.roster.before_lift(0) is None
+    assert set(lifted_trials(one.roster, 0)) == {(26, 139)}  # (one per withdrawal)
+    assert not folds.unheld.before(0, 26, 139)
+    assert folds.unheld.before(0, 26, 161)  # (seat 2's event at 160)
+    assert folds.unheld.before(0, 25, 139)  # (seat 1 held 26 of it)
+    assert not folds.unheld.before(0, 25, 139, gone={1})
+    assert lifted_cuts(one, {}, folds.unheld, folds.final) == [(0, 26)]
+    assert lifted_cuts(one, {}) == []  # (no announcements asked: the roster's rule alone)
 
 
 #: Seeds of ``scripts/soak.py --late-withdrawals`` (three players) that split: the mix's
