@@ -29,7 +29,6 @@ from collections.abc import Collection, Generator, Sequence
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
-from p2p_nertz.protocol.roster import lifted_trials
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = ["Folds", "Unheld", "cut_made", "cut_stands", "cycle_meet", "lifted_cuts"]
@@ -474,7 +473,7 @@ def lifted_cuts(
             cut = next(
                 (
                     c
-                    for c, at in lifted_trials(roster, seat)
+                    for c, at in st.lifted_trials(roster, seat)
                     if not unheld.before(seat, c, at, gone)
                 ),
                 None,
