@@ -98,7 +98,7 @@ class Roster:
         #: abandon, ``(seat, seq, None)`` for a leave. What :meth:`settle` folds again without
         #: a member's events past a cut (:meth:`_without`).
         self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
-        #: Every membership event read since :attr:`origin`, counted or not (:func:`_lifted`)
+        #: Every membership event read since :attr:`origin`, counted or not (:func:`lifted_trials`)
         self.read: tuple[tuple[int, int, Drop | None], ...] = ()
         #: The roster the :attr:`ops` start from: ``None`` at the game's start; a copy of
         #: this one, without ops, after each readmission (:meth:`readmit`). Never changed.
