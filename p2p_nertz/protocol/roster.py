@@ -664,6 +664,7 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 #: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
 #: Withdrawals, abandons and readmissions are not votes against anyone's feed.
 _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
-_AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}  # (what _lifted reads)
+#: What :attr:`Roster.read` keeps of the membership events that do not count.
+_AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)
