@@ -441,7 +441,7 @@ def impose_cuts(
                 imposed, trial = cuts, tried
                 break
         else:
-            for seat, cut in lifted_cuts(fold, imposed):
+            for seat, cut in lifted_cuts(fold, imposed, trial.unheld, base):
                 cuts = {**imposed, seat: cut}
                 tried = fold_with(cuts)
                 if cut_made(tried.fold, seat, cut):
@@ -562,7 +562,12 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     return not unheld.held_past(fold, final, seat, cut)
 
 
-def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+def lifted_cuts(
+    fold: GameState,
+    imposed: Collection[int],
+    unheld: Unheld | None = None,
+    final: GameState | None = None,
+) -> list[tuple[int, int]]:
     """The cuts to try, ``(seat, cut)`` in seat order, for members still in by ``fold`` (a
     fixed point; not in ``imposed``) whose votes against them that capped were withdrawn
     since: each cut at which the events before the first such withdrawal drop the member
@@ -572,6 +577,16 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
     Tried only where the member has a counted vote past the lowest count of those votes (one
     the caps held back), which keeps the trials rare; ``Roster.before_lift`` folds the
     membership events alone, not the game.
+
+    Where those events do not drop the member, every membership event read before such a
+    withdrawal, counted or not, is tried without the member's events past the count of each
+    vote against it (``roster.lifted_trials``): a peer that held neither the withdrawal nor
+    those events could make that drop final, if no member (other than those the final fold
+    dropped) had announced holding them before the withdrawal (``unheld``, :meth:`Unheld.before`:
+    one that had, the peer waited for). Two members voting each other out, each past the
+    other's count, a third withdrawing its vote on one of them after the other's drop: the
+    fold holding every event dropped the first, in the past of what peers without its late
+    votes made final (soak ``--late-withdrawals`` seed 11; docs/protocol.md §13).
     """
     roster = fold.roster
     out: list[tuple[int, int]] = []
@@ -585,6 +600,16 @@ def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, in
         ):
             continue
         cut = roster.before_lift(seat)
+        if cut is None and unheld is not None:
+            gone = final.dropped.keys() if final is not None else ()
+            cut = next(
+                (
+                    c
+                    for c, at in st.lifted_trials(roster, seat)
+                    if not unheld.before(seat, c, at, gone)
+                ),
+                None,
+            )
         if cut is not None:
             out.append((seat, cut))
     return out
@@ -653,7 +678,7 @@ class Unheld:
         seats: how many seats the game has.
     """
 
-    __slots__ = ("announced", "counts", "last", "rejoins")
+    __slots__ = ("announced", "counts", "last", "rejoins", "times")
 
     def __init__(self, seats: int) -> None:
         #: ``announced[a][q]``: the highest seq of ``q``'s feed that ``a`` announced holding.
@@ -662,6 +687,8 @@ class Unheld:
         self.counts: dict[int, set[int]] = {}  # seat -> the counts of the votes against it
         #: seat -> the rejoin requests (seqs) the readmissions read name (:func:`readmitted_cuts`)
         self.rejoins: dict[int, set[int]] = {}
+        #: ``times[a]``: (Lamport time, frontier) of each of ``a``'s events read
+        self.times: list[list[tuple[int, tuple[int, ...]]]] = [[] for _ in range(seats)]
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
@@ -675,6 +702,7 @@ class Unheld:
                 self.rejoins.setdefault(body.seat, set()).add(body.last_seq)
         frontier = getattr(body, "frontier", None)
         if frontier:
+            self.times[seat].append((event.lamport, frontier))
             announced = self.announced[seat]
             for q, seq in enumerate(frontier[: len(announced)]):
                 if q != seat and seq > announced[q]:
@@ -686,6 +714,17 @@ class Unheld:
         gone = fold.dropped.keys() | final.dropped.keys()
         return any(
             a[seat] > cut for q, a in enumerate(self.announced) if q != seat and q not in gone
+        )
+
+    def before(self, seat: int, cut: int, lamport: int, gone: Collection[int] = ()) -> bool:
+        """Whether a member other than ``seat`` and ``gone`` announced holding ``seat``'s
+        events past ``cut`` in an event timed before ``lamport``."""
+        return any(
+            f[seat] > cut
+            for q, times in enumerate(self.times)
+            if q != seat and q not in gone
+            for at, f in times
+            if at < lamport
         )
 
     def cuts(

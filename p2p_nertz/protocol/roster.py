@@ -34,7 +34,7 @@ from functools import lru_cache
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
-__all__ = ["Roster", "capped", "vote_cut", "with_forks"]
+__all__ = ["Roster", "capped", "lifted_trials", "vote_cut", "with_forks"]
 
 _C = RefusalCode
 
@@ -58,6 +58,7 @@ class Roster:
         "lifts",
         "ops",
         "origin",
+        "read",
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
@@ -97,6 +98,8 @@ class Roster:
         #: abandon, ``(seat, seq, None)`` for a leave. What :meth:`settle` folds again without
         #: a member's events past a cut (:meth:`_without`).
         self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
+        #: Every membership event read since :attr:`origin`, counted or not (:func:`lifted_trials`)
+        self.read: tuple[tuple[int, int, Drop | None], ...] = ()
         #: The roster the :attr:`ops` start from: ``None`` at the game's start; a copy of
         #: this one, without ops, after each readmission (:meth:`readmit`). Never changed.
         self.origin: Roster | None = None
@@ -104,10 +107,10 @@ class Roster:
         #: standing votes against it (see :meth:`standing_caps`); the seq above which no
         #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
         self.vote_caps: dict[int, tuple[int, int]] = {}
-        #: target -> (count, Lamport time, voter, index in :attr:`ops`) of each withdrawal of
-        #: a vote against it that caps (see :meth:`standing_caps`), made while it and the
+        #: target -> (count, Lamport time, voter, index in :attr:`ops`, in :attr:`read`) of each
+        #: withdrawal of a vote against it that caps (:meth:`standing_caps`), made while it and the
         #: voter were in (:meth:`before_lift`)
-        self.lifts: dict[int, tuple[tuple[int, int, int, int], ...]] = {}
+        self.lifts: dict[int, tuple[tuple[int, int, int, int, int], ...]] = {}
         #: seat -> the least seq of its read (observe) that does not count (see saw_cut)
         self.uncounted: dict[int, int] = {}
 
@@ -127,6 +130,7 @@ class Roster:
         new.votes = dict(self.votes)
         new.frozen = dict(self.frozen)
         new.ops = self.ops
+        new.read = self.read
         new.origin = self.origin
         new.vote_caps = dict(self.vote_caps)
         new.lifts = dict(self.lifts)
@@ -229,8 +233,10 @@ class Roster:
         return any(frontier[q] > events for q, (_, events) in self.vote_caps.items() if q != seat)
 
     # -- what the events decide -------------------------------------------------------------
-    def read_uncounted(self, seat: int, seq: int) -> None:
+    def read_uncounted(self, seat: int, seq: int, body: object = None) -> None:
         """An event of ``seat`` was read that does not count (the fold's ``observe``)."""
+        if isinstance(body, Drop) and body.reason in _AGAINST:
+            self.read = (*self.read, (seat, seq, body))
         if seq < self.uncounted.get(seat, seq + 1):
             self.uncounted[seat] = seq
 
@@ -244,6 +250,7 @@ class Roster:
         later, by this vote (:meth:`_without`)."""
         target = body.seat
         self.ops = (*self.ops, (voter, seq, body))
+        self.read = (*self.read, (voter, seq, body))
         if target in self.dropped:
             return False
         votes = self.votes.get(target, ())
@@ -252,7 +259,7 @@ class Roster:
                 ballots = (*votes, *self.frozen.get(target, ()))
                 at = len(self.ops) - 1  # (where this withdrawal is in ops)
                 lifted = [
-                    (v.last_seq, lamport, voter, at)
+                    (v.last_seq, lamport, voter, at, len(self.read) - 1)
                     for q, v in ballots
                     if q == voter and v.reason in _CAPPED
                 ]
@@ -265,9 +272,10 @@ class Roster:
         self.votes[target] = (*votes, (voter, body))
         return True
 
-    def freeze(self, voter: int, body: Drop) -> None:
-        """``voter``'s vote ``body`` never counts (capped: :func:`capped`), but stands until
-        withdrawn, and caps the member it votes out (:meth:`standing_caps`)."""
+    def freeze(self, voter: int, body: Drop, seq: int = 0) -> None:
+        """``voter``'s vote ``body`` (its event ``seq``) never counts (capped: :func:`capped`),
+        but stands until withdrawn, and caps the member it votes out (:meth:`standing_caps`)."""
+        self.read = (*self.read, (voter, seq, body))
         if body.reason not in _CAPPED or body.seat == voter or body.seat in self.dropped:
             return
         frozen = self.frozen.get(body.seat, ())
@@ -392,7 +400,7 @@ class Roster:
             if limit is not None and seq > limit:
                 continue
             if body is not None and caps and capped(caps, author, seq, body):
-                roster.freeze(author, body)
+                roster.freeze(author, body, seq)
                 continue
             if body is None:
                 if author in roster.dropped:
@@ -451,6 +459,7 @@ class Roster:
             )
         target = body.seat
         self.ops = (*self.ops, (author, seq, body))
+        self.read = (*self.read, (author, seq, body))
         self.drop_at[target] = lamport
         cut, chain = vote_cut((body,))
         self._keep(target, cut, chain)
@@ -460,6 +469,7 @@ class Roster:
     def leave(self, seat: int, seq: int, lamport: int) -> None:
         """``seat`` left with its event ``seq``: that is its cut."""
         self.ops = (*self.ops, (seat, seq, None))
+        self.read = (*self.read, (seat, seq, None))
         self.drop_at[seat] = lamport
         self.remove(seat, seq, left=True)
 
@@ -519,7 +529,7 @@ class Roster:
         if back:
             # (What :meth:`_without` folds again starts here: a readmission resets the votes.)
             self.lifts = {}
-            self.ops = ()
+            self.ops = self.read = ()
             self.origin = None
             self.origin = self.copy()
         return back
@@ -527,7 +537,10 @@ class Roster:
 
 @lru_cache(maxsize=256)
 def _replayed(
-    origin: Roster | None, seats: int, ops: tuple[tuple[int, int, Drop | None], ...]
+    origin: Roster | None,
+    seats: int,
+    ops: tuple[tuple[int, int, Drop | None], ...],
+    tried: tuple[tuple[int, int], ...] = (),
 ) -> tuple[tuple[int, int], ...]:
     """The drops ``ops`` (from ``origin``) decide with the cuts and caps they decide
     (:meth:`Roster.before_lift`), or none if those do not settle. Cached: the events before
@@ -535,15 +548,47 @@ def _replayed(
     14017 took 56 s of CPU uncached, 6 s before the rule)."""
     start = Roster(seats)
     start.origin = origin
-    cuts: dict[int, int] = {}
+    cuts: dict[int, int] = dict(tried)
     caps: dict[int, tuple[int, int]] = {}
     for _ in range(_REPLAYS):
         roster = start._replay(ops, cuts, caps, plain=False)
-        new_cuts, new_caps = dict(roster.dropped), roster.standing_caps()
+        new_cuts, new_caps = {**roster.dropped, **dict(tried)}, roster.standing_caps()
         if (new_cuts, new_caps) == (cuts, caps):
-            return tuple(sorted(new_cuts.items()))
+            return tuple(sorted(roster.dropped.items()))
         cuts, caps = new_cuts, new_caps
     return ()
+
+
+def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
+    """``(count, time)``, in the order of the withdrawals: for each withdrawal (at Lamport
+    ``time``) of a vote that capped ``seat`` (:attr:`Roster.lifts`), the first count of a
+    vote against ``seat`` at which every membership event read before it, counted or not
+    (:attr:`Roster.read`), drops ``seat`` with its events past that count left out, and with
+    the cuts and caps those events then decide (``folds.lifted_cuts`` asks who announced
+    ``seat``'s events past the count before ``time``).
+
+    The roster's own events (:attr:`Roster.ops`, what :meth:`Roster.before_lift` folds) leave
+    out what the fold's cuts and caps skip: where two members voted each other out, each past
+    the other's count, the fold that drops one of them holds none of that member's later
+    votes, and the other's drop, which a peer without the other's late events made final
+    before the withdrawal, is in none of its folds (docs/protocol.md §13, *two drops each
+    resting on the other's late vote*)."""
+    out: list[tuple[int, int]] = []
+    for lamport, end in sorted({(lift[1], lift[4]) for lift in roster.lifts.get(seat, ())}):
+        read = roster.read[:end]
+        last = max((seq for author, seq, _ in read if author == seat), default=0)
+        counts = {
+            body.last_seq
+            for author, _, body in read
+            if body is not None and body.seat == seat and author != seat
+            and body.reason in _CAPPED and body.last_seq < last
+        }  # fmt: skip
+        for count in sorted(counts):
+            tried = ((seat, count),)
+            if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
+                out.append((count, lamport))
+                break
+    return out
 
 
 def capped(caps: dict[int, tuple[int, int]], seat: int, seq: int, body: Drop) -> bool:
@@ -619,5 +664,7 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 #: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
 #: Withdrawals, abandons and readmissions are not votes against anyone's feed.
 _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+#: What :attr:`Roster.read` keeps of the membership events that do not count.
+_AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)

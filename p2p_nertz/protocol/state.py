@@ -83,7 +83,7 @@ from p2p_nertz.protocol.fold_values import (
     RoundScored,
     Violation,
 )
-from p2p_nertz.protocol.roster import Roster, capped, vote_cut, with_forks
+from p2p_nertz.protocol.roster import Roster, capped, lifted_trials, vote_cut, with_forks
 from p2p_nertz.protocol.round_events import RoundEvents
 from p2p_nertz.protocol.rounds import (
     DeckProblem,
@@ -126,6 +126,7 @@ __all__ = [
     "abandon_partner",
     "capped",
     "deck_seed",
+    "lifted_trials",
     "local_nonce",
     "local_secret",
     "nonce_hash",
@@ -415,7 +416,7 @@ class GameState:
         """
         body = event.body
         seat = event.seat
-        self.roster.read_uncounted(seat, event.seq)
+        self.roster.read_uncounted(seat, event.seq, body)
         self.abandonment.heard(seat, event.seq, body.frontier)
         if (
             isinstance(body, Drop)
@@ -454,7 +455,7 @@ class GameState:
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
-            roster.freeze(event.seat, body)  # it never counts, but it caps (standing_caps)
+            roster.freeze(event.seat, body, event.seq)  # (counts not, caps: standing_caps)
             return
         if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)

@@ -63,9 +63,14 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
     who: list[str] = []  # (whose impose_cuts runs: "peer" or "audit"; a stack)
     inside: list[bool] = []  # (cut_made asked by cut_stands: an Unheld cut, not counted)
 
-    def lifted_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+    def lifted_cuts(
+        fold: GameState,
+        imposed: Collection[int],
+        unheld: folds.Unheld | None = None,
+        final: GameState | None = None,
+    ) -> list[tuple[int, int]]:
         counts.asked += 1
-        cuts = offer(fold, imposed) if rule else []
+        cuts = offer(fold, imposed, unheld, final) if rule else []
         counts.offered += len(cuts)
         offers.clear()
         offers.update(cuts)
