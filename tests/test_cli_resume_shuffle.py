@@ -51,7 +51,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
     spec, procs, logs = node_game(
         tmp_path,
         names,
-        Rules(target=None, rounds=1),
+        Rules(target=None, rounds=1, draw=1),  # (two bots drawing three take a minute a round)
         keys=b"test-cli-resume-shuffle",
         salt=b"resume-shuffle",
         deal=Deal.SHUFFLE,
