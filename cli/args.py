@@ -261,6 +261,14 @@ away, woken after the others went home). It signed nothing for it: run it again 
 (``nertz resume``) to take the game up if the others are still playing."""
 
 
+class GoneError(NertzError):
+    """A command that stopped because everyone it waits for is gone: it signed nothing for
+    it, and exits with :data:`EXIT_GONE`, as a node that found the table gone does (a resume
+    whose recovery every member it waits for left unanswered, docs/protocol.md §9.6 step 5)."""
+
+    exit_status = EXIT_GONE
+
+
 _EVERY_INTERFACE = ("*", "0.0.0.0")
 
 

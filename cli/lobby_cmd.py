@@ -29,6 +29,7 @@ import trio
 
 from cli.args import (
     EXIT_FAILED,
+    GoneError,
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
@@ -244,10 +245,15 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
     try:
         return trio.run(fn)
     except NertzError as exc:
-        raise NertzError(str(exc)) from None
+        raise _again(exc) from None
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
-        raise NertzError(str(errors[0])) from None
+        raise _again(errors[0]) from None
+
+
+def _again(exc: BaseException) -> NertzError:
+    """``exc`` as the one line a command prints, its exit status kept (:class:`GoneError`)."""
+    return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(str(exc))
 
 
 def _require_player(args: argparse.Namespace, command: str) -> None:
@@ -872,10 +878,11 @@ async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) ->
             )
         if peer.recovery_hopeless(now):
             who = ", ".join(names[s] for s in waiting)
-            raise NertzError(
+            raise GoneError(
                 f"cannot recover our own events: {who} silent for "
                 f"{peer.config.drop_after:g} s and may hold events we signed. Nothing was "
-                "signed; resume again when they are back"
+                "signed: resume again if they are still playing (a game they have finished "
+                "ended without this log's last events)"
             )
         await trio.sleep(0.1)
 

@@ -154,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
     except NertzError as exc:
         print(f"nertz {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        status = getattr(exc, "exit_status", EXIT_USAGE)  # (GoneError's: the others are gone)
+        return int(status)
     except KeyboardInterrupt:
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -25,8 +25,8 @@ round 1) and with a length among those that straddle the timers (``s`` = suspect
 
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
-cut off, its reason *dropped* only where every node that finished holds it dropped; 2 with
-"cannot recover our own events" only for a resume whose every other member had ended by then,
+cut off, its reason *dropped* only where every node that finished holds it dropped, or, with
+"cannot recover our own events", only for a resume whose every other member had ended by then,
 §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
 (not provisional) final state the same digest and totals; and ``nertz audit`` of every log
 VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
@@ -59,7 +59,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from cli.args import EXIT_GONE, EXIT_USAGE, free_ports
+from cli.args import EXIT_GONE, free_ports
 from cli.keyfile import write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
@@ -384,18 +384,18 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
                 problems.append(f"{node.name}: exit 0 without the game over ({run.out.name})")
             else:
                 finals[node.seat] = final
+        elif code == EXIT_GONE and "cannot recover our own events" in last_err:
+            # A recovery that every member it waits for left unanswered: it signs nothing and
+            # stops, exit 3 like a table gone (docs/protocol.md §9.6 step 5, §13 "a member gone for
+            # good"). Fine once the others have all ended; not while one still plays.
+            others = [e for s, e in enumerate(ended) if s != node.seat]
+            if not all(e and e <= (run.ended or 0.0) for e in others):
+                problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
         elif code == EXIT_GONE:
             if final is None or final.get("gone") is None:
                 problems.append(f"{node.name}: exit 3 without a 'gone' final line")
             elif not node.faulted:
                 problems.append(f"{node.name}: found the table gone ({final['gone']}) unfaulted")
-        elif code == EXIT_USAGE and "cannot recover our own events" in last_err:
-            # A recovery that every member it waits for left unanswered: it signs nothing and
-            # stops, as a NertzError (docs/protocol.md §9.6 step 5, §13 "a member gone for
-            # good"). Fine once the others have all ended; not while one still plays.
-            others = [e for s, e in enumerate(ended) if s != node.seat]
-            if not all(e and e <= (run.ended or 0.0) for e in others):
-                problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
         elif code is not None:
             problems.append(f"{node.name}: exit {code}: {last_err}")
     for node in game.nodes:

@@ -20,7 +20,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import json_lines_until, stop_all
 
-from cli.args import free_ports
+from cli.args import EXIT_GONE, free_ports
 from cli.keyfile import write_key
 from cli.main import main
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
@@ -227,7 +227,7 @@ def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothi
          "--suspect-after", "0.3", "--drop-after", "1"],
         capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
     )  # fmt: skip
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == EXIT_GONE, done.stderr  # (3: the others gone, not a usage error)
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert [e["event"] for e in events] == ["resume", "recovering", "waiting"]
     assert events[1]["reason"] == "torn" and events[2]["names"] == ["Ann"]
