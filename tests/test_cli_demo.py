@@ -171,9 +171,13 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
             demo.communicate()
     assert demo.returncode == 0, out + err
     assert "note: P3 was voted out of the game" in err, err
-    assert "woke to find the table gone and stopped by itself: you were voted out" in err, err
     (own,) = [e for e in _json_events(work / "p3.out") if e["event"] == "final"]
-    assert own["gone"] == "dropped" and not own["over"]
+    # Woken, P3 learns its drop if the others' votes waited in its sockets ("dropped"), else it
+    # hears nothing at all ("silent"): both are the table gone (§9.9), as in test_cli_gone.py;
+    # which depends on what its sockets kept while it was stopped (CI met "silent" once).
+    assert own["gone"] in ("dropped", "silent") and not own["over"], own
+    said = {"dropped": "you were voted out", "silent": "the others have left"}[own["gone"]]
+    assert f"woke to find the table gone and stopped by itself: {said}" in err, err
     assert re.search(r"^all 2 nodes still in agree: digest [0-9a-f]{64}$", out, re.M), out
     finals = [e for n in (1, 2) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
     assert [f["dropped"] for f in finals] == [[2], [2]]

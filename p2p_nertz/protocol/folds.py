@@ -24,8 +24,9 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, TypeVar
 
 from p2p_nertz.protocol import state as st
@@ -431,32 +432,38 @@ def impose_cuts(
     imposed: dict[int, int] = {}
     trial = start
     while not trial.stopped:
-        fold = trial.fold
-        base = fold if final is None else final
-        for seat, cut in trial.unheld.cuts(fold, base, imposed, uncapped):
+        for seat, cut, stands in _offers(trial, imposed, uncapped, final):
             cuts = {**imposed, seat: cut}
             tried = fold_with(cuts)
-            made = tried.fold
-            if cut_stands(made, made if final is None else final, trial.unheld, seat, cut):
+            if stands(tried.fold):
                 imposed, trial = cuts, tried
                 break
         else:
-            for seat, cut in lifted_cuts(fold, imposed, trial.unheld, base):
-                cuts = {**imposed, seat: cut}
-                tried = fold_with(cuts)
-                if cut_made(tried.fold, seat, cut):
-                    imposed, trial = cuts, tried
-                    break
-            else:
-                for seat, cut in readmitted_cuts(fold, base, trial.unheld, imposed):
-                    cuts = {**imposed, seat: cut}
-                    tried = fold_with(cuts)
-                    if came_back(tried.fold, seat, cut):
-                        imposed, trial = cuts, tried
-                        break
-                else:
-                    return trial
+            return trial
     return trial
+
+
+def _offers(
+    trial: Trial[R], imposed: dict[int, int], uncapped: Collection[int], final: GameState | None
+) -> Iterator[tuple[int, int, Callable[[GameState], bool]]]:
+    """The cuts :func:`impose_cuts` tries over ``trial``, in order, each with what the fold
+    with it imposed must show to keep it: ``Unheld``'s (:func:`cut_stands`), then, only if
+    none of those is kept, :func:`lifted_cuts`' (:func:`cut_made`), then
+    :func:`readmitted_cuts`' (:func:`came_back`). Lazy: each kind is asked for only once the
+    kinds before it are spent."""
+    fold, unheld = trial.fold, trial.unheld
+    base = fold if final is None else final
+    for seat, cut in unheld.cuts(fold, base, imposed, uncapped):
+        yield seat, cut, partial(_stood, final, unheld, seat, cut)
+    for seat, cut in lifted_cuts(fold, imposed, unheld, base):
+        yield seat, cut, partial(cut_made, seat=seat, cut=cut)
+    for seat, cut in readmitted_cuts(fold, base, unheld, imposed):
+        yield seat, cut, partial(came_back, seat=seat, cut=cut)
+
+
+def _stood(final: GameState | None, unheld: Unheld, seat: int, cut: int, made: GameState) -> bool:
+    """:func:`cut_stands` of an ``Unheld`` cut, over the fold ``made`` with it imposed."""
+    return cut_stands(made, made if final is None else final, unheld, seat, cut)
 
 
 def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
