@@ -227,15 +227,16 @@ class Author:
         membership.track_silence(now, final.dropped)
         folds = self.chains.folds
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
-        for q in membership.withholding(now, final, since):
+        # (A commit game refolds here only for a vote, or a vote to withdraw: rare.)
+        for q in membership.withholding(now, final, since, lambda: folds.tentative):
             self.vote(q, DropReason.WITHHELD, now)
         if final.round.deck is not None:  # (a commit game owes no shares: no refold here)
             for q in membership.withheld_shares(now, final, folds.tentative):
                 self.vote(q, DropReason.WITHHELD, now)
-            for q in membership.shares_relieved(final, folds):
-                # What it owed is held here: our vote held it back from finality (§9.2).
-                if not self.left:
-                    self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
+        for q in membership.withheld_relieved(final, folds):
+            # What it owed is held here: our vote held it back from finality (§9.2).
+            if not self.left:
+                self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
         if now >= membership.stall_scan_at:
             membership.stall_scan_at = now + interval
             # The members that keep talking while finality waits for them (§9.2): a vote

@@ -26,6 +26,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
@@ -94,8 +95,12 @@ class Membership:
         #: when each position of a shuffle game's deal was turned up, for its shares' wait
         self.share_waits = ShareWaits()
         #: seat -> when we voted it out for a share it still owes (it counts as gone since),
-        #: and what it owed then (the vote is withdrawn once that is held: shares_relieved)
+        #: and what it owed then (the vote is withdrawn once that is held: withheld_relieved)
         self.share_votes: dict[int, tuple[float, tuple[Owed, ...]]] = {}
+        #: seat -> the event of the final phase we voted it out *withheld* for (withdrawn
+        #: once held: withheld_relieved); the members whose event is held, not waited for
+        self.phase_votes: dict[int, Awaited] = {}
+        self.held_waits: frozenset[int] = frozenset()
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
@@ -219,7 +224,10 @@ class Membership:
             not out
             and blame_from is not None
             and final.phase in WAITING_PHASES
-            and any(q != self.seat and q not in self.voted for q in _waits_for(final))
+            and any(
+                q != self.seat and q not in self.voted and q not in self.held_waits
+                for q in _waits_for(final)
+            )
         ):
             yield blame_from + timers.phase_timeout
         for q in range(self.n):
@@ -233,11 +241,17 @@ class Membership:
             if q not in self.voted and not out:
                 yield max(stalled + timers.phase_timeout, self.stall_scan_at)
 
-    def withholding(self, now: float, final: GameState, since: float) -> Iterator[int]:
+    def withholding(
+        self, now: float, final: GameState, since: float, held: Callable[[], GameState]
+    ) -> Iterator[int]:
         """The members to vote out now for withholding what the final phase (in it since
         ``since``) waits for, past ``phase_timeout`` (a nonce, a secret, a result: DESIGN.md
-        §5.2 makes that a forfeit), one at a time (the caller votes before asking for the
-        next). Such a vote is not withdrawn when the member is heard: it is heard."""
+        §5.2 makes that a forfeit), and the ``held`` fold lacks too (:mod:`phase_waits
+        <p2p_nertz.protocol.phase_waits>`; ``held`` gives it as it is when called), one at a
+        time (the caller votes before asking for the next). Such a vote is not withdrawn when
+        the member is heard, but once the held fold has the event (:meth:`withheld_relieved`);
+        a member whose event is held is not waited for (:attr:`held_waits`)."""
+        self.held_waits = frozenset()
         blame_from = self.blame_from(since)
         if (
             final.phase not in WAITING_PHASES
@@ -247,7 +261,13 @@ class Membership:
             return
         for q in sorted(_waits_for(final)):
             if q != self.seat and q not in self.voted:
+                awaited = Awaited.of(final, q)
+                if awaited.held_in(held()):
+                    self.held_waits |= {q}
+                    continue
                 self.proven_seats.add(q)
+                self.share_votes.pop(q, None)  # (one vote a member: this one says why)
+                self.phase_votes[q] = awaited
                 yield q
 
     def withheld_shares(self, now: float, final: GameState, held: GameState) -> Iterator[int]:
@@ -257,7 +277,7 @@ class Membership:
         ``held`` fold (the tentative one) lacks too (a shuffle game: docs/shuffle.md §10.4,
         §6.3; the members left then open its shares, §6.4), one at a time
         (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard, but once
-        the held fold has what it owed then (:meth:`shares_relieved`)."""
+        the held fold has what it owed then (:meth:`withheld_relieved`)."""
         heard = self.all_heard_since
         if heard is None or self.seat in final.dropped:
             return
@@ -265,35 +285,43 @@ class Membership:
         for q in waits.late(now, final, held, self.timers.phase_timeout, heard):
             if q != self.seat and q not in self.voted:
                 self.proven_seats.add(q)
+                self.phase_votes.pop(q, None)  # (one vote a member: this one says why)
                 self.share_votes[q] = (now, tuple(waits.items[q]))
                 yield q
 
-    def shares_relieved(self, final: GameState, folds: Folds) -> list[int]:
+    def withheld_relieved(self, final: GameState, folds: Folds) -> list[int]:
         """The members whose vote *withheld* of ours for a share or an answer
-        (:meth:`withheld_shares`) is withdrawn now (taken out of our votes: the caller signs
-        the withdrawals), in seat order: the held fold has every item it owed when we voted
-        (:meth:`Owed.held_in <p2p_nertz.protocol.share_waits.Owed.held_in>`), and the held
-        votes have not dropped it (:meth:`withdraws`' rule).
+        (:meth:`withheld_shares`) or for the event of a phase (:meth:`withholding`) is
+        withdrawn now (taken out of our votes: the caller signs the withdrawals), in seat
+        order: the held fold has every item it owed when we voted (:meth:`Owed.held_in
+        <p2p_nertz.protocol.share_waits.Owed.held_in>`, :meth:`Awaited.held_in
+        <p2p_nertz.protocol.phase_waits.Awaited.held_in>`), and the held votes have not
+        dropped it (:meth:`withdraws`' rule).
 
         The item came, and our vote, which froze our announcements of its feed, held it back
         from finality: standing, it held every member's later events back too, each member's
         final fold then showed the others owing, and votes that capped each other dropped
-        nobody (soak seed 518). As a stall vote is (:meth:`relieved`); a member that still
-        owes another item past its time, held nowhere here, is voted out again."""
-        votes = self.share_votes
-        if not votes or self.seat in final.dropped or final.phase is Phase.OVER:
+        nobody (soak seed 518; a late key, docs/shuffle.md §10.13). As a stall vote is
+        (:meth:`relieved`); a member that still owes another item past its time, held nowhere
+        here, is voted out again."""
+        shares, phases = self.share_votes, self.phase_votes
+        if (not shares and not phases) or self.seat in final.dropped or final.phase is Phase.OVER:
             return []
         out = []
         held = folds.tentative
-        for q, (_, owed) in sorted(votes.items()):
-            if q not in self.voted or q in final.dropped:
-                del votes[q]  # (out: it owes nothing, and its drop stands)
-            elif (
-                all(item.held_in(held) for item in owed)
+        owed: dict[int, Sequence[Owed | Awaited]] = {q: v[1] for q, v in shares.items()}
+        owed.update((q, (awaited,)) for q, awaited in phases.items())
+        for q, items in sorted(owed.items()):
+            gone = q not in self.voted or q in final.dropped  # (it owes nothing; drop stands)
+            if not gone and not (
+                all(item.held_in(held) for item in items)
                 and q not in self.proof.forked_at  # (proven to fork since: the vote stands)
                 and self._undecided(q, folds)
             ):
-                del votes[q]
+                continue
+            shares.pop(q, None)
+            phases.pop(q, None)
+            if not gone:
                 del self.voted[q]
                 self.proven_seats.discard(q)
                 out.append(q)

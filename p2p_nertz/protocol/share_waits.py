@@ -19,8 +19,8 @@ final fold, every member then owed every share turned up since, and each voted t
 out, votes that capped each other and dropped nobody (soak seed 518, docs/shuffle.md
 §10.12). So a vote names the items it was cast for (:attr:`ShareWaits.items`), and is
 withdrawn once the held fold has every one of them (:meth:`ShareWaits.still_owes`,
-:meth:`Membership.shares_relieved
-<p2p_nertz.protocol.membership.Membership.shares_relieved>`), as a stall vote is once the
+:meth:`Membership.withheld_relieved
+<p2p_nertz.protocol.membership.Membership.withheld_relieved>`), as a stall vote is once the
 member gave what it owed (docs/protocol.md §9.2).
 """
 

@@ -26,6 +26,11 @@ would have signed, changed.
   announcements of the member's feed froze at its vote): a vote is withdrawn once its voter
   holds the answer (docs/shuffle.md §10.12; soak seed 518's shape, where the simulator
   installed the cheat only after the restarted core had answered).
+* ``late_key`` and ``late_secret``: it signs no ``deck_key`` (``deck_open``) of the round
+  until its process restarts, then signs it (a modified client replaced by an honest one).
+  As for ``late_answer``, the event is delivered after the votes cast while it withheld it,
+  which hold it back from finality: a vote is withdrawn once its voter holds the event
+  (docs/shuffle.md §10.13).
 * ``wrong_answer``: as ``withhold_answer``, but it answers, with a share that is not the one
   its commitments fix: refused (``bad_dealing``, the signed answer the proof), then voted out
   *withheld* as the complaint stays unanswered; the audit names the wrong answer, and no
@@ -50,7 +55,14 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.deck.elgamal import Deck, reencrypt
 from p2p_nertz.deck.group import ORDER, add, base_mul, hash_scalar
-from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckShares, DeckStage
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol.bodies import DeckEvent, EventBody
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
@@ -76,6 +88,8 @@ class DeckCheatKind(enum.StrEnum):
     WRONG_ANSWER = "wrong_answer"
     LATE_COMPLAINT = "late_complaint"
     LATE_ANSWER = "late_answer"
+    LATE_KEY = "late_key"
+    LATE_SECRET = "late_secret"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -91,6 +105,13 @@ _ANSWER_CHEATS = (
     DeckCheatKind.WRONG_ANSWER,
     DeckCheatKind.LATE_ANSWER,
 )
+
+
+#: The cheats that withhold a phase event until the process restarts, and which event.
+_LATE_EVENTS: dict[DeckCheatKind, type[DeckKey] | type[DeckOpen]] = {
+    DeckCheatKind.LATE_KEY: DeckKey,
+    DeckCheatKind.LATE_SECRET: DeckOpen,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +145,10 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
             return body
         message = body.message
+        if cheat.kind in _LATE_EVENTS:
+            if isinstance(message, _LATE_EVENTS[cheat.kind]) and not restarted:
+                return None  # (not marked done: signed once the process restarts)
+            return body
         if cheat.kind is DeckCheatKind.SUBSTITUTE and isinstance(message, DeckStage):
             return dataclasses.replace(body, message=_substituted(message, final))
         if cheat.kind in _ANSWER_CHEATS:
