@@ -259,3 +259,58 @@ def test_sim_shuffle_cheats_a_late_answer_withdraws_the_votes_that_held_it_back(
     report = result.audit
     assert report is not None and not report.dropped
     assert {f.seat for f in report.errors} == {culprit}
+
+
+#: Seed 2's phase begins at about the same time in every peer: the key at once, ``open`` at
+#: 15.7 s (three players) and 12.7 s (four). Seat 0 sleeps from 5.5 s into the phase for
+#: 2.5 s (over the others' votes, 6 s in; too short to be voted out for silence), and the
+#: culprit is down from 6.5 s into it for 1 s, then signs the event.
+_LATE_STARTS = {(C.LATE_KEY, 3): 0.0, (C.LATE_KEY, 4): 0.0}
+_LATE_STARTS |= {(C.LATE_SECRET, 3): 15.7, (C.LATE_SECRET, 4): 12.7}
+
+
+@pytest.mark.parametrize(("kind", "players"), sorted(_LATE_STARTS))
+def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_back(
+    kind: DeckCheatKind, players: int
+) -> None:
+    """docs/shuffle.md §10.13: a vote *withheld* on a phase's event (a key, a secret) froze
+    its voter's announcements of the culprit's feed, so the event, delivered after it, was
+    never final while the vote stood. Judged on the final fold, the member asleep during the
+    votes voted too once awake: the culprit was dropped though every peer held its event
+    (the secret), or every member then voted every other out, votes that capped each other,
+    and the deal waited in ``key`` for ever (the key). Now a vote is withdrawn once its
+    voter holds the event, a member whose event is held is not voted out, nobody is
+    dropped, and the game ends."""
+    start = _LATE_STARTS[(kind, players)]
+    culprit = players - 1
+    result = run(
+        SimConfig(
+            players=players,
+            seed=2,
+            deal=Deal.SHUFFLE,
+            rules=Rules(target=None, rounds=1),
+            peer=QUICK_TIMERS,
+            faults=Faults(
+                deck_cheats=(DeckCheat(culprit, kind),),
+                freezes=(Freeze(0, start + 5.5, 2.5),),
+                crashes=(Crash(culprit, start + 6.5, restart_after=1.0),),
+            ),
+            max_time=200.0,
+        )
+    )
+    assert result.finished and result.violations == []
+    voted = set()
+    for peer in result.peers:
+        assert peer is not None
+        assert peer.final.phase is Phase.OVER and not peer.final.dropped
+        votes = [
+            body.reason
+            for body in (parse_body(m.kind, m.body, players) for m in peer.events(peer.seat))
+            if isinstance(body, Drop)
+        ]
+        if votes:
+            voted.add(peer.seat)
+            assert votes == [DropReason.WITHHELD, DropReason.WITHDRAW]
+    assert voted == set(range(1, culprit))  # (all but the one asleep and the culprit)
+    report = result.audit
+    assert report is not None and not report.dropped and not report.errors
