@@ -269,21 +269,16 @@ _LATE_STARTS = {(C.LATE_KEY, 3): 0.0, (C.LATE_KEY, 4): 0.0}
 _LATE_STARTS |= {(C.LATE_SECRET, 3): 15.7, (C.LATE_SECRET, 4): 12.7}
 
 
-@pytest.mark.parametrize(("kind", "players"), sorted(_LATE_STARTS))
-def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_back(
-    kind: DeckCheatKind, players: int
-) -> None:
-    """docs/shuffle.md §10.13: a vote *withheld* on a phase's event (a key, a secret) froze
-    its voter's announcements of the culprit's feed, so the event, delivered after it, was
-    never final while the vote stood. Judged on the final fold, the member asleep during the
-    votes voted too once awake: the culprit was dropped though every peer held its event
-    (the secret), or every member then voted every other out, votes that capped each other,
-    and the deal waited in ``key`` for ever (the key). Now a vote is withdrawn once its
-    voter holds the event, a member whose event is held is not voted out, nobody is
-    dropped, and the game ends."""
+def _late_phase_event(kind: DeckCheatKind, players: int, *, voter_restarts: bool) -> SimResult:
+    """The culprit (the last seat) withholds its key or secret until it restarts (the
+    timings above); ``voter_restarts``: seat 1 is down too, from just after its vote (6.2 s
+    into the phase) for 0.6 s, before the culprit's event comes."""
     start = _LATE_STARTS[(kind, players)]
     culprit = players - 1
-    result = run(
+    crashes = [Crash(culprit, start + 6.5, restart_after=1.0)]
+    if voter_restarts:
+        crashes.append(Crash(1, start + 6.2, restart_after=0.6))
+    return run(
         SimConfig(
             players=players,
             seed=2,
@@ -293,11 +288,16 @@ def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_
             faults=Faults(
                 deck_cheats=(DeckCheat(culprit, kind),),
                 freezes=(Freeze(0, start + 5.5, 2.5),),
-                crashes=(Crash(culprit, start + 6.5, restart_after=1.0),),
+                crashes=tuple(crashes),
             ),
             max_time=200.0,
         )
     )
+
+
+def _assert_withdrawn(result: SimResult, players: int) -> None:
+    """Every member but the one asleep and the culprit voted the culprit out *withheld*
+    and withdrew the vote; nobody is dropped, the game ends, the logs audit clean."""
     assert result.finished and result.violations == []
     voted = set()
     for peer in result.peers:
@@ -311,6 +311,32 @@ def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_
         if votes:
             voted.add(peer.seat)
             assert votes == [DropReason.WITHHELD, DropReason.WITHDRAW]
-    assert voted == set(range(1, culprit))  # (all but the one asleep and the culprit)
+    assert voted == set(range(1, players - 1))
     report = result.audit
     assert report is not None and not report.dropped and not report.errors
+
+
+@pytest.mark.parametrize(("kind", "players"), sorted(_LATE_STARTS))
+def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_back(
+    kind: DeckCheatKind, players: int
+) -> None:
+    """docs/shuffle.md §10.13: a vote *withheld* on a phase's event (a key, a secret) froze
+    its voter's announcements of the culprit's feed, so the event, delivered after it, was
+    never final while the vote stood. Judged on the final fold, the member asleep during the
+    votes voted too once awake: the culprit was dropped though every peer held its event
+    (the secret), or every member then voted every other out, votes that capped each other,
+    and the deal waited in ``key`` for ever (the key). Now a vote is withdrawn once its
+    voter holds the event, a member whose event is held is not voted out, nobody is
+    dropped, and the game ends."""
+    _assert_withdrawn(_late_phase_event(kind, players, voter_restarts=False), players)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_sim_shuffle_cheats_a_voter_restarted_withdraws_its_vote_on_a_late_key(
+    players: int,
+) -> None:
+    """docs/shuffle.md §10.13: a voter restarted from its log knew its vote *withheld* on
+    the culprit, not why; the vote stood for good when the key came, and the deal waited in
+    ``key`` for ever. Now the restored peer rebuilds why from its final fold (the key its
+    phase waits for) and withdraws the vote once it holds the key, as before its restart."""
+    _assert_withdrawn(_late_phase_event(C.LATE_KEY, players, voter_restarts=True), players)

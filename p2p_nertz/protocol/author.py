@@ -30,7 +30,10 @@ from p2p_nertz.protocol.effects import Send, Suspected
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.membership import WAITING_PHASES
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.recovery import Recovery
+from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
 __all__ = ["Author", "Timers"]
@@ -233,6 +236,8 @@ class Author:
         if final.round.deck is not None:  # (a commit game owes no shares: no refold here)
             for q in membership.withheld_shares(now, final, folds.tentative):
                 self.vote(q, DropReason.WITHHELD, now)
+        if membership.withheld_back:
+            self.recall(now)
         for q in membership.withheld_relieved(final, folds):
             # What it owed is held here: our vote held it back from finality (§9.2).
             if not self.left:
@@ -255,6 +260,35 @@ class Author:
                 self.vote(q, DropReason.SILENT, now)
             else:
                 self.outbox.effects.append(Suspected(q, True))
+
+    def recall(self, now: float) -> None:
+        """Why each vote *withheld* of ours read back from our log was cast (the record of it
+        died with the process), once the final fold says: the event its phase waits for from
+        the member, else what the member owes of its deal (docs/shuffle.md §10.13). Such a
+        vote is then withdrawn once the held fold has it, as it was before the restart
+        (:meth:`Membership.withheld_relieved`); else it stood for good, froze our
+        announcements of the member's feed, and the round could wait for ever. A vote the
+        final fold says nothing of (a stall's, or one on an event final since) stands; the
+        final fold of a peer restored catches up as the others announce what they hold."""
+        membership = self.membership
+        final = self.final
+        waiting = final.waiting() if final.phase in WAITING_PHASES else frozenset()
+        shares: ShareWaits | None = None
+        for q in sorted(membership.withheld_back):
+            records = (membership.phase_votes, membership.share_votes, membership.stall_votes)
+            if q not in membership.voted or any(q in r for r in records):
+                pass  # (withdrawn since, or voted again by this process)
+            elif q in waiting:
+                membership.phase_votes[q] = Awaited.of(final, q)
+            else:
+                if shares is None:
+                    shares = ShareWaits()
+                    if final.round.deck is not None:  # (all it owes now, as if late)
+                        shares.late(now, final, final, 0.0, now)
+                if q not in shares.items:
+                    continue  # (not yet: the final fold catches up)
+                membership.share_votes[q] = (now, tuple(shares.items[q]))
+            membership.withheld_back.discard(q)
 
     # -- recovery -------------------------------------------------------------------------------
     def awaiting(self, now: float | None = None) -> tuple[int, ...]:

@@ -101,6 +101,7 @@ class Membership:
         #: once held: withheld_relieved); the members whose event is held, not waited for
         self.phase_votes: dict[int, Awaited] = {}
         self.held_waits: frozenset[int] = frozenset()
+        self.withheld_back: set[int] = set()  # seats of our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
@@ -508,6 +509,8 @@ class Membership:
             self.voted[vote.seat] = vote.last_seq
             if vote.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
                 self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
+            if vote.reason is DropReason.WITHHELD:
+                self.withheld_back.add(vote.seat)  # (why: Author.recall)
         else:
             self.voted.pop(vote.seat, None)
 
