@@ -31,6 +31,7 @@ from p2p_nertz.protocol.bodies import (
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -806,6 +807,32 @@ def test_fold_shuffle_a_partial_held_but_not_final_is_not_late() -> None:
     assert not any(item.held_in(final) for item in items)
 
 
+def test_fold_shuffle_a_key_or_stage_held_but_not_final_is_not_withheld() -> None:
+    """docs/shuffle.md §10.13: as for a share (above), a key or a stage the held fold has is
+    not withheld, whatever the final fold lacks (a vote froze its voter's announcements of
+    the member's feed: the event may never be final while it stands); a vote cast for it
+    names it (:class:`Awaited`), held once the held fold has it. In the deal, the stage
+    named is the one due: a later stage of the member's is not it."""
+    t = ShuffleTable(3)
+    t.join_all()
+    for i in (0, 1):
+        t.deck_event(i, t.key_message(i))
+    final = t.fold.copy()  # (the final fold stops here; what follows is only held)
+    assert _withholding(t, 6.0, final) == [2]
+    key = Awaited.of(final, 2)
+    assert key.phase is Phase.KEY and not key.held_in(t.fold)
+    t.deck_event(2, t.key_message(2))
+    assert _withholding(t, 6.0, final) == [] and key.held_in(t.fold)
+    assert not key.held_in(final)  # (judged on the final fold alone, it is withheld)
+    t.deck_event(0, t.stage_message(0, 0))
+    final = t.fold.copy()
+    stage = Awaited.of(final, 1)
+    assert stage.stage == (1, 0) and _withholding(t, 6.0, final) == [1, 2]
+    t.deck_event(1, t.stage_message(1, 0))
+    assert stage.held_in(t.fold) and not stage.held_in(final)
+    assert _withholding(t, 6.0, final) == [2] and Awaited.of(t.fold, 1).stage == (0, 1)
+
+
 def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
     """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
     it owes no partial for it once dropped, and is not counted among those who can open its
@@ -875,12 +902,13 @@ def test_fold_shuffle_a_complaint_of_a_deal_given_up_counts_in_no_other(n: int) 
     assert t.refusals() == [RefusalCode.WRONG_PHASE]
 
 
-def _withholding(t: ShuffleTable, now: float) -> list[int]:
-    """Who seat 0 votes out for withholding at ``now``, every member heard throughout."""
+def _withholding(t: ShuffleTable, now: float, final: GameState | None = None) -> list[int]:
+    """Who seat 0 votes out for withholding at ``now``, every member heard throughout, its
+    final fold ``final`` (by default ``t.fold``) and its held fold ``t.fold``."""
     membership = Membership(0, t.n, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
     for q in range(t.n):
         membership.heard_from(q, now)
-    return list(membership.withholding(now, t.fold, 0.0))
+    return list(membership.withholding(now, final or t.fold, 0.0, lambda: t.fold))
 
 
 def test_fold_shuffle_a_member_withholding_its_key_or_stage_is_voted_out() -> None:
