@@ -267,6 +267,7 @@ def test_sim_shuffle_cheats_a_late_answer_withdraws_the_votes_that_held_it_back(
 #: culprit is down from 6.5 s into it for 1 s, then signs the event.
 _LATE_STARTS = {(C.LATE_KEY, 3): 0.0, (C.LATE_KEY, 4): 0.0}
 _LATE_STARTS |= {(C.LATE_SECRET, 3): 15.7, (C.LATE_SECRET, 4): 12.7}
+_LATE_STARTS |= {(C.LATE_NONCE, 3): 0.0, (C.LATE_NONCE, 4): 0.0}  # (a commit game)
 
 
 def _late_phase_event(kind: DeckCheatKind, players: int, *, voter_restarts: bool) -> SimResult:
@@ -282,7 +283,7 @@ def _late_phase_event(kind: DeckCheatKind, players: int, *, voter_restarts: bool
         SimConfig(
             players=players,
             seed=2,
-            deal=Deal.SHUFFLE,
+            deal=Deal.COMMIT if kind is C.LATE_NONCE else Deal.SHUFFLE,
             rules=Rules(target=None, rounds=1),
             peer=QUICK_TIMERS,
             faults=Faults(
@@ -301,8 +302,8 @@ def _assert_withdrawn(result: SimResult, players: int) -> None:
     assert result.finished and result.violations == []
     voted = set()
     for peer in result.peers:
-        assert peer is not None
-        assert peer.final.phase is Phase.OVER and not peer.final.dropped
+        assert peer is not None and not peer.final.dropped
+        assert peer.final.phase is Phase.OVER or peer.seat == players - 1
         votes = [
             body.reason
             for body in (parse_body(m.kind, m.body, players) for m in peer.events(peer.seat))
@@ -320,14 +321,14 @@ def _assert_withdrawn(result: SimResult, players: int) -> None:
 def test_sim_shuffle_cheats_a_late_phase_event_withdraws_the_votes_that_held_it_back(
     kind: DeckCheatKind, players: int
 ) -> None:
-    """docs/shuffle.md §10.13: a vote *withheld* on a phase's event (a key, a secret) froze
-    its voter's announcements of the culprit's feed, so the event, delivered after it, was
-    never final while the vote stood. Judged on the final fold, the member asleep during the
-    votes voted too once awake: the culprit was dropped though every peer held its event
-    (the secret), or every member then voted every other out, votes that capped each other,
-    and the deal waited in ``key`` for ever (the key). Now a vote is withdrawn once its
-    voter holds the event, a member whose event is held is not voted out, nobody is
-    dropped, and the game ends."""
+    """docs/shuffle.md §10.13: a vote *withheld* on a phase's event (a key, a secret; a
+    commit game's nonce) froze its voter's announcements of the culprit's feed, so the
+    event, delivered after it, was never final while the vote stood. Judged on the final
+    fold, the member asleep during the votes voted too once awake: the culprit was dropped
+    though every peer held its event (the secret, the nonce), or every member then voted
+    every other out, votes that capped each other, and the deal waited in ``key`` for ever
+    (the key). Now a vote is withdrawn once its voter holds the event, a member whose event
+    is held is not voted out, nobody is dropped, and the game ends."""
     _assert_withdrawn(_late_phase_event(kind, players, voter_restarts=False), players)
 
 

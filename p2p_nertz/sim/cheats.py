@@ -30,7 +30,8 @@ would have signed, changed.
   until its process restarts, then signs it (a modified client replaced by an honest one).
   As for ``late_answer``, the event is delivered after the votes cast while it withheld it,
   which hold it back from finality: a vote is withdrawn once its voter holds the event
-  (docs/shuffle.md §10.13).
+  (docs/shuffle.md §10.13). ``late_nonce`` is the same in a commit game (its nonce, once
+  every commit is in): the one cheat here for that deal.
 * ``wrong_answer``: as ``withhold_answer``, but it answers, with a share that is not the one
   its commitments fix: refused (``bad_dealing``, the signed answer the proof), then voted out
   *withheld* as the complaint stays unanswered; the audit names the wrong answer, and no
@@ -63,7 +64,7 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
-from p2p_nertz.protocol.bodies import DeckEvent, EventBody
+from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
@@ -90,6 +91,7 @@ class DeckCheatKind(enum.StrEnum):
     LATE_ANSWER = "late_answer"
     LATE_KEY = "late_key"
     LATE_SECRET = "late_secret"
+    LATE_NONCE = "late_nonce"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -140,6 +142,9 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
                 lied.append(True)
                 return complaint
         body = honest(final, ready_through, tentative)
+        if cheat.kind is DeckCheatKind.LATE_NONCE:
+            nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
+            return None if nonce and not restarted else body
         if cheat.kind in _COMPLAINT_PHASES:
             return body  # (its complaint is its one lie)
         if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
