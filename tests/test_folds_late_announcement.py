@@ -20,9 +20,18 @@ below). The rule now (session 16, ``folds.lifted_cuts``): seat 2's withdrawal on
 lifted a cap on it, and every membership event read before it, counted or not, without seat
 0's events past 26, drops seat 0 at 26 (``roster.lifted_trials``), while no member but seat 0
 had announced those events before 139 (``Unheld.before``): a peer could make that drop final
-without the withdrawal, and the cut is offered and kept. Seed 18's mirror (the member whose
-cap was lifted is the one dropped in the peers' past, by a vote nobody had announced yet) is
-still open: a strict xfail below.
+without the withdrawal, and the cut is offered and kept.
+
+Seed 18's mirror (session 17): each of the two drops rests on a cap withdrawn after it, and
+every view of the drop events has both fixed points. Peers 1 and 2 made seat 0's drop at 19
+final, then seat 1, withdrawing its vote on seat 0 (118), announced seat 0's events past 19
+(134); peer 0, which held that announcement and not seat 2's vote on seat 0 (105), made
+final its own vote on seat 2 (103, its event 21) and seat 2's drop resting on it. A peer now
+announces none of a member's feed past the cut its final fold dropped it at
+(``Membership.frontier``): the drop made final first keeps every other peer from making the
+member's events past the cut final (finality needs every member's announcement, §7.1), and
+the drops resting on them with it. Seeds 18, 54 and 78 split before it; 34 no longer splits
+on main since session 16's rules landed.
 """
 
 from __future__ import annotations
@@ -31,9 +40,12 @@ import pytest
 from test_folds_unheld_still_in import _S, _W, _drops, _events, _folds, _Row, _spec
 
 from p2p_nertz.protocol.folds import lifted_cuts
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.roster import lifted_trials
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
+
+_TIMERS = SilenceTimers(suspect_after=1.0, drop_after=5.0, phase_timeout=2.0, max_watch=64)
 
 
 def _rows(players: int) -> tuple[list[_Row], _Row]:
@@ -105,26 +117,51 @@ def test_folds_the_lifted_trial_reads_the_votes_the_fold_skipped(players: int) -
 #: first 80 three-player seeds, 8 of them before session 16's rule, which mends 2, 11, 51
 #: and 71. About 1.5 s of CPU each.
 MENDED_SEEDS = (2, 51, 71)
-#: Those still split (34's audit also refuses an honest member's rejoin request as a second
-#: ``join``, in the game the other side did not play): docs/protocol.md §13.
-SPLIT_SEEDS = (18, 34, 54, 78)
+#: Those that split after it (34 no longer did on main by session 17; 18, 54 and 78 until
+#: the announcements stopped at a final cut, session 17): docs/protocol.md §13.
+ANNOUNCED_SEEDS = (18, 34, 54, 78)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", MENDED_SEEDS)
+@pytest.mark.parametrize("seed", MENDED_SEEDS + ANNOUNCED_SEEDS)
 def test_late_withdrawals_seeds_that_split_hold_every_invariant(seed: int) -> None:
     result = run(late_withdrawals(seed, players=(3, 3)))
     assert result.spec.seats == 3
     assert result.violations == []
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open: docs/protocol.md §13 (session 16)")
-@pytest.mark.parametrize("seed", SPLIT_SEEDS[:1])
-def test_late_withdrawals_seeds_that_still_split_hold_every_invariant(seed: int) -> None:
+@pytest.mark.parametrize("seed", [18, 78])
+def test_late_withdrawals_both_groups_drop_the_same_member(seed: int) -> None:
+    """Seeds 18 and 78: every peer ends with the same member out at the same cut (18: peer
+    0 made seat 2's drop at 20 final, peers 1 and 2 seat 0's at 19; 78, the same with both
+    first votes at Lamport 171)."""
     result = run(late_withdrawals(seed, players=(3, 3)))
-    assert result.spec.seats == 3
-    assert result.violations == []
+    finals = {
+        (tuple(sorted(peer.final.dropped.items())), tuple(sorted(peer.final.gaps.items())))
+        for peer in result.peers
+        if peer is not None
+    }
+    assert len(finals) == 1, finals
+    ((dropped, _),) = finals
+    assert dropped, "a member is out"
+
+
+def test_membership_announces_no_more_of_a_feed_than_the_final_cut() -> None:
+    """A peer announces none of a member's feed past the cut its final fold dropped it at,
+    whatever it holds, and whether or not its own vote froze it lower; nor of its own feed
+    less than it holds; once the member is readmitted (no longer dropped), all it holds."""
+    membership = Membership(1, 3, 0.0, _TIMERS)
+    feeds = [[None] * 25, [None] * 24, [None] * 30]
+    assert membership.frontier(feeds, {}) == (25, 24, 30)
+    assert membership.frontier(feeds, {0: 19}) == (19, 24, 30)
+    assert membership.frontier(feeds, {0: 19, 1: 20}) == (19, 24, 30)  # (ours: all of it)
+    assert membership.vote(0, 17, out=False) == 17
+    assert membership.frontier(feeds, {}) == (17, 24, 30)  # (our vote freezes it)
+    assert membership.frontier(feeds, {0: 19}) == (19, 24, 30)  # (the final cut counts)
+    assert membership.frontier(feeds, {0: 12}) == (12, 24, 30)
+    assert membership.readmit(0, 140, {})  # (readmitted: our vote is history)
+    assert membership.frontier(feeds, {}) == (25, 24, 30)
+    assert membership.announced_held == [25, 24, 30]
 
 
 @pytest.mark.slow
