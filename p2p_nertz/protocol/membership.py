@@ -112,24 +112,7 @@ class Membership:
         """What we announce holding: every feed's length, except past our vote for a suspect,
         and past the cut of a member our final fold dropped (``dropped``: seat -> cut) until
         it is readmitted (remembered in :attr:`announced_held`)."""
-        held = [len(f) for f in feeds]
-        for q, seq in self.voted.items():
-            # Once the drop is final its cut counts, whatever our vote said: a claim on a card
-            # the member played between our vote and the cut must show it saw that card
-            # (soak seed 2449: every claim on it lost, forever).
-            cut = dropped.get(q)
-            held[q] = min(held[q], seq if cut is None else max(seq, cut))
-        for q, cut in dropped.items():
-            # None of a member's events past the cut our final fold dropped it at counts here,
-            # ever (§9.2): we announce none of them, as a voter announces no more than its
-            # vote. Announced, they let a peer whose fold keeps the member in make them final,
-            # and the drops resting on them, in the past of what we made final; and they took
-            # back, for whoever held the announcement, a cut Unheld offered. Two groups of
-            # honest peers made different drops final (--late-withdrawals seeds 18, 54 and 78
-            # at three players; docs/protocol.md §13, two drops each resting on a cap lifted
-            # after it).
-            if q != self.seat:
-                held[q] = min(held[q], cut)
+        held = _announced(feeds, self.voted, dropped, self.seat)
         announced = self.announced_held
         for q, h in enumerate(held):
             announced[q] = max(announced[q], h)
@@ -569,6 +552,31 @@ class Membership:
         self.proven_seats.discard(seat)
         self.proof.unproven.pop(seat, None)
         return True
+
+
+def _announced(
+    feeds: Sequence[Sequence[object]], voted: dict[int, int], dropped: dict[int, int], seat: int
+) -> list[int]:
+    """What :meth:`Membership.frontier` announces holding of each feed."""
+    held = [len(f) for f in feeds]
+    for q, seq in voted.items():
+        # Once the drop is final its cut counts, whatever our vote said: a claim on a card
+        # the member played between our vote and the cut must show it saw that card
+        # (soak seed 2449: every claim on it lost, forever).
+        cut = dropped.get(q)
+        held[q] = min(held[q], seq if cut is None else max(seq, cut))
+    for q, cut in dropped.items():
+        # None of a member's events past the cut our final fold dropped it at counts here,
+        # ever (§9.2): we announce none of them, as a voter announces no more than its
+        # vote. Announced, they let a peer whose fold keeps the member in make them final,
+        # and the drops resting on them, in the past of what we made final; and they took
+        # back, for whoever held the announcement, a cut Unheld offered. Two groups of
+        # honest peers made different drops final (--late-withdrawals seeds 18, 54 and 78
+        # at three players; docs/protocol.md §13, two drops each resting on a cap lifted
+        # after it).
+        if q != seat:
+            held[q] = min(held[q], cut)
+    return held
 
 
 def _progress(
