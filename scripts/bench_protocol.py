@@ -13,6 +13,13 @@
 3. **Messages per claim** (issue 18) in fault-free simulated games at 2, 4 and 8 peers:
    messages delivered, signatures made and verifications (each peer verifies each distinct
    message it receives once) per claim. Deterministic: run it on two branches to compare.
+4. **CPU per input of one peer, live** (issue 18, session 17): seat 0's inputs of those games
+   (every message, tick and move, with its time) replayed into a fresh peer with a codec memo
+   of its own, each followed by what the node asks after every input (the next deadline,
+   whether the table is gone); the effects must be the very ones of the game. Its verifies
+   are real: the figure less the verifies is the core's Python per input. Under
+   ``valgrind --tool=callgrind`` the same replay counts instructions (the load does not move
+   them): the way to compare two branches of the core on this machine.
 
 Medians over repeats; machines here are noisy, so the ratios are the figures to compare.
 
@@ -30,8 +37,8 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2p_nertz.protocol import envelope
-from p2p_nertz.protocol.envelope import decode_message
-from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
+from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
@@ -178,6 +185,54 @@ def message_counts(players: int, seed: int = 2, rounds: int = 2) -> Counts:
     )
 
 
+#: What the simulator asks of a peer (its inputs), recorded by :func:`recorded_inputs`.
+INPUTS = ("start", "feed", "tick", "play", "release_ready", "leave", "abandon")
+
+
+def recorded_inputs(
+    players: int, seed: int = 2, rounds: int = 2
+) -> tuple[Simulation, list[tuple[str, tuple[object, ...]]], list[list[Effect]]]:
+    """Seat 0's inputs of :func:`message_counts`' game, in order, and what each returned."""
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        rules=Rules(target=None, rounds=rounds),
+        faults=Faults(delay=0.001, jitter=0.0005),
+    )
+    sim = Simulation(config)
+    peer = sim.peers[0]
+    assert peer is not None
+    inputs: list[tuple[str, tuple[object, ...]]] = []
+    returned: list[list[Effect]] = []
+    for name in INPUTS:
+        method = getattr(peer, name)
+
+        def recorded(*args: object, _method: object = method, _name: str = name) -> object:
+            inputs.append((_name, args))
+            effects = _method(*args)  # type: ignore[operator]
+            returned.append(effects)
+            return effects
+
+        setattr(peer, name, recorded)  # (the instance's: the simulator calls peer.feed ...)
+    sim.run()
+    return sim, inputs, returned
+
+
+def replay(
+    sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
+) -> tuple[float, list[list[Effect]]]:
+    """Seat 0's inputs fed to a fresh peer as the node feeds them: its CPU time (seconds) and
+    what each input returned."""
+    peer = Peer(sim.identities[0], sim.spec, 0.0, sim.config.peer, envelopes=EnvelopeCache())
+    returned = []
+    start = time.process_time()
+    for name, args in inputs:
+        returned.append(getattr(peer, name)(*args))
+        peer.next_deadline()  # (what PeerNode._apply and its end check ask after each input)
+        peer.table_gone(args[-1])  # type: ignore[arg-type]
+    return time.process_time() - start, returned
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -218,6 +273,20 @@ def main() -> int:
         print(
             f"  {players} peers: {c.messages:6.2f} messages, {c.signs:5.2f} signs, "
             f"{c.verifies:6.2f} verifies per claim over {c.claims} claims ({kinds})"
+        )
+    print("CPU per input of seat 0, its inputs replayed into a fresh peer (least of the repeats):")
+    for players in (2, 4, 8):
+        sim, inputs, returned = recorded_inputs(players)
+        runs = [replay(sim, inputs) for _ in range(args.repeats)]
+        if any(effects != returned for _, effects in runs):
+            print(f"  {players} peers: THE REPLAY DIFFERS from the game")
+            ok = False
+            continue
+        feeds = sum(1 for name, _ in inputs if name == "feed")
+        best = min(cpu for cpu, _ in runs)
+        print(
+            f"  {players} peers: {best / len(inputs) * 1e6:6.1f} µs per input over {len(inputs)} "
+            f"inputs ({feeds} messages, each verified)"
         )
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1

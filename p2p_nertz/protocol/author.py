@@ -250,9 +250,15 @@ class Author:
                 # It gave what it owed: late, not withheld (§9.2). Withdrawn as for silence.
                 if not self.left:
                     self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
-            for q in membership.stalls(
-                now, final, lambda: folds.tentative, self.feeds, self.finality
-            ):
+            view: list[GameState] = []  # (the held view, made once a scan: n² reads)
+
+            def held() -> GameState:
+                if not view:
+                    view.append(self.chains.held_drops())
+                return view[0]
+
+            for q in membership.stalls(now, final, held, self.feeds, self.finality):
+                view.clear()  # (our vote changes it)
                 membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                 self.vote(q, DropReason.WITHHELD, now)
         for q, vote in membership.silence_due(now, final.dropped):

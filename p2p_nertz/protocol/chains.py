@@ -24,7 +24,7 @@ from p2p_nertz.protocol.bodies import (
     EventBody,
     parse_body,
 )
-from p2p_nertz.protocol.envelope import KIND_DROP, Message
+from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
@@ -103,6 +103,19 @@ class Chains:
             for q, cut in tentative.dropped.items():
                 self.cap(q, cut)
         return self._follow_chains(tentative)
+
+    def held_drops(self) -> GameState:
+        """The held view as far as who is out and whose drop votes stand: the tentative fold,
+        or the final one while no drop vote was ever delivered here and every held ``leave``
+        is final. Only a vote or a leave puts a member out or casts a ballot, so the two folds
+        then agree on both (``dropped``, ``roster.stands``), and the refold of the held events
+        is spared: the stall scan (:meth:`Membership.stalls`) asks four times a second, and an
+        event had dropped the tentative fold since in nearly every scan."""
+        folds = self.folds
+        leave = Kind.LEAVE
+        if self.votes_held or any(event.kind is leave for event in folds.nonfinal):
+            return folds.tentative
+        return folds.final
 
     def _follow_chains(self, tentative: GameState) -> GameState:
         """Follow the chains that count, as ``tentative`` shows them, of the members that
