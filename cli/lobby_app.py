@@ -122,7 +122,9 @@ class LobbyApp:
         for where, (offer, _) in self.offers.items():
             b = offer.beacon
             if b.lobby_id != own:
-                out.append(Listing(where, b.name, b.fingerprint, b.taken, b.capacity, "LAN"))
+                out.append(
+                    Listing(where, b.name, b.fingerprint, b.taken, b.capacity, "LAN", b.deal)
+                )
         for host, port in self.peers:
             where = f"{host}:{port}"
             if where in self.offers:
@@ -140,6 +142,7 @@ class LobbyApp:
                         len(seen.seats),
                         seen.capacity,
                         "--peer",
+                        seen.deal,
                     )
                 )
         return out

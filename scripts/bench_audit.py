@@ -17,6 +17,11 @@ process, so the envelope codec's caches start cold, as for a real audit:
     .venv/bin/python scripts/bench_audit.py                # generates the logs (~2 minutes)
     .venv/bin/python scripts/bench_audit.py --dir /tmp/b   # keep the logs for the next run
     .venv/bin/python scripts/bench_audit.py --dir /tmp/b --no-memory   # throughput only
+    .venv/bin/python scripts/bench_audit.py --deal shuffle --no-memory  # a shuffle game's audit
+
+With ``--deal shuffle`` the three-player game is a shuffle game (issue 19: "the audit's events
+per second"): its audit re-runs every member's stages and checks every share after each round
+(docs/shuffle.md §7), so the ratio to bare verification says what those checks cost per event.
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _generate(folder: Path, name: str, players: int, rounds: int, seed: int) -> list[Path]:
+def _generate(
+    folder: Path, name: str, players: int, rounds: int, seed: int, *, deal: str = "commit"
+) -> list[Path]:
+    from p2p_nertz.protocol.spec import Deal
     from p2p_nertz.rules import Rules
     from p2p_nertz.sim import SimConfig, Simulation
     from p2p_nertz.sim.logfiles import log_files
@@ -49,13 +57,14 @@ def _generate(folder: Path, name: str, players: int, rounds: int, seed: int) -> 
         seed=seed,
         rules=Rules(target=None, rounds=rounds),
         max_time=10.0**7,
+        deal=Deal(deal),
     )
     started = time.perf_counter()
     result = Simulation(config).run()
     for path, data in zip(paths, log_files(result), strict=True):
         path.write_bytes(data)
     print(
-        f"  generated {name}: {players} player(s), {rounds} rounds, "
+        f"  generated {name}: {players} player(s), {rounds} rounds, {deal} deal, "
         f"{sum(len(log) for log in result.logs)} records in "
         f"{time.perf_counter() - started:.0f} s",
         flush=True,
@@ -173,6 +182,13 @@ def main() -> int:
     parser.add_argument(
         "--no-memory", action="store_true", help="skip the memory part (throughput only)"
     )
+    parser.add_argument(
+        "--deal",
+        choices=("commit", "shuffle"),
+        default="commit",
+        help="how the three-player game is dealt: a shuffle game's audit also re-runs every "
+        "stage and checks every share (issue 19; its logs are kept apart in --dir)",
+    )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -183,7 +199,10 @@ def main() -> int:
         folder = args.dir or Path(temp)
         folder.mkdir(parents=True, exist_ok=True)
         print("generating logs (deterministic simulator games)...", flush=True)
-        game = _generate(folder, "three", players=3, rounds=6, seed=1)
+        if args.deal == "commit":
+            game = _generate(folder, "three", players=3, rounds=6, seed=1)
+        else:
+            game = _generate(folder, "three-shuffle", 3, rounds=6, seed=1, deal=args.deal)
 
         valid = True
         for label, paths in (("one peer's log", game[:1]), ("every peer's log", game)):

@@ -297,3 +297,48 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path) -> None:
     (game,) = [e for e in _events(listed.stdout) if e["event"] == "game"]
     assert game["name"] == "Ann" and game["deal"] == "shuffle", game
     assert text.returncode == 0 and "shuffle deal" in text.stdout, text.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path) -> None:
+    """``nertz play``'s list of tables names a ``host --deal shuffle`` table's deal as
+    ``nertz games`` does: from its beacon (``--discover``, beacons sent to 127.0.0.1), and for
+    a ``--peer`` table once its ``table`` is seen (after joining it)."""
+    ann = tmp_path / "ann"
+    make_key(ann / "key")
+    dee = tmp_path / "dee.key"
+    make_key(dee)
+    beacon_port, port = free_ports(2)
+    logs = str(tmp_path / "logs")
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy", "--port",
+         str(port), "--players", "2", "--json", "--deal", "shuffle", "--discover", "127.0.0.1",
+         "--beacon-port", str(beacon_port), "--log-dir", logs],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, NERTZ_HOME=str(ann)), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    ttys: list[Tty] = []
+    try:
+        assert host.stdout is not None
+        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        assert lobby["event"] == "lobby", lobby
+        argv = ["play", "--key", str(dee), "--name", "Dee", "--log-dir", logs]
+        heard = Tty([*argv, "--discover", "127.0.0.1", "--beacon-port", str(beacon_port)])
+        ttys.append(heard)
+        text = heard.wait("Ann's table", timeout=20)
+        assert re.search(r"1  Ann's table · shuffle +\w{4}-", text), text
+        heard.child.kill(9)
+        asked = Tty([*argv, "--peer", f"127.0.0.1:{port}"])
+        ttys.append(asked)
+        text = asked.wait(f"127.0.0.1:{port}")
+        assert "not asked yet" in text and "shuffle" not in text, text  # (nothing told yet)
+        asked.send("\r")  # join it: its `table` names the deal
+        text = asked.wait(lambda t: re.search(r"1  Ann's table · shuffle +\w{4}-", t) is not None)
+        assert "variants: shuffle deal" in text, text
+    finally:
+        for tty in ttys:
+            tty.child.kill(9)
+        host.kill()
+        host.communicate()
+    assert all(b"Traceback" not in tty.raw for tty in ttys)

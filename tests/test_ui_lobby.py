@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.lobby import (
     AddBot,
@@ -86,6 +87,28 @@ def test_the_table_list_shows_each_table_host_fingerprint_seats_and_how_found(
     assert "not asked yet" in second and "--peer" in second and not second.startswith(" > ")
     assert "listening on 10.0.0.255" in screen.line(0) and ME in screen.line(0)
     assert "Enter join" in screen.line(height - 1) and "c create" in screen.line(height - 1)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_table_list_names_a_deal_that_is_not_the_default(width: int) -> None:
+    """As ``nertz games`` does (docs/lobby.md §2): a shuffle table says so after its host's
+    name, which gives way to it where both do not fit; a commit table says nothing."""
+    long = "Bartholomew-Ignatius"
+    tables = (
+        Listing("10.0.0.5:5670", "Ann", ANN, 2, 4, "LAN", Deal.SHUFFLE),
+        Listing("10.0.0.6:5670", "Bob", BOB, 1, 4, "LAN"),
+        Listing("127.0.0.1:6000", long, ME, 1, 2, "--peer", Deal.SHUFFLE),
+    )
+    screen = render_lobby(view(listings=tables), width, 24)
+    ann = screen.line(screen.find("Ann's table") or 0)
+    assert "Ann's table · shuffle" in ann and ANN in ann and "2/4" in ann, ann
+    bob = screen.line(screen.find("Bob's table") or 0)
+    assert "shuffle" not in bob and "deal" not in bob and "commit" not in bob, bob
+    mine = screen.line(screen.find("127.0.0.1:6000") or 0)
+    assert f"{long[:10]}" in mine and "· shuffle" in mine and ME in mine, mine
+    assert mine.index("· shuffle") < mine.index(ME)  # (the name cut, not the fingerprint)
+    assert screen.styles_of(" · shuffle") == {Style.WARN}
+    assert all(len(screen.line(i)) <= width for i in range(24))
 
 
 def test_with_no_table_the_list_says_how_to_get_one() -> None:
@@ -175,7 +198,11 @@ def test_many_tables_keep_the_selected_one_on_screen() -> None:
     picking=st.booleans(),
 )
 def test_any_lobby_fits_its_screen(width: int, height: int, n: int, at: str, picking: bool) -> None:
-    tables = tuple(Listing(f"10.0.0.{i}:1", f"H{i}", ANN, i % 9, 8) for i in range(n))
+    deals = list(Deal)
+    tables = tuple(
+        Listing(f"10.0.0.{i}:1", f"H{i}" * i, ANN, i % 9, 8, deal=deals[i % len(deals)])
+        for i in range(n)
+    )
     table = {"none": None, "guest": guest_table(), "host": host_table()}[at]
     screen = render_lobby(
         view(listings=tables, table=table, keys=LobbyKeys(picking=picking)), width, height

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.lobby import (
     AddBot,
@@ -133,6 +134,17 @@ def test_the_page_is_sent_fingerprints_ready_marks_and_the_rules() -> None:
     assert page["table"]["rules"][0].startswith("draw 3 · 4 work piles")
     assert page["table"]["can_start"] is False
     assert page["listings"][3]["fingerprint"] == "fp3"
+
+
+def test_the_page_is_sent_a_tables_deal_where_it_is_not_the_default() -> None:
+    """As the terminal's list names it (``Ann's table · shuffle``)."""
+    tables = (
+        Listing("10.0.0.5:5670", "ann", "fp0", 1, 4, "LAN", Deal.SHUFFLE),
+        Listing("10.0.0.6:5670", "bo", "fp1", 1, 4, "LAN"),
+        Listing("127.0.0.1:6000", found="--peer"),
+    )
+    page = lobby_json(replace(view(), listings=tables))
+    assert [t["deal"] for t in page["listings"]] == ["shuffle", None, None]
 
 
 @pytest.mark.parametrize(

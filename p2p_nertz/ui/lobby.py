@@ -11,9 +11,9 @@ Layout (80×24 and larger; the tables list and the messages use any extra rows):
 
 ===========  ==================================================================================
 header       ``p2p-nertz lobby``, your name and fingerprint, where beacons are heard
-tables       the tables heard on the LAN and the ``--peer`` ones: number, host name,
-             fingerprint, seats taken/capacity, address, how it was found; ``>`` marks the
-             selected one
+tables       the tables heard on the LAN and the ``--peer`` ones: number, host name (and
+             the deal, where it is not the default), fingerprint, seats taken/capacity,
+             address, how it was found; ``>`` marks the selected one
 your table   every seat: number, name, fingerprint, host, ready or not, you
 rules        draw, work piles, target or rounds, bonus, penalties, variants
 messages     who came, who left, what the host said
@@ -107,6 +107,8 @@ class Listing:
         taken: seats taken, if known.
         capacity: seats in all, if known.
         found: how it was found: ``"LAN"`` (a beacon) or ``"--peer"``.
+        deal: how its game will be dealt, as its beacon or its ``table`` says (a ``--peer``
+            table not asked yet: the default); the list names a deal that is not the default.
     """
 
     where: str
@@ -115,6 +117,7 @@ class Listing:
     taken: int | None = None
     capacity: int | None = None
     found: str = "LAN"
+    deal: Deal = Deal.COMMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -544,7 +547,15 @@ class _LobbyPainter:
             if item.name is None:
                 row.add("(not asked yet: Enter joins)", Style.DIM)
             else:
-                row.add(f"{item.name}'s table"[:24], Style.BOLD if selected else Style.PLAIN)
+                # A deal that is not the default is named, as `nertz games` names it: the
+                # host's name gives way to it where both do not fit.
+                deal = "" if item.deal is Deal.COMMIT else f" · {item.deal}"
+                row.add(
+                    f"{item.name}'s table"[: 24 - len(deal)],
+                    Style.BOLD if selected else Style.PLAIN,
+                )
+                if deal:
+                    row.add(deal, Style.WARN)
             row.pad_to(30)
             row.add(item.fingerprint or "", Style.DIM)
             row.pad_to(51)

@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.ui.keys import ENTER, ESC
 from p2p_nertz.ui.lobby import LobbyView, rules_text, status_refused
 from p2p_nertz.ui.screen import Screen
@@ -60,6 +61,8 @@ def lobby_json(view: LobbyView) -> dict[str, Any]:
             and item.capacity is not None
             and item.taken >= item.capacity,
             "found": item.found,
+            # (the deal when it is not the default, as the terminal's list names it)
+            "deal": None if item.deal is Deal.COMMIT else item.deal.value,
             "here": item.where == at,
         }
         for i, item in enumerate(view.listings)

@@ -249,7 +249,8 @@
       const tr = el("tr", t.here ? "here" : "");
       tr.dataset.where = t.where;
       cell(tr, String(t.n));
-      cell(tr, t.name || "(not asked yet)", t.name ? "" : "dim");
+      const named = cell(tr, t.name || "(not asked yet)", t.name ? "" : "dim");
+      if (t.deal) named.append(" · ", el("span", "warn", t.deal));
       cell(tr, t.fingerprint, "fp");
       cell(tr, t.seats, t.full ? "bad" : "good");
       cell(tr, t.where, "fp");
