@@ -679,7 +679,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def summary(results: Sequence[dict[str, Any]]) -> str:
     by_kind: Counter[tuple[str, int, bool]] = Counter()
     for r in results:
-        for kind in r["kinds"]:
+        # The faults done: one whose point the game never reached (missed) is not counted.
+        for kind in (Counter(r["kinds"]) - Counter(r["missed"])).elements():
             by_kind[(kind, r["players"], r["ok"])] += 1
     sizes = sorted({r["players"] for r in results})
     rows = ["kind          " + "".join(f"  {n}p ok/all" for n in sizes)]

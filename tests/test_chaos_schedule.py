@@ -66,3 +66,12 @@ def test_chaos_refuses_a_pair_that_is_not_two_kinds(capsys: pytest.CaptureFixtur
             chaos.main(["--overlap", bad, "--print-schedule"])
         assert exit_.value.code == 2
         assert "KIND+KIND" in capsys.readouterr().err
+
+
+def test_chaos_summary_counts_the_faults_done_not_those_missed() -> None:
+    result = {"players": 3, "ok": True, "seed": 7, "kinds": ["stop-short", "stop-short"]}
+    text = chaos.summary([{**result, "missed": ["stop-short"]}])
+    assert "stop-short         1/1" in text
+    text = chaos.summary([{**result, "missed": []}, {**result, "ok": False, "missed": []}])
+    assert "stop-short         2/4" in text
+    assert "FAILED seeds: 7" in text
