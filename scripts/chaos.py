@@ -477,6 +477,13 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
     }
     facts["dropped"] = sorted({d for f in finals.values() for d in f.get("dropped", ())})
     facts["played"] = max((f.get("rounds", 0) for f in finals.values()), default=0)
+    # Each node's own last word, for reading a game back (a passed game's logs are removed).
+    facts["finals"] = {
+        n.name: {k: f.get(k) for k in ("over", "rounds", "dropped", "provisional", "gone")}
+        | {"digest": str(f.get("digest", ""))[:12]}
+        for n in game.nodes
+        if (f := n.last.final()) is not None
+    }
     logs = [str(n.log) for n in game.nodes if n.log.exists()]
     audit = subprocess.run(
         [sys.executable, "-m", "cli", "audit", "--json", *logs],
