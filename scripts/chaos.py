@@ -358,7 +358,11 @@ class Game:
             if wait > 0:
                 if not all_of_them:
                     return
-                time.sleep(wait)
+                # Polling meanwhile: a process's end is noted when it comes (the checks
+                # compare them), not when the fault is over.
+                self.poll()
+                time.sleep(min(wait, 0.1))
+                continue
             heapq.heappop(self.ends)
             end()
 
