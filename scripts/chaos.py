@@ -456,6 +456,10 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
                 problems.append(f"{node.name}: exit 3 without a 'gone' final line")
             elif not node.faulted:
                 problems.append(f"{node.name}: found the table gone ({final['gone']}) unfaulted")
+            elif final.get("over"):
+                # Gone is for a game not over here (§9.9): a node that stops on it and then
+                # prints the game over gave up before reading what waited (seed 1855).
+                problems.append(f"{node.name}: exit 3, the table gone, with the game over")
         elif code is not None:
             problems.append(f"{node.name}: exit {code}: {last_err}")
     for node in game.nodes:
