@@ -36,12 +36,13 @@ the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--dir DIR] [--keep]
 
-Drawn at random, a kind may miss a table size for many games. ``--cover`` gives game k's
-first fault the k-th (kind, size) of ``--kinds`` x ``--players`` (``cut-halves`` from three
-players), so that one pass (``--games`` left out) draws every kind at every size. ``--overlap
-A+B,...`` makes every game two faults, a pair drawn from the list, the second starting a
-drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a kill during a
-stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+Drawn at random, a kind may miss a table size for many games. ``--cover`` gives seed k's
+first fault the (k mod n)-th of the n (kind, size) of ``--kinds`` x ``--players``
+(``cut-halves`` from three players), so that one pass (``--games`` left out: n games) draws
+every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game again.
+``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
+starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
+kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
 
 The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
 the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
@@ -623,8 +624,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--cover",
         action="store_true",
-        help="game k's first fault: the k-th (kind, size) of --kinds x --players, in turn"
-        " (--games defaults to one of each)",
+        help="seed k's first fault: the (k mod n)-th of the n (kind, size) of --kinds x"
+        " --players (--games defaults to n: one of each)",
     )
     p.add_argument(
         "--overlap",
@@ -647,8 +648,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells = cover(args.players, kinds) if args.cover else []
     games = args.games if args.games is not None else len(cells) or 1
     plans = []
-    for number, seed in enumerate(range(args.seed, args.seed + games)):
-        first, players = cells[number % len(cells)] if cells else (None, args.players)
+    for seed in range(args.seed, args.seed + games):
+        # By the seed, not the game's place in the run: ``--cover --seed S --games 1`` plays
+        # game S again, and any len(cells) seeds in a row cover every cell.
+        first, players = cells[seed % len(cells)] if cells else (None, args.players)
         plans.append(
             schedule(
                 seed,
