@@ -309,7 +309,9 @@ class Game:
     def poll(self) -> bool:
         """Whether every node's last process has ended."""
         now = time.monotonic()
-        return all(node.last.poll(now) is not None for node in self.nodes)
+        # Every node polled (no short cut): each end is noted when it comes.
+        codes = [node.last.poll(now) for node in self.nodes]
+        return all(code is not None for code in codes)
 
     def progress(self) -> tuple[int, int]:
         """(cards to the lake, rounds scored) as the busiest first process printed them."""
