@@ -36,6 +36,14 @@ the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--dir DIR] [--keep]
 
+Drawn at random, a kind may miss a table size for many games. ``--cover`` gives seed k's
+first fault the (k mod n)-th of the n (kind, size) of ``--kinds`` x ``--players``
+(``cut-halves`` from three players), so that one pass (``--games`` left out: n games) draws
+every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game again.
+``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
+starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
+kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+
 The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
 the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
 reproduced by running its seed again, a few times if need be.
@@ -45,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import json
 import os
 import random
@@ -54,7 +63,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -100,9 +109,12 @@ class Fault:
     length: float  # seconds stopped, dead or cut off
     torn: int = 0  # bytes cut off the log's tail (kill-torn)
     half: tuple[int, ...] = ()  # cut-halves: the seats on the other side from seat 0
+    during: float = -1.0  # >= 0: starts this many seconds into the previous fault, not at trigger
 
     def describe(self) -> str:
         at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
+        if self.during >= 0:
+            at = f"+{self.during:g}s into the last"
         who = f"P{self.victim + 1}" if not self.half else "+".join(f"P{s + 1}" for s in self.half)
         torn = f" torn {self.torn}B" if self.torn else ""
         return f"{self.kind}@{who}({at}, {self.length:g}s{torn})"
@@ -123,17 +135,34 @@ class Schedule:
 
 
 def schedule(
-    seed: int, *, players: Sequence[int], kinds: Sequence[str], suspect: float, drop: float
+    seed: int,
+    *,
+    players: Sequence[int],
+    kinds: Sequence[str],
+    suspect: float,
+    drop: float,
+    first: str | None = None,
+    pairs: Sequence[tuple[str, str]] = (),
 ) -> Schedule:
-    """The game of ``seed``: deterministic, whatever the machine."""
+    """The game of ``seed``: deterministic, whatever the machine.
+
+    ``first`` forces the first fault's kind (``--cover``); ``pairs`` makes every game two
+    faults, a pair drawn from them, the second starting while the first lasts (``--overlap``).
+    """
     rng = random.Random(derive_seed(b"chaos-schedule", seed))
     n = rng.choice(list(players))
     rounds = rng.choice((2, 3))
     spans = lengths(suspect, drop)
     faults: list[Fault] = []
     trigger = 0
-    for number in range(rng.choice((1, 1, 2))):
+    count = rng.choice((1, 1, 2))
+    pair = rng.choice(list(pairs)) if pairs else None
+    for number in range(2 if pair else count):
         kind = rng.choice(list(kinds))
+        if pair is not None:
+            kind = pair[number]
+        elif number == 0 and first is not None:
+            kind = first
         if kind == "cut-halves" and n < 3:
             kind = "cut-one"
         victim = rng.randrange(n)
@@ -148,9 +177,18 @@ def schedule(
         if kind == "cut-halves":
             half = tuple(sorted(rng.sample(range(1, n), rng.randint(1, n // 2))))
             victim = half[0]
-        faults.append(Fault(kind, victim, trigger, round(length, 2), torn, half))
+        during = -1.0
+        if pair is not None and number == 1:
+            # Inside the first fault: it starts while the first lasts (it may outlast it).
+            during = round(rng.uniform(0.2, 0.6) * faults[0].length, 2)
+        faults.append(Fault(kind, victim, trigger, round(length, 2), torn, half, during))
         trigger = max(trigger, 0) + 10
     return Schedule(seed, n, rounds, tuple(faults))
+
+
+def cover(players: Sequence[int], kinds: Sequence[str]) -> list[tuple[str, int]]:
+    """Every (kind, table size) a game can have: ``cut-halves`` needs three players."""
+    return [(k, n) for k in kinds for n in players if not (k == "cut-halves" and n < 3)]
 
 
 # -- running a game ----------------------------------------------------------------------------
@@ -214,6 +252,8 @@ class Game:
         self.nodes: list[Node] = []
         self.notes: list[str] = []
         self.start = time.monotonic()
+        #: The ends of the faults going on: (when, order, what), soonest first.
+        self.ends: list[tuple[float, int, Callable[[], None]]] = []
 
     # -- processes -------------------------------------------------------------------------
     def _spawn(self, node: Node, argv: list[str], stem: str) -> None:
@@ -269,7 +309,9 @@ class Game:
     def poll(self) -> bool:
         """Whether every node's last process has ended."""
         now = time.monotonic()
-        return all(node.last.poll(now) is not None for node in self.nodes)
+        # Every node polled (no short cut): each end is noted when it comes.
+        codes = [node.last.poll(now) for node in self.nodes]
+        return all(code is not None for code in codes)
 
     def progress(self) -> tuple[int, int]:
         """(cards to the lake, rounds scored) as the busiest first process printed them."""
@@ -291,29 +333,53 @@ class Game:
                 run.poll(time.monotonic())
 
     # -- faults ----------------------------------------------------------------------------
-    def wait_trigger(self, fault: Fault, deadline: float) -> bool:
-        """Wait until the fault's point of the game; ``False`` if the game ended first."""
+    def wait_trigger(self, fault: Fault, deadline: float, since: float) -> bool:
+        """Wait until the fault's point of the game (``during``: that long after ``since``, the
+        last fault's start), ending the faults due meanwhile; ``False`` if the game or the
+        victim's process ended first."""
         while time.monotonic() < deadline:
+            self.end_due()
             if self.poll() or self.nodes[fault.victim].last.proc.poll() is not None:
                 return False
-            lake, rounds = self.progress()
-            if (fault.trigger < 0 and rounds >= 1) or (
-                fault.trigger >= 0 and lake >= fault.trigger
-            ):
-                return True
-            time.sleep(0.1)
+            if fault.during >= 0:
+                if time.monotonic() >= since + fault.during:
+                    return True
+            else:
+                lake, rounds = self.progress()
+                if (fault.trigger < 0 and rounds >= 1) or (
+                    fault.trigger >= 0 and lake >= fault.trigger
+                ):
+                    return True
+            time.sleep(0.05 if fault.during >= 0 else 0.1)
         return False
 
-    def inflict(self, fault: Fault) -> None:
+    def end_due(self, *, all_of_them: bool = False) -> None:
+        """Call the ends of the faults whose time has come (all: waiting for each)."""
+        while self.ends:
+            due, _, end = self.ends[0]
+            wait = due - time.monotonic()
+            if wait > 0:
+                if not all_of_them:
+                    return
+                # Polling meanwhile: a process's end is noted when it comes (the checks
+                # compare them), not when the fault is over.
+                self.poll()
+                time.sleep(min(wait, 0.1))
+                continue
+            heapq.heappop(self.ends)
+            end()
+
+    def inflict(self, fault: Fault) -> Callable[[], None]:
+        """Start the fault; what ends it (to call ``fault.length`` seconds later)."""
         node = self.nodes[fault.victim]
         run = node.last
         self.notes.append(f"{fault.kind} at {time.monotonic() - self.start:.1f}s")
         if fault.kind in STOPS:
             node.faulted = True
             run.proc.send_signal(signal.SIGSTOP)
-            time.sleep(fault.length)
-            run.proc.send_signal(signal.SIGCONT)
-        elif fault.kind in KILLS:
+            # The run stopped, not the node's last: a kill during the stop resumes a new one.
+            return lambda: run.proc.send_signal(signal.SIGCONT)
+        if fault.kind in KILLS:
             node.faulted = True
             run.killed = True
             run.proc.send_signal(signal.SIGKILL)
@@ -322,21 +388,18 @@ class Game:
             if fault.torn:
                 size = node.log.stat().st_size
                 os.truncate(node.log, size - fault.torn)
-            time.sleep(fault.length)
-            self.resume(node)
-        else:
-            assert self.lab is not None
-            lab = self.lab
-            if fault.kind == "cut-one":
-                node.faulted = True
-                lab.cut(fault.victim)
-                time.sleep(fault.length)
-                lab.heal(fault.victim)
-            else:
-                for seat in fault.half:
-                    self.nodes[seat].faulted = True
-                with _halves(lab, fault.half):
-                    time.sleep(fault.length)
+            return lambda: self.resume(node)
+        assert self.lab is not None
+        lab = self.lab
+        if fault.kind == "cut-one":
+            node.faulted = True
+            lab.cut(fault.victim)
+            return lambda: lab.heal(fault.victim)
+        for seat in fault.half:
+            self.nodes[seat].faulted = True
+        stack = contextlib.ExitStack()
+        stack.enter_context(_halves(lab, fault.half))
+        return stack.close
 
 
 @contextlib.contextmanager
@@ -396,6 +459,10 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
                 problems.append(f"{node.name}: exit 3 without a 'gone' final line")
             elif not node.faulted:
                 problems.append(f"{node.name}: found the table gone ({final['gone']}) unfaulted")
+            elif final.get("over"):
+                # Gone is for a game not over here (§9.9): a node that stops on it and then
+                # prints the game over gave up before reading what waited (seed 1855).
+                problems.append(f"{node.name}: exit 3, the table gone, with the game over")
         elif code is not None:
             problems.append(f"{node.name}: exit {code}: {last_err}")
     for node in game.nodes:
@@ -421,6 +488,13 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
     }
     facts["dropped"] = sorted({d for f in finals.values() for d in f.get("dropped", ())})
     facts["played"] = max((f.get("rounds", 0) for f in finals.values()), default=0)
+    # Each node's own last word, for reading a game back (a passed game's logs are removed).
+    facts["finals"] = {
+        n.name: {k: f.get(k) for k in ("over", "rounds", "dropped", "provisional", "gone")}
+        | {"digest": str(f.get("digest", ""))[:12]}
+        for n in game.nodes
+        if (f := n.last.final()) is not None
+    }
     logs = [str(n.log) for n in game.nodes if n.log.exists()]
     audit = subprocess.run(
         [sys.executable, "-m", "cli", "audit", "--json", *logs],
@@ -455,11 +529,17 @@ def play(plan: Schedule, root: Path, suspect: float, drop: float, keep: bool) ->
     with Lab(plan.players) if plan.lab else contextlib.nullcontext() as lab:
         game.begin(lab)
         try:
-            for fault in plan.faults:
-                if game.wait_trigger(fault, deadline):
-                    game.inflict(fault)
+            since = time.monotonic()
+            for number, fault in enumerate(plan.faults):
+                if game.wait_trigger(fault, deadline, since):
+                    since = time.monotonic()
+                    end = game.inflict(fault)
+                    heapq.heappush(game.ends, (since + fault.length, number, end))
+                    if fault is plan.faults[-1] or plan.faults[number + 1].during < 0:
+                        game.end_due(all_of_them=True)  # one fault at a time, as before
                 else:
                     missed.append(fault.kind)
+            game.end_due(all_of_them=True)
             while not game.poll() and time.monotonic() < deadline:
                 time.sleep(0.2)
             timed_out = not game.poll()
@@ -523,12 +603,39 @@ def _kinds(text: str) -> list[str]:
     return kinds
 
 
+def _pairs(text: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in (i.strip() for i in text.split(",") if i.strip()):
+        first, plus, second = item.partition("+")
+        if not plus or first not in KINDS or second not in KINDS:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not KIND+KIND; kinds: {', '.join(KINDS)}"
+            )
+        pairs.append((first, second))
+    if not pairs:
+        raise argparse.ArgumentTypeError("no pair given")
+    return pairs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--seed", type=int, default=1, help="the first game's seed")
-    p.add_argument("--games", type=int, default=1, help="games to play (seeds from --seed)")
+    p.add_argument("--games", type=int, help="games to play (seeds from --seed; default 1)")
     p.add_argument("--players", type=_range, default=_range("2-5"), help="e.g. 3 or 2-5")
     p.add_argument("--kinds", type=_kinds, help="the fault kinds to draw from (default: all)")
+    p.add_argument(
+        "--cover",
+        action="store_true",
+        help="seed k's first fault: the (k mod n)-th of the n (kind, size) of --kinds x"
+        " --players (--games defaults to n: one of each)",
+    )
+    p.add_argument(
+        "--overlap",
+        type=_pairs,
+        metavar="A+B,...",
+        help="two faults a game, a pair drawn from these: B starts while A lasts"
+        " (e.g. cut-one+stop-over,stop-2d+kill)",
+    )
     p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
     p.add_argument("--suspect-after", type=float, default=2.0)
     p.add_argument("--drop-after", type=float, default=8.0)
@@ -536,30 +643,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the logs of games that passed")
     p.add_argument("--print-schedule", action="store_true", help="show the games; play none")
     args = p.parse_args(argv)
-    # Stopped by Ctrl-C or SIGTERM, even started in the background (SIGINT ignored there): the
-    # game's processes are continued and killed and the lab's namespaces removed on the way out.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
     kinds = args.kinds or [k for k in KINDS if args.lab or k not in CUTS]
-    if any(k in CUTS for k in kinds):
-        why = unavailable()
-        if why is not None:
-            p.error(f"partitions need a netns lab: {why}")
-    plans = [
-        schedule(
-            seed,
-            players=args.players,
-            kinds=kinds,
-            suspect=args.suspect_after,
-            drop=args.drop_after,
+    pairs = args.overlap or []
+    if args.cover and pairs:
+        p.error("--cover and --overlap draw the first fault each their own way: choose one")
+    cells = cover(args.players, kinds) if args.cover else []
+    games = args.games if args.games is not None else len(cells) or 1
+    plans = []
+    for seed in range(args.seed, args.seed + games):
+        # By the seed, not the game's place in the run: ``--cover --seed S --games 1`` plays
+        # game S again, and any len(cells) seeds in a row cover every cell.
+        first, players = cells[seed % len(cells)] if cells else (None, args.players)
+        plans.append(
+            schedule(
+                seed,
+                players=[players] if isinstance(players, int) else players,
+                kinds=kinds,
+                suspect=args.suspect_after,
+                drop=args.drop_after,
+                first=first,
+                pairs=pairs,
+            )
         )
-        for seed in range(args.seed, args.seed + args.games)
-    ]
     if args.print_schedule:
         for plan in plans:
             faults = " + ".join(f.describe() for f in plan.faults)
             print(f"seed {plan.seed:5d}  {plan.players}p {plan.rounds}r  {faults}")
         return 0
+    # A schedule is printed anywhere; played, its partitions need the lab.
+    if any(k in CUTS for k in kinds) or any(k in CUTS for pair in pairs for k in pair):
+        why = unavailable()
+        if why is not None:
+            p.error(f"partitions need a netns lab: {why}")
+    # Stopped by Ctrl-C or SIGTERM, even started in the background (SIGINT ignored there): the
+    # game's processes are continued and killed and the lab's namespaces removed on the way out.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     args.dir.mkdir(parents=True, exist_ok=True)
     results = []
     with (args.dir / "results.jsonl").open("a") as book:
@@ -580,7 +699,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def summary(results: Sequence[dict[str, Any]]) -> str:
     by_kind: Counter[tuple[str, int, bool]] = Counter()
     for r in results:
-        for kind in r["kinds"]:
+        # The faults done: one whose point the game never reached (missed) is not counted.
+        for kind in (Counter(r["kinds"]) - Counter(r["missed"])).elements():
             by_kind[(kind, r["players"], r["ok"])] += 1
     sizes = sorted({r["players"] for r in results})
     rows = ["kind          " + "".join(f"  {n}p ok/all" for n in sizes)]

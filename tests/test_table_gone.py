@@ -85,6 +85,32 @@ def test_table_gone_a_member_woken_after_its_drop_stops_waiting(seed: int, all_o
     assert sleeper.final.phase is not Phase.OVER  # (nothing it signed ends anything)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_table_gone_not_when_asked_on_waking_before_any_input(seed: int) -> None:
+    # The runtime asks after each input it applies; an input whose log write a SIGSTOP cut
+    # in two ends after the wake, and asks then, before the peer has read or ticked anything
+    # (chaos seed 1855: a node stopped 16 s, gone_after 12 s, stopped on waking, "nobody
+    # heard for 16 s", exit 3, while what waited in its sockets ended the game on its own
+    # table). The break is the question's too.
+    _, sleeper, done = _woken(seed)
+    wake = done + 20.0
+    assert sleeper.silent_for(wake) > QUICK.gone_after
+    assert sleeper.table_gone(wake) is None
+    assert sleeper.table_gone(wake + QUICK.drop_after) is None  # still no input: a break
+    # Listening from the wake, with nobody to hear: gone after gone_after, not before.
+    gone_at = _ticks(sleeper, wake, wake + 2 * QUICK.gone_after)
+    assert gone_at is not None
+    assert QUICK.gone_after <= gone_at - wake < QUICK.gone_after + 2 * BEAT
+
+
+def test_table_gone_listening_asked_after_a_break_counts_from_the_question() -> None:
+    ears = Listening(0.0, gap=1.0)
+    ears.saw(0.5)
+    assert ears.since_at(1.4) == 0.0  # within the gap of the last input
+    assert ears.since_at(30.0) == 30.0  # asleep since 0.5: listening starts now
+    assert (ears.since, ears.last) == (0.0, 0.5)  # (a question records nothing)
+
+
 def test_table_gone_the_table_says_why_and_that_q_quits() -> None:
     net, sleeper, done = _woken(1)
     wake = done + 20.0

@@ -97,6 +97,12 @@ class Listening:
         self.since = now
         self.last = now
 
+    def since_at(self, now: float) -> float:
+        """Since when we have listened, asked at ``now``: ``now`` itself if no input came
+        for longer than the gap. A question is a call too: the runtime may ask on waking,
+        before the peer has read anything (the end of an input begun before a ``SIGSTOP``)."""
+        return now if now - self.last > self.gap else self.since
+
     def saw(self, now: float) -> None:
         """An input at ``now`` (a message, a tick, a move): after a break, we listen anew."""
         if now - self.last > self.gap:
@@ -133,6 +139,8 @@ def table_gone(
     >>> spec = GameSpec.create(list(zip(keys, "ABC")), Rules(target=None, rounds=1), b"doc")
     >>> state = GameState(spec)
     >>> ears = Listening(0.0, gap=5.0)
+    >>> for t in range(101):  # the runtime's ticks: listening without a break
+    ...     ears.saw(float(t))
     >>> ask = dict(seat=0, drop_after=30.0, gone_after=90.0, names="ABC",
     ...            abandon=lambda: AbandonAnswer("no"))
     >>> held = lambda: state
@@ -141,7 +149,8 @@ def table_gone(
     >>> table_gone(state, held, [0.0, 0.0, 10.0], ears, 100.0, **ask).reason.value
     'silent'
     """
-    if final.phase is Phase.OVER or now - listening.since < drop_after:
+    since = listening.since_at(now)
+    if final.phase is Phase.OVER or now - since < drop_after:
         return None
     # Still in by the final fold: a member only the held votes put out, that talks, is not
     # silence (and the final fold is at hand: the tentative one is read only past this).
@@ -151,7 +160,7 @@ def table_gone(
         # Nobody else still in: a member voted out that talks may be asking to rejoin, which
         # only we can grant (§9.8); one that left cannot come back.
         others = tuple(q for q in everyone if q not in final.left)
-    last = max([listening.since, *(heard[q] for q in others)])
+    last = max([since, *(heard[q] for q in others)])
     silent = now - last
     if silent < drop_after:
         return None

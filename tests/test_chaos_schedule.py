@@ -1,0 +1,77 @@
+"""``scripts/chaos.py``'s schedules: every kind at every table size (``--cover``), two faults
+at once (``--overlap``), and a seed's game unchanged by either option's existence."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _chaos() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "scripts" / "chaos.py"
+    spec = importlib.util.spec_from_file_location("chaos_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+chaos = _chaos()
+TIMERS = {"suspect": 2.0, "drop": 8.0}
+
+
+def test_chaos_cover_draws_every_kind_at_every_table_size_as_the_first_fault(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert chaos.main(["--cover", "--lab", "--players", "2-5", "--print-schedule"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    drawn = set()
+    for text in lines:
+        _, _, size, _, first, *_ = text.split()
+        drawn.add((first.split("@")[0], int(size[:-1])))
+    wanted = {(k, n) for k in chaos.KINDS for n in range(2, 6)} - {("cut-halves", 2)}
+    assert drawn == wanted
+    assert len(lines) == len(wanted)
+
+
+def test_chaos_overlap_starts_the_second_fault_inside_the_first() -> None:
+    pairs = [("cut-one", "stop-over"), ("stop-2d", "kill"), ("cut-halves", "stop-suspect")]
+    for seed in range(200):
+        plan = chaos.schedule(seed, players=[4, 5], kinds=chaos.KINDS, pairs=pairs, **TIMERS)
+        first, second = plan.faults
+        assert (first.kind, second.kind) in pairs
+        assert first.during < 0
+        assert 0 < second.during < first.length
+
+
+def test_chaos_schedule_of_a_seed_is_the_same_without_the_options() -> None:
+    for seed in range(100):
+        plain = chaos.schedule(seed, players=[2, 3, 4, 5], kinds=chaos.KINDS, **TIMERS)
+        again = chaos.schedule(seed, players=[2, 3, 4, 5], kinds=chaos.KINDS, **TIMERS)
+        first = chaos.schedule(
+            seed, players=[2, 3, 4, 5], kinds=chaos.KINDS, first=plain.faults[0].kind, **TIMERS
+        )
+        assert plain == again == first
+        assert all(f.during < 0 for f in plain.faults)
+
+
+def test_chaos_refuses_a_pair_that_is_not_two_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("stop-over", "stop-over+nap", "+kill"):
+        with pytest.raises(SystemExit) as exit_:
+            chaos.main(["--overlap", bad, "--print-schedule"])
+        assert exit_.value.code == 2
+        assert "KIND+KIND" in capsys.readouterr().err
+
+
+def test_chaos_summary_counts_the_faults_done_not_those_missed() -> None:
+    result = {"players": 3, "ok": True, "seed": 7, "kinds": ["stop-short", "stop-short"]}
+    text = chaos.summary([{**result, "missed": ["stop-short"]}])
+    assert "stop-short         1/1" in text
+    text = chaos.summary([{**result, "missed": []}, {**result, "ok": False, "missed": []}])
+    assert "stop-short         2/4" in text
+    assert "FAILED seeds: 7" in text
