@@ -37,6 +37,7 @@ __all__ = [
     "KNOWN",
     "NO_SEAT",
     "VOTED",
+    "Taken",
     "event_beat",
     "rejoined",
     "released",
@@ -58,6 +59,11 @@ def event_beat(message: Message, body: EventBody) -> Beat:
     only where the ids match what is held here, and a mismatch is a fork seen (§9.4): one
     rule for both, and a claim needs no ack of its own author's."""
     return Beat(message.seq, message.id, body.frontier, body.frontier_ids)
+
+
+Taken = tuple[Beat, list[int], list[tuple[int, int, int]]]
+"""A beat taken (:meth:`Finality.take_beat`): the beat, the feeds it holds more of than we do,
+and the forks it shows, ``(feed, first, count)``."""
 
 
 class Finality:
@@ -113,6 +119,30 @@ class Finality:
             self.early[seat] = None
             return early
         return None
+
+    def take_event(
+        self, seat: int, message: Message, body: EventBody
+    ) -> tuple[Taken | None, Taken | None]:
+        """Take an event just appended to ``seat``'s feed: what its author is known to hold
+        (:meth:`delivered`), then by :meth:`take_beat` the cover of its author's early beat
+        whose head is now held, and the event itself as an ack, unless it is our own (§7.1,
+        :func:`event_beat`). The one step of the peer's delivery (``Delivery.deliver``) and
+        the spectator's.
+
+        What each of those two beats showed, for a member to ask for what it lacks
+        (``Delivery.ask``; a watcher asks for nothing): ``(beat, ahead, forks)`` as
+        :meth:`take_beat` returns them, ``None`` where there was no such beat."""
+        early = self.delivered(seat, message)
+        first: Taken | None = None
+        if early is not None:
+            lamport, beat = early
+            ahead, forks = self.take_beat(seat, lamport, beat)
+            first = (beat, ahead, forks)
+        if seat == self.seat:
+            return first, None
+        beat = event_beat(message, body)
+        ahead, forks = self.take_beat(seat, message.lamport, beat)
+        return first, (beat, ahead, forks)
 
     def credit(self, r: int, q: int) -> None:
         """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
