@@ -141,28 +141,37 @@ def _event(seat: int, seq: int, lamport: int, frontier: tuple[int, ...]) -> Any:
 
 
 def test_take_event_an_event_is_an_ack_but_our_own_and_brings_its_authors_early_beat() -> None:
-    feeds: list[list[Any]] = [[], []]
+    feeds: list[list[Any]] = [[], [], []]
     finality = Finality(0, feeds)
-    mine, body = _event(0, 1, 3, (1, 0))
-    body.frontier_ids = held_ids([[mine], []], body.frontier)
+    mine, body = _event(0, 1, 3, (1, 0, 0))
     feeds[0].append(mine)
-    assert finality.take_event(0, mine, body) == (None, None)  # (ours: no ack of our own)
-    first, body = _event(1, 1, 5, (1, 1))
+    body.frontier_ids = held_ids(feeds, body.frontier)
+    assert finality.take_event(0, mine, body) == (None, None)  # (nothing to ask of ours)
+    assert finality.held_by[0] == (1, 0, 0)
+    first, body = _event(1, 1, 5, (1, 1, 0))
     feeds[1].append(first)
     body.frontier_ids = held_ids(feeds, body.frontier)
-    early, ack = finality.take_event(1, first, body)
-    assert early is None and ack is not None
-    assert ack[0] == Beat(1, first.id, (1, 1), body.frontier_ids)
-    assert finality.held_by[1] == (1, 1)  # (it holds our event: the ids match)
-    # A beat of seat 1 that announces its head at 2, not held here yet: its cover waits ...
-    second, body = _event(1, 2, 9, (1, 2))
-    beat = Beat(2, second.id, (1, 2), (feeds[0][0].id[:ID_PREFIX], second.id[:ID_PREFIX]))
-    finality.take_beat(1, 10, beat)
-    assert finality.early[1] == (10, beat)
-    # ... and comes with the event it announced, before the event's own ack.
+    assert finality.take_event(1, first, body) == (None, None)  # (it holds nothing we lack)
+    assert finality.held_by[1] == (1, 1, 0)  # (an ack: it holds our event, the ids match)
+    # An event whose author holds an event of seat 2 not here: shown, to be asked for.
+    elsewhere = bytes([3, 1]) * 16  # (seat 2's first event, not here)
+    second, body = _event(1, 2, 9, (1, 2, 1))
     feeds[1].append(second)
-    body.frontier_ids = held_ids(feeds, body.frontier)
+    ids = (mine.id[:ID_PREFIX], second.id[:ID_PREFIX], elsewhere[:ID_PREFIX])
+    body.frontier_ids = ids
     early, ack = finality.take_event(1, second, body)
-    assert early is not None and early[0] == beat and finality.early[1] is None
-    assert ack is not None and ack[0].head_seq == 2
-    assert finality.held_by[1] == (1, 2)
+    assert early is None
+    assert ack == (Beat(2, second.id, (1, 2, 1), ids), [2], [])
+    # A beat of seat 1 that announces its head at 3, not held here yet: its cover waits ...
+    third, body = _event(1, 3, 12, (1, 3, 1))
+    ids = (mine.id[:ID_PREFIX], third.id[:ID_PREFIX], elsewhere[:ID_PREFIX])
+    beat = Beat(3, third.id, (1, 3, 1), ids)
+    finality.take_beat(1, 13, beat)
+    assert finality.early[1] == (13, beat)
+    # ... and comes with the event it announced, before the event's own ack.
+    feeds[1].append(third)
+    body.frontier_ids = ids
+    early, ack = finality.take_event(1, third, body)
+    assert early == (beat, [2], []) and finality.early[1] is None
+    assert ack is not None and ack[0].head_seq == 3
+    assert finality.held_by[1] == (1, 3, 0)

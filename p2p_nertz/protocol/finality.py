@@ -129,20 +129,23 @@ class Finality:
         :func:`event_beat`). The one step of the peer's delivery (``Delivery.deliver``) and
         the spectator's.
 
-        What each of those two beats showed, for a member to ask for what it lacks
+        What each of those two beats showed we lack, for a member to ask for it
         (``Delivery.ask``; a watcher asks for nothing): ``(beat, ahead, forks)`` as
-        :meth:`take_beat` returns them, ``None`` where there was no such beat."""
+        :meth:`take_beat` returns them; ``None`` where there was no such beat, or it showed
+        no feed held further than here and no fork (the head it announces is held: the event
+        just delivered is, and an early beat waited for it). Usually ``(None, None)``."""
         early = self.delivered(seat, message)
         first: Taken | None = None
         if early is not None:
             lamport, beat = early
             ahead, forks = self.take_beat(seat, lamport, beat)
-            first = (beat, ahead, forks)
+            if ahead or forks:
+                first = (beat, ahead, forks)
         if seat == self.seat:
             return first, None
         beat = event_beat(message, body)
         ahead, forks = self.take_beat(seat, message.lamport, beat)
-        return first, (beat, ahead, forks)
+        return first, ((beat, ahead, forks) if ahead or forks else None)
 
     def credit(self, r: int, q: int) -> None:
         """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
