@@ -78,6 +78,11 @@ class Feed:
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
 
+    def __len__(self) -> int:
+        """How many of its events are delivered (seq 1 on): what the finality rule reads of
+        a feed (:func:`~p2p_nertz.protocol.finality.released`)."""
+        return self.head
+
     def prefix(self, seq: int) -> bytes:
         return bytes(self.prefixes[(seq - 1) * PREFIX : seq * PREFIX])
 

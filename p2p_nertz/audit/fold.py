@@ -38,6 +38,7 @@ from p2p_nertz.protocol.bodies import (
     RevealWhat,
 )
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
+from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import (
@@ -263,11 +264,14 @@ class Fold:
         self, feeds: Sequence[Feed], dropped: dict[int, int], default: int, *, ended: bool = False
     ) -> int:
         """The time up to which no event still to come can precede: the least clock of the
-        feeds that may still bring an event that counts. A member dropped holds it back no
-        more once every event of it up to its cut is here (those still count, however late
-        the log holds them), unless the last pass found it readmitted from that cut (its
-        events from its rejoin request on count again). ``--variants`` soak seed 693: a
-        recovered log holds a readmitted member's events after what the fold had passed.
+        feeds that may still bring an event that counts. Which members dropped hold it back
+        no more is the peer's rule (:func:`~p2p_nertz.protocol.finality.released`,
+        :func:`~p2p_nertz.protocol.finality.rejoined`): one whose events up to its cut are
+        all here (those still count, however late the log holds them), unless the last pass
+        found it readmitted from that cut (its events from its rejoin request on count again;
+        when, this pass has not folded yet: from 0, so its whole feed holds the time back).
+        ``--variants`` soak seed 693: a recovered log holds a readmitted member's events
+        after what the fold had passed.
 
         ``ended``: every log is read to its end, and only a feed that lacks events that
         count holds the time back: of a member dropped, events up to its cut (by the cuts the
@@ -275,23 +279,35 @@ class Fold:
         back); of another, events past its fork that an event delivered named
         (``Feed.named``: the log's peer proved the fork, and took events of the others that
         named the version it never held)."""
-        gaps = self.gaps
+
         if ended:
             cuts = {**self.cuts, **dropped}
+            out = released(cuts, feeds)
             return min(
-                (f.last_lamport for s, f in enumerate(feeds) if f.head < cuts.get(s, f.named)),
+                (
+                    f.last_lamport
+                    for s, f in enumerate(feeds)
+                    if s not in out and (s in cuts or f.head < f.named)
+                ),
                 default=default,
             )
-        return min(
-            (
-                f.last_lamport
-                for s, f in enumerate(feeds)
-                if s not in dropped
-                or f.head < dropped[s]
-                or (gaps and any(lo == dropped[s] for lo, _ in gaps.get(s, ())))
-            ),
-            default=default,
+
+        def least(excluded: dict[int, int], floor: int | None = None) -> int:
+            # (The stable time with the seats in ``excluded`` out, as finality.Bound: the
+            # least clock of the other feeds.)
+            return min(
+                (f.last_lamport for s, f in enumerate(feeds) if s not in excluded),
+                default=default,
+            )
+
+        out = released(dropped, feeds)
+        gaps = self.gaps
+        back = (
+            {s: 0 for s, cut in out.items() if any(lo == cut for lo, _ in gaps.get(s, ()))}
+            if gaps
+            else {}
         )
+        return rejoined(least(out), out, back, least)
 
     # -- one event -------------------------------------------------------------------------
     def _fold(self, event: Event) -> None:

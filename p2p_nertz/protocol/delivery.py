@@ -44,7 +44,6 @@ from p2p_nertz.protocol.envelope import (
     Message,
 )
 from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
-from p2p_nertz.protocol.finality import event_beat
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
@@ -365,16 +364,13 @@ class Delivery:
         self.membership.proof.delivered(seat, message.seq)
         outbox = self.outbox
         outbox.clock = max(outbox.clock, message.lamport)
-        early = self.finality.delivered(seat, message)
+        # Its author's early beat now covered, and the event as an ack (§7.1; not our own):
+        # what they show we lack is asked for, but of an ack read back from our log.
+        early, ack = self.finality.take_event(seat, message, body)
         if early is not None:
-            self.take_beat(seat, early[0], early[1], now)
-        if seat != self.seat:
-            # Every event counts as an ack (§7.1): its frontier's ids, taken as a beat's.
-            beat = event_beat(message, body)
-            if source is Source.LOG:
-                self.finality.take_beat(seat, message.lamport, beat)  # (nothing to ask now)
-            else:
-                self.take_beat(seat, message.lamport, beat, now)
+            self.ask(seat, *early, now)
+        if ack is not None and source is not Source.LOG:
+            self.ask(seat, *ack, now)
         event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
         # (Timed at or below what is final, it never counts: see Folds.never_counts.)
         outbox.effects.extend(self.folds.add(event, self.finality.stable))
@@ -413,6 +409,13 @@ class Delivery:
     def take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
         ahead, forks = self.finality.take_beat(seat, lamport, beat)
+        self.ask(seat, beat, ahead, forks, now)
+
+    def ask(
+        self, seat: int, beat: Beat, ahead: list[int], forks: list[tuple[int, int, int]], now: float
+    ) -> None:
+        """Ask for what a beat of ``seat`` that finality took showed we lack (``ahead``,
+        ``forks``: :meth:`Finality.take_beat`): the versions of a fork, the rest of a feed."""
         source = self.peer_ids[seat]
         dropped = self.folds.final.dropped
         store = self.store

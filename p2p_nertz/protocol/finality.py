@@ -20,7 +20,7 @@ it beats and deliveries, and folds what became final.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
@@ -31,7 +31,18 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
     from p2p_nertz.protocol.state import Notice
 
-__all__ = ["Bound", "Finality", "KNOWN", "NO_SEAT", "VOTED", "event_beat", "settle"]
+__all__ = [
+    "Bound",
+    "Finality",
+    "KNOWN",
+    "NO_SEAT",
+    "VOTED",
+    "Taken",
+    "event_beat",
+    "rejoined",
+    "released",
+    "settle",
+]
 
 #: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
 KNOWN = -1
@@ -48,6 +59,11 @@ def event_beat(message: Message, body: EventBody) -> Beat:
     only where the ids match what is held here, and a mismatch is a fork seen (§9.4): one
     rule for both, and a claim needs no ack of its own author's."""
     return Beat(message.seq, message.id, body.frontier, body.frontier_ids)
+
+
+Taken = tuple[Beat, list[int], list[tuple[int, int, int]]]
+"""A beat taken (:meth:`Finality.take_beat`): the beat, the feeds it holds more of than we do,
+and the forks it shows, ``(feed, first, count)``."""
 
 
 class Finality:
@@ -103,6 +119,33 @@ class Finality:
             self.early[seat] = None
             return early
         return None
+
+    def take_event(
+        self, seat: int, message: Message, body: EventBody
+    ) -> tuple[Taken | None, Taken | None]:
+        """Take an event just appended to ``seat``'s feed: what its author is known to hold
+        (:meth:`delivered`), then by :meth:`take_beat` the cover of its author's early beat
+        whose head is now held, and the event itself as an ack, unless it is our own (§7.1,
+        :func:`event_beat`). The one step of the peer's delivery (``Delivery.deliver``) and
+        the spectator's.
+
+        What each of those two beats showed we lack, for a member to ask for it
+        (``Delivery.ask``; a watcher asks for nothing): ``(beat, ahead, forks)`` as
+        :meth:`take_beat` returns them; ``None`` where there was no such beat, or it showed
+        no feed held further than here and no fork (the head it announces is held: the event
+        just delivered is, and an early beat waited for it). Usually ``(None, None)``."""
+        early = self.delivered(seat, message)
+        first: Taken | None = None
+        if early is not None:
+            lamport, beat = early
+            ahead, forks = self.take_beat(seat, lamport, beat)
+            if ahead or forks:
+                first = (beat, ahead, forks)
+        if seat == self.seat:
+            return first, None
+        beat = event_beat(message, body)
+        ahead, forks = self.take_beat(seat, message.lamport, beat)
+        return first, ((beat, ahead, forks) if ahead or forks else None)
 
     def credit(self, r: int, q: int) -> None:
         """Credit member ``r`` with the part of ``q``'s feed it announced before we held it,
@@ -399,24 +442,20 @@ def settle(
     """
     excluded = dict(final.dropped)
     candidates = (
-        {
-            q: cut
-            for q, cut in tentative.dropped.items()
-            if q not in excluded and len(feeds[q]) >= cut
-        }
+        released({q: cut for q, cut in tentative.dropped.items() if q not in excluded}, feeds)
         if tentative.dropped
         else {}
     )
-    for q, at in tentative.readmitted_at.items():
-        # Dropped and readmitted since, both held and neither final (a restart reads a
-        # whole game at once): out from its drop to its readmission, as below. Left in,
-        # our own vote against it (read back from the log) would hold finality below its
-        # drop for good (soak seed 145).
-        if q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at:
-            continue
-        cut = tentative.gaps[q][-1][0]
-        if len(feeds[q]) >= cut:
-            candidates[q] = cut
+    # Dropped and readmitted since, both held and neither final (a restart reads a whole game
+    # at once): out from its drop to its readmission, as below. Left in, our own vote against
+    # it (read back from the log) would hold finality below its drop for good (soak seed 145).
+    back = {
+        q: tentative.gaps[q][-1][0]
+        for q, at in tentative.readmitted_at.items()
+        if not (q in excluded or q in tentative.dropped or final.readmitted_at.get(q) == at)
+    }
+    if back:
+        candidates.update(released(back, feeds))
     while candidates:
         trial = excluded | candidates
         limit = bound(trial)
@@ -437,10 +476,43 @@ def settle(
             stable = min(stable, feed[cut].lamport - 1)
     if stable <= floor:
         return excluded, stable  # (the readmissions below could only lower it)
-    for q, at in tentative.readmitted_at.items():
-        if q in excluded and q not in tentative.dropped:
-            # Readmitted at time ``at`` (held here, not final yet): a member again for
-            # everything after it.
+    # Readmitted (held here, not final yet): a member again for everything after it.
+    readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
+    return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def released(dropped: Mapping[int, int], feeds: Sequence[Sized]) -> dict[int, int]:
+    """Of the members ``dropped`` (seat -> cut), those that hold the stable time back no
+    more: every event of theirs up to the cut is held here (``feeds``: how many events of
+    each feed are, from seq 1). Until then one of them may still come, and it counts however
+    late (the cut keeps it), so it may precede any event not final yet; past the cut nothing
+    of theirs counts (§9.2).
+
+    The one rule for the drops a peer's held votes decide (:func:`settle`) and for those the
+    audit's fold has made, reading the logs one after another (``audit.fold.Fold._bound``,
+    over its own feed store, 24 bytes an event).
+
+    >>> released({1: 3, 2: 5}, [[], [0, 0, 0, 0], [0, 0]])
+    {1: 3}
+    """
+    return {q: cut for q, cut in dropped.items() if len(feeds[q]) >= cut}
+
+
+def rejoined(
+    stable: int, excluded: Mapping[int, int], readmitted: Mapping[int, int], bound: Bound
+) -> int:
+    """``stable`` (the stable time with the seats in ``excluded`` out) held back by the
+    members of ``excluded`` readmitted since their drop (seat -> the time of the
+    readmission): a member again for everything after it, its feed holds the time back from
+    there on, and a member that is no longer out holds it back as any member does.
+
+    The one rule for a peer's held readmissions (:func:`settle`) and the audit's: its fold
+    knows a member readmitted from its cut (the last pass found it, ``Fold._bound``) but not
+    when, and passes 0, which holds the time back longer, never less (``--variants`` soak
+    seed 693: a recovered log held a readmitted member's events after what the fold had
+    passed)."""
+    for q, at in readmitted.items():
+        if q in excluded:
             rest = {k: v for k, v in excluded.items() if k != q}
             stable = min(stable, max(at, bound(rest)))
-    return excluded, stable
+    return stable

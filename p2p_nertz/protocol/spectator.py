@@ -44,7 +44,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
 )
 from p2p_nertz.protocol.feeds import Feeds, Ready, Source
-from p2p_nertz.protocol.finality import NO_SEAT, Finality, event_beat
+from p2p_nertz.protocol.finality import NO_SEAT, Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
@@ -189,11 +189,9 @@ class Spectator:
                 continue
             self._feeds[seat].append(message)
             self._clock = max(self._clock, message.lamport)
-            early = self._finality.delivered(seat, message)
-            if early is not None:
-                self._finality.take_beat(seat, *early)
-            # Every event counts as an ack (§7.1; forks are the members' to prove).
-            self._finality.take_beat(seat, message.lamport, event_beat(message, body))
+            # Taken as a peer takes it (its author's early beat, the event as an ack, §7.1);
+            # a watcher asks for nothing, and forks are the members' to prove.
+            self._finality.take_event(seat, message, body)
             event = Event(seat, message.seq, message.lamport, message.kind, body, message.id)
             self._folds.add(event, self.stable)  # (one timed at or below it never counts)
 

@@ -286,13 +286,9 @@ class GameState:
         """Whether ``seat``'s event ``seq`` can still count: not past the cut of a member
         dropped now, nor between the cut and the rejoin request of one readmitted since (its
         events in order after the drop and before the readmission count neither: the fold
-        ignores them)."""
-        roster = self.roster
-        cut = roster.dropped.get(seat)
-        if cut is not None and seq > cut:
-            return False
-        gaps = roster.gaps.get(seat)
-        return not gaps or not any(lo < seq < hi for lo, hi in gaps)
+        ignores them). The roster's rule (:meth:`Roster.counts
+        <p2p_nertz.protocol.roster.Roster.counts>`)."""
+        return self.roster.counts(seat, seq)
 
     def waiting(self) -> frozenset[int]:
         """The seats whose event the current phase waits for."""
