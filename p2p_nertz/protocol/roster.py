@@ -171,15 +171,15 @@ class Roster:
         """For each member with votes against it standing (not withdrawn, by members still
         in, counted or capped): the lowest count those votes quote, past which its votes never
         count, and, if one of them is on proof of a fork at seq ``f``, ``f − 1``, past which no
-        abandon of its counts (see :func:`with_forks`).
+        abandon of its counts (see :func:`with_forks`); and, for every member readmitted, the
+        ranges its readmissions keep (:attr:`past_caps`), whether or not votes stand now.
 
         A voter announces no more of a member's feed than its vote counts (§9.2), so while the
         vote stands no event of the member past that count can be final anywhere (finality
         needs every member to announce it). Such an event must not decide anything either: a
         vote of a member cut off from the others, signed during a partition and read only
         once it heals, would otherwise drop someone in the past of what the others made final
-        without it (soak seed 472). The caller folds again with these
-        caps, until they stop changing, as it does with the cuts.
+        without it (soak seed 472). The caller folds again with these caps, as with the cuts.
 
         A vote that does not count, capped itself, caps all the same: its voter froze its
         announcements when it signed it, whether the vote counts or not. Two votes that cap
