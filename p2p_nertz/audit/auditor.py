@@ -120,6 +120,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
+from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
 
@@ -283,7 +284,7 @@ class _Known:
 
     cuts: dict[int, int] = field(default_factory=dict)
     forks: dict[int, dict[int, bytes]] = field(default_factory=dict)
-    caps: dict[int, tuple[int, int]] = field(default_factory=dict)
+    caps: dict[int, Cap] = field(default_factory=dict)
     gaps: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     watch: dict[int, int] = field(default_factory=dict)
     imposed: dict[int, int] = field(default_factory=dict)

@@ -40,6 +40,7 @@ from p2p_nertz.protocol.bodies import (
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import (
     Event,
@@ -138,7 +139,7 @@ class Fold:
         *,
         cuts: dict[int, int],
         gaps: dict[int, tuple[tuple[int, int], ...]],
-        caps: dict[int, tuple[int, int]],
+        caps: dict[int, Cap],
         deep: bool,
         on_fold: Callable[[FoldStep], None] | None,
     ) -> None:

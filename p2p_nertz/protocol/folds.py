@@ -32,6 +32,7 @@ from typing import Generic, TypeVar
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
+from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = [
@@ -56,7 +57,7 @@ _NEVER = 1 << 63
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
-Round = tuple[dict[int, int], Gaps, dict[int, tuple[int, int]]]
+Round = tuple[dict[int, int], Gaps, dict[int, Cap]]
 #: What a fold is made with (:func:`refold`: a peer's :data:`Round`, an audit's pass's
 #: inputs), and what it gives (a fold, a pass).
 K = TypeVar("K")
@@ -189,7 +190,7 @@ class Folds:
         self,
         cuts: dict[int, int],
         gaps: Gaps,
-        caps: dict[int, tuple[int, int]],
+        caps: dict[int, Cap],
         imposed: dict[int, int] | None = None,
         *,
         first: list[GameState] | None = None,
@@ -221,7 +222,7 @@ class Folds:
         self,
         cuts: dict[int, int],
         gaps: Gaps,
-        caps: dict[int, tuple[int, int]],
+        caps: dict[int, Cap],
         imposed: dict[int, int] | None,
     ) -> tuple[GameState, Callable[[], Round | None]]:
         """One round of :meth:`_fold`: the fold with ``cuts``, ``gaps`` and ``caps``, and
@@ -473,10 +474,11 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     from it would repeat the cycle for ever, none of them a fixed point).
 
     The meet keeps only the cuts and gaps every round of the cycle decided, and every cap
-    any of them had (the lowest count of each member's). Caps hang on the drops (a member
-    dropped caps nothing, and has no cap) and the drops on the caps and cuts, so a cycle
-    lifts caps with the drops they did not prevent and drops with the caps they lifted
-    (cut14's search seed 2955, three players: three rounds, none a fixed point). The meet
+    any of them had (the lowest count of each member's, every range a readmission left).
+    Caps hang on the drops (a member dropped caps nothing, and has no cap) and the drops on
+    the caps and cuts, so a cycle lifts caps with the drops they did not prevent and drops
+    with the caps they lifted (cut14's search seed 2955, three players: three rounds, none a
+    fixed point). The meet
     counts the fewest votes of the cycle, and a fold counting fewer votes drops fewer
     members: if it is a fixed point, it is the one dropping fewest of those the cycle
     passes near; a member kept in is waited for, while a member dropped wrongly loses
@@ -485,13 +487,13 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     whose rounds settled never meets a cycle: the rule changes only folds that went on to
     the round limit.
 
-    >>> a = ({2: 1}, {}, {1: (1, 9)})
-    >>> b = ({}, {}, {1: (1, 9)})
-    >>> c = ({1: 2}, {}, {0: (2, 9)})
+    >>> a = ({2: 1}, {}, {1: (1, 9, ())})
+    >>> b = ({}, {}, {1: (1, 9, ())})
+    >>> c = ({1: 2}, {}, {0: (2, 9, ())})
     >>> cycle_meet([({}, {}, {}), a, b], c) is None
     True
     >>> cycle_meet([({}, {}, {}), a, b, c], a)
-    ({}, {}, {0: (2, 9), 1: (1, 9)})
+    ({}, {}, {0: (2, 9, ()), 1: (1, 9, ())})
     """
     if new not in seen:
         return None
@@ -499,11 +501,11 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     first_cuts, first_gaps, _ = cycle[0]
     cuts = {q: c for q, c in first_cuts.items() if all(r[0].get(q) == c for r in cycle)}
     gaps = {q: g for q, g in first_gaps.items() if all(r[1].get(q) == g for r in cycle)}
-    caps: dict[int, tuple[int, int]] = {}
+    caps: dict[int, Cap] = {}
     for _, _, round_caps in cycle:
-        for q, (votes, events) in round_caps.items():
-            old = caps.get(q)
-            caps[q] = (votes, events) if old is None else (min(old[0], votes), min(old[1], events))
+        for q, cap in round_caps.items():
+            old = caps.get(q, (_NEVER, _NEVER, ()))
+            caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
     return cuts, gaps, dict(sorted(caps.items()))
 
 

@@ -34,9 +34,15 @@ from functools import lru_cache
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
-__all__ = ["Roster", "capped", "lifted_trials", "vote_cut", "with_forks"]
+__all__ = ["Cap", "Roster", "capped", "lifted_trials", "vote_cut", "with_forks"]
 
 _C = RefusalCode
+
+#: What caps one member's events (:meth:`Roster.standing_caps`, :func:`capped`): the seq
+#: above which its votes never count, the seq above which no abandon of its counts, and the
+#: ranges ``(lo, hi)`` of seqs strictly between which its votes never count, whatever stands
+#: now (the caps a readmission lifted, :attr:`Roster.past_caps`).
+Cap = tuple[int, int, tuple[tuple[int, int], ...]]
 
 
 class Roster:
@@ -58,6 +64,7 @@ class Roster:
         "lifts",
         "ops",
         "origin",
+        "past_caps",
         "read",
         "readmitted_at",
         "rejoin_ids",
@@ -106,13 +113,15 @@ class Roster:
         #: seat -> (the seq above which its votes against a member do not count, from the
         #: standing votes against it (see :meth:`standing_caps`); the seq above which no
         #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
-        self.vote_caps: dict[int, tuple[int, int]] = {}
+        self.vote_caps: dict[int, Cap] = {}
         #: target -> (count, Lamport time, voter, index in :attr:`ops`, in :attr:`read`) of each
         #: withdrawal of a vote against it that caps (:meth:`standing_caps`), made while it and the
         #: voter were in (:meth:`before_lift`)
         self.lifts: dict[int, tuple[tuple[int, int, int, int, int], ...]] = {}
         #: seat -> the least seq of its read (observe) that does not count (see saw_cut)
         self.uncounted: dict[int, int] = {}
+        #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
+        self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -135,6 +144,7 @@ class Roster:
         new.vote_caps = dict(self.vote_caps)
         new.lifts = dict(self.lifts)
         new.uncounted = dict(self.uncounted)
+        new.past_caps = dict(self.past_caps)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -157,19 +167,19 @@ class Roster:
         """The seats neither dropped nor gone."""
         return set(range(self.seats)) - set(self.dropped)
 
-    def standing_caps(self) -> dict[int, tuple[int, int]]:
+    def standing_caps(self) -> dict[int, Cap]:
         """For each member with votes against it standing (not withdrawn, by members still
         in, counted or capped): the lowest count those votes quote, past which its votes never
         count, and, if one of them is on proof of a fork at seq ``f``, ``f − 1``, past which no
-        abandon of its counts (see :func:`with_forks`).
+        abandon of its counts (see :func:`with_forks`); and, for every member readmitted, the
+        ranges its readmissions keep (:attr:`past_caps`), whether or not votes stand now.
 
         A voter announces no more of a member's feed than its vote counts (§9.2), so while the
         vote stands no event of the member past that count can be final anywhere (finality
         needs every member to announce it). Such an event must not decide anything either: a
         vote of a member cut off from the others, signed during a partition and read only
         once it heals, would otherwise drop someone in the past of what the others made final
-        without it (soak seed 472). The caller folds again with these
-        caps, until they stop changing, as it does with the cuts.
+        without it (soak seed 472). The caller folds again with these caps, as with the cuts.
 
         A vote that does not count, capped itself, caps all the same: its voter froze its
         announcements when it signed it, whether the vote counts or not. Two votes that cap
@@ -178,7 +188,7 @@ class Roster:
         caps would count neither, the next both, and the rounds alternate (docs/protocol.md
         §13). A vote of a member dropped caps nothing (its announcements are not waited for).
         """
-        caps: dict[int, tuple[int, int]] = {}
+        caps = {q: (_NEVER, _NEVER, past) for q, past in sorted(self.past_caps.items())}
         for target in sorted(self.votes.keys() | self.frozen.keys()):
             if target in self.dropped:
                 continue
@@ -188,7 +198,8 @@ class Roster:
             ]
             if standing:
                 forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
-                caps[target] = (min(v.last_seq for v in standing), min(forks, default=_NEVER))
+                low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
+                caps[target] = (low, min(forks, default=_NEVER), past)
         return caps
 
     def stands(self, voter: int, target: int) -> bool:
@@ -230,7 +241,7 @@ class Roster:
                 return True
         # (A member known to fork whose drop this fold has not reached yet: the cap below its
         # fork, with_forks, is what its drop will cut at most.)
-        return any(frontier[q] > events for q, (_, events) in self.vote_caps.items() if q != seat)
+        return any(frontier[q] > cap[1] for q, cap in self.vote_caps.items() if q != seat)
 
     # -- what the events decide -------------------------------------------------------------
     def read_uncounted(self, seat: int, seq: int, body: object = None) -> None:
@@ -386,7 +397,7 @@ class Roster:
         self,
         ops: tuple[tuple[int, int, Drop | None], ...],
         cuts: dict[int, int],
-        caps: dict[int, tuple[int, int]],
+        caps: dict[int, Cap],
         *,
         plain: bool,
     ) -> Roster:
@@ -511,9 +522,10 @@ class Roster:
 
     def readmit(self, lamport: int) -> list[int]:
         """At a round's start (Lamport time ``lamport``): the members asking to rejoin are
-        members again; which, in seat order."""
+        members again; which, in seat order (the caps lifted: :func:`_past_caps`)."""
         back = []
         for seat, request in sorted(self.rejoining.items()):
+            self.past_caps = _past_caps(self, seat, request)
             cut = self.dropped.pop(seat)
             self.gaps[seat] = (*self.gaps.get(seat, ()), (cut, request))
             self.readmitted_at[seat] = lamport
@@ -535,6 +547,27 @@ class Roster:
         return back
 
 
+def _past_caps(roster: Roster, seat: int, request: int) -> dict[int, tuple[tuple[int, int], ...]]:
+    """:attr:`Roster.past_caps` once ``seat`` is readmitted at its rejoin request ``request``.
+
+    A readmission lifts the caps of the votes that dropped the member the way a withdrawal
+    after the drop does (:meth:`Roster.before_lift`): not in the past of the drop. The
+    member's votes signed past the lowest count of the votes standing against it, up to its
+    cut, never counted while those stood, and the peers made final without them what they
+    would have decided; they never count, readmitted or not (:func:`capped`). Its votes from
+    its rejoin request on are not capped by the old votes (docs/protocol.md §9.2, *a
+    readmission*). Shuffle soak seed 517, four players: seat 3's vote on seat 2, signed past
+    the count (31) of the votes standing against it and before its cut (40), counted in
+    every audit, whose folds held the caps of the end, after the readmission, and its passes
+    cycled and never reached the peers' game."""
+    past = roster.past_caps
+    ballots = (*roster.votes.get(seat, ()), *roster.frozen.get(seat, ()))
+    counts = [v.last_seq for q, v in ballots if q not in roster.dropped and v.reason in _CAPPED]
+    if counts and min(counts) < roster.dropped[seat]:
+        return {**past, seat: (*past.get(seat, ()), (min(counts), request))}
+    return past
+
+
 @lru_cache(maxsize=256)
 def _replayed(
     origin: Roster | None,
@@ -549,7 +582,7 @@ def _replayed(
     start = Roster(seats)
     start.origin = origin
     cuts: dict[int, int] = dict(tried)
-    caps: dict[int, tuple[int, int]] = {}
+    caps: dict[int, Cap] = {}
     for _ in range(_REPLAYS):
         roster = start._replay(ops, cuts, caps, plain=False)
         new_cuts, new_caps = {**roster.dropped, **dict(tried)}, roster.standing_caps()
@@ -591,25 +624,29 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     return out
 
 
-def capped(caps: dict[int, tuple[int, int]], seat: int, seq: int, body: Drop) -> bool:
+def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
     """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
     the rule; :attr:`GameState.vote_caps <p2p_nertz.protocol.state.GameState.vote_caps>`).
 
     A vote for silence, withholding or proof signed past what a standing vote against its
     author counts: that voter never announces it, so no peer can have made it final
-    (:meth:`Roster.standing_caps`). An abandon signed on a forked chain (:func:`with_forks`).
+    (:meth:`Roster.standing_caps`); or in one of the ranges a readmission of its author
+    lifted such caps over (:meth:`Roster.readmit`). An abandon signed on a forked chain
+    (:func:`with_forks`).
     """
     cap = caps.get(seat)
     if cap is None:
         return False
     if body.reason is DropReason.ABANDON:
         return seq > cap[1]
-    return body.reason in _CAPPED and seq > cap[0]
+    if body.reason not in _CAPPED:
+        return False
+    return seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2])
 
 
 def with_forks(
-    caps: dict[int, tuple[int, int]], forks: dict[int, int], *, own: int | None = None
-) -> dict[int, tuple[int, int]]:
+    caps: dict[int, Cap], forks: dict[int, int], *, own: int | None = None
+) -> dict[int, Cap]:
     """``caps`` (:meth:`Roster.standing_caps`) with the members known to have forked: two
     signed versions of seat ``q``'s event ``forks[q]`` are held. No abandon of its from there
     on counts: a member that forked does not get to end the game alone. Otherwise it could
@@ -622,8 +659,8 @@ def with_forks(
     for seat, first in forks.items():
         if seat == own or first < 1:
             continue
-        votes, events = out.get(seat, (_NEVER, _NEVER))
-        out[seat] = (votes, min(events, first - 1))
+        votes, events, past = out.get(seat, (_NEVER, _NEVER, ()))
+        out[seat] = (votes, min(events, first - 1), past)
     return out
 
 

@@ -83,7 +83,7 @@ from p2p_nertz.protocol.fold_values import (
     RoundScored,
     Violation,
 )
-from p2p_nertz.protocol.roster import Roster, capped, lifted_trials, vote_cut, with_forks
+from p2p_nertz.protocol.roster import Cap, Roster, capped, lifted_trials, vote_cut, with_forks
 from p2p_nertz.protocol.round_events import RoundEvents
 from p2p_nertz.protocol.rounds import (
     DeckProblem,
@@ -248,12 +248,12 @@ class GameState:
         return self.roster.votes
 
     @property
-    def vote_caps(self) -> dict[int, tuple[int, int]]:
+    def vote_caps(self) -> dict[int, Cap]:
         """The caps the caller folds with (:meth:`standing_caps`, :func:`with_forks`)."""
         return self.roster.vote_caps
 
     @vote_caps.setter
-    def vote_caps(self, value: dict[int, tuple[int, int]]) -> None:
+    def vote_caps(self, value: dict[int, Cap]) -> None:
         self.roster.vote_caps = value
 
     @property
@@ -266,7 +266,7 @@ class GameState:
         """(author, absent) of the abandon that ended the game, if one did."""
         return self.abandonment.abandoned
 
-    def standing_caps(self) -> dict[int, tuple[int, int]]:
+    def standing_caps(self) -> dict[int, Cap]:
         """:meth:`Roster.standing_caps`: what the votes standing cap."""
         return self.roster.standing_caps()
 
