@@ -87,11 +87,14 @@ class ShuffleTable:
         self.joint = joint_key(k.public for k in self.keys)
         self.stages: dict[tuple[int, int], Deck] = {}
 
-    def event(self, seat: int, body_without_frontier: object) -> Event:
-        """The next event of ``seat``, its body built with a frontier holding everything."""
+    def event(
+        self, seat: int, body_without_frontier: object, held: dict[int, int] | None = None
+    ) -> Event:
+        """The next event of ``seat``, its body built with a frontier holding everything (or,
+        for a member in ``held``, its events up to the seq given)."""
         self.seqs[seat] += 1
         self.clock += 1
-        frontier = tuple(self.seqs[q] - (q == seat) for q in range(self.n))
+        frontier = tuple((held or {}).get(q, self.seqs[q] - (q == seat)) for q in range(self.n))
         ids = tuple(b"\x01" * 8 if f else b"" for f in frontier)
         body = dataclasses.replace(body_without_frontier, frontier=frontier, frontier_ids=ids)  # type: ignore[type-var]
         wire = msgpack.unpackb(msgpack.packb(encode_body(body)), use_list=False)
@@ -191,8 +194,11 @@ class ShuffleTable:
             if owed and i not in skip:
                 self.deck_event(i, self.partials(i, owed))
 
-    def move(self, seat: int, text: str, card: str | None = None) -> list[object]:
-        return self.play(seat, Play((), 1, Move.parse(text), Card.parse(card) if card else None))
+    def move(
+        self, seat: int, text: str, card: str | None = None, held: dict[int, int] | None = None
+    ) -> list[object]:
+        body = Play((), 1, Move.parse(text), Card.parse(card) if card else None)
+        return list(self.fold.apply(self.event(seat, body, held)))
 
     def refusals(self) -> list[RefusalCode]:
         return [v.reason.code for v in self.fold.violations]
@@ -482,6 +488,55 @@ def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares
     # A partial for a member not dropped is refused.
     t.deck_event(0, t.partials(0, [(1, *deck.turned[0])]))
     assert t.refusals() == [RefusalCode.BAD_SHARE]
+
+
+def test_fold_shuffle_a_move_on_a_card_opened_past_a_drops_cut_is_a_race_lost() -> None:
+    """docs/shuffle.md §9: a member dropped sends, past its cut, its shares of a card that
+    were all a player's tentative fold lacked to open it; the player plays it. Here the card
+    is sealed and the move refused, but its author held events past the cut: a race lost to
+    the cut, without blame, and so are its later moves refused while it still holds them
+    (they built on that one). A move on a sealed card whose author held nothing past the cut
+    is a cheat, as before; so is a move the rules refuse of an author that lost none."""
+    t = ShuffleTable(5)  # (three votes drop a member: seat 3 casts none)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(2, "S")
+    t.move(3, "S")  # each waste's cards turned up, and sealed
+    cut = t.seqs[4]
+    _drop(t, 4, [0, 1, 2])
+    assert t.fold.dropped == {4: cut}
+    deck = t.fold.round.deck
+    assert deck is not None
+    t.deck_event(4, t.shares(4, [(d, p) for of, d, p in _owed(deck, 4) if of == 4]))
+    table = t.fold.table
+    assert table is not None and is_unknown(table.tableaux[3].waste[-1])
+    # Seat 3 before it held seat 4's shares past the cut: a move on its sealed card cheats.
+    t.move(3, "W>1", held={4: cut})
+    assert t.refusals() == [RefusalCode.ILLEGAL_MOVE]
+    # Seat 3 holding them (its tentative fold opened its waste top): races lost.
+    for text, card in (("W>1", None), ("W>L@3S", "AS"), ("1>1", None)):
+        t.move(3, text, card)
+        assert t.refusals() == [RefusalCode.ILLEGAL_MOVE], text
+        assert t.fold.table == table, text
+    assert t.fold.round.astray == frozenset({3})
+    # Once its frontier holds nothing past the cut (its final fold holds the drop), its
+    # moves are read as they are: a move on a sealed card cheats again.
+    t.move(3, "W>1", held={4: cut})
+    t.move(3, "W>L@3S", "AS", held={4: cut})
+    t.move(2, "1>1")  # past the cut (seat 2 voted), but no move of seat 2 was lost to it
+    assert t.refusals() == [
+        RefusalCode.ILLEGAL_MOVE,
+        RefusalCode.ILLEGAL_MOVE,
+        RefusalCode.CARD_NOT_THERE,
+        RefusalCode.ILLEGAL_MOVE,
+    ]
+    assert t.fold.table == table
+    # The partials of the members left open the cards.
+    t.share_all(skip=frozenset({4}))
+    table = t.fold.table
+    assert table is not None and not is_unknown(table.tableaux[3].waste[-1])
+    assert len(t.refusals()) == 4
 
 
 def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() -> None:

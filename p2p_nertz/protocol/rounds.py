@@ -66,7 +66,7 @@ from p2p_nertz.rules import (
     Tableau,
     new_deck,
 )
-from p2p_nertz.rules.cards import HIDDEN, sealed, sealed_position
+from p2p_nertz.rules.cards import HIDDEN, is_unknown, sealed, sealed_position
 from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
 from p2p_nertz.rules.moves import MOVE_CALL, MOVE_PASS, MOVE_TURN
 from p2p_nertz.rules.table import STATUS_NERTS
@@ -134,6 +134,9 @@ class RoundState:
     #: a shuffle game's deal (docs/shuffle.md §10): keys, stages, shares, secrets; ``None``
     #: in a commit game
     deck: DeckRound | None = None
+    #: seats that lost a move to a drop's cut (:meth:`_lost_to_cut`): their later moves
+    #: built on it
+    astray: frozenset[int] = frozenset()
 
     def copy(self) -> RoundState:
         """An independent copy (the fold's copy; the peer copies folds often: built from the
@@ -322,7 +325,14 @@ class RoundState:
         else:
             tableau, seen = before, self.seen.get(seat, frozenset())
             turned = self._turned_up(seat, before, move, rules)
-        if move.is_lake and self._claim_unseen(event, body, tableau, roster):
+        try:
+            unseen = move.is_lake and self._claim_unseen(event, body, tableau, roster)
+        except Refuse:  # (its card is not there)
+            if not self._lost_to_cut(event, body, needs=True, roster=roster):
+                raise
+            self._lose_unseen(event, body, filled=(before, tableau, seen), notices=notices)
+            return False  # (its card never left: nothing turns up)
+        if unseen:
             self._lose_unseen(event, body, filled=(before, tableau, seen), notices=notices)
             if turned:  # a turn-up stands even if its claim loses
                 assert deck is not None
@@ -333,6 +343,8 @@ class RoundState:
         try:
             new, play = table.play(seat, move, event.lamport)
         except IllegalMoveError as exc:
+            if self._lost_to_cut(event, body, needs=_needs_unseen(before, move), roster=roster):
+                return False  # a race lost to a drop's cut: the move does not count
             raise Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
         self.table = new
         self.seen[seat] = seen
@@ -392,6 +404,21 @@ class RoundState:
         else:
             below = body.card.rank > 1 and roster.saw_cut(event.seat, body.frontier)
         return below or not self._saw_foundation(event, move.foundation, body.card)
+
+    def _lost_to_cut(self, event: Event, body: Play, *, needs: bool, roster: Roster) -> bool:
+        """Whether a move refused here is a race lost to a drop's cut, not a cheat
+        (docs/shuffle.md §9): in a shuffle game, its author held events of a member past the
+        cut a drop made (:meth:`Roster.saw_cut`), whose shares opened, in its tentative fold,
+        a card sealed here; and the move ``needs`` a card sealed or not there, or its author
+        lost a move so before, which this one built on. Then it does not count, without blame.
+        """
+        seat = event.seat
+        if self.deck is None or not roster.saw_cut(seat, body.frontier):
+            return False
+        if not needs and seat not in self.astray:
+            return False
+        self.astray |= {seat}
+        return True
 
     def _lose_unseen(
         self,
@@ -563,6 +590,28 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def _needs_unseen(tableau: Tableau, move: Move) -> bool:
+    """Whether ``move`` needs a card that ``tableau`` does not show: a card face down
+    (sealed) among those it takes or on the work pile it builds on, or fewer cards than it
+    takes.
+
+    >>> t = Tableau.parse("N: ?? | 1: 2H | 2: - | 3: KS | 4: KH QS | S: 9H | W: 4H")
+    >>> _needs_unseen(t, Move.parse("N>4")), _needs_unseen(t, Move.parse("2>3"))
+    (True, True)
+    >>> _needs_unseen(t, Move.parse("W>3")), _needs_unseen(t, Move.parse("1>4"))
+    (False, False)
+    """
+    source, target = move.source, move.target
+    if source is None:
+        return False
+    try:
+        taken = tableau.pile(source)[-move.count :]
+        under = tableau.pile(target) if target is not None and target.is_work else ()
+    except IllegalMoveError:
+        return False  # no such pile: no card of it is missing
+    return len(taken) < move.count or any(map(is_unknown, (*taken, *under[-1:])))
 
 
 def _fill_reveals(
