@@ -67,3 +67,19 @@ def test_earliest_reads_a_silence_due_before_the_deadline_known() -> None:
     assert earliest(membership, final, 0.0, 12.0) == 10.5  # seat 1 suspected first
     final.dropped = {1: 0}
     assert earliest(membership, final, 0.0, 12.0) == 11.2  # (seat 1 is out: no timer)
+
+
+def test_earliest_reads_a_stall_due_before_the_silence_timers() -> None:
+    membership = Membership(0, 3, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    membership.heard = [10.0, 10.0, 10.0]  # suspected at 11.0
+    membership.stall = {1: (4.5, 1, (0, 0, 0))}
+    membership.stall_scan_at = 10.2
+    final = GameState(_SPECS[3])
+    assert earliest(membership, final, 0.0, 12.0) == 10.5  # the stall's timer, 4.5 + 6
+    membership.stall_scan_at = 10.7
+    assert earliest(membership, final, 0.0, 12.0) == 10.7  # (not before the next scan)
+    membership.voted = {1: 3}
+    assert earliest(membership, final, 0.0, 12.0) == 11.0  # our vote is cast: no stall
+    membership.voted = {}
+    final.dropped = {0: 0}
+    assert earliest(membership, final, 0.0, 12.0) == 11.0  # we are out: we vote no more

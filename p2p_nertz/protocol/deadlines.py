@@ -12,10 +12,11 @@ call (docs/latency.md, session 17).
 known (``before``: the next beat is never more than ``beat_interval`` away), a term at or after
 it cannot change the least. The members' silence timers are read only when the
 longest-unheard member's nearest one is before it (a float sum does not decrease when a term
-grows, so that one bounds them all), and the phase's wait, which reads whom the final fold
-waits for, only when its time is before it. Nothing is kept between calls, so nothing can go
-stale: the answer is :func:`deadlines`' least (or ``before``), the same float, and the tests
-compare the two after every input of simulated games.
+grows, so that one bounds them all), the phase's wait, which reads whom the final fold waits
+for, only when its time is before it, and the stalls only when the oldest one's timer runs
+out before it. Nothing is kept between calls, so nothing can go stale: the answer is
+:func:`deadlines`' least (or ``before``), the same float, and the tests compare the two
+after every input of simulated games.
 """
 
 from __future__ import annotations
@@ -98,8 +99,10 @@ def earliest(membership: Membership, final: GameState, since: float, before: flo
             else:
                 continue
             least = min(least, due)
-    if m.stall and not out:
-        for q, (stalled, _, _) in m.stall.items():
+    stall = m.stall
+    # (A stall's deadline is never before its start plus the timer: nor before the oldest's.)
+    if stall and not out and min(stall.values())[0] + timers.phase_timeout < least:
+        for q, (stalled, _, _) in stall.items():
             if q not in voted:
                 due = max(stalled + timers.phase_timeout, m.stall_scan_at)
                 least = min(least, due)

@@ -397,14 +397,11 @@ class Peer:
         return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
 
     def table_gone(self, now: float) -> TableGone | None:
-        """Whether the table is gone: every other member still in has been silent, while we
-        listened, for ``gone_after`` (``drop_after`` once the game's end is on our table),
-        in a game not over here (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9). The
-        runtime then stops waiting, saying why; nothing is signed. ``None`` while recovering
-        or after we left (those end by their own rules) and while an abandon is on offer."""
-        final = self._final
-        heard = self._membership.heard
-        drop_after = self.config.drop_after
+        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9): all
+        other members still in silent, while we listened, for ``gone_after`` (``drop_after``
+        once the game's end is on our table), the game not over here; the runtime stops, saying
+        why, signing nothing. ``None`` recovering, left, or with an abandon on offer."""
+        final, heard, drop_after = self._final, self._membership.heard, self.config.drop_after
         if heard_lately(final, heard, self._listening, now, seat=self.seat, drop_after=drop_after):
             return None  # (asked after every input: the answer then, without the rest)
         if self.recovering or self._author.left:
