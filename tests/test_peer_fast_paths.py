@@ -15,13 +15,22 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 
+from p2p_nertz.protocol import author as author_module
+from p2p_nertz.protocol import deadlines as deadlines_module
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.bodies import Beat, parse_body
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, Kind, Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.membership import Membership
+from p2p_nertz.protocol.peer import PeerConfig
+from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rng import Rng
-from p2p_nertz.sim import Faults, SimConfig, run
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import Faults, Partition, SimConfig, run
+from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
+from p2p_nertz.sim.network import Crash, Freeze
 
 
 @pytest.fixture
@@ -188,3 +197,80 @@ def test_payload_fields_name_their_first_fault(changes: dict[str, Any], detail: 
         envelope.decode_message(_payload(**changes))
     assert raised.value.reason is envelope.RejectReason.MALFORMED
     assert raised.value.detail == detail
+
+
+#: Timers short enough for a short game to reach each of membership's (as tests/test_sim_blame)
+_QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
+_TWO_ROUNDS = Rules(target=None, rounds=2)
+_GAMES = {
+    # seat 0 cut off for 14 s: suspected, then voted out for silence, by the others and it
+    "partition": SimConfig(
+        players=4,
+        rules=_TWO_ROUNDS,
+        seed=11,
+        peer=_QUICK,
+        faults=Faults(partitions=(Partition(5.0, 19.0, (frozenset({0}), frozenset({1, 2, 3}))),)),
+    ),
+    # seat 3 dies for good: suspected, voted out, dropped (its timers stop)
+    "crash": SimConfig(
+        players=4,
+        rules=_TWO_ROUNDS,
+        seed=11,
+        peer=_QUICK,
+        faults=Faults(crashes=(Crash(3, 3.0, restart_after=None),)),
+    ),
+    # a shuffle game's key withheld until its author restarts: the key phase's wait runs out
+    # (tests/test_sim_shuffle_cheats.py's late key, at four players)
+    "late key": SimConfig(
+        players=4,
+        seed=2,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=_QUICK,
+        faults=Faults(
+            deck_cheats=(DeckCheat(3, DeckCheatKind.LATE_KEY),),
+            freezes=(Freeze(0, 5.5, 2.5),),
+            crashes=(Crash(3, 6.5, restart_after=1.0),),
+        ),
+        max_time=200.0,
+    ),
+}
+
+
+@pytest.fixture
+def checked_earliest(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """Check every answer of ``deadlines.earliest`` (what ``Author.next_deadline`` asks after
+    each input) against the least of the rule's every deadline; count which kind came first
+    where one of membership's did."""
+    quick = deadlines_module.earliest
+    seen = {"calls": 0, "silence": 0, "phase": 0}
+
+    def earliest(membership: Membership, final: GameState, since: float, before: float) -> float:
+        answer = quick(membership, final, since, before)
+        assert answer == min([before, *deadlines_module.deadlines(membership, final, since)])
+        seen["calls"] += 1
+        if answer < before:
+            timers = membership.timers
+            blame = membership.blame_from(since)
+            seen["phase"] += blame is not None and answer == blame + timers.phase_timeout
+            seen["silence"] += any(
+                answer == heard + after
+                for heard in membership.heard
+                for after in (timers.suspect_after, timers.drop_after)
+            )
+        return answer
+
+    monkeypatch.setattr(author_module, "earliest", earliest)
+    yield seen
+
+
+@pytest.mark.parametrize(
+    ("game", "first"), [("partition", "silence"), ("crash", "silence"), ("late key", "phase")]
+)
+def test_earliest_deadline_answers_as_the_least_of_every_deadline(
+    game: str, first: str, checked_earliest: dict[str, int]
+) -> None:
+    run(_GAMES[game])
+    assert checked_earliest["calls"] > 1000
+    # The timers the game is about came before every other deadline (and agreed) at times.
+    assert checked_earliest[first] > 0

@@ -10,14 +10,15 @@ from __future__ import annotations
 import pytest
 from peer_helpers import PeerNetwork
 
-from p2p_nertz.protocol.gone import GoneReason, Listening, _why
+from p2p_nertz.protocol.gone import GoneReason, Listening, _why, heard_lately
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, Freeze, Partition, SimConfig, Simulation
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.ui import TableController, TableView, render
 from p2p_nertz.ui.controller import Quit
+from tests.test_folds_dropped_past_cut import _spec
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 BEAT = QUICK.beat_interval
@@ -301,3 +302,22 @@ def test_table_gone_names_the_members_waited_for_as_a_person_reads_them() -> Non
     ), four
     one = _why(GoneReason.SILENT, False, 25.0, [4], names)
     assert one.startswith("the others have left: Eve (seat 4) cannot be reached"), one
+
+
+def test_table_gone_heard_lately_counts_only_members_still_in_by_the_final_fold() -> None:
+    # The answer after nearly every input: a member still in heard within drop_after says the
+    # table is not gone; a member dropped that talks does not, nor do we; with nobody else
+    # still in, table_gone looks further (whom it waits for then is its own rule).
+    final = GameState(_spec(3))
+    ears = Listening(0.0, gap=5.0)
+    ask = {"seat": 0, "drop_after": 3.0}
+    assert heard_lately(final, [0.0, 0.0, 0.0], ears, 2.9, **ask)  # not listened for long
+    assert heard_lately(final, [0.0, 0.0, 0.0], ears, 10.0, **ask)  # a break: listening anew
+    for t in range(1, 11):  # inputs without a break (our own ticks): listening since 0
+        ears.saw(float(t))
+    assert not heard_lately(final, [10.0, 1.0, 7.0], ears, 10.0, **ask)
+    assert heard_lately(final, [10.0, 1.0, 7.5], ears, 10.0, **ask)
+    final.dropped = {2: 0}
+    assert not heard_lately(final, [10.0, 1.0, 9.9], ears, 10.0, **ask)  # seat 2 is out
+    final.dropped = {1: 0, 2: 0}
+    assert not heard_lately(final, [10.0, 9.9, 9.9], ears, 10.0, **ask)

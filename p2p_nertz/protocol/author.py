@@ -24,6 +24,7 @@ import dataclasses
 from typing import Protocol
 
 from p2p_nertz.protocol.bodies import VOTE_WINDOW, Drop, DropReason, EventBody, Join
+from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
@@ -190,17 +191,20 @@ class Author:
 
     def next_deadline(self) -> float:
         """When the timers next have something to do: a beat or an ack of ours, a gap to ask
-        for, a wait or a silence to act on (:meth:`Membership.deadlines`)."""
+        for, a wait or a silence to act on (:func:`~p2p_nertz.protocol.deadlines.deadlines`).
+        Asked after every input: membership's timers are read only where one may come before
+        ours (:func:`~p2p_nertz.protocol.deadlines.earliest`)."""
         outbox = self.outbox
-        deadlines = [outbox.last_sent + self.config.beat_interval]
-        deadlines.extend(due for due, _, _ in self.store.gaps.values())
+        least = outbox.last_sent + self.config.beat_interval
+        for due, _, _ in self.store.gaps.values():
+            least = min(least, due)
         if self.recovery is not None:  # only our wants and gap repair run (no votes, no acks)
-            return min(deadlines)
-        if outbox.ack_due is not None:
-            deadlines.append(outbox.ack_due)
+            return least
+        if outbox.ack_due is not None and outbox.ack_due < least:
+            least = outbox.ack_due
         if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
-            deadlines.extend(self.membership.deadlines(self.final, self.phase_since))
-        return min(deadlines)
+            least = earliest(self.membership, self.final, self.phase_since, least)
+        return least
 
     def liveness(self, now: float) -> None:
         """At the end of an input: note when the final fold's phase began, then readmit,

@@ -40,7 +40,14 @@ from dataclasses import dataclass
 from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["GONE_AFTER_DROPS", "GoneReason", "Listening", "TableGone", "table_gone"]
+__all__ = [
+    "GONE_AFTER_DROPS",
+    "GoneReason",
+    "Listening",
+    "TableGone",
+    "heard_lately",
+    "table_gone",
+]
 
 GONE_AFTER_DROPS = 3
 """``gone_after`` in units of ``drop_after`` (:attr:`PeerConfig.gone_after
@@ -110,6 +117,29 @@ class Listening:
         self.last = max(self.last, now)
 
 
+def heard_lately(
+    final: GameState,
+    heard: Sequence[float],
+    listening: Listening,
+    now: float,
+    *,
+    seat: int,
+    drop_after: float,
+) -> bool:
+    """Whether the table is surely not gone for ``seat`` at ``now`` (:func:`table_gone`'s
+    first answer, the one the runtime gets after nearly every input): the game is over here,
+    we have not listened for ``drop_after``, or a member still in by the final fold was heard
+    within it. ``False``: :func:`table_gone` looks further. (``now`` less the latest time
+    heard is the least of ``now`` less each, floats too: one member heard within
+    ``drop_after`` answers as the latest would.)"""
+    if final.phase is Phase.OVER or now - listening.since_at(now) < drop_after:
+        return True
+    dropped = final.dropped
+    return any(
+        now - at < drop_after for q, at in enumerate(heard) if q != seat and q not in dropped
+    )
+
+
 def table_gone(
     final: GameState,
     tentative: Callable[[], GameState],
@@ -149,9 +179,9 @@ def table_gone(
     >>> table_gone(state, held, [0.0, 0.0, 10.0], ears, 100.0, **ask).reason.value
     'silent'
     """
-    since = listening.since_at(now)
-    if final.phase is Phase.OVER or now - since < drop_after:
+    if heard_lately(final, heard, listening, now, seat=seat, drop_after=drop_after):
         return None
+    since = listening.since_at(now)
     # Still in by the final fold: a member only the held votes put out, that talks, is not
     # silence (and the final fold is at hand: the tentative one is read only past this).
     everyone = [q for q in range(len(heard)) if q != seat]

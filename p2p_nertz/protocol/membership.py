@@ -31,7 +31,7 @@ from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers"]
+__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "waits_for"]
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``; a
 #: shuffle game's key, deal and open: its key, its stages, its secret).
@@ -208,35 +208,6 @@ class Membership:
         others = [self.heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
         return now - max(others) if others else float("inf")
 
-    def deadlines(self, final: GameState, since: float) -> Iterator[float]:
-        """When the timers of membership next have something to do, with the final fold in
-        its phase since ``since``: the phase's wait for a withholding member, each member's
-        suspicion or drop for silence, each stall. A member that is out casts no vote
-        (:meth:`vote`): no deadline waits for one."""
-        timers = self.timers
-        out = self.seat in final.dropped
-        blame_from = self.blame_from(since)
-        if (
-            not out
-            and blame_from is not None
-            and final.phase in WAITING_PHASES
-            and any(
-                q != self.seat and q not in self.voted and q not in self.held_waits
-                for q in _waits_for(final)
-            )
-        ):
-            yield blame_from + timers.phase_timeout
-        for q in range(self.n):
-            if q == self.seat or q in final.dropped:
-                continue
-            if q not in self.suspected:
-                yield self.heard[q] + timers.suspect_after
-            elif q not in self.voted and not out:
-                yield self.heard[q] + timers.drop_after
-        for q, (stalled, _, _) in self.stall.items():
-            if q not in self.voted and not out:
-                yield max(stalled + timers.phase_timeout, self.stall_scan_at)
-
     def withholding(
         self, now: float, final: GameState, since: float, held: Callable[[], GameState]
     ) -> Iterator[int]:
@@ -255,7 +226,7 @@ class Membership:
             or now < blame_from + self.timers.phase_timeout
         ):
             return
-        for q in sorted(_waits_for(final)):
+        for q in sorted(waits_for(final)):
             if q != self.seat and q not in self.voted:
                 awaited = Awaited.of(final, q)
                 if awaited.held_in(held()):
@@ -591,7 +562,7 @@ def _progress(
     )
 
 
-def _waits_for(final: GameState) -> frozenset[int]:
+def waits_for(final: GameState) -> frozenset[int]:
     """The seats the final phase waits for, each for itself: :meth:`GameState.waiting`, but in
     a shuffle game's deal only the members whose next stage's input is in (a member waiting
     for another's stage withholds nothing: docs/shuffle.md §4.3)."""

@@ -114,7 +114,13 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import Feeds, Source
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.gone import GONE_AFTER_DROPS, Listening, TableGone, table_gone
+from p2p_nertz.protocol.gone import (
+    GONE_AFTER_DROPS,
+    Listening,
+    TableGone,
+    heard_lately,
+    table_gone,
+)
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import AbandonAnswer
@@ -391,21 +397,23 @@ class Peer:
         return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
 
     def table_gone(self, now: float) -> TableGone | None:
-        """Whether the table is gone: every other member still in has been silent, while we
-        listened, for ``gone_after`` (``drop_after`` once the game's end is on our table),
-        in a game not over here (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9). The
-        runtime then stops waiting, saying why; nothing is signed. ``None`` while recovering
-        or after we left (those end by their own rules) and while an abandon is on offer."""
+        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9): all
+        other members still in silent, while we listened, for ``gone_after`` (``drop_after``
+        once the game's end is on our table), the game not over here; the runtime stops, saying
+        why, signing nothing. ``None`` recovering, left, or with an abandon on offer."""
+        final, heard, drop_after = self._final, self._membership.heard, self.config.drop_after
+        if heard_lately(final, heard, self._listening, now, seat=self.seat, drop_after=drop_after):
+            return None  # (asked after every input: the answer then, without the rest)
         if self.recovering or self._author.left:
             return None
         return table_gone(
-            self._final,
+            final,
             lambda: self.tentative,
-            self._membership.heard,
+            heard,
             self._listening,
             now,
             seat=self.seat,
-            drop_after=self.config.drop_after,
+            drop_after=drop_after,
             gone_after=self.config.gone_after,
             names=self.player.names,
             abandon=lambda: self.abandon_answer(now),
