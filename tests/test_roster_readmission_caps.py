@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Cap, Phase, Roster, capped
@@ -150,6 +152,7 @@ def test_roster_readmission_a_capped_vote_does_not_drop_a_member_at_three_player
     assert later.dropped == {1: 12}
 
 
+@pytest.mark.slow  # (a four-player, three-round shuffle game: about 30 s of CPU)
 def test_roster_readmission_shuffle_soak_seed_517_reaches_the_peers_game() -> None:
     """``scripts/soak.py --seed 517 --games 1 --players 3-4 --deal shuffle --deck-cheats
     --timers quick`` (four players, seat 3 withholding its share): seat 3's vote on seat 2,
