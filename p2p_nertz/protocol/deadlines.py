@@ -21,6 +21,7 @@ after every input of simulated games.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -37,29 +38,11 @@ def deadlines(membership: Membership, final: GameState, since: float) -> Iterato
     its phase since ``since``: the phase's wait for a withholding member, each member's
     suspicion or drop for silence, each stall. A member that is out casts no vote
     (:meth:`Membership.vote`): no deadline waits for one."""
-    m = membership
-    timers = m.timers
-    out = m.seat in final.dropped
-    blame_from = m.blame_from(since)
-    if (
-        not out
-        and blame_from is not None
-        and final.phase in WAITING_PHASES
-        and any(
-            q != m.seat and q not in m.voted and q not in m.held_waits for q in waits_for(final)
-        )
-    ):
-        yield blame_from + timers.phase_timeout
-    for q in range(m.n):
-        if q == m.seat or q in final.dropped:
-            continue
-        if q not in m.suspected:
-            yield m.heard[q] + timers.suspect_after
-        elif q not in m.voted and not out:
-            yield m.heard[q] + timers.drop_after
-    for q, (stalled, _, _) in m.stall.items():
-        if q not in m.voted and not out:
-            yield max(stalled + timers.phase_timeout, m.stall_scan_at)
+    phase = _phase_due(membership, final, since, math.inf)
+    if phase is not None:
+        yield phase
+    yield from _silence_due(membership, final)
+    yield from _stalls_due(membership, final)
 
 
 def earliest(membership: Membership, final: GameState, since: float, before: float) -> float:
@@ -67,43 +50,55 @@ def earliest(membership: Membership, final: GameState, since: float, before: flo
     only the timers that may come before it (module docstring)."""
     m = membership
     timers = m.timers
-    seat = m.seat
-    dropped = final.dropped
-    out = seat in dropped
-    voted = m.voted
     least = before
-    if not out:
-        blame_from = m.blame_from(since)
-        if (
-            blame_from is not None
-            and blame_from + timers.phase_timeout < least
-            and final.phase in WAITING_PHASES
-            and any(
-                q != seat and q not in voted and q not in m.held_waits for q in waits_for(final)
-            )
-        ):
-            least = blame_from + timers.phase_timeout
+    phase = _phase_due(m, final, since, least)
+    if phase is not None:
+        least = phase
     heard = m.heard
-    others = heard[:seat] + heard[seat + 1 :]
+    others = heard[: m.seat] + heard[m.seat + 1 :]
     # (Each silence deadline is a member's time heard plus one of two timers: none is before
     # the earliest time heard plus the shorter timer.)
     if others and min(others) + min(timers.suspect_after, timers.drop_after) < least:
-        suspected = m.suspected
-        for q in range(m.n):
-            if q == seat or q in dropped:
-                continue
-            if q not in suspected:
-                due = heard[q] + timers.suspect_after
-            elif q not in voted and not out:
-                due = heard[q] + timers.drop_after
-            else:
-                continue
-            least = min(least, due)
+        least = min((least, *_silence_due(m, final)))
     stall = m.stall
     # (A stall's deadline is never before its start plus the timer: nor before the oldest's.)
-    if stall and not out and min(stall.values())[0] + timers.phase_timeout < least:
-        for q, (stalled, _, _) in stall.items():
-            if q not in voted:
-                due = max(stalled + timers.phase_timeout, m.stall_scan_at)
-                least = min(least, due)
+    if stall and min(stall.values())[0] + timers.phase_timeout < least:
+        least = min((least, *_stalls_due(m, final)))
     return least
+
+
+def _phase_due(m: Membership, final: GameState, since: float, before: float) -> float | None:
+    """The phase's wait for a withholding member, if it runs out before ``before`` (whom the
+    final fold waits for is read only then)."""
+    if m.seat in final.dropped:
+        return None
+    blame_from = m.blame_from(since)
+    if blame_from is None:
+        return None
+    due = blame_from + m.timers.phase_timeout
+    if due >= before or final.phase not in WAITING_PHASES:
+        return None
+    if any(q != m.seat and q not in m.voted and q not in m.held_waits for q in waits_for(final)):
+        return due
+    return None
+
+
+def _silence_due(m: Membership, final: GameState) -> Iterator[float]:
+    """Each member's suspicion, or drop for silence, still to come."""
+    out = m.seat in final.dropped
+    for q in range(m.n):
+        if q == m.seat or q in final.dropped:
+            continue
+        if q not in m.suspected:
+            yield m.heard[q] + m.timers.suspect_after
+        elif q not in m.voted and not out:
+            yield m.heard[q] + m.timers.drop_after
+
+
+def _stalls_due(m: Membership, final: GameState) -> Iterator[float]:
+    """Each stall's timer (none while we are out: our votes would not count)."""
+    if m.seat in final.dropped:
+        return
+    for q, (stalled, _, _) in m.stall.items():
+        if q not in m.voted:
+            yield max(stalled + m.timers.phase_timeout, m.stall_scan_at)
