@@ -1192,7 +1192,8 @@ def summarise_turnups(figures: GameFigures, results: list[dict[str, Any]]) -> No
 def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     """Where a turn-up's time goes, per move and other member: the move out (sent ->
     delivered there), its share made (-> its ``deck_shares`` signed and delivered there), the
-    log write (-> sent), and back (-> delivered at the mover)."""
+    log write (-> sent), and back (-> delivered at the mover); and the four together (the
+    medians of the parts need not add up to it)."""
     by_seat = {r["seat"]: r for r in results}
     moves_in = {s: {(a, q): t for a, q, t in r["moves_in"]} for s, r in by_seat.items()}
     shares_at = {s: {(a, q): t for a, q, t in r["shares_at"]} for s, r in by_seat.items()}
@@ -1202,7 +1203,13 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
         for seq_text, where in r["shares_where"].items():
             for d, p in where:
                 mine.setdefault((d, p), seq_text)
-    stages: dict[str, list[float]] = {"out": [], "make": [], "write": [], "back": []}
+    stages: dict[str, list[float]] = {
+        "out": [],
+        "make": [],
+        "write": [],
+        "back": [],
+        "total": [],
+    }
     for m, r in by_seat.items():
         for seq_text, where in r["turned"].items():
             sent = r["move_sent"].get(seq_text)
@@ -1224,6 +1231,7 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
                 stages["make"].append((signed - got) / NS_PER_US)
                 stages["write"].append((out - signed) / NS_PER_US)
                 stages["back"].append((back - out) / NS_PER_US)
+                stages["total"].append((back - sent) / NS_PER_US)
     figures.turnup_stages_us = stages
 
 
@@ -2047,7 +2055,7 @@ def print_turnups(
         if stages and stages.get("out"):
             print(
                 "        where (medians, ms, over {} move x member): move out {:.2f}, share made"
-                " {:.2f}, log write {:.2f}, back {:.2f}".format(
+                " {:.2f}, log write {:.2f}, back {:.2f}; the four together {:.2f}".format(
                     len(stages["out"]), *(median(stages[k]) / 1000 for k in stages)
                 )
             )
