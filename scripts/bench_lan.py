@@ -31,11 +31,19 @@ DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first rec
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 Verdicts per target at the end, printed, not enforced.
+With ``--deal shuffle`` (issue 19) it plays only loopback games of the dealerless shuffle, at 2,
+3 and 4 peers unless ``--peers`` says otherwise (``--tmpfs``: each again with the logs on
+tmpfs), and prints for each a **turn-up** (a move or claim that turns cards up sent -> every
+member's share of each card delivered at the mover, and at every peer) beside a claim's
+finality in the same game, where a turn-up's time goes (the move out, the share made, its log
+write, back), and the share work's CPU per position opened per peer (thread time); the floor
+is the paced round trip. The default output is unchanged.
 With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine: latencies at
 8 peers include run-queue waits (the load average at the start is printed).
 
     python scripts/bench_lan.py [--quick] [--peers 2,4,8] [--no-lab] [--no-loopback]
                                 [--no-pyre] [--inproc] [--seconds S] [--nice N] [--tasks]
+    python scripts/bench_lan.py --deal shuffle [--peers 2,3,4] [--tmpfs] [--seconds S]
 
 A full run takes about 5 minutes (6 with ``--inproc``: every peer count again with all peers
 in one process); ``--quick`` plays a few seconds per configuration instead of a whole round.
