@@ -31,11 +31,19 @@ DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first rec
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 Verdicts per target at the end, printed, not enforced.
+With ``--deal shuffle`` (issue 19) it plays only loopback games of the dealerless shuffle, at 2,
+3 and 4 peers unless ``--peers`` says otherwise (``--tmpfs``: each again with the logs on
+tmpfs), and prints for each a **turn-up** (a move or claim that turns cards up sent -> every
+member's share of each card delivered at the mover, and at every peer) beside a claim's
+finality in the same game, where a turn-up's time goes (the move out, the share made, its log
+write, back), and the share work's CPU per position opened per peer (thread time); the floor
+is the paced round trip. The default output is unchanged.
 With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine: latencies at
 8 peers include run-queue waits (the load average at the start is printed).
 
     python scripts/bench_lan.py [--quick] [--peers 2,4,8] [--no-lab] [--no-loopback]
                                 [--no-pyre] [--inproc] [--seconds S] [--nice N] [--tasks]
+    python scripts/bench_lan.py --deal shuffle [--peers 2,3,4] [--tmpfs] [--seconds S]
 
 A full run takes about 5 minutes (6 with ``--inproc``: every peer count again with all peers
 in one process); ``--quick`` plays a few seconds per configuration instead of a whole round.
@@ -335,6 +343,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
     from p2p_nertz.logfile.format import RecordKind
     from p2p_nertz.protocol.envelope import Kind
     from p2p_nertz.protocol.peer import Peer, Send
+    from p2p_nertz.protocol.spec import Deal
     from p2p_nertz.runtime.node import PeerNode
 
     class ProbedPeer(Peer):
@@ -350,14 +359,62 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.locked = 0  # when its feeding took the node's lock
             self.arrivals: dict[tuple[int, int], tuple[int, int]] = {}
             self._waiting: dict[tuple[int, int], int] = {}  # claim -> lamport, until final
+            # --deal shuffle: our moves and claims that turned cards up, and when each
+            # (deck, position) had every member's share delivered here.
+            self.move_wires: dict[bytes, int] = {}  # our move's or claim's wire -> seq
+            self.turned: dict[int, list[tuple[int, int]]] = {}  # our move's seq -> positions
+            self.known_at: dict[tuple[int, int], int] = {}
+            self._share_authors: dict[tuple[int, int], set[int]] = {}
+            self._last_move = -1  # the seq of our last move or claim, while it is our last
+            self.moves_in: dict[tuple[int, int], int] = {}  # the others' moves, delivered
+            self.shares_at: dict[tuple[int, int], int] = {}  # (author, seq) delivered here
+            self.shares_where: dict[int, list[tuple[int, int]]] = {}  # our shares' positions
+            self.share_wires: dict[bytes, int] = {}  # our shares' wires -> seq, until sent
             # Every event, ours and the others', is delivered by the receive path's deliver.
             deliver = self._delivery.deliver
 
             def probed(seat: int, message: Any, body: Any, now: float, *, source: Source) -> None:
                 deliver(seat, message, body, now, source=source)
                 self._delivered(seat, message)
+                if self._shuffle:
+                    self._turnup_probe(seat, message, body)
 
             self._delivery.deliver = probed  # type: ignore[method-assign]
+            self._shuffle = self.spec.deal is Deal.SHUFFLE
+
+        def _turnup_probe(self, seat: int, message: Any, body: Any) -> None:
+            kind = message.kind
+            stamp = time.perf_counter_ns()
+            if kind in (Kind.MOVE, Kind.CLAIM):
+                if seat == self.seat:
+                    self.move_wires[message.wire] = message.seq
+                    self._last_move = message.seq
+                else:
+                    self.moves_in[(seat, message.seq)] = stamp
+                return
+            if kind is not Kind.DECK_SHARES:
+                if seat == self.seat:
+                    self._last_move = -1
+                return
+            where = [(share.deck, share.position) for share in body.message.shares]
+            self.shares_at[(seat, message.seq)] = stamp
+            if seat == self.seat:
+                self.share_wires[message.wire] = message.seq
+                self.shares_where[message.seq] = where
+                if message.seq == self._last_move + 1:
+                    # Our shares signed next after our move: of our own deck (deck d is
+                    # member d's; every seat a member here), the cards it turned up (§10.1).
+                    # (Shares of another's turn-up may go in the same event.)
+                    ours = [w for w in where if w[0] == self.seat]
+                    if ours:
+                        self.turned[self._last_move] = ours
+                self._last_move = -1
+            members = self.spec.seats
+            for w in where:
+                authors = self._share_authors.setdefault(w, set())
+                authors.add(seat)
+                if len(authors) == members and w not in self.known_at:
+                    self.known_at[w] = stamp
 
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
@@ -438,6 +495,8 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.sent_at: dict[int, int] = {}
+            self.move_sent: dict[int, int] = {}  # --deal shuffle: our move's seq -> sent
+            self.shares_sent: dict[int, int] = {}  # and our deck_shares' seq -> sent
             self.claim_wires: dict[bytes, int] = {}  # our claims' wires -> seq
             self.handed: dict[int, list[int]] = {}  # seq -> when each DEALER took it
             self.messages_out = 0
@@ -496,6 +555,12 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
         def _send(self, effect: Send) -> None:
             peer = self._peer
             assert isinstance(peer, ProbedPeer)
+            moved = peer.move_wires.pop(effect.data, None)
+            if moved is not None:
+                self.move_sent[moved] = time.perf_counter_ns()
+            shared = peer.share_wires.pop(effect.data, None)
+            if shared is not None:
+                self.shares_sent[shared] = time.perf_counter_ns()
             seq = peer.own_claims.pop(effect.data, None)
             if seq is not None:
                 self.sent_at[seq] = time.perf_counter_ns()
@@ -507,10 +572,10 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
     return ProbedPeer, ProbedNode
 
 
-def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
+def make_game(n: int, seed: int, deal: str = "commit") -> tuple[list[Any], Any]:
     """Identities in seat order and the spec of a one-round game of ``n`` bots."""
     from p2p_nertz.protocol.identity import Identity
-    from p2p_nertz.protocol.spec import GameSpec
+    from p2p_nertz.protocol.spec import Deal, GameSpec
     from p2p_nertz.rng import derive_seed
     from p2p_nertz.rules import Rules
 
@@ -519,6 +584,7 @@ def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
         [(ident.peer_id, f"bot{i + 1}") for i, ident in enumerate(identities)],
         Rules(target=None, rounds=1),
         derive_seed(b"bench-lan-game", seed)[:16],
+        deal=Deal(deal),
     )
     by_id = {ident.peer_id: ident for ident in identities}
     return [by_id[pid] for pid in spec.peer_ids], spec
@@ -527,6 +593,10 @@ def make_game(n: int, seed: int) -> tuple[list[Any], Any]:
 SAMPLER_CPU = [0.0]
 """CPU seconds this process's samplers spent taking their samples (:func:`run_seats`): the
 benchmark's own work, taken out of the peers' CPU per claim."""
+
+SHARE_CPU = [0.0]
+"""--deal shuffle: CPU seconds (this thread's) the peers of this process spent in the share
+work of the round (:func:`time_share_work`)."""
 
 CRYPTO_CALLS = {"sign": 0, "verify": 0}
 """Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
@@ -552,6 +622,41 @@ def count_crypto() -> None:
 
     identity.Identity.sign = counted_sign  # type: ignore[method-assign]
     envelope.verify = counted_verify
+
+
+def time_share_work() -> None:
+    """Add the thread CPU of a shuffle game's share work to :data:`SHARE_CPU`: the shares a
+    peer owes found and made (``Duties._sharable``, ``_shares``), positions turned up and the
+    others' shares checked and taken, cards opened (``DeckRound.turn_up``, ``take_shares``);
+    outermost calls only. As ``scripts/bench_turnup.py`` counts it, with the deck layer's
+    caches on: each process checks a share once, whichever of its folds takes it first."""
+    from p2p_nertz.protocol.duties import Duties
+    from p2p_nertz.protocol.shuffle import DeckRound
+
+    depth = [0]
+
+    def wrap(owner: Any, name: str) -> None:
+        original: Callable[..., Any] = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            began = time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if not depth[0]:
+                    SHARE_CPU[0] += time.thread_time() - began
+
+        setattr(owner, name, timed)
+
+    for owner, name in (
+        (Duties, "_sharable"),
+        (Duties, "_shares"),
+        (DeckRound, "turn_up"),
+        (DeckRound, "take_shares"),
+    ):
+        wrap(owner, name)
 
 
 class TaskCpu(trio.abc.Instrument):
@@ -609,7 +714,7 @@ async def run_seats(
 
     _, node_class = _instrumented_classes()
     n = cfg["n"]
-    identities, spec = make_game(n, cfg["seed"])
+    identities, spec = make_game(n, cfg["seed"], cfg.get("deal", "commit"))
     endpoints = {spec.peer_ids[s]: cfg["endpoints"][s] for s in range(n)}
     config = dataclasses.replace(NODE_CONFIG, ack_delay=cfg["ack_delay"])
     logdir = Path(cfg["logdir"])
@@ -707,6 +812,17 @@ async def run_seats(
                 "task_cpu": None if task_cpu is None else task_cpu.figures(),
             }
         )
+        if peer is not None and peer.spec.deal.value == "shuffle":
+            results[-1].update(
+                move_sent=node.move_sent,
+                turned={seq: [list(w) for w in ws] for seq, ws in peer.turned.items()},
+                known=[[*w, t] for w, t in peer.known_at.items()],
+                moves_in=[[*k, t] for k, t in peer.moves_in.items()],
+                shares_at=[[*k, t] for k, t in peer.shares_at.items()],
+                shares_where={q: [list(w) for w in ws] for q, ws in peer.shares_where.items()},
+                shares_sent=node.shares_sent,
+                share_cpu=SHARE_CPU[0] / len(seats),
+            )
     return results
 
 
@@ -717,6 +833,8 @@ def child_node(config_path: str, seats_arg: str, out_path: str) -> int:
     cfg = json.loads(Path(config_path).read_text())
     seats = [int(s) for s in seats_arg.split(",")]
     count_crypto()
+    if cfg.get("deal") == "shuffle":
+        time_share_work()
     task_cpu = TaskCpu() if cfg.get("tasks") else None
     results = trio.run(
         run_seats, cfg, seats, task_cpu, instruments=[] if task_cpu is None else [task_cpu]
@@ -892,6 +1010,12 @@ class GameFigures:
     signs_per_claim: float = float("nan")
     verifies_per_claim: float = float("nan")
     msgs_per_claim: float = float("nan")  # messages sent (one per DEALER), per final claim
+    # --deal shuffle: per position a move or claim turned up, sent -> every member's share
+    # delivered at the mover, and at every peer; the share work's CPU per position per peer
+    turnup_us: list[float] = field(default_factory=list)
+    turnup_all_us: list[float] = field(default_factory=list)
+    share_cpu_us: list[float] = field(default_factory=list)
+    turnup_stages_us: dict[str, list[float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -999,6 +1123,7 @@ def run_game(
     lab: Any = None,
     logs: Path | None = None,
     tasks: bool = False,
+    deal: str = "commit",
 ) -> GameFigures:
     """Play one game of ``n`` bots at full speed: one process per peer on loopback
     (``where="loopback"``) or per lab host (``"lab"``), or all peers in one process
@@ -1018,6 +1143,7 @@ def run_game(
         "ack_delay": ack_delay,
         "speed": 10,
         "tasks": tasks,
+        "deal": deal,
         "stop_at_ns": time.perf_counter_ns() + int(seconds * 1e9),
         "logdir": str(logdir if logs is None else logs / tag),
     }
@@ -1043,7 +1169,78 @@ def run_game(
         figures.notes.append(f"only {len(results)} of {n} peers reported")
         return figures
     summarise_game(figures, results)
+    if deal == "shuffle":
+        summarise_turnups(figures, results)
     return figures
+
+
+def summarise_turnups(figures: GameFigures, results: list[dict[str, Any]]) -> None:
+    """A shuffle game's turn-ups: for each position a move or claim turned up, its mover's
+    send (after the durable log write, as a claim's) -> every member's share of it delivered
+    at the mover (its card known there), and at every peer; the share work's CPU per position
+    opened, per peer (every position, the deal's face-up cards too)."""
+    known = {r["seat"]: {(d, p): t for d, p, t in r["known"]} for r in results}
+    for r in results:
+        for seq_text, where in r["turned"].items():
+            sent = r["move_sent"].get(seq_text)
+            if sent is None:
+                continue
+            for d, p in where:
+                stamps = [known[s].get((d, p)) for s in known]
+                at_mover = known[r["seat"]].get((d, p))
+                if at_mover is not None:
+                    figures.turnup_us.append((at_mover - sent) / NS_PER_US)
+                if all(t is not None for t in stamps):
+                    figures.turnup_all_us.append((max(stamps) - sent) / NS_PER_US)  # type: ignore[type-var]
+        if r["known"]:
+            figures.share_cpu_us.append(r["share_cpu"] / len(r["known"]) * 1e6)
+    _turnup_stages(figures, results)
+
+
+def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
+    """Where a turn-up's time goes, per move and other member: the move out (sent ->
+    delivered there), its share made (-> its ``deck_shares`` signed and delivered there), the
+    log write (-> sent), and back (-> delivered at the mover); and the four together (the
+    medians of the parts need not add up to it)."""
+    by_seat = {r["seat"]: r for r in results}
+    moves_in = {s: {(a, q): t for a, q, t in r["moves_in"]} for s, r in by_seat.items()}
+    shares_at = {s: {(a, q): t for a, q, t in r["shares_at"]} for s, r in by_seat.items()}
+    share_of: dict[int, dict[tuple[int, int], str]] = {}  # responder -> position -> its seq
+    for s, r in by_seat.items():
+        mine = share_of.setdefault(s, {})
+        for seq_text, where in r["shares_where"].items():
+            for d, p in where:
+                mine.setdefault((d, p), seq_text)
+    stages: dict[str, list[float]] = {
+        "out": [],
+        "make": [],
+        "write": [],
+        "back": [],
+        "total": [],
+    }
+    for m, r in by_seat.items():
+        for seq_text, where in r["turned"].items():
+            sent = r["move_sent"].get(seq_text)
+            if sent is None:
+                continue
+            for s in by_seat:
+                if s == m:
+                    continue
+                share_seq = share_of[s].get(tuple(where[0]))  # type: ignore[arg-type]
+                got = moves_in[s].get((m, int(seq_text)))
+                if share_seq is None or got is None:
+                    continue
+                signed = shares_at[s].get((s, int(share_seq)))
+                out = by_seat[s]["shares_sent"].get(share_seq)
+                back = shares_at[m].get((s, int(share_seq)))
+                if signed is None or out is None or back is None:
+                    continue
+                stages["out"].append((got - sent) / NS_PER_US)
+                stages["make"].append((signed - got) / NS_PER_US)
+                stages["write"].append((out - signed) / NS_PER_US)
+                stages["back"].append((back - out) / NS_PER_US)
+                stages["total"].append((back - sent) / NS_PER_US)
+    figures.turnup_stages_us = stages
 
 
 def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
@@ -1633,7 +1830,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return roles[args_list[0]](args_list[1:])
     parser = _Parser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few seconds per configuration")
-    parser.add_argument("--peers", default="2,4,8", help="peer counts (default 2,4,8)")
+    parser.add_argument(
+        "--peers", default=None, help="peer counts (default 2,4,8; 2,3,4 with --deal shuffle)"
+    )
+    parser.add_argument(
+        "--tmpfs",
+        action="store_true",
+        help="with --deal shuffle: each game again with the logs on tmpfs (no disk in fsync)",
+    )
+    parser.add_argument(
+        "--deal",
+        choices=("commit", "shuffle"),
+        default="commit",
+        help="shuffle: loopback games of the dealerless shuffle; print each turn-up (move sent "
+        "-> every share at the mover, at every peer) beside a claim's finality in the same "
+        "games, and the share work's CPU per turn-up per peer (no lab, Pyre or extra games)",
+    )
     parser.add_argument("--no-lab", action="store_true", help="loopback only (no namespaces)")
     parser.add_argument(
         "--no-loopback", action="store_true", help="no games on loopback (floors still measured)"
@@ -1664,6 +1876,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "other work on a shared machine; every party measured gets the same)",
     )
     args = parser.parse_args(args_list)
+    if args.peers is None:
+        args.peers = "2,3,4" if args.deal == "shuffle" else "2,4,8"
     try:
         peer_counts = sorted({int(p) for p in args.peers.split(",")})
     except ValueError:
@@ -1692,6 +1906,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--nice {args.nice}: {exc.strerror}")
     load = os.getloadavg()
     started = time.monotonic()
+    if args.deal == "shuffle":
+        return run_shuffle(
+            peer_counts, seconds, args.seed, floor_count, paced_count, tmpfs=args.tmpfs
+        )
 
     def game(
         n: int, where: str, ack: float = DEFAULT_ACK_DELAY, lab: Any = None, tmpfs: bool = False
@@ -1761,6 +1979,96 @@ def main(argv: Sequence[str] | None = None) -> int:
         report.sodium, report.message_us, report.in_use = sodium, message_us, crypto_in_use()
         print_report(report)
     return 0
+
+
+def run_shuffle(
+    peer_counts: Sequence[int],
+    seconds: float,
+    seed: int,
+    floor_count: int,
+    paced_count: int,
+    *,
+    tmpfs: bool = False,
+) -> int:
+    """``--deal shuffle``: one loopback game per peer count (and one with the logs on tmpfs,
+    ``tmpfs``), and the turn-up table."""
+    load = os.getloadavg()
+    games: list[GameFigures] = []
+    shm_root = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-lan-") as tmp,
+        tempfile.TemporaryDirectory(prefix="bench-lan-", dir=shm_root) as shm,
+    ):
+        for n in peer_counts:
+            for logs in [None, Path(shm)] if tmpfs else [None]:
+                where = " (logs on tmpfs)" if logs else ""
+                print(f"loopback shuffle game, {n} peers{where} ...", flush=True)
+                games.append(
+                    run_game(
+                        n,
+                        seconds=seconds,
+                        ack_delay=DEFAULT_ACK_DELAY,
+                        seed=seed,
+                        where="loopback",
+                        workdir=Path(tmp),
+                        logs=logs,
+                        deal="shuffle",
+                    )
+                )
+    size = next((g.claim_size for g in games if g.claim_size), 0) or FALLBACK_SIZE
+    print("floors on loopback ...", flush=True)
+    floors = measure_floors(floor_count, paced_count, size)
+    print_turnups(games, median(floors["bare paced"]), median(floors["trio paced"]), load)
+    return 0
+
+
+def print_turnups(
+    games: Sequence[GameFigures], rtt_us: float, trio_us: float, load: Sequence[float]
+) -> None:
+    """The turn-up table of ``--deal shuffle`` (medians and p99 in ms; ratios to the median
+    of a claim's finality in the same game)."""
+    print(f"\nload average at the start: {' '.join(f'{x:.2f}' for x in load)}")
+    print(
+        f"round trip on loopback, one every {PACED_GAP * 1000:g} ms: bare pyzmq"
+        f" {rtt_us / 1000:.3f} ms, through the trio adapter {trio_us / 1000:.3f} ms"
+    )
+    print(
+        "turn-up: a move or claim that turns cards up is sent (after its log write) -> every"
+        " member's share of a card it turned is delivered at the mover (@mover) / at every"
+        " peer (@all); claim: sent -> final at every peer. ms; CPU: the share work of one peer"
+        " per position opened (thread time)"
+    )
+    print(
+        " peers  logs   turn-ups  @mover med  p99   @all med   p99   claims  final med   p99"
+        "  @mover/claim  @all/claim  CPU/turn-up/peer  done"
+    )
+    for g in games:
+        if not g.turnup_us or not g.finality_us:
+            print(f"{g.peers:6d}  (no turn-up or no claim measured) {'; '.join(g.notes)}")
+            continue
+        claim = median(g.finality_us)
+        tu, tall = median(g.turnup_us), median(g.turnup_all_us or [float("nan")])
+        ratio = tu / claim
+        print(
+            f"{g.peers:6d}  {'tmpfs' if g.tmpfs else 'disk ':5s}  {len(g.turnup_us):8d}"
+            f"  {tu / 1000:10.2f}  {p99(g.turnup_us) / 1000:4.1f}"
+            f"  {tall / 1000:9.2f}  {p99(g.turnup_all_us or [float('nan')]) / 1000:5.1f}"
+            f"  {len(g.finality_us):6d}  {claim / 1000:9.2f}  {p99(g.finality_us) / 1000:5.1f}"
+            f"  {ratio:12.2f}  {tall / claim:10.2f}"
+            f"  {median(g.share_cpu_us or [float('nan')]) / 1000:13.2f} ms"
+            f"  {'yes' if g.finished else 'no'}"
+            + ("  (target < 2: met)" if ratio < 2 else "  (target < 2: NOT met)")
+        )
+        stages = g.turnup_stages_us
+        if stages and stages.get("out"):
+            print(
+                "        where (medians, ms, over {} move x member): move out {:.2f}, share made"
+                " {:.2f}, log write {:.2f}, back {:.2f}; the four together {:.2f}".format(
+                    len(stages["out"]), *(median(stages[k]) / 1000 for k in stages)
+                )
+            )
+        for note in g.notes:
+            print(f"        note: {note}")
 
 
 if __name__ == "__main__":

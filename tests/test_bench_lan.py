@@ -65,6 +65,22 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert re.search(r"\[(MET|MISSED)\] median finality at 2 peers \(loopback\)", out), out
 
 
+def test_quick_shuffle_run_prints_turn_ups_beside_claims() -> None:
+    # Issue 19 on real sockets: a shuffle game's turn-ups timed beside its claims' finality,
+    # where a turn-up's time goes, and the share work's CPU per turn-up per peer.
+    out = run_bench("--deal", "shuffle", "--seconds", "10")
+    assert re.search(r"^ peers\s+logs\s+turn-ups\s+@mover med", out, re.MULTILINE), out
+    rows = [line.split() for line in out.splitlines() if re.match(r"\s+2\s+disk\s", line)]
+    assert len(rows) == 1, out
+    row = rows[0]
+    # Turn-ups and claims were timed: counts, medians in ms and the CPU are numbers.
+    number = r"\d+(\.\d+)?"
+    assert int(row[2]) > 0 and int(row[7]) > 0, row
+    for cell in (row[3], row[5], row[8], row[10], row[12]):
+        assert re.fullmatch(number, cell), row
+    assert re.search(r"where \(medians, ms, over \d+ move x member\): move out", out), out
+
+
 @pytest.mark.netns
 def test_quick_lab_run_with_pyre() -> None:
     why = unavailable()

@@ -40,7 +40,8 @@ from p2p_nertz.deck.group import (
     scalar_bytes,
 )
 from p2p_nertz.deck.keys import joint_key, verify_member_key
-from p2p_nertz.deck.shares import Share, make_share, open_card, verify_share
+from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
 from p2p_nertz.rules.cards import Card, new_deck
 from tests.deck_helpers import CONTEXT, deal, joint_secret, member_keys, open_by_shares
 
@@ -161,6 +162,20 @@ def test_deck_a_wrong_share_is_refused(tamper) -> None:  # type: ignore[no-untyp
     share = make_share(keys[1], 1, 1, 7, deck[7])
     with pytest.raises(DeckError, match="does not verify"):
         verify_share(tamper(share), keys[1].public, deck[7], CONTEXT)
+
+
+def test_deck_a_share_made_with_its_key_given_is_the_same_share() -> None:
+    # make_share hands prove_equal the member's key (x·G, known) instead of recomputing it:
+    # the proof must not change by a byte, for any position.
+    keys, deck = _one_position()
+    for seat, key in enumerate(keys):
+        for position in (0, 7, 51):
+            ctx = share_context(CONTEXT, seat, seat, 1, position)
+            assert prove_equal(key.x, deck[position][0], ctx, key.public) == prove_equal(
+                key.x, deck[position][0], ctx
+            )
+            share = make_share(key, seat, 1, position, deck[position])
+            assert (share.point, share.proof) == prove_equal(key.x, deck[position][0], ctx)
 
 
 def test_deck_a_share_under_another_key_is_refused() -> None:

@@ -277,6 +277,54 @@ def test_fold_shuffle_a_stock_turn_turns_sealed_cards_up_and_its_shares_open_the
     assert t.owed(0) == [] and t.refusals() == [RefusalCode.ILLEGAL_MOVE]
 
 
+def test_fold_shuffle_a_share_made_here_is_not_checked_again_and_no_other_share_is_spared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A peer's own shares come back to its fold in its own deck_shares: the fold takes them
+    # without the four multiplications of a check when DeckRound.made vouched for them, and
+    # checks every other share, a share of the same position that differs from the one
+    # vouched for included.
+    from p2p_nertz.protocol import shuffle
+
+    checked: list[tuple[int, int, int]] = []
+    verify = shuffle.verify_share
+
+    def counting(share: Share, key: bytes, cipher: object, context: bytes) -> None:
+        checked.append((share.seat, share.deck, share.position))
+        verify(share, key, cipher, context)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shuffle, "verify_share", counting)
+    t, turned = _dealt_and_turned(0)
+    where = [(0, p) for p in turned if p is not None]
+    t.move(0, "S")
+    deck = t.fold.round.deck
+    assert deck is not None and deck.final is not None
+    own = t.shares(0, where)
+    for share in own.shares:
+        deck.made(share)
+    checked.clear()
+    t.deck_event(0, own)
+    assert checked == [] and t.refusals() == []
+    # Member 1's shares: checked, one by one, and the cards open.
+    t.deck_event(1, t.shares(1, where))
+    assert checked == [(1, d, p) for d, p in where]
+    table = t.fold.table
+    assert table is not None
+    assert table.tableaux[0].waste == tuple(t.card_at(0, p) for _, p in where)
+    # A share vouched for by member 1's fold is no pass for another one of the same position.
+    t.move(1, "S")
+    deck = t.fold.round.deck
+    assert deck is not None
+    position = next(p for d, p in t.owed(1) if d == 1)
+    right = t.shares(1, [(1, position)]).shares[0]
+    deck.made(right)
+    wrong = dataclasses.replace(right, point=t.shares(0, [(1, position)]).shares[0].point)
+    checked.clear()
+    t.deck_event(1, DeckShares(1, 1, (wrong,)))
+    assert checked == [(1, 1, position)]
+    assert t.refusals() == [RefusalCode.BAD_SHARE]
+
+
 def test_fold_shuffle_a_share_sent_early_waits_for_its_turn_up() -> None:
     t, turned = _dealt_and_turned(0)
     where = [(0, p) for p in turned if p is not None]

@@ -5,15 +5,18 @@ log."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
 from peer_helpers import sign
 
+from p2p_nertz.deck.shares import Share
 from p2p_nertz.protocol.bodies import Join, encode_body
 from p2p_nertz.protocol.effects import Rejected, Send
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHUFFLE_VERSION, Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
@@ -44,6 +47,44 @@ def test_sim_shuffle_a_fault_free_game_ends_with_every_card_opened_by_the_table(
         # Every position turned up was opened, to a card, by every member's share.
         assert set(deck.opened) == set(deck.turned) and None not in deck.opened.values()
         assert len(deck.secrets) == players
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_sim_shuffle_each_share_is_checked_by_every_other_peer_once_and_not_by_its_maker(
+    players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn-up costs each peer N - 1 checks: its own share, made from its secret, is not
+    checked again when its deck_shares comes back to its folds (DeckRound.made), and its
+    folds, final and tentative, check each other share once between them (the round's
+    memo, one per peer)."""
+    from p2p_nertz.protocol import shuffle
+
+    checked: dict[int, Counter[tuple[int, int, int, int]]] = {}  # memo -> share -> checks
+    verify = shuffle.DeckRound._verify  # private: where a check is made or answered
+
+    def counting(deck: DeckRound, share: Share, key: bytes, cipher: tuple[bytes, bytes]) -> None:
+        if (share, key, cipher) not in deck.memo:  # checked now, not answered from the memo
+            where = (share.seat, share.of_seat, share.deck, share.position)
+            checked.setdefault(id(deck.memo), Counter())[where] += 1
+        verify(deck, share, key, cipher)
+
+    monkeypatch.setattr(shuffle.DeckRound, "_verify", counting)
+    result = run(
+        SimConfig(
+            players=players,
+            seed=40 + players,
+            deal=Deal.SHUFFLE,
+            rules=Rules(target=None, rounds=1),
+        )
+    )
+    assert result.finished and result.violations == []
+    for seat, peer in enumerate(result.peers):
+        assert peer is not None
+        deck = peer._final.round.deck
+        assert deck is not None
+        me = deck.member(seat)
+        expected = {(i, i, d, p): 1 for i in range(players) if i != me for d, p in deck.turned}
+        assert checked[id(deck.memo)] == expected
 
 
 def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -> None:

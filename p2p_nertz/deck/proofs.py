@@ -57,11 +57,16 @@ def verify_key(key: bytes, proof: Proof, context: bytes) -> bool:
     return hash_scalar("key-proof", context, key, commitment) == c
 
 
-def prove_equal(x: int, point: bytes, context: bytes) -> tuple[bytes, Proof]:
-    """``D = x·point`` and Chaum–Pedersen's proof that ``log_G(x·G) = log_point(D)``."""
+def prove_equal(
+    x: int, point: bytes, context: bytes, public: bytes | None = None
+) -> tuple[bytes, Proof]:
+    """``D = x·point`` and Chaum–Pedersen's proof that ``log_G(x·G) = log_point(D)``;
+    ``public``, if given, must be ``x·G`` (a member's key, known: a base multiplication
+    spared), and the proof is the same, byte for byte."""
     share = mul(x, point)
     k = hash_scalar("equal-nonce", scalar_bytes(x), point, context)
-    c = _challenge(context, base_mul(x), point, share, base_mul(k), mul(k, point))
+    key = base_mul(x) if public is None else public
+    c = _challenge(context, key, point, share, base_mul(k), mul(k, point))
     return share, (c, (k + c * x) % ORDER)
 
 

@@ -61,7 +61,7 @@ def share_context(context: bytes, seat: int, of_seat: int, deck: int, position: 
 def make_share(key: MemberKey, seat: int, deck: int, position: int, cipher: Cipher) -> Share:
     """Member ``seat``'s share of ``cipher`` (deck ``deck``, position ``position``), proven."""
     ctx = share_context(key.context, seat, seat, deck, position)
-    point, proof = prove_equal(key.x, cipher[0], ctx)
+    point, proof = prove_equal(key.x, cipher[0], ctx, key.public)
     return Share(seat, seat, deck, position, point, proof)
 
 

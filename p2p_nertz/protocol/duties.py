@@ -235,7 +235,9 @@ class Duties:
         for of, d, p in owed[:MAX_SHARES_EVENT]:
             cipher = deck.final[d][p]
             if of == me:
-                out.append(make_share(key, me, d, p, cipher))
+                share = make_share(key, me, d, p, cipher)
+                deck.made(share)  # (our own: not checked again when our event comes back)
+                out.append(share)
                 continue
             sigma = self._held(deck, n, me, of)
             point, proof = prove_equal(sigma, cipher[0], share_context(key.context, me, of, d, p))
