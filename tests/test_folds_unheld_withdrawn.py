@@ -18,7 +18,8 @@ The cut rests on a voter counting no more than it, still in, that announces none
 events past it: then none of them is final anywhere. Seats 0 and 3 withdrew, and their
 beats (which no log keeps) announced seat 1's feed past 59 before any of their events did:
 the others made those events final, and seat 2's drop with them. So the cut is kept only
-while such a vote stands.
+while such a vote stands. The views are folded at four players and at five (a fifth member
+voting seat 1 out and withdrawing as seat 0 does); each split before.
 """
 
 from __future__ import annotations
@@ -66,12 +67,27 @@ _SEED_686: list[_Row] = [
 _SEAT_3_AFTER: _Row = (413, 3, 61, _W, 2, 0, (70, 69, 64, 60))
 
 
-def test_seed_686_every_view_drops_seat_2() -> None:
+def _rows(players: int, rows: Sequence[_Row]) -> list[_Row]:
+    """Seed 686's ``rows`` at four players; at five, seat 4 votes seat 1 out and withdraws
+    as seat 0 does (seat 1's drop then takes three votes, as seat 2's does with seat 1's)."""
+    if players == 4:
+        return list(rows)
+    out: list[_Row] = []
+    for lamport, seat, seq, reason, target, count, f in rows:
+        out.append((lamport, seat, seq, reason, target, count, (*f, f[0])))
+        if seat == 0 and target == 1:
+            out.append((lamport, 4, seq, reason, target, count, (*f[:4], f[0])))
+    return out
+
+
+@pytest.mark.parametrize("players", [4, 5])
+def test_seed_686_every_view_drops_seat_2(players: int) -> None:
     """Seat 2's view (every drop event) and the others' (with seat 3's event 61) both drop
     seat 2 at 54; before, seat 2's view imposed seat 1's cut at 59 and dropped seat 1."""
-    spec = _spec(4)
-    assert _drops(spec, _events(4, _SEED_686)) == {2: 54}
-    assert _drops(spec, _events(4, [*_SEED_686, _SEAT_3_AFTER])) == {2: 54}
+    spec = _spec(players)
+    assert _drops(spec, _events(players, _rows(players, _SEED_686))) == {2: 54}
+    after = _rows(players, [*_SEED_686, _SEAT_3_AFTER])
+    assert _drops(spec, _events(players, after)) == {2: 54}
 
 
 @pytest.mark.parametrize("withdrawn", [(), (3,), (0, 3), (0, 2, 3)])
