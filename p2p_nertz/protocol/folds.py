@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
-from p2p_nertz.protocol.roster import Cap
+from p2p_nertz.protocol.roster import Cap, frozen_below
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = [
@@ -563,12 +563,22 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
 
     A member readmitted from the cut since (a gap from it, §9.8) is held again by the others
     past its rejoin request, which says nothing of the gap: the cut stands (soak seed 8227).
+
+    And a member still in by ``fold`` must have a vote against ``seat`` counting no more than
+    the cut that it never withdrew (:func:`~p2p_nertz.protocol.roster.frozen_below`): that
+    voter is why no event past the cut is final anywhere (it announces none of them, §9.2,
+    *whoever else held them*). A voter that withdrew announces them again, in beats too,
+    which no log keeps: where every such voter withdrew, a peer may have made them final,
+    and the drops resting on them (``--variants`` soak seed 686: seats 0 and 3 withdrew
+    their votes on seat 1, counting 59, and seat 2 its own, counting 55; seat 2 alone
+    imposed seat 1's cut at 59 and made seat 1's drop final, the three others, holding their
+    beats, made seat 2's drop at 54 final).
     """
     if not cut_made(fold, seat, cut):
         return False
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
-    return not unheld.held_past(fold, final, seat, cut)
+    return not unheld.held_past(fold, final, seat, cut) and frozen_below(fold.roster, seat, cut)
 
 
 def lifted_cuts(

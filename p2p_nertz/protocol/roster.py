@@ -34,7 +34,7 @@ from functools import lru_cache
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
-__all__ = ["Cap", "Roster", "capped", "lifted_trials", "vote_cut", "with_forks"]
+__all__ = ["Cap", "Roster", "capped", "frozen_below", "lifted_trials", "vote_cut", "with_forks"]
 
 _C = RefusalCode
 
@@ -622,6 +622,28 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
                 out.append((count, lamport))
                 break
     return out
+
+
+def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
+    """Whether a member still in by ``roster`` has a vote against ``seat`` counting no more
+    than ``cut`` (for silence, withholding or proof) that it has not withdrawn since, in the
+    membership events read: its announcements of ``seat``'s feed are frozen at or below the
+    cut (§9.2). Votes cast before the last readmission are read from the ballots; those cast
+    or withdrawn since, whether they counted or not (against a member dropped already too),
+    from :attr:`Roster.read` (``folds.cut_stands``)."""
+    ballots = (*roster.votes.get(seat, ()), *roster.frozen.get(seat, ()))
+    last: dict[int, int | None] = {voter: v.last_seq for voter, v in ballots if v.reason in _CAPPED}
+    for author, _, body in roster.read:
+        if body is None or body.seat != seat or author == seat:
+            continue
+        if body.reason is DropReason.WITHDRAW:
+            last[author] = None
+        elif body.reason in _CAPPED:
+            last[author] = body.last_seq
+    return any(
+        count is not None and count <= cut and voter not in roster.dropped
+        for voter, count in last.items()
+    )
 
 
 def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
