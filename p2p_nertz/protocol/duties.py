@@ -195,6 +195,11 @@ class Duties:
                 share = share_for(self._key(n, attempt), answers[0], members)
                 return DeckEvent(_NONE, DeckAnswer(n, answers[0], share, attempt))
         if phase is Phase.DEAL:
+            if ahead is not None and ahead.answers_owed(self.seat):
+                # A complaint of our box held, not final yet: our stage waits for a final
+                # input, and the answer goes first once the final fold holds the complaint
+                # (docs/shuffle.md §6.3: a stage holding a complaint proves it answered).
+                ahead = None
             return self._stage(deck, n, me, ahead)
         if phase is Phase.PLAY or phase is Phase.OPEN:
             owed = self._sharable(deck, n)
