@@ -131,8 +131,10 @@ def test_sim_shuffle_cheats_a_withheld_answer_to_a_complaint_is_voted_out(player
     """docs/shuffle.md §6.3: the culprit boxes garbage to seat 0, which complains, and never
     answers: voted out *withheld* ``phase_timeout`` after the complaint, it forfeits the round.
     Its secret cannot be rebuilt (seat 0 holds no share of it), so no dealing is re-made; but
-    it signed a stage after its final fold held the stage's input, folded after the complaint:
-    its own feed proves the answer withheld (§7.3), and the audit names it on that stage."""
+    it signed a stage whose input was folded after the complaint, and whose frontier holds the
+    complaint (it makes no stage from a held input while it owes an answer, so it waited for a
+    final input): its own feed proves the answer withheld (§7.3), and the audit names it on
+    that stage."""
     result, report = _game(players, C.WITHHOLD_ANSWER)
     if players == 2:
         _clean(result, report)

@@ -3,8 +3,8 @@
 A member whose VSS box from a dealer does not open complains (docs/shuffle.md §6.3), and the
 dealer answers once its *final* fold holds the complaint: its duties put the answer before
 every other shuffle event they ask of it (``Duties._deck_event``). Nothing in a log says when
-a peer's final fold held an event, but some of the dealer's events are signed only once a
-fold of its held a given event unanswered:
+a peer's final fold held an event, but some of the dealer's events are signed only once one
+of its folds holds a given event, and with it every complaint that fold owes an answer to:
 
 * its ``deck_stage`` of stage ``s > 0`` of a deck, once its held fold has the stage's input
   (stage ``s − 1`` of that deck, §4.3): from the final fold, a prefix of the total order,

@@ -198,7 +198,8 @@ class Duties:
             if ahead is not None and ahead.answers_owed(self.seat):
                 # A complaint of our box held, not final yet: our stage waits for a final
                 # input, and the answer goes first once the final fold holds the complaint
-                # (docs/shuffle.md §6.3: a stage holding a complaint proves it answered).
+                # (docs/shuffle.md §6.3: a stage whose frontier holds a complaint ordered
+                # before its input proves the answer came first; audit/answers.py).
                 ahead = None
             return self._stage(deck, n, me, ahead)
         if phase is Phase.PLAY or phase is Phase.OPEN:
