@@ -3,20 +3,25 @@
 A member whose VSS box from a dealer does not open complains (docs/shuffle.md §6.3), and the
 dealer answers once its *final* fold holds the complaint: its duties put the answer before
 every other shuffle event they ask of it (``Duties._deck_event``). Nothing in a log says when
-a peer's final fold held an event, but some of the dealer's events are signed only once its
-final fold holds a given event, and the final fold is a prefix of the total order:
+a peer's final fold held an event, but some of the dealer's events are signed only once one
+of its folds holds a given event, and with it every complaint that fold owes an answer to:
 
-* its ``deck_stage`` of stage ``s > 0`` of a deck, once its final fold holds the stage's input
-  (stage ``s − 1`` of that deck, §4.3, §10.7);
+* its ``deck_stage`` of stage ``s > 0`` of a deck, once its held fold has the stage's input
+  (stage ``s − 1`` of that deck, §4.3): from the final fold, a prefix of the total order,
+  which then holds every event folded before the input; or from the held fold (every event
+  delivered), only while that fold owes no answer. So a complaint folded before the input
+  *and named by the stage's frontier* (its author held it when it signed) was held
+  unanswered by whichever fold the stage came from;
 * its ``deck_open``, once its final fold is in ``open``: it holds the event that ended play.
 
 So where the dealer signed such an event of a round's deal attempt, and the complaint was
 folded (accepted, of that attempt) before the event it waited for (the input, or the end of
-play), its final fold held the complaint unanswered when it signed: an honest dealer would
-have answered first, in the same act. Its feed proves the answer withheld, whatever the
-clocks said (the drop vote for it is a judgement of time the logs do not hold). A complaint
-folded after that event proves nothing: the dealer may have signed before its fold held it,
-and is judged by the vote alone (§7.3).
+play), and for a stage its frontier names the complaint, a fold of the dealer held the
+complaint unanswered when it signed: an honest dealer would have answered first, in the same
+act. Its feed proves the answer withheld, whatever the clocks said (the drop vote for it is a
+judgement of time the logs do not hold). A complaint folded after that event, or one a
+stage's frontier does not name, proves nothing: the dealer may have signed before its fold
+held it, and is judged by the vote alone (§7.3).
 
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
 each stage folded, the event that ended each round's play.
@@ -65,11 +70,13 @@ class AnswerWatch:
             return
         message = body.message
         number, attempt = rs.number, deck.attempt
+        held: tuple[int, ...] | None = None  # for a stage: what its author held (§5.1)
         if isinstance(message, DeckStage):
             if message.round != number or message.attempt != attempt or message.stage == 0:
                 return
             waited = self._stages.get((number, attempt, message.deck, message.stage - 1))
             what = f"the input of its stage {message.stage} of deck {message.deck}"
+            held = body.frontier
         elif isinstance(message, DeckOpen):
             if message.round != number:
                 return
@@ -85,11 +92,13 @@ class AnswerWatch:
             complaint = self._complaints.get(where)
             if complaint is None or complaint.key >= waited or where in self._named:
                 continue
+            if held is not None and held[complaint.seat] < complaint.seq:
+                continue  # staged from a fold that had not delivered the complaint
             self._named.add(where)
             self._found.add(
                 Finding(
                     FindingKind.WITHHELD_ANSWER,
-                    f"signed this after its final fold held {what} (lamport {waited[0]}), "
+                    f"signed this after its fold held {what} (lamport {waited[0]}), "
                     f"and with it the complaint of its box by seat {complaint.seat} "
                     f"(seq {complaint.seq}), which it never answered",
                     expected=f"deck_answer to member {complainer} before this event",

@@ -47,6 +47,12 @@ __all__ = ["Duties"]
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
 
 
+def _same_deal(tentative: GameState | None, deck: DeckRound) -> DeckRound | None:
+    """The tentative fold's deal where it is the final fold's (the same round and attempt)."""
+    ahead = tentative.round.deck if tentative is not None else None
+    return ahead if ahead is not None and ahead.context == deck.context else None
+
+
 def _dealt(attempt: int, stage: int = 0) -> int:
     """The ``what`` of our key (stage 0), stage, complaint (the dealer for stage) or answer
     (the recipient) of a deal attempt, in :attr:`Duties.done`: each attempt of a round's deal
@@ -125,7 +131,10 @@ class Duties:
         n = rs.number
         phase = final.phase
         if rs.deck is not None:
-            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n, rs.deck)
+            ahead = _same_deal(tentative, rs.deck)
+            return self._deck_event(final, rs.deck, ahead) or self._tentative_shares(
+                tentative, n, rs.deck
+            )
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -156,8 +165,11 @@ class Duties:
             key = self._deck_keys[(number, attempt)] = self._deck_key(number, attempt)
         return key
 
-    def _deck_event(self, final: GameState, deck: DeckRound) -> EventBody | None:
-        """The shuffle event the final fold asks of us: our key, our next stage, the shares
+    def _deck_event(
+        self, final: GameState, deck: DeckRound, ahead: DeckRound | None = None
+    ) -> EventBody | None:
+        """The shuffle event the final fold asks of us: our key, our next stage (from an input
+        ``ahead``, the tentative fold's deal, holds if the final one does not yet), the shares
         we owe, our secret."""
         n = final.round.number
         phase = final.phase
@@ -183,7 +195,13 @@ class Duties:
                 share = share_for(self._key(n, attempt), answers[0], members)
                 return DeckEvent(_NONE, DeckAnswer(n, answers[0], share, attempt))
         if phase is Phase.DEAL:
-            return self._stage(deck, n, me)
+            if ahead is not None and ahead.answers_owed(self.seat):
+                # A complaint of our box held, not final yet: our stage waits for a final
+                # input, and the answer goes first once the final fold holds the complaint
+                # (docs/shuffle.md §6.3: a stage whose frontier holds a complaint ordered
+                # before its input proves the answer came first; audit/answers.py).
+                ahead = None
+            return self._stage(deck, n, me, ahead)
         if phase is Phase.PLAY or phase is Phase.OPEN:
             owed = self._sharable(deck, n)
             if owed:
@@ -303,8 +321,15 @@ class Duties:
             self._sigmas[(deck.context, of)] = sigma
         return sigma
 
-    def _stage(self, deck: DeckRound, n: int, me: int) -> EventBody | None:
-        """Our next stage, once the stage it shuffles is final (docs/shuffle.md §4.3)."""
+    def _stage(
+        self, deck: DeckRound, n: int, me: int, ahead: DeckRound | None = None
+    ) -> EventBody | None:
+        """Our next stage, once the stage it shuffles is delivered (docs/shuffle.md §4.3):
+        final, or held by the tentative fold of the same deal (``ahead``). Our stage's
+        frontier then holds its input, so every fold takes it after that input; a fold that
+        disregards the input (its deal restarted, a drop ordered before it) disregards ours
+        with it, as a stage of the same attempt. A round trip less a stage: the input's
+        finality is not waited for."""
         members = len(deck.members)
         attempt = deck.attempt
         for stage in range(members):
@@ -316,8 +341,10 @@ class Duties:
                 source = initial_deck(new_deck(self.spec.rules.jokers), joint)
             else:
                 held = deck.stages.get((d, stage - 1))
+                if held is None and ahead is not None:
+                    held = ahead.stages.get((d, stage - 1))
                 if held is None:
-                    return None  # its input is not final yet
+                    return None  # its input is not delivered yet
                 source = held
             out = shuffle_stage(self._key(n, attempt).x, deck.context, d, source, joint)
             return DeckEvent(_NONE, DeckStage(n, d, stage, out, attempt))

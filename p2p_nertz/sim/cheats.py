@@ -11,7 +11,9 @@ would have signed, changed.
 * ``bad_share``: its first decryption shares after the deal carry a point that is not its
   share (the proof fails): every peer refuses the event on arrival (``bad_share``), and the
   positions wait for a right share that never comes: it is voted out *withheld* and the
-  members left open its shares for it (§6.4, §10.4).
+  members left open its shares for it (§6.4, §10.4), or, where play ends before
+  ``phase_timeout`` has passed, its ``deck_open`` without the share is the audit's proof
+  (``withheld_share``).
 * ``withhold``: it sends no share of its own from its first after the deal on, and goes on
   with everything else: voted out *withheld* as above.
 * ``withhold_answer``: it boxes garbage to the first other member in its dealing (that member
