@@ -438,11 +438,13 @@ def settle(
 
     Members the final fold dropped are out. Seats the held votes drop (``tentative``, at a
     point the others' feeds make final) no longer hold finality back either, once their events
-    up to the cut are here: they are tried all together (a partition drops several at once),
-    then those whose drop is not yet final are given up. A drop the held votes decide and that
-    is not final yet keeps its member's events past the cut from being final before it is.
-    A member readmitted since, not final yet, is a member again from its readmission on.
-    The stable time returned is at most ``floor`` when nothing more is final.
+    up to the cut are here, and every event of theirs a member still in announced holding
+    (``announced``: what each member said it holds, :func:`unannounced`): they are tried all
+    together (a partition drops several at once), then those whose drop is not yet final are
+    given up. A drop the held votes decide and that is not final yet keeps its member's
+    events past the cut from being final before it is. A member readmitted since, not final
+    yet, is a member again from its readmission on. The stable time returned is at most
+    ``floor`` when nothing more is final.
     """
     excluded = dict(final.dropped)
     candidates = (
@@ -519,9 +521,10 @@ def unannounced(
     that completes a drop of one of its voters, earlier in the order): the fold without it
     and the fold with it then make different drops final. What a member still in announced
     holding can be fetched; a member that announced nothing past the cut is waited for no
-    more than before (``--late-withdrawals`` seed 81 with the announcing rule: peer 1 made
-    seat 0's drop at Lamport 124 final without seat 0's vote on seat 1 at 124, which seat 2
-    announced holding).
+    more than before (docs/protocol.md §7.4; ``--late-withdrawals`` seed 110: peer 2 made
+    seat 1's drop at 30 final without seat 1's vote on seat 2, its event 38 at Lamport 155,
+    before the drop at 159, which seat 0 announced holding; every fold that holds it drops
+    seat 2 first, as peers 0 and 1 did).
 
     >>> unannounced({1: 3}, [[0] * 5, [0] * 3, [0] * 5], [(5, 4, 5), (5, 3, 5), (5, 3, 5)], ())
     {}
