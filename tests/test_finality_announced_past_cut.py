@@ -72,6 +72,28 @@ def test_settle_excludes_a_dropped_member_only_with_its_announced_events_held() 
     assert settle(final, tentative, feeds, bound, 0)[0] == {1: 30}
 
 
+def test_settle_two_members_dropped_at_once_only_the_one_whose_announced_events_are_held() -> None:
+    """Four members, a partition: the held votes drop seats 1 and 3 (cuts 20 and 25, at 90
+    and 95); seat 0 announced seat 3's feed up to 28, seat 2 nothing past the cuts. Seat 1 is
+    out; seat 3 stays in until its three events past the cut are held. What seat 1, out too,
+    announced of seat 3 (40) is not waited for."""
+    feeds = [_feed(range(1, 60)), _feed(range(1, 21)), _feed(range(1, 60)), _feed(range(50, 75))]
+    final = _state({})
+    tentative = _state({1: 20, 3: 25}, {1: 90, 3: 95})
+    said = [(59, 20, 59, 28), (50, 0, 50, 40), (59, 20, 59, 25), (0, 0, 0, 0)]
+
+    def bound(excluded: dict[int, int], floor: int | None = None) -> int:
+        return 120 if excluded.keys() >= {1, 3} else 100 if 1 in excluded else 70
+
+    excluded, stable = settle(final, tentative, feeds, bound, 0, announced=said)
+    assert excluded == {1: 20}
+    assert stable == 100  # (seat 3 in: nothing of it past its cut is held yet)
+    feeds[3] = _feed(range(50, 78))  # (its events up to 28, fetched from seat 0)
+    excluded, stable = settle(final, tentative, feeds, bound, 0, announced=said)
+    assert excluded == {1: 20, 3: 25}
+    assert stable == 120
+
+
 @pytest.mark.parametrize("seed", [110])
 def test_late_withdrawals_seed_110_every_peer_drops_the_same_member(seed: int) -> None:
     """The seeded game (three players, about 1 s of CPU): every peer and the audit drop seat
