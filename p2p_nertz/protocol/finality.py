@@ -20,7 +20,7 @@ it beats and deliveries, and folds what became final.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence, Sized
+from collections.abc import Collection, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
@@ -250,7 +250,9 @@ class Finality:
         time did not grow."""
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
-        excluded, stable = settle(final, tentative, self._feeds, bound, self.stable)
+        excluded, stable = settle(
+            final, tentative, self._feeds, bound, self.stable, announced=self.claimed
+        )
         if stable <= self.stable:
             return 0, []
         self.stable = stable
@@ -428,17 +430,21 @@ def settle(
     feeds: Sequence[Sequence[Message]],
     bound: Bound,
     floor: int,
+    *,
+    announced: Sequence[Sequence[int]] = (),
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
 
     Members the final fold dropped are out. Seats the held votes drop (``tentative``, at a
     point the others' feeds make final) no longer hold finality back either, once their events
-    up to the cut are here: they are tried all together (a partition drops several at once),
-    then those whose drop is not yet final are given up. A drop the held votes decide and that
-    is not final yet keeps its member's events past the cut from being final before it is.
-    A member readmitted since, not final yet, is a member again from its readmission on.
-    The stable time returned is at most ``floor`` when nothing more is final.
+    up to the cut are here, and every event of theirs a member still in announced holding
+    (``announced``: what each member said it holds, :func:`unannounced`): they are tried all
+    together (a partition drops several at once), then those whose drop is not yet final are
+    given up. A drop the held votes decide and that is not final yet keeps its member's
+    events past the cut from being final before it is. A member readmitted since, not final
+    yet, is a member again from its readmission on. The stable time returned is at most
+    ``floor`` when nothing more is final.
     """
     excluded = dict(final.dropped)
     candidates = (
@@ -446,6 +452,8 @@ def settle(
         if tentative.dropped
         else {}
     )
+    if candidates and announced:
+        candidates = unannounced(candidates, feeds, announced, excluded.keys() | tentative.dropped)
     # Dropped and readmitted since, both held and neither final (a restart reads a whole game
     # at once): out from its drop to its readmission, as below. Left in, our own vote against
     # it (read back from the log) would hold finality below its drop for good (soak seed 145).
@@ -496,6 +504,38 @@ def released(dropped: Mapping[int, int], feeds: Sequence[Sized]) -> dict[int, in
     {1: 3}
     """
     return {q: cut for q, cut in dropped.items() if len(feeds[q]) >= cut}
+
+
+def unannounced(
+    candidates: Mapping[int, int],
+    feeds: Sequence[Sized],
+    announced: Sequence[Sequence[int]],
+    out: Collection[int],
+) -> dict[int, int]:
+    """Of the members ``candidates`` (seat -> cut) the held votes drop, those whose every
+    event that a member still in (not in ``out``) announced holding is held here
+    (``announced[r][q]``: the most of ``q``'s feed ``r`` said it holds).
+
+    A member's events past its cut do not count once it is out, but one timed before the
+    drop can decide, in the fold that holds it, another drop first (a vote of the member's
+    that completes a drop of one of its voters, earlier in the order): the fold without it
+    and the fold with it then make different drops final. What a member still in announced
+    holding can be fetched; a member that announced nothing past the cut is waited for no
+    more than before (docs/protocol.md §7.4; ``--late-withdrawals`` seed 110: peer 2 made
+    seat 1's drop at 30 final without seat 1's vote on seat 2, its event 38 at Lamport 155,
+    before the drop at 159, which seat 0 announced holding; every fold that holds it drops
+    seat 2 first, as peers 0 and 1 did).
+
+    >>> unannounced({1: 3}, [[0] * 5, [0] * 3, [0] * 5], [(5, 4, 5), (5, 3, 5), (5, 3, 5)], ())
+    {}
+    """
+    return {
+        q: cut
+        for q, cut in candidates.items()
+        if all(
+            len(feeds[q]) >= said[q] for r, said in enumerate(announced) if r != q and r not in out
+        )
+    }
 
 
 def rejoined(
