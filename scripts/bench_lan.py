@@ -550,7 +550,7 @@ CRYPTO_KINDS: dict[str, dict[str, int]] = {"sign": {}, "verify": {}}
 
 def kind_group(payload: bytes) -> str:
     """The :data:`KIND_GROUPS` entry of an envelope's payload (its msgpack 8-array)."""
-    import msgpack
+    import msgpack  # type: ignore[import-untyped]
 
     from p2p_nertz.protocol.envelope import Kind
 
@@ -1251,7 +1251,9 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
             verifies += (play[-1][11] - play[0][11]) / seconds
         if len(play[-1]) > 13 and play[-1][13] is not None:
             first, last = play[0][13], play[-1][13]
-            counted = ("sent", "sign", "verify") if per_process.get(r.get("pid")) is r else ("sent",)
+            counted = (
+                ("sent", "sign", "verify") if per_process.get(r.get("pid")) is r else ("sent",)
+            )
             for what in counted:
                 into = kinds.setdefault(what, {})
                 for group, count in last[what].items():
