@@ -726,17 +726,10 @@ class PeerNode:
     def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
         """The messages of ``batch`` that the guard lets through to the peer; the others are
         counted and noted for the log (``frames`` is ``[routing id, message]``)."""
-        guard = self.guard
         now = self._clock()
-        before = guard.counts.copy()
-        messages = []
-        for frames in batch:
-            message = guard.admit(frames, now)
-            if message is not None:
-                messages.append(message)
-        if len(messages) < len(batch):
-            for reason, n in (guard.counts - before).items():
-                self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
+        messages, refused = self.guard.admit_many(batch, now)
+        for reason, n in refused.items():
+            self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
         return messages
 
     async def _timer_loop(self) -> None:
