@@ -149,7 +149,8 @@ class InboundGuard:
         """:meth:`admit` each of ``batch``, in order: the messages let through, and the drops
         of this batch by reason (empty when none; also counted in :attr:`counts`). A receive
         loop calls it once a burst: a copy of :attr:`counts` before and a difference after
-        cost a burst ~7 µs (warm) to find the drops that are nearly never there."""
+        tripled the guard's cost of a burst (2.1 against 0.8 µs warm) to find the drops that
+        are nearly never there."""
         messages: list[bytes] = []
         refused: dict[str, int] = {}
         for frames in batch:

@@ -120,6 +120,7 @@ from p2p_nertz.runtime.nodelog import (
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 
 __all__ = [
+    "BEATS_PER_SUSPICION",
     "BEAT_CHUNK",
     "CLOCK_NOTE",
     "DEFAULT_BIND",
@@ -127,7 +128,6 @@ __all__ = [
     "ENDPOINTS_NOTE",
     "MAX_BURST",
     "MAX_FRAME",
-    "BEATS_PER_SUSPICION",
     "NODE_CONFIG",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
