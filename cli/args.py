@@ -111,21 +111,21 @@ def add_liveness_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def liveness_from(args: argparse.Namespace) -> PeerConfig:
-    """The node's configuration with the liveness timers of :func:`add_liveness_arguments`.
+    """The node's configuration with the liveness timers of :func:`add_liveness_arguments`
+    (:func:`~p2p_nertz.runtime.node.node_config`: a short ``--suspect-after`` shortens the
+    beat interval with it).
 
     Raises:
         NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
     """
-    from dataclasses import replace  # (not at the top: `nertz --help` stays fast)
-
-    from p2p_nertz.runtime.node import NODE_CONFIG
+    from p2p_nertz.runtime.node import node_config  # (not at the top: `nertz --help` stays fast)
 
     if args.drop_after < args.suspect_after:
         raise NertzError(
             f"--drop-after ({args.drop_after:g}) must not be shorter than "
             f"--suspect-after ({args.suspect_after:g})"
         )
-    return replace(NODE_CONFIG, suspect_after=args.suspect_after, drop_after=args.drop_after)
+    return node_config(suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
 def liveness_argv(args: argparse.Namespace) -> list[str]:

@@ -30,6 +30,10 @@ claim's time goes (log append, synced and as awaited, hand-off to the first and 
 DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver).
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
+With ``--kinds``, the messages sent, signatures made and signatures verified per final claim
+by kind (the claim, the other moves, the other events, acks, beats, wants), from each
+process's counters (each counted message's payload unpacked once more: a few µs, charged to
+the CPU per claim of that run).
 Verdicts per target at the end, printed, not enforced.
 With ``--deal shuffle`` (issue 19) it plays only loopback games of the dealerless shuffle, at 2,
 3 and 4 peers unless ``--peers`` says otherwise (``--tmpfs``: each again with the logs on
@@ -43,6 +47,7 @@ With 2 cores, 8 peer processes share 2 CPUs with everything else on the machine:
 
     python scripts/bench_lan.py [--quick] [--peers 2,4,8] [--no-lab] [--no-loopback]
                                 [--no-pyre] [--inproc] [--seconds S] [--nice N] [--tasks]
+                                [--kinds]
     python scripts/bench_lan.py --deal shuffle [--peers 2,3,4] [--tmpfs] [--seconds S]
 
 A full run takes about 5 minutes (6 with ``--inproc``: every peer count again with all peers
@@ -500,6 +505,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.claim_wires: dict[bytes, int] = {}  # our claims' wires -> seq
             self.handed: dict[int, list[int]] = {}  # seq -> when each DEALER took it
             self.messages_out = 0
+            self.kinds_out: dict[str, int] | None = None  # --kinds: messages sent, by group
             self.write_io: list[int] = []  # ns in LogWriter.append_many (encode, write, fsync)
             self.write_total: list[int] = []  # ns awaiting it (+ thread hand-offs, GIL)
             self.router_socket: Any = None  # the sockets, for their statistics
@@ -566,7 +572,11 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self.sent_at[seq] = time.perf_counter_ns()
                 self.claim_wires[effect.data] = seq
                 self.handed[seq] = []
-            self.messages_out += len(self._mesh.outlets) if effect.to is None else 1
+            count = len(self._mesh.outlets) if effect.to is None else 1
+            self.messages_out += count
+            if self.kinds_out is not None:
+                group = wire_group(effect.data)
+                self.kinds_out[group] = self.kinds_out.get(group, 0) + count
             super()._send(effect)
 
     return ProbedPeer, ProbedNode
@@ -601,23 +611,62 @@ work of the round (:func:`time_share_work`)."""
 CRYPTO_CALLS = {"sign": 0, "verify": 0}
 """Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
 
+KIND_GROUPS = ("claim", "move", "other events", "ack", "beat", "want")
+"""``--kinds``: how messages are grouped, in the order printed."""
 
-def count_crypto() -> None:
-    """Count every Ed25519 sign and verify of the peer core in :data:`CRYPTO_CALLS`.
+CRYPTO_KINDS: dict[str, dict[str, int]] = {"sign": {}, "verify": {}}
+"""``--kinds``: the signatures of :data:`CRYPTO_CALLS`, by :data:`KIND_GROUPS`."""
+
+
+def kind_group(payload: bytes) -> str:
+    """The :data:`KIND_GROUPS` entry of an envelope's payload (its msgpack 8-array)."""
+    import msgpack  # type: ignore[import-untyped]
+
+    from p2p_nertz.protocol.envelope import Kind
+
+    kind = Kind(msgpack.unpackb(payload)[6])
+    if kind is Kind.CLAIM:
+        return "claim"
+    if kind is Kind.MOVE:
+        return "move"
+    if kind.is_event:
+        return "other events"
+    return kind.name.lower()
+
+
+def wire_group(wire: bytes) -> str:
+    """:func:`kind_group` of a whole message (``[payload, signature]``)."""
+    import msgpack
+
+    return kind_group(msgpack.unpackb(wire)[0])
+
+
+def count_crypto(kinds: bool = False) -> None:
+    """Count every Ed25519 sign and verify of the peer core in :data:`CRYPTO_CALLS` (and with
+    ``kinds``, by kind in :data:`CRYPTO_KINDS`).
 
     Wraps ``Identity.sign`` and the ``verify`` the envelope calls (about 0.1 µs each, against
-    40–300 µs for the operation); nothing else changes.
+    40–300 µs for the operation; a few µs more with ``kinds``); nothing else changes.
     """
     from p2p_nertz.protocol import envelope, identity
 
     sign, verify = identity.Identity.sign, envelope.verify
+    skip = len(envelope.SIGNATURE_DOMAIN)
 
     def counted_sign(self: Any, data: bytes) -> bytes:
         CRYPTO_CALLS["sign"] += 1
+        if kinds:
+            by_kind = CRYPTO_KINDS["sign"]
+            group = kind_group(data[skip:])
+            by_kind[group] = by_kind.get(group, 0) + 1
         return sign(self, data)
 
     def counted_verify(peer_id: bytes, signature: bytes, data: bytes) -> bool:
         CRYPTO_CALLS["verify"] += 1
+        if kinds:
+            by_kind = CRYPTO_KINDS["verify"]
+            group = kind_group(data[skip:])
+            by_kind[group] = by_kind.get(group, 0) + 1
         return verify(peer_id, signature, data)
 
     identity.Identity.sign = counted_sign  # type: ignore[method-assign]
@@ -733,6 +782,9 @@ async def run_seats(
         )
         for s in seats
     ]
+    if cfg.get("kinds"):
+        for node in nodes:
+            node.kinds_out = {}
     samples: list[list[tuple[Any, ...]]] = [[] for _ in seats]
     finished = [False] * len(seats)
 
@@ -762,6 +814,12 @@ async def run_seats(
                     CRYPTO_CALLS["sign"],  # this process's signatures made so far
                     CRYPTO_CALLS["verify"],  # and verified
                     SAMPLER_CPU[0],  # this process's CPU taking samples so far (not the peers')
+                    None  # --kinds: messages sent, signed and verified so far, by group
+                    if node.kinds_out is None
+                    else {
+                        "sent": dict(node.kinds_out),
+                        **{k: dict(v) for k, v in CRYPTO_KINDS.items()},
+                    },
                 )
             )
             SAMPLER_CPU[0] += time.thread_time() - began
@@ -832,7 +890,7 @@ def child_node(config_path: str, seats_arg: str, out_path: str) -> int:
 
     cfg = json.loads(Path(config_path).read_text())
     seats = [int(s) for s in seats_arg.split(",")]
-    count_crypto()
+    count_crypto(bool(cfg.get("kinds")))
     if cfg.get("deal") == "shuffle":
         time_share_work()
     task_cpu = TaskCpu() if cfg.get("tasks") else None
@@ -1016,6 +1074,8 @@ class GameFigures:
     turnup_all_us: list[float] = field(default_factory=list)
     share_cpu_us: list[float] = field(default_factory=list)
     turnup_stages_us: dict[str, list[float]] = field(default_factory=dict)
+    # --kinds: per final claim, by KIND_GROUPS: {"sent"|"sign"|"verify": {group: count}}
+    kinds_per_claim: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -1124,6 +1184,7 @@ def run_game(
     logs: Path | None = None,
     tasks: bool = False,
     deal: str = "commit",
+    kinds: bool = False,
 ) -> GameFigures:
     """Play one game of ``n`` bots at full speed: one process per peer on loopback
     (``where="loopback"``) or per lab host (``"lab"``), or all peers in one process
@@ -1144,6 +1205,7 @@ def run_game(
         "speed": 10,
         "tasks": tasks,
         "deal": deal,
+        "kinds": kinds,
         "stop_at_ns": time.perf_counter_ns() + int(seconds * 1e9),
         "logdir": str(logdir if logs is None else logs / tag),
     }
@@ -1368,6 +1430,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     for r in results:
         per_process.setdefault(r.get("pid"), r)
     cpu = signs = verifies = msgs = sampled = 0.0
+    kinds: dict[str, dict[str, float]] = {}
     starts, ends = [], []
     for r in results:
         play = [s for s in r["samples"] if s[1] == "play" and len(s) > 12]
@@ -1383,6 +1446,16 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
             sampled += sampler / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
+        if len(play[-1]) > 13 and play[-1][13] is not None:
+            first, last = play[0][13], play[-1][13]
+            counted = (
+                ("sent", "sign", "verify") if per_process.get(r.get("pid")) is r else ("sent",)
+            )
+            for what in counted:
+                into = kinds.setdefault(what, {})
+                for group, count in last[what].items():
+                    rate = (count - first[what].get(group, 0)) / seconds
+                    into[group] = into.get(group, 0.0) + rate
     begin, end = max(starts), min(ends)
     claims = sum(1 for t in sent if begin <= t <= end)
     if end <= begin or not claims:
@@ -1394,6 +1467,10 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
+    figures.kinds_per_claim = {
+        what: {group: count / rate for group, count in by_group.items()}
+        for what, by_group in kinds.items()
+    }
 
 
 def run_pyre(
@@ -1567,6 +1644,7 @@ def print_report(rep: Report) -> None:
         print(f"  skipped: {reason}")
     print()
     print_cpu(rep)
+    print_kinds(rep)
     print_tasks(rep)
     print()
     print_paper(rep, fl)
@@ -1627,6 +1705,27 @@ def print_cpu(rep: Report) -> None:
             f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
             f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}; {_us(g.sampler_per_claim_us)}"
         )
+
+
+def print_kinds(rep: Report) -> None:
+    """``--kinds``: messages sent, signatures made and verified per final claim, by kind."""
+    games = [g for g in rep.games if g.kinds_per_claim]
+    if not games:
+        return
+    print(
+        "per final claim by kind (--kinds; every peer process summed, over the play phase):"
+        " messages sent (one per DEALER) / signed / verified"
+    )
+    print(f"  {'where':<21}{'peers':>5}" + "".join(f"{k:>20}" for k in KIND_GROUPS))
+    for g in games:
+        cells = []
+        for group in KIND_GROUPS:
+            sent, signed, verified = (
+                g.kinds_per_claim.get(what, {}).get(group, 0.0)
+                for what in ("sent", "sign", "verify")
+            )
+            cells.append(f"{sent:.2f}/{signed:.2f}/{verified:.2f}")
+        print(f"  {g.label:<21}{g.peers:>5}" + "".join(f"{c:>20}" for c in cells))
 
 
 def print_tasks(rep: Report) -> None:
@@ -1869,6 +1968,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also print each game's CPU in play by trio task (an instrument in every peer)",
     )
     parser.add_argument(
+        "--kinds",
+        action="store_true",
+        help="also print messages, signatures and verifies per final claim by kind",
+    )
+    parser.add_argument(
         "--nice",
         type=int,
         default=0,
@@ -1927,6 +2031,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lab=lab,
             logs=Path(shm) if tmpfs else None,
             tasks=args.tasks,
+            kinds=args.kinds,
         )
 
     shm_root = "/dev/shm" if os.path.isdir("/dev/shm") else None

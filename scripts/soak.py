@@ -13,7 +13,9 @@ Every game also has faults of every length around the liveness timers (``Faults.
 abandoned and dropped members rejoin; the soak prints how many games saw each. The peers run
 with short timers (``--timers quick``: suspect after 1 s, drop after 3 s, phases wait 6 s) so
 that a game with a fault four times ``drop_after`` takes seconds; ``--timers default`` keeps
-the real ones (30 s) and is about ten times slower. ``--short`` leaves the long faults out
+the real ones (30 s) and is about ten times slower; ``--timers node`` runs the peers on the
+runtime's own configuration (``NODE_CONFIG``: acks at once, a beat after 0.5 s, the real
+liveness timers). ``--short`` leaves the long faults out
 (the mix before issue 13). Games have 1 to 3 rounds (``--rounds N`` fixes it), so that a
 dropped member has a next round to rejoin.
 
@@ -58,13 +60,14 @@ from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import NODE_CONFIG
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_lifted_cuts
 
-TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig()}
+TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig(), "node": NODE_CONFIG}
 
 
 def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
@@ -197,7 +200,8 @@ def main() -> int:
         "--timers",
         choices=sorted(TIMERS),
         default="quick",
-        help="the peers' liveness timers: quick (drop after 3 s) or default (30 s)",
+        help="the peers' liveness timers: quick (drop after 3 s), default (30 s) or node "
+        "(the runtime's configuration: drop after 30 s, beat after 0.5 s)",
     )
     parser.add_argument(
         "--sleeper-forks",

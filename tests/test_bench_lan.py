@@ -44,7 +44,7 @@ def table_row(out: str, where: str) -> list[str]:
 
 
 def test_quick_loopback_run_prints_the_table() -> None:
-    out = run_bench("--no-lab", "--tasks")
+    out = run_bench("--no-lab", "--tasks", "--kinds")
     assert "floor = bare pyzmq DEALER→ROUTER round trip" in out
     assert re.search(r"^where\s+peers\s+floor\s+deliv med", out, re.MULTILINE), out
     row = table_row(out, "loopback")
@@ -63,6 +63,12 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert re.search(r"^  _receive_loop +[\d.]+%", out, re.M), out
     assert re.search(r"^  \(other threads: zmq I/O\) +[\d.]+%", out, re.M), out
     assert re.search(r"\[(MET|MISSED)\] median finality at 2 peers \(loopback\)", out), out
+    # --kinds: per final claim by kind, sent / signed / verified; at 2 peers each message
+    # goes to one member, and every claim is signed once, sent once and verified once.
+    kinds = re.search(r"^  loopback +2((?: +[\d.]+/[\d.]+/[\d.]+){6})$", out, re.M)
+    assert kinds is not None, out
+    claim, *_ = (tuple(map(float, cell.split("/"))) for cell in kinds.group(1).split())
+    assert claim[0] > 0 and abs(claim[0] - claim[1]) < 0.1, kinds.group(0)
 
 
 def test_quick_shuffle_run_prints_turn_ups_beside_claims() -> None:

@@ -28,7 +28,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.node import NODE_CONFIG
+from p2p_nertz.runtime.node import BEATS_PER_SUSPICION, NODE_CONFIG
 
 #: The arguments each command needs besides the timers (parsing only: nothing is run).
 COMMANDS: dict[str, list[str]] = {
@@ -58,6 +58,17 @@ def test_timers_parse_into_the_node_config_of_every_node_command(command: str) -
     assert liveness_from(parser.parse_args(COMMANDS[command])) == NODE_CONFIG
     same = parser.parse_args([*COMMANDS[command], "--suspect-after", "3", "--drop-after", "3"])
     assert liveness_from(same).drop_after == 3.0  # drop at once when suspected: allowed
+
+
+def test_a_short_suspect_after_shortens_the_beat_interval_with_it() -> None:
+    # An idle member beats every beat interval: four beats at least within suspect_after, or
+    # a node with a short --suspect-after would take idle members for silent ones.
+    parser = build_parser()
+    for suspect, beat in [("5", NODE_CONFIG.beat_interval), ("1.5", 0.375), ("1", 0.25)]:
+        given = parser.parse_args([*COMMANDS["node"], "--suspect-after", suspect])
+        config = liveness_from(given)
+        assert config.beat_interval == beat
+        assert config.beat_interval * BEATS_PER_SUSPICION <= config.suspect_after
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

