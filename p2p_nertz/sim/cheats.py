@@ -41,6 +41,13 @@ would have signed, changed.
   does (before its ``deck_open``). The dealer is honest: it answers once its final fold holds
   the complaint, and the audit must not name it (``withheld_answer``, docs/shuffle.md §7.3),
   however late the complaint came. Not among the soak's cheats (``scripts/soak.py``).
+* ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
+  member stands that its final fold has not dropped yet, it turns its stock and, in the same
+  act, plays its waste top onto its first work pile, before any other share of that card can
+  reach it: the card is sealed in every fold, and the voter's frontier (frozen at its vote,
+  §9.2 of protocol.md) shows nothing of the member past the cut. The fold refuses it with
+  blame (``illegal_move``; docs/shuffle.md §9: a vote is no proof of holding the member's
+  events past the cut). Not among the soak's cheats.
 
 The simulator installs a cheat on the member's peer core (and again on each restart) by
 wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
@@ -64,10 +71,10 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
-from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Reveal, RevealWhat
+from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Play, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
+from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
 from p2p_nertz.rules.cards import sealed_position
 
 if TYPE_CHECKING:
@@ -92,6 +99,7 @@ class DeckCheatKind(enum.StrEnum):
     LATE_KEY = "late_key"
     LATE_SECRET = "late_secret"
     LATE_NONCE = "late_nonce"
+    SEALED_MOVE = "sealed_move"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -141,12 +149,17 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
             if complaint is not None:
                 lied.append(True)
                 return complaint
+        if cheat.kind is DeckCheatKind.SEALED_MOVE and not lied:
+            move = _sealed_move(peer, final, cheat)
+            if move is not None:
+                lied.append(True)
+                return move
         body = honest(final, ready_through, tentative)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
             return None if nonce and not restarted else body
-        if cheat.kind in _COMPLAINT_PHASES:
-            return body  # (its complaint is its one lie)
+        if cheat.kind in _COMPLAINT_PHASES or cheat.kind is DeckCheatKind.SEALED_MOVE:
+            return body  # (its complaint, or its move, is its one lie)
         if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
             return body
         message = body.message
@@ -219,6 +232,22 @@ def _false_complaint(
     if not dealers or (dealers[0], me) in deck.complaints:
         return None
     return DeckEvent((), DeckComplain(cheat.round, dealers[0], deck.attempt))
+
+
+def _sealed_move(peer: Peer, final: GameState, cheat: DeckCheat) -> EventBody | None:
+    """The voter's move on a sealed card (``sealed_move``), if now is its time: a vote of
+    ours against a member our final fold has not dropped stands. The stock turn is signed
+    here; the move on the waste top it turned is returned (the caller signs it in the same
+    act: no other member's share of the card is held by then)."""
+    author = peer._author
+    table = final.round.table
+    if final.phase is not Phase.PLAY or final.round.number != cheat.round or table is None:
+        return None
+    voted = author.membership.voted
+    if not any(q not in final.dropped for q in voted) or not table.tableaux[peer.seat].stock:
+        return None
+    author.sign(Play((), cheat.round, Move.parse("S")), None)
+    return Play((), cheat.round, Move.parse("W>1"))
 
 
 def _garbage_box(message: DeckKey) -> DeckKey:
