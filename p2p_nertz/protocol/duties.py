@@ -125,7 +125,11 @@ class Duties:
         n = rs.number
         phase = final.phase
         if rs.deck is not None:
-            return self._deck_event(final, rs.deck) or self._tentative_shares(tentative, n, rs.deck)
+            # Our shares wait while the held fold owes an answer of ours that the final does
+            # not ask yet (docs/shuffle.md §6.3): none of them may hold the complaint first.
+            waiting = _answer_held(tentative, self.seat, n)
+            shares = None if waiting else self._tentative_shares(tentative, n, rs.deck)
+            return self._deck_event(final, rs.deck, waiting=waiting) or shares
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -156,9 +160,12 @@ class Duties:
             key = self._deck_keys[(number, attempt)] = self._deck_key(number, attempt)
         return key
 
-    def _deck_event(self, final: GameState, deck: DeckRound) -> EventBody | None:
+    def _deck_event(
+        self, final: GameState, deck: DeckRound, *, waiting: bool = False
+    ) -> EventBody | None:
         """The shuffle event the final fold asks of us: our key, our next stage, the shares
-        we owe, our secret."""
+        we owe, our secret (``waiting``: an answer of ours is owed in the held fold: no shares
+        yet, and no secret before them)."""
         n = final.round.number
         phase = final.phase
         if self.seat not in deck.members:
@@ -186,6 +193,8 @@ class Duties:
             return self._stage(deck, n, me)
         if phase is Phase.PLAY or phase is Phase.OPEN:
             owed = self._sharable(deck, n)
+            if owed and waiting:
+                return None
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
@@ -382,3 +391,16 @@ class Duties:
             sponsored.add((q, request))
             due.append((q, request))
         return due
+
+
+def _answer_held(tentative: GameState | None, seat: int, number: int) -> bool:
+    """Whether the held fold (``tentative``) of round ``number`` owes an answer of ``seat``'s
+    to a complaint of its box (docs/shuffle.md §6.3). The dealer answers before any share it
+    signs holding the complaint: the audit reads a dealer's ``deck_shares`` whose frontier
+    holds a complaint it had not answered as the answer withheld (``audit/answers.py``)."""
+    if tentative is None or tentative.round.number != number:
+        return False
+    deck = tentative.round.deck
+    if deck is None or seat not in deck.members or tentative.phase not in DEALT:
+        return False
+    return bool(deck.answers_owed(seat))

@@ -40,7 +40,13 @@ would have signed, changed.
   member with a dealing, whose box was right, once: as the deal begins, or as the open phase
   does (before its ``deck_open``). The dealer is honest: it answers once its final fold holds
   the complaint, and the audit must not name it (``withheld_answer``, docs/shuffle.md §7.3),
-  however late the complaint came. Not among the soak's cheats (``scripts/soak.py``).
+  however late the complaint came. ``play_complaint`` complains so once play has begun,
+  after the dealer's last stage. Not among the soak's cheats (``scripts/soak.py``).
+* ``unanswered``: it answers no complaint of its box (which it dealt right) and reveals no
+  secret, and goes on with everything else, its shares included, holding the complaint: with
+  a ``play_complaint`` of another member it signs no stage or secret after the complaint (the
+  deal is over; it is voted out *withheld*), and only its shares prove the answer withheld
+  (``withheld_answer``, docs/shuffle.md §6.3, §7.3).
 * ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
   member stands that its final fold has not dropped yet, it turns its stock and, in the same
   act, plays its waste top onto its first work pile, before any other share of that card can
@@ -78,6 +84,7 @@ from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
 from p2p_nertz.rules.cards import sealed_position
 
 if TYPE_CHECKING:
+    from p2p_nertz.protocol.duties import Duties
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.protocol.state import GameState
 
@@ -100,12 +107,15 @@ class DeckCheatKind(enum.StrEnum):
     LATE_SECRET = "late_secret"
     LATE_NONCE = "late_nonce"
     SEALED_MOVE = "sealed_move"
+    PLAY_COMPLAINT = "play_complaint"
+    UNANSWERED = "unanswered"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
 _COMPLAINT_PHASES = {
     DeckCheatKind.FALSE_COMPLAINT: Phase.DEAL,
     DeckCheatKind.LATE_COMPLAINT: Phase.OPEN,
+    DeckCheatKind.PLAY_COMPLAINT: Phase.PLAY,
 }
 
 
@@ -115,6 +125,11 @@ _ANSWER_CHEATS = (
     DeckCheatKind.WRONG_ANSWER,
     DeckCheatKind.LATE_ANSWER,
 )
+
+
+#: The cheats that never answer, or answer wrongly or late: their shares go as they would
+#: without the answer's wait (:func:`_ungated`).
+_UNGATED = frozenset({*_ANSWER_CHEATS, DeckCheatKind.UNANSWERED})
 
 
 #: The cheats that withhold a phase event until the process restarts, and which event.
@@ -154,7 +169,13 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
             if move is not None:
                 lied.append(True)
                 return move
-        body = honest(final, ready_through, tentative)
+        if cheat.kind in _UNGATED:
+            # (its shares do not wait for the answer it owes: see _ungated)
+            body = _ungated(duties, final, tentative) or honest(final, ready_through, tentative)
+        else:
+            body = honest(final, ready_through, tentative)
+        if cheat.kind is DeckCheatKind.UNANSWERED:
+            return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
             return None if nonce and not restarted else body
@@ -215,6 +236,31 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
+
+
+def _ungated(duties: Duties, final: GameState, tentative: GameState | None) -> EventBody | None:
+    """A shuffle round's event of a member whose shares do not wait for an answer its held
+    fold owes (``Duties.phase_event`` without that wait): a dealer that withholds its answer
+    does not hold back its shares for it. ``None``: nothing, or not a shuffle round's."""
+    rs = final.round
+    if rs.deck is None or duties.seat not in rs.seats or duties.seat in rs.forfeit:
+        return None
+    deck = rs.deck
+    return duties._deck_event(final, deck) or duties._tentative_shares(tentative, rs.number, deck)
+
+
+def _unanswered(duties: Duties, body: EventBody | None, cheat: DeckCheat) -> EventBody | None:
+    """``unanswered``: the honest duties of a member that never learns what its held fold
+    holds (no share waits for an answer), but for its answers and its secret, never sent."""
+    if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
+        return body
+    if isinstance(body.message, DeckAnswer):
+        duties.mark_done(Kind.DECK_ANSWER, body)  # (never sent: on to what is next)
+        return None
+    if isinstance(body.message, DeckOpen):
+        duties.mark_done(Kind.DECK_OPEN, body)
+        return None
+    return body
 
 
 def _false_complaint(
