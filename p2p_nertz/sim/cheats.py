@@ -159,21 +159,13 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
     def phase_event(
         final: GameState, ready_through: int | None, tentative: GameState | None = None
     ) -> EventBody | None:
-        if cheat.kind in _COMPLAINT_PHASES and not lied:
-            complaint = _false_complaint(final, peer.seat, cheat, _COMPLAINT_PHASES[cheat.kind])
-            if complaint is not None:
-                lied.append(True)
-                return complaint
-        if cheat.kind is DeckCheatKind.SEALED_MOVE and not lied:
-            move = _sealed_move(peer, final, cheat)
-            if move is not None:
-                lied.append(True)
-                return move
-        if cheat.kind in _UNGATED:
-            # (its shares do not wait for the answer it owes: see _ungated)
-            body = _ungated(duties, final, tentative) or honest(final, ready_through, tentative)
-        else:
-            body = honest(final, ready_through, tentative)
+        lie = None if lied else _one_lie(peer, final, cheat)
+        if lie is not None:
+            lied.append(True)
+            return lie
+        # (an answer's cheat: its shares do not wait for the answer it owes, _ungated)
+        ungated = _ungated(duties, final, tentative) if cheat.kind in _UNGATED else None
+        body = ungated or honest(final, ready_through, tentative)
         if cheat.kind is DeckCheatKind.UNANSWERED:
             return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
@@ -278,6 +270,16 @@ def _false_complaint(
     if not dealers or (dealers[0], me) in deck.complaints:
         return None
     return DeckEvent((), DeckComplain(cheat.round, dealers[0], deck.attempt))
+
+
+def _one_lie(peer: Peer, final: GameState, cheat: DeckCheat) -> EventBody | None:
+    """The one lie of a cheat that lies once by an event of its own (a false complaint, a
+    voter's sealed move), if now is its time."""
+    if cheat.kind in _COMPLAINT_PHASES:
+        return _false_complaint(final, peer.seat, cheat, _COMPLAINT_PHASES[cheat.kind])
+    if cheat.kind is DeckCheatKind.SEALED_MOVE:
+        return _sealed_move(peer, final, cheat)
+    return None
 
 
 def _sealed_move(peer: Peer, final: GameState, cheat: DeckCheat) -> EventBody | None:
