@@ -587,6 +587,44 @@ def test_fold_shuffle_a_move_on_a_card_opened_past_a_drops_cut_is_a_race_lost() 
     assert len(t.refusals()) == 4
 
 
+def test_fold_shuffle_a_voters_move_on_a_sealed_card_is_a_cheat_unless_it_shows_the_cut() -> None:
+    """docs/shuffle.md §9, §11: a voter's frontier announces no more of the member than its
+    vote counts (§9.2 of protocol.md). Folded where the member's events past the cut were read
+    (they did not count) and its drop not yet reached, a voter's move on a sealed card is a
+    cheat unless its own frontier shows events of the member past the cut: having voted is no
+    proof of holding them (``Roster.saw_cut``). Its frontier past the cut is a race lost."""
+    t = ShuffleTable(5)  # (three votes drop a member)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(2, "S")
+    t.move(3, "S")  # each waste's cards turned up, and sealed
+    cut = t.seqs[4]
+    quoted = (b"\x02" * 8,) * min(cut, 64)
+    for voter in (2, 3):
+        t.play(voter, Drop((), 4, cut, DropReason.SILENT, 0, quoted))
+    assert t.fold.dropped == {}
+    deck = t.fold.round.deck
+    assert deck is not None
+    # The member's shares past the cut, read by a fold that knows the cut (they do not count).
+    owed = [(d, p) for of, d, p in _owed(deck, 4) if of == 4]
+    past = t.event(4, DeckEvent((), t.shares(4, owed)))
+    t.fold.observe(past)
+    table = t.fold.table
+    assert table is not None and is_unknown(table.tableaux[2].waste[-1])
+    # Voters whose frontier shows nothing of seat 4 past the cut: cheats, blamed.
+    t.move(2, "W>1", held={4: cut})
+    t.move(3, "W>L@3S", "AS", held={4: cut})
+    assert t.refusals() == [RefusalCode.ILLEGAL_MOVE, RefusalCode.CARD_NOT_THERE]
+    assert t.fold.round.astray == frozenset()
+    # A voter whose frontier shows the shares past the cut: a race lost, without blame.
+    t.move(3, "W>1", held={4: past.seq})
+    assert len(t.refusals()) == 2 and t.fold.round.astray == frozenset({3})
+    assert t.fold.table == table
+    t.play(1, Drop((), 4, cut, DropReason.SILENT, 0, quoted))  # the third vote
+    assert t.fold.dropped == {4: cut}
+
+
 def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() -> None:
     t = ShuffleTable(4)  # a threshold of 3: two members gone leave cards nobody can open
     t.join_all()

@@ -23,6 +23,13 @@ judgement of time the logs do not hold). A complaint folded after that event, or
 stage's frontier does not name, proves nothing: the dealer may have signed before its fold
 held it, and is judged by the vote alone (§7.3).
 
+One more event proves it by the frontier alone: the dealer's ``deck_shares``. An honest dealer
+signs no share holding a complaint of its box that it has not answered (its shares wait while
+its held fold owes the answer, ``Duties``), so shares whose frontier holds a complaint folded
+and unanswered prove the answer withheld (:meth:`AnswerWatch.shares`). A complaint made once
+play has begun comes after the dealer's last stage, and a dealer voted out before ``open``
+signs no ``deck_open``: its shares are what is left to read.
+
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
 each stage folded, the event that ended each round's play.
 """
@@ -31,7 +38,7 @@ from __future__ import annotations
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
-from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckStage
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -101,6 +108,39 @@ class AnswerWatch:
                     f"signed this after its fold held {what} (lamport {waited[0]}), "
                     f"and with it the complaint of its box by seat {complaint.seat} "
                     f"(seq {complaint.seq}), which it never answered",
+                    expected=f"deck_answer to member {complainer} before this event",
+                    found="no answer",
+                    **self._found.about(event),
+                )
+            )
+
+    def shares(self, event: Event, rs: RoundState) -> None:
+        """``event`` is about to be folded in round ``rs``: if it is a dealer's ``deck_shares``
+        whose frontier holds a complaint of its box (folded, of this attempt) that it had not
+        answered, name the answer withheld. A dealer signs no share holding a complaint before
+        its answer (docs/shuffle.md §6.3; ``Duties``): whatever its fold says, its frontier is
+        what it held."""
+        deck = rs.deck
+        body = event.body
+        if deck is None or not isinstance(body, DeckEvent) or event.seat not in deck.members:
+            return
+        if not isinstance(body.message, DeckShares) or body.message.round != rs.number:
+            return
+        number, attempt = rs.number, deck.attempt
+        dealer = deck.member(event.seat)
+        for complainer in deck.answers_owed(event.seat):
+            where = (number, attempt, dealer, complainer)
+            complaint = self._complaints.get(where)
+            if complaint is None or where in self._named:
+                continue
+            if body.frontier[complaint.seat] < complaint.seq:
+                continue  # (signed before it held the complaint)
+            self._named.add(where)
+            self._found.add(
+                Finding(
+                    FindingKind.WITHHELD_ANSWER,
+                    f"signed these shares holding the complaint of its box by seat "
+                    f"{complaint.seat} (seq {complaint.seq}), which it had not answered",
                     expected=f"deck_answer to member {complainer} before this event",
                     found="no answer",
                     **self._found.about(event),

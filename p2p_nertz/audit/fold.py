@@ -383,6 +383,7 @@ class Fold:
         if deck is None or event.seat not in deck.members:
             return
         self.answers.before(event, rs)
+        self.answers.shares(event, rs)
         if isinstance(message, DeckOpen):
             self.secret_events[(message.round, event.seat)] = event
         elif isinstance(message, DeckKey):

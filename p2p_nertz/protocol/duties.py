@@ -132,9 +132,11 @@ class Duties:
         phase = final.phase
         if rs.deck is not None:
             ahead = _same_deal(tentative, rs.deck)
-            return self._deck_event(final, rs.deck, ahead) or self._tentative_shares(
-                tentative, n, rs.deck
-            )
+            # Our shares wait while the held fold owes an answer of ours that the final does
+            # not ask yet (docs/shuffle.md §6.3): none of them may hold the complaint first.
+            waiting = _answer_held(tentative, self.seat, n)
+            shares = None if waiting else self._tentative_shares(tentative, n, rs.deck)
+            return self._deck_event(final, rs.deck, ahead, waiting=waiting) or shares
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -166,11 +168,17 @@ class Duties:
         return key
 
     def _deck_event(
-        self, final: GameState, deck: DeckRound, ahead: DeckRound | None = None
+        self,
+        final: GameState,
+        deck: DeckRound,
+        ahead: DeckRound | None = None,
+        *,
+        waiting: bool = False,
     ) -> EventBody | None:
         """The shuffle event the final fold asks of us: our key, our next stage (from an input
         ``ahead``, the tentative fold's deal, holds if the final one does not yet), the shares
-        we owe, our secret."""
+        we owe, our secret (``waiting``: an answer of ours is owed in the held fold: no shares
+        yet, and no secret before them)."""
         n = final.round.number
         phase = final.phase
         if self.seat not in deck.members:
@@ -204,6 +212,8 @@ class Duties:
             return self._stage(deck, n, me, ahead)
         if phase is Phase.PLAY or phase is Phase.OPEN:
             owed = self._sharable(deck, n)
+            if owed and waiting:
+                return None
             if owed:
                 return DeckEvent(_NONE, DeckShares(n, me, self._shares(deck, n, me, owed)))
         if phase is Phase.OPEN and not self.is_done(Kind.DECK_OPEN, n):
@@ -411,3 +421,16 @@ class Duties:
             sponsored.add((q, request))
             due.append((q, request))
         return due
+
+
+def _answer_held(tentative: GameState | None, seat: int, number: int) -> bool:
+    """Whether the held fold (``tentative``) of round ``number`` owes an answer of ``seat``'s
+    to a complaint of its box (docs/shuffle.md §6.3). The dealer answers before any share it
+    signs holding the complaint: the audit reads a dealer's ``deck_shares`` whose frontier
+    holds a complaint it had not answered as the answer withheld (``audit/answers.py``)."""
+    if tentative is None or tentative.round.number != number:
+        return False
+    deck = tentative.round.deck
+    if deck is None or seat not in deck.members or tentative.phase not in DEALT:
+        return False
+    return bool(deck.answers_owed(seat))

@@ -232,13 +232,11 @@ class Roster:
         if any(frontier[q] > cut for q, cut in self.dropped.items() if q != seat):
             return True
         # (A cut the fold has not reached yet in the order: the events past it were read, and
-        # did not count, before this one. A voter's frontier announces no more of a member it
-        # voted against than its vote counts (§9.2), though it holds, and plays on, more.)
-        for q, first in self.uncounted.items():
-            if q != seat and (
-                frontier[q] >= first or any(v == seat for v, _ in self.votes.get(q, ()))
-            ):
-                return True
+        # did not count, before this one. Only the signed frontier says what its author held:
+        # a vote against the member is no proof of holding its events past the cut, or a
+        # voter's move on a sealed card escaped its finding, docs/shuffle.md §9.)
+        if any(q != seat and frontier[q] >= first for q, first in self.uncounted.items()):
+            return True
         # (A member known to fork whose drop this fold has not reached yet: the cap below its
         # fork, with_forks, is what its drop will cut at most.)
         return any(frontier[q] > cap[1] for q, cap in self.vote_caps.items() if q != seat)

@@ -42,7 +42,20 @@ would have signed, changed.
   member with a dealing, whose box was right, once: as the deal begins, or as the open phase
   does (before its ``deck_open``). The dealer is honest: it answers once its final fold holds
   the complaint, and the audit must not name it (``withheld_answer``, docs/shuffle.md §7.3),
-  however late the complaint came. Not among the soak's cheats (``scripts/soak.py``).
+  however late the complaint came. ``play_complaint`` complains so once play has begun,
+  after the dealer's last stage. Not among the soak's cheats (``scripts/soak.py``).
+* ``unanswered``: it answers no complaint of its box (which it dealt right) and reveals no
+  secret, and goes on with everything else, its shares included, holding the complaint: with
+  a ``play_complaint`` of another member it signs no stage or secret after the complaint (the
+  deal is over; it is voted out *withheld*), and only its shares prove the answer withheld
+  (``withheld_answer``, docs/shuffle.md §6.3, §7.3).
+* ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
+  member stands that its final fold has not dropped yet, it turns its stock and, in the same
+  act, plays its waste top onto its first work pile, before any other share of that card can
+  reach it: the card is sealed in every fold, and the voter's frontier (frozen at its vote,
+  §9.2 of protocol.md) shows nothing of the member past the cut. The fold refuses it with
+  blame (``illegal_move``; docs/shuffle.md §9: a vote is no proof of holding the member's
+  events past the cut). Not among the soak's cheats.
 
 The simulator installs a cheat on the member's peer core (and again on each restart) by
 wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
@@ -66,13 +79,14 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
-from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Reveal, RevealWhat
+from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Play, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import NERTS_PILE_SIZE, Tableau
+from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
 from p2p_nertz.rules.cards import sealed_position
 
 if TYPE_CHECKING:
+    from p2p_nertz.protocol.duties import Duties
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.protocol.state import GameState
 
@@ -94,12 +108,16 @@ class DeckCheatKind(enum.StrEnum):
     LATE_KEY = "late_key"
     LATE_SECRET = "late_secret"
     LATE_NONCE = "late_nonce"
+    SEALED_MOVE = "sealed_move"
+    PLAY_COMPLAINT = "play_complaint"
+    UNANSWERED = "unanswered"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
 _COMPLAINT_PHASES = {
     DeckCheatKind.FALSE_COMPLAINT: Phase.DEAL,
     DeckCheatKind.LATE_COMPLAINT: Phase.OPEN,
+    DeckCheatKind.PLAY_COMPLAINT: Phase.PLAY,
 }
 
 
@@ -109,6 +127,11 @@ _ANSWER_CHEATS = (
     DeckCheatKind.WRONG_ANSWER,
     DeckCheatKind.LATE_ANSWER,
 )
+
+
+#: The cheats that never answer, or answer wrongly or late: their shares go as they would
+#: without the answer's wait (:func:`_ungated`).
+_UNGATED = frozenset({*_ANSWER_CHEATS, DeckCheatKind.UNANSWERED})
 
 
 #: The cheats that withhold a phase event until the process restarts, and which event.
@@ -138,17 +161,20 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
     def phase_event(
         final: GameState, ready_through: int | None, tentative: GameState | None = None
     ) -> EventBody | None:
-        if cheat.kind in _COMPLAINT_PHASES and not lied:
-            complaint = _false_complaint(final, peer.seat, cheat, _COMPLAINT_PHASES[cheat.kind])
-            if complaint is not None:
-                lied.append(True)
-                return complaint
-        body = honest(final, ready_through, tentative)
+        lie = None if lied else _one_lie(peer, final, cheat)
+        if lie is not None:
+            lied.append(True)
+            return lie
+        # (an answer's cheat: its shares do not wait for the answer it owes, _ungated)
+        ungated = _ungated(duties, final, tentative) if cheat.kind in _UNGATED else None
+        body = ungated or honest(final, ready_through, tentative)
+        if cheat.kind is DeckCheatKind.UNANSWERED:
+            return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
             return None if nonce and not restarted else body
-        if cheat.kind in _COMPLAINT_PHASES:
-            return body  # (its complaint is its one lie)
+        if cheat.kind in _COMPLAINT_PHASES or cheat.kind is DeckCheatKind.SEALED_MOVE:
+            return body  # (its complaint, or its move, is its one lie)
         if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
             return body
         message = body.message
@@ -206,6 +232,31 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
     duties.phase_event = phase_event  # type: ignore[method-assign]
 
 
+def _ungated(duties: Duties, final: GameState, tentative: GameState | None) -> EventBody | None:
+    """A shuffle round's event of a member whose shares do not wait for an answer its held
+    fold owes (``Duties.phase_event`` without that wait): a dealer that withholds its answer
+    does not hold back its shares for it. ``None``: nothing, or not a shuffle round's."""
+    rs = final.round
+    if rs.deck is None or duties.seat not in rs.seats or duties.seat in rs.forfeit:
+        return None
+    deck = rs.deck
+    return duties._deck_event(final, deck) or duties._tentative_shares(tentative, rs.number, deck)
+
+
+def _unanswered(duties: Duties, body: EventBody | None, cheat: DeckCheat) -> EventBody | None:
+    """``unanswered``: the honest duties of a member that never learns what its held fold
+    holds (no share waits for an answer), but for its answers and its secret, never sent."""
+    if not isinstance(body, DeckEvent) or getattr(body.message, "round", 0) != cheat.round:
+        return body
+    if isinstance(body.message, DeckAnswer):
+        duties.mark_done(Kind.DECK_ANSWER, body)  # (never sent: on to what is next)
+        return None
+    if isinstance(body.message, DeckOpen):
+        duties.mark_done(Kind.DECK_OPEN, body)
+        return None
+    return body
+
+
 def _false_complaint(
     final: GameState, seat: int, cheat: DeckCheat, phase: Phase
 ) -> EventBody | None:
@@ -221,6 +272,32 @@ def _false_complaint(
     if not dealers or (dealers[0], me) in deck.complaints:
         return None
     return DeckEvent((), DeckComplain(cheat.round, dealers[0], deck.attempt))
+
+
+def _one_lie(peer: Peer, final: GameState, cheat: DeckCheat) -> EventBody | None:
+    """The one lie of a cheat that lies once by an event of its own (a false complaint, a
+    voter's sealed move), if now is its time."""
+    if cheat.kind in _COMPLAINT_PHASES:
+        return _false_complaint(final, peer.seat, cheat, _COMPLAINT_PHASES[cheat.kind])
+    if cheat.kind is DeckCheatKind.SEALED_MOVE:
+        return _sealed_move(peer, final, cheat)
+    return None
+
+
+def _sealed_move(peer: Peer, final: GameState, cheat: DeckCheat) -> EventBody | None:
+    """The voter's move on a sealed card (``sealed_move``), if now is its time: a vote of
+    ours against a member our final fold has not dropped stands. The stock turn is signed
+    here; the move on the waste top it turned is returned (the caller signs it in the same
+    act: no other member's share of the card is held by then)."""
+    author = peer._author
+    table = final.round.table
+    if final.phase is not Phase.PLAY or final.round.number != cheat.round or table is None:
+        return None
+    voted = author.membership.voted
+    if not any(q not in final.dropped for q in voted) or not table.tableaux[peer.seat].stock:
+        return None
+    author.sign(Play((), cheat.round, Move.parse("S")), None)
+    return Play((), cheat.round, Move.parse("W>1"))
 
 
 def _garbage_box(message: DeckKey) -> DeckKey:
