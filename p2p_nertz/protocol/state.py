@@ -83,7 +83,15 @@ from p2p_nertz.protocol.fold_values import (
     RoundScored,
     Violation,
 )
-from p2p_nertz.protocol.roster import Cap, Roster, capped, lifted_trials, vote_cut, with_forks
+from p2p_nertz.protocol.roster import (
+    Cap,
+    Roster,
+    capped,
+    frozen_below,
+    lifted_trials,
+    vote_cut,
+    with_forks,
+)
 from p2p_nertz.protocol.round_events import RoundEvents
 from p2p_nertz.protocol.rounds import (
     DeckProblem,
@@ -126,6 +134,7 @@ __all__ = [
     "abandon_partner",
     "capped",
     "deck_seed",
+    "frozen_below",
     "lifted_trials",
     "local_nonce",
     "local_secret",
