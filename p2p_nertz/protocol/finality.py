@@ -371,13 +371,16 @@ class Finality:
         gives the least term: one term a feed, from the least any member holds of it (a C
         ``min`` a feed), not one a pair. The holder is the pair a walk pair by pair (members,
         then feeds, in order; the first of equal terms) would keep."""
-        seat = self.seat
         feeds = self._feeds
         held_by = self.held_by
-        rows = [held_by[r] for r in members if r != seat]
-        if not rows:
+        others = members
+        if self.seat in members:
+            others = members.copy()
+            others.remove(self.seat)
+        if not others:
             return bound, holder
-        least = list(map(min, zip(*rows, strict=True)))  # (C loops: a feed's least held)
+        # (C loops: what each member holds, then the least of each feed.)
+        least = list(map(min, zip(*map(held_by.__getitem__, others), strict=True)))
         best = bound
         ties: list[int] = []  # the feeds whose term is the least, below ``bound``
         for q in members:
@@ -389,9 +392,9 @@ class Finality:
                     best, ties = term, [q]
                 elif term == best and ties:
                     ties.append(q)
-        for r in members:
+        for r in others:
             held = held_by[r]
-            for q in ties if r != seat else ():
+            for q in ties:
                 h = held[q]
                 if h < len(feeds[q]) and feeds[q][h].lamport - 1 == best:
                     return best, (r, q)
