@@ -365,40 +365,21 @@ class Finality:
         self, members: list[int], bound: int, holder: tuple[int, int] | None
     ) -> tuple[int, tuple[int, int] | None]:
         """``bound`` and ``holder`` lowered by the pair terms of :meth:`bounds` (what one
-        member is known to hold of another's feed).
-
-        A feed's times do not decrease along it, so of the pairs on one feed the least held
-        gives the least term: one term a feed, from the least any member holds of it (a C
-        ``min`` a feed), not one a pair. The holder is the pair a walk pair by pair (members,
-        then feeds, in order; the first of equal terms) would keep."""
+        member is known to hold of another's feed)."""
+        seat = self.seat
         feeds = self._feeds
-        held_by = self.held_by
-        others = members
-        if self.seat in members:
-            others = members.copy()
-            others.remove(self.seat)
-        if not others:
-            return bound, holder
-        # (C loops: what each member holds, then the least of each feed.)
-        least = list(map(min, zip(*map(held_by.__getitem__, others), strict=True)))
-        best = bound
-        ties: list[int] = []  # the feeds whose term is the least, below ``bound``
-        for q in members:
-            feed = feeds[q]
-            h = least[q]
-            if h < len(feed):
-                term = feed[h].lamport - 1
-                if term < best:
-                    best, ties = term, [q]
-                elif term == best and ties:
-                    ties.append(q)
-        for r in others:
-            held = held_by[r]
-            for q in ties:
+        for r in members:
+            if r == seat:
+                continue
+            held = self.held_by[r]
+            for q in members:
+                feed = feeds[q]
                 h = held[q]
-                if h < len(feeds[q]) and feeds[q][h].lamport - 1 == best:
-                    return best, (r, q)
-        return bound, holder  # (no pair term below ``bound``)
+                if h < len(feed):
+                    term = feed[h].lamport - 1
+                    if term < bound:
+                        bound, holder = term, (r, q)
+        return bound, holder
 
     def _holder_term(
         self, excluded: dict[int, int], voted: dict[int, int], own_known: int
