@@ -19,11 +19,12 @@
    whether the table is gone); the effects must be the very ones of the game. Its verifies
    are real: the figure less the verifies is the core's Python per input. Under
    ``valgrind --tool=callgrind`` the same replay counts instructions (the load does not move
-   them): the way to compare two branches of the core on this machine.
+   them): the way to compare two branches of the core on this machine. ``--opcodes TOP``
+   counts the replay's Python opcodes instead, function by function (where the Python is).
 
 Medians over repeats; machines here are noisy, so the ratios are the figures to compare.
 
-    python scripts/bench_protocol.py [--repeats 5]
+    python scripts/bench_protocol.py [--repeats 5] [--opcodes TOP]
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ import argparse
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
+from types import CodeType, FrameType
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -233,10 +237,55 @@ def replay(
     return time.process_time() - start, returned
 
 
+def opcodes(
+    sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
+) -> tuple[int, Counter[str]]:
+    """The Python opcodes :func:`replay` runs (a trace hook counts each one, under the
+    function running it): the total and each function's own. The count does not move with
+    the load and names the function; it does not weigh a call into C (``min``, ``zip``, a
+    hash), so a change that trades Python steps for C calls is judged by instructions
+    (callgrind) or CPU, not by this (docs/latency.md, session 18)."""
+    counts: Counter[CodeType] = Counter()
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            counts[frame.f_code] += 1
+        return trace
+
+    replay(sim, inputs)  # (warm: the first run makes what is made once)
+    sys.settrace(trace)
+    try:
+        replay(sim, inputs)
+    finally:
+        sys.settrace(None)
+    named: Counter[str] = Counter()
+    for code, count in counts.items():
+        where = code.co_filename.rsplit("p2p_nertz/", 1)[-1]
+        named[f"{where}:{code.co_firstlineno} {code.co_qualname}"] += count
+    return sum(counts.values()), named
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--opcodes",
+        type=int,
+        metavar="TOP",
+        help="only count the Python opcodes per input of seat 0's replayed inputs at 2, 4 "
+        "and 8 peers, and print the TOP functions by their own count",
+    )
     args = parser.parse_args()
+    if args.opcodes is not None:
+        for players in (2, 4, 8):
+            sim, inputs, _ = recorded_inputs(players)
+            total, named = opcodes(sim, inputs)
+            n = len(inputs)
+            print(f"{players} peers: {total / n:,.1f} Python opcodes per input ({n} inputs)")
+            for name, count in named.most_common(args.opcodes):
+                print(f"  {count / n:8.1f}  {name}")
+        return 0
 
     sim, log = record_game()
     events = [decode_message(w) for w in log]

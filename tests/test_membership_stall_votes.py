@@ -141,3 +141,43 @@ def test_stall_scan_asks_no_cover_of_a_feed_the_member_voted_out(capped: bool) -
     assert view.scan(0.0) == []
     assert 1 not in view.membership.stall
     assert view.scan(2.5) == []
+
+
+def test_stall_scan_counts_our_vote_cast_earlier_in_the_same_scan() -> None:
+    """What each member owes is worked out once a scan, and again after each vote of ours:
+    seat 1 is voted out counting 3 of its events, so seat 2, which holds those 3 and no more,
+    owes no more cover of seat 1's feed, and is not voted out in the same scan."""
+    view = _View((3, 5, 5))
+    view.finality.held_by[2] = (5, 3, 5)  # (both owe cover of a feed: seat 1's, ours)
+    membership = view.membership
+
+    def scan(now: float) -> list[int]:
+        for q in range(3):
+            membership.heard_from(q, now)
+        voted = []
+        for q in membership.stalls(
+            now, view.final, lambda: view.tentative, view.feeds, view.finality
+        ):
+            membership.vote(q, 3, out=False)  # (we hold 3 of seat 1's feed, not 5)
+            membership.proven_seats.add(q)
+            voted.append(q)
+        return voted
+
+    assert scan(0.0) == []
+    assert sorted(membership.stall) == [1, 2]
+    assert scan(2.5) == [1]
+    assert membership.voted == {1: 3}
+    assert 2 not in membership.stall  # it owes nothing now
+
+
+def test_stall_votes_withdrawn_in_one_call_count_each_withdrawal() -> None:
+    """A withdrawal counts at once for the next vote looked at: our vote against seat 1 is
+    withdrawn (it gave all it owed), so we count all of its feed again, and seat 2, which
+    covers 3 of it where it owed 5, still owes: its vote stands."""
+    view = _View((5, 5, 5))
+    view.finality.held_by[2] = (5, 3, 5)
+    membership = view.membership
+    membership.voted = {1: 3, 2: 5}
+    membership.stall_votes = {1: (0.0, 0, (0, 0, 0)), 2: (0.0, 0, (0, 5, 0))}
+    assert view.relieved() == [1]
+    assert membership.voted == {2: 5}

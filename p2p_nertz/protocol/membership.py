@@ -122,10 +122,16 @@ class Membership:
     def track_silence(self, now: float, dropped: dict[int, int]) -> None:
         """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""
         limit = self.timers.suspect_after
-        silent = any(
-            now >= self.heard[q] + limit
-            for q in range(self.n)
-            if q != self.seat and q not in dropped
+        heard, seat = self.heard, self.seat
+        others = heard[:seat] + heard[seat + 1 :]
+        # (Asked after every input: nobody is silent while the longest-unheard member is not,
+        # as silence_due reads it; the walk only when one may be.)
+        silent = (
+            bool(others)
+            and now >= min(others) + limit
+            and any(
+                now >= heard[q] + limit for q in range(self.n) if q != seat and q not in dropped
+            )
         )
         if silent:
             self.all_heard_since = None
@@ -368,6 +374,7 @@ class Membership:
         members = [q for q in range(self.n) if q not in final.dropped]
         for q in [q for q in stall if q in final.dropped]:
             del stall[q]  # out of the game: it owes nothing
+        counts: list[int | None] | None = None  # (:meth:`_counts`, once a scan and a vote)
         for q in members:
             if q == self.seat:
                 continue
@@ -378,7 +385,10 @@ class Membership:
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
             held = finality.held_by[q]
-            due = self._due(q, members, feeds, tentative, held)
+            if counts is None:
+                view = tentative()
+                counts = self._counts(members, feeds, view)
+            due = _due(q, counts, view, held)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = stall.get(q)
@@ -386,6 +396,7 @@ class Membership:
                 if now >= record[0] + timers.phase_timeout and q not in self.voted:
                     self.stall_votes[q] = record
                     yield q
+                    counts = None  # (our vote changed what we count and the held view)
                 continue
             if owes:
                 stall[q] = (now, owed_feed, owed_cover)
@@ -416,49 +427,42 @@ class Membership:
             return []  # (none; or our votes count for nothing: Author.act unfroze them)
         members = [q for q in range(self.n) if q not in final.dropped]
         out = []
+        counts: list[int | None] | None = None
         for q, record in sorted(self.stall_votes.items()):
             if q not in self.voted or q not in members or q in self.proof.forked_at:
                 # (Proven to fork since: the vote stands, as one on proof would.)
                 del self.stall_votes[q]
                 continue
             held = finality.held_by[q]
-            due = self._due(q, members, feeds, lambda: folds.tentative, held)
+            if counts is None:
+                view = folds.tentative
+                counts = self._counts(members, feeds, view)
+            due = _due(q, counts, view, held)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
+                counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]
                 del self.voted[q]
                 self.proven_seats.discard(q)
                 out.append(q)
         return out
 
-    def _due(
-        self,
-        q: int,
-        members: list[int],
-        feeds: Sequence[Sequence[Message]],
-        tentative: Callable[[], GameState],
-        held: Sequence[int],
-    ) -> list[int]:
-        """What of each feed member ``q`` must cover now: up to what we count of it (no more
-        than our vote, nor a held drop's cut), unless ``q`` voted that member out (it then
-        announces no more than its vote, whether that vote counts or is capped: §9.2).
-        Worked out afresh at each scan: a target set earlier on a feed that stopped counting
-        (a member dropped, or voted out by ``q``) is met."""
-        due = []
+    def _counts(
+        self, members: list[int], feeds: Sequence[Sequence[Message]], view: GameState
+    ) -> list[int | None]:
+        """What of each feed a member must cover now, before what it voted itself
+        (:func:`_due`): up to what we count of it (no more than our vote, nor a drop's cut in
+        the held ``view``); ``None`` for a member's feed that counts no more. The same for
+        every member: worked out once a scan, and again after a vote of ours (it changes
+        both)."""
+        voted, dropped = self.voted, view.dropped
+        counts: list[int | None] = []
         for r in range(self.n):
-            count = 0
-            if r != q and r in members:
-                count = min(
-                    len(feeds[r]),
-                    self.voted.get(r, len(feeds[r])),
-                    tentative().dropped.get(r, len(feeds[r])),
-                )
-                # (A capped vote of q's freezes q's announcements all the same: soak seed
-                # 8067, where the cheater's vote, never withdrawn on its chain held here,
-                # capped q's proof vote on it, and we voted q out for not covering more.)
-                if held[r] < count and tentative().roster.stands(q, r):
-                    count = 0
-            due.append(count)
-        return due
+            if r in members:
+                count = len(feeds[r])
+                counts.append(min(count, voted.get(r, count), dropped.get(r, count)))
+            else:
+                counts.append(None)
+        return counts
 
     def take_back(self, frontier: Sequence[int], vote: Drop | None) -> None:
         """One of our own events taken back (from our log, or from the others in recovery):
@@ -548,6 +552,21 @@ def _announced(
         if q != seat:
             held[q] = min(held[q], cut)
     return held
+
+
+def _due(q: int, counts: list[int | None], view: GameState, held: Sequence[int]) -> list[int]:
+    """What of each feed member ``q`` must cover now (``counts``: :meth:`Membership._counts`),
+    unless ``q`` voted that member out in the held ``view`` (it then announces no more than its
+    vote, whether that vote counts or is capped: §9.2). Worked out afresh at each scan: a
+    target set earlier on a feed that stopped counting (a member dropped, or voted out by
+    ``q``) is met."""
+    # (A capped vote of q's freezes q's announcements all the same: soak seed 8067, where the
+    # cheater's vote, never withdrawn on its chain held here, capped q's proof vote on it, and
+    # we voted q out for not covering more.)
+    return [
+        0 if count is None or r == q or (held[r] < count and view.roster.stands(q, r)) else count
+        for r, count in enumerate(counts)
+    ]
 
 
 def _progress(

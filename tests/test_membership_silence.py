@@ -1,0 +1,66 @@
+"""Whether a member still in is silent now (:meth:`Membership.track_silence`), asked after
+every input, answers as the walk over every member does.
+
+It reads the longest-unheard other member first, and walks the members only when that one is
+silent: a float sum does not decrease when a term grows, so nobody is silent while that one is
+not. Whatever the members' standing (heard when, dropped, ourselves heard or not), the record
+it keeps (:attr:`Membership.all_heard_since`) is the walk's, the same float.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as hs
+
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
+
+_TIME = hs.floats(min_value=0.0, max_value=1e6, allow_nan=False) | hs.sampled_from(
+    [0.1, 0.2, 0.3, 0.7, 1e6 + 0.1]  # (sums that round)
+)
+
+
+def _walk(membership: Membership, now: float, dropped: dict[int, int]) -> float | None:
+    """The record the rule keeps: None while a member still in is silent, else since when
+    none is (the slow twin of track_silence)."""
+    limit = membership.timers.suspect_after
+    silent = any(
+        now >= membership.heard[q] + limit
+        for q in range(membership.n)
+        if q != membership.seat and q not in dropped
+    )
+    if silent:
+        return None
+    return now if membership.all_heard_since is None else membership.all_heard_since
+
+
+@hs.composite
+def _standing(draw: hs.DrawFn) -> tuple[Membership, float, dict[int, int]]:
+    n = draw(hs.integers(1, 5))
+    seat = draw(hs.integers(0, n - 1))
+    suspect_after = draw(hs.sampled_from([0.1, 1.0, 5.0, 30.0]))
+    membership = Membership(seat, n, 0.0, SilenceTimers(suspect_after, 30.0, 60.0, 64))
+    membership.heard = draw(hs.lists(_TIME, min_size=n, max_size=n))
+    membership.all_heard_since = draw(hs.none() | _TIME)
+    dropped = {q: 0 for q in draw(hs.sets(hs.integers(0, n - 1)))}
+    return membership, draw(_TIME), dropped
+
+
+@given(_standing())
+def test_track_silence_keeps_the_walks_record(
+    standing: tuple[Membership, float, dict[int, int]],
+) -> None:
+    membership, now, dropped = standing
+    expected = _walk(membership, now, dropped)
+    membership.track_silence(now, dropped)
+    assert membership.all_heard_since == expected
+
+
+def test_track_silence_sees_a_silent_member_behind_the_quick_bound() -> None:
+    membership = Membership(0, 4, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    membership.heard = [0.0, 9.5, 9.8, 8.2]  # (our own time is never read)
+    membership.track_silence(9.0, {})
+    assert membership.all_heard_since == 0.0  # nobody silent: the record stands
+    membership.track_silence(9.2, {})
+    assert membership.all_heard_since is None  # seat 3, heard at 8.2, silent since 9.2
+    membership.track_silence(9.3, {3: 0})
+    assert membership.all_heard_since == 9.3  # seat 3 is out: all heard again from now
