@@ -28,8 +28,8 @@ as documented (0 with the game over; 3, the table gone, only for a node that was
 cut off, its reason *dropped* only where every node that finished holds it dropped, or, with
 "cannot recover our own events", only for a resume whose every other member had ended by then,
 §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
-(not provisional) final state the same digest and totals; and ``nertz audit`` of every log
-VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
+(not provisional) final state the same digest and totals, a provisional one at most a round
+from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
 if any game failed. A failed game's directory is kept (``--dir``), with every log, output and
 the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
 
@@ -450,6 +450,18 @@ def _halves(lab: Lab, half: Sequence[int]) -> Iterator[None]:
 
 
 # -- checks ------------------------------------------------------------------------------------
+def provisional_apart(finals: dict[int, dict[str, Any]]) -> list[str]:
+    """The provisional results (by seat: the nodes' final lines) further than the last round
+    from a settled one: a side that abandoned without hearing what the other saw counts at
+    most one round more or less than the union (§9.3, "What the protocol guarantees")."""
+    counted = sorted({f.get("rounds", 0) for f in finals.values() if not f.get("provisional")})
+    return [
+        f"P{seat + 1}: provisional on {f.get('rounds', 0)} round(s), settled on {counted}"
+        for seat, f in sorted(finals.items())
+        if f.get("provisional") and any(abs(f.get("rounds", 0) - r) > 1 for r in counted)
+    ]
+
+
 def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
     """The failures of a finished game (empty: it passed) and facts for its line."""
     problems: list[str] = []
@@ -507,6 +519,7 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
             f"P{s + 1} {f['digest'][:12]} {f['totals']}" for s, f in sorted(settled.items())
         )
         problems.append(f"settled finals disagree: {said}")
+    problems += provisional_apart(finals)
     facts["exits"] = ",".join(exits)
     facts["at"] = game.notes
     facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
