@@ -29,9 +29,10 @@ cut off, its reason *dropped* only where every node that finished holds it dropp
 "cannot recover our own events", only for a resume whose every other member had ended by then,
 §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
 (not provisional) final state the same digest and totals, a provisional one at most a round
-from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
-if any game failed. A failed game's directory is kept (``--dir``), with every log, output and
-the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
+from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary
+by fault kind and table size; the exit status is 1 if any game failed. A failed game's
+directory is kept (``--dir``), with every log, output and the schedule (``chaos.json``); a
+passed one is removed unless ``--keep``.
 
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--dir DIR] [--keep]
@@ -110,6 +111,11 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
 #: vote each other out or abandon (§9.2, §9.3), each a beat or two after ``drop`` of silence,
 #: so that a vote or an abandon and the healing race; and ``past``, ``4 drop + 4``: past an
 #: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``).
+#: A cut ends when the link is back; the nodes hear each other again when TCP retransmits,
+#: which it backs off while the link is down: two ends beating every 0.25 s across a lab link
+#: cut for 7.5-9.5 s heard each other again 0.7-0.8 s after the heal one way and 13.5 s after
+#: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
+#: abandon on one side, and the other side hears it some seconds later.
 LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "past")
 DROP_RACE = (-0.5, 1.5)
 
