@@ -1,0 +1,73 @@
+"""A peer fed a dropped member's events one at a time folds what a fold from scratch folds.
+
+Found on real processes (``scripts/chaos.py --lab --players 3 --overlap
+cut-halves+cut-one,... --suspect-after 1 --drop-after 4 --seed 603``, session 18): seat 2 cut
+off alone, then seat 1 cut off while seat 2 came back; seats 0 and 1 dropped seat 2 at its
+seq 31 and readmitted it for the next round. Seat 2's seq 32, signed before its drop, is a
+claim of 4S on foundation 0S: past the cut, it never counts (docs/protocol.md §9.2). Seat 1's
+live table kept it all the same: its bot claimed 5S on 0S some 700 times in three minutes,
+every claim lost at finality (every fold of seat 1's log has 0S at 3S), seat 0's bot said it
+was stuck, and the game waited in play until the script killed it, every log valid.
+
+The events are seat 1's log's first 122 (``tests/data/chaos603_p2_events.txt``: ``S``
+sent, ``R`` received, the wire in hex); the keys and the game spec are the chaos script's
+for seed 603. A core restored from the first 113 and fed the next received ones one at a
+time keeps 4S on 0S once its tentative fold drops seat 2 at 31; restored from the same 122
+it does not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+
+DATA = Path(__file__).parent / "data" / "chaos603_p2_events.txt"
+SEED = 603  # scripts/chaos.py's game: 3 players, 2 rounds
+RESTORED = 113  # events restored from the log before the rest is fed
+
+
+def _game() -> tuple[Identity, GameSpec]:
+    """Seat 1's key and the game, as ``scripts/chaos.py`` made them for the seed."""
+    ids = [Identity.generate(derive_seed(b"chaos-key", SEED, k)) for k in range(3)]
+    ids.sort(key=lambda i: i.peer_id)
+    spec = GameSpec.create(
+        [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
+        Rules(target=None, rounds=2),
+        derive_seed(b"chaos-game", SEED)[:16],
+    )
+    return ids[1], spec
+
+
+def _lake(peer: Peer) -> list[tuple[str, list[str]]]:
+    table = peer.tentative.table
+    assert table is not None
+    return [(str(f), [str(c.card) for c in table.lake[f]]) for f in table.lake]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (protocol/folds.py's helpers): a member's event past the cut of its drop stays "
+    "in the tentative fold of a core fed it before the drop (chaos seed 603, session 18)",
+)
+def test_folds_a_fed_peer_drops_the_claim_past_the_cut_like_a_fold_from_scratch() -> None:
+    identity, spec = _game()
+    rows = [line.split() for line in DATA.read_text().splitlines()]
+    wires = [bytes.fromhex(data) for _, data in rows]
+    peer, _ = Peer.restore(identity, spec, wires[:RESTORED], 0.0)
+    held = wires[:RESTORED]
+    for number, ((kind, _), wire) in enumerate(zip(rows, wires, strict=True)):
+        if number < RESTORED or kind != "R":
+            continue  # our own events after the restore point: signed live, not fed
+        peer.feed(wire, 1.0 + number / 100)
+        held.append(wire)
+    fresh, _ = Peer.restore(identity, spec, held, 0.0)
+    assert dict(fresh.tentative.dropped) == dict(peer.tentative.dropped) == {2: 31}
+    assert ("0S", ["AS", "2S", "3S"]) in _lake(fresh)
+    assert _lake(peer) == _lake(fresh)
