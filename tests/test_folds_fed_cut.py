@@ -12,8 +12,14 @@ was stuck, and the game waited in play until the script killed it, every log val
 The events are seat 1's log's first 122 (``tests/data/chaos603_p2_events.txt``: ``S``
 sent, ``R`` received, the wire in hex); the keys and the game spec are the chaos script's
 for seed 603. A core restored from the first 113 and fed the next received ones one at a
-time keeps 4S on 0S once its tentative fold drops seat 2 at 31; restored from the same 122
-it does not.
+time makes the claim *final* at the 118th (stable time 127, the claim's Lamport time): no
+drop was decided then (three members each voted on by another, the caps undo each drop).
+The 122nd decides seat 2's drop at 31; the final fold, never rolled back, keeps 4S on 0S
+under the cut, and so does every tentative fold over it. Restored from the same 122 events,
+the core has no 4S on 0S. Each peer's final fold then depends on when its events came: two
+honest peers' final tables differ (seat 0's went on without the claim), which the game
+cannot get past. The rule the fold names ("none of a member's events past its cut", §9.2,
+``folds.py``'s theory of operation) holds for a fold from scratch only.
 """
 
 from __future__ import annotations
@@ -45,18 +51,18 @@ def _game() -> tuple[Identity, GameSpec]:
     return ids[1], spec
 
 
-def _lake(peer: Peer) -> list[tuple[str, list[str]]]:
-    table = peer.tentative.table
+def _lake(peer: Peer, *, final: bool = False) -> list[tuple[str, list[str]]]:
+    table = (peer.final if final else peer.tentative).table
     assert table is not None
     return [(str(f), [str(c.card) for c in table.lake[f]]) for f in table.lake]
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open (protocol/folds.py's helpers): a member's event past the cut of its drop stays "
-    "in the tentative fold of a core fed it before the drop (chaos seed 603, session 18)",
+    reason="open (finality, folds): an event made final before a drop that cuts it is decided "
+    "stays in the final fold, unlike a fold from scratch (chaos seed 603, session 18)",
 )
-def test_folds_a_fed_peer_drops_the_claim_past_the_cut_like_a_fold_from_scratch() -> None:
+def test_folds_a_fed_core_keeps_no_claim_past_a_cut_decided_later() -> None:
     identity, spec = _game()
     rows = [line.split() for line in DATA.read_text().splitlines()]
     wires = [bytes.fromhex(data) for _, data in rows]
@@ -69,5 +75,7 @@ def test_folds_a_fed_peer_drops_the_claim_past_the_cut_like_a_fold_from_scratch(
         held.append(wire)
     fresh, _ = Peer.restore(identity, spec, held, 0.0)
     assert dict(fresh.tentative.dropped) == dict(peer.tentative.dropped) == {2: 31}
-    assert ("0S", ["AS", "2S", "3S"]) in _lake(fresh)
+    assert ("0S", ["AS", "2S", "3S"]) in _lake(fresh, final=True)
+    assert dict(fresh.final.dropped) == dict(peer.final.dropped) == {2: 31}
+    assert _lake(peer, final=True) == _lake(fresh, final=True)
     assert _lake(peer) == _lake(fresh)
