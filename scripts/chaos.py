@@ -48,8 +48,9 @@ A cut or a kill draws its length from the six above; ``--length NAME,...`` names
 draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``: a partition
 that heals as the sides vote each other out or, at two players, abandon each other (from
 ``d - 0.5`` to ``d + 1.5``), or ``past`` (``4 d + 4``: past an abandon and the ``3 d`` its
-side waits on a provisional result). ``--lab --players 2 --kinds cut-one --length gone`` plays two
-players cut apart past the table-gone bound.
+side waits on a provisional result): ``--lab --players 2 --kinds cut-one --length past``
+plays two players cut apart for longer than either waits (each abandons the other after
+``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
 
 The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
 the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
