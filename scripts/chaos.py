@@ -28,10 +28,11 @@ as documented (0 with the game over; 3, the table gone, only for a node that was
 cut off, its reason *dropped* only where every node that finished holds it dropped, or, with
 "cannot recover our own events", only for a resume whose every other member had ended by then,
 §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
-(not provisional) final state the same digest and totals; and ``nertz audit`` of every log
-VALID. One line per game, then a summary by fault kind and table size; the exit status is 1
-if any game failed. A failed game's directory is kept (``--dir``), with every log, output and
-the schedule (``chaos.json``); a passed one is removed unless ``--keep``.
+(not provisional) final state the same digest and totals, a provisional one at most a round
+from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary
+by fault kind and table size; the exit status is 1 if any game failed. A failed game's
+directory is kept (``--dir``), with every log, output and the schedule (``chaos.json``); a
+passed one is removed unless ``--keep``.
 
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--dir DIR] [--keep]
@@ -43,6 +44,13 @@ every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game
 ``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
 starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
 kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
+draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``: a partition
+that heals as the sides vote each other out or, at two players, abandon each other (from
+``d - 0.5`` to ``d + 1.5``), or ``past`` (``4 d + 4``: past an abandon and the ``3 d`` its
+side waits on a provisional result): ``--lab --players 2 --kinds cut-one --length past``
+plays two players cut apart for longer than either waits (each abandons the other after
+``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
 
 The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
 the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
@@ -99,6 +107,29 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
     }
 
 
+#: ``--length``'s names: the ``stop-*`` lengths by their suffix; ``drop``, a length drawn from
+#: ``drop - 0.5`` to ``drop + 1.5``: the partition heals (the node comes back) while the sides
+#: vote each other out or abandon (§9.2, §9.3), each a beat or two after ``drop`` of silence,
+#: so that a vote or an abandon and the healing race; and ``past``, ``4 drop + 4``: past an
+#: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``).
+#: A cut ends when the link is back; the nodes hear each other again when TCP retransmits,
+#: which it backs off while the link is down: two ends beating every 0.25 s across a lab link
+#: cut for 7.5-9.5 s heard each other again 0.7-0.8 s after the heal one way and 13.5 s after
+#: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
+#: abandon on one side, and the other side hears it some seconds later.
+LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "past")
+DROP_RACE = (-0.5, 1.5)
+
+
+def named_length(name: str, suspect: float, drop: float, rng: random.Random) -> float:
+    """The length ``--length`` calls ``name`` (``drop``: one drawn with ``rng``)."""
+    if name == "drop":
+        return drop + rng.uniform(*DROP_RACE)
+    if name == "past":
+        return 4 * drop + 4
+    return lengths(suspect, drop)[f"stop-{name}"]
+
+
 @dataclass(frozen=True)
 class Fault:
     """One fault of a game's schedule."""
@@ -143,16 +174,20 @@ def schedule(
     drop: float,
     first: str | None = None,
     pairs: Sequence[tuple[str, str]] = (),
+    spans: Sequence[str] = (),
 ) -> Schedule:
     """The game of ``seed``: deterministic, whatever the machine.
 
     ``first`` forces the first fault's kind (``--cover``); ``pairs`` makes every game two
-    faults, a pair drawn from them, the second starting while the first lasts (``--overlap``).
+    faults, a pair drawn from them, the second starting while the first lasts (``--overlap``);
+    ``spans`` (names of :data:`LENGTHS`) the lengths a cut or a kill draws from (``--length``;
+    drawn apart, so the rest of the game is the seed's game without it).
     """
     rng = random.Random(derive_seed(b"chaos-schedule", seed))
     n = rng.choice(list(players))
     rounds = rng.choice((2, 3))
-    spans = lengths(suspect, drop)
+    stops = lengths(suspect, drop)
+    apart = random.Random(derive_seed(b"chaos-length", seed))
     faults: list[Fault] = []
     trigger = 0
     count = rng.choice((1, 1, 2))
@@ -171,7 +206,9 @@ def schedule(
             if number == 0 and rng.random() < 0.2
             else rng.randint(trigger, trigger + MAX_TRIGGER)
         )
-        length = spans[kind] if kind in spans else rng.choice(list(spans.values()))
+        length = stops[kind] if kind in stops else rng.choice(list(stops.values()))
+        if spans and kind not in stops:
+            length = named_length(apart.choice(list(spans)), suspect, drop, apart)
         torn = rng.randint(1, 12) if kind == "kill-torn" else 0
         half: tuple[int, ...] = ()
         if kind == "cut-halves":
@@ -420,6 +457,18 @@ def _halves(lab: Lab, half: Sequence[int]) -> Iterator[None]:
 
 
 # -- checks ------------------------------------------------------------------------------------
+def provisional_apart(finals: dict[int, dict[str, Any]]) -> list[str]:
+    """The provisional results (by seat: the nodes' final lines) further than the last round
+    from a settled one: a side that abandoned without hearing what the other saw counts at
+    most one round more or less than the union (§9.3, "What the protocol guarantees")."""
+    counted = sorted({f.get("rounds", 0) for f in finals.values() if not f.get("provisional")})
+    return [
+        f"P{seat + 1}: provisional on {f.get('rounds', 0)} round(s), settled on {counted}"
+        for seat, f in sorted(finals.items())
+        if f.get("provisional") and any(abs(f.get("rounds", 0) - r) > 1 for r in counted)
+    ]
+
+
 def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
     """The failures of a finished game (empty: it passed) and facts for its line."""
     problems: list[str] = []
@@ -477,6 +526,7 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
             f"P{s + 1} {f['digest'][:12]} {f['totals']}" for s, f in sorted(settled.items())
         )
         problems.append(f"settled finals disagree: {said}")
+    problems += provisional_apart(finals)
     facts["exits"] = ",".join(exits)
     facts["at"] = game.notes
     facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
@@ -603,6 +653,16 @@ def _kinds(text: str) -> list[str]:
     return kinds
 
 
+def _lengths(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in LENGTHS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown length(s) {bad}; choose from {', '.join(LENGTHS)}"
+        )
+    return names
+
+
 def _pairs(text: str) -> list[tuple[str, str]]:
     pairs = []
     for item in (i.strip() for i in text.split(",") if i.strip()):
@@ -636,6 +696,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="two faults a game, a pair drawn from these: B starts while A lasts"
         " (e.g. cut-one+stop-over,stop-2d+kill)",
     )
+    p.add_argument(
+        "--length",
+        type=_lengths,
+        metavar="NAME,...",
+        help="the lengths every cut and kill draws from: short, suspect, under, over, 2d, gone"
+        " (those of the stop-* kinds), drop (healing as the sides vote or abandon,"
+        " drop-0.5 to drop+1.5 s) or past (4 drop + 4: past an abandon and its provisional wait)",
+    )
     p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
     p.add_argument("--suspect-after", type=float, default=2.0)
     p.add_argument("--drop-after", type=float, default=8.0)
@@ -663,6 +731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 drop=args.drop_after,
                 first=first,
                 pairs=pairs,
+                spans=args.length or (),
             )
         )
     if args.print_schedule:

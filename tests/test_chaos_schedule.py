@@ -75,3 +75,53 @@ def test_chaos_summary_counts_the_faults_done_not_those_missed() -> None:
     text = chaos.summary([{**result, "missed": []}, {**result, "ok": False, "missed": []}])
     assert "stop-short         2/4" in text
     assert "FAILED seeds: 7" in text
+
+
+def test_chaos_length_gives_every_cut_and_kill_a_named_length_and_changes_nothing_else() -> None:
+    spans = chaos.lengths(TIMERS["suspect"], TIMERS["drop"])
+    gone = spans["stop-gone"]
+    low, high = (TIMERS["drop"] + d for d in chaos.DROP_RACE)
+    for seed in range(200):
+        plain = chaos.schedule(seed, players=[2, 3], kinds=chaos.KINDS, **TIMERS)
+        named = chaos.schedule(
+            seed, players=[2, 3], kinds=chaos.KINDS, spans=("gone", "drop"), **TIMERS
+        )
+        assert named == chaos.schedule(
+            seed, players=[2, 3], kinds=chaos.KINDS, spans=("gone", "drop"), **TIMERS
+        )
+        assert (named.players, named.rounds) == (plain.players, plain.rounds)
+        for was, now in zip(plain.faults, named.faults, strict=True):
+            assert now.kind == was.kind and now.victim == was.victim
+            assert now.trigger == was.trigger and now.half == was.half
+            if now.kind in chaos.STOPS:
+                assert now.length == was.length
+            else:
+                assert now.length == gone or low <= now.length <= high, now
+    drawn = [
+        f.length
+        for seed in range(100)
+        for f in chaos.schedule(
+            seed, players=[2], kinds=["cut-one"], spans=("drop",), **TIMERS
+        ).faults
+    ]
+    assert all(low <= x <= high for x in drawn)
+    assert min(drawn) < TIMERS["drop"] < max(drawn)  # heals before and after the votes
+
+
+def test_chaos_refuses_an_unknown_length(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("nap", "", "gone,2x"):
+        with pytest.raises(SystemExit) as exit_:
+            chaos.main(["--length", bad, "--print-schedule"])
+        assert exit_.value.code == 2
+        assert "choose from short, suspect" in capsys.readouterr().err
+
+
+def test_chaos_check_fails_a_provisional_result_more_than_the_last_round_apart() -> None:
+    settled = {"rounds": 2, "provisional": False}
+    assert chaos.provisional_apart({0: settled, 1: {"rounds": 1, "provisional": True}}) == []
+    assert chaos.provisional_apart({0: settled, 1: {"rounds": 3, "provisional": True}}) == []
+    far = chaos.provisional_apart({0: settled, 1: {"rounds": 0, "provisional": True}})
+    assert far == ["P2: provisional on 0 round(s), settled on [2]"]
+    # Two provisional sides (nobody settled): nothing to hold them to.
+    both = {0: {"rounds": 0, "provisional": True}, 1: {"rounds": 2, "provisional": True}}
+    assert chaos.provisional_apart(both) == []

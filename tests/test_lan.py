@@ -153,15 +153,21 @@ def bot_argv(*extra: str) -> list[str]:
     return ["bot", "--discover", BROADCAST, "--timeout", "30", "--json", *extra]
 
 
-def start_lan_game(lab: Lab, tmp_path: Path, n: int) -> list[Player]:
+def start_lan_game(lab: Lab, tmp_path: Path, n: int, *extra: str) -> list[Player]:
+    """A game of ``n`` (one round) found by discovery; ``extra``: every player's options."""
     key = tmp_path / "ann.key"
     make_key(key)
     logs = [tmp_path / f"h{host}" / "logs" for host in range(n)]
     players = [
-        Player(lab, 0, tmp_path, [*host_argv(n), "--key", str(key), "--log-dir", str(logs[0])])
+        Player(
+            lab,
+            0,
+            tmp_path,
+            [*host_argv(n, *extra), "--key", str(key), "--log-dir", str(logs[0])],
+        )
     ]
     for host in range(1, n):
-        argv = [*bot_argv("--name", f"bot{host}"), "--log-dir", str(logs[host])]
+        argv = [*bot_argv("--name", f"bot{host}", *extra), "--log-dir", str(logs[host])]
         players.append(Player(lab, host, tmp_path, argv))
     wait_until(
         "every peer started the game",
@@ -221,3 +227,32 @@ def test_lan_peer_killed_mid_round_resumes_from_its_log(tmp_path: Path) -> None:
         check_finished_and_agreed(players)
         assert victim.event("resume") is not None
         check_nothing_lost(players)
+
+
+def test_lan_two_players_cut_apart_past_drop_both_abandon_and_agree(tmp_path: Path) -> None:
+    # Two players, the link cut for good mid-round: nobody can be dropped at two, so each side
+    # abandons the other after --drop-after of silence (§9.3, §9.5). The round in progress is
+    # void; no round was scored, so neither result is provisional: both end at once, on the
+    # same result, and the two logs together are a valid game (scripts/chaos.py --lab
+    # --players 2 --kinds cut-one --length past ran the longer games of this kind).
+    with Lab(2) as lab:
+        players = start_lan_game(lab, tmp_path, 2, "--suspect-after", "1", "--drop-after", "3")
+        wait_until("host 1 is playing", lambda: own_events(players[1]) >= 15, players, 60)
+        lab.cut(1)
+        final = check_finished_and_agreed(players)
+    assert final["rounds"] == 0 and not final["provisional"]
+    for p in players:  # each side abandoned the other (the seats go by key, not by host)
+        mine, said = p.event("final"), p.event("dropped")
+        assert mine is not None and said is not None
+        assert mine["dropped"] == [said["seat"]] == [1 - mine["seat"]] and not said["left"]
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    verdict = json.loads(audit.stdout.splitlines()[-1])
+    assert audit.returncode == 0 and verdict["valid"], audit.stdout[-2000:]
+    assert verdict["finished"] and verdict["totals"] == final["totals"]
+    assert verdict["dropped"] and verdict["errors"] == 0
