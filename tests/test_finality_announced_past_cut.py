@@ -49,6 +49,24 @@ def test_unannounced_keeps_a_member_in_until_what_a_member_still_in_announced_is
     assert unannounced({1: 30}, feeds, [(0, 0, 0), (0, 90, 0), (0, 31, 0)], out={1}) == {1: 30}
 
 
+def test_unannounced_waits_for_no_event_past_a_fork_proven_here() -> None:
+    """Past a proven fork, a count does not say which version the announcer holds: a peer
+    holding the other version at the fork could never take what follows the announcer's
+    (tests/test_sim_forks.py, four players, the claim on a cut foundation: seat 3 forked at
+    31, dropped at 30; the sleeper held the fake at 31, seats 0 and 2 announced 36 and 35).
+    What comes before the fork is one chain: it is still waited for."""
+    feeds = [_feed(range(1, 40)), _feed(range(1, 40)), _feed(range(1, 40)), _feed(range(1, 32))]
+    said = [(39, 39, 39, 36), (39, 0, 39, 31), (39, 39, 39, 35), (0, 0, 0, 0)]
+    assert unannounced({3: 30}, feeds, said, out={3}) == {}  # (no fork known: waits)
+    assert unannounced({3: 30}, feeds, said, out={3}, forked={3: 31}) == {3: 30}
+    # A fork further on: the events up to the one before it are waited for, no more.
+    assert unannounced({3: 30}, feeds, said, out={3}, forked={3: 34}) == {}
+    feeds[3] = _feed(range(1, 34))
+    assert unannounced({3: 30}, feeds, said, out={3}, forked={3: 34}) == {3: 30}
+    # Another member's fork changes nothing for this one.
+    assert unannounced({3: 30}, feeds, said, out={3}, forked={1: 5}) == {}
+
+
 def test_settle_excludes_a_dropped_member_only_with_its_announced_events_held() -> None:
     """Seed 110's shape by hand: seat 1 dropped at 30 at Lamport 159 by the held votes, its
     feed held up to 31, seat 0 announcing 40 of it; the stable time without seat 1 is 181."""

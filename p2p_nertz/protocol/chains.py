@@ -221,7 +221,8 @@ class Chains:
         # recovering, when others may hold ours past the last one here, timed anywhere above it.
         own = self.feeds[self.seat]
         self._own_known = self.outbox.clock if not recovering else own[-1].lamport if own else 0
-        moved, notices = finality.advance(self.folds, tentative, self._bounds)
+        forked = self.membership.proof.forked_at
+        moved, notices = finality.advance(self.folds, tentative, self._bounds, forked)
         self.outbox.effects.extend(notices)
         return moved > 0
 

@@ -239,19 +239,26 @@ class Finality:
         return ahead, forks
 
     # -- the final fold moved on -------------------------------------------------------------
-    def advance(self, folds: Folds, tentative: GameState, bound: Bound) -> tuple[int, list[Notice]]:
+    def advance(
+        self,
+        folds: Folds,
+        tentative: GameState,
+        bound: Bound,
+        forked: Mapping[int, int] | None = None,
+    ) -> tuple[int, list[Notice]]:
         """Move the final fold (``folds.final``) as far as the stable time now lets it: the one
         rule for the peer (``Chains.advance``) and the spectator. The final fold takes the
         caps of the held votes (a vote the held events show can never count does not count
         there either), the members a held drop leaves out and the stable time are
         :func:`settle`'s (``bound``: the caller's own terms), and the events up to it are
-        taken as :meth:`Folds.advance` takes them, with the gaps the held events decide.
+        taken as :meth:`Folds.advance` takes them, with the gaps the held events decide
+        (``forked``: seat -> the first seq proven here in two versions, :func:`unannounced`).
         How many events were taken, and the final fold's notices; ``0, []`` if the stable
         time did not grow."""
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
         excluded, stable = settle(
-            final, tentative, self._feeds, bound, self.stable, announced=self.claimed
+            final, tentative, self._feeds, bound, self.stable, announced=self.claimed, forked=forked
         )
         if stable <= self.stable:
             return 0, []
@@ -432,6 +439,7 @@ def settle(
     floor: int,
     *,
     announced: Sequence[Sequence[int]] = (),
+    forked: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
@@ -439,7 +447,8 @@ def settle(
     Members the final fold dropped are out. Seats the held votes drop (``tentative``, at a
     point the others' feeds make final) no longer hold finality back either, once their events
     up to the cut are here, and every event of theirs a member still in announced holding
-    (``announced``: what each member said it holds, :func:`unannounced`): they are tried all
+    (``announced``: what each member said it holds, short of a fork proven here, ``forked``,
+    :func:`unannounced`): they are tried all
     together (a partition drops several at once), then those whose drop is not yet final are
     given up. A drop the held votes decide and that is not final yet keeps its member's
     events past the cut from being final before it is. A member readmitted since, not final
@@ -453,7 +462,8 @@ def settle(
         else {}
     )
     if candidates and announced:
-        candidates = unannounced(candidates, feeds, announced, excluded.keys() | tentative.dropped)
+        out = excluded.keys() | tentative.dropped
+        candidates = unannounced(candidates, feeds, announced, out, forked)
     # Dropped and readmitted since, both held and neither final (a restart reads a whole game
     # at once): out from its drop to its readmission, as below. Left in, our own vote against
     # it (read back from the log) would hold finality below its drop for good (soak seed 145).
@@ -511,10 +521,13 @@ def unannounced(
     feeds: Sequence[Sized],
     announced: Sequence[Sequence[int]],
     out: Collection[int],
+    forked: Mapping[int, int] | None = None,
 ) -> dict[int, int]:
     """Of the members ``candidates`` (seat -> cut) the held votes drop, those whose every
     event that a member still in (not in ``out``) announced holding is held here
-    (``announced[r][q]``: the most of ``q``'s feed ``r`` said it holds).
+    (``announced[r][q]``: the most of ``q``'s feed ``r`` said it holds), up to the event
+    before ``q``'s fork where one is proven here (``forked``: seat -> the first seq seen in
+    two versions).
 
     A member's events past its cut do not count once it is out, but one timed before the
     drop can decide, in the fold that holds it, another drop first (a vote of the member's
@@ -526,14 +539,26 @@ def unannounced(
     before the drop at 159, which seat 0 announced holding; every fold that holds it drops
     seat 2 first, as peers 0 and 1 did).
 
+    Past a proven fork a feed is not one chain: a count says how many events the announcer
+    holds, not which version, and a peer that holds the other version at the fork can never
+    take the events that follow the announcer's (they chain onto a version it does not hold;
+    it takes the other one only where a drop's kept chain requires it). Waiting for them would
+    hold finality back for good (tests/test_sim_forks.py, four players, the claim on a cut
+    foundation: seat 3 forked at 31 and was dropped at 30; the sleeper held the fake at 31,
+    seats 0 and 2 announced 36 and 35 of the real chain, and the sleeper never made the drop
+    final: the game never ended). What comes before the fork is one chain, fetched as any.
+
     >>> unannounced({1: 3}, [[0] * 5, [0] * 3, [0] * 5], [(5, 4, 5), (5, 3, 5), (5, 3, 5)], ())
     {}
     """
+    forked = forked or {}
     return {
         q: cut
         for q, cut in candidates.items()
         if all(
-            len(feeds[q]) >= said[q] for r, said in enumerate(announced) if r != q and r not in out
+            len(feeds[q]) >= min(said[q], forked.get(q, said[q] + 1) - 1)
+            for r, said in enumerate(announced)
+            if r != q and r not in out
         )
     }
 

@@ -203,4 +203,4 @@ class Spectator:
     def _advance(self) -> list[Notice]:
         # The final fold moved on as a player's peer moves it (Finality.advance: the members
         # out of the bound and the stable time by settle, the events taken by Folds.advance).
-        return self._finality.advance(self._folds, self.tentative, self._bound)[1]
+        return self._finality.advance(self._folds, self.tentative, self._bound, self._forked_at)[1]
