@@ -114,6 +114,11 @@ CASES = [
     pytest.param(
         Table(44, 3, 2, 6.7, 10.799999999999999, 10.696), id="3-players-final-past-the-honest-one"
     ),
+    # Session 18: the sleeper, holding the fake, waited to hold the forker's events that the
+    # members still in announced past the fork (finality.unannounced, first version): events
+    # of the other chain it could never take. Its drop was never final; the game never ended.
+    pytest.param(Table(0, 3, 1, 5.0, 2.0, 5.5), id="3-players-waited-past-the-fork"),
+    pytest.param(Table(2, 5, 2, 5.0, 2.0, 5.5), id="5-players-waited-past-the-fork"),
 ]
 
 
