@@ -12,21 +12,22 @@ was stuck, and the game waited in play until the script killed it, every log val
 The events are seat 1's log's first 122 (``tests/data/chaos603_p2_events.txt``: ``S``
 sent, ``R`` received, the wire in hex); the keys and the game spec are the chaos script's
 for seed 603. A core restored from the first 113 and fed the next received ones one at a
-time makes the claim *final* at the 118th (stable time 127, the claim's Lamport time): no
-drop was decided then (three members each voted on by another, the caps undo each drop).
-The 122nd decides seat 2's drop at 31; the final fold, never rolled back, keeps 4S on 0S
-under the cut, and so does every tentative fold over it. Restored from the same 122 events,
-the core has no 4S on 0S. Each peer's final fold then depends on when its events came: two
-honest peers' final tables differ (seat 0's went on without the claim), which the game
-cannot get past. The rule the fold names ("none of a member's events past its cut", §9.2,
-``folds.py``'s theory of operation) holds for a fold from scratch only.
+time made the claim *final* at the 118th (stable time 127, the claim's Lamport time): the
+votes that drop seat 2 at 31 (seat 0's and seat 1's, Lamport 161) were held, but seat 1's
+was capped by seat 0's standing vote on seat 1 (counting 37, signed at 181), so no drop was
+decided and nothing held the stable time below the claim. Seat 0 withdrew that vote (205,
+the 119th) on hearing seat 1 again, which lifted the cap in the past: the drop was decided
+at 161, below what was final, and the final fold, never rolled back, kept 4S on 0S under the
+cut. Restored from the same events, the core has no 4S on 0S: two honest peers' final
+tables differed (seat 0's went on without the claim). Since session 19 a drop that only the
+caps of withdrawable votes keep undecided holds finality back as a decided one does
+(``Folds.capped_drops``, ``finality.settle``): the stable time stays at 126 until the drop
+is final.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
@@ -35,6 +36,8 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
 DATA = Path(__file__).parent / "data" / "chaos603_p2_events.txt"
+#: The second run of the seed (another timing, the same game): seat 1's log's first 139.
+DATA_G2 = Path(__file__).parent / "data" / "chaos603_g2_p2_events.txt"
 SEED = 603  # scripts/chaos.py's game: 3 players, 2 rounds
 RESTORED = 113  # events restored from the log before the rest is fed
 
@@ -57,25 +60,38 @@ def _lake(peer: Peer, *, final: bool = False) -> list[tuple[str, list[str]]]:
     return [(str(f), [str(c.card) for c in table.lake[f]]) for f in table.lake]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (finality, folds): an event made final before a drop that cuts it is decided "
-    "stays in the final fold, unlike a fold from scratch (chaos seed 603, session 18)",
-)
-def test_folds_a_fed_core_keeps_no_claim_past_a_cut_decided_later() -> None:
+def _replay(data: Path, restored: int) -> tuple[Peer, Peer]:
+    """Seat 1's core restored from the first ``restored`` events of ``data`` and fed the
+    received ones after them, one at a time; and a core restored from the same events."""
     identity, spec = _game()
-    rows = [line.split() for line in DATA.read_text().splitlines()]
+    rows = [line.split() for line in data.read_text().splitlines()]
     wires = [bytes.fromhex(data) for _, data in rows]
-    peer, _ = Peer.restore(identity, spec, wires[:RESTORED], 0.0)
-    held = wires[:RESTORED]
+    peer, _ = Peer.restore(identity, spec, wires[:restored], 0.0)
+    held = wires[:restored]
     for number, ((kind, _), wire) in enumerate(zip(rows, wires, strict=True)):
-        if number < RESTORED or kind != "R":
+        if number < restored or kind != "R":
             continue  # our own events after the restore point: signed live, not fed
         peer.feed(wire, 1.0 + number / 100)
         held.append(wire)
     fresh, _ = Peer.restore(identity, spec, held, 0.0)
+    return peer, fresh
+
+
+def test_folds_a_fed_core_keeps_no_claim_past_a_cut_decided_later() -> None:
+    peer, fresh = _replay(DATA, RESTORED)
     assert dict(fresh.tentative.dropped) == dict(peer.tentative.dropped) == {2: 31}
     assert ("0S", ["AS", "2S", "3S"]) in _lake(fresh, final=True)
     assert dict(fresh.final.dropped) == dict(peer.final.dropped) == {2: 31}
+    assert _lake(peer, final=True) == _lake(fresh, final=True)
+    assert _lake(peer) == _lake(fresh)
+
+
+def test_folds_a_fed_core_keeps_no_claim_past_a_cut_decided_later_second_run() -> None:
+    """The seed's second run: seats 0 and 1 vote seat 2 out counting 35, seat 1's vote past
+    the count (38) of seat 0's later vote on it, which seat 0 withdraws later; seat 2's
+    claims past 35 (3H on 0H, 2C on 0C) were final in the fed core, not in a fresh one."""
+    peer, fresh = _replay(DATA_G2, 117)
+    assert dict(fresh.tentative.dropped) == dict(peer.tentative.dropped) == {2: 35}
+    assert peer.stable == fresh.stable
     assert _lake(peer, final=True) == _lake(fresh, final=True)
     assert _lake(peer) == _lake(fresh)

@@ -257,8 +257,16 @@ class Finality:
         time did not grow."""
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
+        capped = folds.capped_drops if tentative is not final else {}
         excluded, stable = settle(
-            final, tentative, self._feeds, bound, self.stable, announced=self.claimed, forked=forked
+            final,
+            tentative,
+            self._feeds,
+            bound,
+            self.stable,
+            announced=self.claimed,
+            forked=forked,
+            capped=capped,
         )
         if stable <= self.stable:
             return 0, []
@@ -440,6 +448,7 @@ def settle(
     *,
     announced: Sequence[Sequence[int]] = (),
     forked: Mapping[int, int] | None = None,
+    capped: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
@@ -451,9 +460,11 @@ def settle(
     :func:`unannounced`): they are tried all
     together (a partition drops several at once), then those whose drop is not yet final are
     given up. A drop the held votes decide and that is not final yet keeps its member's
-    events past the cut from being final before it is. A member readmitted since, not final
-    yet, is a member again from its readmission on. The stable time returned is at most
-    ``floor`` when nothing more is final.
+    events past the cut from being final before it is, and so does a drop that only the
+    caps of withdrawable votes keep undecided (``capped``, seat -> cut:
+    :attr:`Folds.capped_drops <p2p_nertz.protocol.folds.Folds.capped_drops>`). A member
+    readmitted since, not final yet, is a member again from its readmission on. The stable
+    time returned is at most ``floor`` when nothing more is final.
     """
     excluded = dict(final.dropped)
     candidates = (
@@ -491,6 +502,12 @@ def settle(
         # decided it, each before holding the other's vote).
         feed = feeds[q]
         if q not in excluded and cut < len(feed):
+            stable = min(stable, feed[cut].lamport - 1)
+    for q, cut in capped.items() if capped else ():
+        # A drop that only caps keep undecided: a withdrawal lifts them in the past, and the
+        # drop is then decided where the votes were (chaos seed 603, §9.2).
+        feed = feeds[q]
+        if q not in excluded and q not in tentative.dropped and cut < len(feed):
             stable = min(stable, feed[cut].lamport - 1)
     if stable <= floor:
         return excluded, stable  # (the readmissions below could only lower it)
