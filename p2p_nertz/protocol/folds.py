@@ -55,6 +55,9 @@ REFOLDS = 6
 #: A seq no event reaches (:func:`after_gap`: a member never readmitted from its cut).
 _NEVER = 1 << 63
 
+#: No cap (:meth:`Folds._uncapped`: a member with no vote on proof standing against it).
+_LOOSE: Cap = (_NEVER, _NEVER, ())
+
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
 Round = tuple[dict[int, int], Gaps, dict[int, Cap]]
@@ -206,18 +209,21 @@ class Folds:
         return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
 
     def _uncapped(self, fixed: GameState) -> dict[int, int]:
-        """:attr:`capped_drops` of the tentative fold ``fixed``: one round with its cuts and
-        gaps and only the caps no withdrawal lifts (``Roster.standing_caps``, *lasting*),
-        made only where some other cap stands."""
+        """:attr:`capped_drops` of the tentative fold ``fixed``: one round more with its cuts
+        and gaps, and its caps without those a withdrawal lifts (each member's vote count
+        that only votes for silence or withheld give; ``Roster.standing_caps``, *lasting*),
+        made only where there are such caps."""
+        caps = fixed.vote_caps
         lasting = fixed.roster.standing_caps(lasting=True)
-        if st.with_forks(lasting, self.forked_at, own=self.own) == fixed.vote_caps:
+        loose = {q: (lasting.get(q, _LOOSE)[0], *cap[1:]) for q, cap in caps.items()}
+        if loose == caps:
             return {}
         final = self.final
         cuts = {q: c for q, c in fixed.dropped.items() if q not in final.dropped}
         gaps = {q: g for q, g in fixed.gaps.items() if final.gaps.get(q) != g}
-        loose, _ = self._round(cuts, gaps, lasting, None)
+        t, _ = self._round(cuts, gaps, loose, None)
         out = final.dropped.keys() | fixed.dropped.keys()
-        return {q: c for q, c in loose.dropped.items() if q not in out}
+        return {q: c for q, c in t.dropped.items() if q not in out}
 
     def _fold(
         self,
