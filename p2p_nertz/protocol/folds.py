@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
-from p2p_nertz.protocol.roster import Cap, frozen_below
+from p2p_nertz.protocol.roster import Cap, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
 __all__ = [
@@ -54,9 +54,6 @@ __all__ = [
 REFOLDS = 6
 #: A seq no event reaches (:func:`after_gap`: a member never readmitted from its cut).
 _NEVER = 1 << 63
-
-#: No cap (:meth:`Folds._uncapped`: a member with no vote on proof standing against it).
-_LOOSE: Cap = (_NEVER, _NEVER, ())
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
@@ -210,12 +207,12 @@ class Folds:
 
     def _uncapped(self, fixed: GameState) -> dict[int, int]:
         """:attr:`capped_drops` of the tentative fold ``fixed``: one round more with its cuts
-        and gaps, and its caps without those a withdrawal lifts (each member's vote count
-        that only votes for silence or withheld give; ``Roster.standing_caps``, *lasting*),
-        made only where there are such caps."""
+        and gaps and its caps, each member's vote count only as far as votes on proof give it
+        (:func:`~p2p_nertz.protocol.roster.lasting_caps`); made only where that takes a cap
+        away."""
         caps = fixed.vote_caps
-        lasting = fixed.roster.standing_caps(lasting=True)
-        loose = {q: (lasting.get(q, _LOOSE)[0], *cap[1:]) for q, cap in caps.items()}
+        lasting = lasting_caps(fixed.roster)
+        loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
         if loose == caps:
             return {}
         final = self.final

@@ -34,7 +34,16 @@ from functools import lru_cache
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
-__all__ = ["Cap", "Roster", "capped", "frozen_below", "lifted_trials", "vote_cut", "with_forks"]
+__all__ = [
+    "Cap",
+    "Roster",
+    "capped",
+    "frozen_below",
+    "lasting_caps",
+    "lifted_trials",
+    "vote_cut",
+    "with_forks",
+]
 
 _C = RefusalCode
 
@@ -167,7 +176,7 @@ class Roster:
         """The seats neither dropped nor gone."""
         return set(range(self.seats)) - set(self.dropped)
 
-    def standing_caps(self, *, lasting: bool = False) -> dict[int, Cap]:
+    def standing_caps(self) -> dict[int, Cap]:
         """For each member with votes against it standing (not withdrawn, by members still
         in, counted or capped): the lowest count those votes quote, past which its votes never
         count, and, if one of them is on proof of a fork at seq ``f``, ``f − 1``, past which no
@@ -187,20 +196,14 @@ class Roster:
         cap, in every round of the fold; had a capped vote capped nothing, a round with both
         caps would count neither, the next both, and the rounds alternate (docs/protocol.md
         §13). A vote of a member dropped caps nothing (its announcements are not waited for).
-
-        ``lasting``: only the caps no withdrawal lifts, those of the votes on proof and the
-        readmissions' ranges. A vote for silence is withdrawn when its member is heard, one
-        *withheld* when it gives what it owed (§9.2), and the withdrawal lifts its cap in the
-        past too (``Folds.capped_drops``: the drops that only such caps keep undecided).
         """
-        kinds = _PROVEN if lasting else _CAPPED
         caps = {q: (_NEVER, _NEVER, past) for q, past in sorted(self.past_caps.items())}
         for target in sorted(self.votes.keys() | self.frozen.keys()):
             if target in self.dropped:
                 continue
             ballots = (*self.votes.get(target, ()), *self.frozen.get(target, ()))
             standing = [
-                v for voter, v in ballots if voter not in self.dropped and v.reason in kinds
+                v for voter, v in ballots if voter not in self.dropped and v.reason in _CAPPED
             ]
             if standing:
                 forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
@@ -628,6 +631,28 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     return out
 
 
+def lasting_caps(roster: Roster) -> dict[int, int]:
+    """The part of :meth:`Roster.standing_caps` that no withdrawal lifts: for each member
+    with votes on proof standing against it (by members still in), the lowest count they
+    quote. A vote for silence is withdrawn when its member is heard, one *withheld* when it
+    gives what it owed (§9.2), lifting its cap in the past too; a vote on proof stands, and
+    the member's drop cuts it at or below that count, so its votes capped there never count
+    (``Folds.capped_drops``: the drops that only the other caps keep undecided)."""
+    caps: dict[int, int] = {}
+    for target in sorted(roster.votes.keys() | roster.frozen.keys()):
+        if target in roster.dropped:
+            continue
+        ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
+        counts = [
+            v.last_seq
+            for voter, v in ballots
+            if voter not in roster.dropped and v.reason is DropReason.EQUIVOCATION
+        ]
+        if counts:
+            caps[target] = min(counts)
+    return caps
+
+
 def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
     """Whether a member still in by ``roster`` has a vote against ``seat`` counting no more
     than ``cut`` (for silence, withholding or proof) that it has not withdrawn since, in the
@@ -727,8 +752,6 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 #: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
 #: Withdrawals, abandons and readmissions are not votes against anyone's feed.
 _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
-#: The votes whose caps no withdrawal lifts (a vote on proof stands: §9.2).
-_PROVEN = frozenset({DropReason.EQUIVOCATION})
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
