@@ -211,6 +211,8 @@ class Folds:
         (:func:`~p2p_nertz.protocol.roster.lasting_caps`); made only where that takes a cap
         away."""
         caps = fixed.vote_caps
+        if not caps:
+            return {}
         lasting = lasting_caps(fixed.roster)
         loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
         if loose == caps:
