@@ -92,6 +92,8 @@ def test_folds_a_fed_core_keeps_no_claim_past_a_cut_decided_later_second_run() -
     claims past 35 (3H on 0H, 2C on 0C) were final in the fed core, not in a fresh one."""
     peer, fresh = _replay(DATA_G2, 117)
     assert dict(fresh.tentative.dropped) == dict(peer.tentative.dropped) == {2: 35}
-    assert peer.stable == fresh.stable
+    assert ("0H", ["AH", "2H"]) in _lake(fresh, final=True)  # (no 3H: past the cut)
+    assert ("0C", ["AC"]) in _lake(fresh, final=True)  # (no 2C)
+    assert peer.stable == fresh.stable  # (150: the drop not final yet; 179 before)
     assert _lake(peer, final=True) == _lake(fresh, final=True)
     assert _lake(peer) == _lake(fresh)
