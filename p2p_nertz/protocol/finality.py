@@ -477,7 +477,7 @@ def settle(
     while candidates:
         trial = excluded | candidates
         limit = bound(trial)
-        late = [q for q in candidates if tentative.drop_at.get(q, 0) > limit]
+        late = [q for q in candidates if decided_at(tentative, q) > limit]
         if not late:
             excluded = trial
             break
@@ -497,6 +497,15 @@ def settle(
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def decided_at(tentative: GameState, seat: int) -> int:
+    """PROTOTYPE: the drop's time, or a later withdrawal of a capping vote (on another member)."""
+    at = tentative.drop_at.get(seat, 0)
+    lifts = tentative.roster.lifts
+    return max(
+        [at, *(lift[1] for t, ls in lifts.items() if t != seat for lift in ls if lift[1] > at)]
+    )
 
 
 def released(dropped: Mapping[int, int], feeds: Sequence[Sized]) -> dict[int, int]:
