@@ -38,6 +38,7 @@ __all__ = [
     "NO_SEAT",
     "VOTED",
     "Taken",
+    "decided_at",
     "event_beat",
     "rejoined",
     "released",
@@ -450,8 +451,10 @@ def settle(
     (``announced``: what each member said it holds, short of a fork proven here, ``forked``,
     :func:`unannounced`): they are tried all
     together (a partition drops several at once), then those whose drop is not yet final are
-    given up. A drop the held votes decide and that is not final yet keeps its member's
-    events past the cut from being final before it is. A member readmitted since, not final
+    given up: final once the stable time without them reaches the time up to which the held
+    events decide it (:func:`decided_at`: the drop's, or a later withdrawal it rests on). A
+    drop the held votes decide and that is not final yet keeps its member's events past the
+    cut from being final before it is. A member readmitted since, not final
     yet, is a member again from its readmission on. The stable time returned is at most
     ``floor`` when nothing more is final.
     """
@@ -500,11 +503,31 @@ def settle(
 
 
 def decided_at(tentative: GameState, seat: int) -> int:
-    """PROTOTYPE: the drop's time, or a later withdrawal of a capping vote (on another member)."""
+    """The Lamport time up to which the held events decide ``seat``'s drop (``tentative``: the
+    fold of the held events, which drops it): its ``drop_at``, or the latest withdrawal held
+    after it of a vote against another member that capped (``Roster.lifts``), if later.
+
+    A withdrawal lifts its vote's cap in the past too (docs/protocol.md §9.2, *Caps*), so a
+    vote it uncaps may count before the drop and decide it: the drop then rests on an event
+    timed after ``drop_at``, and a peer that made it final at a stable time below that
+    withdrawal made final what the events up to that time do not decide. The member the drop
+    excludes may hold, in its events past the cut, what decides the other way (a withdrawal
+    of its own that uncaps a vote dropping another member first): waiting until the stable
+    time without it reaches the withdrawal waits for every member still in to announce what
+    it holds up to there, the member's events among them (:func:`unannounced`), and never for
+    the member itself (``--late-withdrawals`` seed 85: peers 0 and 1 made seat 1's drop at 87
+    final at 101 on seat 0's withdrawal at 115, peer 2 seat 0's at 86 at 123 on its own
+    withdrawal at 124, without seat 0's at 115; §7.4).
+
+    >>> from types import SimpleNamespace as NS
+    >>> lifts = {2: ((20, 115, 0, 9, 9),), 1: ((9, 120, 2, 9, 9),)}
+    >>> decided_at(NS(drop_at={1: 87}, roster=NS(lifts=lifts)), 1)
+    115
+    """
     at = tentative.drop_at.get(seat, 0)
     lifts = tentative.roster.lifts
     return max(
-        [at, *(lift[1] for t, ls in lifts.items() if t != seat for lift in ls if lift[1] > at)]
+        [at, *(lift[1] for t, made in lifts.items() if t != seat for lift in made if lift[1] > at)]
     )
 
 
