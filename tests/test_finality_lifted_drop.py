@@ -107,6 +107,31 @@ def test_settle_the_announcement_that_reaches_the_withdrawal_brings_the_other_ev
     assert settle(final, tentative, feeds, bound, 0, announced=after)[0] == {0: 19}
 
 
+def test_settle_four_members_each_drop_waits_for_the_withdrawals_after_it() -> None:
+    """Four members, a partition: the held votes drop seats 1 and 3 (cuts 20 and 25, at 90
+    and 120); a withdrawal on seat 2 at 110 lifted a cap, and one on seat 3 at 130. Seat 3's
+    drop waits for neither (the first comes before it; the second lifts a cap on seat 3's own
+    votes, which its drop takes away): it is out once the stable time without it passes 120.
+    Seat 1's waits for both: each uncaps a vote that may have counted before its drop.
+    Neither waits for its own feed: nothing more of it is held."""
+    feeds = [_feed(range(1, 60)), _feed(range(1, 21)), _feed(range(1, 60)), _feed(range(50, 76))]
+    final: Any = SimpleNamespace(dropped={}, drop_at={})
+    lifts: _Lifts = {2: ((30, 110, 0, 8, 8),), 3: ((25, 130, 2, 9, 9),)}
+    tentative = _state({1: 20, 3: 25}, {1: 90, 3: 120}, lifts)
+    without = [0]
+
+    def bound(excluded: dict[int, int], floor: int | None = None) -> int:
+        return without[0] if excluded else 70
+
+    assert (decided_at(tentative, 1), decided_at(tentative, 3)) == (130, 120)
+    without[0] = 112
+    assert settle(final, tentative, feeds, bound, 0)[0] == {}
+    without[0] = 121
+    assert settle(final, tentative, feeds, bound, 0)[0] == {3: 25}
+    without[0] = 131
+    assert settle(final, tentative, feeds, bound, 0) == ({1: 20, 3: 25}, 131)
+
+
 @pytest.mark.parametrize("seed", [85])
 def test_late_withdrawals_seed_85_every_peer_drops_the_same_member(seed: int) -> None:
     """The seeded game (three players, about 1 s of CPU): every peer drops seat 1 at 18, as
