@@ -31,9 +31,20 @@ def _feed(lamports: Sequence[int]) -> list[Any]:
     return [SimpleNamespace(lamport=t) for t in lamports]
 
 
-def _state(dropped: dict[int, int], drop_at: dict[int, int] | None = None) -> Any:
-    """The parts of a fold ``settle`` reads."""
-    return SimpleNamespace(dropped=dropped, drop_at=drop_at or {}, gaps={}, readmitted_at={})
+def _state(
+    dropped: dict[int, int],
+    drop_at: dict[int, int] | None = None,
+    lifts: dict[int, tuple[tuple[int, int, int, int, int], ...]] | None = None,
+) -> Any:
+    """The parts of a fold ``settle`` reads (``lifts``: the roster's withdrawals of votes
+    that capped, target -> (count, Lamport time, voter, ...))."""
+    return SimpleNamespace(
+        dropped=dropped,
+        drop_at=drop_at or {},
+        gaps={},
+        readmitted_at={},
+        roster=SimpleNamespace(lifts=lifts or {}),
+    )
 
 
 def test_unannounced_keeps_a_member_in_until_what_a_member_still_in_announced_is_held() -> None:

@@ -1,11 +1,11 @@
-"""Two groups that make their drops final at once (docs/protocol.md §13, still open).
+"""Two groups that made their drops final at once (docs/protocol.md §13).
 
-``scripts/soak.py --late-withdrawals --games 1 --seed N --players 3`` splits honest peers for
+``scripts/soak.py --late-withdrawals --games 1 --seed N --players 3`` split honest peers for
 N = 110 and 85. Each test below folds, by hand, the views the peers held when they made their
-drops final: each view has one reading, and the two readings differ. Both are drops a peer
-may make final (its deciding votes were final for it: the announcements that let them be
-came in beats from a voter that had withdrawn, which no log keeps), so no rule of the fold
-alone reconciles them; session 18 tried several (§13).
+drops final: each view has one reading, and the two readings differ. No rule of the fold
+alone reconciles them (session 18 tried several, §13); finality does: seed 110 by waiting for
+what a member still in announced (tests/test_finality_announced_past_cut.py), seed 85 by
+making a drop final only once the withdrawal it rests on is (tests/test_finality_lifted_drop.py).
 """
 
 from __future__ import annotations
@@ -64,12 +64,19 @@ _SEED_85: list[_Row] = [
 
 
 def test_seed_85_each_group_folds_its_own_drop() -> None:
-    """Peers 0 and 1 made seat 1's drop at 18 final holding every event (``Unheld``'s cut of
-    seat 1 at 18: seat 0's withdrawal on seat 2, at 115, lifted the cap of its vote on seat
-    2's vote on seat 1); peer 2, holding every event but that withdrawal, made seat 0's drop
-    at 19 final (seat 0's vote on seat 2 caps seat 2's vote on seat 1, and the cut does not
-    make seat 1's drop)."""
+    """Peers 0 and 1 made seat 1's drop at 18 final, as the fold of every event has it (seat
+    0's withdrawal on seat 2, at 115, lifted the cap of its vote on seat 2's vote on seat 1);
+    peer 2, holding every event but that withdrawal, made seat 0's drop at 19 final (seat 0's
+    vote on seat 2 caps seat 2's vote on seat 1; seat 2's own withdrawal on seat 1, at 124,
+    lifts the cap of its vote on seat 1's vote on seat 0). Without its own withdrawal, each
+    view drops no one."""
     spec = _spec(3)
+    # (peer 0 at 101: seat 1's feed up to 18, seat 2's up to 25)
+    held = {0: 47, 1: 18, 2: 25}
+    peer_0 = [r for r in _SEED_85 if r[2] <= held[r[1]]]
+    assert _drops(spec, _events(3, peer_0)) == {1: 18}
+    assert _drops(spec, _events(3, [r for r in peer_0 if r[0] != 115])) == {}
     peer_2 = [r for r in _SEED_85 if r[0] != 115]
     assert _drops(spec, _events(3, _SEED_85)) == {1: 18}
     assert _drops(spec, _events(3, peer_2)) == {0: 19}
+    assert _drops(spec, _events(3, [r for r in peer_2 if r[0] != 124])) == {}

@@ -38,6 +38,7 @@ __all__ = [
     "NO_SEAT",
     "VOTED",
     "Taken",
+    "decided_at",
     "event_beat",
     "rejoined",
     "released",
@@ -459,9 +460,11 @@ def settle(
     (``announced``: what each member said it holds, short of a fork proven here, ``forked``,
     :func:`unannounced`): they are tried all
     together (a partition drops several at once), then those whose drop is not yet final are
-    given up. A drop the held votes decide and that is not final yet keeps its member's
-    events past the cut from being final before it is, and so does a drop that only the
-    caps of withdrawable votes keep undecided (``capped``, seat -> cut:
+    given up: final once the stable time without them reaches the time up to which the held
+    events decide it (:func:`decided_at`: the drop's, or a later withdrawal it rests on). A
+    drop the held votes decide and that is not final yet keeps its member's events past the
+    cut from being final before it is, and so does a drop that only the caps of withdrawable
+    votes keep undecided (``capped``, seat -> cut:
     :attr:`Folds.capped_drops <p2p_nertz.protocol.folds.Folds.capped_drops>`). A member
     readmitted since, not final yet, is a member again from its readmission on. The stable
     time returned is at most ``floor`` when nothing more is final.
@@ -488,7 +491,7 @@ def settle(
     while candidates:
         trial = excluded | candidates
         limit = bound(trial)
-        late = [q for q in candidates if tentative.drop_at.get(q, 0) > limit]
+        late = [q for q in candidates if decided_at(tentative, q) > limit]
         if not late:
             excluded = trial
             break
@@ -514,6 +517,35 @@ def settle(
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def decided_at(tentative: GameState, seat: int) -> int:
+    """The Lamport time up to which the held events decide ``seat``'s drop (``tentative``: the
+    fold of the held events, which drops it): its ``drop_at``, or the latest withdrawal held
+    after it of a vote against another member that capped (``Roster.lifts``), if later.
+
+    A withdrawal lifts its vote's cap in the past too (docs/protocol.md §9.2, *Caps*), so a
+    vote it uncaps may count before the drop and decide it: the drop then rests on an event
+    timed after ``drop_at``, and a peer that made it final at a stable time below that
+    withdrawal made final what the events up to that time do not decide. The member the drop
+    excludes may hold, in its events past the cut, what decides the other way (a withdrawal
+    of its own that uncaps a vote dropping another member first): waiting until the stable
+    time without it reaches the withdrawal waits for every member still in to announce what
+    it holds up to there, the member's events among them (:func:`unannounced`), and never for
+    the member itself (``--late-withdrawals`` seed 85: peers 0 and 1 made seat 1's drop at 87
+    final at 101 on seat 0's withdrawal at 115, peer 2 seat 0's at 86 at 123 on its own
+    withdrawal at 124, without seat 0's at 115; §7.4).
+
+    >>> from types import SimpleNamespace as NS
+    >>> lifts = {2: ((20, 115, 0, 9, 9),), 1: ((9, 120, 2, 9, 9),)}
+    >>> decided_at(NS(drop_at={1: 87}, roster=NS(lifts=lifts)), 1)
+    115
+    """
+    at = tentative.drop_at.get(seat, 0)
+    lifts = tentative.roster.lifts
+    return max(
+        [at, *(lift[1] for t, made in lifts.items() if t != seat for lift in made if lift[1] > at)]
+    )
 
 
 def released(dropped: Mapping[int, int], feeds: Sequence[Sized]) -> dict[int, int]:
