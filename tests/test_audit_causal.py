@@ -12,7 +12,7 @@ from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
-from p2p_nertz.protocol.bodies import DeckEvent, Play
+from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event
@@ -104,7 +104,7 @@ def _setup(*, answered: bool = False) -> tuple[AnswerWatch, Collector, SimpleNam
 
 
 def _take(watch: AnswerWatch, rs: SimpleNamespace, event: Event) -> None:
-    rs.past.take(event.seat, event.seq, event.lamport, event.body.frontier)
+    watch.walked(event, rs.number)
     if isinstance(event.body, Play):
         watch.play(event, rs, Phase.PLAY)  # type: ignore[arg-type]
     else:
@@ -179,10 +179,11 @@ def test_audit_answers_a_move_in_a_round_with_a_vote_names_nobody() -> None:
     a vote was read, a move proves nothing of its final fold."""
     watch, found, rs = _setup()
     _complaint(watch, rs)
-    watch.vote(1)
-    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
-    _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
-    _take(watch, rs, _play(_DEALER, 4, 13, (6, 4, 3)))
+    vote = Drop((4, 3, 3), _DEALER, 3, DropReason.WITHHELD)
+    watch.walked(Event(1, 4, 10, Kind.DROP, vote), 1)
+    _take(watch, rs, _play(1, 5, 11, (5, 4, 3)))
+    _take(watch, rs, _play(0, 6, 12, (5, 5, 3)))
+    _take(watch, rs, _play(_DEALER, 4, 13, (6, 5, 3)))
     assert _withheld(found) == []
 
 

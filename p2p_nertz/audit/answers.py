@@ -41,6 +41,7 @@ from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent, Play
 from p2p_nertz.protocol.causal import CausalPast
+from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -208,10 +209,14 @@ class AnswerWatch:
         or its frontier where the past was not taken."""
         return self._past.held(event.seat, event.seq) or event.body.frontier
 
-    def vote(self, number: int) -> None:
-        """A drop vote (of any reason) was read while round ``number`` was the game's: from
-        there on a dealer's move proves nothing of its final fold (:meth:`play`)."""
-        self._voted.add(number)
+    def walked(self, event: Event, number: int) -> None:
+        """``event`` is walked in the total order, round ``number`` the game's (folded or
+        not: past a cut, it is read only): take its causal past; a drop vote (of any reason)
+        makes a dealer's later move of the round prove nothing of its final fold
+        (:meth:`play`)."""
+        self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
+        if event.kind is KIND_DROP:
+            self._voted.add(number)
 
     def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
         """``event``, a move about to be folded in round ``rs`` (the game in ``phase``): if

@@ -38,7 +38,7 @@ from p2p_nertz.protocol.bodies import (
     RevealWhat,
 )
 from p2p_nertz.protocol.causal import CausalPast
-from p2p_nertz.protocol.envelope import KIND_DROP, KIND_NERTS, Kind
+from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.roster import Cap
@@ -129,9 +129,7 @@ class Fold:
             pass: its events strictly between never count (``GameState.counts``), even before
             the readmission in the order (as with a cut).
         caps: votes past a standing vote against their author never count.
-        masked: the seats whose feeds an event's causal past is not read through (dropped,
-            readmitted, forked: :class:`~p2p_nertz.protocol.causal.CausalPast`), from the
-            last pass; ``forked``: those proven to fork.
+        masked, forked: the seats dropped, readmitted or forked; forked (the last pass's).
         deep: replay every finished round with every revealed deck.
         on_fold: called with each event as it is folded (replays).
     """
@@ -174,9 +172,7 @@ class Fold:
         # attempt, deck, stage) -> the deck_stage (the faults after the round name them).
         self.key_events: dict[tuple[int, int, int], Event] = {}
         self.stage_events: dict[tuple[int, int, int, int], Event] = {}
-        # What each event walked proves its author held (a dealer's answer withheld reads it).
-        self.past = CausalPast(spec.seats, masked | forked)
-        self.answers = AnswerWatch(found, self.past, forked)  # a withheld answer proven
+        self.answers = AnswerWatch(found, CausalPast(spec.seats, masked | forked), forked)
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -264,9 +260,7 @@ class Fold:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
         not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
         past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
-        self.past.take(event.seat, event.seq, event.lamport, event.body.frontier)
-        if event.kind is KIND_DROP:
-            self.answers.vote(self.state.round.number)
+        self.answers.walked(event, self.state.round.number)
         if counts:
             self._fold(event)
         else:
