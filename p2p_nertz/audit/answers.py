@@ -55,7 +55,8 @@ class AnswerWatch:
 
     Args:
         found: the pass's findings.
-        past: what each event folded proves its author held (its causal past).
+        past: what each event folded proves its author held (its causal past); ``None``:
+            kept by nobody (a commit game: no dealer, no answer).
         forked: the seats proven to fork (the last pass's).
     """
 
@@ -68,14 +69,16 @@ class AnswerWatch:
         "_past",
         "_play_ended",
         "_stages",
+        "_taking",
         "_voted",
     )
 
     def __init__(
-        self, found: Collector, past: CausalPast, forked: frozenset[int] = frozenset()
+        self, found: Collector, past: CausalPast | None, forked: frozenset[int] = frozenset()
     ) -> None:
         self._found = found
-        self._past = past
+        self._past = past if past is not None else CausalPast(0)
+        self._taking = past is not None
         self._forked = forked
         #: (round, attempt) -> the Lamport time of the event that put its deal in a dealt phase
         self._dealt: dict[tuple[int, int], int] = {}
@@ -207,14 +210,16 @@ class AnswerWatch:
     def _held(self, event: Event) -> tuple[int, ...]:
         """What ``event``'s author held when it signed: its causal past (protocol.causal),
         or its frontier where the past was not taken."""
-        return self._past.held(event.seat, event.seq) or event.body.frontier
+        held = self._past.held(event.seat, event.seq) if self._taking else None
+        return held or event.body.frontier
 
     def walked(self, event: Event, number: int) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
         not: past a cut, it is read only): take its causal past; a drop vote (of any reason)
         makes a dealer's later move of the round prove nothing of its final fold
         (:meth:`play`)."""
-        self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
+        if self._taking:
+            self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         if event.kind is KIND_DROP:
             self._voted.add(number)
 
@@ -241,6 +246,7 @@ class AnswerWatch:
             or dealer in rs.forfeit
             or rs.number in self._voted
             or not isinstance(event.body, Play)
+            or not self._taking
         ):
             return
         number, attempt = rs.number, deck.attempt

@@ -42,7 +42,7 @@ from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.roster import Cap
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
     GameEnded,
@@ -172,7 +172,7 @@ class Fold:
         # attempt, deck, stage) -> the deck_stage (the faults after the round name them).
         self.key_events: dict[tuple[int, int, int], Event] = {}
         self.stage_events: dict[tuple[int, int, int, int], Event] = {}
-        self.answers = AnswerWatch(found, CausalPast(spec.seats, masked | forked), forked)
+        self.answers = AnswerWatch(found, _causal_past(spec, masked | forked), forked)
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -618,6 +618,12 @@ class Fold:
                 )
             )
         return tuple(rounds)
+
+
+def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:
+    """What each event walked proves its author held, kept in a shuffle game alone: only a
+    dealer's withheld answer reads it (``AnswerWatch``), and a commit game has none."""
+    return CausalPast(spec.seats, masked) if spec.deal is Deal.SHUFFLE else None
 
 
 def _fault_quotes(fault: Fault) -> tuple[str | None, str | None]:
