@@ -96,6 +96,9 @@ class CausalPast:
                 continue
             at = (min(f, taken) - 1) * n
             row = held_rows[q][at : at + n]
+            if not masked:
+                vector = list(map(max, vector, row))  # (in C: the usual case)
+                continue
             for r in range(n):
                 if row[r] > vector[r] and r not in masked:
                     vector[r] = row[r]
