@@ -109,3 +109,33 @@ def test_sim_shuffle_unanswered_an_honest_dealer_answers_and_is_not_named(
         assert deck is not None and list(deck.complaints) == [(DEALER, players - 1)]
         assert deck.unanswered() == []
     assert not report.errors and not report.dropped
+
+
+def test_sim_shuffle_unanswered_an_honest_dealer_answers_every_complaint_in_one_act() -> None:
+    """Every other member complains of seat 0's box once play has begun (links of 0.3 s one
+    way, seed 3 at four players: two complaints final at the dealer at once). Until session 19
+    the dealer signed one answer a finality, and played between them: its claim, its final
+    fold holding the third complaint unanswered, was named ``withheld_answer``. It now signs
+    every answer owed in the act that made them final, one after the other."""
+    players = 4
+    cheats = tuple(DeckCheat(s, DeckCheatKind.PLAY_COMPLAINT) for s in range(1, players))
+    result = run(
+        SimConfig(
+            players=players,
+            seed=3,
+            deal=Deal.SHUFFLE,
+            rules=Rules(target=None, rounds=1),
+            peer=QUICK_TIMERS,
+            faults=Faults(deck_cheats=cheats, delay=0.3),
+            max_time=200.0,
+        )
+    )
+    assert result.finished and result.violations == []
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    kinds = [m.kind.name for m in dealer.events(DEALER)]
+    answers = [i for i, kind in enumerate(kinds) if kind == "DECK_ANSWER"]
+    assert len(answers) == players - 1
+    assert answers == list(range(answers[0], answers[0] + players - 1))  # (nothing between)
+    report = result.audit
+    assert report is not None and not report.errors and not report.dropped
