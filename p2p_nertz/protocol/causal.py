@@ -20,7 +20,7 @@ through an event of a masked feed. What is left is a lower bound of what the aut
 never more: a count short of the truth only makes a reader prove less.
 
 :class:`CausalPast` keeps, per event taken, its held vector, its frontier and its Lamport time
-(``3N`` unsigned ints at ``N`` seats), in arrays per feed. Events are taken in any order that
+(``8N + 8`` bytes at ``N`` seats), in arrays per feed. Events are taken in any order that
 puts each event after those its frontier names and after its feed's earlier events (the
 total order does); an event taken out of its feed's turn is skipped, a feed's missing events
 are filled with its last vector (a lower bound again).
