@@ -1,9 +1,10 @@
 """The audit's withheld-answer rule on a dealer's stage (docs/shuffle.md §6.3, §7.3;
 :mod:`p2p_nertz.audit.answers`): a stage proves its dealer held a complaint of its box
 unanswered only where the complaint was folded before the stage's input *and* the stage's
-frontier names it. A stage may come from its author's held fold (every event delivered), not
-only from its final fold; the held fold is used only while it owes no answer, so a complaint
-the frontier does not name proves nothing."""
+causal past holds it (its frontier, or what the events its frontier names held in turn,
+:mod:`p2p_nertz.protocol.causal`). A stage may come from its author's held fold (every event
+delivered), not only from its final fold; the held fold is used only while it owes no
+answer, so a complaint outside the stage's causal past proves nothing."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.deck.elgamal import Deck
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckStage
 from p2p_nertz.protocol.bodies import DeckEvent
+from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event
 from p2p_nertz.protocol.shuffle import DeckRound
@@ -43,20 +45,26 @@ def _event(seat: int, seq: int, lamport: int, kind: Kind, message: Any, *, held:
     return Event(seat, seq, lamport, kind, DeckEvent(frontier, message))
 
 
-def _watch() -> tuple[AnswerWatch, Collector, SimpleNamespace]:
+_PAST: dict[int, CausalPast] = {}  # (each watch's causal past, by the watch's id)
+
+
+def _watch(masked: tuple[int, ...] = ()) -> tuple[AnswerWatch, Collector, SimpleNamespace]:
     spec = SimpleNamespace(
         members=[SimpleNamespace(name=f"p{s}", fingerprint=f"f{s}") for s in range(3)]
     )
     found = Collector(spec, {}, strict=False)  # type: ignore[arg-type]
     rs = SimpleNamespace(number=1, deck=_deck())
-    watch = AnswerWatch(found)
+    past = CausalPast(3, masked)
+    watch = AnswerWatch(found, past)
+    _PAST[id(watch)] = past
     complaint = _event(_COMPLAINER, *_COMPLAINT, Kind.DECK_COMPLAIN, DeckComplain(1, _DEALER))
+    past.take(complaint.seat, complaint.seq, complaint.lamport, complaint.body.frontier)
     watch.after(complaint, rs, (Phase.DEAL, Phase.DEAL), False)  # type: ignore[arg-type]
     return watch, found, rs
 
 
-def _stage_input(lamport: int) -> Event:
-    return _event(1, 4, lamport, Kind.DECK_STAGE, DeckStage(1, 1, 0, _EMPTY), held=5)
+def _stage_input(lamport: int, held: int = 5) -> Event:
+    return _event(1, 4, lamport, Kind.DECK_STAGE, DeckStage(1, 1, 0, _EMPTY), held=held)
 
 
 def _dealer_stage(held: int, lamport: int = 13) -> Event:
@@ -65,7 +73,9 @@ def _dealer_stage(held: int, lamport: int = 13) -> Event:
 
 def _named(watch: AnswerWatch, found: Collector, rs: SimpleNamespace, *events: Event) -> bool:
     """Fold ``events`` through the watch; whether it named a withheld answer."""
+    past = _PAST[id(watch)]
     for event in events:
+        past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         watch.before(event, rs)  # type: ignore[arg-type]
         watch.after(event, rs, (Phase.DEAL, Phase.DEAL), False)  # type: ignore[arg-type]
     return any(f.kind is FindingKind.WITHHELD_ANSWER for f in found.violations)
@@ -79,13 +89,36 @@ def test_audit_answers_a_stage_holding_the_complaint_unanswered_names_its_dealer
 
 
 @pytest.mark.parametrize("held", [0, _COMPLAINT[0] - 1])
-def test_audit_answers_a_stage_whose_frontier_lacks_the_complaint_names_nobody(
+def test_audit_answers_a_stage_whose_causal_past_lacks_the_complaint_names_nobody(
     held: int,
 ) -> None:
     """The dealer staged from a fold that had not delivered the complaint (a held input
-    delivered before it, though the complaint is ordered first): an honest dealer."""
+    delivered before it, though the complaint is ordered first, and the input's author did
+    not hold it either): an honest dealer."""
     watch, found, rs = _watch()
-    assert not _named(watch, found, rs, _stage_input(12), _dealer_stage(held=held))
+    early = _stage_input(12, held=held)
+    assert not _named(watch, found, rs, early, _dealer_stage(held=held))
+
+
+@pytest.mark.parametrize("held", [0, _COMPLAINT[0] - 1])
+def test_audit_answers_a_stage_whose_input_held_the_complaint_names_its_dealer(
+    held: int,
+) -> None:
+    """The stage's frontier names less of the complainer than the input it names held: its
+    dealer delivered that input only once it held the complaint too (causal delivery), so
+    announcing less does not take the stage out of the rule (docs/shuffle.md §11, session 19)."""
+    watch, found, rs = _watch()
+    assert _named(watch, found, rs, _stage_input(12), _dealer_stage(held=held))
+    (finding,) = found.violations
+    assert finding.seat == _DEALER and finding.event == "deck_stage"
+
+
+def test_audit_answers_a_stage_reading_through_a_dropped_member_names_nobody() -> None:
+    """Of a member dropped (or forked), a peer may deliver an event naming more of its feed
+    than it holds (docs/protocol.md §6.2): the input's author is masked, and what it held is
+    not read through."""
+    watch, found, rs = _watch(masked=(1,))
+    assert not _named(watch, found, rs, _stage_input(12), _dealer_stage(held=0))
 
 
 def test_audit_answers_a_complaint_folded_after_the_input_proves_nothing() -> None:

@@ -39,7 +39,10 @@ from __future__ import annotations
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
-from p2p_nertz.protocol.bodies import DeckEvent
+from p2p_nertz.protocol.bodies import DeckEvent, Play
+from p2p_nertz.protocol.causal import CausalPast
+from p2p_nertz.protocol.envelope import KIND_DROP
+from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
 __all__ = ["AnswerWatch"]
@@ -52,12 +55,35 @@ class AnswerWatch:
 
     Args:
         found: the pass's findings.
+        past: what each event folded proves its author held (its causal past); ``None``:
+            kept by nobody (a commit game: no dealer, no answer).
+        forked: the seats proven to fork (the last pass's).
     """
 
-    __slots__ = ("_complaints", "_found", "_named", "_play_ended", "_stages")
+    __slots__ = (
+        "_complaints",
+        "_dealt",
+        "_forked",
+        "_found",
+        "_named",
+        "_past",
+        "_play_ended",
+        "_stages",
+        "_taking",
+        "_voted",
+    )
 
-    def __init__(self, found: Collector) -> None:
+    def __init__(
+        self, found: Collector, past: CausalPast | None, forked: frozenset[int] = frozenset()
+    ) -> None:
         self._found = found
+        self._past = past if past is not None else CausalPast(0)
+        self._taking = past is not None
+        self._forked = forked
+        #: (round, attempt) -> the Lamport time of the event that put its deal in a dealt phase
+        self._dealt: dict[tuple[int, int], int] = {}
+        #: the rounds in which a drop vote (of any reason) was read
+        self._voted: set[int] = set()
         #: (round, attempt, dealer, complainer) -> the complaint, as folded (member indices)
         self._complaints: dict[tuple[int, int, int, int], Event] = {}
         #: (round, attempt, deck, stage) -> where the stage the fold took stands in the order
@@ -83,7 +109,7 @@ class AnswerWatch:
                 return
             waited = self._stages.get((number, attempt, message.deck, message.stage - 1))
             what = f"the input of its stage {message.stage} of deck {message.deck}"
-            held = body.frontier
+            held = self._held(event)
         elif isinstance(message, DeckOpen):
             if message.round != number:
                 return
@@ -133,7 +159,7 @@ class AnswerWatch:
             complaint = self._complaints.get(where)
             if complaint is None or where in self._named:
                 continue
-            if body.frontier[complaint.seat] < complaint.seq:
+            if self._held(event)[complaint.seat] < complaint.seq:
                 continue  # (signed before it held the complaint)
             self._named.add(where)
             self._found.add(
@@ -159,6 +185,8 @@ class AnswerWatch:
         number = rs.number
         if phases == (Phase.PLAY, Phase.OPEN):
             self._play_ended.setdefault(number, event.key)
+        if phases[1] in DEALT and phases[0] not in DEALT:
+            self._dealt.setdefault((number, deck.attempt), event.lamport)
         body = event.body
         if not isinstance(body, DeckEvent) or event.seat not in deck.members:
             return
@@ -178,3 +206,102 @@ class AnswerWatch:
         elif isinstance(message, DeckStage):
             where = (number, deck.attempt, message.deck, message.stage)
             self._stages.setdefault(where, event.key)
+
+    def _held(self, event: Event) -> tuple[int, ...]:
+        """What ``event``'s author held when it signed: its causal past (protocol.causal),
+        or its frontier where the past was not taken."""
+        held = self._past.held(event.seat, event.seq) if self._taking else None
+        return held or event.body.frontier
+
+    def walked(self, event: Event, number: int) -> None:
+        """``event`` is walked in the total order, round ``number`` the game's (folded or
+        not: past a cut, it is read only): take its causal past; a drop vote (of any reason)
+        makes a dealer's later move of the round prove nothing of its final fold
+        (:meth:`play`)."""
+        if self._taking:
+            self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
+        if event.kind is KIND_DROP:
+            self._voted.add(number)
+
+    def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
+        """``event``, a move about to be folded in round ``rs`` (the game in ``phase``): if
+        its author is a dealer whose *final* fold, by what its causal past proves, held a
+        complaint of its box it had not answered when it signed, name the answer withheld.
+
+        A move is signed from an input of its own, after the input before it was done: the
+        peer made final all it could then and signed what that fold asked, every answer owed
+        first (``Author.act``). Its final fold held the complaint if its stable time (§7.1 of
+        protocol.md) had reached the complaint, and the dealt phase of its attempt: a lower
+        bound of that time is read from the causal past, where every member is held past it
+        (its ``known``) and every member but the dealer announced, in its last event held, every
+        member's events up to it (the coverage). The bound is only sound with no drop pending
+        and no fork: nothing is read in a round where a vote was, nor with a member proven to
+        fork, nor with a member of the deal masked (dropped, readmitted) but the dealer."""
+        deck = rs.deck
+        dealer = event.seat
+        if (
+            deck is None
+            or phase not in DEALT
+            or dealer not in deck.members
+            or dealer in rs.forfeit
+            or rs.number in self._voted
+            or not isinstance(event.body, Play)
+            or not self._taking
+        ):
+            return
+        number, attempt = rs.number, deck.attempt
+        dealt = self._dealt.get((number, attempt))
+        owed = deck.answers_owed(dealer)
+        if dealt is None or not owed:
+            return
+        members = deck.members
+        past = self._past
+        if self._forked & set(members) or (past.masked & set(members)) - {dealer}:
+            return
+        held = past.held(dealer, event.seq)
+        if held is None:
+            return
+        for complainer in owed:
+            where = (number, attempt, deck.member(dealer), complainer)
+            complaint = self._complaints.get(where)
+            if complaint is None or where in self._named or held[complaint.seat] < complaint.seq:
+                continue
+            time = max(complaint.lamport, dealt)
+            if not self._final_at(held, members, dealer, time):
+                continue
+            self._named.add(where)
+            self._found.add(
+                Finding(
+                    FindingKind.WITHHELD_ANSWER,
+                    f"signed this move once its final fold held the complaint of its box by "
+                    f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
+                    f"lamport {time}, each announcing all before it, in its causal past), "
+                    "which it never answered",
+                    expected=f"deck_answer to member {complainer} before this event",
+                    found="no answer",
+                    **self._found.about(event),
+                )
+            )
+
+    def _final_at(
+        self, held: tuple[int, ...], members: tuple[int, ...], dealer: int, time: int
+    ) -> bool:
+        """Whether the causal past ``held`` of ``dealer``'s event proves its stable time at or
+        above ``time`` with the members ``members`` (docs/protocol.md §7.1): it holds an event
+        of each other member timed at or above it (``known``), and the last event it holds of
+        each announced every member's events timed at or below it (the coverage)."""
+        past = self._past
+        below = {q: past.up_to(q, time) for q in members}
+        for r in members:
+            if r == dealer:
+                continue
+            last = held[r]
+            lamport = past.lamport(r, last) if last else None
+            if lamport is None or lamport < time:
+                return False
+            frontier = past.frontier(r, last)
+            assert frontier is not None
+            for q in members:
+                if (last if q == r else frontier[q]) < below[q]:
+                    return False
+        return True

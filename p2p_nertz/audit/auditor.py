@@ -608,6 +608,8 @@ class _Pass:
             caps=known.caps,
             deep=deep,
             on_fold=on_fold,
+            masked=frozenset(known.cuts) | frozenset(known.gaps) | frozenset(known.forks),
+            forked=frozenset(known.watch),
         )
         self.delivery = Delivery(
             self.found,

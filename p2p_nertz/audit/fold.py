@@ -37,11 +37,12 @@ from p2p_nertz.protocol.bodies import (
     Reveal,
     RevealWhat,
 )
+from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.roster import Cap
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
     GameEnded,
@@ -128,6 +129,7 @@ class Fold:
             pass: its events strictly between never count (``GameState.counts``), even before
             the readmission in the order (as with a cut).
         caps: votes past a standing vote against their author never count.
+        masked, forked: the seats dropped, readmitted or forked; forked (the last pass's).
         deep: replay every finished round with every revealed deck.
         on_fold: called with each event as it is folded (replays).
     """
@@ -142,6 +144,8 @@ class Fold:
         caps: dict[int, Cap],
         deep: bool,
         on_fold: Callable[[FoldStep], None] | None,
+        masked: frozenset[int] = frozenset(),
+        forked: frozenset[int] = frozenset(),
     ) -> None:
         self.found = found
         self.cuts = cuts
@@ -168,7 +172,7 @@ class Fold:
         # attempt, deck, stage) -> the deck_stage (the faults after the round name them).
         self.key_events: dict[tuple[int, int, int], Event] = {}
         self.stage_events: dict[tuple[int, int, int, int], Event] = {}
-        self.answers = AnswerWatch(found)  # a dealer's withheld answer its events prove
+        self.answers = AnswerWatch(found, _causal_past(spec, masked | forked), forked)
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -256,6 +260,7 @@ class Fold:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
         not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
         past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
+        self.answers.walked(event, self.state.round.number)
         if counts:
             self._fold(event)
         else:
@@ -334,6 +339,8 @@ class Fold:
             self.secret_events[(body.round, event.seat)] = event
         elif isinstance(body, DeckEvent):
             self._deck_event(event, body, rs)
+        elif before is not None:  # (a move in a round's play)
+            self.answers.play(event, rs, state.phase)
         phase = state.phase
         try:
             notices = state.apply(event)
@@ -611,6 +618,12 @@ class Fold:
                 )
             )
         return tuple(rounds)
+
+
+def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:
+    """What each event walked proves its author held, kept in a shuffle game alone: only a
+    dealer's withheld answer reads it (``AnswerWatch``), and a commit game has none."""
+    return CausalPast(spec.seats, masked) if spec.deal is Deal.SHUFFLE else None
 
 
 def _fault_quotes(fault: Fault) -> tuple[str | None, str | None]:

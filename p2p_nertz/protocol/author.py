@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
-from p2p_nertz.protocol.bodies import VOTE_WINDOW, Drop, DropReason, EventBody, Join
+from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
+from p2p_nertz.protocol.bodies import VOTE_WINDOW, DeckEvent, Drop, DropReason, EventBody, Join
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
@@ -186,8 +187,15 @@ class Author:
         # a turn-up costs one round trip, not a finality); a commit game never refolds here.
         tentative = self.chains.folds.tentative if final.round.deck is not None else None
         body = duties.phase_event(final, ready_through, tentative)
-        if body is not None:
+        while body is not None:
             self.sign(body, None)
+            if not _first(body):
+                break
+            # A complaint or an answer of ours: the next one, or what follows them, in the
+            # same act. The answers go before anything else we sign (a move, a vote: the
+            # audit reads a move whose past proves our final fold held a complaint of our
+            # box unanswered as the answer withheld, docs/shuffle.md §6.3).
+            body = duties.phase_event(final, ready_through, tentative)
 
     def next_deadline(self) -> float:
         """When the timers next have something to do: a beat or an ack of ours, a gap to ask
@@ -399,3 +407,9 @@ class Author:
         if not own:
             self.emit(Join(self.frontier()), now)  # (the log lost even our join, or had none)
         return True
+
+
+def _first(body: EventBody) -> bool:
+    """Whether ``body`` is a complaint or an answer of a shuffle game (signed before anything
+    else, :meth:`Author.act`)."""
+    return isinstance(body, DeckEvent) and isinstance(body.message, DeckComplain | DeckAnswer)

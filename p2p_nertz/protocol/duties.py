@@ -197,8 +197,15 @@ class Duties:
             complaint = self._complaint(deck, n, me)
             if complaint is not None:
                 return complaint
-            answers = deck.answers_owed(self.seat)
-            if answers and not self.is_done(Kind.DECK_ANSWER, n, _dealt(attempt, answers[0])):
+            # Every answer owed, one after the other (not one a finality): the dealer signs
+            # nothing else while its final fold holds a complaint it has not answered
+            # (docs/shuffle.md §6.3; Author.act signs them all in one act).
+            answers = [
+                r
+                for r in deck.answers_owed(self.seat)
+                if not self.is_done(Kind.DECK_ANSWER, n, _dealt(attempt, r))
+            ]
+            if answers:
                 members = len(deck.members)
                 share = share_for(self._key(n, attempt), answers[0], members)
                 return DeckEvent(_NONE, DeckAnswer(n, answers[0], share, attempt))

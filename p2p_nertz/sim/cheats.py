@@ -49,6 +49,12 @@ would have signed, changed.
   a ``play_complaint`` of another member it signs no stage or secret after the complaint (the
   deal is over; it is voted out *withheld*), and only its shares prove the answer withheld
   (``withheld_answer``, docs/shuffle.md §6.3, §7.3).
+* ``silent_dealer``: as ``unanswered``, but its shares wait for the answer as an honest
+  dealer's do (``Duties``): once its held fold holds the complaint it signs no share, no
+  answer and no secret, and goes on playing its moves until it is voted out *withheld*. With
+  a ``play_complaint`` of another member only its moves are left to read: a move whose causal
+  past proves its final fold held the complaint proves the answer withheld
+  (``withheld_answer``, docs/shuffle.md §7.3).
 * ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
   member stands that its final fold has not dropped yet, it turns its stock and, in the same
   act, plays its waste top onto its first work pile, before any other share of that card can
@@ -111,6 +117,7 @@ class DeckCheatKind(enum.StrEnum):
     SEALED_MOVE = "sealed_move"
     PLAY_COMPLAINT = "play_complaint"
     UNANSWERED = "unanswered"
+    SILENT_DEALER = "silent_dealer"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -168,7 +175,7 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         # (an answer's cheat: its shares do not wait for the answer it owes, _ungated)
         ungated = _ungated(duties, final, tentative) if cheat.kind in _UNGATED else None
         body = ungated or honest(final, ready_through, tentative)
-        if cheat.kind is DeckCheatKind.UNANSWERED:
+        if cheat.kind is DeckCheatKind.UNANSWERED or cheat.kind is DeckCheatKind.SILENT_DEALER:
             return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
