@@ -47,8 +47,9 @@ kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, s
 A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
 draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``: a partition
 that heals as the sides vote each other out or, at two players, abandon each other (from
-``d - 0.5`` to ``d + 1.5``), or ``past`` (``4 d + 4``: past an abandon and the ``3 d`` its
-side waits on a provisional result): ``--lab --players 2 --kinds cut-one --length past``
+``d - 0.5`` to ``d + 1.5``), ``wait`` (from ``4 d - 1`` to ``4 d + 1.5``: the heal races the
+end of the ``3 d`` a side that abandoned waits on its provisional result), or ``past``
+(``4 d + 4``: past an abandon and that wait): ``--lab --players 2 --kinds cut-one --length past``
 plays two players cut apart for longer than either waits (each abandons the other after
 ``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
 
@@ -111,20 +112,25 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
 #: ``drop - 0.5`` to ``drop + 1.5``: the partition heals (the node comes back) while the sides
 #: vote each other out or abandon (§9.2, §9.3), each a beat or two after ``drop`` of silence,
 #: so that a vote or an abandon and the healing race; and ``past``, ``4 drop + 4``: past an
-#: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``).
+#: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``);
+#: and ``wait``, drawn from ``4 drop - 1`` to ``4 drop + 1.5``: the partition heals as a side
+#: that abandoned (after ``drop``) stops waiting on its provisional result (``3 drop`` more).
 #: A cut ends when the link is back; the nodes hear each other again when TCP retransmits,
 #: which it backs off while the link is down: two ends beating every 0.25 s across a lab link
 #: cut for 7.5-9.5 s heard each other again 0.7-0.8 s after the heal one way and 13.5 s after
 #: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
 #: abandon on one side, and the other side hears it some seconds later.
-LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "past")
+LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "wait", "past")
 DROP_RACE = (-0.5, 1.5)
+WAIT_RACE = (-1.0, 1.5)
 
 
 def named_length(name: str, suspect: float, drop: float, rng: random.Random) -> float:
-    """The length ``--length`` calls ``name`` (``drop``: one drawn with ``rng``)."""
+    """The length ``--length`` calls ``name`` (``drop``, ``wait``: one drawn with ``rng``)."""
     if name == "drop":
         return drop + rng.uniform(*DROP_RACE)
+    if name == "wait":
+        return 4 * drop + rng.uniform(*WAIT_RACE)
     if name == "past":
         return 4 * drop + 4
     return lengths(suspect, drop)[f"stop-{name}"]
@@ -702,7 +708,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME,...",
         help="the lengths every cut and kill draws from: short, suspect, under, over, 2d, gone"
         " (those of the stop-* kinds), drop (healing as the sides vote or abandon,"
-        " drop-0.5 to drop+1.5 s) or past (4 drop + 4: past an abandon and its provisional wait)",
+        " drop-0.5 to drop+1.5 s), wait (healing as an abandoned side stops waiting on its"
+        " provisional result, 4 drop-1 to 4 drop+1.5 s) or past (4 drop + 4: past an abandon"
+        " and its provisional wait)",
     )
     p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
     p.add_argument("--suspect-after", type=float, default=2.0)

@@ -108,6 +108,35 @@ def test_chaos_length_gives_every_cut_and_kill_a_named_length_and_changes_nothin
     assert min(drawn) < TIMERS["drop"] < max(drawn)  # heals before and after the votes
 
 
+def test_chaos_length_wait_heals_around_the_end_of_the_provisional_wait() -> None:
+    drop = TIMERS["drop"]
+    end = 4 * drop  # the abandon after drop of silence, then gone_after = 3 drop on its result
+    low, high = (end + d for d in chaos.WAIT_RACE)
+    plans = [
+        chaos.schedule(seed, players=[2], kinds=["cut-one"], spans=("wait",), **TIMERS)
+        for seed in range(100)
+    ]
+    again = [
+        chaos.schedule(seed, players=[2], kinds=["cut-one"], spans=("wait",), **TIMERS)
+        for seed in range(100)
+    ]
+    assert plans == again
+    drawn = [f.length for plan in plans for f in plan.faults]
+    assert all(low <= x <= high for x in drawn)
+    assert min(drawn) < end < max(drawn)  # heals before and after the wait ends
+    # Named with the others, it leaves every other length where it was drawn.
+    mixed = [
+        f.length
+        for seed in range(100)
+        for f in chaos.schedule(
+            seed, players=[2], kinds=["cut-one"], spans=("drop", "wait", "past"), **TIMERS
+        ).faults
+    ]
+    past = 4 * drop + 4
+    assert {x == past or low <= x <= high or x < drop + 2 for x in mixed} == {True}
+    assert any(low <= x <= high for x in mixed) and past in mixed
+
+
 def test_chaos_refuses_an_unknown_length(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("nap", "", "gone,2x"):
         with pytest.raises(SystemExit) as exit_:
