@@ -297,6 +297,9 @@ class Game:
         self.start = time.monotonic()
         #: The ends of the faults going on: (when, order, what), soonest first.
         self.ends: list[tuple[float, int, Callable[[], None]]] = []
+        #: The ``cut-one`` faults going on, by seat: two on one node (``--overlap``) heal it
+        #: when the later-ending one ends, not the first (which left the second a stub).
+        self.cuts: Counter[int] = Counter()
 
     # -- processes -------------------------------------------------------------------------
     def _spawn(self, node: Node, argv: list[str], stem: str) -> None:
@@ -436,13 +439,22 @@ class Game:
         lab = self.lab
         if fault.kind == "cut-one":
             node.faulted = True
-            lab.cut(fault.victim)
-            return lambda: lab.heal(fault.victim)
+            if not self.cuts[fault.victim]:
+                lab.cut(fault.victim)
+            self.cuts[fault.victim] += 1
+            return lambda: self._heal(fault.victim)
         for seat in fault.half:
             self.nodes[seat].faulted = True
         stack = contextlib.ExitStack()
         stack.enter_context(_halves(lab, fault.half))
         return stack.close
+
+    def _heal(self, seat: int) -> None:
+        """End one ``cut-one`` of ``seat``: its link comes back when none is left."""
+        self.cuts[seat] -= 1
+        if not self.cuts[seat]:
+            assert self.lab is not None
+            self.lab.heal(seat)
 
 
 @contextlib.contextmanager

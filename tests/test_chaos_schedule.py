@@ -154,3 +154,42 @@ def test_chaos_check_fails_a_provisional_result_more_than_the_last_round_apart()
     # Two provisional sides (nobody settled): nothing to hold them to.
     both = {0: {"rounds": 0, "provisional": True}, 1: {"rounds": 2, "provisional": True}}
     assert chaos.provisional_apart(both) == []
+
+
+class _Switch:
+    """A lab's switch as far as cuts go: which ports are down, and the calls made."""
+
+    def __init__(self) -> None:
+        self.down: set[int] = set()
+        self.calls: list[str] = []
+
+    def cut(self, host: int) -> None:
+        self.calls.append(f"cut {host}")
+        self.down.add(host)
+
+    def heal(self, host: int) -> None:
+        self.calls.append(f"heal {host}")
+        self.down.discard(host)
+
+
+def test_chaos_two_cuts_of_one_node_heal_it_when_the_later_ends(tmp_path: Path) -> None:
+    plan = chaos.Schedule(seed=1, players=3, rounds=2, faults=())
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    switch = _Switch()
+    game.lab = switch
+    game.nodes = [
+        chaos.Node(s, tmp_path / f"{s}.key", tmp_path / f"{s}.log", runs=[object()])
+        for s in range(3)
+    ]
+    first = game.inflict(chaos.Fault("cut-one", 1, 0, 20.0))
+    second = game.inflict(chaos.Fault("cut-one", 1, 0, 20.0, during=10.0))
+    other = game.inflict(chaos.Fault("cut-one", 2, 0, 5.0))
+    assert switch.down == {1, 2}
+    first()  # the first cut's end: the second still holds seat 1 off the LAN
+    assert switch.down == {1, 2}
+    other()
+    assert switch.down == {1}
+    second()
+    assert switch.down == set()
+    assert switch.calls == ["cut 1", "cut 2", "heal 2", "heal 1"]
+    assert all(n.faulted for n in game.nodes[1:]) and not game.nodes[0].faulted
