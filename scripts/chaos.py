@@ -633,6 +633,7 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
     problems += provisional_apart(finals)
     facts["exits"] = ",".join(exits)
     facts["at"] = game.notes
+    facts["revived"] = game.revived
     facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
     facts["provisional"] = sorted(s for s, f in finals.items() if f.get("provisional"))
     facts["gone"] = {
@@ -730,6 +731,8 @@ def line(result: dict[str, Any]) -> str:
         extra.append("dropped " + ",".join(f"P{s + 1}" for s in result["dropped"]))
     if result["gone"]:
         extra.append("gone " + ",".join(f"P{int(s) + 1}:{g}" for s, g in result["gone"].items()))
+    if result.get("revived"):
+        extra.append("resumed after gone " + ",".join(result["revived"]))
     if result["provisional"]:
         extra.append("provisional " + ",".join(f"P{s + 1}" for s in result["provisional"]))
     text = (
