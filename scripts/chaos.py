@@ -496,17 +496,18 @@ class Game:
     def revive_stalled(self) -> bool:
         """Resume the nodes that found the table gone once those still running are too few to
         decide anything (from three players, fewer than a strict majority of the table: no drop,
-        no abandon; §13 "A game that cannot end"), every fault is over and the last of them
-        ended ``4 drop`` ago (``gone_after`` and a vote: time for a smaller roster to decide
-        what it can): a person would resume them, as the gone message says ("resuming on it
-        later takes the game up again"). Once a game."""
+        no abandon; §13 "A game that cannot end"), every fault is over and the last node to
+        end did so ``4 drop`` ago (``gone_after`` and a vote: time for a smaller roster to
+        decide what it can; and not a game ending, its nodes one by one: seed 19111): a
+        person would resume them, as the gone message says ("resuming on it later takes the
+        game up again"). Once a game."""
         if self.revived or self.ends or self.plan.players < 3:
             return False
         running = [n for n in self.nodes if n.last.proc.poll() is None]
         gone = [n for n in self.nodes if n.last.proc.returncode == EXIT_GONE]
         if not running or not gone or len(running) > self.plan.players // 2:
             return False
-        last = max(n.last.ended or 0.0 for n in gone)
+        last = max(n.last.ended or 0.0 for n in self.nodes)
         if time.monotonic() - last < 4 * self.drop:
             return False
         for node in gone:

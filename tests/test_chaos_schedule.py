@@ -274,6 +274,9 @@ def test_chaos_resumes_the_gone_once_the_rest_cannot_decide(tmp_path: Path) -> N
     game.nodes[3].runs = [_Run(chaos.EXIT_GONE, time.monotonic())]
     assert not game.revive_stalled()  # the last gone a moment ago: the rest may yet decide
     game.nodes[3].runs = [_Run(chaos.EXIT_GONE, long_ago)]
+    game.nodes[2].runs = [_Run(0, time.monotonic())]
+    assert not game.revive_stalled()  # seed 19111: a game ending, its nodes one by one
+    game.nodes[2].runs = [_Run(None, None)]
     assert game.revive_stalled()
     assert resumed == ["P1", "P4"] and game.revived == ["P1", "P4"]
     assert not game.revive_stalled()  # once a game
