@@ -707,8 +707,7 @@ def create_socket(
     ``LINGER 0``; reconnect after
     :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
     :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`
-    (with ``heartbeat``; without, the socket sends no PING of its own and still answers the
-    peer's: for a socket only ever received on, whose peers' heartbeats watch the link);
+    (with ``heartbeat``; without, it still answers the peer's);
     ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
     zmq, and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
@@ -727,10 +726,9 @@ def create_socket(
             to recognise a reconnecting peer; zmq picks a random one if omitted.
         max_message_size: the largest frame accepted, in bytes, at least 1 (see
             :data:`DEFAULT_MAX_MESSAGE_SIZE`).
-        heartbeat: send ZMTP heartbeats (``HEARTBEAT_IVL``, ``HEARTBEAT_TIMEOUT``). Off for
-            a socket that may stop reading at its receive HWM and is never sent on (the
-            mesh's ROUTER): libzmq 4.3.5 aborts when a heartbeat falls due on a connection
-            whose input stopped and then broke.
+        heartbeat: send ZMTP heartbeats. Off for a socket never sent on that may stop
+            reading at its HWM (the mesh's ROUTER): libzmq 4.3.5 aborts when one falls due
+            on a connection whose input stopped and then broke.
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
