@@ -25,14 +25,19 @@ round 1) and with a length among those that straddle the timers (``s`` = suspect
 
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
-cut off, its reason *dropped* only where every node that finished holds it dropped, or, with
-"cannot recover our own events", only for a resume whose every other member had ended by then,
-§9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
+cut off, alone or with others (two faults can leave alone a node neither names), its reason
+*dropped* only where every node that finished holds it dropped, or, with "cannot recover our
+own events", only for a resume each member it names as silent had ended by then or was cut off
+from, §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
 (not provisional) final state the same digest and totals, a provisional one at most a round
 from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary
 by fault kind and table size; the exit status is 1 if any game failed. A failed game's
 directory is kept (``--dir``), with every log, output and the schedule (``chaos.json``); a
-passed one is removed unless ``--keep``.
+passed one is removed unless ``--keep``. When the nodes that found the table gone leave the
+rest too few to decide anything (from three players, no strict majority of the table running:
+§13 "A game that cannot end"), the rest wait for good; the script then resumes the gone nodes'
+logs, as their message tells a person to, ``4 d`` after the last of them stopped and the
+faults over, and the game must end.
 
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--dir DIR] [--keep]
@@ -47,8 +52,9 @@ kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, s
 A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
 draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``: a partition
 that heals as the sides vote each other out or, at two players, abandon each other (from
-``d - 0.5`` to ``d + 1.5``), or ``past`` (``4 d + 4``: past an abandon and the ``3 d`` its
-side waits on a provisional result): ``--lab --players 2 --kinds cut-one --length past``
+``d - 0.5`` to ``d + 1.5``), ``wait`` (from ``4 d - 1`` to ``4 d + 1.5``: the heal races the
+end of the ``3 d`` a side that abandoned waits on its provisional result), or ``past``
+(``4 d + 4``: past an abandon and that wait): ``--lab --players 2 --kinds cut-one --length past``
 plays two players cut apart for longer than either waits (each abandons the other after
 ``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
 
@@ -111,20 +117,25 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
 #: ``drop - 0.5`` to ``drop + 1.5``: the partition heals (the node comes back) while the sides
 #: vote each other out or abandon (§9.2, §9.3), each a beat or two after ``drop`` of silence,
 #: so that a vote or an abandon and the healing race; and ``past``, ``4 drop + 4``: past an
-#: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``).
+#: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``);
+#: and ``wait``, drawn from ``4 drop - 1`` to ``4 drop + 1.5``: the partition heals as a side
+#: that abandoned (after ``drop``) stops waiting on its provisional result (``3 drop`` more).
 #: A cut ends when the link is back; the nodes hear each other again when TCP retransmits,
 #: which it backs off while the link is down: two ends beating every 0.25 s across a lab link
 #: cut for 7.5-9.5 s heard each other again 0.7-0.8 s after the heal one way and 13.5 s after
 #: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
 #: abandon on one side, and the other side hears it some seconds later.
-LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "past")
+LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "wait", "past")
 DROP_RACE = (-0.5, 1.5)
+WAIT_RACE = (-1.0, 1.5)
 
 
 def named_length(name: str, suspect: float, drop: float, rng: random.Random) -> float:
-    """The length ``--length`` calls ``name`` (``drop``: one drawn with ``rng``)."""
+    """The length ``--length`` calls ``name`` (``drop``, ``wait``: one drawn with ``rng``)."""
     if name == "drop":
         return drop + rng.uniform(*DROP_RACE)
+    if name == "wait":
+        return 4 * drop + rng.uniform(*WAIT_RACE)
     if name == "past":
         return 4 * drop + 4
     return lengths(suspect, drop)[f"stop-{name}"]
@@ -285,12 +296,23 @@ class Game:
         self.plan = plan
         self.dir = workdir
         self.timers = ["--suspect-after", f"{suspect:g}", "--drop-after", f"{drop:g}"]
+        self.drop = drop
         self.lab: Lab | None = None
         self.nodes: list[Node] = []
         self.notes: list[str] = []
         self.start = time.monotonic()
         #: The ends of the faults going on: (when, order, what), soonest first.
         self.ends: list[tuple[float, int, Callable[[], None]]] = []
+        #: The ``cut-one`` faults going on, by seat: two on one node (``--overlap``) heal it
+        #: when the later-ending one ends, not the first (which left the second a stub).
+        self.cuts: Counter[int] = Counter()
+        #: The seats on the second bridge while a ``cut-halves`` lasts.
+        self.half: tuple[int, ...] = ()
+        #: Who could reach whom, from when: (time, each seat's side of the LAN), at every cut
+        #: and heal (:meth:`was_apart`).
+        self.links: list[tuple[float, tuple[int, ...]]] = [(self.start, (0,) * plan.players)]
+        #: The nodes resumed after they found the table gone (:meth:`revive_stalled`).
+        self.revived: list[str] = []
 
     # -- processes -------------------------------------------------------------------------
     def _spawn(self, node: Node, argv: list[str], stem: str) -> None:
@@ -430,13 +452,77 @@ class Game:
         lab = self.lab
         if fault.kind == "cut-one":
             node.faulted = True
-            lab.cut(fault.victim)
-            return lambda: lab.heal(fault.victim)
+            if not self.cuts[fault.victim]:
+                lab.cut(fault.victim)
+            self.cuts[fault.victim] += 1
+            self._links_changed()
+            return lambda: self._heal(fault.victim)
         for seat in fault.half:
             self.nodes[seat].faulted = True
         stack = contextlib.ExitStack()
         stack.enter_context(_halves(lab, fault.half))
-        return stack.close
+        self.half = fault.half
+        self._links_changed()
+
+        def rejoin() -> None:
+            self.half = ()
+            stack.close()
+            self._links_changed()
+
+        return rejoin
+
+    def _links_changed(self) -> None:
+        """Note who can reach whom now, and mark faulted every node the cuts going on leave
+        alone: two faults together can cut off a node neither names (a half of two, its other
+        member cut off: seed 19103), and a node alone may find the table gone (§9.9)."""
+        sides = tuple(
+            -1 - seat if self.cuts[seat] else int(seat in self.half)
+            for seat in range(self.plan.players)
+        )
+        self.links.append((time.monotonic(), sides))
+        for seat, side in enumerate(sides):
+            if sides.count(side) == 1:
+                self.nodes[seat].faulted = True
+
+    def was_apart(self, a: int, b: int, since: float, until: float) -> bool:
+        """Whether seats ``a`` and ``b`` were cut off from each other at some time from
+        ``since`` to ``until``."""
+        for k, (when, sides) in enumerate(self.links):
+            later = self.links[k + 1][0] if k + 1 < len(self.links) else float("inf")
+            if when <= until and later >= since and sides[a] != sides[b]:
+                return True
+        return False
+
+    def revive_stalled(self) -> bool:
+        """Resume the nodes that found the table gone once those still running are too few to
+        decide anything (from three players, fewer than a strict majority of the table: no drop,
+        no abandon; §13 "A game that cannot end"), every fault is over and the last node to
+        end did so ``4 drop`` ago (``gone_after`` and a vote: time for a smaller roster to
+        decide what it can; and not a game ending, its nodes one by one: seed 19111): a
+        person would resume them, as the gone message says ("resuming on it later takes the
+        game up again"). Once a game."""
+        if self.revived or self.ends or self.plan.players < 3:
+            return False
+        running = [n for n in self.nodes if n.last.proc.poll() is None]
+        gone = [n for n in self.nodes if n.last.proc.returncode == EXIT_GONE]
+        if not running or not gone or len(running) > self.plan.players // 2:
+            return False
+        last = max(n.last.ended or 0.0 for n in self.nodes)
+        if time.monotonic() - last < 4 * self.drop:
+            return False
+        for node in gone:
+            self.notes.append(f"resumed {node.name} at {time.monotonic() - self.start:.1f}s")
+            self.revived.append(node.name)
+            self.resume(node)
+        return True
+
+    def _heal(self, seat: int) -> None:
+        """End one ``cut-one`` of ``seat``: its link comes back when none is left."""
+        self.cuts[seat] -= 1
+        if not self.cuts[seat]:
+            assert self.lab is not None
+            self.lab.heal(seat)
+            self._links_changed()
 
 
 @contextlib.contextmanager
@@ -469,12 +555,23 @@ def provisional_apart(finals: dict[int, dict[str, Any]]) -> list[str]:
     ]
 
 
-def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
-    """The failures of a finished game (empty: it passed) and facts for its line."""
+def silent_named(message: str) -> list[int]:
+    """The seats a ``nertz resume`` that gave up its recovery names as silent.
+
+    >>> silent_named("nertz resume: error: cannot recover our own events: P1, P4 silent for 4 s")
+    [0, 3]
+    """
+    _, _, tail = message.partition("cannot recover our own events:")
+    names = tail.partition(" silent for")[0]
+    return [int(n.strip()[1:]) - 1 for n in names.split(",") if n.strip()[1:].isdigit()]
+
+
+def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """The failures of a finished game (empty: it passed) and facts for its line; ``running``:
+    the nodes still running at the deadline."""
     problems: list[str] = []
     facts: dict[str, Any] = {}
-    if timed_out:
-        running = [n.name for n in game.nodes if n.last.proc.poll() is None]
+    if running:
         problems.append(f"did not finish in time: {', '.join(running)} still running")
     for node in game.nodes:
         for run in node.runs:
@@ -499,9 +596,17 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
         elif code == EXIT_GONE and "cannot recover our own events" in last_err:
             # A recovery that every member it waits for left unanswered: it signs nothing and
             # stops, exit 3 like a table gone (docs/protocol.md §9.6 step 5, §13 "a member gone for
-            # good"). Fine once the others have all ended; not while one still plays.
-            others = [e for s, e in enumerate(ended) if s != node.seat]
-            if not all(e and e <= (run.ended or 0.0) for e in others):
+            # good"). Fine for each member it names that had ended by then, or was cut off from
+            # it while it recovered (silence it cannot tell from gone: seed 19111); not for one
+            # that still played within its reach.
+            named = silent_named(last_err)
+            within = [
+                seat
+                for seat in named
+                if not (ended[seat] and ended[seat] <= (run.ended or 0.0))
+                and not game.was_apart(node.seat, seat, run.started, run.ended or time.monotonic())
+            ]
+            if not named or within:
                 problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
         elif code == EXIT_GONE:
             if final is None or final.get("gone") is None:
@@ -529,6 +634,7 @@ def check(game: Game, timed_out: bool) -> tuple[list[str], dict[str, Any]]:
     problems += provisional_apart(finals)
     facts["exits"] = ",".join(exits)
     facts["at"] = game.notes
+    facts["revived"] = game.revived
     facts["ended"] = [round(e - game.start, 1) if e else None for e in ended]
     facts["provisional"] = sorted(s for s, f in finals.items() if f.get("provisional"))
     facts["gone"] = {
@@ -591,12 +697,14 @@ def play(plan: Schedule, root: Path, suspect: float, drop: float, keep: bool) ->
                     missed.append(fault.kind)
             game.end_due(all_of_them=True)
             while not game.poll() and time.monotonic() < deadline:
+                if game.revive_stalled():
+                    deadline += 60.0 * plan.rounds
                 time.sleep(0.2)
-            timed_out = not game.poll()
+            running = [n.name for n in game.nodes if n.last.proc.poll() is None]
         finally:
             game.stop_all()
     wall = time.monotonic() - game.start
-    problems, facts = check(game, timed_out)
+    problems, facts = check(game, running)
     result = {
         "seed": plan.seed,
         "players": plan.players,
@@ -624,6 +732,8 @@ def line(result: dict[str, Any]) -> str:
         extra.append("dropped " + ",".join(f"P{s + 1}" for s in result["dropped"]))
     if result["gone"]:
         extra.append("gone " + ",".join(f"P{int(s) + 1}:{g}" for s, g in result["gone"].items()))
+    if result.get("revived"):
+        extra.append("resumed after gone " + ",".join(result["revived"]))
     if result["provisional"]:
         extra.append("provisional " + ",".join(f"P{s + 1}" for s in result["provisional"]))
     text = (
@@ -702,7 +812,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME,...",
         help="the lengths every cut and kill draws from: short, suspect, under, over, 2d, gone"
         " (those of the stop-* kinds), drop (healing as the sides vote or abandon,"
-        " drop-0.5 to drop+1.5 s) or past (4 drop + 4: past an abandon and its provisional wait)",
+        " drop-0.5 to drop+1.5 s), wait (healing as an abandoned side stops waiting on its"
+        " provisional result, 4 drop-1 to 4 drop+1.5 s) or past (4 drop + 4: past an abandon"
+        " and its provisional wait)",
     )
     p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
     p.add_argument("--suspect-after", type=float, default=2.0)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -108,6 +110,35 @@ def test_chaos_length_gives_every_cut_and_kill_a_named_length_and_changes_nothin
     assert min(drawn) < TIMERS["drop"] < max(drawn)  # heals before and after the votes
 
 
+def test_chaos_length_wait_heals_around_the_end_of_the_provisional_wait() -> None:
+    drop = TIMERS["drop"]
+    end = 4 * drop  # the abandon after drop of silence, then gone_after = 3 drop on its result
+    low, high = (end + d for d in chaos.WAIT_RACE)
+    plans = [
+        chaos.schedule(seed, players=[2], kinds=["cut-one"], spans=("wait",), **TIMERS)
+        for seed in range(100)
+    ]
+    again = [
+        chaos.schedule(seed, players=[2], kinds=["cut-one"], spans=("wait",), **TIMERS)
+        for seed in range(100)
+    ]
+    assert plans == again
+    drawn = [f.length for plan in plans for f in plan.faults]
+    assert all(low <= x <= high for x in drawn)
+    assert min(drawn) < end < max(drawn)  # heals before and after the wait ends
+    # Named with the others, it leaves every other length where it was drawn.
+    mixed = [
+        f.length
+        for seed in range(100)
+        for f in chaos.schedule(
+            seed, players=[2], kinds=["cut-one"], spans=("drop", "wait", "past"), **TIMERS
+        ).faults
+    ]
+    past = 4 * drop + 4
+    assert {x == past or low <= x <= high or x < drop + 2 for x in mixed} == {True}
+    assert any(low <= x <= high for x in mixed) and past in mixed
+
+
 def test_chaos_refuses_an_unknown_length(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("nap", "", "gone,2x"):
         with pytest.raises(SystemExit) as exit_:
@@ -125,3 +156,139 @@ def test_chaos_check_fails_a_provisional_result_more_than_the_last_round_apart()
     # Two provisional sides (nobody settled): nothing to hold them to.
     both = {0: {"rounds": 0, "provisional": True}, 1: {"rounds": 2, "provisional": True}}
     assert chaos.provisional_apart(both) == []
+
+
+class _Switch:
+    """A lab's switch as far as cuts go: which ports are down, and the calls made."""
+
+    def __init__(self) -> None:
+        self.down: set[int] = set()
+        self.calls: list[str] = []
+
+    def cut(self, host: int) -> None:
+        self.calls.append(f"cut {host}")
+        self.down.add(host)
+
+    def heal(self, host: int) -> None:
+        self.calls.append(f"heal {host}")
+        self.down.discard(host)
+
+
+def test_chaos_two_cuts_of_one_node_heal_it_when_the_later_ends(tmp_path: Path) -> None:
+    plan = chaos.Schedule(seed=1, players=3, rounds=2, faults=())
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    switch = _Switch()
+    game.lab = switch
+    game.nodes = [
+        chaos.Node(s, tmp_path / f"{s}.key", tmp_path / f"{s}.log", runs=[object()])
+        for s in range(3)
+    ]
+    first = game.inflict(chaos.Fault("cut-one", 1, 0, 20.0))
+    second = game.inflict(chaos.Fault("cut-one", 1, 0, 20.0, during=10.0))
+    other = game.inflict(chaos.Fault("cut-one", 2, 0, 5.0))
+    assert switch.down == {1, 2}
+    first()  # the first cut's end: the second still holds seat 1 off the LAN
+    assert switch.down == {1, 2}
+    other()
+    assert switch.down == {1}
+    second()
+    assert switch.down == set()
+    assert switch.calls == ["cut 1", "cut 2", "heal 2", "heal 1"]
+    # Seats 1 and 2 cut off leave seat 0 alone: all three may find the table gone.
+    assert all(n.faulted for n in game.nodes)
+
+
+def _game(tmp_path: Path, players: int) -> Any:
+    plan = chaos.Schedule(seed=1, players=players, rounds=2, faults=())
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    game.lab = _Switch()
+    game.nodes = [
+        chaos.Node(s, tmp_path / f"{s}.key", tmp_path / f"{s}.log", runs=[object()])
+        for s in range(players)
+    ]
+    return game
+
+
+def test_chaos_marks_faulted_a_node_two_cuts_leave_alone(tmp_path: Path) -> None:
+    # Seed 19103: P2+P3 split from P1+P4, then P1 cut off: P4, named by neither fault, is
+    # alone and may find the table gone (§9.9).
+    game = _game(tmp_path, 4)
+    game.half = (1, 2)
+    game._links_changed()
+    assert [n.faulted for n in game.nodes] == [False] * 4  # two sides of two
+    game.inflict(chaos.Fault("cut-one", 0, 0, 20.0))
+    assert [n.faulted for n in game.nodes] == [True, False, False, True]
+
+
+def test_chaos_knows_who_was_cut_off_from_whom_and_when(tmp_path: Path) -> None:
+    # Seed 19111: P2, killed inside a split P2+P3 | P1+P4 and resumed before it healed, gave
+    # its recovery up on P1 and P4, silent: cut off from it, not gone (§9.6 step 5).
+    game = _game(tmp_path, 4)
+    before = time.monotonic()
+    heal = game.inflict(chaos.Fault("cut-one", 3, 0, 5.0))
+    cut = time.monotonic()
+    game.half = (1, 2)
+    game._links_changed()
+    during = time.monotonic()
+    game.half = ()
+    heal()
+    after = time.monotonic() + 1.0
+    assert game.was_apart(1, 0, during, during) and game.was_apart(1, 3, during, during)
+    assert not game.was_apart(1, 2, before - 1.0, after)  # one side all along
+    assert game.was_apart(0, 3, cut, cut)  # P4 cut off from the first
+    assert not game.was_apart(0, 1, after, after + 1.0)  # all healed
+    assert not game.was_apart(0, 1, before - 2.0, before - 1.0)  # before any cut
+    err = (
+        "nertz resume: error: cannot recover our own events: P1, P4 silent for 4 s and may"
+        " hold events we signed. Nothing was signed: resume again if they are still playing"
+    )
+    assert chaos.silent_named(err) == [0, 3]
+    assert chaos.silent_named("nertz resume: error: no such file") == []
+
+
+class _Proc:
+    def __init__(self, code: int | None) -> None:
+        self.returncode = code
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+
+class _Run:
+    def __init__(self, code: int | None, ended: float | None) -> None:
+        self.proc = _Proc(code)
+        self.ended = ended
+
+
+def test_chaos_resumes_the_gone_once_the_rest_cannot_decide(tmp_path: Path) -> None:
+    long_ago = time.monotonic() - 100.0
+    game = _game(tmp_path, 4)
+    resumed: list[str] = []
+    game.resume = lambda node: resumed.append(node.name)
+    codes = [chaos.EXIT_GONE, None, None, chaos.EXIT_GONE]
+    for node, code in zip(game.nodes, codes, strict=True):
+        node.runs = [_Run(code, None if code is None else long_ago)]
+    game.ends = [(0.0, 0, lambda: None)]
+    assert not game.revive_stalled()  # a fault still going on
+    game.ends = []
+    game.nodes[3].runs = [_Run(chaos.EXIT_GONE, time.monotonic())]
+    assert not game.revive_stalled()  # the last gone a moment ago: the rest may yet decide
+    game.nodes[3].runs = [_Run(chaos.EXIT_GONE, long_ago)]
+    game.nodes[2].runs = [_Run(0, time.monotonic())]
+    assert not game.revive_stalled()  # seed 19111: a game ending, its nodes one by one
+    game.nodes[2].runs = [_Run(None, None)]
+    assert game.revive_stalled()
+    assert resumed == ["P1", "P4"] and game.revived == ["P1", "P4"]
+    assert not game.revive_stalled()  # once a game
+    # Three of five running still hold a majority; two players abandon instead.
+    game = _game(tmp_path, 5)
+    game.resume = lambda node: resumed.append(node.name)
+    for node, code in zip(game.nodes, [3, 3, None, None, None], strict=True):
+        node.runs = [_Run(code, None if code is None else long_ago)]
+    assert not game.revive_stalled()
+    game = _game(tmp_path, 2)
+    game.resume = lambda node: resumed.append(node.name)
+    for node, code in zip(game.nodes, [3, None], strict=True):
+        node.runs = [_Run(code, None if code is None else long_ago)]
+    assert not game.revive_stalled()
+    assert resumed == ["P1", "P4"]

@@ -213,8 +213,18 @@ class Mesh:
         if self.router is None:
             if self.ctx is None:
                 self.ctx = zmq.Context()
+            # No heartbeat of its own: libzmq 4.3.5 aborts the process ("Assertion failed:
+            # !_io_error", stream_engine_base.cpp) when a heartbeat falls due on a connection
+            # whose input stopped at the HWM and then broke, as when a node stopped past a
+            # member's HEARTBEAT_TIMEOUT wakes to a backlog (chaos seed 19304; libzmq #4841).
+            # The ROUTER is only ever received on: the members' DEALERs' heartbeats, which
+            # it answers, watch each link and reconnect it.
             router = create_socket(
-                self.ctx, zmq.ROUTER, recv_hwm=ROUTER_HWM, max_message_size=MAX_FRAME
+                self.ctx,
+                zmq.ROUTER,
+                recv_hwm=ROUTER_HWM,
+                max_message_size=MAX_FRAME,
+                heartbeat=False,
             )
             try:
                 router.bind(self._bind_to)

@@ -699,13 +699,15 @@ def create_socket(
     identity: bytes | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     recv_hwm: int | None = None,
+    heartbeat: bool = True,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
     Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
     ``LINGER 0``; reconnect after
     :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
-    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`;
+    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`
+    (with ``heartbeat``; without, it still answers the peer's);
     ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
     zmq, and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
@@ -724,6 +726,9 @@ def create_socket(
             to recognise a reconnecting peer; zmq picks a random one if omitted.
         max_message_size: the largest frame accepted, in bytes, at least 1 (see
             :data:`DEFAULT_MAX_MESSAGE_SIZE`).
+        heartbeat: send ZMTP heartbeats. Off for a socket never sent on that may stop
+            reading at its HWM (the mesh's ROUTER): libzmq 4.3.5 aborts when one falls due
+            on a connection whose input stopped and then broke.
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -754,8 +759,9 @@ def create_socket(
         zsock.set(zmq.MAXMSGSIZE, max_message_size)
         zsock.set(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
         zsock.set(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
-        zsock.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
-        zsock.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+        if heartbeat:
+            zsock.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+            zsock.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
         if socket_type == zmq.ROUTER:
             zsock.set(zmq.ROUTER_HANDOVER, 1)
             zsock.set(zmq.ROUTER_MANDATORY, 1)
