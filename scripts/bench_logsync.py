@@ -26,7 +26,8 @@ the next sync also carries. The methods run in alternated rounds (a fresh file e
 order rotated every round), so that the machine's load reaches all of them alike; each
 figure is printed beside ``append``'s in the same run as a ratio of medians. The time of a
 synced write is wall time (it waits for the device, it does not use the CPU); the CPU time
-per write is printed too. A zero fill (or fallocate) on the path is timed on its own and
+per write is printed too. The first chunk is prepared when a file is made (as a writer would
+at creation); a later fill (or fallocate), on a record's path, is timed on its own and
 amortised over the records of a chunk. With ``--contenders N``, N processes meanwhile append
 and sync a record every ``--gap`` seconds each in the same directory (the other peers of a
 game on one machine, whose syncs share the file system's journal).
