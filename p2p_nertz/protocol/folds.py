@@ -109,10 +109,14 @@ class Folds:
             index = bisect.bisect(keys, key)
             self.nonfinal.insert(index, event)
             keys.insert(index, key)
-            if index == len(keys) - 1 and event.kind not in _MEMBERSHIP:
-                self._tail.append(event)  # (folded onto the plain fold, if there is one)
-            else:
-                self._plain = None
+            if self._plain is not None:
+                tail = self._tail
+                tail.append(event)
+                # (Not last, or a membership event: the fold is made again. Nor where more
+                # events are to be folded onto it than onto the final fold: they are final.)
+                if index < len(keys) - 1 or event.kind in _MEMBERSHIP or len(tail) > len(keys):
+                    self._plain = None
+                    tail.clear()
             return []
         self._plain = None
         return self.final.observe(event)
@@ -180,9 +184,13 @@ class Folds:
         """The final fold plus every held event not final, in order, as far as they count."""
         if self._tentative is None:
             plain = self._plain
-            made = self._fold_tail(plain) if plain is not None else None
+            made = (
+                self._fold_tail(plain)
+                if plain is not None and len(self._tail) <= len(self.nonfinal)
+                else None
+            )
             self._tentative = self._cut_unheld() if made is None else made
-            self._tail = []
+            self._tail.clear()
         return self._tentative
 
     def _fold_tail(self, plain: GameState) -> GameState | None:
