@@ -19,12 +19,6 @@ such an event, the tentative fold is made again with what it found, until that s
 :class:`Folds` owns the final fold, the held events not final yet (in the total order) and the
 tentative fold made from them (dropped when an event is added or forgotten); it answers
 whether a late event can never count (:meth:`Folds.never_counts`).
-
-**Most events sort last.** An event delivered after every held one in the order, that is no
-membership event, is folded onto the last tentative fold where that fold is the plain one (its
-first round stood, no cut imposed): the first round of a fold made again would go through the
-same events to the same state, then take it (:meth:`Folds._fold_tail`). Everything else is
-folded again from the final fold, as before (issue 18: the refold was ~5% of a peer's Python).
 """
 
 from __future__ import annotations
@@ -37,7 +31,7 @@ from typing import Generic, TypeVar
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
-from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP, Kind
+from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.roster import Cap, frozen_below
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
@@ -91,11 +85,6 @@ class Folds:
         #: What every event held says of the others' feeds (:class:`Unheld`).
         self.unheld = Unheld(final.spec.seats)
         self._tentative: GameState | None = final.copy()
-        #: The last tentative fold made that was its first round's (:meth:`_fold_tail`), the
-        #: held events since, each last in the order when it came, and the forks it had.
-        self._plain: GameState | None = None
-        self._tail: list[Event] = []
-        self._plain_forks: dict[int, int] = {}
 
     # -- the held events --------------------------------------------------------------------
     def add(self, event: Event, stable: int) -> list[Notice]:
@@ -105,20 +94,10 @@ class Folds:
         self.unheld.note(event)
         if event.lamport > stable:
             key = event.key
-            keys = self.keys
-            index = bisect.bisect(keys, key)
+            index = bisect.bisect(self.keys, key)
             self.nonfinal.insert(index, event)
-            keys.insert(index, key)
-            if self._plain is not None:
-                tail = self._tail
-                tail.append(event)
-                # (Not last, or a membership event: the fold is made again. Nor where more
-                # events are to be folded onto it than onto the final fold: they are final.)
-                if index < len(keys) - 1 or event.kind in _MEMBERSHIP or len(tail) > len(keys):
-                    self._plain = None
-                    tail.clear()
+            self.keys.insert(index, key)
             return []
-        self._plain = None
         return self.final.observe(event)
 
     def never_counts(self, seat: int, seq: int, lamport: int) -> bool:
@@ -176,58 +155,15 @@ class Folds:
         kept = [e for e in self.nonfinal if not (e.seat == seat and e.seq > keep)]
         self.nonfinal = kept
         self.keys = [e.key for e in kept]
-        self._tentative = self._plain = None
+        self._tentative = None
 
     # -- the tentative fold -----------------------------------------------------------------
     @property
     def tentative(self) -> GameState:
         """The final fold plus every held event not final, in order, as far as they count."""
         if self._tentative is None:
-            plain = self._plain
-            made = (
-                self._fold_tail(plain)
-                if plain is not None and len(self._tail) <= len(self.nonfinal)
-                else None
-            )
-            self._tentative = self._cut_unheld() if made is None else made
-            self._tail.clear()
+            self._tentative = self._cut_unheld()
         return self._tentative
-
-    def _fold_tail(self, plain: GameState) -> GameState | None:
-        """The tentative fold made from ``plain``, the last one made, which was its first
-        round's and has been held back by nothing since, and the events held since, each last
-        in the order when it came and no membership event (:attr:`_tail`); ``None`` where the
-        fold must be made again from the final one (:meth:`_cut_unheld`).
-
-        The first round of :meth:`_fold` with no cuts, gaps or caps but the forks' goes
-        through the events ``plain`` went through (an event made final since was folded into
-        the final fold as ``plain`` folded it: one it did not take there dropped ``plain``),
-        to ``plain``'s state, then through these, as here. No vote, leave or join is among
-        them, nor a readmission (none is pending), so what decides whether that round stands
-        is what ``plain``'s showed, but for what is final: asked again here, and where the
-        round would go on, or the forks proven changed, the fold is made again. The cuts
-        :func:`impose_cuts` offers are asked as :meth:`_cut_unheld` asks them.
-        tests/test_folds_tail.py folds both ways.
-        """
-        if self.forked_at != self._plain_forks or plain.rejoining:
-            return None
-        t = plain.copy()
-        for ev in self._tail:
-            if t.counts(ev.seat, ev.seq):
-                t.apply(ev)
-            else:
-                t.observe(ev)
-        if t.dropped or t.gaps or t.votes:
-            # (_round's next_round: the round stands where it decided what it was folded
-            # with; where it did not, whether it stands depends on every event it counted.)
-            final = self.final
-            if (
-                any(q not in final.dropped for q in t.dropped)
-                or any(final.gaps.get(q) != g for q, g in t.gaps.items())
-                or st.with_forks(t.standing_caps(), self.forked_at, own=self.own) != t.vote_caps
-            ):
-                return None
-        return self._impose(t, t)
 
     def _cut_unheld(self) -> GameState:
         """:meth:`_fold`'s fixed point, then each cut :meth:`Unheld.cuts` offers that the fold
@@ -242,22 +178,13 @@ class Folds:
         (variants soak seed 5066). The cuts only grow, so this ends."""
         first: list[GameState] = []
         t = self._fold({}, {}, {}, first=first)
-        self._plain_forks = dict(self.forked_at)
-        return self._impose(t, first[0])
-
-    def _impose(self, t: GameState, first: GameState) -> GameState:
-        """:func:`impose_cuts` over ``t``, the fixed point of :meth:`_fold` whose first round
-        made ``first`` (:meth:`_cut_unheld`); the fold it gives is kept as :attr:`_plain` if
-        it is ``first`` (:meth:`_fold_tail`)."""
 
         def fold_with(cuts: dict[int, int]) -> Trial[GameState]:
             trial = self._fold(cuts, {}, {}, imposed=cuts)
             return Trial(trial, trial, self.unheld)
 
         start = Trial(t, t, self.unheld)
-        made = impose_cuts(fold_with, start, first.dropped.keys(), self.final).result
-        self._plain = made if made is first else None
-        return made
+        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
 
     def _fold(
         self,
@@ -383,8 +310,7 @@ class Folds:
                 break
             moved += 1
             if not self.admits(event, excluded, gaps):
-                # the tentative fold counted it; this one never will
-                self._tentative = self._plain = None
+                self._tentative = None  # the tentative fold counted it; this one never will
                 notices.extend(final.observe(event))
                 continue
             notices.extend(final.apply(event))
@@ -409,7 +335,7 @@ class Folds:
                 moved += 1
                 counts = self.admits(event, excluded, gaps)
                 if not counts:
-                    self._tentative = self._plain = None  # (as in advance)
+                    self._tentative = None  # (as in advance)
                 yield event, counts
         finally:
             if moved:
@@ -861,10 +787,6 @@ class Unheld:
             out.extend((seat, c) for c in sorted(counts[seat]) if low <= c < high)
         return out
 
-
-#: The kinds of event that may change who is in, cuts, caps or gaps: never folded onto the
-#: plain tentative fold (:meth:`Folds._fold_tail`).
-_MEMBERSHIP = frozenset({Kind.JOIN, Kind.DROP, Kind.LEAVE})
 
 #: The votes that may drop a member (not withdrawals, abandons, readmissions).
 _AGAINST = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
