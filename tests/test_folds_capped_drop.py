@@ -27,6 +27,8 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import settle
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.state import Event, GameState
+from p2p_nertz.sim import run
+from p2p_nertz.sim.mixes import late_withdrawals
 
 _S, _W, _H, _P = (
     DropReason.SILENT,
@@ -154,3 +156,14 @@ def test_folds_a_proof_vote_cap_holds_nothing_back() -> None:
     assert folds.tentative.vote_caps[_B][0] == 1
     assert folds.capped_drops == {}
     assert _settle(folds, players, events, None) == 9
+
+
+def test_late_withdrawals_seed_233_no_event_final_below_the_cut() -> None:
+    """The same class in the simulator (``scripts/soak.py --late-withdrawals --seed 233``,
+    three players, about 1 s): peer 1 made seat 0's events 32-37 (Lamport 130-135) final
+    before the votes it held dropped seat 0 at 31, and its final fold kept 6 moves the others'
+    did not. With the rule every peer's final fold is the same."""
+    result = run(late_withdrawals(233, players=(3, 3)))
+    assert result.violations == []
+    finals = {peer.final.digest() for peer in result.peers if peer}
+    assert len(finals) == 1
