@@ -498,19 +498,15 @@ def settle(
         for q in late:
             del candidates[q]
     stable = bound(excluded, floor)
-    for q, cut in tentative.dropped.items() if tentative.dropped else ():
+    for q, cut in (*tentative.dropped.items(), *(capped or {}).items()):
         # A drop the held votes decide, not final yet: the member's events past its cut
         # must not be final before it is, or the drop, once final, would cut events
         # already taken (soak seed 1216: both voters had withdrawn after the votes that
-        # decided it, each before holding the other's vote).
+        # decided it, each before holding the other's vote). So for a drop that only caps
+        # keep undecided (``capped``, never a member ``tentative`` drops): a withdrawal
+        # lifts them in the past, and the drop is decided where the votes were (seed 603).
         feed = feeds[q]
         if q not in excluded and cut < len(feed):
-            stable = min(stable, feed[cut].lamport - 1)
-    for q, cut in capped.items() if capped else ():
-        # A drop that only caps keep undecided: a withdrawal lifts them in the past, and the
-        # drop is then decided where the votes were (chaos seed 603, §9.2).
-        feed = feeds[q]
-        if q not in excluded and q not in tentative.dropped and cut < len(feed):
             stable = min(stable, feed[cut].lamport - 1)
     if stable <= floor:
         return excluded, stable  # (the readmissions below could only lower it)

@@ -29,6 +29,7 @@ the same in every fold of the same events.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -198,17 +199,10 @@ class Roster:
         §13). A vote of a member dropped caps nothing (its announcements are not waited for).
         """
         caps = {q: (_NEVER, _NEVER, past) for q, past in sorted(self.past_caps.items())}
-        for target in sorted(self.votes.keys() | self.frozen.keys()):
-            if target in self.dropped:
-                continue
-            ballots = (*self.votes.get(target, ()), *self.frozen.get(target, ()))
-            standing = [
-                v for voter, v in ballots if voter not in self.dropped and v.reason in _CAPPED
-            ]
-            if standing:
-                forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
-                low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
-                caps[target] = (low, min(forks, default=_NEVER), past)
+        for target, standing in _standing(self):
+            forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
+            low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
+            caps[target] = (low, min(forks, default=_NEVER), past)
         return caps
 
     def stands(self, voter: int, target: int) -> bool:
@@ -639,18 +633,25 @@ def lasting_caps(roster: Roster) -> dict[int, int]:
     the member's drop cuts it at or below that count, so its votes capped there never count
     (``Folds.capped_drops``: the drops that only the other caps keep undecided)."""
     caps: dict[int, int] = {}
+    for target, standing in _standing(roster):
+        counts = [v.last_seq for v in standing if v.reason is DropReason.EQUIVOCATION]
+        if counts:
+            caps[target] = min(counts)
+    return caps
+
+
+def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
+    """Each member still in with votes against it that cap (:meth:`Roster.standing_caps`),
+    by members still in, not withdrawn: ``(target, votes)`` in seat order."""
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
         if target in roster.dropped:
             continue
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
-        counts = [
-            v.last_seq
-            for voter, v in ballots
-            if voter not in roster.dropped and v.reason is DropReason.EQUIVOCATION
+        standing = [
+            v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
         ]
-        if counts:
-            caps[target] = min(counts)
-    return caps
+        if standing:
+            yield target, standing
 
 
 def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
