@@ -202,14 +202,6 @@ class Delivery:
             outbox.clock = message.lamport
             self.finality.dirty = True
         if beat is not None:
-            if outbox.relaying and message.kind is Kind.ACK:
-                mine = [
-                    e.seq
-                    for e in self.folds.nonfinal
-                    if e.seat == self.seat and e.kind is Kind.CLAIM
-                ]
-                if mine and beat.held[self.seat] >= min(mine):
-                    outbox.relay[seat] = message.wire
             self.take_beat(seat, message.lamport, beat, now)
             # Timed above our first recovery want (far above our old clock): sent after it
             # took the want in, so after all we sent it before the crash (§9.6). If it lacks
@@ -400,18 +392,10 @@ class Delivery:
             # Acked at once: any event but a tableau move, and a move only while a claim waits
             # for it (Folds.claim_waits, issue #4); the others are announced by our next event
             # or beat (an event's frontier is an ack, §7.2).
-            if (outbox.ack_due is None or outbox.relaying) and (
+            if outbox.ack_due is None and (
                 message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
             ):
-                if outbox.ack_due is None:
-                    outbox.ack_due = now + outbox.ack_delay
-                if outbox.relaying:
-                    if message.kind is Kind.CLAIM or message.kind is KIND_MOVE:
-                        for e in self.folds.nonfinal:
-                            if e.kind is Kind.CLAIM and e.seat != self.seat:
-                                outbox.address(e.seat, True)
-                    else:
-                        outbox.address(seat, False)
+                outbox.ack_due = now + outbox.ack_delay
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:

@@ -64,12 +64,6 @@ class Outbox:
         self.version = version
         self._game_id = game_id
         self._roster = frozenset(peer_ids)
-        self._peer_ids = peer_ids
-        #: (experiment) acks answering claims go to their authors only, who relay them
-        self.relaying = False
-        self.ack_to: set[int] = set()
-        self.ack_all = False
-        self.relay: dict[int, bytes] = {}
         self._private = identity.to_bytes()
         self._envelopes = envelopes
         self.beat_interval = beat_interval
@@ -154,8 +148,6 @@ class Outbox:
         self.effects.append(Send(wire))
         self.last_sent = now if now is not None else self.last_sent
         self.ack_due = None  # (the event announces what the ack would have)
-        self.ack_to = set()
-        self.ack_all = False
         return message, body
 
     def sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
@@ -182,47 +174,14 @@ class Outbox:
         feed = feeds[seat]
         head = feed[-1].id if feed else None
         ids = held_ids(feeds, held)
-        wire = self.sign_beat(kind, Beat(len(feed), head, held, ids))
-        if kind is Kind.ACK and self.relaying and self.ack_to and not self.ack_all:
-            for q in sorted(self.ack_to):
-                self.effects.append(Send(wire, self._peer_ids[q]))
-            # (not to everyone: the beat interval runs on)
-            self.ack_due = None
-            self.ack_to = set()
-            return
-        else:
-            self.effects.append(Send(wire))
+        self.effects.append(Send(self.sign_beat(kind, Beat(len(feed), head, held, ids))))
         self.spoke(now)
-
-    def address(self, seat: int, alone: bool) -> None:
-        """(experiment) The pending ack answers an event of ``seat``: to it alone if
-        ``alone`` (a claim), else to everyone."""
-        if alone:
-            self.ack_to.add(seat)
-        else:
-            self.ack_all = True
-
-    def forward(self) -> None:
-        """(experiment) Relay the acks taken since the last relay, each to every member but
-        its author (one bundle per member)."""
-        import os
-
-        if os.environ.get("P2P_NO_FORWARD") == "1":
-            self.relay = {}
-            return
-        for q, peer in enumerate(self._peer_ids):
-            for r, wire in self.relay.items():
-                if r != q and peer != self.identity.peer_id:
-                    self.effects.append(Send(wire, peer))
-        self.relay = {}
 
     def spoke(self, now: float) -> None:
         """A beat (or an ack, or the wants of a recovery) went to everyone: it announced all
         we hold, so no ack is due, and the next beat is one interval away."""
         self.last_sent = now
         self.ack_due = None
-        self.ack_to = set()
-        self.ack_all = False
 
     # -- acks -------------------------------------------------------------------------------
     def beat_due(self, now: float) -> Kind | None:

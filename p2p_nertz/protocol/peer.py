@@ -184,7 +184,6 @@ class PeerConfig:
     clock_reserve: int = 1000
     phase_timeout: float = 60.0
     rejoin: bool = True
-    ack_relay: bool = False
 
     @property
     def gone_after(self) -> float:
@@ -244,7 +243,6 @@ class Peer:
             envelopes=envelopes,
             version=spec.wire_version,
         )
-        self._outbox.relaying = self._config.ack_relay
         self._wire(now)
         self._started = False
 
@@ -695,8 +693,4 @@ class Peer:
             due = outbox.beat_due(now)
             if due is not None:
                 self._beat(due, now)
-            if outbox.relay and not any(
-                e.seat == self.seat and e.kind is Kind.CLAIM for e in self._folds.nonfinal
-            ):
-                outbox.forward()
         return outbox.take()

@@ -152,12 +152,7 @@ others to hold its ``leave``: live members do within a round trip; a frozen game
 stopped, a partition) must not keep a node from stopping (issue 13 §2). The ``leave`` is in
 the log before it is sent, so the others learn it from whoever holds it, or from a restart."""
 
-NODE_CONFIG: Final = PeerConfig(
-    ack_delay=0.0,
-    want_delay=0.02,
-    beat_interval=0.5,
-    ack_relay=os.environ.get("P2P_ACK_RELAY") == "1",
-)
+NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, want_delay=0.02, beat_interval=0.5)
 """The peer core's configuration on real sockets: acks go out as soon as a burst of received
 messages has been taken in (the receive loop hands the peer everything waiting at once, which
 coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
