@@ -189,6 +189,134 @@ def message_counts(players: int, seed: int = 2, rounds: int = 2) -> Counts:
     )
 
 
+@dataclass(frozen=True)
+class AckFigures:
+    """What fault-free simulated games sent per claim, and each claim's finality at its author
+    and at every other member (issue 18, session 20: what the acks cost and buy)."""
+
+    claims: int
+    messages: float  #: sends delivered per claim (a relayed message counts once per receiver)
+    bursts: float  #: the same, with what one peer relays to one member at one instant as one
+    signs: float
+    verifies: float
+    acks: float  #: acks delivered per claim, its author's own sends
+    relayed: float  #: messages delivered per claim by a peer that did not sign them
+    author: list[float]  #: ms from a claim's send to its finality at its author
+    others: list[float]  #: ms from a claim's send to its finality at each other member
+
+
+def ack_figures(
+    players: int, peer: PeerConfig, seeds: tuple[int, ...] = (2, 3, 4, 5, 6, 7)
+) -> AckFigures:
+    """Fault-free 2-round games of ``players`` (1 ms one-way, 0.5 ms jitter), one per seed,
+    summed: messages, signatures, verifies and acks per claim, and every claim's finality at
+    its author and at the others (deterministic: run it on two branches to compare)."""
+    sends = bursts = acks = relayed = claims = skipped = 0
+    signed_count = 0
+    verified = 0
+    author: list[float] = []
+    others: list[float] = []
+    for seed in seeds:
+        config = SimConfig(
+            players=players,
+            seed=seed,
+            rules=Rules(target=None, rounds=2),
+            faults=Faults(delay=0.001, jitter=0.0005),
+            record_effects=True,
+            peer=peer,
+        )
+        result = Simulation(config).run()
+        peer_ids = result.spec.peer_ids
+        signed: set[bytes] = set()
+        received: set[tuple[int, bytes]] = set()
+        instants: set[tuple[float, int, int]] = set()
+        sent_at: dict[tuple[int, int], float] = {}
+        for now, seat, effect in result.effects:
+            if isinstance(effect, ClaimDecided):
+                claim = effect.resolution.claim
+                start = sent_at.get((claim.lamport, claim.seat))
+                if start is not None:
+                    (author if seat == claim.seat else others).append((now - start) * 1e3)
+                continue
+            if not isinstance(effect, Send):
+                continue
+            message = decode_message(effect.data)
+            own = message.author == peer_ids[seat]
+            targets = (
+                [s for s in range(players) if s != seat]
+                if effect.to is None
+                else [peer_ids.index(effect.to)]
+            )
+            sends += len(targets)
+            received.update((t, effect.data) for t in targets)
+            if own:
+                signed.add(effect.data)
+                bursts += len(targets)
+                if message.kind.name == "ACK":
+                    acks += len(targets)
+                if message.kind.name == "CLAIM" and effect.to is None:
+                    sent_at[(message.lamport, seat)] = now
+                    claims += 1
+            else:
+                relayed += len(targets)
+                for t in targets:
+                    if (now, seat, t) not in instants:
+                        instants.add((now, seat, t))
+                        bursts += 1
+        signed_count += len(signed)
+        verified += len(received)
+        skipped += sum(
+            getattr(getattr(p, "_inbox", None), "unverified", 0)
+            for p in result.peers
+            if p is not None
+        )
+    n = max(1, claims)
+    return AckFigures(
+        claims=claims,
+        messages=sends / n,
+        bursts=bursts / n,
+        signs=signed_count / n,
+        verifies=(verified - skipped) / n,
+        acks=acks / n,
+        relayed=relayed / n,
+        author=sorted(author),
+        others=sorted(others),
+    )
+
+
+def _median_p99(values: list[float]) -> str:
+    if not values:
+        return "-"
+    p99 = values[min(len(values) - 1, int(0.99 * len(values)))]
+    return f"{statistics.median(values):5.2f}/{p99:5.2f}"
+
+
+def print_acks(node: PeerConfig) -> None:
+    """Issue 18, session 20: the ack window's values, on the simulator's timers and on the
+    runtime's (``node``), per claim at 2, 4 and 8 peers (docs/latency.md, "Session 20")."""
+    print("acks per claim, fault-free simulated games (deterministic; 1 ms one-way, 6 seeds):")
+    print("  finality in ms, median/p99, from the claim's send; msgs: sends delivered")
+    print(
+        f"  {'timers':<22}{'peers':>5}{'claims':>7}{'msgs':>8}{'bursts':>8}{'acks':>7}"
+        f"{'relayed':>8}{'signs':>7}{'verifies':>9}  {'at author':>11}  {'at others':>11}"
+    )
+    rows = [(f"ack window {d * 1e3:g} ms", PeerConfig(ack_delay=d)) for d in ACK_WINDOWS]
+    rows.append(("runtime's (NODE_CONFIG)", node))
+    for name, config in rows:
+        for players in (2, 4, 8):
+            f = ack_figures(players, config)
+            print(
+                f"  {name:<22}{players:>5}{f.claims:>7}{f.messages:8.2f}{f.bursts:8.2f}"
+                f"{f.acks:7.2f}{f.relayed:8.2f}{f.signs:7.2f}{f.verifies:9.2f}  "
+                f"{_median_p99(f.author):>11}  {_median_p99(f.others):>11}",
+                flush=True,
+            )
+
+
+#: The ack windows :func:`print_acks` tries (seconds).
+ACK_WINDOWS = (0.0, 0.0005, 0.001, 0.002, 0.005)
+
+
 #: What the simulator asks of a peer (its inputs), recorded by :func:`recorded_inputs`.
 INPUTS = ("start", "feed", "tick", "play", "release_ready", "leave", "abandon")
 
@@ -276,7 +404,18 @@ def main() -> int:
         help="only count the Python opcodes per input of seat 0's replayed inputs at 2, 4 "
         "and 8 peers, and print the TOP functions by their own count",
     )
+    parser.add_argument(
+        "--acks",
+        action="store_true",
+        help="only print the acks' figures: messages, signatures, verifies and acks per claim "
+        "and finality at the author and at the others, per ack window, at 2, 4 and 8 peers",
+    )
     args = parser.parse_args()
+    if args.acks:
+        from p2p_nertz.runtime.node import NODE_CONFIG
+
+        print_acks(NODE_CONFIG)
+        return 0
     if args.opcodes is not None:
         for players in (2, 4, 8):
             sim, inputs, _ = recorded_inputs(players)
