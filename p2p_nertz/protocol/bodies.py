@@ -15,8 +15,8 @@ join     ``[frontier]``                                                         
 commit   ``[frontier, round, H(secret), H(nonce)]``                                   Commit
 reveal   ``[frontier, round, what, value]`` (what: 0 nonce, 1 secret)                 Reveal
 ready    ``[frontier, round, [nerts top, work pile 1, ...]]``: the dealt face-up      Ready
-move     ``[frontier, round, move, [revealed cards]]``                                Play
-claim    ``[frontier, round, move, card, [revealed cards]]`` (move: ``src>L@fid``)    Play
+move     ``[frontier, round, move, [revealed cards](, opening)]``                     Play
+claim    ``[frontier, round, move, card, [revealed cards](, opening)]`` (``src>L@fid``) Play
 stuck    ``[frontier, round]``                                                        Play
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
@@ -33,6 +33,11 @@ want     ``[seat, first seq, last seq]``                                        
 without seeing the hidden ones (DESIGN.md §5.3): a stock turn lists the cards it turns, in the
 order they land on the waste; a move that takes the Nerts top card names the card under it.
 
+The *opening* (a shuffle game's move or claim, docs/shuffle.md §10.14): the decryption shares
+of the sealed cards the move needs, as :func:`p2p_nertz.deck.wire.encode_opening` gives them;
+a last field present only when the move carries at least one share, so that a body without
+one is the very bytes it always was.
+
 :func:`parse_body` turns a decoded body into its class or raises ``ValueError`` with a sentence
 saying what is wrong; the peer reports that as a ``bad_body`` rejection.
 """
@@ -46,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
+from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import (
     DeckAnswer,
     DeckComplain,
@@ -53,6 +59,8 @@ from p2p_nertz.deck.wire import (
     DeckOpen,
     DeckShares,
     DeckStage,
+    decode_opening,
+    encode_opening,
 )
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
@@ -175,6 +183,8 @@ class Play:
     Attributes:
         card: for a claim, the card claimed (as it plays: a joker declared).
         reveals: the cards this move turns face up.
+        opens: a shuffle game's move or claim: the shares of the sealed cards it needs
+            (docs/shuffle.md §10.14), each share's ``seat`` its maker's member index.
     """
 
     frontier: tuple[int, ...]
@@ -185,6 +195,7 @@ class Play:
     #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
     #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
     frontier_ids: tuple[bytes, ...] = ()
+    opens: tuple[Share, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,12 +367,15 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
         head: list[Any] = [frontier, body.round]
         kind = body.move.kind
         if kind is MoveKind.PASS or kind is MoveKind.CALL:
+            if body.opens:
+                raise ValueError("a stuck or nerts body carries no opening")
             return head
         reveals = [str(c) for c in body.reveals]
+        opening = [encode_opening(body.opens)] if body.opens else []
         if body.move.is_lake:
             assert body.card is not None
-            return [*head, str(body.move), str(body.card), reveals]
-        return [*head, str(body.move), reveals]
+            return [*head, str(body.move), str(body.card), reveals, *opening]
+        return [*head, str(body.move), reveals, *opening]
     if isinstance(body, Result):
         return [frontier, body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
@@ -521,17 +535,28 @@ def _parse_beat(body: Body, seats: int) -> Beat:
     return Beat(head_seq, hid, counts, ids)
 
 
+def _opening(
+    body: Body, fields: int, what: str, seats: int
+) -> tuple[tuple[Body, ...], tuple[Share, ...]]:
+    """A move's or claim's ``fields`` fields and the opening after them, if any (its last
+    field, present only when it carries a share: one body, one encoding)."""
+    if isinstance(body, tuple) and len(body) == fields + 1:
+        opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
+        return body[:fields], opens
+    return _array(body, fields, what), ()
+
+
 def _parse_move(body: Body, seats: int) -> Play:
-    f, r, text, reveals = _array(body, 4, "a move body")
+    (f, r, text, reveals), opens = _opening(body, 4, "a move body", seats)
     move = _move(text)
     if move.is_lake or move.kind in _NOT_ON_TABLEAU:
         raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
     seqs, ids = _frontier(f, seats)
-    return Play(seqs, _round(r), move, None, _cards(reveals, 3, "reveals"), ids)
+    return Play(seqs, _round(r), move, None, _cards(reveals, 3, "reveals"), ids, opens)
 
 
 def _parse_claim(body: Body, seats: int) -> Play:
-    f, r, text, card_text, reveals = _array(body, 5, "a claim body")
+    (f, r, text, card_text, reveals), opens = _opening(body, 5, "a claim body", seats)
     move = _move(text)
     if not move.is_lake or move.foundation is None:
         raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
@@ -545,7 +570,7 @@ def _parse_claim(body: Body, seats: int) -> Play:
     else:
         revealed = _cards(reveals, 0, "reveals")
     seqs, ids = _frontier(f, seats)
-    return Play(seqs, _round(r), move, card, revealed, ids)
+    return Play(seqs, _round(r), move, card, revealed, ids, opens)
 
 
 def _parse_join(body: Body, seats: int) -> Join:

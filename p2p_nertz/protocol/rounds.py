@@ -257,10 +257,6 @@ class RoundState:
             self.table = table.with_tableau(seat, tableau)
             self.seen[seat] = self.seen.get(seat, frozenset()) | {o.card.physical}
 
-    def _turned_up(self, seat: int, before: Tableau, move: Move, rules: Rules) -> list[int]:
-        """The sealed positions ``move`` turns up on ``before`` (the rules say which)."""
-        return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
-
     def take_deal(
         self,
         seat: int,
@@ -307,11 +303,15 @@ class RoundState:
         """
         body = event.body
         assert isinstance(body, Play)
+        if body.opens and self.deck is None:
+            raise Refuse(_C.WRONG_DEAL, "an opening in a game dealt by commit and reveal")
         table = self.table
         if table is None or body.round < self.number:
             return False  # a late move of a finished round: it does not count
         if not self._counts(event, body, table):
             return False
+        if body.opens:
+            table = _take_opening(self, body)
         seat = event.seat
         move = body.move
         before = table.tableaux[seat]
@@ -324,7 +324,7 @@ class RoundState:
             raise Refuse(_C.REVEAL_COUNT, "a shuffle game's move names no card it turns up")
         else:
             tableau, seen = before, self.seen.get(seat, frozenset())
-            turned = self._turned_up(seat, before, move, rules)
+            turned = _turned_up(before, move, rules)
         try:
             unseen = move.is_lake and self._claim_unseen(event, body, tableau, roster)
         except Refuse:  # (its card is not there)
@@ -590,6 +590,23 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def _turned_up(before: Tableau, move: Move, rules: Rules) -> list[int]:
+    """The sealed positions ``move`` turns up on ``before`` (the rules say which)."""
+    return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
+
+
+def _take_opening(rs: RoundState, body: Play) -> Table:
+    """The opening a move carries, taken before the move is judged (docs/shuffle.md §10.14):
+    its shares checked (one wrong refuses the move, ``bad_share``, and nothing is taken) and
+    kept, the cards they open put in place; the table then. The shares stand whatever the
+    move's fate: they are facts, as a turn-up is."""
+    assert rs.deck is not None and rs.table is not None
+    if rs.deck.final is None:
+        raise Refuse(_C.WRONG_PHASE, "an opening before the deal is over")
+    rs._put(rs.deck.take_carried(body.opens))
+    return rs.table
 
 
 def _needs_unseen(tableau: Tableau, move: Move) -> bool:
