@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.deck.check import Fault, FaultKind
 from p2p_nertz.deck.group import scalar_bytes
+from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import DeckOpen, DeckShares
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Play
@@ -311,7 +312,7 @@ class RoundState:
         if not self._counts(event, body, table):
             return False
         if body.opens:
-            table = _take_opening(self, body)
+            table = take_opening(self, body.opens)
         seat = event.seat
         move = body.move
         before = table.tableaux[seat]
@@ -597,16 +598,38 @@ def _turned_up(before: Tableau, move: Move, rules: Rules) -> list[int]:
     return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
 
 
-def _take_opening(rs: RoundState, body: Play) -> Table:
-    """The opening a move carries, taken before the move is judged (docs/shuffle.md §10.14):
-    its shares checked (one wrong refuses the move, ``bad_share``, and nothing is taken) and
-    kept, the cards they open put in place; the table then. The shares stand whatever the
-    move's fate: they are facts, as a turn-up is."""
+def take_opening(rs: RoundState, shares: tuple[Share, ...]) -> Table:
+    """An opening taken into the round ``rs`` of a shuffle game (docs/shuffle.md §10.14): the
+    shares checked (one wrong refuses them all, ``bad_share``, and nothing is taken) and kept,
+    the cards they open put in place; the table then. The fold takes a move's before it
+    judges the move (the shares stand whatever the move's fate: they are facts, as a turn-up
+    is); a peer's share store puts its own in a copy of its held round (the held view). Not
+    re-exported by ``protocol.state``: the fold and the store are its only callers."""
     assert rs.deck is not None and rs.table is not None
     if rs.deck.final is None:
         raise Refuse(_C.WRONG_PHASE, "an opening before the deal is over")
-    rs._put(rs.deck.take_carried(body.opens))
+    rs._put(rs.deck.take_carried(shares))
     return rs.table
+
+
+def sealed_needed(tableau: Tableau, move: Move) -> list[int]:
+    """The sealed positions among the cards ``move`` takes or builds on in ``tableau`` (the
+    top of the work pile it goes on): the cards whose opening it must carry in a shuffle game
+    (docs/shuffle.md §10.14), in the order they lie. Not re-exported by ``protocol.state``.
+
+    >>> t = Tableau.sealed(Rules())  # (a deal no card of which is open yet)
+    >>> sealed_needed(t, Move.parse("N>1")), sealed_needed(t, Move.parse("S"))
+    ([39, 38], [])
+    """
+    source, target = move.source, move.target
+    if source is None:
+        return []
+    try:
+        taken = tableau.pile(source)[-move.count :]
+        under = tableau.pile(target)[-1:] if target is not None and target.is_work else ()
+    except IllegalMoveError:
+        return []
+    return [p for p in map(sealed_position, (*taken, *under)) if p is not None]
 
 
 def _needs_unseen(tableau: Tableau, move: Move) -> bool:
