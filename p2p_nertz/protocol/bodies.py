@@ -27,6 +27,8 @@ deck_*   ``[frontier, ...]``: a shuffle game's key, stage, shares, secret (kinds
 beat     ``[head seq, head id or nil, [seq held per seat], [id prefix per seat]]``    Beat
 ack      as beat                                                                      Beat
 want     ``[seat, first seq, last seq]``                                              Want
+deck_reveal ``[round, opening]``: a turn-up's shares, signed, never logged (version 4)  DeckReveal
+deck_want   ``[round, [[member, deck, position], ...]]``: shares asked for (version 4)  DeckWant
 =======  ===========================================================================  ==========
 
 *Revealed cards* are the cards a move turns face up, so that everyone can follow every tableau
@@ -53,6 +55,7 @@ from typing import Any, Protocol
 from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
 from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import (
+    MAX_OPENING,
     DeckAnswer,
     DeckComplain,
     DeckKey,
@@ -73,11 +76,14 @@ __all__ = [
     "ID_PREFIX",
     "MAX_ROUND",
     "NOT_EVENTS",
+    "SHARE_BEATS",
     "VOTE_WINDOW",
     "Beat",
     "Commit",
     "DeckEvent",
     "DeckMessage",
+    "DeckReveal",
+    "DeckWant",
     "Drop",
     "DropReason",
     "EventBody",
@@ -307,10 +313,32 @@ class Want:
     last: int
 
 
+@dataclass(frozen=True, slots=True)
+class DeckReveal:
+    """A beat of a shuffle game (docs/shuffle.md §10.14): shares of positions turned up in
+    round ``round``, each ``seat`` its maker's member index (the sender may relay another's:
+    a share proves itself). Signed, not chained, never logged."""
+
+    round: int
+    shares: tuple[Share, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeckWant:
+    """A beat of a shuffle game (docs/shuffle.md §10.14): the shares of round ``round`` its
+    sender lacks, as ``(member, deck, position)`` (member indices): any holder answers with a
+    :class:`DeckReveal`. Signed, not chained, never logged."""
+
+    round: int
+    wanted: tuple[tuple[int, int, int], ...]
+
+
 EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave | DeckEvent
 #: The bodies of the messages that are not events, for ``isinstance`` (a tuple: ``Beat | Want``
 #: would build a union object per event).
-NOT_EVENTS = (Beat, Want)
+NOT_EVENTS = (Beat, Want, DeckReveal, DeckWant)
+#: The bodies of a turn-up's share beats (version 4), for ``isinstance``.
+SHARE_BEATS = (DeckReveal, DeckWant)
 EVENT_BODIES: dict[Kind, type] = {
     Kind.JOIN: Join,
     Kind.COMMIT: Commit,
@@ -341,7 +369,7 @@ _DECK_KINDS: dict[type, Kind] = {
 
 
 # -- encoding -------------------------------------------------------------------------------
-def encode_body(body: EventBody | Beat | Want) -> list[Any]:
+def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[Any]:
     """The msgpack form (a list) of a body.
 
     Raises:
@@ -352,6 +380,10 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
         if isinstance(body, Beat):
             return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
         return [body.seat, body.first, body.last]
+    if isinstance(body, DeckReveal):
+        return [body.round, encode_opening(body.shares)]
+    if isinstance(body, DeckWant):
+        return [body.round, [list(w) for w in body.wanted]]
     if len(body.frontier_ids) != len(body.frontier):
         raise ValueError("an event's frontier names one id per seat (frontier_ids)")
     frontier = [list(body.frontier), list(body.frontier_ids)]
@@ -510,7 +542,9 @@ def _round(value: Body) -> int:
     return _int(value, 1, MAX_ROUND, "the round")
 
 
-def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
+def parse_body(
+    kind: Kind, body: Body, seats: int
+) -> EventBody | Beat | Want | DeckReveal | DeckWant:
     """Parse a decoded body of ``kind`` for a game of ``seats`` seats.
 
     Raises:
@@ -663,6 +697,31 @@ def _parse_drop(body: Body, seats: int) -> Drop:
     return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids)
 
 
+def _parse_deck_reveal(body: Body, seats: int) -> DeckReveal:
+    r, opening = _array(body, 2, "a deck_reveal body")
+    return DeckReveal(_round(r), decode_opening(opening, members=max(seats, 2), size=MAX_DECK))
+
+
+def _parse_deck_want(body: Body, seats: int) -> DeckWant:
+    r, entries = _array(body, 2, "a deck_want body")
+    if not isinstance(entries, tuple) or not 1 <= len(entries) <= MAX_OPENING:
+        raise ValueError(f"a deck_want asks for 1 to {MAX_OPENING} shares")
+    members = max(seats, 2)
+    wanted = []
+    for entry in entries:
+        member, deck, position = _array(entry, 3, "a share wanted")
+        wanted.append(
+            (
+                _int(member, 0, members - 1, "the member of a share wanted"),
+                _int(deck, 0, members - 1, "the deck of a share wanted"),
+                _int(position, 0, MAX_DECK - 1, "the position of a share wanted"),
+            )
+        )
+    if len(set(wanted)) != len(wanted):
+        raise ValueError("a deck_want asks for a share twice")
+    return DeckWant(_round(r), tuple(wanted))
+
+
 def _parse_want(body: Body, seats: int) -> Want:
     seat, first, last = _array(body, 3, "a want body")
     first_i = _int(first, 1, _MAX_SEQ, "the first seq")
@@ -726,7 +785,9 @@ def _with_frontier(
     return seqs, message, ids
 
 
-_PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want]] = {
+_PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want | DeckReveal | DeckWant]] = {
+    Kind.DECK_REVEAL: _parse_deck_reveal,
+    Kind.DECK_WANT: _parse_deck_want,
     Kind.DECK_KEY: _parse_deck_key,
     Kind.DECK_STAGE: _parse_deck_stage,
     Kind.DECK_SHARES: _parse_deck_shares,
