@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from p2p_nertz.deck.elgamal import Deck
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.shares import make_share
+from p2p_nertz.deck.wire import DeckStage
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.rounds import sealed_needed
 from p2p_nertz.protocol.share_store import ShareStore
-from p2p_nertz.rules import Move, is_unknown
+from p2p_nertz.rules import Move, Tableau, is_unknown, sealed_position
 from tests.test_fold_shuffle import _drop
 from tests.test_fold_shuffle_opening import OpeningTable, _dealt, _turned
 
@@ -139,3 +141,42 @@ def test_share_store_opening_for_a_member_dropped_uses_partials_or_its_own_share
     assert own is not None and sorted((s.seat, s.of_seat) for s in own) == [
         (i, i) for i in range(4)
     ]
+
+
+def test_share_store_held_view_leaves_a_card_its_deck_already_showed_sealed_as_the_fold() -> None:
+    """A stage substituted a ciphertext (two positions of deck 0 hold the same card): the held
+    view opens the first of them turned up and leaves the other sealed, as the fold does
+    (docs/shuffle.md §5: the checks after the round name the stage)."""
+    t = OpeningTable(2)
+    t.join_all()
+    for i in range(2):
+        t.deck_event(i, t.key_message(i))
+    waste = Tableau.sealed(t.spec.rules).reveals(Move.parse("S"), t.spec.rules)
+    first, top = (sealed_position(c) for c in (waste[0], waste[-1]))
+    assert first is not None and top is not None
+    for stage in range(2):
+        for i in range(2):
+            message = t.stage_message(i, stage)
+            if (message.deck, stage) == (0, 1):
+                ciphers = list(message.ciphers.ciphers)
+                ciphers[first] = ciphers[top]
+                message = DeckStage(1, 0, 1, Deck(tuple(ciphers)))
+                t.stages[(0, 1)] = message.ciphers
+            t.deck_event(i, message)
+    t.share_all()
+    where = _turned(t, 0)
+    assert {first, top} <= {p for _, p in where}
+    rs = t.fold.round
+    assert rs.deck is not None and t.refusals() == []
+    store = ShareStore()
+    store.offer(rs.deck, t.opening(where))
+    view = store.held_view(rs)
+    assert view.table is not None and view.deck is not None
+    shown = view.table.tableaux[0].waste
+    assert sum(1 for c in shown if is_unknown(c)) == 1
+    assert [view.deck.opened[(0, p)] for p in (first, top)].count(None) == 1
+    # The fold, taking the same shares in the same order, leaves the same card sealed.
+    t.play(0, Play((), 1, Move.parse("S"), opens=t.opening(where)))
+    deck = t.fold.round.deck
+    assert deck is not None and t.refusals() == []
+    assert {w: deck.opened[w] for w in where} == {w: view.deck.opened[w] for w in where}
