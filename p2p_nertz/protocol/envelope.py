@@ -604,11 +604,8 @@ def decode_message(
         validators: body validators by kind; kinds missing here accept any bounded body.
         cache: the caller's memo of messages parsed and signatures verified (a hit skips the
             work, with the same result); ``None``: parse and verify.
-        version: if given, the only protocol version accepted (the game's: a peer of a game
-            refuses the others, docs/shuffle.md §10.6), or the versions accepted (the audit's
-            of a shuffle game: :attr:`GameSpec.read_versions
-            <p2p_nertz.protocol.spec.GameSpec.read_versions>`); ``None``: any this codec
-            reads.
+        version: if given, the only protocol version accepted (the game's, docs/shuffle.md
+            §10.6), or those accepted (``GameSpec.read_versions``); ``None``: any read here.
 
     Raises:
         InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
@@ -850,11 +847,7 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
     if type(code) is not int:
         raise _Rejected(RejectReason.MALFORMED, f"kind is {type(code).__name__}, not int")
     kind = _KINDS.get(code)
-    if (
-        kind is None
-        or (version == PROTOCOL_VERSION and code in _SHUFFLE_CODES)
-        or (version != SHARES_VERSION and code in _SHARES_CODES)
-    ):
+    if kind is None or code in _UNDEFINED[version]:
         raise _Rejected(
             RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined in version {version}"
         )
@@ -974,6 +967,12 @@ SHARES_KINDS: Final = frozenset({Kind.DECK_REVEAL, Kind.DECK_WANT})
 """The kinds protocol version 4 adds, the beats of a turn-up's shares (docs/shuffle.md
 §10.14): versions 2 and 3 do not define them (``unknown_kind``)."""
 _SHARES_CODES: Final = frozenset(int(k) for k in SHARES_KINDS)
+#: The codes each version does not define (of those :class:`Kind` names).
+_UNDEFINED: Final = {
+    PROTOCOL_VERSION: _SHUFFLE_CODES | _SHARES_CODES,
+    SHUFFLE_VERSION: _SHARES_CODES,
+    SHARES_VERSION: frozenset[int](),
+}
 
 
 def defined_kinds(version: int) -> frozenset[Kind]:
