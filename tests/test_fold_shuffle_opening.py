@@ -23,10 +23,10 @@ from p2p_nertz.deck.wire import (
 from p2p_nertz.protocol.bodies import Play, encode_body, kind_of, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Refuse
-from p2p_nertz.protocol.rounds import RoundState
+from p2p_nertz.protocol.rounds import RoundState, sealed_needed
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase, RefusalCode, Rotated
-from p2p_nertz.rules import Card, Move, Tableau, is_unknown, sealed_position
+from p2p_nertz.rules import Card, Move, is_unknown, sealed_position
 from tests.test_fold_shuffle import ShuffleTable, _choose, _drop, _shown_positions
 
 
@@ -72,16 +72,6 @@ class OpeningTable(ShuffleTable):
         return self.play(seat, Play((), 1, move, card, opens=self.opening(where)))
 
 
-def _needed(tableau: Tableau, move: Move) -> list[int]:
-    """The sealed positions among the cards ``move`` takes or builds on, in ``tableau``."""
-    source, target = move.source, move.target
-    if source is None:
-        return []
-    taken = tableau.pile(source)[-move.count :]
-    under = tableau.pile(target)[-1:] if target is not None and target.is_work else ()
-    return [p for p in map(sealed_position, (*taken, *under)) if p is not None]
-
-
 def _dealt(n: int, seed: int = 0) -> OpeningTable:
     t = OpeningTable(n, seed=seed)
     t.join_all()
@@ -109,7 +99,7 @@ def test_fold_opening_a_whole_round_opens_every_card_a_move_needs_and_no_other(n
                 if any(isinstance(x, Rotated) for x in notices):
                     turns = [0] * n
             else:
-                where = [(seat, p) for p in _needed(table.tableaux[seat], move)]
+                where = [(seat, p) for p in sealed_needed(table.tableaux[seat], move)]
                 needed.update(where)
                 card = held.tableaux[seat].top(move.source) if move.is_lake else None  # type: ignore[arg-type]
                 t.carry(seat, move, card, where)
