@@ -107,7 +107,8 @@ def sources(logs: list[Path]) -> list[LogSource]:
         except OSError:
             continue  # (the audit says why it cannot read it)
         if version is not None and version not in PROTOCOL_VERSIONS:
-            readable = " and ".join(map(str, PROTOCOL_VERSIONS))
+            *others, last = map(str, PROTOCOL_VERSIONS)
+            readable = f"{', '.join(others)} and {last}" if others else last
             raise NertzError(
                 f"{source.name!r} holds messages of protocol version {version}; this nertz "
                 f"reads versions {readable} (docs/log-format.md §9)"

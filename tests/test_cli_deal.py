@@ -72,7 +72,7 @@ def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> No
     assert "Traceback" not in done.stderr
     # The option reached the game: the spec the nodes played, and each log's first record.
     spec = GameSpec.from_wire((work / "game.spec").read_bytes())
-    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 3
+    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 4
     logs = sorted(str(p) for p in work.glob("p*.log"))
     assert len(logs) == 3
 

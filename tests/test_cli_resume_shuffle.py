@@ -57,7 +57,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
         deal=Deal.SHUFFLE,
         args=lambda n: ("--progress",),
     )
-    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 3
+    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 4
     ann, bob = procs[:2]
     try:
         json_lines_until(bob, "lake")  # mid-play: the table's shares have opened cards

@@ -203,4 +203,4 @@ V1_LOG = Path(__file__).parent / "data" / "v1" / "three-players-p1.log"
 def test_a_log_of_protocol_version_1_is_one_line_naming_its_version(command: str) -> None:
     done = _run([command, str(V1_LOG)])
     assert done.returncode == 2
-    one_error_line(done, "protocol version 1", "reads versions 2 and 3")
+    one_error_line(done, "protocol version 1", "reads versions 2, 3 and 4")

@@ -23,6 +23,8 @@ from p2p_nertz.protocol.envelope import (
     MAX_MESSAGE_SIZE,
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
+    SHARES_KINDS,
+    SHARES_VERSION,
     SHUFFLE_KINDS,
     SHUFFLE_VERSION,
     SIGNATURE_DOMAIN,
@@ -34,6 +36,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     RejectReason,
     decode_message,
+    defined_kinds,
     encode_message,
     looks_like_beat,
 )
@@ -173,11 +176,7 @@ beat_kinds = st.sampled_from([kind for kind in Kind if not kind.is_event])
 def envelopes(draw: st.DrawFn) -> dict[str, Any]:
     """Keyword arguments of encode_message (without the identity) for any valid message."""
     version = draw(st.sampled_from(PROTOCOL_VERSIONS))
-    kind = draw(
-        (event_kinds | beat_kinds).filter(
-            lambda k: version == SHUFFLE_VERSION or k not in SHUFFLE_KINDS
-        )
-    )
+    kind = draw((event_kinds | beat_kinds).filter(lambda k: k in defined_kinds(version)))
     if kind.is_event:
         seq = draw(st.integers(min_value=1, max_value=MAX_COUNTER))
         prev = None if seq == 1 else draw(ids)
@@ -290,11 +289,19 @@ def test_kind_codes_are_stable() -> None:
         "beat": 64,
         "ack": 65,
         "want": 66,
+        "deck_reveal": 67,
+        "deck_want": 68,
     }
 
 
 def test_kind_is_event_splits_events_from_beats() -> None:
-    assert [kind.name for kind in Kind if not kind.is_event] == ["BEAT", "ACK", "WANT"]
+    assert [kind.name for kind in Kind if not kind.is_event] == [
+        "BEAT",
+        "ACK",
+        "WANT",
+        "DECK_REVEAL",
+        "DECK_WANT",
+    ]
     message = decode_message(_event(seq=0, kind=Kind.BEAT, body={"head": 0}))
     assert not message.is_event
     assert decode_message(VALID).is_event
@@ -405,9 +412,9 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "payload-wide-int": (RejectReason.NON_CANONICAL, _signed(_wide_lamport), {}),
     # Version 1 (before every event counted as an ack, issue 18) is refused like any other.
     "version-1": (RejectReason.BAD_VERSION, _raw(version=1), {}),
-    "version-4": (RejectReason.BAD_VERSION, _raw(version=4), {}),
+    "version-5": (RejectReason.BAD_VERSION, _raw(version=5), {}),
     "version-0": (RejectReason.BAD_VERSION, _raw(version=0), {}),
-    "version-4-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([4, "a", "b"])), {}),
+    "version-5-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([5, "a", "b"])), {}),
     # A game's envelopes carry its one version: the other is refused (docs/shuffle.md §10.6).
     "version-3-in-a-version-2-game": (
         RejectReason.BAD_VERSION,
@@ -415,6 +422,23 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
         {"version": PROTOCOL_VERSION},
     ),
     "version-2-in-a-version-3-game": (RejectReason.BAD_VERSION, VALID, {"version": 3}),
+    "version-3-in-a-version-4-game": (
+        RejectReason.BAD_VERSION,
+        _raw(version=SHUFFLE_VERSION),
+        {"version": SHARES_VERSION},
+    ),
+    "version-2-read-as-3-or-4": (RejectReason.BAD_VERSION, VALID, {"version": (4, 3)}),
+    "kind-18-version-4": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
+    # The beats of a turn-up's shares are version 4's: versions 2 and 3 do not define them.
+    **{
+        f"{kind.name.lower()}-in-version-{version}": (
+            RejectReason.UNKNOWN_KIND,
+            _raw(kind=kind.value, seq=0, version=version),
+            {},
+        )
+        for kind in sorted(SHARES_KINDS)
+        for version in (PROTOCOL_VERSION, SHUFFLE_VERSION)
+    },
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
     "kind-18-version-3": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHUFFLE_VERSION), {}),
@@ -594,7 +618,7 @@ _junk = (
     | st.lists(st.integers(0, 3), max_size=2)
 )
 _positions = [
-    st.sampled_from([PROTOCOL_VERSION, SHUFFLE_VERSION, 0, 4]) | _junk,
+    st.sampled_from([PROTOCOL_VERSION, SHUFFLE_VERSION, SHARES_VERSION, 0, 5]) | _junk,
     st.sampled_from([GAME, OTHER_GAME]) | _junk,
     st.sampled_from([ALICE.peer_id, BOB.peer_id, bytes(32)]) | _junk,
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,
@@ -826,7 +850,7 @@ def test_looks_like_beat_tells_beats_from_events(
         lamport=lamport,
         kind=kind,
         body=[padding],  # short and long payloads: bin 8 and bin 16 framing
-        version=SHUFFLE_VERSION,  # (every kind)
+        version=SHARES_VERSION,  # (every kind)
     )
     assert looks_like_beat(wire) is beat
 

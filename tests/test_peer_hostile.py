@@ -31,14 +31,13 @@ from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, 
 from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
-    SHUFFLE_KINDS,
-    SHUFFLE_VERSION,
     SIGNATURE_DOMAIN,
     InvalidMessageError,
     Kind,
     Message,
     RejectReason,
     decode_message,
+    defined_kinds,
 )
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import Identity
@@ -1030,7 +1029,7 @@ _bodies = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=6), max_l
 def signed_bodies(draw: st.DrawFn, peer: Peer, identity: Identity) -> bytes:
     """A message of any kind by a member, its body random or a valid one with one random part:
     signed, chained and in time, so that only the body can be wrong."""
-    kinds = [k for k in Kind if peer.spec.wire_version == SHUFFLE_VERSION or k not in SHUFFLE_KINDS]
+    kinds = sorted(defined_kinds(peer.spec.wire_version))
     kind = draw(st.sampled_from(kinds))
     if kind in VALID_BODIES and draw(st.booleans()):
         body: Any = VALID_BODIES[kind](_frontier(peer), _round(peer))

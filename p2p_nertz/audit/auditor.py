@@ -670,7 +670,7 @@ class _Pass:
         checked back to back cost less). What the codec's cache then holds changes no result;
         an error of the reader is raised after the records read before it, where it was."""
         envelopes, game_id, roster = self.envelopes, self.game_id, self.roster
-        version, remember = self.spec.wire_version, self._remember
+        versions, remember = self.spec.read_versions, self._remember
         while True:
             failure: Exception | None = None
             batch = []
@@ -688,7 +688,7 @@ class _Pass:
                 cache=envelopes,
             )
             for data, message in kept:
-                if message.version == version:  # (else decode_message says why not)
+                if message.version in versions:  # (else decode_message says why not)
                     remember(data, message)
             yield from batch
             if failure is not None:
@@ -790,7 +790,7 @@ class _Pass:
                 game_id=self.game_id,
                 roster=self.roster,
                 cache=self.envelopes,
-                version=self.spec.wire_version,
+                version=self.spec.read_versions,
             )
         except InvalidMessageError as exc:
             self.found.add(

@@ -19,6 +19,12 @@ DeckComplain  16    round, dealer                                               
 DeckAnswer    17    round, recipient, share                                          ~40 B
 ============  ====  ==============================================================  ==========
 
+A move or claim that needs a card turned up and not opened in its author's fold carries the
+card's **opening** (docs/shuffle.md §10.14): every member's share of the position, as
+``[[seat, of_seat, deck, position, point, proof_c, proof_s], …]`` (``seat`` the share's maker,
+both member indices; 107 bytes an entry). :func:`encode_opening` and :func:`decode_opening`
+give its exact form: at most :data:`MAX_OPENING` entries, none twice.
+
 >>> m = DeckComplain(round=3, dealer=1)
 >>> DeckComplain.decode(m.encode(), members=4) == m
 True
@@ -44,6 +50,9 @@ __all__ = [
     "DeckOpen",
     "DeckShares",
     "DeckStage",
+    "MAX_OPENING",
+    "decode_opening",
+    "encode_opening",
 ]
 
 MAX_ROUND = 10_000
@@ -52,6 +61,9 @@ MAX_ATTEMPT = 255
 #: At most this many shares in one event (a deal's face-up cards of 8 decks: 8 × 8 = 64; a
 #: turn-up of a member dropped, with partials: at most 3 positions × 8 secrets).
 MAX_SHARES = 256
+#: At most this many shares in one opening (a move needs at most one sealed card: one share a
+#: member, or ``t`` partials for each member dropped; 64 bounds every table of 8).
+MAX_OPENING = 64
 
 Value = object
 
@@ -224,6 +236,53 @@ class DeckShares:
                 Share(seat, of_seat, deck, position, point, _proof(e[4], e[5], f"share {k}"))
             )
         return cls(_round(f[0]), seat, tuple(shares))
+
+
+def encode_opening(shares: tuple[Share, ...]) -> list[Value]:
+    """The wire form of an opening: one entry a share, its maker first (module docstring)."""
+    return [
+        [
+            s.seat,
+            s.of_seat,
+            s.deck,
+            s.position,
+            s.point,
+            scalar_bytes(s.proof[0]),
+            scalar_bytes(s.proof[1]),
+        ]
+        for s in shares
+    ]
+
+
+def decode_opening(value: Value, *, members: int, size: int) -> tuple[Share, ...]:
+    """An opening as :func:`encode_opening` makes it: 1 to :data:`MAX_OPENING` entries, no
+    share (maker, of whom, deck, position) twice, every index in range, every point and scalar
+    checked. Whether each share is *right* (its proof against its member's key and the final
+    deck) the fold checks (:meth:`DeckRound.take_carried
+    <p2p_nertz.protocol.shuffle.DeckRound.take_carried>`).
+
+    Raises:
+        DeckError: naming the entry and field at fault.
+    """
+    _members(members)
+    entries = _list(value, "opening", most=MAX_OPENING)
+    if not entries:
+        raise DeckError("opening: no share (a move that opens nothing carries no opening)")
+    shares = []
+    seen = set()
+    for k, raw in enumerate(entries):
+        e = _list(raw, f"opening share {k}", 7)
+        seat = _seat(e[0], f"opening share {k} seat", members)
+        of_seat = _seat(e[1], f"opening share {k} of_seat", members)
+        deck = _seat(e[2], f"opening share {k} deck", members)
+        position = _int(e[3], f"opening share {k} position", 0, size - 1)
+        if (seat, of_seat, deck, position) in seen:
+            raise DeckError(f"opening: share {k} repeats {(seat, of_seat, deck, position)}")
+        seen.add((seat, of_seat, deck, position))
+        point = check_point(e[4], f"opening share {k} point")
+        proof = _proof(e[5], e[6], f"opening share {k}")
+        shares.append(Share(seat, of_seat, deck, position, point, proof))
+    return tuple(shares)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ join     ``[frontier]``                                                         
 commit   ``[frontier, round, H(secret), H(nonce)]``                                   Commit
 reveal   ``[frontier, round, what, value]`` (what: 0 nonce, 1 secret)                 Reveal
 ready    ``[frontier, round, [nerts top, work pile 1, ...]]``: the dealt face-up      Ready
-move     ``[frontier, round, move, [revealed cards]]``                                Play
-claim    ``[frontier, round, move, card, [revealed cards]]`` (move: ``src>L@fid``)    Play
+move     ``[frontier, round, move, [revealed cards](, opening)]``                     Play
+claim    ``[frontier, round, move, card, [revealed cards](, opening)]`` (``src>L@fid``) Play
 stuck    ``[frontier, round]``                                                        Play
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
@@ -27,11 +27,18 @@ deck_*   ``[frontier, ...]``: a shuffle game's key, stage, shares, secret (kinds
 beat     ``[head seq, head id or nil, [seq held per seat], [id prefix per seat]]``    Beat
 ack      as beat                                                                      Beat
 want     ``[seat, first seq, last seq]``                                              Want
+deck_reveal ``[round, opening]``: a turn-up's shares, signed, never logged (version 4)  DeckReveal
+deck_want   ``[round, [[member, deck, position], ...]]``: shares asked for (version 4)  DeckWant
 =======  ===========================================================================  ==========
 
 *Revealed cards* are the cards a move turns face up, so that everyone can follow every tableau
 without seeing the hidden ones (DESIGN.md §5.3): a stock turn lists the cards it turns, in the
 order they land on the waste; a move that takes the Nerts top card names the card under it.
+
+The *opening* (a shuffle game's move or claim, docs/shuffle.md §10.14): the decryption shares
+of the sealed cards the move needs, as :func:`p2p_nertz.deck.wire.encode_opening` gives them;
+a last field present only when the move carries at least one share, so that a body without
+one is the very bytes it always was.
 
 :func:`parse_body` turns a decoded body into its class or raises ``ValueError`` with a sentence
 saying what is wrong; the peer reports that as a ``bad_body`` rejection.
@@ -46,13 +53,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from p2p_nertz.deck.elgamal import CIPHER_BYTES, MAX_DECK
+from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import (
+    MAX_OPENING,
     DeckAnswer,
     DeckComplain,
     DeckKey,
     DeckOpen,
     DeckShares,
     DeckStage,
+    decode_opening,
+    encode_opening,
 )
 from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
 from p2p_nertz.rules import Card, Move, MoveKind
@@ -65,11 +76,14 @@ __all__ = [
     "ID_PREFIX",
     "MAX_ROUND",
     "NOT_EVENTS",
+    "SHARE_BEATS",
     "VOTE_WINDOW",
     "Beat",
     "Commit",
     "DeckEvent",
     "DeckMessage",
+    "DeckReveal",
+    "DeckWant",
     "Drop",
     "DropReason",
     "EventBody",
@@ -175,6 +189,8 @@ class Play:
     Attributes:
         card: for a claim, the card claimed (as it plays: a joker declared).
         reveals: the cards this move turns face up.
+        opens: a shuffle game's move or claim: the shares of the sealed cards it needs
+            (docs/shuffle.md §10.14), each share's ``seat`` its maker's member index.
     """
 
     frontier: tuple[int, ...]
@@ -185,6 +201,7 @@ class Play:
     #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
     #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
     frontier_ids: tuple[bytes, ...] = ()
+    opens: tuple[Share, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,10 +313,32 @@ class Want:
     last: int
 
 
+@dataclass(frozen=True, slots=True)
+class DeckReveal:
+    """A beat of a shuffle game (docs/shuffle.md §10.14): shares of positions turned up in
+    round ``round``, each ``seat`` its maker's member index (the sender may relay another's:
+    a share proves itself). Signed, not chained, never logged."""
+
+    round: int
+    shares: tuple[Share, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeckWant:
+    """A beat of a shuffle game (docs/shuffle.md §10.14): the shares of round ``round`` its
+    sender lacks, as ``(member, deck, position)`` (member indices): any holder answers with a
+    :class:`DeckReveal`. Signed, not chained, never logged."""
+
+    round: int
+    wanted: tuple[tuple[int, int, int], ...]
+
+
 EventBody = Join | Commit | Reveal | Ready | Play | Result | Drop | Leave | DeckEvent
 #: The bodies of the messages that are not events, for ``isinstance`` (a tuple: ``Beat | Want``
 #: would build a union object per event).
-NOT_EVENTS = (Beat, Want)
+NOT_EVENTS = (Beat, Want, DeckReveal, DeckWant)
+#: The bodies of a turn-up's share beats (version 4), for ``isinstance``.
+SHARE_BEATS = (DeckReveal, DeckWant)
 EVENT_BODIES: dict[Kind, type] = {
     Kind.JOIN: Join,
     Kind.COMMIT: Commit,
@@ -330,7 +369,7 @@ _DECK_KINDS: dict[type, Kind] = {
 
 
 # -- encoding -------------------------------------------------------------------------------
-def encode_body(body: EventBody | Beat | Want) -> list[Any]:
+def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[Any]:
     """The msgpack form (a list) of a body.
 
     Raises:
@@ -341,6 +380,10 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
         if isinstance(body, Beat):
             return [body.head_seq, body.head_id, list(body.held), list(body.held_ids)]
         return [body.seat, body.first, body.last]
+    if isinstance(body, DeckReveal):
+        return [body.round, encode_opening(body.shares)]
+    if isinstance(body, DeckWant):
+        return [body.round, [list(w) for w in body.wanted]]
     if len(body.frontier_ids) != len(body.frontier):
         raise ValueError("an event's frontier names one id per seat (frontier_ids)")
     frontier = [list(body.frontier), list(body.frontier_ids)]
@@ -356,12 +399,15 @@ def encode_body(body: EventBody | Beat | Want) -> list[Any]:
         head: list[Any] = [frontier, body.round]
         kind = body.move.kind
         if kind is MoveKind.PASS or kind is MoveKind.CALL:
+            if body.opens:
+                raise ValueError("a stuck or nerts body carries no opening")
             return head
         reveals = [str(c) for c in body.reveals]
+        opening = [encode_opening(body.opens)] if body.opens else []
         if body.move.is_lake:
             assert body.card is not None
-            return [*head, str(body.move), str(body.card), reveals]
-        return [*head, str(body.move), reveals]
+            return [*head, str(body.move), str(body.card), reveals, *opening]
+        return [*head, str(body.move), reveals, *opening]
     if isinstance(body, Result):
         return [frontier, body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
@@ -496,7 +542,9 @@ def _round(value: Body) -> int:
     return _int(value, 1, MAX_ROUND, "the round")
 
 
-def parse_body(kind: Kind, body: Body, seats: int) -> EventBody | Beat | Want:
+def parse_body(
+    kind: Kind, body: Body, seats: int
+) -> EventBody | Beat | Want | DeckReveal | DeckWant:
     """Parse a decoded body of ``kind`` for a game of ``seats`` seats.
 
     Raises:
@@ -521,17 +569,28 @@ def _parse_beat(body: Body, seats: int) -> Beat:
     return Beat(head_seq, hid, counts, ids)
 
 
+def _opening(
+    body: Body, fields: int, what: str, seats: int
+) -> tuple[tuple[Body, ...], tuple[Share, ...]]:
+    """A move's or claim's ``fields`` fields and the opening after them, if any (its last
+    field, present only when it carries a share: one body, one encoding)."""
+    if isinstance(body, tuple) and len(body) == fields + 1:
+        opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
+        return body[:fields], opens
+    return _array(body, fields, what), ()
+
+
 def _parse_move(body: Body, seats: int) -> Play:
-    f, r, text, reveals = _array(body, 4, "a move body")
+    (f, r, text, reveals), opens = _opening(body, 4, "a move body", seats)
     move = _move(text)
     if move.is_lake or move.kind in _NOT_ON_TABLEAU:
         raise ValueError(f"{move} is not a tableau move (lake moves are claims)")
     seqs, ids = _frontier(f, seats)
-    return Play(seqs, _round(r), move, None, _cards(reveals, 3, "reveals"), ids)
+    return Play(seqs, _round(r), move, None, _cards(reveals, 3, "reveals"), ids, opens)
 
 
 def _parse_claim(body: Body, seats: int) -> Play:
-    f, r, text, card_text, reveals = _array(body, 5, "a claim body")
+    (f, r, text, card_text, reveals), opens = _opening(body, 5, "a claim body", seats)
     move = _move(text)
     if not move.is_lake or move.foundation is None:
         raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
@@ -545,7 +604,7 @@ def _parse_claim(body: Body, seats: int) -> Play:
     else:
         revealed = _cards(reveals, 0, "reveals")
     seqs, ids = _frontier(f, seats)
-    return Play(seqs, _round(r), move, card, revealed, ids)
+    return Play(seqs, _round(r), move, card, revealed, ids, opens)
 
 
 def _parse_join(body: Body, seats: int) -> Join:
@@ -638,6 +697,31 @@ def _parse_drop(body: Body, seats: int) -> Drop:
     return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids)
 
 
+def _parse_deck_reveal(body: Body, seats: int) -> DeckReveal:
+    r, opening = _array(body, 2, "a deck_reveal body")
+    return DeckReveal(_round(r), decode_opening(opening, members=max(seats, 2), size=MAX_DECK))
+
+
+def _parse_deck_want(body: Body, seats: int) -> DeckWant:
+    r, entries = _array(body, 2, "a deck_want body")
+    if not isinstance(entries, tuple) or not 1 <= len(entries) <= MAX_OPENING:
+        raise ValueError(f"a deck_want asks for 1 to {MAX_OPENING} shares")
+    members = max(seats, 2)
+    wanted = []
+    for entry in entries:
+        member, deck, position = _array(entry, 3, "a share wanted")
+        wanted.append(
+            (
+                _int(member, 0, members - 1, "the member of a share wanted"),
+                _int(deck, 0, members - 1, "the deck of a share wanted"),
+                _int(position, 0, MAX_DECK - 1, "the position of a share wanted"),
+            )
+        )
+    if len(set(wanted)) != len(wanted):
+        raise ValueError("a deck_want asks for a share twice")
+    return DeckWant(_round(r), tuple(wanted))
+
+
 def _parse_want(body: Body, seats: int) -> Want:
     seat, first, last = _array(body, 3, "a want body")
     first_i = _int(first, 1, _MAX_SEQ, "the first seq")
@@ -701,7 +785,9 @@ def _with_frontier(
     return seqs, message, ids
 
 
-_PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want]] = {
+_PARSERS: dict[Kind, Callable[[Body, int], EventBody | Beat | Want | DeckReveal | DeckWant]] = {
+    Kind.DECK_REVEAL: _parse_deck_reveal,
+    Kind.DECK_WANT: _parse_deck_want,
     Kind.DECK_KEY: _parse_deck_key,
     Kind.DECK_STAGE: _parse_deck_stage,
     Kind.DECK_SHARES: _parse_deck_shares,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
+    SHARE_BEATS,
     Beat,
     Drop,
     DropReason,
@@ -161,6 +162,8 @@ class Delivery:
             if seat == self.seat:  # (our own beat, echoed: nothing to learn)
                 return _NOTHING
             return self._receive_beat(seat, message, body, now, recovery)
+        if isinstance(body, SHARE_BEATS):
+            return _NOTHING  # (a turn-up's shares: read once the peer keeps a store, §10.14)
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
 

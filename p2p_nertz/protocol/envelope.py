@@ -13,7 +13,7 @@ holds one, a simulation one for all its peers, an audit one for all its passes. 
 every call parses and verifies. (At module level are only idle msgpack packers, which change
 nothing any call returns.)
 
-Wire format (protocol versions 2 and 3)
+Wire format (protocol versions 2, 3 and 4)
 ---------------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
@@ -26,7 +26,8 @@ being valid for anything else the same key signs). The message id is
 pos  field     value
 ===  ========  ===============================================================================
 0    version   int: :data:`PROTOCOL_VERSION` (2) in a game dealt by commit and reveal,
-               :data:`SHUFFLE_VERSION` (3) in a game of the dealerless shuffle
+               :data:`SHARES_VERSION` (4) in a game of the dealerless shuffle (its logs
+               of :data:`SHUFFLE_VERSION`, 3, are still read)
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -38,8 +39,12 @@ pos  field     value
 
 A game's envelopes all carry its one version, fixed by its spec
 (:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
-game refuses the other as ``bad_version``. The two versions differ only in their kinds: version 3
-adds the kinds of the shuffle (12-17), which version 2 does not define (``unknown_kind``).
+game refuses the others as ``bad_version``. The versions differ only in their kinds (and in what
+the move and claim bodies may carry): version 3 adds the kinds of the shuffle (12-17), which
+version 2 does not define (``unknown_kind``); version 4 adds the beats of a turn-up's shares
+(67, 68: docs/shuffle.md §10.14), which versions 2 and 3 do not define. :func:`defined_kinds`
+says which kinds a version defines; the audit reads a shuffle game's logs of version 3 or 4
+(:attr:`GameSpec.read_versions <p2p_nertz.protocol.spec.GameSpec.read_versions>`).
 
 ``seq`` and ``lamport`` are ints in ``[0, 2**63)``. Payload and framing must be the minimal
 ("canonical") msgpack encoding, as msgpack-python writes it, so one message has exactly one byte
@@ -75,6 +80,8 @@ code  kind    meaning
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
+67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 4)
+68    deck_want    "send me these shares of the positions turned up" (any holder answers)
 ====  ======  =============================================================================
 
 The **bodies** are defined by later layers (the round state machine, the lake), which register a
@@ -155,6 +162,8 @@ __all__ = [
     "MESSAGE_ID_SIZE",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
+    "SHARES_KINDS",
+    "SHARES_VERSION",
     "SHUFFLE_KINDS",
     "SHUFFLE_VERSION",
     "SIGNATURE_DOMAIN",
@@ -167,6 +176,7 @@ __all__ = [
     "MessageId",
     "RejectReason",
     "decode_message",
+    "defined_kinds",
     "encode_message",
     "looks_like_beat",
     "decode_unverified",
@@ -183,7 +193,12 @@ SHUFFLE_VERSION: Final = 3
 """The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
 §10.6): version 2 and the shuffle's kinds (12-17)."""
 
-PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHUFFLE_VERSION)
+SHARES_VERSION: Final = 4
+"""The version of the wire protocol of a game of the dealerless shuffle since session 20
+(docs/shuffle.md §10.14): version 3, the beats of a turn-up's shares (67, 68), and a move or
+claim body that may carry an opening."""
+
+PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHUFFLE_VERSION, SHARES_VERSION)
 """The versions this codec reads and writes (a game's envelopes carry one of them)."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
@@ -251,6 +266,9 @@ class Kind(enum.IntEnum):
     BEAT = 64
     ACK = 65
     WANT = 66
+    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 4 only
+    DECK_REVEAL = 67
+    DECK_WANT = 68
 
     @property
     def is_event(self) -> bool:
@@ -571,7 +589,7 @@ def decode_message(
     roster: Collection[bytes] | None = None,
     validators: Mapping[Kind, BodyValidator] | None = None,
     cache: EnvelopeCache | None = None,
-    version: int | None = None,
+    version: int | Collection[int] | None = None,
 ) -> Message:
     """Check and verify one message in wire form; return it, or raise why it is rejected.
 
@@ -586,8 +604,8 @@ def decode_message(
         validators: body validators by kind; kinds missing here accept any bounded body.
         cache: the caller's memo of messages parsed and signatures verified (a hit skips the
             work, with the same result); ``None``: parse and verify.
-        version: if given, the only protocol version accepted (the game's: a peer of a game
-            refuses the other version, docs/shuffle.md §10.6); ``None``: any this codec reads.
+        version: if given, the only protocol version accepted (the game's, docs/shuffle.md
+            §10.6), or those accepted (``GameSpec.read_versions``); ``None``: any read here.
 
     Raises:
         InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
@@ -610,7 +628,7 @@ def decode_message(
         cached = message is not None
         if message is None:
             message = _parse(raw, cache)
-        if version is not None and message.version != version:
+        if version is not None and message.version != version and not _among(message, version):
             raise _Rejected(
                 RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
             )
@@ -646,13 +664,18 @@ def decode_message(
     return message
 
 
+def _among(message: Message, versions: int | Collection[int]) -> bool:
+    """Whether ``message``'s version is one of ``versions`` (a collection, not one version)."""
+    return type(versions) is not int and message.version in versions  # type: ignore[operator]
+
+
 def decode_unverified(
     data: bytes,
     *,
     game_id: bytes,
     roster: Collection[bytes],
     cache: EnvelopeCache | None = None,
-    version: int | None = None,
+    version: int | Collection[int] | None = None,
 ) -> Message:
     """Every check of :func:`decode_message` but the signature's: a message that is only to be
     dropped unread if it proves nothing (a beat or ack older than one of its author's already
@@ -667,7 +690,7 @@ def decode_unverified(
         message = cache._parsed.get(raw) if cache is not None else None
         if message is None:
             message = _parse(raw, cache)
-        if version is not None and message.version != version:
+        if version is not None and message.version != version and not _among(message, version):
             raise _Rejected(
                 RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
             )
@@ -824,7 +847,7 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
     if type(code) is not int:
         raise _Rejected(RejectReason.MALFORMED, f"kind is {type(code).__name__}, not int")
     kind = _KINDS.get(code)
-    if kind is None or (version == PROTOCOL_VERSION and code in _SHUFFLE_CODES):
+    if kind is None or code in _UNDEFINED[version]:
         raise _Rejected(
             RejectReason.UNKNOWN_KIND, f"kind code {code} is not defined in version {version}"
         )
@@ -940,6 +963,32 @@ SHUFFLE_KINDS: Final = frozenset(
 """The kinds protocol version 3 adds, the dealerless shuffle's (docs/shuffle.md §8.1): version
 2 does not define them (``unknown_kind``)."""
 _SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)
+SHARES_KINDS: Final = frozenset({Kind.DECK_REVEAL, Kind.DECK_WANT})
+"""The kinds protocol version 4 adds, the beats of a turn-up's shares (docs/shuffle.md
+§10.14): versions 2 and 3 do not define them (``unknown_kind``)."""
+_SHARES_CODES: Final = frozenset(int(k) for k in SHARES_KINDS)
+#: The codes each version does not define (of those :class:`Kind` names).
+_UNDEFINED: Final = {
+    PROTOCOL_VERSION: _SHUFFLE_CODES | _SHARES_CODES,
+    SHUFFLE_VERSION: _SHARES_CODES,
+    SHARES_VERSION: frozenset[int](),
+}
+
+
+def defined_kinds(version: int) -> frozenset[Kind]:
+    """The kinds protocol ``version`` defines (one of :data:`PROTOCOL_VERSIONS`).
+
+    >>> sorted(defined_kinds(4) - defined_kinds(2)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
+    True
+    """
+    if version not in _VERSIONS:
+        raise ValueError(f"version {version} is not one of {PROTOCOL_VERSIONS}")
+    kinds = frozenset(Kind)
+    if version < SHARES_VERSION:
+        kinds -= SHARES_KINDS
+    if version < SHUFFLE_VERSION:
+        kinds -= SHUFFLE_KINDS
+    return kinds
 
 
 _BIN_HEADER: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}  # msgpack bin 8/16/32 -> header bytes

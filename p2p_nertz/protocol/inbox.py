@@ -9,7 +9,7 @@ refused; it changes nothing else, and raises nothing for anything a peer sent.
 
 from __future__ import annotations
 
-from p2p_nertz.protocol.bodies import Beat, EventBody, Want, parse_body
+from p2p_nertz.protocol.bodies import Beat, DeckReveal, DeckWant, EventBody, Want, parse_body
 from p2p_nertz.protocol.effects import Rejected
 from p2p_nertz.protocol.envelope import (
     PROTOCOL_VERSION,
@@ -79,7 +79,7 @@ class Inbox:
 
     def open(
         self, data: bytes, clock: int
-    ) -> Rejected | tuple[int, Message, EventBody | Beat | Want]:
+    ) -> Rejected | tuple[int, Message, EventBody | Beat | Want | DeckReveal | DeckWant]:
         """The author's seat, the message and its body; or why it is refused (garbage, a
         body that does not follow its kind's schema, a time far ahead of our ``clock``)."""
         try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from p2p_nertz.deck.check import Fault, FaultKind
 from p2p_nertz.deck.group import scalar_bytes
+from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import DeckOpen, DeckShares
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Play
@@ -257,10 +258,6 @@ class RoundState:
             self.table = table.with_tableau(seat, tableau)
             self.seen[seat] = self.seen.get(seat, frozenset()) | {o.card.physical}
 
-    def _turned_up(self, seat: int, before: Tableau, move: Move, rules: Rules) -> list[int]:
-        """The sealed positions ``move`` turns up on ``before`` (the rules say which)."""
-        return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
-
     def take_deal(
         self,
         seat: int,
@@ -307,11 +304,15 @@ class RoundState:
         """
         body = event.body
         assert isinstance(body, Play)
+        if body.opens and self.deck is None:
+            raise Refuse(_C.WRONG_DEAL, "an opening in a game dealt by commit and reveal")
         table = self.table
         if table is None or body.round < self.number:
             return False  # a late move of a finished round: it does not count
         if not self._counts(event, body, table):
             return False
+        if body.opens:
+            table = take_opening(self, body.opens)
         seat = event.seat
         move = body.move
         before = table.tableaux[seat]
@@ -324,7 +325,7 @@ class RoundState:
             raise Refuse(_C.REVEAL_COUNT, "a shuffle game's move names no card it turns up")
         else:
             tableau, seen = before, self.seen.get(seat, frozenset())
-            turned = self._turned_up(seat, before, move, rules)
+            turned = _turned_up(before, move, rules)
         try:
             unseen = move.is_lake and self._claim_unseen(event, body, tableau, roster)
         except Refuse:  # (its card is not there)
@@ -590,6 +591,45 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def _turned_up(before: Tableau, move: Move, rules: Rules) -> list[int]:
+    """The sealed positions ``move`` turns up on ``before`` (the rules say which)."""
+    return [p for p in map(sealed_position, before.reveals(move, rules)) if p is not None]
+
+
+def take_opening(rs: RoundState, shares: tuple[Share, ...]) -> Table:
+    """An opening taken into the round ``rs`` of a shuffle game (docs/shuffle.md §10.14): the
+    shares checked (one wrong refuses them all, ``bad_share``, and nothing is taken) and kept,
+    the cards they open put in place; the table then. The fold takes a move's before it
+    judges the move (the shares stand whatever the move's fate: they are facts, as a turn-up
+    is); a peer's share store puts its own in a copy of its held round (the held view). Not
+    re-exported by ``protocol.state``: the fold and the store are its only callers."""
+    assert rs.deck is not None and rs.table is not None
+    if rs.deck.final is None:
+        raise Refuse(_C.WRONG_PHASE, "an opening before the deal is over")
+    rs._put(rs.deck.take_carried(shares))
+    return rs.table
+
+
+def sealed_needed(tableau: Tableau, move: Move) -> list[int]:
+    """The sealed positions among the cards ``move`` takes or builds on in ``tableau`` (the
+    top of the work pile it goes on): the cards whose opening it must carry in a shuffle game
+    (docs/shuffle.md §10.14), in the order they lie. Not re-exported by ``protocol.state``.
+
+    >>> t = Tableau.sealed(Rules())  # (a deal no card of which is open yet)
+    >>> sealed_needed(t, Move.parse("N>1")), sealed_needed(t, Move.parse("S"))
+    ([39, 38], [])
+    """
+    source, target = move.source, move.target
+    if source is None:
+        return []
+    try:
+        taken = tableau.pile(source)[-move.count :]
+        under = tableau.pile(target)[-1:] if target is not None and target.is_work else ()
+    except IllegalMoveError:
+        return []
+    return [p for p in map(sealed_position, (*taken, *under)) if p is not None]
 
 
 def _needs_unseen(tableau: Tableau, move: Move) -> bool:

@@ -262,44 +262,81 @@ class DeckRound:
         A share of a position not turned up yet is kept (docs/shuffle.md §10.2); one of a
         position already opened is checked and changes nothing."""
         i = self.member(seat)
+        return self._take([dataclasses.replace(raw, seat=i) for raw in message.shares], False)
+
+    def take_carried(self, shares: Sequence[Share]) -> list[Opened]:
+        """The opening a move carries (docs/shuffle.md §10.14): shares of any member, each
+        ``seat`` its maker's member index, checked as :meth:`take_shares` checks its author's;
+        and the cards they open. One that fails refuses the whole move (``bad_share``) and
+        nothing is taken; a share already held is no fault and changes nothing."""
+        n = len(self.members)
+        for share in shares:
+            if share.seat >= n:
+                raise Refuse(_C.BAD_SHARE, f"a share of member {share.seat}, not in the round")
+        return self._take(shares, True)
+
+    def _take(self, shares: Sequence[Share], carried: bool) -> list[Opened]:
+        """Check every share of ``shares`` (its ``seat`` the maker's member index), then take
+        them all; the cards they open. A repeat is refused in a maker's own event, and only
+        checked in a carried opening (another member's event may carry a share held)."""
         final = self.final
         assert final is not None
         taken = []
-        for raw in message.shares:
-            share = dataclasses.replace(raw, seat=i)
+        for share in shares:
+            i = share.seat
             where = (share.deck, share.position)
             of = share.of_seat
-            if share.deck >= len(final) or share.position >= self.size:
-                raise Refuse(_C.BAD_SHARE, f"no position {where} in this round's decks")
-            if of == i:
-                held = self.shares.get(where, {})
-                key = self.keys[i].key
-            elif of in self.gone:
-                held = self.partials.get((*where, of), {})
-                dealing = self.keys[of].dealing
-                assert dealing is not None  # (a member is dropped only from three up)
-                key = share_key(self.keys[of].key, dealing.commitments, i)
-            else:
-                raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
-            if i in held:
+            key = self._key_of(share)
+            held = self.shares.get(where, {}) if of == i else self.partials.get((*where, of), {})
+            if i in held and not carried:
                 raise Refuse(
                     _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
                 )
             self._verify(share, key, final[share.deck][share.position])
-            if where in self.opened:
+            if where in self.opened or i in held:
                 # A right share of a position already opened: a partial its author signed
                 # while its own fold had not opened the position yet, which other partials
                 # opened first in the final order (soak seeds 101 and 105, five members).
-                # It changes nothing, and it is no fault.
+                # It changes nothing, and it is no fault; nor does a carried share held.
                 continue
-            taken.append((where, of, share.point))
-        for where, of, point in taken:
+            taken.append((where, i, of, share.point))
+        for where, i, of, point in taken:
             if of == i:
                 self.shares.setdefault(where, {})[i] = point
             else:
                 self.partials.setdefault((*where, of), {})[i] = point
-        places = dict.fromkeys(w for w, _, _ in taken if w in self.turned_set)
+        places = dict.fromkeys(w for w, _, _, _ in taken if w in self.turned_set)
         return [o for o in map(self._open, places) if o is not None]
+
+    def _key_of(self, share: Share) -> bytes:
+        """The public value ``share``'s proof must match: its maker's key for its own share,
+        a VSS share's public value for a partial of a member dropped (§6.4); refuse a share of
+        no position of the round's decks or a partial for a member not dropped."""
+        assert self.final is not None
+        where = (share.deck, share.position)
+        if share.deck >= len(self.final) or share.position >= self.size:
+            raise Refuse(_C.BAD_SHARE, f"no position {where} in this round's decks")
+        of = share.of_seat
+        if of == share.seat:
+            return self.keys[of].key
+        if of in self.gone:
+            dealing = self.keys[of].dealing
+            assert dealing is not None  # (a member is dropped only from three up)
+            return share_key(self.keys[of].key, dealing.commitments, share.seat)
+        raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
+
+    def right(self, share: Share) -> bool:
+        """Whether ``share`` (its ``seat`` its maker's member index) is right in this round as
+        the fold knows it, by the checks a carried share meets (:meth:`take_carried`; the
+        answer kept in the memo): what a peer's share store keeps (docs/shuffle.md §10.14)."""
+        if self.final is None or share.seat >= len(self.members):
+            return False
+        try:
+            key = self._key_of(share)
+            self._verify(share, key, self.final[share.deck][share.position])
+        except Refuse:
+            return False
+        return True
 
     def drop(self, seat: int) -> list[Opened]:
         """A member is dropped: the others open its shares for it from now on (§6.4); the

@@ -20,7 +20,7 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import InvalidRulesError
-from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHUFFLE_VERSION
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION, SHUFFLE_VERSION
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
@@ -46,7 +46,7 @@ class Deal(enum.StrEnum):
     §8.2): nobody else reads it before the round ends, but its owner's machine can."""
     SHUFFLE = "shuffle"
     """Decks shuffled by every member and opened card by card by the whole table, nobody
-    reading a face-down card, its owner included (docs/shuffle.md; protocol version 3)."""
+    reading a face-down card, its owner included (docs/shuffle.md; protocol version 4)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +128,20 @@ class GameSpec:
 
     @property
     def wire_version(self) -> int:
-        """The protocol version of every envelope of this game: 3 in a game of the shuffle, 2
-        in one dealt by commit and reveal (docs/shuffle.md §10.6). A peer of the game refuses
-        the other version (``bad_version``)."""
-        return SHUFFLE_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
+        """The protocol version of every envelope of this game: 4 in a game of the shuffle, 2
+        in one dealt by commit and reveal (docs/shuffle.md §10.6, §10.14). A peer of the game
+        refuses the other versions (``bad_version``)."""
+        return SHARES_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
+
+    @property
+    def read_versions(self) -> tuple[int, ...]:
+        """The protocol versions the audit and the replay read in this game's logs: its
+        :attr:`wire_version`, and for a game of the shuffle version 3 too (its logs from
+        before §10.14: no opening carried, a turn-up's shares as ``deck_shares``, which the
+        fold reads by the same rule)."""
+        if self.deal is Deal.SHUFFLE:
+            return (SHARES_VERSION, SHUFFLE_VERSION)
+        return (PROTOCOL_VERSION,)
 
     @property
     def peer_ids(self) -> tuple[PeerId, ...]:

@@ -36,7 +36,7 @@ it for ever; a beat that names another event than the one held is refused
 
 from __future__ import annotations
 
-from p2p_nertz.protocol.bodies import Beat, Want, parse_body
+from p2p_nertz.protocol.bodies import Beat, DeckReveal, DeckWant, Want, parse_body
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -132,8 +132,8 @@ class Spectator:
         except ValueError:
             self.rejected += 1
             return []
-        if isinstance(body, Want):
-            return []  # (a member's gap request: nothing for a watcher)
+        if isinstance(body, Want | DeckReveal | DeckWant):
+            return []  # (a member's gap request, a turn-up's shares: nothing for a watcher)
         if isinstance(body, Beat):
             return self._beat(seat, message, body)
         store = self._store
