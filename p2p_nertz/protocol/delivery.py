@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from p2p_nertz.errors import LogFormatError
 from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
     SHARE_BEATS,
@@ -43,6 +44,7 @@ from p2p_nertz.protocol.envelope import (
     InvalidMessageError,
     Kind,
     Message,
+    RejectReason,
 )
 from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
@@ -514,7 +516,15 @@ class Delivery:
             # one version or the other) are delivered again the same way.
             try:
                 message = self.inbox.decode(data)
-            except InvalidMessageError:
+            except InvalidMessageError as exc:
+                if exc.reason is RejectReason.BAD_VERSION:
+                    # Another version's log (a game begun before the protocol changed): taken
+                    # back with its records skipped, the peer would play on from a table it
+                    # does not hold and sign over its own feed. Refused before anything is done.
+                    raise LogFormatError(
+                        f"the log was written in another protocol version ({exc.detail}): "
+                        "this nertz cannot play it on; nertz audit and nertz replay still read it"
+                    ) from None
                 continue
             fork = fork_vote_of(message, self.peer_ids[self.seat], len(feeds))
             if fork is not None:
