@@ -72,17 +72,19 @@ def test_late_lift_seed_85_the_peers_end_alike(first: int | None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("seed", "member", "held"), [(4, 0, {(0, 49), (0, 50)}), (34, 2, {(2, 42), (2, 43)})]
+    ("seed", "member", "held"),
+    [(4, 0, {(0, 49), (0, 50)}), (34, 2, {(2, 42), (2, 43)}), (78, 2, {(2, 39)})],
 )
 def test_late_lift_other_seeds_the_peers_end_alike(
     seed: int, member: int, held: set[tuple[int, int]]
 ) -> None:
-    """Two more games of the mix where the schedule stalled every peer, or the member left
-    out, with session 19's rule alone (found over seeds 0-119, three players): each now
-    ends alike at every peer. (Seed 4's audit agrees; seed 34's is the open case below.)"""
+    """Three more games of the mix that failed under the schedule with session 19's rule
+    alone (found over seeds 0-119, three players): seeds 4 and 34 stalled every peer, or
+    the member left out; in seed 78 peer 1 parted from peers 0 and 2. Each now ends alike at
+    every peer. (The audit agrees in 4 and 78; seed 34's is the open case below.)"""
     result = _play(seed, member, None, held)
     _peers_agree(result)
-    if seed == 4:
+    if seed != 34:
         assert result.violations == []
 
 
