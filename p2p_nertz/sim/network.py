@@ -14,7 +14,10 @@ asks to send go through the network model:
   it) and restarts later from its log, as :meth:`Peer.restore` would after ``kill -9``; or it
   never comes back, and the others must drop it;
 * freezes: a peer stops for a while (``SIGSTOP``, a laptop asleep) and runs nothing; what is
-  sent to it waits, and arrives all at once when it wakes, its clock having jumped.
+  sent to it waits, and arrives all at once when it wakes, its clock having jumped;
+* a scripted schedule (:class:`Schedule`, :mod:`p2p_nertz.sim.schedules`): a message it
+  names waits at its receiver, re-tried every :data:`HOLD_STEP`, as a network that delays
+  that one message would (a test builds a race that random faults meet rarely or never).
 
 Every random choice comes from one :class:`~p2p_nertz.rng.Rng` seeded by the run's seed, in a
 fixed order, so a seed replays exactly: :func:`run` twice gives the same logs, byte for byte.
@@ -28,7 +31,7 @@ import hashlib
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
@@ -61,6 +64,20 @@ from p2p_nertz.sim.cheats import DeckCheat, install
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
 
+#: How long a message a :class:`Schedule` holds waits before it is offered again (seconds).
+HOLD_STEP = 0.005
+
+
+class Schedule(Protocol):
+    """A scripted network schedule: which messages wait a little longer at their receiver."""
+
+    def holds(self, sim: Simulation, seat: int, data: bytes, now: float) -> bool:
+        """Whether ``data``, arriving at ``seat`` at ``now``, waits :data:`HOLD_STEP` more. A
+        schedule bounds every wait it makes (an asynchronous network delays, it does not lose
+        for good: a message held for ever would stall any protocol)."""
+        ...
+
+
 __all__ = [
     "Crash",
     "Equivocation",
@@ -69,6 +86,8 @@ __all__ = [
     "Partition",
     "QUICK_TIMERS",
     "SimConfig",
+    "HOLD_STEP",
+    "Schedule",
     "SimResult",
     "Simulation",
     "run",
@@ -408,8 +427,9 @@ class SimResult:
 class Simulation:
     """A run in progress (see the module docstring). Use :func:`run` for the common case."""
 
-    def __init__(self, config: SimConfig) -> None:
+    def __init__(self, config: SimConfig, schedule: Schedule | None = None) -> None:
         self.config = config
+        self.schedule = schedule
         self.rng = Rng(derive_seed(b"sim", config.seed))
         n = config.players
         self.identities = [
@@ -603,6 +623,9 @@ class Simulation:
                 self._push(frozen + self.bots[seat].delay(self.rng), kind, seat)
             return
         if kind == self.MESSAGE:
+            if self.schedule is not None and self.schedule.holds(self, seat, data, now):
+                self._push(now + HOLD_STEP, kind, seat, data)
+                return
             if peer is not None:
                 self.result.delivered += 1
                 self._apply(seat, peer.feed(data, now), now)
@@ -776,10 +799,11 @@ def _author(wire: bytes, cache: EnvelopeCache) -> bytes | None:
         return None
 
 
-def run(config: SimConfig) -> SimResult:
-    """Run a simulation and check the invariants; the result lists any violation."""
+def run(config: SimConfig, schedule: Schedule | None = None) -> SimResult:
+    """Run a simulation (with a scripted ``schedule``, if given) and check the invariants; the
+    result lists any violation."""
     from p2p_nertz.sim.invariants import check
 
-    result = Simulation(config).run()
+    result = Simulation(config, schedule).run()
     result.violations = check(result)
     return result
