@@ -55,6 +55,16 @@ would have signed, changed.
   a ``play_complaint`` of another member only its moves are left to read: a move whose causal
   past proves its final fold held the complaint proves the answer withheld
   (``withheld_answer``, docs/shuffle.md §7.3).
+* ``mute_dealer``: as ``silent_dealer``, but from the moment its held fold holds the
+  complaint it signs nothing at all (no move, no vote); its beats and acks go on, so it is
+  heard, and voted out *withheld*. No event of its proves the answer withheld: the votes do,
+  and the audit's report lists the drop, its reason and the answer owed
+  (``AuditReport.drops``, docs/shuffle.md §7.3).
+* ``votes_only_dealer``: as ``mute_dealer``, but its votes go on, and ``drop_after`` after its
+  final fold held the complaint it votes its complainer out *silent* (a modified client that
+  claims it no longer hears it), at the end of an input as such a vote is signed: a vote
+  whose causal past proves its final fold held the complaint proves the answer withheld
+  (``withheld_answer``, docs/shuffle.md §7.3).
 * ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
   member stands that its final fold has not dropped yet, it turns its stock and, in the same
   act, plays its waste top onto its first work pile, before any other share of that card can
@@ -195,8 +205,6 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         ungated = _ungated(duties, final, tentative) if cheat.kind in _UNGATED else None
         body = ungated or honest(final, ready_through, tentative)
         if cheat.kind in _SILENT:
-            if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
-                _accuse(peer, final, cheat)
             return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
@@ -260,6 +268,8 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
     duties.phase_event = phase_event  # type: ignore[method-assign]
     if cheat.kind in _MUTED:
         _muted(peer, cheat)
+    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
+        _accuse(peer, cheat)
 
 
 def _ungated(duties: Duties, final: GameState, tentative: GameState | None) -> EventBody | None:
@@ -316,16 +326,35 @@ def _muted(peer: Peer, cheat: DeckCheat) -> None:
     author.emit = emit  # type: ignore[method-assign]
 
 
-def _accuse(peer: Peer, final: GameState, cheat: DeckCheat) -> None:
-    """``votes_only_dealer``: once its final fold holds a complaint of its box, it votes the
-    complainer out *withheld* (a modified client that meets a complaint with an accusation;
-    the others, who owe the complainer nothing, never join the vote)."""
-    deck = final.round.deck
-    for complainer in _owes(final, peer.seat, cheat):
+def _accuse(peer: Peer, cheat: DeckCheat) -> None:
+    """``votes_only_dealer``: ``drop_after`` after its final fold first held a complaint of
+    its box, it votes the complainer out *silent*, once, at the end of an input as a vote for
+    silence is signed (``Author.liveness``): a modified client that claims it no longer hears
+    its complainer (the others hear it, and never join the vote)."""
+    author = peer._author
+    honest = author.liveness
+    since: list[float] = []
+    accused: set[int] = set()
+
+    def liveness(now: float) -> None:
+        honest(now)
+        final = author.final
+        owed = _owes(final, peer.seat, cheat)
+        if not owed:
+            return
+        if not since:
+            since.append(now)
+        if now < since[0] + author.config.drop_after:
+            return
+        deck = final.round.deck
         assert deck is not None
-        seat = deck.members[complainer]
-        if seat not in final.dropped and seat not in peer._author.membership.voted:
-            peer._author.vote(seat, DropReason.WITHHELD, None)
+        for complainer in owed:
+            seat = deck.members[complainer]
+            if seat not in final.dropped and seat not in accused:
+                accused.add(seat)
+                author.vote(seat, DropReason.SILENT, now)
+
+    author.liveness = liveness  # type: ignore[method-assign]
 
 
 def _false_complaint(
