@@ -226,7 +226,7 @@ def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it
     _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), DropReason.WITHHELD))
     assert _withheld(found) == ["drop"]
     (finding,) = found.violations
-    assert finding.seat == _DEALER and finding.seq == 4
+    assert finding.seat == _DEALER and finding.seq == 4 and finding.round == 1
 
 
 def test_audit_answers_a_vote_signed_mid_input_is_not_read() -> None:

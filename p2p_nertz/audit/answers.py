@@ -295,6 +295,8 @@ class AnswerWatch:
             if not self._final_at(held, members, dealer, time):
                 continue
             self._named.add(where)
+            about = self._found.about(event)
+            about.setdefault("round", number)  # (a vote names no round of its own)
             self._found.add(
                 Finding(
                     FindingKind.WITHHELD_ANSWER,
@@ -304,7 +306,7 @@ class AnswerWatch:
                     "which it never answered",
                     expected=f"deck_answer to member {complainer} before this event",
                     found="no answer",
-                    **self._found.about(event),
+                    **about,
                 )
             )
 
