@@ -19,14 +19,18 @@ named by nothing.
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
+from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Crash
 
 pytestmark = pytest.mark.slow  # (2 to 20 s of CPU a game)
@@ -154,3 +158,30 @@ def test_sim_shuffle_dealer_votes_an_honest_dealer_with_a_member_dropped_is_not_
     assert [(d.seat, d.reasons, d.answers_owed) for d in report.drops] == [
         (CRASHED, ("silent",), ())
     ]
+
+
+def test_sim_shuffle_dealer_votes_nertz_audit_says_why_the_dealer_is_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``nertz audit`` on the mute dealer's game: valid (nothing of the dealer's proves a
+    fault), and the drop says its reason and the answer the dealer owed, in the text and in
+    ``--json``."""
+    players = 3
+    result, _ = _game(players, DeckCheatKind.MUTE_DEALER)
+    paths = []
+    for seat, data in enumerate(log_files(result)):
+        path = tmp_path / f"p{seat + 1}.log"
+        path.write_bytes(data)
+        paths.append(str(path))
+    names = [m.name for m in result.spec.members]
+    assert main(["audit", *paths]) == 0
+    text = capsys.readouterr().out
+    (line,) = [line for line in text.splitlines() if line.startswith("dropped:")]
+    assert line.startswith(f"dropped: {names[DEALER]} after its event ")
+    assert "(withheld)" in line
+    assert f"round 1, {names[players - 1]}'s complaint" in line
+    assert main(["audit", "--json", *paths]) == 0
+    verdict = [json.loads(x) for x in capsys.readouterr().out.splitlines()][-1]
+    (dropped,) = verdict["dropped"]
+    assert dropped["seat"] == DEALER and dropped["reasons"] == ["withheld"]
+    assert dropped["answers_owed"] == [{"round": 1, "complainer": players - 1}]
