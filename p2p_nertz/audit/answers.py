@@ -30,8 +30,17 @@ and unanswered prove the answer withheld (:meth:`AnswerWatch.shares`). A complai
 play has begun comes after the dealer's last stage, and a dealer voted out before ``open``
 signs no ``deck_open``: its shares are what is left to read.
 
+A dealer's move, and its vote for silence or withholding, prove it by their causal past
+(:meth:`AnswerWatch.play`): both are signed once the input before them (for a vote, its own
+input) made final all it could, every answer owed signed first; an event whose past proves the
+dealer's stable time past the complaint, and holds no drop vote of the round, was signed from a
+final fold holding it (docs/shuffle.md §7.3). A dealer that signs nothing once it holds the
+complaint is named by no finding: the votes that drop it are the proof, and the report lists
+the answers it owed (:attr:`AnswerWatch.owed`, ``AuditReport.drops``).
+
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
-each stage folded, the event that ended each round's play.
+each stage folded, the event that ended each round's play, each drop vote walked, and the
+complaints no answer followed.
 """
 
 from __future__ import annotations
