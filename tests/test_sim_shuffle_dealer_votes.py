@@ -31,7 +31,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.logfiles import log_files
-from p2p_nertz.sim.network import Crash
+from p2p_nertz.sim.network import Crash, Equivocation
 
 pytestmark = pytest.mark.slow  # (2 to 20 s of CPU a game)
 
@@ -50,11 +50,13 @@ def _game(
     seed: int | None = None,
     delay: float = 0.005,
     crash_at: float | None = None,
+    fork_at: float | None = None,
 ) -> tuple[SimResult, AuditReport]:
     cheats = [DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT)]
     if dealer is not None:
         cheats.append(DeckCheat(DEALER, dealer))
     crashes = () if crash_at is None else (Crash(CRASHED, crash_at, None),)
+    forks = () if fork_at is None else (Equivocation(CRASHED, fork_at, frozenset({2})),)
     result = run(
         SimConfig(
             players=players,
@@ -62,7 +64,9 @@ def _game(
             deal=Deal.SHUFFLE,
             rules=Rules(target=None, rounds=1),
             peer=QUICK_TIMERS,
-            faults=Faults(deck_cheats=tuple(cheats), delay=delay, crashes=crashes),
+            faults=Faults(
+                deck_cheats=tuple(cheats), delay=delay, crashes=crashes, equivocations=forks
+            ),
             max_time=200.0,
         )
     )
@@ -74,9 +78,10 @@ def _out_withheld_owing(result: SimResult, report: AuditReport, players: int) ->
     """Every peer left dropped the dealer with the complaint unanswered; the report lists it
     out *withheld*, owing the answer to the complainer."""
     complainer = players - 1
+    out_silent = {d.seat for d in report.drops if d.reasons in (("silent",), ("equivocation",))}
     for seat, peer in enumerate(result.peers):
-        if peer is None or seat in (DEALER, CRASHED if result.crashes else -1):
-            continue
+        if peer is None or seat == DEALER or seat in out_silent:
+            continue  # (the dealer, and a member crashed for good)
         final = peer.final
         assert DEALER in final.dropped and not final.violations
         rs = final.past_rounds[-1] if final.past_rounds else final.round
@@ -127,6 +132,27 @@ def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_out_for_its_an
     (crashed,) = [d for d in report.drops if d.seat == CRASHED]
     assert crashed.reasons == ("silent",) and crashed.answers_owed == ()
     assert report.errors == ()
+
+
+@pytest.mark.parametrize("dealer", [DeckCheatKind.SILENT_DEALER, None])
+def test_sim_shuffle_dealer_votes_with_a_member_forked_only_the_forker_is_named(
+    dealer: DeckCheatKind | None,
+) -> None:
+    """Four players; seat 1 signs a second Nerts call under one seq (to seat 2 only) and is
+    voted out on proof: forked, masked. The audit names seat 1's fork and nobody else; a
+    silent dealer's moves prove nothing there, and the report lists it out *withheld*, owing
+    the answer; an honest dealer answers and is not out."""
+    players = 4
+    result, report = _game(players, dealer, fork_at=1.5)
+    assert result.finished and result.violations == []
+    assert report.errors and {f.seat for f in report.errors} == {CRASHED}
+    assert FindingKind.EQUIVOCATION in {f.kind for f in report.errors}
+    (forker,) = [d for d in report.drops if d.seat == CRASHED]
+    assert forker.reasons == ("equivocation",)
+    if dealer is None:
+        assert dict(report.dropped).keys() == {CRASHED}
+    else:
+        _out_withheld_owing(result, report, players)
 
 
 #: the honest sample: seeds per table size, on links of 0.3 s one way
