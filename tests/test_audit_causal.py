@@ -267,3 +267,26 @@ def test_audit_answers_a_move_holding_a_vote_names_nobody() -> None:
     watch.walked(Event(1, 5, 13, Kind.DROP, vote), 1)
     _take(watch, rs, _play(_DEALER, 4, 14, (6, 5, 3)))
     assert _withheld(found) == []
+
+
+# -- what a dealer owed ----------------------------------------------------------------------
+
+
+def test_audit_answers_owed_keeps_each_complaint_no_answer_followed() -> None:
+    """What the report lists a dealer out as owing (``AuditReport.drops``): the complaint,
+    until an answer (right or wrong) is folded."""
+    watch, _, rs = _setup()
+    _complaint(watch, rs)
+    assert list(watch.owed) == [(1, 0, _DEALER, _COMPLAINER)]
+    answer = DeckEvent((5, 3, 3), DeckAnswer(1, _COMPLAINER, 1))
+    _take(watch, rs, Event(_DEALER, 4, 11, Kind.DECK_ANSWER, answer))
+    assert watch.owed == {}
+
+
+def test_audit_answers_owed_forgets_a_complaint_of_an_attempt_restarted() -> None:
+    """A deal restarted (attempt 1) asks nothing more of attempt 0's boxes."""
+    watch, _, rs = _setup()
+    _complaint(watch, rs)
+    rs.deck = DeckRound((0, 1, 2), b"context" + bytes([1]), 1)
+    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+    assert watch.owed == {}

@@ -99,8 +99,8 @@ class AnswerWatch:
         #: round -> (seat, seq) of each drop vote (of any reason) walked in it
         self._votes: dict[int, list[tuple[int, int]]] = {}
         #: (round, attempt, dealer's seat, complainer's seat) -> each complaint folded that no
-        #: answer (right or wrong) followed: what a dealer voted out owed (:attr:`AuditReport.drops
-        #: <p2p_nertz.audit.report.AuditReport.drops>`)
+        #: answer (right or wrong) followed, of the round's last attempt: what a dealer voted
+        #: out owed (:attr:`AuditReport.drops <p2p_nertz.audit.report.AuditReport.drops>`)
         self.owed: dict[tuple[int, int, int, int], Event] = {}
         #: (round, attempt, dealer, complainer) -> the complaint, as folded (member indices)
         self._complaints: dict[tuple[int, int, int, int], Event] = {}
@@ -205,6 +205,10 @@ class AnswerWatch:
             self._play_ended.setdefault(number, event.key)
         if phases[1] in DEALT and phases[0] not in DEALT:
             self._dealt.setdefault((number, deck.attempt), event.lamport)
+        owed = self.owed
+        if owed and any(k[0] == number and k[1] < deck.attempt for k in owed):
+            # (The deal restarted: a complaint of an earlier attempt's box asks nothing more.)
+            self.owed = {k: e for k, e in owed.items() if k[0] != number or k[1] >= deck.attempt}
         body = event.body
         if not isinstance(body, DeckEvent) or event.seat not in deck.members:
             return
