@@ -192,8 +192,19 @@ def format_report(report: AuditReport) -> str:
         if spec.rules.pairs:
             winners = ", ".join(f"team {w + 1}" for w in report.winners)
         lines.append(f"totals: {totals}" + (f"; winner: {winners}" if winners else ""))
+    why = {d.seat: d for d in report.drops}
     for seat, cut in report.dropped:
-        lines.append(f"dropped: {names[seat]} after its event {cut}")
+        line = f"dropped: {names[seat]} after its event {cut}"
+        drop = why.get(seat)
+        if drop is not None and drop.reasons:
+            line += f" ({', '.join(drop.reasons)})"
+        if drop is not None and drop.answers_owed:
+            owed = "; ".join(
+                f"round {number}, {names[c] if c < len(names) else f'seat {c}'}'s complaint"
+                for number, c in drop.answers_owed
+            )
+            line += f"; never answered the complaint of its box: {owed}"
+        lines.append(line)
     errors = len(report.errors)
     notices = len(report.violations) - errors
     for v in report.violations:

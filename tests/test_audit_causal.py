@@ -196,3 +196,97 @@ def test_audit_answers_an_answer_signed_names_nobody_later() -> None:
     _take(watch, rs, _play(0, 6, 13, (5, 4, 4)))
     _take(watch, rs, _play(_DEALER, 5, 14, (6, 4, 4)))
     assert _withheld(found) == []
+
+
+# -- a dealer's votes ------------------------------------------------------------------------
+
+
+def _vote(
+    seat: int, seq: int, lamport: int, frontier: tuple[int, ...], reason: DropReason
+) -> Event:
+    body = Drop(frontier, _COMPLAINER, 5, reason)
+    return Event(seat, seq, lamport, Kind.DROP, body)
+
+
+def _take_vote(watch: AnswerWatch, rs: SimpleNamespace, event: Event) -> None:
+    watch.walked(event, rs.number)
+    watch.play(event, rs, Phase.PLAY)  # type: ignore[arg-type]
+    watch.after(event, rs, (Phase.PLAY, Phase.PLAY), False)  # type: ignore[arg-type]
+
+
+def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it() -> None:
+    """A vote for silence or withholding is signed at the end of an input, once its finality
+    is done and what the final fold asked is signed (``Author.liveness``): a dealer that
+    signs only votes (here against its complainer) is named on the first whose causal past
+    proves its final fold held the complaint, though the vote is the round's first."""
+    watch, found, rs = _setup()
+    _complaint(watch, rs)
+    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+    _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
+    _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), DropReason.WITHHELD))
+    assert _withheld(found) == ["drop"]
+    (finding,) = found.violations
+    assert finding.seat == _DEALER and finding.seq == 4 and finding.round == 1
+
+
+def test_audit_answers_a_vote_signed_mid_input_is_not_read() -> None:
+    """A withdrawal and a vote on proof are signed in the middle of an input, before its
+    finality is done (the receive path asks for them); an abandon before the answers of its
+    act: their past proves nothing of the final fold."""
+    for reason in (DropReason.WITHDRAW, DropReason.EQUIVOCATION, DropReason.ABANDON):
+        watch, found, rs = _setup()
+        _complaint(watch, rs)
+        _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+        _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
+        _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), reason))
+        assert _withheld(found) == [], reason
+
+
+def test_audit_answers_a_vote_the_dealer_does_not_hold_does_not_hide_its_move() -> None:
+    """A drop vote holds back the stable time of the peers that hold it: one walked before
+    the dealer's move but outside its causal past (seat 1's vote, signed after the events the
+    dealer holds of it) did not hold the dealer's final fold back. Its next move, holding the
+    vote, proves nothing."""
+    watch, found, rs = _setup()
+    _complaint(watch, rs)
+    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+    _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
+    vote = Drop((6, 4, 3), _DEALER, 3, DropReason.WITHHELD)
+    watch.walked(Event(1, 5, 13, Kind.DROP, vote), 1)
+    assert rs.past.held(1, 5)[1] == 4
+    _take(watch, rs, _play(_DEALER, 4, 14, (6, 4, 3)))
+    assert _withheld(found) == ["move"]
+
+
+def test_audit_answers_a_move_holding_a_vote_names_nobody() -> None:
+    watch, found, rs = _setup()
+    _complaint(watch, rs)
+    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+    _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
+    vote = Drop((6, 4, 3), _DEALER, 3, DropReason.WITHHELD)
+    watch.walked(Event(1, 5, 13, Kind.DROP, vote), 1)
+    _take(watch, rs, _play(_DEALER, 4, 14, (6, 5, 3)))
+    assert _withheld(found) == []
+
+
+# -- what a dealer owed ----------------------------------------------------------------------
+
+
+def test_audit_answers_owed_keeps_each_complaint_no_answer_followed() -> None:
+    """What the report lists a dealer out as owing (``AuditReport.drops``): the complaint,
+    until an answer (right or wrong) is folded."""
+    watch, _, rs = _setup()
+    _complaint(watch, rs)
+    assert list(watch.owed) == [(1, 0, _DEALER, _COMPLAINER)]
+    answer = DeckEvent((5, 3, 3), DeckAnswer(1, _COMPLAINER, 1))
+    _take(watch, rs, Event(_DEALER, 4, 11, Kind.DECK_ANSWER, answer))
+    assert watch.owed == {}
+
+
+def test_audit_answers_owed_forgets_a_complaint_of_an_attempt_restarted() -> None:
+    """A deal restarted (attempt 1) asks nothing more of attempt 0's boxes."""
+    watch, _, rs = _setup()
+    _complaint(watch, rs)
+    rs.deck = DeckRound((0, 1, 2), b"context" + bytes([1]), 1)
+    _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
+    assert watch.owed == {}

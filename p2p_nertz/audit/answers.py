@@ -30,8 +30,17 @@ and unanswered prove the answer withheld (:meth:`AnswerWatch.shares`). A complai
 play has begun comes after the dealer's last stage, and a dealer voted out before ``open``
 signs no ``deck_open``: its shares are what is left to read.
 
+A dealer's move, and its vote for silence or withholding, prove it by their causal past
+(:meth:`AnswerWatch.play`): both are signed once the input before them (for a vote, its own
+input) made final all it could, every answer owed signed first; an event whose past proves the
+dealer's stable time past the complaint, and holds no drop vote of the round, was signed from a
+final fold holding it (docs/shuffle.md §7.3). A dealer that signs nothing once it holds the
+complaint is named by no finding: the votes that drop it are the proof, and the report lists
+the answers it owed (:attr:`AnswerWatch.owed`, ``AuditReport.drops``).
+
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
-each stage folded, the event that ended each round's play.
+each stage folded, the event that ended each round's play, each drop vote walked, and the
+complaints no answer followed.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from __future__ import annotations
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
-from p2p_nertz.protocol.bodies import DeckEvent, Play
+from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.shuffle import DEALT
@@ -48,6 +57,10 @@ from p2p_nertz.protocol.state import Event, Phase, RoundState
 __all__ = ["AnswerWatch"]
 
 _Key = tuple[int, int, int]  # an event's place in the total order: (lamport, seat, seq)
+
+#: The votes signed at the end of an input, once its finality is done (``Author.liveness``):
+#: a dealer's vote of these proves what its final fold held, as a move does (:meth:`play`).
+_READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD)
 
 
 class AnswerWatch:
@@ -70,7 +83,8 @@ class AnswerWatch:
         "_play_ended",
         "_stages",
         "_taking",
-        "_voted",
+        "_votes",
+        "owed",
     )
 
     def __init__(
@@ -82,8 +96,12 @@ class AnswerWatch:
         self._forked = forked
         #: (round, attempt) -> the Lamport time of the event that put its deal in a dealt phase
         self._dealt: dict[tuple[int, int], int] = {}
-        #: the rounds in which a drop vote (of any reason) was read
-        self._voted: set[int] = set()
+        #: round -> (seat, seq) of each drop vote (of any reason) walked in it
+        self._votes: dict[int, list[tuple[int, int]]] = {}
+        #: (round, attempt, dealer's seat, complainer's seat) -> each complaint folded that no
+        #: answer (right or wrong) followed, of the round's last attempt: what a dealer voted
+        #: out owed (:attr:`AuditReport.drops <p2p_nertz.audit.report.AuditReport.drops>`)
+        self.owed: dict[tuple[int, int, int, int], Event] = {}
         #: (round, attempt, dealer, complainer) -> the complaint, as folded (member indices)
         self._complaints: dict[tuple[int, int, int, int], Event] = {}
         #: (round, attempt, deck, stage) -> where the stage the fold took stands in the order
@@ -187,6 +205,10 @@ class AnswerWatch:
             self._play_ended.setdefault(number, event.key)
         if phases[1] in DEALT and phases[0] not in DEALT:
             self._dealt.setdefault((number, deck.attempt), event.lamport)
+        owed = self.owed
+        if owed and any(k[0] == number and k[1] < deck.attempt for k in owed):
+            # (The deal restarted: a complaint of an earlier attempt's box asks nothing more.)
+            self.owed = {k: e for k, e in owed.items() if k[0] != number or k[1] >= deck.attempt}
         body = event.body
         if not isinstance(body, DeckEvent) or event.seat not in deck.members:
             return
@@ -198,10 +220,16 @@ class AnswerWatch:
         if isinstance(message, DeckAnswer):
             # Answered, if wrongly (refused: ``bad_dealing`` names it): nothing withheld.
             self._named.add((number, deck.attempt, deck.member(event.seat), message.recipient))
+            if message.recipient < len(deck.members):
+                recipient = deck.members[message.recipient]
+                self.owed.pop((number, deck.attempt, event.seat, recipient), None)
         elif refused:
             return
         elif isinstance(message, DeckComplain):
             where = (number, deck.attempt, message.dealer, deck.member(event.seat))
+            if where not in self._complaints and where not in self._named:
+                dealer = deck.members[message.dealer]
+                self.owed[(number, deck.attempt, dealer, event.seat)] = event
             self._complaints.setdefault(where, event)
         elif isinstance(message, DeckStage):
             where = (number, deck.attempt, message.deck, message.stage)
@@ -215,38 +243,47 @@ class AnswerWatch:
 
     def walked(self, event: Event, number: int) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
-        not: past a cut, it is read only): take its causal past; a drop vote (of any reason)
-        makes a dealer's later move of the round prove nothing of its final fold
-        (:meth:`play`)."""
+        not: past a cut, it is read only): take its causal past; note a drop vote (of any
+        reason): a dealer's later event of the round that holds it proves nothing of its
+        final fold (:meth:`play`)."""
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         if event.kind is KIND_DROP:
-            self._voted.add(number)
+            self._votes.setdefault(number, []).append((event.seat, event.seq))
 
     def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
-        """``event``, a move about to be folded in round ``rs`` (the game in ``phase``): if
-        its author is a dealer whose *final* fold, by what its causal past proves, held a
-        complaint of its box it had not answered when it signed, name the answer withheld.
+        """``event``, a move or a vote about to be folded in round ``rs`` (the game in
+        ``phase``): if its author is a dealer whose *final* fold, by what its causal past
+        proves, held a complaint of its box it had not answered when it signed, name the
+        answer withheld.
 
         A move is signed from an input of its own, after the input before it was done: the
         peer made final all it could then and signed what that fold asked, every answer owed
-        first (``Author.act``). Its final fold held the complaint if its stable time (§7.1 of
-        protocol.md) had reached the complaint, and the dealt phase of its attempt: a lower
-        bound of that time is read from the causal past, where every member is held past it
-        (its ``known``) and every member but the dealer announced, in its last event held, every
-        member's events up to it (the coverage). The bound is only sound with no drop pending
-        and no fork: nothing is read in a round where a vote was, nor with a member proven to
-        fork, nor with a member of the deal masked (dropped, readmitted) but the dealer."""
+        first (``Author.act``). A vote for silence or withholding is signed at the end of an
+        input (``Author.liveness``), once the input's finality is done and what it asked is
+        signed: the same holds (a vote on proof, a withdrawal and an abandon are not read: the
+        first two are signed in the middle of an input, the last before the answers of its
+        act). Its final fold held the complaint if its stable time (§7.1 of protocol.md) had
+        reached the complaint, and the dealt phase of its attempt: a lower bound of that time
+        is read from the causal past, where every member is held past it (its ``known``) and
+        every member but the dealer announced, in its last event held, every member's events
+        up to it (the coverage). The bound is only sound with no drop pending at the dealer
+        and no fork: nothing is read where the event's causal past holds a drop vote (of any
+        reason) of the round, nor with a member proven to fork, nor with a member of the deal
+        masked (dropped, readmitted) but the dealer."""
         deck = rs.deck
         dealer = event.seat
+        body = event.body
         if (
             deck is None
             or phase not in DEALT
             or dealer not in deck.members
             or dealer in rs.forfeit
-            or rs.number in self._voted
-            or not isinstance(event.body, Play)
             or not self._taking
+        ):
+            return
+        if not isinstance(body, Play) and not (
+            isinstance(body, Drop) and body.reason in _READ_VOTES
         ):
             return
         number, attempt = rs.number, deck.attempt
@@ -259,8 +296,9 @@ class AnswerWatch:
         if self._forked & set(members) or (past.masked & set(members)) - {dealer}:
             return
         held = past.held(dealer, event.seq)
-        if held is None:
+        if held is None or self._vote_held(number, held, event):
             return
+        what = "move" if isinstance(body, Play) else "vote"
         for complainer in owed:
             where = (number, attempt, deck.member(dealer), complainer)
             complaint = self._complaints.get(where)
@@ -270,18 +308,28 @@ class AnswerWatch:
             if not self._final_at(held, members, dealer, time):
                 continue
             self._named.add(where)
+            about = self._found.about(event)
+            about.setdefault("round", number)  # (a vote names no round of its own)
             self._found.add(
                 Finding(
                     FindingKind.WITHHELD_ANSWER,
-                    f"signed this move once its final fold held the complaint of its box by "
+                    f"signed this {what} once its final fold held the complaint of its box by "
                     f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
                     f"lamport {time}, each announcing all before it, in its causal past), "
                     "which it never answered",
                     expected=f"deck_answer to member {complainer} before this event",
                     found="no answer",
-                    **self._found.about(event),
+                    **about,
                 )
             )
+
+    def _vote_held(self, number: int, held: tuple[int, ...], event: Event) -> bool:
+        """Whether ``held``, the causal past of ``event``, holds a drop vote of round
+        ``number`` other than ``event`` itself: one its author's finality may have waited on."""
+        for seat, seq in self._votes.get(number, ()):
+            if held[seat] >= seq and (seat, seq) != (event.seat, event.seq):
+                return True
+        return False
 
     def _final_at(
         self, held: tuple[int, ...], members: tuple[int, ...], dealer: int, time: int

@@ -98,7 +98,7 @@ from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.fold import Fold
 from p2p_nertz.audit.logs import Log, Logs, RecordStream, close
 from p2p_nertz.audit.notation import event_text
-from p2p_nertz.audit.report import AuditReport, FoldStep, LogInfo, RoundReport
+from p2p_nertz.audit.report import AuditReport, DropReport, FoldStep, LogInfo, RoundReport
 from p2p_nertz.audit.views import View, compare, may_split
 from p2p_nertz.errors import InvalidRulesError, NertzError
 from p2p_nertz.logfile.format import (
@@ -109,6 +109,7 @@ from p2p_nertz.logfile.format import (
     Record,
     RecordKind,
 )
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -122,7 +123,7 @@ from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
-from p2p_nertz.protocol.state import Phase, voted_chain, with_forks
+from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain, with_forks
 
 __all__ = [
     "SPEC_NOTE",
@@ -873,11 +874,35 @@ class _Pass:
             totals=tuple(state.game.totals),
             winners=tuple(result.winners) if result is not None else (),
             dropped=tuple(sorted(state.dropped.items())),
+            drops=_drops(state, self.fold.answers.owed),
             passes=passes,
             stopped=self.stopped,
             digest=state.digest(),
             state=state,
         )
+
+
+def _drops(
+    state: GameState, owed: dict[tuple[int, int, int, int], Event]
+) -> tuple[DropReport, ...]:
+    """Why each member out is out (:class:`DropReport`): the reasons of the votes folded
+    against it, and the complaints of its box ``owed`` (``AnswerWatch.owed``) an answer."""
+    roster = state.roster
+    out = []
+    for seat in sorted(state.dropped):
+        reasons = {v.reason for _, v in roster.votes.get(seat, ())} - _NOT_AGAINST
+        names = tuple(r.name.lower() for r in sorted(reasons))
+        if seat in roster.left:
+            names = ("left", *names)
+        answers = tuple(
+            sorted((number, complainer) for number, _, d, complainer in owed if d == seat)
+        )
+        out.append(DropReport(seat, names, answers))
+    return tuple(out)
+
+
+#: The votes that are no reason to be out.
+_NOT_AGAINST = frozenset({DropReason.WITHDRAW, DropReason.REJOIN})
 
 
 def _view(spec: GameSpec, source: LogSource, envelopes: EnvelopeCache) -> View | None:

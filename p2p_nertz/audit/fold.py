@@ -339,7 +339,7 @@ class Fold:
             self.secret_events[(body.round, event.seat)] = event
         elif isinstance(body, DeckEvent):
             self._deck_event(event, body, rs)
-        elif before is not None:  # (a move in a round's play)
+        elif before is not None or isinstance(body, Drop):  # (a move in a round's play; a vote)
             self.answers.play(event, rs, state.phase)
         phase = state.phase
         try:

@@ -12,7 +12,7 @@ from p2p_nertz.audit.findings import Finding, FindingKind, Severity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
-__all__ = ["AuditReport", "FoldStep", "LogInfo", "RoundReport"]
+__all__ = ["AuditReport", "DropReport", "FoldStep", "LogInfo", "RoundReport"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +25,33 @@ class LogInfo:
     records: int
     events: int
     readable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DropReport:
+    """Why a member is out, as the logs say it.
+
+    Attributes:
+        seat: the member.
+        reasons: the reasons of the votes folded against it (``silent``, ``withheld``,
+            ``equivocation``, ``abandon``), or ``left`` for a signed leave: the members'
+            judgement, which the logs hold as votes.
+        answers_owed: ``(round, complainer's seat)`` of each complaint of its VSS box
+            (docs/shuffle.md §6.3) folded and never answered: what a dealer voted out
+            *withheld* withheld, whether or not an event of its proves it
+            (``withheld_answer``).
+    """
+
+    seat: int
+    reasons: tuple[str, ...]
+    answers_owed: tuple[tuple[int, int], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (without the seat: the caller's entry holds it)."""
+        return {
+            "reasons": list(self.reasons),
+            "answers_owed": [{"round": r, "complainer": c} for r, c in self.answers_owed],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +109,9 @@ class AuditReport:
         totals: the game totals recomputed.
         winners: the winning seats (teams with pairs), empty if not finished.
         dropped: members voted out or gone, with the last seq that counts.
+        drops: for each of them, why (:class:`DropReport`), in the same order. Not in the
+            ``repr`` (nor the effect digest): it adds to ``dropped`` what the votes and the
+            complaints folded already say.
         passes: how many times the logs were read.
         stopped: ``--strict``: the audit stopped at its first error.
         digest: the digest of the fold's final state (:meth:`GameState.digest
@@ -103,6 +133,7 @@ class AuditReport:
     totals: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
     dropped: tuple[tuple[int, int], ...] = ()
+    drops: tuple[DropReport, ...] = field(default=(), repr=False)
     passes: int = 0
     stopped: bool = False
     digest: str = ""
@@ -140,6 +171,7 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form of the whole report."""
         spec = self.spec
+        why = {d.seat: d for d in self.drops}
         return {
             "verdict": self.verdict,
             "valid": self.valid,
@@ -168,7 +200,10 @@ class AuditReport:
             "finished": self.finished,
             "totals": list(self.totals),
             "winners": list(self.winners),
-            "dropped": [{"seat": s, "cut": c} for s, c in self.dropped],
+            "dropped": [
+                {"seat": s, "cut": c, **(why[s].to_dict() if s in why else {})}
+                for s, c in self.dropped
+            ],
             "errors": len(self.errors),
             "notices": len(self.violations) - len(self.errors),
             "violations": [v.to_dict() for v in self.violations],

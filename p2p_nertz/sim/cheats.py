@@ -55,6 +55,16 @@ would have signed, changed.
   a ``play_complaint`` of another member only its moves are left to read: a move whose causal
   past proves its final fold held the complaint proves the answer withheld
   (``withheld_answer``, docs/shuffle.md §7.3).
+* ``mute_dealer``: as ``silent_dealer``, but from the moment its held fold holds the
+  complaint it signs nothing at all (no move, no vote); its beats and acks go on, so it is
+  heard, and voted out *withheld*. No event of its proves the answer withheld: the votes do,
+  and the audit's report lists the drop, its reason and the answer owed
+  (``AuditReport.drops``, docs/shuffle.md §7.3).
+* ``votes_only_dealer``: as ``mute_dealer``, but its votes go on, and ``drop_after`` after its
+  final fold held the complaint it votes its complainer out *silent* (a modified client that
+  claims it no longer hears it), at the end of an input as such a vote is signed: a vote
+  whose causal past proves its final fold held the complaint proves the answer withheld
+  (``withheld_answer``, docs/shuffle.md §7.3).
 * ``sealed_move``: a voter that moves a card nobody opened. Once a vote of its against a
   member stands that its final fold has not dropped yet, it turns its stock and, in the same
   act, plays its waste top onto its first work pile, before any other share of that card can
@@ -85,7 +95,15 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
-from p2p_nertz.protocol.bodies import DeckEvent, EventBody, Play, Reveal, RevealWhat
+from p2p_nertz.protocol.bodies import (
+    DeckEvent,
+    Drop,
+    DropReason,
+    EventBody,
+    Play,
+    Reveal,
+    RevealWhat,
+)
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
@@ -118,6 +136,8 @@ class DeckCheatKind(enum.StrEnum):
     PLAY_COMPLAINT = "play_complaint"
     UNANSWERED = "unanswered"
     SILENT_DEALER = "silent_dealer"
+    VOTES_ONLY_DEALER = "votes_only_dealer"
+    MUTE_DEALER = "mute_dealer"
 
 
 #: The phase a false complaint is made in, at the first act of the cheater's final fold there.
@@ -139,6 +159,15 @@ _ANSWER_CHEATS = (
 #: The cheats that never answer, or answer wrongly or late: their shares go as they would
 #: without the answer's wait (:func:`_ungated`).
 _UNGATED = frozenset({*_ANSWER_CHEATS, DeckCheatKind.UNANSWERED})
+
+
+#: The dealers that answer no complaint of their box and, once their held fold holds one, sign
+#: nothing (``mute_dealer``) or only votes (``votes_only_dealer``): :func:`_muted`.
+_MUTED = frozenset({DeckCheatKind.VOTES_ONLY_DEALER, DeckCheatKind.MUTE_DEALER})
+
+
+#: The dealers that never answer a complaint of their box, nor reveal their secret.
+_SILENT = frozenset({DeckCheatKind.UNANSWERED, DeckCheatKind.SILENT_DEALER, *_MUTED})
 
 
 #: The cheats that withhold a phase event until the process restarts, and which event.
@@ -175,7 +204,7 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         # (an answer's cheat: its shares do not wait for the answer it owes, _ungated)
         ungated = _ungated(duties, final, tentative) if cheat.kind in _UNGATED else None
         body = ungated or honest(final, ready_through, tentative)
-        if cheat.kind is DeckCheatKind.UNANSWERED or cheat.kind is DeckCheatKind.SILENT_DEALER:
+        if cheat.kind in _SILENT:
             return _unanswered(duties, body, cheat)
         if cheat.kind is DeckCheatKind.LATE_NONCE:
             nonce = isinstance(body, Reveal) and body.what is RevealWhat.NONCE
@@ -237,6 +266,10 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
+    if cheat.kind in _MUTED:
+        _muted(peer, cheat)
+    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
+        _accuse(peer, cheat)
 
 
 def _ungated(duties: Duties, final: GameState, tentative: GameState | None) -> EventBody | None:
@@ -262,6 +295,66 @@ def _unanswered(duties: Duties, body: EventBody | None, cheat: DeckCheat) -> Eve
         duties.mark_done(Kind.DECK_OPEN, body)
         return None
     return body
+
+
+def _owes(state: GameState, seat: int, cheat: DeckCheat) -> list[int]:
+    """The members whose complaint of ``seat``'s box, in the cheat's round, ``state`` holds
+    unanswered."""
+    rs = state.round
+    deck = rs.deck
+    if rs.number != cheat.round or deck is None or seat not in deck.members:
+        return []
+    return deck.answers_owed(seat)
+
+
+def _muted(peer: Peer, cheat: DeckCheat) -> None:
+    """``mute_dealer``, ``votes_only_dealer``: from the moment its held fold holds a complaint
+    of its box unanswered, the peer signs nothing (its moves, its votes, ...), or nothing but
+    its votes. Its beats and acks go on: it is heard, and withholds."""
+    author = peer._author  # (the simulator's cheat reaches into the core on purpose)
+    honest = author.emit
+    muted: list[bool] = []
+
+    def emit(body: EventBody, now: float | None) -> None:
+        if not muted and _owes(peer._chains.folds.tentative, peer.seat, cheat):
+            muted.append(True)
+        votes = cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER
+        if muted and not (votes and isinstance(body, Drop)):
+            return
+        honest(body, now)
+
+    author.emit = emit  # type: ignore[method-assign]
+
+
+def _accuse(peer: Peer, cheat: DeckCheat) -> None:
+    """``votes_only_dealer``: ``drop_after`` after its final fold first held a complaint of
+    its box, it votes the complainer out *silent*, once, at the end of an input as a vote for
+    silence is signed (``Author.liveness``): a modified client that claims it no longer hears
+    its complainer (the others hear it, and never join the vote)."""
+    author = peer._author
+    honest = author.liveness
+    since: list[float] = []
+    accused: set[int] = set()
+
+    def liveness(now: float) -> None:
+        honest(now)
+        final = author.final
+        owed = _owes(final, peer.seat, cheat)
+        if not owed:
+            return
+        if not since:
+            since.append(now)
+        if now < since[0] + author.config.drop_after:
+            return
+        deck = final.round.deck
+        assert deck is not None
+        for complainer in owed:
+            seat = deck.members[complainer]
+            if seat not in final.dropped and seat not in accused:
+                accused.add(seat)
+                author.vote(seat, DropReason.SILENT, now)
+
+    author.liveness = liveness  # type: ignore[method-assign]
 
 
 def _false_complaint(
