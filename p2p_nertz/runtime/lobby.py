@@ -267,8 +267,9 @@ class LobbyHost:
             # !_io_error") when one falls due on a connection whose input stopped at the HWM
             # and then broke: a host stopped past a sender's heartbeat timeout (or busy) with
             # a backlog (tests/test_lobby_wakes.py, docs/lobby.md §8). Nor does it need one to
-            # notice a dead guest: the table unseats a guest silent for its guest_timeout, and
-            # the guests' DEALERs reconnect by themselves.
+            # notice a dead guest: the table unseats a guest silent for its guest_timeout (a
+            # guest says hello every second), and a guest's DEALER reconnects by itself when
+            # its connection breaks.
             router = create_socket(
                 ctx,
                 zmq.ROUTER,

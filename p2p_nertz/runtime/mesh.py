@@ -257,7 +257,7 @@ class Mesh:
 
     def _dealer(self) -> AsyncSocket:
         assert self.ctx is not None
-        # The one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
+        # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
         # connects to never sends back, so its input never stops, and the abort the ROUTER
         # avoids cannot happen here), and the heartbeat is how it notices a dead or stopped
         # member and reconnects (DESIGN.md §6's 5 s).

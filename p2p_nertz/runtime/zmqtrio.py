@@ -733,6 +733,7 @@ def create_socket(
             input stopped and then broke (docs/lobby.md §8). On only for a socket that sends,
             receives nothing and needs the heartbeat to notice a dead peer (the mesh's
             DEALERs: their peers' ROUTERs never send, so their input never stops).
+
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
             ``max_message_size``.
