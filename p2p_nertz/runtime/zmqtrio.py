@@ -726,13 +726,9 @@ def create_socket(
             to recognise a reconnecting peer; zmq picks a random one if omitted.
         max_message_size: the largest frame accepted, in bytes, at least 1 (see
             :data:`DEFAULT_MAX_MESSAGE_SIZE`).
-        heartbeat: send ZMTP heartbeats of its own. Off by default, and off for any socket
-            something is sent to that it may stop reading (at its receive HWM, or while its
-            process is stopped or busy): libzmq 4.3.5 aborts the process ("Assertion failed:
-            !_io_error", stream_engine_base.cpp) when one falls due on a connection whose
-            input stopped and then broke (docs/lobby.md §8). On only for a socket that sends,
-            receives nothing and needs the heartbeat to notice a dead peer (the mesh's
-            DEALERs: their peers' ROUTERs never send, so their input never stops).
+        heartbeat: ZMTP heartbeats of its own, only for a socket that receives nothing and
+            needs them to notice a dead peer: libzmq 4.3.5 aborts when one falls due on a
+            connection whose input stopped and then broke (docs/lobby.md §8).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
