@@ -105,7 +105,7 @@ async def watch(
     if spec is not None:
         watcher.start(spec)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    router = create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME)
+    router = _watch_router(ctx)
     try:
         router.bind(bind)
         async with trio.open_nursery() as nursery:
@@ -118,6 +118,14 @@ async def watch(
         router.close()
         ctx.term()
     return watcher.spectator
+
+
+def _watch_router(ctx: zmq.Context[zmq.Socket[bytes]]) -> AsyncSocket:
+    """The spectator's ROUTER, members' DEALERs push to: only ever received on, so with no ZMTP
+    heartbeat of its own (libzmq 4.3.5 aborts when one falls due on a connection whose input
+    stopped at the HWM and then broke: a spectator stopped with a backlog; docs/lobby.md §8).
+    The members' DEALERs' heartbeats, which it answers, watch each link."""
+    return create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME, heartbeat=False)
 
 
 async def watch_in_browser(
@@ -165,7 +173,7 @@ async def watch_in_browser(
                 await watcher.wake.wait()
 
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    router = create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME)
+    router = _watch_router(ctx)
     try:
         router.bind(bind)
         async with trio.open_nursery() as nursery:

@@ -54,7 +54,7 @@ def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
     try:
         assert node.stdout is not None
         endpoint = node.stdout.readline().decode().strip()
-        dealer = create_socket(ctx, zmq.DEALER, hwm=100_000, identity=b"Nmember")
+        dealer = create_socket(ctx, zmq.DEALER, hwm=100_000, identity=b"Nmember", heartbeat=True)
         dealer.connect(endpoint)
         time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
         os.kill(node.pid, signal.SIGSTOP)

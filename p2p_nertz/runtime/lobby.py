@@ -263,8 +263,19 @@ class LobbyHost:
         """
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
+            # No ZMTP heartbeat of its own: libzmq 4.3.5 aborts the process ("Assertion failed:
+            # !_io_error") when one falls due on a connection whose input stopped at the HWM
+            # and then broke: a host stopped past a sender's heartbeat timeout (or busy) with
+            # a backlog (tests/test_lobby_wakes.py, docs/lobby.md §8). Nor does it need one to
+            # notice a dead guest: the table unseats a guest silent for its guest_timeout (a
+            # guest says hello every second), and a guest's DEALER reconnects by itself when
+            # its connection breaks.
             router = create_socket(
-                ctx, zmq.ROUTER, recv_hwm=ROUTER_RECV_HWM, max_message_size=MAX_FRAME
+                ctx,
+                zmq.ROUTER,
+                recv_hwm=ROUTER_RECV_HWM,
+                max_message_size=MAX_FRAME,
+                heartbeat=False,
             )
             async with router:
                 router.bind(f"tcp://{self.address}:{self._lobby_port}")
@@ -561,11 +572,14 @@ class LobbyGuest:
         self._ran = True
         ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
+            # No ZMTP heartbeat either (the host sends to it: the same abort, docs/lobby.md §8):
+            # a host that stopped answering is noticed by the hellos' own timeout.
             dealer = create_socket(
                 ctx,
                 zmq.DEALER,
                 identity=lobby_routing_id(self.state.identity.peer_id),
                 max_message_size=MAX_FRAME,
+                heartbeat=False,
             )
             async with dealer:
                 try:

@@ -257,8 +257,16 @@ class Mesh:
 
     def _dealer(self) -> AsyncSocket:
         assert self.ctx is not None
+        # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
+        # connects to never sends back, so its input never stops, and the abort the ROUTER
+        # avoids cannot happen here), and the heartbeat is how it notices a dead or stopped
+        # member and reconnects (DESIGN.md §6's 5 s).
         return create_socket(
-            self.ctx, zmq.DEALER, identity=routing_id(self._own), max_message_size=MAX_FRAME
+            self.ctx,
+            zmq.DEALER,
+            identity=routing_id(self._own),
+            max_message_size=MAX_FRAME,
+            heartbeat=True,
         )
 
     def serve_outlets(self, nursery: trio.Nursery, spec_wire: bytes) -> None:

@@ -699,7 +699,7 @@ def create_socket(
     identity: bytes | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     recv_hwm: int | None = None,
-    heartbeat: bool = True,
+    heartbeat: bool = False,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
@@ -707,7 +707,7 @@ def create_socket(
     ``LINGER 0``; reconnect after
     :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
     :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`
-    (with ``heartbeat``; without, it still answers the peer's);
+    (only with ``heartbeat``; without, it still answers the peer's);
     ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
     zmq, and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
@@ -726,9 +726,9 @@ def create_socket(
             to recognise a reconnecting peer; zmq picks a random one if omitted.
         max_message_size: the largest frame accepted, in bytes, at least 1 (see
             :data:`DEFAULT_MAX_MESSAGE_SIZE`).
-        heartbeat: send ZMTP heartbeats. Off for a socket never sent on that may stop
-            reading at its HWM (the mesh's ROUTER): libzmq 4.3.5 aborts when one falls due
-            on a connection whose input stopped and then broke.
+        heartbeat: ZMTP heartbeats of its own, only for a socket that receives nothing and
+            needs them to notice a dead peer: libzmq 4.3.5 aborts when one falls due on a
+            connection whose input stopped and then broke (docs/lobby.md §8).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -819,8 +819,13 @@ async def open_dealer(
             ``max_message_size``.
         TransportBrokenError: if zmq refuses the endpoint.
     """
-    dealer = create_socket(
-        ctx, zmq.DEALER, hwm=hwm, identity=identity, max_message_size=max_message_size
+    dealer = create_socket(  # (sends only, as the mesh's: a heartbeat watches the link)
+        ctx,
+        zmq.DEALER,
+        hwm=hwm,
+        identity=identity,
+        max_message_size=max_message_size,
+        heartbeat=True,
     )
     async with dealer:
         dealer.connect(connect)

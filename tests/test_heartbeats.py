@@ -1,0 +1,121 @@
+"""Which sockets run a ZMTP heartbeat of their own (docs/lobby.md §8).
+
+libzmq 4.3.5 aborts a process when a heartbeat of its own falls due on a connection whose input
+stopped at the receive HWM and then broke (tests/test_lobby_wakes.py and
+tests/test_mesh_router_wakes.py reproduce it on real processes). Only a socket that receives
+nothing may run one: the mesh's DEALERs (and ``open_dealer``'s), whose heartbeat is how a
+member notices a dead peer. Every other socket the program makes is read here, as built, on
+real zmq sockets: the lobby host's ROUTER and the guest's DEALER (both are sent to), the
+mesh's ROUTER and the spectator's ROUTER (only received on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import trio
+import zmq
+
+import p2p_nertz.runtime.lobby as runtime_lobby
+from cli.watch import _watch_router
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.lobby import LobbyHost, join_lobby
+from p2p_nertz.runtime.mesh import Mesh
+from p2p_nertz.runtime.zmqtrio import (
+    HEARTBEAT_IVL_MS,
+    HEARTBEAT_TIMEOUT_MS,
+    AsyncSocket,
+    create_socket,
+    open_dealer,
+    open_router,
+)
+
+pytestmark = pytest.mark.anyio
+
+ANN, BOB = (Identity.generate(derive_seed(b"test-heartbeats", n)) for n in range(2))
+
+
+#: What a socket with no heartbeat of its own reads: no interval (zmq's default timeout, -1).
+QUIET = (0, -1)
+BEATING = (HEARTBEAT_IVL_MS, HEARTBEAT_TIMEOUT_MS)
+
+
+def _beats(sock: AsyncSocket) -> tuple[int, int]:
+    """The socket's own heartbeat interval and timeout, in ms."""
+    return sock._sock.get(zmq.HEARTBEAT_IVL), sock._sock.get(zmq.HEARTBEAT_TIMEOUT)
+
+
+@pytest.fixture
+def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
+    context: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    yield context
+    context.destroy(linger=0)
+
+
+def test_a_socket_beats_only_when_asked(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
+    for kind in (zmq.ROUTER, zmq.DEALER):
+        quiet = create_socket(ctx, kind)
+        beating = create_socket(ctx, kind, heartbeat=True)
+        try:
+            assert _beats(quiet) == QUIET
+            assert _beats(beating) == BEATING
+        finally:
+            quiet.close()
+            beating.close()
+
+
+async def test_open_router_is_quiet_and_open_dealer_beats(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+) -> None:
+    async with open_router(ctx) as router, open_dealer(ctx, router.endpoints[0]) as dealer:
+        assert _beats(router) == QUIET
+        assert _beats(dealer) == BEATING
+
+
+def test_the_mesh_router_is_quiet_and_its_dealers_beat(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+) -> None:
+    mesh = Mesh(ANN.peer_id, [ANN.peer_id, BOB.peer_id], ctx=ctx)
+    mesh.bind()
+    assert mesh.router is not None
+    dealer = mesh._dealer()
+    try:
+        assert _beats(mesh.router) == QUIET
+        assert _beats(dealer) == BEATING
+    finally:
+        dealer.close()
+        mesh.router.close()
+
+
+def test_the_spectators_router_is_quiet(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
+    router = _watch_router(ctx)
+    try:
+        assert _beats(router) == QUIET
+    finally:
+        router.close()
+
+
+async def test_the_lobby_sockets_are_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real table on loopback: every socket the lobby makes (the host's ROUTER, the guest's
+    DEALER) is read as it is made, and the game still starts."""
+    made: list[tuple[int, tuple[int, int]]] = []
+
+    def spy(ctx: zmq.Context[zmq.Socket[bytes]], kind: int, **kwargs: Any) -> AsyncSocket:
+        sock = create_socket(ctx, kind, **kwargs)
+        made.append((kind, _beats(sock)))
+        return sock
+
+    monkeypatch.setattr(runtime_lobby, "create_socket", spy)
+    lobby = LobbyHost(ANN, "Ann", Rules(), address="127.0.0.1", game_port=7200, auto_start=2)
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            endpoint = await nursery.start(lobby.serve)
+            session = await join_lobby(BOB, "Bob", "tcp://127.0.0.1:7201", endpoint, timeout=10)
+            nursery.cancel_scope.cancel()
+    assert session.game_id == (await lobby.wait_started()).game_id
+    assert sorted(kind for kind, _ in made) == sorted([zmq.ROUTER, zmq.DEALER])
+    assert all(beats == QUIET for _, beats in made), made

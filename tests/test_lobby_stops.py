@@ -1,0 +1,117 @@
+"""A lobby host stopped (SIGSTOP) for 1, 6 and 20 s, at a table for 2 and for 3, comes back and
+the table forms (docs/lobby.md §8).
+
+Real ``nertz host`` and ``nertz bot`` processes on 127.0.0.1, with their default timers: a
+guest gives up on a host silent for 10 s (``--timeout``), a host unseats a guest silent for
+5 s (``GUEST_TIMEOUT``), and the ZMTP heartbeat timeout is 5 s. At a table for 3 one guest sits
+before the host is stopped; at both, a guest starts to join while it is stopped (its TCP
+connection waits in the stopped host's backlog). Stopped 1 s or 6 s, the host seats them and the
+game starts. Stopped 20 s, they give up, each with one line; the host, woken, unseats the one
+that sat, and fresh guests then sit and start the game. Nothing aborts, nothing hangs (the
+test's timeout). The order of things is read from the processes' JSON lines and exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import json_lines_until, make_key
+
+from cli.args import free_ports
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(150),
+    pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP/SIGCONT (POSIX)"),
+]
+
+#: A guest's default patience with a silent host (``nertz join/bot --timeout``), in seconds.
+GUEST_PATIENCE = 10.0
+
+
+def _spawn(tmp_path: Path, name: str, *argv: str) -> subprocess.Popen[str]:
+    home = tmp_path / name
+    make_key(home / "key")
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli", *argv, "--name", name, "--json",
+         "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, NERTZ_HOME=str(home)),
+    )  # fmt: skip
+
+
+def _stop(procs: list[subprocess.Popen[str]]) -> list[str]:
+    """Kill every process still running (continued first) and reap it; what each said on
+    stderr."""
+    errs = []
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGCONT)
+            proc.kill()
+        errs.append(proc.communicate()[1])
+    return errs
+
+
+def _table_of(host: subprocess.Popen[str], seated: int) -> list[dict[str, Any]]:
+    """The host's JSON lines up to the first table of ``seated`` seats (the host's included)."""
+    assert host.stdout is not None
+    seen: list[dict[str, Any]] = []
+    for line in host.stdout:
+        if line.startswith("{"):
+            seen.append(json.loads(line))
+            if seen[-1]["event"] == "table" and len(seen[-1]["seats"]) == seated:
+                return seen
+    raise AssertionError(f"no table of {seated} seats before the host ended: {seen}")
+
+
+@pytest.mark.parametrize("stop", [1.0, 6.0, 20.0])
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_lobby_host_stopped_comes_back_and_the_table_forms(
+    tmp_path: Path, players: int, stop: float
+) -> None:
+    (port,) = free_ports(1)
+    where = f"127.0.0.1:{port}"
+    host = _spawn(
+        tmp_path, "Ann", "host", "--bot", "greedy", "--port", str(port),
+        "--players", str(players), "--rounds", "1",
+    )  # fmt: skip
+    guests: list[subprocess.Popen[str]] = []
+    try:
+        json_lines_until(host, "lobby")  # bound
+        names = [f"G{n}" for n in range(1, players)]
+        if players == 3:
+            guests.append(_spawn(tmp_path, names[0], "bot", "--peer", where))
+            _table_of(host, 2)  # the first guest sits before the stop
+        os.kill(host.pid, signal.SIGSTOP)
+        try:
+            guests.append(_spawn(tmp_path, names[-1], "bot", "--peer", where))  # joins now
+            time.sleep(stop)  # (the stop itself, not a wait for something)
+        finally:
+            os.kill(host.pid, signal.SIGCONT)
+        if stop > GUEST_PATIENCE:
+            for guest in guests:  # they gave up on the silent host, each in one line
+                _, err = guest.communicate(timeout=30)
+                assert guest.returncode != 0, err
+                assert "Traceback" not in err
+                lines = err.strip().splitlines()
+                assert lines and "answer" in lines[-1], err
+            if players == 3:
+                _table_of(host, 1)  # the woken host unseats the guest that sat
+            names = [f"H{n}" for n in range(1, players)]
+            guests = [_spawn(tmp_path, name, "bot", "--peer", where) for name in names]
+        start = json_lines_until(host, "start")[-1]
+        assert host.poll() is None  # (it lives: libzmq did not abort it)
+        assert sorted(start["players"]) == sorted(["Ann", *names])
+        for guest in guests:
+            assert json_lines_until(guest, "start")[-1]["game_id"] == start["game_id"]
+    finally:
+        errs = _stop([host, *guests])
+    assert not [err for err in errs if "Traceback" in err], errs
