@@ -49,6 +49,8 @@ every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game
 ``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
 starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
 kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+``cut-halves+cut-halves`` splits the table two ways at once, the second half not the first:
+while both last, a node reaches only those on its side of both (at three players, each alone).
 A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
 draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``: a partition
 that heals as the sides vote each other out or, at two players, abandon each other (from
@@ -77,7 +79,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -224,6 +226,10 @@ def schedule(
         half: tuple[int, ...] = ()
         if kind == "cut-halves":
             half = tuple(sorted(rng.sample(range(1, n), rng.randint(1, n // 2))))
+            while pair is not None and number == 1 and half == faults[0].half:
+                # Two splits at once (``cut-halves+cut-halves``) of different halves: the
+                # second not the first again (at three players, the other of the two).
+                half = tuple(sorted(rng.sample(range(1, n), rng.randint(1, n // 2))))
             victim = half[0]
         during = -1.0
         if pair is not None and number == 1:
@@ -306,8 +312,9 @@ class Game:
         #: The ``cut-one`` faults going on, by seat: two on one node (``--overlap``) heal it
         #: when the later-ending one ends, not the first (which left the second a stub).
         self.cuts: Counter[int] = Counter()
-        #: The seats on the second bridge while a ``cut-halves`` lasts.
-        self.half: tuple[int, ...] = ()
+        #: The halves of the ``cut-halves`` going on, each cut off from seat 0's side: two at
+        #: once (``--overlap cut-halves+cut-halves``) leave a seat only those on its side of both.
+        self.halves: list[tuple[int, ...]] = []
         #: Who could reach whom, from when: (time, each seat's side of the LAN), at every cut
         #: and heal (:meth:`was_apart`).
         self.links: list[tuple[float, tuple[int, ...]]] = [(self.start, (0,) * plan.players)]
@@ -459,25 +466,31 @@ class Game:
             return lambda: self._heal(fault.victim)
         for seat in fault.half:
             self.nodes[seat].faulted = True
-        stack = contextlib.ExitStack()
-        stack.enter_context(_halves(lab, fault.half))
-        self.half = fault.half
+        self.halves.append(fault.half)
+        lab.split(self._lan_sides())
         self._links_changed()
 
         def rejoin() -> None:
-            self.half = ()
-            stack.close()
+            self.halves.remove(fault.half)
+            lab.split(self._lan_sides())
             self._links_changed()
 
         return rejoin
+
+    def _lan_sides(self) -> list[int]:
+        """Each seat's side of the splits going on: which of their halves hold it (a bit each)."""
+        return [
+            sum(1 << k for k, half in enumerate(self.halves) if seat in half)
+            for seat in range(self.plan.players)
+        ]
 
     def _links_changed(self) -> None:
         """Note who can reach whom now, and mark faulted every node the cuts going on leave
         alone: two faults together can cut off a node neither names (a half of two, its other
         member cut off: seed 19103), and a node alone may find the table gone (§9.9)."""
+        lan = self._lan_sides()
         sides = tuple(
-            -1 - seat if self.cuts[seat] else int(seat in self.half)
-            for seat in range(self.plan.players)
+            -1 - seat if self.cuts[seat] else lan[seat] for seat in range(self.plan.players)
         )
         self.links.append((time.monotonic(), sides))
         for seat, side in enumerate(sides):
@@ -523,23 +536,6 @@ class Game:
             assert self.lab is not None
             self.lab.heal(seat)
             self._links_changed()
-
-
-@contextlib.contextmanager
-def _halves(lab: Lab, half: Sequence[int]) -> Iterator[None]:
-    """The lab's LAN split in two: the hosts ``half`` on a second bridge, within the lab's
-    switch namespace (nothing outside the lab is touched)."""
-    sw = lab.switch
-    subprocess.run(["ip", "-n", sw, "link", "add", "br1", "type", "bridge"], check=True)
-    subprocess.run(["ip", "-n", sw, "link", "set", "br1", "up"], check=True)
-    for host in half:
-        subprocess.run(["ip", "-n", sw, "link", "set", f"p{host}", "master", "br1"], check=True)
-    try:
-        yield
-    finally:
-        for host in half:
-            subprocess.run(["ip", "-n", sw, "link", "set", f"p{host}", "master", "br0"], check=True)
-        subprocess.run(["ip", "-n", sw, "link", "del", "br1"], check=True)
 
 
 # -- checks ------------------------------------------------------------------------------------

@@ -173,6 +173,9 @@ class _Switch:
         self.calls.append(f"heal {host}")
         self.down.discard(host)
 
+    def split(self, sides: list[int]) -> None:
+        self.calls.append(f"split {sides}")
+
 
 def test_chaos_two_cuts_of_one_node_heal_it_when_the_later_ends(tmp_path: Path) -> None:
     plan = chaos.Schedule(seed=1, players=3, rounds=2, faults=())
@@ -209,11 +212,68 @@ def _game(tmp_path: Path, players: int) -> Any:
     return game
 
 
+def test_chaos_overlap_of_two_splits_draws_two_different_halves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--lab", "--players", "3-5", "--overlap", "cut-halves+cut-halves", "--seed", "1"]
+    assert chaos.main([*argv, "--games", "60", "--print-schedule"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 60
+    sizes = set()
+    for text in lines:
+        size = text.split()[2]
+        first, second = text.split("  ")[-1].split(" + ")
+        sizes.add(size)
+        assert first.startswith("cut-halves@") and second.startswith("cut-halves@")
+        halves = [f.split("@")[1].split("(")[0] for f in (first, second)]
+        assert halves[0] != halves[1], text
+        if size == "3p":  # the two halves of one seat each: P2, P3 in some order
+            assert sorted(halves) == ["P2", "P3"], text
+    assert sizes == {"3p", "4p", "5p"}
+    # The same seeds with the pair of one split each way keep their first fault's half.
+    for seed in range(1, 61):
+        both = chaos.schedule(
+            seed, players=[3, 4, 5], kinds=chaos.KINDS, pairs=[("cut-halves", "cut-halves")],
+            **TIMERS,
+        )  # fmt: skip
+        one = chaos.schedule(
+            seed, players=[3, 4, 5], kinds=chaos.KINDS, pairs=[("cut-halves", "cut-one")],
+            **TIMERS,
+        )  # fmt: skip
+        assert both.faults[0] == one.faults[0]
+
+
+def test_chaos_two_splits_at_once_leave_each_seat_its_side_of_both(tmp_path: Path) -> None:
+    game = _game(tmp_path, 5)
+    first = game.inflict(chaos.Fault("cut-halves", 1, 0, 20.0, half=(1, 2)))
+    assert [n.faulted for n in game.nodes] == [False, True, True, False, False]
+    second = game.inflict(chaos.Fault("cut-halves", 2, 0, 20.0, half=(2, 4), during=5.0))
+    # Sides: P1 and P4 on neither half, P2 on the first, P3 on both, P5 on the second.
+    assert game.lab.calls == ["split [0, 1, 1, 0, 0]", "split [0, 1, 3, 0, 2]"]
+    assert [n.faulted for n in game.nodes] == [False, True, True, False, True]
+    now = time.monotonic()
+    assert not game.was_apart(0, 3, now, now)
+    assert all(game.was_apart(a, b, now, now) for a, b in ((0, 1), (1, 2), (2, 4), (0, 4)))
+    first()  # the first heals: the second split stands alone
+    assert game.lab.calls[-1] == "split [0, 0, 1, 0, 1]"
+    later = time.monotonic()
+    assert not game.was_apart(0, 1, later, later) and not game.was_apart(2, 4, later, later)
+    assert game.was_apart(1, 2, later, later)
+    second()
+    assert game.lab.calls[-1] == "split [0, 0, 0, 0, 0]" and game.halves == []
+    # At three players, P2 and P3 split off each their own way: all three alone.
+    game = _game(tmp_path, 3)
+    game.inflict(chaos.Fault("cut-halves", 1, 0, 20.0, half=(1,)))
+    assert [n.faulted for n in game.nodes] == [False, True, False]
+    game.inflict(chaos.Fault("cut-halves", 2, 0, 20.0, half=(2,), during=5.0))
+    assert all(n.faulted for n in game.nodes)
+
+
 def test_chaos_marks_faulted_a_node_two_cuts_leave_alone(tmp_path: Path) -> None:
     # Seed 19103: P2+P3 split from P1+P4, then P1 cut off: P4, named by neither fault, is
     # alone and may find the table gone (§9.9).
     game = _game(tmp_path, 4)
-    game.half = (1, 2)
+    game.halves = [(1, 2)]
     game._links_changed()
     assert [n.faulted for n in game.nodes] == [False] * 4  # two sides of two
     game.inflict(chaos.Fault("cut-one", 0, 0, 20.0))
@@ -227,10 +287,10 @@ def test_chaos_knows_who_was_cut_off_from_whom_and_when(tmp_path: Path) -> None:
     before = time.monotonic()
     heal = game.inflict(chaos.Fault("cut-one", 3, 0, 5.0))
     cut = time.monotonic()
-    game.half = (1, 2)
+    game.halves = [(1, 2)]
     game._links_changed()
     during = time.monotonic()
-    game.half = ()
+    game.halves = []
     heal()
     after = time.monotonic() + 1.0
     assert game.was_apart(1, 0, during, during) and game.was_apart(1, 3, during, during)

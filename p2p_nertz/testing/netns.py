@@ -12,6 +12,8 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         proc = lab.popen(0, ["python", "-m", "..."])   # runs inside host 0
         lab.cut(1)                                      # host 1's link goes down
         lab.heal(1)
+        lab.split([0, 1, 1])                            # hosts 1 and 2 apart from host 0
+        lab.split([0, 0, 0])                            # one LAN again
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
 (tests skip with that reason).
@@ -23,7 +25,7 @@ import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from itertools import count
 from types import TracebackType
 from typing import Any, Final
@@ -84,6 +86,8 @@ class Lab:
         self._tag = f"nz{os.getpid() % 100000}x{next(_serial)}"
         self._made: list[str] = []
         self._procs: list[subprocess.Popen[Any]] = []
+        #: The bridges :meth:`split` added to ``br0``, by number (``br1`` …).
+        self._bridges: set[int] = set()
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -156,6 +160,7 @@ class Lab:
             with contextlib.suppress(LabError):
                 _ip("netns", "del", ns)
         self._made.clear()
+        self._bridges.clear()
 
     # -- use -----------------------------------------------------------------------------------
     def command(self, host: int, argv: Sequence[str]) -> list[str]:
@@ -186,3 +191,30 @@ class Lab:
         """Put host ``host`` back on the LAN."""
         self._check(host)
         _ip("-n", self.switch, "link", "set", f"p{host}", "up")
+
+    def split(self, sides: Sequence[Hashable]) -> None:
+        """Split the LAN: host ``i`` reaches host ``j`` only if ``sides[i] == sides[j]``.
+
+        Each side gets a bridge of its own in the switch namespace (host 0's side keeps
+        ``br0``); all sides equal puts the LAN back together. Two partitions at once are one
+        split whose sides are the pairs of the two (a host reaches only those on its side of
+        both). A host :meth:`cut` off stays cut off, whatever bridge its port is on.
+
+        Raises:
+            ValueError: unless ``sides`` names one side per host.
+        """
+        if len(sides) != self.hosts:
+            raise ValueError(f"a side for each of the {self.hosts} hosts, not {len(sides)}")
+        sw = self.switch
+        order = list(dict.fromkeys(sides))  # host 0's side first: it stays on br0
+        for k in range(1, len(order)):
+            if k not in self._bridges:
+                _ip("-n", sw, "link", "add", f"br{k}", "type", "bridge", "stp_state", "0")
+                _ip("-n", sw, "link", "set", f"br{k}", "up")
+                self._bridges.add(k)
+        for host, side in enumerate(sides):
+            _ip("-n", sw, "link", "set", f"p{host}", "master", f"br{order.index(side)}")
+        for k in sorted(self._bridges):
+            if k >= len(order):
+                _ip("-n", sw, "link", "del", f"br{k}")
+                self._bridges.discard(k)

@@ -1,0 +1,92 @@
+"""The lab's :meth:`Lab.split`: real namespaces, real TCP connections across its bridges."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from p2p_nertz.testing.netns import Lab, unavailable
+
+_WHY = unavailable()
+pytestmark = pytest.mark.skipif(_WHY is not None, reason=f"needs a netns lab: {_WHY}")
+
+PORT = 7799
+# Listens on PORT and accepts for ever (each host one: the lab kills it on close).
+_LISTEN = f"""
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", {PORT}))
+s.listen(16)
+print("up", flush=True)
+while True:
+    s.accept()[0].close()
+"""
+# Tries every address given at once (a second each) and prints those it reached.
+_PROBE = f"""
+import socket, sys, threading
+reached = []
+def probe(addr):
+    try:
+        socket.create_connection((addr, {PORT}), timeout=1.0).close()
+        reached.append(addr)
+    except OSError:
+        pass
+threads = [threading.Thread(target=probe, args=(a,)) for a in sys.argv[1:]]
+for t in threads: t.start()
+for t in threads: t.join()
+print(" ".join(sorted(reached)))
+"""
+
+
+@pytest.fixture
+def lab() -> Iterator[Lab]:
+    pipes = []
+    try:
+        with Lab(4) as lab:
+            for host in range(lab.hosts):
+                proc = lab.popen(
+                    host, [sys.executable, "-c", _LISTEN], stdout=subprocess.PIPE, text=True
+                )
+                assert proc.stdout is not None
+                pipes.append(proc.stdout)
+                assert proc.stdout.readline().strip() == "up"
+            yield lab
+    finally:
+        for pipe in pipes:
+            pipe.close()
+
+
+def reach(lab: Lab) -> dict[int, set[int]]:
+    """Whom each host reaches over the LAN (itself left out)."""
+    found = {}
+    for host in range(lab.hosts):
+        others = [lab.address(o) for o in range(lab.hosts) if o != host]
+        done = lab.run(host, [sys.executable, "-c", _PROBE, *others], capture_output=True)
+        assert done.returncode == 0, done.stderr
+        found[host] = {int(a.rsplit(".", 1)[1]) - 1 for a in done.stdout.decode().split()}
+    return found
+
+
+def test_lab_split_reaches_only_the_own_side_and_heals(lab: Lab) -> None:
+    everyone = {h: {o for o in range(4) if o != h} for h in range(4)}
+    assert reach(lab) == everyone
+    # Two splits at once, {1, 2} | {0, 3} and {2, 3} | {0, 1}: sides as pairs.
+    lab.split([(0, 0), (1, 0), (1, 1), (0, 1)])
+    assert reach(lab) == {0: set(), 1: set(), 2: set(), 3: set()}
+    lab.split([0, 1, 1, 0])
+    assert reach(lab) == {0: {3}, 1: {2}, 2: {1}, 3: {0}}
+    lab.cut(0)  # a cut holds across a split and its end
+    lab.split(["a", "a", "a", "a"])
+    assert reach(lab) == {0: set(), 1: {2, 3}, 2: {1, 3}, 3: {1, 2}}
+    lab.heal(0)
+    assert reach(lab) == everyone
+
+
+def test_lab_split_refuses_a_side_count_that_is_not_the_hosts() -> None:
+    lab = Lab(3)  # not entered: the check comes before any namespace is touched
+    with pytest.raises(ValueError, match="a side for each of the 3 hosts, not 2"):
+        lab.split([0, 1])
