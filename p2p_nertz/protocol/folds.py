@@ -17,8 +17,9 @@ time cannot know these before it reaches the drop, the readmission or the vote: 
 such an event, the tentative fold is made again with what it found, until that stops changing.
 
 :class:`Folds` owns the final fold, the held events not final yet (in the total order) and the
-tentative fold made from them (dropped when an event is added or forgotten); it answers
-whether a late event can never count (:meth:`Folds.never_counts`).
+tentative fold made from them (dropped when an event is added or forgotten; the final fold
+itself while none is held, :meth:`Folds.shares_final`); it answers whether a late event can
+never count (:meth:`Folds.never_counts`).
 """
 
 from __future__ import annotations

@@ -346,7 +346,8 @@ class Peer:
 
     @property
     def tentative(self) -> GameState:
-        """The fold of every held event: what the player sees (:attr:`Folds.tentative`)."""
+        """The fold of every held event: what the player sees (:attr:`Folds.tentative`).
+        While nothing is held it is the final fold itself: read it again after each input."""
         return self._folds.tentative
 
     @property
