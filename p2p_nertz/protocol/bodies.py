@@ -272,6 +272,7 @@ class DeckEvent:
         return self.message.round
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Beat:
     """A heartbeat or ack: the author's feed head and what it holds of every feed.
