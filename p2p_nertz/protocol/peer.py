@@ -346,8 +346,7 @@ class Peer:
 
     @property
     def tentative(self) -> GameState:
-        """The fold of every held event: what the player sees (:attr:`Folds.tentative`).
-        While nothing is held it is the final fold itself: read it again after each input."""
+        """The fold of every held event: what the player sees (:attr:`Folds.tentative`)."""
         return self._folds.tentative
 
     @property
