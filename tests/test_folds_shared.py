@@ -27,9 +27,11 @@ from hypothesis import strategies as hs
 
 from p2p_nertz.protocol.bodies import NOT_EVENTS, parse_body
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.player import LocalPlayer
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Card, Move
 from p2p_nertz.sim import Faults, SimConfig, run
 
 
@@ -115,6 +117,25 @@ def test_the_guard_fails_a_reader_that_keeps_the_shared_fold_across_a_final_even
         view.joined  # noqa: B018 (kept across the delivery: the fold changed under it)
     with pytest.raises(ChangedUnderReader):
         folds.tentative.phase = view  # (a reader may not write to it)
+
+
+def test_the_guard_fails_a_player_that_keeps_its_view_from_one_move_to_the_next(
+    guarded: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The reader the guard is for, in a game: a move of ours reading the view it took for the
+    # move before (the final fold itself then, and changed since).
+    plain = LocalPlayer.move
+    kept: list[Any] = []
+
+    def move(self: LocalPlayer, m: Move) -> tuple[Move, Card | None, tuple[Card, ...], int]:
+        if kept:
+            kept[-1].phase  # noqa: B018
+        kept.append(self._author.chains.folds.tentative)
+        return plain(self, m)
+
+    monkeypatch.setattr(LocalPlayer, "move", move)
+    with pytest.raises(ChangedUnderReader):
+        run(SimConfig(players=2, seed=1, max_time=400.0))
 
 
 def test_the_tentative_fold_is_the_final_fold_only_while_nothing_is_held() -> None:
