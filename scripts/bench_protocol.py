@@ -367,18 +367,23 @@ def replay(
 
 def opcodes(
     sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
-) -> tuple[int, Counter[str]]:
+) -> tuple[int, Counter[str], Counter[str]]:
     """The Python opcodes :func:`replay` runs (a trace hook counts each one, under the
-    function running it): the total and each function's own. The count does not move with
-    the load and names the function; it does not weigh a call into C (``min``, ``zip``, a
-    hash), so a change that trades Python steps for C calls is judged by instructions
-    (callgrind) or CPU, not by this (docs/latency.md, session 18)."""
+    function running it): the total, each function's own, and how many times each function
+    was called (deterministic too: e.g. how many reads of the tentative fold made one,
+    ``Folds._cut_unheld``, docs/latency.md session 20). The count does not move with the load
+    and names the function; it does not weigh a call into C (``min``, ``zip``, a hash), so a
+    change that trades Python steps for C calls is judged by instructions (callgrind) or CPU,
+    not by this (docs/latency.md, session 18)."""
     counts: Counter[CodeType] = Counter()
+    calls: Counter[CodeType] = Counter()
 
     def trace(frame: FrameType, event: str, arg: Any) -> Any:
         frame.f_trace_opcodes = True
         if event == "opcode":
             counts[frame.f_code] += 1
+        elif event == "call":
+            calls[frame.f_code] += 1
         return trace
 
     replay(sim, inputs)  # (warm: the first run makes what is made once)
@@ -388,10 +393,13 @@ def opcodes(
     finally:
         sys.settrace(None)
     named: Counter[str] = Counter()
-    for code, count in counts.items():
+    called: Counter[str] = Counter()
+    for code in counts.keys() | calls.keys():
         where = code.co_filename.rsplit("p2p_nertz/", 1)[-1]
-        named[f"{where}:{code.co_firstlineno} {code.co_qualname}"] += count
-    return sum(counts.values()), named
+        name = f"{where}:{code.co_firstlineno} {code.co_qualname}"
+        named[name] += counts[code]
+        called[name] += calls[code]
+    return sum(counts.values()), named, called
 
 
 def main() -> int:
@@ -419,11 +427,17 @@ def main() -> int:
     if args.opcodes is not None:
         for players in (2, 4, 8):
             sim, inputs, _ = recorded_inputs(players)
-            total, named = opcodes(sim, inputs)
+            total, named, called = opcodes(sim, inputs)
             n = len(inputs)
             print(f"{players} peers: {total / n:,.1f} Python opcodes per input ({n} inputs)")
+            print("  opcodes per input (the function's own), calls in the replay, function")
             for name, count in named.most_common(args.opcodes):
-                print(f"  {count / n:8.1f}  {name}")
+                print(f"  {count / n:8.1f} {called[name]:7,d}  {name}")
+            # The tentative fold: its reads that made it (the others shared the final fold
+            # or were made already), and the copies of the final fold.
+            for name in ("Folds._cut_unheld", "GameState.copy", "GameState.apply"):
+                made = sum(c for k, c in called.items() if k.endswith(" " + name))
+                print(f"  calls of {name}: {made:,d}")
         return 0
 
     sim, log = record_game()

@@ -289,6 +289,7 @@ class DeckEvent:
         return self.message.round
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Beat:
     """A heartbeat or ack: the author's feed head and what it holds of every feed.

@@ -14,6 +14,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovered
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "Effect",
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Send:
     """Send ``data`` to one member (``to``) or to every other member (``to is None``)."""
@@ -35,6 +37,7 @@ class Send:
     to: PeerId | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Record:
     """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.

@@ -36,6 +36,7 @@ from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "ChainCode",
@@ -125,6 +126,7 @@ class Contradiction:
     event: Message | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Ready:
     """A waiting event whose causal past is held, taken out of the waiting ones: the peer

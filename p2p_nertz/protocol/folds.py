@@ -17,8 +17,9 @@ time cannot know these before it reaches the drop, the readmission or the vote: 
 such an event, the tentative fold is made again with what it found, until that stops changing.
 
 :class:`Folds` owns the final fold, the held events not final yet (in the total order) and the
-tentative fold made from them (dropped when an event is added or forgotten); it answers
-whether a late event can never count (:meth:`Folds.never_counts`).
+tentative fold made from them (dropped when an event is added or forgotten; the final fold
+itself while none is held, :meth:`Folds.shares_final`); it answers whether a late event can
+never count (:meth:`Folds.never_counts`).
 """
 
 from __future__ import annotations
@@ -161,11 +162,33 @@ class Folds:
     # -- the tentative fold -----------------------------------------------------------------
     @property
     def tentative(self) -> GameState:
-        """The final fold plus every held event not final, in order, as far as they count."""
+        """The final fold plus every held event not final, in order, as far as they count.
+
+        While nothing is held and the final fold has the caps this fold would give it (no
+        member proven to fork, or the caps taken from the last held view that had one), it
+        *is* the final fold, not a copy of it (:meth:`shares_final`): it is then a view valid
+        until the next event is added or the final fold moves on, which every reader takes
+        again after an input (docs/latency.md, session 20). Nothing may change a fold it
+        reads here."""
         if self._tentative is None:
-            self._tentative = self._cut_unheld()
-            self._capped = self._uncapped(self._tentative)
+            if not self.nonfinal and self.shares_final():
+                self._tentative = self.final
+                self._capped = {}
+            else:
+                self._tentative = self._cut_unheld()
+                self._capped = self._uncapped(self._tentative)
         return self._tentative
+
+    def shares_final(self) -> bool:
+        """Whether the tentative fold, with nothing held, is the final fold itself: the fold
+        :meth:`_cut_unheld` makes of no held event is a copy of the final fold that differs
+        from it only in its caps (``with_forks`` of none: one round, whose next is ``None``
+        with nothing counted or skipped, and each cut tried folds nothing, so every trial is
+        that copy again), and :meth:`_uncapped` of it drops no one the final fold does not."""
+        caps = self.final.vote_caps
+        if not self.forked_at:
+            return not caps
+        return caps == st.with_forks({}, self.forked_at, own=self.own)
 
     @property
     def capped_drops(self) -> dict[int, int]:
