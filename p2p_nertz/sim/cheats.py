@@ -236,40 +236,48 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
             return body
         if not isinstance(message, DeckShares) or cheat.kind is DeckCheatKind.SUBSTITUTE:
             return body
-        if cheat.kind is DeckCheatKind.WITHHOLD_PARTIAL:
-            kept = tuple(s for s in message.shares if s.of_seat == message.seat)
-            if len(kept) == len(message.shares):
-                return body
-            duties.mark_done(Kind.DECK_SHARES, body)  # (its partials count as sent: never)
-            if not kept:
-                return None
-            return dataclasses.replace(body, message=dataclasses.replace(message, shares=kept))
-        dealt = _dealt_face_up(peer)
-        own = [
-            k
-            for k, s in enumerate(message.shares)
-            if s.of_seat == message.seat and s.position not in dealt
-        ]
-        if not own:
-            return body
-        shares = list(message.shares)
-        if cheat.kind is DeckCheatKind.WITHHOLD:
-            # Its own shares never leave; whatever else it owed (partials, the deal's) does.
-            duties.mark_done(Kind.DECK_SHARES, body)  # (so it goes on to what is next)
-            shares = [s for k, s in enumerate(shares) if k not in own]
-            if not shares:
-                return None
-        elif not lied:
-            lied.append(True)
-            first = shares[own[0]]
-            shares[own[0]] = dataclasses.replace(first, point=add(first.point, base_mul(1)))
-        return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
+        return _tampered_shares(peer, body, message, cheat, lied)
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
     if cheat.kind in _MUTED:
         _muted(peer, cheat)
     if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
         _accuse(peer, cheat)
+
+
+def _tampered_shares(
+    peer: Peer, body: DeckEvent, message: DeckShares, cheat: DeckCheat, lied: list[bool]
+) -> EventBody | None:
+    """A ``deck_shares`` of the cheat's round as a share cheat sends it (``withhold_partial``,
+    ``withhold``, ``bad_share``): what ``install``'s phase event returns for one."""
+    if cheat.kind is DeckCheatKind.WITHHOLD_PARTIAL:
+        kept = tuple(s for s in message.shares if s.of_seat == message.seat)
+        if len(kept) == len(message.shares):
+            return body
+        peer._duties.mark_done(Kind.DECK_SHARES, body)  # (its partials count as sent: never)
+        if not kept:
+            return None
+        return dataclasses.replace(body, message=dataclasses.replace(message, shares=kept))
+    dealt = _dealt_face_up(peer)
+    own = [
+        k
+        for k, s in enumerate(message.shares)
+        if s.of_seat == message.seat and s.position not in dealt
+    ]
+    if not own:
+        return body
+    shares = list(message.shares)
+    if cheat.kind is DeckCheatKind.WITHHOLD:
+        # Its own shares never leave; whatever else it owed (partials, the deal's) does.
+        peer._duties.mark_done(Kind.DECK_SHARES, body)  # (so it goes on to what is next)
+        shares = [s for k, s in enumerate(shares) if k not in own]
+        if not shares:
+            return None
+    elif not lied:
+        lied.append(True)
+        first = shares[own[0]]
+        shares[own[0]] = dataclasses.replace(first, point=add(first.point, base_mul(1)))
+    return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
 
 def _ungated(duties: Duties, final: GameState, tentative: GameState | None) -> EventBody | None:
