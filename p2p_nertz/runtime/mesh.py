@@ -97,8 +97,9 @@ def _yield_cpu() -> None:
     lets it go first. With nothing else runnable on our core, the call returns at once.
     ``scripts/bench_lan.py``: claim delivery at 4 peers 3.9 -> 2.8 ms, at 8 peers 11.8 -> 9.6
     ms (medians, docs/latency.md). Not after a send to a single member (a broadcast at 2
-    peers): there it bought nothing and cost a claim ~30 µs to the other's ROUTER and ~10% of
-    its finality (6 alternated pairs, docs/latency.md, session 20).
+    peers): there no other send waits behind ours, and without the yield a claim reached the
+    other's ROUTER ~8 µs sooner and was final 3-8% sooner (medians of 9 alternated pairs,
+    docs/latency.md, session 20).
     """
     if _SCHED_YIELD is not None:
         _SCHED_YIELD()
