@@ -27,7 +27,9 @@ Also printed: messages received per second per peer, peak RSS and CPU share per 
 the backlog trend (held events not final + received events waiting for their causal past +
 sends queued, sampled every 250 ms, first quarter of play against the last), and where a
 claim's time goes (log append, synced and as awaited, hand-off to the first and the last
-DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver).
+DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver), and
+on the receive side how many claims found the receive loop already waiting when they were
+sent and the verify and deliver as the trio thread's CPU beside the clock's time.
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 With ``--kinds``, the messages sent, signatures made and signatures verified per final claim
@@ -362,6 +364,8 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.received = 0
             self.arrived = 0  # when the burst being fed arrived at the ROUTER
             self.locked = 0  # when its feeding took the node's lock
+            self.locked_cpu = 0  # the trio thread's CPU time then (thread_time_ns)
+            self.called = 0  # when the receive loop last began to wait for a burst
             self.arrivals: dict[tuple[int, int], tuple[int, int]] = {}
             self._waiting: dict[tuple[int, int], int] = {}  # claim -> lamport, until final
             # --deal shuffle: our moves and claims that turned cards up, and when each
@@ -423,6 +427,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
 
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
+            self.locked_cpu = time.thread_time_ns()
             return super().feed_many(messages, now)
 
         def _receive(self, data: bytes, now: float, **options: Any) -> None:
@@ -435,7 +440,8 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 key = (seat, message.seq)
                 self.delivered[key] = stamp
                 if seat != self.seat:
-                    self.arrivals[key] = (self.arrived, self.locked)
+                    cpu = time.thread_time_ns() - self.locked_cpu  # (after the stamp above)
+                    self.arrivals[key] = (self.arrived, self.locked, self.called, cpu)
                 self._waiting[key] = message.lamport
                 if seat == self.seat:
                     self.played[message.seq] = stamp
@@ -461,6 +467,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self._peer = peer
 
         async def recv_multipart(self) -> list[bytes]:
+            self._peer.called = time.perf_counter_ns()  # the loop waits from here
             frames: list[bytes] = await self._router.recv_multipart()
             self._peer.arrived = time.perf_counter_ns()
             return frames
@@ -1048,6 +1055,8 @@ class GameFigures:
     transit_us: list[float] = field(default_factory=list)  # sent -> at the receiver's ROUTER
     lock_wait_us: list[float] = field(default_factory=list)  # arrived -> node lock taken
     feed_us: list[float] = field(default_factory=list)  # lock taken -> verified, delivered
+    feed_cpu_us: list[float] = field(default_factory=list)  # the same, the trio thread's CPU
+    waiting: list[bool] = field(default_factory=list)  # the receive loop waited before the send
     incomplete: int = 0
     msgs_per_s: float = float("nan")  # messages received per peer per second during play
     rss_mb: list[float] = field(default_factory=list)
@@ -1309,7 +1318,7 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     """Claim delivery and finality times, rates, memory and backlog from every peer's probes."""
     by_seat = {r["seat"]: r for r in results}
     delivered = {s: {(a, q): t for a, q, t in r["delivered"]} for s, r in by_seat.items()}
-    arrivals = {s: {(a, q): (t, u) for a, q, t, u in r["arrivals"]} for s, r in by_seat.items()}
+    arrivals = {s: {(a, q): tuple(v) for a, q, *v in r["arrivals"]} for s, r in by_seat.items()}
     final = {s: {(a, q): t for a, q, t in r["final"]} for s, r in by_seat.items()}
     end = min(r["ended"] for r in results)
     timed: list[tuple[int, float, float]] = []  # sent_ns, delivery µs, finality µs
@@ -1336,8 +1345,10 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             for s in by_seat:
                 stamps = arrivals[s].get(key)
                 if s != author and stamps is not None:
-                    arrived, locked = stamps
+                    arrived, locked, called, cpu = stamps
                     figures.transit_us.append((arrived - sent) / NS_PER_US)
+                    figures.waiting.append(called < sent)
+                    figures.feed_cpu_us.append(cpu / NS_PER_US)
                     figures.lock_wait_us.append((locked - arrived) / NS_PER_US)
                     figures.feed_us.append((delivered[s][key] - locked) / NS_PER_US)
     timed.sort()
@@ -1632,6 +1643,13 @@ def print_report(rep: Report) -> None:
             f"at the first receiver {_us(median(g.first_us))}; finality "
             f"early/late {_us(early)}/{_us(late)}" + (f"; {extra}" if extra else "")
         )
+        if g.waiting:
+            print(
+                f"    receive side: the receive loop was waiting when the claim was sent for "
+                f"{sum(g.waiting)} of {len(g.waiting)} arrivals; verify+deliver median "
+                f"{_us(median(g.feed_us))} µs on the clock, {_us(median(g.feed_cpu_us))} µs of "
+                "the trio thread's CPU (the two equal: it ran slowly, it was not preempted)"
+            )
     for n, p in sorted(rep.pyre.items()):
         extra = "; ".join(p.notes)
         rss = max(p.rss_mb) if p.rss_mb else float("nan")

@@ -336,6 +336,11 @@ def test_a_broadcast_yields_the_cpu_and_a_direct_send_does_not(
     node._send(Send(b"to one", to=identities[2].peer_id))
     assert posted == [("one", b"to all"), ("two", b"to all"), ("two", b"to one")]
     assert yields == [2]  # once, after the broadcast was handed to every outlet
+    # With one member to send to (a game of two), a broadcast does not yield either.
+    del node._mesh.outlets[identities[1].peer_id]
+    node._send(Send(b"to the other"))
+    assert posted[-1] == ("two", b"to the other")
+    assert yields == [2]
 
 
 async def test_three_nodes_play_to_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -619,8 +619,7 @@ def decode_message(
         raise LocalProtocolError(f"the expected game id must be {GAME_ID_SIZE} bytes: {game_id!r}")
     try:
         if exact:
-            _check_size(len(data))
-            raw = data
+            raw = data  # (its size is checked by _parse; a memo hit was parsed, so within it)
         else:
             _check_size(memoryview(data).nbytes)  # before copying anything
             raw = bytes(data)

@@ -136,7 +136,9 @@ class Inbox:
         (a higher Lamport time) follows in the burst comes right after that one, marked
         ``True``: taken first, the later one makes it old, and an old beat need be verified
         only if it proves something (:meth:`old_beat`)."""
-        hints = [peek_beat(data) for data in burst] if len(burst) > 1 else []
+        if len(burst) < 2:
+            return [(data, False) for data in burst]  # (the usual burst, of one: nothing to peek)
+        hints = [peek_beat(data) for data in burst]
         latest: dict[bytes, tuple[int, int]] = {}  # author -> (lamport, index) of its latest
         for index, hint in enumerate(hints):
             if hint is not None and hint[1] > latest.get(hint[0], (-1, 0))[0]:

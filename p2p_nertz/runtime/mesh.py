@@ -12,7 +12,8 @@ hand-off saves a trip through trio's scheduler (half a millisecond on a loaded m
 every claim and ack; only the owner task ever *waits* on a DEALER. A full queue drops the
 message and counts it (:attr:`Mesh.dropped`): the protocol's gap repair, not the transport,
 makes delivery reliable, and the peer core must never wait on a slow member. After a broadcast
-the mesh yields the CPU, so that zmq's I/O thread sends it before the node goes on.
+to two members or more the mesh yields the CPU, so that zmq's I/O thread sends it before the
+node goes on.
 
 A spectator (``nertz watch``) gets a DEALER too, but it is not in the roster: the mesh pushes
 it the game spec first (:data:`WATCH_SPEC_TAG`), then whatever the node hands to
@@ -95,7 +96,10 @@ def _yield_cpu() -> None:
     timers: a few hundred microseconds) before the message even leaves this process. Yielding
     lets it go first. With nothing else runnable on our core, the call returns at once.
     ``scripts/bench_lan.py``: claim delivery at 4 peers 3.9 -> 2.8 ms, at 8 peers 11.8 -> 9.6
-    ms (medians, docs/latency.md).
+    ms (medians, docs/latency.md). Not after a send to a single member (a broadcast at 2
+    peers): there no other send waits behind ours, and without the yield a claim reached the
+    other's ROUTER ~8 µs sooner and was final 3-8% sooner (medians of 9 alternated pairs,
+    docs/latency.md, session 20).
     """
     if _SCHED_YIELD is not None:
         _SCHED_YIELD()
@@ -283,7 +287,8 @@ class Mesh:
 
     def send(self, data: bytes, to: PeerId | None) -> None:
         """Hand ``data`` to ``to``'s outlet, or to every member's (``None``: a broadcast, after
-        which the CPU is yielded to zmq's I/O thread); count what a full queue drops."""
+        which, to two members or more, the CPU is yielded to zmq's I/O thread); count what a
+        full queue drops."""
         targets: Iterable[PeerId] = self.outlets.keys() if to is None else (to,)
         for pid in targets:
             outlet = self.outlets.get(pid)
@@ -291,7 +296,7 @@ class Mesh:
                 continue  # ourselves, or not a member
             if not outlet.post(data):
                 self.dropped += 1
-        if to is None:
+        if to is None and len(self.outlets) > 1:
             _yield_cpu()
 
     def watch(self, wires: Iterable[bytes]) -> None:

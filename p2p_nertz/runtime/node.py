@@ -30,8 +30,8 @@ effects that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_r
 events, clock reservations, proofs, the end of a recovery) are batched into one write that
 completes before any :class:`Send` that follows them is handed to a DEALER (a batch holding
 anything but received events is synced first: :meth:`NodeLog.write`). Other effects (notices)
-go to an optional callback, in order. After a broadcast the node yields the CPU, so that zmq's
-I/O thread sends it before the node goes on.
+go to an optional callback, in order. After a broadcast to two members or more the node yields
+the CPU, so that zmq's I/O thread sends it before the node goes on.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
