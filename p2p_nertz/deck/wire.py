@@ -221,21 +221,7 @@ class DeckShares:
         entries = _list(f[1], "deck_shares shares", most=MAX_SHARES)
         if not entries:
             raise DeckError("deck_shares: no share")
-        shares = []
-        seen = set()
-        for k, raw in enumerate(entries):
-            e = _list(raw, f"deck_shares share {k}", 6)
-            of_seat = _seat(e[0], f"share {k} of_seat", members)
-            deck = _seat(e[1], f"share {k} deck", members)
-            position = _int(e[2], f"share {k} position", 0, size - 1)
-            if (of_seat, deck, position) in seen:
-                raise DeckError(f"deck_shares: share {k} repeats {(of_seat, deck, position)}")
-            seen.add((of_seat, deck, position))
-            point = check_point(e[3], f"share {k} point")
-            shares.append(
-                Share(seat, of_seat, deck, position, point, _proof(e[4], e[5], f"share {k}"))
-            )
-        return cls(_round(f[0]), seat, tuple(shares))
+        return cls(_round(f[0]), seat, _shares(entries, "deck_shares", members, size, seat))
 
 
 def encode_opening(shares: tuple[Share, ...]) -> list[Value]:
@@ -268,20 +254,31 @@ def decode_opening(value: Value, *, members: int, size: int) -> tuple[Share, ...
     entries = _list(value, "opening", most=MAX_OPENING)
     if not entries:
         raise DeckError("opening: no share (a move that opens nothing carries no opening)")
+    return _shares(entries, "opening", members, size, None)
+
+
+def _shares(
+    entries: list[Value], what: str, members: int, size: int, maker: int | None
+) -> tuple[Share, ...]:
+    """The shares of a ``deck_shares`` (``maker``: its author; entries ``[of_seat, deck,
+    position, point, c, s]``) or of an opening (``maker`` ``None``: each entry names its maker
+    first), none twice, every index, point and scalar checked."""
     shares = []
     seen = set()
     for k, raw in enumerate(entries):
-        e = _list(raw, f"opening share {k}", 7)
-        seat = _seat(e[0], f"opening share {k} seat", members)
-        of_seat = _seat(e[1], f"opening share {k} of_seat", members)
-        deck = _seat(e[2], f"opening share {k} deck", members)
-        position = _int(e[3], f"opening share {k} position", 0, size - 1)
-        if (seat, of_seat, deck, position) in seen:
-            raise DeckError(f"opening: share {k} repeats {(seat, of_seat, deck, position)}")
-        seen.add((seat, of_seat, deck, position))
-        point = check_point(e[4], f"opening share {k} point")
-        proof = _proof(e[5], e[6], f"opening share {k}")
-        shares.append(Share(seat, of_seat, deck, position, point, proof))
+        name = f"{what} share {k}"
+        e = _list(raw, name, 6 if maker is not None else 7)
+        seat = maker if maker is not None else _seat(e[0], f"{name} seat", members)
+        f = e if maker is not None else e[1:]
+        of_seat = _seat(f[0], f"{name} of_seat", members)
+        deck = _seat(f[1], f"{name} deck", members)
+        position = _int(f[2], f"{name} position", 0, size - 1)
+        key = (seat, of_seat, deck, position)
+        if key in seen:
+            raise DeckError(f"{what}: share {k} repeats {key if maker is None else key[1:]}")
+        seen.add(key)
+        point = check_point(f[3], f"{name} point")
+        shares.append(Share(seat, of_seat, deck, position, point, _proof(f[4], f[5], name)))
     return tuple(shares)
 
 
