@@ -439,11 +439,22 @@ class Roster:
         withdrawals after it lift the caps in every fold that holds them, and the member's
         capped votes then decide otherwise, in the past of what that peer made final
         (docs/protocol.md §9.2, *a withdrawal after the drop*)."""
-        for end in sorted({lift[3] for lift in self.lifts.get(seat, ())}):
-            cut = dict(_replayed(self.origin, self.seats, self.ops[:end])).get(seat)
-            if cut is not None:
-                return cut
-        return None
+        lifts = self.lifts.get(seat, ())
+        if not lifts:
+            return None
+        last = _answers(lifts[-1])
+        if last.first == _UNASKED:
+            # (The withdrawals' places in ops only grow: the first lift is the first end.)
+            last.first = None
+            for lift in lifts:
+                own = _answers(lift)
+                if own.before == _UNASKED:
+                    ops = self.ops[: lift[3]]
+                    own.before = dict(_replayed(self.origin, self.seats, ops)).get(seat)
+                if own.before is not None:
+                    last.first = own.before
+                    break
+        return last.first
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
         """Whether every one of ``voters`` has a standing vote against ``seat``."""
@@ -607,22 +618,81 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     votes, and the other's drop, which a peer without the other's late events made final
     before the withdrawal, is in none of its folds (docs/protocol.md §13, *two drops each
     resting on the other's late vote*)."""
-    out: list[tuple[int, int]] = []
-    for lamport, end in sorted({(lift[1], lift[4]) for lift in roster.lifts.get(seat, ())}):
-        read = roster.read[:end]
-        last = max((seq for author, seq, _ in read if author == seat), default=0)
-        counts = {
-            body.last_seq
-            for author, _, body in read
-            if body is not None and body.seat == seat and author != seat
-            and body.reason in _CAPPED and body.last_seq < last
-        }  # fmt: skip
-        for count in sorted(counts):
-            tried = ((seat, count),)
-            if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
-                out.append((count, lamport))
-                break
-    return out
+    lifts = roster.lifts.get(seat, ())
+    if not lifts:
+        return []
+    last = _answers(lifts[-1])
+    if last.trials is None:
+        found: dict[tuple[int, int], int | None] = {}
+        for lift in lifts:
+            key = (lift[1], lift[4])
+            if key in found:
+                continue  # (the same events read before it: the same trial)
+            own = _answers(lift)
+            if own.trial == _UNASKED:
+                own.trial = _trial(roster, seat, lift[4])
+            found[key] = own.trial
+        last.trials = tuple(
+            (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
+        )
+    return list(last.trials)
+
+
+def _trial(roster: Roster, seat: int, end: int) -> int | None:
+    """:func:`lifted_trials` for one withdrawal, the first ``end`` membership events read
+    before it: the first count that drops ``seat`` there, or ``None``."""
+    read = roster.read[:end]
+    last = max((seq for author, seq, _ in read if author == seat), default=0)
+    counts = {
+        body.last_seq
+        for author, _, body in read
+        if body is not None and body.seat == seat and author != seat
+        and body.reason in _CAPPED and body.last_seq < last
+    }  # fmt: skip
+    for count in sorted(counts):
+        tried = ((seat, count),)
+        if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
+            return count
+    return None
+
+
+#: A lift's id (an entry of :attr:`Roster.lifts`) -> what :meth:`Roster.before_lift` and
+#: :func:`lifted_trials` answered for it (:class:`_Answers`). What a lift's answers read (the
+#: membership events before it, the lifts of its member before it) is fixed once the lift is
+#: made, and every copy of the roster holds the same lift object (a fold made again makes its
+#: own): keyed by the object, not its value, so that two folds whose lifts are equal but whose
+#: events before them differ never share an answer. Without it a member that votes a member
+#: out and withdraws, over and over, made each input of every peer fold all its withdrawals
+#: again, each from the game's start (``scripts/bench_flap.py``; docs/protocol.md §9.2, *a
+#: member that flaps*). Bounded: the oldest answers go first (worked out again if asked).
+_LIFT_MEMO: dict[int, _Answers] = {}
+_LIFT_MEMO_SIZE = 1 << 15
+_UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negative)
+
+
+class _Answers:
+    """What :meth:`Roster.before_lift` and :func:`lifted_trials` answered for one lift
+    (:data:`_LIFT_MEMO`): ``first``, the first cut over the lifts of its member up to it;
+    ``before``, its own; ``trials``, the trials up to it; ``trial``, its own."""
+
+    __slots__ = ("before", "first", "lift", "trial", "trials")
+
+    def __init__(self, lift: tuple[int, int, int, int, int]) -> None:
+        self.lift = lift  # (held: its id is not reused while the answers are kept)
+        self.first: int | None = _UNASKED
+        self.before: int | None = _UNASKED
+        self.trials: tuple[tuple[int, int], ...] | None = None
+        self.trial: int | None = _UNASKED
+
+
+def _answers(lift: tuple[int, int, int, int, int]) -> _Answers:
+    """The answers kept for ``lift`` (:data:`_LIFT_MEMO`), made empty if none are."""
+    answers = _LIFT_MEMO.get(id(lift))
+    if answers is None or answers.lift is not lift:
+        if len(_LIFT_MEMO) >= _LIFT_MEMO_SIZE:
+            del _LIFT_MEMO[next(iter(_LIFT_MEMO))]  # (the oldest first)
+        answers = _LIFT_MEMO[id(lift)] = _Answers(lift)
+    return answers
 
 
 def lasting_caps(roster: Roster) -> dict[int, int]:
