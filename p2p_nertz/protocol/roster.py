@@ -79,6 +79,7 @@ class Roster:
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
+        "replays",
         "seats",
         "uncounted",
         "vote_caps",
@@ -132,6 +133,7 @@ class Roster:
         self.uncounted: dict[int, int] = {}
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.replays: dict[tuple[tuple[int, int], ...], _Replay] = {}  # (_without_kept)
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -155,6 +157,7 @@ class Roster:
         new.lifts = dict(self.lifts)
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
+        new.replays = self.replays  # (shared: checked against ops before any use)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -392,7 +395,7 @@ class Roster:
         1, past seat 3's cut, completed seat 1's drop, which then kept seat 1's vote on seat
         3, past seat 1's cut, deciding seat 3's; the fold made again with both cuts dropped
         neither, and the folds alternated)."""
-        return self._replay(self.ops, {**self.dropped, seat: cut}, {}, plain=True)
+        return _without_kept(self, {**self.dropped, seat: cut})
 
     def _replay(
         self,
@@ -401,12 +404,14 @@ class Roster:
         caps: dict[int, Cap],
         *,
         plain: bool,
+        start: Roster | None = None,
     ) -> Roster:
-        """``ops`` folded again from :attr:`origin`, without each member's events past its
-        ``cuts``, nor its votes past ``caps`` (:func:`capped`); each drop by the votes alone
-        (``plain``) or as :meth:`settle` decides it."""
-        roster = self.origin.copy() if self.origin is not None else Roster(self.seats)
-        roster.vote_caps = caps
+        """``ops`` folded again from :attr:`origin` (or on from ``start``, the fold of the
+        events before them), without each member's events past its ``cuts``, nor its votes past
+        ``caps`` (:func:`capped`); each drop by the votes alone (``plain``) or as :meth:`settle`
+        decides it."""
+        roster = start or (self.origin.copy() if self.origin is not None else Roster(self.seats))
+        roster.vote_caps, roster.replays = caps, {}
         for author, seq, body in ops:
             limit = cuts.get(author)
             if limit is not None and seq > limit:
@@ -439,22 +444,7 @@ class Roster:
         withdrawals after it lift the caps in every fold that holds them, and the member's
         capped votes then decide otherwise, in the past of what that peer made final
         (docs/protocol.md §9.2, *a withdrawal after the drop*)."""
-        lifts = self.lifts.get(seat, ())
-        if not lifts:
-            return None
-        last = _answers(lifts[-1])
-        if last.first == _UNASKED:
-            # (The withdrawals' places in ops only grow: the first lift is the first end.)
-            last.first = None
-            for lift in lifts:
-                own = _answers(lift)
-                if own.before == _UNASKED:
-                    ops = self.ops[: lift[3]]
-                    own.before = dict(_replayed(self.origin, self.seats, ops)).get(seat)
-                if own.before is not None:
-                    last.first = own.before
-                    break
-        return last.first
+        return _first_lift_cut(self, seat)
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
         """Whether every one of ``voters`` has a standing vote against ``seat``."""
@@ -636,6 +626,53 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
             (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
         )
     return list(last.trials)
+
+
+#: What :func:`_without_kept` folded last for given cuts: the roster's :attr:`Roster.origin`
+#: and :attr:`Roster.ops` then, and the fold.
+_Replay = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], Roster]
+
+
+def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:
+    """:meth:`Roster._without`: ``roster``'s ops folded again from its origin with ``cuts``
+    (``settle(plain=True)``), on from the fold of the ops before (kept in
+    :attr:`Roster.replays`, shared by the roster's copies) where that fold is of the same
+    origin and the same first ops. The fold of one op after another is the fold of the ops:
+    asked after each vote of a replay (``settle``), each fold again of every op made a
+    replay's cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
+    key = tuple(sorted(cuts.items()))
+    ops, kept = roster.ops, roster.replays.get(key)
+    if kept is not None and kept[0] is roster.origin and ops[: len(kept[1])] == kept[1]:
+        done = len(kept[1])
+        if done == len(ops):
+            return kept[2]
+        alone = roster._replay(ops[done:], cuts, {}, plain=True, start=kept[2].copy())
+    else:
+        alone = roster._replay(ops, cuts, {}, plain=True)
+    if len(roster.replays) >= _REPLAYS_KEPT and key not in roster.replays:
+        roster.replays.clear()
+    roster.replays[key] = (roster.origin, ops, alone)
+    return alone
+
+
+def _first_lift_cut(roster: Roster, seat: int) -> int | None:
+    """:meth:`Roster.before_lift`, its answers kept per lift (:data:`_LIFT_MEMO`)."""
+    lifts = roster.lifts.get(seat, ())
+    if not lifts:
+        return None
+    last = _answers(lifts[-1])
+    if last.first == _UNASKED:
+        # (The withdrawals' places in ops only grow: the first lift is the first end.)
+        last.first = None
+        for lift in lifts:
+            own = _answers(lift)
+            if own.before == _UNASKED:
+                ops = roster.ops[: lift[3]]
+                own.before = dict(_replayed(roster.origin, roster.seats, ops)).get(seat)
+            if own.before is not None:
+                last.first = own.before
+                break
+    return last.first
 
 
 def _trial(roster: Roster, seat: int, end: int) -> int | None:
@@ -826,4 +863,5 @@ _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCA
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
+_REPLAYS_KEPT = 64  # (how many folds of different cuts a roster's copies keep, at most)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)
