@@ -357,9 +357,11 @@ class Roster:
                 and (q in voters or not self._voted_out_by(q, voters))
             ]
             return vote_cut(ballots) if voters.issuperset(needed) else None
+        if plain:  # (the votes alone: no cut to work out without a majority)
+            return vote_cut(ballots) if len(ballots) >= self.majority else None
         cut, chain = vote_cut(ballots)
         last = max((seq for seat, seq, _ in self.ops if seat == target), default=0)
-        if plain or last <= cut:
+        if last <= cut:
             return (cut, chain) if len(ballots) >= self.majority else None
         # The member's events past a cut count nowhere once it is dropped there, even before
         # its drop in the order (§9.2), and a peer that holds its feed only up to the cut
@@ -570,7 +572,7 @@ def _past_caps(roster: Roster, seat: int, request: int) -> dict[int, tuple[tuple
     return past
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=2048)
 def _replayed(
     origin: Roster | None,
     seats: int,
@@ -580,7 +582,9 @@ def _replayed(
     """The drops ``ops`` (from ``origin``) decide with the cuts and caps they decide
     (:meth:`Roster.before_lift`), or none if those do not settle. Cached: the events before
     a withdrawal change seldom, and the tentative fold asks again at every event (seed
-    14017 took 56 s of CPU uncached, 6 s before the rule)."""
+    14017 took 56 s of CPU uncached, 6 s before the rule). 2048: a fold made again makes its
+    lifts again, and each asks with the counts it tries; with 256 a vote flapper's 160 flaps
+    cost the table 41 s of CPU, 4 s with 2048 (``scripts/bench_flap.py``)."""
     start = Roster(seats)
     start.origin = origin
     cuts: dict[int, int] = dict(tried)
