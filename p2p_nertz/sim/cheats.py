@@ -207,12 +207,21 @@ class VoteFlapper:
 
 def install(peer: Peer, cheat: DeckCheat | VoteFlapper, *, restarted: bool = False) -> None:
     """Make ``peer`` (``cheat.seat``'s core) cheat from now on: its duties' phase events go
-    through :func:`_tamper` (a :class:`VoteFlapper`: its liveness, :func:`_flap`).
+    through :func:`_tamper` (a :class:`VoteFlapper`'s liveness through :func:`_flap`).
     ``restarted``: the core is restored from its log (a ``late_answer`` cheater answers
     then)."""
     if isinstance(cheat, VoteFlapper):
         _flap(peer, cheat)
         return
+    _tamper(peer, cheat, restarted=restarted)
+    if cheat.kind in _MUTED:
+        _muted(peer, cheat)
+    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
+        _accuse(peer, cheat)
+
+
+def _tamper(peer: Peer, cheat: DeckCheat, *, restarted: bool) -> None:
+    """:func:`install`'s :class:`DeckCheat`: its duties' phase events, changed."""
     duties = peer._duties  # (the simulator's cheat reaches into the core on purpose)
     honest = duties.phase_event
     lied: list[bool] = []  # (a bad share is sent once; a false complaint too)
@@ -289,10 +298,6 @@ def install(peer: Peer, cheat: DeckCheat | VoteFlapper, *, restarted: bool = Fal
         return dataclasses.replace(body, message=dataclasses.replace(message, shares=tuple(shares)))
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
-    if cheat.kind in _MUTED:
-        _muted(peer, cheat)
-    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
-        _accuse(peer, cheat)
 
 
 def _flap(peer: Peer, cheat: VoteFlapper) -> None:
