@@ -705,7 +705,7 @@ def _trial(roster: Roster, seat: int, end: int) -> int | None:
 #: events before them differ never share an answer. Without it a member that votes a member
 #: out and withdraws, over and over, made each input of every peer fold all its withdrawals
 #: again, each from the game's start (``scripts/bench_flap.py``; docs/protocol.md §9.2, *a
-#: member that flaps*). Bounded: the oldest answers go first (worked out again if asked).
+#: member that flaps*). Bounded: emptied once full (the answers worked out again if asked).
 _LIFT_MEMO: dict[int, _Answers] = {}
 _LIFT_MEMO_SIZE = 1 << 15
 _UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negative)
@@ -731,7 +731,7 @@ def _answers(lift: tuple[int, int, int, int, int]) -> _Answers:
     answers = _LIFT_MEMO.get(id(lift))
     if answers is None or answers.lift is not lift:
         if len(_LIFT_MEMO) >= _LIFT_MEMO_SIZE:
-            del _LIFT_MEMO[next(iter(_LIFT_MEMO))]  # (the oldest first)
+            _LIFT_MEMO.clear()  # (one step, safe beside another thread's fold)
         answers = _LIFT_MEMO[id(lift)] = _Answers(lift)
     return answers
 
