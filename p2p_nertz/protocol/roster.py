@@ -79,6 +79,7 @@ class Roster:
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
+        "replays",
         "seats",
         "uncounted",
         "vote_caps",
@@ -132,6 +133,7 @@ class Roster:
         self.uncounted: dict[int, int] = {}
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.replays: dict[tuple[tuple[int, int], ...], _Replay] = {}  # (_without_kept)
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -155,6 +157,7 @@ class Roster:
         new.lifts = dict(self.lifts)
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
+        new.replays = self.replays  # (shared: checked against ops before any use)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -354,9 +357,11 @@ class Roster:
                 and (q in voters or not self._voted_out_by(q, voters))
             ]
             return vote_cut(ballots) if voters.issuperset(needed) else None
+        if plain:  # (the votes alone: no cut to work out without a majority)
+            return vote_cut(ballots) if len(ballots) >= self.majority else None
         cut, chain = vote_cut(ballots)
         last = max((seq for seat, seq, _ in self.ops if seat == target), default=0)
-        if plain or last <= cut:
+        if last <= cut:
             return (cut, chain) if len(ballots) >= self.majority else None
         # The member's events past a cut count nowhere once it is dropped there, even before
         # its drop in the order (§9.2), and a peer that holds its feed only up to the cut
@@ -392,7 +397,7 @@ class Roster:
         1, past seat 3's cut, completed seat 1's drop, which then kept seat 1's vote on seat
         3, past seat 1's cut, deciding seat 3's; the fold made again with both cuts dropped
         neither, and the folds alternated)."""
-        return self._replay(self.ops, {**self.dropped, seat: cut}, {}, plain=True)
+        return _without_kept(self, {**self.dropped, seat: cut})
 
     def _replay(
         self,
@@ -401,12 +406,14 @@ class Roster:
         caps: dict[int, Cap],
         *,
         plain: bool,
+        start: Roster | None = None,
     ) -> Roster:
-        """``ops`` folded again from :attr:`origin`, without each member's events past its
-        ``cuts``, nor its votes past ``caps`` (:func:`capped`); each drop by the votes alone
-        (``plain``) or as :meth:`settle` decides it."""
-        roster = self.origin.copy() if self.origin is not None else Roster(self.seats)
-        roster.vote_caps = caps
+        """``ops`` folded again from :attr:`origin` (or on from ``start``, the fold of the
+        events before them), without each member's events past its ``cuts``, nor its votes past
+        ``caps`` (:func:`capped`); each drop by the votes alone (``plain``) or as :meth:`settle`
+        decides it."""
+        roster = start or (self.origin.copy() if self.origin is not None else Roster(self.seats))
+        roster.vote_caps, roster.replays = caps, {}
         for author, seq, body in ops:
             limit = cuts.get(author)
             if limit is not None and seq > limit:
@@ -439,11 +446,7 @@ class Roster:
         withdrawals after it lift the caps in every fold that holds them, and the member's
         capped votes then decide otherwise, in the past of what that peer made final
         (docs/protocol.md §9.2, *a withdrawal after the drop*)."""
-        for end in sorted({lift[3] for lift in self.lifts.get(seat, ())}):
-            cut = dict(_replayed(self.origin, self.seats, self.ops[:end])).get(seat)
-            if cut is not None:
-                return cut
-        return None
+        return _first_lift_cut(self, seat)
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
         """Whether every one of ``voters`` has a standing vote against ``seat``."""
@@ -569,7 +572,7 @@ def _past_caps(roster: Roster, seat: int, request: int) -> dict[int, tuple[tuple
     return past
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=2048)
 def _replayed(
     origin: Roster | None,
     seats: int,
@@ -579,7 +582,9 @@ def _replayed(
     """The drops ``ops`` (from ``origin``) decide with the cuts and caps they decide
     (:meth:`Roster.before_lift`), or none if those do not settle. Cached: the events before
     a withdrawal change seldom, and the tentative fold asks again at every event (seed
-    14017 took 56 s of CPU uncached, 6 s before the rule)."""
+    14017 took 56 s of CPU uncached, 6 s before the rule). 2048: a fold made again makes its
+    lifts again, and each asks with the counts it tries; with 256 a vote flapper's 160 flaps
+    cost the table 41 s of CPU, 4 s with 2048 (``scripts/bench_flap.py``)."""
     start = Roster(seats)
     start.origin = origin
     cuts: dict[int, int] = dict(tried)
@@ -607,22 +612,128 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     votes, and the other's drop, which a peer without the other's late events made final
     before the withdrawal, is in none of its folds (docs/protocol.md §13, *two drops each
     resting on the other's late vote*)."""
-    out: list[tuple[int, int]] = []
-    for lamport, end in sorted({(lift[1], lift[4]) for lift in roster.lifts.get(seat, ())}):
-        read = roster.read[:end]
-        last = max((seq for author, seq, _ in read if author == seat), default=0)
-        counts = {
-            body.last_seq
-            for author, _, body in read
-            if body is not None and body.seat == seat and author != seat
-            and body.reason in _CAPPED and body.last_seq < last
-        }  # fmt: skip
-        for count in sorted(counts):
-            tried = ((seat, count),)
-            if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
-                out.append((count, lamport))
+    lifts = roster.lifts.get(seat, ())
+    if not lifts:
+        return []
+    last = _answers(lifts[-1])
+    if last.trials is None:
+        found: dict[tuple[int, int], int | None] = {}
+        for lift in lifts:
+            key = (lift[1], lift[4])
+            if key in found:
+                continue  # (the same events read before it: the same trial)
+            own = _answers(lift)
+            if own.trial == _UNASKED:
+                own.trial = _trial(roster, seat, lift[4])
+            found[key] = own.trial
+        last.trials = tuple(
+            (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
+        )
+    return list(last.trials)
+
+
+#: What :func:`_without_kept` folded last for given cuts: the roster's :attr:`Roster.origin`
+#: and :attr:`Roster.ops` then, and the fold.
+_Replay = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], Roster]
+
+
+def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:
+    """:meth:`Roster._without`: ``roster``'s ops folded again from its origin with ``cuts``
+    (``settle(plain=True)``), on from the fold of the ops before (kept in
+    :attr:`Roster.replays`, shared by the roster's copies) where that fold is of the same
+    origin and the same first ops. The fold of one op after another is the fold of the ops:
+    asked after each vote of a replay (``settle``), each fold again of every op made a
+    replay's cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
+    key = tuple(sorted(cuts.items()))
+    ops, kept = roster.ops, roster.replays.get(key)
+    if kept is not None and kept[0] is roster.origin and ops[: len(kept[1])] == kept[1]:
+        done = len(kept[1])
+        if done == len(ops):
+            return kept[2]
+        alone = roster._replay(ops[done:], cuts, {}, plain=True, start=kept[2].copy())
+    else:
+        alone = roster._replay(ops, cuts, {}, plain=True)
+    if len(roster.replays) >= _REPLAYS_KEPT and key not in roster.replays:
+        roster.replays.clear()
+    roster.replays[key] = (roster.origin, ops, alone)
+    return alone
+
+
+def _first_lift_cut(roster: Roster, seat: int) -> int | None:
+    """:meth:`Roster.before_lift`, its answers kept per lift (:data:`_LIFT_MEMO`)."""
+    lifts = roster.lifts.get(seat, ())
+    if not lifts:
+        return None
+    last = _answers(lifts[-1])
+    if last.first == _UNASKED:
+        # (The withdrawals' places in ops only grow: the first lift is the first end.)
+        last.first = None
+        for lift in lifts:
+            own = _answers(lift)
+            if own.before == _UNASKED:
+                ops = roster.ops[: lift[3]]
+                own.before = dict(_replayed(roster.origin, roster.seats, ops)).get(seat)
+            if own.before is not None:
+                last.first = own.before
                 break
-    return out
+    return last.first
+
+
+def _trial(roster: Roster, seat: int, end: int) -> int | None:
+    """:func:`lifted_trials` for one withdrawal, the first ``end`` membership events read
+    before it: the first count that drops ``seat`` there, or ``None``."""
+    read = roster.read[:end]
+    last = max((seq for author, seq, _ in read if author == seat), default=0)
+    counts = {
+        body.last_seq
+        for author, _, body in read
+        if body is not None and body.seat == seat and author != seat
+        and body.reason in _CAPPED and body.last_seq < last
+    }  # fmt: skip
+    for count in sorted(counts):
+        tried = ((seat, count),)
+        if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
+            return count
+    return None
+
+
+#: A lift's id (an entry of :attr:`Roster.lifts`) -> what :meth:`Roster.before_lift` and
+#: :func:`lifted_trials` answered for it (:class:`_Answers`). What a lift's answers read (the
+#: membership events before it, the lifts of its member before it) is fixed once the lift is
+#: made, and every copy of the roster holds the same lift object (a fold made again makes its
+#: own): keyed by the object, not its value, so that two folds whose lifts are equal but whose
+#: events before them differ never share an answer. Without it a member that votes a member
+#: out and withdraws, over and over, made each input of every peer fold all its withdrawals
+#: again, each from the game's start (``scripts/bench_flap.py``; docs/protocol.md §9.2, *a
+#: member that flaps*). Bounded: emptied once full (the answers worked out again if asked).
+_LIFT_MEMO: dict[int, _Answers] = {}
+_LIFT_MEMO_SIZE = 1 << 15
+_UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negative)
+
+
+class _Answers:
+    """What :meth:`Roster.before_lift` and :func:`lifted_trials` answered for one lift
+    (:data:`_LIFT_MEMO`): ``first``, the first cut over the lifts of its member up to it;
+    ``before``, its own; ``trials``, the trials up to it; ``trial``, its own."""
+
+    __slots__ = ("before", "first", "lift", "trial", "trials")
+
+    def __init__(self, lift: tuple[int, int, int, int, int]) -> None:
+        self.lift = lift  # (held: its id is not reused while the answers are kept)
+        self.first: int | None = _UNASKED
+        self.before: int | None = _UNASKED
+        self.trials: tuple[tuple[int, int], ...] | None = None
+        self.trial: int | None = _UNASKED
+
+
+def _answers(lift: tuple[int, int, int, int, int]) -> _Answers:
+    """The answers kept for ``lift`` (:data:`_LIFT_MEMO`), made empty if none are."""
+    answers = _LIFT_MEMO.get(id(lift))
+    if answers is None or answers.lift is not lift:
+        if len(_LIFT_MEMO) >= _LIFT_MEMO_SIZE:
+            _LIFT_MEMO.clear()  # (one step, safe beside another thread's fold)
+        answers = _LIFT_MEMO[id(lift)] = _Answers(lift)
+    return answers
 
 
 def lasting_caps(roster: Roster) -> dict[int, int]:
@@ -756,4 +867,5 @@ _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCA
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
+_REPLAYS_KEPT = 64  # (how many folds of different cuts a roster's copies keep, at most)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)

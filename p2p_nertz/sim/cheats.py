@@ -73,6 +73,13 @@ would have signed, changed.
   blame (``illegal_move``; docs/shuffle.md §9: a vote is no proof of holding the member's
   events past the cut). Not among the soak's cheats.
 
+A :class:`VoteFlapper` is a member that breaks no deal but floods the membership rules: it
+votes a member out for silence and withdraws the vote, ``flaps`` times, one step every
+``every`` seconds of its inputs (a vote, then its withdrawal), the member it votes on being
+heard all along. Each is an event it signs and pays for as the others do; what it must not buy
+is more than its share of the others' CPU (the membership fold's cost per input grows with the
+votes and withdrawals read, docs/protocol.md §9.2, *a member that flaps*).
+
 The simulator installs a cheat on the member's peer core (and again on each restart) by
 wrapping its duties: the core's rules stay the honest ones, and its own fold reads what it
 signed like any other peer's.
@@ -114,7 +121,7 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.protocol.state import GameState
 
-__all__ = ["DeckCheat", "DeckCheatKind", "install"]
+__all__ = ["DeckCheat", "DeckCheatKind", "VoteFlapper", "install"]
 
 
 class DeckCheatKind(enum.StrEnum):
@@ -186,10 +193,35 @@ class DeckCheat:
     round: int = 1
 
 
-def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
+@dataclass(frozen=True, slots=True)
+class VoteFlapper:
+    """Seat ``seat`` votes ``target`` out for silence and withdraws it, ``flaps`` times, one
+    vote or withdrawal every ``every`` seconds from ``start`` on (the module docstring)."""
+
+    seat: int
+    target: int
+    flaps: int
+    every: float = 0.05
+    start: float = 1.0
+
+
+def install(peer: Peer, cheat: DeckCheat | VoteFlapper, *, restarted: bool = False) -> None:
     """Make ``peer`` (``cheat.seat``'s core) cheat from now on: its duties' phase events go
-    through :func:`_tamper`. ``restarted``: the core is restored from its log (a
-    ``late_answer`` cheater answers then)."""
+    through :func:`_tamper` (a :class:`VoteFlapper`'s liveness through :func:`_flap`).
+    ``restarted``: the core is restored from its log (a ``late_answer`` cheater answers
+    then)."""
+    if isinstance(cheat, VoteFlapper):
+        _flap(peer, cheat)
+        return
+    _tamper(peer, cheat, restarted=restarted)
+    if cheat.kind in _MUTED:
+        _muted(peer, cheat)
+    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
+        _accuse(peer, cheat)
+
+
+def _tamper(peer: Peer, cheat: DeckCheat, *, restarted: bool) -> None:
+    """:func:`install`'s :class:`DeckCheat`: its duties' phase events, changed."""
     duties = peer._duties  # (the simulator's cheat reaches into the core on purpose)
     honest = duties.phase_event
     lied: list[bool] = []  # (a bad share is sent once; a false complaint too)
@@ -239,10 +271,38 @@ def install(peer: Peer, cheat: DeckCheat, *, restarted: bool = False) -> None:
         return _tampered_shares(peer, body, message, cheat, lied)
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
-    if cheat.kind in _MUTED:
-        _muted(peer, cheat)
-    if cheat.kind is DeckCheatKind.VOTES_ONLY_DEALER:
-        _accuse(peer, cheat)
+
+
+def _flap(peer: Peer, cheat: VoteFlapper) -> None:
+    """``vote_flapper``: at the end of an input (``Author.liveness``), once ``every`` has
+    passed since its last step, the member votes ``target`` out for silence counting all it
+    holds, or withdraws that vote, until it has done both ``flaps`` times (a process
+    restarted starts counting again). Not while it or the target is out, nor once it has
+    left."""
+    author = peer._author  # (the simulator's cheat reaches into the core on purpose)
+    honest = author.liveness
+    due = [cheat.start]
+    steps = [0]
+
+    def liveness(now: float) -> None:
+        honest(now)
+        if now < due[0] or author.left:
+            return
+        final = author.final
+        if cheat.target in final.dropped or peer.seat in final.dropped:
+            return
+        if steps[0] >= 2 * cheat.flaps:
+            return
+        steps[0] += 1
+        due[0] = now + cheat.every
+        membership = author.membership
+        if cheat.target in membership.voted:
+            membership.voted.pop(cheat.target)
+            author.emit(Drop(author.frontier(), cheat.target, 0, DropReason.WITHDRAW), now)
+        else:
+            author.vote(cheat.target, DropReason.SILENT, now)
+
+    author.liveness = liveness  # type: ignore[method-assign]
 
 
 def _tampered_shares(

@@ -59,7 +59,7 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
-from p2p_nertz.sim.cheats import DeckCheat, install
+from p2p_nertz.sim.cheats import DeckCheat, VoteFlapper, install
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
@@ -161,8 +161,8 @@ class Faults:
     crashes: tuple[Crash, ...] = ()
     equivocations: tuple[Equivocation, ...] = ()
     freezes: tuple[Freeze, ...] = ()
-    #: members that lie in a shuffle game's deal (:mod:`p2p_nertz.sim.cheats`)
-    deck_cheats: tuple[DeckCheat, ...] = ()
+    #: members that lie in a shuffle game's deal, or flap their votes (:mod:`p2p_nertz.sim.cheats`)
+    deck_cheats: tuple[DeckCheat | VoteFlapper, ...] = ()
 
     @property
     def cheaters(self) -> frozenset[int]:
