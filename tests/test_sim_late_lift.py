@@ -110,3 +110,16 @@ def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
     if len({p.final.digest() for p in still_in}) != 1:
         pytest.fail("the peers still in part: the case is another one")
     _game_goes_on(result)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: §13, the earliest prefix")
+def test_late_lift_seed_4_member_1_waiting_on_peer_2() -> None:
+    """Open (session 20): seat 1's withdrawals (47, 48) held back until peer 2 makes seat
+    1's drop final. Peers 1 and 2 make seat 1's drop at 44 final (the earliest prefix that
+    drops a member, in their views, at 200); peer 0, holding more events, reads the prefix at
+    188 as dropping seat 0 at 41 and the fold of every event with that cut as making it, and
+    waits in play for good. Each view tries the prefix's cut against the fold of every event
+    it holds, which later events change (docs/protocol.md §13). It ends on the code before
+    the rule (found by ``scripts/scan_late_lift.py``)."""
+    _, result = _play(4, 3, 1, 2, {(1, 47), (1, 48)})
+    _game_goes_on(result)

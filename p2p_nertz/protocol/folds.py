@@ -84,6 +84,8 @@ class Folds:
         self.forked_at: dict[int, int] = {}
         #: What every event held says of the others' feeds (:class:`Unheld`).
         self.unheld = Unheld(final.spec.seats)
+        #: What the events final here said (:meth:`prefix` starts from it).
+        self.unheld_final = Unheld(final.spec.seats)
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
         #: seat -> the time of the earliest prefix of the held events whose fold drops it,
@@ -96,6 +98,8 @@ class Folds:
         below ``stable``), which is never folded, but an abandoned game's end reads (§9.3)."""
         self._tentative = None
         self.unheld.note(event)
+        if event.lamport <= stable:
+            self.unheld_final.note(event)
         if event.lamport > stable:
             key = event.key
             index = bisect.bisect(self.keys, key)
@@ -237,7 +241,7 @@ class Folds:
         :class:`Unheld`). Every vote is in it: a vote caps in the past (§9.2, *Caps*)."""
         held, unheld = self.nonfinal, self.unheld
         self.nonfinal = [e for e in held if e.lamport <= tau]
-        self.unheld = Unheld(self.final.spec.seats)
+        self.unheld = self.unheld_final.copy()
         for e in self.nonfinal:
             self.unheld.note(e)
         try:
@@ -387,6 +391,7 @@ class Folds:
             if event.lamport > stable:
                 break
             moved += 1
+            self.unheld_final.note(event)
             if not self.admits(event, excluded, gaps):
                 self._tentative = None  # the tentative fold counted it; this one never will
                 notices.extend(final.observe(event))
@@ -411,6 +416,7 @@ class Folds:
                 if event.lamport > stable:
                     break
                 moved += 1
+                self.unheld_final.note(event)
                 counts = self.admits(event, excluded, gaps)
                 if not counts:
                     self._tentative = None  # (as in advance)
@@ -847,6 +853,16 @@ class Unheld:
         self.rejoins: dict[int, set[int]] = {}
         #: ``times[a]``: (Lamport time, frontier) of each of ``a``'s events read
         self.times: list[list[tuple[int, tuple[int, ...]]]] = [[] for _ in range(seats)]
+
+    def copy(self) -> Unheld:
+        """An independent copy."""
+        new = Unheld(len(self.last))
+        new.announced = [list(a) for a in self.announced]
+        new.last = list(self.last)
+        new.counts = {q: set(c) for q, c in self.counts.items()}
+        new.rejoins = {q: set(r) for q, r in self.rejoins.items()}
+        new.times = [list(t) for t in self.times]
+        return new
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
