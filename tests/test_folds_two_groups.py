@@ -35,17 +35,13 @@ def test_seed_110_each_group_folds_its_own_drop() -> None:
     """Peer 2 made seat 1's drop at 30 final holding seat 1's feed up to 31 only (none of
     its votes); peers 0 and 1 made seat 2's drop at 35 final holding every event (seat 2's
     cut at 35 offered by ``lifted_cuts``: seat 0's withdrawal on seat 2, at 169, came after
-    a drop the events before it decide). Since session 20 the view of every event takes the
-    drop of the earliest prefix of the events that decides one (docs/protocol.md §7.4, *the
-    earliest prefix*): seat 1 at 30, as peer 2's view. A view without seat 2's events past
-    35 drops seat 2: each member's late votes, left out, give the other fixed point (such a
-    view does not make it final: the drop rests on a later withdrawal, and the member's own
-    feed is waited for up to it, ``finality.lifted``)."""
+    a drop the events before it decide). A view without seat 2's events past 35 drops seat
+    2 as well: each member's late votes, left out, give the other fixed point."""
     spec = _spec(3)
     peer_2 = [r for r in _SEED_110 if not (r[1] == 1 and r[2] > 31)]
     without_2 = [r for r in _SEED_110 if not (r[1] == 2 and r[2] > 35)]
     assert _drops(spec, _events(3, peer_2)) == {1: 30}
-    assert _drops(spec, _events(3, _SEED_110)) == {1: 30}
+    assert _drops(spec, _events(3, _SEED_110)) == {2: 35}
     assert _drops(spec, _events(3, without_2)) == {2: 35}
 
 

@@ -119,17 +119,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import (
-    Folds,
-    Trial,
-    cycle_meet,
-    earliest_prefix,
-    impose_cuts,
-    lift_times,
-    refold,
-    rests_on_lift,
-    withdrawals,
-)
+from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
@@ -345,32 +335,7 @@ def _settled(
         passes += made
         return _trial(trial)
 
-    result = impose_cuts(passes_with, _trial(run), uncapped[0]).result
-    return _earliest(spec, result, passes_with, view=view), passes
-
-
-def _earliest(
-    spec: GameSpec, run: _Pass, passes_with: Callable[[dict[int, int]], Trial[_Pass]], *, view: bool
-) -> _Pass:
-    """``run``, or the passes with the cuts the earliest prefix of the logs' events decides
-    imposed (:func:`~p2p_nertz.protocol.folds.earliest_prefix`, the peer's rule: each prefix
-    folded as a peer that held those events alone would). Asked only where a withdrawal was
-    read."""
-    events = sorted({e.key: e for e in run.fold.events}.values(), key=lambda e: e.key)
-    decided = run.fold.decided
-    if not withdrawals(events) or not any(rests_on_lift(decided, q) for q in decided.drop_at):
-        return run
-    own = run.logs[0].owner if view or len(run.logs) == 1 else None
-    folds = Folds(GameState(spec), own=own)
-    for event in events:
-        folds.add(event, -1)
-    trial, _, _ = earliest_prefix(
-        lift_times(events),
-        lambda tau: dict(folds.prefix(tau).dropped),
-        run.fold.decided,
-        passes_with,
-    )
-    return run if trial is None else trial.result
+    return impose_cuts(passes_with, _trial(run), uncapped[0]).result, passes
 
 
 def _trial(run: _Pass) -> Trial[_Pass]:

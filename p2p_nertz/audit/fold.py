@@ -155,9 +155,6 @@ class Fold:
         # The players' folds (protocol.folds): the events delivered and not folded yet are
         # held there, and which of them count is its rule (Folds.admits), the peer's.
         self.folds = Folds(GameState(spec))
-        #: Every event held, in the order read: the prefixes :func:`earliest_prefix` folds
-        #: (``auditor._earliest``).
-        self.events: list[Event] = []
         self.state = self.folds.final
         #: What the events decide, for the next pass: the state, or, where the end of the
         #: logs held events back (:meth:`finish`), the fold that went on with them.
@@ -189,7 +186,6 @@ class Fold:
         by :meth:`ready` (whether it counts is decided then). One timed below what was folded
         comes too late to count: read at once, as a peer reads an event timed at or below its
         stable time."""
-        self.events.append(event)
         self.folds.add(event, self.folded_key[0] - 1)
 
     def ready(self, feeds: Sequence[Feed], *, ended: bool = False) -> None:

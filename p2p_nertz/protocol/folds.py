@@ -24,7 +24,7 @@ whether a late event can never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Generic, TypeVar
@@ -84,13 +84,8 @@ class Folds:
         self.forked_at: dict[int, int] = {}
         #: What every event held says of the others' feeds (:class:`Unheld`).
         self.unheld = Unheld(final.spec.seats)
-        #: What the events final here said (:meth:`prefix` starts from it).
-        self.unheld_final = Unheld(final.spec.seats)
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
-        #: seat -> the time of the earliest prefix of the held events whose fold drops it,
-        #: where the tentative fold rests on one (:meth:`_earliest`); made with it.
-        self.prefix_at: dict[int, int] = {}
 
     # -- the held events --------------------------------------------------------------------
     def add(self, event: Event, stable: int) -> list[Notice]:
@@ -98,8 +93,6 @@ class Folds:
         below ``stable``), which is never folded, but an abandoned game's end reads (§9.3)."""
         self._tentative = None
         self.unheld.note(event)
-        if event.lamport <= stable:
-            self.unheld_final.note(event)
         if event.lamport > stable:
             key = event.key
             index = bisect.bisect(self.keys, key)
@@ -170,7 +163,7 @@ class Folds:
     def tentative(self) -> GameState:
         """The final fold plus every held event not final, in order, as far as they count."""
         if self._tentative is None:
-            self._tentative, self.prefix_at = self._earliest(self._cut_unheld())
+            self._tentative = self._cut_unheld()
             self._capped = self._uncapped(self._tentative)
         return self._tentative
 
@@ -211,43 +204,6 @@ class Folds:
 
         start = Trial(t, t, self.unheld)
         return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
-
-    def _earliest(self, fixed: GameState) -> tuple[GameState, dict[int, int]]:
-        """The tentative fold ``fixed`` (:meth:`_cut_unheld`'s), or, where the earliest prefix
-        of the held events that drops a member drops another than ``fixed`` does, the fold
-        with that prefix's cuts imposed, if it makes them (:func:`earliest_prefix`); and
-        :attr:`prefix_at` for it. Asked only where ``fixed`` drops a member the final fold
-        does not and a withdrawal is held: no other fold can differ from ``fixed``."""
-        final = self.final
-        new = [q for q in fixed.dropped if q not in final.dropped]
-        if not any(rests_on_lift(fixed, q) for q in new) or not withdrawals(self.nonfinal):
-            return fixed, {}
-
-        def impose(cuts: dict[int, int]) -> Trial[GameState]:
-            trial = self._fold(cuts, {}, {}, imposed=cuts)
-            return Trial(trial, trial, self.unheld)
-
-        def drops(tau: int) -> dict[int, int]:
-            made = self.prefix(tau).dropped
-            return {q: cut for q, cut in made.items() if q not in final.dropped}
-
-        trial, tau, cuts = earliest_prefix(lift_times(self.nonfinal), drops, fixed, impose)
-        return (fixed if trial is None else trial.result), dict.fromkeys(cuts, tau)
-
-    def prefix(self, tau: int) -> GameState:
-        """The tentative fold (:meth:`_cut_unheld`, without :meth:`_earliest`) of the final
-        fold and the held events, but for the withdrawals timed after ``tau``: what a view
-        that held only those withdrawals would fold (what the events announce included,
-        :class:`Unheld`). Every vote is in it: a vote caps in the past (§9.2, *Caps*)."""
-        held, unheld = self.nonfinal, self.unheld
-        self.nonfinal = [e for e in held if e.lamport <= tau]
-        self.unheld = self.unheld_final.copy()
-        for e in self.nonfinal:
-            self.unheld.note(e)
-        try:
-            return self._cut_unheld()
-        finally:
-            self.nonfinal, self.unheld = held, unheld
 
     def _uncapped(self, fixed: GameState) -> dict[int, int]:
         """:attr:`capped_drops` of the tentative fold ``fixed``: one round more with its cuts
@@ -391,7 +347,6 @@ class Folds:
             if event.lamport > stable:
                 break
             moved += 1
-            self.unheld_final.note(event)
             if not self.admits(event, excluded, gaps):
                 self._tentative = None  # the tentative fold counted it; this one never will
                 notices.extend(final.observe(event))
@@ -416,7 +371,6 @@ class Folds:
                 if event.lamport > stable:
                     break
                 moved += 1
-                self.unheld_final.note(event)
                 counts = self.admits(event, excluded, gaps)
                 if not counts:
                     self._tentative = None  # (as in advance)
@@ -615,67 +569,6 @@ def skips(event: Event, cuts: dict[int, int], gaps: Gaps, back: Gaps | None = No
     return any(lo < event.seq < hi for lo, hi in seat_gaps or ())
 
 
-def withdrawals(events: Iterable[Event]) -> bool:
-    """Whether any of ``events`` is the withdrawal of a vote."""
-    return any(
-        e.kind is KIND_DROP and isinstance(e.body, Drop) and e.body.reason is DropReason.WITHDRAW
-        for e in events
-    )
-
-
-def rests_on_lift(fold: GameState, seat: int) -> bool:
-    """Whether ``fold``'s drop of ``seat`` rests on a withdrawal timed after its ``drop_at``
-    (:func:`~p2p_nertz.protocol.finality.decided_at`): where no drop does, every view that
-    holds the events up to the drop folds the same, and :func:`earliest_prefix` is not
-    asked."""
-    from p2p_nertz.protocol.finality import decided_at  # (finality reads this module)
-
-    return decided_at(fold, seat) > fold.drop_at.get(seat, 0)
-
-
-def lift_times(events: Iterable[Event]) -> list[int]:
-    """The prefixes :func:`earliest_prefix` tries: 0 (no withdrawal), then the time of each
-    withdrawal of ``events``, in order."""
-    return sorted({e.lamport for e in events if e.kind is KIND_DROP})
-
-
-def earliest_prefix(
-    times: Iterable[int],
-    drops: Callable[[int], dict[int, int]],
-    fold: GameState,
-    impose: Callable[[dict[int, int]], Trial[R]],
-) -> tuple[Trial[R] | None, int, dict[int, int]]:
-    """The drops the earliest prefix of the events decides: the one rule of the peer's
-    tentative fold (:meth:`Folds._earliest`) and the audit's passes (docs/protocol.md §7.4,
-    *the earliest prefix*).
-
-    ``times``: the times of the membership events, in order; ``drops(tau)``: the members the
-    fold of the events timed up to ``tau`` drops (seat -> cut); ``fold``: the fold of every
-    event; ``impose``: that fold again with some cuts imposed. At the first time whose
-    prefix drops a member: if ``fold`` made those cuts (:func:`cut_made`), it stands
-    (``None``); else the fold with them imposed, if it makes them, is taken; else the next
-    time is tried. Returns the trial taken (or ``None``), the time and the prefix's cuts
-    (``0, {}`` where no prefix decided).
-
-    A withdrawal lifts its vote's cap in the past (§9.2, *Caps*), and the fold of every
-    event may then choose another of its fixed points than a view that held fewer events
-    did, on events timed after that view made its choice final: a withdrawal signed after
-    a drop's decision moved every later fold to the other drop (``--late-withdrawals`` seed
-    220: seat 0's withdrawal at 168, after both decisions at 152 and 157). The earliest
-    prefix that decides is the same in every view that holds the events up to it, and later
-    events do not move it."""
-    for tau in times:
-        cuts = drops(tau)
-        if not cuts:
-            continue
-        if all(cut_made(fold, q, cut) for q, cut in cuts.items()):
-            return None, tau, cuts
-        trial = impose(cuts)
-        if all(cut_made(trial.fold, q, cut) for q, cut in cuts.items()):
-            return trial, tau, cuts
-    return None, 0, {}
-
-
 def cut_made(fold: GameState, seat: int, cut: int) -> bool:
     """Whether ``fold`` dropped ``seat`` at ``cut``: it is out there, or it was and has been
     readmitted since (a gap from ``cut``, §9.8), whether or not dropped again later.
@@ -853,16 +746,6 @@ class Unheld:
         self.rejoins: dict[int, set[int]] = {}
         #: ``times[a]``: (Lamport time, frontier) of each of ``a``'s events read
         self.times: list[list[tuple[int, tuple[int, ...]]]] = [[] for _ in range(seats)]
-
-    def copy(self) -> Unheld:
-        """An independent copy."""
-        new = Unheld(len(self.last))
-        new.announced = [list(a) for a in self.announced]
-        new.last = list(self.last)
-        new.counts = {q: set(c) for q, c in self.counts.items()}
-        new.rejoins = {q: set(r) for q, r in self.rejoins.items()}
-        new.times = [list(t) for t in self.times]
-        return new
 
     def note(self, event: Event) -> None:
         """An event read (held, final or not)."""
