@@ -28,6 +28,7 @@ from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
     SHARE_BEATS,
     Beat,
+    DeckReveal,
     Drop,
     DropReason,
     EventBody,
@@ -50,6 +51,7 @@ from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.state import Event
 
 __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
@@ -165,7 +167,11 @@ class Delivery:
                 return _NOTHING
             return self._receive_beat(seat, message, body, now, recovery)
         if isinstance(body, SHARE_BEATS):
-            return _NOTHING  # (a turn-up's shares: read once the peer keeps a store, §10.14)
+            if type(body) is DeckReveal and seat != self.seat:  # (a want: not answered yet)
+                for share in self.chains.shares.take(self.folds, body):
+                    detail = f"seat {seat}'s deck_reveal: a wrong share of {share.seat}"
+                    self._reject(BAD_SHARE, detail, message.author)
+            return _NOTHING
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
 

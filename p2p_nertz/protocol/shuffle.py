@@ -119,6 +119,10 @@ class DeckRound:
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
     #: (deck, position, member dropped) -> member -> its right partial share's point
     partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: (deck, position, of member, maker) of each share held only from a move's carried
+    #: opening (docs/shuffle.md §10.14): its maker's own ``deck_shares`` of it is its first
+    #: in the maker's feed, taken (no repeat), and then no longer counted here
+    carried: frozenset[tuple[int, int, int, int]] = frozenset()
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
@@ -278,10 +282,12 @@ class DeckRound:
     def _take(self, shares: Sequence[Share], carried: bool) -> list[Opened]:
         """Check every share of ``shares`` (its ``seat`` the maker's member index), then take
         them all; the cards they open. A repeat is refused in a maker's own event, and only
-        checked in a carried opening (another member's event may carry a share held)."""
+        checked in a carried opening (another member's event may carry a share held), nor in
+        its maker's event where only a carried opening held it (:attr:`carried`)."""
         final = self.final
         assert final is not None
         taken = []
+        firsts = set()  # (the maker's own event's shares that a carried opening held)
         for share in shares:
             i = share.seat
             where = (share.deck, share.position)
@@ -289,9 +295,11 @@ class DeckRound:
             key = self._key_of(share)
             held = self.shares.get(where, {}) if of == i else self.partials.get((*where, of), {})
             if i in held and not carried:
-                raise Refuse(
-                    _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
-                )
+                if (*where, of, i) not in self.carried:
+                    raise Refuse(
+                        _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
+                    )
+                firsts.add((*where, of, i))
             self._verify(share, key, final[share.deck][share.position])
             if where in self.opened or i in held:
                 # A right share of a position already opened: a partial its author signed
@@ -300,11 +308,15 @@ class DeckRound:
                 # It changes nothing, and it is no fault; nor does a carried share held.
                 continue
             taken.append((where, i, of, share.point))
+        if firsts:
+            self.carried -= firsts
         for where, i, of, point in taken:
             if of == i:
                 self.shares.setdefault(where, {})[i] = point
             else:
                 self.partials.setdefault((*where, of), {})[i] = point
+        if carried and taken:
+            self.carried |= {(*where, of, i) for where, i, of, _ in taken}
         places = dict.fromkeys(w for w, _, _, _ in taken if w in self.turned_set)
         return [o for o in map(self._open, places) if o is not None]
 

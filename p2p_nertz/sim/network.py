@@ -163,6 +163,9 @@ class Faults:
     freezes: tuple[Freeze, ...] = ()
     #: members that lie in a shuffle game's deal (:mod:`p2p_nertz.sim.cheats`)
     deck_cheats: tuple[DeckCheat, ...] = ()
+    #: the log's sync: a message a peer sends after a record of the same input leaves this
+    #: much later (one sent before it, as a shuffle game's ``deck_reveal``, does not wait)
+    sync: float = 0.0
 
     @property
     def cheaters(self) -> frozenset[int]:
@@ -503,6 +506,7 @@ class Simulation:
         whether the peer is still alive."""
         faults = self.config.faults
         record = self.config.record_effects
+        synced = 0.0  # (the sync a send waits for: a record came before it in this input)
         for index, effect in enumerate(effects):
             if cut is not None and index >= cut:
                 return False
@@ -510,6 +514,7 @@ class Simulation:
                 self.result.effects.append((now, seat, effect))
             if isinstance(effect, Record):
                 self.logs[seat].append(effect.data)
+                synced = faults.sync
             elif isinstance(effect, Note):
                 self.notes[seat].append((len(self.logs[seat]), effect))
             elif isinstance(effect, Reserve):
@@ -535,7 +540,7 @@ class Simulation:
                     copies = 2 if self.rng.random() < faults.duplicate else 1
                     self.result.duplicated += copies - 1
                     for _ in range(copies):
-                        delay = faults.delay + faults.jitter * (2 * self.rng.random() - 1)
+                        delay = synced + faults.delay + faults.jitter * (2 * self.rng.random() - 1)
                         if self.rng.random() < faults.reorder:
                             delay += self.rng.random() * 5 * faults.delay
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
