@@ -355,9 +355,7 @@ class Peer:
 
     @property
     def view(self) -> Table | None:
-        """The table as this peer sees it now: tentative, with a shuffle game's cards its
-        share store opens (the held view, valid until the next input); ``None`` before the
-        deal."""
+        """The table as this peer sees it now (the held view: docs/shuffle.md §10.14)."""
         return self._chains.shares.held_table(self.tentative.round)
 
     @property

@@ -119,9 +119,7 @@ class DeckRound:
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
     #: (deck, position, member dropped) -> member -> its right partial share's point
     partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
-    #: (deck, position, of member, maker) of each share held only from a move's carried
-    #: opening (docs/shuffle.md §10.14): its maker's own ``deck_shares`` of it is its first
-    #: in the maker's feed, taken (no repeat), and then no longer counted here
+    #: (deck, position, of, maker) of each share held from a carried opening alone (§10.14)
     carried: frozenset[tuple[int, int, int, int]] = frozenset()
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
@@ -281,25 +279,21 @@ class DeckRound:
 
     def _take(self, shares: Sequence[Share], carried: bool) -> list[Opened]:
         """Check every share of ``shares`` (its ``seat`` the maker's member index), then take
-        them all; the cards they open. A repeat is refused in a maker's own event, and only
-        checked in a carried opening (another member's event may carry a share held), nor in
-        its maker's event where only a carried opening held it (:attr:`carried`)."""
+        them all; the cards they open. A repeat is refused in a maker's own event (but of a
+        share a carried opening alone held), only checked in a carried one (:func:`_carry`)."""
         final = self.final
         assert final is not None
         taken = []
-        firsts = set()  # (the maker's own event's shares that a carried opening held)
         for share in shares:
             i = share.seat
             where = (share.deck, share.position)
             of = share.of_seat
             key = self._key_of(share)
             held = self.shares.get(where, {}) if of == i else self.partials.get((*where, of), {})
-            if i in held and not carried:
-                if (*where, of, i) not in self.carried:
-                    raise Refuse(
-                        _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
-                    )
-                firsts.add((*where, of, i))
+            if i in held and not carried and (*where, of, i) not in self.carried:
+                raise Refuse(
+                    _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
+                )
             self._verify(share, key, final[share.deck][share.position])
             if where in self.opened or i in held:
                 # A right share of a position already opened: a partial its author signed
@@ -308,15 +302,12 @@ class DeckRound:
                 # It changes nothing, and it is no fault; nor does a carried share held.
                 continue
             taken.append((where, i, of, share.point))
-        if firsts:
-            self.carried -= firsts
+        _carry(self, shares, [(*w, of, i) for w, i, of, _ in taken], carried)
         for where, i, of, point in taken:
             if of == i:
                 self.shares.setdefault(where, {})[i] = point
             else:
                 self.partials.setdefault((*where, of), {})[i] = point
-        if carried and taken:
-            self.carried |= {(*where, of, i) for where, i, of, _ in taken}
         places = dict.fromkeys(w for w, _, _, _ in taken if w in self.turned_set)
         return [o for o in map(self._open, places) if o is not None]
 
@@ -597,3 +588,17 @@ class DeckRound:
             stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
         )
         return faults + check_stages(transcript, decks, self.secrets, self.context)
+
+
+def _carry(
+    deck: DeckRound, shares: Sequence[Share], taken: list[tuple[int, int, int, int]], carried: bool
+) -> None:
+    """Keep :attr:`DeckRound.carried` (docs/shuffle.md §10.14): the shares a carried opening
+    takes (``taken``, as ``(deck, position, of, maker)``) are held from it alone until their
+    maker's own ``deck_shares`` comes (its first signing of them in its feed: taken, no
+    repeat), which a second ``deck_shares`` of the same share then is."""
+    if carried:
+        if taken:
+            deck.carried |= frozenset(taken)
+    elif deck.carried:
+        deck.carried -= {(s.deck, s.position, s.of_seat, s.seat) for s in shares}
