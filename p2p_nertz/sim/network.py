@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import msgpack  # type: ignore[import-untyped]
+
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
 from p2p_nertz.protocol.envelope import (
@@ -41,6 +43,7 @@ from p2p_nertz.protocol.envelope import (
     Kind,
     decode_message,
     encode_message,
+    looks_like_beat,
 )
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
@@ -434,6 +437,7 @@ class Simulation:
         self.config = config
         self.schedule = schedule
         self.rng = Rng(derive_seed(b"sim", config.seed))
+        self.share_rng = Rng(derive_seed(b"sim share beats", config.seed))
         n = config.players
         self.identities = [
             Identity.generate(derive_seed(b"sim-identity", config.seed, seat)) for seat in range(n)
@@ -523,6 +527,9 @@ class Simulation:
                 self.recovering[seat] = False
             elif isinstance(effect, Send):
                 self.result.sent += 1
+                # (a share beat's faults from a stream of their own: a seed's other draws,
+                # and so the shape of its game, are those it had before the beats)
+                rng = self.share_rng if _is_reveal(effect.data) else self.rng
                 targets = (
                     [self.spec.seat_of(effect.to)]
                     if effect.to is not None
@@ -534,15 +541,15 @@ class Simulation:
                     if any(p.separates(seat, other, now) for p in faults.partitions):
                         self.result.lost += 1
                         continue
-                    if self.rng.random() < faults.loss:
+                    if rng.random() < faults.loss:
                         self.result.lost += 1
                         continue
-                    copies = 2 if self.rng.random() < faults.duplicate else 1
+                    copies = 2 if rng.random() < faults.duplicate else 1
                     self.result.duplicated += copies - 1
                     for _ in range(copies):
-                        delay = synced + faults.delay + faults.jitter * (2 * self.rng.random() - 1)
-                        if self.rng.random() < faults.reorder:
-                            delay += self.rng.random() * 5 * faults.delay
+                        delay = synced + faults.delay + faults.jitter * (2 * rng.random() - 1)
+                        if rng.random() < faults.reorder:
+                            delay += rng.random() * 5 * faults.delay
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
@@ -812,3 +819,12 @@ def run(config: SimConfig, schedule: Schedule | None = None) -> SimResult:
     result = Simulation(config, schedule).run()
     result.violations = check(result)
     return result
+
+
+def _is_reveal(data: bytes) -> bool:
+    """Whether ``data``, a message a simulated peer sends, is a ``deck_reveal`` (the kind read
+    from its bytes, unverified: the sim's own peers signed it)."""
+    if not looks_like_beat(data):
+        return False
+    payload = msgpack.unpackb(msgpack.unpackb(data)[0])
+    return bool(payload[6] == Kind.DECK_REVEAL.value)
