@@ -158,10 +158,11 @@ class Outbox:
         self.ack_due = None  # (the event announces what the ack would have)
         return message, body
 
-    def sign_beat(self, kind: Kind, body: Beat | Want | DeckReveal) -> bytes:
+    def sign_beat(self, kind: Kind, body: Beat | Want | DeckReveal, *, tick: bool = True) -> bytes:
         """Sign a beat, an ack, a want or a ``deck_reveal`` (seq 0: not in our feed), timed by
-        our clock."""
-        self.clock += 1
+        our clock; ``tick=False``: at our clock as it is (a ``deck_reveal`` is in no order, and
+        a tick of its own would move the times of every event after it)."""
+        self.clock += tick
         self.reserve(self.clock)
         return encode_message(
             self.identity,

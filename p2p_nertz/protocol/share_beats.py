@@ -100,7 +100,7 @@ class PeerShares:
         # message timed past the clock it reserves must follow (sign_beat adds its own).
         at = max((k + 1 for k, e in enumerate(queued) if isinstance(e, Reserve)), default=0)
         mark = len(queued)
-        wire = outbox.sign_beat(Kind.DECK_REVEAL, DeckReveal(message.round, own))
+        wire = outbox.sign_beat(Kind.DECK_REVEAL, DeckReveal(message.round, own), tick=False)
         added = [*queued[mark:], Send(wire)]  # (a Reserve of the beat's own, if any, first)
         del queued[mark:]
         queued[at:at] = added
