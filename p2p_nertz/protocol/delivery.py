@@ -168,12 +168,24 @@ class Delivery:
             return self._receive_beat(seat, message, body, now, recovery)
         if isinstance(body, SHARE_BEATS):
             if type(body) is DeckReveal and seat != self.seat:  # (a want: not answered yet)
-                for share in self.chains.shares.take(self.folds, body):
-                    detail = f"seat {seat}'s deck_reveal: a wrong share of {share.seat}"
-                    self._reject(BAD_SHARE, detail, message.author)
+                return self._receive_reveal(seat, message, body, now, recovery)
             return _NOTHING
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+
+    def _receive_reveal(
+        self, seat: int, message: Message, body: DeckReveal, now: float, recovery: Recovery | None
+    ) -> Iterator[Ask]:
+        """Take another member's ``deck_reveal`` (docs/shuffle.md §10.14): its shares offered
+        to our store, the wrong ones refused; its author heard, as by a beat, unless it is
+        timed below the latest beat of its taken (a replay says nothing of now)."""
+        wrong = self.chains.shares.take(self.folds, body)
+        for share in wrong:
+            detail = f"seat {seat}'s deck_reveal: a wrong share of {share.seat}"
+            self._reject(BAD_SHARE, detail, message.author)
+        fresh = not wrong and message.lamport >= self.inbox.beat_clock[seat]
+        if fresh and self._heard_from(seat, now, recovery is not None):
+            yield Withdraw(seat, now)
 
     def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
         """Whether a beat older than one of its author's already taken does anything: only
