@@ -19,7 +19,13 @@ turn-up per peer):
   process: the deck layer's caches of pure checks are turned off here, so that each peer
   checks each share as it would on its own machine.
 
-Usage: ``python scripts/bench_turnup.py [--delay 0.01] [--players 2 3 4]``.
+Since session 20 (docs/shuffle.md §10.14) a member's turn-up shares also travel in a
+``deck_reveal`` beat sent ahead of the log's write: a turn-up counts each other member's share
+from the first of its beat (taken by the mover) and its ``deck_shares`` (recorded by the mover);
+``feed-only`` counts the events alone, in the same run. ``--sync`` gives the log's write a time
+(``Faults.sync``): a message sent after a record of the same input leaves that much later.
+
+Usage: ``python scripts/bench_turnup.py [--delay 0.01] [--players 2 3 4] [--sync 0.005]``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 
 from p2p_nertz.deck import group, shares
 from p2p_nertz.protocol.bodies import DeckEvent, parse_body
+from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Record, Send
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -86,25 +93,47 @@ def _instrument() -> ShareCpu:
 CPU = _instrument()
 
 
+#: (sim time, receiving seat, author seat, round, its shares) of each deck_reveal taken
+REVEALS: list[tuple[float, int, int, int, tuple[Any, ...]]] = []
+
+
+def _hear_reveals() -> None:
+    """Note every ``deck_reveal`` a peer takes (docs/shuffle.md §10.14), with its time."""
+    original = Delivery._receive_reveal
+
+    def noted(self: Delivery, *args: Any) -> Any:
+        seat, _, body, now, _ = args
+        REVEALS.append((now, self.seat, seat, body.round, body.shares))
+        return original(self, *args)
+
+    Delivery._receive_reveal = noted  # type: ignore[method-assign]
+
+
+_hear_reveals()
+
+
 def measure(
-    players: int, delay: float, seed: int, jitter: float = 0.0
-) -> tuple[list[float], list[float], list[float], float, float]:
+    players: int, delay: float, seed: int, jitter: float = 0.0, sync: float = 0.0
+) -> tuple[list[float], list[float], list[float], float, float, list[float]]:
     """Turn-ups, claims final at the claimant, claims final everywhere, the deal (in round
-    trips), and the share work's CPU seconds per position opened and peer."""
+    trips), the share work's CPU seconds per position opened and peer, and the turn-ups
+    counted by the others' ``deck_shares`` events alone (the feed's path, beats ignored)."""
     config = SimConfig(
         players=players,
         seed=seed,
-        faults=Faults(delay=delay, jitter=jitter),
+        faults=Faults(delay=delay, jitter=jitter, sync=sync),
         rules=Rules(target=None, rounds=1),
         deal=Deal.SHUFFLE,
         record_effects=True,
     )
     CPU.seconds = 0.0
+    REVEALS.clear()
     result = Simulation(config).run()
     share_cpu = CPU.seconds
     spec = result.spec
     rtt = 2 * delay
-    pending: dict[tuple[int, int, int], tuple[float, set[int]]] = {}  # (mover, deck, pos)
+    pending: dict[tuple[int, ...], tuple[float, set[int]]] = {}  # (mover, round, deck, pos)
+    by_feed: dict[tuple[int, ...], float] = {}  # (mover, round, deck, pos, author) -> time
     turnups: list[float] = []
     claim_at: dict[tuple[int, int], float] = {}
     decided: dict[tuple[int, int], list[tuple[int, float]]] = {}
@@ -131,7 +160,8 @@ def measure(
                     # The mover's shares in the flush of its move: the cards it turned up.
                     others = set(range(players)) - {seat}
                     for share in entries:
-                        pending[(seat, share.deck, share.position)] = (now, set(others))
+                        where = (seat, body.round, share.deck, share.position)
+                        pending[where] = (now, set(others))
         elif isinstance(effect, Record):
             message = decode_message(effect.data)
             author = spec.seat_of(message.author)
@@ -140,15 +170,24 @@ def measure(
             body = parse_body(message.kind, message.body, spec.seats)
             assert isinstance(body, DeckEvent)
             for share in body.message.shares:  # type: ignore[union-attr]
-                entry = pending.get((seat, share.deck, share.position))
-                if entry is not None:
-                    entry[1].discard(author)
-                    if not entry[1]:
-                        turnups.append((now - entry[0]) / rtt)
-                        del pending[(seat, share.deck, share.position)]
+                if (seat, body.round, share.deck, share.position) in pending:
+                    by_feed.setdefault((seat, body.round, share.deck, share.position, author), now)
         elif isinstance(effect, ClaimDecided):
             claim = effect.resolution.claim
             decided.setdefault((claim.lamport, claim.seat), []).append((seat, now))
+    by_beat: dict[tuple[int, ...], float] = {}
+    for now, seat, author, number, entries in REVEALS:
+        for share in entries:
+            if (seat, number, share.deck, share.position) in pending:
+                by_beat.setdefault((seat, number, share.deck, share.position, author), now)
+    feed_only: list[float] = []
+    for where, (start, others) in pending.items():
+        keys = [(*where, q) for q in others]
+        if all(k in by_feed for k in keys):
+            feed_only.append((max(by_feed[k] for k in keys) - start) / rtt)
+        if all(k in by_feed or k in by_beat for k in keys):
+            first = [min(by_feed.get(k, float("inf")), by_beat.get(k, float("inf"))) for k in keys]
+            turnups.append((max(first) - start) / rtt)
     own = [
         (t - claim_at[key]) / rtt
         for key, finals in decided.items()
@@ -162,7 +201,8 @@ def measure(
         if key in claim_at and len(finals) == players
     ]
     deal = (max(face_up.values()) - min(keyed)) / rtt if keyed and face_up else float("nan")
-    return turnups, own, everywhere, deal, share_cpu / max(len(opened), 1) / players
+    cpu = share_cpu / max(len(opened), 1) / players
+    return turnups, own, everywhere, deal, cpu, feed_only
 
 
 def main() -> None:
@@ -173,20 +213,29 @@ def main() -> None:
     parser.add_argument(
         "--jitter", type=float, default=0.0, help="± uniform on each delay, seconds (default 0)"
     )
+    parser.add_argument(
+        "--sync",
+        type=float,
+        default=0.0,
+        help="the log's write: a message sent after a record of its input leaves this much"
+        " later, seconds (default 0; a deck_reveal goes ahead of it)",
+    )
     args = parser.parse_args()
     print(
         f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures: simulated time)"
     )
     print(
-        f"one-way delay {args.delay * 1000:.0f} ms, jitter {args.jitter * 1000:.0f} ms;"
-        " figures in round trips (RTT of the delay)"
+        f"one-way delay {args.delay * 1000:.0f} ms, jitter {args.jitter * 1000:.0f} ms,"
+        f" log write {args.sync * 1000:.0f} ms; figures in round trips (RTT of the delay)"
     )
     print(
         " players  turn-ups  median  p90   p99   claims  final@claimant  final@all"
-        "  turn-up/claim@all  p99/claim  deal  CPU/turn-up/peer"
+        "  turn-up/claim@all  p99/claim  deal  CPU/turn-up/peer  feed-only/claim@all"
     )
     for players in args.players:
-        turnups, own, everywhere, deal, cpu = measure(players, args.delay, args.seed, args.jitter)
+        turnups, own, everywhere, deal, cpu, feed = measure(
+            players, args.delay, args.seed, args.jitter, args.sync
+        )
         if not turnups or not everywhere:
             print(f"{players:8d}  (no turn-up or no claim measured)")
             continue
@@ -200,6 +249,7 @@ def main() -> None:
             f"  {len(everywhere):6d}"
             f"  {statistics.median(own):14.2f}  {claim:9.2f}  {tu / claim:17.2f}"
             f"  {p99 / claim:9.2f}  {deal:4.1f}  {cpu * 1e3:13.2f} ms"
+            f"  {statistics.median(feed) / claim if feed else float('nan'):19.2f}"
             + ("  (target < 2: met)" if tu / claim < 2 else "  (target < 2: NOT met)")
         )
 

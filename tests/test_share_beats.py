@@ -1,6 +1,6 @@
 """The beats of a turn-up's shares (docs/shuffle.md §10.14): ``deck_reveal`` (67) and
 ``deck_want`` (68), signed, not chained, version 4 only; their codec, a forged or malformed one
-refused (and, until the peer keeps a share store, one that is right changes nothing); a
+refused (and one that is right changes neither fold: tests/test_peer_share_beats.py); a
 shuffle game's envelopes at version 4, and its version-3 logs still read by the audit."""
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def test_share_beats_a_peer_refuses_a_forged_or_malformed_beat_and_changes_nothi
         effects = peer.feed(wire, 1.0)
         assert [e.reason for e in effects if isinstance(e, Rejected)] == [reason], reason
         assert (peer.held(1), peer.final.digest()) == before
-    # A right one is not refused, and until the peer keeps a store it changes nothing.
+    # A right one is not refused, and changes neither fold (this one, of another game's deal,
+    # cannot be checked here: it is not kept either).
     for kind, body in ((Kind.DECK_REVEAL, right), (Kind.DECK_WANT, [1, [[0, 0, 3]]])):
         effects = peer.feed(sign(ids[1], spec, kind=kind, body=body, lamport=6), 1.0)
         assert not [e for e in effects if isinstance(e, Rejected)]

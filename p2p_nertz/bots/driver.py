@@ -83,7 +83,9 @@ class BotDriver:
         if tentative.round.number != self._round:
             self._round = tentative.round.number
             self.strategy.new_round()
-        return self.strategy.decide(view, seat)
+        # (a shuffle game: the held view, with the cards the peer's share store opens)
+        held = peer.view
+        return self.strategy.decide(held if held is not None else view, seat)
 
     @staticmethod
     def play(peer: Peer, move: Move, now: float) -> list[Effect] | None:

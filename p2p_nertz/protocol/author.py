@@ -119,7 +119,9 @@ class Author:
         self.emit(dataclasses.replace(body, frontier=self.frontier()), now)
 
     def emit(self, body: EventBody, now: float | None) -> None:
-        """Sign one of our events, log it, send it, and deliver it to ourselves."""
+        """Sign one of our events, log it, send it, and deliver it to ourselves (our own
+        turn-up shares go first in a ``deck_reveal`` beat: :meth:`PeerShares.reveal`)."""
+        self.chains.shares.reveal(self.outbox, self.chains.folds, body)
         message, body = self.outbox.sign_event(self.feeds, self.seat, body, now)
         self.duties.mark_done(message.kind, body)
         self.delivery.deliver(self.seat, message, body, now or 0.0, source=Source.LOCAL)

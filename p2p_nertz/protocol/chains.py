@@ -31,6 +31,7 @@ from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.membership import Membership
 from p2p_nertz.protocol.outbox import Outbox
+from p2p_nertz.protocol.share_beats import PeerShares
 from p2p_nertz.protocol.state import GameState
 
 __all__ = ["Chains"]
@@ -68,6 +69,8 @@ class Chains:
         self.folds = folds
         self.inbox = inbox
         self.outbox = outbox
+        #: the turn-up shares held outside the feed (docs/shuffle.md §10.14)
+        self.shares = PeerShares()
         self.votes_held = False  # a drop vote was delivered: check for exclusions
         self._own_known = 0  # (what finality knows of our feed, set by each advance)
 

@@ -28,6 +28,7 @@ from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
     SHARE_BEATS,
     Beat,
+    DeckReveal,
     Drop,
     DropReason,
     EventBody,
@@ -50,6 +51,7 @@ from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.state import Event
 
 __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
@@ -165,9 +167,25 @@ class Delivery:
                 return _NOTHING
             return self._receive_beat(seat, message, body, now, recovery)
         if isinstance(body, SHARE_BEATS):
-            return _NOTHING  # (a turn-up's shares: read once the peer keeps a store, §10.14)
+            if type(body) is DeckReveal and seat != self.seat:  # (a want: not answered yet)
+                return self._receive_reveal(seat, message, body, now, recovery)
+            return _NOTHING
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
+
+    def _receive_reveal(
+        self, seat: int, message: Message, body: DeckReveal, now: float, recovery: Recovery | None
+    ) -> Iterator[Ask]:
+        """Take another member's ``deck_reveal`` (docs/shuffle.md §10.14): its shares offered
+        to our store, the wrong ones refused; its author heard, as by a beat, unless it is
+        timed below the latest beat of its taken (a replay says nothing of now)."""
+        wrong = self.chains.shares.take(self.folds, body)
+        for share in wrong:
+            detail = f"seat {seat}'s deck_reveal: a wrong share of {share.seat}"
+            self._reject(BAD_SHARE, detail, message.author)
+        fresh = not wrong and message.lamport >= self.inbox.beat_clock[seat]
+        if fresh and self._heard_from(seat, now, recovery is not None):
+            yield Withdraw(seat, now)
 
     def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
         """Whether a beat older than one of its author's already taken does anything: only

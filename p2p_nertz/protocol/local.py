@@ -30,7 +30,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason, Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.membership import Membership
 from p2p_nertz.protocol.state import Event, GameState, Phase, abandon_partner
-from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules, Table
 
 __all__ = [
     "AbandonAnswer",
@@ -170,10 +170,13 @@ def local_move(
     frozen: set[Pile],
     clock: int,
     rules: Rules,
+    held: Table | None = None,
 ) -> tuple[Move, Card | None, tuple[Card, ...]]:
     """Check a move of the local player at ``seat`` on the tentative fold, with ``frozen``
     the piles its claims in the air came from and ``clock`` our Lamport clock: the move to
     sign (a lake move names its foundation), the card it claims, the cards it turns up.
+    ``held``: the table the player chose on, where it is not the tentative fold's (a shuffle
+    game's held view, with the cards the peer's share store opens: docs/shuffle.md §10.14).
 
     Raises:
         IllegalMoveError: the move is illegal now.
@@ -181,7 +184,7 @@ def local_move(
             air (or, for the waste and the stock, by a rotation not yet final), or a
             slide-under needs a pile that such a claim emptied.
     """
-    table = tentative.table
+    table = held if held is not None else tentative.table
     if tentative.phase is not Phase.PLAY or table is None or table.over:
         raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
     if seat not in tentative.round.ready:

@@ -15,7 +15,15 @@ import dataclasses
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.vss import x25519_secret
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.bodies import Beat, EventBody, Want, encode_body, held_ids, kind_of
+from p2p_nertz.protocol.bodies import (
+    Beat,
+    DeckReveal,
+    EventBody,
+    Want,
+    encode_body,
+    held_ids,
+    kind_of,
+)
 from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
     PROTOCOL_VERSION,
@@ -150,9 +158,11 @@ class Outbox:
         self.ack_due = None  # (the event announces what the ack would have)
         return message, body
 
-    def sign_beat(self, kind: Kind, body: Beat | Want) -> bytes:
-        """Sign a beat, an ack or a want (seq 0: not in our feed), timed by our clock."""
-        self.clock += 1
+    def sign_beat(self, kind: Kind, body: Beat | Want | DeckReveal, *, tick: bool = True) -> bytes:
+        """Sign a beat, an ack, a want or a ``deck_reveal`` (seq 0: not in our feed), timed by
+        our clock; ``tick=False``: at our clock as it is (a ``deck_reveal`` is in no order, and
+        a tick of its own would move the times of every event after it)."""
+        self.clock += tick
         self.reserve(self.clock)
         return encode_message(
             self.identity,

@@ -78,7 +78,7 @@ Faults.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
@@ -89,7 +89,6 @@ from p2p_nertz.protocol.bodies import (
     EventBody,
     Join,
     Leave,
-    Play,
     Want,
 )
 from p2p_nertz.protocol.chains import Chains
@@ -356,8 +355,8 @@ class Peer:
 
     @property
     def view(self) -> Table | None:
-        """The table as this peer sees it now (tentative); ``None`` before the deal."""
-        return self.tentative.table
+        """The table as this peer sees it now (the held view: docs/shuffle.md §10.14)."""
+        return self._chains.shares.held_table(self.tentative.round)
 
     @property
     def phase(self) -> Phase:
@@ -470,8 +469,7 @@ class Peer:
                 the air (or, for the waste and the stock, by a rotation not yet final), or a
                 slide-under needs a pile that such a claim emptied.
         """
-        move, card, reveals, number = self.player.move(move)
-        self._emit(Play(self._frontier(), number, move, card, reveals), now)
+        self._emit(replace(self.player.move(move), frontier=self._frontier()), now)
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:

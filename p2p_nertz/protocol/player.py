@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.author import Author
+from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.local import (
     AbandonAnswer,
     abandon_answer,
@@ -25,7 +26,7 @@ from p2p_nertz.protocol.local import (
     rotation_pending,
 )
 from p2p_nertz.protocol.state import Event
-from p2p_nertz.rules import Card, Move, Pile, Rules
+from p2p_nertz.rules import Move, Pile, Rules
 
 __all__ = ["LocalPlayer"]
 
@@ -82,9 +83,12 @@ class LocalPlayer:
         folds = self._author.chains.folds
         return rotation_pending(folds.tentative, folds.final)
 
-    def move(self, move: Move) -> tuple[Move, Card | None, tuple[Card, ...], int]:
-        """What ``move`` of the local player is, played now: the move, the card a claim takes,
-        the cards it turns up, and the round (:func:`~p2p_nertz.protocol.local.local_move`).
+    def move(self, move: Move) -> Play:
+        """What ``move`` of the local player is, played now, as the body to sign (its frontier
+        left to the signer): the move, the card a claim takes, the cards it turns up, the round
+        (:func:`~p2p_nertz.protocol.local.local_move`); in a shuffle game, chosen on the held
+        view, with the opening of the sealed cards it needs (:class:`~.share_beats.PeerShares`,
+        docs/shuffle.md §10.14).
 
         Raises:
             IllegalMoveError: the move is illegal now.
@@ -98,6 +102,7 @@ class LocalPlayer:
             raise LocalProtocolError(f"{move}: we left the game")
         folds = author.chains.folds
         tentative = folds.tentative
+        shares = author.chains.shares
         move, card, reveals = local_move(
             tentative,
             folds.final,
@@ -106,8 +111,12 @@ class LocalPlayer:
             frozen=self.claimed_piles(),
             clock=author.outbox.clock,
             rules=self.rules,
+            held=shares.held_table(tentative.round),
         )
-        return move, card, reveals, tentative.round.number
+        opens = shares.opening(tentative, self.seat, move)
+        if opens is None:  # (a sealed card the held view does not show either)
+            raise IllegalMoveError(f"{move}: a card it needs is not seen here yet")
+        return Play((), tentative.round.number, move, card, reveals, opens=opens)
 
     def abandon_answer(self, now: float) -> AbandonAnswer:
         """Whether an abandon would end the game now, and if not why: the one answer

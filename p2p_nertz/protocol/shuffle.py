@@ -119,6 +119,8 @@ class DeckRound:
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
     #: (deck, position, member dropped) -> member -> its right partial share's point
     partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
+    #: (deck, position, of, maker) of each share held from a carried opening alone (§10.14)
+    carried: frozenset[tuple[int, int, int, int]] = frozenset()
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
@@ -277,8 +279,8 @@ class DeckRound:
 
     def _take(self, shares: Sequence[Share], carried: bool) -> list[Opened]:
         """Check every share of ``shares`` (its ``seat`` the maker's member index), then take
-        them all; the cards they open. A repeat is refused in a maker's own event, and only
-        checked in a carried opening (another member's event may carry a share held)."""
+        them all; the cards they open. A repeat is refused in a maker's own event (but of a
+        share a carried opening alone held), only checked in a carried one (:func:`_carry`)."""
         final = self.final
         assert final is not None
         taken = []
@@ -288,7 +290,7 @@ class DeckRound:
             of = share.of_seat
             key = self._key_of(share)
             held = self.shares.get(where, {}) if of == i else self.partials.get((*where, of), {})
-            if i in held and not carried:
+            if i in held and not carried and (*where, of, i) not in self.carried:
                 raise Refuse(
                     _C.REPEATED, f"a second share of deck {share.deck} at {share.position}"
                 )
@@ -300,6 +302,7 @@ class DeckRound:
                 # It changes nothing, and it is no fault; nor does a carried share held.
                 continue
             taken.append((where, i, of, share.point))
+        _carry(self, shares, [(*w, of, i) for w, i, of, _ in taken], carried)
         for where, i, of, point in taken:
             if of == i:
                 self.shares.setdefault(where, {})[i] = point
@@ -585,3 +588,17 @@ class DeckRound:
             stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
         )
         return faults + check_stages(transcript, decks, self.secrets, self.context)
+
+
+def _carry(
+    deck: DeckRound, shares: Sequence[Share], taken: list[tuple[int, int, int, int]], carried: bool
+) -> None:
+    """Keep :attr:`DeckRound.carried` (docs/shuffle.md §10.14): the shares a carried opening
+    takes (``taken``, as ``(deck, position, of, maker)``) are held from it alone until their
+    maker's own ``deck_shares`` comes (its first signing of them in its feed: taken, no
+    repeat), which a second ``deck_shares`` of the same share then is."""
+    if carried:
+        if taken:
+            deck.carried |= frozenset(taken)
+    elif deck.carried:
+        deck.carried -= {(s.deck, s.position, s.of_seat, s.seat) for s in shares}

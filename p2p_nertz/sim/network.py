@@ -33,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import msgpack  # type: ignore[import-untyped]
+
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
 from p2p_nertz.protocol.envelope import (
@@ -41,6 +43,7 @@ from p2p_nertz.protocol.envelope import (
     Kind,
     decode_message,
     encode_message,
+    looks_like_beat,
 )
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
@@ -163,6 +166,9 @@ class Faults:
     freezes: tuple[Freeze, ...] = ()
     #: members that lie in a shuffle game's deal, or flap their votes (:mod:`p2p_nertz.sim.cheats`)
     deck_cheats: tuple[DeckCheat | VoteFlapper, ...] = ()
+    #: the log's sync: a message a peer sends after a record of the same input leaves this
+    #: much later (one sent before it, as a shuffle game's ``deck_reveal``, does not wait)
+    sync: float = 0.0
 
     @property
     def cheaters(self) -> frozenset[int]:
@@ -431,6 +437,7 @@ class Simulation:
         self.config = config
         self.schedule = schedule
         self.rng = Rng(derive_seed(b"sim", config.seed))
+        self.share_rng = Rng(derive_seed(b"sim share beats", config.seed))
         n = config.players
         self.identities = [
             Identity.generate(derive_seed(b"sim-identity", config.seed, seat)) for seat in range(n)
@@ -503,6 +510,7 @@ class Simulation:
         whether the peer is still alive."""
         faults = self.config.faults
         record = self.config.record_effects
+        synced = 0.0  # (the sync a send waits for: a record came before it in this input)
         for index, effect in enumerate(effects):
             if cut is not None and index >= cut:
                 return False
@@ -510,6 +518,7 @@ class Simulation:
                 self.result.effects.append((now, seat, effect))
             if isinstance(effect, Record):
                 self.logs[seat].append(effect.data)
+                synced = faults.sync
             elif isinstance(effect, Note):
                 self.notes[seat].append((len(self.logs[seat]), effect))
             elif isinstance(effect, Reserve):
@@ -518,6 +527,9 @@ class Simulation:
                 self.recovering[seat] = False
             elif isinstance(effect, Send):
                 self.result.sent += 1
+                # (a share beat's faults from a stream of their own: a seed's other draws,
+                # and so the shape of its game, are those it had before the beats)
+                rng = self.share_rng if _is_reveal(effect.data) else self.rng
                 targets = (
                     [self.spec.seat_of(effect.to)]
                     if effect.to is not None
@@ -529,15 +541,15 @@ class Simulation:
                     if any(p.separates(seat, other, now) for p in faults.partitions):
                         self.result.lost += 1
                         continue
-                    if self.rng.random() < faults.loss:
+                    if rng.random() < faults.loss:
                         self.result.lost += 1
                         continue
-                    copies = 2 if self.rng.random() < faults.duplicate else 1
+                    copies = 2 if rng.random() < faults.duplicate else 1
                     self.result.duplicated += copies - 1
                     for _ in range(copies):
-                        delay = faults.delay + faults.jitter * (2 * self.rng.random() - 1)
-                        if self.rng.random() < faults.reorder:
-                            delay += self.rng.random() * 5 * faults.delay
+                        delay = synced + faults.delay + faults.jitter * (2 * rng.random() - 1)
+                        if rng.random() < faults.reorder:
+                            delay += rng.random() * 5 * faults.delay
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
@@ -807,3 +819,12 @@ def run(config: SimConfig, schedule: Schedule | None = None) -> SimResult:
     result = Simulation(config, schedule).run()
     result.violations = check(result)
     return result
+
+
+def _is_reveal(data: bytes) -> bool:
+    """Whether ``data``, a message a simulated peer sends, is a ``deck_reveal`` (the kind read
+    from its bytes, unverified: the sim's own peers signed it)."""
+    if not looks_like_beat(data):
+        return False
+    payload = msgpack.unpackb(msgpack.unpackb(data)[0])
+    return bool(payload[6] == Kind.DECK_REVEAL.value)

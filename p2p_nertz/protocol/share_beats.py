@@ -1,0 +1,127 @@
+"""A peer's turn-up shares outside the feed, wired (docs/shuffle.md §10.14): its
+:class:`~.share_store.ShareStore` fed by ``deck_reveal`` beats and by its own shares, its own
+shares sent as a beat, and what its player sees and carries.
+
+Theory of operation
+-------------------
+A member still signs, logs and sends its shares of a turn-up as a ``deck_shares`` event
+(:class:`~.duties.Duties`, unchanged); :meth:`PeerShares.reveal` also sends its own among them
+as one signed ``deck_reveal`` beat, queued *before* the event's record, so that it leaves
+without waiting for the log's sync (a share is one value, re-made the same after a restart: it
+needs no record), and keeps them in the store. A ``deck_reveal`` received is offered to the
+store against the round the tentative fold holds (:meth:`PeerShares.take`): the right shares
+are kept, the wrong ones handed back for the receive path to refuse; one of another round, or
+of a round whose deal the fold has not finished, is not checkable here and changes nothing (the
+feed's ``deck_shares`` bring the same shares).
+
+The local player chooses on the *held view* (:meth:`PeerShares.held_table`: the tentative
+table with the store's openings in place of its sealed cards, valid until the next input), and
+a move that takes or builds on a card sealed in its author's fold carries the store's opening
+(:meth:`ShareStore.opening`): the fold opens the card when it takes the move, and the move no
+longer waits for the others' ``deck_shares`` to be folded.
+
+Pure but for the outbox it signs with; one per peer (its :class:`~.chains.Chains`).
+"""
+
+from __future__ import annotations
+
+from p2p_nertz.deck.shares import Share
+from p2p_nertz.deck.wire import DeckShares
+from p2p_nertz.protocol.bodies import DeckEvent, DeckReveal, EventBody
+from p2p_nertz.protocol.effects import Reserve, Send
+from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.outbox import Outbox
+from p2p_nertz.protocol.rounds import RoundState
+from p2p_nertz.protocol.share_store import ShareStore
+from p2p_nertz.protocol.shuffle import DeckRound
+from p2p_nertz.protocol.state import GameState
+from p2p_nertz.rules import Move, Table
+
+__all__ = ["BAD_SHARE", "PeerShares"]
+
+#: The refusal of a ``deck_reveal`` entry whose share is not right (its proof fails, its maker
+#: or the member it stands in for is not one the round allows).
+BAD_SHARE = "bad_share"
+
+
+def _round_of(folds: Folds, number: int) -> DeckRound | None:
+    """The deck round ``number`` of the tentative fold (else the final's), its deal over; else
+    ``None`` (nothing of it can be checked here)."""
+    for state in (folds.tentative, folds.final):
+        rs = state.round
+        if rs.number == number and rs.deck is not None and rs.deck.final is not None:
+            return rs.deck
+    return None
+
+
+class PeerShares:
+    """One peer's share store, wired (module docstring)."""
+
+    def __init__(self) -> None:
+        self.store = ShareStore()
+        #: Shares of ours sent in ``deck_reveal`` beats, and moves that carried an opening.
+        self.revealed = 0
+        self.carried = 0
+
+    def _keep_only(self, folds: Folds) -> None:
+        """Forget the rounds neither fold holds (a store grows by a round at most)."""
+        keep = {s.round.deck.context for s in (folds.final, folds.tentative) if s.round.deck}
+        self.store.forget(keep)
+
+    def take(self, folds: Folds, beat: DeckReveal) -> list[Share]:
+        """Offer a received ``deck_reveal``'s shares to the store; the wrong ones (``[]`` where
+        the round cannot be checked here: nothing is kept, nothing refused)."""
+        deck = _round_of(folds, beat.round)
+        if deck is None:
+            return []
+        self._keep_only(folds)
+        return self.store.offer(deck, beat.shares)
+
+    def reveal(self, outbox: Outbox, folds: Folds, body: EventBody) -> None:
+        """Where ``body`` is a ``deck_shares`` of ours about to be signed, keep our own shares
+        of it and send them to everyone in one signed ``deck_reveal`` (queued now: before the
+        event's record). Partials for a member dropped stay in the feed alone (a receiver
+        that does not hold the drop would not take them)."""
+        if not isinstance(body, DeckEvent) or not isinstance(body.message, DeckShares):
+            return
+        if outbox.version < SHARES_VERSION:
+            return  # (a game of version 3, before §10.14: its shares travel in the feed alone)
+        message = body.message
+        own = tuple(s for s in message.shares if s.of_seat == s.seat == message.seat)
+        deck = _round_of(folds, message.round)
+        if not own or deck is None:
+            return
+        self._keep_only(folds)
+        self.store.offer(deck, own)  # (made from our secret: right, answered from the memo)
+        queued = outbox.effects
+        # Ahead of the records this input queued (the event just received, ours about to be
+        # signed): the beat needs none of them durable. Not ahead of a Reserve, which every
+        # message timed past the clock it reserves must follow (sign_beat adds its own).
+        at = max((k + 1 for k, e in enumerate(queued) if isinstance(e, Reserve)), default=0)
+        mark = len(queued)
+        wire = outbox.sign_beat(Kind.DECK_REVEAL, DeckReveal(message.round, own), tick=False)
+        added = [*queued[mark:], Send(wire)]  # (a Reserve of the beat's own, if any, first)
+        del queued[mark:]
+        queued[at:at] = added
+        self.revealed += len(own)
+
+    def held_table(self, rs: RoundState) -> Table | None:
+        """The table of ``rs`` as its peer's player sees it: with the store's openings of the
+        positions turned up and sealed (:meth:`ShareStore.held_view`), ``rs``'s own where the
+        store opens nothing more. A copy, valid until the peer's next input."""
+        deck = rs.deck
+        if deck is None or deck.final is None or rs.table is None:
+            return rs.table
+        store = self.store
+        if not any(w not in deck.opened and store.shares_of(deck, w) for w in deck.turned):
+            return rs.table
+        return store.held_view(rs).table
+
+    def opening(self, tentative: GameState, seat: int, move: Move) -> tuple[Share, ...] | None:
+        """What ``seat``'s ``move``, chosen on the held view, carries (:meth:`ShareStore.opening`
+        on the tentative round): ``()`` for none; ``None`` while a card it needs is not seen."""
+        opens = self.store.opening(tentative.round, seat, move)
+        if opens:
+            self.carried += 1
+        return opens
