@@ -80,6 +80,7 @@ def _dealt(n: int, seed: int = 0) -> OpeningTable:
     return t
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_fold_opening_a_whole_round_opens_every_card_a_move_needs_and_no_other(n: int) -> None:
     t = _dealt(n, seed=n)

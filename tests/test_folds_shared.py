@@ -176,6 +176,7 @@ GAMES = [
 GUARDED = [g for g in GAMES if g[:2] != (4, 6)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("players", "seed", "faulty", "deal"), GUARDED)
 def test_no_reader_keeps_a_tentative_fold_that_changes_under_it(
     players: int, seed: int, faulty: bool, deal: Deal, guarded: dict[str, int]
@@ -187,6 +188,7 @@ def test_no_reader_keeps_a_tentative_fold_that_changes_under_it(
     assert guarded["reads"] > guarded["shared"]  # and copies where events were held
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("players", "seed", "faulty", "deal"), GAMES)
 def test_every_shared_view_is_the_copy_it_replaces_in_games(
     players: int, seed: int, faulty: bool, deal: Deal, monkeypatch: pytest.MonkeyPatch

@@ -11,7 +11,10 @@ import pytest
 from p2p_nertz.testing.netns import Lab, unavailable
 
 _WHY = unavailable()
-pytestmark = pytest.mark.skipif(_WHY is not None, reason=f"needs a netns lab: {_WHY}")
+pytestmark = [
+    pytest.mark.skipif(_WHY is not None, reason=f"needs a netns lab: {_WHY}"),
+    pytest.mark.slow,  # (each unreachable probe waits its second)
+]
 
 PORT = 7799
 # Listens on PORT and accepts for ever (each host one: the lab kills it on close).

@@ -28,6 +28,8 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim.invariants import audit_logs, settled
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation
 
+pytestmark = pytest.mark.slow  # (whole simulated shuffle games)
+
 #: the log's write, slower than a bot's look (a bot at speed 10 looks every ~0.25 s)
 SYNC = 0.3
 

@@ -1,11 +1,11 @@
-"""Nodes stopped (SIGSTOP) in play for 1, 6 and 20 s, at 2 and 3 players, come back and the game
+"""Nodes stopped (SIGSTOP) in play for 1, 6 and 12 s, at 2 and 3 players, come back and the game
 goes on to its end (docs/lobby.md §8).
 
 Real ``nertz node`` processes over ZeroMQ on 127.0.0.1 with their default timers: the ZMTP
 heartbeat timeout is 5 s (the others' DEALERs drop the link to a stopped node and reconnect),
 a member is suspected after 5 s of silence and voted out after 30 s. Once the round is in play,
 one node is stopped 1 s (shorter than every timer), another 6 s (longer than the heartbeat and
-the suspicion), and one 20 s (longer than those, shorter than the drop): each wakes to a backlog
+the suspicion), and one 12 s (longer than those, shorter than the drop): each wakes to a backlog
 and catches up. Between two stops the woken node is seen signing again (its log grows), or the
 game is over. Every node then finishes the same game, nobody dropped: nothing aborts, nothing
 hangs (the test's timeout), no traceback.
@@ -61,7 +61,7 @@ def test_nodes_stopped_in_play_come_back_and_the_game_goes_on(
         args=lambda n: ["--progress"] if n == 0 else [],
     )
     # (node, seconds): each of the three lengths, on a different node where there are three.
-    stops = [(1, 1.0), (0, 6.0), (len(names) - 1, 20.0)]
+    stops = [(1, 1.0), (0, 6.0), (len(names) - 1, 12.0)]
     stopped: list[float] = []
     try:
         json_lines_until(procs[0], "lake")  # the round is in play

@@ -34,6 +34,8 @@ from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.network import SimResult
 from p2p_nertz.sim.schedules import LateLift
 
+pytestmark = pytest.mark.slow  # (simulated games to their time limit)
+
 _OPEN = pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: §13, a late lift")
 
 
