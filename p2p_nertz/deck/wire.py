@@ -199,20 +199,7 @@ class DeckShares:
     shares: tuple[Share, ...]
 
     def encode(self) -> list[Value]:
-        return [
-            self.round,
-            [
-                [
-                    s.of_seat,
-                    s.deck,
-                    s.position,
-                    s.point,
-                    scalar_bytes(s.proof[0]),
-                    scalar_bytes(s.proof[1]),
-                ]
-                for s in self.shares
-            ],
-        ]
+        return [self.round, [_share_entry(s) for s in self.shares]]
 
     @classmethod
     def decode(cls, value: Value, *, seat: int, members: int, size: int) -> DeckShares:
@@ -226,18 +213,14 @@ class DeckShares:
 
 def encode_opening(shares: tuple[Share, ...]) -> list[Value]:
     """The wire form of an opening: one entry a share, its maker first (module docstring)."""
-    return [
-        [
-            s.seat,
-            s.of_seat,
-            s.deck,
-            s.position,
-            s.point,
-            scalar_bytes(s.proof[0]),
-            scalar_bytes(s.proof[1]),
-        ]
-        for s in shares
-    ]
+    return [[s.seat, *_share_entry(s)] for s in shares]
+
+
+def _share_entry(s: Share) -> list[Value]:
+    """A share's entry as ``deck_shares`` carries it (its maker is the author); an opening's
+    entry names the maker first."""
+    c, z = s.proof
+    return [s.of_seat, s.deck, s.position, s.point, scalar_bytes(c), scalar_bytes(z)]
 
 
 def decode_opening(value: Value, *, members: int, size: int) -> tuple[Share, ...]:
