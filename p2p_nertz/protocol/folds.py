@@ -55,6 +55,8 @@ __all__ = [
 REFOLDS = 6
 #: A seq no event reaches (:func:`after_gap`: a member never readmitted from its cut).
 _NEVER = 1 << 63
+#: A Lamport time after every event (a withdrawal not signed yet, :meth:`Folds._uncapped`).
+_LATE = 1 << 62
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
@@ -237,13 +239,24 @@ class Folds:
         if not caps:
             return {}
         lasting = lasting_caps(fixed.roster)
-        loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
+        # (A withdrawal still to come lifts a standing cap from its own time, after every
+        # event held: the cap stands over them, and its votes count at the end.)
+        loose = {
+            q: (
+                lasting.get(q, _NEVER),
+                cap[1],
+                (*cap[2], *(((cap[0], -_LATE),) if cap[0] < lasting.get(q, _NEVER) else ())),
+            )
+            for q, cap in caps.items()
+        }
         if loose == caps:
             return {}
         final = self.final
         cuts = {q: c for q, c in fixed.dropped.items() if q not in final.dropped}
         gaps = {q: g for q, g in fixed.gaps.items() if final.gaps.get(q) != g}
         t, _ = self._round(cuts, gaps, loose, None)
+        if st.thaw(t.roster, _LATE):
+            t.roster.settle(_LATE)
         out = final.dropped.keys() | fixed.dropped.keys()
         return {q: c for q, c in t.dropped.items() if q not in out}
 
@@ -323,7 +336,7 @@ class Folds:
             wrong = any(
                 skips(ev, new_cuts, new_gaps, back)
                 or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
-                    and st.capped(new_caps, ev.seat, ev.seq, ev.body))
+                    and st.capped(new_caps, ev.seat, ev.seq, ev.body, ev.lamport))
                 for ev in counted
             ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
             if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):

@@ -90,6 +90,7 @@ from p2p_nertz.protocol.roster import (
     frozen_below,
     lasting_caps,
     lifted_trials,
+    thaw,
     vote_cut,
     with_forks,
 )
@@ -138,6 +139,7 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
+    "thaw",
     "local_nonce",
     "local_secret",
     "nonce_hash",
@@ -461,7 +463,8 @@ class GameState:
         target = body.seat
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
-        if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
+        caps = roster.vote_caps
+        if caps and capped(caps, event.seat, event.seq, body, event.lamport):
             roster.freeze(event.seat, body, event.seq)  # (counts not, caps: standing_caps)
             return
         if body.reason is DropReason.REJOIN:
@@ -475,7 +478,9 @@ class GameState:
                 self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
-        elif roster.vote(event.seat, event.seq, body, event.lamport):
+        elif roster.vote(event.seat, event.seq, body, event.lamport) or (
+            body.reason is DropReason.WITHDRAW and thaw(roster, event.lamport)
+        ):
             self._settle_drops(event.lamport, notices)
 
     def _settle_drops(self, lamport: int, notices: list[Notice]) -> None:
