@@ -336,7 +336,8 @@ class Folds:
             wrong = any(
                 skips(ev, new_cuts, new_gaps, back)
                 or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
-                    and st.capped(new_caps, ev.seat, ev.seq, ev.body, ev.lamport))
+                    and (st.capped(new_caps, ev.seat, ev.seq, ev.body, ev.lamport)
+                         or thawed(caps, new_caps, t, ev, ev.body)))
                 for ev in counted
             ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
             if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
@@ -581,6 +582,20 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
             old = caps.get(q, (_NEVER, _NEVER, ()))
             caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
     return cuts, gaps, dict(sorted(caps.items()))
+
+
+def thawed(
+    caps: dict[int, Cap], new: dict[int, Cap], fold: GameState, event: Event, body: Drop
+) -> bool:
+    """Whether a vote ``fold`` froze under ``caps`` is not capped under ``new`` (the caps
+    it decided): a cap lifted from a withdrawal's time on, read in a round where that
+    withdrawal did not count, froze it for the whole round (the prefix alone)."""
+    if caps == new:
+        return False
+    at = event.lamport
+    return st.capped(caps, event.seat, event.seq, body, at) and not st.capped(
+        new, event.seat, event.seq, body, at
+    )
 
 
 def skips(event: Event, cuts: dict[int, int], gaps: Gaps, back: Gaps | None = None) -> bool:

@@ -816,7 +816,8 @@ def capped(
     if seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2]):
         return True
     # A cap lifted by a withdrawal at Lamport ``-hi`` (an entry with ``hi < 0``): it caps
-    # the votes folded before the withdrawal, and none after (the prefix alone).
+    # the votes folded before that time, and none after (the prefix alone), whether the
+    # withdrawal counts in this fold or not (its time has passed all the same).
     return lamport is not None and any(seq > lo and lamport < -hi for lo, hi in cap[2] if hi < 0)
 
 
@@ -830,7 +831,7 @@ def thaw(roster: Roster, lamport: int) -> bool:
     time on, not in the past, and a vote it uncaps counts from there (docs/protocol.md §9.2,
     *Caps*)."""
     caps = roster.vote_caps
-    if not caps or not roster.frozen:
+    if not roster.frozen:
         return False
     seqs = {id(body): seq for _, seq, body in roster.read if body is not None}
     counted = False

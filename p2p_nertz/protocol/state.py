@@ -427,6 +427,15 @@ class GameState:
         seat = event.seat
         self.roster.read_uncounted(seat, event.seq, body)
         self.abandonment.heard(seat, event.seq, body.frontier)
+        if isinstance(body, Drop) and body.reason is DropReason.WITHDRAW:
+            # (Its time has come, whether it counts or not: the caps lifted then, lift.)
+            thawed: list[Notice] = []
+            if thaw(self.roster, event.lamport):
+                self._lamport = event.lamport
+                self._settle_drops(event.lamport, thawed)
+                self._advance(thawed)
+            if thawed:
+                return thawed
         if (
             isinstance(body, Drop)
             and body.reason is DropReason.ABANDON
