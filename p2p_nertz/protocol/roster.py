@@ -42,7 +42,6 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
-    "thaw",
     "vote_cut",
     "with_forks",
 ]
@@ -207,12 +206,6 @@ class Roster:
             forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
             low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
             caps[target] = (low, min(forks, default=_NEVER), past)
-        for target, lifted in sorted(self.lifts.items()):
-            if target in self.dropped or not lifted:
-                continue
-            votes, events, past = caps.get(target, (_NEVER, _NEVER, ()))
-            until = tuple(sorted({(lift[0], -lift[1]) for lift in lifted}))
-            caps[target] = (votes, events, (*past, *until))
         return caps
 
     def stands(self, voter: int, target: int) -> bool:
@@ -794,9 +787,7 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
     )
 
 
-def capped(
-    caps: dict[int, Cap], seat: int, seq: int, body: Drop, lamport: int | None = None
-) -> bool:
+def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
     """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
     the rule; :attr:`GameState.vote_caps <p2p_nertz.protocol.state.GameState.vote_caps>`).
 
@@ -813,38 +804,7 @@ def capped(
         return seq > cap[1]
     if body.reason not in _CAPPED:
         return False
-    if seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2]):
-        return True
-    # A cap lifted by a withdrawal at Lamport ``-hi`` (an entry with ``hi < 0``): it caps
-    # the votes folded before that time, and none after (the prefix alone), whether the
-    # withdrawal counts in this fold or not (its time has passed all the same).
-    return lamport is not None and any(seq > lo and lamport < -hi for lo, hi in cap[2] if hi < 0)
-
-
-def thaw(roster: Roster, lamport: int) -> bool:
-    """At a withdrawal (Lamport ``lamport``) that lifts a cap: count the votes frozen by caps
-    that stand no more from there (:func:`capped` at ``lamport``); whether one was counted
-    (then :meth:`Roster.settle` may drop someone).
-
-    A drop decided at Lamport time ``T`` is decided by the membership events timed up to
-    ``T`` alone, with the caps standing then: a withdrawal lifts its vote's cap from its own
-    time on, not in the past, and a vote it uncaps counts from there (docs/protocol.md §9.2,
-    *Caps*)."""
-    caps = roster.vote_caps
-    if not roster.frozen:
-        return False
-    seqs = {id(body): seq for _, seq, body in roster.read if body is not None}
-    counted = False
-    for target in sorted(roster.frozen):
-        if target in roster.dropped:
-            continue
-        for voter, body in roster.frozen[target]:
-            seq = seqs.get(id(body))
-            if seq is None or voter in roster.dropped or capped(caps, voter, seq, body, lamport):
-                continue
-            roster.frozen[target] = tuple(b for b in roster.frozen[target] if b[1] is not body)
-            counted = roster.vote(voter, seq, body, lamport) or counted
-    return counted
+    return seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2])
 
 
 def with_forks(
