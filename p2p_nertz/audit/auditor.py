@@ -326,7 +326,7 @@ def _settled(
             return run, None
         return run, _next_known(run, known, view=view)
 
-    limit = spec.seats + 4
+    limit = spec.seats + 2
     run, passes = refold(read, _Known(), limit, _meet)
 
     def passes_with(cuts: dict[int, int]) -> Trial[_Pass]:

@@ -55,8 +55,6 @@ __all__ = [
 REFOLDS = 6
 #: A seq no event reaches (:func:`after_gap`: a member never readmitted from its cut).
 _NEVER = 1 << 63
-#: A Lamport time after every event (a withdrawal not signed yet, :meth:`Folds._uncapped`).
-_LATE = 1 << 62
 
 Gaps = dict[int, tuple[tuple[int, int], ...]]
 #: What one round of the tentative fold is folded with: cuts, gaps and caps.
@@ -239,24 +237,13 @@ class Folds:
         if not caps:
             return {}
         lasting = lasting_caps(fixed.roster)
-        # (A withdrawal still to come lifts a standing cap from its own time, after every
-        # event held: the cap stands over them, and its votes count at the end.)
-        loose = {
-            q: (
-                lasting.get(q, _NEVER),
-                cap[1],
-                (*cap[2], *(((cap[0], -_LATE),) if cap[0] < lasting.get(q, _NEVER) else ())),
-            )
-            for q, cap in caps.items()
-        }
+        loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
         if loose == caps:
             return {}
         final = self.final
         cuts = {q: c for q, c in fixed.dropped.items() if q not in final.dropped}
         gaps = {q: g for q, g in fixed.gaps.items() if final.gaps.get(q) != g}
         t, _ = self._round(cuts, gaps, loose, None)
-        if st.thaw(t.roster, _LATE):
-            t.roster.settle(_LATE)
         out = final.dropped.keys() | fixed.dropped.keys()
         return {q: c for q, c in t.dropped.items() if q not in out}
 
@@ -336,8 +323,7 @@ class Folds:
             wrong = any(
                 skips(ev, new_cuts, new_gaps, back)
                 or (ev.kind is KIND_DROP and isinstance(ev.body, Drop)
-                    and (st.capped(new_caps, ev.seat, ev.seq, ev.body, ev.lamport)
-                         or thawed(caps, new_caps, t, ev, ev.body)))
+                    and st.capped(new_caps, ev.seat, ev.seq, ev.body))
                 for ev in counted
             ) or any(not skips(ev, new_cuts, new_gaps, back) for ev in skipped)  # fmt: skip
             if not wrong or (new_cuts == cuts and new_gaps == gaps and new_caps == caps):
@@ -533,8 +519,6 @@ def _offers(
         yield seat, cut, partial(_stood, final, unheld, seat, cut)
     for seat, cut in lifted_cuts(fold, imposed, unheld, base):
         yield seat, cut, partial(cut_made, seat=seat, cut=cut)
-    for seat, cut in self_capped_cuts(fold, imposed):
-        yield seat, cut, partial(cut_made, seat=seat, cut=cut)
     for seat, cut in readmitted_cuts(fold, base, unheld, imposed):
         yield seat, cut, partial(came_back, seat=seat, cut=cut)
 
@@ -584,20 +568,6 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
             old = caps.get(q, (_NEVER, _NEVER, ()))
             caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
     return cuts, gaps, dict(sorted(caps.items()))
-
-
-def thawed(
-    caps: dict[int, Cap], new: dict[int, Cap], fold: GameState, event: Event, body: Drop
-) -> bool:
-    """Whether a vote ``fold`` froze under ``caps`` is not capped under ``new`` (the caps
-    it decided): a cap lifted from a withdrawal's time on, read in a round where that
-    withdrawal did not count, froze it for the whole round (the prefix alone)."""
-    if caps == new:
-        return False
-    at = event.lamport
-    return st.capped(caps, event.seat, event.seq, body, at) and not st.capped(
-        new, event.seat, event.seq, body, at
-    )
 
 
 def skips(event: Event, cuts: dict[int, int], gaps: Gaps, back: Gaps | None = None) -> bool:
@@ -722,19 +692,6 @@ def lifted_cuts(
             )
         if cut is not None:
             out.append((seat, cut))
-    return out
-
-
-def self_capped_cuts(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
-    """Cuts to try of members still in whose voters were a majority at some point of the
-    fold, counted or capped (``Roster.peaks``): each count below the member's last read."""
-    roster = fold.roster
-    out: list[tuple[int, int]] = []
-    for seat, counts in sorted(roster.peaks.items()):
-        if seat in roster.dropped or seat in imposed:
-            continue
-        last = max((seq for author, seq, _ in roster.read if author == seat), default=0)
-        out.extend((seat, c) for c in sorted(counts) if c < last)
     return out
 
 

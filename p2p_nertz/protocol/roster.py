@@ -42,8 +42,6 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
-    "note_peak",
-    "thaw",
     "vote_cut",
     "with_forks",
 ]
@@ -77,7 +75,6 @@ class Roster:
         "ops",
         "origin",
         "past_caps",
-        "peaks",
         "read",
         "readmitted_at",
         "rejoin_ids",
@@ -137,7 +134,6 @@ class Roster:
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
         self.replays: dict[tuple[tuple[int, int], ...], _Replay] = {}  # (_without_kept)
-        self.peaks: dict[int, frozenset[int]] = {}  # seat -> counts of a majority, capped or not
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -162,7 +158,6 @@ class Roster:
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
         new.replays = self.replays  # (shared: checked against ops before any use)
-        new.peaks = dict(self.peaks)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -211,12 +206,6 @@ class Roster:
             forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
             low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
             caps[target] = (low, min(forks, default=_NEVER), past)
-        for target, lifted in sorted(self.lifts.items()):
-            if target in self.dropped or not lifted:
-                continue
-            votes, events, past = caps.get(target, (_NEVER, _NEVER, ()))
-            until = tuple(sorted({(lift[0], -lift[1]) for lift in lifted}))
-            caps[target] = (votes, events, (*past, *until))
         return caps
 
     def stands(self, voter: int, target: int) -> bool:
@@ -798,9 +787,7 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
     )
 
 
-def capped(
-    caps: dict[int, Cap], seat: int, seq: int, body: Drop, lamport: int | None = None
-) -> bool:
+def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
     """Whether ``seat``'s ``drop`` event ``seq`` never counts under ``caps`` (the one home of
     the rule; :attr:`GameState.vote_caps <p2p_nertz.protocol.state.GameState.vote_caps>`).
 
@@ -817,48 +804,7 @@ def capped(
         return seq > cap[1]
     if body.reason not in _CAPPED:
         return False
-    if seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2]):
-        return True
-    # A cap lifted by a withdrawal at Lamport ``-hi`` (an entry with ``hi < 0``): it caps
-    # the votes folded before that time, and none after (the prefix alone), whether the
-    # withdrawal counts in this fold or not (its time has passed all the same).
-    return lamport is not None and any(seq > lo and lamport < -hi for lo, hi in cap[2] if hi < 0)
-
-
-def note_peak(roster: Roster, target: int) -> None:
-    """Note the counts of the votes against ``target``, counted or frozen, where their voters
-    (still in) are a majority (``folds.self_capped_cuts``)."""
-    ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
-    voters = {v for v, _ in ballots if v not in roster.dropped}
-    if target not in roster.dropped and len(voters) >= roster.majority:
-        counts = frozenset(b.last_seq for v, b in ballots if v in voters)
-        roster.peaks[target] = roster.peaks.get(target, frozenset()) | counts
-
-
-def thaw(roster: Roster, lamport: int) -> bool:
-    """At a withdrawal (Lamport ``lamport``) that lifts a cap: count the votes frozen by caps
-    that stand no more from there (:func:`capped` at ``lamport``); whether one was counted
-    (then :meth:`Roster.settle` may drop someone).
-
-    A drop decided at Lamport time ``T`` is decided by the membership events timed up to
-    ``T`` alone, with the caps standing then: a withdrawal lifts its vote's cap from its own
-    time on, not in the past, and a vote it uncaps counts from there (docs/protocol.md §9.2,
-    *Caps*)."""
-    caps = roster.vote_caps
-    if not roster.frozen:
-        return False
-    seqs = {id(body): seq for _, seq, body in roster.read if body is not None}
-    counted = False
-    for target in sorted(roster.frozen):
-        if target in roster.dropped:
-            continue
-        for voter, body in roster.frozen[target]:
-            seq = seqs.get(id(body))
-            if seq is None or voter in roster.dropped or capped(caps, voter, seq, body, lamport):
-                continue
-            roster.frozen[target] = tuple(b for b in roster.frozen[target] if b[1] is not body)
-            counted = roster.vote(voter, seq, body, lamport) or counted
-    return counted
+    return seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2])
 
 
 def with_forks(

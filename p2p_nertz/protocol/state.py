@@ -90,8 +90,6 @@ from p2p_nertz.protocol.roster import (
     frozen_below,
     lasting_caps,
     lifted_trials,
-    note_peak,
-    thaw,
     vote_cut,
     with_forks,
 )
@@ -140,8 +138,6 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
-    "note_peak",
-    "thaw",
     "local_nonce",
     "local_secret",
     "nonce_hash",
@@ -429,15 +425,6 @@ class GameState:
         seat = event.seat
         self.roster.read_uncounted(seat, event.seq, body)
         self.abandonment.heard(seat, event.seq, body.frontier)
-        if isinstance(body, Drop) and body.reason is DropReason.WITHDRAW:
-            # (Its time has come, whether it counts or not: the caps lifted then, lift.)
-            thawed: list[Notice] = []
-            if thaw(self.roster, event.lamport):
-                self._lamport = event.lamport
-                self._settle_drops(event.lamport, thawed)
-                self._advance(thawed)
-            if thawed:
-                return thawed
         if (
             isinstance(body, Drop)
             and body.reason is DropReason.ABANDON
@@ -474,10 +461,8 @@ class GameState:
         target = body.seat
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
-        caps = roster.vote_caps
-        if caps and capped(caps, event.seat, event.seq, body, event.lamport):
+        if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq)  # (counts not, caps: standing_caps)
-            note_peak(roster, target)
             return
         if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)
@@ -490,10 +475,7 @@ class GameState:
                 self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
-        elif (
-            roster.vote(event.seat, event.seq, body, event.lamport)
-            and note_peak(roster, target) is None
-        ) or (body.reason is DropReason.WITHDRAW and thaw(roster, event.lamport)):
+        elif roster.vote(event.seat, event.seq, body, event.lamport):
             self._settle_drops(event.lamport, notices)
 
     def _settle_drops(self, lamport: int, notices: list[Notice]) -> None:
