@@ -923,6 +923,7 @@ async def run_seats(
                 shares_where={q: [list(w) for w in ws] for q, ws in peer.shares_where.items()},
                 shares_sent=node.shares_sent,
                 share_cpu=SHARE_CPU[0] / len(seats),
+                wants=[peer._chains.wants.asked, peer._chains.wants.answered],
             )
     return results
 
@@ -1121,6 +1122,7 @@ class GameFigures:
     # its deck_shares event to come (docs/shuffle.md §10.14); the two above count the events
     turnup_any_us: list[float] = field(default_factory=list)
     turnup_any_all_us: list[float] = field(default_factory=list)
+    share_wants: tuple[int, int] = (0, 0)  # shares asked for in deck_wants, and sent back
     share_cpu_us: list[float] = field(default_factory=list)
     turnup_stages_us: dict[str, list[float]] = field(default_factory=dict)
     # --kinds: per final claim, by KIND_GROUPS: {"sent"|"sign"|"verify": {group: count}}
@@ -1312,6 +1314,7 @@ def summarise_turnups(figures: GameFigures, results: list[dict[str, Any]]) -> No
     for r in results:
         if r["known"]:
             figures.share_cpu_us.append(r["share_cpu"] / len(r["known"]) * 1e6)
+    figures.share_wants = (sum(r["wants"][0] for r in results), sum(r["wants"][1] for r in results))
     _turnup_stages(figures, results)
 
 
@@ -2255,6 +2258,11 @@ def print_turnups(
                     len(stages["out"]), *(median(stages[k]) / 1000 for k in list(stages)[:5])
                 )
             )
+        asked, answered = g.share_wants
+        print(
+            f"        deck_want: {asked} shares asked for (a share beat late past want_after, or"
+            f" lost), {answered} sent back in answers"
+        )
         for note in g.notes:
             print(f"        note: {note}")
 

@@ -21,7 +21,7 @@ from peer_helpers import sign
 from p2p_nertz.deck.shares import Share, make_share
 from p2p_nertz.protocol.bodies import DeckReveal, DeckWant, encode_body, parse_body
 from p2p_nertz.protocol.effects import Effect, Rejected, Send
-from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.share_wants import WANT_ASKS
@@ -301,3 +301,32 @@ def test_share_wants_a_reveal_lost_for_good_on_a_link_is_relayed_through_the_wan
     # Without the want (asked too late to matter), the held view is never ahead of the fold
     # at seat 0: seat 1's shares reach it only in the feed.
     assert _lost_link_game(want_after=1e6)[1] == 0
+
+
+def test_share_wants_a_want_of_many_shares_is_answered_in_beats_a_frame_holds() -> None:
+    """64 shares asked (the most a ``deck_want`` holds) go back in several ``deck_reveal``
+    beats, each under the frame's limit (64 shares in one would be 6.9 KB: signing it
+    raised, and the node stopped, in a loaded game on real sockets)."""
+
+    def many(peer: Peer) -> bool:
+        deck = peer.tentative.round.deck
+        assert deck is not None
+        store = peer._chains.shares.store
+        held = [(m, *w) for w in deck.turned for m in (0, 1) if store.has(deck, (m, m, *w))]
+        return len(held) >= 64
+
+    sim, peer, now = _run_until(12, many)
+    signer = _Signer(sim)
+    rs = peer.tentative.round
+    deck = rs.deck
+    assert deck is not None
+    store = peer._chains.shares.store
+    wanted = [(m, *w) for w in deck.turned for m in (0, 1) if store.has(deck, (m, m, *w))][:64]
+    wire = signer(1, Kind.DECK_WANT, encode_body(DeckWant(rs.number, tuple(wanted))))
+    effects = peer.feed(wire, now)
+    answers = [b for _, b in _share_beats(effects, Kind.DECK_REVEAL)]
+    assert len(answers) >= 3
+    got = [(s.seat, s.deck, s.position) for b in answers for s in b.shares]  # type: ignore[attr-defined]
+    assert sorted(got) == sorted(wanted)
+    sizes = [len(e.data) for e in effects if isinstance(e, Send)]
+    assert max(sizes) <= MAX_MESSAGE_SIZE

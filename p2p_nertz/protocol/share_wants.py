@@ -8,7 +8,8 @@ where events are repaired, so a peer whose held (tentative) fold turned a positi
 ``want_after`` later, still lacks a member's share of it (neither the fold nor its
 :class:`~.share_store.ShareStore` holds it) asks everyone for it in a signed ``deck_want``
 (``[round, [[member, deck, position], …]]``, at most 64 entries a beat). Any peer that holds the
-share in its store answers the asker alone with a ``deck_reveal`` of it: a share is checked
+share in its store answers the asker alone with a ``deck_reveal`` of it (24 shares a beat at
+most, as a ``deck_shares`` event: 64 would not fit a frame): a share is checked
 against its maker's key wherever it comes from, so a relay proves as much as its author.
 
 Never a flood. A position is asked for at most :data:`WANT_ASKS` times, each ask
@@ -41,7 +42,7 @@ from p2p_nertz.protocol.bodies import DeckReveal, DeckWant
 from p2p_nertz.protocol.effects import Send
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
 from p2p_nertz.protocol.share_beats import round_of
-from p2p_nertz.protocol.shuffle import SHARING
+from p2p_nertz.protocol.shuffle import MAX_SHARES_EVENT, SHARING
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -172,7 +173,7 @@ class ShareWants:
             if share is not None:
                 found.append(share)
                 self._answers[key] = now + self.after
-        if found:
-            beat = DeckReveal(want.round, tuple(found))
+        for k in range(0, len(found), MAX_SHARES_EVENT):  # (a frame holds 24 at 8 seats)
+            beat = DeckReveal(want.round, tuple(found[k : k + MAX_SHARES_EVENT]))
             outbox.effects.append(Send(outbox.sign_beat(Kind.DECK_REVEAL, beat, tick=False), to))
-            self.answered += len(found)
+        self.answered += len(found)
