@@ -186,7 +186,7 @@ class PeerConfig:
     clock_reserve: int = 1000
     phase_timeout: float = 60.0
     rejoin: bool = True
-    want_after: float = 0.2
+    want_after: float = 0.5
 
     @property
     def gone_after(self) -> float:

@@ -68,8 +68,9 @@ class ShareWants:
     def __init__(self) -> None:
         #: when :meth:`step` next has an ask to make (``inf``: none waits)
         self.due = math.inf
-        #: ``want_after``, as the last :meth:`step` was given it (answers are spaced by it)
-        self.after = 0.2
+        #: ``want_after``, as the last :meth:`step` was given it (answers are spaced by it;
+        #: every input ends in a step, so only an answer before the first reads this one)
+        self.after = MIN_WANT_AFTER
         #: shares asked for (entries of our ``deck_want`` beats) and sent in answers
         self.asked = 0
         self.answered = 0
