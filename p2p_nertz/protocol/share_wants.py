@@ -12,11 +12,12 @@ share in its store answers the asker alone with a ``deck_reveal`` of it (24 shar
 most, as a ``deck_shares`` event: 64 would not fit a frame): a share is checked
 against its maker's key wherever it comes from, so a relay proves as much as its author.
 
-Never a flood. A position is asked for at most :data:`WANT_ASKS` times, each ask
-``want_after`` times twice the wait before it after the last (``want_after``, ``2 ×``,
-``4 ×`` …); an ask is dropped once the share is held (by the fold or the store), once the
-position is no longer turned up in the held fold (a refold), and with every other once the
-round leaves play (its phase is no longer one a share is sent in) or another round is held.
+Never a flood. A position is asked for at most :data:`WANT_ASKS` times: first ``want_after``
+after its turn-up, then each time after twice the wait before (``2 × want_after`` after the
+first ask, ``4 ×`` after the second …); an ask is dropped once the share is held (by the
+fold or the store), once the position is no longer turned up in the held fold (a refold), and
+with every other once the round leaves play (its phase is no longer one a share is sent in)
+or another round is held.
 We never ask for our own share (we make it), nor for a dropped member's (partials stand in,
 and they travel in the feed). An answer goes to a given asker for a given share at most once
 every ``want_after``.
@@ -156,8 +157,8 @@ class ShareWants:
     ) -> None:
         """Answer ``to``'s ``want`` with a ``deck_reveal``, to it alone, of the shares asked
         for that our store holds, of positions turned up in our fold (module docstring,
-        *Hiding*), each at most once every ``after`` to one asker; nothing where we hold none,
-        or the round is not ours to check."""
+        *Hiding*), each at most once every ``want_after`` to one asker (24 shares a beat);
+        nothing where we hold none, or the round is not ours to check."""
         deck = round_of(folds, want.round)
         if deck is None:
             return
