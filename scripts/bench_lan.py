@@ -369,12 +369,17 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.arrivals: dict[tuple[int, int], tuple[int, int]] = {}
             self._waiting: dict[tuple[int, int], int] = {}  # claim -> lamport, until final
             # --deal shuffle: our moves and claims that turned cards up, and when each
-            # (deck, position) had every member's share delivered here.
+            # (deck, position) had every other member's share delivered here in its
+            # deck_shares (known_at), or taken from its deck_reveal beat or its deck_shares,
+            # whichever came first (known_any_at, docs/shuffle.md §10.14).
             self.move_wires: dict[bytes, int] = {}  # our move's or claim's wire -> seq
             self.turned: dict[int, list[tuple[int, int]]] = {}  # our move's seq -> positions
             self.known_at: dict[tuple[int, int], int] = {}
+            self.known_any_at: dict[tuple[int, int], int] = {}
             self._share_authors: dict[tuple[int, int], set[int]] = {}
-            self._last_move = -1  # the seq of our last move or claim, while it is our last
+            self._any_authors: dict[tuple[int, int], set[int]] = {}
+            # (deck, position, maker) -> when its share first came here in a deck_reveal
+            self.reveal_at: dict[tuple[int, int, int], int] = {}
             self.moves_in: dict[tuple[int, int], int] = {}  # the others' moves, delivered
             self.shares_at: dict[tuple[int, int], int] = {}  # (author, seq) delivered here
             self.shares_where: dict[int, list[tuple[int, int]]] = {}  # our shares' positions
@@ -383,13 +388,51 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             deliver = self._delivery.deliver
 
             def probed(seat: int, message: Any, body: Any, now: float, *, source: Source) -> None:
+                deck = self.tentative.round.deck if self._shuffle else None
+                count = len(deck.turned) if deck is not None else 0
                 deliver(seat, message, body, now, source=source)
                 self._delivered(seat, message)
                 if self._shuffle:
                     self._turnup_probe(seat, message, body)
+                    if seat == self.seat and message.kind in (Kind.MOVE, Kind.CLAIM):
+                        self._turned_by(message.seq, count)
 
             self._delivery.deliver = probed  # type: ignore[method-assign]
             self._shuffle = self.spec.deal is Deal.SHUFFLE
+            # Every deck_reveal taken (a share beat of another member, or a relay's).
+            take_reveal = self._delivery._receive_reveal
+
+            def heard(seat: int, message: Any, body: Any, now: float, recovery: Any) -> Any:
+                self._reveal_probe(body)
+                return take_reveal(seat, message, body, now, recovery)
+
+            self._delivery._receive_reveal = heard  # type: ignore[method-assign]
+
+        def _turned_by(self, seq: int, count: int) -> None:
+            """Our move or claim ``seq`` just folded: the positions of our deck it turned up
+            (those the held fold added past ``count``; deck d is member d's, every seat a
+            member here)."""
+            deck = self.tentative.round.deck
+            if deck is None:
+                return
+            ours = [w for w in deck.turned[count:] if w[0] == self.seat]
+            if ours:
+                self.turned[seq] = ours
+
+        def _reveal_probe(self, body: Any) -> None:
+            stamp = time.perf_counter_ns()
+            for share in body.shares:
+                if share.seat == share.of_seat:
+                    self.reveal_at.setdefault((share.deck, share.position, share.seat), stamp)
+                    self._any_share((share.deck, share.position), share.seat, stamp)
+
+        def _any_share(self, where: tuple[int, int], maker: int, stamp: int) -> None:
+            if maker == self.seat:
+                return
+            makers = self._any_authors.setdefault(where, set())
+            makers.add(maker)
+            if len(makers) == self.spec.seats - 1 and where not in self.known_any_at:
+                self.known_any_at[where] = stamp
 
         def _turnup_probe(self, seat: int, message: Any, body: Any) -> None:
             kind = message.kind
@@ -397,33 +440,24 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             if kind in (Kind.MOVE, Kind.CLAIM):
                 if seat == self.seat:
                     self.move_wires[message.wire] = message.seq
-                    self._last_move = message.seq
                 else:
                     self.moves_in[(seat, message.seq)] = stamp
                 return
             if kind is not Kind.DECK_SHARES:
-                if seat == self.seat:
-                    self._last_move = -1
                 return
             where = [(share.deck, share.position) for share in body.message.shares]
             self.shares_at[(seat, message.seq)] = stamp
             if seat == self.seat:
                 self.share_wires[message.wire] = message.seq
                 self.shares_where[message.seq] = where
-                if message.seq == self._last_move + 1:
-                    # Our shares signed next after our move: of our own deck (deck d is
-                    # member d's; every seat a member here), the cards it turned up (§10.1).
-                    # (Shares of another's turn-up may go in the same event.)
-                    ours = [w for w in where if w[0] == self.seat]
-                    if ours:
-                        self.turned[self._last_move] = ours
-                self._last_move = -1
-            members = self.spec.seats
+                return  # (our own share: we made it, it is not waited for)
+            others = self.spec.seats - 1
             for w in where:
                 authors = self._share_authors.setdefault(w, set())
                 authors.add(seat)
-                if len(authors) == members and w not in self.known_at:
+                if len(authors) == others and w not in self.known_at:
                     self.known_at[w] = stamp
+                self._any_share(w, seat, stamp)
 
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
@@ -882,11 +916,14 @@ async def run_seats(
                 move_sent=node.move_sent,
                 turned={seq: [list(w) for w in ws] for seq, ws in peer.turned.items()},
                 known=[[*w, t] for w, t in peer.known_at.items()],
+                known_any=[[*w, t] for w, t in peer.known_any_at.items()],
+                reveal_at=[[*k, t] for k, t in peer.reveal_at.items()],
                 moves_in=[[*k, t] for k, t in peer.moves_in.items()],
                 shares_at=[[*k, t] for k, t in peer.shares_at.items()],
                 shares_where={q: [list(w) for w in ws] for q, ws in peer.shares_where.items()},
                 shares_sent=node.shares_sent,
                 share_cpu=SHARE_CPU[0] / len(seats),
+                wants=[peer._chains.wants.asked, peer._chains.wants.answered],
             )
     return results
 
@@ -1081,6 +1118,11 @@ class GameFigures:
     # delivered at the mover, and at every peer; the share work's CPU per position per peer
     turnup_us: list[float] = field(default_factory=list)
     turnup_all_us: list[float] = field(default_factory=list)
+    # the same, each other member's share counted from the first of its deck_reveal beat and
+    # its deck_shares event to come (docs/shuffle.md §10.14); the two above count the events
+    turnup_any_us: list[float] = field(default_factory=list)
+    turnup_any_all_us: list[float] = field(default_factory=list)
+    share_wants: tuple[int, int] = (0, 0)  # shares asked for in deck_wants, and sent back
     share_cpu_us: list[float] = field(default_factory=list)
     turnup_stages_us: dict[str, list[float]] = field(default_factory=dict)
     # --kinds: per final claim, by KIND_GROUPS: {"sent"|"sign"|"verify": {group: count}}
@@ -1247,24 +1289,32 @@ def run_game(
 
 def summarise_turnups(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     """A shuffle game's turn-ups: for each position a move or claim turned up, its mover's
-    send (after the durable log write, as a claim's) -> every member's share of it delivered
-    at the mover (its card known there), and at every peer; the share work's CPU per position
-    opened, per peer (every position, the deal's face-up cards too)."""
-    known = {r["seat"]: {(d, p): t for d, p, t in r["known"]} for r in results}
+    send (after the durable log write, as a claim's) -> every other member's share of it held
+    at the mover (its card known there), and at every peer: counted by the others'
+    ``deck_shares`` events alone, and by the first of each one's ``deck_reveal`` beat and its
+    event; the share work's CPU per position opened, per peer (every position, the deal's
+    face-up cards too)."""
+    for key, mover, everyone in (
+        ("known", figures.turnup_us, figures.turnup_all_us),
+        ("known_any", figures.turnup_any_us, figures.turnup_any_all_us),
+    ):
+        known = {r["seat"]: {(d, p): t for d, p, t in r[key]} for r in results}
+        for r in results:
+            for seq_text, where in r["turned"].items():
+                sent = r["move_sent"].get(seq_text)
+                if sent is None:
+                    continue
+                for d, p in where:
+                    stamps = [known[s].get((d, p)) for s in known]
+                    at_mover = known[r["seat"]].get((d, p))
+                    if at_mover is not None:
+                        mover.append((at_mover - sent) / NS_PER_US)
+                    if all(t is not None for t in stamps):
+                        everyone.append((max(stamps) - sent) / NS_PER_US)  # type: ignore[type-var]
     for r in results:
-        for seq_text, where in r["turned"].items():
-            sent = r["move_sent"].get(seq_text)
-            if sent is None:
-                continue
-            for d, p in where:
-                stamps = [known[s].get((d, p)) for s in known]
-                at_mover = known[r["seat"]].get((d, p))
-                if at_mover is not None:
-                    figures.turnup_us.append((at_mover - sent) / NS_PER_US)
-                if all(t is not None for t in stamps):
-                    figures.turnup_all_us.append((max(stamps) - sent) / NS_PER_US)  # type: ignore[type-var]
         if r["known"]:
             figures.share_cpu_us.append(r["share_cpu"] / len(r["known"]) * 1e6)
+    figures.share_wants = (sum(r["wants"][0] for r in results), sum(r["wants"][1] for r in results))
     _turnup_stages(figures, results)
 
 
@@ -1272,7 +1322,8 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     """Where a turn-up's time goes, per move and other member: the move out (sent ->
     delivered there), its share made (-> its ``deck_shares`` signed and delivered there), the
     log write (-> sent), and back (-> delivered at the mover); and the four together (the
-    medians of the parts need not add up to it)."""
+    medians of the parts need not add up to it); and by the beat, sent -> its ``deck_reveal``
+    taken at the mover (no log write on its path)."""
     by_seat = {r["seat"]: r for r in results}
     moves_in = {s: {(a, q): t for a, q, t in r["moves_in"]} for s, r in by_seat.items()}
     shares_at = {s: {(a, q): t for a, q, t in r["shares_at"]} for s, r in by_seat.items()}
@@ -1288,7 +1339,9 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
         "write": [],
         "back": [],
         "total": [],
+        "beat": [],
     }
+    reveals = {s: {(d, p, q): t for d, p, q, t in r["reveal_at"]} for s, r in by_seat.items()}
     for m, r in by_seat.items():
         for seq_text, where in r["turned"].items():
             sent = r["move_sent"].get(seq_text)
@@ -1297,6 +1350,9 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             for s in by_seat:
                 if s == m:
                     continue
+                beat = reveals[m].get((*where[0], s))
+                if beat is not None:
+                    stages["beat"].append((beat - sent) / NS_PER_US)
                 share_seq = share_of[s].get(tuple(where[0]))  # type: ignore[arg-type]
                 got = moves_in[s].get((m, int(seq_text)))
                 if share_seq is None or got is None:
@@ -2149,7 +2205,9 @@ def print_turnups(
     games: Sequence[GameFigures], rtt_us: float, trio_us: float, load: Sequence[float]
 ) -> None:
     """The turn-up table of ``--deal shuffle`` (medians and p99 in ms; ratios to the median
-    of a claim's finality in the same game)."""
+    of a claim's finality in the same game): each other member's share counted from the first
+    of its ``deck_reveal`` beat and its ``deck_shares`` event (``beat|event``), and from the
+    events alone (``event``)."""
     print(f"\nload average at the start: {' '.join(f'{x:.2f}' for x in load)}")
     print(
         f"round trip on loopback, one every {PACED_GAP * 1000:g} ms: bare pyzmq"
@@ -2157,39 +2215,54 @@ def print_turnups(
     )
     print(
         "turn-up: a move or claim that turns cards up is sent (after its log write) -> every"
-        " member's share of a card it turned is delivered at the mover (@mover) / at every"
-        " peer (@all); claim: sent -> final at every peer. ms; CPU: the share work of one peer"
-        " per position opened (thread time)"
+        " other member's share of a card it turned is held at the mover (@mover) / at every"
+        " peer (@all), each share from the first of its deck_reveal beat and its deck_shares"
+        " event (beat|event), or from the event alone (event); claim: sent -> final at every"
+        " peer. ms; CPU: the share work of one peer per position opened (thread time)"
     )
     print(
-        " peers  logs   turn-ups  @mover med  p99   @all med   p99   claims  final med   p99"
-        "  @mover/claim  @all/claim  CPU/turn-up/peer  done"
+        " peers  logs   turn-ups  beat|event @mover med  p99  @all med  event @mover med"
+        "  claims  final med   p99  beat|event/claim  event/claim  CPU/turn-up/peer  done"
     )
     for g in games:
-        if not g.turnup_us or not g.finality_us:
+        if not (g.turnup_any_us or g.turnup_us) or not g.finality_us:
             print(f"{g.peers:6d}  (no turn-up or no claim measured) {'; '.join(g.notes)}")
             continue
         claim = median(g.finality_us)
-        tu, tall = median(g.turnup_us), median(g.turnup_all_us or [float("nan")])
-        ratio = tu / claim
+        nan = [float("nan")]
+        any_ = median(g.turnup_any_us or nan)
+        any_all = median(g.turnup_any_all_us or nan)
+        event = median(g.turnup_us or nan)
+        ratio = any_ / claim
         print(
-            f"{g.peers:6d}  {'tmpfs' if g.tmpfs else 'disk ':5s}  {len(g.turnup_us):8d}"
-            f"  {tu / 1000:10.2f}  {p99(g.turnup_us) / 1000:4.1f}"
-            f"  {tall / 1000:9.2f}  {p99(g.turnup_all_us or [float('nan')]) / 1000:5.1f}"
+            f"{g.peers:6d}  {'tmpfs' if g.tmpfs else 'disk ':5s}  {len(g.turnup_any_us):8d}"
+            f"  {any_ / 1000:21.2f}  {p99(g.turnup_any_us or nan) / 1000:4.1f}"
+            f"  {any_all / 1000:8.2f}  {event / 1000:16.2f}"
             f"  {len(g.finality_us):6d}  {claim / 1000:9.2f}  {p99(g.finality_us) / 1000:5.1f}"
-            f"  {ratio:12.2f}  {tall / claim:10.2f}"
-            f"  {median(g.share_cpu_us or [float('nan')]) / 1000:13.2f} ms"
+            f"  {ratio:16.2f}  {event / claim:11.2f}"
+            f"  {median(g.share_cpu_us or nan) / 1000:13.2f} ms"
             f"  {'yes' if g.finished else 'no'}"
             + ("  (target < 2: met)" if ratio < 2 else "  (target < 2: NOT met)")
         )
         stages = g.turnup_stages_us
+        if stages and stages.get("beat"):
+            print(
+                f"        by the beat (median, ms, over {len(stages['beat'])} move x member):"
+                f" sent -> the other's deck_reveal at the mover {median(stages['beat']) / 1000:.2f}"
+            )
         if stages and stages.get("out"):
             print(
-                "        where (medians, ms, over {} move x member): move out {:.2f}, share made"
-                " {:.2f}, log write {:.2f}, back {:.2f}; the four together {:.2f}".format(
-                    len(stages["out"]), *(median(stages[k]) / 1000 for k in stages)
+                "        by the event (medians, ms, over {} move x member): move out {:.2f},"
+                " share made {:.2f}, log write {:.2f}, back {:.2f}; the four together"
+                " {:.2f}".format(
+                    len(stages["out"]), *(median(stages[k]) / 1000 for k in list(stages)[:5])
                 )
             )
+        asked, answered = g.share_wants
+        print(
+            f"        deck_want: {asked} shares asked for (a share beat late past want_after, or"
+            f" lost), {answered} sent back in answers"
+        )
         for note in g.notes:
             print(f"        note: {note}")
 

@@ -73,18 +73,26 @@ def test_quick_loopback_run_prints_the_table() -> None:
 
 def test_quick_shuffle_run_prints_turn_ups_beside_claims() -> None:
     # Issue 19 on real sockets: a shuffle game's turn-ups timed beside its claims' finality,
-    # where a turn-up's time goes, and the share work's CPU per turn-up per peer.
+    # each other member's share counted from the first of its deck_reveal beat and its
+    # deck_shares event (and from the events alone), where a turn-up's time goes, the
+    # deck_wants sent, and the share work's CPU per turn-up per peer.
     out = run_bench("--deal", "shuffle", "--seconds", "10")
-    assert re.search(r"^ peers\s+logs\s+turn-ups\s+@mover med", out, re.MULTILINE), out
+    header = r"^ peers\s+logs\s+turn-ups\s+beat\|event @mover med\s+p99\s+@all med\s+event @mover"
+    assert re.search(header, out, re.MULTILINE), out
     rows = [line.split() for line in out.splitlines() if re.match(r"\s+2\s+disk\s", line)]
     assert len(rows) == 1, out
     row = rows[0]
-    # Turn-ups and claims were timed: counts, medians in ms and the CPU are numbers.
-    number = r"\d+(\.\d+)?"
+    # Turn-ups and claims were timed: counts, medians in ms, ratios and the CPU are numbers
+    # (the events-only figures may be nan: a share may come by its beat alone).
+    number, maybe = r"\d+(\.\d+)?", r"\d+(\.\d+)?|nan"
     assert int(row[2]) > 0 and int(row[7]) > 0, row
     for cell in (row[3], row[5], row[8], row[10], row[12]):
         assert re.fullmatch(number, cell), row
-    assert re.search(r"where \(medians, ms, over \d+ move x member\): move out", out), out
+    for cell in (row[6], row[11]):
+        assert re.fullmatch(maybe, cell), row
+    beat = r"by the beat \(median, ms, over \d+ move x member\): sent -> the other's deck_reveal"
+    assert re.search(beat, out), out
+    assert re.search(r"deck_want: \d+ shares asked for .*, \d+ sent back in answers", out), out
 
 
 @pytest.mark.netns

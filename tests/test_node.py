@@ -220,6 +220,44 @@ async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -
     assert all(len(batch) <= BEAT_CHUNK for batch in recorder.batches[3:])
 
 
+async def test_a_share_beat_is_fed_with_the_events_ahead_of_the_acks(tmp_path: Path) -> None:
+    """A ``deck_reveal`` is on a turn-up's path (docs/shuffle.md §10.14): the receive loop
+    feeds it with a burst's events, not behind its acks in chunks."""
+    identities, spec = make_game(7)
+    author = identities[1]
+
+    def beat(kind: Kind, lamport: int) -> bytes:
+        return encode_message(
+            author,
+            game_id=spec.game_id,
+            seq=0,
+            prev=None,
+            lamport=lamport,
+            kind=kind,
+            body=[],
+            version=4,
+        )
+
+    acks = [beat(Kind.ACK, 10 + i) for i in range(2 * BEAT_CHUNK)]
+    reveal, want = beat(Kind.DECK_REVEAL, 300), beat(Kind.DECK_WANT, 70_000)
+    router = _QueuedRouter([*acks, reveal, want], routing_id(author.peer_id))
+    recorder = _FeedRecorder(len(acks) + 2, lambda: None)
+    node = make_node(identities[0], spec, tmp_path / "log")
+    node._peer = recorder  # type: ignore[assignment]
+
+    async def no_effects(effects: list[Effect]) -> None:
+        assert effects == []
+
+    node._apply = no_effects  # type: ignore[method-assign]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._receive_loop, cast(AsyncSocket, router))
+            await recorder.all_fed.wait()
+            nursery.cancel_scope.cancel()
+    assert recorder.batches[0] == [reveal, want]
+    assert [m for batch in recorder.batches[1:] for m in batch] == acks
+
+
 class _TimedPeer:
     """Stands in for the node's peer in the timer's tests: a next deadline the test sets, and
     the times at which the node ticked it."""

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
+    DeckWant,
     Drop,
     DropReason,
     EventBody,
@@ -28,10 +29,12 @@ from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.membership import Membership
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.share_beats import PeerShares
+from p2p_nertz.protocol.share_wants import ShareWants
 from p2p_nertz.protocol.state import GameState
 
 __all__ = ["Chains"]
@@ -71,8 +74,22 @@ class Chains:
         self.outbox = outbox
         #: the turn-up shares held outside the feed (docs/shuffle.md §10.14)
         self.shares = PeerShares()
+        #: our asks for the turn-up shares we lack, and our answers to others' (§10.14)
+        self.wants = ShareWants()
         self.votes_held = False  # a drop vote was delivered: check for exclusions
         self._own_known = 0  # (what finality knows of our feed, set by each advance)
+
+    def ask_shares(self, now: float, after: float, recovering: bool) -> None:
+        """At the end of an input: ask for the turn-up shares we lack (:meth:`ShareWants.step`;
+        none while we recover our own feed: we sign nothing then)."""
+        if recovering:
+            self.wants.pause()
+        else:
+            self.wants.step(self.folds, self.shares.store, self.outbox, now, after)
+
+    def answer_shares(self, to: PeerId, want: DeckWant, now: float) -> None:
+        """Answer ``to``'s ``deck_want`` from our store (:meth:`ShareWants.answer`)."""
+        self.wants.answer(self.folds, self.shares.store, self.outbox, to, want, now=now)
 
     # -- capping and giving up ----------------------------------------------------------------
     def cap(self, seat: int, upto: int) -> None:

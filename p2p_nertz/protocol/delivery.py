@@ -29,6 +29,7 @@ from p2p_nertz.protocol.bodies import (
     SHARE_BEATS,
     Beat,
     DeckReveal,
+    DeckWant,
     Drop,
     DropReason,
     EventBody,
@@ -167,8 +168,12 @@ class Delivery:
                 return _NOTHING
             return self._receive_beat(seat, message, body, now, recovery)
         if isinstance(body, SHARE_BEATS):
-            if type(body) is DeckReveal and seat != self.seat:  # (a want: not answered yet)
+            if seat == self.seat:  # (our own, echoed)
+                return _NOTHING
+            if type(body) is DeckReveal:
                 return self._receive_reveal(seat, message, body, now, recovery)
+            assert type(body) is DeckWant
+            self.chains.answer_shares(message.author, body, now)  # (from our store, §10.14)
             return _NOTHING
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)

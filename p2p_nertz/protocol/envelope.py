@@ -179,6 +179,7 @@ __all__ = [
     "defined_kinds",
     "encode_message",
     "looks_like_beat",
+    "looks_like_share_beat",
     "decode_unverified",
     "peek_beat",
     "verify_batch",
@@ -1020,6 +1021,37 @@ def looks_like_beat(data: bytes) -> bool:
         return False
     at = 1 + header + _SEQ_AT
     return data[at] == 0 and data[at + 1] == 0xC0
+
+
+#: msgpack's unsigned integers past a fixint (uint 8/16/32/64): bytes, the marker included
+_UINT_SIZE: Final = {0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9}
+_SHARE_BEAT_CODES: Final = frozenset({67, 68})  # Kind.DECK_REVEAL, Kind.DECK_WANT
+
+
+def looks_like_share_beat(data: bytes) -> bool:
+    """Tell, from the bytes alone, whether ``data`` has the shape of a share beat (a
+    ``deck_reveal`` or ``deck_want``, docs/shuffle.md §10.14): a beat-class message
+    (:func:`looks_like_beat`) whose kind, read past its Lamport time, is 67 or 68. A hint for
+    ordering work, as :func:`looks_like_beat` is (a runtime takes a burst's share beats with its
+    events: they are on a turn-up's path), never for a decision.
+
+    >>> from p2p_nertz.protocol.identity import Identity
+    >>> alice = Identity.generate(seed=bytes(32))
+    >>> def signed(kind, lamport):
+    ...     return encode_message(
+    ...         alice, game_id=bytes(32), seq=0, prev=None, lamport=lamport, kind=kind, body=[],
+    ...         version=4,
+    ...     )
+    >>> [looks_like_share_beat(signed(Kind.DECK_REVEAL, t)) for t in (7, 300, 2**40)]
+    [True, True, True]
+    >>> looks_like_share_beat(signed(Kind.ACK, 7)), looks_like_share_beat(b"not a message")
+    (False, False)
+    """
+    if not looks_like_beat(data):
+        return False
+    at = 1 + _BIN_HEADER[data[1]] + _SEQ_AT + 2  # (seq 0 and prev nil: one byte each)
+    size = 1 if data[at] <= 0x7F else _UINT_SIZE.get(data[at], 0)
+    return size > 0 and len(data) > at + size and data[at + size] in _SHARE_BEAT_CODES
 
 
 def _framed_size(payload_size: int) -> int:

@@ -18,6 +18,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Beat,
     DeckReveal,
+    DeckWant,
     EventBody,
     Want,
     encode_body,
@@ -158,10 +159,12 @@ class Outbox:
         self.ack_due = None  # (the event announces what the ack would have)
         return message, body
 
-    def sign_beat(self, kind: Kind, body: Beat | Want | DeckReveal, *, tick: bool = True) -> bytes:
-        """Sign a beat, an ack, a want or a ``deck_reveal`` (seq 0: not in our feed), timed by
-        our clock; ``tick=False``: at our clock as it is (a ``deck_reveal`` is in no order, and
-        a tick of its own would move the times of every event after it)."""
+    def sign_beat(
+        self, kind: Kind, body: Beat | Want | DeckReveal | DeckWant, *, tick: bool = True
+    ) -> bytes:
+        """Sign a beat, an ack, a want, a ``deck_reveal`` or a ``deck_want`` (seq 0: not in our
+        feed), timed by our clock; ``tick=False``: at our clock as it is (a share beat is in no
+        order, and a tick of its own would move the times of every event after it)."""
         self.clock += tick
         self.reserve(self.clock)
         return encode_message(

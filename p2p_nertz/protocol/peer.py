@@ -170,6 +170,9 @@ class PeerConfig:
             voted out.
         rejoin: a peer that learns it was dropped (not for cheating) asks to rejoin at the
             next round (DESIGN.md §6).
+        want_after: how long after its held fold turned a position up a peer that still
+            lacks a member's share of it asks everyone for it (a ``deck_want``, then again
+            after twice the wait before, a few times at most: docs/shuffle.md §10.14).
     """
 
     ack_delay: float = 0.002
@@ -183,6 +186,7 @@ class PeerConfig:
     clock_reserve: int = 1000
     phase_timeout: float = 60.0
     rejoin: bool = True
+    want_after: float = 0.5
 
     @property
     def gone_after(self) -> float:
@@ -420,7 +424,7 @@ class Peer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
-        return self._author.next_deadline()
+        return min(self._author.next_deadline(), self._chains.wants.due)
 
     # -- inputs -----------------------------------------------------------------------------
     def start(self, now: float) -> list[Effect]:
@@ -672,6 +676,7 @@ class Peer:
             # A shuffle game: the shares of what the tentative fold turned up are due now,
             # not at finality (docs/shuffle.md §10.3): a turn-up costs one round trip.
             self._act()
+        self._chains.ask_shares(now, self.config.want_after, self.recovering)
         self._author.liveness(now)
         if self._store.gaps:
             for seat, upto, source in self._store.due(now):

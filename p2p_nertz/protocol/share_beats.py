@@ -38,7 +38,7 @@ from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import Move, Table
 
-__all__ = ["BAD_SHARE", "PeerShares"]
+__all__ = ["BAD_SHARE", "PeerShares", "round_of"]
 
 #: The refusal of a ``deck_reveal`` entry whose share is not right (its proof fails, its maker
 #: or the member it stands in for is not one the round allows).
@@ -53,6 +53,12 @@ def _round_of(folds: Folds, number: int) -> DeckRound | None:
         if rs.number == number and rs.deck is not None and rs.deck.final is not None:
             return rs.deck
     return None
+
+
+def round_of(folds: Folds, number: int) -> DeckRound | None:
+    """The deck round ``number`` that a share beat of it is checked against here: the
+    tentative fold's (else the final's), its deal over; ``None``: none can be."""
+    return _round_of(folds, number)
 
 
 class PeerShares:

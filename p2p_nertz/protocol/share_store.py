@@ -148,20 +148,29 @@ class ShareStore:
                 return rs.copy()
         return view
 
+    def share(self, deck: DeckRound, slot: _Slot) -> Share | None:
+        """The share at ``slot`` of ``deck``'s round, if the store holds it (what it relays)."""
+        return self._of(deck).get(slot)
+
+    def lacking(self, deck: DeckRound, where: tuple[int, int]) -> list[int]:
+        """The members whose own share of position ``where`` neither ``deck`` nor the store
+        holds (none once ``deck`` opened it; a member dropped is opened for by partials: its
+        own share is not asked for)."""
+        if where in deck.opened:
+            return []
+        held = self._of(deck)
+        folded = deck.shares.get(where, {})
+        return [
+            m
+            for m in range(len(deck.members))
+            if m not in deck.gone and m not in folded and (m, m, *where) not in held
+        ]
+
     def missing(self, rs: RoundState) -> list[tuple[int, int, int]]:
         """``(member, deck, position)`` of each share of a position turned up and not opened in
         ``rs`` that neither ``rs`` nor the store holds, in turn-up order: what a peer asks for
-        (a member dropped is opened for by partials: its own share is not asked for)."""
+        (:meth:`lacking`)."""
         deck = rs.deck
         if deck is None:
             return []
-        held = self._of(deck)
-        out = []
-        for where in deck.turned:
-            if where in deck.opened:
-                continue
-            folded = deck.shares.get(where, {})
-            for m in range(len(deck.members)):
-                if m not in deck.gone and m not in folded and (m, m, *where) not in held:
-                    out.append((m, *where))
-        return out
+        return [(m, *where) for where in deck.turned for m in self.lacking(deck, where)]

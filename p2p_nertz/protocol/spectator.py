@@ -48,7 +48,7 @@ from p2p_nertz.protocol.finality import NO_SEAT, Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
-from p2p_nertz.rules import Pile
+from p2p_nertz.rules import Pile, Table
 
 __all__ = ["MAX_WAITING", "Spectator"]
 
@@ -91,6 +91,11 @@ class Spectator:
     def tentative(self) -> GameState:
         """The fold of every event held (:attr:`Folds.tentative`)."""
         return self._folds.tentative
+
+    @property
+    def view(self) -> Table | None:
+        """The table as drawn: the tentative fold's (a watcher holds no share store)."""
+        return self._folds.tentative.table
 
     @property
     def stable(self) -> int:

@@ -67,7 +67,7 @@ from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import Recovery
-from p2p_nertz.protocol.envelope import looks_like_beat
+from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -693,6 +693,9 @@ class PeerNode:
         # acks ahead of it, ~0.3 ms each). Beats wait in ``beats``, in order, and are fed
         # BEAT_CHUNK at a time, with the socket looked at again in between; the socket is
         # only read while fewer than MAX_BURST wait, so its HWM still bounds what is held.
+        # A share beat (deck_reveal, deck_want) is on a turn-up's path, as an event is on a
+        # claim's: it goes with the events (docs/shuffle.md §9, session 21: behind the beats,
+        # a deck_reveal reached the mover in 66-69 ms at 4 peers, with them in 19-23).
         beats: collections.deque[bytes] = collections.deque()
         while True:
             if beats:
@@ -710,7 +713,8 @@ class PeerNode:
             self._mesh.watch(messages)  # the others' beats and events, for the spectators
             events: list[bytes] = []
             for message in messages:
-                (beats if looks_like_beat(message) else events).append(message)
+                beat = looks_like_beat(message) and not looks_like_share_beat(message)
+                (beats if beat else events).append(message)
             if not events and not beats:
                 continue
             await _acquire(self._lock)  # (the recv above was this task's checkpoint)

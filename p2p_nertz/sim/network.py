@@ -169,6 +169,9 @@ class Faults:
     #: the log's sync: a message a peer sends after a record of the same input leaves this
     #: much later (one sent before it, as a shuffle game's ``deck_reveal``, does not wait)
     sync: float = 0.0
+    #: links ``(sender, receiver)`` on which every ``deck_reveal`` the sender signs is lost
+    #: (a share beat lost for good on one link; a relay's, signed by another, goes through)
+    lost_reveals: frozenset[tuple[int, int]] = frozenset()
 
     @property
     def cheaters(self) -> frozenset[int]:
@@ -529,7 +532,8 @@ class Simulation:
                 self.result.sent += 1
                 # (a share beat's faults from a stream of their own: a seed's other draws,
                 # and so the shape of its game, are those it had before the beats)
-                rng = self.share_rng if _is_reveal(effect.data) else self.rng
+                share_kind = _share_beat(effect.data)
+                rng = self.share_rng if share_kind is not None else self.rng
                 targets = (
                     [self.spec.seat_of(effect.to)]
                     if effect.to is not None
@@ -538,7 +542,9 @@ class Simulation:
                 for other in targets:
                     if other == seat:
                         continue
-                    if any(p.separates(seat, other, now) for p in faults.partitions):
+                    if any(p.separates(seat, other, now) for p in faults.partitions) or (
+                        share_kind is Kind.DECK_REVEAL and (seat, other) in faults.lost_reveals
+                    ):
                         self.result.lost += 1
                         continue
                     if rng.random() < faults.loss:
@@ -821,10 +827,14 @@ def run(config: SimConfig, schedule: Schedule | None = None) -> SimResult:
     return result
 
 
-def _is_reveal(data: bytes) -> bool:
-    """Whether ``data``, a message a simulated peer sends, is a ``deck_reveal`` (the kind read
-    from its bytes, unverified: the sim's own peers signed it)."""
+def _share_beat(data: bytes) -> Kind | None:
+    """The kind of ``data``, a message a simulated peer sends, if it is a share beat
+    (``deck_reveal`` or ``deck_want``; read from its bytes, unverified: the sim's own peers
+    signed it); else ``None``."""
     if not looks_like_beat(data):
-        return False
-    payload = msgpack.unpackb(msgpack.unpackb(data)[0])
-    return bool(payload[6] == Kind.DECK_REVEAL.value)
+        return None
+    kind = msgpack.unpackb(msgpack.unpackb(data)[0])[6]
+    return Kind(kind) if kind in _SHARE_KINDS else None
+
+
+_SHARE_KINDS = frozenset({Kind.DECK_REVEAL.value, Kind.DECK_WANT.value})

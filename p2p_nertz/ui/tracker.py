@@ -5,8 +5,10 @@ A :class:`Tracker` is fed every notice effect of a :class:`~p2p_nertz.protocol.p
 needs beyond the peer's own state: the announcements ("5♠ lost to Bob — back to waste", a
 rotation, a drop, a rejoin, a Nerts call), which members are suspected, and the end-of-round
 board. :meth:`Tracker.view` then builds a :class:`~p2p_nertz.ui.view.TableView` from the peer's
-tentative state, and :meth:`Tracker.may_abandon` says whether the player may end the game by
-an abandon now, from the core's answer. Pure: no clock, no I/O.
+tentative state, its table the peer's held view (a card its share store opens drawn face up, as
+the player's moves and the bot see it: docs/shuffle.md §10.14), and :meth:`Tracker.may_abandon`
+says whether the player may end the game by an abandon now, from the core's answer. Pure: no
+clock, no I/O.
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ class GameSource(Protocol):
     @property
     def tentative(self) -> st.GameState:
         """The fold of every event held."""
+
+    @property
+    def view(self) -> Table | None:
+        """The table as it is drawn: a peer's held view (its tentative table with the cards
+        its share store opens face up, docs/shuffle.md §10.14), a spectator's tentative
+        table."""
 
     @property
     def stable(self) -> int:
@@ -379,12 +387,13 @@ class Tracker:
         :meth:`may_abandon`."""
         keys = keys or KeyState()
         tentative = peer.tentative
+        table = peer.view  # (the held view: what the player plays on, as the core checks it)
         spec = peer.spec
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
         offer = None if final else self.may_abandon(abandon)
         return TableView(
-            table=tentative.table,
+            table=table,
             seat=self.seat,
             names=self.names,
             rules=spec.rules,
@@ -397,7 +406,7 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=status_line(tentative.table, self.seat, keys.status),
+            status=status_line(table, self.seat, keys.status),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
