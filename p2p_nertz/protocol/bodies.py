@@ -480,22 +480,34 @@ def _held(
     seqs = _seqs(counts, what)
     if not isinstance(ids, tuple) or len(ids) != seats:
         raise ValueError(f"{what} must list one id per seat ({seats})")
-    for count, prefix in zip(seqs, ids, strict=True):
-        if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
-            raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
+    # Every id is bytes, of the size its count calls for: compared at once, with C loops
+    # (this runs for every event and beat received, on the way to its delivery); the loop
+    # below only finds the first that is not, to say so.
+    if not (
+        _BYTES_ONLY.issuperset(map(type, ids))
+        and tuple(map(len, ids)) == tuple(map(_PREFIX_SIZES.__getitem__, map(bool, seqs)))
+    ):
+        for count, prefix in zip(seqs, ids, strict=True):
+            if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
+                raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
     # (Each item is checked just above: a decoded array is kept as it is.)
     return seqs, ids if type(ids) is tuple else tuple(ids)
+
+
+_BYTES_ONLY = frozenset({bytes})
+_INTS_ONLY = frozenset({int})
+#: The size of the id prefix beside a count, by whether the count is above 0.
+_PREFIX_SIZES = (0, ID_PREFIX)
 
 
 def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
     """An array of seqs (of ``what``); a decoded one is returned as it is when it holds only
     seqs. (The words of an error are made only for an error: this runs once per event.)"""
-    if type(value) is tuple:
-        for v in value:
-            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
-                break
-        else:
-            return value  # type: ignore[return-value]  # every item checked just above
+    # Only ints (not bool: its type is not int), all within range: checked with C loops.
+    if type(value) is tuple and _INTS_ONLY.issuperset(map(type, value)):
+        ints: tuple[int, ...] = value  # type: ignore[assignment]  # (just checked)
+        if not ints or (min(ints) >= 0 and max(ints) <= _MAX_SEQ):
+            return ints
     return tuple(_int(v, 0, _MAX_SEQ, f"a seq of {what}") for v in value)
 
 
@@ -575,9 +587,12 @@ def _opening(
 ) -> tuple[tuple[Body, ...], tuple[Share, ...]]:
     """A move's or claim's ``fields`` fields and the opening after them, if any (its last
     field, present only when it carries a share: one body, one encoding)."""
-    if isinstance(body, tuple) and len(body) == fields + 1:
-        opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
-        return body[:fields], opens
+    if isinstance(body, tuple):
+        if len(body) == fields:
+            return body, ()  # (what _array checks, without the call: the usual body)
+        if len(body) == fields + 1:
+            opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
+            return body[:fields], opens
     return _array(body, fields, what), ()
 
 
@@ -595,7 +610,9 @@ def _parse_claim(body: Body, seats: int) -> Play:
     move = _move(text)
     if not move.is_lake or move.foundation is None:
         raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
-    (card,) = _cards((card_text,), 1, "the claimed card")
+    card = _CARD_TEXT.get(card_text) if type(card_text) is str else None  # (as _cards does)
+    if card is None:
+        card = _card(card_text, "the claimed card")
     if card.suit is None:
         raise ValueError("a claimed joker must be declared")
     if card.suit is not move.foundation.suit:

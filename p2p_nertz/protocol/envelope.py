@@ -134,6 +134,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -776,19 +777,7 @@ def _refuse_ext(code: int, data: bytes) -> object:
 def _unpack(data: bytes, what: str) -> Any:
     """Decode exactly one msgpack value from untrusted ``data``, within the hard limits."""
     try:
-        return msgpack.unpackb(
-            data,
-            use_list=False,
-            raw=False,
-            strict_map_key=True,
-            object_pairs_hook=_freeze_map,
-            ext_hook=_refuse_ext,
-            max_str_len=MAX_MESSAGE_SIZE,
-            max_bin_len=MAX_MESSAGE_SIZE,
-            max_array_len=MAX_MESSAGE_SIZE,
-            max_map_len=MAX_MESSAGE_SIZE,
-            max_ext_len=0,
-        )
+        return _unpackb(data)
     except Exception as exc:  # msgpack reports bad input with many unrelated exception types
         detail = str(exc) or type(exc).__name__
         raise _Rejected(
@@ -796,10 +785,35 @@ def _unpack(data: bytes, what: str) -> Any:
         ) from None
 
 
-def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
-    """Check everything that needs no context and no signature; return the unverified message
-    (``cache``: where the check of the author's key is remembered)."""
-    _check_size(len(data))
+#: ``msgpack.unpackb`` with the hard limits, its options bound once (two unpacks a message).
+_unpackb = functools.partial(
+    msgpack.unpackb,
+    use_list=False,
+    raw=False,
+    strict_map_key=True,
+    object_pairs_hook=_freeze_map,
+    ext_hook=_refuse_ext,
+    max_str_len=MAX_MESSAGE_SIZE,
+    max_bin_len=MAX_MESSAGE_SIZE,
+    max_array_len=MAX_MESSAGE_SIZE,
+    max_map_len=MAX_MESSAGE_SIZE,
+    max_ext_len=0,
+)
+
+
+def _frame(data: bytes) -> tuple[bytes, bytes]:
+    """The payload and the signature of a message's bytes, its frame checked: within the
+    size limit, ``[payload: bin, signature: bin]``, a 64-byte signature, canonical.
+
+    The frame is canonical exactly when it is 3 + h + len(payload) + 64 bytes, h the
+    payload's bin header (2, 3 or 5 bytes: bin 8, 16 or 32, the narrowest that holds it): a
+    fixarray (1 byte), that bin, and the signature as a bin 8 (2 bytes). Every other header
+    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
+    every byte, so the size decides what packing the frame again and comparing would.
+    """
+    size = len(data)
+    if size > MAX_MESSAGE_SIZE:
+        _check_size(size)
     frame = _unpack(data, "the message")
     if not (
         type(frame) is tuple
@@ -814,9 +828,16 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
             RejectReason.MALFORMED,
             f"the signature is {len(signature)} bytes, not {SIGNATURE_SIZE}",
         )
-    if len(data) != _framed_size(len(payload)):
+    n = len(payload)
+    if size != 3 + (2 if n < 1 << 8 else 3 if n < 1 << 16 else 5) + n + SIGNATURE_SIZE:
         raise _Rejected(RejectReason.NON_CANONICAL, "the framing is not minimal msgpack")
+    return payload, signature
 
+
+def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
+    """Check everything that needs no context and no signature; return the unverified message
+    (``cache``: where the check of the author's key is remembered)."""
+    payload, signature = _frame(data)
     fields = _unpack(payload, "the payload")
     if type(fields) is not tuple or not fields or type(fields[0]) is not int:
         raise _Rejected(
@@ -1022,19 +1043,6 @@ def looks_like_beat(data: bytes) -> bool:
     return data[at] == 0 and data[at + 1] == 0xC0
 
 
-def _framed_size(payload_size: int) -> int:
-    """The size of the canonical framing of a payload and a 64-byte signature.
-
-    ``[payload, signature]`` is a fixarray (1 byte), the payload as the narrowest bin (8, 16
-    or 32: 2, 3 or 5 bytes of header) and the signature as bin 8 (2 bytes). Every other header
-    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
-    every byte: a frame that decodes to them is canonical exactly when it has this size. The
-    same decision as packing the frame again and comparing, without the packing.
-    """
-    header = 2 if payload_size < 1 << 8 else 3 if payload_size < 1 << 16 else 5
-    return 3 + header + payload_size + SIGNATURE_SIZE
-
-
 def _check_size(size: int) -> None:
     if size > MAX_MESSAGE_SIZE:
         raise _Rejected(
@@ -1056,7 +1064,8 @@ def _check_counter(name: str, value: object) -> None:
 
 
 _SCALARS: Final = frozenset({type(None), bool, int, str, bytes})
-_TUPLES_ONLY: Final = frozenset({tuple})
+_SCALARS_AND_TUPLE: Final = _SCALARS | {tuple}
+_is_tuple = tuple.__instancecheck__  # (of a level of scalars and tuples: its type is tuple)
 _chain = itertools.chain
 
 
@@ -1065,23 +1074,18 @@ def _check_body(body: object) -> None:
     if type(body) in _SCALARS:
         return
     if type(body) is tuple:
-        # The usual body, an array of scalars and arrays of scalars (an event's frontier: an
-        # array of two such arrays), is within every bound: recognised with C loops, without
-        # a call per array. Anything else takes the walk.
-        for item in body:
-            if type(item) not in _SCALARS and not (
-                type(item) is tuple
-                and (
-                    _SCALARS.issuperset(map(type, item))
-                    or (
-                        _TUPLES_ONLY.issuperset(map(type, item))
-                        and _SCALARS.issuperset(map(type, _chain(*item)))
-                    )
-                )
-            ):
+        # The usual body, arrays of scalars nested at most three deep (an event's frontier:
+        # an array of two such arrays, in the body's array), is within every bound:
+        # recognised a level at a time with C loops, without a Python step per item. Anything
+        # else takes the walk, which accepts every body this does.
+        level: tuple[object, ...] = body
+        for _ in range(3):
+            types = set(map(type, level))
+            if types <= _SCALARS:
+                return
+            if not types <= _SCALARS_AND_TUPLE:
                 break
-        else:
-            return
+            level = tuple(_chain.from_iterable(filter(_is_tuple, level)))  # type: ignore[arg-type]
     _check_nested(body, 0)
 
 
