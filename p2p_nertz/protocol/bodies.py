@@ -480,34 +480,22 @@ def _held(
     seqs = _seqs(counts, what)
     if not isinstance(ids, tuple) or len(ids) != seats:
         raise ValueError(f"{what} must list one id per seat ({seats})")
-    # Every id is bytes, of the size its count calls for: compared at once, with C loops
-    # (this runs for every event and beat received, on the way to its delivery); the loop
-    # below only finds the first that is not, to say so.
-    if not (
-        _BYTES_ONLY.issuperset(map(type, ids))
-        and tuple(map(len, ids)) == tuple(map(_PREFIX_SIZES.__getitem__, map(bool, seqs)))
-    ):
-        for count, prefix in zip(seqs, ids, strict=True):
-            if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
-                raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
+    for count, prefix in zip(seqs, ids, strict=True):
+        if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if count else 0):
+            raise ValueError(f"an id of {what} is {ID_PREFIX} bytes (none for an empty feed)")
     # (Each item is checked just above: a decoded array is kept as it is.)
     return seqs, ids if type(ids) is tuple else tuple(ids)
-
-
-_BYTES_ONLY = frozenset({bytes})
-_INTS_ONLY = frozenset({int})
-#: The size of the id prefix beside a count, by whether the count is above 0.
-_PREFIX_SIZES = (0, ID_PREFIX)
 
 
 def _seqs(value: tuple[Body, ...], what: str) -> tuple[int, ...]:
     """An array of seqs (of ``what``); a decoded one is returned as it is when it holds only
     seqs. (The words of an error are made only for an error: this runs once per event.)"""
-    # Only ints (not bool: its type is not int), all within range: checked with C loops.
-    if type(value) is tuple and _INTS_ONLY.issuperset(map(type, value)):
-        ints: tuple[int, ...] = value  # type: ignore[assignment]  # (just checked)
-        if not ints or (min(ints) >= 0 and max(ints) <= _MAX_SEQ):
-            return ints
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not int or not 0 <= v <= _MAX_SEQ:
+                break
+        else:
+            return value  # type: ignore[return-value]  # every item checked just above
     return tuple(_int(v, 0, _MAX_SEQ, f"a seq of {what}") for v in value)
 
 

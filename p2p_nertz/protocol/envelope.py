@@ -134,7 +134,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -777,28 +776,24 @@ def _refuse_ext(code: int, data: bytes) -> object:
 def _unpack(data: bytes, what: str) -> Any:
     """Decode exactly one msgpack value from untrusted ``data``, within the hard limits."""
     try:
-        return _unpackb(data)
+        return msgpack.unpackb(
+            data,
+            use_list=False,
+            raw=False,
+            strict_map_key=True,
+            object_pairs_hook=_freeze_map,
+            ext_hook=_refuse_ext,
+            max_str_len=MAX_MESSAGE_SIZE,
+            max_bin_len=MAX_MESSAGE_SIZE,
+            max_array_len=MAX_MESSAGE_SIZE,
+            max_map_len=MAX_MESSAGE_SIZE,
+            max_ext_len=0,
+        )
     except Exception as exc:  # msgpack reports bad input with many unrelated exception types
         detail = str(exc) or type(exc).__name__
         raise _Rejected(
             RejectReason.MALFORMED, f"{what} is not one msgpack value: {detail}"
         ) from None
-
-
-#: ``msgpack.unpackb`` with the hard limits, its options bound once (two unpacks a message).
-_unpackb = functools.partial(
-    msgpack.unpackb,
-    use_list=False,
-    raw=False,
-    strict_map_key=True,
-    object_pairs_hook=_freeze_map,
-    ext_hook=_refuse_ext,
-    max_str_len=MAX_MESSAGE_SIZE,
-    max_bin_len=MAX_MESSAGE_SIZE,
-    max_array_len=MAX_MESSAGE_SIZE,
-    max_map_len=MAX_MESSAGE_SIZE,
-    max_ext_len=0,
-)
 
 
 def _frame(data: bytes) -> tuple[bytes, bytes]:
@@ -1064,8 +1059,7 @@ def _check_counter(name: str, value: object) -> None:
 
 
 _SCALARS: Final = frozenset({type(None), bool, int, str, bytes})
-_SCALARS_AND_TUPLE: Final = _SCALARS | {tuple}
-_is_tuple = tuple.__instancecheck__  # (of a level of scalars and tuples: its type is tuple)
+_TUPLES_ONLY: Final = frozenset({tuple})
 _chain = itertools.chain
 
 
@@ -1074,18 +1068,23 @@ def _check_body(body: object) -> None:
     if type(body) in _SCALARS:
         return
     if type(body) is tuple:
-        # The usual body, arrays of scalars nested at most three deep (an event's frontier:
-        # an array of two such arrays, in the body's array), is within every bound:
-        # recognised a level at a time with C loops, without a Python step per item. Anything
-        # else takes the walk, which accepts every body this does.
-        level: tuple[object, ...] = body
-        for _ in range(3):
-            types = set(map(type, level))
-            if types <= _SCALARS:
-                return
-            if not types <= _SCALARS_AND_TUPLE:
+        # The usual body, an array of scalars and arrays of scalars (an event's frontier: an
+        # array of two such arrays), is within every bound: recognised with C loops, without
+        # a call per array. Anything else takes the walk.
+        for item in body:
+            if type(item) not in _SCALARS and not (
+                type(item) is tuple
+                and (
+                    _SCALARS.issuperset(map(type, item))
+                    or (
+                        _TUPLES_ONLY.issuperset(map(type, item))
+                        and _SCALARS.issuperset(map(type, _chain(*item)))
+                    )
+                )
+            ):
                 break
-            level = tuple(_chain.from_iterable(filter(_is_tuple, level)))  # type: ignore[arg-type]
+        else:
+            return
     _check_nested(body, 0)
 
 
