@@ -402,6 +402,49 @@ def opcodes(
     return sum(counts.values()), named, called
 
 
+def claim_path(
+    sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
+) -> dict[str, tuple[int, float, float]]:
+    """The Python opcodes of seat 0's feeds of the others' claims and acks, on the way to a
+    claim's finality (docs/latency.md, session 21): for each of the two kinds, how many feeds,
+    the opcodes per feed before the receive path delivers the event (``Delivery.deliver``;
+    an ack delivers no event of its own), and the opcodes per feed in all. Replayed as
+    :func:`replay` does, after one replay to warm it; deterministic."""
+    kinds = [
+        decode_message(args[0]).kind.name if name == "feed" else ""  # type: ignore[arg-type]
+        for name, args in inputs
+    ]
+    counts: dict[str, list[int]] = {"CLAIM": [0, 0, 0], "ACK": [0, 0, 0]}
+    current: list[Any] = [None, True]  # the kind's counts, and whether not delivered yet
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            current[0][2] += 1
+            current[0][1] += current[1]
+        elif event == "call" and frame.f_code.co_qualname == "Delivery.deliver":
+            current[1] = False
+        return trace
+
+    replay(sim, inputs)  # (warm)
+    peer = Peer(sim.identities[0], sim.spec, 0.0, sim.config.peer, envelopes=EnvelopeCache())
+    for (name, args), kind in zip(inputs, kinds, strict=True):
+        traced = kind in counts
+        if traced:
+            current[:] = [counts[kind], True]
+            counts[kind][0] += 1
+            sys.settrace(trace)
+        try:
+            getattr(peer, name)(*args)
+        finally:
+            sys.settrace(None)
+        peer.next_deadline()
+        peer.table_gone(args[-1])  # type: ignore[arg-type]
+    return {
+        k: (n, before / max(1, n), total / max(1, n)) for k, (n, before, total) in counts.items()
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -418,7 +461,24 @@ def main() -> int:
         help="only print the acks' figures: messages, signatures, verifies and acks per claim "
         "and finality at the author and at the others, per ack window, at 2, 4 and 8 peers",
     )
+    parser.add_argument(
+        "--claim-path",
+        action="store_true",
+        help="only count the Python opcodes of seat 0's feeds of the others' claims (before "
+        "and after the claim's delivery) and acks, at 2, 4 and 8 peers",
+    )
     args = parser.parse_args()
+    if args.claim_path:
+        print("Python opcodes per feed of seat 0, its inputs replayed (deterministic):")
+        for players in (2, 4, 8):
+            sim, inputs, _ = recorded_inputs(players)
+            path = claim_path(sim, inputs)
+            (claims, before, total), (acks, _, ack_total) = path["CLAIM"], path["ACK"]
+            print(
+                f"  {players} peers: a claim's feed {before:7.1f} before its delivery, "
+                f"{total:7.1f} in all ({claims} feeds); an ack's {ack_total:7.1f} ({acks} feeds)"
+            )
+        return 0
     if args.acks:
         from p2p_nertz.runtime.node import NODE_CONFIG
 

@@ -20,7 +20,7 @@ from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
@@ -575,3 +575,39 @@ async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: 
     assert result.termination is Termination.ABANDONED
     gone = spec.seat_of(identities[1].peer_id)
     assert gone in peer.final.dropped  # the absent member, by the signed abandon
+
+
+def test_a_received_event_is_logged_after_the_sends_that_follow_it_and_before_our_next_event(
+    tmp_path: Path,
+) -> None:
+    # The ack of a received claim goes out before the claim's record is written (an unsynced
+    # write, never waited for); our own event after it is written with it, in the log's order,
+    # and before our event is sent; a received event last is written once the input is done.
+    identities, spec = make_game(10)
+    node = make_node(identities[0], spec, tmp_path / "log")
+    done: list[tuple[str, object]] = []
+
+    async def write(records: list[LogRecord]) -> None:
+        done.append(("write", [(r.kind, r.data) for r in records]))
+
+    node._write = write  # type: ignore[method-assign]
+    node._send = lambda effect: done.append(("send", effect.data))  # type: ignore[method-assign]
+    node._check_done = lambda: None  # type: ignore[method-assign]
+    received, own = RecordKind.RECEIVED_EVENT, RecordKind.SENT_EVENT
+    effects: list[Effect] = [
+        Record(b"claim", own=False),
+        Send(b"ack"),
+        Record(b"ours", own=True),
+        Send(b"ours"),
+        Record(b"move", own=False),
+        Send(b"ack 2"),
+        Record(b"move 2", own=False),
+    ]
+    trio.run(node._apply, effects)
+    assert done == [
+        ("send", b"ack"),
+        ("write", [(received, b"claim"), (own, b"ours")]),
+        ("send", b"ours"),
+        ("send", b"ack 2"),
+        ("write", [(received, b"move"), (received, b"move 2")]),
+    ]

@@ -90,6 +90,12 @@ BODIES: list[Any] = [
     (),
     (1, b"x", None, "s", True),
     ((1, 2), (b"a", b"b"), 3),
+    (((1, 2), (b"a", b"")), 1, "8h>f1", "8h", ("2c",)),  # a claim's: three levels
+    ((1, ("a", (2,))),),  # scalars and arrays mixed at every level
+    ((((1,),),),),  # arrays four deep: past the levels looked at
+    ((1, (2, (3, MappingProxyType({"a": 1})))),),  # a map three arrays deep
+    ((1, (2, (3, 1.5))),),  # a float three arrays deep
+    ((1, 2), ((3, [4]),)),  # a list at the third level
     ((1, (2, 3)),),
     (MappingProxyType({"a": 1}),),
     (MappingProxyType({"a": 1, b"b": 2}),),  # mixed key types

@@ -575,9 +575,12 @@ def _opening(
 ) -> tuple[tuple[Body, ...], tuple[Share, ...]]:
     """A move's or claim's ``fields`` fields and the opening after them, if any (its last
     field, present only when it carries a share: one body, one encoding)."""
-    if isinstance(body, tuple) and len(body) == fields + 1:
-        opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
-        return body[:fields], opens
+    if isinstance(body, tuple):
+        if len(body) == fields:
+            return body, ()  # (what _array checks, without the call: the usual body)
+        if len(body) == fields + 1:
+            opens = decode_opening(body[fields], members=max(seats, 2), size=MAX_DECK)
+            return body[:fields], opens
     return _array(body, fields, what), ()
 
 
@@ -595,7 +598,9 @@ def _parse_claim(body: Body, seats: int) -> Play:
     move = _move(text)
     if not move.is_lake or move.foundation is None:
         raise ValueError(f"a claim is a lake move naming its foundation, not {move}")
-    (card,) = _cards((card_text,), 1, "the claimed card")
+    card = _CARD_TEXT.get(card_text) if type(card_text) is str else None  # (as _cards does)
+    if card is None:
+        card = _card(card_text, "the claimed card")
     if card.suit is None:
         raise ValueError("a claimed joker must be declared")
     if card.suit is not move.foundation.suit:

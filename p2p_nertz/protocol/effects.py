@@ -42,7 +42,9 @@ class Send:
 class Record:
     """Append ``data`` (a wire message) to the durable log; ``own``: one of our events.
 
-    The runtime must make it durable before performing any :class:`Send` after it.
+    The runtime must make one of our events durable before performing any :class:`Send`
+    after it; a received event is only written, in order, and need not precede a send
+    (docs/protocol.md §1.1, §9.6).
     """
 
     data: bytes

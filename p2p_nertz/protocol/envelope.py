@@ -797,10 +797,19 @@ def _unpack(data: bytes, what: str) -> Any:
         ) from None
 
 
-def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
-    """Check everything that needs no context and no signature; return the unverified message
-    (``cache``: where the check of the author's key is remembered)."""
-    _check_size(len(data))
+def _frame(data: bytes) -> tuple[bytes, bytes]:
+    """The payload and the signature of a message's bytes, its frame checked: within the
+    size limit, ``[payload: bin, signature: bin]``, a 64-byte signature, canonical.
+
+    The frame is canonical exactly when it is 3 + h + len(payload) + 64 bytes, h the
+    payload's bin header (2, 3 or 5 bytes: bin 8, 16 or 32, the narrowest that holds it): a
+    fixarray (1 byte), that bin, and the signature as a bin 8 (2 bytes). Every other header
+    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
+    every byte, so the size decides what packing the frame again and comparing would.
+    """
+    size = len(data)
+    if size > MAX_MESSAGE_SIZE:
+        _check_size(size)
     frame = _unpack(data, "the message")
     if not (
         type(frame) is tuple
@@ -815,9 +824,16 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
             RejectReason.MALFORMED,
             f"the signature is {len(signature)} bytes, not {SIGNATURE_SIZE}",
         )
-    if len(data) != _framed_size(len(payload)):
+    n = len(payload)
+    if size != 3 + (2 if n < 1 << 8 else 3 if n < 1 << 16 else 5) + n + SIGNATURE_SIZE:
         raise _Rejected(RejectReason.NON_CANONICAL, "the framing is not minimal msgpack")
+    return payload, signature
 
+
+def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
+    """Check everything that needs no context and no signature; return the unverified message
+    (``cache``: where the check of the author's key is remembered)."""
+    payload, signature = _frame(data)
     fields = _unpack(payload, "the payload")
     if type(fields) is not tuple or not fields or type(fields[0]) is not int:
         raise _Rejected(
@@ -1052,19 +1068,6 @@ def looks_like_share_beat(data: bytes) -> bool:
     at = 1 + _BIN_HEADER[data[1]] + _SEQ_AT + 2  # (seq 0 and prev nil: one byte each)
     size = 1 if data[at] <= 0x7F else _UINT_SIZE.get(data[at], 0)
     return size > 0 and len(data) > at + size and data[at + size] in _SHARE_BEAT_CODES
-
-
-def _framed_size(payload_size: int) -> int:
-    """The size of the canonical framing of a payload and a 64-byte signature.
-
-    ``[payload, signature]`` is a fixarray (1 byte), the payload as the narrowest bin (8, 16
-    or 32: 2, 3 or 5 bytes of header) and the signature as bin 8 (2 bytes). Every other header
-    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
-    every byte: a frame that decodes to them is canonical exactly when it has this size. The
-    same decision as packing the frame again and comparing, without the packing.
-    """
-    header = 2 if payload_size < 1 << 8 else 3 if payload_size < 1 << 16 else 5
-    return 3 + header + payload_size + SIGNATURE_SIZE
 
 
 def _check_size(size: int) -> None:

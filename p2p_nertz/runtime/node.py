@@ -29,9 +29,15 @@ it returns happen under one :class:`trio.Lock`. Effects are applied **in order**
 effects that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`:
 events, clock reservations, proofs, the end of a recovery) are batched into one write that
 completes before any :class:`Send` that follows them is handed to a DEALER (a batch holding
-anything but received events is synced first: :meth:`NodeLog.write`). Other effects (notices)
-go to an optional callback, in order. After a broadcast to two members or more the node yields
-the CPU, so that zmq's I/O thread sends it before the node goes on.
+anything but received events is synced first: :meth:`NodeLog.write`). A batch of received
+events alone is the exception: it is written after the sends that follow it, with the next
+batch or once the input's effects are applied (in the log's order all the same), so that the
+ack of a claim is not held back by its record (a write that costs a woken process tens of
+µs; docs/latency.md, session 21). It is not synced either way: a process killed between the
+two loses the record as a machine crash loses an unsynced one, and gap repair fetches it
+again. Other effects (notices) go to an optional callback, in order. After a broadcast to two
+members or more the node yields the CPU, so that zmq's I/O thread sends it before the node goes
+on.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
@@ -66,6 +72,7 @@ import zmq
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.logfile.format import Record as LogRecord
+from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import Recovery
 from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -624,13 +631,16 @@ class PeerNode:
     async def _apply(self, effects: list[Effect]) -> None:
         """Carry out the peer's effects in order; the caller holds the lock."""
         durable: list[LogRecord] = []
+        must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
         for effect in effects:
             if isinstance(effect, Send):
-                if durable:
+                if must_sync:
                     await self._write(durable)
-                    durable = []
+                    durable, must_sync = [], False
+                # (Received events alone wait for the next write, or the end: the ack of a
+                # claim is not held back by its record, see the module docstring.)
                 self._send(effect)
                 if effect.to is None and watching:
                     watched.append(effect.data)  # our beats tell a spectator what is final
@@ -638,6 +648,7 @@ class PeerNode:
             record = durable_record(effect)
             if record is not None:
                 durable.append(record)
+                must_sync = must_sync or record.kind is not RecordKind.RECEIVED_EVENT
                 if isinstance(effect, Record) and watching:
                     watched.append(effect.data)
                 if not isinstance(effect, Recovered):
