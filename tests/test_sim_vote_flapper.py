@@ -75,9 +75,9 @@ def test_sim_vote_flapper_the_honest_peers_finish_with_everyone_in(players: int)
 
 def _fresh(roster: Roster, seat: int) -> tuple[int | None, list[tuple[int, int]]]:
     """``before_lift`` and ``lifted_trials`` of ``roster`` with nothing kept from before."""
-    roster_module._LIFT_MEMO.clear()
-    roster_module._replayed.cache_clear()
-    return roster.before_lift(seat), lifted_trials(roster, seat)
+    fresh = roster.copy()
+    fresh.memo = roster_module._Memo()
+    return fresh.before_lift(seat), lifted_trials(fresh, seat)
 
 
 def test_sim_vote_flapper_kept_answers_are_those_of_a_fold_from_nothing() -> None:
@@ -103,12 +103,12 @@ def test_sim_vote_flapper_a_replay_goes_on_from_the_fold_of_the_ops_before() -> 
     # the first (kept in the replays its copies share) and must be the fold from nothing.
     half = roster.copy()
     half.ops = ops[: len(ops) // 2]
-    half.replays = {}
+    half.memo = roster_module._Memo()
     half._without(TARGET, 0)
     whole = half.copy()
     whole.ops = ops
     went_on = whole._without(TARGET, 0)
-    assert whole.replays is half.replays and len(half.replays) == 1
+    assert whole.memo is half.memo and len(half.memo.replays) == 1
     scratch = roster._replay(ops, {**roster.dropped, TARGET: 0}, {}, plain=True)
     assert (went_on.dropped, went_on.votes, went_on.frozen, went_on.ops) == (
         scratch.dropped,
