@@ -108,7 +108,7 @@ def test_sim_vote_flapper_a_replay_goes_on_from_the_fold_of_the_ops_before() -> 
     whole = half.copy()
     whole.ops = ops
     went_on = whole._without(TARGET, 0)
-    assert whole.memo is half.memo and len(half.memo.replays) == 1
+    assert whole.memo is half.memo and len(half.memo.folds) == 1
     scratch = roster._replay(ops, {**roster.dropped, TARGET: 0}, {}, plain=True)
     assert (went_on.dropped, went_on.votes, went_on.frozen, went_on.ops) == (
         scratch.dropped,

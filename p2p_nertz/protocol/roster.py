@@ -604,30 +604,84 @@ def _fold_on(
     *,
     cuts: dict[int, int],
     caps: dict[int, Cap],
+    plain: bool = False,
 ) -> Roster:
     """``ops`` folded from ``origin`` without each member's events past its ``cuts`` nor its
-    votes past ``caps``, each drop as :meth:`Roster.settle` decides it (one fold of
-    :func:`_replayed`); on from the fold ``memo`` keeps for these cuts and caps where that one
-    is of the same origin and folded the first of ``ops`` (the fold of one op after another
-    is the fold of the ops), and kept in its place. Asked for the events before each
-    withdrawal in turn, each fold goes on from the one before: a member that flaps costs a
-    fold of the events since its last flap, not since the game's start (docs/protocol.md
-    §9.2, *a member that flaps*; ``scripts/bench_flap.py``)."""
-    key = (tuple(sorted(cuts.items())), tuple(sorted(caps.items())))
-    kept = memo.passes.get(key)
-    if kept is not None and kept[0] is origin and ops[: len(kept[1])] == kept[1]:
-        done, last = len(kept[1]), kept[2]
-        if done == len(ops):
-            return last
-        roster = last._replay(ops[done:], cuts, caps, plain=False, start=last.copy())
-    else:
+    votes past ``caps``, each drop by the votes alone (``plain``) or as :meth:`Roster.settle`
+    decides it (:meth:`Roster._replay`); on from the latest fold ``memo`` keeps for the same
+    cuts, caps and ``plain`` whose ops are the first of ``ops`` (:class:`_Spine`): the fold of
+    one op after another is the fold of the ops. Asked for the events before each withdrawal
+    in turn (:meth:`Roster.before_lift`, :func:`lifted_trials`), or after each vote of a
+    replay (:meth:`Roster._without`), each fold goes on from one before it, and a member that
+    flaps costs the others a fold of the events since its last flap, not since the game's
+    start (docs/protocol.md §9.2, *a member that flaps*; ``scripts/bench_flap.py``)."""
+    key = (plain, tuple(sorted(cuts.items())), tuple(sorted(caps.items())))
+    spine = memo.folds.get(key)
+    if spine is None or spine.origin is not origin:
+        if len(memo.folds) >= _REPLAYS_KEPT:
+            memo.folds.clear()
+        spine = memo.folds[key] = _Spine(origin)
+    done, last = spine.before(ops)
+    if last is None:
         start = Roster(seats)
         start.origin = origin
-        roster = start._replay(ops, cuts, caps, plain=False)
-    if len(memo.passes) >= _REPLAYS_KEPT and key not in memo.passes:
-        memo.passes.clear()
-    memo.passes[key] = (origin, ops, roster)
+        roster = start._replay(ops, cuts, caps, plain=plain)
+    elif done == len(ops):
+        return last
+    else:
+        roster = last._replay(ops[done:], cuts, caps, plain=plain, start=last.copy())
+    spine.keep(ops, roster)
     return roster
+
+
+class _Spine:
+    """The folds :func:`_fold_on` keeps for one key: of the first ``n`` of :attr:`ops` for
+    each ``(n, fold)`` of :attr:`kept` (ascending ``n``, at most :data:`_SPINE_KEPT`), all
+    from :attr:`origin`. A fold asked of other ops keeps those of the ops both begin with."""
+
+    __slots__ = ("kept", "ops", "origin")
+
+    def __init__(self, origin: Roster | None) -> None:
+        self.origin = origin
+        self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
+        self.kept: list[tuple[int, Roster]] = []
+
+    def before(self, ops: tuple[tuple[int, int, Drop | None], ...]) -> tuple[int, Roster | None]:
+        """The latest fold kept of the first of ``ops``: ``(n, fold)``, ``(0, None)`` if none."""
+        same = _common(self.ops, ops)
+        for n, fold in reversed(self.kept):
+            if n <= same:
+                return n, fold
+        return 0, None
+
+    def keep(self, ops: tuple[tuple[int, int, Drop | None], ...], fold: Roster) -> None:
+        """Keep ``fold``, of ``ops``: on this spine if they are the first of :attr:`ops`, else
+        as its new end (the folds kept past where the two part are let go)."""
+        same, n = _common(self.ops, ops), len(ops)
+        if same < len(self.ops) and same < n:
+            self.kept = [k for k in self.kept if k[0] <= same]
+        if same < n:
+            self.ops = ops
+        kept = [k for k in self.kept if k[0] != n]
+        kept.append((n, fold))
+        kept.sort(key=lambda k: k[0])
+        self.kept = kept if len(kept) <= _SPINE_KEPT else [*kept[:-1:2], kept[-1]]
+
+
+def _common(a: tuple[object, ...], b: tuple[object, ...]) -> int:
+    """How many first elements ``a`` and ``b`` have in common (a few comparisons of slices,
+    each in C: the ops a fold is asked of mostly begin with those of the fold before)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # (a[:lo] == b[:lo], a[:hi] != b[:hi])
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
@@ -664,31 +718,14 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     return list(last.trials)
 
 
-#: A fold of membership events kept to go on from (:class:`_Memo`): the roster's
-#: :attr:`Roster.origin` and the ops it folded then, and the fold.
-_Replay = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], Roster]
-
-
 def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:
     """:meth:`Roster._without`: ``roster``'s ops folded again from its origin with ``cuts``
-    (``settle(plain=True)``), on from the fold of the ops before (kept in
-    :attr:`_Memo.replays`, shared by the roster's copies) where that fold is of the same
-    origin and the same first ops. The fold of one op after another is the fold of the ops:
-    asked after each vote of a replay (``settle``), each fold again of every op made a
-    replay's cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
-    key = tuple(sorted(cuts.items()))
-    ops, kept = roster.ops, roster.memo.replays.get(key)
-    if kept is not None and kept[0] is roster.origin and ops[: len(kept[1])] == kept[1]:
-        done = len(kept[1])
-        if done == len(ops):
-            return kept[2]
-        alone = roster._replay(ops[done:], cuts, {}, plain=True, start=kept[2].copy())
-    else:
-        alone = roster._replay(ops, cuts, {}, plain=True)
-    if len(roster.memo.replays) >= _REPLAYS_KEPT and key not in roster.memo.replays:
-        roster.memo.replays.clear()
-    roster.memo.replays[key] = (roster.origin, ops, alone)
-    return alone
+    (``settle(plain=True)``), on from a fold of the ops before (:func:`_fold_on`). Asked
+    after each vote of a replay (``settle``), each fold again of every op made a replay's
+    cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
+    return _fold_on(
+        roster.memo, roster.origin, roster.seats, roster.ops, cuts=cuts, caps={}, plain=True
+    )
 
 
 def _first_lift_cut(roster: Roster, seat: int) -> int | None:
@@ -741,18 +778,17 @@ class _Memo:
     another's (docs/protocol.md §9.2, *a member that flaps*).
 
     Attributes:
-        replays: cuts -> :func:`_without_kept`'s last fold with them.
-        passes: (cuts, caps) -> :func:`_fold_on`'s last fold with them.
+        folds: (plain, cuts, caps) -> the folds :func:`_fold_on` made with them (for
+            :func:`_replayed` and :func:`_without_kept`).
         answers: a lift's id (an entry of :attr:`Roster.lifts`) -> what
             :meth:`Roster.before_lift` and :func:`lifted_trials` answered for it.
     """
 
-    __slots__ = ("answers", "passes", "replays")
+    __slots__ = ("answers", "folds")
 
     def __init__(self) -> None:
-        self.replays: dict[tuple[tuple[int, int], ...], _Replay] = {}
-        self.passes: dict[tuple[tuple[tuple[int, int], ...], tuple[tuple[int, Cap], ...]], _Replay]
-        self.passes = {}
+        self.folds: dict[tuple[bool, tuple[tuple[int, int], ...], tuple[object, ...]], _Spine]
+        self.folds = {}
         self.answers: dict[int, _Answers] = {}
 
 
@@ -932,5 +968,6 @@ _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCA
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
-_REPLAYS_KEPT = 64  # (how many folds of different cuts a roster's copies keep, at most)
+_REPLAYS_KEPT = 64  # (how many spines of different cuts and caps a roster's copies keep)
+_SPINE_KEPT = 64  # (how many folds a spine keeps: past it, every other one is let go)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)
