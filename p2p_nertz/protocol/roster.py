@@ -710,7 +710,7 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
                 continue  # (the same events read before it: the same trial)
             own = _answers(roster.memo, lift)
             if own.trial == _UNASKED:
-                own.trial = _trial(roster, seat, lift[4])
+                own.trial = _found(roster, seat, roster.read[: lift[4]], trial=True)
             found[key] = own.trial
         last.trials = tuple(
             (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
@@ -741,18 +741,39 @@ def _first_lift_cut(roster: Roster, seat: int) -> int | None:
         for lift in lifts:
             own = _answers(memo, lift)
             if own.before == _UNASKED:
-                ops = roster.ops[: lift[3]]
-                own.before = dict(_replayed(memo, roster.origin, roster.seats, ops)).get(seat)
+                own.before = _found(roster, seat, roster.ops[: lift[3]], trial=False)
             if own.before is not None:
                 last.first = own.before
                 break
     return last.first
 
 
-def _trial(roster: Roster, seat: int, end: int) -> int | None:
-    """:func:`lifted_trials` for one withdrawal, the first ``end`` membership events read
-    before it: the first count that drops ``seat`` there, or ``None``."""
-    read = roster.read[:end]
+def _found(
+    roster: Roster, seat: int, events: tuple[tuple[int, int, Drop | None], ...], *, trial: bool
+) -> int | None:
+    """What the membership events before a withdrawal answer for ``seat``: the cut at which
+    ``events`` (the ops before it) drop it (:meth:`Roster.before_lift`), or with ``trial``
+    the first count that drops it where ``events`` are those read before it (:func:`_trial`).
+    Kept by what they read (:attr:`_Memo.found`): a fold made again makes its withdrawals
+    again, as new lifts whose answers it has not kept, of the same events before them."""
+    memo = roster.memo
+    key = (trial, seat, len(events))
+    kept = memo.found.get(key)
+    if kept is not None and kept[0] is roster.origin and kept[1] == events:
+        return kept[2]
+    if trial:
+        answer = _trial(roster, seat, events)
+    else:
+        answer = dict(_replayed(memo, roster.origin, roster.seats, events)).get(seat)
+    if len(memo.found) >= _ANSWERS_KEPT:
+        memo.found.clear()
+    memo.found[key] = (roster.origin, events, answer)
+    return answer
+
+
+def _trial(roster: Roster, seat: int, read: tuple[tuple[int, int, Drop | None], ...]) -> int | None:
+    """:func:`lifted_trials` for one withdrawal, the membership events ``read`` before it:
+    the first count that drops ``seat`` there, or ``None``."""
     last = max((seq for author, seq, _ in read if author == seat), default=0)
     counts = {
         body.last_seq
@@ -782,14 +803,17 @@ class _Memo:
             :func:`_replayed` and :func:`_without_kept`).
         answers: a lift's id (an entry of :attr:`Roster.lifts`) -> what
             :meth:`Roster.before_lift` and :func:`lifted_trials` answered for it.
+        found: (trial, seat, how many events) -> the events and what :func:`_found`
+            answered for them.
     """
 
-    __slots__ = ("answers", "folds")
+    __slots__ = ("answers", "folds", "found")
 
     def __init__(self) -> None:
         self.folds: dict[tuple[bool, tuple[tuple[int, int], ...], tuple[object, ...]], _Spine]
         self.folds = {}
         self.answers: dict[int, _Answers] = {}
+        self.found: dict[tuple[bool, int, int], _Found] = {}
 
 
 #: How many lifts' answers a :class:`_Memo` keeps at most. What a lift's answers read (the
@@ -800,6 +824,8 @@ class _Memo:
 #: share an answer. Without them a member that votes a member out and withdraws, over and
 #: over, made each input of every peer fold all its withdrawals again.
 _ANSWERS_KEPT = 1 << 15
+#: An answer of :func:`_found`: the origin and the events it read, and the answer.
+_Found = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], "int | None"]
 _UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negative)
 
 
