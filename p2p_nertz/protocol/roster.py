@@ -972,8 +972,9 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     quoted: dict[int, bytes] = {}
     split: int | None = None
     for v in votes:
-        for seq in range(v.last_seq - len(v.ids) + 1, v.last_seq + 1):
-            if quoted.setdefault(seq, v.id_at(seq)) != v.id_at(seq):
+        first = v.last_seq - len(v.ids) + 1
+        for seq, prefix in enumerate(v.ids, first):  # (v.id_at(seq), without a call each)
+            if quoted.setdefault(seq, prefix) != prefix:
                 split = seq if split is None else min(split, seq)
     proven = split is not None or any(v.reason is DropReason.EQUIVOCATION for v in votes)
     counts = [v.last_seq for v in votes]
