@@ -621,7 +621,8 @@ def _fold_on(
         if len(memo.folds) >= _REPLAYS_KEPT:
             memo.folds.clear()
         spine = memo.folds[key] = _Spine(origin)
-    done, last = spine.before(ops)
+    same = _common(spine.ops, ops)
+    done, last = spine.before(same)
     if last is None:
         start = Roster(seats)
         start.origin = origin
@@ -630,7 +631,7 @@ def _fold_on(
         return last
     else:
         roster = last._replay(ops[done:], cuts, caps, plain=plain, start=last.copy())
-    spine.keep(ops, roster)
+    spine.keep(ops, roster, same)
     return roster
 
 
@@ -646,25 +647,27 @@ class _Spine:
         self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
         self.kept: list[tuple[int, Roster]] = []
 
-    def before(self, ops: tuple[tuple[int, int, Drop | None], ...]) -> tuple[int, Roster | None]:
-        """The latest fold kept of the first of ``ops``: ``(n, fold)``, ``(0, None)`` if none."""
-        same = _common(self.ops, ops)
+    def before(self, same: int) -> tuple[int, Roster | None]:
+        """The latest fold kept of ops whose first ``same`` are those of :attr:`ops`
+        (:func:`_common`): ``(n, fold)``, ``(0, None)`` if none."""
         for n, fold in reversed(self.kept):
             if n <= same:
                 return n, fold
         return 0, None
 
-    def keep(self, ops: tuple[tuple[int, int, Drop | None], ...], fold: Roster) -> None:
-        """Keep ``fold``, of ``ops``: on this spine if they are the first of :attr:`ops`, else
-        as its new end (the folds kept past where the two part are let go)."""
-        same, n = _common(self.ops, ops), len(ops)
+    def keep(self, ops: tuple[tuple[int, int, Drop | None], ...], fold: Roster, same: int) -> None:
+        """Keep ``fold``, of ``ops``, whose first ``same`` are those of :attr:`ops`: on this
+        spine if they are the first of :attr:`ops`, else as its new end (the folds kept past
+        where the two part are let go)."""
+        n, kept = len(ops), self.kept
         if same < len(self.ops) and same < n:
-            self.kept = [k for k in self.kept if k[0] <= same]
+            kept = [k for k in kept if k[0] <= same]
         if same < n:
             self.ops = ops
-        kept = [k for k in self.kept if k[0] != n]
-        kept.append((n, fold))
-        kept.sort(key=lambda k: k[0])
+        if kept and kept[-1][0] >= n:  # (a fold of fewer ops than the last kept)
+            kept = sorted([*(k for k in kept if k[0] != n), (n, fold)], key=lambda k: k[0])
+        else:
+            kept.append((n, fold))
         self.kept = kept if len(kept) <= _SPINE_KEPT else [*kept[:-1:2], kept[-1]]
 
 
