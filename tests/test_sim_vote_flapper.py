@@ -5,8 +5,9 @@ Each vote and withdrawal is an event the cheater signs; one vote short of a majo
 drops anyone. The honest peers must finish the game with every member in, and their folds
 must answer what the membership events before each withdrawal decide
 (``Roster.before_lift``, ``roster.lifted_trials``) as a fold from nothing would: the answers
-are kept per lift (and a replay goes on from the fold of the ops before it), which must not
-change them. At four players a partition (seats 0 and 1 apart from 2 and 3, 1 s to 6 s) makes
+are kept per lift and by the events they read, and each fold goes on from a kept fold of the
+events before it (the roster's ``_Memo``, shared by its copies only), which must not change
+them. At four players a partition (seats 0 and 1 apart from 2 and 3, 1 s to 6 s) makes
 every member vote and withdraw once, seat 0 too, so that path is taken at every input; at
 three the flapper's target is cut off from it alone (the two still hear each other through the
 third). The figure for many flaps is ``scripts/bench_flap.py``'s, not a test's.
@@ -75,9 +76,9 @@ def test_sim_vote_flapper_the_honest_peers_finish_with_everyone_in(players: int)
 
 def _fresh(roster: Roster, seat: int) -> tuple[int | None, list[tuple[int, int]]]:
     """``before_lift`` and ``lifted_trials`` of ``roster`` with nothing kept from before."""
-    roster_module._LIFT_MEMO.clear()
-    roster_module._replayed.cache_clear()
-    return roster.before_lift(seat), lifted_trials(roster, seat)
+    fresh = roster.copy()
+    fresh.memo = roster_module._Memo()
+    return fresh.before_lift(seat), lifted_trials(fresh, seat)
 
 
 def test_sim_vote_flapper_kept_answers_are_those_of_a_fold_from_nothing() -> None:
@@ -103,12 +104,12 @@ def test_sim_vote_flapper_a_replay_goes_on_from_the_fold_of_the_ops_before() -> 
     # the first (kept in the replays its copies share) and must be the fold from nothing.
     half = roster.copy()
     half.ops = ops[: len(ops) // 2]
-    half.replays = {}
+    half.memo = roster_module._Memo()
     half._without(TARGET, 0)
     whole = half.copy()
     whole.ops = ops
     went_on = whole._without(TARGET, 0)
-    assert whole.replays is half.replays and len(half.replays) == 1
+    assert whole.memo is half.memo and len(half.memo.folds) == 1
     scratch = roster._replay(ops, {**roster.dropped, TARGET: 0}, {}, plain=True)
     assert (went_on.dropped, went_on.votes, went_on.frozen, went_on.ops) == (
         scratch.dropped,
@@ -116,3 +117,64 @@ def test_sim_vote_flapper_a_replay_goes_on_from_the_fold_of_the_ops_before() -> 
         scratch.frozen,
         scratch.ops,
     )
+
+
+def _same(a: Roster, b: Roster) -> bool:
+    return (a.dropped, a.votes, a.frozen, a.lifts, a.ops) == (
+        b.dropped,
+        b.votes,
+        b.frozen,
+        b.lifts,
+        b.ops,
+    )
+
+
+def test_sim_vote_flapper_folds_asked_out_of_order_are_those_of_a_fold_from_nothing() -> None:
+    result = _game(4)
+    peer = result.peers[1]
+    assert peer is not None
+    roster = peer.final.roster
+    ops = roster.ops
+    third = len(ops) // 3
+    # The same events in another order past the first third (a tentative fold's held events
+    # before the final order is known), then the final order again, then a shorter prefix.
+    other = (*ops[:third], ops[third + 1], ops[third], *ops[third + 2 :])
+    assert other != ops
+    memo = roster_module._Memo()
+    for asked in (ops[: 2 * third], other, ops, ops[:third], other):
+        went_on = roster_module._fold_on(memo, roster.origin, 4, asked, cuts={}, caps={})
+        scratch = roster_module._fold_on(
+            roster_module._Memo(), roster.origin, 4, asked, cuts={}, caps={}
+        )
+        assert _same(went_on, scratch)
+    # One spine (the same cuts and caps), which kept folds of the prefixes asked and went on
+    # from them: of the first third and of the order asked last.
+    (spine,) = memo.folds.values()
+    assert spine.ops == other
+    assert [n for n, _ in spine.kept] == [third, len(ops)]
+
+
+def test_sim_vote_flapper_a_fold_made_again_reads_the_answers_of_the_same_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = _game(4)
+    peer = result.peers[1]
+    assert peer is not None
+    roster = peer.final.roster.copy()
+    roster.memo = roster_module._Memo()
+    kept = roster.before_lift(TARGET), lifted_trials(roster, TARGET)
+    # A fold made again makes its withdrawals again: equal lifts, new objects, whose answers
+    # by lift are not kept; those by the events before them are, and no fold is made again.
+    again = roster.copy()
+    again.lifts = {
+        seat: tuple(tuple([*lift]) for lift in lifts) for seat, lifts in roster.lifts.items()
+    }
+    assert all(a is not b for a, b in zip(again.lifts[TARGET], roster.lifts[TARGET], strict=True))
+
+    def no_fold(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a fold of membership events made again")
+
+    monkeypatch.setattr(roster_module, "_replayed", no_fold)
+    assert (again.before_lift(TARGET), lifted_trials(again, TARGET)) == kept
+    # Held by the roster and its copies, not by the process: another roster reads none of it.
+    assert again.memo is roster.memo and Roster(4).memo is not roster.memo

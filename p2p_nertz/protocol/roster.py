@@ -30,7 +30,6 @@ the same in every fold of the same events.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
@@ -66,12 +65,14 @@ class Roster:
     __slots__ = (
         "drop_at",
         "dropped",
+        "ends",
         "frozen",
         "gaps",
         "kept_forks",
         "kept_ids",
         "left",
         "lifts",
+        "memo",
         "ops",
         "origin",
         "past_caps",
@@ -79,7 +80,6 @@ class Roster:
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
-        "replays",
         "seats",
         "uncounted",
         "vote_caps",
@@ -116,6 +116,7 @@ class Roster:
         #: abandon, ``(seat, seq, None)`` for a leave. What :meth:`settle` folds again without
         #: a member's events past a cut (:meth:`_without`).
         self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
+        self.ends: dict[int, int] = {}  # seat -> its last seq in ops (_decided)
         #: Every membership event read since :attr:`origin`, counted or not (:func:`lifted_trials`)
         self.read: tuple[tuple[int, int, Drop | None], ...] = ()
         #: The roster the :attr:`ops` start from: ``None`` at the game's start; a copy of
@@ -133,7 +134,7 @@ class Roster:
         self.uncounted: dict[int, int] = {}
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
-        self.replays: dict[tuple[tuple[int, int], ...], _Replay] = {}  # (_without_kept)
+        self.memo = _Memo()  # (what its folds of the membership events keep: shared by copies)
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -151,13 +152,14 @@ class Roster:
         new.votes = dict(self.votes)
         new.frozen = dict(self.frozen)
         new.ops = self.ops
+        new.ends = dict(self.ends)
         new.read = self.read
         new.origin = self.origin
         new.vote_caps = dict(self.vote_caps)
         new.lifts = dict(self.lifts)
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
-        new.replays = self.replays  # (shared: checked against ops before any use)
+        new.memo = self.memo  # (shared: each entry checked against ops before any use)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -264,8 +266,7 @@ class Roster:
         :attr:`ops`: without the events of another member past a cut, that drop may come
         later, by this vote (:meth:`_without`)."""
         target = body.seat
-        self.ops = (*self.ops, (voter, seq, body))
-        self.read = (*self.read, (voter, seq, body))
+        _add(self, (voter, seq, body))
         if target in self.dropped:
             return False
         votes = self.votes.get(target, ())
@@ -360,7 +361,7 @@ class Roster:
         if plain:  # (the votes alone: no cut to work out without a majority)
             return vote_cut(ballots) if len(ballots) >= self.majority else None
         cut, chain = vote_cut(ballots)
-        last = max((seq for seat, seq, _ in self.ops if seat == target), default=0)
+        last = self.ends.get(target, 0)
         if last <= cut:
             return (cut, chain) if len(ballots) >= self.majority else None
         # The member's events past a cut count nowhere once it is dropped there, even before
@@ -413,7 +414,7 @@ class Roster:
         ``caps`` (:func:`capped`); each drop by the votes alone (``plain``) or as :meth:`settle`
         decides it."""
         roster = start or (self.origin.copy() if self.origin is not None else Roster(self.seats))
-        roster.vote_caps, roster.replays = caps, {}
+        roster.vote_caps, roster.memo = caps, (start.memo if start else _Memo())
         for author, seq, body in ops:
             limit = cuts.get(author)
             if limit is not None and seq > limit:
@@ -473,8 +474,7 @@ class Roster:
                 "an abandon needs exactly two members left: its author and the absent",
             )
         target = body.seat
-        self.ops = (*self.ops, (author, seq, body))
-        self.read = (*self.read, (author, seq, body))
+        _add(self, (author, seq, body))
         self.drop_at[target] = lamport
         cut, chain = vote_cut((body,))
         self._keep(target, cut, chain)
@@ -483,8 +483,7 @@ class Roster:
 
     def leave(self, seat: int, seq: int, lamport: int) -> None:
         """``seat`` left with its event ``seq``: that is its cut."""
-        self.ops = (*self.ops, (seat, seq, None))
-        self.read = (*self.read, (seat, seq, None))
+        _add(self, (seat, seq, None))
         self.drop_at[seat] = lamport
         self.remove(seat, seq, left=True)
 
@@ -545,7 +544,7 @@ class Roster:
         if back:
             # (What :meth:`_without` folds again starts here: a readmission resets the votes.)
             self.lifts = {}
-            self.ops = self.read = ()
+            self.ops, self.read, self.ends = (), (), {}
             self.origin = None
             self.origin = self.copy()
         return back
@@ -572,30 +571,120 @@ def _past_caps(roster: Roster, seat: int, request: int) -> dict[int, tuple[tuple
     return past
 
 
-@lru_cache(maxsize=2048)
 def _replayed(
+    memo: _Memo,
     origin: Roster | None,
     seats: int,
     ops: tuple[tuple[int, int, Drop | None], ...],
     tried: tuple[tuple[int, int], ...] = (),
 ) -> tuple[tuple[int, int], ...]:
     """The drops ``ops`` (from ``origin``) decide with the cuts and caps they decide
-    (:meth:`Roster.before_lift`), or none if those do not settle. Cached: the events before
-    a withdrawal change seldom, and the tentative fold asks again at every event (seed
-    14017 took 56 s of CPU uncached, 6 s before the rule). 2048: a fold made again makes its
-    lifts again, and each asks with the counts it tries; with 256 a vote flapper's 160 flaps
-    cost the table 41 s of CPU, 4 s with 2048 (``scripts/bench_flap.py``)."""
-    start = Roster(seats)
-    start.origin = origin
+    (:meth:`Roster.before_lift`), or none if those do not settle: folded with the cuts
+    ``tried``, then again with the cuts and caps each fold decided, until they stop changing
+    (a few times at most). Each fold goes on from the one ``memo`` keeps for the same cuts
+    and caps (:func:`_fold_on`): the events before a withdrawal change seldom, and the
+    tentative fold asks again at every event (seed 14017 took 56 s of CPU when each was
+    folded from nothing, 6 s before the rule)."""
     cuts: dict[int, int] = dict(tried)
     caps: dict[int, Cap] = {}
     for _ in range(_REPLAYS):
-        roster = start._replay(ops, cuts, caps, plain=False)
+        roster = _fold_on(memo, origin, seats, ops, cuts=cuts, caps=caps)
         new_cuts, new_caps = {**roster.dropped, **dict(tried)}, roster.standing_caps()
         if (new_cuts, new_caps) == (cuts, caps):
             return tuple(sorted(roster.dropped.items()))
         cuts, caps = new_cuts, new_caps
     return ()
+
+
+def _fold_on(
+    memo: _Memo,
+    origin: Roster | None,
+    seats: int,
+    ops: tuple[tuple[int, int, Drop | None], ...],
+    *,
+    cuts: dict[int, int],
+    caps: dict[int, Cap],
+    plain: bool = False,
+) -> Roster:
+    """``ops`` folded from ``origin`` without each member's events past its ``cuts`` nor its
+    votes past ``caps``, each drop by the votes alone (``plain``) or as :meth:`Roster.settle`
+    decides it (:meth:`Roster._replay`); on from the latest fold ``memo`` keeps for the same
+    cuts, caps and ``plain`` whose ops are the first of ``ops`` (:class:`_Spine`): the fold of
+    one op after another is the fold of the ops. Asked for the events before each withdrawal
+    in turn (:meth:`Roster.before_lift`, :func:`lifted_trials`), or after each vote of a
+    replay (:meth:`Roster._without`), each fold goes on from one before it, and a member that
+    flaps costs the others a fold of the events since its last flap, not since the game's
+    start (docs/protocol.md §9.2, *a member that flaps*; ``scripts/bench_flap.py``)."""
+    key = (plain, tuple(sorted(cuts.items())), tuple(sorted(caps.items())))
+    spine = memo.folds.get(key)
+    if spine is None or spine.origin is not origin:
+        if len(memo.folds) >= _REPLAYS_KEPT:
+            memo.folds.clear()
+        spine = memo.folds[key] = _Spine(origin)
+    same = _common(spine.ops, ops)
+    done, last = spine.before(same)
+    if last is None:
+        start = Roster(seats)
+        start.origin = origin
+        roster = start._replay(ops, cuts, caps, plain=plain)
+    elif done == len(ops):
+        return last
+    else:
+        roster = last._replay(ops[done:], cuts, caps, plain=plain, start=last.copy())
+    spine.keep(ops, roster, same)
+    return roster
+
+
+class _Spine:
+    """The folds :func:`_fold_on` keeps for one key: of the first ``n`` of :attr:`ops` for
+    each ``(n, fold)`` of :attr:`kept` (ascending ``n``, at most :data:`_SPINE_KEPT`), all
+    from :attr:`origin`. A fold asked of other ops keeps those of the ops both begin with."""
+
+    __slots__ = ("kept", "ops", "origin")
+
+    def __init__(self, origin: Roster | None) -> None:
+        self.origin = origin
+        self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
+        self.kept: list[tuple[int, Roster]] = []
+
+    def before(self, same: int) -> tuple[int, Roster | None]:
+        """The latest fold kept of ops whose first ``same`` are those of :attr:`ops`
+        (:func:`_common`): ``(n, fold)``, ``(0, None)`` if none."""
+        for n, fold in reversed(self.kept):
+            if n <= same:
+                return n, fold
+        return 0, None
+
+    def keep(self, ops: tuple[tuple[int, int, Drop | None], ...], fold: Roster, same: int) -> None:
+        """Keep ``fold``, of ``ops``, whose first ``same`` are those of :attr:`ops`: on this
+        spine if they are the first of :attr:`ops`, else as its new end (the folds kept past
+        where the two part are let go)."""
+        n, kept = len(ops), self.kept
+        if same < len(self.ops) and same < n:
+            kept = [k for k in kept if k[0] <= same]
+        if same < n:
+            self.ops = ops
+        if kept and kept[-1][0] >= n:  # (a fold of fewer ops than the last kept)
+            kept = sorted([*(k for k in kept if k[0] != n), (n, fold)], key=lambda k: k[0])
+        else:
+            kept.append((n, fold))
+        self.kept = kept if len(kept) <= _SPINE_KEPT else [*kept[:-1:2], kept[-1]]
+
+
+def _common(a: tuple[object, ...], b: tuple[object, ...]) -> int:
+    """How many first elements ``a`` and ``b`` have in common (a few comparisons of slices,
+    each in C: the ops a fold is asked of mostly begin with those of the fold before)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # (a[:lo] == b[:lo], a[:hi] != b[:hi])
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
@@ -615,16 +704,16 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     lifts = roster.lifts.get(seat, ())
     if not lifts:
         return []
-    last = _answers(lifts[-1])
+    last = _answers(roster.memo, lifts[-1])
     if last.trials is None:
         found: dict[tuple[int, int], int | None] = {}
         for lift in lifts:
             key = (lift[1], lift[4])
             if key in found:
                 continue  # (the same events read before it: the same trial)
-            own = _answers(lift)
+            own = _answers(roster.memo, lift)
             if own.trial == _UNASKED:
-                own.trial = _trial(roster, seat, lift[4])
+                own.trial = _found(roster, seat, roster.read[: lift[4]], trial=True)
             found[key] = own.trial
         last.trials = tuple(
             (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
@@ -632,57 +721,62 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     return list(last.trials)
 
 
-#: What :func:`_without_kept` folded last for given cuts: the roster's :attr:`Roster.origin`
-#: and :attr:`Roster.ops` then, and the fold.
-_Replay = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], Roster]
-
-
 def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:
     """:meth:`Roster._without`: ``roster``'s ops folded again from its origin with ``cuts``
-    (``settle(plain=True)``), on from the fold of the ops before (kept in
-    :attr:`Roster.replays`, shared by the roster's copies) where that fold is of the same
-    origin and the same first ops. The fold of one op after another is the fold of the ops:
-    asked after each vote of a replay (``settle``), each fold again of every op made a
-    replay's cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
-    key = tuple(sorted(cuts.items()))
-    ops, kept = roster.ops, roster.replays.get(key)
-    if kept is not None and kept[0] is roster.origin and ops[: len(kept[1])] == kept[1]:
-        done = len(kept[1])
-        if done == len(ops):
-            return kept[2]
-        alone = roster._replay(ops[done:], cuts, {}, plain=True, start=kept[2].copy())
-    else:
-        alone = roster._replay(ops, cuts, {}, plain=True)
-    if len(roster.replays) >= _REPLAYS_KEPT and key not in roster.replays:
-        roster.replays.clear()
-    roster.replays[key] = (roster.origin, ops, alone)
-    return alone
+    (``settle(plain=True)``), on from a fold of the ops before (:func:`_fold_on`). Asked
+    after each vote of a replay (``settle``), each fold again of every op made a replay's
+    cost grow with the square of its ops (a vote flapper's, ``scripts/bench_flap.py``)."""
+    return _fold_on(
+        roster.memo, roster.origin, roster.seats, roster.ops, cuts=cuts, caps={}, plain=True
+    )
 
 
 def _first_lift_cut(roster: Roster, seat: int) -> int | None:
-    """:meth:`Roster.before_lift`, its answers kept per lift (:data:`_LIFT_MEMO`)."""
+    """:meth:`Roster.before_lift`, its answers kept per lift (:attr:`_Memo.answers`)."""
     lifts = roster.lifts.get(seat, ())
     if not lifts:
         return None
-    last = _answers(lifts[-1])
+    memo = roster.memo
+    last = _answers(memo, lifts[-1])
     if last.first == _UNASKED:
         # (The withdrawals' places in ops only grow: the first lift is the first end.)
         last.first = None
         for lift in lifts:
-            own = _answers(lift)
+            own = _answers(memo, lift)
             if own.before == _UNASKED:
-                ops = roster.ops[: lift[3]]
-                own.before = dict(_replayed(roster.origin, roster.seats, ops)).get(seat)
+                own.before = _found(roster, seat, roster.ops[: lift[3]], trial=False)
             if own.before is not None:
                 last.first = own.before
                 break
     return last.first
 
 
-def _trial(roster: Roster, seat: int, end: int) -> int | None:
-    """:func:`lifted_trials` for one withdrawal, the first ``end`` membership events read
-    before it: the first count that drops ``seat`` there, or ``None``."""
-    read = roster.read[:end]
+def _found(
+    roster: Roster, seat: int, events: tuple[tuple[int, int, Drop | None], ...], *, trial: bool
+) -> int | None:
+    """What the membership events before a withdrawal answer for ``seat``: the cut at which
+    ``events`` (the ops before it) drop it (:meth:`Roster.before_lift`), or with ``trial``
+    the first count that drops it where ``events`` are those read before it (:func:`_trial`).
+    Kept by what they read (:attr:`_Memo.found`): a fold made again makes its withdrawals
+    again, as new lifts whose answers it has not kept, of the same events before them."""
+    memo = roster.memo
+    key = (trial, seat, len(events))
+    kept = memo.found.get(key)
+    if kept is not None and kept[0] is roster.origin and kept[1] == events:
+        return kept[2]
+    if trial:
+        answer = _trial(roster, seat, events)
+    else:
+        answer = dict(_replayed(memo, roster.origin, roster.seats, events)).get(seat)
+    if len(memo.found) >= _ANSWERS_KEPT:
+        memo.found.clear()
+    memo.found[key] = (roster.origin, events, answer)
+    return answer
+
+
+def _trial(roster: Roster, seat: int, read: tuple[tuple[int, int, Drop | None], ...]) -> int | None:
+    """:func:`lifted_trials` for one withdrawal, the membership events ``read`` before it:
+    the first count that drops ``seat`` there, or ``None``."""
     last = max((seq for author, seq, _ in read if author == seat), default=0)
     counts = {
         body.last_seq
@@ -692,28 +786,55 @@ def _trial(roster: Roster, seat: int, end: int) -> int | None:
     }  # fmt: skip
     for count in sorted(counts):
         tried = ((seat, count),)
-        if dict(_replayed(roster.origin, roster.seats, read, tried)).get(seat) == count:
+        drops = _replayed(roster.memo, roster.origin, roster.seats, read, tried)
+        if dict(drops).get(seat) == count:
             return count
     return None
 
 
-#: A lift's id (an entry of :attr:`Roster.lifts`) -> what :meth:`Roster.before_lift` and
-#: :func:`lifted_trials` answered for it (:class:`_Answers`). What a lift's answers read (the
+class _Memo:
+    """What the folds of one roster and its copies keep of the folds of membership events
+    they made, to go on from or answer again (a peer's final fold shares one with every
+    tentative fold and trial made from it; each fold from nothing, an audit's pass among
+    them, has its own). Each entry names what it folded and serves only a fold of that, or
+    of more after it, so none changes an answer; each is bounded (emptied once full, the
+    folds then made again if asked). Held by the fold, not by the process: no fold reads
+    another's (docs/protocol.md §9.2, *a member that flaps*).
+
+    Attributes:
+        folds: (plain, cuts, caps) -> the folds :func:`_fold_on` made with them (for
+            :func:`_replayed` and :func:`_without_kept`).
+        answers: a lift's id (an entry of :attr:`Roster.lifts`) -> what
+            :meth:`Roster.before_lift` and :func:`lifted_trials` answered for it.
+        found: (trial, seat, how many events) -> the events and what :func:`_found`
+            answered for them.
+    """
+
+    __slots__ = ("answers", "folds", "found")
+
+    def __init__(self) -> None:
+        self.folds: dict[tuple[bool, tuple[tuple[int, int], ...], tuple[object, ...]], _Spine]
+        self.folds = {}
+        self.answers: dict[int, _Answers] = {}
+        self.found: dict[tuple[bool, int, int], _Found] = {}
+
+
+#: How many lifts' answers a :class:`_Memo` keeps at most. What a lift's answers read (the
 #: membership events before it, the lifts of its member before it) is fixed once the lift is
 #: made, and every copy of the roster holds the same lift object (a fold made again makes its
-#: own): keyed by the object, not its value, so that two folds whose lifts are equal but whose
-#: events before them differ never share an answer. Without it a member that votes a member
-#: out and withdraws, over and over, made each input of every peer fold all its withdrawals
-#: again, each from the game's start (``scripts/bench_flap.py``; docs/protocol.md §9.2, *a
-#: member that flaps*). Bounded: emptied once full (the answers worked out again if asked).
-_LIFT_MEMO: dict[int, _Answers] = {}
-_LIFT_MEMO_SIZE = 1 << 15
+#: own): keyed by the object (held by the answers, so that its id is not reused), not its
+#: value, so that two folds whose lifts are equal but whose events before them differ never
+#: share an answer. Without them a member that votes a member out and withdraws, over and
+#: over, made each input of every peer fold all its withdrawals again.
+_ANSWERS_KEPT = 1 << 15
+#: An answer of :func:`_found`: the origin and the events it read, and the answer.
+_Found = tuple["Roster | None", tuple[tuple[int, int, "Drop | None"], ...], "int | None"]
 _UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negative)
 
 
 class _Answers:
     """What :meth:`Roster.before_lift` and :func:`lifted_trials` answered for one lift
-    (:data:`_LIFT_MEMO`): ``first``, the first cut over the lifts of its member up to it;
+    (:attr:`_Memo.answers`): ``first``, the first cut over the lifts of its member up to it;
     ``before``, its own; ``trials``, the trials up to it; ``trial``, its own."""
 
     __slots__ = ("before", "first", "lift", "trial", "trials")
@@ -726,14 +847,23 @@ class _Answers:
         self.trial: int | None = _UNASKED
 
 
-def _answers(lift: tuple[int, int, int, int, int]) -> _Answers:
-    """The answers kept for ``lift`` (:data:`_LIFT_MEMO`), made empty if none are."""
-    answers = _LIFT_MEMO.get(id(lift))
+def _answers(memo: _Memo, lift: tuple[int, int, int, int, int]) -> _Answers:
+    """The answers ``memo`` keeps for ``lift``, made empty if none are."""
+    answers = memo.answers.get(id(lift))
     if answers is None or answers.lift is not lift:
-        if len(_LIFT_MEMO) >= _LIFT_MEMO_SIZE:
-            _LIFT_MEMO.clear()  # (one step, safe beside another thread's fold)
-        answers = _LIFT_MEMO[id(lift)] = _Answers(lift)
+        if len(memo.answers) >= _ANSWERS_KEPT:
+            memo.answers.clear()
+        answers = memo.answers[id(lift)] = _Answers(lift)
     return answers
+
+
+def _add(roster: Roster, op: tuple[int, int, Drop | None]) -> None:
+    """A membership event counted: in :attr:`Roster.ops` and :attr:`Roster.read`, and its
+    seq in :attr:`Roster.ends` (what :meth:`Roster._decided` asks, without a pass over ops)."""
+    roster.ops = (*roster.ops, op)
+    roster.read = (*roster.read, op)
+    if op[1] > roster.ends.get(op[0], 0):
+        roster.ends[op[0]] = op[1]
 
 
 def lasting_caps(roster: Roster) -> dict[int, int]:
@@ -845,8 +975,9 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     quoted: dict[int, bytes] = {}
     split: int | None = None
     for v in votes:
-        for seq in range(v.last_seq - len(v.ids) + 1, v.last_seq + 1):
-            if quoted.setdefault(seq, v.id_at(seq)) != v.id_at(seq):
+        first = v.last_seq - len(v.ids) + 1
+        for seq, prefix in enumerate(v.ids, first):  # (v.id_at(seq), without a call each)
+            if quoted.setdefault(seq, prefix) != prefix:
                 split = seq if split is None else min(split, seq)
     proven = split is not None or any(v.reason is DropReason.EQUIVOCATION for v in votes)
     counts = [v.last_seq for v in votes]
@@ -867,5 +998,6 @@ _CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCA
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
-_REPLAYS_KEPT = 64  # (how many folds of different cuts a roster's copies keep, at most)
+_REPLAYS_KEPT = 64  # (how many spines of different cuts and caps a roster's copies keep)
+_SPINE_KEPT = 64  # (how many folds a spine keeps: past it, every other one is let go)
 _REPLAYS = 6  # (how many times at most Roster.before_lift folds its events again)
