@@ -352,3 +352,47 @@ def test_chaos_resumes_the_gone_once_the_rest_cannot_decide(tmp_path: Path) -> N
         node.runs = [_Run(code, None if code is None else long_ago)]
     assert not game.revive_stalled()
     assert resumed == ["P1", "P4"]
+
+
+def test_chaos_deal_shuffle_plays_the_seeds_games_under_the_shuffle_deal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--cover", "--lab", "--players", "2-4", "--print-schedule"]
+    assert chaos.main(argv) == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert chaos.main([*argv, "--deal", "shuffle"]) == 0
+    shuffled = capsys.readouterr().out.splitlines()
+    # The same games, faults and all, each marked as dealt by shuffling; the default marks none.
+    assert [f"{text}  (shuffle deal)" for text in plain] == shuffled
+    assert not any("deal" in text for text in plain)
+    plan = chaos.schedule(7, players=[3], kinds=chaos.KINDS, deal="shuffle", **TIMERS)
+    assert plan.deal == "shuffle"
+    assert plan.faults == chaos.schedule(7, players=[3], kinds=chaos.KINDS, **TIMERS).faults
+    # The spec the nodes are given: the plan's deal, bound into the game id.
+    spec, ids = chaos.game_spec(plan)
+    commit, _ = chaos.game_spec(chaos.schedule(7, players=[3], kinds=chaos.KINDS, **TIMERS))
+    assert spec.deal is chaos.Deal.SHUFFLE and commit.deal is chaos.Deal.COMMIT
+    assert spec.game_id != commit.game_id
+    assert [spec.seat_of(i.peer_id) for i in ids] == [0, 1, 2]
+    assert spec.rules.rounds == plan.rounds
+
+
+def test_chaos_refuses_an_unknown_deal(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("shuffled", "", "COMMIT"):
+        with pytest.raises(SystemExit) as exit_:
+            chaos.main(["--deal", bad, "--print-schedule"])
+        assert exit_.value.code == 2
+        assert "--deal: invalid choice" in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        chaos.schedule(1, players=[2], kinds=chaos.KINDS, deal="riffle", **TIMERS)
+
+
+def test_chaos_line_names_a_shuffle_game_and_only_it() -> None:
+    result = {
+        "ok": True, "seed": 3, "players": 2, "played": 2, "rounds": 2, "faults": ["kill@P1"],
+        "exits": "0,0", "wall": 40.0, "missed": [], "dropped": [], "gone": {},
+        "provisional": [], "problems": [],
+    }  # fmt: skip
+    assert "shuffle deal" in chaos.line({**result, "deal": "shuffle"})
+    assert "deal" not in chaos.line({**result, "deal": "commit"})
+    assert "deal" not in chaos.line(result)  # a results.jsonl line from before --deal
