@@ -307,6 +307,7 @@ class Node:
     log: Path
     runs: list[Run] = field(default_factory=list)
     faulted: bool = False
+    argv: list[str] = field(default_factory=list)  # its first command (``nertz node``)
 
     @property
     def name(self) -> str:
@@ -378,7 +379,18 @@ class Game:
             for other in range(n):
                 if other != node.seat:
                     argv += ["--peer", f"{other}={endpoints[other]}"]
+            node.argv = argv
             self._spawn(node, argv, f"p{node.seat + 1}")
+
+    def restart(self, node: Node) -> None:
+        """Start a killed node again as a person would: ``nertz resume`` of its log, or, killed
+        before it made one (at the game's first moment: seed 3031 of session 21), its first
+        command again (``nertz resume`` of no log exits 2, rightly)."""
+        if node.log.exists():
+            self.resume(node)
+        else:
+            self.notes.append(f"{node.name} had no log: started again")
+            self._spawn(node, node.argv, f"p{node.seat + 1}.again{len(node.runs)}")
 
     def resume(self, node: Node) -> None:
         argv = [
@@ -466,10 +478,10 @@ class Game:
             run.proc.send_signal(signal.SIGKILL)
             run.proc.wait()
             run.poll(time.monotonic())
-            if fault.torn:
+            if fault.torn and node.log.exists():  # (none yet: nothing to tear)
                 size = node.log.stat().st_size
-                os.truncate(node.log, size - fault.torn)
-            return lambda: self.resume(node)
+                os.truncate(node.log, max(0, size - fault.torn))
+            return lambda: self.restart(node)
         assert self.lab is not None
         lab = self.lab
         if fault.kind == "cut-one":

@@ -4,6 +4,8 @@ at once (``--overlap``), and a seed's game unchanged by either option's existenc
 from __future__ import annotations
 
 import importlib.util
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -396,3 +398,32 @@ def test_chaos_line_names_a_shuffle_game_and_only_it() -> None:
     assert "shuffle deal" in chaos.line({**result, "deal": "shuffle"})
     assert "deal" not in chaos.line({**result, "deal": "commit"})
     assert "deal" not in chaos.line(result)  # a results.jsonl line from before --deal
+
+
+def test_chaos_starts_a_node_killed_before_its_log_again_and_resumes_one_with_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = chaos.Schedule(seed=1, players=2, rounds=2, faults=(), deal="shuffle")
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    spawned: list[tuple[int, list[str], str]] = []
+    monkeypatch.setattr(game, "_spawn", lambda n, argv, stem: spawned.append((n.seat, argv, stem)))
+    game.nodes = []
+    for seat in range(2):
+        node = chaos.Node(seat, tmp_path / f"{seat}.key", tmp_path / f"{seat}.log")
+        node.argv = ["nertz-node", f"seat{seat}"]
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        node.runs.append(chaos.Run(proc, tmp_path / "o", tmp_path / "e", [], time.monotonic()))
+        game.nodes.append(node)
+    game.nodes[1].log.write_bytes(b"0123456789")
+    # Killed at the first moment, before it wrote a log (kill-torn: nothing to tear).
+    again = game.inflict(chaos.Fault("kill-torn", 0, 0, 1.0, torn=5))
+    assert game.nodes[0].last.proc.returncode == -signal.SIGKILL
+    again()
+    assert spawned == [(0, ["nertz-node", "seat0"], "p1.again1")]
+    # Killed with a log: its tail torn (never past its start), then ``nertz resume`` of it.
+    resumed = game.inflict(chaos.Fault("kill-torn", 1, 0, 1.0, torn=12))
+    assert game.nodes[1].log.read_bytes() == b""
+    resumed()
+    seat, argv, stem = spawned[1]
+    assert (seat, stem) == (1, "p2.resume1")
+    assert argv[3:5] == ["resume", str(game.nodes[1].log)]
