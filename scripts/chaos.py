@@ -40,7 +40,7 @@ logs, as their message tells a person to, ``4 d`` after the last of them stopped
 faults over, and the game must end.
 
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
-                                       [--lab] [--dir DIR] [--keep]
+                                       [--lab] [--deal shuffle] [--dir DIR] [--keep]
 
 Drawn at random, a kind may miss a table size for many games. ``--cover`` gives seed k's
 first fault the (k mod n)-th of the n (kind, size) of ``--kinds`` x ``--players``
@@ -59,6 +59,11 @@ end of the ``3 d`` a side that abandoned waits on its provisional result), or ``
 (``4 d + 4``: past an abandon and that wait): ``--lab --players 2 --kinds cut-one --length past``
 plays two players cut apart for longer than either waits (each abandons the other after
 ``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
+
+``--deal shuffle`` plays every game under the shuffle deal (docs/shuffle.md, protocol version
+4: every face-down card opened by the whole table, the turn-up shares sent as ``deck_reveal``
+beats, a resumed node's share store empty) with the seed's table and faults; the checks are
+the same.
 
 The schedule is a function of the seed alone (``--print-schedule`` shows it without playing);
 the processes' timing is real, so a seed's outcome may vary from run to run: a failure is
@@ -87,7 +92,7 @@ from typing import IO, Any
 from cli.args import EXIT_GONE, free_ports
 from cli.keyfile import write_key
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.netns import Lab, unavailable
@@ -172,6 +177,7 @@ class Schedule:
     players: int
     rounds: int
     faults: tuple[Fault, ...]
+    deal: str = "commit"  # the spec's deal (``--deal``; not drawn: the seed's game either way)
 
     @property
     def lab(self) -> bool:
@@ -188,13 +194,15 @@ def schedule(
     first: str | None = None,
     pairs: Sequence[tuple[str, str]] = (),
     spans: Sequence[str] = (),
+    deal: str = "commit",
 ) -> Schedule:
     """The game of ``seed``: deterministic, whatever the machine.
 
     ``first`` forces the first fault's kind (``--cover``); ``pairs`` makes every game two
     faults, a pair drawn from them, the second starting while the first lasts (``--overlap``);
     ``spans`` (names of :data:`LENGTHS`) the lengths a cut or a kill draws from (``--length``;
-    drawn apart, so the rest of the game is the seed's game without it).
+    drawn apart, so the rest of the game is the seed's game without it); ``deal`` the spec's
+    deal (``--deal``: drawn from nothing, so a seed's faults are the same under either deal).
     """
     rng = random.Random(derive_seed(b"chaos-schedule", seed))
     n = rng.choice(list(players))
@@ -237,12 +245,26 @@ def schedule(
             during = round(rng.uniform(0.2, 0.6) * faults[0].length, 2)
         faults.append(Fault(kind, victim, trigger, round(length, 2), torn, half, during))
         trigger = max(trigger, 0) + 10
-    return Schedule(seed, n, rounds, tuple(faults))
+    return Schedule(seed, n, rounds, tuple(faults), Deal(deal).value)
 
 
 def cover(players: Sequence[int], kinds: Sequence[str]) -> list[tuple[str, int]]:
     """Every (kind, table size) a game can have: ``cut-halves`` needs three players."""
     return [(k, n) for k in kinds for n in players if not (k == "cut-halves" and n < 3)]
+
+
+def game_spec(plan: Schedule) -> tuple[GameSpec, list[Identity]]:
+    """The game of ``plan``: its spec (the plan's rounds and deal) and its members' keys, in
+    seat order (P1 is seat 0), all from the seed."""
+    ids = [Identity.generate(derive_seed(b"chaos-key", plan.seed, k)) for k in range(plan.players)]
+    ids.sort(key=lambda i: i.peer_id)  # the spec's seat order: P1 is seat 0, P2 seat 1…
+    spec = GameSpec.create(
+        [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
+        Rules(target=None, rounds=plan.rounds),
+        derive_seed(b"chaos-game", plan.seed)[:16],
+        deal=Deal(plan.deal),
+    )
+    return spec, ids
 
 
 # -- running a game ----------------------------------------------------------------------------
@@ -285,6 +307,7 @@ class Node:
     log: Path
     runs: list[Run] = field(default_factory=list)
     faulted: bool = False
+    argv: list[str] = field(default_factory=list)  # its first command (``nertz node``)
 
     @property
     def name(self) -> str:
@@ -335,14 +358,7 @@ class Game:
     def begin(self, lab: Lab | None) -> None:
         self.lab = lab
         n = self.plan.players
-        ids = [Identity.generate(derive_seed(b"chaos-key", self.plan.seed, k)) for k in range(n)]
-        ids.sort(key=lambda i: i.peer_id)  # the spec's seat order: P1 is seat 0, P2 seat 1…
-        rules = Rules(target=None, rounds=self.plan.rounds)
-        spec = GameSpec.create(
-            [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
-            rules,
-            derive_seed(b"chaos-game", self.plan.seed)[:16],
-        )
+        spec, ids = game_spec(self.plan)
         (self.dir / "game.spec").write_bytes(spec.to_wire())
         if lab is None:
             endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(n)]
@@ -363,7 +379,18 @@ class Game:
             for other in range(n):
                 if other != node.seat:
                     argv += ["--peer", f"{other}={endpoints[other]}"]
+            node.argv = argv
             self._spawn(node, argv, f"p{node.seat + 1}")
+
+    def restart(self, node: Node) -> None:
+        """Start a killed node again as a person would: ``nertz resume`` of its log, or, killed
+        before it made one (at the game's first moment: seed 3031 of session 21), its first
+        command again (``nertz resume`` of no log exits 2, rightly)."""
+        if node.log.exists():
+            self.resume(node)
+        else:
+            self.notes.append(f"{node.name} had no log: started again")
+            self._spawn(node, node.argv, f"p{node.seat + 1}.again{len(node.runs)}")
 
     def resume(self, node: Node) -> None:
         argv = [
@@ -451,10 +478,10 @@ class Game:
             run.proc.send_signal(signal.SIGKILL)
             run.proc.wait()
             run.poll(time.monotonic())
-            if fault.torn:
+            if fault.torn and node.log.exists():  # (none yet: nothing to tear)
                 size = node.log.stat().st_size
-                os.truncate(node.log, size - fault.torn)
-            return lambda: self.resume(node)
+                os.truncate(node.log, max(0, size - fault.torn))
+            return lambda: self.restart(node)
         assert self.lab is not None
         lab = self.lab
         if fault.kind == "cut-one":
@@ -705,6 +732,7 @@ def play(plan: Schedule, root: Path, suspect: float, drop: float, keep: bool) ->
         "seed": plan.seed,
         "players": plan.players,
         "rounds": plan.rounds,
+        "deal": plan.deal,
         "faults": [f.describe() for f in plan.faults],
         "kinds": [f.kind for f in plan.faults],
         "missed": missed,
@@ -728,6 +756,8 @@ def line(result: dict[str, Any]) -> str:
         extra.append("dropped " + ",".join(f"P{s + 1}" for s in result["dropped"]))
     if result["gone"]:
         extra.append("gone " + ",".join(f"P{int(s) + 1}:{g}" for s, g in result["gone"].items()))
+    if result.get("deal", "commit") != "commit":
+        extra.append(f"{result['deal']} deal")
     if result.get("revived"):
         extra.append("resumed after gone " + ",".join(result["revived"]))
     if result["provisional"]:
@@ -812,6 +842,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         " provisional result, 4 drop-1 to 4 drop+1.5 s) or past (4 drop + 4: past an abandon"
         " and its provisional wait)",
     )
+    p.add_argument(
+        "--deal",
+        choices=[d.value for d in Deal],
+        default=Deal.COMMIT.value,
+        help="how every game deals its decks (default commit; shuffle: docs/shuffle.md)",
+    )
     p.add_argument("--lab", action="store_true", help="also partitions, in a netns lab (root)")
     p.add_argument("--suspect-after", type=float, default=2.0)
     p.add_argument("--drop-after", type=float, default=8.0)
@@ -840,12 +876,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 first=first,
                 pairs=pairs,
                 spans=args.length or (),
+                deal=args.deal,
             )
         )
     if args.print_schedule:
         for plan in plans:
             faults = " + ".join(f.describe() for f in plan.faults)
-            print(f"seed {plan.seed:5d}  {plan.players}p {plan.rounds}r  {faults}")
+            dealt = "" if plan.deal == Deal.COMMIT else f"  ({plan.deal} deal)"
+            print(f"seed {plan.seed:5d}  {plan.players}p {plan.rounds}r  {faults}{dealt}")
         return 0
     # A schedule is printed anywhere; played, its partitions need the lab.
     if any(k in CUTS for k in kinds) or any(k in CUTS for pair in pairs for k in pair):

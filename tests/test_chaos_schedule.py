@@ -4,6 +4,8 @@ at once (``--overlap``), and a seed's game unchanged by either option's existenc
 from __future__ import annotations
 
 import importlib.util
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -352,3 +354,76 @@ def test_chaos_resumes_the_gone_once_the_rest_cannot_decide(tmp_path: Path) -> N
         node.runs = [_Run(code, None if code is None else long_ago)]
     assert not game.revive_stalled()
     assert resumed == ["P1", "P4"]
+
+
+def test_chaos_deal_shuffle_plays_the_seeds_games_under_the_shuffle_deal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--cover", "--lab", "--players", "2-4", "--print-schedule"]
+    assert chaos.main(argv) == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert chaos.main([*argv, "--deal", "shuffle"]) == 0
+    shuffled = capsys.readouterr().out.splitlines()
+    # The same games, faults and all, each marked as dealt by shuffling; the default marks none.
+    assert [f"{text}  (shuffle deal)" for text in plain] == shuffled
+    assert not any("deal" in text for text in plain)
+    plan = chaos.schedule(7, players=[3], kinds=chaos.KINDS, deal="shuffle", **TIMERS)
+    assert plan.deal == "shuffle"
+    assert plan.faults == chaos.schedule(7, players=[3], kinds=chaos.KINDS, **TIMERS).faults
+    # The spec the nodes are given: the plan's deal, bound into the game id.
+    spec, ids = chaos.game_spec(plan)
+    commit, _ = chaos.game_spec(chaos.schedule(7, players=[3], kinds=chaos.KINDS, **TIMERS))
+    assert spec.deal is chaos.Deal.SHUFFLE and commit.deal is chaos.Deal.COMMIT
+    assert spec.game_id != commit.game_id
+    assert [spec.seat_of(i.peer_id) for i in ids] == [0, 1, 2]
+    assert spec.rules.rounds == plan.rounds
+
+
+def test_chaos_refuses_an_unknown_deal(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("shuffled", "", "COMMIT"):
+        with pytest.raises(SystemExit) as exit_:
+            chaos.main(["--deal", bad, "--print-schedule"])
+        assert exit_.value.code == 2
+        assert "--deal: invalid choice" in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        chaos.schedule(1, players=[2], kinds=chaos.KINDS, deal="riffle", **TIMERS)
+
+
+def test_chaos_line_names_a_shuffle_game_and_only_it() -> None:
+    result = {
+        "ok": True, "seed": 3, "players": 2, "played": 2, "rounds": 2, "faults": ["kill@P1"],
+        "exits": "0,0", "wall": 40.0, "missed": [], "dropped": [], "gone": {},
+        "provisional": [], "problems": [],
+    }  # fmt: skip
+    assert "shuffle deal" in chaos.line({**result, "deal": "shuffle"})
+    assert "deal" not in chaos.line({**result, "deal": "commit"})
+    assert "deal" not in chaos.line(result)  # a results.jsonl line from before --deal
+
+
+def test_chaos_starts_a_node_killed_before_its_log_again_and_resumes_one_with_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = chaos.Schedule(seed=1, players=2, rounds=2, faults=(), deal="shuffle")
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    spawned: list[tuple[int, list[str], str]] = []
+    monkeypatch.setattr(game, "_spawn", lambda n, argv, stem: spawned.append((n.seat, argv, stem)))
+    game.nodes = []
+    for seat in range(2):
+        node = chaos.Node(seat, tmp_path / f"{seat}.key", tmp_path / f"{seat}.log")
+        node.argv = ["nertz-node", f"seat{seat}"]
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        node.runs.append(chaos.Run(proc, tmp_path / "o", tmp_path / "e", [], time.monotonic()))
+        game.nodes.append(node)
+    game.nodes[1].log.write_bytes(b"0123456789")
+    # Killed at the first moment, before it wrote a log (kill-torn: nothing to tear).
+    again = game.inflict(chaos.Fault("kill-torn", 0, 0, 1.0, torn=5))
+    assert game.nodes[0].last.proc.returncode == -signal.SIGKILL
+    again()
+    assert spawned == [(0, ["nertz-node", "seat0"], "p1.again1")]
+    # Killed with a log: its tail torn (never past its start), then ``nertz resume`` of it.
+    resumed = game.inflict(chaos.Fault("kill-torn", 1, 0, 1.0, torn=12))
+    assert game.nodes[1].log.read_bytes() == b""
+    resumed()
+    seat, argv, stem = spawned[1]
+    assert (seat, stem) == (1, "p2.resume1")
+    assert argv[3:5] == ["resume", str(game.nodes[1].log)]

@@ -1,5 +1,7 @@
 """The mesh's ROUTER survives a node stopped past its members' ZMTP heartbeat timeout.
 
+Two ways libzmq 4.3.5 aborted such a node; both tests fail on the code before their fix.
+
 libzmq 4.3.5 aborts the process ("Assertion failed: !_io_error (src/stream_engine_base.cpp:310)")
 when a ZMTP heartbeat falls due on a connection whose input stopped at the receive HWM and then
 broke. A node SIGSTOPped longer than ``HEARTBEAT_TIMEOUT_MS`` wakes so: its members' DEALERs
@@ -10,6 +12,7 @@ never sent on, runs no heartbeat timer of its own; this test stops a real proces
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,7 +22,7 @@ import time
 import pytest
 import zmq
 
-from p2p_nertz.runtime.zmqtrio import HEARTBEAT_TIMEOUT_MS, create_socket
+from p2p_nertz.runtime.zmqtrio import HEARTBEAT_IVL_MS, HEARTBEAT_TIMEOUT_MS, create_socket
 
 pytestmark = pytest.mark.slow
 
@@ -71,3 +74,52 @@ def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
         ctx.destroy(linger=0)
     assert node.returncode == 0, err.decode(errors="replace")
     assert int(out.decode().split()[-1]) > 0  # it read the backlog
+
+
+def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> None:
+    """A member's DEALER, sending at the highest honest rate (20 messages a second: the 4-player
+    peak, docs/protocol.md §9.7), gives up its connection to a node stopped past its heartbeat
+    timeout; the node wakes to that connection's backlog, PINGs among the messages. libzmq
+    4.3.5 aborted it ("!_io_error", stream_engine_base.cpp:310) when the backlog passed the
+    ROUTER's high-water mark (64, then): input stopped there, the PONG it sent on waking broke
+    the connection, and the bytes still buffered held a PING it answered on the broken one
+    (chaos seed 2128 of session 21, a 4-player shuffle game, one node stopped 9.5 s). The
+    DEALER does not reconnect here, so the node reads that connection alone (a member's does
+    at once, and the new connection, handed the member's routing id, may end the old first)."""
+    rate = 20.0
+    stop = (HEARTBEAT_IVL_MS + HEARTBEAT_TIMEOUT_MS) / 1000 + 3.5  # the link given up meanwhile
+    awake = stop + 2.0  # the node reads nothing for a while after it wakes
+    node = subprocess.Popen(
+        [sys.executable, "-c", NODE, str(awake)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    try:
+        assert node.stdout is not None
+        endpoint = node.stdout.readline().decode().strip()
+        dealer = ctx.socket(zmq.DEALER)
+        dealer.set(zmq.ROUTING_ID, b"Nmember")
+        dealer.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)  # the members' own heartbeat
+        dealer.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+        dealer.set(zmq.RECONNECT_IVL, 600_000)
+        dealer.set(zmq.SNDHWM, 100_000)
+        dealer.set(zmq.LINGER, 0)
+        dealer.connect(endpoint)
+        time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
+        os.kill(node.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        sent = 0
+        while time.monotonic() - stopped < stop:  # a member playing on at its peak rate
+            with contextlib.suppress(zmq.Again):
+                dealer.send(b"x" * 300, zmq.NOBLOCK)
+                sent += 1
+            time.sleep(1 / rate)
+        os.kill(node.pid, signal.SIGCONT)
+        out, err = node.communicate(timeout=60)
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait()
+        ctx.destroy(linger=0)
+    assert node.returncode == 0, err.decode(errors="replace")
+    # It read the old connection's backlog: what the member sent before giving it up.
+    assert int(out.decode().split()[-1]) >= rate * HEARTBEAT_TIMEOUT_MS / 1000

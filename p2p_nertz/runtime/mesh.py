@@ -63,13 +63,22 @@ message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing an
 (zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
-ROUTER_HWM: Final = 64
+ROUTER_HWM: Final = 512
 """The ROUTER's receive high-water mark, per connection, in messages: what zmq holds for one
 sender before it stops reading that sender's TCP connection (flow control: nothing is lost,
 the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a stranger's
-included, can make the node hold to 64 × 4 KiB. Honest members send a few dozen messages a
-second (docs/protocol.md §9.7) and the receive task drains every pipe in bursts of
-:data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood fills it."""
+included, can make the node hold to 512 × 4 KiB (2 MiB). Honest members send a few dozen
+messages a second at most (docs/protocol.md §9.7) and the receive task drains every pipe in
+bursts of :data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood fills it.
+
+It holds everything a member's DEALER can have written to one connection before its ZMTP
+heartbeat gives that connection up (``HEARTBEAT_IVL_MS + HEARTBEAT_TIMEOUT_MS``, 6 s, at the
+highest honest rate): libzmq 4.3.5 aborts the process ("Assertion failed: !_io_error",
+stream_engine_base.cpp:310) when a connection whose input stopped at this mark breaks and the
+bytes still buffered hold a PING (it answers the PING on the broken connection). A node
+stopped past the heartbeat timeout wakes to such a connection: at 64, a member sending 20
+messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session 21,
+a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``)."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
