@@ -46,16 +46,22 @@ def _config(players: int, seed: int, **more: object) -> SimConfig:
 
 
 def _carried(logs: list[list[bytes]], seats: int) -> list[Play]:
-    """The moves and claims in ``logs`` (each event once) that carry an opening."""
-    seen: dict[bytes, Play] = {}
+    """The moves and claims in ``logs`` (each event once) that carry an opening and are timed
+    before the round's ``nerts`` (one timed after it does not count, and opens nothing: its
+    position, turned up and never played, stays sealed in every fold, docs/shuffle.md
+    §10.14)."""
+    seen: dict[bytes, tuple[int, Play]] = {}
+    end = None
     for log in logs:
         for wire in log:
             message = decode_message(wire)
+            if message.kind is Kind.NERTS:
+                end = message.lamport if end is None else min(end, message.lamport)
             if message.kind in (Kind.MOVE, Kind.CLAIM) and message.id not in seen:
                 body = parse_body(message.kind, message.body, seats)
                 assert isinstance(body, Play)
-                seen[message.id] = body
-    return [body for body in seen.values() if body.opens]
+                seen[message.id] = (message.lamport, body)
+    return [b for t, b in seen.values() if b.opens and (end is None or t < end)]
 
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 12), (3, 13)])

@@ -235,6 +235,7 @@ class RoundState:
         shown = [p for p in map(sealed_position, dealt.shown) if p is not None]
         for d in range(len(deck.members)):
             self._put(deck.turn_up(d, shown))
+        deck.face_up = deck.turned_set
 
     def take_shares(self, seat: int, message: DeckShares) -> None:
         """``seat``'s decryption shares; the cards they open go face up where they lie."""
