@@ -6,20 +6,19 @@ a ``deck_reveal`` whose share's proof fails is kept as a ``bad_share`` note, whi
 checks and names its sender on; and the audit's ``withheld_share`` reads only the shares still in
 the feed.
 
-Whole simulated shuffle games at two, three and four players, honest and with the deck cheats
-that act on the beats (``bad_share``, ``withhold``), and a forged or garbled note given to
-``nertz audit``."""
+Whole simulated honest shuffle games at two, three and four players, and a forged or garbled
+note given to ``nertz audit`` (the deck cheats that act on the beats, ``bad_share`` and
+``withhold``: ``tests/test_sim_shuffle_cheats.py``)."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from pathlib import Path
 
 import pytest
 
 from cli.main import main
-from p2p_nertz.audit import AuditReport, FindingKind
+from p2p_nertz.audit import FindingKind
 from p2p_nertz.deck.wire import DeckShares
 from p2p_nertz.protocol.bodies import DeckEvent, parse_body
 from p2p_nertz.protocol.effects import Note, Send
@@ -28,8 +27,7 @@ from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules, Tableau
 from p2p_nertz.rules.cards import sealed_position
-from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
-from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
+from p2p_nertz.sim import QUICK_TIMERS, SimConfig, SimResult, run
 from p2p_nertz.sim.invariants import audit_logs, settled
 from p2p_nertz.sim.logfiles import log_files
 
@@ -38,25 +36,15 @@ pytestmark = pytest.mark.slow  # (whole simulated shuffle games)
 K = FindingKind
 
 
-def _config(players: int, seed: int, cheats: tuple[DeckCheat, ...] = ()) -> SimConfig:
+def _config(players: int, seed: int) -> SimConfig:
     return SimConfig(
         players=players,
         seed=seed,
         deal=Deal.SHUFFLE,
         rules=Rules(target=None, rounds=1),
         peer=QUICK_TIMERS,
-        faults=Faults(deck_cheats=cheats),
         max_time=200.0,
     )
-
-
-@functools.cache
-def _game(players: int, seed: int, kind: DeckCheatKind | None = None) -> SimResult:
-    """One game, the last seat cheating as ``kind`` says (none: an honest game)."""
-    cheats = () if kind is None else (DeckCheat(players - 1, kind),)
-    result = run(_config(players, seed, cheats))
-    assert result.audit is not None  # (the invariants' audit of every log)
-    return result
 
 
 def _face_up(rules: Rules) -> frozenset[int]:
@@ -82,7 +70,7 @@ def _logged_shares(result: SimResult) -> list[tuple[int, int, int]]:
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 3), (4, 5)])
 def test_sim_shuffle_feed_an_honest_game_logs_no_own_turn_up_share(players: int, seed: int) -> None:
-    result = _game(players, seed)
+    result = run(_config(players, seed))
     assert result.finished and result.violations == [] and result.rejected == 0
     finals = settled(result)
     assert len(finals) == players and len({f.digest() for f in finals}) == 1
@@ -102,50 +90,6 @@ def test_sim_shuffle_feed_an_honest_game_logs_no_own_turn_up_share(players: int,
     assert deck is not None
     assert any(p not in face_up for _, p in deck.opened)
     assert None not in deck.opened.values()
-
-
-def _named(report: AuditReport) -> set[int | None]:
-    return {f.seat for f in report.errors}
-
-
-@pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 3)])
-def test_sim_shuffle_feed_a_bad_share_in_a_beat_is_noted_and_named(players: int, seed: int) -> None:
-    result = _game(players, seed, DeckCheatKind.BAD_SHARE)
-    culprit = players - 1
-    assert result.finished and result.violations == []
-    # Every honest peer refused the beat and kept it as a bad_share note, once.
-    notes = [[n for _, n in result.notes[s] if n.name == BAD_SHARE_NOTE] for s in range(culprit)]
-    assert all(len(kept) == 1 for kept in notes), notes
-    beat = decode_message(notes[0][0].data)
-    assert beat.kind is Kind.DECK_REVEAL and beat.author == result.spec.peer_ids[culprit]
-    # The audit names the sender bad_share on it, and nobody else; the share never came
-    # right, so it was voted out withheld where play lasted past phase_timeout.
-    report = audit_logs(result)
-    bad = [f for f in report.errors if f.kind is K.BAD_SHARE]
-    assert bad and {f.seat for f in bad} == {culprit} and bad[0].event == "deck_reveal"
-    assert _named(report) == {culprit}
-    honest = [p.final for p in result.peers if p is not None and p.seat != culprit]
-    for final in honest:
-        assert not final.violations  # (a beat refused is no fold's violation)
-    dropped = {seat for seat, _ in report.dropped}
-    assert dropped <= {culprit}
-
-
-@pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 3)])
-def test_sim_shuffle_feed_a_member_sending_no_reveal_is_voted_out(players: int, seed: int) -> None:
-    result = _game(players, seed, DeckCheatKind.WITHHOLD)
-    culprit = players - 1
-    assert result.finished and result.violations == []
-    report = audit_logs(result)
-    assert culprit in {seat for seat, _ in report.dropped}
-    assert not report.errors  # (the votes are the proof: the feed owed it nothing it lacks)
-    for peer in result.peers:
-        if peer is None or peer.seat == culprit:
-            continue
-        final = peer.final
-        assert culprit in final.dropped and not final.violations
-        deck = final.round.deck
-        assert deck is not None and None not in deck.opened.values()
 
 
 def _write(result: SimResult, where: Path) -> list[str]:
