@@ -562,8 +562,7 @@ class DeckRound:
         in its own view, and nothing is owed yet."""
         out: dict[int, list[tuple[int, int]]] = {}
         for w in self.turned:
-            held = self.shares.get(w, {}) if w in self.face_up else range(len(self.members))
-            missing = {m for m in range(len(self.members)) if m not in held and m not in self.gone}
+            missing = _unfed(self, w)
             for m, owing in self.partials_owed(w):
                 missing.update(j for j in owing if j in self.held.get(m, {}))
             for m in sorted(missing):
@@ -591,6 +590,21 @@ class DeckRound:
             stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
         )
         return faults + check_stages(transcript, decks, self.secrets, self.context)
+
+
+def _unfed(deck: DeckRound, where: tuple[int, int]) -> set[int]:
+    """The members still in whose own share of ``where`` the feed owes and lacks
+    (:meth:`DeckRound.withheld`): of a position the deal turned up, not held, or held from a
+    carried opening alone (docs/shuffle.md §10.14: a move's turn-up shares are owed in beats,
+    which the votes judge, not the feed)."""
+    if where not in deck.face_up:
+        return set()
+    held = deck.shares.get(where, {})
+    return {
+        m
+        for m in range(len(deck.members))
+        if m not in deck.gone and (m not in held or (*where, m, m) in deck.carried)
+    }
 
 
 def _carry(
