@@ -226,9 +226,7 @@ class RoundState:
         self.playing = frozenset(deck.members)
         self.ready = self.playing
         dealt = Tableau.sealed(rules)
-        hidden = Tableau(
-            (HIDDEN,) * NERTS_PILE_SIZE, tuple(() for _ in range(rules.work_piles)), (), ()
-        )
+        hidden = Tableau((HIDDEN,) * NERTS_PILE_SIZE, ((),) * rules.work_piles, (), ())
         active = [s in self.playing for s in range(seats)]
         tableaux = [dealt if s in self.playing else hidden for s in range(seats)]
         self.table = Table.from_tableaux(rules, tableaux, active=active, number=self.number)
