@@ -225,7 +225,7 @@ class Fold:
         but for what may follow an event that counts and that no log holds (of a member
         dropped, below its cut; of a member that forked, one that an event delivered named,
         :meth:`_bound`); then the round the game stopped in is replayed, if its decks are
-        known.
+        known, and the ``bad_share`` notes of that round checked.
 
         No feed brings anything more, but such an event counts, and those after it in the
         order may have been made after it: folded without it, an honest member's claim on a
@@ -238,6 +238,7 @@ class Fold:
         state = self.state
         if state.phase is Phase.OVER or state.round.secrets:
             self._replay(state.round)
+        self.share_notes.scored(state.round)  # (a round never scored: its notes, now)
         if self.folds.nonfinal:
             self.decided = self._decide_rest()
 

@@ -12,8 +12,9 @@ note's signed ``deck_reveal`` is verified as it is read (a note that holds no si
 ``deck_reveal`` of a member is a ``bad_proof``), kept until the fold scores its round, then
 checked against the round's decks: a share of it whose proof fails names its sender
 ``bad_share``; a note none of whose shares is wrong proves nothing (``bad_proof``). A note of a
-round the logs never score is not checked (nothing holds its decks); one read after its
-round was scored is checked as it is read. The same note read in
+round the logs never score (a round void, a game stopped) is checked against the decks the
+fold holds at the end of the pass; one read after its round was scored is checked as it is
+read. The same note read in
 several logs is checked once.
 """
 
