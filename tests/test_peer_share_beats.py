@@ -1,8 +1,9 @@
 """A peer's turn-up shares outside the feed (docs/shuffle.md §10.14, the peer's first step):
 each member sends its own turn-up shares in a signed ``deck_reveal`` beat ahead of the log's
 sync, keeps the right ones it receives in its share store, its bot chooses on the held view,
-and a move on a card sealed in its fold carries the card's opening. The ``deck_shares`` events
-still go to the feed, so the audit reads the game as before.
+and a move on a card sealed in its fold carries the card's opening. Since session 21 a move's
+turn-up shares go in the beats alone (the deal's face-up ones still in ``deck_shares``:
+``tests/test_sim_shuffle_feed.py``), and the audit reads the game to the peers' state.
 
 The simulated games give the log's write a time of its own (``Faults.sync``: a message sent
 after a record of the same input leaves that much later), longer than the bots' pace, so that a

@@ -4,15 +4,18 @@ shares sent as a beat, and what its player sees and carries.
 
 Theory of operation
 -------------------
-A member still signs, logs and sends its shares of a turn-up as a ``deck_shares`` event
-(:class:`~.duties.Duties`, unchanged); :meth:`PeerShares.reveal` also sends its own among them
-as one signed ``deck_reveal`` beat, queued *before* the event's record, so that it leaves
+A member's own shares of a move's turn-up travel in signed ``deck_reveal`` beats alone
+(:meth:`Duties.reveals <p2p_nertz.protocol.duties.Duties.reveals>`, sent by
+:meth:`PeerShares.send`), queued *before* the records of the same input, so that they leave
 without waiting for the log's sync (a share is one value, re-made the same after a restart: it
-needs no record), and keeps them in the store. A ``deck_reveal`` received is offered to the
+needs no record), and kept in the store. The deal's face-up shares and the partials for a
+member dropped are still signed and logged as a ``deck_shares`` event; :meth:`PeerShares.reveal`
+also sends its own among them as a beat. A ``deck_reveal`` received is offered to the
 store against the round the tentative fold holds (:meth:`PeerShares.take`): the right shares
 are kept, the wrong ones handed back for the receive path to refuse; one of another round, or
-of a round whose deal the fold has not finished, is not checkable here and changes nothing (the
-feed's ``deck_shares`` bring the same shares).
+of a round whose deal the fold has not finished, is not checkable here and changes nothing. One
+whose member's own share's proof fails is kept in the log as a ``bad_share`` note, once a sender
+and round (:meth:`PeerShares.note_due`, :mod:`~.share_notes`).
 
 The local player chooses on the *held view* (:meth:`PeerShares.held_table`: the tentative
 table with the store's openings in place of its sealed cards, valid until the next input), and
