@@ -309,15 +309,12 @@ class Duties:
             and beats == (beat and w[0] == me and w[1:] not in deck.face_up)
         ]
 
-    def reveals(
-        self, final: GameState, tentative: GameState | None, *, gated: bool = True
-    ) -> list[DeckReveal]:
+    def reveals(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
         """Our own shares of the positions a move turned up that we have not sent, in
         ``deck_reveal`` bodies of at most :data:`REVEAL_ENTRIES` (docs/shuffle.md §10.14), from
         the held fold (``tentative``) once its deal is over, else from the ``final`` one;
-        marked sent. None while the held fold owes an answer of ours (:func:`_answer_held`;
-        ``gated``: the simulator's answer cheats send them regardless), nor from a member out
-        or forfeit, nor in a game of version 3."""
+        marked sent. None while the held fold owes an answer of ours (:func:`_answer_held`),
+        nor from a member out or forfeit, nor in a game of version 3."""
         rs = final.round
         if rs.deck is None or self.seat not in rs.seats or self.seat in rs.forfeit:
             return []
@@ -326,7 +323,7 @@ class Duties:
         deck = held.round.deck
         if deck is None or deck.final is None or held.phase not in SHARING:
             return []
-        if self.seat not in deck.members or (gated and _answer_held(tentative, self.seat, n)):
+        if self.seat not in deck.members or _answer_held(tentative, self.seat, n):
             return []
         owed = self._sharable(deck, n, beats=True)
         if not owed:

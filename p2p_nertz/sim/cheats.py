@@ -90,7 +90,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -276,9 +275,6 @@ def _tamper(peer: Peer, cheat: DeckCheat, *, restarted: bool) -> None:
     duties.phase_event = phase_event  # type: ignore[method-assign]
     if cheat.kind in (DeckCheatKind.BAD_SHARE, DeckCheatKind.WITHHOLD):
         _tamper_reveals(duties, cheat, lied)
-    elif cheat.kind in _UNGATED:  # (its beats, as its shares, do not wait for its answer)
-        honest_reveals = duties.reveals
-        duties.reveals = functools.partial(honest_reveals, gated=False)  # type: ignore[method-assign]
 
 
 def _tamper_reveals(duties: Duties, cheat: DeckCheat, lied: list[bool]) -> None:
@@ -288,10 +284,8 @@ def _tamper_reveals(duties: Duties, cheat: DeckCheat, lied: list[bool]) -> None:
     a bad sharer's first beat carries a point that is not its share (the proof fails)."""
     honest = duties.reveals
 
-    def reveals(
-        final: GameState, tentative: GameState | None, *, gated: bool = True
-    ) -> list[DeckReveal]:
-        beats = honest(final, tentative, gated=gated)
+    def reveals(final: GameState, tentative: GameState | None) -> list[DeckReveal]:
+        beats = honest(final, tentative)
         if not beats or beats[0].round != cheat.round:
             return beats
         if cheat.kind is DeckCheatKind.WITHHOLD:
