@@ -10,6 +10,7 @@ audit's: those findings come on top, and only those.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
@@ -20,7 +21,7 @@ from p2p_nertz.deck.elgamal import Cipher, Deck, reencrypt
 from p2p_nertz.deck.group import base_mul, scalar_bytes
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.shares import make_share
-from p2p_nertz.deck.wire import DeckShares
+from p2p_nertz.protocol.bodies import Play, encode_body, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.spec import Deal
 from tests.audit_helpers import Game, events_of, played, rewrite
@@ -183,35 +184,42 @@ def test_audit_shuffle_a_box_that_is_not_the_secrets_is_a_bad_dealing() -> None:
 
 # -- a withheld share --------------------------------------------------------------------------
 def test_audit_shuffle_a_secret_revealed_without_its_shares_is_a_withheld_share() -> None:
+    """A share the feed owes (version 4: its own of a position the deal turned up, shuffle.md
+    §10.14) left out of the culprit's ``deck_shares``, its card still opened by the moves that
+    needed it carrying the share (as a share sent in a beat alone would be): the culprit
+    revealed its secret without it, ``withheld_share`` on its ``deck_open``, nobody else
+    named."""
     game = _game(*TWO)
     logs = game.copy()
     culprit = 0
+    spec = game.spec
     peer = next(p for p in game.result.peers if p is not None)
-    rs = peer.final.round
-    deck = rs.deck
-    assert deck is not None and deck.final is not None and rs.table is not None
-    # Cards still in their stock or waste when the round ended were never played: a share of
-    # theirs left out blocks no move.
-    idle = {
-        (deck.member(seat), card)
-        for seat in deck.members
-        for card in (*rs.table.tableaux[seat].stock, *rs.table.tableaux[seat].waste)
-    }
-    event, entries = next(
-        (e, e.body[2])  # type: ignore[index]
-        for e in reversed(events_of(logs, culprit, game.spec, Kind.DECK_SHARES))
-        if all((d, deck.opened[(d, p)]) in idle for _, d, p, *_ in e.body[2])  # type: ignore[index]
-    )
-    frontier, number, _ = event.body  # type: ignore[misc]
-    # The event carries instead one right share of a position never turned up (kept, opening
-    # nothing): what the culprit owed it never sends, and it goes on to reveal its secret.
-    d, places = _unturned(game)
+    deck = peer.final.round.deck
+    assert deck is not None and deck.final is not None
+    (event,) = events_of(logs, culprit, spec, Kind.DECK_SHARES)  # (the deal's face-up shares)
+    frontier, number, entries = event.body  # type: ignore[misc]
+    _, d, p, *_ = entries[0]
+    assert (d, p) in deck.face_up
+    kept = list(entries[1:])
+    rewrite(game, logs, culprit, event.seq, lambda m: {"body": [frontier, number, kept]})
     key = MemberKey(x=deck.secrets[culprit], context=deck.context)
-    share = make_share(key, culprit, d, places[0], deck.final[d][places[0]])
-    forged = DeckShares(number, culprit, (share,)).encode()[1]
-    rewrite(game, logs, culprit, event.seq, lambda m: {"body": [frontier, number, forged]})
+    share = make_share(key, culprit, d, p, deck.final[d][p])
     report = game.audit(logs)
+    # Each move the fold now refuses for want of that card carries the share instead, the
+    # earliest first (once carried, the card is open for every later move).
+    for _ in range(8):
+        refused = [f for f in report.errors if f.kind in (K.ILLEGAL_MOVE, K.UNAVAILABLE_CARD)]
+        if not refused:
+            break
+        first = min(refused, key=lambda f: (f.lamport or 0, f.seat or 0, f.seq or 0))
+        assert first.seat is not None and first.seq is not None
+        message = events_of(logs, first.seat, spec)[first.seq - 1]
+        play = parse_body(message.kind, message.body, spec.seats)
+        assert isinstance(play, Play)
+        carried = encode_body(dataclasses.replace(play, opens=(*play.opens, share)))
+        rewrite(game, logs, first.seat, first.seq, lambda m, body=carried: {"body": body})
+        report = game.audit(logs)
     withheld = _errors(report, K.WITHHELD_SHARE)
     assert [(v.seat, v.event) for v in withheld] == [(culprit, "deck_open")]
-    assert withheld[0].found == f"{len(entries)} missing"
+    assert withheld[0].found == "1 missing"
     assert not _others(report, culprit, K.WITHHELD_SHARE), _others(report, culprit)

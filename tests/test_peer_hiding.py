@@ -88,5 +88,8 @@ def test_peer_hiding_nothing_a_peer_holds_before_a_turn_up_opens_its_own_card() 
         except DeckError:
             opened = None
         assert opened is None
-        # Once every member's share is in, the card is its deck's.
-        assert deck_after.opened[where] == card
+        # Every member's share together opens it to the card its deck holds (a position a move
+        # turned up is opened in a fold only by a move that needs it, docs/shuffle.md §10.14).
+        points = [make_share(k, i, deck, position, cipher).point for i, k in enumerate(keys)]
+        assert open_card(cipher, points) == card
+        assert deck_after.opened.get(where, card) == card

@@ -1,8 +1,9 @@
 """A peer's turn-up shares outside the feed (docs/shuffle.md §10.14, the peer's first step):
 each member sends its own turn-up shares in a signed ``deck_reveal`` beat ahead of the log's
 sync, keeps the right ones it receives in its share store, its bot chooses on the held view,
-and a move on a card sealed in its fold carries the card's opening. The ``deck_shares`` events
-still go to the feed, so the audit reads the game as before.
+and a move on a card sealed in its fold carries the card's opening. Since session 21 a move's
+turn-up shares go in the beats alone (the deal's face-up ones still in ``deck_shares``:
+``tests/test_sim_shuffle_feed.py``), and the audit reads the game to the peers' state.
 
 The simulated games give the log's write a time of its own (``Faults.sync``: a message sent
 after a record of the same input leaves that much later), longer than the bots' pace, so that a
@@ -46,16 +47,22 @@ def _config(players: int, seed: int, **more: object) -> SimConfig:
 
 
 def _carried(logs: list[list[bytes]], seats: int) -> list[Play]:
-    """The moves and claims in ``logs`` (each event once) that carry an opening."""
-    seen: dict[bytes, Play] = {}
+    """The moves and claims in ``logs`` (each event once) that carry an opening and are timed
+    before the round's ``nerts`` (one timed after it does not count, and opens nothing: its
+    position, turned up and never played, stays sealed in every fold, docs/shuffle.md
+    §10.14)."""
+    seen: dict[bytes, tuple[int, Play]] = {}
+    end = None
     for log in logs:
         for wire in log:
             message = decode_message(wire)
+            if message.kind is Kind.NERTS:
+                end = message.lamport if end is None else min(end, message.lamport)
             if message.kind in (Kind.MOVE, Kind.CLAIM) and message.id not in seen:
                 body = parse_body(message.kind, message.body, seats)
                 assert isinstance(body, Play)
-                seen[message.id] = body
-    return [body for body in seen.values() if body.opens]
+                seen[message.id] = (message.lamport, body)
+    return [b for t, b in seen.values() if b.opens and (end is None or t < end)]
 
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 12), (3, 13)])

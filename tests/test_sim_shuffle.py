@@ -44,8 +44,11 @@ def test_sim_shuffle_a_fault_free_game_ends_with_every_card_opened_by_the_table(
     for rs in (*final.past_rounds, final.round):
         deck = rs.deck
         assert deck is not None and deck.final is not None
-        # Every position turned up was opened, to a card, by every member's share.
-        assert set(deck.opened) == set(deck.turned) and None not in deck.opened.values()
+        # Every position the deal turned up was opened, to a card, by every member's share,
+        # and so was every one a move needed (carried): a position a move turned up and nobody
+        # played is opened in no fold (its shares travelled as beats, docs/shuffle.md §10.14).
+        assert deck.face_up <= set(deck.opened) <= set(deck.turned)
+        assert len(deck.opened) > len(deck.face_up) and None not in deck.opened.values()
         assert len(deck.secrets) == players
 
 
@@ -89,8 +92,9 @@ def test_sim_shuffle_each_share_is_checked_by_every_other_peer_once_and_not_by_i
 
 def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -> None:
     """The mover's shares leave with its move, each other member's with its delivery of the
-    move (the tentative fold's duty, docs/shuffle.md §10.3-10.4): a turn-up is one round trip,
-    not a finality."""
+    move (the tentative fold's duty, docs/shuffle.md §10.3-10.4), each in a ``deck_reveal``
+    beat (§10.14: a move's turn-up shares are never logged): a turn-up is one round trip, not
+    a finality."""
     result = Simulation(
         SimConfig(
             players=3,
@@ -106,7 +110,7 @@ def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -
         if isinstance(effect, Send) and effect.to is None:
             sent.append((now, seat, decode_message(effect.data).kind))
     turns = [(now, seat) for now, seat, kind in sent if kind is Kind.MOVE]
-    shares = {(now, seat) for now, seat, kind in sent if kind is Kind.DECK_SHARES}
+    shares = {(now, seat) for now, seat, kind in sent if kind is Kind.DECK_REVEAL}
     assert turns and shares
     # Most moves are stock turns, and every first pass through a stock turns sealed cards.
     with_shares = [t for t in turns if t in shares]

@@ -122,6 +122,7 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.roster import Cap
+from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain, with_forks
 
@@ -741,6 +742,8 @@ class _Pass:
         if kind is RECORD_NOTE:
             if record.name == PROOF_NOTE:
                 self.evidence.note(log, record)
+            elif record.name == BAD_SHARE_NOTE:
+                self.fold.share_notes.note(log, record)
             elif record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
                 log.recovering = record.name == RECOVERING_NOTE
             return

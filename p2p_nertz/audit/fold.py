@@ -25,6 +25,7 @@ from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.delivery import Feed
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.report import FoldStep, RoundReport
+from p2p_nertz.audit.share_notes import ShareNotes, withheld
 from p2p_nertz.deck.check import Fault, FaultKind
 from p2p_nertz.deck.wire import DeckKey, DeckOpen, DeckStage
 from p2p_nertz.errors import IllegalMoveError
@@ -173,6 +174,7 @@ class Fold:
         self.key_events: dict[tuple[int, int, int], Event] = {}
         self.stage_events: dict[tuple[int, int, int, int], Event] = {}
         self.answers = AnswerWatch(found, _causal_past(spec, masked | forked), forked)
+        self.share_notes = ShareNotes(found)  # (the bad_share notes: audit/share_notes.py)
         # (round, seat) -> why the seat may forfeit that round; and every forfeit scored
         self.causes: dict[tuple[int, int], list[str]] = {}
         self.forfeits: list[tuple[int, int]] = []
@@ -223,7 +225,7 @@ class Fold:
         but for what may follow an event that counts and that no log holds (of a member
         dropped, below its cut; of a member that forked, one that an event delivered named,
         :meth:`_bound`); then the round the game stopped in is replayed, if its decks are
-        known.
+        known, and the ``bad_share`` notes of that round checked.
 
         No feed brings anything more, but such an event counts, and those after it in the
         order may have been made after it: folded without it, an honest member's claim on a
@@ -236,6 +238,7 @@ class Fold:
         state = self.state
         if state.phase is Phase.OVER or state.round.secrets:
             self._replay(state.round)
+        self.share_notes.scored(state.round)  # (a round never scored: its notes, now)
         if self.folds.nonfinal:
             self.decided = self._decide_rest()
 
@@ -412,7 +415,8 @@ class Fold:
             if notice.round == rs.number:
                 self.forfeits.extend((rs.number, seat) for seat in sorted(rs.forfeit))
                 if rs.deck is not None:
-                    self._withheld(rs)
+                    withheld(self.found, rs, self.secret_events)
+                    self.share_notes.scored(rs)
         elif isinstance(notice, MemberDropped) and rs.number:
             self.causes.setdefault((rs.number, notice.seat), []).append(
                 self._drop_cause(event, notice)
@@ -481,30 +485,6 @@ class Fold:
             where = found.who(seat)
             where["round"] = rs.number
             found.add(Finding(FindingKind.REFUSED, reason, **where))
-
-    def _withheld(self, rs: RoundState) -> None:
-        """A member still in that revealed its secret without its share of a position turned
-        up (an honest member sends every share it owes before its ``deck_open``): withheld,
-        proven by that ``deck_open`` (docs/shuffle.md §7.3)."""
-        deck = rs.deck
-        assert deck is not None
-        for member, places in sorted(deck.withheld().items()):
-            seat = deck.members[member]
-            opened = self.secret_events.get((rs.number, seat))
-            if opened is None:
-                continue  # (never heard at the end of the round: the drop votes' business)
-            listed = ", ".join(f"deck {d} at {p}" for d, p in places[:4])
-            more = f" and {len(places) - 4} more" if len(places) > 4 else ""
-            self.found.add(
-                Finding(
-                    FindingKind.WITHHELD_SHARE,
-                    f"revealed its round secret without its share of {len(places)} "
-                    f"position(s) turned up: {listed}{more}",
-                    expected="a share of every position turned up",
-                    found=f"{len(places)} missing",
-                    **self.found.about(opened),
-                )
-            )
 
     def _fault_event(self, fault: Fault, rs: RoundState) -> Event | None:
         """The signed event a fault after the round is about: the stage or the dealing."""

@@ -29,7 +29,7 @@ from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES
@@ -188,6 +188,10 @@ class Author:
         # A shuffle game's shares are owed from the tentative fold too (docs/shuffle.md §10.4:
         # a turn-up costs one round trip, not a finality); a commit game never refolds here.
         tentative = self.chains.folds.tentative if final.round.deck is not None else None
+        if tentative is not None and self.outbox.version >= SHARES_VERSION:
+            # Our shares of a move's turn-up: beats alone, before anything we sign (§10.14).
+            for beat in duties.reveals(final, tentative):
+                self.chains.shares.send(self.outbox, self.chains.folds, beat)
         body = duties.phase_event(final, ready_through, tentative)
         while body is not None:
             self.sign(body, None)
@@ -248,11 +252,12 @@ class Author:
         for q in membership.withholding(now, final, since, lambda: folds.tentative):
             self.vote(q, DropReason.WITHHELD, now)
         if final.round.deck is not None:  # (a commit game owes no shares: no refold here)
-            for q in membership.withheld_shares(now, final, folds.tentative):
+            store = self.chains.shares.store  # (a move's turn-up shares: beats, §10.14)
+            for q in membership.withheld_shares(now, final, folds.tentative, store):
                 self.vote(q, DropReason.WITHHELD, now)
         if membership.withheld_back:
             self.recall(now)
-        for q in membership.withheld_relieved(final, folds):
+        for q in membership.withheld_relieved(final, folds, self.chains.shares.store):
             # What it owed is held here: our vote held it back from finality (§9.2).
             if not self.left:
                 self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
@@ -284,8 +289,9 @@ class Author:
     def recall(self, now: float) -> None:
         """Why each vote *withheld* of ours read back from our log was cast (the record of it
         died with the process), once the final fold says: the event its phase waits for from
-        the member, else what the member owes of its deal (docs/shuffle.md §10.13). Such a
-        vote is then withdrawn once the held fold has it, as it was before the restart
+        the member, else what the member owes of its deal that neither the final fold nor our
+        share store holds (docs/shuffle.md §10.13, §10.14). Such a vote is then withdrawn once
+        the held fold (or the store) has it, as it was before the restart
         (:meth:`Membership.withheld_relieved`); else it stood for good, froze our
         announcements of the member's feed, and the round could wait for ever. A vote the
         final fold says nothing of (a stall's, or one on an event final since) stands; the
@@ -304,7 +310,8 @@ class Author:
                 if shares is None:
                     shares = ShareWaits()
                     if final.round.deck is not None:  # (all it owes now, as if late)
-                        shares.late(now, final, final, 0.0, now)
+                        store = self.chains.shares.store  # (held too: §10.14)
+                        shares.late(now, final, final, 0.0, now, store=store)
                 if q not in shares.items:
                     continue  # (not yet: the final fold catches up)
                 membership.share_votes[q] = (now, tuple(shares.items[q]))

@@ -53,6 +53,7 @@ from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
 from p2p_nertz.protocol.share_beats import BAD_SHARE
+from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.state import Event
 
 __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
@@ -188,6 +189,9 @@ class Delivery:
         for share in wrong:
             detail = f"seat {seat}'s deck_reveal: a wrong share of {share.seat}"
             self._reject(BAD_SHARE, detail, message.author)
+        if wrong and self.chains.shares.note_due(self.folds, seat, body, wrong):
+            # Its signed proof of a wrong share, kept for the audit (docs/shuffle.md §10.14).
+            self.outbox.effects.append(Note(BAD_SHARE_NOTE, message.wire))
         fresh = not wrong and message.lamport >= self.inbox.beat_clock[seat]
         if fresh and self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)

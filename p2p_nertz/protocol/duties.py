@@ -22,11 +22,19 @@ from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, share_context
 from p2p_nertz.deck.vss import deal_shares, open_share, share_for, threshold, x25519_public
-from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, DeckShares, DeckStage
+from p2p_nertz.deck.wire import (
+    DeckAnswer,
+    DeckComplain,
+    DeckKey,
+    DeckOpen,
+    DeckShares,
+    DeckStage,
+)
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
+    DeckReveal,
     DropReason,
     EventBody,
     Join,
@@ -35,7 +43,7 @@ from p2p_nertz.protocol.bodies import (
     Reveal,
     RevealWhat,
 )
-from p2p_nertz.protocol.envelope import Kind, Message
+from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, Message
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.shuffle import DEALT, MAX_SHARES_EVENT, SHARING, DeckRound
 from p2p_nertz.protocol.spec import GameSpec
@@ -45,6 +53,10 @@ from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
 __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
+
+#: At most this many shares in one ``deck_reveal`` of ours: 108 bytes an entry, so that the
+#: beat stays under a message's 4,096 bytes (``MAX_MESSAGE_SIZE``; the codec's 64 would not).
+REVEAL_ENTRIES = 32
 
 
 def _same_deal(tentative: GameState | None, deck: DeckRound) -> DeckRound | None:
@@ -279,16 +291,53 @@ class Duties:
             out.append(Share(me, of, d, p, point, proof))
         return tuple(out)
 
-    def _sharable(self, deck: DeckRound, n: int) -> list[tuple[int, int, int]]:
-        """What we owe of round ``n`` and have not sent, and can make: a partial for a member
-        dropped needs our share of its secret (a box that did not open waits for its
-        answer)."""
+    def _sharable(
+        self, deck: DeckRound, n: int, *, beats: bool = False
+    ) -> list[tuple[int, int, int]]:
+        """What we owe of round ``n`` in the feed and have not sent, and can make: a partial
+        for a member dropped needs our share of its secret (a box that did not open waits for
+        its answer). Our own share of a position a move turned up travels in a ``deck_reveal``
+        beat alone (docs/shuffle.md §10.14; a game of version 3 logs it): with ``beats``, those
+        are what is listed instead."""
         me = deck.member(self.seat)
+        beat = self.spec.wire_version >= SHARES_VERSION
         return [
             w
             for w in deck.owed(self.seat)
-            if (n, *w) not in self.shared and (w[0] == me or self._holds(deck, n, me, w[0]))
+            if (n, *w) not in self.shared
+            and (w[0] == me or self._holds(deck, n, me, w[0]))
+            and beats == (beat and w[0] == me and w[1:] not in deck.face_up)
         ]
+
+    def reveals(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
+        """Our own shares of the positions a move turned up that we have not sent, in
+        ``deck_reveal`` bodies of at most :data:`REVEAL_ENTRIES` (docs/shuffle.md §10.14), from
+        the held fold (``tentative``) once its deal is over, else from the ``final`` one;
+        marked sent. None while the held fold owes an answer of ours (:func:`_answer_held`),
+        nor from a member out or forfeit, nor in a game of version 3."""
+        rs = final.round
+        if rs.deck is None or self.seat not in rs.seats or self.seat in rs.forfeit:
+            return []
+        n = rs.number
+        held = tentative if tentative is not None and tentative.round.number == n else final
+        deck = held.round.deck
+        if deck is None or deck.final is None or held.phase not in SHARING:
+            return []
+        if self.seat not in deck.members or _answer_held(tentative, self.seat, n):
+            return []
+        owed = self._sharable(deck, n, beats=True)
+        if not owed:
+            return []
+        key = self._key(n, deck.attempt)
+        me = deck.member(self.seat)
+        shares = []
+        for of, d, p in owed:
+            share = make_share(key, me, d, p, deck.final[d][p])
+            deck.made(share)  # (our own: answered from the memo when carried back to us)
+            shares.append(share)
+            self.shared.add((n, of, d, p))
+        step = REVEAL_ENTRIES
+        return [DeckReveal(n, tuple(shares[k : k + step])) for k in range(0, len(shares), step)]
 
     def _holds(self, deck: DeckRound, n: int, me: int, of: int) -> bool:
         """Whether we hold our VSS share of member ``of``'s secret (:meth:`_held`)."""

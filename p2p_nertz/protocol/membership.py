@@ -28,6 +28,7 @@ from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
+from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
@@ -243,30 +244,35 @@ class Membership:
                 self.phase_votes[q] = awaited
                 yield q
 
-    def withheld_shares(self, now: float, final: GameState, held: GameState) -> Iterator[int]:
+    def withheld_shares(
+        self, now: float, final: GameState, held: GameState, store: ShareStore | None = None
+    ) -> Iterator[int]:
         """The members to vote out now for withholding their share (own, or partial for a
         member dropped) of a position the final fold turned up, or their answer to a complaint
         of their box, ``phase_timeout`` ago, every member heard meanwhile, and that the
-        ``held`` fold (the tentative one) lacks too (a shuffle game: docs/shuffle.md §10.4,
-        §6.3; the members left then open its shares, §6.4), one at a time
-        (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard, but once
-        the held fold has what it owed then (:meth:`withheld_relieved`)."""
+        ``held`` fold (the tentative one) and our share ``store`` lack too (a shuffle game:
+        docs/shuffle.md §10.4, §10.14, §6.3; the members left then open its shares, §6.4), one
+        at a time (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard,
+        but once the held fold or the store has what it owed then (:meth:`withheld_relieved`)."""
         heard = self.all_heard_since
         if heard is None or self.seat in final.dropped:
             return
         waits = self.share_waits
-        for q in waits.late(now, final, held, self.timers.phase_timeout, heard):
+        for q in waits.late(now, final, held, self.timers.phase_timeout, heard, store=store):
             if q != self.seat and q not in self.voted:
                 self.proven_seats.add(q)
                 self.phase_votes.pop(q, None)  # (one vote a member: this one says why)
                 self.share_votes[q] = (now, tuple(waits.items[q]))
                 yield q
 
-    def withheld_relieved(self, final: GameState, folds: Folds) -> list[int]:
+    def withheld_relieved(
+        self, final: GameState, folds: Folds, store: ShareStore | None = None
+    ) -> list[int]:
         """The members whose vote *withheld* of ours for a share or an answer
         (:meth:`withheld_shares`) or for the event of a phase (:meth:`withholding`) is
         withdrawn now (taken out of our votes: the caller signs the withdrawals), in seat
-        order: the held fold has every item it owed when we voted (:meth:`Owed.held_in
+        order: the held fold (or for a share our ``store``) has every item it owed when we
+        voted (:meth:`Owed.held_in
         <p2p_nertz.protocol.share_waits.Owed.held_in>`, :meth:`Awaited.held_in
         <p2p_nertz.protocol.phase_waits.Awaited.held_in>`), and the held votes have not
         dropped it (:meth:`withdraws`' rule).
@@ -287,7 +293,10 @@ class Membership:
         for q, items in sorted(owed.items()):
             gone = q not in self.voted or q in final.dropped  # (it owes nothing; drop stands)
             if not gone and not (
-                all(item.held_in(held) for item in items)
+                all(
+                    item.held_in(held, store) if isinstance(item, Owed) else item.held_in(held)
+                    for item in items
+                )
                 and q not in self.proof.forked_at  # (proven to fork since: the vote stands)
                 and self._undecided(q, folds)
             ):

@@ -226,15 +226,14 @@ class RoundState:
         self.playing = frozenset(deck.members)
         self.ready = self.playing
         dealt = Tableau.sealed(rules)
-        hidden = Tableau(
-            (HIDDEN,) * NERTS_PILE_SIZE, tuple(() for _ in range(rules.work_piles)), (), ()
-        )
+        hidden = Tableau((HIDDEN,) * NERTS_PILE_SIZE, ((),) * rules.work_piles, (), ())
         active = [s in self.playing for s in range(seats)]
         tableaux = [dealt if s in self.playing else hidden for s in range(seats)]
         self.table = Table.from_tableaux(rules, tableaux, active=active, number=self.number)
         shown = [p for p in map(sealed_position, dealt.shown) if p is not None]
         for d in range(len(deck.members)):
             self._put(deck.turn_up(d, shown))
+        deck.face_up = deck.turned_set
 
     def take_shares(self, seat: int, message: DeckShares) -> None:
         """``seat``'s decryption shares; the cards they open go face up where they lie."""

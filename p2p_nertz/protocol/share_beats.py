@@ -4,15 +4,18 @@ shares sent as a beat, and what its player sees and carries.
 
 Theory of operation
 -------------------
-A member still signs, logs and sends its shares of a turn-up as a ``deck_shares`` event
-(:class:`~.duties.Duties`, unchanged); :meth:`PeerShares.reveal` also sends its own among them
-as one signed ``deck_reveal`` beat, queued *before* the event's record, so that it leaves
+A member's own shares of a move's turn-up travel in signed ``deck_reveal`` beats alone
+(:meth:`Duties.reveals <p2p_nertz.protocol.duties.Duties.reveals>`, sent by
+:meth:`PeerShares.send`), queued *before* the records of the same input, so that they leave
 without waiting for the log's sync (a share is one value, re-made the same after a restart: it
-needs no record), and keeps them in the store. A ``deck_reveal`` received is offered to the
+needs no record), and kept in the store. The deal's face-up shares and the partials for a
+member dropped are still signed and logged as a ``deck_shares`` event; :meth:`PeerShares.reveal`
+also sends its own among them as a beat. A ``deck_reveal`` received is offered to the
 store against the round the tentative fold holds (:meth:`PeerShares.take`): the right shares
 are kept, the wrong ones handed back for the receive path to refuse; one of another round, or
-of a round whose deal the fold has not finished, is not checkable here and changes nothing (the
-feed's ``deck_shares`` bring the same shares).
+of a round whose deal the fold has not finished, is not checkable here and changes nothing. One
+whose member's own share's proof fails is kept in the log as a ``bad_share`` note, once a sender
+and round (:meth:`PeerShares.note_due`, :mod:`~.share_notes`).
 
 The local player chooses on the *held view* (:meth:`PeerShares.held_table`: the tentative
 table with the store's openings in place of its sealed cards, valid until the next input), and
@@ -33,6 +36,7 @@ from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.rounds import RoundState
+from p2p_nertz.protocol.share_notes import provably_wrong
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.state import GameState
@@ -69,6 +73,8 @@ class PeerShares:
         #: Shares of ours sent in ``deck_reveal`` beats, and moves that carried an opening.
         self.revealed = 0
         self.carried = 0
+        #: (sender, round) of each ``bad_share`` note written (once each: share_notes.py)
+        self.noted: set[tuple[int, int]] = set()
 
     def _keep_only(self, folds: Folds) -> None:
         """Forget the rounds neither fold holds (a store grows by a round at most)."""
@@ -84,6 +90,20 @@ class PeerShares:
         self._keep_only(folds)
         return self.store.offer(deck, beat.shares)
 
+    def note_due(self, folds: Folds, seat: int, beat: DeckReveal, wrong: list[Share]) -> bool:
+        """Whether ``seat``'s ``beat``, whose ``wrong`` shares were refused, is to be kept in
+        our log as a ``bad_share`` note: one of them proves its sender wrong
+        (:func:`~.share_notes.provably_wrong`), and no note of that sender and round is
+        written yet."""
+        deck = _round_of(folds, beat.round)
+        key = (seat, beat.round)
+        if deck is None or key in self.noted:
+            return False
+        if not any(provably_wrong(deck, share) for share in wrong):
+            return False
+        self.noted.add(key)
+        return True
+
     def reveal(self, outbox: Outbox, folds: Folds, body: EventBody) -> None:
         """Where ``body`` is a ``deck_shares`` of ours about to be signed, keep our own shares
         of it and send them to everyone in one signed ``deck_reveal`` (queued now: before the
@@ -95,22 +115,30 @@ class PeerShares:
             return  # (a game of version 3, before §10.14: its shares travel in the feed alone)
         message = body.message
         own = tuple(s for s in message.shares if s.of_seat == s.seat == message.seat)
-        deck = _round_of(folds, message.round)
-        if not own or deck is None:
+        if own:
+            self.send(outbox, folds, DeckReveal(message.round, own))
+
+    def send(self, outbox: Outbox, folds: Folds, beat: DeckReveal) -> None:
+        """Keep our own shares of ``beat`` and send it to everyone, signed, ahead of the
+        records this input queued (:meth:`reveal`; :meth:`Duties.reveals
+        <p2p_nertz.protocol.duties.Duties.reveals>`: the shares of a move's turn-up, which
+        travel in this beat alone)."""
+        deck = _round_of(folds, beat.round)
+        if deck is None:
             return
         self._keep_only(folds)
-        self.store.offer(deck, own)  # (made from our secret: right, answered from the memo)
+        self.store.offer(deck, beat.shares)  # (made from our secret: right, from the memo)
         queued = outbox.effects
         # Ahead of the records this input queued (the event just received, ours about to be
         # signed): the beat needs none of them durable. Not ahead of a Reserve, which every
         # message timed past the clock it reserves must follow (sign_beat adds its own).
         at = max((k + 1 for k, e in enumerate(queued) if isinstance(e, Reserve)), default=0)
         mark = len(queued)
-        wire = outbox.sign_beat(Kind.DECK_REVEAL, DeckReveal(message.round, own), tick=False)
+        wire = outbox.sign_beat(Kind.DECK_REVEAL, beat, tick=False)
         added = [*queued[mark:], Send(wire)]  # (a Reserve of the beat's own, if any, first)
         del queued[mark:]
         queued[at:at] = added
-        self.revealed += len(own)
+        self.revealed += len(beat.shares)
 
     def held_table(self, rs: RoundState) -> Table | None:
         """The table of ``rs`` as its peer's player sees it: with the store's openings of the

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.shuffle import DEALT, SHARING, DeckRound
 from p2p_nertz.protocol.state import GameState
 
@@ -45,10 +46,11 @@ class Owed(NamedTuple):
     at: tuple[int, int]
     of: int | None
 
-    def held_in(self, held: GameState) -> bool:
-        """Whether the ``held`` fold owes this item no more: it holds it, or has no use for
-        it (the position opened, the member gone, the deal left: a later round, or the deal
-        restarted)."""
+    def held_in(self, held: GameState, store: ShareStore | None = None) -> bool:
+        """Whether the ``held`` fold owes this item no more: it holds it, or its peer's
+        ``store`` holds the member's own share (docs/shuffle.md §10.14: a move's turn-up
+        shares travel as beats), or it has no use for it (the position opened, the member
+        gone, the deal left: a later round, or the deal restarted)."""
         rs = held.round
         deck = rs.deck
         if deck is None or held.phase not in DEALT or (rs.number, deck.context) != self.deal:
@@ -58,7 +60,12 @@ class Owed(NamedTuple):
         if held.phase not in SHARING or self.at in deck.opened:
             return True
         if self.of == self.member:
-            return self.member in deck.gone or self.member in deck.shares.get(self.at, {})
+            m = self.member
+            return (
+                m in deck.gone
+                or m in deck.shares.get(self.at, {})
+                or (store is not None and store.has(deck, (m, m, *self.at)))
+            )
         return not any(m == self.of and self.member in by for m, by in deck.partials_owed(self.at))
 
 
@@ -76,14 +83,21 @@ class ShareWaits:
         self.items: dict[int, list[Owed]] = {}
 
     def late(
-        self, now: float, final: GameState, held: GameState, timeout: float, heard: float
+        self,
+        now: float,
+        final: GameState,
+        held: GameState,
+        timeout: float,
+        heard: float,
+        *,
+        store: ShareStore | None = None,
     ) -> list[int]:
         """The members (game seats) that owe a share (their own, or a partial for a member
         dropped) of a position the final fold turned up, or an answer to a complaint it holds,
         more than ``timeout`` ago, every member having been heard since ``heard``, and that
-        the ``held`` fold (the tentative one) lacks too (module docstring); none gone (those
-        are opened for) and none that is dropped. In seat order; what each owes in
-        :attr:`items`."""
+        the ``held`` fold (the tentative one) and this peer's ``store`` lack too (module
+        docstring); none gone (those are opened for) and none that is dropped. In seat order;
+        what each owes in :attr:`items`."""
         self.items = {}
         rs = final.round
         deck = rs.deck
@@ -99,16 +113,24 @@ class ShareWaits:
             if max(since, heard) + timeout <= now:
                 late.append(Owed(deal, key[0], key, None))
         if deck.final is not None and final.phase in SHARING:
-            self._shares(now, deck, timeout, heard, late)
+            self._shares(now, deck, timeout, heard, late, store=store)
         dropped = final.dropped
         for item in late:
             seat = deck.members[item.member]
-            if item.member not in deck.gone and seat not in dropped and not item.held_in(held):
-                self.items.setdefault(seat, []).append(item)
+            if item.member in deck.gone or seat in dropped or item.held_in(held, store):
+                continue
+            self.items.setdefault(seat, []).append(item)
         return sorted(self.items)
 
     def _shares(
-        self, now: float, deck: DeckRound, timeout: float, heard: float, late: list[Owed]
+        self,
+        now: float,
+        deck: DeckRound,
+        timeout: float,
+        heard: float,
+        late: list[Owed],
+        *,
+        store: ShareStore | None,
     ) -> None:
         """Add to ``late`` the shares owed past their time."""
         assert self._deal is not None
@@ -118,11 +140,16 @@ class ShareWaits:
         if len(since) < len(turned):
             since.extend([now] * (len(turned) - len(since)))
         for m in deck.gone:
-            self._gone.setdefault(m, now)
+            if m not in self._gone:
+                self._gone[m] = now
+                self._open = 0  # (partials for it owed of the positions the store opens)
         opened = deck.opened
-        while self._open < len(turned) and turned[self._open] in opened:
-            self._open += 1
         members = len(deck.members)
+        while self._open < len(turned) and (
+            turned[self._open] in opened
+            or (not deck.gone and _stored(deck, store, turned[self._open], members))
+        ):
+            self._open += 1
         for k in range(self._open, len(turned)):
             start = max(since[k], heard)
             if start + timeout > now:
@@ -135,3 +162,17 @@ class ShareWaits:
             for m, owing in deck.partials_owed(where):
                 if max(start, self._gone[m]) + timeout <= now:
                     late.extend(Owed(deal, j, where, m) for j in owing)
+
+
+def _stored(
+    deck: DeckRound, store: ShareStore | None, where: tuple[int, int], members: int
+) -> bool:
+    """Whether every member's own share of ``where`` is in the fold ``deck`` or the ``store``
+    (nothing is owed of it while no member is gone: a position a move turned up and nobody
+    played is never opened in a fold, docs/shuffle.md §10.14)."""
+    held = deck.shares.get(where, {})
+    if len(held) == members:
+        return True
+    return store is not None and all(
+        m in held or store.has(deck, (m, m, *where)) for m in range(members)
+    )

@@ -115,6 +115,8 @@ class DeckRound:
     #: (deck, position) turned up, in the order of the fold, and the same as a set
     turned: tuple[tuple[int, int], ...] = ()
     turned_set: frozenset[tuple[int, int]] = frozenset()
+    #: (deck, position) turned up by the deal: their shares alone travel in the feed (§10.14)
+    face_up: frozenset[tuple[int, int]] = frozenset()
     #: (deck, position) -> member -> its right share's point
     shares: dict[tuple[int, int], dict[int, bytes]] = field(default_factory=dict)
     #: (deck, position, member dropped) -> member -> its right partial share's point
@@ -550,8 +552,9 @@ class DeckRound:
                 self.secrets[m] = reconstruct({j: shares[j] for j in sorted(shares)[:t]})
 
     def withheld(self) -> dict[int, list[tuple[int, int]]]:
-        """Member -> the positions turned up that it has sent no right share of (in turn-up
-        order), of every member still in (a member dropped is opened for, §6.4): its own, or
+        """Member -> the positions turned up that it has sent no right share of in its feed (in
+        turn-up order), of every member still in (a member dropped is opened for, §6.4): its
+        own of a position the deal turned up (those of a move's travel as beats, §10.14), or
         its partial for a member dropped of a position still not opened (:meth:`partials_owed`)
         where it revealed its VSS share of that member with its secret. An honest member
         reveals that share only once its final fold holds the drop, and sends every partial
@@ -559,8 +562,7 @@ class DeckRound:
         in its own view, and nothing is owed yet."""
         out: dict[int, list[tuple[int, int]]] = {}
         for w in self.turned:
-            held = self.shares.get(w, {})
-            missing = {m for m in range(len(self.members)) if m not in held and m not in self.gone}
+            missing = _unfed(self, w)
             for m, owing in self.partials_owed(w):
                 missing.update(j for j in owing if j in self.held.get(m, {}))
             for m in sorted(missing):
@@ -588,6 +590,21 @@ class DeckRound:
             stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
         )
         return faults + check_stages(transcript, decks, self.secrets, self.context)
+
+
+def _unfed(deck: DeckRound, where: tuple[int, int]) -> set[int]:
+    """The members still in whose own share of ``where`` the feed owes and lacks
+    (:meth:`DeckRound.withheld`): of a position the deal turned up, not held, or held from a
+    carried opening alone (docs/shuffle.md §10.14: a move's turn-up shares are owed in beats,
+    which the votes judge, not the feed)."""
+    if where not in deck.face_up:
+        return set()
+    held = deck.shares.get(where, {})
+    return {
+        m
+        for m in range(len(deck.members))
+        if m not in deck.gone and (m not in held or (*where, m, m) in deck.carried)
+    }
 
 
 def _carry(

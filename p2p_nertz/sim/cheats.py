@@ -8,14 +8,15 @@ would have signed, changed.
   puts a fresh encryption of another position's card in place of the card of the first work
   pile's place: that card is dealt face up, its double turns up later (opening to no card,
   §5), and the checks after the round name the stage (``bad_stage``): the member forfeits.
-* ``bad_share``: its first decryption shares after the deal carry a point that is not its
-  share (the proof fails): every peer refuses the event on arrival (``bad_share``), and the
-  positions wait for a right share that never comes: it is voted out *withheld* and the
-  members left open its shares for it (§6.4, §10.4), or, where play ends before
-  ``phase_timeout`` has passed, its ``deck_open`` without the share is the audit's proof
-  (``withheld_share``).
-* ``withhold``: it sends no share of its own from its first after the deal on, and goes on
-  with everything else: voted out *withheld* as above.
+* ``bad_share``: its first ``deck_reveal`` beat (the shares of a move's turn-up travel in
+  beats alone, docs/shuffle.md §10.14) carries a point that is not its share (the proof
+  fails): every peer refuses it on arrival (``bad_share``) and keeps the signed beat in its
+  log as a ``bad_share`` note, which the audit checks and names it on; the position waits for
+  a right share that never comes: it is voted out *withheld* and the members left open its
+  shares for it (§6.4, §10.4).
+* ``withhold``: it sends no ``deck_reveal`` of its own from its first after the deal on, and
+  goes on with everything else (the deal's face-up shares included): voted out *withheld* as
+  above.
 * ``withhold_answer``: it boxes garbage to the first other member in its dealing (that member
   complains, §6.3) and never answers the complaint: voted out *withheld* (from three members;
   with two there is no dealing, and nothing to cheat with).
@@ -104,6 +105,7 @@ from p2p_nertz.deck.wire import (
 )
 from p2p_nertz.protocol.bodies import (
     DeckEvent,
+    DeckReveal,
     Drop,
     DropReason,
     EventBody,
@@ -271,6 +273,32 @@ def _tamper(peer: Peer, cheat: DeckCheat, *, restarted: bool) -> None:
         return _tampered_shares(peer, body, message, cheat, lied)
 
     duties.phase_event = phase_event  # type: ignore[method-assign]
+    if cheat.kind in (DeckCheatKind.BAD_SHARE, DeckCheatKind.WITHHOLD):
+        _tamper_reveals(duties, cheat, lied)
+
+
+def _tamper_reveals(duties: Duties, cheat: DeckCheat, lied: list[bool]) -> None:
+    """``bad_share`` and ``withhold`` on the beats (docs/shuffle.md §10.14): the shares of a
+    move's turn-up travel in ``deck_reveal`` beats alone (:meth:`Duties.reveals`). In the
+    cheat's round a withholder sends none (each marked sent, so it goes on with the rest), and
+    a bad sharer's first beat carries a point that is not its share (the proof fails)."""
+    honest = duties.reveals
+
+    def reveals(final: GameState, tentative: GameState | None) -> list[DeckReveal]:
+        beats = honest(final, tentative)
+        if not beats or beats[0].round != cheat.round:
+            return beats
+        if cheat.kind is DeckCheatKind.WITHHOLD:
+            return []
+        if lied:
+            return beats
+        lied.append(True)
+        first = beats[0]
+        share = first.shares[0]
+        bad = dataclasses.replace(share, point=add(share.point, base_mul(1)))
+        return [dataclasses.replace(first, shares=(bad, *first.shares[1:])), *beats[1:]]
+
+    duties.reveals = reveals  # type: ignore[method-assign]
 
 
 def _flap(peer: Peer, cheat: VoteFlapper) -> None:
