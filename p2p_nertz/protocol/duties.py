@@ -54,10 +54,6 @@ __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
 
-#: At most this many shares in one ``deck_reveal`` of ours: 108 bytes an entry, so that the
-#: beat stays under a message's 4,096 bytes (``MAX_MESSAGE_SIZE``; the codec's 64 would not).
-REVEAL_ENTRIES = 32
-
 
 def _same_deal(tentative: GameState | None, deck: DeckRound) -> DeckRound | None:
     """The tentative fold's deal where it is the final fold's (the same round and attempt)."""
@@ -311,7 +307,8 @@ class Duties:
 
     def reveals(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
         """Our own shares of the positions a move turned up that we have not sent, in
-        ``deck_reveal`` bodies of at most :data:`REVEAL_ENTRIES` (docs/shuffle.md §10.14), from
+        ``deck_reveal`` bodies of at most :data:`MAX_SHARES_EVENT` (a frame's worth, as an answer's;
+        docs/shuffle.md §10.14), from
         the held fold (``tentative``) once its deal is over, else from the ``final`` one;
         marked sent. None while the held fold owes an answer of ours (:func:`_answer_held`),
         nor from a member out or forfeit, nor in a game of version 3."""
@@ -336,7 +333,7 @@ class Duties:
             deck.made(share)  # (our own: answered from the memo when carried back to us)
             shares.append(share)
             self.shared.add((n, of, d, p))
-        step = REVEAL_ENTRIES
+        step = MAX_SHARES_EVENT
         return [DeckReveal(n, tuple(shares[k : k + step])) for k in range(0, len(shares), step)]
 
     def _holds(self, deck: DeckRound, n: int, me: int, of: int) -> bool:

@@ -56,9 +56,9 @@ from p2p_nertz.rules import Card, new_deck
 
 __all__ = ["DEALT", "MAX_SHARES_EVENT", "SHARING", "DeckRound", "Opened", "local_deck_key"]
 
-#: The most shares one ``deck_shares`` event carries (106 bytes each: an event of 24 stays
-#: well under the envelope's 4,096 bytes at 8 seats; the deal's face-up shares of 8 decks,
-#: 40 to 56, go in two or three events).
+#: The most shares one ``deck_shares`` event or ``deck_reveal`` beat carries (106 bytes each:
+#: 24 stay well under the envelope's 4,096 bytes at 8 seats; the deal's face-up shares of 8
+#: decks, 40 to 56, go in two or three events; the codec's 64 would not fit a frame).
 MAX_SHARES_EVENT = 24
 #: The phases of a shuffle round once every member's key is in: a dealing's complaints and
 #: their answers are taken, sent and owed in them (the fold, the duties, the waits alike).
