@@ -98,12 +98,14 @@ def test_late_lift_other_games(
     _game_goes_on(result)
 
 
-@_OPEN
 def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
     """Seat 2's withdrawals (25, 26) held back instead: every peer ends with seat 1 out at
-    18 (a peer restored from its log too), and the audit of every log reads seat 0 out at
-    19. No peer made a drop final while they were held: another face of the same two fixed
-    points, in the audit's fold."""
+    18 (a peer restored from its log too), and so does the audit of every log. It read
+    seat 0 out at 19 before (session 20): seat 0's votes and withdrawals past its cut came
+    in the logs after seat 2's withdrawal on seat 1 (Lamport 122), its feed no longer
+    holding the fold back, and read after it they were missing from the trial of seat 1's
+    cut that ``lifted_cuts`` asks, which every peer, holding them in order, made. The audit
+    now reads a member's ``drop`` events in order (``audit.fold._bound``; docs/audit.md)."""
     schedule = LateLift(2)
     result = run(late_withdrawals(85, players=(3, 3)), schedule)
     if schedule.held != {(2, 25), (2, 26)}:
