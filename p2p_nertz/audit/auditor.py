@@ -315,14 +315,14 @@ def _settled(
     # (The members the first pass, with no cuts and no caps, dropped: Unheld.cuts.)
     uncapped: list[frozenset[int]] = []
     # (The drop events every pass so far read, seat -> seq -> Lamport time: the same logs,
-    # so each pass after the first reads those of a member released in order, Fold._bound.)
+    # so each pass after the first reads those of a member released in order, fold._bound.)
     times: dict[int, dict[int, int]] = {}
 
     def read(known: _Known, last: bool) -> tuple[_Pass, _Known | None]:
         nonlocal opened
         run = _Pass(
             spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view,
-            times={seat: tuple(sorted(read.items())) for seat, read in times.items()},
+            times={seat: tuple(sorted(seqs.items())) for seat, seqs in times.items()},
         )  # fmt: skip
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
