@@ -21,8 +21,8 @@ the drop final gives (§9.2, *a drop made final bounds every announcement of the
 Open: every test here but the last is a strict ``xfail`` (a pass fails it, so that a mend is
 seen); the last, the audit of a game the peers end alike, passes since session 21. What each
 builds is checked first, as a plain failure: the schedule held the withdrawals named and a
-peer made the drop final while they were held (the last: the peers still in end alike). The games run a few seconds each (the
-stalled ones to the simulator's time limit).
+peer made the drop final while they were held (the last: the peers still in end alike). The
+games run a few seconds each (the stalled ones to the simulator's time limit).
 """
 
 from __future__ import annotations
@@ -116,4 +116,6 @@ def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
         pytest.fail("the peers still in no longer end the game")
     if len({p.final.digest() for p in still_in}) != 1:
         pytest.fail("the peers still in part: the case is another one")
+    assert result.audit is not None and result.audit.state is not None
+    assert result.audit.state.dropped == still_in[0].final.dropped == {1: 18}
     _game_goes_on(result)
