@@ -9,12 +9,18 @@ for each such member, the game is played again under the scripted schedule
 :class:`~p2p_nertz.sim.schedules.LateLift` (the member's withdrawals held back at every
 receiver until a peer has made its drop final, at most 3 s), once with any peer first and
 once with each other peer first. Prints each run that breaks an invariant (its first line),
-and how many games were asked and broken. Slow (a few seconds a run, a stalled one up to
+and how many games were asked and broken. With ``--audit``, also compares the audit of every
+log with the peers wherever the peers still in end alike (each finished, on one final
+state): prints each such run whose audit reads other drops than the peers' final ones, or
+another final state, and counts them. ``--every-member`` holds each member's withdrawals in
+turn, not only those of the members the wait was asked of (a run that held nothing is not
+counted: it is the seed's own game). Slow (a few seconds a run, a stalled one up to
 the simulator's time limit): it is not part of the suite. To compare with another tree, run
 that tree's copy with its own environment (an editable install's finder wins over
 ``PYTHONPATH``).
 
-    python scripts/scan_late_lift.py [--seeds 0-119] [--players 3-3] [--workers 1]
+    python scripts/scan_late_lift.py [--seeds 0-119] [--players 3-3] [--workers 1] [--audit]
+        [--every-member]
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scanning import span
 
 from p2p_nertz.protocol import finality
-from p2p_nertz.protocol.state import GameState
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.sim import Simulation, run
 from p2p_nertz.sim.mixes import late_withdrawals
+from p2p_nertz.sim.network import SimResult
 from p2p_nertz.sim.schedules import LateLift
 
 
@@ -57,25 +64,65 @@ def _asked(seed: int, players: tuple[int, int]) -> tuple[int, list[int]]:
     return config.players, sorted(members)
 
 
-def scan_seed(seed: int, players: tuple[int, int]) -> tuple[int, bool, list[str]]:
-    """One seed: its table size, whether the wait was asked, and a line per run broken."""
+def audit_parts(result: SimResult) -> str | None:
+    """How the audit of every log parts from the peers, where the peers still in (honest,
+    not dropped in their own final fold) end alike: each finished the game, on one final
+    state. ``None``: they do not end alike (not a case of the comparison); ``""``: the
+    audit reads their game."""
+    cheaters = result.config.faults.cheaters
+    still_in = [
+        p
+        for seat, p in enumerate(result.peers)
+        if p is not None and seat not in cheaters and seat not in p.final.dropped
+    ]
+    if not still_in or any(p.final.phase is not Phase.OVER or p.provisional for p in still_in):
+        return None
+    if len({p.final.digest() for p in still_in}) != 1:
+        return None
+    report = result.audit
+    if report is None or report.state is None:
+        return "no audit"
+    peers = still_in[0].final
+    if report.state.dropped != peers.dropped:
+        return f"the audit drops {report.state.dropped}, the peers {peers.dropped}"
+    if report.digest != peers.digest():
+        return "the audit reads the peers' drops and another final state"
+    return ""
+
+
+def scan_seed(
+    seed: int, players: tuple[int, int], compare: bool = False, every: bool = False
+) -> tuple[int, bool, list[str], tuple[int, int]]:
+    """One seed: its table size, whether the wait was asked, a line per run broken (and,
+    with ``compare``, per run whose audit parts from peers that end alike), and of the runs
+    whose peers end alike, how many and how many of their audits part. ``every``: hold
+    each member's withdrawals in turn, not only those of the members the wait was asked of."""
     n, members = _asked(seed, players)
     config = late_withdrawals(seed, players=players)
     broken = []
-    for member in members:
+    alike = parted = 0
+    for member in range(n) if every else members:
         for first in [None, *(q for q in range(n) if q != member)]:
             schedule = LateLift(member, first=first)
             result = run(config, schedule)
+            if member not in members and not schedule.held:
+                break  # (nothing of the member's held: the seed's own game, whoever is first)
             if first is not None and schedule.final_by is None:
                 continue  # (that peer never made the drop final first: the same as no wait)
+            by = schedule.final_by[0] if schedule.final_by else None
+            name = (
+                f"seed {seed} ({n} players) member {member} first {first} "
+                f"held {sorted(schedule.held)} final first at peer {by}"
+            )
             if result.violations:
-                by = schedule.final_by[0] if schedule.final_by else None
-                broken.append(
-                    f"seed {seed} ({n} players) member {member} first {first} "
-                    f"held {sorted(schedule.held)} final first at peer {by}: "
-                    f"{result.violations[0]}"
-                )
-    return n, bool(members), broken
+                broken.append(f"{name}: {result.violations[0]}")
+            parts = audit_parts(result) if compare else None
+            if parts is not None:
+                alike += 1
+                if parts:
+                    parted += 1
+                    broken.append(f"{name}: peers alike, {parts}")
+    return n, bool(members), broken, (alike, parted)
 
 
 def main() -> None:
@@ -83,21 +130,43 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-119", help="seeds, N or N-M (default 0-119)")
     parser.add_argument("--players", default="3-3", help="table sizes, N-M (default 3-3)")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="compare the audit of every log with the peers where the peers still in end alike",
+    )
+    parser.add_argument(
+        "--every-member",
+        action="store_true",
+        help="hold each member's withdrawals in turn, not only those the wait was asked of",
+    )
     args = parser.parse_args()
     sizes = span(args.players)
     players = (sizes.start, sizes.stop - 1)
     seeds = list(span(args.seeds))
-    asked = broken_games = 0
+    asked = broken_games = alike = parted = parted_games = 0
+    compare = [args.audit] * len(seeds)
+    every = [args.every_member] * len(seeds)
     with ProcessPoolExecutor(args.workers) as pool:
-        for _, was_asked, broken in pool.map(scan_seed, seeds, [players] * len(seeds)):
+        for _, was_asked, broken, (runs, audits) in pool.map(
+            scan_seed, seeds, [players] * len(seeds), compare, every
+        ):
             asked += was_asked
-            broken_games += bool(broken)
+            broken_games += any(": peers alike, " not in line for line in broken)
+            alike += runs
+            parted += audits
+            parted_games += bool(audits)
             for line in broken:
                 print(line, flush=True)
     print(
         f"{len(seeds)} games ({args.players} players): the wait asked in {asked}, "
         f"broken under the schedule {broken_games}"
     )
+    if args.audit:
+        print(
+            f"runs whose peers still in end alike: {alike}; the audit of every log parts "
+            f"from them in {parted} ({parted_games} games)"
+        )
 
 
 if __name__ == "__main__":

@@ -18,11 +18,12 @@ gets the withdrawal before it made the same drop final folds the other drop, and
 the game on it (a split) or waits for good for a cover of seat 0's feed that no peer with
 the drop final gives (§9.2, *a drop made final bounds every announcement of the member*).
 
-Open: every scheduled test here is a strict ``xfail`` (a pass fails it, so that a mend is
-seen). What each builds is checked first, as a plain failure: the schedule held the
-withdrawals named and a peer made the drop final while they were held. Two unscheduled
-seeds of the mix, which mends tried and not kept broke (§13), must hold as they do. The
-games run a few seconds each (the stalled ones to the simulator's time limit).
+Open: every scheduled test here but the audit's is a strict ``xfail`` (a pass fails it, so
+that a mend is seen); the audit of a game the peers end alike passes since session 21. What
+each builds is checked first, as a plain failure: the schedule held the withdrawals named and
+a peer made the drop final while they were held (the audit's: the peers still in end alike).
+Two unscheduled seeds of the mix, which mends tried and not kept broke (§13), must hold as
+they do. The games run a few seconds each (the stalled ones to the simulator's time limit).
 """
 
 from __future__ import annotations
@@ -99,12 +100,14 @@ def test_late_lift_other_games(
     _game_goes_on(result)
 
 
-@_OPEN
 def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
     """Seat 2's withdrawals (25, 26) held back instead: every peer ends with seat 1 out at
-    18 (a peer restored from its log too), and the audit of every log reads seat 0 out at
-    19. No peer made a drop final while they were held: another face of the same two fixed
-    points, in the audit's fold."""
+    18 (a peer restored from its log too), and so does the audit of every log. It read
+    seat 0 out at 19 before (session 20): seat 0's votes and withdrawals past its cut came
+    in the logs after seat 2's withdrawal on seat 1 (Lamport 122), its feed no longer
+    holding the fold back, and read after it they were missing from the trial of seat 1's
+    cut that ``lifted_cuts`` asks, which every peer, holding them in order, made. The audit
+    now reads a member's ``drop`` events in order (``audit.fold._bound``; docs/audit.md)."""
     schedule = LateLift(2)
     result = run(late_withdrawals(85, players=(3, 3)), schedule)
     if schedule.held != {(2, 25), (2, 26)}:
@@ -114,6 +117,8 @@ def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
         pytest.fail("the peers still in no longer end the game")
     if len({p.final.digest() for p in still_in}) != 1:
         pytest.fail("the peers still in part: the case is another one")
+    assert result.audit is not None and result.audit.state is not None
+    assert result.audit.state.dropped == still_in[0].final.dropped == {1: 18}
     _game_goes_on(result)
 
 
