@@ -180,7 +180,7 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
         refused = ""
         try:
             session = trio.run(
-                lambda: join_lobby(guest, "Bob", "tcp://127.0.0.1:10", endpoint, timeout=20.0)
+                lambda: join_lobby(guest, "Bob", "tcp://127.0.0.1:10", endpoint, timeout=10.0)
             )
         except LobbyError as exc:
             refused = str(exc)  # (the host's exit says why, first)
