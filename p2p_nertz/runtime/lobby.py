@@ -74,7 +74,8 @@ MAX_FRAME: Final = MAX_MESSAGE
 ROUTER_RECV_HWM: Final = 16
 """Messages the host's ROUTER holds per connection before zmq stops reading it (a guest sends
 a ``hello`` a second): with :data:`MAX_FRAME`, at most 512 KiB per connection, a stranger's
-included, instead of 1000 × 32 KiB."""
+included, instead of 1000 × 32 KiB. It does not keep a stranger from aborting a busy host
+through libzmq 4.3.5 (docs/lobby.md §8, ``tests/test_stranger_abort.py``: an open problem)."""
 
 log = logging.getLogger("p2p_nertz.lobby")
 

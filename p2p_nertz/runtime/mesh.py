@@ -78,7 +78,10 @@ stream_engine_base.cpp:310) when a connection whose input stopped at this mark b
 bytes still buffered hold a PING (it answers the PING on the broken connection). A node
 stopped past the heartbeat timeout wakes to such a connection: at 64, a member sending 20
 messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session 21,
-a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``)."""
+a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``). No mark
+keeps a stranger from the same path on purpose (a PING after each frame, the pipe filled while
+the node's loop is busy, then a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md
+§13): an open problem."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
