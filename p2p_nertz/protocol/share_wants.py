@@ -104,6 +104,9 @@ class ShareWants:
         """At the end of an input: note the positions the held fold newly turned up, and ask
         (one broadcast ``deck_want`` per 64 shares, signed at our clock as it is) for the
         missing shares of those whose time has come."""
+        if outbox.version < SHARES_VERSION:
+            return  # (a commit game, or a shuffle game of version 3: no share beats; and the
+            # held fold is not made for nothing at every input: tests/test_chains_held_drops.py)
         after = self.after = max(after, MIN_WANT_AFTER)
         held = folds.tentative
         deck = held.round.deck
@@ -136,7 +139,7 @@ class ShareWants:
             wanted += [(m, *where) for m in lacking]
             self._waiting[where] = (now + after * 2 ** (asks + 1), asks + 1)
         self.due = min((at for at, _ in self._waiting.values()), default=math.inf)
-        if not wanted or outbox.version < SHARES_VERSION:
+        if not wanted:
             return
         number = held.round.number
         for k in range(0, len(wanted), MAX_OPENING):
