@@ -192,6 +192,9 @@ class Author:
             # Our shares of a move's turn-up: beats alone, before anything we sign (§10.14).
             for beat in duties.reveals(final, tentative):
                 self.chains.shares.send(self.outbox, self.chains.folds, beat)
+            # Making them noted each in the deck's memo of shares made, which the fold holds:
+            # the view is taken again, not read across that change (tests/test_folds_shared.py).
+            tentative = self.chains.folds.tentative
         body = duties.phase_event(final, ready_through, tentative)
         while body is not None:
             self.sign(body, None)
