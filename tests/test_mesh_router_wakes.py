@@ -121,5 +121,7 @@ def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> 
             node.wait()
         ctx.destroy(linger=0)
     assert node.returncode == 0, err.decode(errors="replace")
-    # It read the old connection's backlog: what the member sent before giving it up.
-    assert int(out.decode().split()[-1]) >= rate * HEARTBEAT_TIMEOUT_MS / 1000
+    # It read the old connection's backlog, past the mark that stopped input before (64): the
+    # case was built. (Not a count of what the member sent: on a loaded machine its loop sends
+    # fewer than its rate, and the connection it gives up may lose what the kernel still held.)
+    assert int(out.decode().split()[-1]) > 64
