@@ -106,8 +106,9 @@ def test_late_lift_seed_85_the_audit_reads_the_peers_game() -> None:
     seat 0 out at 19 before (session 20): seat 0's votes and withdrawals past its cut came
     in the logs after seat 2's withdrawal on seat 1 (Lamport 122), its feed no longer
     holding the fold back, and read after it they were missing from the trial of seat 1's
-    cut that ``lifted_cuts`` asks, which every peer, holding them in order, made. The audit
-    now reads a member's ``drop`` events in order (``audit.fold._bound``; docs/audit.md)."""
+    cut that ``lifted_cuts`` asks, which every peer, holding them in order, made. The fold
+    now reads the membership events in the game's order however late they come
+    (``Roster.read``; docs/protocol.md §9.2)."""
     schedule = LateLift(2)
     result = run(late_withdrawals(85, players=(3, 3)), schedule)
     if schedule.held != {(2, 25), (2, 26)}:

@@ -85,7 +85,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -257,9 +257,8 @@ def audit(
         known = run.known
         again = _Known(dict(known.cuts), dict(known.forks), dict(known.caps), dict(known.gaps))
         run = _Pass(
-            found, sources, again, strict=strict, deep=deep, on_fold=on_fold,
-            envelopes=envelopes, times=run.fold.times,
-        )  # fmt: skip
+            found, sources, again, strict=strict, deep=deep, on_fold=on_fold, envelopes=envelopes
+        )
         run.run()
     if not run.stopped and run.may_split():
         # Each peer's own view, folded from its log alone: two that finished differently are
@@ -315,21 +314,13 @@ def _settled(
     envelopes = envelopes if envelopes is not None else EnvelopeCache()
     # (The members the first pass, with no cuts and no caps, dropped: Unheld.cuts.)
     uncapped: list[frozenset[int]] = []
-    # (The drop events every pass so far read, seat -> seq -> Lamport time: the same logs,
-    # so each pass after the first reads those of a member released in order, fold._bound.)
-    times: dict[int, dict[int, int]] = {}
 
     def read(known: _Known, last: bool) -> tuple[_Pass, _Known | None]:
         nonlocal opened
-        run = _Pass(
-            spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view,
-            times={seat: tuple(sorted(seqs.items())) for seat, seqs in times.items()},
-        )  # fmt: skip
+        run = _Pass(spec, sources, known, strict=strict, deep=deep, envelopes=envelopes, kinds=view)
         if opened is not None:
             run.opened, opened = opened, None  # the first pass reads on from the spec's look
         run.run()
-        for seat, read_times in run.fold.read_times.items():
-            times.setdefault(seat, {}).update(read_times)
         if not uncapped:
             uncapped.append(frozenset(run.fold.decided.dropped))
         if last or run.stopped:
@@ -602,7 +593,6 @@ class _Pass:
         on_fold: Callable[[FoldStep], None] | None = None,
         envelopes: EnvelopeCache | None = None,
         kinds: bool = False,
-        times: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     ) -> None:
         self.spec = spec
         self.known = known
@@ -622,7 +612,6 @@ class _Pass:
             on_fold=on_fold,
             masked=frozenset(known.cuts) | frozenset(known.gaps) | frozenset(known.forks),
             forked=frozenset(known.watch),
-            times=times,
         )
         self.delivery = Delivery(
             self.found,

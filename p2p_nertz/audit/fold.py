@@ -17,9 +17,8 @@ causes, and the decisive events where two logs that finished differently part.
 
 from __future__ import annotations
 
-import bisect
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
@@ -40,7 +39,7 @@ from p2p_nertz.protocol.bodies import (
     RevealWhat,
 )
 from p2p_nertz.protocol.causal import CausalPast
-from p2p_nertz.protocol.envelope import KIND_DROP, KIND_NERTS, Kind
+from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.roster import Cap
@@ -134,8 +133,6 @@ class Fold:
         masked, forked: the seats dropped, readmitted or forked; forked (the last pass's).
         deep: replay every finished round with every revealed deck.
         on_fold: called with each event as it is folded (replays).
-        times: seat -> ((seq, Lamport time), ...) of the ``drop`` events the passes before
-            read (:func:`_bound`); this pass's are :attr:`read_times`.
     """
 
     def __init__(
@@ -150,10 +147,7 @@ class Fold:
         on_fold: Callable[[FoldStep], None] | None,
         masked: frozenset[int] = frozenset(),
         forked: frozenset[int] = frozenset(),
-        times: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     ) -> None:
-        self.times = times or {}
-        self.read_times: dict[int, dict[int, int]] = {}
         self.found = found
         self.cuts = cuts
         self.gaps = gaps
@@ -194,8 +188,6 @@ class Fold:
         by :meth:`ready` (whether it counts is decided then). One timed below what was folded
         comes too late to count: read at once, as a peer reads an event timed at or below its
         stable time."""
-        if event.kind is KIND_DROP:
-            self.read_times.setdefault(event.seat, {})[event.seq] = event.lamport
         self.folds.add(event, self.folded_key[0] - 1)
 
     def ready(self, feeds: Sequence[Feed], *, ended: bool = False) -> None:
@@ -210,7 +202,7 @@ class Fold:
         # of it, whose feed then holds the time back again.)
         dropped = dict(state.dropped)
         if dropped or ended:
-            bound = _bound(self, feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
+            bound = self._bound(feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
         else:  # the usual case: every feed counts (map and attrgetter run in C)
             bound = min(map(_LAST_LAMPORT, feeds), default=0)
         while held and held[0].lamport <= bound:
@@ -222,7 +214,7 @@ class Fold:
                         # The time to fold up to changed: walk again, to the new one.
                         dropped = dict(state.dropped)
                         default = _EVERYTHING if ended else bound
-                        bound = _bound(self, feeds, dropped, default, ended=ended)
+                        bound = self._bound(feeds, dropped, default, ended=ended)
                         break
             finally:
                 walk.close()
@@ -232,7 +224,7 @@ class Fold:
         """At the end of the pass: everything delivered is safe to fold, in the total order,
         but for what may follow an event that counts and that no log holds (of a member
         dropped, below its cut; of a member that forked, one that an event delivered named,
-        :func:`_bound`); then the round the game stopped in is replayed, if its decks are
+        :meth:`_bound`); then the round the game stopped in is replayed, if its decks are
         known, and the ``bad_share`` notes of that round checked.
 
         No feed brings anything more, but such an event counts, and those after it in the
@@ -276,6 +268,55 @@ class Fold:
             self._fold(event)
         else:
             self.state.observe(event)
+
+    def _bound(
+        self, feeds: Sequence[Feed], dropped: dict[int, int], default: int, *, ended: bool = False
+    ) -> int:
+        """The time up to which no event still to come can precede: the least clock of the
+        feeds that may still bring an event that counts. Which members dropped hold it back
+        no more is the peer's rule (:func:`~p2p_nertz.protocol.finality.released`,
+        :func:`~p2p_nertz.protocol.finality.rejoined`): one whose events up to its cut are
+        all here (those still count, however late the log holds them), unless the last pass
+        found it readmitted from that cut (its events from its rejoin request on count again;
+        when, this pass has not folded yet: from 0, so its whole feed holds the time back).
+        ``--variants`` soak seed 693: a recovered log holds a readmitted member's events
+        after what the fold had passed.
+
+        ``ended``: every log is read to its end, and only a feed that lacks events that
+        count holds the time back: of a member dropped, events up to its cut (by the cuts the
+        last pass found too: its drop may come later in the order than the events it holds
+        back); of another, events past its fork that an event delivered named
+        (``Feed.named``: the log's peer proved the fork, and took events of the others that
+        named the version it never held)."""
+
+        if ended:
+            cuts = {**self.cuts, **dropped}
+            out = released(cuts, feeds)
+            return min(
+                (
+                    f.last_lamport
+                    for s, f in enumerate(feeds)
+                    if s not in out and (s in cuts or f.head < f.named)
+                ),
+                default=default,
+            )
+
+        def least(excluded: dict[int, int], floor: int | None = None) -> int:
+            # (The stable time with the seats in ``excluded`` out, as finality.Bound: the
+            # least clock of the other feeds.)
+            return min(
+                (f.last_lamport for s, f in enumerate(feeds) if s not in excluded),
+                default=default,
+            )
+
+        out = released(dropped, feeds)
+        gaps = self.gaps
+        back = (
+            {s: 0 for s, cut in out.items() if any(lo == cut for lo, _ in gaps.get(s, ()))}
+            if gaps
+            else {}
+        )
+        return rejoined(least(out), out, back, least)
 
     # -- one event -------------------------------------------------------------------------
     def _fold(self, event: Event) -> None:
@@ -557,87 +598,6 @@ class Fold:
                 )
             )
         return tuple(rounds)
-
-
-def _bound(
-    fold: Fold, feeds: Sequence[Feed], dropped: dict[int, int], default: int, *, ended: bool
-) -> int:
-    """The time up to which no event still to come can precede (:meth:`Fold.ready`): the
-    least clock of the feeds that may still bring an event that counts, or whose reading
-    the fold's membership rules take in order. Which members dropped hold it back no more is
-    the peer's rule (:func:`~p2p_nertz.protocol.finality.released`,
-    :func:`~p2p_nertz.protocol.finality.rejoined`): one whose events up to its cut are all
-    here (those still count, however late the log holds them), unless the last pass found it
-    readmitted from that cut (its events from its rejoin request on count again; when, this
-    pass has not folded yet: from 0, so its whole feed holds the time back). ``--variants``
-    soak seed 693: a recovered log holds a readmitted member's events after what the fold
-    had passed. A member released still holds the time back before each of its ``drop``
-    events the passes before read and this one has not yet (:func:`_unread_drop`).
-
-    ``ended``: every log is read to its end, and only a feed that lacks events that count
-    holds the time back: of a member dropped, events up to its cut (by the cuts the last
-    pass found too: its drop may come later in the order than the events it holds back); of
-    another, events past its fork that an event delivered named (``Feed.named``: the log's
-    peer proved the fork, and took events of the others that named the version it never
-    held)."""
-    if ended:
-        cuts = {**fold.cuts, **dropped}
-        out = released(cuts, feeds)
-        return min(
-            (
-                f.last_lamport
-                for s, f in enumerate(feeds)
-                if s not in out and (s in cuts or f.head < f.named)
-            ),
-            default=default,
-        )
-
-    def least(excluded: dict[int, int], floor: int | None = None) -> int:
-        # (The stable time with the seats in ``excluded`` out, as finality.Bound: the
-        # least clock of the other feeds.)
-        return min(
-            (f.last_lamport for s, f in enumerate(feeds) if s not in excluded),
-            default=default,
-        )
-
-    out = released(dropped, feeds)
-    gaps = fold.gaps
-    back = (
-        {s: 0 for s, cut in out.items() if any(lo == cut for lo, _ in gaps.get(s, ()))}
-        if gaps
-        else {}
-    )
-    bound = rejoined(least(out), out, back, least)
-    return _unread_drop(fold.times, out, feeds, bound) if fold.times and out else bound
-
-
-def _unread_drop(
-    times: Mapping[int, Sequence[tuple[int, int]]],
-    out: Mapping[int, int],
-    feeds: Sequence[Feed],
-    bound: int,
-) -> int:
-    """``bound``, or the time just before the first ``drop`` event of a member ``out`` (the
-    time held back no more for it) that the passes before read (``times``: seat -> ((seq,
-    Lamport time), ...), in seq order) and that its feed has not delivered yet, if earlier.
-
-    Such an event never counts (it is past the member's cut), but the fold reads it all the
-    same (:meth:`~p2p_nertz.protocol.state.GameState.observe`), and the membership events
-    read, counted or not, in the order read, are what ``folds.lifted_cuts`` tries a drop
-    before a withdrawal on (:func:`~p2p_nertz.protocol.state.lifted_trials`). Read when it
-    comes, after the events timed after it that the fold took meanwhile, it is missing from
-    that trial, which a peer holding every event, in order, makes: ``--late-withdrawals``
-    seed 85 under ``LateLift(2)`` (docs/audit.md, *Reading in order*): seat 0's votes and
-    withdrawals past its cut at 19, read after seat 2's withdrawal on seat 1 (Lamport 122),
-    kept the audit from trying seat 1's cut at 18, which every peer made final."""
-    for seat in out:
-        known = times.get(seat)
-        if not known:
-            continue
-        first = bisect.bisect_right(known, (feeds[seat].head, _EVERYTHING))
-        if first < len(known):
-            bound = min(bound, known[first][1] - 1)
-    return bound
 
 
 def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:

@@ -29,6 +29,7 @@ the same in every fold of the same events.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -77,6 +78,7 @@ class Roster:
         "origin",
         "past_caps",
         "read",
+        "read_keys",
         "readmitted_at",
         "rejoin_ids",
         "rejoining",
@@ -117,8 +119,11 @@ class Roster:
         #: a member's events past a cut (:meth:`_without`).
         self.ops: tuple[tuple[int, int, Drop | None], ...] = ()
         self.ends: dict[int, int] = {}  # seat -> its last seq in ops (_decided)
-        #: Every membership event read since :attr:`origin`, counted or not (:func:`lifted_trials`)
+        #: Every membership event read since :attr:`origin`, counted or not, in the game's
+        #: order (:func:`lifted_trials`), and the order key ``(lamport, seat, seq)`` of each
+        #: (:func:`_read`)
         self.read: tuple[tuple[int, int, Drop | None], ...] = ()
+        self.read_keys: tuple[tuple[int, int, int], ...] = ()
         #: The roster the :attr:`ops` start from: ``None`` at the game's start; a copy of
         #: this one, without ops, after each readmission (:meth:`readmit`). Never changed.
         self.origin: Roster | None = None
@@ -126,9 +131,9 @@ class Roster:
         #: standing votes against it (see :meth:`standing_caps`); the seq above which no
         #: abandon of its counts (see :func:`with_forks`)). Given by the caller, like the cuts.
         self.vote_caps: dict[int, Cap] = {}
-        #: target -> (count, Lamport time, voter, index in :attr:`ops`, in :attr:`read`) of each
-        #: withdrawal of a vote against it that caps (:meth:`standing_caps`), made while it and the
-        #: voter were in (:meth:`before_lift`)
+        #: target -> (count, Lamport time, voter, index in :attr:`ops`, seq) of each withdrawal
+        #: of a vote against it that caps (:meth:`standing_caps`), made while it and the voter
+        #: were in (:meth:`before_lift`)
         self.lifts: dict[int, tuple[tuple[int, int, int, int, int], ...]] = {}
         #: seat -> the least seq of its read (observe) that does not count (see saw_cut)
         self.uncounted: dict[int, int] = {}
@@ -153,7 +158,7 @@ class Roster:
         new.frozen = dict(self.frozen)
         new.ops = self.ops
         new.ends = dict(self.ends)
-        new.read = self.read
+        new.read, new.read_keys = self.read, self.read_keys
         new.origin = self.origin
         new.vote_caps = dict(self.vote_caps)
         new.lifts = dict(self.lifts)
@@ -250,10 +255,10 @@ class Roster:
         return any(frontier[q] > cap[1] for q, cap in self.vote_caps.items() if q != seat)
 
     # -- what the events decide -------------------------------------------------------------
-    def read_uncounted(self, seat: int, seq: int, body: object = None) -> None:
+    def read_uncounted(self, seat: int, seq: int, body: object = None, lamport: int = 0) -> None:
         """An event of ``seat`` was read that does not count (the fold's ``observe``)."""
         if isinstance(body, Drop) and body.reason in _AGAINST:
-            self.read = (*self.read, (seat, seq, body))
+            _read(self, (seat, seq, body), lamport)
         if seq < self.uncounted.get(seat, seq + 1):
             self.uncounted[seat] = seq
 
@@ -266,7 +271,7 @@ class Roster:
         :attr:`ops`: without the events of another member past a cut, that drop may come
         later, by this vote (:meth:`_without`)."""
         target = body.seat
-        _add(self, (voter, seq, body))
+        _add(self, (voter, seq, body), lamport)
         if target in self.dropped:
             return False
         votes = self.votes.get(target, ())
@@ -275,7 +280,7 @@ class Roster:
                 ballots = (*votes, *self.frozen.get(target, ()))
                 at = len(self.ops) - 1  # (where this withdrawal is in ops)
                 lifted = [
-                    (v.last_seq, lamport, voter, at, len(self.read) - 1)
+                    (v.last_seq, lamport, voter, at, seq)
                     for q, v in ballots
                     if q == voter and v.reason in _CAPPED
                 ]
@@ -288,10 +293,11 @@ class Roster:
         self.votes[target] = (*votes, (voter, body))
         return True
 
-    def freeze(self, voter: int, body: Drop, seq: int = 0) -> None:
-        """``voter``'s vote ``body`` (its event ``seq``) never counts (capped: :func:`capped`),
-        but stands until withdrawn, and caps the member it votes out (:meth:`standing_caps`)."""
-        self.read = (*self.read, (voter, seq, body))
+    def freeze(self, voter: int, body: Drop, seq: int = 0, lamport: int = 0) -> None:
+        """``voter``'s vote ``body`` (its event ``seq``, at ``lamport``) never counts (capped:
+        :func:`capped`), but stands until withdrawn, and caps the member it votes out
+        (:meth:`standing_caps`)."""
+        _read(self, (voter, seq, body), lamport)
         if body.reason not in _CAPPED or body.seat == voter or body.seat in self.dropped:
             return
         frozen = self.frozen.get(body.seat, ())
@@ -474,7 +480,7 @@ class Roster:
                 "an abandon needs exactly two members left: its author and the absent",
             )
         target = body.seat
-        _add(self, (author, seq, body))
+        _add(self, (author, seq, body), lamport)
         self.drop_at[target] = lamport
         cut, chain = vote_cut((body,))
         self._keep(target, cut, chain)
@@ -483,7 +489,7 @@ class Roster:
 
     def leave(self, seat: int, seq: int, lamport: int) -> None:
         """``seat`` left with its event ``seq``: that is its cut."""
-        _add(self, (seat, seq, None))
+        _add(self, (seat, seq, None), lamport)
         self.drop_at[seat] = lamport
         self.remove(seat, seq, left=True)
 
@@ -544,7 +550,7 @@ class Roster:
         if back:
             # (What :meth:`_without` folds again starts here: a readmission resets the votes.)
             self.lifts = {}
-            self.ops, self.read, self.ends = (), (), {}
+            self.ops, self.read, self.read_keys, self.ends = (), (), (), {}
             self.origin = None
             self.origin = self.copy()
         return back
@@ -690,10 +696,11 @@ def _common(a: tuple[object, ...], b: tuple[object, ...]) -> int:
 def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     """``(count, time)``, in the order of the withdrawals: for each withdrawal (at Lamport
     ``time``) of a vote that capped ``seat`` (:attr:`Roster.lifts`), the first count of a
-    vote against ``seat`` at which every membership event read before it, counted or not
-    (:attr:`Roster.read`), drops ``seat`` with its events past that count left out, and with
-    the cuts and caps those events then decide (``folds.lifted_cuts`` asks who announced
-    ``seat``'s events past the count before ``time``).
+    vote against ``seat`` at which every membership event read before it in the game's order,
+    counted or not (:attr:`Roster.read`, :func:`_before`), drops ``seat`` with its events past
+    that count left out, and with the cuts and caps those events then decide
+    (``folds.lifted_cuts`` asks who announced ``seat``'s events past the count before
+    ``time``).
 
     The roster's own events (:attr:`Roster.ops`, what :meth:`Roster.before_lift` folds) leave
     out what the fold's cuts and caps skip: where two members voted each other out, each past
@@ -705,20 +712,32 @@ def lifted_trials(roster: Roster, seat: int) -> list[tuple[int, int]]:
     if not lifts:
         return []
     last = _answers(roster.memo, lifts[-1])
-    if last.trials is None:
+    # (The events before each withdrawal are the first of those before the last: a late event
+    # read since, before the last in the order, makes the trials again; one after, not.)
+    read = roster.read[: _before(roster, lifts[-1])]
+    if last.trials is None or last.read != read:
         found: dict[tuple[int, int], int | None] = {}
         for lift in lifts:
-            key = (lift[1], lift[4])
+            events = read[: _before(roster, lift)]
+            key = (lift[1], len(events))
             if key in found:
                 continue  # (the same events read before it: the same trial)
             own = _answers(roster.memo, lift)
-            if own.trial == _UNASKED:
-                own.trial = _found(roster, seat, roster.read[: lift[4]], trial=True)
+            if own.trial == _UNASKED or own.trial_read != events:
+                own.trial = _found(roster, seat, events, trial=True)
+                own.trial_read = events
             found[key] = own.trial
         last.trials = tuple(
             (count, lamport) for (lamport, _), count in sorted(found.items()) if count is not None
         )
+        last.read = read
     return list(last.trials)
+
+
+def _before(roster: Roster, lift: tuple[int, int, int, int, int]) -> int:
+    """How many of :attr:`Roster.read` come before the withdrawal ``lift`` in the game's order
+    (``(lamport, seat, seq)``: the withdrawal's own time, voter and seq)."""
+    return bisect.bisect_left(roster.read_keys, (lift[1], lift[2], lift[4]))
 
 
 def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:
@@ -835,9 +854,11 @@ _UNASKED = -1  # (an answer not worked out yet: a cut or a count is never negati
 class _Answers:
     """What :meth:`Roster.before_lift` and :func:`lifted_trials` answered for one lift
     (:attr:`_Memo.answers`): ``first``, the first cut over the lifts of its member up to it;
-    ``before``, its own; ``trials``, the trials up to it; ``trial``, its own."""
+    ``before``, its own; ``trials``, the trials up to it, of the events ``read`` before it;
+    ``trial``, its own, of the events ``trial_read``. The events read before a withdrawal grow
+    when one is read late (:func:`_read`): the trials are made again then."""
 
-    __slots__ = ("before", "first", "lift", "trial", "trials")
+    __slots__ = ("before", "first", "lift", "read", "trial", "trial_read", "trials")
 
     def __init__(self, lift: tuple[int, int, int, int, int]) -> None:
         self.lift = lift  # (held: its id is not reused while the answers are kept)
@@ -845,6 +866,8 @@ class _Answers:
         self.before: int | None = _UNASKED
         self.trials: tuple[tuple[int, int], ...] | None = None
         self.trial: int | None = _UNASKED
+        self.read: tuple[tuple[int, int, Drop | None], ...] = ()
+        self.trial_read: tuple[tuple[int, int, Drop | None], ...] = ()
 
 
 def _answers(memo: _Memo, lift: tuple[int, int, int, int, int]) -> _Answers:
@@ -857,13 +880,34 @@ def _answers(memo: _Memo, lift: tuple[int, int, int, int, int]) -> _Answers:
     return answers
 
 
-def _add(roster: Roster, op: tuple[int, int, Drop | None]) -> None:
-    """A membership event counted: in :attr:`Roster.ops` and :attr:`Roster.read`, and its
-    seq in :attr:`Roster.ends` (what :meth:`Roster._decided` asks, without a pass over ops)."""
+def _add(roster: Roster, op: tuple[int, int, Drop | None], lamport: int) -> None:
+    """A membership event counted (at ``lamport``): in :attr:`Roster.ops` and
+    :attr:`Roster.read`, and its seq in :attr:`Roster.ends` (what :meth:`Roster._decided`
+    asks, without a pass over ops)."""
     roster.ops = (*roster.ops, op)
-    roster.read = (*roster.read, op)
+    _read(roster, op, lamport)
     if op[1] > roster.ends.get(op[0], 0):
         roster.ends[op[0]] = op[1]
+
+
+def _read(roster: Roster, op: tuple[int, int, Drop | None], lamport: int) -> None:
+    """A membership event read (at ``lamport``), counted or not: in :attr:`Roster.read` at its
+    place in the game's order, ``(lamport, seat, seq)``, the fold's. The fold reads the events
+    that count in that order, but one that does not count may be read late: final by its time
+    when it comes (``Folds.add``), it is read after events that follow it, a withdrawal among
+    them, and the trial of the events before that withdrawal (:func:`lifted_trials`) must hold
+    it, as a fold that read every event in order does (docs/protocol.md §13, *the events read
+    before a withdrawal*). A replay's events (:meth:`Roster._replay`) are untimed (0), and its
+    :attr:`Roster.read` is never asked."""
+    key = (lamport, op[0], op[1])
+    keys = roster.read_keys
+    if not keys or key >= keys[-1]:  # (the usual case: read in order)
+        roster.read, roster.read_keys = (*roster.read, op), (*keys, key)
+        return
+    at = bisect.bisect_right(keys, key)
+    read = roster.read
+    roster.read = (*read[:at], op, *read[at:])
+    roster.read_keys = (*keys[:at], key, *keys[at:])
 
 
 def lasting_caps(roster: Roster) -> dict[int, int]:

@@ -423,7 +423,7 @@ class GameState:
         """
         body = event.body
         seat = event.seat
-        self.roster.read_uncounted(seat, event.seq, body)
+        self.roster.read_uncounted(seat, event.seq, body, event.lamport)
         self.abandonment.heard(seat, event.seq, body.frontier)
         if (
             isinstance(body, Drop)
@@ -462,7 +462,7 @@ class GameState:
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
-            roster.freeze(event.seat, body, event.seq)  # (counts not, caps: standing_caps)
+            roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
         if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)
@@ -471,7 +471,7 @@ class GameState:
                 # It changes nothing here, but the roster keeps it: without another member's
                 # events past a cut, this vote may complete a drop that then drops that
                 # member (Roster._decided).
-                roster.vote(event.seat, event.seq, body)
+                roster.vote(event.seat, event.seq, body, event.lamport)
                 self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
             self._abandon(event, body, notices)
