@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from p2p_nertz.deck.elgamal import Cipher
 from p2p_nertz.deck.group import DeckError, add, card_of, check_point, sub
@@ -97,7 +98,15 @@ def open_card(cipher: Cipher, points: Iterable[bytes]) -> Card:
         DeckError: if ``C2 − Σ D_j`` is no card's point: a share is missing or wrong, or the
             deck was tampered with (the checks of docs/shuffle.md §6 say whose fault).
     """
-    card = card_of(sub(cipher[1], combine(points)))
+    card = _opened(cipher[1], tuple(points))
     if card is None:
         raise DeckError("the shares do not open this position to a card")
     return card
+
+
+@lru_cache(maxsize=8192)
+def _opened(c2: bytes, points: tuple[bytes, ...]) -> Card | None:
+    """``card_of(C2 − Σ D_j)``, kept: a peer's held view opens every card its share store
+    holds again at each look (``ShareStore.held_view``), from the same bytes each time (a
+    share is one value, §3.3), so the answer is a function of its arguments."""
+    return card_of(sub(c2, combine(points)))
