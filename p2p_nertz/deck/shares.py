@@ -25,9 +25,9 @@ Card.parse('QS')
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from p2p_nertz.deck.elgamal import Cipher
 from p2p_nertz.deck.group import DeckError, add, card_of, check_point, sub
@@ -104,7 +104,7 @@ def open_card(cipher: Cipher, points: Iterable[bytes]) -> Card:
     return card
 
 
-@lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=8192)
 def _opened(c2: bytes, points: tuple[bytes, ...]) -> Card | None:
     """``card_of(C2 − Σ D_j)``, kept: a peer's held view opens every card its share store
     holds again at each look (``ShareStore.held_view``), from the same bytes each time (a
