@@ -116,11 +116,34 @@ def _no_leaked_signal_handling() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked slow run first, so that the longest ones start at once and none is left
-    running alone at the end while the other workers idle. (With ``--dist worksteal``: the
-    default scheduler queues tests on a worker ahead of time, and a worker that drew several
-    slow ones kept the fast ones queued behind them while the others had nothing to do.)"""
+    """The tests marked slow start first, on every worker at once.
+
+    ``--dist worksteal`` hands each of its ``n`` workers a contiguous share of the collection,
+    in order, then lets an idle worker take the back half of the longest queue. Sorted slow
+    first, every slow test fell in the first worker's share: one worker ran the real-process
+    games one after another while the others ran the CPU-bound ones, and the last games, taken
+    over late, ran alone at the end. Here each worker's share begins with every ``n``-th slow
+    test, then its part of the others, so that the games, which mostly wait on the clock, run
+    side by side with the tests that use the CPU. (Without workers, slow first.)"""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers < 2:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    rest = items[len(slow) :]
+    shares: list[list[pytest.Item]] = [slow[k::workers] for k in range(workers)]
+    left = len(items)
+    sizes = []
+    for k in range(workers):  # the sizes worksteal's first hand-out gives (check_schedule)
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    at = 0
+    for share, size in zip(shares, sizes, strict=True):
+        take = max(0, size - len(share))
+        share.extend(rest[at : at + take])
+        at += take
+    shares[-1].extend(rest[at:])
+    items[:] = [item for share in shares for item in share]
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
