@@ -69,7 +69,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     ids = [Identity.generate(derive_seed(b"test-cli-resume-recovery", n)) for n in range(2)]
     spec = GameSpec.create(
         [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
-        Rules(target=None, rounds=2),
+        Rules(target=None, rounds=1),
         b"resume-recovery",
     )
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
@@ -86,7 +86,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
             [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
              "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[name]}",
              "--peer", f"{seats[other]}=tcp://127.0.0.1:{ports[other]}",
-             "--log", str(logs[name]), "--json"],
+             "--log", str(logs[name]), "--json", *(["--progress"] if name == "bob" else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
@@ -101,7 +101,8 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     try:
         ann, bob = node("ann"), node("bob")
         procs += [ann, bob]
-        json_lines_until(bob, "round")  # round 1 scored: Bob has signed and sent a good many events
+        for _ in range(3):  # three cards in the lake: Bob has signed and sent a good many events
+            json_lines_until(bob, "lake")
         bob.send_signal(signal.SIGKILL)
         bob.communicate()
         # With Ann stopped, the resume can only wait: a SIGTERM then signs nothing.
@@ -143,7 +144,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
             second = resume("--recover")
             reason = "asked"
         procs.append(second)
-        # (It plays the rest of the game: round 2 whole, at the bots' pace, on a loaded machine.)
+        # (It plays the rest of the round at the bots' pace, on a loaded machine.)
         out, err = second.communicate(timeout=3 * DEADLINE)
         assert second.returncode == 0, err
         events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
