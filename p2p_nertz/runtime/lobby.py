@@ -399,7 +399,8 @@ class LobbyHost:
         victim = min(self._links, key=worth)
         self._links.discard(victim)
         victim.scope.cancel()
-        self._drop("displaced connections", victim.key, f"more than {MAX_LINKS} connections")
+        reason = f"its connection was displaced (more than {MAX_LINKS} open)"
+        self._drop("displaced", victim.key or victim.label, reason)
 
     async def _serve_link(self, link: Link) -> None:
         try:
@@ -431,7 +432,9 @@ class LobbyHost:
                 data = await link.receive(idle=LINK_IDLE)
             except FramingError as exc:
                 self.rejected += 1
-                self._drop("broken stream", link.key, f"from {link.peer}: {exc}")
+                self._drop(
+                    "broken stream", link.key or link.label, f"from {link.label.decode()}: {exc}"
+                )
                 return
             except TransportBrokenError:
                 return
@@ -442,14 +445,15 @@ class LobbyHost:
         now = self._clock()
         if link.key is None and not self._unbound.allow(b"", now):
             self.rejected += 1
-            self._drop("rate-limited lobby", None, "connections not bound to a key are over rate")
+            reason = "connections not bound to a key send more than their shared rate"
+            self._drop("rate-limited lobby", link.label, reason)
             return
         before = (self.table.seats, self.table.started)
         try:
             outs = self.table.receive(data, now, sender=link.key)
         except LobbyMessageError as exc:
             self.rejected += 1
-            self._drop(f"{exc.code} {exc.kind or 'lobby'}", link.key, str(exc))
+            self._drop(f"{exc.code} {exc.kind or 'lobby'}", link.key or link.label, str(exc))
             return
         if link.key is None:
             link.key = signed_by(data)  # (the table took it: the signature is that key's)

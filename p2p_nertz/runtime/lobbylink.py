@@ -73,16 +73,19 @@ class Link:
         """The scope of the task serving this link (the host cancels it to drop the link)."""
         self.outbox: trio.MemorySendChannel[bytes] | None = None
         """Where the host queues frames for this link's writer."""
+        self.label = self.peer.encode()
+        """The other side's address, to count senders that have no key yet by."""
         self._ready: deque[bytes] = deque()
         self._sending = trio.Lock()
 
     @property
     def peer(self) -> str:
-        """The other side's IPv4 address."""
+        """The other side's address and port."""
         try:
-            return str(self.stream.socket.getpeername()[0])
+            address, port = self.stream.socket.getpeername()[:2]
         except OSError:
             return "?"
+        return f"{address}:{port}"
 
     async def greet(self) -> None:
         """Send the preamble (each side sends it first).
