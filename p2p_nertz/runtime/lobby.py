@@ -210,6 +210,8 @@ class LobbyHost:
         invited: fingerprints that may sit (the table is then invite-only); ``None``: anybody.
         summary_every: seconds between two log lines about dropped messages of one kind.
         deal: how the game will be dealt (:class:`~p2p_nertz.protocol.spec.Deal`).
+        max_links: most connections held at once (:data:`MAX_LINKS`).
+        link_idle: seconds within which a connection must complete a frame (:data:`LINK_IDLE`).
     """
 
     def __init__(
@@ -231,6 +233,8 @@ class LobbyHost:
         invited: Iterable[str] | None = None,
         summary_every: float = SUMMARY_EVERY,
         deal: Deal = Deal.COMMIT,
+        max_links: int = MAX_LINKS,
+        link_idle: float = LINK_IDLE,
     ) -> None:
         self.table = HostLobby(
             identity,
@@ -254,6 +258,8 @@ class LobbyHost:
         self._beacon_now = trio.Event()
         self._port: int | None = None
         self._links: set[Link] = set()
+        self._max_links = max_links
+        self._link_idle = link_idle
         self._routes: dict[PeerId, Link] = {}
         # Connections not bound to a key yet share the newcomers' rate before any signature
         # is checked (the table's own buckets need a key, which such bytes only claim).
@@ -381,7 +387,7 @@ class LobbyHost:
                 log.warning("cannot take a lobby connection now: %s", exc.strerror)
                 await trio.sleep(_TICK)
                 continue
-            if len(self._links) >= MAX_LINKS:
+            if len(self._links) >= self._max_links:
                 self._displace()
             link = Link(stream, opened=self._clock())
             self._links.add(link)
@@ -399,7 +405,7 @@ class LobbyHost:
         victim = min(self._links, key=worth)
         self._links.discard(victim)
         victim.scope.cancel()
-        reason = f"its connection was displaced (more than {MAX_LINKS} open)"
+        reason = f"its connection was displaced (more than {self._max_links} open)"
         self._drop("displaced", victim.key or victim.label, reason)
 
     async def _serve_link(self, link: Link) -> None:
@@ -429,7 +435,7 @@ class LobbyHost:
     async def _read_link(self, link: Link) -> None:
         while True:
             try:
-                data = await link.receive(idle=LINK_IDLE)
+                data = await link.receive(idle=self._link_idle)
             except FramingError as exc:
                 self.rejected += 1
                 self._drop(
