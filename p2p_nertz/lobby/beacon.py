@@ -65,10 +65,10 @@ from p2p_nertz.protocol.identity import (
 )
 from p2p_nertz.protocol.spec import Deal
 
-__all__ = ["BEACON_PORT", "MAGIC", "MAX_BEACON", "VERSION", "Beacon", "BeaconError"]
+__all__ = ["BEACON_PORT", "BEACON_VERSION", "MAGIC", "MAX_BEACON", "Beacon", "BeaconError"]
 
 MAGIC: Final = b"NRTZ"
-VERSION: Final = 2
+BEACON_VERSION: Final = 2
 """The beacon's version: 2 since the lobby left ZeroMQ for its own stream (session 22)."""
 BEACON_PORT: Final = 47474
 """The UDP port beacons go to unless told otherwise."""
@@ -130,7 +130,7 @@ class Beacon:
         return (
             _FIXED.pack(
                 MAGIC,
-                VERSION,
+                BEACON_VERSION,
                 self.lobby_id,
                 self.host,
                 self.port,
@@ -167,8 +167,10 @@ class Beacon:
         magic, version, lobby_id, host, port, taken, capacity, size = _FIXED.unpack_from(data)
         if magic != MAGIC:
             raise BeaconError(f"not a p2p-nertz beacon (magic {magic!r})")
-        if version != VERSION:
-            raise BeaconError(f"beacon version {version} is not supported (this is {VERSION})")
+        if version != BEACON_VERSION:
+            raise BeaconError(
+                f"beacon version {version} is not supported (this is {BEACON_VERSION})"
+            )
         named = _FIXED.size + size
         if len(data) not in (named + SIGNATURE_SIZE, named + 1 + SIGNATURE_SIZE):
             raise BeaconError(
