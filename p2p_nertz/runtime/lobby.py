@@ -298,16 +298,13 @@ class LobbyHost:
         listener = listeners[0]
         async with listener:
             self._port = int(listener.socket.getsockname()[1])
-            try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._accept_loop, listener, nursery)
-                    nursery.start_soon(self._send_loop)
-                    nursery.start_soon(self._tick_loop)
-                    if self._broadcast is not None:
-                        nursery.start_soon(self._beacon_loop, self._port)
-                    task_status.started(self.endpoint)
-            finally:
-                self._port = None
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._accept_loop, listener, nursery)
+                nursery.start_soon(self._send_loop)
+                nursery.start_soon(self._tick_loop)
+                if self._broadcast is not None:
+                    nursery.start_soon(self._beacon_loop, self._port)
+                task_status.started(self.endpoint)
 
     async def wait_started(self) -> Session:
         """Wait for the game to start; return it."""
