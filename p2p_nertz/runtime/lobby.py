@@ -43,6 +43,8 @@ from p2p_nertz.lobby.framing import FramingError
 from p2p_nertz.lobby.limits import DropTally, TokenBuckets
 from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView, signed_by
 from p2p_nertz.lobby.state import (
+    KEY_BURST,
+    KEY_RATE,
     NEWCOMER_BURST,
     NEWCOMER_RATE,
     GuestLobby,
@@ -387,6 +389,7 @@ class LobbyHost:
             if len(self._links) >= self._max_links:
                 self._displace()
             link = Link(stream, opened=self._clock())
+            link.bucket = TokenBuckets(rate=KEY_RATE, burst=KEY_BURST, max_keys=1)
             self._links.add(link)
             nursery.start_soon(self._serve_link, link)
 
@@ -446,9 +449,10 @@ class LobbyHost:
 
     def _take(self, link: Link, data: bytes) -> None:
         now = self._clock()
-        if link.key is None and not self._unbound.allow(b"", now):
+        if link.key is None and not (link.bucket.allow(b"", now) and self._unbound.allow(b"", now)):
+            # One connection spends at most a key's rate of the share all of them have.
             self.rejected += 1
-            reason = "connections not bound to a key send more than their shared rate"
+            reason = "a connection not bound to a key sends more than a key's rate, or all do"
             self._drop("rate-limited lobby", link.label, reason)
             return
         before = (self.table.seats, self.table.started)

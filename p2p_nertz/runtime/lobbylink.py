@@ -23,6 +23,7 @@ import trio
 
 from p2p_nertz.errors import TransportBrokenError
 from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame
+from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.protocol.identity import PeerId
 
 __all__ = ["READ_MAX", "Link", "open_link", "split_endpoint"]
@@ -73,6 +74,8 @@ class Link:
         """The scope of the task serving this link (the host cancels it to drop the link)."""
         self.outbox: trio.MemorySendChannel[bytes] | None = None
         """Where the host queues frames for this link's writer."""
+        self.bucket = TokenBuckets(rate=1.0, burst=1, max_keys=1)
+        """The host's rate for this link until it is bound to a key (the host sets it)."""
         self.label = self.peer.encode()
         """The other side's address, to count senders that have no key yet by."""
         self._ready: deque[bytes] = deque()
