@@ -10,6 +10,7 @@ are raw TCP connections.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -286,3 +287,24 @@ async def test_a_guest_at_a_zeromq_lobby_says_it_is_not_one_it_can_sit_at() -> N
     finally:
         ctx.term()
     assert "is not a lobby we can sit at" in str(refused.value)
+
+
+async def test_one_strangers_endless_flood_does_not_keep_a_newcomer_out() -> None:
+    """A connection not bound to a key spends a key's rate of what all such connections share,
+    so one that never stops leaves room for a newcomer's first hello."""
+    async with serving(auto_start=2) as (lobby, endpoint), trio.open_nursery() as nursery:
+        stream = await stranger(endpoint)
+        await stream.send_all(PREAMBLE)
+
+        async def flood() -> None:
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                while True:
+                    await stream.send_all(frame(b"\x93junk") * 100)
+
+        nursery.start_soon(flood)
+        with trio.fail_after(15):
+            while lobby.rejected < 1000:  # the flood is on
+                await trio.sleep(0.01)
+        await a_guest_sits_and_the_game_starts(lobby, endpoint)
+        assert lobby.rejected > 1000
+        nursery.cancel_scope.cancel()
