@@ -61,6 +61,7 @@ def test_beacon_signed_by_another_key_is_refused() -> None:
         (lambda d: d + bytes(300), "too long"),
         (lambda d: b"XXXX" + d[4:], "magic"),
         (lambda d: d[:4] + b"\x09" + d[5:], "version 9"),
+        (lambda d: d[:4] + b"\x01" + d[5:], "version 1 is not supported"),  # ZeroMQ's lobby
         (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "signature"),
         (lambda d: d[:40] + bytes([d[40] ^ 1]) + d[41:], "signature|usable"),
         (lambda d: d[:69] + b"\x00\x00" + d[71:], "not a TCP port"),
@@ -77,7 +78,7 @@ def test_beacon_carries_a_deal_other_than_commit_in_one_byte() -> None:
     """docs/lobby.md §2: a commit table's beacon is the bytes it always was (no deal byte), a
     shuffle table's one byte longer, signed with it."""
     commit = beacon().encode(ANN)
-    assert len(commit) == 74 + len("Ann") + 64  # (the layout of version 1, unchanged)
+    assert len(commit) == 74 + len("Ann") + 64  # (version 1's layout, unchanged in 2)
     shuffle = dataclasses.replace(beacon(), deal=Deal.SHUFFLE)
     data = shuffle.encode(ANN)
     assert data[: 74 + 3] == commit[: 74 + 3] and data[74 + 3] == 1 and len(data) == len(commit) + 1

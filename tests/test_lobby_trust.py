@@ -1,12 +1,14 @@
 """The lobby trusts nobody (issue 14 §1, docs/lobby.md §6): a lying host, squatting keys and a
-flood of bad hellos, each against real hosts and guests over real zmq sockets on 127.0.0.1.
+flood of bad hellos, each against real hosts and guests over real TCP connections on 127.0.0.1.
 
-The lying host is a test double: a ROUTER that speaks the real lobby wire format (messages
-signed by its key with the library's own encoder) and says whatever the test wants.
+The lying host is a test double: a listener that speaks the real lobby stream and messages
+(frames of :mod:`p2p_nertz.runtime.lobbylink`, messages signed by its key with the library's own
+encoder) and says whatever the test wants.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -14,8 +16,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 import trio
-import zmq
 
+from p2p_nertz.errors import TransportBrokenError
 from p2p_nertz.lobby.messages import (
     Hello,
     LobbyMessageError,
@@ -37,8 +39,8 @@ from p2p_nertz.lobby.state import (
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, join_lobby, lobby_routing_id
-from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, join_lobby
+from p2p_nertz.runtime.lobbylink import Link, open_link
 
 pytestmark = pytest.mark.anyio
 
@@ -60,25 +62,47 @@ async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
 
 
 # -- a lying host --------------------------------------------------------------------------------
+class LyingHost:
+    """Takes a guest's connections (it connects again if one breaks) and hands on their
+    frames, each with the link it came on."""
+
+    def __init__(self) -> None:
+        self._send, self._frames = trio.open_memory_channel[tuple[Link, bytes]](100)
+
+    async def serve(self, listener: trio.SocketListener) -> None:
+        async with trio.open_nursery() as nursery:
+            while True:
+                nursery.start_soon(self._read, Link(await listener.accept()))
+
+    async def _read(self, link: Link) -> None:
+        async with link.stream:
+            await link.greet()
+            with contextlib.suppress(TransportBrokenError):  # the guest has gone
+                while True:
+                    await self._send.send((link, await link.receive()))
+
+    async def receive(self) -> tuple[Link, bytes]:
+        return await self._frames.receive()
+
+
 @asynccontextmanager
-async def lying_host() -> AsyncIterator[tuple[AsyncSocket, str]]:
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    try:
-        async with create_socket(ctx, zmq.ROUTER) as router:
-            router.bind("tcp://127.0.0.1:0")
-            yield router, router.endpoints[0]
-    finally:
-        ctx.term()
+async def lying_host() -> AsyncIterator[tuple[LyingHost, str]]:
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    host = LyingHost()
+    async with listener, trio.open_nursery() as nursery:
+        nursery.start_soon(host.serve, listener)
+        yield host, f"tcp://127.0.0.1:{listener.socket.getsockname()[1]}"
+        nursery.cancel_scope.cancel()
 
 
-async def heard(router: AsyncSocket) -> tuple[bytes, object]:
-    """The next message a guest sends the lying host: its routing id and body."""
-    routing, data = await router.recv_multipart()
+async def heard(router: LyingHost) -> tuple[Link, object]:
+    """The next message a guest sends the lying host: the link it came on and its body."""
+    routing, data = await router.receive()
     return routing, decode(data).body
 
 
-async def say(router: AsyncSocket, routing: bytes, body: object) -> None:
-    await router.send_multipart([routing, encode(ANN, LOBBY, body)])  # type: ignore[arg-type]
+async def say(router: LyingHost, routing: Link, body: object) -> None:
+    await routing.send(encode(ANN, LOBBY, body))  # type: ignore[arg-type]
 
 
 def table(rules: Rules, *seats: tuple[Identity, str, str]) -> TableView:
@@ -91,7 +115,7 @@ def start(rules: Rules, *seats: tuple[Identity, str, str]) -> Start:
 
 
 async def guest_against(
-    lie: Callable[[AsyncSocket], object],
+    lie: Callable[[LyingHost], object],
 ) -> tuple[Session | None, LobbyError | None, list[object]]:
     """Run a real guest (``join_lobby``, as ``nertz join`` does) against a host that lies as
     ``lie(router)`` says; return its session or error, and what it sent after the lie."""
@@ -120,7 +144,7 @@ async def guest_against(
 
 
 async def test_guest_refuses_a_start_before_any_table() -> None:
-    async def lie(router: AsyncSocket) -> None:
+    async def lie(router: LyingHost) -> None:
         routing, _ = await heard(router)  # the first hello: no table shown yet
         await say(router, routing, start(Rules(), (ANN, "Ann", ANN_AT), (BOB, "Bob", BOB_AT)))
 
@@ -134,7 +158,7 @@ async def test_guest_refuses_a_table_switched_just_before_the_start() -> None:
     shown = table(Rules(), (ANN, "Ann", ANN_AT), (BOB, "Bob", BOB_AT))
     switched = table(Rules(draw=1), (ANN, "Ann", ANN_AT), (BOB, "Bob", BOB_AT))
 
-    async def lie(router: AsyncSocket) -> None:
+    async def lie(router: LyingHost) -> None:
         routing, _ = await heard(router)
         await say(router, routing, shown)
         await heard(router)  # Bob says ready (for the table shown)
@@ -150,7 +174,7 @@ async def test_guest_refuses_a_table_switched_just_before_the_start() -> None:
 async def test_guest_refuses_a_start_without_a_player_it_was_shown() -> None:
     seats = [(ANN, "Ann", ANN_AT), (BOB, "Bob", BOB_AT), (CAT, "Cat", CAT_AT)]
 
-    async def lie(router: AsyncSocket) -> None:
+    async def lie(router: LyingHost) -> None:
         routing, _ = await heard(router)
         await say(router, routing, table(Rules(), *seats))
         await heard(router)
@@ -166,7 +190,7 @@ async def test_guest_takes_the_start_of_the_table_it_said_ready_for() -> None:
     # about the lies, not the double).
     seats = [(ANN, "Ann", ANN_AT), (BOB, "Bob", BOB_AT)]
 
-    async def honest(router: AsyncSocket) -> None:
+    async def honest(router: LyingHost) -> None:
         routing, _ = await heard(router)
         await say(router, routing, table(Rules(), *seats))
         while True:
@@ -182,16 +206,10 @@ async def test_guest_takes_the_start_of_the_table_it_said_ready_for() -> None:
 
 # -- ready is for one table ------------------------------------------------------------------------
 @asynccontextmanager
-async def dealer(identity: Identity, endpoint: str) -> AsyncIterator[AsyncSocket]:
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    try:
-        async with create_socket(
-            ctx, zmq.DEALER, identity=lobby_routing_id(identity.peer_id)
-        ) as sock:
-            sock.connect(endpoint)
-            yield sock
-    finally:
-        ctx.term()
+async def dealer(identity: Identity, endpoint: str) -> AsyncIterator[Link]:
+    """A raw connection to a lobby, for ``identity`` to say what the test wants."""
+    async with open_link(endpoint) as link:
+        yield link
 
 
 async def test_host_does_not_count_a_ready_given_for_an_older_table() -> None:
@@ -201,10 +219,10 @@ async def test_host_does_not_count_a_ready_given_for_an_older_table() -> None:
         async with dealer(BOB, endpoint) as bob_socket:
             # Bob sits and says ready for the table of Ann and Bob, then says nothing more.
             bob = GuestLobby(BOB, "Bob", BOB_AT, ready=True, stay_ready=True)
-            await bob_socket.send_multipart([bob.hello()])
+            await bob_socket.send(bob.hello())
             with trio.fail_after(15):
-                bob.receive((await bob_socket.recv_multipart())[0])
-            await bob_socket.send_multipart([bob.hello()])
+                bob.receive(await bob_socket.receive())
+            await bob_socket.send(bob.hello())
             await until(lambda: [s.ready for s in lobby.table.seats] == [True, True])
             # Cat sits and is ready: three ready players, but Bob's ready named another table.
             cat: list[Session] = []
@@ -219,8 +237,8 @@ async def test_host_does_not_count_a_ready_given_for_an_older_table() -> None:
             # Once Bob says ready for the table as it is, the game starts.
             with trio.fail_after(15):
                 while bob.table is None or len(bob.table.seats) < 3:
-                    bob.receive((await bob_socket.recv_multipart())[0])
-            await bob_socket.send_multipart([bob.hello()])
+                    bob.receive(await bob_socket.receive())
+            await bob_socket.send(bob.hello())
             hosted = await lobby.wait_started()
             await until(lambda: bool(cat))
         nursery.cancel_scope.cancel()
@@ -375,7 +393,7 @@ async def test_a_flood_of_bad_hellos_writes_a_bounded_number_of_log_lines(
             forged = good[:-1] + bytes([good[-1] ^ 1])  # a hello whose signature fails
             async with dealer(who, endpoint) as sock:
                 for n in range(per_sender):
-                    await sock.send_multipart([forged if n % 2 else b"\x93garbage"])
+                    await sock.send(forged if n % 2 else b"\x93garbage")
                 await until(lambda: lobby.rejected >= len(senders) * per_sender, 60)
 
         async with trio.open_nursery() as flooders:

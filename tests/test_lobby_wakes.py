@@ -1,34 +1,36 @@
-"""A lobby host survives being stopped past a guest's ZMTP heartbeat timeout with a backlog.
+"""A lobby host stopped with a backlog from a sender that then dropped it wakes and seats a guest.
 
-libzmq 4.3.5 aborts the process ("Assertion failed: !_io_error (src/stream_engine_base.cpp)")
-when a ZMTP heartbeat of its own falls due on a connection whose input stopped at the receive
-HWM and then broke (tests/test_mesh_router_wakes.py, the mesh's ROUTER). The lobby host's
-ROUTER holds only :data:`~p2p_nertz.runtime.lobby.ROUTER_RECV_HWM` messages per connection: a
-host stopped (SIGSTOP, a laptop's lid, a debugger) longer than ``HEARTBEAT_TIMEOUT_MS`` while a
-sender keeps sending wakes exactly so, its sender's DEALER having dropped the link meanwhile.
+Until session 22 the lobby was a ZeroMQ ROUTER, and libzmq 4.3.5 aborted the process
+("Assertion failed: !_io_error (src/stream_engine_base.cpp)") when a ZMTP heartbeat fell due on
+a connection whose input had stopped at the receive HWM and then broke: a host stopped
+(SIGSTOP, a laptop's lid, a debugger) past a sender's heartbeat timeout while it kept sending
+woke exactly so. The lobby now speaks its own stream on plain TCP (docs/lobby.md §3, §8): a
+sender's backlog only fills that connection's kernel buffers.
 
-A real process serves a real :class:`~p2p_nertz.runtime.lobby.LobbyHost`; it is stopped while
-a DEALER floods it, continued, and a real guest then sits at its table and the game starts.
+A real process serves a real :class:`~p2p_nertz.runtime.lobby.LobbyHost`; it is stopped while a
+connection floods it in the lobby's stream until the connection takes no more bytes, the
+connection is reset, the host continued (busy for a while, as after a deal), and a real guest
+then sits at its table and the game starts.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
-import time
 
 import pytest
 import trio
-import zmq
-from zmq.utils.monitor import recv_monitor_message
 
+from p2p_nertz.lobby.framing import PREAMBLE, frame
 from p2p_nertz.lobby.state import LobbyError, Session
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.runtime.lobby import MAX_FRAME, join_lobby, lobby_routing_id
-from p2p_nertz.runtime.zmqtrio import HEARTBEAT_TIMEOUT_MS, AsyncSocket, create_socket
+from p2p_nertz.runtime.lobby import join_lobby
 
 pytestmark = [
     pytest.mark.slow,
@@ -60,41 +62,40 @@ async def main():
         nursery.cancel_scope.cancel()
 
 # Continued, the host's loop is busy for BUSY seconds before it reads again (its game's deal,
-# a loaded machine): zmq's I/O thread meanwhile runs on, its heartbeat timer with it.
+# a loaded machine).
 signal.signal(signal.SIGCONT, lambda *_: time.sleep(float(sys.argv[1])))
 
 trio.run(main)
 """
 
 
-#: Seconds the host's loop is busy as it wakes, reading nothing (more than a heartbeat).
+#: Seconds the host's loop is busy as it wakes, reading nothing.
 BUSY = 3.0
 
 
-def _handshaken(dealer: AsyncSocket, endpoint: str) -> None:
-    """Connect ``dealer`` to ``endpoint`` and return once the ZMTP handshake is done (so that
-    both ends run their heartbeat timers), as zmq's socket monitor says."""
-    monitor = dealer._sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+def _flood_until_full_then_reset(endpoint: str) -> int:
+    """Connect to the stopped host, send the preamble and lobby-sized frames (not lobby
+    messages: the host drops them) until the connection takes no more bytes (the stopped
+    host's kernel buffers are full), then reset it. Return the bytes sent."""
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    chunk = frame(b"x" * 200) * 100
+    sock = socket.create_connection((host, int(port)), timeout=30)  # (the kernel accepts it)
     try:
-        dealer.connect(endpoint)
-        assert monitor.poll(30_000), f"no ZMTP handshake with {endpoint} in 30 s"
-        assert recv_monitor_message(monitor)["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED
+        sock.sendall(PREAMBLE)
+        sock.setblocking(False)
+        sent = 0
+        while select.select([], [sock], [], 2.0)[1]:
+            try:
+                sent += sock.send(chunk)
+            except BlockingIOError:
+                continue
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     finally:
-        dealer._sock.disable_monitor()
-        monitor.close(linger=0)
+        sock.close()  # with SO_LINGER 0: a TCP RST
+    return sent
 
 
-def _flood(dealer: AsyncSocket, seconds: float) -> None:
-    """Keep sending lobby-sized frames (not lobby messages: the host drops them) for
-    ``seconds``; the DEALER's heartbeat drops the link to a host that stopped answering, and
-    reconnects."""
-    began = time.monotonic()
-    while time.monotonic() - began < seconds:
-        dealer.try_send_multipart([b"x" * 200])
-        time.sleep(0.001)
-
-
-def test_lobby_host_stopped_past_the_heartbeat_timeout_wakes_and_seats_a_guest() -> None:
+def test_lobby_host_stopped_with_a_flood_then_reset_wakes_and_seats_a_guest() -> None:
     host = subprocess.Popen(
         [sys.executable, "-c", HOST, str(BUSY)],
         stdout=subprocess.PIPE,
@@ -102,27 +103,13 @@ def test_lobby_host_stopped_past_the_heartbeat_timeout_wakes_and_seats_a_guest()
         text=True,
         stdin=subprocess.PIPE,
     )
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     try:
         assert host.stdout is not None
         endpoint = host.stdout.readline().strip()
         assert endpoint.startswith("tcp://127.0.0.1:"), host.stderr and host.stderr.read()
-        # A sender that drops a silent link (a heartbeat, as the mesh's DEALERs; a stranger
-        # or an older guest), under a guest's routing id.
-        flooder = create_socket(
-            ctx,
-            zmq.DEALER,
-            hwm=100_000,
-            identity=lobby_routing_id(bytes(32)),
-            max_message_size=MAX_FRAME,
-            heartbeat=True,
-        )
-        _handshaken(flooder, endpoint)
         os.kill(host.pid, signal.SIGSTOP)
         try:
-            # The flooder's DEALER drops the link after HEARTBEAT_TIMEOUT of silence; the
-            # backlog waits in the stopped host's socket buffers.
-            _flood(flooder, HEARTBEAT_TIMEOUT_MS / 1000 + 2.0)
+            sent = _flood_until_full_then_reset(endpoint)
         finally:
             os.kill(host.pid, signal.SIGCONT)
         guest = Identity.generate(derive_seed(b"test-lobby-wakes", 1))
@@ -139,8 +126,8 @@ def test_lobby_host_stopped_past_the_heartbeat_timeout_wakes_and_seats_a_guest()
         if host.poll() is None:
             host.kill()
             host.communicate()
-        ctx.destroy(linger=0)
-    assert host.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    assert sent > 0
+    assert host.returncode == 0, err  # an abort: a signal's negative status
     assert session is not None, refused
     assert sorted(m.name for m in session.spec.members) == ["Ann", "Bob"]
     assert out.split() == ["Ann", "Bob"]

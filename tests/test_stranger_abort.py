@@ -15,8 +15,13 @@ only a loop that does not read for as long as the stranger takes to fill the pip
 Each test runs the project's own socket (the mesh's ROUTER, a real :class:`LobbyHost`) in a
 real process over tcp://127.0.0.1, the stranger a plain TCP socket in the test process. They
 synchronise on the process (a line on its stdin ends the busy spell) and on the stranger's
-socket (it stops taking bytes once zmq stops reading), never on sleeps. Both fail, strictly,
-until the abort is prevented (docs/protocol.md §13).
+socket (it stops taking bytes once zmq stops reading), never on sleeps. The mesh's case fails,
+strictly, until the abort is prevented there (docs/protocol.md §13).
+
+The lobby host speaks no ZMTP since session 22 (docs/lobby.md §3, its own stream on plain TCP):
+its case sends the same attack in the lobby's stream (frames and, for good measure, ZMTP's
+PING bytes inside them), and ZMTP itself, which the host refuses at the preamble; the host
+seats a guest after both.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sys
 import pytest
 import trio
 
+from p2p_nertz.lobby.framing import PREAMBLE, frame
 from p2p_nertz.lobby.state import LobbyError, Session
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
@@ -40,12 +46,14 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(90),
     pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1 (POSIX)"),
-    pytest.mark.xfail(
-        strict=True,
-        reason="open problem (docs/protocol.md §13): libzmq 4.3.5 aborts a process whose "
-        "ROUTER answers a PING held on a stopped, then reset, connection (libzmq #4841)",
-    ),
 ]
+
+#: The mesh's case, still open (docs/protocol.md §13).
+MESH_ABORTS = pytest.mark.xfail(
+    strict=True,
+    reason="open problem (docs/protocol.md §13): libzmq 4.3.5 aborts a process whose "
+    "ROUTER answers a PING held on a stopped, then reset, connection (libzmq #4841)",
+)
 
 #: The node's side: the mesh's own ROUTER bound, its endpoint printed; the process busy
 #: (reading nothing, zmq's I/O thread running on) until a line on stdin; then it reads until
@@ -132,6 +140,7 @@ def _stranger_floods_and_resets(endpoint: str) -> int:
     return sent
 
 
+@MESH_ABORTS
 def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset() -> None:
     node = subprocess.Popen(
         [sys.executable, "-c", NODE],
@@ -156,6 +165,54 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
     assert "Traceback" not in err
 
 
+def _stranger_floods_the_lobby_and_resets(endpoint: str) -> int:
+    """The same attack in the lobby's own stream: the preamble, then frames of 100 bytes and
+    a PING each until the connection stops taking bytes (the busy host reads nothing, the
+    kernel's buffers are full), then a reset. Return the bytes sent."""
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    chunk = (frame(b"x" * 100) + frame(PING)) * 100
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    try:
+        sock.sendall(PREAMBLE)
+        sock.setblocking(False)
+        sent = 0
+        while select.select([], [sock], [], 2.0)[1]:
+            try:
+                sent += sock.send(chunk)
+            except BlockingIOError:
+                continue
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        sock.close()  # with SO_LINGER 0: a TCP RST
+    return sent
+
+
+def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
+    """The attack as :func:`_stranger_floods_and_resets` makes it (ZMTP's greeting, READY,
+    messages and PINGs until the connection stops taking bytes, then a reset), but taking the
+    other side's greeting only if one comes within 2 s: a busy process that is not ZeroMQ's
+    sends none (zmq's I/O thread, on main, does, and the host aborted). Return the bytes
+    sent."""
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    chunk = (bytes([0x00, 100]) + b"x" * 100 + PING) * 100
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    try:
+        sock.sendall(GREETING + READY)
+        if select.select([sock], [], [], 2.0)[0]:
+            sock.recv(10)
+        sock.setblocking(False)
+        sent = 0
+        while select.select([], [sock], [], 2.0)[1]:
+            try:
+                sent += sock.send(chunk)
+            except BlockingIOError:
+                continue
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    finally:
+        sock.close()  # with SO_LINGER 0: a TCP RST
+    return sent
+
+
 def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_seats_a_guest() -> (
     None
 ):
@@ -172,7 +229,8 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
         assert endpoint.startswith("tcp://127.0.0.1:"), host.stderr and host.stderr.read()
         host.send_signal(signal.SIGUSR1)
         assert host.stdout.readline().strip() == "busy"
-        _stranger_floods_and_resets(endpoint)
+        sent = _stranger_floods_zmtp_and_resets(endpoint)
+        sent += _stranger_floods_the_lobby_and_resets(endpoint)
         host.stdin.write("\n")  # the host's loop reads again
         host.stdin.flush()
         guest = Identity.generate(derive_seed(b"test-stranger-abort", 1))
@@ -189,7 +247,8 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
         if host.poll() is None:
             host.kill()
             host.communicate()
-    assert host.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    assert sent > 0
+    assert host.returncode == 0, err  # an abort: a signal's negative status
     assert session is not None, refused
     assert sorted(m.name for m in session.spec.members) == ["Ann", "Bob"]
     assert out.split() == ["Ann", "Bob"]

@@ -10,7 +10,7 @@ Layout (all integers big-endian)::
 
     offset  size  field
     0       4     magic  b"NRTZ"
-    4       1     version (1)
+    4       1     version (2: the lobby port speaks the lobby's own stream, not ZMTP)
     5       32    lobby id (random, chosen by the host)
     37      32    host key (Ed25519 public key)
     69      2     lobby TCP port (1..65535)
@@ -26,7 +26,12 @@ that names the default or no deal, a signature that does not verify — is refus
 :class:`BeaconError`; a listener ignores it and goes on. The deal byte is optional so that a
 table of the default deal sends the bytes it always did, heard by every listener; a listener
 that predates it refuses a shuffle table's beacon (its length), as a guest that predates the
-option refuses the table itself (docs/lobby.md §2, §3): the version stays 1.
+option refuses the table itself (docs/lobby.md §2, §3).
+
+Version 2 (session 22) is version 1's bytes with another version byte: the lobby behind the
+port is no longer ZeroMQ but the lobby's own stream (:mod:`p2p_nertz.lobby.framing`), which a
+guest of version 1 cannot speak, so a listener of either version drops the other's beacons
+instead of offering a table it cannot sit at.
 
 >>> from p2p_nertz.protocol.identity import Identity
 >>> host = Identity.generate(seed=bytes(32))
@@ -60,10 +65,11 @@ from p2p_nertz.protocol.identity import (
 )
 from p2p_nertz.protocol.spec import Deal
 
-__all__ = ["BEACON_PORT", "MAGIC", "MAX_BEACON", "VERSION", "Beacon", "BeaconError"]
+__all__ = ["BEACON_PORT", "BEACON_VERSION", "MAGIC", "MAX_BEACON", "Beacon", "BeaconError"]
 
 MAGIC: Final = b"NRTZ"
-VERSION: Final = 1
+BEACON_VERSION: Final = 2
+"""The beacon's version: 2 since the lobby left ZeroMQ for its own stream (session 22)."""
 BEACON_PORT: Final = 47474
 """The UDP port beacons go to unless told otherwise."""
 
@@ -124,7 +130,7 @@ class Beacon:
         return (
             _FIXED.pack(
                 MAGIC,
-                VERSION,
+                BEACON_VERSION,
                 self.lobby_id,
                 self.host,
                 self.port,
@@ -161,8 +167,10 @@ class Beacon:
         magic, version, lobby_id, host, port, taken, capacity, size = _FIXED.unpack_from(data)
         if magic != MAGIC:
             raise BeaconError(f"not a p2p-nertz beacon (magic {magic!r})")
-        if version != VERSION:
-            raise BeaconError(f"beacon version {version} is not supported (this is {VERSION})")
+        if version != BEACON_VERSION:
+            raise BeaconError(
+                f"beacon version {version} is not supported (this is {BEACON_VERSION})"
+            )
         named = _FIXED.size + size
         if len(data) not in (named + SIGNATURE_SIZE, named + 1 + SIGNATURE_SIZE):
             raise BeaconError(

@@ -1,12 +1,20 @@
-"""The lobby on real sockets: the beacon on UDP, the table on a ZeroMQ ROUTER, guests on DEALERs.
+"""The lobby on real sockets: the beacon on UDP, the table on plain TCP (the lobby's own stream).
 
 The state machines are :class:`~p2p_nertz.lobby.state.HostLobby` and
-:class:`~p2p_nertz.lobby.state.GuestLobby`; this module only moves their bytes.
+:class:`~p2p_nertz.lobby.state.GuestLobby`; this module only moves their bytes, as frames on
+TCP connections (:mod:`p2p_nertz.lobby.framing`, :mod:`p2p_nertz.runtime.lobbylink`). The lobby
+is open to strangers, so it speaks no ZMTP: libzmq 4.3.5 lets anyone who reaches a ROUTER
+abort the process (docs/protocol.md §13); a lobby connection's bytes only ever fill that
+connection's own buffers.
 
-* :class:`LobbyHost` binds a ROUTER for the lobby (guests' DEALERs connect under the routing id
-  ``b"L" + key``, so the host addresses a guest by its key and refuses a message signed by
-  another key than the connection's) and, when asked to, broadcasts the beacon every second to
-  one broadcast address. It keeps serving while the game runs, so a guest that missed ``start``
+* :class:`LobbyHost` listens on a TCP port for the lobby. A connection is bound to the key
+  whose signed message it carried first: its later messages are counted against that key's
+  rate before their signature is checked, and refused if another key signed them; the host
+  answers a key on the connection that last brought a message the table took from it. It
+  holds at most :data:`MAX_LINKS` connections (a newcomer displaces the one that has gone
+  longest without a message taken, strangers' first), closes one that completes no frame in
+  :data:`LINK_IDLE` seconds, and, when asked to, broadcasts the beacon every second to one
+  broadcast address. It keeps serving while the game runs, so a guest that missed ``start``
   gets it again with its next ``hello``.
 * :func:`join_lobby` seats a guest and returns the started game; :class:`LobbyGuest` does the
   same for a guest that may change its mind while waiting (ready or not, leave the table).
@@ -23,17 +31,22 @@ import logging
 import os
 import socket as stdsocket
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
 import trio
-import zmq
 
-from p2p_nertz.errors import NertzError, TransportBrokenError, TransportClosedError
+from p2p_nertz.errors import NertzError, TransportBrokenError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
-from p2p_nertz.lobby.limits import DropTally
-from p2p_nertz.lobby.messages import ANY_LOBBY, MAX_MESSAGE, LobbyMessageError, TableView
+from p2p_nertz.lobby.framing import FramingError
+from p2p_nertz.lobby.limits import DropTally, TokenBuckets
+from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView, signed_by
 from p2p_nertz.lobby.state import (
+    KEY_BURST,
+    KEY_RATE,
+    NEWCOMER_BURST,
+    NEWCOMER_RATE,
     GuestLobby,
     HostLobby,
     LobbyError,
@@ -44,19 +57,20 @@ from p2p_nertz.lobby.state import (
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.runtime.lobbylink import Link, open_link, split_endpoint
 
 __all__ = [
     "BEACON_EVERY",
     "HELLO_EVERY",
+    "LINK_IDLE",
+    "LINK_OUTBOX",
     "LobbyGuest",
     "LobbyHost",
-    "MAX_FRAME",
+    "MAX_LINKS",
     "Offer",
-    "ROUTER_RECV_HWM",
+    "SEND_TIMEOUT",
     "discover",
     "join_lobby",
-    "lobby_routing_id",
     "route_address",
 ]
 
@@ -68,21 +82,19 @@ SUMMARY_EVERY: Final = 10.0
 """Seconds between two summaries of the messages of one kind dropped (docs/lobby.md §6)."""
 _TICK: Final = 0.5
 _BYE_FLUSH: Final = 0.2
-MAX_FRAME: Final = MAX_MESSAGE
-"""The largest frame a lobby socket accepts (``MAXMSGSIZE``): the largest lobby message
-(docs/lobby.md). A stranger sending a larger one is disconnected by zmq before it is held."""
-ROUTER_RECV_HWM: Final = 16
-"""Messages the host's ROUTER holds per connection before zmq stops reading it (a guest sends
-a ``hello`` a second): with :data:`MAX_FRAME`, at most 512 KiB per connection, a stranger's
-included, instead of 1000 × 32 KiB. It does not keep a stranger from aborting a busy host
-through libzmq 4.3.5 (docs/lobby.md §8, ``tests/test_stranger_abort.py``: an open problem)."""
+MAX_LINKS: Final = 128
+"""Most lobby connections the host holds at once; a newcomer beyond displaces one
+(docs/lobby.md §6). With a frame's 32 KiB and :data:`LINK_OUTBOX`, what strangers can make the
+host hold is bounded, whatever they send."""
+LINK_IDLE: Final = 10.0
+"""Seconds within which a connection must complete a frame, or the host closes it (a guest
+says ``hello`` every second; a stranger that never finishes a frame holds no slot longer)."""
+LINK_OUTBOX: Final = 16
+"""Frames the host holds for one connection that is slow to read; more are dropped."""
+SEND_TIMEOUT: Final = 5.0
+"""Seconds a connection has to take one frame before the host closes it."""
 
 log = logging.getLogger("p2p_nertz.lobby")
-
-
-def lobby_routing_id(peer_id: bytes) -> bytes:
-    """The routing id of a guest's lobby DEALER: ``b"L"`` and its key."""
-    return b"L" + bytes(peer_id)
 
 
 def route_address(target: str) -> str:
@@ -187,9 +199,9 @@ class LobbyHost:
         identity: the host's key.
         name: the host's name.
         rules: the game's rules.
-        address: the IPv4 address the lobby ROUTER binds, and the host's game endpoint's.
+        address: the IPv4 address the lobby listens on, and the host's game endpoint's.
         game_port: the host's game ROUTER port (the game endpoint is ``tcp://address:port``).
-        lobby_port: the lobby ROUTER's port (0: any free one).
+        lobby_port: the lobby's TCP port (0: any free one).
         capacity: most players, 1 to 8.
         auto_start: start as soon as this many players are seated and ready.
         broadcast: the broadcast address to send beacons to, or ``None`` for no beacon.
@@ -200,6 +212,8 @@ class LobbyHost:
         invited: fingerprints that may sit (the table is then invite-only); ``None``: anybody.
         summary_every: seconds between two log lines about dropped messages of one kind.
         deal: how the game will be dealt (:class:`~p2p_nertz.protocol.spec.Deal`).
+        max_links: most connections held at once (:data:`MAX_LINKS`).
+        link_idle: seconds within which a connection must complete a frame (:data:`LINK_IDLE`).
     """
 
     def __init__(
@@ -221,6 +235,8 @@ class LobbyHost:
         invited: Iterable[str] | None = None,
         summary_every: float = SUMMARY_EVERY,
         deal: Deal = Deal.COMMIT,
+        max_links: int = MAX_LINKS,
+        link_idle: float = LINK_IDLE,
     ) -> None:
         self.table = HostLobby(
             identity,
@@ -242,7 +258,14 @@ class LobbyHost:
         self._outbox_send, self._outbox = trio.open_memory_channel[Out](1024)
         self._started = trio.Event()
         self._beacon_now = trio.Event()
-        self._router: AsyncSocket | None = None
+        self._port: int | None = None
+        self._links: set[Link] = set()
+        self._max_links = max_links
+        self._link_idle = link_idle
+        self._routes: dict[PeerId, Link] = {}
+        # Connections not bound to a key yet share the newcomers' rate before any signature
+        # is checked (the table's own buckets need a key, which such bytes only claim).
+        self._unbound = TokenBuckets(rate=NEWCOMER_RATE, burst=NEWCOMER_BURST, max_keys=1)
         self.rejected = 0
         """Lobby messages dropped (invalid, or over a sender's rate)."""
         self.drops = DropTally(every=summary_every)
@@ -251,45 +274,39 @@ class LobbyHost:
 
     @property
     def endpoint(self) -> str:
-        """The lobby ROUTER's endpoint (after :meth:`serve` started)."""
-        if self._router is None:
+        """The lobby's endpoint, ``tcp://address:port`` (after :meth:`serve` started)."""
+        if self._port is None:
             raise RuntimeError("the lobby is not serving yet")
-        return self._router.endpoints[0]
+        return f"tcp://{self.address}:{self._port}"
+
+    @property
+    def links(self) -> int:
+        """Lobby connections open now."""
+        return len(self._links)
 
     async def serve(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
-        """Serve the lobby until cancelled; report the lobby endpoint when bound.
+        """Serve the lobby until cancelled; report the lobby endpoint when listening.
 
         Raises:
-            TransportBrokenError: the lobby endpoint cannot be bound (e.g. the port is in use).
+            TransportBrokenError: the lobby's port cannot be listened on (e.g. it is in use).
         """
-        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            # No ZMTP heartbeat of its own: libzmq 4.3.5 aborts the process ("Assertion failed:
-            # !_io_error") when one falls due on a connection whose input stopped at the HWM
-            # and then broke: a host stopped past a sender's heartbeat timeout (or busy) with
-            # a backlog (tests/test_lobby_wakes.py, docs/lobby.md §8). Nor does it need one to
-            # notice a dead guest: the table unseats a guest silent for its guest_timeout (a
-            # guest says hello every second), and a guest's DEALER reconnects by itself when
-            # its connection breaks.
-            router = create_socket(
-                ctx,
-                zmq.ROUTER,
-                recv_hwm=ROUTER_RECV_HWM,
-                max_message_size=MAX_FRAME,
-                heartbeat=False,
-            )
-            async with router:
-                router.bind(f"tcp://{self.address}:{self._lobby_port}")
-                self._router = router
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._receive_loop, router)
-                    nursery.start_soon(self._send_loop, router)
-                    nursery.start_soon(self._tick_loop)
-                    if self._broadcast is not None:
-                        nursery.start_soon(self._beacon_loop, router.port)
-                    task_status.started(router.endpoints[0])
-        finally:
-            ctx.term()
+            listeners = await trio.open_tcp_listeners(self._lobby_port, host=self.address)
+        except OSError as exc:
+            raise TransportBrokenError(
+                f"cannot listen on {self.address}:{self._lobby_port} for the lobby: "
+                f"{exc.strerror or exc}"
+            ) from None
+        listener = listeners[0]
+        async with listener:
+            self._port = int(listener.socket.getsockname()[1])
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._accept_loop, listener, nursery)
+                nursery.start_soon(self._send_loop)
+                nursery.start_soon(self._tick_loop)
+                if self._broadcast is not None:
+                    nursery.start_soon(self._beacon_loop, self._port)
+                task_status.started(self.endpoint)
 
     async def wait_started(self) -> Session:
         """Wait for the game to start; return it."""
@@ -359,31 +376,106 @@ class LobbyHost:
         for line in self.drops.drop(kind, sender, reason, self._clock()):
             log.warning("%s", line)
 
-    async def _receive_loop(self, router: AsyncSocket) -> None:
+    async def _accept_loop(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:
-            frames = await router.recv_multipart()
-            if len(frames) != 2 or not frames[0].startswith(b"L") or len(frames[0]) != 33:
-                self.rejected += 1
-                self._drop("malformed frames", frames[0][:33], "not [routing id L+key, message]")
-                continue
-            before = (self.table.seats, self.table.started)
             try:
-                outs = self.table.receive(frames[1], self._clock(), sender=PeerId(frames[0][1:]))
-            except LobbyMessageError as exc:
-                self.rejected += 1
-                self._drop(f"{exc.code} {exc.kind or 'lobby'}", frames[0][1:], str(exc))
+                stream = await listener.accept()
+            except OSError as exc:  # out of descriptors or memory: the links held go on
+                if exc.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    raise
+                log.warning("cannot take a lobby connection now: %s", exc.strerror)
+                await trio.sleep(_TICK)
                 continue
-            for who, code, reason in self.table.refusals:
-                self._drop(f"refused ({code}) hello", who, f"{fingerprint(who)}: {reason}")
-            self.table.refusals.clear()
-            # A refusal goes to the one who asked, seated or not.
-            self._queue(outs)
-            if (self.table.seats, self.table.started) != before or self._logged < len(
-                self.table.log
-            ):
-                self._changed()
+            if len(self._links) >= self._max_links:
+                self._displace()
+            link = Link(stream, opened=self._clock())
+            link.bucket = TokenBuckets(rate=KEY_RATE, burst=KEY_BURST, max_keys=1)
+            self._links.add(link)
+            nursery.start_soon(self._serve_link, link)
 
-    async def _send_loop(self, router: AsyncSocket) -> None:
+    def _displace(self) -> None:
+        """Drop the link that has gone longest without a message the table took, a link not
+        bound to a seated guest (or member) first, then the oldest."""
+        members = set(self.table.started.endpoints) if self.table.started else set()
+        members |= {s.peer_id for s in self.table.seats}
+
+        def worth(link: Link) -> tuple[bool, float, float]:
+            return (link.key in members, link.taken, link.opened)
+
+        victim = min(self._links, key=worth)
+        self._links.discard(victim)
+        victim.scope.cancel()
+        reason = f"its connection was displaced (more than {self._max_links} open)"
+        self._drop("displaced", victim.key or victim.label, reason)
+
+    async def _serve_link(self, link: Link) -> None:
+        try:
+            with link.scope:
+                async with link.stream, trio.open_nursery() as nursery:
+                    send, outbox = trio.open_memory_channel[bytes](LINK_OUTBOX)
+                    link.outbox = send
+                    nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
+                    await self._read_link(link)
+                    nursery.cancel_scope.cancel()
+        finally:
+            self._links.discard(link)
+            if link.key is not None and self._routes.get(link.key) is link:
+                del self._routes[link.key]
+
+    async def _write_link(
+        self, link: Link, outbox: trio.MemoryReceiveChannel[bytes], scope: trio.CancelScope
+    ) -> None:
+        try:
+            await link.greet()
+            async for data in outbox:
+                await link.send(data, timeout=SEND_TIMEOUT)
+        except TransportBrokenError:
+            scope.cancel()  # that guest will connect and ask again
+
+    async def _read_link(self, link: Link) -> None:
+        while True:
+            try:
+                data = await link.receive(idle=self._link_idle)
+            except FramingError as exc:
+                self.rejected += 1
+                self._drop(
+                    "broken stream", link.key or link.label, f"from {link.label.decode()}: {exc}"
+                )
+                return
+            except TransportBrokenError:
+                return
+            self._take(link, data)
+            await trio.lowlevel.checkpoint()  # one connection's burst does not hold the rest
+
+    def _take(self, link: Link, data: bytes) -> None:
+        now = self._clock()
+        if link.key is None and not (link.bucket.allow(b"", now) and self._unbound.allow(b"", now)):
+            # One connection spends at most a key's rate of the share all of them have.
+            self.rejected += 1
+            reason = "a connection not bound to a key sends more than a key's rate, or all do"
+            self._drop("rate-limited lobby", link.label, reason)
+            return
+        before = (self.table.seats, self.table.started)
+        try:
+            outs = self.table.receive(data, now, sender=link.key)
+        except LobbyMessageError as exc:
+            self.rejected += 1
+            self._drop(f"{exc.code} {exc.kind or 'lobby'}", link.key or link.label, str(exc))
+            return
+        if link.key is None:
+            link.key = signed_by(data)  # (the table took it: the signature is that key's)
+        if link.key is not None:
+            self._routes[link.key] = link
+        link.taken = now
+        for who, code, reason in self.table.refusals:
+            self._drop(f"refused ({code}) hello", who, f"{fingerprint(who)}: {reason}")
+        self.table.refusals.clear()
+        # A refusal goes to the one who asked, seated or not.
+        self._queue(outs)
+        if (self.table.seats, self.table.started) != before or self._logged < len(self.table.log):
+            self._changed()
+
+    async def _send_loop(self) -> None:
         async for out in self._outbox:
             if out.to is not None:
                 targets = [out.to]
@@ -394,11 +486,12 @@ class LobbyHost:
                         p for p in self.table.started.endpoints if p != self.table.identity.peer_id
                     ]
             for who in targets:
-                try:
-                    with trio.move_on_after(1.0):
-                        await router.send_multipart([lobby_routing_id(who), out.data])
-                except TransportBrokenError:
-                    pass  # that guest is not connected (any more): it will ask again
+                link = self._routes.get(who)
+                if link is None or link.outbox is None:
+                    continue  # that guest is not connected (any more): it will ask again
+                # (It reads slowly or has gone: it will ask again.)
+                with suppress(trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                    link.outbox.send_nowait(out.data)
 
     async def _tick_loop(self) -> None:
         while True:
@@ -444,7 +537,7 @@ async def join_lobby(
         identity: our key.
         name: our name.
         game_endpoint: where our game node will bind (``tcp://IPv4:port``).
-        lobby_endpoint: the host's lobby ROUTER.
+        lobby_endpoint: the host's lobby, ``tcp://IPv4:port``.
         host: the host's key if known (from a beacon).
         lobby_id: the lobby's id if known (from a beacon).
         ready: whether we are ready; we stay ready as the players change (nobody here could
@@ -493,7 +586,7 @@ class LobbyGuest:
         identity: our key.
         name: our name.
         game_endpoint: where our game node will bind (``tcp://IPv4:port``).
-        lobby_endpoint: the host's lobby ROUTER.
+        lobby_endpoint: the host's lobby, ``tcp://IPv4:port``.
         host: the host's key if known (from a beacon).
         lobby_id: the lobby's id if known (from a beacon).
         ready: whether we are ready to begin with.
@@ -536,6 +629,8 @@ class LobbyGuest:
         self._error: LobbyError | None = None
         self._ran = False
         self._host_heard: float | None = None  # when the host last answered (trio's clock)
+        self._link: Link | None = None
+        self._unlinked = trio.Event()
         self.drops = DropTally(every=SUMMARY_EVERY)
         """Messages from the host's connection that were dropped, counted for the log."""
 
@@ -571,42 +666,45 @@ class LobbyGuest:
         if self._ran:
             raise RuntimeError("a LobbyGuest runs once")
         self._ran = True
-        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
         try:
-            # No ZMTP heartbeat either (the host sends to it: the same abort, docs/lobby.md §8):
-            # a host that stopped answering is noticed by the hellos' own timeout.
-            dealer = create_socket(
-                ctx,
-                zmq.DEALER,
-                identity=lobby_routing_id(self.state.identity.peer_id),
-                max_message_size=MAX_FRAME,
-                heartbeat=False,
-            )
-            async with dealer:
-                try:
-                    dealer.connect(self.lobby_endpoint)
-                except TransportBrokenError as exc:
-                    raise LobbyError(f"cannot connect to {self.lobby_endpoint}: {exc}") from None
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._receive_loop, dealer, nursery.cancel_scope)
-                    await self._hello_loop(dealer)
-                    nursery.cancel_scope.cancel()
-        except TransportClosedError as exc:  # pragma: no cover - only if the context dies
-            raise LobbyError(str(exc)) from None
-        finally:
-            ctx.term()
+            split_endpoint(self.lobby_endpoint)
+        except ValueError as exc:
+            raise LobbyError(f"cannot connect to {self.lobby_endpoint}: {exc}") from None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._link_loop, nursery.cancel_scope)
+            await self._hello_loop()
+            nursery.cancel_scope.cancel()
         if self._error is not None:
             raise self._error
         return self.state.session
 
-    async def _hello_loop(self, dealer: AsyncSocket) -> None:
+    async def _say(self, data: bytes) -> bool:
+        """Send ``data`` to the host if connected; whether it left."""
+        link = self._link
+        if link is None:
+            return False
+        try:
+            await link.send(data, timeout=SEND_TIMEOUT)
+        except TransportBrokenError:
+            return False  # the link loop sees it broken and connects again
+        return True
+
+    async def _bye(self, data: bytes) -> None:
+        """Send ``bye`` and the end of our stream; wait a moment for the host to close it (a
+        connection closed with bytes left unread is reset, and the bye could be lost)."""
+        link = self._link
+        with trio.move_on_after(_BYE_FLUSH):
+            if link is not None and await self._say(data):
+                await link.close_write()
+                await self._unlinked.wait()
+
+    async def _hello_loop(self) -> None:
         deadline = trio.current_time() + self.timeout
         while self.state.session is None and self._error is None:
             if self._leaving is not None:
-                await dealer.send_multipart([self.state.bye(self._leaving)])
-                await trio.sleep(_BYE_FLUSH)  # LINGER is 0: give the bye time to leave
+                await self._bye(self.state.bye(self._leaving))
                 return
-            await dealer.send_multipart([self.state.hello()])
+            await self._say(self.state.hello())
             answered = self.state.table is not None
             wait = HELLO_EVERY if answered else min(HELLO_EVERY, deadline - trio.current_time())
             with trio.move_on_after(max(wait, 0.0)):
@@ -628,41 +726,60 @@ class LobbyGuest:
                     "it has quit, crashed or lost the network"
                 )
 
-    async def _receive_loop(self, dealer: AsyncSocket, scope: trio.CancelScope) -> None:
+    async def _link_loop(self, scope: trio.CancelScope) -> None:
+        """Keep a connection to the host (as a DEALER did: again a second after it broke or
+        was refused) and read it."""
         while True:
-            frames = await dealer.recv_multipart()
-            now = trio.current_time()
-            for line in self.drops.flush(now):
-                log.warning("%s", line)
-            if len(frames) != 1:
-                for line in self.drops.drop("malformed frames", None, "not one frame", now):
-                    log.warning("%s", line)
-                continue
             try:
-                got = self.state.receive(frames[0])
-            except LobbyMessageError as exc:
-                kind = f"{exc.code} {exc.kind or 'lobby'}"
-                for line in self.drops.drop(kind, None, str(exc), now):
-                    log.warning("%s", line)
-                continue
-            except StartRefusedError as exc:
-                log.info("refused the host's start: %s", exc)  # (the caller says it)
-                self._error = exc
-                with trio.move_on_after(_BYE_FLUSH):  # tell the host why we do not join
-                    await dealer.send_multipart([self.state.bye(f"refused the start: {exc}")])
-                    await trio.sleep(_BYE_FLUSH)  # LINGER is 0: give the bye time to leave
+                async with open_link(self.lobby_endpoint) as link:
+                    self._link = link
+                    self._unlinked = trio.Event()
+                    self._poke.set()  # say hello on this connection now
+                    try:
+                        while True:
+                            if await self._got(await link.receive(), scope):
+                                return
+                    finally:
+                        self._link = None
+                        self._unlinked.set()
+            except FramingError as exc:
+                where = self.lobby_endpoint
+                self._error = LobbyError(f"{where} is not a lobby we can sit at: {exc}")
                 scope.cancel()
                 return
-            except LobbyError as exc:
-                self._error = exc
-                scope.cancel()
-                return
-            if isinstance(got, Session):
-                scope.cancel()
-                return
-            if isinstance(got, TableView):
-                self._host_heard = now
-                if self.state.hello_due():
-                    self._poke.set()  # the table changed: say now what we say for it
-                if self._on_table is not None:
-                    self._on_table(got)
+            except TransportBrokenError as exc:
+                log.debug("lobby connection to %s: %s", self.lobby_endpoint, exc)
+            await trio.sleep(HELLO_EVERY)
+
+    async def _got(self, data: bytes, scope: trio.CancelScope) -> bool:
+        """Take one message from the host; whether we are done."""
+        now = trio.current_time()
+        for line in self.drops.flush(now):
+            log.warning("%s", line)
+        try:
+            got = self.state.receive(data)
+        except LobbyMessageError as exc:
+            kind = f"{exc.code} {exc.kind or 'lobby'}"
+            for line in self.drops.drop(kind, None, str(exc), now):
+                log.warning("%s", line)
+            return False
+        except StartRefusedError as exc:
+            log.info("refused the host's start: %s", exc)  # (the caller says it)
+            self._error = exc
+            await self._bye(self.state.bye(f"refused the start: {exc}"))  # tell the host why
+            scope.cancel()
+            return True
+        except LobbyError as exc:
+            self._error = exc
+            scope.cancel()
+            return True
+        if isinstance(got, Session):
+            scope.cancel()
+            return True
+        if isinstance(got, TableView):
+            self._host_heard = now
+            if self.state.hello_due():
+                self._poke.set()  # the table changed: say now what we say for it
+            if self._on_table is not None:
+                self._on_table(got)
+        return False

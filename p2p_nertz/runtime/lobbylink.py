@@ -1,0 +1,167 @@
+"""One lobby connection on trio: the preamble, then length-prefixed frames (docs/lobby.md §3).
+
+The bytes are :mod:`p2p_nertz.lobby.framing`'s; this module only moves them. A :class:`Link`
+reads at most what the frame under way still needs (with a floor of a few KiB, never more
+than :data:`READ_MAX`), so what one connection can make its reader hold is bounded by one
+frame, whatever the other side sends; it writes one frame at a time under a deadline, so a
+side that stops reading costs its writer that deadline, not a task for ever.
+
+:func:`open_link` connects to a lobby endpoint (``tcp://IPv4:port``, what a host's
+:class:`~p2p_nertz.runtime.lobby.LobbyHost` reports and a beacon's address and port make).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Final
+
+import trio
+
+from p2p_nertz.errors import TransportBrokenError
+from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame
+from p2p_nertz.lobby.limits import TokenBuckets
+from p2p_nertz.protocol.identity import PeerId
+
+__all__ = ["READ_MAX", "Link", "open_link", "split_endpoint"]
+
+READ_MAX: Final = 65536
+"""Most bytes one read of a lobby connection takes."""
+_READ_MIN: Final = 4096
+
+
+def split_endpoint(endpoint: str) -> tuple[str, int]:
+    """The IPv4 address and port of a lobby endpoint ``tcp://IPv4:port``.
+
+    >>> split_endpoint("tcp://127.0.0.1:5670")
+    ('127.0.0.1', 5670)
+
+    Raises:
+        ValueError: anything else.
+    """
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    try:
+        if not endpoint.startswith("tcp://"):
+            raise ValueError
+        address = str(ipaddress.IPv4Address(host))
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"a lobby endpoint is tcp://IPv4:port, not {endpoint!r}") from None
+    if not 1 <= number <= 65535:
+        raise ValueError(f"not a TCP port: {number}")
+    return address, number
+
+
+class Link:
+    """A lobby connection: :meth:`greet` (send the preamble), :meth:`send` and :meth:`receive`
+    frames, :meth:`finish`. Sends are serialised (two tasks may send on one link).
+
+    The host keeps a little about each link: :attr:`key`, the key whose signed message it
+    carried first (``None`` until then), :attr:`taken`, when the table last took a message
+    from it, and :attr:`opened`.
+    """
+
+    def __init__(self, stream: trio.SocketStream, *, opened: float = 0.0) -> None:
+        self.stream = stream
+        self.reader = FrameReader()
+        self.opened = opened
+        self.taken = -math.inf
+        self.key: PeerId | None = None
+        self.scope = trio.CancelScope()
+        """The scope of the task serving this link (the host cancels it to drop the link)."""
+        self.outbox: trio.MemorySendChannel[bytes] | None = None
+        """Where the host queues frames for this link's writer."""
+        self.bucket = TokenBuckets(rate=1.0, burst=1, max_keys=1)
+        """The host's rate for this link until it is bound to a key (the host sets it)."""
+        self.label = self.peer.encode()
+        """The other side's address, to count senders that have no key yet by."""
+        self._ready: deque[bytes] = deque()
+        self._sending = trio.Lock()
+
+    @property
+    def peer(self) -> str:
+        """The other side's address and port."""
+        try:
+            address, port = self.stream.socket.getpeername()[:2]
+        except OSError:
+            return "?"
+        return f"{address}:{port}"
+
+    async def greet(self) -> None:
+        """Send the preamble (each side sends it first).
+
+        Raises:
+            TransportBrokenError: the connection broke.
+        """
+        await self._send_bytes(PREAMBLE, math.inf)
+
+    async def send(self, message: bytes, *, timeout: float = math.inf) -> None:
+        """Send one frame within ``timeout`` seconds.
+
+        Raises:
+            TransportBrokenError: the connection broke, or the other side did not take the
+                frame in time (the link is then unusable: part of a frame may have left).
+        """
+        await self._send_bytes(frame(message), timeout)
+
+    async def _send_bytes(self, data: bytes, timeout: float) -> None:
+        async with self._sending:
+            with trio.move_on_after(timeout) as scope:
+                try:
+                    await self.stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
+            if scope.cancelled_caught:
+                raise TransportBrokenError(f"the other side took no frame for {timeout:g} s")
+
+    async def receive(self, *, idle: float = math.inf) -> bytes:
+        """The next frame; the preamble first is checked on the way.
+
+        Args:
+            idle: seconds (from now) within which a frame must be complete.
+
+        Raises:
+            FramingError: the other side does not speak the lobby's stream (it is closed).
+            TransportBrokenError: the connection ended or broke, or ``idle`` passed.
+        """
+        with trio.move_on_after(idle):
+            while not self._ready:
+                try:
+                    data = await self.stream.receive_some(
+                        min(READ_MAX, max(self.reader.want, _READ_MIN))
+                    )
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                    raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
+                if not data:
+                    raise TransportBrokenError("the other side closed the lobby connection")
+                self._ready.extend(self.reader.feed(data))
+            return self._ready.popleft()
+        raise TransportBrokenError(f"no complete frame in {idle:g} s")
+
+    async def close_write(self) -> None:
+        """Say we send no more (the other side reads what we sent, then the end)."""
+        async with self._sending:
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await self.stream.send_eof()
+
+
+@asynccontextmanager
+async def open_link(endpoint: str) -> AsyncIterator[Link]:
+    """Connect to the lobby at ``endpoint`` and greet it; the link is closed on exit.
+
+    Raises:
+        ValueError: ``endpoint`` is not ``tcp://IPv4:port``.
+        TransportBrokenError: no connection (refused, unreachable, ...).
+    """
+    host, port = split_endpoint(endpoint)
+    try:
+        stream = await trio.open_tcp_stream(host, port)
+    except OSError as exc:
+        raise TransportBrokenError(f"cannot connect to {endpoint}: {exc.strerror or exc}") from None
+    async with stream:
+        link = Link(stream, opened=trio.current_time())
+        await link.greet()
+        yield link
