@@ -425,9 +425,16 @@ def new_deck(jokers: int = 0) -> tuple[Card, ...]:
     """
     if not 0 <= jokers <= MAX_JOKERS:
         raise ValueError(f"a deck holds 0..{MAX_JOKERS} jokers, not {jokers}")
-    return tuple(_STANDARD[(r, s)] for s in SUITS for r in range(1, 14)) + tuple(
-        _JOKERS[n] for n in range(1, jokers + 1)
-    )
+    return _DECKS[jokers]
+
+
+#: The deck with each number of jokers, made once: new_deck is asked for one per shuffle
+#: (each seat's deck of each round, in the fold and the audit), and a deck is immutable.
+_DECKS: tuple[tuple[Card, ...], ...] = tuple(
+    tuple(_STANDARD[(r, s)] for s in SUITS for r in range(1, 14))
+    + tuple(_JOKERS[n] for n in range(1, jokers + 1))
+    for jokers in range(MAX_JOKERS + 1)
+)
 
 
 class _HashStream:
