@@ -708,17 +708,16 @@ class _Pass:
         """Read every log, always the one whose last event is the earliest (an index breaks a
         tie): the logs side by side, in (roughly) game order."""
         reading = self.reading
+        logs = self.logs
         queue: list[tuple[int, int]] = []
-        for log in self.logs:
+        for log in logs:
             if self._open(log):
                 queue.append((0, log.index))
         heapq.heapify(queue)
         take = self._record
-        index = -1  # (the log read last, when it is pushed back: -1, none)
         while queue:
-            if index < 0:
-                _, index = heapq.heappop(queue)
-            log = self.logs[index]
+            _, index = heapq.heappop(queue)
+            log = logs[index]
             records = log.records
             assert records is not None
             while True:
@@ -729,10 +728,8 @@ class _Pass:
                     record = None
                 if record is None:
                     reading.end(log)
-                    index = -1
                     break
                 if log.header is None and not reading.start(log):
-                    index = -1
                     break
                 log.count += 1
                 take(log, record)
@@ -742,10 +739,12 @@ class _Pass:
                 if queue:
                     after = queue[0]
                     if reached > after[0] or (reached == after[0] and index > after[1]):
-                        # Back in the queue, and the least out of it: one operation, the
-                        # same order as a push and then a pop.
+                        # Back in the queue, and the least out of it, read on from here: one
+                        # heap operation, the same order as a push and then a pop.
                         _, index = heapq.heapreplace(queue, (reached, index))
-                        break
+                        log = logs[index]
+                        records = log.records
+                        assert records is not None
 
     def _record(self, log: Log, record: Record) -> None:
         """One record: a proof note to the evidence, a beat or an event to the feeds, and the
