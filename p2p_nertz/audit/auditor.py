@@ -547,6 +547,11 @@ class _Look:
                 close(stream)
 
 
+_flat = itertools.chain.from_iterable
+"""The records of the batches :meth:`_Pass._read_ahead` reads, one at a time (in C: the
+batch's generator runs once a batch, not once a record)."""
+
+
 def _unreadable(name: str, exc: OSError) -> Finding:
     return Finding(FindingKind.UNREADABLE, f"cannot read the file: {exc.strerror or exc}", log=name)
 
@@ -655,22 +660,23 @@ class _Pass:
             # Read on from the first record, which was read on opening: the same records in
             # the same order as a fresh open gives.
             log.stream, first = opened
-            log.records = self._read_ahead(itertools.chain((first,), log.stream))
+            log.records = _flat(self._read_ahead(itertools.chain((first,), log.stream)))
             return True
         try:
             log.stream = log.source.open()
-            log.records = self._read_ahead(iter(log.stream))
+            log.records = _flat(self._read_ahead(iter(log.stream)))
             return True
         except OSError as exc:
             self.found.add(_unreadable(log.name, exc))
             log.ended = True
             return False
 
-    def _read_ahead(self, records: Iterator[Record]) -> Iterator[Record]:
-        """The records of ``records``, in order, read :data:`_AHEAD` at a time, the messages of
+    def _read_ahead(self, records: Iterator[Record]) -> Iterator[list[Record]]:
+        """The records of ``records``, in order, in batches of :data:`_AHEAD`, the messages of
         each batch verified together first (:func:`verify_batch`: issue 18, the signatures
         checked back to back cost less). What the codec's cache then holds changes no result;
-        an error of the reader is raised after the records read before it, where it was."""
+        an error of the reader is raised after the batch of the records read before it, where
+        it was."""
         envelopes, game_id, roster = self.envelopes, self.game_id, self.roster
         versions, remember = self.spec.read_versions, self._remember
         while True:
@@ -692,7 +698,7 @@ class _Pass:
             for data, message in kept:
                 if message.version in versions:  # (else decode_message says why not)
                     remember(data, message)
-            yield from batch
+            yield batch
             if failure is not None:
                 raise failure
             if len(batch) < _AHEAD:
@@ -702,15 +708,16 @@ class _Pass:
         """Read every log, always the one whose last event is the earliest (an index breaks a
         tie): the logs side by side, in (roughly) game order."""
         reading = self.reading
+        logs = self.logs
         queue: list[tuple[int, int]] = []
-        for log in self.logs:
+        for log in logs:
             if self._open(log):
                 queue.append((0, log.index))
         heapq.heapify(queue)
         take = self._record
         while queue:
             _, index = heapq.heappop(queue)
-            log = self.logs[index]
+            log = logs[index]
             records = log.records
             assert records is not None
             while True:
@@ -732,8 +739,12 @@ class _Pass:
                 if queue:
                     after = queue[0]
                     if reached > after[0] or (reached == after[0] and index > after[1]):
-                        heapq.heappush(queue, (reached, index))
-                        break
+                        # Back in the queue, and the least out of it, read on from here: one
+                        # heap operation, the same order as a push and then a pop.
+                        _, index = heapq.heapreplace(queue, (reached, index))
+                        log = logs[index]
+                        records = log.records
+                        assert records is not None
 
     def _record(self, log: Log, record: Record) -> None:
         """One record: a proof note to the evidence, a beat or an event to the feeds, and the

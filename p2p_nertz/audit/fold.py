@@ -200,11 +200,15 @@ class Fold:
         state = self.state
         # (A copy: the fold changes its dict in place, and a readmission takes a member out
         # of it, whose feed then holds the time back again.)
-        dropped = dict(state.dropped)
+        dropped = state.roster.dropped
         if dropped or ended:
+            dropped = dict(dropped)
             bound = self._bound(feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
         else:  # the usual case: every feed counts (map and attrgetter run in C)
+            dropped = {}
             bound = min(map(_LAST_LAMPORT, feeds), default=0)
+            if held[0].lamport > bound:
+                return  # (the usual answer: the event delivered waits for the others)
         while held and held[0].lamport <= bound:
             walk = folds.finals(bound, self.cuts, self.gaps)
             try:
@@ -338,11 +342,14 @@ class Fold:
             before = table.tableaux[event.seat]
         nerts_call = event.kind is KIND_NERTS
         before_calls = table.false_calls[event.seat] if nerts_call and table is not None else 0
-        if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
+        if before is not None:  # (a move in a round's play: the usual event)
+            if rs.deck is not None:  # (only a shuffle game's dealers owe answers)
+                self.answers.play(event, rs, state.phase)
+        elif isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
             self.secret_events[(body.round, event.seat)] = event
         elif isinstance(body, DeckEvent):
             self._deck_event(event, body, rs)
-        elif before is not None or isinstance(body, Drop):  # (a move in a round's play; a vote)
+        elif isinstance(body, Drop):  # (a vote)
             self.answers.play(event, rs, state.phase)
         phase = state.phase
         try:

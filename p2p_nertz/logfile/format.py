@@ -627,7 +627,7 @@ class LogDecoder:
         add = out.append
         n = len(raw)
         start = i
-        taken = 0
+        held = len(out)
         while n - i >= _HEAD_SIZE:
             length, length_sum = head(raw, i)
             end = i + _HEAD_SIZE + length + 4
@@ -646,10 +646,9 @@ class LogDecoder:
             set_data(record, data)
             set_name(record, "")
             add(record)
-            taken += 1
             i = end
         if i > start:
-            self._records += taken
+            self._records += len(out) - held
             self._good_end = self._base + i
         return i
 

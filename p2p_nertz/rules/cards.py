@@ -161,6 +161,13 @@ class Card:
             raise ValueError(f"only an undeclared joker can be declared, not {self}")
         return Card(rank, suit, self.joker)
 
+    def __hash__(self) -> int:
+        # What equality compares (rank, suit, joker), as one small int: ``code`` is the suit
+        # and rank. The dataclass's hash of the three fields called the suit's Enum.__hash__
+        # (Python code) each time; the fold hashes a card for every card a move shows, and
+        # the audit folds every move (issue 18). Equal cards have equal codes and jokers.
+        return self.code << 2 | self.joker
+
     def sort_key(self) -> tuple[int, int, int]:
         """A total order on cards: jokers last, then suit order C D H S, then rank."""
         suit_index = -1 if self.suit is None else _SUIT_INDEX[self.suit]
@@ -418,9 +425,16 @@ def new_deck(jokers: int = 0) -> tuple[Card, ...]:
     """
     if not 0 <= jokers <= MAX_JOKERS:
         raise ValueError(f"a deck holds 0..{MAX_JOKERS} jokers, not {jokers}")
-    return tuple(_STANDARD[(r, s)] for s in SUITS for r in range(1, 14)) + tuple(
-        _JOKERS[n] for n in range(1, jokers + 1)
-    )
+    return _DECKS[jokers]
+
+
+#: The deck with each number of jokers, made once: new_deck is asked for one per shuffle
+#: (each seat's deck of each round, in the fold and the audit), and a deck is immutable.
+_DECKS: tuple[tuple[Card, ...], ...] = tuple(
+    tuple(_STANDARD[(r, s)] for s in SUITS for r in range(1, 14))
+    + tuple(_JOKERS[n] for n in range(1, jokers + 1))
+    for jokers in range(MAX_JOKERS + 1)
+)
 
 
 class _HashStream:

@@ -92,6 +92,19 @@ class FoundationId:
     suit: Suit
     joker: int = 0
 
+    # The lake's dicts are keyed by foundation: the dataclass's hash and equality, made
+    # without a call to the suit's Enum.__hash__ (Python code) nor two tuples per
+    # comparison. The same values: an Enum hashes as its name, and a suit is one object.
+    def __hash__(self) -> int:
+        return hash((self.owner, self.suit._name_, self.joker))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is FoundationId:
+            return (
+                self.owner == other.owner and self.suit is other.suit and self.joker == other.joker
+            )
+        return NotImplemented
+
     def __str__(self) -> str:
         return f"{self.owner}{self.suit.value}" + (f"*{self.joker}" if self.joker else "")
 
