@@ -45,6 +45,8 @@ complaints no answer followed.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
@@ -61,6 +63,30 @@ _Key = tuple[int, int, int]  # an event's place in the total order: (lamport, se
 #: The votes signed at the end of an input, once its finality is done (``Author.liveness``):
 #: a dealer's vote of these proves what its final fold held, as a move does (:meth:`play`).
 _READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD)
+
+_NEVER = 1 << 62  # (no bound: later than any Lamport time)
+
+
+class _Vote(NamedTuple):
+    """A drop event walked (any reason), as :meth:`AnswerWatch.play` reads it."""
+
+    seat: int
+    seq: int
+    lamport: int
+    target: int
+    reason: DropReason
+    last_seq: int
+
+
+class _Drops(NamedTuple):
+    """What the drop votes in a dealer's event's causal past do to its stable time
+    (:func:`_drops_read`): the member they drop (``out``, at most one), the time up to which
+    they decide it (``decided``), and the most the dealer's own votes let it reach
+    (``frozen``)."""
+
+    out: frozenset[int]
+    decided: int
+    frozen: int
 
 
 class AnswerWatch:
@@ -96,8 +122,8 @@ class AnswerWatch:
         self._forked = forked
         #: (round, attempt) -> the Lamport time of the event that put its deal in a dealt phase
         self._dealt: dict[tuple[int, int], int] = {}
-        #: round -> (seat, seq) of each drop vote (of any reason) walked in it
-        self._votes: dict[int, list[tuple[int, int]]] = {}
+        #: round -> each drop event (of any reason) walked in it
+        self._votes: dict[int, list[_Vote]] = {}
         #: (round, attempt, dealer's seat, complainer's seat) -> each complaint folded that no
         #: answer (right or wrong) followed, of the round's last attempt: what a dealer voted
         #: out owed (:attr:`AuditReport.drops <p2p_nertz.audit.report.AuditReport.drops>`)
@@ -243,13 +269,17 @@ class AnswerWatch:
 
     def walked(self, event: Event, number: int) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
-        not: past a cut, it is read only): take its causal past; note a drop vote (of any
-        reason): a dealer's later event of the round that holds it proves nothing of its
-        final fold (:meth:`play`)."""
+        not: past a cut, it is read only): take its causal past; note a drop event (of any
+        reason): what it does to the stable time of a dealer whose later event of the round
+        holds it is read there (:meth:`play`, :func:`_drops_read`)."""
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
-        if event.kind is KIND_DROP:
-            self._votes.setdefault(number, []).append((event.seat, event.seq))
+        body = event.body
+        if event.kind is KIND_DROP and isinstance(body, Drop):
+            vote = _Vote(
+                event.seat, event.seq, event.lamport, body.seat, body.reason, body.last_seq
+            )
+            self._votes.setdefault(number, []).append(vote)
 
     def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
         """``event``, a move or a vote about to be folded in round ``rs`` (the game in
@@ -265,12 +295,15 @@ class AnswerWatch:
         first two are signed in the middle of an input, the last before the answers of its
         act). Its final fold held the complaint if its stable time (§7.1 of protocol.md) had
         reached the complaint, and the dealt phase of its attempt: a lower bound of that time
-        is read from the causal past, where every member is held past it (its ``known``) and
-        every member but the dealer announced, in its last event held, every member's events
-        up to it (the coverage). The bound is only sound with no drop pending at the dealer
-        and no fork: nothing is read where the event's causal past holds a drop vote (of any
-        reason) of the round, nor with a member proven to fork, nor with a member of the deal
-        masked (dropped, readmitted) but the dealer."""
+        is read from the causal past, where every member still in is held past it (its
+        ``known``) and every such member but the dealer announced, in its last event held,
+        every such member's events up to it (the coverage). The bound is only sound with no
+        fork and with what the drop votes in the past do to the stable time known
+        (:func:`_drops_read`): none decided, and the dealer's own votes' freeze above the
+        time; or one member's drop decided there, the member then out of every term once the
+        bound reaches the drop's time. Nothing is read with a member proven to fork, nor with
+        a member of the deal masked (dropped, readmitted) but the dealer and the member whose
+        drop the past decides (docs/shuffle.md §7.3)."""
         deck = rs.deck
         dealer = event.seat
         body = event.body
@@ -293,43 +326,45 @@ class AnswerWatch:
             return
         members = deck.members
         past = self._past
-        if self._forked & set(members) or (past.masked & set(members)) - {dealer}:
+        if self._forked & set(members):
             return
         held = past.held(dealer, event.seq)
-        if held is None or self._vote_held(number, held, event):
+        if held is None:
             return
+        votes = [
+            v
+            for v in self._votes.get(number, ())
+            if held[v.seat] >= v.seq and (v.seat, v.seq) != (event.seat, event.seq)
+        ]
+        drops = _drops_read(votes, held, members, dealer, past)
+        if drops is None or (past.masked & set(members)) - {dealer} - drops.out:
+            return
+        left = tuple(m for m in members if m not in drops.out)
         what = "move" if isinstance(body, Play) else "vote"
         for complainer in owed:
             where = (number, attempt, deck.member(dealer), complainer)
             complaint = self._complaints.get(where)
             if complaint is None or where in self._named or held[complaint.seat] < complaint.seq:
                 continue
-            time = max(complaint.lamport, dealt)
-            if not self._final_at(held, members, dealer, time):
+            time = max(complaint.lamport, dealt, drops.decided)
+            if time > drops.frozen or not self._final_at(held, left, dealer, time):
                 continue
             self._named.add(where)
             about = self._found.about(event)
             about.setdefault("round", number)  # (a vote names no round of its own)
+            gone = "".join(f"; seat {x}'s drop decided in it" for x in sorted(drops.out))
             self._found.add(
                 Finding(
                     FindingKind.WITHHELD_ANSWER,
                     f"signed this {what} once its final fold held the complaint of its box by "
                     f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
-                    f"lamport {time}, each announcing all before it, in its causal past), "
+                    f"lamport {time}, each announcing all before it, in its causal past{gone}), "
                     "which it never answered",
                     expected=f"deck_answer to member {complainer} before this event",
                     found="no answer",
                     **about,
                 )
             )
-
-    def _vote_held(self, number: int, held: tuple[int, ...], event: Event) -> bool:
-        """Whether ``held``, the causal past of ``event``, holds a drop vote of round
-        ``number`` other than ``event`` itself: one its author's finality may have waited on."""
-        for seat, seq in self._votes.get(number, ()):
-            if held[seat] >= seq and (seat, seq) != (event.seat, event.seq):
-                return True
-        return False
 
     def _final_at(
         self, held: tuple[int, ...], members: tuple[int, ...], dealer: int, time: int
@@ -353,3 +388,58 @@ class AnswerWatch:
                 if (last if q == r else frontier[q]) < below[q]:
                     return False
         return True
+
+
+def _drops_read(
+    votes: list[_Vote],
+    held: tuple[int, ...],
+    members: tuple[int, ...],
+    dealer: int,
+    past: CausalPast,
+) -> _Drops | None:
+    """What the drop events ``votes`` (of the round, in the causal past ``held`` of
+    ``dealer``'s event, the event itself left out) do to the dealer's stable time when it
+    signed (docs/protocol.md §7.1, §7.4, §9.2); ``None`` where it cannot be bounded.
+
+    An honest dealer announces all it holds, so its held fold is the fold of ``held``: what
+    the votes there decide is what its finality reads. Votes that drop nobody (fewer voters
+    of any one member than a strict majority of the deal's members, the fewest that can drop
+    one) change no term of the stable time but the dealer's own freeze: having voted a member
+    out counting ``v`` of its events, it makes none after them final (``frozen``: the time of
+    the member's event ``v + 1``, less one). Another voter's freeze is in its frontiers,
+    which the coverage reads already.
+
+    A member ``x`` (not the dealer) the votes drop is out of the stable time once the drop is
+    final (``settle``): the dealer holds ``x``'s feed up to the cut (``held[x]``, the largest
+    count of the votes), every member still in voted it out, so none announced more of its
+    feed than the cut, and the stable time without ``x`` reached the drop's time
+    (``decided``: the latest of the votes, no earlier than the one that decided it). Read
+    only where every vote of the past is for silence or withholding against ``x`` by a
+    member of the deal: no withdrawal (which lifts caps, moving the decision later), no
+    readmission, no abandon, no vote of ``x``'s or against a voter (a cap on the voters)."""
+    need = len(members) // 2 + 1
+    voters: dict[int, set[int]] = {}
+    for vote in votes:
+        if vote.reason is DropReason.ABANDON:
+            return None
+        if vote.reason is not DropReason.WITHDRAW:
+            voters.setdefault(vote.target, set()).add(vote.seat)
+    decided = [target for target, by in voters.items() if len(by) >= need]
+    if not decided:
+        frozen = _NEVER
+        for vote in votes:
+            if vote.seat == dealer and vote.reason is not DropReason.WITHDRAW:
+                after = past.lamport(vote.target, vote.last_seq + 1)
+                if after is not None:
+                    frozen = min(frozen, after - 1)
+        return _Drops(frozenset(), 0, frozen)
+    if len(decided) > 1:
+        return None
+    (x,) = decided
+    if x == dealer or x not in members:
+        return None
+    if any(v.target != x or v.reason not in _READ_VOTES or v.seat not in members for v in votes):
+        return None
+    if not set(members) - {x, dealer} <= voters[x] or held[x] < max(v.last_seq for v in votes):
+        return None
+    return _Drops(frozenset({x}), max(v.lamport for v in votes), _NEVER)
