@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import FindingKind
@@ -255,25 +257,30 @@ def _take_vote(watch: AnswerWatch, rs: SimpleNamespace, event: Event) -> None:
     watch.after(event, rs, (Phase.PLAY, Phase.PLAY), False)  # type: ignore[arg-type]
 
 
-def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it() -> None:
-    """A vote for silence or withholding is signed at the end of an input, once its finality
-    is done and what the final fold asked is signed (``Author.liveness``): a dealer that
-    signs only votes (here against its complainer) is named on the first whose causal past
-    proves its final fold held the complaint, though the vote is the round's first."""
+@pytest.mark.parametrize("reason", [DropReason.WITHHELD, DropReason.SILENT, DropReason.REJOIN])
+def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it(
+    reason: DropReason,
+) -> None:
+    """A vote for silence, withholding or readmission is signed at the end of an input, once
+    its finality is done and what the final fold asked is signed (``Author.liveness``, after
+    ``Author.act``): a dealer that signs only votes (here against its complainer) is named on
+    the first whose causal past proves its final fold held the complaint, though the vote is
+    the round's first."""
     watch, found, rs = _setup()
     _complaint(watch, rs)
     _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
     _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
-    _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), DropReason.WITHHELD))
+    _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), reason))
     assert _withheld(found) == ["drop"]
     (finding,) = found.violations
     assert finding.seat == _DEALER and finding.seq == 4 and finding.round == 1
 
 
 def test_audit_answers_a_vote_signed_mid_input_is_not_read() -> None:
-    """A withdrawal and a vote on proof are signed in the middle of an input, before its
-    finality is done (the receive path asks for them); an abandon before the answers of its
-    act: their past proves nothing of the final fold."""
+    """A withdrawal and a vote on proof may be signed in the middle of an input, before its
+    finality is done (the receive path asks for them; a proof vote on a member readmitted,
+    before ``Author.act``); an abandon before the answers of its act: their past proves
+    nothing of the final fold, and an honest dealer's answer may follow them."""
     for reason in (DropReason.WITHDRAW, DropReason.EQUIVOCATION, DropReason.ABANDON):
         watch, found, rs = _setup()
         _complaint(watch, rs)

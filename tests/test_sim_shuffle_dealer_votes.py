@@ -11,9 +11,11 @@ it meets the complaint with a vote against its complainer, signed at the end of 
 its final fold holds the complaint (``Author.liveness``'s time), and its vote's causal past
 proves the answer withheld as a move's does. ``silent_dealer`` in a round where another
 member crashed and was voted out first: the member dropped is masked (its events' pasts are
-not read through), so no move of the dealer's proves anything; the report says why each is
-out. Honest dealers, on links of 0.3 s one way and with a member crashed, answer and are
-named by nothing.
+not read through), but the dealer's later moves hold the votes that decide its drop, which
+puts it out of the dealer's stable time: a move proves the final fold held the complaint
+(since session 22), at three and four players; the report says why each is out. Honest
+dealers, on links of 0.3 s one way and with a member crashed, answer and are named by
+nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from cli.main import main
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
@@ -121,17 +124,39 @@ def test_sim_shuffle_dealer_votes_a_dealer_that_signs_only_votes_is_named_on_its
     assert withheld.event == "drop" and withheld.round == 1
 
 
-def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_out_for_its_answer() -> None:
+def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_named_on_its_move() -> None:
     """Four players; seat 1 crashes for good during the deal's last steps and is voted out
-    *silent* before the complaint: it is masked, so the dealer's moves prove nothing, and only
-    the votes say it withheld its answer (docs/shuffle.md §11)."""
+    *silent* before the complaint: it is masked, but the dealer's later moves hold the votes
+    that decide its drop, and with seat 1 out of its stable time they prove its final fold
+    held the complaint: named on a move (until session 22 only the votes said it,
+    docs/shuffle.md §11). The game is the one it was: the votes drop the dealer as before."""
     players = 4
     result, report = _game(players, DeckCheatKind.SILENT_DEALER, crash_at=1.5)
     assert result.finished and result.violations == []
     _out_withheld_owing(result, report, players)
     (crashed,) = [d for d in report.drops if d.seat == CRASHED]
     assert crashed.reasons == ("silent",) and crashed.answers_owed == ()
-    assert report.errors == ()
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
+
+
+def test_sim_shuffle_dealer_votes_a_silent_dealer_of_three_after_a_drop_is_named() -> None:
+    """Three players; seat 1 crashes and is voted out by the two left, then the dealer holds
+    its complainer's complaint unanswered. Two members left cannot vote one out: the
+    complainer abandons the game (docs/protocol.md §9.3). The dealer's moves, holding the
+    drop decided, prove it withheld the answer: named on a move."""
+    players = 3
+    result, report = _game(players, DeckCheatKind.SILENT_DEALER, crash_at=1.5)
+    assert result.violations == []
+    complainer = result.peers[players - 1]
+    assert complainer is not None
+    final = complainer.final
+    assert final.phase is Phase.OVER and final.abandoned == (players - 1, DEALER)
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
 
 
 @pytest.mark.parametrize("dealer", [DeckCheatKind.SILENT_DEALER, None])
@@ -172,13 +197,14 @@ def test_sim_shuffle_dealer_votes_an_honest_dealer_on_slow_links_is_never_named(
     assert not report.errors and not report.dropped
 
 
-@pytest.mark.parametrize("delay", [0.005, 0.3])
+@pytest.mark.parametrize(("players", "delay"), [(3, 0.005), (4, 0.005), (4, 0.3)])
 def test_sim_shuffle_dealer_votes_an_honest_dealer_with_a_member_dropped_is_not_named(
-    delay: float,
+    players: int, delay: float
 ) -> None:
     """Seat 1 crashes for good and is voted out: the honest dealer, which answers, votes too,
-    and is named by nothing; the report lists seat 1 out *silent*."""
-    result, report = _game(4, None, delay=delay, crash_at=1.5)
+    and is named by nothing, though its later moves hold the drop decided (read since
+    session 22); the report lists seat 1 out *silent*."""
+    result, report = _game(players, None, delay=delay, crash_at=1.5)
     assert result.finished and result.violations == []
     assert not report.errors
     assert [(d.seat, d.reasons, d.answers_owed) for d in report.drops] == [

@@ -30,13 +30,15 @@ and unanswered prove the answer withheld (:meth:`AnswerWatch.shares`). A complai
 play has begun comes after the dealer's last stage, and a dealer voted out before ``open``
 signs no ``deck_open``: its shares are what is left to read.
 
-A dealer's move, and its vote for silence or withholding, prove it by their causal past
-(:meth:`AnswerWatch.play`): both are signed once the input before them (for a vote, its own
-input) made final all it could, every answer owed signed first; an event whose past proves the
-dealer's stable time past the complaint, and holds no drop vote of the round, was signed from a
-final fold holding it (docs/shuffle.md §7.3). A dealer that signs nothing once it holds the
-complaint is named by no finding: the votes that drop it are the proof, and the report lists
-the answers it owed (:attr:`AnswerWatch.owed`, ``AuditReport.drops``).
+A dealer's move, and its vote for silence, withholding or readmission, prove it by their
+causal past (:meth:`AnswerWatch.play`): both are signed once the input before them (for a
+vote, its own input) made final all it could, every answer owed signed first; an event whose
+past proves the dealer's stable time past the complaint, with what the drop votes there do to
+that time known (:func:`_drops_read`: none decided, or one member's drop decided, the member
+then out of the time), was signed from a final fold holding it (docs/shuffle.md §7.3). A
+dealer that signs nothing once it holds the complaint is named by no finding: the votes that
+drop it are the proof, and the report lists the answers it owed (:attr:`AnswerWatch.owed`,
+``AuditReport.drops``).
 
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
 each stage folded, the event that ended each round's play, each drop vote walked, and the
@@ -60,9 +62,14 @@ __all__ = ["AnswerWatch"]
 
 _Key = tuple[int, int, int]  # an event's place in the total order: (lamport, seat, seq)
 
-#: The votes signed at the end of an input, once its finality is done (``Author.liveness``):
-#: a dealer's vote of these proves what its final fold held, as a move does (:meth:`play`).
-_READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD)
+#: The votes signed at the end of an input, once its finality is done and the answers it
+#: asked are signed (``Author.liveness``, after ``Author.act``): a dealer's vote of these
+#: proves what its final fold held, as a move does (:meth:`play`). A withdrawal may be signed
+#: on the receive path, a vote on proof there or before ``act``, an abandon in ``act`` before
+#: its answers: their past may hold what the final fold reaches only after them.
+_READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD, DropReason.REJOIN)
+#: The votes that drop a member (not on proof: that drop waits for every member left).
+_DROPPING = (DropReason.SILENT, DropReason.WITHHELD)
 
 _NEVER = 1 << 62  # (no bound: later than any Lamport time)
 
@@ -289,21 +296,21 @@ class AnswerWatch:
 
         A move is signed from an input of its own, after the input before it was done: the
         peer made final all it could then and signed what that fold asked, every answer owed
-        first (``Author.act``). A vote for silence or withholding is signed at the end of an
-        input (``Author.liveness``), once the input's finality is done and what it asked is
-        signed: the same holds (a vote on proof, a withdrawal and an abandon are not read: the
-        first two are signed in the middle of an input, the last before the answers of its
-        act). Its final fold held the complaint if its stable time (§7.1 of protocol.md) had
-        reached the complaint, and the dealt phase of its attempt: a lower bound of that time
-        is read from the causal past, where every member still in is held past it (its
-        ``known``) and every such member but the dealer announced, in its last event held,
-        every such member's events up to it (the coverage). The bound is only sound with no
-        fork and with what the drop votes in the past do to the stable time known
-        (:func:`_drops_read`): none decided, and the dealer's own votes' freeze above the
-        time; or one member's drop decided there, the member then out of every term once the
-        bound reaches the drop's time. Nothing is read with a member proven to fork, nor with
-        a member of the deal masked (dropped, readmitted) but the dealer and the member whose
-        drop the past decides (docs/shuffle.md §7.3)."""
+        first (``Author.act``). A vote for silence or withholding, and one to readmit, is signed
+        at the end of an input (``Author.liveness``), once the input's finality is done and
+        what it asked is signed: the same holds (a vote on proof, a withdrawal and an abandon
+        are not read: the first two may be signed in the middle of an input, the last before
+        the answers of its act). Its final fold held the complaint if its stable time (§7.1
+        of protocol.md) had reached the complaint, and the dealt phase of its attempt: a
+        lower bound of that time is read from the causal past, where every member still in
+        is held past it (its ``known``) and every such member but the dealer announced, in
+        its last event held, every such member's events up to it (the coverage). The bound is
+        only sound with no fork and with what the drop votes in the past do to the stable
+        time known (:func:`_drops_read`): none decided, and the dealer's own votes' freeze
+        above the time; or one member's drop decided there, the member then out of every
+        term once the bound reaches the drop's time. Nothing is read with a member proven to
+        fork, nor with a member of the deal masked (dropped, readmitted) but the dealer and
+        the member whose drop the past decides (docs/shuffle.md §7.3)."""
         deck = rs.deck
         dealer = event.seat
         body = event.body
@@ -438,7 +445,7 @@ def _drops_read(
     (x,) = decided
     if x == dealer or x not in members:
         return None
-    if any(v.target != x or v.reason not in _READ_VOTES or v.seat not in members for v in votes):
+    if any(v.target != x or v.reason not in _DROPPING or v.seat not in members for v in votes):
         return None
     if not set(members) - {x, dealer} <= voters[x] or held[x] < max(v.last_seq for v in votes):
         return None
