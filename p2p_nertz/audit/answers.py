@@ -347,7 +347,6 @@ class AnswerWatch:
         if drops is None or (past.masked & set(members)) - {dealer} - drops.out:
             return
         left = tuple(m for m in members if m not in drops.out)
-        what = "move" if isinstance(body, Play) else "vote"
         for complainer in owed:
             where = (number, attempt, deck.member(dealer), complainer)
             complaint = self._complaints.get(where)
@@ -357,21 +356,37 @@ class AnswerWatch:
             if time > drops.frozen or not self._final_at(held, left, dealer, time):
                 continue
             self._named.add(where)
-            about = self._found.about(event)
-            about.setdefault("round", number)  # (a vote names no round of its own)
-            gone = "".join(f"; seat {x}'s drop decided in it" for x in sorted(drops.out))
-            self._found.add(
-                Finding(
-                    FindingKind.WITHHELD_ANSWER,
-                    f"signed this {what} once its final fold held the complaint of its box by "
-                    f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
-                    f"lamport {time}, each announcing all before it, in its causal past{gone}), "
-                    "which it never answered",
-                    expected=f"deck_answer to member {complainer} before this event",
-                    found="no answer",
-                    **about,
-                )
+            self._name_played(event, complaint, where, time=time, out=drops.out)
+
+    def _name_played(
+        self,
+        event: Event,
+        complaint: Event,
+        where: tuple[int, int, int, int],
+        *,
+        time: int,
+        out: frozenset[int],
+    ) -> None:
+        """Name the answer to ``complaint`` (``where``: round, attempt, dealer, complainer)
+        withheld on ``event``, the dealer's move or vote (:meth:`play`) whose causal past
+        proves the dealer's stable time at ``time`` (the members ``out`` out of it)."""
+        number, _, _, complainer = where
+        what = "move" if isinstance(event.body, Play) else "vote"
+        about = self._found.about(event)
+        about.setdefault("round", number)  # (a vote names no round of its own)
+        gone = "".join(f"; seat {x}'s drop decided in it" for x in sorted(out))
+        self._found.add(
+            Finding(
+                FindingKind.WITHHELD_ANSWER,
+                f"signed this {what} once its final fold held the complaint of its box by "
+                f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
+                f"lamport {time}, each announcing all before it, in its causal past{gone}), "
+                "which it never answered",
+                expected=f"deck_answer to member {complainer} before this event",
+                found="no answer",
+                **about,
             )
+        )
 
     def _final_at(
         self, held: tuple[int, ...], members: tuple[int, ...], dealer: int, time: int
