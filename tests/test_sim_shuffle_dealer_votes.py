@@ -54,18 +54,20 @@ def _game(
     delay: float = 0.005,
     crash_at: float | None = None,
     fork_at: float | None = None,
+    restart_after: float | None = None,
+    rounds: int = 1,
 ) -> tuple[SimResult, AuditReport]:
     cheats = [DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT)]
     if dealer is not None:
         cheats.append(DeckCheat(DEALER, dealer))
-    crashes = () if crash_at is None else (Crash(CRASHED, crash_at, None),)
+    crashes = () if crash_at is None else (Crash(CRASHED, crash_at, restart_after),)
     forks = () if fork_at is None else (Equivocation(CRASHED, fork_at, frozenset({2})),)
     result = run(
         SimConfig(
             players=players,
             seed=_SEEDS[players] if seed is None else seed,
             deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=1),
+            rules=Rules(target=None, rounds=rounds),
             peer=QUICK_TIMERS,
             faults=Faults(
                 deck_cheats=tuple(cheats), delay=delay, crashes=crashes, equivocations=forks
@@ -210,6 +212,32 @@ def test_sim_shuffle_dealer_votes_an_honest_dealer_with_a_member_dropped_is_not_
     assert [(d.seat, d.reasons, d.answers_owed) for d in report.drops] == [
         (CRASHED, ("silent",), ())
     ]
+
+
+@pytest.mark.parametrize("dealer", [DeckCheatKind.SILENT_DEALER, None])
+def test_sim_shuffle_dealer_votes_with_a_member_readmitted_only_a_silent_dealer_is_named(
+    dealer: DeckCheatKind | None,
+) -> None:
+    """Four players, two rounds; seat 1 crashes, is voted out, and restarts 10 s later.
+    With an honest dealer, which answers, seat 1 rejoins round 2 (readmitted: masked, its gap
+    never counts) and nobody is named. With a silent dealer, the dealer's round-1 moves hold
+    seat 1's drop decided and name it; voted out, the dealer itself rejoins round 2 (masked
+    too, as readmitted), which changes nothing of what its round-1 move proves."""
+    result, report = _game(4, dealer, crash_at=1.5, restart_after=10.0, rounds=2)
+    assert result.finished and result.violations == []
+    peer = result.peers[2]
+    assert peer is not None
+    final = peer.final
+    assert final.round.number == 2
+    if dealer is None:
+        assert CRASHED in final.gaps and not final.dropped
+        assert not report.errors and report.drops == ()
+        return
+    assert DEALER in final.gaps and CRASHED in final.dropped
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
 
 
 def test_sim_shuffle_dealer_votes_nertz_audit_says_why_the_dealer_is_out(
