@@ -425,28 +425,30 @@ def _drops_read(
 
     An honest dealer announces all it holds, so its held fold is the fold of ``held``: what
     the votes there decide is what its finality reads. Votes that drop nobody (fewer voters
-    of any one member than a strict majority of the deal's members, the fewest that can drop
-    one) change no term of the stable time but the dealer's own freeze: having voted a member
+    of any one member than a strict majority of the deal's members and it, the fewest that can
+    drop it) change no term of the stable time but the dealer's own freeze: having voted a member
     out counting ``v`` of its events, it makes none after them final (``frozen``: the time of
     the member's event ``v + 1``, less one). Another voter's freeze is in its frontiers,
     which the coverage reads already.
 
-    A member ``x`` (not the dealer) the votes drop is out of the stable time once the drop is
-    final (``settle``): the dealer holds ``x``'s feed up to the cut (``held[x]``, the largest
-    count of the votes), every member still in voted it out, so none announced more of its
-    feed than the cut, and the stable time without ``x`` reached the drop's time
-    (``decided``: the latest of the votes, no earlier than the one that decided it). Read
-    only where every vote of the past is for silence or withholding against ``x`` by a
-    member of the deal: no withdrawal (which lifts caps, moving the decision later), no
-    readmission, no abandon, no vote of ``x``'s or against a voter (a cap on the voters)."""
-    need = len(members) // 2 + 1
+    A member ``x`` (not the dealer; of the deal, or dropped during it, which restarted the
+    deal without it) the votes drop is out of the stable time once the drop is final
+    (``settle``): the dealer holds ``x``'s feed up to the cut (``held[x]``, the largest count
+    of the votes), every member still in voted it out, so none announced more of its feed
+    than the cut, and the stable time without ``x`` reached the drop's time (``decided``: the
+    latest of the votes, no earlier than the one that decided it). Read only where every vote
+    of the past is for silence or withholding against ``x`` by a member of the deal: no
+    withdrawal (which lifts caps, moving the decision later), no readmission, no abandon, no
+    vote of ``x``'s or against a voter (a cap on the voters)."""
     voters: dict[int, set[int]] = {}
     for vote in votes:
         if vote.reason is DropReason.ABANDON:
             return None
         if vote.reason is not DropReason.WITHDRAW:
             voters.setdefault(vote.target, set()).add(vote.seat)
-    decided = [target for target, by in voters.items() if len(by) >= need]
+    # (A member still in, or one a drop in the deal took out of this attempt's members: the
+    # votes came from a roster of the members and it.)
+    decided = [t for t, by in voters.items() if len(by) >= len({*members, t}) // 2 + 1]
     if not decided:
         frozen = _NEVER
         for vote in votes:
@@ -458,7 +460,7 @@ def _drops_read(
     if len(decided) > 1:
         return None
     (x,) = decided
-    if x == dealer or x not in members:
+    if x == dealer:
         return None
     if any(v.target != x or v.reason not in _DROPPING or v.seat not in members for v in votes):
         return None
