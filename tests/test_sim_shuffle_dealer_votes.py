@@ -144,6 +144,24 @@ def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_named_on_its_m
     assert f"seat {CRASHED}'s drop decided" in withheld.detail
 
 
+def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_in_the_deal_is_named() -> None:
+    """Four players on links of 0.3 s one way; seat 1 crashes during the deal and is voted
+    out there: the deal restarts without it (docs/shuffle.md §8.4), and the complaint is of
+    the new attempt's box. The dealer's moves hold the votes that dropped seat 1, no member
+    of this deal: read all the same, seat 1 out of the dealer's stable time (session 22)."""
+    players = 4
+    result, report = _game(players, DeckCheatKind.SILENT_DEALER, seed=1, delay=0.3, crash_at=1.5)
+    assert result.finished and result.violations == []
+    peer = result.peers[2]
+    assert peer is not None
+    rs = peer.final.past_rounds[-1] if peer.final.past_rounds else peer.final.round
+    assert rs.deck is not None and CRASHED not in rs.deck.members
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
+
+
 def test_sim_shuffle_dealer_votes_a_silent_dealer_of_three_after_a_drop_is_named() -> None:
     """Three players; seat 1 crashes and is voted out by the two left, then the dealer holds
     its complainer's complaint unanswered. Two members left cannot vote one out: the
