@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import FindingKind
@@ -174,9 +176,11 @@ def test_audit_answers_a_move_after_the_answer_names_nobody() -> None:
     assert _withheld(found) == []
 
 
-def test_audit_answers_a_move_in_a_round_with_a_vote_names_nobody() -> None:
-    """A drop the dealer's held votes decide may hold its stable time back: in a round where
-    a vote was read, a move proves nothing of its final fold."""
+def test_audit_answers_a_move_holding_a_vote_that_drops_nobody_names_it() -> None:
+    """A vote that drops nobody (seat 1's against the dealer: one voter of three) changes no
+    term of the dealer's stable time: its voter's freeze is in its frontiers, which the
+    coverage reads. The move proves the final fold as without it (until session 22 any vote
+    in the round stopped the read)."""
     watch, found, rs = _setup()
     _complaint(watch, rs)
     vote = Drop((4, 3, 3), _DEALER, 3, DropReason.WITHHELD)
@@ -184,7 +188,46 @@ def test_audit_answers_a_move_in_a_round_with_a_vote_names_nobody() -> None:
     _take(watch, rs, _play(1, 5, 11, (5, 4, 3)))
     _take(watch, rs, _play(0, 6, 12, (5, 5, 3)))
     _take(watch, rs, _play(_DEALER, 4, 13, (6, 5, 3)))
-    assert _withheld(found) == []
+    assert _withheld(found) == ["move"]
+
+
+def test_audit_answers_a_move_holding_the_dealers_own_drop_names_nobody() -> None:
+    """Seats 0 and 1 vote the dealer out (a strict majority of three): its held fold drops
+    it, a drop not final holds its stable time back, and one final puts it out, answering
+    nothing. Its move proves nothing; with seat 0's event a move instead of a vote, it
+    does."""
+    for second_vote in (False, True):
+        watch, found, rs = _setup()
+        _complaint(watch, rs)
+        vote = Drop((4, 3, 3), _DEALER, 3, DropReason.WITHHELD)
+        watch.walked(Event(1, 4, 10, Kind.DROP, vote), 1)
+        _take(watch, rs, _play(1, 5, 11, (5, 4, 3)))
+        if second_vote:
+            vote = Drop((5, 5, 3), _DEALER, 3, DropReason.WITHHELD)
+            watch.walked(Event(0, 6, 12, Kind.DROP, vote), 1)
+        else:
+            _take(watch, rs, _play(0, 6, 12, (5, 5, 3)))
+        _take(watch, rs, _play(1, 6, 13, (6, 5, 3)))
+        _take(watch, rs, _play(_DEALER, 4, 14, (6, 6, 3)))
+        assert _withheld(found) == ([] if second_vote else ["move"]), second_vote
+
+
+def test_audit_answers_a_move_past_the_dealers_own_vote_freeze_names_nobody() -> None:
+    """The dealer voted seat 1 out counting 2 of its events, and holds seat 1's event 3
+    (Lamport 8, before the complaint): having voted, it makes none of them final past its
+    count (its own freeze, docs/protocol.md §7.1), so its stable time stays below 8 and its
+    final fold without the complaint. Not named; the same move without the vote is."""
+    for voted in (False, True):
+        watch, found, rs = _setup()
+        if voted:
+            vote = Drop((3, 2, 3), 1, 2, DropReason.SILENT)
+            watch.walked(Event(_DEALER, 4, 9, Kind.DROP, vote), 1)
+        _complaint(watch, rs)
+        _take(watch, rs, _play(1, 4, 11, (5, 3, 4)))
+        _take(watch, rs, _play(0, 6, 12, (5, 4, 4)))
+        _take(watch, rs, _play(_DEALER, 5, 13, (6, 4, 4)))
+        assert rs.past.lamport(1, 3) == 8
+        assert _withheld(found) == ([] if voted else ["move"]), voted
 
 
 def test_audit_answers_an_answer_signed_names_nobody_later() -> None:
@@ -214,25 +257,30 @@ def _take_vote(watch: AnswerWatch, rs: SimpleNamespace, event: Event) -> None:
     watch.after(event, rs, (Phase.PLAY, Phase.PLAY), False)  # type: ignore[arg-type]
 
 
-def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it() -> None:
-    """A vote for silence or withholding is signed at the end of an input, once its finality
-    is done and what the final fold asked is signed (``Author.liveness``): a dealer that
-    signs only votes (here against its complainer) is named on the first whose causal past
-    proves its final fold held the complaint, though the vote is the round's first."""
+@pytest.mark.parametrize("reason", [DropReason.WITHHELD, DropReason.SILENT, DropReason.REJOIN])
+def test_audit_answers_a_vote_once_the_complaint_is_final_at_its_dealer_names_it(
+    reason: DropReason,
+) -> None:
+    """A vote for silence, withholding or readmission is signed at the end of an input, once
+    its finality is done and what the final fold asked is signed (``Author.liveness``, after
+    ``Author.act``): a dealer that signs only votes (here against its complainer) is named on
+    the first whose causal past proves its final fold held the complaint, though the vote is
+    the round's first."""
     watch, found, rs = _setup()
     _complaint(watch, rs)
     _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
     _take(watch, rs, _play(0, 6, 12, (5, 4, 3)))
-    _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), DropReason.WITHHELD))
+    _take_vote(watch, rs, _vote(_DEALER, 4, 13, (6, 4, 3), reason))
     assert _withheld(found) == ["drop"]
     (finding,) = found.violations
     assert finding.seat == _DEALER and finding.seq == 4 and finding.round == 1
 
 
 def test_audit_answers_a_vote_signed_mid_input_is_not_read() -> None:
-    """A withdrawal and a vote on proof are signed in the middle of an input, before its
-    finality is done (the receive path asks for them); an abandon before the answers of its
-    act: their past proves nothing of the final fold."""
+    """A withdrawal and a vote on proof may be signed in the middle of an input, before its
+    finality is done (the receive path asks for them; a proof vote on a member readmitted,
+    before ``Author.act``); an abandon before the answers of its act: their past proves
+    nothing of the final fold, and an honest dealer's answer may follow them."""
     for reason in (DropReason.WITHDRAW, DropReason.EQUIVOCATION, DropReason.ABANDON):
         watch, found, rs = _setup()
         _complaint(watch, rs)
@@ -258,7 +306,9 @@ def test_audit_answers_a_vote_the_dealer_does_not_hold_does_not_hide_its_move() 
     assert _withheld(found) == ["move"]
 
 
-def test_audit_answers_a_move_holding_a_vote_names_nobody() -> None:
+def test_audit_answers_a_move_holding_a_vote_it_would_not_count_names_it() -> None:
+    """The dealer's next move holds seat 1's vote against it, which drops nobody: read as
+    without it (session 20 read nothing there)."""
     watch, found, rs = _setup()
     _complaint(watch, rs)
     _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
@@ -266,7 +316,7 @@ def test_audit_answers_a_move_holding_a_vote_names_nobody() -> None:
     vote = Drop((6, 4, 3), _DEALER, 3, DropReason.WITHHELD)
     watch.walked(Event(1, 5, 13, Kind.DROP, vote), 1)
     _take(watch, rs, _play(_DEALER, 4, 14, (6, 5, 3)))
-    assert _withheld(found) == []
+    assert _withheld(found) == ["move"]
 
 
 # -- what a dealer owed ----------------------------------------------------------------------

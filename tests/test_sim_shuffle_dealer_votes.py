@@ -11,9 +11,11 @@ it meets the complaint with a vote against its complainer, signed at the end of 
 its final fold holds the complaint (``Author.liveness``'s time), and its vote's causal past
 proves the answer withheld as a move's does. ``silent_dealer`` in a round where another
 member crashed and was voted out first: the member dropped is masked (its events' pasts are
-not read through), so no move of the dealer's proves anything; the report says why each is
-out. Honest dealers, on links of 0.3 s one way and with a member crashed, answer and are
-named by nothing.
+not read through), but the dealer's later moves hold the votes that decide its drop, which
+puts it out of the dealer's stable time: a move proves the final fold held the complaint
+(since session 22), at three and four players; the report says why each is out. Honest
+dealers, on links of 0.3 s one way and with a member crashed, answer and are named by
+nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from cli.main import main
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
@@ -51,18 +54,20 @@ def _game(
     delay: float = 0.005,
     crash_at: float | None = None,
     fork_at: float | None = None,
+    restart_after: float | None = None,
+    rounds: int = 1,
 ) -> tuple[SimResult, AuditReport]:
     cheats = [DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT)]
     if dealer is not None:
         cheats.append(DeckCheat(DEALER, dealer))
-    crashes = () if crash_at is None else (Crash(CRASHED, crash_at, None),)
+    crashes = () if crash_at is None else (Crash(CRASHED, crash_at, restart_after),)
     forks = () if fork_at is None else (Equivocation(CRASHED, fork_at, frozenset({2})),)
     result = run(
         SimConfig(
             players=players,
             seed=_SEEDS[players] if seed is None else seed,
             deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=1),
+            rules=Rules(target=None, rounds=rounds),
             peer=QUICK_TIMERS,
             faults=Faults(
                 deck_cheats=tuple(cheats), delay=delay, crashes=crashes, equivocations=forks
@@ -121,17 +126,57 @@ def test_sim_shuffle_dealer_votes_a_dealer_that_signs_only_votes_is_named_on_its
     assert withheld.event == "drop" and withheld.round == 1
 
 
-def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_out_for_its_answer() -> None:
+def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_is_named_on_its_move() -> None:
     """Four players; seat 1 crashes for good during the deal's last steps and is voted out
-    *silent* before the complaint: it is masked, so the dealer's moves prove nothing, and only
-    the votes say it withheld its answer (docs/shuffle.md §11)."""
+    *silent* before the complaint: it is masked, but the dealer's later moves hold the votes
+    that decide its drop, and with seat 1 out of its stable time they prove its final fold
+    held the complaint: named on a move (until session 22 only the votes said it,
+    docs/shuffle.md §11). The game is the one it was: the votes drop the dealer as before."""
     players = 4
     result, report = _game(players, DeckCheatKind.SILENT_DEALER, crash_at=1.5)
     assert result.finished and result.violations == []
     _out_withheld_owing(result, report, players)
     (crashed,) = [d for d in report.drops if d.seat == CRASHED]
     assert crashed.reasons == ("silent",) and crashed.answers_owed == ()
-    assert report.errors == ()
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
+
+
+def test_sim_shuffle_dealer_votes_a_silent_dealer_after_a_drop_in_the_deal_is_named() -> None:
+    """Four players on links of 0.3 s one way; seat 1 crashes during the deal and is voted
+    out there: the deal restarts without it (docs/shuffle.md §8.4), and the complaint is of
+    the new attempt's box. The dealer's moves hold the votes that dropped seat 1, no member
+    of this deal: read all the same, seat 1 out of the dealer's stable time (session 22)."""
+    players = 4
+    result, report = _game(players, DeckCheatKind.SILENT_DEALER, seed=1, delay=0.3, crash_at=1.5)
+    assert result.finished and result.violations == []
+    peer = result.peers[2]
+    assert peer is not None
+    rs = peer.final.past_rounds[-1] if peer.final.past_rounds else peer.final.round
+    assert rs.deck is not None and CRASHED not in rs.deck.members
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
+
+
+def test_sim_shuffle_dealer_votes_a_silent_dealer_of_three_after_a_drop_is_named() -> None:
+    """Three players; seat 1 crashes and is voted out by the two left, then the dealer holds
+    its complainer's complaint unanswered. Two members left cannot vote one out: the
+    complainer abandons the game (docs/protocol.md §9.3). The dealer's moves, holding the
+    drop decided, prove it withheld the answer: named on a move."""
+    players = 3
+    result, report = _game(players, DeckCheatKind.SILENT_DEALER, crash_at=1.5)
+    assert result.violations == []
+    complainer = result.peers[players - 1]
+    assert complainer is not None
+    final = complainer.final
+    assert final.phase is Phase.OVER and final.abandoned == (players - 1, DEALER)
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
 
 
 @pytest.mark.parametrize("dealer", [DeckCheatKind.SILENT_DEALER, None])
@@ -172,18 +217,45 @@ def test_sim_shuffle_dealer_votes_an_honest_dealer_on_slow_links_is_never_named(
     assert not report.errors and not report.dropped
 
 
-@pytest.mark.parametrize("delay", [0.005, 0.3])
+@pytest.mark.parametrize(("players", "delay"), [(3, 0.005), (4, 0.005), (4, 0.3)])
 def test_sim_shuffle_dealer_votes_an_honest_dealer_with_a_member_dropped_is_not_named(
-    delay: float,
+    players: int, delay: float
 ) -> None:
     """Seat 1 crashes for good and is voted out: the honest dealer, which answers, votes too,
-    and is named by nothing; the report lists seat 1 out *silent*."""
-    result, report = _game(4, None, delay=delay, crash_at=1.5)
+    and is named by nothing, though its later moves hold the drop decided (read since
+    session 22); the report lists seat 1 out *silent*."""
+    result, report = _game(players, None, delay=delay, crash_at=1.5)
     assert result.finished and result.violations == []
     assert not report.errors
     assert [(d.seat, d.reasons, d.answers_owed) for d in report.drops] == [
         (CRASHED, ("silent",), ())
     ]
+
+
+@pytest.mark.parametrize("dealer", [DeckCheatKind.SILENT_DEALER, None])
+def test_sim_shuffle_dealer_votes_with_a_member_readmitted_only_a_silent_dealer_is_named(
+    dealer: DeckCheatKind | None,
+) -> None:
+    """Four players, two rounds; seat 1 crashes, is voted out, and restarts 10 s later.
+    With an honest dealer, which answers, seat 1 rejoins round 2 (readmitted: masked, its gap
+    never counts) and nobody is named. With a silent dealer, the dealer's round-1 moves hold
+    seat 1's drop decided and name it; voted out, the dealer itself rejoins round 2 (masked
+    too, as readmitted), which changes nothing of what its round-1 move proves."""
+    result, report = _game(4, dealer, crash_at=1.5, restart_after=10.0, rounds=2)
+    assert result.finished and result.violations == []
+    peer = result.peers[2]
+    assert peer is not None
+    final = peer.final
+    assert final.round.number == 2
+    if dealer is None:
+        assert CRASHED in final.gaps and not final.dropped
+        assert not report.errors and report.drops == ()
+        return
+    assert DEALER in final.gaps and CRASHED in final.dropped
+    (withheld,) = report.errors
+    assert withheld.kind is FindingKind.WITHHELD_ANSWER and withheld.seat == DEALER
+    assert withheld.event == "move" and withheld.round == 1
+    assert f"seat {CRASHED}'s drop decided" in withheld.detail
 
 
 def test_sim_shuffle_dealer_votes_nertz_audit_says_why_the_dealer_is_out(

@@ -30,13 +30,15 @@ and unanswered prove the answer withheld (:meth:`AnswerWatch.shares`). A complai
 play has begun comes after the dealer's last stage, and a dealer voted out before ``open``
 signs no ``deck_open``: its shares are what is left to read.
 
-A dealer's move, and its vote for silence or withholding, prove it by their causal past
-(:meth:`AnswerWatch.play`): both are signed once the input before them (for a vote, its own
-input) made final all it could, every answer owed signed first; an event whose past proves the
-dealer's stable time past the complaint, and holds no drop vote of the round, was signed from a
-final fold holding it (docs/shuffle.md §7.3). A dealer that signs nothing once it holds the
-complaint is named by no finding: the votes that drop it are the proof, and the report lists
-the answers it owed (:attr:`AnswerWatch.owed`, ``AuditReport.drops``).
+A dealer's move, and its vote for silence, withholding or readmission, prove it by their
+causal past (:meth:`AnswerWatch.play`): both are signed once the input before them (for a
+vote, its own input) made final all it could, every answer owed signed first; an event whose
+past proves the dealer's stable time past the complaint, with what the drop votes there do to
+that time known (:func:`_drops_read`: none decided, or one member's drop decided, the member
+then out of the time), was signed from a final fold holding it (docs/shuffle.md §7.3). A
+dealer that signs nothing once it holds the complaint is named by no finding: the votes that
+drop it are the proof, and the report lists the answers it owed (:attr:`AnswerWatch.owed`,
+``AuditReport.drops``).
 
 :class:`AnswerWatch` keeps what the rule needs while the audit folds: each complaint folded,
 each stage folded, the event that ended each round's play, each drop vote walked, and the
@@ -44,6 +46,8 @@ complaints no answer followed.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
@@ -58,9 +62,38 @@ __all__ = ["AnswerWatch"]
 
 _Key = tuple[int, int, int]  # an event's place in the total order: (lamport, seat, seq)
 
-#: The votes signed at the end of an input, once its finality is done (``Author.liveness``):
-#: a dealer's vote of these proves what its final fold held, as a move does (:meth:`play`).
-_READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD)
+#: The votes signed at the end of an input, once its finality is done and the answers it
+#: asked are signed (``Author.liveness``, after ``Author.act``): a dealer's vote of these
+#: proves what its final fold held, as a move does (:meth:`play`). A withdrawal may be signed
+#: on the receive path, a vote on proof there or before ``act``, an abandon in ``act`` before
+#: its answers: their past may hold what the final fold reaches only after them.
+_READ_VOTES = (DropReason.SILENT, DropReason.WITHHELD, DropReason.REJOIN)
+#: The votes that drop a member (not on proof: that drop waits for every member left).
+_DROPPING = (DropReason.SILENT, DropReason.WITHHELD)
+
+_NEVER = 1 << 62  # (no bound: later than any Lamport time)
+
+
+class _Vote(NamedTuple):
+    """A drop event walked (any reason), as :meth:`AnswerWatch.play` reads it."""
+
+    seat: int
+    seq: int
+    lamport: int
+    target: int
+    reason: DropReason
+    last_seq: int
+
+
+class _Drops(NamedTuple):
+    """What the drop votes in a dealer's event's causal past do to its stable time
+    (:func:`_drops_read`): the member they drop (``out``, at most one), the time up to which
+    they decide it (``decided``), and the most the dealer's own votes let it reach
+    (``frozen``)."""
+
+    out: frozenset[int]
+    decided: int
+    frozen: int
 
 
 class AnswerWatch:
@@ -96,8 +129,8 @@ class AnswerWatch:
         self._forked = forked
         #: (round, attempt) -> the Lamport time of the event that put its deal in a dealt phase
         self._dealt: dict[tuple[int, int], int] = {}
-        #: round -> (seat, seq) of each drop vote (of any reason) walked in it
-        self._votes: dict[int, list[tuple[int, int]]] = {}
+        #: round -> each drop event (of any reason) walked in it
+        self._votes: dict[int, list[_Vote]] = {}
         #: (round, attempt, dealer's seat, complainer's seat) -> each complaint folded that no
         #: answer (right or wrong) followed, of the round's last attempt: what a dealer voted
         #: out owed (:attr:`AuditReport.drops <p2p_nertz.audit.report.AuditReport.drops>`)
@@ -243,13 +276,17 @@ class AnswerWatch:
 
     def walked(self, event: Event, number: int) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
-        not: past a cut, it is read only): take its causal past; note a drop vote (of any
-        reason): a dealer's later event of the round that holds it proves nothing of its
-        final fold (:meth:`play`)."""
+        not: past a cut, it is read only): take its causal past; note a drop event (of any
+        reason): what it does to the stable time of a dealer whose later event of the round
+        holds it is read there (:meth:`play`, :func:`_drops_read`)."""
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
-        if event.kind is KIND_DROP:
-            self._votes.setdefault(number, []).append((event.seat, event.seq))
+        body = event.body
+        if event.kind is KIND_DROP and isinstance(body, Drop):
+            vote = _Vote(
+                event.seat, event.seq, event.lamport, body.seat, body.reason, body.last_seq
+            )
+            self._votes.setdefault(number, []).append(vote)
 
     def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
         """``event``, a move or a vote about to be folded in round ``rs`` (the game in
@@ -259,18 +296,21 @@ class AnswerWatch:
 
         A move is signed from an input of its own, after the input before it was done: the
         peer made final all it could then and signed what that fold asked, every answer owed
-        first (``Author.act``). A vote for silence or withholding is signed at the end of an
-        input (``Author.liveness``), once the input's finality is done and what it asked is
-        signed: the same holds (a vote on proof, a withdrawal and an abandon are not read: the
-        first two are signed in the middle of an input, the last before the answers of its
-        act). Its final fold held the complaint if its stable time (§7.1 of protocol.md) had
-        reached the complaint, and the dealt phase of its attempt: a lower bound of that time
-        is read from the causal past, where every member is held past it (its ``known``) and
-        every member but the dealer announced, in its last event held, every member's events
-        up to it (the coverage). The bound is only sound with no drop pending at the dealer
-        and no fork: nothing is read where the event's causal past holds a drop vote (of any
-        reason) of the round, nor with a member proven to fork, nor with a member of the deal
-        masked (dropped, readmitted) but the dealer."""
+        first (``Author.act``). A vote for silence or withholding, and one to readmit, is signed
+        at the end of an input (``Author.liveness``), once the input's finality is done and
+        what it asked is signed: the same holds (a vote on proof, a withdrawal and an abandon
+        are not read: the first two may be signed in the middle of an input, the last before
+        the answers of its act). Its final fold held the complaint if its stable time (§7.1
+        of protocol.md) had reached the complaint, and the dealt phase of its attempt: a
+        lower bound of that time is read from the causal past, where every member still in
+        is held past it (its ``known``) and every such member but the dealer announced, in
+        its last event held, every such member's events up to it (the coverage). The bound is
+        only sound with no fork and with what the drop votes in the past do to the stable
+        time known (:func:`_drops_read`): none decided, and the dealer's own votes' freeze
+        above the time; or one member's drop decided there, the member then out of every
+        term once the bound reaches the drop's time. Nothing is read with a member proven to
+        fork, nor with a member of the deal masked (dropped, readmitted) but the dealer and
+        the member whose drop the past decides (docs/shuffle.md §7.3)."""
         deck = rs.deck
         dealer = event.seat
         body = event.body
@@ -293,43 +333,60 @@ class AnswerWatch:
             return
         members = deck.members
         past = self._past
-        if self._forked & set(members) or (past.masked & set(members)) - {dealer}:
+        if self._forked & set(members):
             return
         held = past.held(dealer, event.seq)
-        if held is None or self._vote_held(number, held, event):
+        if held is None:
             return
-        what = "move" if isinstance(body, Play) else "vote"
+        votes = [
+            v
+            for v in self._votes.get(number, ())
+            if held[v.seat] >= v.seq and (v.seat, v.seq) != (event.seat, event.seq)
+        ]
+        drops = _drops_read(votes, held, members, dealer, past)
+        if drops is None or (past.masked & set(members)) - {dealer} - drops.out:
+            return
+        left = tuple(m for m in members if m not in drops.out)
         for complainer in owed:
             where = (number, attempt, deck.member(dealer), complainer)
             complaint = self._complaints.get(where)
             if complaint is None or where in self._named or held[complaint.seat] < complaint.seq:
                 continue
-            time = max(complaint.lamport, dealt)
-            if not self._final_at(held, members, dealer, time):
+            time = max(complaint.lamport, dealt, drops.decided)
+            if time > drops.frozen or not self._final_at(held, left, dealer, time):
                 continue
             self._named.add(where)
-            about = self._found.about(event)
-            about.setdefault("round", number)  # (a vote names no round of its own)
-            self._found.add(
-                Finding(
-                    FindingKind.WITHHELD_ANSWER,
-                    f"signed this {what} once its final fold held the complaint of its box by "
-                    f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
-                    f"lamport {time}, each announcing all before it, in its causal past), "
-                    "which it never answered",
-                    expected=f"deck_answer to member {complainer} before this event",
-                    found="no answer",
-                    **about,
-                )
-            )
+            self._name_played(event, complaint, where, time=time, out=drops.out)
 
-    def _vote_held(self, number: int, held: tuple[int, ...], event: Event) -> bool:
-        """Whether ``held``, the causal past of ``event``, holds a drop vote of round
-        ``number`` other than ``event`` itself: one its author's finality may have waited on."""
-        for seat, seq in self._votes.get(number, ()):
-            if held[seat] >= seq and (seat, seq) != (event.seat, event.seq):
-                return True
-        return False
+    def _name_played(
+        self,
+        event: Event,
+        complaint: Event,
+        where: tuple[int, int, int, int],
+        *,
+        time: int,
+        out: frozenset[int],
+    ) -> None:
+        """Name the answer to ``complaint`` (``where``: round, attempt, dealer, complainer)
+        withheld on ``event``, the dealer's move or vote (:meth:`play`) whose causal past
+        proves the dealer's stable time at ``time`` (the members ``out`` out of it)."""
+        number, _, _, complainer = where
+        what = "move" if isinstance(event.body, Play) else "vote"
+        about = self._found.about(event)
+        about.setdefault("round", number)  # (a vote names no round of its own)
+        gone = "".join(f"; seat {x}'s drop decided in it" for x in sorted(out))
+        self._found.add(
+            Finding(
+                FindingKind.WITHHELD_ANSWER,
+                f"signed this {what} once its final fold held the complaint of its box by "
+                f"seat {complaint.seat} (seq {complaint.seq}; every member's events past "
+                f"lamport {time}, each announcing all before it, in its causal past{gone}), "
+                "which it never answered",
+                expected=f"deck_answer to member {complainer} before this event",
+                found="no answer",
+                **about,
+            )
+        )
 
     def _final_at(
         self, held: tuple[int, ...], members: tuple[int, ...], dealer: int, time: int
@@ -353,3 +410,60 @@ class AnswerWatch:
                 if (last if q == r else frontier[q]) < below[q]:
                     return False
         return True
+
+
+def _drops_read(
+    votes: list[_Vote],
+    held: tuple[int, ...],
+    members: tuple[int, ...],
+    dealer: int,
+    past: CausalPast,
+) -> _Drops | None:
+    """What the drop events ``votes`` (of the round, in the causal past ``held`` of
+    ``dealer``'s event, the event itself left out) do to the dealer's stable time when it
+    signed (docs/protocol.md §7.1, §7.4, §9.2); ``None`` where it cannot be bounded.
+
+    An honest dealer announces all it holds, so its held fold is the fold of ``held``: what
+    the votes there decide is what its finality reads. Votes that drop nobody (fewer voters
+    of any one member than a strict majority of the deal's members and it, the fewest that can
+    drop it) change no term of the stable time but the dealer's own freeze: having voted a member
+    out counting ``v`` of its events, it makes none after them final (``frozen``: the time of
+    the member's event ``v + 1``, less one). Another voter's freeze is in its frontiers,
+    which the coverage reads already.
+
+    A member ``x`` (not the dealer; of the deal, or dropped during it, which restarted the
+    deal without it) the votes drop is out of the stable time once the drop is final
+    (``settle``): the dealer holds ``x``'s feed up to the cut (``held[x]``, the largest count
+    of the votes), every member still in voted it out, so none announced more of its feed
+    than the cut, and the stable time without ``x`` reached the drop's time (``decided``: the
+    latest of the votes, no earlier than the one that decided it). Read only where every vote
+    of the past is for silence or withholding against ``x`` by a member of the deal: no
+    withdrawal (which lifts caps, moving the decision later), no readmission, no abandon, no
+    vote of ``x``'s or against a voter (a cap on the voters)."""
+    voters: dict[int, set[int]] = {}
+    for vote in votes:
+        if vote.reason is DropReason.ABANDON:
+            return None
+        if vote.reason is not DropReason.WITHDRAW:
+            voters.setdefault(vote.target, set()).add(vote.seat)
+    # (A member still in, or one a drop in the deal took out of this attempt's members: the
+    # votes came from a roster of the members and it.)
+    decided = [t for t, by in voters.items() if len(by) >= len({*members, t}) // 2 + 1]
+    if not decided:
+        frozen = _NEVER
+        for vote in votes:
+            if vote.seat == dealer and vote.reason is not DropReason.WITHDRAW:
+                after = past.lamport(vote.target, vote.last_seq + 1)
+                if after is not None:
+                    frozen = min(frozen, after - 1)
+        return _Drops(frozenset(), 0, frozen)
+    if len(decided) > 1:
+        return None
+    (x,) = decided
+    if x == dealer:
+        return None
+    if any(v.target != x or v.reason not in _DROPPING or v.seat not in members for v in votes):
+        return None
+    if not set(members) - {x, dealer} <= voters[x] or held[x] < max(v.last_seq for v in votes):
+        return None
+    return _Drops(frozenset({x}), max(v.lamport for v in votes), _NEVER)
