@@ -50,6 +50,7 @@ from typing import Final
 import zmq
 
 from p2p_nertz.deck.vss import x25519_public, x25519_secret
+from p2p_nertz.errors import TransportBrokenError
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.runtime.zmqtrio import CurveKeys
 
@@ -125,7 +126,7 @@ class Gate:
         """Bind the handler and start its thread (idempotent).
 
         Raises:
-            zmq.ZMQError: the context already has a ZAP handler (``EADDRINUSE``).
+            TransportBrokenError: the context already has a ZAP handler (another mesh's).
         """
         if self._thread is not None:
             return
@@ -136,7 +137,12 @@ class Gate:
         try:
             for sock in (rep, stop_out, stop_in):
                 sock.set(zmq.LINGER, 0)
-            rep.bind(ZAP_ENDPOINT)
+            try:
+                rep.bind(ZAP_ENDPOINT)
+            except zmq.ZMQError as exc:
+                raise TransportBrokenError(
+                    f"this zmq context already has a ZAP handler (one mesh a context): {exc}"
+                ) from exc
             stop_out.bind(control)
             stop_in.connect(control)
         except BaseException:

@@ -234,7 +234,8 @@ class Mesh:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
 
         Raises:
-            TransportBrokenError: the endpoint cannot be bound (port in use, bad address).
+            TransportBrokenError: the endpoint cannot be bound (port in use, bad address), or
+                the context already has another mesh's ZAP handler.
         """
         if self.router is None:
             if self.ctx is None:
