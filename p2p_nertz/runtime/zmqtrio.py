@@ -800,15 +800,7 @@ def create_socket(
         raise ValueError(
             f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
         )
-    if max_message_size < 1:
-        raise ValueError(
-            "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
-            f" {max_message_size}"
-        )
-    if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
-        raise ValueError(
-            f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
-        )
+    _check_size_and_identity(max_message_size, identity)
     zsock: zmq.Socket[bytes] = ctx.socket(socket_type)
     try:
         zsock.set(zmq.LINGER, 0)
@@ -831,6 +823,19 @@ def create_socket(
     except BaseException:
         zsock.close(linger=0)
         raise
+
+
+def _check_size_and_identity(max_message_size: int, identity: bytes | None) -> None:
+    """Raise :exc:`ValueError` for a ``MAXMSGSIZE`` or a routing id zmq would misread."""
+    if max_message_size < 1:
+        raise ValueError(
+            "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
+            f" {max_message_size}"
+        )
+    if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
+        raise ValueError(
+            f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
+        )
 
 
 @asynccontextmanager
