@@ -19,6 +19,13 @@ A spectator (``nertz watch``) gets a DEALER too, but it is not in the roster: th
 it the game spec first (:data:`WATCH_SPEC_TAG`), then whatever the node hands to
 :meth:`Mesh.watch`; a slow spectator loses messages, it never slows the node.
 
+The ROUTER is a CURVE server that admits only the other members' keys, and each DEALER to a
+member a CURVE client (transport version 2, docs/protocol.md §4.7): the keys are the members'
+identities converted, the admission the ZAP handler of :mod:`p2p_nertz.runtime.gate`, bound
+in the mesh's zmq context before the ROUTER (one mesh a context). Each message the ROUTER
+gives ends with the User-Id of the member whose key its connection authenticated, for the
+guard to compare with the routing id. The DEALERs to spectators speak the NULL mechanism.
+
 Every socket refuses frames above :data:`MAX_FRAME` (zmq cuts the sender off). The mesh knows
 sockets and peer ids only: what the messages mean is the node's and the peer core's.
 """
@@ -80,9 +87,10 @@ bytes still buffered hold a PING (it answers the PING on the broken connection).
 stopped past the heartbeat timeout wakes to such a connection: at 64, a member sending 20
 messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session 21,
 a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``). No mark
-keeps a stranger from the same path on purpose (a PING after each frame, the pipe filled while
+keeps a sender from the same path on purpose (a PING after each frame, the pipe filled while
 the node's loop is busy, then a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md
-§13): an open problem."""
+§13): CURVE keeps strangers off it (only the members' keys get a connection past its
+handshake); a member keeps the power."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
