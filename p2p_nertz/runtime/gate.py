@@ -41,6 +41,7 @@ the member it is.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import threading
@@ -161,7 +162,8 @@ class Gate:
         """Stop the handler's thread and close its sockets."""
         if self._thread is None or self._stop is None:
             return
-        self._stop.send(b"")
+        with contextlib.suppress(zmq.Again):  # (a thread that died of a bug reads nothing)
+            self._stop.send(b"", zmq.NOBLOCK)
         self._thread.join()
         self._stop.close()
         self._thread = None
