@@ -8,12 +8,13 @@ alternated rounds so that both see the same machine:
   ZAP handler (:mod:`p2p_nertz.runtime.gate`), the DEALER a member's CURVE client, and each
   message read with its User-Id, as the node's receive loop reads it.
 
-Printed: the median time from ``connect`` to the DEALER's handshake done (µs), and the
+Printed: the median time from ``connect`` to the DEALER's handshake done (µs); the
 process's CPU (every thread: zmq's I/O threads box and unbox) per message sent and received
-back to back in bursts, with claim-sized messages (214 bytes), median of the rounds. Figures
+back to back in bursts; and the round trip of one message there and back over two links (the
+mesh's shape), one every 2 ms; claim-sized messages (214 bytes), medians of the rounds. Figures
 depend on the load; the load average is printed beside them. Usage::
 
-    python scripts/bench_curve.py [--rounds 7] [--handshakes 40] [--messages 20000]
+    python scripts/bench_curve.py [--rounds 7] [--handshakes 40] [--messages 20000] [--trips 200]
 """
 
 from __future__ import annotations
@@ -107,6 +108,31 @@ def cpu_per_message_us(link: Link, count: int) -> float:
         dealer.close()
 
 
+def round_trip_us(link: Link, count: int) -> float:
+    """Median microseconds for a message to go DEALER -> ROUTER and back over a second link
+    (the mesh's shape: each side receives on its ROUTER only), one every 2 ms."""
+    back = Link(curve=link.server is not None)
+    there, home = link.dealer(), back.dealer()
+    try:
+        there.connect(link.endpoint)
+        home.connect(back.endpoint)
+        times = []
+        for i in range(count + 1):
+            start = time.perf_counter()
+            there._sock.send(MESSAGE)
+            _read(link, 1)
+            home._sock.send(MESSAGE)
+            _read(back, 1)
+            if i:  # (the first pays for the handshakes)
+                times.append((time.perf_counter() - start) * 1e6)
+            time.sleep(0.002)
+        return statistics.median(times)
+    finally:
+        there.close()
+        home.close()
+        back.close()
+
+
 def _read(link: Link, count: int) -> None:
     read = 0
     while read < count:
@@ -133,6 +159,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="alternated rounds (default 7)")
     parser.add_argument("--handshakes", type=int, default=40, help="handshakes a round")
     parser.add_argument("--messages", type=int, default=20_000, help="messages a round")
+    parser.add_argument("--trips", type=int, default=200, help="round trips a round")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     shakes = alternate(
@@ -140,11 +167,13 @@ def main() -> None:
         lambda link: statistics.median(handshake_us(link) for _ in range(args.handshakes)),
     )
     cpu = alternate(args.rounds, lambda link: cpu_per_message_us(link, args.messages))
+    trips = alternate(args.rounds, lambda link: round_trip_us(link, args.trips))
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}; 2 CPUs shared")
     print(f"{'':36}{'null':>10}{'curve':>10}{'curve - null':>14}")
     for what, figures in (
         ("handshake, connect -> done (µs)", shakes),
         ("CPU per message, both ends (µs)", cpu),
+        ("round trip, one every 2 ms (µs)", trips),
     ):
         null, curve = statistics.median(figures["null"]), statistics.median(figures["curve"])
         print(f"{what:36}{null:10.1f}{curve:10.1f}{curve - null:+14.1f}")
