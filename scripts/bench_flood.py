@@ -12,13 +12,17 @@ before issue 14; 0 for as fast as zmq takes them):
   ``MAXMSGSIZE``: zmq cuts the connection on reading the length; before, each frame was held);
 * ``garbage``: random frames of 1 to 4096 bytes, that are no message at all;
 * ``forged``: beats in a member's name with a broken signature, each one different;
-* ``forged-as-member``: the same, sent under that member's routing id (which a stranger can
-  claim: zmq routing ids are not authenticated): only the member's budget bounds them;
+* ``forged-as-member``: the same, sent under that member's routing id (which a stranger could
+  claim before transport version 2: zmq routing ids were not authenticated);
 * ``outsider``: beats validly signed by a key outside the roster;
 * ``many``: frames of the largest size allowed (4096 bytes), as fast as they go, over
   ``MANY`` connections at once (each connection has its own receive queue in zmq).
 
-The attacker's routing id is its own (a stranger's) except for ``forged-as-member``. Printed per
+The attacker's routing id is its own (a stranger's) except for ``forged-as-member``. It has
+no key: since transport version 2 (docs/protocol.md §4.7) a node's ROUTER is a CURVE server
+that admits only the members' keys, so every attack's connection is cut off at its greeting
+(reconnecting every 10 ms) and no frame of it reaches the node: the figures are then what
+refused connections cost. Printed per
 attack: messages the attacker got into zmq per second, the flooded node's and an unflooded
 member's CPU share over the flood (of one core) and peak RSS (``VmHWM``), their ratios, and the
 events each logged during the flood (play went on when both grew). With ``--runs N`` the

@@ -20,6 +20,7 @@ from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.guard import (
     BAD_FRAMES,
     OUTSIDER,
@@ -39,6 +40,14 @@ STRANGER = Identity.generate(derive_seed(b"test-guard-stranger"))
 SPEC = GameSpec.create(
     [(m.peer_id, f"p{i}") for i, m in enumerate(MEMBERS)], Rules(target=None, rounds=1), b"g"
 )
+#: What the ROUTER names the connections of member 1 and member 2 (the gate's User-Ids).
+USER = zap_user_id(MEMBERS[1].peer_id)
+OTHER_USER = zap_user_id(MEMBERS[2].peer_id)
+
+
+def senders(*members: Identity) -> dict[bytes, bytes]:
+    """The guard's view of ``members``: routing id -> User-Id."""
+    return {routing_id(m.peer_id): zap_user_id(m.peer_id) for m in members}
 
 
 def test_a_bucket_holds_its_burst_and_refills_at_its_rate() -> None:
@@ -59,34 +68,41 @@ def test_a_bad_budget_is_refused() -> None:
 
 def test_the_guard_drops_outsiders_bad_frames_and_what_exceeds_a_members_budget() -> None:
     member = routing_id(MEMBERS[1].peer_id)
-    guard = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
-    assert guard.admit([b"N" + STRANGER.peer_id, b"x"], 0.0) is None  # no member's routing id
-    assert guard.admit([b"anything", b"x"], 0.0) is None
-    assert guard.admit([member, b"a", b"b"], 0.0) is None
-    assert [guard.admit([member, b"m%d" % i], 0.0) for i in range(3)] == [b"m0", b"m1", None]
-    assert guard.admit([member, b"later"], 1.0) == b"later"
-    assert guard.counts == {OUTSIDER: 2, BAD_FRAMES: 1, OVER_BUDGET: 1}
+    guard = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), SenderBudget(rate=1.0, burst=2))
+    assert guard.admit([b"N" + STRANGER.peer_id, b"x", USER], 0.0) is None  # no member's id
+    assert guard.admit([b"anything", b"x", USER], 0.0) is None
+    assert guard.admit([member, b"x", OTHER_USER], 0.0) is None  # member 2 claiming 1's id
+    assert guard.admit([member, b"x", b""], 0.0) is None  # a connection the gate did not name
+    assert guard.admit([member, b"a", b"b", USER], 0.0) is None
+    assert guard.admit([member, USER], 0.0) is None  # no message at all
+    assert [guard.admit([member, b"m%d" % i, USER], 0.0) for i in range(3)] == [
+        b"m0",
+        b"m1",
+        None,
+    ]
+    assert guard.admit([member, b"later", USER], 1.0) == b"later"
+    assert guard.counts == {OUTSIDER: 4, BAD_FRAMES: 2, OVER_BUDGET: 1}
 
 
 def test_a_batch_is_admitted_as_each_of_its_frames_would_be_and_says_its_own_drops() -> None:
     member = routing_id(MEMBERS[1].peer_id)
     batch = [
-        [b"N" + STRANGER.peer_id, b"x"],
-        [member, b"m0"],
-        [member, b"a", b"b"],
-        [member, b"m1"],
-        [member, b"m2"],  # over the budget
-        [b"anything", b"y"],
+        [b"N" + STRANGER.peer_id, b"x", USER],
+        [member, b"m0", USER],
+        [member, b"a", b"b", USER],
+        [member, b"m1", USER],
+        [member, b"m2", USER],  # over the budget
+        [member, b"y", OTHER_USER],
     ]
-    one_by_one = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
+    one_by_one = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), SenderBudget(rate=1.0, burst=2))
     expected = [m for m in (one_by_one.admit(f, 0.0) for f in batch) if m is not None]
-    guard = InboundGuard([member], SenderBudget(rate=1.0, burst=2))
+    guard = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), SenderBudget(rate=1.0, burst=2))
     assert guard.admit_many(batch, 0.0) == (expected, {OUTSIDER: 2, BAD_FRAMES: 1, OVER_BUDGET: 1})
     assert expected == [b"m0", b"m1"]
     assert guard.counts == one_by_one.counts
     # The next batch's drops are its own; the counts go on adding up.
-    assert guard.admit_many([[member, b"later"]], 1.0) == ([b"later"], {})
-    assert guard.admit_many([[member, b"z"]] * 2, 1.0) == ([], {OVER_BUDGET: 2})
+    assert guard.admit_many([[member, b"later", USER]], 1.0) == ([b"later"], {})
+    assert guard.admit_many([[member, b"z", USER]] * 2, 1.0) == ([], {OVER_BUDGET: 2})
     assert guard.counts[OVER_BUDGET] == 3
 
 
@@ -96,24 +112,24 @@ def test_the_default_budget_never_drops_an_honest_members_traffic() -> None:
     # dropped. (A restart's catch-up may ask faster than SENDER_RATE: what is dropped then
     # is asked for again, docs/protocol.md §9.7.)
     member = routing_id(MEMBERS[1].peer_id)
-    guard = InboundGuard([member])
+    guard = InboundGuard(senders(MEMBERS[1]))
     now = 0.0
     for second in range(60):
         for i in range(50):  # 50 a second, in bursts of 10
             now = second + (i // 10) * 0.2
-            assert guard.admit([member, b"beat"], now) is not None
+            assert guard.admit([member, b"beat", USER], now) is not None
     for _ in range(int(SENDER_RATE) // 64):  # a second of wants answered in full
         now += 1 / (SENDER_RATE // 64)
         for _ in range(64):
-            assert guard.admit([member, b"relayed"], now) is not None
+            assert guard.admit([member, b"relayed", USER], now) is not None
     assert guard.counts[OVER_BUDGET] == 0
 
 
-def test_a_flood_from_a_members_routing_id_is_cut_to_the_budget() -> None:
+def test_a_flood_from_a_member_is_cut_to_the_budget() -> None:
     member = routing_id(MEMBERS[1].peer_id)
-    guard = InboundGuard([member])
+    guard = InboundGuard(senders(MEMBERS[1]))
     admitted = sum(
-        guard.admit([member, b"forged"], i / 10_000) is not None for i in range(100_000)
+        guard.admit([member, b"flood", USER], i / 10_000) is not None for i in range(100_000)
     )  # 10,000 a second for 10 s
     assert admitted <= SENDER_BURST + 10 * SENDER_RATE + 1
     assert guard.counts[OVER_BUDGET] == 100_000 - admitted
@@ -161,13 +177,15 @@ def test_a_node_lets_only_its_members_connections_through_within_their_budget(
     node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log", budget=SenderBudget(rate=1.0, burst=3))
     member = routing_id(MEMBERS[1].peer_id)
     batch = [
-        [routing_id(MEMBERS[0].peer_id), b"ours"],  # our own routing id: nobody sends as us
-        [routing_id(STRANGER.peer_id), b"stranger"],
-        *([member, b"m%d" % i] for i in range(5)),
+        # our own routing id and key: nobody sends as us
+        [routing_id(MEMBERS[0].peer_id), b"ours", zap_user_id(MEMBERS[0].peer_id)],
+        [routing_id(STRANGER.peer_id), b"stranger", USER],
+        [member, b"forged", OTHER_USER],  # member 2's connection under member 1's id
+        *([member, b"m%d" % i, USER] for i in range(5)),
     ]
     node._clock = lambda: 0.0
     assert node._admit(batch) == [b"m0", b"m1", b"m2"]
-    assert node.refusals.counts == {OUTSIDER: 2, OVER_BUDGET: 2}
+    assert node.refusals.counts == {OUTSIDER: 3, OVER_BUDGET: 2}
 
 
 def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Path) -> None:

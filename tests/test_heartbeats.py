@@ -78,16 +78,16 @@ async def test_open_router_is_quiet_and_open_dealer_beats(
 def test_the_mesh_router_is_quiet_and_its_dealers_beat(
     ctx: zmq.Context[zmq.Socket[bytes]],
 ) -> None:
-    mesh = Mesh(ANN.peer_id, [ANN.peer_id, BOB.peer_id], ctx=ctx)
+    mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id], ctx=ctx)
     mesh.bind()
     assert mesh.router is not None
-    dealer = mesh._dealer()
+    dealer = mesh._dealer(BOB.peer_id)
     try:
         assert _beats(mesh.router) == QUIET
         assert _beats(dealer) == BEATING
     finally:
         dealer.close()
-        mesh.router.close()
+        mesh.close()  # (its ZAP handler's sockets too, before the fixture ends the context)
 
 
 def test_the_spectators_router_is_quiet(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:

@@ -22,17 +22,26 @@ import time
 import pytest
 import zmq
 
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.runtime.gate import client_keys, server_keys
+from p2p_nertz.runtime.mesh import routing_id
 from p2p_nertz.runtime.zmqtrio import HEARTBEAT_IVL_MS, HEARTBEAT_TIMEOUT_MS, create_socket
 
 pytestmark = pytest.mark.slow
 
-#: The node's side: the mesh's own ROUTER, bound, its endpoint printed; then the node busy
-#: (reading nothing) until ``AWAKE`` seconds after it started, then reading until quiet.
+NODE_ID, MEMBER = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)
+#: The member's DEALER's CURVE keys towards the node (the node's ROUTER admits only these).
+MEMBER_KEYS = client_keys(server_keys(MEMBER), NODE_ID.peer_id)
+
+#: The node's side: the mesh's own ROUTER (a game of two: ``NODE_ID`` and ``MEMBER``), bound,
+#: its endpoint printed; then the node busy (reading nothing) until ``AWAKE`` seconds after it
+#: started, then reading until quiet.
 NODE = """
 import sys, time
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.mesh import Mesh
-mesh = Mesh(Identity.generate(bytes(32)).peer_id, [])
+me, member = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)
+mesh = Mesh(me, [me.peer_id, member.peer_id])
 print(mesh.bind(), flush=True)
 start = time.monotonic()
 time.sleep(max(0.0, float(sys.argv[1]) - (time.monotonic() - start)))
@@ -42,8 +51,7 @@ while router.poll(2000):
     router.recv_multipart()
     read += 1
 print(read, flush=True)
-mesh.router.close()
-mesh.ctx.term()
+mesh.close()
 """
 
 
@@ -57,7 +65,14 @@ def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
     try:
         assert node.stdout is not None
         endpoint = node.stdout.readline().decode().strip()
-        dealer = create_socket(ctx, zmq.DEALER, hwm=100_000, identity=b"Nmember", heartbeat=True)
+        dealer = create_socket(
+            ctx,
+            zmq.DEALER,
+            hwm=100_000,
+            identity=routing_id(MEMBER.peer_id),
+            heartbeat=True,
+            curve=MEMBER_KEYS,
+        )
         dealer.connect(endpoint)
         time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
         os.kill(node.pid, signal.SIGSTOP)
@@ -97,7 +112,8 @@ def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> 
         assert node.stdout is not None
         endpoint = node.stdout.readline().decode().strip()
         dealer = ctx.socket(zmq.DEALER)
-        dealer.set(zmq.ROUTING_ID, b"Nmember")
+        dealer.set(zmq.ROUTING_ID, routing_id(MEMBER.peer_id))
+        MEMBER_KEYS.apply(dealer)
         dealer.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)  # the members' own heartbeat
         dealer.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
         dealer.set(zmq.RECONNECT_IVL, 600_000)

@@ -25,6 +25,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
+from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.mesh import Outlet
 from p2p_nertz.runtime.node import (
     BEAT_CHUNK,
@@ -150,17 +151,18 @@ class _QueuedRouter:
     """The two ROUTER calls the receive loop makes, over a list the test fills (a unit test
     of the loop's order: real sockets do not let a test line messages up before a read)."""
 
-    def __init__(self, queued: list[bytes], sender: bytes) -> None:
+    def __init__(self, queued: list[bytes], member: PeerId) -> None:
         self.queued = queued
-        self.sender = sender  # the routing id of a member (the node drops the others' frames)
+        self.sender = routing_id(member)  # (the node drops frames under others' routing ids)
+        self.user = zap_user_id(member)  # what the ZAP handler names the member's connection
 
     async def recv_multipart(self) -> list[bytes]:
         while not self.queued:
             await trio.sleep_forever()  # the test cancels the loop once everything is fed
-        return [self.sender, self.queued.pop(0)]
+        return [self.sender, self.queued.pop(0), self.user]
 
     def try_recv_multipart(self) -> list[bytes] | None:
-        return [self.sender, self.queued.pop(0)] if self.queued else None
+        return [self.sender, self.queued.pop(0), self.user] if self.queued else None
 
 
 class _FeedRecorder:
@@ -199,7 +201,7 @@ async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -
     acks = [signed(0, Kind.ACK, 10 + i) for i in range(8)]
     early, late = signed(1, Kind.MOVE, 30), signed(2, Kind.CLAIM, 31)
     # The claim waits behind six acks; the move arrives while beats are still unfed.
-    router = _QueuedRouter([*acks[:6], late, *acks[6:]], routing_id(author.peer_id))
+    router = _QueuedRouter([*acks[:6], late, *acks[6:]], author.peer_id)
     recorder = _FeedRecorder(len(acks) + 2, lambda: router.queued.append(early))
     node = make_node(identities[0], spec, tmp_path / "log")
     node._peer = recorder  # type: ignore[assignment]
@@ -240,7 +242,7 @@ async def test_a_share_beat_is_fed_with_the_events_ahead_of_the_acks(tmp_path: P
 
     acks = [beat(Kind.ACK, 10 + i) for i in range(2 * BEAT_CHUNK)]
     reveal, want = beat(Kind.DECK_REVEAL, 300), beat(Kind.DECK_WANT, 70_000)
-    router = _QueuedRouter([*acks, reveal, want], routing_id(author.peer_id))
+    router = _QueuedRouter([*acks, reveal, want], author.peer_id)
     recorder = _FeedRecorder(len(acks) + 2, lambda: None)
     node = make_node(identities[0], spec, tmp_path / "log")
     node._peer = recorder  # type: ignore[assignment]

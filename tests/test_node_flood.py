@@ -1,7 +1,10 @@
-"""A stranger floods a node of a real game (issue 14 §2): the node plays on, bounded.
+"""Strangers and a member's impostor flood a node of a real game (issue 14 §2): it plays on.
 
-Three greedy bots play one round over tcp://127.0.0.1 in one trio process while an attacker's
-real zmq DEALER floods the first of them. The tests synchronise on the game (the nodes
+Three greedy bots play one round over tcp://127.0.0.1 in one trio process while attackers'
+real zmq DEALERs flood the first of them: a stranger with a CURVE key of its own (refused at
+the handshake by the node's ZAP handler, :mod:`p2p_nertz.runtime.gate`), and a DEALER holding
+a member's key under a routing id that is not that member's (admitted, its frames dropped by
+the guard). The tests synchronise on the game (the nodes
 finishing) and on zmq's own monitor events, never on sleeps; they assert behaviour (what was
 delivered, verified, logged), never timings or CPU (``scripts/bench_flood.py`` measures those).
 """
@@ -23,9 +26,10 @@ from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, Rejected
 from p2p_nertz.rng import derive_seed
+from p2p_nertz.runtime.gate import client_keys, server_keys
 from p2p_nertz.runtime.guard import OUTSIDER, OVER_BUDGET, SUMMARY_INTERVAL
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.zmqtrio import create_socket
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 from tests.test_node import GAME_TIMEOUT, check_agreement, make_game, make_node
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
@@ -59,6 +63,25 @@ async def play_while(
     return finished
 
 
+def attacker(ctx: zmq.Context[zmq.Socket[bytes]], holder: Identity, node: Identity) -> AsyncSocket:
+    """A DEALER with ``holder``'s CURVE keys towards ``node``, under a routing id that is no
+    member's."""
+    keys = client_keys(server_keys(holder), node.peer_id)
+    return create_socket(ctx, zmq.DEALER, identity=b"stranger", curve=keys)
+
+
+def wait_for(monitor: zmq.Socket[bytes], event: int, times: int, stop: Callable[[], bool]) -> int:
+    """Wait (in a thread) until ``monitor`` has reported ``event`` ``times`` times or ``stop()``;
+    return how many times it did."""
+    seen = 0
+    while seen < times and not stop():
+        if monitor.poll(100):  # (looks at ``stop`` between polls: the game may end first)
+            seen += (
+                zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())["event"] == event
+            )
+    return seen
+
+
 def flood_messages(member: Identity, game_id: bytes) -> list[bytes]:
     """What a stranger can send: a beat in a member's name with a forged signature, a message
     signed by its own key (not in the roster), and bytes that are no message at all."""
@@ -72,7 +95,7 @@ def flood_messages(member: Identity, game_id: bytes) -> list[bytes]:
     return [forged, own, b"\x92garbage"]
 
 
-async def test_a_node_flooded_by_a_stranger_plays_on_verifies_none_of_it_and_logs_a_summary(
+async def test_a_node_flooded_by_a_stranger_and_an_impostor_plays_on_verifies_none_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="p2p_nertz.node")
@@ -91,34 +114,59 @@ async def test_a_node_flooded_by_a_stranger_plays_on_verifies_none_of_it_and_log
     nodes = [make_node(i, spec, tmp_path / f"peer{seat}.log") for seat, i in enumerate(identities)]
     endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    attacker = create_socket(ctx, zmq.DEALER, identity=b"stranger")
-    sent = 0
+    impostor = attacker(ctx, identities[1], identities[0])  # member 1's key, not its id
+    stranger = attacker(ctx, STRANGER, identities[0])  # a key of its own
+    monitor = stranger._sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+    sent = refused = 0
+    stop = False
+
+    def game_over() -> None:
+        nonlocal stop
+        stop = True
+
+    async def watch_stranger() -> None:
+        nonlocal refused
+        refused = await trio.to_thread.run_sync(
+            wait_for, monitor, zmq.EVENT_HANDSHAKE_FAILED_AUTH, 2, lambda: stop
+        )
 
     async def flood() -> None:
         nonlocal sent
-        attacker.connect(endpoints[identities[0].peer_id])
-        for message in itertools.cycle([forged, own, garbage]):
-            await attacker.send_multipart([message])
-            sent += 1
-            if sent % 200 == 0:
-                await trio.sleep(0.005)  # pacing only: leave the bots a share of the CPU
+        endpoint = endpoints[identities[0].peer_id]
+        impostor.connect(endpoint)
+        stranger.connect(endpoint)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_stranger)
+            for message in itertools.cycle([forged, own, garbage]):
+                stranger.try_send_multipart([message])  # (queued on its side: never taken)
+                await impostor.send_multipart([message])
+                sent += 1
+                if sent % 200 == 0:
+                    await trio.sleep(0.005)  # pacing only: leave the bots a share of the CPU
 
     started = trio.current_time()
     try:
-        peers = await play_while(nodes, endpoints, flood)
+        peers = await play_while(nodes, endpoints, flood, game_over)
     finally:
-        attacker.close()
+        stranger._sock.disable_monitor()
+        monitor.close(linger=0)
+        impostor.close()
+        stranger.close()
         ctx.term()
     elapsed = trio.current_time() - started
     check_agreement(peers)
     assert sent >= 100
-    assert verified == []  # not one of its signatures was checked
+    assert verified == []  # not one of their signatures was checked
+    # The stranger was refused at the handshake, each time it tried: nothing of it came in.
+    gate = nodes[0]._mesh.gate
+    assert gate is not None and refused >= 1 and gate.refused >= refused
     # Honest members lost nothing to the budget, flooded or not.
     assert all(node.guard.counts[OVER_BUDGET] == 0 for node in nodes)
     # The log: a line for the first refusal, then one summary per interval at most.
     lines = [r for r in caplog.records if r.name == "p2p_nertz.node" and "refused" in r.message]
     assert 1 <= len(lines) <= 2 * (elapsed // SUMMARY_INTERVAL + 1)
-    assert nodes[0].guard.counts[OUTSIDER] >= 100  # the flood did arrive, and was counted
+    # The impostor's flood did arrive, and was counted: each frame it sent and no other.
+    assert 100 <= nodes[0].guard.counts[OUTSIDER] <= sent
 
 
 async def test_frames_above_the_limit_are_cut_off_by_zmq_and_the_game_goes_on(
@@ -137,9 +185,10 @@ async def test_frames_above_the_limit_are_cut_off_by_zmq_and_the_game_goes_on(
     ]
     endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    # (Were a frame delivered, the node's guard would count it: an outsider's routing id.)
-    attacker = create_socket(ctx, zmq.DEALER, identity=b"stranger")
-    monitor = attacker._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+    # A member's key, so that the handshake succeeds and the size alone cuts it off. (Were a
+    # frame delivered, the node's guard would count it: a routing id not the key's member's.)
+    big_sender = attacker(ctx, identities[1], identities[0])
+    monitor = big_sender._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
     cut_off = 0
 
     stop = False
@@ -148,28 +197,27 @@ async def test_frames_above_the_limit_are_cut_off_by_zmq_and_the_game_goes_on(
         nonlocal stop
         stop = True
 
-    def wait_cut_off(times: int) -> None:
+    async def wait_cut_off() -> None:
         nonlocal cut_off
-        while cut_off < times and not stop:
-            if monitor.poll(100):  # (looks at ``stop`` between polls: the game may end first)
-                event = zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())
-                cut_off += event["event"] == zmq.EVENT_DISCONNECTED
+        cut_off = await trio.to_thread.run_sync(
+            wait_for, monitor, zmq.EVENT_DISCONNECTED, 3, lambda: stop
+        )
 
     big = b"\x92" + bytes(1 << 20)  # 1 MiB (the bench sends 256 MiB frames)
 
     async def flood() -> None:
-        attacker.connect(endpoints[identities[0].peer_id])
+        big_sender.connect(endpoints[identities[0].peer_id])
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.to_thread.run_sync, wait_cut_off, 3)
+            nursery.start_soon(wait_cut_off)
             for _ in range(20):  # queued on the attacker's side; sent as it reconnects
-                await attacker.send_multipart([big])
+                await big_sender.send_multipart([big])
 
     try:
         peers = await play_while(nodes, endpoints, flood, game_over)
     finally:
-        attacker._sock.disable_monitor()
+        big_sender._sock.disable_monitor()
         monitor.close(linger=0)
-        attacker.close()
+        big_sender.close()
         ctx.term()
     check_agreement(peers)
     assert not [r for r in refusals if r.reason == "oversize"]  # nothing of it got through

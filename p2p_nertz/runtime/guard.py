@@ -7,12 +7,16 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
 
 1. **Size**: every socket refuses frames above the protocol's largest message (``MAXMSGSIZE``,
    set by :mod:`p2p_nertz.runtime.zmqtrio`); zmq drops the connection before holding the frame.
-2. **Who**: honest members connect their DEALER under the routing id ``b"N" + peer id``
-   (:func:`~p2p_nertz.runtime.node.routing_id`). A frame that arrives under any other routing
-   id comes from no member: :class:`InboundGuard` drops it before it is even parsed
-   (``outsider``). A message that arrives under a member's routing id but whose *author* is
-   outside the roster is dropped by the codec after its cheap header checks, before its
-   signature is verified (``unknown_author``, docs/protocol.md §4.3).
+2. **Who**: only the roster's members can connect at all: the ROUTER is a CURVE server whose
+   ZAP handler admits the other members' keys alone (:mod:`p2p_nertz.runtime.gate`), and
+   names the member in the connection's User-Id, which ends every frame list the ROUTER
+   gives (``[routing id, message, User-Id]``). Honest members connect their DEALER under the
+   routing id ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`). A frame whose
+   routing id is not the one of the member its connection's key names (a member's DEALER
+   claiming another member's id, or no member's) is dropped before it is even parsed
+   (``outsider``). A message whose *author* is outside the roster is dropped by the codec
+   after its cheap header checks, before its signature is verified (``unknown_author``,
+   docs/protocol.md §4.3).
 3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
    refilled at :data:`SENDER_RATE` per second. A message taken from an empty bucket is dropped
    unread and unverified (``over_budget``). Honest members send ~20 messages a second at the
@@ -20,11 +24,13 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
    the bound; what a flood costs the node is then at most ``SENDER_RATE`` parses and
    verifications per second per member routing id, and nothing for any other routing id.
 
-A routing id is not authenticated (only CURVE would do that), so a stranger may claim a
-member's; it then shares, and may exhaust, that member's budget (and ``ROUTER_HANDOVER`` gives
-it the member's connection until the member reconnects): a stranger on the path can deny a
-member service, as it could by cutting the cable, but it cannot make the node do more than the
-bound, nor make it accept anything (every message is still verified).
+A routing id is authenticated this way, so each budget is one member's: a member can spend
+only its own, and a stranger none (it is refused at the handshake, never reaching the guard).
+A member may still connect a second DEALER under its own routing id (``ROUTER_HANDOVER``
+gives that one the id) or under another member's: the latter's frames are dropped as
+``outsider``, but the handover has ended the other member's connection until it reconnects.
+A member can deny another member service so, as it could by not relaying; it cannot make the
+node accept anything or do more than the bound.
 
 Refusals are counted by reason (:attr:`InboundGuard.counts`,
 :attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -62,11 +68,11 @@ SUMMARY_INTERVAL: Final = 10.0
 """Least seconds between two summary lines of refused messages in the log."""
 
 OUTSIDER: Final = "outsider"
-"""Reason: a frame under a routing id that is no member's."""
+"""Reason: a frame under a routing id other than the one of the member its key names."""
 OVER_BUDGET: Final = "over_budget"
 """Reason: a member's connection sent more than its budget allows."""
 BAD_FRAMES: Final = "bad_frames"
-"""Reason: a message of other than one frame (after the routing id)."""
+"""Reason: a message of other than one frame (between the routing id and the User-Id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,21 +128,23 @@ class InboundGuard:
     """Decides which ROUTER messages reach the peer core (see the module docstring).
 
     Args:
-        senders: the routing ids of the members that may send to us.
+        senders: the members that may send to us: each one's routing id and the User-Id its
+            connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
         budget: each member connection's budget; its bucket is full when the member's first
             message arrives.
     """
 
-    def __init__(self, senders: Iterable[bytes], budget: SenderBudget | None = None) -> None:
+    def __init__(self, senders: Mapping[bytes, bytes], budget: SenderBudget | None = None) -> None:
         self.budget = budget if budget is not None else SenderBudget()
-        self._buckets: dict[bytes, TokenBucket | None] = dict.fromkeys(map(bytes, senders))
+        self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
+        self._buckets: dict[bytes, TokenBucket] = {}
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
         :data:`BAD_FRAMES`)."""
 
     def admit(self, frames: Sequence[bytes], now: float) -> bytes | None:
-        """The message in ``frames`` (``[routing id, message]`` from a ROUTER) if it may go
-        on to the peer core, else ``None`` (and the drop is counted)."""
+        """The message in ``frames`` (``[routing id, message, User-Id]`` from the ROUTER) if
+        it may go on to the peer core, else ``None`` (and the drop is counted)."""
         reason = self._refusal(frames, now)
         if reason is None:
             return frames[1]
@@ -165,13 +173,13 @@ class InboundGuard:
     def _refusal(self, frames: Sequence[bytes], now: float) -> str | None:
         """Why ``frames`` may not go on (a budget's token is spent if it may), or ``None``."""
         sender = frames[0]
+        if self._users.get(sender) != frames[-1]:
+            return OUTSIDER
+        if len(frames) != 3:
+            return BAD_FRAMES
         bucket = self._buckets.get(sender)
         if bucket is None:
-            if sender not in self._buckets:
-                return OUTSIDER
             bucket = self._buckets[sender] = TokenBucket(self.budget, now)
-        if len(frames) != 2:
-            return BAD_FRAMES
         if not bucket.take(now):
             return OVER_BUDGET
         return None

@@ -19,6 +19,13 @@ A spectator (``nertz watch``) gets a DEALER too, but it is not in the roster: th
 it the game spec first (:data:`WATCH_SPEC_TAG`), then whatever the node hands to
 :meth:`Mesh.watch`; a slow spectator loses messages, it never slows the node.
 
+The ROUTER is a CURVE server that admits only the other members' keys, and each DEALER to a
+member a CURVE client (transport version 2, docs/protocol.md §4.7): the keys are the members'
+identities converted, the admission the ZAP handler of :mod:`p2p_nertz.runtime.gate`, bound
+in the mesh's zmq context before the ROUTER (one mesh a context). Each message the ROUTER
+gives ends with the User-Id of the member whose key its connection authenticated, for the
+guard to compare with the routing id. The DEALERs to spectators speak the NULL mechanism.
+
 Every socket refuses frames above :data:`MAX_FRAME` (zmq cuts the sender off). The mesh knows
 sockets and peer ids only: what the messages mean is the node's and the peer core's.
 """
@@ -34,8 +41,9 @@ import zmq
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
-from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
+from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
@@ -79,9 +87,10 @@ bytes still buffered hold a PING (it answers the PING on the broken connection).
 stopped past the heartbeat timeout wakes to such a connection: at 64, a member sending 20
 messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session 21,
 a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``). No mark
-keeps a stranger from the same path on purpose (a PING after each frame, the pipe filled while
+keeps a sender from the same path on purpose (a PING after each frame, the pipe filled while
 the node's loop is busy, then a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md
-§13): an open problem."""
+§13): CURVE keeps strangers off it (only the members' keys get a connection past its
+handshake); a member keeps the power."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
@@ -167,19 +176,25 @@ OutletFactory = Callable[[AsyncSocket], Outlet]
 class Mesh:
     """The sockets of one member: its ROUTER, its DEALERs to the others and to spectators.
 
+    The ROUTER is a CURVE server admitting only the other members' keys, each DEALER to a
+    member a CURVE client (:mod:`p2p_nertz.runtime.gate`, docs/protocol.md §4.1); the
+    DEALERs to spectators speak the NULL mechanism (a spectator's ROUTER has no key to offer).
+
     Args:
-        own: our peer id (the routing id of our DEALERs).
+        identity: ours (our peer id is the routing id of our DEALERs; our CURVE keys are
+            derived from it).
         members: every member's peer id, ours included (we get no DEALER).
         bind: the ROUTER's endpoint (port 0 for an ephemeral one).
-        ctx: a zmq context to use (the caller terminates it); by default the mesh makes its
-            own and terminates it in :meth:`close`.
+        ctx: a zmq context to use (the caller terminates it, after :meth:`close`); by default
+            the mesh makes its own and terminates it in :meth:`close`. The mesh binds the
+            context's ZAP handler: one mesh a context.
         watchers: spectators' endpoints.
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
     """
 
     def __init__(
         self,
-        own: PeerId,
+        identity: Identity,
         members: Sequence[PeerId],
         *,
         bind: str = DEFAULT_BIND,
@@ -187,8 +202,11 @@ class Mesh:
         watchers: Sequence[str] = (),
         outlet: OutletFactory = Outlet,
     ) -> None:
-        self._own = own
+        self._own = identity.peer_id
         self._members = tuple(members)
+        self._keys = server_keys(identity)
+        self.gate: Gate | None = None
+        """The ZAP handler admitting the other members' keys (once bound)."""
         self._bind_to = bind
         self._own_ctx = ctx is None
         self.ctx: zmq.Context[zmq.Socket[bytes]] | None = ctx
@@ -224,11 +242,15 @@ class Mesh:
         """Create and bind the ROUTER (idempotent); return its resolved endpoint.
 
         Raises:
-            TransportBrokenError: the endpoint cannot be bound (port in use, bad address).
+            TransportBrokenError: the endpoint cannot be bound (port in use, bad address), or
+                the context already has another mesh's ZAP handler.
         """
         if self.router is None:
             if self.ctx is None:
                 self.ctx = zmq.Context()
+            if self.gate is None:  # before the ROUTER: it refuses every client until then
+                self.gate = Gate(self.ctx, (pid for pid in self._members if pid != self._own))
+                self.gate.start()
             # No heartbeat of its own: libzmq 4.3.5 aborts the process ("Assertion failed:
             # !_io_error", stream_engine_base.cpp) when a heartbeat falls due on a connection
             # whose input stopped at the HWM and then broke, as when a node stopped past a
@@ -241,6 +263,7 @@ class Mesh:
                 recv_hwm=ROUTER_HWM,
                 max_message_size=MAX_FRAME,
                 heartbeat=False,
+                curve=self._keys,
             )
             try:
                 router.bind(self._bind_to)
@@ -262,16 +285,18 @@ class Mesh:
         assert self.ctx is not None
         for pid in self._members:
             if pid != self._own:
-                dealer = self._dealer()
+                dealer = self._dealer(pid)
                 self._dealers[pid] = dealer
                 dealer.connect(endpoints[pid])
         for endpoint in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
-            watcher = self._dealer()
+            watcher = self._dealer(None)
             self._watch_sockets.append(watcher)
             watcher.connect(endpoint)
 
-    def _dealer(self) -> AsyncSocket:
+    def _dealer(self, server: PeerId | None) -> AsyncSocket:
+        """A DEALER under our routing id: a CURVE client of the member ``server``, or of no
+        mechanism (``None``: a spectator's)."""
         assert self.ctx is not None
         # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
         # connects to never sends back, so its input never stops, and the abort the ROUTER
@@ -283,6 +308,7 @@ class Mesh:
             identity=routing_id(self._own),
             max_message_size=MAX_FRAME,
             heartbeat=True,
+            curve=None if server is None else client_keys(self._keys, server),
         )
 
     def serve_outlets(self, nursery: trio.Nursery, spec_wire: bytes) -> None:
@@ -318,11 +344,14 @@ class Mesh:
                 outlet.post(wire)
 
     def close(self) -> None:
-        """Close every socket (``LINGER 0``), and the context if the mesh made it."""
+        """Close every socket (``LINGER 0``) and the ZAP handler, and the context if the mesh
+        made it."""
         for dealer in (*self._dealers.values(), *self._watch_sockets):
             dealer.close()
         if self.router is not None:
             self.router.close()
+        if self.gate is not None:
+            self.gate.close()
         if self._own_ctx and self.ctx is not None:
             self.ctx.term()
             self.ctx = None

@@ -19,8 +19,10 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   choosing moves on the tentative view at a human pace). A task whose last await was its
   checkpoint takes a free lock without another.
 * **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
-  :data:`MAX_FRAME` (zmq cuts the sender off), and the receive task hands the peer only what
-  arrives under a member's routing id, within that member's budget; the rest is dropped
+  :data:`MAX_FRAME` (zmq cuts the sender off), the ROUTER admits only the other members'
+  CURVE keys (:mod:`p2p_nertz.runtime.gate`), and the receive task hands the peer only what
+  arrives under the routing id of the member whose key sent it, within that member's budget;
+  the rest is dropped
   unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
   peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
 
@@ -91,6 +93,7 @@ from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
+from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.guard import (
     BAD_FRAMES,
     OUTSIDER,
@@ -209,7 +212,7 @@ BEAT_CHUNK: Final = 4
 log = logging.getLogger("p2p_nertz.node")
 
 _GUARD_DETAILS: Final = {  # what the log says of a frame the guard dropped, by reason
-    OUTSIDER: "a frame under a routing id that is no member's",
+    OUTSIDER: "a frame under a routing id not its key's member's",
     OVER_BUDGET: "a member's connection over its budget",
     BAD_FRAMES: "a message of more than one frame",
 }
@@ -342,8 +345,8 @@ class PeerNode:
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
         budget: how many messages each member's connection may send us (a token bucket,
-            :mod:`p2p_nertz.runtime.guard`); frames from routing ids of no member are dropped
-            unread whatever the budget.
+            :mod:`p2p_nertz.runtime.guard`); frames under a routing id not their key's
+            member's are dropped unread whatever the budget.
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -391,7 +394,7 @@ class PeerNode:
         self._listeners: list[NoticeCallback] = []
         self._linger = linger
         self._mesh = Mesh(
-            identity.peer_id,
+            identity,
             spec.peer_ids,
             bind=bind,
             ctx=ctx,
@@ -413,7 +416,8 @@ class PeerNode:
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
         self.guard = InboundGuard(
-            (routing_id(pid) for pid in spec.peer_ids if pid != identity.peer_id), budget
+            {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id},
+            budget,
         )
         """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)
@@ -740,7 +744,7 @@ class PeerNode:
 
     def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
         """The messages of ``batch`` that the guard lets through to the peer; the others are
-        counted and noted for the log (``frames`` is ``[routing id, message]``)."""
+        counted and noted for the log (``frames`` is ``[routing id, message, User-Id]``)."""
         now = self._clock()
         messages, refused = self.guard.admit_many(batch, now)
         for reason, n in refused.items():

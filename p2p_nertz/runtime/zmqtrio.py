@@ -145,6 +145,7 @@ __all__ = [
     "RECONNECT_IVL_MS",
     "SAFETY_TIMEOUT",
     "AsyncSocket",
+    "CurveKeys",
     "SocketStatistics",
     "create_socket",
     "open_dealer",
@@ -197,6 +198,54 @@ Matches the "suspected" timeout of DESIGN.md §6 (Zyre's 5 s).
 """
 
 _SOCKET_TYPES: Final[dict[int, str]] = {zmq.ROUTER: "ROUTER", zmq.DEALER: "DEALER"}
+
+
+def _with_user_id(frames: list[zmq.Frame]) -> list[bytes]:
+    """The frames' bytes, then the ZAP User-Id of the connection they came on."""
+    try:
+        user = frames[-1].get("User-Id")
+    except zmq.ZMQError:  # none: the connection was not authenticated by a handler
+        user = ""
+    return [*(frame.bytes for frame in frames), str(user).encode()]
+
+
+@dataclass(frozen=True, slots=True)
+class CurveKeys:
+    """A socket's CURVE keys (ZMTP's CURVE mechanism, RFC 26), raw 32-byte Curve25519 keys.
+
+    Attributes:
+        public: our long-term public key.
+        secret: our long-term secret key.
+        server: the server's public key, for a client; ``None`` makes the socket a CURVE
+            server, which asks its context's ZAP handler about every client
+            (``ZAP_ENFORCE_DOMAIN``: with no handler bound, every client is refused) and
+            whose receives end with the connection's User-Id (:class:`AsyncSocket`).
+        domain: a server's ZAP domain (not empty).
+    """
+
+    public: bytes
+    secret: bytes
+    server: bytes | None = None
+    domain: bytes = b""
+
+    def __post_init__(self) -> None:
+        keys = (self.public, self.secret) + (() if self.server is None else (self.server,))
+        if any(len(key) != 32 for key in keys):
+            raise ValueError("a CURVE key is 32 bytes")
+        if self.server is None and not self.domain:
+            raise ValueError("a CURVE server needs a ZAP domain")
+
+    def apply(self, zsock: zmq.Socket[bytes]) -> None:
+        """Set the options on ``zsock`` (before it binds or connects)."""
+        zsock.set(zmq.CURVE_PUBLICKEY, self.public)
+        zsock.set(zmq.CURVE_SECRETKEY, self.secret)
+        if self.server is None:
+            zsock.set(zmq.CURVE_SERVER, 1)
+            zsock.set(zmq.ZAP_DOMAIN, self.domain)
+            zsock.set(zmq.ZAP_ENFORCE_DOMAIN, 1)
+        else:
+            zsock.set(zmq.CURVE_SERVERKEY, self.server)
+
 
 _T = TypeVar("_T")
 
@@ -309,19 +358,23 @@ class AsyncSocket(trio.abc.AsyncResource):
 
     Args:
         zsock: an open ROUTER or DEALER pyzmq socket, already configured.
+        user_id: every message received ends with one more frame: the User-Id that the
+            context's ZAP handler gave the connection it came on (for a CURVE server;
+            ``b""`` if the handler gave none).
 
     Raises:
         ValueError: if ``zsock`` is neither a ROUTER nor a DEALER.
         TransportClosedError: if ``zsock`` is already closed.
     """
 
-    def __init__(self, zsock: zmq.Socket[bytes]) -> None:
+    def __init__(self, zsock: zmq.Socket[bytes], *, user_id: bool = False) -> None:
         if zsock.closed:
             raise TransportClosedError("cannot wrap a zmq socket that is already closed")
         kind = _int_option(zsock, zmq.TYPE)
         if kind not in _SOCKET_TYPES:
             raise ValueError(f"only ROUTER and DEALER sockets are supported, not type {kind}")
         self._sock = zsock
+        self._user_id = user_id
         self._kind = _SOCKET_TYPES[kind]
         self._fd = zsock.fileno()
         # Only ever asked "is the FD readable right now?" (timeout 0); select() where no poll().
@@ -510,6 +563,8 @@ class AsyncSocket(trio.abc.AsyncResource):
             self._settled = True
             return None
         try:
+            if self._user_id:
+                return _with_user_id(self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False))
             return self._sock.recv_multipart(flags=zmq.NOBLOCK)
         except zmq.Again:  # pragma: no cover - EVENTS said a message waits
             return None
@@ -700,6 +755,7 @@ def create_socket(
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     recv_hwm: int | None = None,
     heartbeat: bool = False,
+    curve: CurveKeys | None = None,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
@@ -729,6 +785,8 @@ def create_socket(
         heartbeat: ZMTP heartbeats of its own, only for a socket that receives nothing and
             needs them to notice a dead peer: libzmq 4.3.5 aborts when one falls due on a
             connection whose input stopped and then broke (docs/lobby.md §8).
+        curve: speak CURVE with these keys (a server's receives then end with the
+            connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -742,15 +800,7 @@ def create_socket(
         raise ValueError(
             f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
         )
-    if max_message_size < 1:
-        raise ValueError(
-            "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
-            f" {max_message_size}"
-        )
-    if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
-        raise ValueError(
-            f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
-        )
+    _check_size_and_identity(max_message_size, identity)
     zsock: zmq.Socket[bytes] = ctx.socket(socket_type)
     try:
         zsock.set(zmq.LINGER, 0)
@@ -767,10 +817,25 @@ def create_socket(
             zsock.set(zmq.ROUTER_MANDATORY, 1)
         if identity is not None:
             zsock.set(zmq.ROUTING_ID, identity)
-        return AsyncSocket(zsock)
+        if curve is not None:
+            curve.apply(zsock)
+        return AsyncSocket(zsock, user_id=curve is not None and curve.server is None)
     except BaseException:
         zsock.close(linger=0)
         raise
+
+
+def _check_size_and_identity(max_message_size: int, identity: bytes | None) -> None:
+    """Raise :exc:`ValueError` for a ``MAXMSGSIZE`` or a routing id zmq would misread."""
+    if max_message_size < 1:
+        raise ValueError(
+            "max_message_size must be at least 1 byte (zmq reads -1 as unbounded):"
+            f" {max_message_size}"
+        )
+    if identity is not None and not (0 < len(identity) < 256 and identity[0] != 0):
+        raise ValueError(
+            f"a routing id is 1 to 255 bytes and must not start with a zero byte: {identity!r}"
+        )
 
 
 @asynccontextmanager
