@@ -429,10 +429,14 @@ class Game:
     def wait_trigger(self, fault: Fault, deadline: float, since: float) -> bool:
         """Wait until the fault's point of the game (``during``: that long after ``since``, the
         last fault's start), ending the faults due meanwhile; ``False`` if the game or the
-        victim's process ended first."""
+        victim's process ended first. A cut needs no process: it falls on a node this script
+        killed and has not resumed yet, whose resume then comes up cut off (its namespace
+        outlives it; ``--overlap kill+cut-one`` on one node, which was always missed before)."""
         while time.monotonic() < deadline:
             self.end_due()
-            if self.poll() or self.nodes[fault.victim].last.proc.poll() is not None:
+            victim = self.nodes[fault.victim].last
+            dead = victim.proc.poll() is not None and not (fault.kind in CUTS and victim.killed)
+            if self.poll() or dead:
                 return False
             if fault.during >= 0:
                 if time.monotonic() >= since + fault.during:
