@@ -49,6 +49,8 @@ every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game
 ``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
 starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
 kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+A cut during a kill of its node falls while the node is dead, and its resume comes up cut off
+(a stop or a kill of a dead node is missed, and not counted).
 ``cut-halves+cut-halves`` splits the table two ways at once, the second half not the first:
 while both last, a node reaches only those on its side of both (at three players, each alone).
 A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
