@@ -49,6 +49,8 @@ every kind at every size, and ``--cover --seed k --games 1`` plays seed k's game
 ``--overlap A+B,...`` makes every game two faults, a pair drawn from the list, the second
 starting a drawn time into the first (a stop during a partition: ``cut-one+stop-over``; a
 kill during a stop: ``stop-2d+kill``), on a victim drawn apart (the same node, sometimes).
+A cut during a kill of its node falls while the node is dead, and its resume comes up cut off
+(a stop or a kill of a dead node is missed, and not counted).
 ``cut-halves+cut-halves`` splits the table two ways at once, the second half not the first:
 while both last, a node reaches only those on its side of both (at three players, each alone).
 A cut or a kill draws its length from the six above; ``--length NAME,...`` names the ones to
@@ -429,10 +431,14 @@ class Game:
     def wait_trigger(self, fault: Fault, deadline: float, since: float) -> bool:
         """Wait until the fault's point of the game (``during``: that long after ``since``, the
         last fault's start), ending the faults due meanwhile; ``False`` if the game or the
-        victim's process ended first."""
+        victim's process ended first. A cut needs no process: it falls on a node this script
+        killed and has not resumed yet, whose resume then comes up cut off (its namespace
+        outlives it; ``--overlap kill+cut-one`` on one node, which was always missed before)."""
         while time.monotonic() < deadline:
             self.end_due()
-            if self.poll() or self.nodes[fault.victim].last.proc.poll() is not None:
+            victim = self.nodes[fault.victim].last
+            dead = victim.proc.poll() is not None and not (fault.kind in CUTS and victim.killed)
+            if self.poll() or dead:
                 return False
             if fault.during >= 0:
                 if time.monotonic() >= since + fault.during:

@@ -427,3 +427,40 @@ def test_chaos_starts_a_node_killed_before_its_log_again_and_resumes_one_with_a_
     seat, argv, stem = spawned[1]
     assert (seat, stem) == (1, "p2.resume1")
     assert argv[3:5] == ["resume", str(game.nodes[1].log)]
+
+
+def test_chaos_cuts_off_a_killed_node_before_its_resume_and_misses_only_what_needs_it(
+    tmp_path: Path,
+) -> None:
+    # ``--overlap kill+cut-one`` on one node: the cut falls while the node is dead, and its
+    # resume comes up cut off (its namespace outlives its process). Before session 22 the
+    # script counted the cut missed, so the pair never played on one victim.
+    plan = chaos.Schedule(seed=1, players=2, rounds=2, faults=())
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    game.nodes = []
+    for seat in range(2):
+        node = chaos.Node(seat, tmp_path / f"{seat}.key", tmp_path / f"{seat}.log")
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        node.runs.append(chaos.Run(proc, tmp_path / "o", tmp_path / "e", [], time.monotonic()))
+        game.nodes.append(node)
+    try:
+        game.inflict(chaos.Fault("kill", 1, 0, 30.0))  # its resume is not due in this test
+        now = time.monotonic()
+
+        def due(kind: str, victim: int) -> bool:
+            fault = chaos.Fault(kind, victim, 0, 5.0, during=0.0)
+            return bool(game.wait_trigger(fault, now + 5.0, now))
+
+        assert due("cut-one", 1)
+        assert due("cut-halves", 1)
+        assert not due("stop-over", 1)  # a dead process cannot be stopped
+        assert not due("kill", 1)
+        assert due("stop-over", 0)
+        # A node that ended on its own (not killed by the script) is out of the game: no cut.
+        game.nodes[0].last.proc.terminate()
+        game.nodes[0].last.proc.wait()
+        assert not due("cut-one", 0)
+    finally:
+        for node in game.nodes:
+            node.last.proc.kill()
+            node.last.proc.wait()
