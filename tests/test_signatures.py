@@ -338,7 +338,8 @@ def test_audit_reads_ahead_without_changing_a_finding(
     ]
     monkeypatch.setattr(auditor, "_AHEAD", 8)  # many batches, the error inside one
     ahead = audit(sources)
-    monkeypatch.setattr(_Pass, "_read_ahead", lambda self, records: records)
+    # One record a batch, nothing verified ahead:
+    monkeypatch.setattr(_Pass, "_read_ahead", lambda self, records: ([r] for r in records))
     one_by_one = audit(sources)
     assert ahead == one_by_one
     assert "the disk went away" in str(ahead.violations)

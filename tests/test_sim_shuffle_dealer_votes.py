@@ -36,7 +36,8 @@ from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Crash, Equivocation
 
-pytestmark = pytest.mark.slow  # (2 to 20 s of CPU a game)
+# (2 to 20 s of CPU a game; the timeout, a hang guard, allows for a loaded machine)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 #: a seed per table size whose games are short (as tests/test_sim_shuffle_unanswered.py)
 _SEEDS = {3: 3, 4: 5}
