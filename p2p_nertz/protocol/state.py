@@ -86,6 +86,7 @@ from p2p_nertz.protocol.fold_values import (
 from p2p_nertz.protocol.roster import (
     Cap,
     Roster,
+    before_withdrawal,
     capped,
     frozen_below,
     lasting_caps,
@@ -133,6 +134,7 @@ __all__ = [
     "RoundState",
     "Violation",
     "abandon_partner",
+    "before_withdrawal",
     "capped",
     "deck_seed",
     "frozen_below",
