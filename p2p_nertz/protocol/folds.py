@@ -494,10 +494,12 @@ def impose_cuts(
     """
     imposed: dict[int, int] = {}
     trial = start
+    seen: list[dict[int, int]] = []  # (the cuts _earliest chose: each once, so this ends)
     while not trial.stopped:
         earliest = _earliest(fold_with, trial, imposed)
-        if earliest is not None:
+        if earliest is not None and earliest[0] not in seen:
             imposed, trial = earliest
+            seen.append(imposed)
             continue
         for seat, cut, stands in _offers(trial, imposed, uncapped, final):
             cuts = {**imposed, seat: cut}
@@ -518,8 +520,11 @@ def _earliest(
     (:func:`decided_earlier`): the cuts and that fold, or ``None``."""
     fold = trial.fold
     best: tuple[int, dict[int, int], Trial[R]] | None = None
-    for seat, cut in earlier_drops(fold, imposed):
-        cuts = {**imposed, seat: cut}
+    drop_at = fold.drop_at
+    resting = {q for q in fold.dropped if decided_at(fold, q) > drop_at.get(q, 0)}
+    kept = {q: c for q, c in imposed.items() if q not in resting}
+    for seat, cut in earlier_drops(fold, kept):
+        cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
         if decided_earlier(fold, seat, cut, tried.fold):
             at = decided_at(tried.fold, seat)
