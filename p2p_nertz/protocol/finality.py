@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState
+from p2p_nertz.protocol.state import GameState, voted_gone
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -507,7 +507,13 @@ def settle(
         limit = bound(trial)
         late = [q for q in candidates if decided_at(tentative, q) > limit]
         if known is not None:  # (and a drop resting on a later withdrawal: its member's feed)
-            late += [q for q in candidates if q not in late and lifted(tentative, q) > known[q]]
+            late += [
+                q
+                for q in candidates
+                if q not in late
+                and lifted(tentative, q) > known[q]
+                and not voted_gone(tentative.roster, q)
+            ]
         if not late:
             excluded = trial
             break

@@ -44,6 +44,7 @@ __all__ = [
     "lasting_caps",
     "lifted_trials",
     "vote_cut",
+    "voted_gone",
     "with_forks",
 ]
 
@@ -982,6 +983,20 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
         count is not None and count <= cut and voter not in roster.dropped
         for voter, count in last.items()
     )
+
+
+def voted_gone(roster: Roster, seat: int) -> bool:
+    """Whether a strict majority of the other members still in by ``roster`` stand voting
+    ``seat`` out in the membership events read (:attr:`Roster.read`): each one's latest event
+    on ``seat`` is a vote against it (for silence, withholding or proof), not a withdrawal.
+    A member gone for good is voted out again, once the others' timers run out, and nobody
+    hears it to withdraw: the wait on its own feed (``finality.lifted``) then ends."""
+    others = [q for q in range(roster.seats) if q != seat and q not in roster.dropped]
+    last: dict[int, bool] = {}
+    for author, _, body in roster.read:
+        if body is not None and body.seat == seat and author != seat:
+            last[author] = body.reason in _CAPPED
+    return sum(last.get(q, False) for q in others) >= len(others) // 2 + 1
 
 
 def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:

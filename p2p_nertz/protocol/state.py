@@ -92,6 +92,7 @@ from p2p_nertz.protocol.roster import (
     lasting_caps,
     lifted_trials,
     vote_cut,
+    voted_gone,
     with_forks,
 )
 from p2p_nertz.protocol.round_events import RoundEvents
@@ -149,6 +150,7 @@ __all__ = [
     "seat_deck",
     "secret_hash",
     "vote_cut",
+    "voted_gone",
     "voted_chain",
     "with_forks",
 ]
