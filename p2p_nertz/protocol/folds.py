@@ -496,7 +496,7 @@ def impose_cuts(
     trial = start
     seen: list[dict[int, int]] = []  # (the cuts _earliest chose: each once, so this ends)
     while not trial.stopped:
-        earliest = _earliest(fold_with, trial, imposed)
+        earliest = _earliest(fold_with, trial, imposed, uncapped, final)
         if earliest is not None and earliest[0] not in seen:
             imposed, trial = earliest
             seen.append(imposed)
@@ -513,7 +513,11 @@ def impose_cuts(
 
 
 def _earliest(
-    fold_with: Callable[[dict[int, int]], Trial[R]], trial: Trial[R], imposed: dict[int, int]
+    fold_with: Callable[[dict[int, int]], Trial[R]],
+    trial: Trial[R],
+    imposed: dict[int, int],
+    uncapped: Collection[int],
+    final: GameState | None,
 ) -> tuple[dict[int, int], Trial[R]] | None:
     """Of the cuts :func:`earlier_drops` offers over ``trial``, the one whose fold (with it
     imposed) makes a drop decided earliest before the drops it undoes
@@ -526,11 +530,24 @@ def _earliest(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
+        base = tried.fold if final is None else final
         if decided_earlier(fold, seat, cut, tried.fold):
             at = decided_at(tried.fold, seat)
             if best is None or at < best[0]:
                 best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
+
+
+def _announced(before: GameState, tried: Trial[R], base: GameState) -> bool:
+    """Whether every member ``before`` dropped and ``tried`` keeps in has its events past
+    its cut there announced by another member still in (:meth:`Unheld.held_past`), if it has
+    any: the drop decided first may rest on them only where other members hold them too."""
+    unheld, fold = tried.unheld, tried.fold
+    return all(
+        unheld.last[q] <= cut or unheld.held_past(fold, base, q, cut)
+        for q, cut in before.dropped.items()
+        if q not in fold.dropped
+    )
 
 
 def _offers(
@@ -543,8 +560,6 @@ def _offers(
     kinds before it are spent."""
     fold, unheld = trial.fold, trial.unheld
     base = fold if final is None else final
-    for seat, cut in kept_drops(fold, imposed):
-        yield seat, cut, partial(cut_made, seat=seat, cut=cut)
     for seat, cut in unheld.cuts(fold, base, imposed, uncapped):
         yield seat, cut, partial(_stood, final, unheld, seat, cut)
     for seat, cut in lifted_cuts(fold, imposed, unheld, base):
