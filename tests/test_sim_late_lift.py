@@ -128,4 +128,3 @@ def test_late_withdrawals_unscheduled_end_alike(seed: int) -> None:
     result = run(late_withdrawals(seed, players=(3, 3)))
     assert result.spec.seats == 3
     _game_goes_on(result)
-

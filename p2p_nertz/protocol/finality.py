@@ -502,23 +502,7 @@ def settle(
     }
     if back:
         candidates.update(released(back, feeds))
-    while candidates:
-        trial = excluded | candidates
-        limit = bound(trial)
-        late = [q for q in candidates if decided_at(tentative, q) > limit]
-        if known is not None:  # (and a drop resting on a later withdrawal: its member's feed)
-            late += [
-                q
-                for q in candidates
-                if q not in late
-                and lifted(tentative, q) > known[q]
-                and not voted_gone(tentative.roster, q)
-            ]
-        if not late:
-            excluded = trial
-            break
-        for q in late:
-            del candidates[q]
+    excluded = _given_up(excluded, candidates, tentative, bound, known)
     stable = bound(excluded, floor)
     for q, cut in (*tentative.dropped.items(), *(capped or {}).items()):
         # A drop the held votes decide, not final yet: the member's events past its cut
@@ -535,6 +519,39 @@ def settle(
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def _given_up(
+    excluded: dict[int, int],
+    candidates: dict[int, int],
+    tentative: GameState,
+    bound: Bound,
+    known: Sequence[int] | None,
+) -> dict[int, int]:
+    """:func:`settle`'s trial: ``excluded`` with the ``candidates`` (seat -> cut) whose drop
+    is final, tried all together, then without those not final yet, until none is left out:
+    final once the stable time without them reaches :func:`decided_at`, and, for a drop
+    resting on a later withdrawal (:func:`lifted`), once the member's own feed is held up to
+    it too (``known``) or a strict majority of the others stand voting it out
+    (``roster.voted_gone``: a member gone for good never sends it)."""
+    candidates = dict(candidates)
+    while candidates:
+        trial = excluded | candidates
+        limit = bound(trial)
+        late = [q for q in candidates if decided_at(tentative, q) > limit]
+        if known is not None:  # (and a drop resting on a later withdrawal: its member's feed)
+            late += [
+                q
+                for q in candidates
+                if q not in late
+                and lifted(tentative, q) > known[q]
+                and not voted_gone(tentative.roster, q)
+            ]
+        if not late:
+            return trial
+        for q in late:
+            del candidates[q]
+    return excluded
 
 
 def decided_at(tentative: GameState, seat: int) -> int:

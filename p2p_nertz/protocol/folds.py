@@ -496,7 +496,7 @@ def impose_cuts(
     trial = start
     seen: list[dict[int, int]] = []  # (the cuts _earliest chose: each once, so this ends)
     while not trial.stopped:
-        earliest = _earliest(fold_with, trial, imposed, uncapped, final)
+        earliest = _earliest(fold_with, trial, imposed)
         if earliest is not None and earliest[0] not in seen:
             imposed, trial = earliest
             seen.append(imposed)
@@ -516,8 +516,6 @@ def _earliest(
     fold_with: Callable[[dict[int, int]], Trial[R]],
     trial: Trial[R],
     imposed: dict[int, int],
-    uncapped: Collection[int],
-    final: GameState | None,
 ) -> tuple[dict[int, int], Trial[R]] | None:
     """Of the cuts :func:`earlier_drops` offers over ``trial``, the one whose fold (with it
     imposed) makes a drop decided earliest before the drops it undoes
@@ -530,24 +528,11 @@ def _earliest(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
-        base = tried.fold if final is None else final
         if decided_earlier(fold, seat, cut, tried.fold):
             at = decided_at(tried.fold, seat)
             if best is None or at < best[0]:
                 best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
-
-
-def _announced(before: GameState, tried: Trial[R], base: GameState) -> bool:
-    """Whether every member ``before`` dropped and ``tried`` keeps in has its events past
-    its cut there announced by another member still in (:meth:`Unheld.held_past`), if it has
-    any: the drop decided first may rest on them only where other members hold them too."""
-    unheld, fold = tried.unheld, tried.fold
-    return all(
-        unheld.last[q] <= cut or unheld.held_past(fold, base, q, cut)
-        for q, cut in before.dropped.items()
-        if q not in fold.dropped
-    )
 
 
 def _offers(
@@ -772,24 +757,6 @@ def decided_earlier(before: GameState, seat: int, cut: int, fold: GameState) -> 
     if not undone:
         return False
     return decided_at(fold, seat) < min(decided_at(before, q) for q in undone)
-
-
-def kept_drops(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
-    """The cuts to try first, ``(seat, cut)`` in seat order, for members still in by
-    ``fold`` (not in ``imposed``) that the membership events read before a withdrawal of a
-    vote that capped them drop (``roster.before_withdrawal``): a withdrawal after a drop's
-    decision lifts no cap that drop rests on, once its member is out (docs/protocol.md §7.4,
-    §13 *a late lift*). Kept where the fold with it imposed makes the drop (:func:`cut_made`).
-    """
-    roster = fold.roster
-    out: list[tuple[int, int]] = []
-    for seat in sorted(roster.lifts):
-        if seat in roster.dropped or seat in imposed:
-            continue
-        cut = st.before_withdrawal(roster, seat)
-        if cut is not None:
-            out.append((seat, cut))
-    return out
 
 
 def readmitted_cuts(

@@ -38,7 +38,6 @@ from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 __all__ = [
     "Cap",
     "Roster",
-    "before_withdrawal",
     "capped",
     "frozen_below",
     "lasting_caps",
@@ -740,28 +739,6 @@ def _before(roster: Roster, lift: tuple[int, int, int, int, int]) -> int:
     """How many of :attr:`Roster.read` come before the withdrawal ``lift`` in the game's order
     (``(lamport, seat, seq)``: the withdrawal's own time, voter and seq)."""
     return bisect.bisect_left(roster.read_keys, (lift[1], lift[2], lift[4]))
-
-
-def before_withdrawal(roster: Roster, seat: int) -> int | None:
-    """The cut at which every membership event read before a withdrawal of a vote that
-    capped ``seat`` (:attr:`Roster.lifts`, the first such in order that drops it; counted or
-    not, :attr:`Roster.read`) drops ``seat``, with the cuts and caps those events decide;
-    ``None`` if none does.
-
-    A withdrawal after a drop's decision lifts no cap that drop rests on once the member is
-    out: a peer that held the events before it made the drop final (docs/protocol.md §7.4,
-    §13 *a late lift*)."""
-    ends = {lift[4] for lift in roster.lifts.get(seat, ())}
-    ends.update(
-        i
-        for i, (author, _, body) in enumerate(roster.read)
-        if author == seat and body is not None and body.reason is DropReason.WITHDRAW
-    )
-    for end in sorted(ends):
-        cut = dict(_replayed(roster.origin, roster.seats, roster.read[:end])).get(seat)
-        if cut is not None:
-            return cut
-    return None
 
 
 def _without_kept(roster: Roster, cuts: dict[int, int]) -> Roster:

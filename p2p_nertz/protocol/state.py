@@ -86,7 +86,6 @@ from p2p_nertz.protocol.fold_values import (
 from p2p_nertz.protocol.roster import (
     Cap,
     Roster,
-    before_withdrawal,
     capped,
     frozen_below,
     lasting_caps,
@@ -135,7 +134,6 @@ __all__ = [
     "RoundState",
     "Violation",
     "abandon_partner",
-    "before_withdrawal",
     "capped",
     "deck_seed",
     "frozen_below",
