@@ -494,9 +494,9 @@ def impose_cuts(
     """
     imposed: dict[int, int] = {}
     trial = start
-    seen: list[dict[int, int]] = []  # (the cuts _earliest chose: each once, so this ends)
+    seen: list[dict[int, int]] = []  # (the cuts decided_first chose: each once, so this ends)
     while not trial.stopped:
-        earliest = _earliest(fold_with, trial, imposed)
+        earliest = decided_first(fold_with, trial, imposed)
         if earliest is not None and earliest[0] not in seen:
             imposed, trial = earliest
             seen.append(imposed)
@@ -512,7 +512,7 @@ def impose_cuts(
     return trial
 
 
-def _earliest(
+def decided_first(
     fold_with: Callable[[dict[int, int]], Trial[R]],
     trial: Trial[R],
     imposed: dict[int, int],
