@@ -119,6 +119,27 @@ def _folds(spec: GameSpec, events: Sequence[Event]) -> Folds:
     return folds
 
 
+def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
+    """The drops of the tentative fold holding ``events``, checked against the final fold
+    once every event is final: the members settle excludes, the caps and the final fold's
+    drops all come from the one fixed point. No wait on a member's own feed (``settle``
+    without ``known``): for the other files' cases, whose views hold every feed."""
+    folds = _folds(spec, events)
+    tentative = folds.tentative
+    final = folds.final
+    final.vote_caps = dict(tentative.vote_caps)  # (as Chains.advance does)
+    feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
+    for event in sorted(events, key=lambda e: (e.seat, e.seq)):
+        feeds[event.seat].append(SimpleNamespace(lamport=event.lamport))
+    held = cast(Sequence[Sequence[Message]], feeds)  # (settle reads their times alone)
+    excluded, stable = settle(final, tentative, held, lambda _ex, _floor=None: _EVER, 0)
+    assert stable == _EVER
+    folds.advance(stable, excluded, tentative.gaps)
+    assert final.dropped == tentative.dropped, "the final fold drops otherwise"
+    assert excluded == tentative.dropped
+    return dict(sorted(tentative.dropped.items()))
+
+
 def _settled(spec: GameSpec, table: _Table, events: Sequence[Event]) -> tuple[Folds, int]:
     """The view holding ``events``, advanced to the stable time ``settle`` reaches: every
     member's feed is known held up to its last event here, or past every time where the view
