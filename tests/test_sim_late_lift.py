@@ -19,13 +19,14 @@ ended the game on it (a split) or waited for good for a cover of seat 0's feed t
 with the drop final gives (§9.2, *a drop made final bounds every announcement of the
 member*).
 
-Session 21's rule (§7.4, *the drop decided first*): such a drop is final only once the
-member's own feed is held up to the withdrawal too, while the member is not voted gone
-(``finality.lifted``), and of the drops the cuts offered make, where a drop rests on a
-later withdrawal, the fold takes the one decided first (``folds.impose_cuts``). No peer
-then makes the drop final while the withdrawals are held, and every peer and the audit end
-alike. The games run a few seconds each (a stalled one, before the rule, to the
-simulator's time limit).
+Session 22's rule (§7.4, *the member's own feed*; §9.2, *the drop decided first*): such a
+drop is final only once the member's own feed is held up to the withdrawal too, while the
+member is not voted gone (``finality.lifted``, ``roster.voted_gone``), and of the drops the
+cuts tried make, where a drop rests on a later withdrawal, the fold takes the one decided
+first (``folds.decided_first``). No peer then makes the member's drop final while its
+withdrawals are held (the schedule's ``final_by`` stays ``None``, where it named a peer
+before), and every peer and the audit end alike. The games run a few seconds each (a stalled
+one, before the rule, to the simulator's time limit).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def test_late_lift_seed_85_the_peers_do_not_part() -> None:
     """Seat 0's withdrawal at 115 held back. Before the rule peer 1 made seat 0's drop final
     first (at 10.97 s), and peers 0 and 2 then took the withdrawal and dropped seat 1 at 18:
     both groups finished, peer 1 with seats 0 and 2 out, peers 0 and 2 with seat 1 out."""
-    _, result = _play(85, 3, 0, None, {(0, 47)})
+    schedule, result = _play(85, 3, 0, None, {(0, 47)})
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
@@ -70,18 +72,19 @@ def test_late_lift_seed_85_the_member_left_out_finishes() -> None:
     """The same, peer 2 first. Before the rule peers 1 and 2 ended the game without seat 0,
     and seat 0, holding its own withdrawal, folded seat 1 out and waited for the others'
     cover of it for good (its stable time 66, in play, to the end of the run)."""
-    _, result = _play(85, 3, 0, 2, {(0, 47)})
+    schedule, result = _play(85, 3, 0, 2, {(0, 47)})
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
 @pytest.mark.parametrize(
     ("seed", "players", "member", "held"),
     [
-        (4, 3, 0, {(0, 49), (0, 50)}),  # a stall: every peer in play at the end
-        (34, 3, 2, {(2, 42), (2, 43)}),  # a stall
-        (78, 3, 2, {(2, 39)}),  # peer 1 parts from peers 0 and 2
-        (113, 3, 2, {(2, 52)}),  # peer 1 parts from peers 0 and 2
-        (40, 4, 0, {(0, 49), (0, 50)}),  # four players: peer 2 waits in play
+        (4, 3, 0, {(0, 49), (0, 50)}),  # before: a stall, every peer in play at the end
+        (34, 3, 2, {(2, 42), (2, 43)}),  # before: a stall
+        (78, 3, 2, {(2, 39)}),  # before: peer 1 parted from peers 0 and 2
+        (113, 3, 2, {(2, 52)}),  # before: peer 1 parted from peers 0 and 2
+        (40, 4, 0, {(0, 49), (0, 50)}),  # four players; before: peer 2 waited in play
     ],
 )
 def test_late_lift_other_games(
@@ -90,7 +93,8 @@ def test_late_lift_other_games(
     """The other games of the mix that the schedule made fail before the rule (three
     players, seeds 0-119; four and five players, seeds 0-99), each held on the member that
     some peer's held votes dropped on a later withdrawal, whichever peer is first."""
-    _, result = _play(seed, players, member, None, held)
+    schedule, result = _play(seed, players, member, None, held)
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
