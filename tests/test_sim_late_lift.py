@@ -132,3 +132,17 @@ def test_late_withdrawals_unscheduled_end_alike(seed: int) -> None:
     result = run(late_withdrawals(seed, players=(3, 3)))
     assert result.spec.seats == 3
     _game_goes_on(result)
+
+
+def test_late_lift_seed_76_a_drop_decided_before_the_withdrawals_stands() -> None:
+    """``scan_late_lift.py``'s seed 76, seat 0's withdrawal 42 (Lamport 183) held: peer 1
+    makes seat 0's drop at 35 (at 178) final without it, as the events before any later
+    withdrawal decide it (no wait is asked). Peer 2, holding the withdrawal, which lifts a
+    cap in the past, has the other fixed point too: seat 2 out at 33 (at 179, decided at
+    183). Read against ``decided_at`` alone (208, the latest withdrawal after it), seat 0's
+    drop looked decided later, peer 2 took seat 2's, dropped itself, and every peer waited
+    in play; the drop a fold undoes is decided where the events before the withdrawals after
+    it already make it (``roster.decided_before_lifts``), and every peer drops seat 0."""
+    schedule, result = _play(76, 3, 0, None, {(0, 42)})
+    assert schedule.final_by is not None, "no peer made the drop final while it was held"
+    _game_goes_on(result)

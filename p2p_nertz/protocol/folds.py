@@ -756,7 +756,16 @@ def decided_earlier(before: GameState, seat: int, cut: int, fold: GameState) -> 
     undone = [q for q in before.dropped if not cut_made(fold, q, before.dropped[q])]
     if not undone:
         return False
-    return decided_at(fold, seat) < min(decided_at(before, q) for q in undone)
+    return decided_at(fold, seat) < min(_decided(before, q) for q in undone)
+
+
+def _decided(fold: GameState, seat: int) -> int:
+    """``finality.decided_at``, or earlier where the membership events before the
+    withdrawals it counts already drop ``seat`` at its cut (``roster.decided_before_lifts``):
+    a peer without those withdrawals decided it there (``--late-withdrawals`` seed 76 under
+    ``LateLift(0)``, §13)."""
+    at = st.decided_before_lifts(fold.roster, seat, fold.dropped[seat], fold.drop_at.get(seat, 0))
+    return decided_at(fold, seat) if at is None else at
 
 
 def readmitted_cuts(

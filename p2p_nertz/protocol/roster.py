@@ -39,6 +39,7 @@ __all__ = [
     "Cap",
     "Roster",
     "capped",
+    "decided_before_lifts",
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
@@ -769,6 +770,25 @@ def _first_lift_cut(roster: Roster, seat: int) -> int | None:
                 last.first = own.before
                 break
     return last.first
+
+
+def decided_before_lifts(roster: Roster, seat: int, cut: int, at: int) -> int | None:
+    """The time up to which the membership events decide ``seat``'s drop at ``cut`` (made at
+    ``at``), read against the withdrawals after it of votes that capped another member
+    (:attr:`Roster.lifts`): ``at`` where the ops before the first of them drop ``seat``
+    there, else the time of the last withdrawal before the first whose ops do; ``None``
+    where none does (the drop rests on every one of them)."""
+    later = sorted(
+        (lift for t, made in roster.lifts.items() if t != seat for lift in made if lift[1] > at),
+        key=lambda lift: lift[3],
+    )
+    prior = at
+    for lift in later:
+        drops = dict(_replayed(roster.memo, roster.origin, roster.seats, roster.ops[: lift[3]]))
+        if drops.get(seat) == cut:
+            return prior
+        prior = lift[1]
+    return None if later else at
 
 
 def _found(
