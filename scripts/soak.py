@@ -43,8 +43,8 @@ finds errors against the cheater only).
 another is cut off from half the others, every link healing at its own time, so that voters
 withdraw after a drop (docs/protocol.md §9.2, *a withdrawal after the drop lifts no cap that
 decided it*). The soak counts, for every mix, how often that rule was asked, offered a cut
-and had a cut kept by a peer or by the audit (:mod:`p2p_nertz.sim.probes`), and in how many
-games it fired.
+and had a cut kept by a peer or by the audit, how often a fold took the drop decided first
+(docs/protocol.md §7.4; :mod:`p2p_nertz.sim.probes`), and in how many games either fired.
 """
 
 from __future__ import annotations
@@ -164,6 +164,7 @@ def one(
         "lifted offered": lifted.offered,
         "lifted kept by a peer": lifted.peer_kept,
         "lifted kept by the audit": lifted.audit_kept,
+        "lifted first": lifted.first,
         "lifted fired": int(lifted.fired),
     }
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
@@ -291,9 +292,11 @@ def main() -> int:
     )
     print(
         "the rule of a withdrawal after the drop: asked {}, offered {} cuts, kept {} by a "
-        "peer and {} by the audit; fired in {} games".format(
+        "peer and {} by the audit; the drop decided first taken {} times; fired in {} "
+        "games".format(
             *(totals.get(f"lifted {k}", 0) for k in ("asked", "offered", "kept by a peer")),
             totals.get("lifted kept by the audit", 0),
+            totals.get("lifted first", 0),
             totals.get("lifted fired", 0),
         )
     )

@@ -1,27 +1,35 @@
-"""A member dropped at its cut decides nothing with its events past it, not even another
-member's drop in the roster's fold without that member's events (``Roster._without``,
-docs/protocol.md §9.2).
+"""A member cut off that signs votes past its cut while the others vote it out: every view
+of the same events ends the game on the same drops (docs/protocol.md §7.4, §9.2, §13 *a late
+lift*).
 
 Variants soak seed 5468 (``tests/test_sim_variants.py``) in its smallest shapes, built by hand
 on :class:`Folds`. Seat X, cut off from the others, signs votes past its cut: against seat Y,
 against every member still in, a vote it then withdraws. The others vote X out counting its
 cut, Y's vote among them signed past what the others then count of Y's feed, and then vote Y
-out there. Folding Y's drop again without Y's events past its cut kept X's vote on Y, past X's
-own cut: with it Y was out, and X with it; but X's drop needs Y's vote, past Y's cut, and the
-fold made again with both cuts dropped neither. The folds alternated, and a peer made final
-past both members as if they were out while its final fold, skipping their events, dropped no
-one (the game never ended there).
+out there; then every vote on X and Y is withdrawn (both heard again). The held events have
+two fixed points: X out at its cut, its votes past it deciding nothing, or Y out at the
+others' count, X's vote on Y completing that drop and X a member. Before session 22 X's drop
+was pinned (folding Y's drop again without Y's events past its cut kept X's vote on Y, past
+X's own cut, and the folds alternated: a peer made final past both members as if they were
+out while its final fold dropped no one). Since session 22 the fold takes, of the two, the
+drop decided first (``folds.impose_cuts``), and a drop that rests on a later withdrawal is
+final only once the member's own feed is held up to it, while the member is not voted gone
+(``finality.lifted``): here X's drop rests on the withdrawals at the end and X, heard again,
+is not voted gone.
 
 Each case is folded as peers may hold it: every event (X's events past its cut came late,
 through a peer that held them), none of X's events past its cut (the others, cut off from
-it), and a part of them (its vote without its withdrawal). Each must reach the same drops, in
-its tentative fold and in its final fold once everything is final alike (``finality.settle``
-and ``Folds.advance``, as the peer's ``Chains.advance`` does).
+it), and a part of them (its vote without its withdrawal). The view holding every event makes
+each drop of its tentative fold final, and its final fold drops alike (``finality.settle`` and
+``Folds.advance``, as the peer's ``Chains.advance`` does). Every other view either makes the
+same drops final or waits for X's feed: it makes nothing final past what it holds of X, and
+its final fold drops no member the view holding every event keeps. X is alive (its voters
+withdrew), so its events reach every view, which then ends as the first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from types import SimpleNamespace
 from typing import cast
 
@@ -114,7 +122,8 @@ def _folds(spec: GameSpec, events: Sequence[Event]) -> Folds:
 def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
     """The drops of the tentative fold holding ``events``, checked against the final fold
     once every event is final: the members settle excludes, the caps and the final fold's
-    drops all come from the one fixed point."""
+    drops all come from the one fixed point. No wait on a member's own feed (``settle``
+    without ``known``): for the other files' cases, whose views hold every feed."""
     folds = _folds(spec, events)
     tentative = folds.tentative
     final = folds.final
@@ -129,6 +138,52 @@ def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
     assert final.dropped == tentative.dropped, "the final fold drops otherwise"
     assert excluded == tentative.dropped
     return dict(sorted(tentative.dropped.items()))
+
+
+def _settled(spec: GameSpec, table: _Table, events: Sequence[Event]) -> tuple[Folds, int]:
+    """The view holding ``events``, advanced to the stable time ``settle`` reaches: every
+    member's feed is known held up to its last event here, or past every time where the view
+    holds all of it (the member's beats announce its head); the stable time is the lowest of
+    those of the members still in (one feed term per member, no pair terms: every view here
+    holds what the others announce)."""
+    folds = _folds(spec, events)
+    tentative = folds.tentative
+    final = folds.final
+    final.vote_caps = dict(tentative.vote_caps)  # (as Chains.advance does)
+    feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
+    for event in sorted(events, key=lambda e: (e.seat, e.seq)):
+        feeds[event.seat].append(SimpleNamespace(lamport=event.lamport))
+    lengths = [sum(e.seat == s for e in table.events) for s in range(spec.seats)]
+    known = [_EVER if len(feed) == lengths[s] else feed[-1].lamport for s, feed in enumerate(feeds)]
+
+    def bound(excluded: Collection[int], _floor: int | None = None) -> int:
+        return min((known[q] for q in range(spec.seats) if q not in excluded), default=_EVER)
+
+    held = cast(Sequence[Sequence[Message]], feeds)  # (settle reads their times alone)
+    excluded, stable = settle(final, tentative, held, bound, 0, known=known)
+    folds.advance(stable, excluded, tentative.gaps)
+    return folds, stable
+
+
+def _ends_alike(spec: GameSpec, table: _Table, views: Sequence[Sequence[Event]]) -> None:
+    """The first view (every event) makes its drops final; each other view makes the same
+    drops final, or waits for X's feed: it makes nothing final from X's first event it lacks
+    on, and its final fold drops no member the first keeps (nor at another cut)."""
+    whole, stable = _settled(spec, table, views[0])
+    drops = whole.tentative.dropped
+    assert stable == _EVER, "the view holding every event waits"
+    assert whole.final.dropped == drops, "the final fold drops otherwise"
+    x, y, _, earlier = _ROLES[spec.seats]
+    assert drops in (_x_out(spec.seats), {y: _y_count(table), **{q: 2 for q in earlier}})
+    for events in views[1:]:
+        folds, stable = _settled(spec, table, events)
+        if stable == _EVER:
+            assert folds.tentative.dropped == folds.final.dropped == drops
+            continue
+        lacking = min(e.lamport for e in table.past if e not in events)
+        assert stable < lacking, "a view made final past an event of X it lacks"
+        assert x not in folds.final.dropped
+        assert folds.final.dropped.items() <= drops.items()
 
 
 def _views(table: _Table, *, part: int | None = None) -> list[list[Event]]:
@@ -181,50 +236,56 @@ def _shape(players: int, *, several: bool = False, withdrawn: bool = False) -> _
     return table
 
 
-def _expected(players: int) -> dict[int, int]:
+def _x_out(players: int) -> dict[int, int]:
     """X out at its cut, the members out before at theirs, Y in."""
     x, _, _, earlier = _ROLES[players]
     cut = 2 + len(earlier)
     return {x: cut, **{seat: 2 for seat in earlier}}
 
 
+def _y_count(table: _Table) -> int:
+    """The count the other voters' votes on Y name: Y's cut in the other fixed point."""
+    _, y, voters, _ = _ROLES[table.players]
+    return next(
+        e.body.last_seq
+        for e in table.events
+        if e.seat == voters[0] and isinstance(e.body, Drop) and e.body.seat == y
+    )
+
+
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_folds_a_dropped_members_vote_past_its_cut_does_not_complete_a_drop(
+def test_folds_a_cut_off_members_vote_past_its_cut_every_view_ends_alike(
     players: int,
 ) -> None:
-    """X is out at its cut, Y stays: the other voters are no majority of the members left once
-    Y's events past its count are left out, X's vote on Y being past X's cut. Every view drops
-    the same, in its tentative and final folds alike. (Before, at 4 and 5 players, the view
-    holding X's vote dropped Y too in its tentative fold, and no one in its final fold: the
-    folds alternated. At 3, the one member left beside X and Y can never drop Y alone.)"""
+    """X votes Y out past its cut: the view holding that vote and the view without it end on
+    the same drops (the second waits for X's feed). (Before session 21, at 4 and 5 players,
+    the view holding X's vote dropped Y in its tentative fold and no one in its final fold:
+    the folds alternated.)"""
     spec = _spec(players)
     table = _shape(players)
-    for events in _views(table):
-        assert _drops(spec, events) == _expected(players)
+    _ends_alike(spec, table, _views(table))
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_folds_a_dropped_members_withdrawn_vote_past_its_cut_decides_nothing(
+def test_folds_a_cut_off_members_withdrawn_vote_past_its_cut_every_view_ends_alike(
     players: int,
 ) -> None:
     """X votes Y out past its cut and withdraws the vote: a peer holding both, one holding
-    the vote alone (the withdrawal still on its way), and one holding neither reach the same
-    drops. (Before, at 4 and 5 players, the one holding the vote alone dropped Y too.)"""
+    the vote alone (the withdrawal still on its way), and one holding neither end on the same
+    drops."""
     spec = _spec(players)
     table = _shape(players, withdrawn=True)
-    for events in _views(table, part=1):
-        assert _drops(spec, events) == _expected(players)
+    _ends_alike(spec, table, _views(table, part=1))
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
 @pytest.mark.parametrize("withdrawn", [False, True])
-def test_folds_a_dropped_members_votes_on_several_members_past_its_cut_decide_nothing(
+def test_folds_a_cut_off_members_votes_on_several_members_every_view_ends_alike(
     players: int, withdrawn: bool
 ) -> None:
     """X votes out every member still in past its cut (and withdraws the vote on Y): each
-    part of those votes a peer may hold gives the same drops as none of them."""
+    part of those votes a peer may hold ends on the same drops as all of them."""
     spec = _spec(players)
     table = _shape(players, several=True, withdrawn=withdrawn)
     for part in range(1, len(table.past)):
-        for events in _views(table, part=part):
-            assert _drops(spec, events) == _expected(players)
+        _ends_alike(spec, table, _views(table, part=part))

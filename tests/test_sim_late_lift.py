@@ -12,18 +12,21 @@ announcements to each other peer until that peer holds them: an asynchronous net
 both, and nothing is lost for good.
 
 Session 19's rule (a drop that rests on a later withdrawal is final once the stable time
-without the member reaches it, ``finality.decided_at``) lets a peer exclude seat 0 once
+without the member reaches it, ``finality.decided_at``) let a peer exclude seat 0 once
 seats 1 and 2 announced what they hold up to 125, all but the withdrawal at 115; a peer that
-gets the withdrawal before it made the same drop final folds the other drop, and either ends
-the game on it (a split) or waits for good for a cover of seat 0's feed that no peer with
-the drop final gives (§9.2, *a drop made final bounds every announcement of the member*).
+got the withdrawal before it made the same drop final folded the other drop, and either
+ended the game on it (a split) or waited for good for a cover of seat 0's feed that no peer
+with the drop final gives (§9.2, *a drop made final bounds every announcement of the
+member*).
 
-Open: every scheduled test here but the audit's is a strict ``xfail`` (a pass fails it, so
-that a mend is seen); the audit of a game the peers end alike passes since session 21. What
-each builds is checked first, as a plain failure: the schedule held the withdrawals named and
-a peer made the drop final while they were held (the audit's: the peers still in end alike).
-Two unscheduled seeds of the mix, which mends tried and not kept broke (§13), must hold as
-they do. The games run a few seconds each (the stalled ones to the simulator's time limit).
+Session 22's rule (§7.4, *the member's own feed*; §9.2, *the drop decided first*): such a
+drop is final only once the member's own feed is held up to the withdrawal too, while the
+member is not voted gone (``finality.lifted``, ``roster.voted_gone``), and of the drops the
+cuts tried make, where a drop rests on a later withdrawal, the fold takes the one decided
+first (``folds.decided_first``). No peer then makes the member's drop final while its
+withdrawals are held (the schedule's ``final_by`` stays ``None``, where it named a peer
+before), and every peer and the audit end alike. The games run a few seconds each (a stalled
+one, before the rule, to the simulator's time limit).
 """
 
 from __future__ import annotations
@@ -38,16 +41,14 @@ from p2p_nertz.sim.schedules import LateLift
 
 pytestmark = pytest.mark.slow  # (simulated games to their time limit)
 
-_OPEN = pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: §13, a late lift")
-
 
 def _play(
     seed: int, players: int, member: int, first: int | None, held: set[tuple[int, int]]
 ) -> tuple[LateLift, SimResult]:
     schedule = LateLift(member, first=first)
     result = run(late_withdrawals(seed, players=(players, players)), schedule)
-    if result.spec.seats != players or schedule.held != held or schedule.final_by is None:
-        pytest.fail(f"the race is no longer built: held {schedule.held}, {schedule.final_by}")
+    if result.spec.seats != players or schedule.held != held:
+        pytest.fail(f"the race is no longer built: held {schedule.held}")
     return schedule, result
 
 
@@ -58,45 +59,42 @@ def _game_goes_on(result: SimResult) -> None:
     assert result.finished
 
 
-@_OPEN
 def test_late_lift_seed_85_the_peers_do_not_part() -> None:
-    """Seat 0's withdrawal at 115 held back. Peer 1 makes seat 0's drop final first (at
-    10.97 s); peers 0 and 2 then take the withdrawal and drop seat 1 at 18. Both groups
-    finish: peer 1 with seats 0 and 2 out, peers 0 and 2 with seat 1 out (the agreement and
-    split checks report it)."""
+    """Seat 0's withdrawal at 115 held back. Before the rule peer 1 made seat 0's drop final
+    first (at 10.97 s), and peers 0 and 2 then took the withdrawal and dropped seat 1 at 18:
+    both groups finished, peer 1 with seats 0 and 2 out, peers 0 and 2 with seat 1 out."""
     schedule, result = _play(85, 3, 0, None, {(0, 47)})
-    assert schedule.final_by is not None and schedule.final_by[0] == 1
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
-@_OPEN
 def test_late_lift_seed_85_the_member_left_out_finishes() -> None:
-    """The same, peer 2 first: peers 1 and 2 end the game without seat 0. Seat 0 holds its
-    own withdrawal, folds seat 1 out, and waits for the others' cover of it for good: its
-    stable time stays at 66, in play, to the end of the run (the termination check)."""
+    """The same, peer 2 first. Before the rule peers 1 and 2 ended the game without seat 0,
+    and seat 0, holding its own withdrawal, folded seat 1 out and waited for the others'
+    cover of it for good (its stable time 66, in play, to the end of the run)."""
     schedule, result = _play(85, 3, 0, 2, {(0, 47)})
-    assert schedule.final_by is not None and schedule.final_by[0] == 2
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
-@_OPEN
 @pytest.mark.parametrize(
     ("seed", "players", "member", "held"),
     [
-        (4, 3, 0, {(0, 49), (0, 50)}),  # a stall: every peer in play at the end
-        (34, 3, 2, {(2, 42), (2, 43)}),  # a stall
-        (78, 3, 2, {(2, 39)}),  # peer 1 parts from peers 0 and 2
-        (113, 3, 2, {(2, 52)}),  # peer 1 parts from peers 0 and 2
-        (40, 4, 0, {(0, 49), (0, 50)}),  # four players: peer 2 waits in play
+        (4, 3, 0, {(0, 49), (0, 50)}),  # before: a stall, every peer in play at the end
+        (34, 3, 2, {(2, 42), (2, 43)}),  # before: a stall
+        (78, 3, 2, {(2, 39)}),  # before: peer 1 parted from peers 0 and 2
+        (113, 3, 2, {(2, 52)}),  # before: peer 1 parted from peers 0 and 2
+        (40, 4, 0, {(0, 49), (0, 50)}),  # four players; before: peer 2 waited in play
     ],
 )
 def test_late_lift_other_games(
     seed: int, players: int, member: int, held: set[tuple[int, int]]
 ) -> None:
-    """The other games of the mix that the schedule makes fail (three players, seeds
-    0-119; four and five players, seeds 0-99), each held on the member that some peer's
-    held votes dropped on a later withdrawal, whichever peer makes the drop final first."""
-    _, result = _play(seed, players, member, None, held)
+    """The other games of the mix that the schedule made fail before the rule (three
+    players, seeds 0-119; four and five players, seeds 0-99), each held on the member that
+    some peer's held votes dropped on a later withdrawal, whichever peer is first."""
+    schedule, result = _play(seed, players, member, None, held)
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
     _game_goes_on(result)
 
 
@@ -133,4 +131,18 @@ def test_late_withdrawals_unscheduled_end_alike(seed: int) -> None:
     guard on who announced the events it rests on (220: a split)."""
     result = run(late_withdrawals(seed, players=(3, 3)))
     assert result.spec.seats == 3
+    _game_goes_on(result)
+
+
+def test_late_lift_seed_76_a_drop_decided_before_the_withdrawals_stands() -> None:
+    """``scan_late_lift.py``'s seed 76, seat 0's withdrawal 42 (Lamport 183) held: peer 1
+    makes seat 0's drop at 35 (at 178) final without it, as the events before any later
+    withdrawal decide it (no wait is asked). Peer 2, holding the withdrawal, which lifts a
+    cap in the past, has the other fixed point too: seat 2 out at 33 (at 179, decided at
+    183). Read against ``decided_at`` alone (208, the latest withdrawal after it), seat 0's
+    drop looked decided later, peer 2 took seat 2's, dropped itself, and every peer waited
+    in play; the drop a fold undoes is decided where the events before the withdrawals after
+    it already make it (``roster.decided_before_lifts``), and every peer drops seat 0."""
+    schedule, result = _play(76, 3, 0, None, {(0, 42)})
+    assert schedule.final_by is not None, "no peer made the drop final while it was held"
     _game_goes_on(result)

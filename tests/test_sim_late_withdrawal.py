@@ -19,22 +19,22 @@ from p2p_nertz.sim.probes import count_lifted_cuts
 
 @pytest.mark.parametrize("players", [3, 5, 7])
 def test_probe_counts_the_rule_where_the_hand_built_case_needs_it(players: int) -> None:
-    """tests/test_folds_late_withdrawal.py's case, every event held: the rule offers X's cut
-    and the tentative fold keeps it; with the rule taken out, X's capped vote (the caps
-    lifted by the withdrawals after the drop) drops Z at 12 and X stays in: the split of
-    session 15."""
+    """tests/test_folds_late_withdrawal.py's case, every event held: X's cut is kept, now as
+    the drop decided first (X's drop is decided before Z's, which rests on the withdrawals
+    after it), which ``impose_cuts`` asks before ``lifted_cuts``' offers; with both taken
+    out, X's capped vote (the caps lifted by the withdrawals after the drop) drops Z at 12
+    and X stays in: the split of session 15."""
     spec = _spec(players)
     rows, late = _case(players)
     every = _events(players, [*rows, *late])
     with count_lifted_cuts() as counts:
         dropped = _folds(spec, every).tentative.dropped
     assert dropped == {0: _CUT}
-    assert counts.offered >= 1
-    assert counts.peer_kept >= 1
+    assert counts.first >= 1
     assert counts.fired
     with count_lifted_cuts(rule=False) as off:
         without = _folds(spec, every).tentative
-    assert (off.offered, off.peer_kept) == (0, 0)
+    assert (off.offered, off.peer_kept, off.first) == (0, 0, 0)
     assert without.dropped == {players - 1: 2}
     assert without.drop_at[players - 1] == 12
 
@@ -49,6 +49,7 @@ def test_probe_puts_the_rule_back_after_the_block() -> None:
         (folds, "lifted_cuts"),
         (folds, "cut_made"),
         (folds, "cut_stands"),
+        (folds, "decided_first"),
         (folds, "impose_cuts"),
         (auditor, "impose_cuts"),
     ]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState
+from p2p_nertz.protocol.state import GameState, voted_gone
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -51,6 +51,8 @@ VOTED = -2
 
 #: The seat of a view that is no member's (a spectator): no term is its own.
 NO_SEAT = -1
+
+_EVER = 1 << 62  # (a time past every event)
 
 
 def event_beat(message: Message, body: EventBody) -> Beat:
@@ -268,11 +270,19 @@ class Finality:
             announced=self.claimed,
             forked=forked,
             capped=capped,
+            known=self._known_others(),
         )
         if stable <= self.stable:
             return 0, []
         self.stable = stable
         return folds.advance(stable, excluded, tentative.gaps)
+
+    def _known_others(self) -> list[int]:
+        """:attr:`known`, our own seat's entry past every time (we hold all our events)."""
+        known = list(self.known)
+        if 0 <= self.seat < self.n:
+            known[self.seat] = _EVER
+        return known
 
     # -- the bound --------------------------------------------------------------------------
     def bounds(
@@ -450,6 +460,7 @@ def settle(
     announced: Sequence[Sequence[int]] = (),
     forked: Mapping[int, int] | None = None,
     capped: Mapping[int, int] | None = None,
+    known: Sequence[int] | None = None,
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
@@ -461,7 +472,10 @@ def settle(
     :func:`unannounced`): they are tried all
     together (a partition drops several at once), then those whose drop is not yet final are
     given up: final once the stable time without them reaches the time up to which the held
-    events decide it (:func:`decided_at`: the drop's, or a later withdrawal it rests on). A
+    events decide it (:func:`decided_at`: the drop's, or a later withdrawal it rests on), and,
+    where that is a later withdrawal, once the member's own feed is held up to it too
+    (``known``: seat -> every event of it timed up to there is held here, as
+    :attr:`Finality.known`; ``None``: no such wait). A
     drop the held votes decide and that is not final yet keeps its member's events past the
     cut from being final before it is, and so does a drop that only the caps of withdrawable
     votes keep undecided (``capped``, seat -> cut:
@@ -488,15 +502,7 @@ def settle(
     }
     if back:
         candidates.update(released(back, feeds))
-    while candidates:
-        trial = excluded | candidates
-        limit = bound(trial)
-        late = [q for q in candidates if decided_at(tentative, q) > limit]
-        if not late:
-            excluded = trial
-            break
-        for q in late:
-            del candidates[q]
+    excluded = _given_up(excluded, candidates, tentative, bound, known)
     stable = bound(excluded, floor)
     for q, cut in (*tentative.dropped.items(), *(capped or {}).items()):
         # A drop the held votes decide, not final yet: the member's events past its cut
@@ -513,6 +519,39 @@ def settle(
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def _given_up(
+    excluded: dict[int, int],
+    candidates: dict[int, int],
+    tentative: GameState,
+    bound: Bound,
+    known: Sequence[int] | None,
+) -> dict[int, int]:
+    """:func:`settle`'s trial: ``excluded`` with the ``candidates`` (seat -> cut) whose drop
+    is final, tried all together, then without those not final yet, until none is left out:
+    final once the stable time without them reaches :func:`decided_at`, and, for a drop
+    resting on a later withdrawal (:func:`lifted`), once the member's own feed is held up to
+    it too (``known``) or a strict majority of the others stand voting it out
+    (``roster.voted_gone``: a member gone for good never sends it)."""
+    candidates = dict(candidates)
+    while candidates:
+        trial = excluded | candidates
+        limit = bound(trial)
+        late = [q for q in candidates if decided_at(tentative, q) > limit]
+        if known is not None:  # (and a drop resting on a later withdrawal: its member's feed)
+            late += [
+                q
+                for q in candidates
+                if q not in late
+                and lifted(tentative, q) > known[q]
+                and not voted_gone(tentative.roster, q)
+            ]
+        if not late:
+            return trial
+        for q in late:
+            del candidates[q]
+    return excluded
 
 
 def decided_at(tentative: GameState, seat: int) -> int:
@@ -542,6 +581,35 @@ def decided_at(tentative: GameState, seat: int) -> int:
     return max(
         [at, *(lift[1] for t, made in lifts.items() if t != seat for lift in made if lift[1] > at)]
     )
+
+
+def lifted(tentative: GameState, seat: int) -> int:
+    """The time of the latest withdrawal held after ``seat``'s drop that the drop rests on
+    (:func:`decided_at`, where later than ``drop_at``), or 0: such a drop is final only once
+    the member's own feed is held up to there too (:func:`settle`).
+
+    Every member still in announcing what it holds up to that withdrawal does not say that
+    none of them lacks an event of the member timed before it: one that comes to hold such an
+    event only after announcing that cover cannot take its announcement back. Where the event
+    is the member's own withdrawal of a vote that capped another member's vote, it lifts that
+    cap in the past too, the held votes drop another member first, and a peer that holds it
+    before it made the drop final folds that drop (docs/protocol.md §7.4; the simulator's
+    :class:`~p2p_nertz.sim.schedules.LateLift`, ``--late-withdrawals`` seed 85 with seat 0's
+    withdrawal at 115 held back: peer 1 made seat 0's drop final on the others' cover of 125,
+    peers 0 and 2 then took the withdrawal and ended the game with seat 1 out; or, with peer 2
+    first, seat 0 waited for good for a cover that no peer with the drop final gives, §9.2).
+    What the member signed up to there reaches every member in the end (it is alive: the
+    withdrawals the drop rests on came after the votes, once members heard each other again),
+    so the wait ends; the others' cover alone still excludes a member whose drop rests on its
+    own time.
+
+    >>> from types import SimpleNamespace as NS
+    >>> r = NS(lifts={2: ((20, 115, 0, 9, 9),)})
+    >>> lifted(NS(drop_at={1: 87}, roster=r), 1), lifted(NS(drop_at={1: 120}, roster=r), 1)
+    (115, 0)
+    """
+    at = decided_at(tentative, seat)
+    return at if at > tentative.drop_at.get(seat, 0) else 0
 
 
 def released(dropped: Mapping[int, int], feeds: Sequence[Sized]) -> dict[int, int]:

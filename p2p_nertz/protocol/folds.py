@@ -33,6 +33,7 @@ from typing import Generic, TypeVar
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
+from p2p_nertz.protocol.finality import decided_at
 from p2p_nertz.protocol.roster import Cap, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
@@ -493,7 +494,13 @@ def impose_cuts(
     """
     imposed: dict[int, int] = {}
     trial = start
+    seen: list[dict[int, int]] = []  # (the cuts decided_first chose: each once, so this ends)
     while not trial.stopped:
+        earliest = decided_first(fold_with, trial, imposed)
+        if earliest is not None and earliest[0] not in seen:
+            imposed, trial = earliest
+            seen.append(imposed)
+            continue
         for seat, cut, stands in _offers(trial, imposed, uncapped, final):
             cuts = {**imposed, seat: cut}
             tried = fold_with(cuts)
@@ -503,6 +510,29 @@ def impose_cuts(
         else:
             return trial
     return trial
+
+
+def decided_first(
+    fold_with: Callable[[dict[int, int]], Trial[R]],
+    trial: Trial[R],
+    imposed: dict[int, int],
+) -> tuple[dict[int, int], Trial[R]] | None:
+    """Of the cuts :func:`earlier_drops` offers over ``trial``, the one whose fold (with it
+    imposed) makes a drop decided earliest before the drops it undoes
+    (:func:`decided_earlier`): the cuts and that fold, or ``None``."""
+    fold = trial.fold
+    best: tuple[int, dict[int, int], Trial[R]] | None = None
+    drop_at = fold.drop_at
+    resting = {q for q in fold.dropped if decided_at(fold, q) > drop_at.get(q, 0)}
+    kept = {q: c for q, c in imposed.items() if q not in resting}
+    for seat, cut in earlier_drops(fold, kept):
+        cuts = {**kept, seat: cut}
+        tried = fold_with(cuts)
+        if decided_earlier(fold, seat, cut, tried.fold):
+            at = decided_at(tried.fold, seat)
+            if best is None or at < best[0]:
+                best = (at, cuts, tried)
+    return None if best is None else (best[1], best[2])
 
 
 def _offers(
@@ -693,6 +723,49 @@ def lifted_cuts(
         if cut is not None:
             out.append((seat, cut))
     return out
+
+
+def earlier_drops(fold: GameState, imposed: Collection[int]) -> list[tuple[int, int]]:
+    """Where ``fold`` drops a member on a withdrawal timed after the drop
+    (``finality.decided_at`` later than ``drop_at``): the cuts to try, ``(seat, cut)`` in
+    seat order then count, of every other member still in (not in ``imposed``) at each
+    count of a vote read against it. Kept where the fold with it imposed makes that drop
+    and it is decided before the drops it undoes (:func:`decided_earlier`)."""
+    roster = fold.roster
+    if not any(decided_at(fold, q) > at for q, at in roster.drop_at.items() if q in roster.dropped):
+        return []
+    counts: dict[int, set[int]] = {}
+    for author, _, body in roster.read:
+        if body is not None and body.reason in _AGAINST and body.seat != author:
+            counts.setdefault(body.seat, set()).add(body.last_seq)
+    return [
+        (seat, c)
+        for seat in sorted(counts)
+        if seat not in roster.dropped and seat not in imposed
+        for c in sorted(counts[seat])
+    ]
+
+
+def decided_earlier(before: GameState, seat: int, cut: int, fold: GameState) -> bool:
+    """Whether ``fold`` (``before`` with ``seat``'s cut imposed) drops ``seat`` at ``cut``
+    in place of a drop of ``before``, decided (``finality.decided_at``) before every drop of
+    ``before`` it undoes: of two fixed points of the same events, the drop decided first
+    (docs/protocol.md §7.4, §13 *a late lift*)."""
+    if not cut_made(fold, seat, cut):
+        return False
+    undone = [q for q in before.dropped if not cut_made(fold, q, before.dropped[q])]
+    if not undone:
+        return False
+    return decided_at(fold, seat) < min(_decided(before, q) for q in undone)
+
+
+def _decided(fold: GameState, seat: int) -> int:
+    """``finality.decided_at``, or earlier where the membership events before the
+    withdrawals it counts already drop ``seat`` at its cut (``roster.decided_before_lifts``):
+    a peer without those withdrawals decided it there (``--late-withdrawals`` seed 76 under
+    ``LateLift(0)``, §13)."""
+    at = st.decided_before_lifts(fold.roster, seat, fold.dropped[seat], fold.drop_at.get(seat, 0))
+    return decided_at(fold, seat) if at is None else at
 
 
 def readmitted_cuts(

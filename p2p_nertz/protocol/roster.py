@@ -39,10 +39,12 @@ __all__ = [
     "Cap",
     "Roster",
     "capped",
+    "decided_before_lifts",
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
     "vote_cut",
+    "voted_gone",
     "with_forks",
 ]
 
@@ -770,6 +772,25 @@ def _first_lift_cut(roster: Roster, seat: int) -> int | None:
     return last.first
 
 
+def decided_before_lifts(roster: Roster, seat: int, cut: int, at: int) -> int | None:
+    """The time up to which the membership events decide ``seat``'s drop at ``cut`` (made at
+    ``at``), read against the withdrawals after it of votes that capped another member
+    (:attr:`Roster.lifts`): ``at`` where the ops before the first of them drop ``seat``
+    there, else the time of the last withdrawal before the first whose ops do; ``None``
+    where none does (the drop rests on every one of them)."""
+    later = sorted(
+        (lift for t, made in roster.lifts.items() if t != seat for lift in made if lift[1] > at),
+        key=lambda lift: lift[3],
+    )
+    prior = at
+    for lift in later:
+        drops = dict(_replayed(roster.memo, roster.origin, roster.seats, roster.ops[: lift[3]]))
+        if drops.get(seat) == cut:
+            return prior
+        prior = lift[1]
+    return None if later else at
+
+
 def _found(
     roster: Roster, seat: int, events: tuple[tuple[int, int, Drop | None], ...], *, trial: bool
 ) -> int | None:
@@ -959,6 +980,20 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
         count is not None and count <= cut and voter not in roster.dropped
         for voter, count in last.items()
     )
+
+
+def voted_gone(roster: Roster, seat: int) -> bool:
+    """Whether a strict majority of the other members still in by ``roster`` stand voting
+    ``seat`` out in the membership events read (:attr:`Roster.read`): each one's latest event
+    on ``seat`` is a vote against it (for silence, withholding or proof), not a withdrawal.
+    A member gone for good is voted out again, once the others' timers run out, and nobody
+    hears it to withdraw: the wait on its own feed (``finality.lifted``) then ends."""
+    others = [q for q in range(roster.seats) if q != seat and q not in roster.dropped]
+    last: dict[int, bool] = {}
+    for author, _, body in roster.read:
+        if body is not None and body.seat == seat and author != seat:
+            last[author] = body.reason in _CAPPED
+    return sum(last.get(q, False) for q in others) >= len(others) // 2 + 1
 
 
 def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:

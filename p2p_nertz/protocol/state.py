@@ -87,10 +87,12 @@ from p2p_nertz.protocol.roster import (
     Cap,
     Roster,
     capped,
+    decided_before_lifts,
     frozen_below,
     lasting_caps,
     lifted_trials,
     vote_cut,
+    voted_gone,
     with_forks,
 )
 from p2p_nertz.protocol.round_events import RoundEvents
@@ -134,6 +136,7 @@ __all__ = [
     "Violation",
     "abandon_partner",
     "capped",
+    "decided_before_lifts",
     "deck_seed",
     "frozen_below",
     "lasting_caps",
@@ -147,6 +150,7 @@ __all__ = [
     "seat_deck",
     "secret_hash",
     "vote_cut",
+    "voted_gone",
     "voted_chain",
     "with_forks",
 ]

@@ -5,8 +5,11 @@ ever reach it is another question, which only counting answers. :func:`count_lif
 counts docs/protocol.md §9.2's *a withdrawal after the drop lifts no cap that decided it*
 (``folds.lifted_cuts``), on the peer's side (``Folds`` calls ``folds.impose_cuts``; the
 spectator shares it) and on the audit's (``audit.auditor`` calls it for its passes), by
-wrapping the functions ``impose_cuts`` calls while the ``with`` block runs. ``rule=False``
-takes the rule out instead (no cut is ever offered), to show that a game needs it.
+wrapping the functions ``impose_cuts`` calls while the ``with`` block runs, and §7.4's *the
+drop decided first* (``folds.decided_first``, which ``impose_cuts`` asks before any offer
+where a drop rests on a later withdrawal, and which reaches session 15's answer on its own
+where it applies). ``rule=False`` takes both out instead (no cut is ever offered), to show
+that a game needs them.
 Not for use outside tests and scripts: it rebinds module attributes of the core for the
 block's length, in this process only.
 """
@@ -30,17 +33,19 @@ class LiftedCuts:
     """What the rule did while counted. ``asked``: calls of ``lifted_cuts`` (the peer's
     tentative folds and the audit's passes, each a fixed point with no cut of ``Unheld``
     left to try); ``offered``: cuts it offered; ``peer_kept``: cuts a peer's (or
-    spectator's) tentative fold kept for good; ``audit_kept``: cuts an audit pass kept."""
+    spectator's) tentative fold kept for good; ``audit_kept``: cuts an audit pass kept;
+    ``first``: folds (a peer's or an audit pass's) that took the drop decided first."""
 
     asked: int = 0
     offered: int = 0
     peer_kept: int = 0
     audit_kept: int = 0
+    first: int = 0
 
     @property
     def fired(self) -> bool:
-        """Whether some fold kept a cut the rule offered."""
-        return self.peer_kept + self.audit_kept > 0
+        """Whether some fold kept a cut the rule offered, or took the drop decided first."""
+        return self.peer_kept + self.audit_kept + self.first > 0
 
     def add(self, other: LiftedCuts) -> None:
         """Add ``other``'s counts to these (a soak's totals)."""
@@ -48,6 +53,7 @@ class LiftedCuts:
         self.offered += other.offered
         self.peer_kept += other.peer_kept
         self.audit_kept += other.audit_kept
+        self.first += other.first
 
 
 @contextmanager
@@ -59,6 +65,7 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
     made = folds.cut_made
     stands = folds.cut_stands
     impose = folds.impose_cuts
+    first = folds.decided_first
     offers: set[tuple[int, int]] = set()  # (the last offers, until a trial keeps one)
     who: list[str] = []  # (whose impose_cuts runs: "peer" or "audit"; a stack)
     inside: list[bool] = []  # (cut_made asked by cut_stands: an Unheld cut, not counted)
@@ -75,6 +82,11 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
         offers.clear()
         offers.update(cuts)
         return cuts
+
+    def decided_first(*args: Any) -> Any:
+        taken = first(*args) if rule else None
+        counts.first += taken is not None
+        return taken
 
     def cut_made(fold: GameState, seat: int, cut: int) -> bool:
         kept = made(fold, seat, cut)
@@ -107,6 +119,7 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
         (folds, "lifted_cuts", lifted_cuts),
         (folds, "cut_made", cut_made),
         (folds, "cut_stands", cut_stands),
+        (folds, "decided_first", decided_first),
         (folds, "impose_cuts", imposing("peer")),
         (auditor, "impose_cuts", imposing("audit")),
     ]
