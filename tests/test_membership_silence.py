@@ -89,4 +89,3 @@ def test_a_waker_votes_for_silence_only_once_it_has_listened_for_suspect_after()
         assert membership.silence_due(at, {}) == []
     ears.saw(11.0)
     assert membership.silence_due(11.0, {}) == [(2, True), (3, True)]
-
