@@ -43,6 +43,7 @@ def _standing(draw: hs.DrawFn) -> tuple[Membership, GameState, float, float]:
     membership.stall = {q: (draw(_TIME), 1, (0,) * n) for q in draw(seats)}
     membership.stall_scan_at = draw(_TIME)
     membership.all_heard_since = draw(hs.none() | _TIME)
+    membership.listening.since = draw(_TIME)  # (woken then: a vote for silence waits)
     final = GameState(_SPECS[n])
     final.dropped = {q: draw(hs.integers(0, 9)) for q in draw(seats)}
     return membership, final, draw(_TIME), draw(_TIME)

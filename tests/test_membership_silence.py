@@ -12,7 +12,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as hs
 
+from p2p_nertz.protocol.deadlines import deadlines
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.state import GameState
+from tests.test_folds_dropped_past_cut import _spec
 
 _TIME = hs.floats(min_value=0.0, max_value=1e6, allow_nan=False) | hs.sampled_from(
     [0.1, 0.2, 0.3, 0.7, 1e6 + 0.1]  # (sums that round)
@@ -64,3 +67,25 @@ def test_track_silence_sees_a_silent_member_behind_the_quick_bound() -> None:
     assert membership.all_heard_since is None  # seat 3, heard at 8.2, silent since 9.2
     membership.track_silence(9.3, {3: 0})
     assert membership.all_heard_since == 9.3  # seat 3 is out: all heard again from now
+
+
+def test_a_waker_votes_for_silence_only_once_it_has_listened_for_suspect_after() -> None:
+    """docs/protocol.md §9.2, *a member woken from a sleep*: whatever it reads meanwhile (a
+    flood it cannot get through), a waker votes out at ``suspect_after`` after waking the
+    members it has not heard, and only those; the next deadline says when."""
+    membership = Membership(0, 4, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    ears = membership.listening
+    for tick in range(9):  # inputs every 0.25 s until 2 s: no break
+        ears.saw(tick * 0.25)
+    membership.heard = [0.0, 2.0, 2.0, 2.0]
+    ears.saw(10.0)  # asleep until 10 s: every timer has run out, nothing read yet
+    assert membership.silence_due(10.0, {}) == [(1, False), (2, False), (3, False)]
+    membership.heard_from(1, 10.0)  # seat 1's messages read; seats 2 and 3 still queued
+    final = GameState(_spec(4))
+    assert min(deadlines(membership, final, 0.0)) == 11.0
+    for at in (10.25, 10.5, 10.75):
+        ears.saw(at)
+        membership.heard_from(1, at)  # (seat 1 keeps talking; the others' messages wait)
+        assert membership.silence_due(at, {}) == []
+    ears.saw(11.0)
+    assert membership.silence_due(11.0, {}) == [(2, True), (3, True)]

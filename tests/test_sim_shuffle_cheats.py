@@ -220,7 +220,7 @@ def test_sim_shuffle_cheats_a_withheld_partial_share_is_voted_out(
     assert not report.errors
 
 
-def _late_answer(players: int) -> SimResult:
+def _late_answer(players: int, asleep_from: float = 5.7) -> SimResult:
     """The culprit (the last seat) withholds its answer until it restarts, then answers; one
     member is asleep while the others vote it out *withheld*, too few to drop it: seed 2, seat
     0 asleep from 5.7 s for 6.4 s, the culprit down from 8.2 s for 2 s, at three and four
@@ -235,7 +235,11 @@ def _late_answer(players: int) -> SimResult:
     culprit's final fold was one acknowledgement short of ``over`` when the run stopped (the
     simulator waits for the honest peers only). Around the times chosen (asleep from 5.68 to
     5.75 s, until 12.1 s; down from 8.1 to 8.3 s for 1.8 to 2.2 s) every game at four players
-    builds the scenario, and most at three."""
+    builds the scenario, and most at three. Asleep from 5.85 s at four players, the sleeper
+    read another member's message first, voted the culprit out for silence on waking, before
+    it read the withdrawals, and completed its drop (docs/protocol.md §9.2, *a member woken
+    from a sleep*): now it votes nobody out for silence before it has listened for
+    ``suspect_after``, and by then it has read them."""
     return run(
         SimConfig(
             players=players,
@@ -245,7 +249,7 @@ def _late_answer(players: int) -> SimResult:
             peer=QUICK_TIMERS,
             faults=Faults(
                 deck_cheats=(DeckCheat(players - 1, C.LATE_ANSWER),),
-                freezes=(Freeze(0, 5.7, 6.4),),
+                freezes=(Freeze(0, asleep_from, 6.4),),
                 crashes=(Crash(players - 1, 8.2, restart_after=2.0),),
             ),
             max_time=200.0,
@@ -253,17 +257,19 @@ def _late_answer(players: int) -> SimResult:
     )
 
 
-@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize(("players", "asleep_from"), [(3, 5.7), (4, 5.7), (4, 5.85)])
 def test_sim_shuffle_cheats_a_late_answer_withdraws_the_votes_that_held_it_back(
-    players: int,
+    players: int, asleep_from: float
 ) -> None:
     """docs/shuffle.md §10.12 (soak seed 518): each vote against the culprit froze its
     voter's announcements of the culprit's feed, so the answer, delivered after them, could
     never be final while they stood; judged on the final fold, every member then owed every
     share turned up since, every member voted the others out, the votes capped each other,
     and the round waited in play for ever. Now a vote is withdrawn once its voter holds the
-    answer, nobody is dropped, and the game ends."""
-    result = _late_answer(players)
+    answer, nobody is dropped, and the game ends. The member asleep meanwhile votes nobody
+    out: waking (from 5.85 s at four players) it read one member's message first and voted
+    the others out for silence, the culprit's drop completed (docs/protocol.md §9.2)."""
+    result = _late_answer(players, asleep_from)
     culprit = players - 1
     assert result.finished and result.violations == []
     voted = set()
@@ -283,6 +289,8 @@ def test_sim_shuffle_cheats_a_late_answer_withdraws_the_votes_that_held_it_back(
             voted.add(peer.seat)
             assert votes == [DropReason.WITHHELD, DropReason.WITHDRAW]
     assert len(voted) == players - 2  # (all but the one asleep; one vote short of a drop)
+    waker = result.peers[0]
+    assert waker is not None and not any(m.kind is Kind.DROP for m in waker.events(0))
     report = result.audit
     assert report is not None and not report.dropped
     assert {f.seat for f in report.errors} == {culprit}

@@ -92,7 +92,7 @@ def _silence_due(m: Membership, final: GameState) -> Iterator[float]:
         if q not in m.suspected:
             yield m.heard[q] + m.timers.suspect_after
         elif q not in m.voted and not out:
-            yield m.heard[q] + m.timers.drop_after
+            yield m.silence_vote_at(q)
 
 
 def _stalls_due(m: Membership, final: GameState) -> Iterator[float]:

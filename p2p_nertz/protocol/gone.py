@@ -25,7 +25,8 @@ tentative fold is over) only the others' acks are missing, and ``drop_after`` of
 enough, as the node already judged before this rule.
 
 *While we listened*: silence is counted from when we were last heard from a member, or from
-when we began to run without a break (:class:`Listening`), whichever is later. A process
+when we began to run without a break (:class:`~p2p_nertz.protocol.listening.Listening`,
+which the silence votes read too), whichever is later. A process
 stopped for a minute has heard nobody for a minute when it wakes, before it reads what waited
 in its sockets; a gap in its own inputs (the runtime calls the peer at least every
 ``beat_interval``) longer than ``suspect_after`` starts the count again.
@@ -37,6 +38,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.protocol.listening import Listening
 from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.state import GameState, Phase
 
@@ -86,35 +88,6 @@ class TableGone:
     seats: tuple[int, ...]
     ended: bool
     why: str
-
-
-class Listening:
-    """Since when the peer has been running without a break: the start of the silence a
-    :func:`table_gone` counts (module docstring).
-
-    Args:
-        now: the time the peer starts (or is restored).
-        gap: the longest pause between two inputs that is not a break (``suspect_after``).
-    """
-
-    __slots__ = ("gap", "last", "since")
-
-    def __init__(self, now: float, gap: float) -> None:
-        self.gap = gap
-        self.since = now
-        self.last = now
-
-    def since_at(self, now: float) -> float:
-        """Since when we have listened, asked at ``now``: ``now`` itself if no input came
-        for longer than the gap. A question is a call too: the runtime may ask on waking,
-        before the peer has read anything (the end of an input begun before a ``SIGSTOP``)."""
-        return now if now - self.last > self.gap else self.since
-
-    def saw(self, now: float) -> None:
-        """An input at ``now`` (a message, a tick, a move): after a break, we listen anew."""
-        if now - self.last > self.gap:
-            self.since = now
-        self.last = max(self.last, now)
 
 
 def heard_lately(

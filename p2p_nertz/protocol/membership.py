@@ -26,6 +26,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.listening import Listening, silence_vote_at
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_store import ShareStore
@@ -75,6 +76,8 @@ class Membership:
         self.n = n
         self.timers = timers
         self.heard = [now] * n
+        #: since when we have run without a break: a vote for silence waits for it
+        self.listening = Listening(now, timers.suspect_after)
         # Members that keep talking while finality waits for them (§9.2): seat -> (since,
         # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
         self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
@@ -205,9 +208,15 @@ class Membership:
             if now >= heard + timers.suspect_after and q not in self.suspected:
                 self.suspected.add(q)
                 due.append((q, False))
-            if now >= heard + timers.drop_after and q not in self.voted:
+            if q not in self.voted and now >= self.silence_vote_at(q):
                 due.append((q, True))
         return due
+
+    def silence_vote_at(self, q: int) -> float:
+        """When ``q`` is voted out for silence if not heard before: ``drop_after`` after it
+        was last heard, and not before we have listened for ``suspect_after`` since waking
+        (:func:`~p2p_nertz.protocol.listening.silence_vote_at`)."""
+        return silence_vote_at(self.heard[q], self.timers.drop_after, self.listening)
 
     def silent_for(self, now: float, dropped: dict[int, int]) -> float:
         """Seconds since any other member still in the game (not in ``dropped``) was last

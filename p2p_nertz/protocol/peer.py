@@ -115,7 +115,6 @@ from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.gone import (
     GONE_AFTER_DROPS,
-    Listening,
     TableGone,
     heard_lately,
     table_gone,
@@ -265,7 +264,7 @@ class Peer:
             config.suspect_after, config.drop_after, config.phase_timeout, config.max_pending
         )
         self._membership = Membership(self.seat, n, now, timers)
-        self._listening = Listening(now, config.suspect_after)
+        self._listening = self._membership.listening  # (its silence votes read it too)
         self._final = GameState(self.spec, seat=self.seat, secrets=self._secret)
         folds = Folds(self._final, own=self.seat)
         folds.forked_at = self._membership.proof.forked_at  # (one dict, filled by membership)
