@@ -33,6 +33,7 @@ import bisect
 from collections.abc import Iterator
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.flaps import Flaps
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
 __all__ = [
@@ -67,6 +68,7 @@ class Roster:
         "drop_at",
         "dropped",
         "ends",
+        "flaps",
         "frozen",
         "gaps",
         "kept_forks",
@@ -140,6 +142,7 @@ class Roster:
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
         self.memo = _Memo()  # (what its folds of the membership events keep: shared by copies)
+        self.flaps = Flaps()  # (the withdrawals counted, flap faults: protocol/flaps.py)
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -165,6 +168,7 @@ class Roster:
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
         new.memo = self.memo  # (shared: each entry checked against ops before any use)
+        new.flaps = self.flaps  # (immutable: replaced, never changed)
         return new
 
     # -- queries --------------------------------------------------------------------------
@@ -1038,7 +1042,9 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 #: The votes against a member that freeze what their voter announces of its feed (§9.2),
 #: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
 #: Withdrawals, abandons and readmissions are not votes against anyone's feed.
-_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+_CAPPED = frozenset(
+    {DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION, DropReason.FLAPPING}
+)
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
