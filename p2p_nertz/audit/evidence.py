@@ -133,7 +133,7 @@ class Evidence:
         """Name every member the fold found at a flap fault (:mod:`p2p_nertz.protocol.flaps`):
         the fold reads its withdrawals as every peer's does, so the proof is the events."""
         found = self.found
-        for seat, seq in sorted(fold.state.roster.flaps.faults.items()):
+        for seat, seq in sorted(fold.state.flaps.faults.items()):
             found.once(
                 ("flaps", seat, seq),
                 Finding(

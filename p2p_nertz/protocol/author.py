@@ -168,10 +168,10 @@ class Author:
         (:func:`flaps.due`), naming the withdrawal that passed the limit; the vote stands when
         the member is heard, as one on proof does (docs/protocol.md §9.4)."""
         final, membership = self.final, self.membership
-        found = final.roster.flaps
+        found = final.flaps
         if self.left or not found.faults:
             return
-        for q in flaps.due(found, self.seat, final.dropped, membership.voted):
+        for q in flaps.due(found, self.seat, final.spec.seats, final.dropped, membership.voted):
             last = membership.vote(q, len(self.feeds[q]), out=False)
             assert last is not None
             membership.proven_seats.add(q)

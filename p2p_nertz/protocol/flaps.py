@@ -36,14 +36,16 @@ What follows (docs/protocol.md §9.4):
   announcements when it signed them);
 - every other member still in votes it out once, reason *flapping*, naming the withdrawal
   (``fork_seq``) that passed the limit (:func:`due`); such a vote stands when the member is
-  heard, as one *withheld* or on proof does;
+  heard, as one *withheld* or on proof does (with two members left, nobody votes: no
+  majority drops one of two, and the standing vote would freeze the game);
 - a vote *flapping* that names a withdrawal at which the fold finds no fault of that member
   is a violation (:func:`check_vote`): a forged proof is none;
 - the votes drop it by a majority, as votes for silence do (its feed is one chain: the
   highest count is a safe cut);
 - the audit names it (``flap_fault`` finding, docs/audit.md).
 
-:class:`Flaps` is immutable; the roster holds one and replaces it (its copies share it).
+:class:`Flaps` is immutable; the game fold holds one (``GameState.flaps``) and replaces it
+(its copies share it).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
 if TYPE_CHECKING:
-    from p2p_nertz.protocol.roster import Roster
+    from p2p_nertz.protocol.state import GameState
 
 __all__ = ["FLAP_LIMIT", "Flaps", "barred", "check_vote", "due", "flapped", "withdrawn"]
 
@@ -65,7 +67,7 @@ FLAP_LIMIT = 16
 
 #: The votes a flap fault bars: every vote against a member (a withdrawal, an abandon and a
 #: readmission are not votes against anyone).
-_AGAINST = frozenset(
+_BARRED = frozenset(
     {DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION, DropReason.FLAPPING}
 )
 
@@ -82,20 +84,20 @@ class Flaps:
     faults: dict[int, int] = field(default_factory=dict)
 
 
-def flapped(roster: Roster, voter: int, seq: int, body: Drop, round_number: int) -> bool:
+def flapped(state: GameState, voter: int, seq: int, body: Drop) -> bool:
     """The game fold's one call (``GameState._drop``), for each membership event ``body`` of
-    ``voter`` (its event ``seq``) that counts, read in round ``round_number``: count it if it
-    is a withdrawal, refuse it if it is a vote *flapping* that proves nothing
-    (:func:`check_vote`), and say whether it is a vote past ``voter``'s flap fault, which
-    never counts (:func:`barred`)."""
+    ``voter`` (its event ``seq``) that counts, read in the fold's round: count it in
+    ``state.flaps`` if it is a withdrawal, refuse it if it is a vote *flapping* that proves
+    nothing (:func:`check_vote`), and say whether it is a vote past ``voter``'s flap fault,
+    which never counts (:func:`barred`)."""
     if body.reason is DropReason.WITHDRAW:
-        roster.flaps = withdrawn(roster.flaps, voter, body.seat, seq, round_number)
+        state.flaps = withdrawn(state.flaps, voter, body.seat, seq, state.round.number)
         return False
-    if body.reason is DropReason.FLAPPING and body.seat not in roster.dropped:
-        problem = check_vote(roster.flaps, body)
+    if body.reason is DropReason.FLAPPING and body.seat not in state.dropped:
+        problem = check_vote(state.flaps, body)
         if problem is not None:
             raise Refuse(RefusalCode.UNPROVEN_FLAP, problem)
-    return barred(roster.flaps, voter, seq, body)
+    return barred(state.flaps, voter, seq, body)
 
 
 def withdrawn(flaps: Flaps, voter: int, target: int, seq: int, round_number: int) -> Flaps:
@@ -114,7 +116,7 @@ def barred(flaps: Flaps, voter: int, seq: int, body: Drop) -> bool:
     """Whether ``voter``'s event ``seq``, the vote ``body``, never counts: a vote against a
     member signed past ``voter``'s flap fault."""
     fault = flaps.faults.get(voter)
-    return fault is not None and seq > fault and body.reason in _AGAINST
+    return fault is not None and seq > fault and body.reason in _BARRED
 
 
 def check_vote(flaps: Flaps, body: Drop) -> str | None:
@@ -127,10 +129,15 @@ def check_vote(flaps: Flaps, body: Drop) -> str | None:
     return None
 
 
-def due(flaps: Flaps, seat: int, dropped: dict[int, int], voted: dict[int, int]) -> list[int]:
+def due(
+    flaps: Flaps, seat: int, seats: int, dropped: dict[int, int], voted: dict[int, int]
+) -> list[int]:
     """The members ``seat`` owes a vote *flapping* now, in seat order: at fault in its final
     fold, still in, not itself, and not voted out by it already (a vote for silence standing
-    is withdrawn when the member is heard; this one follows it)."""
-    if seat in dropped:
+    is withdrawn when the member is heard; this one follows it). None while two members or
+    fewer are left: no majority can drop one of two, and the vote, which stands, would freeze
+    our announcements of its feed, and with them the game (the flapper's later votes count for
+    nothing all the same)."""
+    if seat in dropped or seats - len(dropped) <= 2:
         return []
     return [q for q in sorted(flaps.faults) if q != seat and q not in dropped and q not in voted]

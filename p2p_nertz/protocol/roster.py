@@ -33,7 +33,6 @@ import bisect
 from collections.abc import Iterator
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
-from p2p_nertz.protocol.flaps import Flaps
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
 __all__ = [
@@ -68,7 +67,6 @@ class Roster:
         "drop_at",
         "dropped",
         "ends",
-        "flaps",
         "frozen",
         "gaps",
         "kept_forks",
@@ -142,7 +140,6 @@ class Roster:
         #: seat -> ((count, request), ...): its votes strictly between never count (readmit)
         self.past_caps: dict[int, tuple[tuple[int, int], ...]] = {}
         self.memo = _Memo()  # (what its folds of the membership events keep: shared by copies)
-        self.flaps = Flaps()  # (the withdrawals counted, flap faults: protocol/flaps.py)
 
     def copy(self) -> Roster:
         """An independent copy (the fold's :meth:`~p2p_nertz.protocol.state.GameState.copy`)."""
@@ -168,7 +165,6 @@ class Roster:
         new.uncounted = dict(self.uncounted)
         new.past_caps = dict(self.past_caps)
         new.memo = self.memo  # (shared: each entry checked against ops before any use)
-        new.flaps = self.flaps  # (immutable: replaced, never changed)
         return new
 
     # -- queries --------------------------------------------------------------------------

@@ -194,6 +194,7 @@ class GameState:
         self.past_rounds: tuple[RoundState, ...] = ()
         #: what an abandon needs to end the game (§9.3): every abandon known, what it saw
         self.abandonment = Abandonment()
+        self.flaps = flaps.Flaps()  # the withdrawals counted, the flap faults (flaps.py)
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -465,7 +466,7 @@ class GameState:
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
-        if flaps.flapped(roster, event.seat, event.seq, body, self.round.number):
+        if flaps.flapped(self, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (past its flap fault)
             return
         if body.reason is DropReason.REJOIN:
