@@ -77,11 +77,14 @@ class Flaps:
     """What the fold has counted of the members' withdrawals (module docstring).
 
     ``round``: the round whose withdrawals ``counts`` holds, per ``(voter, target)``;
-    ``faults``: per member at fault, the seq of its withdrawal that passed the limit."""
+    ``faults``: per member at fault, the seq of its withdrawal that passed the limit;
+    ``peaks``: per member, the most withdrawals against one member it signed in one round (a
+    figure: how near the limit honest members come, ``scripts/soak.py``)."""
 
     round: int = 0
     counts: dict[tuple[int, int], int] = field(default_factory=dict)
     faults: dict[int, int] = field(default_factory=dict)
+    peaks: dict[int, int] = field(default_factory=dict)
 
 
 def flapped(state: GameState, voter: int, seq: int, body: Drop) -> bool:
@@ -106,10 +109,12 @@ def withdrawn(flaps: Flaps, voter: int, target: int, seq: int, round_number: int
     counts = dict(flaps.counts) if round_number == flaps.round else {}
     key = (voter, target)
     counts[key] = counts.get(key, 0) + 1
-    faults = flaps.faults
+    faults, peaks = flaps.faults, flaps.peaks
     if counts[key] > FLAP_LIMIT and voter not in faults:
         faults = {**faults, voter: seq}
-    return Flaps(round_number, counts, faults)
+    if counts[key] > peaks.get(voter, 0):
+        peaks = {**peaks, voter: counts[key]}
+    return Flaps(round_number, counts, faults, peaks)
 
 
 def barred(flaps: Flaps, voter: int, seq: int, body: Drop) -> bool:
