@@ -147,6 +147,23 @@ def test_flaps_the_others_drop_a_flapper_on_the_withdrawal_past_the_limit() -> N
     assert _drops(_spec(3), table.events) == {2: table.seqs[2] - 1}
 
 
+@pytest.mark.parametrize("reason", [_F, _S])
+def test_flaps_a_flapper_voted_out_is_not_readmitted(reason: DropReason) -> None:
+    """As a member dropped on proof of a fork: a readmission of it is refused (§9.8); one
+    dropped for silence is readmitted."""
+    table = _Table(FLAP_LIMIT + 1)
+    fault = table.withdrawals[-1] if reason is _F else 0
+    table.vote(0, 2, reason, fault)
+    table.vote(1, 2, reason, fault)
+    cut = table.seqs[2] - 1
+    table.add(0, Drop(table.held(), 2, cut + 1, DropReason.REJOIN))
+    state = _tentative(table)
+    assert state.dropped == {2: cut}
+    refused = [(v.seat, getattr(v.reason, "code", None)) for v in state.violations]
+    assert refused == ([(0, RefusalCode.BAD_REJOIN)] if reason is _F else [])
+    assert (2 in state.rejoining) is (reason is _S)
+
+
 @pytest.mark.parametrize("flaps", [FLAP_LIMIT, FLAP_LIMIT + 1])
 def test_flaps_a_vote_naming_no_fault_is_refused_and_drops_nobody(flaps: int) -> None:
     """Within the limit, votes naming its last withdrawal prove nothing; past it, votes naming
