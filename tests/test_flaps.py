@@ -21,9 +21,10 @@ import pytest
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join, encode_body, parse_body
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind
-from p2p_nertz.protocol.flaps import FLAP_LIMIT, Flaps, barred, check_vote, withdrawn
+from p2p_nertz.protocol.flaps import FLAP_LIMIT, Flaps, barred, check_vote, due, withdrawn
 from p2p_nertz.protocol.fold_values import RefusalCode
 from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, Partition, SimConfig, SimResult, check, run
@@ -98,6 +99,23 @@ def test_flaps_the_vote_on_the_wire_names_its_fault() -> None:
     unnamed = Drop((3, 40, 5), 1, 40, _F, 0, ids, vote.frontier_ids)
     with pytest.raises(ValueError, match="fork seq"):
         parse_body(Kind.DROP, _wire(unnamed), 3)
+
+
+@pytest.mark.parametrize(("reason", "stands"), [(_F, True), (_S, False)])
+def test_flaps_a_vote_flapping_read_back_from_the_log_stands(
+    reason: DropReason, stands: bool
+) -> None:
+    """A peer restored from its log takes its vote *flapping* back as one that stands when
+    the member is heard (one for silence is withdrawn then), and votes no second time."""
+    membership = Membership(0, 3, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    membership.take_back((1, 1, 40), Drop((1, 1, 40), 2, 40, reason, 38 if stands else 0))
+    assert membership.voted == {2: 40}
+    assert (2 in membership.proven_seats) is stands
+    assert due(Flaps(faults={2: 38}), 0, 3, {}, membership.voted) == []
+    assert due(Flaps(faults={2: 38}), 0, 3, {}, {}) == [2]
+    # Two members left (of two, or of three with one dropped): no vote.
+    assert due(Flaps(faults={1: 38}), 0, 2, {}, {}) == []
+    assert due(Flaps(faults={2: 38}), 0, 3, {1: 5}, {}) == []
 
 
 # -- the game fold, on events built by hand ----------------------------------------------------
