@@ -56,6 +56,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from p2p_nertz.protocol.flaps import FLAP_LIMIT
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import Rng
@@ -148,6 +149,10 @@ def one(
     with count_lifted_cuts() as lifted:
         result = run(config)
     seen = outcomes(result)
+    honest = [
+        p for seat, p in enumerate(result.peers) if p is not None and seat not in faults.cheaters
+    ]
+    peaks = [n for p in honest for q, n in p.final.flaps.peaks.items() if q not in faults.cheaters]
     counts = {
         "partitions": len(faults.partitions),
         "crashes": result.crashes,
@@ -166,6 +171,7 @@ def one(
         "lifted kept by the audit": lifted.audit_kept,
         "lifted first": lifted.first,
         "lifted fired": int(lifted.fired),
+        "most flaps": max(peaks, default=0),
     }
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
@@ -264,7 +270,8 @@ def main() -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         for seed, players, counts, violations, faults in pool.map(one, jobs, chunksize=4):
             for key, value in counts.items():
-                totals[key] = totals.get(key, 0) + value
+                total = totals.get(key, 0)
+                totals[key] = max(total, value) if key == "most flaps" else total + value
             if violations:
                 bad += 1
                 print(f"seed {seed} ({players} players) FAILED: {faults}", flush=True)
@@ -299,6 +306,10 @@ def main() -> int:
             totals.get("lifted first", 0),
             totals.get("lifted fired", 0),
         )
+    )
+    print(
+        f"the most withdrawals of an honest member's votes against one member in one round: "
+        f"{totals.get('most flaps', 0)} (a flap fault past {FLAP_LIMIT})"
     )
     print(
         f"invariant violations {bad}, {elapsed:.0f} s ({args.games / elapsed:.1f} games/s, "

@@ -839,6 +839,7 @@ class _Pass:
         self.fold.finish(self.feeds)
         self.reading.gaps(self.delivery.heads())
         self.evidence.check(self.delivery, self.fold)
+        self.evidence.name_flaps(self.fold)
         self.fold.incomplete()
 
     # -- after the pass --------------------------------------------------------------------

@@ -18,6 +18,7 @@ from p2p_nertz.audit.logs import Log
 from p2p_nertz.logfile.format import Record
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.evidence import InvalidProofError, Proof, ProofKind, check_proof
+from p2p_nertz.protocol.flaps import FLAP_LIMIT
 
 __all__ = ["Evidence"]
 
@@ -127,6 +128,24 @@ class Evidence:
                 )
             )
         self._trace_forfeits(fold, proven)
+
+    def name_flaps(self, fold: Fold) -> None:
+        """Name every member the fold found at a flap fault (:mod:`p2p_nertz.protocol.flaps`):
+        the fold reads its withdrawals as every peer's does, so the proof is the events."""
+        found = self.found
+        for seat, seq in sorted(fold.state.flaps.faults.items()):
+            found.once(
+                ("flaps", seat, seq),
+                Finding(
+                    FindingKind.FLAP_FAULT,
+                    f"withdrew its votes against one member more than {FLAP_LIMIT} times in "
+                    f"one round, the last at its event {seq}: a flap fault",
+                    expected=f"at most {FLAP_LIMIT} withdrawals against one member a round",
+                    found=f"withdrawal {FLAP_LIMIT + 1} at event {seq}",
+                    seq=seq,
+                    **found.who(seat),
+                ),
+            )
 
     def _name_notes(self, versions: dict[tuple[int, int], set[bytes]]) -> None:
         """A proof note names its cheat even where the events read show nothing of it (a peer

@@ -73,6 +73,9 @@ class FindingKind(enum.StrEnum):
     """No log holds an event that the feeds need (a hole in a feed, or a frontier naming it)."""
     EQUIVOCATION = "equivocation"
     """Two different signed events with one author and seq: a fork, proof of cheating."""
+    FLAP_FAULT = "flap_fault"
+    """A member that withdrew its votes against one member more than the limit allows in one
+    round (``protocol/flaps.py``): its own signed events prove it (docs/protocol.md §9.4)."""
     LAMPORT_ORDER = "lamport_order"
     """An author's Lamport clock that does not increase along its feed."""
     CLOCK_BELOW_ACK = "clock_below_ack"

@@ -24,6 +24,7 @@ import dataclasses
 from typing import Protocol
 
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
+from p2p_nertz.protocol import flaps
 from p2p_nertz.protocol.bodies import VOTE_WINDOW, DeckEvent, Drop, DropReason, EventBody, Join
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
@@ -162,6 +163,20 @@ class Author:
         if last is not None:
             self.sign_vote(seat, last, reason, now)
 
+    def vote_flaps(self, now: float | None) -> None:
+        """Vote out, reason *flapping*, each member whose flap fault our final fold holds
+        (:func:`flaps.due`), naming the withdrawal that passed the limit; the vote stands when
+        the member is heard, as one on proof does (docs/protocol.md §9.4)."""
+        final, membership = self.final, self.membership
+        found = final.flaps
+        if self.left or not found.faults:
+            return
+        for q in flaps.due(found, self.seat, final.spec.seats, final.dropped, membership.voted):
+            last = membership.vote(q, len(self.feeds[q]), out=False)
+            assert last is not None
+            membership.proven_seats.add(q)
+            self.sign_vote(q, last, DropReason.FLAPPING, now, found.faults[q])
+
     # -- acting on the final state ------------------------------------------------------------
     def act(self, ready_through: int | None) -> None:
         """Sign the events the final state now calls for (:class:`Duties`); ``ready_through``:
@@ -254,6 +269,7 @@ class Author:
         # (A commit game refolds here only for a vote, or a vote to withdraw: rare.)
         for q in membership.withholding(now, final, since, lambda: folds.tentative):
             self.vote(q, DropReason.WITHHELD, now)
+        self.vote_flaps(now)
         if final.round.deck is not None:  # (a commit game owes no shares: no refold here)
             store = self.chains.shares.store  # (a move's turn-up shares: beats, §10.14)
             for q in membership.withheld_shares(now, final, folds.tentative, store):

@@ -131,6 +131,7 @@ class DropReason(enum.IntEnum):
     WITHHELD = 3  #: the member stays connected but withholds what the round waits for
     ABANDON = 4  #: two members left and one is gone: the other ends the game (DESIGN.md §6)
     REJOIN = 5  #: a dropped member asked to rejoin (at its event ``last_seq``): readmit it
+    FLAPPING = 6  #: the member withdrew its votes too often: a flap fault (protocol/flaps.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +229,8 @@ class Drop:
     (``min(last_seq, VOTE_WINDOW)`` of them; none for a withdrawal): an id names the whole
     chain before it, so the votes say which chain each voter counts, and the fold keeps one
     (docs/protocol.md §9.2). For an equivocation, ``fork_seq`` is the seq the voter has proof
-    the member signed twice.
+    the member signed twice; for a flap fault, the seq of the member's withdrawal that passed
+    the limit (:mod:`p2p_nertz.protocol.flaps`).
     """
 
     frontier: tuple[int, ...]
@@ -676,6 +678,10 @@ def _parse_result(body: Body, seats: int) -> Result:
     )
 
 
+#: The votes that name the seq of the fault they prove (``Drop.fork_seq``).
+_PROOF_VOTES = frozenset({DropReason.EQUIVOCATION, DropReason.FLAPPING})
+
+
 def _parse_drop(body: Body, seats: int) -> Drop:
     f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
     seqs, frontier_ids = _frontier(f, seats)
@@ -686,8 +692,10 @@ def _parse_drop(body: Body, seats: int) -> Drop:
         DropReason(_int(reason, 0, len(DropReason) - 1, "the drop reason")),
         _int(fork_seq, 0, _MAX_SEQ, "the fork seq"),
     )
-    if (vote.reason is DropReason.EQUIVOCATION) != (vote.fork_seq > 0):
-        raise ValueError("an equivocation vote names its fork seq, and only it does")
+    if (vote.reason in _PROOF_VOTES) != (vote.fork_seq > 0):
+        raise ValueError(
+            "an equivocation or flapping vote names its fork seq (the fault's), and only it does"
+        )
     if vote.reason is DropReason.WITHDRAW and vote.last_seq:
         raise ValueError("a withdrawal counts nothing (last seq 0)")
     if vote.reason is DropReason.REJOIN and not vote.last_seq:

@@ -443,6 +443,7 @@ class Duties:
             or seat in final.left
             or seat in final.rejoining
             or any(v.reason is DropReason.EQUIVOCATION for _, v in final.votes.get(seat, ()))
+            or seat in final.flaps.faults  # (at a flap fault: protocol/flaps.py)
             or any(m.kind is Kind.JOIN for m in own[cut:])
         ):
             return None
@@ -466,10 +467,10 @@ class Duties:
                 continue
             if q in final.rejoining or request <= final.dropped[q]:
                 continue
-            if q in forked_at:
+            if q in forked_at or q in final.flaps.faults:
                 # Proven to fork while it was out (two versions of one of its events, in its
-                # gap): a cheater does not come back (§9.8), whether or not what it forked
-                # would have counted (soak seed 544).
+                # gap), or at a flap fault: a cheater does not come back (§9.8), whether or not
+                # what it forked would have counted (soak seed 544).
                 continue
             sponsored.add((q, request))
             due.append((q, request))

@@ -125,6 +125,9 @@ class RefusalCode(enum.StrEnum):
     """A result whose lake digest or scores disagree with the fold's own."""
     SELF_VOTE = "self_vote"
     """A vote to drop its own author."""
+    UNPROVEN_FLAP = "unproven_flap"
+    """A vote *flapping* naming a withdrawal at which the fold finds no flap fault of the
+    member (:mod:`p2p_nertz.protocol.flaps`): a forged proof."""
     BAD_REJOIN = "bad_rejoin"
     """A readmission of a member that left, was dropped for cheating, or asked before its cut."""
     BAD_ABANDON = "bad_abandon"

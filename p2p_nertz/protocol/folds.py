@@ -923,4 +923,6 @@ class Unheld:
 
 
 #: The votes that may drop a member (not withdrawals, abandons, readmissions).
-_AGAINST = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+_AGAINST = frozenset(
+    {DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION, DropReason.FLAPPING}
+)

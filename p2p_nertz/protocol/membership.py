@@ -495,7 +495,7 @@ class Membership:
             self.sponsored.add((vote.seat, vote.last_seq))
         elif vote.reason is not DropReason.WITHDRAW:
             self.voted[vote.seat] = vote.last_seq
-            if vote.reason in (DropReason.EQUIVOCATION, DropReason.WITHHELD):
+            if vote.reason in _STANDING:
                 self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
             if vote.reason is DropReason.WITHHELD:
                 self.withheld_back.add(vote.seat)  # (why: Author.recall)
@@ -608,3 +608,7 @@ def waits_for(final: GameState) -> frozenset[int]:
     if final.phase is not Phase.DEAL or deck is None:
         return waiting
     return waiting & {deck.members[i] for i in deck.stages_due()}
+
+
+#: Our votes that stand when their member is heard (§9.2): on proof, or *withheld*.
+_STANDING = frozenset({DropReason.EQUIVOCATION, DropReason.WITHHELD, DropReason.FLAPPING})

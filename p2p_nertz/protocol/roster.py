@@ -518,7 +518,7 @@ class Roster:
             return  # another member readmitted it first, or it is back already
         if target in self.left:
             raise Refuse(_C.BAD_REJOIN, f"seat {target} left the game: it cannot rejoin")
-        if any(v.reason is DropReason.EQUIVOCATION for _, v in self.votes.get(target, ())):
+        if any(v.reason in _PROVEN for _, v in self.votes.get(target, ())):
             raise Refuse(_C.BAD_REJOIN, f"seat {target} was dropped for cheating: it cannot rejoin")
         if body.last_seq <= self.dropped[target]:
             raise Refuse(_C.BAD_REJOIN, f"seat {target}'s rejoin request must come after its cut")
@@ -1073,7 +1073,12 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 #: The votes against a member that freeze what their voter announces of its feed (§9.2),
 #: and so, standing, cap the member's own votes of these kinds (Roster.standing_caps).
 #: Withdrawals, abandons and readmissions are not votes against anyone's feed.
-_CAPPED = frozenset({DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION})
+_CAPPED = frozenset(
+    {DropReason.SILENT, DropReason.WITHHELD, DropReason.EQUIVOCATION, DropReason.FLAPPING}
+)
+#: The votes on a fault the member's own signed messages prove: a member dropped on them
+#: does not come back (§9.4, §9.8).
+_PROVEN = frozenset({DropReason.EQUIVOCATION, DropReason.FLAPPING})
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)

@@ -54,6 +54,7 @@ from collections.abc import Callable
 
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol import flaps
 from p2p_nertz.protocol.abandonment import Abandonment, ended_void
 from p2p_nertz.protocol.bodies import (
     Drop,
@@ -197,6 +198,7 @@ class GameState:
         self.past_rounds: tuple[RoundState, ...] = ()
         #: what an abandon needs to end the game (§9.3): every abandon known, what it saw
         self.abandonment = Abandonment()
+        self.flaps = flaps.Flaps()  # the withdrawals counted, the flap faults (flaps.py)
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -467,6 +469,9 @@ class GameState:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
+            return
+        if flaps.flapped(self, event.seat, event.seq, body):
+            roster.freeze(event.seat, body, event.seq, event.lamport)  # (past its flap fault)
             return
         if body.reason is DropReason.REJOIN:
             roster.rejoin(body, over=self.phase is Phase.OVER)

@@ -123,6 +123,7 @@ def check(result: SimResult) -> list[str]:
     problems += _no_split_brain(peers)
     problems += _split(peers)
     problems += _no_loss(result, peers, counted)
+    problems += _no_honest_flaps(peers, cheaters)
     # Validity and conservation, from the logs alone: the real audit reads every log, as
     # `nertz audit` would, and replays every finished round with every deck known (deep).
     report = result.audit = audit_logs(result)
@@ -147,6 +148,17 @@ def _honest(result: SimResult) -> _Seats:
     cheaters = result.config.faults.cheaters
     return [
         (seat, p) for seat, p in enumerate(result.peers) if p is not None and seat not in cheaters
+    ]
+
+
+def _no_honest_flaps(peers: _Seats, cheaters: frozenset[int]) -> list[str]:
+    """No honest peer's final fold finds an honest member at a flap fault
+    (:mod:`p2p_nertz.protocol.flaps`: the limit is one no honest member reaches)."""
+    return [
+        f"flaps: seat {seat}'s fold finds honest seat {q} at a flap fault (its event {at})"
+        for seat, p in peers
+        for q, at in sorted(p.final.flaps.faults.items())
+        if q not in cheaters
     ]
 
 
