@@ -324,11 +324,11 @@ class DeckRound:
         of = share.of_seat
         if of == share.seat:
             return self.keys[of].key
-        if of in self.gone:
-            dealing = self.keys[of].dealing
-            assert dealing is not None  # (a member is dropped only from three up)
-            return share_key(self.keys[of].key, dealing.commitments, share.seat)
-        raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped")
+        # (A member of a round of two is dropped with no dealing: no partial opens for it.)
+        dealing = self.keys[of].dealing if of in self.gone else None
+        if dealing is None:
+            raise Refuse(_C.BAD_SHARE, f"a partial share for member {of}, not dropped or not dealt")
+        return share_key(self.keys[of].key, dealing.commitments, share.seat)
 
     def right(self, share: Share) -> bool:
         """Whether ``share`` (its ``seat`` its maker's member index) is right in this round as
@@ -393,9 +393,11 @@ class DeckRound:
         return all(sum(self.holds(j, m) for j in left) >= t for m in self.gone)
 
     def holds(self, member: int, of: int) -> bool:
-        """Whether ``member`` can make partial shares for ``of`` as far as the fold knows:
-        not while its complaint of ``of``'s box is unanswered (docs/shuffle.md §6.3)."""
-        return (of, member) not in self.complaints or self.complaints[(of, member)] is not None
+        """Whether ``member`` can make partial shares for ``of`` as far as the fold knows: not
+        while its complaint of ``of``'s box is unanswered (docs/shuffle.md §6.3), nor ever in a
+        round of two members, whose keys deal no VSS shares (§6.4; soak seed 508)."""
+        answered = self.complaints.get((of, member), 0) is not None
+        return answered and self.keys[of].dealing is not None
 
     def _points(self, where: tuple[int, int]) -> list[bytes] | None:
         """Every member's share of ``where``: its own, or for a member dropped the Lagrange
