@@ -147,10 +147,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Two workers per core for ``-n auto``: most slow tests are real processes playing at the
-    bots' pace, waiting on the clock rather than the CPU, so a second worker per core runs
-    while they wait."""
-    return 2 * (os.cpu_count() or 1)
+    """Three workers per core for ``-n auto``: most slow tests are real processes playing at
+    the bots' pace, waiting on the clock rather than the CPU, so more workers than cores run
+    while they wait. (Session 22, 2 cores, quiet: 4 workers 9 min 43 s of wall time, 6 workers
+    7 min 50 s, the same 11-12 min of CPU.)"""
+    return 3 * (os.cpu_count() or 1)
 
 
 @pytest.fixture

@@ -128,11 +128,22 @@ def _stranger_floods_and_resets(endpoint: str) -> int:
         except ConnectionError:
             greeting = b""
         if not greeting:  # cut off at its greeting (the node speaks another mechanism)
+            sock.close()
             return 0
         assert greeting[:1] == b"\xff"  # zmq's greeting: its I/O thread reads this one
+    except BaseException:
+        sock.close()
+        raise
+    return _flood_then_reset(sock, chunk)
+
+
+def _flood_then_reset(sock: socket.socket, chunk: bytes) -> int:
+    """Send ``chunk`` over and over until the connection takes no byte for 2 s (the other
+    side's reader has stopped and the kernel's buffers are full) or the other side closes it,
+    then reset it (``SO_LINGER`` 0: a TCP RST) and close it. Return the bytes sent."""
+    try:
         sock.setblocking(False)
         sent = 0
-        # Writable again within 2 s while zmq reads on; not, once it has stopped reading.
         while select.select([], [sock], [], 2.0)[1]:
             try:
                 sent += sock.send(chunk)
@@ -142,7 +153,7 @@ def _stranger_floods_and_resets(endpoint: str) -> int:
                 break
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     finally:
-        sock.close()  # with SO_LINGER 0: a TCP RST
+        sock.close()
     return sent
 
 
@@ -178,17 +189,10 @@ def _stranger_floods_the_lobby_and_resets(endpoint: str) -> int:
     sock = socket.create_connection((host, int(port)), timeout=30)
     try:
         sock.sendall(PREAMBLE)
-        sock.setblocking(False)
-        sent = 0
-        while select.select([], [sock], [], 2.0)[1]:
-            try:
-                sent += sock.send(chunk)
-            except BlockingIOError:
-                continue
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    finally:
-        sock.close()  # with SO_LINGER 0: a TCP RST
-    return sent
+    except BaseException:
+        sock.close()
+        raise
+    return _flood_then_reset(sock, chunk)
 
 
 def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
@@ -204,17 +208,10 @@ def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
         sock.sendall(GREETING + READY)
         if select.select([sock], [], [], 2.0)[0]:
             sock.recv(10)
-        sock.setblocking(False)
-        sent = 0
-        while select.select([], [sock], [], 2.0)[1]:
-            try:
-                sent += sock.send(chunk)
-            except BlockingIOError:
-                continue
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    finally:
-        sock.close()  # with SO_LINGER 0: a TCP RST
-    return sent
+    except BaseException:
+        sock.close()
+        raise
+    return _flood_then_reset(sock, chunk)
 
 
 def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_seats_a_guest() -> (
