@@ -16,21 +16,14 @@ then sits at its table and the game starts.
 from __future__ import annotations
 
 import os
-import select
 import signal
-import socket
-import struct
 import subprocess
 import sys
 
 import pytest
-import trio
+from stranger_helpers import assert_seated_and_lived, flood_the_lobby_then_reset, seat_a_guest
 
-from p2p_nertz.lobby.framing import PREAMBLE, frame
-from p2p_nertz.lobby.state import LobbyError, Session
-from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.rng import derive_seed
-from p2p_nertz.runtime.lobby import join_lobby
+from p2p_nertz.lobby.framing import frame
 
 pytestmark = [
     pytest.mark.slow,
@@ -73,28 +66,6 @@ trio.run(main)
 BUSY = 3.0
 
 
-def _flood_until_full_then_reset(endpoint: str) -> int:
-    """Connect to the stopped host, send the preamble and lobby-sized frames (not lobby
-    messages: the host drops them) until the connection takes no more bytes (the stopped
-    host's kernel buffers are full), then reset it. Return the bytes sent."""
-    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-    chunk = frame(b"x" * 200) * 100
-    sock = socket.create_connection((host, int(port)), timeout=30)  # (the kernel accepts it)
-    try:
-        sock.sendall(PREAMBLE)
-        sock.setblocking(False)
-        sent = 0
-        while select.select([], [sock], [], 2.0)[1]:
-            try:
-                sent += sock.send(chunk)
-            except BlockingIOError:
-                continue
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    finally:
-        sock.close()  # with SO_LINGER 0: a TCP RST
-    return sent
-
-
 def test_lobby_host_stopped_with_a_flood_then_reset_wakes_and_seats_a_guest() -> None:
     host = subprocess.Popen(
         [sys.executable, "-c", HOST, str(BUSY)],
@@ -109,26 +80,13 @@ def test_lobby_host_stopped_with_a_flood_then_reset_wakes_and_seats_a_guest() ->
         assert endpoint.startswith("tcp://127.0.0.1:"), host.stderr and host.stderr.read()
         os.kill(host.pid, signal.SIGSTOP)
         try:
-            sent = _flood_until_full_then_reset(endpoint)
+            sent = flood_the_lobby_then_reset(endpoint, frame(b"x" * 200) * 100)
         finally:
             os.kill(host.pid, signal.SIGCONT)
-        guest = Identity.generate(derive_seed(b"test-lobby-wakes", 1))
-        session: Session | None = None
-        refused = ""
-        try:
-            session = trio.run(
-                lambda: join_lobby(guest, "Bob", "tcp://127.0.0.1:10", endpoint, timeout=30.0)
-            )
-        except LobbyError as exc:
-            refused = str(exc)  # (the host's exit says why, first)
-        out, err = host.communicate(timeout=30)  # (closes its stdin: it stops serving)
+        session, refused, out, err = seat_a_guest(host, endpoint, b"test-lobby-wakes", 30.0)
     finally:
         if host.poll() is None:
             host.kill()
             host.communicate()
     assert sent > 0
-    assert host.returncode == 0, err  # an abort: a signal's negative status
-    assert session is not None, refused
-    assert sorted(m.name for m in session.spec.members) == ["Ann", "Bob"]
-    assert out.split() == ["Ann", "Bob"]
-    assert "Traceback" not in err
+    assert_seated_and_lived(host, session, refused, out, err)

@@ -37,13 +37,14 @@ import subprocess
 import sys
 
 import pytest
-import trio
+from stranger_helpers import (
+    assert_seated_and_lived,
+    flood_the_lobby_then_reset,
+    flood_then_reset,
+    seat_a_guest,
+)
 
-from p2p_nertz.lobby.framing import PREAMBLE, frame
-from p2p_nertz.lobby.state import LobbyError, Session
-from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.rng import derive_seed
-from p2p_nertz.runtime.lobby import join_lobby
+from p2p_nertz.lobby.framing import frame
 
 pytestmark = [
     pytest.mark.slow,
@@ -134,27 +135,7 @@ def _stranger_floods_and_resets(endpoint: str) -> int:
     except BaseException:
         sock.close()
         raise
-    return _flood_then_reset(sock, chunk)
-
-
-def _flood_then_reset(sock: socket.socket, chunk: bytes) -> int:
-    """Send ``chunk`` over and over until the connection takes no byte for 2 s (the other
-    side's reader has stopped and the kernel's buffers are full) or the other side closes it,
-    then reset it (``SO_LINGER`` 0: a TCP RST) and close it. Return the bytes sent."""
-    try:
-        sock.setblocking(False)
-        sent = 0
-        while select.select([], [sock], [], 2.0)[1]:
-            try:
-                sent += sock.send(chunk)
-            except BlockingIOError:
-                continue
-            except OSError:  # reset or closed by the other side: it refused us
-                break
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    finally:
-        sock.close()
-    return sent
+    return flood_then_reset(sock, chunk)
 
 
 def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset() -> None:
@@ -180,21 +161,6 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
     assert "Traceback" not in err
 
 
-def _stranger_floods_the_lobby_and_resets(endpoint: str) -> int:
-    """The same attack in the lobby's own stream: the preamble, then frames of 100 bytes and
-    a PING each until the connection stops taking bytes (the busy host reads nothing, the
-    kernel's buffers are full), then a reset. Return the bytes sent."""
-    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-    chunk = (frame(b"x" * 100) + frame(PING)) * 100
-    sock = socket.create_connection((host, int(port)), timeout=30)
-    try:
-        sock.sendall(PREAMBLE)
-    except BaseException:
-        sock.close()
-        raise
-    return _flood_then_reset(sock, chunk)
-
-
 def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
     """The attack as :func:`_stranger_floods_and_resets` makes it (ZMTP's greeting, READY,
     messages and PINGs until the connection stops taking bytes, then a reset), but taking the
@@ -211,7 +177,7 @@ def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
     except BaseException:
         sock.close()
         raise
-    return _flood_then_reset(sock, chunk)
+    return flood_then_reset(sock, chunk)
 
 
 def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_seats_a_guest() -> (
@@ -231,26 +197,14 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
         host.send_signal(signal.SIGUSR1)
         assert host.stdout.readline().strip() == "busy"
         sent = _stranger_floods_zmtp_and_resets(endpoint)
-        sent += _stranger_floods_the_lobby_and_resets(endpoint)
+        # The same in the lobby's own stream: frames of 100 bytes and a PING each.
+        sent += flood_the_lobby_then_reset(endpoint, (frame(b"x" * 100) + frame(PING)) * 100)
         host.stdin.write("\n")  # the host's loop reads again
         host.stdin.flush()
-        guest = Identity.generate(derive_seed(b"test-stranger-abort", 1))
-        session: Session | None = None
-        refused = ""
-        try:
-            session = trio.run(
-                lambda: join_lobby(guest, "Bob", "tcp://127.0.0.1:10", endpoint, timeout=10.0)
-            )
-        except LobbyError as exc:
-            refused = str(exc)  # (the host's exit says why, first)
-        out, err = host.communicate(timeout=30)  # (closes its stdin: it stops serving)
+        session, refused, out, err = seat_a_guest(host, endpoint, b"test-stranger-abort", 10.0)
     finally:
         if host.poll() is None:
             host.kill()
             host.communicate()
     assert sent > 0
-    assert host.returncode == 0, err  # an abort: a signal's negative status
-    assert session is not None, refused
-    assert sorted(m.name for m in session.spec.members) == ["Ann", "Bob"]
-    assert out.split() == ["Ann", "Bob"]
-    assert "Traceback" not in err
+    assert_seated_and_lived(host, session, refused, out, err)
