@@ -320,7 +320,10 @@ def test_audit_tamper_clock_below_an_acknowledged_event_is_named(game: Game) -> 
     assert early and (early[0].seat, early[0].seq) == (1, event.seq)
 
 
-def test_audit_tamper_truncated_file_is_named(game: Game) -> None:
+def test_audit_tamper_a_torn_tail_is_a_notice_not_a_verdict(game: Game) -> None:
+    # A writer that died mid-append leaves a torn last frame: the record in it was never sent
+    # (durable before send) or is another member's event that other logs hold, so the torn
+    # bytes hide nothing. The audit names the tail, and the game stays valid.
     files = game.files()
     cut = len(files[0]) - 7  # inside the last frame
     files[0] = files[0][:cut]
@@ -328,6 +331,22 @@ def test_audit_tamper_truncated_file_is_named(game: Game) -> None:
     truncated = _only(report.violations, K.TRUNCATED)
     assert [v.log for v in truncated] == ["p1.log"]
     assert truncated[0].offset is not None and truncated[0].offset < cut
+    assert truncated[0].severity is Severity.NOTICE
+    assert not report.errors
+    assert report.exit_status == 0
+
+
+def test_audit_tamper_a_log_cut_mid_game_is_invalid_by_its_gap(game: Game) -> None:
+    # Cut inside a frame half-way: the torn tail itself is a notice, but the log now lacks
+    # events of its own peer that the other logs hold, which no crash can do (its peer signed
+    # and sent them after the cut): a gap, an error.
+    files = game.files()
+    cut = len(files[0]) // 2
+    files[0] = files[0][:cut]
+    report = game.audit(files=files)
+    assert [v.log for v in _only(report.violations, K.TRUNCATED)] == ["p1.log"]
+    gaps = _only(report.errors, K.GAP)
+    assert gaps and {g.log for g in gaps} == {"p1.log"}
     assert report.exit_status == 1
 
 

@@ -48,7 +48,9 @@ class FindingKind(enum.StrEnum):
     LOG_DAMAGE = "log_damage"
     """Damaged bytes inside a log (a bad frame, a checksum that fails, an invalid record)."""
     TRUNCATED = "truncated"
-    """A log ends inside a frame: the file was cut (or its writer died and never restarted)."""
+    """A log ends inside a frame: its writer died mid-append and never restarted, or the file
+    was cut (notice: a crash's torn record was never sent, so it hides nothing; a cut that
+    lost events others hold is a ``gap``, an error)."""
     MISFILED = "misfiled"
     """A record filed as the log owner's own event is by someone else, or the reverse."""
     REORDERED = "reordered"
@@ -154,6 +156,7 @@ _NOTICES = frozenset(
     {
         FindingKind.LOG_ENDS_EARLY,
         FindingKind.SINGLE_COPY,
+        FindingKind.TRUNCATED,
         FindingKind.INCOMPLETE,
         FindingKind.PROVISIONAL_SPLIT,
     }
