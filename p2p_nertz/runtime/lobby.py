@@ -41,7 +41,13 @@ from p2p_nertz.errors import NertzError, TransportBrokenError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
 from p2p_nertz.lobby.framing import FramingError
 from p2p_nertz.lobby.limits import DropTally, TokenBuckets
-from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView, signed_by
+from p2p_nertz.lobby.messages import (
+    ANY_LOBBY,
+    CHALLENGE_SIZE,
+    LobbyMessageError,
+    TableView,
+    signed_by,
+)
 from p2p_nertz.lobby.state import (
     KEY_BURST,
     KEY_RATE,
@@ -388,7 +394,7 @@ class LobbyHost:
                 continue
             if len(self._links) >= self._max_links:
                 self._displace()
-            link = Link(stream, opened=self._clock())
+            link = Link(stream, opened=self._clock(), challenge=os.urandom(CHALLENGE_SIZE))
             link.bucket = TokenBuckets(rate=KEY_RATE, burst=KEY_BURST, max_keys=1)
             self._links.add(link)
             nursery.start_soon(self._serve_link, link)
@@ -457,7 +463,7 @@ class LobbyHost:
             return
         before = (self.table.seats, self.table.started)
         try:
-            outs = self.table.receive(data, now, sender=link.key)
+            outs = self.table.receive(data, now, sender=link.key, challenge=link.challenge)
         except LobbyMessageError as exc:
             self.rejected += 1
             self._drop(f"{exc.code} {exc.kind or 'lobby'}", link.key or link.label, str(exc))
@@ -732,6 +738,7 @@ class LobbyGuest:
         while True:
             try:
                 async with open_link(self.lobby_endpoint) as link:
+                    self.state.challenge = link.challenge  # what we sign on this link answers
                     self._link = link
                     self._unlinked = trio.Event()
                     self._poke.set()  # say hello on this connection now
