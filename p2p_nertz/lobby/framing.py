@@ -81,8 +81,7 @@ def read_challenge(message: bytes) -> bytes:
     """
     if len(message) != CHALLENGE_SIZE:
         raise FramingError(
-            f"the host's first frame is a {CHALLENGE_SIZE}-byte challenge, "
-            f"not {len(message)} bytes"
+            f"the host's first frame is a {CHALLENGE_SIZE}-byte challenge, not {len(message)} bytes"
         )
     return message
 
