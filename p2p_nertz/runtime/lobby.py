@@ -7,7 +7,9 @@ is open to strangers, so it speaks no ZMTP: libzmq 4.3.5 lets anyone who reaches
 abort the process (docs/protocol.md §13); a lobby connection's bytes only ever fill that
 connection's own buffers.
 
-* :class:`LobbyHost` listens on a TCP port for the lobby. A connection is bound to the key
+* :class:`LobbyHost` listens on a TCP port for the lobby. It sends each connection a challenge
+  of its own (random, the first frame), which a guest's every message must carry there (a
+  message replayed from another connection is refused). A connection is bound to the key
   whose signed message it carried first: its later messages are counted against that key's
   rate before their signature is checked, and refused if another key signed them; the host
   answers a key on the connection that last brought a message the table took from it. It
