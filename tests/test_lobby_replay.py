@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
 
@@ -182,3 +183,31 @@ async def test_a_guest_of_an_older_stream_is_told_the_hosts_version_and_closed()
         await until(lambda: lobby.rejected == 1)
         assert lobby.drops.total == 1
         assert [s.name for s in lobby.table.seats] == ["Ann"]
+
+
+async def test_a_guest_stops_at_once_at_a_host_whose_messages_are_of_another_version() -> None:
+    """A host of this stream whose messages are of version 2 (an implementation that bumped
+    one and not the other): the guest says so at its first answer, not after its timeout."""
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    async with listener, trio.open_nursery() as nursery:
+
+        async def host() -> None:
+            link = Link(await listener.accept(), challenge=bytes(range(32)))
+            async with link.stream:
+                await link.greet()
+                await link.receive()  # the guest's hello
+                payload: bytes = msgpack.packb(
+                    [2, "table", LOBBY, ANN.peer_id, [{}, 2, []]], use_bin_type=True
+                )
+                await link.send(payload + ANN.sign(b"p2p-nertz/v1/lobby\0" + payload))
+                await trio.sleep_forever()
+
+        nursery.start_soon(host)
+        endpoint = f"tcp://127.0.0.1:{listener.socket.getsockname()[1]}"
+        with trio.fail_after(5), pytest.raises(LobbyError) as refused:
+            await join_lobby(BOB, "Bob", BOB_AT, endpoint, timeout=60)
+        nursery.cancel_scope.cancel()
+    assert str(refused.value) == (
+        "the host speaks another lobby: lobby message version 2 is not supported (this "
+        "p2p-nertz speaks 3); upgrade the older side"
+    )

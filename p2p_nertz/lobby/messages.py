@@ -393,7 +393,8 @@ def decode(data: bytes) -> LobbyMessage:
             pass
         case [int() as version, *_] if version != VERSION:
             raise LobbyMessageError(
-                f"lobby version {version} is not supported (this is {VERSION})",
+                f"lobby message version {version} is not supported "
+                f"(this p2p-nertz speaks {VERSION})",
                 code="other version",
             )
         case _:
@@ -404,7 +405,7 @@ def decode(data: bytes) -> LobbyMessage:
     known = kind_name if kind_name in _KIND_NAMES else None
     if version != VERSION:
         raise LobbyMessageError(
-            f"lobby version {version} is not supported (this is {VERSION})",
+            f"lobby message version {version} is not supported (this p2p-nertz speaks {VERSION})",
             code="other version",
             kind=known,
         )

@@ -574,9 +574,18 @@ class GuestLobby:
             LobbyMessageError: the bytes are not a valid message from this lobby's host.
             StartRefusedError: the host started a game that is not a table we said ready for,
                 or changed the rules of a guest that stays ready (we join nothing).
-            LobbyError: the host refused us or closed the lobby.
+            LobbyError: the host refused us or closed the lobby, or speaks another version
+                of the lobby's messages (it can say nothing we read: we stop at once rather
+                than wait for its silence to time out).
         """
-        message = decode(data)
+        try:
+            message = decode(data)
+        except LobbyMessageError as exc:
+            if exc.code == "other version":
+                raise LobbyError(
+                    f"the host speaks another lobby: {exc}; upgrade the older side"
+                ) from None
+            raise
         if self.host is None:
             self.host = message.sender
         if message.sender != self.host:

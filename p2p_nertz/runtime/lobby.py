@@ -422,8 +422,12 @@ class LobbyHost:
                 async with link.stream, trio.open_nursery() as nursery:
                     send, outbox = trio.open_memory_channel[bytes](LINK_OUTBOX)
                     link.outbox = send
-                    nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
-                    await self._read_link(link)
+                    # The greeting first, before anything is read: whatever the other side
+                    # speaks, it learns our version (§3) before we can close on it.
+                    with suppress(TransportBrokenError):
+                        await link.greet(timeout=SEND_TIMEOUT)
+                        nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
+                        await self._read_link(link)
                     nursery.cancel_scope.cancel()
         finally:
             self._links.discard(link)
@@ -434,7 +438,6 @@ class LobbyHost:
         self, link: Link, outbox: trio.MemoryReceiveChannel[bytes], scope: trio.CancelScope
     ) -> None:
         try:
-            await link.greet()
             async for data in outbox:
                 await link.send(data, timeout=SEND_TIMEOUT)
         except TransportBrokenError:
@@ -449,6 +452,7 @@ class LobbyHost:
                 self._drop(
                     "broken stream", link.key or link.label, f"from {link.label.decode()}: {exc}"
                 )
+                await link.drain(_BYE_FLUSH)  # (so that our preamble reaches it, §3)
                 return
             except TransportBrokenError:
                 return

@@ -95,15 +95,15 @@ class Link:
             return "?"
         return f"{address}:{port}"
 
-    async def greet(self) -> None:
+    async def greet(self, *, timeout: float = math.inf) -> None:
         """Send the preamble (each side sends it first), then, on the host's side (a link
         made with a :attr:`challenge`), the challenge as the first frame.
 
         Raises:
-            TransportBrokenError: the connection broke.
+            TransportBrokenError: the connection broke, or took nothing in ``timeout``.
         """
         await self._send_bytes(
-            PREAMBLE + (frame(self.challenge) if self.challenge else b""), math.inf
+            PREAMBLE + (frame(self.challenge) if self.challenge else b""), timeout
         )
 
     async def send(self, message: bytes, *, timeout: float = math.inf) -> None:
@@ -148,6 +148,19 @@ class Link:
                 self._ready.extend(self.reader.feed(data))
             return self._ready.popleft()
         raise TransportBrokenError(f"no complete frame in {idle:g} s")
+
+    async def drain(self, seconds: float) -> None:
+        """End our stream, then read and discard what the other side still sends until it
+        closes, for ``seconds`` at most: a connection closed with bytes left unread is reset,
+        and a reset may discard what we sent before it (the preamble that tells the other
+        side our version)."""
+        await self.close_write()
+        with (
+            trio.move_on_after(seconds),
+            suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+        ):
+            while await self.stream.receive_some(READ_MAX):
+                pass
 
     async def close_write(self) -> None:
         """Say we send no more (the other side reads what we sent, then the end)."""
