@@ -8,6 +8,7 @@ on a real socket. Our side is a real :class:`Mesh`, and a real ``nertz node`` pr
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.guard import RefusalLog
 from p2p_nertz.runtime.handshakes import TransportVersionError
 from p2p_nertz.runtime.mesh import Mesh
 
@@ -93,3 +95,21 @@ def test_a_node_whose_peer_speaks_transport_version_one_stops_and_says_so(
     assert done.returncode == EXIT_FAILED
     line = one_error_line(done, BOB.fingerprint, endpoint, "version 2", "version 1")
     assert line.startswith("nertz node: error: the member")
+
+
+def test_a_message_of_another_protocol_version_is_said_once_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The transport can match and the protocol differ (a shuffle game between a build that
+    speaks protocol version 3 and one that speaks 4): the node's refusals say it in a WARNING
+    line at the first such message, naming both, and only once."""
+    refusals = RefusalLog(logging.getLogger("test.versions"))
+    with caplog.at_level(logging.WARNING, logger="test.versions"):
+        for now in (0.0, 0.1, 30.0):
+            refusals.refused("bad_version", "version 3, this game's is 4", now)
+    said = [r.getMessage() for r in caplog.records if "protocol version" in r.getMessage()]
+    assert said == [
+        "refused a message of another protocol version (version 3, this game's is 4): a member "
+        "runs another p2p-nertz; every member must run the same version (docs/protocol.md §4.7)"
+    ]
+    assert refusals.counts["bad_version"] == 3
