@@ -154,11 +154,11 @@ class Link:
         closes, for ``seconds`` at most: a connection closed with bytes left unread is reset,
         and a reset may discard what we sent before it (the preamble that tells the other
         side our version)."""
-        await self.close_write()
         with (
             trio.move_on_after(seconds),
             suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
         ):
+            await self.close_write()
             while await self.stream.receive_some(READ_MAX):
                 pass
 
