@@ -34,7 +34,7 @@ import time
 import trio
 
 from p2p_nertz.lobby.framing import HEADER, PREAMBLE, frame
-from p2p_nertz.lobby.messages import MAX_MESSAGE
+from p2p_nertz.lobby.messages import CHALLENGE_SIZE, MAX_MESSAGE
 from p2p_nertz.lobby.state import GuestLobby, LobbyError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.lobby import LobbyGuest
@@ -74,6 +74,22 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+async def _challenge(stream: trio.SocketStream) -> bytes:
+    """The host's challenge on ``stream``, read from its greeting (docs/lobby.md §3)."""
+    greeting = len(PREAMBLE) + HEADER.size + CHALLENGE_SIZE
+    got = b""
+    while len(got) < greeting:
+        got += await stream.receive_some(greeting - len(got))
+    return got[-CHALLENGE_SIZE:]
+
+
+def _hello(n: int, challenge: bytes) -> bytes:
+    """A signed hello of a throwaway key, answering ``challenge``."""
+    seat = GuestLobby(Identity.generate(os.urandom(32)), "Mal", f"tcp://127.0.0.1:{8000 + n}")
+    seat.challenge = challenge
+    return frame(seat.hello())
+
+
 async def _flood(attack: str, endpoint: str, conns: int, sent: list[int]) -> None:
     address, port = split_endpoint(endpoint)
     if attack == "none":
@@ -90,17 +106,14 @@ async def _flood(attack: str, endpoint: str, conns: int, sent: list[int]) -> Non
         finally:
             for stream in streams:
                 stream.socket.close()
+    stream = await trio.open_tcp_stream(address, port)
     if attack == "tiny":
         chunk = frame(b"x") * 10_000
     elif attack == "big":
         chunk = frame(b"x" * MAX_MESSAGE) * 4
     else:
-        keys = [Identity.generate(os.urandom(32)) for _ in range(200)]
-        chunk = b"".join(
-            frame(GuestLobby(k, "Mal", f"tcp://127.0.0.1:{8000 + n}").hello())
-            for n, k in enumerate(keys)
-        )
-    stream = await trio.open_tcp_stream(address, port)
+        challenge = await _challenge(stream)  # (hellos that answer it: not mere replays)
+        chunk = b"".join(_hello(n, challenge) for n in range(200))
     try:
         await stream.send_all(PREAMBLE)
         while True:

@@ -36,6 +36,8 @@ BOB = Identity.generate(seed=b"b" * 32)
 CAT = Identity.generate(seed=b"c" * 32)
 EVE = Identity.generate(seed=b"e" * 32)
 LOBBY = bytes(range(1, 33))
+CHALLENGE = bytes(range(40, 72))
+"""The host's challenge on the connection of the sans-I/O tests' guests."""
 
 
 def beacon() -> Beacon:
@@ -142,15 +144,17 @@ def _signed(identity: Identity, fields: list[object]) -> bytes:
     ("fields", "reason"),
     [
         ([9, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "version 9"),
-        ([2, "shout", LOBBY, None, []], "'shout'"),
-        ([2, "hello", LOBBY, None, ["", "tcp://127.0.0.1:7000", True, b""]], "name"),
-        ([2, "hello", LOBBY, None, ["Bob", "tcp://0.0.0.0:7000", True, b""]], "endpoint"),
-        ([2, "hello", LOBBY, None, ["Bob", "ipc:///tmp/x", True, b""]], "endpoint"),
-        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:0", True, b""]], "endpoint"),
-        ([2, "hello", b"short", None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "32 bytes"),
-        ([2, "table", LOBBY, None, [{}, 9, []]], "seats"),
-        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True]], "bad 'hello'"),
-        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b"x"]], "digest"),
+        ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "version 2"),
+        ([3, "hello", LOBBY, None, b"x", ["Bob", "tcp://127.0.0.1:7000", True, b""]], "challenge"),
+        ([3, "shout", LOBBY, None, b"", []], "'shout'"),
+        ([3, "hello", LOBBY, None, b"", ["", "tcp://127.0.0.1:7000", True, b""]], "name"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://0.0.0.0:7000", True, b""]], "endpoint"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "ipc:///tmp/x", True, b""]], "endpoint"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:0", True, b""]], "endpoint"),
+        ([3, "hello", b"short", None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b""]], "32 bytes"),
+        ([3, "table", LOBBY, None, b"", [{}, 9, []]], "seats"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True]], "bad 'hello'"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"x"]], "digest"),
     ],
 )
 def test_lobby_bad_fields_are_refused(fields: list[object], reason: str) -> None:
@@ -175,7 +179,9 @@ def host(capacity: int = 4, rules: Rules | None = None) -> HostLobby:
 def guest(
     identity: Identity, name: str, port: int, *, ready: bool = True, stay_ready: bool = True
 ) -> GuestLobby:
-    return GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready, stay_ready=stay_ready)
+    seat = GuestLobby(identity, name, f"tcp://127.0.0.1:{port}", ready=ready, stay_ready=stay_ready)
+    seat.challenge = CHALLENGE
+    return seat
 
 
 _SEATED: weakref.WeakKeyDictionary[HostLobby, list[GuestLobby]] = weakref.WeakKeyDictionary()
@@ -184,7 +190,8 @@ _SEATED: weakref.WeakKeyDictionary[HostLobby, list[GuestLobby]] = weakref.WeakKe
 def _exchange(table: HostLobby, g: GuestLobby, now: float) -> list[object]:
     seated = _SEATED.setdefault(table, [])
     got = []
-    for out in table.receive(g.hello(), now, sender=g.identity.peer_id):
+    g.challenge = CHALLENGE  # (every guest here says everything on one connection)
+    for out in table.receive(g.hello(), now, sender=g.identity.peer_id, challenge=CHALLENGE):
         if out.to is None:
             for other in seated:
                 if other is not g and other.identity.peer_id in {s.peer_id for s in table.seats}:
@@ -281,12 +288,12 @@ def test_lobby_refuses_messages_signed_by_another_key_or_for_another_lobby() -> 
     table = host()
     hello = guest(BOB, "Bob", 7001).hello()
     with pytest.raises(LobbyMessageError, match="another key"):
-        table.receive(hello, 0.0, sender=EVE.peer_id)
-    other = encode(BOB, bytes(31) + b"\x07", Hello("Bob", "tcp://127.0.0.1:7001", True))
+        table.receive(hello, 0.0, sender=EVE.peer_id, challenge=CHALLENGE)
+    other = encode(BOB, bytes(31) + b"\x07", Hello("Bob", "tcp://127.0.0.1:7001", True), CHALLENGE)
     with pytest.raises(LobbyMessageError, match="another lobby"):
-        table.receive(other, 0.0)
+        table.receive(other, 0.0, challenge=CHALLENGE)
     with pytest.raises(LobbyMessageError, match="cannot send start"):
-        table.receive(encode(BOB, LOBBY, Start(b"", {})), 0.0)
+        table.receive(encode(BOB, LOBBY, Start(b"", {}), CHALLENGE), 0.0, challenge=CHALLENGE)
     assert len(table.seats) == 1
 
 
@@ -298,7 +305,7 @@ def test_lobby_silent_guest_is_unseated_and_bye_leaves() -> None:
     _exchange(table, cat, now=8.0)
     assert table.tick(9.5) != []
     assert [s.name for s in table.seats] == ["Ann", "Cat"]
-    table.receive(cat.bye("gone"), 10.0)
+    table.receive(cat.bye("gone"), 10.0, challenge=CHALLENGE)
     assert [s.name for s in table.seats] == ["Ann"]
     assert table.log[-1].endswith("left: gone")
 

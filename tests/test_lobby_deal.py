@@ -28,6 +28,7 @@ from p2p_nertz.ui.lobby import rules_text
 ANN = Identity.generate(seed=b"a" * 32)
 BOB = Identity.generate(seed=b"b" * 32)
 LOBBY = bytes(range(1, 33))
+CHALLENGE = bytes(range(40, 72))
 ANN_AT, BOB_AT = "tcp://127.0.0.1:7000", "tcp://127.0.0.1:7001"
 SEATS = (Seat(ANN.peer_id, "Ann", ANN_AT, True), Seat(BOB.peer_id, "Bob", BOB_AT, False))
 
@@ -35,12 +36,12 @@ SEATS = (Seat(ANN.peer_id, "Ann", ANN_AT, True), Seat(BOB.peer_id, "Bob", BOB_AT
 def _body(data: bytes) -> list[Any]:
     """The body fields of a signed lobby message, as sent."""
     fields = msgpack.unpackb(data[:-64], raw=False, strict_map_key=False)
-    body: list[Any] = fields[4]
+    body: list[Any] = fields[5]
     return body
 
 
 def _signed_table(body: list[Any]) -> bytes:
-    payload: bytes = msgpack.packb([2, "table", LOBBY, ANN.peer_id, body], use_bin_type=True)
+    payload: bytes = msgpack.packb([3, "table", LOBBY, ANN.peer_id, b"", body], use_bin_type=True)
     return payload + ANN.sign(b"p2p-nertz/v1/lobby\0" + payload)
 
 
@@ -86,8 +87,9 @@ def _host(deal: Deal) -> HostLobby:
 def _seat(table: HostLobby, bob: GuestLobby) -> TableView:
     """Bob sits and says ready for the table he is shown; the table he saw."""
     seen = None
+    bob.challenge = CHALLENGE
     for _ in range(3):  # hello, table, hello (ready for it), table
-        for out in table.receive(bob.hello(), 0.0, sender=BOB.peer_id):
+        for out in table.receive(bob.hello(), 0.0, sender=BOB.peer_id, challenge=CHALLENGE):
             seen = bob.receive(out.data)
     assert isinstance(seen, TableView)
     return seen

@@ -21,7 +21,7 @@ import trio
 import zmq
 
 from p2p_nertz.lobby.framing import HEADER, PREAMBLE, FrameReader, FramingError, frame
-from p2p_nertz.lobby.messages import MAX_MESSAGE
+from p2p_nertz.lobby.messages import CHALLENGE_SIZE, MAX_MESSAGE
 from p2p_nertz.lobby.state import GuestLobby, LobbyError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
@@ -54,7 +54,8 @@ def test_frames_come_out_the_same_however_the_bytes_are_cut() -> None:
     ("wire", "reason"),
     [
         (b"\xff" + bytes(8) + b"\x7f", "ZMTP"),
-        (PREAMBLE[:7] + b"\x02", "stream version 2 is not supported"),
+        (PREAMBLE[:7] + b"\x01", "version 1 of the lobby's stream .* version 2: upgrade the other"),
+        (PREAMBLE[:7] + b"\x03", "version 3 of the lobby's stream .* version 2: upgrade this"),
         (b"GET / HTTP/1.1\r\n", "not a p2p-nertz lobby"),
         (PREAMBLE + HEADER.pack(0), "not 0"),
         (PREAMBLE + HEADER.pack(MAX_MESSAGE + 1), f"not {MAX_MESSAGE + 1}"),
@@ -114,9 +115,30 @@ async def stranger(endpoint: str) -> trio.SocketStream:
     return stream
 
 
+GREETING = len(PREAMBLE) + HEADER.size + CHALLENGE_SIZE
+"""Bytes of a host's greeting: its preamble and its challenge (docs/lobby.md §3)."""
+
+
+def greeted_only(got: bytes) -> bool:
+    """Whether ``got`` is the host's greeting or part of it, and nothing after it."""
+    head = PREAMBLE + HEADER.pack(CHALLENGE_SIZE)
+    return len(got) <= GREETING and head.startswith(got[: len(head)])
+
+
+async def challenge_of(stream: trio.SocketStream) -> bytes:
+    """Read the host's greeting on ``stream``; its challenge, which a stranger's messages
+    must carry to be more than replays."""
+    got = b""
+    with trio.fail_after(15):
+        while len(got) < GREETING:
+            got += await stream.receive_some(GREETING - len(got))
+    assert greeted_only(got)
+    return got[-CHALLENGE_SIZE:]
+
+
 async def closed_by_host(stream: trio.SocketStream, seconds: float = 15.0) -> bytes:
     """Read ``stream`` until the host closes it; what the host sent and we read before (its
-    preamble, or less: a close with our bytes unread is a reset, which may discard it)."""
+    greeting, or less: a close with our bytes unread is a reset, which may discard it)."""
     got = b""
     with trio.fail_after(seconds):
         try:
@@ -143,14 +165,20 @@ def reset(stream: trio.SocketStream) -> None:
 async def flood_of_messages(lobby: LobbyHost, endpoint: str) -> None:
     """Forged hellos, signed hellos of many keys for another lobby, garbage frames and frames
     of the largest size, as fast as the host takes them."""
-    hello = GuestLobby(EVE, "Eve", "tcp://127.0.0.1:7702").hello()
-    forged = hello[:-1] + bytes([hello[-1] ^ 1])
+    stream = await stranger(endpoint)
+    challenge = await challenge_of(stream)
+
+    def hello(seat: GuestLobby) -> bytes:
+        seat.challenge = challenge
+        return seat.hello()
+
+    signed = hello(GuestLobby(EVE, "Eve", "tcp://127.0.0.1:7702"))
+    forged = signed[:-1] + bytes([signed[-1] ^ 1])
     keys = [Identity.generate(bytes([n]) * 32) for n in range(1, 60)]
     elsewhere = [
-        GuestLobby(k, "Mal", f"tcp://127.0.0.1:{8000 + n}", lobby_id=bytes([7]) * 32).hello()
+        hello(GuestLobby(k, "Mal", f"tcp://127.0.0.1:{8000 + n}", lobby_id=bytes([7]) * 32))
         for n, k in enumerate(keys)
     ]
-    stream = await stranger(endpoint)
     frames = [forged, b"\x93garbage", *elsewhere, b"x" * MAX_MESSAGE] * 20
     await stream.send_all(PREAMBLE + b"".join(frame(f) for f in frames))
     with trio.fail_after(30):
@@ -163,20 +191,20 @@ async def flood_of_messages(lobby: LobbyHost, endpoint: str) -> None:
 async def garbage(lobby: LobbyHost, endpoint: str) -> None:
     stream = await stranger(endpoint)
     await stream.send_all(bytes(range(256)) * 256)
-    assert PREAMBLE.startswith(await closed_by_host(stream))
+    assert greeted_only(await closed_by_host(stream))
 
 
 async def oversized_frame(lobby: LobbyHost, endpoint: str) -> None:
     stream = await stranger(endpoint)
     await stream.send_all(PREAMBLE + HEADER.pack(MAX_MESSAGE + 1) + b"x" * 4096)
-    assert PREAMBLE.startswith(await closed_by_host(stream))
+    assert greeted_only(await closed_by_host(stream))
 
 
 async def half_a_frame(lobby: LobbyHost, endpoint: str) -> None:
     stream = await stranger(endpoint)
     await stream.send_all(PREAMBLE + HEADER.pack(1000) + b"x" * 500)
     # Closed once it has gone IDLE without a frame.
-    assert PREAMBLE.startswith(await closed_by_host(stream, 10 * IDLE))
+    assert greeted_only(await closed_by_host(stream, 10 * IDLE))
 
 
 async def slowloris(lobby: LobbyHost, endpoint: str) -> None:
@@ -205,7 +233,7 @@ async def many_connections(lobby: LobbyHost, endpoint: str) -> None:
         while lobby.drops.total < 3 * MAX_LINKS:
             await trio.sleep(0.01)
     assert lobby.links <= MAX_LINKS
-    assert PREAMBLE.startswith(await closed_by_host(streams[0]))  # the first was displaced
+    assert greeted_only(await closed_by_host(streams[0]))  # the first was displaced
 
 
 ATTACKS: list[Callable[[LobbyHost, str], Awaitable[None]]] = [

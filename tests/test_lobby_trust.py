@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ import trio
 
 from p2p_nertz.errors import TransportBrokenError
 from p2p_nertz.lobby.messages import (
+    CHALLENGE_SIZE,
     Hello,
     LobbyMessageError,
     Seat,
@@ -49,6 +51,8 @@ BOB = Identity.generate(seed=b"B" * 32)
 CAT = Identity.generate(seed=b"C" * 32)
 EVE = Identity.generate(seed=b"E" * 32)
 LOBBY = bytes(range(100, 132))
+CHALLENGE = bytes(range(40, 72))
+"""The host's challenge on the connection of the sans-I/O tests' guests."""
 ANN_AT = "tcp://127.0.0.1:7600"
 BOB_AT = "tcp://127.0.0.1:7601"
 CAT_AT = "tcp://127.0.0.1:7602"
@@ -72,7 +76,8 @@ class LyingHost:
     async def serve(self, listener: trio.SocketListener) -> None:
         async with trio.open_nursery() as nursery:
             while True:
-                nursery.start_soon(self._read, Link(await listener.accept()))
+                stream = await listener.accept()
+                nursery.start_soon(self._read, Link(stream, challenge=os.urandom(CHALLENGE_SIZE)))
 
     async def _read(self, link: Link) -> None:
         async with link.stream:
@@ -219,6 +224,7 @@ async def test_host_does_not_count_a_ready_given_for_an_older_table() -> None:
         async with dealer(BOB, endpoint) as bob_socket:
             # Bob sits and says ready for the table of Ann and Bob, then says nothing more.
             bob = GuestLobby(BOB, "Bob", BOB_AT, ready=True, stay_ready=True)
+            bob.challenge = bob_socket.challenge  # (what the runtime guest does)
             await bob_socket.send(bob.hello())
             with trio.fail_after(15):
                 bob.receive(await bob_socket.receive())
@@ -324,16 +330,17 @@ def test_removing_an_invited_key_refuses_it_until_invited_again() -> None:
         ANN, "Ann", ANN_AT, Rules(), lobby_id=LOBBY, invited=[BOB.fingerprint, CAT.fingerprint]
     )
     bob = GuestLobby(BOB, "Bob", BOB_AT)
-    table.receive(bob.hello(), 0.0, sender=BOB.peer_id)
+    bob.challenge = CHALLENGE
+    table.receive(bob.hello(), 0.0, sender=BOB.peer_id, challenge=CHALLENGE)
     outs = table.remove(BOB.peer_id, "squatting")
     with pytest.raises(LobbyError, match="removed you from this table: squatting"):
         bob.receive(outs[0].data)
-    (refusal,) = table.receive(bob.hello(), 1.0, sender=BOB.peer_id)
+    (refusal,) = table.receive(bob.hello(), 1.0, sender=BOB.peer_id, challenge=CHALLENGE)
     assert table.refusals[-1][1] == "removed"
     with pytest.raises(LobbyError, match="removed"):
         GuestLobby(BOB, "Bob", BOB_AT).receive(refusal.data)
     assert table.invite(BOB.fingerprint.upper()) == BOB.fingerprint
-    table.receive(bob.hello(), 2.0, sender=BOB.peer_id)
+    table.receive(bob.hello(), 2.0, sender=BOB.peer_id, challenge=CHALLENGE)
     assert [s.name for s in table.seats] == ["Ann", "Bob"]
     with pytest.raises(LobbyError, match="not a guest"):
         table.remove(EVE.peer_id)
@@ -343,12 +350,13 @@ def test_removing_an_invited_key_refuses_it_until_invited_again() -> None:
 def test_the_host_takes_a_few_messages_a_second_from_each_key() -> None:
     table = HostLobby(ANN, "Ann", ANN_AT, Rules(), lobby_id=LOBBY)
     bob = GuestLobby(BOB, "Bob", BOB_AT)
+    bob.challenge = CHALLENGE
 
     def answered(now: float, count: int) -> int:
         n = 0
         for _ in range(count):
             try:
-                table.receive(bob.hello(), now, sender=BOB.peer_id)
+                table.receive(bob.hello(), now, sender=BOB.peer_id, challenge=CHALLENGE)
                 n += 1
             except LobbyMessageError as exc:
                 assert exc.code == "rate-limited"
@@ -358,7 +366,7 @@ def test_the_host_takes_a_few_messages_a_second_from_each_key() -> None:
     assert answered(1.0, 3 * KEY_BURST) == KEY_RATE
     # The limit is checked before the signature: a flood of forged bytes costs no verify.
     with pytest.raises(LobbyMessageError, match="messages a second"):
-        table.receive(b"\x00" * 200, 1.0, sender=BOB.peer_id)
+        table.receive(b"\x00" * 200, 1.0, sender=BOB.peer_id, challenge=CHALLENGE)
 
 
 def test_keys_not_seated_share_one_bucket() -> None:
@@ -366,9 +374,11 @@ def test_keys_not_seated_share_one_bucket() -> None:
     strangers = [Identity.generate(seed=bytes([n]) * 32) for n in range(1, 3 * NEWCOMER_BURST)]
     taken = 0
     for n, who in enumerate(strangers):
-        hello = GuestLobby(who, f"s{n}", f"tcp://127.0.0.1:{8000 + n}").hello()
+        seat = GuestLobby(who, f"s{n}", f"tcp://127.0.0.1:{8000 + n}")
+        seat.challenge = CHALLENGE
+        hello = seat.hello()
         try:
-            table.receive(hello, 0.0, sender=who.peer_id)
+            table.receive(hello, 0.0, sender=who.peer_id, challenge=CHALLENGE)
             taken += 1
         except LobbyMessageError as exc:
             assert exc.code == "rate-limited"

@@ -238,7 +238,7 @@ def _sign_as_mixed_key(message: bytes) -> bytes:
 
 def test_lobby_refuses_a_hello_signed_by_a_mixed_order_key() -> None:
     payload = msgpack.packb(
-        [2, "hello", bytes(32), SIGNER, ["Mallory", "tcp://127.0.0.1:5555", True, b""]],
+        [3, "hello", bytes(32), SIGNER, bytes(32), ["Mallory", "tcp://127.0.0.1:5555", True, b""]],
         use_bin_type=True,
     )
     signed = b"p2p-nertz/v1/lobby\0" + payload

@@ -7,6 +7,10 @@ then frames::
 
     frame = length message        length: 4 bytes, big-endian, 1..MAX_MESSAGE
 
+The host's first frame is its **challenge** for this connection, :data:`CHALLENGE_SIZE`
+random bytes (:func:`read_challenge`): every message a guest signs on the connection carries
+it, so a message captured on one connection is refused on any other (docs/lobby.md §3).
+
 A :class:`FrameReader` is sans-I/O: it is fed the bytes as they come and returns the complete
 frames; it never holds more than the preamble or one frame's header and
 :data:`~p2p_nertz.lobby.messages.MAX_MESSAGE` bytes, whatever it is fed, and refuses a wrong
@@ -29,12 +33,22 @@ import struct
 from typing import Final
 
 from p2p_nertz.errors import RemoteProtocolError
-from p2p_nertz.lobby.messages import MAX_MESSAGE
+from p2p_nertz.lobby.messages import CHALLENGE_SIZE, MAX_MESSAGE
 
-__all__ = ["HEADER", "PREAMBLE", "STREAM_VERSION", "FrameReader", "FramingError", "frame"]
+__all__ = [
+    "CHALLENGE_SIZE",
+    "HEADER",
+    "PREAMBLE",
+    "STREAM_VERSION",
+    "FrameReader",
+    "FramingError",
+    "frame",
+    "read_challenge",
+]
 
-STREAM_VERSION: Final = 1
-"""The version of the lobby's stream (the preamble's last byte)."""
+STREAM_VERSION: Final = 2
+"""The version of the lobby's stream (the preamble's last byte). Version 2 (session 23) added
+the host's challenge (the first frame); version 1 had none."""
 PREAMBLE: Final = b"NRTZLBY" + bytes([STREAM_VERSION])
 """What each side sends first on a lobby connection."""
 HEADER: Final = struct.Struct(">I")
@@ -54,6 +68,22 @@ def frame(message: bytes) -> bytes:
     if not 1 <= len(message) <= MAX_MESSAGE:
         raise ValueError(f"a lobby frame holds 1 to {MAX_MESSAGE} bytes, not {len(message)}")
     return HEADER.pack(len(message)) + message
+
+
+def read_challenge(message: bytes) -> bytes:
+    """The host's challenge, from its first frame on a connection.
+
+    >>> read_challenge(bytes(32)) == bytes(32)
+    True
+
+    Raises:
+        FramingError: the frame is not a challenge (the connection is then closed).
+    """
+    if len(message) != CHALLENGE_SIZE:
+        raise FramingError(
+            f"the host's first frame is a {CHALLENGE_SIZE}-byte challenge, not {len(message)} bytes"
+        )
+    return message
 
 
 class FrameReader:
@@ -135,10 +165,12 @@ def _check_preamble(got: bytes) -> None:
     if got[:1] == b"\xff":
         raise FramingError(
             "it speaks ZMTP (ZeroMQ), not the lobby's stream: a p2p-nertz lobby from before "
-            f"its stream version {STREAM_VERSION}"
+            "the stream (session 22); upgrade it"
         )
     if got[:7] == PREAMBLE[:7]:
+        older = "the other side's p2p-nertz" if got[7] < STREAM_VERSION else "this p2p-nertz"
         raise FramingError(
-            f"lobby stream version {got[7]} is not supported (this is {STREAM_VERSION})"
+            f"it speaks version {got[7]} of the lobby's stream and this p2p-nertz speaks "
+            f"version {STREAM_VERSION}: upgrade {older}"
         )
     raise FramingError(f"not a p2p-nertz lobby (it began {got!r})")

@@ -4,8 +4,15 @@ The lobby runs before a game exists, so its messages cannot use the game envelop
 the game id and roster). Each is a msgpack array followed by the sender's Ed25519 signature::
 
     wire      = payload signature                 signature: 64 bytes over DOMAIN + payload
-    payload   = [1, kind, lobby_id, sender, body]  msgpack; sender: 32-byte public key
+    payload   = [3, kind, lobby_id, sender, challenge, body]
+                                                  msgpack; sender: 32-byte public key
     DOMAIN    = b"p2p-nertz/v1/lobby\\0"
+
+``challenge`` is the host's challenge for the connection the message is sent on (the host's
+first frame, :func:`~p2p_nertz.lobby.framing.read_challenge`) in a guest's message, and empty
+in the host's: the host takes a guest's message only on the connection whose challenge it
+carries, so a message captured on one connection and replayed on another is refused
+(``code`` ``"replayed"``; docs/lobby.md §3).
 
 =========  ============  ====================================================================
 kind       direction     body
@@ -30,7 +37,8 @@ Every decode failure is a :class:`LobbyMessageError` naming what is wrong (and, 
 flood summaries, a short :attr:`~LobbyMessageError.code` and the kind if it could be read).
 
 Version 2 added ``table`` to ``hello``: a ``ready`` counts only for the table it names, so a
-ready given for one roster is never counted for another (docs/lobby.md §4-5).
+ready given for one roster is never counted for another (docs/lobby.md §4-5). Version 3
+(session 23) added ``challenge``.
 
 The deal (:class:`~p2p_nertz.protocol.spec.Deal`) came later, without a new version: a table of
 the default deal is the three fields it always was (the same bytes, the same digest), and one
@@ -61,6 +69,7 @@ from p2p_nertz.protocol.spec import Deal
 
 __all__ = [
     "ANY_LOBBY",
+    "CHALLENGE_SIZE",
     "Bye",
     "Hello",
     "LobbyMessage",
@@ -76,10 +85,12 @@ __all__ = [
     "table_digest",
 ]
 
-VERSION: Final = 2
+VERSION: Final = 3
 ANY_LOBBY: Final = bytes(32)
 """The lobby id of a first ``hello`` sent to an address (the id is not known yet)."""
 MAX_MESSAGE: Final = 32768
+CHALLENGE_SIZE: Final = 32
+"""Bytes of the host's challenge for a connection (its first frame there, docs/lobby.md §3)."""
 _DOMAIN: Final = b"p2p-nertz/v1/lobby\0"
 _TABLE_DOMAIN: Final = b"p2p-nertz/v1/lobby-table\0"
 DIGEST_SIZE: Final = 32
@@ -254,11 +265,13 @@ _KIND_OF: Final[dict[type, _Kind]] = {
 
 @dataclass(frozen=True, slots=True)
 class LobbyMessage:
-    """A verified lobby message: which lobby, who signed it, and what it says."""
+    """A verified lobby message: which lobby, who signed it, what it says, and the host's
+    challenge it answers (empty in the host's own messages)."""
 
     lobby_id: bytes
     sender: PeerId
     body: Body
+    challenge: bytes = b""
 
 
 def _body_fields(body: Body) -> list[Any]:
@@ -275,10 +288,18 @@ def _body_fields(body: Body) -> list[Any]:
     raise TypeError(f"not a lobby message body: {body!r}")  # pragma: no cover
 
 
-def encode(identity: Identity, lobby_id: bytes, body: Body) -> bytes:
-    """Sign ``body`` for ``lobby_id`` as ``identity``."""
+def encode(identity: Identity, lobby_id: bytes, body: Body, challenge: bytes = b"") -> bytes:
+    """Sign ``body`` for ``lobby_id`` as ``identity``, answering the host's ``challenge`` (a
+    guest's message; empty in the host's).
+
+    Raises:
+        ValueError: ``challenge`` is neither empty nor a challenge's size.
+    """
+    if len(challenge) not in (0, CHALLENGE_SIZE):
+        raise ValueError(f"a challenge is {CHALLENGE_SIZE} bytes or none, not {len(challenge)}")
+    kind = _KIND_OF[type(body)].value
     payload: bytes = msgpack.packb(
-        [VERSION, _KIND_OF[type(body)].value, lobby_id, identity.peer_id, _body_fields(body)],
+        [VERSION, kind, lobby_id, identity.peer_id, challenge, _body_fields(body)],
         use_bin_type=True,
     )
     return payload + identity.sign(_DOMAIN + payload)
@@ -338,7 +359,7 @@ def signed_by(data: bytes) -> PeerId | None:
         fields = msgpack.unpackb(data[:-SIGNATURE_SIZE], raw=False, strict_map_key=False)
     except Exception:
         return None
-    if isinstance(fields, list) and len(fields) == 5 and isinstance(fields[3], bytes):
+    if isinstance(fields, list) and len(fields) == 6 and isinstance(fields[3], bytes):
         return PeerId(fields[3])
     return None
 
@@ -366,21 +387,32 @@ def decode(data: bytes) -> LobbyMessage:
             str() as kind_name,
             bytes() as lobby_id,
             bytes() as sender,
+            bytes() as challenge,
             list() as body,
         ]:
             pass
+        case [int() as version, *_] if version != VERSION:
+            raise LobbyMessageError(
+                f"lobby message version {version} is not supported "
+                f"(this p2p-nertz speaks {VERSION})",
+                code="other version",
+            )
         case _:
-            raise LobbyMessageError("not a lobby message: [version, kind, lobby, sender, body]")
+            raise LobbyMessageError(
+                "not a lobby message: [version, kind, lobby, sender, challenge, body]"
+            )
     # The kind, for the flood summaries, only if it is one of ours (never an attacker's text).
     known = kind_name if kind_name in _KIND_NAMES else None
     if version != VERSION:
         raise LobbyMessageError(
-            f"lobby version {version} is not supported (this is {VERSION})",
+            f"lobby message version {version} is not supported (this p2p-nertz speaks {VERSION})",
             code="other version",
             kind=known,
         )
     if len(lobby_id) != 32:
         raise LobbyMessageError(f"a lobby id is 32 bytes, not {len(lobby_id)}", kind=known)
+    if len(challenge) not in (0, CHALLENGE_SIZE):
+        raise LobbyMessageError(f"a challenge is {CHALLENGE_SIZE} bytes or none", kind=known)
     if not is_valid_peer_id(sender):
         raise LobbyMessageError("the sender is not a usable public key", kind=known)
     if not verify(sender, signature, _DOMAIN + payload):
@@ -389,6 +421,7 @@ def decode(data: bytes) -> LobbyMessage:
         kind = _Kind(kind_name)
         # The sender may be seated: the whole key check, after the signature (which a
         # stranger has to pay for) since it costs more than the signature's.
-        return LobbyMessage(lobby_id, _key(sender, "the sender's"), _parse_body(kind, body))
+        body_ = _parse_body(kind, body)
+        return LobbyMessage(lobby_id, _key(sender, "the sender's"), body_, challenge)
     except ValueError as exc:
         raise LobbyMessageError(f"bad {kind_name!r} message: {exc}", kind=known) from None

@@ -41,6 +41,7 @@ from p2p_nertz.lobby.beacon import Beacon
 from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.lobby.messages import (
     ANY_LOBBY,
+    CHALLENGE_SIZE,
     Bye,
     Hello,
     LobbyMessage,
@@ -294,23 +295,34 @@ class HostLobby:
     def _send(self, to: PeerId | None, body: Hello | TableView | Start | Bye | Refuse) -> Out:
         return Out(to, encode(self.identity, self.lobby_id, body))
 
-    def receive(self, data: bytes, now: float, *, sender: PeerId | None = None) -> list[Out]:
+    def receive(
+        self, data: bytes, now: float, *, challenge: bytes, sender: PeerId | None = None
+    ) -> list[Out]:
         """Take bytes from a guest; return what to send.
 
         Args:
             data: the bytes.
             now: the time, in seconds.
+            challenge: the challenge the host sent on the connection the bytes came on; a
+                message that answers another (one replayed from another connection) is refused
+                before it spends its signer's rate (docs/lobby.md §3).
             sender: the key the transport says the bytes came from, if it knows; a message
                 signed by another key is refused.
 
         Raises:
-            LobbyMessageError: the bytes are not a valid lobby message for this table, or the
+            ValueError: ``challenge`` is not a challenge (a caller's mistake).
+            LobbyMessageError: the bytes are not a valid lobby message for this table and
+                connection (``code`` ``"replayed"``: it answers another challenge), or the
                 sender is over its rate (``code`` ``"rate-limited"``; checked before the
                 signature when the transport names the sender); the table is unchanged.
         """
+        if len(challenge) != CHALLENGE_SIZE:
+            raise ValueError(f"a connection's challenge is {CHALLENGE_SIZE} bytes")
         if sender is not None:
             self._admit(sender, now)
         message = decode(data)
+        if message.challenge != challenge:
+            raise _foreign("that answers another connection's challenge", code="replayed")
         if sender is not None and message.sender != sender:
             raise _foreign("signed by another key than the connection's", code="forged")
         if sender is None:
@@ -515,6 +527,10 @@ class GuestLobby:
         self._said: tuple[bool, bytes] | None = None
         self.resets = 0
         """How many times a changed table made us not ready (a person must say it again)."""
+        self.challenge = b""
+        """The host's challenge on the connection we send on now (docs/lobby.md §3): the
+        transport sets it from each new connection's first frame; every message we sign
+        carries it."""
 
     @property
     def accepted(self) -> TableView | None:
@@ -537,7 +553,7 @@ class GuestLobby:
             for_table = b""
         self._said = (self.ready, for_table)
         body = Hello(self.name, self.endpoint, self.ready, for_table)
-        return encode(self.identity, self.lobby_id, body)
+        return encode(self.identity, self.lobby_id, body, self.challenge)
 
     def hello_due(self) -> bool:
         """Whether the host has not heard what we now say (ready or not, and for which table):
@@ -549,7 +565,7 @@ class GuestLobby:
 
     def bye(self, reason: str) -> bytes:
         """The ``bye`` to send when leaving the lobby."""
-        return encode(self.identity, self.lobby_id, Bye(reason))
+        return encode(self.identity, self.lobby_id, Bye(reason), self.challenge)
 
     def receive(self, data: bytes) -> TableView | Session | None:
         """Take bytes from the host: the new table, the started game, or ``None`` (ignored).
@@ -558,9 +574,18 @@ class GuestLobby:
             LobbyMessageError: the bytes are not a valid message from this lobby's host.
             StartRefusedError: the host started a game that is not a table we said ready for,
                 or changed the rules of a guest that stays ready (we join nothing).
-            LobbyError: the host refused us or closed the lobby.
+            LobbyError: the host refused us or closed the lobby, or speaks another version
+                of the lobby's messages (it can say nothing we read: we stop at once rather
+                than wait for its silence to time out).
         """
-        message = decode(data)
+        try:
+            message = decode(data)
+        except LobbyMessageError as exc:
+            if exc.code == "other version":
+                raise LobbyError(
+                    f"the host speaks another lobby: {exc}; upgrade the older side"
+                ) from None
+            raise
         if self.host is None:
             self.host = message.sender
         if message.sender != self.host:

@@ -35,7 +35,10 @@ node accept anything or do more than the bound.
 Refusals are counted by reason (:attr:`InboundGuard.counts`,
 :attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
 the first refusal after a quiet spell in full (at INFO), then one summary line per
-:data:`SUMMARY_INTERVAL` at most (a WARNING), whatever the flood.
+:data:`SUMMARY_INTERVAL` at most (a WARNING), whatever the flood. The first ``bad_version``
+is also a WARNING of its own, once: only a member gets a message to the peer (the handshake
+and the guard see to that), so it means a member runs another protocol version, which a
+person should hear at once, not in a count ten seconds later (docs/protocol.md §4.7).
 
 Time is whatever the caller passes as ``now`` (seconds, any monotonic origin).
 """
@@ -208,12 +211,21 @@ class RefusalLog:
         """Every refusal since the start, by reason."""
         self.lines = 0
         """Lines written so far (a flood must not make this grow with the messages)."""
+        self._versions_said = False
 
     def refused(self, reason: str, detail: str, now: float, count: int = 1) -> None:
         """Note ``count`` refusals for ``reason``; log the first in full or sum it up."""
         if count < 1:
             return
         self.counts[reason] += count
+        if reason == "bad_version" and not self._versions_said:
+            self._versions_said = True
+            self._log.warning(
+                "refused a message of another protocol version (%s): a member runs another "
+                "p2p-nertz; every member must run the same version (docs/protocol.md §4.7)",
+                detail,
+            )
+            self.lines += 1
         if now >= self._quiet_until and not self._window:
             self._log.info("refused a message: %s (%s)", reason, detail)
             self.lines += 1

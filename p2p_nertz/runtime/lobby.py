@@ -7,7 +7,9 @@ is open to strangers, so it speaks no ZMTP: libzmq 4.3.5 lets anyone who reaches
 abort the process (docs/protocol.md §13); a lobby connection's bytes only ever fill that
 connection's own buffers.
 
-* :class:`LobbyHost` listens on a TCP port for the lobby. A connection is bound to the key
+* :class:`LobbyHost` listens on a TCP port for the lobby. It sends each connection a challenge
+  of its own (random, the first frame), which a guest's every message must carry there (a
+  message replayed from another connection is refused). A connection is bound to the key
   whose signed message it carried first: its later messages are counted against that key's
   rate before their signature is checked, and refused if another key signed them; the host
   answers a key on the connection that last brought a message the table took from it. It
@@ -41,7 +43,13 @@ from p2p_nertz.errors import NertzError, TransportBrokenError
 from p2p_nertz.lobby.beacon import BEACON_PORT, MAX_BEACON, Beacon, BeaconError
 from p2p_nertz.lobby.framing import FramingError
 from p2p_nertz.lobby.limits import DropTally, TokenBuckets
-from p2p_nertz.lobby.messages import ANY_LOBBY, LobbyMessageError, TableView, signed_by
+from p2p_nertz.lobby.messages import (
+    ANY_LOBBY,
+    CHALLENGE_SIZE,
+    LobbyMessageError,
+    TableView,
+    signed_by,
+)
 from p2p_nertz.lobby.state import (
     KEY_BURST,
     KEY_RATE,
@@ -388,7 +396,7 @@ class LobbyHost:
                 continue
             if len(self._links) >= self._max_links:
                 self._displace()
-            link = Link(stream, opened=self._clock())
+            link = Link(stream, opened=self._clock(), challenge=os.urandom(CHALLENGE_SIZE))
             link.bucket = TokenBuckets(rate=KEY_RATE, burst=KEY_BURST, max_keys=1)
             self._links.add(link)
             nursery.start_soon(self._serve_link, link)
@@ -414,8 +422,12 @@ class LobbyHost:
                 async with link.stream, trio.open_nursery() as nursery:
                     send, outbox = trio.open_memory_channel[bytes](LINK_OUTBOX)
                     link.outbox = send
-                    nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
-                    await self._read_link(link)
+                    # The greeting first, before anything is read: whatever the other side
+                    # speaks, it learns our version (§3) before we can close on it.
+                    with suppress(TransportBrokenError):
+                        await link.greet(timeout=SEND_TIMEOUT)
+                        nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
+                        await self._read_link(link)
                     nursery.cancel_scope.cancel()
         finally:
             self._links.discard(link)
@@ -426,7 +438,6 @@ class LobbyHost:
         self, link: Link, outbox: trio.MemoryReceiveChannel[bytes], scope: trio.CancelScope
     ) -> None:
         try:
-            await link.greet()
             async for data in outbox:
                 await link.send(data, timeout=SEND_TIMEOUT)
         except TransportBrokenError:
@@ -441,6 +452,7 @@ class LobbyHost:
                 self._drop(
                     "broken stream", link.key or link.label, f"from {link.label.decode()}: {exc}"
                 )
+                await link.drain(_BYE_FLUSH)  # (so that our preamble reaches it, §3)
                 return
             except TransportBrokenError:
                 return
@@ -457,7 +469,7 @@ class LobbyHost:
             return
         before = (self.table.seats, self.table.started)
         try:
-            outs = self.table.receive(data, now, sender=link.key)
+            outs = self.table.receive(data, now, sender=link.key, challenge=link.challenge)
         except LobbyMessageError as exc:
             self.rejected += 1
             self._drop(f"{exc.code} {exc.kind or 'lobby'}", link.key or link.label, str(exc))
@@ -732,6 +744,7 @@ class LobbyGuest:
         while True:
             try:
                 async with open_link(self.lobby_endpoint) as link:
+                    self.state.challenge = link.challenge  # what we sign on this link answers
                     self._link = link
                     self._unlinked = trio.Event()
                     self._poke.set()  # say hello on this connection now

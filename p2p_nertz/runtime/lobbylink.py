@@ -7,7 +7,8 @@ frame, whatever the other side sends; it writes one frame at a time under a dead
 side that stops reading costs its writer that deadline, not a task for ever.
 
 :func:`open_link` connects to a lobby endpoint (``tcp://IPv4:port``, what a host's
-:class:`~p2p_nertz.runtime.lobby.LobbyHost` reports and a beacon's address and port make).
+:class:`~p2p_nertz.runtime.lobby.LobbyHost` reports and a beacon's address and port make) and
+reads the host's challenge, its first frame (docs/lobby.md §3).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Final
 import trio
 
 from p2p_nertz.errors import TransportBrokenError
-from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame
+from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame, read_challenge
 from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.protocol.identity import PeerId
 
@@ -61,11 +62,15 @@ class Link:
 
     The host keeps a little about each link: :attr:`key`, the key whose signed message it
     carried first (``None`` until then), :attr:`taken`, when the table last took a message
-    from it, and :attr:`opened`.
+    from it, and :attr:`opened`. Both sides know the link's :attr:`challenge`, the host's.
     """
 
-    def __init__(self, stream: trio.SocketStream, *, opened: float = 0.0) -> None:
+    def __init__(
+        self, stream: trio.SocketStream, *, opened: float = 0.0, challenge: bytes = b""
+    ) -> None:
         self.stream = stream
+        self.challenge = challenge
+        """The host's challenge on this connection (a guest learns it in :func:`open_link`)."""
         self.reader = FrameReader()
         self.opened = opened
         self.taken = -math.inf
@@ -90,13 +95,16 @@ class Link:
             return "?"
         return f"{address}:{port}"
 
-    async def greet(self) -> None:
-        """Send the preamble (each side sends it first).
+    async def greet(self, *, timeout: float = math.inf) -> None:
+        """Send the preamble (each side sends it first), then, on the host's side (a link
+        made with a :attr:`challenge`), the challenge as the first frame.
 
         Raises:
-            TransportBrokenError: the connection broke.
+            TransportBrokenError: the connection broke, or took nothing in ``timeout``.
         """
-        await self._send_bytes(PREAMBLE, math.inf)
+        await self._send_bytes(
+            PREAMBLE + (frame(self.challenge) if self.challenge else b""), timeout
+        )
 
     async def send(self, message: bytes, *, timeout: float = math.inf) -> None:
         """Send one frame within ``timeout`` seconds.
@@ -141,6 +149,19 @@ class Link:
             return self._ready.popleft()
         raise TransportBrokenError(f"no complete frame in {idle:g} s")
 
+    async def drain(self, seconds: float) -> None:
+        """End our stream, then read and discard what the other side still sends until it
+        closes, for ``seconds`` at most: a connection closed with bytes left unread is reset,
+        and a reset may discard what we sent before it (the preamble that tells the other
+        side our version)."""
+        with (
+            trio.move_on_after(seconds),
+            suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+        ):
+            await self.close_write()
+            while await self.stream.receive_some(READ_MAX):
+                pass
+
     async def close_write(self) -> None:
         """Say we send no more (the other side reads what we sent, then the end)."""
         async with self._sending:
@@ -150,11 +171,15 @@ class Link:
 
 @asynccontextmanager
 async def open_link(endpoint: str) -> AsyncIterator[Link]:
-    """Connect to the lobby at ``endpoint`` and greet it; the link is closed on exit.
+    """Connect to the lobby at ``endpoint``, greet it and read its challenge (the link's
+    :attr:`~Link.challenge`); the link is closed on exit.
 
     Raises:
         ValueError: ``endpoint`` is not ``tcp://IPv4:port``.
-        TransportBrokenError: no connection (refused, unreachable, ...).
+        TransportBrokenError: no connection (refused, unreachable, ...), or it ended before
+            the challenge.
+        FramingError: the other side is not a lobby of this stream's version (the message
+            says what it is), or its first frame is no challenge.
     """
     host, port = split_endpoint(endpoint)
     try:
@@ -164,4 +189,5 @@ async def open_link(endpoint: str) -> AsyncIterator[Link]:
     async with stream:
         link = Link(stream, opened=trio.current_time())
         await link.greet()
+        link.challenge = read_challenge(await link.receive())
         yield link

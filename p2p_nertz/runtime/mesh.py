@@ -44,6 +44,7 @@ from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
+from p2p_nertz.runtime.handshakes import Handshakes
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
 __all__ = [
@@ -221,6 +222,7 @@ class Mesh:
         """Each spectator's outlet (once started)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
+        self._handshakes = Handshakes()
 
     @property
     def endpoint(self) -> str:
@@ -287,6 +289,7 @@ class Mesh:
             if pid != self._own:
                 dealer = self._dealer(pid)
                 self._dealers[pid] = dealer
+                self._handshakes.add(dealer, pid, endpoints[pid])
                 dealer.connect(endpoints[pid])
         for endpoint in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
@@ -313,7 +316,10 @@ class Mesh:
 
     def serve_outlets(self, nursery: trio.Nursery, spec_wire: bytes) -> None:
         """Start the owner task of every DEALER in ``nursery``; push each spectator the game
-        first (:data:`WATCH_SPEC_TAG` and ``spec_wire``), so that it needs no spec file."""
+        first (:data:`WATCH_SPEC_TAG` and ``spec_wire``), so that it needs no spec file. Watch
+        the DEALERs' handshakes there too: a member of another transport version fails the
+        nursery with :exc:`~p2p_nertz.runtime.handshakes.TransportVersionError`."""
+        nursery.start_soon(self._handshakes.watch)
         for pid, dealer in self._dealers.items():
             self.outlets[pid] = outlet = self._make_outlet(dealer)
             nursery.start_soon(outlet.run)
@@ -346,6 +352,7 @@ class Mesh:
     def close(self) -> None:
         """Close every socket (``LINGER 0``) and the ZAP handler, and the context if the mesh
         made it."""
+        self._handshakes.close()
         for dealer in (*self._dealers.values(), *self._watch_sockets):
             dealer.close()
         if self.router is not None:

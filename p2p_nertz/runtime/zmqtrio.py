@@ -413,6 +413,18 @@ class AsyncSocket(trio.abc.AsyncResource):
         """The resolved endpoints bound or connected so far, in order (ports made concrete)."""
         return tuple(self._endpoints)
 
+    def monitor(self, events: int) -> zmq.Socket[bytes]:
+        """A PAIR socket that receives this socket's ``events`` (zmq's socket monitor, over
+        ``inproc``): the caller reads it without waiting and closes it before this socket's
+        context is terminated.
+
+        Raises:
+            TransportClosedError: if the socket is closed.
+        """
+        self._check_open()
+        monitor: zmq.Socket[bytes] = self._sock.get_monitor_socket(events)
+        return monitor
+
     @property
     def port(self) -> int:
         """The TCP port of the first endpoint (for a ROUTER: the port it listens on).
