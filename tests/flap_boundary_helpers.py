@@ -19,12 +19,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, Result, parse_body
+from p2p_nertz.protocol.bodies import Drop, DropReason, EventBody, Result, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, decode_unverified
 from p2p_nertz.protocol.flaps import FLAP_LIMIT
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.sim.network import Simulation, SimResult
+from p2p_nertz.sim.network import Schedule, SimConfig, SimResult, Simulation
 
 _W = DropReason.WITHDRAW
 
@@ -114,7 +114,7 @@ def install(peer: Peer, cheat: BoundaryFlapper) -> _Flapping:
 
     def phase_event(
         final: GameState, ready_through: int | None, tentative: GameState | None = None
-    ) -> object:
+    ) -> EventBody | None:
         body = honest_phase_event(final, ready_through, tentative)
         if not isinstance(body, Result) or body.round != 1 or done.fired:
             return body
@@ -132,7 +132,7 @@ def install(peer: Peer, cheat: BoundaryFlapper) -> _Flapping:
         return body
 
     author.liveness = liveness  # type: ignore[method-assign]
-    duties.phase_event = phase_event  # type: ignore[method-assign,assignment]
+    duties.phase_event = phase_event  # type: ignore[method-assign]
     return done
 
 
@@ -147,10 +147,12 @@ def _due(when: When, tentative: GameState, final: GameState) -> bool:
 class BoundarySim(Simulation):
     """A run with :class:`BoundaryFlapper` ``flapper`` installed on its seat."""
 
-    def __init__(self, config: object, flapper: BoundaryFlapper, schedule: object = None) -> None:
+    def __init__(
+        self, config: SimConfig, flapper: BoundaryFlapper, schedule: Schedule | None = None
+    ) -> None:
         self.flapper = flapper
         self.flapping: list[_Flapping] = []
-        super().__init__(config, schedule)  # type: ignore[arg-type]
+        super().__init__(config, schedule)
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
         super()._cheat(seat, peer, restarted=restarted)
@@ -167,9 +169,12 @@ class LateFlaps:
 
     deaf: int | None = None
     deaf_for: float = 0.5
+    split: tuple[frozenset[int], ...] = ()
+    split_for: float = 0.5
     bound: float = 2.0
     late: set[tuple[int, int]] = field(default_factory=set)
     deaf_at: float | None = None
+    split_at: float | None = None
     _offered: dict[bytes, float] = field(default_factory=dict)
 
     def holds(self, sim: Simulation, seat: int, data: bytes, now: float) -> bool:
@@ -178,6 +183,8 @@ class LateFlaps:
             return True
         flapper = sim.flapper.seat
         marked = {s for f in sim.flapping for s in f.withdrawals}
+        if self.split and marked and self._split(sim, seat, data, now):
+            return True
         if seat == flapper or not marked:
             return False
         try:
@@ -201,6 +208,21 @@ class LateFlaps:
             self.late.add((seat, message.seq))
         return False
 
+    def _split(self, sim: Simulation, seat: int, data: bytes, now: float) -> bool:
+        """Whether ``data`` crosses the partition ``split`` while it lasts: ``split_for``
+        seconds from when the flapper signed its withdrawals at ``when``."""
+        if self.split_at is None:
+            self.split_at = now
+        if now - self.split_at >= self.split_for:
+            return False
+        try:
+            message = decode_unverified(
+                data, game_id=sim.spec.game_id, roster=sim.spec.peer_ids, cache=sim.envelopes
+            )
+        except InvalidMessageError:
+            return False
+        sender = sim.spec.seat_of(message.author)
+        return not any(seat in group and sender in group for group in self.split)
 
     def _deaf(self, sim: Simulation, seat: int, now: float) -> bool:
         """Whether ``seat`` hears nothing now: for ``deaf_for`` seconds from when its
@@ -222,9 +244,7 @@ class LateFlaps:
 def withdrawals(result: SimResult, seat: int, target: int) -> list[tuple[int, int, int]]:
     """The order keys ``(lamport, seat, seq)`` of ``seat``'s withdrawals against ``target``, as
     the longest feed of it any peer holds has them."""
-    feed = max(
-        (p.events(seat) for p in result.peers if p is not None), key=len, default=[]
-    )
+    feed = max((p.events(seat) for p in result.peers if p is not None), key=len, default=[])
     keys = []
     for message in feed:
         if message.kind is not Kind.DROP:

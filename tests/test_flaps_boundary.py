@@ -36,6 +36,8 @@ play and the last ``after`` at the boundary), at 2, 3 and 4 players:
   peer *after* it: the flapper signs it just after its own result, the others hold it back
   until their tentative fold has ended the round, and one member hears nothing for a while
   once it holds every reveal, so it signs the result that ends the round later in the order;
+- the same with the table split in two groups for a while instead (a partition), the
+  withdrawal then on either side of the round's end;
 - the flapper's own result ends the round (it signs it last, once it holds every other one),
   with the withdrawal just before it (the fault) and just after it (the first of round 2);
 - a flapper dropped in round 1 (asleep past ``drop_after``) and readmitted a round later,
@@ -161,6 +163,34 @@ def test_flaps_boundary_a_withdrawal_ordered_before_the_end_and_delivered_after_
         pytest.fail(f"the race is no longer built: taken after the round's end {schedule.late}")
     fault = _reference(result, cheat)
     assert fault == last
+    _found_alike(result, cheat, fault)
+
+
+@pytest.mark.parametrize(
+    ("players", "groups", "before"),
+    [(3, ({0}, {1, 2}), False), (4, ({0, 1}, {2, 3}), True)],
+)
+def test_flaps_boundary_a_partition_at_the_round_end(
+    players: int, groups: tuple[set[int], ...], before: bool
+) -> None:
+    """As above, with no member deaf: the table is split in ``groups`` for 0.5 s from when
+    seat 0 signs its 17th withdrawal, just after its own result. At three players, seat 0
+    alone, the others' results end the round before the withdrawal in the order (no fault);
+    at four, two against two, the other side's results come after it (the fault, in round
+    1). Either way every other peer took the withdrawal after its tentative fold had ended
+    the round."""
+    cheat = BoundaryFlapper(0, 1, FLAP_LIMIT, 1, When.AFTER_OWN_RESULT)
+    schedule = LateFlaps(split=tuple(frozenset(g) for g in groups))
+    sim, result = _play(players, cheat, schedule=schedule)
+    (flapping,) = sim.flapping
+    (last,) = flapping.withdrawals
+    end = round_ends(result, result.peers[1].final)[0]  # type: ignore[union-attr]
+    key = withdrawals(result, 0, 1)[-1]
+    built = key[2] == last and (key < end) is before
+    if not built or schedule.late != {(seat, last) for seat in range(1, players)}:
+        pytest.fail(f"the race is no longer built: {key}, ended at {end}, late {schedule.late}")
+    fault = _reference(result, cheat)
+    assert fault == (last if before else None)
     _found_alike(result, cheat, fault)
 
 
