@@ -83,12 +83,13 @@ def _play(
     rounds: int = 2,
     schedule: LateFlaps | None = None,
     freezes: tuple[Freeze, ...] = (),
+    seed: int = 1,
 ) -> tuple[BoundarySim, SimResult]:
     # (The VoteFlapper of no flaps signs nothing: it makes the seat a cheater to the checks.)
     marker = VoteFlapper(cheat.seat, cheat.target, 0)
     config = SimConfig(
         players=players,
-        seed=1,
+        seed=seed,
         rules=Rules(target=None, rounds=rounds),
         faults=Faults(delay=0.005, jitter=0.002, deck_cheats=(marker,), freezes=freezes),
         peer=QUICK_TIMERS,
@@ -136,9 +137,19 @@ def _reference(result: SimResult, cheat: BoundaryFlapper) -> int | None:
     out = None
     if cheat.seat in final.gaps:
         ((cut, _),) = final.gaps[cheat.seat]
-        back = next(r for r in final.past_rounds if cheat.seat in r.seats and r.number > 1)
+        rounds = (*final.past_rounds, final.round)
+        back = next(r for r in rounds if cheat.seat in r.seats and r.number > 1)
         out = (cut, ends[back.number - 2])  # (its round back began as the one before ended)
     return reference_fault(keys, ends, out)
+
+
+def _alike(case: tuple[int, int, BoundaryFlapper, LateFlaps | None]) -> None:
+    """The check of every test here on any game: ``(seed, players, cheat, schedule)`` played
+    for two rounds, the fault found alike and the reference's (``scripts/scan_flap_boundary.py``
+    runs it on other seeds, where the race each test builds may not be built)."""
+    seed, players, cheat, schedule = case
+    _, result = _play(players, cheat, schedule=schedule, seed=seed)
+    _found_alike(result, cheat, _reference(result, cheat))
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
