@@ -29,6 +29,18 @@ that moves a round). So the fault is found by the fold itself (:func:`withdrawn`
 every withdrawal the game fold reads), by every peer and by ``nertz audit`` alike, and needs
 no proof note: the events are in every log.
 
+At a round's end. The round a withdrawal counts in is the one the fold is in when it reads
+it, in the total order, not when it arrives: a round ends at an event of that order (the one
+that leaves no result owed), and a withdrawal ordered before it counts in the round it ends,
+at every peer, even one that took the round's end first (its final fold reads nothing while
+an event still to come can precede it). Two final folds could count one withdrawal in
+different rounds only if they read it on different sides of that event (they do not: one
+order), counted different withdrawals of the member (they do not: a member's cut and its
+readmission are the roster's, and none of its events past a cut is final before its drop), or
+if the count moved the round's end (it does not: a fault bars only votes signed after it).
+``tests/test_flaps_boundary.py`` builds the nearest orders (docs/protocol.md §9.4, *at a
+round's end*).
+
 What follows (docs/protocol.md §9.4):
 
 - the faulty member's votes against anyone signed past its fault never count
