@@ -11,6 +11,7 @@ that need them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -442,6 +443,18 @@ def error_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException
         else:
             out.append(exc)
     return out
+
+
+def error_text(exc: BaseException) -> str:
+    """The words of an expected failure for a command's one line: an :class:`OSError` as the
+    file it names and what is wrong (``'games/x.log': Is a directory``), not as Python writes
+    it (``[Errno 21] Is a directory: 'games/x.log'``)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        name = exc.filename
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        return f"{str(name)!r}: {exc.strerror}" if name is not None else exc.strerror
+    return str(exc)
 
 
 def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

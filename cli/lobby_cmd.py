@@ -36,6 +36,7 @@ from cli.args import (
     deal_from,
     default_log_dir,
     default_name,
+    error_text,
     expected_errors,
     free_port,
     host_port,
@@ -48,6 +49,7 @@ from cli.args import (
     rules_from,
 )
 from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
+from cli.files import read_small_file
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -55,6 +57,7 @@ from cli.keyfile import (
     kept_key_path,
     load_identity,
     load_key,
+    replace_key,
     save_key,
 )
 from cli.node_cmd import final_summary, run_node, say_gone
@@ -253,7 +256,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
 
 def _again(exc: BaseException) -> NertzError:
     """``exc`` as the one line a command prints, its exit status kept (:class:`GoneError`)."""
-    return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(str(exc))
+    return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(error_text(exc))
 
 
 def _require_player(args: argparse.Namespace, command: str) -> None:
@@ -279,7 +282,7 @@ async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
 
 def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
     if outcome.errors:
-        raise NertzError(str(outcome.errors[0]))
+        raise NertzError(error_text(outcome.errors[0]))
     if outcome.left and outcome.signal is None and outcome.peer is not None:
         over = outcome.peer.final.phase is Phase.OVER
         if not over:
@@ -325,9 +328,10 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
             f"--key for the default place ({default_key_path()})"
         )
     identity = Identity.generate()
-    if path.exists():
-        path.unlink()
-    save_key(path, identity)
+    if path.exists() or path.is_symlink():
+        replace_key(path, identity)  # (the old key stays whole if this fails)
+    else:
+        save_key(path, identity)
     print(f"new key {identity.fingerprint} written to {path}")
     return 0
 
@@ -548,6 +552,11 @@ async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> 
                     print(host_command(lobby, line), flush=True)
 
 
+_INVITE_FILE_LIMIT = 64 * 1024
+"""The largest invite file read: a line per key (about 20 bytes, or 64 in hex) and comments,
+far more than any table's keys; a bigger file is surely not an invite list."""
+
+
 def _invites(args: argparse.Namespace) -> set[str] | None:
     """The invite list from ``--invite`` and ``--invite-file`` (``None``: no list).
 
@@ -560,14 +569,26 @@ def _invites(args: argparse.Namespace) -> set[str] | None:
     if args.invite_file is not None:
         path: Path = args.invite_file
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            data, _ = read_small_file(path, _INVITE_FILE_LIMIT)
+            if len(data) > _INVITE_FILE_LIMIT:
+                raise ValueError(f"larger than {_INVITE_FILE_LIMIT // 1024} KiB")
+            text = data.decode("utf-8")
+        except (OSError, ValueError) as exc:
+            why = (
+                exc.strerror
+                if isinstance(exc, OSError)
+                else "not UTF-8 text"
+                if isinstance(exc, UnicodeDecodeError)
+                else str(exc)
+            )
             raise NertzError(f"cannot read the invite file {str(path)!r}: {why}") from None
+        named = len(entries)
         for n, line in enumerate(text.splitlines(), 1):
             word = line.split("#", 1)[0].strip()
             if word:
                 entries.append((f"{path}:{n}", word.split()[0]))
+        if len(entries) == named:  # (an empty file named by mistake would seat nobody)
+            raise NertzError(f"the invite file {str(path)!r} names no key (one per line)")
     invited = set()
     for where, word in entries:
         try:

@@ -35,16 +35,18 @@ from cli.args import (
     add_watcher_argument,
     bind_endpoint,
     connect_endpoint,
+    error_text,
     expected_errors,
     liveness_from,
     say_if_every_interface,
 )
+from cli.files import read_small_file
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
@@ -132,7 +134,7 @@ def load_spec(path: Path) -> GameSpec:
         NertzError: the file is missing, unreadable or not a game spec.
     """
     try:
-        data = path.read_bytes()
+        data, _ = read_small_file(path, MAX_SPEC_SIZE)  # (more: from_wire says it is too big)
     except OSError as exc:
         raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
     try:
@@ -323,11 +325,11 @@ def _cmd_node(args: argparse.Namespace) -> int:
     try:
         peer, signum = trio.run(run_node, node, endpoints)
     except NertzError as exc:
-        print(f"nertz node: error: {exc}", file=sys.stderr)
+        print(f"nertz node: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_FAILED
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
-        print(f"nertz node: error: {errors[0]}", file=sys.stderr)
+        print(f"nertz node: error: {error_text(errors[0])}", file=sys.stderr)
         return EXIT_FAILED
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)

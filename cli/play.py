@@ -44,6 +44,7 @@ from cli.args import (
     deal_from,
     default_log_dir,
     default_name,
+    error_text,
     expected_errors,
     free_ports,
     host_port,
@@ -474,7 +475,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     outcome, node = result[0]
     if node is None:
         if outcome.errors:
-            print(f"nertz play: error: {outcome.errors[0]}", file=sys.stderr)
+            print(f"nertz play: error: {error_text(outcome.errors[0])}", file=sys.stderr)
             return EXIT_FAILED
         print("nertz play: left the lobby", file=sys.stderr)
         return 0
