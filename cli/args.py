@@ -80,6 +80,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def duration(text: str) -> float:
+    """A command's ``--timeout``: seconds, above 0 and finite (``nan`` would never end a wait
+    and ``inf`` never time out; a negative one is refused deep in trio, with a traceback)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):  # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"seconds must be above 0 and finite, not {text}")
+    return value
+
+
 def add_liveness_arguments(p: argparse.ArgumentParser) -> None:
     """``--suspect-after`` and ``--drop-after``, for every command that runs a peer node.
 

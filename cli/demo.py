@@ -28,6 +28,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     deal_from,
+    duration,
     free_ports,
     liveness_argv,
     liveness_from,
@@ -103,7 +104,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=duration,
         default=None,
         help=(
             f"seconds before the game is given up (default {DEFAULT_TIMEOUT:.0f}, "
@@ -151,7 +152,8 @@ def _bot_count(text: str) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
-    args.players = args.bots or args.players or 4
+    given = args.bots if args.bots is not None else args.players
+    args.players = 4 if given is None else given
     rules = rules_from(args)
     if not 2 <= args.players <= 8:
         raise NertzError(f"a demo has 2 to 8 players, not {args.players}")
@@ -159,8 +161,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     players = players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
-    if args.timeout <= 0:
-        raise NertzError("--timeout must be positive")
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
     liveness_from(args)  # (checks the two timers against each other)
 

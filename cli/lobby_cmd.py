@@ -36,6 +36,7 @@ from cli.args import (
     deal_from,
     default_log_dir,
     default_name,
+    duration,
     error_text,
     expected_errors,
     free_port,
@@ -1049,7 +1050,7 @@ def _add_join_and_bot(sub: Any) -> None:
         p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
         _discovery(p)
         p.add_argument(
-            "--timeout", type=float, default=10.0, help="seconds to find the table (default 10)"
+            "--timeout", type=duration, default=10.0, help="seconds to find the table (default 10)"
         )
         p.set_defaults(func=_cmd_join)
 
@@ -1065,7 +1066,7 @@ def _add_games(sub: Any) -> None:
         help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
     )  # fmt: skip
     _discovery(p)
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
+    p.add_argument("--timeout", type=duration, default=3.0, help="seconds to listen (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.set_defaults(func=_cmd_games)
 
