@@ -61,7 +61,7 @@ from cli.keyfile import (
     replace_key,
     save_key,
 )
-from cli.node_cmd import final_summary, run_node, say_gone
+from cli.node_cmd import final_summary, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -780,7 +780,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
             if recover is not None:
-                nursery.start_soon(_watch_recovery, node, out if args.bot else None, names)
+                say = _say_waiting(out, names) if args.bot else None
+                nursery.start_soon(watch_recovery, node, names, say)
             result = await _play(args, node, session.endpoints)
             nursery.cancel_scope.cancel()
             return result
@@ -851,6 +852,21 @@ def _recovery_reason(
     return None
 
 
+def _say_waiting(out: _Out, names: list[str]) -> Callable[[tuple[int, ...]], None]:
+    """What a resume says while its recovery waits (:func:`~cli.node_cmd.watch_recovery`)."""
+
+    def say(waiting: tuple[int, ...]) -> None:
+        who = ", ".join(names[s] for s in waiting) or "our own events they announced"
+        out.emit(
+            "waiting",
+            f"waiting for {who}: nothing is signed until we know what they hold of ours",
+            seats=list(waiting),  # (from 0, as the table counts)
+            names=[names[s] for s in waiting],
+        )
+
+    return say
+
+
 def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
     if not isinstance(effect, Recovered):
         return
@@ -867,46 +883,6 @@ def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
         last=effect.head,
         holders=holders,
     )
-
-
-#: How long a recovery may take before the resume says whom it waits for.
-RECOVERY_QUIET = 1.0
-
-
-async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) -> None:
-    """While the resumed peer recovers, say whom it waits for (``out``), and stop the resume
-    with a clear error if every one of them has been silent for the drop timeout: it must not
-    sign anything (the seq may be one it used), so waiting longer cannot help."""
-    while True:
-        try:
-            peer = node.peer
-        except RuntimeError:
-            await trio.sleep(0.05)
-            continue
-        break
-    started = node.clock()
-    shown: tuple[int, ...] | None = None
-    while peer.recovering:
-        now = node.clock()
-        waiting = peer.awaiting()
-        if out is not None and waiting != shown and now >= started + RECOVERY_QUIET:
-            shown = waiting
-            who = ", ".join(names[s] for s in waiting) or "our own events they announced"
-            out.emit(
-                "waiting",
-                f"waiting for {who}: nothing is signed until we know what they hold of ours",
-                seats=list(waiting),  # (from 0, as the table counts)
-                names=[names[s] for s in waiting],
-            )
-        if peer.recovery_hopeless(now):
-            who = ", ".join(names[s] for s in waiting)
-            raise GoneError(
-                f"cannot recover our own events: {who} silent for "
-                f"{peer.config.drop_after:g} s and may hold events we signed. Nothing was "
-                "signed: resume again if they are still playing (a game they have finished "
-                "ended without this log's last events)"
-            )
-        await trio.sleep(0.1)
 
 
 # -- the parsers -------------------------------------------------------------------------------
