@@ -185,25 +185,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
     children: list[NodeChild] = []
     by_id = {i.peer_id: endpoint for i, endpoint in zip(identities, endpoints, strict=True)}
-    for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
-        child = start_node_child(
-            workdir,
-            spec_path,
-            spec,
-            identity,
-            seat=seat,
-            name=f"P{seat + 1}",
-            stem=f"p{seat + 1}",
-            endpoint_of=by_id,
-            strategy=player.strategy,
-            speed=str(player.speed),
-            # A line per card to the lake (the progress shown), and the demo's timers.
-            options=["--progress", *liveness_argv(args)],
-        )
-        print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
-        children.append(child)
-    sys.stdout.flush()
-    try:
+    try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)
+        for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
+            child = start_node_child(
+                workdir,
+                spec_path,
+                spec,
+                identity,
+                seat=seat,
+                name=f"P{seat + 1}",
+                stem=f"p{seat + 1}",
+                endpoint_of=by_id,
+                strategy=player.strategy,
+                speed=str(player.speed),
+                # A line per card to the lake (the progress shown), and the demo's timers.
+                options=["--progress", *liveness_argv(args)],
+            )
+            children.append(child)
+            print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
+        sys.stdout.flush()
         dropped = _wait(children, args.timeout, spec.deal)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.

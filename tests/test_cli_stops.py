@@ -1,7 +1,9 @@
-"""SIGTERM (``kill``, ``timeout``, a service manager) stops a command as Ctrl-C does: the bot
-processes it started are stopped first, not left running behind it with no parent. Before,
-``nertz demo`` and ``nertz host --bots`` died at once on SIGTERM and their nodes and bots
-played on (README: Ctrl-C or SIGTERM leaves a game cleanly). Real processes."""
+"""A command stopped from outside stops the bot processes it started, not leaving them running
+behind it with no parent. SIGTERM (``kill``, ``timeout``, a service manager) stops a command
+as Ctrl-C does: before, ``nertz demo`` and ``nertz host --bots`` died at once on SIGTERM and
+their nodes and bots played on (README: Ctrl-C or SIGTERM leaves a game cleanly). A closed
+stdout (``nertz demo | head -1``) stops the demo quietly: before, the node started before the
+first line failed to print was left playing. Real processes."""
 
 from __future__ import annotations
 
@@ -93,3 +95,35 @@ def test_sigterm_to_a_host_stops_its_bots_too(tmp_path: Path) -> None:
     assert len(bots) == 1, bots
     err = _term_and_check(proc, bots)
     assert err.strip() == "nertz host: interrupted", err
+
+
+def _running_with(word: str) -> set[int]:
+    """The processes whose command line holds ``word`` (not zombies)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if word in argv:
+                found.add(int(entry.name))
+    return _alive(found)
+
+
+def test_a_demo_whose_output_is_closed_stops_quietly_and_leaves_no_node(tmp_path: Path) -> None:
+    where = str(tmp_path / "game")
+    proc = _start(tmp_path, "demo", "--dir", where, "--bots", "2")
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # (`| head -1`: one line read, then the pipe is closed)
+    proc.stdout.close()
+    try:
+        with proc.stderr:
+            err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        left = _running_with(where)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"left running: {left}"
+    assert proc.returncode == 0 and "Traceback" not in err, (proc.returncode, err)
