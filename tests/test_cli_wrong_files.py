@@ -187,3 +187,13 @@ def test_keygen_force_replaces_the_key_whole_and_private(tmp_path: Path) -> None
     new = load_identity(key)  # (refuses one open to others)
     assert new != old and new.fingerprint in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["key"]  # (no temporary file left)
+
+
+@pytest.mark.parametrize("command", ["audit", "replay"])
+def test_audit_and_replay_of_a_fifo_say_it_is_not_a_log_file_not_that_it_is_missing(
+    tmp_path: Path, command: str
+) -> None:
+    files = _Files(tmp_path)
+    for path in (str(files.fifo), "/dev/null"):
+        line = one_error_line(_nertz(tmp_path, command, path), path)
+        assert "is not a regular file" in line and "no such" not in line, line
