@@ -203,16 +203,28 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
     return on_notice
 
 
-def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
-) -> tuple[PeerNode, Path]:
-    spec = session.spec
-    on_notice = _notice_printer(out, [m.name for m in spec.members])
+def _log_dir(args: argparse.Namespace) -> Path:
+    """``--log-dir``, made if it is not there. Called first at the start of a command, so a
+    log directory that cannot be (a file's path, say) is one line before the lobby opens,
+    not after others have sat down.
+
+    Raises:
+        NertzError: it cannot be made.
+    """
     log_dir: Path = args.log_dir
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create log directory {str(log_dir)!r}: {exc.strerror}") from None
+    return log_dir
+
+
+def _node(
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
+) -> tuple[PeerNode, Path]:
+    spec = session.spec
+    on_notice = _notice_printer(out, [m.name for m in spec.members])
+    log_dir = _log_dir(args)
     path = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
     node = PeerNode(
         identity,
@@ -438,6 +450,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     out = _Out(args.json)
     address = _host_address(args, rules)
     invited = _invites(args)
+    _log_dir(args)
     game_port = free_port(address)
     interactive = sys.stdin.isatty()
     lobby = LobbyHost(
@@ -632,14 +645,15 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 def _cmd_join(args: argparse.Namespace) -> int:
     config = liveness_from(args)
     _require_player(args, args.command)
+    if (args.peer is None) == (args.discover is None):
+        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+    _log_dir(args)  # (before a key is made: a refused command leaves nothing)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
         identity = load_key(args.key)
     out = _Out(args.json)
-    if (args.peer is None) == (args.discover is None):
-        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         host: PeerId | None = None

@@ -197,3 +197,31 @@ def test_audit_and_replay_of_a_fifo_say_it_is_not_a_log_file_not_that_it_is_miss
     for path in (str(files.fifo), "/dev/null"):
         line = one_error_line(_nertz(tmp_path, command, path), path)
         assert "is not a regular file" in line and "no such" not in line, line
+
+
+@pytest.mark.parametrize("command", ["host", "join", "bot"])
+def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_lobby_or_key(
+    tmp_path: Path, command: str
+) -> None:
+    files = _Files(tmp_path)
+    where = ["--peer", f"127.0.0.1:{files.ports[1]}"]
+    argv = {
+        "host": [
+            "host",
+            "--bot",
+            "greedy",
+            "--players",
+            "2",
+            "--bots",
+            "1",
+            "--key",
+            str(files.key),
+        ],
+        "join": ["join", "--bot", "greedy", *where, "--key", str(files.key)],
+        "bot": ["bot", *where],  # (no --key: a bot would make one and keep it)
+    }[command]
+    for log_dir in (files.spec, files.spec / "logs"):  # (a file; a directory inside a file)
+        done = _nertz(tmp_path, *argv, "--log-dir", str(log_dir))
+        line = one_error_line(done, "cannot create log directory", str(log_dir))
+        assert done.returncode == 2 and done.stdout == "", (line, done.stdout)
+    assert not (tmp_path / "home").exists()  # (no key kept, nothing made)
