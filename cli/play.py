@@ -131,7 +131,12 @@ def add_parser(sub: Any) -> None:
     quick.add_argument(
         "--name", default=None, help="your name (default: you in a quick game, else your login)"
     )
-    quick.add_argument("--dir", type=Path, default=None, help="directory for the spec and logs")
+    quick.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
+    )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
