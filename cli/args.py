@@ -11,6 +11,7 @@ that need them.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -76,6 +77,18 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 3600:  # (NaN fails this too)
         raise argparse.ArgumentTypeError(f"seconds must be above 0 and at most 3600, not {text}")
+    return value
+
+
+def duration(text: str) -> float:
+    """A command's ``--timeout``: seconds, above 0 and finite (``nan`` would never end a wait
+    and ``inf`` never time out; a negative one is refused deep in trio, with a traceback)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):  # (NaN fails this too)
+        raise argparse.ArgumentTypeError(f"seconds must be above 0 and finite, not {text}")
     return value
 
 
@@ -442,6 +455,18 @@ def error_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException
         else:
             out.append(exc)
     return out
+
+
+def error_text(exc: BaseException) -> str:
+    """The words of an expected failure for a command's one line: an :class:`OSError` as the
+    file it names and what is wrong (``'games/x.log': Is a directory``), not as Python writes
+    it (``[Errno 21] Is a directory: 'games/x.log'``)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        name = exc.filename
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        return f"{str(name)!r}: {exc.strerror}" if name is not None else exc.strerror
+    return str(exc)
 
 
 def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

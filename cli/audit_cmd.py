@@ -98,8 +98,10 @@ def sources(logs: list[Path]) -> list[LogSource]:
                 f"{str(log)!r} is a directory: give the log files in it, e.g. "
                 f"{shlex.quote(str(log))}/*.log"
             )
-        if not log.is_file():
+        if not log.exists():
             raise NertzError(f"no such log file: {str(log)!r}")
+        if not log.is_file():  # (a FIFO or a device: never a log, and its reads may never end)
+            raise NertzError(f"{str(log)!r} is not a regular file: not a log")
     found = [LogSource.from_path(log) for log in logs]
     for source in found:
         try:

@@ -28,6 +28,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     deal_from,
+    duration,
     free_ports,
     liveness_argv,
     liveness_from,
@@ -103,7 +104,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=duration,
         default=None,
         help=(
             f"seconds before the game is given up (default {DEFAULT_TIMEOUT:.0f}, "
@@ -151,7 +152,8 @@ def _bot_count(text: str) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
-    args.players = args.bots or args.players or 4
+    given = args.bots if args.bots is not None else args.players
+    args.players = 4 if given is None else given
     rules = rules_from(args)
     if not 2 <= args.players <= 8:
         raise NertzError(f"a demo has 2 to 8 players, not {args.players}")
@@ -159,8 +161,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     players = players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
-    if args.timeout <= 0:
-        raise NertzError("--timeout must be positive")
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
     liveness_from(args)  # (checks the two timers against each other)
 
@@ -185,25 +185,25 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
     children: list[NodeChild] = []
     by_id = {i.peer_id: endpoint for i, endpoint in zip(identities, endpoints, strict=True)}
-    for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
-        child = start_node_child(
-            workdir,
-            spec_path,
-            spec,
-            identity,
-            seat=seat,
-            name=f"P{seat + 1}",
-            stem=f"p{seat + 1}",
-            endpoint_of=by_id,
-            strategy=player.strategy,
-            speed=str(player.speed),
-            # A line per card to the lake (the progress shown), and the demo's timers.
-            options=["--progress", *liveness_argv(args)],
-        )
-        print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
-        children.append(child)
-    sys.stdout.flush()
-    try:
+    try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)
+        for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
+            child = start_node_child(
+                workdir,
+                spec_path,
+                spec,
+                identity,
+                seat=seat,
+                name=f"P{seat + 1}",
+                stem=f"p{seat + 1}",
+                endpoint_of=by_id,
+                strategy=player.strategy,
+                speed=str(player.speed),
+                # A line per card to the lake (the progress shown), and the demo's timers.
+                options=["--progress", *liveness_argv(args)],
+            )
+            children.append(child)
+            print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
+        sys.stdout.flush()
         dropped = _wait(children, args.timeout, spec.deal)
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first.

@@ -16,10 +16,12 @@ owner only. Two rules hold for every command:
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import stat
 from pathlib import Path
 
+from cli.files import read_small_file
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PRIVATE_KEY_SIZE, Identity
 
@@ -29,6 +31,7 @@ __all__ = [
     "keep_key",
     "kept_key_path",
     "load_identity",
+    "replace_key",
     "write_key",
 ]
 
@@ -71,16 +74,11 @@ def load_identity(path: Path) -> Identity:
         NertzError: the file is missing, unreadable, open to others, or not a 32-byte key.
     """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        raw, mode = read_small_file(path, PRIVATE_KEY_SIZE)
     except OSError as exc:
         raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            # The mode of the file we read, not of what the path names a moment later.
-            _refuse_open_mode(path, os.fstat(fd).st_mode)
-            raw = f.read(PRIVATE_KEY_SIZE + 1)
-        except OSError as exc:
-            raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
+    # The mode of the file we read, not of what the path names a moment later.
+    _refuse_open_mode(path, mode)
     try:
         return Identity.from_bytes(raw)
     except NertzError:
@@ -107,6 +105,27 @@ def write_key(path: Path, identity: Identity) -> None:
     except OSError as exc:
         path.unlink(missing_ok=True)  # no half key left behind
         raise NertzError(f"cannot write key file {str(path)!r}: {exc.strerror}") from None
+
+
+def replace_key(path: Path, identity: Identity) -> None:
+    """Replace the key file at ``path`` by ``identity``'s (``nertz keygen --force``): the new
+    key is written beside it (mode 0600, :func:`write_key`) and renamed over it, so a failure
+    leaves the old key whole, never no key or half a key.
+
+    Raises:
+        NertzError: ``path`` is not a regular file (a directory, say), or the new key cannot
+            be written or renamed there.
+    """
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise NertzError(f"{str(path)!r} is {kind}, not a key file: give a file's path")
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
+    write_key(temp, identity)
+    try:
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise NertzError(f"cannot replace key file {str(path)!r}: {exc.strerror}") from None
 
 
 def keep_key(identity: Identity) -> Path:

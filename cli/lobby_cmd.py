@@ -36,6 +36,8 @@ from cli.args import (
     deal_from,
     default_log_dir,
     default_name,
+    duration,
+    error_text,
     expected_errors,
     free_port,
     host_port,
@@ -48,6 +50,7 @@ from cli.args import (
     rules_from,
 )
 from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
+from cli.files import read_small_file
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -55,9 +58,10 @@ from cli.keyfile import (
     kept_key_path,
     load_identity,
     load_key,
+    replace_key,
     save_key,
 )
-from cli.node_cmd import final_summary, run_node, say_gone
+from cli.node_cmd import final_summary, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -199,16 +203,28 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
     return on_notice
 
 
-def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
-) -> tuple[PeerNode, Path]:
-    spec = session.spec
-    on_notice = _notice_printer(out, [m.name for m in spec.members])
+def _log_dir(args: argparse.Namespace) -> Path:
+    """``--log-dir``, made if it is not there. Called first at the start of a command, so a
+    log directory that cannot be (a file's path, say) is one line before the lobby opens,
+    not after others have sat down.
+
+    Raises:
+        NertzError: it cannot be made.
+    """
     log_dir: Path = args.log_dir
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create log directory {str(log_dir)!r}: {exc.strerror}") from None
+    return log_dir
+
+
+def _node(
+    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
+) -> tuple[PeerNode, Path]:
+    spec = session.spec
+    on_notice = _notice_printer(out, [m.name for m in spec.members])
+    log_dir = _log_dir(args)
     path = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
     node = PeerNode(
         identity,
@@ -253,7 +269,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
 
 def _again(exc: BaseException) -> NertzError:
     """``exc`` as the one line a command prints, its exit status kept (:class:`GoneError`)."""
-    return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(str(exc))
+    return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(error_text(exc))
 
 
 def _require_player(args: argparse.Namespace, command: str) -> None:
@@ -279,7 +295,7 @@ async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
 
 def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
     if outcome.errors:
-        raise NertzError(str(outcome.errors[0]))
+        raise NertzError(error_text(outcome.errors[0]))
     if outcome.left and outcome.signal is None and outcome.peer is not None:
         over = outcome.peer.final.phase is Phase.OVER
         if not over:
@@ -325,9 +341,10 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
             f"--key for the default place ({default_key_path()})"
         )
     identity = Identity.generate()
-    if path.exists():
-        path.unlink()
-    save_key(path, identity)
+    if path.exists() or path.is_symlink():
+        replace_key(path, identity)  # (the old key stays whole if this fails)
+    else:
+        save_key(path, identity)
     print(f"new key {identity.fingerprint} written to {path}")
     return 0
 
@@ -433,6 +450,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     out = _Out(args.json)
     address = _host_address(args, rules)
     invited = _invites(args)
+    _log_dir(args)
     game_port = free_port(address)
     interactive = sys.stdin.isatty()
     lobby = LobbyHost(
@@ -548,6 +566,11 @@ async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> 
                     print(host_command(lobby, line), flush=True)
 
 
+_INVITE_FILE_LIMIT = 64 * 1024
+"""The largest invite file read: a line per key (about 20 bytes, or 64 in hex) and comments,
+far more than any table's keys; a bigger file is surely not an invite list."""
+
+
 def _invites(args: argparse.Namespace) -> set[str] | None:
     """The invite list from ``--invite`` and ``--invite-file`` (``None``: no list).
 
@@ -560,14 +583,26 @@ def _invites(args: argparse.Namespace) -> set[str] | None:
     if args.invite_file is not None:
         path: Path = args.invite_file
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            data, _ = read_small_file(path, _INVITE_FILE_LIMIT)
+            if len(data) > _INVITE_FILE_LIMIT:
+                raise ValueError(f"larger than {_INVITE_FILE_LIMIT // 1024} KiB")
+            text = data.decode("utf-8")
+        except (OSError, ValueError) as exc:
+            why = (
+                exc.strerror
+                if isinstance(exc, OSError)
+                else "not UTF-8 text"
+                if isinstance(exc, UnicodeDecodeError)
+                else str(exc)
+            )
             raise NertzError(f"cannot read the invite file {str(path)!r}: {why}") from None
+        named = len(entries)
         for n, line in enumerate(text.splitlines(), 1):
             word = line.split("#", 1)[0].strip()
             if word:
                 entries.append((f"{path}:{n}", word.split()[0]))
+        if len(entries) == named:  # (an empty file named by mistake would seat nobody)
+            raise NertzError(f"the invite file {str(path)!r} names no key (one per line)")
     invited = set()
     for where, word in entries:
         try:
@@ -610,14 +645,15 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 def _cmd_join(args: argparse.Namespace) -> int:
     config = liveness_from(args)
     _require_player(args, args.command)
+    if (args.peer is None) == (args.discover is None):
+        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+    _log_dir(args)  # (before a key is made: a refused command leaves nothing)
     if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
         identity = load_key(args.key)
     out = _Out(args.json)
-    if (args.peer is None) == (args.discover is None):
-        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         host: PeerId | None = None
@@ -758,7 +794,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
             if recover is not None:
-                nursery.start_soon(_watch_recovery, node, out if args.bot else None, names)
+                say = _say_waiting(out, names) if args.bot else None
+                nursery.start_soon(watch_recovery, node, names, say)
             result = await _play(args, node, session.endpoints)
             nursery.cancel_scope.cancel()
             return result
@@ -829,6 +866,21 @@ def _recovery_reason(
     return None
 
 
+def _say_waiting(out: _Out, names: list[str]) -> Callable[[tuple[int, ...]], None]:
+    """What a resume says while its recovery waits (:func:`~cli.node_cmd.watch_recovery`)."""
+
+    def say(waiting: tuple[int, ...]) -> None:
+        who = ", ".join(names[s] for s in waiting) or "our own events they announced"
+        out.emit(
+            "waiting",
+            f"waiting for {who}: nothing is signed until we know what they hold of ours",
+            seats=list(waiting),  # (from 0, as the table counts)
+            names=[names[s] for s in waiting],
+        )
+
+    return say
+
+
 def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
     if not isinstance(effect, Recovered):
         return
@@ -845,46 +897,6 @@ def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
         last=effect.head,
         holders=holders,
     )
-
-
-#: How long a recovery may take before the resume says whom it waits for.
-RECOVERY_QUIET = 1.0
-
-
-async def _watch_recovery(node: PeerNode, out: _Out | None, names: list[str]) -> None:
-    """While the resumed peer recovers, say whom it waits for (``out``), and stop the resume
-    with a clear error if every one of them has been silent for the drop timeout: it must not
-    sign anything (the seq may be one it used), so waiting longer cannot help."""
-    while True:
-        try:
-            peer = node.peer
-        except RuntimeError:
-            await trio.sleep(0.05)
-            continue
-        break
-    started = node.clock()
-    shown: tuple[int, ...] | None = None
-    while peer.recovering:
-        now = node.clock()
-        waiting = peer.awaiting()
-        if out is not None and waiting != shown and now >= started + RECOVERY_QUIET:
-            shown = waiting
-            who = ", ".join(names[s] for s in waiting) or "our own events they announced"
-            out.emit(
-                "waiting",
-                f"waiting for {who}: nothing is signed until we know what they hold of ours",
-                seats=list(waiting),  # (from 0, as the table counts)
-                names=[names[s] for s in waiting],
-            )
-        if peer.recovery_hopeless(now):
-            who = ", ".join(names[s] for s in waiting)
-            raise GoneError(
-                f"cannot recover our own events: {who} silent for "
-                f"{peer.config.drop_after:g} s and may hold events we signed. Nothing was "
-                "signed: resume again if they are still playing (a game they have finished "
-                "ended without this log's last events)"
-            )
-        await trio.sleep(0.1)
 
 
 # -- the parsers -------------------------------------------------------------------------------
@@ -1028,7 +1040,7 @@ def _add_join_and_bot(sub: Any) -> None:
         p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
         _discovery(p)
         p.add_argument(
-            "--timeout", type=float, default=10.0, help="seconds to find the table (default 10)"
+            "--timeout", type=duration, default=10.0, help="seconds to find the table (default 10)"
         )
         p.set_defaults(func=_cmd_join)
 
@@ -1044,7 +1056,7 @@ def _add_games(sub: Any) -> None:
         help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
     )  # fmt: skip
     _discovery(p)
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
+    p.add_argument("--timeout", type=duration, default=3.0, help="seconds to listen (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.set_defaults(func=_cmd_games)
 

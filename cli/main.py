@@ -14,8 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
 
 from cli.args import EXIT_OK, EXIT_USAGE, Parser
 from p2p_nertz import __version__
@@ -150,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(_command(words))
     args = parser.parse_args(words)
     _configure_logging(args.verbose, args.quiet)
+    before = _term_as_ctrl_c()
     try:
         status: int = args.func(args)
     except NertzError as exc:
@@ -168,7 +172,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
     return status
+
+
+def _term_as_ctrl_c() -> signal._HANDLER | None:
+    """Make SIGTERM do what Ctrl-C does wherever a command does not handle SIGTERM itself
+    (the nodes, the tables and ``nertz watch`` do, leaving cleanly); return the handler it
+    replaced (``None``: not replaced, off the main thread).
+
+    Without this a SIGTERM (``kill``, ``timeout``, a service manager) ends the process at once:
+    ``nertz demo`` and ``nertz host --bots`` leave their bot processes running behind them.
+    As Ctrl-C, the command stops them first. The signal is raised again as SIGINT, for the
+    SIGINT handler in force (trio's while trio runs, which raises at a safe point); if SIGINT
+    is ignored (a command started in the background), SIGTERM is not ignored too: it raises
+    KeyboardInterrupt as Python's SIGINT handler does.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        if not callable(signal.getsignal(signal.SIGINT)):
+            raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)  # (handled as a Ctrl-C: by trio's handler in trio)
+
+    return signal.signal(signal.SIGTERM, as_ctrl_c)
 
 
 if __name__ == "__main__":

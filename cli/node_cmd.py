@@ -31,20 +31,23 @@ import trio
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
+    GoneError,
     add_liveness_arguments,
     add_watcher_argument,
     bind_endpoint,
     connect_endpoint,
+    error_text,
     expected_errors,
     liveness_from,
     say_if_every_interface,
 )
+from cli.files import read_small_file
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
@@ -132,7 +135,7 @@ def load_spec(path: Path) -> GameSpec:
         NertzError: the file is missing, unreadable or not a game spec.
     """
     try:
-        data = path.read_bytes()
+        data, _ = read_small_file(path, MAX_SPEC_SIZE)  # (more: from_wire says it is too big)
     except OSError as exc:
         raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
     try:
@@ -321,14 +324,14 @@ def _cmd_node(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        peer, signum = trio.run(run_node, node, endpoints)
+        peer, signum = trio.run(_run_node_watched, node, endpoints)
     except NertzError as exc:
-        print(f"nertz node: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        print(f"nertz node: error: {error_text(exc)}", file=sys.stderr)
+        return EXIT_GONE if isinstance(exc, GoneError) else EXIT_FAILED
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
-        print(f"nertz node: error: {errors[0]}", file=sys.stderr)
-        return EXIT_FAILED
+        print(f"nertz node: error: {error_text(errors[0])}", file=sys.stderr)
+        return EXIT_GONE if isinstance(errors[0], GoneError) else EXIT_FAILED
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
         return 128 + (signum or signal.SIGINT)
@@ -343,6 +346,57 @@ def _cmd_node(args: argparse.Namespace) -> int:
         print("nertz node: the game did not finish", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+#: How long a recovery may take before the command says whom it waits for.
+RECOVERY_QUIET = 1.0
+
+
+async def watch_recovery(
+    node: PeerNode, names: list[str], say: Callable[[tuple[int, ...]], None] | None = None
+) -> None:
+    """While the peer restored from a cut log recovers its own events, tell ``say`` whom it
+    waits for (seats), and stop the command with a clear error (:class:`GoneError`, status 3)
+    if every one of them has been silent for the drop timeout: it must not sign anything (the
+    seq may be one it used), so waiting longer cannot help. Returns at once for a peer that
+    does not recover."""
+    while True:
+        try:
+            peer = node.peer
+        except RuntimeError:
+            await trio.sleep(0.05)
+            continue
+        break
+    started = node.clock()
+    shown: tuple[int, ...] | None = None
+    while peer.recovering:
+        now = node.clock()
+        waiting = peer.awaiting()
+        if say is not None and waiting != shown and now >= started + RECOVERY_QUIET:
+            shown = waiting
+            say(waiting)
+        if peer.recovery_hopeless(now):
+            who = ", ".join(names[s] for s in waiting)
+            raise GoneError(
+                f"cannot recover our own events: {who} silent for "
+                f"{peer.config.drop_after:g} s and may hold events we signed. Nothing was "
+                "signed: resume again if they are still playing (a game they have finished "
+                "ended without this log's last events)"
+            )
+        await trio.sleep(0.1)
+
+
+async def _run_node_watched(
+    node: PeerNode, endpoints: dict[PeerId, str]
+) -> tuple[Peer | None, int | None]:
+    """:func:`run_node`, stopped with :class:`GoneError` if its log's tail was cut and no
+    member answers the recovery (:func:`watch_recovery`): ``nertz node`` on a torn log."""
+    names = [m.name for m in node.spec.members]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch_recovery, node, names)
+        result = await run_node(node, endpoints)
+        nursery.cancel_scope.cancel()
+        return result
 
 
 async def run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:

@@ -44,6 +44,7 @@ from cli.args import (
     deal_from,
     default_log_dir,
     default_name,
+    error_text,
     expected_errors,
     free_ports,
     host_port,
@@ -130,7 +131,12 @@ def add_parser(sub: Any) -> None:
     quick.add_argument(
         "--name", default=None, help="your name (default: you in a quick game, else your login)"
     )
-    quick.add_argument("--dir", type=Path, default=None, help="directory for the spec and logs")
+    quick.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
+    )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
     given.add_argument("--spec", type=Path, help="game spec file")
@@ -474,7 +480,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     outcome, node = result[0]
     if node is None:
         if outcome.errors:
-            print(f"nertz play: error: {outcome.errors[0]}", file=sys.stderr)
+            print(f"nertz play: error: {error_text(outcome.errors[0])}", file=sys.stderr)
             return EXIT_FAILED
         print("nertz play: left the lobby", file=sys.stderr)
         return 0

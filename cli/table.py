@@ -22,7 +22,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, EXIT_GONE, expected_errors
+from cli.args import EXIT_FAILED, EXIT_GONE, error_text, expected_errors
 from cli.terminal import Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -187,7 +187,7 @@ async def _table_main(
 def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     """Print how the game went (after curses gave the terminal back); the exit status."""
     if outcome.errors:
-        print(f"nertz play: error: {outcome.errors[0]}", file=sys.stderr)
+        print(f"nertz play: error: {error_text(outcome.errors[0])}", file=sys.stderr)
         return EXIT_FAILED
     peer = outcome.peer
     if peer is None:

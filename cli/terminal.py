@@ -15,6 +15,7 @@ import curses
 import locale
 import os
 import sys
+import textwrap
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -23,6 +24,8 @@ import trio
 from p2p_nertz.errors import NertzError
 from p2p_nertz.ui import Screen, Style, render
 from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
+from p2p_nertz.ui.render import MIN_HEIGHT, MIN_WIDTH
+from p2p_nertz.ui.screen import Span
 from p2p_nertz.ui.view import TableView
 
 __all__ = ["CursesTerminal", "Terminal", "TerminalFront", "open_curses", "symbols_ok"]
@@ -99,6 +102,8 @@ class CursesTerminal:
         self._width, self._height = self._measure()
 
     def paint(self, screen: Screen) -> None:
+        if self._width < MIN_WIDTH or self._height < MIN_HEIGHT:
+            screen = too_small(self._width, self._height)
         window = self.window
         window.erase()
         for y, row in enumerate(screen.rows[: self._height]):
@@ -206,6 +211,21 @@ def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
         curses.nocbreak()
         curses.echo()
         curses.endwin()
+
+
+def too_small(width: int, height: int) -> Screen:
+    """What a terminal smaller than the screens' 80×24 shows instead of a table cut short
+    (your own tableau, at the bottom, would be the first thing lost): its size and what to do.
+    The program goes on meanwhile, and its keys still work; a resize redraws."""
+    words = (
+        f"This terminal is {width}×{height}; p2p-nertz needs {MIN_WIDTH}×{MIN_HEIGHT}. "
+        "Make it larger: the game goes on meanwhile and the keys still work."
+    )
+    lines = textwrap.wrap(words, max(1, width - 1))[: max(1, height - 1)]
+    rows = tuple(
+        (Span(line, Style.BAD if n == 0 else Style.PLAIN),) for n, line in enumerate(lines)
+    )
+    return Screen(width, height, rows)
 
 
 def symbols_ok(args: argparse.Namespace) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 import trio
 import zmq
 
-from cli.args import add_web_arguments, bind_endpoint, expected_errors
+from cli.args import add_web_arguments, bind_endpoint, error_text, expected_errors
 from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
 from cli.web_cmd import browser_opener
@@ -355,6 +355,6 @@ def _watch_web(args: argparse.Namespace, spec: GameSpec | None) -> Spectator | N
         return trio.run(main)
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
-        raise NertzError(f"cannot watch on {args.bind}: {errors[0]}") from None
+        raise NertzError(f"cannot watch on {args.bind}: {error_text(errors[0])}") from None
     except NertzError as exc:
         raise NertzError(f"cannot watch on {args.bind}: {exc}") from None

@@ -18,7 +18,7 @@ from functools import partial
 
 import trio
 
-from cli.args import expected_errors
+from cli.args import error_text, expected_errors
 from cli.table import Outcome
 from p2p_nertz.audit.replay import Replay
 from p2p_nertz.errors import NertzError
@@ -85,7 +85,7 @@ def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool)
         )
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
-        raise NertzError(str(errors[0])) from None
+        raise NertzError(error_text(errors[0])) from None
 
 
 def run_in_browser(

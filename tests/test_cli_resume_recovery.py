@@ -184,6 +184,7 @@ def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
     )
     bob = ids[1]
     write_key(tmp_path / "bob.key", bob)
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())  # (for `nertz node`)
     ports = free_ports(2)
     book = {bytes(i.peer_id): f"tcp://127.0.0.1:{p}" for i, p in zip(ids, ports, strict=True)}
     peer = Peer(bob, spec, 0.0)
@@ -234,4 +235,26 @@ def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothi
     assert events[1]["reason"] == "torn" and events[2]["names"] == ["Ann"]
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("nertz resume: error: cannot recover our own events: Ann silent")
+    assert [m.seq for m in _own_events(path)] == [1]  # nothing signed
+
+
+@pytest.mark.timeout(60)
+def test_node_on_a_torn_log_with_everyone_else_gone_stops_as_resume_does(
+    tmp_path: Path,
+) -> None:
+    # `nertz node` on the same log: it recovered in silence and waited for ever before.
+    torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
+    path, key, _ = _lone_log(tmp_path, torn)
+    (port,) = free_ports(1)
+    spec = GameSpec.from_wire((tmp_path / "game.spec").read_bytes())
+    ann = next(seat for seat, m in enumerate(spec.members) if m.name == "Ann")
+    done = subprocess.run(
+        [*NERTZ, "node", "--key", str(key), "--spec", str(tmp_path / "game.spec"),
+         "--bind", "127.0.0.1:0", "--peer", f"{ann}=127.0.0.1:{port}", "--log", str(path),
+         "--json", "--suspect-after", "0.3", "--drop-after", "1"],
+        capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == EXIT_GONE, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("nertz node: error: cannot recover our own events: Ann silent")
     assert [m.seq for m in _own_events(path)] == [1]  # nothing signed

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import sys
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ __all__ = [
     "Recovery",
     "create_log",
     "open_for_append",
+    "open_regular",
     "read_log",
 ]
 
@@ -280,8 +282,35 @@ class LogWriter:
         return f"<LogWriter {str(self._path)!r} {state}>"
 
 
+def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """Open ``path`` with ``flags``, as a regular file only; return the descriptor.
+
+    A FIFO, a device or a directory given where a file is wanted would block the open or the
+    reads forever (a FIFO with no writer, ``/dev/zero``), or fail later with an error that
+    names no file: the open does not wait (``O_NONBLOCK``, cleared once the file is known to
+    be regular) and anything but a regular file is refused here.
+
+    Raises:
+        OSError: the file cannot be opened, or is not a regular file (``EISDIR`` for a
+            directory, ``EINVAL`` otherwise); ``strerror`` says so in words.
+    """
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | _O_BINARY)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _open_existing(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | _O_BINARY)
+    fd = open_regular(path, os.O_RDWR | os.O_APPEND)
     try:
         _lock(fd, path)
     except BaseException:
@@ -471,7 +500,8 @@ class LogReader:
         self._path = Path(path)
         self._chunk_size = chunk_size
         self._bytes_read = 0
-        self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        # (Not a FIFO or a device: their reads would never end.)
+        self._file = open(open_regular(self._path), "rb", buffering=0)  # noqa: SIM115
         self._stream = LogStream(self._chunks(), strict=strict)
 
     def _chunks(self) -> Generator[bytes, None, None]:

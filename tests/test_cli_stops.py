@@ -1,0 +1,129 @@
+"""A command stopped from outside stops the bot processes it started, not leaving them running
+behind it with no parent. SIGTERM (``kill``, ``timeout``, a service manager) stops a command
+as Ctrl-C does: before, ``nertz demo`` and ``nertz host --bots`` died at once on SIGTERM and
+their nodes and bots played on (README: Ctrl-C or SIGTERM leaves a game cleanly). A closed
+stdout (``nertz demo | head -1``) stops the demo quietly: before, the node started before the
+first line failed to print was left playing. Real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import foreground, make_key
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # (gone meanwhile)
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (not zombies)."""
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+def _start(tmp_path: Path, *argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        foreground(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL, cwd=ROOT, env={**os.environ, "NERTZ_HOME": str(tmp_path)},
+    )  # fmt: skip
+
+
+def _term_and_check(proc: subprocess.Popen[str], started: set[int]) -> str:
+    """SIGTERM ``proc``; it ends in bounded time with one line, and none of ``started`` is left."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        for pid in _alive(started):  # (a failed test leaves nothing behind either)
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert not _alive(started), f"left running: {_alive(started)}"
+    return err
+
+
+@pytest.mark.slow
+def test_sigterm_to_a_demo_stops_its_nodes_too(tmp_path: Path) -> None:
+    proc = _start(tmp_path, "demo", "--dir", str(tmp_path / "game"), "--bots", "2")
+    assert proc.stdout is not None
+    listed = 0
+    for line in proc.stdout:  # (a line per node started: "  P2  FINGERPRINT  greedy  on …")
+        listed += " on tcp://127.0.0.1:" in line
+        if listed == 2:
+            break
+    nodes = _children(proc.pid)
+    assert len(nodes) == 2, nodes
+    err = _term_and_check(proc, nodes)
+    assert "nertz demo: interrupted" in err.splitlines()[-1], err
+
+
+def test_sigterm_to_a_host_stops_its_bots_too(tmp_path: Path) -> None:
+    make_key(tmp_path / "key")
+    proc = _start(
+        tmp_path, "host", "--bot", "greedy", "--players", "3", "--bots", "1", "--port", "0",
+        "--log-dir", str(tmp_path / "logs"),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # (the bot has started once it is seated)
+        if "sat down" in line:
+            break
+    bots = _children(proc.pid)
+    assert len(bots) == 1, bots
+    err = _term_and_check(proc, bots)
+    assert err.strip() == "nertz host: interrupted", err
+
+
+def _running_with(word: str) -> set[int]:
+    """The processes whose command line holds ``word`` (not zombies)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if word in argv:
+                found.add(int(entry.name))
+    return _alive(found)
+
+
+def test_a_demo_whose_output_is_closed_stops_quietly_and_leaves_no_node(tmp_path: Path) -> None:
+    where = str(tmp_path / "game")
+    proc = _start(tmp_path, "demo", "--dir", where, "--bots", "2")
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # (`| head -1`: one line read, then the pipe is closed)
+    proc.stdout.close()
+    try:
+        with proc.stderr:
+            err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        left = _running_with(where)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"left running: {left}"
+    assert proc.returncode == 0 and "Traceback" not in err, (proc.returncode, err)

@@ -1,0 +1,50 @@
+"""Numbers a person can get wrong on the command line: a ``--timeout`` of ``nan``, ``inf``, 0
+or below, and a demo of 0 players. Each is one line and exit status 2 at once, before anything
+starts: not a traceback from deep in trio (a negative wait), not a command that never ends (a
+``nan`` or ``inf`` timeout), not a four-player demo started for ``--bots 0``. Real ``nertz``
+processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import one_error_line
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Every command with a --timeout, given one (127.0.0.1:1: nothing is reached before it).
+TIMEOUTS = {
+    "demo": ["demo", "--timeout"],
+    "games": ["games", "--discover", "127.0.0.1", "--timeout"],
+    "join": ["join", "--bot", "greedy", "--peer", "127.0.0.1:1", "--timeout"],
+    "bot": ["bot", "--peer", "127.0.0.1:1", "--timeout"],
+}
+
+
+def _nertz(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=tmp_path,
+        timeout=60, stdin=subprocess.DEVNULL, check=False, env={"NERTZ_HOME": str(tmp_path)},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("command", TIMEOUTS)
+def test_a_timeout_that_is_not_a_finite_positive_number_is_a_usage_error(
+    tmp_path: Path, command: str
+) -> None:
+    for value in ("nan", "inf", "0", "-1"):
+        done = _nertz(tmp_path, *TIMEOUTS[command], value)
+        line = one_error_line(done, "--timeout", value)
+        assert done.returncode == 2, line
+    assert list(tmp_path.iterdir()) == []  # (nothing was started: no key, no log)
+
+
+@pytest.mark.parametrize("option", ["--bots", "--players"])
+def test_a_demo_of_no_players_is_refused_not_played_with_four(tmp_path: Path, option: str) -> None:
+    done = _nertz(tmp_path, "demo", option, "0")
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    one_error_line(done, "2 to 8 players", "not 0")
+    assert list(tmp_path.iterdir()) == []
