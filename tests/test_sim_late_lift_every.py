@@ -1,5 +1,6 @@
 """The late lift held on a member the wait was not asked of (``scripts/scan_late_lift.py
---every-member --audit``; docs/protocol.md §7.4, §13 *a late lift*).
+--every-member --audit``; docs/protocol.md §7.4, §13 *a late lift*): one game of each size
+the scan found telling, and the one class it found broken.
 
 ``--late-withdrawals`` three players, seed 93, with seat 2's withdrawals held back
 (:class:`~p2p_nertz.sim.schedules.LateLift` on seat 2; no peer makes a drop final while they
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nertz.protocol import finality
+from p2p_nertz.protocol.state import GameState
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
+from p2p_nertz.sim.network import SimResult
 from p2p_nertz.sim.schedules import LateLift
 
 pytestmark = pytest.mark.slow  # (a simulated game of ~40 s)
@@ -38,3 +42,57 @@ def test_a_claim_on_cards_the_lift_cut_is_a_lost_race() -> None:
     assert result.audit is not None and result.audit.errors == ()
     assert result.violations == []
     assert len({f.digest() for f in finals}) == 1
+
+
+def _alike(result: SimResult) -> None:
+    """Every check of DESIGN.md §8 holds (termination, agreement, no split between any two
+    peers, the audit's validity), every peer ends on one final state, and the audit of every
+    log reads that game: the same drops and the same state."""
+    assert result.violations == []
+    finals = [p.final for p in result.peers if p is not None]
+    assert len({f.digest() for f in finals}) == 1
+    report = result.audit
+    assert report is not None and report.state is not None
+    assert report.state.dropped == finals[0].dropped
+    assert report.digest == finals[0].digest()
+
+
+def test_every_member_three_players_the_wait_holds_a_drop_resting_on_a_held_withdrawal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three players, seed 2, seat 0's withdrawals held (the seed's own game asks the wait
+    of no member): a view's held votes drop seat 0 resting on a withdrawal timed after the
+    drop (``finality.lifted`` asked of seat 0), and no peer makes that drop final while seat
+    0's withdrawals are held (the schedule's ``final_by`` stays ``None``); once they come,
+    every peer and the audit end alike."""
+    asked: list[int] = []
+    plain = finality.lifted
+
+    def noting(tentative: GameState, seat: int) -> int:
+        at = plain(tentative, seat)
+        if at and seat == 0:
+            asked.append(at)
+        return at
+
+    monkeypatch.setattr(finality, "lifted", noting)
+    schedule = LateLift(0)
+    result = run(late_withdrawals(2, players=(3, 3)), schedule)
+    if not schedule.held or not asked:
+        pytest.fail("the race is no longer built: nothing held, or the wait never asked")
+    assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
+    _alike(result)
+
+
+@pytest.mark.parametrize(("seed", "players", "member"), [(8, 4, 1), (6, 5, 0)])
+def test_every_member_a_drop_made_final_while_a_withdrawal_is_held_stands(
+    seed: int, players: int, member: int
+) -> None:
+    """Four players seed 8 (seat 1's withdrawal held) and five players seed 6 (seat 0's): a
+    peer makes the member's drop final while the member's withdrawal is held (the events
+    before it decide the drop: no wait asked), and the withdrawal, once it comes, moves no
+    view: no two peers part, and every peer and the audit end alike."""
+    schedule = LateLift(member)
+    result = run(late_withdrawals(seed, players=(players, players)), schedule)
+    if result.spec.seats != players or schedule.final_by is None:
+        pytest.fail("the race is no longer built: no peer made the drop final while held")
+    _alike(result)
