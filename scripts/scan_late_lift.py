@@ -14,18 +14,20 @@ log with the peers wherever the peers still in end alike (each finished, on one 
 state): prints each such run whose audit reads other drops than the peers' final ones, or
 another final state, and counts them. ``--every-member`` holds each member's withdrawals in
 turn, not only those of the members the wait was asked of (a run that held nothing is not
-counted: it is the seed's own game). Slow (a few seconds a run, a stalled one up to
+counted: it is the seed's own game). ``--pairs`` holds the withdrawals of each two members at
+once, any peer first. Slow (a few seconds a run, a stalled one up to
 the simulator's time limit): it is not part of the suite. To compare with another tree, run
 that tree's copy with its own environment (an editable install's finder wins over
 ``PYTHONPATH``).
 
     python scripts/scan_late_lift.py [--seeds 0-119] [--players 3-3] [--workers 1] [--audit]
-        [--every-member]
+        [--every-member | --pairs]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -91,23 +93,33 @@ def audit_parts(result: SimResult) -> str | None:
 
 
 def scan_seed(
-    seed: int, players: tuple[int, int], compare: bool = False, every: bool = False
+    seed: int,
+    players: tuple[int, int],
+    compare: bool = False,
+    every: bool = False,
+    pairs: bool = False,
 ) -> tuple[int, bool, list[str], tuple[int, int], tuple[int, int]]:
     """One seed: its table size, whether the wait was asked, a line per run broken (and,
     with ``compare``, per run whose audit parts from peers that end alike), of the runs
     whose peers end alike, how many and how many of their audits part, and how many runs
     were counted and in how many of them a peer made the drop final while a withdrawal was
     held. ``every``: hold each member's withdrawals in turn, not only those of the members
-    the wait was asked of."""
+    the wait was asked of; ``pairs``: hold the withdrawals of each two members at once (any
+    peer first)."""
     n, members = _asked(seed, players)
     config = late_withdrawals(seed, players=players)
     broken = []
     alike = parted = runs = final_first = 0
-    for member in range(n) if every else members:
-        for first in [None, *(q for q in range(n) if q != member)]:
-            schedule = LateLift(member, first=first)
+    held: list[tuple[int, tuple[int, ...]]] = (
+        [(a, (b,)) for a, b in itertools.combinations(range(n), 2)]
+        if pairs
+        else [(member, ()) for member in (range(n) if every else members)]
+    )
+    for member, also in held:
+        for first in [None] if pairs else [None, *(q for q in range(n) if q != member)]:
+            schedule = LateLift(member, first=first, also=also)
             result = run(config, schedule)
-            if member not in members and not schedule.held:
+            if (pairs or member not in members) and not schedule.held:
                 break  # (nothing of the member's held: the seed's own game, whoever is first)
             if first is not None and schedule.final_by is None:
                 continue  # (that peer never made the drop final first: the same as no wait)
@@ -115,7 +127,8 @@ def scan_seed(
             runs += 1
             final_first += by is not None
             name = (
-                f"seed {seed} ({n} players) member {member} first {first} "
+                f"seed {seed} ({n} players) member {member}{''.join(f'+{q}' for q in also)} "
+                f"first {first} "
                 f"held {sorted(schedule.held)} final first at peer {by}"
             )
             if result.violations:
@@ -144,6 +157,11 @@ def main() -> None:
         action="store_true",
         help="hold each member's withdrawals in turn, not only those the wait was asked of",
     )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="hold the withdrawals of each two members at once (any peer first)",
+    )
     args = parser.parse_args()
     sizes = span(args.players)
     if sizes.start < 3:
@@ -157,9 +175,10 @@ def main() -> None:
     asked = broken_games = alike = parted = parted_games = runs = final_first = 0
     compare = [args.audit] * len(seeds)
     every = [args.every_member] * len(seeds)
+    pairs = [args.pairs] * len(seeds)
     with ProcessPoolExecutor(args.workers) as pool:
         for _, was_asked, broken, (same, audits), (counted, first) in pool.map(
-            scan_seed, seeds, [players] * len(seeds), compare, every
+            scan_seed, seeds, [players] * len(seeds), compare, every, pairs
         ):
             asked += was_asked
             broken_games += any(": peers alike, " not in line for line in broken)
