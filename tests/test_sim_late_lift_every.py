@@ -96,3 +96,24 @@ def test_every_member_a_drop_made_final_while_a_withdrawal_is_held_stands(
     if result.spec.seats != players or schedule.final_by is None:
         pytest.fail("the race is no longer built: no peer made the drop final while held")
     _alike(result)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="open: docs/protocol.md §13, a late lift (session 23)",
+)
+def test_every_member_five_players_seed_14_stalls_on_a_withdrawal_nobody_signs_past() -> None:
+    """Open. Five players seed 14, seat 0's withdrawal on seat 3 (its event 42, Lamport 372)
+    held, released after 3 s with no drop final: peers 1, 2 and 4 made seat 4's drop at 37 (at
+    304) final without it and went on to the reveal; peers 0 and 3, holding it, read the drop
+    as decided at 372 (``finality.decided_at``), which the stable time without seat 4 must
+    reach, and no member still in signs anything timed past 371 again: peers 1 and 2 wait for
+    0's and 3's reveals, 0 and 3 in play for ever (stable 273). The wait on the member's own
+    feed is not it (seat 4 is voted gone, its beats known). The same with session 23's rule
+    taken out."""
+    schedule = LateLift(0)
+    result = run(late_withdrawals(14, players=(4, 5)), schedule)
+    if result.spec.seats != 5 or schedule.held != {(0, 42)}:
+        pytest.fail(f"the race is no longer built: held {schedule.held}")
+    assert result.violations == []
