@@ -108,10 +108,9 @@ def test_every_member_five_players_seed_14_stalls_on_a_withdrawal_nobody_signs_p
     held, released after 3 s with no drop final: peers 1, 2 and 4 made seat 4's drop at 37 (at
     304) final without it and went on to the reveal; peers 0 and 3, holding it, read the drop
     as decided at 372 (``finality.decided_at``), which the stable time without seat 4 must
-    reach, and no member still in signs anything timed past 371 again: peers 1 and 2 wait for
-    0's and 3's reveals, 0 and 3 in play for ever (stable 273). The wait on the member's own
-    feed is not it (seat 4 is voted gone, its beats known). The same with session 23's rule
-    taken out."""
+    reach. Peers 1 and 2, waiting for seat 0's reveal, voted it out counting 41 and announce
+    its feed no further, so the bound stays at 371 and peers 0 and 3 wait in play for good.
+    The same with session 23's rule taken out."""
     schedule = LateLift(0)
     result = run(late_withdrawals(14, players=(4, 5)), schedule)
     if result.spec.seats != 5 or schedule.held != {(0, 42)}:
