@@ -103,7 +103,7 @@ def test_every_member_a_drop_made_final_while_a_withdrawal_is_held_stands(
     raises=AssertionError,
     reason="open: docs/protocol.md §13, a late lift (session 23)",
 )
-def test_every_member_five_players_seed_14_stalls_on_a_withdrawal_nobody_signs_past() -> None:
+def test_every_member_five_players_seed_14_voters_never_announce_the_lift() -> None:
     """Open. Five players seed 14, seat 0's withdrawal on seat 3 (its event 42, Lamport 372)
     held, released after 3 s with no drop final: peers 1, 2 and 4 made seat 4's drop at 37 (at
     304) final without it and went on to the reveal; peers 0 and 3, holding it, read the drop
