@@ -14,18 +14,20 @@ log with the peers wherever the peers still in end alike (each finished, on one 
 state): prints each such run whose audit reads other drops than the peers' final ones, or
 another final state, and counts them. ``--every-member`` holds each member's withdrawals in
 turn, not only those of the members the wait was asked of (a run that held nothing is not
-counted: it is the seed's own game). Slow (a few seconds a run, a stalled one up to
+counted: it is the seed's own game). ``--pairs`` holds the withdrawals of each two members at
+once, any peer first. Slow (a few seconds a run, a stalled one up to
 the simulator's time limit): it is not part of the suite. To compare with another tree, run
 that tree's copy with its own environment (an editable install's finder wins over
 ``PYTHONPATH``).
 
     python scripts/scan_late_lift.py [--seeds 0-119] [--players 3-3] [--workers 1] [--audit]
-        [--every-member]
+        [--every-member | --pairs]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -91,27 +93,42 @@ def audit_parts(result: SimResult) -> str | None:
 
 
 def scan_seed(
-    seed: int, players: tuple[int, int], compare: bool = False, every: bool = False
-) -> tuple[int, bool, list[str], tuple[int, int]]:
+    seed: int,
+    players: tuple[int, int],
+    compare: bool = False,
+    every: bool = False,
+    pairs: bool = False,
+) -> tuple[int, bool, list[str], tuple[int, int], tuple[int, int]]:
     """One seed: its table size, whether the wait was asked, a line per run broken (and,
-    with ``compare``, per run whose audit parts from peers that end alike), and of the runs
-    whose peers end alike, how many and how many of their audits part. ``every``: hold
-    each member's withdrawals in turn, not only those of the members the wait was asked of."""
+    with ``compare``, per run whose audit parts from peers that end alike), of the runs
+    whose peers end alike, how many and how many of their audits part, and how many runs
+    were counted and in how many of them a peer made the drop final while a withdrawal was
+    held. ``every``: hold each member's withdrawals in turn, not only those of the members
+    the wait was asked of; ``pairs``: hold the withdrawals of each two members at once (any
+    peer first)."""
     n, members = _asked(seed, players)
     config = late_withdrawals(seed, players=players)
     broken = []
-    alike = parted = 0
-    for member in range(n) if every else members:
-        for first in [None, *(q for q in range(n) if q != member)]:
-            schedule = LateLift(member, first=first)
+    alike = parted = runs = final_first = 0
+    held: list[tuple[int, tuple[int, ...]]] = (
+        [(a, (b,)) for a, b in itertools.combinations(range(n), 2)]
+        if pairs
+        else [(member, ()) for member in (range(n) if every else members)]
+    )
+    for member, also in held:
+        for first in [None] if pairs else [None, *(q for q in range(n) if q != member)]:
+            schedule = LateLift(member, first=first, also=also)
             result = run(config, schedule)
-            if member not in members and not schedule.held:
+            if (pairs or member not in members) and not schedule.held:
                 break  # (nothing of the member's held: the seed's own game, whoever is first)
             if first is not None and schedule.final_by is None:
                 continue  # (that peer never made the drop final first: the same as no wait)
             by = schedule.final_by[0] if schedule.final_by else None
+            runs += 1
+            final_first += by is not None
             name = (
-                f"seed {seed} ({n} players) member {member} first {first} "
+                f"seed {seed} ({n} players) member {member}{''.join(f'+{q}' for q in also)} "
+                f"first {first} "
                 f"held {sorted(schedule.held)} final first at peer {by}"
             )
             if result.violations:
@@ -122,7 +139,7 @@ def scan_seed(
                 if parts:
                     parted += 1
                     broken.append(f"{name}: peers alike, {parts}")
-    return n, bool(members), broken, (alike, parted)
+    return n, bool(members), broken, (alike, parted), (runs, final_first)
 
 
 def main() -> None:
@@ -140,27 +157,42 @@ def main() -> None:
         action="store_true",
         help="hold each member's withdrawals in turn, not only those the wait was asked of",
     )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="hold the withdrawals of each two members at once (any peer first)",
+    )
     args = parser.parse_args()
     sizes = span(args.players)
+    if sizes.start < 3:
+        # (late_withdrawals needs a member cut off from a majority with another: three.)
+        parser.error(
+            "--players: 3 or more; with two members nobody can be dropped (docs/protocol.md "
+            "§9.3), so no drop rests on a withdrawal"
+        )
     players = (sizes.start, sizes.stop - 1)
     seeds = list(span(args.seeds))
-    asked = broken_games = alike = parted = parted_games = 0
+    asked = broken_games = alike = parted = parted_games = runs = final_first = 0
     compare = [args.audit] * len(seeds)
     every = [args.every_member] * len(seeds)
+    pairs = [args.pairs] * len(seeds)
     with ProcessPoolExecutor(args.workers) as pool:
-        for _, was_asked, broken, (runs, audits) in pool.map(
-            scan_seed, seeds, [players] * len(seeds), compare, every
+        for _, was_asked, broken, (same, audits), (counted, first) in pool.map(
+            scan_seed, seeds, [players] * len(seeds), compare, every, pairs
         ):
             asked += was_asked
             broken_games += any(": peers alike, " not in line for line in broken)
-            alike += runs
+            alike += same
+            runs += counted
+            final_first += first
             parted += audits
             parted_games += bool(audits)
             for line in broken:
                 print(line, flush=True)
     print(
         f"{len(seeds)} games ({args.players} players): the wait asked in {asked}, "
-        f"broken under the schedule {broken_games}"
+        f"broken under the schedule {broken_games}; {runs} runs, in {final_first} of them a "
+        f"peer made the drop final while a withdrawal was held"
     )
     if args.audit:
         print(

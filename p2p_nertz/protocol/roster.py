@@ -45,6 +45,7 @@ __all__ = [
     "lifted_trials",
     "vote_cut",
     "voted_gone",
+    "voted_past_cut",
     "with_forks",
 ]
 
@@ -55,6 +56,8 @@ _C = RefusalCode
 #: ranges ``(lo, hi)`` of seqs strictly between which its votes never count, whatever stands
 #: now (the caps a readmission lifted, :attr:`Roster.past_caps`).
 Cap = tuple[int, int, tuple[tuple[int, int], ...]]
+#: An event's place in the game's order, ``(lamport, seat, seq)`` (:attr:`Roster.read_keys`).
+Key = tuple[int, int, int]
 
 
 class Roster:
@@ -980,6 +983,30 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
         count is not None and count <= cut and voter not in roster.dropped
         for voter, count in last.items()
     )
+
+
+def voted_past_cut(roster: Roster, seat: int, frontier: tuple[int, ...], q: int, key: Key) -> bool:
+    """Whether an event of ``seat`` (its order key ``key``, its signed ``frontier``) may rest
+    on events of member ``q`` past the cut a drop made, though its frontier does not show it
+    (:meth:`Roster.saw_cut` reads the frontier alone): ``q`` is cut (dropped, or its events
+    read past a count not counted), ``seat`` announces ``q``'s feed up to the cut or past it,
+    and its latest membership event on ``q`` before this one is a vote counting exactly what
+    it announces. A voter announces no more of the member than its vote counts
+    (``Membership.frontier``), and its tentative fold may keep the member in and show it the
+    member's later cards (its vote capped, and the cap lifted only by a withdrawal that
+    reaches it later, §9.2): a claim on them, once the lift dropped the member there, is a
+    race lost to the cut, not a cheat (``--late-withdrawals`` seed 93, seat 2's withdrawals
+    held: docs/protocol.md §13, *the voter's claim on a cut foundation*)."""
+    cut = roster.dropped.get(q)
+    if cut is None and q in roster.uncounted:
+        cut = roster.uncounted[q] - 1
+    if cut is None or q == seat or frontier[q] < cut:
+        return False
+    last = None
+    for author, _, body in roster.read[: bisect.bisect_left(roster.read_keys, key)]:
+        if author == seat and body is not None and body.seat == q:
+            last = body
+    return last is not None and last.reason in _CAPPED and last.last_seq == frontier[q]
 
 
 def voted_gone(roster: Roster, seat: int) -> bool:

@@ -50,7 +50,7 @@ from p2p_nertz.protocol.fold_values import (
     Rotated,
     RoundEnded,
 )
-from p2p_nertz.protocol.roster import Roster
+from p2p_nertz.protocol.roster import Roster, voted_past_cut
 from p2p_nertz.protocol.shuffle import DeckRound, Opened
 from p2p_nertz.rules import (
     NERTS_PILE_SIZE,
@@ -402,7 +402,7 @@ class RoundState:
         if move.foundation in lake:
             below = lake.height(move.foundation) < body.card.rank - 1
         else:
-            below = body.card.rank > 1 and roster.saw_cut(event.seat, body.frontier)
+            below = body.card.rank > 1 and _saw_cut(roster, event, body)
         return below or not self._saw_foundation(event, move.foundation, body.card)
 
     def _lost_to_cut(self, event: Event, body: Play, *, needs: bool, roster: Roster) -> bool:
@@ -629,6 +629,19 @@ def sealed_needed(tableau: Tableau, move: Move) -> list[int]:
     except IllegalMoveError:
         return []
     return [p for p in map(sealed_position, (*taken, *under)) if p is not None]
+
+
+def _saw_cut(roster: Roster, event: Event, body: Play) -> bool:
+    """Whether a claim on a foundation never started here may rest on the cards of a member
+    that a drop has since cut: its author held events of a member past the cut
+    (:meth:`Roster.saw_cut`), or voted the foundation's owner out at the cut and so announced
+    none of its events past it, though its fold may have shown them
+    (:func:`~p2p_nertz.protocol.roster.voted_past_cut`)."""
+    assert body.move.foundation is not None
+    owner = body.move.foundation.owner
+    return roster.saw_cut(event.seat, body.frontier) or voted_past_cut(
+        roster, event.seat, body.frontier, owner, event.key
+    )
 
 
 def _needs_unseen(tableau: Tableau, move: Move) -> bool:

@@ -94,6 +94,7 @@ from p2p_nertz.protocol.roster import (
     lifted_trials,
     vote_cut,
     voted_gone,
+    voted_past_cut,
     with_forks,
 )
 from p2p_nertz.protocol.round_events import RoundEvents
@@ -152,6 +153,7 @@ __all__ = [
     "secret_hash",
     "vote_cut",
     "voted_gone",
+    "voted_past_cut",
     "voted_chain",
     "with_forks",
 ]

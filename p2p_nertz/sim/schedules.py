@@ -35,6 +35,9 @@ class LateLift:
     ``bound`` seconds after the drop was made final: the withdrawal arrives before the
     announcements with which that receiver would make the drop final too.
 
+    ``also``: other members whose withdrawals are held the same way, at once (the drop of any
+    of them made final releases them all).
+
     ``held``: the withdrawals held back, ``(seat, seq)``; ``final_by``: the peer that made the
     drop final first, and when (``None`` until one did).
     """
@@ -42,6 +45,7 @@ class LateLift:
     member: int
     bound: float = 3.0
     first: int | None = None
+    also: tuple[int, ...] = ()
     held: set[tuple[int, int]] = field(default_factory=set)
     final_by: tuple[int, float] | None = None
     _offered: dict[bytes, float] = field(default_factory=dict)
@@ -57,7 +61,8 @@ class LateLift:
         except InvalidMessageError:
             return False  # (the receiver refuses it, as it would anyway)
         author = spec.seat_of(message.author)
-        if author == self.member and self._withdrawal(message, spec.seats):
+        members = (self.member, *self.also)
+        if author in members and self._withdrawal(message, spec.seats):
             first = self._offered.setdefault(message.id, now)
             if self.final_by is None and now - first < self.bound:
                 self.held.add((author, message.seq))
@@ -66,7 +71,7 @@ class LateLift:
         if self.final_by is None or message.kind is Kind.WANT:
             return False
         by, at = self.final_by
-        if author != by or seat == self.member or now - at >= self.bound:
+        if author != by or seat in members or now - at >= self.bound:
             return False
         receiver = sim.peers[seat]
         return receiver is not None and any(receiver.held(q) < seq for q, seq in sorted(self.held))
@@ -77,7 +82,7 @@ class LateLift:
         seats = [self.first] if self.first is not None else range(len(sim.peers))
         for seat in seats:
             peer = sim.peers[seat]
-            if peer is not None and self.member in peer.final.dropped:
+            if peer is not None and any(q in peer.final.dropped for q in (self.member, *self.also)):
                 self.final_by = (seat, now)
                 return
 
