@@ -172,4 +172,3 @@ def test_a_person_watching_their_own_game_under_their_own_key_is_admitted(ctx: S
 def test_a_bad_watcher_address_says_what_is_wrong(text: str, says: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=says):
         watcher_address(text)
-
