@@ -104,6 +104,8 @@ def load_watch_spec(path: Path) -> GameSpec:
     try:
         return load_spec(path)
     except NertzError as exc:
+        if not path.is_file():
+            raise
         error = exc
     try:
         with read_log(path) as reader:
@@ -270,7 +272,7 @@ class _Watcher:
     def waiting(self) -> str:
         """What the screen says before the first event: where members push."""
         game = self.spectator.spec.game_id.hex()[:16]
-        return f"waiting for game {game}: members push with --watcher {self.port.address}"
+        return f"waiting for game {game}; members push here with\n--watcher {self.port.address}"
 
     async def screen(self) -> None:
         assert self.terminal is not None
@@ -299,9 +301,11 @@ class _Watcher:
 
 
 def _waiting(width: int, height: int, text: str) -> Screen:
-    """The screen before the first event: the text, wrapped (the address is long), and q."""
+    """The screen before the first event: the text's lines, each wrapped (the address is
+    long), and q."""
     rows: list[tuple[Span, ...]] = [(Span("p2p-nertz spectator", Style.BOLD),), ()]
-    rows += [(Span(text[at : at + width]),) for at in range(0, len(text), max(width, 1))]
+    for line in text.splitlines():
+        rows += [(Span(line[at : at + width]),) for at in range(0, len(line), max(width, 1))]
     rows += [(), (Span("q quits"[:width]),)]
     return Screen(width, height, tuple(rows[:height]))
 
