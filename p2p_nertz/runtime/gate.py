@@ -30,6 +30,10 @@ input is stopped at the HWM; a handshake's commands are never held that way). Th
 ``ZAP_ENFORCE_DOMAIN``: with no handler bound, libzmq refuses every client instead of
 admitting all (it fails closed).
 
+A spectator's ROUTER (``nertz watch``, :mod:`p2p_nertz.runtime.watchport`) is admitted the
+same way, by a :class:`Gate` of its own context under :data:`WATCH_ZAP_DOMAIN`: the game's
+members' keys, its key the spectator's identity converted (:func:`server_keys`).
+
 The handler runs in a thread of its own, not in the node's trio loop: a handshake waits for
 its reply, and a loop busy for a second (a shuffle's proofs, a restart's replay) would hold
 every reconnecting member's handshake that long. The thread answers from a frozen mapping,
