@@ -18,11 +18,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import logging
 import os
 import signal
 import sys
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,9 +38,8 @@ from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.spectator import Spectator
-from p2p_nertz.runtime.guard import RefusalLog
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
-from p2p_nertz.runtime.watchport import NO_CURVE, NOT_THE_TABLE, WatchPort
+from p2p_nertz.runtime.watchport import WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
@@ -51,11 +48,8 @@ from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["add_parser", "load_watch_spec", "watch", "watch_in_browser"]
 
-log = logging.getLogger("nertz.watch")
-
 _REFRESH = 0.2
 _REFUSALS_EVERY = 0.5  # seconds between two reads of the port's refused handshakes
-_REFUSED_WORDS = {NO_CURVE: "without a key", NOT_THE_TABLE: "with a key not the table's"}
 
 
 def add_parser(sub: Any) -> None:
@@ -123,7 +117,7 @@ async def watch(
     *,
     terminal: Terminal,
     symbols: bool = True,
-) -> tuple[Spectator, Counter[str]]:
+) -> Spectator:
     """Follow the game pushed to ``port`` (bound) on ``terminal`` until the viewer quits
     (q, Ctrl-C).
 
@@ -134,7 +128,7 @@ async def watch(
         symbols: suit symbols (else letters).
 
     Returns:
-        The spectator, and the handshakes the port refused, by reason.
+        The spectator (the handshakes the port refused are in ``port.refused``).
     """
     watcher = _Watcher(terminal, port, spec, symbols=symbols)
     assert port.router is not None
@@ -145,7 +139,7 @@ async def watch(
         nursery.start_soon(watcher.keyboard)
         nursery.start_soon(watcher.screen)
         nursery.start_soon(watcher.signals)
-    return watcher.spectator, watcher.refused.counts
+    return watcher.spectator
 
 
 async def watch_in_browser(
@@ -154,7 +148,7 @@ async def watch_in_browser(
     *,
     web: tuple[str, int],
     on_url: Callable[[str], None],
-) -> tuple[Spectator, Counter[str]]:
+) -> Spectator:
     """:func:`watch`, in the browser table: the page its own server serves at ``web`` (its URL
     told to ``on_url``) shows what the terminal would, and its keys (Enter closes a board, q
     quits) come back.
@@ -197,7 +191,7 @@ async def watch_in_browser(
         nursery.start_soon(keys)
         nursery.start_soon(views)
         nursery.start_soon(watcher.signals)
-    return watcher.spectator, watcher.refused.counts
+    return watcher.spectator
 
 
 class _Watcher:
@@ -213,7 +207,6 @@ class _Watcher:
         self.symbols = symbols
         self.spectator = Spectator(spec)
         self.tracker = Tracker(tuple(m.name for m in spec.members), None, symbols)
-        self.refused = RefusalLog(log)
         self.keys = KeyState()
         self.wake = trio.Event()
         self.nursery: trio.Nursery | None = None
@@ -237,14 +230,11 @@ class _Watcher:
         """Count and log (at a bounded rate) the handshakes the port refused."""
         while True:
             await trio.sleep(_REFUSALS_EVERY)
-            now = trio.current_time()
-            for reason, count in sorted(self.port.refusals().items()):
-                words = _REFUSED_WORDS.get(reason, "a failed handshake")
-                self.refused.refused(reason, f"a connection {words}", now, count)
-            self.refused.flush(now)
+            self.port.note_refusals(trio.current_time())
 
     def quit(self) -> None:
         assert self.nursery is not None
+        self.port.note_refusals(trio.current_time())  # (the last ones, for the summary)
         self.nursery.cancel_scope.cancel()
 
     async def keyboard(self) -> None:
@@ -331,10 +321,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         where = " (this machine's address on the table's network for 0.0.0.0)" if anywhere else ""
         print(f"members push here with: --watcher {address}{where}", file=sys.stderr, flush=True)
         if args.web:
-            spectator, refused = _watch_web(args, port, spec)
+            spectator = _watch_web(args, port, spec)
         else:
             with open_curses(colour=colour) as terminal:
-                spectator, refused = trio.run(_main, port, spec, terminal, symbols)
+                spectator = trio.run(_main, port, spec, terminal, symbols)
     finally:
         port.close()
         ctx.term()
@@ -344,30 +334,22 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     print(f"watched {spectator.held()} events; after {len(final.game.history)} round(s): {totals}")
     if spectator.rejected:
         print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
-    if refused:
-        parts = ", ".join(
-            f"{n} {_REFUSED_WORDS.get(reason, 'failed otherwise')}"
-            for reason, n in sorted(refused.items())
-        )
-        print(f"refused {sum(refused.values())} connection(s): {parts}", file=sys.stderr)
+    if port.summary():
+        print(port.summary(), file=sys.stderr)
     return 0
 
 
-async def _main(
-    port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bool
-) -> tuple[Spectator, Counter[str]]:
+async def _main(port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bool) -> Spectator:
     return await watch(port, spec, terminal=terminal, symbols=symbols)
 
 
-def _watch_web(
-    args: argparse.Namespace, port: WatchPort, spec: GameSpec
-) -> tuple[Spectator, Counter[str]]:
+def _watch_web(args: argparse.Namespace, port: WatchPort, spec: GameSpec) -> Spectator:
     """``nertz watch --web``: the URL on a line of its own, the browser opened unless
     ``--no-open``."""
 
     on_url = browser_opener(args.web_bind, open_page=not args.no_open)
 
-    async def main() -> tuple[Spectator, Counter[str]]:
+    async def main() -> Spectator:
         return await watch_in_browser(port, spec, web=args.web_bind, on_url=on_url)
 
     try:

@@ -9,6 +9,7 @@ zmq's monitor events and on the messages that arrive, never on sleeps.
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -68,12 +69,11 @@ def receive(port: WatchPort) -> list[bytes]:
 
 
 def refusals_until(port: WatchPort, want: Counter[str]) -> Counter[str]:
-    """The port's refusals, read as libzmq reports them, until they include ``want``."""
-    seen: Counter[str] = Counter()
-    while not all(seen[reason] >= n for reason, n in want.items()):
-        assert port._monitor is not None and port._monitor.poll(20_000), (seen, want)
-        seen += port.refusals()
-    return seen
+    """The port's refusals, noted as libzmq reports them, until they include ``want``."""
+    while not all(port.refused.counts[reason] >= n for reason, n in want.items()):
+        assert port._monitor is not None and port._monitor.poll(20_000), port.refused.counts
+        port.note_refusals(0.0)
+    return port.refused.counts
 
 
 def test_the_address_members_give_carries_the_spectators_key_and_parses_back(
@@ -131,6 +131,11 @@ def test_no_key_a_key_not_the_tables_or_the_wrong_spectator_key_gets_nothing_in(
     assert next_event(astray_events) != zmq.EVENT_HANDSHAKE_SUCCEEDED
     seen = refusals_until(port, Counter({NO_CURVE: 1, NOT_THE_TABLE: 1, BAD_HANDSHAKE: 1}))
     assert set(seen) == {NO_CURVE, NOT_THE_TABLE, BAD_HANDSHAKE}
+    assert re.fullmatch(
+        r"refused \d+ connection\(s\): \d+ with a failed handshake, \d+ without a key, "
+        r"\d+ with a key not the table's",
+        port.summary(),
+    ), port.summary()
     # Bob, with his key towards the spectator's, is the first whose message comes in.
     bob, bob_events = dealer(
         ctx, routing_id(BOB.peer_id), client_keys(server_keys(BOB), SPY.peer_id)

@@ -28,11 +28,15 @@ Everyone else is refused at the handshake, never reaching the frame that could a
 process: a client speaking NULL at its greeting (the mechanisms differ), a client whose key is
 no member's at the ZAP reply, a client that does not know the spectator's key at its hello.
 libzmq tells the port of each refusal on a monitor socket (``HANDSHAKE_FAILED_*`` events);
-:meth:`WatchPort.refusals` reads it without waiting, for the caller to count and log.
+:meth:`WatchPort.note_refusals`, called every so often by the spectator's loop, reads it
+without waiting, counts each by reason and logs them at a bounded rate (the node's
+:class:`~p2p_nertz.runtime.guard.RefusalLog`: a first refusal in full at INFO, then a WARNING
+summary per ten seconds at most, whatever the flood).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from typing import Final
@@ -44,6 +48,7 @@ from p2p_nertz.deck.group import DeckError
 from p2p_nertz.protocol.identity import Identity, InvalidKeyError, PeerId, parse_peer_id
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.runtime.gate import WATCH_ZAP_DOMAIN, Gate, curve_public, server_keys
+from p2p_nertz.runtime.guard import RefusalLog
 from p2p_nertz.runtime.mesh import WATCH_MAX_FRAME
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 
@@ -66,6 +71,14 @@ NOT_THE_TABLE: Final = "not_the_table"
 """Refusal: a CURVE client whose key is no member's of the game (the ZAP handler's 400)."""
 BAD_HANDSHAKE: Final = "bad_handshake"
 """Refusal: any other failed handshake (a hello not boxed to our key, garbage)."""
+
+log = logging.getLogger(__name__)
+
+_WORDS: Final = {
+    NO_CURVE: "without a key",
+    NOT_THE_TABLE: "with a key not the table's",
+    BAD_HANDSHAKE: "with a failed handshake",
+}
 
 _REFUSALS: Final = (
     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
@@ -145,6 +158,8 @@ class WatchPort:
         self.gate: Gate | None = None
         self.router: AsyncSocket | None = None
         self._monitor: zmq.Socket[bytes] | None = None
+        self.refused = RefusalLog(log)
+        """The handshakes refused so far (``refused.counts``, by reason), as logged."""
 
     @property
     def address(self) -> WatcherAddress:
@@ -205,6 +220,22 @@ class WatchPort:
             except (ValueError, IndexError, TypeError):  # pragma: no cover - libzmq's own form
                 continue
             counts[_reason(int(event["event"]), int(event["value"]))] += 1
+
+    def note_refusals(self, now: float) -> None:
+        """Count and log the handshakes refused since the last call (``now``: seconds, any
+        monotonic origin, for the log's rate bound)."""
+        for reason, count in sorted(self.refusals().items()):
+            self.refused.refused(reason, f"a connection {_WORDS[reason]}", now, count)
+        self.refused.flush(now)
+
+    def summary(self) -> str:
+        """The refused handshakes in words (empty if none): ``refused 3 connection(s): 2
+        without a key, 1 with a key not the table's``."""
+        counts = self.refused.counts
+        if not counts:
+            return ""
+        parts = ", ".join(f"{n} {_WORDS[reason]}" for reason, n in sorted(counts.items()))
+        return f"refused {sum(counts.values())} connection(s): {parts}"
 
     def close(self) -> None:
         """Close the ROUTER, its monitor and the ZAP handler."""
