@@ -59,15 +59,46 @@ def seed_arg(text: str) -> int:
 
 
 def add_watcher_argument(p: argparse.ArgumentParser) -> None:
-    """``--watcher ENDPOINT`` (repeatable), for every command that runs a peer node."""
+    """``--watcher ENDPOINT#KEY`` (repeatable), for every command that runs a peer node."""
     p.add_argument(
         "--watcher",
         action="append",
         default=[],
-        type=connect_endpoint,
-        metavar="ENDPOINT",
-        help="push every event to a `nertz watch` spectator bound there (repeatable)",
+        type=watcher_address,
+        metavar="ENDPOINT#KEY",
+        help="push every event to a `nertz watch` spectator: the endpoint and key it prints, "
+        "e.g. 127.0.0.1:5600#<64 hex digits> (repeatable)",
     )
+
+
+if TYPE_CHECKING:
+    from p2p_nertz.runtime.watchport import WatcherAddress
+
+
+def watcher_address(text: str) -> WatcherAddress:
+    """``--watcher``: a spectator's endpoint (as :func:`connect_endpoint`) and its key, the
+    64 hex digits of its peer id, joined by ``#``: what ``nertz watch`` prints.
+
+    Raises:
+        argparse.ArgumentTypeError: no key, a bad key, or a bad endpoint.
+    """
+    from p2p_nertz.runtime.watchport import (  # (not at the top: `nertz --help` stays fast)
+        KEY_SEPARATOR,
+        WatcherAddress,
+        parse_watcher_key,
+    )
+
+    endpoint, sep, key = text.strip().partition(KEY_SEPARATOR)
+    if not sep:
+        raise argparse.ArgumentTypeError(
+            f"a spectator's endpoint needs its key: ENDPOINT#KEY as `nertz watch` prints it "
+            f"(e.g. 127.0.0.1:5600#<64 hex digits>), not {text!r}"
+        )
+    try:
+        peer_id = parse_watcher_key(key)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (in {text!r})") from None
+    return WatcherAddress(connect_endpoint(endpoint), peer_id)
 
 
 def _seconds(text: str) -> float:

@@ -31,6 +31,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.ui.controller import TableController
 
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
@@ -130,7 +131,7 @@ def make_node(
     spec: GameSpec,
     log: Path,
     bind: str,
-    watchers: list[str],
+    watchers: list[WatcherAddress],
     *,
     config: PeerConfig,
 ) -> PeerNode:

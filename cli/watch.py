@@ -1,9 +1,13 @@
 """``nertz watch``: a spectator at the terminal, following a live game without playing.
 
-The spectator binds a ROUTER at ``--bind`` and members started with ``--watcher`` that endpoint
-(``nertz play``, ``host``, ``join``, ``bot``, ``node`` ... ``--watcher E``) push it the game's
-spec, then every event they log. It needs the spec (its id and roster) to verify the members'
-signatures: from ``--spec FILE``, or the first one pushed (``--game ID`` restricts it). It
+The spectator binds a ROUTER at ``--bind`` and prints where members push to it: its endpoint
+and its key, ``tcp://HOST:PORT#KEY`` (the key its identity's, ``--key``, a ``nertz keygen``
+file). Members started with ``--watcher`` that address (``nertz play``, ``host``, ``join``,
+``bot``, ``node`` ... ``--watcher E#K``) push it every event they log. The ROUTER is a CURVE
+server admitting only the keys of the game's roster (:mod:`p2p_nertz.runtime.watchport`,
+docs/protocol.md §4.7 *Spectators*), so the spectator needs the game before anyone connects:
+``--spec FILE``, a game spec or a member's log of the game (its first record names the spec).
+Anyone else (no key, or a key not the table's) is refused at the handshake and counted. It
 never sends anything, is not in the roster and cannot change the game. The screen shows every
 tableau (as the moves reveal it), the lake, the announcements and the end-of-round boards;
 ``q`` quits, ``?`` shows the keys.
@@ -25,24 +29,27 @@ import trio
 import zmq
 
 from cli.args import add_web_arguments, bind_endpoint, error_text, expected_errors
+from cli.keyfile import default_key_path, load_identity
 from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
 from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
+from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.peer import Effect
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.spectator import Spectator
-from p2p_nertz.runtime.node import WATCH_MAX_FRAME, WATCH_SPEC_TAG
-from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.runtime.node import WATCH_SPEC_TAG
+from p2p_nertz.runtime.watchport import WatchPort
+from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.web.model import KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
-__all__ = ["add_parser", "watch", "watch_in_browser"]
+__all__ = ["add_parser", "load_watch_spec", "watch", "watch_in_browser"]
 
 _REFRESH = 0.2
-_EARLY_MAX = 4096  # events kept while waiting for the spec
+_REFUSALS_EVERY = 0.5  # seconds between two reads of the port's refused handshakes
 
 
 def add_parser(sub: Any) -> None:
@@ -56,19 +63,23 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--spec",
         type=Path,
-        help="the game's spec file (default: the spec the first member pushes, checked "
-        "against --game if given)",
+        required=True,
+        help="the game: its spec file (game.spec) or a member's log of it; only its members' "
+        "keys may connect",
     )
     p.add_argument(
-        "--game",
-        metavar="ID",
-        help="with no --spec: only the game whose id starts with these hex digits",
+        "--key",
+        type=Path,
+        default=default_key_path(),
+        help="your key file, the spectator's key members connect to (`nertz keygen`; "
+        "default: %(default)s)",
     )
     p.add_argument(
         "--bind",
         required=True,
         type=bind_endpoint,
-        help="where members push events, e.g. 127.0.0.1:5600 or tcp://127.0.0.1:5600",
+        help="where members push events, e.g. 127.0.0.1:5600 or tcp://127.0.0.1:5600; "
+        "`nertz watch` prints the ENDPOINT#KEY they give as --watcher",
     )
     p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
@@ -76,77 +87,76 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_watch)
 
 
+def load_watch_spec(path: Path) -> GameSpec:
+    """The game to watch: a game spec file, or a member's log of the game (its first record
+    is the spec, docs/log-format.md §5), for a game of ``nertz host``/``join``, which write
+    no spec file.
+
+    Raises:
+        NertzError: the file is missing, unreadable, or neither.
+    """
+    try:
+        return load_spec(path)
+    except NertzError as exc:
+        if not path.is_file():
+            raise
+        error = exc
+    try:
+        with read_log(path) as reader:
+            first = next(iter(reader), None)
+        if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
+            return GameSpec.from_wire(first.data)
+    except (OSError, NertzError):
+        pass
+    raise NertzError(f"{error} (nor a member's log of a game)") from None
+
+
 async def watch(
-    spec: GameSpec | None,
-    bind: str,
+    port: WatchPort,
+    spec: GameSpec,
     *,
     terminal: Terminal,
     symbols: bool = True,
-    game: str | None = None,
-) -> Spectator | None:
-    """Follow the game pushed to ``bind`` on ``terminal`` until the viewer quits (q, Ctrl-C).
+) -> Spectator:
+    """Follow the game pushed to ``port`` (bound) on ``terminal`` until the viewer quits
+    (q, Ctrl-C).
 
     Args:
-        spec: the game; ``None`` to take the spec the first member pushes (a node pushes it
-            first, :data:`~p2p_nertz.runtime.node.WATCH_SPEC_TAG`), restricted to a game id
-            starting with ``game`` (hex) if given. Events that come before it wait (bounded).
-        bind: where members push.
+        port: the spectator's port, bound (:meth:`WatchPort.bind`); closed by the caller.
+        spec: the game (the port admits its members).
         terminal: where to draw and read keys.
         symbols: suit symbols (else letters).
-        game: see ``spec``.
 
     Returns:
-        The spectator, or ``None`` if no game came before the viewer quit.
-
-    Raises:
-        TransportBrokenError: ``bind`` cannot be bound.
+        The spectator (the handshakes the port refused are in ``port.refused``).
     """
-    watcher = _Watcher(terminal, bind, symbols=symbols, game=game)
-    if spec is not None:
-        watcher.start(spec)
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    router = _watch_router(ctx)
-    try:
-        router.bind(bind)
-        async with trio.open_nursery() as nursery:
-            watcher.nursery = nursery
-            nursery.start_soon(watcher.receive, router)
-            nursery.start_soon(watcher.keyboard)
-            nursery.start_soon(watcher.screen)
-            nursery.start_soon(watcher.signals)
-    finally:
-        router.close()
-        ctx.term()
+    watcher = _Watcher(terminal, port, spec, symbols=symbols)
+    assert port.router is not None
+    async with trio.open_nursery() as nursery:
+        watcher.nursery = nursery
+        nursery.start_soon(watcher.receive, port.router)
+        nursery.start_soon(watcher.refusals)
+        nursery.start_soon(watcher.keyboard)
+        nursery.start_soon(watcher.screen)
+        nursery.start_soon(watcher.signals)
     return watcher.spectator
 
 
-def _watch_router(ctx: zmq.Context[zmq.Socket[bytes]]) -> AsyncSocket:
-    """The spectator's ROUTER, members' DEALERs push to: only ever received on, so with no ZMTP
-    heartbeat of its own (libzmq 4.3.5 aborts when one falls due on a connection whose input
-    stopped at the HWM and then broke: a spectator stopped with a backlog; docs/lobby.md §8).
-    The members' DEALERs' heartbeats, which it answers, watch each link."""
-    return create_socket(ctx, zmq.ROUTER, max_message_size=WATCH_MAX_FRAME, heartbeat=False)
-
-
 async def watch_in_browser(
-    spec: GameSpec | None,
-    bind: str,
+    port: WatchPort,
+    spec: GameSpec,
     *,
     web: tuple[str, int],
     on_url: Callable[[str], None],
-    game: str | None = None,
-) -> Spectator | None:
+) -> Spectator:
     """:func:`watch`, in the browser table: the page its own server serves at ``web`` (its URL
     told to ``on_url``) shows what the terminal would, and its keys (Enter closes a board, q
     quits) come back.
 
     Raises:
-        TransportBrokenError: ``bind`` cannot be bound.
         NertzError: the page cannot be served at ``web``.
     """
-    watcher = _Watcher(None, bind, symbols=True, game=game)
-    if spec is not None:
-        watcher.start(spec)
+    watcher = _Watcher(None, port, spec, symbols=True)
     feed = ViewFeed()
     keys_in, keys_out = trio.open_memory_channel[str](64)
 
@@ -164,7 +174,7 @@ async def watch_in_browser(
     async def views() -> None:
         while True:
             watcher.wake = trio.Event()
-            if watcher.spectator is None or watcher.tracker is None:
+            if not watcher.spectator.held():
                 data: dict[str, Any] = {"type": "waiting", "text": watcher.waiting()}
             else:
                 data = view_json(watcher.tracker.view(watcher.spectator, watcher.keys))
@@ -172,65 +182,39 @@ async def watch_in_browser(
             with trio.move_on_after(_REFRESH):
                 await watcher.wake.wait()
 
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    router = _watch_router(ctx)
-    try:
-        router.bind(bind)
-        async with trio.open_nursery() as nursery:
-            watcher.nursery = nursery
-            on_url(await nursery.start(serve_page, WebApp(Page(), feed, on_action), *web))
-            nursery.start_soon(watcher.receive, router)
-            nursery.start_soon(keys)
-            nursery.start_soon(views)
-            nursery.start_soon(watcher.signals)
-    finally:
-        router.close()
-        ctx.term()
+    assert port.router is not None
+    async with trio.open_nursery() as nursery:
+        watcher.nursery = nursery
+        on_url(await nursery.start(serve_page, WebApp(Page(), feed, on_action), *web))
+        nursery.start_soon(watcher.receive, port.router)
+        nursery.start_soon(watcher.refusals)
+        nursery.start_soon(keys)
+        nursery.start_soon(views)
+        nursery.start_soon(watcher.signals)
     return watcher.spectator
 
 
 class _Watcher:
-    """The tasks of :func:`watch`: what members push, the keys, the screen, the signals
-    (``terminal`` ``None``: in a browser, :func:`watch_in_browser`, whose own tasks read the
-    keys and show the views)."""
+    """The tasks of :func:`watch`: what members push, the refused handshakes, the keys, the
+    screen, the signals (``terminal`` ``None``: in a browser, :func:`watch_in_browser`, whose
+    own tasks read the keys and show the views)."""
 
     def __init__(
-        self, terminal: Terminal | None, bind: str, *, symbols: bool, game: str | None
+        self, terminal: Terminal | None, port: WatchPort, spec: GameSpec, *, symbols: bool
     ) -> None:
         self.terminal = terminal
-        self.bind = bind
+        self.port = port
         self.symbols = symbols
-        self.game = game
-        self.spectator: Spectator | None = None
-        self.tracker: Tracker | None = None
-        self.early: list[bytes] = []  # events pushed before the spec
+        self.spectator = Spectator(spec)
+        self.tracker = Tracker(tuple(m.name for m in spec.members), None, symbols)
         self.keys = KeyState()
         self.wake = trio.Event()
         self.nursery: trio.Nursery | None = None
 
-    def start(self, found: GameSpec) -> None:
-        """The game is known: follow it, with the events that came before."""
-        self.spectator = spectator = Spectator(found)
-        self.tracker = tracker = Tracker(tuple(m.name for m in found.members), None, self.symbols)
-        for data in self.early:
-            tracker.take(list(spectator.feed(data)), spectator.final)
-        self.early.clear()
-
     def take(self, data: bytes) -> None:
-        """One message a member pushed: the spec (first), or an event."""
+        """One message a member pushed: an event or a beat (the spec a node pushes first is
+        not needed: the port admitted the sender by the spec we hold)."""
         if data.startswith(WATCH_SPEC_TAG):
-            if self.spectator is None:
-                try:
-                    found = GameSpec.from_wire(data[len(WATCH_SPEC_TAG) :])
-                except NertzError:
-                    return
-                if self.game is None or found.game_id.hex().startswith(self.game.lower()):
-                    self.start(found)
-                    self.wake.set()
-            return
-        if self.spectator is None or self.tracker is None:
-            if len(self.early) < _EARLY_MAX:
-                self.early.append(data)
             return
         notices: list[Effect] = list(self.spectator.feed(data))
         self.tracker.take(notices, self.spectator.final)
@@ -238,12 +222,19 @@ class _Watcher:
 
     async def receive(self, router: AsyncSocket) -> None:
         while True:
-            frames = await router.recv_multipart()
-            if len(frames) == 2:
+            frames = await router.recv_multipart()  # [routing id, message, User-Id]
+            if len(frames) == 3:
                 self.take(frames[1])
+
+    async def refusals(self) -> None:
+        """Count and log (at a bounded rate) the handshakes the port refused."""
+        while True:
+            await trio.sleep(_REFUSALS_EVERY)
+            self.port.note_refusals(trio.current_time())
 
     def quit(self) -> None:
         assert self.nursery is not None
+        self.port.note_refusals(trio.current_time())  # (the last ones, for the summary)
         self.nursery.cancel_scope.cancel()
 
     async def keyboard(self) -> None:
@@ -260,26 +251,25 @@ class _Watcher:
         if key in ("q", "Q", "CTRL-C"):
             self.quit()
             return True
-        spectator, tracker = self.spectator, self.tracker
-        if key == "RESIZE" or spectator is None or tracker is None:
+        if key == "RESIZE":
             return False
-        ctx = Context(spectator.tentative.table, None, board=tracker.board is not None)
+        ctx = Context(self.spectator.tentative.table, None, board=self.tracker.board is not None)
         self.keys, actions = press(self.keys, key, ctx)
         if any(isinstance(a, CloseBoard) for a in actions):
-            tracker.close_board()
+            self.tracker.close_board()
         return False
 
     def waiting(self) -> str:
-        """What the screen says before the game is known."""
-        wanted = f"game {self.game}…" if self.game else "a game"
-        return f"waiting on {self.bind} for {wanted} · q quits"
+        """What the screen says before the first event: where members push."""
+        game = self.spectator.spec.game_id.hex()[:16]
+        return f"waiting for game {game}; members push here with\n--watcher {self.port.address}"
 
     async def screen(self) -> None:
         assert self.terminal is not None
         while True:
             self.wake = trio.Event()
             width, height = self.terminal.size()
-            if self.spectator is None or self.tracker is None:
+            if not self.spectator.held():
                 self.terminal.paint(_waiting(width, height, self.waiting()))
             else:
                 view = self.tracker.view(self.spectator, self.keys)
@@ -301,55 +291,66 @@ class _Watcher:
 
 
 def _waiting(width: int, height: int, text: str) -> Screen:
-    rows = [(Span("p2p-nertz spectator", Style.BOLD),), (), (Span(text[:width]),)]
-    return Screen(width, height, tuple(rows))
+    """The screen before the first event: the text's lines, each wrapped (the address is
+    long), and q."""
+    rows: list[tuple[Span, ...]] = [(Span("p2p-nertz spectator", Style.BOLD),), ()]
+    for line in text.splitlines():
+        rows += [(Span(line[at : at + width]),) for at in range(0, len(line), max(width, 1))]
+    rows += [(), (Span("q quits"[:width]),)]
+    return Screen(width, height, tuple(rows[:height]))
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec) if args.spec is not None else None
-    if args.game is not None:
-        try:
-            bytes.fromhex(args.game if len(args.game) % 2 == 0 else args.game + "0")
-        except ValueError:
-            raise NertzError(f"--game wants hex digits of a game id, not {args.game!r}") from None
+    spec = load_watch_spec(args.spec)
+    if not args.key.exists():
+        raise NertzError(
+            f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
+            "connect to; make one with `nertz keygen`, or give --key FILE"
+        )
+    identity = load_identity(args.key)
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
-    if args.web:
-        spectator = _watch_web(args, spec)
-    else:
-        with open_curses(colour=colour) as terminal:
-            try:
-                spectator = trio.run(_main, spec, args.bind, terminal, symbols, args.game)
-            except NertzError as exc:
-                raise NertzError(f"cannot watch on {args.bind}: {exc}") from None
-    if spectator is None:
-        print("no game was pushed here")
-        return 0
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    port = WatchPort(ctx, identity, spec, args.bind)
+    try:
+        try:
+            address = port.bind()
+        except NertzError as exc:
+            raise NertzError(f"cannot watch on {args.bind}: {exc}") from None
+        anywhere = address.endpoint.startswith(("tcp://0.0.0.0:", "tcp://*:"))
+        where = " (this machine's address on the table's network for 0.0.0.0)" if anywhere else ""
+        print(f"members push here with: --watcher {address}{where}", file=sys.stderr, flush=True)
+        if args.web:
+            spectator = _watch_web(args, port, spec)
+        else:
+            with open_curses(colour=colour) as terminal:
+                spectator = trio.run(_main, port, spec, terminal, symbols)
+    finally:
+        port.close()
+        ctx.term()
     final = spectator.final
     names = [m.name for m in spectator.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
     print(f"watched {spectator.held()} events; after {len(final.game.history)} round(s): {totals}")
     if spectator.rejected:
         print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
+    if port.summary():
+        print(port.summary(), file=sys.stderr)
     return 0
 
 
-async def _main(
-    spec: GameSpec | None, bind: str, terminal: Terminal, symbols: bool, game: str | None
-) -> Spectator | None:
-    return await watch(spec, bind, terminal=terminal, symbols=symbols, game=game)
+async def _main(port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bool) -> Spectator:
+    return await watch(port, spec, terminal=terminal, symbols=symbols)
 
 
-def _watch_web(args: argparse.Namespace, spec: GameSpec | None) -> Spectator | None:
+def _watch_web(args: argparse.Namespace, port: WatchPort, spec: GameSpec) -> Spectator:
     """``nertz watch --web``: the URL on a line of its own, the browser opened unless
     ``--no-open``."""
 
     on_url = browser_opener(args.web_bind, open_page=not args.no_open)
 
-    async def main() -> Spectator | None:
-        return await watch_in_browser(
-            spec, args.bind, web=args.web_bind, on_url=on_url, game=args.game
-        )
+    async def main() -> Spectator:
+        return await watch_in_browser(port, spec, web=args.web_bind, on_url=on_url)
 
     try:
         return trio.run(main)

@@ -20,6 +20,43 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import join_lobby
 
 
+def _command(body: bytes) -> bytes:
+    """A short ZMTP 3.0 command frame."""
+    return bytes([0x04, len(body)]) + body
+
+
+#: A ZMTP 3.0 client's greeting (NULL mechanism) and READY, as a DEALER with no routing id.
+GREETING = b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0") + bytes(32)
+READY = _command(b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
+#: A ZMTP PING with no TTL and no context.
+PING = _command(b"\x04PING" + bytes(2))
+
+
+def zmtp_stranger_floods_and_resets(endpoint: str) -> int:
+    """Connect to ``endpoint`` as a stranger (plain TCP speaking ZMTP, no key), send 100-byte
+    messages each followed by a PING until the connection stops taking bytes (zmq stopped
+    reading it at the ROUTER's high-water mark, the kernel's buffers full), then reset it.
+    Return the bytes of messages sent (until the end, or until the other side closed the
+    connection; none if it closed it at the greeting)."""
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    chunk = (bytes([0x00, 100]) + b"x" * 100 + PING) * 100
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    try:
+        try:
+            sock.sendall(GREETING + READY)
+            greeting = sock.recv(10)
+        except ConnectionError:
+            greeting = b""
+        if not greeting:  # cut off at its greeting (the node speaks another mechanism)
+            sock.close()
+            return 0
+        assert greeting[:1] == b"\xff"  # zmq's greeting: its I/O thread reads this one
+    except BaseException:
+        sock.close()
+        raise
+    return flood_then_reset(sock, chunk)
+
+
 def flood_then_reset(sock: socket.socket, chunk: bytes) -> int:
     """Send ``chunk`` over and over until the connection takes no byte for 2 s (the other
     side's reader has stopped and the kernel's buffers are full) or the other side closes it,

@@ -19,6 +19,7 @@ from cli_helpers import json_lines_until, make_key
 from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
+from cli.keyfile import load_identity
 from cli.replay_cmd import interact
 from p2p_nertz.audit import LogSource
 from p2p_nertz.audit.replay import Replay, load
@@ -190,13 +191,20 @@ def test_play_bots_deal_shuffle_is_followed_by_watch(tmp_path: Path) -> None:
     ``nertz watch`` follows it (the spectator folds a shuffle game's events too)."""
     (port,) = free_ports(1)
     endpoint = f"tcp://127.0.0.1:{port}"
+    spy = tmp_path / "spy.key"
+    make_key(spy)
+    address = f"{endpoint}#{load_identity(spy).peer_id.hex()}"
     game = tmp_path / "game"
     args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
-    player = Tty([*args, "--deal", "shuffle", "--dir", str(game), "--watcher", endpoint])
+    player = Tty([*args, "--deal", "shuffle", "--dir", str(game), "--watcher", address])
     player.wait("[n] Nerts")
     spec = GameSpec.from_wire((game / "game.spec").read_bytes())
     assert spec.deal is Deal.SHUFFLE
-    watcher = Tty(["watch", "--game", spec.game_id.hex()[:12], "--bind", endpoint])
+    # The spectator is given the game by the player's log (a game of `nertz host` or `join`
+    # has no spec file): the log's first record is the spec.
+    assert _spec_of_log(game / "you.log") == spec
+    log = str(game / "you.log")
+    watcher = Tty(["watch", "--spec", log, "--key", str(spy), "--bind", endpoint])
     text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
     assert "spectator" in watcher.line(0)
     for name in ("you", "bot1", "bot2"):

@@ -3,7 +3,8 @@
 The pure part is checked against an in-memory game (``PeerNetwork``): fed every message the
 members sent to all (events, beats and acks, as they push them to a watcher) in any order, with
 duplicates and garbage, the spectator reaches the players' final state. The real
-program is then run in a pseudo-terminal next to ``nertz play --watcher``.
+program is then run in a pseudo-terminal next to ``nertz play --watcher ENDPOINT#KEY``, while
+strangers (no key, a key not the table's) knock at its port.
 """
 
 from __future__ import annotations
@@ -12,16 +13,21 @@ import re
 from pathlib import Path
 
 import pytest
+import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
+from stranger_helpers import zmtp_stranger_floods_and_resets
 from test_cli_play import Tty
 
 from cli.args import free_ports
-from p2p_nertz.protocol.spec import GameSpec
+from cli.keyfile import write_key
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase, RoundScored
+from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.gate import client_keys, server_keys
 from p2p_nertz.ui import Tracker, render
 
 
@@ -85,24 +91,34 @@ def test_spectator_mid_game_shows_every_tableau_as_revealed(network: PeerNetwork
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_watch_follows_a_live_game_pushed_by_a_player(tmp_path: Path) -> None:
+def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
+    tmp_path: Path,
+) -> None:
     (port,) = free_ports(1)
     endpoint = f"tcp://127.0.0.1:{port}"
+    spy = Identity.generate(derive_seed(b"test-cli-watch-spy"))
+    key = tmp_path / "spy.key"
+    write_key(key, spy)
     game = tmp_path / "game"
     args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
-    player = Tty([*args, "--dir", str(game), "--watcher", endpoint])
+    address = f"{endpoint}#{spy.peer_id.hex()}"  # what `nertz watch` prints
+    player = Tty([*args, "--dir", str(game), "--watcher", address])
     player.wait("[n] Nerts")
-    # The player's node queues what it pushes until we bind: first the game's spec (so no
-    # spec file is needed; --game picks this game), then its events.
-    game_id = GameSpec.from_wire((game / "game.spec").read_bytes()).game_id.hex()
-    watcher = Tty(["watch", "--game", game_id[:12], "--bind", endpoint])
+    # The player's node queues what it pushes until we bind. The spectator admits the game's
+    # members' keys only, so it is given the game (its spec file) before anyone connects.
+    spec = str(game / "game.spec")
+    watcher = Tty(["watch", "--spec", spec, "--key", str(key), "--bind", endpoint])
     text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
     assert "spectator" in watcher.line(0)
     # Every tableau is followed: each player's row, then its piles.
     for name in ("you", "bot1", "bot2"):
         row = re.search(rf"^\d {name} +N +\d+ .*$\n^   N \S+ S \d+ +1:", text, re.M)
         assert row, text
-    # The bots play on: the lake fills in on the spectator's screen.
+    # Strangers knock: one with no key floods it (ZMTP, PINGs) and resets; one with a key of
+    # its own (and the spectator's) sends. Both are refused at the handshake.
+    zmtp_stranger_floods_and_resets(endpoint)
+    _keyed_stranger_is_refused(endpoint, spy)
+    # The spectator lives, and the bots play on: the lake fills in on its screen.
     watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
     # The player leaves: the spectator sees the signed leave.
     player.child.sendintr()
@@ -111,3 +127,27 @@ def test_watch_follows_a_live_game_pushed_by_a_player(tmp_path: Path) -> None:
     watcher.send("q")
     assert watcher.finish() == 0
     assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
+    refused = re.search(
+        rb"refused \d+ connection\(s\): \d+ without a key, \d+ with a key not the table's",
+        watcher.raw,
+    )
+    assert refused, watcher.raw[-400:]
+
+
+def _keyed_stranger_is_refused(endpoint: str, spy: Identity) -> None:
+    """A stranger with a key of its own, knowing the spectator's, sends; return once the
+    spectator's port has refused it (its handshake failed at the ZAP reply)."""
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    try:
+        sock = ctx.socket(zmq.DEALER)
+        sock.set(zmq.LINGER, 0)
+        stranger = Identity.generate(derive_seed(b"test-cli-watch-stranger"))
+        client_keys(server_keys(stranger), spy.peer_id).apply(sock)
+        monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+        sock.connect(endpoint)
+        sock.send(b"let me in")
+        assert monitor.poll(20_000), "the keyed stranger was not refused in 20 s"
+        monitor.close(linger=0)
+        sock.close(linger=0)
+    finally:
+        ctx.destroy(linger=0)

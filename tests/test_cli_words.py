@@ -52,17 +52,19 @@ def game(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_one_endpoint_syntax_with_or_without_tcp_and_localhost() -> None:
     parser = build_parser()
-    args = parser.parse_args(["watch", "--bind", "127.0.0.1:5600"])
+    args = parser.parse_args(["watch", "--spec", "s", "--bind", "127.0.0.1:5600"])
     assert args.bind == "tcp://127.0.0.1:5600"
     node = ["node", "--key", "k", "--spec", "s", "--log", "l", "--bind", "localhost:0"]
-    args = parser.parse_args([*node, "--watcher", "localhost:5600"])
-    assert args.bind == "tcp://127.0.0.1:0" and args.watcher == ["tcp://127.0.0.1:5600"]
+    key = Identity.generate(derive_seed(b"test-words-spy")).peer_id
+    args = parser.parse_args([*node, "--watcher", f"localhost:5600#{key.hex()}"])
+    assert args.bind == "tcp://127.0.0.1:0"
+    assert [(w.endpoint, w.key) for w in args.watcher] == [("tcp://127.0.0.1:5600", key)]
 
 
 def test_a_bad_endpoint_says_which_forms_work(tmp_path: Path) -> None:
-    line = one_line("watch", "--bind", "example:5600", home=tmp_path)
+    line = one_line("watch", "--spec", "s", "--bind", "example:5600", home=tmp_path)
     assert "'example'" in line and "localhost" in line
-    line = one_line("watch", "--bind", "5600", home=tmp_path)
+    line = one_line("watch", "--spec", "s", "--bind", "5600", home=tmp_path)
     assert "HOST:PORT" in line
 
 
@@ -117,3 +119,28 @@ def test_keygen_refuses_a_key_in_a_directory_that_is_not_there(tmp_path: Path) -
     line = one_line("keygen", "--key", str(where), home=tmp_path / "home")
     assert "no directory" in line and str(where.parent) in line
     assert not (tmp_path / "no").exists()
+
+
+def test_a_spectators_arguments_say_what_is_missing(
+    tmp_path: Path, game: tuple[Path, Path]
+) -> None:
+    """``nertz watch`` admits the game's members only: it wants the game, and a key of its
+    own; a member's ``--watcher`` wants the spectator's key with its endpoint."""
+    key, spec = game
+    line = one_line("watch", "--bind", "127.0.0.1:0", home=tmp_path)
+    assert "--spec" in line and "required" in line
+    line = one_line("watch", "--spec", str(spec), "--bind", "127.0.0.1:0", home=tmp_path)
+    assert "no key file" in line and "nertz keygen" in line and "--key" in line
+    bad = tmp_path / "bad.spec"
+    bad.write_bytes(b"neither a spec nor a log\n")
+    line = one_line(
+        "watch", "--spec", str(bad), "--key", str(key), "--bind", "127.0.0.1:0", home=tmp_path
+    )
+    assert str(bad) in line and "not a game spec" in line and "log" in line
+    node = ["node", "--key", str(key), "--spec", str(spec), "--log", str(tmp_path / "x.log")]
+    line = one_line(*node, "--watcher", "127.0.0.1:5600", home=tmp_path)
+    assert "--watcher" in line and "needs its key" in line and "ENDPOINT#KEY" in line
+    line = one_line(*node, "--watcher", "127.0.0.1:5600#beef", home=tmp_path)
+    assert "64 hex digits" in line and "'127.0.0.1:5600#beef'" in line
+    line = one_line(*node, "--watcher", f"127.0.0.1:5600#{bytes(32).hex()}", home=tmp_path)
+    assert "not a spectator's key" in line

@@ -18,12 +18,13 @@ import pytest
 import trio
 import zmq
 
-from cli.watch import _watch_router
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, join_lobby
 from p2p_nertz.runtime.mesh import Mesh
+from p2p_nertz.runtime.watchport import WatchPort
 from p2p_nertz.runtime.zmqtrio import (
     HEARTBEAT_IVL_MS,
     HEARTBEAT_TIMEOUT_MS,
@@ -91,11 +92,15 @@ def test_the_mesh_router_is_quiet_and_its_dealers_beat(
 
 
 def test_the_spectators_router_is_quiet(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
-    router = _watch_router(ctx)
+    spec = GameSpec.create([(ANN.peer_id, "Ann"), (BOB.peer_id, "Bob")], Rules(), b"h" * 16)
+    port = WatchPort(ctx, Identity.generate(derive_seed(b"test-heartbeats-spy")), spec,
+                     "tcp://127.0.0.1:0")  # fmt: skip
     try:
-        assert _beats(router) == QUIET
+        port.bind()
+        assert port.router is not None
+        assert _beats(port.router) == QUIET
     finally:
-        router.close()
+        port.close()  # (its ZAP handler's sockets too, before the fixture ends the context)
 
 
 async def test_the_lobby_makes_no_zmq_socket(monkeypatch: pytest.MonkeyPatch) -> None:

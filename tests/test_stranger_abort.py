@@ -21,6 +21,11 @@ The mesh's ROUTER is now a CURVE server admitting only the roster's keys
 (:mod:`p2p_nertz.runtime.gate`): the stranger is cut off at its greeting, none of its bytes is
 decoded, and the node lives (its test failed before, with the abort).
 
+The spectator's port (``nertz watch``) is a CURVE server admitting only the game's members'
+keys since session 23 (:mod:`p2p_nertz.runtime.watchport`): the keyless stranger is cut off at
+its greeting, a stranger with a key of its own at the ZAP reply, and the spectator lives and
+still takes a member's pushes (main's NULL port aborted under the same attack).
+
 The lobby host speaks no ZMTP since session 22 (docs/lobby.md §3, its own stream on plain TCP):
 its case sends the same attack in the lobby's stream (frames and, for good measure, ZMTP's
 PING bytes inside them), and ZMTP itself, which the host refuses at the preamble; the host
@@ -32,16 +37,20 @@ from __future__ import annotations
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 
 import pytest
+import zmq
 from stranger_helpers import (
+    GREETING,
+    PING,
+    READY,
     assert_seated_and_lived,
     flood_the_lobby_then_reset,
     flood_then_reset,
     seat_a_guest,
+    zmtp_stranger_floods_and_resets,
 )
 
 from p2p_nertz.lobby.framing import frame
@@ -73,6 +82,32 @@ print(read, flush=True)
 mesh.close()
 """
 
+#: The spectator's side: its port (``nertz watch``'s own socket and ZAP handler) bound for a
+#: game of two, its endpoint printed; the process busy until a line on stdin; then it reads
+#: until quiet, prints the messages it read (in hex) and the refusals, and exits 0.
+SPECTATOR = """
+import sys
+import zmq
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.watchport import WatchPort
+ann, bob, spy = (Identity.generate(bytes([i]) * 32) for i in (1, 2, 3))
+spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"s" * 16)
+ctx = zmq.Context()
+port = WatchPort(ctx, spy, spec, "tcp://127.0.0.1:0")
+print(port.bind().endpoint, flush=True)
+sys.stdin.readline()
+router = port.router._sock
+read = []
+while router.poll(2000):
+    read.append(router.recv_multipart()[1].hex())
+print(" ".join(read) or "-", flush=True)
+print(" ".join(sorted(port.refusals())), flush=True)
+port.close()
+ctx.term()
+"""
+
 #: The lobby host: a lobby for two that starts itself once a guest sits; prints its lobby
 #: endpoint, then the started game's players, and exits. SIGUSR1 makes its loop busy (reading
 #: nothing) until a line on stdin.
@@ -101,43 +136,6 @@ trio.run(main)
 """
 
 
-def _command(body: bytes) -> bytes:
-    """A short ZMTP 3.0 command frame."""
-    return bytes([0x04, len(body)]) + body
-
-
-#: A ZMTP 3.0 client's greeting (NULL mechanism) and READY, as a DEALER with no routing id.
-GREETING = b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0") + bytes(32)
-READY = _command(b"\x05READY" + b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER")
-#: A ZMTP PING with no TTL and no context.
-PING = _command(b"\x04PING" + bytes(2))
-
-
-def _stranger_floods_and_resets(endpoint: str) -> int:
-    """Connect to ``endpoint`` as a stranger (plain TCP speaking ZMTP, no key), send 100-byte
-    messages each followed by a PING until the connection stops taking bytes (zmq stopped
-    reading it at the ROUTER's high-water mark, the kernel's buffers full), then reset it.
-    Return the bytes of messages sent (until the end, or until the other side closed the
-    connection; none if it closed it at the greeting)."""
-    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-    chunk = (bytes([0x00, 100]) + b"x" * 100 + PING) * 100
-    sock = socket.create_connection((host, int(port)), timeout=30)
-    try:
-        try:
-            sock.sendall(GREETING + READY)
-            greeting = sock.recv(10)
-        except ConnectionError:
-            greeting = b""
-        if not greeting:  # cut off at its greeting (the node speaks another mechanism)
-            sock.close()
-            return 0
-        assert greeting[:1] == b"\xff"  # zmq's greeting: its I/O thread reads this one
-    except BaseException:
-        sock.close()
-        raise
-    return flood_then_reset(sock, chunk)
-
-
 def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset() -> None:
     node = subprocess.Popen(
         [sys.executable, "-c", NODE],
@@ -150,7 +148,7 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
         assert node.stdout is not None
         endpoint = node.stdout.readline().strip()
         assert endpoint.startswith("tcp://127.0.0.1:"), node.stderr and node.stderr.read()
-        _stranger_floods_and_resets(endpoint)  # (it met the node's greeting: it connected)
+        zmtp_stranger_floods_and_resets(endpoint)  # (it met the node's greeting: it connected)
         out, err = node.communicate("\n", timeout=60)  # the node reads again
     finally:
         if node.poll() is None:
@@ -162,7 +160,7 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
 
 
 def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
-    """The attack as :func:`_stranger_floods_and_resets` makes it (ZMTP's greeting, READY,
+    """The attack as :func:`zmtp_stranger_floods_and_resets` makes it (ZMTP's greeting, READY,
     messages and PINGs until the connection stops taking bytes, then a reset), but taking the
     other side's greeting only if one comes within 2 s: a busy process that is not ZeroMQ's
     sends none (zmq's I/O thread, on main, does, and the host aborted). Return the bytes
@@ -208,3 +206,57 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
             host.communicate()
     assert sent > 0
     assert_seated_and_lived(host, session, refused, out, err)
+
+
+def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_push() -> None:
+    from p2p_nertz.protocol.identity import Identity
+    from p2p_nertz.runtime.gate import client_keys, server_keys
+    from p2p_nertz.runtime.mesh import routing_id
+    from p2p_nertz.runtime.watchport import NO_CURVE, NOT_THE_TABLE
+
+    ann, spy, stranger = (Identity.generate(bytes([i]) * 32) for i in (1, 3, 9))
+    spectator = subprocess.Popen(
+        [sys.executable, "-c", SPECTATOR],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    try:
+        assert spectator.stdout is not None
+        endpoint = spectator.stdout.readline().strip()
+        assert endpoint.startswith("tcp://127.0.0.1:"), spectator.stderr and spectator.stderr.read()
+        zmtp_stranger_floods_and_resets(endpoint)  # no key: cut off at its greeting
+        # A stranger with a key of its own (and the spectator's, which it learnt): it floods,
+        # but its connection is refused at the ZAP reply, before any frame is decoded.
+        keyed = ctx.socket(zmq.DEALER)
+        keyed.set(zmq.LINGER, 0)
+        client_keys(server_keys(stranger), spy.peer_id).apply(keyed)
+        monitor = keyed.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+        keyed.connect(endpoint)
+        for _ in range(1000):
+            keyed.send(b"x" * 100, zmq.NOBLOCK)
+        assert monitor.poll(20_000), "the keyed stranger was not refused in 20 s"
+        # Ann, a member, pushes one message while the spectator is still busy.
+        member = ctx.socket(zmq.DEALER)
+        member.set(zmq.LINGER, 0)
+        member.set(zmq.ROUTING_ID, routing_id(ann.peer_id))
+        client_keys(server_keys(ann), spy.peer_id).apply(member)
+        done = member.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        member.connect(endpoint)
+        member.send(b"an event of Ann's")
+        assert done.poll(20_000), "the member was not admitted in 20 s"
+        out, err = spectator.communicate("\n", timeout=60)  # the spectator reads again
+        for sock in (monitor, keyed, done, member):
+            sock.close(linger=0)
+    finally:
+        ctx.destroy(linger=0)
+        if spectator.poll() is None:
+            spectator.kill()
+            spectator.communicate()
+    assert spectator.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    read, refused = out.splitlines()[-2:]
+    assert read.split() == [b"an event of Ann's".hex()]  # the member's, nothing else
+    assert {NO_CURVE, NOT_THE_TABLE} <= set(refused.split())
+    assert "Traceback" not in err

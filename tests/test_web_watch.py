@@ -1,6 +1,7 @@
 """``nertz watch --web``: a spectator follows a live game in the browser table. The real
-programs: ``nertz watch --web`` binds where a player pushes (``nertz play --web --watcher``),
-and headless chromium reads the spectator's page."""
+programs: ``nertz play --web --watcher ENDPOINT#KEY`` makes the game and pushes it, ``nertz
+watch --web --spec`` binds there admitting the game's members, and headless chromium reads the
+spectator's page."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from cli.args import free_ports
+from cli.keyfile import write_key
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.rng import derive_seed
 from tests.web_helpers import ROOT, WebGame, browser_missing, open_browser, wait_for
 
 pytestmark = [
@@ -26,25 +30,29 @@ def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path, deal: str)
     the ones the table's shares opened (tests/test_shuffle_views.py checks each step)."""
     (port,) = free_ports(1)
     endpoint = f"tcp://127.0.0.1:{port}"
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "cli", "watch", "--web", "--no-open", "--bind", endpoint],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    player = None
+    spy = Identity.generate(derive_seed(b"test-web-watch-spy"))
+    key = tmp_path / "spy.key"
+    write_key(key, spy)
+    args = ("--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1", "--deal", deal)
+    # The player first: its game's spec is what the spectator admits the members by; its node
+    # queues what it pushes until the spectator binds.
+    player = WebGame(tmp_path, *args, "--watcher", f"{endpoint}#{spy.peer_id.hex()}")
+    watch = None
     try:
+        spec = str(player.dir / "game.spec")
+        watch = subprocess.Popen(
+            [sys.executable, "-m", "cli", "watch", "--web", "--no-open", "--spec", spec,
+             "--key", str(key), "--bind", endpoint],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
         assert watch.stdout is not None
         url = watch.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url
         with open_browser() as driver:
             driver.get(url)
-            status = "#status"
-            wait_for(driver, lambda d: "waiting on" in d.find_element("css selector", status).text,
-                     "waiting for a game")  # fmt: skip
-            args = ("--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1", "--deal", deal)
-            player = WebGame(tmp_path, *args, "--watcher", endpoint)
             # Every tableau, none of them ours; the bots play on and the lake fills in.
             wait_for(
                 driver, lambda d: len(d.find_elements("css selector", "#others .player")) == 3,
@@ -67,9 +75,10 @@ def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path, deal: str)
         out, err = watch.communicate(timeout=30)
         assert watch.returncode == 0, err
         assert "watched " in out and "Traceback" not in err
+        assert f"--watcher {endpoint}#{spy.peer_id.hex()}" in err  # where members push
     finally:
-        if player is not None and player.proc.poll() is None:
+        if player.proc.poll() is None:
             player.stop()
-        if watch.poll() is None:
+        if watch is not None and watch.poll() is None:
             watch.terminate()
             watch.communicate(timeout=30)

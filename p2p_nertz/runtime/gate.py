@@ -30,6 +30,10 @@ input is stopped at the HWM; a handshake's commands are never held that way). Th
 ``ZAP_ENFORCE_DOMAIN``: with no handler bound, libzmq refuses every client instead of
 admitting all (it fails closed).
 
+A spectator's ROUTER (``nertz watch``, :mod:`p2p_nertz.runtime.watchport`) is admitted the
+same way, by a :class:`Gate` of its own context under :data:`WATCH_ZAP_DOMAIN`: the game's
+members' keys, its key the spectator's identity converted (:func:`server_keys`).
+
 The handler runs in a thread of its own, not in the node's trio loop: a handshake waits for
 its reply, and a loop busy for a second (a shuffle's proofs, a restart's replay) would hold
 every reconnecting member's handshake that long. The thread answers from a frozen mapping,
@@ -57,6 +61,7 @@ from p2p_nertz.runtime.zmqtrio import CurveKeys
 
 __all__ = [
     "MESH_ZAP_DOMAIN",
+    "WATCH_ZAP_DOMAIN",
     "ZAP_ENDPOINT",
     "Gate",
     "client_keys",
@@ -73,6 +78,10 @@ ZAP_ENDPOINT: Final = "inproc://zeromq.zap.01"
 MESH_ZAP_DOMAIN: Final = b"nertz-mesh"
 """The ZAP domain of a node's ROUTER (libzmq refuses an empty one under ``ZAP_ENFORCE_DOMAIN``)."""
 
+WATCH_ZAP_DOMAIN: Final = b"nertz-watch"
+"""The ZAP domain of a spectator's ROUTER (``nertz watch``, :mod:`p2p_nertz.runtime.watchport`):
+the same admission, the roster's keys, under a domain of its own."""
+
 _ZAP_VERSION: Final = b"1.0"
 _ids = itertools.count()
 
@@ -88,10 +97,10 @@ def zap_user_id(peer_id: bytes) -> bytes:
     return peer_id.hex().encode()
 
 
-def server_keys(identity: Identity) -> CurveKeys:
-    """Our ROUTER's CURVE keys (a server, in :data:`MESH_ZAP_DOMAIN`)."""
+def server_keys(identity: Identity, domain: bytes = MESH_ZAP_DOMAIN) -> CurveKeys:
+    """Our ROUTER's CURVE keys (a server, in ``domain``: the mesh's, or a spectator's)."""
     secret = x25519_secret(identity.to_bytes())
-    return CurveKeys(curve_public(identity.peer_id), secret, domain=MESH_ZAP_DOMAIN)
+    return CurveKeys(curve_public(identity.peer_id), secret, domain=domain)
 
 
 def client_keys(own: CurveKeys, server: PeerId) -> CurveKeys:
@@ -109,13 +118,20 @@ class Gate:
     Args:
         ctx: the zmq context whose CURVE servers it answers for.
         members: the peer ids whose keys are admitted (ours is left out by the caller).
+        domain: the ZAP domain of those servers (any other is refused).
 
     Attributes:
         refused: handshakes refused so far (written by the handler's thread only).
     """
 
-    def __init__(self, ctx: zmq.Context[zmq.Socket[bytes]], members: Iterable[PeerId]) -> None:
+    def __init__(
+        self,
+        ctx: zmq.Context[zmq.Socket[bytes]],
+        members: Iterable[PeerId],
+        domain: bytes = MESH_ZAP_DOMAIN,
+    ) -> None:
         self._ctx = ctx
+        self._domain = domain
         self._admitted: Mapping[bytes, bytes] = {
             curve_public(pid): zap_user_id(pid) for pid in members
         }
@@ -178,7 +194,7 @@ class Gate:
             return [_ZAP_VERSION, request_id, b"500", b"malformed ZAP request", b"", b""]
         _, _, domain, _address, _, mechanism, key = request
         user = self._admitted.get(key) if mechanism == b"CURVE" else None
-        if user is None or domain != MESH_ZAP_DOMAIN:
+        if user is None or domain != self._domain:
             self.refused += 1
             return [_ZAP_VERSION, request_id, b"400", b"not a member's key", b"", b""]
         return [_ZAP_VERSION, request_id, b"200", b"OK", user, b""]

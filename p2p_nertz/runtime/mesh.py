@@ -24,7 +24,10 @@ member a CURVE client (transport version 2, docs/protocol.md §4.7): the keys ar
 identities converted, the admission the ZAP handler of :mod:`p2p_nertz.runtime.gate`, bound
 in the mesh's zmq context before the ROUTER (one mesh a context). Each message the ROUTER
 gives ends with the User-Id of the member whose key its connection authenticated, for the
-guard to compare with the routing id. The DEALERs to spectators speak the NULL mechanism.
+guard to compare with the routing id. Each DEALER to a spectator is a CURVE client too, of
+the spectator's key that its ``--watcher`` address carries
+(:class:`~p2p_nertz.runtime.watchport.WatcherAddress`), with the member's own key: the
+spectator admits the roster's keys only (:mod:`p2p_nertz.runtime.watchport`).
 
 Every socket refuses frames above :data:`MAX_FRAME` (zmq cuts the sender off). The mesh knows
 sockets and peer ids only: what the messages mean is the node's and the peer core's.
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import trio
 import zmq
@@ -46,6 +49,9 @@ from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
 from p2p_nertz.runtime.handshakes import Handshakes
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+
+if TYPE_CHECKING:
+    from p2p_nertz.runtime.watchport import WatcherAddress
 
 __all__ = [
     "DEFAULT_BIND",
@@ -178,8 +184,8 @@ class Mesh:
     """The sockets of one member: its ROUTER, its DEALERs to the others and to spectators.
 
     The ROUTER is a CURVE server admitting only the other members' keys, each DEALER to a
-    member a CURVE client (:mod:`p2p_nertz.runtime.gate`, docs/protocol.md §4.1); the
-    DEALERs to spectators speak the NULL mechanism (a spectator's ROUTER has no key to offer).
+    member a CURVE client (:mod:`p2p_nertz.runtime.gate`, docs/protocol.md §4.7), and each
+    DEALER to a spectator a CURVE client of the spectator's key.
 
     Args:
         identity: ours (our peer id is the routing id of our DEALERs; our CURVE keys are
@@ -189,7 +195,7 @@ class Mesh:
         ctx: a zmq context to use (the caller terminates it, after :meth:`close`); by default
             the mesh makes its own and terminates it in :meth:`close`. The mesh binds the
             context's ZAP handler: one mesh a context.
-        watchers: spectators' endpoints.
+        watchers: spectators' addresses (endpoint and key).
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
     """
 
@@ -200,7 +206,7 @@ class Mesh:
         *,
         bind: str = DEFAULT_BIND,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
-        watchers: Sequence[str] = (),
+        watchers: Sequence[WatcherAddress] = (),
         outlet: OutletFactory = Outlet,
     ) -> None:
         self._own = identity.peer_id
@@ -291,15 +297,15 @@ class Mesh:
                 self._dealers[pid] = dealer
                 self._handshakes.add(dealer, pid, endpoints[pid])
                 dealer.connect(endpoints[pid])
-        for endpoint in self._watch_to:
+        for address in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
-            watcher = self._dealer(None)
+            watcher = self._dealer(address.key)
             self._watch_sockets.append(watcher)
-            watcher.connect(endpoint)
+            watcher.connect(address.endpoint)
 
-    def _dealer(self, server: PeerId | None) -> AsyncSocket:
-        """A DEALER under our routing id: a CURVE client of the member ``server``, or of no
-        mechanism (``None``: a spectator's)."""
+    def _dealer(self, server: PeerId) -> AsyncSocket:
+        """A DEALER under our routing id: a CURVE client of ``server``'s key (a member's, or a
+        spectator's), with ours."""
         assert self.ctx is not None
         # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
         # connects to never sends back, so its input never stops, and the abort the ROUTER
@@ -311,7 +317,7 @@ class Mesh:
             identity=routing_id(self._own),
             max_message_size=MAX_FRAME,
             heartbeat=True,
-            curve=None if server is None else client_keys(self._keys, server),
+            curve=client_keys(self._keys, server),
         )
 
     def serve_outlets(self, nursery: trio.Nursery, spec_wire: bytes) -> None:

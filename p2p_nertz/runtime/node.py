@@ -127,6 +127,7 @@ from p2p_nertz.runtime.nodelog import (
     resume_point,
     session_notes,
 )
+from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 
 __all__ = [
@@ -334,10 +335,10 @@ class PeerNode:
         grace: seconds after the game is over to wait for every member to hold our events.
         ctx: a zmq context to use (the caller terminates it); by default the node makes its own
             and terminates it when :meth:`run` returns.
-        watchers: endpoints of spectators (``nertz watch``): the node connects a DEALER to each
-            and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then every message it
-            receives and every one it broadcasts (its own events once durable, and beats).
-            A spectator is not in the roster; it verifies the members' signatures itself.
+        watchers: spectators' addresses (``nertz watch``: endpoint and key): the node connects
+            a CURVE DEALER to each and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then
+            every message it receives and every one it broadcasts (its own events once durable,
+            and beats). A spectator is not in the roster; it verifies the signatures itself.
         recover: restore the peer in recovery even if the log's tail is clean (a log that may
             have lost its end, say restored from a backup): it learns its own feed from the
             others before it signs (:meth:`Peer.restore`). A log whose tail had to be cut is
@@ -370,7 +371,7 @@ class PeerNode:
         linger: float = 1.0,
         grace: float = 10.0,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
-        watchers: Sequence[str] = (),
+        watchers: Sequence[WatcherAddress] = (),
         recover: bool = False,
         cut_damaged_tail: bool = False,
         budget: SenderBudget | None = None,

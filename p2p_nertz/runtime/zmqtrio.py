@@ -413,18 +413,6 @@ class AsyncSocket(trio.abc.AsyncResource):
         """The resolved endpoints bound or connected so far, in order (ports made concrete)."""
         return tuple(self._endpoints)
 
-    def monitor(self, events: int) -> zmq.Socket[bytes]:
-        """A PAIR socket that receives this socket's ``events`` (zmq's socket monitor, over
-        ``inproc``): the caller reads it without waiting and closes it before this socket's
-        context is terminated.
-
-        Raises:
-            TransportClosedError: if the socket is closed.
-        """
-        self._check_open()
-        monitor: zmq.Socket[bytes] = self._sock.get_monitor_socket(events)
-        return monitor
-
     @property
     def port(self) -> int:
         """The TCP port of the first endpoint (for a ROUTER: the port it listens on).
@@ -435,6 +423,19 @@ class AsyncSocket(trio.abc.AsyncResource):
         if not self._endpoints:
             raise ValueError(f"{self!r} has no endpoint yet")
         return tcp_port(self._endpoints[0])
+
+    def monitor(self, events: int) -> zmq.Socket[bytes]:
+        """A PAIR socket on which libzmq reports ``events`` (``zmq.EVENT_*``) of this socket.
+
+        The caller reads it without waiting (``zmq.NOBLOCK``), never through trio: it is an
+        ``inproc://`` socket (rule: no FD waiting on inproc), and closes it after this socket.
+
+        Raises:
+            TransportClosedError: if the socket is closed.
+        """
+        self._check_open()
+        monitor: zmq.Socket[bytes] = self._sock.get_monitor_socket(events)
+        return monitor
 
     def statistics(self) -> SocketStatistics:
         """Return who is using the socket and how often the safety timeout fired."""
