@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState, voted_gone
+from p2p_nertz.protocol.state import GameState, freezes, voted_gone
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -40,6 +40,7 @@ __all__ = [
     "Taken",
     "decided_at",
     "event_beat",
+    "frozen_claims",
     "rejoined",
     "released",
     "settle",
@@ -491,7 +492,9 @@ def settle(
     )
     if candidates and announced:
         out = excluded.keys() | tentative.dropped
-        candidates = unannounced(candidates, feeds, announced, out, forked)
+        roster = tentative.roster
+        said = frozen_claims(announced, {q: freezes(roster, q) for q in candidates})
+        candidates = unannounced(candidates, feeds, said, out, forked)
     # Dropped and readmitted since, both held and neither final (a restart reads a whole game
     # at once): out from its drop to its readmission, as below. Left in, our own vote against
     # it (read back from the log) would hold finality below its drop for good (soak seed 145).
@@ -674,6 +677,37 @@ def unannounced(
             if r != q and r not in out
         )
     }
+
+
+def frozen_claims(
+    announced: Sequence[Sequence[int]], frozen: Mapping[int, Mapping[int, int]]
+) -> list[Sequence[int]]:
+    """``announced`` (``announced[r][q]``: the most of ``q``'s feed ``r`` said it holds, in a
+    beat or an event) as this peer takes it: a member whose vote against ``q`` stands
+    (``frozen``: ``q`` -> voter -> the count its vote quotes, ``roster.freezes``) is taken to
+    hold no more of ``q``'s feed than its vote counts, whatever it said.
+
+    The freeze (docs/protocol.md §9.2) made a rule the receiver enforces: an honest voter
+    announces no more than its count (its vote counts all it announced before, and from the
+    vote on its frontiers and beats stop there, or at the cut once its final fold drops the
+    member, which every peer holds before it excludes the member: :func:`released`), so this
+    changes nothing of what an honest member's word does. A voter that announces more, in a
+    beat no log holds, would otherwise hold back for good, by :func:`unannounced`, the drop
+    of the member at a peer it told alone, and the finality of everything after it (the honest
+    dealer of ``tests/test_sim_freeze_beats.py``: stuck, voted out, and named by the audit,
+    which reads what the logs prove, ``audit.answers._drops_read``).
+
+    >>> frozen_claims([(5, 9, 5), (5, 3, 5)], {1: {0: 4}})
+    [(5, 4, 5), (5, 3, 5)]
+    """
+    if not frozen:
+        return list(announced)
+    said = [list(row) for row in announced]
+    for q, counts in frozen.items():
+        for r, count in counts.items():
+            if r < len(said) and said[r][q] > count:
+                said[r][q] = count
+    return [tuple(row) for row in said]
 
 
 def rejoined(
