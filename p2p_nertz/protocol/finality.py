@@ -268,7 +268,7 @@ class Finality:
             self._feeds,
             bound,
             self.stable,
-            announced=self.claimed,
+            announced=self._said(tentative) if tentative.dropped else self.claimed,
             forked=forked,
             capped=capped,
             known=self._known_others(),
@@ -277,6 +277,21 @@ class Finality:
             return 0, []
         self.stable = stable
         return folds.advance(stable, excluded, tentative.gaps)
+
+    def _said(self, tentative: GameState) -> list[Sequence[int]]:
+        """What each member said it holds (:attr:`claimed`) as :func:`settle` waits for it:
+        of a member the held votes drop, a voter's word taken no further than its vote
+        (:func:`frozen_claims`), where we hold the voter's feed up to the last head it
+        announced, so that its membership events up to its announcements are all here (one
+        it has not withdrawn there stood when it said them). A voter whose feed we hold less
+        of may have withdrawn since, and then announce more as an honest member: its word is
+        taken as said until we hold that far (docs/protocol.md §9.2, *the freeze, enforced*)."""
+        roster, feeds, heads = tentative.roster, self._feeds, self.announced
+        frozen = {
+            q: {r: n for r, n in freezes(roster, q).items() if heads[r][1] <= len(feeds[r])}
+            for q in tentative.dropped
+        }
+        return frozen_claims(self.claimed, frozen)
 
     def _known_others(self) -> list[int]:
         """:attr:`known`, our own seat's entry past every time (we hold all our events)."""
@@ -492,9 +507,7 @@ def settle(
     )
     if candidates and announced:
         out = excluded.keys() | tentative.dropped
-        roster = tentative.roster
-        said = frozen_claims(announced, {q: freezes(roster, q) for q in candidates})
-        candidates = unannounced(candidates, feeds, said, out, forked)
+        candidates = unannounced(candidates, feeds, announced, out, forked)
     # Dropped and readmitted since, both held and neither final (a restart reads a whole game
     # at once): out from its drop to its readmission, as below. Left in, our own vote against
     # it (read back from the log) would hold finality below its drop for good (soak seed 145).
