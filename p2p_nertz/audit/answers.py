@@ -480,7 +480,9 @@ def _excluded(
     announced holding (``finality.unannounced``), a member's word taken no further than its
     vote against ``x`` counts (``finality.frozen_claims``, the freeze its receiver enforces,
     docs/protocol.md §9.2). Beats are not logged: a member that did not vote may have
-    announced anything, and only a voter's word is bounded."""
+    announced anything, and only a voter's word is bounded. (The dealer bounds it where it
+    holds the voter's feed up to the last head the voter announced: trusted here, as no log
+    holds that head, docs/shuffle.md §11.)"""
     counts: dict[int, int] = {}
     for vote in votes:
         counts[vote.seat] = max(counts.get(vote.seat, 0), vote.last_seq)
