@@ -268,7 +268,7 @@ class Finality:
             self._feeds,
             bound,
             self.stable,
-            announced=self._said(tentative) if tentative.dropped else self.claimed,
+            announced=self._said(tentative, final.dropped),
             forked=forked,
             capped=capped,
             known=self._known_others(),
@@ -278,18 +278,24 @@ class Finality:
         self.stable = stable
         return folds.advance(stable, excluded, tentative.gaps)
 
-    def _said(self, tentative: GameState) -> list[Sequence[int]]:
+    def _said(
+        self, tentative: GameState, dropped: Mapping[int, int] | None = None
+    ) -> Sequence[Sequence[int]]:
         """What each member said it holds (:attr:`claimed`) as :func:`settle` waits for it:
-        of a member the held votes drop, a voter's word taken no further than its vote
+        of a member the held votes drop (not the final fold, ``dropped``: its drops no longer
+        wait), a voter's word taken no further than its vote
         (:func:`frozen_claims`), where we hold the voter's feed up to the last head it
         announced, so that its membership events up to its announcements are all here (one
         it has not withdrawn there stood when it said them). A voter whose feed we hold less
         of may have withdrawn since, and then announce more as an honest member: its word is
         taken as said until we hold that far (docs/protocol.md §9.2, *the freeze, enforced*)."""
+        waiting = [q for q in tentative.dropped if not dropped or q not in dropped]
+        if not waiting:
+            return self.claimed
         roster, feeds, heads = tentative.roster, self._feeds, self.announced
         frozen = {
             q: {r: n for r, n in freezes(roster, q).items() if heads[r][1] <= len(feeds[r])}
-            for q in tentative.dropped
+            for q in waiting
         }
         return frozen_claims(self.claimed, frozen)
 
