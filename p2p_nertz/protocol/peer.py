@@ -102,6 +102,7 @@ from p2p_nertz.protocol.effects import (
     Rejected,
     Reserve,
     Send,
+    Settle,
     Suspected,
 )
 from p2p_nertz.protocol.envelope import (
@@ -142,6 +143,7 @@ __all__ = [
     "Rejected",
     "Reserve",
     "Send",
+    "Settle",
     "Suspected",
     "TableGone",
 ]
@@ -153,6 +155,10 @@ class PeerConfig:
 
     Attributes:
         ack_delay: acks for received events are coalesced over this window.
+        ack_first: an input that delivers another member's claim, its ack due at once
+            (``ack_delay`` 0), returns its effects up to that ack, ending in a :class:`Settle`,
+            before the claim's final fold: the runtime sends them, then ticks for the rest
+            (docs/protocol.md §7.2, *the ack before the fold*).
         beat_interval: an idle peer beats this often.
         suspect_after: silence before a member is suspected.
         drop_after: silence before this peer votes to drop a member (Zyre uses 5 s / 30 s).
@@ -175,6 +181,7 @@ class PeerConfig:
     """
 
     ack_delay: float = 0.002
+    ack_first: bool = False
     beat_interval: float = 0.25
     suspect_after: float = 5.0
     drop_after: float = 30.0
@@ -437,8 +444,7 @@ class Peer:
 
     def feed(self, data: bytes, now: float) -> list[Effect]:
         """Take bytes received from the network. Never raises for anything in ``data``."""
-        self._receive(data, now)
-        return self._flush(now)
+        return self.feed_many((data,), now)
 
     def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
         """Take several messages at once (one round of finality and acks for the batch). A
@@ -447,7 +453,8 @@ class Peer:
         something (§7.2)."""
         for data, superseded in self._inbox.latest_first(list(messages)):
             self._receive(data, now, superseded=superseded)
-        return self._flush(now)
+        early = self._author.ack_first(now)  # (a claim's ack, before its fold: Settle)
+        return self._flush(now) if early is None else early
 
     def tick(self, now: float) -> list[Effect]:
         """Let time pass: beats, acks, suspicion, drop votes, gap repair."""

@@ -86,6 +86,7 @@ from p2p_nertz.protocol.peer import (
     Recovered,
     Rejected,
     Send,
+    Settle,
     Suspected,
     TableGone,
 )
@@ -162,7 +163,7 @@ others to hold its ``leave``: live members do within a round trip; a frozen game
 stopped, a partition) must not keep a node from stopping (issue 13 §2). The ``leave`` is in
 the log before it is sent, so the others learn it from whoever holds it, or from a restart."""
 
-NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, want_delay=0.02, beat_interval=0.5)
+NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, ack_first=True, want_delay=0.02, beat_interval=0.5)
 """The peer core's configuration on real sockets: acks go out as soon as a burst of received
 messages has been taken in (the receive loop hands the peer everything waiting at once, which
 coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
@@ -180,7 +181,12 @@ between moves: beats were a third of the messages per claim at 2 peers and a qua
 none. What waits longer: a move's finality when no claim follows it (a ``nerts`` call's, at
 times), a lost announcement's repeat, the gap a beat shows, a recovering peer's wants. The
 liveness timers do not move (a member is still heard ten times within ``suspect_after``;
-:func:`node_config` keeps four)."""
+:func:`node_config` keeps four).
+
+A claim's ack goes before the claim's final fold (``ack_first``): the peer returns the input's
+effects up to the ack, ending in a :class:`Settle`, and :meth:`_apply` ticks the peer at once
+for the rest; the ack leaves a fold and a finality round sooner (docs/protocol.md §7.2,
+docs/latency.md, session 23)."""
 
 BEATS_PER_SUSPICION: Final = 4
 """Beats a member sends at least within ``suspect_after`` when idle (the soak's timers beat
@@ -648,6 +654,12 @@ class PeerNode:
                 self._send(effect)
                 if effect.to is None and watching:
                     watched.append(effect.data)  # our beats tell a spectator what is final
+                continue
+            if type(effect) is Settle:
+                # A claim's ack went first (docs/protocol.md §7.2): the input's rest now, its
+                # effects carried out in this same pass (the received records above are
+                # written with them, after their sends, as any received record is).
+                effects.extend(self.peer.tick(self._clock()))
                 continue
             record = durable_record(effect)
             if record is not None:
