@@ -43,7 +43,10 @@ Finality (stability).
     member already holds them. A claim is final about one round trip after it is sent: every
     peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
     in the air waits for them). Every event counts as an ack too: its frontier names the ids
-    of what its author holds, credited as a beat's (so a claim needs no ack of its own).
+    of what its author holds, credited as a beat's (so a claim needs no ack of its own). With
+    ``PeerConfig.ack_first`` (the runtime's) a claim's ack goes before the claim's final fold:
+    the input returns its effects up to the ack, ending in :class:`Settle`, and the runtime
+    ticks at once for the rest (:meth:`Outbox.ack_first`, docs/protocol.md §7.2).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
