@@ -64,7 +64,7 @@ import dataclasses
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -227,6 +227,19 @@ _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left 
 
 NoticeCallback = Callable[[Effect], None]
 Clock = Callable[[], float]
+
+
+def _settled(effects: list[Effect], tick: Callable[[], list[Effect]]) -> Iterator[Effect]:
+    """The effects of one input, in order, the rest of the input (``tick``) in place of a
+    :class:`Settle`: a claim's ack went first (docs/protocol.md §7.2), and the peer is ticked
+    for the rest once the effects before it are carried out, in the same pass of
+    :meth:`PeerNode._apply` (the received records before it are written with the rest's, after
+    their sends, as any received record is)."""
+    for effect in effects:
+        if type(effect) is Settle:
+            yield from tick()
+        else:
+            yield effect
 
 
 async def _acquire(lock: trio.Lock) -> None:
@@ -644,7 +657,7 @@ class PeerNode:
         must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
-        for effect in effects:
+        for effect in _settled(effects, lambda: self.peer.tick(self._clock())):
             if isinstance(effect, Send):
                 if must_sync:
                     await self._write(durable)
@@ -654,12 +667,6 @@ class PeerNode:
                 self._send(effect)
                 if effect.to is None and watching:
                     watched.append(effect.data)  # our beats tell a spectator what is final
-                continue
-            if type(effect) is Settle:
-                # A claim's ack went first (docs/protocol.md §7.2): the input's rest now, its
-                # effects carried out in this same pass (the received records above are
-                # written with them, after their sends, as any received record is).
-                effects.extend(self.peer.tick(self._clock()))
                 continue
             record = durable_record(effect)
             if record is not None:
