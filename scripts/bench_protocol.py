@@ -30,7 +30,6 @@ Medians over repeats; machines here are noisy, so the ratios are the figures to 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import sys
 import time
@@ -43,7 +42,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send, Settle
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
@@ -412,8 +411,7 @@ def claim_path(
     claim's finality (docs/latency.md, sessions 21 and 23): for each of the two kinds, how many
     feeds, the opcodes per feed before the receive path delivers the event
     (``Delivery.deliver``; an ack delivers no event of its own), before our ack of it is
-    signed (``Outbox.sign_beat``; the whole feed if it signs none), and in all (with the tick
-    that settles it when its ack went first, ``PeerConfig.ack_first``). Replayed as
+    signed (``Outbox.sign_beat``; the whole feed if it signs none), and in all. Replayed as
     :func:`replay` does, after one replay to warm it; deterministic."""
     kinds = [
         decode_message(args[0]).kind.name if name == "feed" else ""  # type: ignore[arg-type]
@@ -439,21 +437,16 @@ def claim_path(
 
     replay(sim, inputs)  # (warm)
     peer = Peer(sim.identities[0], sim.spec, 0.0, sim.config.peer, envelopes=EnvelopeCache())
-    settling: list[int] | None = None  # the counts of a claim whose ack went first
     for (name, args), kind in zip(inputs, kinds, strict=True):
-        traced = kind in counts or (settling is not None and name == "tick")
-        if kind in counts:
+        traced = kind in counts
+        if traced:
             current[:] = [counts[kind], True, True]
             counts[kind][0] += 1
-        elif traced:
-            current[:] = [settling, False, False]
-        if traced:
             sys.settrace(trace)
         try:
-            effects = getattr(peer, name)(*args)
+            getattr(peer, name)(*args)
         finally:
             sys.settrace(None)
-        settling = current[0] if traced and effects and type(effects[-1]) is Settle else None
         peer.next_deadline()
         peer.table_gone(args[-1])  # type: ignore[arg-type]
     return {
@@ -487,11 +480,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.claim_path:
         print("Python opcodes per feed of seat 0, its inputs replayed (deterministic):")
-        acks_now = PeerConfig(ack_delay=0.0)
         for name, config in (
             ("the core's ack window (2 ms)", None),
-            ("acks at once, after the fold", acks_now),
-            ("acks at once, a claim's first", dataclasses.replace(acks_now, ack_first=True)),
+            ("the runtime's: acks at once", PeerConfig(ack_delay=0.0)),
         ):
             print(f" {name}:")
             for players in (2, 4, 8):

@@ -12,15 +12,6 @@ game and one for all of them. Run it on main and on the branch; the totals must 
     python scripts/effect_digest.py [--games 200] [--seed 0] [--players 2-8] [--out FILE]
                                     [--audit]
 
-``--acks`` plays the games with another ack window: ``core`` (the default) on the core's own
-(``PeerConfig``: acks coalesced over 2 ms, as before), ``now`` on the runtime's (acks at once,
-``NODE_CONFIG``'s ``ack_delay`` 0) and ``first`` on the runtime's with a claim's ack before its
-final fold (``ack_first``, docs/protocol.md §7.2). ``--games-only`` hashes what the games were
-rather than every effect: each peer's log (its events, in order, and its notes) and each final
-state's phase, drops and round scores; ``now`` and ``first`` differ in the order of effects
-(a :class:`Settle`, the ack before the fold's), and this says whether they played the same
-games.
-
 ``--audit`` hashes the audit's reports too, for a change of the audit that should not change
 what it reports: the report of every log of the game (as the simulator's invariants read it,
 deep) and of each log alone (a peer's own view), every field but the fold's state object
@@ -34,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import hashlib
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from p2p_nertz.audit import LogSource, audit
-from p2p_nertz.sim import QUICK_TIMERS, SimConfig, audit_logs, run
+from p2p_nertz.sim import SimConfig, audit_logs, run
 from p2p_nertz.sim.logfiles import log_files
 
 
@@ -55,41 +45,17 @@ def _fields(value: object) -> object:
     return value
 
 
-#: ``--acks``: the peers' timers (the soak's) with each ack window (the module docstring)
-ACKS = {
-    "core": QUICK_TIMERS,
-    "now": dataclasses.replace(QUICK_TIMERS, ack_delay=0.0),
-    "first": dataclasses.replace(QUICK_TIMERS, ack_delay=0.0, ack_first=True),
-}
-
-
-def digest(
-    seed: int,
-    low: int,
-    high: int,
-    audits: bool = False,
-    *,
-    acks: str = "core",
-    games_only: bool = False,
-) -> tuple[int, str, int]:
+def digest(seed: int, low: int, high: int, audits: bool = False) -> tuple[int, str, int]:
     """Play soak game ``seed`` with ``low``..``high`` players; its digest and effect count
-    (``audits``: the audit's reports hashed too; ``acks``, ``games_only``: the module
-    docstring)."""
-    soak = SimConfig.soak(seed, players=(low, high), peer=ACKS[acks])
-    result = run(dataclasses.replace(soak, record_effects=True))
+    (``audits``: the audit's reports hashed too, the module docstring)."""
+    config = dataclasses.replace(SimConfig.soak(seed, players=(low, high)), record_effects=True)
+    result = run(config)
     h = hashlib.sha256()
-    if games_only:
-        h.update(result.log_digest().encode())
-        for peer in result.peers:
-            final = None if peer is None else peer.final
-            if final is not None:
-                h.update(repr((final.phase, final.dropped, final.scores)).encode())
-    else:
-        for at, seat, effect in result.effects:
-            h.update(repr((round(at, 9), seat, _fields(effect))).encode())
-        for log in result.logs:
-            for wire in log:
-                h.update(wire)
+    for at, seat, effect in result.effects:
+        h.update(repr((round(at, 9), seat, _fields(effect))).encode())
+    for log in result.logs:
+        for wire in log:
+            h.update(wire)
     if audits:
         # (``state`` is left out of a report's repr: the digest stands for it.)
         h.update(repr((result.violations, audit_logs(result))).encode())
@@ -107,12 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", help="write one line per game (seed digest effects) here")
     parser.add_argument("--audit", action="store_true", help="hash the audit's reports too")
-    parser.add_argument(
-        "--acks", choices=sorted(ACKS), default="core", help="the ack window (module docstring)"
-    )
-    parser.add_argument(
-        "--games-only", action="store_true", help="hash the logs and finals, not the effects"
-    )
     args = parser.parse_args(argv)
     low, _, high = args.players.partition("-")
     seeds = range(args.seed, args.seed + args.games)
@@ -121,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     effects = 0
     with ProcessPoolExecutor(args.workers) as pool:
         for seed, game, count in pool.map(
-            functools.partial(digest, acks=args.acks, games_only=args.games_only),
+            digest,
             seeds,
             [int(low)] * len(seeds),
             [int(high or low)] * len(seeds),

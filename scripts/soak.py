@@ -68,14 +68,7 @@ from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_lifted_cuts
 
-TIMERS = {
-    "quick": QUICK_TIMERS,
-    "default": PeerConfig(),
-    "node": NODE_CONFIG,
-    # the quick timers with the runtime's acks: at once, a claim's before its final fold
-    # (docs/protocol.md §7.2, *the ack before the fold*)
-    "quick-ack-first": dataclasses.replace(QUICK_TIMERS, ack_delay=0.0, ack_first=True),
-}
+TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig(), "node": NODE_CONFIG}
 
 
 def variant_rules(rng: Rng, players: int, rounds: int) -> Rules:
@@ -215,8 +208,7 @@ def main() -> int:
         choices=sorted(TIMERS),
         default="quick",
         help="the peers' liveness timers: quick (drop after 3 s), default (30 s) or node "
-        "(the runtime's configuration: drop after 30 s, beat after 0.5 s); quick-ack-first: "
-        "quick, with the runtime's acks (at once, a claim's before its final fold)",
+        "(the runtime's configuration: drop after 30 s, beat after 0.5 s)",
     )
     parser.add_argument(
         "--sleeper-forks",

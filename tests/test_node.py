@@ -20,7 +20,7 @@ from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send, Settle
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Phase
 from p2p_nertz.rng import derive_seed
@@ -612,38 +612,4 @@ def test_a_received_event_is_logged_after_the_sends_that_follow_it_and_before_ou
         ("send", b"ours"),
         ("send", b"ack 2"),
         ("write", [(received, b"move"), (received, b"move 2")]),
-    ]
-
-
-def test_the_node_sends_the_ack_then_settles_in_the_same_pass(tmp_path: Path) -> None:
-    # The runtime's side (a stand-in peer, the layer under test being the node): the ack is
-    # sent, the peer ticked at once, the rest carried out, and the claim's record is written
-    # after the sends, with the records of the rest, as a received record always is.
-    identities, spec = make_game(10)
-    node = make_node(identities[0], spec, tmp_path / "log")
-    done: list[tuple[str, object]] = []
-
-    async def write(records: list[LogRecord]) -> None:
-        done.append(("write", [(r.kind, r.data) for r in records]))
-
-    class Settling:
-        ticks = 0
-
-        def tick(self, now: float) -> list[Effect]:
-            self.ticks += 1
-            return [Record(b"ours", own=True), Send(b"ours")]
-
-    peer = Settling()
-    node._write = write  # type: ignore[method-assign]
-    node._send = lambda effect: done.append(("send", effect.data))  # type: ignore[method-assign]
-    node._check_done = lambda: None  # type: ignore[method-assign]
-    node._peer = peer  # type: ignore[assignment]
-    effects: list[Effect] = [Record(b"claim", own=False), Send(b"ack"), Settle()]
-    trio.run(node._apply, effects)
-    received, own = RecordKind.RECEIVED_EVENT, RecordKind.SENT_EVENT
-    assert peer.ticks == 1
-    assert done == [
-        ("send", b"ack"),
-        ("write", [(received, b"claim"), (own, b"ours")]),
-        ("send", b"ours"),
     ]

@@ -29,7 +29,7 @@ from p2p_nertz.protocol.bodies import VOTE_WINDOW, DeckEvent, Drop, DropReason, 
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
-from p2p_nertz.protocol.effects import Effect, Send, Suspected
+from p2p_nertz.protocol.effects import Send, Suspected
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
@@ -55,8 +55,6 @@ class Timers(Protocol):
     def rejoin(self) -> bool: ...
     @property
     def drop_after(self) -> float: ...
-    @property
-    def ack_first(self) -> bool: ...
 
 
 class Author:
@@ -229,8 +227,6 @@ class Author:
         Asked after every input: membership's timers are read only where one may come before
         ours (:func:`~p2p_nertz.protocol.deadlines.earliest`)."""
         outbox = self.outbox
-        if outbox.unsettled is not None:  # (an input whose ack went first: its rest is due)
-            return outbox.unsettled
         least = outbox.last_sent + self.config.beat_interval
         for due, _, _ in self.store.gaps.values():
             least = min(least, due)
@@ -241,21 +237,6 @@ class Author:
         if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
             least = earliest(self.membership, self.final, self.phase_since, least)
         return least
-
-    def ack_first(self, now: float) -> list[Effect] | None:
-        """After an input is taken in: the ack of a claim it delivered, sent before the
-        claim's final fold, and the input's effects so far (:meth:`Outbox.ack_first`), if the
-        peer is so configured (``ack_first``: the runtime on sockets). Not while recovering
-        (we send no ack then), nor in a shuffle game (the shares a claim turns up are an
-        event of ours that stands for its ack, §7.2). ``None``: the input goes on as usual."""
-        if not self.config.ack_first or self.recovery is not None:
-            return None
-        if self.final.round.deck is not None:
-            return None
-        early = self.outbox.ack_first(now, self.feeds, self.seat, self.frontier)
-        if early is not None:
-            self.finality.dirty = True  # (our clock moved)
-        return early
 
     def liveness(self, now: float) -> None:
         """At the end of an input: note when the final fold's phase began, then readmit,

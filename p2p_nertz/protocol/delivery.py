@@ -40,7 +40,6 @@ from p2p_nertz.protocol.chains import Chains
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
 from p2p_nertz.protocol.envelope import (
-    KIND_CLAIM,
     KIND_DROP,
     KIND_JOIN,
     KIND_MOVE,
@@ -429,8 +428,6 @@ class Delivery:
                 message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
             ):
                 outbox.ack_due = now + outbox.ack_delay
-            if message.kind is KIND_CLAIM:
-                outbox.ack_claim = True  # (its ack may go before its fold: Outbox.ack_first)
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:

@@ -24,7 +24,6 @@ __all__ = [
     "Rejected",
     "Reserve",
     "Send",
-    "Settle",
     "Suspected",
 ]
 
@@ -59,15 +58,6 @@ class Reserve:
     be timed below one it sent before the crash (beats are not logged)."""
 
     clock: int
-
-
-@dataclass(frozen=True, slots=True)
-class Settle:
-    """The input is not finished: the ack of a claim it delivered went first (docs/protocol.md
-    §7.2, *the ack before the fold*). Carry out the effects before this one, then call
-    :meth:`~p2p_nertz.protocol.peer.Peer.tick` at once for the rest of the input (finality,
-    the final fold, what it calls for, the timers); until then the peer's next deadline is
-    the input's time. Made only with ``PeerConfig.ack_first`` (the runtime's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,14 +112,5 @@ class Note:
 
 
 Effect = (
-    Send
-    | Record
-    | Reserve
-    | Note
-    | Settle
-    | Rejected
-    | Suspected
-    | Equivocation
-    | Recovered
-    | st.Notice
+    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
 )

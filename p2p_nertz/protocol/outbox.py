@@ -11,7 +11,6 @@ wires) decide, the outbox stamps the time, reserves the clock and queues the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.vss import x25519_secret
@@ -26,7 +25,7 @@ from p2p_nertz.protocol.bodies import (
     held_ids,
     kind_of,
 )
-from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send, Settle
+from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
     PROTOCOL_VERSION,
     EnvelopeCache,
@@ -86,12 +85,6 @@ class Outbox:
         self.last_sent = now
         #: When a coalesced ack is due (``None``: none is).
         self.ack_due: float | None = None
-        #: Whether the ack due is a claim's: a claim of another member delivered since we last
-        #: announced what we hold (:meth:`ack_first`).
-        self.ack_claim = False
-        #: The time of an input whose ack went first and whose rest is owed
-        #: (:meth:`ack_first`; ``None``: none is).
-        self.unsettled: float | None = None
         #: The effects made since the peer last returned them, in order.
         self.effects: list[Effect] = []
 
@@ -164,7 +157,6 @@ class Outbox:
         self.effects.append(Send(wire))
         self.last_sent = now if now is not None else self.last_sent
         self.ack_due = None  # (the event announces what the ack would have)
-        self.ack_claim = False
         return message, body
 
     def sign_beat(
@@ -203,7 +195,6 @@ class Outbox:
         we hold, so no ack is due, and the next beat is one interval away."""
         self.last_sent = now
         self.ack_due = None
-        self.ack_claim = False
 
     # -- acks -------------------------------------------------------------------------------
     def beat_due(self, now: float) -> Kind | None:
@@ -215,36 +206,7 @@ class Outbox:
             return Kind.BEAT
         return None
 
-    def ack_first(
-        self,
-        now: float,
-        feeds: list[list[Message]],
-        seat: int,
-        frontier: Callable[[], tuple[int, ...]],
-    ) -> list[Effect] | None:
-        """The ack of a claim, before the claim's final fold (docs/protocol.md §7.2, *the ack
-        before the fold*): if the input just taken delivered another member's claim and its
-        ack is due now, sign and queue the ack, and return the input's effects so far, ending
-        in :class:`Settle`; the rest of the input (finality, the final fold, what it calls
-        for, the timers) is owed, done by the next input or tick (:attr:`unsettled`).
-        ``None``: no ack goes first (the caller finishes the input as usual).
-
-        Sound because the ack carries only what the receive path set: our head, what we hold
-        of every feed (``frontier``: our votes' caps, and the cuts of the drops our final
-        fold holds *before* this input) with their ids, and a clock above everything we took
-        in. The fold changes none of them except by our own events it calls for, which are
-        signed after the ack (timed above it) and announce again all we hold."""
-        if not self.ack_claim or self.ack_due is None or now < self.ack_due:
-            return None
-        self.beat(Kind.ACK, feeds, seat, frontier(), now)
-        self.unsettled = now
-        self.effects.append(Settle())
-        out, self.effects = self.effects, []
-        return out
-
     def take(self) -> list[Effect]:
-        """The effects queued since the last call, in order (the queue is emptied): the end of
-        an input, settled."""
-        self.unsettled = None
+        """The effects queued since the last call, in order (the queue is emptied)."""
         out, self.effects = self.effects, []
         return out

@@ -43,10 +43,7 @@ Finality (stability).
     member already holds them. A claim is final about one round trip after it is sent: every
     peer answers events with a coalesced ``ack`` beat at once (tableau moves only while a claim
     in the air waits for them). Every event counts as an ack too: its frontier names the ids
-    of what its author holds, credited as a beat's (so a claim needs no ack of its own). With
-    ``PeerConfig.ack_first`` (the runtime's) a claim's ack goes before the claim's final fold:
-    the input returns its effects up to the ack, ending in :class:`Settle`, and the runtime
-    ticks at once for the rest (:meth:`Outbox.ack_first`, docs/protocol.md §7.2).
+    of what its author holds, credited as a beat's (so a claim needs no ack of its own).
 
 Two folds.
     The *final* :class:`~p2p_nertz.protocol.state.GameState` takes final events in total order
@@ -105,7 +102,6 @@ from p2p_nertz.protocol.effects import (
     Rejected,
     Reserve,
     Send,
-    Settle,
     Suspected,
 )
 from p2p_nertz.protocol.envelope import (
@@ -146,7 +142,6 @@ __all__ = [
     "Rejected",
     "Reserve",
     "Send",
-    "Settle",
     "Suspected",
     "TableGone",
 ]
@@ -158,10 +153,6 @@ class PeerConfig:
 
     Attributes:
         ack_delay: acks for received events are coalesced over this window.
-        ack_first: an input that delivers another member's claim, its ack due at once
-            (``ack_delay`` 0), returns its effects up to that ack, ending in a :class:`Settle`,
-            before the claim's final fold: the runtime sends them, then ticks for the rest
-            (docs/protocol.md §7.2, *the ack before the fold*).
         beat_interval: an idle peer beats this often.
         suspect_after: silence before a member is suspected.
         drop_after: silence before this peer votes to drop a member (Zyre uses 5 s / 30 s).
@@ -184,7 +175,6 @@ class PeerConfig:
     """
 
     ack_delay: float = 0.002
-    ack_first: bool = False
     beat_interval: float = 0.25
     suspect_after: float = 5.0
     drop_after: float = 30.0
@@ -447,7 +437,8 @@ class Peer:
 
     def feed(self, data: bytes, now: float) -> list[Effect]:
         """Take bytes received from the network. Never raises for anything in ``data``."""
-        return self.feed_many((data,), now)
+        self._receive(data, now)
+        return self._flush(now)
 
     def feed_many(self, messages: Iterable[bytes], now: float) -> list[Effect]:
         """Take several messages at once (one round of finality and acks for the batch). A
@@ -456,8 +447,7 @@ class Peer:
         something (§7.2)."""
         for data, superseded in self._inbox.latest_first(list(messages)):
             self._receive(data, now, superseded=superseded)
-        early = self._author.ack_first(now)  # (a claim's ack, before its fold: Settle)
-        return self._flush(now) if early is None else early
+        return self._flush(now)
 
     def tick(self, now: float) -> list[Effect]:
         """Let time pass: beats, acks, suspicion, drop votes, gap repair."""

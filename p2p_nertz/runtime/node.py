@@ -64,7 +64,7 @@ import dataclasses
 import logging
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -86,7 +86,6 @@ from p2p_nertz.protocol.peer import (
     Recovered,
     Rejected,
     Send,
-    Settle,
     Suspected,
     TableGone,
 )
@@ -163,7 +162,7 @@ others to hold its ``leave``: live members do within a round trip; a frozen game
 stopped, a partition) must not keep a node from stopping (issue 13 §2). The ``leave`` is in
 the log before it is sent, so the others learn it from whoever holds it, or from a restart."""
 
-NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, ack_first=True, want_delay=0.02, beat_interval=0.5)
+NODE_CONFIG: Final = PeerConfig(ack_delay=0.0, want_delay=0.02, beat_interval=0.5)
 """The peer core's configuration on real sockets: acks go out as soon as a burst of received
 messages has been taken in (the receive loop hands the peer everything waiting at once, which
 coalesces acks under load), instead of after a fixed window: on a LAN the round trip is a few
@@ -181,12 +180,7 @@ between moves: beats were a third of the messages per claim at 2 peers and a qua
 none. What waits longer: a move's finality when no claim follows it (a ``nerts`` call's, at
 times), a lost announcement's repeat, the gap a beat shows, a recovering peer's wants. The
 liveness timers do not move (a member is still heard ten times within ``suspect_after``;
-:func:`node_config` keeps four).
-
-A claim's ack goes before the claim's final fold (``ack_first``): the peer returns the input's
-effects up to the ack, ending in a :class:`Settle`, and :meth:`_apply` ticks the peer at once
-for the rest; the ack leaves a fold and a finality round sooner (docs/protocol.md §7.2,
-docs/latency.md, session 23)."""
+:func:`node_config` keeps four)."""
 
 BEATS_PER_SUSPICION: Final = 4
 """Beats a member sends at least within ``suspect_after`` when idle (the soak's timers beat
@@ -227,19 +221,6 @@ _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left 
 
 NoticeCallback = Callable[[Effect], None]
 Clock = Callable[[], float]
-
-
-def _settled(effects: list[Effect], tick: Callable[[], list[Effect]]) -> Iterator[Effect]:
-    """The effects of one input, in order, the rest of the input (``tick``) in place of a
-    :class:`Settle`: a claim's ack went first (docs/protocol.md §7.2), and the peer is ticked
-    for the rest once the effects before it are carried out, in the same pass of
-    :meth:`PeerNode._apply` (the received records before it are written with the rest's, after
-    their sends, as any received record is)."""
-    for effect in effects:
-        if type(effect) is Settle:
-            yield from tick()
-        else:
-            yield effect
 
 
 async def _acquire(lock: trio.Lock) -> None:
@@ -657,7 +638,7 @@ class PeerNode:
         must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
-        for effect in _settled(effects, lambda: self.peer.tick(self._clock())):
+        for effect in effects:
             if isinstance(effect, Send):
                 if must_sync:
                     await self._write(durable)

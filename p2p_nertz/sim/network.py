@@ -56,7 +56,6 @@ from p2p_nertz.protocol.peer import (
     Rejected,
     Reserve,
     Send,
-    Settle,
     TableGone,
 )
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -560,12 +559,6 @@ class Simulation:
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
-            elif type(effect) is Settle:
-                # A claim's ack went first: the rest of the input now, in this same pass, as
-                # the runtime does (PeerNode._apply; docs/protocol.md §7.2).
-                peer = self.peers[seat]
-                assert peer is not None
-                effects.extend(peer.tick(now))
         self._schedule_tick(seat, now)
         return True
 
