@@ -229,8 +229,8 @@ def local_move(
     back = own_held_back(tentative, final, seat)
     if back is not None:
         raise LocalProtocolError(
-            f"{move}: the votes we hold on us leave our events from {back} on uncounted; "
-            "wait until they are withdrawn (or we are out, and rejoin)"
+            f"{move}: the others' votes put us out for now (our moves from event {back} on "
+            "are uncounted here); wait until they are withdrawn, or until we rejoin"
         )
     touched = touches(move)
     if frozen & touched:
