@@ -8,7 +8,11 @@ move of ours legal whichever way the race goes (docs/protocol.md §7.3, §8.7): 
 claims in the air (not final yet) came from is frozen until the claim is decided, so a lost
 race can always put the card back (and a slide-under may not count on a pile such a claim
 emptied); and while an everyone-stuck rotation the table shows is not final, the waste and the
-stock are frozen (an event not held here may still mean that nothing rotates).
+stock are frozen (an event not held here may still mean that nothing rotates). And while the
+tentative fold leaves events of our own uncounted (:func:`own_held_back`: a majority's votes
+on us, their withdrawals not held yet), we play nothing: its table is not the one our feed
+shows, and a move made on it turns up again cards our feed has shown, a deck mismatch in
+every fold that counts our events (§13, *two members' withdrawals held at once*).
 
 An abandon (§9.3, DESIGN.md §6) ends a game of two whose other member has gone:
 :func:`abandon_answer` is the one answer to "may this member abandon now, and if not why", as
@@ -38,6 +42,7 @@ __all__ = [
     "abandoned_by",
     "claimed_piles",
     "local_move",
+    "own_held_back",
     "own_claims",
     "rotation_pending",
     "touches",
@@ -161,6 +166,38 @@ def touches(move: Move) -> set[Pile]:
     return touched
 
 
+def own_held_back(tentative: GameState, final: GameState, seat: int) -> int | None:
+    """The first of ``seat``'s events that the tentative fold holds back though no cut or gap
+    of its own skips it, or the first past the seat's own cut there; ``None`` if it counts all
+    it holds of the seat that may count.
+
+    A fold may skip a member's events past a cut that it tries (the votes on the member
+    counting, a vote of the member capping them in turn: :meth:`Folds._fold`'s rounds) and
+    not drop the member in the end; its table then shows the member as it was at the cut.
+    Only the events read since the final fold count here (a member readmitted keeps the
+    events of its gap uncounted for good).
+
+    >>> from p2p_nertz.protocol.identity import Identity
+    >>> from p2p_nertz.protocol.spec import GameSpec
+    >>> keys = [Identity.generate(bytes([i + 1]) * 32).peer_id for i in range(3)]
+    >>> final = GameState(GameSpec.create(list(zip(keys, "ABC")), Rules(), b"doc"))
+    >>> tentative = final.copy()
+    >>> own_held_back(tentative, final, 0) is None
+    True
+    >>> tentative.roster.uncounted[0] = 42  # (read, and not counted: skipped by a cut tried)
+    >>> own_held_back(tentative, final, 0)
+    42
+    >>> tentative.dropped = {0: 41}  # (past the seat's own cut: it does not count)
+    >>> own_held_back(tentative, final, 0)
+    42
+    """
+    first = tentative.roster.uncounted.get(seat)
+    if first is None or first == final.roster.uncounted.get(seat):
+        return None
+    cut = tentative.dropped.get(seat)
+    return first if cut is not None or tentative.counts(seat, first) else None
+
+
 def local_move(
     tentative: GameState,
     final: GameState,
@@ -189,6 +226,12 @@ def local_move(
         raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
     if seat not in tentative.round.ready:
         raise LocalProtocolError(f"{move}: the deal is not done yet")
+    back = own_held_back(tentative, final, seat)
+    if back is not None:
+        raise LocalProtocolError(
+            f"{move}: the others' votes put us out for now (our moves from event {back} on "
+            "are uncounted here); wait until they are withdrawn, or until we rejoin"
+        )
     touched = touches(move)
     if frozen & touched:
         pile = sorted(frozen & touched)[0]
