@@ -944,7 +944,8 @@ def lasting_caps(roster: Roster) -> dict[int, int]:
     (``Folds.capped_drops``: the drops that only the other caps keep undecided)."""
     caps: dict[int, int] = {}
     for target, standing in _standing(roster):
-        counts = [v.last_seq for v in standing if v.reason is DropReason.EQUIVOCATION]
+        out = target in roster.dropped  # (no withdrawal lifts a vote against it: Roster.vote)
+        counts = [v.last_seq for v in standing if out or v.reason is DropReason.EQUIVOCATION]
         if counts:
             caps[target] = min(counts)
     return caps
@@ -954,8 +955,6 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
     """Each member still in with votes against it that cap (:meth:`Roster.standing_caps`),
     by members still in, not withdrawn: ``(target, votes)`` in seat order."""
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
-        if target in roster.dropped:
-            continue
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
         standing = [
             v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
