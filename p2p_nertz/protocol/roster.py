@@ -937,25 +937,29 @@ def _read(roster: Roster, op: tuple[int, int, Drop | None], lamport: int) -> Non
 
 def lasting_caps(roster: Roster) -> dict[int, int]:
     """The part of :meth:`Roster.standing_caps` that no withdrawal lifts: for each member
-    with votes on proof standing against it (by members still in), the lowest count they
-    quote. A vote for silence is withdrawn when its member is heard, one *withheld* when it
-    gives what it owed (§9.2), lifting its cap in the past too; a vote on proof stands, and
+    with votes on proof standing against it (by members still in), and each member dropped
+    with votes of any reason standing against it (:meth:`Roster.vote` takes no withdrawal
+    against a member out), the lowest count they quote. A vote for silence is withdrawn
+    when its member is heard, one *withheld* when it gives what it owed (§9.2), lifting its
+    cap in the past too; a vote on proof stands, and
     the member's drop cuts it at or below that count, so its votes capped there never count
     (``Folds.capped_drops``: the drops that only the other caps keep undecided)."""
     caps: dict[int, int] = {}
     for target, standing in _standing(roster):
-        counts = [v.last_seq for v in standing if v.reason is DropReason.EQUIVOCATION]
+        out = target in roster.dropped  # (no withdrawal lifts a vote against it: Roster.vote)
+        counts = [v.last_seq for v in standing if out or v.reason is DropReason.EQUIVOCATION]
         if counts:
             caps[target] = min(counts)
     return caps
 
 
 def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
-    """Each member still in with votes against it that cap (:meth:`Roster.standing_caps`),
-    by members still in, not withdrawn: ``(target, votes)`` in seat order."""
+    """Each member with votes against it that cap (:meth:`Roster.standing_caps`), by members
+    still in, not withdrawn: ``(target, votes)`` in seat order. A member dropped keeps them
+    until it is readmitted (which keeps their range, :func:`_past_caps`): its votes past their
+    lowest count were never final while they stood, and no withdrawal after the drop lifts
+    them (docs/protocol.md §9.2, *a drop lifts no cap of the member*; shuffle soak seed 41001)."""
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
-        if target in roster.dropped:
-            continue
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
         standing = [
             v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
