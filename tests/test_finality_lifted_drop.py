@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from p2p_nertz.protocol.finality import decided_at, settle
+from p2p_nertz.protocol.roster import Roster
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
 
@@ -36,13 +37,17 @@ def _feed(lamports: Sequence[int]) -> list[Any]:
 
 
 def _state(dropped: dict[int, int], drop_at: dict[int, int], lifts: _Lifts) -> Any:
-    """The parts of a fold ``settle`` reads."""
+    """The parts of a fold ``settle`` reads. The roster holds the ``lifts`` and no vote: the
+    membership events before each withdrawal drop no one, so each drop rests on the
+    withdrawals after it (``finality.decided`` is ``decided_at``)."""
+    roster = Roster(4)
+    roster.lifts = lifts
     return SimpleNamespace(
         dropped=dropped,
         drop_at=drop_at,
         gaps={},
         readmitted_at={},
-        roster=SimpleNamespace(lifts=lifts),
+        roster=roster,
     )
 
 

@@ -546,7 +546,7 @@ def _given_up(
                 q
                 for q in candidates
                 if q not in late
-                and dates[q] > max(tentative.drop_at.get(q, 0), known[q])
+                and lifted(tentative, q) > known[q]
                 and not voted_gone(tentative.roster, q)
             ]
         if not late:
