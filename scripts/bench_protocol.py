@@ -322,14 +322,16 @@ INPUTS = ("start", "feed", "tick", "play", "release_ready", "leave", "abandon")
 
 
 def recorded_inputs(
-    players: int, seed: int = 2, rounds: int = 2
+    players: int, seed: int = 2, rounds: int = 2, peer: PeerConfig | None = None
 ) -> tuple[Simulation, list[tuple[str, tuple[object, ...]]], list[list[Effect]]]:
-    """Seat 0's inputs of :func:`message_counts`' game, in order, and what each returned."""
+    """Seat 0's inputs of :func:`message_counts`' game, in order, and what each returned
+    (``peer``: the peers' configuration, the core's default if ``None``)."""
     config = SimConfig(
         players=players,
         seed=seed,
         rules=Rules(target=None, rounds=rounds),
         faults=Faults(delay=0.001, jitter=0.0005),
+        peer=peer if peer is not None else PeerConfig(),
     )
     sim = Simulation(config)
     peer = sim.peers[0]
@@ -404,26 +406,33 @@ def opcodes(
 
 def claim_path(
     sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
-) -> dict[str, tuple[int, float, float]]:
+) -> dict[str, tuple[int, float, float, float]]:
     """The Python opcodes of seat 0's feeds of the others' claims and acks, on the way to a
-    claim's finality (docs/latency.md, session 21): for each of the two kinds, how many feeds,
-    the opcodes per feed before the receive path delivers the event (``Delivery.deliver``;
-    an ack delivers no event of its own), and the opcodes per feed in all. Replayed as
+    claim's finality (docs/latency.md, sessions 21 and 23): for each of the two kinds, how many
+    feeds, the opcodes per feed before the receive path delivers the event
+    (``Delivery.deliver``; an ack delivers no event of its own), before our ack of it is
+    signed (``Outbox.sign_beat``; the whole feed if it signs none), and in all. Replayed as
     :func:`replay` does, after one replay to warm it; deterministic."""
     kinds = [
         decode_message(args[0]).kind.name if name == "feed" else ""  # type: ignore[arg-type]
         for name, args in inputs
     ]
-    counts: dict[str, list[int]] = {"CLAIM": [0, 0, 0], "ACK": [0, 0, 0]}
-    current: list[Any] = [None, True]  # the kind's counts, and whether not delivered yet
+    counts: dict[str, list[int]] = {"CLAIM": [0, 0, 0, 0], "ACK": [0, 0, 0, 0]}
+    # the kind's counts, whether not delivered yet, whether our ack is not signed yet
+    current: list[Any] = [None, True, True]
 
     def trace(frame: FrameType, event: str, arg: Any) -> Any:
         frame.f_trace_opcodes = True
         if event == "opcode":
-            current[0][2] += 1
+            current[0][3] += 1
             current[0][1] += current[1]
-        elif event == "call" and frame.f_code.co_qualname == "Delivery.deliver":
-            current[1] = False
+            current[0][2] += current[2]
+        elif event == "call":
+            name = frame.f_code.co_qualname
+            if name == "Delivery.deliver":
+                current[1] = False
+            elif name == "Outbox.sign_beat":
+                current[2] = False
         return trace
 
     replay(sim, inputs)  # (warm)
@@ -431,7 +440,7 @@ def claim_path(
     for (name, args), kind in zip(inputs, kinds, strict=True):
         traced = kind in counts
         if traced:
-            current[:] = [counts[kind], True]
+            current[:] = [counts[kind], True, True]
             counts[kind][0] += 1
             sys.settrace(trace)
         try:
@@ -441,7 +450,8 @@ def claim_path(
         peer.next_deadline()
         peer.table_gone(args[-1])  # type: ignore[arg-type]
     return {
-        k: (n, before / max(1, n), total / max(1, n)) for k, (n, before, total) in counts.items()
+        k: (n, before / max(1, n), acked / max(1, n), total / max(1, n))
+        for k, (n, before, acked, total) in counts.items()
     }
 
 
@@ -470,14 +480,23 @@ def main() -> int:
     args = parser.parse_args()
     if args.claim_path:
         print("Python opcodes per feed of seat 0, its inputs replayed (deterministic):")
-        for players in (2, 4, 8):
-            sim, inputs, _ = recorded_inputs(players)
-            path = claim_path(sim, inputs)
-            (claims, before, total), (acks, _, ack_total) = path["CLAIM"], path["ACK"]
-            print(
-                f"  {players} peers: a claim's feed {before:7.1f} before its delivery, "
-                f"{total:7.1f} in all ({claims} feeds); an ack's {ack_total:7.1f} ({acks} feeds)"
-            )
+        for name, config in (
+            ("the core's ack window (2 ms)", None),
+            ("the runtime's: acks at once", PeerConfig(ack_delay=0.0)),
+        ):
+            print(f" {name}:")
+            for players in (2, 4, 8):
+                sim, inputs, _ = recorded_inputs(players, peer=config)
+                path = claim_path(sim, inputs)
+                (claims, before, acked, total), (acks, _, _, ack_total) = (
+                    path["CLAIM"],
+                    path["ACK"],
+                )
+                print(
+                    f"  {players} peers: a claim's feed {before:7.1f} before its delivery, "
+                    f"{acked:7.1f} before its ack, {total:7.1f} in all ({claims} feeds); "
+                    f"an ack's {ack_total:7.1f} ({acks} feeds)"
+                )
         return 0
     if args.acks:
         from p2p_nertz.runtime.node import NODE_CONFIG

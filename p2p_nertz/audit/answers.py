@@ -55,6 +55,7 @@ from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, 
 from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import KIND_DROP
+from p2p_nertz.protocol.finality import frozen_claims, released, unannounced
 from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -434,9 +435,10 @@ def _drops_read(
     A member ``x`` (not the dealer; of the deal, or dropped during it, which restarted the
     deal without it) the votes drop is out of the stable time once the drop is final
     (``settle``): the dealer holds ``x``'s feed up to the cut (``held[x]``, the largest count
-    of the votes), every member still in voted it out, so none announced more of its feed
-    than the cut, and the stable time without ``x`` reached the drop's time (``decided``: the
-    latest of the votes, no earlier than the one that decided it). Read only where every vote
+    of the votes), every member still in voted it out, so the dealer takes none of them to
+    hold more of its feed than its vote counts, whatever a beat said (:func:`_excluded`),
+    and the stable time without ``x`` reached the drop's time (``decided``: the latest of the
+    votes, no earlier than the one that decided it). Read only where every vote
     of the past is for silence or withholding against ``x`` by a member of the deal: no
     withdrawal (which lifts caps, moving the decision later), no readmission, no abandon, no
     vote of ``x``'s or against a voter (a cap on the voters)."""
@@ -464,6 +466,29 @@ def _drops_read(
         return None
     if any(v.target != x or v.reason not in _DROPPING or v.seat not in members for v in votes):
         return None
-    if not set(members) - {x, dealer} <= voters[x] or held[x] < max(v.last_seq for v in votes):
+    if not _excluded(x, votes, held, members, dealer):
         return None
     return _Drops(frozenset({x}), max(v.lamport for v in votes), _NEVER)
+
+
+def _excluded(
+    x: int, votes: list[_Vote], held: tuple[int, ...], members: tuple[int, ...], dealer: int
+) -> bool:
+    """Whether the dealer, holding the causal past ``held``, excludes ``x`` (voted out by
+    ``votes``) once the time without it reaches them, whatever beats it took: it holds ``x``'s
+    feed up to the cut (``finality.released``), and every event of ``x`` a member still in
+    announced holding (``finality.unannounced``), a member's word taken no further than its
+    vote against ``x`` counts (``finality.frozen_claims``, the freeze its receiver enforces,
+    docs/protocol.md §9.2). Beats are not logged: a member that did not vote may have
+    announced anything, and only a voter's word is bounded. (The dealer bounds it where it
+    holds the voter's feed up to the last head the voter announced: trusted here, as no log
+    holds that head, docs/shuffle.md §11.)"""
+    counts: dict[int, int] = {}
+    for vote in votes:
+        counts[vote.seat] = max(counts.get(vote.seat, 0), vote.last_seq)
+    cut = {x: max(counts.values())}
+    n = len(held)
+    feeds = [range(h) for h in held]
+    said = frozen_claims([(0 if r == dealer else _NEVER,) * n for r in range(n)], {x: counts})
+    out = {r for r in range(n) if r not in members}
+    return bool(released(cut, feeds)) and bool(unannounced(cut, feeds, said, out))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState, decided_before_lifts, voted_gone
+from p2p_nertz.protocol.state import GameState, decided_before_lifts, freezes, voted_gone
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -41,6 +41,7 @@ __all__ = [
     "decided",
     "decided_at",
     "event_beat",
+    "frozen_claims",
     "rejoined",
     "released",
     "settle",
@@ -268,7 +269,7 @@ class Finality:
             self._feeds,
             bound,
             self.stable,
-            announced=self.claimed,
+            announced=self._said(tentative, final.dropped),
             forked=forked,
             capped=capped,
             known=self._known_others(),
@@ -277,6 +278,27 @@ class Finality:
             return 0, []
         self.stable = stable
         return folds.advance(stable, excluded, tentative.gaps)
+
+    def _said(
+        self, tentative: GameState, dropped: Mapping[int, int] | None = None
+    ) -> Sequence[Sequence[int]]:
+        """What each member said it holds (:attr:`claimed`) as :func:`settle` waits for it:
+        of a member the held votes drop (not the final fold, ``dropped``: its drops no longer
+        wait), a voter's word taken no further than its vote
+        (:func:`frozen_claims`), where we hold the voter's feed up to the last head it
+        announced, so that its membership events up to its announcements are all here (one
+        it has not withdrawn there stood when it said them). A voter whose feed we hold less
+        of may have withdrawn since, and then announce more as an honest member: its word is
+        taken as said until we hold that far (docs/protocol.md §9.2, *the freeze, enforced*)."""
+        waiting = [q for q in tentative.dropped if not dropped or q not in dropped]
+        if not waiting:
+            return self.claimed
+        roster, feeds, heads = tentative.roster, self._feeds, self.announced
+        frozen = {
+            q: {r: n for r, n in freezes(roster, q).items() if heads[r][1] <= len(feeds[r])}
+            for q in waiting
+        }
+        return frozen_claims(self.claimed, frozen)
 
     def _known_others(self) -> list[int]:
         """:attr:`known`, our own seat's entry past every time (we hold all our events)."""
@@ -700,6 +722,37 @@ def unannounced(
             if r != q and r not in out
         )
     }
+
+
+def frozen_claims(
+    announced: Sequence[Sequence[int]], frozen: Mapping[int, Mapping[int, int]]
+) -> list[Sequence[int]]:
+    """``announced`` (``announced[r][q]``: the most of ``q``'s feed ``r`` said it holds, in a
+    beat or an event) as this peer takes it: a member whose vote against ``q`` stands
+    (``frozen``: ``q`` -> voter -> the count its vote quotes, ``roster.freezes``) is taken to
+    hold no more of ``q``'s feed than its vote counts, whatever it said.
+
+    The freeze (docs/protocol.md §9.2) made a rule the receiver enforces: an honest voter
+    announces no more than its count (its vote counts all it announced before, and from the
+    vote on its frontiers and beats stop there, or at the cut once its final fold drops the
+    member, which every peer holds before it excludes the member: :func:`released`), so this
+    changes nothing of what an honest member's word does. A voter that announces more, in a
+    beat no log holds, would otherwise hold back for good, by :func:`unannounced`, the drop
+    of the member at a peer it told alone, and the finality of everything after it (the honest
+    dealer of ``tests/test_sim_freeze_beats.py``: stuck, voted out, and named by the audit,
+    which reads what the logs prove, ``audit.answers._drops_read``).
+
+    >>> frozen_claims([(5, 9, 5), (5, 3, 5)], {1: {0: 4}})
+    [(5, 4, 5), (5, 3, 5)]
+    """
+    if not frozen:
+        return list(announced)
+    said = [list(row) for row in announced]
+    for q, counts in frozen.items():
+        for r, count in counts.items():
+            if r < len(said) and said[r][q] > count:
+                said[r][q] = count
+    return [tuple(row) for row in said]
 
 
 def rejoined(

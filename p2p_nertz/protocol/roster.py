@@ -40,6 +40,7 @@ __all__ = [
     "Roster",
     "capped",
     "decided_before_lifts",
+    "freezes",
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
@@ -963,13 +964,13 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
             yield target, standing
 
 
-def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
-    """Whether a member still in by ``roster`` has a vote against ``seat`` counting no more
-    than ``cut`` (for silence, withholding or proof) that it has not withdrawn since, in the
-    membership events read: its announcements of ``seat``'s feed are frozen at or below the
-    cut (§9.2). Votes cast before the last readmission are read from the ballots; those cast
-    or withdrawn since, whether they counted or not (against a member dropped already too),
-    from :attr:`Roster.read` (``folds.cut_stands``)."""
+def freezes(roster: Roster, seat: int) -> dict[int, int]:
+    """Each member still in by ``roster`` with a vote against ``seat`` (for silence, withholding
+    or proof) that it has not withdrawn since, in the membership events read, and the count
+    that vote quotes: its announcements of ``seat``'s feed are frozen there (§9.2), and no
+    receiver takes one past it (``finality.frozen_claims``). Votes cast before the last
+    readmission are read from the ballots; those cast or withdrawn since, whether they counted
+    or not (against a member dropped already too), from :attr:`Roster.read`."""
     ballots = (*roster.votes.get(seat, ()), *roster.frozen.get(seat, ()))
     last: dict[int, int | None] = {voter: v.last_seq for voter, v in ballots if v.reason in _CAPPED}
     for author, _, body in roster.read:
@@ -979,10 +980,18 @@ def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
             last[author] = None
         elif body.reason in _CAPPED:
             last[author] = body.last_seq
-    return any(
-        count is not None and count <= cut and voter not in roster.dropped
+    return {
+        voter: count
         for voter, count in last.items()
-    )
+        if count is not None and voter not in roster.dropped
+    }
+
+
+def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
+    """Whether a member still in by ``roster`` has a vote against ``seat`` counting no more
+    than ``cut`` that it has not withdrawn since (:func:`freezes`): its announcements of
+    ``seat``'s feed are frozen at or below the cut (§9.2; ``folds.cut_stands``)."""
+    return any(count <= cut for count in freezes(roster, seat).values())
 
 
 def voted_past_cut(roster: Roster, seat: int, frontier: tuple[int, ...], q: int, key: Key) -> bool:

@@ -1,0 +1,147 @@
+"""A voter that breaks its freeze in a beat: the honest dealer it tells is held back by nothing
+(docs/protocol.md §9.2, *the freeze*; docs/shuffle.md §7.3, §11; ``finality.frozen_claims``).
+
+The last seat complains of seat 0's box as play begins, and seat 1 crashes for good as the
+complaint is sent, before it holds it: the honest dealer's final fold reaches the complaint
+only once seat 1's drop is final there, and it answers then. Seat 2 votes seat 1 out with
+the others, then, after its vote, sends the dealer alone beats announcing seat 1's feed one
+event past its vote's count (an event nobody holds), in every input it sends anything.
+
+Before session 23 the dealer waited for that event (``finality.unannounced``: an event of a
+member being dropped that a member still in announced is fetched before the drop is final):
+for good, since nobody holds it. Its finality stopped below the complaint; it never answered,
+the others voted it out *withheld*, and at three players the audit named it
+``withheld_answer`` on a move whose past showed its stable time past the complaint (read on
+the trust that no voter announces past its vote). Now a receiver takes no voter's word on a
+feed past its vote's count: the dealer makes the drop final, answers, and every peer ends the
+game alike, nobody named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from p2p_nertz.audit import FindingKind
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, held_ids, parse_body
+from p2p_nertz.protocol.envelope import Kind, decode_unverified
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.peer import Effect, Peer, Send
+from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig
+from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
+from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.network import Crash, Simulation
+
+# (5 to 10 s of CPU a game, the audit with it; the timeout, a hang guard, allows for a loaded
+# machine)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
+
+#: a seed per table size whose games are short (as tests/test_sim_shuffle_dealer_votes.py)
+_SEEDS = {3: 3, 4: 5}
+DEALER, CRASHED, LIAR = 0, 1, 2
+
+
+def _vote_standing(peer: Peer, target: int) -> Drop | None:
+    """``peer``'s own vote against ``target``, if its last drop event on it is one."""
+    vote = None
+    for message in peer.events(peer.seat):
+        if message.kind is Kind.DROP:
+            body = parse_body(message.kind, message.body, peer.spec.seats)
+            if isinstance(body, Drop) and body.seat == target:
+                vote = None if body.reason is DropReason.WITHDRAW else body
+    return vote
+
+
+def _break_freeze(peer: Peer, to: PeerId, target: int, lies: list[bytes]) -> None:
+    """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
+    voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
+    past its vote's count, under an id prefix no event has (a test-only cheat: it reaches
+    into the peer's beat path)."""
+    flush = peer._flush
+
+    def lying_flush(now: float) -> list[Effect]:
+        effects = flush(now)
+        vote = _vote_standing(peer, target)
+        if vote is None or not any(isinstance(e, Send) for e in effects):
+            return effects
+        feeds = [peer.events(q) for q in range(peer.spec.seats)]
+        held = list(peer._frontier())
+        ids = list(held_ids(feeds, held))
+        held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
+        own = feeds[peer.seat]
+        beat = Beat(len(own), own[-1].id, tuple(held), tuple(ids))
+        lie = peer._outbox.sign_beat(Kind.BEAT, beat)
+        lies.append(lie)
+        return [*effects, Send(lie, to)]
+
+    peer._flush = lying_flush  # type: ignore[method-assign]
+
+
+@dataclass(slots=True)
+class _CrashAtComplaint:
+    """A :class:`~p2p_nertz.sim.network.Schedule` that holds nothing: it crashes ``seat`` for
+    good as the complaint reaches it (so before it holds it), and notes each lie that reaches
+    the dealer while its final fold still counts ``seat`` in."""
+
+    seat: int
+    lies: list[bytes]
+    taken_early: int = 0
+    crashed: list[float] = field(default_factory=list)
+
+    def holds(self, sim: Simulation, seat: int, data: bytes, now: float) -> bool:
+        if seat == self.seat and not self.crashed:
+            message = decode_unverified(
+                data, game_id=sim.spec.game_id, roster=sim.spec.peer_ids, cache=sim.envelopes
+            )
+            if message.kind is Kind.DECK_COMPLAIN:
+                self.crashed.append(now)
+                sim._crash(seat, now, Crash(seat, now, None))
+        dealer = sim.peers[DEALER]
+        if seat == DEALER and data in self.lies and dealer is not None:
+            self.taken_early += self.seat not in dealer.final.dropped
+        return False
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_sim_freeze_beats_a_voter_announcing_past_its_vote_holds_no_honest_dealer_back(
+    players: int,
+) -> None:
+    complainer = players - 1
+    config = SimConfig(
+        players=players,
+        seed=_SEEDS[players],
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(
+            deck_cheats=(DeckCheat(complainer, DeckCheatKind.PLAY_COMPLAINT),), delay=0.005
+        ),
+        max_time=200.0,
+    )
+    lies: list[bytes] = []
+    schedule = _CrashAtComplaint(CRASHED, lies)
+    sim = Simulation(config, schedule)
+    liar = sim.peers[LIAR]
+    assert liar is not None
+    _break_freeze(liar, sim.identities[DEALER].peer_id, CRASHED, lies)
+    result = sim.run()
+    result.violations = check(result)
+    # The case is built: seat 1 crashed before it held the complaint, and the dealer took
+    # beats of the liar's past its vote while seat 1 was still in its final fold.
+    assert schedule.crashed and schedule.taken_early > 0
+    # Nothing held the honest dealer back: every peer ended the game, alike, nobody named.
+    assert result.finished and result.violations == []
+    report = result.audit
+    assert report is not None
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
+    assert not report.errors
+    assert [(d.seat, d.reasons) for d in report.drops] == [(CRASHED, ("silent",))]
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    assert "DECK_ANSWER" in {m.kind.name for m in dealer.events(DEALER)}
+    assert {tuple(sorted(p.final.dropped.items())) for p in result.peers if p is not None} == {
+        ((CRASHED, len(dealer.events(CRASHED))),)
+    }
