@@ -24,7 +24,9 @@ from typing import Any
 
 import pytest
 
-from p2p_nertz.protocol.finality import decided_at, settle
+from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.finality import decided, decided_at, lifted, settle
+from p2p_nertz.protocol.roster import Roster
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
 
@@ -36,13 +38,17 @@ def _feed(lamports: Sequence[int]) -> list[Any]:
 
 
 def _state(dropped: dict[int, int], drop_at: dict[int, int], lifts: _Lifts) -> Any:
-    """The parts of a fold ``settle`` reads."""
+    """The parts of a fold ``settle`` reads. The roster holds the ``lifts`` and no vote: the
+    membership events before each withdrawal drop no one, so each drop rests on the
+    withdrawals after it (``finality.decided`` is ``decided_at``)."""
+    roster = Roster(4)
+    roster.lifts = lifts
     return SimpleNamespace(
         dropped=dropped,
         drop_at=drop_at,
         gaps={},
         readmitted_at={},
-        roster=SimpleNamespace(lifts=lifts),
+        roster=roster,
     )
 
 
@@ -142,3 +148,56 @@ def test_late_withdrawals_seed_85_every_peer_drops_the_same_member(seed: int) ->
     drops = {tuple(sorted(peer.final.dropped.items())) for peer in result.peers if peer}
     assert len(drops) == 1
     assert dict(next(iter(drops)))[1] == 18
+
+
+def _vote(target: int, last_seq: int, reason: DropReason = DropReason.SILENT) -> Drop:
+    return Drop(frontier=(0,) * 5, seat=target, last_seq=last_seq, reason=reason)
+
+
+def _held(ops: list[tuple[int, int, Drop]]) -> Any:
+    """The parts of a fold ``finality.decided`` reads: five seats, ``ops`` (voter, its seq,
+    vote) read in order, each at the next Lamport time (the caps of the game fold left out:
+    every held vote counts, as where the withdrawals held lifted them)."""
+    roster = Roster(5)
+    for lamport, (voter, seq, body) in enumerate(ops, start=1):
+        if roster.vote(voter, seq, body, lamport):
+            roster.settle(lamport)
+    return SimpleNamespace(dropped=roster.dropped, drop_at=roster.drop_at, roster=roster)
+
+
+def test_decided_a_drop_the_votes_before_a_later_withdrawal_make_is_decided_at_its_time() -> None:
+    """Five players seed 14 under ``LateLift(0)`` by hand: seats 0, 1 and 2 vote seat 4 out
+    (at 4), and seat 0 later withdraws its vote on seat 3 (at 5), which capped seat 3's votes.
+    The withdrawal lifts a cap in the past (``decided_at``: 5), but the votes before it
+    already drop seat 4 there: the drop is decided at 4, as a peer without the withdrawal
+    decides it (``finality.decided``), and no wait on the member's feed is asked."""
+    ops = [
+        (0, 10, _vote(3, 9)),
+        (1, 10, _vote(4, 9)),
+        (2, 10, _vote(4, 9)),
+        (0, 11, _vote(4, 9)),  # seat 4 out, at 4
+        (0, 12, _vote(3, 0, DropReason.WITHDRAW)),
+    ]
+    held = _held(ops)
+    assert held.dropped == {4: 9} and held.drop_at == {4: 4}
+    assert decided_at(held, 4) == 5
+    assert decided(held, 4) == 4
+    assert lifted(held, 4) == 0
+
+
+def test_decided_a_drop_resting_on_the_later_withdrawal_is_decided_at_the_withdrawal() -> None:
+    """The same votes but seat 3's in place of seat 0's: seat 3's vote (its seq 10) is past
+    the count of seat 0's standing vote on it (9), so the votes before the withdrawal, their
+    caps standing, do not drop seat 4; the drop rests on the withdrawal (at 5), and is decided
+    there, its member's feed waited for up to it (``lifted``)."""
+    ops = [
+        (0, 10, _vote(3, 9)),
+        (1, 10, _vote(4, 9)),
+        (2, 10, _vote(4, 9)),
+        (3, 10, _vote(4, 9)),  # (out here only with seat 3's vote uncapped)
+        (0, 12, _vote(3, 0, DropReason.WITHDRAW)),
+    ]
+    held = _held(ops)
+    assert held.dropped == {4: 9} and held.drop_at == {4: 4}
+    assert decided(held, 4) == decided_at(held, 4) == 5
+    assert lifted(held, 4) == 5

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState, freezes, voted_gone
+from p2p_nertz.protocol.state import GameState, decided_before_lifts, freezes, voted_gone
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -38,6 +38,7 @@ __all__ = [
     "NO_SEAT",
     "VOTED",
     "Taken",
+    "decided",
     "decided_at",
     "event_beat",
     "frozen_claims",
@@ -552,15 +553,16 @@ def _given_up(
 ) -> dict[int, int]:
     """:func:`settle`'s trial: ``excluded`` with the ``candidates`` (seat -> cut) whose drop
     is final, tried all together, then without those not final yet, until none is left out:
-    final once the stable time without them reaches :func:`decided_at`, and, for a drop
+    final once the stable time without them reaches :func:`decided`, and, for a drop
     resting on a later withdrawal (:func:`lifted`), once the member's own feed is held up to
     it too (``known``) or a strict majority of the others stand voting it out
     (``roster.voted_gone``: a member gone for good never sends it)."""
     candidates = dict(candidates)
+    dates = {q: decided(tentative, q) for q in candidates}
     while candidates:
         trial = excluded | candidates
         limit = bound(trial)
-        late = [q for q in candidates if decided_at(tentative, q) > limit]
+        late = [q for q in candidates if dates[q] > limit]
         if known is not None:  # (and a drop resting on a later withdrawal: its member's feed)
             late += [
                 q
@@ -605,9 +607,32 @@ def decided_at(tentative: GameState, seat: int) -> int:
     )
 
 
+def decided(tentative: GameState, seat: int) -> int:
+    """The Lamport time up to which the held events decide ``seat``'s drop (``tentative``
+    drops it): :func:`decided_at`, or earlier where the membership events before the
+    withdrawals after the drop that :func:`decided_at` counts already drop ``seat`` at its
+    cut (``roster.decided_before_lifts``): the drop rests on none of those withdrawals, and
+    a peer that does not hold them decides it there. The one date of a drop for finality
+    (:func:`settle`, :func:`lifted`) and for the drop decided first
+    (``folds.decided_first``).
+
+    ``--late-withdrawals`` five players seed 14 under ``LateLift(0)`` (docs/protocol.md
+    §7.4, §13): peers 1, 2 and 4 made seat 4's drop at 304 final without seat 0's
+    withdrawal at 372, which lifts a cap the drop does not need; peers 0 and 3, holding it,
+    waited for the stable time without seat 4 to reach 372, which the vote of peer 1 on seat
+    0, counting 41 (seat 0's event 42 is that withdrawal), bounds at 371 for good.
+    """
+    cut = tentative.dropped.get(seat)
+    if cut is not None:
+        at = decided_before_lifts(tentative.roster, seat, cut, tentative.drop_at.get(seat, 0))
+        if at is not None:
+            return at
+    return decided_at(tentative, seat)
+
+
 def lifted(tentative: GameState, seat: int) -> int:
     """The time of the latest withdrawal held after ``seat``'s drop that the drop rests on
-    (:func:`decided_at`, where later than ``drop_at``), or 0: such a drop is final only once
+    (:func:`decided`, where later than ``drop_at``), or 0: such a drop is final only once
     the member's own feed is held up to there too (:func:`settle`).
 
     Every member still in announcing what it holds up to that withdrawal does not say that
@@ -627,10 +652,11 @@ def lifted(tentative: GameState, seat: int) -> int:
 
     >>> from types import SimpleNamespace as NS
     >>> r = NS(lifts={2: ((20, 115, 0, 9, 9),)})
-    >>> lifted(NS(drop_at={1: 87}, roster=r), 1), lifted(NS(drop_at={1: 120}, roster=r), 1)
+    >>> held = NS(drop_at={1: 87}, dropped={}, roster=r)
+    >>> lifted(held, 1), lifted(NS(drop_at={1: 120}, dropped={}, roster=r), 1)
     (115, 0)
     """
-    at = decided_at(tentative, seat)
+    at = decided(tentative, seat)
     return at if at > tentative.drop_at.get(seat, 0) else 0
 
 

@@ -33,7 +33,7 @@ from typing import Generic, TypeVar
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
-from p2p_nertz.protocol.finality import decided_at
+from p2p_nertz.protocol.finality import decided, decided_at
 from p2p_nertz.protocol.roster import Cap, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice
 
@@ -756,16 +756,7 @@ def decided_earlier(before: GameState, seat: int, cut: int, fold: GameState) -> 
     undone = [q for q in before.dropped if not cut_made(fold, q, before.dropped[q])]
     if not undone:
         return False
-    return decided_at(fold, seat) < min(_decided(before, q) for q in undone)
-
-
-def _decided(fold: GameState, seat: int) -> int:
-    """``finality.decided_at``, or earlier where the membership events before the
-    withdrawals it counts already drop ``seat`` at its cut (``roster.decided_before_lifts``):
-    a peer without those withdrawals decided it there (``--late-withdrawals`` seed 76 under
-    ``LateLift(0)``, §13)."""
-    at = st.decided_before_lifts(fold.roster, seat, fold.dropped[seat], fold.drop_at.get(seat, 0))
-    return decided_at(fold, seat) if at is None else at
+    return decided_at(fold, seat) < min(decided(before, q) for q in undone)
 
 
 def readmitted_cuts(
