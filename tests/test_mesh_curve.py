@@ -27,6 +27,7 @@ from p2p_nertz.runtime.gate import (
     zap_user_id,
 )
 from p2p_nertz.runtime.mesh import Mesh, routing_id
+from p2p_nertz.runtime.watchport import WatchPort
 from p2p_nertz.runtime.zmqtrio import CurveKeys
 
 pytestmark = pytest.mark.timeout(60)
@@ -100,13 +101,15 @@ def next_event(monitor: zmq.Socket[bytes]) -> int:
     return int(zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())["event"])
 
 
-def receive(mesh: Mesh) -> list[bytes]:
-    """The next message at ``mesh``'s ROUTER, as the node's receive loop gets it."""
-    assert mesh.router is not None
-    frames = mesh.router.try_recv_multipart()
+def receive(owner: Mesh | WatchPort) -> list[bytes]:
+    """The next message at the ROUTER of ``owner`` (a member's mesh or a spectator's port), as
+    the node's receive loop gets it."""
+    router = owner.router
+    assert router is not None
+    frames = router.try_recv_multipart()
     while frames is None:
-        assert mesh.router._sock.poll(20_000), "nothing arrived in 20 s"
-        frames = mesh.router.try_recv_multipart()
+        assert router._sock.poll(20_000), "nothing arrived in 20 s"
+        frames = router.try_recv_multipart()
     return frames
 
 

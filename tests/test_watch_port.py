@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 import trio
 import zmq
-from test_mesh_curve import Sockets, dealer, next_event
+from test_mesh_curve import Sockets, dealer, next_event, receive
 
 from cli.args import watcher_address
 from p2p_nertz.protocol.identity import Identity
@@ -56,16 +56,6 @@ def port(ctx: Sockets) -> Iterator[WatchPort]:
         yield watch
     finally:
         watch.close()
-
-
-def receive(port: WatchPort) -> list[bytes]:
-    """The next message at the port's ROUTER."""
-    assert port.router is not None
-    frames = port.router.try_recv_multipart()
-    while frames is None:
-        assert port.router._sock.poll(20_000), "nothing arrived in 20 s"
-        frames = port.router.try_recv_multipart()
-    return frames
 
 
 def refusals_until(port: WatchPort, want: Counter[str]) -> Counter[str]:
