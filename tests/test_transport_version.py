@@ -9,8 +9,11 @@ on a real socket. Our side is a real :class:`Mesh`, and a real ``nertz node`` pr
 from __future__ import annotations
 
 import logging
+import socket
+import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +30,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.guard import RefusalLog
-from p2p_nertz.runtime.handshakes import TransportVersionError
+from p2p_nertz.runtime.handshakes import CLOSED_UNANSWERED, TransportVersionError
 from p2p_nertz.runtime.mesh import Mesh
 
 pytestmark = pytest.mark.anyio
@@ -67,6 +70,53 @@ async def test_a_mesh_names_a_member_of_transport_version_one_within_seconds() -
     words = str(error)
     assert f"the member {BOB.fingerprint} at {endpoint} speaks another transport" in words
     assert "transport version 2 (ZMTP CURVE)" in words and "version 1 (NULL" in words
+
+
+@contextmanager
+def resetting_listener() -> Iterator[tuple[str, list[int]]]:
+    """A listener on 127.0.0.1 that resets every connection before its greeting: what a NULL
+    ROUTER looks like when its reset overtakes the greeting that names its mechanism (a loaded
+    machine). Its endpoint, and the count of connections it reset."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.1)
+    reset: list[int] = [0]
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()  # LINGER 0: a reset, nothing sent
+            reset[0] += 1
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}", reset
+    finally:
+        done.set()
+        thread.join()
+        server.close()
+
+
+async def test_connections_reset_before_any_handshake_are_taken_as_the_mismatch() -> None:
+    mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id])
+    with resetting_listener() as (endpoint, reset):
+        try:
+            mesh.connect({BOB.peer_id: endpoint})
+            with pytest.raises(BaseExceptionGroup) as failed, trio.fail_after(20):
+                async with trio.open_nursery() as nursery:
+                    mesh.serve_outlets(nursery, b"spec")
+        finally:
+            mesh.close()
+    (error,) = failed.value.exceptions
+    assert isinstance(error, TransportVersionError)
+    assert f"the member {BOB.fingerprint} at {endpoint}" in str(error)
+    # Not at the first reset: a member restarting mid-handshake is not a version.
+    assert reset[0] >= CLOSED_UNANSWERED
 
 
 def test_a_node_whose_peer_speaks_transport_version_one_stops_and_says_so(
