@@ -4,7 +4,7 @@ reaches the others only after one of them made its drop final.
 
 For each seed of the ``--late-withdrawals`` mix, the game is played once as the seed plays
 it, noting each member whose drop some peer's held votes decided on a later withdrawal (where
-``finality.decided_at`` is later than ``drop_at``: the wait of session 19 was asked). Then,
+``finality.decided`` is later than ``drop_at``: the wait of session 19 was asked). Then,
 for each such member, the game is played again under the scripted schedule
 :class:`~p2p_nertz.sim.schedules.LateLift` (the member's withdrawals held back at every
 receiver until a peer has made its drop final, at most 3 s), once with any peer first and
@@ -46,10 +46,13 @@ from p2p_nertz.sim.schedules import LateLift
 
 def _asked(seed: int, players: tuple[int, int]) -> tuple[int, list[int]]:
     """The table size of the seed's game, and the members whose drop some peer decided on a
-    later withdrawal (``settle`` reads ``finality.decided_at`` by its module name; this
-    process only, for this one run)."""
+    later withdrawal: where the date finality reads (``finality.decided``, which ``settle``'s
+    trial and ``lifted`` call by its module name) is later than the drop's ``drop_at``. Not
+    ``decided_at``: that date counts every later withdrawal, also those the drop does not
+    rest on (``roster.decided_before_lifts``), which finality no longer waits for. Patched in
+    this process only, for this one run."""
     members: set[int] = set()
-    plain = finality.decided_at
+    plain = finality.decided
 
     def noting(tentative: GameState, seat: int) -> int:
         at = plain(tentative, seat)
@@ -57,12 +60,12 @@ def _asked(seed: int, players: tuple[int, int]) -> tuple[int, list[int]]:
             members.add(seat)
         return at
 
-    finality.decided_at = noting
+    finality.decided = noting
     try:
         config = late_withdrawals(seed, players=players)
         Simulation(config).run()
     finally:
-        finality.decided_at = plain
+        finality.decided = plain
     return config.players, sorted(members)
 
 
