@@ -55,11 +55,14 @@ def _vote_standing(peer: Peer, target: int) -> Drop | None:
     return vote
 
 
-def _break_freeze(peer: Peer, to: PeerId, target: int, lies: list[bytes]) -> None:
+def _break_freeze(
+    peer: Peer, to: PeerId, target: int, lies: list[bytes], *, own_ahead: int = 0
+) -> None:
     """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
     voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
     past its vote's count, under an id prefix no event has (a test-only cheat: it reaches
-    into the peer's beat path)."""
+    into the peer's beat path). With ``own_ahead``, the beat announces a head of the peer's
+    own feed that many events past the last it signed: events nobody is ever given."""
     flush = peer._flush
 
     def lying_flush(now: float) -> list[Effect]:
@@ -72,7 +75,10 @@ def _break_freeze(peer: Peer, to: PeerId, target: int, lies: list[bytes]) -> Non
         ids = list(held_ids(feeds, held))
         held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
         own = feeds[peer.seat]
-        beat = Beat(len(own), own[-1].id, tuple(held), tuple(ids))
+        head = len(own) + own_ahead
+        if own_ahead:
+            held[peer.seat], ids[peer.seat] = head, bytes(ID_PREFIX)
+        beat = Beat(head, own[-1].id if not own_ahead else bytes(32), tuple(held), tuple(ids))
         lie = peer._outbox.sign_beat(Kind.BEAT, beat)
         lies.append(lie)
         return [*effects, Send(lie, to)]
@@ -145,3 +151,60 @@ def test_sim_freeze_beats_a_voter_announcing_past_its_vote_holds_no_honest_deale
     assert {tuple(sorted(p.final.dropped.items())) for p in result.peers if p is not None} == {
         ((CRASHED, len(dealer.events(CRASHED))),)
     }
+
+
+#: seeds per table size for the own-head variant (two each; their games are short)
+_OWN_HEAD_SEEDS = [(3, 3), (3, 6), (4, 5), (4, 7)]
+#: how far past its feed the liar's own head goes: events it gives nobody, ever
+_AHEAD = 1000
+
+
+@pytest.mark.parametrize(("players", "seed"), _OWN_HEAD_SEEDS)
+def test_sim_freeze_beats_a_voter_announcing_its_own_head_to_one_peer_stalls_nobody(
+    players: int, seed: int
+) -> None:
+    """The own-head variant (docs/protocol.md §9.2): the liar's beats to the dealer alone
+    also announce a head of its own feed past any event it signs, which nobody is ever given.
+    The dealer's cap on its word cannot apply (it never holds the liar's feed up to that head),
+    and the dealer votes the liar out *withheld* (it owes its feed up to the head) after
+    ``phase_timeout``. Alone: nobody else saw that head, no majority followed, and the vote
+    froze the dealer's announcements of the liar's feed, so no later event of the liar's was
+    final anywhere: at four players every peer stopped in play for good (seed 5, stable 398).
+    Now the dealer relays, with its vote, the signed beat that made the debt; the others owe-track
+    the same head, fetch it, never get it, and vote the liar out in turn: the game ends."""
+    complainer = players - 1
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(
+            deck_cheats=(DeckCheat(complainer, DeckCheatKind.PLAY_COMPLAINT),), delay=0.005
+        ),
+        max_time=200.0,
+    )
+    lies: list[bytes] = []
+    schedule = _CrashAtComplaint(CRASHED, lies)
+    sim = Simulation(config, schedule)
+    liar = sim.peers[LIAR]
+    assert liar is not None
+    _break_freeze(liar, sim.identities[DEALER].peer_id, CRASHED, lies, own_ahead=_AHEAD)
+    result = sim.run()
+    result.violations = check(result)
+    assert schedule.crashed and schedule.taken_early > 0  # (the case is built)
+    # Every peer ended the game alike, nobody honest named; the liar is out, withheld.
+    assert result.finished and result.violations == []
+    report = result.audit
+    assert report is not None
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
+    assert not report.errors
+    # (At three players the dealer, left with the liar, votes it out or abandons it.)
+    assert [d.seat for d in report.drops] == [CRASHED, LIAR]
+    assert report.drops[0].reasons == ("silent",)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    assert "DECK_ANSWER" in {m.kind.name for m in dealer.events(DEALER)}
+    honest = [p for p in result.peers if p is not None and p.seat != LIAR]
+    assert len({tuple(sorted(p.final.dropped.items())) for p in honest}) == 1
+    assert all(LIAR in p.final.dropped for p in honest)

@@ -163,6 +163,18 @@ class Author:
         if last is not None:
             self.sign_vote(seat, last, reason, now)
 
+    def relay_debt(self, seat: int) -> None:
+        """With our vote *withheld* on ``seat`` for its own feed (``Membership.stall_votes``),
+        send everyone the signed beat that announced the head it owes (``Debts``): a head
+        announced to us alone would leave our vote alone, freezing our announcements of its
+        feed for good with no majority to drop it (docs/protocol.md §9.2)."""
+        record = self.membership.stall_votes.get(seat)
+        if record is None or record[1] <= 0:
+            return
+        wire = self.delivery.debts.evidence(seat, record[1], len(self.feeds[seat]))
+        if wire is not None:
+            self.outbox.effects.append(Send(wire))
+
     def vote_flaps(self, now: float | None) -> None:
         """Vote out, reason *flapping*, each member whose flap fault our final fold holds
         (:func:`flaps.due`), naming the withdrawal that passed the limit; the vote stands when
@@ -299,6 +311,7 @@ class Author:
                 view.clear()  # (our vote changes it)
                 membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                 self.vote(q, DropReason.WITHHELD, now)
+                self.relay_debt(q)
         for q, vote in membership.silence_due(now, final.dropped):
             if vote:
                 self.vote(q, DropReason.SILENT, now)

@@ -37,6 +37,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.chains import Chains
+from p2p_nertz.protocol.debts import Debts
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
 from p2p_nertz.protocol.envelope import (
@@ -129,6 +130,7 @@ class Delivery:
         self.inbox = chains.inbox
         self.outbox = chains.outbox
         self.duties = duties
+        self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
 
     # -- refusals -------------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
@@ -224,7 +226,12 @@ class Delivery:
                 return
             # Even an old beat (a relayed proof arrives that way) may contradict an event
             # still to come: keep it for that check.
-            self.membership.proof.watch_beat(seat, message, beat.head_seq, len(self.feeds[seat]))
+            held = len(self.feeds[seat])
+            self.membership.proof.watch_beat(seat, message, beat.head_seq, held)
+            # And one announcing a head of its author's feed not held here is the author's
+            # debt, of any age (one is relayed with a vote withheld on it: debts).
+            if self.debts.note(seat, message, beat, held):
+                self.finality.note_head(seat, self.debts.beats[seat][0])
         if not self.inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
         if self._heard_from(seat, now, recovery is not None):

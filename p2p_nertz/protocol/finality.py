@@ -172,6 +172,18 @@ class Finality:
             self.held_by[seat] = tuple(max(h, o) for h, o in zip(held, old, strict=True))
             self.dirty = True
 
+    def note_head(self, seat: int, head: int) -> None:
+        """Take ``seat``'s signed word that it holds its own feed up to ``head``, from a beat
+        of any age (one relayed with a vote *withheld* on it, ``debts``): it owes that feed
+        here (``Membership.stalls``), and no event of it is known up to the beat's time
+        before we hold that far (:meth:`bounds`). A beat taken anew says it too
+        (:meth:`take_beat`: its ``held`` has the author's own count)."""
+        claimed = self.claimed[seat]
+        if head > claimed[seat]:
+            self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
+            self.claimed_most[seat] = max(self.claimed_most[seat], head)
+            self.dirty = True
+
     def take_beat(
         self, seat: int, lamport: int, beat: Beat
     ) -> tuple[list[int], list[tuple[int, int, int]]]:
