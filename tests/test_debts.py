@@ -1,0 +1,53 @@
+"""The debt a member's own beat makes, relayed with a vote *withheld* on it (docs/protocol.md
+§9.2, *the own-head variant*; ``protocol.debts``, ``Finality.note_head``): signed beats,
+real ``Finality``."""
+
+from __future__ import annotations
+
+from p2p_nertz.protocol.bodies import Beat, encode_body
+from p2p_nertz.protocol.debts import Debts
+from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
+from p2p_nertz.protocol.finality import Finality
+from p2p_nertz.protocol.identity import Identity
+
+_GAME = bytes(range(32))
+_LIAR = Identity.generate(b"debts liar".ljust(32, b"\0"))
+
+
+def _beat(head: int, lamport: int, held: tuple[int, ...] = (0, 0, 0)) -> tuple[Message, Beat]:
+    """A beat of seat 1 (the liar) announcing its own feed up to ``head``, signed."""
+    own = (held[0], max(held[1], head), held[2])
+    beat = Beat(head, bytes(32) if head else None, own, tuple(b"" for _ in own))
+    wire = encode_message(
+        _LIAR, game_id=_GAME, seq=0, prev=None, lamport=lamport, kind=Kind.BEAT,
+        body=encode_body(beat),
+    )  # fmt: skip
+    return decode_message(wire, game_id=_GAME), beat
+
+
+def test_the_beat_of_the_highest_head_not_held_is_kept_and_given_as_evidence() -> None:
+    debts = Debts()
+    low, low_beat = _beat(5, 10)
+    high, high_beat = _beat(9, 11)
+    assert not debts.note(1, low, low_beat, held=5)  # a head held here is no debt
+    assert debts.note(1, high, high_beat, held=5)
+    assert not debts.note(1, low, _beat(7, 12)[1], held=5)  # (a lower head does not replace it)
+    assert debts.evidence(1, owed=9, held=5) == high.wire
+    # The wire given is the author's signed beat, as it came.
+    relayed = decode_message(debts.evidence(1, owed=9, held=5) or b"", game_id=_GAME)
+    assert relayed.author == _LIAR.peer_id and relayed.lamport == 11
+    assert debts.evidence(1, owed=10, held=5) is None  # it says less than is owed
+    assert debts.evidence(1, owed=9, held=9) is None  # held that far now: no debt, forgotten
+    assert debts.beats == {}
+
+
+def test_a_relayed_old_beat_makes_its_head_owed_at_the_receiver() -> None:
+    feeds: list[list[Message]] = [[], [], []]
+    finality = Finality(0, feeds)
+    _, beat = _beat(1000, 7)
+    finality.note_head(1, beat.head_seq)
+    # Owed (what Membership.stalls reads) and held back: no event of the liar is known past
+    # what is held while another member's word, its own, says it holds more.
+    assert finality.claimed[1][1] == 1000 and finality.claimed_most[1] == 1000
+    finality.note_head(1, 3)  # (a lower word lowers nothing)
+    assert finality.claimed[1][1] == 1000
