@@ -15,6 +15,11 @@ the others voted it out *withheld*, and at three players the audit named it
 the trust that no voter announces past its vote). Now a receiver takes no voter's word on a
 feed past its vote's count: the dealer makes the drop final, answers, and every peer ends the
 game alike, nobody named.
+
+The own-head variant (session 24): the liar's beats to the dealer also announce its own feed
+far past any event it signs. Without the relay of that debt (``protocol.debts``) the
+dealer's lone vote *withheld* on the liar froze the table at four players; now the others
+vote the liar out in turn and every peer ends the game.
 """
 
 from __future__ import annotations
