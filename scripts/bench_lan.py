@@ -551,6 +551,18 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.write_total: list[int] = []  # ns awaiting it (+ thread hand-offs, GIL)
             self.router_socket: Any = None  # the sockets, for their statistics
             self.dealer_sockets: list[Any] = []
+            if self._bot is not None:
+                strategy = self._bot.strategy
+                decide = strategy.decide
+
+                def thinking(table: Any, seat: int) -> Any:
+                    began = time.thread_time()
+                    try:
+                        return decide(table, seat)
+                    finally:
+                        BOT_CPU[0] += time.thread_time() - began
+
+                strategy.decide = thinking  # type: ignore[method-assign]
 
         def lost_edges(self) -> tuple[int, int]:
             """Waits rescued by the adapter's safety timeout: on the ROUTER, on the DEALERs."""
@@ -644,6 +656,12 @@ def make_game(n: int, seed: int, deal: str = "commit") -> tuple[list[Any], Any]:
 SAMPLER_CPU = [0.0]
 """CPU seconds this process's samplers spent taking their samples (:func:`run_seats`): the
 benchmark's own work, taken out of the peers' CPU per claim."""
+
+BOT_CPU = [0.0]
+"""CPU seconds (this thread's) the bots of this process spent thinking: their strategy's
+``decide`` (:func:`_instrumented_classes`), which a person's peer does not run. The rest of a
+bot's move (reading the held view, signing, folding, the log write, the sends) is the core's
+and the runtime's work for a move, which a person's peer pays for each of its moves too."""
 
 SHARE_CPU = [0.0]
 """--deal shuffle: CPU seconds (this thread's) the peers of this process spent in the share
@@ -861,6 +879,7 @@ async def run_seats(
                         "sent": dict(node.kinds_out),
                         **{k: dict(v) for k, v in CRYPTO_KINDS.items()},
                     },
+                    BOT_CPU[0],  # this process's bots' thinking so far (strategy.decide)
                 )
             )
             SAMPLER_CPU[0] += time.thread_time() - began
@@ -1109,6 +1128,7 @@ class GameFigures:
     claims_per_s: float = float("nan")  # claims made final at every peer, all authors
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
     sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
+    thinking_per_claim_us: float = float("nan")  # the bots' strategy (in it; BOT_CPU)
     task_cpu: dict[str, float] = field(default_factory=dict)  # --tasks: CPU s in play, by part
     task_steps: dict[str, int] = field(default_factory=dict)  # --tasks: steps in play, by task
     signs_per_claim: float = float("nan")
@@ -1496,7 +1516,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     per_process: dict[Any, dict[str, Any]] = {}
     for r in results:
         per_process.setdefault(r.get("pid"), r)
-    cpu = signs = verifies = msgs = sampled = 0.0
+    cpu = signs = verifies = msgs = sampled = thought = 0.0
     kinds: dict[str, dict[str, float]] = {}
     starts, ends = [], []
     for r in results:
@@ -1511,6 +1531,8 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
             sampler = play[-1][12] - play[0][12]  # the benchmark's own, not the peers'
             cpu += (play[-1][9] - play[0][9] - sampler) / seconds
             sampled += sampler / seconds
+            if len(play[-1]) > 14:
+                thought += (play[-1][14] - play[0][14]) / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
         if len(play[-1]) > 13 and play[-1][13] is not None:
@@ -1531,6 +1553,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     figures.claims_per_s = rate
     figures.cpu_per_claim_us = cpu / rate * 1e6
     figures.sampler_per_claim_us = sampled / rate * 1e6
+    figures.thinking_per_claim_us = thought / rate * 1e6
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
@@ -1764,8 +1787,8 @@ def print_cpu(rep: Report) -> None:
     )
     head = (
         f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
-        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages;"
-        " sampler (left out)"
+        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}{'thinking':>9}{'person':>8}"
+        f"{'×floor':>8}  floor: crypto + messages; sampler (left out)"
     )
     print(head)
     for g in rep.games:
@@ -1773,12 +1796,19 @@ def print_cpu(rep: Report) -> None:
             continue
         floor = claim_floor(rep, g)
         crypto = floor - g.msgs_per_claim * sparse
+        person = g.cpu_per_claim_us - g.thinking_per_claim_us
         print(
             f"  {g.label:<21}{g.peers:>5}{g.claims_per_s:>9.1f}{g.cpu_per_claim_us:>10,.0f}"
             f"{g.signs_per_claim:>7.1f}{g.verifies_per_claim:>9.1f}{g.msgs_per_claim:>7.1f}"
             f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
+            f"{_us(g.thinking_per_claim_us):>9}{_us(person):>8}{_ratio(person, floor):>8}"
             f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}; {_us(g.sampler_per_claim_us)}"
         )
+    print(
+        "  thinking: the bots' strategy (choosing a move), in CPU/claim; person: CPU/claim less"
+        " it, what peers played by people would spend (every move still read, signed, folded,"
+        " logged and sent)"
+    )
 
 
 def print_kinds(rep: Report) -> None:

@@ -42,6 +42,7 @@ from p2p_nertz.runtime.zmqtrio import AsyncSocket
 __all__ = [
     "CHECK_EVERY",
     "CLOSED_UNANSWERED",
+    "SETTLED_CHECK_EVERY",
     "TRANSPORT_VERSION",
     "Handshakes",
     "TransportVersionError",
@@ -50,7 +51,13 @@ __all__ = [
 TRANSPORT_VERSION: Final = 2
 """The mesh's transport version (docs/protocol.md §4.7): ZMTP's CURVE between members."""
 CHECK_EVERY: Final = 0.25
-"""Seconds between two looks at the DEALERs' handshake failures."""
+"""Seconds between two looks at the DEALERs' handshake failures, while a DEALER to a member
+has no handshake done (since it was made, or since its connection last closed)."""
+SETTLED_CHECK_EVERY: Final = 2.0
+"""Seconds between two looks while every DEALER to a member has its handshake done: only a
+connection that closes can be followed by a mismatch then, and a look four times a second is
+a wake-up of the process four times a second for the whole game (session 24: 2–3% of a
+claim's CPU at 4 peers, with the scheduler's turn around it)."""
 CLOSED_UNANSWERED: Final = 5
 """Connections in a row closed by the other side before any handshake succeeded (about 1.5 s
 of zmq's reconnect back-off) that count as a mismatch the reset hid."""
@@ -89,6 +96,7 @@ class Handshakes:
         self._monitors: list[tuple[zmq.Socket[bytes], PeerId, str]] = []
         self._unanswered: dict[int, int] = {}  # a monitor's index: closes in a row, no handshake
         self._refused: set[int] = set()  # monitors whose current connection was refused its key
+        self._done: set[int] = set()  # monitors whose current connection has its handshake done
 
     def add(self, dealer: AsyncSocket, member: PeerId, endpoint: str) -> None:
         """Watch ``dealer``, our DEALER to ``member`` at ``endpoint`` (before it connects)."""
@@ -112,10 +120,12 @@ class Handshakes:
             return value == _MISMATCH
         if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
             self._unanswered[index] = 0
+            self._done.add(index)
         elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
             self._refused.add(index)
             self._unanswered[index] = 0
         elif kind == zmq.EVENT_DISCONNECTED:
+            self._done.discard(index)
             if index in self._refused:
                 self._refused.discard(index)
             else:
@@ -132,7 +142,12 @@ class Handshakes:
         while True:
             for reason in self.mismatches():
                 raise TransportVersionError(reason)
-            await trio.sleep(CHECK_EVERY)
+            await trio.sleep(SETTLED_CHECK_EVERY if self.settled() else CHECK_EVERY)
+
+    def settled(self) -> bool:
+        """Whether every DEALER watched has its handshake done (as of the last look): then a
+        mismatch needs a connection to close first, and the watch looks less often."""
+        return len(self._done) == len(self._monitors)
 
     def close(self) -> None:
         """Close the monitors (before the DEALERs and the context)."""
