@@ -1894,6 +1894,28 @@ def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
             f" {_us(median(g.delivery_us))} and {_us(median(g.finality_us))}); log write before"
             f" the send {_us(median(g.write_io_us))} µs"
         )
+        _print_paper_cpu(rep, g, t)
+
+
+def _print_paper_cpu(rep: Report, g: GameFigures, t: float) -> None:
+    """CPU per final claim of peers played by people, a core per peer, from this run's costs:
+    the floor (the claim's signs and verifies at libsodium speed, each message's bare pyzmq
+    send and receive) and, for every message, a receiver's work on it besides its verify (t,
+    measured on claims: an ack or a beat costs no more). Left out, as a core per peer would not
+    take them out: trio's turns and wake-ups, zmq's I/O thread beyond the bare message, the
+    timers, a move's own fold and log write at its author. The bots' thinking is no part of
+    it; the figure measured here less that thinking is printed beside."""
+    if math.isnan(g.cpu_per_claim_us):
+        return
+    floor = claim_floor(rep, g)
+    paper = floor + g.msgs_per_claim * t
+    person = g.cpu_per_claim_us - g.thinking_per_claim_us
+    print(
+        f"    CPU per final claim, peers played by people (every peer summed; each about"
+        f" 1/{g.peers}): floor {_us(floor)} + {g.msgs_per_claim:.1f} messages × t ="
+        f" {_us(paper)} µs, {_ratio(paper, floor)} the floor (measured here less the bots'"
+        f" thinking: {_us(person)} µs, {_ratio(person, floor)})"
+    )
 
 
 def print_verdicts(rep: Report, floors: Mapping[str, float]) -> None:

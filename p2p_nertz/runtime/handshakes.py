@@ -10,7 +10,10 @@ a game "abandoned" that never began. libzmq reports the failure to a socket moni
 ``ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH``) on the first attempt, so
 :class:`Handshakes` watches each DEALER to a member for it and raises
 :class:`TransportVersionError`, naming the member, its endpoint and both versions, within
-:data:`CHECK_EVERY` of the first attempt.
+:data:`CHECK_EVERY` of the first attempt. Once every DEALER has its handshake done it looks
+every :data:`SETTLED_CHECK_EVERY` instead: a mismatch can then only follow a connection that
+closes, which the next look sees, and looks four times a second would wake the process four
+times a second for the whole game.
 
 The NULL side sees the mismatch too and closes at once; when it closes with our greeting
 unread its kernel resets the connection, and a reset that arrives before our I/O thread read
