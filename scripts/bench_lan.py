@@ -7,8 +7,9 @@ Issue #4. In one run:
    another process), with a payload the size of a claim envelope, back to back (the floor of
    the ratios) and one every 20 ms (game traffic is sparse: idle wake-ups cost more); on
    loopback and across the lab's bridge; and the same through the trio adapter (``zmqtrio``).
-2. **Our claims**: greedy bots play one round at full speed (``speed=10``), one process per peer
-   (real sockets on 127.0.0.1, real logs with fsync, real signatures), for 2, 4 and 8 peers.
+2. **Our claims**: greedy bots play one round at full speed (``speed=10``; ``--speed`` for
+   another pace), one process per peer (real sockets on 127.0.0.1, real logs with fsync,
+   real signatures), for 2, 4 and 8 peers.
    For every claim: *delivery* = sent (handed to the DEALERs, after its durable log write) →
    verified and delivered at every other peer; *finality* = sent → final (Lamport ≤
    ``Peer.stable``) at every peer, the author included. ``time.perf_counter_ns``
@@ -1256,8 +1257,9 @@ def run_game(
     tasks: bool = False,
     deal: str = "commit",
     kinds: bool = False,
+    speed: int = 10,
 ) -> GameFigures:
-    """Play one game of ``n`` bots at full speed: one process per peer on loopback
+    """Play one game of ``n`` bots at ``speed`` (10: full speed): one process per peer on loopback
     (``where="loopback"``) or per lab host (``"lab"``), or all peers in one process
     (``"inproc"``); stop after ``seconds`` if the round has not ended by then. The peers' logs
     go to ``logs`` (a directory on tmpfs: no disk under fsync), or beside the results."""
@@ -1273,7 +1275,7 @@ def run_game(
         "seed": seed,
         "endpoints": endpoints,
         "ack_delay": ack_delay,
-        "speed": 10,
+        "speed": speed,
         "tasks": tasks,
         "deal": deal,
         "kinds": kinds,
@@ -2089,6 +2091,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' and keys' seed")
     parser.add_argument(
+        "--speed",
+        type=int,
+        default=10,
+        choices=range(1, 11),
+        metavar="1..10",
+        help="the bots' pace (default 10, a quick person's: about 4 moves a second; 5 is 2): at"
+        " a slower pace the costs that run by the clock, not by the moves, weigh more a claim",
+    )
+    parser.add_argument(
         "--tasks",
         action="store_true",
         help="also print each game's CPU in play by trio task (an instrument in every peer)",
@@ -2158,6 +2169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             logs=Path(shm) if tmpfs else None,
             tasks=args.tasks,
             kinds=args.kinds,
+            speed=args.speed,
         )
 
     shm_root = "/dev/shm" if os.path.isdir("/dev/shm") else None
