@@ -30,11 +30,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.guard import RefusalLog
-from p2p_nertz.runtime.handshakes import (
-    CLOSED_UNANSWERED,
-    Handshakes,
-    TransportVersionError,
-)
+from p2p_nertz.runtime.handshakes import CLOSED_UNANSWERED, TransportVersionError
 from p2p_nertz.runtime.mesh import Mesh
 
 pytestmark = pytest.mark.anyio
@@ -43,19 +39,14 @@ ANN, BOB = (Identity.generate(derive_seed(b"test-transport-version", n)) for n i
 
 
 @contextmanager
-def version_one_router(endpoint: str | None = None) -> Iterator[str]:
-    """A ROUTER of the NULL mechanism (transport version 1) on 127.0.0.1 (at ``endpoint``, or
-    a port of its own); its endpoint."""
+def version_one_router() -> Iterator[str]:
+    """A ROUTER of the NULL mechanism (transport version 1) on 127.0.0.1; its endpoint."""
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     try:
         router = ctx.socket(zmq.ROUTER)
         try:
-            if endpoint is None:
-                port = router.bind_to_random_port("tcp://127.0.0.1")
-                endpoint = f"tcp://127.0.0.1:{port}"
-            else:
-                router.bind(endpoint)
-            yield endpoint
+            port = router.bind_to_random_port("tcp://127.0.0.1")
+            yield f"tcp://127.0.0.1:{port}"
         finally:
             router.close(linger=0)
     finally:
@@ -79,52 +70,6 @@ async def test_a_mesh_names_a_member_of_transport_version_one_within_seconds() -
     words = str(error)
     assert f"the member {BOB.fingerprint} at {endpoint} speaks another transport" in words
     assert "transport version 2 (ZMTP CURVE)" in words and "version 1 (NULL" in words
-
-
-def test_the_watch_looks_less_often_only_while_every_handshake_is_done() -> None:
-    """Two members' DEALERs: the watch settles when both have a handshake done, and not
-    before; a connection that closes, or a key refused, unsettles it until a handshake is done
-    again (a mismatch can follow either)."""
-    watch = Handshakes()
-    watch._monitors = [None, None]  # type: ignore[list-item]  # (only their count is read)
-    succeeded, closed = zmq.EVENT_HANDSHAKE_SUCCEEDED, zmq.EVENT_DISCONNECTED
-    assert not watch.settled()
-    watch._mismatched(0, succeeded, 0)
-    assert not watch.settled()
-    watch._mismatched(1, succeeded, 0)
-    assert watch.settled()
-    watch._mismatched(1, closed, 0)
-    assert not watch.settled()
-    watch._mismatched(1, zmq.EVENT_HANDSHAKE_FAILED_AUTH, 400)
-    watch._mismatched(1, closed, 0)
-    assert not watch.settled()
-    watch._mismatched(1, succeeded, 0)
-    assert watch.settled()
-
-
-async def test_a_member_that_comes_back_as_version_one_after_its_handshake_is_named() -> None:
-    """Once every handshake is done the watch looks every ``SETTLED_CHECK_EVERY``, not four times
-    a second; a member whose connection then closes, and whose endpoint comes back speaking
-    transport version 1, is still named, within seconds."""
-    bob = Mesh(BOB, [ANN.peer_id, BOB.peer_id])
-    ann = Mesh(ANN, [ANN.peer_id, BOB.peer_id])
-    try:
-        endpoint = bob.bind()
-        ann.connect({BOB.peer_id: endpoint})
-        with pytest.raises(BaseExceptionGroup) as failed, trio.fail_after(20):
-            async with trio.open_nursery() as nursery:
-                ann.serve_outlets(nursery, b"spec")
-                while not ann._handshakes.settled():  # (the watch's own look says so)
-                    await trio.sleep(0.05)
-                bob.close()  # Bob stops; his endpoint comes back speaking version 1
-                with version_one_router(endpoint):
-                    await trio.sleep_forever()
-    finally:
-        ann.close()
-        bob.close()
-    (error,) = failed.value.exceptions
-    assert isinstance(error, TransportVersionError)
-    assert f"the member {BOB.fingerprint} at {endpoint} speaks another transport" in str(error)
 
 
 @contextmanager

@@ -10,10 +10,7 @@ a game "abandoned" that never began. libzmq reports the failure to a socket moni
 ``ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH``) on the first attempt, so
 :class:`Handshakes` watches each DEALER to a member for it and raises
 :class:`TransportVersionError`, naming the member, its endpoint and both versions, within
-:data:`CHECK_EVERY` of the first attempt. Once every DEALER has its handshake done it looks
-every :data:`SETTLED_CHECK_EVERY` instead: a mismatch can then only follow a connection that
-closes, which the next look sees, and looks four times a second would wake the process four
-times a second for the whole game.
+:data:`CHECK_EVERY` of the first attempt.
 
 The NULL side sees the mismatch too and closes at once; when it closes with our greeting
 unread its kernel resets the connection, and a reset that arrives before our I/O thread read
@@ -45,7 +42,6 @@ from p2p_nertz.runtime.zmqtrio import AsyncSocket
 __all__ = [
     "CHECK_EVERY",
     "CLOSED_UNANSWERED",
-    "SETTLED_CHECK_EVERY",
     "TRANSPORT_VERSION",
     "Handshakes",
     "TransportVersionError",
@@ -54,13 +50,7 @@ __all__ = [
 TRANSPORT_VERSION: Final = 2
 """The mesh's transport version (docs/protocol.md §4.7): ZMTP's CURVE between members."""
 CHECK_EVERY: Final = 0.25
-"""Seconds between two looks at the DEALERs' handshake failures, while a DEALER to a member
-has no handshake done (since it was made, or since its connection last closed)."""
-SETTLED_CHECK_EVERY: Final = 2.0
-"""Seconds between two looks while every DEALER to a member has its handshake done: only a
-connection that closes can be followed by a mismatch then, and a look four times a second is
-a wake-up of the process four times a second for the whole game (session 24: 2–3% of a
-claim's CPU at 4 peers, with the scheduler's turn around it)."""
+"""Seconds between two looks at the DEALERs' handshake failures."""
 CLOSED_UNANSWERED: Final = 5
 """Connections in a row closed by the other side before any handshake succeeded (about 1.5 s
 of zmq's reconnect back-off) that count as a mismatch the reset hid."""
@@ -99,7 +89,6 @@ class Handshakes:
         self._monitors: list[tuple[zmq.Socket[bytes], PeerId, str]] = []
         self._unanswered: dict[int, int] = {}  # a monitor's index: closes in a row, no handshake
         self._refused: set[int] = set()  # monitors whose current connection was refused its key
-        self._done: set[int] = set()  # monitors whose current connection has its handshake done
 
     def add(self, dealer: AsyncSocket, member: PeerId, endpoint: str) -> None:
         """Watch ``dealer``, our DEALER to ``member`` at ``endpoint`` (before it connects)."""
@@ -123,12 +112,10 @@ class Handshakes:
             return value == _MISMATCH
         if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
             self._unanswered[index] = 0
-            self._done.add(index)
         elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
             self._refused.add(index)
             self._unanswered[index] = 0
         elif kind == zmq.EVENT_DISCONNECTED:
-            self._done.discard(index)
             if index in self._refused:
                 self._refused.discard(index)
             else:
@@ -145,12 +132,7 @@ class Handshakes:
         while True:
             for reason in self.mismatches():
                 raise TransportVersionError(reason)
-            await trio.sleep(SETTLED_CHECK_EVERY if self.settled() else CHECK_EVERY)
-
-    def settled(self) -> bool:
-        """Whether every DEALER watched has its handshake done (as of the last look): then a
-        mismatch needs a connection to close first, and the watch looks less often."""
-        return len(self._done) == len(self._monitors)
+            await trio.sleep(CHECK_EVERY)
 
     def close(self) -> None:
         """Close the monitors (before the DEALERs and the context)."""
