@@ -400,6 +400,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
 
             self._delivery.deliver = probed  # type: ignore[method-assign]
             self._shuffle = self.spec.deal is Deal.SHUFFLE
+            self.input_began: tuple[str, float] | None = None  # (INPUT_CPU's key, thread time)
             # Every deck_reveal taken (a share beat of another member, or a relay's).
             take_reveal = self._delivery._receive_reveal
 
@@ -463,7 +464,16 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             self.locked_cpu = time.thread_time_ns()
+            self.input_began = ("recv", time.thread_time())
             return super().feed_many(messages, now)
+
+        def play(self, move: Any, now: float) -> list[Any]:
+            self.input_began = ("own", time.thread_time())
+            try:
+                return super().play(move, now)
+            except BaseException:
+                self.input_began = None  # refused (a race lost): no effects to apply
+                raise
 
         def _receive(self, data: bytes, now: float, **options: Any) -> None:
             self.received += 1
@@ -564,6 +574,16 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                         BOT_CPU[0] += time.thread_time() - began
 
                 strategy.decide = thinking  # type: ignore[method-assign]
+                choose = self._bot.choose
+
+                def looking(peer: Any) -> Any:
+                    began = time.thread_time()
+                    try:
+                        return choose(peer)
+                    finally:
+                        INPUT_CPU["look"] += time.thread_time() - began
+
+                self._bot.choose = looking  # type: ignore[method-assign]
 
         def lost_edges(self) -> tuple[int, int]:
             """Waits rescued by the adapter's safety timeout: on the ROUTER, on the DEALERs."""
@@ -604,6 +624,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             start = time.perf_counter_ns()
             await super()._write(records)
             self.write_total.append(time.perf_counter_ns() - start)
+
+        async def _apply(self, effects: Any) -> None:
+            await super()._apply(effects)  # (no schedule point inside: NodeLog.write waits not)
+            peer = self._peer
+            if isinstance(peer, ProbedPeer) and peer.input_began is not None:
+                kind, began = peer.input_began
+                INPUT_CPU[kind] += time.thread_time() - began
+                peer.input_began = None
 
         async def _receive_loop(self, router: Any) -> None:
             self.router_socket = router
@@ -663,6 +691,14 @@ BOT_CPU = [0.0]
 ``decide`` (:func:`_instrumented_classes`), which a person's peer does not run. The rest of a
 bot's move (reading the held view, signing, folding, the log write, the sends) is the core's
 and the runtime's work for a move, which a person's peer pays for each of its moves too."""
+
+INPUT_CPU = {"recv": 0.0, "own": 0.0, "look": 0.0}
+"""CPU seconds (this thread's) of this process's peers' inputs, each from its call into the
+core to the end of the node's handling of its effects (the log write, the sends): ``recv`` the
+receive loop's (``Peer.feed_many``: a burst of messages, verified, delivered, folded, acked),
+``own`` the bot's moves (``Peer.play``: signed, folded, logged, sent), ``look`` the bot's look
+at the table before each (``BotDriver.choose``: the held view read, and the thinking,
+:data:`BOT_CPU`). The per-message costs of the paper figure (:func:`_print_paper_cpu`)."""
 
 SHARE_CPU = [0.0]
 """--deal shuffle: CPU seconds (this thread's) the peers of this process spent in the share
@@ -881,6 +917,9 @@ async def run_seats(
                         **{k: dict(v) for k, v in CRYPTO_KINDS.items()},
                     },
                     BOT_CPU[0],  # this process's bots' thinking so far (strategy.decide)
+                    INPUT_CPU["recv"],  # and its peers' inputs so far, by kind
+                    INPUT_CPU["own"],
+                    INPUT_CPU["look"],
                 )
             )
             SAMPLER_CPU[0] += time.thread_time() - began
@@ -1130,6 +1169,8 @@ class GameFigures:
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
     sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
     thinking_per_claim_us: float = float("nan")  # the bots' strategy (in it; BOT_CPU)
+    # the peers' inputs per final claim (INPUT_CPU): received bursts, own moves, looks
+    inputs_per_claim_us: tuple[float, ...] = (float("nan"),) * 3
     task_cpu: dict[str, float] = field(default_factory=dict)  # --tasks: CPU s in play, by part
     task_steps: dict[str, int] = field(default_factory=dict)  # --tasks: steps in play, by task
     signs_per_claim: float = float("nan")
@@ -1519,6 +1560,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     for r in results:
         per_process.setdefault(r.get("pid"), r)
     cpu = signs = verifies = msgs = sampled = thought = 0.0
+    inputs = [0.0, 0.0, 0.0]  # INPUT_CPU's recv, own, look
     kinds: dict[str, dict[str, float]] = {}
     starts, ends = [], []
     for r in results:
@@ -1533,8 +1575,10 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
             sampler = play[-1][12] - play[0][12]  # the benchmark's own, not the peers'
             cpu += (play[-1][9] - play[0][9] - sampler) / seconds
             sampled += sampler / seconds
-            if len(play[-1]) > 14:
+            if len(play[-1]) > 17:
                 thought += (play[-1][14] - play[0][14]) / seconds
+                for i in range(3):
+                    inputs[i] += (play[-1][15 + i] - play[0][15 + i]) / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
         if len(play[-1]) > 13 and play[-1][13] is not None:
@@ -1556,6 +1600,7 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     figures.cpu_per_claim_us = cpu / rate * 1e6
     figures.sampler_per_claim_us = sampled / rate * 1e6
     figures.thinking_per_claim_us = thought / rate * 1e6
+    figures.inputs_per_claim_us = tuple(x / rate * 1e6 for x in inputs)
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
@@ -1896,27 +1941,31 @@ def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
             f" {_us(median(g.delivery_us))} and {_us(median(g.finality_us))}); log write before"
             f" the send {_us(median(g.write_io_us))} µs"
         )
-        _print_paper_cpu(rep, g, t)
+        _print_paper_cpu(rep, g)
 
 
-def _print_paper_cpu(rep: Report, g: GameFigures, t: float) -> None:
-    """CPU per final claim of peers played by people, a core per peer, from this run's costs:
-    the floor (the claim's signs and verifies at libsodium speed, each message's bare pyzmq
-    send and receive) and, for every message, a receiver's work on it besides its verify (t,
-    measured on claims: an ack or a beat costs no more). Left out, as a core per peer would not
-    take them out: trio's turns and wake-ups, zmq's I/O thread beyond the bare message, the
-    timers, a move's own fold and log write at its author. The bots' thinking is no part of
-    it; the figure measured here less that thinking is printed beside."""
-    if math.isnan(g.cpu_per_claim_us):
+def _print_paper_cpu(rep: Report, g: GameFigures) -> None:
+    """CPU per final claim of peers played by people, a core per peer, from this run's
+    measured costs per input: every peer's received bursts (verified, delivered, folded,
+    acked, logged: their thread's CPU from the call into the core to the last send), its own
+    moves (signed, folded, logged, sent), its looks at the table before each less the bots'
+    thinking (a person's screen reads the same view), and each message's bare pyzmq send and
+    receive (both ends, every thread). Left out: trio's turns and wake-ups between inputs,
+    zmq's I/O thread beyond a bare message's, the benchmark's sampler, and the bots' thinking.
+    The figure measured less that thinking is printed beside, and the floor."""
+    if math.isnan(g.cpu_per_claim_us) or math.isnan(g.inputs_per_claim_us[0]):
         return
     floor = claim_floor(rep, g)
-    paper = floor + g.msgs_per_claim * t
+    recv, own, look = g.inputs_per_claim_us
+    bare = g.msgs_per_claim * rep.message_us[1]
+    paper = recv + own + look - g.thinking_per_claim_us + bare
     person = g.cpu_per_claim_us - g.thinking_per_claim_us
     print(
-        f"    CPU per final claim, peers played by people (every peer summed; each about"
-        f" 1/{g.peers}): floor {_us(floor)} + {g.msgs_per_claim:.1f} messages × t ="
-        f" {_us(paper)} µs, {_ratio(paper, floor)} the floor (measured here less the bots'"
-        f" thinking: {_us(person)} µs, {_ratio(person, floor)})"
+        f"    CPU per final claim, peers played by people (every peer summed, each about"
+        f" 1/{g.peers}): received {_us(recv)} + own moves {_us(own)} + looks"
+        f" {_us(look - g.thinking_per_claim_us)} + {g.msgs_per_claim:.1f} bare messages"
+        f" {_us(bare)} = {_us(paper)} µs, {_ratio(paper, floor)} the floor {_us(floor)} (measured"
+        f" here less the bots' thinking: {_us(person)} µs, {_ratio(person, floor)})"
     )
 
 
