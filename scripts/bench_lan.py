@@ -7,8 +7,9 @@ Issue #4. In one run:
    another process), with a payload the size of a claim envelope, back to back (the floor of
    the ratios) and one every 20 ms (game traffic is sparse: idle wake-ups cost more); on
    loopback and across the lab's bridge; and the same through the trio adapter (``zmqtrio``).
-2. **Our claims**: greedy bots play one round at full speed (``speed=10``), one process per peer
-   (real sockets on 127.0.0.1, real logs with fsync, real signatures), for 2, 4 and 8 peers.
+2. **Our claims**: greedy bots play one round at full speed (``speed=10``; ``--speed`` for
+   another pace), one process per peer (real sockets on 127.0.0.1, real logs with fsync,
+   real signatures), for 2, 4 and 8 peers.
    For every claim: *delivery* = sent (handed to the DEALERs, after its durable log write) →
    verified and delivered at every other peer; *finality* = sent → final (Lamport ≤
    ``Peer.stable``) at every peer, the author included. ``time.perf_counter_ns``
@@ -399,6 +400,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
 
             self._delivery.deliver = probed  # type: ignore[method-assign]
             self._shuffle = self.spec.deal is Deal.SHUFFLE
+            self.input_began: tuple[str, float] | None = None  # (INPUT_CPU's key, thread time)
             # Every deck_reveal taken (a share beat of another member, or a relay's).
             take_reveal = self._delivery._receive_reveal
 
@@ -462,7 +464,16 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             self.locked_cpu = time.thread_time_ns()
+            self.input_began = ("recv", time.thread_time())
             return super().feed_many(messages, now)
+
+        def play(self, move: Any, now: float) -> list[Any]:
+            self.input_began = ("own", time.thread_time())
+            try:
+                return super().play(move, now)
+            except BaseException:
+                self.input_began = None  # refused (a race lost): no effects to apply
+                raise
 
         def _receive(self, data: bytes, now: float, **options: Any) -> None:
             self.received += 1
@@ -551,6 +562,28 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.write_total: list[int] = []  # ns awaiting it (+ thread hand-offs, GIL)
             self.router_socket: Any = None  # the sockets, for their statistics
             self.dealer_sockets: list[Any] = []
+            if self._bot is not None:
+                strategy = self._bot.strategy
+                decide = strategy.decide
+
+                def thinking(table: Any, seat: int) -> Any:
+                    began = time.thread_time()
+                    try:
+                        return decide(table, seat)
+                    finally:
+                        BOT_CPU[0] += time.thread_time() - began
+
+                strategy.decide = thinking  # type: ignore[method-assign]
+                choose = self._bot.choose
+
+                def looking(peer: Any) -> Any:
+                    began = time.thread_time()
+                    try:
+                        return choose(peer)
+                    finally:
+                        INPUT_CPU["look"] += time.thread_time() - began
+
+                self._bot.choose = looking  # type: ignore[method-assign]
 
         def lost_edges(self) -> tuple[int, int]:
             """Waits rescued by the adapter's safety timeout: on the ROUTER, on the DEALERs."""
@@ -591,6 +624,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             start = time.perf_counter_ns()
             await super()._write(records)
             self.write_total.append(time.perf_counter_ns() - start)
+
+        async def _apply(self, effects: Any) -> None:
+            await super()._apply(effects)  # (no schedule point inside: NodeLog.write waits not)
+            peer = self._peer
+            if isinstance(peer, ProbedPeer) and peer.input_began is not None:
+                kind, began = peer.input_began
+                INPUT_CPU[kind] += time.thread_time() - began
+                peer.input_began = None
 
         async def _receive_loop(self, router: Any) -> None:
             self.router_socket = router
@@ -644,6 +685,20 @@ def make_game(n: int, seed: int, deal: str = "commit") -> tuple[list[Any], Any]:
 SAMPLER_CPU = [0.0]
 """CPU seconds this process's samplers spent taking their samples (:func:`run_seats`): the
 benchmark's own work, taken out of the peers' CPU per claim."""
+
+BOT_CPU = [0.0]
+"""CPU seconds (this thread's) the bots of this process spent thinking: their strategy's
+``decide`` (:func:`_instrumented_classes`), which a person's peer does not run. The rest of a
+bot's move (reading the held view, signing, folding, the log write, the sends) is the core's
+and the runtime's work for a move, which a person's peer pays for each of its moves too."""
+
+INPUT_CPU = {"recv": 0.0, "own": 0.0, "look": 0.0}
+"""CPU seconds (this thread's) of this process's peers' inputs, each from its call into the
+core to the end of the node's handling of its effects (the log write, the sends): ``recv`` the
+receive loop's (``Peer.feed_many``: a burst of messages, verified, delivered, folded, acked),
+``own`` the bot's moves (``Peer.play``: signed, folded, logged, sent), ``look`` the bot's look
+at the table before each (``BotDriver.choose``: the held view read, and the thinking,
+:data:`BOT_CPU`). The per-message costs of the paper figure (:func:`_print_paper_cpu`)."""
 
 SHARE_CPU = [0.0]
 """--deal shuffle: CPU seconds (this thread's) the peers of this process spent in the share
@@ -861,6 +916,10 @@ async def run_seats(
                         "sent": dict(node.kinds_out),
                         **{k: dict(v) for k, v in CRYPTO_KINDS.items()},
                     },
+                    BOT_CPU[0],  # this process's bots' thinking so far (strategy.decide)
+                    INPUT_CPU["recv"],  # and its peers' inputs so far, by kind
+                    INPUT_CPU["own"],
+                    INPUT_CPU["look"],
                 )
             )
             SAMPLER_CPU[0] += time.thread_time() - began
@@ -1109,6 +1168,9 @@ class GameFigures:
     claims_per_s: float = float("nan")  # claims made final at every peer, all authors
     cpu_per_claim_us: float = float("nan")  # CPU of every peer process, per final claim
     sampler_per_claim_us: float = float("nan")  # the benchmark's sampler's, left out of it
+    thinking_per_claim_us: float = float("nan")  # the bots' strategy (in it; BOT_CPU)
+    # the peers' inputs per final claim (INPUT_CPU): received bursts, own moves, looks
+    inputs_per_claim_us: tuple[float, ...] = (float("nan"),) * 3
     task_cpu: dict[str, float] = field(default_factory=dict)  # --tasks: CPU s in play, by part
     task_steps: dict[str, int] = field(default_factory=dict)  # --tasks: steps in play, by task
     signs_per_claim: float = float("nan")
@@ -1236,8 +1298,9 @@ def run_game(
     tasks: bool = False,
     deal: str = "commit",
     kinds: bool = False,
+    speed: int = 10,
 ) -> GameFigures:
-    """Play one game of ``n`` bots at full speed: one process per peer on loopback
+    """Play one game of ``n`` bots at ``speed`` (10: full speed): one process per peer on loopback
     (``where="loopback"``) or per lab host (``"lab"``), or all peers in one process
     (``"inproc"``); stop after ``seconds`` if the round has not ended by then. The peers' logs
     go to ``logs`` (a directory on tmpfs: no disk under fsync), or beside the results."""
@@ -1253,7 +1316,7 @@ def run_game(
         "seed": seed,
         "endpoints": endpoints,
         "ack_delay": ack_delay,
-        "speed": 10,
+        "speed": speed,
         "tasks": tasks,
         "deal": deal,
         "kinds": kinds,
@@ -1496,7 +1559,8 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     per_process: dict[Any, dict[str, Any]] = {}
     for r in results:
         per_process.setdefault(r.get("pid"), r)
-    cpu = signs = verifies = msgs = sampled = 0.0
+    cpu = signs = verifies = msgs = sampled = thought = 0.0
+    inputs = [0.0, 0.0, 0.0]  # INPUT_CPU's recv, own, look
     kinds: dict[str, dict[str, float]] = {}
     starts, ends = [], []
     for r in results:
@@ -1511,6 +1575,10 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
             sampler = play[-1][12] - play[0][12]  # the benchmark's own, not the peers'
             cpu += (play[-1][9] - play[0][9] - sampler) / seconds
             sampled += sampler / seconds
+            if len(play[-1]) > 17:
+                thought += (play[-1][14] - play[0][14]) / seconds
+                for i in range(3):
+                    inputs[i] += (play[-1][15 + i] - play[0][15 + i]) / seconds
             signs += (play[-1][10] - play[0][10]) / seconds
             verifies += (play[-1][11] - play[0][11]) / seconds
         if len(play[-1]) > 13 and play[-1][13] is not None:
@@ -1531,6 +1599,8 @@ def _cpu_per_claim(figures: GameFigures, results: list[dict[str, Any]], sent: li
     figures.claims_per_s = rate
     figures.cpu_per_claim_us = cpu / rate * 1e6
     figures.sampler_per_claim_us = sampled / rate * 1e6
+    figures.thinking_per_claim_us = thought / rate * 1e6
+    figures.inputs_per_claim_us = tuple(x / rate * 1e6 for x in inputs)
     figures.signs_per_claim = signs / rate
     figures.verifies_per_claim = verifies / rate
     figures.msgs_per_claim = msgs / rate
@@ -1764,8 +1834,8 @@ def print_cpu(rep: Report) -> None:
     )
     head = (
         f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
-        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}  floor: crypto + messages;"
-        " sampler (left out)"
+        f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}{'thinking':>9}{'person':>8}"
+        f"{'×floor':>8}  floor: crypto + messages; sampler (left out)"
     )
     print(head)
     for g in rep.games:
@@ -1773,12 +1843,19 @@ def print_cpu(rep: Report) -> None:
             continue
         floor = claim_floor(rep, g)
         crypto = floor - g.msgs_per_claim * sparse
+        person = g.cpu_per_claim_us - g.thinking_per_claim_us
         print(
             f"  {g.label:<21}{g.peers:>5}{g.claims_per_s:>9.1f}{g.cpu_per_claim_us:>10,.0f}"
             f"{g.signs_per_claim:>7.1f}{g.verifies_per_claim:>9.1f}{g.msgs_per_claim:>7.1f}"
             f"{_us(floor):>8}{_ratio(g.cpu_per_claim_us, floor):>8}"
+            f"{_us(g.thinking_per_claim_us):>9}{_us(person):>8}{_ratio(person, floor):>8}"
             f"  {_us(crypto)} + {_us(g.msgs_per_claim * sparse)}; {_us(g.sampler_per_claim_us)}"
         )
+    print(
+        "  thinking: the bots' strategy (choosing a move), in CPU/claim; person: CPU/claim less"
+        " it, what peers played by people would spend (every move still read, signed, folded,"
+        " logged and sent)"
+    )
 
 
 def print_kinds(rep: Report) -> None:
@@ -1864,6 +1941,32 @@ def print_paper(rep: Report, floors: Mapping[str, float]) -> None:
             f" {_us(median(g.delivery_us))} and {_us(median(g.finality_us))}); log write before"
             f" the send {_us(median(g.write_io_us))} µs"
         )
+        _print_paper_cpu(rep, g)
+
+
+def _print_paper_cpu(rep: Report, g: GameFigures) -> None:
+    """CPU per final claim of peers played by people, a core per peer, from this run's
+    measured costs per input: every peer's received bursts (verified, delivered, folded,
+    acked, logged: their thread's CPU from the call into the core to the last send), its own
+    moves (signed, folded, logged, sent), its looks at the table before each less the bots'
+    thinking (a person's screen reads the same view), and each message's bare pyzmq send and
+    receive (both ends, every thread). Left out: trio's turns and wake-ups between inputs,
+    zmq's I/O thread beyond a bare message's, the benchmark's sampler, and the bots' thinking.
+    The figure measured less that thinking is printed beside, and the floor."""
+    if math.isnan(g.cpu_per_claim_us) or math.isnan(g.inputs_per_claim_us[0]):
+        return
+    floor = claim_floor(rep, g)
+    recv, own, look = g.inputs_per_claim_us
+    bare = g.msgs_per_claim * rep.message_us[1]
+    paper = recv + own + look - g.thinking_per_claim_us + bare
+    person = g.cpu_per_claim_us - g.thinking_per_claim_us
+    print(
+        f"    CPU per final claim, peers played by people (every peer summed, each about"
+        f" 1/{g.peers}): received {_us(recv)} + own moves {_us(own)} + looks"
+        f" {_us(look - g.thinking_per_claim_us)} + {g.msgs_per_claim:.1f} bare messages"
+        f" {_us(bare)} = {_us(paper)} µs, {_ratio(paper, floor)} the floor {_us(floor)} (measured"
+        f" here less the bots' thinking: {_us(person)} µs, {_ratio(person, floor)})"
+    )
 
 
 def print_verdicts(rep: Report, floors: Mapping[str, float]) -> None:
@@ -2037,6 +2140,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' and keys' seed")
     parser.add_argument(
+        "--speed",
+        type=int,
+        default=10,
+        choices=range(1, 11),
+        metavar="1..10",
+        help="the bots' pace (default 10, a quick person's: about 4 moves a second; 5 is 2): at"
+        " a slower pace the costs that run by the clock, not by the moves, weigh more a claim",
+    )
+    parser.add_argument(
         "--tasks",
         action="store_true",
         help="also print each game's CPU in play by trio task (an instrument in every peer)",
@@ -2106,6 +2218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             logs=Path(shm) if tmpfs else None,
             tasks=args.tasks,
             kinds=args.kinds,
+            speed=args.speed,
         )
 
     shm_root = "/dev/shm" if os.path.isdir("/dev/shm") else None

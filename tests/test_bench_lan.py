@@ -58,6 +58,18 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert "CPU per final claim, every peer process summed" in out, out
     assert re.search(r"bare pyzmq send\+receive [\d,]+ µs of CPU per message", out), out
     assert re.search(r"^  2 peers: t = \d+ µs; delivery [\d,]+ µs, finality", out, re.M), out
+    # The bots' thinking is measured, and the figure less it printed beside (what peers
+    # played by people spend), with the paper figure of such peers on a core each.
+    row_cpu = re.search(
+        r"^  loopback +2 +[\d.]+ +([\d,]+) +(?:[\d.]+ +){3}[\d,]+ +[\d.]+× +([\d,]+) +([\d,]+) ",
+        out,
+        re.M,
+    )
+    assert row_cpu is not None, out
+    cpu, thinking, person = (int(cell.replace(",", "")) for cell in row_cpu.groups())
+    assert 0 < thinking < cpu and abs(cpu - thinking - person) <= 1, row_cpu.group(0)
+    paper = r"^    CPU per final claim, peers played by people .* = [\d,]+ µs, [\d.]+× the floor"
+    assert re.search(paper, out, re.M), out
     # --tasks: the play phase's CPU by task, the receive loop among them, and the rest.
     assert "CPU in play by task, loopback, 2 peers" in out, out
     assert re.search(r"^  _receive_loop +[\d.]+%", out, re.M), out
