@@ -33,6 +33,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    beacon_port,
     deal_from,
     default_log_dir,
     default_name,
@@ -940,7 +941,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
 def _discovery(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beacon-port",
-        type=port_number,
+        type=beacon_port,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )

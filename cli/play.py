@@ -40,6 +40,7 @@ from cli.args import (
     add_rules_arguments,
     add_watcher_argument,
     add_web_arguments,
+    beacon_port,
     bind_endpoint,
     deal_from,
     default_log_dir,
@@ -53,7 +54,6 @@ from cli.args import (
     liveness_argv,
     liveness_from,
     player_name,
-    port_number,
     positive,
     rules_from,
     say_if_every_interface,
@@ -180,7 +180,7 @@ def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
     )
     lobby.add_argument(
         "--beacon-port",
-        type=port_number,
+        type=beacon_port,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )
