@@ -412,6 +412,9 @@ def _identity(args: argparse.Namespace, name: str) -> tuple[Identity, str]:
 def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     try:
         peers = [host_port(p) for p in args.peer]
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(f"--peer: {exc}") from None
+    try:
         name = player_name(args.name) if args.name is not None else default_name()
     except argparse.ArgumentTypeError as exc:
         raise NertzError(str(exc)) from None
