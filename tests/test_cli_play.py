@@ -188,6 +188,19 @@ def leave(tty: Tty) -> None:
         if "leave the game?" in tty.text():
             tty.send("y")
     assert tty.finish() == 0
+    assert_said_on_lines_of_its_own(tty)
+
+
+def assert_said_on_lines_of_its_own(tty: Tty) -> None:
+    """What ``nertz play`` printed once the table was gone (the scores first) stands on lines
+    of its own, and the shell's prompt will too (the cursor at the start of a line). pyte, as
+    a terminal with no alternate screen, keeps the table: the scores used to overwrite the
+    start of the footer and its end showed after them ("after 0 round(s): bot1 0  you 06 · s
+    stock · p stuck · …")."""
+    lines = tty.text().splitlines()
+    said = next(n for n, line in enumerate(lines) if line.startswith("after "))
+    assert re.fullmatch(r"after \d+ round\(s\):( +\S+ -?\d+)+", lines[said]), lines[said:]
+    assert tty.screen.cursor.x == 0, (tty.screen.cursor.x, lines[tty.screen.cursor.y])
 
 
 def refused_in_one_line(argv: str, env: dict[str, str] | None = None) -> str:
@@ -262,6 +275,7 @@ def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) 
     status = tty.finish()
     assert status == 128 + 2
     assert b"left the game on signal 2" in tty.raw and b"Traceback" not in tty.raw
+    assert_said_on_lines_of_its_own(tty)
     game = tmp_path / "game"
     spec = GameSpec.from_wire((game / "game.spec").read_bytes())
     me = next(m.peer_id for m in spec.members if m.name == "you")
