@@ -7,6 +7,7 @@ check that the screen shows the state, not that it matches a recorded picture.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from helpers_rules import table_from
@@ -168,6 +169,17 @@ def test_render_marks_the_picked_source_and_the_frozen_piles() -> None:
 def test_render_the_command_line_replaces_the_key_hint() -> None:
     screen = render(view_of(make_table(), command="1:2>4"))
     assert screen.line(23).startswith("move> 1:2>4")
+
+
+def test_render_the_key_hint_names_this_games_work_piles() -> None:
+    # The table's four work piles: the footer said 1-6, and keys 5 and 6 only answer "no work
+    # pile 5 in this game".
+    table = make_table()
+    assert len(table.tableaux[0].work) == 4
+    footer = render(view_of(table)).line(23)
+    assert footer.startswith("n w 1-4 pick, then l lake or 1-4 · "), footer
+    footer = render(view_of(table, rules=replace(table.rules, work_piles=6))).line(23)
+    assert footer.startswith("n w 1-6 pick, then l lake or 1-6 · "), footer
 
 
 def by_suit(cards: list[Card]) -> str:

@@ -64,7 +64,16 @@ ABANDON_HELP: tuple[str, str] = (
     "abandon: end the game on the totals (your opponent has gone)",
 )
 
-_HINT = "n w 1-6 pick, then l lake or 1-6 · s stock · p stuck · x Nerts · : move · ? · q"
+
+def _hint(rules: Rules) -> str:
+    """The footer's keys, with this game's work piles (4 by default: a footer saying 1-6 sent
+    a newcomer to keys 5 and 6, "no work pile 5 in this game")."""
+    piles = f"1-{rules.work_piles}"
+    return (
+        f"n w {piles} pick, then l lake or {piles} · s stock · p stuck · x Nerts · : move · ? · q"
+    )
+
+
 _LINK_STYLE = {
     Link.OK: Style.GOOD,
     Link.SUSPECTED: Style.WARN,
@@ -277,9 +286,9 @@ class _Painter:
             else:
                 text = f" ends the game ({gone.name} gone)"
             row.add("a", Style.KEY).add(text, Style.WARN)
-            row.add(" · " + _HINT, Style.DIM)
+            row.add(" · " + _hint(view.rules), Style.DIM)
         else:
-            row.add(_HINT, Style.DIM)
+            row.add(_hint(view.rules), Style.DIM)
         return row.spans()
 
     def status(self) -> tuple[Span, ...]:
