@@ -88,6 +88,18 @@ _SUIT_NAMES = {
 }
 
 
+def _notation(rules: Rules) -> tuple[str, ...]:
+    """The moves' notation in brief, under the keys: what ``:`` takes, and what the players'
+    rows show of each move (``N>_4``, ``3>1``). The keys page listed ``1:2>4`` and ``N>_2``
+    without saying what they were, and neither ``?`` nor ``nertz rules`` said it elsewhere."""
+    return (
+        "  moves as written (typed, and in the players' rows): N Nerts pile, W waste,",
+        f"  1-{rules.work_piles} work piles, L lake, S stock, P pass; 1:2>4 two cards of pile "
+        "1 onto 4,",
+        "  N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades",
+    )
+
+
 def how_to_play(rules: Rules) -> list[str]:
     """The "how to play" help page: the rules in brief, with this game's numbers (each line
     fits 78 columns, the page 80×24; the whole rule book is ``nertz rules``)."""
@@ -318,6 +330,7 @@ class _Painter:
             .add(" = in the air", Style.DIM)
             .spans()
         )
+        rows += [self.pen.row().add(line, Style.DIM).spans() for line in _notation(self.view.rules)]
         return rows[:room]
 
     def how_to_play(self, room: int) -> _Rows:
