@@ -340,3 +340,20 @@ def test_tracker_keeps_the_board_until_closed() -> None:
     assert tracker.board.lake == Lake()  # no peer given: no lake to sort
     tracker.close_board()
     assert tracker.board is None
+
+
+def test_tracker_says_a_round_dealt_under_the_board_waits_for_it_to_close() -> None:
+    # Round 2 is dealt while round 1's board is still up before the player (its ready held):
+    # "go!" under "next round in 30 s" sent them looking for a table not theirs yet.
+    tracker = Tracker(NAMES, seat=0)
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 1))
+    assert tracker.messages[-1] == "round 1 is dealt — go!"
+    tracker.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    assert tracker.messages[-1] == (
+        "round 2 is dealt — it starts once everyone has closed the board (Enter)"
+    )
+    spectator = Tracker(NAMES)  # (nobody waits for a spectator's board)
+    spectator.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
+    spectator.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    assert spectator.messages[-1] == "round 2 is dealt — go!"
