@@ -198,7 +198,8 @@ def assert_said_on_lines_of_its_own(tty: Tty) -> None:
     start of the footer and its end showed after them ("after 0 round(s): bot1 0  you 06 · s
     stock · p stuck · …")."""
     lines = tty.text().splitlines()
-    said = next(n for n, line in enumerate(lines) if line.startswith("after "))
+    said = next((n for n, line in enumerate(lines) if line.startswith("after ")), None)
+    assert said is not None, "no score said after the table:\n" + "\n".join(lines)
     assert re.fullmatch(r"after \d+ round\(s\):( +\S+ -?\d+)+", lines[said]), lines[said:]
     assert tty.screen.cursor.x == 0, (tty.screen.cursor.x, lines[tty.screen.cursor.y])
 
