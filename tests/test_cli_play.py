@@ -397,3 +397,14 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_play_quick_game_options_without_bots_say_so_in_one_line(tmp_path: Path) -> None:
+    # `nertz play --practice` went to the lobby (or said there was no key), the practice
+    # silently forgotten.
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path))
+    line = refused_in_one_line("play --practice", env)
+    assert "--practice is for a quick game against bots: add --bots N" in line, line
+    line = refused_in_one_line(f"play --speed 3 --dir {tmp_path / 'game'}", env)
+    assert "--speed and --dir are for a quick game against bots" in line, line
+    assert list(tmp_path.iterdir()) == []  # (nothing was made: no key, no game)
