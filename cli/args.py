@@ -30,13 +30,13 @@ EXIT_OK = 0
 
 EXIT_USAGE = 2
 
-_TERMINATED: list[int] = []  # (a SIGTERM noted by the handler cli/main.py sets)
+_TERMINATED: list[bool] = [False]  # (a SIGTERM noted by the handler cli/main.py sets)
 
 
-def note_terminated() -> None:
+def note_terminated(terminated: bool = True) -> None:
     """Note that a SIGTERM reached this process (``nertz``'s handler, cli/main.py, then raises
-    it as a Ctrl-C)."""
-    _TERMINATED.append(1)
+    it as a Ctrl-C); ``False``: none yet (as a command starts)."""
+    _TERMINATED[0] = terminated
 
 
 def children_signalled() -> bool:
@@ -45,7 +45,7 @@ def children_signalled() -> bool:
     leaving already; a SIGTERM (``kill``, ``timeout``, a service manager) goes to this
     process alone, and the command must stop its children itself, at once (issue: a
     ``nertz demo`` given SIGTERM waited 15 s for nodes that never heard of it)."""
-    return not _TERMINATED
+    return not _TERMINATED[0]
 
 
 class Parser(argparse.ArgumentParser):
@@ -469,9 +469,8 @@ def _port(text: str, kind: str, *, lowest: int, within: str | None = None) -> in
     """
     if not (text.isascii() and text.isdigit()) or not lowest <= int(text) <= 65535:
         where = f" in {within!r}" if within is not None else ""
-        zero = ", 0 for any free one" if lowest == 0 else ""
         shown = text if text.isdigit() else repr(text)
-        raise argparse.ArgumentTypeError(f"{shown} is not a {kind} ({lowest}-65535{zero}){where}")
+        raise argparse.ArgumentTypeError(f"{shown} is not a {kind} ({lowest}-65535){where}")
     return int(text)
 
 

@@ -205,6 +205,7 @@ def _term_as_ctrl_c() -> signal._HANDLER | None:
     """
     if threading.current_thread() is not threading.main_thread():
         return None
+    note_terminated(False)
 
     def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
         note_terminated()  # (the children got no signal: a command stops them at once)
