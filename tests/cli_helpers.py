@@ -97,6 +97,7 @@ def node_game(
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     ports = free_ports(len(names))
     procs: list[subprocess.Popen[str]] = []
+    at_end_of_test(lambda: _kill_running(procs))  # (however the test ends)
     logs: list[Path] = []
     try:
         for n, identity in enumerate(ids):
@@ -125,6 +126,14 @@ def node_game(
         stop_all(procs)
         raise
     return spec, procs, logs
+
+
+def _kill_running(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill every one of ``procs`` still running, with what it started, and reap it."""
+    for proc in procs:
+        if proc.poll() is None:
+            kill_tree(proc.pid)
+            proc.wait()
 
 
 def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
