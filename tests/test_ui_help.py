@@ -129,3 +129,8 @@ def test_the_keys_page_says_what_the_notation_means() -> None:
     assert "N Nerts pile, W waste," in text
     assert "1-4 work piles, L lake" in text and "1:2>4 two cards of pile 1 onto 4" in text
     assert "N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades" in text
+
+
+def test_how_to_play_names_this_games_work_piles() -> None:
+    assert "Pick a card (n, w, 1-4), then l." in "\n".join(how_to_play(Rules()))
+    assert "Pick a card (n, w, 1-6), then l." in "\n".join(how_to_play(Rules(work_piles=6)))

@@ -111,7 +111,7 @@ def how_to_play(rules: Rules) -> list[str]:
     lines = [
         "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
         "Aces go to the lake, where they start foundations; everyone builds every",
-        "foundation up, in suit, to the King. Pick a card (n, w, 1-6), then l.",
+        f"foundation up, in suit, to the King. Pick a card (n, w, 1-{rules.work_piles}), then l.",
         "On your work piles build down in alternating colours (a red 6 on a black 7);",
         "a run moves whole, and an empty work pile takes any card.",
         f"s turns the stock {rules.draw} card{'s' if rules.draw != 1 else ''} at a time onto "
