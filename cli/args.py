@@ -30,6 +30,23 @@ EXIT_OK = 0
 
 EXIT_USAGE = 2
 
+_TERMINATED: list[bool] = [False]  # (a SIGTERM noted by the handler cli/main.py sets)
+
+
+def note_terminated(terminated: bool = True) -> None:
+    """Note that a SIGTERM reached this process (``nertz``'s handler, cli/main.py, then raises
+    it as a Ctrl-C); ``False``: none yet (as a command starts)."""
+    _TERMINATED[0] = terminated
+
+
+def children_signalled() -> bool:
+    """Whether the processes a command started got the signal that interrupts it: a Ctrl-C
+    at the terminal goes to the whole foreground group, the children included, and they are
+    leaving already; a SIGTERM (``kill``, ``timeout``, a service manager) goes to this
+    process alone, and the command must stop its children itself, at once (issue: a
+    ``nertz demo`` given SIGTERM waited 15 s for nodes that never heard of it)."""
+    return not _TERMINATED[0]
+
 
 class Parser(argparse.ArgumentParser):
     """argparse that exits with one line, not the whole usage, on a bad argument."""
@@ -349,8 +366,7 @@ def _endpoint(text: str, *, every_interface: bool) -> str:
         raise argparse.ArgumentTypeError(
             f"want HOST:PORT or tcp://HOST:PORT (e.g. 127.0.0.1:5600), not {text!r}"
         )
-    if not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a TCP port (0-65535) in {text!r}")
+    number = _port(port, "TCP port", lowest=0 if every_interface else 1, within=text)
     if address == "localhost":
         address = "127.0.0.1"
     elif address in _EVERY_INTERFACE:
@@ -363,7 +379,7 @@ def _endpoint(text: str, *, every_interface: bool) -> str:
             raise argparse.ArgumentTypeError(
                 f"not an IPv4 address or localhost: {address!r} in {text!r}"
             ) from None
-    return f"tcp://{address}:{int(port)}"
+    return f"tcp://{address}:{number}"
 
 
 def say_if_every_interface(command: str, bind: str) -> None:
@@ -407,13 +423,14 @@ def host_port(text: str) -> tuple[str, int]:
     import socket  # (not at the top: `nertz --help` stays fast)
 
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not sep or not host or not port.isdigit():
         raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
+    number = _port(port, "TCP port", lowest=1, within=text)
     try:
         socket.inet_aton(host)
     except OSError:
         raise argparse.ArgumentTypeError(f"not an IPv4 address: {host!r}") from None
-    return host, int(port)
+    return host, number
 
 
 def ipv4(text: str) -> str:
@@ -441,10 +458,31 @@ def lan_address(text: str) -> str:
     return address
 
 
-def port_number(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port (0-65535): {text!r}")
+def _port(text: str, kind: str, *, lowest: int, within: str | None = None) -> int:
+    """The one check of a port number given on a command line: ASCII digits, from
+    ``lowest`` to 65535. ``lowest`` is 0 for a port this machine binds (0: any free one, the
+    system picks it), 1 for a port to reach or to agree on with others (a beacon's: port 0
+    names no port there). ``within``: the argument the port is part of, for the message.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (a sign, a space, other digits, too big).
+    """
+    if not (text.isascii() and text.isdigit()) or not lowest <= int(text) <= 65535:
+        where = f" in {within!r}" if within is not None else ""
+        shown = text if text.isdigit() else repr(text)
+        raise argparse.ArgumentTypeError(f"{shown} is not a {kind} ({lowest}-65535){where}")
     return int(text)
+
+
+def port_number(text: str) -> int:
+    """A TCP port this machine listens on (``host --port``): 0 for any free one."""
+    return _port(text, "TCP port", lowest=0)
+
+
+def beacon_port(text: str) -> int:
+    """``--beacon-port``: the UDP port the host's beacons go to and the others listen on; both
+    sides name the same port, so 0 (any) is not one."""
+    return _port(text, "UDP port", lowest=1)
 
 
 def free_port(address: str) -> int:
@@ -503,11 +541,16 @@ def error_text(exc: BaseException) -> str:
 def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     """The runtime's expected failures in ``group`` (:class:`NertzError`, :class:`OSError`):
     a command says the first in one line. Anything else is a bug, and ``group`` is raised
-    again (with its traceback).
+    again (with its traceback). A :class:`BrokenPipeError` among them (the reader of our
+    stdout went: ``nertz host … | head -1``) is raised alone, for ``nertz`` to end quietly
+    as at a closed stdout anywhere else.
     """
     errors = error_leaves(group)
     if not all(isinstance(e, NertzError | OSError) for e in errors):
         raise group
+    closed = next((e for e in errors if isinstance(e, BrokenPipeError)), None)
+    if closed is not None:
+        raise closed  # (our stdout was closed, `| head -1`: no error, cli/main.py ends quietly)
     return errors
 
 
@@ -536,7 +579,8 @@ def add_web_arguments(
 
 def web_bind(text: str) -> tuple[str, int]:
     """``HOST:PORT`` for ``--web-bind`` (port 0: a free one)."""
-    if text.endswith(":0"):
-        host, _ = host_port(text[:-2] + ":1")
-        return host, 0
-    return host_port(text)
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
+    number = _port(port, "TCP port", lowest=0, within=text)
+    return ipv4(host), number

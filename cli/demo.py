@@ -27,6 +27,7 @@ from cli.args import (
     EXIT_GONE,
     add_liveness_arguments,
     add_rules_arguments,
+    children_signalled,
     deal_from,
     duration,
     free_ports,
@@ -206,8 +207,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         dropped = _wait(children, args.timeout, spec.deal)
     except KeyboardInterrupt:
-        # A Ctrl-C reached the children too: give them time to leave cleanly first.
-        stop_children(children, patience=LEAVE_PATIENCE)  # (to leave cleanly)
+        # A Ctrl-C reached the children too: give them time to leave cleanly first. A SIGTERM
+        # did not: they are sent one now, and leave as cleanly.
+        stop_children(children, patience=LEAVE_PATIENCE if children_signalled() else 0.0)
         print(f"nertz demo: stopped; the logs so far are in {workdir}", file=sys.stderr)
         raise
     finally:

@@ -14,6 +14,7 @@ Output is one line per change (seats, rounds, the result), or JSON lines with ``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import locale
 import logging
@@ -33,6 +34,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    beacon_port,
     deal_from,
     default_log_dir,
     default_name,
@@ -290,15 +292,23 @@ async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
     with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
         encoding = locale.getpreferredencoding(False).lower().replace("-", "")
-        return await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
+        outcome = await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
+    return dataclasses.replace(outcome, log=node.log_path)
 
 
 def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
     if outcome.errors:
         raise NertzError(error_text(outcome.errors[0]))
     if outcome.left and outcome.signal is None and outcome.peer is not None:
-        over = outcome.peer.final.phase is Phase.OVER
-        if not over:
+        final = outcome.peer.final
+        if final.phase is not Phase.OVER:
+            # The score and the log, as `nertz play` says them: the table, which showed
+            # them, is gone (the log was named before the table came up, off the screen now).
+            names = [m.name for m in outcome.peer.spec.members]
+            totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
+            print(f"after {len(final.game.history)} round(s): {totals}")
+            if outcome.log is not None:
+                print(f"signed log: {outcome.log}")
             print(f"nertz {command}: you left the game", file=sys.stderr)
             return 0
     return _finish(out, command, outcome.peer, outcome.signal, outcome.gone)
@@ -940,7 +950,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
 def _discovery(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--beacon-port",
-        type=port_number,
+        type=beacon_port,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )

@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from cli.args import EXIT_OK, EXIT_USAGE, Parser
+from cli.args import EXIT_OK, EXIT_USAGE, Parser, note_terminated
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
 
@@ -171,11 +172,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return EXIT_OK
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
     return status
+
+
+def _quiet_stdout() -> None:
+    """After the reader of our stdout went (``nertz … | head -1``): what is left in its buffer
+    goes nowhere, so that Python's flush at exit says nothing ("Exception ignored … Broken
+    pipe") and exits 0, as a command whose reader stopped reading should."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # (no stdout file to replace: nothing will be flushed to it either)
 
 
 def _term_as_ctrl_c() -> signal._HANDLER | None:
@@ -192,8 +205,10 @@ def _term_as_ctrl_c() -> signal._HANDLER | None:
     """
     if threading.current_thread() is not threading.main_thread():
         return None
+    note_terminated(False)
 
     def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        note_terminated()  # (the children got no signal: a command stops them at once)
         if not callable(signal.getsignal(signal.SIGINT)):
             raise KeyboardInterrupt
         signal.raise_signal(signal.SIGINT)  # (handled as a Ctrl-C: by trio's handler in trio)

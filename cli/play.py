@@ -40,6 +40,7 @@ from cli.args import (
     add_rules_arguments,
     add_watcher_argument,
     add_web_arguments,
+    beacon_port,
     bind_endpoint,
     deal_from,
     default_log_dir,
@@ -53,7 +54,6 @@ from cli.args import (
     liveness_argv,
     liveness_from,
     player_name,
-    port_number,
     positive,
     rules_from,
     say_if_every_interface,
@@ -180,7 +180,7 @@ def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
     )
     lobby.add_argument(
         "--beacon-port",
-        type=port_number,
+        type=beacon_port,
         default=BEACON_PORT,
         help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
     )
@@ -208,6 +208,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     symbols = symbols_ok(args)
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)
+    _no_quick_options(args)
     if not any(given[1:]):
         return _play_lobby(args, colour=colour, symbols=symbols)
     if not all(given):
@@ -224,6 +225,31 @@ def _cmd_play(args: argparse.Namespace) -> int:
     else:
         outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return summary(outcome, node, args.log.parent)
+
+
+def _no_quick_options(args: argparse.Namespace) -> None:
+    """Without ``--bots``, the quick game's options would be ignored: ``nertz play
+    --practice`` opened the LAN lobby (or said there was no key), the practice forgotten.
+
+    Raises:
+        NertzError: one of them is given.
+    """
+    given = [
+        flag
+        for flag, on in (
+            ("--practice", args.practice),
+            ("--strategy", args.strategy != "greedy"),
+            ("--speed", args.speed != str(DEFAULT_BOT_SPEED)),
+            ("--seed", args.seed is not None),
+            ("--dir", args.dir is not None),
+        )
+        if on
+    ]
+    if given:
+        raise NertzError(
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for a quick game "
+            f"against bots: add --bots N (nertz play --bots 2 {given[0]} …)"
+        )
 
 
 def _per_bot(text: str, bots: int, what: str, check: Callable[[str], bool]) -> list[str]:
@@ -412,6 +438,9 @@ def _identity(args: argparse.Namespace, name: str) -> tuple[Identity, str]:
 def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     try:
         peers = [host_port(p) for p in args.peer]
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(f"--peer: {exc}") from None
+    try:
         name = player_name(args.name) if args.name is not None else default_name()
     except argparse.ArgumentTypeError as exc:
         raise NertzError(str(exc)) from None

@@ -46,6 +46,7 @@ class Outcome:
         left: the player left the game (a key, or a signal).
         signal: the signal that ended it, if one did.
         gone: why the node stopped waiting, if the table is gone (:attr:`PeerNode.gone`).
+        log: the player's signed log, for what the command says once the table is gone.
     """
 
     peer: Peer | None = None
@@ -53,6 +54,7 @@ class Outcome:
     signal: int | None = None
     errors: list[BaseException] = field(default_factory=list)
     gone: TableGone | None = None
+    log: Path | None = None
 
 
 async def run_table(

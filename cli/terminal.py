@@ -207,10 +207,26 @@ def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
             curses.set_escdelay(25)
         yield CursesTerminal(window, colour=colour)
     finally:
+        _clear_last_line(window)
         window.keypad(False)
         curses.nocbreak()
         curses.echo()
         curses.endwin()
+
+
+def _clear_last_line(window: curses.window) -> None:
+    """Blank the screen's last line, where curses leaves the cursor when it ends: what the
+    command prints then (the scores, where the log is, why it stopped) starts on a line of
+    its own. A terminal with an alternate screen (xterm's) shows the screen from before the
+    table instead, and this changes nothing there; one without (the Linux console, screen and
+    tmux with it off, TERM=vt100) kept the table, and the first line printed overwrote the
+    start of the footer, its end left showing after it ("after 1 round(s): you 12  bot1 -3
+    · s stock · p stuck · …")."""
+    with contextlib.suppress(curses.error):
+        height, _ = window.getmaxyx()
+        window.move(height - 1, 0)
+        window.clrtoeol()
+        window.refresh()
 
 
 def too_small(width: int, height: int) -> Screen:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -95,6 +97,7 @@ def node_game(
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     ports = free_ports(len(names))
     procs: list[subprocess.Popen[str]] = []
+    at_end_of_test(lambda: _kill_running(procs))  # (however the test ends)
     logs: list[Path] = []
     try:
         for n, identity in enumerate(ids):
@@ -125,6 +128,14 @@ def node_game(
     return spec, procs, logs
 
 
+def _kill_running(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill every one of ``procs`` still running, with what it started, and reap it."""
+    for proc in procs:
+        if proc.poll() is None:
+            kill_tree(proc.pid)
+            proc.wait()
+
+
 def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
     """Kill every process still running (continued first, if a test stopped it) and reap it."""
     for proc in procs:
@@ -132,3 +143,53 @@ def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
             proc.send_signal(signal.SIGCONT)
             proc.kill()
         proc.communicate()
+
+
+#: What :func:`end_of_test` runs when the current test ends: each stops a program a helper
+#: started (and every process under it), however the test ended.
+_AT_END: list[Callable[[], None]] = []
+
+
+def at_end_of_test(stop: Callable[[], None]) -> None:
+    """Have ``stop`` run when the current test ends, passed or failed (conftest.py's teardown
+    calls :func:`end_of_test`): a helper that starts a program registers how to stop it, so
+    that no process outlives its test (a failed ``nertz play`` test left its bots playing)."""
+    _AT_END.append(stop)
+
+
+def end_of_test() -> None:
+    """Run what :func:`at_end_of_test` registered, the latest first; each runs once."""
+    while _AT_END:
+        _AT_END.pop()()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process under ``pid`` (children, their children …), read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # (gone meanwhile)
+            parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` and every process under it. It is stopped first (SIGSTOP), so that it
+    starts no more while they are read; those under it are reaped by init, ``pid`` by the
+    caller."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return  # (gone, and its own children stopped by it or left to init: nothing to reach)
+    for victim in (*descendants(pid), pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGKILL)

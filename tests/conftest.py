@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from cli_helpers import end_of_test
 from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
@@ -113,6 +114,14 @@ def _no_leaked_signal_handling() -> Iterator[None]:
             signal.signal(signum, handler)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     pytest.fail("the test left the process's signal handling changed: " + "; ".join(changes))
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test() -> Iterator[None]:
+    """At the end of every test, passed or failed, stop the programs the test helpers started
+    and every process under them (tests/cli_helpers.py, :func:`at_end_of_test`)."""
+    yield
+    end_of_test()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli_play import Tty, bot_processes
+from tests.test_cli_play import Tty, assert_said_on_lines_of_its_own, bot_processes
 from tests.test_cli_play_lobby import keygen
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -59,6 +59,10 @@ def test_q_at_a_table_with_bots_returns_at_once_and_stops_the_bots(
         assert _quit(tty) == 0
         assert b"you left the game" in tty.raw and b"Traceback" not in tty.raw
         assert _bot_children(pid) == []
+        # The score and the signed log are said once the table is gone (host said neither:
+        # the log was named only before the table came up).
+        assert_said_on_lines_of_its_own(tty)
+        assert b"\r\nsigned log: " in tty.raw, tty.raw[-300:]
     finally:
         if tty.child.isalive():
             tty.child.kill(9)

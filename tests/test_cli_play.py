@@ -19,6 +19,7 @@ from typing import ClassVar
 import pexpect
 import pyte
 import pytest
+from cli_helpers import at_end_of_test, kill_tree
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -70,9 +71,17 @@ class Tty:
             env=env,
             cwd=str(cwd),
         )
+        at_end_of_test(self.close)  # (a test that fails leaves nothing running either)
         self.screen = XtermScreen(WIDTH, HEIGHT)
         self.stream = XtermStream(self.screen)
         self.raw = b""
+
+    def close(self) -> None:
+        """Kill the program and every process under it (its bots) if it is still running,
+        and reap it. Run at the end of every test that made a Tty."""
+        if self.child.isalive():
+            kill_tree(self.child.pid)
+        self.child.close(force=True)
 
     def pump(self, wait: float = 0.05) -> bool:
         """Take what the program wrote (waiting at most ``wait``); ``False`` at its end."""
@@ -144,7 +153,7 @@ class Tty:
         deadline = time.monotonic() + timeout
         while self.pump(0.2):
             if time.monotonic() > deadline:
-                self.child.kill(9)
+                self.close()
                 raise AssertionError(f"the program did not end:\n{self.text()}")
         self.child.close()
         status = self.child.exitstatus
@@ -179,6 +188,20 @@ def leave(tty: Tty) -> None:
         if "leave the game?" in tty.text():
             tty.send("y")
     assert tty.finish() == 0
+    assert_said_on_lines_of_its_own(tty)
+
+
+def assert_said_on_lines_of_its_own(tty: Tty) -> None:
+    """What ``nertz play`` printed once the table was gone (the scores first) stands on lines
+    of its own, and the shell's prompt will too (the cursor at the start of a line). pyte, as
+    a terminal with no alternate screen, keeps the table: the scores used to overwrite the
+    start of the footer and its end showed after them ("after 0 round(s): bot1 0  you 06 · s
+    stock · p stuck · …")."""
+    lines = tty.text().splitlines()
+    said = next((n for n, line in enumerate(lines) if line.startswith("after ")), None)
+    assert said is not None, "no score said after the table:\n" + "\n".join(lines)
+    assert re.fullmatch(r"after \d+ round\(s\):( +\S+ -?\d+)+", lines[said]), lines[said:]
+    assert tty.screen.cursor.x == 0, (tty.screen.cursor.x, lines[tty.screen.cursor.y])
 
 
 def refused_in_one_line(argv: str, env: dict[str, str] | None = None) -> str:
@@ -253,6 +276,7 @@ def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) 
     status = tty.finish()
     assert status == 128 + 2
     assert b"left the game on signal 2" in tty.raw and b"Traceback" not in tty.raw
+    assert_said_on_lines_of_its_own(tty)
     game = tmp_path / "game"
     spec = GameSpec.from_wire((game / "game.spec").read_bytes())
     me = next(m.peer_id for m in spec.members if m.name == "you")
@@ -330,3 +354,57 @@ def test_play_rejects_liveness_timers_out_of_order_in_one_line(tmp_path: Path) -
     line = refused_in_one_line(f"play --bots 1 --suspect-after 3 --drop-after 1 --dir {tmp_path}")
     assert "--drop-after" in line and "--suspect-after" in line
     assert not (tmp_path / "game.spec").exists()  # nothing was started
+
+
+def test_a_failing_test_leaves_no_process_of_its_tty_running(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A test of its own that fails while `nertz play` and its bot run: the suite's teardown
+    # (conftest.py's, imported into it as a fixture) must leave none of them running. Before,
+    # the play process was left to pexpect's garbage collection and its bot played on.
+    pids = tmp_path / "pids"
+    pytester.makepyfile(
+        test_fails=f"""
+        from cli_helpers import descendants
+        from conftest import _no_process_outlives_its_test  # noqa: F401
+        from test_cli_play import Tty
+
+        def test_fails_while_its_program_runs(tmp_path):
+            tty = Tty(["play", "--bots", "1", "--speed", "1", "--seed", "3", "--rounds", "1",
+                       "--dir", str(tmp_path / "game")])
+            tty.wait("[n] Nerts", timeout=60)
+            running = {{tty.child.pid, *descendants(tty.child.pid)}}
+            open({str(pids)!r}, "w").write(" ".join(map(str, running)))
+            assert False, "failing on purpose, its program running"
+        """
+    )
+    tests = Path(__file__).resolve().parent
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tests), str(ROOT)]))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    started = {int(pid) for pid in pids.read_text().split()} if pids.exists() else set()
+    left = {pid for pid in started if _running(pid)}
+    for pid in left:  # (this test leaves nothing behind either)
+        os.kill(pid, signal.SIGKILL)
+    result.assert_outcomes(failed=1)
+    assert len(started) >= 2, started  # (play and its bot's node)
+    assert not left, f"left running: {left}"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process still running (not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_play_quick_game_options_without_bots_say_so_in_one_line(tmp_path: Path) -> None:
+    # `nertz play --practice` went to the lobby (or said there was no key), the practice
+    # silently forgotten.
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path))
+    line = refused_in_one_line("play --practice", env)
+    assert "--practice is for a quick game against bots: add --bots N" in line, line
+    line = refused_in_one_line(f"play --speed 3 --dir {tmp_path / 'game'}", env)
+    assert "--speed and --dir are for a quick game against bots" in line, line
+    assert list(tmp_path.iterdir()) == []  # (nothing was made: no key, no game)

@@ -10,6 +10,7 @@ strangers (no key, a key not the table's) knock at its port.
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -94,21 +95,17 @@ def test_spectator_mid_game_shows_every_tableau_as_revealed(network: PeerNetwork
 def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
     tmp_path: Path,
 ) -> None:
-    (port,) = free_ports(1)
-    endpoint = f"tcp://127.0.0.1:{port}"
     spy = Identity.generate(derive_seed(b"test-cli-watch-spy"))
     key = tmp_path / "spy.key"
     write_key(key, spy)
-    game = tmp_path / "game"
-    args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
-    address = f"{endpoint}#{spy.peer_id.hex()}"  # what `nertz watch` prints
-    player = Tty([*args, "--dir", str(game), "--watcher", address])
-    player.wait("[n] Nerts")
-    # The player's node queues what it pushes until we bind. The spectator admits the game's
-    # members' keys only, so it is given the game (its spec file) before anyone connects.
-    spec = str(game / "game.spec")
-    watcher = Tty(["watch", "--spec", spec, "--key", str(key), "--bind", endpoint])
-    text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
+    # The first port offered is taken, as another worker's process could take it between our
+    # pick and the watcher's bind (the flake): the watcher says so, and both start again.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        first = taken.getsockname()[1]
+        player, watcher, endpoint, text = _player_and_watcher(tmp_path, key, spy, first)
+    assert endpoint != f"tcp://127.0.0.1:{first}"
     assert "spectator" in watcher.line(0)
     # Every tableau is followed: each player's row, then its piles.
     for name in ("you", "bot1", "bot2"):
@@ -132,6 +129,42 @@ def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
         watcher.raw,
     )
     assert refused, watcher.raw[-400:]
+
+
+def _player_and_watcher(
+    tmp_path: Path, key: Path, spy: Identity, first: int | None = None, attempts: int = 3
+) -> tuple[Tty, Tty, str, str]:
+    """``nertz play`` pushing to a ``nertz watch`` that follows it: the player, the watcher,
+    the watcher's endpoint and its first screen showing the table.
+
+    The player is told the watcher's port before the watcher binds it (the spectator needs
+    the game's spec, which the player writes, before anyone connects), so the port is one
+    that was free a moment ago, and another test's process (the suite runs several workers)
+    may take it in between: the watcher then says "Address already in use", and both start
+    again on another port (a flake seen once: the watcher failed so). ``first``: the port
+    tried first (by default one free a moment ago)."""
+    for attempt in range(attempts):
+        (port,) = free_ports(1) if first is None or attempt else (first,)
+        endpoint = f"tcp://127.0.0.1:{port}"
+        game = tmp_path / f"game{attempt}"
+        args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
+        address = f"{endpoint}#{spy.peer_id.hex()}"  # what `nertz watch` prints
+        player = Tty([*args, "--dir", str(game), "--watcher", address])
+        player.wait("[n] Nerts")
+        # The player's node queues what it pushes until we bind. The spectator admits the
+        # game's members' keys only, so it is given the game (its spec file) first.
+        spec = str(game / "game.spec")
+        watcher = Tty(["watch", "--spec", spec, "--key", str(key), "--bind", endpoint])
+        try:
+            text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
+        except AssertionError:
+            if b"Address already in use" not in watcher.raw:
+                raise
+            watcher.close()
+            player.close()
+            continue
+        return player, watcher, endpoint, text
+    raise AssertionError(f"every one of {attempts} ports was taken before the watcher bound it")
 
 
 def _keyed_stranger_is_refused(endpoint: str, spy: Identity) -> None:

@@ -48,3 +48,39 @@ def test_a_demo_of_no_players_is_refused_not_played_with_four(tmp_path: Path, op
     assert done.returncode == 2 and done.stdout == "", done.stdout
     one_error_line(done, "2 to 8 players", "not 0")
     assert list(tmp_path.iterdir()) == []
+
+
+#: Every port argument of every command, PORT standing for the port given, and whether 0 is
+#: a port there: 0 asks for any free one where this machine binds (``host --port``,
+#: ``--bind``, ``--web-bind``), and names no port where others are reached or where the two
+#: sides of a beacon must agree (``--beacon-port``, ``--peer``, ``--watcher``).
+_KEY = "ab" * 32
+PORTS: dict[str, tuple[list[str], bool]] = {
+    "games --beacon-port": (["games", "--discover", "127.0.0.1", "--beacon-port", "PORT"], False),
+    "host --beacon-port": (["host", "--bot", "greedy", "--beacon-port", "PORT"], False),
+    "join --beacon-port": (["join", "--bot", "greedy", "--beacon-port", "PORT"], False),
+    "bot --beacon-port": (["bot", "--beacon-port", "PORT"], False),
+    "play --beacon-port": (["play", "--beacon-port", "PORT"], False),
+    "host --port": (["host", "--bot", "greedy", "--port", "PORT"], True),
+    "join --peer": (["join", "--bot", "greedy", "--peer", "127.0.0.1:PORT"], False),
+    "bot --peer": (["bot", "--peer", "127.0.0.1:PORT"], False),
+    "play --peer": (["play", "--peer", "127.0.0.1:PORT"], False),
+    "host --watcher": (["host", "--bot", "greedy", "--watcher", f"127.0.0.1:PORT#{_KEY}"], False),
+    "watch --bind": (["watch", "--spec", "game.spec", "--bind", "127.0.0.1:PORT"], True),
+    "play --web-bind": (["play", "--web", "--web-bind", "127.0.0.1:PORT"], True),
+    "replay --web-bind": (["replay", "x.log", "--web-bind", "127.0.0.1:PORT"], True),
+}
+
+
+@pytest.mark.parametrize("argument", PORTS)
+def test_every_port_argument_refuses_what_is_not_a_port_there(
+    tmp_path: Path, argument: str
+) -> None:
+    argv, zero_is_a_port = PORTS[argument]
+    # (Fullwidth digits are digits to str.isdigit and int(): "８０" was taken as port 80.)
+    bad = ["-1", "８０", "65536" if zero_is_a_port else "0"]
+    for value in bad:
+        done = _nertz(tmp_path, *(word.replace("PORT", value) for word in argv))
+        line = one_error_line(done, argument.split()[1], value)
+        assert done.returncode == 2, line
+    assert list(tmp_path.iterdir()) == []  # (nothing was started: no key, no log)

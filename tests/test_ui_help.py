@@ -10,6 +10,7 @@ from p2p_nertz.ui import TableView, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
 from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, how_to_play
 from p2p_nertz.ui.tracker import NOTHING_TO_PLAY, PASS_GONE, status_line
+from p2p_nertz.ui.view import Gone
 
 NAMES = ("Ann", "Bob", "Cy")
 
@@ -117,3 +118,19 @@ def test_the_status_line_offers_the_pass_when_nothing_is_left_to_play() -> None:
 
 
 TWO_SPADES = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: 2S"
+
+
+def test_the_keys_page_says_what_the_notation_means() -> None:
+    # The keys page listed `1:2>4` and `N>_2` and the players' rows show moves so (`N>_4`,
+    # `3>1`): nothing a player reads at the table said what they were. It fits with the
+    # abandon key listed too.
+    view = _view(Rules(), help=True, abandon=Gone(1, "Bob"))
+    text = render(view, 80, 24).text()
+    assert "N Nerts pile, W waste," in text
+    assert "1-4 work piles, L lake" in text and "1:2>4 two cards of pile 1 onto 4" in text
+    assert "N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades" in text
+
+
+def test_how_to_play_names_this_games_work_piles() -> None:
+    assert "Pick a card (n, w, 1-4), then l." in "\n".join(how_to_play(Rules()))
+    assert "Pick a card (n, w, 1-6), then l." in "\n".join(how_to_play(Rules(work_piles=6)))

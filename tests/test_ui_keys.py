@@ -189,3 +189,8 @@ def test_keys_any_sequence_never_raises_and_plays_only_legal_moves(sequence: lis
                 assert action.move in table.legal_moves(0)
                 if action.move.kind is not MoveKind.CALL:
                     table, _ = table.play(0, action.move)
+
+
+def test_keys_the_lake_key_before_a_pick_names_this_games_work_piles() -> None:
+    state, actions = keys(table_of(), "l")
+    assert actions == [] and state.status == "pick a card first: n, w or 1-4"

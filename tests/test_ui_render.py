@@ -7,6 +7,7 @@ check that the screen shows the state, not that it matches a recorded picture.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from helpers_rules import table_from
@@ -170,6 +171,17 @@ def test_render_the_command_line_replaces_the_key_hint() -> None:
     assert screen.line(23).startswith("move> 1:2>4")
 
 
+def test_render_the_key_hint_names_this_games_work_piles() -> None:
+    # The table's four work piles: the footer said 1-6, and keys 5 and 6 only answer "no work
+    # pile 5 in this game".
+    table = make_table()
+    assert len(table.tableaux[0].work) == 4
+    footer = render(view_of(table)).line(23)
+    assert footer.startswith("n w 1-4 pick, then l lake or 1-4 · "), footer
+    footer = render(view_of(table, rules=replace(table.rules, work_piles=6))).line(23)
+    assert footer.startswith("n w 1-6 pick, then l lake or 1-6 · "), footer
+
+
 def by_suit(cards: list[Card]) -> str:
     """Cards as the board lists a player's lake: the ranks by suit, ``♣ A 2  ♥ A``."""
     groups = itertools.groupby(cards, key=lambda c: c.suit)
@@ -328,3 +340,20 @@ def test_tracker_keeps_the_board_until_closed() -> None:
     assert tracker.board.lake == Lake()  # no peer given: no lake to sort
     tracker.close_board()
     assert tracker.board is None
+
+
+def test_tracker_says_a_round_dealt_under_the_board_waits_for_it_to_close() -> None:
+    # Round 2 is dealt while round 1's board is still up before the player (its ready held):
+    # "go!" under "next round in 30 s" sent them looking for a table not theirs yet.
+    tracker = Tracker(NAMES, seat=0)
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 1))
+    assert tracker.messages[-1] == "round 1 is dealt — go!"
+    tracker.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    assert tracker.messages[-1] == (
+        "round 2 is dealt — it starts once everyone has closed the board (Enter)"
+    )
+    spectator = Tracker(NAMES)  # (nobody waits for a spectator's board)
+    spectator.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
+    spectator.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    assert spectator.messages[-1] == "round 2 is dealt — go!"

@@ -231,7 +231,8 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
         return _play(ctx, Move.call())
     if k in ("l", "f"):
         if state.selected is None:
-            return replace(state, status="pick a card first: n, w or 1-6"), []
+            piles = ctx.table.rules.work_piles if ctx.table is not None else 6
+            return replace(state, status=f"pick a card first: n, w or 1-{piles}"), []
         return _play(ctx, Move.to_lake(state.selected))
     pile = _SOURCES.get(k)
     if pile is not None:

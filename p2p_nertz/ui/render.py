@@ -64,7 +64,16 @@ ABANDON_HELP: tuple[str, str] = (
     "abandon: end the game on the totals (your opponent has gone)",
 )
 
-_HINT = "n w 1-6 pick, then l lake or 1-6 · s stock · p stuck · x Nerts · : move · ? · q"
+
+def _hint(rules: Rules) -> str:
+    """The footer's keys, with this game's work piles (4 by default: a footer saying 1-6 sent
+    a newcomer to keys 5 and 6, "no work pile 5 in this game")."""
+    piles = f"1-{rules.work_piles}"
+    return (
+        f"n w {piles} pick, then l lake or {piles} · s stock · p stuck · x Nerts · : move · ? · q"
+    )
+
+
 _LINK_STYLE = {
     Link.OK: Style.GOOD,
     Link.SUSPECTED: Style.WARN,
@@ -79,6 +88,18 @@ _SUIT_NAMES = {
 }
 
 
+def _notation(rules: Rules) -> tuple[str, ...]:
+    """The moves' notation in brief, under the keys: what ``:`` takes, and what the players'
+    rows show of each move (``N>_4``, ``3>1``). The keys page listed ``1:2>4`` and ``N>_2``
+    without saying what they were, and neither ``?`` nor ``nertz rules`` said it elsewhere."""
+    return (
+        "  moves as written (typed, and in the players' rows): N Nerts pile, W waste,",
+        f"  1-{rules.work_piles} work piles, L lake, S stock, P pass; 1:2>4 two cards of pile "
+        "1 onto 4,",
+        "  N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades",
+    )
+
+
 def how_to_play(rules: Rules) -> list[str]:
     """The "how to play" help page: the rules in brief, with this game's numbers (each line
     fits 78 columns, the page 80×24; the whole rule book is ``nertz rules``)."""
@@ -90,7 +111,7 @@ def how_to_play(rules: Rules) -> list[str]:
     lines = [
         "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
         "Aces go to the lake, where they start foundations; everyone builds every",
-        "foundation up, in suit, to the King. Pick a card (n, w, 1-6), then l.",
+        f"foundation up, in suit, to the King. Pick a card (n, w, 1-{rules.work_piles}), then l.",
         "On your work piles build down in alternating colours (a red 6 on a black 7);",
         "a run moves whole, and an empty work pile takes any card.",
         f"s turns the stock {rules.draw} card{'s' if rules.draw != 1 else ''} at a time onto "
@@ -277,9 +298,9 @@ class _Painter:
             else:
                 text = f" ends the game ({gone.name} gone)"
             row.add("a", Style.KEY).add(text, Style.WARN)
-            row.add(" · " + _HINT, Style.DIM)
+            row.add(" · " + _hint(view.rules), Style.DIM)
         else:
-            row.add(_HINT, Style.DIM)
+            row.add(_hint(view.rules), Style.DIM)
         return row.spans()
 
     def status(self) -> tuple[Span, ...]:
@@ -309,6 +330,7 @@ class _Painter:
             .add(" = in the air", Style.DIM)
             .spans()
         )
+        rows += [self.pen.row().add(line, Style.DIM).spans() for line in _notation(self.view.rules)]
         return rows[:room]
 
     def how_to_play(self, room: int) -> _Rows:

@@ -176,6 +176,14 @@ class Tracker:
         del self.messages[:-MAX_MESSAGES]
         self.changes += 1
 
+    def _dealt(self, number: int) -> str:
+        """The announcement of round ``number``'s deal. While the last round's board is still
+        up before a player, the round waits for them to close it (docs/pace.md): "go!" there,
+        under "next round in 30 s", had them look for a table that was not theirs yet."""
+        if self.board is not None and self.seat is not None and self.board.result is None:
+            return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
+        return f"round {number} is dealt — go!"
+
     def card(self, card: Card) -> str:
         return card_text(card, symbols=self.symbols)
 
@@ -223,7 +231,7 @@ class Tracker:
             if effect.phase is st.Phase.PLAY and now is not None:
                 self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
-                self.say(f"round {effect.round} is dealt — go!")
+                self.say(self._dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
                 self.suspected.add(effect.seat)
