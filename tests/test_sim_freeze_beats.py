@@ -19,7 +19,10 @@ game alike, nobody named.
 The own-head variant (session 24): the liar's beats to the dealer also announce its own feed
 far past any event it signs. Without the relay of that debt (``protocol.debts``) the
 dealer's lone vote *withheld* on the liar froze the table at four players; now the others
-vote the liar out in turn and every peer ends the game.
+vote the liar out in turn and every peer ends the game. With the head one event past its
+last at every beat, never given once the game is over, the dealer stayed in ``result`` for
+good while the others were at ``over``; now the liar's own word past what is held caps
+nothing (``Finality.bounds``) and every peer ends the game.
 """
 
 from __future__ import annotations
