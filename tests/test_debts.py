@@ -4,6 +4,9 @@ real ``Finality``."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 from p2p_nertz.protocol.bodies import Beat, encode_body
 from p2p_nertz.protocol.debts import Debts
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
@@ -46,8 +49,33 @@ def test_a_relayed_old_beat_makes_its_head_owed_at_the_receiver() -> None:
     finality = Finality(0, feeds)
     _, beat = _beat(1000, 7)
     finality.note_head(1, beat.head_seq)
-    # Owed (what Membership.stalls reads) and held back: no event of the liar is known past
-    # what is held while another member's word, its own, says it holds more.
-    assert finality.claimed[1][1] == 1000 and finality.claimed_most[1] == 1000
+    # Owed (what Membership.stalls reads); its own word caps nothing (Finality.bounds reads
+    # known for it, below).
+    assert finality.claimed[1][1] == 1000 and finality.claimed_most[1] == 0
     finality.note_head(1, 3)  # (a lower word lowers nothing)
     assert finality.claimed[1][1] == 1000
+
+
+def test_a_head_of_its_own_past_ours_holds_finality_no_lower_than_its_beats_of_held_heads() -> None:
+    """The own-head lie at the game's end (docs/protocol.md §9.2): the liar beats a head of
+    its own one past its last event, never given. Its beats of a head held here said nothing
+    of its feed past that head comes at or below their time (an event that did would be a
+    lie about time, §9.4), so its term is that time, not its last event's: a peer is not
+    held for good by the head. Another member's word that it holds more still caps it."""
+    times = {0: [], 1: [10, 20], 2: [5]}  # seat -> its events' Lamport times held here
+    feeds: list[list[Any]] = [
+        [SimpleNamespace(lamport=t, id=b"") for t in times[q]] for q in range(3)
+    ]
+    finality = Finality(0, feeds)
+    ids = (b"", b"", b"")
+    everything = (0, 2, 1)
+    finality.take_beat(2, 200, Beat(1, bytes(32), everything, ids))  # (seat 2 is no term)
+    finality.take_beat(1, 100, Beat(2, bytes(32), everything, ids))  # the liar's true beat
+    finality.take_beat(1, 101, Beat(3, bytes(32), (0, 3, 1), ids))  # ... and its lie
+    assert finality.claimed[1][1] == 3  # (owed: Membership.stalls reads it)
+    far = 10**6
+    assert finality.bounds({}, {}, far, far) == 100
+    # Another member says it holds the liar's event 3: we cannot know every event of the
+    # liar up to 100 before we have it (its beats may lie about time).
+    finality.take_beat(2, 201, Beat(1, bytes(32), (0, 3, 1), ids))
+    assert finality.bounds({}, {}, far, far) == times[1][-1]

@@ -49,10 +49,15 @@ def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         floor: int | None = None,
         forks: dict[int, int] | None = None,
     ) -> int:
-        # The column maxima are those of the claims of every member but us.
-        others = [row for r, row in enumerate(self.claimed) if r != self.seat]
-        expected = [max(column) for column in zip(*others, strict=True)] if others else None
-        assert expected is None or self.claimed_most == expected
+        # The column maxima are those of the claims of every member but us and the feed's
+        # author (its own word is known's, docs/protocol.md §9.2).
+        expected = [
+            max(
+                (row[q] for r, row in enumerate(self.claimed) if r not in (self.seat, q)), default=0
+            )
+            for q in range(self.n)
+        ]
+        assert self.claimed_most == expected
         exact = full(self, excluded, voted, own_known, clock, forks=forks)
         if floor is None:
             return exact

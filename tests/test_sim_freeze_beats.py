@@ -19,7 +19,10 @@ game alike, nobody named.
 The own-head variant (session 24): the liar's beats to the dealer also announce its own feed
 far past any event it signs. Without the relay of that debt (``protocol.debts``) the
 dealer's lone vote *withheld* on the liar froze the table at four players; now the others
-vote the liar out in turn and every peer ends the game.
+vote the liar out in turn and every peer ends the game. With the head one event past its
+last at every beat, never given once the game is over, the dealer stayed in ``result`` for
+good while the others were at ``over``; now the liar's own word past what is held caps
+nothing (``Finality.bounds``) and every peer ends the game.
 """
 
 from __future__ import annotations
@@ -213,3 +216,58 @@ def test_sim_freeze_beats_a_voter_announcing_its_own_head_to_one_peer_stalls_nob
     honest = [p for p in result.peers if p is not None and p.seat != LIAR]
     assert len({tuple(sorted(p.final.dropped.items())) for p in honest}) == 1
     assert all(LIAR in p.final.dropped for p in honest)
+
+
+#: the own-head lie one event ahead, each head filled by the liar's next event until it signs
+#: no more at the game's end (four players; before session 24's mend, seed 5's dealer stayed
+#: in ``result`` at stable 871, seed 7's likewise; at three players the dealer, left with the
+#: liar, voted it out and ended the game all the same)
+_ONE_AHEAD_SEEDS = [(4, 5), (4, 7)]
+
+
+@pytest.mark.parametrize(("players", "seed"), _ONE_AHEAD_SEEDS)
+def test_sim_freeze_beats_a_head_one_past_at_the_games_end_holds_no_peer_back(
+    players: int, seed: int
+) -> None:
+    """The own-head lie one event ahead (docs/protocol.md §9.2): the liar's beats to the
+    dealer announce its own feed one event past its last, at every beat. Once the game is
+    over the liar signs no more, and the head it announced is never given. The dealer capped
+    the liar's term at its last event then, and its own ``result``, timed after, was never
+    final: it stayed in ``result`` for good (stable 871) while the others, at ``over``, voted
+    nobody out, so its relayed debt made no majority. Now the liar's own word past what is
+    held caps nothing (its beats of a head held here bound its feed's time, §9.4): every
+    peer ends the game."""
+    complainer = players - 1
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(
+            deck_cheats=(DeckCheat(complainer, DeckCheatKind.PLAY_COMPLAINT),), delay=0.005
+        ),
+        max_time=200.0,
+    )
+    lies: list[bytes] = []
+    schedule = _CrashAtComplaint(CRASHED, lies)
+    sim = Simulation(config, schedule)
+    liar = sim.peers[LIAR]
+    assert liar is not None
+    _break_freeze(liar, sim.identities[DEALER].peer_id, CRASHED, lies, own_ahead=1)
+    result = sim.run()
+    result.violations = check(result)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    # The case is built: the dealer holds the liar's word of a head past its last event
+    # (never given: the game is over), and a lie on seat 1 came while seat 1 was still in.
+    assert schedule.crashed and schedule.taken_early > 0
+    assert dealer._finality.claimed[LIAR][LIAR] > len(dealer.events(LIAR))
+    # Nothing held the dealer back: every peer ended the game, alike, nobody honest named.
+    assert result.finished and result.violations == []
+    report = result.audit
+    assert report is not None
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
+    assert not report.errors
+    assert "DECK_ANSWER" in {m.kind.name for m in dealer.events(DEALER)}
+    assert len({tuple(sorted(p.final.dropped.items())) for p in result.peers if p}) == 1

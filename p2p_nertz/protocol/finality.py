@@ -94,7 +94,9 @@ class Finality:
         # its cover is credited once that feed is (take_beat).
         self.early: list[tuple[int, Beat] | None] = [None] * n
         self.claimed: list[tuple[int, ...]] = [(0,) * n for _ in range(n)]  # R's held, as said
-        self.claimed_most = [0] * n  # the most of Q's feed any other member said it holds
+        # The most of Q's feed any member but us and Q said it holds (Q's word on its own
+        # feed is in known: :meth:`bounds`).
+        self.claimed_most = [0] * n
         # The term that held finality back at the last call of bounds: (seat, Q) for what
         # seat is known to hold of Q's feed, or (KNOWN, Q), or (VOTED, Q).
         self.holder: tuple[int, int] | None = None
@@ -175,13 +177,12 @@ class Finality:
     def note_head(self, seat: int, head: int) -> None:
         """Take ``seat``'s signed word that it holds its own feed up to ``head``, from a beat
         of any age (one relayed with a vote *withheld* on it, ``debts``): it owes that feed
-        here (``Membership.stalls``), and no event of it is known up to the beat's time
-        before we hold that far (:meth:`bounds`). A beat taken anew says it too
-        (:meth:`take_beat`: its ``held`` has the author's own count)."""
+        here (``Membership.stalls``). It holds no finality back: what we know of its feed is
+        what its beats of a head held here said (:attr:`known`, :meth:`bounds`). A beat taken
+        anew says it too (:meth:`take_beat`: its ``held`` has the author's own count)."""
         claimed = self.claimed[seat]
         if head > claimed[seat]:
             self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
-            self.claimed_most[seat] = max(self.claimed_most[seat], head)
             self.dirty = True
 
     def take_beat(
@@ -226,7 +227,8 @@ class Finality:
         for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
             if h > claimed[q]:
                 claims_more = True
-                most[q] = max(most[q], h)
+                if q != seat:  # (its own word is known's: a head past ours caps nothing)
+                    most[q] = max(most[q], h)
             ours = feeds[q]
             if h > len(ours):
                 ahead.append(q)
@@ -386,11 +388,16 @@ class Finality:
                 if (
                     most[q] > len(feed)
                     if most is not None
-                    else any(self.claimed[r][q] > len(feed) for r in members if r != seat)
+                    else any(self.claimed[r][q] > len(feed) for r in members if r not in (seat, q))
                 ):
-                    # Someone holds an event of q that we do not: whatever q's beats said, we
-                    # cannot know every event of q up to them until we have it (a beat can lie
-                    # about time).
+                    # Another member holds an event of q that we do not: whatever q's beats
+                    # said, we cannot know every event of q up to them until we have it (a beat
+                    # can lie about time). Q's own word on a head past ours holds nothing back:
+                    # known[q] counts only its beats of a head held here, each saying nothing
+                    # of q past it comes at or below its time, and an event that does is a lie
+                    # about time, refused and proven (docs/protocol.md §9.4). (Capped at our
+                    # last event of q, a peer was held for good by a head never given: §9.2,
+                    # the own-head variant at the game's end.)
                     known = min(known, feed[-1].lamport if feed else 0)
             if holder is None or known < bound:
                 bound, holder = known, (KNOWN, q)
