@@ -4,8 +4,16 @@ checks, the files, and the live connection both ways. A real WebSocket client
 
 from __future__ import annotations
 
+import fcntl
 import json
+import queue
+import socket
+import struct
+import termios
+import threading
+import time
 from collections.abc import AsyncIterator
+from functools import partial
 from urllib.parse import urlsplit
 
 import pytest
@@ -139,3 +147,39 @@ async def test_an_address_in_use_is_one_clear_error(served: Served) -> None:
     app = WebApp(Page(), ViewFeed(), lambda action: None)
     with pytest.raises(NertzError, match=f"cannot serve the page on 127.0.0.1:{port}"):
         await serve_page(app, "127.0.0.1", port)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
+def test_a_client_that_never_reads_is_dropped_and_the_server_still_stops() -> None:
+    # Anyone on this machine, token or not, can ask for answers it never reads (pipelined
+    # requests): the server's send then waits on a full socket, and hypercorn shields that
+    # wait from cancellation, so the peer could never exit. The kernel drops such a client
+    # (TCP_USER_TIMEOUT, here after 1 s); meanwhile the page is served to others.
+    app = WebApp(Page(), ViewFeed(), lambda action: None)
+    started: queue.Queue[tuple[str, trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(partial(serve_page, stalled_after=1.0), app, "127.0.0.1", 0)
+            started.put((url, trio.lowlevel.current_trio_token(), nursery.cancel_scope))
+
+    server = threading.Thread(target=trio.run, args=(main,), daemon=True)
+    server.start()
+    url, token, scope = started.get(timeout=30)
+    host, path = urlsplit(url).netloc, urlsplit(url).path
+    address, port = host.split(":")
+    with socket.create_connection((address, int(port))) as hog:
+        request = f"GET {path}table.js HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        hog.sendall(request * 2000)  # (some 60 MB of answers: far more than sockets hold)
+        while _unread(hog) < 1 << 16:  # the server is filling the socket
+            time.sleep(0.05)
+        served = Served(url, app, app.feed, [])
+        assert trio.run(_get, served, path)[0] == 200
+        trio.from_thread.run_sync(scope.cancel, trio_token=token)
+        server.join(timeout=60)
+        assert not server.is_alive(), "the server did not stop"
+
+
+def _unread(sock: socket.socket) -> int:
+    """The bytes waiting in a socket's receive queue."""
+    return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0])

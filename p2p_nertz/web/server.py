@@ -52,6 +52,13 @@ FILES = {
     "table.js": ("table.js", "text/javascript; charset=utf-8"),
     "table.css": ("table.css", "text/css; charset=utf-8"),
 }
+#: Seconds a client may leave what it is sent unread before the kernel drops it (Linux's
+#: ``TCP_USER_TIMEOUT``, set on the listening socket and inherited by each connection).
+#: hypercorn waits for a full socket shielded from cancellation, so without it one client that
+#: asks and never reads (no token needed: pipelined requests for a 404 do) would keep the
+#: peer from ever exiting. A browser reads all the time; a tablet asleep on the LAN
+#: (``--web-bind``) is dropped and its page connects again when it wakes.
+STALLED_AFTER = 10.0
 #: The page may load only its own files and talk only to its own server.
 _CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
 
@@ -250,10 +257,12 @@ async def serve_page(
     host: str,
     port: int,
     *,
+    stalled_after: float = STALLED_AFTER,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``host:port`` (``0``: a free port) until cancelled; started (with
-    ``nursery.start``) once it listens, with the page's URL.
+    ``nursery.start``) once it listens, with the page's URL. A client that takes nothing
+    of what it is sent for ``stalled_after`` seconds is dropped (see :data:`STALLED_AFTER`).
 
     Raises:
         NertzError: the address cannot be bound (the message names it).
@@ -263,6 +272,8 @@ async def serve_page(
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # (Linux; inherited by every connection)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(stalled_after * 1000))
         sock.bind((host, port))
     except OSError as exc:
         sock.close()

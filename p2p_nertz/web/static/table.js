@@ -444,6 +444,13 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
+    // game whose other member is gone (its button asks first, as the key does).
+    $("#rotate").hidden = !view.rotate_alone;
+    $("#abandon").hidden = view.abandon === null;
+    const ending = /end the game on the totals\?/.test(view.status);
+    $("#abandon").textContent = ending ? "yes, end it" : "end the game";
+    $("#abandon").dataset.key = ending ? "y" : "a";
     // A spectator or a replay: every tableau drawn alike, no tableau of ours.
     document.body.classList.toggle("watching", me === null);
     const bar = $("#replay");
@@ -667,7 +674,7 @@
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
     setUpLobby();
-    for (const b of document.querySelectorAll("#replay button"))
+    for (const b of document.querySelectorAll("#replay button, #actions button"))
       b.onclick = () => key(b.dataset.key);
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
