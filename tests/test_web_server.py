@@ -13,6 +13,7 @@ import termios
 import threading
 import time
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from functools import partial
 from urllib.parse import urlsplit
 
@@ -22,7 +23,7 @@ from trio_websocket import open_websocket_url
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.web.model import Drop, KeyPress, PageAction
-from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+from p2p_nertz.web.server import MAX_CONNECTIONS, MAX_MESSAGE, Page, ViewFeed, WebApp, serve_page
 
 pytestmark = pytest.mark.anyio
 
@@ -140,6 +141,57 @@ async def test_views_go_out_and_actions_come_in(served: Served) -> None:
         error = json.loads(await ws.get_message())
         assert error["type"] == "error" and "source" in error["error"]
     assert served.got == [KeyPress("s"), Drop("n", ("l",), 1)]
+
+
+async def test_the_url_without_its_last_slash_leads_to_the_page(served: Served) -> None:
+    # (A URL copied without its "/" would otherwise be "not found".)
+    status, head, _ = await _get(served, served.path.rstrip("/"))
+    assert status == 301 and f"location: {served.path}\r\n".encode() in head
+    assert (await _get(served, served.path.rstrip("/") + "x"))[0] == 404
+
+
+async def test_live_connections_beyond_the_limit_are_refused(served: Served) -> None:
+    served.feed.publish('{"type": "view"}')
+    origin = [("Origin", f"http://{served.host}")]
+    async with AsyncExitStack() as stack:
+        for _ in range(MAX_CONNECTIONS):
+            ws = await stack.enter_async_context(
+                open_websocket_url(_ws(served), extra_headers=origin)
+            )
+            assert json.loads(await ws.get_message()) == {"type": "view"}
+        assert await _handshake(served, served.path + "ws", f"http://{served.host}") == 403
+    # (Closed: room again.)
+    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+        assert json.loads(await ws.get_message()) == {"type": "view"}
+
+
+async def test_a_message_far_longer_than_any_action_closes_the_connection(served: Served) -> None:
+    # (By hand: trio-websocket's client leaves a socket the server closed open.)
+    address, port = served.host.split(":")
+    async with await trio.open_tcp_stream(address, int(port)) as stream:
+        request = (
+            f"GET {served.path}ws HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
+            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{served.host}\r\n\r\n"
+        )
+        await stream.send_all(request.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += await stream.receive_some()
+        assert data.startswith(b"HTTP/1.1 101")
+        size = MAX_MESSAGE + 1  # one text frame, masked (as a client's are) with 0s
+        await stream.send_all(b"\x81\xff" + size.to_bytes(8, "big") + b"\0" * 4 + b"x" * size)
+        data = data.partition(b"\r\n\r\n")[2]
+        while len(data) < 4:
+            data += await stream.receive_some()
+        assert data[0] == 0x88 and int.from_bytes(data[2:4], "big") == 1009  # (message too big)
+    assert served.got == []
+    origin = [("Origin", f"http://{served.host}")]
+    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:  # (nothing else)
+        await ws.send_message('{"type": "key", "key": "s"}')
+        await ws.send_message("{")  # (an answer: the key was taken before it)
+        assert json.loads(await ws.get_message())["error"] == "not JSON"
+    assert served.got == [KeyPress("s")]
 
 
 async def test_an_address_in_use_is_one_clear_error(served: Served) -> None:

@@ -37,7 +37,15 @@ from hypercorn.trio import serve
 from p2p_nertz.errors import NertzError
 from p2p_nertz.web.model import BadAction, PageAction, parse_action
 
-__all__ = ["Page", "ViewFeed", "WebApp", "serve_page"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "MAX_MESSAGE",
+    "STALLED_AFTER",
+    "Page",
+    "ViewFeed",
+    "WebApp",
+    "serve_page",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -59,6 +67,12 @@ FILES = {
 #: peer from ever exiting. A browser reads all the time; a tablet asleep on the LAN
 #: (``--web-bind``) is dropped and its page connects again when it wakes.
 STALLED_AFTER = 10.0
+#: Live connections at once (a player's tabs, say): one more is refused (403), so that a page
+#: opening them in a loop cannot make the peer send every view a thousand times.
+MAX_CONNECTIONS = 8
+#: The longest WebSocket message taken, in bytes; a longer one closes its connection (1009).
+#: An action is at most 4 KiB (:func:`~p2p_nertz.web.model.parse_action`).
+MAX_MESSAGE = 64 * 1024
 #: The page may load only its own files and talk only to its own server.
 _CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
 
@@ -150,6 +164,9 @@ class WebApp:
         if not self.page.host_ok(headers.get("host", "")):
             await _respond(send, 421, b"wrong host\n", "text/plain")
             return
+        if scope["path"] == f"/{self.page.token}":  # (the URL copied without its last "/")
+            await _respond(send, 301, b"", "text/plain", location=f"/{self.page.token}/")
+            return
         if name is None or name not in FILES or scope["method"] not in ("GET", "HEAD"):
             await _respond(send, 404, b"not found\n", "text/plain")
             return
@@ -170,12 +187,16 @@ class WebApp:
             _log.warning("refused a live connection (path, host or origin): %s", headers)
             await send({"type": "websocket.close", "code": 4403})
             return
-        message = await receive()
-        if message["type"] != "websocket.connect":
+        if self.connections >= MAX_CONNECTIONS:
+            _log.warning("refused a live connection: %d already open", self.connections)
+            await send({"type": "websocket.close", "code": 4429})
             return
-        await send({"type": "websocket.accept"})
-        self.connections += 1
+        self.connections += 1  # (now: handshakes at the same time count too)
         try:
+            message = await receive()
+            if message["type"] != "websocket.connect":
+                return
+            await send({"type": "websocket.accept"})
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._send_views, send)
                 await self._read_actions(receive, send)
@@ -213,13 +234,21 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 async def _respond(
-    send: Send, status: int, body: bytes, content_type: str, length: int | None = None
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str,
+    length: int | None = None,
+    *,
+    location: str | None = None,
 ) -> None:
+    moved = [] if location is None else [(b"location", location.encode())]
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
+                *moved,
                 (b"content-type", content_type.encode()),
                 (b"content-length", str(len(body) if length is None else length).encode()),
                 (b"content-security-policy", _CSP.encode()),
@@ -285,6 +314,7 @@ async def serve_page(
     config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the socket from here
     config.errorlog = logging.getLogger("p2p_nertz.web.http")
     config.accesslog = None
+    config.websocket_max_message_size = MAX_MESSAGE
     config.graceful_timeout = 0.5  # a page's socket never ends by itself: do not wait long
     await trio.lowlevel.checkpoint()
     async with trio.open_nursery() as nursery:
