@@ -194,7 +194,7 @@ def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
         assert seat.table.tracker.board is None
 
 
-def test_web_the_buttons_say_stuck_and_call_nerts_on_a_phone_with_no_keys(
+def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_stops(
     page: ServedPage,
 ) -> None:
     # (Only the keys p and x did this before: a phone could not say stuck nor call Nerts.)
@@ -216,3 +216,13 @@ def test_web_the_buttons_say_stuck_and_call_nerts_on_a_phone_with_no_keys(
         asked = seat.table.view(seat.peer, net.now).status
         assert "x again to call anyway" in asked  # (cards are left: the controller asks first)
         wait_for(driver, lambda d: status.text == asked, "the controller's question")
+        # The peer stops: the page says so, and nothing on it can be picked up any more.
+        page.close()
+        wait_for(driver, lambda d: "disconnected" in d.find_element("id", "link").text, "down")
+        assert "peer has stopped" in status.text, status.text
+        assert not shown["stuck"].is_displayed()
+        nerts = driver.find_element("css selector", "#mine .nerts .card")
+        assert (
+            driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
+            == "none"
+        )

@@ -433,8 +433,10 @@
       for (const p of pending) hidePending(p);
     }
     const status = $("#status");
-    status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
-    status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+    if (!document.body.classList.contains("down")) {  // (else it says the peer has stopped)
+      status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
+      status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+    }
     if (changed("messages", view.messages)) {
       const list = $("#messages");
       list.replaceChildren(...view.messages.map((m) => el("li", "", m)));
@@ -480,6 +482,11 @@
     ws.onclose = () => {
       $("#link").textContent = "disconnected: the peer has stopped";
       $("#link").className = "link down";
+      // Nothing here moves any more: the table is greyed and takes no pointer, and the status
+      // says so (the last view stays, so a finished game's board can still be read).
+      document.body.classList.add("down");
+      $("#status").textContent = "this page's peer has stopped: its terminal says why";
+      $("#status").className = "illegal";
     };
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
