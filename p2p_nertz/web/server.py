@@ -17,6 +17,16 @@ must name the address it is bound to (so a DNS-rebinding page, whose host is its
 refused) and the WebSocket's ``Origin`` must be that same address (so another web page open in
 the browser cannot drive the peer). Bound to 127.0.0.1 (the default) nobody else on the LAN
 can reach it; ``--web-bind`` on another address lets anyone who learns the URL play for you.
+
+What a client may cost it, token or not: a request without the token is a 404, one naming
+another host a 421, a WebSocket from another origin a 403; a header block over 16 KiB is
+refused (431) and a connection idle 5 s is closed (hypercorn's limits, which also end a
+slowloris). With the token and the page's origin: at most :data:`MAX_CONNECTIONS` live
+connections (one more is refused), messages of at most :data:`MAX_MESSAGE` (a longer one
+closes its connection, 1009), each bad message answered with an error and nothing changed, a
+flood of actions beyond what the table takes dropped (``web/table.py``). A client that leaves
+what it is sent unread for :data:`STALLED_AFTER` seconds is dropped by the kernel. None of
+them stops the game: the server is a task of the node's loop that never waits on a client.
 """
 
 from __future__ import annotations
