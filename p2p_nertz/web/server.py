@@ -26,7 +26,8 @@ connections (one more is refused), messages of at most :data:`MAX_MESSAGE` (a lo
 closes its connection, 1009), each bad message answered with an error and nothing changed, a
 flood of actions beyond what the table takes dropped (``web/table.py``). A client that leaves
 what it is sent unread for :data:`STALLED_AFTER` seconds is dropped by the kernel. None of
-them stops the game: the server is a task of the node's loop that never waits on a client.
+them holds up the game: each connection is a task of its own, and the node's tasks only
+publish to the :class:`ViewFeed` and queue actions, never waiting on a page.
 """
 
 from __future__ import annotations
