@@ -478,9 +478,16 @@
   // -- the connection ----------------------------------------------------------------------
   function connect() {
     ws = new WebSocket(`ws://${location.host}${location.pathname}ws`);
-    ws.onopen = () => { $("#link").textContent = "connected"; $("#link").className = "link"; };
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      $("#link").textContent = "connected";
+      $("#link").className = "link";
+    };
     ws.onclose = () => {
-      $("#link").textContent = "disconnected: the peer has stopped";
+      // (Never opened: refused, as when this peer's pages are already open in 8 tabs.)
+      $("#link").textContent = opened ? "disconnected: the peer has stopped"
+        : "not connected: the peer has stopped, or it has too many pages open";
       $("#link").className = "link down";
       // Nothing here moves any more: the table is greyed and takes no pointer, and the status
       // says so (the last view stays, so a finished game's board can still be read).
