@@ -492,7 +492,8 @@
       // Nothing here moves any more: the table is greyed and takes no pointer, and the status
       // says so (the last view stays, so a finished game's board can still be read).
       document.body.classList.add("down");
-      $("#status").textContent = "this page's peer has stopped: its terminal says why";
+      $("#status").textContent = opened ? "this page's peer has stopped: its terminal says why"
+        : "no connection to the peer: close its other tabs, or see its terminal";
       $("#status").className = "illegal";
     };
     ws.onmessage = (ev) => {
