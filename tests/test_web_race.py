@@ -226,3 +226,35 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
             driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
             == "none"
         )
+
+
+def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    from p2p_nertz.web.server import MAX_CONNECTIONS
+
+    page.publish('{"type": "view"}')
+    host, path = urlsplit(page.url).netloc, urlsplit(page.url).path
+    address, port = host.split(":")
+    handshake = (
+        f"GET {path}ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        f"Origin: http://{host}\r\n\r\n"
+    ).encode()
+    held = [socket.create_connection((address, int(port))) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for sock in held:  # (the other tabs)
+            sock.sendall(handshake)
+            assert sock.recv(12) == b"HTTP/1.1 101"
+        with open_browser() as driver:
+            driver.get(page.url)
+            link = wait_for(
+                driver,
+                lambda d: "too many pages" in (e := d.find_element("id", "link")).text and e,
+                "the refusal explained",
+            )
+            assert link.text.startswith("not connected"), link.text
+    finally:
+        for sock in held:
+            sock.close()
