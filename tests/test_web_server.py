@@ -194,6 +194,18 @@ async def test_a_message_far_longer_than_any_action_closes_the_connection(served
     assert served.got == [KeyPress("s")]
 
 
+async def test_refusals_in_a_loop_do_not_flood_the_terminal(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(40):
+        assert await _handshake(served, served.path + "ws", "http://evil.example") == 403
+    said = [r.getMessage() for r in caplog.records if "refused a live connection" in r.message]
+    assert [m.split(" so far")[0] for m in said] == [
+        f"refused a live connection ({n}" for n in (1, 2, 4, 8, 16, 32)
+    ], said
+    assert "evil.example" in said[0]
+
+
 async def test_an_address_in_use_is_one_clear_error(served: Served) -> None:
     port = int(served.host.split(":")[1])
     app = WebApp(Page(), ViewFeed(), lambda action: None)

@@ -151,6 +151,7 @@ class WebApp:
         self.feed = feed
         self.on_action = on_action
         self.connections = 0
+        self.refusals = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -195,11 +196,11 @@ class WebApp:
             or not self.page.host_ok(host)
             or not self.page.origin_ok(headers.get("origin"), host)
         ):
-            _log.warning("refused a live connection (path, host or origin): %s", headers)
+            self._refused(f"path, host or origin: {headers}")
             await send({"type": "websocket.close", "code": 4403})
             return
         if self.connections >= MAX_CONNECTIONS:
-            _log.warning("refused a live connection: %d already open", self.connections)
+            self._refused(f"{self.connections} already open")
             await send({"type": "websocket.close", "code": 4429})
             return
         self.connections += 1  # (now: handshakes at the same time count too)
@@ -214,6 +215,13 @@ class WebApp:
                 nursery.cancel_scope.cancel()
         finally:
             self.connections -= 1
+
+    def _refused(self, why: str) -> None:
+        """Say on the terminal that a live connection was refused: the 1st, 2nd, 4th, 8th...
+        (a page refused in a loop must not flood the player's terminal)."""
+        self.refusals += 1
+        if self.refusals & (self.refusals - 1) == 0:
+            _log.warning("refused a live connection (%d so far): %s", self.refusals, why)
 
     async def _send_views(self, send: Send) -> None:
         sent = 0
