@@ -76,7 +76,7 @@ FILES = {
 #: hypercorn waits for a full socket shielded from cancellation, so without it one client that
 #: asks and never reads (no token needed: pipelined requests for a 404 do) would keep the
 #: peer from ever exiting. A browser reads all the time; a tablet asleep on the LAN
-#: (``--web-bind``) is dropped and its page connects again when it wakes.
+#: (``--web-bind``) is dropped, and its page is reloaded to play on when it wakes.
 STALLED_AFTER = 10.0
 #: Live connections at once (a player's tabs, say): one more is refused (403), so that a page
 #: opening them in a loop cannot make the peer send every view a thousand times.
