@@ -6,6 +6,7 @@ A real peer core mid-round, from a simulated network whose bots do nothing (the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -79,6 +80,15 @@ def test_view_json_draws_every_pile_of_every_player_from_the_peer() -> None:
     assert ours["nerts"]["top"]["code"] == str(table.tableaux[0].nerts[-1])
     assert data["players"][1]["tableau"]["nerts"]["top"] is None
     assert data["lake"] == []
+
+
+def test_view_json_says_whether_the_rules_let_a_stuck_player_rotate_alone() -> None:
+    # (The page shows its rotate button only then, as the key is refused otherwise.)
+    peer = _dealt()
+    view = _controller(peer).view(peer, 0.0)
+    assert view_json(view)["rotate_alone"] is False
+    rotating = dataclasses.replace(view, rules=dataclasses.replace(view.rules, rotate_alone=True))
+    assert view_json(rotating)["rotate_alone"] is True
 
 
 def test_card_json_gives_rank_suit_colour_and_words() -> None:

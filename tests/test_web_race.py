@@ -19,10 +19,11 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui import PlayMove, TableController
+from p2p_nertz.ui.keys import STUCK_WAITING
 from p2p_nertz.web.model import Drop, KeyPress
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.table import WebFront
-from tests.peer_helpers import PeerNetwork
+from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_peer_in_the_air import Race, _network
 from tests.web_helpers import ServedPage, browser_missing, open_browser, wait_for
 
@@ -191,3 +192,69 @@ def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
             driver, lambda d: not d.find_element("css selector", "#board").is_displayed(), "closed"
         )
         assert seat.table.tracker.board is None
+
+
+def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_stops(
+    page: ServedPage,
+) -> None:
+    # (Only the keys p and x did this before: a phone could not say stuck nor call Nerts.)
+    paused = {s: Paused() for s in range(3)}
+    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(390, 844) as driver:
+        _open(driver, seat)
+        shown = {b.text: b for b in driver.find_elements("css selector", "#actions button")}
+        assert [t for t, b in shown.items() if b.is_displayed()] == ["stuck", "Nerts!"]
+        shown["stuck"].click()
+        seat.take_action()
+        assert seat.peer.tentative.table.stuck[0]  # type: ignore[union-attr]
+        status = driver.find_element("css selector", "#status")
+        wait_for(driver, lambda d: status.text == STUCK_WAITING, "stuck, said on the page")
+        shown["Nerts!"].click()
+        seat.take_action()
+        asked = seat.table.view(seat.peer, net.now).status
+        assert "x again to call anyway" in asked  # (cards are left: the controller asks first)
+        wait_for(driver, lambda d: status.text == asked, "the controller's question")
+        # The peer stops: the page says so, and nothing on it can be picked up any more.
+        page.close()
+        wait_for(driver, lambda d: "disconnected" in d.find_element("id", "link").text, "down")
+        assert "peer has stopped" in status.text, status.text
+        assert not shown["stuck"].is_displayed()
+        nerts = driver.find_element("css selector", "#mine .nerts .card")
+        assert (
+            driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
+            == "none"
+        )
+
+
+def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    from p2p_nertz.web.server import MAX_CONNECTIONS
+
+    page.publish('{"type": "view"}')
+    host, path = urlsplit(page.url).netloc, urlsplit(page.url).path
+    address, port = host.split(":")
+    handshake = (
+        f"GET {path}ws HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        f"Origin: http://{host}\r\n\r\n"
+    ).encode()
+    held = [socket.create_connection((address, int(port))) for _ in range(MAX_CONNECTIONS)]
+    try:
+        for sock in held:  # (the other tabs)
+            sock.sendall(handshake)
+            assert sock.recv(12) == b"HTTP/1.1 101"
+        with open_browser() as driver:
+            driver.get(page.url)
+            link = wait_for(
+                driver,
+                lambda d: "too many pages" in (e := d.find_element("id", "link")).text and e,
+                "the refusal explained",
+            )
+            assert link.text.startswith("not connected"), link.text
+    finally:
+        for sock in held:
+            sock.close()

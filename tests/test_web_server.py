@@ -4,8 +4,17 @@ checks, the files, and the live connection both ways. A real WebSocket client
 
 from __future__ import annotations
 
+import fcntl
 import json
+import queue
+import socket
+import struct
+import termios
+import threading
+import time
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from functools import partial
 from urllib.parse import urlsplit
 
 import pytest
@@ -14,7 +23,7 @@ from trio_websocket import open_websocket_url
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.web.model import Drop, KeyPress, PageAction
-from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+from p2p_nertz.web.server import MAX_CONNECTIONS, MAX_MESSAGE, Page, ViewFeed, WebApp, serve_page
 
 pytestmark = pytest.mark.anyio
 
@@ -134,8 +143,107 @@ async def test_views_go_out_and_actions_come_in(served: Served) -> None:
     assert served.got == [KeyPress("s"), Drop("n", ("l",), 1)]
 
 
+async def test_the_url_without_its_last_slash_leads_to_the_page(served: Served) -> None:
+    # (A URL copied without its "/" would otherwise be "not found".)
+    status, head, _ = await _get(served, served.path.rstrip("/"))
+    assert status == 301 and f"location: {served.path}\r\n".encode() in head
+    assert (await _get(served, served.path.rstrip("/") + "x"))[0] == 404
+
+
+async def test_live_connections_beyond_the_limit_are_refused(served: Served) -> None:
+    served.feed.publish('{"type": "view"}')
+    origin = [("Origin", f"http://{served.host}")]
+    async with AsyncExitStack() as stack:
+        for _ in range(MAX_CONNECTIONS):
+            ws = await stack.enter_async_context(
+                open_websocket_url(_ws(served), extra_headers=origin)
+            )
+            assert json.loads(await ws.get_message()) == {"type": "view"}
+        assert await _handshake(served, served.path + "ws", f"http://{served.host}") == 403
+    # (Closed: room again.)
+    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+        assert json.loads(await ws.get_message()) == {"type": "view"}
+
+
+async def test_a_message_far_longer_than_any_action_closes_the_connection(served: Served) -> None:
+    # (By hand: trio-websocket's client leaves a socket the server closed open.)
+    address, port = served.host.split(":")
+    async with await trio.open_tcp_stream(address, int(port)) as stream:
+        request = (
+            f"GET {served.path}ws HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
+            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{served.host}\r\n\r\n"
+        )
+        await stream.send_all(request.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += await stream.receive_some()
+        assert data.startswith(b"HTTP/1.1 101")
+        size = MAX_MESSAGE + 1  # one text frame, masked (as a client's are) with 0s
+        await stream.send_all(b"\x81\xff" + size.to_bytes(8, "big") + b"\0" * 4 + b"x" * size)
+        data = data.partition(b"\r\n\r\n")[2]
+        while len(data) < 4:
+            data += await stream.receive_some()
+        assert data[0] == 0x88 and int.from_bytes(data[2:4], "big") == 1009  # (message too big)
+    assert served.got == []
+    origin = [("Origin", f"http://{served.host}")]
+    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:  # (nothing else)
+        await ws.send_message('{"type": "key", "key": "s"}')
+        await ws.send_message("{")  # (an answer: the key was taken before it)
+        assert json.loads(await ws.get_message())["error"] == "not JSON"
+    assert served.got == [KeyPress("s")]
+
+
+async def test_refusals_in_a_loop_do_not_flood_the_terminal(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(40):
+        assert await _handshake(served, served.path + "ws", "http://evil.example") == 403
+    said = [r.getMessage() for r in caplog.records if "refused a live connection" in r.message]
+    assert [m.split(" so far")[0] for m in said] == [
+        f"refused a live connection ({n}" for n in (1, 2, 4, 8, 16, 32)
+    ], said
+    assert "evil.example" in said[0]
+
+
 async def test_an_address_in_use_is_one_clear_error(served: Served) -> None:
     port = int(served.host.split(":")[1])
     app = WebApp(Page(), ViewFeed(), lambda action: None)
     with pytest.raises(NertzError, match=f"cannot serve the page on 127.0.0.1:{port}"):
         await serve_page(app, "127.0.0.1", port)
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
+def test_a_client_that_never_reads_is_dropped_and_the_server_still_stops() -> None:
+    # Anyone on this machine, token or not, can ask for answers it never reads (pipelined
+    # requests): the server's send then waits on a full socket, and hypercorn shields that
+    # wait from cancellation, so the peer could never exit. The kernel drops such a client
+    # (TCP_USER_TIMEOUT, here after 1 s); meanwhile the page is served to others.
+    app = WebApp(Page(), ViewFeed(), lambda action: None)
+    started: queue.Queue[tuple[str, trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(partial(serve_page, stalled_after=1.0), app, "127.0.0.1", 0)
+            started.put((url, trio.lowlevel.current_trio_token(), nursery.cancel_scope))
+
+    server = threading.Thread(target=trio.run, args=(main,), daemon=True)
+    server.start()
+    url, token, scope = started.get(timeout=30)
+    host, path = urlsplit(url).netloc, urlsplit(url).path
+    address, port = host.split(":")
+    with socket.create_connection((address, int(port))) as hog:
+        request = f"GET {path}table.js HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        hog.sendall(request * 2000)  # (some 60 MB of answers: far more than sockets hold)
+        while _unread(hog) < 1 << 16:  # the server is filling the socket
+            time.sleep(0.05)
+        served = Served(url, app, app.feed, [])
+        assert trio.run(_get, served, path)[0] == 200
+        trio.from_thread.run_sync(scope.cancel, trio_token=token)
+        server.join(timeout=60)
+        assert not server.is_alive(), "the server did not stop"
+
+
+def _unread(sock: socket.socket) -> int:
+    """The bytes waiting in a socket's receive queue."""
+    return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0])

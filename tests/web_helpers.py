@@ -160,7 +160,10 @@ class ServedPage:
         trio.from_thread.run_sync(self.feed.publish, text, trio_token=self.token)
 
     def close(self) -> None:
+        """Stop serving (again: nothing)."""
         import trio
 
+        if not self.thread.is_alive():
+            return
         trio.from_thread.run_sync(self.scope.cancel, trio_token=self.token)
         self.thread.join(timeout=WAIT)

@@ -218,6 +218,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "gone": view.gone,
         "abandon": None if view.abandon is None else view.abandon.name,
         "work_piles": view.rules.work_piles,
+        "rotate_alone": view.rules.rotate_alone,
         "ack": ack,
     }
 

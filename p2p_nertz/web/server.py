@@ -17,6 +17,17 @@ must name the address it is bound to (so a DNS-rebinding page, whose host is its
 refused) and the WebSocket's ``Origin`` must be that same address (so another web page open in
 the browser cannot drive the peer). Bound to 127.0.0.1 (the default) nobody else on the LAN
 can reach it; ``--web-bind`` on another address lets anyone who learns the URL play for you.
+
+What a client may cost it, token or not: a request without the token is a 404, one naming
+another host a 421, a WebSocket from another origin a 403; a header block over 16 KiB is
+refused (431) and a connection idle 5 s is closed (hypercorn's limits, which also end a
+slowloris). With the token and the page's origin: at most :data:`MAX_CONNECTIONS` live
+connections (one more is refused), messages of at most :data:`MAX_MESSAGE` (a longer one
+closes its connection, 1009), each bad message answered with an error and nothing changed, a
+flood of actions beyond what the table takes dropped (``web/table.py``). A client that leaves
+what it is sent unread for :data:`STALLED_AFTER` seconds is dropped by the kernel. None of
+them holds up the game: each connection is a task of its own, and the node's tasks only
+publish to the :class:`ViewFeed` and queue actions, never waiting on a page.
 """
 
 from __future__ import annotations
@@ -37,7 +48,15 @@ from hypercorn.trio import serve
 from p2p_nertz.errors import NertzError
 from p2p_nertz.web.model import BadAction, PageAction, parse_action
 
-__all__ = ["Page", "ViewFeed", "WebApp", "serve_page"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "MAX_MESSAGE",
+    "STALLED_AFTER",
+    "Page",
+    "ViewFeed",
+    "WebApp",
+    "serve_page",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -52,6 +71,19 @@ FILES = {
     "table.js": ("table.js", "text/javascript; charset=utf-8"),
     "table.css": ("table.css", "text/css; charset=utf-8"),
 }
+#: Seconds a client may leave what it is sent unread before the kernel drops it (Linux's
+#: ``TCP_USER_TIMEOUT``, set on the listening socket and inherited by each connection).
+#: hypercorn waits for a full socket shielded from cancellation, so without it one client that
+#: asks and never reads (no token needed: pipelined requests for a 404 do) would keep the
+#: peer from ever exiting. A browser reads all the time; a tablet asleep on the LAN
+#: (``--web-bind``) is dropped, and its page is reloaded to play on when it wakes.
+STALLED_AFTER = 10.0
+#: Live connections at once (a player's tabs, say): one more is refused (403), so that a page
+#: opening them in a loop cannot make the peer send every view a thousand times.
+MAX_CONNECTIONS = 8
+#: The longest WebSocket message taken, in bytes; a longer one closes its connection (1009).
+#: An action is at most 4 KiB (:func:`~p2p_nertz.web.model.parse_action`).
+MAX_MESSAGE = 64 * 1024
 #: The page may load only its own files and talk only to its own server.
 _CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
 
@@ -119,6 +151,7 @@ class WebApp:
         self.feed = feed
         self.on_action = on_action
         self.connections = 0
+        self.refusals = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -143,6 +176,9 @@ class WebApp:
         if not self.page.host_ok(headers.get("host", "")):
             await _respond(send, 421, b"wrong host\n", "text/plain")
             return
+        if scope["path"] == f"/{self.page.token}":  # (the URL copied without its last "/")
+            await _respond(send, 301, b"", "text/plain", location=f"/{self.page.token}/")
+            return
         if name is None or name not in FILES or scope["method"] not in ("GET", "HEAD"):
             await _respond(send, 404, b"not found\n", "text/plain")
             return
@@ -160,21 +196,32 @@ class WebApp:
             or not self.page.host_ok(host)
             or not self.page.origin_ok(headers.get("origin"), host)
         ):
-            _log.warning("refused a live connection (path, host or origin): %s", headers)
+            self._refused(f"path, host or origin: {headers}")
             await send({"type": "websocket.close", "code": 4403})
             return
-        message = await receive()
-        if message["type"] != "websocket.connect":
+        if self.connections >= MAX_CONNECTIONS:
+            self._refused(f"{self.connections} already open")
+            await send({"type": "websocket.close", "code": 4429})
             return
-        await send({"type": "websocket.accept"})
-        self.connections += 1
+        self.connections += 1  # (now: handshakes at the same time count too)
         try:
+            message = await receive()
+            if message["type"] != "websocket.connect":
+                return
+            await send({"type": "websocket.accept"})
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._send_views, send)
                 await self._read_actions(receive, send)
                 nursery.cancel_scope.cancel()
         finally:
             self.connections -= 1
+
+    def _refused(self, why: str) -> None:
+        """Say on the terminal that a live connection was refused: the 1st, 2nd, 4th, 8th...
+        (a page refused in a loop must not flood the player's terminal)."""
+        self.refusals += 1
+        if self.refusals & (self.refusals - 1) == 0:
+            _log.warning("refused a live connection (%d so far): %s", self.refusals, why)
 
     async def _send_views(self, send: Send) -> None:
         sent = 0
@@ -206,13 +253,21 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 async def _respond(
-    send: Send, status: int, body: bytes, content_type: str, length: int | None = None
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str,
+    length: int | None = None,
+    *,
+    location: str | None = None,
 ) -> None:
+    moved = [] if location is None else [(b"location", location.encode())]
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
+                *moved,
                 (b"content-type", content_type.encode()),
                 (b"content-length", str(len(body) if length is None else length).encode()),
                 (b"content-security-policy", _CSP.encode()),
@@ -250,10 +305,12 @@ async def serve_page(
     host: str,
     port: int,
     *,
+    stalled_after: float = STALLED_AFTER,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``host:port`` (``0``: a free port) until cancelled; started (with
-    ``nursery.start``) once it listens, with the page's URL.
+    ``nursery.start``) once it listens, with the page's URL. A client that takes nothing
+    of what it is sent for ``stalled_after`` seconds is dropped (see :data:`STALLED_AFTER`).
 
     Raises:
         NertzError: the address cannot be bound (the message names it).
@@ -263,6 +320,8 @@ async def serve_page(
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # (Linux; inherited by every connection)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(stalled_after * 1000))
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
@@ -274,6 +333,7 @@ async def serve_page(
     config.bind = [f"fd://{sock.detach()}"]  # hypercorn owns the socket from here
     config.errorlog = logging.getLogger("p2p_nertz.web.http")
     config.accesslog = None
+    config.websocket_max_message_size = MAX_MESSAGE
     config.graceful_timeout = 0.5  # a page's socket never ends by itself: do not wait long
     await trio.lowlevel.checkpoint()
     async with trio.open_nursery() as nursery:

@@ -433,8 +433,10 @@
       for (const p of pending) hidePending(p);
     }
     const status = $("#status");
-    status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
-    status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+    if (!document.body.classList.contains("down")) {  // (else it says the peer has stopped)
+      status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
+      status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+    }
     if (changed("messages", view.messages)) {
       const list = $("#messages");
       list.replaceChildren(...view.messages.map((m) => el("li", "", m)));
@@ -444,6 +446,13 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
+    // game whose other member is gone (its button asks first, as the key does).
+    $("#rotate").hidden = !view.rotate_alone;
+    $("#abandon").hidden = view.abandon === null;
+    const ending = /end the game on the totals\?/.test(view.status);
+    $("#abandon").textContent = ending ? "yes, end it" : "end the game";
+    $("#abandon").dataset.key = ending ? "y" : "a";
     // A spectator or a replay: every tableau drawn alike, no tableau of ours.
     document.body.classList.toggle("watching", me === null);
     const bar = $("#replay");
@@ -469,10 +478,23 @@
   // -- the connection ----------------------------------------------------------------------
   function connect() {
     ws = new WebSocket(`ws://${location.host}${location.pathname}ws`);
-    ws.onopen = () => { $("#link").textContent = "connected"; $("#link").className = "link"; };
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      $("#link").textContent = "connected";
+      $("#link").className = "link";
+    };
     ws.onclose = () => {
-      $("#link").textContent = "disconnected: the peer has stopped";
+      // (Never opened: refused, as when this peer's pages are already open in 8 tabs.)
+      $("#link").textContent = opened ? "disconnected: the peer has stopped"
+        : "not connected: the peer has stopped, or it has too many pages open";
       $("#link").className = "link down";
+      // Nothing here moves any more: the table is greyed and takes no pointer, and the status
+      // says so (the last view stays, so a finished game's board can still be read).
+      document.body.classList.add("down");
+      $("#status").textContent = opened ? "this page's peer has stopped: its terminal says why"
+        : "no connection to the peer: close its other tabs, or see its terminal";
+      $("#status").className = "illegal";
     };
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
@@ -667,7 +689,7 @@
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
     setUpLobby();
-    for (const b of document.querySelectorAll("#replay button"))
+    for (const b of document.querySelectorAll("#replay button, #actions button"))
       b.onclick = () => key(b.dataset.key);
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
