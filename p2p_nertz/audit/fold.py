@@ -300,7 +300,7 @@ class Fold:
                 (
                     f.last_lamport
                     for s, f in enumerate(feeds)
-                    if s not in out and (s in cuts or f.head < f.named)
+                    if s not in out and (s in cuts or f.head < f.named or _holed(f))
                 ),
                 default=default,
             )
@@ -605,6 +605,16 @@ class Fold:
                 )
             )
         return tuple(rounds)
+
+
+def _holed(feed: Feed) -> bool:
+    """Whether events read need an event of ``feed`` that no log holds: events of the feed
+    past a hole (``pending``), or one a frontier acknowledges (``waiting``). Events timed
+    after the last one delivered may follow it, and no peer folded them without it (a peer
+    delivers an event after its causal past): folded, an honest member's event that came
+    after it reads as refused (a log alone that lost one record blamed the others' next
+    events). The fold stops there, as at a fork's named event; ``missing_event`` says why."""
+    return bool(feed.pending or feed.waiting)
 
 
 def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:

@@ -1,0 +1,129 @@
+"""Damage to one member's log, and a member's edits of its own: the audit never blames another.
+
+The smallest telling cases of ``scripts/scan_log_damage.py`` (docs/audit.md, *Damage and
+blame*): real game logs (the simulator's, real signatures), one log damaged as an accident
+leaves it or edited by its own peer with its own key, audited with the others and alone. The
+audit may name the file, or the editor; a finding that accuses a member (``FindingKind.
+accuses``) never names one whose signed events are what it signed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nertz.audit import AuditReport, FindingKind
+from p2p_nertz.logfile import Record, RecordKind
+from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.spec import Deal
+from tests.audit_helpers import Game, played, rewrite, vote
+
+K = FindingKind
+
+
+def _accused(report: AuditReport) -> set[int | None]:
+    """The members the report's errors accuse of a fault their signature proves."""
+    return {v.seat for v in report.errors if v.kind.accuses}
+
+
+def _events(log: list[Record], seat_id: bytes, *, own: bool) -> list[int]:
+    """Indexes of the log's event records by ``seat_id`` (``own``) or by the others."""
+    return [
+        i
+        for i, r in enumerate(log)
+        if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+        and (decode_message(r.data).author == seat_id) is own
+    ]
+
+
+def _spread(indexes: list[int]) -> list[int]:
+    """A few positions across a log: near its start, a quarter, the middle, near its end."""
+    n = len(indexes)
+    return [indexes[i] for i in sorted({1, n // 4, n // 2, n - 2})]
+
+
+@pytest.mark.parametrize("deal", [Deal.COMMIT, Deal.SHUFFLE])
+def test_audit_damage_a_log_alone_that_lost_a_record_blames_no_member(deal: Deal) -> None:
+    # A log alone that lost one event (its peer's own or another's): the events after it that
+    # acknowledge it were folded without it, and the fold's refusals of them (a ready "while
+    # the game is in round 1 nonce", a result) accused the honest members that signed them.
+    game = played(2, deal=deal)
+    for seat in range(game.spec.seats):
+        me = game.spec.peer_ids[seat]
+        log = game.logs[seat]
+        for own in (True, False):
+            for index in _spread(_events(log, me, own=own)):
+                logs = game.copy()
+                lost = decode_message(logs[seat][index].data)
+                del logs[seat][index]
+                report = game.audit(files=[game.files(logs)[seat]])
+                where = (seat, own, index)
+                assert _accused(report) == set(), (where, [str(v) for v in report.errors])
+                missing = [v for v in report.errors if v.kind is K.MISSING_EVENT]
+                author = game.spec.seat_of(lost.author)
+                assert (missing[0].seat, missing[0].seq) == (author, lost.seq), where
+                # The fold stopped before what it cannot judge: not a finished game.
+                assert not report.finished, where
+
+
+def test_audit_damage_a_log_that_lost_a_record_is_a_gap_of_that_log() -> None:
+    # With the other logs, the same loss is the damaged log's gap, and nothing else.
+    game = played(3)
+    seat = 1
+    for index in _spread(_events(game.logs[seat], game.spec.peer_ids[0], own=False)):
+        logs = game.copy()
+        del logs[seat][index]
+        report = game.audit(logs)
+        # (the last one lost: a log that ends early, a notice)
+        assert {v.kind for v in report.errors} <= {K.GAP}, index
+        assert report.violations, index
+        assert {v.log for v in report.violations if v.kind is not K.INCOMPLETE} == {"p2.log"}
+
+
+def test_audit_damage_a_forged_event_in_a_log_names_the_file_not_its_author() -> None:
+    # A received event whose signature no longer verifies (the holder changed it): the bytes
+    # are nobody's in the roster, so the finding is the file's; its named author is accused
+    # of nothing, alone or with the others.
+    game = played(3)
+    seat, author = 2, 0
+    index = _events(game.logs[seat], game.spec.peer_ids[author], own=False)[5]
+    logs = game.copy()
+    data = bytearray(logs[seat][index].data)
+    data[-1] ^= 0x01  # the signature's last byte
+    logs[seat][index] = Record(kind=RecordKind.RECEIVED_EVENT, data=bytes(data))
+    for report in (game.audit(logs), game.audit(files=[game.files(logs)[seat]])):
+        assert _accused(report) == set(), [str(v) for v in report.errors]
+        bad = [v for v in report.errors if v.kind is K.BAD_SIGNATURE]
+        name = "p3.log" if len(report.logs) > 1 else "p1.log"
+        assert [(v.log, v.record) for v in bad] == [(name, index + 1)]
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_audit_damage_a_member_that_accuses_another_in_its_own_log_is_the_one_named(
+    players: int,
+) -> None:
+    # A member appends to its own log a vote to drop another on proof of cheating it does not
+    # have (signed by itself: it can). The vote is its own unproven accusation; the member it
+    # accuses is named only as the one dropped without proof.
+    game = played(players)
+    editor, target = 0, 1
+    logs = game.copy()
+    vote(game, logs, editor, target, fork_seq=3, to=[editor])
+    for report in (game.audit(logs), game.audit(files=[game.files(logs)[editor]])):
+        assert _accused(report) == {editor}, [str(v) for v in report.errors]
+        kinds = {v.kind: v.seat for v in report.errors}
+        assert kinds[K.UNPROVEN_VOTE] == editor
+
+
+def test_audit_damage_a_member_that_retimes_its_own_log_is_the_one_named() -> None:
+    # A member re-signs one of its events timed earlier, and its feed after it, in its own log:
+    # with the others' logs it forked; alone its clock lies against what it acknowledged.
+    game = played(3)
+    editor = 2
+    for seq in (12, 30):
+        logs = game.copy()
+        mine = [logs[editor]]
+        rewrite(game, mine, editor, seq, lambda m: {"lamport": m.lamport - 1})
+        logs[editor] = mine[0]
+        for report in (game.audit(logs), game.audit(files=[game.files(logs)[editor]])):
+            assert _accused(report) <= {editor}, [str(v) for v in report.errors]
+            assert not report.valid or _accused(report) == set()
