@@ -81,7 +81,7 @@ K = FindingKind
 
 FAMILIES = ("cut", "flip", "drop", "dup", "move", "older", "swap", "foreign", "missing", "twice")
 #: A dishonest member's edits of its own log, with its own key (module docstring).
-EDITS = ("forge", "retime", "unack", "accuse")
+EDITS = ("forge", "retime", "unack", "backdate", "accuse")
 CLASSES = ("valid", "notice", "log", "victim", "owner", "other log", "OTHER", "CRASH")
 
 PREFIX = len(MAGIC) + 2
@@ -140,7 +140,8 @@ def edited(g: GameLogs, seat: int, family: str, position: int) -> bytes | None:
     the other's); ``retime``: its own event ``position`` re-signed timed just after its event
     before, and every later event of its feed re-signed on it (a consistent, false chain);
     ``unack``: its own event re-signed acknowledging no more than its event before did (it
-    claims it had not received what it had), the chain re-signed; ``accuse``: a vote to drop
+    claims it had not received what it had), the chain re-signed; ``backdate``: both (timed
+    early, and acknowledging only what it had then: a consistent lie); ``accuse``: a vote to drop
     another member on proof of cheating that nothing proves, appended as its next event."""
     spec, me = g.spec, g.identities[seat]
     blob = g.files[seat]
@@ -158,7 +159,7 @@ def edited(g: GameLogs, seat: int, family: str, position: int) -> bytes | None:
         data = bytearray(recs[i].data)
         data[-1] ^= 0x01  # a bit of the signature (the last 64 bytes): as if the body changed
         recs[i] = Record(kind=recs[i].kind, data=bytes(data))
-    elif family in ("retime", "unack"):
+    elif family in ("retime", "unack", "backdate"):
         if not 1 <= position < len(mine):
             return None
         new: dict[bytes, bytes] = {}
@@ -167,11 +168,11 @@ def edited(g: GameLogs, seat: int, family: str, position: int) -> bytes | None:
         for _, message in mine[position:]:
             changes: dict[str, Any] = {}
             if message.seq == mine[position][1].seq:
-                if family == "retime":
+                if family in ("retime", "backdate"):
                     if message.lamport <= before.lamport + 1:
                         return None
                     changes["lamport"] = before.lamport + 1
-                else:
+                if family in ("unack", "backdate"):
                     old = parse_body(message.kind, message.body, spec.seats)
                     was = parse_body(before.kind, before.body, spec.seats)
                     assert not isinstance(old, NOT_EVENTS) and not isinstance(was, NOT_EVENTS)
@@ -181,9 +182,7 @@ def edited(g: GameLogs, seat: int, family: str, position: int) -> bytes | None:
                     if tuple(frontier) == old.frontier:
                         return None
                     changes["body"] = encode_body(
-                        dataclasses.replace(
-                            old, frontier=tuple(frontier), frontier_ids=tuple(ids)
-                        )
+                        dataclasses.replace(old, frontier=tuple(frontier), frontier_ids=tuple(ids))
                     )
             wire = encode_message(
                 me,
@@ -299,7 +298,12 @@ def positions(
         return sorted({*range(0, n, every), *last})
     if family == "older":  # every frame boundary: a backup taken after that frame
         return sorted({*range(1, n, every), *last} - {0})
-    if family in ("forge", "retime", "unack"):  # (edits that do not apply there are skipped)
+    if family in (
+        "forge",
+        "retime",
+        "unack",
+        "backdate",
+    ):  # (edits that do not apply there are skipped)
         return list(range(0, n, every))
     if family == "accuse":
         return list(range(8))

@@ -9,13 +9,16 @@ accuses``) never names one whose signed events are what it signed.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.logfile import Record, RecordKind
-from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.bodies import ID_PREFIX, NOT_EVENTS, encode_body, parse_body
+from p2p_nertz.protocol.envelope import Message, decode_message
 from p2p_nertz.protocol.spec import Deal
-from tests.audit_helpers import Game, played, rewrite, vote
+from tests.audit_helpers import Game, events_of, played, rewrite, vote
 
 K = FindingKind
 
@@ -127,3 +130,46 @@ def test_audit_damage_a_member_that_retimes_its_own_log_is_the_one_named() -> No
         for report in (game.audit(logs), game.audit(files=[game.files(logs)[editor]])):
             assert _accused(report) <= {editor}, [str(v) for v in report.errors]
             assert not report.valid or _accused(report) == set()
+
+
+def _backdated(game: Game, editor: int, seq: int) -> list[list[Record]]:
+    """The logs with ``editor``'s own log as it re-signed it: its event ``seq`` timed just
+    after its event before and acknowledging only what that one did (it claims it had not
+    seen what it had, and moved first), every later event of its feed re-signed on it."""
+    logs = game.copy()
+    before = events_of(logs, editor, game.spec)[seq - 2]
+    seats = game.spec.seats
+
+    def change(message: Message) -> dict[str, object]:
+        body = parse_body(message.kind, message.body, seats)
+        was = parse_body(before.kind, before.body, seats)
+        assert not isinstance(body, NOT_EVENTS) and not isinstance(was, NOT_EVENTS)
+        frontier, ids = list(was.frontier), list(was.frontier_ids)
+        frontier[editor], ids[editor] = before.seq, before.id[:ID_PREFIX]
+        acked = dataclasses.replace(body, frontier=tuple(frontier), frontier_ids=tuple(ids))
+        return {"lamport": before.lamport + 1, "body": encode_body(acked)}
+
+    mine = [logs[editor]]
+    rewrite(game, mine, editor, seq, change)
+    logs[editor] = mine[0]
+    return logs
+
+
+@pytest.mark.parametrize("seq", [31, 41, 51])
+def test_audit_damage_a_member_that_backdates_its_claims_in_its_own_log_is_the_one_named(
+    seq: int,
+) -> None:
+    # A consistent lie of a member in its own log: a claim re-signed timed before the other's
+    # and acknowledging no more than its event before, its feed re-signed after it. Alone,
+    # the other's later events name the claim it really sent (their frontier ids): folded on
+    # the lie, the other's signed result read as a result_mismatch of the honest member.
+    game = played(2)
+    editor = 0
+    logs = _backdated(game, editor, seq)
+    alone = game.audit(files=[game.files(logs)[editor]])
+    assert _accused(alone) <= {editor}, [str(v) for v in alone.errors]
+    named = [v for v in alone.errors if v.kind is K.MISSING_EVENT]
+    assert named and named[0].seat == 1 - editor, [str(v) for v in alone.errors]
+    together = game.audit(logs)
+    assert _accused(together) == {editor}, [str(v) for v in together.errors]
+    assert K.EQUIVOCATION in {v.kind for v in together.errors}

@@ -44,9 +44,10 @@ from p2p_nertz.protocol.feeds import (
 )
 from p2p_nertz.protocol.state import Event
 
-__all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
+__all__ = ["NEVER", "PREFIX", "Delivery", "Feed", "ForkWatch"]
 
 PREFIX = 16  # bytes of each event id kept to recognise a second version of it
+NEVER = 1 << 62  # (a clock past every event's)
 
 
 class Feed:
@@ -62,6 +63,7 @@ class Feed:
         "named",
         "pending",
         "prefixes",
+        "unheld",
         "waiting",
     )
 
@@ -77,6 +79,9 @@ class Feed:
         self.named = 0
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
+        # the clock of its first event whose frontier names a version of another feed's event
+        # that the logs read so far do not hold (NEVER: none; Delivery._unheld)
+        self.unheld = NEVER
 
     def __len__(self) -> int:
         """How many of its events are delivered (seq 1 on): what the finality rule reads of
@@ -136,6 +141,9 @@ class Delivery:
         self.unseen_forks: set[tuple[int, int]] = set()
         self.lies: list[tuple[int, int, int]] = []
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
+        # Events whose frontier names a version of another feed's event that the logs read
+        # do not hold: (seat, seq, lamport, kind, other seat, its seq, the id prefix named).
+        self.conflicts: list[tuple[int, int, int, Kind, int, int, bytes]] = []
         # Per feed, the kind of each event delivered: only for a log's own view.
         self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
 
@@ -227,6 +235,9 @@ class Delivery:
             if f <= other.head:
                 if not timed_after(lamport, other.lamports[f - 1]):
                     self._below_ack(event, q, f, other.lamports[f - 1])
+                ids = body.frontier_ids
+                if ids and not other.prefixes.startswith(ids[q], (f - 1) * PREFIX):
+                    self._unheld(event, q, f, ids[q])
             else:
                 other.waiting.setdefault(f, []).append(
                     (seat, seq, lamport, message.kind, message.id)
@@ -258,6 +269,52 @@ class Delivery:
             # to count: read at once, as a peer reads an event timed at or below its stable
             # time; so each is held before the next is delivered.)
             self.hold(event)
+
+    def _unheld(self, event: Event, q: int, f: int, named: bytes) -> None:
+        """``event`` names a version of ``q``'s event ``f`` that is not the one read: its
+        author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4; or a log
+        whose holder re-signed its own feed). Until a log brings that version, what follows
+        the event in the order is not folded (``Feed.unheld``, ``Fold.ready``): its author made it on a
+        history the logs do not hold, and a fold without it would read an honest member's
+        signed result or claim as a cheat (a member's log alone, its own events re-timed and
+        re-signed: the other's result read as a ``result_mismatch``)."""
+        self.conflicts.append((event.seat, event.seq, event.lamport, event.kind, q, f, named))
+        feed = self.feeds[event.seat]
+        feed.unheld = min(feed.unheld, event.lamport)
+
+    def settle_conflicts(self) -> None:
+        """At the end of the pass: the versions named that a log brought after all (another
+        version of a feed that forked) hold nothing back; each other is a ``missing_event``
+        (the first of each author's events that named one, and the feed it named)."""
+        kept: list[tuple[int, int, int, Kind, int, int, bytes]] = []
+        for conflict in self.conflicts:
+            _, _, _, _, q, f, named = conflict
+            if any(v.startswith(named) for v in self.versions.get((q, f), ())):
+                continue
+            kept.append(conflict)
+        for feed in self.feeds:
+            feed.unheld = NEVER
+        named_by: set[int] = set()
+        for seat, seq, lamport, kind, q, f, named in kept:
+            feed = self.feeds[seat]
+            feed.unheld = min(feed.unheld, lamport)
+            if seat in named_by:
+                continue
+            named_by.add(seat)
+            self.found.add(
+                Finding(
+                    FindingKind.MISSING_EVENT,
+                    f"its frontier names a version of {self.members[q].name}'s event {f} "
+                    "that no log holds: it and what follows it in the order were made after "
+                    "events the logs do not hold, and are not folded",
+                    expected=f"event {named.hex()}…",
+                    found=f"event {self.feeds[q].prefix(f).hex()[: 2 * len(named)]}…",
+                    seq=seq,
+                    lamport=lamport,
+                    event=kind.name.lower(),
+                    **self.found.who(seat),
+                )
+            )
 
     def _broken(
         self, feed: Feed, event: Event, prev: bytes | None, faults: tuple[LinkFault, ...]
