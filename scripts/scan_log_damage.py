@@ -18,21 +18,32 @@ dense, seeded sample of the positions), audits every log of the game and that lo
   blamed for damage to someone else's file);
 - ``CRASH``: an exception or a hang (more than ``--timeout`` seconds).
 
-Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last frames and a
-sample elsewhere; ``flip`` one bit flipped in every frame (a seeded bit); ``drop``, ``dup``,
-``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log replaced by
-an older copy of itself (a prefix ending at a frame boundary: a backup restored); ``swap`` two
-members' logs swapped in name; ``foreign`` the member's log of another game (same keys, other
-rules); ``missing`` the log left out; ``twice`` the log given twice. Each case is one
-(game, log, family, position, mode); the mode ``alone`` audits the damaged log by itself
-(``missing`` and ``twice`` have no such mode: they are about the set of logs).
+Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last ``--tail``
+frames and a seeded sample elsewhere; ``flip`` one seeded bit flipped in a frame; ``drop``,
+``dup``, ``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log
+replaced by an older copy of itself (a prefix ending at a frame boundary: a backup restored);
+``swap`` two members' logs swapped in name; ``foreign`` the member's log of another game (same
+keys, other rules); ``missing`` the log left out; ``twice`` the log given twice. The frame
+families take every ``--every``-th frame and each of the last ``--tail``.
 
-Prints a table (family by class) and every case of class ``OTHER`` or ``CRASH`` with its
-findings, to reproduce with ``--case``. Deterministic for a ``--seed``. Not part of the suite
-(``tests/test_audit_damage.py`` holds its smallest telling cases).
+A dishonest member's edits of its own log, with its own key (``EDITS``): ``forge`` a received
+event of another changed (it cannot sign it again); ``retime`` one of its own events re-signed
+timed just after its event before, its feed re-signed after it; ``unack`` one re-signed
+acknowledging no more than its event before (it claims it had not received what it had);
+``backdate`` both (a consistent lie: it moved first); ``accuse`` a vote to drop another member
+on proof of cheating that nothing proves, appended as its next event. For these ``owner``
+(the editor named) is the right answer.
 
-    python scripts/scan_log_damage.py [--players 2-4] [--deals commit,shuffle] [--seed 0]
-        [--tail 2] [--sample 24] [--every 1] [--families cut,flip,...] [--workers 2] [--case ID] [-v]
+Each case is one (game, log, family, position, mode); the mode ``alone`` audits the damaged
+log by itself (``missing`` and ``twice`` have no such mode: they are about the set of logs).
+Prints a table (family by class) and the first cases of each bad class (``OTHER``, ``CRASH``,
+``other log``; ``-v``: all) with their findings, to reproduce with ``--case ID``.
+Deterministic for a ``--seed``. Slow (each case is an audit): not part of the suite;
+``tests/test_audit_damage.py`` holds its smallest telling cases.
+
+    python scripts/scan_log_damage.py [--players 2-4] [--deals commit,shuffle] [--seed 11]
+        [--tail 2] [--sample 24] [--every 1] [--families cut,flip,...] [--workers 2]
+        [--case ID] [-v]
 """
 
 from __future__ import annotations

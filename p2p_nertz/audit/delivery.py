@@ -274,10 +274,10 @@ class Delivery:
         """``event`` names a version of ``q``'s event ``f`` that is not the one read: its
         author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4; or a log
         whose holder re-signed its own feed). Until a log brings that version, what follows
-        the event in the order is not folded (``Feed.unheld``, ``Fold.ready``): its author made it on a
-        history the logs do not hold, and a fold without it would read an honest member's
-        signed result or claim as a cheat (a member's log alone, its own events re-timed and
-        re-signed: the other's result read as a ``result_mismatch``)."""
+        the event in the order is not folded (``Feed.unheld``, ``Fold.ready``): its author
+        made it on a history the logs do not hold, and a fold without it would read an
+        honest member's signed result or claim as a cheat (a member's log alone, its own
+        events re-timed and re-signed: the other's result read as a ``result_mismatch``)."""
         self.conflicts.append((event.seat, event.seq, event.lamport, event.kind, q, f, named))
         feed = self.feeds[event.seat]
         feed.unheld = min(feed.unheld, event.lamport)
