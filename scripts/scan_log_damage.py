@@ -19,7 +19,7 @@ dense, seeded sample of the positions), audits every log of the game and that lo
 - ``CRASH``: an exception or a hang (more than ``--timeout`` seconds).
 
 Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last ``--tail``
-frames and a seeded sample elsewhere; ``flip`` one seeded bit flipped in a frame; ``drop``,
+frames (every ``--cut-step``-th) and a seeded sample elsewhere; ``flip`` one seeded bit flipped in a frame; ``drop``,
 ``dup``, ``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log
 replaced by an older copy of itself (a prefix ending at a frame boundary: a backup restored);
 ``swap`` two members' logs swapped in name; ``foreign`` the member's log of another game (same
@@ -42,7 +42,8 @@ Deterministic for a ``--seed``. Slow (each case is an audit): not part of the su
 ``tests/test_audit_damage.py`` holds its smallest telling cases.
 
     python scripts/scan_log_damage.py [--players 2-4] [--deals commit,shuffle] [--seed 11]
-        [--tail 2] [--sample 24] [--every 1] [--families cut,flip,...] [--workers 2]
+        [--tail 2] [--sample 24] [--every 1] [--cut-step 1] [--families cut,...]
+        [--workers 2]
         [--case ID] [-v]
 """
 
@@ -294,16 +295,23 @@ class Case:
 
 
 def positions(
-    blob: bytes, family: str, rng: random.Random, *, tail: int, sample: int, every: int
+    blob: bytes,
+    family: str,
+    rng: random.Random,
+    *,
+    tail: int,
+    sample: int,
+    every: int,
+    step: int = 1,
 ) -> list[int]:
     """The positions a family is tried at in one log (byte offsets, or frame indexes: every
     ``every``-th frame, and each of the last ``tail`` frames)."""
     spans = frames(blob)
     n = len(spans)
-    if family == "cut":  # every byte of the last frames, a sample of the others
+    if family == "cut":  # every (``step``-th) byte of the last frames, a sample of the others
         start = spans[max(1, n - tail)][0]
         before = rng.sample(range(PREFIX, start), min(sample, start - PREFIX))
-        return sorted(before) + list(range(start, len(blob)))
+        return sorted(before) + list(range(start, len(blob), step))
     last = range(max(0, n - tail), n)
     if family in ("flip", "drop", "dup", "move"):  # every frame (the header's too)
         return sorted({*range(0, n, every), *last})
@@ -449,6 +457,7 @@ def cases(args: argparse.Namespace) -> Iterator[Case]:
                         tail=args.tail,
                         sample=args.sample,
                         every=args.every,
+                        step=args.cut_step,
                     )
                     modes = ("all",) if family in ("missing", "twice") else ("all", "alone")
                     for position in at:
@@ -468,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tail", type=int, default=2, help="frames cut at every byte")
     parser.add_argument("--sample", type=int, default=24, help="other cut positions per log")
     parser.add_argument("--every", type=int, default=1, help="frames tried: every N-th")
+    parser.add_argument("--cut-step", type=int, default=1, help="cuts in the last frames")
     parser.add_argument(
         "--families", default=",".join(FAMILIES + EDITS), type=lambda s: s.split(",")
     )
@@ -486,7 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     table: Counter[tuple[str, str]] = Counter()
     bad: list[tuple[Case, str, list[str]]] = []
     with ProcessPoolExecutor(args.workers) as pool:
-        for case, kind, lines in pool.map(_run, todo, chunksize=16):
+        for done, (case, kind, lines) in enumerate(pool.map(_run, todo, chunksize=16), 1):
+            if done % 2000 == 0:
+                print(f"{done}/{len(todo)}", file=sys.stderr, flush=True)
             if kind == "skip":
                 continue
             table[(case.family, kind)] += 1

@@ -835,12 +835,12 @@ class _Pass:
             if not log.ended:
                 self.reading.end(log)
         self.delivery.missing()
-        self.delivery.settle_conflicts()
         # Everything delivered is now safe to fold, in the total order.
         self.fold.finish(self.feeds)
         self.reading.gaps(self.delivery.heads())
         self.evidence.check(self.delivery, self.fold)
         self.evidence.name_flaps(self.fold)
+        self.delivery.unjudged()
         self.fold.incomplete()
 
     # -- after the pass --------------------------------------------------------------------

@@ -44,10 +44,9 @@ from p2p_nertz.protocol.feeds import (
 )
 from p2p_nertz.protocol.state import Event
 
-__all__ = ["NEVER", "PREFIX", "Delivery", "Feed", "ForkWatch"]
+__all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
 
 PREFIX = 16  # bytes of each event id kept to recognise a second version of it
-NEVER = 1 << 62  # (a clock past every event's)
 
 
 class Feed:
@@ -63,7 +62,6 @@ class Feed:
         "named",
         "pending",
         "prefixes",
-        "unheld",
         "waiting",
     )
 
@@ -79,9 +77,6 @@ class Feed:
         self.named = 0
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
-        # the clock of its first event whose frontier names a version of another feed's event
-        # that the logs read so far do not hold (NEVER: none; Delivery._unheld)
-        self.unheld = NEVER
 
     def __len__(self) -> int:
         """How many of its events are delivered (seq 1 on): what the finality rule reads of
@@ -272,47 +267,50 @@ class Delivery:
 
     def _unheld(self, event: Event, q: int, f: int, named: bytes) -> None:
         """``event`` names a version of ``q``'s event ``f`` that is not the one read: its
-        author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4; or a log
-        whose holder re-signed its own feed). Until a log brings that version, what follows
-        the event in the order is not folded (``Feed.unheld``, ``Fold.ready``): its author
-        made it on a history the logs do not hold, and a fold without it would read an
-        honest member's signed result or claim as a cheat (a member's log alone, its own
-        events re-timed and re-signed: the other's result read as a ``result_mismatch``)."""
+        author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4), or a
+        log's holder re-signed its own feed (:meth:`unjudged`)."""
         self.conflicts.append((event.seat, event.seq, event.lamport, event.kind, q, f, named))
-        feed = self.feeds[event.seat]
-        feed.unheld = min(feed.unheld, event.lamport)
 
-    def settle_conflicts(self) -> None:
-        """At the end of the pass: the versions named that a log brought after all (another
-        version of a feed that forked) hold nothing back; each other is a ``missing_event``
-        (the first of each author's events that named one, and the feed it named)."""
-        kept: list[tuple[int, int, int, Kind, int, int, bytes]] = []
-        for conflict in self.conflicts:
-            _, _, _, _, q, f, named = conflict
-            if any(v.startswith(named) for v in self.versions.get((q, f), ())):
+    def unjudged(self) -> None:
+        """At the end of the pass: a member's events from the first that names a version of
+        another's event that no log holds (none that a log brought after all: the other
+        version of a fork) were made on a history the logs do not hold. The fold read them
+        on the logs' version, so what it accuses them of is not theirs to answer: those
+        findings are left out, and one ``missing_event`` says why. (A member's log alone,
+        its own claims re-timed and its feed re-signed with its own key: the honest other's
+        signed result read as a ``result_mismatch``; with the others' logs the editor's
+        versions are an equivocation.)"""
+        first: dict[int, tuple[int, int, Kind, int, int, bytes]] = {}
+        for seat, seq, lamport, kind, q, f, named in self.conflicts:
+            if seat in first or any(v.startswith(named) for v in self.versions.get((q, f), ())):
                 continue
-            kept.append(conflict)
-        for feed in self.feeds:
-            feed.unheld = NEVER
-        named_by: set[int] = set()
-        for seat, seq, lamport, kind, q, f, named in kept:
-            feed = self.feeds[seat]
-            feed.unheld = min(feed.unheld, lamport)
-            if seat in named_by:
+            first[seat] = (seq, lamport, kind, q, f, named)
+        if not first:
+            return
+        found = self.found
+        left: dict[int, int] = {}
+        kept: list[Finding] = []
+        for v in found.violations:
+            start = first.get(v.seat) if v.seat is not None else None
+            if start is not None and v.kind.accuses and v.seq is not None and v.seq >= start[0]:
+                left[v.seat] = left.get(v.seat, 0) + 1  # type: ignore[index]
                 continue
-            named_by.add(seat)
-            self.found.add(
+            kept.append(v)
+        found.violations[:] = kept
+        for seat, count in sorted(left.items()):
+            seq, lamport, kind, q, f, named = first[seat]
+            found.add(
                 Finding(
                     FindingKind.MISSING_EVENT,
-                    f"its frontier names a version of {self.members[q].name}'s event {f} "
-                    "that no log holds: it and what follows it in the order were made after "
-                    "events the logs do not hold, and are not folded",
+                    f"its frontier names a version of {self.members[q].name}'s event {f} that "
+                    "no log holds: its events from this one on were made after events the "
+                    f"logs do not hold, and the {count} finding(s) against them are left out",
                     expected=f"event {named.hex()}…",
                     found=f"event {self.feeds[q].prefix(f).hex()[: 2 * len(named)]}…",
                     seq=seq,
                     lamport=lamport,
                     event=kind.name.lower(),
-                    **self.found.who(seat),
+                    **found.who(seat),
                 )
             )
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from p2p_nertz.audit.answers import AnswerWatch
 from p2p_nertz.audit.collect import Collector
-from p2p_nertz.audit.delivery import NEVER, Feed
+from p2p_nertz.audit.delivery import Feed
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.report import FoldStep, RoundReport
 from p2p_nertz.audit.share_notes import ShareNotes, withheld
@@ -65,7 +65,6 @@ from p2p_nertz.rules import Card, Pile, RoundStatus, Tableau
 __all__ = ["Fold"]
 
 _LAST_LAMPORT = operator.attrgetter("last_lamport")
-_UNHELD = operator.attrgetter("unheld")
 _EVERYTHING = 1 << 63  # a time above every event's
 
 # What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
@@ -202,8 +201,6 @@ class Fold:
         # (A copy: the fold changes its dict in place, and a readmission takes a member out
         # of it, whose feed then holds the time back again.)
         dropped = state.roster.dropped
-        # Never past an event made on a version of an event no log holds (Delivery._unheld).
-        below = min(map(_UNHELD, feeds), default=NEVER) - 1
         if dropped or ended:
             dropped = dict(dropped)
             bound = self._bound(feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
@@ -212,7 +209,6 @@ class Fold:
             bound = min(map(_LAST_LAMPORT, feeds), default=0)
             if held[0].lamport > bound:
                 return  # (the usual answer: the event delivered waits for the others)
-        bound = min(bound, below)
         while held and held[0].lamport <= bound:
             walk = folds.finals(bound, self.cuts, self.gaps)
             try:
@@ -222,7 +218,7 @@ class Fold:
                         # The time to fold up to changed: walk again, to the new one.
                         dropped = dict(state.dropped)
                         default = _EVERYTHING if ended else bound
-                        bound = min(self._bound(feeds, dropped, default, ended=ended), below)
+                        bound = self._bound(feeds, dropped, default, ended=ended)
                         break
             finally:
                 walk.close()
