@@ -19,8 +19,8 @@ dense, seeded sample of the positions), audits every log of the game and that lo
 - ``CRASH``: an exception or a hang (more than ``--timeout`` seconds).
 
 Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last ``--tail``
-frames (every ``--cut-step``-th) and a seeded sample elsewhere; ``flip`` one seeded bit flipped in a frame; ``drop``,
-``dup``, ``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log
+frames (every ``--cut-step``-th) and a seeded sample elsewhere; ``flip`` one seeded bit
+flipped in a frame; ``drop``, ``dup``, ``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log
 replaced by an older copy of itself (a prefix ending at a frame boundary: a backup restored);
 ``swap`` two members' logs swapped in name; ``foreign`` the member's log of another game (same
 keys, other rules); ``missing`` the log left out; ``twice`` the log given twice. The frame
