@@ -20,11 +20,12 @@ dense, seeded sample of the positions), audits every log of the game and that lo
 
 Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last ``--tail``
 frames (every ``--cut-step``-th) and a seeded sample elsewhere; ``flip`` one seeded bit
-flipped in a frame; ``drop``, ``dup``, ``move`` a frame dropped, duplicated, moved (to a seeded place); ``older`` the log
-replaced by an older copy of itself (a prefix ending at a frame boundary: a backup restored);
-``swap`` two members' logs swapped in name; ``foreign`` the member's log of another game (same
-keys, other rules); ``missing`` the log left out; ``twice`` the log given twice. The frame
-families take every ``--every``-th frame and each of the last ``--tail``.
+flipped in a frame; ``drop``, ``dup``, ``move`` a frame dropped, duplicated, moved (to a
+seeded place); ``older`` the log replaced by an older copy of itself (a prefix ending at a
+frame boundary: a backup restored); ``swap`` two members' logs swapped in name; ``foreign``
+the member's log of another game (same keys, other rules); ``missing`` the log left out;
+``twice`` the log given twice. The frame families take every ``--every``-th frame and each of
+the last ``--tail``.
 
 A dishonest member's edits of its own log, with its own key (``EDITS``): ``forge`` a received
 event of another changed (it cannot sign it again); ``retime`` one of its own events re-signed
