@@ -291,9 +291,11 @@ class Delivery:
         left: dict[int, int] = {}
         kept: list[Finding] = []
         for v in found.violations:
-            start = first.get(v.seat) if v.seat is not None else None
+            who = v.seat
+            start = first.get(who) if who is not None else None
             if start is not None and v.kind.accuses and v.seq is not None and v.seq >= start[0]:
-                left[v.seat] = left.get(v.seat, 0) + 1  # type: ignore[index]
+                assert who is not None
+                left[who] = left.get(who, 0) + 1
                 continue
             kept.append(v)
         found.violations[:] = kept
