@@ -13,6 +13,7 @@ import dataclasses
 
 import pytest
 
+from cli.audit_cmd import format_report
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.logfile import Record, RecordKind
 from p2p_nertz.protocol.bodies import ID_PREFIX, NOT_EVENTS, encode_body, parse_body
@@ -88,7 +89,7 @@ def test_audit_damage_a_forged_event_in_a_log_names_the_file_not_its_author() ->
     # of nothing, alone or with the others.
     game = played(3)
     seat, author = 2, 0
-    index = _events(game.logs[seat], game.spec.peer_ids[author], own=False)[5]
+    index = _events(game.logs[seat], game.spec.peer_ids[author], own=True)[5]
     logs = game.copy()
     data = bytearray(logs[seat][index].data)
     data[-1] ^= 0x01  # the signature's last byte
@@ -98,6 +99,10 @@ def test_audit_damage_a_forged_event_in_a_log_names_the_file_not_its_author() ->
         bad = [v for v in report.errors if v.kind is K.BAD_SIGNATURE]
         name = "p3.log" if len(report.logs) > 1 else "p1.log"
         assert [(v.log, v.record) for v in bad] == [(name, index + 1)]
+        # The readable report says the member a finding about the logs names is not accused.
+        text = format_report(report).splitlines()
+        lines = [line for line in text if line.startswith("ERROR") and "bot1 seq" in line]
+        assert lines and all("(not a cheat of bot1: about the logs)" in x for x in lines), text
 
 
 @pytest.mark.parametrize("players", [2, 3])
