@@ -498,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     bad: list[tuple[Case, str, list[str]]] = []
     with ProcessPoolExecutor(args.workers) as pool:
         for done, (case, kind, lines) in enumerate(pool.map(_run, todo, chunksize=16), 1):
-            if done % 2000 == 0:
+            if done % 500 == 0:
                 print(f"{done}/{len(todo)}", file=sys.stderr, flush=True)
             if kind == "skip":
                 continue

@@ -178,3 +178,6 @@ def test_audit_damage_a_member_that_backdates_its_claims_in_its_own_log_is_the_o
     together = game.audit(logs)
     assert _accused(together) == {editor}, [str(v) for v in together.errors]
     assert K.EQUIVOCATION in {v.kind for v in together.errors}
+    # --strict stops at the first error it is sure of: never the other's result either.
+    strict = game.audit(files=[game.files(logs)[editor]], strict=True)
+    assert strict.errors and _accused(strict) <= {editor}, [str(v) for v in strict.errors]

@@ -270,6 +270,7 @@ class Delivery:
         author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4), or a
         log's holder re-signed its own feed (:meth:`unjudged`)."""
         self.conflicts.append((event.seat, event.seq, event.lamport, event.kind, q, f, named))
+        self.found.unsure.setdefault(event.seat, event.seq)
 
     def unjudged(self) -> None:
         """At the end of the pass: a member's events from the first that names a version of
@@ -285,20 +286,22 @@ class Delivery:
             if seat in first or any(v.startswith(named) for v in self.versions.get((q, f), ())):
                 continue
             first[seat] = (seq, lamport, kind, q, f, named)
-        if not first:
-            return
         found = self.found
+        deferred, found.deferred = found.deferred, []
+        found.unsure = {}
         left: dict[int, int] = {}
-        kept: list[Finding] = []
-        for v in found.violations:
-            who = v.seat
-            start = first.get(who) if who is not None else None
-            if start is not None and v.kind.accuses and v.seq is not None and v.seq >= start[0]:
-                assert who is not None
-                left[who] = left.get(who, 0) + 1
-                continue
-            kept.append(v)
-        found.violations[:] = kept
+
+        def judged(v: Finding) -> bool:
+            who, seq = v.seat, v.seq
+            if who is None or who not in first or seq is None or seq < first[who][0]:
+                return True
+            if not v.kind.accuses:
+                return True
+            left[who] = left.get(who, 0) + 1
+            return False
+
+        found.violations[:] = [v for v in found.violations if judged(v)]
+        again = [v for v in deferred if judged(v)]
         for seat, count in sorted(left.items()):
             seq, lamport, kind, q, f, named = first[seat]
             found.add(
@@ -315,6 +318,8 @@ class Delivery:
                     **found.who(seat),
                 )
             )
+        for v in again:  # (strict mode's: the first stops the pass)
+            found.add(v)
 
     def _broken(
         self, feed: Feed, event: Event, prev: bytes | None, faults: tuple[LinkFault, ...]
