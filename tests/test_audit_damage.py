@@ -181,3 +181,16 @@ def test_audit_damage_a_member_that_backdates_its_claims_in_its_own_log_is_the_o
     # --strict stops at the first error it is sure of: never the other's result either.
     strict = game.audit(files=[game.files(logs)[editor]], strict=True)
     assert strict.errors and _accused(strict) <= {editor}, [str(v) for v in strict.errors]
+
+
+def test_audit_damage_a_log_of_another_game_among_a_games_logs_is_the_one_named() -> None:
+    # The first log given is the member's log of another game (same keys, other rules): the
+    # game is the one most logs hold, so that log is the wrong_log, not the two others.
+    game = played(3)
+    other = played(3, rounds=2)
+    files = game.files()
+    files[0] = other.files()[0]
+    report = game.audit(files=files)
+    wrong = [v for v in report.errors if v.kind is K.WRONG_LOG]
+    assert [v.log for v in wrong] == ["p1.log"], [str(v) for v in report.errors]
+    assert report.spec == game.spec and report.finished
