@@ -291,7 +291,8 @@ class Fold:
         last pass found too: its drop may come later in the order than the events it holds
         back); of another, events past its fork that an event delivered named
         (``Feed.named``: the log's peer proved the fork, and took events of the others that
-        named the version it never held)."""
+        named the version it never held); of any, an event no log holds that events read
+        need (:func:`_holed`)."""
 
         if ended:
             cuts = {**self.cuts, **dropped}
