@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.node_cmd import load_spec
-from p2p_nertz.audit import AuditReport, LogSource, Severity, audit
+from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -151,6 +151,18 @@ def json_lines(report: AuditReport) -> list[str]:
     return lines
 
 
+def _not_a_cheat(finding: Finding) -> str:
+    """For an error that names a member but accuses it of nothing (a log's damage, events a
+    log lacks, a member wronged: ``FindingKind.accuses``), words that say so, lest a person
+    read the name as the culprit's."""
+    if finding.severity is not Severity.ERROR or finding.kind.accuses or finding.seat is None:
+        return ""
+    who = finding.author if finding.author is not None else f"seat {finding.seat}"
+    if finding.kind in (FindingKind.UNPROVEN_DROP, FindingKind.UNTRACED_FORFEIT):
+        return f" ({who} is the one wronged, not accused)"
+    return f" (not a cheat of {who}: about the logs)"
+
+
 def format_report(report: AuditReport) -> str:
     """The readable report: players, logs, rounds, scores, findings, verdict."""
     lines: list[str] = []
@@ -211,7 +223,7 @@ def format_report(report: AuditReport) -> str:
     notices = len(report.violations) - errors
     for v in report.violations:
         tag = "ERROR " if v.severity is Severity.ERROR else "notice"
-        lines.append(f"{tag} {v}")
+        lines.append(f"{tag} {v}{_not_a_cheat(v)}")
     stop = " (stopped at the first error: --strict)" if report.stopped else ""
     lines.append(f"verdict: {report.verdict.upper()}: {errors} error(s), {notices} notice(s){stop}")
     return "\n".join(lines)

@@ -85,6 +85,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -474,21 +475,23 @@ def _find_spec(
     problems = look.problems
     if given is not None:
         return given, problems
+    # Of the games the logs name, the one most of them hold (the first named of those as many):
+    # a log of another game among a game's logs is that one's wrong_log, not the others'.
+    held = Counter(look.game_ids)
+    found: list[GameSpec] = []
     for name, data in look.notes:
         try:
-            spec = GameSpec.from_wire(data)
+            found.append(GameSpec.from_wire(data))
         except InvalidRulesError as exc:
             problems.append(
                 Finding(
                     FindingKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
                 )
             )
-            continue
-        if spec.game_id in look.game_ids:
-            return spec, problems
-    for spec in candidates:
-        if spec.game_id in look.game_ids:
-            return spec, problems
+    for specs in (found, candidates):
+        best = max(specs, key=lambda spec: held[spec.game_id], default=None)
+        if best is not None and held[best.game_id]:
+            return best, problems
     if look.game_ids:
         problems.append(
             Finding(
@@ -840,6 +843,7 @@ class _Pass:
         self.reading.gaps(self.delivery.heads())
         self.evidence.check(self.delivery, self.fold)
         self.evidence.name_flaps(self.fold)
+        self.delivery.unjudged()
         self.fold.incomplete()
 
     # -- after the pass --------------------------------------------------------------------

@@ -39,7 +39,7 @@ class Collector:
             <p2p_nertz.audit.report.FoldStep>`).
     """
 
-    __slots__ = ("reported", "roster", "spec", "step", "strict", "violations")
+    __slots__ = ("deferred", "reported", "roster", "spec", "step", "strict", "unsure", "violations")
 
     def __init__(self, spec: GameSpec, roster: dict[PeerId, int], *, strict: bool) -> None:
         self.spec = spec
@@ -48,13 +48,28 @@ class Collector:
         self.violations: list[Finding] = []
         self.step: list[Finding] = []
         self.reported: set[tuple[Any, ...]] = set()
+        #: seat -> its first event that names a version of another's event no log read holds
+        #: (``Delivery.unjudged`` decides at the end whether what accuses it from there on
+        #: stands, so strict mode does not stop on it)
+        self.unsure: dict[int, int] = {}
+        self.deferred: list[Finding] = []  # (strict mode: the errors it is unsure of, kept here)
 
     def add(self, violation: Finding) -> None:
         """Add a finding; in strict mode an error stops the pass (raises :class:`Stop`)."""
+        if self.strict and violation.severity is Severity.ERROR:
+            if self._unsure(violation):
+                self.deferred.append(violation)  # (a stop before the end leaves it out)
+                return
+            self.violations.append(violation)
+            self.step.append(violation)
+            raise Stop
         self.violations.append(violation)
         self.step.append(violation)
-        if self.strict and violation.severity is Severity.ERROR:
-            raise Stop
+
+    def _unsure(self, violation: Finding) -> bool:
+        seat, seq = violation.seat, violation.seq
+        first = self.unsure.get(seat) if self.unsure and seat is not None else None
+        return first is not None and seq is not None and seq >= first and violation.kind.accuses
 
     def once(self, key: tuple[Any, ...], violation: Finding) -> None:
         """Add a finding unless one was added under ``key`` already."""

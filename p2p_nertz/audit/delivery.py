@@ -136,6 +136,9 @@ class Delivery:
         self.unseen_forks: set[tuple[int, int]] = set()
         self.lies: list[tuple[int, int, int]] = []
         self.accusations: list[Event] = []  # delivered votes on proof of cheating
+        # Events whose frontier names a version of another feed's event that the logs read
+        # do not hold: (seat, seq, lamport, kind, other seat, its seq, the id prefix named).
+        self.conflicts: list[tuple[int, int, int, Kind, int, int, bytes]] = []
         # Per feed, the kind of each event delivered: only for a log's own view.
         self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
 
@@ -227,6 +230,9 @@ class Delivery:
             if f <= other.head:
                 if not timed_after(lamport, other.lamports[f - 1]):
                     self._below_ack(event, q, f, other.lamports[f - 1])
+                ids = body.frontier_ids
+                if ids and not other.prefixes.startswith(ids[q], (f - 1) * PREFIX):
+                    self._unheld(event, q, f, ids[q])
             else:
                 other.waiting.setdefault(f, []).append(
                     (seat, seq, lamport, message.kind, message.id)
@@ -258,6 +264,62 @@ class Delivery:
             # to count: read at once, as a peer reads an event timed at or below its stable
             # time; so each is held before the next is delivered.)
             self.hold(event)
+
+    def _unheld(self, event: Event, q: int, f: int, named: bytes) -> None:
+        """``event`` names a version of ``q``'s event ``f`` that is not the one read: its
+        author held another (a fork seen, as a peer reads it, docs/protocol.md §9.4), or a
+        log's holder re-signed its own feed (:meth:`unjudged`)."""
+        self.conflicts.append((event.seat, event.seq, event.lamport, event.kind, q, f, named))
+        self.found.unsure.setdefault(event.seat, event.seq)
+
+    def unjudged(self) -> None:
+        """At the end of the pass: a member's events from the first that names a version of
+        another's event that no log holds (none that a log brought after all: the other
+        version of a fork) were made on a history the logs do not hold. The fold read them
+        on the logs' version, so what it accuses them of is not theirs to answer: those
+        findings are left out, and one ``missing_event`` says why. (A member's log alone,
+        its own claims re-timed and its feed re-signed with its own key: the honest other's
+        signed result read as a ``result_mismatch``; with the others' logs the editor's
+        versions are an equivocation.)"""
+        first: dict[int, tuple[int, int, Kind, int, int, bytes]] = {}
+        for seat, seq, lamport, kind, q, f, named in self.conflicts:
+            if seat in first or any(v.startswith(named) for v in self.versions.get((q, f), ())):
+                continue
+            first[seat] = (seq, lamport, kind, q, f, named)
+        found = self.found
+        deferred, found.deferred = found.deferred, []
+        found.unsure = {}
+        left: dict[int, int] = {}
+
+        def judged(v: Finding) -> bool:
+            who, seq = v.seat, v.seq
+            if who is None or who not in first or seq is None or seq < first[who][0]:
+                return True
+            if not v.kind.accuses:
+                return True
+            left[who] = left.get(who, 0) + 1
+            return False
+
+        found.violations[:] = [v for v in found.violations if judged(v)]
+        again = [v for v in deferred if judged(v)]
+        for seat, count in sorted(left.items()):
+            seq, lamport, kind, q, f, named = first[seat]
+            found.add(
+                Finding(
+                    FindingKind.MISSING_EVENT,
+                    f"its frontier names a version of {self.members[q].name}'s event {f} that "
+                    "no log holds: its events from this one on were made after events the "
+                    f"logs do not hold, and the {count} finding(s) against them are left out",
+                    expected=f"event {named.hex()}…",
+                    found=f"event {self.feeds[q].prefix(f).hex()[: 2 * len(named)]}…",
+                    seq=seq,
+                    lamport=lamport,
+                    event=kind.name.lower(),
+                    **found.who(seat),
+                )
+            )
+        for v in again:  # (strict mode's: the first stops the pass)
+            found.add(v)
 
     def _broken(
         self, feed: Feed, event: Event, prev: bytes | None, faults: tuple[LinkFault, ...]

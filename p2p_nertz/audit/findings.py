@@ -151,6 +151,15 @@ class FindingKind(enum.StrEnum):
         """Whether this kind makes a game invalid."""
         return Severity.NOTICE if self in _NOTICES else Severity.ERROR
 
+    @property
+    def accuses(self) -> bool:
+        """Whether a finding of this kind accuses the member it names (``seat``) of a fault
+        its own signature proves. The others are about the files (bytes that do not read or
+        verify, records missing or out of place: whoever held the file, not the member named,
+        may have caused them) or name a member wronged (a drop or forfeit with no cause that
+        stands: the voters are named by their own ``unproven_vote``)."""
+        return self not in _NOT_ACCUSING
+
 
 _NOTICES = frozenset(
     {
@@ -159,6 +168,34 @@ _NOTICES = frozenset(
         FindingKind.TRUNCATED,
         FindingKind.INCOMPLETE,
         FindingKind.PROVISIONAL_SPLIT,
+    }
+)
+
+
+_NOT_ACCUSING = frozenset(
+    {
+        # the files: a signature that does not verify is bytes nobody in the roster signed
+        FindingKind.UNREADABLE,
+        FindingKind.WRONG_LOG,
+        FindingKind.LOG_DAMAGE,
+        FindingKind.TRUNCATED,
+        FindingKind.MISFILED,
+        FindingKind.REORDERED,
+        FindingKind.MALFORMED,
+        FindingKind.BAD_VERSION,
+        FindingKind.WRONG_GAME,
+        FindingKind.UNKNOWN_AUTHOR,
+        FindingKind.BAD_SIGNATURE,
+        FindingKind.BAD_PROOF,
+        # the copies: events a log, or every log, lacks
+        FindingKind.MISSING_EVENT,
+        FindingKind.GAP,
+        FindingKind.LOG_ENDS_EARLY,
+        FindingKind.SINGLE_COPY,
+        FindingKind.INCOMPLETE,
+        # a member wronged
+        FindingKind.UNPROVEN_DROP,
+        FindingKind.UNTRACED_FORFEIT,
     }
 )
 

@@ -291,7 +291,8 @@ class Fold:
         last pass found too: its drop may come later in the order than the events it holds
         back); of another, events past its fork that an event delivered named
         (``Feed.named``: the log's peer proved the fork, and took events of the others that
-        named the version it never held)."""
+        named the version it never held); of any, an event no log holds that events read
+        need (:func:`_holed`)."""
 
         if ended:
             cuts = {**self.cuts, **dropped}
@@ -300,7 +301,7 @@ class Fold:
                 (
                     f.last_lamport
                     for s, f in enumerate(feeds)
-                    if s not in out and (s in cuts or f.head < f.named)
+                    if s not in out and (s in cuts or f.head < f.named or _holed(f))
                 ),
                 default=default,
             )
@@ -605,6 +606,16 @@ class Fold:
                 )
             )
         return tuple(rounds)
+
+
+def _holed(feed: Feed) -> bool:
+    """Whether events read need an event of ``feed`` that no log holds: events of the feed
+    past a hole (``pending``), or one a frontier acknowledges (``waiting``). Events timed
+    after the last one delivered may follow it, and no peer folded them without it (a peer
+    delivers an event after its causal past): folded, an honest member's event that came
+    after it reads as refused (a log alone that lost one record blamed the others' next
+    events). The fold stops there, as at a fork's named event; ``missing_event`` says why."""
+    return bool(feed.pending or feed.waiting)
 
 
 def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:
