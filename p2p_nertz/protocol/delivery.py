@@ -20,6 +20,7 @@ next, as :meth:`Membership.stalls` does. Nothing here calls back into the peer.
 
 from __future__ import annotations
 
+
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -56,9 +57,13 @@ from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.state import Event
 
-__all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
+__all__ = ["ANSWER_BURST", "Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
 _LIE = "event {} is timed below a clock its author announced"
+
+ANSWER_BURST = 4.0
+"""Wants of one asker for one feed answered at once before the rest wait their turn, one per
+``want_interval`` (:meth:`Delivery._may_answer`, docs/protocol.md §9.7)."""
 _NOTHING: Iterator[Ask] = iter(())  # (nothing asked: an empty iterator, shared)
 
 
@@ -129,6 +134,8 @@ class Delivery:
         self.inbox = chains.inbox
         self.outbox = chains.outbox
         self.duties = duties
+        #: Answers left to wants of (asker, feed), and as of when: :meth:`_may_answer`.
+        self.answer_tokens: dict[tuple[int, int], tuple[float, float]] = {}
 
     # -- refusals -------------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
@@ -247,9 +254,27 @@ class Delivery:
             ):
                 yield Answer(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
         elif isinstance(body, Want):
-            yield Answer(message.author, body)
+            if self._may_answer(seat, body.seat, now):
+                yield Answer(message.author, body)
             if recovery is not None:
                 recovery.want(seat, message.lamport, body)
+
+    def _may_answer(self, asker: int, feed: int, now: float) -> bool:
+        """Whether a want of ``asker`` for ``feed`` is answered: a token bucket per asker and
+        feed, refilled one answer per ``want_interval`` (an honest member asks no more often,
+        §6.3) and holding :data:`ANSWER_BURST` (for the network's jitter, and the asks of a
+        fork's proof). A member flooding wants gets the rest ignored, not an answer of up to
+        ``max_want`` events each (§9.7)."""
+        interval = self.store.want_interval
+        if interval <= 0:
+            return True
+        tokens, then = self.answer_tokens.get((asker, feed), (ANSWER_BURST, now))
+        tokens = min(ANSWER_BURST, tokens + max(0.0, now - then) / interval)
+        if tokens < 1:
+            self.answer_tokens[asker, feed] = (tokens, now)
+            return False
+        self.answer_tokens[asker, feed] = (tokens - 1, now)
+        return True
 
     def _receive_event(
         self,
