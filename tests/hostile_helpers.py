@@ -18,6 +18,7 @@ not fit). Everything is seeded but timing: two runs of one seed play different g
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import json
@@ -400,8 +401,11 @@ async def _hostile_side(
                 await attack(h)
 
             nursery.start_soon(attack_mid_round)
-            while any(c.poll() is None for c in children):
-                await trio.sleep(0.05)
+            async with trio.open_nursery() as waits:
+                for child in children:
+                    waits.start_soon(functools.partial(
+                        trio.to_thread.run_sync, child.wait, abandon_on_cancel=True
+                    ))
             nursery.cancel_scope.cancel()
     return scope.cancelled_caught
 
