@@ -22,7 +22,6 @@ import functools
 import hashlib
 import itertools
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -179,21 +178,37 @@ class Hostile:
         outbox.clock = max(outbox.clock, self.lamport)
         return self.lamport
 
-    def sign(self, kind: Kind, body: Any, *, seq: int = 0, prev: bytes | None = None,
-             lamport: int | None = None) -> bytes:
+    def sign(
+        self,
+        kind: Kind,
+        body: Any,
+        *,
+        seq: int = 0,
+        prev: bytes | None = None,
+        lamport: int | None = None,
+    ) -> bytes:
         return encode_message(
             self.identity,
             game_id=self.spec.game_id,
             seq=seq,
             prev=prev,
-            lamport=self.next_lamport(above=lamport or 0),
+            # (A time near the counter's end is sent as is: our own clock does not follow it.)
+            lamport=self.next_lamport(above=lamport or 0)
+            if lamport is None or lamport < 2**62
+            else lamport,
             kind=kind,
             body=body,
             version=self.spec.wire_version,
         )
 
-    def beat(self, *, head: int | None = None, head_id: bytes | None = None,
-             held: tuple[int, ...] | None = None, lamport: int | None = None) -> bytes:
+    def beat(
+        self,
+        *,
+        head: int | None = None,
+        head_id: bytes | None = None,
+        held: tuple[int, ...] | None = None,
+        lamport: int | None = None,
+    ) -> bytes:
         peer = self.peer
         feeds = [peer.events(q) for q in range(self.spec.seats)]
         own = feeds[self.seat]
@@ -207,8 +222,9 @@ class Hostile:
         )
         return self.sign(Kind.BEAT, encode_body(beat), lamport=lamport)
 
-    def next_event(self, move: Move, *, lamport: int | None = None,
-                   frontier: tuple[int, ...] | None = None) -> bytes:
+    def next_event(
+        self, move: Move, *, lamport: int | None = None, frontier: tuple[int, ...] | None = None
+    ) -> bytes:
         """A pass at the next seq of our feed, chained to our head (a version of our next event
         our core never signs: its own next event will be another)."""
         peer = self.peer
@@ -259,10 +275,9 @@ flood at line rate fills its own pipe: the member goes quiet, a case of its own)
 async def attack_wants(h: Hostile) -> None:
     """Valid-signed wants for everything, every feed, to every member, ``WANT_RATE`` a second
     (``wants_flat``: as fast as we sign)."""
-    started, n = trio.current_time(), 0
-    for seat in itertools.cycle(range(h.spec.seats)):
+    started = trio.current_time()
+    for n, seat in enumerate(itertools.cycle(range(h.spec.seats)), 1):
         await h.send(h.sign(Kind.WANT, encode_body(Want(seat, 1, 2**62))))
-        n += 1
         ahead = n / WANT_RATE - (trio.current_time() - started)
         if ahead > 0.005:
             await trio.sleep(ahead)
@@ -310,8 +325,13 @@ async def attack_equivocate(h: Hostile) -> None:
         await h.send(second, pid)
     while True:
         for i, pid in enumerate(h.others):
-            await h.send(h.beat(head=len(h.peer.events(h.seat)) + 1 + i,
-                                head_id=hashlib.sha256(b"%d" % i).digest()), pid)
+            await h.send(
+                h.beat(
+                    head=len(h.peer.events(h.seat)) + 1 + i,
+                    head_id=hashlib.sha256(b"%d" % i).digest(),
+                ),
+                pid,
+            )
         await trio.sleep(0.01)
 
 
@@ -319,9 +339,16 @@ async def attack_replay(h: Hostile) -> None:
     """Another game's valid messages (the same members' keys) and our own old ones, fast."""
     _, other_spec = make_game(h.spec.seats, 10_000 + h.spec.seats)
     foreign = [
-        encode_message(h.identity, game_id=other_spec.game_id, seq=0, prev=None, lamport=n,
-                       kind=Kind.BEAT, body=encode_body(Beat(0, None, (0,) * h.spec.seats)),
-                       version=h.spec.wire_version)
+        encode_message(
+            h.identity,
+            game_id=other_spec.game_id,
+            seq=0,
+            prev=None,
+            lamport=n,
+            kind=Kind.BEAT,
+            body=encode_body(Beat(0, None, (0,) * h.spec.seats)),
+            version=h.spec.wire_version,
+        )
         for n in range(1, 101)
     ]
     old: list[bytes] = []
@@ -353,7 +380,7 @@ async def attack_replay_own_and_wants(h: Hostile) -> None:
 async def attack_garbage(h: Hostile) -> None:
     """Malformed frames under our key and routing id: bytes that are no message, messages of
     the largest size with a broken body, and frames just over the size limit."""
-    rnd = __import__("random").Random(h.spec.seats)
+    rnd = random.Random(h.spec.seats)
     big = b"\x92" + bytes(5000)
     for n in itertools.count():
         kind = n % 4
@@ -387,7 +414,10 @@ def _mid_round(peer: Peer) -> bool:
 
 
 async def _hostile_side(
-    h: Hostile, endpoints: dict[PeerId, str], attack: Attack, children: list[subprocess.Popen[bytes]],
+    h: Hostile,
+    endpoints: dict[PeerId, str],
+    attack: Attack,
+    children: list[subprocess.Popen[bytes]],
     timeout: float,
 ) -> bool:
     """Run the hostile node and its attack until every child exited; whether it timed out."""
@@ -403,9 +433,11 @@ async def _hostile_side(
             nursery.start_soon(attack_mid_round)
             async with trio.open_nursery() as waits:
                 for child in children:
-                    waits.start_soon(functools.partial(
-                        trio.to_thread.run_sync, child.wait, abandon_on_cancel=True
-                    ))
+                    waits.start_soon(
+                        functools.partial(
+                            trio.to_thread.run_sync, child.wait, abandon_on_cancel=True
+                        )
+                    )
             nursery.cancel_scope.cancel()
     return scope.cancelled_caught
 
@@ -445,8 +477,13 @@ def run_game(
     ]
     hostile_seat = players - 1
     node = HostileNode(
-        identities[hostile_seat], spec, logdir / f"peer{hostile_seat}.log",
-        bind=endpoints[hostile_seat], strategy="greedy", speed=10, config=CONFIG,
+        identities[hostile_seat],
+        spec,
+        logdir / f"peer{hostile_seat}.log",
+        bind=endpoints[hostile_seat],
+        strategy="greedy",
+        speed=10,
+        config=CONFIG,
     )
     h = Hostile(node, identities[hostile_seat], spec, list(spec.peer_ids[:hostile_seat]))
     book = dict(zip(spec.peer_ids, endpoints, strict=True))
@@ -466,9 +503,15 @@ def run_game(
         stderr = (logdir / f"stderr{s}.txt").read_text(errors="replace")
         honest.append(
             HonestResult(
-                s, c.returncode, result.get("digest"), result.get("dropped", []),
-                result.get("cpu"), result.get("rss_mb"), result.get("wall"),
-                "Traceback" in stderr, stderr[-2000:],
+                s,
+                c.returncode,
+                result.get("digest"),
+                result.get("dropped", []),
+                result.get("cpu"),
+                result.get("rss_mb"),
+                result.get("wall"),
+                "Traceback" in stderr,
+                stderr[-2000:],
             )
         )
     report = audit([LogSource.from_path(logdir / f"peer{s}.log") for s in range(players)])
@@ -476,8 +519,14 @@ def run_game(
     for f in report.violations:
         findings.setdefault(str(f.kind), []).append(-1 if f.seat is None else f.seat)
     return GameOutcome(
-        attack, players, honest, h.sent, findings, [s for s, _ in report.dropped],
-        report.digest, timed_out,
+        attack,
+        players,
+        honest,
+        h.sent,
+        findings,
+        [s for s, _ in report.dropped],
+        report.digest,
+        timed_out,
     )
 
 

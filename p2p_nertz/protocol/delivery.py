@@ -20,7 +20,6 @@ next, as :meth:`Membership.stalls` does. Nothing here calls back into the peer.
 
 from __future__ import annotations
 
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 
