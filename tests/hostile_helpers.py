@@ -22,6 +22,7 @@ import functools
 import hashlib
 import itertools
 import json
+import random
 import resource
 import subprocess
 import sys
