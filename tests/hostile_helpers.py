@@ -33,7 +33,7 @@ from typing import Any
 
 import trio
 
-from p2p_nertz.audit import FindingKind, LogSource, audit
+from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Play, Want, encode_body, kind_of
 from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -45,7 +45,16 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.runtime.node import PeerNode, node_config
 
-__all__ = ["ATTACKS", "CONFIG", "GameOutcome", "HonestResult", "make_game", "run_game"]
+__all__ = [
+    "ATTACKS",
+    "CONFIG",
+    "GameOutcome",
+    "HonestResult",
+    "Hostile",
+    "HostileNode",
+    "make_game",
+    "run_game",
+]
 
 CONFIG: PeerConfig = node_config(suspect_after=1.0, drop_after=3.0)
 """Every node's timers: short, so that a member gone quiet is voted out within seconds."""
@@ -136,13 +145,15 @@ class GameOutcome:
 
     @property
     def agreed(self) -> bool:
+        """Every honest node finished with the same final digest."""
         digests = {h.digest for h in self.honest}
         return len(digests) == 1 and None not in digests
 
 
 # -- the hostile member -------------------------------------------------------------------------
 class HostileNode(PeerNode):
-    """A member's real node that an attack may silence (it then sends nothing, plays nothing)."""
+    """A member's real node that an attack may silence: it then sends nothing (its bot plays
+    on; what it signs meanwhile is logged, and goes out when asked for after)."""
 
     silent = False
 
@@ -530,8 +541,6 @@ def run_game(
         timed_out,
     )
 
-
-__all__ += ["FindingKind", "Hostile", "HostileNode"]
 
 if __name__ == "__main__":
     sys.exit(child_main(sys.argv[1], sys.argv[2]))
