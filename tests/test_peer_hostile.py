@@ -28,6 +28,7 @@ from peer_helpers import PeerNetwork, PuppetPeer, Wires, beat_body, beat_of, for
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, held_ids, parse_body
+from p2p_nertz.protocol.delivery import ANSWER_BURST
 from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
@@ -579,6 +580,34 @@ def test_feed_replayed_beat_changes_nothing(victim: tuple[Peer, float], mid: Pee
     assert len(beats) >= 3
     for message in (beats[0], beats[len(beats) // 2]):
         assert_ignored(peer, message.wire, now)
+
+
+def test_a_flood_of_wants_is_answered_a_burst_then_once_per_want_interval(
+    victim: tuple[Peer, float], mid: PeerNetwork
+) -> None:
+    # A member with a valid key asks for everything, again and again: each want is new (its
+    # clock rises), and each used to be answered with up to max_want events. One asker's wants
+    # for one feed are now answered ANSWER_BURST at once, then one per want_interval (§9.7).
+    peer, now = victim
+    asker = mid.spec.peer_ids[B]
+
+    def answers(count: int, at: float) -> int:
+        sent = 0
+        for _ in range(count):
+            wire = sign(
+                mid.identities[B], mid.spec, kind=Kind.WANT, body=[0, 1, 64], lamport=peer.clock + 1
+            )
+            sent += any(
+                isinstance(e, Send) and e.to == asker and e.data == peer.events(0)[0].wire
+                for e in peer.feed(wire, at)
+            )
+        return sent
+
+    interval = peer.config.want_interval
+    assert answers(50, now) == ANSWER_BURST
+    assert answers(50, now + interval / 2) == 0  # half a token
+    assert answers(50, now + interval) == 1
+    assert answers(50, now + 100 * interval) == ANSWER_BURST  # never more than the burst
 
 
 # -- events that do not fit their author's feed ----------------------------------------------------

@@ -49,7 +49,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     RejectReason,
 )
-from p2p_nertz.protocol.feeds import ChainCode, Parting, Ready, Refusal, Source
+from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
@@ -57,9 +57,13 @@ from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.state import Event
 
-__all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
+__all__ = ["ANSWER_BURST", "Answer", "AnswerBudget", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
 _LIE = "event {} is timed below a clock its author announced"
+
+ANSWER_BURST = 4.0
+"""Wants of one asker for one feed answered at once before the rest wait their turn, one per
+``want_interval`` (:class:`AnswerBudget`, docs/protocol.md §9.7)."""
 _NOTHING: Iterator[Ask] = iter(())  # (nothing asked: an empty iterator, shared)
 
 
@@ -92,6 +96,32 @@ class Answer:
 
 #: What the receive path asks the peer to do before it goes on.
 Ask = Withdraw | ForkVote | Answer
+
+
+class AnswerBudget:
+    """Which wants are answered: a token bucket per asker and feed, refilled one answer per
+    ``want_interval`` (an honest member asks no more often, §6.3) and holding
+    :data:`ANSWER_BURST` (for the network's jitter, and the asks of a fork's proof). A member
+    flooding wants gets the rest ignored, not an answer of up to ``max_want`` events each
+    (§9.7)."""
+
+    def __init__(self, store: Feeds) -> None:
+        self._store = store
+        #: AnswerBudget left to wants of (asker, feed), and as of when.
+        self._tokens: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def may(self, asker: int, feed: int, now: float) -> bool:
+        """Whether a want of ``asker`` for ``feed`` at ``now`` is answered (it is counted)."""
+        interval = self._store.want_interval
+        if interval <= 0:
+            return True
+        tokens, then = self._tokens.get((asker, feed), (ANSWER_BURST, now))
+        tokens = min(ANSWER_BURST, tokens + max(0.0, now - then) / interval)
+        if tokens < 1:
+            self._tokens[asker, feed] = (tokens, now)
+            return False
+        self._tokens[asker, feed] = (tokens - 1, now)
+        return True
 
 
 class Delivery:
@@ -131,6 +161,7 @@ class Delivery:
         self.outbox = chains.outbox
         self.duties = duties
         self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
+        self.answers = AnswerBudget(self.store)  # which wants we answer
 
     # -- refusals -------------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
@@ -254,7 +285,8 @@ class Delivery:
             ):
                 yield Answer(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
         elif isinstance(body, Want):
-            yield Answer(message.author, body)
+            if self.answers.may(seat, body.seat, now):
+                yield Answer(message.author, body)
             if recovery is not None:
                 recovery.want(seat, message.lamport, body)
 

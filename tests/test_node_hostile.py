@@ -1,0 +1,62 @@
+"""A hostile member among real processes (session 24): the honest nodes end the game alike.
+
+Each test starts the honest members as ``nertz``-like node processes of their own (greedy bots
+on tcp://127.0.0.1 with CURVE, real logs) and runs the hostile member, with its valid key, in
+this process (:mod:`hostile_helpers`). It then asserts what the honest processes ended with,
+that none wrote a traceback, and what the audit of every log names. The game's own timeout
+bounds every wait (a node that hangs is killed and the test fails); pytest-timeout bounds
+the test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hostile_helpers import GameOutcome, run_game
+
+from p2p_nertz.audit import FindingKind
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+GAME_TIMEOUT = 120.0
+
+
+def check_honest(outcome: GameOutcome) -> None:
+    """Every honest process finished the game, the same one as the audit of every log, and
+    wrote no traceback."""
+    assert not outcome.timed_out
+    for honest in outcome.honest:
+        assert honest.returncode == 0, honest.stderr
+        assert not honest.traceback, honest.stderr
+    assert outcome.agreed
+    assert outcome.honest[0].digest == outcome.audit_digest
+
+
+def test_a_member_flooding_wants_gets_no_honest_member_voted_out(tmp_path: Path) -> None:
+    # Two members; the second signs wants for every feed at four times its budget. Each was
+    # answered with up to 64 events, which filled the honest node's pipe to it: the flooder
+    # heard nothing of the game and acked nothing, and the game froze (the honest node not
+    # done in 120 s) or the flooder's node, honest code under the flood, abandoned the honest
+    # member as gone (87 s). Answers are now one per asker and feed per want_interval (bursts
+    # of 4): the game ends with both members in.
+    outcome = run_game("wants", 2, 3, tmp_path, timeout=GAME_TIMEOUT)
+    check_honest(outcome)
+    assert outcome.sent > 1000  # the flood did run
+    assert outcome.honest[0].dropped == []
+    assert outcome.audit_dropped == []
+
+
+def test_a_member_that_equivocates_to_different_members_is_proven_and_dropped(
+    tmp_path: Path,
+) -> None:
+    # Three members; the third signs two versions of its next event and sends one to each
+    # of the others, then beats each a head of its own. The two find the fork in each other's
+    # beats, prove it, and drop it; the audit of the three logs names it.
+    outcome = run_game("equivocate", 3, 1, tmp_path, timeout=GAME_TIMEOUT)
+    check_honest(outcome)
+    hostile = 2
+    assert all(h.dropped == [hostile] for h in outcome.honest)
+    assert outcome.audit_dropped == [hostile]
+    assert outcome.findings.get(FindingKind.EQUIVOCATION.value, []) != []
+    assert set(outcome.findings[FindingKind.EQUIVOCATION.value]) == {hostile}
