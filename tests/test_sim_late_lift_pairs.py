@@ -30,6 +30,19 @@ played from it, and turned up again cards its feed had shown (seed 4: ``N>4`` tu
 as its event 42 had, ten times). Every fold that counted its events refused those moves as
 deck mismatches. *Mended (session 23):* the local player plays nothing while its tentative
 fold leaves events of its own uncounted (:func:`~p2p_nertz.protocol.local.own_held_back`).
+
+Seed 32 (seats 0 and 1 held; no peer makes a drop final while they are, so the schedule
+only delays them): open. Every member voted out another past the others' counts (seat 1 on
+seat 2 at 139 counting 29, seats 2 and 0 on seat 1 at 141 and 142, seats 1 and 2 on seat 0 at
+142, seat 0 on seat 2 at 143), and every vote was withdrawn later (148 to 173). Every view
+ends with seat 2 out at 29 (at 143), so seats 0 and 1 alone are in play from 143, and with
+seat 0's ``stuck`` at 145 (seat 1's at 141) the round rotates there. Peer 1, holding seat 2's
+feed up to 30 and the votes all capping each other (its tentative fold drops no one), saw
+seat 2 in play and not stuck, and no rotation: it claimed at 155 and turned its stock at 175
+(its event 36) from the stock as it was before the rotation, showing 4D where every fold that
+counts the rotation has KS. The audit names it for a deck mismatch: an honest member's event
+refused (a move made on a table that was not the final one, as in seeds 4 and 14, here by a
+drop of another member, not a cut of its own).
 """
 
 from __future__ import annotations
@@ -68,5 +81,5 @@ def test_two_members_withdrawals_held(seed: int, held: tuple[int, int], final_fi
     schedule = LateLift(held[0], also=held[1:])
     result = run(late_withdrawals(seed, players=(3, 3)), schedule)
     if {q for q, _ in schedule.held} != set(held) or (schedule.final_by is not None) != final_first:
-        pytest.fail("the race is no longer built: both members' withdrawals held, one final")
+        pytest.fail("the race is no longer built: both members' withdrawals held, a drop final")
     assert result.violations == []
