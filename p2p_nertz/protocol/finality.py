@@ -42,6 +42,7 @@ __all__ = [
     "decided_at",
     "event_beat",
     "frozen_claims",
+    "held_below",
     "rejoined",
     "released",
     "settle",
@@ -277,6 +278,7 @@ class Finality:
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
+        uncut = folds.uncut_drops if tentative is not final else {}
         excluded, stable = settle(
             final,
             tentative,
@@ -287,6 +289,7 @@ class Finality:
             forked=forked,
             capped=capped,
             known=self._known_others(),
+            uncut=uncut,
         )
         if stable <= self.stable:
             return 0, []
@@ -503,6 +506,7 @@ def settle(
     forked: Mapping[int, int] | None = None,
     capped: Mapping[int, int] | None = None,
     known: Sequence[int] | None = None,
+    uncut: Mapping[int, tuple[int, frozenset[int]]] | None = None,
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
@@ -556,11 +560,47 @@ def settle(
         feed = feeds[q]
         if q not in excluded and cut < len(feed):
             stable = min(stable, feed[cut].lamport - 1)
+    stable = min(stable, held_below(uncut or {}, excluded, feeds))
     if stable <= floor:
         return excluded, stable  # (the readmissions below could only lower it)
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def held_below(
+    uncut: Mapping[int, tuple[int, frozenset[int]]],
+    excluded: Mapping[int, int],
+    feeds: Sequence[Sequence[Message]],
+) -> int:
+    """The bound that the drops only the caps and the tentative fold's cuts not final yet
+    keep undecided put on the stable time (``uncut``: seat -> its cut and the members whose
+    drops those cuts are, :attr:`Folds.uncut_drops
+    <p2p_nertz.protocol.folds.Folds.uncut_drops>`): below the member's first event past its
+    cut, held here, while it is not out (``excluded``) and those other drops are not all
+    final; a time past every event where none holds.
+
+    The other drops are the tentative fold's fixed point, and the held withdrawals may still
+    undo them (one before the drop in the order, not held yet) and make this one instead,
+    which cuts the member's events past its cut whatever their time: made final meanwhile,
+    they stayed in that final fold for good while every fold from scratch cut them
+    (``scan_late_lift.py --pairs``, three players seed 1, docs/protocol.md §13). Once those
+    drops are final they can be undone no more, the round without their cuts no longer
+    names this one, and the bound goes: it never holds back their own finality, which
+    :func:`_given_up` decides without it, so it adds no wait that their drops do not end.
+
+    >>> from types import SimpleNamespace as NS
+    >>> feeds = [[NS(lamport=t) for t in (10, 20, 30)], [NS(lamport=t) for t in (15, 25)]]
+    >>> uncut = {0: (1, frozenset({1}))}
+    >>> held_below(uncut, {}, feeds), held_below(uncut, {1: 1}, feeds) == _EVER
+    (19, True)
+    """
+    stable = _EVER
+    for q, (cut, unless) in uncut.items():
+        feed = feeds[q]
+        if q not in excluded and not unless <= excluded.keys() and cut < len(feed):
+            stable = min(stable, feed[cut].lamport - 1)
+    return stable
 
 
 def _given_up(

@@ -88,6 +88,7 @@ class Folds:
         self.unheld = Unheld(final.spec.seats)
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
+        self._uncut: dict[int, tuple[int, frozenset[int]]] = {}  # (uncut_drops, likewise)
 
     # -- the held events --------------------------------------------------------------------
     def add(self, event: Event, stable: int) -> list[Notice]:
@@ -175,9 +176,11 @@ class Folds:
             if not self.nonfinal and self.shares_final():
                 self._tentative = self.final
                 self._capped = {}
+                self._uncut = {}
             else:
                 self._tentative = self._cut_unheld()
                 self._capped = self._uncapped(self._tentative)
+                self._uncut = self._uncapped_uncut(self._tentative)
         return self._tentative
 
     def shares_final(self) -> bool:
@@ -229,17 +232,46 @@ class Folds:
         start = Trial(t, t, self.unheld)
         return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
 
+    @property
+    def uncut_drops(self) -> dict[int, tuple[int, frozenset[int]]]:
+        """The drops that only the caps of the tentative fold and its cuts not final yet keep
+        undecided (seat -> its cut, and the members whose drops those cuts are): a member that
+        the tentative fold, folded once more without those cuts and without the caps a
+        withdrawal lifts, drops, and that neither it, the final fold nor :attr:`capped_drops`
+        drops. Such a drop holds finality back as a decided one does, until every one of
+        those other drops is final (:func:`~p2p_nertz.protocol.finality.settle`): then the
+        fold that has them is the one that counts, and the cuts stand.
+
+        The two members' cuts may each undo the other (a vote of each signed past the other's
+        count), so the tentative fold is one of two fixed points, and the held withdrawals
+        decide which: a withdrawal of a capping vote lifts its cap in the past, and a
+        withdrawal before the tentative's drop, not held yet, undoes that drop. Folded with
+        its own cuts, the round of :attr:`capped_drops` keeps the other drop undecided, and
+        a peer made final an event of the other member past its cut (``scan_late_lift.py
+        --pairs``, three players seed 1, seats 1 and 2's withdrawals held: peers 0 and 2,
+        their held votes dropping seat 0 at 43, made seat 1's event 44 final; seat 1's
+        withdrawal at 211, before that drop, came after and every view dropped seat 1 at 43;
+        docs/protocol.md §9.2, §13)."""
+        self.tentative  # noqa: B018 (made with it)
+        return self._uncut
+
+    def _loose(self, fixed: GameState) -> dict[int, Cap] | None:
+        """The caps of the tentative fold ``fixed`` with each member's vote count only as far
+        as votes on proof give it (:func:`~p2p_nertz.protocol.roster.lasting_caps`), or
+        ``None`` where that takes no cap away."""
+        caps = fixed.vote_caps
+        if not caps:
+            return None
+        lasting = lasting_caps(fixed.roster)
+        loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
+        return None if loose == caps else loose
+
     def _uncapped(self, fixed: GameState) -> dict[int, int]:
         """:attr:`capped_drops` of the tentative fold ``fixed``: one round more with its cuts
         and gaps and its caps, each member's vote count only as far as votes on proof give it
-        (:func:`~p2p_nertz.protocol.roster.lasting_caps`); made only where that takes a cap
-        away."""
-        caps = fixed.vote_caps
-        if not caps:
-            return {}
-        lasting = lasting_caps(fixed.roster)
-        loose = {q: (lasting.get(q, _NEVER), *cap[1:]) for q, cap in caps.items()}
-        if loose == caps:
+        (:meth:`_loose`); made only where that takes a cap away."""
+        loose = self._loose(fixed)
+        if loose is None:
             return {}
         final = self.final
         cuts = {q: c for q, c in fixed.dropped.items() if q not in final.dropped}
@@ -247,6 +279,25 @@ class Folds:
         t, _ = self._round(cuts, gaps, loose, None)
         out = final.dropped.keys() | fixed.dropped.keys()
         return {q: c for q, c in t.dropped.items() if q not in out}
+
+    def _uncapped_uncut(self, fixed: GameState) -> dict[int, tuple[int, frozenset[int]]]:
+        """:attr:`uncut_drops` of the tentative fold ``fixed``: one round more with its gaps,
+        without its cuts not final yet, and with its caps each member's vote count only as
+        far as votes on proof give it, the members of those cuts' none (the lasting caps of
+        a member dropped are its drop's); made only where such a cut is there."""
+        final = self.final
+        pending = frozenset(q for q in fixed.dropped if q not in final.dropped)
+        if not pending:
+            return {}
+        lasting = lasting_caps(fixed.roster)
+        loose = {
+            q: (_NEVER if q in pending else lasting.get(q, _NEVER), *cap[1:])
+            for q, cap in fixed.vote_caps.items()
+        }
+        gaps = {q: g for q, g in fixed.gaps.items() if final.gaps.get(q) != g}
+        t, _ = self._round({}, gaps, loose, None)
+        out = final.dropped.keys() | fixed.dropped.keys() | self._capped.keys()
+        return {q: (c, pending) for q, c in t.dropped.items() if q not in out}
 
     def _fold(
         self,
