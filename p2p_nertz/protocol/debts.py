@@ -32,8 +32,17 @@ from collections.abc import Collection, Mapping, Sequence
 
 from p2p_nertz.protocol.bodies import Beat, parse_body
 from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, Message, decode_message
+from p2p_nertz.protocol.state import Roster, freezes
 
-__all__ = ["DEBT_NOTE", "Debts", "DebtNoteError", "owed_head", "past_freeze", "read_note"]
+__all__ = [
+    "DEBT_NOTE",
+    "DebtNoteError",
+    "Debts",
+    "note_due",
+    "owed_head",
+    "past_freeze",
+    "read_note",
+]
 
 #: The name of the note that keeps a debt's signed beat announcing a member's feed past a
 #: voter's freeze (docs/log-format.md §5).
@@ -58,6 +67,16 @@ def past_freeze(seat: int, beat: Beat, frozen: Mapping[int, Mapping[int, int]]) 
         seat in voters and q < len(beat.held) and beat.held[q] > voters[seat]
         for q, voters in frozen.items()
     )
+
+
+def note_due(roster: Roster, seat: int, beat: Beat) -> bool:
+    """Whether a debt's beat ``beat`` of ``seat``, just kept (:meth:`Debts.note`), is kept in
+    the log too, as a ``debt`` note: it announces a member's feed past the count of ``seat``'s
+    vote standing against it in ``roster`` (the held events'). While the head it announced is
+    not held, that word holds our finality back, and only the note shows an audit why
+    (docs/shuffle.md §11)."""
+    frozen = {q: freezes(roster, q) for q in range(len(beat.held)) if q != seat}
+    return past_freeze(seat, beat, frozen)
 
 
 def read_note(

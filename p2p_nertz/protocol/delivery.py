@@ -37,7 +37,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.chains import Chains
-from p2p_nertz.protocol.debts import DEBT_NOTE, Debts, past_freeze
+from p2p_nertz.protocol.debts import DEBT_NOTE, Debts, note_due
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
 from p2p_nertz.protocol.envelope import (
@@ -55,7 +55,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
-from p2p_nertz.protocol.state import Event, freezes
+from p2p_nertz.protocol.state import Event
 
 __all__ = ["Answer", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
@@ -208,16 +208,6 @@ class Delivery:
             self.membership.proof.watch_slot(seat, lamport, beat.head_seq, held) is not None
         )
 
-    def _note_debt(self, seat: int, message: Message, beat: Beat) -> None:
-        """Keep in our log (a ``debt`` note) a debt's beat that announces a member's feed past
-        the count of its author's vote standing against it: while we lack the head it
-        announced, that word holds our finality back, and only the note shows an audit why
-        (``debts``, docs/shuffle.md §11)."""
-        roster = self.folds.tentative.roster
-        frozen = {q: freezes(roster, q) for q in range(len(beat.held)) if q != seat}
-        if past_freeze(seat, beat, frozen):
-            self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
-
     def _receive_beat(
         self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None
     ) -> Iterator[Ask]:
@@ -242,7 +232,8 @@ class Delivery:
             # debt, of any age (one is relayed with a vote withheld on it: debts).
             if self.debts.note(seat, message, beat, held):
                 self.finality.note_head(seat, self.debts.beats[seat][0])
-                self._note_debt(seat, message, beat)
+                if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
+                    self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
         if not self.inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
         if self._heard_from(seat, now, recovery is not None):
