@@ -7,8 +7,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from p2p_nertz.protocol.bodies import Beat, encode_body
-from p2p_nertz.protocol.debts import Debts
+from p2p_nertz.protocol.debts import DebtNoteError, Debts, owed_head, past_freeze, read_note
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
@@ -79,3 +81,37 @@ def test_a_head_of_its_own_past_ours_holds_finality_no_lower_than_its_beats_of_h
     # liar up to 100 before we have it (its beats may lie about time).
     finality.take_beat(2, 201, Beat(1, bytes(32), (0, 3, 1), ids))
     assert finality.bounds({}, {}, far, far) == times[1][-1]
+
+
+def test_a_beat_past_its_authors_standing_vote_is_noted_and_no_other() -> None:
+    """The ``debt`` note (docs/log-format.md §5) is kept for a beat announcing a member's feed
+    past the count of its author's vote standing against it, and only for such a beat."""
+    _, beat = _beat(4, 20, held=(0, 4, 7))  # seat 1 announces seat 2's feed up to 7
+    assert owed_head(1, beat) == 4
+    assert past_freeze(1, beat, {2: {1: 6}})  # its vote on seat 2 counted 6
+    assert not past_freeze(1, beat, {2: {1: 7}})  # (no more than its vote counts)
+    assert not past_freeze(1, beat, {2: {0: 3}})  # (another voter's freeze)
+    assert not past_freeze(1, beat, {})
+
+
+def test_a_debt_note_is_read_only_as_a_signed_beat_of_the_game() -> None:
+    beat = Beat(4, bytes(32), (0, 4, 7), (b"", bytes(8), bytes(8)))
+    wire = encode_message(
+        _LIAR, game_id=_GAME, seq=0, prev=None, lamport=20, kind=Kind.BEAT,
+        body=encode_body(beat),
+    )  # fmt: skip
+    message = decode_message(wire, game_id=_GAME)
+    roster = [bytes(32), _LIAR.peer_id, bytes(range(1, 33))]
+    read = read_note(
+        message.wire, game_id=_GAME, roster=roster, versions=(message.version,), seats=3
+    )
+    assert read == (message, beat)
+    forged = bytearray(message.wire)
+    forged[-1] ^= 1  # (its signature no longer verifies)
+    for data, why in ((bytes(forged), "refused"), (b"\x01\x02", "refused")):
+        with pytest.raises(DebtNoteError, match=why):
+            read_note(data, game_id=_GAME, roster=roster, versions=(message.version,), seats=3)
+    with pytest.raises(DebtNoteError, match="refused"):  # (another game's beat)
+        read_note(
+            message.wire, game_id=bytes(32), roster=roster, versions=(message.version,), seats=3
+        )

@@ -47,13 +47,15 @@ complaints no answer followed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckOpen, DeckShares, DeckStage
-from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, Play
+from p2p_nertz.protocol.bodies import Beat, DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
+from p2p_nertz.protocol.debts import owed_head, past_freeze
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.finality import frozen_claims, released, unannounced
 from p2p_nertz.protocol.shuffle import DEALT
@@ -110,6 +112,7 @@ class AnswerWatch:
     __slots__ = (
         "_complaints",
         "_dealt",
+        "_debts",
         "_forked",
         "_found",
         "_named",
@@ -144,6 +147,16 @@ class AnswerWatch:
         self._play_ended: dict[int, _Key] = {}
         #: each complaint named once, or answered (a wrong answer is ``bad_dealing``'s)
         self._named: set[tuple[int, int, int, int]] = set()
+        #: the owner of a log -> each signed beat its ``debt`` notes keep: (its Lamport time,
+        #: its author's seat, the beat) (:meth:`debt`)
+        self._debts: dict[int, list[tuple[int, int, Beat]]] = {}
+
+    def debt(self, owner: int, seat: int, lamport: int, beat: Beat) -> None:
+        """A ``debt`` note of ``owner``'s log (its signature verified): ``seat``'s beat
+        ``beat``, timed ``lamport``, that ``owner`` kept as a debt past a freeze
+        (``protocol.debts``). While ``owner`` lacked the head it announced, its finality took
+        that voter's word as said (:func:`_excluded`)."""
+        self._debts.setdefault(owner, []).append((lamport, seat, beat))
 
     def before(self, event: Event, rs: RoundState) -> None:
         """``event`` is about to be folded in round ``rs``: if it is a dealer's event signed
@@ -344,7 +357,8 @@ class AnswerWatch:
             for v in self._votes.get(number, ())
             if held[v.seat] >= v.seq and (v.seat, v.seq) != (event.seat, event.seq)
         ]
-        drops = _drops_read(votes, held, members, dealer, past)
+        debts = [d for d in self._debts.get(dealer, ()) if d[0] < event.lamport]
+        drops = _drops_read(votes, held, members, dealer, past, debts=debts)
         if drops is None or (past.masked & set(members)) - {dealer} - drops.out:
             return
         left = tuple(m for m in members if m not in drops.out)
@@ -419,6 +433,8 @@ def _drops_read(
     members: tuple[int, ...],
     dealer: int,
     past: CausalPast,
+    *,
+    debts: Sequence[tuple[int, int, Beat]] = (),
 ) -> _Drops | None:
     """What the drop events ``votes`` (of the round, in the causal past ``held`` of
     ``dealer``'s event, the event itself left out) do to the dealer's stable time when it
@@ -466,13 +482,19 @@ def _drops_read(
         return None
     if any(v.target != x or v.reason not in _DROPPING or v.seat not in members for v in votes):
         return None
-    if not _excluded(x, votes, held, members, dealer):
+    if not _excluded(x, votes, held, members, dealer, debts=debts):
         return None
     return _Drops(frozenset({x}), max(v.lamport for v in votes), _NEVER)
 
 
 def _excluded(
-    x: int, votes: list[_Vote], held: tuple[int, ...], members: tuple[int, ...], dealer: int
+    x: int,
+    votes: list[_Vote],
+    held: tuple[int, ...],
+    members: tuple[int, ...],
+    dealer: int,
+    *,
+    debts: Sequence[tuple[int, int, Beat]],
 ) -> bool:
     """Whether the dealer, holding the causal past ``held``, excludes ``x`` (voted out by
     ``votes``) once the time without it reaches them, whatever beats it took: it holds ``x``'s
@@ -482,13 +504,26 @@ def _excluded(
     docs/protocol.md §9.2). Beats are not logged: a member that did not vote may have
     announced anything, and only a voter's word is bounded. (The dealer bounds it where it
     holds the voter's feed up to the last head the voter announced: trusted here, as no log
-    holds that head, docs/shuffle.md §11.)"""
+    holds that head, docs/shuffle.md §11.) Unless the dealer's log keeps, as a ``debt`` note
+    timed before the event (``debts``: (Lamport time, author, beat)), a voter's signed beat
+    announcing ``x``'s feed past its vote (``debts.past_freeze``) and a head of its own feed
+    past what the event's past holds of it (``debts.owed_head``): the dealer then lacked that
+    head and took the voter's word as said, as ``Finality._said`` does, and may have waited
+    for an event of ``x`` nobody gave it. The voter broke its freeze, not the dealer."""
     counts: dict[int, int] = {}
     for vote in votes:
         counts[vote.seat] = max(counts.get(vote.seat, 0), vote.last_seq)
     cut = {x: max(counts.values())}
     n = len(held)
     feeds = [range(h) for h in held]
-    said = frozen_claims([(0 if r == dealer else _NEVER,) * n for r in range(n)], {x: counts})
+    frozen = {
+        r: count
+        for r, count in counts.items()
+        if not any(
+            a == r and owed_head(r, beat) > held[r] and past_freeze(r, beat, {x: counts})
+            for _, a, beat in debts
+        )
+    }
+    said = frozen_claims([(0 if r == dealer else _NEVER,) * n for r in range(n)], {x: frozen})
     out = {r for r in range(n) if r not in members}
     return bool(released(cut, feeds)) and bool(unannounced(cut, feeds, said, out))

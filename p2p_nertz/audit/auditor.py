@@ -111,6 +111,7 @@ from p2p_nertz.logfile.format import (
     RecordKind,
 )
 from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.debts import DEBT_NOTE, DebtNoteError, read_note
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -758,6 +759,8 @@ class _Pass:
                 self.evidence.note(log, record)
             elif record.name == BAD_SHARE_NOTE:
                 self.fold.share_notes.note(log, record)
+            elif record.name == DEBT_NOTE:
+                self._debt_note(log, record)
             elif record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
                 log.recovering = record.name == RECOVERING_NOTE
             return
@@ -798,6 +801,27 @@ class _Pass:
         self._count(log, seat, message.seq)
         if self._receive(message, seat, log):
             self.fold.ready(self.feeds)
+
+    def _debt_note(self, log: Log, record: Record) -> None:
+        """A ``debt`` note (docs/log-format.md §5): its beat, signature verified, to the
+        answers' watch as a reason its log's peer waited (``AnswerWatch.debt``); one that is
+        no signed beat of a member proves nothing (``bad_proof``)."""
+        spec = self.spec
+        try:
+            message, beat = read_note(
+                bytes(record.data),
+                game_id=spec.game_id,
+                roster=spec.peer_ids,
+                versions=spec.read_versions,
+                seats=spec.seats,
+            )
+        except DebtNoteError as exc:
+            detail = f"a debt note that proves nothing: {exc}"
+            self.found.add(Finding(FindingKind.BAD_PROOF, detail, log=log.name, record=log.count))
+            return
+        if log.owner is not None:
+            seat = self.roster[message.author]
+            self.fold.answers.debt(log.owner, seat, message.lamport, beat)
 
     def _decode(self, log: Log, data: bytes, is_event: bool) -> _Decoded | None:
         """The message a record holds, whether it is an event, and its author's seat;

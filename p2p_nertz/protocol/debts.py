@@ -12,14 +12,100 @@ head (:meth:`Finality.note_head <p2p_nertz.protocol.finality.Finality.note_head>
 beat too), fetches it like any, and votes the member out in turn if it never comes. An
 honest member's head reaches every member within a round trip anyway: the relayed beat
 announces nothing they do not hold or get.
+
+Such a beat may also hold this peer's finality back: a voter's word on a member it voted out
+is taken no further than its vote only where this peer holds the voter's feed up to the last
+head it announced (``Finality._said``), and a voter announcing a head of its own feed that it
+gives nobody, or late, keeps that word as said (docs/protocol.md §9.2, the own-head
+variant). Beats are not logged, so an audit reading this peer's events cannot see why it
+waited (docs/shuffle.md §11). Where a kept debt's beat announces, past a freeze the held
+events show (``roster.freezes``), a member's feed past the vote's count, this peer keeps the
+beat in its log as a note named :data:`DEBT_NOTE` (:func:`past_freeze`): the audit takes it
+as the reason a dealer's final fold lagged (``audit.answers``), never as a fault of the
+dealer's. An honest member's beat past a freeze comes only after a withdrawal not yet held
+here: rare, and harmless to note.
 """
 
 from __future__ import annotations
 
-from p2p_nertz.protocol.bodies import Beat
-from p2p_nertz.protocol.envelope import Message
+from collections.abc import Collection, Mapping, Sequence
 
-__all__ = ["Debts"]
+from p2p_nertz.protocol.bodies import Beat, parse_body
+from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, Message, decode_message
+from p2p_nertz.protocol.state import Roster, freezes
+
+__all__ = [
+    "DEBT_NOTE",
+    "DebtNoteError",
+    "Debts",
+    "note_due",
+    "owed_head",
+    "past_freeze",
+    "read_note",
+]
+
+#: The name of the note that keeps a debt's signed beat announcing a member's feed past a
+#: voter's freeze (docs/log-format.md §5).
+DEBT_NOTE = "debt"
+
+
+class DebtNoteError(ValueError):
+    """The data of a ``debt`` note is not a signed beat of the game."""
+
+
+def owed_head(seat: int, beat: Beat) -> int:
+    """The head of its own feed that ``seat`` owes by its beat ``beat``: the most it announced
+    holding of it (its ``head_seq``, or its own count in ``held``)."""
+    return max(beat.head_seq, beat.held[seat] if seat < len(beat.held) else 0)
+
+
+def past_freeze(seat: int, beat: Beat, frozen: Mapping[int, Mapping[int, int]]) -> bool:
+    """Whether ``seat``'s beat ``beat`` announces some member's feed past the count of a vote
+    of ``seat``'s standing against it (``frozen``: member -> voter -> count, as
+    ``roster.freezes`` gives it)."""
+    return any(
+        seat in voters and q < len(beat.held) and beat.held[q] > voters[seat]
+        for q, voters in frozen.items()
+    )
+
+
+def note_due(roster: Roster, seat: int, beat: Beat) -> bool:
+    """Whether a debt's beat ``beat`` of ``seat``, just kept (:meth:`Debts.note`), is kept in
+    the log too, as a ``debt`` note: it announces a member's feed past the count of ``seat``'s
+    vote standing against it in ``roster`` (the held events'). While the head it announced is
+    not held, that word holds our finality back, and only the note shows an audit why
+    (docs/shuffle.md §11)."""
+    frozen = {q: freezes(roster, q) for q in range(len(beat.held)) if q != seat}
+    return past_freeze(seat, beat, frozen)
+
+
+def read_note(
+    data: bytes,
+    *,
+    game_id: bytes,
+    roster: Collection[bytes],
+    versions: Sequence[int],
+    seats: int,
+) -> tuple[Message, Beat]:
+    """The signed beat a ``debt`` note holds, its signature verified.
+
+    Raises:
+        DebtNoteError: the bytes are not a signed beat of a member of this game (the reason
+            says why). Nothing else.
+    """
+    try:
+        message = decode_message(data, game_id=game_id, roster=roster, version=tuple(versions))
+    except InvalidMessageError as exc:
+        raise DebtNoteError(f"its message is refused: {exc}") from None
+    if message.kind not in (Kind.BEAT, Kind.ACK):
+        raise DebtNoteError(f"it holds a {message.kind.name.lower()}, not a beat")
+    try:
+        body = parse_body(message.kind, message.body, seats)
+    except ValueError as exc:
+        raise DebtNoteError(f"its beat's body is refused: {exc}") from None
+    if type(body) is not Beat:
+        raise DebtNoteError("its body is not a beat's")
+    return message, body
 
 
 class Debts:
@@ -34,7 +120,7 @@ class Debts:
     def note(self, seat: int, message: Message, beat: Beat, held: int) -> bool:
         """Keep ``message`` (``seat``'s beat ``beat``) if it announces a head of its own feed
         past what is held here (``held``) and past the one kept; whether it was kept."""
-        head = max(beat.head_seq, beat.held[seat] if seat < len(beat.held) else 0)
+        head = owed_head(seat, beat)
         kept = self.beats.get(seat)
         if head <= held or (kept is not None and head <= kept[0]):
             return False

@@ -37,7 +37,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.chains import Chains
-from p2p_nertz.protocol.debts import Debts
+from p2p_nertz.protocol.debts import DEBT_NOTE, Debts, note_due
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
 from p2p_nertz.protocol.envelope import (
@@ -263,6 +263,8 @@ class Delivery:
             # debt, of any age (one is relayed with a vote withheld on it: debts).
             if self.debts.note(seat, message, beat, held):
                 self.finality.note_head(seat, self.debts.beats[seat][0])
+                if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
+                    self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
         if not self.inbox.new_beat(seat, message.lamport):
             return  # an old beat (replayed, or overtaken in the network): nothing new
         if self._heard_from(seat, now, recovery is not None):
