@@ -59,9 +59,10 @@ def test_big_table_soak_game_holds_every_invariant(seed: int, players: int, roun
     "log refuses a lone fake only the dropped sleeper holds; the peers never see it",
 )
 def test_lone_fake_held_by_a_dropped_sleeper_changes_no_digest() -> None:
-    """Seat 7 signs a Nerts call under its next seq (41) to seat 1 alone, asleep from 7.6 s
-    to 33.7 s, then signs no other event: no fork, the fake is the only seq 41, in the
-    sleeper's log alone (the cheater's own lacks it). The sleeper is voted out before it
+    """Round 1 ends with seats 4 and 6 tied, and round 2 is their tiebreak: seat 7 sits it
+    out, and in it signs a Nerts call under its next seq (41) to seat 1 alone, asleep from
+    7.6 s to 33.7 s. Sitting out, it signs no other event: no fork, the fake is the only seq
+    41, in the sleeper's log alone (the cheater's own lacks it). The sleeper is voted out before it
     wakes and the game ends; the members still in never hold seq 41 and agree. The audit of
     every log delivers it, refuses it (a move in round 2 before the cheater's deal, timed below
     the clock it had announced: errors against the cheater alone, as they should be), and the
