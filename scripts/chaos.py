@@ -761,7 +761,9 @@ def line(result: dict[str, Any]) -> str:
     if result["dropped"]:
         extra.append("dropped " + ",".join(f"P{s + 1}" for s in result["dropped"]))
     if result["gone"]:
-        extra.append("gone " + ",".join(f"P{int(s) + 1}:{g}" for s, g in result["gone"].items()))
+        # (No reason: a resume that could not recover its own events, exit 3 too, §9.6 step 5.)
+        gone = result["gone"].items()
+        extra.append("gone " + ",".join(f"P{int(s) + 1}:{g or 'unrecovered'}" for s, g in gone))
     if result.get("deal", "commit") != "commit":
         extra.append(f"{result['deal']} deal")
     if result.get("revived"):

@@ -464,3 +464,17 @@ def test_chaos_cuts_off_a_killed_node_before_its_resume_and_misses_only_what_nee
         for node in game.nodes:
             node.last.proc.kill()
             node.last.proc.wait()
+
+
+def test_chaos_line_names_a_resume_that_could_not_recover_as_such() -> None:
+    """Exit 3 with no reason in its final line is a resume that gave up recovering its own
+    events (at two players, its one other member ended: session 24, ``--players 2 --kinds
+    kill-torn --length drop,wait,past``); the line said ``gone P1:None``."""
+    result = {
+        "ok": True, "seed": 101, "players": 2, "played": 1, "rounds": 3,
+        "faults": ["kill-torn@P1"], "exits": "3,0", "wall": 71.0, "missed": [],
+        "dropped": [0], "gone": {"0": None, "1": "silent"}, "provisional": [], "problems": [],
+    }  # fmt: skip
+    text = chaos.line(result)
+    assert "gone P1:unrecovered,P2:silent" in text
+    assert "None" not in text
