@@ -21,6 +21,7 @@ from cli_helpers import json_lines_until, node_game, stop_all
 from cli.args import EXIT_LEFT
 from cli.keyfile import load_identity
 from p2p_nertz.rules import Rules
+from tests.test_cli_play import Tty
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -103,3 +104,21 @@ def test_resume_of_a_finished_game_says_it_is_over_with_the_score(tmp_path: Path
     totals = "  ".join(f"{n} {t}" for n, t in zip(("Ann", "Bob"), final["totals"], strict=True))
     assert f"after 1 round(s): {totals}" in line
     assert logs[0].stat().st_size == size
+
+
+def test_resume_at_the_terminal_of_a_game_the_person_left_opens_no_table(tmp_path: Path) -> None:
+    # person24's steps: play with a bot, q then y (leave), then resume the log at a terminal.
+    game = tmp_path / "game"
+    tty = Tty(["play", "--bots", "1", "--speed", "10", "--seed", "3", "--rounds", "2",
+               "--dir", str(game)])  # fmt: skip
+    tty.wait("is dealt — go!", timeout=60)
+    tty.send("q")
+    tty.wait("leave the game?")
+    tty.send("y")
+    assert tty.finish(30) == 0
+    log = next(game.glob("you*.log"))
+    again = Tty(["resume", str(log)])
+    assert again.finish(_QUICK) == EXIT_LEFT, again.raw[-500:]
+    said = again.raw.decode()
+    assert "you left this game in round 1" in said and "Traceback" not in said
+    assert "not answering" not in said and "resuming" not in said  # (no table, no node)
