@@ -48,55 +48,62 @@ class Ended:
     """Whether the log alone shows the end final (the others' acks of it are rarely logged)."""
 
 
-def ended_game(identity: Identity, spec: GameSpec, records: list[LogRecord]) -> Ended | None:
+def ended_game(
+    identity: Identity, spec: GameSpec, records: list[LogRecord], *, over: bool = True
+) -> Ended | None:
     """What ``records`` (a whole log of ``identity`` in ``spec``'s game) say of a game done
     for us, or ``None``: the game goes on for us (or the log cannot tell; the node then reads
-    it as it always does and reports any problem itself)."""
-    wires = [r.data for r in records if r.kind in _EVENTS]
-    if not wires:
-        return None
-    try:
-        peer, _ = Peer.restore(identity, spec, wires, 0.0)
-    except (NertzError, ValueError):
-        return None
-    leave = next((m for m in peer.events(peer.seat) if m.kind is Kind.LEAVE), None)
-    # The table's fold: a restored peer has heard no beat yet, so its final fold is short of
-    # the end the others' acks made final (they are in no log); the audit of every log decides.
-    table = peer.tentative
-    over = table.phase is Phase.OVER
+    it as it always does and reports any problem itself). ``over``: look for a game over too
+    (the log read back whole); without it, only for a ``leave`` of ours, which reads our own
+    events alone unless it finds one (a node about to start reads the log back itself)."""
+    leave = _own_leave(records)
     if leave is None and not over:
         return None
+    wires = [r.data for r in records if r.kind in _EVENTS]
+    try:
+        peer, _ = Peer.restore(identity, spec, wires, 0.0)
+        # The table's fold: a restored peer has heard no beat yet, so its final fold is short
+        # of an end the others' acks made final (acks are in no log).
+        table = peer.tentative
+        if leave is None and table.phase is not Phase.OVER:
+            return None
+        left_round = None
+        if leave is not None:
+            # The rounds scored when we signed it, as our log then held them.
+            upto = [r.data for r in records[: leave[0] + 1] if r.kind in _EVENTS]
+            before, _ = Peer.restore(identity, spec, upto, 0.0)
+            left_round = len(before.tentative.game.history) + 1
+    except (NertzError, ValueError):
+        return None
     result = table.game.result
-    left_round = None
-    if leave is not None:
-        # The rounds scored when we signed it, as our log then held them.
-        before, _ = Peer.restore(identity, spec, _events_through(records, leave.id), 0.0)
-        left_round = len(before.tentative.game.history) + 1
     return Ended(
         left_round=left_round,
-        leave_seq=0 if leave is None else leave.seq,
+        leave_seq=0 if leave is None else leave[1],
         rounds=len(table.game.history),
         totals=tuple(table.game.totals),
         winners=tuple(result.winners) if result is not None else (),
-        over=over,
+        over=table.phase is Phase.OVER,
         final=peer.final.phase is Phase.OVER,
     )
 
 
-def _events_through(records: list[LogRecord], own_id: bytes) -> list[bytes]:
-    """The events of ``records`` up to and including our own event ``own_id``."""
-    wires: list[bytes] = []
-    for record in records:
-        if record.kind in _EVENTS:
-            wires.append(record.data)
-            if record.kind is RecordKind.SENT_EVENT and decode_message(record.data).id == own_id:
-                break
-    return wires
+def _own_leave(records: list[LogRecord]) -> tuple[int, int] | None:
+    """Where our ``leave`` is in ``records`` (its index, its seq), or ``None``: none."""
+    for index, record in enumerate(records):
+        if record.kind is RecordKind.SENT_EVENT:
+            try:
+                message = decode_message(record.data)
+            except (NertzError, ValueError):
+                continue  # (the node's read back says what is wrong with it)
+            if message.kind is Kind.LEAVE:
+                return index, message.seq
+    return None
 
 
 def read_ended(path: Path, identity: Identity, spec: GameSpec) -> Ended | None:
-    """:func:`ended_game` of the log at ``path``; ``None`` if there is none, or it is not
-    whole (the node's own reading of it says what is wrong, or recovers its tail)."""
+    """:func:`ended_game` of the log at ``path``, a leave only (a node on a game over runs, to
+    ack the end); ``None`` if there is no log, or it is not whole (the node's own reading of
+    it says what is wrong, or recovers its tail)."""
     try:
         with read_log(path) as reader:
             records = list(reader)
@@ -108,7 +115,7 @@ def read_ended(path: Path, identity: Identity, spec: GameSpec) -> Ended | None:
         return None
     if header.peer_id != identity.peer_id or header.game_id != spec.game_id:
         return None
-    return ended_game(identity, spec, records)
+    return ended_game(identity, spec, records, over=False)
 
 
 def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json: bool) -> int:

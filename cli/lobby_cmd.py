@@ -774,7 +774,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         raise NertzError(f"{str(path)!r} does not hold every member's endpoint")
     # Left: no node, no table. Over: no table (a bot's node runs, as ``nertz node`` does, to
     # ack the end for members still waiting on us). cli/ended.py; a cut tail undoes neither.
-    ended = ended_game(identity, spec, records)
+    ended = ended_game(identity, spec, records, over=args.bot is None)
     if ended is not None and (ended.left_round is not None or args.bot is None):
         return say_ended("resume", path, spec, ended, as_json=args.json)
     _require_player(args, "resume")
