@@ -125,12 +125,10 @@ def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(ended.totals))
     audit = f"nertz audit {shlex.quote(str(path.parent))}/*.log"
     if ended.left_round is not None:
-        what = f"you left this game in round {ended.left_round}; a member that left cannot rejoin"
+        what = f"you left this game in round {ended.left_round} and cannot rejoin"
         status = EXIT_LEFT
     else:
-        what = "this game is over" + (
-            "" if ended.final else " (on the table: the audit of every log makes it final)"
-        )
+        what = "this game is over" + ("" if ended.final else " (as this log's table has it)")
         status = EXIT_OK
     winners = ", ".join(names[w] for w in ended.winners)
     score = f"after {ended.rounds} round(s): {totals}" + (f", won by {winners}" if winners else "")
@@ -150,6 +148,6 @@ def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json
         }
         print(json.dumps(line), flush=True)
     else:
-        print(f"nertz {command}: {what} ({score}); nothing to resume. Check it: {audit}")
+        print(f"nertz {command}: {what}; {score}. Nothing was started. Check it: {audit}")
     sys.stdout.flush()
     return status
