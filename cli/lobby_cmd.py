@@ -1081,7 +1081,9 @@ def _add_resume(sub: Any) -> None:
     p = sub.add_parser(
         "resume",
         help="continue a game from its log after a crash",
-        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on.",
+        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
+        "The log of a game you left says so and starts nothing (status 4: a member that left "
+        "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
     )
     p.add_argument("log", type=Path, help="the peer's log file")
     p.add_argument(
