@@ -321,6 +321,10 @@ game was heard for ``3 × --drop-after`` (docs/protocol.md §9.9; a member voted
 away, woken after the others went home). It signed nothing for it: run it again on its log
 (``nertz resume``) to take the game up if the others are still playing."""
 
+EXIT_LEFT = 4
+"""Exit status of ``nertz resume`` (and ``nertz node``) on the log of a game its player left:
+a member that signed a ``leave`` cannot rejoin (docs/protocol.md §9.3), so no node starts."""
+
 
 class GoneError(NertzError):
     """A command that stopped because everyone it waits for is gone: it signed nothing for

@@ -52,6 +52,7 @@ from cli.args import (
     rules_from,
 )
 from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
+from cli.ended import ended_game, say_ended
 from cli.files import read_small_file
 from cli.keyfile import (
     config_home,
@@ -749,7 +750,6 @@ def _cmd_games(args: argparse.Namespace) -> int:
 # -- resume ------------------------------------------------------------------------------------
 def _cmd_resume(args: argparse.Namespace) -> int:
     config = liveness_from(args)
-    _require_player(args, "resume")
     path: Path = args.log
     try:
         with read_log(path) as reader:
@@ -772,6 +772,12 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):
         raise NertzError(f"{str(path)!r} does not hold every member's endpoint")
+    # Left: no node, no table. Over: no table (a bot's node runs, as ``nertz node`` does, to
+    # ack the end for members still waiting on us). cli/ended.py; a cut tail undoes neither.
+    ended = ended_game(identity, spec, records, over=args.bot is None)
+    if ended is not None and (ended.left_round is not None or args.bot is None):
+        return say_ended("resume", path, spec, ended, as_json=args.json)
+    _require_player(args, "resume")
     out = _Out(args.json)
     args.log_dir = path.parent
     session = Session(spec, endpoints)
@@ -1075,7 +1081,9 @@ def _add_resume(sub: Any) -> None:
     p = sub.add_parser(
         "resume",
         help="continue a game from its log after a crash",
-        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on.",
+        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
+        "The log of a game you left says so and starts nothing (status 4: a member that left "
+        "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
     )
     p.add_argument("log", type=Path, help="the peer's log file")
     p.add_argument(

@@ -41,6 +41,7 @@ from cli.args import (
     liveness_from,
     say_if_every_interface,
 )
+from cli.ended import read_ended, say_ended
 from cli.files import read_small_file
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.bots import STRATEGIES
@@ -297,6 +298,11 @@ def _cmd_node(args: argparse.Namespace) -> int:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     seat = spec.seat_of(identity.peer_id)
+    ended = read_ended(args.log, identity, spec)
+    if ended is not None and ended.left_round is not None:  # left: no node (cli/ended.py)
+        return say_ended("node", args.log, spec, ended, as_json=args.json)
+    # (Over: the node runs, as before: it acks the end for members still waiting on us, then
+    # prints its final line.)
 
     on_notice = _node_printer(args)
 
