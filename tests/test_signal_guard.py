@@ -46,8 +46,10 @@ def test_runs_after_them_with_sigint_as_it_was():
 
 
 def test_signal_guard_fails_each_test_that_leaks_and_puts_sigint_back(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # (the conftest imports the tests' helpers: the inner run finds them where they are)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent))
     pytester.makeconftest(Path(__file__).with_name("conftest.py").read_text())
     pytester.makepyfile(test_leaks=LEAKS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
