@@ -31,6 +31,7 @@ the dealing and compares it byte for byte (docs/shuffle.md §5).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -161,6 +162,16 @@ def share_for(key: MemberKey, recipient: int, members: int) -> int:
 
 def share_key(public: bytes, commitments: Sequence[bytes], seat: int) -> bytes:
     """``σ·G`` for member ``seat``'s share: ``Σ_k (seat + 1)^k·A_k`` with ``A_0 = public``."""
+    return _share_key(public, tuple(commitments), seat)
+
+
+@functools.lru_cache(maxsize=1024)
+def _share_key(public: bytes, commitments: tuple[bytes, ...], seat: int) -> bytes:
+    # Kept: a fold checks every partial share of a member dropped against this value, and
+    # each refold of the round from scratch checks them all again (8 players, a member
+    # dropped: 369,252 calls, 38 % of the game's CPU, for at most 8 × 7 distinct values a
+    # round, scan24 soak seed 49013). Pure in its arguments, so remembered; at most 1024
+    # values of about 32 × (t + 1) bytes each (docs/shuffle.md, performance).
     total = public
     power = 1
     for a in commitments:
