@@ -78,6 +78,7 @@ from p2p_nertz.deck.shares import (  # noqa: E402
     verify_share,
 )
 from p2p_nertz.deck.vss import (  # noqa: E402
+    _combined,
     _share_key,
     combine_partials,
     deal_shares,
@@ -101,6 +102,7 @@ def _cold() -> None:
     _decode.cache_clear()
     shuffle_stage.cache_clear()
     _share_key.cache_clear()
+    _combined.cache_clear()
 
 
 def _time(fn: Callable[[], object], number: int = 1) -> float:

@@ -15,6 +15,7 @@ from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
 from p2p_nertz.deck.vss import (
     Dealing,
+    _combined,
     _share_key,
     check_revealed_share,
     combine_partials,
@@ -202,3 +203,35 @@ def test_deck_vss_share_key_cache_is_bounded_over_many_rounds() -> None:
         share_key(public, (base_mul(r + 3),), r % 3)
         assert _share_key.cache_info().currsize <= limit
     assert _share_key.cache_info().currsize == limit
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.integers(min_value=3, max_value=8).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, ORDER - 1), min_size=n // 2 + 1, max_size=n // 2 + 1),
+            st.permutations(range(n)),
+            st.integers(1, ORDER - 1),
+        )
+    )
+)
+def test_deck_vss_combined_partials_remembered_are_the_value_computed(
+    case: tuple[list[int], list[int], int],
+) -> None:
+    # combine_partials is remembered (a peer's held view opens the same positions at every
+    # look); in any order of the partials, first or repeated, it is x·C1 and the uncached sum.
+    coefficients, order, c = case
+    c1 = base_mul(c)
+
+    def f(seat: int) -> int:
+        return sum(a * (seat + 1) ** k for k, a in enumerate(coefficients)) % ORDER
+
+    partials = {j: mul(f(j), c1) for j in order[: len(coefficients)]}
+    uncached = _combined.__wrapped__(tuple(sorted(partials.items())))
+    assert uncached == mul(coefficients[0], c1)
+    first = combine_partials(partials)
+    hits = _combined.cache_info().hits
+    assert combine_partials(dict(reversed(partials.items()))) == first == uncached
+    assert _combined.cache_info().hits == hits + 1
+    limit = _combined.cache_info().maxsize
+    assert limit is not None and _combined.cache_info().currsize <= limit
