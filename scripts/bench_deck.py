@@ -78,6 +78,8 @@ from p2p_nertz.deck.shares import (  # noqa: E402
     verify_share,
 )
 from p2p_nertz.deck.vss import (  # noqa: E402
+    _combined,
+    _share_key,
     combine_partials,
     deal_shares,
     share_key,
@@ -99,6 +101,8 @@ def _cold() -> None:
     _is_point.cache_clear()
     _decode.cache_clear()
     shuffle_stage.cache_clear()
+    _share_key.cache_clear()
+    _combined.cache_clear()
 
 
 def _time(fn: Callable[[], object], number: int = 1) -> float:

@@ -15,6 +15,8 @@ from p2p_nertz.deck.proofs import prove_equal
 from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
 from p2p_nertz.deck.vss import (
     Dealing,
+    _combined,
+    _share_key,
     check_revealed_share,
     combine_partials,
     deal_shares,
@@ -169,3 +171,67 @@ def test_deck_vss_lagrange_rebuilds_any_polynomial_from_any_threshold(
     seats = order[:t]
     assert reconstruct({j: f(j) for j in seats}) == secret
     assert reconstruct({j: f(j) for j in seats[:-1]}) != secret
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(1, ORDER - 1), min_size=2, max_size=5),
+    st.integers(min_value=0, max_value=7),
+)
+def test_deck_vss_share_key_remembered_is_the_value_computed(
+    coefficients: list[int], seat: int
+) -> None:
+    # share_key is remembered (a refold checks every partial again); the answer, first or
+    # repeated, must be the public value of the polynomial's share and the uncached sum's.
+    public, *commitments = (base_mul(a) for a in coefficients)
+    sigma = sum(a * (seat + 1) ** k for k, a in enumerate(coefficients)) % ORDER
+    uncached = _share_key.__wrapped__(public, tuple(commitments), seat)
+    assert uncached == base_mul(sigma)
+    first = share_key(public, commitments, seat)
+    hits = _share_key.cache_info().hits
+    assert share_key(public, tuple(commitments), seat) == first == uncached
+    assert _share_key.cache_info().hits == hits + 1
+
+
+def test_deck_vss_share_key_cache_is_bounded_over_many_rounds() -> None:
+    # A node plays round after round: each round's keys are new, so the cache must forget
+    # the old ones instead of growing with the game.
+    limit = _share_key.cache_info().maxsize
+    assert limit is not None
+    for r in range(limit + 50):
+        public = base_mul(r + 2)
+        share_key(public, (base_mul(r + 3),), r % 3)
+        assert _share_key.cache_info().currsize <= limit
+    assert _share_key.cache_info().currsize == limit
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.integers(min_value=3, max_value=8).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, ORDER - 1), min_size=n // 2 + 1, max_size=n // 2 + 1),
+            st.permutations(range(n)),
+            st.integers(1, ORDER - 1),
+        )
+    )
+)
+def test_deck_vss_combined_partials_remembered_are_the_value_computed(
+    case: tuple[list[int], list[int], int],
+) -> None:
+    # combine_partials is remembered (a peer's held view opens the same positions at every
+    # look); in any order of the partials, first or repeated, it is x·C1 and the uncached sum.
+    coefficients, order, c = case
+    c1 = base_mul(c)
+
+    def f(seat: int) -> int:
+        return sum(a * (seat + 1) ** k for k, a in enumerate(coefficients)) % ORDER
+
+    partials = {j: mul(f(j), c1) for j in order[: len(coefficients)]}
+    uncached = _combined.__wrapped__(tuple(sorted(partials.items())))
+    assert uncached == mul(coefficients[0], c1)
+    first = combine_partials(partials)
+    hits = _combined.cache_info().hits
+    assert combine_partials(dict(reversed(partials.items()))) == first == uncached
+    assert _combined.cache_info().hits == hits + 1
+    limit = _combined.cache_info().maxsize
+    assert limit is not None and _combined.cache_info().currsize <= limit
