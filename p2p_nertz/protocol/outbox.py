@@ -122,10 +122,8 @@ class Outbox:
     # -- the clock -----------------------------------------------------------------------------
     def take_event(self, lamport: int) -> None:
         """An event timed ``lamport`` was delivered here (ours too): the clock passes it."""
-        if lamport > self.events_top:
-            self.events_top = lamport
-        if lamport > self.clock:
-            self.clock = lamport
+        self.events_top = max(self.events_top, lamport)
+        self.clock = max(self.clock, lamport)
 
     def take_beat(self, lamport: int) -> bool:
         """A new beat, ack or want timed ``lamport`` was taken in: the clock passes it, but
