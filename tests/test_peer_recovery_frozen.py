@@ -29,7 +29,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message
-from p2p_nertz.protocol.peer import Effect, Peer, Record, Recovered, Reserve, Send
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Recovered, Reserve, Send
 from p2p_nertz.protocol.state import Phase
 from tests.peer_helpers import PeerNetwork, forge, sign
 
@@ -256,12 +256,15 @@ def test_every_member_answers_a_recovery_want_with_what_it_holds_of_the_askers_f
 ) -> None:
     member = net.clone(0)
     held = member.held(SEAT)
+    # A restarted member's first want is timed two reservations above its old clock (§9.6):
+    # far above the member's clock, within what a want may move it (§5.3).
+    first = member.clock + 2 * PeerConfig().clock_reserve
     want = sign(
         net.identities[SEAT],
         net.spec,
         kind=Kind.WANT,
         body=encode_body(Want(SEAT, held - 1, held + 62)),
-        lamport=10**6,
+        lamport=first,
     )
     effects = member.feed(want, net.now + 0.001)
     sent = [(decode_message(e.data), e.to) for e in effects if isinstance(e, Send)]
@@ -273,4 +276,4 @@ def test_every_member_answers_a_recovery_want_with_what_it_holds_of_the_askers_f
         if m.kind is Kind.WANT and to == net.spec.peer_ids[SEAT]
     ]
     assert wants == [Want(SEAT, held + 1, held + 64)]  # and what it holds, by its own word
-    assert all(m.lamport > 10**6 for m, _ in sent if m.kind is Kind.WANT)
+    assert all(m.lamport > first for m, _ in sent if m.kind is Kind.WANT)

@@ -269,9 +269,7 @@ class Delivery:
             return  # an old beat (replayed, or overtaken in the network): nothing new
         if self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
-        outbox = self.outbox
-        if message.lamport > outbox.clock:
-            outbox.clock = message.lamport
+        if self.outbox.take_beat(message.lamport):  # (capped: §5.3)
             self.finality.dirty = True
         if beat is not None:
             self.take_beat(seat, message.lamport, beat, now)
@@ -436,7 +434,7 @@ class Delivery:
         self.finality.dirty = True
         self.membership.proof.delivered(seat, message.seq)
         outbox = self.outbox
-        outbox.clock = max(outbox.clock, message.lamport)
+        outbox.take_event(message.lamport)
         # Its author's early beat now covered, and the event as an ack (§7.1; not our own):
         # what they show we lack is asked for, but of an ack read back from our log.
         early, ack = self.finality.take_event(seat, message, body)

@@ -37,7 +37,15 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.shuffle import local_deck_key
 
-__all__ = ["Outbox"]
+__all__ = ["BEAT_LEAD", "Outbox"]
+
+BEAT_LEAD = 1 << 16
+"""How far above the latest event delivered here (ours included) a beat, an ack or a want may
+move our clock (docs/protocol.md §5.3): at least this, and 8 ``clock_reserve`` (a restarted
+member's first want, §9.6, is two reservations above its old clock, and the others' clocks
+pass it by taking it in). Far below the clock-jump limit (2^32, §4.5), so that no beat-class
+message can carry our clock where the others refuse what we sign next (§13, *the clock
+split*)."""
 
 
 class Outbox:
@@ -78,8 +86,13 @@ class Outbox:
         self.beat_interval = beat_interval
         self.ack_delay = ack_delay
         self.clock_reserve = clock_reserve
-        #: Our Lamport clock: above every message we sent or took in.
+        #: Our Lamport clock: above every message we sent and every event we delivered; a
+        #: beat-class message taken in moves it up to :attr:`lead` above :attr:`events_top`.
         self.clock = 0
+        #: The highest Lamport time of the events delivered here, ours included.
+        self.events_top = 0
+        #: How far above :attr:`events_top` a beat-class message may move the clock.
+        self.lead = max(BEAT_LEAD, 8 * clock_reserve)
         #: The clock is durably reserved up to here (:meth:`reserve`).
         self.reserved = 0
         self.last_sent = now
@@ -105,6 +118,23 @@ class Outbox:
         """Our round secret of a shuffle game's round ``number``, deal ``attempt`` (derived
         from our key)."""
         return local_deck_key(self._private, self._game_id, number, attempt)
+
+    # -- the clock -----------------------------------------------------------------------------
+    def take_event(self, lamport: int) -> None:
+        """An event timed ``lamport`` was delivered here (ours too): the clock passes it."""
+        self.events_top = max(self.events_top, lamport)
+        self.clock = max(self.clock, lamport)
+
+    def take_beat(self, lamport: int) -> bool:
+        """A new beat, ack or want timed ``lamport`` was taken in: the clock passes it, but
+        never more than :attr:`lead` above the events delivered here (§5.3). Whether the
+        clock moved. (Its author alone is bound by its time, as ``known``, §7.1: the cap
+        keeps another member's beats from timing what we sign beyond what the others take.)"""
+        time = min(lamport, self.events_top + self.lead)
+        if time <= self.clock:
+            return False
+        self.clock = time
+        return True
 
     # -- signing ----------------------------------------------------------------------------
     def reserve(self, clock: int) -> None:
