@@ -41,6 +41,7 @@ __all__ = [
     "abandon_answer",
     "abandoned_by",
     "claimed_piles",
+    "drop_pending",
     "local_move",
     "own_held_back",
     "own_claims",
@@ -152,6 +153,22 @@ def rotation_pending(tentative: GameState, final: GameState) -> bool:
     return shown.number != final.round.number or shown.rotation_seen != final.round.rotation_seen
 
 
+def drop_pending(tentative: GameState, undecided: Collection[int]) -> bool:
+    """Whether a member the table still has in play may yet be out in the past: its drop
+    only caps or the tentative fold's own cuts keep undecided (``undecided``:
+    ``Folds.capped_drops``, ``Folds.uncut_drops``), and a withdrawal not held here decides it.
+
+    Out from its drop on, it no longer holds the everyone-stuck rotation back: the others,
+    stuck by then, rotated at its drop or at the last of their passes, where the table shown
+    waits for its pass. A move of the waste or the stock made on that table turns up what the
+    stock showed before the rotation, and every fold that drops the member refuses it as a deck
+    mismatch of an honest member (``scan_late_lift.py --pairs``, three players seed 32:
+    docs/protocol.md §13, *two members' withdrawals held at once*).
+    """
+    table = tentative.table
+    return table is not None and any(table.active[q] for q in undecided)
+
+
 def touches(move: Move) -> set[Pile]:
     """The piles of its player a move takes from or puts on (the lake is nobody's)."""
     if move.kind in (MoveKind.TURN, MoveKind.ROTATE):
@@ -208,12 +225,15 @@ def local_move(
     clock: int,
     rules: Rules,
     held: Table | None = None,
+    undecided: Collection[int] = (),
 ) -> tuple[Move, Card | None, tuple[Card, ...]]:
     """Check a move of the local player at ``seat`` on the tentative fold, with ``frozen``
     the piles its claims in the air came from and ``clock`` our Lamport clock: the move to
     sign (a lake move names its foundation), the card it claims, the cards it turns up.
     ``held``: the table the player chose on, where it is not the tentative fold's (a shuffle
     game's held view, with the cards the peer's share store opens: docs/shuffle.md §10.14).
+    ``undecided``: the members whose drop only caps or the tentative fold's own cuts keep
+    undecided (:func:`drop_pending`).
 
     Raises:
         IllegalMoveError: the move is illegal now.
@@ -241,6 +261,11 @@ def local_move(
     if Pile.WASTE in touched and rotation_pending(tentative, final):
         raise LocalProtocolError(
             f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
+        )
+    if Pile.WASTE in touched and drop_pending(tentative, undecided):
+        raise LocalProtocolError(
+            f"{move}: a member's drop is undecided, and with it whether the stocks rotated; "
+            "wait until it is decided"
         )
     tableau = table.tableaux[seat]
     if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():

@@ -112,6 +112,7 @@ class LocalPlayer:
             clock=author.outbox.clock,
             rules=self.rules,
             held=shares.held_table(tentative.round),
+            undecided=folds.capped_drops.keys() | folds.uncut_drops.keys(),
         )
         opens = shares.opening(tentative, self.seat, move)
         if opens is None:  # (a sealed card the held view does not show either)
