@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -65,13 +65,24 @@ from p2p_nertz.deck.wire import (
     decode_opening,
     encode_opening,
 )
-from p2p_nertz.protocol.envelope import KIND_ACK, KIND_BEAT, KIND_CLAIM, KIND_MOVE, Body, Kind
+from p2p_nertz.protocol.envelope import (
+    KIND_ACK,
+    KIND_BEAT,
+    KIND_CLAIM,
+    KIND_MOVE,
+    Body,
+    InvalidMessageError,
+    Kind,
+    Message,
+    decode_message,
+)
 from p2p_nertz.rules import Card, Move, MoveKind
 from p2p_nertz.rules.cards import HIDDEN, MAX_JOKERS, new_deck
 from p2p_nertz.rules.moves import PILE_NERTS
 from p2p_nertz.slots import quick_init
 
 __all__ = [
+    "open_noted",
     "EVENT_BODIES",
     "ID_PREFIX",
     "MAX_ROUND",
@@ -839,6 +850,35 @@ def _move(text: Body) -> Move:
     if len(_MOVE_TEXT) < _MOVE_TEXT_MAX:
         _MOVE_TEXT[text] = move
     return move
+
+
+def open_noted(
+    data: bytes,
+    kinds: Collection[Kind],
+    *,
+    game_id: bytes,
+    roster: Collection[bytes],
+    versions: Sequence[int],
+    seats: int,
+) -> tuple[Message, EventBody | Beat | Want | DeckReveal | DeckWant]:
+    """A signed message a log's note holds (a ``proof``-like note: a beat, a ``deck_reveal``),
+    its signature verified against ``roster`` and its body parsed; one of ``kinds``.
+
+    Raises:
+        ValueError: the bytes are not such a message of a member of this game (the reason says
+            why: refused as a message, another kind, or a body its kind refuses).
+    """
+    try:
+        message = decode_message(data, game_id=game_id, roster=roster, version=tuple(versions))
+    except InvalidMessageError as exc:
+        raise ValueError(f"its message is refused: {exc}") from None
+    if message.kind not in kinds:
+        wanted = " or ".join(sorted(k.name.lower() for k in kinds))
+        raise ValueError(f"it holds a {message.kind.name.lower()}, not a {wanted}")
+    try:
+        return message, parse_body(message.kind, message.body, seats)
+    except ValueError as exc:
+        raise ValueError(f"its {message.kind.name.lower()}'s body is refused: {exc}") from None
 
 
 # Moves by canonical spelling, as met: parsing is pure and a Move immutable, so a spelling

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from p2p_nertz.protocol.bodies import Beat, parse_body
-from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, Message, decode_message
+from p2p_nertz.protocol.bodies import Beat, open_noted
+from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.state import Roster, freezes
 
 __all__ = [
@@ -94,15 +94,12 @@ def read_note(
             says why). Nothing else.
     """
     try:
-        message = decode_message(data, game_id=game_id, roster=roster, version=tuple(versions))
-    except InvalidMessageError as exc:
-        raise DebtNoteError(f"its message is refused: {exc}") from None
-    if message.kind not in (Kind.BEAT, Kind.ACK):
-        raise DebtNoteError(f"it holds a {message.kind.name.lower()}, not a beat")
-    try:
-        body = parse_body(message.kind, message.body, seats)
+        message, body = open_noted(
+            data, (Kind.BEAT, Kind.ACK), game_id=game_id, roster=roster, versions=versions,
+            seats=seats,
+        )  # fmt: skip
     except ValueError as exc:
-        raise DebtNoteError(f"its beat's body is refused: {exc}") from None
+        raise DebtNoteError(str(exc)) from None
     if type(body) is not Beat:
         raise DebtNoteError("its body is not a beat's")
     return message, body

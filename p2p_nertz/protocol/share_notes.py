@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from p2p_nertz.deck.shares import Share
-from p2p_nertz.protocol.bodies import DeckReveal, parse_body
-from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, Message, decode_message
+from p2p_nertz.protocol.bodies import DeckReveal, open_noted
+from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.shuffle import DeckRound
 
 __all__ = ["BAD_SHARE_NOTE", "BadShareNoteError", "provably_wrong", "read_note"]
@@ -65,14 +65,11 @@ def read_note(
             (the reason says why). Nothing else.
     """
     try:
-        message = decode_message(data, game_id=game_id, roster=roster, version=tuple(versions))
-    except InvalidMessageError as exc:
-        raise BadShareNoteError(f"its message is refused: {exc}") from None
-    if message.kind is not Kind.DECK_REVEAL:
-        raise BadShareNoteError(f"it holds a {message.kind.name.lower()}, not a deck_reveal")
-    try:
-        body = parse_body(message.kind, message.body, seats)
+        message, body = open_noted(
+            data, (Kind.DECK_REVEAL,), game_id=game_id, roster=roster, versions=versions,
+            seats=seats,
+        )  # fmt: skip
     except ValueError as exc:
-        raise BadShareNoteError(f"its deck_reveal's body is refused: {exc}") from None
+        raise BadShareNoteError(str(exc)) from None
     assert isinstance(body, DeckReveal)
     return message, body
