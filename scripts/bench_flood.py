@@ -74,8 +74,7 @@ def make_game(players: int, seed: int) -> tuple[list[Any], Any]:
         Rules(target=None, rounds=50),  # longer than any flood: play goes on throughout
         derive_seed(b"bench-flood-game", seed)[:16],
     )
-    by_id = {ident.peer_id: ident for ident in identities}
-    return [by_id[pid] for pid in spec.peer_ids], spec
+    return spec.in_seat_order(identities), spec
 
 
 def child_node(config_path: str, seat: str) -> int:

@@ -678,8 +678,7 @@ def make_game(n: int, seed: int, deal: str = "commit") -> tuple[list[Any], Any]:
         derive_seed(b"bench-lan-game", seed)[:16],
         deal=Deal(deal),
     )
-    by_id = {ident.peer_id: ident for ident in identities}
-    return [by_id[pid] for pid in spec.peer_ids], spec
+    return spec.in_seat_order(identities), spec
 
 
 SAMPLER_CPU = [0.0]

@@ -71,8 +71,7 @@ def make_game(players: int, seed: int) -> tuple[list[Identity], GameSpec]:
         Rules(target=None, rounds=1),
         derive_seed(b"hostile-game", seed)[:16],
     )
-    by_id = {ident.peer_id: ident for ident in identities}
-    return [by_id[pid] for pid in spec.peer_ids], spec
+    return spec.in_seat_order(identities), spec
 
 
 # -- the honest nodes, one process each -------------------------------------------------------

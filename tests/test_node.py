@@ -52,8 +52,7 @@ def make_game(seed: int) -> tuple[list[Identity], GameSpec]:
         Rules(target=None, rounds=1),
         derive_seed(b"test-node-game", seed)[:16],
     )
-    by_id = {i.peer_id: i for i in identities}
-    return [by_id[pid] for pid in spec.peer_ids], spec
+    return spec.in_seat_order(identities), spec
 
 
 def make_node(

@@ -58,8 +58,7 @@ async def test_a_share_beat_lost_on_a_link_is_asked_for_and_relayed_on_real_sock
         derive_seed(b"node share wants game", 0)[:16],
         deal=Deal.SHUFFLE,
     )
-    by_id = {i.peer_id: i for i in identities}
-    identities = [by_id[pid] for pid in spec.peer_ids]
+    identities = spec.in_seat_order(identities)
     asking = dataclasses.replace(NODE_CONFIG, want_after=0.002)
     nodes: list[PeerNode] = []
     for seat, identity in enumerate(identities):

@@ -15,7 +15,7 @@ import enum
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -25,6 +25,14 @@ from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.rules import Rules
 
 __all__ = ["MAX_SPEC_SIZE", "SPEC_NOTE", "Deal", "GameSpec", "Member"]
+
+
+class _Keyed(Protocol):
+    @property
+    def peer_id(self) -> PeerId: ...
+
+
+_K = TypeVar("_K", bound=_Keyed)
 
 _SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
 MAX_NAME = 32
@@ -147,6 +155,16 @@ class GameSpec:
     def peer_ids(self) -> tuple[PeerId, ...]:
         """The peer ids in seat order."""
         return tuple(m.peer_id for m in self.members)
+
+    def in_seat_order(self, keyed: Sequence[_K]) -> list[_K]:
+        """``keyed`` (identities, say: anything with a ``peer_id``, one per member) in seat
+        order (the spec sorts the roster by key).
+
+        Raises:
+            KeyError: a member has none in ``keyed``.
+        """
+        by_id = {k.peer_id: k for k in keyed}
+        return [by_id[pid] for pid in self.peer_ids]
 
     def seat_of(self, peer_id: bytes) -> int:
         """The seat of a member.

@@ -452,9 +452,7 @@ class Simulation:
             deal=config.deal,
         )
         self.spec = spec
-        # Peers in seat order (the spec sorts the roster by key).
-        by_id = {i.peer_id: i for i in self.identities}
-        self.identities = [by_id[pid] for pid in spec.peer_ids]
+        self.identities = spec.in_seat_order(self.identities)
         # One codec memo for every peer of the run: what one peer parsed and verified, the
         # others need not (each would get the same answer; a real process has its own).
         self.envelopes = EnvelopeCache()
