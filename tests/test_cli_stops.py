@@ -118,21 +118,29 @@ def _running_with(word: str) -> set[int]:
     return _alive(found)
 
 
-def test_a_demo_whose_output_is_closed_stops_quietly_and_leaves_no_node(tmp_path: Path) -> None:
-    where = str(tmp_path / "game")
-    proc = _start(tmp_path, "demo", "--dir", where, "--bots", "2")
+def _close_output_after_a_line(proc: subprocess.Popen[str], marker: str) -> str:
+    """``| head -1``: read one line of ``proc``'s output, close the pipe, and wait for it to
+    end; no process whose command line holds ``marker`` (the game's directory) may be left.
+    Returns what it wrote on stderr."""
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()  # (`| head -1`: one line read, then the pipe is closed)
+    proc.stdout.readline()
     proc.stdout.close()
     try:
         with proc.stderr:
             err = proc.stderr.read()
         proc.wait(timeout=60)
     finally:
-        left = _running_with(where)
+        left = _running_with(marker)
         for pid in left:
             os.kill(pid, signal.SIGKILL)
     assert not left, f"left running: {left}"
+    return err
+
+
+def test_a_demo_whose_output_is_closed_stops_quietly_and_leaves_no_node(tmp_path: Path) -> None:
+    where = str(tmp_path / "game")
+    proc = _start(tmp_path, "demo", "--dir", where, "--bots", "2")
+    err = _close_output_after_a_line(proc, where)
     assert proc.returncode == 0 and "Traceback" not in err, (proc.returncode, err)
 
 
@@ -143,18 +151,7 @@ def test_a_host_whose_output_is_closed_stops_quietly_and_leaves_no_bot(tmp_path:
         tmp_path, "host", "--bot", "greedy", "--players", "2", "--bots", "1", "--port", "0",
         "--log-dir", logs,
     )  # fmt: skip
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()  # (`| head -1`)
-    proc.stdout.close()
-    try:
-        with proc.stderr:
-            err = proc.stderr.read()
-        proc.wait(timeout=60)
-    finally:
-        left = _running_with(logs)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-    assert not left, f"left running: {left}"
+    err = _close_output_after_a_line(proc, logs)
     # Before: "nertz host: error: Broken pipe", status 2.
     assert (proc.returncode, err) == (0, ""), (proc.returncode, err)
 

@@ -53,20 +53,26 @@ def version_one_router() -> Iterator[str]:
         ctx.term()
 
 
-async def test_a_mesh_names_a_member_of_transport_version_one_within_seconds() -> None:
+async def _mesh_stopped_by(endpoint: str) -> TransportVersionError:
+    """Ann's real mesh, Bob at ``endpoint``: the one error its outlets stop with."""
     mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id])
-    with version_one_router() as endpoint:
-        try:
-            mesh.connect({BOB.peer_id: endpoint})
-            # The deadline inside: were it passed, its TooSlowError says so, rather than the
-            # group of the tasks' Cancelled it would otherwise leave (seen once at load 15).
-            with pytest.raises(BaseExceptionGroup) as failed, trio.fail_after(20):
-                async with trio.open_nursery() as nursery:
-                    mesh.serve_outlets(nursery, b"spec")
-        finally:
-            mesh.close()
+    try:
+        mesh.connect({BOB.peer_id: endpoint})
+        # The deadline inside: were it passed, its TooSlowError says so, rather than the
+        # group of the tasks' Cancelled it would otherwise leave (seen once at load 15).
+        with pytest.raises(BaseExceptionGroup) as failed, trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+                mesh.serve_outlets(nursery, b"spec")
+    finally:
+        mesh.close()
     (error,) = failed.value.exceptions
     assert isinstance(error, TransportVersionError)
+    return error
+
+
+async def test_a_mesh_names_a_member_of_transport_version_one_within_seconds() -> None:
+    with version_one_router() as endpoint:
+        error = await _mesh_stopped_by(endpoint)
     words = str(error)
     assert f"the member {BOB.fingerprint} at {endpoint} speaks another transport" in words
     assert "transport version 2 (ZMTP CURVE)" in words and "version 1 (NULL" in words
@@ -103,17 +109,8 @@ def resetting_listener() -> Iterator[tuple[str, list[int]]]:
 
 
 async def test_connections_reset_before_any_handshake_are_taken_as_the_mismatch() -> None:
-    mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id])
     with resetting_listener() as (endpoint, reset):
-        try:
-            mesh.connect({BOB.peer_id: endpoint})
-            with pytest.raises(BaseExceptionGroup) as failed, trio.fail_after(20):
-                async with trio.open_nursery() as nursery:
-                    mesh.serve_outlets(nursery, b"spec")
-        finally:
-            mesh.close()
-    (error,) = failed.value.exceptions
-    assert isinstance(error, TransportVersionError)
+        error = await _mesh_stopped_by(endpoint)
     assert f"the member {BOB.fingerprint} at {endpoint}" in str(error)
     # Not at the first reset: a member restarting mid-handshake is not a version.
     assert reset[0] >= CLOSED_UNANSWERED
