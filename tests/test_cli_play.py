@@ -249,7 +249,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     # (Bots at full speed on a loaded machine may end the round first: then S is refused.)
     tty.wait(
         lambda t: (
-            "played S" in t
+            "turned the stock" in t
             or "the round is over" in t
             or ("[s] stock" in t and stock(t) == before - 6)
         )

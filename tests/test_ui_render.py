@@ -231,10 +231,12 @@ def test_render_the_board_names_the_caller_bonus_and_the_winner() -> None:
     assert game.result is not None
     view = view_of(table, rules=rules, board=Board(1, score, game.totals, table.lake, game.result))
     text = render(view).text()
-    assert f"Nerts! called by {view.name(0)}" in text
+    # Named in words, the seat after the name (not "0 Alice": a number glued to a name).
+    assert "Nerts! called by Alice (seat 0)" in text
     assert f"bonus +{rules.nerts_bonus}" in text
-    winner = view.name(game.result.winners[0])
-    assert f"game over — winner: {winner} with {max(game.result.totals)}" in text
+    w = game.result.winners[0]
+    assert f"game over — winner: {NAMES[w]} (seat {w}) with {max(game.result.totals)}" in text
+    assert "you: Alice (seat 0)" in render(view).line(0)
 
 
 @pytest.mark.parametrize("provisional", [False, True])

@@ -41,6 +41,7 @@ from p2p_nertz.ui.keys import (
     KeyState,
     Leave,
     PlayMove,
+    once_dealt,
     press,
 )
 from p2p_nertz.ui.tracker import Tracker
@@ -287,6 +288,8 @@ class TableController:
     # -- output --------------------------------------------------------------------------------
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
+        if peer.view is not None:
+            self.keys = once_dealt(self.keys)
         view = self.tracker.view(
             peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )

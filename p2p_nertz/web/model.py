@@ -189,7 +189,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
     players = [
         {
             "seat": seat,
-            "name": view.name(seat),
+            "name": view.seat_name(seat),
             "link": view.link(seat).value,
             "total": view.total(seat),
             "last": view.last[seat] if seat < len(view.last) else "",
@@ -313,7 +313,7 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
         rows.append(
             {
                 "seat": p.seat,
-                "name": view.name(p.seat),
+                "name": view.seat_name(p.seat),
                 "played": p.played,
                 "lake": p.lake,
                 "nerts_left": p.nerts_left,
@@ -332,12 +332,12 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
     return {
         "round": board.round,
         "status": score.status.value,
-        "callers": [view.name(c) for c in score.callers],
+        "callers": [view.seat_name(c) for c in score.callers],
         "rows": rows,
         "result": None
         if result is None
         else {
-            "winners": [view.name(w) for w in result.winners] if not rules.pairs else [],
+            "winners": [view.seat_name(w) for w in result.winners] if not rules.pairs else [],
             "teams": list(result.winners),
             "termination": result.termination.value,
         },
