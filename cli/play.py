@@ -472,6 +472,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
                 )
             started = await app.run(outer)
             if started is None:
+                if isinstance(terminal, PageTerminal):
+                    await terminal.app.close_pages(
+                        "you left the lobby: this page's peer has stopped"
+                    )
                 outer.cancel_scope.cancel()
                 result.append((Outcome(), None))
                 return

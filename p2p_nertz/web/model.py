@@ -33,11 +33,16 @@ from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
 from p2p_nertz.ui.view import Board, TableView, card_text
 
 __all__ = [
+    "ALL_ACTIONS",
+    "KEYS_ONLY",
+    "LOBBY_ACTIONS",
+    "TABLE_ACTIONS",
     "BadAction",
     "Drop",
     "KeyPress",
     "LobbyPick",
     "PageAction",
+    "not_taken",
     "card_json",
     "parse_action",
     "view_json",
@@ -110,6 +115,24 @@ class LobbyPick:
 LOBBY_PICKS = ("create", "join", "ready", "bot", "start", "remove", "leave", "quit")
 
 PageAction = KeyPress | Drop | LobbyPick
+
+#: What each page takes (:attr:`~p2p_nertz.web.server.WebApp.takes`): the table keys and
+#: drops, the lobby keys and its choices, a replay or a spectator's page keys only.
+ALL_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, Drop, LobbyPick)
+TABLE_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, Drop)
+LOBBY_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, LobbyPick)
+KEYS_ONLY: tuple[type[PageAction], ...] = (KeyPress,)
+_ACTION_WORDS = {KeyPress: "a key", Drop: "a dragged card", LobbyPick: "a lobby choice"}
+
+
+def not_taken(action: PageAction, takes: tuple[type[PageAction], ...]) -> str:
+    """Why a page's message is refused: its kind is not one this page takes now.
+
+    >>> not_taken(LobbyPick("ready"), TABLE_ACTIONS)
+    'a lobby choice means nothing on this page now (it takes a key or a dragged card)'
+    """
+    wanted = " or ".join(_ACTION_WORDS[kind] for kind in takes)
+    return f"{_ACTION_WORDS[type(action)]} means nothing on this page now (it takes {wanted})"
 
 
 def parse_action(text: str | bytes) -> PageAction:
