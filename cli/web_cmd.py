@@ -39,6 +39,7 @@ from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = [
     "browser_opener",
+    "lobby_left",
     "page_of",
     "resume_in_page",
     "replay_in_browser",
@@ -188,6 +189,13 @@ async def serve_lobby_page(
     ``nursery``; its URL printed, and opened unless ``--no-open``."""
     url = await nursery.start(serve_page, terminal.app, *bind)
     browser_opener(bind, open_page=open_page)(url)
+
+
+async def lobby_left(terminal: object) -> None:
+    """The person left the lobby without a game: its page, if it is one, is told so (and
+    stops trying to reconnect)."""
+    if isinstance(terminal, PageTerminal):
+        await terminal.app.close_pages("you left the lobby: this page's peer has stopped")
 
 
 async def table_in_page(

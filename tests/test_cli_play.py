@@ -221,7 +221,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
 ) -> None:
     tty = play(tmp_path)
     text = tty.wait("[n] Nerts")
-    assert "you: " in tty.line(0) and "round 1" in tty.line(0)
+    assert "you (seat " in tty.line(0) and "round 1" in tty.line(0)
     for name in ("bot1", "bot2"):
         assert re.search(rf"^\d {name} +N +13 ", text, re.M), text
 

@@ -260,3 +260,42 @@ def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:
     finally:
         for sock in held:
             sock.close()
+
+
+def test_web_the_page_names_players_and_their_moves_in_words(page: ServedPage) -> None:
+    # (Once "2 bot1": a seat number glued to a name; and the others' last moves in notation,
+    # "W>3", "S".)
+    net = PeerNetwork(3, seed=5, rules=Rules(rounds=1, target=None))
+    net.run(lambda n: n.peers[0].phase is Phase.PLAY)
+    names = [m.name for m in net.spec.members]
+    seat = Seat(net, 0, page)
+    with open_browser() as driver:
+        _open(driver, seat)
+        net.run(lambda n: any(seat.table.view(seat.peer, n.now).last[1:]), within=600.0)
+        seat.draw()
+        last = seat.table.view(seat.peer, net.now).last
+        heads = wait_for(
+            driver,
+            lambda d: (
+                (h := [e.text for e in d.find_elements("css selector", "#others .player h3")])
+                and any(last[s] in h[s - 1] for s in (1, 2) if last[s])
+                and h
+            ),
+            "the others' last moves",
+        )
+        for s in (1, 2):
+            assert heads[s - 1].startswith(f"{names[s]} (seat {s}) · "), heads
+            if last[s]:
+                assert heads[s - 1].endswith(f" · {last[s]}"), heads
+                assert ">" not in last[s] and last[s] not in ("S", "P", "X", "R"), last
+        net.run(lambda n: n.peers[0].final.phase is Phase.OVER, within=600.0)
+        seat.draw()
+        result = wait_for(
+            driver,
+            lambda d: next(iter(d.find_elements("css selector", "#board .result")), None),
+            "the game's result",
+        )
+        game = seat.peer.final.game.result
+        assert game is not None
+        winners = ", ".join(f"{names[w]} (seat {w})" for w in game.winners)
+        assert result.text.startswith(f"Game over — winner: {winners} ("), result.text
