@@ -640,11 +640,7 @@ class _BoardPainter:
             ]
         if result is None:
             return [pen.message_row("Enter: back to the table (the next round)", Style.DIM)]
-        rules = view.rules
-        label = "team" if rules.pairs else "seat"
-        winners = ", ".join(
-            (view.seat_name(w) if not rules.pairs else f"{label} {w + 1}") for w in result.winners
-        )
+        winners = ", ".join(view.winner_name(w) for w in result.winners)
         rows = [
             pen.row()
             .add("game over — winner: ", Style.BOLD)

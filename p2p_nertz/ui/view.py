@@ -237,6 +237,11 @@ class TableView:
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
         return f"{name} (seat {seat})"
 
+    def winner_name(self, winner: int) -> str:
+        """A game's winner in words: a player (:meth:`seat_name`), or with pairs, ``"team
+        1"`` (teams count from 1)."""
+        return f"team {winner + 1}" if self.rules.pairs else self.seat_name(winner)
+
     def you(self) -> str:
         """Who the local player is, for the header: ``"you (seat 2)"``, or ``"you: Ann (seat
         2)"`` when the name is not "you" (``"spectator"`` for a spectator).

@@ -360,7 +360,7 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
         "result": None
         if result is None
         else {
-            "winners": [view.seat_name(w) for w in result.winners] if not rules.pairs else [],
+            "winners": [view.winner_name(w) for w in result.winners],
             "teams": list(result.winners),
             "termination": result.termination.value,
         },

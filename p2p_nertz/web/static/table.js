@@ -177,7 +177,7 @@
     const next = el("div", "next");
     if (b.result) {
       next.appendChild(el("p", "result",
-        `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
+        `Game over — winner: ${b.result.winners.join(", ")}` +
         ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
       const leave = el("button", "", "leave (q)");
       leave.onclick = () => key("q");
