@@ -187,8 +187,8 @@ async def serve_lobby_page(
 ) -> None:
     """Serve the lobby's page (``nertz play --web`` with neither ``--bots`` nor ``--spec``) in
     ``nursery``; its URL printed, and opened unless ``--no-open``."""
-    url = await nursery.start(serve_page, terminal.app, *bind)
-    browser_opener(bind, open_page=open_page)(url)
+    terminal.url = await nursery.start(serve_page, terminal.app, *bind)
+    browser_opener(bind, open_page=open_page)(terminal.url)
 
 
 async def lobby_left(terminal: object) -> None:
@@ -201,6 +201,9 @@ async def lobby_left(terminal: object) -> None:
 async def table_in_page(
     node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal
 ) -> Outcome:
-    """The game the lobby started, on the lobby's page (the same URL)."""
+    """The game the lobby started, on the lobby's page (the same URL, kept beside the log for
+    ``nertz resume --web``)."""
+    if terminal.url is not None:
+        _remember(node.log_path, terminal.url)
     done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
     return Outcome(done.peer, done.left, done.signal, gone=node.gone)

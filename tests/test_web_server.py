@@ -21,6 +21,7 @@ import pytest
 import trio
 from trio_websocket import open_websocket_url
 
+from cli.web_cmd import lobby_left
 from p2p_nertz.errors import NertzError
 from p2p_nertz.web.model import (
     KEYS_ONLY,
@@ -303,7 +304,26 @@ async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -
             await ws.send_message("{")
             assert json.loads(await ws.get_message())["error"] == "not JSON"
         assert terminal.read_keys() == ["s"]
+        # The person leaves the lobby without a game: the page is told, and closed.
+        async with trio.open_nursery() as inner:
+            told: list[str] = []
+            connected = trio.Event()
+
+            async def page() -> None:
+                frames = await _server_frames(_Lobby(url), 3, connected)
+                told.extend(json.loads(text)["type"] for _, text in frames[:2])
+
+            inner.start_soon(page)
+            await connected.wait()
+            await lobby_left(terminal)
+        assert told == ["lobby", "closed"]
+        assert terminal.feed.closed == "you left the lobby: this page's peer has stopped"
         nursery.cancel_scope.cancel()
+
+
+class _Lobby(Served):
+    def __init__(self, url: str) -> None:
+        super().__init__(url, None, None, [])  # type: ignore[arg-type]
 
 
 async def _server_frames(

@@ -170,6 +170,7 @@ class PageTerminal:
     def __init__(self) -> None:
         self.feed = ViewFeed()
         self.app = WebApp(Page(), self.feed, self.on_action, takes=LOBBY_ACTIONS)
+        self.url: str | None = None  # (once served: ``nertz resume --web`` serves it again)
         self.view: LobbyView | None = None
         self._keys: list[str] = []
         self._input = trio.Event()
