@@ -34,6 +34,7 @@ from cli.args import (
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
+    add_web_arguments,
     beacon_port,
     deal_from,
     default_log_dir,
@@ -67,6 +68,7 @@ from cli.keyfile import (
 from cli.node_cmd import final_summary, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
+from cli.web_cmd import resume_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -276,13 +278,14 @@ def _again(exc: BaseException) -> NertzError:
 
 
 def _require_player(args: argparse.Namespace, command: str) -> None:
-    """Without ``--bot`` a person plays at the terminal table: that needs a terminal."""
+    """Without ``--bot`` a person plays at the terminal table: that needs a terminal (or,
+    ``resume --web``, a browser: the URL is printed)."""
     if args.bot is not None:
         return
     bots = ", ".join(sorted(STRATEGIES))
     if getattr(args, "json", False):
         raise NertzError(f"--json is for a bot player: add --bot STRATEGY ({bots})")
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not getattr(args, "web", False) and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise NertzError(
             f"you play nertz {command} at the terminal table, which needs a terminal; "
             f"or let a bot play: --bot STRATEGY ({bots})"
@@ -322,6 +325,8 @@ async def _play(
     if args.bot is not None:
         peer, signum = await run_node(node, endpoints)
         return Outcome(peer, signal=signum, gone=node.gone)
+    if getattr(args, "web", False):  # (resume --web)
+        return await resume_in_page(node, endpoints, bind=args.web_bind, open_page=not args.no_open)
     return await _play_human(node, endpoints)
 
 
@@ -1108,4 +1113,9 @@ def _add_resume(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON lines")
     add_liveness_arguments(p)
     add_watcher_argument(p)
+    add_web_arguments(
+        p,
+        "play on in a browser page, at the URL of the game's first --web run when kept "
+        "(its open pages reconnect by themselves)",
+    )
     p.set_defaults(func=_cmd_resume)

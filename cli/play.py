@@ -72,7 +72,7 @@ from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
-from cli.web_cmd import run_in_browser, serve_lobby_page, table_in_page
+from cli.web_cmd import lobby_left, run_in_browser, serve_lobby_page, table_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.lobby.beacon import BEACON_PORT
@@ -472,6 +472,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
                 )
             started = await app.run(outer)
             if started is None:
+                await lobby_left(terminal)  # (its page is told, and stops trying)
                 outer.cancel_scope.cancel()
                 result.append((Outcome(), None))
                 return

@@ -43,7 +43,7 @@ from p2p_nertz.runtime.watchport import WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
-from p2p_nertz.web.model import KeyPress, PageAction, view_json
+from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["add_parser", "load_watch_spec", "watch", "watch_in_browser"]
@@ -161,9 +161,9 @@ async def watch_in_browser(
     keys_in, keys_out = trio.open_memory_channel[str](64)
 
     def on_action(action: PageAction) -> None:
-        if isinstance(action, KeyPress):
-            with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped)
-                keys_in.send_nowait(action.key)
+        assert isinstance(action, KeyPress)  # (the server takes nothing else: KEYS_ONLY)
+        with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped)
+            keys_in.send_nowait(action.key)
 
     async def keys() -> None:
         async for key in keys_out:
@@ -185,7 +185,9 @@ async def watch_in_browser(
     assert port.router is not None
     async with trio.open_nursery() as nursery:
         watcher.nursery = nursery
-        on_url(await nursery.start(serve_page, WebApp(Page(), feed, on_action), *web))
+        on_url(
+            await nursery.start(serve_page, WebApp(Page(), feed, on_action, takes=KEYS_ONLY), *web)
+        )
         nursery.start_soon(watcher.receive, port.router)
         nursery.start_soon(watcher.refusals)
         nursery.start_soon(keys)

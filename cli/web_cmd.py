@@ -5,16 +5,24 @@
 (:func:`p2p_nertz.web.table.run_web_table`), prints the page's URL on a line of its own and
 opens it in the default browser unless ``--no-open``. The options are
 :func:`cli.args.add_web_arguments`'s.
+
+Where the table's page is served is kept beside the game's log (``LOG.page``: the address and
+the token, mode 0600, as secret as the URL), so that ``nertz resume LOG --web`` serves it at
+the same URL and the pages still open on it reconnect by themselves (``web/static/table.js``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
 import threading
 import webbrowser
 from collections.abc import Callable, Mapping
 from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import trio
 
@@ -31,6 +39,9 @@ from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = [
     "browser_opener",
+    "lobby_left",
+    "page_of",
+    "resume_in_page",
     "replay_in_browser",
     "run_in_browser",
     "serve_lobby_page",
@@ -88,6 +99,62 @@ def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool)
         raise NertzError(error_text(errors[0])) from None
 
 
+def page_of(log: Path) -> Path:
+    """Where the page's address is kept for the game whose log is ``log``."""
+    return log.with_name(log.name + ".page")
+
+
+def _remember(log: Path, url: str) -> None:
+    """Keep the page's address and token beside the log (not kept: the page is only not
+    found again by a resume, which says so)."""
+    parts = urlsplit(url)
+    data = {"port": parts.port, "token": parts.path.strip("/")}
+    try:
+        fd = os.open(page_of(log), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(data, out)
+    except OSError as exc:
+        print(f"the page's address is not kept ({exc.strerror})", file=sys.stderr)
+
+
+def _kept(log: Path, host: str) -> tuple[int, str] | None:
+    """The port and token a game's first run served its page at (``None``: none kept, or the
+    port is taken now)."""
+    try:
+        data = json.loads(page_of(log).read_text())
+        port, token = int(data["port"]), str(data["token"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    with socket.socket() as probe:  # (free now? else a new port: its pages will not find it)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            print(f"the page's port {port} is taken now: it is served on another", file=sys.stderr)
+            return None
+    return port, token
+
+
+async def resume_in_page(
+    node: PeerNode, endpoints: Mapping[PeerId, str], *, bind: tuple[str, int], open_page: bool
+) -> Outcome:
+    """``nertz resume LOG --web``: the table in the page, at the URL the game's first run
+    served it on (when kept and ``--web-bind`` gives no port), so its open pages reconnect."""
+    kept = _kept(node.log_path, bind[0]) if bind[1] == 0 else None
+    port, token = kept if kept is not None else (bind[1], None)
+    on_url = _keeping(node.log_path, browser_opener(bind, open_page=open_page))
+    done = await run_web_table(node, endpoints, host=bind[0], port=port, on_url=on_url, token=token)
+    return Outcome(done.peer, done.left, done.signal, gone=node.gone, log=node.log_path)
+
+
+def _keeping(log: Path, on_url: Callable[[str], None]) -> Callable[[str], None]:
+    def told(url: str) -> None:
+        _remember(log, url)
+        on_url(url)
+
+    return told
+
+
 def run_in_browser(
     node: PeerNode,
     endpoints: Mapping[PeerId, str],
@@ -98,9 +165,10 @@ def run_in_browser(
     hint: str | None = None,
 ) -> Outcome:
     """Play ``node`` from a browser page until the game is over and read, or left; the
-    runtime's expected failures are returned in :attr:`Outcome.errors`."""
+    runtime's expected failures are returned in :attr:`Outcome.errors`. The page's address
+    is kept beside the node's log (:func:`page_of`)."""
 
-    on_url = browser_opener(bind, open_page=open_page)
+    on_url = _keeping(node.log_path, browser_opener(bind, open_page=open_page))
 
     async def main() -> Outcome:
         done = await run_web_table(
@@ -119,13 +187,23 @@ async def serve_lobby_page(
 ) -> None:
     """Serve the lobby's page (``nertz play --web`` with neither ``--bots`` nor ``--spec``) in
     ``nursery``; its URL printed, and opened unless ``--no-open``."""
-    url = await nursery.start(serve_page, terminal.app, *bind)
-    browser_opener(bind, open_page=open_page)(url)
+    terminal.url = await nursery.start(serve_page, terminal.app, *bind)
+    browser_opener(bind, open_page=open_page)(terminal.url)
+
+
+async def lobby_left(terminal: object) -> None:
+    """The person left the lobby without a game: its page, if it is one, is told so (and
+    stops trying to reconnect)."""
+    if isinstance(terminal, PageTerminal):
+        await terminal.app.close_pages("you left the lobby: this page's peer has stopped")
 
 
 async def table_in_page(
     node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal
 ) -> Outcome:
-    """The game the lobby started, on the lobby's page (the same URL)."""
+    """The game the lobby started, on the lobby's page (the same URL, kept beside the log for
+    ``nertz resume --web``)."""
+    if terminal.url is not None:
+        _remember(node.log_path, terminal.url)
     done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
     return Outcome(done.peer, done.left, done.signal, gone=node.gone)

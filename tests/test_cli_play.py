@@ -221,7 +221,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
 ) -> None:
     tty = play(tmp_path)
     text = tty.wait("[n] Nerts")
-    assert "you: " in tty.line(0) and "round 1" in tty.line(0)
+    assert "you (seat " in tty.line(0) and "round 1" in tty.line(0)
     for name in ("bot1", "bot2"):
         assert re.search(rf"^\d {name} +N +13 ", text, re.M), text
 
@@ -249,7 +249,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     # (Bots at full speed on a loaded machine may end the round first: then S is refused.)
     tty.wait(
         lambda t: (
-            "played S" in t
+            "turned the stock" in t
             or "the round is over" in t
             or ("[s] stock" in t and stock(t) == before - 6)
         )

@@ -12,6 +12,7 @@ from p2p_nertz.rules import Move, Rules
 from p2p_nertz.sim import SimConfig, Simulation
 from p2p_nertz.ui import Abandon, Leave, PlayMove, TableController, TableView
 from p2p_nertz.ui.controller import CTRL_C, Quit, ReleaseReady
+from p2p_nertz.ui.keys import Context, KeyState, press
 
 
 class Shown:
@@ -98,3 +99,28 @@ def test_the_board_holds_the_next_ready_until_closed_or_its_countdown_ends() -> 
     assert table.tick(100.0) == []
     assert table.press("ENTER", peer, 101.0) == []
     assert table.tick(101.5) == [ReleaseReady(number + 1)]
+
+
+def test_a_key_pressed_before_the_deal_says_so_until_the_deal_only() -> None:
+    peer, front = _peer(), Shown()
+    table = _table(front, peer)
+    for key, said in (("n", "not dealt yet"), ("s", "illegal: the round is not dealt yet")):
+        table.keys, _ = press(KeyState(), key, Context(None, 0))  # (a key before the deal)
+        assert table.keys.status == said
+        table.draw(peer, 0.0)  # the round is dealt now
+        assert front.views[-1].status == "" and table.keys.status == ""
+    table.keys, _ = press(KeyState(), "l", Context(peer.view, 0))
+    table.draw(peer, 0.0)
+    assert front.views[-1].status.startswith("pick a card first")  # (other words stay)
+
+
+def test_the_players_last_actions_are_in_words() -> None:
+    peer, front = _peer(), Shown()
+    _table(front, peer).draw(peer, 0.0)
+    last = [text for text in front.views[-1].last if text]
+    assert last, "a played game's players have last actions"
+    for text in last:  # (once "N>L 5♠", "S": notation)
+        assert ">" not in text and text not in ("S", "P", "X", "R"), last
+        assert text in ("stuck", "Nerts!", "turned the stock", "rotated the stock") or (
+            " onto " in text or " to the lake" in text or " under " in text
+        ), last

@@ -72,7 +72,7 @@ def test_turn_based_header_says_whose_turn_it_is() -> None:
     assert "your turn" in render(view).line(0)
     table, _ = script(view.table, "0 S")  # type: ignore[arg-type]
     header = render(_view(rules, table=table)).line(0)
-    assert f"turn: {view.name(1)}" in header and "your turn" not in header
+    assert "turn: Bob (seat 1)" in header and "your turn" not in header
     assert "turn" not in render(_view(Rules())).line(0)
 
 
@@ -106,7 +106,7 @@ def test_the_status_line_offers_the_pass_when_nothing_is_left_to_play() -> None:
     empty = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -"
     table = table_from(empty, IDLE)
     assert status_line(table, 0, "") == NOTHING_TO_PLAY
-    assert status_line(table, 0, "played S") == "played S"  # a key's answer comes first
+    assert status_line(table, 0, "turned the stock") == "turned the stock"  # a key's first
     assert status_line(table, 1, "") == ""  # a stock to turn
     stuck, _ = script(table, "0 P")
     assert status_line(stuck, 0, "") == ""  # passed already

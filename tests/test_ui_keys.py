@@ -194,3 +194,14 @@ def test_keys_any_sequence_never_raises_and_plays_only_legal_moves(sequence: lis
 def test_keys_the_lake_key_before_a_pick_names_this_games_work_piles() -> None:
     state, actions = keys(table_of(), "l")
     assert actions == [] and state.status == "pick a card first: n, w or 1-4"
+
+
+def test_keys_the_status_says_what_was_played_in_words_not_notation() -> None:
+    # (Each once "played S", "played W>L": the notation is for the command line.)
+    assert keys(table_of(), "s")[0].status == "turned the stock"
+    assert keys(table_of(), "wl")[0].status == "played A♠ to the lake"
+    assert keys(table_of(), "n3")[0].status == "played 4♣ onto work pile 3"
+    state, actions = keys(table_of(), [*":1:2>2", ENTER])
+    assert moves(actions) == ["1:2>2"] and state.status == "played 2 cards from J♠ onto work pile 2"
+    assert keys(table_of(), "s", symbols=False)[0].status == "turned the stock"
+    assert keys(table_of(), "wl", symbols=False)[0].status == "played AS to the lake"

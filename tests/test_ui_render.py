@@ -231,10 +231,31 @@ def test_render_the_board_names_the_caller_bonus_and_the_winner() -> None:
     assert game.result is not None
     view = view_of(table, rules=rules, board=Board(1, score, game.totals, table.lake, game.result))
     text = render(view).text()
-    assert f"Nerts! called by {view.name(0)}" in text
+    # Named in words, the seat after the name (not "0 Alice": a number glued to a name).
+    assert "Nerts! called by Alice (seat 0)" in text
     assert f"bonus +{rules.nerts_bonus}" in text
-    winner = view.name(game.result.winners[0])
-    assert f"game over — winner: {winner} with {max(game.result.totals)}" in text
+    w = game.result.winners[0]
+    assert f"game over — winner: {NAMES[w]} (seat {w}) with {max(game.result.totals)}" in text
+    assert "you: Alice (seat 0)" in render(view).line(0)
+
+
+def test_render_and_the_page_name_a_pairs_game_s_winner_alike() -> None:
+    # (The page once said "winner: 0" for a team: its number, not words.)
+    from p2p_nertz.web.model import view_json
+
+    rules = Rules(pairs=True, target=None, rounds=1)
+    caller = "N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D | W: -"
+    table = table_from(caller, BOB, BOB, BOB, rules=rules)
+    table, _ = table.play(0, Move.call())
+    score = table.score()
+    game = Game(rules, 4).record(score)
+    assert game.result is not None and game.result.winners == (0,)
+    board = Board(1, score, game.totals, table.lake, game.result)
+    view = TableView(
+        table=table, seat=0, names=("Ann", "Bob", "Cy", "Dee"), rules=rules, board=board
+    )
+    assert "game over — winner: team 1 with " in render(view).text()
+    assert view_json(view)["board"]["result"]["winners"] == ["team 1"]
 
 
 @pytest.mark.parametrize("provisional", [False, True])

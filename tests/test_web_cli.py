@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli_helpers import one_error_line
 from tests.web_helpers import ROOT
 
@@ -44,3 +46,28 @@ def test_a_page_port_in_use_is_one_line_and_the_bots_stop(tmp_path: Path) -> Non
     # The bot was stopped: no process of this game is left.
     ps = subprocess.run(["ps", "-eo", "args"], check=True, capture_output=True, text=True).stdout
     assert str(tmp_path / "game") not in ps
+
+
+def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.web_cmd import _kept, _remember, page_of
+
+    log = tmp_path / "you.log"
+    with socket.socket() as free:  # (a port nobody holds now)
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
+    assert page_of(log) == tmp_path / "you.log.page"
+    assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
+    assert _kept(log, "127.0.0.1") == (port, "tok_en-1")
+    # Its port taken now: served on another, and said so (its old pages will not find it).
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        assert _kept(log, "127.0.0.1") is None
+    assert f"the page's port {port} is taken now" in capsys.readouterr().err
+    # Nothing kept, or not readable: a new address, silently.
+    page_of(log).write_text("{")
+    assert _kept(log, "127.0.0.1") is None
+    assert _kept(tmp_path / "other.log", "127.0.0.1") is None

@@ -216,10 +216,11 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
         asked = seat.table.view(seat.peer, net.now).status
         assert "x again to call anyway" in asked  # (cards are left: the controller asks first)
         wait_for(driver, lambda d: status.text == asked, "the controller's question")
-        # The peer stops: the page says so, and nothing on it can be picked up any more.
+        # The peer stops (no last word: it may be back): the page says so and tries again,
+        # and nothing on it can be picked up meanwhile.
         page.close()
-        wait_for(driver, lambda d: "disconnected" in d.find_element("id", "link").text, "down")
-        assert "peer has stopped" in status.text, status.text
+        wait_for(driver, lambda d: "reconnecting" in d.find_element("id", "link").text, "down")
+        assert status.text == "the connection to the peer was lost: reconnecting…", status.text
         assert not shown["stuck"].is_displayed()
         nerts = driver.find_element("css selector", "#mine .nerts .card")
         assert (
@@ -249,12 +250,52 @@ def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:
             assert sock.recv(12) == b"HTTP/1.1 101"
         with open_browser() as driver:
             driver.get(page.url)
-            link = wait_for(
+            wait_for(
                 driver,
-                lambda d: "too many pages" in (e := d.find_element("id", "link")).text and e,
+                lambda d: "not connected" in (e := d.find_element("id", "link")).text and e,
                 "the refusal explained",
             )
-            assert link.text.startswith("not connected"), link.text
+            status = driver.find_element("id", "status").text
+            assert "too many pages open (close its other tabs)" in status, status
     finally:
         for sock in held:
             sock.close()
+
+
+def test_web_the_page_names_players_and_their_moves_in_words(page: ServedPage) -> None:
+    # (Once "2 bot1": a seat number glued to a name; and the others' last moves in notation,
+    # "W>3", "S".)
+    net = PeerNetwork(3, seed=5, rules=Rules(rounds=1, target=None))
+    net.run(lambda n: n.peers[0].phase is Phase.PLAY)
+    names = [m.name for m in net.spec.members]
+    seat = Seat(net, 0, page)
+    with open_browser() as driver:
+        _open(driver, seat)
+        net.run(lambda n: any(seat.table.view(seat.peer, n.now).last[1:]), within=600.0)
+        seat.draw()
+        last = seat.table.view(seat.peer, net.now).last
+        heads = wait_for(
+            driver,
+            lambda d: (
+                (h := [e.text for e in d.find_elements("css selector", "#others .player h3")])
+                and any(last[s] in h[s - 1] for s in (1, 2) if last[s])
+                and h
+            ),
+            "the others' last moves",
+        )
+        for s in (1, 2):
+            assert heads[s - 1].startswith(f"{names[s]} (seat {s}) · "), heads
+            if last[s]:
+                assert heads[s - 1].endswith(f" · {last[s]}"), heads
+                assert ">" not in last[s] and last[s] not in ("S", "P", "X", "R"), last
+        net.run(lambda n: n.peers[0].final.phase is Phase.OVER, within=600.0)
+        seat.draw()
+        result = wait_for(
+            driver,
+            lambda d: next(iter(d.find_elements("css selector", "#board .result")), None),
+            "the game's result",
+        )
+        game = seat.peer.final.game.result
+        assert game is not None
+        winners = ", ".join(f"{names[w]} (seat {w})" for w in game.winners)
+        assert result.text.startswith(f"Game over — winner: {winners} ("), result.text

@@ -21,9 +21,19 @@ import pytest
 import trio
 from trio_websocket import open_websocket_url
 
+from cli.web_cmd import lobby_left
 from p2p_nertz.errors import NertzError
-from p2p_nertz.web.model import Drop, KeyPress, PageAction
+from p2p_nertz.web.model import (
+    KEYS_ONLY,
+    LOBBY_ACTIONS,
+    TABLE_ACTIONS,
+    Drop,
+    KeyPress,
+    LobbyPick,
+    PageAction,
+)
 from p2p_nertz.web.server import MAX_CONNECTIONS, MAX_MESSAGE, Page, ViewFeed, WebApp, serve_page
+from p2p_nertz.web.terminal import PageTerminal
 
 pytestmark = pytest.mark.anyio
 
@@ -247,3 +257,133 @@ def test_a_client_that_never_reads_is_dropped_and_the_server_still_stops() -> No
 def _unread(sock: socket.socket) -> int:
     """The bytes waiting in a socket's receive queue."""
     return int(struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0])
+
+
+_KINDS = {
+    KeyPress: '{"type": "key", "key": "s"}',
+    Drop: '{"type": "drop", "from": "n", "to": ["l"], "id": 1}',
+    LobbyPick: '{"type": "lobby", "do": "ready", "ready": true}',
+}
+
+
+@pytest.mark.parametrize("takes", [TABLE_ACTIONS, LOBBY_ACTIONS, KEYS_ONLY])
+async def test_a_message_of_a_kind_the_page_does_not_take_is_answered_and_changes_nothing(
+    served: Served, takes: tuple[type[PageAction], ...]
+) -> None:
+    # (A lobby choice sent to the table's page was once dropped without a word.)
+    served.app.takes = takes
+    served.feed.publish('{"type": "view"}')
+    origin = [("Origin", f"http://{served.host}")]
+    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+        assert json.loads(await ws.get_message()) == {"type": "view"}
+        for kind, text in _KINDS.items():
+            await ws.send_message(text)
+            if kind not in takes:
+                error = json.loads(await ws.get_message())
+                assert error["type"] == "error", error
+                assert "means nothing on this page now (it takes a key" in error["error"], error
+        await ws.send_message("{")  # (answered after every message before it was handled)
+        assert json.loads(await ws.get_message())["error"] == "not JSON"
+    assert [type(a) for a in served.got] == [k for k in _KINDS if k in takes]
+
+
+async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -> None:
+    terminal = PageTerminal()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(serve_page, terminal.app, "127.0.0.1", 0)
+        host = urlsplit(url).netloc
+        terminal.feed.publish('{"type": "lobby"}')
+        ws_url = f"ws://{host}{urlsplit(url).path}ws"
+        async with open_websocket_url(ws_url, extra_headers=[("Origin", f"http://{host}")]) as ws:
+            assert json.loads(await ws.get_message()) == {"type": "lobby"}
+            await ws.send_message(_KINDS[Drop])
+            assert "a dragged card means nothing" in json.loads(await ws.get_message())["error"]
+            await ws.send_message(_KINDS[LobbyPick])  # (no lobby view yet to choose from)
+            assert "not shown yet" in json.loads(await ws.get_message())["error"]
+            await ws.send_message(_KINDS[KeyPress])
+            await ws.send_message("{")
+            assert json.loads(await ws.get_message())["error"] == "not JSON"
+        assert terminal.read_keys() == ["s"]
+        # The person leaves the lobby without a game: the page is told, and closed.
+        async with trio.open_nursery() as inner:
+            told: list[str] = []
+            connected = trio.Event()
+
+            async def page() -> None:
+                frames = await _server_frames(_Lobby(url), 3, connected)
+                told.extend(json.loads(text)["type"] for _, text in frames[:2])
+
+            inner.start_soon(page)
+            await connected.wait()
+            await lobby_left(terminal)
+        assert told == ["lobby", "closed"]
+        assert terminal.feed.closed == "you left the lobby: this page's peer has stopped"
+        nursery.cancel_scope.cancel()
+
+
+class _Lobby(Served):
+    def __init__(self, url: str) -> None:
+        super().__init__(url, None, None, [])  # type: ignore[arg-type]
+
+
+async def _server_frames(
+    served: Served, count: int, first: trio.Event | None = None
+) -> list[tuple[int, bytes]]:
+    """Open a live connection by hand and read ``count`` frames the server sends (opcode,
+    payload; ``first`` is set once the first is in), then end. (By hand: trio-websocket's
+    client leaves a socket the server closed open.)"""
+    address, port = served.host.split(":")
+    async with await trio.open_tcp_stream(address, int(port)) as stream:
+        request = (
+            f"GET {served.path}ws HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
+            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{served.host}\r\n\r\n"
+        )
+        await stream.send_all(request.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += await stream.receive_some()
+        assert data.startswith(b"HTTP/1.1 101")
+        data = data.partition(b"\r\n\r\n")[2]
+        frames: list[tuple[int, bytes]] = []
+        while len(frames) < count:
+            while len(data) < 2 or len(data) < 2 + (data[1] & 0x7F):
+                more = await stream.receive_some()
+                assert more, f"closed after {frames}"
+                data += more
+            size = data[1] & 0x7F
+            assert size < 126  # (short frames only: these tests send no long ones)
+            frames.append((data[0] & 0x0F, data[2 : 2 + size]))
+            if first is not None:
+                first.set()
+            data = data[2 + size :]
+    return frames
+
+
+async def test_a_peer_that_is_done_tells_its_pages_why_and_closes_them(served: Served) -> None:
+    served.feed.publish('{"type": "view", "n": 1}')
+    async with trio.open_nursery() as nursery:
+        got: list[list[tuple[int, bytes]]] = []
+
+        connected = trio.Event()
+
+        async def page() -> None:
+            got.append(await _server_frames(served, 4, connected))
+
+        nursery.start_soon(page)
+        await connected.wait()  # (the page has the first view: it gets what follows)
+        served.feed.publish('{"type": "view", "n": 2}')
+        await served.app.close_pages("the game is over", patience=30.0)
+    # Each view, then the last word, then a close (opcode 8) with code 1000 (normal).
+    (one,) = got
+    assert [json.loads(text) for _, text in one[:3]] == [
+        {"type": "view", "n": 1},
+        {"type": "view", "n": 2},
+        {"type": "closed", "text": "the game is over"},
+    ]
+    assert one[3][0] == 8 and int.from_bytes(one[3][1][:2], "big") == 1000
+    assert served.app.connections == 0
+    # A page that connects after is told the same, and closed.
+    late = await _server_frames(served, 3)
+    assert [json.loads(text)["type"] for _, text in late[:2]] == ["view", "closed"]
+    assert late[2][0] == 8

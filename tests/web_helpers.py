@@ -130,7 +130,7 @@ class ServedPage:
     comes back in :attr:`actions`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, token: str | None = None, port: int = 0) -> None:
         import queue
         import threading
 
@@ -141,12 +141,14 @@ class ServedPage:
 
         self.actions: queue.Queue[PageAction] = queue.Queue()
         self.feed = ViewFeed()
-        app = WebApp(Page(), self.feed, self.actions.put)
+        self.app = app = WebApp(
+            Page() if token is None else Page(token=token), self.feed, self.actions.put
+        )
         started: queue.Queue[tuple[str, trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
 
         async def main() -> None:
             async with trio.open_nursery() as nursery:
-                url = await nursery.start(serve_page, app, "127.0.0.1", 0)
+                url = await nursery.start(serve_page, app, "127.0.0.1", port)
                 started.put((url, trio.lowlevel.current_trio_token(), nursery.cancel_scope))
 
         self.thread = threading.Thread(target=trio.run, args=(main,), daemon=True)
@@ -158,6 +160,13 @@ class ServedPage:
         import trio
 
         trio.from_thread.run_sync(self.feed.publish, text, trio_token=self.token)
+
+    def close_pages(self, words: str) -> None:
+        """The server's last word to its pages (:meth:`WebApp.close_pages`), from the test's
+        thread."""
+        import trio
+
+        trio.from_thread.run(self.app.close_pages, words, trio_token=self.token)
 
     def close(self) -> None:
         """Stop serving (again: nothing)."""

@@ -41,6 +41,7 @@ from p2p_nertz.ui.keys import (
     KeyState,
     Leave,
     PlayMove,
+    once_dealt,
     press,
 )
 from p2p_nertz.ui.tracker import Tracker
@@ -254,6 +255,18 @@ class TableController:
             self.tracker.say(gone.why)
         return [Quit()] if self.left else []
 
+    def farewell(self) -> str:
+        """How the table ended, in words, for a front end that outlives the node (the browser
+        page, which then stops trying to reconnect): the person left, the table went on
+        without them, or the game is over."""
+        if self.left:
+            return "you left the game: this page's peer has stopped"
+        if self.gone is not None:
+            return f"{_GONE_HINT[self.gone.reason]}: this page's peer has stopped"
+        if self.stopped:
+            return "the game is over: this page's peer has stopped"
+        return "this page's peer has stopped: its terminal says why"
+
     def refused(self, why: str) -> None:
         """The node refused a move: the status line says why."""
         self.keys = KeyState(status=f"illegal: {_brief(why)}")
@@ -287,6 +300,8 @@ class TableController:
     # -- output --------------------------------------------------------------------------------
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
+        if peer.view is not None:
+            self.keys = once_dealt(self.keys)
         view = self.tracker.view(
             peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )

@@ -46,10 +46,12 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.view import Gone, card_text, pile_name
+from p2p_nertz.ui.view import Gone, card_text, pile_name, play_words
 
 __all__ = [
     "NO_ABANDON",
+    "ILLEGAL_NOT_DEALT",
+    "NOT_DEALT",
     "STUCK_WAITING",
     "Abandon",
     "Action",
@@ -59,6 +61,7 @@ __all__ = [
     "Leave",
     "PlayMove",
     "explain",
+    "once_dealt",
     "press",
     "resolve_pair",
 ]
@@ -102,6 +105,9 @@ class Abandon:
 
 Action = PlayMove | Leave | CloseBoard | Abandon
 
+#: The status of a key pressed before the deal (:func:`once_dealt` clears it after).
+NOT_DEALT = "not dealt yet"
+ILLEGAL_NOT_DEALT = "illegal: the round is not dealt yet"
 STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
 """The status line after a pass (the view replaces it once the pass no longer stands)."""
 
@@ -128,6 +134,18 @@ class KeyState:
     help: bool = False
     confirm: Confirm | None = None
     help_page: int = 0
+
+
+def once_dealt(state: KeyState) -> KeyState:
+    """The key state once the round is dealt: a status that says it is not is out of date
+    (a key pressed before the deal must not leave "not dealt yet" on the status line).
+
+    >>> once_dealt(KeyState(status=NOT_DEALT)).status, once_dealt(KeyState(status="hi")).status
+    ('', 'hi')
+    """
+    if state.status in (NOT_DEALT, ILLEGAL_NOT_DEALT):
+        return replace(state, status="")
+    return state
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +294,7 @@ def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(status="not dealt yet"), []
+        return KeyState(status=NOT_DEALT), []
     tableau = table.tableaux[seat]
     if pile.is_work and pile > len(tableau.work):
         return KeyState(status=f"no work pile {int(pile)} in this game"), []
@@ -303,7 +321,7 @@ def resolve_pair(ctx: Context, source: Pile, target: Pile) -> Move | str:
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return "not dealt yet"
+        return NOT_DEALT
     tableau = table.tableaux[seat]
     if target > len(tableau.work):
         return f"no work pile {int(target)} in this game"
@@ -334,7 +352,7 @@ def explain(ctx: Context, move: Move) -> str:
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return "illegal: the round is not dealt yet"
+        return ILLEGAL_NOT_DEALT
     if table.status is not RoundStatus.PLAYING:
         return f"illegal: the round is over ({table.status.value})"
     if not table.active[seat]:
@@ -398,14 +416,26 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(status="illegal: the round is not dealt yet"), []
+        return KeyState(status=ILLEGAL_NOT_DEALT), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []
-    return KeyState(status=done or f"played {move}"), [PlayMove(move)]
+    return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
+
+
+def _played(ctx: Context, table: Table, move: Move) -> str:
+    """The status after a move is sent: what was played, in words ("played 7♥ to the
+    lake", "turned the stock"), not its notation."""
+    if move.kind is MoveKind.CALL:
+        return "called Nerts!"
+    if move.source is None or ctx.seat is None:
+        return play_words(move)
+    pile = table.tableaux[ctx.seat].pile(move.source)
+    card = pile[-move.count] if 0 < move.count <= len(pile) else None
+    return "played " + play_words(move, card, symbols=ctx.symbols)
 
 
 def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:

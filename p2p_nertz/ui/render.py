@@ -271,8 +271,8 @@ class _Painter:
             if table.turn == view.seat:
                 row.add(" · your turn", Style.GOOD)
             else:
-                row.add(f" · turn: {view.name(table.turn)}", Style.PLAIN)
-        right = "spectator" if view.seat is None else f"you: {view.name(view.seat)}"
+                row.add(f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
+        right = view.you()
         right += "   ? help"
         row.pad_to(max(len(row) + 1, self.width - len(right)))
         row.add(right, Style.DIM)
@@ -501,7 +501,7 @@ class _TablePainter:
         view = self.view
         table = self.table
         t = table.tableaux[seat]
-        rows = [self.pen.rule(f"you: {view.name(seat)}")]
+        rows = [self.pen.rule(view.you())]
         row = self.pen.row()
         self.key(row, "n", Pile.NERTS)
         row.add(" Nerts ", Style.DIM)
@@ -592,7 +592,7 @@ class _BoardPainter:
         """How the round ended, for the board's title."""
         score = self.board.score
         if score.status is RoundStatus.NERTS:
-            callers = ", ".join(self.view.name(c) for c in score.callers)
+            callers = ", ".join(self.view.seat_name(c) for c in score.callers)
             return f"Nerts! called by {callers}"
         if score.status is RoundStatus.BLOCKED:
             return "blocked: nobody could play"
@@ -640,11 +640,7 @@ class _BoardPainter:
             ]
         if result is None:
             return [pen.message_row("Enter: back to the table (the next round)", Style.DIM)]
-        rules = view.rules
-        label = "team" if rules.pairs else "seat"
-        winners = ", ".join(
-            (view.name(w) if not rules.pairs else f"{label} {w + 1}") for w in result.winners
-        )
+        winners = ", ".join(view.winner_name(w) for w in result.winners)
         rows = [
             pen.row()
             .add("game over — winner: ", Style.BOLD)

@@ -45,6 +45,7 @@ from p2p_nertz.ui.view import (
     card_text,
     distinct_names,
     pile_name,
+    play_words,
 )
 
 __all__ = [
@@ -54,7 +55,6 @@ __all__ = [
     "PASS_GONE",
     "GameSource",
     "Tracker",
-    "describe_play",
     "status_line",
 ]
 
@@ -108,24 +108,6 @@ class GameSource(Protocol):
 
     def frozen_piles(self) -> set[Pile]:
         """The local player's piles frozen by a claim in the air (none for a spectator)."""
-
-
-def describe_play(move_text: str, card: Card | None, *, symbols: bool = True) -> str:
-    """A player's action for the players panel: ``"N>L 5♠"``, ``"S"``, ``"stuck"``.
-
-    >>> describe_play("N>L@0S", Card.parse("5S"))
-    'N>L 5♠'
-    >>> describe_play("P", None), describe_play("X", None)
-    ('stuck', 'Nerts!')
-    """
-    if move_text == "P":
-        return "stuck"
-    if move_text == "X":
-        return "Nerts!"
-    text = move_text.split("@", maxsplit=1)[0]
-    if card is not None:
-        text += " " + card_text(card, symbols=symbols)
-    return text
 
 
 @dataclass
@@ -431,7 +413,7 @@ class Tracker:
             if message.kind in _PLAY_KINDS:
                 body = parse_body(message.kind, message.body, peer.spec.seats)
                 if isinstance(body, Play):
-                    return describe_play(str(body.move), body.card, symbols=self.symbols)
+                    return play_words(body.move, body.card, symbols=self.symbols)
         return ""
 
 

@@ -16,7 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.bots.base import Pacing
-from p2p_nertz.rules import Card, GameResult, Lake, Pile, RoundScore, Rules, Suit, Table
+from p2p_nertz.rules import (
+    Card,
+    GameResult,
+    Lake,
+    Move,
+    MoveKind,
+    Pile,
+    RoundScore,
+    Rules,
+    Suit,
+    Table,
+)
 from p2p_nertz.rules.cards import RANK_NAMES
 
 __all__ = [
@@ -28,6 +39,7 @@ __all__ = [
     "card_text",
     "distinct_names",
     "pile_name",
+    "play_words",
 ]
 
 
@@ -157,7 +169,7 @@ class TableView:
             every card shown is final.
         frozen: the local piles frozen by a claim in the air.
         links: each seat's link state (all ``OK`` when empty).
-        last: each seat's last action, in notation (empty strings when unknown).
+        last: each seat's last action, in words (:func:`play_words`; empty when unknown).
         messages: announcements, oldest first (the screen shows the newest).
         status: the status line (what a key did, why a move was refused).
         selected: the source pile picked by a key, waiting for a destination.
@@ -214,6 +226,37 @@ class TableView:
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
         return f"{seat} {name}"
 
+    def seat_name(self, seat: int) -> str:
+        """``"Bob (seat 2)"``: a player named in a sentence (a winner, a caller, whose turn
+        it is), where :meth:`name`'s column form would read as a number glued to a name.
+
+        >>> from p2p_nertz.rules import Rules
+        >>> TableView(table=None, seat=0, names=("you", "bot1"), rules=Rules()).seat_name(1)
+        'bot1 (seat 1)'
+        """
+        name = self.names[seat] if 0 <= seat < len(self.names) else "?"
+        return f"{name} (seat {seat})"
+
+    def winner_name(self, winner: int) -> str:
+        """A game's winner in words: a player (:meth:`seat_name`), or with pairs, ``"team
+        1"`` (teams count from 1)."""
+        return f"team {winner + 1}" if self.rules.pairs else self.seat_name(winner)
+
+    def you(self) -> str:
+        """Who the local player is, for the header: ``"you (seat 2)"``, or ``"you: Ann (seat
+        2)"`` when the name is not "you" (``"spectator"`` for a spectator).
+
+        >>> from p2p_nertz.rules import Rules
+        >>> TableView(table=None, seat=1, names=("bot1", "you"), rules=Rules()).you()
+        'you (seat 1)'
+        >>> TableView(table=None, seat=0, names=("Ann", "bot1"), rules=Rules()).you()
+        'you: Ann (seat 0)'
+        """
+        if self.seat is None:
+            return "spectator"
+        name = self.seat_name(self.seat)
+        return name if name.startswith("you (") else f"you: {name}"
+
     def link(self, seat: int) -> Link:
         """The link state of ``seat``."""
         return self.links[seat] if seat < len(self.links) else Link.OK
@@ -252,6 +295,44 @@ def pile_name(pile: Pile) -> str:
     if pile is Pile.LAKE:
         return "lake"
     return f"work pile {int(pile)}"
+
+
+def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) -> str:
+    """A move in words, for the status line and the players' last actions (the notation is
+    for the ``:`` command line and the logs); ``card``: the card moved, when known (a claim's).
+
+    >>> play_words(Move.parse("N>L"), Card.parse("7H"))
+    '7♥ to the lake'
+    >>> play_words(Move.parse("W>3")), play_words(Move.parse("S"))
+    ('waste card onto work pile 3', 'turned the stock')
+    >>> play_words(Move.parse("1:3>4"), Card.parse("9C"), symbols=False)
+    '3 cards from 9C onto work pile 4'
+    """
+    kind = move.kind
+    if kind is MoveKind.TURN:
+        return "turned the stock"
+    if kind is MoveKind.ROTATE:
+        return "rotated the stock"
+    if kind is MoveKind.PASS:
+        return "stuck"
+    if kind is MoveKind.CALL:
+        return "Nerts!"
+    source, target = move.source, move.target
+    if card is not None:
+        what = card_text(card, symbols=symbols)
+        what = what if move.count <= 1 else f"{move.count} cards from {what}"
+    elif source is Pile.NERTS:
+        what = "Nerts card"
+    elif source is Pile.WASTE:
+        what = "waste card"
+    elif source is not None and move.count > 1:
+        what = f"{move.count} cards from {pile_name(source)}"
+    else:
+        what = "card from " + ("a pile" if source is None else pile_name(source))
+    if target is None or target is Pile.LAKE:
+        return f"{what} to the lake"
+    where = "under" if kind is MoveKind.SLIDE else "onto"
+    return f"{what} {where} {pile_name(target)}"
 
 
 #: Room for a name in a player's cell on the table: ``view.name`` (seat, space, name) is cut

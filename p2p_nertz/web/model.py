@@ -33,11 +33,16 @@ from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
 from p2p_nertz.ui.view import Board, TableView, card_text
 
 __all__ = [
+    "ALL_ACTIONS",
+    "KEYS_ONLY",
+    "LOBBY_ACTIONS",
+    "TABLE_ACTIONS",
     "BadAction",
     "Drop",
     "KeyPress",
     "LobbyPick",
     "PageAction",
+    "not_taken",
     "card_json",
     "parse_action",
     "view_json",
@@ -110,6 +115,24 @@ class LobbyPick:
 LOBBY_PICKS = ("create", "join", "ready", "bot", "start", "remove", "leave", "quit")
 
 PageAction = KeyPress | Drop | LobbyPick
+
+#: What each page takes (:attr:`~p2p_nertz.web.server.WebApp.takes`): the table keys and
+#: drops, the lobby keys and its choices, a replay or a spectator's page keys only.
+ALL_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, Drop, LobbyPick)
+TABLE_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, Drop)
+LOBBY_ACTIONS: tuple[type[PageAction], ...] = (KeyPress, LobbyPick)
+KEYS_ONLY: tuple[type[PageAction], ...] = (KeyPress,)
+_ACTION_WORDS = {KeyPress: "a key", Drop: "a dragged card", LobbyPick: "a lobby choice"}
+
+
+def not_taken(action: PageAction, takes: tuple[type[PageAction], ...]) -> str:
+    """Why a page's message is refused: its kind is not one this page takes now.
+
+    >>> not_taken(LobbyPick("ready"), TABLE_ACTIONS)
+    'a lobby choice means nothing on this page now (it takes a key or a dragged card)'
+    """
+    wanted = " or ".join(_ACTION_WORDS[kind] for kind in takes)
+    return f"{_ACTION_WORDS[type(action)]} means nothing on this page now (it takes {wanted})"
 
 
 def parse_action(text: str | bytes) -> PageAction:
@@ -189,7 +212,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
     players = [
         {
             "seat": seat,
-            "name": view.name(seat),
+            "name": view.seat_name(seat),
             "link": view.link(seat).value,
             "total": view.total(seat),
             "last": view.last[seat] if seat < len(view.last) else "",
@@ -313,7 +336,7 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
         rows.append(
             {
                 "seat": p.seat,
-                "name": view.name(p.seat),
+                "name": view.seat_name(p.seat),
                 "played": p.played,
                 "lake": p.lake,
                 "nerts_left": p.nerts_left,
@@ -332,12 +355,12 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
     return {
         "round": board.round,
         "status": score.status.value,
-        "callers": [view.name(c) for c in score.callers],
+        "callers": [view.seat_name(c) for c in score.callers],
         "rows": rows,
         "result": None
         if result is None
         else {
-            "winners": [view.name(w) for w in result.winners] if not rules.pairs else [],
+            "winners": [view.winner_name(w) for w in result.winners],
             "teams": list(result.winners),
             "termination": result.termination.value,
         },

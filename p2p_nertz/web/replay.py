@@ -20,7 +20,7 @@ import trio
 
 from p2p_nertz.audit.replay import Replay, step_line
 from p2p_nertz.ui.view import TableView
-from p2p_nertz.web.model import KeyPress, PageAction, view_json
+from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
 __all__ = ["ReplayStepper", "run_web_replay"]
@@ -107,14 +107,14 @@ async def run_web_replay(
     send, receive = trio.open_memory_channel[PageAction](64)
 
     def on_action(action: PageAction) -> None:
-        if not isinstance(action, KeyPress):
-            return  # nothing moves in a replay, and there is no lobby
+        assert isinstance(action, KeyPress)  # (the server takes nothing else: KEYS_ONLY)
         with contextlib.suppress(trio.WouldBlock):  # (a flood: dropped, as keys typed ahead)
             send.send_nowait(action)
 
     feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(serve_page, WebApp(Page(), feed, on_action), host, port)
+        app = WebApp(Page(), feed, on_action, takes=KEYS_ONLY)
+        url = await nursery.start(serve_page, app, host, port)
         on_url(url)
         async for action in receive:
             assert isinstance(action, KeyPress)
@@ -122,4 +122,5 @@ async def run_web_replay(
             if stepper.done:
                 break
             feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
+        await app.close_pages("the replay is closed: its terminal is free again")
         nursery.cancel_scope.cancel()

@@ -24,10 +24,20 @@ refused (431) and a connection idle 5 s is closed (hypercorn's limits, which als
 slowloris). With the token and the page's origin: at most :data:`MAX_CONNECTIONS` live
 connections (one more is refused), messages of at most :data:`MAX_MESSAGE` (a longer one
 closes its connection, 1009), each bad message answered with an error and nothing changed, a
-flood of actions beyond what the table takes dropped (``web/table.py``). A client that leaves
-what it is sent unread for :data:`STALLED_AFTER` seconds is dropped by the kernel. None of
-them holds up the game: each connection is a task of its own, and the node's tasks only
-publish to the :class:`ViewFeed` and queue actions, never waiting on a page.
+flood of actions beyond what the table takes dropped (``web/table.py``), and a message of a
+kind this page does not take now (a lobby choice at the table, a drop in the lobby or a
+replay: :attr:`WebApp.takes`) answered with an error saying so, and nothing done. A client
+that leaves what it is sent unread for :data:`STALLED_AFTER` seconds is dropped by the
+kernel. None of them holds up the game: each connection is a task of its own, and the node's
+tasks only publish to the :class:`ViewFeed` and queue actions, never waiting on a page.
+
+How a page's connection ends: when its peer is done (the game over, the player gone, the
+table gone), :meth:`ViewFeed.close` sends every page a last message, ``{"type": "closed",
+"text": ...}``, the words to show, and closes its connection (1000); the page then stops
+trying. Any other end (the peer killed or restarted, a network blip, a laptop asleep) is a
+bare close: the page tries again, 0.5 s then twice as long each time up to 5 s, and takes up
+the table from the next view it is sent (the URL, token and port, must be the same:
+``nertz resume LOG --web`` serves the page at the address its game's first run did).
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from p2p_nertz.errors import NertzError
-from p2p_nertz.web.model import BadAction, PageAction, parse_action
+from p2p_nertz.web.model import ALL_ACTIONS, BadAction, PageAction, not_taken, parse_action
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -84,6 +94,8 @@ MAX_CONNECTIONS = 8
 #: The longest WebSocket message taken, in bytes; a longer one closes its connection (1009).
 #: An action is at most 4 KiB (:func:`~p2p_nertz.web.model.parse_action`).
 MAX_MESSAGE = 64 * 1024
+#: Seconds the pages get, once their peer is done, to be told why and close.
+FAREWELL = 1.0
 #: The page may load only its own files and talk only to its own server.
 _CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
 
@@ -94,13 +106,25 @@ class ViewFeed:
     def __init__(self) -> None:
         self.text: str | None = None
         self.version = 0
+        self.closed: str | None = None
         self._changed = trio.Event()
 
     def publish(self, text: str) -> None:
         """A new view (the same text as the last one is not sent again)."""
-        if text == self.text:
+        if text == self.text or self.closed is not None:
             return
         self.text = text
+        self._bump()
+
+    def close(self, words: str) -> None:
+        """The peer is done with its pages: each is sent the last view, then ``words`` (a
+        ``closed`` message: the page shows them and stops trying to reconnect), and its
+        connection is closed; a page that connects after is told the same."""
+        if self.closed is None:
+            self.closed = words
+            self._bump()
+
+    def _bump(self) -> None:
         self.version += 1
         self._changed.set()
         self._changed = trio.Event()
@@ -144,14 +168,35 @@ class WebApp:
         feed: the views to send.
         on_action: called with each action a page sends (it must not block; a
             :class:`~p2p_nertz.web.model.BadAction` it raises is answered to that page).
+        takes: the kinds of action the page's front end takes now (the table's, the
+            lobby's...: ``web/model.py``); any other kind is answered with an error saying so,
+            and ``on_action`` is not called.
     """
 
-    def __init__(self, page: Page, feed: ViewFeed, on_action: Callable[[PageAction], None]) -> None:
+    def __init__(
+        self,
+        page: Page,
+        feed: ViewFeed,
+        on_action: Callable[[PageAction], None],
+        *,
+        takes: tuple[type[PageAction], ...] = ALL_ACTIONS,
+    ) -> None:
         self.page = page
         self.feed = feed
         self.on_action = on_action
+        self.takes = takes
         self.connections = 0
         self.refusals = 0
+        self._left = trio.Event()
+
+    async def close_pages(self, words: str, patience: float = FAREWELL) -> None:
+        """Tell every page ``words`` and close its connection (:meth:`ViewFeed.close`: the
+        pages stop trying to reconnect); return once they are closed, or after ``patience``
+        seconds (a page asleep must not hold up the peer's exit)."""
+        self.feed.close(words)
+        with trio.move_on_after(patience):
+            while self.connections:
+                await self._left.wait()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -210,11 +255,13 @@ class WebApp:
                 return
             await send({"type": "websocket.accept"})
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._send_views, send)
+                nursery.start_soon(self._send_views, send, nursery.cancel_scope)
                 await self._read_actions(receive, send)
                 nursery.cancel_scope.cancel()
         finally:
             self.connections -= 1
+            self._left.set()
+            self._left = trio.Event()
 
     def _refused(self, why: str) -> None:
         """Say on the terminal that a live connection was refused: the 1st, 2nd, 4th, 8th...
@@ -223,13 +270,21 @@ class WebApp:
         if self.refusals & (self.refusals - 1) == 0:
             _log.warning("refused a live connection (%d so far): %s", self.refusals, why)
 
-    async def _send_views(self, send: Send) -> None:
+    async def _send_views(self, send: Send, done: trio.CancelScope) -> None:
         sent = 0
+        shown: str | None = None
         while True:
             await self.feed.wait_after(sent)
             sent = self.feed.version
-            assert self.feed.text is not None
-            await send({"type": "websocket.send", "text": self.feed.text})
+            if self.feed.text is not None and self.feed.text != shown:
+                shown = self.feed.text
+                await send({"type": "websocket.send", "text": shown})
+            if self.feed.closed is not None:
+                last = json.dumps({"type": "closed", "text": self.feed.closed}, ensure_ascii=False)
+                await send({"type": "websocket.send", "text": last})
+                await send({"type": "websocket.close", "code": 1000})
+                done.cancel()
+                return
 
     async def _read_actions(self, receive: Receive, send: Send) -> None:
         while True:
@@ -239,7 +294,10 @@ class WebApp:
             text = message.get("text")
             data = text if text is not None else message.get("bytes") or b""
             try:
-                self.on_action(parse_action(data))
+                action = parse_action(data)
+                if not isinstance(action, self.takes):
+                    raise BadAction(not_taken(action, self.takes))
+                self.on_action(action)
             except BadAction as exc:  # (not an action, or not one that means anything now)
                 await send({"type": "websocket.send", "text": _error(str(exc))})
 

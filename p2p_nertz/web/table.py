@@ -26,7 +26,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.controller import TableController
-from p2p_nertz.web.model import Drop, KeyPress, PageAction, view_json
+from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_json
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
@@ -96,6 +96,7 @@ async def run_web_table(
     signals: bool = True,
     hint: str | None = None,
     app: WebApp | None = None,
+    token: str | None = None,
 ) -> WebOutcome:
     """Play ``node`` from a browser page until the game is over and read, or the player leaves.
 
@@ -112,6 +113,8 @@ async def run_web_table(
         hint: a first announcement.
         app: a page server already serving (the lobby's, :mod:`p2p_nertz.web.terminal`): the
             table takes it over, on the same URL (``on_url`` is not called).
+        token: the page's secret path segment (``None``: a new one). A resumed game serves
+            its page at the URL of its first run, so that its open pages reconnect.
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
@@ -135,20 +138,24 @@ async def run_web_table(
     )
     runner = _Runner(node, table, front)
     node.add_listener(runner.on_notice)
-    async with trio.open_nursery() as nursery:
-        runner.nursery = nursery
+    async with trio.open_nursery() as server:
         if app is None:
-            url = await nursery.start(
-                serve_page, WebApp(Page(), feed, runner.on_action), host, port
-            )
-            on_url(url)
+            page = Page() if token is None else Page(token=token)
+            app = WebApp(page, feed, runner.on_action, takes=TABLE_ACTIONS)
+            on_url(await server.start(serve_page, app, host, port))
         else:
-            app.on_action = runner.on_action
-        nursery.start_soon(runner.play, endpoints)
-        nursery.start_soon(runner.actions)
-        nursery.start_soon(runner.screen)
-        if signals:
-            nursery.start_soon(runner.watch_signals)
+            app.on_action, app.takes = runner.on_action, TABLE_ACTIONS
+        async with trio.open_nursery() as nursery:
+            runner.nursery = nursery
+            nursery.start_soon(runner.play, endpoints)
+            nursery.start_soon(runner.actions)
+            nursery.start_soon(runner.screen)
+            if signals:
+                nursery.start_soon(runner.watch_signals)
+        # The pages are told why the table is done (they stop trying to reconnect), then
+        # the server stops (the lobby's, when it is that one, is its caller's to stop).
+        await app.close_pages(table.farewell())
+        server.cancel_scope.cancel()
     outcome = WebOutcome(runner.peer, table.left, table.signal)
     if outcome.peer is None:
         with contextlib.suppress(RuntimeError):

@@ -25,7 +25,7 @@ from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.ui.keys import ENTER, ESC
 from p2p_nertz.ui.lobby import LobbyView, rules_text, status_refused
 from p2p_nertz.ui.screen import Screen
-from p2p_nertz.web.model import BadAction, KeyPress, LobbyPick, PageAction
+from p2p_nertz.web.model import LOBBY_ACTIONS, BadAction, KeyPress, LobbyPick, PageAction
 from p2p_nertz.web.server import Page, ViewFeed, WebApp
 
 __all__ = ["PageTerminal", "lobby_json", "pick_keys"]
@@ -169,23 +169,27 @@ class PageTerminal:
 
     def __init__(self) -> None:
         self.feed = ViewFeed()
-        self.app = WebApp(Page(), self.feed, self.on_action)
+        self.app = WebApp(Page(), self.feed, self.on_action, takes=LOBBY_ACTIONS)
+        self.url: str | None = None  # (once served: ``nertz resume --web`` serves it again)
         self.view: LobbyView | None = None
         self._keys: list[str] = []
         self._input = trio.Event()
 
     def on_action(self, action: PageAction) -> None:
-        """A key or a choice of the page (a drop means nothing in the lobby).
+        """A key or a choice of the page (the server takes nothing else here:
+        :data:`~p2p_nertz.web.model.LOBBY_ACTIONS`).
 
         Raises:
             BadAction: a choice the lobby cannot be asked (the page is told why).
         """
         if isinstance(action, KeyPress):
             keys = [action.key]
-        elif isinstance(action, LobbyPick) and self.view is not None:
-            keys = pick_keys(self.view, action)
+        elif not isinstance(action, LobbyPick):
+            raise BadAction("a dragged card means nothing in the lobby")
+        elif self.view is None:
+            raise BadAction("the lobby is not shown yet: choose again in a moment")
         else:
-            return
+            keys = pick_keys(self.view, action)
         if len(self._keys) + len(keys) <= _MAX_KEYS:
             self._keys += keys
             self._input.set()

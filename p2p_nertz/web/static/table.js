@@ -177,7 +177,7 @@
     const next = el("div", "next");
     if (b.result) {
       next.appendChild(el("p", "result",
-        `Game over — winner: ${b.result.winners.join(", ") || b.result.teams.join(", ")}` +
+        `Game over — winner: ${b.result.winners.join(", ")}` +
         ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
       const leave = el("button", "", "leave (q)");
       leave.onclick = () => key("q");
@@ -476,29 +476,67 @@
   }
 
   // -- the connection ----------------------------------------------------------------------
+  // A connection that closes without the peer's last word (the peer killed or restarted with
+  // `nertz resume --web`, a network blip, a laptop asleep) is tried again: 0.5 s, then twice
+  // as long each time up to 5 s, for as long as the page is open; the next view the peer
+  // sends takes the table up again. The peer's last word ({type: "closed"}: the game is over,
+  // the player left, the table is gone) says why it is done, and the page stops trying.
+  const RETRY_FIRST = 500, RETRY_MOST = 5000;
+  let retryIn = RETRY_FIRST;
+  let retryTimer = null;
+  let farewell = null; // the peer's last word, once said
+  let everOpen = false;
+  stats.reconnects = 0;
+  stats.retrying = false;
   function connect() {
+    retryTimer = null;
+    stats.retrying = false;
     ws = new WebSocket(`ws://${location.host}${location.pathname}ws`);
     let opened = false;
     ws.onopen = () => {
       opened = true;
+      if (everOpen) stats.reconnects += 1;
+      everOpen = true;
+      retryIn = RETRY_FIRST;
       $("#link").textContent = "connected";
       $("#link").className = "link";
+      document.body.classList.remove("down");
+      $("#status").textContent = "";
+      $("#status").className = "";
+      if (view) drawSoon(null, null); // (the status line is the view's again)
     };
     ws.onclose = () => {
-      // (Never opened: refused, as when this peer's pages are already open in 8 tabs.)
-      $("#link").textContent = opened ? "disconnected: the peer has stopped"
-        : "not connected: the peer has stopped, or it has too many pages open";
-      $("#link").className = "link down";
-      // Nothing here moves any more: the table is greyed and takes no pointer, and the status
-      // says so (the last view stays, so a finished game's board can still be read).
+      ws = null;
+      // Drops the peer never answered go back where they came from.
+      for (const p of pending) snapBack(p.clone, p.origin);
+      pending = [];
+      // Nothing here moves meanwhile: the table is greyed and takes no pointer, and the
+      // status says why (the last view stays, so a finished game's board can still be read).
       document.body.classList.add("down");
-      $("#status").textContent = opened ? "this page's peer has stopped: its terminal says why"
-        : "no connection to the peer: close its other tabs, or see its terminal";
-      $("#status").className = "illegal";
+      const link = $("#link"), status = $("#status");
+      link.className = "link down";
+      status.className = "illegal";
+      if (farewell !== null) {
+        link.textContent = "disconnected";
+        status.textContent = farewell;
+        return;
+      }
+      const wait = retryIn;
+      retryIn = Math.min(RETRY_MOST, retryIn * 2);
+      const next = `${(wait / 1000).toFixed(1)} s`;
+      // (Never opened: the peer is not up yet, or it has too many pages open.)
+      link.textContent = everOpen ? `reconnecting… (next try in ${next})`
+        : `not connected: trying again in ${next}`;
+      status.textContent = everOpen ? "the connection to the peer was lost: reconnecting…"
+        : "no connection to the peer: it is not up yet, or it has too many pages open " +
+          "(close its other tabs)";
+      retryTimer = setTimeout(connect, wait);
+      stats.retrying = true;
     };
     ws.onmessage = (ev) => {
       const m = JSON.parse(ev.data);
       if (m.type === "error") { toast(m.error); return; }
+      if (m.type === "closed") { farewell = m.text; return; }
       if (m.type === "waiting") { $("#status").textContent = m.text; return; }
       if (m.type === "lobby") { drawLobby(m); return; }
       lobbyMode = false;
@@ -509,6 +547,12 @@
       stats.views += 1;
       drawSoon(m.ack, m.handled_ms);
     };
+  }
+  // (A page woken from sleep, or brought back to the front, tries at once.)
+  function tryNow() {
+    if (retryTimer === null || farewell !== null) return;
+    clearTimeout(retryTimer);
+    connect();
   }
   // At most one drawing a frame: views can come faster than the screen shows them (eight
   // players, bots at full speed), and only the latest one is worth drawing. A drop the peer
@@ -649,7 +693,8 @@
     const targets = targetsAt(x, y, d.pile);
     if (!targets.length) { snapBack(d.clone, d.origin); return; }
     const id = nextId++;
-    pending.push({ id, t0: performance.now(), clone: d.clone, code: d.code, pile: d.pile });
+    pending.push({ id, t0: performance.now(), clone: d.clone, code: d.code, pile: d.pile,
+                   origin: d.origin });
     // From a work pile: the run grabbed, the card picked and those above it (the peer moves
     // exactly that run, or says why not).
     const count = /^[1-6]$/.test(d.pile) ? runOf(d.el).length : 0;
@@ -694,6 +739,8 @@
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
     requestAnimationFrame(frame);
+    window.addEventListener("online", tryNow);
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) tryNow(); });
     connect();
   });
 })();
