@@ -17,6 +17,7 @@ Usage: ``.venv/bin/python scripts/web_screenshots.py [--seed N] [--out DIR] [--l
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -88,6 +89,10 @@ def main() -> int:
     parser.add_argument("--lobby-only", action="store_true", help="only the lobby's picture")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    # The bots' keys and any file a game keeps go to a directory of this run, not to the
+    # person's own key store (cli/keyfile.py: $NERTZ_HOME holds every kind).
+    home = tempfile.TemporaryDirectory()
+    os.environ["NERTZ_HOME"] = home.name
     game_args = ("--bots", "3", "--speed", "5", "--seed", str(args.seed), "--rounds", "2")
     with tempfile.TemporaryDirectory() as tmp:
         lobby(args.out, Path(tmp))
