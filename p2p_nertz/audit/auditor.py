@@ -39,7 +39,9 @@ out (or gone) stops counting after its *cut*, which only the fold knows, and the
 after events past the cut (a readmission, after the events of the gap it leaves). A peer learns
 them from the events it holds not final yet; the audit, which keeps no events, reads the logs
 again with the cuts, gaps and capped votes of the last pass known, until they no longer change;
-only the last pass reports. A game without drops is read once.
+only the last pass reports. A game without drops is read once. An event that no member still
+in took (only dropped members' logs hold it, and its author's own log lacks it) counts for no
+peer: the next pass reads it and never folds it (:meth:`_Pass.taken`).
 
 **Evidence.** An accusation must be proven by the logs (docs/audit.md, "Evidence"): while
 reading, the audit collects what proves cheating (two versions of one event, a logged beat an

@@ -261,7 +261,7 @@ class Logs:
         timed: Callable[[int, int], int],
     ) -> dict[int, int]:
         """Per member, the last seq of its feed the table took, where the logs hold more of
-        it (at the end of a pass; docs/audit.md, *What the table never took*): of a member
+        it (at the end of a pass; docs/audit.md, *What no member still in took*): of a member
         whose own log is given (read on past the time of its next event, no recovery under
         way), the most of its feed that log holds, the log of any member still in (not in
         ``dropped``) holds, or a member still in announced holding (``told``), and no less
