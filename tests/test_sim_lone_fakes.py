@@ -40,10 +40,14 @@ SHAPES = {
 }
 
 
-def _config(players: int, *, sleeps_at: float | None = None) -> SimConfig:
-    """The game of ``SHAPES[players]`` (``sleeps_at``: the sleeper falls asleep then)."""
+def _config(
+    players: int, *, sleeps_at: float | None = None, forks_at: float | None = None
+) -> SimConfig:
+    """The game of ``SHAPES[players]`` (``sleeps_at``, ``forks_at``: the sleeper falls
+    asleep, the cheater signs its fake, then instead)."""
     seed, sleeper, at, cheat, fork = SHAPES[players]
     at = at if sleeps_at is None else sleeps_at
+    fork = fork if forks_at is None else forks_at
     faults = Faults(
         freezes=(Freeze(sleeper, at, 80.0),),
         equivocations=(Equivocation(cheat, fork, frozenset({sleeper})),),
@@ -58,7 +62,8 @@ def _played(players: int) -> SimResult:
 
 
 def _feed(result: SimResult, owner: int, author: int) -> dict[int, tuple[Message, bytes]]:
-    """The events of ``author`` that ``owner``'s log holds, by seq (with their bytes)."""
+    """The events of ``author`` that ``owner``'s log holds, by seq (with their bytes; of two
+    versions, the first it logged)."""
     seats = {pid: s for s, pid in enumerate(result.spec.peer_ids)}
     held: dict[int, tuple[Message, bytes]] = {}
     for wire in result.logs[owner]:
@@ -66,7 +71,7 @@ def _feed(result: SimResult, owner: int, author: int) -> dict[int, tuple[Message
             wire, game_id=result.spec.game_id, roster=seats, cache=result.envelopes
         )
         if message.is_event and seats[message.author] == author:
-            held[message.seq] = (message, wire)
+            held.setdefault(message.seq, (message, wire))
     return held
 
 
@@ -164,3 +169,25 @@ def test_fake_the_sleeper_relayed_before_it_slept_counts() -> None:
     assert len(fakes) == 1  # every member still in holds the same version
     refused = [v for v in report.errors if v.kind is FindingKind.REFUSED and v.seat == cheat]
     assert [v.event for v in refused] == ["nerts"]
+
+
+def test_fork_whose_real_version_the_author_logged_counts() -> None:
+    """The fake before the cheater's vote on the sleeper (3 seats, seed 0, at 22 s): its vote
+    is its real event under the fake's seq, in its own log and the other member's; the fake
+    is in the sleeper's log alone. The vote counts, for every peer still in and the audit."""
+    _, sleeper, _, cheat, _ = SHAPES[3]
+    result = run(_config(3, forks_at=22.0))
+    assert result.violations == []
+    finals = settled(result)
+    assert finals and all(sleeper in final.dropped for final in finals)
+    honest = next(q for q in range(3) if q not in (sleeper, cheat))
+    own, taken, slept = (_feed(result, q, cheat) for q in (cheat, honest, sleeper))
+    seq = max(own)
+    # (The shape under test: the sleeper logged the fake first, the real event when it woke.)
+    assert own[seq][0].id == taken[seq][0].id != slept[seq][0].id
+    report = result.audit
+    assert report is not None and report.digest == finals[0].digest()
+    assert report.state is not None
+    votes = report.state.roster.votes.get(sleeper, ())
+    assert any(voter == cheat for voter, _ in votes)
+    assert FindingKind.EQUIVOCATION in {v.kind for v in report.errors if v.seat == cheat}
