@@ -39,7 +39,9 @@ out (or gone) stops counting after its *cut*, which only the fold knows, and the
 after events past the cut (a readmission, after the events of the gap it leaves). A peer learns
 them from the events it holds not final yet; the audit, which keeps no events, reads the logs
 again with the cuts, gaps and capped votes of the last pass known, until they no longer change;
-only the last pass reports. A game without drops is read once.
+only the last pass reports. A game without drops is read once. An event that no member still
+in took (only dropped members' logs hold it, and its author's own log lacks it) counts for no
+peer: the next pass reads it and never folds it (:meth:`_Pass.taken`).
 
 **Evidence.** An accusation must be proven by the logs (docs/audit.md, "Evidence"): while
 reading, the audit collects what proves cheating (two versions of one event, a logged beat an
@@ -257,7 +259,10 @@ def audit(
             close(stream)
     if on_fold is not None:
         known = run.known
-        again = _Known(dict(known.cuts), dict(known.forks), dict(known.caps), dict(known.gaps))
+        again = _Known(
+            dict(known.cuts), dict(known.forks), dict(known.caps), dict(known.gaps),
+            taken=dict(known.taken),
+        )  # fmt: skip
         run = _Pass(
             found, sources, again, strict=strict, deep=deep, on_fold=on_fold, envelopes=envelopes
         )
@@ -284,6 +289,8 @@ class _Known:
         watch: the members seen to fork, from their first forked seq.
         imposed: cuts kept for good, whatever a pass decides
             (:func:`~p2p_nertz.protocol.folds.impose_cuts`).
+        taken: seat -> the last seq of its feed the table took, where only dropped
+            members' logs hold more (:meth:`_Pass.taken`): those events are never folded.
     """
 
     cuts: dict[int, int] = field(default_factory=dict)
@@ -292,6 +299,7 @@ class _Known:
     gaps: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     watch: dict[int, int] = field(default_factory=dict)
     imposed: dict[int, int] = field(default_factory=dict)
+    taken: dict[int, int] = field(default_factory=dict)
 
 
 def _settled(
@@ -388,12 +396,14 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
     state = run.fold.decided
     standing = with_forks(state.standing_caps(), forked, own=own)
     kept = _kept_chains(run, forked, own)
+    taken = run.taken()
     if (
         state.dropped == known.cuts
         and kept == known.forks
         and standing == known.caps
         and state.gaps == known.gaps
         and forked.keys() <= known.watch.keys()
+        and taken == known.taken
     ):
         return None
     watch = known.watch
@@ -416,6 +426,7 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
         gaps=dict(state.gaps),
         watch={seat: min(first, watch.get(seat, first)) for seat, first in forked.items()},
         imposed=known.imposed,
+        taken=taken,
     )
 
 
@@ -629,6 +640,7 @@ class _Pass:
             self.fold.hold,
             one_log=len(sources) <= 1,
             kinds=kinds,
+            taken=known.taken,
         )
         self.feeds = self.delivery.feeds
         self.state = self.fold.state
@@ -871,6 +883,26 @@ class _Pass:
         self.fold.incomplete()
 
     # -- after the pass --------------------------------------------------------------------
+    def taken(self) -> dict[int, int]:
+        """Per member, the last seq of its feed the table took where the logs hold more, by
+        what this pass decided (:meth:`Logs.taken <p2p_nertz.audit.logs.Logs.taken>`; what
+        a member still in announced holding of it is the peers' record,
+        :class:`~p2p_nertz.protocol.folds.Unheld`): the next pass folds none of the rest.
+        What no member still in took changes no peer's game (a lone fake a cheater sent to
+        a sleeper voted out before it woke: soak ``--sleeper-forks`` seed 49007); the
+        cheater is still named from the log that holds it."""
+        dropped = self.fold.decided.dropped
+        announced = self.fold.folds.unheld.announced
+        seats = range(self.spec.seats)
+        told = [
+            max((a[q] for r, a in enumerate(announced) if r != q and r not in dropped), default=0)
+            for q in seats
+        ]
+        feeds = self.feeds
+        return self.reading.taken(
+            dropped, told, [f.head for f in feeds], lambda q, seq: feeds[q].lamports[seq - 1]
+        )
+
     def may_split(self) -> bool:
         """Whether two logs may hold different games (:func:`~p2p_nertz.audit.views.may_split`)."""
         return may_split(self.reading.readable(), self.found.violations)

@@ -101,6 +101,9 @@ class Delivery:
         one_log: the pass reads one log alone (its peer's view).
         kinds: keep the kind of each event delivered (a log's own view, for
             :mod:`p2p_nertz.audit.views`).
+        taken: seat -> the last seq of its feed the table took, from the last pass
+            (:meth:`Logs.taken <p2p_nertz.audit.logs.Logs.taken>`): its events past it are
+            delivered and checked, never handed to ``hold``.
     """
 
     def __init__(
@@ -112,9 +115,11 @@ class Delivery:
         *,
         one_log: bool,
         kinds: bool = False,
+        taken: dict[int, int] | None = None,
     ) -> None:
         self.found = found
         self.hold = hold
+        self.taken = taken or {}
         self.members = found.spec.members
         self.seats = seats = found.spec.seats
         self.forks = forks
@@ -258,11 +263,12 @@ class Delivery:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
-        if in_order:
+        if in_order and not (self.taken and seq > self.taken.get(seat, seq)):
             # Held until no event still to come can precede it; whether it counts is decided
             # when it is folded (Fold.ready). (One timed below what was folded comes too late
             # to count: read at once, as a peer reads an event timed at or below its stable
-            # time; so each is held before the next is delivered.)
+            # time; so each is held before the next is delivered.) One the table never took
+            # (past ``taken``) no peer still in held: never folded, nor read by the fold.
             self.hold(event)
 
     def _unheld(self, event: Event, q: int, f: int, named: bytes) -> None:

@@ -13,7 +13,7 @@ What is in the events is not read here: that is :mod:`p2p_nertz.audit.delivery`'
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from p2p_nertz.audit.collect import Collector
@@ -252,6 +252,37 @@ class Logs:
                 else:
                     ranges.append([here, after - 1])
         return singles
+
+    def taken(
+        self,
+        dropped: Mapping[int, int],
+        told: Sequence[int],
+        heads: Sequence[int],
+        timed: Callable[[int, int], int],
+    ) -> dict[int, int]:
+        """Per member, the last seq of its feed the table took, where the logs hold more of
+        it (at the end of a pass; docs/audit.md, *What no member still in took*): of a member
+        whose own log is given (read on past the time of its next event, no recovery under
+        way), the most of its feed that log holds, the log of any member still in (not in
+        ``dropped``) holds, or a member still in announced holding (``told``), and no less
+        than its cut if it is dropped. Its events past that, which only dropped members'
+        logs hold, reached no member still in: its own peer never logged them (a peer logs
+        each event before it sends it), and no member still in holds them or said it did.
+
+        ``heads``: per seat, the last seq delivered; ``timed(seat, seq)``: the Lamport time of
+        a delivered event."""
+        taken: dict[int, int] = {}
+        for seat, head in enumerate(heads):
+            own = [log for log in self.logs if log.owner == seat and log.readable]
+            if not own or any(log.recovering for log in own):
+                continue  # (its own word is not here: a member still in may hold the rest)
+            most = max(told[seat], dropped.get(seat, 0))
+            for log in self.logs:
+                if log.readable and (log.owner == seat or log.owner not in dropped):
+                    most = max(most, log.next[seat] - 1)
+            if most < head and all(log.reached > timed(seat, most + 1) for log in own):
+                taken[seat] = most
+        return taken
 
     def readable(self) -> int:
         """How many of the logs are readable logs of this game's members."""
