@@ -1,6 +1,8 @@
 """The browser table's connection (p2p_nertz/web/static/table.js, p2p_nertz/web/server.py): a
 page whose peer went away without a last word tries again and takes the table up when the
-peer is back at the same URL; a peer that is done says why, and the page stops trying.
+peer is back at the same URL, and once it has tried for a while (30 s; less here, by the
+page's address) says what the person can do; a peer that is done says why, and the page
+stops trying.
 
 The real page server (on a thread, ``web_helpers.ServedPage``) stops and a new one starts on
 the same port with the same token, as ``nertz resume --web`` does; a headless chromium shows
@@ -73,7 +75,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
     served.append(first)
     first.publish(view_text("before"))
     with open_browser() as driver:
-        driver.get(first.url)
+        driver.get(first.url + "?lost_after=2")
         wait_for(driver, lambda d: shown(d)["status"] == "before", "the first view")
         assert shown(driver)["link"] == "connected"
         # The peer goes away without a word (killed, or restarting): the page says so,
@@ -84,6 +86,10 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         assert lost["link"].startswith("reconnecting… (next try in "), lost
         # Tries go on (0.5 s, 1 s, 2 s...): the link says when the next one is.
         wait_for(driver, lambda d: "next try in 2.0 s" in shown(d)["link"], "a later try")
+        # Unanswered past the page's cap (2 s here): it says so; a view that names no log (a
+        # spectator's, a replay's) leaves the terminal to say how the peer stopped.
+        said = wait_for(driver, lambda d: (s := shown(d))["unanswered"] and s, "not answering")
+        assert said["status"] == "the peer is not answering — if it stopped, its terminal says why"
         # The peer is back at the same URL (port and token): the page takes the table up.
         token = first.url.rstrip("/").rsplit("/", 1)[1]
         port = int(first.url.split(":")[2].split("/")[0])
@@ -93,6 +99,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         again.publish(view_text("after"))
         back = wait_for(driver, lambda d: (s := shown(d))["status"] == "after" and s, "back")
         assert back["link"] == "connected" and not back["down"] and back["reconnects"] == 1
+        assert not back["unanswered"], back
         # A drag works again: the table takes the pointer.
         nerts = driver.find_element("css selector", "#mine .nerts .card")
         events = driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)

@@ -482,13 +482,13 @@
   // sends takes the table up again. The peer's last word ({type: "closed"}: the game is over,
   // the player left, the table is gone) says why it is done, and the page stops trying.
   // A peer killed or crashed says no last word: after LOST_AFTER of failed tries the status
-  // says what the person can do (the view's `unanswered`: `nertz resume LOG --web`, its log
-  // named), and the tries go on, so that a resume is still picked up. `?lost_after=SECONDS`
-  // in the page's address sets LOST_AFTER (tests).
+  // says what the person can do (a player's page: the view's `unanswered`, `nertz resume LOG
+  // --web` with its log named), and the tries go on, so that a resume is still picked up.
+  // `?lost_after=SECONDS` in the page's address sets LOST_AFTER (tests).
   const RETRY_FIRST = 500, RETRY_MOST = 5000;
   const LOST_AFTER = 1000 * (Number(new URLSearchParams(location.search).get("lost_after")) || 30);
-  const UNANSWERED = "the peer is not answering — if it stopped, nertz resume LOG --web " +
-    "(LOG: its game's log) takes the game up again here";
+  // (A page whose views name no log, a spectator's or a replay's: how it stopped is all.)
+  const UNANSWERED = "the peer is not answering — if it stopped, its terminal says why";
   let retryIn = RETRY_FIRST;
   let retryTimer = null;
   let farewell = null; // the peer's last word, once said
