@@ -11,8 +11,10 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.sim import SimConfig, Simulation
 from p2p_nertz.ui import Abandon, Leave, PlayMove, TableController, TableView
-from p2p_nertz.ui.controller import CTRL_C, Quit, ReleaseReady
+from p2p_nertz.ui.controller import BETWEEN_ROUNDS, CTRL_C, Quit, ReleaseReady
 from p2p_nertz.ui.keys import Context, KeyState, press
+from p2p_nertz.ui.render import render
+from p2p_nertz.web.model import view_json
 
 
 class Shown:
@@ -29,6 +31,25 @@ def _peer() -> Peer:
     result = Simulation(SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=1))).run()
     peer = result.peers[0]
     assert peer is not None
+    return peer
+
+
+def _at_deal(number: int) -> Peer:
+    """Seat 0's peer in a game of two rounds, stopped once round ``number``'s table is open
+    to it (its stock can turn) and not over (the same game for each number: a simulation is
+    its seed's)."""
+
+    def dealt(sim: Simulation) -> bool:
+        peer = sim.peers[0]
+        assert peer is not None
+        table = peer.view
+        if peer.tentative.round.number != number or table is None or table.over:
+            return False
+        return Move.turn() in table.legal_moves(0)
+
+    config = SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=2))
+    peer = Simulation(config).run(until=dealt).peers[0]
+    assert peer is not None and peer.tentative.round.number == number
     return peer
 
 
@@ -124,3 +145,56 @@ def test_the_players_last_actions_are_in_words() -> None:
         assert text in ("stuck", "Nerts!", "turned the stock", "rotated the stock") or (
             " onto " in text or " to the lake" in text or " under " in text
         ), last
+
+
+def test_a_new_rounds_deal_replaces_the_last_rounds_status_line() -> None:
+    # Seen: "played A♥ to the lake" under round 2's fresh table, the board of round 1 having
+    # closed by its countdown (no key cleared it). Both tables (the terminal and the page)
+    # show what the controller's view says.
+    first, second = _at_deal(1), _at_deal(2)
+    front = Shown()
+    table = _table(front, first)
+    table.draw(first, 0.0)
+    assert front.views[-1].status == table.tracker.dealt(1)
+    assert table.press("s", first, 1.0) == [PlayMove(Move.turn())]
+    said = table.keys.status
+    assert said and said != table.tracker.dealt(1)
+    # Round 1 is over: its board is up, and closes by itself at the end of its countdown.
+    final = second.final
+    number = final.history[0][0]
+    table.notice(st.RoundScored(number, final.scores[0], final.game.totals), final, 2.0)
+    assert table.tick(2.0) == []
+    table.draw(second, 3.0)
+    assert front.views[-1].board is not None and front.views[-1].status == said
+    assert table.tick(2.0 + BETWEEN_ROUNDS) == [ReleaseReady(2)]
+    table.notice(st.PhaseChanged(st.Phase.PLAY, 2), final, 2.0 + BETWEEN_ROUNDS)
+    table.draw(second, 3.0 + BETWEEN_ROUNDS)
+    view = front.views[-1]
+    assert view.board is None and view.round == 2
+    assert view.status == table.tracker.messages[-1] == "round 2 is dealt — go!", view.status
+    assert view_json(view)["status"] == view.status  # the page
+    assert view.status in render(view).text()  # the terminal
+    # A key of the new round keeps its words: the deal is said once.
+    assert table.press("s", second, 40.0) == [PlayMove(Move.turn())]
+    table.draw(second, 41.0)
+    assert front.views[-1].status == table.keys.status != view.status
+
+
+def test_a_key_on_a_new_rounds_table_before_it_is_drawn_keeps_its_words() -> None:
+    # A key pressed on round 2's table before any view of it was drawn: its status is the
+    # key's, not overwritten by the deal's at the next draw; a question waiting stays too.
+    first, second = _at_deal(1), _at_deal(2)
+    front = Shown()
+    table = _table(front, first)
+    table.draw(first, 0.0)
+    table.press("s", first, 1.0)
+    assert table.press("s", second, 2.0) == [PlayMove(Move.turn())]
+    said = table.keys.status
+    table.draw(second, 3.0)
+    assert front.views[-1].status == said != table.tracker.dealt(2)
+    table = _table(front, first)
+    table.draw(first, 0.0)
+    table.press("q", first, 1.0)
+    asked = table.keys.status
+    table.draw(second, 2.0)
+    assert front.views[-1].status == asked and asked.startswith("leave the game?")

@@ -1,6 +1,8 @@
 """The browser table's connection (p2p_nertz/web/static/table.js, p2p_nertz/web/server.py): a
 page whose peer went away without a last word tries again and takes the table up when the
-peer is back at the same URL; a peer that is done says why, and the page stops trying.
+peer is back at the same URL, and once it has tried for a while (30 s; less here, by the
+page's address) says what the person can do; a peer that is done says why, and the page
+stops trying.
 
 The real page server (on a thread, ``web_helpers.ServedPage``) stops and a new one starts on
 the same port with the same token, as ``nertz resume --web`` does; a headless chromium shows
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -59,7 +62,8 @@ def shown(driver: Any) -> dict[str, Any]:
         "return {link: document.querySelector('#link').textContent,"
         " status: document.querySelector('#status').textContent,"
         " down: document.body.classList.contains('down'),"
-        " reconnects: window.nertzStats.reconnects, retrying: window.nertzStats.retrying};"
+        " reconnects: window.nertzStats.reconnects, retrying: window.nertzStats.retrying,"
+        " unanswered: window.nertzStats.unanswered, tries: window.nertzStats.tries};"
     )
     return data
 
@@ -71,7 +75,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
     served.append(first)
     first.publish(view_text("before"))
     with open_browser() as driver:
-        driver.get(first.url)
+        driver.get(first.url + "?lost_after=2")
         wait_for(driver, lambda d: shown(d)["status"] == "before", "the first view")
         assert shown(driver)["link"] == "connected"
         # The peer goes away without a word (killed, or restarting): the page says so,
@@ -82,6 +86,10 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         assert lost["link"].startswith("reconnecting… (next try in "), lost
         # Tries go on (0.5 s, 1 s, 2 s...): the link says when the next one is.
         wait_for(driver, lambda d: "next try in 2.0 s" in shown(d)["link"], "a later try")
+        # Unanswered past the page's cap (2 s here): it says so; a view that names no log (a
+        # spectator's, a replay's) leaves the terminal to say how the peer stopped.
+        said = wait_for(driver, lambda d: (s := shown(d))["unanswered"] and s, "not answering")
+        assert said["status"] == "the peer is not answering — if it stopped, its terminal says why"
         # The peer is back at the same URL (port and token): the page takes the table up.
         token = first.url.rstrip("/").rsplit("/", 1)[1]
         port = int(first.url.split(":")[2].split("/")[0])
@@ -91,6 +99,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         again.publish(view_text("after"))
         back = wait_for(driver, lambda d: (s := shown(d))["status"] == "after" and s, "back")
         assert back["link"] == "connected" and not back["down"] and back["reconnects"] == 1
+        assert not back["unanswered"], back
         # A drag works again: the table takes the pointer.
         nerts = driver.find_element("css selector", "#mine .nerts .card")
         events = driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
@@ -105,24 +114,39 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
 
 
 def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: Path) -> None:
-    # `nertz play --web` against one bot; the player's process is killed (the bot plays on);
-    # `nertz resume LOG --web` serves the page at the same URL, and the open page comes back
-    # live by itself; when the player then leaves, the page says so and stops trying.
+    # `nertz play --web` against one bot; the player's process is killed (the bot plays on),
+    # so the page gets no last word: after its retry cap (1 s here, by the page's address;
+    # 30 s by default) it says how to take the game up again, naming the log, and keeps
+    # trying. `nertz resume LOG --web`, as the page words it, serves the page at the same URL,
+    # and the open page comes back live by itself; when the player then leaves, the page says
+    # so and stops trying.
     game = WebGame(tmp_path, "--bots", "1", "--seed", "11", "--rounds", "1", "--speed", "1")
     resumed: subprocess.Popen[str] | None = None
     try:
         with open_browser() as driver:
-            driver.get(game.url)
+            driver.get(game.url + "?lost_after=1")
             wait_for(
                 driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "deal"
             )
             os.kill(game.proc.pid, signal.SIGKILL)  # (the player only: not the bot)
             game.proc.wait(timeout=30)
             wait_for(driver, lambda d: "reconnecting" in shown(d)["link"], "the page trying")
+            said = wait_for(
+                driver, lambda d: (s := shown(d))["unanswered"] and s, "the page saying what to do"
+            )
             (kept,) = game.dir.glob("*.log.page")  # (the page's address, beside the log)
             log = kept.with_suffix("")
+            head, _, command = said["status"].partition(", ")
+            assert head == "the peer is not answering — if it stopped", said
+            command, _, tail = command.partition(" takes ")
+            assert shlex.split(command) == ["nertz", "resume", str(log), "--web"], said
+            assert tail == "the game up again here", said
+            # The tries go on under those words.
+            tries = said["tries"]
+            again = wait_for(driver, lambda d: (s := shown(d))["tries"] > tries and s, "a try")
+            assert again["status"] == said["status"] and again["down"], again
             resumed = subprocess.Popen(
-                [sys.executable, "-m", "cli", "resume", str(log), "--web", "--no-open"],
+                [sys.executable, "-m", "cli", *shlex.split(command)[1:], "--no-open"],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -133,7 +157,8 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             url = next(line.strip() for line in resumed.stdout if line.startswith("http://"))
             assert url == game.url
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == "connected" and s, "back")
-            assert back["reconnects"] == 1 and not back["down"], back
+            assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back
+            assert not back["status"].startswith("the peer is not answering"), back
             # Live: the stock key turns the stock, through the resumed peer.
             before = waste_text(driver)
             driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()

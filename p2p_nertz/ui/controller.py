@@ -136,6 +136,7 @@ class TableController:
         self._released = 1  # the last round whose ready the node may sign
         self._countdown_end: float | None = None  # while a board is up: when the next starts
         self._board_round: int | None = None  # the round whose board holds the next ready
+        self._dealt = 0  # the last round whose table the status line has said is dealt
         if hint is not None:
             self.tracker.say(hint)
 
@@ -155,6 +156,7 @@ class TableController:
             return [Quit()]
         if peer is None:
             return []
+        self._deal_seen(peer)  # (a key on a new round's table: its words, not the deal's)
         self.keys, actions = press(self.keys, key, self._context(peer, now))
         return self._actions(actions)
 
@@ -188,6 +190,7 @@ class TableController:
         targets = [t for t in targets if t != source]
         if peer is None or not targets or self.tracker.board is not None:
             return []
+        self._deal_seen(peer)
         ctx = self._context(peer, now)
         first: KeyState | None = None
         for target in targets:
@@ -300,6 +303,7 @@ class TableController:
     # -- output --------------------------------------------------------------------------------
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
+        self._deal_seen(peer)
         if peer.view is not None:
             self.keys = once_dealt(self.keys)
         view = self.tracker.view(
@@ -318,6 +322,20 @@ class TableController:
             self.front.show(self.view(peer, now))
 
     # -- inside --------------------------------------------------------------------------------
+    def _deal_seen(self, peer: Peer) -> None:
+        """A new round's table, met here first (drawn, or a key or a drop on it): the status
+        line says the round is dealt (:meth:`Tracker.dealt`, the words of its announcement)
+        instead of what it said in the last round ("played A♥ to the lake" over a fresh
+        table, when the board closed by its countdown), and a pile picked then is let go. A
+        question waiting for its answer ("leave the game?") stays. Not while the last round's
+        board is up: the new table is seen once it closes."""
+        table, number = peer.view, peer.tentative.round.number
+        if table is None or table.over or number <= self._dealt or self.tracker.board is not None:
+            return
+        self._dealt = number
+        if self.keys.confirm is None:
+            self.keys = replace(self.keys, selected=None, status=self.tracker.dealt(number))
+
     def _context(self, peer: Peer, now: float) -> Context:
         return Context(
             peer.view,

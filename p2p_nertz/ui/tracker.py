@@ -158,10 +158,12 @@ class Tracker:
         del self.messages[:-MAX_MESSAGES]
         self.changes += 1
 
-    def _dealt(self, number: int) -> str:
-        """The announcement of round ``number``'s deal. While the last round's board is still
-        up before a player, the round waits for them to close it (docs/pace.md): "go!" there,
-        under "next round in 30 s", had them look for a table that was not theirs yet."""
+    def dealt(self, number: int) -> str:
+        """The words of round ``number``'s deal: its announcement, and the status line it
+        leaves (:meth:`~p2p_nertz.ui.controller.TableController.view`). While the last round's
+        board is still up before a player, the round waits for them to close it
+        (docs/pace.md): "go!" there, under "next round in 30 s", had them look for a table
+        that was not theirs yet."""
         if self.board is not None and self.seat is not None and self.board.result is None:
             return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
         return f"round {number} is dealt — go!"
@@ -213,7 +215,7 @@ class Tracker:
             if effect.phase is st.Phase.PLAY and now is not None:
                 self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
-                self.say(self._dealt(effect.round))
+                self.say(self.dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
                 self.suspected.add(effect.seat)

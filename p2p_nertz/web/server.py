@@ -37,7 +37,10 @@ table gone), :meth:`ViewFeed.close` sends every page a last message, ``{"type": 
 trying. Any other end (the peer killed or restarted, a network blip, a laptop asleep) is a
 bare close: the page tries again, 0.5 s then twice as long each time up to 5 s, and takes up
 the table from the next view it is sent (the URL, token and port, must be the same:
-``nertz resume LOG --web`` serves the page at the address its game's first run did).
+``nertz resume LOG --web`` serves the page at the address its game's first run did). After
+30 s of failed tries it says so and what the person can do (a player's page: the resume
+command, its log named, which each view carries: ``p2p_nertz.web.table.unanswered``), and
+goes on trying.
 """
 
 from __future__ import annotations

@@ -5,16 +5,21 @@ same :class:`~p2p_nertz.ui.controller.TableController` decides everything; this 
 under trio with the page server (:mod:`p2p_nertz.web.server`) as its front end. Each view the
 controller shows is sent to the page as JSON; each key or drop the page sends goes to the
 controller, and what the controller asks of the node is carried out here.
+
+Each view also carries what the page says if its peer stops answering without a last word
+(killed, crashed): :func:`unanswered`, how to take the game up again from the node's log.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -30,9 +35,22 @@ from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
-__all__ = ["WebFront", "WebOutcome", "run_web_table"]
+__all__ = ["WebFront", "WebOutcome", "run_web_table", "unanswered"]
 
 _QUEUE = 64  # actions waiting for the controller; a page sending faster is told to slow down
+
+
+def unanswered(log: Path) -> str:
+    """What the page says once its peer has not answered for a while (``table.js``: 30 s of
+    failed tries, which go on): how to take the game up again, with the node's log named as
+    a shell takes it from anywhere.
+
+    >>> said = unanswered(Path("/tmp/my games/you.log"))
+    >>> said.startswith("the peer is not answering — if it stopped, nertz resume '/tmp/my ")
+    True
+    """
+    command = f"nertz resume {shlex.quote(str(log.absolute()))} --web"
+    return f"the peer is not answering — if it stopped, {command} takes the game up again here"
 
 
 class WebFront:
@@ -43,6 +61,8 @@ class WebFront:
         feed: the latest view, as text, for the server.
         ack: the last drop the controller took (the page's id for it).
         handled_ms: how long that drop took from its message to the node's answer.
+        log: the node's log, named in what the page says if the peer stops answering
+            (:func:`unanswered`; ``None``: the page's own general words).
     """
 
     def __init__(
@@ -51,17 +71,20 @@ class WebFront:
         *,
         symbols: bool = True,
         final: Callable[[], GameState | None] = lambda: None,
+        log: Path | None = None,
     ) -> None:
         self.feed = feed
         self.symbols = symbols
         self.final = final
         self.ack: int | None = None
         self.handled_ms: float | None = None
+        self._unanswered = None if log is None else unanswered(log)
         self._pictures: dict[int, dict[str, Any] | None] = {}
 
     def show(self, view: TableView) -> None:
         data = view_json(view, symbols=self.symbols, ack=self.ack)
         data["handled_ms"] = self.handled_ms
+        data["unanswered"] = self._unanswered
         if view.board is not None and data["board"] is not None:
             data["board"]["picture"] = self._picture(view.board.round)
         self.feed.publish(json.dumps(data, ensure_ascii=False))
@@ -128,7 +151,7 @@ async def run_web_table(
         except RuntimeError:  # not started yet
             return None
 
-    front = WebFront(feed, symbols=symbols, final=final)
+    front = WebFront(feed, symbols=symbols, final=final, log=node.log_path)
     table = TableController(
         tuple(m.name for m in spec.members),
         spec.seat_of(node.identity.peer_id),

@@ -481,16 +481,36 @@
   // as long each time up to 5 s, for as long as the page is open; the next view the peer
   // sends takes the table up again. The peer's last word ({type: "closed"}: the game is over,
   // the player left, the table is gone) says why it is done, and the page stops trying.
+  // A peer killed or crashed says no last word: after LOST_AFTER of failed tries the status
+  // says what the person can do (a player's page: the view's `unanswered`, `nertz resume LOG
+  // --web` with its log named), and the tries go on, so that a resume is still picked up.
+  // `?lost_after=SECONDS` in the page's address sets LOST_AFTER (tests).
   const RETRY_FIRST = 500, RETRY_MOST = 5000;
+  const LOST_AFTER = 1000 * (Number(new URLSearchParams(location.search).get("lost_after")) || 30);
+  // (A page whose views name no log, a spectator's or a replay's: how it stopped is all.)
+  const UNANSWERED = "the peer is not answering — if it stopped, its terminal says why";
   let retryIn = RETRY_FIRST;
   let retryTimer = null;
   let farewell = null; // the peer's last word, once said
   let everOpen = false;
+  let lostTimer = null; // running from the first failed try until a connection opens
   stats.reconnects = 0;
   stats.retrying = false;
+  stats.unanswered = false;
+  stats.tries = 0;
+  function unanswered() {
+    return view && view.unanswered ? view.unanswered : UNANSWERED;
+  }
+  function notAnswering() {
+    lostTimer = null;
+    if (farewell !== null) return;
+    stats.unanswered = true;
+    $("#status").textContent = unanswered();
+  }
   function connect() {
     retryTimer = null;
     stats.retrying = false;
+    stats.tries += 1;
     ws = new WebSocket(`ws://${location.host}${location.pathname}ws`);
     let opened = false;
     ws.onopen = () => {
@@ -498,6 +518,9 @@
       if (everOpen) stats.reconnects += 1;
       everOpen = true;
       retryIn = RETRY_FIRST;
+      clearTimeout(lostTimer);
+      lostTimer = null;
+      stats.unanswered = false;
       $("#link").textContent = "connected";
       $("#link").className = "link";
       document.body.classList.remove("down");
@@ -527,7 +550,11 @@
       // (Never opened: the peer is not up yet, or it has too many pages open.)
       link.textContent = everOpen ? `reconnecting… (next try in ${next})`
         : `not connected: trying again in ${next}`;
-      status.textContent = everOpen ? "the connection to the peer was lost: reconnecting…"
+      if (lostTimer === null && !stats.unanswered) {
+        lostTimer = setTimeout(notAnswering, LOST_AFTER);
+      }
+      status.textContent = stats.unanswered ? unanswered()
+        : everOpen ? "the connection to the peer was lost: reconnecting…"
         : "no connection to the peer: it is not up yet, or it has too many pages open " +
           "(close its other tabs)";
       retryTimer = setTimeout(connect, wait);
