@@ -41,6 +41,10 @@ __all__ = ["MIXES", "FreezeBreaker", "breaker_marks", "game", "install", "simula
 #: The mixes of two cheaters :func:`game` draws (``scripts/scan_two_cheaters.py``).
 MIXES = ("fork_breaker", "vouch", "two_forks", "mutual")
 
+#: Simulated seconds a :func:`game` may take (``vouch`` seed 0 with its fork alone ends at
+#: 10.6 s; a stalled game would otherwise refuse its honest members' moves for minutes).
+MAX_TIME = 120.0
+
 
 @dataclass(frozen=True, slots=True)
 class FreezeBreaker:
@@ -166,6 +170,6 @@ def game(mix: str, seed: int, low: int, high: int) -> tuple[SimConfig, tuple[Fre
         rules=Rules(target=None, rounds=1),
         faults=faults,
         peer=QUICK_TIMERS,
-        max_time=400.0 + 8 * QUICK_TIMERS.drop_after,
+        max_time=MAX_TIME,
     )
     return config, breakers
