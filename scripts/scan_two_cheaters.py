@@ -17,6 +17,10 @@ network: delay, jitter, reordering, loss and duplication drawn from the seed):
 * ``two_forks``: two members fork, each at its own time to its own members.
 * ``mutual``: two breakers, each voting the other out and announcing its feed past the vote;
   one of them forks later.
+* ``two_withhold``: two members each send one member (a different one) nothing of their own
+  (:class:`p2p_nertz.sim.collusion.Withholder`; the others relay their events to it).
+* ``withhold_fork``: a member withholds from a third; another forks, its second version to
+  that third member alone.
 
 Each game's invariants (DESIGN.md §8, :func:`p2p_nertz.sim.invariants.check`: agreement, no
 split brain, termination where a majority is live and honest, the audit naming no honest
@@ -24,7 +28,7 @@ member) are checked for the honest members. Prints, per mix and table size, how 
 ran, how many broke an invariant, and each failing seed with its first violation; ``--seed
 N --games 1 -v`` replays one.
 
-    python scripts/scan_two_cheaters.py [--mix fork_breaker,vouch,two_forks,mutual]
+    python scripts/scan_two_cheaters.py [--mix fork_breaker,vouch,two_forks,mutual,...]
                                         [--games 40] [--seed 0] [--players 4-6] [--workers 2] [-v]
 """
 

@@ -13,9 +13,10 @@ votes ``target`` out for silence (a modified client that claims it no longer hea
 others hear it and never join), never withdraws that vote, and announces, in its beats and
 its events' frontiers, every event of ``target`` it holds, past its vote (an honest voter
 announces no more than its count, §9.2). The second is a :class:`~p2p_nertz.sim.Equivocation`
-of ``target``. :func:`simulate` runs a game with both and checks DESIGN.md §8 for the honest
-members; :func:`breaker_marks` lists the breaker among the run's cheaters, so that the
-invariants do not hold it to the honest members' rules.
+of ``target``. A :class:`Withholder` sends one member nothing of its own (the others relay
+its events there), beside another withholder or a forker. :func:`simulate` runs a game with
+them and checks DESIGN.md §8 for the honest members; :func:`breaker_marks` lists each cheat's
+seat among the run's cheaters, so that the invariants do not hold it to the honest rules.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.effects import Effect, Send
 from p2p_nertz.protocol.membership import _announced
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
@@ -36,14 +38,33 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["MIXES", "FreezeBreaker", "breaker_marks", "game", "install", "simulate"]
+__all__ = [
+    "MIXES",
+    "FreezeBreaker",
+    "Withholder",
+    "breaker_marks",
+    "game",
+    "install",
+    "simulate",
+]
 
 #: The mixes of two cheaters :func:`game` draws (``scripts/scan_two_cheaters.py``).
-MIXES = ("fork_breaker", "vouch", "two_forks", "mutual")
+MIXES = ("fork_breaker", "vouch", "two_forks", "mutual", "two_withhold", "withhold_fork")
 
 #: Simulated seconds a :func:`game` may take (``vouch`` seed 0 with its fork alone ends at
 #: 10.6 s; a stalled game would otherwise refuse its honest members' moves for minutes).
 MAX_TIME = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Withholder:
+    """Seat ``seat`` sends member ``victim`` nothing of its own from ``at`` on (no event, beat,
+    ack or answer): it talks to every other member as usual, and ``victim`` has its events
+    only as the others relay them."""
+
+    seat: int
+    victim: int
+    at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +77,14 @@ class FreezeBreaker:
     at: float
 
 
-def breaker_marks(breakers: Sequence[FreezeBreaker]) -> tuple[VoteFlapper, ...]:
-    """Cheats that do nothing (no flap) but name each breaker's seat among the run's cheaters
+def breaker_marks(cheats: Sequence[FreezeBreaker | Withholder]) -> tuple[VoteFlapper, ...]:
+    """Cheats that do nothing (no flap) but name each cheat's seat among the run's cheaters
     (``Faults.cheaters``: the invariants hold cheaters to no honest rule): put them in
     ``Faults.deck_cheats``."""
-    return tuple(VoteFlapper(b.seat, b.target, flaps=0) for b in breakers)
+    return tuple(
+        VoteFlapper(c.seat, c.target if isinstance(c, FreezeBreaker) else c.victim, flaps=0)
+        for c in cheats
+    )
 
 
 def install(peer: Peer, cheat: FreezeBreaker) -> None:
@@ -93,11 +117,34 @@ def install(peer: Peer, cheat: FreezeBreaker) -> None:
 
 
 class _Simulation(Simulation):
-    """A simulation whose freeze breakers are installed on start and on each restart."""
+    """A simulation whose freeze breakers are installed on start and on each restart, and
+    whose withholders' sends to their victims are left out."""
 
-    def __init__(self, config: SimConfig, breakers: Sequence[FreezeBreaker]) -> None:
+    def __init__(
+        self,
+        config: SimConfig,
+        breakers: Sequence[FreezeBreaker],
+        withholders: Sequence[Withholder] = (),
+    ) -> None:
         self.breakers = tuple(breakers)  # (before the constructor installs the cheats)
+        self.withholders = tuple(withholders)
         super().__init__(config)
+
+    def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
+        victims = {w.victim for w in self.withholders if w.seat == seat and now >= w.at}
+        if victims:
+            ids = self.spec.peer_ids
+            others = [ids[q] for q in range(len(ids)) if q != seat and q not in victims]
+            kept: list[Effect] = []
+            for effect in effects:
+                if not isinstance(effect, Send):
+                    kept.append(effect)
+                elif effect.to is None:
+                    kept.extend(Send(effect.data, to) for to in others)
+                elif self.spec.seat_of(effect.to) not in victims:
+                    kept.append(effect)
+            effects = kept
+        return super()._apply(seat, effects, now, cut)
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
         super()._cheat(seat, peer, restarted=restarted)
@@ -106,16 +153,19 @@ class _Simulation(Simulation):
                 install(peer, cheat)
 
 
-def simulate(config: SimConfig, breakers: Sequence[FreezeBreaker]) -> SimResult:
-    """Run ``config`` with ``breakers`` installed and check the invariants (``config``'s
-    faults must list :func:`breaker_marks` of them, so that the breakers count as cheaters)."""
+def simulate(config: SimConfig, cheats: Sequence[FreezeBreaker | Withholder]) -> SimResult:
+    """Run ``config`` with ``cheats`` (breakers installed, withholders withholding) and check
+    the invariants (``config``'s faults must list :func:`breaker_marks` of them, so that they
+    count as cheaters)."""
     from p2p_nertz.sim.invariants import check
 
     marked = set(config.faults.cheaters)
-    missing = [b.seat for b in breakers if b.seat not in marked]
+    missing = [c.seat for c in cheats if c.seat not in marked]
     if missing:
-        raise ValueError(f"breakers not among the run's cheaters (breaker_marks): {missing}")
-    result = _Simulation(config, breakers).run()
+        raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
+    breakers = [c for c in cheats if isinstance(c, FreezeBreaker)]
+    withholders = [c for c in cheats if isinstance(c, Withholder)]
+    result = _Simulation(config, breakers, withholders).run()
     result.violations = check(result)
     return result
 
@@ -127,10 +177,12 @@ def _others(rng: Rng, players: int, but: Sequence[int]) -> frozenset[int]:
     return frozenset(seats[: 1 + rng.below(len(seats))])
 
 
-def game(mix: str, seed: int, low: int, high: int) -> tuple[SimConfig, tuple[FreezeBreaker, ...]]:
+def game(
+    mix: str, seed: int, low: int, high: int
+) -> tuple[SimConfig, tuple[FreezeBreaker | Withholder, ...]]:
     """The seeded game of ``mix`` (:data:`MIXES`, ``scripts/scan_two_cheaters.py``) for
-    ``seed``, at ``low`` to ``high`` players: its configuration and its freeze breakers (one
-    home, so that a test replays a scan's seed)."""
+    ``seed``, at ``low`` to ``high`` players: its configuration and its freeze breakers and
+    withholders (one home, so that a test replays a scan's seed)."""
     rng = Rng(seed * 7 + 5_000_011 + MIXES.index(mix))
     players = low + rng.below(high - low + 1)
     seats = list(range(players))
@@ -138,7 +190,7 @@ def game(mix: str, seed: int, low: int, high: int) -> tuple[SimConfig, tuple[Fre
     a, b = seats[0], seats[1]
     at = 2.0 + rng.below(61) / 10  # 2 to 8 s into the game
     later = at + 0.5 + rng.below(76) / 10  # 0.5 to 8 s after it
-    breakers: tuple[FreezeBreaker, ...] = ()
+    breakers: tuple[FreezeBreaker | Withholder, ...] = ()  # (and withholders)
     forks: tuple[Equivocation, ...] = ()
     if mix in ("fork_breaker", "vouch"):
         # b breaks its freeze on a; a forks later.
@@ -153,6 +205,13 @@ def game(mix: str, seed: int, low: int, high: int) -> tuple[SimConfig, tuple[Fre
     elif mix == "mutual":
         breakers = (FreezeBreaker(a, b, at), FreezeBreaker(b, a, at + rng.below(11) / 10))
         forks = (Equivocation(a, later, _others(rng, players, (a,))),)
+    elif mix == "two_withhold":
+        # a withholds from one member, b from another (a third member relays to each).
+        breakers = (Withholder(a, seats[2], at), Withholder(b, seats[-1], later))
+    elif mix == "withhold_fork":
+        # b withholds from a third member; a forks later, its second version to it alone.
+        breakers = (Withholder(b, seats[2], at),)
+        forks = (Equivocation(a, later, frozenset({seats[2]})),)
     else:
         raise ValueError(f"unknown mix {mix!r}; one of {', '.join(MIXES)}")
     faults = Faults(
