@@ -1,11 +1,13 @@
-"""Two cheaters at once in the simulator: a member that breaks its freeze beside one that forks.
+"""Two cheaters at once in the simulator: a freeze breaker beside a forker, and withholders.
 
 docs/protocol.md §9.2 (*Not enforced on the coverage term*) leaves the coverage term
 (``held_by``, §7.1) uncapped by a voter's freeze: a voter whose beats announce a member's feed
 past the count of its vote still covers those events at every other peer. With every other
 member holding them, that can make final an event of the member past the voter's count; if
 the member is then dropped on proof (it forks), the cut is the lowest count, below a final
-event. It needs two cheaters, and no scan had played them.
+event. It needs two cheaters, and no scan had played them before session 25, whose scan
+(``scripts/scan_two_cheaters.py``) breaks most such games (docs/protocol.md §13, *Two
+cheaters*; ``tests/test_sim_two_cheaters.py``).
 
 A :class:`FreezeBreaker` is the first of the two, installed on its seat's core as the
 simulator installs a shuffle cheat (:func:`install`, again on each restart): at ``at`` it
