@@ -38,7 +38,7 @@ from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Play, Want, encode_body, 
 from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
-from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
@@ -155,10 +155,19 @@ class HostileNode(PeerNode):
     on; what it signs meanwhile is logged, and goes out when asked for after)."""
 
     silent = False
+    #: a member it sends nothing of its own to (the others relay its events there)
+    withhold_from: PeerId | None = None
 
     def _send(self, effect: Any) -> None:
-        if not self.silent:
+        if self.silent:
+            return
+        victim = self.withhold_from
+        if victim is None or (effect.to is not None and effect.to != victim):
             super()._send(effect)
+        elif effect.to is None:
+            for to in self.peer.spec.peer_ids:
+                if to not in (victim, self.peer.spec.peer_ids[self.peer.seat]):
+                    super()._send(Send(effect.data, to))
 
 
 @dataclasses.dataclass
@@ -380,6 +389,14 @@ async def attack_silent(h: Hostile) -> None:
     await attack_replay_own_and_wants(h)
 
 
+async def attack_withhold_one(h: Hostile) -> None:
+    """Nothing of our own to the first member from now on (no event, beat, ack or answer),
+    all as usual to the others, which relay our events to it (session 25: in the simulator
+    this holds that member in ``result`` for good, docs/protocol.md §13)."""
+    h.node.withhold_from = h.others[0]
+    await trio.sleep_forever()
+
+
 async def attack_replay_own_and_wants(h: Hostile) -> None:
     for n in itertools.count():
         own = h.peer.events(h.seat)
@@ -416,6 +433,7 @@ ATTACKS: dict[str, Attack] = {
     "replay": attack_replay,
     "silent": attack_silent,
     "garbage": attack_garbage,
+    "withhold_one": attack_withhold_one,
 }
 
 

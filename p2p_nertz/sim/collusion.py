@@ -1,0 +1,236 @@
+"""Two cheaters at once in the simulator: a freeze breaker beside a forker, and withholders.
+
+docs/protocol.md §9.2 (*Not enforced on the coverage term*) leaves the coverage term
+(``held_by``, §7.1) uncapped by a voter's freeze: a voter whose beats announce a member's feed
+past the count of its vote still covers those events at every other peer. With every other
+member holding them, that can make final an event of the member past the voter's count; if
+the member is then dropped on proof (it forks), the cut is the lowest count, below a final
+event. It needs two cheaters, and no scan had played them before session 25, whose scan
+(``scripts/scan_two_cheaters.py``) breaks most such games (docs/protocol.md §13, *Two
+cheaters*; ``tests/test_sim_two_cheaters.py``).
+
+A :class:`FreezeBreaker` is the first of the two, installed on its seat's core as the
+simulator installs a shuffle cheat (:func:`install`, again on each restart): at ``at`` it
+votes ``target`` out for silence (a modified client that claims it no longer hears it; the
+others hear it and never join), never withdraws that vote, and announces, in its beats and
+its events' frontiers, every event of ``target`` it holds, past its vote (an honest voter
+announces no more than its count, §9.2). The second is a :class:`~p2p_nertz.sim.Equivocation`
+of ``target``. A :class:`Withholder` sends one member nothing of its own (the others relay
+its events there), beside another withholder or a forker. :func:`simulate` runs a game with
+them and checks DESIGN.md §8 for the honest members; :func:`breaker_marks` lists each cheat's
+seat among the run's cheaters, so that the invariants do not hold it to the honest rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.effects import Effect, Send
+from p2p_nertz.protocol.membership import _announced
+from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim.cheats import VoteFlapper
+from p2p_nertz.sim.network import QUICK_TIMERS, Equivocation, Faults, SimConfig, Simulation
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.sim.network import SimResult
+
+__all__ = [
+    "MIXES",
+    "FreezeBreaker",
+    "Withholder",
+    "breaker_marks",
+    "game",
+    "install",
+    "simulate",
+]
+
+#: The mixes of two cheaters :func:`game` draws (``scripts/scan_two_cheaters.py``).
+MIXES = ("fork_breaker", "vouch", "two_forks", "mutual", "two_withhold", "withhold_fork")
+
+#: Simulated seconds a :func:`game` may take (``vouch`` seed 0 with its fork alone ends at
+#: 10.6 s; a stalled game would otherwise refuse its honest members' moves for minutes).
+MAX_TIME = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Withholder:
+    """Seat ``seat`` sends member ``victim`` nothing of its own from ``at`` on (no event, beat,
+    ack or answer): it talks to every other member as usual, and ``victim`` has its events
+    only as the others relay them."""
+
+    seat: int
+    victim: int
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FreezeBreaker:
+    """Seat ``seat`` votes ``target`` out for silence at ``at`` (simulated seconds), never
+    withdraws it, and announces all it holds of ``target``'s feed past its vote."""
+
+    seat: int
+    target: int
+    at: float
+
+
+def breaker_marks(cheats: Sequence[FreezeBreaker | Withholder]) -> tuple[VoteFlapper, ...]:
+    """Cheats that do nothing (no flap) but name each cheat's seat among the run's cheaters
+    (``Faults.cheaters``: the invariants hold cheaters to no honest rule): put them in
+    ``Faults.deck_cheats``."""
+    return tuple(
+        VoteFlapper(c.seat, c.target if isinstance(c, FreezeBreaker) else c.victim, flaps=0)
+        for c in cheats
+    )
+
+
+def install(peer: Peer, cheat: FreezeBreaker) -> None:
+    """Make ``peer`` (``cheat.seat``'s core) break its freeze on ``cheat.target`` from now on
+    (the simulator's cheat reaches into the core on purpose, as :mod:`p2p_nertz.sim.cheats`)."""
+    author = peer._author
+    membership = author.membership
+    honest_liveness = author.liveness
+
+    def liveness(now: float) -> None:
+        honest_liveness(now)
+        final = author.final
+        if now < cheat.at or author.left or cheat.target in membership.voted:
+            return
+        if cheat.target in final.dropped or peer.seat in final.dropped:
+            return
+        membership.proven_seats.add(cheat.target)  # never withdrawn when heard again
+        author.vote(cheat.target, DropReason.SILENT, now)
+
+    def frontier(feeds: Sequence[Sequence[object]], dropped: dict[int, int]) -> tuple[int, ...]:
+        # Every feed's length, as if no vote of ours froze any (past a final drop's cut as
+        # an honest member: the lie is the freeze alone).
+        held = _announced(feeds, {}, dropped, peer.seat)
+        for q, h in enumerate(held):
+            membership.announced_held[q] = max(membership.announced_held[q], h)
+        return tuple(held)
+
+    author.liveness = liveness  # type: ignore[method-assign]
+    membership.frontier = frontier  # type: ignore[method-assign]
+
+
+class _Simulation(Simulation):
+    """A simulation whose freeze breakers are installed on start and on each restart, and
+    whose withholders' sends to their victims are left out."""
+
+    def __init__(
+        self,
+        config: SimConfig,
+        breakers: Sequence[FreezeBreaker],
+        withholders: Sequence[Withholder] = (),
+    ) -> None:
+        self.breakers = tuple(breakers)  # (before the constructor installs the cheats)
+        self.withholders = tuple(withholders)
+        super().__init__(config)
+
+    def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
+        victims = {w.victim for w in self.withholders if w.seat == seat and now >= w.at}
+        if victims:
+            ids = self.spec.peer_ids
+            others = [ids[q] for q in range(len(ids)) if q != seat and q not in victims]
+            kept: list[Effect] = []
+            for effect in effects:
+                if not isinstance(effect, Send):
+                    kept.append(effect)
+                elif effect.to is None:
+                    kept.extend(Send(effect.data, to) for to in others)
+                elif self.spec.seat_of(effect.to) not in victims:
+                    kept.append(effect)
+            effects = kept
+        return super()._apply(seat, effects, now, cut)
+
+    def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
+        super()._cheat(seat, peer, restarted=restarted)
+        for cheat in self.breakers:
+            if cheat.seat == seat and peer is not None:
+                install(peer, cheat)
+
+
+def simulate(config: SimConfig, cheats: Sequence[FreezeBreaker | Withholder]) -> SimResult:
+    """Run ``config`` with ``cheats`` (breakers installed, withholders withholding) and check
+    the invariants (``config``'s faults must list :func:`breaker_marks` of them, so that they
+    count as cheaters)."""
+    from p2p_nertz.sim.invariants import check
+
+    marked = set(config.faults.cheaters)
+    missing = [c.seat for c in cheats if c.seat not in marked]
+    if missing:
+        raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
+    breakers = [c for c in cheats if isinstance(c, FreezeBreaker)]
+    withholders = [c for c in cheats if isinstance(c, Withholder)]
+    result = _Simulation(config, breakers, withholders).run()
+    result.violations = check(result)
+    return result
+
+
+def _others(rng: Rng, players: int, but: Sequence[int]) -> frozenset[int]:
+    """A random non-empty set of seats, none of ``but``."""
+    seats = [s for s in range(players) if s not in but]
+    rng.shuffle(seats)
+    return frozenset(seats[: 1 + rng.below(len(seats))])
+
+
+def game(
+    mix: str, seed: int, low: int, high: int
+) -> tuple[SimConfig, tuple[FreezeBreaker | Withholder, ...]]:
+    """The seeded game of ``mix`` (:data:`MIXES`, ``scripts/scan_two_cheaters.py``) for
+    ``seed``, at ``low`` to ``high`` players: its configuration and its freeze breakers and
+    withholders (one home, so that a test replays a scan's seed)."""
+    rng = Rng(seed * 7 + 5_000_011 + MIXES.index(mix))
+    players = low + rng.below(high - low + 1)
+    seats = list(range(players))
+    rng.shuffle(seats)
+    a, b = seats[0], seats[1]
+    at = 2.0 + rng.below(61) / 10  # 2 to 8 s into the game
+    later = at + 0.5 + rng.below(76) / 10  # 0.5 to 8 s after it
+    breakers: tuple[FreezeBreaker | Withholder, ...] = ()  # (and withholders)
+    forks: tuple[Equivocation, ...] = ()
+    if mix in ("fork_breaker", "vouch"):
+        # b breaks its freeze on a; a forks later.
+        breakers = (FreezeBreaker(b, a, at),)
+        to = frozenset({b}) if mix == "vouch" else _others(rng, players, (a,))
+        forks = (Equivocation(a, later, to),)
+    elif mix == "two_forks":
+        forks = (
+            Equivocation(a, at, _others(rng, players, (a,))),
+            Equivocation(b, later, _others(rng, players, (b,))),
+        )
+    elif mix == "mutual":
+        breakers = (FreezeBreaker(a, b, at), FreezeBreaker(b, a, at + rng.below(11) / 10))
+        forks = (Equivocation(a, later, _others(rng, players, (a,))),)
+    elif mix == "two_withhold":
+        # a withholds from one member, b from another (a third member relays to each).
+        breakers = (Withholder(a, seats[2], at), Withholder(b, seats[-1], later))
+    elif mix == "withhold_fork":
+        # b withholds from a third member; a forks later, its second version to it alone.
+        breakers = (Withholder(b, seats[2], at),)
+        forks = (Equivocation(a, later, frozenset({seats[2]})),)
+    else:
+        raise ValueError(f"unknown mix {mix!r}; one of {', '.join(MIXES)}")
+    faults = Faults(
+        delay=0.001 + rng.random() * 0.02,
+        jitter=rng.random() * 0.01,
+        reorder=rng.random() * 0.2,
+        loss=rng.random() * 0.05,
+        duplicate=rng.random() * 0.05,
+        equivocations=forks,
+        deck_cheats=breaker_marks(breakers),
+    )
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        rules=Rules(target=None, rounds=1),
+        faults=faults,
+        peer=QUICK_TIMERS,
+        max_time=MAX_TIME,
+    )
+    return config, breakers

@@ -1,0 +1,129 @@
+"""Session 25's scan of two cheaters at once (``scripts/scan_two_cheaters.py``): what it found.
+
+First, a voter that breaks its freeze and the member it voted on forking
+(docs/protocol.md §9.2, *Not enforced on the coverage term*; session 25's scan,
+``scripts/scan_two_cheaters.py --mix vouch --seed 0 --games 1``).
+
+Five players (:func:`p2p_nertz.sim.collusion.game`, mix ``vouch``, seed 0): seat 1 votes seat
+0 out for silence at 3.2 s counting its 16 events, while every other member hears seat 0, and
+goes on announcing seat 0's feed past its vote (a :class:`FreezeBreaker`); at 4.5 s seat 0
+forks, its second version of event 23 to seat 1 alone. Each cheat alone leaves the honest
+members (2, 3, 4) agreeing and the audit naming only the cheater. Together, seat 0's events 17
+to 22 (two claims among them) are made final by the honest members (the breaker's cover
+counts past its vote); then seat 0 is dropped on proof with the lowest count, seat 1's 16,
+below them. The honest members agree on the drop, but from there an honest member's moves
+read another table than its own (its claim of 6H from its waste, where the fold shows 8C, is
+refused, retried and refused again, some 1,700 times in 424 s): the game never ends, and the
+audit names that honest member (``unavailable_card``).
+
+Second, found by the same scan and needing one cheater only: a member that sends one other
+member nothing of its own holds it in ``result`` for good (below).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from p2p_nertz.sim import SimResult
+from p2p_nertz.sim.collusion import game, simulate
+
+pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
+
+FORKER, BREAKER = 0, 1
+
+#: Simulated seconds the game may take: the fork alone ends it by 10.6 s.
+MAX_TIME = 40.0
+
+
+def _play(*, fork: bool = True, breaker: bool = True) -> SimResult:
+    config, breakers = game("vouch", 0, 4, 6)
+    faults = config.faults if fork else dataclasses.replace(config.faults, equivocations=())
+    config = dataclasses.replace(config, faults=faults, max_time=MAX_TIME)
+    return simulate(config, breakers if breaker else ())
+
+
+def _named(result: SimResult) -> set[int | None]:
+    report = result.audit
+    assert report is not None
+    return {f.seat for f in (*report.errors, *report.violations) if f.seat is not None} | {
+        d.seat for d in report.drops
+    }
+
+
+def test_the_scan_game_is_the_pair_it_says() -> None:
+    config, breakers = game("vouch", 0, 4, 6)
+    assert config.players == 5
+    assert [(b.seat, b.target) for b in breakers] == [(BREAKER, FORKER)]
+    assert [(e.seat, e.to) for e in config.faults.equivocations] == [(FORKER, {BREAKER})]
+    assert config.faults.cheaters == {FORKER, BREAKER}
+
+
+@pytest.mark.parametrize(("fork", "breaker"), [(True, False), (False, True)])
+def test_each_cheat_alone_leaves_the_honest_members_agreeing(fork: bool, breaker: bool) -> None:
+    result = _play(fork=fork, breaker=breaker)
+    assert result.finished
+    assert result.violations == []
+    assert _named(result) <= {FORKER, BREAKER}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (session 25): the coverage term is not capped by a voter's freeze "
+    "(docs/protocol.md §9.2); a drop on proof then cuts below final events",
+)
+def test_a_freeze_breaker_and_a_fork_together_leave_the_honest_members_playing_on() -> None:
+    result = _play()
+    # The pair is the class: the forker is dropped on proof at the breaker's count.
+    report = result.audit
+    assert report is not None
+    assert [d.seat for d in report.drops] == [FORKER]
+    # What must hold: the honest members end the game, no invariant broken, the audit names
+    # the cheaters alone.
+    assert result.finished
+    assert [v for v in result.violations if v.startswith("validity")] == []
+    assert _named(result) <= {FORKER, BREAKER}
+    assert result.violations == []
+
+
+# -- one withholder (found by the scan's ``two_withhold`` mix, seed 0) -------------------------
+# Five players: from 3.8 s on, seat 0 sends seat 4 nothing of its own (no event, beat or
+# answer) and talks to the others as usual; they relay its events to seat 4. Beats are not
+# relayed, so seat 4 knows seat 0's feed (known[0], §7.1) only up to seat 0's last event held:
+# once seat 0 signs its last event (its result), nothing later is final at seat 4. It votes
+# seat 0 out alone (no majority: the others hear it), and at 40 s the others are at ``over``
+# while seat 4 waits in ``result`` at stable time 379 (the others at 699), for good (the scan
+# ran it to 120 s). One cheater is enough: the second withholder of the mix is left out.
+WITHHOLDER, HELD = 0, 4
+
+
+def _withheld(*, withhold: bool) -> SimResult:
+    config, cheats = game("two_withhold", 0, 4, 6)
+    config = dataclasses.replace(config, max_time=MAX_TIME)
+    return simulate(config, cheats[:1] if withhold else ())
+
+
+def test_the_withholding_game_is_the_one_it_says() -> None:
+    config, cheats = game("two_withhold", 0, 4, 6)
+    assert config.players == 5
+    assert [(c.seat, getattr(c, "victim", None)) for c in cheats[:1]] == [(WITHHOLDER, HELD)]
+    assert config.faults.equivocations == ()
+    result = _withheld(withhold=False)
+    assert result.finished
+    assert result.violations == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (session 25): a member that sends one member nothing of its own holds it "
+    "in result for good (beats are not relayed; the others, at over, vote with nobody)",
+)
+def test_a_member_withholding_from_one_member_lets_it_end_the_game() -> None:
+    result = _withheld(withhold=True)
+    held = result.peers[HELD]
+    assert held is not None
+    # (the class: the held member voted the withholder out, alone)
+    assert WITHHOLDER in held._membership.voted
+    assert result.finished
+    assert result.violations == []
