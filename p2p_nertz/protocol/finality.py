@@ -251,7 +251,7 @@ class Finality:
                 continue
             if early:
                 continue  # (the fork above is checked all the same: it is how we learn one)
-            if h > held[q]:
+            if h > held[q]:  # noqa: PLR1730  (a test costs no call: see above)
                 held[q] = h
         if claims_more:
             self.claimed[seat] = tuple(map(max, beat.held, claimed))
