@@ -283,16 +283,19 @@ class Finality:
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
         uncut = folds.uncut_drops if tentative is not final else {}
+        # (settle reads what was said and what is known only of members the held events drop
+        # or readmit: made for none on the usual input, which has neither.)
+        waits = tentative.dropped or tentative.readmitted_at
         excluded, stable = settle(
             final,
             tentative,
             self._feeds,
             bound,
             self.stable,
-            announced=self._said(tentative, final.dropped),
+            announced=self._said(tentative, final.dropped) if waits else (),
             forked=forked,
             capped=capped,
-            known=self._known_others(),
+            known=self._known_others() if waits else None,
             uncut=uncut,
         )
         if stable <= self.stable:
