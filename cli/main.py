@@ -55,6 +55,15 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
+class _Version(argparse.Action):
+    """``--version``: ours, then libzmq's line (runtime/inbatch.py: zmq imported only here)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from p2p_nertz.runtime.inbatch import protection
+
+        parser.exit(message=f"{parser.prog} {__version__}\n{protection()}\n")
+
+
 def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:
     """The parser of ``nertz`` itself, with its subparsers to be filled."""
     parser = Parser(
@@ -64,7 +73,12 @@ def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:
             "signed, auditable game logs."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="show the version, and libzmq's and whether it guards against the other members",
+    )
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument(
         "-v",

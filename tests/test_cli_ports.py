@@ -87,17 +87,16 @@ def _game(tmp_path: Path) -> tuple[Path, Path, GameSpec]:
 def test_a_node_reading_its_peers_binds_says_its_port_and_refuses_wrong_ones_clearly(
     tmp_path: Path, given: str, said: str
 ) -> None:
-    key, spec_path, spec = _game(tmp_path)
+    key, spec_path, _ = _game(tmp_path)
+    argv = [sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path)]
+    argv += ["--bind", "tcp://127.0.0.1:0", "--log", str(tmp_path / "ann.log"), "--json"]
     run = subprocess.run(
-        [
-            sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
-            "--bind", "tcp://127.0.0.1:0", "--log", str(tmp_path / "ann.log"), "--json",
-            "--peers-on-stdin",
-        ],  # fmt: skip
+        [*argv, "--peers-on-stdin"],
         input=given,
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     first = run.stdout.splitlines()[0]
     assert first.startswith('{"event": "bound", "endpoint": "tcp://127.0.0.1:')
@@ -116,7 +115,7 @@ def test_a_child_that_stops_before_it_binds_is_named_with_its_reason(tmp_path: P
             stdout=out,
             stderr=err,
         )
-        with pytest.raises(NertzError, match="^P1 stopped: nertz node: error: no such key$"):
+        with pytest.raises(NertzError, match=r"^P1 stopped: nertz node: error: no such key$"):
             introduce_children([child], spec, {spec.peer_ids[1]: "tcp://127.0.0.1:9"})
         child.proc.wait()
         assert child.proc.stdin is not None

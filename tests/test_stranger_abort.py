@@ -54,6 +54,7 @@ from stranger_helpers import (
 )
 
 from p2p_nertz.lobby.framing import frame
+from p2p_nertz.runtime.inbatch import small_batch_available
 
 pytestmark = [
     pytest.mark.slow,
@@ -156,6 +157,43 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
             node.communicate()
     assert node.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
     assert int(out.split()[-1]) == 0  # no key: not one of its messages reached the node
+    assert "Traceback" not in err
+
+
+@pytest.mark.skipif(
+    not small_batch_available(),
+    reason=(
+        "this libzmq has no draft API (pyzmq's wheel): ZMQ_IN_BATCH_SIZE cannot be set, and any "
+        "member can abort another member's node (docs/protocol.md §9); "
+        "scripts/install_zmq_drafts.sh builds a pyzmq with it"
+    ),
+)
+def test_a_busy_nodes_mesh_router_survives_a_members_flood_of_pings_and_reset() -> None:
+    from curve_member import member_floods_and_resets
+
+    from p2p_nertz.protocol.identity import Identity
+
+    me, other = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)  # (NODE's)
+    node = subprocess.Popen(
+        [sys.executable, "-c", NODE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert node.stdout is not None
+        endpoint = node.stdout.readline().strip()
+        assert endpoint.startswith("tcp://127.0.0.1:"), node.stderr and node.stderr.read()
+        sent = member_floods_and_resets(endpoint, other, me.peer_id)  # past the CURVE gate
+        out, err = node.communicate("\n", timeout=60)  # the node reads again
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.communicate()
+    assert sent > 0
+    assert node.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    assert int(out.split()[-1]) > 0  # a member's: its messages reached the node, up to the mark
     assert "Traceback" not in err
 
 

@@ -134,6 +134,7 @@ import trio
 import zmq
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
+from p2p_nertz.runtime.inbatch import set_small_batch
 
 __all__ = [
     "DEFAULT_HWM",
@@ -769,6 +770,7 @@ def create_socket(
     recv_hwm: int | None = None,
     heartbeat: bool = False,
     curve: CurveKeys | None = None,
+    small_batch: bool = False,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
@@ -800,6 +802,9 @@ def create_socket(
             connection whose input stopped and then broke (docs/lobby.md §8).
         curve: speak CURVE with these keys (a server's receives then end with the
             connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
+        small_batch: read at most :data:`~p2p_nertz.runtime.inbatch.IN_BATCH` bytes of a
+            connection at once, where libzmq has its drafts (a ROUTER whose senders could
+            otherwise abort the process: :mod:`p2p_nertz.runtime.inbatch`).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -832,6 +837,8 @@ def create_socket(
             zsock.set(zmq.ROUTING_ID, identity)
         if curve is not None:
             curve.apply(zsock)
+        if small_batch:
+            set_small_batch(zsock)
         return AsyncSocket(zsock, user_id=curve is not None and curve.server is None)
     except BaseException:
         zsock.close(linger=0)
