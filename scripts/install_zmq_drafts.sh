@@ -15,6 +15,16 @@ set -euo pipefail
 venv="$(cd "${1:-.venv}" && pwd)"
 py="$venv/bin/python"
 pyzmq="$("$py" -c 'import zmq; print(zmq.pyzmq_version())')"
+if "$py" -c 'import sys, zmq; sys.exit(not zmq.has("draft"))'; then
+    echo "$venv: pyzmq $pyzmq on libzmq $("$py" -c 'import zmq; print(zmq.zmq_version())') has drafts already"
+    exit 0
+fi
+if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
+    echo "install_zmq_drafts.sh: needs root and Debian's apt-get; elsewhere build libzmq with" \
+        "its drafts (cmake -DENABLE_DRAFTS=ON) and then, in the venv:" \
+        "ZMQ_PREFIX=<its prefix> ZMQ_DRAFT_API=1 pip install --no-binary pyzmq pyzmq" >&2
+    exit 2
+fi
 
 src_list=/etc/apt/sources.list.d/nertz-debian-src.sources
 if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then

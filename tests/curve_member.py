@@ -2,7 +2,7 @@
 
 A member holds a key the other members' ROUTERs admit (runtime/gate.py), so it gets past the
 handshake that cuts a stranger off; then it can send exactly the bytes it likes. This client
-does the CURVE handshake with a member's long-term key (through PyNaCl), then sends 100-byte
+does the CURVE handshake with a member's long-term key (through PyNaCl), then sends 1-byte
 messages each followed by a ZMTP PING, both boxed as CURVE ``MESSAGE`` frames, as libzmq's
 own encoder makes them, until the connection takes no more bytes, and resets it (libzmq
 4.3.5's "Assertion failed: !_io_error" path, docs/protocol.md §9).
@@ -22,8 +22,9 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.gate import curve_public
 from p2p_nertz.runtime.mesh import routing_id
 
-#: A ZMTP PING's body (no TTL, no context), sent boxed with the command flag.
-PING_BODY = b"\x04PING\x00\x00"
+#: A ZMTP PING's body with no TTL (libzmq takes one without), sent boxed with the command
+#: flag: at 40 bytes on the wire, the smallest frame CURVE can carry a PING in.
+PING_BODY = b"\x04PING"
 #: A ZMTP 3.0 client's greeting for the CURVE mechanism.
 GREETING = b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"CURVE".ljust(20, b"\0") + bytes(32)
 
@@ -111,7 +112,7 @@ def _n(value: int) -> bytes:
 
 def member_floods_and_resets(endpoint: str, member: Identity, server: bytes) -> int:
     """Connect to the ROUTER at ``endpoint`` (the member ``server``'s) as ``member``, send
-    100-byte messages each followed by a PING (every frame its own nonce) until the
+    1-byte messages each followed by a PING (every frame its own nonce) until the
     connection takes no byte for 2 s, then reset it (``SO_LINGER`` 0). Return the bytes sent
     after the handshake."""
     host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
@@ -123,7 +124,7 @@ def member_floods_and_resets(endpoint: str, member: Identity, server: bytes) -> 
         while select.select([], [sock], [], 2.0)[1]:
             if not pending:
                 pending = b"".join(
-                    client.message(b"x" * 100) + client.message(PING_BODY, command=True)
+                    client.message(b"x") + client.message(PING_BODY, command=True)
                     for _ in range(200)
                 )
             try:

@@ -6,9 +6,9 @@ libzmq 4.3 (4.3.4 and 4.3.5 alike) aborts the process ("Assertion failed: !_io_e
 connection whose input stopped at the ROUTER's high-water mark breaks, and the bytes the engine
 kept past the refused frame hold a whole ZMTP PING: draining the pipe decodes the PING and
 answers it on the broken connection. The kept bytes come from the engine's last read, at most
-``ZMQ_IN_BATCH_SIZE - 1`` of them (8191 by default); a PING frame is at least 7 bytes (42
-under CURVE), so with :data:`IN_BATCH` no whole PING can be kept. A mesh's members pass the
-CURVE gate (runtime/gate.py) and so could send that flood; strangers cannot.
+``ZMQ_IN_BATCH_SIZE - 1`` of them (8191 by default); a PING frame is at least 7 bytes (40
+under CURVE), so with :data:`IN_BATCH` no whole PING can be kept on a CURVE socket. A mesh's
+members pass the CURVE gate (runtime/gate.py) and so could send that flood; strangers cannot.
 
 ``ZMQ_IN_BATCH_SIZE`` is a draft option: pyzmq's wheels bundle a libzmq without drafts, where
 setting it fails (``EINVAL``), and the socket keeps libzmq's default. ``scripts/
@@ -25,13 +25,18 @@ import zmq
 
 __all__ = ["IN_BATCH", "protection", "set_small_batch", "small_batch_available"]
 
-IN_BATCH: Final = 6
+IN_BATCH: Final = 32
 """Bytes a ROUTER's engine reads from a connection at once, where libzmq has its drafts.
 
-At most 7 (a NULL PING frame, 7 bytes, must not fit in the ``IN_BATCH - 1`` bytes kept past a
-refused frame), and not 1 (libzmq 4.3.5 then overran the high-water mark and aborted
-elsewhere, "rc == 0", pipe.cpp:186). 6 and 8 survived every attack measured in session 23;
-6 leaves a byte of margin under CURVE's smallest frame too.
+Both ROUTERs it is set on are CURVE servers (a NULL greeting is cut off before any frame), and
+under CURVE the smallest frame carrying a PING is 40 bytes (2 of header, ``\x07MESSAGE``, an
+8-byte nonce, a 16-byte MAC, a flags byte and ``\x04PING``): the ``IN_BATCH - 1`` bytes kept
+past a refused frame cannot hold one. Not 8 or less: libzmq 4.3.4 then reads a long frame's
+8-byte size straight into its decoder's own buffer and, taking that for its read buffer,
+builds the next message on the decoder's memory (v2_decoder.cpp ``size_ready``); with 6 a
+flood of 300- and 2,000-byte messages aborted the process 3 times in about 15 runs
+("Assertion failed: check ()", msg.cpp:414, in CURVE's decode). Not 1 either (libzmq 4.3.5
+then overran the high-water mark, session 23). A NULL socket would need 7 or less.
 """
 
 
