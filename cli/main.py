@@ -61,7 +61,8 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from p2p_nertz.runtime.inbatch import protection
 
-        parser.exit(message=f"{parser.prog} {__version__}\n{protection()}\n")
+        print(f"{parser.prog} {__version__}\n{protection()}")
+        parser.exit()
 
 
 def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:

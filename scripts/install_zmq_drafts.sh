@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Put into a venv a pyzmq built against a libzmq with its draft API, for ZMQ_IN_BATCH_SIZE
-# (docs/protocol.md §9, "A member or a spectator's sender can abort a process through
+# (docs/protocol.md §13, "A member or a spectator's sender can abort a process through
 # libzmq"): without it any member can abort another member's node. pyzmq's wheels bundle a
 # libzmq without drafts, and Debian's libzmq5 has none either, so this builds Debian's own
 # source of libzmq (package zeromq3, 4.3.4 with Debian's patches) with drafts, installs it in
@@ -8,9 +8,9 @@
 # directory in its RPATH.
 #
 # Usage: scripts/install_zmq_drafts.sh [VENV]   (default .venv; run as root on Debian: it adds
-# the Debian source list and installs the build's packages with apt-get). About 3 minutes on
-# 2 cores. It ends by printing what `nertz doctor` prints of libzmq, and fails if the venv's
-# zmq has no drafts.
+# the Debian source list and installs the build's packages with apt-get). 3 to 6 minutes on
+# 2 cores (5.5 at a load of 20). It ends by printing libzmq's version and whether it has
+# drafts (`nertz --version` says the same), and fails if the venv's zmq has none.
 set -euo pipefail
 venv="$(cd "${1:-.venv}" && pwd)"
 py="$venv/bin/python"

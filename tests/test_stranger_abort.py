@@ -167,7 +167,7 @@ needs_small_batch = pytest.mark.skipif(
     not small_batch_available(),
     reason=(
         "this libzmq has no draft API (pyzmq's wheel): ZMQ_IN_BATCH_SIZE cannot be set, and any "
-        "member can abort another member's node or a spectator (docs/protocol.md §9); "
+        "member can abort another member's node or a spectator (docs/protocol.md §13); "
         "scripts/install_zmq_drafts.sh builds a pyzmq with it"
     ),
 )

@@ -1,5 +1,5 @@
 """How much a ROUTER's engine reads at once: the small batch that keeps a member from aborting
-another member's process through libzmq (docs/protocol.md §9, "A member or a spectator's
+another member's process through libzmq (docs/protocol.md §13, "A member or a spectator's
 sender can abort a process through libzmq").
 
 libzmq 4.3 (4.3.4 and 4.3.5 alike) aborts the process ("Assertion failed: !_io_error") when a
@@ -76,5 +76,5 @@ def protection() -> str:
         )
     return (
         f"{version} without drafts: another member of a game can abort this process through "
-        "libzmq (docs/protocol.md §9; scripts/install_zmq_drafts.sh builds a pyzmq with them)"
+        "libzmq (docs/protocol.md §13; scripts/install_zmq_drafts.sh builds a pyzmq with them)"
     )
