@@ -42,8 +42,10 @@ trap 'rm -rf "$work"' EXIT
 srcdir="$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n 1)"
 cmake -S "$srcdir" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DENABLE_DRAFTS=ON \
     -DWITH_LIBSODIUM=ON -DENABLE_CURVE=ON -DWITH_DOCS=OFF -DBUILD_TESTS=OFF -DBUILD_STATIC=OFF \
-    -DWITH_PERF_TOOL=OFF -DCMAKE_INSTALL_PREFIX="$venv" -DCMAKE_INSTALL_LIBDIR=lib >/dev/null
-cmake --build "$work/build" -j "$(nproc)" >/dev/null
+    -DWITH_PERF_TOOL=OFF -DCMAKE_INSTALL_PREFIX="$venv" -DCMAKE_INSTALL_LIBDIR=lib \
+    >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+cmake --build "$work/build" -j "$(nproc)" >>"$work/build.log" 2>&1 \
+    || { tail -n 40 "$work/build.log"; exit 1; }  # (its many warnings kept out of sight)
 cmake --install "$work/build" >/dev/null
 
 # The same pyzmq as the venv had, from its sdist, against that libzmq (pyzmq's own options).

@@ -57,10 +57,11 @@ def small_batch_available() -> bool:
         ctx.term()
 
 
-def set_small_batch(sock: zmq.Socket[bytes]) -> bool:
-    """Make ``sock``'s engines read at most :data:`IN_BATCH` bytes at once, where libzmq can;
-    return whether it did (before any bind or connect: libzmq reads the option then)."""
-    if not small_batch_available():
+def set_small_batch(sock: zmq.Socket[bytes], *, wanted: bool = True) -> bool:
+    """Make ``sock``'s engines read at most :data:`IN_BATCH` bytes at once, if ``wanted`` and
+    libzmq can; return whether it did (before any bind or connect: libzmq reads the option
+    then)."""
+    if not (wanted and small_batch_available()):
         return False
     sock.set(zmq.IN_BATCH_SIZE, IN_BATCH)
     return True

@@ -775,12 +775,12 @@ def create_socket(
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
     Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
-    ``LINGER 0``; reconnect after
-    :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
-    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`
-    (only with ``heartbeat``; without, it still answers the peer's);
-    ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
-    zmq, and the frame is never delivered nor held in memory). ROUTER only:
+    ``LINGER 0``; reconnect after :data:`RECONNECT_IVL_MS`, backing off to
+    :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every :data:`HEARTBEAT_IVL_MS`, dropping a
+    connection silent for :data:`HEARTBEAT_TIMEOUT_MS` (only with ``heartbeat``; without, it
+    still answers the peer's);
+    ``MAXMSGSIZE`` = ``max_message_size`` (a larger frame's sender is disconnected by zmq,
+    and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
     from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of dropping;
     a routing id that is not connected raises instead of discarding silently).
@@ -802,9 +802,7 @@ def create_socket(
             connection whose input stopped and then broke (docs/lobby.md §8).
         curve: speak CURVE with these keys (a server's receives then end with the
             connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
-        small_batch: read at most :data:`~p2p_nertz.runtime.inbatch.IN_BATCH` bytes of a
-            connection at once, where libzmq has its drafts (a ROUTER whose senders could
-            otherwise abort the process: :mod:`p2p_nertz.runtime.inbatch`).
+        small_batch: read few bytes at once where libzmq can (:mod:`~.runtime.inbatch`).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -837,8 +835,7 @@ def create_socket(
             zsock.set(zmq.ROUTING_ID, identity)
         if curve is not None:
             curve.apply(zsock)
-        if small_batch:
-            set_small_batch(zsock)
+        set_small_batch(zsock, wanted=small_batch)
         return AsyncSocket(zsock, user_id=curve is not None and curve.server is None)
     except BaseException:
         zsock.close(linger=0)
