@@ -7,8 +7,9 @@
 # the venv (VENV/lib, VENV/include), and builds pyzmq from its sdist against it, the library's
 # directory in its RPATH.
 #
-# Usage: scripts/install_zmq_drafts.sh [VENV]   (default .venv; run as root on Debian: it adds
-# the Debian source list and installs the build's packages with apt-get). 3 to 6 minutes on
+# Usage: scripts/install_zmq_drafts.sh [VENV]   (default .venv; on Debian. As root it adds the
+# Debian source list if there is none and installs the build's packages with apt-get; as
+# another user, for a venv of its own, those must be there already). 3 to 6 minutes on
 # 2 cores (5.5 at a load of 20). It ends by printing libzmq's version and whether it has
 # drafts (`nertz --version` says the same), and fails if the venv's zmq has none.
 set -euo pipefail
@@ -19,22 +20,24 @@ if "$py" -c 'import sys, zmq; sys.exit(not zmq.has("draft"))'; then
     echo "$venv: pyzmq $pyzmq on libzmq $("$py" -c 'import zmq; print(zmq.zmq_version())') has drafts already"
     exit 0
 fi
-if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
-    echo "install_zmq_drafts.sh: needs root and Debian's apt-get; elsewhere build libzmq with" \
-        "its drafts (cmake -DENABLE_DRAFTS=ON) and then, in the venv:" \
+if ! command -v apt-get >/dev/null; then
+    echo "install_zmq_drafts.sh: needs Debian's apt-get; elsewhere build libzmq with its" \
+        "drafts (cmake -DENABLE_DRAFTS=ON) and then, in the venv:" \
         "ZMQ_PREFIX=<its prefix> ZMQ_DRAFT_API=1 pip install --no-binary pyzmq pyzmq" >&2
     exit 2
 fi
-
-src_list=/etc/apt/sources.list.d/nertz-debian-src.sources
-if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    suite="$(. /etc/os-release && echo "$VERSION_CODENAME")"
-    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\n%s\n%s\n' \
-        "$suite" "$suite" "Components: main" \
-        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" >"$src_list"
-    apt-get update -q
+if [ "$(id -u)" = 0 ]; then  # (not root: the source list and the packages must be there)
+    src_list=/etc/apt/sources.list.d/nertz-debian-src.sources
+    if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        suite="$(. /etc/os-release && echo "$VERSION_CODENAME")"
+        printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\n%s\n%s\n' \
+            "$suite" "$suite" "Components: main" \
+            "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" >"$src_list"
+        apt-get update -q
+    fi
+    apt-get install -y -q --no-install-recommends --no-upgrade dpkg-dev cmake g++ make \
+        pkg-config libsodium-dev
 fi
-apt-get install -y -q --no-install-recommends --no-upgrade dpkg-dev cmake g++ make pkg-config libsodium-dev
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
