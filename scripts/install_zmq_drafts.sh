@@ -9,9 +9,10 @@
 #
 # Usage: scripts/install_zmq_drafts.sh [VENV]   (default .venv; on Debian. As root it adds the
 # Debian source list if there is none and installs the build's packages with apt-get; as
-# another user, for a venv of its own, those must be there already). 3 to 6 minutes on
-# 2 cores (5.5 at a load of 20). It ends by printing libzmq's version and whether it has
-# drafts (`nertz --version` says the same), and fails if the venv's zmq has none.
+# another user, for a venv of its own, those must be there already). About a minute of CPU;
+# 5.5 to 12.5 minutes on this 2-core machine at a load of 20-25. It ends by printing libzmq's
+# version and whether it has drafts (`nertz --version` says the same), and fails if the
+# venv's zmq has none.
 set -euo pipefail
 venv="$(cd "${1:-.venv}" && pwd)"
 py="$venv/bin/python"
