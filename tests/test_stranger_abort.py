@@ -26,6 +26,11 @@ keys since session 23 (:mod:`p2p_nertz.runtime.watchport`): the keyless stranger
 its greeting, a stranger with a key of its own at the ZAP reply, and the spectator lives and
 still takes a member's pushes (main's NULL port aborted under the same attack).
 
+A member passes both CURVE gates, so the members' cases (session 25) speak CURVE with a
+member's key (:mod:`curve_member`): 1-byte messages and TTL-less PINGs, the densest flood. The
+node and the spectator live only where libzmq has its drafts and their ROUTERs read 32 bytes
+at a time (:mod:`p2p_nertz.runtime.inbatch`); without drafts these cases skip, saying why.
+
 The lobby host speaks no ZMTP since session 22 (docs/lobby.md §3, its own stream on plain TCP):
 its case sends the same attack in the lobby's stream (frames and, for good measure, ZMTP's
 PING bytes inside them), and ZMTP itself, which the host refuses at the preamble; the host
