@@ -74,6 +74,8 @@ the part that owns what it changes, each in its own module:
 - :mod:`~p2p_nertz.audit.fold` — the fold: when an event is safe to fold, what each refusal is
   as a finding, the rounds for the report;
 - :mod:`~p2p_nertz.audit.evidence` — proof notes, and every accusation matched to its proof;
+- :mod:`~p2p_nertz.audit.debt_notes` — the ``debt`` notes: a voter's beat past its vote
+  announcing a head of its own feed that the logs prove it never gave;
 - :mod:`~p2p_nertz.audit.views` — each log's own view, and the splits between them;
 - :mod:`~p2p_nertz.audit.collect` — the findings, in the order found, and what they name;
 - :mod:`~p2p_nertz.audit.report` — the values an audit returns.
@@ -95,6 +97,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.audit.collect import Collector, Stop, peek
+from p2p_nertz.audit.debt_notes import DebtNotes
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.evidence import Evidence
 from p2p_nertz.audit.findings import Finding, FindingKind
@@ -633,11 +636,12 @@ class _Pass:
             masked=frozenset(known.cuts) | frozenset(known.gaps) | frozenset(known.forks),
             forked=frozenset(known.watch),
         )
+        self.debts = DebtNotes(self.found)
         self.delivery = Delivery(
             self.found,
             known.forks,
             known.watch,
-            self.fold.hold,
+            self.debts.holding(self.fold.hold),
             one_log=len(sources) <= 1,
             kinds=kinds,
             taken=known.taken,
@@ -775,6 +779,7 @@ class _Pass:
                 self._debt_note(log, record)
             elif record.name in (RECOVERING_NOTE, RECOVERED_NOTE):
                 log.recovering = record.name == RECOVERING_NOTE
+                self.debts.recovery(log)
             return
         is_event = kind is RECORD_SENT_EVENT or kind is RECORD_RECEIVED_EVENT
         data = record.data
@@ -816,8 +821,9 @@ class _Pass:
 
     def _debt_note(self, log: Log, record: Record) -> None:
         """A ``debt`` note (docs/log-format.md §5): its beat, signature verified, to the
-        answers' watch as a reason its log's peer waited (``AnswerWatch.debt``); one that is
-        no signed beat of a member proves nothing (``bad_proof``)."""
+        answers' watch as a reason its log's peer waited (``AnswerWatch.debt``), and to the
+        debt notes' read of its author (``audit.debt_notes``); one that is no signed beat of
+        a member proves nothing (``bad_proof``)."""
         spec = self.spec
         try:
             message, beat = read_note(
@@ -834,6 +840,7 @@ class _Pass:
         if log.owner is not None:
             seat = self.roster[message.author]
             self.fold.answers.debt(log.owner, seat, message.lamport, beat)
+            self.debts.note(log, seat, message, beat)
 
     def _decode(self, log: Log, data: bytes, is_event: bool) -> _Decoded | None:
         """The message a record holds, whether it is an event, and its author's seat;
@@ -877,6 +884,7 @@ class _Pass:
         # Everything delivered is now safe to fold, in the total order.
         self.fold.finish(self.feeds)
         self.reading.gaps(self.delivery.heads())
+        self.debts.check(self.logs, self.delivery.forked())
         self.evidence.check(self.delivery, self.fold)
         self.evidence.name_flaps(self.fold)
         self.delivery.unjudged()

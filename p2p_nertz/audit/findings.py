@@ -82,6 +82,11 @@ class FindingKind(enum.StrEnum):
     """An author's Lamport clock that does not increase along its feed."""
     CLOCK_BELOW_ACK = "clock_below_ack"
     """An event timed at or below a clock its author had already acknowledged seeing."""
+    UNGIVEN_HEAD = "ungiven_head"
+    """A voter's signed beat, kept by a peer as a ``debt`` note, announcing a member's feed
+    past the count of the voter's vote standing against it and a head of the voter's own feed
+    that no log holds, its own whole log included: events it gave nobody (docs/protocol.md
+    §9.2, *the own-head variant*; ``audit.debt_notes``)."""
     # -- the game ----------------------------------------------------------------------------
     REVEAL_MISMATCH = "reveal_mismatch"
     """A revealed nonce or secret that does not match its commit (a stacked deck)."""

@@ -22,8 +22,10 @@ waited (docs/shuffle.md §11). Where a kept debt's beat announces, past a freeze
 events show (``roster.freezes``), a member's feed past the vote's count, this peer keeps the
 beat in its log as a note named :data:`DEBT_NOTE` (:func:`past_freeze`): the audit takes it
 as the reason a dealer's final fold lagged (``audit.answers``), never as a fault of the
-dealer's. An honest member's beat past a freeze comes only after a withdrawal not yet held
-here: rare, and harmless to note.
+dealer's; read against every log, the note names its author where no log holds the head it
+announced, its own whole log included (``audit.debt_notes``: ``ungiven_head``). An honest
+member's beat past a freeze comes only after a withdrawal not yet held here: rare, and
+harmless to note (its head comes).
 """
 
 from __future__ import annotations

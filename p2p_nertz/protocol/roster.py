@@ -41,6 +41,7 @@ __all__ = [
     "capped",
     "decided_before_lifts",
     "freezes",
+    "frozen_at",
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
@@ -980,15 +981,22 @@ def freezes(roster: Roster, seat: int) -> dict[int, int]:
     for author, _, body in roster.read:
         if body is None or body.seat != seat or author == seat:
             continue
-        if body.reason is DropReason.WITHDRAW:
-            last[author] = None
-        elif body.reason in _CAPPED:
-            last[author] = body.last_seq
+        last[author] = frozen_at(last.get(author), body)
     return {
         voter: count
         for voter, count in last.items()
         if count is not None and voter not in roster.dropped
     }
+
+
+def frozen_at(count: int | None, body: Drop) -> int | None:
+    """The count at which a voter's announcements of ``body.seat``'s feed are frozen after its
+    drop event ``body``, ``count`` before it (``None``: not frozen): a vote for silence,
+    withholding or proof freezes them at its count, a withdrawal lifts the freeze, any other
+    drop event leaves it as it was (§9.2, *the freeze*; :func:`freezes`)."""
+    if body.reason is DropReason.WITHDRAW:
+        return None
+    return body.last_seq if body.reason in _CAPPED else count
 
 
 def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
