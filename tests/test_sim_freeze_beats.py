@@ -74,24 +74,47 @@ def _vote_standing(peer: Peer, target: int) -> Drop | None:
 
 
 def _break_freeze(
-    peer: Peer, to: PeerId, target: int, lies: list[bytes], *, own_ahead: int = 0
+    peer: Peer,
+    to: PeerId,
+    target: int | None,
+    lies: list[bytes],
+    *,
+    own_ahead: int = 0,
+    only_lies: bool = False,
 ) -> None:
     """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
     voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
     past its vote's count, under an id prefix no event has (a test-only cheat: it reaches
     into the peer's beat path). With ``own_ahead``, the beat announces a head of the peer's
-    own feed that many events past the last it signed: events nobody is ever given."""
+    own feed that many events past the last it signed: events nobody is ever given. With
+    ``only_lies``, its true beats and acks go from then on to every member but ``to`` (its
+    events, wants and answers still go to all): ``to`` hears no beat of a head it holds.
+    With no ``target``, it lies from its first input on, of its own head only."""
     flush = peer._flush
+    others = [p for s, p in enumerate(peer.spec.peer_ids) if p != to and s != peer.seat]
+
+    def withheld(effect: Effect) -> list[Effect]:
+        if not isinstance(effect, Send) or effect.to not in (None, to):
+            return [effect]
+        kind = decode_unverified(
+            effect.data, game_id=peer.spec.game_id, roster=peer.spec.peer_ids
+        ).kind
+        if kind not in (Kind.BEAT, Kind.ACK):
+            return [effect]
+        return [] if effect.to == to else [Send(effect.data, other) for other in others]
 
     def lying_flush(now: float) -> list[Effect]:
         effects = flush(now)
-        vote = _vote_standing(peer, target)
-        if vote is None or not any(isinstance(e, Send) for e in effects):
+        vote = _vote_standing(peer, target) if target is not None else None
+        if (target is not None and vote is None) or not any(isinstance(e, Send) for e in effects):
             return effects
+        if only_lies:
+            effects = [kept for effect in effects for kept in withheld(effect)]
         feeds = [peer.events(q) for q in range(peer.spec.seats)]
         held = list(peer._frontier())
         ids = list(held_ids(feeds, held))
-        held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
+        if target is not None and vote is not None:
+            held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
         own = feeds[peer.seat]
         head = len(own) + own_ahead
         if own_ahead:

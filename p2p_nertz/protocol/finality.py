@@ -186,6 +186,22 @@ class Finality:
             self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
             self.dirty = True
 
+    def raises(self, seat: int, lamport: int, beat: Beat) -> bool:
+        """Whether a beat of ``seat`` older than one of its taken (replayed, overtaken, or
+        relayed by another member as its game ended: ``last_words``) says more of its author's
+        feed or cover than is known here: its head is held, and it is timed above what we know
+        of that feed or announces holding, of a feed held here, more than we credit it with.
+        Taken (:meth:`take_beat`), it is as sound as when new: each item only raises a bound
+        the author's own signed word sets. A later beat of its that we took whose head is not
+        held here says nothing of either (docs/protocol.md §7.1, §9.2)."""
+        feeds = self._feeds
+        if beat.head_seq > len(feeds[seat]):
+            return False  # (its cover waits for its head, as a new one's: take_beat)
+        if lamport > self.known[seat]:
+            return True
+        held = self.held_by[seat]
+        return any(held[q] < h <= len(feeds[q]) for q, h in enumerate(beat.held))
+
     def take_beat(
         self, seat: int, lamport: int, beat: Beat
     ) -> tuple[list[int], list[tuple[int, int, int]]]:
