@@ -47,6 +47,7 @@ from p2p_nertz.protocol.envelope import Kind, decode_unverified, encode_message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Note, Peer, Send
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
@@ -80,16 +81,18 @@ def _break_freeze(
     lies: list[bytes],
     *,
     own_ahead: int = 0,
-    only_lies: bool = False,
+    only_lies: list[bytes] | None = None,
 ) -> None:
     """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
     voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
     past its vote's count, under an id prefix no event has (a test-only cheat: it reaches
     into the peer's beat path). With ``own_ahead``, the beat announces a head of the peer's
     own feed that many events past the last it signed: events nobody is ever given. With
-    ``only_lies``, its true beats and acks go from then on to every member but ``to`` (its
-    events, wants and answers still go to all): ``to`` hears no beat of a head it holds.
-    With no ``target``, it lies from its first input on, of its own head only."""
+    ``only_lies`` (a list, where each true beat kept from ``to`` is noted), its true beats
+    and acks go from then on to every member but ``to``, and nothing beat-like reaches ``to``
+    from it but the lies (its events, wants and answers still go to all): ``to`` hears from it
+    no beat of a head it holds. With no ``target``, it lies from its first input on, of its
+    own head only."""
     flush = peer._flush
     others = [p for s, p in enumerate(peer.spec.peer_ids) if p != to and s != peer.seat]
 
@@ -101,6 +104,8 @@ def _break_freeze(
         ).kind
         if kind not in (Kind.BEAT, Kind.ACK):
             return [effect]
+        assert only_lies is not None
+        only_lies.append(effect.data)
         return [] if effect.to == to else [Send(effect.data, other) for other in others]
 
     def lying_flush(now: float) -> list[Effect]:
@@ -108,7 +113,7 @@ def _break_freeze(
         vote = _vote_standing(peer, target) if target is not None else None
         if (target is not None and vote is None) or not any(isinstance(e, Send) for e in effects):
             return effects
-        if only_lies:
+        if only_lies is not None:
             effects = [kept for effect in effects for kept in withheld(effect)]
         feeds = [peer.events(q) for q in range(peer.spec.seats)]
         held = list(peer._frontier())
@@ -411,3 +416,122 @@ def test_sim_freeze_beats_a_forged_or_irrelevant_debt_note_excuses_nobody(
         assert named == [(DEALER, "move", 65)], case
         bad = [f for f in report.violations if f.kind is FindingKind.BAD_PROOF]
         assert bool(bad) == (case == "forged"), case
+
+
+def _shuffle_game(players: int, seed: int) -> tuple[Simulation, _CrashAtComplaint, list[bytes]]:
+    """The game of the cases above: a shuffle game of one round, the last seat complaining of
+    the dealer's box as play begins, seat 1 crashed for good as the complaint is sent."""
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(
+            deck_cheats=(DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT),), delay=0.005
+        ),
+        max_time=200.0,
+    )
+    lies: list[bytes] = []
+    schedule = _CrashAtComplaint(CRASHED, lies)
+    return Simulation(config, schedule), schedule, lies
+
+
+#: the liar that sends the dealer *only* beats one ahead once it has voted (its true beats and
+#: acks to the others alone): at three players the liar is also the complainer
+_ONLY_LIES_SEEDS = [(3, 3), (3, 6), (4, 5), (4, 7)]
+
+
+@pytest.mark.parametrize(("players", "seed"), _ONLY_LIES_SEEDS)
+def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
+    players: int, seed: int
+) -> None:
+    """The liar sends the dealer, once it has voted, *only* beats of its own head one past
+    its last event (its true beats and acks go to the others alone): the dealer hears from it
+    no beat of a head it holds, so nothing of the liar's time past its last event, and the
+    liar's word that it holds the dealer's ``result`` never reaches it. Before session 25 the
+    dealer stayed in ``result`` for good while the others were at ``over`` (four players,
+    seed 5: stable 813, the liar's cover of seat 3's ``result``; seed 7: 1719, the liar's own
+    term), its vote *withheld* on the liar alone. Now each of the others, as its game ends,
+    relays to the dealer the liar's latest beat it took (``protocol.last_words``): signed by
+    the liar, old or not it is the liar's word, and the dealer ends the game with them, alike.
+    At three players the dealer is left with the liar alone and ends the game on its own
+    (it votes the liar out, or their results cover each other)."""
+    sim, schedule, lies = _shuffle_game(players, seed)
+    kept_back: list[bytes] = []
+    _break_freeze(
+        sim.peers[LIAR],  # type: ignore[arg-type]
+        sim.identities[DEALER].peer_id,
+        CRASHED,
+        lies,
+        own_ahead=1,
+        only_lies=kept_back,
+    )
+    result = sim.run()
+    result.violations = check(result)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    # The case is built: true beats of the liar's were kept from the dealer, which holds its
+    # word of a head past its last event (never given).
+    assert schedule.crashed and schedule.taken_early > 0 and kept_back
+    assert dealer._finality.claimed[LIAR][LIAR] > len(dealer.events(LIAR))
+    # Every honest peer ended the game, alike, nobody honest named.
+    assert result.finished and result.violations == []
+    report = result.audit
+    assert report is not None
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
+    assert not report.errors
+    assert "DECK_ANSWER" in {m.kind.name for m in dealer.events(DEALER)}
+    # (At three players the liar is the complainer, a cheater the simulator does not wait for.)
+    ended = [p for p in result.peers if p is not None and p.seat != CRASHED]
+    ended = [p for p in ended if players > 3 or p.seat != LIAR]
+    assert all(p.final.phase is Phase.OVER and not p.provisional for p in ended)
+    assert len({p.final.digest() for p in ended}) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_sim_freeze_beats_two_players_a_liar_beating_only_ahead_is_abandoned(seed: int) -> None:
+    """With two members there is no third to relay the liar's word (``protocol.last_words``
+    relays nothing): the liar (seat 1, a plain game) sends the dealer only beats of its own
+    head one past its last event, from the start, and its result came before the dealer's.
+    The dealer, owed that head, votes it out *withheld* after ``phase_timeout`` and, with two
+    members left, abandons it (docs/protocol.md §9.3): the game ends there, the liar out at
+    its whole feed, its ``result`` counted and the round scored, nothing provisional."""
+    config = SimConfig(
+        players=2,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(delay=0.005),
+        max_time=200.0,
+    )
+    sim = Simulation(config)
+    kept_back: list[bytes] = []
+    lies: list[bytes] = []
+    liar = sim.peers[1]
+    assert liar is not None
+    _break_freeze(
+        liar, sim.identities[DEALER].peer_id, None, lies, own_ahead=1, only_lies=kept_back
+    )
+    result = sim.run()
+    result.violations = check(result)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    # The case is built: true beats kept from the dealer, which holds the liar's word of a
+    # head past its last result (the liar's abandon, answering ours, may fill it later).
+    results = [m.seq for m in dealer.events(1) if m.kind is Kind.RESULT]
+    assert kept_back and lies and dealer._finality.claimed[1][1] > results[-1]
+    assert result.finished and result.violations == []
+    assert dealer.final.phase is Phase.OVER and not dealer.provisional
+    # Out at its last result (its abandon, answering ours, comes past its cut), every round
+    # it sent a result of scored.
+    assert dealer.final.dropped == {1: results[-1]}
+    assert len(dealer.final.game.history) == len(results)
+    vote = _vote_standing(dealer, 1)
+    assert vote is not None and vote.reason is DropReason.ABANDON
+    assert {tuple(p.final.dropped.items()) for p in result.peers if p is not None} == {
+        ((1, results[-1]),)
+    }
+    report = result.audit
+    assert report is not None and not report.errors
