@@ -23,6 +23,14 @@ vote the liar out in turn and every peer ends the game. With the head one event 
 last at every beat, never given once the game is over, the dealer stayed in ``result`` for
 good while the others were at ``over``; now the liar's own word past what is held caps
 nothing (``Finality.bounds``) and every peer ends the game.
+
+Only beats one ahead (session 25): the liar sends the dealer, once it has voted, nothing
+beat-like but those lies, its true beats and acks to the others alone. The dealer then never
+had the liar's word of any time past its last event, and at four players stayed in ``result``
+for good while the others were at ``over``. Now each peer whose game ends relays to every
+member the latest beat it took of each third one (``protocol.last_words``), and the dealer
+takes the liar's, old or not: every peer ends the game. At two players there is no third
+member: the dealer abandons the liar.
 """
 
 from __future__ import annotations
