@@ -6,14 +6,18 @@ it (docs/protocol.md §7.1): that word is the member's alone to give. A member t
 peer only beats of a head it never gives (one event past its last: nothing of its feed is
 known from them) and its true beats and acks to the others gives that peer no time past its
 last event, and the peer's own ``result`` is never final once the others, over, have stopped
-(docs/protocol.md §9.2, *the own-head variant at the game's end*). The others hold that word:
+(docs/protocol.md §9.2, *only beats one ahead*). The others hold that word:
 it made their end final. So a peer whose final fold comes to ``over`` relays, once, to each
 other member still in, the latest beat or ack it took of every third member (:class:`LastWords`):
 signed by its author, it is taken by the receiver as the author's own word, old or not
 (``Finality.raises``), and makes final there what it made final here.
 
-An honest member's own beats reach every member anyway: the relayed beat is then older than
-one the receiver took, raises nothing and is dropped unverified (docs/protocol.md §7.2).
+An honest member's own beats reach every member anyway: the relayed beat is then no newer
+than one the receiver took and raises nothing, for the price of a signature check (none in a
+burst behind a later beat of its author's, docs/protocol.md §7.2). What is left: only the
+*latest* beat is relayed (a liar whose latest beat to us says less than an earlier one leaves
+the receiver short), and a relayed beat whose head the receiver does not hold yet is not kept
+for when it does (its cover waits for its head, as a new beat's; the old one is dropped).
 """
 
 from __future__ import annotations
