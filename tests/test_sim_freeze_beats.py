@@ -28,9 +28,9 @@ Only beats one ahead (session 25): the liar sends the dealer, once it has voted,
 beat-like but those lies, its true beats and acks to the others alone. The dealer then never
 had the liar's word of any time past its last event, and at four players stayed in ``result``
 for good while the others were at ``over``. Now each peer whose game ends relays to every
-member the latest beat it took of each third one (``protocol.last_words``), and the dealer
-takes the liar's, old or not: every peer ends the game. At two players there is no third
-member: the dealer abandons the liar.
+member the beats of each third one that set what it knows of it (``protocol.last_words``),
+and the dealer takes the liar's, old or not: every peer ends the game. At two players there
+is no third member: the dealer abandons the liar.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def _break_freeze(
     *,
     own_ahead: int = 0,
     only_lies: list[bytes] | None = None,
+    lies_to_all: bool = False,
 ) -> None:
     """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
     voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
@@ -100,7 +101,7 @@ def _break_freeze(
     and acks go from then on to every member but ``to``, and nothing beat-like reaches ``to``
     from it but the lies (its events, wants and answers still go to all): ``to`` hears from it
     no beat of a head it holds. With no ``target``, it lies from its first input on, of its
-    own head only."""
+    own head only. With ``lies_to_all``, the others get each lie too, after the true beats."""
     flush = peer._flush
     others = [p for s, p in enumerate(peer.spec.peer_ids) if p != to and s != peer.seat]
 
@@ -135,7 +136,8 @@ def _break_freeze(
         beat = Beat(head, own[-1].id if not own_ahead else bytes(32), tuple(held), tuple(ids))
         lie = peer._outbox.sign_beat(Kind.BEAT, beat)
         lies.append(lie)
-        return [*effects, Send(lie, to)]
+        told = [to, *others] if lies_to_all else [to]
+        return [*effects, *(Send(lie, pid) for pid in told)]
 
     peer._flush = lying_flush  # type: ignore[method-assign]
 
@@ -446,13 +448,15 @@ def _shuffle_game(players: int, seed: int) -> tuple[Simulation, _CrashAtComplain
 
 
 #: the liar that sends the dealer *only* beats one ahead once it has voted (its true beats and
-#: acks to the others alone): at three players the liar is also the complainer
-_ONLY_LIES_SEEDS = [(3, 3), (3, 6), (4, 5), (4, 7)]
+#: acks to the others alone): at three players the liar is also the complainer; and with the
+#: lies sent to the others too, after the true beats (a relayer's latest beat of the liar's is
+#: then a lie, whose head nobody holds)
+_ONLY_LIES_SEEDS = [(3, 3, False), (3, 6, False), (4, 5, False), (4, 7, False), (4, 7, True)]
 
 
-@pytest.mark.parametrize(("players", "seed"), _ONLY_LIES_SEEDS)
+@pytest.mark.parametrize(("players", "seed", "to_all"), _ONLY_LIES_SEEDS)
 def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
-    players: int, seed: int
+    players: int, seed: int, to_all: bool
 ) -> None:
     """The liar sends the dealer, once it has voted, *only* beats of its own head one past
     its last event (its true beats and acks go to the others alone): the dealer hears from it
@@ -461,10 +465,11 @@ def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
     dealer stayed in ``result`` for good while the others were at ``over`` (four players,
     seed 5: stable 813, the liar's cover of seat 3's ``result``; seed 7: 1719, the liar's own
     term), its vote *withheld* on the liar alone. Now each of the others, as its game ends,
-    relays to the dealer the liar's latest beat it took (``protocol.last_words``): signed by
-    the liar, old or not it is the liar's word, and the dealer ends the game with them, alike.
+    relays to the dealer the liar's beats that set its terms on it (``protocol.last_words``):
+    signed by the liar, old or not they are its word, and the dealer ends the game, alike.
     At three players the dealer is left with the liar alone and ends the game on its own
-    (it votes the liar out, or their results cover each other)."""
+    (it votes the liar out, or their results cover each other). Where the others get the
+    lies too, each relays the liar's beats that set its own terms on it, not its latest."""
     sim, schedule, lies = _shuffle_game(players, seed)
     kept_back: list[bytes] = []
     _break_freeze(
@@ -474,6 +479,7 @@ def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
         lies,
         own_ahead=1,
         only_lies=kept_back,
+        lies_to_all=to_all,
     )
     result = sim.run()
     result.violations = check(result)

@@ -269,14 +269,15 @@ class Delivery:
                 self.finality.note_head(seat, self.debts.beats[seat][0])
                 if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
                     self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
-        if not self.inbox.new_beat(seat, message.lamport):
-            # An old beat (replayed, overtaken in the network, or relayed as a game ended:
-            # last_words): only what it says of its author's feed and cover, where it says more.
-            if beat is not None and self.finality.raises(seat, message.lamport, beat):
+        new = self.inbox.new_beat(seat, message.lamport)
+        # An old beat (replayed, overtaken in the network, or relayed as a game ended:
+        # last_words) is taken only for what it says of its author's feed and cover, if more.
+        if beat is not None and (new or self.finality.raises(seat, message.lamport, beat)):
+            self.words.note(seat, message, beat, self.feeds)  # (relayed as our game ends)
+            if not new:
                 self.take_beat(seat, message.lamport, beat, now)
+        if not new:
             return
-        if beat is not None:
-            self.words.note(seat, message)
         if self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
         if self.outbox.take_beat(message.lamport):  # (capped: §5.3)
