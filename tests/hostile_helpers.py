@@ -34,11 +34,20 @@ from typing import Any
 import trio
 
 from p2p_nertz.audit import LogSource, audit
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Play, Want, encode_body, kind_of
-from p2p_nertz.protocol.envelope import Kind, encode_message
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Beat,
+    Play,
+    Want,
+    encode_body,
+    held_ids,
+    kind_of,
+)
+from p2p_nertz.protocol.effects import Send
+from p2p_nertz.protocol.envelope import Kind, decode_unverified, encode_message, looks_like_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
-from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
+from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
@@ -152,15 +161,30 @@ class GameOutcome:
 # -- the hostile member -------------------------------------------------------------------------
 class HostileNode(PeerNode):
     """A member's real node that an attack may silence: it then sends nothing (its bot plays
-    on; what it signs meanwhile is logged, and goes out when asked for after)."""
+    on; what it signs meanwhile is logged, and goes out when asked for after). Or, with
+    :attr:`only_ahead` set, keep every beat and ack from one member (``only_ahead``'s first
+    item), sending it instead, each time, the lie its second item signs."""
 
     silent = False
     #: a member it sends nothing of its own to (the others relay its events there)
     withhold_from: PeerId | None = None
+    only_ahead: tuple[PeerId, Callable[[], bytes]] | None = None
 
     def _send(self, effect: Any) -> None:
         if self.silent:
             return
+        if self.only_ahead is not None and looks_like_beat(effect.data):
+            victim, lie = self.only_ahead
+            kind = decode_unverified(
+                effect.data, game_id=self.spec.game_id, roster=self.spec.peer_ids
+            ).kind
+            if kind in (Kind.BEAT, Kind.ACK) and effect.to in (None, victim):
+                if effect.to is None:  # (ours: to the others alone, and the lie to the victim)
+                    for pid in self.spec.peer_ids:
+                        if pid not in (victim, self.identity.peer_id):
+                            super()._send(Send(effect.data, pid))
+                    super()._send(Send(lie(), victim))
+                return  # (and nothing beat-like of anyone's to the victim: relays neither)
         victim = self.withhold_from
         if victim is None or (effect.to is not None and effect.to != victim):
             super()._send(effect)
@@ -405,6 +429,26 @@ async def attack_replay_own_and_wants(h: Hostile) -> None:
         await h.send(h.sign(Kind.WANT, encode_body(Want(n % h.spec.seats, 1, 2**62))))
 
 
+async def attack_only_ahead(h: Hostile) -> None:
+    """From mid-round on, the first member hears from us no beat or ack: ours go to the
+    others alone, and the first member gets instead, each time, a beat of our own feed's head
+    one past our last event, which we never give (docs/protocol.md §9.2, *only beats one
+    ahead*). Our events, wants and answers still go to every member."""
+
+    def lie() -> bytes:
+        peer = h.peer
+        feeds = [peer.events(q) for q in range(h.spec.seats)]
+        held = [len(f) for f in feeds]
+        ids = list(held_ids(feeds, tuple(held)))
+        held[h.seat] += 1  # (an event nobody is given)
+        ids[h.seat] = bytes(ID_PREFIX)
+        beat = Beat(held[h.seat], bytes(32), tuple(held), tuple(ids))
+        return h.sign(Kind.BEAT, encode_body(beat))
+
+    h.node.only_ahead = (h.others[0], lie)
+    await trio.sleep_forever()
+
+
 async def attack_garbage(h: Hostile) -> None:
     """Malformed frames under our key and routing id: bytes that are no message, messages of
     the largest size with a broken body, and frames just over the size limit."""
@@ -434,6 +478,7 @@ ATTACKS: dict[str, Attack] = {
     "silent": attack_silent,
     "garbage": attack_garbage,
     "withhold_one": attack_withhold_one,
+    "only_ahead": attack_only_ahead,
 }
 
 

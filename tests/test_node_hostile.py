@@ -60,3 +60,20 @@ def test_a_member_that_equivocates_to_different_members_is_proven_and_dropped(
     assert outcome.audit_dropped == [hostile]
     assert outcome.findings.get(FindingKind.EQUIVOCATION.value, []) != []
     assert set(outcome.findings[FindingKind.EQUIVOCATION.value]) == {hostile}
+
+
+def test_a_member_beating_one_member_only_one_ahead_holds_nobody_at_the_end(
+    tmp_path: Path,
+) -> None:
+    # Three members; from mid-round on the third sends the first no beat or ack of its own
+    # (they go to the second alone), only beats of its own head one past its last event,
+    # never given. The first hears from it no time past its last event: once the third's
+    # result came before the first's, the first's own result was never final, and the others,
+    # over, stopped (main: the first node found the table gone 3 s later, its final fold in
+    # result, another digest). Now the second relays, as its game ends, the third's latest
+    # beat to the first, which ends the game alike.
+    outcome = run_game("only_ahead", 3, 1, tmp_path, timeout=GAME_TIMEOUT)
+    check_honest(outcome)
+    assert outcome.sent == 0  # (the attack sends through the node: its lies are not counted)
+    assert all(h.dropped == [] for h in outcome.honest)
+    assert outcome.audit_dropped == []

@@ -23,6 +23,14 @@ vote the liar out in turn and every peer ends the game. With the head one event 
 last at every beat, never given once the game is over, the dealer stayed in ``result`` for
 good while the others were at ``over``; now the liar's own word past what is held caps
 nothing (``Finality.bounds``) and every peer ends the game.
+
+Only beats one ahead (session 25): the liar sends the dealer, once it has voted, nothing
+beat-like but those lies, its true beats and acks to the others alone. The dealer then never
+had the liar's word of any time past its last event, and at four players stayed in ``result``
+for good while the others were at ``over``. Now each peer whose game ends relays to every
+member the beats of each third one that set what it knows of it (``protocol.last_words``),
+and the dealer takes the liar's, old or not: every peer ends the game. At two players there
+is no third member: the dealer abandons the liar.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from p2p_nertz.protocol.envelope import Kind, Message, decode_unverified, encode
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Note, Peer, Send
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
@@ -76,24 +85,52 @@ def _vote_standing(peer: Peer, target: int) -> Drop | None:
 
 
 def _break_freeze(
-    peer: Peer, to: PeerId, target: int, lies: list[bytes], *, own_ahead: int = 0
+    peer: Peer,
+    to: PeerId,
+    target: int | None,
+    lies: list[bytes],
+    *,
+    own_ahead: int = 0,
+    only_lies: list[bytes] | None = None,
+    lies_to_all: bool = False,
 ) -> None:
     """Make ``peer`` (a simulated member) follow every input that sends anything, once it has
     voted ``target`` out, with a beat to ``to`` alone announcing ``target``'s feed one event
     past its vote's count, under an id prefix no event has (a test-only cheat: it reaches
     into the peer's beat path). With ``own_ahead``, the beat announces a head of the peer's
-    own feed that many events past the last it signed: events nobody is ever given."""
+    own feed that many events past the last it signed: events nobody is ever given. With
+    ``only_lies`` (a list, where each true beat kept from ``to`` is noted), its true beats
+    and acks go from then on to every member but ``to``, and nothing beat-like reaches ``to``
+    from it but the lies (its events, wants and answers still go to all): ``to`` hears from it
+    no beat of a head it holds. With no ``target``, it lies from its first input on, of its
+    own head only. With ``lies_to_all``, the others get each lie too, after the true beats."""
     flush = peer._flush
+    others = [p for s, p in enumerate(peer.spec.peer_ids) if p != to and s != peer.seat]
+
+    def withheld(effect: Effect) -> list[Effect]:
+        if not isinstance(effect, Send) or effect.to not in (None, to):
+            return [effect]
+        kind = decode_unverified(
+            effect.data, game_id=peer.spec.game_id, roster=peer.spec.peer_ids
+        ).kind
+        if kind not in (Kind.BEAT, Kind.ACK):
+            return [effect]
+        assert only_lies is not None
+        only_lies.append(effect.data)
+        return [] if effect.to == to else [Send(effect.data, other) for other in others]
 
     def lying_flush(now: float) -> list[Effect]:
         effects = flush(now)
-        vote = _vote_standing(peer, target)
-        if vote is None or not any(isinstance(e, Send) for e in effects):
+        vote = _vote_standing(peer, target) if target is not None else None
+        if (target is not None and vote is None) or not any(isinstance(e, Send) for e in effects):
             return effects
+        if only_lies is not None:
+            effects = [kept for effect in effects for kept in withheld(effect)]
         feeds = [peer.events(q) for q in range(peer.spec.seats)]
         held = list(peer._frontier())
         ids = list(held_ids(feeds, held))
-        held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
+        if target is not None and vote is not None:
+            held[target], ids[target] = vote.last_seq + 1, bytes(ID_PREFIX)
         own = feeds[peer.seat]
         head = len(own) + own_ahead
         if own_ahead:
@@ -101,7 +138,8 @@ def _break_freeze(
         beat = Beat(head, own[-1].id if not own_ahead else bytes(32), tuple(held), tuple(ids))
         lie = peer._outbox.sign_beat(Kind.BEAT, beat)
         lies.append(lie)
-        return [*effects, Send(lie, to)]
+        told = [to, *others] if lies_to_all else [to]
+        return [*effects, *(Send(lie, pid) for pid in told)]
 
     peer._flush = lying_flush  # type: ignore[method-assign]
 
@@ -529,3 +567,124 @@ def test_sim_freeze_beats_only_the_liars_own_whole_log_proves_the_head_never_giv
     assert _lies_named(torn) == []
     alone = _audit(result, [DEALER])
     assert _lies_named(alone) == [] and not alone.errors
+
+def _shuffle_game(players: int, seed: int) -> tuple[Simulation, _CrashAtComplaint, list[bytes]]:
+    """The game of the cases above: a shuffle game of one round, the last seat complaining of
+    the dealer's box as play begins, seat 1 crashed for good as the complaint is sent."""
+    config = SimConfig(
+        players=players,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(
+            deck_cheats=(DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT),), delay=0.005
+        ),
+        max_time=200.0,
+    )
+    lies: list[bytes] = []
+    schedule = _CrashAtComplaint(CRASHED, lies)
+    return Simulation(config, schedule), schedule, lies
+
+
+#: the liar that sends the dealer *only* beats one ahead once it has voted (its true beats and
+#: acks to the others alone): at three players the liar is also the complainer; and with the
+#: lies sent to the others too, after the true beats (a relayer's latest beat of the liar's is
+#: then a lie, whose head nobody holds)
+_ONLY_LIES_SEEDS = [(3, 3, False), (3, 6, False), (4, 5, False), (4, 7, False), (4, 7, True)]
+
+
+@pytest.mark.parametrize(("players", "seed", "to_all"), _ONLY_LIES_SEEDS)
+def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
+    players: int, seed: int, to_all: bool
+) -> None:
+    """The liar sends the dealer, once it has voted, *only* beats of its own head one past
+    its last event (its true beats and acks go to the others alone): the dealer hears from it
+    no beat of a head it holds, so nothing of the liar's time past its last event, and the
+    liar's word that it holds the dealer's ``result`` never reaches it. Before session 25 the
+    dealer stayed in ``result`` for good while the others were at ``over`` (four players,
+    seed 5: stable 813, the liar's cover of seat 3's ``result``; seed 7: 1719, the liar's own
+    term), its vote *withheld* on the liar alone. Now each of the others, as its game ends,
+    relays to the dealer the liar's beats that set its terms on it (``protocol.last_words``):
+    signed by the liar, old or not they are its word, and the dealer ends the game, alike.
+    At three players the dealer is left with the liar alone and ends the game on its own
+    (it votes the liar out, or their results cover each other). Where the others get the
+    lies too, each relays the liar's beats that set its own terms on it, not its latest."""
+    sim, schedule, lies = _shuffle_game(players, seed)
+    kept_back: list[bytes] = []
+    _break_freeze(
+        sim.peers[LIAR],  # type: ignore[arg-type]
+        sim.identities[DEALER].peer_id,
+        CRASHED,
+        lies,
+        own_ahead=1,
+        only_lies=kept_back,
+        lies_to_all=to_all,
+    )
+    result = sim.run()
+    result.violations = check(result)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    # The case is built: true beats of the liar's were kept from the dealer, which holds its
+    # word of a head past its last event (never given).
+    assert schedule.crashed and schedule.taken_early > 0 and kept_back
+    assert dealer._finality.claimed[LIAR][LIAR] > len(dealer.events(LIAR))
+    # Every honest peer ended the game, alike, nobody honest named (the liar, at most, for
+    # the head it never gave: where a note of it is kept, breaker25's ``ungiven_head``).
+    assert result.finished
+    report = _nobody_honest_named(result, lies)
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
+    assert "DECK_ANSWER" in {m.kind.name for m in dealer.events(DEALER)}
+    # (At three players the liar is the complainer, a cheater the simulator does not wait for.)
+    ended = [p for p in result.peers if p is not None and p.seat != CRASHED]
+    ended = [p for p in ended if players > 3 or p.seat != LIAR]
+    assert all(p.final.phase is Phase.OVER and not p.provisional for p in ended)
+    assert len({p.final.digest() for p in ended}) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_sim_freeze_beats_two_players_a_liar_beating_only_ahead_is_abandoned(seed: int) -> None:
+    """With two members there is no third to relay the liar's word (``protocol.last_words``
+    relays nothing): the liar (seat 1, a plain game) sends the dealer only beats of its own
+    head one past its last event, from the start, and its result came before the dealer's.
+    The dealer, owed that head, votes it out *withheld* after ``phase_timeout`` and, with two
+    members left, abandons it (docs/protocol.md §9.3): the game ends there, the liar out at
+    its whole feed, its ``result`` counted and the round scored, nothing provisional."""
+    config = SimConfig(
+        players=2,
+        seed=seed,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=1),
+        peer=QUICK_TIMERS,
+        faults=Faults(delay=0.005),
+        max_time=200.0,
+    )
+    sim = Simulation(config)
+    kept_back: list[bytes] = []
+    lies: list[bytes] = []
+    liar = sim.peers[1]
+    assert liar is not None
+    _break_freeze(
+        liar, sim.identities[DEALER].peer_id, None, lies, own_ahead=1, only_lies=kept_back
+    )
+    result = sim.run()
+    result.violations = check(result)
+    dealer = result.peers[DEALER]
+    assert dealer is not None
+    # The case is built: true beats kept from the dealer, which holds the liar's word of a
+    # head past its last result (the liar's abandon, answering ours, may fill it later).
+    results = [m.seq for m in dealer.events(1) if m.kind is Kind.RESULT]
+    assert kept_back and lies and dealer._finality.claimed[1][1] > results[-1]
+    assert result.finished and result.violations == []
+    assert dealer.final.phase is Phase.OVER and not dealer.provisional
+    # Out at its last result (its abandon, answering ours, comes past its cut), every round
+    # it sent a result of scored.
+    assert dealer.final.dropped == {1: results[-1]}
+    assert len(dealer.final.game.history) == len(results)
+    vote = _vote_standing(dealer, 1)
+    assert vote is not None and vote.reason is DropReason.ABANDON
+    assert {tuple(p.final.dropped.items()) for p in result.peers if p is not None} == {
+        ((1, results[-1]),)
+    }
+    report = result.audit
+    assert report is not None and not report.errors

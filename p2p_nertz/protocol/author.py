@@ -200,6 +200,12 @@ class Author:
         final = self.final
         duties = self.duties
         own = self.feeds[self.seat]
+        if final.phase is Phase.OVER and not self.delivery.words.relayed:
+            # The words that made our end final, to every member still in (last_words).
+            members = [q for q in range(len(self.feeds)) if q not in final.dropped]
+            self.outbox.effects.extend(
+                self.delivery.words.relay(self.seat, members, self.peer_ids, self.feeds)
+            )
         author = duties.abandon_to_answer(final, own)
         if author is not None:
             self.sign_vote(author, len(self.feeds[author]), DropReason.ABANDON, None)

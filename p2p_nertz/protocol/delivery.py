@@ -52,6 +52,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
@@ -161,6 +162,7 @@ class Delivery:
         self.outbox = chains.outbox
         self.duties = duties
         self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
+        self.words = LastWords()  # each member's latest beat (relayed as our game ends)
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
     # -- refusals -------------------------------------------------------------------------------
@@ -235,8 +237,10 @@ class Delivery:
         (:meth:`_receive_beat`: an old beat goes no further)."""
         lamport = message.lamport
         held = len(self.feeds[seat])
-        return self.store.contradicts(seat, lamport, beat) is not None or (
-            self.membership.proof.watch_slot(seat, lamport, beat.head_seq, held) is not None
+        return (
+            self.store.contradicts(seat, lamport, beat) is not None
+            or self.membership.proof.watch_slot(seat, lamport, beat.head_seq, held) is not None
+            or self.finality.raises(seat, lamport, beat)
         )
 
     def _receive_beat(
@@ -265,8 +269,15 @@ class Delivery:
                 self.finality.note_head(seat, self.debts.beats[seat][0])
                 if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
                     self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
-        if not self.inbox.new_beat(seat, message.lamport):
-            return  # an old beat (replayed, or overtaken in the network): nothing new
+        new = self.inbox.new_beat(seat, message.lamport)
+        # An old beat (replayed, overtaken in the network, or relayed as a game ended:
+        # last_words) is taken only for what it says of its author's feed and cover, if more.
+        if beat is not None and (new or self.finality.raises(seat, message.lamport, beat)):
+            self.words.note(seat, message, beat, self.feeds)  # (relayed as our game ends)
+            if not new:
+                self.take_beat(seat, message.lamport, beat, now)
+        if not new:
+            return
         if self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
         if self.outbox.take_beat(message.lamport):  # (capped: §5.3)

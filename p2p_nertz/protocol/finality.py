@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.state import GameState, decided_before_lifts, freezes, voted_gone
+from p2p_nertz.protocol.state import (
+    GameState,
+    Phase,
+    decided_before_lifts,
+    freezes,
+    voted_gone,
+)
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -103,6 +109,7 @@ class Finality:
         self.holder: tuple[int, int] | None = None
         self.stable = 0
         self.dirty = True  # something finality depends on changed since the last advance
+        self.ended = False  # the tentative fold at the last advance was over (raises)
 
     # -- what changes it --------------------------------------------------------------------
     def delivered(self, seat: int, message: Message) -> tuple[int, Beat] | None:
@@ -185,6 +192,27 @@ class Finality:
         if head > claimed[seat]:
             self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
             self.dirty = True
+
+    def raises(self, seat: int, lamport: int, beat: Beat) -> bool:
+        """Whether a beat of ``seat`` older than one of its taken (replayed, overtaken, or
+        relayed by another member as its game ended: ``last_words``) says more of its author's
+        feed or cover than is known here: its head is held, and it is timed above what we know
+        of that feed or announces holding, of a feed held here, more than we credit it with.
+        Taken (:meth:`take_beat`), it is as sound as when new: each item only raises a bound
+        the author's own signed word sets. A later beat of its that we took whose head is not
+        held here says nothing of either (docs/protocol.md §7.1, §9.2).
+
+        Asked only at the game's end, once the tentative fold is over (:attr:`ended`: every
+        event of the game is here, only the others' words are missing): before it the word
+        of an old beat comes again with its author's next beat or event, and taking it sooner
+        would move when things are final in every game, not only where a liar holds one back."""
+        feeds = self._feeds
+        if not self.ended or beat.head_seq > len(feeds[seat]):
+            return False  # (its cover waits for its head, as a new one's: take_beat)
+        if lamport > self.known[seat]:
+            return True
+        held = self.held_by[seat]
+        return any(held[q] < h <= len(feeds[q]) for q, h in enumerate(beat.held))
 
     def take_beat(
         self, seat: int, lamport: int, beat: Beat
@@ -279,6 +307,7 @@ class Finality:
         (``forked``: seat -> the first seq proven here in two versions, :func:`unannounced`).
         How many events were taken, and the final fold's notices; ``0, []`` if the stable
         time did not grow."""
+        self.ended = tentative.phase is Phase.OVER
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
