@@ -441,7 +441,6 @@ class DeckRound:
         if card is not None and any(c == card for (d, _), c in self.opened.items() if d == deck):
             card = None  # a card its deck already showed: a substituted ciphertext
         self.opened[where] = card
-        self.owing.moved()
         return Opened(deck, position, card)
 
     def owed(self, seat: int) -> list[tuple[int, int, int]]:

@@ -64,7 +64,7 @@ class Owing:
         self.by_place.clear()
 
     def moved(self, places: tuple[tuple[int, int], ...] = ()) -> None:
-        """Positions were turned up or opened, or shares of ``places`` taken."""
+        """Positions were turned up, or shares of ``places`` taken (and what they opened)."""
         self.by_member.clear()
         for where in places:
             self.by_place.pop(where, None)
