@@ -1,8 +1,9 @@
-"""What a shuffle round's members owe, kept between changes (:mod:`p2p_nertz.protocol.shuffle_owed`):
-always the walk's answer (the slow twins below walk every position turned, as ``DeckRound.owed``
-and ``partials_owed`` did before they were kept), on seeded rounds through their events, on
-copies changed apart, after a member dropped, and on a refold (the final fold's copy with the
-same events applied again, as a peer's held view is made)."""
+"""What a shuffle round's members owe, kept between changes (:mod:`.shuffle_owed`): always
+the walk's answer (the slow twins ``walk_owed`` and ``walk_partials_owed`` of
+``tests/deck_helpers.py`` walk every position turned, as the round did before it kept them),
+on seeded rounds through their events, on copies changed apart, after a member dropped, and on
+a refold (the final fold's copy with the same events applied again, as a peer's held view is
+made)."""
 
 from __future__ import annotations
 
@@ -10,43 +11,10 @@ import pytest
 
 from p2p_nertz.deck.vss import share_for
 from p2p_nertz.deck.wire import DeckAnswer
-from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rng import Rng
+from tests.deck_helpers import walk_owed, walk_partials_owed
 from tests.test_fold_shuffle import ShuffleTable, _deal_with_a_bad_box, _drop
-
-
-def _slow_owed(deck: DeckRound, seat: int) -> list[tuple[int, int, int]]:
-    """Every position turned walked (the ``owed`` of main before it was kept)."""
-    i = deck.member(seat)
-    out = []
-    for w in deck.turned:
-        held = deck.shares.get(w, {})
-        if i not in held and (i in deck.gone or w not in deck.opened):
-            out.append((i, *w))
-        if w in deck.opened or not deck.gone:
-            continue
-        for m in sorted(deck.gone - held.keys()):
-            if m != i and i not in deck.partials.get((*w, m), {}) and deck.holds(i, m):
-                out.append((m, *w))
-    return out
-
-
-def _slow_partials(deck: DeckRound, where: tuple[int, int]) -> list[tuple[int, list[int]]]:
-    if where in deck.opened or not deck.gone:
-        return []
-    held = deck.shares.get(where, {})
-    out = []
-    for m in sorted(deck.gone - held.keys()):
-        sent = deck.partials.get((*where, m), {})
-        owing = [
-            j
-            for j in range(len(deck.members))
-            if j not in deck.gone and j not in sent and deck.holds(j, m)
-        ]
-        if owing:
-            out.append((m, owing))
-    return out
 
 
 def _check(fold: GameState) -> int:
@@ -57,11 +25,11 @@ def _check(fold: GameState) -> int:
     items = 0
     for _ in range(2):
         for seat in deck.members:
-            assert deck.owed(seat) == _slow_owed(deck, seat)
+            assert deck.owed(seat) == walk_owed(deck, seat)
             items += len(deck.owed(seat))
         for where in deck.turned:
             kept = [(m, list(owing)) for m, owing in deck.partials_owed(where)]
-            assert kept == _slow_partials(deck, where)
+            assert kept == walk_partials_owed(deck, where)
     return items
 
 
