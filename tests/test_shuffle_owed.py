@@ -11,6 +11,8 @@ import pytest
 
 from p2p_nertz.deck.vss import share_for
 from p2p_nertz.deck.wire import DeckAnswer
+from p2p_nertz.protocol.share_store import ShareStore
+from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rng import Rng
 from tests.deck_helpers import walk_owed, walk_partials_owed
@@ -127,3 +129,38 @@ def test_shuffle_owed_kept_follows_a_complaint_answered_after_the_drop() -> None
     _check(t.fold)
     assert [of for of, _, _ in deck.owed(0)] == [2, 2, 2]
     assert [of for of, _, _ in before.owed(0)] == []  # (the copy before it is its own)
+
+
+def test_shuffle_owed_waits_with_a_store_list_what_the_store_does_not_relieve() -> None:
+    """:class:`ShareWaits` with a share store lists a member's own share only where the store
+    lacks it too: every item it lists is one the store-less walk lists that the store does not
+    hold (:meth:`Owed.held_in`), in the same order, a member dropped among them (five members,
+    member 4 dropped, half the own shares of the positions in flight in the store)."""
+    rng = Rng("owed store")
+    t = ShuffleTable(5)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    for mover in (0, 1, 2, 3, 4, 1):
+        t.move(mover, "S")
+    _drop(t, 4, [0, 1, 2])
+    _some(t, rng, range(4), skip=None)
+    deck = t.fold.round.deck
+    assert deck is not None and deck.gone == {4}
+    store = ShareStore()
+    flight = [w for w in deck.turned if w not in deck.opened]
+    for i in range(5):
+        mine = [(d, p) for d, p in flight if rng.below(2)]
+        store.offer(deck, t.shares(i, mine).shares)
+    with_store, alone = ShareWaits(), ShareWaits()
+    for waits, kept in ((with_store, store), (alone, None)):
+        waits.late(0.0, t.fold, t.fold, 1.0, 0.0, store=kept)
+    late = with_store.late(2.0, t.fold, t.fold, 1.0, 0.0, store=store)
+    alone.late(2.0, t.fold, t.fold, 1.0, 0.0)
+    expected = {
+        seat: [item for item in items if not item.held_in(t.fold, store)]
+        for seat, items in alone.items.items()
+    }
+    assert with_store.items == {seat: items for seat, items in expected.items() if items}
+    assert late == sorted(with_store.items) and any(item.of == 4 for item in alone.items[0])
+    assert sum(map(len, with_store.items.values())) < sum(map(len, alone.items.values()))
