@@ -4,6 +4,7 @@ the cards it opens, the VSS dealings of a table and the shares they box."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from nacl import bindings as sodium
 
@@ -15,6 +16,9 @@ from p2p_nertz.deck.shares import make_share, open_card
 from p2p_nertz.deck.vss import Dealing, deal_shares, open_share, x25519_public, x25519_secret
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules.cards import Card, new_deck
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.shuffle import DeckRound
 
 GAME_ID = derive_seed("deck tests", "game")
 CONTEXT = round_context(GAME_ID, 1)
@@ -95,3 +99,38 @@ class VssTable:
         """Each of ``seats``' share (every other member's unless given) of ``dealer``'s secret."""
         seats = range(len(self.keys)) if seats is None else seats
         return {j: self.share(dealer, j) for j in seats if j != dealer}
+
+
+def walk_owed(deck: DeckRound, seat: int) -> list[tuple[int, int, int]]:
+    """``deck.owed(seat)``'s slow twin: every position turned up walked, nothing kept (the
+    round's code before session 25 kept its answers, :mod:`p2p_nertz.protocol.shuffle_owed`)."""
+    i = deck.member(seat)
+    out = []
+    for w in deck.turned:
+        held = deck.shares.get(w, {})
+        if i not in held and (i in deck.gone or w not in deck.opened):
+            out.append((i, *w))
+        if w in deck.opened or not deck.gone:
+            continue
+        for m in sorted(deck.gone - held.keys()):
+            if m != i and i not in deck.partials.get((*w, m), {}) and deck.holds(i, m):
+                out.append((m, *w))
+    return out
+
+
+def walk_partials_owed(deck: DeckRound, where: tuple[int, int]) -> list[tuple[int, list[int]]]:
+    """``deck.partials_owed(where)``'s slow twin, nothing kept (as :func:`walk_owed`)."""
+    if where in deck.opened or not deck.gone:
+        return []
+    held = deck.shares.get(where, {})
+    out = []
+    for m in sorted(deck.gone - held.keys()):
+        sent = deck.partials.get((*where, m), {})
+        owing = [
+            j
+            for j in range(len(deck.members))
+            if j not in deck.gone and j not in sent and deck.holds(j, m)
+        ]
+        if owing:
+            out.append((m, owing))
+    return out

@@ -52,6 +52,7 @@ from p2p_nertz.deck.wire import (
     DeckStage,
 )
 from p2p_nertz.protocol.fold_values import Phase, RefusalCode, Refuse
+from p2p_nertz.protocol.shuffle_owed import Owing, Partials, owed, partials_owed
 from p2p_nertz.rules import Card, new_deck
 
 __all__ = ["DEALT", "MAX_SHARES_EVENT", "SHARING", "DeckRound", "Opened", "local_deck_key"]
@@ -138,6 +139,8 @@ class DeckRound:
     found: tuple[Fault, ...] = ()
     #: the answers of the checks on arrival, shared by every copy (module docstring)
     memo: dict[object, bool] = field(default_factory=dict)
+    #: what the members owe, kept until what it reads changes (:mod:`.shuffle_owed`)
+    owing: Owing = field(default_factory=Owing, init=False, repr=False, compare=False)
 
     def copy(self) -> DeckRound:
         """An independent copy (the memo is shared: it only caches pure answers)."""
@@ -150,6 +153,7 @@ class DeckRound:
         new.secrets = dict(self.secrets)
         new.held = {k: dict(v) for k, v in self.held.items()}
         new.complaints = dict(self.complaints)
+        new.owing = self.owing.copy()
         return new
 
     # -- who -----------------------------------------------------------------------------
@@ -201,6 +205,7 @@ class DeckRound:
         except DeckError as exc:
             raise Refuse(_C.BAD_KEY, str(exc)) from None
         self.keys[i] = message
+        self.owing.forget()
 
     @property
     def keyed(self) -> bool:
@@ -258,6 +263,7 @@ class DeckRound:
             return []
         self.turned += tuple(new)
         self.turned_set |= frozenset(new)
+        self.owing.moved()
         return [o for o in map(self._open, new) if o is not None]
 
     def take_shares(self, seat: int, message: DeckShares) -> list[Opened]:
@@ -310,6 +316,8 @@ class DeckRound:
                 self.shares.setdefault(where, {})[i] = point
             else:
                 self.partials.setdefault((*where, of), {})[i] = point
+        if taken:
+            self.owing.moved(tuple(w for w, _, _, _ in taken))
         places = dict.fromkeys(w for w, _, _, _ in taken if w in self.turned_set)
         return [o for o in map(self._open, places) if o is not None]
 
@@ -349,6 +357,7 @@ class DeckRound:
         if seat not in self.members:
             return []
         self.gone |= {self.member(seat)}
+        self.owing.forget()
         waiting = [w for w in self.turned if w not in self.opened]
         return [o for o in map(self._open, waiting) if o is not None]
 
@@ -438,47 +447,15 @@ class DeckRound:
         """What ``seat`` owes, as ``(of member, deck, position)`` in turn-up order: its share
         of every position turned up that it has not sent, and its partial share for each
         member dropped whose own share of a position not opened yet is missing
-        (docs/shuffle.md §6.4, §10.4)."""
-        i = self.member(seat)
-        out: list[tuple[int, int, int]] = []
-        # Asked at every input of a peer (its duties): for a member still in, a position
-        # opened holds its share already (every member's, or a partial stand-in only for a
-        # member gone), so only the few positions in flight are walked, and none when every
-        # position turned is open (``opened`` only ever holds positions turned up).
-        places = self.turned
-        if i not in self.gone:
-            if len(self.opened) == len(self.turned):
-                return out
-            places = tuple(w for w in self.turned if w not in self.opened)
-        for w in places:
-            held = self.shares.get(w, {})
-            if i not in held:
-                out.append((i, *w))
-            if w in self.opened or not self.gone:
-                continue
-            for m in sorted(self.gone - held.keys()):
-                if m != i and i not in self.partials.get((*w, m), {}) and self.holds(i, m):
-                    out.append((m, *w))
-        return out
+        (docs/shuffle.md §6.4, §10.4). Kept until the round changes (:mod:`.shuffle_owed`)."""
+        return owed(self, seat)
 
-    def partials_owed(self, where: tuple[int, int]) -> list[tuple[int, list[int]]]:
+    def partials_owed(self, where: tuple[int, int]) -> list[Partials]:
         """For a position turned up and not opened: each member dropped whose own share of it
         is missing, with the members still in that owe a partial for it (those that hold
-        their VSS share of its secret, :meth:`holds`, and have not sent it), in order."""
-        if where in self.opened or not self.gone:
-            return []
-        held = self.shares.get(where, {})
-        out = []
-        for m in sorted(self.gone - held.keys()):
-            sent = self.partials.get((*where, m), {})
-            owing = [
-                j
-                for j in range(len(self.members))
-                if j not in self.gone and j not in sent and self.holds(j, m)
-            ]
-            if owing:
-                out.append((m, owing))
-        return out
+        their VSS share of its secret, :meth:`holds`, and have not sent it), in order. Kept
+        until a share of it is taken or the round changes (:mod:`.shuffle_owed`)."""
+        return partials_owed(self, where)
 
     # -- complaints of a box (§6.3) ----------------------------------------------------------
     def take_complaint(self, seat: int, message: DeckComplain) -> None:
@@ -490,6 +467,7 @@ class DeckRound:
         if (dealer, i) in self.complaints:
             raise Refuse(_C.REPEATED, f"a second complaint of member {dealer}")
         self.complaints[(dealer, i)] = None
+        self.owing.forget()
 
     def take_answer(self, seat: int, message: DeckAnswer) -> None:
         """``seat`` answers a complaint with the complainer's share in the clear, which must
@@ -510,6 +488,7 @@ class DeckRound:
         except DeckError as exc:
             raise Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}") from None
         self.complaints[(d, recipient)] = message.share
+        self.owing.forget()
 
     def unanswered(self) -> list[tuple[int, int]]:
         """``(dealer, complainer)`` of every complaint not answered yet, in order."""
