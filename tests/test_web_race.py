@@ -205,7 +205,11 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         shown = {b.text: b for b in driver.find_elements("css selector", "#actions button")}
-        assert [t for t, b in shown.items() if b.is_displayed()] == ["stuck", "Nerts!"]
+        assert [t for t, b in shown.items() if b.is_displayed()] == [
+            "stuck",
+            "Nerts!",
+            "how to play",
+        ]
         shown["stuck"].click()
         seat.take_action()
         assert seat.peer.tentative.table.stuck[0]  # type: ignore[union-attr]

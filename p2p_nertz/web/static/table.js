@@ -434,7 +434,10 @@
     }
     const status = $("#status");
     if (!document.body.classList.contains("down")) {  // (else it says the peer has stopped)
-      status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
+      // A card picked by a click: the peer's words name its keys; the pointer's way too.
+      const picked = view.selected !== null && view.command === null && / picked: /.test(view.status);
+      status.textContent = view.command !== null ? `: ${view.command}▏`
+        : picked ? `${view.status} · or click where it goes` : view.status;
       status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
     }
     if (changed("messages", view.messages)) {
@@ -736,13 +739,26 @@
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
       if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
+      if (ev.key === "Escape" && !$("#help").hidden) { toggleHelp(); return; }
     }
     const k = KEYS[ev.key] || (ev.key.length === 1 ? ev.key : null);
     if (k === null) return;
     ev.preventDefault();
     key(k);
   }
-  function toggleHelp() { $("#help").hidden = !$("#help").hidden; }
+  function toggleHelp() {
+    const help = $("#help");
+    // The rules in brief, with this game's numbers: the peer's own words (the terminal's
+    // "how to play" page), a paragraph for each group of lines.
+    const lines = view && view.how_to_play;
+    if (help.hidden && lines && changed("how_to_play", lines)) {
+      const paragraphs = lines.join("\n").split(/\n\s*\n/).filter((p) => p.trim());
+      $("#how-to-play").replaceChildren(...paragraphs.map((p) => el("p", "", p.replace(/\n/g, " "))));
+    }
+    help.hidden = !help.hidden;
+    // (Its button takes the focus, for the keyboard, without scrolling the rules away.)
+    if (!help.hidden) { help.scrollTop = 0; $("#help-close").focus({ preventScroll: true }); }
+  }
 
   function frame(t) {
     stats.frames += 1;
@@ -761,8 +777,10 @@
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
     setUpLobby();
-    for (const b of document.querySelectorAll("#replay button, #actions button"))
+    for (const b of document.querySelectorAll("#replay button, #actions button[data-key]"))
       b.onclick = () => key(b.dataset.key);
+    $("#learn").onclick = toggleHelp;
+    $("#help-close").onclick = toggleHelp;
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
     requestAnimationFrame(frame);

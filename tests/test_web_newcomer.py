@@ -1,0 +1,140 @@
+"""A newcomer's first game in the browser (session 25): what someone who has never played Nertz
+sees in the page of ``nertz play --web --bots 2 --practice``, in a real chromium.
+
+Before: the page's help told how to move cards but not what the game is (the goal, where aces
+go, how the work piles build, the score); it had no way to close it but the key that opened it;
+a card picked by a click said only its keys ("l to the lake, 1-4 onto a work pile"); and once
+the work piles grew, the line that says why a move was refused was below the fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_web_table import card_in, tops
+from tests.web_helpers import WebGame, browser_missing, open_browser, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+]
+
+GAME = ("--bots", "2", "--practice", "--seed", "11", "--rounds", "1", "--draw", "1")
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> Iterator[WebGame]:
+    started = WebGame(tmp_path, *GAME)
+    try:
+        yield started
+    finally:
+        err = started.stop()[2]
+        assert "Traceback" not in err, err
+
+
+def _dealt(driver: Any, url: str) -> None:
+    driver.get(url)
+    wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "the deal")
+
+
+def _help(driver: Any) -> Any:
+    return driver.find_element("id", "help")
+
+
+def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_picked_card(
+    game: WebGame,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    with open_browser(1280, 720) as driver:
+        _dealt(driver, game.url)
+        learn = driver.find_element("id", "learn")
+        assert learn.is_displayed() and learn.text == "how to play"
+        assert not _help(driver).is_displayed()
+        learn.click()
+        help_text = wait_for(driver, lambda d: _help(d).is_displayed() and _help(d).text, "help")
+        # The rules in brief with this game's numbers (the terminal's "how to play" page).
+        for words in (
+            "Empty your Nerts pile",
+            "Aces go to the lake",
+            "alternating colours",
+            "−2 for each card left in your Nerts pile",
+            "play 1 round; the highest total wins",
+            "s turns the stock 1 card at a time",
+            "Drag a card",
+        ):
+            assert words in " ".join(help_text.split()), (words, help_text)
+        # Esc closes it (and says nothing to the peer); ? opens it; its button closes it.
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "Esc closes the help")
+        ActionChains(driver).send_keys("?").perform()
+        wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+        driver.find_element("id", "help-close").click()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "close closes the help")
+
+        # A click picks the Nerts card: the status names the pointer's way beside the keys.
+        nerts = tops(driver)["n"]
+        card_in(driver, "n", str(nerts)).click()
+        status = driver.find_element("id", "status")
+        wait_for(driver, lambda d: " picked: " in status.text, "the pick, said")
+        assert status.text.endswith("· or click where it goes"), status.text
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: " picked: " not in status.text, "Esc cancels the pick")
+        assert "click where it goes" not in status.text
+
+
+def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(
+    game: WebGame,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    # A laptop's page under its browser's bars (the status line sits below the tableau).
+    with open_browser(1280, 420) as driver:
+        _dealt(driver, game.url)
+        inner = driver.execute_script("return window.innerHeight")
+        assert driver.execute_script("return document.body.scrollHeight") > inner
+        # With the keys alone: the Nerts top to the lake is refused (no ace is that card's
+        # foundation yet, unless it is an ace: then onto work pile 1, which a court card or
+        # an ace does not fit either way round, or another reason is given).
+        nerts = tops(driver)["n"]
+        second = "l" if nerts.rank != 1 else "1"
+        ActionChains(driver).send_keys("n").perform()
+        status = driver.find_element("id", "status")
+        wait_for(driver, lambda d: " picked: " in status.text, "the pick")
+        ActionChains(driver).send_keys(second).perform()
+        wait_for(driver, lambda d: " picked: " not in status.text, "the answer")
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", status
+        )
+        assert box[0] >= 0 and box[1] <= inner, (box, inner, status.text)
+        assert status.text  # what the peer said about it is what the person reads
+
+
+def test_web_a_phone_sized_page_offers_how_to_play_and_fits_the_rules_on_screen(
+    game: WebGame,
+) -> None:
+    with open_browser(390, 844) as driver:
+        _dealt(driver, game.url)
+        learn = driver.find_element("id", "learn")
+        assert learn.is_displayed()
+        learn.click()
+        wait_for(driver, lambda d: "Aces go to the lake" in _help(d).text, "the rules")
+        # On screen from its first line (the focused close button at the end does not scroll
+        # the rules away), no wider than the phone.
+        first = driver.find_element("css selector", "#how-to-play p")
+        assert "Empty your Nerts pile" in first.text
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(), h = arguments[1]"
+            ".getBoundingClientRect(); return [r.top, r.bottom, h.right, window.innerHeight];",
+            first,
+            _help(driver),
+        )
+        assert box[0] >= 0 and box[1] <= box[3], box
+        assert box[2] <= 390, box
+        assert driver.find_element("id", "help-close").is_displayed()
