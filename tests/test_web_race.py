@@ -302,4 +302,6 @@ def test_web_the_page_names_players_and_their_moves_in_words(page: ServedPage) -
         game = seat.peer.final.game.result
         assert game is not None
         winners = ", ".join(f"{names[w]} (seat {w})" for w in game.winners)
-        assert result.text.startswith(f"Game over — winner: {winners} ("), result.text
+        # How it was decided, in words (once "(rounds)", which a newcomer could not read).
+        expected = f"Game over — winner: {winners} with {max(game.totals)} (after 1 round)"
+        assert result.text.startswith(expected), result.text

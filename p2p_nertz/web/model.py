@@ -31,7 +31,7 @@ from typing import Any
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
 from p2p_nertz.ui.render import how_to_play
-from p2p_nertz.ui.view import Board, TableView, card_text
+from p2p_nertz.ui.view import Board, TableView, card_text, decided_by
 
 __all__ = [
     "ALL_ACTIONS",
@@ -366,6 +366,8 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             "winners": [view.winner_name(w) for w in result.winners],
             "teams": list(result.winners),
             "termination": result.termination.value,
+            "decided": decided_by(result.termination, view.rules),
+            "top": max(result.totals),
         },
         "provisional": view.provisional,
     }

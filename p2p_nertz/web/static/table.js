@@ -178,7 +178,7 @@
     if (b.result) {
       next.appendChild(el("p", "result",
         `Game over — winner: ${b.result.winners.join(", ")}` +
-        ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
+        ` with ${b.result.top} (${b.result.decided})` + (b.provisional ? " — provisional" : "")));
       const leave = el("button", "", "leave (q)");
       leave.onclick = () => key("q");
       next.appendChild(leave);
