@@ -88,6 +88,23 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
         wait_for(driver, lambda d: " picked: " not in status.text, "Esc cancels the pick")
         assert "click where it goes" not in status.text
 
+        # Nerts! with cards left is asked about first: the button says what a second click does.
+        call = driver.find_element("id", "call")
+        call.click()
+        wait_for(driver, lambda d: "x again to call anyway" in status.text, "the question")
+        wait_for(driver, lambda d: call.text == "yes, call Nerts", "the button's question")
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: call.text == "Nerts!", "Esc: the call is not made")
+        assert "x again" not in status.text
+
+        # With the keyboard alone, the focused button is plain to see.
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        outline = driver.execute_script(
+            "const s = getComputedStyle(document.activeElement);"
+            "return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];"
+        )
+        assert outline == ["BUTTON", "solid", "3px"], outline
+
 
 def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(
     game: WebGame,

@@ -449,6 +449,9 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // A call with cards left is asked about first ("x again"): the button says what a second
+    // click does, as the leave button does.
+    $("#call").textContent = /x again to call anyway/.test(view.status) ? "yes, call Nerts" : "Nerts!";
     // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
     // game whose other member is gone (its button asks first, as the key does).
     $("#rotate").hidden = !view.rotate_alone;
