@@ -15,8 +15,12 @@ from typing import Any
 
 import pytest
 
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Move, Pile, Rules
+from tests.peer_helpers import Paused, PeerNetwork
+from tests.test_web_race import Seat, _open
 from tests.test_web_table import card_in, tops
-from tests.web_helpers import WebGame, browser_missing, open_browser, wait_for
+from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -155,3 +159,37 @@ def test_web_a_phone_sized_page_offers_how_to_play_and_fits_the_rules_on_screen(
         assert box[0] >= 0 and box[1] <= box[3], box
         assert box[2] <= 390, box
         assert driver.find_element("id", "help-close").is_displayed()
+
+
+def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
+    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+    paused = {s: Paused() for s in range(2)}
+    net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(390, 844) as driver:
+        _open(driver, seat)
+        hint = driver.find_element("css selector", "#foundations .hint")
+        assert hint.is_displayed()
+        assert hint.text.startswith("Aces go here: each starts a pile"), hint.text
+        table = seat.peer.tentative.table
+        assert table is not None
+        for _ in range(40):  # turn the stock (our seat's, one card a turn) until an ace shows
+            aces = [p for p in ("n", "w", "1", "2", "3", "4") if _top_is_ace(table, p)]
+            if aces:
+                break
+            net.play(0, Move.parse("S"))
+            table = seat.peer.tentative.table
+            assert table is not None
+        else:
+            raise AssertionError("no ace on top in 40 turns")
+        net.play(0, Move.parse(f"{aces[0].upper()}>L"))
+        seat.draw()
+        wait_for(driver, lambda d: d.find_elements("css selector", "#foundations .card"), "ace")
+        assert not driver.find_elements("css selector", "#foundations .hint")
+
+
+def _top_is_ace(table: Any, pile: str) -> bool:
+    where = Pile.NERTS if pile == "n" else Pile.WASTE if pile == "w" else Pile(int(pile))
+    top = table.tableaux[0].top(where)
+    return top is not None and top.rank == 1

@@ -150,6 +150,10 @@
   function drawLake() {
     const box = $("#foundations");
     box.replaceChildren();
+    // An empty lake said nothing of what it is for (a newcomer's first look at the table).
+    if (!view.lake.length)
+      box.appendChild(el("p", "hint", "Aces go here: each starts a pile that everyone builds " +
+        "up, in suit, to the King. Each of your cards here is +1."));
     for (const f of view.lake) {
       const slot = el("div", "foundation");
       const c = cardEl(f.top);
