@@ -193,3 +193,32 @@ def _top_is_ace(table: Any, pile: str) -> bool:
     where = Pile.NERTS if pile == "n" else Pile.WASTE if pile == "w" else Pile(int(pile))
     top = table.tableaux[0].top(where)
     return top is not None and top.rank == 1
+
+
+def _nerts_counts_clear(driver: Any) -> list[tuple[float, float, str]]:
+    """For each other player: its Nerts count's right edge (of the text itself, which may be
+    wider than its box), its first work pile's left edge, and the count's text."""
+    found: list[tuple[float, float, str]] = driver.execute_script(
+        "return [...document.querySelectorAll('#others .player')].map((p) => {"
+        "  const count = p.querySelector('.pile.nerts .count');"
+        "  const work = p.querySelector('.pile.work');"
+        "  const text = document.createRange(); text.selectNodeContents(count);"
+        "  return [text.getBoundingClientRect().right, work.getBoundingClientRect().left,"
+        "          count.textContent];"
+        "});"
+    )
+    return found
+
+
+def test_web_the_other_players_nerts_counts_stay_clear_of_their_work_piles(
+    game: WebGame,
+) -> None:
+    # A run grown down a bot's first work pile hid its "Nerts 7" (the pile drawn after it).
+    for width, height in ((1280, 720), (390, 844)):
+        with open_browser(width, height) as driver:
+            _dealt(driver, game.url)
+            counts = _nerts_counts_clear(driver)
+            assert len(counts) == 2, counts
+            for right, left, text in counts:
+                assert text.startswith("Nerts "), text
+                assert right <= left, (width, right, left, text)
