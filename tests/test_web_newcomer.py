@@ -9,14 +9,18 @@ the work piles grew, the line that says why a move was refused was below the fol
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_rules import table_from
 
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
+from p2p_nertz.ui import TableView
+from p2p_nertz.web.model import view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
 from tests.test_web_table import card_in, tops
@@ -222,3 +226,32 @@ def test_web_the_other_players_nerts_counts_stay_clear_of_their_work_piles(
             for right, left, text in counts:
                 assert text.startswith("Nerts "), text
                 assert right <= left, (width, right, left, text)
+
+
+def test_web_an_emptied_nerts_pile_asks_for_the_call(page: ServedPage) -> None:
+    # A newcomer emptied their Nerts pile in the page and never called: nothing there said to
+    # (the terminal's row says "empty: call Nerts with x!").
+    mine = "N: - | 1: QH | 2: 5S | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
+    other = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
+    for own, due in ((mine, True), (other, False)):
+        table = table_from(own, other)
+        view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules())
+        page.publish(json.dumps(view_json(view), ensure_ascii=False))
+        with open_browser(390, 844) as driver:
+            driver.get(page.url)
+            count = wait_for(
+                driver,
+                lambda d: d.find_elements("css selector", "#mine .nerts .count"),
+                "our Nerts pile",
+            )[0]
+            call = driver.find_element("id", "call")
+            if due:
+                assert count.text == "empty: call Nerts!", count.text
+                assert "due" in call.get_attribute("class")
+                colour = driver.execute_script(
+                    "return getComputedStyle(arguments[0]).backgroundColor", call
+                )
+                assert colour == "rgb(255, 213, 74)", colour  # the focus yellow: plain to see
+            else:
+                assert count.text == "Nerts 1", count.text
+                assert "due" not in (call.get_attribute("class") or "")

@@ -100,7 +100,9 @@
     const nerts = pileEl("n", "nerts", mine ? "n" : "");
     if (t.nerts.top) nerts.appendChild(cardEl(t.nerts.top));
     else nerts.classList.add("empty");
-    nerts.appendChild(el("span", "count", `Nerts ${t.nerts.count}`));
+    // Our own pile emptied: say what to do now, as the terminal does ("empty: call Nerts").
+    const called = mine && !t.nerts.count ? "empty: call Nerts!" : `Nerts ${t.nerts.count}`;
+    nerts.appendChild(el("span", "count", called));
     nerts.dataset.count = t.nerts.count;
     row.appendChild(nerts);
     t.work.forEach((cards, i) => {
@@ -456,6 +458,9 @@
     // A call with cards left is asked about first ("x again"): the button says what a second
     // click does, as the leave button does.
     $("#call").textContent = /x again to call anyway/.test(view.status) ? "yes, call Nerts" : "Nerts!";
+    // A newcomer emptied their pile and never called: the button asks for the click then.
+    $("#call").classList.toggle("due", view.phase === "play" && !!mineNow &&
+      !!mineNow.tableau && mineNow.tableau.nerts.count === 0);
     // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
     // game whose other member is gone (its button asks first, as the key does).
     $("#rotate").hidden = !view.rotate_alone;
