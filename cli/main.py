@@ -43,7 +43,11 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("bot", "a bot peer that joins a table and plays"),
     ("games", "list the tables open on a LAN"),
     ("resume", "continue a game from its log after a crash"),
-    ("play", "play at the terminal: the LAN lobby, a quick game (--bots N), or a given game"),
+    (
+        "play",
+        "play at the terminal or in a browser (--web): the LAN lobby, a quick game "
+        "(--bots N), or a given game",
+    ),
     ("watch", "follow a live game as a spectator (members push to you with --watcher)"),
     ("audit", "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"),
     ("replay", "step through a game from its signed logs (--text: one line per event)"),

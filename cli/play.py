@@ -98,7 +98,10 @@ def add_parser(sub: Any) -> None:
     Args:
         sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
     """
-    help_text = "play at the terminal: the LAN lobby, a quick game (--bots N), or a given game"
+    help_text = (
+        "play at the terminal or in a browser (--web): the LAN lobby, a quick game (--bots N), "
+        "or a given game"
+    )
     p: argparse.ArgumentParser = sub.add_parser(
         "play",
         help=help_text,

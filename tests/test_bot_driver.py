@@ -12,7 +12,7 @@ from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.peer import Effect, PeerConfig, Send
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng
-from p2p_nertz.rules import Move, Rules
+from p2p_nertz.rules import Move, MoveKind, Pile, Rules
 
 NEVER = 1e9  # the network's own bots never move: only the driver under test does
 
@@ -67,6 +67,39 @@ def test_bot_driver_practice_waits_for_the_slowest_player() -> None:
     net.play(1, Move.turn())
     net.run(lambda n: n.peers[0].held(1) == n.peers[1].held(1))  # seat 0 sees the move
     assert bot.choose(net.peers[0]) is not None
+
+
+def test_bot_driver_practice_waits_again_once_the_persons_pass_is_stale() -> None:
+    # A newcomer said stuck with moves left; a bot's card in the lake made the pass stale (the
+    # table asks to pass again), and the practice bots raced on to the end of the round.
+    net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=1), move_every=NEVER)
+    net.run(lambda n: all(n.peers[s].tentative.round.ready == {0, 1} for s in (0, 1)))
+    net.play(1, Move.parse("P"))  # the person at seat 1 passes
+    net.run(lambda n: n.peers[0].held(1) == n.peers[1].held(1))
+    bot, peer = _driver(practice=True), net.peers[0]
+    for _ in range(200):  # the pass stands: the bot plays on, until its card stales the pass
+        move = bot.choose(peer)
+        assert move is not None and move.kind is not MoveKind.PASS, move
+        _final(net, move)
+        table = peer.tentative.table
+        assert table is not None
+        if not table.stuck[1]:
+            break
+    else:
+        raise AssertionError("no card of the bot's reached the lake in 200 moves")
+    assert move.target is Pile.LAKE, move  # stale by a lake card, not a rotation
+    # The person is behind again: the bot makes no more moves than theirs (one: the pass).
+    ahead = 0
+    while (move := bot.choose(peer)) is not None and ahead < 10:
+        _final(net, move)
+        ahead += 1
+    assert ahead <= 1 and bot.choose(peer) is None, ahead
+
+
+def _final(net: PeerNetwork, move: Move) -> None:
+    """Seat 0 plays ``move``; the network runs until every claim of it is decided."""
+    net.play(0, move)
+    net.run(lambda n: n.peers[0].final.table == n.peers[0].tentative.table)
 
 
 def test_bot_driver_play_is_none_when_the_core_refuses() -> None:

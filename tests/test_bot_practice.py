@@ -35,6 +35,11 @@ def test_keeps_pace_lets_a_bot_move_only_while_no_other_seat_is_behind() -> None
     assert keeps_pace([(1, card), (0, turn), (0, turn)], 1, {0, 1, 2}) is False
     # A seat that passed waits for the others: it does not hold the bot up (else nobody moves).
     assert keeps_pace([(1, card), (0, stuck)], 1, {0, 1})
+    # A pass made stale (another's card in the lake: no longer in the table's stuck marks)
+    # holds the bot up again: a person who said stuck is not left behind for the round.
+    ahead = [(1, card), (0, stuck), (1, card)]
+    assert keeps_pace(ahead, 1, {0, 1}, standing={0})
+    assert keeps_pace(ahead, 1, {0, 1}, standing=()) is False
     # After a rotation everyone plays on: the pass no longer counts as waiting.
     assert keeps_pace([(1, card), (1, turn), (0, stuck), None], 1, {0, 1}) is False
 

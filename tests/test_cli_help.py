@@ -112,3 +112,9 @@ def test_demo_bots_is_a_number_of_bots_as_in_play() -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--strategy greedy" in lines[0], done.stderr
+
+
+def test_the_play_command_says_it_plays_in_a_browser_too() -> None:
+    # A newcomer reading `nertz --help` for the browser table found "play at the terminal".
+    (summary,) = [text for name, text in COMMANDS if name == "play"]
+    assert summary.startswith("play at the terminal or in a browser (--web): "), summary

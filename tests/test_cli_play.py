@@ -344,7 +344,7 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     tty.wait("a or y ends it")
     tty.send("a")
     text = tty.wait("game over — winner: ")
-    assert "(abandoned)" in text and "the game was abandoned" in text
+    assert "(ended early)" in text and "the game was abandoned" in text
     leave(tty)
     assert b"winner(s): you" in tty.raw
     assert b"Traceback" not in tty.raw

@@ -273,7 +273,7 @@ def test_tracker_offers_abandon_exactly_when_the_core_may_take_it() -> None:
     assert ann.tracker.messages[-2] == "p1 was dropped (silent too long)"
     assert ann.offer() == "the game is already over"
     text = render(ann.tracker.view(peer)).text()
-    assert "game over — winner: " in text and "(abandoned)" in text
+    assert "game over — winner: " in text and "(ended early)" in text
     assert "void: the game was abandoned" in text
 
 
@@ -342,7 +342,7 @@ def test_tracker_game_over_brings_back_the_closed_board_with_the_result() -> Non
     (first,) = [r.table for r in (*peer.final.past_rounds, peer.final.round) if r.number == 1]
     assert first is not None and board.lake == first.lake
     text = render(ann.tracker.view(peer)).text()
-    assert "game over — winner: " in text and "(abandoned)" in text
+    assert "game over — winner: " in text and "(ended early)" in text
 
 
 # -- a member back from a drop -----------------------------------------------------------------

@@ -271,7 +271,7 @@ def test_render_an_abandoned_game_says_whether_its_result_is_provisional(
     board = Board(1, void, (0, 0), table.lake, result)
     text = render(view_of(table, rules=rules, board=board, provisional=provisional)).text()
     assert "void: the game was abandoned" in text
-    assert "(abandoned)" in text
+    assert "(ended early)" in text
     assert ("provisional:" in text) is provisional
 
 

@@ -205,7 +205,11 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         shown = {b.text: b for b in driver.find_elements("css selector", "#actions button")}
-        assert [t for t, b in shown.items() if b.is_displayed()] == ["stuck", "Nerts!"]
+        assert [t for t, b in shown.items() if b.is_displayed()] == [
+            "stuck",
+            "Nerts!",
+            "how to play",
+        ]
         shown["stuck"].click()
         seat.take_action()
         assert seat.peer.tentative.table.stuck[0]  # type: ignore[union-attr]
@@ -298,4 +302,6 @@ def test_web_the_page_names_players_and_their_moves_in_words(page: ServedPage) -
         game = seat.peer.final.game.result
         assert game is not None
         winners = ", ".join(f"{names[w]} (seat {w})" for w in game.winners)
-        assert result.text.startswith(f"Game over — winner: {winners} ("), result.text
+        # How it was decided, in words (once "(rounds)", which a newcomer could not read).
+        expected = f"Game over — winner: {winners} with {max(game.totals)} (after 1 round)"
+        assert result.text.startswith(expected), result.text

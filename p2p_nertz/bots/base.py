@@ -136,7 +136,10 @@ class Pacing:
 
 
 def keeps_pace(
-    played: Sequence[tuple[int, MoveKind] | None], seat: int, playing: Collection[int]
+    played: Sequence[tuple[int, MoveKind] | None],
+    seat: int,
+    playing: Collection[int],
+    standing: Collection[int] | None = None,
 ) -> bool:
     """Whether a practice bot at ``seat`` may move now: it waits for the slowest other player.
 
@@ -146,10 +149,17 @@ def keeps_pace(
     A person who turns the stock three times to find a card lets the bot make three moves: the
     bots keep the person's pace, counted in moves (``nertz play --practice``).
 
+    A pass waits only while it stands: once another seat puts a card in the lake after it, it
+    is stale (the table's stuck marks, :mod:`p2p_nertz.rules.table`) and that seat holds the
+    bot up again. Before, a person who said stuck let the bots race on to the end of the round
+    while the table asked them to pass again (a newcomer's first game, session 25).
+
     Args:
         played: the round's moves in order, ``(seat, kind)``; ``None`` for a rotation.
         seat: the bot's seat.
         playing: the seats playing this round.
+        standing: the seats whose pass stands (the table's ``stuck``); ``None``: every seat
+            whose last move is a pass.
 
     >>> log = [(0, MoveKind.TURN), (1, MoveKind.CARD)]
     >>> keeps_pace(log, 1, {0, 1}), keeps_pace(log, 0, {0, 1})
@@ -158,6 +168,9 @@ def keeps_pace(
     False
     >>> keeps_pace(log + [(1, MoveKind.TURN), (0, MoveKind.PASS)], 1, {0, 1})
     True
+    >>> ahead = log + [(1, MoveKind.TURN), (0, MoveKind.PASS), (1, MoveKind.CARD)]
+    >>> keeps_pace(ahead, 1, {0, 1}, standing={0}), keeps_pace(ahead, 1, {0, 1}, standing=())
+    (True, False)
     """
     counts = dict.fromkeys(playing, 0)
     last: dict[int, MoveKind] = {}
@@ -168,5 +181,10 @@ def keeps_pace(
         who, kind = entry
         counts[who] = counts.get(who, 0) + 1
         last[who] = kind
-    others = [n for s, n in counts.items() if s != seat and last.get(s) is not MoveKind.PASS]
+    waiting = (
+        set(standing)
+        if standing is not None
+        else {s for s, k in last.items() if k is MoveKind.PASS}
+    )
+    others = [n for s, n in counts.items() if s != seat and s not in waiting]
     return not others or counts.get(seat, 0) <= min(others)

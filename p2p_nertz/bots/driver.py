@@ -78,6 +78,7 @@ class BotDriver:
             [None if e is None else (e[0], e[1].kind) for e in tentative.round.log],
             seat,
             tentative.round.playing,
+            standing=[s for s in tentative.round.playing if view.stuck[s]],
         ):
             return None  # practice: the others (the person) have not caught up yet
         if tentative.round.number != self._round:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
-from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text
+from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text, decided_by
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
 
@@ -646,7 +646,7 @@ class _BoardPainter:
             .add("game over — winner: ", Style.BOLD)
             .add(winners, Style.GOOD)
             .add(f" with {max(result.totals)}", Style.BOLD)
-            .add(f" ({result.termination.value})", Style.DIM)
+            .add(f" ({decided_by(result.termination, view.rules)})", Style.DIM)
             .spans()
         ]
         if view.provisional:

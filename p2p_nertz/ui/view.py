@@ -27,6 +27,7 @@ from p2p_nertz.rules import (
     Rules,
     Suit,
     Table,
+    Termination,
 )
 from p2p_nertz.rules.cards import RANK_NAMES
 
@@ -37,6 +38,7 @@ __all__ = [
     "Pace",
     "TableView",
     "card_text",
+    "decided_by",
     "distinct_names",
     "pile_name",
     "play_words",
@@ -333,6 +335,27 @@ def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) ->
         return f"{what} to the lake"
     where = "under" if kind is MoveKind.SLIDE else "onto"
     return f"{what} {where} {pile_name(target)}"
+
+
+def decided_by(termination: Termination, rules: Rules) -> str:
+    """How a game was decided, in a few words for its end, after "winner: NAME with N" (a
+    newcomer read "winner: bot2 (rounds)" and could not tell what "rounds" meant).
+
+    >>> decided_by(Termination.ROUNDS, Rules(rounds=1, target=None))
+    'after 1 round'
+    >>> decided_by(Termination.TARGET, Rules())
+    '100 points reached'
+    """
+    if termination is Termination.ROUNDS:
+        rounds = rules.rounds or 0
+        return f"after {rounds} round{'s' if rounds != 1 else ''}"
+    return {
+        Termination.TARGET: f"{rules.target} points reached",
+        Termination.LAST_ROUND: "tied: the last round decided",
+        Termination.EXTRA_ROUND: "tied: an extra round decided",
+        Termination.SHARED: "tied: the win is shared",
+        Termination.ABANDONED: "ended early",
+    }[termination]
 
 
 #: Room for a name in a player's cell on the table: ``view.name`` (seat, space, name) is cut

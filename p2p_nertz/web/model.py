@@ -30,7 +30,8 @@ from typing import Any
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
-from p2p_nertz.ui.view import Board, TableView, card_text
+from p2p_nertz.ui.render import how_to_play
+from p2p_nertz.ui.view import Board, TableView, card_text, decided_by
 
 __all__ = [
     "ALL_ACTIONS",
@@ -242,6 +243,8 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "abandon": None if view.abandon is None else view.abandon.name,
         "work_piles": view.rules.work_piles,
         "rotate_alone": view.rules.rotate_alone,
+        # The page's help: the rules in brief with this game's numbers, as the terminal's.
+        "how_to_play": how_to_play(view.rules),
         "ack": ack,
     }
 
@@ -363,6 +366,8 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             "winners": [view.winner_name(w) for w in result.winners],
             "teams": list(result.winners),
             "termination": result.termination.value,
+            "decided": decided_by(result.termination, view.rules),
+            "top": max(result.totals),
         },
         "provisional": view.provisional,
     }

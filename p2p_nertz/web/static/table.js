@@ -100,7 +100,9 @@
     const nerts = pileEl("n", "nerts", mine ? "n" : "");
     if (t.nerts.top) nerts.appendChild(cardEl(t.nerts.top));
     else nerts.classList.add("empty");
-    nerts.appendChild(el("span", "count", `Nerts ${t.nerts.count}`));
+    // Our own pile emptied: say what to do now, as the terminal does ("empty: call Nerts").
+    const called = mine && !t.nerts.count ? "empty: call Nerts!" : `Nerts ${t.nerts.count}`;
+    nerts.appendChild(el("span", "count", called));
     nerts.dataset.count = t.nerts.count;
     row.appendChild(nerts);
     t.work.forEach((cards, i) => {
@@ -150,6 +152,10 @@
   function drawLake() {
     const box = $("#foundations");
     box.replaceChildren();
+    // An empty lake said nothing of what it is for (a newcomer's first look at the table).
+    if (!view.lake.length)
+      box.appendChild(el("p", "hint", "Aces go here: each starts a pile that everyone builds " +
+        "up, in suit, to the King. Each of your cards here is +1."));
     for (const f of view.lake) {
       const slot = el("div", "foundation");
       const c = cardEl(f.top);
@@ -178,7 +184,7 @@
     if (b.result) {
       next.appendChild(el("p", "result",
         `Game over — winner: ${b.result.winners.join(", ")}` +
-        ` (${b.result.termination})` + (b.provisional ? " — provisional" : "")));
+        ` with ${b.result.top} (${b.result.decided})` + (b.provisional ? " — provisional" : "")));
       const leave = el("button", "", "leave (q)");
       leave.onclick = () => key("q");
       next.appendChild(leave);
@@ -434,7 +440,10 @@
     }
     const status = $("#status");
     if (!document.body.classList.contains("down")) {  // (else it says the peer has stopped)
-      status.textContent = view.command !== null ? `: ${view.command}▏` : view.status;
+      // A card picked by a click: the peer's words name its keys; the pointer's way too.
+      const picked = view.selected !== null && view.command === null && / picked: /.test(view.status);
+      status.textContent = view.command !== null ? `: ${view.command}▏`
+        : picked ? `${view.status} · or click where it goes` : view.status;
       status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
     }
     if (changed("messages", view.messages)) {
@@ -446,6 +455,12 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
+    // A call with cards left is asked about first ("x again"): the button says what a second
+    // click does, as the leave button does.
+    $("#call").textContent = /x again to call anyway/.test(view.status) ? "yes, call Nerts" : "Nerts!";
+    // A newcomer emptied their pile and never called: the button asks for the click then.
+    $("#call").classList.toggle("due", view.phase === "play" && !!mineNow &&
+      !!mineNow.tableau && mineNow.tableau.nerts.count === 0);
     // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
     // game whose other member is gone (its button asks first, as the key does).
     $("#rotate").hidden = !view.rotate_alone;
@@ -736,13 +751,26 @@
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
       if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
+      if (ev.key === "Escape" && !$("#help").hidden) { toggleHelp(); return; }
     }
     const k = KEYS[ev.key] || (ev.key.length === 1 ? ev.key : null);
     if (k === null) return;
     ev.preventDefault();
     key(k);
   }
-  function toggleHelp() { $("#help").hidden = !$("#help").hidden; }
+  function toggleHelp() {
+    const help = $("#help");
+    // The rules in brief, with this game's numbers: the peer's own words (the terminal's
+    // "how to play" page), a paragraph for each group of lines.
+    const lines = view && view.how_to_play;
+    if (help.hidden && lines && changed("how_to_play", lines)) {
+      const paragraphs = lines.join("\n").split(/\n\s*\n/).filter((p) => p.trim());
+      $("#how-to-play").replaceChildren(...paragraphs.map((p) => el("p", "", p.replace(/\n/g, " "))));
+    }
+    help.hidden = !help.hidden;
+    // (Its button takes the focus, for the keyboard, without scrolling the rules away.)
+    if (!help.hidden) { help.scrollTop = 0; $("#help-close").focus({ preventScroll: true }); }
+  }
 
   function frame(t) {
     stats.frames += 1;
@@ -761,8 +789,10 @@
     $("#contrast").onclick = () => document.body.classList.toggle("contrast");
     $("#help-button").onclick = toggleHelp;
     setUpLobby();
-    for (const b of document.querySelectorAll("#replay button, #actions button"))
+    for (const b of document.querySelectorAll("#replay button, #actions button[data-key]"))
       b.onclick = () => key(b.dataset.key);
+    $("#learn").onclick = toggleHelp;
+    $("#help-close").onclick = toggleHelp;
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
     requestAnimationFrame(frame);

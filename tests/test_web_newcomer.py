@@ -1,0 +1,257 @@
+"""A newcomer's first game in the browser (session 25): what someone who has never played Nertz
+sees in the page of ``nertz play --web --bots 2 --practice``, in a real chromium.
+
+Before: the page's help told how to move cards but not what the game is (the goal, where aces
+go, how the work piles build, the score); it had no way to close it but the key that opened it;
+a card picked by a click said only its keys ("l to the lake, 1-4 onto a work pile"); and once
+the work piles grew, the line that says why a move was refused was below the fold.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers_rules import table_from
+
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Move, Pile, Rules
+from p2p_nertz.ui import TableView
+from p2p_nertz.web.model import view_json
+from tests.peer_helpers import Paused, PeerNetwork
+from tests.test_web_race import Seat, _open
+from tests.test_web_table import card_in, tops
+from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
+]
+
+GAME = ("--bots", "2", "--practice", "--seed", "11", "--rounds", "1", "--draw", "1")
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> Iterator[WebGame]:
+    started = WebGame(tmp_path, *GAME)
+    try:
+        yield started
+    finally:
+        err = started.stop()[2]
+        assert "Traceback" not in err, err
+
+
+def _dealt(driver: Any, url: str) -> None:
+    driver.get(url)
+    wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "the deal")
+
+
+def _help(driver: Any) -> Any:
+    return driver.find_element("id", "help")
+
+
+def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_picked_card(
+    game: WebGame,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    with open_browser(1280, 720) as driver:
+        _dealt(driver, game.url)
+        learn = driver.find_element("id", "learn")
+        assert learn.is_displayed() and learn.text == "how to play"
+        assert not _help(driver).is_displayed()
+        learn.click()
+        help_text = wait_for(driver, lambda d: _help(d).is_displayed() and _help(d).text, "help")
+        # The rules in brief with this game's numbers (the terminal's "how to play" page).
+        for words in (
+            "Empty your Nerts pile",
+            "Aces go to the lake",
+            "alternating colours",
+            "−2 for each card left in your Nerts pile",
+            "play 1 round; the highest total wins",
+            "s turns the stock 1 card at a time",
+            "Drag a card",
+        ):
+            assert words in " ".join(help_text.split()), (words, help_text)
+        # Esc closes it (and says nothing to the peer); ? opens it; its button closes it.
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "Esc closes the help")
+        ActionChains(driver).send_keys("?").perform()
+        wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+        driver.find_element("id", "help-close").click()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "close closes the help")
+
+        # A click picks the Nerts card: the status names the pointer's way beside the keys.
+        nerts = tops(driver)["n"]
+        card_in(driver, "n", str(nerts)).click()
+        status = driver.find_element("id", "status")
+        wait_for(driver, lambda d: " picked: " in status.text, "the pick, said")
+        assert status.text.endswith("· or click where it goes"), status.text
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: " picked: " not in status.text, "Esc cancels the pick")
+        assert "click where it goes" not in status.text
+
+        # Nerts! with cards left is asked about first: the button says what a second click does.
+        call = driver.find_element("id", "call")
+        call.click()
+        wait_for(driver, lambda d: "x again to call anyway" in status.text, "the question")
+        wait_for(driver, lambda d: call.text == "yes, call Nerts", "the button's question")
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        wait_for(driver, lambda d: call.text == "Nerts!", "Esc: the call is not made")
+        assert "x again" not in status.text
+
+        # With the keyboard alone, the focused button is plain to see.
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        outline = driver.execute_script(
+            "const s = getComputedStyle(document.activeElement);"
+            "return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];"
+        )
+        assert outline == ["BUTTON", "solid", "3px"], outline
+
+
+def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(
+    game: WebGame,
+) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    # A laptop's page under its browser's bars (the status line sits below the tableau).
+    with open_browser(1280, 420) as driver:
+        _dealt(driver, game.url)
+        inner = driver.execute_script("return window.innerHeight")
+        assert driver.execute_script("return document.body.scrollHeight") > inner
+        # With the keys alone: the Nerts top to the lake is refused (no ace is that card's
+        # foundation yet, unless it is an ace: then onto work pile 1, which a court card or
+        # an ace does not fit either way round, or another reason is given).
+        nerts = tops(driver)["n"]
+        second = "l" if nerts.rank != 1 else "1"
+        ActionChains(driver).send_keys("n").perform()
+        status = driver.find_element("id", "status")
+        wait_for(driver, lambda d: " picked: " in status.text, "the pick")
+        ActionChains(driver).send_keys(second).perform()
+        wait_for(driver, lambda d: " picked: " not in status.text, "the answer")
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", status
+        )
+        assert box[0] >= 0 and box[1] <= inner, (box, inner, status.text)
+        assert status.text  # what the peer said about it is what the person reads
+
+
+def test_web_a_phone_sized_page_offers_how_to_play_and_fits_the_rules_on_screen(
+    game: WebGame,
+) -> None:
+    with open_browser(390, 844) as driver:
+        _dealt(driver, game.url)
+        learn = driver.find_element("id", "learn")
+        assert learn.is_displayed()
+        learn.click()
+        wait_for(driver, lambda d: "Aces go to the lake" in _help(d).text, "the rules")
+        # On screen from its first line (the focused close button at the end does not scroll
+        # the rules away), no wider than the phone.
+        first = driver.find_element("css selector", "#how-to-play p")
+        assert "Empty your Nerts pile" in first.text
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(), h = arguments[1]"
+            ".getBoundingClientRect(); return [r.top, r.bottom, h.right, window.innerHeight];",
+            first,
+            _help(driver),
+        )
+        assert box[0] >= 0 and box[1] <= box[3], box
+        assert box[2] <= 390, box
+        assert driver.find_element("id", "help-close").is_displayed()
+
+
+def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
+    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+    paused = {s: Paused() for s in range(2)}
+    net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(390, 844) as driver:
+        _open(driver, seat)
+        hint = driver.find_element("css selector", "#foundations .hint")
+        assert hint.is_displayed()
+        assert hint.text.startswith("Aces go here: each starts a pile"), hint.text
+        table = seat.peer.tentative.table
+        assert table is not None
+        for _ in range(40):  # turn the stock (our seat's, one card a turn) until an ace shows
+            aces = [p for p in ("n", "w", "1", "2", "3", "4") if _top_is_ace(table, p)]
+            if aces:
+                break
+            net.play(0, Move.parse("S"))
+            table = seat.peer.tentative.table
+            assert table is not None
+        else:
+            raise AssertionError("no ace on top in 40 turns")
+        net.play(0, Move.parse(f"{aces[0].upper()}>L"))
+        seat.draw()
+        wait_for(driver, lambda d: d.find_elements("css selector", "#foundations .card"), "ace")
+        assert not driver.find_elements("css selector", "#foundations .hint")
+
+
+def _top_is_ace(table: Any, pile: str) -> bool:
+    where = Pile.NERTS if pile == "n" else Pile.WASTE if pile == "w" else Pile(int(pile))
+    top = table.tableaux[0].top(where)
+    return top is not None and top.rank == 1
+
+
+def _nerts_counts_clear(driver: Any) -> list[tuple[float, float, str]]:
+    """For each other player: its Nerts count's right edge (of the text itself, which may be
+    wider than its box), its first work pile's left edge, and the count's text."""
+    found: list[tuple[float, float, str]] = driver.execute_script(
+        "return [...document.querySelectorAll('#others .player')].map((p) => {"
+        "  const count = p.querySelector('.pile.nerts .count');"
+        "  const work = p.querySelector('.pile.work');"
+        "  const text = document.createRange(); text.selectNodeContents(count);"
+        "  return [text.getBoundingClientRect().right, work.getBoundingClientRect().left,"
+        "          count.textContent];"
+        "});"
+    )
+    return found
+
+
+def test_web_the_other_players_nerts_counts_stay_clear_of_their_work_piles(
+    game: WebGame,
+) -> None:
+    # A run grown down a bot's first work pile hid its "Nerts 7" (the pile drawn after it).
+    for width, height in ((1280, 720), (390, 844)):
+        with open_browser(width, height) as driver:
+            _dealt(driver, game.url)
+            counts = _nerts_counts_clear(driver)
+            assert len(counts) == 2, counts
+            for right, left, text in counts:
+                assert text.startswith("Nerts "), text
+                assert right <= left, (width, right, left, text)
+
+
+def test_web_an_emptied_nerts_pile_asks_for_the_call(page: ServedPage) -> None:
+    # A newcomer emptied their Nerts pile in the page and never called: nothing there said to
+    # (the terminal's row says "empty: call Nerts with x!").
+    mine = "N: - | 1: QH | 2: 5S | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
+    other = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
+    for own, due in ((mine, True), (other, False)):
+        table = table_from(own, other)
+        view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules())
+        page.publish(json.dumps(view_json(view), ensure_ascii=False))
+        with open_browser(390, 844) as driver:
+            driver.get(page.url)
+            count = wait_for(
+                driver,
+                lambda d: d.find_elements("css selector", "#mine .nerts .count"),
+                "our Nerts pile",
+            )[0]
+            call = driver.find_element("id", "call")
+            if due:
+                assert count.text == "empty: call Nerts!", count.text
+                assert "due" in call.get_attribute("class")
+                colour = driver.execute_script(
+                    "return getComputedStyle(arguments[0]).backgroundColor", call
+                )
+                assert colour == "rgb(255, 213, 74)", colour  # the focus yellow: plain to see
+            else:
+                assert count.text == "Nerts 1", count.text
+                assert "due" not in (call.get_attribute("class") or "")
