@@ -48,6 +48,7 @@ from cli.args import (
     lan_address,
     liveness_argv,
     liveness_from,
+    path_arg,
     player_name,
     port_number,
     rules_from,
@@ -924,7 +925,7 @@ def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
 def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
     p.add_argument(
         "--key",
-        type=Path,
+        type=path_arg,
         default=default_key_path() if key_required else None,
         help="your key file (default: %(default)s)" if key_required else "a key file",
     )
@@ -936,7 +937,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
     )
     p.add_argument(
         "--log-dir",
-        type=Path,
+        type=path_arg,
         default=default_log_dir(),
         help="where the game's log is written (default: %(default)s)",
     )
@@ -983,7 +984,7 @@ def _add_keygen(sub: Any) -> None:
         description="Make a new Ed25519 key, or --show the fingerprint of yours.",
     )
     p.add_argument(
-        "--key", type=Path, default=default_key_path(), help="key file (default: %(default)s)"
+        "--key", type=path_arg, default=default_key_path(), help="key file (default: %(default)s)"
     )
     p.add_argument("--force", action="store_true", help="replace an existing key")
     p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
@@ -1022,7 +1023,7 @@ def _add_host(sub: Any) -> None:
     )
     p.add_argument(
         "--invite-file",
-        type=Path,
+        type=path_arg,
         metavar="PATH",
         help="invite the fingerprints in this file (one a line, # comments)",
     )
@@ -1090,10 +1091,10 @@ def _add_resume(sub: Any) -> None:
         "The log of a game you left says so and starts nothing (status 4: a member that left "
         "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
     )
-    p.add_argument("log", type=Path, help="the peer's log file")
+    p.add_argument("log", type=path_arg, help="the peer's log file")
     p.add_argument(
         "--key",
-        type=Path,
+        type=path_arg,
         help="the key (default: the log's key from the key store "
         f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
     )
