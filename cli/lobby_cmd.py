@@ -664,12 +664,15 @@ def _cmd_join(args: argparse.Namespace) -> int:
     _require_player(args, args.command)
     if (args.peer is None) == (args.discover is None):
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
-    _log_dir(args)  # (before a key is made: a refused command leaves nothing)
-    if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
+    # A key given is read before the log directory is made, and a key made after it: a
+    # refused command leaves nothing.
+    given = None if args.key is None else load_key(args.key)
+    _log_dir(args)
+    if given is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
-        identity = load_key(args.key)
+        identity = given
     out = _Out(args.json)
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:

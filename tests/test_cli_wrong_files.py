@@ -272,3 +272,21 @@ def test_replay_of_an_unreadable_log_says_one_line_naming_it(tmp_path: Path, jun
     line = one_error_line(done, "nertz replay: error: cannot replay: ", log.name)
     assert done.returncode == 2 and done.stdout == "", line
     assert log.read_bytes() == junk
+
+
+@pytest.mark.parametrize("command", ["host", "join", "bot"])
+@pytest.mark.parametrize("wrong", ["missing", "directory"])
+def test_a_key_that_cannot_be_read_leaves_no_log_dir_made(
+    tmp_path: Path, command: str, wrong: str
+) -> None:
+    files = _Files(tmp_path)
+    key = tmp_path / "no.key" if wrong == "missing" else files.directory
+    logs = tmp_path / "logs"
+    argv = [command, "--key", str(key), "--log-dir", str(logs)]
+    if command != "bot":
+        argv += ["--bot", "greedy"]
+    if command != "host":
+        argv += ["--peer", f"127.0.0.1:{files.ports[1]}"]
+    line = one_error_line(_nertz(tmp_path, *argv), str(key))
+    assert line.startswith(f"nertz {command}: error: "), line
+    assert not logs.exists()
