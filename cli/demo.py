@@ -149,7 +149,7 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
 
 def _bot_count(text: str) -> int:
     """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
-    if not text.strip().isdigit():
+    if not text.strip().isdecimal():  # (not isdigit: "²" is a digit int() refuses)
         raise argparse.ArgumentTypeError(
             f"--bots is a number of bots, as in `nertz play --bots N`, not {text!r} "
             f"(strategies: --strategy {text})"

@@ -353,6 +353,11 @@ def run(case: Case, fx: Fixtures, timeout: float) -> tuple[str, str]:
             problems.append(f"{len(lines)} lines")
     if _state(case.watch) != before:
         problems.append("disk changed")
+    for path, was in zip(case.watch, before, strict=True):
+        if was.endswith(":absent") and path.is_dir():  # (for the next case to see it made)
+            shutil.rmtree(path, ignore_errors=True)
+        elif was.endswith(":absent") and path.exists():
+            path.unlink()
     return ("ok" if not problems else "FAIL: " + ", ".join(problems)), last[:150]
 
 
