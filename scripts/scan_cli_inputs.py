@@ -390,8 +390,9 @@ def main() -> int:
             print(f"{case.name[:44]:44} {outcome:30} {last}", flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"\n{args.tree}: {total} cases: {total - fails - skipped} ok, {fails} failed, {skipped} skipped "
-          f"({time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f})")  # fmt: skip
+    print(f"\n{args.tree}: {total} cases: {total - fails - skipped} ok, {fails} failed, "
+          f"{skipped} skipped ({time.monotonic() - started:.0f} s, "
+          f"load {os.getloadavg()[0]:.1f})")  # fmt: skip
     return 1 if fails else 0
 
 
