@@ -155,6 +155,7 @@ def cases(fx: Fixtures) -> list[Case]:
                 if option == "--false-call-penalty" and value == "0":
                     continue  # (valid)
                 out.append(Case(f"{cmd} {option} {value!r}", [cmd, *extra, option, value]))
+    out.append(Case("demo --bots ² (a digit int() refuses)", ["demo", "--bots", "²"]))
     out.append(Case("match --players ٣ (unicode digit)", ["match", "--players", "٣"], (0, 2)))
     out.append(Case("node --speed 0", ["node", "--key", k, "--spec", s(fx.spec), "--bind",
                                        "tcp://127.0.0.1:1", "--log", s(fx.missing),
@@ -270,6 +271,10 @@ def cases(fx: Fixtures) -> list[Case]:
         out.append(Case(f"node --log in {what}", ["node", "--key", k, "--spec", s(fx.spec),
                    "--bind", "tcp://127.0.0.1:1", "--peer", "1=tcp://127.0.0.1:2",
                    "--log", s(path / "n.log") if ds else ""], (1, 2), wrap, watch))  # fmt: skip
+    spec_dir = fx.base / "spec-dir"
+    (spec_dir / "game.spec").mkdir(parents=True)
+    out.append(Case("demo --dir holding a game.spec dir", ["demo", "--bots", "2", "--dir",
+                    s(spec_dir)], (2,), watch=[spec_dir, spec_dir / "game.spec"]))  # fmt: skip
     out.append(Case("node --log existing", ["node", "--key", k, "--spec", s(fx.spec), "--bind",
                "tcp://127.0.0.1:1", "--log", s(fx.log1)], (2,), watch=[fx.log1]))  # fmt: skip
     out.append(Case("invite file junk", [*host, "--players", "2", "--invite-file", s(fx.junk)]))
