@@ -55,6 +55,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def path_arg(text: str) -> Path:
+    """A file or directory named on the command line. An empty one is refused: ``Path("")``
+    is ``.``, so ``--dir ""`` (an unset shell variable) would write into the current
+    directory and ``--key ""`` would name it."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path: give a file's or a directory's name")
+    return Path(text)
+
+
 def positive(text: str) -> int:
     try:
         value = int(text)

@@ -16,6 +16,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from cli.args import path_arg
 from cli.node_cmd import load_spec
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
@@ -46,7 +47,7 @@ def add_parser(sub: Any) -> None:
             help_text + ". Exit status 0: valid; 1: violations found; 2: unreadable input."
         ),
     )
-    p.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="a peer's log file")
+    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
     p.add_argument(
         "--json",
         action="store_true",
@@ -61,7 +62,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--spec",
-        type=Path,
+        type=path_arg,
         default=None,
         metavar="FILE",
         help=f"the game spec file, if the logs carry none (default: {SPEC_FILE} beside them)",

@@ -33,6 +33,7 @@ from cli.args import (
     free_ports,
     liveness_argv,
     liveness_from,
+    path_arg,
     players_from,
     rules_from,
     seed_arg,
@@ -105,7 +106,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--dir",
-        type=Path,
+        type=path_arg,
         default=None,
         help="working directory for the spec and logs (default ./nertz-logs/demo-<game id>)",
     )
@@ -128,7 +129,8 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     created, with no logs in it yet, and the game's spec written there; and the spec's path.
 
     Raises:
-        NertzError: it cannot be created, or already holds logs.
+        NertzError: it cannot be created, already holds logs, or the spec cannot be written
+            there.
     """
     workdir = (
         given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
@@ -142,13 +144,18 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
             f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
         )
     spec_path = workdir / "game.spec"
-    spec_path.write_bytes(spec.to_wire())
+    try:
+        spec_path.write_bytes(spec.to_wire())
+    except OSError as exc:  # (a full disk, a directory of that name: no half spec left)
+        if spec_path.is_file():
+            spec_path.unlink()
+        raise NertzError(f"cannot write {str(spec_path)!r}: {exc.strerror}") from None
     return workdir, spec_path
 
 
 def _bot_count(text: str) -> int:
     """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
-    if not text.strip().isdigit():
+    if not text.strip().isdecimal():  # (not isdigit: "²" is a digit int() refuses)
         raise argparse.ArgumentTypeError(
             f"--bots is a number of bots, as in `nertz play --bots N`, not {text!r} "
             f"(strategies: --strategy {text})"

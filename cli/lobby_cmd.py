@@ -48,6 +48,7 @@ from cli.args import (
     lan_address,
     liveness_argv,
     liveness_from,
+    path_arg,
     player_name,
     port_number,
     rules_from,
@@ -663,12 +664,15 @@ def _cmd_join(args: argparse.Namespace) -> int:
     _require_player(args, args.command)
     if (args.peer is None) == (args.discover is None):
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
-    _log_dir(args)  # (before a key is made: a refused command leaves nothing)
-    if args.key is None:  # a bot with no key of its own: a fresh one, kept for resume
+    # A key given is read before the log directory is made, and a key made after it: a
+    # refused command leaves nothing.
+    given = None if args.key is None else load_key(args.key)
+    _log_dir(args)
+    if given is None:  # a bot with no key of its own: a fresh one, kept for resume
         identity = Identity.generate()
         keep_key(identity)  # in the key store: never beside the logs, which go to auditors
     else:
-        identity = load_key(args.key)
+        identity = given
     out = _Out(args.json)
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:
@@ -924,7 +928,7 @@ def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
 def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
     p.add_argument(
         "--key",
-        type=Path,
+        type=path_arg,
         default=default_key_path() if key_required else None,
         help="your key file (default: %(default)s)" if key_required else "a key file",
     )
@@ -936,7 +940,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
     )
     p.add_argument(
         "--log-dir",
-        type=Path,
+        type=path_arg,
         default=default_log_dir(),
         help="where the game's log is written (default: %(default)s)",
     )
@@ -983,7 +987,7 @@ def _add_keygen(sub: Any) -> None:
         description="Make a new Ed25519 key, or --show the fingerprint of yours.",
     )
     p.add_argument(
-        "--key", type=Path, default=default_key_path(), help="key file (default: %(default)s)"
+        "--key", type=path_arg, default=default_key_path(), help="key file (default: %(default)s)"
     )
     p.add_argument("--force", action="store_true", help="replace an existing key")
     p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
@@ -1022,7 +1026,7 @@ def _add_host(sub: Any) -> None:
     )
     p.add_argument(
         "--invite-file",
-        type=Path,
+        type=path_arg,
         metavar="PATH",
         help="invite the fingerprints in this file (one a line, # comments)",
     )
@@ -1090,10 +1094,10 @@ def _add_resume(sub: Any) -> None:
         "The log of a game you left says so and starts nothing (status 4: a member that left "
         "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
     )
-    p.add_argument("log", type=Path, help="the peer's log file")
+    p.add_argument("log", type=path_arg, help="the peer's log file")
     p.add_argument(
         "--key",
-        type=Path,
+        type=path_arg,
         help="the key (default: the log's key from the key store "
         f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
     )

@@ -39,6 +39,7 @@ from cli.args import (
     error_text,
     expected_errors,
     liveness_from,
+    path_arg,
     say_if_every_interface,
 )
 from cli.ended import read_ended, say_ended
@@ -83,8 +84,8 @@ def add_parser(sub: Any) -> None:
             help_text + ". Every other member's endpoint is given with --peer (no discovery)."
         ),
     )
-    p.add_argument("--key", required=True, type=Path, help="key file: raw 32-byte private key")
-    p.add_argument("--spec", required=True, type=Path, help="game spec file (GameSpec wire)")
+    p.add_argument("--key", required=True, type=path_arg, help="key file: raw 32-byte private key")
+    p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
     p.add_argument(
         "--bind",
         required=True,
@@ -110,7 +111,7 @@ def add_parser(sub: Any) -> None:
             "from standard input, one a line, up to an empty line"
         ),
     )
-    p.add_argument("--log", required=True, type=Path, help="this peer's log file")
+    p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
     p.add_argument(
         "--bot",
         default="greedy",

@@ -52,6 +52,7 @@ from cli.args import (
     lan_address,
     liveness_argv,
     liveness_from,
+    path_arg,
     player_name,
     positive,
     rules_from,
@@ -137,13 +138,13 @@ def add_parser(sub: Any) -> None:
     )
     quick.add_argument(
         "--dir",
-        type=Path,
+        type=path_arg,
         default=None,
         help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
     )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
-    given.add_argument("--key", type=Path, help="key file: raw 32-byte private key")
-    given.add_argument("--spec", type=Path, help="game spec file")
+    given.add_argument("--key", type=path_arg, help="key file: raw 32-byte private key")
+    given.add_argument("--spec", type=path_arg, help="game spec file")
     given.add_argument(
         "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
     )
@@ -155,7 +156,7 @@ def add_parser(sub: Any) -> None:
         help="another member (with --spec; WHO: its seat from 0, or its fingerprint); in the "
         "lobby: a table's lobby address (repeatable)",
     )
-    given.add_argument("--log", type=Path, help="this peer's log file")
+    given.add_argument("--log", type=path_arg, help="this peer's log file")
     _add_lobby_and_screen(p)
     add_liveness_arguments(p)
     add_watcher_argument(p)
@@ -194,7 +195,7 @@ def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
         help="your IPv4 address for a table you host and the game "
         "(default: the route to --discover or the first --peer, else 127.0.0.1)",
     )
-    lobby.add_argument("--log-dir", type=Path, default=None, help="where game logs are written")
+    lobby.add_argument("--log-dir", type=path_arg, default=None, help="where game logs are written")
     look = p.add_argument_group("the screen")
     look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")

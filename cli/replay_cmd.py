@@ -11,7 +11,7 @@ start of round 2), ``e 120`` (step 120), ``e alice:14`` (alice's event 14), ``en
 
 The logs are audited first (as ``nertz audit``); the game spec is found the same way. Exit
 status: 0 when the logs are valid, 1 if the audit found violations (they are shown), 2 if they
-cannot be read.
+cannot be read (one line naming the first unreadable input).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from cli.args import add_web_arguments
+from cli.args import add_web_arguments, path_arg
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
 from cli.web_cmd import replay_in_browser
 from p2p_nertz.audit.replay import Replay, load, step_line
+from p2p_nertz.errors import NertzError
 
 __all__ = ["add_parser", "interact"]
 
@@ -33,10 +34,10 @@ def add_parser(sub: Any) -> None:
     """Add the ``replay`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
     help_text = "step through a game from its signed logs (--text: one line per event)"
     p: argparse.ArgumentParser = sub.add_parser("replay", help=help_text, description=help_text)
-    p.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="a peer's log file")
+    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
     p.add_argument("--text", action="store_true", help="print one line per event and exit")
     p.add_argument(
-        "--spec", type=Path, default=None, metavar="FILE", help="the game spec file, if needed"
+        "--spec", type=path_arg, default=None, metavar="FILE", help="the game spec file, if needed"
     )
     add_web_arguments(
         p, "step through it in a browser page served by this process (its URL is printed)"
@@ -51,6 +52,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         sources(logs), spec=spec, candidates=find_spec_files(logs) if spec is None else ()
     )
     if not isinstance(loaded, Replay):
+        errors = loaded.errors
+        if loaded.unreadable and errors:  # (one line, as every command's unreadable input)
+            more = f" (and {len(errors) - 1} more: nertz audit lists them)" if errors[1:] else ""
+            raise NertzError(f"cannot replay: {errors[0]}{more}")
         print(format_report(loaded), file=sys.stderr)
         return loaded.exit_status
     if args.web and not args.text:

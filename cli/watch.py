@@ -28,7 +28,7 @@ from typing import Any
 import trio
 import zmq
 
-from cli.args import add_web_arguments, bind_endpoint, error_text, expected_errors
+from cli.args import add_web_arguments, bind_endpoint, error_text, expected_errors, path_arg
 from cli.keyfile import default_key_path, load_identity
 from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
@@ -62,14 +62,14 @@ def add_parser(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser("watch", help=help_text, description=help_text)
     p.add_argument(
         "--spec",
-        type=Path,
+        type=path_arg,
         required=True,
         help="the game: its spec file (game.spec) or a member's log of it; only its members' "
         "keys may connect",
     )
     p.add_argument(
         "--key",
-        type=Path,
+        type=path_arg,
         default=default_key_path(),
         help="your key file, the spectator's key members connect to (`nertz keygen`; "
         "default: %(default)s)",

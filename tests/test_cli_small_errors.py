@@ -182,6 +182,26 @@ def test_node_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
     assert line.startswith("nertz node: error: ")
 
 
+@pytest.mark.timeout(60)
+def test_demo_on_a_full_disk_names_the_spec_file_and_leaves_no_half_of_it(tmp_path: Path) -> None:
+    why = _can_mount_tmpfs()
+    if why is not None:
+        pytest.skip(why)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    where = disk / "game"
+    shell = (
+        f"mount -t tmpfs -o size=8k tmpfs {disk} && mkdir {where} && "
+        f'(head -c 65536 /dev/zero > {disk}/filler 2>/dev/null; true) && "$@"; '
+        f"s=$?; ls -A {where}; exit $s"
+    )
+    argv = ["demo", "--bots", "2", "--dir", str(where)]
+    done = _run(argv, prefix=("unshare", "-m", "sh", "-c", shell, "sh"))
+    line = one_error_line(done, "No space left on device", str(where / "game.spec"))
+    assert line.startswith("nertz demo: error: ") and done.returncode == 2, line
+    assert done.stdout.strip() == "", done.stdout  # (ls: the directory is left empty)
+
+
 def test_log_writer_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")

@@ -225,3 +225,68 @@ def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_lobby_or_key(
         line = one_error_line(done, "cannot create log directory", str(log_dir))
         assert done.returncode == 2 and done.stdout == "", (line, done.stdout)
     assert not (tmp_path / "home").exists()  # (no key kept, nothing made)
+
+
+def test_a_spec_file_place_that_is_a_directory_is_one_line_and_left_alone(tmp_path: Path) -> None:
+    where = tmp_path / "game"
+    (where / "game.spec").mkdir(parents=True)
+    (where / "game.spec" / "inside").write_text("kept")
+    done = _nertz(tmp_path, "demo", "--bots", "2", "--dir", str(where))
+    line = one_error_line(done, str(where / "game.spec"), "Is a directory")
+    assert line.startswith("nertz demo: error: cannot write ") and done.returncode == 2, line
+    assert (where / "game.spec" / "inside").read_text() == "kept"
+
+
+#: An empty path is "." to Python: each kind of path argument, given as "".
+EMPTY_PATHS = {
+    "demo --dir": ["demo", "--bots", "2", "--dir", ""],
+    "keygen --key": ["keygen", "--key", ""],
+    "node --log": ["node", "--key", "k", "--spec", "s", "--bind", "127.0.0.1:1", "--log", ""],
+    "audit LOG": ["audit", ""],
+    "replay --spec": ["replay", "--text", "--spec", "", "x.log"],
+    "host --log-dir": ["host", "--bot", "greedy", "--log-dir", ""],
+}
+
+
+@pytest.mark.parametrize("argv", EMPTY_PATHS.values(), ids=list(EMPTY_PATHS))
+def test_an_empty_path_is_a_usage_error_not_the_current_directory(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=work,
+        timeout=30, stdin=subprocess.DEVNULL, check=False,
+        env={**os.environ, "NERTZ_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    line = one_error_line(done, "an empty path")
+    assert done.returncode == 2 and line.startswith(f"nertz {argv[0]}: error: argument "), line
+    assert list(work.iterdir()) == []  # (nothing written where the command was started)
+
+
+@pytest.mark.parametrize("junk", [b"", b"NERTZ", bytes(range(256))], ids=["empty", "cut", "junk"])
+def test_replay_of_an_unreadable_log_says_one_line_naming_it(tmp_path: Path, junk: bytes) -> None:
+    log = tmp_path / "p1.log"
+    log.write_bytes(junk)
+    done = _nertz(tmp_path, "replay", "--text", str(log))
+    line = one_error_line(done, "nertz replay: error: cannot replay: ", log.name)
+    assert done.returncode == 2 and done.stdout == "", line
+    assert log.read_bytes() == junk
+
+
+@pytest.mark.parametrize("command", ["host", "join", "bot"])
+@pytest.mark.parametrize("wrong", ["missing", "directory"])
+def test_a_key_that_cannot_be_read_leaves_no_log_dir_made(
+    tmp_path: Path, command: str, wrong: str
+) -> None:
+    files = _Files(tmp_path)
+    key = tmp_path / "no.key" if wrong == "missing" else files.directory
+    logs = tmp_path / "logs"
+    argv = [command, "--key", str(key), "--log-dir", str(logs)]
+    if command != "bot":
+        argv += ["--bot", "greedy"]
+    if command != "host":
+        argv += ["--peer", f"127.0.0.1:{files.ports[1]}"]
+    line = one_error_line(_nertz(tmp_path, *argv), str(key))
+    assert line.startswith(f"nertz {command}: error: "), line
+    assert not logs.exists()

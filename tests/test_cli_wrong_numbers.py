@@ -50,6 +50,14 @@ def test_a_demo_of_no_players_is_refused_not_played_with_four(tmp_path: Path, op
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_demo_of_a_digit_that_is_not_a_number_says_what_bots_takes(tmp_path: Path) -> None:
+    # ("²" is a Unicode digit that int() refuses: not argparse's word for a helper's name.)
+    done = _nertz(tmp_path, "demo", "--bots", "²")
+    line = one_error_line(done, "--bots is a number of bots", "'²'")
+    assert done.returncode == 2 and "_bot_count" not in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
 #: Every port argument of every command, PORT standing for the port given, and whether 0 is
 #: a port there: 0 asks for any free one where this machine binds (``host --port``,
 #: ``--bind``, ``--web-bind``), and names no port where others are reached or where the two
