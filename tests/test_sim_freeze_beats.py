@@ -568,6 +568,7 @@ def test_sim_freeze_beats_only_the_liars_own_whole_log_proves_the_head_never_giv
     alone = _audit(result, [DEALER])
     assert _lies_named(alone) == [] and not alone.errors
 
+
 def _shuffle_game(players: int, seed: int) -> tuple[Simulation, _CrashAtComplaint, list[bytes]]:
     """The game of the cases above: a shuffle game of one round, the last seat complaining of
     the dealer's box as play begins, seat 1 crashed for good as the complaint is sent."""
