@@ -284,6 +284,8 @@ class Delivery:
             self.finality.dirty = True
         if beat is not None:
             self.take_beat(seat, message.lamport, beat, now)
+            if self.words.relayed:  # (the relay of our end again, now and then: last_words)
+                self.outbox.effects.extend(self.words.again(seat, self.feeds))
             # Timed above our first recovery want (far above our old clock): sent after it
             # took the want in, so after all we sent it before the crash (§9.6). If it lacks
             # some of ours, it cannot learn our head from a beat: send them (it may hold a
