@@ -16,6 +16,12 @@ they made final here. Kept per term, not only the latest: a liar that, after its
 sends the relayer its lie too (a head not held) or a beat announcing less leaves the relayer's
 terms where the true ones set them, and those are what is relayed.
 
+The relay is one message per member, and a member that gets a third member's word no other
+way (that member sends it nothing of its own, or their link fails one way, docs/protocol.md
+§13) stays held if it is lost on the way: a member still beating :data:`AGAIN` new beats after
+our relay is sent its part again (:meth:`again`). One that is over stops soon after (a node
+once its last event is final), so an ordinary game sends nothing again.
+
 An honest member's own beats reach every member anyway: the relayed beat is then no newer
 than one the receiver took and raises nothing, for the price of a signature check (none in a
 burst behind a later beat of its author's, docs/protocol.md §7.2). What is left: a relayed
