@@ -273,7 +273,7 @@ class Delivery:
         # An old beat (replayed, overtaken in the network, or relayed as a game ended:
         # last_words) is taken only for what it says of its author's feed and cover, if more.
         if beat is not None and (new or self.finality.raises(seat, message.lamport, beat)):
-            self.words.note(seat, message, beat, self.feeds)  # (relayed as our game ends)
+            self.outbox.effects.extend(self.words.note(seat, message, beat, self.feeds))
             if not new:
                 self.take_beat(seat, message.lamport, beat, now)
         if not new:
@@ -284,8 +284,6 @@ class Delivery:
             self.finality.dirty = True
         if beat is not None:
             self.take_beat(seat, message.lamport, beat, now)
-            if self.words.relayed:  # (the relay of our end again, now and then: last_words)
-                self.outbox.effects.extend(self.words.again(seat, self.feeds))
             # Timed above our first recovery want (far above our old clock): sent after it
             # took the want in, so after all we sent it before the crash (§9.6). If it lacks
             # some of ours, it cannot learn our head from a beat: send them (it may hold a

@@ -19,8 +19,8 @@ terms where the true ones set them, and those are what is relayed.
 The relay is one message per member, and a member that gets a third member's word no other
 way (that member sends it nothing of its own, or their link fails one way, docs/protocol.md
 §13) stays held if it is lost on the way: a member still beating :data:`AGAIN` new beats after
-our relay is sent its part again (:meth:`again`). One that is over stops soon after (a node
-once its last event is final), so an ordinary game sends nothing again.
+our relay is sent its part again (:meth:`again`). In an ordinary game the others are over
+before that many of their beats come, and nothing is sent again.
 
 An honest member's own beats reach every member anyway: the relayed beat is then no newer
 than one the receiver took and raises nothing, for the price of a signature check (none in a
@@ -65,17 +65,19 @@ class LastWords:
         self.sent: tuple[int, tuple[int, ...], tuple[PeerId, ...]] = (-1, (), ())  # relay's
         self.since: dict[int, int] = {}  # member -> its new beats since our relay (again)
 
-    def note(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> None:
+    def note(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> list[Send]:
         """Take ``message`` (``beat``), a beat or ack of ``seat`` newer than every one taken
-        before it (``feeds``: the feeds held here)."""
+        before it (``feeds``: the feeds held here). Returns our relay to ``seat`` again,
+        where it is due (:meth:`again`)."""
         if seat in self.early or self.ahead.get(seat):
             self._settle(seat, feeds)  # (what came since it was kept aside, first)
         if beat.head_seq > len(feeds[seat]):
             early = self.early.get(seat)
             if early is None or early[1].head_seq <= beat.head_seq:
                 self.early[seat] = (message, beat)
-            return
-        self._held(seat, message, beat, feeds)
+        else:
+            self._held(seat, message, beat, feeds)
+        return self.again(seat, feeds) if self.relayed else []
 
     def _held(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> None:
         known = self.known.get(seat)
@@ -127,7 +129,7 @@ class LastWords:
         return [send for r in members if r != seat for send in self._to(r, words)]
 
     def again(self, seat: int, feeds: _Feeds) -> list[Send]:
-        """A new beat or ack of ``seat`` (a member we relayed to) came after our relay: every
+        """A beat or ack of ``seat`` (a member we relayed to) was taken after our relay: every
         :data:`AGAIN`-th such, the relay to it once more. A relay lost on the way is the only
         word of its author's that a member withheld from gets (docs/protocol.md §13, *A member
         that sends one member nothing of its own*), and one still beating long after our end
