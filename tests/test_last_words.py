@@ -10,7 +10,7 @@ from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, encode_body
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.last_words import LastWords
+from p2p_nertz.protocol.last_words import AGAIN, LastWords
 
 _GAME = bytes(range(32))
 _IDS = [Identity.generate(bytes([i + 1]) * 32) for i in range(4)]
@@ -69,6 +69,28 @@ def test_the_end_is_relayed_once_to_each_member_with_the_beats_that_set_its_term
     got = {(peer_ids.index(s.to), s.data) for s in sends if s.to is not None}
     assert got == {(1, true.wire), (1, less.wire), (2, honest[-1].wire)} and len(sends) == 3
     assert words.relay(0, [0, 1, 2], peer_ids, feeds) == []  # (once a game)
+
+
+def test_a_member_still_beating_after_the_relay_gets_it_again_now_and_then() -> None:
+    """The relay is one message a member withheld from may lose on the way (a link failing one
+    way, docs/protocol.md §13): every AGAIN-th new beat of a member relayed to sends it that
+    member's part once more, as the relay did; nothing before the relay, nor to a member out
+    at it."""
+    feeds = _feeds([5, 4, 6])
+    words = LastWords()
+    peer_ids = [i.peer_id for i in _IDS]
+    one = _note(words, feeds, 1, 10, head=4, held=(5, 4, 6))
+    two = _note(words, feeds, 2, 11, head=6, held=(5, 4, 6))
+    assert words.again(2, feeds) == []  # (our end not relayed yet)
+    first = words.relay(0, [0, 1, 2], peer_ids, feeds)
+    to_two = [s for s in first if s.to == peer_ids[2]]
+    assert [s.data for s in to_two] == [one.wire]
+    later = [words.again(2, feeds) for _ in range(2 * AGAIN)]
+    assert [i for i, sends in enumerate(later, 1) if sends] == [AGAIN, 2 * AGAIN]
+    assert later[AGAIN - 1] == to_two
+    assert words.again(1, feeds) == []  # (its first new beat since: one of AGAIN)
+    assert words.again(3, feeds) == []  # (out at the relay)
+    assert two.wire in {s.data for s in first if s.to == peer_ids[1]}
 
 
 def test_a_beat_kept_aside_counts_once_what_it_names_is_held() -> None:

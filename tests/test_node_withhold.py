@@ -4,9 +4,9 @@ The simulator's case (``tests/test_sim_two_cheaters.py``, docs/protocol.md §13 
 that sends one member nothing of its own*) among real processes (:mod:`hostile_helpers`,
 attack ``withhold_one``): three members; mid-round the hostile one (the last seat) stops
 sending seat 0 anything of its own and talks to seat 1 as usual, which relays its events to
-seat 0. Beats are not relayed: once the hostile member signs its last event, nothing later is
-final at seat 0. In session 25's run (load about 20) seat 1 ended the game (``over``) and
-seat 0's node stopped with its game not over, in another state (digests differ). Each
+seat 0. Its beats reach seat 0 only as seat 1 relays them at its game's end (last_words):
+before that relay (session 25, load about 20) seat 1 ended the game (``over``) and seat 0's
+node stopped with its game not over, in another state (digests differ). Each
 direction of a pair is its own connection in the mesh (§4.7), so a link failing one way
 alone is the same case without a cheater.
 """
@@ -23,11 +23,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 GAME_TIMEOUT = 120.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (session 25): a member withholding from one member holds it short of the "
-    "game's end (beats are not relayed; docs/protocol.md §13)",
-)
 def test_a_member_withholding_from_one_member_lets_every_honest_member_end_alike(
     tmp_path: Path,
 ) -> None:

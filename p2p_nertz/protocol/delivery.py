@@ -273,7 +273,7 @@ class Delivery:
         # An old beat (replayed, overtaken in the network, or relayed as a game ended:
         # last_words) is taken only for what it says of its author's feed and cover, if more.
         if beat is not None and (new or self.finality.raises(seat, message.lamport, beat)):
-            self.words.note(seat, message, beat, self.feeds)  # (relayed as our game ends)
+            self.outbox.effects.extend(self.words.note(seat, message, beat, self.feeds))
             if not new:
                 self.take_beat(seat, message.lamport, beat, now)
         if not new:

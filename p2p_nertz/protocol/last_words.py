@@ -16,6 +16,12 @@ they made final here. Kept per term, not only the latest: a liar that, after its
 sends the relayer its lie too (a head not held) or a beat announcing less leaves the relayer's
 terms where the true ones set them, and those are what is relayed.
 
+The relay is one message per member, and a member that gets a third member's word no other
+way (that member sends it nothing of its own, or their link fails one way, docs/protocol.md
+§13) stays held if it is lost on the way: a member still beating :data:`AGAIN` new beats after
+our relay is sent its part again (:meth:`again`). In an ordinary game the others are over
+before that many of their beats come, and nothing is sent again.
+
 An honest member's own beats reach every member anyway: the relayed beat is then no newer
 than one the receiver took and raises nothing, for the price of a signature check (none in a
 burst behind a later beat of its author's, docs/protocol.md §7.2). What is left: a relayed
@@ -36,6 +42,9 @@ __all__ = ["LastWords"]
 
 _Feeds = Sequence[Sequence[Message]]
 
+#: A member's new beats or acks after our relay (our end) that send it the relay again.
+AGAIN = 8
+
 
 class LastWords:
     """Per member, the beats or acks of its that set what this peer knows of it: the latest
@@ -45,7 +54,7 @@ class LastWords:
     head or counts are past what is held when it comes is kept aside, as finality keeps it
     (its head: the highest; a count: the highest per feed), and counted once held."""
 
-    __slots__ = ("ahead", "cover", "early", "known", "relayed")
+    __slots__ = ("ahead", "cover", "early", "known", "relayed", "sent", "since")
 
     def __init__(self) -> None:
         self.known: dict[int, Message] = {}  # seat -> its latest beat of a head held here
@@ -53,18 +62,22 @@ class LastWords:
         self.ahead: dict[int, dict[int, tuple[int, bytes, Message]]] = {}  # counts not held
         self.early: dict[int, tuple[Message, Beat]] = {}  # seat -> its beat of a head not held
         self.relayed = False
+        self.sent: tuple[int, tuple[int, ...], tuple[PeerId, ...]] = (-1, (), ())  # relay's
+        self.since: dict[int, int] = {}  # member -> its new beats since our relay (again)
 
-    def note(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> None:
+    def note(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> list[Send]:
         """Take ``message`` (``beat``), a beat or ack of ``seat`` newer than every one taken
-        before it (``feeds``: the feeds held here)."""
+        before it (``feeds``: the feeds held here). Returns our relay to ``seat`` again,
+        where it is due (:meth:`again`)."""
         if seat in self.early or self.ahead.get(seat):
             self._settle(seat, feeds)  # (what came since it was kept aside, first)
         if beat.head_seq > len(feeds[seat]):
             early = self.early.get(seat)
             if early is None or early[1].head_seq <= beat.head_seq:
                 self.early[seat] = (message, beat)
-            return
-        self._held(seat, message, beat, feeds)
+        else:
+            self._held(seat, message, beat, feeds)
+        return self.again(seat, feeds) if self.relayed else []
 
     def _held(self, seat: int, message: Message, beat: Beat, feeds: _Feeds) -> None:
         known = self.known.get(seat)
@@ -110,12 +123,32 @@ class LastWords:
         if self.relayed:
             return []
         self.relayed = True
+        self.sent = (seat, tuple(members), tuple(peer_ids))
+        self.since = dict.fromkeys(members, 0)
         words = {q: self.words(q, feeds) for q in members if q != seat}
+        return [send for r in members if r != seat for send in self._to(r, words)]
+
+    def again(self, seat: int, feeds: _Feeds) -> list[Send]:
+        """A beat or ack of ``seat`` (a member we relayed to) was taken after our relay: every
+        :data:`AGAIN`-th such, the relay to it once more. A relay lost on the way is the only
+        word of its author's that a member withheld from gets (docs/protocol.md §13, *A member
+        that sends one member nothing of its own*), and one still beating long after our end
+        may be waiting for it."""
+        since = self.since
+        if seat not in since:
+            return []
+        since[seat] += 1
+        if since[seat] % AGAIN:
+            return []
+        own, members, _ = self.sent
+        words = {q: self.words(q, feeds) for q in members if q not in (own, seat)}
+        return self._to(seat, words)
+
+    def _to(self, r: int, words: dict[int, list[Message]]) -> list[Send]:
+        own, members, peer_ids = self.sent
         return [
             Send(message.wire, peer_ids[r])
-            for r in members
-            if r != seat
             for q in members
-            if q not in (seat, r)
+            if q not in (own, r)
             for message in words[q]
         ]

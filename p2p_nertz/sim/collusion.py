@@ -155,16 +155,24 @@ class _Simulation(Simulation):
                 install(peer, cheat)
 
 
-def simulate(config: SimConfig, cheats: Sequence[FreezeBreaker | Withholder]) -> SimResult:
+def simulate(
+    config: SimConfig, cheats: Sequence[FreezeBreaker | Withholder], *, links: bool = False
+) -> SimResult:
     """Run ``config`` with ``cheats`` (breakers installed, withholders withholding) and check
     the invariants (``config``'s faults must list :func:`breaker_marks` of them, so that they
-    count as cheaters)."""
+    count as cheaters). ``links``: the withholders are no cheaters but links that fail one
+    way (the withholder's connection to its victim, docs/protocol.md §4.7), every member held
+    to the honest members' rules (``config`` marks none of them)."""
     from p2p_nertz.sim.invariants import check
 
     marked = set(config.faults.cheaters)
-    missing = [c.seat for c in cheats if c.seat not in marked]
-    if missing:
-        raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
+    if links:
+        if marked or any(isinstance(c, FreezeBreaker) for c in cheats):
+            raise ValueError("a run of failing links has no cheater")
+    else:
+        missing = [c.seat for c in cheats if c.seat not in marked]
+        if missing:
+            raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
     breakers = [c for c in cheats if isinstance(c, FreezeBreaker)]
     withholders = [c for c in cheats if isinstance(c, Withholder)]
     result = _Simulation(config, breakers, withholders).run()
