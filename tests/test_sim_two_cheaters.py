@@ -68,11 +68,6 @@ def test_each_cheat_alone_leaves_the_honest_members_agreeing(fork: bool, breaker
     assert _named(result) <= {FORKER, BREAKER}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (session 25): the coverage term is not capped by a voter's freeze "
-    "(docs/protocol.md §9.2); a drop on proof then cuts below final events",
-)
 def test_a_freeze_breaker_and_a_fork_together_leave_the_honest_members_playing_on() -> None:
     result = _play()
     # The pair is the class: the forker is dropped on proof at the breaker's count.
