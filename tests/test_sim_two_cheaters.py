@@ -1,7 +1,7 @@
 """Session 25's scan of two cheaters at once (``scripts/scan_two_cheaters.py``): what it found.
 
 First, a voter that breaks its freeze and the member it voted on forking
-(docs/protocol.md §9.2, *Not enforced on the coverage term*; session 25's scan,
+(docs/protocol.md §9.2, *the freeze on the coverage term*; session 25's scan,
 ``scripts/scan_two_cheaters.py --mix vouch --seed 0 --games 1``).
 
 Five players (:func:`p2p_nertz.sim.collusion.game`, mix ``vouch``, seed 0): seat 1 votes seat
@@ -9,12 +9,14 @@ Five players (:func:`p2p_nertz.sim.collusion.game`, mix ``vouch``, seed 0): seat
 goes on announcing seat 0's feed past its vote (a :class:`FreezeBreaker`); at 4.5 s seat 0
 forks, its second version of event 23 to seat 1 alone. Each cheat alone leaves the honest
 members (2, 3, 4) agreeing and the audit naming only the cheater. Together, seat 0's events 17
-to 22 (two claims among them) are made final by the honest members (the breaker's cover
-counts past its vote); then seat 0 is dropped on proof with the lowest count, seat 1's 16,
-below them. The honest members agree on the drop, but from there an honest member's moves
-read another table than its own (its claim of 6H from its waste, where the fold shows 8C, is
-refused, retried and refused again, some 1,700 times in 424 s): the game never ends, and the
-audit names that honest member (``unavailable_card``).
+to 22 (two claims among them) were made final by the honest members (the breaker's cover
+counted past its vote); then seat 0 was dropped on proof with the lowest count, seat 1's 16,
+below them. The honest members agreed on the drop, but from there an honest member's moves
+read another table than its own (its claim of 6H from its waste, where the fold showed 8C,
+was refused, retried and refused again, some 1,700 times in 424 s): the game never ended, and
+the audit named that honest member (``unavailable_card``). Since the coverage term is capped
+by every standing vote's freeze (``finality.standing_freezes``), the breaker's word past 16
+covers nothing, and the game ends with the honest members agreeing.
 
 Second, found by the same scan and needing one cheater only: a member that sends one other
 member nothing of its own holds it in ``result`` for good (below).
