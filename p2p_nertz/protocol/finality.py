@@ -283,7 +283,10 @@ class Finality:
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
         uncut = folds.uncut_drops if tentative is not final else {}
-        self.freezes = standing_freezes(tentative.roster)
+        roster = tentative.roster
+        self.freezes = (
+            standing_freezes(roster) if roster.read or roster.votes or roster.frozen else {}
+        )
         excluded, stable = settle(
             final,
             tentative,
@@ -451,11 +454,11 @@ class Finality:
             if r == seat:
                 continue
             held = self.held_by[r]
+            if freezes:
+                held = _frozen_cover(held, r, freezes)
             for q in members:
                 feed = feeds[q]
                 h = held[q]
-                if freezes and q in freezes:
-                    h = min(h, freezes[q].get(r, h))
                 if h < len(feed):
                     term = feed[h].lamport - 1
                     if term < bound:
@@ -488,9 +491,9 @@ class Finality:
         if r in excluded:
             return None
         h = self.held_by[r][q]
-        frozen = self.freezes.get(q)
-        if frozen:
-            h = min(h, frozen.get(r, h))
+        freezes = self.freezes
+        if freezes and q in freezes:
+            h = min(h, freezes[q].get(r, h))
         return feed[h].lamport - 1 if h < len(feed) else None
 
     def final_count(self, seat: int) -> int:
@@ -844,8 +847,6 @@ def standing_freezes(roster: Roster) -> dict[int, dict[int, int]]:
     >>> standing_freezes(Roster(3))
     {}
     """
-    if not (roster.read or any(roster.votes.values()) or any(roster.frozen.values())):
-        return {}
     targets = {t for t, ballots in roster.votes.items() if ballots}
     targets.update(t for t, ballots in roster.frozen.items() if ballots)
     targets.update(body.seat for _, _, body in roster.read if body is not None)
@@ -855,6 +856,16 @@ def standing_freezes(roster: Roster) -> dict[int, dict[int, int]]:
         if counts:
             out[q] = counts
     return out
+
+
+def _frozen_cover(
+    held: tuple[int, ...], voter: int, freezes: Mapping[int, Mapping[int, int]]
+) -> tuple[int, ...]:
+    """What ``voter`` is known to hold of each feed (``held``), capped at the count of its
+    vote standing against that feed's member (``freezes``: :func:`standing_freezes`)."""
+    return tuple(
+        min(h, freezes[q].get(voter, h)) if q in freezes else h for q, h in enumerate(held)
+    )
 
 
 def rejoined(
