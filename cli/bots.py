@@ -26,6 +26,10 @@ from p2p_nertz.protocol.spec import GameSpec
 TERM_PATIENCE = 5.0  # seconds a bot has to leave after SIGTERM before it is killed
 LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after a game is over
 _POLL = 0.05  # seconds between looks at the processes while letting them finish
+#: What a node started without endpoints binds: a port of 127.0.0.1 the system picks then.
+FREE_PORT = "tcp://127.0.0.1:0"
+BIND_PATIENCE = 60.0  # seconds a node started without endpoints has to bind and say its port
+_BIND_POLL = 0.01  # seconds between looks at its output meanwhile
 
 
 def stop_processes(procs: Sequence[subprocess.Popen[bytes]], patience: float = 0.0) -> None:
@@ -140,7 +144,7 @@ def start_node_child(
     seat: int,
     name: str,
     stem: str,
-    endpoint_of: Mapping[PeerId, str],
+    endpoint_of: Mapping[PeerId, str] | None,
     strategy: str,
     speed: str,
     own_session: bool = False,
@@ -151,6 +155,9 @@ def start_node_child(
     logs: cli/keyfile.py).
 
     Args:
+        endpoint_of: every member's endpoint, its own to bind; or ``None``: the node binds a
+            free port of 127.0.0.1 itself and waits for the others' endpoints, which
+            :func:`introduce_children` gives it (no port is picked before the bind).
         own_session: start it in its own session, so a Ctrl-C at our terminal does not
             reach it (it is then stopped by :func:`stop_children`).
         options: more ``nertz node`` options (its liveness timers, say).
@@ -164,21 +171,90 @@ def start_node_child(
         workdir / f"{stem}.out",
         workdir / f"{stem}.err",
     )
+    bind = FREE_PORT if endpoint_of is None else endpoint_of[identity.peer_id]
     command = [
         sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
-        "--bind", endpoint_of[identity.peer_id], "--log", str(child.log),
+        "--bind", bind, "--log", str(child.log),
         "--bot", strategy, "--speed", speed, "--json", *options,
     ]  # fmt: skip
-    for other, pid in enumerate(spec.peer_ids):
-        if pid != identity.peer_id:
-            command += ["--peer", f"{other}={endpoint_of[pid]}"]
+    if endpoint_of is None:
+        command.append("--peers-on-stdin")
+    else:
+        command += [f"--peer={line}" for line in peer_lines(spec, identity.peer_id, endpoint_of)]
     out = child.out.open("wb")
     err = child.err.open("wb")
     child.files = [out, err]
     child.proc = subprocess.Popen(
-        command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=own_session
+        command,
+        stdin=subprocess.DEVNULL if endpoint_of is not None else subprocess.PIPE,
+        stdout=out,
+        stderr=err,
+        start_new_session=own_session,
     )
     return child
+
+
+def peer_lines(spec: GameSpec, own: PeerId, endpoint_of: Mapping[PeerId, str]) -> list[str]:
+    """The ``SEAT=ENDPOINT`` items (``nertz node --peer``) of every member but ``own``."""
+    return [f"{seat}={endpoint_of[pid]}" for seat, pid in enumerate(spec.peer_ids) if pid != own]
+
+
+def introduce_children(
+    children: Sequence[NodeChild],
+    spec: GameSpec,
+    known: Mapping[PeerId, str],
+    timeout: float = BIND_PATIENCE,
+) -> dict[PeerId, str]:
+    """Wait for each child started without endpoints (:func:`start_node_child`) to say the
+    port it bound, then give each the other members' endpoints; return every member's.
+
+    The children bind before anyone needs their ports, so no other program can take a port
+    between its pick and its bind (the window a pick by the parent left open).
+
+    Args:
+        children: the nodes started with ``endpoint_of=None``.
+        spec: the game.
+        known: the endpoints of the members that are not among ``children`` (the person's own
+            node, bound in this process).
+        timeout: seconds each child has to bind.
+
+    Raises:
+        NertzError: a child stopped, or did not bind in time (its last error line says why).
+    """
+    endpoint_of = dict(known)
+    for child in children:
+        endpoint_of[spec.peer_ids[child.seat]] = _bound_endpoint(child, timeout)
+    for child in children:
+        assert child.proc is not None and child.proc.stdin is not None
+        own = spec.peer_ids[child.seat]
+        text = "".join(f"{line}\n" for line in peer_lines(spec, own, endpoint_of)) + "\n"
+        try:
+            child.proc.stdin.write(text.encode())
+            child.proc.stdin.close()
+        except OSError:  # (it stopped: its own error says why, as for any failing node)
+            raise NertzError(f"{child.name} stopped: {child.last_error()}") from None
+    return endpoint_of
+
+
+def _bound_endpoint(child: NodeChild, timeout: float) -> str:
+    """The endpoint ``child`` reports on its first line (``{"event": "bound", ...}``)."""
+    assert child.proc is not None
+    end = time.monotonic() + timeout
+    while True:
+        lines = child.out.read_text(errors="replace").splitlines()
+        if lines and lines[0].endswith("}"):
+            try:
+                data = json.loads(lines[0])
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and data.get("event") == "bound":
+                return str(data["endpoint"])
+            raise NertzError(f"{child.name} did not say its port: {lines[0][:80]!r}")
+        if child.proc.poll() is not None:
+            raise NertzError(f"{child.name} stopped: {child.last_error()}")
+        if time.monotonic() >= end:
+            raise NertzError(f"{child.name} did not bind a port in {timeout:g} s")
+        time.sleep(_BIND_POLL)
 
 
 def stop_children(children: list[NodeChild], patience: float = 0.0) -> None:

@@ -37,7 +37,13 @@ from cli.args import (
     rules_from,
     seed_arg,
 )
-from cli.bots import LEAVE_PATIENCE, NodeChild, start_node_child, stop_children
+from cli.bots import (
+    LEAVE_PATIENCE,
+    NodeChild,
+    introduce_children,
+    start_node_child,
+    stop_children,
+)
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
@@ -182,10 +188,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
     print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
 
-    ports = free_ports(args.players)
-    endpoints = [f"tcp://127.0.0.1:{port}" for port in ports]
     children: list[NodeChild] = []
-    by_id = {i.peer_id: endpoint for i, endpoint in zip(identities, endpoints, strict=True)}
     try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)
         for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
             child = start_node_child(
@@ -196,14 +199,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 seat=seat,
                 name=f"P{seat + 1}",
                 stem=f"p{seat + 1}",
-                endpoint_of=by_id,
+                endpoint_of=None,  # it binds a free port itself, then hears the others'
                 strategy=player.strategy,
                 speed=str(player.speed),
                 # A line per card to the lake (the progress shown), and the demo's timers.
                 options=["--progress", *liveness_argv(args)],
             )
             children.append(child)
-            print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoints[seat]}")
+        by_id = introduce_children(children, spec, {})
+        for child, identity, player in zip(children, identities, players, strict=True):
+            endpoint = by_id[identity.peer_id]
+            print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoint}")
         sys.stdout.flush()
         dropped = _wait(children, args.timeout, spec.deal)
     except KeyboardInterrupt:

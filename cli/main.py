@@ -55,6 +55,16 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 )
 
 
+class _Version(argparse.Action):
+    """``--version``: ours, then libzmq's line (runtime/inbatch.py: zmq imported only here)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from p2p_nertz.runtime.inbatch import protection
+
+        print(f"{parser.prog} {__version__}\n{protection()}")
+        parser.exit()
+
+
 def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:
     """The parser of ``nertz`` itself, with its subparsers to be filled."""
     parser = Parser(
@@ -64,7 +74,12 @@ def _top_parser() -> tuple[Parser, argparse._SubParsersAction[Parser]]:
             "signed, auditable game logs."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="show the version, and libzmq's and whether it guards against the other members",
+    )
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument(
         "-v",

@@ -66,6 +66,8 @@ __all__ = [
     "say_if_every_interface",
 ]
 
+_MAX_PEER_LINE = 1024  # characters of a --peers-on-stdin line read at most
+
 
 def add_parser(sub: Any) -> None:
     """Add the ``node`` subcommand to ``sub`` (the ``nertz`` subparsers).
@@ -97,6 +99,15 @@ def add_parser(sub: Any) -> None:
         help=(
             "another member's endpoint; WHO is its fingerprint or its seat (0 = first, as on "
             "the table); repeat for every other member"
+        ),
+    )
+    p.add_argument(
+        "--peers-on-stdin",
+        action="store_true",
+        help=(
+            "bind first (a port of 0 takes a free one), print the endpoint bound (with --json "
+            'a line {"event": "bound", "endpoint": ...}), then read more WHO=ENDPOINT items '
+            "from standard input, one a line, up to an empty line"
         ),
     )
     p.add_argument("--log", required=True, type=Path, help="this peer's log file")
@@ -227,6 +238,21 @@ def say_gone(command: str, gone: TableGone) -> int:
     return EXIT_GONE
 
 
+def _peer_items(args: argparse.Namespace, node: PeerNode, spec: GameSpec) -> list[str]:
+    """``--peer``'s items and, with ``--peers-on-stdin``, those read from standard input after
+    saying the endpoint bound (at most one a member, up to an empty line or the end)."""
+    items = list(args.peer)
+    if args.peers_on_stdin:
+        if args.json:
+            print(json.dumps({"event": "bound", "endpoint": node.endpoint}), flush=True)
+        for _ in spec.peer_ids:
+            line = sys.stdin.readline(_MAX_PEER_LINE).strip()
+            if not line:
+                break
+            items.append(line)
+    return items
+
+
 def _node_printer(args: argparse.Namespace) -> Callable[[Effect], None]:
     """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
     and (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
@@ -296,7 +322,8 @@ def _cmd_node(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
-    endpoints = parse_peers(args.peer, spec, identity.peer_id)
+    if not args.peers_on_stdin:  # (checked before binding; from stdin, after)
+        parse_peers(args.peer, spec, identity.peer_id)
     seat = spec.seat_of(identity.peer_id)
     ended = read_ended(args.log, identity, spec)
     if ended is not None and ended.left_round is not None:  # left: no node (cli/ended.py)
@@ -329,6 +356,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
             f"game {spec.game_id.hex()[:12]}, log {args.log}",
             flush=True,
         )
+    endpoints = parse_peers(_peer_items(args, node, spec), spec, identity.peer_id)
     try:
         peer, signum = trio.run(_run_node_watched, node, endpoints)
     except NertzError as exc:

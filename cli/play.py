@@ -47,7 +47,6 @@ from cli.args import (
     default_name,
     error_text,
     expected_errors,
-    free_ports,
     host_port,
     ipv4,
     lan_address,
@@ -60,8 +59,10 @@ from cli.args import (
     seed_arg,
 )
 from cli.bots import (
+    FREE_PORT,
     LEAVE_PATIENCE,
     NodeChild,
+    introduce_children,
     start_node_child,
     stop_children,
     stop_processes,
@@ -292,31 +293,30 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         deal=deal_from(args),
     )
     workdir, spec_path = game_dir(args.dir, "play", spec)
-    ports = free_ports(players)
-    endpoint_of = {
-        i.peer_id: f"tcp://127.0.0.1:{port}" for i, port in zip(identities, ports, strict=True)
-    }
     human = identities[0]
     keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
-    node = make_node(
-        human, spec, workdir / "you.log", endpoint_of[human.peer_id], args.watcher, config=config
-    )
+    # Every node binds a free port itself before anyone needs it (none is picked first).
+    node = make_node(human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config)
     children: list[NodeChild] = []
-    for n, identity in enumerate(identities[1:], 1):
-        seat = spec.seat_of(identity.peer_id)
-        child = _spawn_bot(
-            workdir,
-            spec_path,
-            spec,
-            identity,
-            seat=seat,
-            number=n,
-            endpoint_of=endpoint_of,
-            strategy=strategies[n - 1],
-            speed=speeds[n - 1],
-            options=liveness_argv(args) + (["--practice"] if args.practice else []),
-        )
-        children.append(child)
+    try:
+        for n, identity in enumerate(identities[1:], 1):
+            child = _spawn_bot(
+                workdir,
+                spec_path,
+                spec,
+                identity,
+                seat=spec.seat_of(identity.peer_id),
+                number=n,
+                endpoint_of=None,
+                strategy=strategies[n - 1],
+                speed=speeds[n - 1],
+                options=liveness_argv(args) + (["--practice"] if args.practice else []),
+            )
+            children.append(child)
+        endpoint_of = introduce_children(children, spec, {human.peer_id: node.endpoint})
+    except BaseException:  # (the person's node, bound, closes with the process)
+        stop_children(children)
+        raise
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()
     # (Short enough for one row at 80 columns.)
@@ -347,7 +347,7 @@ def _spawn_bot(
     *,
     seat: int,
     number: int,
-    endpoint_of: Mapping[PeerId, str],
+    endpoint_of: Mapping[PeerId, str] | None,
     strategy: str,
     speed: str,
     options: Sequence[str],

@@ -26,6 +26,11 @@ keys since session 23 (:mod:`p2p_nertz.runtime.watchport`): the keyless stranger
 its greeting, a stranger with a key of its own at the ZAP reply, and the spectator lives and
 still takes a member's pushes (main's NULL port aborted under the same attack).
 
+A member passes both CURVE gates, so the members' cases (session 25) speak CURVE with a
+member's key (:mod:`curve_member`): 1-byte messages and TTL-less PINGs, the densest flood. The
+node and the spectator live only where libzmq has its drafts and their ROUTERs read 32 bytes
+at a time (:mod:`p2p_nertz.runtime.inbatch`); without drafts these cases skip, saying why.
+
 The lobby host speaks no ZMTP since session 22 (docs/lobby.md §3, its own stream on plain TCP):
 its case sends the same attack in the lobby's stream (frames and, for good measure, ZMTP's
 PING bytes inside them), and ZMTP itself, which the host refuses at the preamble; the host
@@ -34,11 +39,14 @@ seats a guest after both.
 
 from __future__ import annotations
 
+import functools
+import os
 import select
 import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import zmq
@@ -54,6 +62,7 @@ from stranger_helpers import (
 )
 
 from p2p_nertz.lobby.framing import frame
+from p2p_nertz.runtime.inbatch import small_batch_available
 
 pytestmark = [
     pytest.mark.slow,
@@ -159,6 +168,74 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
     assert "Traceback" not in err
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def small_batch_python() -> str | None:
+    """An interpreter whose libzmq reads a few bytes at a time, for the members' cases: this
+    one if its pyzmq has libzmq's drafts, else the drafts build CI puts beside the suite's venv
+    (`.venv-drafts`, by scripts/install_zmq_drafts.sh; or ``$NERTZ_DRAFTS_PYTHON``), so that
+    the suite itself runs on pyzmq's wheel, as a person's ``pip install`` gets, and the
+    protection is tested all the same. ``None`` if there is neither."""
+    if small_batch_available():
+        return sys.executable
+    other = os.environ.get("NERTZ_DRAFTS_PYTHON") or str(ROOT / ".venv-drafts" / "bin" / "python")
+    if not Path(other).exists():
+        return None
+    probe = "import sys; from p2p_nertz.runtime.inbatch import small_batch_available as s\n"
+    probe += "sys.exit(not s())"
+    ran = subprocess.run(
+        [other, "-c", probe], check=False, cwd=ROOT, capture_output=True, timeout=60
+    )
+    return other if ran.returncode == 0 else None
+
+
+def victim_python() -> str:
+    """:func:`small_batch_python`, or a skip saying why there is none. (A skip, not a strict
+    xfail: without drafts the victim's abort is known, and a run where load kept the race from
+    landing would fail the suite.)"""
+    found = small_batch_python()
+    if found is None:
+        pytest.skip(
+            "no libzmq with its draft API here (pyzmq's wheel, and no .venv-drafts): "
+            "ZMQ_IN_BATCH_SIZE cannot be set, and any member can abort another member's node "
+            "or a spectator (docs/protocol.md §13); scripts/install_zmq_drafts.sh builds a "
+            "pyzmq with it (CI does, in .venv-drafts)"
+        )
+    return found
+
+
+def test_a_busy_nodes_mesh_router_survives_a_members_flood_of_pings_and_reset() -> None:
+    from curve_member import member_floods_and_resets
+
+    from p2p_nertz.protocol.identity import Identity
+
+    me, other = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)  # (NODE's)
+    node = subprocess.Popen(
+        [victim_python(), "-c", NODE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert node.stdout is not None
+        endpoint = node.stdout.readline().strip()
+        assert endpoint.startswith("tcp://127.0.0.1:"), node.stderr and node.stderr.read()
+        sent = member_floods_and_resets(endpoint, other, me.peer_id)  # past the CURVE gate
+        out, err = node.communicate("\n", timeout=60)  # the node reads again
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.communicate()
+    assert sent > 0
+    assert node.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    assert int(out.split()[-1]) > 0  # a member's: its messages reached the node, up to the mark
+    assert "Traceback" not in err
+
+
 def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
     """The attack as :func:`zmtp_stranger_floods_and_resets` makes it (ZMTP's greeting, READY,
     messages and PINGs until the connection stops taking bytes, then a reset), but taking the
@@ -259,4 +336,35 @@ def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_pus
     read, refused = out.splitlines()[-2:]
     assert read.split() == [b"an event of Ann's".hex()]  # the member's, nothing else
     assert {NO_CURVE, NOT_THE_TABLE} <= set(refused.split())
+    assert "Traceback" not in err
+
+
+def test_a_busy_spectators_port_survives_a_members_flood_of_pings_and_reset() -> None:
+    from curve_member import member_floods_and_resets
+
+    from p2p_nertz.protocol.identity import Identity
+
+    ann, spy = (Identity.generate(bytes([i]) * 32) for i in (1, 3))  # (SPECTATOR's)
+    spectator = subprocess.Popen(
+        [victim_python(), "-c", SPECTATOR],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert spectator.stdout is not None
+        endpoint = spectator.stdout.readline().strip()
+        assert endpoint.startswith("tcp://127.0.0.1:"), spectator.stderr and spectator.stderr.read()
+        sent = member_floods_and_resets(endpoint, ann, spy.peer_id)  # a member: admitted
+        out, err = spectator.communicate("\n", timeout=60)  # the spectator reads again
+    finally:
+        if spectator.poll() is None:
+            spectator.kill()
+            spectator.communicate()
+    assert sent > 0
+    assert spectator.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    read = out.splitlines()[-2].split()
+    assert read and set(read) == {b"x".hex()}  # the member's 1-byte messages, up to the mark
     assert "Traceback" not in err

@@ -270,6 +270,8 @@ class Feeds:
             progress = False
             for seat in range(self.n):
                 pending = self.pending[seat]
+                if not pending:
+                    continue  # (most feeds, most times: nothing waits)
                 feed = self.feeds[seat]
                 required = self.required.get(seat)
                 while pending:

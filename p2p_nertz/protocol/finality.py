@@ -225,15 +225,18 @@ class Finality:
         claimed = self.claimed[seat]
         claims_more = False
         most = self.claimed_most
+        uncredited = self.uncredited[seat]
         old = self.held_by[seat]
         held = list(old)
         ahead = []  # the feeds it holds more of than we do
         forks = []
+        # (Run for every beat and every event taken: each step here is per message. A max
+        # of two ints is written as a test, which costs no call.)
         for q, (h, prefix) in enumerate(zip(beat.held, beat.held_ids, strict=True)):
             if h > claimed[q]:
                 claims_more = True
-                if q != seat:  # (its own word is known's: a head past ours caps nothing)
-                    most[q] = max(most[q], h)
+                if q != seat and h > most[q]:  # (its own word is known's: caps nothing)
+                    most[q] = h
             ours = feeds[q]
             if h > len(ours):
                 ahead.append(q)
@@ -242,8 +245,8 @@ class Finality:
                 # Not here yet (a beat relayed by a third peer can overtake the events, on
                 # their way from their author): credited when they are (credit). Without
                 # that, a claim waited here for the beat's author to beat again.
-                if h > self.uncredited[seat].get(q, (0, b""))[0]:
-                    self.uncredited[seat][q] = (h, prefix)
+                if h > uncredited.get(q, (0, b""))[0]:
+                    uncredited[q] = (h, prefix)
                 continue
             if h and ours[h - 1].id[:ID_PREFIX] != prefix:
                 # It holds another event under that seq: the author forked. Do not count its
@@ -252,7 +255,8 @@ class Finality:
                 continue
             if early:
                 continue  # (the fork above is checked all the same: it is how we learn one)
-            held[q] = max(held[q], h)
+            if h > held[q]:  # noqa: PLR1730  (a test costs no call: see above)
+                held[q] = h
         if claims_more:
             self.claimed[seat] = tuple(map(max, beat.held, claimed))
             self.dirty = True
@@ -287,16 +291,19 @@ class Finality:
         self.freezes = (
             standing_freezes(roster) if roster.read or roster.votes or roster.frozen else {}
         )
+        # (settle reads what was said and what is known only of members the held events drop
+        # or readmit: made for none on the usual input, which has neither.)
+        waits = tentative.dropped or tentative.readmitted_at
         excluded, stable = settle(
             final,
             tentative,
             self._feeds,
             bound,
             self.stable,
-            announced=self._said(tentative, final.dropped),
+            announced=self._said(tentative, final.dropped) if waits else (),
             forked=forked,
             capped=capped,
-            known=self._known_others(),
+            known=self._known_others() if waits else None,
             uncut=uncut,
         )
         if stable <= self.stable:
@@ -543,6 +550,10 @@ def settle(
     readmitted since, not final yet, is a member again from its readmission on. The stable
     time returned is at most ``floor`` when nothing more is final.
     """
+    if not (final.dropped or tentative.dropped or tentative.readmitted_at or capped or uncut):
+        # Nobody out, nobody coming out or back (the usual input): every step below is then
+        # empty, and the answer is the bound with everyone in (asked after most inputs).
+        return {}, min(bound({}, floor), _EVER)
     excluded = dict(final.dropped)
     candidates = (
         released({q: cut for q, cut in tentative.dropped.items() if q not in excluded}, feeds)

@@ -264,7 +264,9 @@ class Mesh:
             # whose input stopped at the HWM and then broke, as when a node stopped past a
             # member's HEARTBEAT_TIMEOUT wakes to a backlog (chaos seed 19304; libzmq #4841).
             # The ROUTER is only ever received on: the members' DEALERs' heartbeats, which
-            # it answers, watch each link and reconnect it.
+            # it answers, watch each link and reconnect it. A member could abort us the same
+            # way by a PING kept past a refused frame, unless the engine reads a few bytes at
+            # a time (where libzmq has drafts: runtime/inbatch.py).
             router = create_socket(
                 self.ctx,
                 zmq.ROUTER,
@@ -272,6 +274,7 @@ class Mesh:
                 max_message_size=MAX_FRAME,
                 heartbeat=False,
                 curve=self._keys,
+                small_batch=True,
             )
             try:
                 router.bind(self._bind_to)

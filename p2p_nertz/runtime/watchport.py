@@ -193,6 +193,7 @@ class WatchPort:
             max_message_size=WATCH_MAX_FRAME,
             heartbeat=False,
             curve=server_keys(self._identity, WATCH_ZAP_DOMAIN),
+            small_batch=True,  # (the members it admits: runtime/inbatch.py)
         )
         try:
             self._monitor = router.monitor(_REFUSALS)

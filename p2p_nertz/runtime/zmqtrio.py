@@ -134,6 +134,7 @@ import trio
 import zmq
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
+from p2p_nertz.runtime.inbatch import set_small_batch
 
 __all__ = [
     "DEFAULT_HWM",
@@ -769,16 +770,17 @@ def create_socket(
     recv_hwm: int | None = None,
     heartbeat: bool = False,
     curve: CurveKeys | None = None,
+    small_batch: bool = False,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
     Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
-    ``LINGER 0``; reconnect after
-    :data:`RECONNECT_IVL_MS`, backing off to :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every
-    :data:`HEARTBEAT_IVL_MS`, dropping a connection silent for :data:`HEARTBEAT_TIMEOUT_MS`
-    (only with ``heartbeat``; without, it still answers the peer's);
-    ``MAXMSGSIZE`` = ``max_message_size`` (a peer that sends a larger frame is disconnected by
-    zmq, and the frame is never delivered nor held in memory). ROUTER only:
+    ``LINGER 0``; reconnect after :data:`RECONNECT_IVL_MS`, backing off to
+    :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every :data:`HEARTBEAT_IVL_MS`, dropping a
+    connection silent for :data:`HEARTBEAT_TIMEOUT_MS` (only with ``heartbeat``; without, it
+    still answers the peer's);
+    ``MAXMSGSIZE`` = ``max_message_size`` (a larger frame's sender is disconnected by zmq,
+    and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
     from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of dropping;
     a routing id that is not connected raises instead of discarding silently).
@@ -800,6 +802,7 @@ def create_socket(
             connection whose input stopped and then broke (docs/lobby.md §8).
         curve: speak CURVE with these keys (a server's receives then end with the
             connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
+        small_batch: read few bytes at once where libzmq can (:mod:`~.runtime.inbatch`).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
@@ -832,6 +835,7 @@ def create_socket(
             zsock.set(zmq.ROUTING_ID, identity)
         if curve is not None:
             curve.apply(zsock)
+        set_small_batch(zsock, wanted=small_batch)
         return AsyncSocket(zsock, user_id=curve is not None and curve.server is None)
     except BaseException:
         zsock.close(linger=0)

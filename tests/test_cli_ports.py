@@ -1,0 +1,122 @@
+"""``nertz demo`` and ``nertz play --bots`` pick no port before a node binds it.
+
+They used to pick free ports (bind port 0, close, hand the numbers to the nodes): another
+program could take one between the pick and the node's bind, and the game failed. Now every
+node binds a free port itself (``--bind tcp://127.0.0.1:0 --peers-on-stdin``), says it, and
+only then hears the others' endpoints (:func:`cli.bots.introduce_children`).
+
+The demo's case takes, in the test, the very ports a pick would have handed out (the pick
+wrapped to return ports the test holds bound and listening), and the game still starts and
+ends. The node's cases check what it says when the endpoints it reads are wrong, and the
+parent's what it says when a node stops before it bound: a clear line, no traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cli.args
+import cli.demo
+from cli.bots import NodeChild, introduce_children
+from cli.main import main
+from p2p_nertz.errors import NertzError
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_demo_starts_and_ends_though_the_ports_a_pick_gives_are_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held: list[socket.socket] = []
+    picked: list[int] = []
+    pick = cli.args.free_ports
+
+    def taken_ports(count: int) -> list[int]:
+        """Free ports, as the pick gives them, then taken by this test before anyone binds."""
+        ports = pick(count)
+        for port in ports:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", port))  # (free a moment ago: no other test binds it now)
+            s.listen()
+            held.append(s)
+        picked.extend(ports)
+        return ports
+
+    monkeypatch.setattr(cli.args, "free_ports", taken_ports)
+    monkeypatch.setattr(cli.demo, "free_ports", taken_ports)
+    try:
+        status = main(["demo", "--players", "2", "--seed", "7", "--dir", str(tmp_path / "d")])
+    finally:
+        for s in held:
+            s.close()
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "all 2 nodes agree" in out
+    bound = [line.rsplit(":", 1)[-1] for line in out.splitlines() if " on tcp://127.0.0.1:" in line]
+    assert len(bound) == 2 and not {int(p) for p in bound} & set(picked)
+    assert "Traceback" not in err
+
+
+def _game(tmp_path: Path) -> tuple[Path, Path, GameSpec]:
+    ann, bob = (Identity.generate(bytes([i]) * 32) for i in (1, 2))
+    spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"s" * 16)
+    key = tmp_path / "ann.key"
+    key.write_bytes(ann.to_bytes())
+    key.chmod(0o600)
+    spec_path = tmp_path / "spec"
+    spec_path.write_bytes(spec.to_wire())
+    return key, spec_path, spec
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("", "no --peer for seat"),  # (end of input: nobody given)
+        ("garbage\n\n", "--peer wants WHO=ENDPOINT, not 'garbage'"),
+        ("0=127.0.0.1:99999\n\n", "--peer '0=127.0.0.1:99999'"),
+    ],
+)
+def test_a_node_reading_its_peers_binds_says_its_port_and_refuses_wrong_ones_clearly(
+    tmp_path: Path, given: str, said: str
+) -> None:
+    key, spec_path, _ = _game(tmp_path)
+    argv = [sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path)]
+    argv += ["--bind", "tcp://127.0.0.1:0", "--log", str(tmp_path / "ann.log"), "--json"]
+    run = subprocess.run(
+        [*argv, "--peers-on-stdin"],
+        input=given,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    first = run.stdout.splitlines()[0]
+    assert first.startswith('{"event": "bound", "endpoint": "tcp://127.0.0.1:')
+    assert not first.endswith(':0"}')  # the port the system gave, not the 0 asked for
+    assert run.returncode == cli.args.EXIT_USAGE
+    assert said in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_child_that_stops_before_it_binds_is_named_with_its_reason(tmp_path: Path) -> None:
+    _, _, spec = _game(tmp_path)
+    child = NodeChild(0, "P1", "fp", tmp_path / "p1.log", tmp_path / "p1.out", tmp_path / "p1.err")
+    with child.out.open("wb") as out, child.err.open("wb") as err:
+        child.proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.exit('nertz node: error: no such key')"],
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=err,
+        )
+        with pytest.raises(NertzError, match=r"^P1 stopped: nertz node: error: no such key$"):
+            introduce_children([child], spec, {spec.peer_ids[1]: "tcp://127.0.0.1:9"})
+        child.proc.wait()
+        assert child.proc.stdin is not None
+        child.proc.stdin.close()
