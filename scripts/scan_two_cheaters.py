@@ -2,9 +2,10 @@
 """Scan games with two cheaters at once (session 25): does any honest member split, stall
 for good, or get named by the audit?
 
-docs/protocol.md §9.2 leaves the coverage term (``held_by``, §7.1) uncapped by a voter's
+docs/protocol.md §9.2 left the coverage term (``held_by``, §7.1) uncapped by a voter's
 freeze: "it needs the voter to break its freeze and Q to fork, two cheaters; not seen in any
-sample". Every soak so far had one cheater a game. Mixes (4 to 6 players unless
+sample". Every soak so far had one cheater a game. (This scan found it; session 25 capped the
+term, §9.2, *the freeze on the coverage term*.) Mixes (4 to 6 players unless
 ``--players`` says otherwise, one round, the peers on ``QUICK_TIMERS``, a light random
 network: delay, jitter, reordering, loss and duplication drawn from the seed):
 

@@ -1,7 +1,7 @@
 """Session 25's scan of two cheaters at once (``scripts/scan_two_cheaters.py``): what it found.
 
 First, a voter that breaks its freeze and the member it voted on forking
-(docs/protocol.md §9.2, *Not enforced on the coverage term*; session 25's scan,
+(docs/protocol.md §9.2, *the freeze on the coverage term*; session 25's scan,
 ``scripts/scan_two_cheaters.py --mix vouch --seed 0 --games 1``).
 
 Five players (:func:`p2p_nertz.sim.collusion.game`, mix ``vouch``, seed 0): seat 1 votes seat
@@ -9,12 +9,14 @@ Five players (:func:`p2p_nertz.sim.collusion.game`, mix ``vouch``, seed 0): seat
 goes on announcing seat 0's feed past its vote (a :class:`FreezeBreaker`); at 4.5 s seat 0
 forks, its second version of event 23 to seat 1 alone. Each cheat alone leaves the honest
 members (2, 3, 4) agreeing and the audit naming only the cheater. Together, seat 0's events 17
-to 22 (two claims among them) are made final by the honest members (the breaker's cover
-counts past its vote); then seat 0 is dropped on proof with the lowest count, seat 1's 16,
-below them. The honest members agree on the drop, but from there an honest member's moves
-read another table than its own (its claim of 6H from its waste, where the fold shows 8C, is
-refused, retried and refused again, some 1,700 times in 424 s): the game never ends, and the
-audit names that honest member (``unavailable_card``).
+to 22 (two claims among them) were made final by the honest members (the breaker's cover
+counted past its vote); then seat 0 was dropped on proof with the lowest count, seat 1's 16,
+below them. The honest members agreed on the drop, but from there an honest member's moves
+read another table than its own (its claim of 6H from its waste, where the fold showed 8C,
+was refused, retried and refused again, some 1,700 times in 424 s): the game never ended, and
+the audit named that honest member (``unavailable_card``). Since the coverage term is capped
+by every standing vote's freeze (``finality.standing_freezes``), the breaker's word past 16
+covers nothing, and the game ends with the honest members agreeing.
 
 Second, found by the same scan and needing one cheater only: a member that sends one other
 member nothing of its own holds it in ``result`` for good (below).
@@ -23,6 +25,7 @@ member nothing of its own holds it in ``result`` for good (below).
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 
@@ -37,6 +40,7 @@ FORKER, BREAKER = 0, 1
 MAX_TIME = 40.0
 
 
+@functools.cache  # (the breaker alone is read by two tests: played once)
 def _play(*, fork: bool = True, breaker: bool = True) -> SimResult:
     config, breakers = game("vouch", 0, 4, 6)
     faults = config.faults if fork else dataclasses.replace(config.faults, equivocations=())
@@ -60,19 +64,38 @@ def test_the_scan_game_is_the_pair_it_says() -> None:
     assert config.faults.cheaters == {FORKER, BREAKER}
 
 
-@pytest.mark.parametrize(("fork", "breaker"), [(True, False), (False, True)])
-def test_each_cheat_alone_leaves_the_honest_members_agreeing(fork: bool, breaker: bool) -> None:
-    result = _play(fork=fork, breaker=breaker)
+def test_the_fork_alone_leaves_the_honest_members_agreeing() -> None:
+    result = _play(breaker=False)
     assert result.finished
     assert result.violations == []
     assert _named(result) <= {FORKER, BREAKER}
 
 
+def test_the_breaker_alone_holds_the_table_back_but_splits_nobody() -> None:
+    """The breaker's word past its count covers nothing (§9.2, *the freeze on the coverage
+    term*), so it holds the finality of seat 0's later events as a voter that keeps its freeze
+    and never withdraws does (§13, *A vote that never ends*): a stall, every peer at one
+    stable time, no other invariant broken, nobody honest named."""
+    result = _play(fork=False)
+    assert not result.finished
+    assert [v.split(":")[0] for v in result.violations] == ["termination"]
+    stables = {p._chains.finality.stable for p in result.peers if p is not None}
+    assert len(stables) == 1
+    assert _named(result) <= {FORKER, BREAKER}
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="open (session 25): the coverage term is not capped by a voter's freeze "
-    "(docs/protocol.md §9.2); a drop on proof then cuts below final events",
+    reason="open (session 25): a voter that votes a heard member out for silence and never "
+    "withdraws holds the finality of the member's later events for good, its freeze kept or "
+    "broken (docs/protocol.md §13, A vote that never ends)",
 )
+def test_the_breaker_alone_leaves_the_honest_members_ending_the_game() -> None:
+    result = _play(fork=False)
+    assert result.finished
+    assert result.violations == []
+
+
 def test_a_freeze_breaker_and_a_fork_together_leave_the_honest_members_playing_on() -> None:
     result = _play()
     # The pair is the class: the forker is dropped on proof at the breaker's count.

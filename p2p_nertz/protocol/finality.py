@@ -28,6 +28,7 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.state import (
     GameState,
     Phase,
+    Roster,
     decided_before_lifts,
     freezes,
     voted_gone,
@@ -52,6 +53,7 @@ __all__ = [
     "rejoined",
     "released",
     "settle",
+    "standing_freezes",
 ]
 
 #: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
@@ -110,6 +112,9 @@ class Finality:
         self.stable = 0
         self.dirty = True  # something finality depends on changed since the last advance
         self.ended = False  # the tentative fold at the last advance was over (raises)
+        # q -> voter -> count: every vote against q standing in the held events (set at each
+        # advance, :func:`standing_freezes`); a voter's cover of q's feed counts no further.
+        self.freezes: dict[int, dict[int, int]] = {}
 
     # -- what changes it --------------------------------------------------------------------
     def delivered(self, seat: int, message: Message) -> tuple[int, Beat] | None:
@@ -312,6 +317,10 @@ class Finality:
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
         uncut = folds.uncut_drops if tentative is not final else {}
+        roster = tentative.roster
+        self.freezes = (
+            standing_freezes(roster) if roster.read or roster.votes or roster.frozen else {}
+        )
         # (settle reads what was said and what is known only of members the held events drop
         # or readmit: made for none on the usual input, which has neither.)
         waits = tentative.dropped or tentative.readmitted_at
@@ -477,10 +486,13 @@ class Finality:
         member is known to hold of another's feed)."""
         seat = self.seat
         feeds = self._feeds
+        freezes = self.freezes
         for r in members:
             if r == seat:
                 continue
             held = self.held_by[r]
+            if freezes:
+                held = _frozen_cover(held, r, freezes)
             for q in members:
                 feed = feeds[q]
                 h = held[q]
@@ -516,6 +528,9 @@ class Finality:
         if r in excluded:
             return None
         h = self.held_by[r][q]
+        freezes = self.freezes
+        if freezes and q in freezes:
+            h = min(h, freezes[q].get(r, h))
         return feed[h].lamport - 1 if h < len(feed) else None
 
     def final_count(self, seat: int) -> int:
@@ -852,6 +867,46 @@ def frozen_claims(
             if r < len(said) and said[r][q] > count:
                 said[r][q] = count
     return [tuple(row) for row in said]
+
+
+def standing_freezes(roster: Roster) -> dict[int, dict[int, int]]:
+    """Every vote standing in ``roster`` against a member (for silence, withholding or proof,
+    not withdrawn, its voter still in): target -> voter -> the count it quotes
+    (:func:`~p2p_nertz.protocol.roster.freezes`, for every target).
+
+    What caps the coverage term of :meth:`Finality.bounds`: a voter's word that it holds a
+    member's feed past its own standing vote's count does not cover the member's events past
+    that count (docs/protocol.md §9.2, *the freeze on the coverage term*). An honest voter
+    never announces more while its vote stands, except once its final fold drops the member
+    (it then announces up to the cut), and a dropped member's events up to the cut are final
+    here once its drop is, cover or none (:func:`released`). A voter that breaks its freeze
+    beside a member that forks made final, at the honest members, events past the count that
+    the drop on proof, cut at the lowest count, then left out: they stalled for good
+    (``tests/test_sim_two_cheaters.py``, ``scripts/scan_two_cheaters.py``).
+
+    >>> from p2p_nertz.protocol.state import Roster
+    >>> standing_freezes(Roster(3))
+    {}
+    """
+    targets = {t for t, ballots in roster.votes.items() if ballots}
+    targets.update(t for t, ballots in roster.frozen.items() if ballots)
+    targets.update(body.seat for _, _, body in roster.read if body is not None)
+    out = {}
+    for q in sorted(targets):
+        counts = freezes(roster, q)
+        if counts:
+            out[q] = counts
+    return out
+
+
+def _frozen_cover(
+    held: tuple[int, ...], voter: int, freezes: Mapping[int, Mapping[int, int]]
+) -> tuple[int, ...]:
+    """What ``voter`` is known to hold of each feed (``held``), capped at the count of its
+    vote standing against that feed's member (``freezes``: :func:`standing_freezes`)."""
+    return tuple(
+        min(h, freezes[q].get(voter, h)) if q in freezes else h for q, h in enumerate(held)
+    )
 
 
 def rejoined(

@@ -1,13 +1,13 @@
 """Two cheaters at once in the simulator: a freeze breaker beside a forker, and withholders.
 
-docs/protocol.md §9.2 (*Not enforced on the coverage term*) leaves the coverage term
-(``held_by``, §7.1) uncapped by a voter's freeze: a voter whose beats announce a member's feed
-past the count of its vote still covers those events at every other peer. With every other
-member holding them, that can make final an event of the member past the voter's count; if
-the member is then dropped on proof (it forks), the cut is the lowest count, below a final
-event. It needs two cheaters, and no scan had played them before session 25, whose scan
-(``scripts/scan_two_cheaters.py``) breaks most such games (docs/protocol.md §13, *Two
-cheaters*; ``tests/test_sim_two_cheaters.py``).
+Until session 25 the coverage term (``held_by``, docs/protocol.md §7.1) was not capped by a
+voter's freeze: a voter whose beats announced a member's feed past the count of its vote still
+covered those events at every other peer. With every other member holding them, that made
+final events of the member past the voter's count; the member then dropped on proof (it
+forks), the cut was the lowest count, below final events. It needs two cheaters, and no scan
+had played them before session 25's (``scripts/scan_two_cheaters.py``), which broke most such
+games; the term is now capped by every standing vote's freeze (§9.2, *the freeze on the
+coverage term*; §13, *Two cheaters*; ``tests/test_sim_two_cheaters.py``).
 
 A :class:`FreezeBreaker` is the first of the two, installed on its seat's core as the
 simulator installs a shuffle cheat (:func:`install`, again on each restart): at ``at`` it
