@@ -47,6 +47,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zmq
@@ -206,14 +207,14 @@ def victim_python() -> str:
     return found
 
 
-def test_a_busy_nodes_mesh_router_survives_a_members_flood_of_pings_and_reset() -> None:
+def _member_attacks(script: str, member: Any, target: Any) -> str:
+    """Run ``script`` (it binds, prints its endpoint, reads once a line comes) in
+    :func:`victim_python`; ``member`` floods it past the CURVE gate as ``target`` expects, and
+    resets; it must live, and read again. What it wrote on stdout."""
     from curve_member import member_floods_and_resets
 
-    from p2p_nertz.protocol.identity import Identity
-
-    me, other = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)  # (NODE's)
-    node = subprocess.Popen(
-        [victim_python(), "-c", NODE],
+    victim = subprocess.Popen(
+        [victim_python(), "-c", script],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -221,19 +222,27 @@ def test_a_busy_nodes_mesh_router_survives_a_members_flood_of_pings_and_reset() 
         cwd=ROOT,
     )
     try:
-        assert node.stdout is not None
-        endpoint = node.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), node.stderr and node.stderr.read()
-        sent = member_floods_and_resets(endpoint, other, me.peer_id)  # past the CURVE gate
-        out, err = node.communicate("\n", timeout=60)  # the node reads again
+        assert victim.stdout is not None
+        endpoint = victim.stdout.readline().strip()
+        assert endpoint.startswith("tcp://127.0.0.1:"), victim.stderr and victim.stderr.read()
+        sent = member_floods_and_resets(endpoint, member, target)
+        out, err = victim.communicate("\n", timeout=60)  # it reads again
     finally:
-        if node.poll() is None:
-            node.kill()
-            node.communicate()
+        if victim.poll() is None:
+            victim.kill()
+            victim.communicate()
     assert sent > 0
-    assert node.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
-    assert int(out.split()[-1]) > 0  # a member's: its messages reached the node, up to the mark
+    assert victim.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
     assert "Traceback" not in err
+    return out
+
+
+def test_a_busy_nodes_mesh_router_survives_a_members_flood_of_pings_and_reset() -> None:
+    from p2p_nertz.protocol.identity import Identity
+
+    me, other = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)  # (NODE's)
+    out = _member_attacks(NODE, other, me.peer_id)
+    assert int(out.split()[-1]) > 0  # a member's: its messages reached the node, up to the mark
 
 
 def _stranger_floods_zmtp_and_resets(endpoint: str) -> int:
@@ -340,31 +349,9 @@ def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_pus
 
 
 def test_a_busy_spectators_port_survives_a_members_flood_of_pings_and_reset() -> None:
-    from curve_member import member_floods_and_resets
-
     from p2p_nertz.protocol.identity import Identity
 
     ann, spy = (Identity.generate(bytes([i]) * 32) for i in (1, 3))  # (SPECTATOR's)
-    spectator = subprocess.Popen(
-        [victim_python(), "-c", SPECTATOR],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        assert spectator.stdout is not None
-        endpoint = spectator.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), spectator.stderr and spectator.stderr.read()
-        sent = member_floods_and_resets(endpoint, ann, spy.peer_id)  # a member: admitted
-        out, err = spectator.communicate("\n", timeout=60)  # the spectator reads again
-    finally:
-        if spectator.poll() is None:
-            spectator.kill()
-            spectator.communicate()
-    assert sent > 0
-    assert spectator.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
+    out = _member_attacks(SPECTATOR, ann, spy.peer_id)  # a member: admitted
     read = out.splitlines()[-2].split()
     assert read and set(read) == {b"x".hex()}  # the member's 1-byte messages, up to the mark
-    assert "Traceback" not in err
