@@ -62,6 +62,15 @@ def test_a_member_that_equivocates_to_different_members_is_proven_and_dropped(
     assert set(outcome.findings[FindingKind.EQUIVOCATION.value]) == {hostile}
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "open (session 25): on real nodes the first member still stops with its game not over "
+        "(6 runs of 6 on a machine at load 3-6, the merge tree's CI among them; it passed under "
+        "load 13-28 on its branch): the simulator's case ends since the end-of-game relay "
+        "(tests/test_sim_freeze_beats.py), the nodes' does not yet (docs/protocol.md §9.7)"
+    ),
+)
 def test_a_member_beating_one_member_only_one_ahead_holds_nobody_at_the_end(
     tmp_path: Path,
 ) -> None:
