@@ -41,12 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scanning import span
 
 from p2p_nertz.audit import FoldStep, LogSource, audit
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, encode_body
-from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.peer import Effect, Peer, Send
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Outcome, Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig
+from p2p_nertz.sim.cheats import signed_beat
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Simulation
 
@@ -67,29 +66,11 @@ def pump(attacker: Peer, victim: Peer, *, sound: bool) -> list[int]:
         effects = flush(now)
         if not any(isinstance(e, Send) for e in effects) or attacker.seat in attacker.final.dropped:
             return effects
-        feeds = [attacker.events(q) for q in range(attacker.spec.seats)]
-        own = feeds[attacker.seat]
-        beat = Beat(
-            len(own),
-            own[-1].id if own else None,
-            tuple(len(f) for f in feeds),
-            tuple(f[-1].id[:ID_PREFIX] if f else b"" for f in feeds),
-        )
         lamport = max(outbox.clock, victim.clock) + 2 * outbox.lead
         if sound:
             outbox.clock = lamport
         sent.append(lamport)
-        wire = encode_message(
-            outbox.identity,
-            game_id=attacker.spec.game_id,
-            seq=0,
-            prev=None,
-            lamport=lamport,
-            kind=Kind.BEAT,
-            body=encode_body(beat),
-            version=outbox.version,
-        )
-        return [*effects, Send(wire, to)]
+        return [*effects, Send(signed_beat(attacker, lamport), to)]
 
     attacker._flush = pumping_flush  # type: ignore[method-assign]
     return sent

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, encode_body
 from p2p_nertz.protocol.effects import Rejected
-from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.peer import Effect, Peer, Send
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig
+from p2p_nertz.sim.cheats import signed_beat
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.network import Simulation
 
@@ -42,27 +41,9 @@ def _split_clock(peer: Peer, victim: Peer, sent: list[int]) -> None:
         effects = flush(now)
         if not any(isinstance(e, Send) for e in effects):
             return effects
-        feeds = [peer.events(q) for q in range(peer.spec.seats)]
-        own = feeds[peer.seat]
-        beat = Beat(
-            len(own),
-            own[-1].id if own else None,
-            tuple(len(f) for f in feeds),
-            tuple(f[-1].id[:ID_PREFIX] if f else b"" for f in feeds),
-        )
         lamport = max([outbox.clock, victim.clock, *sent]) + MAX_CLOCK_JUMP - 1
         sent.append(lamport)
-        wire = encode_message(
-            outbox.identity,
-            game_id=peer.spec.game_id,
-            seq=0,
-            prev=None,
-            lamport=lamport,
-            kind=Kind.BEAT,
-            body=encode_body(beat),
-            version=outbox.version,
-        )
-        return [*effects, Send(wire, to)]
+        return [*effects, Send(signed_beat(peer, lamport), to)]
 
     peer._flush = splitting_flush  # type: ignore[method-assign]
 

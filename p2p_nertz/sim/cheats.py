@@ -104,6 +104,8 @@ from p2p_nertz.deck.wire import (
     DeckStage,
 )
 from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Beat,
     DeckEvent,
     DeckReveal,
     Drop,
@@ -112,8 +114,9 @@ from p2p_nertz.protocol.bodies import (
     Play,
     Reveal,
     RevealWhat,
+    encode_body,
 )
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
 from p2p_nertz.rules.cards import sealed_position
@@ -123,7 +126,7 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.protocol.state import GameState
 
-__all__ = ["DeckCheat", "DeckCheatKind", "VoteFlapper", "install"]
+__all__ = ["DeckCheat", "DeckCheatKind", "VoteFlapper", "install", "signed_beat"]
 
 
 class DeckCheatKind(enum.StrEnum):
@@ -525,3 +528,29 @@ def _substituted(message: DeckStage, final: GameState) -> DeckStage:
     r = hash_scalar("sim-cheat", deck.context, bytes([message.deck]))
     ciphers[place] = reencrypt(ciphers[0], r, deck.joint)
     return dataclasses.replace(message, ciphers=Deck(tuple(ciphers)))
+
+
+def signed_beat(peer: Peer, lamport: int) -> bytes:
+    """A beat of ``peer``'s, sound against what it holds (its head, and every feed's count
+    with the id of its last event), signed at a time of the cheat's choosing, ``lamport``,
+    whatever its clock says: the clock cheats (tests/test_sim_clock_split.py,
+    scripts/race_cost_clock_lead.py) time it."""
+    feeds = [peer.events(q) for q in range(peer.spec.seats)]
+    own = feeds[peer.seat]
+    beat = Beat(
+        len(own),
+        own[-1].id if own else None,
+        tuple(len(f) for f in feeds),
+        tuple(f[-1].id[:ID_PREFIX] if f else b"" for f in feeds),
+    )
+    outbox = peer._outbox
+    return encode_message(
+        outbox.identity,
+        game_id=peer.spec.game_id,
+        seq=0,
+        prev=None,
+        lamport=lamport,
+        kind=Kind.BEAT,
+        body=encode_body(beat),
+        version=outbox.version,
+    )
