@@ -41,11 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scanning import span
 
 from p2p_nertz.audit import FoldStep, LogSource, audit
-from p2p_nertz.protocol.peer import Effect, Peer, Send
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Outcome, Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig
-from p2p_nertz.sim.cheats import signed_beat
+from p2p_nertz.sim.cheats import beat_alone
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Simulation
 
@@ -54,26 +54,20 @@ KINDS = ("reference", "liar", "sound")
 
 
 def pump(attacker: Peer, victim: Peer, *, sound: bool) -> list[int]:
-    """Make ``attacker`` follow every input that sends anything with a beat to ``victim``
-    alone, ``2 * lead`` above the clocks it knows; ``sound``: and move its own clock there.
-    Returns the list the beats' times are appended to."""
-    to = victim.spec.peer_ids[victim.seat]
-    flush = attacker._flush
+    """Make ``attacker``, while a member, follow every input that sends anything with a beat to
+    ``victim`` alone, ``2 * lead`` above the clocks it knows; ``sound``: and move its own clock
+    there. Returns the list the beats' times are appended to."""
     outbox = attacker._outbox
-    sent: list[int] = []
 
-    def pumping_flush(now: float) -> list[Effect]:
-        effects = flush(now)
-        if not any(isinstance(e, Send) for e in effects) or attacker.seat in attacker.final.dropped:
-            return effects
+    def time(sent: list[int]) -> int | None:
+        if attacker.seat in attacker.final.dropped:
+            return None
         lamport = max(outbox.clock, victim.clock) + 2 * outbox.lead
         if sound:
             outbox.clock = lamport
-        sent.append(lamport)
-        return [*effects, Send(signed_beat(attacker, lamport), to)]
+        return lamport
 
-    attacker._flush = pumping_flush  # type: ignore[method-assign]
-    return sent
+    return beat_alone(attacker, victim, time)
 
 
 def one(

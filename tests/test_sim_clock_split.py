@@ -15,10 +15,10 @@ import pytest
 
 from p2p_nertz.protocol.effects import Rejected
 from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
-from p2p_nertz.protocol.peer import Effect, Peer, Send
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig
-from p2p_nertz.sim.cheats import signed_beat
+from p2p_nertz.sim.cheats import beat_alone
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.network import Simulation
 
@@ -27,25 +27,18 @@ pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 VICTIM = 0
 
 
-def _split_clock(peer: Peer, victim: Peer, sent: list[int]) -> None:
+def _split_clock(peer: Peer, victim: Peer) -> list[int]:
     """Make ``peer`` (a simulated member) follow every input that sends anything with a beat
     to ``victim`` alone, sound against its feed, timed ``MAX_CLOCK_JUMP - 1`` above the
     victim's clock (or its own, or its last such beat: each is new there and as far ahead as
-    the victim takes): a test-only cheat that reaches into the peer's flush. Its own clock is
-    not moved, so its own messages go on as an honest member's."""
-    to = victim.spec.peer_ids[victim.seat]
-    flush = peer._flush
+    the victim takes): a test-only cheat (``sim.cheats.beat_alone``). Its own clock is not
+    moved, so its own messages go on as an honest member's. The beats' times."""
     outbox = peer._outbox
 
-    def splitting_flush(now: float) -> list[Effect]:
-        effects = flush(now)
-        if not any(isinstance(e, Send) for e in effects):
-            return effects
-        lamport = max([outbox.clock, victim.clock, *sent]) + MAX_CLOCK_JUMP - 1
-        sent.append(lamport)
-        return [*effects, Send(signed_beat(peer, lamport), to)]
+    def time(sent: list[int]) -> int:
+        return max([outbox.clock, victim.clock, *sent]) + MAX_CLOCK_JUMP - 1
 
-    peer._flush = splitting_flush  # type: ignore[method-assign]
+    return beat_alone(peer, victim, time)
 
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 3), (4, 1)])
@@ -62,8 +55,7 @@ def test_sim_clock_split_beats_to_one_member_split_no_table(players: int, seed: 
     sim = Simulation(config)
     liar, pumped = sim.peers[attacker], sim.peers[VICTIM]
     assert liar is not None and pumped is not None
-    sent: list[int] = []
-    _split_clock(liar, pumped, sent)
+    sent = _split_clock(liar, pumped)
     result = sim.run()
     result.violations = check(result)
     # The case is built: the attacker sent beats far ahead, many jumps' worth in all.

@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,7 @@ from p2p_nertz.protocol.bodies import (
     RevealWhat,
     encode_body,
 )
+from p2p_nertz.protocol.effects import Effect, Send
 from p2p_nertz.protocol.envelope import Kind, encode_message
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import NERTS_PILE_SIZE, Move, Tableau
@@ -554,3 +556,27 @@ def signed_beat(peer: Peer, lamport: int) -> bytes:
         body=encode_body(beat),
         version=outbox.version,
     )
+
+
+def beat_alone(attacker: Peer, victim: Peer, time: Callable[[list[int]], int | None]) -> list[int]:
+    """Make ``attacker`` (a simulated member) follow every input in which it sends anything
+    with a :func:`signed_beat` to ``victim`` alone, timed ``time(sent)`` (``sent``: the times
+    of its beats so far; ``None``: none this time): the clock cheats' pump
+    (tests/test_sim_clock_split.py, scripts/race_cost_clock_lead.py), which reaches into the
+    peer's flush. The list of the beats' times, appended to as they are sent."""
+    to = victim.spec.peer_ids[victim.seat]
+    flush = attacker._flush
+    sent: list[int] = []
+
+    def beating_flush(now: float) -> list[Effect]:
+        effects = flush(now)
+        if not any(isinstance(e, Send) for e in effects):
+            return effects
+        lamport = time(sent)
+        if lamport is None:
+            return effects
+        sent.append(lamport)
+        return [*effects, Send(signed_beat(attacker, lamport), to)]
+
+    attacker._flush = beating_flush  # type: ignore[method-assign]
+    return sent
