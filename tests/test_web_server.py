@@ -13,13 +13,13 @@ import termios
 import threading
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from functools import partial
 from urllib.parse import urlsplit
 
 import pytest
 import trio
-from trio_websocket import open_websocket_url
+from trio_websocket import WebSocketConnection, open_websocket_url
 
 from cli.web_cmd import lobby_left
 from p2p_nertz.errors import NertzError
@@ -47,6 +47,8 @@ class Served:
         parts = urlsplit(url)
         self.host = parts.netloc
         self.path = parts.path
+        assert parts.hostname is not None and parts.port is not None
+        self.address, self.port = parts.hostname, parts.port
 
 
 @pytest.fixture
@@ -60,11 +62,14 @@ async def served() -> AsyncIterator[Served]:
         nursery.cancel_scope.cancel()
 
 
+async def _connect(served: Served) -> trio.SocketStream:
+    """A plain TCP connection to the server."""
+    return await trio.open_tcp_stream(served.address, served.port)
+
+
 async def _get(served: Served, path: str, host: str | None = None) -> tuple[int, bytes, bytes]:
     """A GET over a plain socket: the status, the headers and the body."""
-    address, port = served.host.split(":")
-    stream = await trio.open_tcp_stream(address, int(port))
-    async with stream:
+    async with await _connect(served) as stream:
         request = f"GET {path} HTTP/1.1\r\nHost: {host or served.host}\r\n"
         await stream.send_all(f"{request}Connection: close\r\n\r\n".encode())
         data = b""
@@ -89,42 +94,58 @@ async def test_the_page_is_served_under_its_token_only(served: Served) -> None:
 
 async def test_a_request_naming_another_host_is_refused(served: Served) -> None:
     # (A DNS-rebinding page reaches 127.0.0.1 under its own name.)
-    port = served.host.split(":")[1]
-    assert (await _get(served, served.path, host=f"evil.example:{port}"))[0] == 421
-    assert (await _get(served, served.path, host=f"localhost:{port}"))[0] == 200
+    assert (await _get(served, served.path, host=f"evil.example:{served.port}"))[0] == 421
+    assert (await _get(served, served.path, host=f"localhost:{served.port}"))[0] == 200
 
 
-def _ws(served: Served, path: str | None = None) -> str:
-    return f"ws://{served.host}{path or served.path + 'ws'}"
+def _live(served: Served) -> AbstractAsyncContextManager[WebSocketConnection]:
+    """A live connection from the page's origin (trio-websocket's client)."""
+    url = f"ws://{served.host}{served.path}ws"
+    return open_websocket_url(url, extra_headers=[("Origin", f"http://{served.host}")])
+
+
+async def _upgrade(
+    stream: trio.SocketStream, served: Served, path: str, origin: str | None
+) -> bytes:
+    """A WebSocket handshake by hand on ``stream``: what the server sent, up to the end of its
+    answer's head and whatever came with it. (By hand: trio-websocket's client leaves a
+    socket the server refused or closed open.)"""
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
+        "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        + (f"Origin: {origin}\r\n" if origin else "")
+        + "\r\n"
+    )
+    await stream.send_all(request.encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive_some()
+    return data
 
 
 async def _handshake(served: Served, path: str, origin: str | None) -> int:
     """A WebSocket handshake by hand: the status of the answer (101: accepted)."""
-    address, port = served.host.split(":")
-    stream = await trio.open_tcp_stream(address, int(port))
-    async with stream:
-        request = (
-            f"GET {path} HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
-            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            + (f"Origin: {origin}\r\n" if origin else "")
-            + "\r\n"
-        )
-        await stream.send_all(request.encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += await stream.receive_some()
+    async with await _connect(served) as stream:
+        data = await _upgrade(stream, served, path, origin)
     return int(data.split()[1])
+
+
+async def _accepted(stream: trio.SocketStream, served: Served) -> bytes:
+    """A live connection opened by hand on ``stream`` from the page's origin, accepted: what
+    the server sent past its answer's head."""
+    data = await _upgrade(stream, served, served.path + "ws", f"http://{served.host}")
+    assert data.startswith(b"HTTP/1.1 101")
+    return data.partition(b"\r\n\r\n")[2]
 
 
 async def test_the_live_connection_wants_the_token_and_the_page_origin(served: Served) -> None:
     # (A handshake by hand: trio-websocket's client leaves a refused socket open.)
     served.feed.publish('{"type": "view"}')
-    port = served.host.split(":")[1]
     ws = served.path + "ws"
     for path, origin in [
         (ws, f"http://{served.host}"),
-        (ws, f"http://evil.example:{port}"),
+        (ws, f"http://evil.example:{served.port}"),
         (ws, f"https://{served.host}"),
         (ws, None),
         ("/wrong/ws", f"http://{served.host}"),
@@ -139,8 +160,7 @@ async def test_the_live_connection_wants_the_token_and_the_page_origin(served: S
 
 async def test_views_go_out_and_actions_come_in(served: Served) -> None:
     served.feed.publish(json.dumps({"type": "view", "n": 1}))
-    origin = [("Origin", f"http://{served.host}")]
-    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+    async with _live(served) as ws:
         assert json.loads(await ws.get_message()) == {"type": "view", "n": 1}
         served.feed.publish(json.dumps({"type": "view", "n": 1}))  # the same: not sent again
         served.feed.publish(json.dumps({"type": "view", "n": 2}))
@@ -162,42 +182,26 @@ async def test_the_url_without_its_last_slash_leads_to_the_page(served: Served) 
 
 async def test_live_connections_beyond_the_limit_are_refused(served: Served) -> None:
     served.feed.publish('{"type": "view"}')
-    origin = [("Origin", f"http://{served.host}")]
     async with AsyncExitStack() as stack:
         for _ in range(MAX_CONNECTIONS):
-            ws = await stack.enter_async_context(
-                open_websocket_url(_ws(served), extra_headers=origin)
-            )
+            ws = await stack.enter_async_context(_live(served))
             assert json.loads(await ws.get_message()) == {"type": "view"}
         assert await _handshake(served, served.path + "ws", f"http://{served.host}") == 403
     # (Closed: room again.)
-    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+    async with _live(served) as ws:
         assert json.loads(await ws.get_message()) == {"type": "view"}
 
 
 async def test_a_message_far_longer_than_any_action_closes_the_connection(served: Served) -> None:
-    # (By hand: trio-websocket's client leaves a socket the server closed open.)
-    address, port = served.host.split(":")
-    async with await trio.open_tcp_stream(address, int(port)) as stream:
-        request = (
-            f"GET {served.path}ws HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
-            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{served.host}\r\n\r\n"
-        )
-        await stream.send_all(request.encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += await stream.receive_some()
-        assert data.startswith(b"HTTP/1.1 101")
+    async with await _connect(served) as stream:
+        data = await _accepted(stream, served)
         size = MAX_MESSAGE + 1  # one text frame, masked (as a client's are) with 0s
         await stream.send_all(b"\x81\xff" + size.to_bytes(8, "big") + b"\0" * 4 + b"x" * size)
-        data = data.partition(b"\r\n\r\n")[2]
         while len(data) < 4:
             data += await stream.receive_some()
         assert data[0] == 0x88 and int.from_bytes(data[2:4], "big") == 1009  # (message too big)
     assert served.got == []
-    origin = [("Origin", f"http://{served.host}")]
-    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:  # (nothing else)
+    async with _live(served) as ws:  # (nothing else)
         await ws.send_message('{"type": "key", "key": "s"}')
         await ws.send_message("{")  # (an answer: the key was taken before it)
         assert json.loads(await ws.get_message())["error"] == "not JSON"
@@ -217,10 +221,9 @@ async def test_refusals_in_a_loop_do_not_flood_the_terminal(
 
 
 async def test_an_address_in_use_is_one_clear_error(served: Served) -> None:
-    port = int(served.host.split(":")[1])
     app = WebApp(Page(), ViewFeed(), lambda action: None)
-    with pytest.raises(NertzError, match=f"cannot serve the page on 127.0.0.1:{port}"):
-        await serve_page(app, "127.0.0.1", port)
+    with pytest.raises(NertzError, match=f"cannot serve the page on 127.0.0.1:{served.port}"):
+        await serve_page(app, "127.0.0.1", served.port)
 
 
 @pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="TCP_USER_TIMEOUT is Linux's")
@@ -240,15 +243,13 @@ def test_a_client_that_never_reads_is_dropped_and_the_server_still_stops() -> No
     server = threading.Thread(target=trio.run, args=(main,), daemon=True)
     server.start()
     url, token, scope = started.get(timeout=30)
-    host, path = urlsplit(url).netloc, urlsplit(url).path
-    address, port = host.split(":")
-    with socket.create_connection((address, int(port))) as hog:
-        request = f"GET {path}table.js HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    served = Served(url, app, app.feed, [])
+    with socket.create_connection((served.address, served.port)) as hog:
+        request = f"GET {served.path}table.js HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode()
         hog.sendall(request * 2000)  # (some 60 MB of answers: far more than sockets hold)
         while _unread(hog) < 1 << 16:  # the server is filling the socket
             time.sleep(0.05)
-        served = Served(url, app, app.feed, [])
-        assert trio.run(_get, served, path)[0] == 200
+        assert trio.run(_get, served, served.path)[0] == 200
         trio.from_thread.run_sync(scope.cancel, trio_token=token)
         server.join(timeout=60)
         assert not server.is_alive(), "the server did not stop"
@@ -273,8 +274,7 @@ async def test_a_message_of_a_kind_the_page_does_not_take_is_answered_and_change
     # (A lobby choice sent to the table's page was once dropped without a word.)
     served.app.takes = takes
     served.feed.publish('{"type": "view"}')
-    origin = [("Origin", f"http://{served.host}")]
-    async with open_websocket_url(_ws(served), extra_headers=origin) as ws:
+    async with _live(served) as ws:
         assert json.loads(await ws.get_message()) == {"type": "view"}
         for kind, text in _KINDS.items():
             await ws.send_message(text)
@@ -291,10 +291,9 @@ async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -
     terminal = PageTerminal()
     async with trio.open_nursery() as nursery:
         url = await nursery.start(serve_page, terminal.app, "127.0.0.1", 0)
-        host = urlsplit(url).netloc
+        served = Served(url, terminal.app, terminal.feed, [])
         terminal.feed.publish('{"type": "lobby"}')
-        ws_url = f"ws://{host}{urlsplit(url).path}ws"
-        async with open_websocket_url(ws_url, extra_headers=[("Origin", f"http://{host}")]) as ws:
+        async with _live(served) as ws:
             assert json.loads(await ws.get_message()) == {"type": "lobby"}
             await ws.send_message(_KINDS[Drop])
             assert "a dragged card means nothing" in json.loads(await ws.get_message())["error"]
@@ -310,7 +309,7 @@ async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -
             connected = trio.Event()
 
             async def page() -> None:
-                frames = await _server_frames(_Lobby(url), 3, connected)
+                frames = await _server_frames(served, 3, connected)
                 told.extend(json.loads(text)["type"] for _, text in frames[:2])
 
             inner.start_soon(page)
@@ -321,30 +320,13 @@ async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -
         nursery.cancel_scope.cancel()
 
 
-class _Lobby(Served):
-    def __init__(self, url: str) -> None:
-        super().__init__(url, None, None, [])  # type: ignore[arg-type]
-
-
 async def _server_frames(
     served: Served, count: int, first: trio.Event | None = None
 ) -> list[tuple[int, bytes]]:
     """Open a live connection by hand and read ``count`` frames the server sends (opcode,
-    payload; ``first`` is set once the first is in), then end. (By hand: trio-websocket's
-    client leaves a socket the server closed open.)"""
-    address, port = served.host.split(":")
-    async with await trio.open_tcp_stream(address, int(port)) as stream:
-        request = (
-            f"GET {served.path}ws HTTP/1.1\r\nHost: {served.host}\r\nConnection: Upgrade\r\n"
-            "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-            f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nOrigin: http://{served.host}\r\n\r\n"
-        )
-        await stream.send_all(request.encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += await stream.receive_some()
-        assert data.startswith(b"HTTP/1.1 101")
-        data = data.partition(b"\r\n\r\n")[2]
+    payload; ``first`` is set once the first is in), then end (:func:`_upgrade`)."""
+    async with await _connect(served) as stream:
+        data = await _accepted(stream, served)
         frames: list[tuple[int, bytes]] = []
         while len(frames) < count:
             while len(data) < 2 or len(data) < 2 + (data[1] & 0x7F):
