@@ -47,24 +47,23 @@ from p2p_nertz.rules import (
     new_deck,
     sealed_position,
 )
+from tests.deck_helpers import walk_owed
 
 
 def _owed(deck: DeckRound, seat: int) -> list[tuple[int, int, int]]:
-    """``deck.owed(seat)``, checked against its slow twin: every position turned walked."""
-    i = deck.member(seat)
-    slow = []
-    for w in deck.turned:
-        held = deck.shares.get(w, {})
-        if i not in held:
-            slow.append((i, *w))
-        if w in deck.opened or not deck.gone:
-            continue
-        for m in sorted(deck.gone - held.keys()):
-            if m != i and i not in deck.partials.get((*w, m), {}) and deck.holds(i, m):
-                slow.append((m, *w))
+    """``deck.owed(seat)``, checked against its slow twin (every position turned walked)."""
     owed = deck.owed(seat)
-    assert owed == slow
+    assert owed == walk_owed(deck, seat)
     return owed
+
+
+def _drop(t: ShuffleTable, target: int, voters: list[int], cut: int | None = None) -> None:
+    """``voters`` each vote ``target`` out *silent* at ``cut`` (its events so far unless
+    given)."""
+    cut = t.seqs[target] if cut is None else cut
+    quoted = (b"\x02" * 8,) * min(cut, 64)
+    for voter in voters:
+        t.play(voter, Drop((), target, cut, DropReason.SILENT, 0, quoted))
 
 
 class ShuffleTable:
@@ -133,12 +132,16 @@ class ShuffleTable:
         self.stages[(d, stage)] = out
         return DeckStage(1, d, stage, out)
 
-    def deal_all(self) -> None:
+    def deal_all(self, cheat: tuple[int, int] | None = None) -> None:
+        """Every member's key, then every stage; with ``cheat`` (a member, a stage), that
+        member's that stage shuffled under a key that is not its own (a substitution)."""
         for i in range(self.n):
             self.deck_event(i, self.key_message(i))
+        other = MemberKey.from_seed(b"not the secret", self.context)
         for stage in range(self.n):
             for i in range(self.n):
-                self.deck_event(i, self.stage_message(i, stage))
+                key = other if (i, stage) == cheat else None
+                self.deck_event(i, self.stage_message(i, stage, key=key))
 
     def final(self, deck: int) -> Deck:
         return self.stages[(deck, self.n - 1)]
@@ -163,20 +166,25 @@ class ShuffleTable:
             if of == i:
                 made.append(make_share(self.keys[i], i, d, p, cipher))
                 continue
-            dealing = self.key_message(of).dealing
-            assert dealing is not None
-            sigma = open_share(
-                dealing,
-                public=self.keys[of].public,
-                dealer=of,
-                seat=i,
-                members=self.n,
-                secret=x25519_secret(self.ids[i].to_bytes()),
-                context=self.context,
-            )
+            sigma = self.held_share(i, of)
             point, proof = prove_equal(sigma, cipher[0], share_context(self.context, i, of, d, p))
             made.append(Share(i, of, d, p, point, proof))
         return DeckShares(1, i, tuple(made))
+
+    def held_share(self, i: int, of: int, key: DeckKey | None = None) -> int:
+        """Member ``i``'s VSS share of member ``of``'s secret, opened from its box in ``of``'s
+        key message (the honest one unless ``key`` is given)."""
+        dealing = (key or self.key_message(of)).dealing
+        assert dealing is not None
+        return open_share(
+            dealing,
+            public=self.keys[of].public,
+            dealer=of,
+            seat=i,
+            members=self.n,
+            secret=x25519_secret(self.ids[i].to_bytes()),
+            context=self.context,
+        )
 
     def owed(self, seat: int) -> list[tuple[int, int]]:
         """The positions whose own share ``seat`` owes."""
@@ -394,13 +402,7 @@ def _play_to_blocked(t: ShuffleTable) -> None:
 def test_fold_shuffle_open_checks_every_stage_and_the_cheat_forfeits(cheat: bool) -> None:
     t = ShuffleTable(2)
     t.join_all()
-    for i in range(2):
-        t.deck_event(i, t.key_message(i))
-    other = MemberKey.from_seed(b"not the secret", t.context)
-    for stage in range(2):
-        for i in range(2):
-            key = other if cheat and (i, stage) == (1, 0) else None
-            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.deal_all(cheat=(1, 0) if cheat else None)
     t.share_all()
     _play_to_blocked(t)
     assert t.fold.phase is Phase.OPEN
@@ -517,9 +519,7 @@ def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares
     t.share_all(skip=frozenset({2}))
     table = t.fold.table
     assert table is not None and all(is_unknown(c) for c in table.tableaux[2].waste)
-    quoted = (b"\x02" * 8,) * t.seqs[2]
-    t.play(0, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
-    t.play(1, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    _drop(t, 2, [0, 1])
     assert 2 in t.fold.dropped
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == frozenset({2})
@@ -600,9 +600,7 @@ def test_fold_shuffle_a_voters_move_on_a_sealed_card_is_a_cheat_unless_it_shows_
     t.move(2, "S")
     t.move(3, "S")  # each waste's cards turned up, and sealed
     cut = t.seqs[4]
-    quoted = (b"\x02" * 8,) * min(cut, 64)
-    for voter in (2, 3):
-        t.play(voter, Drop((), 4, cut, DropReason.SILENT, 0, quoted))
+    _drop(t, 4, [2, 3])
     assert t.fold.dropped == {}
     deck = t.fold.round.deck
     assert deck is not None
@@ -621,7 +619,7 @@ def test_fold_shuffle_a_voters_move_on_a_sealed_card_is_a_cheat_unless_it_shows_
     t.move(3, "W>1", held={4: past.seq})
     assert len(t.refusals()) == 2 and t.fold.round.astray == frozenset({3})
     assert t.fold.table == table
-    t.play(1, Drop((), 4, cut, DropReason.SILENT, 0, quoted))  # the third vote
+    _drop(t, 4, [1], cut)  # the third vote
     assert t.fold.dropped == {4: cut}
 
 
@@ -630,15 +628,9 @@ def test_fold_shuffle_a_round_too_few_members_are_left_to_open_ends_blocked() ->
     t.join_all()
     t.deal_all()
     t.share_all()
-
-    def vote_out(target: int, voters: list[int]) -> None:
-        quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
-        for voter in voters:
-            t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
-
-    vote_out(3, [0, 1, 2])
+    _drop(t, 3, [0, 1, 2])
     assert t.fold.phase is Phase.PLAY and 3 in t.fold.dropped
-    vote_out(2, [0, 1])
+    _drop(t, 2, [0, 1])
     assert 2 in t.fold.dropped and t.fold.phase is Phase.OPEN
     table = t.fold.table
     assert table is not None and table.status.value == "blocked"
@@ -659,9 +651,7 @@ def test_fold_shuffle_a_drop_before_the_deal_is_over_restarts_it_without_the_mem
             t.deck_event(i, t.key_message(i))
         t.deck_event(0, t.stage_message(0, 0))
     assert t.fold.phase is phase
-    quoted = (b"\x02" * 8,) * t.seqs[2]
-    for voter in (0, 1):
-        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    _drop(t, 2, [0, 1])
     assert 2 in t.fold.dropped and t.fold.phase is Phase.KEY
     deck = t.fold.round.deck
     assert deck is not None and deck.members == (0, 1) and deck.attempt == 1
@@ -700,33 +690,15 @@ def test_fold_shuffle_the_members_left_rebuild_a_dropped_members_secret_and_chec
     so a member that dropped after substituting a card is caught all the same."""
     t = ShuffleTable(3)
     t.join_all()
-    for i in range(3):
-        t.deck_event(i, t.key_message(i))
-    other = MemberKey.from_seed(b"not the secret", t.context)
-    for stage in range(3):
-        for i in range(3):
-            key = other if cheat and (i, stage) == (2, 1) else None
-            t.deck_event(i, t.stage_message(i, stage, key=key))
+    t.deal_all(cheat=(2, 1) if cheat else None)
     t.share_all()
-    quoted = (b"\x02" * 8,) * t.seqs[2]
-    for voter in (0, 1):
-        t.play(voter, Drop((), 2, t.seqs[2], DropReason.SILENT, 0, quoted))
+    _drop(t, 2, [0, 1])
     t.share_all(skip=frozenset({2}))
     _play_to_blocked(t)
     assert t.fold.phase is Phase.OPEN
 
     def held(i: int) -> int:
-        dealing = t.key_message(2).dealing
-        assert dealing is not None
-        return open_share(
-            dealing,
-            public=t.keys[2].public,
-            dealer=2,
-            seat=i,
-            members=3,
-            secret=x25519_secret(t.ids[i].to_bytes()),
-            context=t.context,
-        )
+        return t.held_share(i, 2)
 
     # A held share that is not the commitments' is refused, and so is one of a member in.
     t.deck_event(0, DeckOpen(1, t.keys[0].x, ((2, (held(0) + 1) % ORDER),)))
@@ -748,24 +720,12 @@ def test_fold_shuffle_a_complaint_of_a_box_is_settled_by_the_dealers_answer() ->
     with that member's share in the clear, which must be the one its commitments fix."""
     t = ShuffleTable(3)
     t.join_all()
-    good = t.key_message(2)
-    assert good.dealing is not None
-    boxes = list(good.dealing.boxes)
-    boxes[0] = bytes(len(boxes[0]))  # member 0's box from member 2: garbage
-    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=tuple(boxes)))
+    bad = _spoiled_key(t)
     for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
         t.deck_event(i, message)
     assert t.fold.phase is Phase.DEAL and t.refusals() == []
     with pytest.raises(DeckError):
-        open_share(
-            bad.dealing,  # type: ignore[arg-type]
-            public=t.keys[2].public,
-            dealer=2,
-            seat=0,
-            members=3,
-            secret=x25519_secret(t.ids[0].to_bytes()),
-            context=t.context,
-        )
+        t.held_share(0, 2, key=bad)
     share = share_for(t.keys[2], 0, 3)
     t.deck_event(1, DeckAnswer(1, 0, share))  # an answer to no complaint
     t.deck_event(0, DeckComplain(1, 2))
@@ -813,9 +773,7 @@ def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -
     t.join_all()
     t.deal_all()
     t.share_all(skip=frozenset({4}))
-    quoted = (b"\x02" * 8,) * t.seqs[4]
-    for voter in (0, 1, 2):
-        t.play(voter, Drop((), 4, t.seqs[4], DropReason.SILENT, 0, quoted))
+    _drop(t, 4, [0, 1, 2])
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == {4}
     late = deck.owed(3)
@@ -828,14 +786,19 @@ def test_fold_shuffle_a_partial_of_a_position_already_opened_changes_nothing() -
     assert t.fold.round.deck.opened == opened
 
 
+def _spoiled_key(t: ShuffleTable) -> DeckKey:
+    """Member 2's key message with its box to member 0 garbage (zeros)."""
+    good = t.key_message(2)
+    assert good.dealing is not None
+    boxes = (bytes(len(good.dealing.boxes[0])), *good.dealing.boxes[1:])
+    return dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=boxes))
+
+
 def _deal_with_a_bad_box(t: ShuffleTable) -> None:
     """Deal ``t`` (three members) with member 2's box to member 0 spoiled, and member 0's
     complaint of it in (docs/shuffle.md §6.3)."""
     t.join_all()
-    good = t.key_message(2)
-    assert good.dealing is not None
-    boxes = (bytes(len(good.dealing.boxes[0])), *good.dealing.boxes[1:])
-    bad = dataclasses.replace(good, dealing=dataclasses.replace(good.dealing, boxes=boxes))
+    bad = _spoiled_key(t)
     for i, message in ((0, t.key_message(0)), (1, t.key_message(1)), (2, bad)):
         t.deck_event(i, message)
     t.deck_event(0, DeckComplain(1, 2))
@@ -859,12 +822,6 @@ def test_fold_shuffle_an_answer_owed_past_phase_timeout_while_heard_is_late() ->
     assert waits.late(19.9, t.fold, t.fold, 6.0, heard=14.0) == []  # (one silent until 14.0)
     t.deck_event(2, DeckAnswer(1, 0, share_for(t.keys[2], 0, 3)))
     assert t.refusals() == [] and waits.late(30.0, t.fold, t.fold, 6.0, heard=0.0) == []
-
-
-def _drop(t: ShuffleTable, target: int, voters: list[int]) -> None:
-    quoted = (b"\x02" * 8,) * min(t.seqs[target], 64)
-    for voter in voters:
-        t.play(voter, Drop((), target, t.seqs[target], DropReason.SILENT, 0, quoted))
 
 
 def test_fold_shuffle_a_partial_owed_past_phase_timeout_from_the_drop_is_late() -> None:
@@ -974,16 +931,24 @@ def test_fold_shuffle_a_key_or_stage_held_but_not_final_is_not_withheld() -> Non
     assert _withholding(t, 6.0, final) == [2] and Awaited.of(t.fold, 1).stage == (0, 1)
 
 
-def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
-    """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
-    it owes no partial for it once dropped, and is not counted among those who can open its
-    shares: with three members the round ends blocked (docs/shuffle.md §6.3, §6.4)."""
+def dropped_unanswered() -> ShuffleTable:
+    """Three members, member 2's box to member 0 spoiled and complained of
+    (:func:`_deal_with_a_bad_box`), a stock turn of member 2's, member 2 then dropped before it
+    shares it or answers the complaint."""
     t = ShuffleTable(3)
     _deal_with_a_bad_box(t)
     t.share_all()
     t.move(2, "S")
     t.share_all(skip=frozenset({2}))
     _drop(t, 2, [0, 1])
+    return t
+
+
+def test_fold_shuffle_a_complainer_unanswered_owes_no_partial_and_cannot_open() -> None:
+    """A member whose complaint of a dealer's box is unanswered holds no share of its secret:
+    it owes no partial for it once dropped, and is not counted among those who can open its
+    shares: with three members the round ends blocked (docs/shuffle.md §6.3, §6.4)."""
+    t = dropped_unanswered()
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == {2} and not deck.can_open
     assert [of for of, _, _ in deck.owed(0)] == []

@@ -16,7 +16,7 @@ from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rng import Rng
 from tests.deck_helpers import walk_owed, walk_partials_owed
-from tests.test_fold_shuffle import ShuffleTable, _deal_with_a_bad_box, _drop
+from tests.test_fold_shuffle import ShuffleTable, _drop, dropped_unanswered
 
 
 def _check(fold: GameState) -> int:
@@ -114,12 +114,7 @@ def test_shuffle_owed_kept_follows_a_complaint_answered_after_the_drop() -> None
     """Three members, member 2's box to member 0 spoiled and complained of, member 2 dropped:
     member 0 holds no share of its secret and owes it no partial; once the answer is taken
     (straight into the round: the kept answers are forgotten) it does, as the walk says."""
-    t = ShuffleTable(3)
-    _deal_with_a_bad_box(t)
-    t.share_all()
-    t.move(2, "S")
-    t.share_all(skip=frozenset({2}))
-    _drop(t, 2, [0, 1])
+    t = dropped_unanswered()
     deck = t.fold.round.deck
     assert deck is not None and deck.gone == {2}
     assert _check(t.fold) > 0
