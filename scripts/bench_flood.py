@@ -63,18 +63,11 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # -- the game, in child processes --------------------------------------------------------------
 def make_game(players: int, seed: int) -> tuple[list[Any], Any]:
     """Identities in seat order and the spec of a long game of ``players`` bots."""
-    from p2p_nertz.protocol.identity import Identity
-    from p2p_nertz.protocol.spec import GameSpec
-    from p2p_nertz.rng import derive_seed
     from p2p_nertz.rules import Rules
+    from p2p_nertz.testing.games import bot_game
 
-    identities = [Identity.generate(derive_seed(b"bench-flood", seed, i)) for i in range(players)]
-    spec = GameSpec.create(
-        [(ident.peer_id, f"bot{i + 1}") for i, ident in enumerate(identities)],
-        Rules(target=None, rounds=50),  # longer than any flood: play goes on throughout
-        derive_seed(b"bench-flood-game", seed)[:16],
-    )
-    return spec.in_seat_order(identities), spec
+    # (longer than any flood: play goes on throughout)
+    return bot_game(b"bench-flood", players, seed, rules=Rules(target=None, rounds=50))
 
 
 def child_node(config_path: str, seat: str) -> int:

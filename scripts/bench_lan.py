@@ -666,19 +666,10 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
 
 def make_game(n: int, seed: int, deal: str = "commit") -> tuple[list[Any], Any]:
     """Identities in seat order and the spec of a one-round game of ``n`` bots."""
-    from p2p_nertz.protocol.identity import Identity
-    from p2p_nertz.protocol.spec import Deal, GameSpec
-    from p2p_nertz.rng import derive_seed
-    from p2p_nertz.rules import Rules
+    from p2p_nertz.protocol.spec import Deal
+    from p2p_nertz.testing.games import bot_game
 
-    identities = [Identity.generate(derive_seed(b"bench-lan", seed, i)) for i in range(n)]
-    spec = GameSpec.create(
-        [(ident.peer_id, f"bot{i + 1}") for i, ident in enumerate(identities)],
-        Rules(target=None, rounds=1),
-        derive_seed(b"bench-lan-game", seed)[:16],
-        deal=Deal(deal),
-    )
-    return spec.in_seat_order(identities), spec
+    return bot_game(b"bench-lan", n, seed, deal=Deal(deal))
 
 
 SAMPLER_CPU = [0.0]

@@ -50,9 +50,9 @@ from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rng import derive_seed
-from p2p_nertz.rules import Move, Rules
+from p2p_nertz.rules import Move
 from p2p_nertz.runtime.node import PeerNode, node_config
+from p2p_nertz.testing.games import bot_game
 
 __all__ = [
     "ATTACKS",
@@ -74,13 +74,7 @@ HOSTILE_BURST = 64
 
 def make_game(players: int, seed: int) -> tuple[list[Identity], GameSpec]:
     """Identities in seat order and the spec of a one-round game of ``players`` bots."""
-    identities = [Identity.generate(derive_seed(b"hostile", seed, i)) for i in range(players)]
-    spec = GameSpec.create(
-        [(ident.peer_id, f"bot{i + 1}") for i, ident in enumerate(identities)],
-        Rules(target=None, rounds=1),
-        derive_seed(b"hostile-game", seed)[:16],
-    )
-    return spec.in_seat_order(identities), spec
+    return bot_game(b"hostile", players, seed)
 
 
 # -- the honest nodes, one process each -------------------------------------------------------

@@ -35,6 +35,7 @@ from p2p_nertz.runtime.node import (
     routing_id,
 )
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.testing.games import bot_game
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -44,15 +45,7 @@ GAME_TIMEOUT = 120.0
 
 def make_game(seed: int) -> tuple[list[Identity], GameSpec]:
     """Identities in seat order and the spec of a one-round game among them."""
-    identities = [
-        Identity.generate(derive_seed(b"test-node", seed, seat)) for seat in range(PLAYERS)
-    ]
-    spec = GameSpec.create(
-        [(i.peer_id, f"bot{n + 1}") for n, i in enumerate(identities)],
-        Rules(target=None, rounds=1),
-        derive_seed(b"test-node-game", seed)[:16],
-    )
-    return spec.in_seat_order(identities), spec
+    return bot_game(b"test-node", PLAYERS, seed)
 
 
 def make_node(
