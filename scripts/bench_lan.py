@@ -87,6 +87,9 @@ ROOT = SCRIPT.parent.parent
 if str(ROOT) not in sys.path:  # run as a file: the project is importable without installing
     sys.path.insert(0, str(ROOT))
 
+import round_trips  # noqa: E402
+from round_trips import PACED_GAP  # noqa: E402
+
 from cli.demo import free_ports  # noqa: E402
 from p2p_nertz.protocol.feeds import Source  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
@@ -99,7 +102,6 @@ SAMPLE_INTERVAL = 0.25  # seconds between samples (their CPU is the benchmark's,
 RSS_TARGET_MB = 80.0
 DEFAULT_ACK_DELAY = NODE_CONFIG.ack_delay  # the runtime's ack window (none: acks per burst)
 CORE_ACK_DELAY = PeerConfig().ack_delay  # the peer core's default window (the simulator's)
-PACED_GAP = 0.02  # seconds between round trips of the paced floor (game traffic is sparse)
 MESSAGE_GAP = 0.002  # seconds between messages when timing a sparse message's CPU
 CPU_TARGET = 1.5  # CPU per final claim at 4 peers, at most this × its floor (issue 18)
 PYRE_INTERVAL = 0.05  # seconds between two shouts of one Pyre node (±25 %)
@@ -155,26 +157,7 @@ def lab_unavailable() -> str | None:
 # Every measured party runs in a process of its own, started as ``bench_lan.py _ROLE ...``.
 
 
-# -- the floor: blocking pyzmq ping-pong -------------------------------------------------------
-def child_echo(endpoint: str) -> int:
-    """A ROUTER that echoes every message back until it receives ``STOP``."""
-    import zmq
-
-    ctx = zmq.Context()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    router.bind(endpoint)
-    print("ready", flush=True)
-    while True:
-        frames = router.recv_multipart()
-        router.send_multipart(frames)
-        if frames[-1] == b"STOP":
-            break
-    router.close()
-    ctx.term()
-    return 0
-
-
+# -- the floor: blocking pyzmq ping-pong (the echo: round_trips.zmq_echo) ----------------------
 def child_ping(endpoint: str, count: int, paced: int, size: int) -> int:
     """A DEALER that times round trips of ``size`` bytes to the echo: ``count`` back to back and
     ``paced`` one every :data:`PACED_GAP` seconds, with blocking pyzmq and then through the trio
@@ -192,54 +175,24 @@ def child_ping(endpoint: str, count: int, paced: int, size: int) -> int:
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
 
-    def blocking(n: int, gap: float) -> list[int]:
-        rtts = []
-        for _ in range(n):
-            start = time.perf_counter_ns()
-            dealer.send(payload)
-            dealer.recv()
-            rtts.append(time.perf_counter_ns() - start)
-            if gap:
-                time.sleep(gap)
-        return rtts
-
     async def through_trio() -> tuple[list[int], list[int]]:
-        async def pings(n: int, gap: float) -> list[int]:
-            rtts = []
-            for _ in range(n):
-                start = time.perf_counter_ns()
-                await adapter.send_multipart([payload])
-                await adapter.recv_multipart()
-                rtts.append(time.perf_counter_ns() - start)
-                if gap:
-                    await trio.sleep(gap)
-            return rtts
-
         async with open_dealer(ctx, endpoint) as adapter:
-            await pings(warmup, 0)
-            return await pings(count // 4, 0), await pings(paced, PACED_GAP)
+            await round_trips.adapter(adapter, payload, warmup, 0)
+            return (
+                await round_trips.adapter(adapter, payload, count // 4, 0),
+                await round_trips.adapter(adapter, payload, paced, PACED_GAP),
+            )
 
-    async def bare_trio(n: int, gap: float) -> list[int]:
-        # The least a trio program can do: the blocking DEALER's own FD, waited on directly
-        # (no safety timeout, no second task), to tell trio's wake-up from the adapter's cost.
-        fd = dealer.getsockopt(zmq.FD)
-        rtts = []
-        for _ in range(n):
-            start = time.perf_counter_ns()
-            dealer.send(payload, zmq.NOBLOCK)
-            while not dealer.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                await trio.lowlevel.wait_readable(fd)
-            dealer.recv(zmq.NOBLOCK)
-            rtts.append(time.perf_counter_ns() - start)
-            if gap:
-                await trio.sleep(gap)
-        return rtts
-
-    blocking(warmup, 0)
-    figures = {"bare": blocking(count, 0), "bare paced": blocking(paced, PACED_GAP)}
-    trio.run(bare_trio, warmup, 0)
-    figures["bare trio"] = trio.run(bare_trio, count // 4, 0)
-    figures["bare trio paced"] = trio.run(bare_trio, paced, PACED_GAP)
+    # The bare trio loop (round_trips.trio_pyzmq) waits on the blocking DEALER's own FD, to
+    # tell trio's wake-up from the adapter's cost.
+    round_trips.blocking(dealer, payload, warmup, 0)
+    figures = {
+        "bare": round_trips.blocking(dealer, payload, count, 0),
+        "bare paced": round_trips.blocking(dealer, payload, paced, PACED_GAP),
+    }
+    trio.run(round_trips.trio_pyzmq, dealer, payload, warmup, 0)
+    figures["bare trio"] = trio.run(round_trips.trio_pyzmq, dealer, payload, count // 4, 0)
+    figures["bare trio paced"] = trio.run(round_trips.trio_pyzmq, dealer, payload, paced, PACED_GAP)
     figures["trio"], figures["trio paced"] = trio.run(through_trio)
     dealer.send(b"STOP")
     dealer.recv()
@@ -2085,7 +2038,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark (or, with a ``_role`` first argument, one of its child processes)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     roles: dict[str, Callable[[list[str]], int]] = {
-        "_echo": lambda a: child_echo(a[0]),
+        "_echo": lambda a: round_trips.zmq_echo(a[0]),
         "_ping": lambda a: child_ping(a[0], int(a[1]), int(a[2]), int(a[3])),
         "_sink": lambda a: child_sink(a[0], int(a[1])),
         "_source": lambda a: child_source(a[0], int(a[1]), int(a[2]), float(a[3])),

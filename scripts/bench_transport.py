@@ -50,7 +50,9 @@ for path in (ROOT, SCRIPT.parent):  # run as a file: the project and the shim ar
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-PACED_GAP = 0.02  # seconds between idle round trips (game traffic is sparse)
+import round_trips  # noqa: E402
+from round_trips import PACED_GAP  # noqa: E402
+
 WARMUP = 50
 WINDOW = 200  # throughput: messages in flight at most (below every HWM)
 NS_PER_US = 1000
@@ -67,23 +69,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 # -- the echoes (child processes) ----------------------------------------------------------------
 def child_zmq_echo(endpoint: str) -> int:
     """A blocking ROUTER that echoes every message until it receives ``STOP``."""
-    import zmq
-
-    ctx = zmq.Context()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    router.setsockopt(zmq.SNDHWM, 100_000)
-    router.setsockopt(zmq.RCVHWM, 100_000)
-    router.bind(endpoint)
-    print("ready", flush=True)
-    while True:
-        frames = router.recv_multipart()
-        router.send_multipart(frames)
-        if frames[-1] == b"STOP":
-            break
-    router.close()
-    ctx.term()
-    return 0
+    return round_trips.zmq_echo(endpoint, hwm=100_000)
 
 
 def child_tcp_echo(port: int, size: int) -> int:
@@ -163,15 +149,7 @@ def _bare_pyzmq(endpoint: str, payload: bytes, pings: int, messages: int) -> dic
     dealer.connect(endpoint)
 
     def rtts(count: int, gap: float) -> list[int]:
-        out = []
-        for _ in range(count):
-            start = time.perf_counter_ns()
-            dealer.send(payload)
-            dealer.recv()
-            out.append(time.perf_counter_ns() - start)
-            if gap:
-                time.sleep(gap)
-        return out
+        return round_trips.blocking(dealer, payload, count, gap)
 
     rtts(WARMUP, 0)
     figures: dict[str, Any] = {"warm": rtts(pings, 0), "idle": rtts(pings, PACED_GAP)}
@@ -195,7 +173,6 @@ def _bare_pyzmq(endpoint: str, payload: bytes, pings: int, messages: int) -> dic
 async def _trio_pyzmq(
     ctx: Any, endpoint: str, payload: bytes, pings: int, messages: int
 ) -> dict[str, Any]:
-    import trio
     import zmq
 
     dealer = ctx.socket(zmq.DEALER)
@@ -203,22 +180,8 @@ async def _trio_pyzmq(
     dealer.connect(endpoint)
     fd = dealer.getsockopt(zmq.FD)
 
-    async def recv() -> bytes:
-        while not dealer.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            await trio.lowlevel.wait_readable(fd)
-        data: bytes = dealer.recv(zmq.NOBLOCK)
-        return data
-
     async def rtts(count: int, gap: float) -> list[int]:
-        out = []
-        for _ in range(count):
-            start = time.perf_counter_ns()
-            dealer.send(payload, zmq.NOBLOCK)
-            await recv()
-            out.append(time.perf_counter_ns() - start)
-            if gap:
-                await trio.sleep(gap)
-        return out
+        return await round_trips.trio_pyzmq(dealer, payload, count, gap)
 
     await rtts(WARMUP, 0)
     figures: dict[str, Any] = {"warm": await rtts(pings, 0), "idle": await rtts(pings, PACED_GAP)}
@@ -229,7 +192,7 @@ async def _trio_pyzmq(
             dealer.send(payload, zmq.NOBLOCK)
             sent += 1
         else:
-            await recv()
+            await round_trips.wait_recv(dealer, fd)
             received += 1
     figures["throughput"] = messages / (time.perf_counter() - start)
     dealer.close()
@@ -300,15 +263,7 @@ async def _through_adapter(
     async with adapter.open_dealer(ctx, endpoint) as dealer:
 
         async def rtts(count: int, gap: float) -> list[int]:
-            out = []
-            for _ in range(count):
-                start = time.perf_counter_ns()
-                await dealer.send_multipart([payload])
-                await dealer.recv_multipart()
-                out.append(time.perf_counter_ns() - start)
-                if gap:
-                    await trio.sleep(gap)
-            return out
+            return await round_trips.adapter(dealer, payload, count, gap)
 
         await rtts(WARMUP, 0)
         figures: dict[str, Any] = {
