@@ -119,18 +119,37 @@ def _folds(spec: GameSpec, events: Sequence[Event]) -> Folds:
     return folds
 
 
+def _times(spec: GameSpec, events: Sequence[Event]) -> list[list[SimpleNamespace]]:
+    """Each member's feed of ``events``, as their times alone (all ``settle`` reads)."""
+    feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
+    for event in sorted(events, key=lambda e: (e.seat, e.seq)):
+        feeds[event.seat].append(SimpleNamespace(lamport=event.lamport))
+    return feeds
+
+
+def _capped(spec: GameSpec, events: Sequence[Event]) -> Folds:
+    """:func:`_folds`, the final fold given the tentative fold's caps (as Chains.advance
+    does)."""
+    folds = _folds(spec, events)
+    folds.final.vote_caps = dict(folds.tentative.vote_caps)
+    return folds
+
+
 def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
     """The drops of the tentative fold holding ``events``, checked against the final fold
     once every event is final: the members settle excludes, the caps and the final fold's
     drops all come from the one fixed point. No wait on a member's own feed (``settle``
     without ``known``): for the other files' cases, whose views hold every feed."""
-    folds = _folds(spec, events)
+    return _final_drops(spec, events, _times(spec, events))
+
+
+def _final_drops(
+    spec: GameSpec, events: Sequence[Event], feeds: list[list[SimpleNamespace]]
+) -> dict[int, int]:
+    """:func:`_drops`, the feeds held being ``feeds`` (their times alone)."""
+    folds = _capped(spec, events)
     tentative = folds.tentative
     final = folds.final
-    final.vote_caps = dict(tentative.vote_caps)  # (as Chains.advance does)
-    feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
-    for event in sorted(events, key=lambda e: (e.seat, e.seq)):
-        feeds[event.seat].append(SimpleNamespace(lamport=event.lamport))
     held = cast(Sequence[Sequence[Message]], feeds)  # (settle reads their times alone)
     excluded, stable = settle(final, tentative, held, lambda _ex, _floor=None: _EVER, 0)
     assert stable == _EVER
@@ -146,13 +165,10 @@ def _settled(spec: GameSpec, table: _Table, events: Sequence[Event]) -> tuple[Fo
     holds all of it (the member's beats announce its head); the stable time is the lowest of
     those of the members still in (one feed term per member, no pair terms: every view here
     holds what the others announce)."""
-    folds = _folds(spec, events)
+    folds = _capped(spec, events)
     tentative = folds.tentative
     final = folds.final
-    final.vote_caps = dict(tentative.vote_caps)  # (as Chains.advance does)
-    feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
-    for event in sorted(events, key=lambda e: (e.seat, e.seq)):
-        feeds[event.seat].append(SimpleNamespace(lamport=event.lamport))
+    feeds = _times(spec, events)
     lengths = [sum(e.seat == s for e in table.events) for s in range(spec.seats)]
     known = [_EVER if len(feed) == lengths[s] else feed[-1].lamport for s, feed in enumerate(feeds)]
 

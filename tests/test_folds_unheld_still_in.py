@@ -24,22 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import cast
 
 import pytest
 
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
-from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN, Message
-from p2p_nertz.protocol.finality import settle
-from p2p_nertz.protocol.folds import Folds, Unheld, cut_stands
+from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
+from p2p_nertz.protocol.folds import Unheld, cut_stands
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
+from tests.test_folds_dropped_past_cut import _final_drops, _folds
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
-_EVER = 1 << 40  # (a stable time past every event: everything is final)
 
 #: (Lamport, seat, seq, reason, target, count, frontier): seed 14017's drop events up to
 #: Lamport 273, as every peer's log holds them.
@@ -95,23 +93,12 @@ def _events(players: int, rows: Sequence[_Row]) -> list[Event]:
     return events
 
 
-def _folds(spec: GameSpec, events: Sequence[Event]) -> Folds:
-    folds = Folds(GameState(spec))
-    for event in sorted(events, key=lambda e: e.key):
-        assert folds.add(event, 0) == []
-    return folds
-
-
 def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
     """The drops of the tentative fold holding ``events``, checked against the final fold once
     every event is final (as ``Chains.advance`` makes it: the caps of the tentative fold, the
     members ``settle`` excludes). The feeds' events between those given are filler (a move in
     the game), timed as the next event given, and so are those past them up to what anyone
     announced."""
-    folds = _folds(spec, events)
-    tentative = folds.tentative
-    final = folds.final
-    final.vote_caps = dict(tentative.vote_caps)
     feeds: list[list[SimpleNamespace]] = [[] for _ in range(spec.seats)]
     for event in sorted(events, key=lambda e: (e.seat, e.seq)):
         feed = feeds[event.seat]
@@ -121,13 +108,7 @@ def _drops(spec: GameSpec, events: Sequence[Event]) -> dict[int, int]:
         most = max(getattr(e.body, "frontier", (0,) * spec.seats)[q] for e in events)
         while len(feed) < most:
             feed.append(SimpleNamespace(lamport=feed[-1].lamport))
-    held = cast(Sequence[Sequence[Message]], feeds)  # (settle reads their times alone)
-    excluded, stable = settle(final, tentative, held, lambda _ex, _floor=None: _EVER, 0)
-    assert stable == _EVER
-    folds.advance(stable, excluded, tentative.gaps)
-    assert final.dropped == tentative.dropped, "the final fold drops otherwise"
-    assert excluded == tentative.dropped
-    return dict(sorted(tentative.dropped.items()))
+    return _final_drops(spec, events, feeds)
 
 
 def test_seed_14017_every_view_drops_seats_2_and_4() -> None:
