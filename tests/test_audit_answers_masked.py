@@ -19,33 +19,20 @@ from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
 from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, EventBody, Play
-from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event
-from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move
+from tests.test_audit_causal import _setup as _dealt
 
 _DEALER, _SILENT, _COMPLAINER = 2, 1, 0
 _MOVE = Move.parse("S")
 
 
 def _setup(masked: tuple[int, ...] = (_SILENT,)) -> tuple[AnswerWatch, Collector, SimpleNamespace]:
-    spec = SimpleNamespace(
-        members=[SimpleNamespace(name=f"p{s}", fingerprint=f"f{s}") for s in range(3)]
-    )
-    found = Collector(spec, {}, strict=False)  # type: ignore[arg-type]
-    deck = DeckRound((0, 1, 2), b"context" + bytes([0]), 0)
-    deck.complaints[(_DEALER, _COMPLAINER)] = None
-    rs = SimpleNamespace(number=1, deck=deck, forfeit=frozenset())
-    past = CausalPast(3, masked)
-    watch = AnswerWatch(found, past)
-    for seat in range(3):
-        for seq in range(1, 4):
-            past.take(seat, seq, 3 * seq + seat - 2, (3,) * 3 if seq == 3 else (0,) * 3)
-    dealt = Event(0, 3, 9, Kind.DECK_KEY, DeckEvent((2, 2, 2), None))  # type: ignore[arg-type]
-    watch.after(dealt, rs, (Phase.KEY, Phase.DEAL), False)  # type: ignore[arg-type]
-    rs.past = past
+    """The deal of ``tests/test_audit_causal.py``'s dealer cases, ``masked`` read from its
+    authors' frontiers alone, and the complaint taken."""
+    watch, found, rs = _dealt(masked=masked)
     complaint = DeckEvent((3, 3, 3), DeckComplain(1, _DEALER))
     _take(watch, rs, Event(_COMPLAINER, 4, 10, Kind.DECK_COMPLAIN, complaint))
     return watch, found, rs

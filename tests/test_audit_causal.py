@@ -86,7 +86,11 @@ _DEALER, _COMPLAINER = 2, 0
 _MOVE = Move.parse("S")
 
 
-def _setup(*, answered: bool = False) -> tuple[AnswerWatch, Collector, SimpleNamespace]:
+def _setup(
+    *, answered: bool = False, masked: tuple[int, ...] = ()
+) -> tuple[AnswerWatch, Collector, SimpleNamespace]:
+    """The answer watch of the audit's fold over the deal (``masked``: members whose feeds
+    the causal past reads from their authors' frontiers alone), the findings, the round."""
     spec = SimpleNamespace(
         members=[SimpleNamespace(name=f"p{s}", fingerprint=f"f{s}") for s in range(3)]
     )
@@ -94,7 +98,7 @@ def _setup(*, answered: bool = False) -> tuple[AnswerWatch, Collector, SimpleNam
     deck = DeckRound((0, 1, 2), b"context" + bytes([0]), 0)
     deck.complaints[(_DEALER, _COMPLAINER)] = 1 if answered else None
     rs = SimpleNamespace(number=1, deck=deck, forfeit=frozenset())
-    past = CausalPast(3)
+    past = CausalPast(3, masked)
     watch = AnswerWatch(found, past)
     for seat in range(3):
         for seq in range(1, 4):
