@@ -103,6 +103,19 @@ def _votes(net: PeerNetwork, seat: int, target: int) -> list[Drop]:
     return votes
 
 
+def _adopt_and_prove(net: PeerNetwork, liar: Liar, lie: Message) -> None:
+    """The liar takes ``lie`` as its next event, never sent by itself (fetched by a want
+    only), then plays on: the game ends without it and every honest peer proved the lie
+    (:func:`_finish`, :func:`_assert_proven`)."""
+    liar.adopt = lie.wire
+    liar.withheld.add(lie.wire)
+    net.run(lambda _: liar.held(liar.seat) == lie.seq)
+    liar.withheld.clear()
+    liar.paused = False
+    _finish(net, liar)
+    _assert_proven(net, liar, lie)
+
+
 def _assert_proven(net: PeerNetwork, liar: Liar, lie: Message) -> None:
     """Every honest peer found the lie, logged its proof (a note before its vote), relayed it
     and voted the liar out on it."""
@@ -140,13 +153,7 @@ def test_late_lie_about_time_is_proven_and_the_round_finishes(players: int, seed
     # Its beats at head h let every honest peer make the lie's time final...
     net.run(lambda _: all(p.stable >= lie.lamport for p in honest))
     # ...then it takes the event, announces it, and lets it be fetched.
-    liar.adopt = lie.wire
-    liar.withheld.add(lie.wire)  # never sent by itself: fetched by a want only
-    net.run(lambda _: liar.held(liar.seat) == lie.seq)
-    liar.withheld.clear()
-    liar.paused = False
-    _finish(net, liar)
-    _assert_proven(net, liar, lie)
+    _adopt_and_prove(net, liar, lie)
 
 
 def test_early_lie_about_time_is_proven_and_the_round_finishes() -> None:
@@ -171,13 +178,7 @@ def test_lie_about_time_in_an_ack_is_proven() -> None:
     honest = _honest(net, liar)
     net.run(lambda _: all(p.stable >= lie.lamport for p in honest))
     liar.beat_kind = None
-    liar.adopt = lie.wire
-    liar.withheld.add(lie.wire)
-    net.run(lambda _: liar.held(liar.seat) == lie.seq)
-    liar.withheld.clear()
-    liar.paused = False
-    _finish(net, liar)
-    _assert_proven(net, liar, lie)
+    _adopt_and_prove(net, liar, lie)
     for peer in honest:
         (proof,) = [e for e in net.effects[peer.seat] if isinstance(e, Equivocation)]
         assert decode_message(proof.first).kind is Kind.ACK
@@ -190,13 +191,7 @@ def test_lie_seen_by_one_member_only_is_proven_by_all() -> None:
     lie = _sign_lie(net, liar)
     net.run(lambda _: witness.stable >= lie.lamport)
     liar.beats_to = None
-    liar.adopt = lie.wire
-    liar.withheld.add(lie.wire)
-    net.run(lambda _: liar.held(liar.seat) == lie.seq)
-    liar.withheld.clear()
-    liar.paused = False
-    _finish(net, liar)
-    _assert_proven(net, liar, lie)
+    _adopt_and_prove(net, liar, lie)
     # The others had taken the event (no lie visible to them): the relayed beat proved it.
     other = net.peers[1]
     (proof,) = [e for e in net.effects[other.seat] if isinstance(e, Equivocation)]
