@@ -28,6 +28,25 @@ _FOREGROUND = (
 )
 
 
+def nertz(
+    *argv: str,
+    timeout: float = 60.0,
+    cwd: Path | None = None,
+    home: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m cli ARGV`` to its end, reading nothing (stdin: /dev/null), its output
+    captured as text. ``home``: ``$NERTZ_HOME`` set to it in this process's environment (or
+    in ``env``); ``env``: the whole environment (this process's unless given). ``timeout``
+    (seconds) is a hang guard: past it, ``subprocess.TimeoutExpired``."""
+    if home is not None:
+        env = dict(os.environ if env is None else env, NERTZ_HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=cwd, env=env,
+        timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+
+
 def make_key(path: Path | None = None) -> Identity:
     """A new key at ``path`` (by default where ``nertz keygen`` writes one: $NERTZ_HOME, else
     the config dir), made as that command makes it (``save_key``) but in this process: the

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until, make_key
+from cli_helpers import json_lines_until, make_key, nertz
 from test_cli_play import Tty
 
 from cli.args import DEALS, free_ports
@@ -29,17 +29,6 @@ from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
 from p2p_nertz.web.replay import ReplayStepper
 
 DEMO_TIMEOUT = 120.0
-
-
-def nertz(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m cli ARGS`` and capture its output."""
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_deal_choices_are_the_deals_of_the_spec() -> None:

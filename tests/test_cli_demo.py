@@ -18,21 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_helpers import nertz
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 DEMO_TIMEOUT = 120.0
-
-
-def nertz(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m cli ARGS`` and capture its output."""
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:

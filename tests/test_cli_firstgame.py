@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import nertz
 from test_cli_play import ROOT, Tty, leave
 
 from cli.keyfile import load_identity
@@ -120,14 +121,7 @@ def test_same_names_at_one_table_are_told_apart() -> None:
 def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Path) -> None:
     where = tmp_path / "a demo"  # a space in the path: the advice must quote it
     args = ["demo", "--bots", "2", "--speed", "6", "--seed", "4", "--dir", str(where)]
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=240,
-        check=False,
-    )
+    done = nertz(*args, cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr
     assert re.search(r"^ +\d+\.\d s  round 1: \d+ card\(s\) to the lake so far$", done.stdout, re.M)
     advice = next(line for line in done.stdout.splitlines() if line.startswith("audit them: "))

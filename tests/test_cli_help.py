@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from cli.main import COMMANDS, build_parser
+from tests.cli_helpers import nertz as run_nertz
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("trio", "zmq", "p2p_nertz.bots", "p2p_nertz.rules", "p2p_nertz.protocol", "curses")
@@ -26,14 +27,7 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 
 
 def nertz(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    return run_nertz(*args, cwd=ROOT)
 
 
 def test_help_imports_none_of_the_game() -> None:

@@ -13,23 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import foreground, json_lines_until, make_key
+from cli_helpers import foreground, json_lines_until, make_key, nertz
 
 from cli.args import free_ports
 from p2p_nertz.protocol.identity import Identity
-
-
-def nertz(*argv: str, home: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, NERTZ_HOME=str(home))
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def keygen(home: Path) -> Identity:

@@ -18,7 +18,8 @@ from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost
-from tests.test_cli_lobby import after_connecting, keygen, nertz, one_error_line
+from tests.cli_helpers import nertz
+from tests.test_cli_lobby import after_connecting, keygen, one_error_line
 
 
 def popen(*argv: str, home: Path) -> subprocess.Popen[str]:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from cli_helpers import nertz
 
 from cli.main import main
 from cli.match_cmd import rules_text
@@ -27,9 +26,7 @@ def test_nertz_rules_prints_the_rule_book_in_the_package(
 
 
 def test_nertz_rules_as_a_real_process() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", "rules"], capture_output=True, text=True, check=False
-    )
+    done = nertz("rules")
     assert done.returncode == 0, done.stderr
     assert done.stdout == RULES.read_text(encoding="utf-8")
     assert done.stderr == ""

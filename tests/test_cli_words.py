@@ -7,12 +7,10 @@ with exit status 2, that names the input and says what is wrong, and no tracebac
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_error_line
+from cli_helpers import nertz, one_error_line
 
 from cli.keyfile import write_key
 from cli.main import build_parser
@@ -25,15 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def one_line(*args: str, home: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-        env={"NERTZ_HOME": str(home), "PATH": "/usr/bin:/bin"},
-    )
+    done = nertz(*args, cwd=ROOT, env={"NERTZ_HOME": str(home), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2, (done.returncode, done.stderr)
     return one_error_line(done)
 
@@ -97,14 +87,7 @@ def test_a_bad_spec_says_why_in_words(tmp_path: Path, game: tuple[Path, Path]) -
 def test_a_bad_log_says_why_in_words(tmp_path: Path) -> None:
     bad = tmp_path / "bad.log"
     bad.write_bytes(b"garbage\n" * 10)
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", str(bad)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=False,
-    )
+    done = nertz("audit", str(bad), cwd=ROOT)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "not a readable log: not a log: " in done.stdout, done.stdout
 

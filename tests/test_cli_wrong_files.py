@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import make_key, one_error_line
+from cli_helpers import make_key, nertz, one_error_line
 
 from cli.args import free_ports
 from cli.keyfile import load_identity
@@ -32,11 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _nertz(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     # (A command blocked on a FIFO or reading /dev/zero forever fails by this timeout.)
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=ROOT,
-        timeout=30, stdin=subprocess.DEVNULL, check=False,
-        env={**os.environ, "NERTZ_HOME": str(tmp_path / "home")},
-    )  # fmt: skip
+    return nertz(*argv, cwd=ROOT, timeout=30, home=tmp_path / "home")
 
 
 class _Files:
@@ -254,11 +249,8 @@ def test_an_empty_path_is_a_usage_error_not_the_current_directory(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=work,
-        timeout=30, stdin=subprocess.DEVNULL, check=False,
-        env={**os.environ, "NERTZ_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = nertz(*argv, cwd=work, timeout=30, home=tmp_path / "home", env=env)
     line = one_error_line(done, "an empty path")
     assert done.returncode == 2 and line.startswith(f"nertz {argv[0]}: error: argument "), line
     assert list(work.iterdir()) == []  # (nothing written where the command was started)

@@ -7,11 +7,10 @@ processes."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import one_error_line
+from cli_helpers import nertz, one_error_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,10 +24,7 @@ TIMEOUTS = {
 
 
 def _nertz(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=tmp_path,
-        timeout=60, stdin=subprocess.DEVNULL, check=False, env={"NERTZ_HOME": str(tmp_path)},
-    )  # fmt: skip
+    return nertz(*argv, cwd=tmp_path, env={"NERTZ_HOME": str(tmp_path)})
 
 
 @pytest.mark.parametrize("command", TIMEOUTS)

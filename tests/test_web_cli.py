@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import one_error_line
+from tests.cli_helpers import nertz, one_error_line
 from tests.web_helpers import ROOT
 
 
 def _nertz(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        check=False,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return nertz(*args, cwd=ROOT, timeout=120)
 
 
 def test_a_bad_web_bind_is_one_line() -> None:
