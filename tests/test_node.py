@@ -175,6 +175,22 @@ class _FeedRecorder:
         return []
 
 
+async def _receive_all(node: PeerNode, router: _QueuedRouter, recorder: _FeedRecorder) -> None:
+    """Run ``node``'s receive loop over ``router``, its peer ``recorder``, until every message
+    queued is fed (no effect may come of them)."""
+    node._peer = recorder  # type: ignore[assignment]
+
+    async def no_effects(effects: list[Effect]) -> None:
+        assert effects == []
+
+    node._apply = no_effects  # type: ignore[method-assign]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._receive_loop, cast(AsyncSocket, router))
+            await recorder.all_fed.wait()
+            nursery.cancel_scope.cancel()
+
+
 async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -> None:
     identities, spec = make_game(7)
     author = identities[1]
@@ -195,18 +211,7 @@ async def test_a_burst_is_fed_events_first_and_beats_in_chunks(tmp_path: Path) -
     # The claim waits behind six acks; the move arrives while beats are still unfed.
     router = _QueuedRouter([*acks[:6], late, *acks[6:]], author.peer_id)
     recorder = _FeedRecorder(len(acks) + 2, lambda: router.queued.append(early))
-    node = make_node(identities[0], spec, tmp_path / "log")
-    node._peer = recorder  # type: ignore[assignment]
-
-    async def no_effects(effects: list[Effect]) -> None:
-        assert effects == []
-
-    node._apply = no_effects  # type: ignore[method-assign]
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(node._receive_loop, cast(AsyncSocket, router))
-            await recorder.all_fed.wait()
-            nursery.cancel_scope.cancel()
+    await _receive_all(make_node(identities[0], spec, tmp_path / "log"), router, recorder)
     assert recorder.batches[0] == [late]  # the event first, before any ack is checked
     assert recorder.batches[1] == acks[:BEAT_CHUNK]
     assert recorder.batches[2] == [early]  # arrived meanwhile: ahead of the acks still held
@@ -236,18 +241,7 @@ async def test_a_share_beat_is_fed_with_the_events_ahead_of_the_acks(tmp_path: P
     reveal, want = beat(Kind.DECK_REVEAL, 300), beat(Kind.DECK_WANT, 70_000)
     router = _QueuedRouter([*acks, reveal, want], author.peer_id)
     recorder = _FeedRecorder(len(acks) + 2, lambda: None)
-    node = make_node(identities[0], spec, tmp_path / "log")
-    node._peer = recorder  # type: ignore[assignment]
-
-    async def no_effects(effects: list[Effect]) -> None:
-        assert effects == []
-
-    node._apply = no_effects  # type: ignore[method-assign]
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(node._receive_loop, cast(AsyncSocket, router))
-            await recorder.all_fed.wait()
-            nursery.cancel_scope.cancel()
+    await _receive_all(make_node(identities[0], spec, tmp_path / "log"), router, recorder)
     assert recorder.batches[0] == [reveal, want]
     assert [m for batch in recorder.batches[1:] for m in batch] == acks
 
