@@ -43,7 +43,6 @@ import math
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -62,12 +61,21 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 # -- the game, in child processes --------------------------------------------------------------
 def make_game(players: int, seed: int) -> tuple[list[Any], Any]:
-    """Identities in seat order and the spec of a long game of ``players`` bots."""
+    """Identities in seat order and the spec of a long game of ``players`` bots (written out,
+    as ``p2p_nertz.testing.games.bot_game`` makes it: with ``--code`` the nodes import another
+    checkout's package, which may predate that)."""
+    from p2p_nertz.protocol.identity import Identity
+    from p2p_nertz.protocol.spec import GameSpec
+    from p2p_nertz.rng import derive_seed
     from p2p_nertz.rules import Rules
-    from p2p_nertz.testing.games import bot_game
 
-    # (longer than any flood: play goes on throughout)
-    return bot_game(b"bench-flood", players, seed, rules=Rules(target=None, rounds=50))
+    identities = [Identity.generate(derive_seed(b"bench-flood", seed, i)) for i in range(players)]
+    spec = GameSpec.create(
+        [(ident.peer_id, f"bot{i + 1}") for i, ident in enumerate(identities)],
+        Rules(target=None, rounds=50),  # longer than any flood: play goes on throughout
+        derive_seed(b"bench-flood-game", seed)[:16],
+    )
+    return spec.in_seat_order(identities), spec
 
 
 def child_node(config_path: str, seat: str) -> int:
@@ -196,17 +204,6 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 @dataclass
 class Figures:
     attack: str
@@ -224,6 +221,8 @@ def run_one(attack: str, args: argparse.Namespace, seed: int, workdir: Path) -> 
     players = args.players
     logdir = workdir / f"{attack}-{seed}"
     logdir.mkdir()
+    from cli.args import free_ports
+
     endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(players)]
     cfg = {"players": players, "seed": seed, "endpoints": endpoints, "logdir": str(logdir)}
     cfg_path = logdir / "config.json"

@@ -295,17 +295,11 @@ def _python() -> list[str]:
     return [sys.executable, str(SCRIPT)]
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def one_run(impl: str, pings: int, messages: int, size: int) -> dict[str, Any]:
     """One client run of ``impl`` against a fresh echo process."""
-    port = free_port()
+    from cli.args import free_ports
+
+    (port,) = free_ports(1)
     endpoint = f"tcp://127.0.0.1:{port}"
     if impl == "trio sockets":
         echo_argv = [*_python(), "_tcpecho", str(port), str(size)]

@@ -33,6 +33,7 @@ from typing import Any
 
 import trio
 
+from cli.args import free_ports
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -510,19 +511,6 @@ async def _hostile_side(
     return scope.cancelled_caught
 
 
-def _free_ports(n: int) -> list[int]:
-    import socket
-
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def run_game(
     attack: str, players: int, seed: int, workdir: Path, *, timeout: float = 90.0
 ) -> GameOutcome:
@@ -530,7 +518,7 @@ def run_game(
     identities, spec = make_game(players, seed)
     logdir = workdir / f"{attack}-{players}-{seed}"
     logdir.mkdir(parents=True)
-    endpoints = [f"tcp://127.0.0.1:{p}" for p in _free_ports(players)]
+    endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(players)]
     cfg = {"players": players, "seed": seed, "endpoints": endpoints, "logdir": str(logdir)}
     cfg_path = logdir / "config.json"
     cfg_path.write_text(json.dumps(cfg))
