@@ -18,6 +18,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import zmq
@@ -55,9 +57,17 @@ mesh.close()
 """
 
 
-def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
-    stop = HEARTBEAT_TIMEOUT_MS / 1000 + 2.0  # the member's DEALER drops the link meanwhile
-    awake = stop + 3.0  # the node reads nothing for 3 s after it wakes
+def _read_after_a_stop(
+    stop: float,
+    awake: float,
+    member: Callable[[zmq.Context[zmq.Socket[bytes]]], Any],
+    send: Callable[[Any], object],
+    every: float,
+) -> int:
+    """Start the node (:data:`NODE`, busy until ``awake``), connect the member's DEALER to it
+    (``member`` makes it), stop the node for ``stop`` seconds while the member plays on
+    (``send`` every ``every`` seconds: its messages pile up), wake it: how many messages the
+    node read, once it exited cleanly."""
     node = subprocess.Popen(
         [sys.executable, "-c", NODE, str(awake)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -65,21 +75,14 @@ def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
     try:
         assert node.stdout is not None
         endpoint = node.stdout.readline().decode().strip()
-        dealer = create_socket(
-            ctx,
-            zmq.DEALER,
-            hwm=100_000,
-            identity=routing_id(MEMBER.peer_id),
-            heartbeat=True,
-            curve=MEMBER_KEYS,
-        )
+        dealer = member(ctx)
         dealer.connect(endpoint)
         time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
         os.kill(node.pid, signal.SIGSTOP)
         stopped = time.monotonic()
-        while time.monotonic() - stopped < stop:  # a member playing on: its beats pile up
-            dealer.try_send_multipart([b"x" * 200])
-            time.sleep(0.001)
+        while time.monotonic() - stopped < stop:
+            send(dealer)
+            time.sleep(every)
         os.kill(node.pid, signal.SIGCONT)
         out, err = node.communicate(timeout=60)
     finally:
@@ -88,7 +91,28 @@ def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
             node.wait()
         ctx.destroy(linger=0)
     assert node.returncode == 0, err.decode(errors="replace")
-    assert int(out.decode().split()[-1]) > 0  # it read the backlog
+    return int(out.decode().split()[-1])
+
+
+def test_mesh_router_survives_a_stop_past_the_heartbeat_timeout() -> None:
+    stop = HEARTBEAT_TIMEOUT_MS / 1000 + 2.0  # the member's DEALER drops the link meanwhile
+    awake = stop + 3.0  # the node reads nothing for 3 s after it wakes
+
+    def member(ctx: zmq.Context[zmq.Socket[bytes]]) -> Any:
+        return create_socket(
+            ctx,
+            zmq.DEALER,
+            hwm=100_000,
+            identity=routing_id(MEMBER.peer_id),
+            heartbeat=True,
+            curve=MEMBER_KEYS,
+        )
+
+    def send(dealer: Any) -> None:  # (a member playing on: its beats pile up)
+        dealer.try_send_multipart([b"x" * 200])
+
+    read = _read_after_a_stop(stop, awake, member, send, 0.001)
+    assert read > 0  # it read the backlog
 
 
 def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> None:
@@ -104,13 +128,8 @@ def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> 
     rate = 20.0
     stop = (HEARTBEAT_IVL_MS + HEARTBEAT_TIMEOUT_MS) / 1000 + 3.5  # the link given up meanwhile
     awake = stop + 2.0  # the node reads nothing for a while after it wakes
-    node = subprocess.Popen(
-        [sys.executable, "-c", NODE, str(awake)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
-    try:
-        assert node.stdout is not None
-        endpoint = node.stdout.readline().decode().strip()
+
+    def member(ctx: zmq.Context[zmq.Socket[bytes]]) -> zmq.Socket[bytes]:
         dealer = ctx.socket(zmq.DEALER)
         dealer.set(zmq.ROUTING_ID, routing_id(MEMBER.peer_id))
         MEMBER_KEYS.apply(dealer)
@@ -119,25 +138,14 @@ def test_mesh_router_survives_a_members_heartbeat_timeout_at_its_peak_rate() -> 
         dealer.set(zmq.RECONNECT_IVL, 600_000)
         dealer.set(zmq.SNDHWM, 100_000)
         dealer.set(zmq.LINGER, 0)
-        dealer.connect(endpoint)
-        time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
-        os.kill(node.pid, signal.SIGSTOP)
-        stopped = time.monotonic()
-        sent = 0
-        while time.monotonic() - stopped < stop:  # a member playing on at its peak rate
-            with contextlib.suppress(zmq.Again):
-                dealer.send(b"x" * 300, zmq.NOBLOCK)
-                sent += 1
-            time.sleep(1 / rate)
-        os.kill(node.pid, signal.SIGCONT)
-        out, err = node.communicate(timeout=60)
-    finally:
-        if node.poll() is None:
-            node.kill()
-            node.wait()
-        ctx.destroy(linger=0)
-    assert node.returncode == 0, err.decode(errors="replace")
+        return dealer
+
+    def send(dealer: zmq.Socket[bytes]) -> None:
+        with contextlib.suppress(zmq.Again):
+            dealer.send(b"x" * 300, zmq.NOBLOCK)
+
+    read = _read_after_a_stop(stop, awake, member, send, 1 / rate)  # (at its peak rate)
     # It read the old connection's backlog, past the mark that stopped input before (64): the
     # case was built. (Not a count of what the member sent: on a loaded machine its loop sends
     # fewer than its rate, and the connection it gives up may lose what the kernel still held.)
-    assert int(out.decode().split()[-1]) > 64
+    assert read > 64
