@@ -32,6 +32,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules, Table
+from p2p_nertz.sim.network import SimResult
 
 __all__ = [
     "PeerNetwork",
@@ -41,6 +42,7 @@ __all__ = [
     "beat_body",
     "beat_of",
     "forge",
+    "restored",
     "sign",
     "snapshot",
 ]
@@ -406,6 +408,16 @@ def forge(
             )
         raw = encode_body(dataclasses.replace(body, frontier=held, frontier_ids=frontier_ids))
     return sign(identity, spec, kind=kind, body=raw, seq=seq, prev=prev, lamport=lamport)
+
+
+def restored(result: SimResult, seat: int) -> Peer:
+    """Seat ``seat`` of a simulated game restored from its log as the run ended (its identity,
+    the game, its records, the run's last time and the peers' config)."""
+    peer, _ = Peer.restore(
+        result.identities[seat], result.spec, list(result.logs[seat]), result.time,
+        result.config.peer,
+    )  # fmt: skip
+    return peer
 
 
 def beat_body(peer: Peer, seat: int) -> list[Any]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.folds import cut_made
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
 from p2p_nertz.sim.invariants import audit_logs
+from tests.peer_helpers import restored as restored_peer
 
 
 def _spec(players: int) -> GameSpec:
@@ -86,13 +86,7 @@ def test_soak_seed_8227_every_fold_at_once_keeps_the_cut_of_a_member_readmitted(
     for seat, peer in enumerate(result.peers):
         assert peer is not None
         assert (peer.final.dropped, peer.final.gaps) == ({2: 108}, {1: ((93, 99),)}), seat
-        restored, _ = Peer.restore(
-            result.identities[seat],
-            result.spec,
-            list(result.logs[seat]),
-            result.time,
-            result.config.peer,
-        )
+        restored = restored_peer(result, seat)
         assert restored.tentative.digest() == peer.tentative.digest(), seat
         assert restored.final.dropped == peer.final.dropped, seat
         assert restored.final.gaps == peer.final.gaps, seat

@@ -28,13 +28,13 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.folds import Trial, Unheld, came_back, impose_cuts, readmitted_cuts
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
 from p2p_nertz.sim.invariants import audit_logs
 from p2p_nertz.sim.logfiles import log_files
+from tests.peer_helpers import restored as restored_peer
 
 
 def _spec(players: int) -> GameSpec:
@@ -163,11 +163,5 @@ def test_soak_seed_16034_every_audit_reaches_the_peers_readmissions() -> None:
         alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)], deep=True)
         assert alone.violations == (), seat
         assert (alone.state.dropped, alone.state.gaps) == want, seat
-        restored, _ = Peer.restore(
-            result.identities[seat],
-            result.spec,
-            list(result.logs[seat]),
-            result.time,
-            result.config.peer,
-        )
+        restored = restored_peer(result, seat)
         assert (restored.final.dropped, restored.final.gaps) == want, seat

@@ -27,11 +27,11 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.invariants import forks
 from p2p_nertz.sim.logfiles import log_files
+from tests.peer_helpers import restored as restored_peer
 
 
 @dataclass(frozen=True)
@@ -148,9 +148,7 @@ def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None
     # is kept from the log too).
     sleeper = result.peers[1]
     assert sleeper is not None
-    restored, _ = Peer.restore(
-        result.identities[1], result.spec, list(result.logs[1]), result.time, result.config.peer
-    )
+    restored = restored_peer(result, 1)
     assert restored.tentative.digest() == sleeper.tentative.digest()
     # Each log alone (what a player hands in) blames the cheater alone: the sleeper's too.
     for source in sources:

@@ -24,13 +24,13 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.recovery import fork_vote_of
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.invariants import forked_events
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import SimResult
+from tests.peer_helpers import restored as restored_peer
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,5 @@ def test_a_fork_given_up_is_proven_when_the_other_version_comes(table: Table) ->
     # the proof back from its log (its vote is there already: not signed again).
     peer = result.peers[0]
     assert peer is not None
-    restored, _ = Peer.restore(
-        result.identities[0], result.spec, list(result.logs[0]), result.time, result.config.peer
-    )
+    restored = restored_peer(result, 0)
     assert restored.tentative.digest() == peer.tentative.digest()

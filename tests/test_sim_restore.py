@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.sim import SimConfig, Simulation
+from tests.peer_helpers import restored as restored_peer
 
 
 @pytest.mark.slow
@@ -29,13 +29,7 @@ def test_every_peer_restored_from_its_log_holds_the_fold_it_held(seed: int) -> N
     for seat, peer in enumerate(result.peers):
         if peer is None:
             continue
-        restored, _ = Peer.restore(
-            result.identities[seat],
-            result.spec,
-            list(result.logs[seat]),
-            result.time,
-            result.config.peer,
-        )
+        restored = restored_peer(result, seat)
         restored_any = True
         for q in range(result.spec.seats):
             assert [m.id for m in restored.events(q)] == [m.id for m in peer.events(q)], (seat, q)

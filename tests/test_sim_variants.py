@@ -10,7 +10,6 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
-from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import (
@@ -28,6 +27,7 @@ from p2p_nertz.sim.invariants import forked_events, forks, settled
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.ui.view import TableView
+from tests.peer_helpers import restored as restored_peer
 
 
 class _Screen:
@@ -174,9 +174,7 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
     assert [seat for seat, _ in result.lost_own] == [0]
     peer = result.peers[0]
     assert peer is not None and peer.final.phase is Phase.OVER
-    restored, _ = Peer.restore(
-        result.identities[0], result.spec, list(result.logs[0]), result.time, result.config.peer
-    )
+    restored = restored_peer(result, 0)
     assert restored.tentative.digest() == peer.final.digest()
     report = audit([LogSource.from_bytes("p1.log", log_files(result)[0])])
     # (Session 14: (-14, -26, 77, -8, 35) before the members answered seat 0's recovery wants
