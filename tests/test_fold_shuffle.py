@@ -538,6 +538,19 @@ def test_fold_shuffle_a_member_dropped_mid_round_is_opened_for_by_partial_shares
     assert t.refusals() == [RefusalCode.BAD_SHARE]
 
 
+def _wastes_turned() -> tuple[ShuffleTable, int]:
+    """Five members (three votes drop a member) dealt and shared, seats 2 and 3 each turning
+    its stock (each waste's cards turned up, and sealed): the table, and seat 4's events so
+    far (its cut, once voted out)."""
+    t = ShuffleTable(5)
+    t.join_all()
+    t.deal_all()
+    t.share_all()
+    t.move(2, "S")
+    t.move(3, "S")
+    return t, t.seqs[4]
+
+
 def test_fold_shuffle_a_move_on_a_card_opened_past_a_drops_cut_is_a_race_lost() -> None:
     """docs/shuffle.md §9: a member dropped sends, past its cut, its shares of a card that
     were all a player's tentative fold lacked to open it; the player plays it. Here the card
@@ -545,14 +558,8 @@ def test_fold_shuffle_a_move_on_a_card_opened_past_a_drops_cut_is_a_race_lost() 
     the cut, without blame, and so are its later moves refused while it still holds them
     (they built on that one). A move on a sealed card whose author held nothing past the cut
     is a cheat, as before; so is a move the rules refuse of an author that lost none."""
-    t = ShuffleTable(5)  # (three votes drop a member: seat 3 casts none)
-    t.join_all()
-    t.deal_all()
-    t.share_all()
-    t.move(2, "S")
-    t.move(3, "S")  # each waste's cards turned up, and sealed
-    cut = t.seqs[4]
-    _drop(t, 4, [0, 1, 2])
+    t, cut = _wastes_turned()
+    _drop(t, 4, [0, 1, 2])  # (seat 3 casts no vote)
     assert t.fold.dropped == {4: cut}
     deck = t.fold.round.deck
     assert deck is not None
@@ -593,13 +600,7 @@ def test_fold_shuffle_a_voters_move_on_a_sealed_card_is_a_cheat_unless_it_shows_
     (they did not count) and its drop not yet reached, a voter's move on a sealed card is a
     cheat unless its own frontier shows events of the member past the cut: having voted is no
     proof of holding them (``Roster.saw_cut``). Its frontier past the cut is a race lost."""
-    t = ShuffleTable(5)  # (three votes drop a member)
-    t.join_all()
-    t.deal_all()
-    t.share_all()
-    t.move(2, "S")
-    t.move(3, "S")  # each waste's cards turned up, and sealed
-    cut = t.seqs[4]
+    t, cut = _wastes_turned()
     _drop(t, 4, [2, 3])
     assert t.fold.dropped == {}
     deck = t.fold.round.deck
