@@ -6,26 +6,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from p2p_nertz.audit import LogSource
-from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
-from tests.audit_helpers import played
 from tests.cli_helpers import foreground
+from tests.test_replay import GOLDEN, _replay
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
-
-GOLDEN = Path(__file__).parent / "data" / "golden" / "two-players"
-
-
-def _replay() -> Replay:
-    game = played(players=2, seed=3, rounds=2)
-    loaded = load([LogSource.from_bytes(f"p{i}.log", b) for i, b in enumerate(game.files())])
-    assert isinstance(loaded, Replay)
-    return loaded
 
 
 def test_the_stepper_moves_by_keys_and_draws_the_fold_at_each_step() -> None:
