@@ -54,6 +54,7 @@ from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.state import Event
@@ -163,6 +164,7 @@ class Delivery:
         self.duties = duties
         self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
         self.words = LastWords()  # each member's latest beat (relayed as our game ends)
+        self.relays = Relays()  # members whose word we hand on in play, and to whom
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
     # -- refusals -------------------------------------------------------------------------------
@@ -283,6 +285,8 @@ class Delivery:
         if self.outbox.take_beat(message.lamport):  # (capped: §5.3)
             self.finality.dirty = True
         if beat is not None:
+            if self.relays.to:
+                self.outbox.effects.extend(self.relays.forward(seat, message, self.peer_ids))
             self.take_beat(seat, message.lamport, beat, now)
             # Timed above our first recovery want (far above our old clock): sent after it
             # took the want in, so after all we sent it before the crash (§9.6). If it lacks
@@ -464,6 +468,8 @@ class Delivery:
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
                 self.membership.proof.unproven.setdefault(target, body.fork_seq)
+            elif body.reason is DropReason.SILENT and self.seat not in (seat, target):
+                self._silence_vote(seat, target, now)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 outbox.effects.append(Record(message.wire, own=True))
@@ -478,6 +484,20 @@ class Delivery:
                 message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
             ):
                 outbox.ack_due = now + outbox.ack_delay
+
+    def _silence_vote(self, voter: int, member: int, now: float) -> None:
+        """``voter`` votes ``member`` out for silence: if we hear ``member`` (no vote of ours
+        on it, heard within ``suspect_after``), hand its word on to ``voter`` in play
+        (:mod:`~p2p_nertz.protocol.relays`), the beats that set what we know of it first."""
+        membership = self.membership
+        if member in membership.voted or member == voter:
+            return
+        if now - membership.heard[member] >= membership.timers.suspect_after:
+            return  # (silent here too: nothing of its to hand on)
+        if self.relays.voted(voter, member):
+            to = self.peer_ids[voter]
+            words = self.words.words(member, self.feeds)
+            self.outbox.effects.extend(Send(m.wire, to) for m in words)
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:
