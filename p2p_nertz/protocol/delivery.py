@@ -285,7 +285,7 @@ class Delivery:
         if self.outbox.take_beat(message.lamport):  # (capped: §5.3)
             self.finality.dirty = True
         if beat is not None:
-            if self.relays.to:
+            if self.relays.to and message.kind is Kind.BEAT:
                 self.outbox.effects.extend(self.relays.forward(seat, message, self.peer_ids))
             self.take_beat(seat, message.lamport, beat, now)
             # Timed above our first recovery want (far above our old clock): sent after it
@@ -376,6 +376,7 @@ class Delivery:
         membership = self.membership
         if membership.heard_from(seat, now):
             self.outbox.effects.append(Suspected(seat, False))
+            self.relays.back[seat] = now
         return seat in membership.voted and membership.withdraws(seat, self.folds, recovering)
 
     # -- delivery -------------------------------------------------------------------------------
@@ -468,7 +469,11 @@ class Delivery:
             target = body.seat
             if body.reason is DropReason.EQUIVOCATION and target != self.seat:
                 self.membership.proof.unproven.setdefault(target, body.fork_seq)
-            elif body.reason is DropReason.SILENT and self.seat not in (seat, target):
+            elif (
+                body.reason is DropReason.SILENT
+                and self.seat not in (seat, target)
+                and source is Source.NETWORK
+            ):
                 self._silence_vote(seat, target, now)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
@@ -492,8 +497,11 @@ class Delivery:
         membership = self.membership
         if member in membership.voted or member == voter:
             return
-        if now - membership.heard[member] >= membership.timers.suspect_after:
+        timers = membership.timers
+        if now - membership.heard[member] >= timers.suspect_after:
             return  # (silent here too: nothing of its to hand on)
+        if now - self.relays.back.get(member, -timers.drop_after) < timers.drop_after:
+            return  # (silent here too until lately: back from a crash or a partition)
         if self.relays.voted(voter, member):
             to = self.peer_ids[voter]
             words = self.words.words(member, self.feeds)

@@ -46,10 +46,11 @@ class Relays:
     """Per member, the members we forward its beats and acks to (each voted it out for
     silence while we heard it), in seat order."""
 
-    __slots__ = ("to",)
+    __slots__ = ("back", "to")
 
     def __init__(self) -> None:
         self.to: dict[int, tuple[int, ...]] = {}  # member -> voters we forward its word to
+        self.back: dict[int, float] = {}  # member -> when we last heard it again, suspected
 
     def voted(self, voter: int, member: int) -> bool:
         """``voter`` votes ``member`` out for silence while we hear ``member``: forward its
@@ -62,7 +63,7 @@ class Relays:
         return True
 
     def forward(self, member: int, message: Message, peer_ids: Sequence[PeerId]) -> list[Send]:
-        """A new beat or ack of ``member``, taken here: to each voter we forward its word to."""
+        """A new beat of ``member``, taken here: to each voter we forward its word to."""
         voters = self.to.get(member)
         if not voters:
             return []
