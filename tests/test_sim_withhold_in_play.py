@@ -115,7 +115,7 @@ def _handed_on_only_to_voters(result: SimResult) -> None:
     n = len(result.peers)
     for seat, peer in enumerate(result.peers):
         assert peer is not None
-        for member, voters in peer._delivery.relays.to.items():
+        for member, voters in peer._delivery.words.to.items():
             assert seat not in (member, *voters)
             for voter in voters:
                 assert _votes(result, voter, member)[:1] == [DropReason.SILENT]
@@ -143,7 +143,7 @@ def test_a_link_failing_for_good_before_a_tiebreak_lets_every_member_end(
         # It voted the far end out for silence once, heard it through the others, withdrew.
         assert _votes(result, link.victim, link.seat) == [DropReason.SILENT, DropReason.WITHDRAW]
         assert all(
-            peer is not None and peer._delivery.relays.to == {link.seat: (link.victim,)}
+            peer is not None and peer._delivery.words.to == {link.seat: (link.victim,)}
             for seat, peer in enumerate(result.peers)
             if seat not in (link.seat, link.victim)
         )
@@ -173,7 +173,7 @@ def test_a_link_failing_for_less_than_the_silence_timer_hands_nothing_on(players
     for voter in range(players):
         for member in range(players):
             assert _votes(result, voter, member) == [] or member == voter
-    assert all(p is not None and p._delivery.relays.to == {} for p in result.peers)
+    assert all(p is not None and p._delivery.words.to == {} for p in result.peers)
 
 
 def test_a_member_gone_for_good_is_handed_on_by_nobody() -> None:
@@ -193,4 +193,4 @@ def test_a_member_gone_for_good_is_handed_on_by_nobody() -> None:
         assert _votes(result, seat, 3)[:1] == [DropReason.SILENT]
         peer = result.peers[seat]
         assert peer is not None
-        assert peer._delivery.relays.to == {}
+        assert peer._delivery.words.to == {}

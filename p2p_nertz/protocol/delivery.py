@@ -52,7 +52,6 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
@@ -163,8 +162,7 @@ class Delivery:
         self.outbox = chains.outbox
         self.duties = duties
         self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
-        self.words = LastWords()  # each member's latest beat (relayed as our game ends)
-        self.relays = Relays()  # members whose word we hand on in play, and to whom
+        self.words = Relays(membership=self.membership, peer_ids=peer_ids)  # (§9.2, relays)
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
     # -- refusals -------------------------------------------------------------------------------
@@ -285,8 +283,6 @@ class Delivery:
         if self.outbox.take_beat(message.lamport):  # (capped: §5.3)
             self.finality.dirty = True
         if beat is not None:
-            if self.relays.to and message.kind is Kind.BEAT:
-                self.outbox.effects.extend(self.relays.forward(seat, message, self.peer_ids))
             self.take_beat(seat, message.lamport, beat, now)
             # Timed above our first recovery want (far above our old clock): sent after it
             # took the want in, so after all we sent it before the crash (§9.6). If it lacks
@@ -376,7 +372,6 @@ class Delivery:
         membership = self.membership
         if membership.heard_from(seat, now):
             self.outbox.effects.append(Suspected(seat, False))
-            self.relays.back[seat] = now
         return seat in membership.voted and membership.withdraws(seat, self.folds, recovering)
 
     # -- delivery -------------------------------------------------------------------------------
@@ -466,15 +461,9 @@ class Delivery:
         if message.kind is KIND_DROP:
             self.chains.votes_held = True
             assert isinstance(body, Drop)
-            target = body.seat
-            if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self.membership.proof.unproven.setdefault(target, body.fork_seq)
-            elif (
-                body.reason is DropReason.SILENT
-                and self.seat not in (seat, target)
-                and source is Source.NETWORK
-            ):
-                self._silence_vote(seat, target, now)
+            outbox.effects.extend(self.words.vote(seat, body, now, source, self.feeds))
+            if body.reason is DropReason.EQUIVOCATION and body.seat != self.seat:
+                self.membership.proof.unproven.setdefault(body.seat, body.fork_seq)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 outbox.effects.append(Record(message.wire, own=True))
@@ -489,23 +478,6 @@ class Delivery:
                 message.kind is not KIND_MOVE or self.folds.claim_waits(message.lamport)
             ):
                 outbox.ack_due = now + outbox.ack_delay
-
-    def _silence_vote(self, voter: int, member: int, now: float) -> None:
-        """``voter`` votes ``member`` out for silence: if we hear ``member`` (no vote of ours
-        on it, heard within ``suspect_after``), hand its word on to ``voter`` in play
-        (:mod:`~p2p_nertz.protocol.relays`), the beats that set what we know of it first."""
-        membership = self.membership
-        if member in membership.voted or member == voter:
-            return
-        timers = membership.timers
-        if now - membership.heard[member] >= timers.suspect_after:
-            return  # (silent here too: nothing of its to hand on)
-        if now - self.relays.back.get(member, -timers.drop_after) < timers.drop_after:
-            return  # (silent here too until lately: back from a crash or a partition)
-        if self.relays.voted(voter, member):
-            to = self.peer_ids[voter]
-            words = self.words.words(member, self.feeds)
-            self.outbox.effects.extend(Send(m.wire, to) for m in words)
 
     def take_back(self, message: Message) -> None:
         """Take one of our own events (from our log, or from the others in recovery) as done:
