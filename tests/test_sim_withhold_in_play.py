@@ -176,6 +176,24 @@ def test_a_link_failing_for_less_than_the_silence_timer_hands_nothing_on(players
     assert all(p is not None and p._delivery.words.to == {} for p in result.peers)
 
 
+def test_a_claim_covered_only_by_a_stuck_far_end_becomes_final_in_play() -> None:
+    """Three players seed 416, the link from seat 2 to seat 0 failing one way from 6.3 s:
+    seat 0 claims (its event 83, lamport 382) and seat 2 signs ``stuck`` at the same time
+    without that claim in its frontier, then nothing more (it waits for a move or for all
+    stuck); seat 1 is stuck too. Seat 2's cover of the claim is in its acks and beats alone,
+    which never reach seat 0: the claim stays in the air there for good, seat 0 signs nothing
+    more, every member in ``play`` for good on main (the real nodes' tiebreak stall of session
+    25, docs/protocol.md §13, in round 1). Seat 0's vote for silence has seat 1 hand seat
+    2's beats on, and the game ends."""
+    seed, draw = 416, (3, 3)
+    result, link = _link(seed, draw)
+    assert (link.seat, link.victim) == (2, 0)
+    assert _commits(result) == [1, 1, 1]  # (no tiebreak: in play)
+    _ended_alike_nobody_dropped(result)
+    _handed_on_only_to_voters(result)
+    assert _votes(result, 0, 2) == [DropReason.SILENT, DropReason.WITHDRAW]
+
+
 def test_a_member_gone_for_good_is_handed_on_by_nobody() -> None:
     """A member that crashes for good is voted out for silence by every other: nobody hears
     it, so nobody hands anything on (an honest game sends nothing more)."""
