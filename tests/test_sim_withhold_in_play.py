@@ -34,7 +34,7 @@ from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Faults, SimConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-#: Simulated seconds a game may take (the longest case below ends by 60 s).
+#: Simulated seconds a game may take (the longest case below ends at 64 s).
 MAX_TIME = 120.0
 
 
