@@ -212,3 +212,17 @@ def test_a_member_gone_for_good_is_handed_on_by_nobody() -> None:
         peer = result.peers[seat]
         assert peer is not None
         assert peer._delivery.words.to == {}
+
+
+def test_a_member_back_from_a_crash_is_handed_on_by_nobody() -> None:
+    """The effect digest's game 0 (three players): seat 0 is down from 11.5 s to 14.4 s and
+    seat 2 votes it out for silence; the vote reaches seat 1 just after seat 0 is heard again,
+    but seat 1 had suspected it too (``Membership.back``): nothing is handed on. (Without that
+    check seat 1 forwarded seat 0's beats to seat 2 for the rest of the game.)"""
+    config = SimConfig.soak(0, players=(2, 4))
+    assert config.players == 3
+    assert [(c.seat, c.restart_after is not None) for c in config.faults.crashes] == [(0, True)]
+    result = simulate(config, ())
+    assert result.finished, result.violations
+    assert _votes(result, 2, 0)[:1] == [DropReason.SILENT]
+    assert all(p is not None and p._delivery.words.to == {} for p in result.peers)
