@@ -52,8 +52,8 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.state import Event
@@ -162,7 +162,7 @@ class Delivery:
         self.outbox = chains.outbox
         self.duties = duties
         self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
-        self.words = LastWords()  # each member's latest beat (relayed as our game ends)
+        self.words = Relays(membership=self.membership, peer_ids=peer_ids)  # (§9.2, relays)
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
     # -- refusals -------------------------------------------------------------------------------
@@ -461,9 +461,9 @@ class Delivery:
         if message.kind is KIND_DROP:
             self.chains.votes_held = True
             assert isinstance(body, Drop)
-            target = body.seat
-            if body.reason is DropReason.EQUIVOCATION and target != self.seat:
-                self.membership.proof.unproven.setdefault(target, body.fork_seq)
+            outbox.effects.extend(self.words.vote(seat, body, now, source, self.feeds))
+            if body.reason is DropReason.EQUIVOCATION and body.seat != self.seat:
+                self.membership.proof.unproven.setdefault(body.seat, body.fork_seq)
         if seat == self.seat:
             if source is Source.NETWORK:  # ours, taken back from the others in recovery
                 outbox.effects.append(Record(message.wire, own=True))

@@ -107,6 +107,7 @@ class Membership:
         self.held_waits: frozenset[int] = frozenset()
         self.withheld_back: set[int] = set()  # seats of our votes *withheld* in our log
         self.suspected: set[int] = set()
+        self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
@@ -147,6 +148,7 @@ class Membership:
         self.heard[seat] = now
         if seat in self.suspected:
             self.suspected.discard(seat)
+            self.back[seat] = now
             return True
         return False
 

@@ -61,12 +61,19 @@ MAX_TIME = 120.0
 @dataclass(frozen=True, slots=True)
 class Withholder:
     """Seat ``seat`` sends member ``victim`` nothing of its own from ``at`` on (no event, beat,
-    ack or answer): it talks to every other member as usual, and ``victim`` has its events
-    only as the others relay them."""
+    ack or answer), up to ``until`` if given: it talks to every other member as usual, and
+    ``victim`` has its events only as the others relay them. (As a link, ``simulate(...,
+    links=True)``: the connection from ``seat`` to ``victim`` fails over that span; two, one
+    each way, fail the link both ways.)"""
 
     seat: int
     victim: int
     at: float = 0.0
+    until: float | None = None
+
+    def cuts(self, seat: int, now: float) -> bool:
+        """Whether ``seat``'s sends to the victim are left out at ``now``."""
+        return seat == self.seat and now >= self.at and (self.until is None or now < self.until)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +140,7 @@ class _Simulation(Simulation):
         super().__init__(config)
 
     def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
-        victims = {w.victim for w in self.withholders if w.seat == seat and now >= w.at}
+        victims = {w.victim for w in self.withholders if w.cuts(seat, now)}
         if victims:
             ids = self.spec.peer_ids
             others = [ids[q] for q in range(len(ids)) if q != seat and q not in victims]
