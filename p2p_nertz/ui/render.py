@@ -31,7 +31,15 @@ from collections.abc import Sequence
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
-from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text, decided_by
+from p2p_nertz.ui.view import (
+    Board,
+    Link,
+    Pace,
+    TableView,
+    card_text,
+    decided_by,
+    how_to_play,
+)
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
 
@@ -98,46 +106,6 @@ def _notation(rules: Rules) -> tuple[str, ...]:
         "1 onto 4,",
         "  N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades",
     )
-
-
-def how_to_play(rules: Rules) -> list[str]:
-    """The "how to play" help page: the rules in brief, with this game's numbers (each line
-    fits 78 columns, the page 80×24; the whole rule book is ``nertz rules``)."""
-    goal = (
-        f"play {rules.rounds} round{'s' if rules.rounds != 1 else ''}; the highest total wins"
-        if rules.rounds is not None
-        else f"rounds go on until someone has {rules.target} points"
-    )
-    lines = [
-        "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
-        "Aces go to the lake, where they start foundations; everyone builds every",
-        f"foundation up, in suit, to the King. Pick a card (n, w, 1-{rules.work_piles}), then l.",
-        "On your work piles build down in alternating colours (a red 6 on a black 7);",
-        "a run moves whole, and an empty work pile takes any card.",
-        f"s turns the stock {rules.draw} card{'s' if rules.draw != 1 else ''} at a time onto "
-        "the waste; its top card [w] plays.",
-        "",
-        f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
-        "card left in",
-        f"your Nerts pile; {goal}.",
-        "",
-        "Stuck? p passes. When everyone has passed, every stock rotates: the top card",
-        "goes to the bottom. A card someone else puts in the lake after your pass",
-        "makes it stale: the table says so, and you pass again.",
-        "Two cards for one place: the first played stays, the other goes back.",
-    ]
-    variants = []
-    if rules.turn_based:
-        variants.append("turn-based: one move each, in seat order (x at any time)")
-    if rules.rotate_alone:
-        variants.append("once you have passed, r moves your stock's top card to the bottom")
-    if rules.jokers:
-        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
-    if rules.pairs:
-        variants.append("pairs: partners score together; either empty Nerts pile calls")
-    lines += ["", *(f"This game: {v}." for v in variants[:2])]
-    lines.append("The whole rule book: nertz rules (or docs/rules.md).")
-    return lines
 
 
 def render(
@@ -252,7 +220,7 @@ class _Painter:
             body = _BoardPainter(view, pen, view.board).rows(room)
         elif view.table is None:
             body = [pen.message_row("waiting for the deal…", Style.DIM)]
-            body += pen.messages(view.messages, room - 1)
+            body += pen.messages(view.news(), room - 1)
         else:
             body = _TablePainter(view, pen, view.table).rows(room)
         body = body[:room]
@@ -263,11 +231,9 @@ class _Painter:
         view = self.view
         row = self.pen.row()
         row.add("p2p-nertz", Style.BOLD)
-        row.add(f"  round {view.round} · {view.phase}", Style.PLAIN)
+        row.add("  " + view.heading(), Style.PLAIN)
         table = view.table
-        if table is not None and table.status is not RoundStatus.PLAYING:
-            row.add(f" · {table.status.value}", Style.WARN)
-        elif table is not None and table.rules.turn_based:
+        if table is not None and table.status is RoundStatus.PLAYING and table.rules.turn_based:
             if table.turn == view.seat:
                 row.add(" · your turn", Style.GOOD)
             else:
@@ -373,7 +339,7 @@ class _TablePainter:
         body = [pen.rule("lake"), *lake]
         body += [pen.rule("players" if view.seat is not None else "tableaux"), *players]
         body += mine
-        body += pen.messages(view.messages, room - len(body))
+        body += pen.messages(view.news(), room - len(body))
         return body
 
     def lake_rows(self, lake: Lake) -> list[list[_Foundation]]:
@@ -585,7 +551,7 @@ class _BoardPainter:
         # The person's pace, in the blank row before the end (the board keeps its height).
         rows.append(() if board.pace is None else self.pace_row(board.pace))
         rows += self.ending()
-        rows += self.pen.messages(self.view.messages, room - len(rows))
+        rows += self.pen.messages(self.view.news(), room - len(rows))
         return rows
 
     def how(self) -> str:

@@ -35,7 +35,7 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import NO_ABANDON, STUCK_WAITING, KeyState
+from p2p_nertz.ui.keys import NO_ABANDON, KeyState
 from p2p_nertz.ui.view import (
     Board,
     Gone,
@@ -44,8 +44,10 @@ from p2p_nertz.ui.view import (
     TableView,
     card_text,
     distinct_names,
+    is_stuck_words,
     pile_name,
     play_words,
+    stale_pass_words,
 )
 
 __all__ = [
@@ -133,6 +135,9 @@ class Tracker:
     rejected: int = 0
     changes: int = 0
     started: dict[int, float] = field(default_factory=dict)
+    stale_names: list[str] = field(default_factory=list)
+    stale_count: int = 0
+    stale_line: str | None = None
     ended: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -191,10 +196,7 @@ class Tracker:
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
-                self.say(
-                    f"{self.name(effect.by)} played to the lake after your pass: it no longer "
-                    "counts — p to pass again if you are still stuck"
-                )
+                self._stale(self.name(effect.by))
         elif isinstance(effect, st.RoundEnded):
             self._round_ended(effect, now)
         elif isinstance(effect, st.RoundScored):
@@ -215,6 +217,7 @@ class Tracker:
             if effect.phase is st.Phase.PLAY and now is not None:
                 self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
+                self.stale_names, self.stale_count, self.stale_line = [], 0, None
                 self.say(self.dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
@@ -228,6 +231,18 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _stale(self, name: str) -> None:
+        """A lake card made our pass stale: one line for all of them this round, moved to
+        the newest place, its players newest first, with a count (:func:`stale_pass_words`):
+        line after line alternating between the bots read as news each time."""
+        if self.stale_line is not None and self.stale_line in self.messages:
+            last = len(self.messages) - 1 - self.messages[::-1].index(self.stale_line)
+            del self.messages[last]
+        self.stale_names = [name, *(n for n in self.stale_names if n != name)]
+        self.stale_count += 1
+        self.stale_line = stale_pass_words(self.stale_names, self.stale_count)
+        self.say(self.stale_line)
 
     def _round_ended(self, effect: st.RoundEnded, now: float | None) -> None:
         if now is not None:
@@ -430,7 +445,7 @@ def status_line(table: Table | None, seat: int | None, status: str) -> str:
     """
     if seat is None or table is None or table.over or not table.active[seat]:
         return status
-    if status == STUCK_WAITING and not table.stuck[seat]:
+    if is_stuck_words(status) and not table.stuck[seat]:
         # The messages say which (the notices come from the final fold, after this table).
         return PASS_GONE
     tableau = table.tableaux[seat]

@@ -419,7 +419,7 @@
     const me = view.seat;
     const mineNow = me === null ? null : view.players[me];
     const shared = [view.frozen, view.selected];
-    $("#round").textContent = `round ${view.round} · ${view.phase}` +
+    $("#round").textContent = view.heading +
       (view.gone ? ` · ${view.gone}` : view.final ? " · the game has ended" : "") +
       (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
