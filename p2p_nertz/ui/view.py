@@ -39,6 +39,7 @@ __all__ = [
     "Pace",
     "TableView",
     "card_text",
+    "board_columns",
     "bots_hint",
     "decided_by",
     "distinct_names",
@@ -563,3 +564,27 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
     lines += ["", *(f"This game: {v}." for v in variants[:2])]
     lines.append("The whole rule book: nertz rules (or docs/rules.md).")
     return lines
+
+
+def board_columns(rules: Rules, score: RoundScore) -> tuple[tuple[str, str], ...]:
+    """The page's end-of-round table: each column's name and its heading in words (a
+    newcomer read "lake +16 · Nerts left −14 (7)" and guessed what they were: cards in the
+    lake, cards left in the Nerts pile); the Nerts
+    bonus only when this game has one, the false call only when the round had one.
+
+    >>> from p2p_nertz.rules import RoundStatus
+    >>> score = RoundScore((), (), RoundStatus.NERTS)
+    >>> [heading for _, heading in board_columns(Rules(), score)]  # doctest: +NORMALIZE_WHITESPACE
+    ['player', 'in the lake (+1 each)', 'left in Nerts (−2 each)', 'this round', 'game total']
+    """
+    columns = [
+        ("player", "player"),
+        ("lake", "in the lake (+1 each)"),
+        ("Nerts left", f"left in Nerts (−{rules.nerts_card_penalty} each)"),
+    ]
+    if rules.nerts_bonus:
+        columns.append(("bonus", f"Nerts bonus (+{rules.nerts_bonus})"))
+    if any(p.penalty for p in score.players):
+        columns.append(("false call", f"false call (−{rules.false_call_penalty})"))
+    columns += [("round", "this round"), ("game", "game total")]
+    return tuple(columns)

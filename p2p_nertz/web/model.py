@@ -30,7 +30,14 @@ from typing import Any
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
-from p2p_nertz.ui.view import Board, TableView, card_text, decided_by, how_to_play
+from p2p_nertz.ui.view import (
+    Board,
+    TableView,
+    board_columns,
+    card_text,
+    decided_by,
+    how_to_play,
+)
 
 __all__ = [
     "ALL_ACTIONS",
@@ -355,11 +362,14 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             }
         )
     result = board.result
+    columns = board_columns(rules, score)
     return {
         "round": board.round,
         "status": score.status.value,
         "callers": [view.seat_name(c) for c in score.callers],
         "rows": rows,
+        "columns": [name for name, _ in columns],
+        "headings": [heading for _, heading in columns],
         "result": None
         if result is None
         else {

@@ -196,10 +196,12 @@
         next.appendChild(el("p", "countdown", `next round in ${view.countdown} s`));
     }
     box.appendChild(next);
+    // The columns say what each number is (a newcomer read "lake +16, Nerts left −14 (7)"
+    // and guessed); the bonus and the false call only when this game or round has them.
+    const bonus = b.columns.includes("bonus"), falseCall = b.columns.includes("false call");
     const table = el("table");
     const head = el("tr");
-    for (const t of ["player", "lake", "Nerts left", "bonus", "false call", "round", "game"])
-      head.appendChild(el("th", "", t));
+    for (const t of b.headings) head.appendChild(el("th", "", t));
     table.appendChild(head);
     for (const r of b.rows) {
       const tr = el("tr");
@@ -208,22 +210,27 @@
       if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
       tr.appendChild(el("td", "plus", `+${r.lake}`));
       tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
-      tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
-      tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
+      if (bonus) tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
+      if (falseCall)
+        tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
       tr.appendChild(el("td", "round", (r.round >= 0 ? "+" : "") + r.round));
       tr.appendChild(el("td", "game", String(r.game)));
       table.appendChild(tr);
       const cards = el("tr");
       const td = el("td");
-      td.colSpan = 7;
+      td.colSpan = b.headings.length;
       const list = el("div", "cards");
       for (const c of r.cards) list.appendChild(cardEl(c));
       td.appendChild(list);
       cards.appendChild(td);
       table.appendChild(cards);
     }
-    box.appendChild(table);
-    if (b.picture) box.appendChild(drawPicture(b.picture, b.rows));
+    // The scores and the round's picture side by side where the page is wide: the board
+    // of four players scrolled at 1280×720, its picture below the fold.
+    const body = el("div", "board-body");
+    body.appendChild(table);
+    if (b.picture) body.appendChild(drawPicture(b.picture, b.rows));
+    box.appendChild(body);
   }
 
   // Each part of the page is drawn again only when its part of the view changed: the others'
