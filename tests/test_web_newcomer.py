@@ -23,7 +23,7 @@ from p2p_nertz.ui import TableView
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
-from tests.test_web_table import card_in, tops
+from tests.test_web_table import card_in, tops, turn_until_ace
 from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
 
 pytestmark = [
@@ -112,6 +112,39 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];"
         )
         assert outline == ["BUTTON", "solid", "3px"], outline
+
+
+def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_open_move(
+    game: WebGame,
+) -> None:
+    # Session 26: the deal said twice (status and news), a practice hint naming a terminal
+    # command, a header of "round 1 · play", how to play in keys, a pass taken with an ace
+    # on top and nothing said.
+    with open_browser(1280, 720) as driver:
+        _dealt(driver, game.url)
+        status = driver.find_element("id", "status")
+        news = driver.find_element("id", "messages")
+        wait_for(driver, lambda d: status.text == "round 1 is dealt — go!", "the deal's words")
+        assert "round 1 is dealt" not in news.text, news.text
+        assert news.text.startswith("practice: the bots wait for you"), news.text
+        assert "nertz " not in news.text and "--" not in news.text, news.text
+        assert driver.find_element("id", "round").text == "round 1 of 1 · playing"
+        driver.find_element("id", "learn").click()
+        rules = wait_for(driver, lambda d: d.find_element("id", "how-to-play").text, "rules")
+        rules = " ".join(rules.split())
+        assert "drag a card there (or click it, then the lake)" in rules, rules
+        assert "Slide-under: while a work pile is empty" in rules, rules
+        assert "x calls" not in rules and "p passes" not in rules, rules
+        driver.find_element("id", "help-close").click()
+        # An ace on top: the pass is taken (the rules allow it) and a move to the lake is
+        # named (the lake's moves come first; the ace's, or the Nerts card's if it fits).
+        pile, _ace = turn_until_ace(driver)
+        driver.find_element("css selector", '#actions button[data-key="p"]').click()
+        wait_for(driver, lambda d: status.text.startswith("stuck"), "the pass")
+        assert "you could still play" in status.text and "to the lake" in status.text, (
+            pile,
+            status.text,
+        )
 
 
 def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(

@@ -1,0 +1,144 @@
+"""What a newcomer reads at either table (session 26): the words of ui/view.py, as the terminal
+draws them (``render``) and as the page is sent them (``view_json``).
+
+Seen in a first game: "round 1 is dealt — go!" twice, one line above the other; a pass taken
+with an ace on the waste and nothing said of it; "bot1 played to the lake after your pass"
+and "bot2 …" alternating line after line; a header saying "round 2 · commit"; how to play
+without slide-under, and in the page speaking of keys a pointer's player never pressed.
+"""
+
+from __future__ import annotations
+
+from helpers_rules import IDLE, table_from
+from test_ui_controller import Shown, _at_deal, _table
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.rules import Move, RoundStatus, Rules
+from p2p_nertz.ui import PlayMove, TableView, Tracker, render
+from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
+from p2p_nertz.ui.tracker import PASS_GONE, status_line
+from p2p_nertz.ui.view import bots_hint, how_to_play
+from p2p_nertz.web.model import view_json
+
+#: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
+#: same (RULES.md: stuck is "no legal move, or nobody wants to play").
+ACE_ON_WASTE = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9C | W: 7S AH"
+
+
+def test_the_deal_is_said_once_on_either_table() -> None:
+    peer = _at_deal(1)
+    front = Shown()
+    table = _table(front, peer)
+    table.notice(st.PhaseChanged(st.Phase.PLAY, 1), peer.final, 0.0)
+    table.draw(peer, 0.0)
+    view = front.views[-1]
+    words = table.tracker.dealt(1)
+    assert view.status == words and table.tracker.messages[-1] == words
+    assert render(view).text().count(words) == 1  # the status line, not the news above it
+    sent = view_json(view)
+    assert sent["status"] == words and words not in sent["messages"]
+    # Once a key has its own words, the deal is news like any other.
+    table.press("s", peer, 1.0)
+    table.draw(peer, 1.0)
+    view = front.views[-1]
+    assert view.status != words and view.news()[-1] == words
+    assert render(view).text().count(words) == 1
+
+
+def test_a_pass_with_a_card_move_open_is_taken_and_names_the_move() -> None:
+    table = table_from(ACE_ON_WASTE, IDLE)
+    state, actions = press(KeyState(), "p", Context(table, 0))
+    assert actions == [PlayMove(Move.pass_())]  # not refused: the rules allow it
+    assert state.status.startswith("stuck") and "A♥ to the lake" in state.status, state.status
+    # With nothing but the stock left to play, the pass says only that it waits.
+    idle = table_from(IDLE, IDLE)
+    assert press(KeyState(), "p", Context(idle, 0))[0].status == STUCK_WAITING
+    # Either words mark a pass: once it is stale, the status line says so.
+    passed, _ = table.play(0, Move.pass_())
+    assert status_line(passed, 0, state.status) == state.status  # the pass stands
+    assert status_line(table, 0, state.status) == PASS_GONE  # (not stuck: it no longer does)
+    assert len(state.status) <= 80  # one row of the terminal
+
+
+def _stale(tracker: Tracker, *by: int) -> None:
+    for seat in by:
+        tracker.notice(st.PassesStale(1, (0,), seat))
+
+
+def test_stale_passes_are_one_line_its_players_newest_first_with_a_count() -> None:
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 1))
+    _stale(tracker, 1)
+    assert tracker.messages[-1].startswith("bot1 played to the lake after your pass: ")
+    _stale(tracker, 2, 1, 2)
+    tracker.notice(st.Rotated(1))
+    _stale(tracker, 1)
+    stale = [m for m in tracker.messages if "after your pass" in m]
+    assert len(stale) == 1, tracker.messages
+    assert tracker.messages[-1] == stale[0]  # moved to the newest place, after the rotation
+    assert stale[0].startswith("bot1 and bot2 played to the lake after your pass (5 times): ")
+    assert "p to pass again" in stale[0]
+    # Another player's pass made stale is not ours: not said.
+    tracker.notice(st.PassesStale(1, (2,), 1))
+    assert tracker.messages[-1] == stale[0]
+    # A new round starts the count again; the last round's line stays where it was.
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    _stale(tracker, 2)
+    assert tracker.messages[-1].startswith("bot2 played to the lake after your pass: ")
+    assert stale[0] in tracker.messages
+
+
+def _view(**fields: object) -> TableView:
+    base: dict[str, object] = {"table": None, "seat": 0, "names": ("you", "bot1")}
+    base.update(fields)
+    base.setdefault("rules", Rules())
+    return TableView(**base)  # type: ignore[arg-type]
+
+
+def test_the_header_says_where_the_game_stands_in_words() -> None:
+    dealing = _view(rules=Rules(rounds=3, target=None), round=2, phase="commit")
+    for view, words in (
+        (dealing, "round 2 of 3 · dealing…"),
+        (_view(phase="nonce"), "round 1 · game to 100 points · dealing…"),
+        (_view(phase="reveal"), "round over: counting"),
+        (_view(phase="over"), "game over"),
+    ):
+        assert words in view.heading(), view.heading()
+        if view.phase != "over":  # (the protocol's word is not the person's)
+            assert view.phase not in view.heading(), view.heading()
+        assert view_json(view)["heading"] == view.heading()  # the page's header
+    nerts = table_from("N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -", IDLE)
+    called, _ = nerts.play(0, Move.call())
+    assert called.status is RoundStatus.NERTS
+    header = render(_view(table=called)).line(0)
+    assert "round 1 · game to 100 points · round over: Nerts! was called" in header, header
+    assert " · nerts" not in header
+
+
+def test_how_to_play_explains_slide_under_and_the_page_speaks_of_the_pointer_first() -> None:
+    rules = Rules()
+    keys = " ".join(how_to_play(rules))
+    pointer = " ".join(how_to_play(rules, pointer=True))
+    for text in (keys, pointer):
+        assert "Slide-under: while a work pile is empty" in text
+        assert "may go under that pile" in text
+    assert "pick it, then that pile" in keys and "Pick a card (n, w, 1-4), then l." in keys
+    # The page: drag and click, the buttons; no key named in its how to play.
+    assert "drag a card there (or click it, then the lake)" in pointer
+    assert "drop it on that pile" in pointer
+    assert "the Nerts! button" in pointer and "The stuck button passes" in pointer
+    for key in ("x calls", "p passes", "(n, w", "then l", "[n]", "[w]", "s turns"):
+        assert key not in pointer, key
+    variant = " ".join(how_to_play(Rules(rotate_alone=True), pointer=True))
+    assert "the rotate button moves" in variant and " r moves" not in variant
+
+
+def test_the_bots_hint_names_a_terminal_command_only_at_the_terminal() -> None:
+    for practice in (True, False):
+        page = bots_hint(practice=practice, speed="5", page=True)
+        terminal = bots_hint(practice=practice, speed="5", page=False)
+        assert "nertz" not in page and "--" not in page, page
+        assert "nertz play --speed N" in terminal
+        assert len(terminal) <= 78  # one row of the terminal, after its "» "
+    assert "wait for you" in bots_hint(practice=True, speed="5", page=True)
+    assert "speed 5 of 10" in bots_hint(practice=False, speed="5", page=True)
