@@ -13,6 +13,7 @@ from helpers_rules import IDLE, table_from
 from test_ui_controller import Shown, _at_deal, _table
 
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.peer import Suspected
 from p2p_nertz.rules import Move, RoundStatus, Rules
 from p2p_nertz.ui import PlayMove, TableView, Tracker, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
@@ -77,7 +78,7 @@ def test_stale_passes_are_one_line_its_players_newest_first_with_a_count() -> No
     assert len(stale) == 1, tracker.messages
     assert tracker.messages[-1] == stale[0]  # moved to the newest place, after the rotation
     assert stale[0].startswith("bot1 and bot2 played to the lake after your pass (5 times): ")
-    assert "p to pass again" in stale[0]
+    assert stale[0].endswith("it no longer counts — stuck again if you still are")
     # Another player's pass made stale is not ours: not said.
     tracker.notice(st.PassesStale(1, (2,), 1))
     assert tracker.messages[-1] == stale[0]
@@ -142,3 +143,20 @@ def test_the_bots_hint_names_a_terminal_command_only_at_the_terminal() -> None:
         assert len(terminal) <= 78  # one row of the terminal, after its "» "
     assert "wait for you" in bots_hint(practice=True, speed="5", page=True)
     assert "speed 5 of 10" in bots_hint(practice=False, speed="5", page=True)
+
+
+def test_a_silent_player_is_said_to_have_stopped_and_what_it_does_to_the_game() -> None:
+    # A bot killed -9 read "bot1 is not answering", and the lake stopped without a word why.
+    for names, dropped in ((("you", "bot1", "bot2"), True), (("you", "bot1"), False)):
+        tracker = Tracker(names, seat=0)
+        tracker.notice(Suspected(1, True))
+        what, then = tracker.messages[-2:]
+        assert what == "bot1 is not answering: their program stopped, or their network dropped"
+        assert then.startswith("until bot1 answers") and then.endswith("stay in the air")
+        assert ("or is dropped" in then) == dropped  # (two players: nobody can drop them)
+        assert all(len(line) <= 78 for line in (what, then))  # a row of the terminal
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(st.MemberDropped(1, 3, False))
+    assert tracker.messages[-1] == (
+        "bot1 was dropped (silent too long): the game goes on without them"
+    )

@@ -74,7 +74,7 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "alternating colours",
             "−2 for each card left in your Nerts pile",
             "play 1 round; the highest total wins",
-            "s turns the stock 1 card at a time",
+            "A click on the stock turns 1 card at a time",
             "Drag a card",
         ):
             assert words in " ".join(help_text.split()), (words, help_text)
@@ -129,12 +129,16 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
         assert news.text.startswith("practice: the bots wait for you"), news.text
         assert "nertz " not in news.text and "--" not in news.text, news.text
         assert driver.find_element("id", "round").text == "round 1 of 1 · playing"
+        for head in driver.find_elements("css selector", "#others .player h3"):
+            assert " · 0 pts" in head.text, head.text  # a total, named
         driver.find_element("id", "learn").click()
         rules = wait_for(driver, lambda d: d.find_element("id", "how-to-play").text, "rules")
         rules = " ".join(rules.split())
         assert "drag a card there (or click it, then the lake)" in rules, rules
         assert "Slide-under: while a work pile is empty" in rules, rules
         assert "x calls" not in rules and "p passes" not in rules, rules
+        piles = [k.text for k in driver.find_elements("css selector", "#help kbd.piles")]
+        assert piles == ["4", "4"], piles  # the keys' list: this game's work piles
         driver.find_element("id", "help-close").click()
         # An ace on top: the pass is taken (the rules allow it) and a move to the lake is
         # named (the lake's moves come first; the ace's, or the Nerts card's if it fits).

@@ -47,6 +47,7 @@ from p2p_nertz.ui.view import (
     is_stuck_words,
     pile_name,
     play_words,
+    silent_words,
     stale_pass_words,
 )
 
@@ -60,7 +61,7 @@ __all__ = [
     "status_line",
 ]
 
-PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
+PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
 
@@ -222,7 +223,9 @@ class Tracker:
         elif isinstance(effect, Suspected):
             if effect.suspected:
                 self.suspected.add(effect.seat)
-                self.say(f"{self.name(effect.seat)} is not answering")
+                others = len(self.names) - (self.seat is not None)
+                for line in silent_words(self.name(effect.seat), others=others):
+                    self.say(line)
             elif effect.seat in self.suspected:
                 self.suspected.discard(effect.seat)
                 self.say(f"{self.name(effect.seat)} is back")
@@ -276,12 +279,16 @@ class Tracker:
 
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)
+        alone = final is not None and effect.seat != self.seat and self._alone(final)
         if effect.left:
             how = "left the game"
         else:
             how = f"{self._was(effect.seat)} dropped (silent too long)"
+            over = final is not None and final.phase is st.Phase.OVER
+            if effect.seat != self.seat and not alone and not over:
+                how += ": the game goes on without them"
         self.say(f"{self.name(effect.seat)} {how}")
-        if final is not None and effect.seat != self.seat and self._alone(final):
+        if alone:
             self.say(LAST_PLAYER)
 
     def _pace(self, final: st.GameState | None, number: int, score: RoundScore) -> Pace | None:

@@ -485,7 +485,7 @@ def stale_pass_words(names: Sequence[str], count: int) -> str:
     times = f" ({count} times)" if count > 1 else ""
     return (
         f"{who} played to the lake after your pass{times}: it no longer counts — "
-        "p to pass again if you are still stuck"
+        "stuck again if you still are"
     )
 
 
@@ -588,3 +588,19 @@ def board_columns(rules: Rules, score: RoundScore) -> tuple[tuple[str, str], ...
         columns.append(("false call", f"false call (−{rules.false_call_penalty})"))
     columns += [("round", "this round"), ("game", "game total")]
     return tuple(columns)
+
+
+def silent_words(name: str, *, others: int) -> tuple[str, str]:
+    """What the table says when a player goes silent (their program killed or crashed, their
+    network gone): what happened, and what it does to the game (a newcomer read "bot1 is not
+    answering" and waited, not knowing why the lake had stopped). ``others``: how many other
+    members there are besides the local player (with one, nobody can drop them; the abandon
+    is on offer instead, in the footer and the page's button).
+
+    >>> silent_words("bot1", others=2)[1]
+    'until bot1 answers or is dropped, cards put in the lake stay in the air'
+    """
+    what = f"{name} is not answering: their program stopped, or their network dropped"
+    if others > 1:
+        return what, f"until {name} answers or is dropped, cards put in the lake stay in the air"
+    return what, f"until {name} answers, cards put in the lake stay in the air"

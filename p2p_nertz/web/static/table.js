@@ -88,7 +88,8 @@
     const sw = el("span", "swatch");
     sw.style.background = `var(--p${player.seat % 8})`;
     h.appendChild(sw);
-    let head = `${player.name} · ${player.total}`;
+    // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was.)
+    let head = `${player.name} · ${player.total} pts`;
     if (player.link !== "ok") head += ` · ${player.link}`;
     if (player.stuck) head += " · stuck";
     if (!mine && player.last) head += ` · ${player.last}`;
@@ -770,6 +771,8 @@
     // The rules in brief, with this game's numbers: the peer's own words (the terminal's
     // "how to play" page), a paragraph for each group of lines.
     const lines = view && view.how_to_play;
+    // (The keys' list names this game's work piles: 1-4 by default, not 1-6.)
+    if (view) for (const k of document.querySelectorAll("#help kbd.piles")) k.textContent = view.work_piles;
     if (help.hidden && lines && changed("how_to_play", lines)) {
       const paragraphs = lines.join("\n").split(/\n\s*\n/).filter((p) => p.trim());
       $("#how-to-play").replaceChildren(...paragraphs.map((p) => el("p", "", p.replace(/\n/g, " "))));
