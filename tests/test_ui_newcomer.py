@@ -77,8 +77,7 @@ def test_stale_passes_are_one_line_its_players_newest_first_with_a_count() -> No
     stale = [m for m in tracker.messages if "after your pass" in m]
     assert len(stale) == 1, tracker.messages
     assert tracker.messages[-1] == stale[0]  # moved to the newest place, after the rotation
-    assert stale[0].startswith("bot1 and bot2 played to the lake after your pass (5 times): ")
-    assert stale[0].endswith("it no longer counts — stuck again if you still are")
+    assert stale[0] == "bot1 and bot2 played to the lake after your pass (×5): it no longer counts"
     # Another player's pass made stale is not ours: not said.
     tracker.notice(st.PassesStale(1, (2,), 1))
     assert tracker.messages[-1] == stale[0]

@@ -474,19 +474,15 @@ def is_stuck_words(status: str) -> bool:
 def stale_pass_words(names: Sequence[str], count: int) -> str:
     """One announcement for the lake cards that made the player's passes stale: who played
     them (the newest first) and how many, instead of one line each (they alternated between
-    the bots, line after line, and a person read them as news).
+    the bots, line after line, and a person read them as news). The status line says what to
+    do (:data:`~p2p_nertz.ui.tracker.PASS_GONE`); this fits a row of the terminal.
 
-    >>> stale_pass_words(["bot1"], 1)[:58]
-    'bot1 played to the lake after your pass: it no longer coun'
-    >>> stale_pass_words(["bot2", "bot1"], 5)[:62]
-    'bot2 and bot1 played to the lake after your pass (5 times): it'
+    >>> stale_pass_words(["bot2", "bot1"], 5)
+    'bot2 and bot1 played to the lake after your pass (×5): it no longer counts'
     """
     who = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    times = f" ({count} times)" if count > 1 else ""
-    return (
-        f"{who} played to the lake after your pass{times}: it no longer counts — "
-        "stuck again if you still are"
-    )
+    times = f" (×{count})" if count > 1 else ""
+    return f"{who} played to the lake after your pass{times}: it no longer counts"
 
 
 def bots_hint(*, practice: bool, speed: str, page: bool) -> str:
