@@ -159,3 +159,13 @@ def test_a_silent_player_is_said_to_have_stopped_and_what_it_does_to_the_game() 
     assert tracker.messages[-1] == (
         "bot1 was dropped (silent too long): the game goes on without them"
     )
+
+
+def test_a_players_last_action_keeps_its_pile_numbers_at_80_columns() -> None:
+    # "card from work pile 3 onto work pile" (its pile cut off) in a bot's row.
+    table = table_from(IDLE, IDLE)
+    long = "card from work pile 3 onto work pile 4"
+    view = _view(table=table, names=("you", "bot1"), last=("", long))
+    row = next(line for line in render(view, 80, 24).text().splitlines() if "bot1" in line)
+    assert "card from pile 3 onto pile 4" in row, row
+    assert row.rstrip().endswith("ok    0 pts"), row

@@ -96,6 +96,22 @@ _SUIT_NAMES = {
 }
 
 
+def _fit(words: str, room: int) -> str:
+    """A player's last action in ``room`` columns: "work pile" shortened to "pile" first, then
+    cut with "…" ("card from work pile 3 onto work pile" lost its pile number at 80×24).
+
+    >>> _fit("card from work pile 3 onto work pile 4", 30)
+    'card from pile 3 onto pile 4'
+    >>> _fit("3 cards from 10♥ onto work pile 4", 20)
+    '3 cards from 10♥ on…'
+    """
+    if len(words) > room:
+        words = words.replace("work pile", "pile")
+    if len(words) > room:
+        words = words[: max(0, room - 1)] + "…" if room > 0 else ""
+    return words
+
+
 def _notation(rules: Rules) -> tuple[str, ...]:
     """The moves' notation in brief, under the keys: what ``:`` takes, and what the players'
     rows show of each move (``N>_4``, ``3>1``). The keys page listed ``1:2>4`` and ``N>_2``
@@ -431,7 +447,7 @@ class _TablePainter:
         total = f"{view.total(seat):4d} pts"
         tail = len(total) + 1 + len(link.value) + 1
         room = max(0, width - (len(row) - start) - tail)
-        row.add(last[:room], Style.DIM)
+        row.add(_fit(last, room), Style.DIM)
         row.pad_to(start + width - tail)
         row.add(link.value, _LINK_STYLE[link]).add(" ").add(total, Style.BOLD)
 
