@@ -112,6 +112,17 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];"
         )
         assert outline == ["BUTTON", "solid", "3px"], outline
+        # Space on a focused button is the button's own (high contrast here), not the stock's
+        # turn as well.
+        driver.execute_script("document.getElementById('contrast').focus()")
+        waste = driver.find_element("css selector", "#mine .waste .count").text
+        ActionChains(driver).send_keys(Keys.SPACE).perform()
+        wait_for(driver, lambda d: "contrast" in d.find_element("tag name", "body").get_attribute(
+            "class"), "the focused button, pressed")  # fmt: skip
+        ActionChains(driver).send_keys("c").perform()  # (a key the page keeps: a round trip)
+        wait_for(driver, lambda d: "contrast" not in d.find_element("tag name", "body")
+                 .get_attribute("class"), "c")  # fmt: skip
+        assert driver.find_element("css selector", "#mine .waste .count").text == waste
 
 
 def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_open_move(

@@ -755,6 +755,10 @@
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.target.closest && ev.target.closest("input, select, textarea")) return; // (a form's own)
+    // Enter or Space on a focused button is that button's (the keyboard's way to click it):
+    // sent on as keys too, Space turned the stock and Enter cleared what the button had said.
+    if ((ev.key === "Enter" || ev.key === " ") && ev.target.closest && ev.target.closest("button"))
+      return;
     if (!lobbyMode && (!view || view.command === null)) {
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
