@@ -17,7 +17,7 @@ from p2p_nertz.protocol.peer import Suspected
 from p2p_nertz.rules import Move, RoundStatus, Rules
 from p2p_nertz.ui import PlayMove, TableView, Tracker, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
-from p2p_nertz.ui.tracker import PASS_GONE, status_line
+from p2p_nertz.ui.tracker import NOBODY_ANSWERS, PASS_GONE, status_line
 from p2p_nertz.ui.view import bots_hint, how_to_play
 from p2p_nertz.web.model import view_json
 
@@ -120,8 +120,8 @@ def test_how_to_play_explains_slide_under_and_the_page_speaks_of_the_pointer_fir
     keys = " ".join(how_to_play(rules))
     pointer = " ".join(how_to_play(rules, pointer=True))
     for text in (keys, pointer):
-        assert "Slide-under: while a work pile is empty" in text
-        assert "may go under that pile" in text
+        assert "Slide-under: with a work pile empty, a card one higher than another" in text
+        assert "may slide under that pile" in text
     assert "pick it, then that pile" in keys and "Pick a card (n, w, 1-4), then l." in keys
     # The page: drag and click, the buttons; no key named in its how to play.
     assert "drag a card there (or click it, then the lake)" in pointer
@@ -169,3 +169,16 @@ def test_a_players_last_action_keeps_its_pile_numbers_at_80_columns() -> None:
     row = next(line for line in render(view, 80, 24).text().splitlines() if "bot1" in line)
     assert "card from pile 3 onto pile 4" in row, row
     assert row.rstrip().endswith("ok    0 pts"), row
+
+
+def test_everyone_silent_at_once_asks_after_our_own_network() -> None:
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(Suspected(1, True))
+    assert NOBODY_ANSWERS not in tracker.messages  # one of two: theirs, likelier
+    tracker.notice(Suspected(2, True))
+    assert tracker.messages[-1] == NOBODY_ANSWERS
+    assert len("» " + NOBODY_ANSWERS) <= 80
+    # With one other member, either network could be down: nothing is guessed.
+    alone = Tracker(("you", "bot1"), seat=0)
+    alone.notice(Suspected(1, True))
+    assert NOBODY_ANSWERS not in alone.messages

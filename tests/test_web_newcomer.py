@@ -146,7 +146,7 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
         rules = wait_for(driver, lambda d: d.find_element("id", "how-to-play").text, "rules")
         rules = " ".join(rules.split())
         assert "drag a card there (or click it, then the lake)" in rules, rules
-        assert "Slide-under: while a work pile is empty" in rules, rules
+        assert "Slide-under: with a work pile empty" in rules, rules
         assert "x calls" not in rules and "p passes" not in rules, rules
         piles = [k.text for k in driver.find_elements("css selector", "#help kbd.piles")]
         assert piles == ["4", "4"], piles  # the keys' list: this game's work piles

@@ -54,6 +54,7 @@ from p2p_nertz.ui.view import (
 __all__ = [
     "LAST_PLAYER",
     "MAX_MESSAGES",
+    "NOBODY_ANSWERS",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
     "GameSource",
@@ -64,6 +65,10 @@ __all__ = [
 PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+NOBODY_ANSWERS = "nobody is answering: is your network down? The others wait for you a while"
+"""Said when every other member still playing has gone silent: the one network down is more
+likely ours than each of theirs (:meth:`Tracker._silent`)."""
 
 LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 """Said once the last other member has left or been dropped (:meth:`Tracker.alone`)."""
@@ -222,10 +227,7 @@ class Tracker:
                 self.say(self.dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
-                self.suspected.add(effect.seat)
-                others = len(self.names) - (self.seat is not None)
-                for line in silent_words(self.name(effect.seat), others=others):
-                    self.say(line)
+                self._silent(effect.seat, final)
             elif effect.seat in self.suspected:
                 self.suspected.discard(effect.seat)
                 self.say(f"{self.name(effect.seat)} is back")
@@ -246,6 +248,17 @@ class Tracker:
         self.stale_count += 1
         self.stale_line = stale_pass_words(self.stale_names, self.stale_count)
         self.say(self.stale_line)
+
+    def _silent(self, seat: int, final: st.GameState | None) -> None:
+        """``seat`` went silent: what happened and what it does to the game; and when every
+        other member still playing has, the likelier cause (:data:`NOBODY_ANSWERS`)."""
+        self.suspected.add(seat)
+        gone = set() if final is None else set(final.dropped) | set(final.left)
+        others = [s for s in range(len(self.names)) if s != self.seat and s not in gone]
+        for line in silent_words(self.name(seat), others=len(others)):
+            self.say(line)
+        if self.seat is not None and len(others) > 1 and self.suspected.issuperset(others):
+            self.say(NOBODY_ANSWERS)
 
     def _round_ended(self, effect: st.RoundEnded, now: float | None) -> None:
         if now is not None:

@@ -530,12 +530,16 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
         ]
         slide, stock = "pick it, then that pile", f"s turns the stock {draw}"
         stuck = "Stuck? p passes."
+    # (The page draws each group of lines as a paragraph: it has room for more of them.)
+    gap = [""] if pointer else []
     lines = [
         *first,
+        *gap,
         "On your work piles build down in alternating colours (a red 6 on a black 7);",
-        "a run moves whole, and an empty work pile takes any card. Slide-under: while",
-        "a work pile is empty, a card that fits below another pile's bottom card (one",
-        f"higher, the other colour) may go under that pile: {slide}.",
+        "a run moves whole, and an empty work pile takes any card.",
+        "Slide-under: with a work pile empty, a card one higher than another pile's",
+        f"bottom card (other colour) may slide under that pile: {slide}.",
+        *gap,
         f"{stock} onto the waste; its top card{'' if pointer else ' [w]'} plays.",
         "",
         f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
