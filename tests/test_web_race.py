@@ -238,7 +238,8 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
         # and nothing on it can be picked up meanwhile.
         page.close()
         wait_for(driver, lambda d: "reconnecting" in d.find_element("id", "link").text, "down")
-        assert status.text == "the connection to the peer was lost: reconnecting…", status.text
+        lost = "the connection to the nertz program was lost: reconnecting…"
+        assert status.text == lost, status.text
         assert not shown["stuck"].is_displayed()
         nerts = driver.find_element("css selector", "#mine .nerts .card")
         assert (

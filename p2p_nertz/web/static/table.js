@@ -511,7 +511,7 @@
   const RETRY_FIRST = 500, RETRY_MOST = 5000;
   const LOST_AFTER = 1000 * (Number(new URLSearchParams(location.search).get("lost_after")) || 30);
   // (A page whose views name no log, a spectator's or a replay's: how it stopped is all.)
-  const UNANSWERED = "the peer is not answering — if it stopped, its terminal says why";
+  const UNANSWERED = "the nertz program is not answering — if it stopped, its terminal says why";
   let retryIn = RETRY_FIRST;
   let retryTimer = null;
   let farewell = null; // the peer's last word, once said
@@ -577,8 +577,8 @@
         lostTimer = setTimeout(notAnswering, LOST_AFTER);
       }
       status.textContent = stats.unanswered ? unanswered()
-        : everOpen ? "the connection to the peer was lost: reconnecting…"
-        : "no connection to the peer: it is not up yet, or it has too many pages open " +
+        : everOpen ? "the connection to the nertz program was lost: reconnecting…"
+        : "no connection to the nertz program: it is not up yet, or it has too many pages open " +
           "(close its other tabs)";
       retryTimer = setTimeout(connect, wait);
       stats.retrying = true;
