@@ -18,7 +18,7 @@ from p2p_nertz.rules import Move, RoundStatus, Rules
 from p2p_nertz.ui import PlayMove, TableView, Tracker, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
 from p2p_nertz.ui.tracker import NOBODY_ANSWERS, PASS_GONE, status_line
-from p2p_nertz.ui.view import bots_hint, how_to_play
+from p2p_nertz.ui.view import Board, bots_hint, how_to_play
 from p2p_nertz.web.model import view_json
 
 #: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
@@ -110,6 +110,10 @@ def test_the_header_says_where_the_game_stands_in_words() -> None:
     nerts = table_from("N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -", IDLE)
     called, _ = nerts.play(0, Move.call())
     assert called.status is RoundStatus.NERTS
+    # Round 1's board over round 2's table: the header is round 1's.
+    board = Board(1, called.score(), (0, 0), called.lake)
+    over = _view(table=table_from(IDLE, IDLE), round=2, phase="play", board=board)
+    assert over.heading() == "round 1 · game to 100 points · round over"
     header = render(_view(table=called)).line(0)
     assert "round 1 · game to 100 points · round over: Nerts! was called" in header, header
     assert " · nerts" not in header

@@ -291,15 +291,21 @@ class TableView:
         'round 1 · game to 100 points · playing'
         """
         rules = self.rules
+        board = self.board
+        # While a round's board is up, the header is that round's ("round 2 · playing" over
+        # round 1's scores, the next round waiting for the board to close, misled).
+        number = self.round if board is None else board.round
         if rules.rounds is not None:
-            where = f"round {self.round} of {rules.rounds}"
+            where = f"round {number} of {rules.rounds}"
         elif rules.target is not None:
-            where = f"round {self.round} · game to {rules.target} points"
+            where = f"round {number} · game to {rules.target} points"
         else:
-            where = f"round {self.round}"
+            where = f"round {number}"
         doing = _PHASE_WORDS.get(self.phase, self.phase)
         table = self.table
-        if self.phase == "play" and table is not None and table.status is not RoundStatus.PLAYING:
+        if board is not None:
+            doing = "game over" if board.result is not None else "round over"
+        elif self.phase == "play" and table is not None and table.status is not RoundStatus.PLAYING:
             doing = _ROUND_OVER[table.status]
         return f"{where} · {doing}"
 
