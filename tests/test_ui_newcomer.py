@@ -186,3 +186,14 @@ def test_everyone_silent_at_once_asks_after_our_own_network() -> None:
     alone = Tracker(("you", "bot1"), seat=0)
     alone.notice(Suspected(1, True))
     assert NOBODY_ANSWERS not in alone.messages
+
+
+def test_the_keys_help_names_this_games_work_piles() -> None:
+    # The footer said "n w 1-4", the help "1-6": keys 5 and 6 are refused in a game of four.
+    six = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | 5: 5C | 6: 6C | S: 9D 9H | W: -"
+    for piles, tableau in ((4, IDLE), (6, six)):
+        rules = Rules(work_piles=piles)
+        view = _view(table=table_from(tableau, tableau), rules=rules, help=True)
+        text = render(view, 80, 24).text()
+        assert f"n  w  1-{piles}" in text and f"then 1-{piles}" in text, text
+        assert piles == 6 or "1-6" not in text, text

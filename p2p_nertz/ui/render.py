@@ -298,9 +298,11 @@ class _Painter:
             return self.how_to_play(room)
         rows = [self.pen.rule("keys  (? again: how to play)")]
         keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
+        # This game's work piles (the footer's, "n w 1-4"), not the most a game may have.
+        piles = f"1-{self.view.rules.work_piles}"
         for key, what in keys:
             row = self.pen.row()
-            row.add(f"  {key}", Style.KEY).pad_to(18)
+            row.add(f"  {key.replace('1-6', piles)}", Style.KEY).pad_to(18)
             for line in _wrap(what, self.width - 18):  # (80 columns: nothing cut)
                 rows.append(row.add(line).spans())
                 row = self.pen.row().pad_to(18)
