@@ -17,7 +17,7 @@ from p2p_nertz.protocol.peer import Suspected
 from p2p_nertz.rules import Move, RoundStatus, Rules
 from p2p_nertz.ui import PlayMove, TableView, Tracker, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
-from p2p_nertz.ui.tracker import NOBODY_ANSWERS, PASS_GONE, status_line
+from p2p_nertz.ui.tracker import NOBODY_ANSWERS, PASS_GONE, WAITING_ON_YOU, status_line
 from p2p_nertz.ui.view import Board, bots_hint, how_to_play
 from p2p_nertz.web.model import view_json
 
@@ -197,3 +197,25 @@ def test_the_keys_help_names_this_games_work_piles() -> None:
         text = render(view, 80, 24).text()
         assert f"n  w  1-{piles}" in text and f"then 1-{piles}" in text, text
         assert piles == 6 or "1-6" not in text, text
+
+
+def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> None:
+    table = table_from(IDLE, IDLE, IDLE)
+    bob, _ = table.play(1, Move.pass_())
+    both, _ = bob.play(2, Move.pass_())
+    dealt = "round 1 is dealt — go!"
+    assert status_line(bob, 0, dealt) == dealt  # one of two: the round is not waiting on us
+    assert status_line(both, 0, dealt) == WAITING_ON_YOU
+    assert status_line(both, 0, "turned the stock") == WAITING_ON_YOU
+    assert len(WAITING_ON_YOU) <= 80
+    # An answer to a key stays: its reason, its question, its pick.
+    for said in (
+        "illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)",
+        "leave the game? y leaves, any key stays",
+        "13 card(s) left in your Nerts pile: x again to call anyway (false call: −5)",
+        "K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels",
+    ):
+        assert status_line(both, 0, said) == said
+    # Once we pass too, everyone is stuck: our own words again.
+    mine, _ = both.play(0, Move.pass_())
+    assert status_line(mine, 0, STUCK_WAITING) != WAITING_ON_YOU

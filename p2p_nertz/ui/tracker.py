@@ -57,6 +57,7 @@ __all__ = [
     "NOBODY_ANSWERS",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
+    "WAITING_ON_YOU",
     "GameSource",
     "Tracker",
     "status_line",
@@ -65,6 +66,11 @@ __all__ = [
 PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+WAITING_ON_YOU = "everyone else is stuck: play a card, or say stuck too and the stocks rotate"
+"""The status line while every other player has passed and we have not: the round waits for
+us (a newcomer who never passed sat for minutes under "round 1 is dealt — go!" while a bot
+waited; RULES.md: everyone stuck)."""
 
 NOBODY_ANSWERS = "nobody is answering: is your network down? The others wait for you a while"
 """Said when every other member still playing has gone silent: the one network down is more
@@ -456,7 +462,9 @@ class Tracker:
 
 def status_line(table: Table | None, seat: int | None, status: str) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
-    pass stands; with nothing else to say and nothing left to play, it offers the pass.
+    pass stands; with nothing else to say and nothing left to play, it offers the pass; with
+    every other player stuck, it says the round waits for us (unless it is answering a key:
+    a refusal, a question, a pick).
 
     >>> from p2p_nertz.rules import Rules, Table, Tableau
     >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
@@ -476,7 +484,21 @@ def status_line(table: Table | None, seat: int | None, status: str) -> str:
         and not table.has_card_move(seat)
     ):
         return NOTHING_TO_PLAY
+    others = [s for s in range(table.seats) if s != seat and table.active[s]]
+    if (
+        others
+        and not table.stuck[seat]
+        and all(table.stuck[s] for s in others)
+        and not status.startswith(_KEEP)
+        and not any(words in status for words in _ASKING)
+    ):
+        return WAITING_ON_YOU
     return status
+
+
+#: Status lines :data:`WAITING_ON_YOU` does not replace: a refusal's reason, a question, a pick.
+_KEEP = ("illegal", "cannot", "no ", "not ", "refused", "pick a card")
+_ASKING = ("?", " again to ", " picked: ")
 
 
 def _last_board(final: st.GameState) -> Board | None:

@@ -92,7 +92,8 @@
     let head = `${player.name} · ${player.total} pts`;
     if (player.link !== "ok") head += ` · ${player.link}`;
     if (player.stuck) head += " · stuck";
-    if (!mine && player.last) head += ` · ${player.last}`;
+    // (A pass is its last action too: "stuck · stuck" said it twice.)
+    if (!mine && player.last && !(player.stuck && player.last === "stuck")) head += ` · ${player.last}`;
     h.appendChild(document.createTextNode(head));
     box.appendChild(h);
     if (!t) return box;
