@@ -19,6 +19,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui import PlayMove, TableController
+from p2p_nertz.ui.tracker import WAITING_ON_YOU
 from p2p_nertz.ui.view import is_stuck_words
 from p2p_nertz.web.model import Drop, KeyPress
 from p2p_nertz.web.picture import picture_of
@@ -246,6 +247,26 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
             driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
             == "none"
         )
+
+
+def test_web_the_page_says_when_everyone_else_is_stuck_and_waits_for_us(
+    page: ServedPage,
+) -> None:
+    # A newcomer who never passed sat under "round 1 is dealt — go!" while the bot waited.
+    paused = {s: Paused() for s in range(3)}
+    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(390, 844) as driver:
+        _open(driver, seat)
+        status = driver.find_element("css selector", "#status")
+        for other in (1, 2):
+            net.play(other, Move.pass_())
+        net.run(lambda n: all(n.peers[0].tentative.table.stuck[1:]))  # type: ignore[union-attr]
+        seat.draw()
+        wait_for(driver, lambda d: status.text == WAITING_ON_YOU, "the round waits for us")
+        heads = [h.text for h in driver.find_elements("css selector", "#others .player h3")]
+        assert len(heads) == 2 and all(h.count("stuck") == 1 for h in heads), heads
 
 
 def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:
