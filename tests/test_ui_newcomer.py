@@ -17,7 +17,13 @@ from p2p_nertz.protocol.peer import Suspected
 from p2p_nertz.rules import Move, RoundStatus, Rules
 from p2p_nertz.ui import PlayMove, TableView, Tracker, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
-from p2p_nertz.ui.tracker import NOBODY_ANSWERS, PASS_GONE, WAITING_ON_YOU, status_line
+from p2p_nertz.ui.tracker import (
+    NOBODY_ANSWERS,
+    PASS_GONE,
+    PASS_ROTATED,
+    WAITING_ON_YOU,
+    status_line,
+)
 from p2p_nertz.ui.view import Board, bots_hint, how_to_play
 from p2p_nertz.web.model import view_json
 
@@ -219,3 +225,17 @@ def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> 
     # Once we pass too, everyone is stuck: our own words again.
     mine, _ = both.play(0, Move.pass_())
     assert status_line(mine, 0, STUCK_WAITING) != WAITING_ON_YOU
+
+
+def test_a_pass_ended_by_a_rotation_says_to_look_at_the_new_cards() -> None:
+    # "stuck again?" after the stocks rotated had a newcomer pass before looking.
+    table = table_from(IDLE, IDLE)
+    passed, _ = table.play(0, Move.pass_())
+    tracker = Tracker(("you", "bot1"), seat=0)
+    words = STUCK_WAITING
+    assert status_line(table, 0, words) == PASS_GONE
+    tracker.notice(st.Rotated(1))
+    assert status_line(table, 0, words, rotated=tracker.rotated) == PASS_ROTATED
+    assert status_line(passed, 0, words, rotated=tracker.rotated) == words  # it stands
+    tracker.notice(st.PassesStale(1, (0,), 1))  # then a lake card: that is what ended it
+    assert status_line(table, 0, words, rotated=tracker.rotated) == PASS_GONE

@@ -57,6 +57,7 @@ __all__ = [
     "NOBODY_ANSWERS",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
+    "PASS_ROTATED",
     "WAITING_ON_YOU",
     "GameSource",
     "Tracker",
@@ -64,6 +65,9 @@ __all__ = [
 ]
 
 PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
+PASS_ROTATED = "the stocks rotated (everyone was stuck): look for a card that plays now"
+"""The status line once a rotation ended our pass (:attr:`Tracker.rotated`): "stuck again?"
+there had a newcomer pass again before looking at the new top card."""
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
 
@@ -150,6 +154,7 @@ class Tracker:
     stale_names: list[str] = field(default_factory=list)
     stale_count: int = 0
     stale_line: str | None = None
+    rotated: bool = False
     ended: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -206,8 +211,10 @@ class Tracker:
             self._claim(effect)
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
+            self.rotated = True
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
+                self.rotated = False
                 self._stale(self.name(effect.by))
         elif isinstance(effect, st.RoundEnded):
             self._round_ended(effect, now)
@@ -230,6 +237,7 @@ class Tracker:
                 self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
                 self.stale_names, self.stale_count, self.stale_line = [], 0, None
+                self.rotated = False
                 self.say(self.dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
@@ -439,7 +447,7 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=status_line(table, self.seat, keys.status),
+            status=status_line(table, self.seat, keys.status, rotated=self.rotated),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -460,7 +468,9 @@ class Tracker:
         return ""
 
 
-def status_line(table: Table | None, seat: int | None, status: str) -> str:
+def status_line(
+    table: Table | None, seat: int | None, status: str, *, rotated: bool = False
+) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
     pass stands; with nothing else to say and nothing left to play, it offers the pass; with
     every other player stuck, it says the round waits for us (unless it is answering a key:
@@ -474,8 +484,9 @@ def status_line(table: Table | None, seat: int | None, status: str) -> str:
     if seat is None or table is None or table.over or not table.active[seat]:
         return status
     if is_stuck_words(status) and not table.stuck[seat]:
-        # The messages say which (the notices come from the final fold, after this table).
-        return PASS_GONE
+        # The messages say which (the notices come from the final fold, after this table);
+        # ``rotated``: the last to end our pass was a rotation, as far as they have said.
+        return PASS_ROTATED if rotated else PASS_GONE
     tableau = table.tableaux[seat]
     if (
         not status
