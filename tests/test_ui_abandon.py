@@ -163,7 +163,7 @@ def test_render_shows_the_abandon_key_only_while_it_is_on_offer() -> None:
     assert hint.startswith(f"a ends the game ({NAMES[1]} gone)")
     help_text = screen_of(help=True, abandon=BOB).text()
     assert f"  {ABANDON_HELP[0]}" in help_text and ABANDON_HELP[1] in help_text
-    assert all(key in help_text for key, _ in KEY_HELP)
+    assert all(key.replace("1-6", "1-4") in help_text for key, _ in KEY_HELP)
 
 
 def test_render_footer_counts_down_until_the_core_takes_an_abandon() -> None:
