@@ -24,7 +24,7 @@ from p2p_nertz.ui.tracker import (
     WAITING_ON_YOU,
     status_line,
 )
-from p2p_nertz.ui.view import Board, bots_hint, how_to_play
+from p2p_nertz.ui.view import Board, bots_hint, how_to_play, tie_words
 from p2p_nertz.web.model import view_json
 
 #: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
@@ -239,3 +239,9 @@ def test_a_pass_ended_by_a_rotation_says_to_look_at_the_new_cards() -> None:
     assert status_line(passed, 0, words, rotated=tracker.rotated) == words  # it stands
     tracker.notice(st.PassesStale(1, (0,), 1))  # then a lake card: that is what ended it
     assert status_line(table, 0, words, rotated=tracker.rotated) == PASS_GONE
+
+
+def test_a_tie_in_the_lake_says_what_tied_with_what() -> None:
+    words = tie_words("bot2's 8♠")
+    assert words.startswith("bot2's 8♠ and another card reached one place at the same moment")
+    assert words.endswith("both stay") and len("» " + tie_words("your 10♥")) <= 80

@@ -49,6 +49,7 @@ from p2p_nertz.ui.view import (
     play_words,
     silent_words,
     stale_pass_words,
+    tie_words,
 )
 
 __all__ = [
@@ -365,9 +366,9 @@ class Tracker:
                 else:
                     self.say(f"{card} lost the race — {where}")
             elif res.outcome is Outcome.TIED:
-                self.say(f"{card} tied — a true tie: both cards stay")
+                self.say(tie_words(f"your {card}"))
         elif res.outcome is Outcome.TIED:
-            self.say(f"{self.name(claim.seat)}'s {card} tied: both cards stay")
+            self.say(tie_words(f"{self.name(claim.seat)}'s {card}"))
 
     def close_board(self) -> None:
         """The player closed the end-of-round board."""

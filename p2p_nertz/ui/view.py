@@ -610,3 +610,13 @@ def silent_words(name: str, *, others: int) -> tuple[str, str]:
     if others > 1:
         return what, f"until {name} answers or is dropped, cards put in the lake stay in the air"
     return what, f"until {name} answers, cards put in the lake stay in the air"
+
+
+def tie_words(whose_card: str) -> str:
+    """A true tie in the lake, in words: "bot2's 8♠ tied: both cards stay" left a newcomer
+    asking what had tied with what (how to play says only that the first card played stays).
+
+    >>> tie_words("bot2's 8♠")
+    "bot2's 8♠ and another card reached one place at the same moment: both stay"
+    """
+    return f"{whose_card} and another card reached one place at the same moment: both stay"
