@@ -120,8 +120,10 @@ def test_the_header_says_where_the_game_stands_in_words() -> None:
     board = Board(1, called.score(), (0, 0), called.lake)
     over = _view(table=table_from(IDLE, IDLE), round=2, phase="play", board=board)
     assert over.heading() == "round 1 · game to 100 points · round over"
-    header = render(_view(table=called)).line(0)
-    assert "round 1 · game to 100 points · round over: Nerts! was called" in header, header
+    ended = _view(table=called)
+    assert ended.heading() == "round 1 · game to 100 points · round over: Nerts! was called"
+    header = render(ended).line(0)  # (80 columns: the game's length gives way)
+    assert "round 1 · round over: Nerts! was called" in header, header
     assert " · nerts" not in header
 
 
@@ -245,3 +247,14 @@ def test_a_tie_in_the_lake_says_what_tied_with_what() -> None:
     words = tie_words("bot2's 8♠")
     assert words.startswith("bot2's 8♠ and another card reached one place at the same moment")
     assert words.endswith("both stay") and len("» " + tie_words("your 10♥")) <= 80
+
+
+def test_the_header_keeps_whose_turn_and_who_you_are_in_80_columns() -> None:
+    rules = Rules(turn_based=True)
+    table = table_from(IDLE, IDLE, rules=rules)
+    for seat in (0, 1):
+        view = _view(table=table, seat=seat, names=("Alexander", "bot1"), rules=rules)
+        header = render(view, 80, 24).line(0)
+        assert header.endswith("   ? help") and view.you() in header, header
+        assert ("your turn" if seat == 0 else "turn: Alexander (seat 0)") in header, header
+        assert header.startswith("p2p-nertz  round 1"), header

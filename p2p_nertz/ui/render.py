@@ -247,15 +247,22 @@ class _Painter:
         view = self.view
         row = self.pen.row()
         row.add("p2p-nertz", Style.BOLD)
-        row.add("  " + view.heading(), Style.PLAIN)
+        turn: tuple[str, Style] | None = None
         table = view.table
         if table is not None and table.status is RoundStatus.PLAYING and table.rules.turn_based:
             if table.turn == view.seat:
-                row.add(" · your turn", Style.GOOD)
+                turn = (" · your turn", Style.GOOD)
             else:
-                row.add(f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
+                turn = (f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
         right = view.you()
         right += "   ? help"
+        # The game's length goes first when the row is short of room (a turn, a long name).
+        heading = view.heading()
+        if len(row) + 2 + len(heading) + len(turn[0] if turn else "") + 1 + len(right) > self.width:
+            heading = view.heading(brief=True)
+        row.add("  " + heading, Style.PLAIN)
+        if turn is not None:
+            row.add(*turn)
         row.pad_to(max(len(row) + 1, self.width - len(right)))
         row.add(right, Style.DIM)
         return row.spans()

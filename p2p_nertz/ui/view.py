@@ -278,10 +278,12 @@ class TableView:
         """Whether a lake card claimed at ``lamport`` is still in the air (not final)."""
         return self.stable is not None and lamport > self.stable
 
-    def heading(self) -> str:
+    def heading(self, *, brief: bool = False) -> str:
         """Where the game stands, for the header of both tables: the round (of how many, or
         the points the game goes to) and, in words, what is happening. A newcomer read
         "round 2 · commit" (the deal's protocol phase) and could not tell what it meant.
+        ``brief``: without the game's length (of how many rounds, to how many points), nor
+        "playing" while play is on.
 
         >>> from p2p_nertz.rules import Rules
         >>> TableView(table=None, seat=0, names=("you",), rules=Rules(rounds=3, target=None),
@@ -295,7 +297,9 @@ class TableView:
         # While a round's board is up, the header is that round's ("round 2 · playing" over
         # round 1's scores, the next round waiting for the board to close, misled).
         number = self.round if board is None else board.round
-        if rules.rounds is not None:
+        if brief:  # (a row short of room: the game's length is in the help)
+            where = f"round {number}"
+        elif rules.rounds is not None:
             where = f"round {number} of {rules.rounds}"
         elif rules.target is not None:
             where = f"round {number} · game to {rules.target} points"
@@ -307,6 +311,8 @@ class TableView:
             doing = "game over" if board.result is not None else "round over"
         elif self.phase == "play" and table is not None and table.status is not RoundStatus.PLAYING:
             doing = _ROUND_OVER[table.status]
+        elif brief and self.phase == "play":
+            return where  # (whose turn it is follows: play is on)
         return f"{where} · {doing}"
 
     def news(self) -> tuple[str, ...]:
