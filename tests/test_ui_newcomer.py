@@ -245,7 +245,7 @@ def test_a_pass_ended_by_a_rotation_says_to_look_at_the_new_cards() -> None:
 
 def test_a_tie_in_the_lake_says_what_tied_with_what() -> None:
     words = tie_words("bot2's 8♠")
-    assert words.startswith("bot2's 8♠ and another card reached one place at the same moment")
+    assert words.startswith("bot2's 8♠ tied with another card for one place")
     assert words.endswith("both stay") and len("» " + tie_words("your 10♥")) <= 80
 
 

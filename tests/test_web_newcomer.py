@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_rules import table_from
+from helpers_rules import IDLE, table_from
 
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
@@ -303,3 +303,26 @@ def test_web_an_emptied_nerts_pile_asks_for_the_call(page: ServedPage) -> None:
             else:
                 assert count.text == "Nerts 1", count.text
                 assert "due" not in (call.get_attribute("class") or "")
+
+
+def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: ServedPage) -> None:
+    # Long lines (a tie, a stale pass) pushed the newest below the list's fold, unseen.
+    long = "p1's 6♦ tied with another card for one place: both stay, and more words to wrap"
+    messages = (*(f"{n}: {long}" for n in range(7)), "8♣ lost to p2 — back to waste")
+    table = table_from(IDLE, IDLE)
+    view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules(), messages=messages)
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser(1280, 720) as driver:
+        driver.get(page.url)
+        newest = wait_for(
+            driver,
+            lambda d: d.find_elements("css selector", "#messages li:last-child"),
+            "the announcements",
+        )[0]
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(), l = document.getElementById("
+            "'messages').getBoundingClientRect(); return [r.top, r.bottom, l.top, l.bottom];",
+            newest,
+        )
+        assert box[2] <= box[0] and box[1] <= box[3] + 0.5, box
+        assert newest.text == messages[-1]

@@ -623,6 +623,6 @@ def tie_words(whose_card: str) -> str:
     asking what had tied with what (how to play says only that the first card played stays).
 
     >>> tie_words("bot2's 8♠")
-    "bot2's 8♠ and another card reached one place at the same moment: both stay"
+    "bot2's 8♠ tied with another card for one place: both stay"
     """
-    return f"{whose_card} and another card reached one place at the same moment: both stay"
+    return f"{whose_card} tied with another card for one place: both stay"
