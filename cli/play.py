@@ -84,6 +84,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.ui.view import bots_hint
 from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = ["DEFAULT_BOT_SPEED", "add_parser"]
@@ -323,12 +324,8 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         raise
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()
-    # (Short enough for one row at 80 columns.)
-    hint = (
-        "practice: the bots wait for you · at their pace: nertz play --speed N (1-10)"
-        if args.practice
-        else f"bots at speed {args.speed} of 10 · change: nertz play --speed N, or --practice"
-    )
+    # (Short enough for one row at 80 columns; the page's names no terminal command.)
+    hint = bots_hint(practice=args.practice, speed=args.speed, page=args.web)
     try:
         if args.web:
             outcome = run_in_browser(

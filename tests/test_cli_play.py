@@ -340,6 +340,9 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     os.kill(bot, signal.SIGKILL)
     # Once the bot is suspected, the footer offers the key; it asks first, then ends the game.
     text = tty.wait(lambda t: "ends the game (bot1 gone)" in t.splitlines()[-1])
+    # What happened, in words, and what it does to the game (the two newest announcements).
+    assert "» bot1 is not answering: their program stopped, or their network dropped" in text
+    assert "» until bot1 answers, cards put in the lake stay in the air" in text
     tty.send("a")
     tty.wait("a or y ends it")
     tty.send("a")

@@ -163,7 +163,7 @@ def test_render_shows_the_abandon_key_only_while_it_is_on_offer() -> None:
     assert hint.startswith(f"a ends the game ({NAMES[1]} gone)")
     help_text = screen_of(help=True, abandon=BOB).text()
     assert f"  {ABANDON_HELP[0]}" in help_text and ABANDON_HELP[1] in help_text
-    assert all(key in help_text for key, _ in KEY_HELP)
+    assert all(key.replace("1-6", "1-4") in help_text for key, _ in KEY_HELP)
 
 
 def test_render_footer_counts_down_until_the_core_takes_an_abandon() -> None:
@@ -350,7 +350,9 @@ def test_tracker_announces_a_rejoin_in_the_house_style() -> None:
     tracker = Tracker(("Ann", "Bob", "Cy"), seat=0)
     tracker.notice(Suspected(1, True))
     tracker.notice(st.MemberDropped(1, 7, False))
-    assert tracker.messages[-1] == "Bob was dropped (silent too long)"
+    assert (
+        tracker.messages[-1] == "Bob was dropped (silent too long): the game goes on without them"
+    )
     tracker.notice(Suspected(2, True))  # a stale suspicion of a member dropped, then back
     tracker.notice(st.MemberRejoined(2, 3))
     assert tracker.messages[-1] == "Cy is back from round 3"
@@ -374,7 +376,9 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
     ann.until(lambda _: 2 in peer.final.dropped)
     dropped_in = peer.final.round.number
     assert ann.sync().links(peer)[2] is Link.DROPPED
-    assert ann.tracker.messages[-1] == "p2 was dropped (silent too long)"
+    assert ann.tracker.messages[-1] == (
+        "p2 was dropped (silent too long): the game goes on without them"
+    )
     net.silenced.discard(2)  # it comes back, learns it was dropped, asks to rejoin
     ann.until(lambda tracker: any("back from round" in m for m in tracker.messages))
     (back,) = [m for m in ann.tracker.messages if "back from round" in m]

@@ -63,7 +63,7 @@ def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None
     text = render(_view(Rules(), help=True), 80, 24).text()
     assert "? again: how to play" in text
     for key, _ in KEY_HELP:
-        assert key in text
+        assert key.replace("1-6", "1-4") in text  # (this game's four work piles)
 
 
 def test_turn_based_header_says_whose_turn_it_is() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_rules import table_from
+from helpers_rules import IDLE, table_from
 
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
@@ -23,7 +23,7 @@ from p2p_nertz.ui import TableView
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
-from tests.test_web_table import card_in, tops
+from tests.test_web_table import card_in, tops, turn_until_ace
 from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
 
 pytestmark = [
@@ -74,7 +74,7 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "alternating colours",
             "−2 for each card left in your Nerts pile",
             "play 1 round; the highest total wins",
-            "s turns the stock 1 card at a time",
+            "A click on the stock turns 1 card at a time",
             "Drag a card",
         ):
             assert words in " ".join(help_text.split()), (words, help_text)
@@ -112,6 +112,54 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "return [document.activeElement.tagName, s.outlineStyle, s.outlineWidth];"
         )
         assert outline == ["BUTTON", "solid", "3px"], outline
+        # Space on a focused button is the button's own (high contrast here), not the stock's
+        # turn as well.
+        driver.execute_script("document.getElementById('contrast').focus()")
+        waste = driver.find_element("css selector", "#mine .waste .count").text
+        ActionChains(driver).send_keys(Keys.SPACE).perform()
+        wait_for(driver, lambda d: "contrast" in d.find_element("tag name", "body").get_attribute(
+            "class"), "the focused button, pressed")  # fmt: skip
+        ActionChains(driver).send_keys("c").perform()  # (a key the page keeps: a round trip)
+        wait_for(driver, lambda d: "contrast" not in d.find_element("tag name", "body")
+                 .get_attribute("class"), "c")  # fmt: skip
+        assert driver.find_element("css selector", "#mine .waste .count").text == waste
+
+
+def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_open_move(
+    game: WebGame,
+) -> None:
+    # Session 26: the deal said twice (status and news), a practice hint naming a terminal
+    # command, a header of "round 1 · play", how to play in keys, a pass taken with an ace
+    # on top and nothing said.
+    with open_browser(1280, 720) as driver:
+        _dealt(driver, game.url)
+        status = driver.find_element("id", "status")
+        news = driver.find_element("id", "messages")
+        wait_for(driver, lambda d: status.text == "round 1 is dealt — go!", "the deal's words")
+        assert "round 1 is dealt" not in news.text, news.text
+        assert news.text.startswith("practice: the bots wait for you"), news.text
+        assert "nertz " not in news.text and "--" not in news.text, news.text
+        assert driver.find_element("id", "round").text == "round 1 of 1 · playing"
+        for head in driver.find_elements("css selector", "#others .player h3"):
+            assert " · 0 pts" in head.text, head.text  # a total, named
+        driver.find_element("id", "learn").click()
+        rules = wait_for(driver, lambda d: d.find_element("id", "how-to-play").text, "rules")
+        rules = " ".join(rules.split())
+        assert "drag a card there (or click it, then the lake)" in rules, rules
+        assert "Slide-under: with a work pile empty" in rules, rules
+        assert "x calls" not in rules and "p passes" not in rules, rules
+        piles = [k.text for k in driver.find_elements("css selector", "#help kbd.piles")]
+        assert piles == ["4", "4"], piles  # the keys' list: this game's work piles
+        driver.find_element("id", "help-close").click()
+        # An ace on top: the pass is taken (the rules allow it) and a move to the lake is
+        # named (the lake's moves come first; the ace's, or the Nerts card's if it fits).
+        pile, _ace = turn_until_ace(driver)
+        driver.find_element("css selector", '#actions button[data-key="p"]').click()
+        wait_for(driver, lambda d: status.text.startswith("stuck"), "the pass")
+        assert "you could still play" in status.text and "to the lake" in status.text, (
+            pile,
+            status.text,
+        )
 
 
 def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(
@@ -255,3 +303,26 @@ def test_web_an_emptied_nerts_pile_asks_for_the_call(page: ServedPage) -> None:
             else:
                 assert count.text == "Nerts 1", count.text
                 assert "due" not in (call.get_attribute("class") or "")
+
+
+def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: ServedPage) -> None:
+    # Long lines (a tie, a stale pass) pushed the newest below the list's fold, unseen.
+    long = "p1's 6♦ tied with another card for one place: both stay, and more words to wrap"
+    messages = (*(f"{n}: {long}" for n in range(7)), "8♣ lost to p2 — back to waste")
+    table = table_from(IDLE, IDLE)
+    view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules(), messages=messages)
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser(1280, 720) as driver:
+        driver.get(page.url)
+        newest = wait_for(
+            driver,
+            lambda d: d.find_elements("css selector", "#messages li:last-child"),
+            "the announcements",
+        )[0]
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(), l = document.getElementById("
+            "'messages').getBoundingClientRect(); return [r.top, r.bottom, l.top, l.bottom];",
+            newest,
+        )
+        assert box[2] <= box[0] and box[1] <= box[3] + 0.5, box
+        assert newest.text == messages[-1]

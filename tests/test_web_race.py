@@ -19,7 +19,8 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui import PlayMove, TableController
-from p2p_nertz.ui.keys import STUCK_WAITING
+from p2p_nertz.ui.tracker import WAITING_ON_YOU
+from p2p_nertz.ui.view import is_stuck_words
 from p2p_nertz.web.model import Drop, KeyPress
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.table import WebFront
@@ -147,10 +148,11 @@ def test_web_a_claim_is_marked_in_the_air_and_a_lost_race_returns_the_card(
 def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
     page: ServedPage,
 ) -> None:
-    net = PeerNetwork(3, seed=5, rules=Rules(rounds=2, target=None))
+    # Four players (the README's game): their board scrolled at 1280×720, its picture below.
+    net = PeerNetwork(4, seed=5, rules=Rules(rounds=2, target=None))
     net.run(lambda n: n.peers[0].phase is Phase.PLAY)
     seat = Seat(net, 0, page)
-    with open_browser() as driver:
+    with open_browser(1280, 720) as driver:
         _open(driver, seat)
         net.run(lambda n: len(n.peers[0].final.game.history) >= 1, within=600.0)
         seat.draw()
@@ -167,7 +169,18 @@ def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
             int(r.get_attribute("data-seat")): r.text
             for r in board.find_elements("css selector", "tr[data-seat]")
         }
-        assert sorted(rows) == [0, 1, 2]
+        assert sorted(rows) == [0, 1, 2, 3]
+        # Whole on a laptop's screen: nothing to scroll, the picture's legend in sight.
+        fits = driver.execute_script(
+            "const b = arguments[0], r = b.getBoundingClientRect();"
+            "const l = b.querySelector('.round-picture figcaption').getBoundingClientRect();"
+            "return [b.scrollHeight, b.clientHeight, r.bottom, l.bottom, window.innerHeight];",
+            board,
+        )
+        assert fits[0] <= fits[1] and max(fits[2], fits[3]) <= fits[4], fits
+        headings = [h.text for h in board.find_elements("css selector", "th")]
+        assert headings[:3] == ["player", "in the lake (+1 each)", "left in Nerts (−2 each)"]
+        assert headings[-2:] == ["this round", "game total"] and "bonus" not in headings
         for player in shown.score.players:
             words = rows[player.seat]  # the +1s of the lake, the −2s of the Nerts cards left
             assert f"+{player.lake}" in words, words
@@ -180,7 +193,7 @@ def test_web_the_round_board_shows_each_player_s_score_and_its_countdown(
         picture = picture_of(seat.peer.final, 1)
         assert picture is not None
         lines = board.find_elements("css selector", ".round-picture path.line")
-        assert sorted(int(p.get_attribute("data-seat")) for p in lines) == [0, 1, 2]
+        assert sorted(int(p.get_attribute("data-seat")) for p in lines) == [0, 1, 2, 3]
         for item in board.find_elements("css selector", ".round-picture .legend"):
             s = int(item.get_attribute("data-seat"))
             won, lost = len(picture.won[s]), len(picture.lost[s])
@@ -214,7 +227,9 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
         seat.take_action()
         assert seat.peer.tentative.table.stuck[0]  # type: ignore[union-attr]
         status = driver.find_element("css selector", "#status")
-        wait_for(driver, lambda d: status.text == STUCK_WAITING, "stuck, said on the page")
+        said = seat.table.view(seat.peer, net.now).status  # (with a card move open, it is named)
+        assert is_stuck_words(said), said
+        wait_for(driver, lambda d: status.text == said, "stuck, said on the page")
         shown["Nerts!"].click()
         seat.take_action()
         asked = seat.table.view(seat.peer, net.now).status
@@ -224,13 +239,34 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
         # and nothing on it can be picked up meanwhile.
         page.close()
         wait_for(driver, lambda d: "reconnecting" in d.find_element("id", "link").text, "down")
-        assert status.text == "the connection to the peer was lost: reconnecting…", status.text
+        lost = "the connection to the nertz program was lost: reconnecting…"
+        assert status.text == lost, status.text
         assert not shown["stuck"].is_displayed()
         nerts = driver.find_element("css selector", "#mine .nerts .card")
         assert (
             driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
             == "none"
         )
+
+
+def test_web_the_page_says_when_everyone_else_is_stuck_and_waits_for_us(
+    page: ServedPage,
+) -> None:
+    # A newcomer who never passed sat under "round 1 is dealt — go!" while the bot waited.
+    paused = {s: Paused() for s in range(3)}
+    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(390, 844) as driver:
+        _open(driver, seat)
+        status = driver.find_element("css selector", "#status")
+        for other in (1, 2):
+            net.play(other, Move.pass_())
+        net.run(lambda n: all(n.peers[0].tentative.table.stuck[1:]))  # type: ignore[union-attr]
+        seat.draw()
+        wait_for(driver, lambda d: status.text == WAITING_ON_YOU, "the round waits for us")
+        heads = [h.text for h in driver.find_elements("css selector", "#others .player h3")]
+        assert len(heads) == 2 and all(h.count("stuck") == 1 for h in heads), heads
 
 
 def test_web_a_page_refused_for_too_many_open_says_so(page: ServedPage) -> None:

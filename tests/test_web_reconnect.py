@@ -82,14 +82,16 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         # greys the table, and keeps trying.
         first.close()
         lost = wait_for(driver, lambda d: (s := shown(d))["down"] and s, "the connection lost")
-        assert lost["status"] == "the connection to the peer was lost: reconnecting…", lost
+        assert lost["status"] == "the connection to the nertz program was lost: reconnecting…", lost
         assert lost["link"].startswith("reconnecting… (next try in "), lost
         # Tries go on (0.5 s, 1 s, 2 s...): the link says when the next one is.
         wait_for(driver, lambda d: "next try in 2.0 s" in shown(d)["link"], "a later try")
         # Unanswered past the page's cap (2 s here): it says so; a view that names no log (a
         # spectator's, a replay's) leaves the terminal to say how the peer stopped.
         said = wait_for(driver, lambda d: (s := shown(d))["unanswered"] and s, "not answering")
-        assert said["status"] == "the peer is not answering — if it stopped, its terminal says why"
+        assert said["status"] == (
+            "the nertz program is not answering — if it stopped, its terminal says why"
+        )
         # The peer is back at the same URL (port and token): the page takes the table up.
         token = first.url.rstrip("/").rsplit("/", 1)[1]
         port = int(first.url.split(":")[2].split("/")[0])
@@ -137,7 +139,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             (kept,) = game.dir.glob("*.log.page")  # (the page's address, beside the log)
             log = kept.with_suffix("")
             head, _, command = said["status"].partition(", ")
-            assert head == "the peer is not answering — if it stopped", said
+            assert head == "the nertz program is not answering — if it stopped", said
             command, _, tail = command.partition(" takes ")
             assert shlex.split(command) == ["nertz", "resume", str(log), "--web"], said
             assert tail == "the game up again here", said
@@ -158,7 +160,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             assert url == game.url
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == "connected" and s, "back")
             assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back
-            assert not back["status"].startswith("the peer is not answering"), back
+            assert not back["status"].startswith("the nertz program is not answering"), back
             # Live: the stock key turns the stock, through the resumed peer.
             before = waste_text(driver)
             driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()

@@ -570,12 +570,18 @@ class Table:
         return cards
 
     def has_card_move(self, seat: int) -> bool:
-        """Whether ``seat`` has a card move that changes something: any legal move of a card
-        but a whole work pile moved into an empty one (an empty pile traded for another).
+        """Whether ``seat`` has a card move that changes something (:meth:`card_moves`).
 
         With none, only the stock is left to the player, and then the pass (a table may
         offer it).
         """
+        return next(self.card_moves(seat), None) is not None
+
+    def card_moves(self, seat: int) -> Iterator[Move]:
+        """The legal card moves of ``seat`` that change something: any but a whole work pile
+        moved into an empty one (an empty pile traded for another); the lake's first, then
+        the Nerts card's, then the waste's, then the work piles' (the order of
+        :meth:`legal_moves`)."""
         t = self.tableaux[seat]
         for m in _generate(self, seat):
             if not m.plays_card:
@@ -589,8 +595,7 @@ class Table:
                 and not t.work[m.target - 1]
             ):
                 continue
-            return True
-        return False
+            yield m
 
     # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:

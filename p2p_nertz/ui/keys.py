@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.view import Gone, card_text, pile_name, play_words
+from p2p_nertz.ui.view import STUCK_WAITING, Gone, card_text, pile_name, play_words, stuck_words
 
 __all__ = [
     "NO_ABANDON",
@@ -108,8 +108,6 @@ Action = PlayMove | Leave | CloseBoard | Abandon
 #: The status of a key pressed before the deal (:func:`once_dealt` clears it after).
 NOT_DEALT = "not dealt yet"
 ILLEGAL_NOT_DEALT = "illegal: the round is not dealt yet"
-STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
-"""The status line after a pass (the view replaces it once the pass no longer stands)."""
 
 NO_ABANDON = "an abandon needs exactly one other member left, and gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -234,7 +232,7 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
-        return _play(ctx, Move.pass_(), done=STUCK_WAITING)
+        return _play(ctx, Move.pass_(), done=_stuck(ctx))
     if k == "r":
         return _play(ctx, Move.rotate())
     if k == "x":
@@ -424,6 +422,18 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []
     return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
+
+
+def _stuck(ctx: Context) -> str:
+    """The status line of a pass: it says so when a card could still move (the pass is
+    taken all the same: RULES.md lets a player pass who does not want to play)."""
+    table, seat = ctx.table, ctx.seat
+    move = None if table is None or seat is None else next(table.card_moves(seat), None)
+    if move is None or table is None or seat is None or move.source is None:
+        return STUCK_WAITING
+    pile = table.tableaux[seat].pile(move.source)
+    card = pile[-move.count] if 0 < move.count <= len(pile) else None
+    return stuck_words(play_words(move, card, symbols=ctx.symbols))
 
 
 def _played(ctx: Context, table: Table, move: Move) -> str:

@@ -31,7 +31,15 @@ from collections.abc import Sequence
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, Rules, Suit, Table
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
-from p2p_nertz.ui.view import Board, Link, Pace, TableView, card_text, decided_by
+from p2p_nertz.ui.view import (
+    Board,
+    Link,
+    Pace,
+    TableView,
+    card_text,
+    decided_by,
+    how_to_play,
+)
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
 
@@ -88,6 +96,22 @@ _SUIT_NAMES = {
 }
 
 
+def _fit(words: str, room: int) -> str:
+    """A player's last action in ``room`` columns: "work pile" shortened to "pile" first, then
+    cut with "…" ("card from work pile 3 onto work pile" lost its pile number at 80×24).
+
+    >>> _fit("card from work pile 3 onto work pile 4", 30)
+    'card from pile 3 onto pile 4'
+    >>> _fit("3 cards from 10♥ onto work pile 4", 20)
+    '3 cards from 10♥ on…'
+    """
+    if len(words) > room:
+        words = words.replace("work pile", "pile")
+    if len(words) > room:
+        words = words[: max(0, room - 1)] + "…" if room > 0 else ""
+    return words
+
+
 def _notation(rules: Rules) -> tuple[str, ...]:
     """The moves' notation in brief, under the keys: what ``:`` takes, and what the players'
     rows show of each move (``N>_4``, ``3>1``). The keys page listed ``1:2>4`` and ``N>_2``
@@ -98,46 +122,6 @@ def _notation(rules: Rules) -> tuple[str, ...]:
         "1 onto 4,",
         "  N>_2 under pile 2 (slide-under), W>L@0S onto seat 0's spades",
     )
-
-
-def how_to_play(rules: Rules) -> list[str]:
-    """The "how to play" help page: the rules in brief, with this game's numbers (each line
-    fits 78 columns, the page 80×24; the whole rule book is ``nertz rules``)."""
-    goal = (
-        f"play {rules.rounds} round{'s' if rules.rounds != 1 else ''}; the highest total wins"
-        if rules.rounds is not None
-        else f"rounds go on until someone has {rules.target} points"
-    )
-    lines = [
-        "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
-        "Aces go to the lake, where they start foundations; everyone builds every",
-        f"foundation up, in suit, to the King. Pick a card (n, w, 1-{rules.work_piles}), then l.",
-        "On your work piles build down in alternating colours (a red 6 on a black 7);",
-        "a run moves whole, and an empty work pile takes any card.",
-        f"s turns the stock {rules.draw} card{'s' if rules.draw != 1 else ''} at a time onto "
-        "the waste; its top card [w] plays.",
-        "",
-        f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
-        "card left in",
-        f"your Nerts pile; {goal}.",
-        "",
-        "Stuck? p passes. When everyone has passed, every stock rotates: the top card",
-        "goes to the bottom. A card someone else puts in the lake after your pass",
-        "makes it stale: the table says so, and you pass again.",
-        "Two cards for one place: the first played stays, the other goes back.",
-    ]
-    variants = []
-    if rules.turn_based:
-        variants.append("turn-based: one move each, in seat order (x at any time)")
-    if rules.rotate_alone:
-        variants.append("once you have passed, r moves your stock's top card to the bottom")
-    if rules.jokers:
-        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
-    if rules.pairs:
-        variants.append("pairs: partners score together; either empty Nerts pile calls")
-    lines += ["", *(f"This game: {v}." for v in variants[:2])]
-    lines.append("The whole rule book: nertz rules (or docs/rules.md).")
-    return lines
 
 
 def render(
@@ -252,7 +236,7 @@ class _Painter:
             body = _BoardPainter(view, pen, view.board).rows(room)
         elif view.table is None:
             body = [pen.message_row("waiting for the deal…", Style.DIM)]
-            body += pen.messages(view.messages, room - 1)
+            body += pen.messages(view.news(), room - 1)
         else:
             body = _TablePainter(view, pen, view.table).rows(room)
         body = body[:room]
@@ -263,17 +247,22 @@ class _Painter:
         view = self.view
         row = self.pen.row()
         row.add("p2p-nertz", Style.BOLD)
-        row.add(f"  round {view.round} · {view.phase}", Style.PLAIN)
+        turn: tuple[str, Style] | None = None
         table = view.table
-        if table is not None and table.status is not RoundStatus.PLAYING:
-            row.add(f" · {table.status.value}", Style.WARN)
-        elif table is not None and table.rules.turn_based:
+        if table is not None and table.status is RoundStatus.PLAYING and table.rules.turn_based:
             if table.turn == view.seat:
-                row.add(" · your turn", Style.GOOD)
+                turn = (" · your turn", Style.GOOD)
             else:
-                row.add(f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
+                turn = (f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
         right = view.you()
         right += "   ? help"
+        # The game's length goes first when the row is short of room (a turn, a long name).
+        heading = view.heading()
+        if len(row) + 2 + len(heading) + len(turn[0] if turn else "") + 1 + len(right) > self.width:
+            heading = view.heading(brief=True)
+        row.add("  " + heading, Style.PLAIN)
+        if turn is not None:
+            row.add(*turn)
         row.pad_to(max(len(row) + 1, self.width - len(right)))
         row.add(right, Style.DIM)
         return row.spans()
@@ -316,9 +305,11 @@ class _Painter:
             return self.how_to_play(room)
         rows = [self.pen.rule("keys  (? again: how to play)")]
         keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
+        # This game's work piles (the footer's, "n w 1-4"), not the most a game may have.
+        piles = f"1-{self.view.rules.work_piles}"
         for key, what in keys:
             row = self.pen.row()
-            row.add(f"  {key}", Style.KEY).pad_to(18)
+            row.add(f"  {key.replace('1-6', piles)}", Style.KEY).pad_to(18)
             for line in _wrap(what, self.width - 18):  # (80 columns: nothing cut)
                 rows.append(row.add(line).spans())
                 row = self.pen.row().pad_to(18)
@@ -373,7 +364,7 @@ class _TablePainter:
         body = [pen.rule("lake"), *lake]
         body += [pen.rule("players" if view.seat is not None else "tableaux"), *players]
         body += mine
-        body += pen.messages(view.messages, room - len(body))
+        body += pen.messages(view.news(), room - len(body))
         return body
 
     def lake_rows(self, lake: Lake) -> list[list[_Foundation]]:
@@ -465,7 +456,7 @@ class _TablePainter:
         total = f"{view.total(seat):4d} pts"
         tail = len(total) + 1 + len(link.value) + 1
         room = max(0, width - (len(row) - start) - tail)
-        row.add(last[:room], Style.DIM)
+        row.add(_fit(last, room), Style.DIM)
         row.pad_to(start + width - tail)
         row.add(link.value, _LINK_STYLE[link]).add(" ").add(total, Style.BOLD)
 
@@ -585,7 +576,7 @@ class _BoardPainter:
         # The person's pace, in the blank row before the end (the board keeps its height).
         rows.append(() if board.pace is None else self.pace_row(board.pace))
         rows += self.ending()
-        rows += self.pen.messages(self.view.messages, room - len(rows))
+        rows += self.pen.messages(self.view.news(), room - len(rows))
         return rows
 
     def how(self) -> str:

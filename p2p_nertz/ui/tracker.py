@@ -35,7 +35,7 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import NO_ABANDON, STUCK_WAITING, KeyState
+from p2p_nertz.ui.keys import NO_ABANDON, KeyState
 from p2p_nertz.ui.view import (
     Board,
     Gone,
@@ -44,23 +44,42 @@ from p2p_nertz.ui.view import (
     TableView,
     card_text,
     distinct_names,
+    is_stuck_words,
     pile_name,
     play_words,
+    silent_words,
+    stale_pass_words,
+    tie_words,
 )
 
 __all__ = [
     "LAST_PLAYER",
     "MAX_MESSAGES",
+    "NOBODY_ANSWERS",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
+    "PASS_ROTATED",
+    "WAITING_ON_YOU",
     "GameSource",
     "Tracker",
     "status_line",
 ]
 
-PASS_GONE = "your pass no longer stands (lake card or rotation): p to pass again"
+PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
+PASS_ROTATED = "the stocks rotated (everyone was stuck): look for a card that plays now"
+"""The status line once a rotation ended our pass (:attr:`Tracker.rotated`): "stuck again?"
+there had a newcomer pass again before looking at the new top card."""
 """The status line once the local player's pass is withdrawn by others (RULES.md: everyone
 stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
+
+WAITING_ON_YOU = "everyone else is stuck: play a card, or say stuck too and the stocks rotate"
+"""The status line while every other player has passed and we have not: the round waits for
+us (a newcomer who never passed sat for minutes under "round 1 is dealt — go!" while a bot
+waited; RULES.md: everyone stuck)."""
+
+NOBODY_ANSWERS = "nobody is answering: is your network down? The others wait for you a while"
+"""Said when every other member still playing has gone silent: the one network down is more
+likely ours than each of theirs (:meth:`Tracker._silent`)."""
 
 LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 """Said once the last other member has left or been dropped (:meth:`Tracker.alone`)."""
@@ -133,6 +152,10 @@ class Tracker:
     rejected: int = 0
     changes: int = 0
     started: dict[int, float] = field(default_factory=dict)
+    stale_names: list[str] = field(default_factory=list)
+    stale_count: int = 0
+    stale_line: str | None = None
+    rotated: bool = False
     ended: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -189,12 +212,11 @@ class Tracker:
             self._claim(effect)
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
+            self.rotated = True
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
-                self.say(
-                    f"{self.name(effect.by)} played to the lake after your pass: it no longer "
-                    "counts — p to pass again if you are still stuck"
-                )
+                self.rotated = False
+                self._stale(self.name(effect.by))
         elif isinstance(effect, st.RoundEnded):
             self._round_ended(effect, now)
         elif isinstance(effect, st.RoundScored):
@@ -215,11 +237,12 @@ class Tracker:
             if effect.phase is st.Phase.PLAY and now is not None:
                 self.started.setdefault(effect.round, now)
             if effect.phase is st.Phase.PLAY:
+                self.stale_names, self.stale_count, self.stale_line = [], 0, None
+                self.rotated = False
                 self.say(self.dealt(effect.round))
         elif isinstance(effect, Suspected):
             if effect.suspected:
-                self.suspected.add(effect.seat)
-                self.say(f"{self.name(effect.seat)} is not answering")
+                self._silent(effect.seat, final)
             elif effect.seat in self.suspected:
                 self.suspected.discard(effect.seat)
                 self.say(f"{self.name(effect.seat)} is back")
@@ -228,6 +251,29 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def _stale(self, name: str) -> None:
+        """A lake card made our pass stale: one line for all of them this round, moved to
+        the newest place, its players newest first, with a count (:func:`stale_pass_words`):
+        line after line alternating between the bots read as news each time."""
+        if self.stale_line is not None and self.stale_line in self.messages:
+            last = len(self.messages) - 1 - self.messages[::-1].index(self.stale_line)
+            del self.messages[last]
+        self.stale_names = [name, *(n for n in self.stale_names if n != name)]
+        self.stale_count += 1
+        self.stale_line = stale_pass_words(self.stale_names, self.stale_count)
+        self.say(self.stale_line)
+
+    def _silent(self, seat: int, final: st.GameState | None) -> None:
+        """``seat`` went silent: what happened and what it does to the game; and when every
+        other member still playing has, the likelier cause (:data:`NOBODY_ANSWERS`)."""
+        self.suspected.add(seat)
+        gone = set() if final is None else set(final.dropped) | set(final.left)
+        others = [s for s in range(len(self.names)) if s != self.seat and s not in gone]
+        for line in silent_words(self.name(seat), others=len(others)):
+            self.say(line)
+        if self.seat is not None and len(others) > 1 and self.suspected.issuperset(others):
+            self.say(NOBODY_ANSWERS)
 
     def _round_ended(self, effect: st.RoundEnded, now: float | None) -> None:
         if now is not None:
@@ -261,12 +307,16 @@ class Tracker:
 
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)
+        alone = final is not None and effect.seat != self.seat and self._alone(final)
         if effect.left:
             how = "left the game"
         else:
             how = f"{self._was(effect.seat)} dropped (silent too long)"
+            over = final is not None and final.phase is st.Phase.OVER
+            if effect.seat != self.seat and not alone and not over:
+                how += ": the game goes on without them"
         self.say(f"{self.name(effect.seat)} {how}")
-        if final is not None and effect.seat != self.seat and self._alone(final):
+        if alone:
             self.say(LAST_PLAYER)
 
     def _pace(self, final: st.GameState | None, number: int, score: RoundScore) -> Pace | None:
@@ -316,9 +366,9 @@ class Tracker:
                 else:
                     self.say(f"{card} lost the race — {where}")
             elif res.outcome is Outcome.TIED:
-                self.say(f"{card} tied — a true tie: both cards stay")
+                self.say(tie_words(f"your {card}"))
         elif res.outcome is Outcome.TIED:
-            self.say(f"{self.name(claim.seat)}'s {card} tied: both cards stay")
+            self.say(tie_words(f"{self.name(claim.seat)}'s {card}"))
 
     def close_board(self) -> None:
         """The player closed the end-of-round board."""
@@ -398,7 +448,7 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=status_line(table, self.seat, keys.status),
+            status=status_line(table, self.seat, keys.status, rotated=self.rotated),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -419,9 +469,13 @@ class Tracker:
         return ""
 
 
-def status_line(table: Table | None, seat: int | None, status: str) -> str:
+def status_line(
+    table: Table | None, seat: int | None, status: str, *, rotated: bool = False
+) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
-    pass stands; with nothing else to say and nothing left to play, it offers the pass.
+    pass stands; with nothing else to say and nothing left to play, it offers the pass; with
+    every other player stuck, it says the round waits for us (unless it is answering a key:
+    a refusal, a question, a pick).
 
     >>> from p2p_nertz.rules import Rules, Table, Tableau
     >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
@@ -430,9 +484,10 @@ def status_line(table: Table | None, seat: int | None, status: str) -> str:
     """
     if seat is None or table is None or table.over or not table.active[seat]:
         return status
-    if status == STUCK_WAITING and not table.stuck[seat]:
-        # The messages say which (the notices come from the final fold, after this table).
-        return PASS_GONE
+    if is_stuck_words(status) and not table.stuck[seat]:
+        # The messages say which (the notices come from the final fold, after this table);
+        # ``rotated``: the last to end our pass was a rotation, as far as they have said.
+        return PASS_ROTATED if rotated else PASS_GONE
     tableau = table.tableaux[seat]
     if (
         not status
@@ -441,7 +496,21 @@ def status_line(table: Table | None, seat: int | None, status: str) -> str:
         and not table.has_card_move(seat)
     ):
         return NOTHING_TO_PLAY
+    others = [s for s in range(table.seats) if s != seat and table.active[s]]
+    if (
+        others
+        and not table.stuck[seat]
+        and all(table.stuck[s] for s in others)
+        and not status.startswith(_KEEP)
+        and not any(words in status for words in _ASKING)
+    ):
+        return WAITING_ON_YOU
     return status
+
+
+#: Status lines :data:`WAITING_ON_YOU` does not replace: a refusal's reason, a question, a pick.
+_KEEP = ("illegal", "cannot", "no ", "not ", "refused", "pick a card")
+_ASKING = ("?", " again to ", " picked: ")
 
 
 def _last_board(final: st.GameState) -> Board | None:

@@ -24,6 +24,7 @@ from p2p_nertz.rules import (
     MoveKind,
     Pile,
     RoundScore,
+    RoundStatus,
     Rules,
     Suit,
     Table,
@@ -38,8 +39,13 @@ __all__ = [
     "Pace",
     "TableView",
     "card_text",
+    "board_columns",
+    "bots_hint",
     "decided_by",
     "distinct_names",
+    "how_to_play",
+    "stale_pass_words",
+    "stuck_words",
     "pile_name",
     "play_words",
 ]
@@ -272,6 +278,71 @@ class TableView:
         """Whether a lake card claimed at ``lamport`` is still in the air (not final)."""
         return self.stable is not None and lamport > self.stable
 
+    def heading(self, *, brief: bool = False) -> str:
+        """Where the game stands, for the header of both tables: the round (of how many, or
+        the points the game goes to) and, in words, what is happening. A newcomer read
+        "round 2 · commit" (the deal's protocol phase) and could not tell what it meant.
+        ``brief``: without the game's length (of how many rounds, to how many points), nor
+        "playing" while play is on.
+
+        >>> from p2p_nertz.rules import Rules
+        >>> TableView(table=None, seat=0, names=("you",), rules=Rules(rounds=3, target=None),
+        ...           round=2, phase="commit").heading()
+        'round 2 of 3 · dealing…'
+        >>> TableView(table=None, seat=0, names=("you",), rules=Rules()).heading()
+        'round 1 · game to 100 points · playing'
+        """
+        rules = self.rules
+        board = self.board
+        # While a round's board is up, the header is that round's ("round 2 · playing" over
+        # round 1's scores, the next round waiting for the board to close, misled).
+        number = self.round if board is None else board.round
+        if brief:  # (a row short of room: the game's length is in the help)
+            where = f"round {number}"
+        elif rules.rounds is not None:
+            where = f"round {number} of {rules.rounds}"
+        elif rules.target is not None:
+            where = f"round {number} · game to {rules.target} points"
+        else:
+            where = f"round {number}"
+        doing = _PHASE_WORDS.get(self.phase, self.phase)
+        table = self.table
+        if board is not None:
+            doing = "game over" if board.result is not None else "round over"
+        elif self.phase == "play" and table is not None and table.status is not RoundStatus.PLAYING:
+            doing = _ROUND_OVER[table.status]
+        elif brief and self.phase == "play":
+            return where  # (whose turn it is follows: play is on)
+        return f"{where} · {doing}"
+
+    def news(self) -> tuple[str, ...]:
+        """The announcements to show under the status line: all but the newest when the
+        status line says the same words (the deal's "round 1 is dealt — go!" was said twice,
+        one line above the other)."""
+        messages = self.messages
+        if messages and self.status and messages[-1] == self.status:
+            return messages[:-1]
+        return messages
+
+
+#: What each phase of the game (``Phase``'s values) means to a player (:meth:`TableView.heading`).
+_PHASE_WORDS = {
+    "joining": "waiting for the players",
+    "commit": "dealing…",
+    "nonce": "dealing…",
+    "key": "dealing…",
+    "deal": "dealing…",
+    "play": "playing",
+    "reveal": "round over: counting",
+    "open": "round over: counting",
+    "result": "round over: counting",
+    "over": "game over",
+}
+_ROUND_OVER = {
+    RoundStatus.NERTS: "round over: Nerts! was called",
+    RoundStatus.BLOCKED: "round over: nobody could play",
+}
+
 
 _LETTERS = {Suit.CLUBS: "C", Suit.DIAMONDS: "D", Suit.HEARTS: "H", Suit.SPADES: "S"}
 
@@ -385,3 +456,173 @@ def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
         suffix = f" ({count})"
         out.append(name[: max(1, _NAME_ROOM - len(suffix))] + suffix)
     return tuple(out)
+
+
+STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
+"""The status line after a pass (the view replaces it once the pass no longer stands)."""
+
+_STUCK_OPEN = "stuck, waiting — but you could still play "
+
+
+def stuck_words(open_move: str | None) -> str:
+    """The status line after a pass; ``open_move``: a card move still open to the player, in
+    words (:func:`play_words`). A pass is legal with moves left (RULES.md: everyone stuck,
+    "no legal move, or nobody wants to play"), so it is taken, but a newcomer who passed with
+    an ace on the waste was not told they had a move.
+
+    >>> stuck_words(None)
+    'stuck: waiting for the others (any move withdraws)'
+    >>> stuck_words("A♥ to the lake")
+    'stuck, waiting — but you could still play A♥ to the lake'
+    """
+    return STUCK_WAITING if open_move is None else _STUCK_OPEN + open_move
+
+
+def is_stuck_words(status: str) -> bool:
+    """Whether ``status`` is the status line of a pass (:func:`stuck_words`)."""
+    return status == STUCK_WAITING or status.startswith(_STUCK_OPEN)
+
+
+def stale_pass_words(names: Sequence[str], count: int) -> str:
+    """One announcement for the lake cards that made the player's passes stale: who played
+    them (the newest first) and how many, instead of one line each (they alternated between
+    the bots, line after line, and a person read them as news). The status line says what to
+    do (:data:`~p2p_nertz.ui.tracker.PASS_GONE`); this fits a row of the terminal.
+
+    >>> stale_pass_words(["bot2", "bot1"], 5)
+    'bot2 and bot1 played to the lake after your pass (×5): it no longer counts'
+    """
+    who = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    times = f" (×{count})" if count > 1 else ""
+    return f"{who} played to the lake after your pass{times}: it no longer counts"
+
+
+def bots_hint(*, practice: bool, speed: str, page: bool) -> str:
+    """The first announcement of a quick game against bots (``nertz play --bots``): how fast
+    they play and, at the terminal, the option that changes it. The page names no terminal
+    command: a browser player has no terminal to type it in mid-game.
+
+    >>> bots_hint(practice=True, speed="5", page=True)
+    'practice: the bots wait for you — each makes a move only once you have made one'
+    """
+    if page:
+        if practice:
+            return "practice: the bots wait for you — each makes a move only once you have made one"
+        return f"bots at speed {speed} of 10: they do not wait for you"
+    if practice:
+        return "practice: the bots wait for you · at their pace: nertz play --speed N (1-10)"
+    return f"bots at speed {speed} of 10 · change: nertz play --speed N, or --practice"
+
+
+def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
+    """The "how to play" help: the rules in brief, with this game's numbers (each line fits
+    78 columns, the page 80×24; the whole rule book is ``nertz rules``); ``pointer``: the
+    page's, played by mouse or finger: its way first (drag, click, the buttons), and keys
+    only where the page's own help lists them."""
+    piles = f"1-{rules.work_piles}"
+    goal = (
+        f"play {rules.rounds} round{'s' if rules.rounds != 1 else ''}; the highest total wins"
+        if rules.rounds is not None
+        else f"rounds go on until someone has {rules.target} points"
+    )
+    draw = f"{rules.draw} card{'s' if rules.draw != 1 else ''} at a time"
+    if pointer:
+        first = [
+            "Empty your Nerts pile first: then the Nerts! button ends the round.",
+            "Aces go to the lake, where they start foundations; everyone builds every",
+            "foundation up, in suit, to the King: drag a card there (or click it, then the lake).",
+        ]
+        slide, stock = "drop it on that pile", f"A click on the stock turns {draw}"
+        stuck = "Stuck? The stuck button passes."
+    else:
+        first = [
+            "Empty your Nerts pile [n] first: then x calls Nerts! and the round ends.",
+            "Aces go to the lake, where they start foundations; everyone builds every",
+            f"foundation up, in suit, to the King. Pick a card (n, w, {piles}), then l.",
+        ]
+        slide, stock = "pick it, then that pile", f"s turns the stock {draw}"
+        stuck = "Stuck? p passes."
+    # (The page draws each group of lines as a paragraph: it has room for more of them.)
+    gap = [""] if pointer else []
+    lines = [
+        *first,
+        *gap,
+        "On your work piles build down in alternating colours (a red 6 on a black 7);",
+        "a run moves whole, and an empty work pile takes any card.",
+        "Slide-under: with a work pile empty, a card one higher than another pile's",
+        f"bottom card (other colour) may slide under that pile: {slide}.",
+        *gap,
+        f"{stock} onto the waste; its top card{'' if pointer else ' [w]'} plays.",
+        "",
+        f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
+        "card left in",
+        f"your Nerts pile; {goal}.",
+        "",
+        f"{stuck} When everyone has passed, every stock rotates: the top card",
+        "goes to the bottom. A card someone else puts in the lake after your pass",
+        "makes it stale: the table says so, and you pass again.",
+        "Two cards for one place: the first played stays, the other goes back.",
+    ]
+    call, rotate = ("Nerts!", "the rotate button") if pointer else ("x", "r")
+    variants = []
+    if rules.turn_based:
+        variants.append(f"turn-based: one move each, in seat order ({call} at any time)")
+    if rules.rotate_alone:
+        variants.append(f"once you have passed, {rotate} moves your stock's top card to the bottom")
+    if rules.jokers:
+        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
+    if rules.pairs:
+        variants.append("pairs: partners score together; either empty Nerts pile calls")
+    lines += ["", *(f"This game: {v}." for v in variants[:2])]
+    lines.append("The whole rule book: nertz rules (or docs/rules.md).")
+    return lines
+
+
+def board_columns(rules: Rules, score: RoundScore) -> tuple[tuple[str, str], ...]:
+    """The page's end-of-round table: each column's name and its heading in words (a
+    newcomer read "lake +16 · Nerts left −14 (7)" and guessed what they were: cards in the
+    lake, cards left in the Nerts pile); the Nerts
+    bonus only when this game has one, the false call only when the round had one.
+
+    >>> from p2p_nertz.rules import RoundStatus
+    >>> score = RoundScore((), (), RoundStatus.NERTS)
+    >>> [heading for _, heading in board_columns(Rules(), score)]  # doctest: +NORMALIZE_WHITESPACE
+    ['player', 'in the lake (+1 each)', 'left in Nerts (−2 each)', 'this round', 'game total']
+    """
+    columns = [
+        ("player", "player"),
+        ("lake", "in the lake (+1 each)"),
+        ("Nerts left", f"left in Nerts (−{rules.nerts_card_penalty} each)"),
+    ]
+    if rules.nerts_bonus:
+        columns.append(("bonus", f"Nerts bonus (+{rules.nerts_bonus})"))
+    if any(p.penalty for p in score.players):
+        columns.append(("false call", f"false call (−{rules.false_call_penalty})"))
+    columns += [("round", "this round"), ("game", "game total")]
+    return tuple(columns)
+
+
+def silent_words(name: str, *, others: int) -> tuple[str, str]:
+    """What the table says when a player goes silent (their program killed or crashed, their
+    network gone): what happened, and what it does to the game (a newcomer read "bot1 is not
+    answering" and waited, not knowing why the lake had stopped). ``others``: how many other
+    members there are besides the local player (with one, nobody can drop them; the abandon
+    is on offer instead, in the footer and the page's button).
+
+    >>> silent_words("bot1", others=2)[1]
+    'until bot1 answers or is dropped, cards put in the lake stay in the air'
+    """
+    what = f"{name} is not answering: their program stopped, or their network dropped"
+    if others > 1:
+        return what, f"until {name} answers or is dropped, cards put in the lake stay in the air"
+    return what, f"until {name} answers, cards put in the lake stay in the air"
+
+
+def tie_words(whose_card: str) -> str:
+    """A true tie in the lake, in words: "bot2's 8♠ tied: both cards stay" left a newcomer
+    asking what had tied with what (how to play says only that the first card played stays).
+
+    >>> tie_words("bot2's 8♠")
+    "bot2's 8♠ tied with another card for one place: both stay"
+    """
+    return f"{whose_card} tied with another card for one place: both stay"

@@ -30,8 +30,14 @@ from typing import Any
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
-from p2p_nertz.ui.render import how_to_play
-from p2p_nertz.ui.view import Board, TableView, card_text, decided_by
+from p2p_nertz.ui.view import (
+    Board,
+    TableView,
+    board_columns,
+    card_text,
+    decided_by,
+    how_to_play,
+)
 
 __all__ = [
     "ALL_ACTIONS",
@@ -228,13 +234,14 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "seat": view.seat,
         "round": view.round,
         "phase": view.phase,
+        "heading": view.heading(),
         "players": players,
         "lake": _lake(table, view, symbols),
         "frozen": sorted(_key(p) for p in view.frozen),
         "selected": None if view.selected is None else _key(view.selected),
         "status": view.status,
         "command": view.command,
-        "messages": list(view.messages[-MESSAGES:]),
+        "messages": list(view.news()[-MESSAGES:]),
         "board": None if view.board is None else _board(view, view.board, symbols),
         "countdown": view.countdown,
         "final": view.final,
@@ -244,7 +251,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "work_piles": view.rules.work_piles,
         "rotate_alone": view.rules.rotate_alone,
         # The page's help: the rules in brief with this game's numbers, as the terminal's.
-        "how_to_play": how_to_play(view.rules),
+        "how_to_play": how_to_play(view.rules, pointer=True),
         "ack": ack,
     }
 
@@ -355,11 +362,14 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             }
         )
     result = board.result
+    columns = board_columns(rules, score)
     return {
         "round": board.round,
         "status": score.status.value,
         "callers": [view.seat_name(c) for c in score.callers],
         "rows": rows,
+        "columns": [name for name, _ in columns],
+        "headings": [heading for _, heading in columns],
         "result": None
         if result is None
         else {

@@ -46,11 +46,15 @@ def unanswered(log: Path) -> str:
     a shell takes it from anywhere.
 
     >>> said = unanswered(Path("/tmp/my games/you.log"))
-    >>> said.startswith("the peer is not answering — if it stopped, nertz resume '/tmp/my ")
+    >>> said.startswith("the nertz program is not answering — if it stopped, nertz resume '/tmp/m")
     True
     """
     command = f"nertz resume {shlex.quote(str(log.absolute()))} --web"
-    return f"the peer is not answering — if it stopped, {command} takes the game up again here"
+    # ("the peer", the README's word, was not a newcomer's: it is their nertz program.)
+    return (
+        f"the nertz program is not answering — if it stopped, {command} takes the game up "
+        "again here"
+    )
 
 
 class WebFront:

@@ -88,10 +88,12 @@
     const sw = el("span", "swatch");
     sw.style.background = `var(--p${player.seat % 8})`;
     h.appendChild(sw);
-    let head = `${player.name} · ${player.total}`;
+    // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was.)
+    let head = `${player.name} · ${player.total} pts`;
     if (player.link !== "ok") head += ` · ${player.link}`;
     if (player.stuck) head += " · stuck";
-    if (!mine && player.last) head += ` · ${player.last}`;
+    // (A pass is its last action too: "stuck · stuck" said it twice.)
+    if (!mine && player.last && !(player.stuck && player.last === "stuck")) head += ` · ${player.last}`;
     h.appendChild(document.createTextNode(head));
     box.appendChild(h);
     if (!t) return box;
@@ -196,10 +198,12 @@
         next.appendChild(el("p", "countdown", `next round in ${view.countdown} s`));
     }
     box.appendChild(next);
+    // The columns say what each number is (a newcomer read "lake +16, Nerts left −14 (7)"
+    // and guessed); the bonus and the false call only when this game or round has them.
+    const bonus = b.columns.includes("bonus"), falseCall = b.columns.includes("false call");
     const table = el("table");
     const head = el("tr");
-    for (const t of ["player", "lake", "Nerts left", "bonus", "false call", "round", "game"])
-      head.appendChild(el("th", "", t));
+    for (const t of b.headings) head.appendChild(el("th", "", t));
     table.appendChild(head);
     for (const r of b.rows) {
       const tr = el("tr");
@@ -208,22 +212,27 @@
       if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
       tr.appendChild(el("td", "plus", `+${r.lake}`));
       tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
-      tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
-      tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
+      if (bonus) tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
+      if (falseCall)
+        tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
       tr.appendChild(el("td", "round", (r.round >= 0 ? "+" : "") + r.round));
       tr.appendChild(el("td", "game", String(r.game)));
       table.appendChild(tr);
       const cards = el("tr");
       const td = el("td");
-      td.colSpan = 7;
+      td.colSpan = b.headings.length;
       const list = el("div", "cards");
       for (const c of r.cards) list.appendChild(cardEl(c));
       td.appendChild(list);
       cards.appendChild(td);
       table.appendChild(cards);
     }
-    box.appendChild(table);
-    if (b.picture) box.appendChild(drawPicture(b.picture, b.rows));
+    // The scores and the round's picture side by side where the page is wide: the board
+    // of four players scrolled at 1280×720, its picture below the fold.
+    const body = el("div", "board-body");
+    body.appendChild(table);
+    if (b.picture) body.appendChild(drawPicture(b.picture, b.rows));
+    box.appendChild(body);
   }
 
   // Each part of the page is drawn again only when its part of the view changed: the others'
@@ -419,7 +428,7 @@
     const me = view.seat;
     const mineNow = me === null ? null : view.players[me];
     const shared = [view.frozen, view.selected];
-    $("#round").textContent = `round ${view.round} · ${view.phase}` +
+    $("#round").textContent = view.heading +
       (view.gone ? ` · ${view.gone}` : view.final ? " · the game has ended" : "") +
       (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
@@ -503,7 +512,7 @@
   const RETRY_FIRST = 500, RETRY_MOST = 5000;
   const LOST_AFTER = 1000 * (Number(new URLSearchParams(location.search).get("lost_after")) || 30);
   // (A page whose views name no log, a spectator's or a replay's: how it stopped is all.)
-  const UNANSWERED = "the peer is not answering — if it stopped, its terminal says why";
+  const UNANSWERED = "the nertz program is not answering — if it stopped, its terminal says why";
   let retryIn = RETRY_FIRST;
   let retryTimer = null;
   let farewell = null; // the peer's last word, once said
@@ -569,8 +578,8 @@
         lostTimer = setTimeout(notAnswering, LOST_AFTER);
       }
       status.textContent = stats.unanswered ? unanswered()
-        : everOpen ? "the connection to the peer was lost: reconnecting…"
-        : "no connection to the peer: it is not up yet, or it has too many pages open " +
+        : everOpen ? "the connection to the nertz program was lost: reconnecting…"
+        : "no connection to the nertz program: it is not up yet, or it has too many pages open " +
           "(close its other tabs)";
       retryTimer = setTimeout(connect, wait);
       stats.retrying = true;
@@ -747,6 +756,10 @@
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.target.closest && ev.target.closest("input, select, textarea")) return; // (a form's own)
+    // Enter or Space on a focused button is that button's (the keyboard's way to click it):
+    // sent on as keys too, Space turned the stock and Enter cleared what the button had said.
+    if ((ev.key === "Enter" || ev.key === " ") && ev.target.closest && ev.target.closest("button"))
+      return;
     if (!lobbyMode && (!view || view.command === null)) {
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
@@ -763,6 +776,8 @@
     // The rules in brief, with this game's numbers: the peer's own words (the terminal's
     // "how to play" page), a paragraph for each group of lines.
     const lines = view && view.how_to_play;
+    // (The keys' list names this game's work piles: 1-4 by default, not 1-6.)
+    if (view) for (const k of document.querySelectorAll("#help kbd.piles")) k.textContent = view.work_piles;
     if (help.hidden && lines && changed("how_to_play", lines)) {
       const paragraphs = lines.join("\n").split(/\n\s*\n/).filter((p) => p.trim());
       $("#how-to-play").replaceChildren(...paragraphs.map((p) => el("p", "", p.replace(/\n/g, " "))));

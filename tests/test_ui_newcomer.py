@@ -1,0 +1,260 @@
+"""What a newcomer reads at either table (session 26): the words of ui/view.py, as the terminal
+draws them (``render``) and as the page is sent them (``view_json``).
+
+Seen in a first game: "round 1 is dealt — go!" twice, one line above the other; a pass taken
+with an ace on the waste and nothing said of it; "bot1 played to the lake after your pass"
+and "bot2 …" alternating line after line; a header saying "round 2 · commit"; how to play
+without slide-under, and in the page speaking of keys a pointer's player never pressed.
+"""
+
+from __future__ import annotations
+
+from helpers_rules import IDLE, table_from
+from test_ui_controller import Shown, _at_deal, _table
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.peer import Suspected
+from p2p_nertz.rules import Move, RoundStatus, Rules
+from p2p_nertz.ui import PlayMove, TableView, Tracker, render
+from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
+from p2p_nertz.ui.tracker import (
+    NOBODY_ANSWERS,
+    PASS_GONE,
+    PASS_ROTATED,
+    WAITING_ON_YOU,
+    status_line,
+)
+from p2p_nertz.ui.view import Board, bots_hint, how_to_play, tie_words
+from p2p_nertz.web.model import view_json
+
+#: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
+#: same (RULES.md: stuck is "no legal move, or nobody wants to play").
+ACE_ON_WASTE = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9C | W: 7S AH"
+
+
+def test_the_deal_is_said_once_on_either_table() -> None:
+    peer = _at_deal(1)
+    front = Shown()
+    table = _table(front, peer)
+    table.notice(st.PhaseChanged(st.Phase.PLAY, 1), peer.final, 0.0)
+    table.draw(peer, 0.0)
+    view = front.views[-1]
+    words = table.tracker.dealt(1)
+    assert view.status == words and table.tracker.messages[-1] == words
+    assert render(view).text().count(words) == 1  # the status line, not the news above it
+    sent = view_json(view)
+    assert sent["status"] == words and words not in sent["messages"]
+    # Once a key has its own words, the deal is news like any other.
+    table.press("s", peer, 1.0)
+    table.draw(peer, 1.0)
+    view = front.views[-1]
+    assert view.status != words and view.news()[-1] == words
+    assert render(view).text().count(words) == 1
+
+
+def test_a_pass_with_a_card_move_open_is_taken_and_names_the_move() -> None:
+    table = table_from(ACE_ON_WASTE, IDLE)
+    state, actions = press(KeyState(), "p", Context(table, 0))
+    assert actions == [PlayMove(Move.pass_())]  # not refused: the rules allow it
+    assert state.status.startswith("stuck") and "A♥ to the lake" in state.status, state.status
+    # With nothing but the stock left to play, the pass says only that it waits.
+    idle = table_from(IDLE, IDLE)
+    assert press(KeyState(), "p", Context(idle, 0))[0].status == STUCK_WAITING
+    # Either words mark a pass: once it is stale, the status line says so.
+    passed, _ = table.play(0, Move.pass_())
+    assert status_line(passed, 0, state.status) == state.status  # the pass stands
+    assert status_line(table, 0, state.status) == PASS_GONE  # (not stuck: it no longer does)
+    assert len(state.status) <= 80  # one row of the terminal
+
+
+def _stale(tracker: Tracker, *by: int) -> None:
+    for seat in by:
+        tracker.notice(st.PassesStale(1, (0,), seat))
+
+
+def test_stale_passes_are_one_line_its_players_newest_first_with_a_count() -> None:
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 1))
+    _stale(tracker, 1)
+    assert tracker.messages[-1].startswith("bot1 played to the lake after your pass: ")
+    _stale(tracker, 2, 1, 2)
+    tracker.notice(st.Rotated(1))
+    _stale(tracker, 1)
+    stale = [m for m in tracker.messages if "after your pass" in m]
+    assert len(stale) == 1, tracker.messages
+    assert tracker.messages[-1] == stale[0]  # moved to the newest place, after the rotation
+    assert stale[0] == "bot1 and bot2 played to the lake after your pass (×5): it no longer counts"
+    # Another player's pass made stale is not ours: not said.
+    tracker.notice(st.PassesStale(1, (2,), 1))
+    assert tracker.messages[-1] == stale[0]
+    # A new round starts the count again; the last round's line stays where it was.
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, 2))
+    _stale(tracker, 2)
+    assert tracker.messages[-1].startswith("bot2 played to the lake after your pass: ")
+    assert stale[0] in tracker.messages
+
+
+def _view(**fields: object) -> TableView:
+    base: dict[str, object] = {"table": None, "seat": 0, "names": ("you", "bot1")}
+    base.update(fields)
+    base.setdefault("rules", Rules())
+    return TableView(**base)  # type: ignore[arg-type]
+
+
+def test_the_header_says_where_the_game_stands_in_words() -> None:
+    dealing = _view(rules=Rules(rounds=3, target=None), round=2, phase="commit")
+    for view, words in (
+        (dealing, "round 2 of 3 · dealing…"),
+        (_view(phase="nonce"), "round 1 · game to 100 points · dealing…"),
+        (_view(phase="reveal"), "round over: counting"),
+        (_view(phase="over"), "game over"),
+    ):
+        assert words in view.heading(), view.heading()
+        if view.phase != "over":  # (the protocol's word is not the person's)
+            assert view.phase not in view.heading(), view.heading()
+        assert view_json(view)["heading"] == view.heading()  # the page's header
+    nerts = table_from("N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -", IDLE)
+    called, _ = nerts.play(0, Move.call())
+    assert called.status is RoundStatus.NERTS
+    # Round 1's board over round 2's table: the header is round 1's.
+    board = Board(1, called.score(), (0, 0), called.lake)
+    over = _view(table=table_from(IDLE, IDLE), round=2, phase="play", board=board)
+    assert over.heading() == "round 1 · game to 100 points · round over"
+    ended = _view(table=called)
+    assert ended.heading() == "round 1 · game to 100 points · round over: Nerts! was called"
+    header = render(ended).line(0)  # (80 columns: the game's length gives way)
+    assert "round 1 · round over: Nerts! was called" in header, header
+    assert " · nerts" not in header
+
+
+def test_how_to_play_explains_slide_under_and_the_page_speaks_of_the_pointer_first() -> None:
+    rules = Rules()
+    keys = " ".join(how_to_play(rules))
+    pointer = " ".join(how_to_play(rules, pointer=True))
+    for text in (keys, pointer):
+        assert "Slide-under: with a work pile empty, a card one higher than another" in text
+        assert "may slide under that pile" in text
+    assert "pick it, then that pile" in keys and "Pick a card (n, w, 1-4), then l." in keys
+    # The page: drag and click, the buttons; no key named in its how to play.
+    assert "drag a card there (or click it, then the lake)" in pointer
+    assert "drop it on that pile" in pointer
+    assert "the Nerts! button" in pointer and "The stuck button passes" in pointer
+    for key in ("x calls", "p passes", "(n, w", "then l", "[n]", "[w]", "s turns"):
+        assert key not in pointer, key
+    variant = " ".join(how_to_play(Rules(rotate_alone=True), pointer=True))
+    assert "the rotate button moves" in variant and " r moves" not in variant
+
+
+def test_the_bots_hint_names_a_terminal_command_only_at_the_terminal() -> None:
+    for practice in (True, False):
+        page = bots_hint(practice=practice, speed="5", page=True)
+        terminal = bots_hint(practice=practice, speed="5", page=False)
+        assert "nertz" not in page and "--" not in page, page
+        assert "nertz play --speed N" in terminal
+        assert len(terminal) <= 78  # one row of the terminal, after its "» "
+    assert "wait for you" in bots_hint(practice=True, speed="5", page=True)
+    assert "speed 5 of 10" in bots_hint(practice=False, speed="5", page=True)
+
+
+def test_a_silent_player_is_said_to_have_stopped_and_what_it_does_to_the_game() -> None:
+    # A bot killed -9 read "bot1 is not answering", and the lake stopped without a word why.
+    for names, dropped in ((("you", "bot1", "bot2"), True), (("you", "bot1"), False)):
+        tracker = Tracker(names, seat=0)
+        tracker.notice(Suspected(1, True))
+        what, then = tracker.messages[-2:]
+        assert what == "bot1 is not answering: their program stopped, or their network dropped"
+        assert then.startswith("until bot1 answers") and then.endswith("stay in the air")
+        assert ("or is dropped" in then) == dropped  # (two players: nobody can drop them)
+        assert all(len(line) <= 78 for line in (what, then))  # a row of the terminal
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(st.MemberDropped(1, 3, False))
+    assert tracker.messages[-1] == (
+        "bot1 was dropped (silent too long): the game goes on without them"
+    )
+
+
+def test_a_players_last_action_keeps_its_pile_numbers_at_80_columns() -> None:
+    # "card from work pile 3 onto work pile" (its pile cut off) in a bot's row.
+    table = table_from(IDLE, IDLE)
+    long = "card from work pile 3 onto work pile 4"
+    view = _view(table=table, names=("you", "bot1"), last=("", long))
+    row = next(line for line in render(view, 80, 24).text().splitlines() if "bot1" in line)
+    assert "card from pile 3 onto pile 4" in row, row
+    assert row.rstrip().endswith("ok    0 pts"), row
+
+
+def test_everyone_silent_at_once_asks_after_our_own_network() -> None:
+    tracker = Tracker(("you", "bot1", "bot2"), seat=0)
+    tracker.notice(Suspected(1, True))
+    assert NOBODY_ANSWERS not in tracker.messages  # one of two: theirs, likelier
+    tracker.notice(Suspected(2, True))
+    assert tracker.messages[-1] == NOBODY_ANSWERS
+    assert len("» " + NOBODY_ANSWERS) <= 80
+    # With one other member, either network could be down: nothing is guessed.
+    alone = Tracker(("you", "bot1"), seat=0)
+    alone.notice(Suspected(1, True))
+    assert NOBODY_ANSWERS not in alone.messages
+
+
+def test_the_keys_help_names_this_games_work_piles() -> None:
+    # The footer said "n w 1-4", the help "1-6": keys 5 and 6 are refused in a game of four.
+    six = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | 5: 5C | 6: 6C | S: 9D 9H | W: -"
+    for piles, tableau in ((4, IDLE), (6, six)):
+        rules = Rules(work_piles=piles)
+        view = _view(table=table_from(tableau, tableau), rules=rules, help=True)
+        text = render(view, 80, 24).text()
+        assert f"n  w  1-{piles}" in text and f"then 1-{piles}" in text, text
+        assert piles == 6 or "1-6" not in text, text
+
+
+def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> None:
+    table = table_from(IDLE, IDLE, IDLE)
+    bob, _ = table.play(1, Move.pass_())
+    both, _ = bob.play(2, Move.pass_())
+    dealt = "round 1 is dealt — go!"
+    assert status_line(bob, 0, dealt) == dealt  # one of two: the round is not waiting on us
+    assert status_line(both, 0, dealt) == WAITING_ON_YOU
+    assert status_line(both, 0, "turned the stock") == WAITING_ON_YOU
+    assert len(WAITING_ON_YOU) <= 80
+    # An answer to a key stays: its reason, its question, its pick.
+    for said in (
+        "illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)",
+        "leave the game? y leaves, any key stays",
+        "13 card(s) left in your Nerts pile: x again to call anyway (false call: −5)",
+        "K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels",
+    ):
+        assert status_line(both, 0, said) == said
+    # Once we pass too, everyone is stuck: our own words again.
+    mine, _ = both.play(0, Move.pass_())
+    assert status_line(mine, 0, STUCK_WAITING) != WAITING_ON_YOU
+
+
+def test_a_pass_ended_by_a_rotation_says_to_look_at_the_new_cards() -> None:
+    # "stuck again?" after the stocks rotated had a newcomer pass before looking.
+    table = table_from(IDLE, IDLE)
+    passed, _ = table.play(0, Move.pass_())
+    tracker = Tracker(("you", "bot1"), seat=0)
+    words = STUCK_WAITING
+    assert status_line(table, 0, words) == PASS_GONE
+    tracker.notice(st.Rotated(1))
+    assert status_line(table, 0, words, rotated=tracker.rotated) == PASS_ROTATED
+    assert status_line(passed, 0, words, rotated=tracker.rotated) == words  # it stands
+    tracker.notice(st.PassesStale(1, (0,), 1))  # then a lake card: that is what ended it
+    assert status_line(table, 0, words, rotated=tracker.rotated) == PASS_GONE
+
+
+def test_a_tie_in_the_lake_says_what_tied_with_what() -> None:
+    words = tie_words("bot2's 8♠")
+    assert words.startswith("bot2's 8♠ tied with another card for one place")
+    assert words.endswith("both stay") and len("» " + tie_words("your 10♥")) <= 80
+
+
+def test_the_header_keeps_whose_turn_and_who_you_are_in_80_columns() -> None:
+    rules = Rules(turn_based=True)
+    table = table_from(IDLE, IDLE, rules=rules)
+    for seat in (0, 1):
+        view = _view(table=table, seat=seat, names=("Alexander", "bot1"), rules=rules)
+        header = render(view, 80, 24).line(0)
+        assert header.endswith("   ? help") and view.you() in header, header
+        assert ("your turn" if seat == 0 else "turn: Alexander (seat 0)") in header, header
+        assert header.startswith("p2p-nertz  round 1"), header
