@@ -31,7 +31,7 @@ from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
-from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.state import GameState, Phase, Roster
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "waits_for"]
 
@@ -402,10 +402,10 @@ class Membership:
             owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
-            held = finality.held_by[q]
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
+            held = _cover(q, finality.held_by[q], view)
             due = _due(q, counts, view, held)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
@@ -451,10 +451,10 @@ class Membership:
                 # (Proven to fork since: the vote stands, as one on proof would.)
                 del self.stall_votes[q]
                 continue
-            held = finality.held_by[q]
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
+            held = _cover(q, finality.held_by[q], view)
             due = _due(q, counts, view, held)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
@@ -574,17 +574,52 @@ def _announced(
 
 def _due(q: int, counts: list[int | None], view: GameState, held: Sequence[int]) -> list[int]:
     """What of each feed member ``q`` must cover now (``counts``: :meth:`Membership._counts`),
-    unless ``q`` voted that member out in the held ``view`` (it then announces no more than its
-    vote, whether that vote counts or is capped: §9.2). Worked out afresh at each scan: a
-    target set earlier on a feed that stopped counting (a member dropped, or voted out by
-    ``q``) is met."""
+    unless ``q`` voted that member out in the held ``view`` withheld or on proof (it then
+    announces no more than its vote, whether that vote counts or is capped: §9.2), or for
+    silence where the held view drops the member. Worked out afresh at each scan: a target set
+    earlier on a feed that stopped counting (a member dropped, or voted out by ``q``) is met.
+
+    A vote of ``q``'s for silence on a member still in excuses nothing (§9.2, *a vote for
+    silence that never ends*): we hold that member's events past the vote's count, so it
+    spoke, and an honest ``q`` fetches them from whoever announces them (us among them),
+    hears the member so and withdraws within a round trip; its cover then rises. A voter
+    that lets it stand holds those events back from finality everywhere, for good."""
     # (A capped vote of q's freezes q's announcements all the same: soak seed 8067, where the
     # cheater's vote, never withdrawn on its chain held here, capped q's proof vote on it, and
     # we voted q out for not covering more.)
+    roster = view.roster
+    silent = _silence_votes(roster, q)
     return [
-        0 if count is None or r == q or (held[r] < count and view.roster.stands(q, r)) else count
+        0
+        if count is None
+        or r == q
+        or (held[r] < count and roster.stands(q, r) and (r not in silent or r in roster.dropped))
+        else count
         for r, count in enumerate(counts)
     ]
+
+
+def _silence_votes(roster: Roster, voter: int) -> dict[int, int]:
+    """Each member that ``voter`` stands voting out for silence in ``roster`` (counted or
+    capped, not withdrawn: :meth:`Roster.stands`), and the count its vote quotes."""
+    out: dict[int, int] = {}
+    for ballots in (roster.votes, roster.frozen):
+        for target, standing in ballots.items():
+            for v, body in standing:
+                if v == voter and body.reason is DropReason.SILENT:
+                    out[target] = body.last_seq
+    return out
+
+
+def _cover(q: int, held: Sequence[int], view: GameState) -> Sequence[int]:
+    """What member ``q`` is known to hold of each feed (``held``: ``Finality.held_by``), its
+    word on a member it stands voting out for silence in the held ``view`` taken no further
+    than the vote's count (§9.2, *the freeze on the coverage term*): a voter that breaks its
+    freeze does not pay its debt by announcing what its vote still holds back everywhere."""
+    silent = _silence_votes(view.roster, q)
+    if not silent:
+        return held
+    return tuple(min(h, silent.get(r, h)) for r, h in enumerate(held))
 
 
 def _progress(
