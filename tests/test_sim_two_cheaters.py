@@ -25,6 +25,7 @@ member nothing of its own holds it in ``result`` for good (below).
 from __future__ import annotations
 
 import dataclasses
+
 import pytest
 
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body

@@ -451,6 +451,9 @@ class Author:
         for seat, fork_seq in self.membership.deferred_forks:
             self.vote_fork(seat, fork_seq, now)
         self.membership.deferred_forks.clear()
+        for q in self.membership.recovered_withdrawals(self.chains.folds):
+            if not self.left:  # (heard while we recovered: §9.2)
+                self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
         if not own:
             self.emit(Join(self.frontier()), now)  # (the log lost even our join, or had none)
         return True

@@ -108,6 +108,8 @@ class Membership:
         self.withheld_back: set[int] = set()  # seats of our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
+        #: seats heard while we recovered with a vote of ours for silence on them standing
+        self.heard_recovering: set[int] = set()
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
     def frontier(
@@ -155,13 +157,29 @@ class Membership:
         votes: the caller signs the withdrawal). A vote for silence only counts while still
         needed; a vote on proof of cheating or withholding stands, and so does one whose drop
         the final or the held events decide (or that a readmission not final yet may undo);
-        while recovering it waits (heard again later, it is withdrawn then)."""
-        if seat not in self.voted or recovering or seat in self.proven_seats:
+        while recovering it waits, and is withdrawn once we have recovered
+        (:meth:`recovered_withdrawals`): the member may be heard then only by its relayed
+        events, all fetched already (a link from it failing, §9.2)."""
+        if seat not in self.voted or seat in self.proven_seats:
+            return False
+        if recovering:
+            self.heard_recovering.add(seat)  # (withdrawn once recovered: Author.recovered)
             return False
         if not self._undecided(seat, folds):
             return False
         del self.voted[seat]
         return True
+
+    def recovered_withdrawals(self, folds: Folds) -> list[int]:
+        """The members heard while we recovered whose vote for silence of ours is withdrawn
+        now that we have (taken out of our votes: the caller signs the withdrawals), in seat
+        order (:meth:`withdraws`' rule). Heard later only by a new message: a member whose
+        link to us fails is heard by its relayed events alone, and those we fetched while we
+        recovered; our vote, standing, would hold its later events back from finality
+        everywhere, and the others vote out a voter that lets it stand (§9.2, *a vote for
+        silence that never ends*)."""
+        heard, self.heard_recovering = self.heard_recovering, set()
+        return [q for q in sorted(heard) if self.withdraws(q, folds, recovering=False)]
 
     @staticmethod
     def _undecided(seat: int, folds: Folds) -> bool:
