@@ -423,8 +423,9 @@ class Membership:
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
-            held = _cover(q, finality.held_by[q], view)
-            due = _due(q, counts, view, held)
+            silent = _silence_votes(view.roster, q)
+            held = _cover(finality.held_by[q], silent)
+            due = _due(q, counts, view, held, silent)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = stall.get(q)
@@ -472,8 +473,9 @@ class Membership:
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
-            held = _cover(q, finality.held_by[q], view)
-            due = _due(q, counts, view, held)
+            silent = _silence_votes(view.roster, q)
+            held = _cover(finality.held_by[q], silent)
+            due = _due(q, counts, view, held, silent)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]
@@ -590,12 +592,19 @@ def _announced(
     return held
 
 
-def _due(q: int, counts: list[int | None], view: GameState, held: Sequence[int]) -> list[int]:
+def _due(
+    q: int,
+    counts: list[int | None],
+    view: GameState,
+    held: Sequence[int],
+    silent: dict[int, int],
+) -> list[int]:
     """What of each feed member ``q`` must cover now (``counts``: :meth:`Membership._counts`),
     unless ``q`` voted that member out in the held ``view`` withheld or on proof (it then
     announces no more than its vote, whether that vote counts or is capped: §9.2), or for
     silence where the held view drops the member. Worked out afresh at each scan: a target set
     earlier on a feed that stopped counting (a member dropped, or voted out by ``q``) is met.
+    (``silent``: ``q``'s votes for silence standing in ``view``, :func:`_silence_votes`.)
 
     A vote of ``q``'s for silence on a member still in excuses nothing (§9.2, *a vote for
     silence that never ends*): we hold that member's events past the vote's count, so it
@@ -606,7 +615,6 @@ def _due(q: int, counts: list[int | None], view: GameState, held: Sequence[int])
     # cheater's vote, never withdrawn on its chain held here, capped q's proof vote on it, and
     # we voted q out for not covering more.)
     roster = view.roster
-    silent = _silence_votes(roster, q)
     return [
         0
         if count is None
@@ -621,6 +629,8 @@ def _silence_votes(roster: Roster, voter: int) -> dict[int, int]:
     """Each member that ``voter`` stands voting out for silence in ``roster`` (counted or
     capped, not withdrawn: :meth:`Roster.stands`), and the count its vote quotes."""
     out: dict[int, int] = {}
+    if not roster.votes and not roster.frozen:
+        return out  # (no vote: the common case, asked per member and scan)
     for ballots in (roster.votes, roster.frozen):
         for target, standing in ballots.items():
             for v, body in standing:
@@ -629,12 +639,12 @@ def _silence_votes(roster: Roster, voter: int) -> dict[int, int]:
     return out
 
 
-def _cover(q: int, held: Sequence[int], view: GameState) -> Sequence[int]:
-    """What member ``q`` is known to hold of each feed (``held``: ``Finality.held_by``), its
-    word on a member it stands voting out for silence in the held ``view`` taken no further
-    than the vote's count (§9.2, *the freeze on the coverage term*): a voter that breaks its
-    freeze does not pay its debt by announcing what its vote still holds back everywhere."""
-    silent = _silence_votes(view.roster, q)
+def _cover(held: Sequence[int], silent: dict[int, int]) -> Sequence[int]:
+    """What a member is known to hold of each feed (``held``: ``Finality.held_by``), its word
+    on a member it stands voting out for silence (``silent``: :func:`_silence_votes`) taken no
+    further than the vote's count (§9.2, *the freeze on the coverage term*): a voter that
+    breaks its freeze does not pay its debt by announcing what its vote still holds back
+    everywhere."""
     if not silent:
         return held
     return tuple(min(h, silent.get(r, h)) for r, h in enumerate(held))
