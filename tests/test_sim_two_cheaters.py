@@ -16,7 +16,9 @@ read another table than its own (its claim of 6H from its waste, where the fold 
 was refused, retried and refused again, some 1,700 times in 424 s): the game never ended, and
 the audit named that honest member (``unavailable_card``). Since the coverage term is capped
 by every standing vote's freeze (``finality.standing_freezes``), the breaker's word past 16
-covers nothing, and the game ends with the honest members agreeing.
+covers nothing, and the game ends with the honest members agreeing. The breaker alone then
+held seat 0's later events back for good (a vote that never ends) until session 26: now it
+owes their cover and is voted out *withheld* (§9.2, *a vote for silence that never ends*).
 
 Second, found by the same scan and needing one cheater only: a member that sends one other
 member nothing of its own holds it in ``result`` for good (below).

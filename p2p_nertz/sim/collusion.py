@@ -16,7 +16,10 @@ others hear it and never join), never withdraws that vote, and announces, in its
 its events' frontiers, every event of ``target`` it holds, past its vote (an honest voter
 announces no more than its count, §9.2). The second is a :class:`~p2p_nertz.sim.Equivocation`
 of ``target``. A :class:`Withholder` sends one member nothing of its own (the others relay
-its events there), beside another withholder or a forker. :func:`simulate` runs a game with
+its events there), beside another withholder or a forker; run as links, withholders are links
+that fail one way for a while, and a :class:`LateVote` is an honest member's silence timer
+firing at a set time behind one (docs/protocol.md §9.2, *a vote for silence that never
+ends*; ``tests/test_sim_vote_never_ends.py``). :func:`simulate` runs a game with
 them and checks DESIGN.md §8 for the honest members; :func:`breaker_marks` lists each cheat's
 seat among the run's cheaters, so that the invariants do not hold it to the honest rules.
 """
