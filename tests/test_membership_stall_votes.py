@@ -25,7 +25,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.membership import Membership, SilenceTimers, recovered_withdrawals
 from p2p_nertz.protocol.state import GameState
 from tests.test_folds_dropped_past_cut import _spec
 
@@ -209,9 +209,9 @@ def test_a_vote_for_silence_on_a_member_heard_while_recovering_is_withdrawn_once
     assert not membership.withdraws(1, view.folds, recovering=True)
     assert not membership.withdraws(2, view.folds, recovering=True)
     assert membership.voted == {1: 5, 2: 5}
-    assert membership.recovered_withdrawals(view.folds) == [2]
+    assert recovered_withdrawals(membership, view.folds) == [2]
     assert membership.voted == {1: 5}
-    assert membership.recovered_withdrawals(view.folds) == []  # (once)
+    assert recovered_withdrawals(membership, view.folds) == []  # (once)
 
 
 def test_stall_scan_counts_our_vote_cast_earlier_in_the_same_scan() -> None:

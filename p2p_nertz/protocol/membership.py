@@ -33,7 +33,7 @@ from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase, Roster
 
-__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "waits_for"]
+__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "recovered_withdrawals", "waits_for"]
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``; a
 #: shuffle game's key, deal and open: its key, its stages, its secret).
@@ -158,8 +158,7 @@ class Membership:
         needed; a vote on proof of cheating or withholding stands, and so does one whose drop
         the final or the held events decide (or that a readmission not final yet may undo);
         while recovering it waits, and is withdrawn once we have recovered
-        (:meth:`recovered_withdrawals`): the member may be heard then only by its relayed
-        events, all fetched already (a link from it failing, §9.2)."""
+        (:func:`recovered_withdrawals`)."""
         if seat not in self.voted or seat in self.proven_seats:
             return False
         if recovering:
@@ -169,17 +168,6 @@ class Membership:
             return False
         del self.voted[seat]
         return True
-
-    def recovered_withdrawals(self, folds: Folds) -> list[int]:
-        """The members heard while we recovered whose vote for silence of ours is withdrawn
-        now that we have (taken out of our votes: the caller signs the withdrawals), in seat
-        order (:meth:`withdraws`' rule). Heard later only by a new message: a member whose
-        link to us fails is heard by its relayed events alone, and those we fetched while we
-        recovered; our vote, standing, would hold its later events back from finality
-        everywhere, and the others vote out a voter that lets it stand (§9.2, *a vote for
-        silence that never ends*)."""
-        heard, self.heard_recovering = self.heard_recovering, set()
-        return [q for q in sorted(heard) if self.withdraws(q, folds, recovering=False)]
 
     @staticmethod
     def _undecided(seat: int, folds: Folds) -> bool:
@@ -565,6 +553,18 @@ class Membership:
         self.proven_seats.discard(seat)
         self.proof.unproven.pop(seat, None)
         return True
+
+
+def recovered_withdrawals(membership: Membership, folds: Folds) -> list[int]:
+    """The members heard while ``membership``'s peer recovered whose vote for silence of its
+    is withdrawn now that it has (taken out of its votes: the caller signs the withdrawals), in
+    seat order (:meth:`Membership.withdraws`' rule). Heard later only by a new message: a
+    member whose link to us fails is heard by its relayed events alone, and those we fetched
+    while we recovered; our vote, standing, would hold its later events back from finality
+    everywhere, and the others vote out a voter that lets it stand (§9.2, *a vote for silence
+    that never ends*)."""
+    heard, membership.heard_recovering = membership.heard_recovering, set()
+    return [q for q in sorted(heard) if membership.withdraws(q, folds, recovering=False)]
 
 
 def _announced(
