@@ -8,7 +8,9 @@ announces nothing: the scan blamed it, and its vote stood for good, freezing our
 of its feed (none of its later events final anywhere) and capping its later votes (its proof
 vote on a cheater, whose drop needs every member left). :meth:`Membership.relieved` withdraws
 such a vote once the member has given what it owed when we voted. And what a member owes of a
-feed it voted out is nothing past its vote, whether that vote counts or is capped.
+feed it voted out withheld or on proof is nothing past its vote, whether that vote counts or
+is capped; a vote for silence on a member still in excuses nothing (session 26, §9.2, *a vote
+for silence that never ends*).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.membership import Membership, SilenceTimers, recovered_withdrawals
 from p2p_nertz.protocol.state import GameState
 from tests.test_folds_dropped_past_cut import _spec
 
@@ -125,22 +127,91 @@ def test_vote_for_silence_is_not_withdrawn_as_a_stall_vote() -> None:
     assert view.membership.voted == {1: 5}
 
 
-@pytest.mark.parametrize("capped", [False, True])
-def test_stall_scan_asks_no_cover_of_a_feed_the_member_voted_out(capped: bool) -> None:
-    """Seat 1 voted seat 2 out counting 3 of its 5 events: it announces no more of them, so it
-    owes no cover of them, whether its vote counts or is capped (it froze its announcements
-    all the same: seed 8067, where a cheater's vote, never withdrawn on the chain held here,
-    capped the proof vote of the member we then voted out for not covering more)."""
-    view = _View((5, 5, 3))
-    vote = Drop((5, 0, 3), 2, 3, DropReason.SILENT)
+def _voted(view: _View, reason: DropReason, *, capped: bool) -> None:
+    """Seat 1 stands voting seat 2 out, for ``reason``, counting 3 of its 5 events held here
+    (its vote ``capped`` or counted: either way it froze its announcements there)."""
+    vote = Drop((5, 0, 3), 2, 3, reason, 4 if reason is DropReason.EQUIVOCATION else 0)
     roster = view.tentative.roster
     if capped:
         roster.frozen[2] = ((1, vote),)
     else:
         roster.votes[2] = ((1, vote),)
+
+
+@pytest.mark.parametrize("capped", [False, True])
+@pytest.mark.parametrize("reason", [DropReason.WITHHELD, DropReason.EQUIVOCATION])
+def test_stall_scan_asks_no_cover_of_a_feed_the_member_voted_out(
+    capped: bool, reason: DropReason
+) -> None:
+    """Seat 1 voted seat 2 out, withheld or on proof, counting 3 of its 5 events: it announces
+    no more of them, so it owes no cover of them, whether its vote counts or is capped (it
+    froze its announcements all the same: seed 8067, where a cheater's vote, never withdrawn on
+    the chain held here, capped the proof vote of the member we then voted out for not
+    covering more)."""
+    view = _View((5, 5, 3))
+    _voted(view, reason, capped=capped)
     assert view.scan(0.0) == []
     assert 1 not in view.membership.stall
     assert view.scan(2.5) == []
+
+
+@pytest.mark.parametrize("capped", [False, True])
+@pytest.mark.parametrize("word", [3, 5], ids=["keeps-its-freeze", "breaks-its-freeze"])
+def test_a_vote_for_silence_on_a_member_heard_excuses_no_cover(capped: bool, word: int) -> None:
+    """Seat 1 stands voting seat 2 out for silence counting 3 of its events, and we hold 5:
+    seat 2 spoke after the count, an honest voter hears it by those events and withdraws, and
+    a voter that lets its vote stand holds them back from finality everywhere (§9.2, *a vote
+    for silence that never ends*). It owes their cover, its ``word`` past its count covering
+    nothing, and is voted out *withheld* after ``phase_timeout``."""
+    view = _View((5, 5, word))
+    _voted(view, DropReason.SILENT, capped=capped)
+    assert view.scan(0.0) == []
+    assert view.membership.stall[1] == (0.0, 0, (0, 0, 5))
+    assert view.scan(2.5) == [1]
+
+
+def test_a_vote_for_silence_withdrawn_relieves_the_voter() -> None:
+    """The voter voted out for its cover of a member it had voted out for silence withdraws
+    that vote (it heard the member) and announces the member's events: our vote is withdrawn."""
+    view = _View((5, 5, 3))
+    _voted(view, DropReason.SILENT, capped=False)
+    assert view.scan(0.0) == []
+    assert view.scan(2.5) == [1]
+    assert view.relieved() == []  # (its vote still stands: its word is taken up to 3)
+    view.tentative.roster.votes[2] = ()  # its withdrawal held
+    view.cover((5, 5, 5))
+    assert view.relieved() == [1]
+
+
+def test_a_vote_for_silence_excuses_cover_where_the_held_votes_drop_the_member() -> None:
+    """Where the held votes drop the member, an honest voter does not withdraw
+    (``Membership.withdraws``) and announces past its count only once its final fold drops it
+    (§9.2, *the freeze on the coverage term*): it owes nothing past its count meanwhile."""
+    view = _View((5, 5, 3))
+    _voted(view, DropReason.SILENT, capped=False)
+    view.tentative.dropped = {2: 5}
+    assert view.scan(0.0) == []
+    assert 1 not in view.membership.stall
+    assert view.scan(2.5) == []
+
+
+def test_a_vote_for_silence_on_a_member_heard_while_recovering_is_withdrawn_once_recovered() -> (
+    None
+):
+    """A member heard while we recover (§9.6) is not withdrawn from then, but once we have
+    recovered: its relayed events, the only word of it where a link from it fails, were all
+    fetched meanwhile, and no new one may come before our vote holds the table back. A vote
+    on proof or *withheld* stands; a member not heard is not withdrawn."""
+    view = _View((5, 5, 5))
+    membership = view.membership
+    membership.voted = {1: 5, 2: 5}
+    membership.proven_seats.add(1)  # (on proof, or withheld: stands when heard)
+    assert not membership.withdraws(1, view.folds, recovering=True)
+    assert not membership.withdraws(2, view.folds, recovering=True)
+    assert membership.voted == {1: 5, 2: 5}
+    assert recovered_withdrawals(membership, view.folds) == [2]
+    assert membership.voted == {1: 5}
+    assert recovered_withdrawals(membership, view.folds) == []  # (once)
 
 
 def test_stall_scan_counts_our_vote_cast_earlier_in_the_same_scan() -> None:

@@ -16,7 +16,9 @@ read another table than its own (its claim of 6H from its waste, where the fold 
 was refused, retried and refused again, some 1,700 times in 424 s): the game never ended, and
 the audit named that honest member (``unavailable_card``). Since the coverage term is capped
 by every standing vote's freeze (``finality.standing_freezes``), the breaker's word past 16
-covers nothing, and the game ends with the honest members agreeing.
+covers nothing, and the game ends with the honest members agreeing. The breaker alone then
+held seat 0's later events back for good (a vote that never ends) until session 26: now it
+owes their cover and is voted out *withheld* (§9.2, *a vote for silence that never ends*).
 
 Second, found by the same scan and needing one cheater only: a member that sends one other
 member nothing of its own holds it in ``result`` for good (below).
@@ -25,10 +27,10 @@ member nothing of its own holds it in ``result`` for good (below).
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import pytest
 
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.sim import SimResult
 from p2p_nertz.sim.collusion import game, simulate
 
@@ -40,11 +42,15 @@ FORKER, BREAKER = 0, 1
 MAX_TIME = 40.0
 
 
-@functools.cache  # (the breaker alone is read by two tests: played once)
-def _play(*, fork: bool = True, breaker: bool = True) -> SimResult:
+#: The breaker alone: voted out at 9.6 s, it rejoins the extra round its forfeit gives and is
+#: voted out again at 25.5 s (it breaks its freeze there too); the game ends at 62.6 s.
+ALONE_TIME = 90.0
+
+
+def _play(*, fork: bool = True, breaker: bool = True, max_time: float = MAX_TIME) -> SimResult:
     config, breakers = game("vouch", 0, 4, 6)
     faults = config.faults if fork else dataclasses.replace(config.faults, equivocations=())
-    config = dataclasses.replace(config, faults=faults, max_time=MAX_TIME)
+    config = dataclasses.replace(config, faults=faults, max_time=max_time)
     return simulate(config, breakers if breaker else ())
 
 
@@ -71,29 +77,38 @@ def test_the_fork_alone_leaves_the_honest_members_agreeing() -> None:
     assert _named(result) <= {FORKER, BREAKER}
 
 
-def test_the_breaker_alone_holds_the_table_back_but_splits_nobody() -> None:
+def test_the_breaker_alone_is_voted_out_and_the_honest_members_end_the_game() -> None:
     """The breaker's word past its count covers nothing (§9.2, *the freeze on the coverage
-    term*), so it holds the finality of seat 0's later events as a voter that keeps its freeze
-    and never withdraws does (§13, *A vote that never ends*): a stall, every peer at one
-    stable time, no other invariant broken, nobody honest named."""
-    result = _play(fork=False)
-    assert not result.finished
-    assert [v.split(":")[0] for v in result.violations] == ["termination"]
-    stables = {p._chains.finality.stable for p in result.peers if p is not None}
-    assert len(stables) == 1
-    assert _named(result) <= {FORKER, BREAKER}
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (session 25): a voter that votes a heard member out for silence and never "
-    "withdraws holds the finality of the member's later events for good, its freeze kept or "
-    "broken (docs/protocol.md §13, A vote that never ends)",
-)
-def test_the_breaker_alone_leaves_the_honest_members_ending_the_game() -> None:
-    result = _play(fork=False)
+    term*), so its vote, standing with no majority, held the finality of seat 0's later events
+    for good (§13, *A vote that never ends*, until session 26). Now it owes the honest members
+    its cover of those events as any member does (§9.2, *a vote for silence that never ends*):
+    they vote it out *withheld*, and the game ends with them agreeing, the audit naming the
+    breaker alone."""
+    result = _play(fork=False, max_time=ALONE_TIME)
     assert result.finished
     assert result.violations == []
+    report = result.audit
+    assert report is not None
+    assert {d.seat for d in report.drops} == {BREAKER}
+    assert _named(result) <= {BREAKER}
+    for peer in result.peers:
+        assert peer is not None
+        assert set(peer.final.dropped) == {BREAKER}
+        if peer.seat == BREAKER:
+            continue
+        # Every honest member voted the breaker out for withholding its cover, and none voted
+        # out the member the breaker voted on.
+        votes = _votes(result, peer.seat)
+        assert (BREAKER, DropReason.WITHHELD) in votes
+        assert not any(seat == FORKER for seat, _ in votes)
+
+
+def _votes(result: SimResult, seat: int) -> set[tuple[int, DropReason]]:
+    """The ``drop`` events ``seat`` signed in the run: (member, reason)."""
+    peer = result.peers[seat]
+    assert peer is not None
+    bodies = (parse_body(m.kind, m.body, result.spec.seats) for m in peer._author.feeds[seat])
+    return {(b.seat, b.reason) for b in bodies if isinstance(b, Drop)}
 
 
 def test_a_freeze_breaker_and_a_fork_together_leave_the_honest_members_playing_on() -> None:

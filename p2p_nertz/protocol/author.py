@@ -33,7 +33,7 @@ from p2p_nertz.protocol.effects import Send, Suspected
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.membership import WAITING_PHASES
+from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.share_waits import ShareWaits
@@ -451,6 +451,9 @@ class Author:
         for seat, fork_seq in self.membership.deferred_forks:
             self.vote_fork(seat, fork_seq, now)
         self.membership.deferred_forks.clear()
+        for q in recovered_withdrawals(self.membership, self.chains.folds):
+            if not self.left:  # (heard while we recovered: §9.2)
+                self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
         if not own:
             self.emit(Join(self.frontier()), now)  # (the log lost even our join, or had none)
         return True

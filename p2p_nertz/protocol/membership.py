@@ -31,9 +31,9 @@ from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
-from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.state import GameState, Phase, Roster
 
-__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "waits_for"]
+__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "recovered_withdrawals", "waits_for"]
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``; a
 #: shuffle game's key, deal and open: its key, its stages, its secret).
@@ -109,6 +109,8 @@ class Membership:
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
+        #: seats heard while we recovered with a vote of ours for silence on them standing
+        self.heard_recovering: set[int] = set()
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
     def frontier(
@@ -157,8 +159,12 @@ class Membership:
         votes: the caller signs the withdrawal). A vote for silence only counts while still
         needed; a vote on proof of cheating or withholding stands, and so does one whose drop
         the final or the held events decide (or that a readmission not final yet may undo);
-        while recovering it waits (heard again later, it is withdrawn then)."""
-        if seat not in self.voted or recovering or seat in self.proven_seats:
+        while recovering it waits, and is withdrawn once we have recovered
+        (:func:`recovered_withdrawals`)."""
+        if seat not in self.voted or seat in self.proven_seats:
+            return False
+        if recovering:
+            self.heard_recovering.add(seat)  # (withdrawn once recovered: Author.recovered)
             return False
         if not self._undecided(seat, folds):
             return False
@@ -404,11 +410,12 @@ class Membership:
             owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
             if owed_feed <= len(feeds[q]):
                 owed_feed = 0
-            held = finality.held_by[q]
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
-            due = _due(q, counts, view, held)
+            silent = _silence_votes(view.roster, q)
+            held = _cover(finality.held_by[q], silent)
+            due = _due(q, counts, view, held, silent)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = stall.get(q)
@@ -453,11 +460,12 @@ class Membership:
                 # (Proven to fork since: the vote stands, as one on proof would.)
                 del self.stall_votes[q]
                 continue
-            held = finality.held_by[q]
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
-            due = _due(q, counts, view, held)
+            silent = _silence_votes(view.roster, q)
+            held = _cover(finality.held_by[q], silent)
+            due = _due(q, counts, view, held, silent)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]
@@ -549,6 +557,18 @@ class Membership:
         return True
 
 
+def recovered_withdrawals(membership: Membership, folds: Folds) -> list[int]:
+    """The members heard while ``membership``'s peer recovered whose vote for silence of its
+    is withdrawn now that it has (taken out of its votes: the caller signs the withdrawals), in
+    seat order (:meth:`Membership.withdraws`' rule). Heard later only by a new message: a
+    member whose link to us fails is heard by its relayed events alone, and those we fetched
+    while we recovered; our vote, standing, would hold its later events back from finality
+    everywhere, and the others vote out a voter that lets it stand (§9.2, *a vote for silence
+    that never ends*)."""
+    heard, membership.heard_recovering = membership.heard_recovering, set()
+    return [q for q in sorted(heard) if membership.withdraws(q, folds, recovering=False)]
+
+
 def _announced(
     feeds: Sequence[Sequence[object]], voted: dict[int, int], dropped: dict[int, int], seat: int
 ) -> list[int]:
@@ -574,19 +594,62 @@ def _announced(
     return held
 
 
-def _due(q: int, counts: list[int | None], view: GameState, held: Sequence[int]) -> list[int]:
+def _due(
+    q: int,
+    counts: list[int | None],
+    view: GameState,
+    held: Sequence[int],
+    silent: dict[int, int],
+) -> list[int]:
     """What of each feed member ``q`` must cover now (``counts``: :meth:`Membership._counts`),
-    unless ``q`` voted that member out in the held ``view`` (it then announces no more than its
-    vote, whether that vote counts or is capped: §9.2). Worked out afresh at each scan: a
-    target set earlier on a feed that stopped counting (a member dropped, or voted out by
-    ``q``) is met."""
+    unless ``q`` voted that member out in the held ``view`` withheld or on proof (it then
+    announces no more than its vote, whether that vote counts or is capped: §9.2), or for
+    silence where the held view drops the member. Worked out afresh at each scan: a target set
+    earlier on a feed that stopped counting (a member dropped, or voted out by ``q``) is met.
+    (``silent``: ``q``'s votes for silence standing in ``view``, :func:`_silence_votes`.)
+
+    A vote of ``q``'s for silence on a member still in excuses nothing (§9.2, *a vote for
+    silence that never ends*): we hold that member's events past the vote's count, so it
+    spoke, and an honest ``q`` fetches them from whoever announces them (us among them),
+    hears the member so and withdraws within a round trip; its cover then rises. A voter
+    that lets it stand holds those events back from finality everywhere, for good."""
     # (A capped vote of q's freezes q's announcements all the same: soak seed 8067, where the
     # cheater's vote, never withdrawn on its chain held here, capped q's proof vote on it, and
     # we voted q out for not covering more.)
+    roster = view.roster
     return [
-        0 if count is None or r == q or (held[r] < count and view.roster.stands(q, r)) else count
+        0
+        if count is None
+        or r == q
+        or (held[r] < count and roster.stands(q, r) and (r not in silent or r in roster.dropped))
+        else count
         for r, count in enumerate(counts)
     ]
+
+
+def _silence_votes(roster: Roster, voter: int) -> dict[int, int]:
+    """Each member that ``voter`` stands voting out for silence in ``roster`` (counted or
+    capped, not withdrawn: :meth:`Roster.stands`), and the count its vote quotes."""
+    out: dict[int, int] = {}
+    if not roster.votes and not roster.frozen:
+        return out  # (no vote: the common case, asked per member and scan)
+    for ballots in (roster.votes, roster.frozen):
+        for target, standing in ballots.items():
+            for v, body in standing:
+                if v == voter and body.reason is DropReason.SILENT:
+                    out[target] = body.last_seq
+    return out
+
+
+def _cover(held: Sequence[int], silent: dict[int, int]) -> Sequence[int]:
+    """What a member is known to hold of each feed (``held``: ``Finality.held_by``), its word
+    on a member it stands voting out for silence (``silent``: :func:`_silence_votes`) taken no
+    further than the vote's count (§9.2, *the freeze on the coverage term*): a voter that
+    breaks its freeze does not pay its debt by announcing what its vote still holds back
+    everywhere."""
+    if not silent:
+        return held
+    return tuple(min(h, silent.get(r, h)) for r, h in enumerate(held))
 
 
 def _progress(

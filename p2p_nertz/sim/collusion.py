@@ -16,7 +16,10 @@ others hear it and never join), never withdraws that vote, and announces, in its
 its events' frontiers, every event of ``target`` it holds, past its vote (an honest voter
 announces no more than its count, §9.2). The second is a :class:`~p2p_nertz.sim.Equivocation`
 of ``target``. A :class:`Withholder` sends one member nothing of its own (the others relay
-its events there), beside another withholder or a forker. :func:`simulate` runs a game with
+its events there), beside another withholder or a forker; run as links, withholders are links
+that fail one way for a while, and a :class:`LateVote` is an honest member's silence timer
+firing at a set time behind one (docs/protocol.md §9.2, *a vote for silence that never
+ends*; ``tests/test_sim_vote_never_ends.py``). :func:`simulate` runs a game with
 them and checks DESIGN.md §8 for the honest members; :func:`breaker_marks` lists each cheat's
 seat among the run's cheaters, so that the invariants do not hold it to the honest rules.
 """
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MIXES",
     "FreezeBreaker",
+    "LateVote",
     "Withholder",
     "breaker_marks",
     "game",
@@ -79,14 +83,30 @@ class Withholder:
 @dataclass(frozen=True, slots=True)
 class FreezeBreaker:
     """Seat ``seat`` votes ``target`` out for silence at ``at`` (simulated seconds), never
-    withdraws it, and announces all it holds of ``target``'s feed past its vote."""
+    withdraws it, and announces all it holds of ``target``'s feed past its vote (``breaks``;
+    else it keeps its freeze, announcing no more than its vote counts, as an honest voter)."""
+
+    seat: int
+    target: int
+    at: float
+    breaks: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LateVote:
+    """Seat ``seat``'s honest core votes ``target`` out for silence at ``at``, as its timer
+    does when it has heard nothing of ``target`` for ``drop_after`` (a link from ``target``
+    failing while ``target`` signs nothing for that long); nothing else of it changes: it
+    withdraws the vote when it hears ``target`` again (docs/protocol.md §9.2). Not a cheat."""
 
     seat: int
     target: int
     at: float
 
 
-def breaker_marks(cheats: Sequence[FreezeBreaker | Withholder]) -> tuple[VoteFlapper, ...]:
+def breaker_marks(
+    cheats: Sequence[FreezeBreaker | Withholder],
+) -> tuple[VoteFlapper, ...]:
     """Cheats that do nothing (no flap) but name each cheat's seat among the run's cheaters
     (``Faults.cheaters``: the invariants hold cheaters to no honest rule): put them in
     ``Faults.deck_cheats``."""
@@ -96,22 +116,32 @@ def breaker_marks(cheats: Sequence[FreezeBreaker | Withholder]) -> tuple[VoteFla
     )
 
 
-def install(peer: Peer, cheat: FreezeBreaker) -> None:
-    """Make ``peer`` (``cheat.seat``'s core) break its freeze on ``cheat.target`` from now on
-    (the simulator's cheat reaches into the core on purpose, as :mod:`p2p_nertz.sim.cheats`)."""
+def install(peer: Peer, cheat: FreezeBreaker | LateVote) -> None:
+    """Make ``peer`` (``cheat.seat``'s core) break its freeze on ``cheat.target`` from now on,
+    or vote it out once (a :class:`LateVote`) (the simulator's cheat reaches into the core on
+    purpose, as :mod:`p2p_nertz.sim.cheats`)."""
     author = peer._author
     membership = author.membership
     honest_liveness = author.liveness
+    once = isinstance(cheat, LateVote)
+    done: list[bool] = []
 
     def liveness(now: float) -> None:
         honest_liveness(now)
         final = author.final
-        if now < cheat.at or author.left or cheat.target in membership.voted:
+        if now < cheat.at or author.left or cheat.target in membership.voted or done:
             return
         if cheat.target in final.dropped or peer.seat in final.dropped:
             return
-        membership.proven_seats.add(cheat.target)  # never withdrawn when heard again
+        if once:
+            done.append(True)  # (and withdrawn as the honest code does)
+        else:
+            membership.proven_seats.add(cheat.target)  # never withdrawn when heard again
         author.vote(cheat.target, DropReason.SILENT, now)
+
+    author.liveness = liveness  # type: ignore[method-assign]
+    if isinstance(cheat, LateVote) or not cheat.breaks:
+        return
 
     def frontier(feeds: Sequence[Sequence[object]], dropped: dict[int, int]) -> tuple[int, ...]:
         # Every feed's length, as if no vote of ours froze any (past a final drop's cut as
@@ -121,18 +151,17 @@ def install(peer: Peer, cheat: FreezeBreaker) -> None:
             membership.announced_held[q] = max(membership.announced_held[q], h)
         return tuple(held)
 
-    author.liveness = liveness  # type: ignore[method-assign]
     membership.frontier = frontier  # type: ignore[method-assign]
 
 
 class _Simulation(Simulation):
-    """A simulation whose freeze breakers are installed on start and on each restart, and
-    whose withholders' sends to their victims are left out."""
+    """A simulation whose freeze breakers (and late votes) are installed on start and on each
+    restart, and whose withholders' sends to their victims are left out."""
 
     def __init__(
         self,
         config: SimConfig,
-        breakers: Sequence[FreezeBreaker],
+        breakers: Sequence[FreezeBreaker | LateVote],
         withholders: Sequence[Withholder] = (),
     ) -> None:
         self.breakers = tuple(breakers)  # (before the constructor installs the cheats)
@@ -163,13 +192,17 @@ class _Simulation(Simulation):
 
 
 def simulate(
-    config: SimConfig, cheats: Sequence[FreezeBreaker | Withholder], *, links: bool = False
+    config: SimConfig,
+    cheats: Sequence[FreezeBreaker | Withholder | LateVote],
+    *,
+    links: bool = False,
 ) -> SimResult:
     """Run ``config`` with ``cheats`` (breakers installed, withholders withholding) and check
     the invariants (``config``'s faults must list :func:`breaker_marks` of them, so that they
     count as cheaters). ``links``: the withholders are no cheaters but links that fail one
-    way (the withholder's connection to its victim, docs/protocol.md §4.7), every member held
-    to the honest members' rules (``config`` marks none of them)."""
+    way (the withholder's connection to its victim, docs/protocol.md §4.7), and the late votes
+    an honest member's timer, every member held to the honest members' rules (``config`` marks
+    none of them)."""
     from p2p_nertz.sim.invariants import check
 
     marked = set(config.faults.cheaters)
@@ -177,10 +210,10 @@ def simulate(
         if marked or any(isinstance(c, FreezeBreaker) for c in cheats):
             raise ValueError("a run of failing links has no cheater")
     else:
-        missing = [c.seat for c in cheats if c.seat not in marked]
+        missing = [c.seat for c in cheats if c.seat not in marked and not isinstance(c, LateVote)]
         if missing:
             raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
-    breakers = [c for c in cheats if isinstance(c, FreezeBreaker)]
+    breakers = [c for c in cheats if isinstance(c, FreezeBreaker | LateVote)]
     withholders = [c for c in cheats if isinstance(c, Withholder)]
     result = _Simulation(config, breakers, withholders).run()
     result.violations = check(result)
