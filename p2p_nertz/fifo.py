@@ -1,0 +1,65 @@
+"""A bounded memo that forgets its oldest entry first, at a constant cost per entry.
+
+The way such memos were written here, ``del memo[next(iter(memo))]`` before each insert once
+full, costs more with every insert: a dict keeps its deleted entries' slots at the front of its
+table until it grows again, and a fresh iterator walks over every one of them. A full memo of
+16,384 entries took ~20 µs an insert this way (about a signature's verify), one of 1,024
+~2 µs. :class:`Fifo` keeps the order of its keys beside the dict instead: a lookup is a plain
+dict's, an insert once full drops the oldest key in O(1).
+
+Pure: no I/O. What it keeps is what a memo may keep: losing an entry costs the work again,
+never a different answer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TypeVar
+
+__all__ = ["Fifo"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Fifo(dict[K, V]):
+    """A dict of at most ``size`` keys: :meth:`keep` drops the oldest first (the first kept).
+
+    Read it as a dict (``in``, ``get``, ``[]``, ``len``); add to it only with :meth:`keep`, and
+    empty it with :meth:`clear` (other changes would leave its order behind).
+
+    >>> memo = Fifo(2)
+    >>> for key in "abc":
+    ...     memo.keep(key, key.upper())
+    >>> memo
+    {'b': 'B', 'c': 'C'}
+    >>> memo.keep("b", "b")  # a key kept again keeps its place in the order
+    >>> memo.keep("d", "D")
+    >>> memo
+    {'c': 'C', 'd': 'D'}
+
+    Raises:
+        ValueError: ``size`` is below 1.
+    """
+
+    __slots__ = ("_order", "size")
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"a memo keeps at least one entry, not {size}")
+        super().__init__()
+        self.size = size
+        self._order: deque[K] = deque()
+
+    def keep(self, key: K, value: V) -> None:
+        """Remember ``value`` for ``key``, first forgetting the oldest key if full."""
+        if key not in self:
+            if len(self) >= self.size:
+                del self[self._order.popleft()]
+            self._order.append(key)
+        self[key] = value
+
+    def clear(self) -> None:
+        """Forget everything."""
+        super().clear()
+        self._order.clear()
