@@ -18,11 +18,11 @@ from typing import TypeVar
 
 __all__ = ["Fifo"]
 
-K = TypeVar("K")
-V = TypeVar("V")
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
 
 
-class Fifo(dict[K, V]):
+class Fifo(dict[_Key, _Value]):
     """A dict of at most ``size`` keys: :meth:`keep` drops the oldest first (the first kept).
 
     Read it as a dict (``in``, ``get``, ``[]``, ``len``); add to it only with :meth:`keep`, and
@@ -49,9 +49,9 @@ class Fifo(dict[K, V]):
             raise ValueError(f"a memo keeps at least one entry, not {size}")
         super().__init__()
         self.size = size
-        self._order: deque[K] = deque()
+        self._order: deque[_Key] = deque()
 
-    def keep(self, key: K, value: V) -> None:
+    def keep(self, key: _Key, value: _Value) -> None:
         """Remember ``value`` for ``key``, first forgetting the oldest key if full."""
         if key not in self:
             if len(self) >= self.size:

@@ -825,9 +825,7 @@ class _Pass:
             self.delivery.beat(message, seat)
             return
         log.events += 1
-        lamport = message.lamport
-        if lamport > log.reached:
-            log.reached = lamport
+        log.reached = max(log.reached, message.lamport)
         seq = message.seq
         nxt = log.next
         if seq == nxt[seat]:

@@ -428,7 +428,7 @@ class EnvelopeCache:
         size: how many entries each memo keeps at most.
     """
 
-    __slots__ = ("_authors", "_parsed", "_size", "_verified")
+    __slots__ = ("_authors", "_keep_parsed", "_keep_verified", "_parsed", "_size", "_verified")
 
     def __init__(self, size: int = 16384) -> None:
         if size < 1:
@@ -439,6 +439,9 @@ class EnvelopeCache:
         self._verified: Fifo[bytes, None] = Fifo(size)
         self._parsed: Fifo[bytes, Message] = Fifo(size)
         self._authors: Fifo[bytes, bool] = Fifo(size)
+        # Remember a message id verified, and a message parsed by its bytes (each one call).
+        self._keep_verified: Callable[[bytes, None], None] = self._verified.keep
+        self._keep_parsed: Callable[[bytes, Message], None] = self._parsed.keep
 
     def __repr__(self) -> str:
         return (
@@ -460,12 +463,6 @@ class EnvelopeCache:
             usable = is_valid_peer_id(author)
             authors.keep(author, usable)
         return usable
-
-    def _keep_verified(self, message_id: bytes) -> None:
-        self._verified.keep(message_id, None)
-
-    def _keep_parsed(self, raw: bytes, message: Message) -> None:
-        self._parsed.keep(raw, message)
 
 
 def encode_message(
@@ -526,7 +523,7 @@ def encode_message(
         # Signed here, so its signature holds: decoding these bytes (the peer delivers its own
         # events by the remote path) need not parse them again nor verify (~0.15 ms) before the
         # claim can be sent.
-        cache._keep_verified(message.id)
+        cache._keep_verified(message.id, None)
         cache._keep_parsed(wire, message)
     return wire
 
@@ -572,7 +569,7 @@ def verify_batch(
         if message.id in verified or verify(
             message.author, message.signature, SIGNATURE_DOMAIN + message.payload
         ):
-            cache._keep_verified(message.id)
+            cache._keep_verified(message.id, None)
             cache._keep_parsed(data, message)
             kept.append((data, message))
     return kept
@@ -641,7 +638,7 @@ def decode_message(
             if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
             if cache is not None:
-                cache._keep_verified(message.id)
+                cache._keep_verified(message.id, None)
         if not cached and cache is not None:
             cache._keep_parsed(raw, message)  # only verified ones: strangers cannot fill it
     except _Rejected as rejected:
