@@ -52,12 +52,15 @@ class Fifo(dict[_Key, _Value]):
         self._order: deque[_Key] = deque()
 
     def keep(self, key: _Key, value: _Value) -> None:
-        """Remember ``value`` for ``key``, first forgetting the oldest key if full."""
-        if key not in self:
-            if len(self) >= self.size:
-                del self[self._order.popleft()]
-            self._order.append(key)
+        """Remember ``value`` for ``key``, forgetting the oldest key if that makes one too
+        many."""
+        held = len(self)
         self[key] = value
+        if len(self) > held:  # (a new key: one lookup, not two)
+            order = self._order
+            order.append(key)
+            if held >= self.size:
+                del self[order.popleft()]
 
     def clear(self) -> None:
         """Forget everything."""
