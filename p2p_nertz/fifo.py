@@ -3,9 +3,9 @@
 The way such memos were written here, ``del memo[next(iter(memo))]`` before each insert once
 full, costs more with every insert: a dict keeps its deleted entries' slots at the front of its
 table until it grows again, and a fresh iterator walks over every one of them. A full memo of
-16,384 entries took ~20 µs an insert this way (about a signature's verify), one of 1,024
-~2 µs. :class:`Fifo` keeps the order of its keys beside the dict instead: a lookup is a plain
-dict's, an insert once full drops the oldest key in O(1).
+16,384 entries took ~3.6 µs an insert this way in the steady state (docs/latency.md, session
+26). :class:`Fifo` keeps the order of its keys beside the dict instead, from the moment it is
+first full: a lookup is a dict's, an insert once full drops the oldest key in O(1).
 
 Pure: no I/O. What it keeps is what a memo may keep: losing an entry costs the work again,
 never a different answer.
@@ -56,11 +56,15 @@ class Fifo(dict[_Key, _Value]):
         many."""
         held = len(self)
         self[key] = value
-        if len(self) > held:  # (a new key: one lookup, not two)
+        if held >= self.size and len(self) > held:  # (full, and a new key: one lookup)
             order = self._order
-            order.append(key)
-            if held >= self.size:
-                del self[order.popleft()]
+            if order:
+                order.append(key)
+            else:
+                # First full: the order is the dict's own, the new key last. Until then it
+                # is not kept at all (a memo that never fills pays nothing for it).
+                order.extend(self)
+            del self[order.popleft()]
 
     def clear(self) -> None:
         """Forget everything."""
