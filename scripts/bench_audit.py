@@ -12,7 +12,9 @@ process, so the envelope codec's caches start cold, as for a real audit:
 * **memory**: the peak of Python allocations (tracemalloc) while auditing a log of about
   100,000 events (a long solo game) cut at 10%, 25% and 50% and whole, to show it stays
   flat: the audit streams the records; past the codec's bounded caches it keeps a few bytes
-  per event (the ids that reveal a fork between logs).
+  per event (the ids that reveal a fork between logs). Then the throughput at the same cuts
+  (no tracemalloc; the reference is the bare verify of the log's first 2,000 messages): the
+  events per second must not fall as the log grows.
 
     .venv/bin/python scripts/bench_audit.py                # generates the logs (~2 minutes)
     .venv/bin/python scripts/bench_audit.py --dir /tmp/b   # keep the logs for the next run
@@ -89,6 +91,9 @@ def _prefixes(path: Path, fractions: tuple[float, ...]) -> list[Path]:
     return out
 
 
+_REFERENCE = 2000  # mode "along": the first log's messages verified bare for the reference
+
+
 def _worker(mode: str, paths: list[str]) -> None:
     """Run in a fresh process: print one JSON object of figures."""
     from p2p_nertz.audit import LogSource, audit
@@ -130,6 +135,8 @@ def _worker(mode: str, paths: list[str]) -> None:
                 payload, signature = msgpack.unpackb(record.data)
                 author = msgpack.unpackb(payload)[2]
                 messages.append((author, signature, SIGNATURE_DOMAIN + payload))
+                if mode == "along" and len(messages) == _REFERENCE:
+                    break  # (a rate per message: a long log's first ones say it)
 
     # CPU time of this process, not wall time: the machine is shared, and another process
     # taking the core for a while would otherwise count against whichever side it fell on.
@@ -245,6 +252,16 @@ def main() -> int:
             "  (the peak holds the codec's bounded caches, filled by ~16k events, plus the "
             "audit's few bytes per event for the ids that reveal forks across logs)"
         )
+        # The events per second along the same game, without tracemalloc: flat, or the audit
+        # does more per event the longer the log (session 26: the codec's full caches did).
+        print("throughput along the long game (one cold audit each, the same cuts):")
+        rates = [_run("along", [p]) for p in sizes]
+        for figures in rates:
+            ratio = figures["events"] / figures["seconds"] / figures["verify_per_s"]
+            print(
+                f"  {figures['events']:7.0f} events  {figures['events'] / figures['seconds']:6.0f}"
+                f" events/s  ratio to libsodium's bare verify {ratio:.3f}"
+            )
     return 0
 
 

@@ -107,6 +107,7 @@ from p2p_nertz.audit.notation import event_text
 from p2p_nertz.audit.report import AuditReport, DropReport, FoldStep, LogInfo, RoundReport
 from p2p_nertz.audit.views import View, compare, may_split
 from p2p_nertz.errors import InvalidRulesError, NertzError
+from p2p_nertz.fifo import Fifo
 from p2p_nertz.logfile.format import (
     RECORD_NOTE,
     RECORD_RECEIVED_EVENT,
@@ -494,13 +495,23 @@ def _find_spec(
     # a log of another game among a game's logs is that one's wrong_log, not the others'.
     held = Counter(look.game_ids)
     found: list[GameSpec] = []
+    # Every log of a game starts with the same note: each distinct one is parsed once (its
+    # members' keys checked once), not once per log; a note that is no spec is still named in
+    # every log that holds it.
+    parsed: dict[bytes, GameSpec | InvalidRulesError] = {}
     for name, data in look.notes:
-        try:
-            found.append(GameSpec.from_wire(data))
-        except InvalidRulesError as exc:
+        spec = parsed.get(data)
+        if spec is None:
+            try:
+                spec = GameSpec.from_wire(data)
+                found.append(spec)
+            except InvalidRulesError as exc:
+                spec = exc
+            parsed[data] = spec
+        if isinstance(spec, InvalidRulesError):
             problems.append(
                 Finding(
-                    FindingKind.UNREADABLE, f"the spec note is not a game spec: {exc}", log=name
+                    FindingKind.UNREADABLE, f"the spec note is not a game spec: {spec}", log=name
                 )
             )
     for specs in (found, candidates):
@@ -660,7 +671,7 @@ class _Pass:
         # copy of it in another log) decodes to the very message verify_batch kept, or the
         # first copy decoded. A hit skips the call and its checks; a miss (or a copy too far
         # behind) decodes.
-        self.recent: dict[bytes, _Decoded] = {}
+        self.recent: Fifo[bytes, _Decoded] = Fifo(_RECENT)
 
     def run(self) -> None:
         try:
@@ -815,7 +826,12 @@ class _Pass:
             return
         log.events += 1
         log.reached = max(log.reached, message.lamport)
-        self._count(log, seat, message.seq)
+        seq = message.seq
+        nxt = log.next
+        if seq == nxt[seat]:
+            nxt[seat] = seq + 1  # (Logs.count's usual case, without the call: the next event)
+        else:
+            self._count(log, seat, seq)
         if self._receive(message, seat, log):
             self.fold.ready(self.feeds)
 
@@ -870,10 +886,7 @@ class _Pass:
         """Keep a message decoded (or verified ahead: its author is in the roster), by its
         bytes, for the next copies (:attr:`recent`)."""
         known = (message, message.is_event, self.roster[message.author])
-        recent = self.recent
-        if len(recent) >= _RECENT:
-            del recent[next(iter(recent))]
-        recent[data] = known
+        self.recent.keep(data, known)
         return known
 
     def _finish(self) -> None:

@@ -412,8 +412,16 @@ def decode_record(payload: bytes | bytearray | memoryview) -> Record:
 _RECORD_KINDS = {int(kind): kind for kind in RecordKind}
 # The kinds whose data is a message (every kind but a note), and the CRC-32 of each kind's
 # byte, from which a frame's checksum continues over the message (LogDecoder._good_frames).
-_MESSAGE_KINDS = {int(kind): kind for kind in RecordKind if kind is not RecordKind.NOTE}
-_KIND_SUMS = {code: zlib.crc32(bytes([code])) for code in _MESSAGE_KINDS}
+_MESSAGE_KINDS = {
+    int(kind): (kind, zlib.crc32(bytes([kind])))
+    for kind in RecordKind
+    if kind is not RecordKind.NOTE
+}
+# The CRC-32 of a frame's length field, by the length (a function of it alone: the field is the
+# length's four bytes): remembered for the lengths of messages, a few hundred distinct ones, so
+# that a frame's length is checked by a lookup (LogDecoder._good_frames).
+_LENGTH_SUMS: dict[int, int] = {}
+_LENGTH_SUMS_KEPT = 1 << 13  # lengths below this are remembered (at most that many entries)
 
 
 def _message_record(kind: RecordKind, data: bytes) -> Record:
@@ -622,7 +630,7 @@ class LogDecoder:
         tail = _U32.unpack_from
         crc32 = zlib.crc32
         kinds = _MESSAGE_KINDS
-        kind_sums = _KIND_SUMS
+        length_sums = _LENGTH_SUMS
         new, set_kind, set_data, set_name = _new_record, _set_kind, _set_data, _set_name
         add = out.append
         n = len(raw)
@@ -633,13 +641,18 @@ class LogDecoder:
             end = i + _HEAD_SIZE + length + 4
             if n < end or length < 2 or length > MAX_PAYLOAD_SIZE:
                 break
-            code = raw[i + _HEAD_SIZE]
-            kind = kinds.get(code)
-            if kind is None or crc32(raw[i : i + 4]) != length_sum:
+            known = kinds.get(raw[i + _HEAD_SIZE])
+            if known is None:
                 break
+            if length_sums.get(length) != length_sum:
+                if crc32(raw[i : i + 4]) != length_sum:
+                    break
+                if length < _LENGTH_SUMS_KEPT:
+                    length_sums[length] = length_sum
+            kind, kind_sum = known
             data = raw[i + _HEAD_SIZE + 1 : end - 4]
             # The payload's checksum: the kind byte's, continued over the message.
-            if crc32(data, kind_sums[code]) != tail(raw, end - 4)[0]:
+            if crc32(data, kind_sum) != tail(raw, end - 4)[0]:
                 break
             record = new(Record)  # what _message_record does, without a call per record
             set_kind(record, kind)
