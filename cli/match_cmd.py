@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from importlib import resources
 from typing import Any
 
 from cli.args import EXIT_OK, add_rules_arguments, players_from, positive, rules_from, seed_arg
 from p2p_nertz import __version__
+from p2p_nertz.rules.book import RULE_BOOK, rule_book
 
 __all__ = ["RULES_FILE", "add_parsers", "rules_text"]
 
@@ -51,14 +51,13 @@ def add_parsers(sub: Any) -> None:
         p.set_defaults(func=_cmd_match)
 
 
-RULES_FILE = ("p2p_nertz.rules", "rules.md")
+RULES_FILE = RULE_BOOK
 """Where the rule book ships: package data of the rules engine (docs/rules.md points there)."""
 
 
 def rules_text() -> str:
     """The rule book, as the installed package holds it."""
-    package, name = RULES_FILE
-    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return rule_book()
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:

@@ -87,7 +87,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui.view import bots_hint
 from p2p_nertz.web.terminal import PageTerminal
 
-__all__ = ["DEFAULT_BOT_SPEED", "add_parser"]
+__all__ = ["DEFAULT_BOT_SPEED", "add_parser", "bots_game"]
 
 DEFAULT_BOT_SPEED = 1
 """The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
@@ -270,19 +270,21 @@ def _per_bot(text: str, bots: int, what: str, check: Callable[[str], bool]) -> l
     return values
 
 
-def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
+def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
+    """The keys and the spec of a game against bots (``nertz play --bots``, its arguments
+    parsed): the player's name, ``bot1``…; with ``--seed`` the same each time (a test makes
+    the spec a spectator admits by before the game starts: tests/test_web_watch.py).
+
+    Raises:
+        NertzError: a bad ``--name`` or number of bots, rules the table cannot have.
+    """
     if args.rounds is None and args.target is None:
         args.rounds = 1
     rules = rules_from(args)
-    config = liveness_from(args)
     players = args.bots + 1
     if not 2 <= players <= 8:
         raise NertzError(f"a table has 2 to 8 players: give --bots 1 to 7, not {args.bots}")
     rules.validate_players(players)
-    strategies = _per_bot(args.strategy, args.bots, "strategy", lambda s: s in STRATEGIES)
-    speeds = _per_bot(
-        args.speed, args.bots, "speed (1-10)", lambda s: s.isdigit() and 1 <= int(s) <= 10
-    )
     name = (args.name or "you").strip()
     if not name or len(name) > 16 or not name.isprintable():
         raise NertzError(f"--name wants 1 to 16 printable characters, not {args.name!r}")
@@ -296,6 +298,16 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         rules,
         derive_seed(b"nertz-play-game", seed)[:16],
         deal=deal_from(args),
+    )
+    return identities, spec
+
+
+def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
+    config = liveness_from(args)
+    identities, spec = bots_game(args)
+    strategies = _per_bot(args.strategy, args.bots, "strategy", lambda s: s in STRATEGIES)
+    speeds = _per_bot(
+        args.speed, args.bots, "speed (1-10)", lambda s: s.isdigit() and 1 <= int(s) <= 10
     )
     workdir, spec_path = game_dir(args.dir, "play", spec)
     human = identities[0]

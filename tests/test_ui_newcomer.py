@@ -24,7 +24,7 @@ from p2p_nertz.ui.tracker import (
     WAITING_ON_YOU,
     status_line,
 )
-from p2p_nertz.ui.view import Board, bots_hint, how_to_play, tie_words
+from p2p_nertz.ui.view import Board, bots_hint, how_to_play, open_move_words, tie_words
 from p2p_nertz.web.model import view_json
 
 #: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
@@ -63,7 +63,9 @@ def test_a_pass_with_a_card_move_open_is_taken_and_names_the_move() -> None:
     # Either words mark a pass: once it is stale, the status line says so.
     passed, _ = table.play(0, Move.pass_())
     assert status_line(passed, 0, state.status) == state.status  # the pass stands
-    assert status_line(table, 0, state.status) == PASS_GONE  # (not stuck: it no longer does)
+    gone = status_line(table, 0, state.status)  # (not stuck: it no longer does)
+    assert gone.startswith("a lake card ended your pass") and "A♥ to the lake" in gone, gone
+    assert status_line(idle, 0, STUCK_WAITING) == PASS_GONE  # (nothing to name: pass again?)
     assert len(state.status) <= 80  # one row of the terminal
 
 
@@ -258,3 +260,44 @@ def test_the_header_keeps_whose_turn_and_who_you_are_in_80_columns() -> None:
         assert header.endswith("   ? help") and view.you() in header, header
         assert ("your turn" if seat == 0 else "turn: Alexander (seat 0)") in header, header
         assert header.startswith("p2p-nertz  round 1"), header
+
+
+def test_the_page_links_the_rule_book_and_the_terminal_names_its_command() -> None:
+    # The page's help ended with "nertz rules", a command a browser player has nowhere to type.
+    rules = Rules()
+    assert how_to_play(rules)[-1] == "The whole rule book: nertz rules (or docs/rules.md)."
+    page = how_to_play(rules, pointer=True)
+    assert "nertz rules" not in " ".join(page) and "rule book link below" in page[-1], page[-1]
+
+
+def test_the_pages_false_call_question_names_its_button_the_terminals_its_key() -> None:
+    table = table_from(ACE_ON_WASTE, IDLE)
+    state, actions = press(KeyState(), "x", Context(table, 0))
+    assert actions == []  # asked first: cards are left
+    view = _view(table=table, status=state.status)
+    assert "x again to call anyway" in render(view).text()
+    sent = view_json(view)["status"]
+    assert "click “yes, call Nerts” to call anyway" in sent and "x again" not in sent, sent
+    left, penalty = len(table.tableaux[0].nerts), table.rules.false_call_penalty
+    assert sent.startswith(f"{left} card(s) left in your Nerts pile"), sent
+    assert f"(false call: −{penalty})" in sent, sent
+
+
+def test_a_pass_says_in_words_what_a_move_takes_back() -> None:
+    # "(any move withdraws)": a newcomer asked what a move withdraws.
+    table = table_from(IDLE, IDLE)
+    status = press(KeyState(), "p", Context(table, 0))[0].status
+    assert status == STUCK_WAITING and "a move of yours takes your pass back" in status
+    assert "withdraws" not in status and len(status) <= 80
+
+
+def test_a_pass_ended_by_a_lake_card_names_a_card_that_plays_now() -> None:
+    # "stuck again?" after a lake card had a newcomer pass again with a card that now played.
+    table = table_from(ACE_ON_WASTE, IDLE)
+    tracker = Tracker(("you", "bot1"), seat=0)
+    tracker.notice(st.PassesStale(1, (0,), 1))
+    said = status_line(table, 0, STUCK_WAITING, rotated=tracker.rotated)
+    assert said.endswith("now you can play " + str(open_move_words(table, 0))), said
+    assert "A♥ to the lake" in said and "stuck again" not in said and len(said) <= 80, said
+    letters = status_line(table, 0, STUCK_WAITING, symbols=False)
+    assert letters.endswith("AH to the lake"), letters  # (--ascii: as the rest of the table)

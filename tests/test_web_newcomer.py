@@ -19,6 +19,7 @@ from helpers_rules import IDLE, table_from
 
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
+from p2p_nertz.rules.book import rule_book
 from p2p_nertz.ui import TableView
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import Paused, PeerNetwork
@@ -99,11 +100,14 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
         # Nerts! with cards left is asked about first: the button says what a second click does.
         call = driver.find_element("id", "call")
         call.click()
-        wait_for(driver, lambda d: "x again to call anyway" in status.text, "the question")
+        # (The page's question names its button, not the terminal's key.)
+        asked = "click “yes, call Nerts” to call anyway"
+        wait_for(driver, lambda d: asked in status.text, "the question")
+        assert "x again" not in status.text, status.text
         wait_for(driver, lambda d: call.text == "yes, call Nerts", "the button's question")
         ActionChains(driver).send_keys(Keys.ESCAPE).perform()
         wait_for(driver, lambda d: call.text == "Nerts!", "Esc: the call is not made")
-        assert "x again" not in status.text
+        assert "to call anyway" not in status.text
 
         # With the keyboard alone, the focused button is plain to see.
         ActionChains(driver).send_keys(Keys.TAB).perform()
@@ -150,7 +154,14 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
         assert "x calls" not in rules and "p passes" not in rules, rules
         piles = [k.text for k in driver.find_elements("css selector", "#help kbd.piles")]
         assert piles == ["4", "4"], piles  # the keys' list: this game's work piles
+        # The whole rule book: a link to the rules the program serves, not a command.
+        assert "nertz rules" not in rules and "rule book link below" in rules, rules
+        book = driver.find_element("id", "rule-book").get_attribute("href")
         driver.find_element("id", "help-close").click()
+        # The header says in words what its link and contrast button are.
+        link = driver.find_element("id", "link").text
+        assert link == "connected to your nertz program", link
+        assert driver.find_element("id", "contrast").text == "◐ high contrast"
         # An ace on top: the pass is taken (the rules allow it) and a move to the lake is
         # named (the lake's moves come first; the ace's, or the Nerts card's if it fits).
         pile, _ace = turn_until_ace(driver)
@@ -160,6 +171,11 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
             pile,
             status.text,
         )
+        # The rule book the help links: the package's, served by the player's own program.
+        driver.get(book)
+        text = wait_for(driver, lambda d: d.find_element("tag name", "body").text, "the book")
+        lines = [line.strip() for line in rule_book().splitlines() if line.strip()]
+        assert lines[0] in text and lines[-1] in text, text[:200]
 
 
 def test_web_the_reason_for_a_refused_move_stays_in_sight_on_a_short_window(

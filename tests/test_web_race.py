@@ -20,7 +20,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.ui import PlayMove, TableController
 from p2p_nertz.ui.tracker import WAITING_ON_YOU
-from p2p_nertz.ui.view import is_stuck_words
+from p2p_nertz.ui.view import is_stuck_words, page_status
 from p2p_nertz.web.model import Drop, KeyPress
 from p2p_nertz.web.picture import picture_of
 from p2p_nertz.web.table import WebFront
@@ -234,7 +234,8 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
         seat.take_action()
         asked = seat.table.view(seat.peer, net.now).status
         assert "x again to call anyway" in asked  # (cards are left: the controller asks first)
-        wait_for(driver, lambda d: status.text == asked, "the controller's question")
+        # (The page's words name its button: ui/view.page_status.)
+        wait_for(driver, lambda d: status.text == page_status(asked), "the controller's question")
         # The peer stops (no last word: it may be back): the page says so and tries again,
         # and nothing on it can be picked up meanwhile.
         page.close()

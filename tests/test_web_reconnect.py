@@ -36,6 +36,8 @@ pytestmark = [
     pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing())),
 ]
 
+CONNECTED = "connected to your nertz program"  # (the header's words, not a tooltip's)
+
 MINE = "N: KH 4C | 1: QH | 2: 5S | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
 OTHER = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
 
@@ -77,7 +79,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
     with open_browser() as driver:
         driver.get(first.url + "?lost_after=2")
         wait_for(driver, lambda d: shown(d)["status"] == "before", "the first view")
-        assert shown(driver)["link"] == "connected"
+        assert shown(driver)["link"] == CONNECTED
         # The peer goes away without a word (killed, or restarting): the page says so,
         # greys the table, and keeps trying.
         first.close()
@@ -100,7 +102,7 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         assert again.url == first.url
         again.publish(view_text("after"))
         back = wait_for(driver, lambda d: (s := shown(d))["status"] == "after" and s, "back")
-        assert back["link"] == "connected" and not back["down"] and back["reconnects"] == 1
+        assert back["link"] == CONNECTED and not back["down"] and back["reconnects"] == 1
         assert not back["unanswered"], back
         # A drag works again: the table takes the pointer.
         nerts = driver.find_element("css selector", "#mine .nerts .card")
@@ -158,7 +160,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             assert resumed.stdout is not None
             url = next(line.strip() for line in resumed.stdout if line.startswith("http://"))
             assert url == game.url
-            back = wait_for(driver, lambda d: (s := shown(d))["link"] == "connected" and s, "back")
+            back = wait_for(driver, lambda d: (s := shown(d))["link"] == CONNECTED and s, "back")
             assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back
             assert not back["status"].startswith("the nertz program is not answering"), back
             # Live: the stock key turns the stock, through the resumed peer.

@@ -23,6 +23,7 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 
 from cli.web_cmd import lobby_left
 from p2p_nertz.errors import NertzError
+from p2p_nertz.rules.book import rule_book
 from p2p_nertz.web.model import (
     KEYS_ONLY,
     LOBBY_ACTIONS,
@@ -86,6 +87,11 @@ async def test_the_page_is_served_under_its_token_only(served: Served) -> None:
     assert b"content-security-policy: default-src 'self'" in head.lower()
     assert (await _get(served, served.path + "table.js"))[0] == 200
     assert (await _get(served, served.path + "table.css"))[0] == 200
+    # The rule book, for the page's help (a player in a browser has no `nertz rules` to type).
+    status, head, body = await _get(served, served.path + "rules")
+    assert status == 200 and body.decode() == rule_book(), body[:80]
+    assert b"content-type: text/plain; charset=utf-8" in head.lower()
+    assert (await _get(served, "/wrong-token/rules"))[0] == 404
     assert (await _get(served, "/"))[0] == 404
     assert (await _get(served, "/wrong-token/"))[0] == 404
     assert (await _get(served, served.path + "../pyproject.toml"))[0] == 404

@@ -107,7 +107,8 @@ class WebGame:
             if line.startswith("http://"):
                 self.url = line.strip()
                 return
-        raise AssertionError(f"no URL line: {self.lines} {self.proc.stderr}")
+        err = self.proc.communicate(timeout=30)[1]  # (no URL: it has ended; its pipes closed)
+        raise AssertionError(f"no URL line: {self.lines}; stderr: {err}")
 
     def stop(self) -> tuple[int, str, str]:
         """SIGTERM (the player leaves cleanly), then the exit status and the output."""

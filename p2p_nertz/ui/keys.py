@@ -46,7 +46,16 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.view import STUCK_WAITING, Gone, card_text, pile_name, play_words, stuck_words
+from p2p_nertz.ui.view import (
+    STUCK_WAITING,
+    Gone,
+    card_text,
+    false_call_question,
+    open_move_words,
+    pile_name,
+    play_words,
+    stuck_words,
+)
 
 __all__ = [
     "NO_ABANDON",
@@ -241,8 +250,7 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
             left = len(table.tableaux[ctx.seat].nerts)
             return KeyState(
                 confirm=Confirm.CALL,
-                status=f"{left} card(s) left in your Nerts pile: x again to call anyway "
-                f"(false call: −{table.rules.false_call_penalty})",
+                status=false_call_question(left, table.rules.false_call_penalty),
             ), []
         return _play(ctx, Move.call())
     if k in ("l", "f"):
@@ -428,12 +436,9 @@ def _stuck(ctx: Context) -> str:
     """The status line of a pass: it says so when a card could still move (the pass is
     taken all the same: RULES.md lets a player pass who does not want to play)."""
     table, seat = ctx.table, ctx.seat
-    move = None if table is None or seat is None else next(table.card_moves(seat), None)
-    if move is None or table is None or seat is None or move.source is None:
+    if table is None or seat is None:
         return STUCK_WAITING
-    pile = table.tableaux[seat].pile(move.source)
-    card = pile[-move.count] if 0 < move.count <= len(pile) else None
-    return stuck_words(play_words(move, card, symbols=ctx.symbols))
+    return stuck_words(open_move_words(table, seat, symbols=ctx.symbols))
 
 
 def _played(ctx: Context, table: Table, move: Move) -> str:

@@ -37,6 +37,7 @@ from p2p_nertz.rules import (
 )
 from p2p_nertz.ui.keys import NO_ABANDON, KeyState
 from p2p_nertz.ui.view import (
+    PASS_GONE,
     Board,
     Gone,
     Link,
@@ -45,6 +46,8 @@ from p2p_nertz.ui.view import (
     card_text,
     distinct_names,
     is_stuck_words,
+    open_move_words,
+    pass_gone_words,
     pile_name,
     play_words,
     silent_words,
@@ -65,12 +68,9 @@ __all__ = [
     "status_line",
 ]
 
-PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
 PASS_ROTATED = "the stocks rotated (everyone was stuck): look for a card that plays now"
 """The status line once a rotation ended our pass (:attr:`Tracker.rotated`): "stuck again?"
 there had a newcomer pass again before looking at the new top card."""
-"""The status line once the local player's pass is withdrawn by others (RULES.md: everyone
-stuck — a card kept in the lake after a pass makes it stale; a rotation ends it)."""
 
 WAITING_ON_YOU = "everyone else is stuck: play a card, or say stuck too and the stocks rotate"
 """The status line while every other player has passed and we have not: the round waits for
@@ -448,7 +448,9 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=status_line(table, self.seat, keys.status, rotated=self.rotated),
+            status=status_line(
+                table, self.seat, keys.status, rotated=self.rotated, symbols=self.symbols
+            ),
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -470,7 +472,12 @@ class Tracker:
 
 
 def status_line(
-    table: Table | None, seat: int | None, status: str, *, rotated: bool = False
+    table: Table | None,
+    seat: int | None,
+    status: str,
+    *,
+    rotated: bool = False,
+    symbols: bool = True,
 ) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
     pass stands; with nothing else to say and nothing left to play, it offers the pass; with
@@ -487,7 +494,9 @@ def status_line(
     if is_stuck_words(status) and not table.stuck[seat]:
         # The messages say which (the notices come from the final fold, after this table);
         # ``rotated``: the last to end our pass was a rotation, as far as they have said.
-        return PASS_ROTATED if rotated else PASS_GONE
+        if rotated:
+            return PASS_ROTATED
+        return pass_gone_words(open_move_words(table, seat, symbols=symbols))
     tableau = table.tableaux[seat]
     if (
         not status

@@ -33,6 +33,7 @@ from p2p_nertz.rules import (
 from p2p_nertz.rules.cards import RANK_NAMES
 
 __all__ = [
+    "PASS_GONE",
     "Board",
     "Gone",
     "Link",
@@ -43,7 +44,11 @@ __all__ = [
     "bots_hint",
     "decided_by",
     "distinct_names",
+    "false_call_question",
     "how_to_play",
+    "open_move_words",
+    "page_status",
+    "pass_gone_words",
     "stale_pass_words",
     "stuck_words",
     "pile_name",
@@ -458,7 +463,7 @@ def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-STUCK_WAITING = "stuck: waiting for the others (any move withdraws)"
+STUCK_WAITING = "stuck: waiting for the others (a move of yours takes your pass back)"
 """The status line after a pass (the view replaces it once the pass no longer stands)."""
 
 _STUCK_OPEN = "stuck, waiting — but you could still play "
@@ -471,11 +476,65 @@ def stuck_words(open_move: str | None) -> str:
     an ace on the waste was not told they had a move.
 
     >>> stuck_words(None)
-    'stuck: waiting for the others (any move withdraws)'
+    'stuck: waiting for the others (a move of yours takes your pass back)'
     >>> stuck_words("A♥ to the lake")
     'stuck, waiting — but you could still play A♥ to the lake'
     """
     return STUCK_WAITING if open_move is None else _STUCK_OPEN + open_move
+
+
+def open_move_words(table: Table, seat: int, *, symbols: bool = True) -> str | None:
+    """The first card move open to ``seat`` at ``table`` (``Table.card_moves``), in words
+    (:func:`play_words`); ``None``: none (the stock may still turn)."""
+    move = next(table.card_moves(seat), None)
+    if move is None or move.source is None:
+        return None
+    pile = table.tableaux[seat].pile(move.source)
+    card = pile[-move.count] if 0 < move.count <= len(pile) else None
+    return play_words(move, card, symbols=symbols)
+
+
+PASS_GONE = "your pass no longer stands (a lake card, or the stocks rotated): stuck again?"
+"""The status line once the local player's pass is withdrawn by others and no card of theirs
+moves (RULES.md: everyone stuck — a card kept in the lake after a pass makes it stale; a
+rotation ends it)."""
+
+_PASS_GONE_PLAY = "a lake card ended your pass: now you can play "
+
+
+def pass_gone_words(open_move: str | None) -> str:
+    """The status line once a lake card ended the player's pass: the card move it opened, if
+    one is open (:func:`open_move_words`), else "stuck again?" (a newcomer read "stuck
+    again?" and passed again with a card that now played).
+
+    >>> pass_gone_words("8♠ to the lake")
+    'a lake card ended your pass: now you can play 8♠ to the lake'
+    """
+    return PASS_GONE if open_move is None else _PASS_GONE_PLAY + open_move
+
+
+_CALL_KEY = "x again to call anyway"
+_CALL_BUTTON = "click “yes, call Nerts” to call anyway"
+
+
+def false_call_question(left: int, penalty: int) -> str:
+    """The question a call with cards left in the Nerts pile asks first, at the terminal
+    (the page says its button: :func:`page_status`).
+
+    >>> false_call_question(3, 10)
+    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10)'
+    """
+    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty})"
+
+
+def page_status(status: str) -> str:
+    """The status line as the page shows it: a question names the page's button, not the
+    terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
+
+    >>> page_status(false_call_question(3, 10))
+    '3 card(s) left in your Nerts pile: click “yes, call Nerts” to call anyway (false call: −10)'
+    """
+    return status.replace(_CALL_KEY, _CALL_BUTTON)
 
 
 def is_stuck_words(status: str) -> bool:
@@ -516,7 +575,8 @@ def bots_hint(*, practice: bool, speed: str, page: bool) -> str:
 
 def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
     """The "how to play" help: the rules in brief, with this game's numbers (each line fits
-    78 columns, the page 80×24; the whole rule book is ``nertz rules``); ``pointer``: the
+    78 columns, the page 80×24; the whole rule book is ``nertz rules``, in the page a link to
+    the rules its program serves); ``pointer``: the
     page's, played by mouse or finger: its way first (drag, click, the buttons), and keys
     only where the page's own help lists them."""
     piles = f"1-{rules.work_piles}"
@@ -574,7 +634,9 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
     if rules.pairs:
         variants.append("pairs: partners score together; either empty Nerts pile calls")
     lines += ["", *(f"This game: {v}." for v in variants[:2])]
-    lines.append("The whole rule book: nertz rules (or docs/rules.md).")
+    # (The page serves the rule book itself, its link under this help: web/server.py.)
+    book = "the rule book link below" if pointer else "nertz rules (or docs/rules.md)"
+    lines.append(f"The whole rule book: {book}.")
     return lines
 
 

@@ -37,6 +37,7 @@ from p2p_nertz.ui.view import (
     card_text,
     decided_by,
     how_to_play,
+    page_status,
 )
 
 __all__ = [
@@ -239,7 +240,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "lake": _lake(table, view, symbols),
         "frozen": sorted(_key(p) for p in view.frozen),
         "selected": None if view.selected is None else _key(view.selected),
-        "status": view.status,
+        "status": page_status(view.status),  # (a question names the page's button)
         "command": view.command,
         "messages": list(view.news()[-MESSAGES:]),
         "board": None if view.board is None else _board(view, view.board, symbols),

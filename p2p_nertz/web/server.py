@@ -8,6 +8,8 @@ itself is a hundred lines with no framework.
 What it serves, all under an unguessable token (``/TOKEN/``; any other path is a 404):
 
 * ``/TOKEN/`` the page, and its script and style sheet (package data, ``static/``);
+* ``/TOKEN/rules`` the rule book as the package ships it (plain text: the page's help links
+  it, for a player with no terminal to type ``nertz rules`` in);
 * ``/TOKEN/ws`` the live connection: each view of the table as JSON
   (:func:`~p2p_nertz.web.model.view_json`), and the page's keys and drops back
   (:func:`~p2p_nertz.web.model.parse_action`).
@@ -59,6 +61,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from p2p_nertz.errors import NertzError
+from p2p_nertz.rules.book import rule_book
 from p2p_nertz.web.model import ALL_ACTIONS, BadAction, PageAction, not_taken, parse_action
 
 __all__ = [
@@ -84,6 +87,8 @@ FILES = {
     "table.js": ("table.js", "text/javascript; charset=utf-8"),
     "table.css": ("table.css", "text/css; charset=utf-8"),
 }
+#: The name under the token of the rule book (:func:`~p2p_nertz.rules.book.rule_book`).
+RULES = "rules"
 #: Seconds a client may leave what it is sent unread before the kernel drops it (Linux's
 #: ``TCP_USER_TIMEOUT``, set on the listening socket and inherited by each connection).
 #: hypercorn waits for a full socket shielded from cancellation, so without it one client that
@@ -227,11 +232,15 @@ class WebApp:
         if scope["path"] == f"/{self.page.token}":  # (the URL copied without its last "/")
             await _respond(send, 301, b"", "text/plain", location=f"/{self.page.token}/")
             return
-        if name is None or name not in FILES or scope["method"] not in ("GET", "HEAD"):
+        known = name is not None and (name in FILES or name == RULES)
+        if not known or scope["method"] not in ("GET", "HEAD"):
             await _respond(send, 404, b"not found\n", "text/plain")
             return
-        filename, content_type = FILES[name]
-        body = importlib.resources.files(__package__).joinpath("static", filename).read_bytes()
+        if name == RULES:
+            body, content_type = rule_book().encode(), "text/plain; charset=utf-8"
+        else:
+            filename, content_type = FILES[name or ""]
+            body = importlib.resources.files(__package__).joinpath("static", filename).read_bytes()
         await _respond(
             send, 200, b"" if scope["method"] == "HEAD" else body, content_type, len(body)
         )

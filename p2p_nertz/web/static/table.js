@@ -464,9 +464,9 @@
         /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
-    // A call with cards left is asked about first ("x again"): the button says what a second
-    // click does, as the leave button does.
-    $("#call").textContent = /x again to call anyway/.test(view.status) ? "yes, call Nerts" : "Nerts!";
+    // A call with cards left is asked about first ("… to call anyway"): the button says what a
+    // second click does, as the leave button does.
+    $("#call").textContent = /to call anyway/.test(view.status) ? "yes, call Nerts" : "Nerts!";
     // A newcomer emptied their pile and never called: the button asks for the click then.
     $("#call").classList.toggle("due", view.phase === "play" && !!mineNow &&
       !!mineNow.tableau && mineNow.tableau.nerts.count === 0);
@@ -545,7 +545,7 @@
       clearTimeout(lostTimer);
       lostTimer = null;
       stats.unanswered = false;
-      $("#link").textContent = "connected";
+      $("#link").textContent = "connected to your nertz program";
       $("#link").className = "link";
       document.body.classList.remove("down");
       $("#status").textContent = "";
