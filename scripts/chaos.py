@@ -625,7 +625,7 @@ def cut_log(log: Path, keep: float) -> bool:
     """Cut ``log`` to its first ``keep`` part (``kill-cut``): whether the cut fell on a frame
     boundary (the log then looks whole: the resume needs ``--recover``, §9.6)."""
     size = log.stat().st_size
-    at = int(size * keep)
+    at = round(size * keep)
     os.truncate(log, at)
     decoder = LogDecoder()
     decoder.feed(log.read_bytes())
