@@ -23,6 +23,17 @@ round 1) and with a length among those that straddle the timers (``s`` = suspect
 ``cut-halves``     the table split in two halves for one of the lengths (in a lab; ``--lab``)
 =================  =====================================================================
 
+Three more kinds are drawn only where ``--kinds`` names them (session 26; the default draw is
+the one above, so every earlier seed plays the game it played): ``cut-link``, the link between
+the node and one other failed both ways for one of the lengths, each still reaching everyone
+else (:meth:`~p2p_nertz.testing.netns.Lab.cut_link`; in a lab); ``cut-oneway``, what the node
+sends that other lost, nothing else; ``kill-cut``, a ``kill`` whose log is then cut at a drawn
+byte (5 % to all of it: mid-record, a torn tail the resume recovers, or on a frame boundary,
+where the log looks whole and the resume is given ``--recover``, as the person who cut it
+knows, docs/protocol.md §9.6); ``kill-frame``, the same with the cut moved back to the frame
+boundary before it (whole frames lost: a backup restored, always ``--recover``).
+``scripts/scan_real_faults.py`` plays them over a grid.
+
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
 cut off, alone or with others (two faults can leave alone a node neither names), its reason
@@ -109,9 +120,10 @@ KINDS = (*STOPS, *KILLS, *CUTS)
 #: played before: ``cut-link`` one link failed both ways (the two ends still reach everyone
 #: else), ``cut-oneway`` what one end sends the other lost, ``kill-cut`` a SIGKILL with the
 #: log then cut at a drawn byte (mid-record or on a frame boundary; resumed with ``--recover``
-#: on a boundary, where the person who cut it knows: docs/protocol.md §9.6).
+#: on a boundary, where the person who cut it knows: docs/protocol.md §9.6), ``kill-frame`` the
+#: same cut moved back to the frame boundary before it (whole frames lost, as from a backup).
 LINKS = ("cut-link", "cut-oneway")
-NAMED_ONLY = (*LINKS, "kill-cut")
+NAMED_ONLY = (*LINKS, "kill-cut", "kill-frame")
 ALL_KINDS = (*KINDS, *NAMED_ONLY)
 #: The kinds that need a netns lab.
 LAB_KINDS = (*CUTS, *LINKS)
@@ -174,7 +186,7 @@ class Fault:
     half: tuple[int, ...] = ()  # cut-halves: the seats on the other side from seat 0
     during: float = -1.0  # >= 0: starts this many seconds into the previous fault, not at trigger
     other: int = -1  # cut-link, cut-oneway: the link's other end (the victim's sends to it lost)
-    keep: float = -1.0  # kill-cut: the part of the log kept (its first keep * size bytes)
+    keep: float = -1.0  # kill-cut, kill-frame: the part of the log kept (of its size)
 
     def describe(self) -> str:
         at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
@@ -267,7 +279,7 @@ def schedule(
         if kind in NAMED_ONLY:  # (its own stream: the draws above stay the seed's)
             extra = random.Random(derive_seed(b"chaos-named-only", seed, number))
             other = extra.choice([s for s in range(n) if s != victim]) if kind in LINKS else -1
-            keep = round(extra.uniform(0.05, 1.0), 4) if kind == "kill-cut" else -1.0
+            keep = round(extra.uniform(0.05, 1.0), 4) if kind not in LINKS else -1.0
         faults.append(
             Fault(kind, victim, trigger, round(length, 2), torn, half, during, other, keep)
         )
@@ -508,7 +520,7 @@ class Game:
             run.proc.send_signal(signal.SIGSTOP)
             # The run stopped, not the node's last: a kill during the stop resumes a new one.
             return lambda: run.proc.send_signal(signal.SIGCONT)
-        if fault.kind in (*KILLS, "kill-cut"):
+        if fault.kind in (*KILLS, "kill-cut", "kill-frame"):
             node.faulted = True
             run.killed = True
             run.proc.send_signal(signal.SIGKILL)
@@ -519,7 +531,7 @@ class Game:
                 size = node.log.stat().st_size
                 os.truncate(node.log, max(0, size - fault.torn))
             if fault.keep >= 0 and node.log.exists():
-                recover = cut_log(node.log, fault.keep)
+                recover = cut_log(node.log, fault.keep, on_frame=fault.kind == "kill-frame")
                 self.notes.append(
                     f"log cut to {node.log.stat().st_size}B" + " (--recover)" * recover
                 )
@@ -621,16 +633,18 @@ class Game:
             self._links_changed()
 
 
-def cut_log(log: Path, keep: float) -> bool:
-    """Cut ``log`` to its first ``keep`` part (``kill-cut``): whether the cut fell on a frame
-    boundary (the log then looks whole: the resume needs ``--recover``, §9.6)."""
-    size = log.stat().st_size
-    at = round(size * keep)
-    os.truncate(log, at)
+def cut_log(log: Path, keep: float, *, on_frame: bool = False) -> bool:
+    """Cut ``log`` to its first ``keep`` part (``kill-cut``; ``on_frame``, ``kill-frame``: back
+    to the frame boundary before that, the header's end at least): whether the cut fell on a
+    frame boundary (the log then looks whole: the resume needs ``--recover``, §9.6)."""
+    at = round(log.stat().st_size * keep)
     decoder = LogDecoder()
-    decoder.feed(log.read_bytes())
+    decoder.feed(log.read_bytes()[:at])
     summary = decoder.close()
-    return summary.header is not None and summary.tail is TailState.CLEAN
+    if on_frame and summary.header is not None:
+        at = summary.good_end
+    os.truncate(log, at)
+    return summary.header is not None and (on_frame or summary.tail is TailState.CLEAN)
 
 
 # -- checks ------------------------------------------------------------------------------------

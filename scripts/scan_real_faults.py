@@ -22,9 +22,12 @@ table's 10th card to the lake; ``end``: at the end of round 1).
 ``torn``: a node killed (SIGKILL) at a moment (after the table's 0th, 5th, 20th or 45th card
 to the lake, or at round 1's end) and resumed (``nertz resume``) a second later with its log
 as the kill left it (``kill``), its last few bytes cut (``kill-torn``: a torn last record), or
-cut at a drawn byte (``kill-cut``, keeping 10 %, 40 %, 70 % or 95 % of it: mid-record, so
+cut at a byte (``kill-cut``, keeping 10 %, 40 %, 70 % or 95 % of it: mid-record, so
 recovered as torn, or on a frame boundary, resumed with ``--recover`` as the person who cut it
-would, docs/protocol.md §9.6), at 3 and 4 players.
+would, docs/protocol.md §9.6), at 3 and 4 players; ``--cuts`` also takes ``frame40``,
+``frame70``, ``frame95`` (the cut moved back to the frame boundary before it, whole frames
+lost, resumed with ``--recover``: ``kill-frame``) and ``header`` (a cut inside the log's
+header, a thousandth of the log kept: nothing to resume from).
 
 Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
 the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
@@ -70,6 +73,9 @@ SHAPES = ("one", "halves", "link", "oneway")
 MOMENTS = {"play": 10, "end": -1}
 TORN_MOMENTS = {"start": 0, "early": 5, "mid": 20, "late": 45, "end": -1}
 CUTS = ("kill", "kill-torn", "keep10", "keep40", "keep70", "keep95")
+#: Cut names ``--cuts`` takes besides :data:`CUTS`: ``frameK`` a ``keepK`` moved back to the frame
+#: boundary before it, ``header`` a cut inside the log's header (a thousandth of it kept).
+MORE_CUTS = ("frame40", "frame70", "frame95", "header")
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,10 @@ def torn_grid(players: Sequence[int], cuts: Sequence[str], moments: Sequence[str
                     torn = rng.randint(1, 12)
                 elif cut.startswith("keep"):
                     kind, keep = "kill-cut", int(cut[4:]) / 100
+                elif cut.startswith("frame"):
+                    kind, keep = "kill-frame", int(cut[5:]) / 100
+                elif cut == "header":
+                    kind, keep = "kill-cut", 0.001
                 trigger = TORN_MOMENTS[moment]
                 fault = chaos.Fault(kind, victim, trigger, SUSPECT / 2, torn=torn, keep=keep)
                 plan = chaos.Schedule(k, n, 2, (fault,))
@@ -194,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = (
         set(words["shapes"]) - set(SHAPES)
         | set(words["lengths"]) - set(chaos.LENGTHS)
-        | set(words["cuts"]) - set(CUTS)
+        | set(words["cuts"]) - set(CUTS) - set(MORE_CUTS)
         | set(words["moments"]) - set(MOMENTS if args.family == "partitions" else TORN_MOMENTS)
     )
     if unknown:

@@ -1,7 +1,7 @@
 """``scripts/chaos.py``'s kinds drawn only when named (session 26): a failed link
 (``cut-link``, ``cut-oneway``) between two seats, and a log cut at a drawn byte
-(``kill-cut``) that the resume takes back with ``--recover`` only where the cut fell on a
-frame boundary (docs/protocol.md §9.6: such a log looks whole)."""
+(``kill-cut``, ``kill-frame``) that the resume takes back with ``--recover`` only where the cut
+fell on a frame boundary (docs/protocol.md §9.6: such a log looks whole)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,8 @@ def test_chaos_cut_log_says_whether_the_cut_fell_on_a_frame_boundary(tmp_path: P
         log.write_bytes(blob)
         assert chaos.cut_log(log, at / len(blob)) is boundary, at
         assert log.stat().st_size == at
+    # kill-frame: back to the boundary before the cut (the header's end at least).
+    for at, end in {len(blob) - 5: len(header) + len(first), len(header) + 2: len(header)}.items():
+        log.write_bytes(blob)
+        assert chaos.cut_log(log, at / len(blob), on_frame=True) is True
+        assert log.stat().st_size == end
