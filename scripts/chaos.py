@@ -889,9 +889,9 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     pairs = []
     for item in (i.strip() for i in text.split(",") if i.strip()):
         first, plus, second = item.partition("+")
-        if not plus or first not in KINDS or second not in KINDS:
+        if not plus or first not in ALL_KINDS or second not in ALL_KINDS:
             raise argparse.ArgumentTypeError(
-                f"{item!r} is not KIND+KIND; kinds: {', '.join(KINDS)}"
+                f"{item!r} is not KIND+KIND; kinds: {', '.join(ALL_KINDS)}"
             )
         pairs.append((first, second))
     if not pairs:
