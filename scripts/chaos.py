@@ -601,6 +601,17 @@ class Game:
                 return True
         return False
 
+    def was_down(self, seat: int, since: float, until: float) -> bool:
+        """Whether seat ``seat`` had no process running at some moment from ``since`` to
+        ``until`` (one ended, the next not started yet, or none after it)."""
+        runs = self.nodes[seat].runs
+        for run, after in zip(runs, [*runs[1:], None], strict=True):
+            stopped = run.ended if run.ended is not None else float("inf")
+            restarted = after.started if after is not None else float("inf")
+            if stopped < restarted and stopped <= until and restarted >= since:
+                return True
+        return False
+
     def revive_stalled(self) -> bool:
         """Resume the nodes that found the table gone once those still running are too few to
         decide anything (from three players, fewer than a strict majority of the table: no drop,
@@ -702,14 +713,18 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
             # A recovery that every member it waits for left unanswered: it signs nothing and
             # stops, exit 3 like a table gone (docs/protocol.md §9.6 step 5, §13 "a member gone for
             # good"). Fine for each member it names that had ended by then, or was cut off from
-            # it while it recovered (silence it cannot tell from gone: seed 19111); not for one
-            # that still played within its reach.
+            # it while it recovered (silence it cannot tell from gone: seed 19111), or had no
+            # process running at some moment of it (between a stop and its resume: seed 26003,
+            # a member gone and resumed by revive_stalled 2 s before the recovery gave up);
+            # not for one that still played within its reach.
             named = silent_named(last_err)
+            until = run.ended or time.monotonic()
             within = [
                 seat
                 for seat in named
                 if not (ended[seat] and ended[seat] <= (run.ended or 0.0))
-                and not game.was_apart(node.seat, seat, run.started, run.ended or time.monotonic())
+                and not game.was_apart(node.seat, seat, run.started, until)
+                and not game.was_down(seat, run.started, until)
             ]
             if not named or within:
                 problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")

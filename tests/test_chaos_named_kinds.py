@@ -62,3 +62,19 @@ def test_chaos_cut_log_says_whether_the_cut_fell_on_a_frame_boundary(tmp_path: P
         log.write_bytes(blob)
         assert chaos.cut_log(log, at / len(blob), on_frame=True) is True
         assert log.stat().st_size == end
+
+
+def test_chaos_was_down_sees_the_gap_between_a_nodes_processes(tmp_path: Path) -> None:
+    # Seed 26003 (--overlap cut-halves+kill-torn): a member gone (exit 3) and resumed 2 s before
+    # a recovery gave up naming it silent; its last process alone made it look up all along.
+    plan = chaos.schedule(1, players=[3], kinds=chaos.KINDS, **TIMERS)
+    game = chaos.Game(plan, tmp_path, 2.0, 8.0)
+    node = chaos.Node(0, tmp_path / "k", tmp_path / "l")
+    for started, ended in ((0.0, 60.0), (74.5, None)):
+        run = chaos.Run(None, tmp_path / "o", tmp_path / "e", [], started, ended)  # type: ignore[arg-type]
+        node.runs.append(run)
+    game.nodes.append(node)
+    assert game.was_down(0, 64.4, 76.7)  # down from 60 to 74.5
+    assert game.was_down(0, 50.0, 61.0)
+    assert not game.was_down(0, 10.0, 59.0)  # the first process ran throughout
+    assert not game.was_down(0, 75.0, 200.0)  # the second runs still
