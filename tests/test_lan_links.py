@@ -60,7 +60,9 @@ def test_lan_link_failed_for_good_at_three_nobody_is_voted_out_and_the_game_ends
         suspected = [e for e in players[end].events() if e.get("event") == "suspected"]
         assert other in {e["name"] for e in suspected}, players[end].describe()
     assert [p.event("final")["dropped"] for p in players] == [[], [], []]  # type: ignore[index]
-    assert final["rounds"] == 1 and not final["provisional"]
+    # One round, or more: tied totals play an extra round between the tied (the tiebreak,
+    # RULES.md), which one run in a few reaches here, the link still failed.
+    assert final["rounds"] >= 1 and not final["provisional"]
     audit = subprocess.run(
         [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
         capture_output=True,
