@@ -771,7 +771,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     except LogFormatError as exc:
         raise NertzError(f"{str(path)!r}: {exc}") from None
     if header is None or summary.fatal is not None:
-        raise NertzError(f"{str(path)!r} is not a p2p-nertz log")
+        # What the reader found, said: a log cut inside its header (a crash or a cut at its
+        # first bytes) is not garbage, but holds nothing to resume from either.
+        why = f": {summary.fatal}" if summary.fatal is not None else ""
+        raise NertzError(f"{str(path)!r} is not a p2p-nertz log we can resume{why}")
     recover = _recovery_reason(path, summary, args, unfinished=recovery_unfinished(records))
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")

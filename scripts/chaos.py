@@ -23,6 +23,17 @@ round 1) and with a length among those that straddle the timers (``s`` = suspect
 ``cut-halves``     the table split in two halves for one of the lengths (in a lab; ``--lab``)
 =================  =====================================================================
 
+Three more kinds are drawn only where ``--kinds`` names them (session 26; the default draw is
+the one above, so every earlier seed plays the game it played): ``cut-link``, the link between
+the node and one other failed both ways for one of the lengths, each still reaching everyone
+else (:meth:`~p2p_nertz.testing.netns.Lab.cut_link`; in a lab); ``cut-oneway``, what the node
+sends that other lost, nothing else; ``kill-cut``, a ``kill`` whose log is then cut at a drawn
+byte (5 % to all of it: mid-record, a torn tail the resume recovers, or on a frame boundary,
+where the log looks whole and the resume is given ``--recover``, as the person who cut it
+knows, docs/protocol.md §9.6); ``kill-frame``, the same with the cut moved back to the frame
+boundary before it (whole frames lost: a backup restored, always ``--recover``).
+``scripts/scan_real_faults.py`` plays them over a grid.
+
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
 cut off, alone or with others (two faults can leave alone a node neither names), its reason
@@ -93,6 +104,7 @@ from typing import IO, Any
 
 from cli.args import EXIT_GONE, free_ports
 from cli.keyfile import write_key
+from p2p_nertz.logfile.format import LogDecoder, TailState
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
@@ -103,6 +115,18 @@ STOPS = ("stop-short", "stop-suspect", "stop-under", "stop-over", "stop-2d", "st
 KILLS = ("kill", "kill-torn")
 CUTS = ("cut-one", "cut-halves")
 KINDS = (*STOPS, *KILLS, *CUTS)
+#: Kinds drawn only where ``--kinds`` names them (session 26's real-node scan,
+#: ``scripts/scan_real_faults.py``), so that every seed of :data:`KINDS` plays the game it
+#: played before: ``cut-link`` one link failed both ways (the two ends still reach everyone
+#: else), ``cut-oneway`` what one end sends the other lost, ``kill-cut`` a SIGKILL with the
+#: log then cut at a drawn byte (mid-record or on a frame boundary; resumed with ``--recover``
+#: on a boundary, where the person who cut it knows: docs/protocol.md §9.6), ``kill-frame`` the
+#: same cut moved back to the frame boundary before it (whole frames lost, as from a backup).
+LINKS = ("cut-link", "cut-oneway")
+NAMED_ONLY = (*LINKS, "kill-cut", "kill-frame")
+ALL_KINDS = (*KINDS, *NAMED_ONLY)
+#: The kinds that need a netns lab.
+LAB_KINDS = (*CUTS, *LINKS)
 LAB_PORT = 7700
 EXIT_FAILED = 1
 #: Cards to the lake (the whole table's, as the busiest node saw them) before which a fault
@@ -161,13 +185,19 @@ class Fault:
     torn: int = 0  # bytes cut off the log's tail (kill-torn)
     half: tuple[int, ...] = ()  # cut-halves: the seats on the other side from seat 0
     during: float = -1.0  # >= 0: starts this many seconds into the previous fault, not at trigger
+    other: int = -1  # cut-link, cut-oneway: the link's other end (the victim's sends to it lost)
+    keep: float = -1.0  # kill-cut, kill-frame: the part of the log kept (of its size)
 
     def describe(self) -> str:
         at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
         if self.during >= 0:
             at = f"+{self.during:g}s into the last"
         who = f"P{self.victim + 1}" if not self.half else "+".join(f"P{s + 1}" for s in self.half)
+        if self.other >= 0:
+            who += ("->" if self.kind == "cut-oneway" else "-") + f"P{self.other + 1}"
         torn = f" torn {self.torn}B" if self.torn else ""
+        if self.keep >= 0:
+            torn = f" kept {self.keep:.0%}"
         return f"{self.kind}@{who}({at}, {self.length:g}s{torn})"
 
 
@@ -183,7 +213,7 @@ class Schedule:
 
     @property
     def lab(self) -> bool:
-        return any(f.kind in CUTS for f in self.faults)
+        return any(f.kind in LAB_KINDS for f in self.faults)
 
 
 def schedule(
@@ -245,7 +275,14 @@ def schedule(
         if pair is not None and number == 1:
             # Inside the first fault: it starts while the first lasts (it may outlast it).
             during = round(rng.uniform(0.2, 0.6) * faults[0].length, 2)
-        faults.append(Fault(kind, victim, trigger, round(length, 2), torn, half, during))
+        other, keep = -1, -1.0
+        if kind in NAMED_ONLY:  # (its own stream: the draws above stay the seed's)
+            extra = random.Random(derive_seed(b"chaos-named-only", seed, number))
+            other = extra.choice([s for s in range(n) if s != victim]) if kind in LINKS else -1
+            keep = round(extra.uniform(0.05, 1.0), 4) if kind not in LINKS else -1.0
+        faults.append(
+            Fault(kind, victim, trigger, round(length, 2), torn, half, during, other, keep)
+        )
         trigger = max(trigger, 0) + 10
     return Schedule(seed, n, rounds, tuple(faults), Deal(deal).value)
 
@@ -343,6 +380,8 @@ class Game:
         #: Who could reach whom, from when: (time, each seat's side of the LAN), at every cut
         #: and heal (:meth:`was_apart`).
         self.links: list[tuple[float, tuple[int, ...]]] = [(self.start, (0,) * plan.players)]
+        #: The links cut (``cut-link``, ``cut-oneway``): [from, until, one end, the other].
+        self.broken: list[list[float]] = []
         #: The nodes resumed after they found the table gone (:meth:`revive_stalled`).
         self.revived: list[str] = []
 
@@ -384,20 +423,21 @@ class Game:
             node.argv = argv
             self._spawn(node, argv, f"p{node.seat + 1}")
 
-    def restart(self, node: Node) -> None:
-        """Start a killed node again as a person would: ``nertz resume`` of its log, or, killed
-        before it made one (at the game's first moment: seed 3031 of session 21), its first
-        command again (``nertz resume`` of no log exits 2, rightly)."""
+    def restart(self, node: Node, *, recover: bool = False) -> None:
+        """Start a killed node again as a person would: ``nertz resume`` of its log (with
+        ``--recover`` where the person cut it on a frame boundary), or, killed before it made
+        one (at the game's first moment: seed 3031 of session 21), its first command again
+        (``nertz resume`` of no log exits 2, rightly)."""
         if node.log.exists():
-            self.resume(node)
+            self.resume(node, recover=recover)
         else:
             self.notes.append(f"{node.name} had no log: started again")
             self._spawn(node, node.argv, f"p{node.seat + 1}.again{len(node.runs)}")
 
-    def resume(self, node: Node) -> None:
+    def resume(self, node: Node, *, recover: bool = False) -> None:
         argv = [
             sys.executable, "-m", "cli", "resume", str(node.log), "--key", str(node.key),
-            "--bot", "greedy", "--json", *self.timers,
+            "--bot", "greedy", "--json", *self.timers, *(["--recover"] * recover),
         ]  # fmt: skip
         self._spawn(node, argv, f"p{node.seat + 1}.resume{len(node.runs)}")
 
@@ -437,7 +477,9 @@ class Game:
         while time.monotonic() < deadline:
             self.end_due()
             victim = self.nodes[fault.victim].last
-            dead = victim.proc.poll() is not None and not (fault.kind in CUTS and victim.killed)
+            dead = victim.proc.poll() is not None and not (
+                fault.kind in LAB_KINDS and victim.killed
+            )
             if self.poll() or dead:
                 return False
             if fault.during >= 0:
@@ -478,18 +520,35 @@ class Game:
             run.proc.send_signal(signal.SIGSTOP)
             # The run stopped, not the node's last: a kill during the stop resumes a new one.
             return lambda: run.proc.send_signal(signal.SIGCONT)
-        if fault.kind in KILLS:
+        if fault.kind in (*KILLS, "kill-cut", "kill-frame"):
             node.faulted = True
             run.killed = True
             run.proc.send_signal(signal.SIGKILL)
             run.proc.wait()
             run.poll(time.monotonic())
+            recover = False
             if fault.torn and node.log.exists():  # (none yet: nothing to tear)
                 size = node.log.stat().st_size
                 os.truncate(node.log, max(0, size - fault.torn))
-            return lambda: self.restart(node)
+            if fault.keep >= 0 and node.log.exists():
+                recover = cut_log(node.log, fault.keep, on_frame=fault.kind == "kill-frame")
+                self.notes.append(
+                    f"log cut to {node.log.stat().st_size}B" + " (--recover)" * recover
+                )
+            return lambda: self.restart(node, recover=recover)
         assert self.lab is not None
         lab = self.lab
+        if fault.kind in LINKS:
+            node.faulted = self.nodes[fault.other].faulted = True
+            lab.cut_link(fault.victim, fault.other, one_way=fault.kind == "cut-oneway")
+            span = [time.monotonic(), float("inf"), fault.victim, fault.other]
+            self.broken.append(span)
+
+            def mend() -> None:
+                lab.heal_link(fault.victim, fault.other)
+                span[1] = time.monotonic()
+
+            return mend
         if fault.kind == "cut-one":
             node.faulted = True
             if not self.cuts[fault.victim]:
@@ -533,9 +592,23 @@ class Game:
     def was_apart(self, a: int, b: int, since: float, until: float) -> bool:
         """Whether seats ``a`` and ``b`` were cut off from each other at some time from
         ``since`` to ``until``."""
+        for start, end, one, two in self.broken:
+            if {a, b} == {one, two} and start <= until and end >= since:
+                return True
         for k, (when, sides) in enumerate(self.links):
             later = self.links[k + 1][0] if k + 1 < len(self.links) else float("inf")
             if when <= until and later >= since and sides[a] != sides[b]:
+                return True
+        return False
+
+    def was_down(self, seat: int, since: float, until: float) -> bool:
+        """Whether seat ``seat`` had no process running at some moment from ``since`` to
+        ``until`` (one ended, the next not started yet, or none after it)."""
+        runs = self.nodes[seat].runs
+        for run, after in zip(runs, [*runs[1:], None], strict=True):
+            stopped = run.ended if run.ended is not None else float("inf")
+            restarted = after.started if after is not None else float("inf")
+            if stopped < restarted and stopped <= until and restarted >= since:
                 return True
         return False
 
@@ -569,6 +642,20 @@ class Game:
             assert self.lab is not None
             self.lab.heal(seat)
             self._links_changed()
+
+
+def cut_log(log: Path, keep: float, *, on_frame: bool = False) -> bool:
+    """Cut ``log`` to its first ``keep`` part (``kill-cut``; ``on_frame``, ``kill-frame``: back
+    to the frame boundary before that, the header's end at least): whether the cut fell on a
+    frame boundary (the log then looks whole: the resume needs ``--recover``, §9.6)."""
+    at = round(log.stat().st_size * keep)
+    decoder = LogDecoder()
+    decoder.feed(log.read_bytes()[:at])
+    summary = decoder.close()
+    if on_frame and summary.header is not None:
+        at = summary.good_end
+    os.truncate(log, at)
+    return summary.header is not None and (on_frame or summary.tail is TailState.CLEAN)
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -626,14 +713,18 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
             # A recovery that every member it waits for left unanswered: it signs nothing and
             # stops, exit 3 like a table gone (docs/protocol.md §9.6 step 5, §13 "a member gone for
             # good"). Fine for each member it names that had ended by then, or was cut off from
-            # it while it recovered (silence it cannot tell from gone: seed 19111); not for one
-            # that still played within its reach.
+            # it while it recovered (silence it cannot tell from gone: seed 19111), or had no
+            # process running at some moment of it (between a stop and its resume: seed 26003,
+            # a member gone and resumed by revive_stalled 2 s before the recovery gave up);
+            # not for one that still played within its reach.
             named = silent_named(last_err)
+            until = run.ended or time.monotonic()
             within = [
                 seat
                 for seat in named
                 if not (ended[seat] and ended[seat] <= (run.ended or 0.0))
-                and not game.was_apart(node.seat, seat, run.started, run.ended or time.monotonic())
+                and not game.was_apart(node.seat, seat, run.started, until)
+                and not game.was_down(seat, run.started, until)
             ]
             if not named or within:
                 problems.append(f"{node.name}: its recovery gave up while others ran: {last_err}")
@@ -791,9 +882,11 @@ def _range(text: str) -> list[int]:
 
 def _kinds(text: str) -> list[str]:
     kinds = [k.strip() for k in text.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in KINDS]
+    bad = [k for k in kinds if k not in ALL_KINDS]
     if bad or not kinds:
-        raise argparse.ArgumentTypeError(f"unknown kind(s) {bad}; choose from {', '.join(KINDS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown kind(s) {bad}; choose from {', '.join(ALL_KINDS)}"
+        )
     return kinds
 
 
@@ -811,9 +904,9 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     pairs = []
     for item in (i.strip() for i in text.split(",") if i.strip()):
         first, plus, second = item.partition("+")
-        if not plus or first not in KINDS or second not in KINDS:
+        if not plus or first not in ALL_KINDS or second not in ALL_KINDS:
             raise argparse.ArgumentTypeError(
-                f"{item!r} is not KIND+KIND; kinds: {', '.join(KINDS)}"
+                f"{item!r} is not KIND+KIND; kinds: {', '.join(ALL_KINDS)}"
             )
         pairs.append((first, second))
     if not pairs:
@@ -894,7 +987,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"seed {plan.seed:5d}  {plan.players}p {plan.rounds}r  {faults}{dealt}")
         return 0
     # A schedule is printed anywhere; played, its partitions need the lab.
-    if any(k in CUTS for k in kinds) or any(k in CUTS for pair in pairs for k in pair):
+    if any(k in LAB_KINDS for k in kinds) or any(k in LAB_KINDS for p in pairs for k in p):
         why = unavailable()
         if why is not None:
             p.error(f"partitions need a netns lab: {why}")
@@ -927,7 +1020,7 @@ def summary(results: Sequence[dict[str, Any]]) -> str:
             by_kind[(kind, r["players"], r["ok"])] += 1
     sizes = sorted({r["players"] for r in results})
     rows = ["kind          " + "".join(f"  {n}p ok/all" for n in sizes)]
-    for kind in KINDS:
+    for kind in ALL_KINDS:
         cells = []
         for n in sizes:
             good, bad = by_kind[(kind, n, True)], by_kind[(kind, n, False)]

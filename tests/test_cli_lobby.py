@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import foreground, json_lines_until, make_key, nertz
 
 from cli.args import free_ports
+from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
 
 
@@ -153,6 +154,19 @@ def test_resume_refuses_a_file_that_is_not_a_usable_log(
     if content is not None:
         log.write_bytes(content)
     one_error_line(nertz("resume", str(log), "--bot", "greedy", home=tmp_path), str(log))
+
+
+@pytest.mark.parametrize(("keep", "said"), [(0, "empty"), (5, "only 5 bytes"), (51, "header")])
+def test_resume_of_a_log_cut_in_its_first_bytes_says_where_it_ends(
+    tmp_path: Path, keep: int, said: str
+) -> None:
+    # scripts/scan_real_faults.py torn --cuts header: a node killed, its log cut inside the
+    # header; the refusal says what the reader found, not only "not a log".
+    log = tmp_path / "x.log"
+    header = LogHeader(game_id=b"g" * 16, peer_id=bytes(32), created_at_ms=0)
+    log.write_bytes(encode_header(header)[:keep])
+    done = nertz("resume", str(log), "--bot", "greedy", home=tmp_path)
+    one_error_line(done, str(log), said)
 
 
 def _events(text: str) -> list[dict[str, Any]]:

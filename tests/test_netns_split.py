@@ -93,3 +93,51 @@ def test_lab_split_refuses_a_side_count_that_is_not_the_hosts() -> None:
     lab = Lab(3)  # not entered: the check comes before any namespace is touched
     with pytest.raises(ValueError, match="a side for each of the 3 hosts, not 2"):
         lab.split([0, 1])
+
+
+# Waits a second for one datagram on PORT + 1; prints what came ("" for nothing).
+_CATCH = f"""
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", {PORT + 1}))
+s.settimeout(1.0)
+print("up", flush=True)
+try:
+    print(s.recv(64).decode(), flush=True)
+except OSError:
+    print("", flush=True)
+"""
+_SEND = f"""
+import socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"hello", (sys.argv[1], {PORT + 1}))
+"""
+
+
+def datagram_arrives(lab: Lab, src: int, dst: int) -> bool:
+    """Whether a UDP datagram sent by ``src`` to ``dst`` reaches it (within a second)."""
+    catcher = lab.popen(dst, [sys.executable, "-c", _CATCH], stdout=subprocess.PIPE, text=True)
+    assert catcher.stdout is not None
+    with catcher.stdout:
+        assert catcher.stdout.readline().strip() == "up"
+        assert lab.run(src, [sys.executable, "-c", _SEND, lab.address(dst)]).returncode == 0
+        return catcher.stdout.readline().strip() == "hello"
+
+
+def test_lab_cut_link_parts_two_hosts_only_each_way_asked_and_heals(lab: Lab) -> None:
+    everyone = {h: {o for o in range(4) if o != h} for h in range(4)}
+    lab.cut_link(0, 2)
+    lab.cut_link(1, 3, one_way=True)  # 1 -> 3 lost; TCP needs both ways, so both fail
+    assert reach(lab) == {0: {1, 3}, 1: {0, 2}, 2: {1, 3}, 3: {0, 2}}
+    # One way is one way: what 3 sends 1 still arrives, what 1 sends 3 does not.
+    assert datagram_arrives(lab, 3, 1)
+    assert not datagram_arrives(lab, 1, 3)
+    assert not datagram_arrives(lab, 2, 0)
+    lab.heal_link(0, 2)
+    lab.heal_link(3, 1)  # either order of the two hosts
+    assert reach(lab) == everyone
+
+
+def test_lab_cut_link_refuses_a_host_to_itself() -> None:
+    lab = Lab(2)  # not entered: the check comes before any namespace is touched
+    with pytest.raises(ValueError, match="not host 1 to itself"):
+        lab.cut_link(1, 1)

@@ -14,6 +14,9 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         lab.heal(1)
         lab.split([0, 1, 1])                            # hosts 1 and 2 apart from host 0
         lab.split([0, 0, 0])                            # one LAN again
+        lab.cut_link(0, 2)                              # hosts 0 and 2 apart, both ways
+        lab.cut_link(1, 0, one_way=True)                # what 1 sends 0 is lost
+        lab.heal_link(0, 2)
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
 (tests skip with that reason).
@@ -38,6 +41,8 @@ BROADCAST: Final = "10.77.0.255"
 """The LAN's broadcast address (the only place a beacon may be sent)."""
 
 _serial = count(1)
+#: A locally administered MAC address no host of the lab has (:meth:`Lab.cut_link`).
+_NOWHERE: Final = "02:00:00:00:7a:7a"
 
 
 class LabError(RuntimeError):
@@ -88,6 +93,8 @@ class Lab:
         self._procs: list[subprocess.Popen[Any]] = []
         #: The bridges :meth:`split` added to ``br0``, by number (``br1`` …).
         self._bridges: set[int] = set()
+        #: The links :meth:`cut_link` cut, as (sender, receiver): what the sender loses.
+        self._links: set[tuple[int, int]] = set()
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -161,6 +168,7 @@ class Lab:
                 _ip("netns", "del", ns)
         self._made.clear()
         self._bridges.clear()
+        self._links.clear()
 
     # -- use -----------------------------------------------------------------------------------
     def command(self, host: int, argv: Sequence[str]) -> list[str]:
@@ -191,6 +199,39 @@ class Lab:
         """Put host ``host`` back on the LAN."""
         self._check(host)
         _ip("-n", self.switch, "link", "set", f"p{host}", "up")
+
+    def cut_link(self, a: int, b: int, *, one_way: bool = False) -> None:
+        """Cut the link between hosts ``a`` and ``b`` only: what ``a`` sends ``b`` is lost, and
+        (unless ``one_way``) what ``b`` sends ``a``; each still reaches every other host.
+
+        A failed link, not a partition: each host gives the other's address a neighbour entry
+        naming no host on the LAN (a MAC address nobody has), so its frames to the other are
+        dropped in silence, as by a dead cable; its ARP table alone changes (no kernel module,
+        no packet filter needed). Over TCP a one-way cut stalls both ways (the acks are lost),
+        but what was in flight from ``b`` still reaches ``a``.
+
+        Raises:
+            ValueError: ``a`` and ``b`` are the same host.
+        """
+        self._check(a)
+        self._check(b)
+        if a == b:
+            raise ValueError(f"a link joins two hosts, not host {a} to itself")
+        for src, dst in [(a, b)] if one_way else [(a, b), (b, a)]:
+            _ip(
+                "-n", self.namespace(src), "neigh", "replace", self.address(dst),
+                "lladdr", _NOWHERE, "dev", "eth0", "nud", "permanent",
+            )  # fmt: skip
+            self._links.add((src, dst))
+
+    def heal_link(self, a: int, b: int) -> None:
+        """Undo :meth:`cut_link` of ``a`` and ``b`` (both ways, whichever were cut)."""
+        self._check(a)
+        self._check(b)
+        for src, dst in ((a, b), (b, a)):
+            if (src, dst) in self._links:
+                _ip("-n", self.namespace(src), "neigh", "del", self.address(dst), "dev", "eth0")
+                self._links.discard((src, dst))
 
     def split(self, sides: Sequence[Hashable]) -> None:
         """Split the LAN: host ``i`` reaches host ``j`` only if ``sides[i] == sides[j]``.

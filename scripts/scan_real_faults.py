@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Scan faults on real nodes over a grid (session 26): partitions at 3-5 players, torn logs.
+
+Every game is a ``scripts/chaos.py`` game (``nertz node`` bot processes over ZeroMQ, two
+rounds, quick timers: ``--suspect-after 2 --drop-after 8``) with one fault, chosen from a
+grid rather than drawn, so that every cell is played:
+
+``partitions`` (in a network-namespace lab, :class:`p2p_nertz.testing.netns.Lab`: no packet
+leaves the namespaces the scan makes), shapes by table size:
+
+- ``one``: one member cut off (``cut-one``), at 3, 4 and 5 players;
+- ``halves``: the table split in two, no majority either side at 4 (2|2), 2|3 at 5;
+- ``link``: one link failed both ways, the two ends still reaching everyone else
+  (``cut-link``, :meth:`~p2p_nertz.testing.netns.Lab.cut_link`);
+- ``oneway``: what one member sends one other lost, nothing else (``cut-oneway``);
+
+each at the lengths ``--lengths`` names (``scripts/chaos.py`` ``--length``: ``short`` below
+suspicion, ``drop`` healing as the votes are cast, ``2d`` twice the drop, ``past`` past the
+abandon and its wait) and starting at the moments ``--moments`` names (``play``: after the
+table's 10th card to the lake; ``end``: at the end of round 1).
+
+``torn``: a node killed (SIGKILL) at a moment (after the table's 0th, 5th, 20th or 45th card
+to the lake, or at round 1's end) and resumed (``nertz resume``) a second later with its log
+as the kill left it (``kill``), its last few bytes cut (``kill-torn``: a torn last record), or
+cut at a byte (``kill-cut``, keeping 10 %, 40 %, 70 % or 95 % of it: mid-record, so
+recovered as torn, or on a frame boundary, resumed with ``--recover`` as the person who cut it
+would, docs/protocol.md §9.6), at 3 and 4 players; ``--cuts`` also takes ``frame40``,
+``frame70``, ``frame95`` (the cut moved back to the frame boundary before it, whole frames
+lost, resumed with ``--recover``: ``kill-frame``) and ``header`` (a cut inside the log's
+header, a thousandth of the log kept: nothing to resume from).
+
+Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
+the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
+resume may refuse the cut log clearly (a non-zero exit, its last stderr line a ``nertz``
+error, no traceback: counted as ``refused``) and the audit may then report the cut log as a
+file (findings that accuse nobody); an audit error that accuses a member is a failure in
+every family (every member here is honest). One line per game, then the counts by cell.
+
+    nice -n 10 python scripts/scan_real_faults.py partitions [--players 3-5]
+        [--shapes one,halves,link,oneway] [--lengths short,drop,2d] [--moments play,end]
+        [--only K] [--dir DIR]
+    nice -n 10 python scripts/scan_real_faults.py torn [--players 3-4] [--cuts ...] [--only K]
+
+``--only K`` plays the grid's K-th game alone (its number is on its line: the game's seed),
+``--print`` lists the grid without playing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import signal
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import chaos
+from scanning import span
+
+from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.testing.netns import unavailable
+
+SUSPECT, DROP = 2.0, 8.0
+SHAPES = ("one", "halves", "link", "oneway")
+MOMENTS = {"play": 10, "end": -1}
+TORN_MOMENTS = {"start": 0, "early": 5, "mid": 20, "late": 45, "end": -1}
+CUTS = ("kill", "kill-torn", "keep10", "keep40", "keep70", "keep95")
+#: Cut names ``--cuts`` takes besides :data:`CUTS`: ``frameK`` a ``keepK`` moved back to the frame
+#: boundary before it, ``header`` a cut inside the log's header (a thousandth of it kept).
+MORE_CUTS = ("frame40", "frame70", "frame95", "header")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One game of the grid: its family, its cell's name and its schedule."""
+
+    family: str
+    name: str
+    plan: chaos.Schedule
+
+
+def partition_grid(
+    players: Sequence[int], shapes: Sequence[str], lengths: Sequence[str], moments: Sequence[str]
+) -> list[Cell]:
+    cells = []
+    for n in players:
+        for shape in shapes:
+            if shape == "halves" and n < 4:
+                continue  # (at three, a half is one member: ``one``)
+            for length in lengths:
+                for moment in moments:
+                    k = len(cells)
+                    rng = random.Random(derive_seed(b"scan-real-faults", k))
+                    victim = 1 + k % (n - 1)  # seat 0 stays on br0's side
+                    other = (victim + 1 + k // n % (n - 1)) % n
+                    if other == victim:
+                        other = (other + 1) % n
+                    half: tuple[int, ...] = ()
+                    kind = {"one": "cut-one", "halves": "cut-halves"}.get(shape, f"cut-{shape}")
+                    if shape == "halves":
+                        half = tuple(sorted(rng.sample(range(1, n), 2)))
+                        victim, other = half[0], -1
+                    elif shape == "one":
+                        other = -1
+                    seconds = round(chaos.named_length(length, SUSPECT, DROP, rng), 2)
+                    fault = chaos.Fault(
+                        kind, victim, MOMENTS[moment], seconds, half=half, other=other
+                    )
+                    plan = chaos.Schedule(k, n, 2, (fault,))
+                    cells.append(Cell("partitions", f"{n}p {shape} {length} {moment}", plan))
+    return cells
+
+
+def torn_grid(players: Sequence[int], cuts: Sequence[str], moments: Sequence[str]) -> list[Cell]:
+    cells = []
+    for n in players:
+        for cut in cuts:
+            for moment in moments:
+                k = len(cells)
+                rng = random.Random(derive_seed(b"scan-real-faults-torn", k))
+                victim = k % n
+                kind, torn, keep = cut, 0, -1.0
+                if cut == "kill-torn":
+                    torn = rng.randint(1, 12)
+                elif cut.startswith("keep"):
+                    kind, keep = "kill-cut", int(cut[4:]) / 100
+                elif cut.startswith("frame"):
+                    kind, keep = "kill-frame", int(cut[5:]) / 100
+                elif cut == "header":
+                    kind, keep = "kill-cut", 0.001
+                trigger = TORN_MOMENTS[moment]
+                fault = chaos.Fault(kind, victim, trigger, SUSPECT / 2, torn=torn, keep=keep)
+                plan = chaos.Schedule(k, n, 2, (fault,))
+                cells.append(Cell("torn", f"{n}p {cut} {moment}", plan))
+    return cells
+
+
+def audit_class(workdir: Path) -> str:
+    """The worst the audit said: ``valid``, ``notice``, ``log`` (errors about the files, that
+    accuse nobody), ``victim`` (a member named wronged), ``ACCUSES`` (a member named a cheat)."""
+    found = []
+    for text in (workdir / "audit.out").read_text().splitlines():
+        if text.startswith('{"event": "finding"'):
+            found.append(json.loads(text)["finding"])
+    errors = [f for f in found if f.get("severity") == "error"]
+    if not found:
+        return "valid"
+    if not errors:
+        return "notice"
+    kinds = {FindingKind(f["kind"]) for f in errors}
+    if any(k.accuses for k in kinds):
+        return "ACCUSES"
+    if kinds & {FindingKind.UNPROVEN_DROP, FindingKind.UNTRACED_FORFEIT}:
+        return "victim"
+    return "log"
+
+
+def judge(cell: Cell, result: dict[str, Any], workdir: Path) -> tuple[str, list[str]]:
+    """The game's verdict (``ok``, ``refused``, ``FAIL``) and the problems that make it one."""
+    audit = audit_class(workdir)
+    problems = [p for p in result["problems"] if not p.startswith("audit exit")]
+    refused = False
+    if cell.family == "torn":
+        victim = f"P{cell.plan.faults[0].victim + 1}: exit "
+        for p in list(problems):
+            words = p.removeprefix(victim)
+            if p.startswith(victim) and not words.startswith(("0", "3")) and "nertz" in words:
+                problems.remove(p)  # a clear refusal of the cut log (no traceback: checked)
+                refused = True
+        if audit not in ("valid", "notice", "log"):
+            problems.append(f"audit: {audit}")
+    elif audit not in ("valid", "notice"):
+        problems.append(f"audit: {audit}")
+    result["audit"] = audit
+    if problems:
+        return "FAIL", problems
+    return ("refused" if refused else "ok"), []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("family", choices=("partitions", "torn"))
+    p.add_argument("--players", help="table sizes (default 3-5 partitions, 3-4 torn)")
+    p.add_argument("--shapes", default=",".join(SHAPES))
+    p.add_argument("--lengths", default="short,drop,2d")
+    p.add_argument("--moments", help="default play,end (partitions), all five (torn)")
+    p.add_argument("--cuts", default=",".join(CUTS))
+    p.add_argument("--only", type=int, action="append", help="play only the K-th game(s)")
+    p.add_argument("--dir", type=Path, default=Path("scan-real-faults"))
+    p.add_argument("--print", action="store_true", help="list the grid; play nothing")
+    args = p.parse_args(argv)
+    words = {
+        k: [w for w in (getattr(args, k) or "").split(",") if w]
+        for k in ("shapes", "lengths", "moments", "cuts")
+    }
+    unknown = (
+        set(words["shapes"]) - set(SHAPES)
+        | set(words["lengths"]) - set(chaos.LENGTHS)
+        | set(words["cuts"]) - set(CUTS) - set(MORE_CUTS)
+        | set(words["moments"]) - set(MOMENTS if args.family == "partitions" else TORN_MOMENTS)
+    )
+    if unknown:
+        p.error(f"unknown: {', '.join(sorted(unknown))}")
+    if args.family == "partitions":
+        cells = partition_grid(
+            list(span(args.players or "3-5")),
+            words["shapes"],
+            words["lengths"],
+            words["moments"] or list(MOMENTS),
+        )
+    else:
+        cells = torn_grid(
+            list(span(args.players or "3-4")), words["cuts"], words["moments"] or list(TORN_MOMENTS)
+        )
+    if args.only:
+        cells = [c for c in cells if c.plan.seed in args.only]
+    if args.print:
+        for c in cells:
+            print(f"{c.plan.seed:4d}  {c.name:28s} {c.plan.faults[0].describe()}")
+        return 0
+    if args.family == "partitions" and (why := unavailable()) is not None:
+        p.error(f"partitions need a netns lab: {why}")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, chaos._interrupt)
+    args.dir.mkdir(parents=True, exist_ok=True)
+    tally: Counter[tuple[str, str]] = Counter()
+    with (args.dir / "results.jsonl").open("a") as book:
+        for cell in cells:
+            result = chaos.play(cell.plan, args.dir, SUSPECT, DROP, keep=True)
+            workdir = args.dir / f"seed{cell.plan.seed}"
+            verdict, problems = judge(cell, result, workdir)
+            result.update(cell=cell.name, verdict=verdict, why=problems)
+            book.write(json.dumps(result) + "\n")
+            book.flush()
+            head = " ".join(cell.name.split()[:2])
+            tally[head, verdict] += 1
+            missed = f"  missed {','.join(result['missed'])}" if result["missed"] else ""
+            print(
+                f"{verdict:7s} {cell.plan.seed:4d}  {cell.name:26s} exits {result['exits']:10s}"
+                f" audit {result['audit']:7s} {result['wall']:6.1f}s{missed}",
+                flush=True,
+            )
+            for problem in problems:
+                print(f"        {problem}", flush=True)
+            if verdict != "FAIL":
+                shutil.rmtree(workdir)
+    verdicts = ("ok", "refused", "FAIL")
+    for head in sorted({h for h, _ in tally}):
+        print(f"  {head:16s} " + "  ".join(f"{v} {tally[head, v]}" for v in verdicts))
+    total = Counter(v for (_, v), n in tally.items() for _ in range(n))
+    print(f"{sum(total.values())} game(s): " + ", ".join(f"{total[v]} {v}" for v in verdicts))
+    return 1 if total["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
