@@ -56,7 +56,7 @@ from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
-from p2p_nertz.protocol.state import Event, Phase
+from p2p_nertz.protocol.state import Event
 
 __all__ = ["ANSWER_BURST", "Answer", "AnswerBudget", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
@@ -240,13 +240,8 @@ class Delivery:
         return (
             self.store.contradicts(seat, lamport, beat) is not None
             or self.membership.proof.watch_slot(seat, lamport, beat.head_seq, held) is not None
-            or self.finality.raises(seat, lamport, beat, self._over)
+            or self.finality.raises(seat, lamport, beat)
         )
-
-    def _over(self) -> bool:
-        """Whether our tentative fold is over now (``Finality.raises``: an old beat's word
-        is taken only then)."""
-        return self.folds.tentative.phase is Phase.OVER
 
     def _receive_beat(
         self, seat: int, message: Message, body: Beat | Want, now: float, recovery: Recovery | None
@@ -277,9 +272,7 @@ class Delivery:
         new = self.inbox.new_beat(seat, message.lamport)
         # An old beat (replayed, overtaken in the network, or relayed as a game ended:
         # last_words) is taken only for what it says of its author's feed and cover, if more.
-        if beat is not None and (
-            new or self.finality.raises(seat, message.lamport, beat, self._over)
-        ):
+        if beat is not None and (new or self.finality.raises(seat, message.lamport, beat)):
             self.outbox.effects.extend(self.words.note(seat, message, beat, self.feeds))
             if not new:
                 self.take_beat(seat, message.lamport, beat, now)

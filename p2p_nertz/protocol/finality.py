@@ -79,6 +79,10 @@ Taken = tuple[Beat, list[int], list[tuple[int, int, int]]]
 and the forks it shows, ``(feed, first, count)``."""
 
 
+def _never() -> bool:
+    return False
+
+
 class Finality:
     """The stability bound and what it is computed from (one member's view).
 
@@ -110,6 +114,8 @@ class Finality:
         self.holder: tuple[int, int] | None = None
         self.stable = 0
         self.dirty = True  # something finality depends on changed since the last advance
+        # Whether our tentative fold is over now (raises; the peer's Chains sets it).
+        self.over: Callable[[], bool] = _never
         # q -> voter -> count: every vote against q standing in the held events (set at each
         # advance, :func:`standing_freezes`); a voter's cover of q's feed counts no further.
         self.freezes: dict[int, dict[int, int]] = {}
@@ -196,7 +202,7 @@ class Finality:
             self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
             self.dirty = True
 
-    def raises(self, seat: int, lamport: int, beat: Beat, over: Callable[[], bool]) -> bool:
+    def raises(self, seat: int, lamport: int, beat: Beat) -> bool:
         """Whether a beat of ``seat`` older than one of its taken (replayed, overtaken, or
         relayed by another member as its game ended: ``last_words``) says more of its author's
         feed or cover than is known here: its head is held, and it is timed above what we know
@@ -205,7 +211,7 @@ class Finality:
         the author's own signed word sets. A later beat of its that we took whose head is not
         held here says nothing of either (docs/protocol.md §7.1, §9.2).
 
-        Taken only at the game's end: ``over`` says whether our tentative fold is over now
+        Taken only at the game's end: :attr:`over` says whether our tentative fold is over now
         (every event of the game is here, only the others' words are missing), and is asked
         last, only of a beat that says more (it may refold what is held). Before the end the
         word of an old beat comes again with its author's next beat or event, and taking it
@@ -213,7 +219,8 @@ class Finality:
         one back. Asked of the tentative fold as it is when the beat comes, not as the last
         move of the final fold left it: where no drop vote is held that was the final fold,
         over only once nothing is missing, and a relay that came before it was lost for good
-        (real nodes: the relayers had stopped; docs/protocol.md §9.2, *only beats one ahead*)."""
+        (real nodes: the relayers had stopped; docs/protocol.md §9.2, *the relay lost before
+        the end*)."""
         feeds = self._feeds
         if beat.head_seq > len(feeds[seat]):
             return False  # (its cover waits for its head, as a new one's: take_beat)
@@ -221,7 +228,7 @@ class Finality:
         says_more = lamport > self.known[seat] or any(
             held[q] < h <= len(feeds[q]) for q, h in enumerate(beat.held)
         )
-        return says_more and over()
+        return says_more and self.over()
 
     def take_beat(
         self, seat: int, lamport: int, beat: Beat
