@@ -4,10 +4,12 @@
 :class:`~p2p_nertz.runtime.node.PeerNode` of greedy bots on tcp://127.0.0.1, CURVE, its own
 log), and runs the hostile member in the calling process: a real node too, with its key, its
 log and its bot, beside which an *attack* sends what a member with a valid key can send over
-its own CURVE connections (:data:`ATTACKS`). When every child has finished (or the game's
-timeout ran out: a child that hangs is killed and reported), the outcome says what each honest
-node ended with (its final digest, the members it dropped, its CPU and peak RSS, whether it
-wrote a traceback) and what the audit of every log, the hostile member's included, names.
+its own CURVE connections (:data:`ATTACKS`). Every node binds first, and all start together
+once all are bound (a loaded machine may take seconds to start a process). When every child
+has finished (or the game's timeout ran out: a child that hangs is killed and reported), the
+outcome says what each honest node ended with (its final digest, the members it dropped, its
+CPU and peak RSS, whether it wrote a traceback) and what the audit of every log, the hostile
+member's included, names.
 
 The attacks start once the hostile member's own fold is in play with cards in the lake (a
 round under way) and run until the honest nodes are done. Each is bounded in what it sends per
@@ -17,11 +19,13 @@ not fit). Everything is seeded but timing: two runs of one seed play different g
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import itertools
 import json
+import os
 import random
 import resource
 import subprocess
@@ -97,6 +101,13 @@ def child_main(config_path: str, seat: str) -> int:
         grace=3.0,
         linger=0.5,
     )
+    # Bound, then wait for every member to be (run_game): a node that starts seconds before
+    # another (a loaded machine starting processes) would vote it out as silent, a 3 s
+    # drop_after, and play another game than the test's.
+    node.bind()
+    print("bound", flush=True)
+    sys.stdin.readline()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (nobody reads it now)
     started = time.monotonic()
 
     async def main() -> Peer:
@@ -145,6 +156,7 @@ class GameOutcome:
     audit_dropped: list[int]
     audit_digest: str
     timed_out: bool
+    lies: int = 0  # beats one ahead sent to the victim (attack ``only_ahead``)
 
     @property
     def agreed(self) -> bool:
@@ -164,6 +176,7 @@ class HostileNode(PeerNode):
     #: a member it sends nothing of its own to (the others relay its events there)
     withhold_from: PeerId | None = None
     only_ahead: tuple[PeerId, Callable[[], bytes]] | None = None
+    lies = 0  # the lies :attr:`only_ahead` sent
 
     def _send(self, effect: Any) -> None:
         if self.silent:
@@ -179,6 +192,7 @@ class HostileNode(PeerNode):
                         if pid not in (victim, self.identity.peer_id):
                             super()._send(Send(effect.data, pid))
                     super()._send(Send(lie(), victim))
+                    self.lies += 1
                 return  # (and nothing beat-like of anyone's to the victim: relays neither)
         victim = self.withhold_from
         if victim is None or (effect.to is not None and effect.to != victim):
@@ -526,11 +540,15 @@ def run_game(
     children = [
         subprocess.Popen(
             [sys.executable, __file__, str(cfg_path), str(s)],
-            stdout=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=errs[s],
         )
         for s in range(players - 1)
     ]
+    for c in children:
+        assert c.stdout is not None
+        c.stdout.readline()  # bound (or gone: its outcome says so)
     hostile_seat = players - 1
     node = HostileNode(
         identities[hostile_seat],
@@ -543,6 +561,14 @@ def run_game(
     )
     h = Hostile(node, identities[hostile_seat], spec, list(spec.peer_ids[:hostile_seat]))
     book = dict(zip(spec.peer_ids, endpoints, strict=True))
+    node.bind()
+    for c in children:  # every member is bound: go, all at once
+        assert c.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            c.stdin.write(b"go\n")
+            c.stdin.flush()
+        with contextlib.suppress(BrokenPipeError):
+            c.stdin.close()
     try:
         timed_out = trio.run(_hostile_side, h, book, ATTACKS[attack], children, timeout)
     finally:
@@ -550,6 +576,8 @@ def run_game(
             if c.poll() is None:
                 c.kill()
             c.wait()
+            if c.stdout is not None:
+                c.stdout.close()
         for e in errs:
             e.close()
     honest = []
@@ -583,6 +611,7 @@ def run_game(
         [s for s, _ in report.dropped],
         report.digest,
         timed_out,
+        node.lies,
     )
 
 

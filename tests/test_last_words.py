@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -136,17 +137,30 @@ def test_an_old_beat_is_taken_only_where_it_says_more_of_a_feed_held_here() -> N
     finality.take_beat(1, 101, Beat(3, bytes(32), (1, 3, 1), ids))  # the lie, new
     assert finality.known[1] == 20  # (its last event's; the lie's head is not held)
     true = Beat(2, bytes(32), (1, 2, 1), ids)
-    assert not finality.raises(1, 100, true)  # (not before the game's end: Finality.ended)
-    finality.ended = True  # (its tentative fold over: every event of the game here)
+    asked: list[bool] = []
+
+    def over(answer: bool) -> Callable[[], bool]:
+        def ask() -> bool:
+            asked.append(answer)
+            return answer
+
+        return ask
+
+    # Not before the game's end (our tentative fold over: every event of the game here).
+    finality.over = over(False)
+    assert not finality.raises(1, 100, true)
+    finality.over = over(True)
     assert finality.raises(1, 100, true)
     finality.take_beat(1, 100, true)
     assert finality.known[1] == 100 and finality.held_by[1] == (1, 2, 1)
+    asked.clear()
     assert not finality.raises(1, 100, true)  # (taken: each item raises once)
     assert not finality.raises(1, 99, Beat(2, bytes(32), (0, 2, 1), ids))  # (nothing new)
     assert not finality.raises(1, 200, Beat(3, bytes(32), (1, 3, 1), ids))  # (head not held)
+    assert asked == []  # (the end is asked only of a beat that says more: it may refold)
     # Cover of a feed held here is more, even timed lower; of a feed not held, it waits.
     fresh = _finality(times)
-    fresh.ended = True
+    fresh.over = over(True)
     fresh.take_beat(1, 50, Beat(2, bytes(32), (0, 2, 0), ids))
     assert fresh.raises(1, 40, Beat(2, bytes(32), (1, 2, 0), ids))
     assert not fresh.raises(1, 40, Beat(2, bytes(32), (0, 2, 0), ids))

@@ -70,6 +70,7 @@ class Chains:
         self.finality = finality
         self.membership = membership
         self.folds = folds
+        finality.over = folds.over  # (an old beat's word is taken once it is: Finality.raises)
         self.inbox = inbox
         self.outbox = outbox
         #: the turn-up shares held outside the feed (docs/shuffle.md §10.14)

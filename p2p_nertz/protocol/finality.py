@@ -20,14 +20,13 @@ it beats and deliveries, and folds what became final.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Mapping, Sequence, Sized
+from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.state import (
     GameState,
-    Phase,
     Roster,
     decided_before_lifts,
     freezes,
@@ -80,6 +79,10 @@ Taken = tuple[Beat, list[int], list[tuple[int, int, int]]]
 and the forks it shows, ``(feed, first, count)``."""
 
 
+def _never() -> bool:
+    return False
+
+
 class Finality:
     """The stability bound and what it is computed from (one member's view).
 
@@ -111,7 +114,8 @@ class Finality:
         self.holder: tuple[int, int] | None = None
         self.stable = 0
         self.dirty = True  # something finality depends on changed since the last advance
-        self.ended = False  # the tentative fold at the last advance was over (raises)
+        # Whether our tentative fold is over now (raises; the peer's Chains sets it).
+        self.over: Callable[[], bool] = _never
         # q -> voter -> count: every vote against q standing in the held events (set at each
         # advance, :func:`standing_freezes`); a voter's cover of q's feed counts no further.
         self.freezes: dict[int, dict[int, int]] = {}
@@ -207,17 +211,24 @@ class Finality:
         the author's own signed word sets. A later beat of its that we took whose head is not
         held here says nothing of either (docs/protocol.md §7.1, §9.2).
 
-        Asked only at the game's end, once the tentative fold is over (:attr:`ended`: every
-        event of the game is here, only the others' words are missing): before it the word
-        of an old beat comes again with its author's next beat or event, and taking it sooner
-        would move when things are final in every game, not only where a liar holds one back."""
+        Taken only at the game's end: :attr:`over` says whether our tentative fold is over now
+        (every event of the game is here, only the others' words are missing), and is asked
+        last, only of a beat that says more (it may refold what is held). Before the end the
+        word of an old beat comes again with its author's next beat or event, and taking it
+        sooner would move when things are final in every game, not only where a liar holds
+        one back. Asked of the tentative fold as it is when the beat comes, not as the last
+        move of the final fold left it: where no drop vote is held that was the final fold,
+        over only once nothing is missing, and a relay that came before it was lost for good
+        (real nodes: the relayers had stopped; docs/protocol.md §9.2, *the relay lost before
+        the end*)."""
         feeds = self._feeds
-        if not self.ended or beat.head_seq > len(feeds[seat]):
+        if beat.head_seq > len(feeds[seat]):
             return False  # (its cover waits for its head, as a new one's: take_beat)
-        if lamport > self.known[seat]:
-            return True
         held = self.held_by[seat]
-        return any(held[q] < h <= len(feeds[q]) for q, h in enumerate(beat.held))
+        says_more = lamport > self.known[seat] or any(
+            held[q] < h <= len(feeds[q]) for q, h in enumerate(beat.held)
+        )
+        return says_more and self.over()
 
     def take_beat(
         self, seat: int, lamport: int, beat: Beat
@@ -312,7 +323,6 @@ class Finality:
         (``forked``: seat -> the first seq proven here in two versions, :func:`unannounced`).
         How many events were taken, and the final fold's notices; ``0, []`` if the stable
         time did not grow."""
-        self.ended = tentative.phase is Phase.OVER
         final = folds.final
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}

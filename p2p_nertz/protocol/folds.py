@@ -35,7 +35,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.finality import decided, decided_at
 from p2p_nertz.protocol.roster import Cap, frozen_below, lasting_caps
-from p2p_nertz.protocol.state import Event, GameState, Notice
+from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
     "Folds",
@@ -182,6 +182,10 @@ class Folds:
                 self._capped = self._uncapped(self._tentative)
                 self._uncut = self._uncapped_uncut(self._tentative)
         return self._tentative
+
+    def over(self) -> bool:
+        """Whether the tentative fold is over: every event of the game is held here."""
+        return self.tentative.phase is Phase.OVER
 
     def shares_final(self) -> bool:
         """Whether the tentative fold, with nothing held, is the final fold itself: the fold
