@@ -42,8 +42,9 @@ FORKER, BREAKER = 0, 1
 MAX_TIME = 40.0
 
 
-#: The breaker alone: voted out at 9.6 s, it rejoins the extra round its forfeit gives and is
-#: voted out again at 25.5 s (it breaks its freeze there too); the game ends at 62.6 s.
+#: The breaker alone: voted out at 9.6 s; the game (one round) ends at 16.4 s. (Before the
+#: hand-on in play, §9.2, the round ended tied, the breaker rejoined the extra round and was
+#: voted out again at 25.5 s, the game over at 62.6 s: the time is kept for such a game.)
 ALONE_TIME = 90.0
 
 
@@ -55,11 +56,21 @@ def _play(*, fork: bool = True, breaker: bool = True, max_time: float = MAX_TIME
 
 
 def _named(result: SimResult) -> set[int | None]:
+    """The members the audit holds something against: the seats its errors name, those of
+    the findings that accuse (``FindingKind.accuses``, docs/audit.md *Damage and blame*) and
+    the members dropped. A notice about the copies (``log_ends_early``, ``single_copy``) names
+    the author of the feed a log lacks or alone holds, not a member at fault: a cheater's log
+    that stops as the game ends, the honest members' last events still on their way to it,
+    names them so (``tests/test_audit_log_ends_with_game.py``)."""
     report = result.audit
     assert report is not None
-    return {f.seat for f in (*report.errors, *report.violations) if f.seat is not None} | {
-        d.seat for d in report.drops
-    }
+    findings = (*report.errors, *(f for f in report.violations if f.kind.accuses))
+    return {f.seat for f in findings if f.seat is not None} | {d.seat for d in report.drops}
+
+
+def _log_of(seat: int) -> str:
+    """The name of ``seat``'s log in the simulator's audit (``sim.invariants``)."""
+    return f"p{seat + 1}.log"
 
 
 def test_the_scan_game_is_the_pair_it_says() -> None:
@@ -91,6 +102,13 @@ def test_the_breaker_alone_is_voted_out_and_the_honest_members_end_the_game() ->
     assert report is not None
     assert {d.seat for d in report.drops} == {BREAKER}
     assert _named(result) <= {BREAKER}
+    assert report.valid, [str(f) for f in report.errors]
+    # The honest members' logs hold every event: what the audit notes of the copies is the
+    # breaker's own log or feed (its log stops before the honest members' last results, which
+    # were on their way to it when the simulator stopped: it waits for no cheater).
+    assert all(f.log == _log_of(BREAKER) or f.seat == BREAKER for f in report.violations), [
+        str(f) for f in report.violations
+    ]
     for peer in result.peers:
         assert peer is not None
         assert set(peer.final.dropped) == {BREAKER}
