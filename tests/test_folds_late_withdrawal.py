@@ -29,7 +29,8 @@ from types import SimpleNamespace
 from typing import cast
 
 import pytest
-from test_folds_unheld_still_in import _EVER, _events, _folds, _Row, _spec
+from test_folds_dropped_past_cut import _EVER
+from test_folds_unheld_still_in import _events, _folds, _Row, _spec
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.envelope import Message

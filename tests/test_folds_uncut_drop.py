@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import cast
 
-from test_folds_unheld_still_in import _EVER, _events, _folds, _Row, _spec
+from test_folds_dropped_past_cut import _EVER
+from test_folds_unheld_still_in import _events, _folds, _Row, _spec
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.envelope import Message
