@@ -19,9 +19,11 @@ message wakes the receiver, as on a live table).
   blocking, the User-Id read).
 
 It prints, for each, the Python opcodes per message on the trio thread by where they run
-(trio, the adapter, pyzmq and ``enum``, the loop itself: deterministic for a given run of
-wake-ups, and the load does not move them), and the trio thread's CPU per message
-(``time.thread_time``, the median of the rounds' medians); and their ratio. The sender's
+(trio, the adapter, pyzmq and ``enum``, the loop itself), counted over ``--counted`` traced
+rounds first (the load does not move a count, but it moves how many messages wait at a
+wake-up: the turns per message are printed beside), then the trio thread's CPU per message
+over ``--rounds`` untraced rounds (``time.thread_time``, the median of the rounds), and the
+CPU's ratio to the reference's. The sender's
 thread is not counted. ``--baseline FILE`` runs another ``zmqtrio.py`` (e.g. main's) as a
 third loop, alternated with the two, for an A/B in one run.
 
@@ -158,16 +160,17 @@ async def _bare_loop(router: Any, count: int, on_turn: Callable[[int], None]) ->
 Loop = Callable[[Any, int, Callable[[int], None]], Any]
 
 
-def one_round(adapter: ModuleType, loop: Loop, args: argparse.Namespace, fig: Figures) -> None:
-    """One run of ``loop`` over a fresh pair: its CPU per message, and (first round only) its
-    opcodes by where they run."""
+def one_round(
+    adapter: ModuleType, loop: Loop, args: argparse.Namespace, fig: Figures, *, counting: bool
+) -> None:
+    """One run of ``loop`` over a fresh pair: its opcodes by where they run if ``counting``
+    (traced, so its CPU is not kept), else its CPU per message."""
     pair = Pair(adapter)
     count = WARM + args.messages
     sender = threading.Thread(
         target=_send_paced, args=(pair.dealer, count, args.interval / 1e3, args.size)
     )
     adapter_file = adapter.__file__
-    counting = not fig.counted
     opcodes: collections.Counter[Any] = collections.Counter()
     state = {"began": 0.0, "from": 0, "turns": 0}
 
@@ -200,11 +203,13 @@ def one_round(adapter: ModuleType, loop: Loop, args: argparse.Namespace, fig: Fi
         sender.join()
         pair.close()
     n = count - state["from"]
-    fig.cpu_us.append(cpu / n * 1e6)
     if counting:
         for filename, c in opcodes.items():
             fig.opcodes[_where(filename, adapter_file)] += c
-        fig.counted, fig.turns = n, state["turns"]
+        fig.counted += n
+        fig.turns += state["turns"]
+    else:
+        fig.cpu_us.append(cpu / n * 1e6)
 
 
 def load_adapter(path: str) -> ModuleType:
@@ -249,10 +254,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=300, help="messages a round")
     parser.add_argument("--interval", type=float, default=5.0, help="ms between messages")
     parser.add_argument("--size", type=int, default=236, help="bytes a message (a claim's)")
+    parser.add_argument(
+        "--counted", type=int, default=2, help="rounds traced for the opcodes first (default 2)"
+    )
     parser.add_argument("--baseline", help="another zmqtrio.py to run as a third loop")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.messages < 1 or args.interval < 0 or args.size < 1:
-        parser.error("--rounds, --messages and --size must be positive, --interval not negative")
+    if min(args.rounds, args.counted, args.messages, args.size) < 1 or args.interval < 0:
+        parser.error(
+            "--rounds, --counted, --messages and --size must be positive, --interval not negative"
+        )
     loops: dict[str, tuple[ModuleType, Loop]] = {
         "bare trio + pyzmq": (zmqtrio, _bare_loop),
         "the adapter": (zmqtrio, _adapter_loop),
@@ -261,15 +271,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         loops["the adapter, baseline"] = (load_adapter(args.baseline), _adapter_loop)
     figures = {name: Figures() for name in loops}
     print(
-        f"load average {os.getloadavg()[0]:.2f} at the start; {args.rounds} rounds of "
-        f"{args.messages} messages of {args.size} B, one every {args.interval:g} ms, "
-        "alternated (the order reversed every other round)"
+        f"load average {os.getloadavg()[0]:.2f} at the start; {args.counted} rounds traced for "
+        f"the opcodes, then {args.rounds} for the CPU, each of {args.messages} messages of "
+        f"{args.size} B, one every {args.interval:g} ms, the loops alternated (the order "
+        "reversed every other round)"
     )
-    for r in range(args.rounds):
+    for r in range(-args.counted, args.rounds):
         order = list(loops) if r % 2 == 0 else list(reversed(loops))
         for name in order:
             adapter, loop = loops[name]
-            one_round(adapter, loop, args, figures[name])
+            one_round(adapter, loop, args, figures[name], counting=r < 0)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     print("per message received, on the trio thread (the sender's thread not counted):")
     report(figures, "bare trio + pyzmq")

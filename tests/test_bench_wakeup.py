@@ -29,7 +29,12 @@ def _rows(out: str) -> dict[str, list[float]]:
 def test_both_loops_take_every_message_and_their_opcodes_add_up(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert bench_wakeup.main(["--rounds", "2", "--messages", "30", "--interval", "1"]) == 0
+    assert (
+        bench_wakeup.main(
+            ["--rounds", "2", "--counted", "1", "--messages", "30", "--interval", "1"]
+        )
+        == 0
+    )
     rows = _rows(capsys.readouterr().out)
     assert set(rows) == {"bare trio + pyzmq", "the adapter"}
     for turns, total, trio, adapter, pyzmq, rest, cpu, *_ in rows.values():
@@ -41,7 +46,7 @@ def test_both_loops_take_every_message_and_their_opcodes_add_up(
 
 
 def test_a_baseline_adapter_runs_as_a_third_loop(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--rounds", "1", "--messages", "10", "--interval", "1"]
+    argv = ["--rounds", "1", "--counted", "1", "--messages", "10", "--interval", "1"]
     assert bench_wakeup.main([*argv, "--baseline", zmqtrio.__file__]) == 0
     rows = _rows(capsys.readouterr().out)
     assert set(rows) == {"bare trio + pyzmq", "the adapter", "the adapter, baseline"}
