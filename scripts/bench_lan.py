@@ -30,7 +30,9 @@ sends queued, sampled every 250 ms, first quarter of play against the last), and
 claim's time goes (log append, synced and as awaited, hand-off to the first and the last
 DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver), and
 on the receive side how many claims found the receive loop already waiting when they were
-sent and the verify and deliver as the trio thread's CPU beside the clock's time.
+sent and the verify and deliver as the trio thread's CPU beside the clock's time, and the
+receive loop's bursts in play (messages fed a receive turn and an input to the core, inputs a
+turn: a burst's events, then its beats; docs/latency.md, session 26).
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 With ``--kinds``, the messages sent, signatures made and signatures verified per final claim
