@@ -77,10 +77,9 @@ class Membership:
         self.n = n
         self.timers = timers
         self._heard = [now] * n
-        #: the earliest of the other members' times last heard (inf: no other member), kept by
-        #: :meth:`heard_from` and the :attr:`heard` setter: the silence timers' bound, read
-        #: after every input (docs/latency.md, session 26)
-        self.least_heard = now if n > 1 else math.inf
+        #: the earliest time another member was last heard (inf: none), kept by heard_from and
+        #: the heard setter: the silence timers' bound after every input (latency.md, s. 26)
+        self.least_heard = _least_other(self._heard, seat)
         #: since when we have run without a break: a vote for silence waits for it
         self.listening = Listening(now, timers.suspect_after)
         # Members that keep talking while finality waits for them (§9.2): seat -> (since,
@@ -130,19 +129,12 @@ class Membership:
     # -- silence ----------------------------------------------------------------------------
     @property
     def heard(self) -> list[float]:
-        """When each member was last heard from (directly or by relay), by seat. Written only
-        through :meth:`heard_from` (or set whole), which keep :attr:`least_heard`."""
+        """When each member was last heard, by seat (written by heard_from, or set whole)."""
         return self._heard
 
     @heard.setter
     def heard(self, times: list[float]) -> None:
-        self._heard = times
-        self._relearn_least()
-
-    def _relearn_least(self) -> None:
-        heard, seat = self._heard, self.seat
-        others = heard[:seat] + heard[seat + 1 :]
-        self.least_heard = min(others) if others else math.inf
+        self._heard, self.least_heard = times, _least_other(times, self.seat)
 
     def track_silence(self, now: float, dropped: dict[int, int]) -> None:
         """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""
@@ -166,8 +158,8 @@ class Membership:
         if seat != self.seat:
             if now < self.least_heard:
                 self.least_heard = now
-            elif before == self.least_heard:
-                self._relearn_least()  # it held the least (or shared it): the least may move
+            elif before == self.least_heard:  # it held the least (or shared it): it may move
+                self.least_heard = _least_other(heard, self.seat)
         if seat in self.suspected:
             self.suspected.discard(seat)
             return True
@@ -567,6 +559,12 @@ class Membership:
         self.proven_seats.discard(seat)
         self.proof.unproven.pop(seat, None)
         return True
+
+
+def _least_other(heard: list[float], seat: int) -> float:
+    """The earliest of ``heard`` but ``seat``'s (inf: no other member)."""
+    others = heard[:seat] + heard[seat + 1 :]
+    return min(others) if others else math.inf
 
 
 def _announced(
