@@ -107,9 +107,16 @@ class Pair:
         self.ctx.term()
 
 
-def _send_paced(dealer: zmq.Socket[bytes], count: int, interval: float, size: int) -> None:
-    """Send ``count`` messages, one every ``interval`` seconds (the sender's own thread)."""
+def _send_paced(
+    dealer: zmq.Socket[bytes], count: int, interval: float, size: int, warmed: threading.Event
+) -> None:
+    """Send :data:`WARM` messages, wait until the receiver has them all (``warmed``), then
+    ``count`` more, one every ``interval`` seconds (the sender's own thread)."""
     body = b"c" * size
+    for _ in range(WARM):
+        dealer.send(body)
+    if not warmed.wait(ROUND_TIMEOUT):
+        return  # (the receiver failed: its round's timeout says so)
     due = time.perf_counter()
     for _ in range(count):
         dealer.send(body)
@@ -167,8 +174,10 @@ def one_round(
     (traced, so its CPU is not kept), else its CPU per message."""
     pair = Pair(adapter)
     count = WARM + args.messages
+    warmed = threading.Event()  # the receiver has taken the WARM messages: the count begins
     sender = threading.Thread(
-        target=_send_paced, args=(pair.dealer, count, args.interval / 1e3, args.size)
+        target=_send_paced,
+        args=(pair.dealer, args.messages, args.interval / 1e3, args.size, warmed),
     )
     adapter_file = adapter.__file__
     opcodes: collections.Counter[Any] = collections.Counter()
@@ -181,10 +190,11 @@ def one_round(
         return trace
 
     def on_turn(got: int) -> None:
-        if got >= WARM and not state["from"]:
+        if got == WARM and not state["from"]:  # (no counted message is sent before this)
             state["from"], state["began"] = got, time.thread_time()
             if counting:
                 sys.settrace(trace)
+            warmed.set()
         elif state["from"]:
             state["turns"] += 1
 
