@@ -30,7 +30,9 @@ sends queued, sampled every 250 ms, first quarter of play against the last), and
 claim's time goes (log append, synced and as awaited, hand-off to the first and the last
 DEALER, ROUTER arrival, lock wait, verify and deliver, delivery at the first receiver), and
 on the receive side how many claims found the receive loop already waiting when they were
-sent and the verify and deliver as the trio thread's CPU beside the clock's time.
+sent and the verify and deliver as the trio thread's CPU beside the clock's time, and the
+receive loop's bursts in play (messages fed a receive turn and an input to the core, inputs a
+turn: a burst's events, then its beats; docs/latency.md, session 26).
 With ``--tasks``, each game's CPU in play by trio task (receive, bot, timer, the sampler), by
 the scheduler outside the tasks' steps and by zmq's I/O thread: an instrument in every peer.
 With ``--kinds``, the messages sent, signatures made and signatures verified per final claim
@@ -316,6 +318,10 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.own_claims: dict[bytes, int] = {}  # wire -> seq, until it is sent
             self.claim_sizes: list[int] = []
             self.received = 0
+            # The receive loop's bursts: its turns that fed the core, its inputs
+            # (feed_many calls: a turn feeds its events, then its beats, as two), messages.
+            self.bursts = [0, 0, 0]
+            self.fed_since_router = False  # a feed since the loop last read the ROUTER
             self.arrived = 0  # when the burst being fed arrived at the ROUTER
             self.locked = 0  # when its feeding took the node's lock
             self.locked_cpu = 0  # the trio thread's CPU time then (thread_time_ns)
@@ -415,6 +421,12 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self._any_share(w, seat, stamp)
 
         def feed_many(self, messages: Iterable[bytes], now: float) -> list[Any]:
+            burst = list(messages)
+            self.bursts[0] += not self.fed_since_router
+            self.bursts[1] += 1
+            self.bursts[2] += len(burst)
+            self.fed_since_router = True
+            messages = burst
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             self.locked_cpu = time.thread_time_ns()
             self.input_began = ("recv", time.thread_time())
@@ -465,12 +477,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self._peer = peer
 
         async def recv_multipart(self) -> list[bytes]:
+            self._peer.fed_since_router = False
             self._peer.called = time.perf_counter_ns()  # the loop waits from here
             frames: list[bytes] = await self._router.recv_multipart()
             self._peer.arrived = time.perf_counter_ns()
             return frames
 
         def try_recv_multipart(self) -> list[bytes] | None:
+            self._peer.fed_since_router = False
             more: list[bytes] | None = self._router.try_recv_multipart()
             return more
 
@@ -863,6 +877,7 @@ async def run_seats(
                     INPUT_CPU["recv"],  # and its peers' inputs so far, by kind
                     INPUT_CPU["own"],
                     INPUT_CPU["look"],
+                    list(getattr(peer, "bursts", ())),  # receive turns, inputs, messages fed
                 )
             )
             SAMPLER_CPU[0] += time.thread_time() - began
@@ -1096,6 +1111,9 @@ class GameFigures:
     feed_us: list[float] = field(default_factory=list)  # lock taken -> verified, delivered
     feed_cpu_us: list[float] = field(default_factory=list)  # the same, the trio thread's CPU
     waiting: list[bool] = field(default_factory=list)  # the receive loop waited before the send
+    # In play, every peer summed: the receive loop's turns that fed the core, the inputs it
+    # fed (a turn feeds its events, then its beats: two), and the messages fed.
+    bursts: tuple[int, int, int] | None = None
     incomplete: int = 0
     msgs_per_s: float = float("nan")  # messages received per peer per second during play
     rss_mb: list[float] = field(default_factory=list)
@@ -1432,10 +1450,14 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     # Messages received per peer per second, and the backlog, over the play phase.
     rates, moves, play_seconds, firsts, lasts = [], [], [], [], []
     peak = 0
+    bursts = [0, 0, 0]
     for r in results:
         play = [s for s in r["samples"] if s[1] == "play"]
         if len(play) < 4:
             continue
+        if len(play[-1]) > 18 and len(play[-1][18]) == 3:
+            for i in range(3):
+                bursts[i] += play[-1][18][i] - play[0][18][i]
         seconds = (play[-1][0] - play[0][0]) / 1e9
         play_seconds.append(seconds)
         if seconds > 0:
@@ -1448,6 +1470,8 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
         firsts.append(statistics.fmean(series[:quarter]))
         lasts.append(statistics.fmean(series[-quarter:]))
         peak = max(peak, *series)
+    if bursts[0]:
+        figures.bursts = (bursts[0], bursts[1], bursts[2])
     figures.play_seconds = median(play_seconds) if play_seconds else 0.0
     figures.msgs_per_s = median(rates) if rates else float("nan")
     figures.moves_per_s = median(moves) if moves else float("nan")
@@ -1718,6 +1742,13 @@ def print_report(rep: Report) -> None:
                 f"{sum(g.waiting)} of {len(g.waiting)} arrivals; verify+deliver median "
                 f"{_us(median(g.feed_us))} µs on the clock, {_us(median(g.feed_cpu_us))} µs of "
                 "the trio thread's CPU (the two equal: it ran slowly, it was not preempted)"
+            )
+        if g.bursts is not None:
+            turns, inputs, fed = g.bursts
+            print(
+                f"    bursts in play: {fed:,} messages fed in {turns:,} receive turns, "
+                f"{fed / turns:.2f} a turn, {fed / inputs:.2f} an input to the core "
+                f"({inputs / turns:.2f} inputs a turn: its events, then its beats)"
             )
     for n, p in sorted(rep.pyre.items()):
         extra = "; ".join(p.notes)

@@ -21,10 +21,14 @@
    ``valgrind --tool=callgrind`` the same replay counts instructions (the load does not move
    them): the way to compare two branches of the core on this machine. ``--opcodes TOP``
    counts the replay's Python opcodes instead, function by function (where the Python is).
+   ``--merged`` counts what one input less saves (session 26): the same replay, and again
+   with each two consecutive message inputs fed as one (``feed_many``, as the node feeds a
+   burst) wherever the first of the two sent and logged nothing (so that every event of ours
+   stays the game's, byte for byte); the opcodes saved per input merged away.
 
 Medians over repeats; machines here are noisy, so the ratios are the figures to compare.
 
-    python scripts/bench_protocol.py [--repeats 5] [--opcodes TOP]
+    python scripts/bench_protocol.py [--repeats 5] [--opcodes TOP] [--merged]
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, Send
 from p2p_nertz.protocol.state import ClaimDecided
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Faults, SimConfig, Simulation
@@ -404,6 +408,27 @@ def opcodes(
     return sum(counts.values()), named, called
 
 
+def merged_inputs(
+    inputs: list[tuple[str, tuple[object, ...]]], returned: list[list[Effect]]
+) -> list[tuple[str, tuple[object, ...]]]:
+    """``inputs`` with each two consecutive messages fed as one input (``feed_many``, at the
+    second's time) wherever the first returned no effect to send or log: our events, and
+    every clock we send, stay the game's, so the rest of the game replays as it was."""
+    merged: list[tuple[str, tuple[object, ...]]] = []
+    i = 0
+    while i < len(inputs):
+        name, args = inputs[i]
+        quiet = not any(isinstance(e, (Send, Record, Reserve)) for e in returned[i])
+        if name == "feed" and quiet and i + 1 < len(inputs) and inputs[i + 1][0] == "feed":
+            later = inputs[i + 1][1]
+            merged.append(("feed_many", ([args[0], later[0]], later[1])))
+            i += 2
+        else:
+            merged.append((name, args))
+            i += 1
+    return merged
+
+
 def claim_path(
     sim: Simulation, inputs: list[tuple[str, tuple[object, ...]]]
 ) -> dict[str, tuple[int, float, float, float]]:
@@ -477,7 +502,26 @@ def main() -> int:
         help="only count the Python opcodes of seat 0's feeds of the others' claims (before "
         "and after the claim's delivery) and acks, at 2, 4 and 8 peers",
     )
+    parser.add_argument(
+        "--merged",
+        action="store_true",
+        help="only count the Python opcodes that feeding two messages as one input saves, "
+        "seat 0's inputs replayed at 2, 4 and 8 peers",
+    )
     args = parser.parse_args()
+    if args.merged:
+        print("Python opcodes of seat 0's inputs replayed, and with message pairs as one input:")
+        for players in (2, 4, 8):
+            sim, inputs, returned = recorded_inputs(players)
+            merged = merged_inputs(inputs, returned)
+            fewer = len(inputs) - len(merged)
+            alone, together = opcodes(sim, inputs)[0], opcodes(sim, merged)[0]
+            print(
+                f"  {players} peers: {alone / len(inputs):,.0f} per input over {len(inputs)} "
+                f"inputs; {fewer} pairs fed as one: {(alone - together) / fewer:,.0f} opcodes "
+                f"saved per input merged away ({(alone - together) / alone:.1%} of the replay)"
+            )
+        return 0
     if args.claim_path:
         print("Python opcodes per feed of seat 0, its inputs replayed (deterministic):")
         for name, config in (

@@ -70,6 +70,19 @@ def test_quick_loopback_run_prints_the_table() -> None:
     assert 0 < thinking < cpu and abs(cpu - thinking - person) <= 1, row_cpu.group(0)
     paper = r"^    CPU per final claim, peers played by people .* = [\d,]+ µs, [\d.]+× the floor"
     assert re.search(paper, out, re.M), out
+    # The receive loop's bursts in play: every message fed is in one turn and one input,
+    # and a turn feeds one input or more.
+    bursts = re.search(
+        r"^    bursts in play: ([\d,]+) messages fed in ([\d,]+) receive turns, ([\d.]+) a turn, "
+        r"([\d.]+) an input to the core \(([\d.]+) inputs a turn",
+        out,
+        re.M,
+    )
+    assert bursts is not None, out
+    fed, turns = (int(cell.replace(",", "")) for cell in bursts.groups()[:2])
+    per_turn, per_input, inputs_per_turn = (float(cell) for cell in bursts.groups()[2:])
+    assert 0 < turns <= fed and per_turn >= per_input >= 1 and inputs_per_turn >= 1, bursts[0]
+    assert abs(per_turn - fed / turns) < 0.01, bursts[0]
     # --tasks: the play phase's CPU by task, the receive loop among them, and the rest.
     assert "CPU in play by task, loopback, 2 peers" in out, out
     assert re.search(r"^  _receive_loop +[\d.]+%", out, re.M), out

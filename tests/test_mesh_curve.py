@@ -162,6 +162,21 @@ def test_a_member_is_admitted_under_its_routing_id_and_named_by_its_key(
     assert receive(ann) == [routing_id(BOB.peer_id), b"hello", zap_user_id(BOB.peer_id)]
 
 
+def test_a_message_of_several_frames_comes_in_whole_with_the_user_id_last(
+    ctx: Sockets, ann: Mesh
+) -> None:
+    # The adapter reads each frame's "more" flag itself (zmqtrio._recv_frames), not pyzmq's
+    # recv_multipart: every frame in order, an empty one too, then the User-Id.
+    bob, monitor = dealer(ctx, routing_id(BOB.peer_id), client_keys(server_keys(BOB), ANN.peer_id))
+    bob.connect(ann.endpoint)
+    assert next_event(monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    frames = [b"one", b"", bytes(range(256)), b"last"]  # (each within MAX_FRAME)
+    bob.send_multipart(frames)
+    bob.send(b"next")
+    assert receive(ann) == [routing_id(BOB.peer_id), *frames, zap_user_id(BOB.peer_id)]
+    assert receive(ann) == [routing_id(BOB.peer_id), b"next", zap_user_id(BOB.peer_id)]
+
+
 def test_a_stranger_with_a_key_of_its_own_or_none_gets_nothing_through(
     ctx: Sockets, ann: Mesh
 ) -> None:

@@ -54,11 +54,9 @@ def earliest(membership: Membership, final: GameState, since: float, before: flo
     phase = _phase_due(m, final, since, least)
     if phase is not None:
         least = phase
-    heard = m.heard
-    others = heard[: m.seat] + heard[m.seat + 1 :]
     # (Each silence deadline is a member's time heard plus one of two timers: none is before
-    # the earliest time heard plus the shorter timer.)
-    if others and min(others) + min(timers.suspect_after, timers.drop_after) < least:
+    # the earliest time heard plus the shorter timer. No other member: inf, none.)
+    if m.least_heard + min(timers.suspect_after, timers.drop_after) < least:
         least = min((least, *_silence_due(m, final)))
     stall = m.stall
     # (A stall's deadline is never before its start plus the timer: nor before the oldest's.)

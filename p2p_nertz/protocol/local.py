@@ -96,8 +96,8 @@ def abandon_answer(
     partner = abandon_partner(final, tentative, membership.seat)
     if isinstance(partner, str):
         # Left alone with a member that has gone, the drops not final: what the game waits
-        # for (Membership.held_back_by_gone).
-        return AbandonAnswer(membership.held_back_by_gone(now, final, tentative, names) or partner)
+        # for (held_back_by_gone).
+        return AbandonAnswer(held_back_by_gone(membership, now, final, tentative, names) or partner)
     if partner in abandoned:
         return AbandonAnswer("we abandoned the game already: it ends once that is final", partner)
     drop_after = membership.timers.drop_after
@@ -294,3 +294,30 @@ def local_move(
     if tentative.round.deck is not None:
         return move, card, ()  # a shuffle game: the table's shares turn cards up (shuffle.md §10.1)
     return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)
+
+
+def held_back_by_gone(
+    membership: Membership, now: float, final: GameState, tentative: GameState, names: Sequence[str]
+) -> str | None:
+    """What the game waits for when ``membership``'s held votes leave us alone with a member
+    that has gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words
+    (``names``: each seat's player); ``None`` otherwise.
+
+    Those drops are final only once everything up to them is, which needs the gone
+    member's events and cover; and it can be removed only by an abandon, which needs them
+    final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
+    undoes a drop. So the player is told what the game waits for, not only "no".
+    """
+    held = [q for q in range(membership.n) if q not in tentative.dropped]
+    pending = [q for q in range(membership.n) if q in tentative.dropped and q not in final.dropped]
+    if final.phase is Phase.OVER or len(held) != 2 or membership.seat not in held or not pending:
+        return None
+    (other,) = (q for q in held if q != membership.seat)
+    if membership.gone_for(other, now) < 0:
+        return None
+    out = ", ".join(f"{names[q]} (seat {q})" for q in pending)
+    gone = f"{names[other]} (seat {other})"
+    return (
+        f"the vote that put {out} out is final only with {gone}'s last events, and "
+        f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
+    )

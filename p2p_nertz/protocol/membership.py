@@ -19,6 +19,7 @@ calls back into it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -75,7 +76,10 @@ class Membership:
         self.seat = seat
         self.n = n
         self.timers = timers
-        self.heard = [now] * n
+        self._heard = [now] * n
+        #: the earliest time another member was last heard (inf: none), kept by heard_from and
+        #: the heard setter: the silence timers' bound after every input (latency.md, s. 26)
+        self.least_heard = _least_other(self._heard, seat)
         #: since when we have run without a break: a vote for silence waits for it
         self.listening = Listening(now, timers.suspect_after)
         # Members that keep talking while finality waits for them (§9.2): seat -> (since,
@@ -126,19 +130,23 @@ class Membership:
         return tuple(held)
 
     # -- silence ----------------------------------------------------------------------------
+    @property
+    def heard(self) -> list[float]:
+        """When each member was last heard, by seat (written by heard_from, or set whole)."""
+        return self._heard
+
+    @heard.setter
+    def heard(self, times: list[float]) -> None:
+        self._heard, self.least_heard = times, _least_other(times, self.seat)
+
     def track_silence(self, now: float, dropped: dict[int, int]) -> None:
         """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""
         limit = self.timers.suspect_after
-        heard, seat = self.heard, self.seat
-        others = heard[:seat] + heard[seat + 1 :]
+        heard, seat = self._heard, self.seat
         # (Asked after every input: nobody is silent while the longest-unheard member is not,
-        # as silence_due reads it; the walk only when one may be.)
-        silent = (
-            bool(others)
-            and now >= min(others) + limit
-            and any(
-                now >= heard[q] + limit for q in range(self.n) if q != seat and q not in dropped
-            )
+        # as silence_due reads it; the walk only when one may be. No other member: never.)
+        silent = now >= self.least_heard + limit and any(
+            now >= heard[q] + limit for q in range(self.n) if q != seat and q not in dropped
         )
         if silent:
             self.all_heard_since = None
@@ -147,7 +155,14 @@ class Membership:
 
     def heard_from(self, seat: int, now: float) -> bool:
         """``seat`` is heard now (directly or by relay); whether it was suspected until now."""
-        self.heard[seat] = now
+        heard = self._heard
+        before = heard[seat]
+        heard[seat] = now
+        if seat != self.seat:
+            if now < self.least_heard:
+                self.least_heard = now
+            elif before == self.least_heard:  # it held the least (or shared it): it may move
+                self.least_heard = _least_other(heard, self.seat)
         if seat in self.suspected:
             self.suspected.discard(seat)
             self.back[seat] = now
@@ -201,8 +216,7 @@ class Membership:
         """The members whose silence calls for something now, in seat order: ``(seat, False)``
         to suspect (and mark suspected here), ``(seat, True)`` to vote out for silence."""
         timers = self.timers
-        others = self.heard[: self.seat] + self.heard[self.seat + 1 :]
-        if not others or now < min(others) + min(timers.suspect_after, timers.drop_after):
+        if now < self.least_heard + min(timers.suspect_after, timers.drop_after):
             # No other member has been silent long enough for anything below (a float sum
             # does not decrease when a term grows: each sum below is at least this one).
             return []
@@ -212,7 +226,7 @@ class Membership:
                 continue
             # Compare with the same sums the peer's next deadline uses, or a float rounding
             # could leave a deadline that is due but never acted on.
-            heard = self.heard[q]
+            heard = self._heard[q]
             if now >= heard + timers.suspect_after and q not in self.suspected:
                 self.suspected.add(q)
                 due.append((q, False))
@@ -224,12 +238,12 @@ class Membership:
         """When ``q`` is voted out for silence if not heard before: ``drop_after`` after it
         was last heard, and not before we have listened for ``suspect_after`` since waking
         (:func:`~p2p_nertz.protocol.listening.silence_vote_at`)."""
-        return silence_vote_at(self.heard[q], self.timers.drop_after, self.listening)
+        return silence_vote_at(self._heard[q], self.timers.drop_after, self.listening)
 
     def silent_for(self, now: float, dropped: dict[int, int]) -> float:
         """Seconds since any other member still in the game (not in ``dropped``) was last
         heard from (directly or by relay)."""
-        others = [self.heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
+        others = [self._heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
         return now - max(others) if others else float("inf")
 
     def withholding(
@@ -326,45 +340,19 @@ class Membership:
                 out.append(q)
         return out
 
-    def held_back_by_gone(
-        self, now: float, final: GameState, tentative: GameState, names: Sequence[str]
-    ) -> str | None:
-        """What the game waits for when the held votes leave us alone with a member that has
-        gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words
-        (``names``: each seat's player); ``None`` otherwise.
-
-        Those drops are final only once everything up to them is, which needs the gone
-        member's events and cover; and it can be removed only by an abandon, which needs them
-        final (§9.3). No rule is safe here: it may have signed, unseen, a withdrawal that
-        undoes a drop. So the player is told what the game waits for, not only "no".
-        """
-        held = [q for q in range(self.n) if q not in tentative.dropped]
-        pending = [q for q in range(self.n) if q in tentative.dropped and q not in final.dropped]
-        if final.phase is Phase.OVER or len(held) != 2 or self.seat not in held or not pending:
-            return None
-        (other,) = (q for q in held if q != self.seat)
-        if self.gone_for(other, now) < 0:
-            return None
-        out = ", ".join(f"{names[q]} (seat {q})" for q in pending)
-        gone = f"{names[other]} (seat {other})"
-        return (
-            f"the vote that put {out} out is final only with {gone}'s last events, and "
-            f"{gone} has gone: the game goes on if {gone} comes back; you can leave"
-        )
-
     def gone_for(self, seat: int, now: float) -> float:
         """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
         finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
         longer before it is."""
         timers = self.timers
-        gone = now - self.heard[seat] - timers.drop_after
+        gone = now - self._heard[seat] - timers.drop_after
         withheld = self.share_votes.get(seat)
         if withheld is not None:
             # Voted out for a share it owes (two members: nobody can be dropped, so the one
             # left may abandon; docs/shuffle.md §10.4).
             gone = max(gone, now - withheld[0])
         stall = self.stall.get(seat)
-        if stall is not None and now < self.heard[seat] + timers.suspect_after:
+        if stall is not None and now < self._heard[seat] + timers.suspect_after:
             # (A member silent now is the silence timers' alone, as Author.liveness says: a
             # wait noted while it still talked does not count, even before the next scan drops
             # it.)
@@ -404,7 +392,7 @@ class Membership:
         for q in members:
             if q == self.seat:
                 continue
-            if q in self.suspected or now >= self.heard[q] + timers.suspect_after:
+            if q in self.suspected or now >= self._heard[q] + timers.suspect_after:
                 stall.pop(q, None)  # silent, not talking: the silence timers apply
                 continue
             owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
@@ -567,6 +555,12 @@ def recovered_withdrawals(membership: Membership, folds: Folds) -> list[int]:
     that never ends*)."""
     heard, membership.heard_recovering = membership.heard_recovering, set()
     return [q for q in sorted(heard) if membership.withdraws(q, folds, recovering=False)]
+
+
+def _least_other(heard: list[float], seat: int) -> float:
+    """The earliest of ``heard`` but ``seat``'s (inf: no other member)."""
+    others = heard[:seat] + heard[seat + 1 :]
+    return min(others) if others else math.inf
 
 
 def _announced(

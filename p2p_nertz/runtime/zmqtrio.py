@@ -192,6 +192,13 @@ RECONNECT_IVL_MAX_MS: Final = 1000
 HEARTBEAT_IVL_MS: Final = 1000
 """Interval of ZMTP heartbeats (PING), in milliseconds, so that a dead TCP peer is noticed."""
 
+_POLLIN: Final = int(zmq.POLLIN)
+_POLLOUT: Final = int(zmq.POLLOUT)
+_NOBLOCK: Final = int(zmq.NOBLOCK)
+# (pyzmq's constants are enum members: ``events & zmq.POLLIN`` on an int runs enum.Flag's
+# __and__ in Python and makes a flag of the result, ~90 opcodes for one AND. Once a message
+# received, plain ints; docs/latency.md, session 26.)
+
 HEARTBEAT_TIMEOUT_MS: Final = 5000
 """Silence after a PING, in milliseconds, after which zmq drops the connection and reconnects.
 
@@ -199,6 +206,21 @@ Matches the "suspected" timeout of DESIGN.md §6 (Zyre's 5 s).
 """
 
 _SOCKET_TYPES: Final[dict[int, str]] = {zmq.ROUTER: "ROUTER", zmq.DEALER: "DEALER"}
+
+
+def _recv_frames(zsock: zmq.Socket[bytes]) -> list[zmq.Frame]:
+    """The frames of the next message, read without blocking (``zmq.Again``: none waits).
+
+    As ``recv_multipart(copy=False)``, but each frame says itself whether another follows
+    (``Frame.more``, read in C as it is received), where pyzmq asks the socket for
+    ``RCVMORE`` through its Python option lookup once a frame (docs/latency.md, session 26).
+    """
+    frame = zsock.recv(_NOBLOCK, copy=False)
+    frames = [frame]
+    while frame.more:
+        frame = zsock.recv(_NOBLOCK, copy=False)
+        frames.append(frame)
+    return frames
 
 
 def _with_user_id(frames: list[zmq.Frame]) -> list[bytes]:
@@ -386,7 +408,7 @@ class AsyncSocket(trio.abc.AsyncResource):
         self._endpoints: list[str] = []
         self._send_guard = _OneTask("another task is already sending on this socket")
         self._recv_guard = _OneTask("another task is already receiving on this socket")
-        self._waiters: dict[int, _Waiter | None] = {zmq.POLLIN: None, zmq.POLLOUT: None}
+        self._waiters: dict[int, _Waiter | None] = {_POLLIN: None, _POLLOUT: None}
         self._fd_watched = False
         self._settled = False  # the last failed attempt ended with EVENTS read (rule 2)
         self._safety_timeouts = 0
@@ -511,7 +533,7 @@ class AsyncSocket(trio.abc.AsyncResource):
         """
         _check_frames(frames)
         with self._send_guard:
-            await self._perform(zmq.POLLOUT, lambda: self._attempt_send(frames))
+            await self._perform(_POLLOUT, lambda: self._attempt_send(frames))
 
     async def recv_multipart(self) -> list[bytes]:
         """Wait for the next message and return its frames.
@@ -524,7 +546,7 @@ class AsyncSocket(trio.abc.AsyncResource):
             TransportClosedError: if the socket is or gets closed, also while waiting.
         """
         with self._recv_guard:
-            return await self._perform(zmq.POLLIN, self._attempt_recv)
+            return await self._perform(_POLLIN, self._attempt_recv)
 
     def try_send_multipart(self, frames: Sequence[bytes]) -> bool:
         """Queue one message if that is possible without waiting; return whether it was queued.
@@ -558,7 +580,7 @@ class AsyncSocket(trio.abc.AsyncResource):
     def _attempt_send(self, frames: Sequence[bytes]) -> bool | None:
         self._settled = False  # a failed send may leave commands unseen: rule 2's FD check
         try:
-            self._sock.send_multipart(frames, flags=zmq.NOBLOCK)
+            self._sock.send_multipart(frames, flags=_NOBLOCK)
         except zmq.Again:
             return None
         except zmq.ZMQError as exc:
@@ -573,13 +595,14 @@ class AsyncSocket(trio.abc.AsyncResource):
         # no FD check before it (rule 2). Rule 3 holds: the read wakes any waiter whose
         # direction is ready.
         self._settled = False
-        if not self._refresh() & zmq.POLLIN:
+        if not self._refresh() & _POLLIN:
             self._settled = True
             return None
         try:
+            frames = _recv_frames(self._sock)
             if self._user_id:
-                return _with_user_id(self._sock.recv_multipart(flags=zmq.NOBLOCK, copy=False))
-            return self._sock.recv_multipart(flags=zmq.NOBLOCK)
+                return _with_user_id(frames)
+            return [frame.bytes for frame in frames]
         except zmq.Again:  # pragma: no cover - EVENTS said a message waits
             return None
         except zmq.ZMQError as exc:
@@ -606,7 +629,7 @@ class AsyncSocket(trio.abc.AsyncResource):
         believe_events = True
         rescued = False
         waited = False
-        other = zmq.POLLOUT if want == zmq.POLLIN else zmq.POLLIN
+        other = _POLLOUT if want == _POLLIN else _POLLIN
         while True:
             self._check_open()
             result = attempt()
@@ -649,7 +672,7 @@ class AsyncSocket(trio.abc.AsyncResource):
 
     def _inform_waiters(self) -> None:
         """After a call into the socket: if another task waits, let it know what changed."""
-        if self._waiters[zmq.POLLIN] is not None or self._waiters[zmq.POLLOUT] is not None:
+        if self._waiters[_POLLIN] is not None or self._waiters[_POLLOUT] is not None:
             self._refresh()
 
     def _refresh(self) -> int:
@@ -675,8 +698,8 @@ class AsyncSocket(trio.abc.AsyncResource):
         The caller's attempt has just failed and no unseen command was pending, with no
         checkpoint since (rule 2).
         """
-        other = zmq.POLLOUT if want == zmq.POLLIN else zmq.POLLIN
-        timeout = RECEIVE_SAFETY_TIMEOUT if want == zmq.POLLIN else SAFETY_TIMEOUT
+        other = _POLLOUT if want == _POLLIN else _POLLIN
+        timeout = RECEIVE_SAFETY_TIMEOUT if want == _POLLIN else SAFETY_TIMEOUT
         with trio.move_on_after(timeout) as scope:
             waiter = _Waiter(scope)
             self._waiters[want] = waiter
