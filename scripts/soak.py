@@ -66,7 +66,7 @@ from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig,
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.mixes import late_withdrawals
-from p2p_nertz.sim.probes import count_lifted_cuts
+from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
 TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig(), "node": NODE_CONFIG}
 
@@ -146,7 +146,7 @@ def one(
         faults = dataclasses.replace(config.faults, deck_cheats=(cheat,))
         config = dataclasses.replace(config, faults=faults)
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
-    with count_lifted_cuts() as lifted:
+    with count_lifted_cuts() as lifted, count_hand_ons() as hand_ons:
         result = run(config)
     seen = outcomes(result)
     honest = [
@@ -172,6 +172,9 @@ def one(
         "lifted first": lifted.first,
         "lifted fired": int(lifted.fired),
         "most flaps": max(peaks, default=0),
+        "hand-ons": hand_ons.started,
+        "handed on": hand_ons.messages,
+        "handed on games": int(hand_ons.started > 0),
     }
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
@@ -310,6 +313,11 @@ def main() -> int:
     print(
         f"the most withdrawals of an honest member's votes against one member in one round: "
         f"{totals.get('most flaps', 0)} (a flap fault past {FLAP_LIMIT})"
+    )
+    print(
+        f"hand-ons in play (§9.2): {totals.get('hand-ons', 0)} started in "
+        f"{totals.get('handed on games', 0)} games, {totals.get('handed on', 0)} beats handed "
+        f"on of {totals.get('messages', 0)} messages"
     )
     print(
         f"invariant violations {bad}, {elapsed:.0f} s ({args.games / elapsed:.1f} games/s, "
