@@ -44,7 +44,11 @@ another is cut off from half the others, every link healing at its own time, so 
 withdraw after a drop (docs/protocol.md §9.2, *a withdrawal after the drop lifts no cap that
 decided it*). The soak counts, for every mix, how often that rule was asked, offered a cut
 and had a cut kept by a peer or by the audit, how often a fold took the drop decided first
-(docs/protocol.md §7.4; :mod:`p2p_nertz.sim.probes`), and in how many games either fired.
+(docs/protocol.md §7.4; :mod:`p2p_nertz.sim.probes`), and in how many games either fired;
+and how many hand-ons in play started (§9.2, *Handed on in play*: a peer handing a member's
+beats on to a member that voted it out for silence while the peer heard it), in how many
+games, and the beats they sent (``sim.probes.count_hand_ons``; one send a beat and voter,
+against the mix's sends, where a broadcast counts once).
 """
 
 from __future__ import annotations
