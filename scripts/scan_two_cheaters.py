@@ -49,19 +49,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scanning import span
 
 from p2p_nertz.sim.collusion import MIXES, game, simulate
+from p2p_nertz.sim.probes import HandOns, count_hand_ons
 
 
-def one(job: tuple[str, int, int, int]) -> tuple[str, int, int, bool, list[str], float]:
-    """Play one game; (mix, seed, players, finished, violations, CPU seconds)."""
+def one(
+    job: tuple[str, int, int, int],
+) -> tuple[str, int, int, bool, list[str], float, HandOns]:
+    """Play one game; (mix, seed, players, finished, violations, CPU seconds, the hand-ons in
+    play of docs/protocol.md §9.2)."""
     mix, seed, low, high = job
     config, breakers = game(mix, seed, low, high)
     start = time.process_time()
     try:
-        result = simulate(config, breakers)
+        with count_hand_ons() as hand_ons:
+            result = simulate(config, breakers)
         violations, finished = result.violations, result.finished
     except Exception as exc:  # a crash is a finding of its own kind
         violations, finished = [f"crash: {type(exc).__name__}: {exc}"], False
-    return mix, seed, config.players, finished, violations, time.process_time() - start
+    return mix, seed, config.players, finished, violations, time.process_time() - start, hand_ons
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,10 +90,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     games: Counter[tuple[str, int]] = Counter()
     broken: Counter[tuple[str, int]] = Counter()
     kinds: Counter[str] = Counter()
+    started: Counter[str] = Counter()  # (per mix: hand-ons started, beats handed on)
+    handed: Counter[str] = Counter()
     cpu = 0.0
     with ProcessPoolExecutor(args.workers) as pool:
-        for mix, seed, players, finished, violations, seconds in pool.map(one, jobs):
+        for mix, seed, players, finished, violations, seconds, hand_ons in pool.map(one, jobs):
             games[mix, players] += 1
+            started[mix] += hand_ons.started
+            handed[mix] += hand_ons.messages
             cpu += seconds
             if violations:
                 broken[mix, players] += 1
@@ -104,6 +113,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"  {mix:13} {players} players: {games[mix, players]:4} games, "
             f"{broken[mix, players]} broken"
+        )
+    for mix in mixes:
+        print(
+            f"  {mix:13} hand-ons in play (§9.2): {started[mix]} started, "
+            f"{handed[mix]} beats handed on"
         )
     for kind, count in kinds.most_common():
         print(f"  violations of kind {kind!r}: {count} games")

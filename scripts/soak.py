@@ -44,7 +44,11 @@ another is cut off from half the others, every link healing at its own time, so 
 withdraw after a drop (docs/protocol.md §9.2, *a withdrawal after the drop lifts no cap that
 decided it*). The soak counts, for every mix, how often that rule was asked, offered a cut
 and had a cut kept by a peer or by the audit, how often a fold took the drop decided first
-(docs/protocol.md §7.4; :mod:`p2p_nertz.sim.probes`), and in how many games either fired.
+(docs/protocol.md §7.4; :mod:`p2p_nertz.sim.probes`), and in how many games either fired;
+and how many hand-ons in play started (§9.2, *Handed on in play*: a peer handing a member's
+beats on to a member that voted it out for silence while the peer heard it), in how many
+games, and the beats they sent (``sim.probes.count_hand_ons``; one send a beat and voter,
+against the mix's sends, where a broadcast counts once).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig,
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.mixes import late_withdrawals
-from p2p_nertz.sim.probes import count_lifted_cuts
+from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
 TIMERS = {"quick": QUICK_TIMERS, "default": PeerConfig(), "node": NODE_CONFIG}
 
@@ -146,7 +150,7 @@ def one(
         faults = dataclasses.replace(config.faults, deck_cheats=(cheat,))
         config = dataclasses.replace(config, faults=faults)
     faults, rules, peer, players = config.faults, config.rules, config.peer, config.players
-    with count_lifted_cuts() as lifted:
+    with count_lifted_cuts() as lifted, count_hand_ons() as hand_ons:
         result = run(config)
     seen = outcomes(result)
     honest = [
@@ -172,6 +176,9 @@ def one(
         "lifted first": lifted.first,
         "lifted fired": int(lifted.fired),
         "most flaps": max(peaks, default=0),
+        "hand-ons": hand_ons.started,
+        "handed on": hand_ons.messages,
+        "handed on games": int(hand_ons.started > 0),
     }
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
@@ -310,6 +317,11 @@ def main() -> int:
     print(
         f"the most withdrawals of an honest member's votes against one member in one round: "
         f"{totals.get('most flaps', 0)} (a flap fault past {FLAP_LIMIT})"
+    )
+    print(
+        f"hand-ons in play (§9.2): {totals.get('hand-ons', 0)} started in "
+        f"{totals.get('handed on games', 0)} games, {totals.get('handed on', 0)} beats handed "
+        f"on of {totals.get('messages', 0)} messages"
     )
     print(
         f"invariant violations {bad}, {elapsed:.0f} s ({args.games / elapsed:.1f} games/s, "

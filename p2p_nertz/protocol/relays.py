@@ -30,7 +30,9 @@ per beat of that member, no more; and a vote for silence on a member the others 
 already a vote that reaches no majority. An honest game (no vote for silence, or one on a
 member nobody hears) sends nothing more: a member dead to all beats no more, and one back
 from a crash or a partition within ``drop_after`` was silent here too when the vote was
-cast (``Membership.back``). A vote read back from our own log (a restart) hands nothing on.
+cast (``Membership.back``); a voter back from a partition that cut it off from us too voted
+across the partition, not a link, and hears the member itself once it heals (the same
+check on the voter). A vote read back from our own log (a restart) hands nothing on.
 
 :class:`Relays` is the peer's :class:`~p2p_nertz.protocol.last_words.LastWords` (the words
 that ended the game, relayed at its end) with the hand-on in play beside them: both keep the
@@ -68,9 +70,10 @@ class Relays(LastWords):
 
     def vote(self, voter: int, body: Drop, now: float, source: Source, feeds: _Feeds) -> list[Send]:
         """``voter``'s membership event ``body``, delivered: a vote for silence on a member we
-        hear (no vote of ours on it, heard within ``suspect_after``, not suspected here in the
-        last ``drop_after``), taken from the network, makes us hand that member's beats on to
-        ``voter`` from now on; the beats that set what we know of it go at once."""
+        hear (no vote of ours on it, heard within ``suspect_after``, neither it nor the voter
+        suspected here in the last ``drop_after``), taken from the network, makes us hand that
+        member's beats on to ``voter`` from now on; the beats that set what we know of it go
+        at once."""
         member = body.seat
         membership = self.membership
         if (
@@ -85,6 +88,8 @@ class Relays(LastWords):
             return []  # (silent here too: nothing of its to hand on)
         if now - membership.back.get(member, -timers.drop_after) < timers.drop_after:
             return []  # (silent here too until lately: back from a crash or a partition)
+        if now - membership.back.get(voter, -timers.drop_after) < timers.drop_after:
+            return []  # (the voter silent here until lately: a partition cut us off from it)
         voters = self.to.get(member, ())
         if voter in voters:
             return []

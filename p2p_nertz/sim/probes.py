@@ -9,7 +9,9 @@ wrapping the functions ``impose_cuts`` calls while the ``with`` block runs, and 
 drop decided first* (``folds.decided_first``, which ``impose_cuts`` asks before any offer
 where a drop rests on a later withdrawal, and which reaches session 15's answer on its own
 where it applies). ``rule=False`` takes both out instead (no cut is ever offered), to show
-that a game needs them.
+that a game needs them. :func:`count_hand_ons` counts §9.2's *Handed on in play*
+(``protocol/relays.py``): the votes for silence that started a hand-on, the beats sent at once
+with them, and the beats forwarded in play after.
 Not for use outside tests and scripts: it rebinds module attributes of the core for the
 block's length, in this process only.
 """
@@ -23,9 +25,11 @@ from typing import Any
 
 from p2p_nertz.audit import auditor
 from p2p_nertz.protocol import folds
+from p2p_nertz.protocol.last_words import LastWords
+from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.state import GameState
 
-__all__ = ["LiftedCuts", "count_lifted_cuts"]
+__all__ = ["HandOns", "LiftedCuts", "count_hand_ons", "count_lifted_cuts"]
 
 
 @dataclass(slots=True)
@@ -124,6 +128,68 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
         (auditor, "impose_cuts", imposing("audit")),
     ]
     saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
+    for target, name, value in patches:
+        setattr(target, name, value)
+    try:
+        yield counts
+    finally:
+        for target, name, value in saved:
+            setattr(target, name, value)
+
+
+@dataclass(slots=True)
+class HandOns:
+    """What the hand-on in play did while counted (every peer of the process together).
+    ``started``: votes for silence that made a peer hand a member on to their voter;
+    ``at_once``: beats sent with them (the words that set what the relayer knows of the
+    member); ``in_play``: new beats forwarded after, one message per voter."""
+
+    started: int = 0
+    at_once: int = 0
+    in_play: int = 0
+
+    @property
+    def messages(self) -> int:
+        """The messages the hand-on sent: those at once and those in play."""
+        return self.at_once + self.in_play
+
+
+@contextmanager
+def count_hand_ons() -> Iterator[HandOns]:
+    """Count the hand-ons of every :class:`Relays` while the block runs (see the module
+    docstring): the sends of ``Relays.vote``, and those of ``Relays.note`` beyond
+    ``LastWords.note``'s own (the last words of the game's end, not counted)."""
+    counts = HandOns()
+    vote = Relays.vote
+    note = Relays.note
+    words = LastWords.note
+    own: list[int] = []  # (the sends LastWords.note made inside the Relays.note that runs)
+
+    def voting(self: Relays, *args: Any) -> Any:
+        before = sum(map(len, self.to.values()))
+        sends = vote(self, *args)
+        counts.started += sum(map(len, self.to.values())) - before
+        counts.at_once += len(sends)
+        return sends
+
+    def last_words(self: LastWords, *args: Any) -> Any:
+        sends = words(self, *args)
+        own.append(len(sends))
+        return sends
+
+    def noting(self: Relays, *args: Any) -> Any:
+        mark = len(own)
+        sends = note(self, *args)
+        counts.in_play += len(sends) - sum(own[mark:])
+        del own[mark:]
+        return sends
+
+    patches: list[tuple[object, str, object]] = [
+        (Relays, "vote", voting),
+        (Relays, "note", noting),
+        (LastWords, "note", last_words),
+    ]
+    saved = [(target, name, target.__dict__[name]) for target, name, _ in patches]
     for target, name, value in patches:
         setattr(target, name, value)
     try:
