@@ -9,8 +9,9 @@ someone leaves. Nothing on the wire says so; before this notice a player saw onl
 silent" for each member across the split (scan26, session 26).
 
 :class:`Reach` watches for that, at the end of every input, and yields one
-:class:`OutOfReach` notice when it begins and one when it is over (the members heard again,
-or the roster changed so that the rest are a majority again). A two-member table is left
+:class:`OutOfReach` notice when it begins (again if the members out of reach change
+meanwhile: in a 1|3 split the three are suspected one by one) and one when it is over (the
+first of them heard again makes a majority, or the roster changed). A two-member table is left
 out: there nobody can ever be dropped, and the abandon is on offer instead (§9.3).
 """
 
@@ -49,7 +50,9 @@ class Reach:
     OutOfReach(seats=(2, 3), members=4, over=False)
     >>> reach.check(roster, 0, {2, 3}) is None  # (once)
     True
-    >>> reach.check(roster, 0, set())
+    >>> reach.check(roster, 0, {1, 2, 3})
+    OutOfReach(seats=(1, 2, 3), members=4, over=False)
+    >>> reach.check(roster, 0, {1})
     OutOfReach(seats=(2, 3), members=4, over=True)
     >>> Reach().check(roster, 0, {3}) is None  # (three of four hear each other)
     True
@@ -70,7 +73,7 @@ class Reach:
             silent = tuple(sorted(s for s in suspected if s in members and s != seat))
             if len(members) - len(silent) >= roster.majority:
                 silent = ()
-        if silent and not self.out:
+        if silent and silent != self.out:  # (begun, or another member out of reach since)
             self.out = silent
             return OutOfReach(silent, len(members))
         if not silent and self.out:

@@ -1,0 +1,87 @@
+"""A table split with no majority on our side says so, once, and says when it is over
+(protocol/reach.py): a 2|2 split of four stood still with only "P3 is silent" for each."""
+
+from __future__ import annotations
+
+from itertools import product
+
+from peer_helpers import PeerNetwork
+
+from p2p_nertz.protocol.peer import OutOfReach, PeerConfig
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Rules
+from p2p_nertz.ui.tracker import Tracker
+
+CONFIG = PeerConfig(suspect_after=2.0, drop_after=6.0)
+
+
+def _split(net: PeerNetwork, *sides: set[int]) -> None:
+    """No member of one side hears any member of another."""
+    net.blocked = frozenset(
+        frozenset((a, b))
+        for i, side in enumerate(sides)
+        for other in sides[i + 1 :]
+        for a, b in product(side, other)
+    )
+
+
+def _notices(net: PeerNetwork, seat: int) -> list[OutOfReach]:
+    return [e for e in net.effects[seat] if isinstance(e, OutOfReach)]
+
+
+def _playing(n: int) -> PeerNetwork:
+    net = PeerNetwork(n, seed=26, rules=Rules(target=None, rounds=3), config=CONFIG)
+    net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers))
+    return net
+
+
+def test_a_two_two_split_says_once_who_is_out_of_reach_and_when_they_are_back() -> None:
+    net = _playing(4)
+    _split(net, {0, 1}, {2, 3})
+    net.run(lambda net: all(_notices(net, s) for s in range(4)))
+    others = {0: (2, 3), 1: (2, 3), 2: (0, 1), 3: (0, 1)}
+    for seat in range(4):
+        assert _notices(net, seat) == [OutOfReach(others[seat], 4)]
+    # Past drop_after each half votes the other out and nothing counts: still one notice.
+    until = net.now + 3 * CONFIG.drop_after
+    net.run(lambda net: net.now > until)
+    assert all(not p.final.dropped for p in net.peers)
+    assert all(len(_notices(net, s)) == 1 for s in range(4))
+    net.blocked = frozenset()
+    net.run(lambda net: all(len(_notices(net, s)) == 2 for s in range(4)))
+    for seat in range(4):
+        # The first of the other half heard again makes a majority: that is the end of it.
+        over = _notices(net, seat)[1]
+        assert over.over and over.members == 4
+        assert over.seats and set(over.seats) <= set(others[seat])
+
+
+def test_one_cut_off_from_three_says_so_and_the_three_do_not() -> None:
+    net = _playing(4)
+    _split(net, {0}, {1, 2, 3})
+    net.run(lambda net: all(0 in p.final.dropped for p in net.peers[1:]))
+    # Two suspected is no majority already; the third makes it another notice.
+    assert _notices(net, 0)[-1] == OutOfReach((1, 2, 3), 4)
+    assert len(_notices(net, 0)) <= 2 and not any(n.over for n in _notices(net, 0))
+    assert not any(_notices(net, s) for s in (1, 2, 3))  # (a majority: they dropped seat 0)
+
+
+def test_a_two_player_table_offers_the_abandon_instead() -> None:
+    """With two, nobody can ever be dropped: the abandon is on offer, as before (§9.3)."""
+    net = _playing(2)
+    net.silence(1)
+    until = net.now + CONFIG.drop_after + 1.0
+    net.run(lambda net: net.now > until)
+    assert not _notices(net, 0)
+    assert net.peers[0].why_not_abandon(net.now) is None
+
+
+def test_the_table_and_page_say_it_in_words() -> None:
+    tracker = Tracker(("P1", "P2", "P3", "P4"), 0)
+    tracker.take([OutOfReach((2, 3), 4)])
+    assert tracker.messages[-1] == (
+        "half the table is out of reach (P3, P4): nobody can be dropped without a majority; "
+        "the game waits for them to come back, or you can leave"
+    )
+    tracker.take([OutOfReach((2, 3), 4, over=True)])
+    assert tracker.messages[-1] == "P3 and P4 are back: the table has a majority again"
