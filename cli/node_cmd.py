@@ -260,7 +260,7 @@ def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str
     out of reach leave no majority here, or that is over): its JSON event, its words
     (:func:`~p2p_nertz.ui.view.reach_words`) and its fields. The same for ``node``, ``host``,
     ``join``, ``bot`` and ``resume``."""
-    text = reach_words(notice, lambda s: names[s])
+    text = " — ".join(reach_words(notice, lambda s: names[s]))
     event = "in_reach" if notice.over else "out_of_reach"
     seats = list(notice.seats)
     return event, text, {"text": text, "seats": seats, "names": [names[s] for s in seats]}

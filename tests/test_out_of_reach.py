@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from itertools import product
 
+from helpers_rules import IDLE, table_from
 from peer_helpers import PeerNetwork
 
-from p2p_nertz.protocol.peer import OutOfReach, PeerConfig
+from p2p_nertz.protocol.peer import OutOfReach, PeerConfig, Suspected
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
-from p2p_nertz.ui.tracker import Tracker
+from p2p_nertz.ui import TableView, Tracker, render
+from p2p_nertz.ui.view import reach_words
+from p2p_nertz.web.model import view_json
 
 CONFIG = PeerConfig(suspect_after=2.0, drop_after=6.0)
 
@@ -76,12 +79,20 @@ def test_a_two_player_table_offers_the_abandon_instead() -> None:
     assert net.peers[0].why_not_abandon(net.now) is None
 
 
-def test_the_table_and_page_say_it_in_words() -> None:
-    tracker = Tracker(("P1", "P2", "P3", "P4"), 0)
-    tracker.take([OutOfReach((2, 3), 4)])
-    assert tracker.messages[-1] == (
-        "half the table is out of reach (P3, P4): nobody can be dropped without a majority; "
-        "the game waits for them to come back, or you can leave"
-    )
-    tracker.take([OutOfReach((2, 3), 4, over=True)])
-    assert tracker.messages[-1] == "P3 and P4 are back: the table has a majority again"
+
+
+def test_the_terminal_and_the_page_show_it_and_its_end() -> None:
+    tracker = Tracker(("you", "P2", "P3", "P4"), seat=0)
+    tracker.take([Suspected(2, True), Suspected(3, True), OutOfReach((2, 3), 4)])
+    out = reach_words(OutOfReach((2, 3), 4), tracker.name)
+    assert out[0] == "half the table is out of reach: P3, P4"
+    assert "nobody can be dropped without a majority" in out[1]
+    assert all(len("» " + line) <= 80 for line in out)  # a row of the terminal each
+    table = table_from(IDLE, IDLE, IDLE, IDLE)
+    names, messages = ("you", "P2", "P3", "P4"), tuple(tracker.messages)
+    view = TableView(table=table, seat=0, names=names, rules=Rules(), messages=messages)
+    text = render(view, 80, 24).text()
+    assert all(line in text for line in out), text
+    assert all(line in view_json(view)["messages"] for line in out)
+    tracker.take([Suspected(2, False), OutOfReach((2,), 4, over=True)])
+    assert tracker.messages[-1] == "P3 is back: the table has a majority again"

@@ -248,7 +248,8 @@ class Tracker:
                 self.suspected.discard(effect.seat)
                 self.say(f"{self.name(effect.seat)} is back")
         elif isinstance(effect, OutOfReach):
-            self.say(reach_words(effect, self.name))
+            for line in reach_words(effect, self.name):
+                self.say(line)
         elif isinstance(effect, st.Refused):
             v = effect.violation
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")

@@ -689,22 +689,23 @@ def _and(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def out_of_reach_words(names: Sequence[str], *, members: int) -> str:
+def out_of_reach_words(names: Sequence[str], *, members: int) -> tuple[str, str]:
     """What the table says when the members out of reach leave no majority on our side (a
     2|2 split of four: nobody can be dropped, and the game stands still; before, a player saw
-    only "P3 is silent" for each, :class:`~p2p_nertz.protocol.reach.OutOfReach`). ``members``:
-    the roster's size, to say half or most of the table.
+    only "P3 is silent" for each, :class:`~p2p_nertz.protocol.reach.OutOfReach`): who, and
+    what it does to the game, each a row of the terminal. ``members``: the roster's size, to
+    say half or most of the table.
 
     >>> out_of_reach_words(["P3", "P4"], members=4)  # doctest: +NORMALIZE_WHITESPACE
-    'half the table is out of reach (P3, P4): nobody can be dropped without a majority;
-     the game waits for them to come back, or you can leave'
-    >>> out_of_reach_words(["P2", "P3", "P4"], members=5).split(":")[0]
-    'most of the table is out of reach (P2, P3, P4)'
+    ('half the table is out of reach: P3, P4',
+     'nobody can be dropped without a majority: wait for them, or leave the game')
+    >>> out_of_reach_words(["P2", "P3", "P4"], members=5)[0]
+    'most of the table is out of reach: P2, P3, P4'
     """
     part = "half the table" if 2 * len(names) == members else "most of the table"
     return (
-        f"{part} is out of reach ({', '.join(names)}): nobody can be dropped without a "
-        "majority; the game waits for them to come back, or you can leave"
+        f"{part} is out of reach: {', '.join(names)}",
+        "nobody can be dropped without a majority: wait for them, or leave the game",
     )
 
 
@@ -724,12 +725,13 @@ def in_reach_words(names: Sequence[str]) -> str:
     return f"{_and(names)} {'is' if len(names) == 1 else 'are'} back: {again}"
 
 
-def reach_words(notice: OutOfReach, name: Callable[[int], str]) -> str:
+def reach_words(notice: OutOfReach, name: Callable[[int], str]) -> tuple[str, ...]:
     """The words of an :class:`~p2p_nertz.protocol.reach.OutOfReach` notice, each seat named by
-    ``name`` (every front end says the same)."""
+    ``name``, a row of the terminal each (every front end says the same; a node's output
+    joins them on one line)."""
     names = [name(s) for s in notice.seats]
     if notice.over:
-        return in_reach_words(names)
+        return (in_reach_words(names),)
     return out_of_reach_words(names, members=notice.members)
 
 
