@@ -263,7 +263,7 @@ def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str
     text = " — ".join(reach_words(notice, lambda s: names[s]))
     event = "in_reach" if notice.over else "out_of_reach"
     seats = list(notice.seats)
-    return event, text, {"text": text, "seats": seats, "names": [names[s] for s in seats]}
+    return event, text, {"words": text, "seats": seats, "names": [names[s] for s in seats]}
 
 
 def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effect], None]:

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 from itertools import product
 
+import pytest
 from helpers_rules import IDLE, table_from
 from peer_helpers import PeerNetwork
 
+from cli.lobby_cmd import _notice_printer, _Out
+from cli.node_cmd import _node_printer
 from p2p_nertz.protocol.peer import OutOfReach, PeerConfig, Suspected
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
@@ -79,8 +84,6 @@ def test_a_two_player_table_offers_the_abandon_instead() -> None:
     assert net.peers[0].why_not_abandon(net.now) is None
 
 
-
-
 def test_the_terminal_and_the_page_show_it_and_its_end() -> None:
     tracker = Tracker(("you", "P2", "P3", "P4"), seat=0)
     tracker.take([Suspected(2, True), Suspected(3, True), OutOfReach((2, 3), 4)])
@@ -96,3 +99,28 @@ def test_the_terminal_and_the_page_show_it_and_its_end() -> None:
     assert all(line in view_json(view)["messages"] for line in out)
     tracker.take([Suspected(2, False), OutOfReach((2,), 4, over=True)])
     assert tracker.messages[-1] == "P3 is back: the table has a majority again"
+
+
+@pytest.mark.parametrize("json_lines", [True, False])
+def test_the_bot_and_the_node_print_it_and_its_end(
+    capsys: pytest.CaptureFixture[str], json_lines: bool
+) -> None:
+    """``nertz bot``/``host``/``join``/``resume`` and ``nertz node`` printed nothing for a
+    2|2 split but "P3 is silent" (the bot) or nothing at all (``node --json --progress``)."""
+    names = ["P1", "P2", "P3", "P4"]
+    bot = _notice_printer(_Out(json_lines), names)
+    node = _node_printer(argparse.Namespace(json=json_lines, progress=True), names)
+    for on_notice in (bot, node):
+        on_notice(OutOfReach((2, 3), 4))
+        on_notice(OutOfReach((2, 3), 4, over=True))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[:2] == lines[2:]  # (the same from either)
+    out, back = lines[:2]
+    if json_lines:
+        assert json.loads(out)["event"] == "out_of_reach"
+        assert json.loads(out)["seats"] == [2, 3] and json.loads(out)["names"] == ["P3", "P4"]
+        out = json.loads(out)["words"]
+        assert json.loads(back)["event"] == "in_reach"
+        back = json.loads(back)["words"]
+    assert out.startswith("half the table is out of reach: P3, P4 — nobody can be dropped")
+    assert back == "P3 and P4 are back: the table has a majority again"
