@@ -80,7 +80,6 @@ from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
-    OutOfReach,
     Peer,
     PeerConfig,
     Record,
@@ -683,8 +682,6 @@ class PeerNode:
         elif isinstance(effect, Suspected):
             heard = "is silent" if effect.suspected else "is heard again"
             log.info("seat %d %s", effect.seat, heard)
-        elif isinstance(effect, OutOfReach):
-            log.info("no majority here: %s %s", "back" if effect.over else "out", effect.seats)
         elif not isinstance(effect, Recovered):
             log.debug("%s", effect)
         if self._on_notice is not None:
