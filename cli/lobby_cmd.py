@@ -66,7 +66,7 @@ from cli.keyfile import (
     replace_key,
     save_key,
 )
-from cli.node_cmd import final_summary, run_node, say_gone, watch_recovery
+from cli.node_cmd import final_summary, reach_line, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from cli.web_cmd import resume_in_page
@@ -85,7 +85,15 @@ from p2p_nertz.lobby.state import (
 from p2p_nertz.logfile.format import LogSummary
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Recovered, Suspected, TableGone
+from p2p_nertz.protocol.peer import (
+    Effect,
+    OutOfReach,
+    Peer,
+    PeerConfig,
+    Recovered,
+    Suspected,
+    TableGone,
+)
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
@@ -201,6 +209,9 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
                 seat=effect.seat,
                 name=name,
             )
+        elif isinstance(effect, OutOfReach):
+            event, text, fields = reach_line(effect, names)
+            out.emit(event, text, **fields)
         elif isinstance(effect, MemberDropped):
             name = names[effect.seat]
             how = "left" if effect.left else "was dropped"

@@ -48,11 +48,12 @@ from cli.keyfile import load_identity  # (re-exported: the one reader of key fil
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.peer import Effect, Peer, TableGone
+from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.ui.view import reach_words
 
 __all__ = [
     "EXIT_FAILED",
@@ -254,11 +255,28 @@ def _peer_items(args: argparse.Namespace, node: PeerNode, spec: GameSpec) -> lis
     return items
 
 
-def _node_printer(args: argparse.Namespace) -> Callable[[Effect], None]:
+def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """A node's line for an :class:`~p2p_nertz.protocol.reach.OutOfReach` notice (the members
+    out of reach leave no majority here, or that is over): its JSON event, its words
+    (:func:`~p2p_nertz.ui.view.reach_words`) and its fields. The same for ``node``, ``host``,
+    ``join``, ``bot`` and ``resume``."""
+    text = " — ".join(reach_words(notice, lambda s: names[s]))
+    event = "in_reach" if notice.over else "out_of_reach"
+    seats = list(notice.seats)
+    return event, text, {"words": text, "seats": seats, "names": [names[s] for s in seats]}
+
+
+def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effect], None]:
     """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
-    and (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
+    a line when the members out of reach leave no majority here and when that is over, and
+    (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
+        if isinstance(effect, OutOfReach):
+            event, text, fields = reach_line(effect, names)
+            line = json.dumps({"event": event, **fields}) if args.json else text
+            print(line, flush=True)
+            return
         if isinstance(effect, ClaimDecided):
             # A card to the lake (--progress: `nertz demo` shows the game's progress by them;
             # opt-in, since a reader that does not drain stdout would stall the node).
@@ -332,7 +350,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     # (Over: the node runs, as before: it acks the end for members still waiting on us, then
     # prints its final line.)
 
-    on_notice = _node_printer(args)
+    on_notice = _node_printer(args, [m.name for m in spec.members])
 
     node = PeerNode(
         identity,

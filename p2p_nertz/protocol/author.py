@@ -35,6 +35,7 @@ from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
 from p2p_nertz.protocol.phase_waits import Awaited
+from p2p_nertz.protocol.reach import Reach
 from p2p_nertz.protocol.recovery import Recovery
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
@@ -97,6 +98,7 @@ class Author:
         # The phase timer: the final fold's phase, and when it entered it (at an input's end).
         self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
         self.phase_since = now
+        self.reach = Reach()  # (the members out of reach, said once: protocol/reach.py)
 
     @property
     def left(self) -> bool:
@@ -323,6 +325,10 @@ class Author:
                 self.vote(q, DropReason.SILENT, now)
             else:
                 self.outbox.effects.append(Suspected(q, True))
+        if final.phase is not Phase.OVER and not self.left:  # (a split with no majority here)
+            notice = self.reach.check(final.roster, self.seat, membership.suspected)
+            if notice is not None:
+                self.outbox.effects.append(notice)
 
     def recall(self, now: float) -> None:
         """Why each vote *withheld* of ours read back from our log was cast (the record of it

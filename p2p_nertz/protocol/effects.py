@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.protocol.recovery import Recovered
 from p2p_nertz.slots import quick_init
 
@@ -20,6 +21,7 @@ __all__ = [
     "Effect",
     "Equivocation",
     "Note",
+    "OutOfReach",
     "Record",
     "Rejected",
     "Reserve",
@@ -112,5 +114,14 @@ class Note:
 
 
 Effect = (
-    Send | Record | Reserve | Note | Rejected | Suspected | Equivocation | Recovered | st.Notice
+    Send
+    | Record
+    | Reserve
+    | Note
+    | Rejected
+    | Suspected
+    | Equivocation
+    | Recovered
+    | OutOfReach
+    | st.Notice
 )

@@ -21,7 +21,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import AbandonAnswer
-from p2p_nertz.protocol.peer import Effect, Rejected, Suspected
+from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
     Card,
@@ -50,6 +50,7 @@ from p2p_nertz.ui.view import (
     pass_gone_words,
     pile_name,
     play_words,
+    reach_words,
     silent_words,
     stale_pass_words,
     tie_words,
@@ -246,6 +247,9 @@ class Tracker:
             elif effect.seat in self.suspected:
                 self.suspected.discard(effect.seat)
                 self.say(f"{self.name(effect.seat)} is back")
+        elif isinstance(effect, OutOfReach):
+            for line in reach_words(effect, self.name):
+                self.say(line)
         elif isinstance(effect, st.Refused):
             v = effect.violation
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")

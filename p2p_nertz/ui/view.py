@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.bots.base import Pacing
+from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -46,13 +47,16 @@ __all__ = [
     "distinct_names",
     "false_call_question",
     "how_to_play",
+    "in_reach_words",
     "open_move_words",
+    "out_of_reach_words",
     "page_status",
     "pass_gone_words",
     "stale_pass_words",
     "stuck_words",
     "pile_name",
     "play_words",
+    "reach_words",
 ]
 
 
@@ -678,6 +682,57 @@ def silent_words(name: str, *, others: int) -> tuple[str, str]:
     if others > 1:
         return what, f"until {name} answers or is dropped, cards put in the lake stay in the air"
     return what, f"until {name} answers, cards put in the lake stay in the air"
+
+
+def _and(names: Sequence[str]) -> str:
+    """Names in a sentence: "P3", "P3 and P4", "P2, P3 and P4"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def out_of_reach_words(names: Sequence[str], *, members: int) -> tuple[str, str]:
+    """What the table says when the members out of reach leave no majority on our side (a
+    2|2 split of four: nobody can be dropped, and the game stands still; before, a player saw
+    only "P3 is silent" for each, :class:`~p2p_nertz.protocol.reach.OutOfReach`): who, and
+    what it does to the game, each a row of the terminal. ``members``: the roster's size, to
+    say half or most of the table.
+
+    >>> out_of_reach_words(["P3", "P4"], members=4)  # doctest: +NORMALIZE_WHITESPACE
+    ('half the table is out of reach: P3, P4',
+     'nobody can be dropped without a majority: wait for them, or leave the game')
+    >>> out_of_reach_words(["P2", "P3", "P4"], members=5)[0]
+    'most of the table is out of reach: P2, P3, P4'
+    """
+    part = "half the table" if 2 * len(names) == members else "most of the table"
+    return (
+        f"{part} is out of reach: {', '.join(names)}",
+        "nobody can be dropped without a majority: wait for them, or leave the game",
+    )
+
+
+def in_reach_words(names: Sequence[str]) -> str:
+    """What the table says when that is over: who came back (none: the roster changed).
+
+    >>> in_reach_words(["P3", "P4"])
+    'P3 and P4 are back: the table has a majority again'
+    >>> in_reach_words(["P3"])
+    'P3 is back: the table has a majority again'
+    >>> in_reach_words([])
+    'the table has a majority again'
+    """
+    again = "the table has a majority again"
+    if not names:
+        return again
+    return f"{_and(names)} {'is' if len(names) == 1 else 'are'} back: {again}"
+
+
+def reach_words(notice: OutOfReach, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of an :class:`~p2p_nertz.protocol.reach.OutOfReach` notice, each seat named by
+    ``name``, a row of the terminal each (every front end says the same; a node's output
+    joins them on one line)."""
+    names = [name(s) for s in notice.seats]
+    if notice.over:
+        return (in_reach_words(names),)
+    return out_of_reach_words(names, members=notice.members)
 
 
 def tie_words(whose_card: str) -> str:
