@@ -84,6 +84,8 @@ class Relays(LastWords):
         ):
             return []
         timers = membership.timers
+        if now - membership.listening.since_at(now) < timers.drop_after:
+            return []  # (not listening for all that time: restarted or woken lately, §9.1)
         if now - membership.heard[member] >= timers.suspect_after:
             return []  # (silent here too: nothing of its to hand on)
         if now - membership.back.get(member, -timers.drop_after) < timers.drop_after:
