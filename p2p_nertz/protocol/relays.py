@@ -32,7 +32,9 @@ member nobody hears) sends nothing more: a member dead to all beats no more, and
 from a crash or a partition within ``drop_after`` was silent here too when the vote was
 cast (``Membership.back``); a voter back from a partition that cut it off from us too voted
 across the partition, not a link, and hears the member itself once it heals (the same
-check on the voter). A vote read back from our own log (a restart) hands nothing on.
+check on the voter). A relayer that has not listened without a break for ``drop_after``
+(restored or woken lately, ``Listening``) counts every member as heard since, without having
+heard it, and hands nothing on. A vote read back from our own log (a restart) hands nothing on.
 
 :class:`Relays` is the peer's :class:`~p2p_nertz.protocol.last_words.LastWords` (the words
 that ended the game, relayed at its end) with the hand-on in play beside them: both keep the
@@ -71,7 +73,8 @@ class Relays(LastWords):
     def vote(self, voter: int, body: Drop, now: float, source: Source, feeds: _Feeds) -> list[Send]:
         """``voter``'s membership event ``body``, delivered: a vote for silence on a member we
         hear (no vote of ours on it, heard within ``suspect_after``, neither it nor the voter
-        suspected here in the last ``drop_after``), taken from the network, makes us hand that
+        suspected here in the last ``drop_after``, and we listening all that time), taken from
+        the network, makes us hand that
         member's beats on to ``voter`` from now on; the beats that set what we know of it go
         at once."""
         member = body.seat
@@ -84,6 +87,8 @@ class Relays(LastWords):
         ):
             return []
         timers = membership.timers
+        if now - membership.listening.since_at(now) < timers.drop_after:
+            return []  # (not listening for all that time: restarted or woken lately, §9.1)
         if now - membership.heard[member] >= timers.suspect_after:
             return []  # (silent here too: nothing of its to hand on)
         if now - membership.back.get(member, -timers.drop_after) < timers.drop_after:
