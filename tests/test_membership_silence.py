@@ -89,3 +89,25 @@ def test_a_waker_votes_for_silence_only_once_it_has_listened_for_suspect_after()
         assert membership.silence_due(at, {}) == []
     ears.saw(11.0)
     assert membership.silence_due(11.0, {}) == [(2, True), (3, True)]
+
+
+@given(
+    hs.integers(2, 5).flatmap(
+        lambda n: hs.tuples(
+            hs.just(n),
+            hs.integers(0, n - 1),
+            hs.lists(hs.tuples(hs.integers(0, n - 1), _TIME), max_size=30),
+        )
+    )
+)
+def test_least_heard_is_the_least_other_time_after_any_hearing(
+    case: tuple[int, int, list[tuple[int, float]]],
+) -> None:
+    # The silence timers read the least time another member was last heard from a value kept
+    # by heard_from (latency.md, session 26), not the list: after any hearings, in any order
+    # and at any times (earlier ones too), it is the list's least but our own.
+    n, seat, hearings = case
+    membership = Membership(seat, n, 0.0, SilenceTimers(1.0, 30.0, 60.0, 64))
+    for q, now in hearings:
+        membership.heard_from(q, now)
+        assert membership.least_heard == min(t for r, t in enumerate(membership.heard) if r != seat)

@@ -127,14 +127,8 @@ def count_lifted_cuts(*, rule: bool = True) -> Iterator[LiftedCuts]:
         (folds, "impose_cuts", imposing("peer")),
         (auditor, "impose_cuts", imposing("audit")),
     ]
-    saved = [(target, name, getattr(target, name)) for target, name, _ in patches]
-    for target, name, value in patches:
-        setattr(target, name, value)
-    try:
+    with _patched(patches):
         yield counts
-    finally:
-        for target, name, value in saved:
-            setattr(target, name, value)
 
 
 @dataclass(slots=True)
@@ -189,11 +183,19 @@ def count_hand_ons() -> Iterator[HandOns]:
         (Relays, "note", noting),
         (LastWords, "note", last_words),
     ]
-    saved = [(target, name, target.__dict__[name]) for target, name, _ in patches]
+    with _patched(patches):
+        yield counts
+
+
+@contextmanager
+def _patched(patches: list[tuple[object, str, object]]) -> Iterator[None]:
+    """Set each ``(target, name, value)`` while the block runs, then put back what each
+    target itself held (its own attribute, not one it inherits)."""
+    saved = [(target, name, vars(target)[name]) for target, name, _ in patches]
     for target, name, value in patches:
         setattr(target, name, value)
     try:
-        yield counts
+        yield
     finally:
         for target, name, value in saved:
             setattr(target, name, value)
