@@ -29,6 +29,11 @@ _POLL = 0.05  # seconds between looks at the processes while letting them finish
 #: What a node started without endpoints binds: a port of 127.0.0.1 the system picks then.
 FREE_PORT = "tcp://127.0.0.1:0"
 BIND_PATIENCE = 60.0  # seconds a node started without endpoints has to bind and say its port
+#: Seconds a bot started for a table waits for the table's host to answer (first, and again
+#: once seated). Its parent stops it when the person leaves, so only a host that died leaves it
+#: waiting that long; a host that is merely slow (a busy machine: CI's bot gave up after the
+#: 10 s a person's ``nertz join`` waits, and never sat down) does not lose it.
+BOT_PATIENCE = 60.0
 _BIND_POLL = 0.01  # seconds between looks at its output meanwhile
 
 
@@ -89,7 +94,7 @@ def spawn_lobby_bot(
     command = [
         sys.executable, "-m", "cli", "bot", "--peer", where, "--name", name,
         "--strategy", strategy, "--speed", str(speed), "--log-dir", str(log_dir),
-        "--json", *options,
+        "--json", "--timeout", f"{BOT_PATIENCE:g}", *options,
     ]  # fmt: skip
     if err is None:
         return subprocess.Popen(
@@ -107,6 +112,44 @@ def spawn_lobby_bot(
             stderr=errors,
             start_new_session=own_session,
         )
+
+
+@dataclass
+class LobbyBot:
+    """A bot started for a table (:func:`spawn_lobby_bot`), watched by the lobby that started
+    it: a bot that stops before the game is said, with its last error line, not left as a
+    seat that never fills."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    err: Path | None = None
+    """The file its stderr is appended to."""
+    start: int = 0
+    """Where in :attr:`err` its own lines start (an earlier bot of its name wrote before)."""
+
+    def stopped(self) -> str | None:
+        """``None`` while it runs; once it has ended, what it said last (its last line on
+        stderr, or how it ended)."""
+        status = self.proc.poll()
+        if status is None:
+            return None
+        said = last_line(self.err, self.start) if self.err is not None else None
+        if said is not None:  # (its command's name is no news where the bot's name is said)
+            return said.removeprefix("nertz bot: ").removeprefix("error: ")
+        return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+
+
+def last_line(path: Path, start: int = 0) -> str | None:
+    """The last line that is not blank of the file at ``path`` from byte ``start`` on
+    (``None``: none, or no file)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else None
 
 
 @dataclass
@@ -131,8 +174,7 @@ class NodeChild:
         return None
 
     def last_error(self) -> str:
-        lines = [ln for ln in self.err.read_text(errors="replace").splitlines() if ln.strip()]
-        return lines[-1] if lines else "no message"
+        return last_line(self.err) or "no message"
 
 
 def start_node_child(

@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from cli.args import deal_from, free_port, liveness_argv
-from cli.bots import spawn_lobby_bot, stop_processes
+from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes
 from cli.terminal import Terminal
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
@@ -59,6 +59,9 @@ _CLOSE_FLUSH = 0.3  # seconds a closed table keeps serving, so the guests hear t
 
 
 _JOIN_TIMEOUT = 10.0  # seconds to wait for a table's first answer
+
+
+_BOT_CHECK = 0.5  # seconds between looks at the bots this lobby started
 
 
 @dataclass
@@ -108,12 +111,17 @@ class LobbyApp:
         self.guest_scope: trio.CancelScope | None = None
         self.where: str | None = None
         self.started: Started | None = None
-        self.bots: list[subprocess.Popen[bytes]] = []
+        self.lobby_bots: list[LobbyBot] = []
         self.bot_names: set[str] = set()
         self.wake = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._outer: trio.Nursery | None = None
         self._host_log = 0
+
+    @property
+    def bots(self) -> list[subprocess.Popen[bytes]]:
+        """The processes of the bots this lobby started (and has not stopped)."""
+        return [bot.proc for bot in self.lobby_bots]
 
     # -- what the screen shows -----------------------------------------------------------------
     def listings(self) -> list[Listing]:
@@ -211,6 +219,7 @@ class LobbyApp:
             nursery.start_soon(self._keyboard)
             nursery.start_soon(self._screen)
             nursery.start_soon(self._signals)
+            nursery.start_soon(self._watch_bots)
             if self.args.discover is not None:
                 nursery.start_soon(self._discover)
         return self.started
@@ -261,6 +270,18 @@ class LobbyApp:
                     continue
                 await self._do(Quit())
                 return
+
+    async def _watch_bots(self) -> None:
+        """Say when a bot this lobby started stops before the game (it gave up, was refused,
+        crashed), with its last error line: a seat that never fills says why."""
+        while True:
+            await trio.sleep(_BOT_CHECK)
+            for bot in list(self.lobby_bots):
+                said = bot.stopped()
+                if said is not None:
+                    self.lobby_bots.remove(bot)
+                    self.bot_names.discard(bot.name)
+                    self.say(f"{bot.name} stopped: {said}", status=True)
 
     async def _discover(self) -> None:
         def on_offer(offer: Offer) -> None:
@@ -459,6 +480,11 @@ class LobbyApp:
             taken |= {s.name for s in table.seats}
         name = next(f"{strategy}{n}" for n in range(1, 100) if f"{strategy}{n}" not in taken)
         self.bot_names.add(name)
+        err = self.log_dir / f"{name}.err"
+        try:
+            start = err.stat().st_size  # (a bot of this name that stopped wrote before)
+        except OSError:
+            start = 0
         proc = spawn_lobby_bot(
             self.where,
             name,
@@ -466,12 +492,12 @@ class LobbyApp:
             speed=speed,
             log_dir=self.log_dir,
             options=liveness_argv(self.args),
-            err=self.log_dir / f"{name}.err",
+            err=err,
             own_session=True,  # Ctrl-C at this terminal is for the player, not the bots
         )
-        self.bots.append(proc)
+        self.lobby_bots.append(LobbyBot(name, proc, err, start))
         self.say(f"started a {strategy} bot at speed {speed}: {name}", status=True)
 
     def stop_bots(self) -> None:
         stop_processes(self.bots)
-        self.bots.clear()
+        self.lobby_bots.clear()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from cli_helpers import foreground, json_lines_until, make_key, nertz
 
 from cli.args import free_ports
+from cli.bots import spawn_lobby_bot
 from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
 
@@ -281,3 +284,91 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     if command == "join":  # (said first, at once: test_join_says_at_once_where_it_connects)
         assert lines.pop(0) == f"connecting to 127.0.0.1:{port}…", err
     assert lines == [f"nertz {command}: interrupted"], err
+
+
+def _event_within(
+    proc: subprocess.Popen[bytes],
+    event: str,
+    seconds: float,
+    *,
+    bot: subprocess.Popen[bytes],
+    said: Path,
+) -> dict[str, Any]:
+    """The first JSON line of ``proc`` (binary stdout) whose event is ``event``, read within
+    ``seconds`` (a hang guard), failing at once with what ``bot`` said (its stderr, in
+    ``said``) if it stopped first."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    buffered = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if bot.poll() is not None:
+            raise AssertionError(f"the bot stopped: {said.read_text(errors='replace')}")
+        if not select.select([fd], [], [], 0.2)[0]:
+            continue
+        chunk = os.read(fd, 65536)
+        assert chunk, "the host ended"
+        buffered += chunk
+        *lines, buffered = buffered.split(b"\n")
+        for line in lines:
+            data = json.loads(line)
+            if data["event"] == event:
+                return dict(data)
+    raise AssertionError(f"no {event!r} line in {seconds:g} s")
+
+
+def _said_within(path: Path, words: str, seconds: float) -> None:
+    """Wait until the file at ``path`` holds ``words`` (``seconds``: a hang guard)."""
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and words in path.read_text(errors="replace")):
+        assert time.monotonic() < deadline, f"{path.name} never said {words!r}"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
+    tmp_path: Path,
+) -> None:
+    """A bot a lobby starts (cli.bots.spawn_lobby_bot: ``nertz play``'s ``b``, ``nertz host
+    --bots``) waits longer for the host's answer than the 10 s a person's ``nertz join`` does:
+    its parent stops it when the person goes, and a host that is merely slow must not lose
+    it. CI's busy machine did: the bot gave up and its seat never filled. Here the host is
+    stopped (SIGSTOP) for longer than those 10 s while the bot connects, then continued; the
+    bot sits down and the game starts."""
+    ann = tmp_path / "ann"
+    keygen(ann)
+    logs = tmp_path / "logs"
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
+         "--players", "2", "--rounds", "1", "--json", "--log-dir", str(logs)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, NERTZ_HOME=str(ann)),
+    )  # fmt: skip
+    bot: subprocess.Popen[bytes] | None = None
+    try:
+        assert host.stdout is not None
+        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        assert lobby["event"] == "lobby", lobby
+        host.send_signal(signal.SIGSTOP)
+        bot = spawn_lobby_bot(
+            lobby["endpoint"].removeprefix("tcp://"), "slowpoke", strategy="greedy", speed=10,
+            log_dir=logs, err=tmp_path / "bot.err",
+        )  # fmt: skip
+        _said_within(tmp_path / "bot.err", "connecting to", 60.0)  # (then its wait starts)
+        # The host's silence, the thing under test (not a wait for anything): the kernel
+        # takes the bot's connection, the host answers nothing for longer than 10 s.
+        time.sleep(11.0)
+        host.send_signal(signal.SIGCONT)
+        assert bot.poll() is None, (tmp_path / "bot.err").read_text()
+        start = _event_within(host, "start", 60.0, bot=bot, said=tmp_path / "bot.err")
+        assert sorted(start["players"]) == ["Ann", "slowpoke"], start
+    finally:
+        host.send_signal(signal.SIGCONT)
+        for proc in (host, bot):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait()
+        if host.stdout is not None:
+            host.stdout.close()

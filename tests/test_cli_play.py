@@ -30,6 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 80, 24
+_DIR_OPTIONS = ("--log-dir", "--dir")  # where a command's bots write their .err files
+_ERR_LINES = 20  # lines of each shown when a wait fails
 
 
 class XtermScreen(pyte.Screen):
@@ -75,6 +77,17 @@ class Tty:
         self.screen = XtermScreen(WIDTH, HEIGHT)
         self.stream = XtermStream(self.screen)
         self.raw = b""
+        # Where its bots write their stderr (NAME.err): shown when a wait fails, since a bot
+        # that stopped says why only there (CI: a lobby's bot never sat down, and no word why).
+        self.dirs = [cwd / args[n + 1] for n, a in enumerate(args[:-1]) if a in _DIR_OPTIONS]
+
+    def bots_said(self) -> str:
+        """What the program's bots wrote on stderr (their ``.err`` files, the last lines)."""
+        parts = []
+        for path in sorted({p for d in self.dirs for p in d.glob("**/*.err")}):
+            lines = path.read_text(errors="replace").splitlines()[-_ERR_LINES:]
+            parts.append(f"--- {path.name}:\n" + "\n".join(lines))
+        return "".join(f"\n{part}" for part in parts)
 
     def close(self) -> None:
         """Kill the program and every process under it (its bots) if it is still running,
@@ -122,9 +135,11 @@ class Tty:
                 if test(text):
                     return text
             if time.monotonic() > deadline:
-                raise AssertionError(f"the screen never showed {check!r}:\n{text}")
+                said = self.bots_said()
+                raise AssertionError(f"the screen never showed {check!r}:\n{text}{said}")
             if not self.pump(0.1):
-                raise AssertionError(f"the program ended before showing {check!r}:\n{text}")
+                said = self.bots_said()
+                raise AssertionError(f"the program ended before showing {check!r}:\n{text}{said}")
             if keep:
                 self.send(keep)
             if time.monotonic() > repaint:
@@ -154,7 +169,7 @@ class Tty:
         while self.pump(0.2):
             if time.monotonic() > deadline:
                 self.close()
-                raise AssertionError(f"the program did not end:\n{self.text()}")
+                raise AssertionError(f"the program did not end:\n{self.text()}{self.bots_said()}")
         self.child.close()
         status = self.child.exitstatus
         return status if status is not None else 128 + (self.child.signalstatus or 0)

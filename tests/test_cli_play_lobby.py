@@ -155,6 +155,28 @@ def test_play_creates_a_table_adds_two_bots_starts_and_plays(tmp_path: Path) -> 
     assert len(list((tmp_path / "logs").glob("*.log"))) == 3  # mine and the two bots'
 
 
+def test_play_lobby_says_when_a_bot_it_started_stops_and_why(tmp_path: Path) -> None:
+    """A bot the lobby started that stops before the game (here the host removes it, and it
+    is refused) is said on the screen with its last error line, not left as a seat that never
+    fills: CI's lobby showed "started a greedy bot" and then nothing, the bot's reason only in
+    its .err file."""
+    tty = lobby(tmp_path)
+    tty.wait("c creates a table here")
+    tty.send("c")
+    tty.wait("your table at 127.0.0.1:")
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("\r")
+    tty.wait(lambda t: re.search(r"^  1  greedy1 .* ready", t, re.M) is not None)
+    tty.send("x1")
+    text = tty.wait("» greedy1 stopped: ")
+    said = next(line for line in text.splitlines() if "» greedy1 stopped: " in line)
+    assert said.startswith("» greedy1 stopped: the host refused us: the host removed you"), text
+    tty.send("q")
+    assert tty.finish() == 0
+    assert b"Traceback" not in tty.raw
+
+
 def test_host_and_join_without_bot_seat_two_people_at_the_terminal_table(tmp_path: Path) -> None:
     """``nertz host`` and ``nertz join`` with no --bot: the text lobby, then the table."""
     keygen(tmp_path / "ann.key")
