@@ -498,16 +498,37 @@ def beacon_port(text: str) -> int:
     return _port(text, "UDP port", lowest=1)
 
 
-def free_port(address: str) -> int:
-    import socket  # (not at the top: `nertz --help` stays fast)
+class PortHold:
+    """A free TCP port of ``address``, kept for the game's node until it binds it.
 
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    The lobby says a player's game endpoint before the game exists, so that node cannot bind
+    port 0 and say the port it got (as ``nertz play --bots``'s nodes do, cli/bots.py). A port
+    picked and let go stayed free for anyone for as long as the lobby lasted: another
+    program's bind, or any outgoing connection's local port, could take it, and the game then
+    failed to start. This holds it bound (never listening) from the pick on; no bind of port 0
+    and no outgoing connection takes a bound port. :meth:`release` it just before the node
+    binds.
+
+    Raises:
+        NertzError: nothing can be bound on ``address``.
+    """
+
+    def __init__(self, address: str) -> None:
+        import socket  # (not at the top: `nertz --help` stays fast)
+
+        self._socket: socket.socket | None = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            s.bind((address, 0))
+            self._socket.bind((address, 0))
         except OSError as exc:
+            self.release()
             raise NertzError(f"cannot bind on {address}: {exc.strerror}") from None
-        port: int = s.getsockname()[1]
-        return port
+        self.port: int = self._socket.getsockname()[1]
+
+    def release(self) -> None:
+        """Let the port go (the node binds it next); idempotent."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
 
 
 def free_ports(count: int) -> list[int]:

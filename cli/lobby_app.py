@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from cli.args import deal_from, free_port, liveness_argv
+from cli.args import PortHold, deal_from, liveness_argv
 from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes
 from cli.terminal import Terminal
 from p2p_nertz.bots import STRATEGIES
@@ -117,6 +117,7 @@ class LobbyApp:
         self._nursery: trio.Nursery | None = None
         self._outer: trio.Nursery | None = None
         self._host_log = 0
+        self._game_port: PortHold | None = None  # the port our game endpoint at a table names
 
     @property
     def bots(self) -> list[subprocess.Popen[bytes]]:
@@ -222,7 +223,19 @@ class LobbyApp:
             nursery.start_soon(self._watch_bots)
             if self.args.discover is not None:
                 nursery.start_soon(self._discover)
+        self._hold_game_port(None)  # the game's node binds it next (or nobody does)
         return self.started
+
+    def _hold_game_port(self, address: str | None) -> int:
+        """Hold a free port of ``address`` for our game endpoint at a new table (``None``:
+        only let go the one held); its number (0 for none)."""
+        if self._game_port is not None:
+            self._game_port.release()
+            self._game_port = None
+        if address is None:
+            return 0
+        self._game_port = PortHold(address)
+        return self._game_port.port
 
     def _begin(self, started: Started) -> None:
         self.started = started
@@ -333,7 +346,7 @@ class LobbyApp:
             self.name,
             self.rules,
             address=self.address,
-            game_port=free_port(self.address),
+            game_port=self._hold_game_port(self.address),
             broadcast=self.args.discover,
             beacon_port=self.args.beacon_port,
             on_change=self._table_changed,
@@ -370,7 +383,7 @@ class LobbyApp:
         if offer is not None:
             kwargs = {"host": offer[0].beacon.host, "lobby_id": offer[0].beacon.lobby_id}
         address = route_address(host_ip) if self.args.address is None else self.address
-        game_endpoint = f"tcp://{address}:{free_port(address)}"
+        game_endpoint = f"tcp://{address}:{self._hold_game_port(address)}"
         where = item.where
 
         resets = [0]

@@ -31,6 +31,7 @@ import trio
 from cli.args import (
     EXIT_FAILED,
     GoneError,
+    PortHold,
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
@@ -42,7 +43,6 @@ from cli.args import (
     duration,
     error_text,
     expected_errors,
-    free_port,
     host_port,
     ipv4,
     lan_address,
@@ -237,8 +237,16 @@ def _log_dir(args: argparse.Namespace) -> Path:
 
 
 def _node(
-    args: argparse.Namespace, identity: Identity, session: Session, out: _Out, config: PeerConfig
+    args: argparse.Namespace,
+    identity: Identity,
+    session: Session,
+    out: _Out,
+    config: PeerConfig,
+    *,
+    port: PortHold,
 ) -> tuple[PeerNode, Path]:
+    """Our game's node, bound to the endpoint the lobby said (``port``, held since: let go
+    just before the bind)."""
     spec = session.spec
     on_notice = _notice_printer(out, [m.name for m in spec.members])
     log_dir = _log_dir(args)
@@ -254,6 +262,8 @@ def _node(
         watchers=args.watcher,
         config=config,
     )
+    port.release()
+    node.bind()
     return node, path
 
 
@@ -479,14 +489,14 @@ def _cmd_host(args: argparse.Namespace) -> int:
     address = _host_address(args, rules)
     invited = _invites(args)
     _log_dir(args)
-    game_port = free_port(address)
+    game_port = PortHold(address)
     interactive = sys.stdin.isatty()
     lobby = LobbyHost(
         identity,
         args.name,
         rules,
         address=address,
-        game_port=game_port,
+        game_port=game_port.port,
         lobby_port=args.port,
         capacity=args.capacity,
         auto_start=args.players,
@@ -508,7 +518,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
                 nursery.start_soon(_host_prompt, lobby, out, enter)
             session = await lobby.wait_started()
             enter.cancel()  # the keys are the table's now
-            node, path = _node(args, identity, session, out, config)
+            node, path = _node(args, identity, session, out, config, port=game_port)
             _announce_start(out, identity, session, path)
             result = await _play(args, node, session.endpoints)  # the lobby keeps serving
             nursery.cancel_scope.cancel()
@@ -700,7 +710,8 @@ def _cmd_join(args: argparse.Namespace) -> int:
             target, lobby_endpoint = offer.address, offer.lobby_endpoint
             host, lobby_id = offer.beacon.host, offer.beacon.lobby_id
         address = route_address(target)
-        game_endpoint = f"tcp://{address}:{free_port(address)}"
+        game_port = PortHold(address)
+        game_endpoint = f"tcp://{address}:{game_port.port}"
         last: list[list[dict[str, Any]]] = []
         shown: list[tuple[dict[str, Any], Deal]] = []
 
@@ -733,7 +744,7 @@ def _cmd_join(args: argparse.Namespace) -> int:
             if args.json:  # (in text, the error line says it)
                 out.emit("refused", "", reason=str(exc))
             raise NertzError(f"did not join: {exc}") from None
-        node, path = _node(args, identity, session, out, config)
+        node, path = _node(args, identity, session, out, config, port=game_port)
         _announce_start(out, identity, session, path)
         return await _play(args, node, session.endpoints)
 

@@ -13,6 +13,7 @@ parent's what it says when a node stops before it bound: a clear line, no traceb
 
 from __future__ import annotations
 
+import errno
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import pytest
 
 import cli.args
 import cli.demo
+from cli.args import PortHold
 from cli.bots import NodeChild, introduce_children
 from cli.main import main
 from p2p_nertz.errors import NertzError
@@ -120,3 +122,33 @@ def test_a_child_that_stops_before_it_binds_is_named_with_its_reason(tmp_path: P
         child.proc.wait()
         assert child.proc.stdin is not None
         child.proc.stdin.close()
+
+
+def test_a_held_game_port_is_taken_by_nobody_until_released() -> None:
+    """The lobby's game port (cli.args.PortHold): said to the table long before the game's
+    node binds it, and held bound meanwhile, so that no other program's bind of port 0, nor
+    a bind of that very port, takes it (a port picked and let go could be: the game then
+    failed to start); once released, it binds."""
+    hold = PortHold("127.0.0.1")
+    try:
+        others = []
+        for _ in range(200):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                others.append(s.getsockname()[1])
+        assert hold.port not in others
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            with pytest.raises(OSError) as taken:
+                s.bind(("127.0.0.1", hold.port))
+            assert taken.value.errno == errno.EADDRINUSE
+    finally:
+        hold.release()
+    hold.release()  # (idempotent)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", hold.port))
+        s.listen()
+
+
+def test_a_port_hold_on_an_address_not_here_says_so() -> None:
+    with pytest.raises(NertzError, match=r"cannot bind on 192\.0\.2\.1"):
+        PortHold("192.0.2.1")
