@@ -323,11 +323,21 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.bursts = [0, 0, 0]
             self.fed_since_router = False  # a feed since the loop last read the ROUTER
             self.arrived = 0  # when the burst being fed arrived at the ROUTER
+            self.woke = 0  # when trio's loop last came out of its I/O wait before that
             self.locked = 0  # when its feeding took the node's lock
             self.locked_cpu = 0  # the trio thread's CPU time then (thread_time_ns)
             self.called = 0  # when the receive loop last began to wait for a burst
             self.arrivals: dict[tuple[int, int], tuple[int, int]] = {}
             self._waiting: dict[tuple[int, int], int] = {}  # claim -> lamport, until final
+            # The return leg. At a receiver: another's claim delivered here -> [the core's
+            # feed returned (its fold, finality, our answer signed), its trio thread CPU from
+            # the lock, our next message handed to the mesh (the answer: an ack or an event)].
+            self.answers: dict[tuple[int, int], list[int]] = {}
+            self.unanswered: list[tuple[int, int]] = []
+            self.answered: list[list[int]] = []  # answers sent, until the loop waits again
+            # At the author: our claim -> (the input that made it final: its burst's arrival
+            # at the ROUTER, the lock taken, its CPU up to the final stamp), if a receive.
+            self.final_input: dict[tuple[int, int], tuple[int, int, int, int]] = {}
             # --deal shuffle: our moves and claims that turned cards up, and when each
             # (deck, position) had every other member's share delivered here in its
             # deck_shares (known_at), or taken from its deck_reveal beat or its deck_shares,
@@ -430,7 +440,13 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.locked = time.perf_counter_ns()  # the receive loop holds the node's lock
             self.locked_cpu = time.thread_time_ns()
             self.input_began = ("recv", time.thread_time())
-            return super().feed_many(messages, now)
+            effects = super().feed_many(messages, now)
+            if self.unanswered:
+                done = time.perf_counter_ns()
+                cpu = time.thread_time_ns() - self.locked_cpu
+                for key in self.unanswered:
+                    self.answers[key] = [done, cpu, 0, 0]
+            return effects
 
         def play(self, move: Any, now: float) -> list[Any]:
             self.input_began = ("own", time.thread_time())
@@ -451,7 +467,8 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self.delivered[key] = stamp
                 if seat != self.seat:
                     cpu = time.thread_time_ns() - self.locked_cpu  # (after the stamp above)
-                    self.arrivals[key] = (self.arrived, self.locked, self.called, cpu)
+                    self.arrivals[key] = (self.arrived, self.locked, self.called, cpu, self.woke)
+                    self.unanswered.append(key)
                 self._waiting[key] = message.lamport
                 if seat == self.seat:
                     self.played[message.seq] = stamp
@@ -463,10 +480,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             super()._advance_final()
             if self.stable > before and self._waiting:
                 stamp = time.perf_counter_ns()
+                receiving = self.input_began is not None and self.input_began[0] == "recv"
                 for key, lamport in list(self._waiting.items()):
                     if lamport <= self.stable:
                         self.final_at[key] = stamp
                         del self._waiting[key]
+                        if receiving and key[0] == self.seat:
+                            cpu = time.thread_time_ns() - self.locked_cpu
+                            self.final_input[key] = (self.arrived, self.locked, cpu, self.woke)
 
     class StampedRouter:
         """The ROUTER as the receive loop sees it: stamps when each burst starts to arrive (the
@@ -479,8 +500,12 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
         async def recv_multipart(self) -> list[bytes]:
             self._peer.fed_since_router = False
             self._peer.called = time.perf_counter_ns()  # the loop waits from here
+            for answer in self._peer.answered:  # (the receiver's work after its answer)
+                answer[3] = self._peer.called
+            self._peer.answered.clear()
             frames: list[bytes] = await self._router.recv_multipart()
             self._peer.arrived = time.perf_counter_ns()
+            self._peer.woke = IO_WAKE[0]
             return frames
 
         def try_recv_multipart(self) -> list[bytes] | None:
@@ -616,6 +641,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             shared = peer.share_wires.pop(effect.data, None)
             if shared is not None:
                 self.shares_sent[shared] = time.perf_counter_ns()
+            if peer.unanswered:  # our first message since another's claim was delivered
+                stamp = time.perf_counter_ns()
+                for key in peer.unanswered:
+                    answer = peer.answers.get(key)
+                    if answer is not None:
+                        answer[2] = stamp
+                        peer.answered.append(answer)
+                peer.unanswered.clear()
             seq = peer.own_claims.pop(effect.data, None)
             if seq is not None:
                 self.sent_at[seq] = time.perf_counter_ns()
@@ -761,7 +794,20 @@ def time_share_work() -> None:
         wrap(owner, name)
 
 
-class TaskCpu(trio.abc.Instrument):
+IO_WAKE = [0]
+"""When trio's loop last came out of its I/O wait (``perf_counter_ns``), in a peer process."""
+
+
+class IoWake(trio.abc.Instrument):
+    """Stamps :data:`IO_WAKE`: a message's arrival at the ROUTER is split into its way to the
+    trio thread (zmq's threads, the kernel, the thread's wake-up) and trio's and the adapter's
+    part after it (docs/latency.md, session 27)."""
+
+    def after_io_wait(self, timeout: float) -> None:
+        IO_WAKE[0] = time.perf_counter_ns()
+
+
+class TaskCpu(IoWake):
     """A trio instrument (``--tasks``): the CPU (thread time) of the trio thread by task, while
     :attr:`on` (the sampler sets it during play), and the process's CPU over the same time, so
     that what runs outside any task's step (the scheduler: epoll, deadlines, rescheduling) and
@@ -916,6 +962,10 @@ async def run_seats(
                 "delivered": [] if peer is None else [[*k, v] for k, v in peer.delivered.items()],
                 "arrivals": [] if peer is None else [[*k, *v] for k, v in peer.arrivals.items()],
                 "final": [] if peer is None else [[*k, v] for k, v in peer.final_at.items()],
+                "answers": [] if peer is None else [[*k, *v] for k, v in peer.answers.items()],
+                "final_input": []
+                if peer is None
+                else [[*k, *v] for k, v in peer.final_input.items()],
                 "claim_sizes": [] if peer is None else peer.claim_sizes,
                 "samples": samples[i],
                 "dropped": node.dropped,
@@ -956,7 +1006,7 @@ def child_node(config_path: str, seats_arg: str, out_path: str) -> int:
         time_share_work()
     task_cpu = TaskCpu() if cfg.get("tasks") else None
     results = trio.run(
-        run_seats, cfg, seats, task_cpu, instruments=[] if task_cpu is None else [task_cpu]
+        run_seats, cfg, seats, task_cpu, instruments=[IoWake() if task_cpu is None else task_cpu]
     )
     Path(out_path).write_text(json.dumps(results))
     return 0
@@ -1107,10 +1157,17 @@ class GameFigures:
     write_io_us: list[float] = field(default_factory=list)  # synced log appends
     write_total_us: list[float] = field(default_factory=list)  # the same, as awaited
     transit_us: list[float] = field(default_factory=list)  # sent -> at the receiver's ROUTER
+    wake_us: list[float] = field(default_factory=list)  # sent -> the receiver's loop woke for it
     lock_wait_us: list[float] = field(default_factory=list)  # arrived -> node lock taken
     feed_us: list[float] = field(default_factory=list)  # lock taken -> verified, delivered
     feed_cpu_us: list[float] = field(default_factory=list)  # the same, the trio thread's CPU
     waiting: list[bool] = field(default_factory=list)  # the receive loop waited before the send
+    # The return leg, per claim (docs/latency.md, session 27), at the receivers: delivered ->
+    # the core's feed returned (the fold, finality, the answer signed), its CPU from the lock,
+    # -> the answer handed to the mesh; at the author, of the input that made the claim final:
+    # the last receiver's answer handed -> its burst at the author's ROUTER, -> the lock taken,
+    # -> final (verify, take the ack, finality, the fold), its CPU from the lock.
+    back_us: dict[str, list[float]] = field(default_factory=dict)
     # In play, every peer summed: the receive loop's turns that fed the core, the inputs it
     # fed (a turn feeds its events, then its beats: two), and the messages fed.
     bursts: tuple[int, int, int] | None = None
@@ -1400,6 +1457,8 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     delivered = {s: {(a, q): t for a, q, t in r["delivered"]} for s, r in by_seat.items()}
     arrivals = {s: {(a, q): tuple(v) for a, q, *v in r["arrivals"]} for s, r in by_seat.items()}
     final = {s: {(a, q): t for a, q, t in r["final"]} for s, r in by_seat.items()}
+    answers = {s: {(a, q): v for a, q, *v in r["answers"]} for s, r in by_seat.items()}
+    final_input = {s: {(a, q): v for a, q, *v in r["final_input"]} for s, r in by_seat.items()}
     end = min(r["ended"] for r in results)
     timed: list[tuple[int, float, float]] = []  # sent_ns, delivery µs, finality µs
     for author, r in by_seat.items():
@@ -1425,12 +1484,17 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             for s in by_seat:
                 stamps = arrivals[s].get(key)
                 if s != author and stamps is not None:
-                    arrived, locked, called, cpu = stamps
+                    arrived, locked, called, cpu, woke = stamps
                     figures.transit_us.append((arrived - sent) / NS_PER_US)
+                    if sent < woke <= arrived:
+                        figures.wake_us.append((woke - sent) / NS_PER_US)
                     figures.waiting.append(called < sent)
                     figures.feed_cpu_us.append(cpu / NS_PER_US)
                     figures.lock_wait_us.append((locked - arrived) / NS_PER_US)
                     figures.feed_us.append((delivered[s][key] - locked) / NS_PER_US)
+            made_final = final_input[author].get(key)
+            if made_final is not None:
+                _return_leg(figures, key, delivered, answers, (*made_final, final[author][key]))
     timed.sort()
     figures.delivery_us = [d for _, d, _ in timed]
     figures.finality_us = [f for _, _, f in timed]
@@ -1488,6 +1552,37 @@ def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
             f"{statistics.fmean(firsts):.1f}→{statistics.fmean(lasts):.1f} max {peak}"
             f" ({'GROWS' if grows else 'flat'})"
         )
+
+
+def _return_leg(
+    figures: GameFigures,
+    key: tuple[int, int],
+    delivered: Mapping[int, Mapping[tuple[int, int], int]],
+    answers: Mapping[int, Mapping[tuple[int, int], list[int]]],
+    made_final: tuple[int, ...],
+) -> None:
+    """The claim ``key``'s way back to its author (``GameFigures.back_us``), where every
+    receiver's answer and the author's final input (``made_final``: its burst's arrival, the
+    lock, its CPU, trio's loop out of its I/O wait, the final stamp) were stamped."""
+    author = key[0]
+    got = [(delivered[s][key], answers[s].get(key)) for s in delivered if s != author]
+    if any(a is None or not a[2] for _, a in got):
+        return
+    back = figures.back_us
+    for at, (done, cpu, handed, waits) in ((d, a) for d, a in got if a is not None):
+        back.setdefault("fold", []).append((done - at) / NS_PER_US)
+        back.setdefault("fold_cpu", []).append(cpu / NS_PER_US)
+        back.setdefault("answer", []).append((handed - done) / NS_PER_US)
+        if waits:
+            back.setdefault("after", []).append((waits - handed) / NS_PER_US)
+    last = max(a[2] for _, a in got if a is not None)
+    arrived, locked, cpu, woke, final_at = made_final
+    back.setdefault("transit", []).append((arrived - last) / NS_PER_US)
+    if last < woke <= arrived:
+        back.setdefault("wake", []).append((woke - last) / NS_PER_US)
+    back.setdefault("lock", []).append((locked - arrived) / NS_PER_US)
+    back.setdefault("final", []).append((final_at - locked) / NS_PER_US)
+    back.setdefault("final_cpu", []).append(cpu / NS_PER_US)
 
 
 def _task_cpu(figures: GameFigures, results: list[dict[str, Any]]) -> None:
@@ -1731,7 +1826,8 @@ def print_report(rep: Report) -> None:
             f"bot; median µs: log append {_us(median(g.write_io_us))} synced, "
             f"{_us(median(g.write_total_us))} awaited; claim signed → sent "
             f"{_us(median(g.log_write_us))}, to zmq {_us(median(g.handoff_us))} (last DEALER "
-            f"{_us(median(g.handoff_last_us))}), at ROUTER {_us(median(g.transit_us))}, lock wait "
+            f"{_us(median(g.handoff_last_us))}), at ROUTER {_us(median(g.transit_us))} (trio's "
+            f"loop out of its I/O wait {_us(median(g.wake_us))}), lock wait "
             f"{_us(median(g.lock_wait_us))}, verify+deliver {_us(median(g.feed_us))}, delivered "
             f"at the first receiver {_us(median(g.first_us))}; finality "
             f"early/late {_us(early)}/{_us(late)}" + (f"; {extra}" if extra else "")
@@ -1742,6 +1838,17 @@ def print_report(rep: Report) -> None:
                 f"{sum(g.waiting)} of {len(g.waiting)} arrivals; verify+deliver median "
                 f"{_us(median(g.feed_us))} µs on the clock, {_us(median(g.feed_cpu_us))} µs of "
                 "the trio thread's CPU (the two equal: it ran slowly, it was not preempted)"
+            )
+        if g.back_us.get("transit"):
+            b = {part: _us(median(values)) for part, values in g.back_us.items()}
+            print(
+                f"    return leg ({len(g.back_us['transit'])} claims): at the receiver, delivered "
+                f"→ the core's feed done (fold, finality, answer signed) {b['fold']} "
+                f"({b['fold_cpu']} of CPU from the lock), → answer to the mesh {b['answer']} "
+                f"(→ its receive loop waiting again {b.get('after', '-')}); answer → at the "
+                f"author's ROUTER {b['transit']} (trio's loop out of its I/O wait "
+                f"{b.get('wake', '-')}), lock wait {b['lock']}, → final {b['final']} "
+                f"({b['final_cpu']} of CPU from the lock)"
             )
         if g.bursts is not None:
             turns, inputs, fed = g.bursts

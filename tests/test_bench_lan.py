@@ -83,6 +83,22 @@ def test_quick_loopback_run_prints_the_table() -> None:
     per_turn, per_input, inputs_per_turn = (float(cell) for cell in bursts.groups()[2:])
     assert 0 < turns <= fed and per_turn >= per_input >= 1 and inputs_per_turn >= 1, bursts[0]
     assert abs(per_turn - fed / turns) < 0.01, bursts[0]
+    # A claim's path, both legs (docs/latency.md, session 27): its arrival at the receiver's
+    # ROUTER split at trio's loop coming out of its I/O wait, and the way back, each part a
+    # figure, over some of the claims timed.
+    assert re.search(r"at ROUTER [\d,]+ \(trio's loop out of its I/O wait [\d,]+\)", out), out
+    back = re.search(
+        r"^    return leg \(([\d,]+) claims\): at the receiver, delivered → the core's feed done "
+        r"\(fold, finality, answer signed\) [\d,]+ \([\d,]+ of CPU from the lock\), → answer "
+        r"to the mesh [\d,]+ \(→ its receive loop waiting again [\d,]+\); answer → at the "
+        r"author's ROUTER [\d,]+ \(trio's loop out of its I/O wait [\d,]+\), lock wait [\d,]+, "
+        r"→ final [\d,]+ \([\d,]+ of CPU from the lock\)$",
+        out,
+        re.M,
+    )
+    assert back is not None, out
+    timed = re.search(r"loopback 2: (\d+) claims", out)
+    assert timed is not None and 0 < int(back[1]) <= int(timed[1]), back[0]
     # --tasks: the play phase's CPU by task, the receive loop among them, and the rest.
     assert "CPU in play by task, loopback, 2 peers" in out, out
     assert re.search(r"^  _receive_loop +[\d.]+%", out, re.M), out

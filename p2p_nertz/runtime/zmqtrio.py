@@ -100,11 +100,19 @@ that cannot be bound or connected, a routing id that is not connected) raises
 # 4. The FD is watched by at most one task at a time (trio allows one reader per fd anyway). A
 #    second waiter parks in ``sleep_forever`` inside a cancel scope; ``_refresh`` wakes it by
 #    cancelling that scope. When the FD watcher stops watching, for whatever reason, it wakes
-#    the parked one so that it takes the FD over.
+#    the parked one so that it takes the FD over. A receive that watches the FD has no cancel
+#    scope (issue 18: entering and leaving one, its deadline in and out of trio's heap, was a
+#    third of the trio thread's work per message received): ``_refresh`` wakes it by the FD's
+#    ``notify_closing``, which ends the one ``wait_readable`` on the FD with
+#    ``ClosedResourceError`` (read as a nudge while the socket is open).
 # 5. Every wait is bounded: if an edge were ever lost anyway, the waiter would look again after
-#    ``SAFETY_TIMEOUT`` (50 ms; a send) or ``RECEIVE_SAFETY_TIMEOUT`` (1 s; a receive, which
-#    never relies on it) instead of stalling forever. ``statistics().lost_edges``
-#    counts the times this safety net was needed; the tests require it to stay at 0.
+#    ``SAFETY_TIMEOUT`` (50 ms; a send, by its wait's cancel scope) instead of stalling forever.
+#    A receive, which never relies on it, is looked at for instead: a watchdog task, one per
+#    trio run (``_Watchdog``), reads EVENTS every ``RECEIVE_SAFETY_TIMEOUT`` (1 s) for each
+#    receive that has waited since its previous look, and wakes the receive if a message
+#    waits (so 1 to 2 s; a receive parked behind a waiting sender keeps a scope of that
+#    timeout). ``statistics().lost_edges`` counts the times this safety net was needed; the
+#    tests require it to stay at 0.
 #
 #    One case relies on it by design. A ROUTER with ROUTER_MANDATORY reports POLLOUT when *any*
 #    of its pipes has room, so EVENTS cannot say whether the send to *this* peer would go
@@ -145,6 +153,7 @@ __all__ = [
     "RECONNECT_IVL_MAX_MS",
     "RECONNECT_IVL_MS",
     "SAFETY_TIMEOUT",
+    "WATCHDOG_NAME",
     "AsyncSocket",
     "CurveKeys",
     "SocketStatistics",
@@ -176,11 +185,12 @@ SAFETY_TIMEOUT: Final = 0.05
 """Longest single wait to send, in seconds, before the operation is retried anyway (rule 5)."""
 
 RECEIVE_SAFETY_TIMEOUT: Final = 1.0
-"""Longest single wait to receive, in seconds, before the operation is retried anyway.
+"""The period, in seconds, of the safety net's looks at a waiting receive (rule 5).
 
-A receive never relies on the safety net (rule 5): it is there in case an edge were ever lost.
-At :data:`SAFETY_TIMEOUT` an idle ROUTER, the peer's one waiting socket, woke 20 times a
-second for nothing (issue 18); at 1 s it wakes once.
+A receive never relies on the safety net: it is there in case an edge were ever lost. At
+:data:`SAFETY_TIMEOUT` an idle ROUTER, the peer's one waiting socket, woke 20 times a second
+for nothing (issue 18); with its own timeout of 1 s it woke once a second; looked at by the
+run's watchdog, a receive that has waited a period or more is woken only if a message waits.
 """
 
 RECONNECT_IVL_MS: Final = 100
@@ -300,7 +310,8 @@ class SocketStatistics:
             socket, one waiting task watches the FD, so this is true when either of the
             two above is true and the operation is blocked.
         safety_timeouts: waits that ended by :data:`SAFETY_TIMEOUT` rather than by the FD or
-            a wake-up (harmless when the socket is idle).
+            a wake-up, and the safety net's looks at a waiting receive
+            (:data:`RECEIVE_SAFETY_TIMEOUT`); harmless when the socket is idle.
         lost_edges: operations that succeeded only after such a timeout with no command
             pending, i.e. the times the safety net rescued a task that was never told its
             socket was ready. Should stay 0. (A message that lands in the microseconds
@@ -324,17 +335,82 @@ class _Wake(enum.Enum):
 
 
 class _Waiter:
-    """A task waiting for one direction of a socket, and the cancel scope that wakes it."""
+    """A task waiting for one direction of a socket, and how to wake it: the cancel scope of
+    its wait, or, for a receive watching the FD with no scope (rule 5), the FD's
+    ``notify_closing``, which ends that task's ``wait_readable`` and no one else's (rule 4:
+    one task watches the FD)."""
 
-    __slots__ = ("nudged", "scope")
+    __slots__ = ("fd", "nudged", "scope")
 
-    def __init__(self, scope: trio.CancelScope) -> None:
+    def __init__(self, scope: trio.CancelScope | None, fd: int = -1) -> None:
         self.scope = scope
+        self.fd = fd
         self.nudged = False
 
     def nudge(self) -> None:
         self.nudged = True
-        self.scope.cancel()
+        if self.scope is not None:
+            self.scope.cancel()
+        else:
+            trio.lowlevel.notify_closing(self.fd)
+
+
+class _Watchdog:
+    """The safety net of the receives that watch the FD without a cancel scope (rule 5).
+
+    One per trio run (a system task, started by the first such wait and ending when none is
+    left): every :data:`RECEIVE_SAFETY_TIMEOUT` it looks at each socket whose receive has
+    waited since before its previous look, a whole period or more, as the wait's own timeout
+    would have (:meth:`AsyncSocket._safety_look`). A look reads EVENTS in place of the waiting
+    task and wakes it only if a message waits: an idle receiver is not woken at all, and a
+    busy one pays no cancel scope per wait (~600 of trio's opcodes a message received,
+    docs/latency.md, session 27).
+    """
+
+    __slots__ = ("_period", "_running", "_waiting")
+
+    def __init__(self) -> None:
+        self._period = 0
+        self._running = False
+        self._waiting: dict[AsyncSocket, int] = {}  # a waiting socket: its wait's period
+
+    @staticmethod
+    def current() -> _Watchdog:
+        """This run's watchdog (made on first use)."""
+        try:
+            return _WATCHDOG.get()
+        except LookupError:
+            watchdog = _Watchdog()
+            _WATCHDOG.set(watchdog)
+            return watchdog
+
+    def watch(self, sock: AsyncSocket) -> None:
+        """Start bounding ``sock``'s receive (which waits on the FD from now on)."""
+        if not self._running:
+            trio.lowlevel.spawn_system_task(self._run, name=WATCHDOG_NAME)
+            self._running = True
+        self._waiting[sock] = self._period
+
+    def unwatch(self, sock: AsyncSocket) -> None:
+        """``sock``'s receive stopped waiting."""
+        del self._waiting[sock]
+
+    async def _run(self) -> None:
+        try:
+            while self._waiting:
+                await trio.sleep(RECEIVE_SAFETY_TIMEOUT)
+                self._period += 1
+                for sock, since in list(self._waiting.items()):
+                    if since < self._period - 1:
+                        sock._safety_look()
+        finally:
+            self._running = False
+
+
+WATCHDOG_NAME: Final = "zmqtrio receive safety net"
+"""The name of the watchdog's task (trio's ``Task.name``), for instruments and tests."""
+
+_WATCHDOG: Final[trio.lowlevel.RunVar[_Watchdog]] = trio.lowlevel.RunVar("zmqtrio_watchdog")
 
 
 class _OneTask:
@@ -698,6 +774,8 @@ class AsyncSocket(trio.abc.AsyncResource):
         The caller's attempt has just failed and no unseen command was pending, with no
         checkpoint since (rule 2).
         """
+        if want == _POLLIN and not self._fd_watched:
+            return await self._watch_for_message()
         other = _POLLOUT if want == _POLLIN else _POLLIN
         timeout = RECEIVE_SAFETY_TIMEOUT if want == _POLLIN else SAFETY_TIMEOUT
         with trio.move_on_after(timeout) as scope:
@@ -727,6 +805,45 @@ class AsyncSocket(trio.abc.AsyncResource):
             return _Wake.NUDGE
         self._safety_timeouts += 1
         return _Wake.TIMEOUT
+
+    async def _watch_for_message(self) -> _Wake:
+        """A receive's wait on the FD, with no cancel scope: a refresh or the close wakes it by
+        the FD's ``notify_closing``, and this run's :class:`_Watchdog` bounds it (rule 5)."""
+        watchdog = _Watchdog.current()
+        watchdog.watch(self)
+        self._waiters[_POLLIN] = _Waiter(None, self._fd)
+        self._fd_watched = True
+        try:
+            await trio.lowlevel.wait_readable(self._fd)
+        except trio.ClosedResourceError:
+            if self._closed:
+                raise self._closed_error() from None
+            return _Wake.NUDGE  # (a refresh, or the watchdog's look, found a message)
+        finally:
+            watchdog.unwatch(self)
+            self._fd_watched = False
+            self._waiters[_POLLIN] = None
+            # Rule 4: whoever parked behind us must now take the FD over.
+            parked = self._waiters[_POLLOUT]
+            if parked is not None:
+                parked.nudge()
+        return _Wake.FD
+
+    def _safety_look(self) -> None:
+        """The watchdog's look at a receive that has waited a whole period (rule 5): EVENTS
+        read in its place, and the waiters woken whose direction is ready. A message found
+        waiting with no command pending is a lost edge, rescued."""
+        if self._closed or self._waiters[_POLLIN] is None:
+            return  # (closed, or woken, since the watchdog's list was made)
+        self._safety_timeouts += 1
+        pending = self._fd_pending()
+        try:
+            events = self._refresh()
+        except (TransportClosedError, TransportBrokenError):
+            self._nudge_all()  # each finds the error for itself
+            return
+        if events & _POLLIN and not pending:
+            self._lost_edges += 1
 
     # -- closing -----------------------------------------------------------------------------
 
