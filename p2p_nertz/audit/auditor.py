@@ -577,6 +577,7 @@ class _Look:
 
 
 _flat = itertools.chain.from_iterable
+_islice = itertools.islice
 """The records of the batches :meth:`_Pass._read_ahead` reads, one at a time (in C: the
 batch's generator runs once a batch, not once a record)."""
 
@@ -712,12 +713,10 @@ class _Pass:
         versions, remember = self.spec.read_versions, self._remember
         while True:
             failure: Exception | None = None
-            batch = []
+            batch: list[Record] = []
             try:
-                for record in records:
-                    batch.append(record)
-                    if len(batch) == _AHEAD:
-                        break
+                # (In C: list.extend keeps what it took before an error of the reader.)
+                batch.extend(_islice(records, _AHEAD))
             except Exception as exc:  # re-raised below, after the records read before it
                 failure = exc
             kept = verify_batch(
@@ -825,7 +824,9 @@ class _Pass:
             self.delivery.beat(message, seat)
             return
         log.events += 1
-        log.reached = max(log.reached, message.lamport)
+        lamport = message.lamport
+        if lamport > log.reached:  # (the latest event read: no call to max)
+            log.reached = lamport
         seq = message.seq
         nxt = log.next
         if seq == nxt[seat]:

@@ -113,6 +113,9 @@ _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
 _FRAME_HEAD = struct.Struct(">II")
 _HEAD_SIZE = _FRAME_HEAD.size
+_FRAME_HEAD_KIND = struct.Struct(">IIB")  # the head and a payload's first byte (its kind)
+_HEAD_AND_KIND = _FRAME_HEAD_KIND.size
+_HEAD_AND_TAIL = _HEAD_SIZE + 4  # a frame's bytes besides its payload
 _NOTE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _U63 = 1 << 63
 _NONZERO = re.compile(rb"[^\x00]")
@@ -626,7 +629,7 @@ class LogDecoder:
         itself: every frame it takes is one those steps take the same way (``decode_record``
         makes the same record of it, and there is no problem to add).
         """
-        head = _FRAME_HEAD.unpack_from
+        head = _FRAME_HEAD_KIND.unpack_from  # (the length, its checksum and the kind byte)
         tail = _U32.unpack_from
         crc32 = zlib.crc32
         kinds = _MESSAGE_KINDS
@@ -636,12 +639,12 @@ class LogDecoder:
         n = len(raw)
         start = i
         held = len(out)
-        while n - i >= _HEAD_SIZE:
-            length, length_sum = head(raw, i)
-            end = i + _HEAD_SIZE + length + 4
+        while n - i > _HEAD_SIZE:  # (a frame's payload is at least 2 bytes: its kind byte too)
+            length, length_sum, code = head(raw, i)
+            end = i + length + _HEAD_AND_TAIL
             if n < end or length < 2 or length > MAX_PAYLOAD_SIZE:
                 break
-            known = kinds.get(raw[i + _HEAD_SIZE])
+            known = kinds.get(code)
             if known is None:
                 break
             if length_sums.get(length) != length_sum:
@@ -650,7 +653,7 @@ class LogDecoder:
                 if length < _LENGTH_SUMS_KEPT:
                     length_sums[length] = length_sum
             kind, kind_sum = known
-            data = raw[i + _HEAD_SIZE + 1 : end - 4]
+            data = raw[i + _HEAD_AND_KIND : end - 4]
             # The payload's checksum: the kind byte's, continued over the message.
             if crc32(data, kind_sum) != tail(raw, end - 4)[0]:
                 break
