@@ -96,8 +96,11 @@ def test_a_liar_voted_out_twice_over_its_vote_for_silence_does_not_rejoin(
         assert peer.final.stalled == frozenset({LIAR})
         assert peer.final.round.number == ROUNDS  # (the game played out, the liar watching)
         assert peer.final.game.result is not None
+    # The audit folds the logs with the same rule: the liar out at the same cut, not readmitted.
+    cuts = {p.final.dropped[LIAR] for s, p in enumerate(result.peers) if s != LIAR and p}
     report = result.audit
-    assert report is not None
+    assert report is not None and len(cuts) == 1
+    assert dict(report.dropped) == {LIAR: cuts.pop()}
     assert {d.seat for d in report.drops} == {LIAR}
     findings = (*report.errors, *report.violations)
     assert {f.seat for f in findings if f.seat is not None and f.kind.accuses} <= {LIAR}
