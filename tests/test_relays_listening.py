@@ -59,3 +59,51 @@ def test_relays_a_relayer_woken_lately_hands_nothing_on() -> None:
     for t in range(23, 25):
         relays.membership.listening.saw(float(t))
     assert _vote(relays, 25.0) == {1: (2,)}  # (listening since 20 s: a later vote counts)
+
+
+def _withdrawal() -> Drop:
+    return Drop(frontier=(0, 0, 0), seat=1, last_seq=0, reason=DropReason.WITHDRAW)
+
+
+def _listen(relays: Relays, start: float, end: float) -> None:
+    """Seat 0 hears seat 1 (and listens) every half second from ``start`` to ``end``."""
+    t = start
+    while t <= end:
+        relays.membership.listening.saw(t)
+        relays.membership.heard_from(1, t)
+        t += 0.5
+
+
+def test_relays_a_vote_held_for_the_listening_is_handed_on_once_the_relayer_has_listened() -> None:
+    """A relayer restored at 100 s takes the vote at 100.5 s: it holds it, and hands seat 1
+    on to the voter once it has listened for ``drop_after``, not before."""
+    relays = _relays(100.0)
+    assert _vote(relays, 100.5) == {}
+    _listen(relays, 101.0, 102.5)
+    assert relays.reconsider(102.5, _FEEDS) == []  # type: ignore[arg-type]
+    assert relays.to == {}
+    _listen(relays, 103.0, 103.0)
+    relays.reconsider(103.0, _FEEDS)  # type: ignore[arg-type]
+    assert relays.to == {1: (2,)}
+    assert relays.held == {}
+
+
+def test_relays_a_held_vote_withdrawn_meanwhile_hands_nothing_on() -> None:
+    relays = _relays(100.0)
+    assert _vote(relays, 100.5) == {}
+    relays.vote(2, _withdrawal(), 101.0, Source.NETWORK, _FEEDS)  # type: ignore[arg-type]
+    _listen(relays, 101.0, 104.0)
+    relays.reconsider(104.0, _FEEDS)  # type: ignore[arg-type]
+    assert relays.to == {}
+
+
+def test_relays_a_held_vote_on_a_member_silent_here_by_then_hands_nothing_on() -> None:
+    """Asked again, the vote passes the other checks as of then: seat 1, heard at 100.4 s,
+    silent here since, has nothing to hand on at 104 s."""
+    relays = _relays(100.0)
+    assert _vote(relays, 100.5) == {}
+    for t in (101.0, 102.0, 103.0, 104.0):
+        relays.membership.listening.saw(t)
+    relays.reconsider(104.0, _FEEDS)  # type: ignore[arg-type]
+    assert relays.to == {}
+    assert relays.held == {}

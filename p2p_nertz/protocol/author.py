@@ -270,6 +270,9 @@ class Author:
         membership = self.membership
         if self.recovery is not None:
             return  # no vote, no readmission before our own feed is known (§9.6)
+        words = self.delivery.words
+        if words.held:  # (votes for silence come before we had listened long: relays.py)
+            self.outbox.effects.extend(words.reconsider(now, self.feeds))
         if membership.rejoin_requests:
             # Readmit the dropped members whose rejoin requests we hold (Duties.sponsorships).
             for q, request in self.duties.sponsorships(

@@ -30,6 +30,7 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
+from p2p_nertz.protocol import second_stall
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import (
     Commit,
@@ -433,7 +434,8 @@ class Duties:
     def rejoin_request(self, final: GameState, own: Sequence[Message], rejoin: bool) -> Join | None:
         """Our request to rejoin at the next round, once we learn we were dropped (§9.8).
 
-        Not after a leave or a drop for cheating (the fold refuses those), nor in a game over,
+        Not after a leave, a drop for cheating or a second stall over a vote for silence of
+        ours (the fold refuses those: ``second_stall``), nor in a game over,
         nor twice (``own``: our feed), nor when the peer is set not to (``rejoin``)."""
         seat = self.seat
         cut = final.dropped[seat]
@@ -444,6 +446,7 @@ class Duties:
             or seat in final.rejoining
             or any(v.reason is DropReason.EQUIVOCATION for _, v in final.votes.get(seat, ()))
             or seat in final.flaps.faults  # (at a flap fault: protocol/flaps.py)
+            or second_stall.barred(final.roster, final.stalled, seat)
             or any(m.kind is Kind.JOIN for m in own[cut:])
         ):
             return None
@@ -472,6 +475,8 @@ class Duties:
                 # gap), or at a flap fault: a cheater does not come back (§9.8), whether or not
                 # what it forked would have counted (soak seed 544).
                 continue
+            if second_stall.barred(final.roster, final.stalled, q):
+                continue  # (voted out twice over its vote for silence that never ends)
             sponsored.add((q, request))
             due.append((q, request))
         return due

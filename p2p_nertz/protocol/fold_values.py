@@ -129,7 +129,9 @@ class RefusalCode(enum.StrEnum):
     """A vote *flapping* naming a withdrawal at which the fold finds no flap fault of the
     member (:mod:`p2p_nertz.protocol.flaps`): a forged proof."""
     BAD_REJOIN = "bad_rejoin"
-    """A readmission of a member that left, was dropped for cheating, or asked before its cut."""
+    """A readmission of a member that left, was dropped for cheating, asked before its cut, or
+    was voted out a second time over a vote for silence of its own that never ended
+    (:mod:`p2p_nertz.protocol.second_stall`)."""
     BAD_ABANDON = "bad_abandon"
     """An abandon with other members than its author and the absent one left."""
     WRONG_DEAL = "wrong_deal"

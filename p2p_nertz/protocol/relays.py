@@ -34,7 +34,9 @@ cast (``Membership.back``); a voter back from a partition that cut it off from u
 across the partition, not a link, and hears the member itself once it heals (the same
 check on the voter). A relayer that has not listened without a break for ``drop_after``
 (restored or woken lately, ``Listening``) counts every member as heard since, without having
-heard it, and hands nothing on. A vote read back from our own log (a restart) hands nothing on.
+heard it, and hands nothing on yet: it holds the vote and asks it again, at the end of an input,
+once it has listened that long (:meth:`Relays.reconsider`), unless the voter has withdrawn it
+meanwhile. A vote read back from our own log (a restart) hands nothing on.
 
 :class:`Relays` is the peer's :class:`~p2p_nertz.protocol.last_words.LastWords` (the words
 that ended the game, relayed at its end) with the hand-on in play beside them: both keep the
@@ -62,23 +64,29 @@ class Relays(LastWords):
     """:class:`LastWords`, and per member the members we hand its beats on to in play (each
     voted it out for silence while we heard it), in seat order."""
 
-    __slots__ = ("membership", "peer_ids", "to")
+    __slots__ = ("held", "membership", "peer_ids", "to")
 
     def __init__(self, *, membership: Membership, peer_ids: Sequence[PeerId]) -> None:
         super().__init__()
         self.membership = membership
         self.peer_ids = peer_ids
         self.to: dict[int, tuple[int, ...]] = {}  # member -> voters we forward its beats to
+        #: member -> voters whose votes for silence on it came before we had listened for
+        #: ``drop_after`` (asked again once we have: :meth:`reconsider`)
+        self.held: dict[int, tuple[int, ...]] = {}
 
     def vote(self, voter: int, body: Drop, now: float, source: Source, feeds: _Feeds) -> list[Send]:
         """``voter``'s membership event ``body``, delivered: a vote for silence on a member we
         hear (no vote of ours on it, heard within ``suspect_after``, neither it nor the voter
         suspected here in the last ``drop_after``, and we listening all that time), taken from
-        the network, makes us hand that
-        member's beats on to ``voter`` from now on; the beats that set what we know of it go
-        at once."""
+        the network, makes us hand that member's beats on to ``voter`` from now on; the beats
+        that set what we know of it go at once. One that comes before we have listened that
+        long is held (:attr:`held`) and asked again once we have (:meth:`reconsider`), unless
+        its voter withdraws it first."""
         member = body.seat
         membership = self.membership
+        if body.reason is DropReason.WITHDRAW and voter in self.held.get(member, ()):
+            self.held[member] = tuple(v for v in self.held[member] if v != voter)
         if (
             body.reason is not DropReason.SILENT
             or source is not Source.NETWORK
@@ -86,9 +94,36 @@ class Relays(LastWords):
             or member in membership.voted
         ):
             return []
+        if now - membership.listening.since_at(now) < membership.timers.drop_after:
+            # (Not listening for all that time: restarted or woken lately, §9.1. Asked again
+            # once we have: reconsider.)
+            self.held[member] = tuple(sorted({*self.held.get(member, ()), voter}))
+            return []
+        return self._hand_on(voter, member, now, feeds)
+
+    def reconsider(self, now: float, feeds: _Feeds) -> list[Send]:
+        """The votes :meth:`vote` held because they came before we had listened without a
+        break for ``drop_after``, once we have (the end of every input, ``Author.liveness``):
+        each is asked again as if it came now, and handed on if it passes the other checks
+        now (docs/protocol.md §9.2, *Handed on in play*: *reconsidered*)."""
+        membership = self.membership
+        if now - membership.listening.since_at(now) < membership.timers.drop_after:
+            return []
+        held, self.held = self.held, {}
+        sends: list[Send] = []
+        for member, voters in sorted(held.items()):
+            if member in membership.voted:
+                continue
+            for voter in voters:
+                sends.extend(self._hand_on(voter, member, now, feeds))
+        return sends
+
+    def _hand_on(self, voter: int, member: int, now: float, feeds: _Feeds) -> list[Send]:
+        """Hand ``member``'s beats on to ``voter`` from now on, if we hear ``member`` and
+        neither it nor the voter was suspected here in the last ``drop_after``: the beats that
+        set what we know of it, at once."""
+        membership = self.membership
         timers = membership.timers
-        if now - membership.listening.since_at(now) < timers.drop_after:
-            return []  # (not listening for all that time: restarted or woken lately, §9.1)
         if now - membership.heard[member] >= timers.suspect_after:
             return []  # (silent here too: nothing of its to hand on)
         if now - membership.back.get(member, -timers.drop_after) < timers.drop_after:

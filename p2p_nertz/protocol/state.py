@@ -54,7 +54,7 @@ from collections.abc import Callable
 
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol import flaps
+from p2p_nertz.protocol import flaps, second_stall
 from p2p_nertz.protocol.abandonment import Abandonment, ended_void
 from p2p_nertz.protocol.bodies import (
     Drop,
@@ -205,6 +205,7 @@ class GameState:
         #: what an abandon needs to end the game (§9.3): every abandon known, what it saw
         self.abandonment = Abandonment()
         self.flaps = flaps.Flaps()  # the withdrawals counted, the flap faults (flaps.py)
+        self.stalled: frozenset[int] = frozenset()  # readmitted after a stall (second_stall.py)
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -480,7 +481,8 @@ class GameState:
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (past its flap fault)
             return
         if body.reason is DropReason.REJOIN:
-            roster.rejoin(body, over=self.phase is Phase.OVER)
+            over = self.phase is Phase.OVER
+            self.stalled = second_stall.rejoin(roster, self.stalled, body, over=over)
         elif target in roster.dropped:
             if body.reason is not DropReason.ABANDON:
                 # It changes nothing here, but the roster keeps it: without another member's
