@@ -163,7 +163,16 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
 #: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
 #: abandon on one side, and the other side hears it some seconds later.
 LENGTHS = (
-    "short", "suspect", "under", "over", "2d", "gone", "drop", "wait", "past", "long",
+    "short",
+    "suspect",
+    "under",
+    "over",
+    "2d",
+    "gone",
+    "drop",
+    "wait",
+    "past",
+    "long",
 )
 DROP_RACE = (-0.5, 1.5)
 WAIT_RACE = (-1.0, 1.5)
