@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scan faults on real nodes over a grid (session 26): partitions at 3-5 players, torn logs.
+"""Scan faults on real nodes over a grid (sessions 26, 27): partitions and torn logs, 2-5 players.
 
 Every game is a ``scripts/chaos.py`` game (``nertz node`` bot processes over ZeroMQ, two
 rounds, quick timers: ``--suspect-after 2 --drop-after 8``) with one fault, chosen from a
@@ -14,10 +14,14 @@ leaves the namespaces the scan makes), shapes by table size:
   (``cut-link``, :meth:`~p2p_nertz.testing.netns.Lab.cut_link`);
 - ``oneway``: what one member sends one other lost, nothing else (``cut-oneway``);
 
+at two players (session 27) ``one`` is the table split 1|1 and ``oneway`` what one of the two
+sends the other lost (each direction in turn, by the game's number); ``link`` is left out
+there (the link is the table: ``one``);
+
 each at the lengths ``--lengths`` names (``scripts/chaos.py`` ``--length``: ``short`` below
 suspicion, ``drop`` healing as the votes are cast, ``2d`` twice the drop, ``past`` past the
-abandon and its wait) and starting at the moments ``--moments`` names (``play``: after the
-table's 10th card to the lake; ``end``: at the end of round 1).
+abandon and its wait, ``long`` 60 s) and starting at the moments ``--moments`` names
+(``play``: after the table's 10th card to the lake; ``end``: at the end of round 1).
 
 ``torn``: a node killed (SIGKILL) at a moment (after the table's 0th, 5th, 20th or 45th card
 to the lake, or at round 1's end) and resumed (``nertz resume``) a second later with its log
@@ -27,7 +31,11 @@ recovered as torn, or on a frame boundary, resumed with ``--recover`` as the per
 would, docs/protocol.md §9.6), at 3 and 4 players; ``--cuts`` also takes ``frame40``,
 ``frame70``, ``frame95`` (the cut moved back to the frame boundary before it, whole frames
 lost, resumed with ``--recover``: ``kill-frame``) and ``header`` (a cut inside the log's
-header, a thousandth of the log kept: nothing to resume from).
+header, a thousandth of the log kept: nothing to resume from). A cut prefixed ``both:`` or
+``turn:`` (session 27, e.g. ``both:kill-torn``) kills two members, the victim and the next
+seat, each log cut the same way: ``both`` the second while the first is dead (both down at
+once, resumed in turn half a second apart), ``turn`` the second once the first has been
+resumed, ten cards to the lake later (at round 1's end, at once).
 
 Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
 the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
@@ -40,6 +48,13 @@ every family (every member here is honest). One line per game, then the counts b
         [--shapes one,halves,link,oneway] [--lengths short,drop,2d] [--moments play,end]
         [--only K] [--dir DIR]
     nice -n 10 python scripts/scan_real_faults.py torn [--players 3-4] [--cuts ...] [--only K]
+
+Session 27's two-player grid::
+
+    scan_real_faults.py partitions --players 2 --shapes one,oneway --lengths short,drop,2d,past,long
+    scan_real_faults.py torn --players 2 --cuts kill,kill-torn,keep40,frame40
+    scan_real_faults.py torn --players 2 --moments early,mid,end \
+        --cuts both:kill,both:kill-torn,turn:kill-torn,turn:frame40
 
 ``--only K`` plays the grid's K-th game alone (its number is on its line: the game's seed),
 ``--print`` lists the grid without playing.
