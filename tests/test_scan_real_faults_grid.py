@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
-import scan_real_faults as scan  # noqa: E402  (a script, beside chaos.py)
+import scan_real_faults as scan  # (a script, beside chaos.py)
 
 
 def test_scan_two_players_split_both_ways_and_each_way_at_every_length() -> None:
