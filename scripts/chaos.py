@@ -69,7 +69,8 @@ draw from (``short`` … ``gone``, the ``stop-*`` kinds' suffixes), or ``drop``:
 that heals as the sides vote each other out or, at two players, abandon each other (from
 ``d - 0.5`` to ``d + 1.5``), ``wait`` (from ``4 d - 1`` to ``4 d + 1.5``: the heal races the
 end of the ``3 d`` a side that abandoned waits on its provisional result), or ``past``
-(``4 d + 4``: past an abandon and that wait): ``--lab --players 2 --kinds cut-one --length past``
+(``4 d + 4``: past an abandon and that wait), or ``long`` (``7 d + 4``, 60 s at the
+defaults: far past both): ``--lab --players 2 --kinds cut-one --length past``
 plays two players cut apart for longer than either waits (each abandons the other after
 ``d``; a side whose result is provisional waits ``3 d`` more, then exits 0 with it marked).
 
@@ -153,12 +154,26 @@ def lengths(suspect: float, drop: float) -> dict[str, float]:
 #: abandon (``drop``) and the wait on its provisional result (``gone_after`` = ``3 drop``);
 #: and ``wait``, drawn from ``4 drop - 1`` to ``4 drop + 1.5``: the partition heals as a side
 #: that abandoned (after ``drop``) stops waiting on its provisional result (``3 drop`` more).
+#: And ``long``, ``7 drop + 4`` (60 s at the scan's timers): a partition far past either side's
+#: abandon and wait at two players, and past a member's drop and its table gone from three
+#: (session 27's two-player scan).
 #: A cut ends when the link is back; the nodes hear each other again when TCP retransmits,
 #: which it backs off while the link is down: two ends beating every 0.25 s across a lab link
 #: cut for 7.5-9.5 s heard each other again 0.7-0.8 s after the heal one way and 13.5 s after
 #: the cut began the other (4 s: 0.2 s and 7.1 s). So a ``drop`` heal races the vote or the
 #: abandon on one side, and the other side hears it some seconds later.
-LENGTHS = ("short", "suspect", "under", "over", "2d", "gone", "drop", "wait", "past")
+LENGTHS = (
+    "short",
+    "suspect",
+    "under",
+    "over",
+    "2d",
+    "gone",
+    "drop",
+    "wait",
+    "past",
+    "long",
+)
 DROP_RACE = (-0.5, 1.5)
 WAIT_RACE = (-1.0, 1.5)
 
@@ -171,6 +186,8 @@ def named_length(name: str, suspect: float, drop: float, rng: random.Random) -> 
         return 4 * drop + rng.uniform(*WAIT_RACE)
     if name == "past":
         return 4 * drop + 4
+    if name == "long":
+        return 7 * drop + 4
     return lengths(suspect, drop)[f"stop-{name}"]
 
 
@@ -941,7 +958,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         " (those of the stop-* kinds), drop (healing as the sides vote or abandon,"
         " drop-0.5 to drop+1.5 s), wait (healing as an abandoned side stops waiting on its"
         " provisional result, 4 drop-1 to 4 drop+1.5 s) or past (4 drop + 4: past an abandon"
-        " and its provisional wait)",
+        " and its provisional wait) or long (7 drop + 4: far past them)",
     )
     p.add_argument(
         "--deal",

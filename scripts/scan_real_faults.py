@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scan faults on real nodes over a grid (session 26): partitions at 3-5 players, torn logs.
+"""Scan faults on real nodes over a grid (sessions 26, 27): partitions and torn logs, 2-5 players.
 
 Every game is a ``scripts/chaos.py`` game (``nertz node`` bot processes over ZeroMQ, two
 rounds, quick timers: ``--suspect-after 2 --drop-after 8``) with one fault, chosen from a
@@ -14,10 +14,14 @@ leaves the namespaces the scan makes), shapes by table size:
   (``cut-link``, :meth:`~p2p_nertz.testing.netns.Lab.cut_link`);
 - ``oneway``: what one member sends one other lost, nothing else (``cut-oneway``);
 
+at two players (session 27) ``one`` is the table split 1|1 and ``oneway`` what one of the two
+sends the other lost (each direction in turn, by the game's number); ``link`` is left out
+there (the link is the table: ``one``);
+
 each at the lengths ``--lengths`` names (``scripts/chaos.py`` ``--length``: ``short`` below
 suspicion, ``drop`` healing as the votes are cast, ``2d`` twice the drop, ``past`` past the
-abandon and its wait) and starting at the moments ``--moments`` names (``play``: after the
-table's 10th card to the lake; ``end``: at the end of round 1).
+abandon and its wait, ``long`` 60 s) and starting at the moments ``--moments`` names
+(``play``: after the table's 10th card to the lake; ``end``: at the end of round 1).
 
 ``torn``: a node killed (SIGKILL) at a moment (after the table's 0th, 5th, 20th or 45th card
 to the lake, or at round 1's end) and resumed (``nertz resume``) a second later with its log
@@ -27,7 +31,11 @@ recovered as torn, or on a frame boundary, resumed with ``--recover`` as the per
 would, docs/protocol.md §9.6), at 3 and 4 players; ``--cuts`` also takes ``frame40``,
 ``frame70``, ``frame95`` (the cut moved back to the frame boundary before it, whole frames
 lost, resumed with ``--recover``: ``kill-frame``) and ``header`` (a cut inside the log's
-header, a thousandth of the log kept: nothing to resume from).
+header, a thousandth of the log kept: nothing to resume from). A cut prefixed ``both:`` or
+``turn:`` (session 27, e.g. ``both:kill-torn``) kills two members, the victim and the next
+seat, each log cut the same way: ``both`` the second while the first is dead (both down at
+once, resumed in turn half a second apart), ``turn`` the second once the first has been
+resumed, ten cards to the lake later (at round 1's end, at once).
 
 Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
 the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
@@ -41,6 +49,13 @@ every family (every member here is honest). One line per game, then the counts b
         [--only K] [--dir DIR]
     nice -n 10 python scripts/scan_real_faults.py torn [--players 3-4] [--cuts ...] [--only K]
 
+Session 27's two-player grid::
+
+    scan_real_faults.py partitions --players 2 --shapes one,oneway --lengths short,drop,2d,past,long
+    scan_real_faults.py torn --players 2 --cuts kill,kill-torn,keep40,frame40
+    scan_real_faults.py torn --players 2 --moments early,mid,end \
+        --cuts both:kill,both:kill-torn,turn:kill-torn,turn:frame40
+
 ``--only K`` plays the grid's K-th game alone (its number is on its line: the game's seed),
 ``--print`` lists the grid without playing.
 """
@@ -48,6 +63,7 @@ every family (every member here is honest). One line per game, then the counts b
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import shutil
@@ -76,6 +92,10 @@ CUTS = ("kill", "kill-torn", "keep10", "keep40", "keep70", "keep95")
 #: Cut names ``--cuts`` takes besides :data:`CUTS`: ``frameK`` a ``keepK`` moved back to the frame
 #: boundary before it, ``header`` a cut inside the log's header (a thousandth of it kept).
 MORE_CUTS = ("frame40", "frame70", "frame95", "header")
+#: Prefixes of a cut that kill two members (session 27, at two players: both): ``both:CUT``
+#: the next seat killed while the first is dead (both down at once, resumed in turn), and
+#: ``turn:CUT`` the next seat killed once the first has been resumed; each log cut by ``CUT``.
+MODES = ("both", "turn")
 
 
 @dataclass(frozen=True)
@@ -95,6 +115,8 @@ def partition_grid(
         for shape in shapes:
             if shape == "halves" and n < 4:
                 continue  # (at three, a half is one member: ``one``)
+            if shape == "link" and n < 3:
+                continue  # (at two, the link is the table: ``one``)
             for length in lengths:
                 for moment in moments:
                     k = len(cells)
@@ -103,6 +125,9 @@ def partition_grid(
                     other = (victim + 1 + k // n % (n - 1)) % n
                     if other == victim:
                         other = (other + 1) % n
+                    if n == 2 and shape == "oneway":
+                        victim = k // 2 % 2  # (each direction lost in turn)
+                        other = 1 - victim
                     half: tuple[int, ...] = ()
                     kind = {"one": "cut-one", "halves": "cut-halves"}.get(shape, f"cut-{shape}")
                     if shape == "halves":
@@ -119,6 +144,20 @@ def partition_grid(
     return cells
 
 
+def _kill(cut: str, victim: int, trigger: int, rng: random.Random) -> chaos.Fault:
+    """The kill fault ``cut`` names (one of :data:`CUTS` or :data:`MORE_CUTS`) on ``victim``."""
+    kind, torn, keep = cut, 0, -1.0
+    if cut == "kill-torn":
+        torn = rng.randint(1, 12)
+    elif cut.startswith("keep"):
+        kind, keep = "kill-cut", int(cut[4:]) / 100
+    elif cut.startswith("frame"):
+        kind, keep = "kill-frame", int(cut[5:]) / 100
+    elif cut == "header":
+        kind, keep = "kill-cut", 0.001
+    return chaos.Fault(kind, victim, trigger, SUSPECT / 2, torn=torn, keep=keep)
+
+
 def torn_grid(players: Sequence[int], cuts: Sequence[str], moments: Sequence[str]) -> list[Cell]:
     cells = []
     for n in players:
@@ -127,18 +166,20 @@ def torn_grid(players: Sequence[int], cuts: Sequence[str], moments: Sequence[str
                 k = len(cells)
                 rng = random.Random(derive_seed(b"scan-real-faults-torn", k))
                 victim = k % n
-                kind, torn, keep = cut, 0, -1.0
-                if cut == "kill-torn":
-                    torn = rng.randint(1, 12)
-                elif cut.startswith("keep"):
-                    kind, keep = "kill-cut", int(cut[4:]) / 100
-                elif cut.startswith("frame"):
-                    kind, keep = "kill-frame", int(cut[5:]) / 100
-                elif cut == "header":
-                    kind, keep = "kill-cut", 0.001
+                mode, _, base = cut.rpartition(":")
                 trigger = TORN_MOMENTS[moment]
-                fault = chaos.Fault(kind, victim, trigger, SUSPECT / 2, torn=torn, keep=keep)
-                plan = chaos.Schedule(k, n, 2, (fault,))
+                faults = [_kill(base, victim, trigger, rng)]
+                if mode:
+                    # Two members killed: the next seat too, with its log cut the same way,
+                    # ``both`` while the first is dead (both down, resumed in turn), ``turn``
+                    # once the first has been resumed, 10 cards to the lake later.
+                    second = _kill(base, (victim + 1) % n, max(trigger, 0) + 10, rng)
+                    if trigger < 0:
+                        second = dataclasses.replace(second, trigger=-1)
+                    if mode == "both":
+                        second = dataclasses.replace(second, during=SUSPECT / 4)
+                    faults.append(second)
+                plan = chaos.Schedule(k, n, 2, tuple(faults))
                 cells.append(Cell("torn", f"{n}p {cut} {moment}", plan))
     return cells
 
@@ -204,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = (
         set(words["shapes"]) - set(SHAPES)
         | set(words["lengths"]) - set(chaos.LENGTHS)
-        | set(words["cuts"]) - set(CUTS) - set(MORE_CUTS)
+        | {c for c in words["cuts"] if c.rpartition(":")[0] not in ("", *MODES)}
+        | {c.rpartition(":")[2] for c in words["cuts"]} - set(CUTS) - set(MORE_CUTS)
         | set(words["moments"]) - set(MOMENTS if args.family == "partitions" else TORN_MOMENTS)
     )
     if unknown:
@@ -224,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = [c for c in cells if c.plan.seed in args.only]
     if args.print:
         for c in cells:
-            print(f"{c.plan.seed:4d}  {c.name:28s} {c.plan.faults[0].describe()}")
+            faults = " + ".join(f.describe() for f in c.plan.faults)
+            print(f"{c.plan.seed:4d}  {c.name:28s} {faults}")
         return 0
     if args.family == "partitions" and (why := unavailable()) is not None:
         p.error(f"partitions need a netns lab: {why}")

@@ -16,6 +16,8 @@ from cli.node_cmd import _node_printer
 from p2p_nertz.protocol.peer import OutOfReach, PeerConfig, Suspected
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
+from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, run
+from p2p_nertz.sim.network import Crash, Freeze
 from p2p_nertz.ui import TableView, Tracker, render
 from p2p_nertz.ui.view import reach_words
 from p2p_nertz.web.model import view_json
@@ -124,3 +126,38 @@ def test_the_bot_and_the_node_print_it_and_its_end(
         back = json.loads(back)["words"]
     assert out.startswith("half the table is out of reach: P3, P4 — nobody can be dropped")
     assert back == "P3 and P4 are back: the table has a majority again"
+
+
+def _woken(*dead: int) -> list[tuple[float, OutOfReach]]:
+    """Four players, seed 1, quick timers: seat 0 asleep from 3 s for 2 s (past
+    ``suspect_after``, short of the drop); ``dead`` die as it falls asleep, for good. Seat 0's
+    notices, with their times, and when it woke."""
+    crashes = tuple(Crash(seat, 3.0, restart_after=None) for seat in dead)
+    result = run(
+        SimConfig(
+            players=4,
+            seed=1,
+            rules=Rules(target=None, rounds=1),
+            peer=QUICK_TIMERS,
+            faults=Faults(freezes=(Freeze(0, 3.0, 2.0),), crashes=crashes),
+            record_effects=True,
+            max_time=60.0,
+        )
+    )
+    return [(at, e) for at, seat, e in result.effects if seat == 0 and isinstance(e, OutOfReach)]
+
+
+def test_a_member_woken_from_a_sleep_says_nothing_out_of_reach_while_it_reads_the_others() -> None:
+    """A waker suspects every member at its first input and clears each as it reads it: it said
+    "most of the table is out of reach" and "back" at one instant (soak seed 1, 2-4 players,
+    seat 2 at 33.03 s). It says nothing new until it has listened for ``suspect_after``."""
+    assert _woken() == []
+
+
+def test_a_member_woken_to_half_the_table_gone_says_so_once_it_has_listened() -> None:
+    """The rule holds a notice back, it does not drop it: with two members dead while it slept,
+    the waker says they are out of reach, ``suspect_after`` after it woke at the latest."""
+    said = _woken(2, 3)
+    assert [n for _, n in said] == [OutOfReach((2, 3), 4)]
+    woke = 5.0
+    assert woke + QUICK_TIMERS.suspect_after <= said[0][0] <= woke + 2 * QUICK_TIMERS.suspect_after

@@ -329,7 +329,11 @@ class Author:
             else:
                 self.outbox.effects.append(Suspected(q, True))
         if final.phase is not Phase.OVER and not self.left:  # (a split with no majority here)
-            notice = self.reach.check(final.roster, self.seat, membership.suspected)
+            ears = membership.listening
+            listened = now >= ears.since + ears.gap  # (not just woken: protocol/reach.py)
+            notice = self.reach.check(
+                final.roster, self.seat, membership.suspected, listened=listened
+            )
             if notice is not None:
                 self.outbox.effects.append(notice)
 

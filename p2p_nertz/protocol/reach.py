@@ -13,6 +13,13 @@ silent" for each member across the split (scan26, session 26).
 meanwhile: in a 1|3 split the three are suspected one by one) and one when it is over (the
 first of them heard again makes a majority, or the roster changed). A two-member table is left
 out: there nobody can ever be dropped, and the abandon is on offer instead (§9.3).
+
+A peer woken from a sleep (a break, :mod:`p2p_nertz.protocol.listening`) suspects every
+member at its first input and clears each as it reads what waited for it: it says nothing new
+out of reach until it has listened for ``suspect_after`` since it woke, as it votes nobody out
+for silence before then (§9.2). Before session 27 a waker said "half the table is out of
+reach" and "back" at one instant (soak seed 1, 2-4 players: seat 2 at 33.03 s). The end of a
+notice given before the sleep is said as soon as it comes.
 """
 
 from __future__ import annotations
@@ -64,15 +71,25 @@ class Reach:
         #: the members out of reach, as the notice that began it named them (empty: none)
         self.out: tuple[int, ...] = ()
 
-    def check(self, roster: Roster, seat: int, suspected: Set[int]) -> OutOfReach | None:
+    def check(
+        self, roster: Roster, seat: int, suspected: Set[int], *, listened: bool = True
+    ) -> OutOfReach | None:
         """The notice due now, if any: ``roster`` is the final fold's, ``seat`` ours,
-        ``suspected`` the members suspected here."""
+        ``suspected`` the members suspected here; ``listened``: whether we have listened for
+        ``suspect_after`` since the last break (if not, nothing new begins: module docstring).
+
+        >>> reach = Reach()
+        >>> reach.check(Roster(4), 0, {1, 2, 3}, listened=False) is None  # (just woken)
+        True
+        """
         members = roster.members()
         silent: tuple[int, ...] = ()
         if seat in members and len(members) > 2:
             silent = tuple(sorted(s for s in suspected if s in members and s != seat))
             if len(members) - len(silent) >= roster.majority:
                 silent = ()
+        if silent and not listened:
+            return None  # (woken: what waited for us is being read)
         if silent and silent != self.out:  # (begun, or another member out of reach since)
             self.out = silent
             return OutOfReach(silent, len(members))

@@ -83,6 +83,7 @@ from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import (
     Effect,
+    OutOfReach,
     Peer,
     PeerConfig,
     Record,
@@ -240,6 +241,21 @@ async def _acquire(lock: trio.Lock) -> None:
 def _on_trio_clock(due: float | None, clock: Clock) -> float:
     """The deadline ``due``, on ``clock``, on trio's clock (``None``: never)."""
     return math.inf if due is None else trio.current_time() + (due - clock())
+
+
+def _log_reach(effect: Suspected | OutOfReach, spec: GameSpec) -> None:
+    """Log who is silent and heard again, and when those out of reach leave no majority here
+    and when that is over (docs/protocol.md §9.5): what a person reads with ``nertz -v``, the
+    front ends saying it in their own words."""
+    if isinstance(effect, Suspected):
+        heard = "is silent" if effect.suspected else "is heard again"
+        log.info("seat %d %s", effect.seat, heard)
+        return
+    names = ", ".join(spec.members[s].name for s in effect.seats)
+    if effect.over:
+        log.info("a majority again: %s", f"{names} heard again" if names else "the roster changed")
+    else:
+        log.info("no majority here: %s out of reach, nobody can be dropped", names)
 
 
 class _Ending:
@@ -686,9 +702,8 @@ class PeerNode:
         if isinstance(effect, Rejected):
             # Counted; logged at a bounded rate (a flood is not a line per message).
             self.refusals.refused(effect.reason, effect.detail, self._clock())
-        elif isinstance(effect, Suspected):
-            heard = "is silent" if effect.suspected else "is heard again"
-            log.info("seat %d %s", effect.seat, heard)
+        elif isinstance(effect, (Suspected, OutOfReach)):
+            _log_reach(effect, self.spec)
         elif not isinstance(effect, Recovered):
             log.debug("%s", effect)
         if self._on_notice is not None:
