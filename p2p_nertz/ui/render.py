@@ -86,6 +86,7 @@ _LINK_STYLE = {
     Link.OK: Style.GOOD,
     Link.SUSPECTED: Style.WARN,
     Link.DROPPED: Style.BAD,
+    Link.REJOINING: Style.WARN,
     Link.LEFT: Style.BAD,
 }
 _SUIT_NAMES = {

@@ -66,6 +66,7 @@ class Link(enum.Enum):
     OK = "ok"
     SUSPECTED = "suspected"  #: silent past the suspicion timeout
     DROPPED = "dropped"  #: voted out by a majority
+    REJOINING = "rejoining"  #: dropped, back, and plays again from the next round
     LEFT = "left"  #: signed a leave
 
 

@@ -461,7 +461,7 @@
     }
     const newest = view.messages[view.messages.length - 1] || null;
     if (newest !== lastMessage && lastMessage !== null && newest &&
-        /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
+        /lost (to|the race)|Nerts!|rotated|dropped|left the game|is back|plays again/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
     // A call with cards left is asked about first ("… to call anyway"): the button says what a
