@@ -386,8 +386,9 @@ class _TablePainter:
             head.pad_to(i * cw)
             style = Style.RED if suit.is_red else Style.BLACK
             head.add(pen.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
-            if columns[i]:
-                head.add(f" {len(columns[i])}", Style.DIM)
+            if columns[i]:  # ("♣ clubs 2" was a number without its unit)
+                n = len(columns[i])
+                head.add(f": {n} pile{'s' if n != 1 else ''}", Style.DIM)
         rows = [head.spans()]
         depth = max((len(c) for c in columns), default=0)
         if depth == 0:

@@ -527,17 +527,18 @@ def false_call_question(left: int, penalty: int) -> str:
     (the page says its button: :func:`page_status`).
 
     >>> false_call_question(3, 10)
-    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10)'
+    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10 pts)'
     """
-    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty})"
+    # (In points, as the players' rows: "(false call: −5)" was a number without its unit.)
+    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty} pts)"
 
 
 def page_status(status: str) -> str:
     """The status line as the page shows it: a question names the page's button, not the
     terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
 
-    >>> page_status(false_call_question(3, 10))
-    '3 card(s) left in your Nerts pile: click “yes, call Nerts” to call anyway (false call: −10)'
+    >>> page_status(false_call_question(3, 10))[35:]
+    'click “yes, call Nerts” to call anyway (false call: −10 pts)'
     """
     return status.replace(_CALL_KEY, _CALL_BUTTON)
 
