@@ -49,7 +49,7 @@ def test_the_board_shows_the_players_pace_over_the_round_from_its_signed_moves()
     text = render(view, 80, 24, symbols=False).text()
     assert f"your pace: {moves * 60 / 90:.0f} moves/min" in text, text
     assert f"{cards * 60 / 90:.1f} cards/min to the lake (1:30)" in text, text
-    assert f"bots: --speed {board.pace.bot_speed}" in text, text
+    assert f"bots: {board.pace.bot_option}" in text, text
 
 
 def test_without_the_rounds_time_or_for_a_spectator_no_pace_is_shown() -> None:
@@ -74,4 +74,8 @@ def test_the_bot_speed_to_pick_is_the_fastest_level_no_faster_than_the_person() 
     assert Pace(moves=47, cards=5, seconds=60.0).bot_speed == 1
     assert Pace(moves=48, cards=5, seconds=60.0).bot_speed == 2
     assert Pace(moves=500, cards=5, seconds=60.0).bot_speed == 10
+    # Slower than level 1, the bots to play next are the ones that wait: --practice.
+    assert Pace(moves=23, cards=5, seconds=60.0).bot_option == "--practice"
+    assert Pace(moves=24, cards=5, seconds=60.0).bot_option == "--speed 1"
+    assert Pace(moves=48, cards=5, seconds=60.0).bot_option == "--speed 2"
     assert Pace(moves=5, cards=1, seconds=0.0).moves_per_minute == 0.0

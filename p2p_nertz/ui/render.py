@@ -655,13 +655,14 @@ class _BoardPainter:
 
     def pace_row(self, pace: Pace) -> tuple[Span, ...]:
         """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
-        (one row at 80 columns; docs/pace.md says how to read it)."""
+        (``bots: --practice`` below level 1's pace; one row at 80 columns; docs/pace.md says
+        how to read it)."""
         minutes, seconds = divmod(round(pace.seconds), 60)
         row = self.pen.row().add("your pace: ", Style.BOLD)
         row.add(f"{pace.moves_per_minute:.0f} moves/min", Style.GOOD)
         row.add(f" · {pace.cards_per_minute:.1f} cards/min to the lake", Style.GOOD)
         row.add(f" ({minutes}:{seconds:02d})", Style.DIM)
-        row.add(f" · bots: --speed {pace.bot_speed}", Style.DIM)
+        row.add(f" · bots: {pace.bot_option}", Style.DIM)
         return row.spans()
 
     def lake_list(self, cards: Sequence[Card]) -> _Rows:

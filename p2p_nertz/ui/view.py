@@ -148,6 +148,21 @@ class Pace:
         ]
         return max(fitting, default=1)
 
+    @property
+    def bot_option(self) -> str:
+        """The option to play the bots with next: ``--speed N`` (:attr:`bot_speed`), or
+        ``--practice`` below level 1's pace, which still outpaces this person ("--speed 1"
+        told a newcomer at 15 moves a minute to play the bots that had just beaten them).
+
+        >>> Pace(moves=15, cards=2, seconds=60.0).bot_option
+        '--practice'
+        >>> Pace(moves=36, cards=9, seconds=72.0).bot_option
+        '--speed 1'
+        """
+        if self.moves_per_minute < 60_000 / Pacing(1).mean_delay_ms:
+            return "--practice"
+        return f"--speed {self.bot_speed}"
+
 
 @dataclass(frozen=True, slots=True)
 class Board:
