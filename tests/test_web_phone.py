@@ -20,6 +20,7 @@ from helpers_rules import table_from
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Card, Rules
 from p2p_nertz.ui import TableView
+from p2p_nertz.ui.view import pace_words
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import PeerNetwork
 from tests.test_web_race import Seat
@@ -109,6 +110,10 @@ def test_web_the_round_board_does_not_scroll_sideways_on_a_phone(page: ServedPag
             for row in board.find_elements("css selector", "tr[data-seat]"):
                 s = int(row.get_attribute("data-seat"))
                 assert row.text.endswith(f" {shown.totals[s]}"), row.text
+            # The person's pace, and the bots to play next, under the scores.
+            assert shown.pace is not None
+            pace = board.find_element("css selector", ".pace")
+            assert pace.text == pace_words(shown.pace, page=True), pace.text
 
 
 def _touch(driver: Any, x: float, y: float, *, to: tuple[float, float] | None = None) -> None:

@@ -56,6 +56,7 @@ __all__ = [
     "stuck_words",
     "pile_name",
     "play_words",
+    "pace_words",
     "reach_words",
 ]
 
@@ -162,6 +163,24 @@ class Pace:
         if self.moves_per_minute < 60_000 / Pacing(1).mean_delay_ms:
             return "--practice"
         return f"--speed {self.bot_speed}"
+
+
+def pace_words(pace: Pace, *, page: bool = False) -> str:
+    """The board's line of the person's pace (docs/pace.md says how to read it): 80 columns
+    at the terminal; ``page``: the browser's board, which has the room to say what the
+    option is for.
+
+    >>> pace_words(Pace(moves=36, cards=9, seconds=72.0))
+    'your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1'
+    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-38:]
+    '(1:00) · bots to play next: --practice'
+    """
+    minutes, seconds = divmod(round(pace.seconds), 60)
+    bots = "bots to play next" if page else "bots"
+    return (
+        f"your pace: {pace.moves_per_minute:.0f} moves/min · {pace.cards_per_minute:.1f} "
+        f"cards/min to the lake ({minutes}:{seconds:02d}) · {bots}: {pace.bot_option}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,6 +233,8 @@
     body.appendChild(table);
     if (b.picture) body.appendChild(drawPicture(b.picture, b.rows));
     box.appendChild(body);
+    // The person's pace, and the bots to play next (--practice below the slowest bots' pace).
+    if (b.pace) box.appendChild(el("p", "pace", b.pace));
   }
 
   // Each part of the page is drawn again only when its part of the view changed: the others'
