@@ -63,7 +63,10 @@ def test_web_a_crowded_table_fits_a_phone_upright_and_sideways(page: ServedPage)
     table = table_from(MINE, OTHER, OTHER, OTHER, lake=LAKE)
     messages = ("round 1 is dealt — go!", "bot2 was dropped (silent too long): the game goes on")
     names = ("you", "bot1", "bot2", "bot3")
-    view = TableView(table=table, seat=0, names=names, rules=table.rules, messages=messages)
+    last = ("", "turned the stock", "card from pile 3 onto pile 4", "Nerts card onto work pile 2")
+    view = TableView(
+        table=table, seat=0, names=names, rules=table.rules, messages=messages, last=last
+    )
     page.publish(json.dumps(view_json(view), ensure_ascii=False))
     for width, height in PHONES:
         with open_browser(width, height, phone=True) as driver:
