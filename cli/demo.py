@@ -214,6 +214,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             )
             children.append(child)
         by_id = introduce_children(children, spec, {})
+        # (Headed: a newcomer asked what "524y-txym-jbdw-woqx" was.)
+        width = len(children[0].name)
+        print(f"  {'':<{width}}  {'fingerprint (key)':<{len(children[0].fingerprint)}}  bot")
         for child, identity, player in zip(children, identities, players, strict=True):
             endpoint = by_id[identity.peer_id]
             print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoint}")

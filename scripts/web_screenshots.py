@@ -8,6 +8,7 @@ little (turns the stock until an ace shows and drags it to the lake), and saves:
   a bot added (and ready), 1280×720;
 * ``docs/images/web-table.png``: the table mid-round, 1280×720;
 * ``docs/images/web-phone.png``: the same on a phone-sized screen, 390×844;
+* ``docs/images/web-phone-sideways.png``: the same on a phone held sideways, 844×390;
 * ``docs/images/web-contrast.png``: the high-contrast mode, 1280×720;
 * ``docs/images/web-board.png``: the end of the first round (a bot calls Nerts), 1280×720.
 
@@ -118,6 +119,10 @@ def main() -> int:
                     phone.get(game.url)
                     _deal(phone)
                     phone.save_screenshot(str(args.out / "web-phone.png"))
+                with open_browser(844, 390, phone=True) as sideways:
+                    sideways.get(game.url)
+                    _deal(sideways)
+                    sideways.save_screenshot(str(args.out / "web-phone-sideways.png"))
                 driver.find_element("id", "contrast").click()
                 driver.save_screenshot(str(args.out / "web-contrast.png"))
                 driver.find_element("id", "contrast").click()
@@ -132,7 +137,8 @@ def main() -> int:
                 driver.save_screenshot(str(args.out / "web-board.png"))
         finally:
             game.stop()
-    for name in ("web-lobby", "web-table", "web-phone", "web-contrast", "web-board"):
+    names = ("web-lobby", "web-table", "web-phone", "web-phone-sideways", "web-contrast")
+    for name in (*names, "web-board"):
         print(args.out / f"{name}.png")
     return 0
 

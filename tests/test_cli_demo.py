@@ -44,6 +44,8 @@ def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "scoreboard after 1 round(s):" in out
+    # The players' lines say what their columns are (a fingerprint is not self-explaining).
+    assert re.search(r"^ +fingerprint \(key\) +bot\n  P1 ", out, re.M), out
     for name in ("P1", "P2", "P3"):
         assert re.search(rf"^  {name} +[a-z2-7]{{4}}(-[a-z2-7]{{4}}){{3}} +-?\d+$", out, re.M), out
     assert re.search(r"^winner: P\d", out, re.M), out

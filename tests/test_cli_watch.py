@@ -10,7 +10,7 @@ strangers (no key, a key not the table's) knock at its port.
 from __future__ import annotations
 
 import re
-import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -21,8 +21,9 @@ from peer_helpers import PeerNetwork
 from stranger_helpers import zmtp_stranger_floods_and_resets
 from test_cli_play import Tty
 
-from cli.args import free_ports
 from cli.keyfile import write_key
+from cli.main import build_parser
+from cli.play import bots_game
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase, RoundScored
@@ -98,14 +99,7 @@ def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
     spy = Identity.generate(derive_seed(b"test-cli-watch-spy"))
     key = tmp_path / "spy.key"
     write_key(key, spy)
-    # The first port offered is taken, as another worker's process could take it between our
-    # pick and the watcher's bind (the flake): the watcher says so, and both start again.
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        first = taken.getsockname()[1]
-        player, watcher, endpoint, text = _player_and_watcher(tmp_path, key, spy, first)
-    assert endpoint != f"tcp://127.0.0.1:{first}"
+    player, watcher, endpoint, text = _player_and_watcher(tmp_path, key, spy)
     assert "spectator" in watcher.line(0)
     # Every tableau is followed: each player's row, then its piles.
     for name in ("you", "bot1", "bot2"):
@@ -131,40 +125,40 @@ def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
     assert refused, watcher.raw[-400:]
 
 
-def _player_and_watcher(
-    tmp_path: Path, key: Path, spy: Identity, first: int | None = None, attempts: int = 3
-) -> tuple[Tty, Tty, str, str]:
-    """``nertz play`` pushing to a ``nertz watch`` that follows it: the player, the watcher,
-    the watcher's endpoint and its first screen showing the table.
+def _player_and_watcher(tmp_path: Path, key: Path, spy: Identity) -> tuple[Tty, Tty, str, str]:
+    """``nertz watch`` on a port it binds itself (``--bind 127.0.0.1:0``), then ``nertz play``
+    pushing to the address it printed: the player, the watcher, the watcher's endpoint and
+    its first screen showing the table.
 
-    The player is told the watcher's port before the watcher binds it (the spectator needs
-    the game's spec, which the player writes, before anyone connects), so the port is one
-    that was free a moment ago, and another test's process (the suite runs several workers)
-    may take it in between: the watcher then says "Address already in use", and both start
-    again on another port (a flake seen once: the watcher failed so). ``first``: the port
-    tried first (by default one free a moment ago)."""
-    for attempt in range(attempts):
-        (port,) = free_ports(1) if first is None or attempt else (first,)
-        endpoint = f"tcp://127.0.0.1:{port}"
-        game = tmp_path / f"game{attempt}"
-        args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
-        address = f"{endpoint}#{spy.peer_id.hex()}"  # what `nertz watch` prints
-        player = Tty([*args, "--dir", str(game), "--watcher", address])
-        player.wait("[n] Nerts")
-        # The player's node queues what it pushes until we bind. The spectator admits the
-        # game's members' keys only, so it is given the game (its spec file) first.
-        spec = str(game / "game.spec")
-        watcher = Tty(["watch", "--spec", spec, "--key", str(key), "--bind", endpoint])
-        try:
-            text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
-        except AssertionError:
-            if b"Address already in use" not in watcher.raw:
-                raise
-            watcher.close()
-            player.close()
-            continue
-        return player, watcher, endpoint, text
-    raise AssertionError(f"every one of {attempts} ports was taken before the watcher bound it")
+    The spectator needs the game's spec before anyone connects (it admits the members' keys
+    only), and the player needs the spectator's address: the spec is the one ``nertz play``
+    makes from these arguments (its ``--seed``), made here first. (A port picked beforehand
+    and bound afterwards could be taken in between by another worker's process: a flake.)"""
+    args = ["play", "--bots", "2", "--speed", "10", "--seed", "12", "--rounds", "1"]
+    spec = bots_game(build_parser("play").parse_args(args))[1]
+    spec_path = tmp_path / "watched.spec"
+    spec_path.write_bytes(spec.to_wire())
+    watch = ["watch", "--spec", str(spec_path), "--key", str(key), "--bind", "127.0.0.1:0"]
+    watcher = Tty(watch)
+    said = _said(watcher, rb"members push here with: --watcher (tcp://127\.0\.0\.1:(\d+))#(\w+)")
+    endpoint = said.group(1).decode()
+    assert int(said.group(2)) != 0 and said.group(3).decode() == spy.peer_id.hex(), said.group(0)
+    address = f"{endpoint}#{spy.peer_id.hex()}"
+    game = tmp_path / "game"
+    player = Tty([*args, "--dir", str(game), "--watcher", address])
+    player.wait("[n] Nerts")
+    assert (game / "game.spec").read_bytes() == spec.to_wire()  # the game the spectator admits
+    text = watcher.wait(lambda t: re.search(r"^\d bot1 ", t, re.M) is not None)
+    return player, watcher, endpoint, text
+
+
+def _said(tty: Tty, pattern: bytes, timeout: float = 30.0) -> re.Match[bytes]:
+    """Wait until ``tty``'s program has written ``pattern`` (before its screen, on stderr)."""
+    deadline = time.monotonic() + timeout
+    while (found := re.search(pattern, tty.raw)) is None:
+        if time.monotonic() > deadline or not tty.pump(0.1):
+            raise AssertionError(f"never said {pattern!r}: {tty.raw[-400:]!r}")
+    return found
 
 
 def _keyed_stranger_is_refused(endpoint: str, spy: Identity) -> None:

@@ -27,6 +27,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import PeerConfig, Suspected
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import GameResult, RoundStatus, Rules, Table, Termination
@@ -367,6 +368,9 @@ def test_tracker_announces_a_rejoin_in_the_house_style() -> None:
 
 
 def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> None:
+    """Dropped, then back (it asked to rejoin): the table says so at once, and that it plays
+    from the next round ("rejoining" on its row), then that it plays; a spectator fed the same
+    messages says the same words (``nertz watch``)."""
     config = PeerConfig(suspect_after=0.5, drop_after=1.0, phase_timeout=5.0)
     net = PeerNetwork(3, seed=6, rules=Rules(target=None, rounds=3), config=config)
     net.run(dealt)
@@ -380,10 +384,17 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
         "p2 was dropped (silent too long): the game goes on without them"
     )
     net.silenced.discard(2)  # it comes back, learns it was dropped, asks to rejoin
-    ann.until(lambda tracker: any("back from round" in m for m in tracker.messages))
-    (back,) = [m for m in ann.tracker.messages if "back from round" in m]
-    match = re.fullmatch(r"p2 is back from round (\d+)", back)
-    assert match is not None and int(match[1]) > dropped_in
+    ann.until(lambda tracker: any("back from the next round" in m for m in tracker.messages))
+    (back,) = [m for m in ann.tracker.messages if "back from" in m]
+    match = re.fullmatch(r"p2 is back from the next round \(round (\d+)\)", back)
+    assert match is not None and int(match[1]) == peer.final.round.number + 1 > dropped_in
+    assert ann.tracker.links(peer) == (Link.OK, Link.OK, Link.REJOINING)
+    row = _row(render(ann.view()), "2 p2")
+    assert " rejoining " in row and "dropped" not in row
+    ann.until(lambda tracker: any("plays again" in m for m in tracker.messages))
+    (plays,) = [m for m in ann.tracker.messages if "plays again" in m]
+    assert plays == f"p2 plays again from round {match[1]}"
+    assert [m for m in ann.tracker.messages if "back from" in m] == [back]  # said once
     assert ann.tracker.links(peer) == (Link.OK, Link.OK, Link.OK)
     t = table_from(MINE, OTHER, OTHER)
     view = TableView(
@@ -395,9 +406,24 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
         messages=tuple(ann.tracker.messages),
     )
     screen = render(view)
-    row = next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith("2 p2"))
+    row = _row(screen, "2 p2")
     assert " ok " in row and "dropped" not in row
-    assert back in screen.text()
+    assert back in screen.text() and plays in screen.text()
+    # A spectator, fed everything the members sent in order, follows it in the same words.
+    spectator = Spectator(net.spec)
+    watcher = Tracker(tuple(m.name for m in net.spec.members))
+    for wire in net.sent:
+        watcher.take(spectator.feed(wire), spectator.final)
+    said = [m for m in watcher.messages if m.startswith("p2 ")]
+    assert said[-3:] == [
+        "p2 was dropped (silent too long): the game goes on without them",
+        back,
+        plays,
+    ]
+
+
+def _row(screen: Screen, start: str) -> str:
+    return next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith(start))
 
 
 # -- the table of cli/table.py with real nodes --------------------------------------------------

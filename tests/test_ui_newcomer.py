@@ -222,7 +222,7 @@ def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> 
     for said in (
         "illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)",
         "leave the game? y leaves, any key stays",
-        "13 card(s) left in your Nerts pile: x again to call anyway (false call: −5)",
+        "13 card(s) left in your Nerts pile: x again to call anyway (false call: −5 pts)",
         "K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels",
     ):
         assert status_line(both, 0, said) == said
@@ -280,7 +280,7 @@ def test_the_pages_false_call_question_names_its_button_the_terminals_its_key() 
     assert "click “yes, call Nerts” to call anyway" in sent and "x again" not in sent, sent
     left, penalty = len(table.tableaux[0].nerts), table.rules.false_call_penalty
     assert sent.startswith(f"{left} card(s) left in your Nerts pile"), sent
-    assert f"(false call: −{penalty})" in sent, sent
+    assert f"(false call: −{penalty} pts)" in sent, sent
 
 
 def test_a_pass_says_in_words_what_a_move_takes_back() -> None:
@@ -301,3 +301,13 @@ def test_a_pass_ended_by_a_lake_card_names_a_card_that_plays_now() -> None:
     assert "A♥ to the lake" in said and "stuck again" not in said and len(said) <= 80, said
     letters = status_line(table, 0, STUCK_WAITING, symbols=False)
     assert letters.endswith("AH to the lake"), letters  # (--ascii: as the rest of the table)
+
+
+def test_the_lake_heading_counts_each_suit_s_piles_in_words() -> None:
+    # "♦ diamonds 2": a newcomer read the 2 as a card, a score or a seat.
+    table = table_from(IDLE, IDLE, lake="0D: AD/0 2D/1; 1D: AD/1; 1C: AC/1")
+    text = render(_view(table=table, names=("you", "bot1"))).text()
+    heading = next(line for line in text.splitlines() if "clubs" in line)
+    assert "♣ clubs: 1 pile " in heading and "♦ diamonds: 2 piles " in heading, heading
+    assert heading.rstrip().endswith("♠ spades"), heading  # (an empty suit: no count)
+    assert "2♦ 01" in text and "A♣ 1" in text  # each pile's top, then its cards' owners

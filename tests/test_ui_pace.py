@@ -11,6 +11,7 @@ from p2p_nertz.rules import MoveKind, Rules
 from p2p_nertz.sim import SimConfig, run
 from p2p_nertz.ui import Tracker, render
 from p2p_nertz.ui.view import Pace, TableView
+from p2p_nertz.web.model import view_json
 
 
 def _finished_game() -> st.GameState:
@@ -49,7 +50,11 @@ def test_the_board_shows_the_players_pace_over_the_round_from_its_signed_moves()
     text = render(view, 80, 24, symbols=False).text()
     assert f"your pace: {moves * 60 / 90:.0f} moves/min" in text, text
     assert f"{cards * 60 / 90:.1f} cards/min to the lake (1:30)" in text, text
-    assert f"bots: --speed {board.pace.bot_speed}" in text, text
+    assert f"bots: {board.pace.bot_option}" in text, text
+    # The page's board says it too, and what the option is for.
+    sent = view_json(view)["board"]["pace"]
+    assert sent.startswith(f"your pace: {moves * 60 / 90:.0f} moves/min · "), sent
+    assert sent.endswith(f" (1:30) · bots to play next: {board.pace.bot_option}"), sent
 
 
 def test_without_the_rounds_time_or_for_a_spectator_no_pace_is_shown() -> None:
@@ -65,6 +70,8 @@ def test_without_the_rounds_time_or_for_a_spectator_no_pace_is_shown() -> None:
     spectator.notice(st.RoundScored(number, score, final.game.totals), final, now=61.0)
     for tracker in (untimed, spectator):
         assert tracker.board is not None and tracker.board.pace is None
+    view = TableView(table=None, seat=0, names=names, rules=final.rules, board=untimed.board)
+    assert view_json(view)["board"]["pace"] is None
 
 
 def test_the_bot_speed_to_pick_is_the_fastest_level_no_faster_than_the_person() -> None:
@@ -74,4 +81,8 @@ def test_the_bot_speed_to_pick_is_the_fastest_level_no_faster_than_the_person() 
     assert Pace(moves=47, cards=5, seconds=60.0).bot_speed == 1
     assert Pace(moves=48, cards=5, seconds=60.0).bot_speed == 2
     assert Pace(moves=500, cards=5, seconds=60.0).bot_speed == 10
+    # Slower than level 1, the bots to play next are the ones that wait: --practice.
+    assert Pace(moves=23, cards=5, seconds=60.0).bot_option == "--practice"
+    assert Pace(moves=24, cards=5, seconds=60.0).bot_option == "--speed 1"
+    assert Pace(moves=48, cards=5, seconds=60.0).bot_option == "--speed 2"
     assert Pace(moves=5, cards=1, seconds=0.0).moves_per_minute == 0.0

@@ -38,8 +38,13 @@ def browser_missing() -> str | None:
 
 
 @contextlib.contextmanager
-def open_browser(width: int = 1280, height: int = 720) -> Iterator[Any]:
-    """A headless chromium with its window at ``width``×``height``."""
+def open_browser(
+    width: int = 1280, height: int = 720, *, phone: bool | None = None
+) -> Iterator[Any]:
+    """A headless chromium with its window at ``width``×``height``; ``phone``: as a phone's
+    (a mobile viewport, a touch screen; by default when narrower than 600 pixels, so a phone
+    held sideways, 844×390, needs ``phone=True``)."""
+    phone = width < 600 if phone is None else phone
     reason = browser_missing()
     if reason is not None:
         pytest.skip(reason)
@@ -59,8 +64,10 @@ def open_browser(width: int = 1280, height: int = 720) -> Iterator[Any]:
     # The page itself (not the window around it) at that size, as a screen of it would be.
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": phone},
     )
+    if phone:
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
     try:
         yield driver
     finally:

@@ -26,6 +26,7 @@ to its owners, each player's +1s and −2s, bonus, penalties, the round and game
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, Rules, Suit, Table
@@ -39,6 +40,7 @@ from p2p_nertz.ui.view import (
     card_text,
     decided_by,
     how_to_play,
+    pace_words,
 )
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
@@ -86,6 +88,7 @@ _LINK_STYLE = {
     Link.OK: Style.GOOD,
     Link.SUSPECTED: Style.WARN,
     Link.DROPPED: Style.BAD,
+    Link.REJOINING: Style.WARN,
     Link.LEFT: Style.BAD,
 }
 _SUIT_NAMES = {
@@ -385,8 +388,9 @@ class _TablePainter:
             head.pad_to(i * cw)
             style = Style.RED if suit.is_red else Style.BLACK
             head.add(pen.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
-            if columns[i]:
-                head.add(f" {len(columns[i])}", Style.DIM)
+            if columns[i]:  # ("♣ clubs 2" was a number without its unit)
+                n = len(columns[i])
+                head.add(f": {n} pile{'s' if n != 1 else ''}", Style.DIM)
         rows = [head.spans()]
         depth = max((len(c) for c in columns), default=0)
         if depth == 0:
@@ -653,14 +657,11 @@ class _BoardPainter:
 
     def pace_row(self, pace: Pace) -> tuple[Span, ...]:
         """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
-        (one row at 80 columns; docs/pace.md says how to read it)."""
-        minutes, seconds = divmod(round(pace.seconds), 60)
-        row = self.pen.row().add("your pace: ", Style.BOLD)
-        row.add(f"{pace.moves_per_minute:.0f} moves/min", Style.GOOD)
-        row.add(f" · {pace.cards_per_minute:.1f} cards/min to the lake", Style.GOOD)
-        row.add(f" ({minutes}:{seconds:02d})", Style.DIM)
-        row.add(f" · bots: --speed {pace.bot_speed}", Style.DIM)
-        return row.spans()
+        (``bots: --practice`` below level 1's pace; one row at 80 columns; docs/pace.md says
+        how to read it)."""
+        head, moves, cards, bots = re.split(r"(?<=: )| · ", pace_words(pace), maxsplit=3)
+        row = self.pen.row().add(head, Style.BOLD).add(moves, Style.GOOD)
+        return row.add(f" · {cards}", Style.GOOD).add(f" · {bots}", Style.DIM).spans()
 
     def lake_list(self, cards: Sequence[Card]) -> _Rows:
         """A player's cards in the lake on the board: the ranks by suit, three or more in a

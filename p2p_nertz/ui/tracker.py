@@ -158,6 +158,7 @@ class Tracker:
     stale_line: str | None = None
     rotated: bool = False
     ended: dict[int, float] = field(default_factory=dict)
+    back: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names)
@@ -204,6 +205,8 @@ class Tracker:
         times the rounds for the player's pace on the board."""
         for effect in effects:
             self.notice(effect, final, now)
+        if final is not None:
+            self.follow_rejoins(final)
 
     def notice(
         self, effect: Effect, final: st.GameState | None = None, now: float | None = None
@@ -232,8 +235,13 @@ class Tracker:
         elif isinstance(effect, st.MemberRejoined):
             # A fresh start: whatever was heard of it before its drop no longer stands.
             self.suspected.discard(effect.seat)
-            verb = "are" if effect.seat == self.seat else "is"
-            self.say(f"{self.name(effect.seat)} {verb} back from round {effect.round}")
+            if effect.seat in self.back:  # (its return was said: now it plays)
+                self.back.discard(effect.seat)
+                verb = "play" if effect.seat == self.seat else "plays"
+                self.say(f"{self.name(effect.seat)} {verb} again from round {effect.round}")
+            else:
+                verb = "are" if effect.seat == self.seat else "is"
+                self.say(f"{self.name(effect.seat)} {verb} back from round {effect.round}")
         elif isinstance(effect, st.PhaseChanged):
             if effect.phase is st.Phase.PLAY and now is not None:
                 self.started.setdefault(effect.round, now)
@@ -255,6 +263,20 @@ class Tracker:
             self.say(f"refused: {self.name(v.seat)}'s event {v.seq}: {v.reason}")
         elif isinstance(effect, Rejected):
             self.rejected += 1
+
+    def follow_rejoins(self, final: st.GameState) -> None:
+        """Say once that a dropped member came back (resumed, it asked to rejoin): it sits out
+        the rest of the round and plays again from the next (DESIGN.md §6). Its request is no
+        notice of the fold, so the table asks the fold (after a batch of notices, and before
+        each view): a newcomer saw "bot1 was dropped" and then nothing for the rest of the
+        round while bot1 was back."""
+        for seat in sorted(final.rejoining):
+            if seat in self.back or seat not in final.dropped or seat in final.left:
+                continue
+            self.back.add(seat)
+            number = final.round.number + 1
+            verb = "are" if seat == self.seat else "is"
+            self.say(f"{self.name(seat)} {verb} back from the next round (round {number})")
 
     def _stale(self, name: str) -> None:
         """A lake card made our pass stale: one line for all of them this round, moved to
@@ -388,7 +410,7 @@ class Tracker:
             if seat in final.left:
                 links.append(Link.LEFT)
             elif seat in final.dropped:
-                links.append(Link.DROPPED)
+                links.append(Link.REJOINING if seat in final.rejoining else Link.DROPPED)
             elif seat in self.suspected:
                 links.append(Link.SUSPECTED)
             else:
@@ -432,6 +454,7 @@ class Tracker:
         has stopped (the game is over, or we left); ``abandon``: the core's answer, as for
         :meth:`may_abandon`."""
         keys = keys or KeyState()
+        self.follow_rejoins(peer.final)
         tentative = peer.tentative
         table = peer.view  # (the held view: what the player plays on, as the core checks it)
         spec = peer.spec

@@ -56,6 +56,7 @@ __all__ = [
     "stuck_words",
     "pile_name",
     "play_words",
+    "pace_words",
     "reach_words",
 ]
 
@@ -66,6 +67,7 @@ class Link(enum.Enum):
     OK = "ok"
     SUSPECTED = "suspected"  #: silent past the suspicion timeout
     DROPPED = "dropped"  #: voted out by a majority
+    REJOINING = "rejoining"  #: dropped, back, and plays again from the next round
     LEFT = "left"  #: signed a leave
 
 
@@ -146,6 +148,39 @@ class Pace:
             n for n in range(1, 11) if 60_000 / Pacing(n).mean_delay_ms <= self.moves_per_minute
         ]
         return max(fitting, default=1)
+
+    @property
+    def bot_option(self) -> str:
+        """The option to play the bots with next: ``--speed N`` (:attr:`bot_speed`), or
+        ``--practice`` below level 1's pace, which still outpaces this person ("--speed 1"
+        told a newcomer at 15 moves a minute to play the bots that had just beaten them).
+
+        >>> Pace(moves=15, cards=2, seconds=60.0).bot_option
+        '--practice'
+        >>> Pace(moves=36, cards=9, seconds=72.0).bot_option
+        '--speed 1'
+        """
+        if self.moves_per_minute < 60_000 / Pacing(1).mean_delay_ms:
+            return "--practice"
+        return f"--speed {self.bot_speed}"
+
+
+def pace_words(pace: Pace, *, page: bool = False) -> str:
+    """The board's line of the person's pace (docs/pace.md says how to read it): 80 columns
+    at the terminal; ``page``: the browser's board, which has the room to say what the
+    option is for.
+
+    >>> pace_words(Pace(moves=36, cards=9, seconds=72.0))
+    'your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1'
+    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-38:]
+    '(1:00) · bots to play next: --practice'
+    """
+    minutes, seconds = divmod(round(pace.seconds), 60)
+    bots = "bots to play next" if page else "bots"
+    return (
+        f"your pace: {pace.moves_per_minute:.0f} moves/min · {pace.cards_per_minute:.1f} "
+        f"cards/min to the lake ({minutes}:{seconds:02d}) · {bots}: {pace.bot_option}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,17 +561,18 @@ def false_call_question(left: int, penalty: int) -> str:
     (the page says its button: :func:`page_status`).
 
     >>> false_call_question(3, 10)
-    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10)'
+    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10 pts)'
     """
-    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty})"
+    # (In points, as the players' rows: "(false call: −5)" was a number without its unit.)
+    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty} pts)"
 
 
 def page_status(status: str) -> str:
     """The status line as the page shows it: a question names the page's button, not the
     terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
 
-    >>> page_status(false_call_question(3, 10))
-    '3 card(s) left in your Nerts pile: click “yes, call Nerts” to call anyway (false call: −10)'
+    >>> page_status(false_call_question(3, 10))[35:]
+    'click “yes, call Nerts” to call anyway (false call: −10 pts)'
     """
     return status.replace(_CALL_KEY, _CALL_BUTTON)
 

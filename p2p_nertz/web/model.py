@@ -37,6 +37,7 @@ from p2p_nertz.ui.view import (
     card_text,
     decided_by,
     how_to_play,
+    pace_words,
     page_status,
 )
 
@@ -381,4 +382,5 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             "top": max(result.totals),
         },
         "provisional": view.provisional,
+        "pace": None if board.pace is None else pace_words(board.pace, page=True),
     }

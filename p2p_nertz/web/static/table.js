@@ -233,6 +233,8 @@
     body.appendChild(table);
     if (b.picture) body.appendChild(drawPicture(b.picture, b.rows));
     box.appendChild(body);
+    // The person's pace, and the bots to play next (--practice below the slowest bots' pace).
+    if (b.pace) box.appendChild(el("p", "pace", b.pace));
   }
 
   // Each part of the page is drawn again only when its part of the view changed: the others'
@@ -461,7 +463,7 @@
     }
     const newest = view.messages[view.messages.length - 1] || null;
     if (newest !== lastMessage && lastMessage !== null && newest &&
-        /lost (to|the race)|Nerts!|rotated|dropped|left the game/.test(newest)) toast(newest);
+        /lost (to|the race)|Nerts!|rotated|dropped|left the game|is back|plays again/.test(newest)) toast(newest);
     lastMessage = newest;
     $("#quit").textContent = /leave the game\?/.test(view.status) ? "yes, leave" : "leave";
     // A call with cards left is asked about first ("… to call anyway"): the button says what a
