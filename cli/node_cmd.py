@@ -337,9 +337,10 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
 
 def _cmd_node(args: argparse.Namespace) -> int:
     config = liveness_from(args)
+    identity = load_identity(args.key)
     spec = load_spec(args.spec)
-    identity = load_identity(args.key, players=spec.peer_ids)
     if identity.peer_id not in spec.peer_ids:
+        load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     if not args.peers_on_stdin:  # (checked before binding; from stdin, after)
         parse_peers(args.peer, spec, identity.peer_id)

@@ -219,9 +219,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
         return _play_lobby(args, colour=colour, symbols=symbols)
     if not all(given):
         raise NertzError("a given game needs all of --key, --spec, --bind and --log")
+    identity = load_identity(args.key)
     spec = load_spec(args.spec)
-    identity = load_identity(args.key, players=spec.peer_ids)
     if identity.peer_id not in spec.peer_ids:
+        load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
