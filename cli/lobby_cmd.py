@@ -801,7 +801,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")
     spec, endpoints = found
-    identity = load_key(args.key) if args.key is not None else _find_key(path, header.peer_id)
+    if args.key is not None:  # (the log's writer named: its public key is no key to give)
+        identity = load_key(args.key, players=[header.peer_id])
+    else:
+        identity = _find_key(path, header.peer_id)
     if identity.peer_id != header.peer_id:
         raise NertzError(f"{str(path)!r} is the log of {fingerprint(header.peer_id)}, not yours")
     if set(endpoints) != set(spec.peer_ids):

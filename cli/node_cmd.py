@@ -1,7 +1,7 @@
 """``nertz node``: run one peer of a game on real ZeroMQ sockets until the game is over.
 
-The game is fixed by two files: the player's key (the raw 32-byte Ed25519 private key of
-:meth:`~p2p_nertz.protocol.identity.Identity.to_bytes`) and the game spec (the bytes of
+The game is fixed by two files: the player's key (a key file, docs/key-files.md: as
+``nertz keygen`` writes it, or the raw 32 bytes of an older key) and the game spec (the bytes of
 :meth:`~p2p_nertz.protocol.spec.GameSpec.to_wire`). Every other member's ROUTER endpoint is
 given explicitly with ``--peer`` (no broadcast, no discovery). The node binds ``--bind``, plays
 with a bot, writes its signed log to ``--log`` and prints the final scores (or JSON lines with
@@ -85,7 +85,7 @@ def add_parser(sub: Any) -> None:
             help_text + ". Every other member's endpoint is given with --peer (no discovery)."
         ),
     )
-    p.add_argument("--key", required=True, type=path_arg, help="key file: raw 32-byte private key")
+    p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
     p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
     p.add_argument(
         "--bind",
@@ -340,6 +340,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
+        load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     if not args.peers_on_stdin:  # (checked before binding; from stdin, after)
         parse_peers(args.peer, spec, identity.peer_id)

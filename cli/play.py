@@ -144,7 +144,7 @@ def add_parser(sub: Any) -> None:
         help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
     )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
-    given.add_argument("--key", type=path_arg, help="key file: raw 32-byte private key")
+    given.add_argument("--key", type=path_arg, help="your key file (nertz keygen)")
     given.add_argument("--spec", type=path_arg, help="game spec file")
     given.add_argument(
         "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
@@ -222,6 +222,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:
+        load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
     node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)

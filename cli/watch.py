@@ -309,7 +309,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
             "connect to; make one with `nertz keygen`, or give --key FILE"
         )
-    identity = load_identity(args.key)
+    identity = load_identity(args.key, players=spec.peer_ids)
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()

@@ -24,7 +24,17 @@ from p2p_nertz.bots import BotDriver
 from p2p_nertz.bots.base import Pacing, Strategy
 from p2p_nertz.bots.greedy import Greedy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, encode_body, kind_of
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Beat,
+    Drop,
+    DropReason,
+    EventBody,
+    encode_body,
+    kind_of,
+    parse_body,
+)
+from p2p_nertz.protocol.effects import Record
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
@@ -418,6 +428,20 @@ def restored(result: SimResult, seat: int) -> Peer:
         result.config.peer,
     )  # fmt: skip
     return peer
+
+
+def signed_votes(result: SimResult) -> list[tuple[float, int, int, DropReason]]:
+    """Every drop event signed in a simulated game (``record_effects=True``): (when, by whom,
+    on whom, why), in order."""
+    votes = []
+    for now, seat, effect in result.effects:
+        if isinstance(effect, Record) and effect.own:
+            message = decode_message(effect.data)
+            if message.kind is Kind.DROP:
+                body = parse_body(message.kind, message.body, result.spec.seats)
+                assert isinstance(body, Drop)
+                votes.append((now, seat, body.seat, body.reason))
+    return votes
 
 
 def beat_body(peer: Peer, seat: int) -> list[Any]:

@@ -6,34 +6,20 @@ must be by the protocol's own rules (docs/protocol.md §7.1, §7.2), whatever th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from script_helpers import load_script
 
 from p2p_nertz.protocol.peer import PeerConfig
 
 pytestmark = pytest.mark.timeout(120)
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_protocol.py"
 ONE_WAY_LEAST_MS = 0.5  # 1 ms less its 0.5 ms jitter
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_protocol", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_protocol", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_at_two_peers_the_other_member_is_final_on_arrival_and_the_author_a_round_trip_later() -> (
     None
 ):
-    f = _bench().ack_figures(2, PeerConfig(ack_delay=0.0), seeds=(2,))
+    f = load_script("bench_protocol").ack_figures(2, PeerConfig(ack_delay=0.0), seeds=(2,))
     assert f.claims > 0 and len(f.author) == len(f.others) == f.claims
     # The author waits for the other's ack: there and back.
     assert min(f.author) >= 2 * ONE_WAY_LEAST_MS
@@ -44,7 +30,7 @@ def test_at_two_peers_the_other_member_is_final_on_arrival_and_the_author_a_roun
 
 
 def test_every_receiver_acks_a_claim_to_every_other_member_and_the_window_delays_finality() -> None:
-    bench = _bench()
+    bench = load_script("bench_protocol")
     now = bench.ack_figures(4, PeerConfig(ack_delay=0.0), seeds=(2,))
     # Acked at once, each of the 3 receivers tells each of the 3 others: (N - 1)^2.
     assert now.acks >= 9

@@ -8,35 +8,18 @@ reference verifies exactly those messages; a recording kept in a file replays th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from script_helpers import load_script
 
 pytestmark = pytest.mark.timeout(120)
-
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_receive.py"
-
-
-def _bench() -> ModuleType:
-    # Loaded once a process: pickle finds a recording's class by its module's name, and a
-    # module-scoped fixture is made again when a worker comes back to this file.
-    loaded = sys.modules.get("bench_receive")
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.spec_from_file_location("bench_receive", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_receive"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    return _bench()
+    return load_script("bench_receive")
 
 
 @pytest.fixture(scope="module")

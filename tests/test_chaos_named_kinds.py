@@ -5,25 +5,13 @@ fell on a frame boundary (docs/protocol.md §9.6: such a log looks whole)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
+
+from script_helpers import load_script
 
 from p2p_nertz.logfile.format import LogHeader, Record, encode_header, encode_record
 
-
-def _chaos() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "scripts" / "chaos.py"
-    spec = importlib.util.spec_from_file_location("chaos_named_kinds", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-chaos = _chaos()
+chaos = load_script("chaos")
 TIMERS = {"suspect": 2.0, "drop": 8.0}
 
 

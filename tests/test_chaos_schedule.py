@@ -3,29 +3,17 @@ at once (``--overlap``), and a seed's game unchanged by either option's existenc
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from script_helpers import load_script
 
-
-def _chaos() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "scripts" / "chaos.py"
-    spec = importlib.util.spec_from_file_location("chaos_script", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-chaos = _chaos()
+chaos = load_script("chaos")
 TIMERS = {"suspect": 2.0, "drop": 8.0}
 
 

@@ -11,7 +11,6 @@ processes' own JSON lines and exits: no sleep stands in for it.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import json_lines_until, node_game, stop_all
+from cli_results import assert_audit_valid, final_event, json_events
 
 from p2p_nertz.rules import Rules
 
@@ -63,7 +63,7 @@ def test_cli_chaos_torn_a_node_killed_with_a_torn_log_resumes_and_finishes_with_
         stop_all(procs)
     assert resumed.returncode == 0, err
     assert "Traceback" not in err
-    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    events = json_events(out)
     kinds = [e["event"] for e in events]
     recovering = events[kinds.index("recovering")]
     # The torn last record is cut whole: the log's good end is where that record began.
@@ -72,18 +72,9 @@ def test_cli_chaos_torn_a_node_killed_with_a_torn_log_resumes_and_finishes_with_
     assert "recovered" in kinds
     mine = events[-1]
     assert mine["event"] == "final" and mine["over"] and mine["dropped"] == []
-    finals = [_final(o) for o, _ in others]
+    finals = [final_event(o) for o, _ in others]
     for proc, (_, their_err) in zip(procs[:2], others, strict=True):
         assert proc.returncode == 0, their_err
         assert "Traceback" not in their_err
     assert {f["digest"] for f in finals} == {mine["digest"]}
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert audit.returncode == 0, audit.stdout + audit.stderr
-
-
-def _final(out: str) -> dict[str, object]:
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return next(line for line in reversed(lines) if line["event"] == "final")
+    assert_audit_valid(logs)

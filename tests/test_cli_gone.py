@@ -9,14 +9,12 @@ is read from the processes' own JSON lines and exits: no sleep stands in for it.
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import json_lines_until, node_game, stop_all
+from cli_results import assert_audit_valid, final_event
 
 from cli.args import EXIT_GONE
 from p2p_nertz.rules import Rules
@@ -60,12 +58,12 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
         stop_all(procs)
     for proc, (_, their_err) in zip(procs[:2], outs, strict=True):
         assert proc.returncode == 0, their_err
-    finals = [_final(o) for o, _ in outs]
+    finals = [final_event(o) for o, _ in outs]
     cy = [m.name for m in spec.members].index("Cy")
     assert all(f["over"] and f["dropped"] == [cy] and f["gone"] is None for f in finals)
     assert sleeper.returncode == EXIT_GONE, err
     assert "Traceback" not in err
-    mine = _final(out)
+    mine = final_event(out)
     # Woken, it learns its drop if the others' votes waited in its sockets ("dropped"), else
     # it hears nothing at all ("silent"): both are the table gone (§9.9), which of the two
     # depends on what the sockets kept while it was stopped (CI met "silent" once).
@@ -77,13 +75,4 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
     assert mine["why"].startswith(said)
     assert f"nertz node: {said}" in err and "Stopped waiting; nothing was signed" in err
     # Its log stays a valid log: the audit of the three reads it, and finds no violation.
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert audit.returncode == 0, audit.stdout + audit.stderr
-
-
-def _final(out: str) -> dict[str, object]:
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return next(line for line in reversed(lines) if line["event"] == "final")
+    assert_audit_valid(logs)

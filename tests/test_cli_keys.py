@@ -18,6 +18,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import make_key, one_error_line
+from key_helpers import secret_in
 
 from cli.args import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
@@ -116,10 +117,10 @@ def test_every_command_refuses_a_key_file_open_to_others_in_one_line(
         "resume": ["resume", str(log), "--key", str(key), "--bot", "greedy"],
         "resume-found": ["resume", str(log), "--bot", "greedy"],  # finds the default key
     }[command]
-    before = log.read_bytes()
+    before, key_before = log.read_bytes(), key.read_bytes()
     line = one_error_line(_run(argv, env), str(key), f"chmod 600 {key}", oct(mode)[2:])
     assert "accessible by others" in line
-    assert key.read_bytes() == identity.to_bytes()  # nothing replaced...
+    assert key.read_bytes() == key_before  # nothing replaced...
     assert log.read_bytes() == before  # ...nor written
 
 
@@ -190,7 +191,7 @@ class _Proc:
 
 
 def _secrets(paths: list[Path]) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in paths}
+    return {p: load_identity(p).to_bytes() for p in paths}
 
 
 def _wait_for_own_event(log: Path, within: float = 60.0) -> None:
@@ -212,8 +213,7 @@ def _assert_no_secret_under(directory: Path, secrets: dict[Path, bytes]) -> None
     for path in files:
         data = path.read_bytes()
         for where, secret in secrets.items():
-            assert len(secret) == 32
-            assert secret not in data, f"the private key of {where} is in {path}"
+            assert not secret_in(data, secret), f"the private key of {where} is in {path}"
 
 
 @pytest.mark.slow
@@ -303,3 +303,40 @@ def test_keep_key_keeps_one_file_per_key_in_a_private_store() -> None:
     path.write_bytes(Identity.generate().to_bytes())  # another key under this name
     with pytest.raises(NertzError, match="another key"):
         keep_key(identity)
+
+
+# -- a public key where the secret is due (docs/key-files.md) -------------------------------------
+@pytest.mark.parametrize("command", ["keygen --show", "node", "resume"])
+def test_a_public_key_given_as_the_key_is_refused_in_one_line(tmp_path: Path, command: str) -> None:
+    """Its 32 raw bytes would read as another identity: refused, saying whose public key it
+    is (the default key's for keygen; a player's where the game is known), changing nothing."""
+    env = _env(tmp_path, "ann")
+    mine = make_key(tmp_path / "ann" / "config" / "p2p-nertz" / "key")
+    spec, log, node = _game_files(tmp_path, mine)
+    public = tmp_path / "ann.pub"
+    public.write_bytes(bytes(mine.peer_id))
+    public.chmod(0o600)
+    argv = {
+        "keygen --show": ["keygen", "--show", "--key", str(public)],
+        "node": ["node", "--key", str(public), "--spec", str(spec), "--log", str(log), *node],
+        "resume": ["resume", str(log), "--key", str(public), "--bot", "greedy"],
+    }[command]
+    before = log.read_bytes()
+    one_error_line(_run(argv, env), str(public), f"public key of {mine.fingerprint}", "give")
+    assert log.read_bytes() == before and public.read_bytes() == bytes(mine.peer_id)
+
+
+def test_an_old_raw_key_keeps_its_fingerprint_and_a_new_key_is_named(tmp_path: Path) -> None:
+    env = _env(tmp_path, "ann")
+    old = tmp_path / "old.key"
+    identity = Identity.generate(derive_seed(b"test-cli-keys-old", 0))
+    old.write_bytes(identity.to_bytes())  # (as every key was written before session 27)
+    old.chmod(0o600)
+    shown = _run(["keygen", "--show", "--key", str(old)], env)
+    assert shown.returncode == 0 and shown.stdout.split()[0] == identity.fingerprint, shown
+    assert old.read_bytes() == identity.to_bytes()
+    made = _run(["keygen", "--key", str(tmp_path / "new.key")], env)
+    assert made.returncode == 0, made.stderr
+    text = (tmp_path / "new.key").read_text()
+    assert text.startswith("p2p-nertz secret key v1\n")
+    assert f"fingerprint {made.stdout.split()[2]}\n" in text

@@ -51,7 +51,7 @@ def test_keygen_makes_a_key_and_shows_its_fingerprint(tmp_path: Path) -> None:
     made = nertz("keygen", home=tmp_path)
     assert made.returncode == 0, made.stderr
     fp = made.stdout.split()[2]
-    assert (tmp_path / "key").stat().st_size == 32
+    assert (tmp_path / "key").read_text().startswith(f"p2p-nertz secret key v1\nfingerprint {fp}\n")
     assert oct((tmp_path / "key").stat().st_mode & 0o777) == "0o600"
     shown = nertz("keygen", "--show", home=tmp_path)
     assert shown.stdout.split()[0] == fp

@@ -11,14 +11,12 @@ of things is read from the processes' own JSON lines: no sleep stands in for it.
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import json_lines_until, node_game, stop_all
+from cli_results import assert_audit_valid, final_event
 
 from p2p_nertz.rules import Rules
 
@@ -60,10 +58,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
     for proc, (_, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
         assert "Traceback" not in err
-    finals = [
-        next(json.loads(line) for line in out.splitlines() if '"event": "final"' in line)
-        for out, _ in outs
-    ]
+    finals = [final_event(out) for out, _ in outs]
     # One result on both sides, settled: the same rounds counted, the same winner.
     assert all(f["over"] for f in finals)
     assert finals[0]["totals"] == finals[1]["totals"]
@@ -72,8 +67,4 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
     assert finals[0]["provisional"] is finals[1]["provisional"] is False
     assert finals[0]["rounds"] >= 1
     # And the audit of the two logs agrees: valid, no split.
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert_audit_valid(logs)

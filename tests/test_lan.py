@@ -116,6 +116,20 @@ def check_finished_and_agreed(players: list[Player]) -> dict[str, Any]:
     return first
 
 
+def audited_valid(players: list[Player]) -> dict[str, Any]:
+    """The verdict of ``nertz audit --json`` on the players' logs, checked valid."""
+    audit = subprocess.run(
+        [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    verdict: dict[str, Any] = json.loads(audit.stdout.splitlines()[-1])
+    assert audit.returncode == 0 and verdict["valid"], audit.stdout[-2000:]
+    return verdict
+
+
 def check_nothing_lost(players: list[Player]) -> None:
     """Every log holds its owner's events seq 1..n (none reused) and every other member's."""
     feeds: list[dict[bytes, list[bytes]]] = []
@@ -245,14 +259,6 @@ def test_lan_two_players_cut_apart_past_drop_both_abandon_and_agree(tmp_path: Pa
         mine, said = p.event("final"), p.event("dropped")
         assert mine is not None and said is not None
         assert mine["dropped"] == [said["seat"]] == [1 - mine["seat"]] and not said["left"]
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    verdict = json.loads(audit.stdout.splitlines()[-1])
-    assert audit.returncode == 0 and verdict["valid"], audit.stdout[-2000:]
+    verdict = audited_valid(players)
     assert verdict["finished"] and verdict["totals"] == final["totals"]
     assert verdict["dropped"] and verdict["errors"] == 0

@@ -15,15 +15,14 @@ Each test builds its own :class:`~p2p_nertz.testing.netns.Lab`; needs root and i
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from p2p_nertz.testing.netns import _NOWHERE, Lab, unavailable
 from tests.test_lan import (
+    audited_valid,
     check_finished_and_agreed,
     check_nothing_lost,
     own_events,
@@ -70,13 +69,5 @@ def test_lan_link_failed_for_good_at_three_nobody_is_voted_out_and_the_game_ends
     # One round, or more: tied totals play an extra round between the tied (the tiebreak,
     # RULES.md), which one run in a few reaches here, the link still failed.
     assert final["rounds"] >= 1 and not final["provisional"]
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    verdict = json.loads(audit.stdout.splitlines()[-1])
-    assert audit.returncode == 0 and verdict["valid"], audit.stdout[-2000:]
+    verdict = audited_valid(players)
     assert verdict["totals"] == final["totals"] and verdict["errors"] == 0

@@ -101,6 +101,17 @@ def next_event(monitor: zmq.Socket[bytes]) -> int:
     return int(zmq.utils.monitor.parse_monitor_message(monitor.recv_multipart())["event"])
 
 
+def member_in(ctx: Sockets, ann: Mesh, key: Identity, *, claims: Identity) -> zmq.Socket[bytes]:
+    """A DEALER with ``key``'s CURVE keys under ``claims``'s routing id, connected to
+    ``ann``: returned once its handshake succeeded."""
+    sock, monitor = dealer(
+        ctx, routing_id(claims.peer_id), client_keys(server_keys(key), ANN.peer_id)
+    )
+    sock.connect(ann.endpoint)
+    assert next_event(monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    return sock
+
+
 def receive(owner: Mesh | WatchPort) -> list[bytes]:
     """The next message at the ROUTER of ``owner`` (a member's mesh or a spectator's port), as
     the node's receive loop gets it."""
@@ -155,9 +166,7 @@ def test_the_gate_admits_a_members_key_named_as_the_member_and_refuses_the_rest(
 def test_a_member_is_admitted_under_its_routing_id_and_named_by_its_key(
     ctx: Sockets, ann: Mesh
 ) -> None:
-    bob, monitor = dealer(ctx, routing_id(BOB.peer_id), client_keys(server_keys(BOB), ANN.peer_id))
-    bob.connect(ann.endpoint)
-    assert next_event(monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    bob = member_in(ctx, ann, BOB, claims=BOB)
     bob.send(b"hello")
     assert receive(ann) == [routing_id(BOB.peer_id), b"hello", zap_user_id(BOB.peer_id)]
 
@@ -167,9 +176,7 @@ def test_a_message_of_several_frames_comes_in_whole_with_the_user_id_last(
 ) -> None:
     # The adapter reads each frame's "more" flag itself (zmqtrio._recv_frames), not pyzmq's
     # recv_multipart: every frame in order, an empty one too, then the User-Id.
-    bob, monitor = dealer(ctx, routing_id(BOB.peer_id), client_keys(server_keys(BOB), ANN.peer_id))
-    bob.connect(ann.endpoint)
-    assert next_event(monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    bob = member_in(ctx, ann, BOB, claims=BOB)
     frames = [b"one", b"", bytes(range(256)), b"last"]  # (each within MAX_FRAME)
     bob.send_multipart(frames)
     bob.send(b"next")
@@ -194,11 +201,7 @@ def test_a_stranger_with_a_key_of_its_own_or_none_gets_nothing_through(
     )
     assert ann.gate is not None and ann.gate.refused >= 1
     # A member's message comes in after their attempts, and it is the first thing that does.
-    bob, bob_events = dealer(
-        ctx, routing_id(BOB.peer_id), client_keys(server_keys(BOB), ANN.peer_id)
-    )
-    bob.connect(ann.endpoint)
-    assert next_event(bob_events) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    bob = member_in(ctx, ann, BOB, claims=BOB)
     bob.send(b"member")
     assert receive(ann)[1] == b"member"
     assert ann.router is not None and ann.router.try_recv_multipart() is None
@@ -209,9 +212,7 @@ def test_a_member_under_another_members_routing_id_is_still_named_by_its_own_key
 ) -> None:
     # Cat holds her own key but claims Bob's routing id: the ROUTER takes the claim, the
     # User-Id says Cat, and the node's guard drops the frame (tests/test_guard.py).
-    cat, monitor = dealer(ctx, routing_id(BOB.peer_id), client_keys(server_keys(CAT), ANN.peer_id))
-    cat.connect(ann.endpoint)
-    assert next_event(monitor) == zmq.EVENT_HANDSHAKE_SUCCEEDED
+    cat = member_in(ctx, ann, CAT, claims=BOB)
     cat.send(b"I am Bob")
     assert receive(ann) == [routing_id(BOB.peer_id), b"I am Bob", zap_user_id(CAT.peer_id)]
 

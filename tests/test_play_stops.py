@@ -14,7 +14,6 @@ hangs (the test's timeout), no traceback.
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 import subprocess
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import json_lines_until, node_game, stop_all
+from cli_results import final_event
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.rules import Rules
@@ -83,12 +83,7 @@ def test_nodes_stopped_in_play_come_back_and_the_game_goes_on(
     for proc, (_, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, err
         assert "Traceback" not in err
-    finals = [_final(out) for out, _ in outs]
+    finals = [final_event(out) for out, _ in outs]
     assert all(f["over"] and f["dropped"] == [] for f in finals), (stopped, finals)
     assert len({f["digest"] for f in finals}) == 1, finals
     assert len(spec.members) == len(names)
-
-
-def _final(out: str) -> dict[str, object]:
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return next(line for line in reversed(lines) if line["event"] == "final")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+from sim_games import shuffled_game
 
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
@@ -26,10 +27,6 @@ K = FindingKind
 C = DeckCheatKind
 
 
-#: a seed per table size whose games are short (CPU: 1 to 3 s a game at three and four players)
-_SEEDS = {2: 1, 3: 3, 4: 5}
-
-
 @functools.cache
 def _game(
     players: int, kind: DeckCheatKind, crash: float | None = None
@@ -37,19 +34,7 @@ def _game(
     """One game with the last seat cheating; ``crash``: seat 0 dies then, for ever."""
     culprit = players - 1
     crashes = () if crash is None else (Crash(0, crash, restart_after=None),)
-    result = run(
-        SimConfig(
-            players=players,
-            seed=_SEEDS[players],
-            deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=1),
-            peer=QUICK_TIMERS,
-            faults=Faults(deck_cheats=(DeckCheat(culprit, kind),), crashes=crashes),
-            max_time=200.0,
-        )
-    )
-    assert result.audit is not None  # (the invariants' audit of every log)
-    return result, result.audit
+    return shuffled_game(players, Faults(deck_cheats=(DeckCheat(culprit, kind),), crashes=crashes))
 
 
 def _honest(result: SimResult) -> list[GameState]:

@@ -25,13 +25,12 @@ import json
 from pathlib import Path
 
 import pytest
+from sim_games import shuffled_game
 
 from cli.main import main
 from p2p_nertz.audit import AuditReport, FindingKind
-from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Rules
-from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
+from p2p_nertz.sim import Faults, SimResult
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Crash, Equivocation
@@ -39,8 +38,6 @@ from p2p_nertz.sim.network import Crash, Equivocation
 # (2 to 20 s of CPU a game; the timeout, a hang guard, allows for a loaded machine)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
-#: a seed per table size whose games are short (as tests/test_sim_shuffle_unanswered.py)
-_SEEDS = {3: 3, 4: 5}
 DEALER = 0
 #: the member that crashes for good in the games with a crash (at four players: three left)
 CRASHED = 1
@@ -63,21 +60,8 @@ def _game(
         cheats.append(DeckCheat(DEALER, dealer))
     crashes = () if crash_at is None else (Crash(CRASHED, crash_at, restart_after),)
     forks = () if fork_at is None else (Equivocation(CRASHED, fork_at, frozenset({2})),)
-    result = run(
-        SimConfig(
-            players=players,
-            seed=_SEEDS[players] if seed is None else seed,
-            deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=rounds),
-            peer=QUICK_TIMERS,
-            faults=Faults(
-                deck_cheats=tuple(cheats), delay=delay, crashes=crashes, equivocations=forks
-            ),
-            max_time=200.0,
-        )
-    )
-    assert result.audit is not None
-    return result, result.audit
+    faults = Faults(deck_cheats=tuple(cheats), delay=delay, crashes=crashes, equivocations=forks)
+    return shuffled_game(players, faults, seed=seed, rounds=rounds)
 
 
 def _out_withheld_owing(result: SimResult, report: AuditReport, players: int) -> None:

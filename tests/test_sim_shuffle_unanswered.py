@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+from sim_games import shuffled_game
 
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.spec import Deal
@@ -31,8 +32,6 @@ from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 
 pytestmark = pytest.mark.slow  # (1 to 3 s of CPU a game)
 
-#: a seed per table size whose games are short (as tests/test_sim_shuffle_cheats.py)
-_SEEDS = {3: 3, 4: 5}
 DEALER = 0
 
 
@@ -43,19 +42,7 @@ def _game(
     cheats = [DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT)]
     if silent is not None:
         cheats.append(DeckCheat(DEALER, silent))
-    result = run(
-        SimConfig(
-            players=players,
-            seed=_SEEDS[players],
-            deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=1),
-            peer=QUICK_TIMERS,
-            faults=Faults(deck_cheats=tuple(cheats), delay=delay),
-            max_time=200.0,
-        )
-    )
-    assert result.audit is not None
-    return result, result.audit
+    return shuffled_game(players, Faults(deck_cheats=tuple(cheats), delay=delay))
 
 
 #: the events of the dealer's that prove it: its shares, or a move (whichever comes first)

@@ -22,12 +22,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from peer_helpers import signed_votes
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
-from p2p_nertz.protocol.effects import Record
-from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import SimResult
 from p2p_nertz.sim.collusion import (
     FreezeBreaker,
     LateVote,
@@ -65,19 +63,6 @@ def _config(players: int, faults: Faults | None = None) -> SimConfig:
     )
 
 
-def _votes(result: SimResult) -> list[tuple[float, int, int, DropReason]]:
-    """Every drop event signed in the game: (when, by whom, on whom, why), in order."""
-    votes = []
-    for now, seat, effect in result.effects:
-        if isinstance(effect, Record) and effect.own:
-            message = decode_message(effect.data)
-            if message.kind is Kind.DROP:
-                body = parse_body(message.kind, message.body, result.spec.seats)
-                assert isinstance(body, Drop)
-                votes.append((now, seat, body.seat, body.reason))
-    return votes
-
-
 @pytest.mark.parametrize("players", PLAYERS)
 @pytest.mark.parametrize("breaks", [False, True], ids=["keeps-its-freeze", "breaks-its-freeze"])
 def test_a_voter_that_never_withdraws_is_voted_out_and_the_game_ends(
@@ -98,7 +83,7 @@ def test_a_voter_that_never_withdraws_is_voted_out_and_the_game_ends(
     assert {f.seat for f in findings if f.seat is not None and f.kind.accuses} <= {VOTER}
     # A majority of the others voted the voter out for its cover, ``phase_timeout`` after its
     # vote at the soonest; nobody else voted out the member it voted on.
-    votes = _votes(result)
+    votes = signed_votes(result)
     withheld = [(t, seat) for t, seat, on, why in votes if why is DropReason.WITHHELD]
     assert len({seat for _, seat in withheld}) >= players // 2 + 1
     assert all(t >= VOTE_AT + QUICK_TIMERS.phase_timeout for t, _ in withheld)
@@ -122,7 +107,7 @@ def test_an_honest_voter_behind_one_failed_link_withdraws_and_stays_in(
     assert result.violations == []
     for peer in result.peers:
         assert peer is not None and peer.final.dropped == {}
-    votes = _votes(result)
+    votes = signed_votes(result)
     assert not any(v[3] is DropReason.WITHHELD for v in votes)
     # The late vote stood, and was withdrawn by its voter; with the link down for longer than
     # the timers, before the link came back: the member was heard by its relayed events.

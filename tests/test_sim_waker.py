@@ -13,10 +13,9 @@ quick timers (suspect after 1 s, vote after 3 s): for 2 s (shorter than the vote
 from __future__ import annotations
 
 import pytest
+from peer_helpers import signed_votes
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
-from p2p_nertz.protocol.effects import Record
-from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.network import Crash, Freeze
@@ -42,24 +41,11 @@ def _game(players: int, length: float, dead: int | None = None) -> SimResult:
     )
 
 
-def _votes(result: SimResult) -> list[tuple[float, int, int, DropReason]]:
-    """Every drop event signed in the game: (when, by whom, on whom, why), in order."""
-    votes = []
-    for now, seat, effect in result.effects:
-        if isinstance(effect, Record) and effect.own:
-            message = decode_message(effect.data)
-            if message.kind is Kind.DROP:
-                body = parse_body(message.kind, message.body, result.spec.seats)
-                assert isinstance(body, Drop)
-                votes.append((now, seat, body.seat, body.reason))
-    return votes
-
-
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_a_sleep_shorter_than_the_timer_costs_nobody_a_vote(players: int) -> None:
     result = _game(players, SHORT)
     assert result.finished and result.violations == [] and result.freezes == 1
-    assert _votes(result) == []
+    assert signed_votes(result) == []
     for peer in result.peers:
         assert peer is not None and not peer.final.dropped
 
@@ -68,7 +54,7 @@ def test_a_sleep_shorter_than_the_timer_costs_nobody_a_vote(players: int) -> Non
 def test_a_member_asleep_long_is_voted_out_and_votes_out_nobody_it_hears(players: int) -> None:
     result = _game(players, LONG)
     assert result.finished and result.violations == []
-    votes = _votes(result)
+    votes = signed_votes(result)
     wake = ASLEEP_AT + LONG
     # The others vote the sleeper out for silence while it sleeps ...
     silent = [(at, by) for at, by, on, why in votes if on == 0 and why is DropReason.SILENT]
@@ -89,7 +75,7 @@ def test_a_member_dead_for_good_is_voted_out_by_the_waker_once_it_has_listened(
     result = _game(players, LONG, dead=dead)
     assert result.finished and result.violations == []
     wake = ASLEEP_AT + LONG
-    mine = [(at, on, why) for at, by, on, why in _votes(result) if by == 0]
+    mine = [(at, on, why) for at, by, on, why in signed_votes(result) if by == 0]
     assert mine == [(wake + QUICK_TIMERS.suspect_after, dead, DropReason.SILENT)]
     for peer in result.peers:
         if peer is not None:

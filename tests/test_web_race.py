@@ -97,6 +97,14 @@ def _open(driver: Any, seat: Seat) -> None:
     wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "the deal")
 
 
+def _paused_in_play(page: ServedPage) -> tuple[PeerNetwork, Seat]:
+    """Three players whose bots never move (seed 4, one round), in play, seat 0 on ``page``."""
+    paused = {s: Paused() for s in range(3)}
+    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    return net, Seat(net, 0, page)
+
+
 def _key(race: Race) -> str:
     return str(int(race.pile))
 
@@ -211,10 +219,7 @@ def test_web_buttons_say_stuck_and_call_nerts_and_the_page_greys_when_its_peer_s
     page: ServedPage,
 ) -> None:
     # (Only the keys p and x did this before: a phone could not say stuck nor call Nerts.)
-    paused = {s: Paused() for s in range(3)}
-    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
-    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
-    seat = Seat(net, 0, page)
+    net, seat = _paused_in_play(page)
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         shown = {b.text: b for b in driver.find_elements("css selector", "#actions button")}
@@ -254,10 +259,7 @@ def test_web_the_page_says_when_everyone_else_is_stuck_and_waits_for_us(
     page: ServedPage,
 ) -> None:
     # A newcomer who never passed sat under "round 1 is dealt — go!" while the bot waited.
-    paused = {s: Paused() for s in range(3)}
-    net = PeerNetwork(3, seed=4, rules=Rules(rounds=1, target=None), strategies=paused)
-    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
-    seat = Seat(net, 0, page)
+    net, seat = _paused_in_play(page)
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         status = driver.find_element("css selector", "#status")
