@@ -48,11 +48,33 @@ def children_signalled() -> bool:
     return not _TERMINATED[0]
 
 
+#: The longest word an error line repeats whole (a path, a name, an argument): a longer one is
+#: shown by its start and its length, so that one wrong 10,000-character argument gives one
+#: line a person can read, not a screenful of it.
+LONGEST_WORD = 400
+
+
+def error_line(line: str) -> str:
+    """``line`` with every word longer than :data:`LONGEST_WORD` characters cut short.
+
+    >>> line = error_line("no such log file: " + "x" * 5000)
+    >>> line[:22], line[-20:], len(line)
+    ('no such log file: xxxx', 'x… (5000 characters)', 277)
+    """
+    words = line.split(" ")
+    return " ".join(
+        w if len(w) <= LONGEST_WORD else f"{w[: LONGEST_WORD * 3 // 5]}… ({len(w)} characters)"
+        for w in words
+    )
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that exits with one line, not the whole usage, on a bad argument."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(
+            EXIT_USAGE, error_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n"
+        )
 
 
 def path_arg(text: str) -> Path:

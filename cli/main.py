@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from cli.args import EXIT_OK, EXIT_USAGE, Parser, note_terminated
+from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line, note_terminated
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
 
@@ -164,6 +164,18 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
+    _closed_streams_to_devnull()
+    try:
+        return _run(words)
+    except KeyboardInterrupt:
+        # (a Ctrl-C while the command's modules are imported or its arguments read: on a
+        # loaded machine that takes a second, long enough for a person to change their mind)
+        print(f"nertz {_command(words) or ''}: interrupted".replace(" :", ":"), file=sys.stderr)
+        return 130
+
+
+def _run(words: list[str]) -> int:
+    """Parse ``words`` and run the command they name (:func:`main`'s body)."""
     if not _names_a_command(words):
         light = _light_parser()
         _, unknown = light.parse_known_args(words)  # --help and --version exit here
@@ -177,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except NertzError as exc:
-        print(f"nertz {args.command}: error: {exc}", file=sys.stderr)
+        print(error_line(f"nertz {args.command}: error: {exc}"), file=sys.stderr)
         status = getattr(exc, "exit_status", EXIT_USAGE)  # (GoneError's: the others are gone)
         return int(status)
     except KeyboardInterrupt:
@@ -193,10 +205,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_OK
+    except OSError as exc:
+        # A file the command named that the system refuses in a way its own checks did not
+        # foresee (a name too long for the file system, a directory on the way it may not
+        # search): the system's words and the file, in one line.
+        where = f"cannot use {str(exc.filename)!r}: " if exc.filename is not None else ""
+        print(error_line(f"nertz {args.command}: error: {where}{exc.strerror or exc}"),
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
     return status
+
+
+def _closed_streams_to_devnull() -> None:
+    """Give a standard stream that was closed when ``nertz`` started (``nertz play <&-``,
+    ``nertz rules >&-``) the null device, as if it had been redirected there.
+
+    Python leaves ``sys.stdin`` (``stdout``, ``stderr``) ``None`` for a closed descriptor, and
+    the command's first ``isatty()`` or ``print`` said a traceback. Worse, the descriptor was
+    free: the first file the command opened (a game's log) would take number 1, and whatever
+    wrote to "standard output" (a node process started with it) would write into the log.
+    """
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)  # (the lowest free number: fd itself)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
 
 
 def _quiet_stdout() -> None:
