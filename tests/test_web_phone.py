@@ -165,7 +165,7 @@ def test_web_a_finger_taps_and_drags_on_a_phone_held_sideways(tmp_path: Path) ->
                     _touch(driver, *_middle(card))
                     wait_for(
                         driver,
-                        lambda d: "where it goes" in d.find_element("id", "status").text,
+                        lambda d: "· or tap where it goes" in d.find_element("id", "status").text,
                         "the tapped card picked, and the page saying so",
                     )
                     _touch(driver, *_middle(driver.find_element("css selector", "#lake")))

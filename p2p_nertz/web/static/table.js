@@ -14,6 +14,8 @@
     C: ["M44 58 L36 96 L64 96 L56 58 Z"],
   };
   const CLUB_CIRCLES = [[50, 26, 20], [27, 58, 20], [73, 58, 20], [50, 50, 10]];
+  // A finger taps (a phone's newcomer was told to "click where it goes").
+  const TAP = matchMedia("(pointer: coarse)").matches ? "tap" : "click";
   const KEYS = { Enter: "ENTER", Escape: "ESC", Backspace: "BACKSPACE", ArrowUp: "UP",
                  ArrowDown: "DOWN", ArrowLeft: "LEFT", ArrowRight: "RIGHT" };
   const AIM = 64; // px: a drop this near a pile may go there (the nearest that fits wins)
@@ -454,7 +456,7 @@
       // A card picked by a click: the peer's words name its keys; the pointer's way too.
       const picked = view.selected !== null && view.command === null && / picked: /.test(view.status);
       status.textContent = view.command !== null ? `: ${view.command}▏`
-        : picked ? `${view.status} · or click where it goes` : view.status;
+        : picked ? `${view.status} · or ${TAP} where it goes` : view.status;
       status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
     }
     if (changed("messages", view.messages)) {
