@@ -577,9 +577,10 @@ class _Look:
 
 
 _flat = itertools.chain.from_iterable
-_islice = itertools.islice
 """The records of the batches :meth:`_Pass._read_ahead` reads, one at a time (in C: the
 batch's generator runs once a batch, not once a record)."""
+
+_islice = itertools.islice  # (a batch's records taken in C: :meth:`_Pass._read_ahead`)
 
 
 def _unreadable(name: str, exc: OSError) -> Finding:
