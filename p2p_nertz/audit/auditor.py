@@ -577,9 +577,10 @@ class _Look:
 
 
 _flat = itertools.chain.from_iterable
-_islice = itertools.islice
 """The records of the batches :meth:`_Pass._read_ahead` reads, one at a time (in C: the
 batch's generator runs once a batch, not once a record)."""
+
+_islice = itertools.islice  # (a batch's records taken in C: :meth:`_Pass._read_ahead`)
 
 
 def _unreadable(name: str, exc: OSError) -> Finding:
@@ -825,7 +826,7 @@ class _Pass:
             return
         log.events += 1
         lamport = message.lamport
-        if lamport > log.reached:  # (the latest event read: no call to max)
+        if lamport > log.reached:  # noqa: PLR1730  (no max() call: Fold.ready says why)
             log.reached = lamport
         seq = message.seq
         nxt = log.next

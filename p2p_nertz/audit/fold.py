@@ -17,7 +17,6 @@ causes, and the decisive events where two logs that finished differently part.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 
 from p2p_nertz.audit.answers import AnswerWatch
@@ -64,7 +63,6 @@ from p2p_nertz.rules import Card, Pile, RoundStatus, Tableau
 
 __all__ = ["Fold"]
 
-_LAST_LAMPORT = operator.attrgetter("last_lamport")
 _EVERYTHING = 1 << 63  # a time above every event's
 
 # What a refusal of the fold is, as a finding: the audit's one reading of a refusal, by its
@@ -204,9 +202,14 @@ class Fold:
         if dropped or ended:
             dropped = dict(dropped)
             bound = self._bound(feeds, dropped, _EVERYTHING if ended else 0, ended=ended)
-        else:  # the usual case: every feed counts (map and attrgetter run in C)
+        else:  # the usual case: every feed counts
             dropped = {}
-            bound = min(map(_LAST_LAMPORT, feeds), default=0)
+            # The least clock, by a loop over the few feeds: Python 3.11's min() parses its
+            # keywords on every call (~6,000 instructions with a map, the loop ~2,000).
+            bound = feeds[0].last_lamport if feeds else 0
+            for feed in feeds:
+                if feed.last_lamport < bound:  # noqa: PLR1730  (no min() call: above)
+                    bound = feed.last_lamport
             if held[0].lamport > bound:
                 return  # (the usual answer: the event delivered waits for the others)
         while held and held[0].lamport <= bound:
