@@ -54,10 +54,11 @@ __all__ = ["barred", "rejoin", "stalled"]
 def stalled(roster: Roster, seat: int) -> bool:
     """Whether ``seat``, dropped by ``roster``, was dropped in a stall over a vote for silence
     of its own: a vote *withheld* stands on it, and its vote for silence on a member still in
-    stands (counted or capped)."""
+    stands (each counted or capped)."""
     if seat not in roster.dropped:
         return False
-    if not any(v.reason is DropReason.WITHHELD for _, v in roster.votes.get(seat, ())):
+    against = (*roster.votes.get(seat, ()), *roster.frozen.get(seat, ()))
+    if not any(v.reason is DropReason.WITHHELD for _, v in against):
         return False
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
         if target == seat or target in roster.dropped:

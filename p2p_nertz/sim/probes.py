@@ -151,10 +151,12 @@ class HandOns:
 @contextmanager
 def count_hand_ons() -> Iterator[HandOns]:
     """Count the hand-ons of every :class:`Relays` while the block runs (see the module
-    docstring): the sends of ``Relays.vote``, and those of ``Relays.note`` beyond
+    docstring): the sends of ``Relays.vote`` and ``Relays.reconsider`` (a vote held until
+    the relayer had listened long enough), and those of ``Relays.note`` beyond
     ``LastWords.note``'s own (the last words of the game's end, not counted)."""
     counts = HandOns()
     vote = Relays.vote
+    reconsider = Relays.reconsider
     note = Relays.note
     words = LastWords.note
     own: list[int] = []  # (the sends LastWords.note made inside the Relays.note that runs)
@@ -162,6 +164,13 @@ def count_hand_ons() -> Iterator[HandOns]:
     def voting(self: Relays, *args: Any) -> Any:
         before = sum(map(len, self.to.values()))
         sends = vote(self, *args)
+        counts.started += sum(map(len, self.to.values())) - before
+        counts.at_once += len(sends)
+        return sends
+
+    def reconsidering(self: Relays, *args: Any) -> Any:
+        before = sum(map(len, self.to.values()))
+        sends = reconsider(self, *args)
         counts.started += sum(map(len, self.to.values())) - before
         counts.at_once += len(sends)
         return sends
@@ -180,6 +189,7 @@ def count_hand_ons() -> Iterator[HandOns]:
 
     patches: list[tuple[object, str, object]] = [
         (Relays, "vote", voting),
+        (Relays, "reconsider", reconsidering),
         (Relays, "note", noting),
         (LastWords, "note", last_words),
     ]
