@@ -124,3 +124,13 @@ def test_the_raw_public_key_of_a_player_is_refused_where_the_game_is_known(
     assert load_identity(path, players=[bytes(bob.peer_id)]) != ANN  # (unknown: read as a seed)
     with pytest.raises(NertzError, match=f"public key of {ANN.fingerprint}, a player"):
         load_identity(path, players=[bytes(bob.peer_id), bytes(ANN.peer_id)])
+
+
+def test_the_key_formats_documented_examples_hold() -> None:
+    # (cli/ is not among the doctest paths: its examples are run here)
+    import doctest
+
+    import cli.keyformat
+
+    failed, tried = doctest.testmod(cli.keyformat)
+    assert tried > 0 and failed == 0
