@@ -180,6 +180,21 @@ def test_play_lobby_says_when_a_bot_it_started_stops_and_why(tmp_path: Path) -> 
     assert b"Traceback" not in tty.raw
 
 
+def test_host_says_when_a_bot_it_started_stops_and_why(tmp_path: Path) -> None:
+    """``nertz host --bots``: a bot of its own that stops before the game (here removed at
+    the host's prompt, and so refused) is said in a line with its last error line (its stderr
+    is in the log directory, NAME.err), not left as a seat that never fills."""
+    keygen(tmp_path / "ann.key")
+    tty = Tty(["host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--bot", "greedy",
+               "--bots", "1", "--players", "3", "--rounds", "1",
+               "--log-dir", str(tmp_path / "logs")])  # fmt: skip
+    tty.wait(lambda t: re.search(r"bot1 \(\S+\) sat down", t) is not None)
+    tty.send("remove 1\r")
+    text = tty.wait("bot1 stopped: ")
+    assert "bot1 stopped: the host refused us: the host removed you" in text, text
+    assert "Traceback" not in text
+
+
 def test_host_and_join_without_bot_seat_two_people_at_the_terminal_table(tmp_path: Path) -> None:
     """``nertz host`` and ``nertz join`` with no --bot: the text lobby, then the table."""
     keygen(tmp_path / "ann.key")
