@@ -13,10 +13,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+import trio
 
 from cli.keyfile import keep_key
 from p2p_nertz.errors import NertzError
@@ -35,6 +37,7 @@ BIND_PATIENCE = 60.0  # seconds a node started without endpoints has to bind and
 #: 10 s a person's ``nertz join`` waits, and never sat down) does not lose it.
 BOT_PATIENCE = 60.0
 _BIND_POLL = 0.01  # seconds between looks at its output meanwhile
+_BOT_CHECK = 0.5  # seconds between looks at the bots a lobby started
 
 
 def stop_processes(procs: Sequence[subprocess.Popen[bytes]], patience: float = 0.0) -> None:
@@ -70,7 +73,7 @@ def spawn_lobby_bot(
     options: Sequence[str] = (),
     err: Path | None = None,
     own_session: bool = False,
-) -> subprocess.Popen[bytes]:
+) -> LobbyBot:
     """Start a ``nertz bot`` process that joins the lobby at ``where`` (``HOST:PORT``).
 
     Args:
@@ -83,6 +86,9 @@ def spawn_lobby_bot(
         err: a file its stderr is appended to (default: nowhere).
         own_session: start it in its own session, so that a Ctrl-C at our terminal is for the
             player, not the bots (they are then stopped by :func:`stop_processes`).
+
+    Returns:
+        The bot, to be watched (:func:`watch_bots`) and stopped.
 
     Raises:
         NertzError: the log directory cannot be made.
@@ -97,21 +103,24 @@ def spawn_lobby_bot(
         "--json", "--timeout", f"{BOT_PATIENCE:g}", *options,
     ]  # fmt: skip
     if err is None:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=own_session,
         )
+        return LobbyBot(name, proc)
     with err.open("ab") as errors:
-        return subprocess.Popen(
+        start = errors.tell()  # (a bot of its name that stopped wrote before: not its lines)
+        proc = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errors,
             start_new_session=own_session,
         )
+    return LobbyBot(name, proc, err, start)
 
 
 @dataclass
@@ -137,6 +146,19 @@ class LobbyBot:
         if said is not None:  # (its command's name is no news where the bot's name is said)
             return said.removeprefix("nertz bot: ").removeprefix("error: ")
         return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+
+
+async def watch_bots(bots: list[LobbyBot], stopped: Callable[[LobbyBot, str], None]) -> None:
+    """Until cancelled (the game starts), call ``stopped(bot, what_it_said)`` for each of
+    ``bots`` that stops, and take it out of the list: a seat that never fills says why (CI's
+    lobby showed "started a greedy bot" and then nothing, its reason only in a file)."""
+    while True:
+        await trio.sleep(_BOT_CHECK)
+        for bot in list(bots):
+            said = bot.stopped()
+            if said is not None:
+                bots.remove(bot)
+                stopped(bot, said)
 
 
 def last_line(path: Path, start: int = 0) -> str | None:

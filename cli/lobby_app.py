@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from cli.args import PortHold, deal_from, liveness_argv
-from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes
+from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.terminal import Terminal
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
@@ -59,9 +59,6 @@ _CLOSE_FLUSH = 0.3  # seconds a closed table keeps serving, so the guests hear t
 
 
 _JOIN_TIMEOUT = 10.0  # seconds to wait for a table's first answer
-
-
-_BOT_CHECK = 0.5  # seconds between looks at the bots this lobby started
 
 
 @dataclass
@@ -220,7 +217,7 @@ class LobbyApp:
             nursery.start_soon(self._keyboard)
             nursery.start_soon(self._screen)
             nursery.start_soon(self._signals)
-            nursery.start_soon(self._watch_bots)
+            nursery.start_soon(watch_bots, self.lobby_bots, self._bot_stopped)
             if self.args.discover is not None:
                 nursery.start_soon(self._discover)
         self._hold_game_port(None)  # the game's node binds it next (or nobody does)
@@ -284,17 +281,11 @@ class LobbyApp:
                 await self._do(Quit())
                 return
 
-    async def _watch_bots(self) -> None:
-        """Say when a bot this lobby started stops before the game (it gave up, was refused,
-        crashed), with its last error line: a seat that never fills says why."""
-        while True:
-            await trio.sleep(_BOT_CHECK)
-            for bot in list(self.lobby_bots):
-                said = bot.stopped()
-                if said is not None:
-                    self.lobby_bots.remove(bot)
-                    self.bot_names.discard(bot.name)
-                    self.say(f"{bot.name} stopped: {said}", status=True)
+    def _bot_stopped(self, bot: LobbyBot, said: str) -> None:
+        """A bot this lobby started stopped before the game (it gave up, was refused,
+        crashed): said with its last error line; its name is free again."""
+        self.bot_names.discard(bot.name)
+        self.say(f"{bot.name} stopped: {said}", status=True)
 
     async def _discover(self) -> None:
         def on_offer(offer: Offer) -> None:
@@ -493,22 +484,17 @@ class LobbyApp:
             taken |= {s.name for s in table.seats}
         name = next(f"{strategy}{n}" for n in range(1, 100) if f"{strategy}{n}" not in taken)
         self.bot_names.add(name)
-        err = self.log_dir / f"{name}.err"
-        try:
-            start = err.stat().st_size  # (a bot of this name that stopped wrote before)
-        except OSError:
-            start = 0
-        proc = spawn_lobby_bot(
+        bot = spawn_lobby_bot(
             self.where,
             name,
             strategy=strategy,
             speed=speed,
             log_dir=self.log_dir,
             options=liveness_argv(self.args),
-            err=err,
+            err=self.log_dir / f"{name}.err",
             own_session=True,  # Ctrl-C at this terminal is for the player, not the bots
         )
-        self.lobby_bots.append(LobbyBot(name, proc, err, start))
+        self.lobby_bots.append(bot)
         self.say(f"started a {strategy} bot at speed {speed}: {name}", status=True)
 
     def stop_bots(self) -> None:

@@ -20,7 +20,6 @@ import locale
 import logging
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -53,7 +52,7 @@ from cli.args import (
     port_number,
     rules_from,
 )
-from cli.bots import LEAVE_PATIENCE, spawn_lobby_bot, stop_processes
+from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
 from cli.files import read_small_file
 from cli.keyfile import (
@@ -390,9 +389,10 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
 # -- host --------------------------------------------------------------------------------------
 def _spawn_bots(
     args: argparse.Namespace, lobby_endpoint: str, lobby: LobbyHost | None = None
-) -> list[subprocess.Popen[bytes]]:
+) -> list[LobbyBot]:
+    """Start ``--bots`` bots for our table, their stderr in the log directory (NAME.err)."""
     address = lobby_endpoint.removeprefix("tcp://")
-    procs = []
+    bots = []
     for n in range(args.bots):
         keys: list[str] = []
         if lobby is not None and lobby.table.invited is not None:
@@ -402,17 +402,30 @@ def _spawn_bots(
             key_path = keep_key(identity)
             lobby.invite(identity.fingerprint)
             keys = ["--key", str(key_path)]
-        procs.append(
-            spawn_lobby_bot(
-                address,
-                f"bot{n + 1}",
-                strategy=args.bot_strategy,
-                speed=args.bot_speed,
-                log_dir=args.log_dir,
-                options=[*keys, *liveness_argv(args)],
-            )
+        name = f"bot{n + 1}"
+        bot = spawn_lobby_bot(
+            address,
+            name,
+            strategy=args.bot_strategy,
+            speed=args.bot_speed,
+            log_dir=args.log_dir,
+            options=[*keys, *liveness_argv(args)],
+            err=args.log_dir / f"{name}.err",
         )
-    return procs
+        bots.append(bot)
+    return bots
+
+
+async def _say_stopped_bots(bots: list[LobbyBot], out: _Out, scope: trio.CancelScope) -> None:
+    """Until ``scope`` is cancelled (the game starts), a ``news`` line for each of ``bots``
+    that stops, with its last error line (a seat that never fills says why)."""
+
+    def stopped(bot: LobbyBot, said: str) -> None:
+        line = f"{bot.name} stopped: {said}"
+        out.emit("news", line, line=line)
+
+    with scope:
+        await watch_bots(list(bots), stopped)
 
 
 def _host_address(args: argparse.Namespace, rules: Rules) -> str:
@@ -506,7 +519,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
         invited=invited,
         deal=deal_from(args),
     )
-    bots: list[subprocess.Popen[bytes]] = []
+    bots: list[LobbyBot] = []
 
     async def main() -> tuple[Peer | None, int | None] | Outcome:
         async with trio.open_nursery() as nursery:
@@ -516,8 +529,11 @@ def _cmd_host(args: argparse.Namespace) -> int:
             enter = trio.CancelScope()
             if interactive:
                 nursery.start_soon(_host_prompt, lobby, out, enter)
+            watching = trio.CancelScope()
+            nursery.start_soon(_say_stopped_bots, bots, out, watching)
             session = await lobby.wait_started()
             enter.cancel()  # the keys are the table's now
+            watching.cancel()
             node, path = _node(args, identity, session, out, config, port=game_port)
             _announce_start(out, identity, session, path)
             result = await _play(args, node, session.endpoints)  # the lobby keeps serving
@@ -530,7 +546,8 @@ def _cmd_host(args: argparse.Namespace) -> int:
     finally:
         # After the game the bots finish by themselves; if the person left (or it failed),
         # they go at once, and so does this command (issue 15: no silence after `q`).
-        stop_processes(bots, LEAVE_PATIENCE if result is not None and _over(result) else 0.0)
+        patience = LEAVE_PATIENCE if result is not None and _over(result) else 0.0
+        stop_processes([bot.proc for bot in bots], patience)
     assert result is not None  # (_trio_run returned)
     return _done(out, "host", result)
 

@@ -6,9 +6,10 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,22 @@ def nertz(
         [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=cwd, env=env,
         timeout=timeout, stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
+
+
+@contextlib.contextmanager
+def held_port() -> Iterator[int]:
+    """A free TCP port of 127.0.0.1 for a program the test starts later to bind (a ZeroMQ
+    ROUTER: ``nertz watch --bind``), held bound meanwhile and let go when the block ends.
+
+    A port picked and let go (:func:`cli.args.free_ports`) is anybody's until the program
+    binds it: any other process's bind of port 0, or an outgoing connection's local port, may
+    take it (the suite runs several workers, each starting processes). A bound port is taken
+    by neither, and the hold (SO_REUSEADDR, never listening) does not stop a ZeroMQ bind,
+    which sets SO_REUSEADDR too (Linux)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hold:
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        hold.bind(("127.0.0.1", 0))
+        yield int(hold.getsockname()[1])
 
 
 def make_key(path: Path | None = None) -> Identity:

@@ -224,16 +224,20 @@ def _timers_of(command: list[str]) -> tuple[float, float]:
     return config.suspect_after, config.drop_after
 
 
-def test_the_bots_host_starts_wait_as_long_as_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bots_host_starts_wait_as_long_as_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cli.bots
     import cli.lobby_cmd
 
     spawned = _Spawned()
-    monkeypatch.setattr(cli.lobby_cmd.subprocess, "Popen", spawned)
+    monkeypatch.setattr(cli.bots.subprocess, "Popen", spawned)
     args = build_parser().parse_args(
-        ["host", "--bots", "2", "--suspect-after", "0.25", "--drop-after", "7.5"]
-    )
-    for proc in cli.lobby_cmd._spawn_bots(args, "tcp://127.0.0.1:5"):
-        proc.wait()
+        ["host", "--bots", "2", "--suspect-after", "0.25", "--drop-after", "7.5",
+         "--log-dir", str(tmp_path)]
+    )  # fmt: skip
+    for bot in cli.lobby_cmd._spawn_bots(args, "tcp://127.0.0.1:5"):
+        bot.proc.wait()
     assert len(spawned.commands) == 2
     assert {_timers_of(c) for c in spawned.commands} == {(0.25, 7.5)}
 

@@ -354,7 +354,7 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
         bot = spawn_lobby_bot(
             lobby["endpoint"].removeprefix("tcp://"), "slowpoke", strategy="greedy", speed=10,
             log_dir=logs, err=tmp_path / "bot.err",
-        )  # fmt: skip
+        ).proc  # fmt: skip
         _said_within(tmp_path / "bot.err", "connecting to", 60.0)  # (then its wait starts)
         # The host's silence, the thing under test (not a wait for anything): the kernel
         # takes the bot's connection, the host answers nothing for longer than 10 s.
