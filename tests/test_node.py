@@ -18,7 +18,6 @@ import zmq
 
 from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
-from p2p_nertz.protocol.effects import Suspected
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
@@ -599,45 +598,4 @@ def test_a_received_event_is_logged_after_the_sends_that_follow_it_and_before_ou
         ("send", b"ours"),
         ("send", b"ack 2"),
         ("write", [(received, b"move"), (received, b"move 2")]),
-    ]
-
-
-def test_the_notices_of_an_input_are_told_after_its_sends_and_before_its_last_write(
-    tmp_path: Path,
-) -> None:
-    # A listener's work (a line printed, a table's tracker) is not on an ack's way: the
-    # notices of an input go to the callback and the listeners after its sends, in order,
-    # and before the write of the received events that ends it.
-    identities, spec = make_game(10)
-    done: list[tuple[str, object]] = []
-    node = make_node(
-        identities[0],
-        spec,
-        tmp_path / "log",
-        on_notice=lambda effect: done.append(("callback", effect)),
-    )
-    node.add_listener(lambda effect: done.append(("listener", effect)))
-
-    async def write(records: list[LogRecord]) -> None:
-        done.append(("write", [r.data for r in records]))
-
-    node._write = write  # type: ignore[method-assign]
-    node._send = lambda effect: done.append(("send", effect.data))  # type: ignore[method-assign]
-    node._check_done = lambda: None  # type: ignore[method-assign]
-    silent, heard = Suspected(1, suspected=True), Suspected(1, suspected=False)
-    effects: list[Effect] = [
-        Record(b"claim", own=False),
-        silent,
-        Send(b"ack"),
-        heard,
-        Record(b"move", own=False),
-    ]
-    trio.run(node._apply, effects)
-    assert done == [
-        ("send", b"ack"),
-        ("callback", silent),
-        ("listener", silent),
-        ("callback", heard),
-        ("listener", heard),
-        ("write", [b"claim", b"move"]),
     ]

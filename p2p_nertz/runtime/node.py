@@ -37,10 +37,7 @@ batch or once the input's effects are applied (in the log's order all the same),
 ack of a claim is not held back by its record (a write that costs a woken process tens of
 µs; docs/latency.md, session 21). It is not synced either way: a process killed between the
 two loses the record as a machine crash loses an unsynced one, and gap repair fetches it
-again. Other effects (notices) go to an optional callback and the listeners, in order, once the
-input's sends are handed over (before its last write), so that what a listener does (a line
-printed, a table's tracker) is not on an ack's way either (docs/latency.md, session 27). After a
-broadcast to two
+again. Other effects (notices) go to an optional callback, in order. After a broadcast to two
 members or more the node yields the CPU, so that zmq's I/O thread sends it before the node goes
 on.
 
@@ -653,10 +650,8 @@ class PeerNode:
 
     # -- effects -------------------------------------------------------------------------------
     async def _apply(self, effects: list[Effect]) -> None:
-        """Carry out the peer's effects in order, the notices after the sends; the caller
-        holds the lock."""
+        """Carry out the peer's effects in order; the caller holds the lock."""
         durable: list[LogRecord] = []
-        notices: list[Effect] = []
         must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
@@ -679,8 +674,6 @@ class PeerNode:
                     watched.append(effect.data)
                 if not isinstance(effect, Recovered):
                     continue
-            notices.append(effect)
-        for effect in notices:
             self._notice(effect)
         if durable:
             await self._write(durable)
