@@ -176,3 +176,25 @@ def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: 
     assert "Traceback" not in rest, rest
     assert words == ["nertz join: interrupted"], "".join(seen[-3:]) + rest
     assert proc.returncode == 130
+
+
+@pytest.mark.parametrize(
+    ("numbers", "words"),
+    [
+        (["--capacity", "2", "--players", "5"], "--players 5 is more than the table seats"),
+        (["--capacity", "2", "--bots", "2", "--players", "2"], "--bots 2"),
+        (["--capacity", "2", "--bots", "2"], "--bots 2 and you are more than the table seats"),
+    ],
+)
+def test_host_numbers_that_contradict_each_other_are_refused_at_once(
+    tmp_path: Path, numbers: list[str], words: str
+) -> None:
+    """A table of 2 seats told to start at 5 players waited for ever without a word; one
+    with more bots than seats started them and refused the last as the table was full."""
+    make_key(tmp_path / "k")
+    argv = ["host", "--bot", "greedy", "--key", str(tmp_path / "k"), *numbers,
+            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    done = nertz(*argv, cwd=tmp_path, timeout=60)
+    one_error_line(done, "nertz host: error: ", words)
+    assert done.returncode == 2
+    assert not (tmp_path / "logs").exists()
