@@ -68,10 +68,12 @@ def test_a_command_with_stdout_closed_does_its_work_and_says_nothing(tmp_path: P
     assert _run_closed(["audit", *logs], (1, 2), tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_is_not_taken_by_the_games_log(tmp_path: Path) -> None:
     """With descriptor 1 closed, the first file ``nertz demo`` opened took number 1: what the
     command printed as its scoreboard would go into it. The logs must stay logs."""
-    done = _run_closed(["demo", "--bots", "2", "--dir", str(tmp_path / "g")], (1,), tmp_path)
+    demo = ["demo", "--bots", "2", "--rounds", "1", "--speed", "10", "--dir", str(tmp_path / "g")]
+    done = _run_closed(demo, (1,), tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     logs = sorted(str(p) for p in (tmp_path / "g").glob("p*.log"))
