@@ -200,3 +200,28 @@ def test_host_numbers_that_contradict_each_other_are_refused_at_once(
     one_error_line(done, "nertz host: error: ", words)
     assert done.returncode == 2
     assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare to mount a small tmpfs in a private mount namespace",
+)
+def test_a_demo_whose_disk_fills_says_the_disk_is_full_not_no_message(tmp_path: Path) -> None:
+    """The nodes write their logs and their error files on the same disk: when it fills, a
+    node's error line is lost with it and ``nertz demo`` said "no message". A 40 KiB tmpfs
+    fills in the first round of a game of three."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=40k none {mnt} && exec "$@"',
+         "sh", *NERTZ, "demo", "--bots", "2", "--rounds", "3", "--speed", "10", "--dir",
+         str(mnt / "g"), "--timeout", "120"],
+        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "Traceback" not in said
+    failed = [line for line in said.splitlines() if line.startswith("FAILED: node")]
+    assert failed, said
+    assert all(f"the disk of {str(mnt / 'g')!r} is full" in line for line in failed), failed
