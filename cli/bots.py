@@ -9,6 +9,7 @@ sign a ``leave`` and go (``nertz bot``/``nertz node`` handle it); one that does 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -196,7 +197,22 @@ class NodeChild:
         return None
 
     def last_error(self) -> str:
-        return last_line(self.err) or "no message"
+        """The last line the node wrote on its stderr (its error file), or why there is none.
+
+        A node that stopped because its disk is full could not write its error there either
+        (the file is on the same disk): that is said, not "no message"."""
+        line = last_line(self.err)
+        if line:
+            return line
+        try:
+            full = os.statvfs(self.err.parent).f_bavail == 0
+        except OSError:
+            full = False
+        if full:
+            return (
+                f"no message: the disk of {str(self.err.parent)!r} is full (its log and its error)"
+            )
+        return "no message"
 
 
 def start_node_child(

@@ -440,6 +440,15 @@ def _host_address(args: argparse.Namespace, rules: Rules) -> str:
         rules.validate_players(args.players)
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
+        if args.players > args.capacity:
+            raise NertzError(
+                f"--players {args.players} is more than the table seats (--capacity "
+                f"{args.capacity}): it would wait for ever"
+            )
+    if args.bots >= args.capacity:
+        raise NertzError(
+            f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
+        )
     if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
     if args.address is not None:

@@ -8,6 +8,10 @@ should not be. Prints one line per case and a summary; exits 1 if any case faile
 Cases that need a read-only or a full filesystem run inside a private mount namespace
 (``unshare -m``, a tmpfs mounted there only); the unreadable-file cases run the command as
 ``nobody`` (``setpriv``). A case whose tool or privilege is missing is listed as skipped.
+Session 27 added (:func:`_session27_cases`) standard streams closed as ``nertz`` starts, names
+the system refuses before the command's own checks (too long, in a directory ``nobody`` may
+not search), a FIFO or ``/dev/zero`` where a key, spec, log or invite file is due, ``nertz
+host`` numbers that contradict each other and arguments of 10,000 characters.
 
 Not part of the suite: ``python scripts/scan_cli_inputs.py [--only WORD,…] [--timeout S]``.
 """
@@ -47,6 +51,7 @@ class Case:
     want: tuple[int, ...] = (2,)
     wrap: str = ""  # "" | "nobody" | "rofs" | "fullfs"
     watch: list[Path] = field(default_factory=list)  # must be unchanged (or still absent)
+    closed: tuple[int, ...] = ()  # standard descriptors closed as it starts (0: <&-, 1: >&-)
 
 
 def _state(paths: list[Path]) -> list[str]:
@@ -116,6 +121,13 @@ class Fixtures:
         self.no_parent = base / "no" / "such" / "dir"
         self.mnt = base / "mnt"  # the read-only or full tmpfs, in a private mount namespace
         self.mnt.mkdir()
+        self.fifo = base / "a-fifo"
+        os.mkfifo(self.fifo)
+        self.too_long = base / ("x" * 300)  # (over NAME_MAX: the system refuses the name)
+        self.sealed = base / "sealed"  # root's, 0700: nobody may look inside
+        self.sealed.mkdir(mode=0o700)
+        self.sealed_key = self._write("sealed/ann.key", ids[0].to_bytes(), 0o600)
+        self.sealed_log = self._write("sealed/p1.log", log1)
 
     def _write(self, name: str, data: bytes, mode: int = 0o644) -> Path:
         path = self.base / name
@@ -301,6 +313,56 @@ def cases(fx: Fixtures) -> list[Case]:
     out.append(Case("replay log ''", ["replay", "--text", ""]))
     out.append(Case("resume log ''", ["resume", "--key", k, ""]))
     out.append(Case("lone surrogate arg", ["audit", "\udcff"]))
+    out.extend(_session27_cases(fx, host))
+    return out
+
+
+def _session27_cases(fx: Fixtures, host: list[str]) -> list[Case]:
+    """Session 27's (red27): closed standard streams, names the system refuses before any
+    check of the command's, a directory nobody may search, a FIFO or a device where a file
+    is due, numbers that contradict each other."""
+    s, k = str, str(fx.key)
+    out = [
+        Case("play stdin closed", ["play", "--bots", "1"], closed=(0,)),
+        Case("host stdin closed", ["host", "--key", k], closed=(0,)),
+        Case("join stdin closed", ["join", "--key", k, "--peer", "127.0.0.1:1"], closed=(0,)),
+        Case("rules stdout closed", ["rules"], (0,), closed=(1,)),
+        Case("audit stdout, stderr closed", ["audit", s(fx.log1), s(fx.log2)], (0,),
+             closed=(1, 2)),
+        Case("demo stdout closed", ["demo", "--bots", "2", "--dir", s(fx.base / "so")], (0,),
+             closed=(1,)),
+        Case("host --players over --capacity", [*host, "--players", "5", "--capacity", "2"]),
+        Case("host --bots over --capacity", [*host, "--bots", "2", "--capacity", "2"]),
+        Case("host --name 10,000 long", [*host, "--name", "n" * 10_000]),
+        Case("join --peer 10,000 long", ["join", "--bot", "greedy", "--key", k, "--peer",
+             "1" * 10_000]),
+    ]  # fmt: skip
+    long, sealed, fifo = s(fx.too_long), fx.sealed, s(fx.fifo)
+    lines = {
+        "keygen --show key": ["keygen", "--show", "--key", "{}"],
+        "keygen key": ["keygen", "--key", "{}"],
+        "host key": ["host", "--bot", "greedy", "--key", "{}"],
+        "resume key": ["resume", "--key", "{}", s(fx.log1)],
+        "audit log": ["audit", "{}"],
+        "replay log": ["replay", "--text", "{}"],
+        "resume log": ["resume", "--key", k, "{}"],
+        "watch spec": ["watch", "--spec", "{}", "--bind", "tcp://127.0.0.1:1"],
+        "audit spec": ["audit", "--spec", "{}", s(fx.log1)],
+        "invite file": [*host, "--players", "2", "--invite-file", "{}"],
+    }
+    for what, argv in lines.items():
+        key = what.endswith("key")
+        for how, path, wrap in (
+            ("too long a name", long, ""),
+            ("in a sealed dir", s(sealed / ("ann.key" if key else "p1.log")), "nobody"),
+            ("a FIFO", fifo, ""),
+            ("/dev/zero", "/dev/zero", ""),
+        ):
+            if what == "keygen key" and how in ("a FIFO", "/dev/zero"):
+                continue  # (keygen refuses to replace an existing file: covered above)
+            want = (2, 4) if what.startswith("resume") else (2,)
+            out.append(Case(f"{what} {how}", [a.replace("{}", path) for a in argv], want, wrap,
+                            watch=[sealed]))  # fmt: skip
     return out
 
 
@@ -310,6 +372,7 @@ def _wrap(case: Case, fx: Fixtures, argv: list[str]) -> list[str] | None:
             return None
         ro = fx.base / "ro"
         ro.mkdir(exist_ok=True)
+
         return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
     if case.wrap in ("rofs", "fullfs"):
         if not shutil.which("unshare") or os.geteuid() != 0:
@@ -332,8 +395,14 @@ def run(case: Case, fx: Fixtures, timeout: float, tree: Path = ROOT) -> tuple[st
         return "skipped", ""
     before = _state(case.watch)
     env = {**os.environ, "NERTZ_HOME": str(fx.home), "PYTHONPATH": str(tree)}
+
+    def close() -> None:
+        for fd in case.closed:
+            os.close(fd)
+
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=fx.base,
-                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)  # fmt: skip
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                            preexec_fn=close if case.closed else None)  # fmt: skip  # noqa: PLW1509 (no threads here)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -351,7 +420,9 @@ def run(case: Case, fx: Fixtures, timeout: float, tree: Path = ROOT) -> tuple[st
         problems.append(f"status {proc.returncode} (want {'/'.join(map(str, case.want))})")
     report = command in ("audit", "replay") and proc.returncode == 1  # (findings shown)
     report |= command == "audit" and b"verdict: UNREADABLE" in out  # (audit's report, status 2)
-    if proc.returncode != 0 and not report:
+    if 2 in case.closed:
+        pass  # (stderr closed: the status says it all)
+    elif proc.returncode != 0 and not report:
         if not last.startswith(f"nertz {command}: error: ") and not last.startswith(
             "nertz: error: "
         ):

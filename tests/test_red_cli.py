@@ -68,10 +68,12 @@ def test_a_command_with_stdout_closed_does_its_work_and_says_nothing(tmp_path: P
     assert _run_closed(["audit", *logs], (1, 2), tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_is_not_taken_by_the_games_log(tmp_path: Path) -> None:
     """With descriptor 1 closed, the first file ``nertz demo`` opened took number 1: what the
     command printed as its scoreboard would go into it. The logs must stay logs."""
-    done = _run_closed(["demo", "--bots", "2", "--dir", str(tmp_path / "g")], (1,), tmp_path)
+    demo = ["demo", "--bots", "2", "--rounds", "1", "--speed", "10", "--dir", str(tmp_path / "g")]
+    done = _run_closed(demo, (1,), tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     logs = sorted(str(p) for p in (tmp_path / "g").glob("p*.log"))
@@ -176,3 +178,50 @@ def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: 
     assert "Traceback" not in rest, rest
     assert words == ["nertz join: interrupted"], "".join(seen[-3:]) + rest
     assert proc.returncode == 130
+
+
+@pytest.mark.parametrize(
+    ("numbers", "words"),
+    [
+        (["--capacity", "2", "--players", "5"], "--players 5 is more than the table seats"),
+        (["--capacity", "2", "--bots", "2", "--players", "2"], "--bots 2"),
+        (["--capacity", "2", "--bots", "2"], "--bots 2 and you are more than the table seats"),
+    ],
+)
+def test_host_numbers_that_contradict_each_other_are_refused_at_once(
+    tmp_path: Path, numbers: list[str], words: str
+) -> None:
+    """A table of 2 seats told to start at 5 players waited for ever without a word; one
+    with more bots than seats started them and refused the last as the table was full."""
+    make_key(tmp_path / "k")
+    argv = ["host", "--bot", "greedy", "--key", str(tmp_path / "k"), *numbers,
+            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    done = nertz(*argv, cwd=tmp_path, timeout=60)
+    one_error_line(done, "nertz host: error: ", words)
+    assert done.returncode == 2
+    assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare to mount a small tmpfs in a private mount namespace",
+)
+def test_a_demo_whose_disk_fills_says_the_disk_is_full_not_no_message(tmp_path: Path) -> None:
+    """The nodes write their logs and their error files on the same disk: when it fills, a
+    node's error line is lost with it and ``nertz demo`` said "no message". A 40 KiB tmpfs
+    fills in the first round of a game of three."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=40k none {mnt} && exec "$@"',
+         "sh", *NERTZ, "demo", "--bots", "2", "--rounds", "3", "--speed", "10", "--dir",
+         str(mnt / "g"), "--timeout", "120"],
+        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "Traceback" not in said
+    failed = [line for line in said.splitlines() if line.startswith("FAILED: node")]
+    assert failed, said
+    assert all(f"the disk of {str(mnt / 'g')!r} is full" in line for line in failed), failed

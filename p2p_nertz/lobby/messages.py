@@ -112,6 +112,18 @@ class LobbyMessageError(RemoteProtocolError, ValueError):
         self.kind = kind
 
 
+def shown(value: object) -> str:
+    """``value`` as an error says it: its ``repr``, cut short past 60 characters. What a
+    stranger sends is repeated in the host's log (the first drop of each kind): a name or an
+    endpoint of 30,000 characters must not make a line of 30,000.
+
+    >>> shown("Ann"), shown("x" * 5000)[-24:]
+    ("'Ann'", 'xxxxx… (5002 characters)')
+    """
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:56]}… ({len(text)} characters)"
+
+
 def check_endpoint(endpoint: str) -> str:
     """``endpoint`` if it is ``tcp://IPv4:port`` with a usable address and port.
 
@@ -122,21 +134,21 @@ def check_endpoint(endpoint: str) -> str:
         ValueError: anything else (a name, a wildcard, port 0, another transport).
     """
     if not endpoint.startswith("tcp://"):
-        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {endpoint!r}")
+        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {shown(endpoint)}")
     host, _, port = endpoint[6:].rpartition(":")
     try:
         address = ipaddress.IPv4Address(host)
         number = int(port)
     except ValueError:
-        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {endpoint!r}") from None
+        raise ValueError(f"a game endpoint is tcp://IPv4:port, not {shown(endpoint)}") from None
     if address.is_unspecified or address.is_multicast or not 1 <= number <= 65535:
-        raise ValueError(f"not a reachable endpoint: {endpoint!r}")
+        raise ValueError(f"not a reachable endpoint: {shown(endpoint)}")
     return endpoint
 
 
 def _name(value: object) -> str:
     if not isinstance(value, str) or not 1 <= len(value) <= 32 or not value.isprintable():
-        raise ValueError(f"a name is 1 to 32 printable characters: {value!r}")
+        raise ValueError(f"a name is 1 to 32 printable characters: {shown(value)}")
     return value
 
 
@@ -187,7 +199,7 @@ def _parse_options(options: list[Any]) -> Deal:
             # another digest.)
             if deal in {d.value for d in Deal}:
                 return Deal(deal)
-    raise ValueError(f"unknown table options {options!r}")
+    raise ValueError(f"unknown table options {shown(options)}")
 
 
 def table_digest(lobby_id: bytes, view: TableView) -> bytes:
@@ -331,7 +343,7 @@ def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
                     case [key, name, str() as endpoint, bool() as ready]:
                         parsed.append(Seat(_key(key), _name(name), check_endpoint(endpoint), ready))
                     case _:
-                        raise ValueError(f"not a seat: {seat!r}")
+                        raise ValueError(f"not a seat: {shown(seat)}")
             if len({s.peer_id for s in parsed}) != len(parsed):
                 raise ValueError("a key is seated twice")
             return TableView(rules, capacity, tuple(parsed), deal)
@@ -417,6 +429,8 @@ def decode(data: bytes) -> LobbyMessage:
         raise LobbyMessageError("the sender is not a usable public key", kind=known)
     if not verify(sender, signature, _DOMAIN + payload):
         raise LobbyMessageError("the signature does not verify", code="forged", kind=known)
+    if known is None:
+        raise LobbyMessageError(f"no lobby message is of kind {shown(kind_name)}")
     try:
         kind = _Kind(kind_name)
         # The sender may be seated: the whole key check, after the signature (which a
@@ -424,4 +438,4 @@ def decode(data: bytes) -> LobbyMessage:
         body_ = _parse_body(kind, body)
         return LobbyMessage(lobby_id, _key(sender, "the sender's"), body_, challenge)
     except ValueError as exc:
-        raise LobbyMessageError(f"bad {kind_name!r} message: {exc}", kind=known) from None
+        raise LobbyMessageError(f"bad {shown(kind_name)} message: {exc}", kind=known) from None
