@@ -23,8 +23,8 @@ from peer_helpers import PeerNetwork
 from cli.table import Outcome, run_table
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.abandonment import Refusal
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.local import AbandonAnswer, AbandonRefused
 from p2p_nertz.protocol.peer import PeerConfig, Suspected
 from p2p_nertz.protocol.spec import GameSpec

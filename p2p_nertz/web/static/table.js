@@ -491,6 +491,7 @@
     if (view.replay) {
       $("#replay-at").textContent = `step ${view.replay.at} of ${view.replay.total}` +
         ` · audit: ${view.replay.verdict}`;
+      $("#replay-legend p").textContent = view.replay.legend;
       $("#quit").textContent = "stop";
     }
     if (changed("board", [view.board, view.countdown, view.provisional])) drawBoard();
