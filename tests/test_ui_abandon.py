@@ -311,7 +311,7 @@ def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
     # One silent of three: the two left can vote it out, so no abandon is offered.
     ann.until(lambda tracker: 2 in tracker.suspected)
     # (The player's words: players, not the core's members.)
-    assert ann.offer() == "2 others are still playing (you can abandon only when one is left)"
+    assert ann.offer() == "2 others are still playing (only when one other is left)"
     with pytest.raises(AbandonRefused, match="exactly one other member") as refused:
         peer.abandon(net.now + QUICK.drop_after)
     assert refused.value.answer.refusal is Refusal.OTHERS and refused.value.answer.others == (1, 2)

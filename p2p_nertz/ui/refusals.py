@@ -4,18 +4,19 @@ The protocol core says why it refuses something in its own terms (a *member*, a 
 not *final*, *events*), for logs and errors, and gives the reason as a code
 (:class:`~p2p_nertz.protocol.abandonment.Refusal`). A person at the table knows players,
 moves and leaving, so the terminal and the browser (one controller, the same status line) say
-it with these words. A newcomer pressing ``a`` with two bots read "an abandon needs exactly one
+it with these words, short enough for the terminal's one status row (80 columns). A newcomer pressing ``a`` with two bots read "an abandon needs exactly one
 other member left (2 are)", and did not know what a member was, nor why.
 
 >>> from p2p_nertz.protocol.abandonment import Refusal
 >>> from p2p_nertz.protocol.local import AbandonAnswer
 >>> names = ["you", "bot1", "bot2"].__getitem__
 >>> abandon_words(AbandonAnswer("(core)", refusal=Refusal.OTHERS, others=(1, 2)), names)
-'2 others are still playing (you can abandon only when one is left)'
+'2 others are still playing (only when one other is left)'
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from p2p_nertz.protocol.abandonment import Refusal
@@ -40,20 +41,18 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
     if refusal is Refusal.LEFT:
         return "you left the game"
     if refusal is Refusal.RECOVERING:
-        return "you are still getting your own moves back from the others (after a restart)"
+        return "still getting your own moves back from the others"
     if refusal is Refusal.ABANDONED:
-        return "you abandoned the game already: it ends once the table has settled it"
+        return "you abandoned already: the game ends once that is settled"
     if refusal is Refusal.HELD_BACK and answer.others:
+        # (The vote out waits on the gone one's last moves: the game goes on if it comes back.)
         gone = name(answer.others[0])
-        return (
-            f"{_names(answer.pending, name)} can be voted out only with {gone}'s last moves, "
-            f"and {gone} has gone: the game goes on if {gone} comes back, or you can leave (q)"
-        )
+        voted = _names(answer.pending, name)
+        return f"{voted}'s vote out waits on {gone}, who has gone: wait, or leave (q)"
     if refusal is Refusal.HEARD and answer.partner is not None:
-        return (
-            f"{name(answer.partner)} was heard lately: you can abandon once they have been "
-            f"silent {max(answer.wait, 0.1):.1f} s more"
-        )
+        # (As the key says while it is on offer: Gone.waiting.)
+        wait = math.ceil(answer.wait)
+        return f"{name(answer.partner)} was heard lately; you can abandon in {wait} s"
     return _others(answer, name)
 
 
@@ -63,11 +62,9 @@ def _others(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
     if left == 0:
         return "you are the only player left: nobody to abandon"
     playing = "1 other is" if left == 1 else f"{left} others are"
-    voted = ""
-    if answer.pending:
-        being = "is" if len(answer.pending) == 1 else "are"
-        voted = f"{_names(answer.pending, name)} {being} being voted out, not settled yet; "
-    return f"{playing} still playing ({voted}you can abandon only when one is left)"
+    if answer.pending:  # (one status row: the rule is implied, the wait is what to know)
+        return f"{playing} still playing (wait: {_names(answer.pending, name)} being voted out)"
+    return f"{playing} still playing (only when one other is left)"
 
 
 def _names(seats: Sequence[int], name: Callable[[int], str]) -> str:
