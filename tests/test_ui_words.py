@@ -104,7 +104,8 @@ def test_ui_words_the_browser_lake_says_what_a_cards_border_and_number_are() -> 
     assert lake is not None
     heading = re.sub(r"<[^>]+>", "", lake[1])
     assert "a card's border: the colour of the player who laid it" in heading
-    assert "its small number: how many cards the pile holds" in heading
+    assert "(dashed: in the air)" in heading
+    assert "the small number at its corner: how many cards the pile holds" in heading
     script = (STATIC / "table.js").read_text()
     # (each border's colour is the player's, as the players' swatches are; the tooltip names)
     assert "c.style.borderColor = `var(--p${f.top_owner % 8})`" in script

@@ -51,7 +51,7 @@ MIN_HEIGHT = 24
 
 #: The lake's heading says what the digits after a card are (a newcomer read "2♦ 02" as a
 #: count; only the help said it was each card's owner, from the ace up).
-LAKE_NOTE = "the digits after a card: its owners' seats, ace first · * in the air"
+LAKE_NOTE = "· the digits after a card: its owners' seats, ace first · * in the air"
 
 #: The narrowest foundation of a packed lake: a card (up to 3), the air mark and an owner.
 _PACKED_MIN = 6
