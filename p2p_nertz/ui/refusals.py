@@ -4,8 +4,9 @@ The protocol core says why it refuses something in its own terms (a *member*, a 
 not *final*, *events*), for logs and errors, and gives the reason as a code
 (:class:`~p2p_nertz.protocol.abandonment.Refusal`). A person at the table knows players,
 moves and leaving, so the terminal and the browser (one controller, the same status line) say
-it with these words, short enough for the terminal's one status row (80 columns). A newcomer pressing ``a`` with two bots read "an abandon needs exactly one
-other member left (2 are)", and did not know what a member was, nor why.
+it with these words, short enough for the terminal's one status row (80 columns). A newcomer
+pressing ``a`` with two bots read "an abandon needs exactly one other member left (2 are)",
+and did not know what a member was, nor why.
 
 >>> from p2p_nertz.protocol.abandonment import Refusal
 >>> from p2p_nertz.protocol.local import AbandonAnswer
