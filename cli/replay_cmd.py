@@ -2,7 +2,8 @@
 
 ``--text`` prints every event the game counts, in the total order, one line each: round,
 Lamport time, author, the event in the notation, and for a claim whether it won, tied or lost
-(to whom). Without ``--text`` the replay is interactive, on plain lines of stdin: it shows the
+(to whom); a legend saying so comes first, on stderr (stdout stays one line per event for
+what reads it). Without ``--text`` the replay is interactive, on plain lines of stdin: it shows the
 tableaux and the lake after each step (face-down cards as ``??``, as every peer saw them).
 
 Commands: ``n`` or Enter (next), ``b`` (back), ``n 10``/``b 10`` (ten steps), ``r 2`` (the
@@ -24,7 +25,7 @@ from typing import Any, TextIO
 from cli.args import add_web_arguments, path_arg
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
 from cli.web_cmd import replay_in_browser
-from p2p_nertz.audit.replay import Replay, load, step_line
+from p2p_nertz.audit.replay import STEP_LEGEND, Replay, load, step_line
 from p2p_nertz.errors import NertzError
 
 __all__ = ["add_parser", "interact"]
@@ -61,6 +62,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.web and not args.text:
         replay_in_browser(loaded, bind=args.web_bind, open_page=not args.no_open)
     elif args.text:
+        # The legend on stderr: a person sees it first, and stdout stays one line per event
+        # for anything that reads it.
+        print("\n".join(STEP_LEGEND), file=sys.stderr)
         for step in loaded.steps:
             print(step_line(step, loaded.spec))
         for v in loaded.report.violations:
@@ -81,6 +85,7 @@ def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:
         f"{len(replay.report.rounds)} round(s), audit {replay.report.verdict}\n"
         "commands: n [k], b [k], r ROUND, e STEP, e NAME:SEQ, end, q\n"
     )
+    out.write("".join(f"{line}\n" for line in STEP_LEGEND))
     _show(replay, at, out)
     while True:
         out.write("> ")

@@ -154,10 +154,15 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     why = peer.why_not_abandon(result.time)
     assert why is not None
     assert "(seat 0) out is final only with" in why and "(seat 2) comes back" in why
-    # ... and the table's abandon key says the core's words (one answer, not a second rule).
-    table = TableController(tuple(m.name for m in peer.spec.members), 1, _Screen())
+    # ... and the table's abandon key says it in a player's words (one answer, not a second
+    # rule): who waits for whom, without the core's votes, finality and events.
+    names = tuple(m.name for m in peer.spec.members)
+    table = TableController(names, 1, _Screen())
     assert table.press("a", peer, result.time) == []
-    assert table.keys.status == f"cannot abandon: {why}"
+    status = table.keys.status
+    assert status.startswith("cannot abandon: ") and status != f"cannot abandon: {why}"
+    assert f"{names[0]}'s vote out waits on {names[2]}, who has gone: wait, or" in status
+    assert not any(word in status for word in ("member", "final", "event", "seat"))
 
 
 @pytest.mark.slow

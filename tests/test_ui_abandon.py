@@ -23,8 +23,9 @@ from peer_helpers import PeerNetwork
 from cli.table import Outcome, run_table
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.abandonment import Refusal
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, AbandonRefused
 from p2p_nertz.protocol.peer import PeerConfig, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
@@ -309,9 +310,11 @@ def test_tracker_offers_abandon_to_the_last_two_of_three() -> None:
     net.silence(2)
     # One silent of three: the two left can vote it out, so no abandon is offered.
     ann.until(lambda tracker: 2 in tracker.suspected)
-    assert ann.offer() == "an abandon needs exactly one other member left (2 are)"
-    with pytest.raises(LocalProtocolError, match="exactly one other"):
+    # (The player's words: players, not the core's members.)
+    assert ann.offer() == "2 others are still playing (only when one other is left)"
+    with pytest.raises(AbandonRefused, match="exactly one other member") as refused:
         peer.abandon(net.now + QUICK.drop_after)
+    assert refused.value.answer.refusal is Refusal.OTHERS and refused.value.answer.others == (1, 2)
     ann.until(lambda _: 2 in peer.final.dropped)
     assert ann.sync().links(peer)[2] is Link.DROPPED
     # Then the last other member goes too: now the key is on offer, and the core takes it.

@@ -72,6 +72,17 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
 
             wait_for(driver, lambda d: at(d).startswith("step 0 of "), "the replay's start")
             total = int(at(driver).split()[3])
+            # What the lines' marks are (L13, T*): under "how to read the lines", a click away;
+            # and what the lake's borders and numbers are, in its heading.
+            driver.find_element("css selector", "#replay-legend summary").click()
+            legend = "#replay-legend p"
+            wait_for(
+                driver,
+                lambda d: "Lamport time" in d.find_element("css selector", legend).text,
+                "legend",
+            )
+            lake = driver.find_element("css selector", "#lake h2").text
+            assert "the colour of the player who laid it" in lake, lake
             button = {
                 b.get_attribute("data-key"): b
                 for b in driver.find_elements("css selector", "#replay button")

@@ -18,7 +18,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, Event, GameState, Rotated, RoundEnded
 from p2p_nertz.rules import Outcome
 
-__all__ = ["CHECKPOINT_EVERY", "Replay", "Step", "load", "step_line"]
+__all__ = ["CHECKPOINT_EVERY", "STEP_LEGEND", "Replay", "Step", "load", "step_line"]
 
 CHECKPOINT_EVERY = 64
 """How many steps apart the replay keeps a copy of the fold."""
@@ -47,8 +47,20 @@ class Step:
     violations: tuple[Finding, ...]
 
 
+STEP_LEGEND = (
+    "legend: r1 L13 bob claim 3>L@1C AC won = round 1 (r0: before the first deal),",
+    "  Lamport time 13 (the one order every peer counts the events in), who, the",
+    "  event (a claim: its move in the notation and the card), a claim's outcome;",
+    "  T*=306: a Nerts call ended the round at Lamport time 306 (later plays do not",
+    "  count); !! = what the audit found wrong",
+)
+"""What :func:`step_line`'s columns and marks mean, for the person reading them (a newcomer
+read ``L19`` and ``T*=306`` with no idea what they were)."""
+
+
 def step_line(step: Step, spec: GameSpec) -> str:
-    """The ``--text`` line of a step: round, Lamport time, author, event, outcome.
+    """The ``--text`` line of a step: round, Lamport time, author, event, outcome
+    (:data:`STEP_LEGEND` says so in words).
 
     Columns are separated by single spaces; a claim ends with its outcome, and anything the
     audit found wrong follows ``!!``.

@@ -19,9 +19,52 @@ absent member (its roster) and ends the game (its phases).
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
+
 from p2p_nertz.rules import Game, GameResult, Termination
 
-__all__ = ["Abandonment", "ended_void"]
+__all__ = ["Abandonment", "NoPartner", "Refusal", "ended_void"]
+
+
+class Refusal(enum.Enum):
+    """Why the core takes no abandon now, as a code
+    (:attr:`~p2p_nertz.protocol.local.AbandonAnswer.refusal`): each front end says it in its
+    own words (a person knows a player, not a member); the core's words are for logs and
+    errors."""
+
+    OVER = "over"  #: the game is over
+    OUT = "out"  #: the member asking is out of the game
+    OTHERS = "others"  #: not exactly one other member is left (``others`` says who is)
+    HELD_BACK = "held back"  #: left with a gone member, the drops of the rest not final (§13)
+    RECOVERING = "recovering"  #: still recovering its own events after a restart (§9.6)
+    LEFT = "left"  #: it left the game
+    ABANDONED = "abandoned"  #: it abandoned already: the game ends once that is final
+    HEARD = "heard"  #: the one other member was heard too lately to count as gone
+
+
+@dataclass(frozen=True, slots=True)
+class NoPartner:
+    """Why an abandon by a member has nobody to end the game with
+    (:func:`~p2p_nertz.protocol.state.abandon_partner`); ``str()`` gives the core's words.
+
+    Attributes:
+        refusal: :attr:`Refusal.OVER`, :attr:`Refusal.OUT` or :attr:`Refusal.OTHERS`.
+        others: the other members still in by the final fold (for ``OTHERS``).
+        pending: those of ``others`` whose drop only the held events decide (not final yet).
+    """
+
+    refusal: Refusal
+    others: tuple[int, ...] = ()
+    pending: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        if self.refusal is Refusal.OVER:
+            return "the game is already over"
+        if self.refusal is Refusal.OUT:
+            return "you are out of the game"
+        pending = "; a drop is not final yet" if len(self.others) - len(self.pending) == 1 else ""
+        return f"an abandon needs exactly one other member left ({len(self.others)} are{pending})"
 
 
 class Abandonment:

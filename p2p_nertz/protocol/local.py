@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.protocol.abandonment import NoPartner, Refusal
 from p2p_nertz.protocol.bodies import Drop, DropReason, Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.membership import Membership
@@ -38,6 +39,7 @@ from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules, Table
 
 __all__ = [
     "AbandonAnswer",
+    "AbandonRefused",
     "abandon_answer",
     "abandoned_by",
     "claimed_piles",
@@ -63,12 +65,29 @@ class AbandonAnswer:
             :meth:`Membership.gone_for`).
         wait: seconds the core still wants ``partner`` gone before it takes an abandon (``0``:
             it takes one now).
+        refusal: ``why`` as a code, for a front end to say in its own words (``None`` with
+            ``why``: only the words, as from a test's fake core).
+        others: the other members still in, that the refusal is about (``OTHERS``: by the
+            final fold; ``HELD_BACK``: the one gone).
+        pending: members whose drop is not final yet (``OTHERS``, ``HELD_BACK``).
     """
 
     why: str | None
     partner: int | None = None
     silent: float = 0.0
     wait: float = 0.0
+    refusal: Refusal | None = None
+    others: tuple[int, ...] = ()
+    pending: tuple[int, ...] = ()
+
+
+class AbandonRefused(LocalProtocolError):
+    """Raised when the core refuses an abandon (:meth:`~p2p_nertz.protocol.peer.Peer.abandon`):
+    the message is the core's words, :attr:`answer` the whole answer, for a front end's."""
+
+    def __init__(self, answer: AbandonAnswer) -> None:
+        super().__init__(answer.why)
+        self.answer = answer
 
 
 def abandon_answer(
@@ -90,16 +109,26 @@ def abandon_answer(
     (:func:`abandoned_by`): an abandon is signed once, and waits to be final, never signed
     again (chaos demo seed 14: one the fold did not show was signed every few ticks)."""
     if recovering:
-        return AbandonAnswer("still recovering our own events from the others")
+        why = "still recovering our own events from the others"
+        return AbandonAnswer(why, refusal=Refusal.RECOVERING)
     if left:
-        return AbandonAnswer("we left the game")
+        return AbandonAnswer("we left the game", refusal=Refusal.LEFT)
     partner = abandon_partner(final, tentative, membership.seat)
-    if isinstance(partner, str):
+    if isinstance(partner, NoPartner):
         # Left alone with a member that has gone, the drops not final: what the game waits
         # for (held_back_by_gone).
-        return AbandonAnswer(held_back_by_gone(membership, now, final, tentative, names) or partner)
+        held = held_back_by_gone(membership, now, final, tentative)
+        if held is None:
+            refusal, others, pending = partner.refusal, partner.others, partner.pending
+            return AbandonAnswer(
+                str(partner), None, refusal=refusal, others=others, pending=pending
+            )
+        away, pending = held
+        why = _held_back_words(away, pending, names)
+        return AbandonAnswer(why, refusal=Refusal.HELD_BACK, others=(away,), pending=pending)
     if partner in abandoned:
-        return AbandonAnswer("we abandoned the game already: it ends once that is final", partner)
+        why = "we abandoned the game already: it ends once that is final"
+        return AbandonAnswer(why, partner, refusal=Refusal.ABANDONED)
     drop_after = membership.timers.drop_after
     gone = membership.gone_for(partner, now)
     if gone >= 0:
@@ -110,7 +139,7 @@ def abandon_answer(
         f"{names[partner]} (seat {partner}) was heard {silent:.1f} s ago; an abandon needs "
         f"{drop_after:g} s of silence ({max(drop_after - silent, 0.1):.1f} s more)"
     )
-    return AbandonAnswer(why, partner, drop_after + gone, -gone)
+    return AbandonAnswer(why, partner, drop_after + gone, -gone, refusal=Refusal.HEARD)
 
 
 def abandoned_by(own: Sequence[Message], seats: int) -> set[int]:
@@ -297,11 +326,12 @@ def local_move(
 
 
 def held_back_by_gone(
-    membership: Membership, now: float, final: GameState, tentative: GameState, names: Sequence[str]
-) -> str | None:
+    membership: Membership, now: float, final: GameState, tentative: GameState
+) -> tuple[int, tuple[int, ...]] | None:
     """What the game waits for when ``membership``'s held votes leave us alone with a member
-    that has gone, and their drops are not final (§13, ``--variants`` soak seed 98), in words
-    (``names``: each seat's player); ``None`` otherwise.
+    that has gone, and their drops are not final (§13, ``--variants`` soak seed 98): the gone
+    member and the members whose drop waits (:func:`_held_back_words` says it); ``None``
+    otherwise.
 
     Those drops are final only once everything up to them is, which needs the gone
     member's events and cover; and it can be removed only by an abandon, which needs them
@@ -315,6 +345,11 @@ def held_back_by_gone(
     (other,) = (q for q in held if q != membership.seat)
     if membership.gone_for(other, now) < 0:
         return None
+    return other, tuple(pending)
+
+
+def _held_back_words(other: int, pending: Sequence[int], names: Sequence[str]) -> str:
+    """The core's words for :func:`held_back_by_gone`'s answer (``names``: each seat's)."""
     out = ", ".join(f"{names[q]} (seat {q})" for q in pending)
     gone = f"{names[other]} (seat {other})"
     return (

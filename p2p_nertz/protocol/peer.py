@@ -122,7 +122,7 @@ from p2p_nertz.protocol.gone import (
 )
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
-from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, AbandonRefused
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.player import LocalPlayer
@@ -398,7 +398,7 @@ class Peer:
         negative: how much longer before it does. ``None``: no abandon is possible now
         (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        return None if isinstance(partner, str) else self._membership.gone_for(partner, now)
+        return None if not isinstance(partner, int) else self._membership.gone_for(partner, now)
 
     def table_gone(self, now: float) -> TableGone | None:
         """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9): all
@@ -508,13 +508,13 @@ class Peer:
         heard from again the result may be :attr:`provisional`.
 
         Raises:
-            LocalProtocolError: :meth:`why_not_abandon` says why not (the game is over, more
+            AbandonRefused: :meth:`why_not_abandon` says why not (the game is over, more
                 than one other member is left, the other has not been gone long enough...);
                 nothing is sent.
         """
         answer = self.abandon_answer(now)
         if answer.why is not None:
-            raise LocalProtocolError(answer.why)
+            raise AbandonRefused(answer)
         other = answer.partner
         assert other is not None  # (a partner, since the answer says yes)
         # Count all we hold, or what an earlier vote of ours froze our announcements at.

@@ -55,7 +55,7 @@ from collections.abc import Callable
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol import flaps, second_stall
-from p2p_nertz.protocol.abandonment import Abandonment, ended_void
+from p2p_nertz.protocol.abandonment import Abandonment, NoPartner, Refusal, ended_void
 from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
@@ -678,10 +678,10 @@ def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) 
         notices.append(GameEnded(state.game.result))
 
 
-def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | str:
+def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | NoPartner:
     """The member an abandon by ``seat`` would end the game with (§9.3), or why there is none
-    (in words): the one place that says who may abandon whom, for the peer, the table, the
-    node and the simulator.
+    (a code, the core's words its ``str()``): the one place that says who may abandon whom,
+    for the peer, the table, the node and the simulator.
 
     Exactly one other member must be left by the *final* fold. A drop that only the held
     events decide may be undone by what the absent member signed unseen, earlier in the
@@ -692,16 +692,15 @@ def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | 
     if final.phase is Phase.OVER:
         # (A game over only on the table, its last result not yet acknowledged by the other,
         # can still be abandoned: it ends on what both saw.)
-        return "the game is already over"
+        return NoPartner(Refusal.OVER)
     if seat in tentative.dropped or seat in final.dropped:
-        return "you are out of the game"
+        return NoPartner(Refusal.OUT)
     members = [q for q in range(final.spec.seats) if q not in final.dropped]
-    if len(members) != 2:
-        held = [q for q in members if q not in tentative.dropped]
-        pending = "; a drop is not final yet" if len(held) == 2 else ""
-        return f"an abandon needs exactly one other member left ({len(members) - 1} are{pending})"
-    (other,) = (q for q in members if q != seat)
-    return other
+    others = tuple(q for q in members if q != seat)
+    if len(others) != 1:
+        pending = tuple(q for q in others if q in tentative.dropped)
+        return NoPartner(Refusal.OTHERS, others, pending)
+    return others[0]
 
 
 def voted_chain(state: GameState, seat: int, fork: int) -> tuple[int, dict[int, bytes]] | None:

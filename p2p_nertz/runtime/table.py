@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
+from p2p_nertz.protocol.local import AbandonRefused
 from p2p_nertz.ui import Abandon, Leave, PlayMove
 from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
 
@@ -88,6 +89,8 @@ class TableRunner:
             elif isinstance(request, Abandon):
                 try:
                     await self.node.abandon()
+                except AbandonRefused as exc:  # (the core's answer: the table words it)
+                    self.table.abandon_refused(exc.answer)
                 except LocalProtocolError as exc:
                     self.table.abandon_refused(str(exc))
                 else:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from p2p_nertz.protocol.gone import GoneReason
+from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
@@ -274,8 +275,11 @@ class TableController:
         """The node refused a move: the status line says why."""
         self.keys = KeyState(status=f"illegal: {_brief(why)}")
 
-    def abandon_refused(self, why: str) -> None:
-        """The core refused an abandon (the other has not been silent long enough, say)."""
+    def abandon_refused(self, why: str | AbandonAnswer) -> None:
+        """The core refused an abandon (the other has not been silent long enough, say): its
+        answer, said in the player's words (:meth:`Tracker.abandon_words`), or words."""
+        if isinstance(why, AbandonAnswer):
+            why = self.tracker.abandon_words(why)
         self.keys = KeyState(status=f"cannot abandon: {why}")
 
     def abandoned(self) -> None:

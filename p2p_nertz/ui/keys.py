@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
+from p2p_nertz.ui.refusals import NO_ABANDON
 from p2p_nertz.ui.view import (
     STUCK_WAITING,
     Gone,
@@ -117,9 +118,6 @@ Action = PlayMove | Leave | CloseBoard | Abandon
 #: The status of a key pressed before the deal (:func:`once_dealt` clears it after).
 NOT_DEALT = "not dealt yet"
 ILLEGAL_NOT_DEALT = "illegal: the round is not dealt yet"
-
-NO_ABANDON = "an abandon needs exactly one other member left, and gone"
-"""Why the game cannot be abandoned, when the front end has said nothing else."""
 
 
 @dataclass(frozen=True, slots=True)

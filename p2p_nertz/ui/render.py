@@ -7,7 +7,8 @@ piles, and uses any extra room (more lake rows, two columns of players):
 header                round, phase, who you are, the help key
 lake                  one column per suit; one foundation per row: the top card, then the
                       seat number of the owner of every card from the ace up (``5♠ 12132``);
-                      ``*`` after the top card while a card of it is in the air
+                      ``*`` after the top card while a card of it is in the air (the lake's
+                      heading says both, where it fits)
 players               seat and name, Nerts cards left, waste top, stuck, last action, link
                       state (ok / suspected / dropped / left) and game total
 your tableau          ``[n]`` Nerts top card and count, ``[s]`` stock count, ``[w]`` waste (top
@@ -47,6 +48,10 @@ __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play",
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
+
+#: The lake's heading says what the digits after a card are (a newcomer read "2♦ 02" as a
+#: count; only the help said it was each card's owner, from the ace up).
+LAKE_NOTE = "· the digits after a card: its owners' seats, ace first · * in the air"
 
 #: The narrowest foundation of a packed lake: a card (up to 3), the air mark and an owner.
 _PACKED_MIN = 6
@@ -195,9 +200,12 @@ class _Pen:
         row.add("*" if air else " ", Style.PENDING if air else Style.PLAIN)
         row.add(owners, Style.DIM)
 
-    def rule(self, title: str) -> tuple[Span, ...]:
+    def rule(self, title: str, note: str = "") -> tuple[Span, ...]:
+        """A heading across the screen; ``note`` (dim) after the title when it fits whole."""
         row = self.row()
         row.add("─ ", Style.DIM).add(title, Style.BOLD).add(" ", Style.DIM)
+        if note and len(title) + len(note) + 6 <= self.width:
+            row.add(note, Style.DIM).add(" ", Style.DIM)
         row.pad_to(self.width, "─", Style.DIM)
         return row.spans()
 
@@ -364,7 +372,7 @@ class _TablePainter:
             want_messages = 0  # a full lake (8 players at 80×24) before the announcements
         lake_room = max(1, room - fixed - want_messages)
         lake = self.lake(lake_rows, lake_room)
-        body = [pen.rule("lake"), *lake]
+        body = [pen.rule("lake", LAKE_NOTE), *lake]
         body += [pen.rule("players" if view.seat is not None else "tableaux"), *players]
         body += mine
         body += pen.messages(view.news(), room - len(body))

@@ -35,7 +35,8 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.ui.keys import NO_ABANDON, KeyState
+from p2p_nertz.ui.keys import KeyState
+from p2p_nertz.ui.refusals import NO_ABANDON, abandon_words
 from p2p_nertz.ui.view import (
     PASS_GONE,
     Board,
@@ -436,11 +437,16 @@ class Tracker:
         other = answer.partner
         if other is None:
             assert answer.why is not None  # (no partner: the core says why)
-            return answer.why
+            return self.abandon_words(answer)
         if other not in self.suspected and answer.wait > 0:
             # (Heard, but holding the game back past the core's wait counts as gone.)
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
         return Gone(other, self.name(other), answer.silent, answer.wait)
+
+    def abandon_words(self, answer: AbandonAnswer) -> str:
+        """Why the core refuses an abandon, in the player's words (:mod:`~p2p_nertz.ui.refusals`:
+        the core speaks of members, a person of players)."""
+        return abandon_words(answer, self.name)
 
     def view(
         self,

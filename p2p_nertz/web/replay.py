@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from p2p_nertz.audit.replay import Replay, step_line
+from p2p_nertz.audit.replay import STEP_LEGEND, Replay, step_line
 from p2p_nertz.ui.view import TableView
 from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
@@ -85,7 +85,12 @@ class ReplayStepper:
             status=f"step {at}/{len(replay)}: {line}",
         )
         data = view_json(view, symbols=self.symbols)
-        data["replay"] = {"at": at, "total": len(replay), "verdict": replay.report.verdict}
+        data["replay"] = {
+            "at": at,
+            "total": len(replay),
+            "verdict": replay.report.verdict,
+            "legend": " ".join(line.strip() for line in STEP_LEGEND),  # (what L13, T* are)
+        }
         return data
 
 

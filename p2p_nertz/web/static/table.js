@@ -170,7 +170,10 @@
       c.dataset.foundation = f.id;
       slot.appendChild(c);
       slot.appendChild(el("span", "height", String(f.height)));
-      slot.title = `${f.top.text} (${f.air ? "in the air" : "final"}) · foundation ${f.id}`;
+      // (Whose the top card is, in words: a border's colour alone left a newcomer guessing.)
+      const owner = view.players[f.top_owner];
+      slot.title = `${f.top.text}, laid by ${owner ? owner.name : `seat ${f.top_owner}`}` +
+        ` (${f.air ? "in the air" : "final"}) · ${f.height} cards in the pile · foundation ${f.id}`;
       box.appendChild(slot);
     }
   }
@@ -488,6 +491,7 @@
     if (view.replay) {
       $("#replay-at").textContent = `step ${view.replay.at} of ${view.replay.total}` +
         ` · audit: ${view.replay.verdict}`;
+      $("#replay-legend p").textContent = view.replay.legend;
       $("#quit").textContent = "stop";
     }
     if (changed("board", [view.board, view.countdown, view.provisional])) drawBoard();
