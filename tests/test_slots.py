@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from p2p_nertz.protocol.bodies import Play as PlayBody
-from p2p_nertz.protocol.fold_values import Event
+from p2p_nertz.protocol.fold_values import ClaimDecided, Event
+from p2p_nertz.rules.lake import LakeCard, Resolution
 from p2p_nertz.rules.table import Play, Table
 from p2p_nertz.rules.tableau import Tableau
 from p2p_nertz.slots import quick_init
@@ -66,7 +67,7 @@ def test_quick_init_refuses_the_calls_the_dataclass_init_refuses(
 
 def test_quick_init_keeps_the_signature_of_each_hot_value() -> None:
     # (The parameters by name and default, as the dataclass's __init__ had them.)
-    for cls in (Event, Play, Table, Tableau, PlayBody):
+    for cls in (Event, Play, Table, Tableau, PlayBody, LakeCard, Resolution, ClaimDecided):
         expected = [(f.name, f.default) for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
         code = cls.__init__.__code__
         names = code.co_varnames[1 : code.co_argcount]

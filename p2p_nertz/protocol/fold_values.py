@@ -229,6 +229,7 @@ class Violation:
 
 
 # Notices the fold reports (the peer turns them into events for the UI).
+@quick_init  # one a claim
 @dataclass(frozen=True, slots=True)
 class ClaimDecided:
     """A claim was resolved (kept, tied, or lost and its card returned)."""

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from p2p_nertz.errors import NotationError
 from p2p_nertz.rules.cards import Card, card_code
 from p2p_nertz.rules.moves import PILE_NERTS, PILE_WASTE, FoundationId, Pile
+from p2p_nertz.slots import quick_init
 
 __all__ = ["Claim", "Lake", "LakeCard", "Outcome", "Resolution", "resolve"]
 
@@ -136,6 +137,7 @@ _CLAIM_RE = re.compile(
 )
 
 
+@quick_init  # one a claim kept, in the fold of every peer and of the audit
 @dataclass(frozen=True, slots=True, repr=False)
 class LakeCard:
     """A card in the lake: the card, its owner's seat, and the Lamport time it was claimed."""
@@ -165,6 +167,7 @@ OUTCOME_TIED = Outcome.TIED
 OUTCOME_LOST = Outcome.LOST
 
 
+@quick_init  # one a claim
 @dataclass(frozen=True, slots=True)
 class Resolution:
     """The result of one claim.
