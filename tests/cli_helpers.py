@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli.args import free_ports
 from cli.keyfile import default_key_path, save_key, write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -62,6 +61,30 @@ def held_port() -> Iterator[int]:
         hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         hold.bind(("127.0.0.1", 0))
         yield int(hold.getsockname()[1])
+
+
+@contextlib.contextmanager
+def held_ports(count: int) -> Iterator[list[int]]:
+    """``count`` ports of :func:`held_port`, all held until the block ends."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(held_port()) for _ in range(count)]
+
+
+def ports_held_for_the_test(count: int) -> list[int]:
+    """``count`` ports of :func:`held_port`, held until the current test ends
+    (:func:`at_end_of_test`): for a setup object whose ports the test's commands are given."""
+    stack = contextlib.ExitStack()
+    at_end_of_test(stack.close)
+    return [stack.enter_context(held_port()) for _ in range(count)]
+
+
+def lobby_where(lobby: dict[str, Any]) -> str:
+    """``127.0.0.1:PORT`` of a host's ``lobby`` JSON line (``nertz host --json``): where a
+    guest on this machine joins. The host is started without ``--port`` (a port of 0 binds
+    any free one, said here), never with a port picked beforehand that another process
+    could take before the host binds it."""
+    assert lobby["event"] == "lobby", lobby
+    return "127.0.0.1:" + str(lobby["endpoint"]).rsplit(":", 1)[1]
 
 
 def make_key(path: Path | None = None) -> Identity:
@@ -131,15 +154,12 @@ def node_game(
         [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt, deal=deal
     )
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
-    ports = free_ports(len(names))
     procs: list[subprocess.Popen[str]] = []
     at_end_of_test(lambda: _kill_running(procs))  # (however the test ends)
     logs: list[Path] = []
     try:
         for n, identity in enumerate(ids):
             write_key(tmp_path / f"{n}.key", identity)
-            seat = spec.seat_of(identity.peer_id)
-            peers = [f"{s}=tcp://127.0.0.1:{ports[s]}" for s in range(len(ids)) if s != seat]
             logs.append(tmp_path / f"{n}.log")
             procs.append(
                 subprocess.Popen(
@@ -147,21 +167,46 @@ def node_game(
                         sys.executable, "-m", "cli", "node",
                         "--key", str(tmp_path / f"{n}.key"),
                         "--spec", str(tmp_path / "game.spec"),
-                        "--bind", f"tcp://127.0.0.1:{ports[seat]}",
-                        *(arg for p in peers for arg in ("--peer", p)),
+                        "--bind", "tcp://127.0.0.1:0", "--peers-on-stdin",
                         "--log", str(logs[-1]),
                         "--json", "--speed", "10", *args(n),
                     ],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE,
                 )
             )  # fmt: skip
+        introduce(spec, ids, procs)
     except BaseException:
         stop_all(procs)
         raise
     return spec, procs, logs
+
+
+def introduce(
+    spec: GameSpec, ids: Sequence[Identity], procs: Sequence[subprocess.Popen[str]]
+) -> None:
+    """Read the endpoint each of ``procs`` (``nertz node --peers-on-stdin --json``, the n-th
+    with the n-th of ``ids``) bound, then give each every other's, by seat, on its stdin.
+
+    Each node binds port 0 and says the port it got: a port picked here and bound later by the
+    node could be taken meanwhile by another worker's process (a busy machine)."""
+    bound: dict[int, str] = {}
+    for identity, proc in zip(ids, procs, strict=True):
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # (the first line: said once bound, or the end)
+        if not line.startswith("{"):
+            _, err = proc.communicate(timeout=60)
+            raise AssertionError(f"a node did not bind: {line!r} {err}")
+        said = json.loads(line)
+        assert said["event"] == "bound", said
+        bound[spec.seat_of(identity.peer_id)] = said["endpoint"]
+    for identity, proc in zip(ids, procs, strict=True):
+        seat = spec.seat_of(identity.peer_id)
+        assert proc.stdin is not None
+        proc.stdin.write("".join(f"{s}={e}\n" for s, e in bound.items() if s != seat) + "\n")
+        proc.stdin.flush()
 
 
 def _kill_running(procs: Sequence[subprocess.Popen[str]]) -> None:

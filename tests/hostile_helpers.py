@@ -4,8 +4,10 @@
 :class:`~p2p_nertz.runtime.node.PeerNode` of greedy bots on tcp://127.0.0.1, CURVE, its own
 log), and runs the hostile member in the calling process: a real node too, with its key, its
 log and its bot, beside which an *attack* sends what a member with a valid key can send over
-its own CURVE connections (:data:`ATTACKS`). Every node binds first, and all start together
-once all are bound (a loaded machine may take seconds to start a process). When every child
+its own CURVE connections (:data:`ATTACKS`). Every node binds a free port first and says it
+(no port is picked beforehand for another process to take), and all start together, each
+told every endpoint, once all are bound (a loaded machine may take seconds to start a
+process). When every child
 has finished (or the game's timeout ran out: a child that hangs is killed and reported), the
 outcome says what each honest node ended with (its final digest, the members it dropped, its
 CPU and peak RSS, whether it wrote a traceback) and what the audit of every log, the hostile
@@ -37,7 +39,6 @@ from typing import Any
 
 import trio
 
-from cli.args import free_ports
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -70,6 +71,10 @@ __all__ = [
     "run_game",
 ]
 
+#: The endpoint given for an honest node that ended before it bound (its outcome says so):
+#: a port of 127.0.0.1 nobody listens on (1, tcpmux: a port only root may bind).
+_NOBODY = "tcp://127.0.0.1:1"
+
 CONFIG: PeerConfig = node_config(suspect_after=1.0, drop_after=3.0)
 """Every node's timers: short, so that a member gone quiet is voted out within seconds."""
 
@@ -88,13 +93,12 @@ def child_main(config_path: str, seat: str) -> int:
     cfg = json.loads(Path(config_path).read_text())
     identities, spec = make_game(cfg["players"], cfg["seed"])
     s = int(seat)
-    endpoints = {spec.peer_ids[i]: e for i, e in enumerate(cfg["endpoints"])}
     logdir = Path(cfg["logdir"])
     node = PeerNode(
         identities[s],
         spec,
         logdir / f"peer{s}.log",
-        bind=cfg["endpoints"][s],
+        bind="tcp://127.0.0.1:0",  # (any free port, said to run_game, which tells the others)
         strategy="greedy",
         speed=10,
         config=CONFIG,
@@ -104,9 +108,9 @@ def child_main(config_path: str, seat: str) -> int:
     # Bound, then wait for every member to be (run_game): a node that starts seconds before
     # another (a loaded machine starting processes) would vote it out as silent, a 3 s
     # drop_after, and play another game than the test's.
-    node.bind()
-    print("bound", flush=True)
-    sys.stdin.readline()
+    print("bound", node.bind(), flush=True)
+    book = json.loads(sys.stdin.readline(1 << 16))  # every member's endpoint, by seat: go
+    endpoints = {spec.peer_ids[i]: e for i, e in enumerate(book)}
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (nobody reads it now)
     started = time.monotonic()
 
@@ -532,8 +536,7 @@ def run_game(
     identities, spec = make_game(players, seed)
     logdir = workdir / f"{attack}-{players}-{seed}"
     logdir.mkdir(parents=True)
-    endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(players)]
-    cfg = {"players": players, "seed": seed, "endpoints": endpoints, "logdir": str(logdir)}
+    cfg = {"players": players, "seed": seed, "logdir": str(logdir)}
     cfg_path = logdir / "config.json"
     cfg_path.write_text(json.dumps(cfg))
     errs = [(logdir / f"stderr{s}.txt").open("wb") for s in range(players - 1)]
@@ -546,26 +549,28 @@ def run_game(
         )
         for s in range(players - 1)
     ]
+    bound: list[str] = []
     for c in children:
         assert c.stdout is not None
-        c.stdout.readline()  # bound (or gone: its outcome says so)
+        said = c.stdout.readline().split()  # bound ENDPOINT (or gone: its outcome says so)
+        bound.append(said[1].decode() if said[:1] == [b"bound"] else _NOBODY)
     hostile_seat = players - 1
     node = HostileNode(
         identities[hostile_seat],
         spec,
         logdir / f"peer{hostile_seat}.log",
-        bind=endpoints[hostile_seat],
+        bind="tcp://127.0.0.1:0",
         strategy="greedy",
         speed=10,
         config=CONFIG,
     )
     h = Hostile(node, identities[hostile_seat], spec, list(spec.peer_ids[:hostile_seat]))
+    endpoints = [*bound, node.bind()]
     book = dict(zip(spec.peer_ids, endpoints, strict=True))
-    node.bind()
-    for c in children:  # every member is bound: go, all at once
+    for c in children:  # every member is bound: go, all at once, told every endpoint
         assert c.stdin is not None
         with contextlib.suppress(BrokenPipeError):
-            c.stdin.write(b"go\n")
+            c.stdin.write(json.dumps(endpoints).encode() + b"\n")
             c.stdin.flush()
         with contextlib.suppress(BrokenPipeError):
             c.stdin.close()

@@ -12,15 +12,15 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import make_key, one_error_line
+from cli_helpers import held_ports, lobby_where, make_key, one_error_line
 from key_helpers import secret_in
 
-from cli.args import free_ports
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import LogHeader, RecordKind
@@ -55,18 +55,29 @@ def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     )  # fmt: skip
 
 
+@pytest.fixture
+def ports() -> Iterator[list[int]]:
+    """Three ports of 127.0.0.1 held bound for the test (``held_ports``): the addresses its
+    commands are given, none of which they reach (each refuses its key first), nor any other
+    process binds meanwhile."""
+    with held_ports(3) as held:
+        yield held
+
+
 # -- key files open to others --------------------------------------------------------------------
-def _game_files(tmp_path: Path, identity: Identity) -> tuple[Path, Path, list[str]]:
-    """A game of ``identity`` and another, its spec file, a log of ``identity`` that resume
-    can read, and the ``--bind``/``--peer`` options of a node of it."""
+def _game_files(
+    tmp_path: Path, identity: Identity, ports: list[int]
+) -> tuple[Path, Path, list[str]]:
+    """A game of ``identity`` and another on the first two ``ports``, its spec file, a log of
+    ``identity`` that resume can read, and the ``--bind``/``--peer`` options of a node of
+    it."""
     other = Identity.generate(derive_seed(b"test-cli-keys-other", 0))
     spec = GameSpec.create([(identity.peer_id, "Ann"), (other.peer_id, "Bob")], Rules(), b"k")
     spec_path = tmp_path / "game.spec"
     spec_path.write_bytes(spec.to_wire())
-    ports = free_ports(2)
     book = {
         bytes(i.peer_id): f"tcp://127.0.0.1:{p}"
-        for i, p in zip((identity, other), ports, strict=True)
+        for i, p in zip((identity, other), ports[:2], strict=True)
     }
     log = tmp_path / "ann.log"
     header = LogHeader(game_id=spec.game_id, peer_id=bytes(identity.peer_id), created_at_ms=0)
@@ -94,7 +105,7 @@ def _game_files(tmp_path: Path, identity: Identity) -> tuple[Path, Path, list[st
      "resume-found"],
 )  # fmt: skip
 def test_every_command_refuses_a_key_file_open_to_others_in_one_line(
-    tmp_path: Path, command: str, mode: int
+    tmp_path: Path, command: str, mode: int, ports: list[int]
 ) -> None:
     env = _env(tmp_path, "ann")
     key = tmp_path / "ann" / "config" / "p2p-nertz" / "key"  # the default key
@@ -102,9 +113,8 @@ def test_every_command_refuses_a_key_file_open_to_others_in_one_line(
     identity = Identity.generate()
     write_key(key, identity)
     key.chmod(mode)
-    spec, log, node = _game_files(tmp_path, identity)
-    (port,) = free_ports(1)
-    where = f"127.0.0.1:{port}"
+    spec, log, node = _game_files(tmp_path, identity, ports)
+    where = f"127.0.0.1:{ports[2]}"
     argv = {
         "keygen": ["keygen"],
         "keygen --show": ["keygen", "--show"],
@@ -225,8 +235,6 @@ def test_bot_and_join_without_key_keep_no_key_in_the_log_dir_and_resume_finds_it
     for env in (ann, bob):
         make_key(Path(env["XDG_CONFIG_HOME"]) / "p2p-nertz" / "key")  # (the default key)
     logs = {who: tmp_path / who / "logs" for who in ("ann", "bob", "bot")}
-    (port,) = free_ports(1)
-    where = f"127.0.0.1:{port}"
     procs: list[_Proc] = []
 
     def start(name: str, argv: list[str], env: dict[str, str]) -> _Proc:
@@ -236,11 +244,11 @@ def test_bot_and_join_without_key_keep_no_key_in_the_log_dir_and_resume_finds_it
     try:
         host = start(
             "host",
-            ["host", "--name", "Ann", "--bot", "greedy", "--port", str(port),
+            ["host", "--name", "Ann", "--bot", "greedy",
              "--players", "3", "--rounds", "1", "--log-dir", str(logs["ann"])],
             ann,
         )  # fmt: skip
-        host.wait_for("lobby")
+        where = lobby_where(host.wait_for("lobby"))
         joiner = start(
             "join",
             ["join", "--name", "Bob", "--bot", "greedy", "--peer", where,
@@ -287,9 +295,9 @@ def test_bot_and_join_without_key_keep_no_key_in_the_log_dir_and_resume_finds_it
         _assert_no_secret_under(directory, secrets)
 
 
-def test_resume_without_key_says_where_it_looked(tmp_path: Path) -> None:
+def test_resume_without_key_says_where_it_looked(tmp_path: Path, ports: list[int]) -> None:
     env = _env(tmp_path, "ann")
-    _, log, _ = _game_files(tmp_path, Identity.generate())
+    _, log, _ = _game_files(tmp_path, Identity.generate(), ports)
     one_error_line(_run(["resume", str(log), "--bot", "greedy"], env), "--key", "keys")
 
 
@@ -307,12 +315,14 @@ def test_keep_key_keeps_one_file_per_key_in_a_private_store() -> None:
 
 # -- a public key where the secret is due (docs/key-files.md) -------------------------------------
 @pytest.mark.parametrize("command", ["keygen --show", "node", "resume"])
-def test_a_public_key_given_as_the_key_is_refused_in_one_line(tmp_path: Path, command: str) -> None:
+def test_a_public_key_given_as_the_key_is_refused_in_one_line(
+    tmp_path: Path, command: str, ports: list[int]
+) -> None:
     """Its 32 raw bytes would read as another identity: refused, saying whose public key it
     is (the default key's for keygen; a player's where the game is known), changing nothing."""
     env = _env(tmp_path, "ann")
     mine = make_key(tmp_path / "ann" / "config" / "p2p-nertz" / "key")
-    spec, log, node = _game_files(tmp_path, mine)
+    spec, log, node = _game_files(tmp_path, mine, ports)
     public = tmp_path / "ann.pub"
     public.write_bytes(bytes(mine.peer_id))
     public.chmod(0o600)

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until
+from cli_helpers import held_port, json_lines_until, lobby_where
 
-from cli.args import free_ports, liveness_argv, liveness_from
+from cli.args import liveness_argv, liveness_from
 from cli.keyfile import write_key
 from cli.main import build_parser, main
 from p2p_nertz.protocol.identity import Identity
@@ -135,16 +135,16 @@ def test_node_alone_in_a_game_of_two_abandons_after_its_own_drop_after(tmp_path:
     )
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     write_key(tmp_path / "ann.key", ids[0])
-    ports = free_ports(2)
     other = spec.seat_of(ids[1].peer_id)
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
-         "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[0]}",
-         "--peer", f"{other}=tcp://127.0.0.1:{ports[1]}", "--log", str(tmp_path / "ann.log"),
-         "--json", "--suspect-after", "0.2", "--drop-after", "0.5"],
-        capture_output=True, text=True, timeout=DEADLINE, check=False,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    with held_port() as port:  # Bob's: bound, never listening (he never comes)
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
+             "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
+             "--peer", f"{other}=tcp://127.0.0.1:{port}", "--log", str(tmp_path / "ann.log"),
+             "--json", "--suspect-after", "0.2", "--drop-after", "0.5"],
+            capture_output=True, text=True, timeout=DEADLINE, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
     over, final = [json.loads(line) for line in done.stdout.splitlines()]
     assert final["event"] == "final" and final["over"] is True  # Bob never came: abandoned
@@ -162,15 +162,14 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
     for who, home in homes.items():
         home.mkdir()
         write_key(home / "key", Identity.generate(derive_seed(b"test-cli-liveness", who)))
-    (port,) = free_ports(1)
     slow = ["--bot", "greedy", "--speed", "1", "--json", "--log-dir", str(tmp_path / "logs")]
     # Only the survivor has short timers; the one killed keeps the defaults.
     timers: dict[str, list[str]] = {who: [] for who in homes}
     timers[survivor] = ["--suspect-after", "0.3", "--drop-after", "1"]
     argv = {
-        "host": ["host", "--name", "Ann", "--port", str(port), "--players", "2",
-                 "--rounds", "5", *slow, *timers["host"]],
-        "join": ["join", "--name", "Bob", "--peer", f"127.0.0.1:{port}", *slow, *timers["join"]],
+        "host": ["host", "--name", "Ann", "--players", "2", "--rounds", "5", *slow,
+                 *timers["host"]],
+        "join": ["join", "--name", "Bob", *slow, *timers["join"]],
     }  # fmt: skip
     procs: dict[str, subprocess.Popen[str]] = {}
     try:
@@ -180,8 +179,9 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 stdin=subprocess.DEVNULL, env=dict(os.environ, NERTZ_HOME=str(homes[who])),
             )  # fmt: skip
-            if who == "host":
-                json_lines_until(procs["host"], "lobby")  # bound: the guest may come
+            if who == "host":  # bound (any free port): the guest may come
+                where = lobby_where(json_lines_until(procs["host"], "lobby")[-1])
+                argv["join"] += ["--peer", where]
         for proc in procs.values():
             json_lines_until(proc, "start")
         victim = "join" if survivor == "host" else "host"

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import foreground, json_lines_until, make_key, nertz
+from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
 
-from cli.args import free_ports
 from cli.bots import spawn_lobby_bot
 from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
@@ -99,11 +98,11 @@ def test_lobby_commands_refuse_bad_arguments_in_one_line(
 
 def test_join_with_nobody_there_fails_in_one_line(tmp_path: Path) -> None:
     keygen(tmp_path)
-    (port,) = free_ports(1)
-    done = nertz(
-        "join", "--peer", f"127.0.0.1:{port}", "--bot", "greedy", "--timeout", "0.5",
-        "--log-dir", str(tmp_path / "logs"), home=tmp_path,
-    )  # fmt: skip
+    with held_port() as port:  # (bound, never listening: nobody answers there)
+        done = nertz(
+            "join", "--peer", f"127.0.0.1:{port}", "--bot", "greedy", "--timeout", "0.5",
+            "--log-dir", str(tmp_path / "logs"), home=tmp_path,
+        )  # fmt: skip
     one_error_line(after_connecting(done, f"127.0.0.1:{port}"), "no answer", str(port))
 
 
@@ -113,27 +112,27 @@ def test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json(
 ) -> None:
     """Issue 15: ``join --peer`` to a dead address was silent until its timeout (10 s)."""
     keygen(tmp_path)
-    (port,) = free_ports(1)
-    argv = [command, "--peer", f"127.0.0.1:{port}", "--json", "--timeout", "60",
-            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
-    if command == "join":
-        argv += ["--bot", "greedy"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, NERTZ_HOME=str(tmp_path)),
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert line == f"connecting to 127.0.0.1:{port}…\n"
-        assert proc.poll() is None  # said while it still waits for an answer (60 s)
-    finally:
-        proc.kill()
-        out, _ = proc.communicate()
+    with held_port() as port:  # (bound, never listening: nobody answers there)
+        argv = [command, "--peer", f"127.0.0.1:{port}", "--json", "--timeout", "60",
+                "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+        if command == "join":
+            argv += ["--bot", "greedy"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, NERTZ_HOME=str(tmp_path)),
+            stdin=subprocess.DEVNULL,
+        )
+        try:
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            assert line == f"connecting to 127.0.0.1:{port}…\n"
+            assert proc.poll() is None  # said while it still waits for an answer (60 s)
+        finally:
+            proc.kill()
+            out, _ = proc.communicate()
     assert "connecting" not in out  # stdout stays the --json sequence
 
 
@@ -182,21 +181,18 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
     ann, bob = tmp_path / "ann", tmp_path / "bob"
     for home in (ann, bob):
         keygen(home)
-    (port,) = free_ports(1)
     env = dict(os.environ, NERTZ_HOME=str(ann))
     common = ["--json", "--rounds", "1"]
     host = subprocess.Popen(
-        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy", "--port",
-         str(port), "--players", "3", "--log-dir", str(tmp_path / "logs"), *common],
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
+         "--players", "3", "--log-dir", str(tmp_path / "logs"), *common],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     guests: list[subprocess.Popen[str]] = []
     try:
         assert host.stdout is not None
-        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
-        assert lobby["event"] == "lobby" and lobby["endpoint"].endswith(f":{port}")
-        where = f"127.0.0.1:{port}"
+        where = lobby_where(json.loads(host.stdout.readline()))  # said once it is bound
         guests += [
             subprocess.Popen(
                 [
@@ -245,7 +241,6 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     ann, bob = tmp_path / "ann", tmp_path / "bob"
     for home in (ann, bob):
         keygen(home)
-    (port,) = free_ports(1)
     procs: list[subprocess.Popen[str]] = []
 
     def spawn(home: Path, *argv: str) -> subprocess.Popen[str]:
@@ -262,14 +257,12 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
         return procs[-1]
 
     try:
-        host = spawn(ann, "host", "--name", "Ann", "--bot", "greedy", "--port", str(port),
-                     "--players", "3")  # fmt: skip
+        host = spawn(ann, "host", "--name", "Ann", "--bot", "greedy", "--players", "3")
         assert host.stdout is not None
-        assert json.loads(host.stdout.readline())["event"] == "lobby"
+        where = lobby_where(json.loads(host.stdout.readline()))
         target = host
         if command == "join":
-            target = spawn(bob, "join", "--name", "Bob", "--bot", "greedy",
-                           "--peer", f"127.0.0.1:{port}")  # fmt: skip
+            target = spawn(bob, "join", "--name", "Bob", "--bot", "greedy", "--peer", where)
             json_lines_until(target, "table")  # seated, waiting for a third player
         target.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
         _, err = target.communicate(timeout=30)
@@ -282,7 +275,7 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     assert "Traceback" not in err and "ExceptionGroup" not in err, err
     lines = [line for line in err.splitlines() if line.strip()]
     if command == "join":  # (said first, at once: test_join_says_at_once_where_it_connects)
-        assert lines.pop(0) == f"connecting to 127.0.0.1:{port}…", err
+        assert lines.pop(0) == f"connecting to {where}…", err
     assert lines == [f"nertz {command}: interrupted"], err
 
 

@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from cli.args import free_ports
 from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost
-from tests.cli_helpers import nertz
+from tests.cli_helpers import lobby_where, nertz
 from tests.test_cli_lobby import after_connecting, keygen, one_error_line
 
 
@@ -85,16 +84,14 @@ def test_join_prints_the_rules_it_is_joining(tmp_path: Path) -> None:
     ann, bob, cy = tmp_path / "ann", tmp_path / "bob", tmp_path / "cy"
     for home in (ann, bob):
         keygen(home)
-    (port,) = free_ports(1)
     logs = str(tmp_path / "logs")
     host = popen(
-        "host", "--name", "Ann", "--bot", "greedy", "--port", str(port), "--players", "4",
+        "host", "--name", "Ann", "--bot", "greedy", "--players", "4",
         "--rounds", "2", "--draw", "1", "--log-dir", logs, "--json", home=ann,
     )  # fmt: skip
     guests: list[subprocess.Popen[str]] = []
     try:
-        lines_until(host, '"lobby"')
-        where = f"127.0.0.1:{port}"
+        where = lobby_where(json.loads(lines_until(host, '"lobby"')[-1]))
         guests.append(
             popen(
                 "join",
@@ -134,17 +131,16 @@ def test_an_invite_only_host_refuses_a_stranger_and_plays_with_the_invited(
     ann, bob, eve = tmp_path / "ann", tmp_path / "bob", tmp_path / "eve"
     keygen(ann), keygen(eve)
     bob_fp = keygen(bob).fingerprint
-    (port,) = free_ports(1)
     logs = str(tmp_path / "logs")
     host = popen(
-        "host", "--name", "Ann", "--bot", "greedy", "--port", str(port), "--players", "3",
+        "host", "--name", "Ann", "--bot", "greedy", "--players", "3",
         "--bots", "1", "--invite", bob_fp, "--rounds", "1", "--log-dir", logs, "--json",
         home=ann,
     )  # fmt: skip
     try:
         lobby = json.loads(lines_until(host, '"lobby"')[-1])
         assert lobby["invited"] and bob_fp in lobby["invited"]
-        where = f"127.0.0.1:{port}"
+        where = lobby_where(lobby)
         refused = nertz(
             "join", "--name", "Eve", "--bot", "greedy", "--peer", where, "--log-dir", logs,
             home=eve,

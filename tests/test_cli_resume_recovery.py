@@ -14,13 +14,14 @@ import signal
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import json_lines_until, stop_all
+from cli_helpers import held_ports, introduce, json_lines_until, stop_all
 
-from cli.args import EXIT_GONE, free_ports
+from cli.args import EXIT_GONE
 from cli.keyfile import write_key
 from cli.main import main
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
@@ -76,18 +77,15 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     names = ("ann", "bob")
     for ident, name in zip(ids, names, strict=True):
         write_key(tmp_path / f"{name}.key", ident)
-    ports = dict(zip(names, free_ports(2), strict=True))
-    seats = {name: spec.seat_of(i.peer_id) for name, i in zip(names, ids, strict=True)}
     logs = {name: tmp_path / f"{name}.log" for name in names}
 
-    def node(name: str) -> subprocess.Popen[str]:
-        other = "bob" if name == "ann" else "ann"
+    def node(name: str) -> subprocess.Popen[str]:  # (any free port, told the other's after)
         return subprocess.Popen(
             [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
-             "--spec", str(tmp_path / "game.spec"), "--bind", f"tcp://127.0.0.1:{ports[name]}",
-             "--peer", f"{seats[other]}=tcp://127.0.0.1:{ports[other]}",
-             "--log", str(logs[name]), "--json", *(["--progress"] if name == "bob" else [])],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+             "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
+             "--peers-on-stdin", "--log", str(logs[name]), "--json",
+             *(["--progress"] if name == "bob" else [])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.PIPE,
         )  # fmt: skip
 
     def resume(*extra: str) -> subprocess.Popen[str]:
@@ -101,6 +99,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     try:
         ann, bob = node("ann"), node("bob")
         procs += [ann, bob]
+        introduce(spec, ids, [ann, bob])
         for _ in range(3):  # three cards in the lake: Bob has signed and sent a good many events
             json_lines_until(bob, "lake")
         bob.send_signal(signal.SIGKILL)
@@ -173,9 +172,18 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
-def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
-    """Bob's log of a two-player game: the session notes and his ``join``, then ``tail``.
-    Returns the log, Bob's key file and the log's bytes."""
+@pytest.fixture
+def ports() -> Iterator[list[int]]:
+    """Ann's and Bob's ports in :func:`_lone_log`, held bound for the test (``held_ports``):
+    nobody answers at Ann's, and no other process takes Bob's before his resume binds it
+    (it binds the endpoint its log notes, the one the others know: never port 0)."""
+    with held_ports(2) as held:
+        yield held
+
+
+def _lone_log(tmp_path: Path, tail: bytes, ports: list[int]) -> tuple[Path, Path, bytes]:
+    """Bob's log of a two-player game on ``ports`` (Ann's, Bob's): the session notes and his
+    ``join``, then ``tail``. Returns the log, Bob's key file and the log's bytes."""
     ids = [Identity.generate(derive_seed(b"test-cli-resume-lone", n)) for n in range(2)]
     spec = GameSpec.create(
         [(i.peer_id, name) for i, name in zip(ids, ("Ann", "Bob"), strict=True)],
@@ -185,7 +193,6 @@ def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
     bob = ids[1]
     write_key(tmp_path / "bob.key", bob)
     (tmp_path / "game.spec").write_bytes(spec.to_wire())  # (for `nertz node`)
-    ports = free_ports(2)
     book = {bytes(i.peer_id): f"tcp://127.0.0.1:{p}" for i, p in zip(ids, ports, strict=True)}
     peer = Peer(bob, spec, 0.0)
     joins = [e.data for e in peer.start(0.0) if isinstance(e, PeerRecord) and e.own]
@@ -205,9 +212,9 @@ def _lone_log(tmp_path: Path, tail: bytes) -> tuple[Path, Path, bytes]:
 
 
 def test_resume_refuses_a_damaged_tail_in_one_line_unless_told_to_cut_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ports: list[int]
 ) -> None:
-    path, key, data = _lone_log(tmp_path, b"\x07" * 40)
+    path, key, data = _lone_log(tmp_path, b"\x07" * 40, ports)
     status = main(["resume", str(path), "--key", str(key), "--bot", "greedy"])
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
@@ -219,11 +226,11 @@ def test_resume_refuses_a_damaged_tail_in_one_line_unless_told_to_cut_it(
 @pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothing(
-    tmp_path: Path,
+    tmp_path: Path, ports: list[int]
 ) -> None:
     # The torn frame may have been an event Bob sent; Ann, who would hold it, never answers.
     torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
-    path, key, _ = _lone_log(tmp_path, torn)
+    path, key, _ = _lone_log(tmp_path, torn, ports)
     done = subprocess.run(
         [*NERTZ, "resume", str(path), "--key", str(key), "--bot", "greedy", "--json",
          "--suspect-after", "0.3", "--drop-after", "1"],
@@ -240,17 +247,16 @@ def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothi
 
 @pytest.mark.timeout(60)
 def test_node_on_a_torn_log_with_everyone_else_gone_stops_as_resume_does(
-    tmp_path: Path,
+    tmp_path: Path, ports: list[int]
 ) -> None:
     # `nertz node` on the same log: it recovered in silence and waited for ever before.
     torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
-    path, key, _ = _lone_log(tmp_path, torn)
-    (port,) = free_ports(1)
+    path, key, _ = _lone_log(tmp_path, torn, ports)
     spec = GameSpec.from_wire((tmp_path / "game.spec").read_bytes())
     ann = next(seat for seat, m in enumerate(spec.members) if m.name == "Ann")
     done = subprocess.run(
         [*NERTZ, "node", "--key", str(key), "--spec", str(tmp_path / "game.spec"),
-         "--bind", "127.0.0.1:0", "--peer", f"{ann}=127.0.0.1:{port}", "--log", str(path),
+         "--bind", "127.0.0.1:0", "--peer", f"{ann}=127.0.0.1:{ports[0]}", "--log", str(path),
          "--json", "--suspect-after", "0.3", "--drop-after", "1"],
         capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
     )  # fmt: skip

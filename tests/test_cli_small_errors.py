@@ -12,9 +12,8 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import make_key, one_error_line
+from cli_helpers import make_key, one_error_line, ports_held_for_the_test
 
-from cli.args import free_ports
 from cli.keyfile import write_key
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -49,7 +48,7 @@ class _Game:
         self.spec_path.write_bytes(self.spec.to_wire())
         self.key = tmp_path / "ann.key"
         write_key(self.key, self.ids[0])
-        self.ports = free_ports(2)
+        self.ports = ports_held_for_the_test(2)  # (bound, never listening, till the end)
         self.book = {
             bytes(i.peer_id): f"tcp://127.0.0.1:{p}"
             for i, p in zip(self.ids, self.ports, strict=True)

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import make_key, nertz, one_error_line
+from cli_helpers import make_key, nertz, one_error_line, ports_held_for_the_test
 
-from cli.args import free_ports
 from cli.keyfile import load_identity
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -52,7 +51,7 @@ class _Files:
         self.key = tmp_path / "ann.key"
         make_key(self.key)
         self.key.write_bytes(ids[0].to_bytes())
-        self.ports = free_ports(2)
+        self.ports = ports_held_for_the_test(2)  # (bound, never listening, till the end)
         self.directory = tmp_path / "a-directory"
         self.directory.mkdir()
         self.fifo = tmp_path / "a-fifo"

@@ -376,36 +376,31 @@ async def test_lobby_on_loopback_starts_a_game_for_everyone() -> None:
 
 
 async def test_join_with_nobody_listening_fails_with_a_clear_error() -> None:
-    from cli.args import free_ports
+    from cli_helpers import held_port
 
-    (port,) = free_ports(1)
-    with pytest.raises(LobbyError, match="no answer from a lobby"):
+    with held_port() as port, pytest.raises(LobbyError, match="no answer from a lobby"):
+        # (held bound, never listening: nobody answers there)
         await join_lobby(BOB, "Bob", "tcp://127.0.0.1:7201", f"tcp://127.0.0.1:{port}", timeout=0.5)
 
 
 async def test_a_guest_whose_host_dies_leaves_with_a_clear_error() -> None:
     """A host that stops answering (killed: no ``bye``) does not leave its guests waiting."""
-    from cli.args import free_ports
-
-    game, lobby_port = free_ports(2)
-    lobby = LobbyHost(
-        ANN, "Ann", Rules(), address="127.0.0.1", game_port=game, lobby_port=lobby_port
-    )
-    guest = LobbyGuest(
-        BOB, "Bob", f"tcp://127.0.0.1:{game + 1}", f"tcp://127.0.0.1:{lobby_port}", ready=False,
-        timeout=1.0,
-    )  # fmt: skip
+    # The game ports are only announced (no game starts); the lobby binds any free port.
+    lobby = LobbyHost(ANN, "Ann", Rules(), address="127.0.0.1", game_port=7210)
     errors: list[str] = []
 
-    async def sit() -> None:
+    async def sit(guest: LobbyGuest) -> None:
         with pytest.raises(LobbyError) as raised:
             await guest.run()
         errors.append(str(raised.value))
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(sit)
         async with trio.open_nursery() as hosting:
-            await hosting.start(lobby.serve)
+            endpoint = await hosting.start(lobby.serve)
+            guest = LobbyGuest(
+                BOB, "Bob", "tcp://127.0.0.1:7211", endpoint, ready=False, timeout=1.0
+            )
+            nursery.start_soon(sit, guest)
             with trio.fail_after(10):
                 while guest.table is None:  # seated: the host has answered
                     await trio.sleep(0.01)

@@ -23,9 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until, make_key
-
-from cli.args import free_ports
+from cli_helpers import json_lines_until, lobby_where, make_key
 
 pytestmark = [
     pytest.mark.slow,
@@ -79,15 +77,12 @@ def _table_of(host: subprocess.Popen[str], seated: int) -> list[dict[str, Any]]:
 def test_a_lobby_host_stopped_comes_back_and_the_table_forms(
     tmp_path: Path, players: int, stop: float
 ) -> None:
-    (port,) = free_ports(1)
-    where = f"127.0.0.1:{port}"
     host = _spawn(
-        tmp_path, "Ann", "host", "--bot", "greedy", "--port", str(port),
-        "--players", str(players), "--rounds", "1",
-    )  # fmt: skip
+        tmp_path, "Ann", "host", "--bot", "greedy", "--players", str(players), "--rounds", "1"
+    )
     guests: list[subprocess.Popen[str]] = []
     try:
-        json_lines_until(host, "lobby")  # bound
+        where = lobby_where(json_lines_until(host, "lobby")[-1])  # bound (any free port)
         names = [f"G{n}" for n in range(1, players)]
         if players == 3:
             guests.append(_spawn(tmp_path, names[0], "bot", "--peer", where))

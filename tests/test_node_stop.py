@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.args import free_ports
-from cli.bots import start_node_child
+from cli.bots import introduce_children, start_node_child
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
@@ -50,10 +49,6 @@ def test_sigterm_stops_a_node_whose_game_is_frozen(tmp_path: Path) -> None:
     )
     spec_path = tmp_path / "game.spec"
     spec_path.write_bytes(spec.to_wire())
-    ports = free_ports(2)
-    endpoint_of = {
-        pid: f"tcp://127.0.0.1:{port}" for pid, port in zip(spec.peer_ids, ports, strict=True)
-    }
     by_id = {i.peer_id: i for i in identities}
     children = [
         start_node_child(
@@ -64,7 +59,7 @@ def test_sigterm_stops_a_node_whose_game_is_frozen(tmp_path: Path) -> None:
             seat=seat,
             name=f"p{seat}",
             stem=f"p{seat}",
-            endpoint_of=endpoint_of,
+            endpoint_of=None,  # (each binds any free port, says it, and is told the other's)
             strategy="greedy",
             speed="1",  # a slow bot: the round is still on when the other freezes
             own_session=True,
@@ -74,6 +69,7 @@ def test_sigterm_stops_a_node_whose_game_is_frozen(tmp_path: Path) -> None:
     stopping, frozen = children
     assert stopping.proc is not None and frozen.proc is not None
     try:
+        introduce_children(children, spec, {})
         # Synchronise on the game: the stopping node holds the other's events (it has dealt).
         other = bytes(spec.peer_ids[frozen.seat])
         while other not in _authors(stopping.log):
