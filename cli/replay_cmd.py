@@ -18,6 +18,8 @@ cannot be read (one line naming the first unreadable input).
 from __future__ import annotations
 
 import argparse
+import io
+import select
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -63,8 +65,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         replay_in_browser(loaded, bind=args.web_bind, open_page=not args.no_open)
     elif args.text:
         # The legend on stderr: a person sees it first, and stdout stays one line per event
-        # for anything that reads it.
-        print("\n".join(STEP_LEGEND), file=sys.stderr)
+        # for anything that reads it. Nobody reads the lines once the reader has gone (`| true`):
+        # then no legend either, and the command ends quietly as any other.
+        if read_by_someone(sys.stdout):
+            print("\n".join(STEP_LEGEND), file=sys.stderr)
         for step in loaded.steps:
             print(step_line(step, loaded.spec))
         for v in loaded.report.violations:
@@ -73,6 +77,19 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     else:
         interact(loaded, sys.stdin, sys.stdout)
     return loaded.report.exit_status
+
+
+def read_by_someone(stream: TextIO) -> bool:
+    """Whether ``stream`` may still have a reader: ``False`` only for a pipe whose read end is
+    closed (poll(2) reports ``POLLERR`` on the write end then); a stream with no descriptor
+    (a test's capture) or any other file counts as read."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return not any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:

@@ -5,12 +5,13 @@ line per event; the interactive replay and the browser's say it too."""
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
 
 from cli.main import main
-from cli.replay_cmd import interact
+from cli.replay_cmd import interact, read_by_someone
 from p2p_nertz.audit import LogSource
 from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.rules import Move
@@ -78,3 +79,14 @@ def test_replay_interactive_and_web_show_the_same_legend() -> None:
     legend = view["replay"]["legend"]
     assert legend.startswith("legend: ") and "T*=306" in legend and "Lamport time 13" in legend
     assert "\n" not in legend  # (one paragraph on the page)
+
+
+def test_no_legend_once_the_lines_reader_has_gone() -> None:
+    # `nertz replay --text LOG | true`: the lines have no reader, so neither has the legend
+    # (tests/test_cli_stops.py runs the command so and wants nothing on stderr).
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "w") as lines:
+        assert read_by_someone(lines)
+        os.close(read_end)
+        assert not read_by_someone(lines)
+    assert read_by_someone(io.StringIO())  # (a capture: no descriptor, counted as read)
