@@ -430,18 +430,23 @@ def restored(result: SimResult, seat: int) -> Peer:
     return peer
 
 
-def signed_votes(result: SimResult) -> list[tuple[float, int, int, DropReason]]:
+def signed_drops(result: SimResult) -> list[tuple[float, int, Drop]]:
     """Every drop event signed in a simulated game (``record_effects=True``): (when, by whom,
-    on whom, why), in order."""
-    votes = []
+    the body), in order."""
+    drops = []
     for now, seat, effect in result.effects:
         if isinstance(effect, Record) and effect.own:
             message = decode_message(effect.data)
             if message.kind is Kind.DROP:
                 body = parse_body(message.kind, message.body, result.spec.seats)
                 assert isinstance(body, Drop)
-                votes.append((now, seat, body.seat, body.reason))
-    return votes
+                drops.append((now, seat, body))
+    return drops
+
+
+def signed_votes(result: SimResult) -> list[tuple[float, int, int, DropReason]]:
+    """Every drop event signed in a simulated game: (when, by whom, on whom, why), in order."""
+    return [(now, seat, body.seat, body.reason) for now, seat, body in signed_drops(result)]
 
 
 def beat_body(peer: Peer, seat: int) -> list[Any]:

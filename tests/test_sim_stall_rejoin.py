@@ -17,12 +17,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from peer_helpers import signed_drops
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
-from p2p_nertz.protocol.effects import Record
-from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import SimResult
 from p2p_nertz.sim.collusion import FreezeBreaker, breaker_marks, simulate
 from p2p_nertz.sim.network import QUICK_TIMERS, Faults, SimConfig
 
@@ -48,19 +46,6 @@ def _config(players: int, cheat: FreezeBreaker) -> SimConfig:
     )
 
 
-def _drops(result: SimResult) -> list[tuple[float, int, Drop]]:
-    """Every drop event signed in the game: (when, by whom, the vote), in order."""
-    drops = []
-    for now, seat, effect in result.effects:
-        if isinstance(effect, Record) and effect.own:
-            message = decode_message(effect.data)
-            if message.kind is Kind.DROP:
-                body = parse_body(message.kind, message.body, result.spec.seats)
-                assert isinstance(body, Drop)
-                drops.append((now, seat, body))
-    return drops
-
-
 @pytest.mark.parametrize("players", [3, 4])
 @pytest.mark.parametrize("breaks", [False, True], ids=["keeps-its-freeze", "breaks-its-freeze"])
 def test_a_liar_voted_out_twice_over_its_vote_for_silence_does_not_rejoin(
@@ -70,7 +55,7 @@ def test_a_liar_voted_out_twice_over_its_vote_for_silence_does_not_rejoin(
     result = simulate(_config(players, cheat), [cheat])
     assert result.finished
     assert result.violations == []
-    drops = _drops(result)
+    drops = signed_drops(result)
     # Its votes for silence on the member the others hear: one per round it played.
     silent = [t for t, seat, v in drops if seat == LIAR and v.reason is DropReason.SILENT]
     # The others' votes withheld on it: a majority of them, in two waves (two drops), each
