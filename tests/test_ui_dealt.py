@@ -1,9 +1,10 @@
-""""go!" only once the player's cards are up (docs/shuffle.md §10.14): in a shuffle deal each
-card dealt face up is opened by the whole table's shares, which a busy machine may take
-seconds over after play opens. The table said "round 1 is dealt — go!" over ``??`` and stock
+""" "go!" only once the player's cards are up: in a shuffle deal each card dealt face up is
+opened by the whole table's shares (docs/shuffle.md §10.14), in a commit deal by the player's
+own ``ready`` once the deal is final (docs/protocol.md §8.3), which a busy machine may take
+seconds over after the table opens. The table said "round 1 is dealt — go!" over ``??`` and stock
 0, and a key then drew a refusal of the core. The real tracker and controller, fed a
-simulated shuffle game's own notices, at the moment play opens with seat 0's cards still
-sealed, then once its held view shows them."""
+simulated game's own notices, at the moment play opens with seat 0's cards still face down,
+then once its view shows them."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from p2p_nertz.rules import Move, Rules
 from p2p_nertz.sim.network import SimConfig, Simulation
 from p2p_nertz.ui import render
 from p2p_nertz.ui.controller import TableController
-from p2p_nertz.ui.keys import PlayMove
+from p2p_nertz.ui.keys import ESC, PlayMove
 from p2p_nertz.ui.view import NOT_UP, TableView, cards_up
 from p2p_nertz.web.model import view_json
 
-TURNING = "round 1 is dealt: turning your cards up (waiting for the others' shares)"
+TURNING = "round 1 is dealt: turning your cards up (waiting for the others)"
 GO = "round 1 is dealt — go!"
 
 
@@ -47,13 +48,16 @@ def _table(peer: Peer) -> TableController:
     return TableController(tuple(m.name for m in peer.spec.members), 0, Shown(), symbols=False)
 
 
-def _sealed_then_up(seed: int, *, final: bool) -> tuple[Moment, Moment]:
-    """Seat 0's table of a two-player shuffle game: first when play has opened to it (in its
-    final fold, the deal's notice taken, if ``final``; else in its tentative fold, the notice
-    still to come) with its own cards still sealed, then once its held view shows them; at
-    each moment, after the view, the stock key and a work pile's key pressed."""
+def _sealed_then_up(
+    seed: int, *, final: bool, deal: Deal = Deal.SHUFFLE, players: int = 2
+) -> tuple[Moment, Moment]:
+    """Seat 0's table of a game: first when play has opened to it (in its final fold, the
+    deal's notice taken, if ``final``; else in its tentative fold, the notice still to come)
+    with its own cards still face down, then once its view shows them; at each moment, after
+    the view, the stock key and a work pile's key pressed (and at the first, Esc, and the
+    status line then)."""
     config = SimConfig(
-        players=2, seed=seed, deal=Deal.SHUFFLE, rules=Rules(target=None, rounds=1),
+        players=players, seed=seed, deal=deal, rules=Rules(target=None, rounds=1),
         record_effects=True,
     )  # fmt: skip
     sim = Simulation(config)
@@ -86,6 +90,9 @@ def _sealed_then_up(seed: int, *, final: bool) -> tuple[Moment, Moment]:
         for key in ("s", "1"):
             moment.keys[key] = list(controller.press(key, peer, now))
             moment.statuses[key] = controller.keys.status
+        if not up:
+            controller.press(ESC, peer, now)
+            moment.statuses[ESC] = controller.view(peer, now).status
         moments.append(moment)
         return up
 
@@ -98,7 +105,7 @@ def _keys_wait(sealed: Moment, up: Moment) -> None:
     """Keys pressed while the cards are sealed get a clear refusal and send nothing to the
     core; once they are up, the refusal gives way to "go!" and the keys play."""
     assert sealed.keys == {"s": [], "1": []}
-    assert sealed.statuses == {"s": NOT_UP, "1": NOT_UP}
+    assert sealed.statuses == {"s": NOT_UP, "1": NOT_UP, ESC: ""}  # (not "p passes")
     assert up.view.status == GO
     assert view_json(up.view)["status"] == GO
     assert up.keys["s"] == [PlayMove(Move.turn())]
@@ -124,6 +131,15 @@ def test_a_table_open_before_the_deals_notice_says_turning_up_not_go() -> None:
     """Seed 12: the tentative fold opens play (the table is drawn, the status line says the
     round is dealt) before the final fold's notice, with seat 0's cards sealed."""
     sealed, up = _sealed_then_up(12, final=False)
+    assert sealed.view.status == TURNING
+    assert not any("go!" in m for m in sealed.view.messages)
+    _keys_wait(sealed, up)
+
+
+def test_a_commit_deal_opened_before_its_ready_is_folded_says_turning_up_not_go() -> None:
+    """A commit deal: the tentative fold opens play before the deal is final and our
+    ``ready`` folded (docs/protocol.md §8.3): our tableau is 13 face-down cards, stock 0."""
+    sealed, up = _sealed_then_up(0, final=False, deal=Deal.COMMIT, players=3)
     assert sealed.view.status == TURNING
     assert not any("go!" in m for m in sealed.view.messages)
     _keys_wait(sealed, up)

@@ -340,7 +340,7 @@ class TableController:
             return
         if number > self._up and cards_up(table, self.seat):
             self._up = number
-            if self.keys.status in (NOT_UP, self.tracker.dealt(number, up=False)):
+            if self.keys.status in ("", NOT_UP, self.tracker.dealt(number, up=False)):
                 self.keys = replace(self.keys, status=self.tracker.dealt(number))
         if number <= self._dealt:
             return

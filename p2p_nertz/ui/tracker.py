@@ -194,16 +194,17 @@ class Tracker:
         leaves (:meth:`~p2p_nertz.ui.controller.TableController.view`). While the last round's
         board is still up before a player, the round waits for them to close it
         (docs/pace.md): "go!" there, under "next round in 30 s", had them look for a table
-        that was not theirs yet. ``up``: the player's own cards show (:func:`cards_up`); in a
-        shuffle deal they turn up once the others' shares arrive, which a busy machine may
-        take seconds over: "go!" over ``??`` and stock 0 had them press keys the core
-        refused (:meth:`follow_deal` says "go!" once they are up)."""
+        that was not theirs yet. ``up``: the player's own cards show (:func:`cards_up`). A
+        table may open before they do, which a busy machine may take seconds over: in a
+        commit deal the tentative fold opens play before the deal is final and the player's
+        ``ready`` folded (docs/protocol.md §8.3), in a shuffle deal each card turns up once
+        the others' shares arrive (docs/shuffle.md §10.14). "go!" over ``??`` and stock 0
+        had them press keys the core refused (:meth:`follow_deal` says "go!" once they are
+        up)."""
         if self._board_first():
             return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
         if not up:
-            return (
-                f"round {number} is dealt: turning your cards up (waiting for the others' shares)"
-            )
+            return f"round {number} is dealt: turning your cards up (waiting for the others)"
         return f"round {number} is dealt — go!"
 
     def _dealt(self, number: int, final: st.GameState | None) -> None:
@@ -564,6 +565,8 @@ def status_line(
     True
     """
     if seat is None or table is None or table.over or not table.active[seat]:
+        return status
+    if not cards_up(table, seat):  # (nothing can move yet: the deal says why)
         return status
     if is_stuck_words(status) and not table.stuck[seat]:
         # The messages say which (the notices come from the final fold, after this table);
