@@ -90,7 +90,9 @@ def _sealed_then_up(
         for key in ("s", "1"):
             moment.keys[key] = list(controller.press(key, peer, now))
             moment.statuses[key] = controller.keys.status
-        if not up:
+        if not up:  # (a card dragged in the browser: the same refusal)
+            moment.keys["drop"] = list(controller.drop("1", ["2", "l"], peer, now))
+            moment.statuses["drop"] = controller.keys.status
             controller.press(ESC, peer, now)
             moment.statuses[ESC] = controller.view(peer, now).status
         moments.append(moment)
@@ -104,8 +106,13 @@ def _sealed_then_up(
 def _keys_wait(sealed: Moment, up: Moment) -> None:
     """Keys pressed while the cards are sealed get a clear refusal and send nothing to the
     core; once they are up, the refusal gives way to "go!" and the keys play."""
-    assert sealed.keys == {"s": [], "1": []}
-    assert sealed.statuses == {"s": NOT_UP, "1": NOT_UP, ESC: ""}  # (not "p passes")
+    assert sealed.keys == {"s": [], "1": [], "drop": []}
+    assert sealed.statuses == {
+        "s": NOT_UP,
+        "1": NOT_UP,
+        "drop": NOT_UP,
+        ESC: "",
+    }  # (ESC: no "p passes")
     assert up.view.status == GO
     assert view_json(up.view)["status"] == GO
     assert up.keys["s"] == [PlayMove(Move.turn())]

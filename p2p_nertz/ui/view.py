@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-NOT_UP = "your cards are not up yet: they turn up once the others' shares arrive"
+NOT_UP = "your cards are not up yet: they turn up once the others have answered the deal"
 """The status of a table key pressed while the deal's cards are still face down to us
 (:func:`cards_up`): a move then was refused by the core in its own words."""
 
