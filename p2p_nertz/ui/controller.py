@@ -46,7 +46,7 @@ from p2p_nertz.ui.keys import (
     press,
 )
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView, card_text
+from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
 
 __all__ = [
     "BETWEEN_ROUNDS",
@@ -138,6 +138,7 @@ class TableController:
         self._countdown_end: float | None = None  # while a board is up: when the next starts
         self._board_round: int | None = None  # the round whose board holds the next ready
         self._dealt = 0  # the last round whose table the status line has said is dealt
+        self._up = 0  # the last round whose dealt cards have shown (``cards_up``)
         if hint is not None:
             self.tracker.say(hint)
 
@@ -334,11 +335,19 @@ class TableController:
         question waiting for its answer ("leave the game?") stays. Not while the last round's
         board is up: the new table is seen once it closes."""
         table, number = peer.view, peer.tentative.round.number
-        if table is None or table.over or number <= self._dealt or self.tracker.board is not None:
+        self.tracker.follow_deal(peer)
+        if table is None or table.over or self.tracker.board is not None:
+            return
+        if number > self._up and cards_up(table, self.seat):
+            self._up = number
+            if self.keys.status in ("", NOT_UP, self.tracker.dealt(number, up=False)):
+                self.keys = replace(self.keys, status=self.tracker.dealt(number))
+        if number <= self._dealt:
             return
         self._dealt = number
         if self.keys.confirm is None:
-            self.keys = replace(self.keys, selected=None, status=self.tracker.dealt(number))
+            words = self.tracker.dealt(number, up=self._up >= number)
+            self.keys = replace(self.keys, selected=None, status=words)
 
     def _context(self, peer: Peer, now: float) -> Context:
         return Context(
@@ -349,7 +358,14 @@ class TableController:
             symbols=self.symbols,
             abandon=self.tracker.may_abandon(peer.abandon_answer(now)),
             alone=self.tracker.alone(peer),
+            up=self._shown(peer),
         )
+
+    def _shown(self, peer: Peer) -> bool:
+        """Whether the player's dealt cards of the round have shown (or there is no table
+        to wait on): until then the table keys say so (:data:`NOT_UP`)."""
+        table = peer.view
+        return table is None or table.over or self._up >= peer.tentative.round.number
 
     def _actions(self, actions: Iterable[Action]) -> list[Request]:
         requests: list[Request] = []

@@ -48,6 +48,7 @@ from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.refusals import NO_ABANDON
 from p2p_nertz.ui.view import (
+    NOT_UP,
     STUCK_WAITING,
     Gone,
     card_text,
@@ -62,6 +63,7 @@ __all__ = [
     "NO_ABANDON",
     "ILLEGAL_NOT_DEALT",
     "NOT_DEALT",
+    "NOT_UP",
     "STUCK_WAITING",
     "Abandon",
     "Action",
@@ -168,6 +170,8 @@ class Context:
             (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon` works it out).
         alone: every other member has gone (:meth:`~p2p_nertz.ui.tracker.Tracker.alone`):
             ``q`` leaves without asking.
+        up: the player's dealt cards show (:func:`~p2p_nertz.ui.view.cards_up`); until
+            then a table key only says :data:`~p2p_nertz.ui.view.NOT_UP`.
     """
 
     table: Table | None
@@ -177,6 +181,7 @@ class Context:
     symbols: bool = True
     abandon: Gone | str = NO_ABANDON
     alone: bool = False
+    up: bool = True
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -236,6 +241,8 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
     assert ctx.seat is not None
     if k in (":", "/"):
         return KeyState(command=""), []
+    if not ctx.up and k != ENTER:
+        return KeyState(status=NOT_UP), []
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
@@ -421,6 +428,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     seat = ctx.seat
     if table is None or seat is None:
         return KeyState(status=ILLEGAL_NOT_DEALT), []
+    if not ctx.up:
+        return KeyState(status=NOT_UP), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []

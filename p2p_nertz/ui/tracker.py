@@ -45,6 +45,7 @@ from p2p_nertz.ui.view import (
     Pace,
     TableView,
     card_text,
+    cards_up,
     distinct_names,
     is_stuck_words,
     open_move_words,
@@ -143,6 +144,8 @@ class Tracker:
         suspected: seats currently suspected.
         board: the latest end-of-round board, until the player closes it.
         rejected: messages refused so far (counted, not announced one by one).
+        turning: the round whose deal said the player's cards are turning up, until they
+            show (:meth:`follow_deal`); ``told``: it has said they are turning up.
     """
 
     names: tuple[str, ...]
@@ -160,6 +163,8 @@ class Tracker:
     rotated: bool = False
     ended: dict[int, float] = field(default_factory=dict)
     back: set[int] = field(default_factory=set)
+    turning: int | None = None
+    told: bool = False
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names)
@@ -184,15 +189,51 @@ class Tracker:
         del self.messages[:-MAX_MESSAGES]
         self.changes += 1
 
-    def dealt(self, number: int) -> str:
+    def dealt(self, number: int, *, up: bool = True) -> str:
         """The words of round ``number``'s deal: its announcement, and the status line it
         leaves (:meth:`~p2p_nertz.ui.controller.TableController.view`). While the last round's
         board is still up before a player, the round waits for them to close it
         (docs/pace.md): "go!" there, under "next round in 30 s", had them look for a table
-        that was not theirs yet."""
-        if self.board is not None and self.seat is not None and self.board.result is None:
+        that was not theirs yet. ``up``: the player's own cards show (:func:`cards_up`). A
+        table may open before they do, which a busy machine may take seconds over: in a
+        commit deal the tentative fold opens play before the deal is final and the player's
+        ``ready`` folded (docs/protocol.md §8.3), in a shuffle deal each card turns up once
+        the others' shares arrive (docs/shuffle.md §10.14). "go!" over ``??`` and stock 0
+        had them press keys the core refused (:meth:`follow_deal` says "go!" once they are
+        up)."""
+        if self._board_first():
             return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
+        if not up:
+            return f"round {number} is dealt: turning your cards up (waiting for the others)"
         return f"round {number} is dealt — go!"
+
+    def _dealt(self, number: int, final: st.GameState | None) -> None:
+        """Round ``number``'s play opened: "go!" if the player's cards show in the final fold
+        that reported it; else :meth:`follow_deal` says whether they show in the held view,
+        which the share store may open sooner (the board's words meanwhile, if it is up)."""
+        up = final is None or final.round.number != number or cards_up(final.round.table, self.seat)
+        self.turning, self.told = (None, False) if up else (number, False)
+        if up or self._board_first():
+            self.say(self.dealt(number, up=up))
+
+    def _board_first(self) -> bool:
+        """The last round's board is still up before the player: a deal waits for its close."""
+        return self.board is not None and self.seat is not None and self.board.result is None
+
+    def follow_deal(self, source: GameSource) -> None:
+        """Once the board is closed, say whether the player's cards of the round whose deal
+        is waiting for them (:attr:`turning`) show in ``source``'s view: "go!" once they do,
+        else (once) that they are turning up (before each view, and before a key is taken)."""
+        if self.turning is None or self.board is not None:
+            return
+        if source.tentative.round.number != self.turning:
+            self.turning = None  # (that round is gone: its own deal spoke for the next)
+        elif source.view is not None and cards_up(source.view, self.seat):
+            self.say(self.dealt(self.turning))
+            self.turning = None
+        elif not self.told:
+            self.say(self.dealt(self.turning, up=False))
+            self.told = True
 
     def card(self, card: Card) -> str:
         return card_text(card, symbols=self.symbols)
@@ -249,7 +290,7 @@ class Tracker:
             if effect.phase is st.Phase.PLAY:
                 self.stale_names, self.stale_count, self.stale_line = [], 0, None
                 self.rotated = False
-                self.say(self.dealt(effect.round))
+                self._dealt(effect.round, final)
         elif isinstance(effect, Suspected):
             if effect.suspected:
                 self._silent(effect.seat, final)
@@ -461,6 +502,7 @@ class Tracker:
         :meth:`may_abandon`."""
         keys = keys or KeyState()
         self.follow_rejoins(peer.final)
+        self.follow_deal(peer)
         tentative = peer.tentative
         table = peer.view  # (the held view: what the player plays on, as the core checks it)
         spec = peer.spec
@@ -523,6 +565,8 @@ def status_line(
     True
     """
     if seat is None or table is None or table.over or not table.active[seat]:
+        return status
+    if not cards_up(table, seat):  # (nothing can move yet: the deal says why)
         return status
     if is_stuck_words(status) and not table.stuck[seat]:
         # The messages say which (the notices come from the final fold, after this table);

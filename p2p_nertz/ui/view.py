@@ -31,9 +31,10 @@ from p2p_nertz.rules import (
     Table,
     Termination,
 )
-from p2p_nertz.rules.cards import RANK_NAMES
+from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
 
 __all__ = [
+    "NOT_UP",
     "PASS_GONE",
     "Board",
     "Gone",
@@ -41,6 +42,7 @@ __all__ = [
     "Pace",
     "TableView",
     "card_text",
+    "cards_up",
     "board_columns",
     "bots_hint",
     "decided_by",
@@ -59,6 +61,29 @@ __all__ = [
     "pace_words",
     "reach_words",
 ]
+
+
+NOT_UP = "your cards are not up yet: they turn up once the others have answered the deal"
+"""The status of a table key pressed while the deal's cards are still face down to us
+(:func:`cards_up`): a move then was refused by the core in its own words."""
+
+
+def cards_up(table: Table | None, seat: int | None) -> bool:
+    """Whether ``seat``'s cards dealt face up show at ``table``: its Nerts pile's top and
+    every work pile's cards. In a shuffle deal each is opened by the whole table's shares
+    (docs/shuffle.md §10.14), which may arrive after play opens; until then they show ``??``.
+    ``True`` with no table or no seat (nothing to wait for).
+
+    >>> from p2p_nertz.rules import Rules, Table, Tableau
+    >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
+    >>> cards_up(Table.from_tableaux(Rules(), [t, t]), 0), cards_up(None, 0)
+    (True, True)
+    """
+    if table is None or seat is None or not 0 <= seat < table.seats:
+        return True
+    tableau = table.tableaux[seat]
+    shown = (*tableau.nerts[-1:], *(card for pile in tableau.work for card in pile))
+    return not any(is_unknown(card) for card in shown)
 
 
 class Link(enum.Enum):
