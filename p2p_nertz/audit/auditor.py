@@ -97,6 +97,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.audit.collect import Collector, Stop, peek
+from p2p_nertz.audit.copies import Copies, same_member
 from p2p_nertz.audit.debt_notes import DebtNotes
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.evidence import Evidence
@@ -255,6 +256,13 @@ def audit(
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:
             return AuditReport(None, tuple(_unread(sources)), tuple(setup))
+        # Two logs of one member: a copy of the other is not read (audit.copies).
+        headers = {i: h for i, (stream, _) in opened.items() if (h := stream.header) is not None}
+        copies = same_member(found, sources, headers) if len(headers) > 1 else None
+        given = sources
+        if copies is not None:
+            setup += copies.notices
+            sources, opened = _without_copies(sources, copies, opened)
         run, passes = _settled(
             found, sources, strict=strict, deep=deep, opened=opened, envelopes=envelopes
         )
@@ -275,7 +283,24 @@ def audit(
         # Each peer's own view, folded from its log alone: two that finished differently are
         # a split (DESIGN.md §6), which the union alone cannot show.
         run.compare([_view(found, source, envelopes) for source in sources])
-    return run.report(setup, passes)
+    report = run.report(setup, passes)
+    if copies is not None and copies.copies:
+        # (The report lists every log given, in the order given: a copy as a copy.)
+        read = iter(report.logs)
+        logs = tuple(copies.copies.get(i) or next(read) for i in range(len(given)))
+        report = dataclasses.replace(report, logs=logs)
+    return report
+
+
+def _without_copies(
+    sources: Sequence[LogSource], copies: Copies, opened: dict[int, _Opened]
+) -> tuple[list[LogSource], dict[int, _Opened]]:
+    """The logs to read, and the ones open among them by their new index (a copy's closed)."""
+    at = {old: new for new, old in enumerate(copies.kept)}
+    for index in copies.copies:
+        if index in opened:
+            close(opened.pop(index)[0])
+    return [sources[i] for i in copies.kept], {at[i]: v for i, v in opened.items()}
 
 
 # -- the passes, until the cuts settle ---------------------------------------------------------
