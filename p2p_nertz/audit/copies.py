@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Source, close
@@ -64,7 +65,7 @@ def same_member(
     """Compare the logs of each member given more than once (``headers``: index -> header,
     of the logs whose header was read)."""
     game_id = spec.game_id
-    seats = {pid: seat for seat, pid in enumerate(spec.peer_ids)}
+    seats: dict[bytes, int] = {pid: seat for seat, pid in enumerate(spec.peer_ids)}
     groups: dict[int, list[int]] = {}
     for index, header in sorted(headers.items()):
         seat = seats.get(header.peer_id)
@@ -82,7 +83,7 @@ def same_member(
 
 def _compare(spec: GameSpec, seat: int, group: list[tuple[int, Source]], found: Copies) -> None:
     member = spec.members[seat]
-    who = {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
+    who: dict[str, Any] = {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
     both = f"are both {member.name}'s log (seat {seat})"
     read = {index: _read(source) for index, source in group}
     names = dict(group)
