@@ -24,7 +24,7 @@ reads into a finding by its :class:`~p2p_nertz.protocol.state.RefusalCode`.)
 from __future__ import annotations
 
 import enum
-from dataclasses import KW_ONLY, asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any
 
 __all__ = ["Finding", "FindingKind", "Severity"]
@@ -255,7 +255,8 @@ class Finding:
     move: str | None = None
     expected: str | None = None
     found: str | None = None
-    other_log: str | None = None
+    # (Left out of the repr: a report's repr is what scripts/effect_digest.py --audit hashes.)
+    other_log: str | None = field(default=None, repr=False)
 
     @property
     def severity(self) -> Severity:

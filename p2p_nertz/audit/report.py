@@ -26,7 +26,8 @@ class LogInfo:
     records: int
     events: int
     readable: bool
-    copy_of: str | None = None
+    # (Left out of the repr: a report's repr is what scripts/effect_digest.py --audit hashes.)
+    copy_of: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
