@@ -33,8 +33,6 @@ from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = ["Copies", "same_member"]
 
-_EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
-
 
 @dataclass(slots=True)
 class Copies:
@@ -118,7 +116,7 @@ def _compare(spec: GameSpec, seat: int, group: list[tuple[int, Source]], found: 
                 member.name,
                 seat,
                 len(rs),
-                sum(1 for r in rs if r.kind in _EVENTS),
+                sum(1 for r in rs if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)),
                 True,
                 copy_of=names[long].name,
             )
