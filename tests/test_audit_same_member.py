@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from tests.audit_helpers import played, retimed_below_what_it_saw
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "two-players"
 
@@ -128,3 +129,25 @@ def test_a_copy_of_another_member_or_game_is_no_copy(
     assert status == 1
     assert not _same_member(found)
     assert any(f["kind"] == "gap" and f["log"] == str(old) for f in found["findings"])
+
+
+def test_two_logs_of_one_member_with_two_versions_of_its_event_prove_its_fork(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its log and another log of it with one of its events re-signed (its own key, its feed
+    signed again after it): both are read, and the two versions are its ``equivocation``."""
+    game = played(players=2, seed=3)
+    forged = game.copy()
+    event = retimed_below_what_it_saw(game, forged, seat=1)
+    honest, other = game.files()[1], game.files()[0]
+    paths = [tmp_path / "p2.log", tmp_path / "p2-other.log", tmp_path / "p1.log"]
+    for path, data in zip(paths, (honest, game.files(forged)[1], other), strict=True):
+        path.write_bytes(data)
+    status, text, found = _audit(capsys, *paths)
+    assert status == 1, text
+    (notice,) = _same_member(found)
+    assert {notice["log"], notice["other_log"]} == {str(paths[0]), str(paths[1])}
+    assert notice["seat"] == 1 and "they differ at record" in notice["detail"]
+    forks = [f for f in found["findings"] if f["kind"] == "equivocation"]
+    assert forks and all(f["seat"] == 1 for f in forks)
+    assert any(f["seq"] == event.seq for f in forks)
