@@ -151,3 +151,21 @@ def test_two_logs_of_one_member_with_two_versions_of_its_event_prove_its_fork(
     forks = [f for f in found["findings"] if f["kind"] == "equivocation"]
     assert forks and all(f["seat"] == 1 for f in forks)
     assert any(f["seq"] == event.seq for f in forks)
+
+
+def test_of_several_copies_each_names_the_longest(
+    logs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p1, p2 = logs
+    short, mid = tmp_path / "short.log", tmp_path / "mid.log"
+    short.write_bytes(p1.read_bytes()[:4096])
+    mid.write_bytes(p1.read_bytes()[:30000])
+    status, _, found = _audit(capsys, short, mid, p2, p1)
+    assert status == 0
+    notices = _same_member(found)
+    assert [(n["log"], n["other_log"]) for n in notices] == [
+        (str(short), str(p1)),
+        (str(mid), str(p1)),
+    ]
+    listed = {entry["name"]: entry.get("copy_of") for entry in found["verdict"]["logs"]}
+    assert listed == {str(short): str(p1), str(mid): str(p1), str(p2): None, str(p1): None}

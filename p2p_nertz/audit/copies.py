@@ -28,7 +28,7 @@ from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Source, close
 from p2p_nertz.audit.report import LogInfo
 from p2p_nertz.errors import NertzError
-from p2p_nertz.logfile.format import LogHeader, Record, RecordKind, TailState
+from p2p_nertz.logfile.format import LogHeader, RecordKind
 from p2p_nertz.protocol.spec import GameSpec
 
 __all__ = ["Copies", "same_member"]
@@ -50,11 +50,31 @@ class Copies:
 
 
 @dataclass(frozen=True, slots=True)
-class _Read:
-    """One log's records, read for the comparison (``None``: it could not be read through)."""
+class _Pair:
+    """Two logs read side by side, record by record.
 
-    records: tuple[Record, ...] | None
-    clean: bool  # read to its end with no damage (a torn tail is no damage: a cut copy)
+    Attributes:
+        differ: the first record (from 1) where both hold one and they differ, else ``None``.
+        counts: how many records each holds.
+        events: how many of those are events.
+        clean: whether each read to its end with no damage (a torn tail is no damage: the
+            copy was cut there).
+    """
+
+    differ: int | None
+    counts: tuple[int, int]
+    events: tuple[int, int]
+    clean: tuple[bool, bool]
+
+    def short(self, i: int, j: int) -> tuple[int, int]:
+        """Of the logs ``i`` (given first) and ``j``: the shorter (of two as long, the one
+        given later), and the other."""
+        return (j, i) if self.counts[1] <= self.counts[0] else (i, j)
+
+    def covered(self, i: int, j: int) -> bool:
+        """Whether the shorter of ``i`` and ``j`` is a copy of the other."""
+        short, _ = self.short(i, j)
+        return self.differ is None and self.clean[0 if short == i else 1]
 
 
 def same_member(
@@ -82,74 +102,85 @@ def same_member(
 def _compare(spec: GameSpec, seat: int, group: list[tuple[int, Source]], found: Copies) -> None:
     member = spec.members[seat]
     who: dict[str, Any] = {"seat": seat, "author": member.name, "fingerprint": member.fingerprint}
+    names = {index: source.name for index, source in group}
+    pairs: dict[tuple[int, int], _Pair] = {}
+    for (i, a), (j, b) in itertools.combinations(group, 2):
+        pair = _pair(a, b)
+        if pair is not None:  # (a log that cannot be read through: the pass says why)
+            pairs[i, j] = pair
+    counts = {i: p.counts[0] for (i, _), p in pairs.items()}
+    counts.update({j: p.counts[1] for (_, j), p in pairs.items()})
+    # Each copy names the longest log it is a copy of (of several as long, the first given).
+    longs: dict[int, list[int]] = {}
+    for (i, j), pair in pairs.items():
+        if pair.covered(i, j):
+            short, long = pair.short(i, j)
+            longs.setdefault(short, []).append(long)
     both = f"are both {member.name}'s log (seat {seat})"
-    read = {index: _read(source) for index, source in group}
-    names = dict(group)
-    for (i, _), (j, _) in itertools.combinations(group, 2):
-        ra, rb = read[i].records, read[j].records
-        if ra is None or rb is None:
-            continue  # (a log that cannot be read through: the pass says why)
-        # The shorter (of two as long: the one given later) is the candidate copy.
-        short, long = (j, i) if len(rb) <= len(ra) else (i, j)
-        rs, rl = read[short].records or (), read[long].records or ()
-        differ = next((n for n, (x, y) in enumerate(zip(rs, rl, strict=False), 1) if x != y), None)
-        same = f"{names[i].name} and {names[j].name} {both}"
-        if differ is None and read[short].clean:
-            if short in found.copies:
-                continue  # (named already, as a copy of another)
-            copy = names[short].name
-            how = (
-                f"{copy} is the same file given twice"
-                if copy == names[long].name
-                else f"{copy} is a copy of it (the same records)"
-                if len(rs) == len(rl)
-                else f"{copy} is a shorter copy of it"
+    for short, of in sorted(longs.items()):
+        long = min(of, key=lambda x: (-counts[x], x))
+        copy, pair = names[short], pairs[min(short, long), max(short, long)]
+        how = (
+            f"{copy} is the same file given twice"
+            if copy == names[long]
+            else f"{copy} is a copy of it (the same records)"
+            if counts[short] == counts[long]
+            else f"{copy} is a shorter copy of it"
+        )
+        first, second = names[min(short, long)], names[max(short, long)]
+        detail = f"{first} and {second} {both}: {how}, read as one log; give one of them"
+        found.notices.append(
+            Finding(FindingKind.SAME_MEMBER, detail, log=copy, other_log=names[long], **who)
+        )
+        events = pair.events[0 if short < long else 1]
+        info = LogInfo(copy, member.name, seat, counts[short], events, True, copy_of=names[long])
+        found.copies[short] = info
+    for (i, j), pair in pairs.items():
+        if i in longs or j in longs or pair.covered(i, j):
+            continue
+        short, long = pair.short(i, j)
+        at = pair.differ if pair.differ is not None else counts[short] + 1
+        why = (
+            f"they differ at record {at}"
+            if pair.differ is not None
+            else f"{names[short]} holds the first records of the other but is damaged"
+        )
+        found.notices.append(
+            Finding(
+                FindingKind.SAME_MEMBER,
+                f"{names[i]} and {names[j]} {both}, and {why}: both are read (what differs "
+                "is in the findings of each)",
+                log=names[short],
+                other_log=names[long],
+                record=at,
+                **who,
             )
-            detail = f"{same}: {how}, read as one log; give one of them"
-            found.notices.append(
-                Finding(
-                    FindingKind.SAME_MEMBER, detail, log=copy, other_log=names[long].name, **who
-                )
-            )
-            found.copies[short] = LogInfo(
-                copy,
-                member.name,
-                seat,
-                len(rs),
-                sum(1 for r in rs if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)),
-                True,
-                copy_of=names[long].name,
-            )
-        else:
-            at = differ if differ is not None else len(rs) + 1
-            why = (
-                f"they differ at record {at}"
-                if differ is not None
-                else f"{names[short].name} holds the first records of the other but is damaged"
-            )
-            found.notices.append(
-                Finding(
-                    FindingKind.SAME_MEMBER,
-                    f"{same}, and {why}: both are read (what differs is in the findings of each)",
-                    log=names[short].name,
-                    other_log=names[long].name,
-                    record=at,
-                    **who,
-                )
-            )
+        )
 
 
-def _read(source: Source) -> _Read:
+def _pair(a: Source, b: Source) -> _Pair | None:
+    """Read two logs side by side (``None``: one cannot be opened or read through)."""
+    streams = []
     try:
-        stream = source.open()
-    except OSError:
-        return _Read(None, False)
-    try:
-        records = tuple(stream)
-        summary = stream.summary()
+        streams.append(a.open())
+        streams.append(b.open())
+        differ: int | None = None
+        counts, events = [0, 0], [0, 0]
+        for n, (x, y) in enumerate(itertools.zip_longest(*streams), 1):
+            for side, record in enumerate((x, y)):
+                if record is not None:
+                    counts[side] += 1
+                    events[side] += record.kind in (
+                        RecordKind.SENT_EVENT,
+                        RecordKind.RECEIVED_EVENT,
+                    )
+            if differ is None and x is not None and y is not None and x != y:
+                differ = n
+        summaries = [stream.summary() for stream in streams]
     except (OSError, NertzError):
-        return _Read(None, False)
+        return None
     finally:
-        close(stream)
-    clean = summary.fatal is None and not summary.problems
-    return _Read(records, clean and summary.tail in (TailState.CLEAN, TailState.TORN))
+        for stream in streams:
+            close(stream)
+    clean = [s.fatal is None and not s.problems for s in summaries]
+    return _Pair(differ, (counts[0], counts[1]), (events[0], events[1]), (clean[0], clean[1]))
