@@ -10,7 +10,9 @@ the logs are read side by side in (roughly) game order and the state it keeps st
 Every event goes through four layers, each adding the checks the one below cannot make:
 
 1. **The files.** Damage (a bad frame, a checksum, a torn tail) is reported with its offset by
-   the log reader; a log of another game or of a stranger is set aside.
+   the log reader; a log of another game or of a stranger is set aside. Before the first
+   pass, a log that is a copy of another log of its member (an old copy, the same file twice)
+   is set aside too, with a notice (:mod:`~p2p_nertz.audit.copies`).
 2. **The envelope.** :func:`~p2p_nertz.protocol.envelope.decode_message` checks the form, the
    protocol version, the game id, the author against the roster, and the Ed25519 signature over
    the bytes stored; the body is parsed by its kind's schema.
