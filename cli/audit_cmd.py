@@ -183,7 +183,11 @@ def format_report(report: AuditReport) -> str:
         names = []
     lines.append("logs:")
     for info in report.logs:
-        if info.readable:
+        if info.copy_of is not None:
+            lines.append(
+                f"  {info.name}: a copy of {info.copy_of}, {info.records} records: not read"
+            )
+        elif info.readable:
             by = f"by {info.peer}" if info.peer else ""
             lines.append(f"  {info.name}: {by}, {info.records} records, {info.events} events")
         else:

@@ -7,6 +7,8 @@
 - :mod:`p2p_nertz.audit.report` — :class:`AuditReport` and the values in it.
 - :mod:`p2p_nertz.audit.replay` — the game's events in order with the state after each, for
   ``nertz replay``.
+- :mod:`p2p_nertz.audit.copies` — two logs given of one member: a copy of the other is read
+  as one log, with a notice.
 
 The parts of one pass over the logs, each owning its state (the auditor's docstring tells how
 they fit): :mod:`~p2p_nertz.audit.logs`, :mod:`~p2p_nertz.audit.delivery`,

@@ -10,7 +10,9 @@ the logs are read side by side in (roughly) game order and the state it keeps st
 Every event goes through four layers, each adding the checks the one below cannot make:
 
 1. **The files.** Damage (a bad frame, a checksum, a torn tail) is reported with its offset by
-   the log reader; a log of another game or of a stranger is set aside.
+   the log reader; a log of another game or of a stranger is set aside. Before the first
+   pass, a log that is a copy of another log of its member (an old copy, the same file twice)
+   is set aside too, with a notice (:mod:`~p2p_nertz.audit.copies`).
 2. **The envelope.** :func:`~p2p_nertz.protocol.envelope.decode_message` checks the form, the
    protocol version, the game id, the author against the roster, and the Ed25519 signature over
    the bytes stored; the body is parsed by its kind's schema.
@@ -97,6 +99,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.audit.collect import Collector, Stop, peek
+from p2p_nertz.audit.copies import Copies, same_member
 from p2p_nertz.audit.debt_notes import DebtNotes
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.evidence import Evidence
@@ -255,6 +258,13 @@ def audit(
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:
             return AuditReport(None, tuple(_unread(sources)), tuple(setup))
+        # Two logs of one member: a copy of the other is not read (audit.copies).
+        headers = {i: h for i, (stream, _) in opened.items() if (h := stream.header) is not None}
+        copies = same_member(found, sources, headers) if len(headers) > 1 else None
+        given = sources
+        if copies is not None:
+            setup += copies.notices
+            sources, opened = _without_copies(sources, copies, opened)
         run, passes = _settled(
             found, sources, strict=strict, deep=deep, opened=opened, envelopes=envelopes
         )
@@ -275,7 +285,24 @@ def audit(
         # Each peer's own view, folded from its log alone: two that finished differently are
         # a split (DESIGN.md §6), which the union alone cannot show.
         run.compare([_view(found, source, envelopes) for source in sources])
-    return run.report(setup, passes)
+    report = run.report(setup, passes)
+    if copies is not None and copies.copies:
+        # (The report lists every log given, in the order given: a copy as a copy.)
+        read = iter(report.logs)
+        logs = tuple(copies.copies.get(i) or next(read) for i in range(len(given)))
+        report = dataclasses.replace(report, logs=logs)
+    return report
+
+
+def _without_copies(
+    sources: Sequence[LogSource], copies: Copies, opened: dict[int, _Opened]
+) -> tuple[list[LogSource], dict[int, _Opened]]:
+    """The logs to read, and the ones open among them by their new index (a copy's closed)."""
+    at = {old: new for new, old in enumerate(copies.kept)}
+    for index in copies.copies:
+        if index in opened:
+            close(opened.pop(index)[0])
+    return [sources[i] for i in copies.kept], {at[i]: v for i, v in opened.items()}
 
 
 # -- the passes, until the cuts settle ---------------------------------------------------------

@@ -24,7 +24,7 @@ reads into a finding by its :class:`~p2p_nertz.protocol.state.RefusalCode`.)
 from __future__ import annotations
 
 import enum
-from dataclasses import KW_ONLY, asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from typing import Any
 
 __all__ = ["Finding", "FindingKind", "Severity"]
@@ -150,6 +150,9 @@ class FindingKind(enum.StrEnum):
     """Events that only one of several logs holds (notice)."""
     INCOMPLETE = "incomplete"
     """The game in these logs is not finished (notice)."""
+    SAME_MEMBER = "same_member"
+    """Two logs given of one member: a copy of the other (read as one log) or two that differ
+    where both hold a record (both read; notice: :mod:`~p2p_nertz.audit.copies`)."""
 
     @property
     def severity(self) -> Severity:
@@ -173,6 +176,7 @@ _NOTICES = frozenset(
         FindingKind.TRUNCATED,
         FindingKind.INCOMPLETE,
         FindingKind.PROVISIONAL_SPLIT,
+        FindingKind.SAME_MEMBER,
     }
 )
 
@@ -198,6 +202,7 @@ _NOT_ACCUSING = frozenset(
         FindingKind.LOG_ENDS_EARLY,
         FindingKind.SINGLE_COPY,
         FindingKind.INCOMPLETE,
+        FindingKind.SAME_MEMBER,
         # a member wronged
         FindingKind.UNPROVEN_DROP,
         FindingKind.UNTRACED_FORFEIT,
@@ -229,6 +234,7 @@ class Finding:
         move: the move or claim in the notation (``W>L@0S``), for play events.
         expected: what the audit expected, in the notation.
         found: what the logs hold instead.
+        other_log: the other log of a finding about two logs (``same_member``).
     """
 
     kind: FindingKind
@@ -249,6 +255,8 @@ class Finding:
     move: str | None = None
     expected: str | None = None
     found: str | None = None
+    # (Left out of the repr: a report's repr is what scripts/effect_digest.py --audit hashes.)
+    other_log: str | None = field(default=None, repr=False)
 
     @property
     def severity(self) -> Severity:

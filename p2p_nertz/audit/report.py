@@ -17,7 +17,8 @@ __all__ = ["AuditReport", "DropReport", "FoldStep", "LogInfo", "RoundReport"]
 
 @dataclass(frozen=True, slots=True)
 class LogInfo:
-    """What one log holds."""
+    """What one log holds (``copy_of``: the log it is a copy of, read in its place:
+    :mod:`~p2p_nertz.audit.copies`; its events are its event records, not read)."""
 
     name: str
     peer: str | None
@@ -25,6 +26,8 @@ class LogInfo:
     records: int
     events: int
     readable: bool
+    # (Left out of the repr: a report's repr is what scripts/effect_digest.py --audit hashes.)
+    copy_of: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +195,7 @@ class AuditReport:
                     "records": i.records,
                     "events": i.events,
                     "readable": i.readable,
+                    **({"copy_of": i.copy_of} if i.copy_of is not None else {}),
                 }
                 for i in self.logs
             ],
