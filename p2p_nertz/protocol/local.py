@@ -345,6 +345,47 @@ def local_move(
             "are uncounted here); wait until they are withdrawn, or until we rejoin",
             MoveAnswer(MoveRefusal.HELD_BACK),
         )
+    _refuse_frozen(
+        tentative, final, move, table=table, seat=seat, frozen=frozen, undecided=undecided
+    )
+    tableau = table.tableaux[seat]
+    card = None
+    if move.is_lake:
+        assert move.source is not None
+        foundation = move.foundation or table.lake_target(seat, move.source, move.declare)
+        move = Move.to_lake(move.source, foundation, move.declare)
+    _, play = table.play(seat, move, max(clock + 1, table.clock))
+    if play.resolution is not None:
+        if not play.resolution.kept:
+            who = play.resolution.winner
+            raise ClaimLost(
+                f"{move}: {play.resolution.claim.card} no longer fits"
+                + (f" (seat {who} got there first)" if who is not None else ""),
+                MoveAnswer(
+                    MoveRefusal.LOST,
+                    seats=() if who is None else (who,),
+                    card=play.resolution.claim.card,
+                ),
+            )
+        card = play.resolution.claim.card
+    if tentative.round.deck is not None:
+        return move, card, ()  # a shuffle game: the table's shares turn cards up (shuffle.md §10.1)
+    return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)
+
+
+def _refuse_frozen(
+    tentative: GameState,
+    final: GameState,
+    move: Move,
+    *,
+    table: Table,
+    seat: int,
+    frozen: set[Pile],
+    undecided: Collection[int],
+) -> None:
+    """Raise :class:`MoveRefused` if ``move`` needs a pile that is not settled yet: one a
+    claim in the air came from, the waste while a rotation or a drop is undecided, or the
+    empty work pile of a slide-under that a claim in the air emptied (:func:`local_move`)."""
     touched = touches(move)
     if frozen & touched:
         pile = sorted(frozen & touched)[0]
@@ -379,28 +420,6 @@ def local_move(
                 "empty only while its claim is in the air; wait until it is decided",
                 MoveAnswer(MoveRefusal.SLIDE, pile=empty[0]),
             )
-    card = None
-    if move.is_lake:
-        assert move.source is not None
-        foundation = move.foundation or table.lake_target(seat, move.source, move.declare)
-        move = Move.to_lake(move.source, foundation, move.declare)
-    _, play = table.play(seat, move, max(clock + 1, table.clock))
-    if play.resolution is not None:
-        if not play.resolution.kept:
-            who = play.resolution.winner
-            raise ClaimLost(
-                f"{move}: {play.resolution.claim.card} no longer fits"
-                + (f" (seat {who} got there first)" if who is not None else ""),
-                MoveAnswer(
-                    MoveRefusal.LOST,
-                    seats=() if who is None else (who,),
-                    card=play.resolution.claim.card,
-                ),
-            )
-        card = play.resolution.claim.card
-    if tentative.round.deck is not None:
-        return move, card, ()  # a shuffle game: the table's shares turn cards up (shuffle.md §10.1)
-    return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)
 
 
 def held_back_by_gone(
