@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import NO_ABANDON
+from p2p_nertz.ui.refusals import NO_ABANDON, in_the_air_words
 from p2p_nertz.ui.view import (
     STUCK_WAITING,
     Gone,
@@ -412,7 +412,7 @@ def explain(ctx: Context, move: Move) -> str:
 
 
 def _frozen(pile: Pile) -> str:
-    return f"illegal: a card from the {pile_name(pile)} is in the air: wait for its claim"
+    return f"illegal: {in_the_air_words(pile)}"
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:

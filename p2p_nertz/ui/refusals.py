@@ -30,10 +30,10 @@ from collections.abc import Callable, Sequence
 
 from p2p_nertz.protocol.abandonment import Refusal
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal
-from p2p_nertz.rules import Card
+from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
-__all__ = ["NO_ABANDON", "abandon_words", "move_words"]
+__all__ = ["NO_ABANDON", "abandon_words", "in_the_air_words", "move_words"]
 
 NO_ABANDON = "only when one other player is left, and has gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -86,7 +86,7 @@ def move_words(answer: MoveAnswer, name: Callable[[int], str], card: Callable[[C
     if refusal in _MOVE_WORDS:
         return _MOVE_WORDS[refusal]
     if refusal is MoveRefusal.IN_THE_AIR and answer.pile is not None:
-        return f"a card from the {pile_name(answer.pile)} is in the air: wait for its claim"
+        return in_the_air_words(answer.pile)
     if refusal is MoveRefusal.SLIDE and answer.pile is not None:
         pile = pile_name(answer.pile)
         return f"{pile} is empty only if its claim wins: wait for it, then slide under"
@@ -97,6 +97,12 @@ def move_words(answer: MoveAnswer, name: Callable[[int], str], card: Callable[[C
         who = name(answer.seats[0]) if answer.seats else "another player"
         return f"{card(answer.card)} no longer fits: {who} got there first"
     return _MOVE_FALLBACK[refusal]
+
+
+def in_the_air_words(pile: Pile) -> str:
+    """Why a move of ``pile`` waits: a card from it is in the air (the keys say it before
+    the core is asked, the core's refusal after)."""
+    return f"a card from the {pile_name(pile)} is in the air: wait for its claim"
 
 
 _MOVE_FALLBACK = {
