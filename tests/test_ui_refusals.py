@@ -6,6 +6,8 @@ us out for now (our moves from event 41 on are uncounted here)". The real core l
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from peer_helpers import PeerNetwork
 from test_local_held_back import SEAT, _vote, _withdraw
@@ -80,12 +82,12 @@ def test_ui_refusals_the_core_keeps_its_words_and_its_kinds() -> None:
 
 
 def test_ui_refusals_a_real_core_voted_out_refuses_and_the_status_line_says_why() -> None:
-    """Seats 1 and 2 vote seat 0 out (real signed votes fed to a real peer core); the
-        person clicks the stock (the browser's pointer; the terminal's key finds the table
-    without them first, and says they are not playing this round): the controller asks for the
-    move, the core refuses it with its
-        code, and the status line, as the front end shows it, says so in a player's words.
-        Once a withdrawal comes, the same click plays."""
+    """Seats 1 and 2 vote seat 0 out (real signed votes fed to a real peer core). The
+    person presses ``s`` (the terminal: the keys ask the core's rule first, and say why) or
+    clicks the stock (the browser: the controller asks the core, which refuses the move with
+    its code): the status line, as the front end shows it, says so in a player's words either
+    way, where the keys said "you are not playing this round". Once a withdrawal comes, the
+    key plays."""
     net = PeerNetwork(3, seed=5)
     net.run(lambda n: n.peers[SEAT].final.phase is Phase.PLAY and n.peers[SEAT].held(SEAT) >= 12)
     peer = net.clone(SEAT)
@@ -105,20 +107,23 @@ def test_ui_refusals_a_real_core_voted_out_refuses_and_the_status_line_says_why(
     peer.feed(_vote(peer, net, 2, cut, at + 3), now)
     held = peer.held(SEAT)
 
+    said = "you are out for now: the others voted you out; you can come back next round"
     turn = PlayMove(Move.turn())
+    assert table.press("s", peer, now) == []  # (the terminal's key: the core's rule, before)
+    assert table.keys.status == said
     assert table.act(turn, peer) == [turn]  # (a click on the stock: the core decides)
     with pytest.raises(MoveRefused) as refused:
         peer.play(turn.move, now)
     assert refused.value.answer.refusal is MoveRefusal.HELD_BACK
     assert "uncounted" in str(refused.value)  # (the core's words, for its log)
+    table.keys = replace(table.keys, status="")
     table.refused(refused.value.answer)
-    said = "you are out for now: the others voted you out; you can come back next round"
     assert table.keys.status == said
     table.draw(peer, now)
     assert shown[-1].status == said
     assert peer.held(SEAT) == held  # nothing signed
 
     peer.feed(late, now)
-    assert table.act(turn, peer) == [turn]
+    assert table.press("s", peer, now) == [turn]
     peer.play(turn.move, now)
     assert peer.held(SEAT) == held + 1

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from p2p_nertz.protocol.gone import GoneReason
-from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
@@ -353,6 +353,8 @@ class TableController:
             symbols=self.symbols,
             abandon=self.tracker.may_abandon(peer.abandon_answer(now)),
             alone=self.tracker.alone(peer),
+            held_back=self.seat is not None
+            and own_held_back(peer.tentative, peer.final, self.seat) is not None,
         )
 
     def _actions(self, actions: Iterable[Action]) -> list[Request]:

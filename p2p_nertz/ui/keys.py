@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import NO_ABANDON, in_the_air_words
+from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, in_the_air_words
 from p2p_nertz.ui.view import (
     STUCK_WAITING,
     Gone,
@@ -168,6 +168,9 @@ class Context:
             (:meth:`~p2p_nertz.ui.tracker.Tracker.may_abandon` works it out).
         alone: every other member has gone (:meth:`~p2p_nertz.ui.tracker.Tracker.alone`):
             ``q`` leaves without asking.
+        held_back: the others' votes put the player out for now (the core's own rule,
+            :func:`~p2p_nertz.protocol.local.own_held_back`): a move waits, and the table it
+            shows has the player out.
     """
 
     table: Table | None
@@ -177,6 +180,7 @@ class Context:
     symbols: bool = True
     abandon: Gone | str = NO_ABANDON
     alone: bool = False
+    held_back: bool = False
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -421,6 +425,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     seat = ctx.seat
     if table is None or seat is None:
         return KeyState(status=ILLEGAL_NOT_DEALT), []
+    if ctx.held_back:  # (the core's refusal, said before it is asked: not "not playing")
+        return KeyState(status=HELD_BACK), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []

@@ -33,7 +33,7 @@ from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal
 from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
-__all__ = ["NO_ABANDON", "abandon_words", "in_the_air_words", "move_words"]
+__all__ = ["HELD_BACK", "NO_ABANDON", "abandon_words", "in_the_air_words", "move_words"]
 
 NO_ABANDON = "only when one other player is left, and has gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -67,11 +67,13 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
     return _others(answer, name)
 
 
+HELD_BACK = "you are out for now: the others voted you out; you can come back next round"
+"""Why no move of the player's is taken while the others' votes put them out."""
+
 _MOVE_WORDS = {
     MoveRefusal.NOT_IN_PLAY: "the round is not being played now: wait for the deal",
     MoveRefusal.NOT_DEALT: "your cards are not dealt yet: wait for the deal",
-    MoveRefusal.HELD_BACK: "you are out for now: the others voted you out; you can come back "
-    "next round",
+    MoveRefusal.HELD_BACK: HELD_BACK,
     MoveRefusal.ROTATING: "everyone was stuck and the stocks turn over: wait until they have",
     MoveRefusal.RECOVERING: "still getting your own moves back from the others",
     MoveRefusal.LEFT: "you left the game",
