@@ -26,6 +26,7 @@ raises, and nothing changes), or the answer. The peer signs it.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,10 @@ from p2p_nertz.rules import Card, Move, MoveKind, Pile, Rules, Table
 __all__ = [
     "AbandonAnswer",
     "AbandonRefused",
+    "ClaimLost",
+    "MoveAnswer",
+    "MoveRefusal",
+    "MoveRefused",
     "abandon_answer",
     "abandoned_by",
     "claimed_piles",
@@ -87,6 +92,61 @@ class AbandonRefused(LocalProtocolError):
 
     def __init__(self, answer: AbandonAnswer) -> None:
         super().__init__(answer.why)
+        self.answer = answer
+
+
+class MoveRefusal(enum.Enum):
+    """Why the core refuses a move of the local player now, as a code
+    (:attr:`MoveAnswer.refusal`): each front end says it in its own words (a person knows
+    players and cards, not members, drops and events); the core's words are for logs and
+    errors."""
+
+    NOT_IN_PLAY = "not in play"  #: the round is not in play (between rounds, or over)
+    NOT_DEALT = "not dealt"  #: our deal is not done yet
+    HELD_BACK = "held back"  #: the others' votes cut our own events for now (§13)
+    IN_THE_AIR = "in the air"  #: a card from ``pile`` is in the air (§7.3)
+    ROTATING = "rotating"  #: the stocks rotate, everyone stuck, and that is not final yet
+    DROP_PENDING = "drop pending"  #: the drop of ``seats`` is undecided, and the rotation
+    SLIDE = "slide"  #: a slide-under needs ``pile``, empty only while a claim is in the air
+    LOST = "lost"  #: ``card`` no longer fits: a claim of ``seats`` (the winner) got there first
+    RECOVERING = "recovering"  #: still recovering our own events after a restart (§9.6)
+    LEFT = "left"  #: we left the game
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAnswer:
+    """Why the core refused a move, for a front end to say in its own words
+    (:class:`MoveRefused`, :class:`ClaimLost`).
+
+    Attributes:
+        refusal: the reason, as a code.
+        seats: the seats it is about (``DROP_PENDING``: the undecided ones; ``LOST``: the
+            winner, when the core knows it).
+        pile: the pile it is about (``IN_THE_AIR``, ``SLIDE``).
+        card: the card it is about (``LOST``).
+    """
+
+    refusal: MoveRefusal
+    seats: tuple[int, ...] = ()
+    pile: Pile | None = None
+    card: Card | None = None
+
+
+class MoveRefused(LocalProtocolError):
+    """Raised when the core refuses a move of the local player now (not against the rules,
+    but not now): the message is the core's words, :attr:`answer` the reason's code."""
+
+    def __init__(self, message: str, answer: MoveAnswer) -> None:
+        super().__init__(message)
+        self.answer = answer
+
+
+class ClaimLost(IllegalMoveError):
+    """Raised when a move's card no longer fits because another player's claim won it: an
+    illegal move (the table says so), with :attr:`answer` saying who won it."""
+
+    def __init__(self, message: str, answer: MoveAnswer) -> None:
+        super().__init__(message)
         self.answer = answer
 
 
@@ -272,40 +332,23 @@ def local_move(
     """
     table = held if held is not None else tentative.table
     if tentative.phase is not Phase.PLAY or table is None or table.over:
-        raise LocalProtocolError(f"{move}: the round is not in play ({tentative.phase.value})")
+        raise MoveRefused(
+            f"{move}: the round is not in play ({tentative.phase.value})",
+            MoveAnswer(MoveRefusal.NOT_IN_PLAY),
+        )
     if seat not in tentative.round.ready:
-        raise LocalProtocolError(f"{move}: the deal is not done yet")
+        raise MoveRefused(f"{move}: the deal is not done yet", MoveAnswer(MoveRefusal.NOT_DEALT))
     back = own_held_back(tentative, final, seat)
     if back is not None:
-        raise LocalProtocolError(
+        raise MoveRefused(
             f"{move}: the others' votes put us out for now (our moves from event {back} on "
-            "are uncounted here); wait until they are withdrawn, or until we rejoin"
+            "are uncounted here); wait until they are withdrawn, or until we rejoin",
+            MoveAnswer(MoveRefusal.HELD_BACK),
         )
-    touched = touches(move)
-    if frozen & touched:
-        pile = sorted(frozen & touched)[0]
-        raise LocalProtocolError(
-            f"{move}: a card from {pile!r} is in the air; wait until its claim is decided"
-        )
-    if Pile.WASTE in touched and rotation_pending(tentative, final):
-        raise LocalProtocolError(
-            f"{move}: everyone was stuck and the stocks rotate; wait until that is final"
-        )
-    if Pile.WASTE in touched and drop_pending(tentative, undecided):
-        raise LocalProtocolError(
-            f"{move}: a member's drop is undecided, and with it whether the stocks rotated; "
-            "wait until it is decided"
-        )
+    _refuse_frozen(
+        tentative, final, move, table=table, seat=seat, frozen=frozen, undecided=undecided
+    )
     tableau = table.tableaux[seat]
-    if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
-        # A slide-under needs an empty work pile, and one emptied by a claim in the air is
-        # empty only if the claim wins: the move must be legal either way (§7.3).
-        empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
-        if all(p in frozen for p in empty):
-            raise LocalProtocolError(
-                f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
-                "empty only while its claim is in the air; wait until it is decided"
-            )
     card = None
     if move.is_lake:
         assert move.source is not None
@@ -315,14 +358,68 @@ def local_move(
     if play.resolution is not None:
         if not play.resolution.kept:
             who = play.resolution.winner
-            raise IllegalMoveError(
+            raise ClaimLost(
                 f"{move}: {play.resolution.claim.card} no longer fits"
-                + (f" (seat {who} got there first)" if who is not None else "")
+                + (f" (seat {who} got there first)" if who is not None else ""),
+                MoveAnswer(
+                    MoveRefusal.LOST,
+                    seats=() if who is None else (who,),
+                    card=play.resolution.claim.card,
+                ),
             )
         card = play.resolution.claim.card
     if tentative.round.deck is not None:
         return move, card, ()  # a shuffle game: the table's shares turn cards up (shuffle.md §10.1)
     return move, card, tableau.reveals(move, rules)  # (the rules say what a move shows)
+
+
+def _refuse_frozen(
+    tentative: GameState,
+    final: GameState,
+    move: Move,
+    *,
+    table: Table,
+    seat: int,
+    frozen: set[Pile],
+    undecided: Collection[int],
+) -> None:
+    """Raise :class:`MoveRefused` if ``move`` needs a pile that is not settled yet: one a
+    claim in the air came from, the waste while a rotation or a drop is undecided, or the
+    empty work pile of a slide-under that a claim in the air emptied (:func:`local_move`)."""
+    touched = touches(move)
+    if frozen & touched:
+        pile = sorted(frozen & touched)[0]
+        raise MoveRefused(
+            f"{move}: a card from {pile!r} is in the air; wait until its claim is decided",
+            MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile),
+        )
+    if Pile.WASTE in touched and rotation_pending(tentative, final):
+        raise MoveRefused(
+            f"{move}: everyone was stuck and the stocks rotate; wait until that is final",
+            MoveAnswer(MoveRefusal.ROTATING),
+        )
+    if Pile.WASTE in touched and drop_pending(tentative, undecided):
+        table_now = tentative.table
+        assert table_now is not None  # (drop_pending: a table)
+        raise MoveRefused(
+            f"{move}: a member's drop is undecided, and with it whether the stocks rotated; "
+            "wait until it is decided",
+            MoveAnswer(
+                MoveRefusal.DROP_PENDING,
+                seats=tuple(sorted(q for q in undecided if table_now.active[q])),
+            ),
+        )
+    tableau = table.tableaux[seat]
+    if move.kind is MoveKind.SLIDE and frozen and tableau.has_empty_work_pile():
+        # A slide-under needs an empty work pile, and one emptied by a claim in the air is
+        # empty only if the claim wins: the move must be legal either way (§7.3).
+        empty = [p for p in tableau.work_piles if not tableau.work[p - 1]]
+        if all(p in frozen for p in empty):
+            raise MoveRefused(
+                f"{move}: a slide-under needs an empty work pile, and pile {empty[0]} is "
+                "empty only while its claim is in the air; wait until it is decided",
+                MoveAnswer(MoveRefusal.SLIDE, pile=empty[0]),
+            )
 
 
 def held_back_by_gone(

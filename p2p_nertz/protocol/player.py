@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.author import Author
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.local import (
     AbandonAnswer,
+    MoveAnswer,
+    MoveRefusal,
+    MoveRefused,
     abandon_answer,
     abandoned_by,
     claimed_piles,
@@ -97,9 +100,12 @@ class LocalPlayer:
         """
         author = self._author
         if author.recovery is not None:
-            raise LocalProtocolError(f"{move}: still recovering our own events from the others")
+            raise MoveRefused(
+                f"{move}: still recovering our own events from the others",
+                MoveAnswer(MoveRefusal.RECOVERING),
+            )
         if author.left:
-            raise LocalProtocolError(f"{move}: we left the game")
+            raise MoveRefused(f"{move}: we left the game", MoveAnswer(MoveRefusal.LEFT))
         folds = author.chains.folds
         tentative = folds.tentative
         shares = author.chains.shares

@@ -72,12 +72,12 @@ import trio
 import zmq
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
-from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import Recovery
 from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, MoveRefused
 from p2p_nertz.protocol.peer import (
     Effect,
     OutOfReach,
@@ -533,7 +533,7 @@ class PeerNode:
         async with self._lock:
             peer = self.peer
             if self._ending.leaving:
-                raise LocalProtocolError(f"{move}: we have left the game")
+                raise MoveRefused(f"{move}: we have left the game", MoveAnswer(MoveRefusal.LEFT))
             await self._apply(peer.play(move, self._clock()))
 
     def add_listener(self, callback: NoticeCallback) -> None:

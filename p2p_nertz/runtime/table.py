@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError, NertzError
-from p2p_nertz.protocol.local import AbandonRefused
+from p2p_nertz.protocol.local import AbandonRefused, ClaimLost, MoveRefused
 from p2p_nertz.ui import Abandon, Leave, PlayMove
 from p2p_nertz.ui.controller import Quit, ReleaseReady, Request, TableController
 
@@ -84,6 +84,8 @@ class TableRunner:
             if isinstance(request, PlayMove):
                 try:
                     await self.node.play(request.move)
+                except (MoveRefused, ClaimLost) as exc:  # (the core's answer: the table words it)
+                    self.table.refused(exc.answer)
                 except (IllegalMoveError, LocalProtocolError) as exc:
                     self.table.refused(str(exc))
             elif isinstance(request, Abandon):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from p2p_nertz.protocol.gone import GoneReason
-from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
@@ -272,9 +272,13 @@ class TableController:
             return "the game is over: this page's peer has stopped"
         return "this page's peer has stopped: its terminal says why"
 
-    def refused(self, why: str) -> None:
-        """The node refused a move: the status line says why."""
-        self.keys = KeyState(status=f"illegal: {_brief(why)}")
+    def refused(self, why: str | MoveAnswer) -> None:
+        """The node refused a move: the status line says why, the core's answer in the
+        player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
+        if isinstance(why, MoveAnswer):
+            self.keys = KeyState(status=self.tracker.move_words(why))
+        else:
+            self.keys = KeyState(status=f"illegal: {_brief(why)}")
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
@@ -359,6 +363,8 @@ class TableController:
             abandon=self.tracker.may_abandon(peer.abandon_answer(now)),
             alone=self.tracker.alone(peer),
             up=self._shown(peer),
+            held_back=self.seat is not None
+            and own_held_back(peer.tentative, peer.final, self.seat) is not None,
         )
 
     def _shown(self, peer: Peer) -> bool:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import NO_ABANDON
+from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, in_the_air_words
 from p2p_nertz.ui.view import (
     NOT_UP,
     STUCK_WAITING,
@@ -172,6 +172,9 @@ class Context:
             ``q`` leaves without asking.
         up: the player's dealt cards show (:func:`~p2p_nertz.ui.view.cards_up`); until
             then a table key only says :data:`~p2p_nertz.ui.view.NOT_UP`.
+        held_back: the others' votes put the player out for now (the core's own rule,
+            :func:`~p2p_nertz.protocol.local.own_held_back`): a move waits, and the table it
+            shows has the player out.
     """
 
     table: Table | None
@@ -182,6 +185,7 @@ class Context:
     abandon: Gone | str = NO_ABANDON
     alone: bool = False
     up: bool = True
+    held_back: bool = False
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -419,7 +423,7 @@ def explain(ctx: Context, move: Move) -> str:
 
 
 def _frozen(pile: Pile) -> str:
-    return f"illegal: a card from the {pile_name(pile)} is in the air: wait for its claim"
+    return f"illegal: {in_the_air_words(pile)}"
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
@@ -428,6 +432,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     seat = ctx.seat
     if table is None or seat is None:
         return KeyState(status=ILLEGAL_NOT_DEALT), []
+    if ctx.held_back:  # (the core's refusal, said before it is asked: not "not playing")
+        return KeyState(status=HELD_BACK), []
     if not ctx.up:
         return KeyState(status=NOT_UP), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)

@@ -1,4 +1,5 @@
-"""The core's refusals in a player's words: the front ends' one home for them.
+"""The core's refusals in a player's words: the front ends' one home for them (an abandon's,
+a move's).
 
 The protocol core says why it refuses something in its own terms (a *member*, a *drop* that is
 not *final*, *events*), for logs and errors, and gives the reason as a code
@@ -13,6 +14,13 @@ and did not know what a member was, nor why.
 >>> names = ["you", "bot1", "bot2"].__getitem__
 >>> abandon_words(AbandonAnswer("(core)", refusal=Refusal.OTHERS, others=(1, 2)), names)
 '2 others are still playing (only when one other is left)'
+
+A move the core refuses now, though the rules allow it, is said the same way: the core's
+``"the others' votes put us out for now (our moves from event 41 on are uncounted here)"``
+is, at the table:
+
+>>> move_words(MoveAnswer(MoveRefusal.HELD_BACK), names, str)
+'you are out for now: the others voted you out; you can come back next round'
 """
 
 from __future__ import annotations
@@ -21,9 +29,11 @@ import math
 from collections.abc import Callable, Sequence
 
 from p2p_nertz.protocol.abandonment import Refusal
-from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal
+from p2p_nertz.rules import Card, Pile
+from p2p_nertz.ui.view import pile_name
 
-__all__ = ["NO_ABANDON", "abandon_words"]
+__all__ = ["HELD_BACK", "NO_ABANDON", "abandon_words", "in_the_air_words", "move_words"]
 
 NO_ABANDON = "only when one other player is left, and has gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -55,6 +65,55 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
         wait = math.ceil(answer.wait)
         return f"{name(answer.partner)} was heard lately; you can abandon in {wait} s"
     return _others(answer, name)
+
+
+HELD_BACK = "you are out for now: the others voted you out; you can come back next round"
+"""Why no move of the player's is taken while the others' votes put them out."""
+
+_MOVE_WORDS = {
+    MoveRefusal.NOT_IN_PLAY: "the round is not being played now: wait for the deal",
+    MoveRefusal.NOT_DEALT: "your cards are not dealt yet: wait for the deal",
+    MoveRefusal.HELD_BACK: HELD_BACK,
+    MoveRefusal.ROTATING: "everyone was stuck and the stocks turn over: wait until they have",
+    MoveRefusal.RECOVERING: "still getting your own moves back from the others",
+    MoveRefusal.LEFT: "you left the game",
+}
+"""A move's refusals that name nothing: the same words whatever the move."""
+
+
+def move_words(answer: MoveAnswer, name: Callable[[int], str], card: Callable[[Card], str]) -> str:
+    """Why the core refuses a move now, said to the player (``name``: a seat's name as the
+    table shows it; ``card``: a card as it shows it)."""
+    refusal = answer.refusal
+    if refusal in _MOVE_WORDS:
+        return _MOVE_WORDS[refusal]
+    if refusal is MoveRefusal.IN_THE_AIR and answer.pile is not None:
+        return in_the_air_words(answer.pile)
+    if refusal is MoveRefusal.SLIDE and answer.pile is not None:
+        pile = pile_name(answer.pile)
+        return f"{pile} is empty only if its claim wins: wait for it, then slide under"
+    if refusal is MoveRefusal.DROP_PENDING and answer.seats:
+        has = "has" if len(answer.seats) == 1 else "have"
+        return f"wait: the table is deciding whether {_names(answer.seats, name)} {has} gone"
+    if refusal is MoveRefusal.LOST and answer.card is not None:
+        who = name(answer.seats[0]) if answer.seats else "another player"
+        return f"{card(answer.card)} no longer fits: {who} got there first"
+    return _MOVE_FALLBACK[refusal]
+
+
+def in_the_air_words(pile: Pile) -> str:
+    """Why a move of ``pile`` waits: a card from it is in the air (the keys say it before
+    the core is asked, the core's refusal after)."""
+    return f"a card from the {pile_name(pile)} is in the air: wait for its claim"
+
+
+_MOVE_FALLBACK = {
+    MoveRefusal.IN_THE_AIR: "a card is in the air: wait for its claim",
+    MoveRefusal.SLIDE: "a work pile is empty only if its claim wins: wait for it",
+    MoveRefusal.DROP_PENDING: "wait: the table is deciding whether a player has gone",
+    MoveRefusal.LOST: "the card no longer fits: another player got there first",
+}
+"""The words of the refusals that name something, when the answer does not say what."""
 
 
 def _others(answer: AbandonAnswer, name: Callable[[int], str]) -> str:

@@ -20,7 +20,7 @@ from typing import Protocol
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Play, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
-from p2p_nertz.protocol.local import AbandonAnswer
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import (
@@ -36,7 +36,7 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import KeyState
-from p2p_nertz.ui.refusals import NO_ABANDON, abandon_words
+from p2p_nertz.ui.refusals import NO_ABANDON, abandon_words, move_words
 from p2p_nertz.ui.view import (
     PASS_GONE,
     Board,
@@ -483,6 +483,11 @@ class Tracker:
             # (Heard, but holding the game back past the core's wait counts as gone.)
             return f"{self.name(other)} is still answering (an abandon needs them gone)"
         return Gone(other, self.name(other), answer.silent, answer.wait)
+
+    def move_words(self, answer: MoveAnswer) -> str:
+        """Why the core refuses a move now, in the player's words
+        (:func:`~p2p_nertz.ui.refusals.move_words`)."""
+        return move_words(answer, self.name, self.card)
 
     def abandon_words(self, answer: AbandonAnswer) -> str:
         """Why the core refuses an abandon, in the player's words (:mod:`~p2p_nertz.ui.refusals`:
