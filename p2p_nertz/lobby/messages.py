@@ -149,7 +149,7 @@ def check_endpoint(endpoint: str) -> str:
 
 def _name(value: object) -> str:
     fault = name_fault(value)
-    if fault is not None:
+    if fault is not None or not isinstance(value, str):  # (the second for the type checker)
         raise ValueError(f"{NAME_RULE} ({fault}): {shown(value)}")
     return value
 
