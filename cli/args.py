@@ -444,13 +444,23 @@ def default_name() -> str:
         name = getpass.getuser()
     except (KeyError, OSError):
         name = "player"
-    name = "".join(c for c in name if c.isprintable())[:32]
-    return name or "player"
+    from p2p_nertz.protocol.names import MAX_NAME, name_fault
+
+    name = "".join(c for c in name if c.isprintable())[:MAX_NAME].strip(" ")
+    return "player" if name_fault(name) else name
 
 
 def player_name(text: str) -> str:
-    if not 1 <= len(text) <= 32 or not text.isprintable():
-        raise argparse.ArgumentTypeError(f"a name is 1 to 32 printable characters: {text!r}")
+    """``text`` if it is a good player's name (p2p_nertz/protocol/names.py: the one rule).
+
+    Raises:
+        argparse.ArgumentTypeError: one line saying what a name may be and what is wrong.
+    """
+    from p2p_nertz.protocol.names import NAME_RULE, name_fault
+
+    fault = name_fault(text)
+    if fault is not None:
+        raise argparse.ArgumentTypeError(f"{NAME_RULE} ({fault}), not {text!r}")
     return text
 
 

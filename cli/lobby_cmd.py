@@ -990,7 +990,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         "--name",
         type=player_name,
         default=default_name(),
-        help="your name at the table (1-32 chars)",
+        help="your name at the table (1-32 printable chars, no space at either end)",
     )
     p.add_argument(
         "--log-dir",

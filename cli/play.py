@@ -286,9 +286,10 @@ def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     if not 2 <= players <= 8:
         raise NertzError(f"a table has 2 to 8 players: give --bots 1 to 7, not {args.bots}")
     rules.validate_players(players)
-    name = (args.name or "you").strip()
-    if not name or len(name) > 16 or not name.isprintable():
-        raise NertzError(f"--name wants 1 to 16 printable characters, not {args.name!r}")
+    try:
+        name = player_name("you" if args.name is None else args.name)
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(f"--name: {exc}") from None
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
     identities = [
         Identity.generate(derive_seed(b"nertz-play-key", seed, n)) for n in range(players)
@@ -457,7 +458,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     try:
         name = player_name(args.name) if args.name is not None else default_name()
     except argparse.ArgumentTypeError as exc:
-        raise NertzError(str(exc)) from None
+        raise NertzError(f"--name: {exc}") from None
     rules = rules_from(args)
     identity, name = _identity(args, name)
     if args.address is not None:

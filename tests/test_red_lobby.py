@@ -1,8 +1,9 @@
 """What a stranger signs and sends a lobby host, repeated in the host's log (session 27's red
 team): a name or an endpoint of 30,000 characters, a kind that is no kind, a name with a
-right-to-left override or a terminal escape. The host refuses each without changing its
-table, seats a real guest after, and the line it logs stays one short line with nothing in it
-a terminal would act on. Real :class:`LobbyHost` on 127.0.0.1; the stranger is a raw TCP
+right-to-left override or a terminal escape, a name of spaces or one padded with them (the name
+rule: p2p_nertz/protocol/names.py). The host refuses each without changing its table, seats a
+real guest after, and the line it logs stays one short line with nothing in it a terminal
+would act on. Real :class:`LobbyHost` on 127.0.0.1; the stranger is a raw TCP
 connection that answers the host's challenge, its messages signed with its own key.
 """
 
@@ -43,6 +44,8 @@ CASES = {
     "a kind of 30,000": lambda i, c: _kind(i, c, "k" * HUGE),
     "a right-to-left name": lambda i, c: _hello(i, c, "\u202eAnn", "tcp://127.0.0.1:7790"),
     "a name with an escape": lambda i, c: _hello(i, c, "\x1b[2J", "tcp://127.0.0.1:7790"),
+    "a name of spaces": lambda i, c: _hello(i, c, " ", "tcp://127.0.0.1:7790"),
+    "a padded name": lambda i, c: _hello(i, c, "  Ann  ", "tcp://127.0.0.1:7790"),
 }
 
 

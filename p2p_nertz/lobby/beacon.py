@@ -63,6 +63,7 @@ from p2p_nertz.protocol.identity import (
     is_valid_peer_id,
     verify,
 )
+from p2p_nertz.protocol.names import MAX_NAME, NAME_RULE, name_fault
 from p2p_nertz.protocol.spec import Deal
 
 __all__ = ["BEACON_PORT", "BEACON_VERSION", "MAGIC", "MAX_BEACON", "Beacon", "BeaconError"]
@@ -75,7 +76,7 @@ BEACON_PORT: Final = 47474
 
 _DOMAIN: Final = b"p2p-nertz/v1/beacon\0"
 _FIXED: Final = struct.Struct(">4sB32s32sHBBB")
-MAX_NAME_BYTES: Final = 128
+MAX_NAME_BYTES: Final = 4 * MAX_NAME
 #: The deal byte of a table not dealt by the default deal (docs/lobby.md §2).
 _DEAL_CODES: Final = {Deal.SHUFFLE: 1}
 _DEALS: Final = {code: deal for deal, code in _DEAL_CODES.items()}
@@ -112,13 +113,9 @@ class Beacon:
             raise ValueError(f"not a TCP port: {self.port}")
         if not 1 <= self.capacity <= 8 or not 1 <= self.taken <= self.capacity:
             raise ValueError(f"seats taken {self.taken} of {self.capacity}: out of range")
-        raw = self.name.encode()
-        if (
-            not 1 <= len(self.name) <= 32
-            or len(raw) > MAX_NAME_BYTES
-            or not self.name.isprintable()
-        ):
-            raise ValueError(f"a name is 1 to 32 printable characters: {self.name!r}")
+        fault = name_fault(self.name)  # (so at most 4 * MAX_NAME = MAX_NAME_BYTES of UTF-8)
+        if fault is not None:
+            raise ValueError(f"{NAME_RULE} ({fault}): {self.name!r:.80}")
 
     @property
     def fingerprint(self) -> str:

@@ -65,6 +65,7 @@ from p2p_nertz.protocol.identity import (
     key_fault,
     verify,
 )
+from p2p_nertz.protocol.names import NAME_RULE, name_fault
 from p2p_nertz.protocol.spec import Deal
 
 __all__ = [
@@ -147,8 +148,9 @@ def check_endpoint(endpoint: str) -> str:
 
 
 def _name(value: object) -> str:
-    if not isinstance(value, str) or not 1 <= len(value) <= 32 or not value.isprintable():
-        raise ValueError(f"a name is 1 to 32 printable characters: {shown(value)}")
+    fault = name_fault(value)
+    if fault is not None or not isinstance(value, str):  # (the second for the type checker)
+        raise ValueError(f"{NAME_RULE} ({fault}): {shown(value)}")
     return value
 
 

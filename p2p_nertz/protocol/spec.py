@@ -22,6 +22,7 @@ import msgpack  # type: ignore[import-untyped]
 from p2p_nertz.errors import InvalidRulesError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION, SHUFFLE_VERSION
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
+from p2p_nertz.protocol.names import NAME_RULE, name_fault
 from p2p_nertz.rules import Rules
 
 __all__ = ["MAX_SPEC_SIZE", "SPEC_NOTE", "Deal", "GameSpec", "Member"]
@@ -35,7 +36,6 @@ class _Keyed(Protocol):
 _K = TypeVar("_K", bound=_Keyed)
 
 _SPEC_DOMAIN = b"p2p-nertz/v1/spec\0"
-MAX_NAME = 32
 MAX_SPEC_SIZE: Final = 16384
 """The largest game spec in wire form, in bytes (:meth:`GameSpec.to_wire`)."""
 
@@ -115,12 +115,9 @@ class GameSpec:
                 raise InvalidRulesError(
                     f"a roster key is not a usable Ed25519 key ({fault}): {shown}"
                 )
-            if (
-                not isinstance(name, str)
-                or not 1 <= len(name) <= MAX_NAME
-                or not name.isprintable()
-            ):
-                raise InvalidRulesError(f"a name is 1 to {MAX_NAME} printable characters: {name!r}")
+            fault = name_fault(name)  # docs/protocol.md §3.2: the one rule for names
+            if fault is not None:
+                raise InvalidRulesError(f"{NAME_RULE} ({fault}): {name!r:.80}")
             roster.append(Member(PeerId(peer_id), name))
         rules.validate_players(len(roster))
         if len(label) > 64:

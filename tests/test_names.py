@@ -1,0 +1,114 @@
+"""The one rule for a player's name (p2p_nertz/protocol/names.py) and the front doors that use
+it: the game spec, a lobby message, a beacon (sent and received), and ``nertz``'s ``--name``
+(a real process: one line on stderr saying what a name may be, nothing made). The lobby host
+refusing a stranger's hello with such a name is in tests/test_red_lobby.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import nertz, one_error_line
+
+from p2p_nertz.errors import InvalidRulesError
+from p2p_nertz.lobby.beacon import Beacon, BeaconError
+from p2p_nertz.lobby.messages import Hello, decode, encode
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.names import MAX_NAME, NAME_RULE, name_fault
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+
+ANN, BOB = (Identity.generate(derive_seed(b"test-names", n)) for n in range(2))
+
+GOOD = [
+    "Ann",
+    "you",
+    "bot1",
+    "Ann Lee",  # an inner space
+    "Zoë",
+    "李雷",
+    "🙂",
+    "n" * MAX_NAME,
+    "x",
+]
+BAD = {
+    "": "empty",
+    " ": "a space at either end",
+    "   ": "a space at either end",
+    "  Ann  ": "a space at either end",
+    " Ann": "a space at either end",
+    "Ann ": "a space at either end",
+    "n" * (MAX_NAME + 1): f"longer than {MAX_NAME} characters",
+    "\u202eAnn": "a character that is not printable",  # right-to-left override
+    "Ann\u2066": "a character that is not printable",  # left-to-right isolate
+    "A\u200bnn": "a character that is not printable",  # zero-width space
+    "\x1b[2J": "a character that is not printable",
+    "Ann\n": "a character that is not printable",
+    "\tAnn": "a character that is not printable",
+    "\u00a0Ann": "a character that is not printable",  # a no-break space is not ' '
+    "Ann\u3000": "a character that is not printable",  # nor an ideographic one
+}
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_a_good_name_has_no_fault_and_every_front_door_takes_it(name: str) -> None:
+    assert name_fault(name) is None
+    spec = GameSpec.create([(ANN.peer_id, name), (BOB.peer_id, "Bob")], Rules(), bytes(16))
+    assert name in [m.name for m in spec.members]
+    hello = decode(encode(ANN, bytes(32), Hello(name, "tcp://127.0.0.1:7790", False)))
+    assert hello.body == Hello(name, "tcp://127.0.0.1:7790", False)
+    beacon = Beacon(lobby_id=bytes(32), host=ANN.peer_id, port=5670, name=name, taken=1, capacity=2)
+    assert Beacon.decode(beacon.encode(ANN)).name == name
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_a_bad_name_is_refused_by_every_front_door_saying_the_rule(name: str) -> None:
+    assert name_fault(name) == BAD[name]
+    with pytest.raises(InvalidRulesError, match=NAME_RULE):
+        GameSpec.create([(ANN.peer_id, name), (BOB.peer_id, "Bob")], Rules(), bytes(16))
+    # What a stranger signs and sends: refused when the host decodes it.
+    wire = encode(ANN, bytes(32), Hello(name, "tcp://127.0.0.1:7790", False))
+    with pytest.raises(ValueError, match=NAME_RULE):
+        decode(wire)
+    with pytest.raises(ValueError, match=NAME_RULE):
+        Beacon(lobby_id=bytes(32), host=ANN.peer_id, port=5670, name=name, taken=1, capacity=2)
+
+
+@pytest.mark.parametrize("name", ["  Ann  ", " ", "\u202eAnn"])
+def test_a_received_beacon_with_a_bad_name_is_refused(name: str) -> None:
+    beacon = Beacon(
+        lobby_id=bytes(32), host=ANN.peer_id, port=5670, name="Ann", taken=1, capacity=2
+    )
+    object.__setattr__(beacon, "name", name)  # (as a host of another make would sign it)
+    with pytest.raises(BeaconError, match=NAME_RULE):
+        Beacon.decode(beacon.encode(ANN))
+
+
+def test_name_fault_says_what_a_value_that_is_no_text_is() -> None:
+    assert name_fault(None) == "not text"
+    assert name_fault(b"Ann") == "not text"
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["play", "--bots", "1", "--seed", "3"], "  Ann  "),  # (was stripped and taken)
+        (["play", "--bots", "1", "--seed", "3"], "\u202eAnn"),
+        (["host", "--bot", "greedy"], " "),
+    ],
+)
+def test_nertz_refuses_a_bad_name_in_one_line_and_makes_nothing(
+    tmp_path: Path, argv: list[str], name: str
+) -> None:
+    done = nertz(*argv, "--name", name, cwd=tmp_path, home=tmp_path / "home")
+    one_error_line(done, "--name", NAME_RULE, repr(name))
+    assert done.returncode == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_nertz_play_takes_a_name_of_32_past_the_old_limit_of_16(tmp_path: Path) -> None:
+    # (with no terminal the quick game stops at its next check, which is not the name's)
+    done = nertz("play", "--bots", "1", "--seed", "3", "--name", "n" * MAX_NAME, cwd=tmp_path)
+    one_error_line(done, "needs a terminal")
