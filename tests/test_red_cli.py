@@ -177,7 +177,12 @@ def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: 
     words = [x for x in rest.splitlines() if not x.startswith("import time:")]
     assert "Traceback" not in rest, rest
     assert words == ["nertz join: interrupted"], "".join(seen[-3:]) + rest
-    assert proc.returncode == 130
+    # 130, or ended by the SIGINT itself: when the interrupt passes through code CPython runs
+    # with its own runner during an import, the interpreter notes it as unhandled (its
+    # ``_Py_UnhandledKeyboardInterrupt``, bpo-1054041) and, once finalized, dies by SIGINT
+    # however the command answered it (CI met it once in 4,147 tests). A shell shows 130 both
+    # ways (128 + SIGINT), the status of a command stopped by Ctrl-C.
+    assert proc.returncode in (130, -signal.SIGINT), proc.returncode
 
 
 @pytest.mark.parametrize(
