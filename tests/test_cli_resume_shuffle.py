@@ -103,7 +103,10 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
         stop_all(procs)
     for final in finals:
         assert final["event"] == "final" and final["over"] is True, final
-        assert final["rounds"] == 1 and not final["provisional"] and not final["dropped"], final
+        assert not final["provisional"] and not final["dropped"], final
+    # One round, or more when it ended tied (the tiebreak, RULES.md): the bots' timing on real
+    # processes decides that (the project's CI met a 3-player tie once); every node the same.
+    assert len({f["rounds"] for f in finals}) == 1 and finals[0]["rounds"] >= 1, finals
     assert len({f["digest"] for f in finals}) == 1
     assert len({tuple(f["totals"]) for f in finals}) == 1
     mine = _own_events(logs[1])
