@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import held_port, json_lines_until, make_key, nertz
-from test_cli_play import Tty
+from test_cli_play import Tty, watched_to_the_leave
 
 from cli.args import DEALS, free_ports
 from cli.keyfile import load_identity
@@ -201,13 +201,7 @@ def test_play_bots_deal_shuffle_is_followed_by_watch(tmp_path: Path) -> None:
             row = re.search(rf"^\d {name} +N +\d+ .*$\n^   N \S+ S \d+ +1:", text, re.M)
             assert row, text
         # The bots play on, their cards opened by the table's shares: the lake fills in.
-        watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
-        player.child.sendintr()
-        assert player.finish() == 130
-        watcher.wait("you left the game", timeout=30)
-        watcher.send("q")
-        assert watcher.finish() == 0
-        assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
+        watched_to_the_leave(player, watcher)
 
 
 def _spec_of_log(path: Path) -> GameSpec:

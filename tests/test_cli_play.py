@@ -175,6 +175,18 @@ class Tty:
         return status if status is not None else 128 + (self.child.signalstatus or 0)
 
 
+def watched_to_the_leave(player: Tty, watcher: Tty) -> None:
+    """A spectator's screen follows the bots' lake cards, then the player's Ctrl-C: it shows
+    the signed leave and quits cleanly."""
+    watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
+    player.child.sendintr()
+    assert player.finish() == 130
+    watcher.wait("you left the game", timeout=30)
+    watcher.send("q")
+    assert watcher.finish() == 0
+    assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
+
+
 def tops(text: str) -> dict[int, Card]:
     """The exposed card of each of my work piles on the screen."""
     found = {}

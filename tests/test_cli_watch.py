@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
 from stranger_helpers import zmtp_stranger_floods_and_resets
-from test_cli_play import Tty
+from test_cli_play import Tty, watched_to_the_leave
 
 from cli.keyfile import write_key
 from cli.main import build_parser
@@ -110,14 +110,7 @@ def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
     zmtp_stranger_floods_and_resets(endpoint)
     _keyed_stranger_is_refused(endpoint, spy)
     # The spectator lives, and the bots play on: the lake fills in on its screen.
-    watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
-    # The player leaves: the spectator sees the signed leave.
-    player.child.sendintr()
-    assert player.finish() == 130
-    watcher.wait("you left the game", timeout=30)
-    watcher.send("q")
-    assert watcher.finish() == 0
-    assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
+    watched_to_the_leave(player, watcher)
     refused = re.search(
         rb"refused \d+ connection\(s\): \d+ without a key, \d+ with a key not the table's",
         watcher.raw,
