@@ -25,20 +25,17 @@ others. As nodes do, every member but the victim stops for good a second after i
 from __future__ import annotations
 
 import pytest
-from test_sim_only_ahead import TIMERS, VICTIM, _lie_only_ahead, _NodesStop
+from test_sim_only_ahead import VICTIM
+from test_sim_only_ahead import _game as only_ahead_game
 
 from p2p_nertz.protocol.bodies import DropReason, Leave, Result, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_unverified
 from p2p_nertz.protocol.peer import Effect, Peer, Send
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, SimConfig
 from p2p_nertz.sim.invariants import audit_logs, check
-from p2p_nertz.sim.network import SimResult, Simulation
+from p2p_nertz.sim.network import SimResult
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
-
-MAX_TIME = 60.0  # (simulated seconds: a one-round game ends in 10 to 25)
 
 
 def _sign_past_the_end(peer: Peer, victim: int, what: str, when: str) -> list[int]:
@@ -88,18 +85,10 @@ def _sign_past_the_end(peer: Peer, victim: int, what: str, when: str) -> list[in
 
 
 def _game(players: int, seed: int, what: str, when: str) -> tuple[SimResult, list[int]]:
-    config = SimConfig(
-        players=players,
-        seed=seed,
-        rules=Rules(target=None, rounds=1),
-        peer=TIMERS,
-        faults=Faults(delay=0.0005, jitter=0.00025),  # (loopback)
-        max_time=MAX_TIME,
-    )
-    sim = Simulation(config, _NodesStop(VICTIM))
+    """``test_sim_only_ahead``'s game, its liar signing past its ``result`` too."""
+    sim, _, _ = only_ahead_game(players, seed)
     liar = sim.peers[players - 1]
     assert liar is not None
-    _lie_only_ahead(liar, VICTIM, [])
     past = _sign_past_the_end(liar, VICTIM, what, when)
     return sim.run(), past
 
