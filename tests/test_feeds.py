@@ -193,3 +193,31 @@ def test_recovery_is_finished_only_when_nobody_holds_more_of_ours() -> None:
     claimed = [(3, 0), (5, 0)]  # seat 1 said it holds five of ours
     assert recovery.finished(4, claimed, ()) is None
     assert recovery.finished(5, claimed, ()) == Recovered(3, 5, (1,))
+
+
+def test_a_gap_its_source_left_unanswered_is_asked_of_another_member_that_announces_it() -> None:
+    """Gap repair asks whoever announced the most of a feed; once that member was asked for
+    the next event and it has not come, another member announcing it is asked instead, even
+    announcing less (docs/protocol.md §9.2, *an event past the end, withheld*: the liar
+    announced its head one past the event it withheld, and was asked for good)."""
+    liar, other = b"L" * 32, b"R" * 32
+    feeds = Feeds(2, want_interval=0.05, want_delay=0.02, max_want=64)
+    assert not feeds.gap(1, 2, liar, 0.0)  # (the liar: its head one past the event, 1)
+    assert not feeds.gap(1, 1, other, 0.001)  # (another member holds the event)
+    assert feeds.due(0.03) == [(1, 2, liar)]  # the most announced, first
+    assert feeds.want(1, 2, liar, 0.03) == (1, 2)
+    # Nothing came: the liar's next beat reopens the gap, then the other member announces it.
+    assert not feeds.gap(1, 2, liar, 0.25)
+    assert not feeds.gap(1, 1, other, 0.26)
+    assert feeds.due(0.3) == [(1, 2, other)]
+    assert feeds.want(1, 2, other, 0.3) == (1, 2)
+    # And the other way back, if that one did not answer either: no member is asked for good.
+    assert not feeds.gap(1, 2, other, 0.5)
+    assert not feeds.gap(1, 2, liar, 0.51)
+    assert feeds.due(0.55) == [(1, 2, liar)]
+    # A source asked for an earlier event that has come since is kept (nothing was missed).
+    fresh = Feeds(2, want_interval=0.05, want_delay=0.02, max_want=64)
+    fresh.asked[1] = (0, liar)
+    assert not fresh.gap(1, 2, liar, 0.0)
+    assert not fresh.gap(1, 1, other, 0.001)
+    assert fresh.due(0.03) == [(1, 2, liar)]

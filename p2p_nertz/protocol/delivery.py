@@ -514,7 +514,7 @@ class Delivery:
 
     def want(self, seat: int, upto: int, source: PeerId, now: float) -> None:
         """Ask ``source`` for ``seat``'s events up to ``upto`` (:meth:`Feeds.want` says which)."""
-        asked = self.store.want(seat, upto, now)
+        asked = self.store.want(seat, upto, source, now)
         if asked is not None:
             self.outbox.effects.append(Send(self.want_wire(seat, *asked), source))
 

@@ -170,6 +170,8 @@ class Feeds:
         self.rejoin_seen: dict[int, dict[int, bytes]] = {}  # readmitted chains followed
         self.want_at = [0.0] * n  # when a feed's gap may next be asked for
         self.gaps: dict[int, tuple[float, int, PeerId]] = {}  # seat -> (due, upto, source)
+        #: seat -> (first seq, source) of the last want for its feed (:meth:`gap`)
+        self.asked: dict[int, tuple[int, PeerId]] = {}
         #: seat -> the next event of a member proven here to fork at our head, which follows
         #: the version we do not hold (refused: :meth:`going_on_from`)
         self.going_on: dict[int, tuple[Message, EventBody, Source]] = {}
@@ -569,12 +571,24 @@ class Feeds:
 
     def gap(self, seat: int, upto: int, source: PeerId, now: float) -> bool:
         """``source`` holds ``seat``'s feed up to ``upto``. Whether to ask it now (no
-        ``want_delay``); otherwise the gap is noted, and asked for once due (:meth:`due`)."""
+        ``want_delay``); otherwise the gap is noted, and asked for once due (:meth:`due`).
+
+        The gap is asked of whoever announced the most of the feed, unless that member was
+        asked for the same next event already and it has not come: then of another announcer
+        (``source``), up to the most announced. Otherwise a member that announces a head of
+        its own past what it gives us (a liar that withholds an event from us alone, beating
+        us its head, one past it or not) was asked again and again while the others, who
+        hold the event and announce it too, never were: a peer at the game's end whose final
+        fold waited for that event (another member announced holding it, so what its author
+        said of its feed counted no further, ``Finality.bounds``) waited for good once the
+        others stopped (docs/protocol.md §9.2, *an event past the end, withheld*)."""
         if self.want_delay <= 0:
             return True
-        due, known, _ = self.gaps.get(seat, (now + self.want_delay, 0, source))
+        due, known, held = self.gaps.get(seat, (now + self.want_delay, 0, source))
         if upto > known:
             self.gaps[seat] = (due, upto, source)
+        elif source != held and self.asked.get(seat) == (len(self.feeds[seat]) + 1, held):
+            self.gaps[seat] = (due, known, source)
         return False
 
     def due(self, now: float) -> list[tuple[int, int, PeerId]]:
@@ -588,9 +602,9 @@ class Feeds:
                 asks.append((seat, upto, source))
         return asks
 
-    def want(self, seat: int, upto: int, now: float) -> tuple[int, int] | None:
-        """The seqs of ``seat`` to ask for, up to ``upto`` (``None``: asked too recently, or
-        all are here or waiting)."""
+    def want(self, seat: int, upto: int, source: PeerId, now: float) -> tuple[int, int] | None:
+        """The seqs of ``seat`` to ask ``source`` for, up to ``upto`` (``None``: asked too
+        recently, or all are here or waiting)."""
         if now < self.want_at[seat]:
             return None
         first = len(self.feeds[seat]) + 1
@@ -600,6 +614,7 @@ class Feeds:
         if first > upto:
             return None
         self.want_at[seat] = now + self.want_interval
+        self.asked[seat] = (len(self.feeds[seat]) + 1, source)
         return first, min(upto, first + self.max_want - 1)
 
     def answer(self, want: Want) -> list[Message]:

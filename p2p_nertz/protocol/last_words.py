@@ -26,7 +26,10 @@ An honest member's own beats reach every member anyway: the relayed beat is then
 than one the receiver took and raises nothing, for the price of a signature check (none in a
 burst behind a later beat of its author's, docs/protocol.md §7.2). What is left: a relayed
 beat whose head the receiver does not hold yet is not kept for when it does (its cover waits
-for its head, as a new beat's; the old one is dropped).
+for its head, as a new beat's; the old one is dropped). The receiver needs that head anyway
+once another member announces it, and fetches it from them (``Feeds.gap``); a relay that
+overtakes it by less than ``want_delay`` is lost (docs/protocol.md §9.2, *an event past the
+end, withheld*).
 """
 
 from __future__ import annotations
