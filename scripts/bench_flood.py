@@ -81,21 +81,24 @@ def make_game(players: int, seed: int) -> tuple[list[Any], Any]:
 def child_node(config_path: str, seat: str) -> int:
     """Run one bot node of the game in ``config_path`` until killed."""
     import trio
+    from ports import read_peers, say_bound
 
     from p2p_nertz.runtime.node import PeerNode
 
     cfg = json.loads(Path(config_path).read_text())
     identities, spec = make_game(cfg["players"], cfg["seed"])
     s = int(seat)
-    endpoints = {spec.peer_ids[i]: e for i, e in enumerate(cfg["endpoints"])}
     node = PeerNode(
         identities[s],
         spec,
         Path(cfg["logdir"]) / f"peer{s}.log",
-        bind=cfg["endpoints"][s],
+        bind=cfg["bind"],
         strategy="greedy",
         speed=10,
     )
+    # Bound on port 0, said, then the others' heard (scripts/ports.py, :func:`run_one`).
+    say_bound(node.bind())
+    endpoints = {spec.peer_ids[i]: e for i, e in read_peers(cfg["players"]).items()}
     trio.run(node.run, endpoints)
     return 0
 
@@ -221,26 +224,39 @@ def run_one(attack: str, args: argparse.Namespace, seed: int, workdir: Path) -> 
     players = args.players
     logdir = workdir / f"{attack}-{seed}"
     logdir.mkdir()
-    from cli.args import free_ports
+    from ports import introduce
 
-    endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(players)]
-    cfg = {"players": players, "seed": seed, "endpoints": endpoints, "logdir": str(logdir)}
+    from cli.bots import FREE_PORT
+    from p2p_nertz.errors import NertzError
+
+    # (the port to bind given: with --code the nodes import another checkout's cli)
+    cfg = {"players": players, "seed": seed, "logdir": str(logdir), "bind": FREE_PORT}
     cfg_path = logdir / "config.json"
     cfg_path.write_text(json.dumps(cfg))
     env = dict(os.environ)
     if args.code:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.code, env.get("PYTHONPATH")]))
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, "_node", str(cfg_path), str(s)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for s in range(players)
-    ]
+    procs: list[subprocess.Popen[bytes]] = []
+    said = [logdir / f"peer{s}.out" for s in range(players)]
+    for s in range(players):
+        with said[s].open("wb") as stdout:
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "_node", str(cfg_path), str(s)],
+                    env=env,
+                    stdin=subprocess.PIPE,
+                    stdout=stdout,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
     logs = [logdir / f"peer{s}.log" for s in range(players)]
     try:
+        # Each node binds port 0 and says which; each is told the others' (scripts/ports.py).
+        try:
+            endpoints = introduce(make_game(players, seed)[1], procs, said)
+        except NertzError as exc:
+            print(f"  {attack}: the game did not start: {exc}", file=sys.stderr)
+            return None
         make = attack_messages(attack, players, seed, args.big_mib) if attack != "none" else None
         deadline = time.monotonic() + START_TIMEOUT
         while not all(p.exists() and p.stat().st_size > 4096 for p in logs[:2]):

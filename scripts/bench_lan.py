@@ -90,9 +90,11 @@ if str(ROOT) not in sys.path:  # run as a file: the project is importable withou
     sys.path.insert(0, str(ROOT))
 
 import round_trips  # noqa: E402
+from ports import introduce, read_bound, read_peers, say_bound, zmq_bound  # noqa: E402
 from round_trips import PACED_GAP  # noqa: E402
 
-from cli.demo import free_ports  # noqa: E402
+from cli.bots import FREE_PORT  # noqa: E402
+from p2p_nertz.errors import NertzError  # noqa: E402
 from p2p_nertz.protocol.feeds import Source  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
 from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
@@ -214,7 +216,7 @@ def child_sink(endpoint: str, count: int) -> int:
     router.setsockopt(zmq.LINGER, 0)
     router.setsockopt(zmq.RCVHWM, 0)
     router.bind(endpoint)
-    print("ready", flush=True)
+    say_bound(zmq_bound(router))
     router.recv_multipart()
     start = cpu_seconds()
     for _ in range(count - 1):
@@ -252,13 +254,12 @@ def child_source(endpoint: str, count: int, size: int, gap: float) -> int:
 
 def message_cost_us(count: int, size: int, gap: float) -> float:
     """CPU µs of one bare pyzmq message, sent and received (both processes, every thread)."""
-    endpoint = f"tcp://127.0.0.1:{free_ports(1)[0]}"
     sink = subprocess.Popen(
-        [*_python(), "_sink", endpoint, str(count)], stdout=subprocess.PIPE, text=True
+        [*_python(), "_sink", FREE_PORT, str(count)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert sink.stdout is not None
-        sink.stdout.readline()  # "ready": bound
+        endpoint = read_bound(sink)
         argv = [*_python(), "_source", endpoint, str(count), str(size), str(gap)]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
         if done.returncode != 0:
@@ -863,7 +864,6 @@ async def run_seats(
     _, node_class = _instrumented_classes()
     n = cfg["n"]
     identities, spec = make_game(n, cfg["seed"], cfg.get("deal", "commit"))
-    endpoints = {spec.peer_ids[s]: cfg["endpoints"][s] for s in range(n)}
     config = dataclasses.replace(NODE_CONFIG, ack_delay=cfg["ack_delay"])
     logdir = Path(cfg["logdir"])
     logdir.mkdir(parents=True, exist_ok=True)
@@ -872,7 +872,7 @@ async def run_seats(
             identities[s],
             spec,
             logdir / f"peer{s}.log",
-            bind=cfg["endpoints"][s],
+            bind=FREE_PORT if cfg["endpoints"] is None else cfg["endpoints"][s],
             strategy="greedy",
             speed=cfg["speed"],
             config=config,
@@ -881,6 +881,14 @@ async def run_seats(
         )
         for s in seats
     ]
+    # No endpoints given (loopback): each node binds port 0; a process of one seat says its
+    # port and hears the others' (scripts/ports.py), one of every seat knows them all.
+    bound = {s: node.bind() for s, node in zip(seats, nodes, strict=True)}
+    if cfg["endpoints"] is None and len(seats) < n:
+        say_bound(bound[seats[0]])
+        bound.update(await trio.to_thread.run_sync(read_peers, n))
+    endpoint_list = cfg["endpoints"] or [bound[s] for s in range(n)]
+    endpoints = {spec.peer_ids[s]: endpoint_list[s] for s in range(n)}
     if cfg.get("kinds"):
         for node in nodes:
             node.kinds_out = {}
@@ -932,8 +940,6 @@ async def run_seats(
         await nodes[i].run(endpoints)
         finished[i] = True
 
-    for node in nodes:
-        node.bind()
     started = time.perf_counter_ns()
     cpu_start = cpu_seconds()
     budget = max(1.0, cfg["seconds"])
@@ -1252,14 +1258,12 @@ def measure_floors(count: int, paced: int, size: int, *, lab: Any = None) -> dic
     """Round trips (µs) of ``size`` bytes DEALER→ROUTER→DEALER (see :func:`child_ping`): on
     loopback, or with the ROUTER on lab host 1 and the DEALER on lab host 0."""
     if lab is None:
-        endpoint = f"tcp://127.0.0.1:{free_ports(1)[0]}"
-        echo = subprocess.Popen([*_python(), "_echo", endpoint], stdout=subprocess.PIPE, text=True)
+        echo = subprocess.Popen([*_python(), "_echo", FREE_PORT], stdout=subprocess.PIPE, text=True)
     else:
-        endpoint = f"tcp://{lab.address(1)}:{LAB_PORT + 1}"
-        echo = lab.popen(1, [*_python(), "_echo", endpoint], stdout=subprocess.PIPE, text=True)
+        bind = f"tcp://{lab.address(1)}:{LAB_PORT + 1}"
+        echo = lab.popen(1, [*_python(), "_echo", bind], stdout=subprocess.PIPE, text=True)
     try:
-        assert echo.stdout is not None
-        echo.stdout.readline()  # "ready": bound
+        endpoint = read_bound(echo)
         argv = [*_python(), "_ping", endpoint, str(count), str(paced), str(size)]
         if lab is None:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
@@ -1325,10 +1329,9 @@ def run_game(
     tag = f"{where}-{n}-{round(ack_delay * 1e6)}" + ("-tmpfs" if logs else "")
     logdir = workdir / tag
     logdir.mkdir()
-    if where == "lab":
-        endpoints = [f"tcp://{lab.address(s)}:{LAB_PORT}" for s in range(n)]
-    else:
-        endpoints = [f"tcp://127.0.0.1:{port}" for port in free_ports(n)]
+    # On loopback the peers bind port 0 and are introduced (scripts/ports.py); a lab's
+    # namespaces each have their own ports, nothing else in them.
+    endpoints = [f"tcp://{lab.address(s)}:{LAB_PORT}" for s in range(n)] if where == "lab" else None
     cfg = {
         "n": n,
         "seed": seed,
@@ -1348,13 +1351,28 @@ def run_game(
     jobs = [",".join(str(s) for s in range(n))] if where == "inproc" else [str(s) for s in range(n)]
     outs: list[Path] = []
     procs: list[subprocess.Popen[Any]] = []
+    said: list[Path] = []  # (loopback: each peer's output, its bound endpoint first)
     for i, seats in enumerate(jobs):
         out = logdir / f"out{i}.json"
         outs.append(out)
         argv = [*_python(), "_node", str(cfg_path), seats, str(out)]
-        procs.append(lab.popen(i, argv) if where == "lab" else subprocess.Popen(argv))
-    codes = _wait_all(procs, seconds + CHILD_GRACE)
+        if where == "loopback":
+            said.append(logdir / f"stdout{i}.txt")
+            with said[-1].open("wb") as stdout:
+                procs.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=stdout))
+        else:
+            procs.append(lab.popen(i, argv) if where == "lab" else subprocess.Popen(argv))
     figures = GameFigures(peers=n, where=where, ack_delay=ack_delay, tmpfs=logs is not None)
+    if said:
+        try:
+            introduce(make_game(n, seed, deal)[1], procs, said)
+        except NertzError as exc:
+            for proc in procs:
+                proc.kill()
+                proc.wait()
+            figures.notes.append(f"the game did not start: {exc}")
+            return figures
+    codes = _wait_all(procs, seconds + CHILD_GRACE)
     results: list[dict[str, Any]] = []
     for out, code in zip(outs, codes, strict=True):
         if code != 0 or not out.exists():

@@ -73,9 +73,12 @@ def child_zmq_echo(endpoint: str) -> int:
 
 
 def child_tcp_echo(port: int, size: int) -> int:
-    """A blocking TCP echo of fixed-size messages, one connection after another."""
+    """A blocking TCP echo of fixed-size messages, one connection after another, on ``port``
+    of 127.0.0.1 (0: a free one); prints the endpoint it bound first (``ports.say_bound``)."""
+    from ports import say_bound
+
     server = socket.create_server(("127.0.0.1", port))
-    print("ready", flush=True)
+    say_bound(f"tcp://127.0.0.1:{server.getsockname()[1]}")
     while True:
         conn, _ = server.accept()
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -297,18 +300,18 @@ def _python() -> list[str]:
 
 def one_run(impl: str, pings: int, messages: int, size: int) -> dict[str, Any]:
     """One client run of ``impl`` against a fresh echo process."""
-    from cli.args import free_ports
+    from ports import read_bound
 
-    (port,) = free_ports(1)
-    endpoint = f"tcp://127.0.0.1:{port}"
+    from cli.bots import FREE_PORT
+
+    # The echo binds port 0 and says the port it got (scripts/ports.py).
     if impl == "trio sockets":
-        echo_argv = [*_python(), "_tcpecho", str(port), str(size)]
+        echo_argv = [*_python(), "_tcpecho", "0", str(size)]
     else:
-        echo_argv = [*_python(), "_echo", endpoint]
+        echo_argv = [*_python(), "_echo", FREE_PORT]
     echo = subprocess.Popen(echo_argv, stdout=subprocess.PIPE, text=True)
     try:
-        assert echo.stdout is not None
-        echo.stdout.readline()  # "ready": bound
+        endpoint = read_bound(echo)
         done = subprocess.run(
             [*_python(), "_client", impl, endpoint, str(pings), str(messages), str(size)],
             capture_output=True,

@@ -103,8 +103,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from cli.args import EXIT_GONE, free_ports
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ports import introduce
+
+from cli.args import EXIT_GONE
+from cli.bots import FREE_PORT
 from cli.keyfile import write_key
+from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import LogDecoder, TailState
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -403,10 +409,12 @@ class Game:
         self.revived: list[str] = []
 
     # -- processes -------------------------------------------------------------------------
-    def _spawn(self, node: Node, argv: list[str], stem: str) -> None:
+    def _spawn(
+        self, node: Node, argv: list[str], stem: str, *, stdin: int = subprocess.DEVNULL
+    ) -> None:
         out, err = self.dir / f"{stem}.out", self.dir / f"{stem}.err"
         files: list[IO[bytes]] = [out.open("wb"), err.open("wb")]
-        kw: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": files[0], "stderr": files[1]}
+        kw: dict[str, Any] = {"stdin": stdin, "stdout": files[0], "stderr": files[1]}
         if self.lab is not None:
             proc = self.lab.popen(node.seat, argv, **kw)
         else:
@@ -418,8 +426,11 @@ class Game:
         n = self.plan.players
         spec, ids = game_spec(self.plan)
         (self.dir / "game.spec").write_bytes(spec.to_wire())
+        # On loopback each node binds port 0 and says the port it got (scripts/ports.py: a port
+        # picked and bound later could be taken meanwhile, a harness's fault read as the
+        # game's); a lab's namespaces each have their own ports, nothing else in them.
         if lab is None:
-            endpoints = [f"tcp://127.0.0.1:{p}" for p in free_ports(n)]
+            endpoints = [FREE_PORT] * n
         else:
             endpoints = [f"tcp://{lab.address(s)}:{LAB_PORT}" for s in range(n)]
         by_seat = {spec.seat_of(i.peer_id): i for i in ids}
@@ -429,16 +440,37 @@ class Game:
             write_key(node.key, by_seat[seat])
             self.nodes.append(node)
         for node in self.nodes:
-            argv = [
-                sys.executable, "-m", "cli", "node", "--key", str(node.key),
-                "--spec", str(self.dir / "game.spec"), "--bind", endpoints[node.seat],
-                "--log", str(node.log), "--json", "--progress", "--speed", "10", *self.timers,
-            ]  # fmt: skip
-            for other in range(n):
-                if other != node.seat:
-                    argv += ["--peer", f"{other}={endpoints[other]}"]
-            node.argv = argv
-            self._spawn(node, argv, f"p{node.seat + 1}")
+            node.argv = self._node_argv(node, endpoints, told=lab is None)
+            self._spawn(
+                node, node.argv, f"p{node.seat + 1}",
+                stdin=subprocess.PIPE if lab is None else subprocess.DEVNULL,
+            )  # fmt: skip
+        if lab is None:
+            runs = [node.runs[0] for node in self.nodes]
+            try:
+                endpoints = introduce(
+                    spec, [r.proc for r in runs], [r.out for r in runs], [r.err for r in runs]
+                )
+            except NertzError as exc:  # (the nodes told nothing stop: the check says so)
+                self.notes.append(f"the game did not start: {exc}")
+                return
+            for node in self.nodes:  # started again without a log: the port it had
+                node.argv = self._node_argv(node, endpoints, told=False)
+
+    def _node_argv(self, node: Node, endpoints: list[str], *, told: bool) -> list[str]:
+        """A node's ``nertz node``: bound to ``endpoints[seat]`` and given the others' (or, told,
+        to be given them on stdin once it said its own)."""
+        argv = [
+            sys.executable, "-m", "cli", "node", "--key", str(node.key),
+            "--spec", str(self.dir / "game.spec"), "--bind", endpoints[node.seat],
+            "--log", str(node.log), "--json", "--progress", "--speed", "10", *self.timers,
+        ]  # fmt: skip
+        if told:
+            return [*argv, "--peers-on-stdin"]
+        for other in range(len(endpoints)):
+            if other != node.seat:
+                argv += ["--peer", f"{other}={endpoints[other]}"]
+        return argv
 
     def restart(self, node: Node, *, recover: bool = False) -> None:
         """Start a killed node again as a person would: ``nertz resume`` of its log (with

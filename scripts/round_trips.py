@@ -16,9 +16,10 @@ PACED_GAP = 0.02
 
 def zmq_echo(endpoint: str, hwm: int | None = None) -> int:
     """A blocking ROUTER bound to ``endpoint`` (with ``hwm`` as both high-water marks, if
-    given) that prints ``ready`` once bound, then echoes every message until it receives
-    ``STOP``."""
+    given) that prints the endpoint it bound once bound (``ports.say_bound``: port 0 takes a
+    free one), then echoes every message until it receives ``STOP``."""
     import zmq
+    from ports import say_bound, zmq_bound
 
     ctx = zmq.Context()
     router = ctx.socket(zmq.ROUTER)
@@ -27,7 +28,7 @@ def zmq_echo(endpoint: str, hwm: int | None = None) -> int:
         router.setsockopt(zmq.SNDHWM, hwm)
         router.setsockopt(zmq.RCVHWM, hwm)
     router.bind(endpoint)
-    print("ready", flush=True)
+    say_bound(zmq_bound(router))
     while True:
         frames = router.recv_multipart()
         router.send_multipart(frames)

@@ -20,12 +20,14 @@ dense, seeded sample of the positions), audits every log of the game and that lo
 
 Damage families (``FAMILIES``): ``cut`` a truncation at every byte of the last ``--tail``
 frames (every ``--cut-step``-th) and a seeded sample elsewhere; ``flip`` one seeded bit
-flipped in a frame; ``drop``, ``dup``, ``move`` a frame dropped, duplicated, moved (to a
-seeded place); ``older`` the log replaced by an older copy of itself (a prefix ending at a
-frame boundary: a backup restored); ``swap`` two members' logs swapped in name; ``foreign``
-the member's log of another game (same keys, other rules); ``missing`` the log left out;
-``twice`` the log given twice. The frame families take every ``--every``-th frame and each of
-the last ``--tail``.
+flipped in a frame; ``zeros`` a frame's bytes zeroed where they are (a disk block lost);
+``pad`` a block of zero bytes after the file's end (a crash that kept the file's new size
+and lost what was written there); ``drop``, ``dup``, ``move`` a frame dropped, duplicated,
+moved (to a seeded place); ``older`` the log replaced by an older copy of itself (a prefix
+ending at a frame boundary: a backup restored); ``swap`` two members' logs swapped in name;
+``foreign`` the member's log of another game (same keys, other rules); ``missing`` the log
+left out; ``twice`` the log given twice. The frame families take every ``--every``-th frame
+and each of the last ``--tail``.
 
 A dishonest member's edits of its own log, with its own key (``EDITS``): ``forge`` a received
 event of another changed (it cannot sign it again); ``retime`` one of its own events re-signed
@@ -92,7 +94,13 @@ from p2p_nertz.sim.logfiles import log_files
 
 K = FindingKind
 
-FAMILIES = ("cut", "flip", "drop", "dup", "move", "older", "swap", "foreign", "missing", "twice")
+FAMILIES = (
+    "cut", "flip", "zeros", "pad", "drop", "dup", "move", "older", "swap", "foreign", "missing",
+    "twice",
+)  # fmt: skip
+#: Zero bytes ``pad`` appends: a file system block (a crash that kept a file's new size and
+#: lost its data leaves zeros there).
+PAD = 4096
 #: A dishonest member's edits of its own log, with its own key (module docstring).
 EDITS = ("forge", "retime", "unack", "backdate", "accuse")
 CLASSES = ("valid", "notice", "log", "victim", "owner", "other log", "OTHER", "CRASH")
@@ -314,7 +322,7 @@ def positions(
         before = rng.sample(range(PREFIX, start), min(sample, start - PREFIX))
         return sorted(before) + list(range(start, len(blob), step))
     last = range(max(0, n - tail), n)
-    if family in ("flip", "drop", "dup", "move"):  # every frame (the header's too)
+    if family in ("flip", "zeros", "drop", "dup", "move"):  # every frame (the header's too)
         return sorted({*range(0, n, every), *last})
     if family == "older":  # every frame boundary: a backup taken after that frame
         return sorted({*range(1, n, every), *last} - {0})
@@ -346,6 +354,11 @@ def damaged(case: Case) -> tuple[list[tuple[str, bytes]], set[str], set[int]]:
         start, end = spans[pos]
         byte = rng.randrange(start, end)
         blob = blob[:byte] + bytes([blob[byte] ^ (1 << rng.randrange(8))]) + blob[byte + 1 :]
+    elif case.family == "zeros":
+        start, end = spans[pos]
+        blob = blob[:start] + bytes(end - start) + blob[end:]
+    elif case.family == "pad":
+        blob += bytes(PAD)
     elif case.family == "drop":
         start, end = spans[pos]
         blob = blob[:start] + blob[end:]

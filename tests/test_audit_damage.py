@@ -10,15 +10,18 @@ accuses``) never names one whose signed events are what it signed.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 
 from cli.audit_cmd import format_report
 from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.logfile import Record, RecordKind
+from p2p_nertz.logfile.format import MAGIC
 from p2p_nertz.protocol.bodies import ID_PREFIX, NOT_EVENTS, encode_body, parse_body
 from p2p_nertz.protocol.envelope import Message, decode_message
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.sim.logfiles import log_file
 from tests.audit_helpers import Game, events_of, played, rewrite, vote
 
 K = FindingKind
@@ -195,3 +198,42 @@ def test_audit_damage_a_log_of_another_game_among_a_games_logs_is_the_one_named(
     wrong = [v for v in report.errors if v.kind is K.WRONG_LOG]
     assert [v.log for v in wrong] == ["p1.log"], [str(v) for v in report.errors]
     assert report.spec == game.spec and report.finished
+
+
+@pytest.mark.parametrize("deal", [Deal.COMMIT, Deal.SHUFFLE])
+def test_audit_damage_zero_bytes_name_the_file_never_a_member(deal: Deal) -> None:
+    # A disk block lost (a frame's bytes zeroed where they are: the header's, one in the
+    # middle, the last) and a crash that kept the file's new size but not its data (a block of
+    # zeros after its end): damage of that file, with the other logs and alone; never a
+    # member's fault (scripts/scan_log_damage.py, families zeros and pad).
+    game = played(2, deal=deal)
+    for seat in range(game.spec.seats):
+        records = game.logs[seat]
+        blob = game.files()[seat]
+        head = len(log_file(game.spec, seat, []))  # (each record a frame of its own after it)
+        sizes = [len(log_file(game.spec, seat, [r])) - head for r in records]
+        ends = list(itertools.accumulate(sizes, initial=head))
+        spans = [(len(MAGIC) + 2, head), *itertools.pairwise(ends)]
+        damaged = {
+            f"zeros {i}": blob[: spans[i][0]]
+            + bytes(spans[i][1] - spans[i][0])
+            + blob[spans[i][1] :]
+            for i in (0, len(spans) // 2, len(spans) - 1)
+        }
+        damaged["pad"] = blob + bytes(4096)
+        for what, bad in damaged.items():
+            for alone in (False, True):
+                files = game.files()
+                files[seat] = bad
+                report = game.audit(files=[bad] if alone else files)
+                where = (seat, what, alone)
+                assert _accused(report) == set(), (where, [str(v) for v in report.errors])
+                name = "p1.log" if alone else f"p{seat + 1}.log"
+                named = {v.log for v in report.violations if v.kind in _DAMAGE}
+                assert named == {name}, (where, [str(v) for v in report.violations])
+                if what == "pad":  # (every record whole: a notice, the game whole)
+                    assert not report.errors and report.finished, where
+
+
+#: What the audit says of a file's bytes (not of a member).
+_DAMAGE = frozenset({K.UNREADABLE, K.LOG_DAMAGE, K.TRUNCATED})

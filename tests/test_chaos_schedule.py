@@ -3,6 +3,7 @@ at once (``--overlap``), and a seed's game unchanged by either option's existenc
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -466,3 +467,26 @@ def test_chaos_line_names_a_resume_that_could_not_recover_as_such() -> None:
     text = chaos.line(result)
     assert "gone P1:unrecovered,P2:silent" in text
     assert "None" not in text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_chaos_nodes_bind_port_0_and_start_again_on_the_port_they_said(tmp_path: Path) -> None:
+    """On loopback no port is picked for a node and bound later (scripts/ports.py): each binds
+    port 0, says its port, and is told the others'; a node started again without a log (its
+    first command, :meth:`chaos.Game.restart`) binds the port it said and names the others'."""
+    plan = chaos.Schedule(seed=1, players=2, rounds=1, faults=(), deal="commit")
+    game = chaos.Game(plan, tmp_path, 1.0, 4.0)
+    try:
+        game.begin(None)
+        said = [json.loads(n.runs[0].out.read_text().splitlines()[0]) for n in game.nodes]
+    finally:
+        game.stop_all()
+    assert not game.notes
+    ports = [e["endpoint"] for e in said]
+    assert all(e["event"] == "bound" and not e["endpoint"].endswith(":0") for e in said)
+    for node in game.nodes:
+        assert "--peers-on-stdin" not in node.argv
+        assert node.argv[node.argv.index("--bind") + 1] == ports[node.seat]
+        peers = [node.argv[i + 1] for i, a in enumerate(node.argv) if a == "--peer"]
+        assert peers == [f"{s}={ports[s]}" for s in range(2) if s != node.seat]

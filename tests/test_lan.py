@@ -262,3 +262,46 @@ def test_lan_two_players_cut_apart_past_drop_both_abandon_and_agree(tmp_path: Pa
     verdict = audited_valid(players)
     assert verdict["finished"] and verdict["totals"] == final["totals"]
     assert verdict["dropped"] and verdict["errors"] == 0
+
+
+#: A listener in a lab host: discover() on port 0, the port it bound printed first, then the
+#: table it heard (one JSON line).
+_LISTEN = """
+import functools, json, sys, trio
+from p2p_nertz.runtime.lobby import discover
+
+async def main():
+    heard = []
+    async with trio.open_nursery() as nursery:
+        listen = functools.partial(
+            discover, sys.argv[1], port=0, timeout=60, until=lambda o: True, on_offer=heard.append
+        )
+        print(await nursery.start(listen), flush=True)
+    for offer in heard:
+        print(json.dumps({"name": offer.beacon.name, "endpoint": offer.lobby_endpoint}))
+
+trio.run(main)
+"""
+
+
+def test_lan_discover_on_port_0_says_the_port_a_host_then_beacons_to(tmp_path: Path) -> None:
+    # discover() reports the UDP port it bound (port 0: the system's pick, known only to it);
+    # a host told that port broadcasts its beacons there on the lab's LAN, and is heard.
+    key = tmp_path / "ann.key"
+    make_key(key)
+    with Lab(2) as lab:
+        listener = lab.popen(
+            0, [sys.executable, "-c", _LISTEN, BROADCAST], stdout=subprocess.PIPE, text=True
+        )
+        assert listener.stdout is not None
+        port = int(listener.stdout.readline())
+        assert 0 < port < 65536
+        argv = [*host_argv(2), "--key", str(key), "--log-dir", str(tmp_path / "logs")]
+        host = Player(lab, 1, tmp_path, [*argv, "--beacon-port", str(port)])
+        try:
+            out, _ = listener.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("no beacon heard on the port discover() said\n" + host.describe())
+    (line,) = out.splitlines()
+    heard = json.loads(line)
+    assert heard["name"] == "Ann" and heard["endpoint"].startswith(f"tcp://{lab.address(1)}:")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import weakref
 
 import msgpack  # type: ignore[import-untyped]
@@ -27,7 +28,14 @@ from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Session
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, discover, join_lobby, route_address
+from p2p_nertz.runtime.lobby import (
+    LobbyGuest,
+    LobbyHost,
+    Offer,
+    discover,
+    join_lobby,
+    route_address,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -438,44 +446,33 @@ async def test_lobby_host_ignores_garbage_on_its_socket() -> None:
 async def test_discover_hears_beacons_and_ignores_junk_on_loopback() -> None:
     # Unicast to 127.0.0.1 (never broadcast on this machine's interfaces): the same code path
     # as a broadcast beacon on a LAN, which test_lan.py covers inside network namespaces.
-    from cli.args import free_ports
-
-    (port,) = free_ports(1)
+    # Port 0: discover() binds a free UDP port and says which (no port picked, then bound).
     junk: list[str] = []
-    lobby = LobbyHost(
-        ANN, "Ann", Rules(), address="127.0.0.1", game_port=7400, broadcast="127.0.0.1",
-        beacon_port=port,
-    )  # fmt: skip
+    heard: list[Offer] = []
     async with trio.open_nursery() as nursery:
-
-        async def noise() -> None:
-            sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
-            with sock:
-                await sock.sendto(b"not a beacon", ("127.0.0.1", port))
-
-        async def listen() -> list:  # type: ignore[type-arg]
-            return await discover(
-                "127.0.0.1", port=port, timeout=10, until=lambda o: True,
-                on_junk=lambda src, why: junk.append(why),
-            )  # fmt: skip
-
-        result: list = []  # type: ignore[type-arg]
-
-        async def run_listen() -> None:
-            result.extend(await listen())
-
-        nursery.start_soon(run_listen)
-        await trio.sleep(0.05)  # let the listener bind before the noise (not synchronisation
-        # of the result: the beacon repeats every second until heard)
-        nursery.start_soon(noise)
+        port = await nursery.start(
+            functools.partial(
+                discover, "127.0.0.1", port=0, timeout=10, until=lambda o: True,
+                on_offer=heard.append, on_junk=lambda src, why: junk.append(why),
+            )
+        )  # fmt: skip
+        assert port != 0
+        # Bound before start() returned: the noise and the beacons that follow all reach it.
+        with trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM) as sock:
+            await sock.sendto(b"not a beacon", ("127.0.0.1", port))
+        lobby = LobbyHost(
+            ANN, "Ann", Rules(), address="127.0.0.1", game_port=7400, broadcast="127.0.0.1",
+            beacon_port=port,
+        )  # fmt: skip
         endpoint = await nursery.start(lobby.serve)
         with trio.fail_after(10):
-            while not result:
+            while not heard:
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
-    (offer,) = result
+    offer = heard[0]
     assert offer.beacon.host == ANN.peer_id and offer.lobby_endpoint == endpoint
     assert offer.address == "127.0.0.1"
+    assert junk == ["too short for a beacon: 12 bytes"]
 
 
 def test_route_address_of_loopback_is_loopback() -> None:

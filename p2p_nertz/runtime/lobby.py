@@ -154,12 +154,18 @@ async def discover(
     until: Callable[[Offer], bool] | None = None,
     on_offer: Callable[[Offer], None] | None = None,
     on_junk: Callable[[str, str], None] | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> list[Offer]:
     """Listen for beacons sent to ``listen`` (a broadcast or unicast IPv4 address) on ``port``.
 
     Returns after ``timeout`` seconds, or as soon as an offer satisfies ``until``; the offers
     heard, one per table (the latest beacon of each), in the order first heard. Datagrams that
     are not valid beacons are reported to ``on_junk(source, reason)`` and otherwise ignored.
+
+    Reports the UDP port it listens on through ``task_status`` once bound (for
+    :meth:`trio.Nursery.start`): with ``port=0`` the system picks a free one, which only this
+    tells (the hosts must then be told to beacon there), and no beacon sent after the start
+    returns is missed for want of a listener.
 
     Raises:
         NertzError: the address cannot be listened on.
@@ -172,6 +178,7 @@ async def discover(
             raise NertzError(
                 f"cannot listen for beacons on {listen}:{port}: {exc.strerror}"
             ) from None
+        task_status.started(int(sock.getsockname()[1]))
         with trio.move_on_after(timeout):
             while True:
                 data, source = await sock.recvfrom(MAX_BEACON + 1)
