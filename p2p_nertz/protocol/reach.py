@@ -82,6 +82,8 @@ class Reach:
         >>> reach.check(Roster(4), 0, {1, 2, 3}, listened=False) is None  # (just woken)
         True
         """
+        if not suspected and not self.out:
+            return None  # (asked after every input: nobody suspected, nobody out, no notice)
         members = roster.members()
         silent: tuple[int, ...] = ()
         if seat in members and len(members) > 2:
