@@ -63,6 +63,12 @@ class Reach:
     OutOfReach(seats=(2, 3), members=4, over=True)
     >>> Reach().check(roster, 0, {3}) is None  # (three of four hear each other)
     True
+    >>> reach.check(roster, 0, {2, 3})
+    OutOfReach(seats=(2, 3), members=4, over=False)
+    >>> reach.check(roster, 0, set())  # (everyone heard again: the break is said to be over)
+    OutOfReach(seats=(2, 3), members=4, over=True)
+    >>> reach.check(roster, 0, set()) is None  # (and nothing more while nobody is suspected)
+    True
     """
 
     __slots__ = ("out",)
