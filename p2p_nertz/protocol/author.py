@@ -30,7 +30,7 @@ from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
-from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
+from p2p_nertz.protocol.envelope import SHARES_VERSION
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
@@ -105,7 +105,7 @@ class Author:
         """Whether we signed our ``leave``: we then sign nothing more. Our events past it count
         nowhere (the cut of a leave is its own seq, §9.3), and a node that leaves waits for the
         others to hold its leave as the last event of its feed (issue 13 §2)."""
-        return self.duties.is_done(Kind.LEAVE, 0)
+        return self.duties.left
 
     @property
     def final(self) -> GameState:

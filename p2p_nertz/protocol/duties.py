@@ -54,6 +54,7 @@ from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
 __all__ = ["Duties"]
 
 _NONE: tuple[int, ...] = ()  # the frontier the signer fills in
+_LEAVE_DONE = (int(Kind.LEAVE), 0, 0)  # (is_done's key of our leave: asked after every input)
 
 
 def _same_deal(tentative: GameState | None, deck: DeckRound) -> DeckRound | None:
@@ -108,6 +109,12 @@ class Duties:
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
         return (int(kind), number, int(what)) in self.done
+
+    @property
+    def left(self) -> bool:
+        """``is_done(Kind.LEAVE, 0)``: whether we signed our ``leave`` (read several times an
+        input, so without building the key each time)."""
+        return _LEAVE_DONE in self.done
 
     def mark_done(self, kind: Kind, body: object) -> None:
         """One of our events is signed (or read back from our log)."""

@@ -63,6 +63,12 @@ class Reach:
     OutOfReach(seats=(2, 3), members=4, over=True)
     >>> Reach().check(roster, 0, {3}) is None  # (three of four hear each other)
     True
+    >>> reach.check(roster, 0, {2, 3})
+    OutOfReach(seats=(2, 3), members=4, over=False)
+    >>> reach.check(roster, 0, set())  # (everyone heard again: the break is said to be over)
+    OutOfReach(seats=(2, 3), members=4, over=True)
+    >>> reach.check(roster, 0, set()) is None  # (and nothing more while nobody is suspected)
+    True
     """
 
     __slots__ = ("out",)
@@ -82,6 +88,8 @@ class Reach:
         >>> reach.check(Roster(4), 0, {1, 2, 3}, listened=False) is None  # (just woken)
         True
         """
+        if not suspected and not self.out:
+            return None  # (asked after every input: nobody suspected, nobody out, no notice)
         members = roster.members()
         silent: tuple[int, ...] = ()
         if seat in members and len(members) > 2:
