@@ -26,8 +26,10 @@ from cli_results import assert_audit_valid, final_event
 
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
+from p2p_nertz.runtime.playerlock import PlayerLock
 
 NERTZ = [sys.executable, "-m", "cli"]
 TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
@@ -40,6 +42,21 @@ def _endpoints(log: Path) -> dict[int, str]:
     assert session is not None
     spec, book = session
     return {spec.seat_of(pid): endpoint for pid, endpoint in book.items()}
+
+
+def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
+    ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
+    game = b"test-red-faults-lock-%d" % os.getpid()  # (names are machine-wide)
+    with PlayerLock(game, ann, "Ann (seat 0)") as first:
+        assert first.held
+        with pytest.raises(BlockingIOError, match="already playing as Ann \\(seat 0\\)"):
+            PlayerLock(game, ann, "Ann (seat 0)").acquire()
+        with PlayerLock(game, bob, "Bob (seat 1)"), PlayerLock(game + b"2", ann, "Ann"):
+            pass  # another player, another game: their own locks
+    again = PlayerLock(game, ann, "Ann (seat 0)")
+    again.acquire()  # freed by the first's release
+    again.release()
+    assert not again.held
 
 
 @pytest.mark.slow

@@ -42,8 +42,11 @@ def lock_name(game_id: bytes, peer: PeerId) -> str:
     """The lock's name for ``peer`` in game ``game_id`` (short: abstract socket names are
     limited to 107 bytes).
 
-    >>> len(lock_name(bytes(32), PeerId(bytes(32))))
-    50
+    >>> ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
+    >>> lock_name(b"game", ann) == lock_name(b"game", ann) != lock_name(b"game", bob)
+    True
+    >>> len(lock_name(b"game", ann))
+    49
     """
     digest = hashlib.sha256(b"p2p-nertz player lock\0" + game_id + bytes(peer)).hexdigest()
     return f"p2p-nertz-player-{digest[:32]}"
