@@ -20,6 +20,13 @@ to one node (the victim, seat 1) or its machine:
     (``clock-24``: a day back; ``clock+24``; ``clock0``: 1 January 1970, a machine with no
     real-time clock). The node reads no wall clock but the log header's creation time; the
     game must end alike, audit VALID.
+``rekill-M``: the victim killed (SIGKILL) at the moment ``M`` (``start``: at once, while it
+    joins and deals; ``early``, ``mid``: after the table's 5th, 20th card; ``end``: at the end
+    of round 1, as it scores), resumed (``nertz resume``) a second later, and killed again
+    1.5 s into that resume, during its catch-up (its restore, its gap repair), with its log's
+    last bytes cut (a torn tail: the second resume recovers, docs/protocol.md §9.6), then
+    resumed again a second later: ``scripts/chaos.py``'s checks (every node ends alike or as
+    documented, every audit VALID).
 ``fsyncS``: every ``fsync``/``fdatasync`` of the victim takes ``S`` seconds (a
     ``sitecustomize`` on the victim's ``PYTHONPATH``, no LD_PRELOAD): ``fsync1`` (1 s, under
     the suspicion timer), ``fsync3`` (over suspicion, under the drop), ``fsync12`` (over the
@@ -57,7 +64,12 @@ SUSPECT, DROP = 2.0, 8.0
 FAULTS = (
     "full16", "full48", "full96", "twin", "unlink",
     "clock-24", "clock+24", "clock0", "fsync1", "fsync3", "fsync12",
+    "rekill-start", "rekill-early", "rekill-mid", "rekill-end",
 )  # fmt: skip
+#: ``rekill-*``: where the first kill falls (chaos's triggers: cards to the lake, -1 the end of
+#: round 1), and how long after its resume began the second falls (seconds).
+REKILL = {"start": 0, "early": 5, "mid": 20, "end": -1}
+REKILL_DEAD, REKILL_INTO = 1.0, 1.5
 VICTIM = 1
 
 #: The victim's ``sitecustomize``: a wall clock that jumps, syncs that take long.
@@ -127,7 +139,68 @@ class FaultGame(chaos.Game):
         node.runs.append(chaos.Run(proc, out, err, list(files), time.monotonic()))
 
 
+def play_rekill(moment: str, players: int, seed: int, root: Path) -> dict[str, Any]:
+    """A ``rekill-*`` game: two kills of the victim, the second during the resume the first
+    made (chaos's ``during`` would miss it: it falls while the node is dead)."""
+    first = chaos.Fault("kill", VICTIM, REKILL[moment], REKILL_DEAD)
+    again = chaos.Fault("kill-torn", VICTIM, 0, REKILL_DEAD, torn=5)
+    plan = chaos.Schedule(seed, players, 2, (first, again))
+    workdir = root / f"rekill-{moment}-{players}p"
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    game = chaos.Game(plan, workdir, SUSPECT, DROP)
+    deadline = time.monotonic() + 90.0 * plan.rounds + 4 * DROP
+    problems: list[str] = []
+
+    def wait(seconds: float) -> None:
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            game.poll()
+            time.sleep(0.05)
+
+    try:
+        game.begin(None)
+        if game.wait_trigger(first, deadline, time.monotonic()):
+            restart = game.inflict(first)
+            wait(first.length)
+            restart()
+            wait(REKILL_INTO)
+            if game.nodes[VICTIM].last.proc.poll() is None:
+                restart = game.inflict(again)
+                wait(again.length)
+                restart()
+            else:
+                problems.append("the resume had ended before the second kill")
+        else:
+            problems.append("the game ended before the first kill")
+        while not game.poll() and time.monotonic() < deadline:
+            if game.revive_stalled():
+                deadline += 60.0 * plan.rounds
+            time.sleep(0.2)
+        running = [n.name for n in game.nodes if n.last.proc.poll() is None]
+    finally:
+        game.stop_all()
+    found, facts = chaos.check(game, running)
+    problems += found
+    return {
+        "fault": f"rekill-{moment}",
+        "players": players,
+        "seed": seed,
+        "ok": not problems,
+        "problems": problems,
+        "notes": game.notes,
+        "wall": round(time.monotonic() - game.start, 1),
+        "victim_said": [],
+        "audit": audit_summary(workdir),
+        "dir": str(workdir),
+        **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
+    }
+
+
 def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
+    if fault.startswith("rekill-"):
+        return play_rekill(fault.removeprefix("rekill-"), players, seed, root)
     plan = chaos.Schedule(seed, players, 2, ())
     workdir = root / f"{fault}-{players}p"
     if workdir.exists():
@@ -181,6 +254,7 @@ def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
         "wall": round(time.monotonic() - game.start, 1),
         "victim_said": said[VICTIM].splitlines()[-1:] if said[VICTIM] else [],
         "audit": audit_summary(workdir),
+        "dir": str(workdir),
         **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
     }
     if twin is not None:
@@ -269,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for problem in result["problems"]:
                     print(f"        {problem}", flush=True)
                 if result["ok"] and not args.keep:
-                    shutil.rmtree(args.dir / f"{fault}-{n}p")
+                    shutil.rmtree(result["dir"])
     total = sum(tally.values())
     failed = sum(v for (_, _, ok), v in tally.items() if not ok)
     print(f"{total} game(s), {total - failed} passed, {failed} failed")

@@ -16,6 +16,10 @@ which is what "a machine" is for the peers (a lab of namespaces is a LAN of mach
 it is an exclusive ``flock`` on a file in the temporary directory (freed at the process's end
 too). Two machines are not covered: nothing local can see the other one (docs/protocol.md §9.6,
 "Two processes of one player").
+
+A harness that runs many games of the same keys and game at once on one machine (a test suite
+on several workers) gives each its own scope: :data:`SCOPE_ENV` in the environment of each
+game's processes, a word that goes into the lock's name.
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ from p2p_nertz.protocol.identity import PeerId
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["PlayerLock", "lock_name"]
+__all__ = ["SCOPE_ENV", "PlayerLock", "lock_name"]
+
+SCOPE_ENV = "NERTZ_LOCK_SCOPE"
+"""The environment variable whose value scopes the lock (unset: the machine)."""
 
 
-def lock_name(game_id: bytes, peer: PeerId) -> str:
-    """The lock's name for ``peer`` in game ``game_id`` (short: abstract socket names are
-    limited to 107 bytes).
+def lock_name(game_id: bytes, peer: PeerId, scope: str = "") -> str:
+    """The lock's name for ``peer`` in game ``game_id`` within ``scope`` (short: abstract
+    socket names are limited to 107 bytes).
 
     >>> ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
     >>> lock_name(b"game", ann) == lock_name(b"game", ann) != lock_name(b"game", bob)
@@ -48,7 +55,9 @@ def lock_name(game_id: bytes, peer: PeerId) -> str:
     >>> len(lock_name(b"game", ann))
     49
     """
-    digest = hashlib.sha256(b"p2p-nertz player lock\0" + game_id + bytes(peer)).hexdigest()
+    hashed = hashlib.sha256(b"p2p-nertz player lock\0" + game_id + bytes(peer))
+    hashed.update(scope.encode("utf-8", "surrogateescape"))
+    digest = hashed.hexdigest()
     return f"p2p-nertz-player-{digest[:32]}"
 
 
@@ -62,7 +71,7 @@ class PlayerLock:
     """
 
     def __init__(self, game_id: bytes, peer: PeerId, who: str) -> None:
-        self.name = lock_name(game_id, peer)
+        self.name = lock_name(game_id, peer, os.environ.get(SCOPE_ENV, ""))
         self.who = who
         self._sock: socket.socket | None = None
         self._fd: int | None = None
