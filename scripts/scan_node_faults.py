@@ -10,6 +10,9 @@ to one node (the victim, seat 1) or its machine:
     in round 2 or not at all). The victim must stop with one line naming its log, the others
     end alike (they drop it, or at two abandon it), and the audit of every log (the victim's
     as the full disk left it) be VALID (notices only: the short log's gaps).
+``readonly``: the victim's log alone on a tmpfs of its own, remounted read-only (``nsenter``
+    into its mount namespace) after the table's 10th card: the victim must stop with one line
+    naming its log, the rest as for ``full``.
 ``twin``: a second ``nertz node`` of the victim (its key, another log, another port) started
     after the table's 5th card: it must be refused in one line before it signs anything
     (:mod:`p2p_nertz.runtime.playerlock`), and the game end as if it never came, audit VALID.
@@ -62,7 +65,7 @@ from scanning import span
 
 SUSPECT, DROP = 2.0, 8.0
 FAULTS = (
-    "full16", "full48", "full96", "twin", "unlink",
+    "full16", "full48", "full96", "readonly", "twin", "unlink",
     "clock-24", "clock+24", "clock0", "fsync1", "fsync3", "fsync12",
     "rekill-start", "rekill-early", "rekill-mid", "rekill-end",
 )  # fmt: skip
@@ -114,9 +117,9 @@ class FaultGame(chaos.Game):
         out, err = self.dir / f"{stem}.out", self.dir / f"{stem}.err"
         files = [out.open("wb"), err.open("wb")]
         env = None
-        if self.fault.startswith("full"):
+        if self.fault.startswith("full") or self.fault == "readonly":
             self.disk.mkdir()
-            size = self.fault.removeprefix("full")
+            size = self.fault.removeprefix("full") if self.fault != "readonly" else "4096"
             log = self.disk / node.log.name
             argv = [str(log) if a == str(node.log) else a for a in argv]
             mount = (
@@ -213,11 +216,16 @@ def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
     try:
         game.begin(None)
         victim = game.nodes[VICTIM]
-        if fault in ("twin", "unlink"):
+        if fault in ("twin", "unlink", "readonly"):
             cards = 5 if fault == "twin" else 10
             while game.progress()[0] < cards and not game.poll() and time.monotonic() < deadline:
                 time.sleep(0.1)
-            if fault == "unlink" and victim.log.exists():
+            if fault == "readonly" and victim.last.proc.poll() is None:
+                remount = ["mount", "-o", "remount,ro", str(game.disk)]
+                into = ["nsenter", "-t", str(victim.last.proc.pid), "-m", *remount]
+                subprocess.run(into, check=True, timeout=30)
+                notes.append(f"disk read-only at {time.monotonic() - game.start:.1f}s")
+            elif fault == "unlink" and victim.log.exists():
                 victim.log.unlink()
                 notes.append(f"log removed at {time.monotonic() - game.start:.1f}s")
             elif fault == "twin":
@@ -284,16 +292,18 @@ def judge(fault: str, game: chaos.Game, twin: chaos.Node | None, problems: list[
     err = victim.last.err.read_text(errors="replace").strip().splitlines()
     kept = []
     for p in problems:
-        if fault.startswith("full") and p.startswith(f"{victim.name}: exit 1: "):
-            if err != [f"nertz node: error: {str(game.disk / victim.log.name)!r}: No space "
-                       "left on device"]:  # fmt: skip
+        disk = fault.startswith("full") or fault == "readonly"
+        if disk and p.startswith(f"{victim.name}: exit 1: "):
+            why = "Read-only file system" if fault == "readonly" else "No space left on device"
+            named = f"nertz node: error: {str(game.disk / victim.log.name)!r}: {why}"
+            if err != [named]:
                 kept.append(f"{victim.name}: not one line naming its log: {err}")
             continue
         if fault == "fsync12" and p.startswith(f"{victim.name}: found the table gone"):
             continue  # (it slept past the drop: the others were right to drop it)
         kept.append(p)
-    if fault.startswith("full") and code == 0:
-        kept.append(f"{victim.name}: the disk never filled (exit 0): a smaller size")
+    if (fault.startswith("full") or fault == "readonly") and code == 0:
+        kept.append(f"{victim.name}: its disk never failed it (exit 0)")
     if fault.startswith("fsync") and fault != "fsync12":
         dropped = {d for n in game.nodes if (f := n.last.final()) for d in f.get("dropped", ())}
         if VICTIM in dropped:

@@ -139,3 +139,54 @@ def test_a_node_whose_disk_fills_stops_in_words_and_the_others_end_alike(
         assert any(r.kind is RecordKind.SENT_EVENT for r in reader)
         assert not reader.summary().problems  # cut back to its last whole frame
     assert_audit_valid([logs[0], short, logs[2]])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_path: Path) -> None:
+    """Removed, the log went on being written to a file no name reached: the game ended with
+    no log for that player, and a person starting the node again without it would sign again
+    under seqs it had used."""
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-unlink", salt=b"red-faults-unlink",
+        args=lambda n: ["--progress", *TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[1], "lake")
+    logs[1].unlink()
+    done = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], done
+    assert "Traceback" not in done[1][1]
+    assert f"{logs[1]} was removed while the game ran: written again there" in done[1][1]
+    finals = [final_event(out) for out, _ in done]
+    assert finals[0]["digest"] == finals[1]["digest"] and not finals[0]["dropped"]
+    assert_audit_valid(logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> None:
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-replaced", salt=b"red-faults-replaced",
+        args=lambda n: ["--progress", *TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[1], "lake")
+    other = tmp_path / "other"
+    other.write_bytes(b"not a log")
+    os.replace(other, logs[1])
+    out, err = procs[1].communicate(timeout=240)
+    assert procs[1].returncode == 1, out + err
+    assert "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line == (
+        f"nertz node: error: {str(logs[1])!r}: another file replaced the log while the game "
+        "ran; stopped before signing anything more (this node's events were in the file "
+        "replaced)"
+    )
+    assert logs[1].read_bytes() == b"not a log"  # (not overwritten)
+    finals = [final_event(p.communicate(timeout=240)[0]) for p in (procs[0], procs[2])]
+    assert [p.returncode for p in (procs[0], procs[2])] == [0, 0]
+    assert all(f["over"] and f["dropped"] == [1] for f in finals), finals
+    assert finals[0]["digest"] == finals[1]["digest"]
+    assert_audit_valid([logs[0], logs[2]])

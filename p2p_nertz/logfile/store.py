@@ -207,6 +207,64 @@ class LogWriter:
         """Whether :meth:`close` was called."""
         return self._closed
 
+    def named(self) -> bool:
+        """Whether the log's path still names the file this writer appends to: ``False`` once
+        the file was removed (its directory entry: the writer goes on writing to a file no
+        name reaches) or replaced by another under its name."""
+        try:
+            there = os.stat(self._path)
+        except FileNotFoundError:
+            return False
+        here = os.fstat(self._fd)
+        return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
+
+    def name_again(self) -> None:
+        """Put the log back under its path after it was removed (:meth:`named` false): its
+        bytes, read from the open file, are written to a new file, durably, linked into place
+        (atomically, as :func:`create_log` does) and appended to from now on.
+
+        Raises:
+            FileExistsError: another file has the log's name (it was replaced, not removed);
+                nothing is changed (the writer still appends to its unnamed file).
+            OSError: the new file cannot be written (its directory was removed too, say).
+        """
+        if self._closed:
+            raise ValueError(f"log writer for {self._path} is closed")
+        path = self._path
+        if path.exists():
+            raise FileExistsError(
+                errno.EEXIST,
+                "another file took the log's name while it was written (the log was replaced)",
+                str(path),
+            )
+        data = bytearray()
+        while len(data) < self._size:
+            chunk = os.pread(self._fd, min(CHUNK_SIZE, self._size - len(data)), len(data))
+            if not chunk:
+                break
+            data += chunk
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
+            try:
+                try:
+                    _write_all(fd, bytes(data))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.link(temp, path)
+            finally:
+                temp.unlink(missing_ok=True)
+            _sync_directory(path.parent)
+        except OSError as exc:
+            if not exc.errno:
+                raise
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        fd = _open_existing(path)
+        os.close(self._fd)
+        self._fd = fd
+        self._size = len(data)
+
     def append(self, record: Record) -> None:
         """Append one record and make it durable; only then return.
 
