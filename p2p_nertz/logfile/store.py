@@ -33,6 +33,9 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   asked (see its docstring): that is more likely an event that was sent.
 - **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer
   cannot append to a file its previous process is still writing.
+- **Its name.** :meth:`LogWriter.named` says whether the path still names the file written
+  (removed or replaced under the writer, it does not); :meth:`LogWriter.name_again` writes a
+  removed log again under its name, from the open file (docs/log-format.md §6, 7).
 - **Failure is sticky.** If a write or sync fails, the writer cuts the file back to its last
   durable size and refuses further appends (after a failed ``fsync`` the kernel's view of the
   file cannot be trusted); reopen the file with :func:`open_for_append`.
