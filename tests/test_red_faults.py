@@ -47,12 +47,16 @@ def _endpoints(log: Path) -> dict[int, str]:
 def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
     ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
     game = b"test-red-faults-lock-%d" % os.getpid()  # (names are machine-wide)
-    with PlayerLock(game, ann, "Ann (seat 0)") as first:
-        assert first.held
-        with pytest.raises(BlockingIOError, match="already playing as Ann \\(seat 0\\)"):
-            PlayerLock(game, ann, "Ann (seat 0)").acquire()
-        with PlayerLock(game, bob, "Bob (seat 1)"), PlayerLock(game + b"2", ann, "Ann"):
-            pass  # another player, another game: their own locks
+    first = PlayerLock(game, ann, "Ann (seat 0)")
+    first.acquire()
+    assert first.held
+    with pytest.raises(BlockingIOError, match="already playing as Ann \\(seat 0\\)"):
+        PlayerLock(game, ann, "Ann (seat 0)").acquire()
+    others = [PlayerLock(game, bob, "Bob (seat 1)"), PlayerLock(game + b"2", ann, "Ann")]
+    for other in others:  # another player, another game: their own locks
+        other.acquire()
+        other.release()
+    first.release()
     again = PlayerLock(game, ann, "Ann (seat 0)")
     again.acquire()  # freed by the first's release
     again.release()

@@ -246,23 +246,7 @@ class LogWriter:
             if not chunk:
                 break
             data += chunk
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
-            try:
-                try:
-                    _write_all(fd, bytes(data))
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                os.link(temp, path)
-            finally:
-                temp.unlink(missing_ok=True)
-            _sync_directory(path.parent)
-        except OSError as exc:
-            if not exc.errno:
-                raise
-            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        _create_whole(path, bytes(data))
         fd = _open_existing(path)
         os.close(self._fd)
         self._fd = fd
@@ -391,12 +375,24 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
     if path.exists():
         raise FileExistsError(errno.EEXIST, "log file exists already", str(path))
     head = encode_header(header)
+    _create_whole(path, head)
+    return LogWriter(_open_existing(path), path, header, len(head))
+
+
+def _create_whole(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, durably and atomically: written to a temporary file,
+    synced, linked into place, the directory synced (mode 0600).
+
+    Raises:
+        FileExistsError: ``path`` exists (it is not overwritten).
+        OSError: it cannot be written; the error names ``path``.
+    """
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
         try:
             try:
-                _write_all(fd, head)
+                _write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -410,7 +406,6 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
             raise
         # The log's name, not the temporary file's: that is the file the reader knows.
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    return LogWriter(_open_existing(path), path, header, len(head))
 
 
 def open_for_append(

@@ -31,8 +31,6 @@ import socket
 import sys
 import tempfile
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 from p2p_nertz.protocol.identity import PeerId
 
@@ -129,15 +127,3 @@ class PlayerLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-    def __enter__(self) -> Self:
-        self.acquire()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
