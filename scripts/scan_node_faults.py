@@ -20,10 +20,11 @@ to one node (the victim, seat 1) or its machine:
     (``clock-24``: a day back; ``clock+24``; ``clock0``: 1 January 1970, a machine with no
     real-time clock). The node reads no wall clock but the log header's creation time; the
     game must end alike, audit VALID.
-``rekill-M``: the victim killed (SIGKILL) at the moment ``M`` (``start``: at once, while it
-    joins and deals; ``early``, ``mid``: after the table's 5th, 20th card; ``end``: at the end
-    of round 1, as it scores), resumed (``nertz resume``) a second later, and killed again
-    1.5 s into that resume, during its catch-up (its restore, its gap repair), with its log's
+``rekill-M``: the victim killed (SIGKILL) at the moment ``M`` (``start``: once its log holds
+    its join and commit, as it deals; ``early``, ``mid``: after the table's 5th, 20th card;
+    ``end``: at the end of round 1, as it scores), resumed (``nertz resume``) a second later,
+    and killed again 0.5 s after that resume said it started, during its catch-up (its
+    restore, its gap repair), with its log's
     last bytes cut (a torn tail: the second resume recovers, docs/protocol.md §9.6), then
     resumed again a second later: ``scripts/chaos.py``'s checks (every node ends alike or as
     documented, every audit VALID).
@@ -69,7 +70,10 @@ FAULTS = (
 #: ``rekill-*``: where the first kill falls (chaos's triggers: cards to the lake, -1 the end of
 #: round 1), and how long after its resume began the second falls (seconds).
 REKILL = {"start": 0, "early": 5, "mid": 20, "end": -1}
-REKILL_DEAD, REKILL_INTO = 1.0, 1.5
+REKILL_DEAD, REKILL_INTO = 1.0, 0.5
+#: ``rekill-start``: the first kill once the victim's log holds this many bytes (its join and
+#: its commit, signed: the deal under way), not at once (before its log existed).
+REKILL_START_BYTES = 1500
 VICTIM = 1
 
 #: The victim's ``sitecustomize``: a wall clock that jumps, syncs that take long.
@@ -161,10 +165,21 @@ def play_rekill(moment: str, players: int, seed: int, root: Path) -> dict[str, A
 
     try:
         game.begin(None)
+        log = game.nodes[VICTIM].log
+        while moment == "start" and time.monotonic() < deadline and not game.poll():
+            if log.exists() and log.stat().st_size >= REKILL_START_BYTES:
+                break
+            time.sleep(0.02)
         if game.wait_trigger(first, deadline, time.monotonic()):
             restart = game.inflict(first)
             wait(first.length)
             restart()
+            resumed = game.nodes[VICTIM].last
+            until = time.monotonic() + 30.0
+            while time.monotonic() < until and resumed.proc.poll() is None:
+                if resumed.out.read_bytes().startswith(b'{"event": "resume"'):
+                    break
+                time.sleep(0.02)
             wait(REKILL_INTO)
             if game.nodes[VICTIM].last.proc.poll() is None:
                 restart = game.inflict(again)
