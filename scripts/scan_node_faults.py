@@ -33,6 +33,8 @@ to one node (the victim, seat 1) or its machine:
     the suspicion timer), ``fsync3`` (over suspicion, under the drop), ``fsync12`` (over the
     drop). The nodes that finish must agree and the audit be VALID; the victim may be dropped
     (and then finds the table gone, exit 3) only where a sync outlasted the drop timer.
+    (Session 28: ``fsync3`` fails: the victim is dropped before it is ever heard, its start
+    making four syncs in a row before its first message; docs/protocol.md §9.6.)
 
 The faults are passed to the child processes only: no mount, clock or sync of this machine
 changes. One line per game, then the counts by fault and table size.
