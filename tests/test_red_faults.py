@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,8 @@ from p2p_nertz.runtime.playerlock import PlayerLock
 
 NERTZ = [sys.executable, "-m", "cli"]
 TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
+#: Timers that a node held still while another starts (a loaded machine: seconds) keeps within.
+SLOW_TIMERS = ["--suspect-after", "10", "--drop-after", "60"]
 
 
 def _endpoints(log: Path) -> dict[int, str]:
@@ -69,17 +72,21 @@ def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Pat
     _, procs, logs = node_game(
         tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
         keys=b"test-red-faults-twin", salt=b"red-faults-twin",
-        args=lambda n: ["--progress", *TIMERS],
+        args=lambda n: ["--progress", *SLOW_TIMERS],
     )  # fmt: skip
     json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
     endpoints = _endpoints(logs[0])
+    # Bob's node held still (it still holds its lock) until its twin is done, so that the game
+    # cannot end first, whatever the machine's load.
+    procs[1].send_signal(signal.SIGSTOP)
     twin_log = tmp_path / "bob-again.log"
     twin = subprocess.run(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", "tcp://127.0.0.1:0", "--peer", f"0={endpoints[0]}", "--log", str(twin_log),
-         "--json", "--speed", "10", *TIMERS],
+         "--json", "--speed", "10", *SLOW_TIMERS],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
+    procs[1].send_signal(signal.SIGCONT)
     # Before the lock it played on as Bob: its own events forked his feed, Ann dropped the
     # honest Bob as a cheat (or, at two, abandoned him) and the audit said equivocation.
     assert twin.returncode == 1, twin.stdout + twin.stderr
