@@ -143,12 +143,13 @@ def node_game(
     salt: bytes,
     args: Callable[[int], Sequence[str]] = lambda n: (),
     deal: Deal = Deal.COMMIT,
+    wrap: Callable[[int], Sequence[str]] = lambda n: (),
 ) -> tuple[GameSpec, list[subprocess.Popen[str]], list[Path]]:
     """A game of ``nertz node`` processes on 127.0.0.1, one per name (the n-th key derived from
     ``keys``, the spec salted with ``salt``, both written to ``tmp_path``), each told every
-    other's endpoint and printing ``--json``, with ``args(n)`` more, dealt by ``deal``; the
-    spec, the processes in the order of ``names``, and their logs. The caller stops them with
-    :func:`stop_all`."""
+    other's endpoint and printing ``--json``, with ``args(n)`` more, dealt by ``deal``, the
+    n-th started by the command ``wrap(n)`` if any (``unshare …``); the spec, the processes in
+    the order of ``names``, and their logs. The caller stops them with :func:`stop_all`."""
     ids = [Identity.generate(derive_seed(keys, n)) for n in range(len(names))]
     spec = GameSpec.create(
         [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt, deal=deal
@@ -164,7 +165,7 @@ def node_game(
             procs.append(
                 subprocess.Popen(
                     [
-                        sys.executable, "-m", "cli", "node",
+                        *wrap(n), sys.executable, "-m", "cli", "node",
                         "--key", str(tmp_path / f"{n}.key"),
                         "--spec", str(tmp_path / "game.spec"),
                         "--bind", "tcp://127.0.0.1:0", "--peers-on-stdin",

@@ -13,6 +13,8 @@ import pytest
 from cli_helpers import end_of_test
 from hypothesis import HealthCheck, settings
 
+from p2p_nertz.runtime.playerlock import SCOPE_ENV
+
 if TYPE_CHECKING:
     from tests.web_helpers import ServedPage
 
@@ -50,6 +52,14 @@ def _private_config_dirs(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.delenv("NERTZ_HOME", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _own_player_locks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test, and every node it starts, takes its players' locks in a scope of its own
+    (``runtime/playerlock.py``): tests of one module play the same keys in the same game, on
+    several workers at once, and would refuse each other's nodes as a player's second process."""
+    monkeypatch.setenv(SCOPE_ENV, request.node.nodeid)
 
 
 #: The signals whose Python handler a test could leave changed in the pytest worker, for every

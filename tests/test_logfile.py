@@ -759,3 +759,30 @@ def test_open_for_append_of_another_games_log_names_both_games_in_hex(tmp_path: 
     message = str(caught.value)
     assert HEADER.game_id.hex() in message and other.game_id.hex() in message
     assert "b'" not in message  # ids in hex, not Python bytes reprs
+
+
+def test_writer_whose_log_is_removed_writes_it_again_under_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    writer = create_log(path, HEADER)
+    writer.append(Record.note("one", b"1"))
+    assert writer.named()
+    path.unlink()
+    assert not writer.named()
+    writer.name_again()
+    assert writer.named()
+    writer.append(Record.note("two", b"2"))
+    writer.close()
+    with read_log(path, strict=True) as reader:
+        assert [r.name for r in reader] == ["one", "two"]
+
+
+def test_writer_whose_log_is_replaced_leaves_the_other_file_alone(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    writer = create_log(path, HEADER)
+    (tmp_path / "other").write_bytes(b"not a log")
+    os.replace(tmp_path / "other", path)
+    assert not writer.named()
+    with pytest.raises(FileExistsError):
+        writer.name_again()
+    writer.close()
+    assert path.read_bytes() == b"not a log"

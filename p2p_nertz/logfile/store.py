@@ -33,6 +33,9 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   asked (see its docstring): that is more likely an event that was sent.
 - **One writer.** The writer holds an exclusive ``flock`` on POSIX systems, so a restarted peer
   cannot append to a file its previous process is still writing.
+- **Its name.** :meth:`LogWriter.named` says whether the path still names the file written
+  (removed or replaced under the writer, it does not); :meth:`LogWriter.name_again` writes a
+  removed log again under its name, from the open file (docs/log-format.md §6, 7).
 - **Failure is sticky.** If a write or sync fails, the writer cuts the file back to its last
   durable size and refuses further appends (after a failed ``fsync`` the kernel's view of the
   file cannot be trusted); reopen the file with :func:`open_for_append`.
@@ -207,6 +210,48 @@ class LogWriter:
         """Whether :meth:`close` was called."""
         return self._closed
 
+    def named(self) -> bool:
+        """Whether the log's path still names the file this writer appends to: ``False`` once
+        the file was removed (its directory entry: the writer goes on writing to a file no
+        name reaches) or replaced by another under its name."""
+        try:
+            there = os.stat(self._path)
+        except FileNotFoundError:
+            return False
+        here = os.fstat(self._fd)
+        return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
+
+    def name_again(self) -> None:
+        """Put the log back under its path after it was removed (:meth:`named` false): its
+        bytes, read from the open file, are written to a new file, durably, linked into place
+        (atomically, as :func:`create_log` does) and appended to from now on.
+
+        Raises:
+            FileExistsError: another file has the log's name (it was replaced, not removed);
+                nothing is changed (the writer still appends to its unnamed file).
+            OSError: the new file cannot be written (its directory was removed too, say).
+        """
+        if self._closed:
+            raise ValueError(f"log writer for {self._path} is closed")
+        path = self._path
+        if path.exists():
+            raise FileExistsError(
+                errno.EEXIST,
+                "another file took the log's name while it was written (the log was replaced)",
+                str(path),
+            )
+        data = bytearray()
+        while len(data) < self._size:
+            chunk = os.pread(self._fd, min(CHUNK_SIZE, self._size - len(data)), len(data))
+            if not chunk:
+                break
+            data += chunk
+        _create_whole(path, bytes(data))
+        fd = _open_existing(path)
+        os.close(self._fd)
+        self._fd = fd
+        self._size = len(data)
+
     def append(self, record: Record) -> None:
         """Append one record and make it durable; only then return.
 
@@ -330,12 +375,24 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
     if path.exists():
         raise FileExistsError(errno.EEXIST, "log file exists already", str(path))
     head = encode_header(header)
+    _create_whole(path, head)
+    return LogWriter(_open_existing(path), path, header, len(head))
+
+
+def _create_whole(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data``, durably and atomically: written to a temporary file,
+    synced, linked into place, the directory synced (mode 0600).
+
+    Raises:
+        FileExistsError: ``path`` exists (it is not overwritten).
+        OSError: it cannot be written; the error names ``path``.
+    """
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
         try:
             try:
-                _write_all(fd, head)
+                _write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -349,7 +406,6 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
             raise
         # The log's name, not the temporary file's: that is the file the reader knows.
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    return LogWriter(_open_existing(path), path, header, len(head))
 
 
 def open_for_append(

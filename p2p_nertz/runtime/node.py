@@ -128,6 +128,7 @@ from p2p_nertz.runtime.nodelog import (
     resume_point,
     session_notes,
 )
+from p2p_nertz.runtime.playerlock import PlayerLock
 from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 
@@ -419,6 +420,10 @@ class PeerNode:
             outlet=self._outlet,
         )
         self._log = NodeLog(self.log_path)
+        seat = spec.seat_of(identity.peer_id)
+        self._player_lock = PlayerLock(
+            spec.game_id, identity.peer_id, f"{spec.members[seat].name} (seat {seat})"
+        )
         self._peer: Peer | None = None
         self._lock = trio.Lock()
         # The timer task's wait while it waits (``None`` while it runs), and the peer's
@@ -590,6 +595,8 @@ class PeerNode:
             RuntimeError: when run a second time.
             KeyError: a member has no endpoint.
             LogFormatError: the log belongs to another game or peer, or is damaged.
+            BlockingIOError: another process on this machine plays this player in this game
+                (:mod:`p2p_nertz.runtime.playerlock`), or has the log open.
             TransportBrokenError: a socket cannot be bound or connected.
         """
         if self._ran:
@@ -597,6 +604,9 @@ class PeerNode:
         self._ran = True
         mesh = self._mesh
         try:
+            # Before anything is connected or signed: a second process of this player here
+            # would fork its feed (:mod:`p2p_nertz.runtime.playerlock`).
+            self._player_lock.acquire()
             mesh.connect(endpoints)
             recovery = self._log.open(
                 self.spec, self.identity.peer_id, cut_damaged_tail=self._cut_damaged_tail
@@ -625,6 +635,7 @@ class PeerNode:
             self.refusals.flush(self._clock(), force=True)
             self._log.close()
             self._mesh.close()
+            self._player_lock.release()
 
     def _make_peer(self, recovery: Recovery) -> list[Effect]:
         now = self._clock()

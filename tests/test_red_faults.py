@@ -1,0 +1,203 @@
+"""Faults no issue names, on real ``nertz node`` processes (session 28's red team).
+
+- The same player started twice at once on one machine (two terminals, two logs): the second
+  process forked the player's feed, every other member took that as proof of cheating, the
+  honest player was dropped and the audit said *equivocation*. It is now refused before it
+  signs anything (:mod:`p2p_nertz.runtime.playerlock`), in one line.
+- One node's disk fills mid-game (a small tmpfs for its log alone): it stops in one line naming
+  its log; the others drop it (or, at two, abandon it) and end alike; the audit of every log is
+  VALID, the short log's gaps notices, not findings against anyone.
+
+``scripts/scan_node_faults.py`` plays these and the other faults of the session (the log
+removed, a wall clock that jumps, a sync taking a second) at 2, 3 and 4 players.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_helpers import json_lines_until, node_game
+from cli_results import assert_audit_valid, final_event
+
+from p2p_nertz.logfile.format import RecordKind
+from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.nodelog import read_session
+from p2p_nertz.runtime.playerlock import PlayerLock
+
+NERTZ = [sys.executable, "-m", "cli"]
+TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
+#: Timers that a node held still while another starts (a loaded machine: seconds) keeps within.
+SLOW_TIMERS = ["--suspect-after", "10", "--drop-after", "60"]
+
+
+def _endpoints(log: Path) -> dict[int, str]:
+    """The endpoints, by seat, that a node noted at the head of its log."""
+    with read_log(log) as reader:
+        session = read_session(reader)
+    assert session is not None
+    spec, book = session
+    return {spec.seat_of(pid): endpoint for pid, endpoint in book.items()}
+
+
+def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
+    ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
+    game = b"test-red-faults-lock-%d" % os.getpid()  # (names are machine-wide)
+    first = PlayerLock(game, ann, "Ann (seat 0)")
+    first.acquire()
+    assert first.held
+    with pytest.raises(BlockingIOError, match="already playing as Ann \\(seat 0\\)"):
+        PlayerLock(game, ann, "Ann (seat 0)").acquire()
+    others = [PlayerLock(game, bob, "Bob (seat 1)"), PlayerLock(game + b"2", ann, "Ann")]
+    for other in others:  # another player, another game: their own locks
+        other.acquire()
+        other.release()
+    first.release()
+    again = PlayerLock(game, ann, "Ann (seat 0)")
+    again.acquire()  # freed by the first's release
+    again.release()
+    assert not again.held
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Path) -> None:
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-twin", salt=b"red-faults-twin",
+        args=lambda n: ["--progress", *SLOW_TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
+    endpoints = _endpoints(logs[0])
+    # Bob's node held still (it still holds its lock) until its twin is done, so that the game
+    # cannot end first, whatever the machine's load.
+    procs[1].send_signal(signal.SIGSTOP)
+    twin_log = tmp_path / "bob-again.log"
+    twin = subprocess.run(
+        [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
+         "--bind", "tcp://127.0.0.1:0", "--peer", f"0={endpoints[0]}", "--log", str(twin_log),
+         "--json", "--speed", "10", *SLOW_TIMERS],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    procs[1].send_signal(signal.SIGCONT)
+    # Before the lock it played on as Bob: its own events forked his feed, Ann dropped the
+    # honest Bob as a cheat (or, at two, abandoned him) and the audit said equivocation.
+    assert twin.returncode == 1, twin.stdout + twin.stderr
+    assert "Traceback" not in twin.stderr
+    (line,) = twin.stderr.strip().splitlines()
+    assert "already playing as Bob (seat 1) in this game" in line, line
+    assert not twin_log.exists()  # nothing signed, nothing written
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    finals = [final_event(out) for out in outs]
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
+    assert finals[0]["digest"] == finals[1]["digest"]
+    assert_audit_valid(logs)
+
+
+def _can_mount_tmpfs() -> str | None:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return "needs root and unshare to mount a small tmpfs in a private mount namespace"
+    probe = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=4k tmpfs /mnt"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr!r}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_node_whose_disk_fills_stops_in_words_and_the_others_end_alike(
+    tmp_path: Path,
+) -> None:
+    why = _can_mount_tmpfs()
+    if why is not None:
+        pytest.skip(why)
+    disk, kept = tmp_path / "disk", tmp_path / "kept"
+    disk.mkdir()
+    kept.mkdir()
+    # Bob's log alone on a 48 KiB disk of its own, which a game of two rounds fills in its
+    # first round or so; copied out when his node ends (the disk goes with its namespace).
+    mount = (
+        f'mount -t tmpfs -o size=48k none {disk} && "$@"; code=$?; cp {disk}/1.log {kept}/; '
+        "exit $code"
+    )
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=2),
+        keys=b"test-red-faults-disk", salt=b"red-faults-disk",
+        args=lambda n: [*TIMERS, *(["--log", str(disk / "1.log")] if n == 1 else [])],
+        wrap=lambda n: ["unshare", "-m", "sh", "-c", mount, "sh"] if n == 1 else [],
+    )  # fmt: skip
+    bob = procs[1]
+    out, err = bob.communicate(timeout=300)
+    assert bob.returncode == 1, out + err
+    assert "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line == f"nertz node: error: {str(disk / '1.log')!r}: No space left on device"
+    finals = [final_event(p.communicate(timeout=300)[0]) for p in (procs[0], procs[2])]
+    assert [p.returncode for p in (procs[0], procs[2])] == [0, 0]
+    assert all(f["over"] and f["dropped"] == [1] for f in finals), finals
+    assert finals[0]["digest"] == finals[1]["digest"]
+    short = kept / "1.log"
+    with read_log(short) as reader:
+        assert any(r.kind is RecordKind.SENT_EVENT for r in reader)
+        assert not reader.summary().problems  # cut back to its last whole frame
+    assert_audit_valid([logs[0], short, logs[2]])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_path: Path) -> None:
+    """Removed, the log went on being written to a file no name reached: the game ended with
+    no log for that player, and a person starting the node again without it would sign again
+    under seqs it had used."""
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-unlink", salt=b"red-faults-unlink",
+        args=lambda n: ["--progress", *TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[1], "lake")
+    logs[1].unlink()
+    done = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], done
+    assert "Traceback" not in done[1][1]
+    assert f"{logs[1]} was removed while the game ran: written again there" in done[1][1]
+    finals = [final_event(out) for out, _ in done]
+    assert finals[0]["digest"] == finals[1]["digest"] and not finals[0]["dropped"]
+    assert_audit_valid(logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> None:
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-replaced", salt=b"red-faults-replaced",
+        args=lambda n: ["--progress", *TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[1], "lake")
+    other = tmp_path / "other"
+    other.write_bytes(b"not a log")
+    os.replace(other, logs[1])
+    out, err = procs[1].communicate(timeout=240)
+    assert procs[1].returncode == 1, out + err
+    assert "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert line == (
+        f"nertz node: error: {str(logs[1])!r}: another file replaced the log while the game "
+        "ran; stopped before signing anything more (this node's events were in the file "
+        "replaced)"
+    )
+    assert logs[1].read_bytes() == b"not a log"  # (not overwritten)
+    finals = [final_event(p.communicate(timeout=240)[0]) for p in (procs[0], procs[2])]
+    assert [p.returncode for p in (procs[0], procs[2])] == [0, 0]
+    assert all(f["over"] and f["dropped"] == [1] for f in finals), finals
+    assert finals[0]["digest"] == finals[1]["digest"]
+    assert_audit_valid([logs[0], logs[2]])
