@@ -247,7 +247,7 @@ class Tableau:
                 k = 3 if rules is None else rules.draw
                 if k > len(stock):  # noqa: PLR1730  (no min() call, as in _turn)
                     k = len(stock)
-                return stock[-k:][::-1]  # landing order
+                return stock[: -k - 1 : -1]  # landing order: the top k, reversed
             return ()
         if move.source is PILE_NERTS and move.plays_card and len(self.nerts) >= 2:
             return self.nerts[-2:-1]
@@ -363,8 +363,9 @@ class Tableau:
             # (No min() call: Python 3.11's parses its keywords, ~2,000 instructions a call.)
             if draw < n:  # noqa: PLR1730
                 n = draw
-            turned = self.stock[-n:]
-            return Tableau(self.nerts, self.work, self.stock[:-n], self.waste + turned[::-1])
+            stock = self.stock
+            # The top n land on the waste one by one: reversed (one slice, not two).
+            return Tableau(self.nerts, self.work, stock[:-n], self.waste + stock[: -n - 1 : -1])
         if self.waste:
             # RULES.md: turn the waste over to form a new stock (never under the stock).
             return Tableau(self.nerts, self.work, self.waste[::-1], self.waste[:0])
