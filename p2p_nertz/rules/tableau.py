@@ -282,7 +282,8 @@ class Tableau:
     @property
     def work_piles(self) -> tuple[Pile, ...]:
         """The work piles of this tableau, as :class:`Pile` values."""
-        return _WORK_PILES[: len(self.work)]
+        n = len(self.work)
+        return _WORK_PILES_OF[n] if n <= 6 else _WORK_PILES  # (made once, not sliced anew)
 
     def has_empty_work_pile(self) -> bool:
         """Whether some work pile is empty (slide-under is possible)."""
@@ -585,6 +586,7 @@ class Tableau:
 
 
 _WORK_PILES = (Pile.W1, Pile.W2, Pile.W3, Pile.W4, Pile.W5, Pile.W6)
+_WORK_PILES_OF = tuple(_WORK_PILES[:n] for n in range(7))  # Tableau.work_piles, by count
 
 # Tableau.face_up of the tableaux it was last asked about, by identity: a tableau is immutable,
 # and every bot's look at the table asks for the view of every seat, most of them unchanged
