@@ -59,8 +59,9 @@ def _private_config_dirs(
 def _own_player_locks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test, and every node it starts, takes its players' locks in a scope of its own
     (``runtime/playerlock.py``): tests of one module play the same keys in the same game, on
-    several workers at once, and would refuse each other's nodes as a player's second process."""
-    monkeypatch.setenv(SCOPE_ENV, request.node.nodeid)
+    several workers at once, and would refuse each other's nodes as a player's second process.
+    The worker's pid keeps two runs of the suite at once (two checkouts) apart too."""
+    monkeypatch.setenv(SCOPE_ENV, f"{os.getpid()} {request.node.nodeid}")
 
 
 #: The signals whose Python handler a test could leave changed in the pytest worker, for every
