@@ -58,6 +58,11 @@ class XtermStream(pyte.ByteStream):
     events: ClassVar[frozenset[str]] = pyte.ByteStream.events | {"repeat_last"}
 
 
+# A guard against a hang, not a timing: the first table of a game takes the program's and its
+# bots' start-up, connections and deal, which a machine at a load of 40 stretches past 30 s.
+WAIT = 60.0
+
+
 class Tty:
     """A program in a pseudo-terminal, with the screen it draws."""
 
@@ -115,7 +120,7 @@ class Tty:
         return self.screen.display[index].rstrip()
 
     def wait(
-        self, check: str | Callable[[str], bool], timeout: float = 30.0, *, keep: str = ""
+        self, check: str | Callable[[str], bool], timeout: float = WAIT, *, keep: str = ""
     ) -> str:
         """Wait until the screen shows ``check`` (a fragment or a test); return the screen.
 
@@ -163,7 +168,7 @@ class Tty:
     def send(self, keys: str) -> None:
         self.child.send(keys)
 
-    def finish(self, timeout: float = 30.0) -> int:
+    def finish(self, timeout: float = WAIT) -> int:
         """Wait for the program to end; its exit status."""
         deadline = time.monotonic() + timeout
         while self.pump(0.2):
