@@ -37,6 +37,10 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
 
 DEADLINE = 60.0
+# Ann's patience with Bob's silence: it runs from his kill through a first resume and a
+# second one's start (two process starts and a stop; on a loaded machine each start can take
+# 10 s and more), and at two players its end ends the game (§9.3, §9.5): 30 s is too near.
+_PATIENT = ["--drop-after", "120"]
 NERTZ = [sys.executable, "-m", "cli"]
 
 
@@ -83,7 +87,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         return subprocess.Popen(
             [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
              "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
-             "--peers-on-stdin", "--log", str(logs[name]), "--json",
+             "--peers-on-stdin", "--log", str(logs[name]), "--json", *_PATIENT,
              *(["--progress"] if name == "bob" else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.PIPE,
         )  # fmt: skip
