@@ -318,7 +318,7 @@ def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path) -> None:
         argv = ["play", "--key", str(dee), "--name", "Dee", "--log-dir", logs]
         heard = Tty([*argv, "--discover", "127.0.0.1", "--beacon-port", str(beacon_port)])
         ttys.append(heard)
-        text = heard.wait("Ann's table", timeout=20)
+        text = heard.wait("Ann's table")  # (two programs' start-up: Tty.wait's own guard)
         assert re.search(r"1  Ann's table · shuffle +\w{4}-", text), text
         heard.child.kill(9)
         where = lobby["endpoint"].removeprefix("tcp://")  # (the port it bound)
