@@ -250,6 +250,7 @@ def test_play_finds_a_lan_table_by_discovery_and_joins(tmp_path: Path) -> None:
         tty = Tty.__new__(Tty)
         tty.child, tty.screen, tty.raw = child, XtermScreen(WIDTH, HEIGHT), b""
         tty.stream = XtermStream(tty.screen)
+        tty.dirs = []  # (a wait that fails says what the screen showed, not an AttributeError)
         try:
             text = tty.wait("Ann's table")  # (two programs' start-up: Tty.wait's own guard)
             assert re.search(r"10\.77\.0\.1:\d+ +LAN", text), text
