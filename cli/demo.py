@@ -250,6 +250,9 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
     lake: dict[int, int] = {}  # cards to the lake per round, as the first node saw them
     said = start
     while True:
+        # (Whether all have ended is looked at before the read: a child that wrote its last
+        # round and ended between the read and the look would not have that round echoed.)
+        ended = all(c.proc is not None and c.proc.poll() is not None for c in children)
         lines = children[0].out.read_text(errors="replace").splitlines()
         for line in lines[shown:]:
             try:
@@ -274,7 +277,7 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
                 )
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
-        if all(c.proc is not None and c.proc.poll() is not None for c in children):
+        if ended:
             return [c for c in children if c.proc is not None and c.proc.returncode == EXIT_GONE]
         if time.monotonic() > deadline:
             stragglers = _dropped_stragglers(children)

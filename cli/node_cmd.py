@@ -430,6 +430,11 @@ async def watch_recovery(
             shown = waiting
             say(waiting)
         if peer.recovery_hopeless(now):
+            if say is not None and waiting != shown:
+                # Whom we waited for is said before we give up, however soon that came (the
+                # silence is counted from before this watch: a loaded machine reached the end
+                # first, and the waiting line was never said).
+                say(waiting)
             who = ", ".join(names[s] for s in waiting)
             raise GoneError(
                 f"cannot recover our own events: {who} silent for "
