@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -53,6 +54,19 @@ def _private_config_dirs(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.delenv("NERTZ_HOME", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _logger_as_found() -> Iterator[None]:
+    """A test that calls ``cli.main.main()`` in-process points the ``p2p_nertz`` logger at that
+    test's captured stderr (``cli.main._configure_logging``): put back what it was, or every
+    later test of the worker logs to a closed stream ("--- Logging error ---")."""
+    logger = logging.getLogger("p2p_nertz")
+    found = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = found[0]
+    logger.setLevel(found[1])  # (clears the loggers' cache of what is enabled)
+    logger.propagate = found[2]
 
 
 @pytest.fixture(autouse=True)
