@@ -35,6 +35,7 @@ from cli.args import (
     liveness_from,
     path_arg,
     players_from,
+    positive,
     rules_from,
     seed_arg,
 )
@@ -88,7 +89,7 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
     )
-    count.add_argument("--players", type=int, help="the same as --bots: every player is a bot")
+    count.add_argument("--players", type=positive, help="the same as --bots: every player is a bot")
     p.add_argument(
         "--strategy",
         default="greedy",
@@ -135,6 +136,10 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     workdir = (
         given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
     )
+    if workdir.exists() and not workdir.is_dir():  # (mkdir's own words: "File exists")
+        raise NertzError(
+            f"{str(workdir)!r} is not a directory: give --dir a directory, or a new name to create"
+        )
     try:
         workdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -144,6 +149,12 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
             f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
         )
     spec_path = workdir / "game.spec"
+    if spec_path.is_file() and spec_path.read_bytes() != spec.to_wire():
+        # (another game's, perhaps one starting there now: its spec is not to be replaced)
+        raise NertzError(
+            f"{str(workdir)!r} already holds another game (its game.spec); choose another "
+            "--dir or remove it"
+        )
     try:
         spec_path.write_bytes(spec.to_wire())
     except OSError as exc:  # (a full disk, a directory of that name: no half spec left)

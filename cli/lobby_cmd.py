@@ -36,6 +36,7 @@ from cli.args import (
     add_watcher_argument,
     add_web_arguments,
     beacon_port,
+    bot_speed,
     deal_from,
     default_log_dir,
     default_name,
@@ -51,6 +52,7 @@ from cli.args import (
     player_name,
     port_number,
     rules_from,
+    whole_number,
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
@@ -96,6 +98,7 @@ from p2p_nertz.protocol.peer import (
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
+from p2p_nertz.rules.config import MAX_SEATS
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
@@ -1011,9 +1014,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
         p.add_argument(
             "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
         )
-    p.add_argument(
-        "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
-    )
+    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
 
 
 def _discovery(p: argparse.ArgumentParser) -> None:
@@ -1070,7 +1071,11 @@ def _add_host(sub: Any) -> None:
         "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
     )
     _discovery(p)
-    p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
+    p.add_argument(
+        "--players",
+        type=whole_number(1, MAX_SEATS),
+        help="start as soon as this many are seated and ready",
+    )
     p.add_argument(
         "--invite",
         action="append",
@@ -1085,17 +1090,19 @@ def _add_host(sub: Any) -> None:
         help="invite the fingerprints in this file (one a line, # comments)",
     )
     p.add_argument(
-        "--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8",
+        "--capacity", type=whole_number(1, MAX_SEATS), default=MAX_SEATS,
+        metavar=f"1-{MAX_SEATS}",
         help="seats at the table, you included (default 8)",
     )  # fmt: skip
-    p.add_argument("--bots", type=int, choices=range(0, 8), default=0, metavar="0-7",
+    p.add_argument("--bots", type=whole_number(0, MAX_SEATS - 1), default=0,
+                   metavar=f"0-{MAX_SEATS - 1}",
                    help="bot peers to start on this machine, joining this table")  # fmt: skip
     p.add_argument(
         "--bot-strategy", choices=sorted(STRATEGIES), default="greedy",
         help="strategy of the --bots (default greedy)",
     )  # fmt: skip
     p.add_argument(
-        "--bot-speed", type=int, choices=range(1, 11), default=10, metavar="1-10",
+        "--bot-speed", type=bot_speed(), default=10, metavar="1-10",
         help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
         "plays at about 1, docs/pace.md)",
     )  # fmt: skip

@@ -147,6 +147,13 @@ def _command(argv: Sequence[str]) -> str | None:
     return word if any(word in names for _, names in _MODULES) else None
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` among ``parser``'s subcommands."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[command]
+    return found
+
+
 def _configure_logging(verbose: int, quiet: bool) -> None:
     """Log records of ``p2p_nertz`` go to stderr: warnings by default, more with ``-v``."""
     if quiet:
@@ -181,9 +188,11 @@ def _run(words: list[str]) -> int:
         _, unknown = light.parse_known_args(words)  # --help and --version exit here
         if unknown:
             light.error(f"unrecognized arguments: {' '.join(unknown)}")
-        light.error("the following arguments are required: COMMAND")
+        light.error(f"name a COMMAND: nertz COMMAND …, one of {', '.join(n for n, _ in COMMANDS)}")
     parser = build_parser(_command(words))
-    args = parser.parse_args(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:  # (said by the command's parser: its name and its --help, not nertz's)
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args.verbose, args.quiet)
     before = _term_as_ctrl_c()
     try:
