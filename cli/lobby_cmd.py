@@ -84,7 +84,7 @@ from p2p_nertz.lobby.state import (
     waiting_for,
 )
 from p2p_nertz.logfile.format import LogSummary
-from p2p_nertz.logfile.store import read_log
+from p2p_nertz.logfile.store import check_not_in_use, read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -811,6 +811,12 @@ def _cmd_games(args: argparse.Namespace) -> int:
 def _cmd_resume(args: argparse.Namespace) -> int:
     config = liveness_from(args)
     path: Path = args.log
+    try:
+        check_not_in_use(path)  # (first: the node that writes it holds its address too)
+    except BlockingIOError as exc:
+        raise NertzError(
+            f"{str(path)!r} is {exc.strerror}, still playing the game (stop it to resume here)"
+        ) from None
     try:
         with read_log(path) as reader:
             records = list(reader)

@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_helpers import nertz, one_error_line
+from cli_helpers import json_lines_until, nertz, node_game, one_error_line, stop_all
+
+from p2p_nertz.rules import Rules
 
 #: argparse's own sentences: none may reach a person.
 RAW = re.compile(
@@ -126,3 +128,22 @@ def test_rules_topic_prints_its_section_and_a_wrong_one_lists_the_topics(
     for topic in ("the lake", "scoring a round", "variants"):
         assert topic in line
     assert done.returncode == 2 and done.stdout == ""
+
+
+def test_resume_of_a_log_a_live_node_writes_names_the_node_not_its_address(
+    tmp_path: Path,
+) -> None:
+    """The live node holds the game's address and the log's lock: the lock is asked first,
+    and said (on main the bind was tried first: "Address already in use")."""
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=10_000), keys=b"w28-live", salt=b"w28-live",
+        args=lambda n: ["--speed", "1", "--progress"],
+    )  # fmt: skip
+    try:
+        json_lines_until(procs[0], "lake")  # (playing: its log and its address are held)
+        done = nertz("resume", "--key", str(tmp_path / "0.key"), str(logs[0]), home=tmp_path)
+        line = _refused(done, "nertz resume: error:", "in use", f"pid {procs[0].pid}")
+        assert "Address already in use" not in line
+        assert procs[0].poll() is None  # (the live node plays on)
+    finally:
+        stop_all(procs)
