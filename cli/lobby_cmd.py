@@ -318,7 +318,7 @@ def _require_player(args: argparse.Namespace, command: str) -> None:
 
 async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
-    with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
+    with open_curses() as terminal:
         encoding = locale.getpreferredencoding(False).lower().replace("-", "")
         outcome = await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
     return dataclasses.replace(outcome, log=node.log_path)

@@ -12,6 +12,7 @@ the commands that need them; a command line imports the module of the command it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -172,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
     _closed_streams_to_devnull()
+    _plain_where_not_unicode()
     try:
         return _run(words)
     except KeyboardInterrupt:
@@ -247,6 +249,20 @@ def _closed_streams_to_devnull() -> None:
                 os.close(devnull)
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
+
+
+def _plain_where_not_unicode() -> None:
+    """Write what stdout and stderr cannot encode in plain letters (cli/plain.py) on a
+    terminal that is not UTF-8, instead of ending with a traceback at the first dash of
+    ``nertz rules`` (UnicodeEncodeError)."""
+    from cli.plain import PLAIN_ERRORS, is_unicode
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if is_unicode(getattr(stream, "encoding", None)) or reconfigure is None:
+            continue
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors=PLAIN_ERRORS)
 
 
 def _quiet_stdout() -> None:

@@ -6,7 +6,11 @@ arguments", "File exists"). Real ``nertz`` processes.
 
 from __future__ import annotations
 
+import locale
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +151,39 @@ def test_resume_of_a_log_a_live_node_writes_names_the_node_not_its_address(
         assert procs[0].poll() is None  # (the live node plays on)
     finally:
         stop_all(procs)
+
+
+def test_a_terminal_that_is_not_utf8_gets_plain_letters_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    whole = nertz("rules", env=env)
+    assert whole.returncode == 0 and "Traceback" not in whole.stderr, whole.stderr
+    assert whole.stdout.isascii()
+    assert "Every card left in a Nerts pile\n   is -2" in whole.stdout  # (the book's "−2")
+    assert "(also Nerts, Pounce" in whole.stdout
+    done = nertz("rules", "nowhere", env=env)
+    _refused(done, "nertz rules: error: the rule book has no topic 'nowhere'")
+
+
+def test_the_tables_suits_follow_the_terminals_codeset_not_pythons_utf8_mode() -> None:
+    """In a C locale Python writes UTF-8 (UTF-8 mode) but curses writes the C library's
+    codeset, ASCII: the suit symbols were dropped from the cards ("A  10A")."""
+    probe = "import argparse; from cli.terminal import symbols_ok; " + (
+        "print(symbols_ok(argparse.Namespace(ascii=False)))"
+    )
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+    except locale.Error:
+        pytest.skip("this system has no C.UTF-8 locale to compare with")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, "")
+    said = {}
+    for where in ("C", "C.UTF-8"):
+        env = dict(os.environ, LC_ALL=where)
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True,
+            timeout=60, cwd=Path(__file__).parent.parent,
+        )  # fmt: skip
+        said[where] = done.stdout.strip()
+    assert said == {"C": "False", "C.UTF-8": "True"}
