@@ -112,7 +112,7 @@ def usage_words(message: str) -> str:
     >>> usage_words("argument --draw: invalid choice: 2 (choose from 1, 3)")
     '--draw takes 1 or 3, not 2'
     >>> usage_words("argument COMMAND: invalid choice: 'foo' (choose from 'demo', 'node')")
-    "no command 'foo': the commands are demo and node"
+    "no command 'foo' (the commands are demo and node)"
     >>> usage_words("unrecognized arguments: --bogus 3")
     'it does not take --bogus 3'
     """
@@ -124,7 +124,7 @@ def usage_words(message: str) -> str:
         names = [k.strip().strip("'") for k in known.split(",")]
         listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
         if option == "COMMAND":
-            return f"no command {value}: the commands are {listed}"
+            return f"no command {value} (the commands are {listed})"
         return f"{option} takes {listed.replace(' and ', ' or ')}, not {value}"
     extra = re.fullmatch(r"unrecognized arguments: (.*)", message)
     if extra is not None:

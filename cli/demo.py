@@ -35,9 +35,9 @@ from cli.args import (
     liveness_from,
     path_arg,
     players_from,
-    positive,
     rules_from,
     seed_arg,
+    whole_number,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -46,6 +46,7 @@ from cli.bots import (
     start_node_child,
     stop_children,
 )
+from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
@@ -89,7 +90,9 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
     )
-    count.add_argument("--players", type=positive, help="the same as --bots: every player is a bot")
+    count.add_argument(
+        "--players", type=whole_number(0), help="the same as --bots: every player is a bot"
+    )
     p.add_argument(
         "--strategy",
         default="greedy",
@@ -136,14 +139,7 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     workdir = (
         given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
     )
-    if workdir.exists() and not workdir.is_dir():  # (mkdir's own words: "File exists")
-        raise NertzError(
-            f"{str(workdir)!r} is not a directory: give --dir a directory, or a new name to create"
-        )
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(workdir)!r}: {exc.strerror}") from None
+    make_directory(workdir, "game directory", "--dir")
     if any(workdir.glob("*.log")):
         raise NertzError(
             f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"

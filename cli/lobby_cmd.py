@@ -56,7 +56,7 @@ from cli.args import (
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
-from cli.files import read_small_file
+from cli.files import make_directory, read_small_file
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -231,10 +231,7 @@ def _log_dir(args: argparse.Namespace) -> Path:
         NertzError: it cannot be made.
     """
     log_dir: Path = args.log_dir
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create log directory {str(log_dir)!r}: {exc.strerror}") from None
+    make_directory(log_dir, "log directory", "--log-dir")
     return log_dir
 
 
