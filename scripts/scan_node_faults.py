@@ -78,7 +78,8 @@ REKILL_DEAD, REKILL_INTO = 1.0, 0.5
 REKILL_START_BYTES = 1500
 VICTIM = 1
 
-#: The victim's ``sitecustomize``: a wall clock that jumps, syncs that take long.
+#: The victim's ``sitecustomize``: a wall clock that jumps (``RED_CLOCK``), syncs that take
+#: ``RED_FSYNC`` s (all of them, or the first ``RED_FSYNC_FIRST``: tests/test_red_faults.py).
 SITECUSTOMIZE = """\
 import os, time
 _jump = os.environ.get("RED_CLOCK")
@@ -92,9 +93,12 @@ if _jump is not None:
 _delay = os.environ.get("RED_FSYNC")
 if _delay is not None:
     _sync, _datasync = os.fsync, getattr(os, "fdatasync", None)
+    _slow_left = [int(os.environ.get("RED_FSYNC_FIRST", "-1"))]  # (-1: every sync)
     def _slow(call):
         def slow(fd):
-            time.sleep(float(_delay))
+            if _slow_left[0] != 0:
+                _slow_left[0] -= 1
+                time.sleep(float(_delay))
             return call(fd)
         return slow
     os.fsync = _slow(_sync)
