@@ -117,9 +117,11 @@ class FaultGame(chaos.Game):
         self.disk = workdir / "disk"
         self.site = workdir / "site"
 
-    def _spawn(self, node: chaos.Node, argv: list[str], stem: str) -> None:
+    def _spawn(
+        self, node: chaos.Node, argv: list[str], stem: str, *, stdin: int = subprocess.DEVNULL
+    ) -> None:
         if node.seat != VICTIM or node.runs:
-            super()._spawn(node, argv, stem)
+            super()._spawn(node, argv, stem, stdin=stdin)
             return
         out, err = self.dir / f"{stem}.out", self.dir / f"{stem}.err"
         files = [out.open("wb"), err.open("wb")]
@@ -143,9 +145,7 @@ class FaultGame(chaos.Game):
                 env["RED_CLOCK"] = "zero" if hours == "0" else hours
             else:
                 env["RED_FSYNC"] = self.fault.removeprefix("fsync")
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=files[0], stderr=files[1], env=env
-        )
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=files[0], stderr=files[1], env=env)
         node.runs.append(chaos.Run(proc, out, err, list(files), time.monotonic()))
 
 
