@@ -181,7 +181,8 @@ class NodeLog:
     """The log file of one node: opened once, written in batches, closed.
 
     Args:
-        path: the log file; created if missing, continued (restart) if it holds events.
+        path: the log file; created by the first write if missing, continued (restart) if it
+            holds events.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
