@@ -224,7 +224,7 @@ def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
     if fault.startswith("rekill-"):
         return play_rekill(fault.removeprefix("rekill-"), players, seed, root)
     # A node whose every sync takes seconds signs an event every few seconds: one round
-    # (some 150 events of its own; at two players 300 and more, ~3.4 s each at fsync3: 212 in
+    # (some 150 events of its own, more at two players: at fsync3 its round took 866 s, past
     # the 12 min once allowed, session 28), and time for it.
     slow = fault in ("fsync1", "fsync3")
     plan = chaos.Schedule(seed, players, 1 if fault.startswith("fsync") else 2, ())
