@@ -595,6 +595,13 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             events = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
             if any(r.kind in events for r in recovery.records):
                 raise RuntimeError("the benchmark needs fresh logs")
+            now = self._clock()
+            self._peer = ProbedPeer(self.identity, self.spec, now, self._config)
+            return self._peer.start(now)
+
+        def _time_appends(self) -> None:
+            """Time the log's appends from now on (a fresh log exists once its first write,
+            the join's, created it: that one is not an append)."""
             writer = self._log.writer
             assert writer is not None
             append_many = writer.append_many
@@ -609,14 +616,13 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                         self.write_io.append(time.perf_counter_ns() - start)
 
             writer.append_many = timed_append_many  # type: ignore[method-assign]
-            now = self._clock()
-            self._peer = ProbedPeer(self.identity, self.spec, now, self._config)
-            return self._peer.start(now)
 
         async def _write(self, records: Any) -> None:
             start = time.perf_counter_ns()
             await super()._write(records)
             self.write_total.append(time.perf_counter_ns() - start)
+            if len(self.write_total) == 1:
+                self._time_appends()  # (after the first write, which created the log)
 
         async def _apply(self, effects: Any) -> None:
             await super()._apply(effects)  # (no schedule point inside: NodeLog.write waits not)

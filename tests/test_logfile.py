@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,11 @@ from p2p_nertz.logfile import (
     read_log,
 )
 from p2p_nertz.logfile.format import PREFIX_SIZE, checksum, encode_frame
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.nodelog import NodeLog, encode_clock_note, session_notes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -789,3 +795,31 @@ def test_writer_whose_log_is_replaced_leaves_the_other_file_alone(tmp_path: Path
         writer.name_again()
     writer.close()
     assert path.read_bytes() == b"not a log"
+
+
+def test_a_node_log_is_created_by_its_first_write_whole_with_two_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a missing log created it (the header's file synced, then its directory), the
+    session notes were a sync of their own, the join another: four syncs before the node's
+    first message, which on a slow disk outlasted the drop timer (session 28)."""
+    ann, bob = (Identity.generate(derive_seed(b"test-nodelog-new", n)) for n in range(2))
+    spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"nodelog")
+    path = tmp_path / "ann.log"
+    syncs: list[bool] = []  # whether the log had its name at each sync
+    monkeypatch.setattr(os, "fsync", lambda fd: syncs.append(path.exists()))
+    monkeypatch.setattr(os, "fdatasync", lambda fd: syncs.append(path.exists()), raising=False)
+    log = NodeLog(path)
+    opened = log.open(spec, ann.peer_id)
+    assert opened.records == () and not path.exists() and syncs == []
+    notes = session_notes(spec, {ann.peer_id: "tcp://127.0.0.1:1", bob.peer_id: "tcp://b:2"})
+    log.hold(notes)
+    join, clock = Record.sent_event(b"join"), encode_clock_note(5)
+    trio.run(log.write, [join])
+    assert syncs == [False, True]  # the whole file before its link, then its directory
+    trio.run(log.write, [clock])
+    assert len(syncs) == 3  # an append, as before: one sync
+    log.close()
+    again = NodeLog(path)
+    assert again.open(spec, ann.peer_id).records == (*notes, join, clock)
+    again.close()

@@ -8,6 +8,11 @@
   its log; the others drop it (or, at two, abandon it) and end alike; the audit of every log is
   VALID, the short log's gaps notices, not findings against anyone.
 
+- One node's disk is slow to sync (seconds a sync): it was dropped before anyone heard it, its
+  start making four syncs in a row before its first message (the log's header, its
+  directory, the session notes, the join). A new log is now created with its notes and the
+  join, two syncs (the file, its directory), and the node is heard as soon as they end.
+
 ``scripts/scan_node_faults.py`` plays these and the other faults of the session (the log
 removed, a wall clock that jumps, a sync taking a second) at 2, 3 and 4 players.
 """
@@ -26,6 +31,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
+from script_helpers import load_script
 
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
@@ -230,3 +236,37 @@ def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> N
     assert all(f["over"] and f["dropped"] == [1] for f in finals), finals
     assert finals[0]["digest"] == finals[1]["digest"]
     assert_audit_valid([logs[0], logs[2]])
+
+
+#: A slow start: the victim's first SLOW_SYNCS syncs take SLOW_SYNC s each, a third of the drop
+#: timer (DROP_AFTER), so that four in a row (32 s unheard) outlast it by a third and two (16 s)
+#: stay under it by a third, whatever the machine's load adds to the start of one node.
+SLOW_SYNC, SLOW_SYNCS, DROP_AFTER = 8, 4, 24
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_node_slow_to_sync_at_its_start_is_heard_before_the_drop(
+    tmp_path: Path, players: int
+) -> None:
+    """Four syncs before the first message (header, directory, session notes, join) kept the
+    node unheard for 32 s: the others dropped it (at two, abandoned it) before it said a word.
+    Two (the log created whole with its notes and the join) keep it to 16 s."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
+    slow = ["env", f"PYTHONPATH={site}", f"RED_FSYNC={SLOW_SYNC}", f"RED_FSYNC_FIRST={SLOW_SYNCS}"]
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-slow-sync", salt=b"red-faults-slow-sync-%d" % players,
+        args=lambda n: ["--suspect-after", "4", "--drop-after", str(DROP_AFTER)],
+        wrap=lambda n: slow if n == 1 else [],
+    )  # fmt: skip
+    done = [p.communicate(timeout=360) for p in procs]
+    assert [p.returncode for p in procs] == [0] * players, done
+    assert all("Traceback" not in err for _, err in done)
+    finals = [final_event(out) for out, _ in done]
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
+    assert len({f["digest"] for f in finals}) == 1, finals
+    assert_audit_valid(logs)

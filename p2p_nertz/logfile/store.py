@@ -19,8 +19,9 @@ Guarantees of :class:`LogWriter` (DESIGN.md §6):
   next synced append (which syncs the whole file). The runtime uses it for batches of
   *received* events only: another member holds each of them, signed, so one lost with the
   machine is fetched again; what this peer signs is always synced before it is sent.
-- **Atomic creation.** :func:`create_log` writes the header to a temporary file, syncs it and
-  links it into place, so a log file either does not exist or has a whole header. The file is
+- **Atomic creation.** :func:`create_log` writes the header (and any first records) to a
+  temporary file, syncs it and links it into place, so a log file either does not exist or
+  has a whole header and every record it was created with. The file is
   created with mode 0600: notes may hold the round's secret, which must stay private until the
   round ends.
 - **Recovery.** :func:`open_for_append` reads the whole file, cuts a torn tail (the frame a crash
@@ -404,8 +405,11 @@ def _open_existing(path: Path) -> int:
     return fd
 
 
-def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
-    """Create a new log file holding only ``header``, durably; return its writer.
+def create_log(
+    path: str | os.PathLike[str], header: LogHeader, records: Iterable[Record] = ()
+) -> LogWriter:
+    """Create a new log file holding ``header`` and then ``records``, durably (one sync of
+    the file, one of its directory: a file that appears holds them all); return its writer.
 
     Raises:
         FileExistsError: If ``path`` exists already.
@@ -414,9 +418,9 @@ def create_log(path: str | os.PathLike[str], header: LogHeader) -> LogWriter:
     path = Path(path)
     if path.exists():
         raise FileExistsError(errno.EEXIST, "log file exists already", str(path))
-    head = encode_header(header)
-    _create_whole(path, head)
-    return LogWriter(_open_existing(path), path, header, len(head))
+    data = encode_header(header) + b"".join(encode_record(r) for r in records)
+    _create_whole(path, data)
+    return LogWriter(_open_existing(path), path, header, len(data))
 
 
 def _create_whole(path: Path, data: bytes) -> None:
@@ -452,6 +456,7 @@ def open_for_append(
     path: str | os.PathLike[str],
     *,
     create_with: LogHeader | None = None,
+    create: bool = True,
     cut_damaged_tail: bool = False,
     cut_note: str | None = None,
 ) -> tuple[LogWriter, Recovery]:
@@ -473,6 +478,8 @@ def open_for_append(
         path: The log file.
         create_with: If given and the file does not exist, create it with this header; if the
             file exists, its game id and peer id must match this header's.
+        create: with ``False``, a missing file is not created (``FileNotFoundError``: the
+            caller creates it later, with its first records, :func:`create_log`).
         cut_damaged_tail: Also cut a damaged (not merely torn) tail after the last good frame.
         cut_note: If given and anything is cut, a note of this name (its data: the offset of
             the cut, 8 bytes big-endian) takes the place of the cut tail, durably: it is
@@ -482,7 +489,8 @@ def open_for_append(
             after a crash in the middle, that it has not finished yet.
 
     Raises:
-        FileNotFoundError: If the file does not exist and ``create_with`` is not given.
+        FileNotFoundError: If the file does not exist and ``create_with`` is not given (or
+            ``create`` is false).
         LogFormatError: If the file is not a readable log, belongs to another game or peer,
             or is damaged in a way that is not cut.
         BlockingIOError: If another process has the log open for writing.
@@ -491,7 +499,7 @@ def open_for_append(
     try:
         fd = _open_existing(path)
     except FileNotFoundError:
-        if create_with is None:
+        if create_with is None or not create:
             raise
         writer = create_log(path, create_with)
         return writer, Recovery(

@@ -613,7 +613,7 @@ class PeerNode:
             )
             if not recovery.records:
                 book = {**endpoints, self.identity.peer_id: self.endpoint}
-                await self._write(session_notes(self.spec, book))
+                self._log.hold(session_notes(self.spec, book))  # (synced with our join)
             elif not recovery.cut and self._recover and not recovery_unfinished(recovery.records):
                 await self._write([LogRecord.note(RECOVERING_NOTE)])
             effects = self._make_peer(recovery)

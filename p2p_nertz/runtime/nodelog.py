@@ -19,6 +19,13 @@ signed messages that prove a member cheated, durable before the vote they justif
 ``Recovered`` as :data:`RECOVERED_NOTE`. :meth:`NodeLog.write` makes a batch durable
 (synced) unless it holds received events only: those are held, signed, by their authors, and
 waiting for the disk there would delay every ack.
+
+A new log is created by its first write, not when it is opened: its header, the session notes
+(:meth:`NodeLog.hold`) and the peer's first batch (its join) in one file, synced once, with
+its directory, before the join is sent. Each sync was one more wait before the node's first
+message: on a disk whose every sync took 3 s the others dropped the node, unheard, after four
+(session 28, docs/log-format.md §6). The notes need not be durable before the join: a log
+without the join (the crash came first) restarts nothing, and the notes travel with it.
 """
 
 from __future__ import annotations
@@ -34,9 +41,9 @@ from typing import Final
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.logfile.format import LogHeader, RecordKind
+from p2p_nertz.logfile.format import LogHeader, RecordKind, TailState, encode_header
 from p2p_nertz.logfile.format import Record as LogRecord
-from p2p_nertz.logfile.store import LogWriter, Recovery, open_for_append
+from p2p_nertz.logfile.store import LogWriter, Recovery, create_log, open_for_append
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Note, Record, Recovered, Reserve
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
@@ -174,7 +181,8 @@ class NodeLog:
     """The log file of one node: opened once, written in batches, closed.
 
     Args:
-        path: the log file; created if missing, continued (restart) if it holds events.
+        path: the log file; created by the first write if missing, continued (restart) if it
+            holds events.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -183,10 +191,13 @@ class NodeLog:
         """The open log (once :meth:`open` has opened it)."""
         self.recovery: Recovery | None = None
         """What reopening the log found (once :meth:`open` has opened it)."""
+        self._header: LogHeader | None = None  # a new log's, until its first write creates it
+        self._held: list[LogRecord] = []
 
     def open(self, spec: GameSpec, own: PeerId, *, cut_damaged_tail: bool = False) -> Recovery:
-        """Open the log of ``own`` in game ``spec``, creating it if missing; return what it
-        holds (a cut tail is replaced, durably, by a :data:`RECOVERING_NOTE`).
+        """Open the log of ``own`` in game ``spec``; return what it holds (a cut tail is
+        replaced, durably, by a :data:`RECOVERING_NOTE`). A missing log is created by the
+        first :meth:`write` (see the module docstring): until then it holds nothing.
 
         Raises:
             LogFormatError: the log belongs to another game or peer, or is damaged.
@@ -194,18 +205,38 @@ class NodeLog:
         header = LogHeader(
             game_id=spec.game_id, peer_id=bytes(own), created_at_ms=int(wall_time() * 1000)
         )
-        self.writer, self.recovery = open_for_append(
-            self.path,
-            create_with=header,
-            cut_damaged_tail=cut_damaged_tail,
-            cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
-        )
+        try:
+            self.writer, self.recovery = open_for_append(
+                self.path,
+                create_with=header,
+                create=False,
+                cut_damaged_tail=cut_damaged_tail,
+                cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
+            )
+        except FileNotFoundError:
+            self._header = header
+            end = len(encode_header(header))
+            self.recovery = Recovery(
+                header=header, records=(), tail=TailState.CLEAN, cut_bytes=0, good_end=end
+            )
         return self.recovery
+
+    def hold(self, records: list[LogRecord]) -> None:
+        """Write ``records`` with the next :meth:`write`, before its own records and synced
+        with them (the session notes of a new log: created with the peer's join)."""
+        self._held.extend(records)
 
     async def write(self, records: list[LogRecord]) -> None:
         """Append ``records``: synced before this returns, unless they are all received
         events (see the module docstring). It never waits for the scheduler: no cancellation
         is seen, and no other task runs, between a write and what the caller does next."""
+        if self._held:
+            records, self._held = [*self._held, *records], []
+        if self._header is not None:
+            # A new log: created now, whole (header, held notes, these records), with one
+            # sync of the file and one of its directory, the fewest that make it durable.
+            self.writer, self._header = create_log(self.path, self._header, records), None
+            return
         writer = self.writer
         assert writer is not None
         if all(r.kind is RecordKind.RECEIVED_EVENT for r in records):
