@@ -453,7 +453,8 @@ class Identity:
         return cls(bytes(raw))
 
     def to_bytes(self) -> bytes:
-        """Return the raw 32-byte private key: a secret, for the runtime's key file only."""
+        """Return the raw 32-byte private key: a secret, for the runtime's key file and the
+        name of its player lock (``runtime/playerlock.py``) only."""
         return self._seed
 
     @property

@@ -17,8 +17,8 @@ it is an exclusive ``flock`` on a file in the temporary directory (freed at the 
 too). Two machines are not covered: nothing local can see the other one (docs/protocol.md §9.6,
 "Two processes of one player").
 
-The name is made from a signature of the player's key over the game's id (deterministic,
-never sent): only the key's holder can compute it. A name made from public values alone (the
+The name is a MAC of the game's id under the player's secret key (never sent): only the
+key's holder can compute it. A name made from public values alone (the
 game's id and the player's public key, both in every log and beacon) could be bound first by
 any other user of the machine, who would then keep the player out of its own game.
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import os
 import socket
 import sys
@@ -49,7 +50,7 @@ SCOPE_ENV = "NERTZ_LOCK_SCOPE"
 
 
 LOCK_WORD = b"p2p-nertz player lock v1\0"
-"""What the player's key signs to name its lock (no protocol message starts so)."""
+"""What the player's secret key MACs, with the game's id, to name its lock."""
 
 
 def lock_name(game_id: bytes, identity: Identity, scope: str = "") -> str:
@@ -64,7 +65,7 @@ def lock_name(game_id: bytes, identity: Identity, scope: str = "") -> str:
     >>> len(lock_name(b"game", ann))
     49
     """
-    hashed = hashlib.sha256(identity.sign(LOCK_WORD + game_id))
+    hashed = hmac.new(identity.to_bytes(), LOCK_WORD + game_id, hashlib.sha256)
     hashed.update(scope.encode("utf-8", "surrogateescape"))
     digest = hashed.hexdigest()
     return f"p2p-nertz-player-{digest[:32]}"
