@@ -83,7 +83,7 @@ from p2p_nertz.lobby.state import (
     parse_invite,
     waiting_for,
 )
-from p2p_nertz.logfile.format import LogSummary
+from p2p_nertz.logfile.format import LogHeader, LogSummary
 from p2p_nertz.logfile.store import check_not_in_use, read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import (
@@ -805,9 +805,9 @@ def _cmd_games(args: argparse.Namespace) -> int:
 
 
 # -- resume ------------------------------------------------------------------------------------
-def _cmd_resume(args: argparse.Namespace) -> int:
-    config = liveness_from(args)
-    path: Path = args.log
+def _read_to_resume(path: Path) -> tuple[list[Any], LogHeader, LogSummary, Any]:
+    """The records, header, summary and session of the log ``path`` to resume from, or a
+    :class:`NertzError` saying why there is none (a live node writes it; unreadable; damaged)."""
     try:
         check_not_in_use(path)  # (first: the node that writes it holds its address too)
     except BlockingIOError as exc:
@@ -829,6 +829,13 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         # first bytes) is not garbage, but holds nothing to resume from either.
         why = f": {summary.fatal}" if summary.fatal is not None else ""
         raise NertzError(f"{str(path)!r} is not a p2p-nertz log we can resume{why}")
+    return records, header, summary, found
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    config = liveness_from(args)
+    path: Path = args.log
+    records, header, summary, found = _read_to_resume(path)
     recover = _recovery_reason(path, summary, args, unfinished=recovery_unfinished(records))
     if found is None:
         raise NertzError(f"{str(path)!r} does not say which game it is (no spec note)")

@@ -336,10 +336,9 @@ class PeerNode:
         strategy: a bot strategy name (see :func:`~p2p_nertz.bots.make_strategy`), or ``None``
             for no bot (moves only through :meth:`play`).
         speed: the bot's pacing level, 1 to 10.
-        practice: the bot waits for the slowest other player: it makes a move only while it
-            has made no more moves this round than every other playing seat
-            (:func:`~p2p_nertz.bots.keeps_pace`), so that a person learning the keys sets the
-            pace (``nertz play --practice``).
+        practice: the bot waits for the slowest other player (no more moves this round than
+            every other playing seat, :func:`~p2p_nertz.bots.keeps_pace`), so that a person
+            learning the keys sets the pace (``nertz play --practice``).
         hold_ready: sign the ``ready`` of round 2 and later only when :meth:`release_ready`
             says so (a person reading the last round's board: ``LocalPlayer.ready_through``).
         seed: the bot's randomness; by default derived from the peer id.
@@ -352,14 +351,12 @@ class PeerNode:
         grace: seconds after the game is over to wait for every member to hold our events.
         ctx: a zmq context to use (the caller terminates it); by default the node makes its own
             and terminates it when :meth:`run` returns.
-        watchers: spectators' addresses (``nertz watch``: endpoint and key): the node connects
-            a CURVE DEALER to each and pushes it the game spec (:data:`WATCH_SPEC_TAG`), then
-            every message it receives and every one it broadcasts (its own events once durable,
-            and beats). A spectator is not in the roster; it verifies the signatures itself.
+        watchers: spectators' addresses (``nertz watch``: endpoint and key): a CURVE DEALER to
+            each pushes it the game spec (:data:`WATCH_SPEC_TAG`), then every message received
+            and broadcast (our events once durable, and beats); it verifies the signatures.
         recover: restore the peer in recovery even if the log's tail is clean (a log that may
-            have lost its end, say restored from a backup): it learns its own feed from the
-            others before it signs (:meth:`Peer.restore`). A log whose tail had to be cut is
-            always restored so.
+            have lost its end, say from a backup): it learns its own feed from the others before
+            it signs (:meth:`Peer.restore`); a log whose tail had to be cut always is.
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
         budget: how many messages each member's connection may send us (a token bucket,
@@ -420,10 +417,7 @@ class PeerNode:
             outlet=self._outlet,
         )
         self._log = NodeLog(self.log_path)
-        seat = spec.seat_of(identity.peer_id)
-        self._player_lock = PlayerLock(
-            spec.game_id, identity, f"{spec.members[seat].name} (seat {seat})"
-        )
+        self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
         # The timer task's wait while it waits (``None`` while it runs), and the peer's
@@ -595,8 +589,7 @@ class PeerNode:
             RuntimeError: when run a second time.
             KeyError: a member has no endpoint.
             LogFormatError: the log belongs to another game or peer, or is damaged.
-            BlockingIOError: another process on this machine plays this player in this game
-                (:mod:`p2p_nertz.runtime.playerlock`), or has the log open.
+            BlockingIOError: another process here plays this player in this game (or has the log).
             TransportBrokenError: a socket cannot be bound or connected.
         """
         if self._ran:
@@ -604,9 +597,7 @@ class PeerNode:
         self._ran = True
         mesh = self._mesh
         try:
-            # Before anything is connected or signed: a second process of this player here
-            # would fork its feed (:mod:`p2p_nertz.runtime.playerlock`).
-            self._player_lock.acquire()
+            self._player_lock.acquire()  # (before anything is connected or signed)
             mesh.connect(endpoints)
             recovery = self._log.open(
                 self.spec, self.identity.peer_id, cut_damaged_tail=self._cut_damaged_tail

@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
 
 if sys.platform != "win32":
     import fcntl
@@ -85,6 +86,13 @@ class PlayerLock:
         self.who = who
         self._sock: socket.socket | None = None
         self._fd: int | None = None
+
+    @classmethod
+    def of_seat(cls, spec: GameSpec, identity: Identity) -> PlayerLock:
+        """The lock of ``identity``'s seat in the game ``spec``, named in errors as
+        "NAME (seat N)"."""
+        seat = spec.seat_of(identity.peer_id)
+        return cls(spec.game_id, identity, f"{spec.members[seat].name} (seat {seat})")
 
     @property
     def held(self) -> bool:

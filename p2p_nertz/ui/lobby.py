@@ -92,8 +92,6 @@ LOBBY_HELP: tuple[tuple[str, str], ...] = (
     ("?  or  h", "this help (any key closes it)"),
 )
 
-SPEEDS = range(1, 11)
-
 
 # -- what is shown -----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
