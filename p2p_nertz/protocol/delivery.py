@@ -52,7 +52,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.recovery import Elsewhere, Recovery, fork_vote_of
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
@@ -96,7 +96,7 @@ class Answer:
 
 
 #: What the receive path asks the peer to do before it goes on.
-Ask = Withdraw | ForkVote | Answer
+Ask = Withdraw | ForkVote | Answer | Elsewhere
 
 
 class AnswerBudget:
@@ -319,12 +319,14 @@ class Delivery:
             and source is Source.NETWORK
             and recovery is None
         ):
-            # Our log holds every event we ever signed: this one we never did (a stolen key).
-            # (Recovering from a cut log, it is ours, signed before the log lost it: it
-            # verifies with our key, which nobody else holds. It is taken back, and logged as
-            # ours, deliver.)
-            detail = f"event {message.seq} in our name that we never signed"
+            # Our log holds every event we ever signed here: this one, verified with our key,
+            # was signed by another process of our player (or by this one before its log was
+            # lost whole). Our feed goes on elsewhere: we stop, signing nothing more (a next
+            # event of ours would fork it: recovery.Doubt). (Recovering from a cut log, it is
+            # ours, signed before the log lost it: taken back, and logged as ours, deliver.)
+            detail = f"event {message.seq} in our name that we never signed here"
             self._reject(ChainCode.NOT_OURS.value, detail)
+            yield Elsewhere(message.seq)
             return
         held = store.version(seat, message.seq)
         if held is not None:
