@@ -27,6 +27,7 @@ from cli_results import assert_audit_valid, final_event
 
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
@@ -36,6 +37,9 @@ NERTZ = [sys.executable, "-m", "cli"]
 TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
 #: Timers that a node held still while another starts (a loaded machine: seconds) keeps within.
 SLOW_TIMERS = ["--suspect-after", "10", "--drop-after", "60"]
+#: Timers within which a node started again learns, on a loaded machine, that its feed goes on
+#: elsewhere (a want's round trip within ``suspect_after``), and the game ends soon without it.
+MID_TIMERS = ["--suspect-after", "5", "--drop-after", "15"]
 
 
 def _endpoints(log: Path) -> dict[int, str]:
@@ -100,6 +104,55 @@ def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Pat
     assert all(f["over"] and not f["dropped"] for f in finals), finals
     assert finals[0]["digest"] == finals[1]["digest"]
     assert_audit_valid(logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
+    tmp_path: Path,
+) -> None:
+    """Bob's node killed and its log lost whole, then ``nertz node`` started again for Bob on
+    the same endpoint (a fixed ``--bind``), with a new log: it knows nothing of what Bob
+    signed. Before session 28 it signed its join (the same bytes as before), then under a seq
+    Bob had used: proof of a fork against Bob. Now Ann's word that she holds more of Bob's feed
+    than it signed holds it back until Bob's own events, asked for, show that his feed goes on
+    elsewhere: it stops in one line, having signed nothing new, and Ann ends the game without
+    Bob, for his silence, with no proof against him."""
+    spec, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-lost-log", salt=b"red-faults-lost-log",
+        args=lambda n: ["--progress", *MID_TIMERS],
+    )  # fmt: skip
+    json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
+    endpoints = _endpoints(logs[0])
+    ann, bob = (next(s for s, m in enumerate(spec.members) if m.name == n) for n in ("Ann", "Bob"))
+    procs[1].kill()
+    procs[1].communicate(timeout=60)
+    logs[1].unlink()  # the log lost whole
+    # (The same endpoint, as a node with a fixed --bind comes back: Ann's DEALER reconnects.)
+    again = subprocess.run(
+        [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
+         "--bind", endpoints[bob], "--peer", f"{ann}={endpoints[ann]}",
+         "--log", str(logs[1]), "--json", "--speed", "10", *MID_TIMERS],
+        capture_output=True, text=True, timeout=200, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr
+    (line,) = again.stderr.strip().splitlines()
+    assert "your key has signed this game's events elsewhere (seq " in line, line
+    out = procs[0].communicate(timeout=240)[0]
+    assert procs[0].returncode == 0
+    final = final_event(out)
+    assert final["over"] and final["dropped"] == [bob], final
+    # The new process signed its join alone (the same bytes as Bob's first event, which Ann
+    # holds), nothing after: no proof of a fork in Ann's log, which audits VALID.
+    with read_log(logs[1]) as reader:
+        own = [r.data for r in reader if r.kind is RecordKind.SENT_EVENT]
+    with read_log(logs[0]) as reader:
+        records = list(reader)
+    assert len(own) == 1 and own[0] in {r.data for r in records}
+    assert not [r for r in records if r.kind is RecordKind.NOTE and r.name == PROOF_NOTE]
+    assert_audit_valid(logs[:1])
 
 
 def _can_mount_tmpfs() -> str | None:
