@@ -29,6 +29,7 @@ from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
 from p2p_nertz.runtime.playerlock import PlayerLock
@@ -49,6 +50,20 @@ def _endpoints(log: Path) -> dict[int, str]:
     assert session is not None
     spec, book = session
     return {spec.seat_of(pid): endpoint for pid, endpoint in book.items()}
+
+
+def _under_way(
+    tmp_path: Path, name: str, timers: list[str]
+) -> tuple[GameSpec, list[subprocess.Popen[str]], list[Path], dict[int, str]]:
+    """A game of Ann and Bob under way (a card in the lake: Bob has signed events), on
+    ``timers``: the spec, the processes, their logs and their endpoints by seat."""
+    spec, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-" + name.encode(), salt=b"red-faults-" + name.encode(),
+        args=lambda n: ["--progress", *timers],
+    )  # fmt: skip
+    json_lines_until(procs[0], "lake")
+    return spec, procs, logs, _endpoints(logs[0])
 
 
 def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
@@ -73,13 +88,7 @@ def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() ->
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Path) -> None:
-    _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
-        keys=b"test-red-faults-twin", salt=b"red-faults-twin",
-        args=lambda n: ["--progress", *SLOW_TIMERS],
-    )  # fmt: skip
-    json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
-    endpoints = _endpoints(logs[0])
+    _, procs, logs, endpoints = _under_way(tmp_path, "twin", SLOW_TIMERS)
     # Bob's node held still (it still holds its lock) until its twin is done, so that the game
     # cannot end first, whatever the machine's load.
     procs[1].send_signal(signal.SIGSTOP)
@@ -118,13 +127,7 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     than it signed holds it back until Bob's own events, asked for, show that his feed goes on
     elsewhere: it stops in one line, having signed nothing new, and Ann ends the game without
     Bob, for his silence, with no proof against him."""
-    spec, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
-        keys=b"test-red-faults-lost-log", salt=b"red-faults-lost-log",
-        args=lambda n: ["--progress", *MID_TIMERS],
-    )  # fmt: skip
-    json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
-    endpoints = _endpoints(logs[0])
+    spec, procs, logs, endpoints = _under_way(tmp_path, "lost-log", MID_TIMERS)
     ann, bob = (next(s for s, m in enumerate(spec.members) if m.name == n) for n in ("Ann", "Bob"))
     procs[1].kill()
     procs[1].communicate(timeout=60)
