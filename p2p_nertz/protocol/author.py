@@ -102,6 +102,9 @@ class Author:
         self.doubt = Doubt(seat)
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
+        # A cheater's core that signed another version of its own feed itself (the simulator's
+        # Equivocation) knows where it came from: it neither doubts nor stops on it.
+        self.forger = False
         self.now = now  # the time of the latest input (what a recovery waits for depends on it)
         # The phase timer: the final fold's phase, and when it entered it (at an input's end).
         self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
@@ -148,7 +151,7 @@ class Author:
             fork_seq,
             len(self.feeds[seat]),
             self.finality.final_count(seat),
-            recovering=self.recovery is not None,
+            recovering=self.recovery is not None or self.held_back,
         )
         if cut is not None:
             self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
@@ -388,11 +391,12 @@ class Author:
     def doubts(self, now: float) -> bool:
         """Decide at an input's end whether a doubt on our own feed holds us back (not while
         recovering: that waits for our feed anyway); whether one does."""
-        if self.recovery is not None or self.elsewhere is not None:
+        if self.recovery is not None or self.elsewhere is not None or self.forger:
             self.doubt_until = None
             return self.elsewhere is not None
         dropped = self.final.dropped
         members = [q for q in range(len(self.feeds)) if q not in dropped]
+        was = self.doubt_until
         self.doubt_until = self.doubt.holds(
             self.finality.claimed,
             len(self.feeds[self.seat]),
@@ -400,7 +404,15 @@ class Author:
             now,
             self.config.suspect_after,
         )
-        return self.doubt_until is not None
+        if self.doubt_until is not None:
+            return True
+        if was is not None:
+            # The votes on proofs of a fork found meanwhile, deferred (Membership.fork_vote).
+            deferred = self.membership.deferred_forks
+            for seat, fork_seq in list(deferred):
+                self.vote_fork(seat, fork_seq, now)
+            deferred.clear()
+        return False
 
     def doubt_want(self, now: float) -> None:
         """Ask every member for our own events past our head (a want announces no head: it

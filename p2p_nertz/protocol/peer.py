@@ -627,13 +627,13 @@ class Peer:
         if type(ask) is ForkVote:
             self._author.vote_fork(ask.seat, ask.seq, ask.now)
         elif type(ask) is Elsewhere:
-            if self._author.elsewhere is None:
+            if self._author.elsewhere is None and not self._author.forger:
                 # Nothing after this point of the input goes out or into the log (_flush).
                 self._author.elsewhere = ask.seq
                 self._stop_mark = len(self._outbox.effects)
         elif type(ask) is Withdraw:
-            if self._author.left:
-                return
+            if self._author.left or self._author.held_back:
+                return  # (doubting our own feed we sign nothing: recovery.Doubt)
             self._emit(Drop(self._frontier(), ask.seat, 0, DropReason.WITHDRAW), ask.now)
         else:
             assert type(ask) is Answer

@@ -464,6 +464,7 @@ class Simulation:
         # One codec memo for every peer of the run: what one peer parsed and verified, the
         # others need not (each would get the same answer; a real process has its own).
         self.envelopes = EnvelopeCache()
+        self.forgers: set[int] = set()  # the seats that signed a fork of their feed (_equivocate)
         self.peers: list[Peer | None] = [
             Peer(i, spec, 0.0, config.peer, envelopes=self.envelopes) for i in self.identities
         ]
@@ -701,7 +702,10 @@ class Simulation:
                 self._restart(seat, int.from_bytes(data, "big"), now)
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
-        """Make a shuffle cheater's core cheat (on start, and again on each restart)."""
+        """Make a shuffle cheater's core cheat (on start, and again on each restart); a seat that
+        forked its feed knows it again (``_equivocate``)."""
+        if peer is not None and seat in self.forgers:
+            peer._author.forger = True
         for cheat in self.config.faults.deck_cheats:
             if cheat.seat == seat and peer is not None:
                 install(peer, cheat, restarted=restarted)
@@ -804,6 +808,10 @@ class Simulation:
             body=encode_body(call),
             version=self.spec.wire_version,
         )
+        # (Its core knows its feed's other version is its own doing: it neither doubts what
+        # the others hold of its feed nor stops on that version, recovery.Doubt.)
+        peer._author.forger = True
+        self.forgers.add(peer.seat)
         for other in sorted(cheat.to):
             if other != peer.seat:
                 self._push(now + self.config.faults.delay, self.MESSAGE, other, wire)
