@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -69,31 +70,133 @@ def error_line(line: str) -> str:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that exits with one line, not the whole usage, on a bad argument."""
+    """argparse that exits with one line in the project's words (:func:`usage_words`), not
+    the whole usage, on a bad argument, and names the help that shows the fix."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(
-            EXIT_USAGE, error_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n"
+            EXIT_USAGE,
+            error_line(f"{self.prog}: error: {usage_words(message)} (see {self.prog} --help)")
+            + "\n",
         )
+
+
+#: argparse's own sentences (Python 3.11 to 3.13) and the project's words for each, with the
+#: fix where the sentence can name it: argparse says "expected one argument" where a person
+#: needs "--bots needs a value".
+_ARGPARSE_WORDS: tuple[tuple[str, str], ...] = (
+    (r"argument (?P<o>\S+): expected one argument", r"\g<o> needs a value"),
+    (r"argument (?P<o>\S+): expected at least one argument", r"\g<o> needs at least one value"),
+    (r"argument (?P<o>\S+): expected (?P<n>\d+) arguments?", r"\g<o> needs \g<n> values"),
+    (r"argument (?P<o>\S+): ignored explicit argument (?P<v>.*)",
+     r"\g<o> takes no value (it is a switch), not \g<v>"),
+    (r"argument (?P<o>\S+): not allowed with argument (?P<p>\S+)",
+     r"\g<o> and \g<p> cannot be given together: give one of them"),
+    (r"one of the arguments (?P<o>.*) is required", r"give one of \g<o>"),
+    (r"ambiguous option: (?P<o>\S+) could match (?P<m>.*)",
+     r"\g<o> is the start of more than one option (\g<m>): write it out in full"),
+    (r"the following arguments are required: (?P<o>.*)", r"required and not given: \g<o>"),
+    (r"argument (?P<o>\S+): invalid (?P<t>\S+) value: (?P<v>.*)",
+     r"\g<o> takes a \g<t> value, not \g<v>"),
+    (r"argument (?P<o>\S+): (?P<m>takes .*)", r"\g<o> \g<m>"),
+    (r"argument (?P<o>\S+): (?P<m>.*)", r"\g<o>: \g<m>"),
+)  # fmt: skip
+
+
+def usage_words(message: str) -> str:
+    """One of argparse's error sentences in the project's words (:data:`_ARGPARSE_WORDS`);
+    any other message as it is.
+
+    >>> usage_words("argument --bots: expected one argument")
+    '--bots needs a value'
+    >>> usage_words("argument --draw: invalid choice: 2 (choose from 1, 3)")
+    '--draw takes 1 or 3, not 2'
+    >>> usage_words("argument COMMAND: invalid choice: 'foo' (choose from 'demo', 'node')")
+    "no command 'foo' (the commands are demo and node)"
+    >>> usage_words("unrecognized arguments: --bogus 3")
+    'it does not take --bogus 3'
+    """
+    import re  # (not at the top: `nertz --help` stays fast)
+
+    choice = re.fullmatch(r"argument (\S+): invalid choice: (.*) \(choose from (.*)\)", message)
+    if choice is not None:
+        option, value, known = choice.groups()
+        names = [k.strip().strip("'") for k in known.split(",")]
+        listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
+        if option == "COMMAND":
+            return f"no command {value} (the commands are {listed})"
+        return f"{option} takes {listed.replace(' and ', ' or ')}, not {value}"
+    extra = re.fullmatch(r"unrecognized arguments: (.*)", message)
+    if extra is not None:
+        return f"it does not take {extra.group(1)}"
+    for pattern, words in _ARGPARSE_WORDS:
+        said, count = re.subn(f"^{pattern}$", words, message)
+        if count:
+            return said
+    return message
 
 
 def path_arg(text: str) -> Path:
     """A file or directory named on the command line. An empty one is refused: ``Path("")``
     is ``.``, so ``--dir ""`` (an unset shell variable) would write into the current
-    directory and ``--key ""`` would name it."""
+    directory and ``--key ""`` would name it. A leading ``~`` is the home directory, as in
+    the shell: ``--dir=~/games`` and a quoted ``"~/games"`` reach ``nertz`` unexpanded, and
+    made a directory named ``~`` in the current one."""
     if not text:
         raise argparse.ArgumentTypeError("an empty path: give a file's or a directory's name")
+    if text.startswith("~"):  # (`--dir=~/games`, or quoted: the shell leaves the ~ as it is)
+        return Path(os.path.expanduser(text))
     return Path(text)
 
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """The one converter of a whole number given on a command line: from ``low`` to ``high``
+    (no highest if ``None``). Anything else (a fraction, a sign out of range, a word, an empty
+    argument, a number of 5,000 digits) is refused in words that say what the option takes.
+
+    >>> whole_number(1, 10)("3")
+    3
+    >>> whole_number(1, 10)("0.3")
+    Traceback (most recent call last):
+      ...
+    argparse.ArgumentTypeError: takes a whole number from 1 to 10, not '0.3'
+    """
+    if high is None:
+        takes = f"takes a whole number, {low} or more"
+    else:
+        takes = f"takes a whole number from {low} to {high}"
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:  # (a word, a fraction, "", too many digits for int())
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{takes}, not {text!r}")
+        return value
+
+    convert.__name__ = f"whole number {low}-{high}"  # (argparse's name for its type)
+    return convert
+
+
+positive = whole_number(1)
+"""A whole number, 1 or more."""
+
+
+def bot_speed() -> Callable[[str], int]:
+    """``--speed`` and ``--bot-speed`` of one bot: a speed level (p2p_nertz/bots: the
+    levels)."""
+    from p2p_nertz.bots.base import SPEEDS
+
+    return whole_number(SPEEDS[0], SPEEDS[-1])
+
+
+def rule_number(name: str) -> Callable[[str], int]:
+    """The converter of the rule ``name`` (``target``, ``rounds``, ``false_call_penalty``):
+    the rules' own limits (p2p_nertz/rules/config.py)."""
+    from p2p_nertz.rules.config import LIMITS
+
+    return whole_number(*LIMITS[name])
 
 
 def seed_arg(text: str) -> int:
@@ -239,9 +342,13 @@ def add_rules_arguments(parser: argparse.ArgumentParser, *, deal: bool = True) -
         "rules (nertz rules prints them; defaults: the standard game)"
     )
     goal = group.add_mutually_exclusive_group()
-    goal.add_argument("--target", type=positive, help="play to this score (default 100)")
     goal.add_argument(
-        "--rounds", type=positive, help="play exactly this many rounds (Racing Demon)"
+        "--target", type=rule_number("target"), help="play to this score (default 100)"
+    )
+    goal.add_argument(
+        "--rounds",
+        type=rule_number("rounds"),
+        help="play exactly this many rounds (Racing Demon)",
     )
     group.add_argument("--draw", type=int, choices=(1, 3), default=3, help="stock turn size")
     group.add_argument(
@@ -258,7 +365,10 @@ def add_rules_arguments(parser: argparse.ArgumentParser, *, deal: bool = True) -
         help="points lost per card left in a Nerts (Pounce) pile",
     )
     group.add_argument(
-        "--false-call-penalty", type=int, default=5, help="points lost for a false Nerts call"
+        "--false-call-penalty",
+        type=rule_number("false_call_penalty"),
+        default=5,
+        help="points lost for a false Nerts call",
     )
     group.add_argument(
         "--rotate-alone", action="store_true", help="a stuck player may rotate alone"
@@ -337,9 +447,11 @@ def players_from(args: argparse.Namespace, strategies_text: str | None = None) -
         if strategy not in STRATEGIES:
             known = ", ".join(sorted(STRATEGIES))
             raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
-        if not speed.isdigit() or not 1 <= int(speed) <= 10:
-            raise NertzError(f"speed must be 1-10, not {speed!r}")
-        players.append(Player(strategy, int(speed), f"P{seat}"))
+        try:
+            level = bot_speed()(speed)
+        except argparse.ArgumentTypeError as exc:
+            raise NertzError(f"--speed {exc}") from None
+        players.append(Player(strategy, level, f"P{seat}"))
     return players
 
 

@@ -37,6 +37,7 @@ from cli.args import (
     players_from,
     rules_from,
     seed_arg,
+    whole_number,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -45,6 +46,7 @@ from cli.bots import (
     start_node_child,
     stop_children,
 )
+from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from p2p_nertz import __version__
 from p2p_nertz.bots import STRATEGIES
@@ -88,7 +90,9 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
     )
-    count.add_argument("--players", type=int, help="the same as --bots: every player is a bot")
+    count.add_argument(
+        "--players", type=whole_number(0), help="the same as --bots: every player is a bot"
+    )
     p.add_argument(
         "--strategy",
         default="greedy",
@@ -135,15 +139,18 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
     workdir = (
         given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
     )
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(workdir)!r}: {exc.strerror}") from None
+    make_directory(workdir, "game directory", "--dir")
     if any(workdir.glob("*.log")):
         raise NertzError(
             f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
         )
     spec_path = workdir / "game.spec"
+    if spec_path.is_file() and spec_path.read_bytes() != spec.to_wire():
+        # (another game's, perhaps one starting there now: its spec is not to be replaced)
+        raise NertzError(
+            f"{str(workdir)!r} already holds another game (its game.spec); choose another "
+            "--dir or remove it"
+        )
     try:
         spec_path.write_bytes(spec.to_wire())
     except OSError as exc:  # (a full disk, a directory of that name: no half spec left)
@@ -250,6 +257,9 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
     lake: dict[int, int] = {}  # cards to the lake per round, as the first node saw them
     said = start
     while True:
+        # (Whether all have ended is looked at before the read: a child that wrote its last
+        # round and ended between the read and the look would not have that round echoed.)
+        ended = all(c.proc is not None and c.proc.poll() is not None for c in children)
         lines = children[0].out.read_text(errors="replace").splitlines()
         for line in lines[shown:]:
             try:
@@ -274,7 +284,7 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
                 )
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
-        if all(c.proc is not None and c.proc.poll() is not None for c in children):
+        if ended:
             return [c for c in children if c.proc is not None and c.proc.returncode == EXIT_GONE]
         if time.monotonic() > deadline:
             stragglers = _dropped_stragglers(children)

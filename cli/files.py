@@ -1,5 +1,5 @@
-"""Reading the small files a person names on the command line: a key, a game spec, an invite
-list.
+"""Reading the small files a person names on the command line (a key, a game spec, an invite
+list), and making the directories a person names for a game's files (:func:`make_directory`).
 
 One rule for all of them: only a regular file is read (a FIFO or a device named by mistake
 would block the command forever, ``/dev/zero`` would never end), and no more than a bound (a
@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.store import open_regular
 
-__all__ = ["read_small_file"]
+__all__ = ["make_directory", "read_small_file"]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -29,3 +30,22 @@ def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
     with os.fdopen(fd, "rb") as f:
         mode = os.fstat(fd).st_mode
         return f.read(limit + 1), mode
+
+
+def make_directory(path: Path, what: str, option: str) -> None:
+    """Make the directory ``path`` (and its parents), ``what`` ``option`` named (``"log
+    directory"``, ``"--log-dir"``), if it is not there.
+
+    Raises:
+        NertzError: ``path`` names a file or a device (``mkdir`` says only "File exists"), or
+            it cannot be made; the line names ``option``.
+    """
+    if path.exists() and not path.is_dir():
+        raise NertzError(
+            f"cannot create {what} {str(path)!r}: it names a file, not a directory (give "
+            f"{option} a directory, or a new name)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None

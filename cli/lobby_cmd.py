@@ -36,6 +36,7 @@ from cli.args import (
     add_watcher_argument,
     add_web_arguments,
     beacon_port,
+    bot_speed,
     deal_from,
     default_log_dir,
     default_name,
@@ -51,10 +52,11 @@ from cli.args import (
     player_name,
     port_number,
     rules_from,
+    whole_number,
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
-from cli.files import read_small_file
+from cli.files import make_directory, read_small_file
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -82,7 +84,7 @@ from p2p_nertz.lobby.state import (
     waiting_for,
 )
 from p2p_nertz.logfile.format import LogSummary
-from p2p_nertz.logfile.store import read_log
+from p2p_nertz.logfile.store import check_not_in_use, read_log
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -96,6 +98,7 @@ from p2p_nertz.protocol.peer import (
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
+from p2p_nertz.rules.config import MAX_SEATS
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
@@ -228,10 +231,7 @@ def _log_dir(args: argparse.Namespace) -> Path:
         NertzError: it cannot be made.
     """
     log_dir: Path = args.log_dir
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create log directory {str(log_dir)!r}: {exc.strerror}") from None
+    make_directory(log_dir, "log directory", "--log-dir")
     return log_dir
 
 
@@ -315,7 +315,7 @@ def _require_player(args: argparse.Namespace, command: str) -> None:
 
 async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
-    with open_curses(colour="NO_COLOR" not in os.environ) as terminal:
+    with open_curses() as terminal:
         encoding = locale.getpreferredencoding(False).lower().replace("-", "")
         outcome = await run_table(node, endpoints, terminal=terminal, symbols="utf" in encoding)
     return dataclasses.replace(outcome, log=node.log_path)
@@ -809,6 +809,12 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     config = liveness_from(args)
     path: Path = args.log
     try:
+        check_not_in_use(path)  # (first: the node that writes it holds its address too)
+    except BlockingIOError as exc:
+        raise NertzError(
+            f"{str(path)!r} is {exc.strerror}, still playing the game (stop it to resume here)"
+        ) from None
+    try:
         with read_log(path) as reader:
             records = list(reader)
             header = reader.header
@@ -1011,9 +1017,7 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
         p.add_argument(
             "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
         )
-    p.add_argument(
-        "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
-    )
+    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
 
 
 def _discovery(p: argparse.ArgumentParser) -> None:
@@ -1070,7 +1074,11 @@ def _add_host(sub: Any) -> None:
         "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
     )
     _discovery(p)
-    p.add_argument("--players", type=int, help="start as soon as this many are seated and ready")
+    p.add_argument(
+        "--players",
+        type=whole_number(1, MAX_SEATS),
+        help="start as soon as this many are seated and ready",
+    )
     p.add_argument(
         "--invite",
         action="append",
@@ -1085,17 +1093,19 @@ def _add_host(sub: Any) -> None:
         help="invite the fingerprints in this file (one a line, # comments)",
     )
     p.add_argument(
-        "--capacity", type=int, choices=range(1, 9), default=8, metavar="1-8",
+        "--capacity", type=whole_number(1, MAX_SEATS), default=MAX_SEATS,
+        metavar=f"1-{MAX_SEATS}",
         help="seats at the table, you included (default 8)",
     )  # fmt: skip
-    p.add_argument("--bots", type=int, choices=range(0, 8), default=0, metavar="0-7",
+    p.add_argument("--bots", type=whole_number(0, MAX_SEATS - 1), default=0,
+                   metavar=f"0-{MAX_SEATS - 1}",
                    help="bot peers to start on this machine, joining this table")  # fmt: skip
     p.add_argument(
         "--bot-strategy", choices=sorted(STRATEGIES), default="greedy",
         help="strategy of the --bots (default greedy)",
     )  # fmt: skip
     p.add_argument(
-        "--bot-speed", type=int, choices=range(1, 11), default=10, metavar="1-10",
+        "--bot-speed", type=bot_speed(), default=10, metavar="1-10",
         help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
         "plays at about 1, docs/pace.md)",
     )  # fmt: skip

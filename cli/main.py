@@ -12,6 +12,7 @@ the commands that need them; a command line imports the module of the command it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -147,6 +148,13 @@ def _command(argv: Sequence[str]) -> str | None:
     return word if any(word in names for _, names in _MODULES) else None
 
 
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` among ``parser``'s subcommands."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[command]
+    return found
+
+
 def _configure_logging(verbose: int, quiet: bool) -> None:
     """Log records of ``p2p_nertz`` go to stderr: warnings by default, more with ``-v``."""
     if quiet:
@@ -165,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
     _closed_streams_to_devnull()
+    _plain_where_not_unicode()
     try:
         return _run(words)
     except KeyboardInterrupt:
@@ -181,9 +190,11 @@ def _run(words: list[str]) -> int:
         _, unknown = light.parse_known_args(words)  # --help and --version exit here
         if unknown:
             light.error(f"unrecognized arguments: {' '.join(unknown)}")
-        light.error("the following arguments are required: COMMAND")
+        light.error(f"name a COMMAND: nertz COMMAND …, one of {', '.join(n for n, _ in COMMANDS)}")
     parser = build_parser(_command(words))
-    args = parser.parse_args(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:  # (said by the command's parser: its name and its --help, not nertz's)
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args.verbose, args.quiet)
     before = _term_as_ctrl_c()
     try:
@@ -238,6 +249,20 @@ def _closed_streams_to_devnull() -> None:
                 os.close(devnull)
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
+
+
+def _plain_where_not_unicode() -> None:
+    """Write what stdout and stderr cannot encode in plain letters (cli/plain.py) on a
+    terminal that is not UTF-8, instead of ending with a traceback at the first dash of
+    ``nertz rules`` (UnicodeEncodeError)."""
+    from cli.plain import PLAIN_ERRORS, is_unicode
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if is_unicode(getattr(stream, "encoding", None)) or reconfigure is None:
+            continue
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(errors=PLAIN_ERRORS)
 
 
 def _quiet_stdout() -> None:

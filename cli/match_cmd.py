@@ -23,6 +23,13 @@ def add_parsers(sub: Any) -> None:
         "print the rules of the game (how to play, the variants, where each rule comes from)"
     )
     p = sub.add_parser("rules", help=rules_help, description=rules_help)
+    p.add_argument(
+        "topic",
+        nargs="*",
+        metavar="TOPIC",
+        help="print only the sections whose heading holds these words (e.g. lake, scoring, "
+        "variants); a wrong one lists the topics",
+    )
     p.set_defaults(func=_cmd_rules)
     strategies = ", ".join(sorted(STRATEGIES))
     for name, help_text in (
@@ -61,7 +68,9 @@ def rules_text() -> str:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    sys.stdout.write(rules_text())
+    from p2p_nertz.rules.book import rule_topic
+
+    sys.stdout.write(rule_topic(" ".join(args.topic)) if args.topic else rules_text())
     return EXIT_OK
 
 

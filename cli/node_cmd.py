@@ -35,6 +35,7 @@ from cli.args import (
     add_liveness_arguments,
     add_watcher_argument,
     bind_endpoint,
+    bot_speed,
     connect_endpoint,
     error_text,
     expected_errors,
@@ -119,9 +120,7 @@ def add_parser(sub: Any) -> None:
         choices=sorted(STRATEGIES),
         help="the bot strategy (default greedy)",
     )
-    p.add_argument(
-        "--speed", type=int, choices=range(1, 11), default=10, metavar="1-10", help="bot pace"
-    )
+    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
     p.add_argument(
         "--practice",
         action="store_true",
@@ -430,6 +429,11 @@ async def watch_recovery(
             shown = waiting
             say(waiting)
         if peer.recovery_hopeless(now):
+            if say is not None and waiting != shown:
+                # Whom we waited for is said before we give up, however soon that came (the
+                # silence is counted from before this watch: a loaded machine reached the end
+                # first, and the waiting line was never said).
+                say(waiting)
             who = ", ".join(names[s] for s in waiting)
             raise GoneError(
                 f"cannot recover our own events: {who} silent for "

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -210,7 +209,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
     if (args.bots is not None or any(given[1:])) and lobby_only:
         raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
-    colour = not args.mono and "NO_COLOR" not in os.environ
+    colour = not args.mono  # (and no NO_COLOR: open_curses)
     symbols = symbols_ok(args)
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)

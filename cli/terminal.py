@@ -21,6 +21,7 @@ from typing import Protocol
 
 import trio
 
+from cli.plain import is_unicode, plain
 from p2p_nertz.errors import NertzError
 from p2p_nertz.ui import Screen, Style, render
 from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC
@@ -80,6 +81,8 @@ class CursesTerminal:
 
     def __init__(self, window: curses.window, *, colour: bool = True) -> None:
         self.window = window
+        codeset = locale.nl_langinfo(locale.CODESET)  # (curses's, set by open_curses)
+        self._encoding = None if is_unicode(codeset) else codeset
         window.nodelay(True)
         window.keypad(True)
         self.attrs = _attributes(colour and curses.has_colors())
@@ -109,7 +112,8 @@ class CursesTerminal:
         for y, row in enumerate(screen.rows[: self._height]):
             x = 0
             for span in row:
-                text = span.text[: max(0, self._width - x)]
+                text = span.text if self._encoding is None else plain(span.text, self._encoding)
+                text = text[: max(0, self._width - x)]
                 if y == self._height - 1 and x + len(text) >= self._width:
                     text = text[: self._width - x - 1]  # curses cannot write the last cell
                 if text:
@@ -196,6 +200,7 @@ def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise NertzError("the table needs a terminal (standard input and output)")
+    colour = colour and not os.environ.get("NO_COLOR")  # (no-color.org: set and not empty)
     locale.setlocale(locale.LC_ALL, "")
     window = curses.initscr()
     try:
@@ -248,7 +253,9 @@ def symbols_ok(args: argparse.Namespace) -> bool:
     if args.ascii:
         return False
     locale.setlocale(locale.LC_ALL, "")
-    return "utf" in locale.getpreferredencoding(False).lower().replace("-", "")
+    # (the C library's codeset, which curses writes in: Python's own encoding is UTF-8 in a
+    # C locale (UTF-8 mode), and the suits were dropped from the cards: "A  10A")
+    return is_unicode(locale.nl_langinfo(locale.CODESET))
 
 
 class TerminalFront:

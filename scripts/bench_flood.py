@@ -316,6 +316,9 @@ def median_figures(runs: Sequence[Figures]) -> Figures:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each flood")

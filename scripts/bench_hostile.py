@@ -57,6 +57,9 @@ def _line(outcome: GameOutcome, reference: GameOutcome | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", default="2,3,4")
     parser.add_argument("--attacks", default=",".join(a for a in ATTACKS if a != "none"))

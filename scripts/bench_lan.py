@@ -2194,6 +2194,9 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark (or, with a ``_role`` first argument, one of its child processes)."""
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     args_list = list(sys.argv[1:] if argv is None else argv)
     roles: dict[str, Callable[[list[str]], int]] = {
         "_echo": lambda a: round_trips.zmq_echo(a[0]),

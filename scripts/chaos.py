@@ -964,6 +964,9 @@ def _pairs(text: str) -> list[tuple[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--seed", type=int, default=1, help="the first game's seed")
     p.add_argument("--games", type=int, help="games to play (seeds from --seed; default 1)")

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # (cli.bots, trio and zmq are imported where used: an echo child imports only what it runs.
 # A child binds ``cli.bots.FREE_PORT``, port 0 of 127.0.0.1.)
-__all__ = ["introduce", "read_bound", "read_peers", "say_bound", "zmq_bound"]
+__all__ = ["introduce", "own_player_locks", "read_bound", "read_peers", "say_bound", "zmq_bound"]
 
 
 def zmq_bound(socket: Any) -> str:
@@ -113,3 +113,18 @@ def introduce(
                     proc.stdin.close()
         raise
     return [endpoint_of[pid] for pid in spec.peer_ids]
+
+
+def own_player_locks() -> None:
+    """Give this run's nodes a player-lock scope of their own (``runtime/playerlock.py``).
+
+    A script plays seeded games: two runs of it at once on one machine (two engineers, two
+    checkouts) play the same keys in the same game, and each node would refuse the other run's
+    as a second process of its player. The scope (the script and its pid) keeps runs apart; the
+    nodes of one run still lock each other out, as a player's second process must be. A scope
+    already set (a test's) is kept."""
+    import os
+
+    from p2p_nertz.runtime.playerlock import SCOPE_ENV
+
+    os.environ.setdefault(SCOPE_ENV, f"{Path(sys.argv[0]).name} {os.getpid()}")

@@ -11,7 +11,13 @@ Cases that need a read-only or a full filesystem run inside a private mount name
 Session 27 added (:func:`_session27_cases`) standard streams closed as ``nertz`` starts, names
 the system refuses before the command's own checks (too long, in a directory ``nobody`` may
 not search), a FIFO or ``/dev/zero`` where a key, spec, log or invite file is due, ``nertz
-host`` numbers that contradict each other and arguments of 10,000 characters.
+host`` numbers that contradict each other and arguments of 10,000 characters. Session 28
+added (:func:`_session28_cases`) every whole-number option given a fraction, a sign, a word or
+nothing, ``--dir`` naming a device or a file or another game's directory or a quoted ``~``,
+``nertz rules`` with a wrong topic, ``nertz`` alone, argparse's other refusals (a missing
+value, an ambiguous start, a switch given a value) and a terminal that is not UTF-8; and every
+case's error line is checked for argparse's own English ("invalid int value", "expected one
+argument", "unrecognized arguments"): the project says what to do in its own words.
 
 Not part of the suite: ``python scripts/scan_cli_inputs.py [--only WORD,…] [--timeout S]``.
 """
@@ -52,6 +58,7 @@ class Case:
     wrap: str = ""  # "" | "nobody" | "rofs" | "fullfs"
     watch: list[Path] = field(default_factory=list)  # must be unchanged (or still absent)
     closed: tuple[int, ...] = ()  # standard descriptors closed as it starts (0: <&-, 1: >&-)
+    env: dict[str, str] = field(default_factory=dict)  # more of the environment
 
 
 def _state(paths: list[Path]) -> list[str]:
@@ -314,7 +321,69 @@ def cases(fx: Fixtures) -> list[Case]:
     out.append(Case("resume log ''", ["resume", "--key", k, ""]))
     out.append(Case("lone surrogate arg", ["audit", "\udcff"]))
     out.extend(_session27_cases(fx, host))
+    out.extend(_session28_cases(fx))
     return out
+
+
+def _session28_cases(fx: Fixtures) -> list[Case]:
+    """Session 28's (words28): whole numbers of every option, odd --dir places, rules
+    topics, argparse's other refusals, a terminal that is not UTF-8."""
+    s, k = str, str(fx.key)
+    node = ["node", "--key", k, "--spec", s(fx.spec), "--bind", "tcp://127.0.0.1:1", "--log",
+            s(fx.missing)]  # fmt: skip
+    numeric = {
+        "node": (node, ["--speed"]),
+        "bot": (["bot", "--key", k, "--discover", "127.0.0.255"], ["--speed"]),
+        "host": (["host", "--key", k], ["--bot-speed", "--capacity", "--bots", "--players",
+                                        "--target", "--rounds", "--false-call-penalty"]),
+        "demo": (["demo"], ["--players", "--target", "--rounds", "--false-call-penalty"]),
+        "match": (["match"], ["--target", "--rounds", "--false-call-penalty"]),
+        "join": (["join", "--key", k, "--peer", "127.0.0.1:1"], ["--speed"]),
+    }  # fmt: skip
+    out = []
+    for cmd, (argv, options) in numeric.items():
+        for option in options:
+            for value in ("0.3", "1e9", "-1", "", "x", "1" + "0" * 30, "99999"):
+                if option == "--false-call-penalty" and value == "-1":
+                    continue  # (argparse reads "-1" as an option only where none look like it)
+                out.append(Case(f"{cmd} {option} {value!r}", [*argv, option, value]))
+    busy = fx.base / "busy-game"
+    busy.mkdir()
+    (busy / "game.spec").write_bytes(b"another game's spec")
+    out += [
+        Case("demo --dir /dev/null", ["demo", "--bots", "2", "--dir", "/dev/null"]),
+        Case("demo --dir a file", ["demo", "--bots", "2", "--dir", s(fx.a_file)],
+             watch=[fx.a_file]),
+        Case("demo --dir another game's", ["demo", "--bots", "2", "--dir", s(busy)],
+             watch=[busy, busy / "game.spec"]),
+        Case("demo --dir=~/a file", ["demo", "--bots", "2", f"--dir=~/{fx.a_file.name}"],
+             env={"HOME": s(fx.base)}, watch=[fx.a_file]),
+        Case("rules x", ["rules", "x"]),
+        Case("rules a topic", ["rules", "lake"], (0,)),
+        Case("nertz alone", []),
+        Case("nertz unknown command", ["frobnicate"]),
+        Case("demo --bots without value", ["demo", "--bots"]),
+        Case("demo --b ambiguous", ["demo", "--b", "2"]),
+        Case("match --rotate-alone=yes", ["match", "--rotate-alone=yes"]),
+        Case("match --target and --rounds", ["match", "--target", "5", "--rounds", "2"]),
+        Case("match --draw 2", ["match", "--draw", "2"]),
+        Case("replay --speed", ["replay", "--speed", "2", s(fx.log1)]),
+        Case("rules, ascii terminal", ["rules"], (0,), env={"PYTHONIOENCODING": "ascii"}),
+        Case("replay, ascii terminal", ["replay", "--text", s(fx.log1), s(fx.log2)], (0, 1),
+             env={"PYTHONIOENCODING": "ascii"}),
+        Case("audit, latin-1 terminal", ["audit", s(fx.log1), s(fx.log2)], (0, 1),
+             env={"PYTHONIOENCODING": "latin-1"}),
+        Case("rules x, ascii terminal", ["rules", "x"], env={"PYTHONIOENCODING": "ascii"}),
+    ]  # fmt: skip
+    return out
+
+
+#: argparse's own sentences: the project says them in its own words (cli/args.py).
+_ARGPARSE_ENGLISH = (
+    "invalid int value", "invalid float value", "invalid choice", "expected one argument",
+    "unrecognized arguments", "not allowed with argument", "the following arguments are",
+    "could match", "ignored explicit argument", "File exists",
+)  # fmt: skip
 
 
 def _session27_cases(fx: Fixtures, host: list[str]) -> list[Case]:
@@ -394,7 +463,7 @@ def run(case: Case, fx: Fixtures, timeout: float, tree: Path = ROOT) -> tuple[st
     if argv is None:
         return "skipped", ""
     before = _state(case.watch)
-    env = {**os.environ, "NERTZ_HOME": str(fx.home), "PYTHONPATH": str(tree)}
+    env = {**os.environ, "NERTZ_HOME": str(fx.home), "PYTHONPATH": str(tree), **case.env}
 
     def close() -> None:
         for fd in case.closed:
@@ -412,10 +481,18 @@ def run(case: Case, fx: Fixtures, timeout: float, tree: Path = ROOT) -> tuple[st
     text = err.decode(errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
-    command = case.argv[0]
+    command = case.argv[0] if case.argv else ""
     problems = []
     if "Traceback" in text:
         problems.append("traceback")
+    if any(english in text for english in _ARGPARSE_ENGLISH):
+        problems.append("argparse's words")
+    encoding = case.env.get("PYTHONIOENCODING")
+    if encoding:
+        try:
+            out.decode(encoding)
+        except UnicodeDecodeError:
+            problems.append(f"stdout not {encoding}")
     if proc.returncode not in case.want:
         problems.append(f"status {proc.returncode} (want {'/'.join(map(str, case.want))})")
     report = command in ("audit", "replay") and proc.returncode == 1  # (findings shown)

@@ -332,6 +332,9 @@ def judge(fault: str, game: chaos.Game, twin: chaos.Node | None, problems: list[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--faults", default=",".join(FAULTS))
     p.add_argument("--players", default="2-4", help="table sizes (default 2-4)")

@@ -227,6 +227,9 @@ def judge(cell: Cell, result: dict[str, Any], workdir: Path) -> tuple[str, list[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ports import own_player_locks
+
+    own_player_locks()  # (two runs at once must not lock each other's nodes out)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("family", choices=("partitions", "torn"))
     p.add_argument("--players", help="table sizes (default 3-5 partitions, 3-4 torn)")

@@ -231,7 +231,7 @@ def test_play_lobby_deal_shuffle_shows_it_and_its_bots_play_it(tmp_path: Path) -
     tty.send("\r")
     tty.wait("everybody is ready: s starts")
     tty.send("s")
-    tty.wait("[n] Nerts", timeout=30)
+    tty.wait("[n] Nerts")  # (the shuffle deal, on a loaded machine: Tty.wait's own guard)
     tty.child.sendintr()  # leave the game cleanly; the bot finishes by itself
     assert tty.finish(60) == 128 + 2
     assert b"Traceback" not in tty.raw
@@ -318,7 +318,7 @@ def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path) -> None:
         argv = ["play", "--key", str(dee), "--name", "Dee", "--log-dir", logs]
         heard = Tty([*argv, "--discover", "127.0.0.1", "--beacon-port", str(beacon_port)])
         ttys.append(heard)
-        text = heard.wait("Ann's table", timeout=20)
+        text = heard.wait("Ann's table")  # (two programs' start-up: Tty.wait's own guard)
         assert re.search(r"1  Ann's table · shuffle +\w{4}-", text), text
         heard.child.kill(9)
         where = lobby["endpoint"].removeprefix("tcp://")  # (the port it bound)

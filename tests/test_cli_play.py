@@ -58,6 +58,11 @@ class XtermStream(pyte.ByteStream):
     events: ClassVar[frozenset[str]] = pyte.ByteStream.events | {"repeat_last"}
 
 
+# A guard against a hang, not a timing: the first table of a game takes the program's and its
+# bots' start-up, connections and deal, which a machine at a load of 40 stretches past 30 s.
+WAIT = 60.0
+
+
 class Tty:
     """A program in a pseudo-terminal, with the screen it draws."""
 
@@ -115,7 +120,7 @@ class Tty:
         return self.screen.display[index].rstrip()
 
     def wait(
-        self, check: str | Callable[[str], bool], timeout: float = 30.0, *, keep: str = ""
+        self, check: str | Callable[[str], bool], timeout: float = WAIT, *, keep: str = ""
     ) -> str:
         """Wait until the screen shows ``check`` (a fragment or a test); return the screen.
 
@@ -163,7 +168,7 @@ class Tty:
     def send(self, keys: str) -> None:
         self.child.send(keys)
 
-    def finish(self, timeout: float = 30.0) -> int:
+    def finish(self, timeout: float = WAIT) -> int:
         """Wait for the program to end; its exit status."""
         deadline = time.monotonic() + timeout
         while self.pump(0.2):
@@ -242,7 +247,7 @@ def refused_in_one_line(argv: str, env: dict[str, str] | None = None) -> str:
     return str(lines[0])
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(450)  # (a tied round's tiebreak: a countdown and a round more)
 def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     tmp_path: Path,
 ) -> None:
@@ -289,10 +294,14 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     text = tty.wait("round 1 over", timeout=200, keep="p")
     for name in ("you", "bot1", "bot2"):
         assert re.search(rf"^\d {name} +lake \+\d+ +Nerts −2×", text, re.M), text
-    text = tty.wait("game over — winner: ", timeout=30)
+    # Over now, or after a tiebreak (RULES.md) when the round ended tied: the bots' timing
+    # decides that. The tied play it after the board's countdown, we pass if we are one of
+    # them ('p' on a board only says "Enter: back to the table").
+    text = tty.wait("game over — winner: ", timeout=200, keep="p")
     assert re.search(r"^   lake: ", text, re.M)
     leave(tty)
-    assert b"after 1 round(s)" in tty.raw
+    played = re.search(rb"after (\d+) round\(s\)", tty.raw)
+    assert played is not None and int(played[1]) >= 1, tty.raw[-500:]
     assert b"Traceback" not in tty.raw
 
 

@@ -77,9 +77,7 @@ def play_a_move(tty: Tty) -> None:
     # Play opens once every deal is public, which the table announces; our own cards show
     # once the others' shares open them, which on a busy machine can come after the
     # announcement (the stock then shows 0 cards: CI's load made "fewer than 0" the test).
-    text = tty.wait(
-        lambda t: "[n] Nerts" in t and "is dealt — go!" in t and stock(t) > 0, timeout=30
-    )
+    text = tty.wait(lambda t: "[n] Nerts" in t and "is dealt — go!" in t and stock(t) > 0)
     before = stock(text)
     tty.send("s")
     tty.wait(lambda t: "[s] stock" in t and stock(t) < before)
@@ -252,8 +250,9 @@ def test_play_finds_a_lan_table_by_discovery_and_joins(tmp_path: Path) -> None:
         tty = Tty.__new__(Tty)
         tty.child, tty.screen, tty.raw = child, XtermScreen(WIDTH, HEIGHT), b""
         tty.stream = XtermStream(tty.screen)
+        tty.dirs = []  # (a wait that fails says what the screen showed, not an AttributeError)
         try:
-            text = tty.wait("Ann's table", timeout=20)
+            text = tty.wait("Ann's table")  # (two programs' start-up: Tty.wait's own guard)
             assert re.search(r"10\.77\.0\.1:\d+ +LAN", text), text
             assert "listening on " + BROADCAST in text
             tty.send("1\r")

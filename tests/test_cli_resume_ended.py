@@ -102,7 +102,10 @@ def test_resume_of_a_finished_game_says_it_is_over_with_the_score(tmp_path: Path
     (line,) = done.stdout.strip().splitlines()
     assert "this game is over" in line
     totals = "  ".join(f"{n} {t}" for n, t in zip(("Ann", "Bob"), final["totals"], strict=True))
-    assert f"after 1 round(s): {totals}" in line
+    # One round, or more when it ended tied (the tiebreak, RULES.md): the bots' timing on real
+    # processes decides that; resume says the rounds the node's own final counted.
+    assert final["rounds"] >= 1, final
+    assert f"after {final['rounds']} round(s): {totals}" in line
     assert logs[0].stat().st_size == size
 
 

@@ -16,14 +16,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+import trio
 from cli_helpers import held_ports, introduce, json_lines_until, stop_all
 
-from cli.args import EXIT_GONE
+from cli.args import EXIT_GONE, GoneError
 from cli.keyfile import write_key
 from cli.main import main
+from cli.node_cmd import watch_recovery
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import create_log, read_log
@@ -37,6 +40,10 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
 
 DEADLINE = 60.0
+# Ann's patience with Bob's silence: it runs from his kill through a first resume and a
+# second one's start (two process starts and a stop; on a loaded machine each start can take
+# 10 s and more), and at two players its end ends the game (§9.3, §9.5): 30 s is too near.
+_PATIENT = ["--drop-after", "120"]
 NERTZ = [sys.executable, "-m", "cli"]
 
 
@@ -83,7 +90,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         return subprocess.Popen(
             [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
              "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
-             "--peers-on-stdin", "--log", str(logs[name]), "--json",
+             "--peers-on-stdin", "--log", str(logs[name]), "--json", *_PATIENT,
              *(["--progress"] if name == "bob" else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.PIPE,
         )  # fmt: skip
@@ -243,6 +250,29 @@ def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothi
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("nertz resume: error: cannot recover our own events: Ann silent")
     assert [m.seq for m in _own_events(path)] == [1]  # nothing signed
+
+
+class _HopelessAtOnce:
+    """A node whose restored peer waits for seat 0 and is hopeless at the first look: the
+    silence it counts began before the watch did (on a loaded machine, a drop timeout before)."""
+
+    peer = SimpleNamespace(
+        recovering=True,
+        awaiting=lambda: (0,),
+        recovery_hopeless=lambda now: True,
+        config=SimpleNamespace(drop_after=1.0),
+    )
+
+    @staticmethod
+    def clock() -> float:
+        return 0.0
+
+
+def test_a_recovery_given_up_at_its_first_look_says_whom_it_waited_for_first() -> None:
+    said: list[tuple[int, ...]] = []
+    with pytest.raises(GoneError, match="cannot recover our own events: Ann silent"):
+        trio.run(watch_recovery, _HopelessAtOnce(), ["Ann", "Bob"], said.append)
+    assert said == [(0,)]
 
 
 @pytest.mark.timeout(60)

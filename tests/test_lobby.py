@@ -405,13 +405,16 @@ async def test_a_guest_whose_host_dies_leaves_with_a_clear_error() -> None:
     async with trio.open_nursery() as nursery:
         async with trio.open_nursery() as hosting:
             endpoint = await hosting.start(lobby.serve)
+            # The host's first answer waited for as long as a loaded machine may take (at 1 s
+            # the guest gave up before it was seated), then its silence looked for at 1 s.
             guest = LobbyGuest(
-                BOB, "Bob", "tcp://127.0.0.1:7211", endpoint, ready=False, timeout=1.0
+                BOB, "Bob", "tcp://127.0.0.1:7211", endpoint, ready=False, timeout=60.0
             )
             nursery.start_soon(sit, guest)
-            with trio.fail_after(10):
+            with trio.fail_after(60):
                 while guest.table is None:  # seated: the host has answered
                     await trio.sleep(0.01)
+            guest.timeout = 1.0
             hosting.cancel_scope.cancel()  # the host dies without a word
         with trio.fail_after(10):
             while not errors:

@@ -76,8 +76,15 @@ def _read_after_a_stop(
         assert node.stdout is not None
         endpoint = node.stdout.readline().decode().strip()
         dealer = member(ctx)
+        handshakes = (
+            dealer.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            if isinstance(dealer, zmq.Socket)
+            else dealer.monitor(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        )  # (closed with the context)
         dealer.connect(endpoint)
-        time.sleep(0.5)  # connected and handshaken before the stop (a real peer's wait)
+        # Connected and handshaken before the stop, as a real peer's link is: said by libzmq,
+        # not guessed by a sleep (a loaded machine may take longer, and the case not be built).
+        assert handshakes.poll(60_000), "the member's DEALER did not handshake in 60 s"
         os.kill(node.pid, signal.SIGSTOP)
         stopped = time.monotonic()
         while time.monotonic() - stopped < stop:

@@ -17,9 +17,11 @@ from hostile_helpers import GameOutcome, run_game
 
 from p2p_nertz.audit import FindingKind
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-GAME_TIMEOUT = 120.0
+#: A guard against a hang, not a timing: a frozen game never ends, and a member voted out is
+#: asserted on. At a load of 40 the flood of wants took a whole game past 120 s (a stress run).
+GAME_TIMEOUT = 240.0
 
 
 def check_honest(outcome: GameOutcome) -> None:

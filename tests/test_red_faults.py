@@ -14,9 +14,11 @@ removed, a wall clock that jumps, a sync taking a second) at 2, 3 and 4 players.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +30,7 @@ from cli_results import assert_audit_valid, final_event
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
@@ -67,7 +69,7 @@ def _under_way(
 
 
 def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
-    ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
+    ann, bob = Identity.from_bytes(bytes(32)), Identity.from_bytes(bytes([1]) * 32)
     game = b"test-red-faults-lock-%d" % os.getpid()  # (names are machine-wide)
     first = PlayerLock(game, ann, "Ann (seat 0)")
     first.acquire()
@@ -83,6 +85,33 @@ def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() ->
     again.acquire()  # freed by the first's release
     again.release()
     assert not again.held
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="abstract Unix sockets: Linux")
+def test_another_user_cannot_squat_a_players_lock_from_public_values() -> None:
+    """The game's id and the player's public key are in every log and beacon: a lock named from
+    them alone could be bound first by anyone on the machine, keeping the player out of its own
+    game. Every name such a squatter could make is bound here; the player still takes its lock."""
+    ann = Identity.from_bytes(bytes([7]) * 32)
+    game = b"test-red-faults-squat-%d" % os.getpid()
+    public = game + bytes(ann.peer_id)
+    squats = []
+    for word in (b"", b"p2p-nertz player lock\0", b"p2p-nertz player lock v1\0"):
+        for made in (
+            hashlib.sha256(word + public),
+            hashlib.sha256(word + bytes(ann.peer_id) + game),
+        ):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind("\0p2p-nertz-player-" + made.hexdigest()[:32])
+            squats.append(sock)
+    try:
+        lock = PlayerLock(game, ann, "Ann (seat 0)")
+        lock.acquire()  # (raises BlockingIOError if a squatter holds its name)
+        assert lock.held
+        lock.release()
+    finally:
+        for sock in squats:
+            sock.close()
 
 
 @pytest.mark.slow

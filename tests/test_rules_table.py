@@ -25,6 +25,7 @@ from p2p_nertz.rules import (
     RoundStatus,
     Rules,
     Table,
+    Tableau,
     format_cards,
     shuffled_deck,
 )
@@ -560,3 +561,31 @@ def test_table_from_checks_the_work_pile_count() -> None:
 def test_table_str_shows_every_tableau_and_the_lake() -> None:
     table = table_from(IDLE, IDLE, lake="0S: AS/0")
     assert str(table).splitlines() == ["playing clock=0", f"0> {IDLE}", f"1> {IDLE}", "L> 0S: AS/0"]
+
+
+# -- a move played on the cards it shows (the fold's reveals) -------------------------------
+
+FACE_DOWN = "N: ?? 3H | 1: 2D | 2: - | 3: 4D | 4: 4C | S: ?? ?? ?? ?? | W: -"
+FILLED_IN = "N: 5S 3H | 1: 2D | 2: - | 3: 4D | 4: 4C | S: ?? 9C 8H 7S | W: -"
+
+
+@pytest.mark.parametrize(
+    "move", ["S", "N>2", "N>_4", "N>L", "N>L@0H", "N>L@1H", "N>L@2H", "1>4", "P", "X", "W>_2", "R"]
+)
+def test_play_on_the_cards_a_move_shows_is_play_on_the_table_with_them(move: str) -> None:
+    # The fold fills in the cards a move turns up (its event's reveals) and plays the move on
+    # them without making the table in between: the same next table and play, or the same
+    # refusal, as on that table; and a refusal changes nothing.
+    lake = "0H: AH/0 2H/1; 1H: AH/1 2H/1 3H/1"  # 3H kept on 0H, lost on 1H; no 2H
+    table = table_from(FACE_DOWN, IDLE, lake=lake)
+    shown = Tableau.parse(FILLED_IN)
+    with_them = table.with_tableau(0, shown)
+    try:
+        expected = with_them.play(0, Move.parse(move), 3)
+    except IllegalMoveError as exc:
+        with pytest.raises(IllegalMoveError) as refused:
+            table.play(0, Move.parse(move), 3, shown=shown)
+        assert str(refused.value) == str(exc)
+        assert table == table_from(FACE_DOWN, IDLE, lake=lake)
+        return
+    assert table.play(0, Move.parse(move), 3, shown=shown) == expected

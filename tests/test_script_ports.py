@@ -5,6 +5,7 @@ processes and real sockets (tests/test_bench_lan.py and test_bench_flood.py run 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -102,3 +103,19 @@ def test_a_game_child_that_stops_before_it_binds_stops_the_introduction(
         # The one that bound hears that no peers come (its stdin closed), and ends.
         assert procs[0].wait(60) == 0
     assert outs[0].read_text().splitlines()[1] == "{}"
+
+
+def test_a_scripts_run_has_a_player_lock_scope_of_its_own_unless_one_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two runs of a seeded script at once play the same keys in the same game: without a scope
+    # of each run's own, each run's nodes refuse the other's as a player's second process.
+    from p2p_nertz.runtime.playerlock import SCOPE_ENV
+
+    monkeypatch.delenv(SCOPE_ENV)
+    ports.own_player_locks()
+    mine = os.environ[SCOPE_ENV]
+    assert str(os.getpid()) in mine.split()
+    monkeypatch.setenv(SCOPE_ENV, "a test's")
+    ports.own_player_locks()
+    assert os.environ[SCOPE_ENV] == "a test's"  # (a scope given is kept)

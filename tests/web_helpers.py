@@ -21,7 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-WAIT = 30.0  # seconds a page may take to show what a test waits for
+# Seconds a page may take to show what a test waits for: a guard against a hang, not a timing
+# (a game's first deal takes its processes' start-up, which a load of 40 stretches past 30 s).
+WAIT = 60.0
 T = TypeVar("T")
 
 

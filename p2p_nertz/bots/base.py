@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Move, MoveKind, Table
 
-__all__ = ["STRATEGIES", "Pacing", "Strategy", "keeps_pace", "make_strategy", "register"]
+__all__ = ["SPEEDS", "STRATEGIES", "Pacing", "Strategy", "keeps_pace", "make_strategy", "register"]
 
 
 class Strategy(abc.ABC):
@@ -97,6 +97,11 @@ def make_strategy(name: str, rng: Rng) -> Strategy:
     return factory(rng)
 
 
+SPEEDS = range(1, 11)
+"""A bot's speed levels (:class:`Pacing`): 1, a beginner, to 10, a fast expert (the commands'
+``--speed`` takes these)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Pacing:
     """How fast a bot plays: a speed level from 1 (a beginner) to 10 (a fast expert).
@@ -116,8 +121,8 @@ class Pacing:
     speed: int = 5
 
     def __post_init__(self) -> None:
-        if type(self.speed) is not int or not 1 <= self.speed <= 10:
-            raise ValueError(f"speed must be 1..10, not {self.speed}")
+        if type(self.speed) is not int or self.speed not in SPEEDS:
+            raise ValueError(f"speed must be {SPEEDS[0]}..{SPEEDS[-1]}, not {self.speed}")
 
     @property
     def mean_delay_ms(self) -> int:

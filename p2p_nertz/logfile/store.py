@@ -74,6 +74,7 @@ __all__ = [
     "LogReader",
     "LogWriter",
     "Recovery",
+    "check_not_in_use",
     "create_log",
     "open_for_append",
     "open_regular",
@@ -116,15 +117,54 @@ def _sync_directory(directory: Path) -> None:
 
 
 def _lock(fd: int, path: Path) -> None:
-    """Take an exclusive lock on the open file, or raise BlockingIOError if another has it."""
+    """Take an exclusive lock on the open file, or raise BlockingIOError if another has it
+    (its words name the process that has it, where the system says: :func:`_lock_holder`)."""
     if sys.platform == "win32":
         return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        holder = _lock_holder(fd)
+        who = f" (pid {holder})" if holder is not None else ""
         raise BlockingIOError(
-            errno.EWOULDBLOCK, f"log file {path} is already open for writing by another process"
+            errno.EWOULDBLOCK, f"in use: another process{who} is writing this log", str(path)
         ) from None
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The process holding the ``flock`` of the open file ``fd``, as ``/proc/locks`` says
+    (Linux), or ``None`` where it does not say."""
+    st = os.fstat(fd)
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            for line in locks:  # ("1: FLOCK  ADVISORY  WRITE 21236 fe:00:2162849 0 EOF")
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where:
+                    return int(fields[4]) if fields[4].isdigit() else None
+    except OSError:
+        pass  # (no /proc: the lock says no more than "another process")
+    return None
+
+
+def check_not_in_use(path: str | os.PathLike[str]) -> None:
+    """Refuse a log another process is writing now, as :func:`open_for_append` would, but
+    before anything else is done for it: a command resuming a game asks this first, before
+    its node binds the game's address (which the writer holds too, and its refusal, "Address
+    already in use", said nothing of the log). A log that cannot be opened passes: the open
+    that follows says why.
+
+    Raises:
+        BlockingIOError: another process holds the log's lock; ``strerror`` names it.
+    """
+    try:
+        fd = open_regular(path)
+    except OSError:
+        return
+    try:
+        _lock(fd, Path(path))
+    finally:
+        os.close(fd)  # (the lock, if taken, goes with it)
 
 
 def _naming(exc: OSError, path: Path) -> OSError:

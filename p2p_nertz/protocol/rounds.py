@@ -338,10 +338,10 @@ class RoundState:
                 assert deck is not None
                 self._put(deck.turn_up(deck.member(seat), turned))
             return False
-        if tableau is not before:  # the move showed hidden cards
-            table = table.with_tableau(seat, tableau)
         try:
-            new, play = table.play(seat, move, event.lamport)
+            # (With the hidden cards the move showed filled in, if it showed any.)
+            shown = tableau if tableau is not before else None
+            new, play = table.play(seat, move, event.lamport, shown=shown)
         except IllegalMoveError as exc:
             if self._lost_to_cut(event, body, needs=_needs_unseen(before, move), roster=roster):
                 return False  # a race lost to a drop's cut: the move does not count

@@ -3,9 +3,12 @@ docs/rules.md points there): ``nertz rules`` prints it, the page's server serves
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
-__all__ = ["RULE_BOOK", "rule_book"]
+from p2p_nertz.errors import NertzError
+
+__all__ = ["RULE_BOOK", "UnknownTopic", "rule_book", "rule_topic", "rule_topics"]
 
 RULE_BOOK = ("p2p_nertz.rules", "rules.md")
 """Where the rule book ships: its package and its file name."""
@@ -15,3 +18,66 @@ def rule_book() -> str:
     """The rule book, as the installed package holds it."""
     package, name = RULE_BOOK
     return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+class UnknownTopic(NertzError):
+    """No heading of the rule book holds the words asked for (:func:`rule_topic`)."""
+
+
+def _sections(book: str) -> list[tuple[int, str, int, int]]:
+    """Each heading below the title: its level (2 or 3), its words, and where its section
+    (the heading and all under it, to the next heading of the same or a higher level) starts
+    and ends in ``book``."""
+    heads = [
+        (len(m.group(1)), m.group(2).strip(), m.start())
+        for m in re.finditer(r"^(#{2,3}) (.+)$", book, flags=re.MULTILINE)
+    ]
+    out = []
+    for i, (level, title, start) in enumerate(heads):
+        end = next((s for lv, _, s in heads[i + 1 :] if lv <= level), len(book))
+        out.append((level, title, start, end))
+    return out
+
+
+def _topic_name(title: str) -> str:
+    """A heading as a topic: lower case, without its sources' marks (``[001]``)."""
+    return re.sub(r"\s*\[[\d, ]+\]", "", title).lower()
+
+
+def rule_topics(book: str | None = None) -> list[str]:
+    """The topics of the rule book: its headings (below the title), as :func:`rule_topic`
+    finds them.
+
+    >>> rule_topics()[:3]
+    ['in one minute', 'the deal', 'playing']
+    """
+    return [
+        _topic_name(title) for _, title, _, _ in _sections(rule_book() if book is None else book)
+    ]
+
+
+def rule_topic(words: str, book: str | None = None) -> str:
+    """The sections of the rule book whose heading holds every one of ``words`` (case does
+    not matter): ``"lake"`` is "The lake", ``"nerts"`` "The Nerts pile" and "Calling Nerts".
+    A section within one already chosen is not repeated.
+
+    >>> rule_topic("scoring").splitlines()[0]
+    '## Scoring a round'
+
+    Raises:
+        UnknownTopic: no heading holds them all; its message lists the topics.
+    """
+    book = rule_book() if book is None else book
+    wanted = words.lower().split()
+    chosen: list[tuple[int, int]] = []
+    for _, title, start, end in _sections(book):
+        name = _topic_name(title)
+        if wanted and all(w in name for w in wanted) and not any(s <= start < e for s, e in chosen):
+            chosen.append((start, end))
+    if not chosen:
+        topics = "; ".join(rule_topics(book))
+        raise UnknownTopic(
+            f"the rule book has no topic {words!r}; its topics: {topics} (a word of one is "
+            "enough: nertz rules lake)"
+        )
+    return "\n".join(book[s:e].rstrip("\n") + "\n" for s, e in chosen)

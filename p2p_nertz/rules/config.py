@@ -19,10 +19,21 @@ from typing import Any
 
 from p2p_nertz.errors import InvalidRulesError
 
-__all__ = ["NERTS_PILE_SIZE", "Rules"]
+__all__ = ["LIMITS", "MAX_SEATS", "NERTS_PILE_SIZE", "Rules"]
 
 #: Cards dealt to the Nerts pile (RULES.md: deal) — 12 face down and the 13th face up.
 NERTS_PILE_SIZE = 13
+
+#: The most players a table seats.
+MAX_SEATS = 8
+
+#: The lowest and the highest value of each numeric rule that is not a short list of choices
+#: (the commands' ``--target``, ``--rounds`` and ``--false-call-penalty`` take these).
+LIMITS: dict[str, tuple[int, int]] = {
+    "target": (1, 10_000),
+    "rounds": (1, 1000),
+    "false_call_penalty": (0, 100),
+}
 
 
 #: The on/off variants (every other field is a number).
@@ -90,14 +101,10 @@ class Rules:
                 "give exactly one of target (play to a score) and rounds (Racing Demon), "
                 f"not target={self.target} rounds={self.rounds}"
             )
-        if self.target is not None and not 1 <= self.target <= 10_000:
-            raise InvalidRulesError(f"target must be 1..10000, not {self.target}")
-        if self.rounds is not None and not 1 <= self.rounds <= 1000:
-            raise InvalidRulesError(f"rounds must be 1..1000, not {self.rounds}")
-        if not 0 <= self.false_call_penalty <= 100:
-            raise InvalidRulesError(
-                f"false_call_penalty must be 0..100, not {self.false_call_penalty}"
-            )
+        for name, (low, high) in LIMITS.items():
+            value = getattr(self, name)
+            if value is not None and not low <= value <= high:
+                raise InvalidRulesError(f"{name} must be {low}..{high}, not {value}")
         if self.jokers not in (0, 1, 2):
             raise InvalidRulesError(f"jokers must be 0, 1 or 2, not {self.jokers}")
 
@@ -123,8 +130,8 @@ class Rules:
             InvalidRulesError: fewer than 1 or more than 8 players, or pairs without two full
                 teams.
         """
-        if not 1 <= players <= 8:
-            raise InvalidRulesError(f"a table seats 1 to 8 players, not {players}")
+        if not 1 <= players <= MAX_SEATS:
+            raise InvalidRulesError(f"a table seats 1 to {MAX_SEATS} players, not {players}")
         if self.pairs and (players % 2 or players < 4):
             raise InvalidRulesError(
                 f"pairs needs an even number of players, at least 4 (two against two), "

@@ -247,7 +247,7 @@ class Tableau:
                 k = 3 if rules is None else rules.draw
                 if k > len(stock):  # noqa: PLR1730  (no min() call, as in _turn)
                     k = len(stock)
-                return stock[-k:][::-1]  # landing order
+                return stock[: -k - 1 : -1]  # landing order: the top k, reversed
             return ()
         if move.source is PILE_NERTS and move.plays_card and len(self.nerts) >= 2:
             return self.nerts[-2:-1]
@@ -282,7 +282,8 @@ class Tableau:
     @property
     def work_piles(self) -> tuple[Pile, ...]:
         """The work piles of this tableau, as :class:`Pile` values."""
-        return _WORK_PILES[: len(self.work)]
+        n = len(self.work)
+        return _WORK_PILES_OF[n] if n <= 6 else _WORK_PILES  # (made once, not sliced anew)
 
     def has_empty_work_pile(self) -> bool:
         """Whether some work pile is empty (slide-under is possible)."""
@@ -363,8 +364,9 @@ class Tableau:
             # (No min() call: Python 3.11's parses its keywords, ~2,000 instructions a call.)
             if draw < n:  # noqa: PLR1730
                 n = draw
-            turned = self.stock[-n:]
-            return Tableau(self.nerts, self.work, self.stock[:-n], self.waste + turned[::-1])
+            stock = self.stock
+            # The top n land on the waste one by one: reversed (one slice, not two).
+            return Tableau(self.nerts, self.work, stock[:-n], self.waste + stock[: -n - 1 : -1])
         if self.waste:
             # RULES.md: turn the waste over to form a new stock (never under the stock).
             return Tableau(self.nerts, self.work, self.waste[::-1], self.waste[:0])
@@ -584,6 +586,7 @@ class Tableau:
 
 
 _WORK_PILES = (Pile.W1, Pile.W2, Pile.W3, Pile.W4, Pile.W5, Pile.W6)
+_WORK_PILES_OF = tuple(_WORK_PILES[:n] for n in range(7))  # Tableau.work_piles, by count
 
 # Tableau.face_up of the tableaux it was last asked about, by identity: a tableau is immutable,
 # and every bot's look at the table asks for the view of every seat, most of them unchanged

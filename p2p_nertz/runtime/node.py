@@ -440,7 +440,7 @@ class PeerNode:
         self._log = NodeLog(self.log_path)
         seat = spec.seat_of(identity.peer_id)
         self._player_lock = PlayerLock(
-            spec.game_id, identity.peer_id, f"{spec.members[seat].name} (seat {seat})"
+            spec.game_id, identity, f"{spec.members[seat].name} (seat {seat})"
         )
         self._peer: Peer | None = None
         self._lock = trio.Lock()

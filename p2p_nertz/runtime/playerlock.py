@@ -17,6 +17,11 @@ it is an exclusive ``flock`` on a file in the temporary directory (freed at the 
 too). Two machines are not covered: nothing local can see the other one (docs/protocol.md §9.6,
 "Two processes of one player").
 
+The name is made from a signature of the player's key over the game's id (deterministic,
+never sent): only the key's holder can compute it. A name made from public values alone (the
+game's id and the player's public key, both in every log and beacon) could be bound first by
+any other user of the machine, who would then keep the player out of its own game.
+
 A harness that runs many games of the same keys and game at once on one machine (a test suite
 on several workers) gives each its own scope: :data:`SCOPE_ENV` in the environment of each
 game's processes, a word that goes into the lock's name.
@@ -32,7 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.identity import Identity
 
 if sys.platform != "win32":
     import fcntl
@@ -43,17 +48,23 @@ SCOPE_ENV = "NERTZ_LOCK_SCOPE"
 """The environment variable whose value scopes the lock (unset: the machine)."""
 
 
-def lock_name(game_id: bytes, peer: PeerId, scope: str = "") -> str:
-    """The lock's name for ``peer`` in game ``game_id`` within ``scope`` (short: abstract
-    socket names are limited to 107 bytes).
+LOCK_WORD = b"p2p-nertz player lock v1\0"
+"""What the player's key signs to name its lock (no protocol message starts so)."""
 
-    >>> ann, bob = PeerId(bytes(32)), PeerId(bytes([1]) * 32)
+
+def lock_name(game_id: bytes, identity: Identity, scope: str = "") -> str:
+    """The lock's name for ``identity`` in game ``game_id`` within ``scope`` (short: abstract
+    socket names are limited to 107 bytes). It needs the secret key: nobody else can name it.
+
+    >>> ann, bob = Identity.from_bytes(bytes(32)), Identity.from_bytes(bytes([1]) * 32)
     >>> lock_name(b"game", ann) == lock_name(b"game", ann) != lock_name(b"game", bob)
+    True
+    >>> lock_name(b"game", ann) != lock_name(b"game2", ann)
     True
     >>> len(lock_name(b"game", ann))
     49
     """
-    hashed = hashlib.sha256(b"p2p-nertz player lock\0" + game_id + bytes(peer))
+    hashed = hashlib.sha256(identity.sign(LOCK_WORD + game_id))
     hashed.update(scope.encode("utf-8", "surrogateescape"))
     digest = hashed.hexdigest()
     return f"p2p-nertz-player-{digest[:32]}"
@@ -64,12 +75,12 @@ class PlayerLock:
 
     Args:
         game_id: the game's id.
-        peer: the player's key.
+        identity: the player's key (its secret names the lock).
         who: how an error names the player ("P2 (seat 1)").
     """
 
-    def __init__(self, game_id: bytes, peer: PeerId, who: str) -> None:
-        self.name = lock_name(game_id, peer, os.environ.get(SCOPE_ENV, ""))
+    def __init__(self, game_id: bytes, identity: Identity, who: str) -> None:
+        self.name = lock_name(game_id, identity, os.environ.get(SCOPE_ENV, ""))
         self.who = who
         self._sock: socket.socket | None = None
         self._fd: int | None = None

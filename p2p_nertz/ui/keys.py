@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, in_the_air_words
+from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, SPECTATOR, in_the_air_words
 from p2p_nertz.ui.view import (
     NOT_UP,
     STUCK_WAITING,
@@ -217,7 +217,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
             return KeyState(), [CloseBoard()]
         return replace(state, status="Enter: back to the table"), []
     if ctx.seat is None:
-        return replace(state, status="a spectator only watches (q quits)"), []
+        return replace(state, status=f"{SPECTATOR} (q quits)"), []
     return _table_key(state, k, key, ctx)
 
 
@@ -286,7 +286,7 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     """The abandon key: ask first when the core would take it, else say why not or how long
     is left (nothing changes)."""
     if ctx.seat is None:
-        return replace(state, status="a spectator only watches (q quits)"), []
+        return replace(state, status=f"{SPECTATOR} (q quits)"), []
     why = _not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
     if why is not None:
         return replace(state, status=why), []
@@ -482,7 +482,7 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
         except NotationError as exc:
             return KeyState(status=f"not a move: {text!r} — {_short(exc)}"), []
         if ctx.seat is None:
-            return KeyState(status="a spectator only watches"), []
+            return KeyState(status=SPECTATOR), []
         return _play(ctx, move)
     if len(key) == 1 and key.isprintable() and len(text) < _MAX_COMMAND:
         return replace(state, command=text + key), []

@@ -33,7 +33,15 @@ from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal
 from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
-__all__ = ["HELD_BACK", "NO_ABANDON", "abandon_words", "in_the_air_words", "move_words"]
+__all__ = [
+    "HELD_BACK",
+    "NO_ABANDON",
+    "SPECTATOR",
+    "abandon_words",
+    "in_the_air_words",
+    "move_words",
+    "still_answering_words",
+]
 
 NO_ABANDON = "only when one other player is left, and has gone"
 """Why the game cannot be abandoned, when the front end has said nothing else."""
@@ -45,16 +53,8 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
     refusal = answer.refusal
     if refusal is None or answer.why is None:
         return answer.why or NO_ABANDON
-    if refusal is Refusal.OVER:
-        return "the game is already over"
-    if refusal is Refusal.OUT:
-        return "you are out of the game"
-    if refusal is Refusal.LEFT:
-        return "you left the game"
-    if refusal is Refusal.RECOVERING:
-        return "still getting your own moves back from the others"
-    if refusal is Refusal.ABANDONED:
-        return "you abandoned already: the game ends once that is settled"
+    if refusal in _ABANDON_WORDS:
+        return _ABANDON_WORDS[refusal]
     if refusal is Refusal.HELD_BACK and answer.others:
         # (The vote out waits on the gone one's last moves: the game goes on if it comes back.)
         gone = name(answer.others[0])
@@ -65,6 +65,25 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
         wait = math.ceil(answer.wait)
         return f"{name(answer.partner)} was heard lately; you can abandon in {wait} s"
     return _others(answer, name)
+
+
+_ABANDON_WORDS = {
+    Refusal.OVER: "the game is already over",
+    Refusal.OUT: "you are out of the game",
+    Refusal.LEFT: "you left the game",
+    Refusal.RECOVERING: "still getting your own moves back from the others",
+    Refusal.ABANDONED: "you abandoned already: the game ends once that is settled",
+}
+"""An abandon's refusals that name nothing: the same words whatever the answer."""
+
+SPECTATOR = "a spectator only watches"
+"""Why a spectator cannot abandon (nor move)."""
+
+
+def still_answering_words(name: str) -> str:
+    """Why the one other player left cannot be abandoned yet: it still answers (it is not
+    suspected, and the core's wait is not over)."""
+    return f"{name} is still answering (an abandon needs them gone)"
 
 
 HELD_BACK = "you are out for now: the others voted you out; you can come back next round"

@@ -36,7 +36,13 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.ui.keys import KeyState
-from p2p_nertz.ui.refusals import NO_ABANDON, abandon_words, move_words
+from p2p_nertz.ui.refusals import (
+    NO_ABANDON,
+    SPECTATOR,
+    abandon_words,
+    move_words,
+    still_answering_words,
+)
 from p2p_nertz.ui.view import (
     PASS_GONE,
     Board,
@@ -472,7 +478,7 @@ class Tracker:
         saying how long is left until the core takes it.
         """
         if self.seat is None:
-            return "a spectator only watches"
+            return SPECTATOR
         if answer is None:
             return NO_ABANDON
         other = answer.partner
@@ -481,7 +487,7 @@ class Tracker:
             return self.abandon_words(answer)
         if other not in self.suspected and answer.wait > 0:
             # (Heard, but holding the game back past the core's wait counts as gone.)
-            return f"{self.name(other)} is still answering (an abandon needs them gone)"
+            return still_answering_words(self.name(other))
         return Gone(other, self.name(other), answer.silent, answer.wait)
 
     def move_words(self, answer: MoveAnswer) -> str:

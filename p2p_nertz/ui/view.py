@@ -430,13 +430,20 @@ def card_text(card: Card, *, symbols: bool = True) -> str:
 
 def pile_name(pile: Pile) -> str:
     """A pile in words: ``"waste"``, ``"Nerts pile"``, ``"work pile 3"``, ``"lake"``."""
-    if pile is Pile.NERTS:
-        return "Nerts pile"
-    if pile is Pile.WASTE:
-        return "waste"
-    if pile is Pile.LAKE:
-        return "lake"
-    return f"work pile {int(pile)}"
+    return _PILE_NAMES.get(pile) or f"work pile {int(pile)}"
+
+
+_PILE_NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste", Pile.LAKE: "lake"}
+"""The piles whose name is not their number (:func:`pile_name`)."""
+
+
+_MOVES_OF_NO_CARD = {
+    MoveKind.TURN: "turned the stock",
+    MoveKind.ROTATE: "rotated the stock",
+    MoveKind.PASS: "stuck",
+    MoveKind.CALL: "Nerts!",
+}
+"""The moves that move no card, in words (:func:`play_words`)."""
 
 
 def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) -> str:
@@ -450,15 +457,8 @@ def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) ->
     >>> play_words(Move.parse("1:3>4"), Card.parse("9C"), symbols=False)
     '3 cards from 9C onto work pile 4'
     """
-    kind = move.kind
-    if kind is MoveKind.TURN:
-        return "turned the stock"
-    if kind is MoveKind.ROTATE:
-        return "rotated the stock"
-    if kind is MoveKind.PASS:
-        return "stuck"
-    if kind is MoveKind.CALL:
-        return "Nerts!"
+    if move.kind in _MOVES_OF_NO_CARD:
+        return _MOVES_OF_NO_CARD[move.kind]
     source, target = move.source, move.target
     if card is not None:
         what = card_text(card, symbols=symbols)
@@ -473,7 +473,7 @@ def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) ->
         what = "card from " + ("a pile" if source is None else pile_name(source))
     if target is None or target is Pile.LAKE:
         return f"{what} to the lake"
-    where = "under" if kind is MoveKind.SLIDE else "onto"
+    where = "under" if move.kind is MoveKind.SLIDE else "onto"
     return f"{what} {where} {pile_name(target)}"
 
 

@@ -259,13 +259,8 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
 
 
 def _key(pile: Pile) -> str:
-    if pile is Pile.NERTS:
-        return "n"
-    if pile is Pile.WASTE:
-        return "w"
-    if pile is Pile.LAKE:
-        return "l"
-    return str(int(pile))
+    """A pile as the page names it: its notation (``N``, ``W``, ``L``, ``3``), in lower case."""
+    return str(pile).lower()
 
 
 def card_json(card: Card, *, symbols: bool = True) -> dict[str, Any] | None:
