@@ -172,8 +172,10 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     assert "Traceback" not in again.stderr
     (line,) = again.stderr.strip().splitlines()
     assert "your key has signed this game's events elsewhere (seq " in line, line
-    out = procs[0].communicate(timeout=240)[0]
-    assert procs[0].returncode == 0
+    out, err = procs[0].communicate(timeout=240)
+    # Ann ends the game without Bob: she abandons him (status 0), or, her round over on the
+    # table first, stops waiting for his word on it (status 3, "gone"); which, the load decides.
+    assert procs[0].returncode in (0, 3), out[-2000:] + err[-2000:]
     final = final_event(out)
     assert final["over"] and final["dropped"] == [bob], final
     # The new process signed its join alone (the same bytes as Bob's first event, which Ann

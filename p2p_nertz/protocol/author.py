@@ -399,10 +399,11 @@ class Author:
         was = self.doubt_until
         self.doubt_until = self.doubt.holds(
             self.finality.claimed,
+            self.delivery.ours_said,
             len(self.feeds[self.seat]),
             members,
-            now,
-            self.config.suspect_after,
+            now=now,
+            wait=self.config.suspect_after,
         )
         if self.doubt_until is not None:
             return True

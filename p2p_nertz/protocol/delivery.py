@@ -149,6 +149,8 @@ class Delivery:
         duties: Duties,
     ) -> None:
         self.seat = seat
+        # per member, the most of our own feed an event of its named in its frontier
+        self.ours_said = [0] * len(peer_ids)
         self.peer_ids = peer_ids
         self.max_pending = max_pending
         self.beat_interval = beat_interval
@@ -354,6 +356,12 @@ class Delivery:
             return
         if seat != self.seat and self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
+        frontier = body.frontier
+        own = self.seat
+        if seat != own and len(frontier) > own and frontier[own] > self.ours_said[seat]:
+            # Its word, signed, that it held that much of our feed (recovery.Doubt reads it
+            # with its beats': an ack of ours before its next beat could lie about time).
+            self.ours_said[seat] = frontier[own]
         store.hold(seat, message, body, source)
         yield from self.drain(now)
 

@@ -102,18 +102,21 @@ class Doubt:
     def holds(
         self,
         claimed: Sequence[tuple[int, ...]],
+        said: Sequence[int],
         own_held: int,
         members: Iterable[int],
+        *,
         now: float,
         wait: float,
     ) -> float | None:
         """When the doubt ends (``None``: no doubt now): some member in ``members`` claims
         more of our feed than ``own_held`` (``claimed``: what each said it holds) and its
-        first such claim is younger than ``wait``."""
+        first such claim is younger than ``wait`` (``said``: the most of our feed each named in
+        an event's frontier, its word too)."""
         seat = self.seat
         until: float | None = None
         for r in members:
-            if r == seat or claimed[r][seat] <= own_held:
+            if r == seat or max(claimed[r][seat], said[r]) <= own_held:
                 continue
             end = self.since.setdefault(r, now) + wait
             if now < end and (until is None or end < until):
