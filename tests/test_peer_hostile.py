@@ -532,10 +532,15 @@ def test_feed_unknown_author_is_rejected(victim: tuple[Peer, float], mid: PeerNe
 def test_feed_event_in_our_own_name_is_rejected(
     victim: tuple[Peer, float], mid: PeerNetwork
 ) -> None:
-    # Signed with the victim's own key (stolen): its log holds every event it ever signed.
+    # Signed with the victim's own key (stolen, or a second process of its player): its log
+    # holds every event it ever signed here. Refused, and, signed by its key past its head,
+    # proof that its feed goes on elsewhere: it stops, signing nothing more (a next event of
+    # its own would fork its feed; docs/protocol.md §9.6, two processes of one player).
     peer, now = victim
     wire = forge(peer, mid.identities[VICTIM], _pass(peer))
     assert_refused(peer, wire, now, "not_ours")
+    assert peer._author.elsewhere == len(peer.events(VICTIM)) + 1
+    assert peer.tick(now + 60.0) == []
 
 
 def test_feed_message_of_another_game_is_rejected(

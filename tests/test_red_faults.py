@@ -35,7 +35,9 @@ from script_helpers import load_script
 
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
 from p2p_nertz.runtime.playerlock import PlayerLock
@@ -44,6 +46,9 @@ NERTZ = [sys.executable, "-m", "cli"]
 TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
 #: Timers that a node held still while another starts (a loaded machine: seconds) keeps within.
 SLOW_TIMERS = ["--suspect-after", "10", "--drop-after", "60"]
+#: Timers within which a node started again learns, on a loaded machine, that its feed goes on
+#: elsewhere (a want's round trip within ``suspect_after``), and the game ends soon without it.
+MID_TIMERS = ["--suspect-after", "5", "--drop-after", "15"]
 
 
 def _endpoints(log: Path) -> dict[int, str]:
@@ -53,6 +58,20 @@ def _endpoints(log: Path) -> dict[int, str]:
     assert session is not None
     spec, book = session
     return {spec.seat_of(pid): endpoint for pid, endpoint in book.items()}
+
+
+def _under_way(
+    tmp_path: Path, name: str, timers: list[str]
+) -> tuple[GameSpec, list[subprocess.Popen[str]], list[Path], dict[int, str]]:
+    """A game of Ann and Bob under way (a card in the lake: Bob has signed events), on
+    ``timers``: the spec, the processes, their logs and their endpoints by seat."""
+    spec, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-" + name.encode(), salt=b"red-faults-" + name.encode(),
+        args=lambda n: ["--progress", *timers],
+    )  # fmt: skip
+    json_lines_until(procs[0], "lake")
+    return spec, procs, logs, _endpoints(logs[0])
 
 
 def test_player_lock_is_one_holder_per_player_and_game_and_freed_on_release() -> None:
@@ -104,13 +123,7 @@ def test_another_user_cannot_squat_a_players_lock_from_public_values() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Path) -> None:
-    _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
-        keys=b"test-red-faults-twin", salt=b"red-faults-twin",
-        args=lambda n: ["--progress", *SLOW_TIMERS],
-    )  # fmt: skip
-    json_lines_until(procs[0], "lake")  # the game is under way: Bob has signed events
-    endpoints = _endpoints(logs[0])
+    _, procs, logs, endpoints = _under_way(tmp_path, "twin", SLOW_TIMERS)
     # Bob's node held still (it still holds its lock) until its twin is done, so that the game
     # cannot end first, whatever the machine's load.
     procs[1].send_signal(signal.SIGSTOP)
@@ -135,6 +148,51 @@ def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Pat
     assert all(f["over"] and not f["dropped"] for f in finals), finals
     assert finals[0]["digest"] == finals[1]["digest"]
     assert_audit_valid(logs)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
+    tmp_path: Path,
+) -> None:
+    """Bob's node killed and its log lost whole, then ``nertz node`` started again for Bob on
+    the same endpoint (a fixed ``--bind``), with a new log: it knows nothing of what Bob
+    signed. Before session 28 it signed its join (the same bytes as before), then under a seq
+    Bob had used: proof of a fork against Bob. Now Ann's word that she holds more of Bob's feed
+    than it signed holds it back until Bob's own events, asked for, show that his feed goes on
+    elsewhere: it stops in one line, having signed nothing new, and Ann ends the game without
+    Bob, for his silence, with no proof against him."""
+    spec, procs, logs, endpoints = _under_way(tmp_path, "lost-log", MID_TIMERS)
+    ann, bob = (next(s for s, m in enumerate(spec.members) if m.name == n) for n in ("Ann", "Bob"))
+    procs[1].kill()
+    procs[1].communicate(timeout=60)
+    logs[1].unlink()  # the log lost whole
+    # (The same endpoint, as a node with a fixed --bind comes back: Ann's DEALER reconnects.)
+    again = subprocess.run(
+        [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
+         "--bind", endpoints[bob], "--peer", f"{ann}={endpoints[ann]}",
+         "--log", str(logs[1]), "--json", "--speed", "10", *MID_TIMERS],
+        capture_output=True, text=True, timeout=200, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "Traceback" not in again.stderr
+    (line,) = again.stderr.strip().splitlines()
+    assert "your key has signed this game's events elsewhere (seq " in line, line
+    out, err = procs[0].communicate(timeout=240)
+    # Ann ends the game without Bob: she abandons him (status 0), or, her round over on the
+    # table first, stops waiting for his word on it (status 3, "gone"); which, the load decides.
+    assert procs[0].returncode in (0, 3), out[-2000:] + err[-2000:]
+    final = final_event(out)
+    assert final["over"] and final["dropped"] == [bob], final
+    # The new process signed its join alone (the same bytes as Bob's first event, which Ann
+    # holds), nothing after: no proof of a fork in Ann's log, which audits VALID.
+    with read_log(logs[1]) as reader:
+        own = [r.data for r in reader if r.kind is RecordKind.SENT_EVENT]
+    with read_log(logs[0]) as reader:
+        records = list(reader)
+    assert len(own) == 1 and own[0] in {r.data for r in records}
+    assert not [r for r in records if r.kind is RecordKind.NOTE and r.name == PROOF_NOTE]
+    assert_audit_valid(logs[:1])
 
 
 def _can_mount_tmpfs() -> str | None:

@@ -36,7 +36,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.reach import Reach
-from p2p_nertz.protocol.recovery import Recovery
+from p2p_nertz.protocol.recovery import Doubt, Recovery
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 
@@ -56,6 +56,8 @@ class Timers(Protocol):
     def rejoin(self) -> bool: ...
     @property
     def drop_after(self) -> float: ...
+    @property
+    def suspect_after(self) -> float: ...
 
 
 class Author:
@@ -94,6 +96,15 @@ class Author:
         # Recovery (restore with ``recover``): our log may lack events we signed and sent;
         # while it lasts we sign nothing (protocol/recovery.py).
         self.recovery: Recovery | None = None
+        # A member's word that it holds more of our feed than we signed (protocol/recovery.py,
+        # Doubt): until it is decided (``doubt_until``, or our event past our head arrives:
+        # ``elsewhere``, then we stop for good), we sign nothing and send no beat.
+        self.doubt = Doubt(seat)
+        self.doubt_until: float | None = None
+        self.elsewhere: int | None = None
+        # A cheater's core that signed another version of its own feed itself (the simulator's
+        # Equivocation) knows where it came from: it neither doubts nor stops on it.
+        self.forger = False
         self.now = now  # the time of the latest input (what a recovery waits for depends on it)
         # The phase timer: the final fold's phase, and when it entered it (at an input's end).
         self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
@@ -140,7 +151,7 @@ class Author:
             fork_seq,
             len(self.feeds[seat]),
             self.finality.final_count(seat),
-            recovering=self.recovery is not None,
+            recovering=self.recovery is not None or self.held_back,
         )
         if cut is not None:
             self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
@@ -195,7 +206,7 @@ class Author:
     def act(self, ready_through: int | None) -> None:
         """Sign the events the final state now calls for (:class:`Duties`); ``ready_through``:
         the last round whose ``ready`` we sign by ourselves (``None``: every round)."""
-        if self.recovery is not None:
+        if self.recovery is not None or self.held_back:
             return  # nothing is signed before our own feed is known (recovered, then act)
         if self.left:
             return  # (a phase the final fold enters after our leave asks nothing of us)
@@ -252,6 +263,8 @@ class Author:
             least = min(least, due)
         if self.recovery is not None:  # only our wants and gap repair run (no votes, no acks)
             return least
+        if self.doubt_until is not None:  # (as recovering, until the doubt ends)
+            return min(least, self.doubt_until)
         if outbox.ack_due is not None and outbox.ack_due < least:
             least = outbox.ack_due
         if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
@@ -268,7 +281,7 @@ class Author:
             self.phase_since = now
         since = self.phase_since
         membership = self.membership
-        if self.recovery is not None:
+        if self.recovery is not None or self.held_back:
             return  # no vote, no readmission before our own feed is known (§9.6)
         words = self.delivery.words
         if words.held:  # (votes for silence come before we had listened long: relays.py)
@@ -367,6 +380,48 @@ class Author:
                     continue  # (not yet: the final fold catches up)
                 membership.share_votes[q] = (now, tuple(shares.items[q]))
             membership.withheld_back.discard(q)
+
+    # -- our feed claimed past our head (recovery.Doubt) ----------------------------------------
+    @property
+    def held_back(self) -> bool:
+        """Whether we sign nothing now: a doubt on our own feed is open, or our key signed
+        past our head elsewhere (:class:`~.recovery.Doubt`)."""
+        return self.doubt_until is not None or self.elsewhere is not None
+
+    def doubts(self, now: float) -> bool:
+        """Decide at an input's end whether a doubt on our own feed holds us back (not while
+        recovering: that waits for our feed anyway); whether one does."""
+        if self.recovery is not None or self.elsewhere is not None or self.forger:
+            self.doubt_until = None
+            return self.elsewhere is not None
+        dropped = self.final.dropped
+        members = [q for q in range(len(self.feeds)) if q not in dropped]
+        was = self.doubt_until
+        self.doubt_until = self.doubt.holds(
+            self.finality.claimed,
+            self.delivery.ours_said,
+            len(self.feeds[self.seat]),
+            members,
+            now=now,
+            wait=self.config.suspect_after,
+        )
+        if self.doubt_until is not None:
+            return True
+        if was is not None:
+            # The votes on proofs of a fork found meanwhile, deferred (Membership.fork_vote).
+            deferred = self.membership.deferred_forks
+            for seat, fork_seq in list(deferred):
+                self.vote_fork(seat, fork_seq, now)
+            deferred.clear()
+        return False
+
+    def doubt_want(self, now: float) -> None:
+        """Ask every member for our own events past our head (a want announces no head: it
+        keeps us heard, as a recovery's do)."""
+        first = len(self.feeds[self.seat]) + 1
+        wire = self.delivery.want_wire(self.seat, first, first + self.config.max_want - 1)
+        self.outbox.effects.append(Send(wire))
+        self.outbox.spoke(now)
 
     # -- recovery -------------------------------------------------------------------------------
     def awaiting(self, now: float | None = None) -> tuple[int, ...]:

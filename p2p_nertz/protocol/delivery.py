@@ -52,7 +52,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.recovery import Recovery, fork_vote_of
+from p2p_nertz.protocol.recovery import Elsewhere, Recovery, fork_vote_of
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
@@ -96,7 +96,7 @@ class Answer:
 
 
 #: What the receive path asks the peer to do before it goes on.
-Ask = Withdraw | ForkVote | Answer
+Ask = Withdraw | ForkVote | Answer | Elsewhere
 
 
 class AnswerBudget:
@@ -149,6 +149,8 @@ class Delivery:
         duties: Duties,
     ) -> None:
         self.seat = seat
+        # per member, the most of our own feed an event of its named in its frontier
+        self.ours_said = [0] * len(peer_ids)
         self.peer_ids = peer_ids
         self.max_pending = max_pending
         self.beat_interval = beat_interval
@@ -319,12 +321,14 @@ class Delivery:
             and source is Source.NETWORK
             and recovery is None
         ):
-            # Our log holds every event we ever signed: this one we never did (a stolen key).
-            # (Recovering from a cut log, it is ours, signed before the log lost it: it
-            # verifies with our key, which nobody else holds. It is taken back, and logged as
-            # ours, deliver.)
-            detail = f"event {message.seq} in our name that we never signed"
+            # Our log holds every event we ever signed here: this one, verified with our key,
+            # was signed by another process of our player (or by this one before its log was
+            # lost whole). Our feed goes on elsewhere: we stop, signing nothing more (a next
+            # event of ours would fork it: recovery.Doubt). (Recovering from a cut log, it is
+            # ours, signed before the log lost it: taken back, and logged as ours, deliver.)
+            detail = f"event {message.seq} in our name that we never signed here"
             self._reject(ChainCode.NOT_OURS.value, detail)
+            yield Elsewhere(message.seq)
             return
         held = store.version(seat, message.seq)
         if held is not None:
@@ -352,6 +356,12 @@ class Delivery:
             return
         if seat != self.seat and self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
+        frontier = body.frontier
+        own = self.seat
+        if seat != own and len(frontier) > own and frontier[own] > self.ours_said[seat]:
+            # Its word, signed, that it held that much of our feed (recovery.Doubt reads it
+            # with its beats': an ack of ours before its next beat could lie about time).
+            self.ours_said[seat] = frontier[own]
         store.hold(seat, message, body, source)
         yield from self.drain(now)
 

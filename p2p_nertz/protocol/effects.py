@@ -14,11 +14,12 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.recovery import Recovered
+from p2p_nertz.protocol.recovery import Elsewhere, Recovered
 from p2p_nertz.slots import quick_init
 
 __all__ = [
     "Effect",
+    "Elsewhere",
     "Equivocation",
     "Note",
     "OutOfReach",
@@ -122,6 +123,7 @@ Effect = (
     | Suspected
     | Equivocation
     | Recovered
+    | Elsewhere
     | OutOfReach
     | st.Notice
 )

@@ -126,13 +126,14 @@ from p2p_nertz.protocol.local import AbandonAnswer, AbandonRefused
 from p2p_nertz.protocol.membership import Membership, SilenceTimers
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.player import LocalPlayer
-from p2p_nertz.protocol.recovery import Recovered, Recovery
+from p2p_nertz.protocol.recovery import Elsewhere, Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
     "Effect",
+    "Elsewhere",
     "Equivocation",
     "Note",
     "OutOfReach",
@@ -249,6 +250,7 @@ class Peer:
         )
         self._wire(now)
         self._started = False
+        self._stop_mark: int | None = None  # (the input that learnt our feed goes on elsewhere)
 
     def _wire(self, now: float) -> None:
         """Make the objects of the core that own this member's state (the module docstring)."""
@@ -483,7 +485,7 @@ class Peer:
         While recovering (:meth:`restore` with ``recover``) it signs nothing: the seq it would
         take may be one we already used. The others drop us for silence instead.
         """
-        if self.recovering:
+        if self.recovering or self._author.held_back:
             return self._flush(now)
         if self.seat not in self._final.dropped and not self._author.left:
             self._emit(Leave(self._frontier()), now)
@@ -609,6 +611,8 @@ class Peer:
         self, data: bytes, now: float, *, source: Source = Source.NETWORK, superseded: bool = False
     ) -> None:
         """Take one message in (:meth:`Delivery.receive`), doing what it asks as it asks."""
+        if self._author.elsewhere is not None:
+            return  # (stopped: our feed goes on elsewhere)
         recovery = self._author.recovery
         for ask in self._delivery.receive(data, now, source, recovery, superseded=superseded):
             self._do(ask, now)
@@ -622,9 +626,14 @@ class Peer:
         """What the receive path asks before it goes on: a vote, a withdrawal, an answer."""
         if type(ask) is ForkVote:
             self._author.vote_fork(ask.seat, ask.seq, ask.now)
+        elif type(ask) is Elsewhere:
+            if self._author.elsewhere is None and not self._author.forger:
+                # Nothing after this point of the input goes out or into the log (_flush).
+                self._author.elsewhere = ask.seq
+                self._stop_mark = len(self._outbox.effects)
         elif type(ask) is Withdraw:
-            if self._author.left:
-                return
+            if self._author.left or self._author.held_back:
+                return  # (doubting our own feed we sign nothing: recovery.Doubt)
             self._emit(Drop(self._frontier(), ask.seat, 0, DropReason.WITHDRAW), ask.now)
         else:
             assert type(ask) is Answer
@@ -668,7 +677,17 @@ class Peer:
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
+        author = self._author
+        if author.elsewhere is not None:
+            # Our key signed past our head elsewhere: what this input did before we learnt
+            # it, then the stop; nothing more, ever (recovery.Doubt).
+            effects = self._outbox.take()
+            mark, self._stop_mark = self._stop_mark, None
+            if mark is None:
+                return []
+            return [*effects[:mark], Elsewhere(author.elsewhere)]
         self._listening.saw(now)
+        doubting = author.doubts(now)  # (before anything is signed in this input)
         self._advance_final()
         while self._store.redrain:
             self._drain(now)
@@ -693,6 +712,12 @@ class Peer:
             outbox.ack_due = None
             if now >= outbox.last_sent + self.config.beat_interval:
                 self._author.recovery_want(now)
+        elif doubting:
+            # A member says it holds more of our feed than we signed: no beat or ack (it
+            # would name a head below it), a want for our own events instead (recovery.Doubt).
+            outbox.ack_due = None
+            if now >= outbox.last_sent + self.config.beat_interval:
+                author.doubt_want(now)
         else:
             due = outbox.beat_due(now)
             if due is not None:

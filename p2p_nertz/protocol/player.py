@@ -99,7 +99,7 @@ class LocalPlayer:
                 a pile the move needs is frozen.
         """
         author = self._author
-        if author.recovery is not None:
+        if author.recovery is not None or author.held_back:
             raise MoveRefused(
                 f"{move}: still recovering our own events from the others",
                 MoveAnswer(MoveRefusal.RECOVERING),
@@ -137,7 +137,7 @@ class LocalPlayer:
             author.membership,
             now,
             names=self.names,
-            recovering=author.recovery is not None,
+            recovering=author.recovery is not None or author.held_back,
             left=author.left,
             abandoned=abandoned_by(author.feeds[self.seat], len(self.names)),
         )

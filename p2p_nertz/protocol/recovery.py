@@ -34,7 +34,15 @@ from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, Want, parse_body
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["RECOVERED_NOTE", "RECOVERING_NOTE", "Recovered", "Recovery", "fork_vote_of"]
+__all__ = [
+    "RECOVERED_NOTE",
+    "RECOVERING_NOTE",
+    "Doubt",
+    "Elsewhere",
+    "Recovered",
+    "Recovery",
+    "fork_vote_of",
+]
 
 RECOVERING_NOTE: Final = "recovering"
 """The log note that says the peer is learning its own feed from the others (its log may lack
@@ -59,6 +67,61 @@ class Recovered:
     first: int
     head: int
     holders: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Elsewhere:
+    """Our key signed this game's event ``seq``, past our head, in another process (a second
+    machine playing as us, or this process started again after its log was lost whole): the
+    peer stopped and signs nothing more in this game (:class:`Doubt`, docs/protocol.md §9.6,
+    *two processes of one player*). The runtime stops, saying so."""
+
+    seq: int
+
+
+class Doubt:
+    """A member's word that it holds more of our own feed than we signed, not yet decided.
+
+    That word is a lie (a member announcing events of ours that do not exist: voted out in
+    the end, as before) or the truth: our key signed them elsewhere, a second process of our
+    player or this one started again without its log. Signing on it would fork our feed
+    (proof of cheating against an honest player), and so would a beat naming our head timed
+    above those events (a lie about time). So, not recovering, we sign nothing and send no
+    beat while a member in the game claims more of our feed than we hold, for at most
+    ``wait`` from its first such claim, once per member (a liar holds us back once, and
+    only for that long: nothing a member can forge stops us for good); meanwhile we ask for
+    our own events past our head. Only one of them arriving, signed by our key, decides it
+    the other way (:class:`Elsewhere`, ``Delivery``); otherwise the doubt ends and we go on,
+    the liar's claim treated as before (docs/protocol.md §9.6).
+    """
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.since: dict[int, float] = {}  # member -> when its first claim past our head came
+
+    def holds(
+        self,
+        claimed: Sequence[tuple[int, ...]],
+        said: Sequence[int],
+        own_held: int,
+        members: Iterable[int],
+        *,
+        now: float,
+        wait: float,
+    ) -> float | None:
+        """When the doubt ends (``None``: no doubt now): some member in ``members`` claims
+        more of our feed than ``own_held`` (``claimed``: what each said it holds) and its
+        first such claim is younger than ``wait`` (``said``: the most of our feed each named in
+        an event's frontier, its word too)."""
+        seat = self.seat
+        until: float | None = None
+        for r in members:
+            if r == seat or max(claimed[r][seat], said[r]) <= own_held:
+                continue
+            end = self.since.setdefault(r, now) + wait
+            if now < end and (until is None or end < until):
+                until = end
+        return until
 
 
 def fork_vote_of(message: Message, own: PeerId, seats: int) -> tuple[int, int] | None:

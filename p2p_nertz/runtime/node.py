@@ -72,6 +72,7 @@ import trio
 import zmq
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
+from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import Recovery
@@ -80,6 +81,7 @@ from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, MoveRefused
 from p2p_nertz.protocol.peer import (
     Effect,
+    Elsewhere,
     OutOfReach,
     Peer,
     PeerConfig,
@@ -221,6 +223,22 @@ _GUARD_DETAILS: Final = {  # what the log says of a frame the guard dropped, by 
 }
 
 _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left its deadline due
+
+
+class SignedElsewhereError(NertzError):
+    """Our key signed this game's event ``seq`` elsewhere (another process plays as us, or
+    this node's log was lost): the node stopped, having signed nothing new
+    (:class:`~p2p_nertz.protocol.peer.Elsewhere`, docs/protocol.md §9.6)."""
+
+    def __init__(self, seq: int) -> None:
+        super().__init__(
+            f"your key has signed this game's events elsewhere (seq {seq}): another nertz "
+            "plays as you, or this node's log was lost; this one stopped without signing "
+            "anything new. Let the other play on; if this game's log of yours still exists, "
+            "`nertz resume` it once the other has stopped"
+        )
+        self.seq = seq
+
 
 NoticeCallback = Callable[[Effect], None]
 Clock = Callable[[], float]
@@ -657,7 +675,11 @@ class PeerNode:
         must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
+        stop: Elsewhere | None = None
         for effect in effects:
+            if type(effect) is Elsewhere:
+                stop = effect  # (the last effect the peer gives: written, then we stop)
+                continue
             if isinstance(effect, Send):
                 if must_sync:
                     await self._write(durable)
@@ -679,6 +701,8 @@ class PeerNode:
             self._notice(effect)
         if durable:
             await self._write(durable)
+        if stop is not None:
+            raise SignedElsewhereError(stop.seq)
         self._mesh.watch(watched)  # durable by now, like everything we send
         timer = self._timer
         if timer is not None:

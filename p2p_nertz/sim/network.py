@@ -48,6 +48,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
+    Elsewhere,
     Note,
     Peer,
     PeerConfig,
@@ -128,6 +129,10 @@ class Crash:
     restart_after: float | None = 1.0
     cut_effects: int | None = None
     lose_own: int = 0
+    #: the log lost whole: the seat starts again as a new process with an empty log (``nertz
+    #: node`` run again), knowing nothing of what it signed (docs/protocol.md §9.6, *two
+    #: processes of one player*)
+    lose_log: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +414,9 @@ class SimResult:
     #: per restart that lost the end of a log (``Crash.lose_own``): the seat and the own
     #: events it lost (wire bytes, in seq order)
     lost_own: list[tuple[int, tuple[bytes, ...]]] = field(default_factory=list)
+    #: The processes that stopped on learning that their key signed past their head elsewhere
+    #: (:class:`~p2p_nertz.protocol.peer.Elsewhere`): (time, seat, that seq).
+    elsewhere: list[tuple[float, int, int]] = field(default_factory=list)
     #: When a peer's runtime would stop waiting, the table gone (:meth:`Peer.table_gone`,
     #: docs/protocol.md §9.9): (time, seat, answer), the first time each process of a seat
     #: meets it. The simulator notes it and lets the peer run on (a partition may heal).
@@ -456,6 +464,7 @@ class Simulation:
         # One codec memo for every peer of the run: what one peer parsed and verified, the
         # others need not (each would get the same answer; a real process has its own).
         self.envelopes = EnvelopeCache()
+        self.forgers: set[int] = set()  # the seats that signed a fork of their feed (_equivocate)
         self.peers: list[Peer | None] = [
             Peer(i, spec, 0.0, config.peer, envelopes=self.envelopes) for i in self.identities
         ]
@@ -557,6 +566,14 @@ class Simulation:
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
+            elif isinstance(effect, Elsewhere):
+                # The process stops, as a node does, having signed nothing more.
+                self.result.elsewhere.append((now, seat, effect.seq))
+                self.peers[seat] = None
+                self.generation[seat] += 1
+                self.tick_at[seat] = None
+                self.down_until[seat] = float("inf")
+                return False
         self._schedule_tick(seat, now)
         return True
 
@@ -568,9 +585,8 @@ class Simulation:
         self.result.crashes += 1
         if crash.restart_after is not None:
             self.down_until[seat] = now + crash.restart_after
-            self._push(
-                now + crash.restart_after, self.RESTART, seat, crash.lose_own.to_bytes(4, "big")
-            )
+            data = crash.lose_own.to_bytes(4, "big") + (b"\1" if crash.lose_log else b"")
+            self._push(now + crash.restart_after, self.RESTART, seat, data)
         else:
             self.down_until[seat] = float("inf")
 
@@ -680,10 +696,16 @@ class Simulation:
                 cheat = faults.equivocations[int.from_bytes(data, "big")]
                 self._equivocate(peer, cheat, now)
         elif kind == self.RESTART:
-            self._restart(seat, int.from_bytes(data, "big"), now)
+            if data[4:]:
+                self._start_again(seat, now)
+            else:
+                self._restart(seat, int.from_bytes(data, "big"), now)
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
-        """Make a shuffle cheater's core cheat (on start, and again on each restart)."""
+        """Make a shuffle cheater's core cheat (on start, and again on each restart); a seat that
+        forked its feed knows it again (``_equivocate``)."""
+        if peer is not None and seat in self.forgers:
+            peer._author.forger = True
         for cheat in self.config.faults.deck_cheats:
             if cheat.seat == seat and peer is not None:
                 install(peer, cheat, restarted=restarted)
@@ -722,6 +744,22 @@ class Simulation:
         self.generation[seat] += 1
         self.gone_noted[seat] = False
         self._apply(seat, effects, now)
+
+    def _start_again(self, seat: int, now: float) -> None:
+        """Start ``seat`` again as a new process whose log was lost whole (``Crash.lose_log``)."""
+        self.down_until[seat] = None
+        self.logs[seat].clear()
+        self.notes[seat].clear()
+        self.reserved[seat] = 0
+        self.recovering[seat] = False
+        peer = Peer(
+            self.identities[seat], self.spec, now, self.config.peer, envelopes=self.envelopes
+        )
+        self._cheat(seat, peer)
+        self.peers[seat] = peer
+        self.generation[seat] += 1
+        self.gone_noted[seat] = False
+        self._apply(seat, peer.start(now), now)
 
     def _bot(
         self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
@@ -770,6 +808,10 @@ class Simulation:
             body=encode_body(call),
             version=self.spec.wire_version,
         )
+        # (Its core knows its feed's other version is its own doing: it neither doubts what
+        # the others hold of its feed nor stops on that version, recovery.Doubt.)
+        peer._author.forger = True
+        self.forgers.add(peer.seat)
         for other in sorted(cheat.to):
             if other != peer.seat:
                 self._push(now + self.config.faults.delay, self.MESSAGE, other, wire)
