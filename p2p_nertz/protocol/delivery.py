@@ -133,8 +133,7 @@ class Delivery:
         peer_ids: each seat's member.
         max_pending: events held per author ahead of its delivered feed.
         beat_interval: how long after refusing an event a fork it shows is probed.
-        chains: the feeds, finality, membership, folds, inbox and outbox, as the chains that
-            count are followed over them (the one part below this one).
+        chains: the feeds, finality, membership, folds, inbox and outbox (the part below).
         duties: the phase events of ours done (an event of ours taken back is one).
     """
 
@@ -149,8 +148,7 @@ class Delivery:
         duties: Duties,
     ) -> None:
         self.seat = seat
-        # per member, the most of our own feed an event of its named in its frontier
-        self.ours_said = [0] * len(peer_ids)
+        self.ours_said = [0] * len(peer_ids)  # per member: the most of our feed its events named
         self.peer_ids = peer_ids
         self.max_pending = max_pending
         self.beat_interval = beat_interval
@@ -321,11 +319,8 @@ class Delivery:
             and source is Source.NETWORK
             and recovery is None
         ):
-            # Our log holds every event we ever signed here: this one, verified with our key,
-            # was signed by another process of our player (or by this one before its log was
-            # lost whole). Our feed goes on elsewhere: we stop, signing nothing more (a next
-            # event of ours would fork it: recovery.Doubt). (Recovering from a cut log, it is
-            # ours, signed before the log lost it: taken back, and logged as ours, deliver.)
+            # Our log holds all we signed here: another process of ours (or this one before its
+            # log was lost) signed it; we stop (recovery.Doubt). Recovering, it is taken back.
             detail = f"event {message.seq} in our name that we never signed here"
             self._reject(ChainCode.NOT_OURS.value, detail)
             yield Elsewhere(message.seq)
@@ -356,12 +351,9 @@ class Delivery:
             return
         if seat != self.seat and self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
-        frontier = body.frontier
-        own = self.seat
-        if seat != own and len(frontier) > own and frontier[own] > self.ours_said[seat]:
-            # Its word, signed, that it held that much of our feed (recovery.Doubt reads it
-            # with its beats': an ack of ours before its next beat could lie about time).
-            self.ours_said[seat] = frontier[own]
+        said = body.frontier[self.seat] if len(body.frontier) > self.seat else 0
+        if seat != self.seat and said > self.ours_said[seat]:  # (signed: recovery.Doubt)
+            self.ours_said[seat] = said
         store.hold(seat, message, body, source)
         yield from self.drain(now)
 
@@ -490,8 +482,7 @@ class Delivery:
                 outbox.ack_due = now + outbox.ack_delay
 
     def take_back(self, message: Message) -> None:
-        """Take one of our own events (from our log, or from the others in recovery) as done:
-        the phase events it sends are not sent again, its votes stand."""
+        """Take one of our own events (logged, or from the others in recovery) as done."""
         body = parse_body(message.kind, message.body, len(self.feeds))
         self.duties.mark_done(message.kind, body)
         assert not isinstance(body, NOT_EVENTS)
@@ -534,8 +525,7 @@ class Delivery:
         return self.outbox.sign_beat(Kind.WANT, Want(seat, first, last))
 
     def answer_want(self, to: PeerId, want: Want) -> None:
-        """Send ``to`` what it asks for that we hold, with the proofs that go with it
-        (:meth:`Proofs.proofs_for`)."""
+        """Send ``to`` what it asks for that we hold, with proofs (:meth:`Proofs.proofs_for`)."""
         sent = self.store.answer(want)
         for wire in self.membership.proof.proofs_for(want.seat, want.first, want.last, sent):
             self.outbox.effects.append(Send(wire, to))

@@ -100,6 +100,8 @@ class Outbox:
         self.ack_due: float | None = None
         #: The effects made since the peer last returned them, in order.
         self.effects: list[Effect] = []
+        #: Where the input that learnt our feed goes on elsewhere stopped (:meth:`stop_here`).
+        self.stop_mark: int | None = None
 
     # -- secrets of the fair deal -----------------------------------------------------------
     def secret(self, number: int) -> bytes:
@@ -240,3 +242,14 @@ class Outbox:
         """The effects queued since the last call, in order (the queue is emptied)."""
         out, self.effects = self.effects, []
         return out
+
+    def stop_here(self) -> None:
+        """Our feed goes on elsewhere (``recovery.Doubt``): nothing queued after this point of
+        the input goes out or into the log (:meth:`take_to_stop`)."""
+        self.stop_mark = len(self.effects)
+
+    def take_to_stop(self, stop: Effect) -> list[Effect]:
+        """What the input queued before :meth:`stop_here`, then ``stop``; after that input,
+        nothing, ever."""
+        out, mark, self.stop_mark = self.take(), self.stop_mark, None
+        return [] if mark is None else [*out[:mark], stop]

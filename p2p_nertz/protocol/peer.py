@@ -250,7 +250,6 @@ class Peer:
         )
         self._wire(now)
         self._started = False
-        self._stop_mark: int | None = None  # (the input that learnt our feed goes on elsewhere)
 
     def _wire(self, now: float) -> None:
         """Make the objects of the core that own this member's state (the module docstring)."""
@@ -403,10 +402,8 @@ class Peer:
         return None if not isinstance(partner, int) else self._membership.gone_for(partner, now)
 
     def table_gone(self, now: float) -> TableGone | None:
-        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9): all
-        other members still in silent, while we listened, for ``gone_after`` (``drop_after``
-        once the game's end is on our table), the game not over here; the runtime stops, saying
-        why, signing nothing. ``None`` recovering, left, or with an abandon on offer."""
+        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9; the
+        runtime then stops, signing nothing); ``None`` recovering, left, or if we may abandon."""
         final, heard, drop_after = self._final, self._membership.heard, self.config.drop_after
         if heard_lately(final, heard, self._listening, now, seat=self.seat, drop_after=drop_after):
             return None  # (asked after every input: the answer then, without the rest)
@@ -458,11 +455,8 @@ class Peer:
         return self._flush(now)
 
     def release_ready(self, number: int, now: float) -> list[Effect]:
-        """Sign our ``ready`` of round ``number`` (and of earlier rounds) once it is due.
-
-        Only matters while :attr:`LocalPlayer.ready_through` holds readies back; a held
-        ``ready`` that is due already is signed now.
-        """
+        """Sign our ``ready`` of round ``number`` (and earlier) once due: only matters while
+        :attr:`LocalPlayer.ready_through` holds readies back (one due already is signed now)."""
         if self.player.release(number):
             self._act()
         return self._flush(now)
@@ -480,11 +474,8 @@ class Peer:
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:
-        """Leave the game (the others see a signed ``leave``).
-
-        While recovering (:meth:`restore` with ``recover``) it signs nothing: the seq it would
-        take may be one we already used. The others drop us for silence instead.
-        """
+        """Leave the game (the others see a signed ``leave``). Recovering or doubting our own
+        feed it signs nothing (the seq may be one we used): the others drop us for silence."""
         if self.recovering or self._author.held_back:
             return self._flush(now)
         if self.seat not in self._final.dropped and not self._author.left:
@@ -505,14 +496,11 @@ class Peer:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
 
         With two members nobody can be dropped (a majority of two is two votes): the one left
-        signs an ``abandon`` instead. The round in progress is void, and the game ends on the
-        totals of the rounds both sides saw scored (docs/protocol.md §9.3); until the other is
-        heard from again the result may be :attr:`provisional`.
+        signs an ``abandon``; the round in progress is void, the game ends on the totals of the
+        rounds both sides saw scored, maybe :attr:`provisional` (docs/protocol.md §9.3).
 
         Raises:
-            AbandonRefused: :meth:`why_not_abandon` says why not (the game is over, more
-                than one other member is left, the other has not been gone long enough...);
-                nothing is sent.
+            AbandonRefused: :meth:`why_not_abandon` says why not; nothing is sent.
         """
         answer = self.abandon_answer(now)
         if answer.why is not None:
@@ -540,21 +528,15 @@ class Peer:
         envelopes: EnvelopeCache | None = None,
         prepare: Callable[[Peer], None] | None = None,
     ) -> tuple[Peer, list[Effect]]:
-        """Rebuild a peer from its log (every event it sent or received) after a crash.
+        """Rebuild a peer from its log (every event it sent or received) after a crash: its
+        own events taken back as sent (no seq reused), its clock from ``reserved`` (the last
+        durable :class:`Reserve`); the effects announce it (a beat) and re-send its latest
+        event in case the crash came before the send.
 
-        Its own events are taken back as sent, so no seq is ever reused; its clock starts at
-        ``reserved``, the last :class:`Reserve` made durable, so nothing it sends is timed
-        below what it sent before; the returned effects announce it (a beat) and re-send its
-        latest event in case the crash came before the send.
-
-        With ``recover`` (the log's tail was cut, or may have lost its end: it may lack events
-        we signed and sent), the peer first learns its own feed from the others: it signs
-        nothing and sends no beat, asks every member for its own events past its log (a
-        ``want`` every ``beat_interval``), takes back those that verify with its key (logged
-        as its own), and signs again only once every member still in the game has announced,
-        in a beat timed after its first want, what it holds of our feed, and we hold at least
-        that much (a :class:`Recovered` effect says so). Meanwhile :meth:`play` and
-        :meth:`abandon` raise, and :meth:`leave` signs nothing (docs/protocol.md §9.6).
+        With ``recover`` (a log that lost or may have lost its end) the peer first learns its
+        own feed from the others, signing nothing, until every member still in has said what
+        it holds of ours and we hold that much (:class:`Recovered`); meanwhile :meth:`play`
+        and :meth:`abandon` raise and :meth:`leave` signs nothing (docs/protocol.md §9.6).
 
         ``envelopes``: the codec's memo, as for the constructor. ``prepare`` is called with the
         new core before it reads its log back, and so before it acts on it (the simulator's
@@ -628,9 +610,8 @@ class Peer:
             self._author.vote_fork(ask.seat, ask.seq, ask.now)
         elif type(ask) is Elsewhere:
             if self._author.elsewhere is None and not self._author.forger:
-                # Nothing after this point of the input goes out or into the log (_flush).
                 self._author.elsewhere = ask.seq
-                self._stop_mark = len(self._outbox.effects)
+                self._outbox.stop_here()
         elif type(ask) is Withdraw:
             if self._author.left or self._author.held_back:
                 return  # (doubting our own feed we sign nothing: recovery.Doubt)
@@ -678,14 +659,8 @@ class Peer:
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
         author = self._author
-        if author.elsewhere is not None:
-            # Our key signed past our head elsewhere: what this input did before we learnt
-            # it, then the stop; nothing more, ever (recovery.Doubt).
-            effects = self._outbox.take()
-            mark, self._stop_mark = self._stop_mark, None
-            if mark is None:
-                return []
-            return [*effects[:mark], Elsewhere(author.elsewhere)]
+        if author.elsewhere is not None:  # (our key signed past our head elsewhere)
+            return self._outbox.take_to_stop(Elsewhere(author.elsewhere))
         self._listening.saw(now)
         doubting = author.doubts(now)  # (before anything is signed in this input)
         self._advance_final()
@@ -707,14 +682,11 @@ class Peer:
             self._beat(Kind.BEAT, now)
         outbox = self._outbox
         if self.recovering:
-            # No beat or ack: it would name a head below what others may hold of ours. A want
-            # for our own events instead, as often as a beat.
+            # No beat or ack (a head below what others may hold of ours): a want for our own.
             outbox.ack_due = None
             if now >= outbox.last_sent + self.config.beat_interval:
                 self._author.recovery_want(now)
-        elif doubting:
-            # A member says it holds more of our feed than we signed: no beat or ack (it
-            # would name a head below it), a want for our own events instead (recovery.Doubt).
+        elif doubting:  # (more of our feed held than we signed: as recovering, recovery.Doubt)
             outbox.ack_due = None
             if now >= outbox.last_sent + self.config.beat_interval:
                 author.doubt_want(now)

@@ -378,8 +378,7 @@ class PeerNode:
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
         budget: how many messages each member's connection may send us (a token bucket,
-            :mod:`p2p_nertz.runtime.guard`); frames under a routing id not their key's
-            member's are dropped unread whatever the budget.
+            :mod:`p2p_nertz.runtime.guard`; a frame under another member's routing id is dropped).
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -487,15 +486,12 @@ class PeerNode:
 
     @property
     def done(self) -> bool:
-        """Whether the game is over (or we left) and every member holds our events (or
-        ``grace`` ran out)."""
+        """Whether the game is over (or we left) and all hold our events (or ``grace`` ran out)."""
         return self._ending.done.is_set()
 
     @property
     def gone(self) -> TableGone | None:
-        """Why the node stopped waiting, if it stopped because the table is gone (nobody
-        still in the game heard for ``gone_after``: :meth:`Peer.table_gone`); ``None``
-        otherwise."""
+        """Why the node stopped waiting if the table is gone (:meth:`Peer.table_gone`)."""
         return self._ending.gone
 
     @property
@@ -510,8 +506,7 @@ class PeerNode:
 
     @property
     def provisional_wait(self) -> float:
-        """How long a game ended on a provisional result (an abandon the other member may not
-        agree with yet) waits for that member to come back before the node stops."""
+        """How long a game ended on a provisional result waits for the other to come back."""
         return self._ending.provisional_wait
 
     @provisional_wait.setter
@@ -675,11 +670,9 @@ class PeerNode:
         must_sync = False  # whether ``durable`` holds anything but received events
         watched: list[bytes] = []
         watching = self._mesh.watched
-        stop: Elsewhere | None = None
-        for effect in effects:
-            if type(effect) is Elsewhere:
-                stop = effect  # (the last effect the peer gives: written, then we stop)
-                continue
+        last = effects[-1] if effects else None  # (our feed goes on elsewhere: written, we stop)
+        stop = last if isinstance(last, Elsewhere) else None
+        for effect in effects if stop is None else effects[:-1]:
             if isinstance(effect, Send):
                 if must_sync:
                     await self._write(durable)
