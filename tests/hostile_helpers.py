@@ -283,8 +283,11 @@ class Hostile:
         self, move: Move, *, lamport: int | None = None, frontier: tuple[int, ...] | None = None
     ) -> bytes:
         """A pass at the next seq of our feed, chained to our head (a version of our next event
-        our core never signs: its own next event will be another)."""
+        our core never signs: its own next event will be another). Such a version coming back
+        past the core's head is its own fork, not a second process of its player: the core
+        is told it is a forger, as the simulator's cheats do (recovery.Doubt)."""
         peer = self.peer
+        peer._author.forger = True
         own = peer.events(self.seat)
         held = tuple(peer.held(q) for q in range(self.spec.seats))
         named = tuple(len(own) if q == self.seat else h for q, h in enumerate(held))
