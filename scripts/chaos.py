@@ -731,6 +731,16 @@ def silent_named(message: str) -> list[int]:
     return [int(n.strip()[1:]) - 1 for n in names.split(",") if n.strip()[1:].isdigit()]
 
 
+def play_out(game: Game, deadline: float, rounds: int) -> list[str]:
+    """Wait for the game to end, by ``deadline`` (monotonic; a minute a round later for each
+    stalled node revived); the names of the nodes still running then."""
+    while not game.poll() and time.monotonic() < deadline:
+        if game.revive_stalled():
+            deadline += 60.0 * rounds
+        time.sleep(0.2)
+    return [n.name for n in game.nodes if n.last.proc.poll() is None]
+
+
 def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """The failures of a finished game (empty: it passed) and facts for its line; ``running``:
     the nodes still running at the deadline."""
@@ -865,11 +875,7 @@ def play(plan: Schedule, root: Path, suspect: float, drop: float, keep: bool) ->
                 else:
                     missed.append(fault.kind)
             game.end_due(all_of_them=True)
-            while not game.poll() and time.monotonic() < deadline:
-                if game.revive_stalled():
-                    deadline += 60.0 * plan.rounds
-                time.sleep(0.2)
-            running = [n.name for n in game.nodes if n.last.proc.poll() is None]
+            running = play_out(game, deadline, plan.rounds)
         finally:
             game.stop_all()
     wall = time.monotonic() - game.start

@@ -196,11 +196,7 @@ def play_rekill(moment: str, players: int, seed: int, root: Path) -> dict[str, A
                 problems.append("the resume had ended before the second kill")
         else:
             problems.append("the game ended before the first kill")
-        while not game.poll() and time.monotonic() < deadline:
-            if game.revive_stalled():
-                deadline += 60.0 * plan.rounds
-            time.sleep(0.2)
-        running = [n.name for n in game.nodes if n.last.proc.poll() is None]
+        running = chaos.play_out(game, deadline, plan.rounds)
     finally:
         game.stop_all()
     found, facts = chaos.check(game, running)
