@@ -6,7 +6,6 @@ import logging
 import os
 import signal
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -157,38 +156,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     in order, then lets an idle worker take the back half of the longest queue. Sorted slow
     first, every slow test fell in the first worker's share: one worker ran the real-process
     games one after another while the others ran the CPU-bound ones, and the last games, taken
-    over late, ran alone at the end. Here each worker's share begins with its part of the slow
-    tests, then its part of the others, so that the games, which mostly wait on the clock, run
-    side by side with the tests that use the CPU. (Without workers, slow first.)
-
-    The slow tests of a module go to one worker together, in pieces of a quarter of a
-    worker's part of them or fewer (in the order collected), the largest first, each to the
-    share with the fewest so far: most such modules play a game once for several tests
-    (``functools.cache``, a module-scoped fixture), which every other worker that runs one of
-    them plays again. Dealt one test a worker, the suite played such games up to five times
-    over (tests/test_sim_freeze_beats.py's ``late_answer``; a soak game of 12 s of CPU twice,
-    tests/test_folds_dropped_caps.py). A module's other tests follow its slow ones."""
+    over late, ran alone at the end. Here each worker's share begins with every ``n``-th slow
+    test, then its part of the others, so that the games, which mostly wait on the clock, run
+    side by side with the tests that use the CPU. (Without workers, slow first.)"""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers < 2:
         return
-    slow = Counter(_module(item) for item in items if item.get_closest_marker("slow"))
-    modules: dict[str, list[pytest.Item]] = {name: [] for name in slow}
-    rest: list[pytest.Item] = []
-    for item in items:  # (each module's slow tests, then its others, in the order collected)
-        modules.get(_module(item), rest).append(item)
-    most = -(-slow.total() // (4 * workers))  # (a quarter of a worker's part, rounded up)
-    pieces: list[tuple[int, list[pytest.Item]]] = []
-    for name, group in modules.items():
-        for start in range(0, slow[name], most):
-            end = start + most if start + most < slow[name] else len(group)
-            pieces.append((min(end, slow[name]) - start, group[start:end]))
-    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    dealt = [0] * workers
-    for count, piece in sorted(pieces, key=lambda piece: -piece[0]):  # (stable)
-        k = dealt.index(min(dealt))
-        shares[k].extend(piece)
-        dealt[k] += count
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    rest = items[len(slow) :]
+    shares: list[list[pytest.Item]] = [slow[k::workers] for k in range(workers)]
     left = len(items)
     sizes = []
     for k in range(workers):  # the sizes worksteal's first hand-out gives (check_schedule)
@@ -201,11 +178,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         at += take
     shares[-1].extend(rest[at:])
     items[:] = [item for share in shares for item in share]
-
-
-def _module(item: pytest.Item) -> str:
-    """The path of the module ``item`` is collected from, as its node id says it."""
-    return item.nodeid.partition("::")[0]
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
