@@ -194,7 +194,9 @@ def _fresh_game_dir(first: Path) -> Path:
         except FileExistsError:
             continue
         except OSError as exc:
-            raise NertzError(f"cannot create game directory {str(path)!r}: {exc.strerror}") from None
+            raise NertzError(
+                f"cannot create game directory {str(path)!r}: {exc.strerror}"
+            ) from None
         return path
     raise NertzError(
         f"{str(parent)!r} holds {_MAX_AGAIN} games of this seed; remove some or give --dir"
