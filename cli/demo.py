@@ -30,7 +30,6 @@ from cli.args import (
     children_signalled,
     deal_from,
     duration,
-    free_ports,
     liveness_argv,
     liveness_from,
     path_arg,
@@ -56,7 +55,7 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
-__all__ = ["add_parser", "free_ports", "write_key"]
+__all__ = ["add_parser", "write_key"]
 
 DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
