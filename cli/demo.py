@@ -137,7 +137,9 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
     ``KIND-<id>-2``, ``-3``… when that is taken: the game id comes from ``--seed``, so the
     same seed played again is the same id, and a directory is only ever this run's if this
     run created it (``mkdir`` that refuses an existing one: two runs of one seed started
-    together never share one, and an earlier game's logs are never added to).
+    together never share one, and an earlier game's logs are never added to). The two games
+    share the game id and the keys (the deal comes from them): their logs audited together
+    read as every member signing two feeds, so the line says to audit them apart.
 
     Raises:
         NertzError: it cannot be created, already holds logs (``given``), or the spec cannot
@@ -149,8 +151,8 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
         workdir = _fresh_game_dir(first)
         if workdir != first:
             note = (
-                f"{str(first)!r} holds an earlier game of this seed: "
-                f"this one goes in {str(workdir)!r}"
+                f"{str(first)!r} holds an earlier game of this seed: this one goes in "
+                f"{str(workdir)!r} (the same game id: audit each one's logs apart)"
             )
     else:
         workdir = given
