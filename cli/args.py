@@ -675,22 +675,6 @@ class PortHold:
             self._socket = None
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports on 127.0.0.1 that were free a moment ago."""
-    import socket  # (not at the top: `nertz --help` stays fast)
-
-    held: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [s.getsockname()[1] for s in held]
-    finally:
-        for s in held:
-            s.close()
-
-
 def error_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     """The exceptions inside ``group`` and its nested groups, in order."""
     """The exceptions a (nested) exception group holds, in order: trio wraps what a task

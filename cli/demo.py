@@ -30,7 +30,6 @@ from cli.args import (
     children_signalled,
     deal_from,
     duration,
-    free_ports,
     liveness_argv,
     liveness_from,
     path_arg,
@@ -56,7 +55,7 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
-__all__ = ["add_parser", "free_ports", "write_key"]
+__all__ = ["add_parser", "write_key"]
 
 DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
@@ -128,22 +127,40 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_demo)
 
 
-def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]:
-    """The directory of a game made on this machine (``given``, or ``nertz-logs/KIND-<id>``),
-    created, with no logs in it yet, and the game's spec written there; and the spec's path.
+def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path, str]:
+    """The directory of a game made on this machine, created, with no logs in it yet, and the
+    game's spec written there; the spec's path; and a line for the person when the directory
+    is not the one they would expect (else ``""``).
+
+    ``given`` (``--dir``) is used as it is: a person who names a directory holding logs is
+    told so. Without it the game gets a directory of its own, ``nertz-logs/KIND-<id>``, or
+    ``KIND-<id>-2``, ``-3``… when that is taken: the game id comes from ``--seed``, so the
+    same seed played again is the same id, and a directory is only ever this run's if this
+    run created it (``mkdir`` that refuses an existing one: two runs of one seed started
+    together never share one, and an earlier game's logs are never added to). The two games
+    share the game id and the keys (the deal comes from them): their logs audited together
+    read as every member signing two feeds, so the line says to audit them apart.
 
     Raises:
-        NertzError: it cannot be created, already holds logs, or the spec cannot be written
-            there.
+        NertzError: it cannot be created, already holds logs (``given``), or the spec cannot
+            be written there.
     """
-    workdir = (
-        given if given is not None else Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
-    )
-    make_directory(workdir, "game directory", "--dir")
-    if any(workdir.glob("*.log")):
-        raise NertzError(
-            f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
-        )
+    note = ""
+    if given is None:
+        first = Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
+        workdir = _fresh_game_dir(first)
+        if workdir != first:
+            note = (
+                f"{str(first)!r} holds an earlier game of this seed: this one goes in "
+                f"{str(workdir)!r} (the same game id: audit each one's logs apart)"
+            )
+    else:
+        workdir = given
+        make_directory(workdir, "game directory", "--dir")
+        if any(workdir.glob("*.log")):
+            raise NertzError(
+                f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
+            )
     spec_path = workdir / "game.spec"
     if spec_path.is_file() and spec_path.read_bytes() != spec.to_wire():
         # (another game's, perhaps one starting there now: its spec is not to be replaced)
@@ -157,7 +174,34 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]
         if spec_path.is_file():
             spec_path.unlink()
         raise NertzError(f"cannot write {str(spec_path)!r}: {exc.strerror}") from None
-    return workdir, spec_path
+    return workdir, spec_path, note
+
+
+_MAX_AGAIN = 10_000  # games of one seed in one nertz-logs before the person is asked to tidy
+
+
+def _fresh_game_dir(first: Path) -> Path:
+    """``first``, or ``first-2``, ``first-3``…: the first of them this call creates itself.
+
+    Raises:
+        NertzError: the parent cannot be made, or none can be created.
+    """
+    parent = first.parent
+    make_directory(parent, "log directory", "--dir")
+    for n in range(1, _MAX_AGAIN + 1):
+        path = first if n == 1 else first.with_name(f"{first.name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise NertzError(
+                f"cannot create game directory {str(path)!r}: {exc.strerror}"
+            ) from None
+        return path
+    raise NertzError(
+        f"{str(parent)!r} holds {_MAX_AGAIN} games of this seed; remove some or give --dir"
+    )
 
 
 def _bot_count(text: str) -> int:
@@ -196,11 +240,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         deal=deal_from(args),
     )
     game = spec.game_id.hex()
-    workdir, spec_path = game_dir(args.dir, "demo", spec)
+    workdir, spec_path, note = game_dir(args.dir, "demo", spec)
     goal = f"{rules.rounds} round(s)" if rules.racing_demon else f"target {rules.target}"
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
     print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
+    if note:
+        print(note)
 
     children: list[NodeChild] = []
     try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)

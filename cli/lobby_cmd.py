@@ -945,7 +945,7 @@ def _recovery_reason(
         )
     if summary.tail_bytes:
         return (
-            f"the log's last frame was torn at byte {at} ({summary.tail_bytes} bytes cut)",
+            f"{summary.torn_words()}; cut at byte {at}",
             {"reason": "torn", "at": at, "cut": summary.tail_bytes},
         )
     if unfinished:

@@ -310,7 +310,9 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     speeds = _per_bot(
         args.speed, args.bots, "speed (1-10)", lambda s: s.isdigit() and 1 <= int(s) <= 10
     )
-    workdir, spec_path = game_dir(args.dir, "play", spec)
+    workdir, spec_path, note = game_dir(args.dir, "play", spec)
+    if note:  # (before the table takes the screen: there when it gives it back)
+        print(note)
     human = identities[0]
     keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
     # Every node binds a free port itself before anyone needs it (none is picked first).

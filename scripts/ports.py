@@ -1,6 +1,6 @@
 """The scripts' ports: every child process binds port 0 and says what it got.
 
-A port picked free and let go (``cli.args.free_ports``) is anybody's until the child binds
+A port picked free and let go (bound to port 0, closed) is anybody's until the child binds
 it: another program, another test's bind of port 0, or an outgoing connection's local port can
 take it meanwhile, and a benchmark or a chaos scan then reports a fault that is the harness's
 own. So no script picks a port for a child on loopback; each child binds first and says its

@@ -52,7 +52,7 @@ def held_port() -> Iterator[int]:
     """A free TCP port of 127.0.0.1 for a program the test starts later to bind (a ZeroMQ
     ROUTER: ``nertz watch --bind``), held bound meanwhile and let go when the block ends.
 
-    A port picked and let go (:func:`cli.args.free_ports`) is anybody's until the program
+    A port picked and let go (bound to port 0, closed) is anybody's until the program
     binds it: any other process's bind of port 0, or an outgoing connection's local port, may
     take it (the suite runs several workers, each starting processes). A bound port is taken
     by neither, and the hold (SO_REUSEADDR, never listening) does not stop a ZeroMQ bind,
@@ -60,6 +60,22 @@ def held_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as hold:
         hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         hold.bind(("127.0.0.1", 0))
+        yield int(hold.getsockname()[1])
+
+
+@contextlib.contextmanager
+def held_udp_port() -> Iterator[int]:
+    """A free UDP port for beacons sent to 127.0.0.1 (``--beacon-port``), held for the block:
+    the host beacons there and the commands the test starts later listen there, one after
+    another, each binding it as they do (127.0.0.1, SO_REUSEADDR and SO_REUSEPORT).
+
+    The hold is bound on 0.0.0.0 with SO_REUSEPORT alone: no other bind of port 0 is given
+    it (a port picked and let go could be, and another test's beacons or listener then shared
+    it), a listener of this user's on 127.0.0.1 still binds it, and a datagram sent to
+    127.0.0.1 goes to that listener, bound to the address itself, never to the hold (Linux)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as hold:
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        hold.bind(("0.0.0.0", 0))  # (never read, never sent from: a hold)
         yield int(hold.getsockname()[1])
 
 

@@ -233,6 +233,8 @@ def test_audit_damage_zero_bytes_name_the_file_never_a_member(deal: Deal) -> Non
                 assert named == {name}, (where, [str(v) for v in report.violations])
                 if what == "pad":  # (every record whole: a notice, the game whole)
                     assert not report.errors and report.finished, where
+                    (torn,) = [v for v in report.violations if v.kind is K.TRUNCATED]
+                    assert "ends in 4096 zero bytes" in torn.detail, (where, str(torn))
 
 
 #: What the audit says of a file's bytes (not of a member).

@@ -11,14 +11,15 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import held_port, json_lines_until, make_key, nertz
+from cli_helpers import held_port, held_udp_port, json_lines_until, make_key, nertz
 from test_cli_play import Tty, watched_to_the_leave
 
-from cli.args import DEALS, free_ports
+from cli.args import DEALS
 from cli.keyfile import load_identity
 from cli.replay_cmd import interact
 from p2p_nertz.audit import LogSource
@@ -117,6 +118,14 @@ def test_match_has_no_deal_to_choose() -> None:
     done = nertz("match", "--deal", "shuffle")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "--deal" in done.stderr
+
+
+@pytest.fixture
+def beacon_port() -> Iterator[int]:
+    """The UDP port the test's host beacons to and its commands listen on, held bound for the
+    test (``held_udp_port``): a port picked and let go could be another test's by then."""
+    with held_udp_port() as port:
+        yield port
 
 
 def _events(text: str) -> list[dict[str, Any]]:
@@ -241,12 +250,11 @@ def test_play_lobby_deal_shuffle_shows_it_and_its_bots_play_it(tmp_path: Path) -
 
 
 @pytest.mark.timeout(150)  # (five processes one after another: CI's load needed more than 60 s)
-def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path) -> None:
+def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path, beacon_port: int) -> None:
     """``nertz games`` lists a ``host --deal shuffle`` table with its deal (docs/lobby.md §2: the
     beacon's deal byte), beacons sent to 127.0.0.1 (the same path as a LAN's broadcast)."""
     ann = tmp_path / "ann"
     make_key(ann / "key")
-    (beacon_port,) = free_ports(1)
     host = subprocess.Popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "2", "--json", "--deal", "shuffle", "--discover", "127.0.0.1",
@@ -293,7 +301,7 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(90)
-def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path) -> None:
+def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path, beacon_port: int) -> None:
     """``nertz play``'s list of tables names a ``host --deal shuffle`` table's deal as
     ``nertz games`` does: from its beacon (``--discover``, beacons sent to 127.0.0.1), and for
     a ``--peer`` table once its ``table`` is seen (after joining it)."""
@@ -301,7 +309,6 @@ def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path) -> None:
     make_key(ann / "key")
     dee = tmp_path / "dee.key"
     make_key(dee)
-    (beacon_port,) = free_ports(1)
     logs = str(tmp_path / "logs")
     host = subprocess.Popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",

@@ -5,10 +5,10 @@ program could take one between the pick and the node's bind, and the game failed
 node binds a free port itself (``--bind tcp://127.0.0.1:0 --peers-on-stdin``), says it, and
 only then hears the others' endpoints (:func:`cli.bots.introduce_children`).
 
-The demo's case takes, in the test, the very ports a pick would have handed out (the pick
-wrapped to return ports the test holds bound and listening), and the game still starts and
-ends. The node's cases check what it says when the endpoints it reads are wrong, and the
-parent's what it says when a node stops before it bound: a clear line, no traceback.
+No function to pick one is left (session 29 removed ``cli.args.free_ports``; the tests hold
+the ports they name, tests/cli_helpers.py). The node's cases check what it says when the
+endpoints it reads are wrong, and the parent's what it says when a node stops before it
+bound: a clear line, no traceback.
 """
 
 from __future__ import annotations
@@ -25,46 +25,10 @@ import cli.args
 import cli.demo
 from cli.args import PortHold
 from cli.bots import NodeChild, introduce_children
-from cli.main import main
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(240)
-def test_a_demo_starts_and_ends_though_the_ports_a_pick_gives_are_taken(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    held: list[socket.socket] = []
-    picked: list[int] = []
-    pick = cli.args.free_ports
-
-    def taken_ports(count: int) -> list[int]:
-        """Free ports, as the pick gives them, then taken by this test before anyone binds."""
-        ports = pick(count)
-        for port in ports:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", port))  # (free a moment ago: no other test binds it now)
-            s.listen()
-            held.append(s)
-        picked.extend(ports)
-        return ports
-
-    monkeypatch.setattr(cli.args, "free_ports", taken_ports)
-    monkeypatch.setattr(cli.demo, "free_ports", taken_ports)
-    try:
-        status = main(["demo", "--players", "2", "--seed", "7", "--dir", str(tmp_path / "d")])
-    finally:
-        for s in held:
-            s.close()
-    out, err = capsys.readouterr()
-    assert status == 0, err
-    assert "all 2 nodes agree" in out
-    bound = [line.rsplit(":", 1)[-1] for line in out.splitlines() if " on tcp://127.0.0.1:" in line]
-    assert len(bound) == 2 and not {int(p) for p in bound} & set(picked)
-    assert "Traceback" not in err
 
 
 def _game(tmp_path: Path) -> tuple[Path, Path, GameSpec]:

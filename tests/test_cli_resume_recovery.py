@@ -25,6 +25,7 @@ from cli_helpers import held_ports, introduce, json_lines_until, stop_all
 
 from cli.args import EXIT_GONE, GoneError
 from cli.keyfile import write_key
+from cli.lobby_cmd import _recovery_reason
 from cli.main import main
 from cli.node_cmd import watch_recovery
 from p2p_nertz.logfile.format import LogHeader, RecordKind, encode_record
@@ -216,6 +217,21 @@ def _lone_log(tmp_path: Path, tail: bytes, ports: list[int]) -> tuple[Path, Path
     with path.open("ab") as f:
         f.write(tail)
     return path, tmp_path / "bob.key", path.read_bytes()
+
+
+def test_resume_says_whether_it_cut_a_frame_or_zero_bytes(tmp_path: Path, ports: list[int]) -> None:
+    # A crash that kept the file's new size, not its data, leaves zeros: said as padding, not
+    # as a frame cut short (LogSummary.torn_words: the audit's words too).
+    torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
+    for tail, words in ((bytes(4096), "ends in 4096 zero bytes"), (torn, "inside a frame")):
+        (place := tmp_path / str(len(tail))).mkdir()
+        path, _, _ = _lone_log(place, tail, ports)
+        with read_log(path) as reader:
+            summary = reader.summary()
+        args = SimpleNamespace(cut_damaged_tail=False)
+        said = _recovery_reason(path, summary, args, unfinished=False)  # type: ignore[arg-type]
+        assert said is not None and words in said[0], said
+        assert said[1] == {"reason": "torn", "at": summary.good_end, "cut": len(tail)}
 
 
 def test_resume_refuses_a_damaged_tail_in_one_line_unless_told_to_cut_it(

@@ -267,6 +267,10 @@ def test_torn_tail_is_reported_by_reader_without_problem() -> None:
             assert summary.tail is (TailState.CLEAN if cut in offsets else TailState.TORN)
             assert summary.good_end == max(o for o in offsets if o <= cut)
             assert len(out) == summary.records
+            # (a head cut after its first bytes is zeros too: a frame cut short, not padding)
+            assert not summary.zero_tail
+            if summary.tail is TailState.TORN:
+                assert summary.torn_words().startswith("the log ends inside a frame: ")
 
 
 @pytest.mark.parametrize("zeros", [1, 7, 8, 100, 70_000])
@@ -278,6 +282,12 @@ def test_zero_filled_tail_is_torn(tmp_path: Path, zeros: int, no_sync: None) -> 
         assert out == SMALL_RECORDS
         assert stream.summary().tail is TailState.TORN
         assert stream.summary().problems == ()
+        # Zeros where a whole frame head should be are padding, and said so; fewer are what a
+        # frame cut in its head leaves too (a length's first bytes are zero).
+        assert stream.summary().zero_tail is (zeros >= 8)
+        if zeros >= 8:
+            words = f"the log ends in {zeros} zero bytes after the last whole record (padding"
+            assert stream.summary().torn_words().startswith(words)
     path = tmp_path / "z.nlog"
     path.write_bytes(blob + bytes(zeros))
     writer, recovery = open_for_append(path)

@@ -228,3 +228,147 @@ def test_structure_check_sees_a_restated_constant() -> None:
     one = ast.parse("_PHASES = (Phase.PLAY, Phase.OPEN)\nOTHER = 1\nname = 2\n")
     two = ast.parse("_PHASES = (Phase.PLAY, Phase.OPEN)\nOTHER = 2\nname = 2\n")
     assert _restated({"a": one, "b": two}) == {"_PHASES": ["a", "b"]}
+
+
+def _ports_let_go(tree: ast.AST) -> list[str]:
+    """Ports picked and let go in ``tree``: a port read from a socket bound to port 0 inside
+    a ``with`` block, then used after the block closed the socket (or returned from it).
+
+    Such a port is anybody's until the program it is given binds it: another process's bind of
+    port 0, or an outgoing connection's local port, takes it meanwhile (tests/cli_helpers.py's
+    ``held_port`` and ``held_udp_port`` keep one bound for as long as it is needed; a program
+    binds port 0 itself and says what it got)."""
+    found: list[str] = []
+    # (One walk finds the sockets' blocks; the scopes are looked for only in the few files
+    # that have one, each block's innermost function or the module.)
+    blocks = [node for node in ast.walk(tree) if isinstance(node, ast.With) and _sockets(node)]
+    if not blocks:
+        return found
+    scope_of: dict[int, ast.AST] = {}
+    for scope in ast.walk(tree):
+        if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(scope):
+                scope_of[id(node)] = scope  # (an inner function's, walked later, wins)
+    for block in blocks:
+        scope = scope_of[id(block)]
+        names = _port_names(block, _sockets(block))
+        if not names or block.end_lineno is None:
+            continue
+        checks = {id(n) for a in ast.walk(scope) if isinstance(a, ast.Assert) for n in ast.walk(a)}
+        rebound = [
+            n.lineno
+            for n in ast.walk(scope)
+            if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store)
+        ]
+        late = [  # (given to something after it was let go; an assert's words only say it)
+            node.lineno
+            for node in ast.walk(scope)
+            if isinstance(node, ast.Name)
+            and node.id in names
+            and isinstance(node.ctx, ast.Load)
+            and node.lineno > block.end_lineno
+            and id(node) not in checks
+            and not any(block.end_lineno < line <= node.lineno for line in rebound)
+        ]
+        late += [
+            node.lineno
+            for node in ast.walk(block)
+            if isinstance(node, ast.Return)
+            and node.value is not None
+            and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & names
+        ]
+        found += [f"{line}: {', '.join(sorted(names))}" for line in late]
+    return sorted(set(found), key=lambda f: int(f.split(":")[0]))
+
+
+def _sockets(block: ast.With) -> set[str]:
+    """The names a ``with`` block gives the sockets it opens (``with socket.socket() as s``)."""
+    return {
+        item.optional_vars.id
+        for item in block.items
+        if isinstance(item.optional_vars, ast.Name)
+        and isinstance(item.context_expr, ast.Call)
+        and ast.unparse(item.context_expr.func).split(".")[-1] == "socket"
+    }
+
+
+def _port_names(block: ast.With, sockets: set[str]) -> set[str]:
+    """The names ``block`` assigns a port to, read from one of ``sockets`` bound to port 0."""
+    bound = {
+        ast.unparse(call.func.value)
+        for call in ast.walk(block)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "bind"
+        and ast.unparse(call.func.value) in sockets
+        and call.args
+        and isinstance(call.args[0], ast.Tuple)
+        and ast.unparse(call.args[0].elts[-1]) == "0"
+    }
+    return {
+        target.id
+        for node in ast.walk(block)
+        if isinstance(node, ast.Assign)
+        and any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "getsockname"
+            and ast.unparse(n.func.value) in bound
+            for n in ast.walk(node.value)
+        )
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _everything() -> list[Path]:
+    return (
+        _files() + sorted((ROOT / "tests").glob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    )
+
+
+def test_structure_no_port_is_picked_and_let_go() -> None:
+    let_go = {
+        str(path.relative_to(ROOT)): found
+        for path in _everything()
+        if "getsockname" in (text := path.read_text())  # (no port read: nothing to parse)
+        and (found := _ports_let_go(ast.parse(text)))
+    }
+    assert let_go == {}
+
+
+def test_structure_check_sees_a_port_picked_and_let_go() -> None:
+    picked = ast.parse(
+        "def endpoint():\n"
+        "    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:\n"
+        "        probe.bind(('127.0.0.1', 0))\n"
+        "        port = probe.getsockname()[1]\n"
+        "    return f'tcp://127.0.0.1:{port}'\n"
+        "def given():\n"
+        "    with socket.socket() as free:\n"
+        "        free.bind(('127.0.0.1', 0))\n"
+        "        port = free.getsockname()[1]\n"
+        "        return port\n"
+    )
+    assert _ports_let_go(picked) == ["5: port", "10: port"]
+    held = ast.parse(
+        "def held():\n"
+        "    with socket.socket() as hold:\n"
+        "        hold.bind(('127.0.0.1', 0))\n"
+        "        port = hold.getsockname()[1]\n"
+        "        yield port\n"
+        "    port = 5\n"
+        "def taken():\n"
+        "    with socket.socket() as taken:\n"
+        "        taken.bind(('127.0.0.1', 0))\n"
+        "        taken.listen()\n"
+        "        port = taken.getsockname()[1]\n"
+        "        run(port)\n"
+        "    assert f'{port} in use' in said\n"
+        "    with socket.socket() as again:\n"
+        "        again.bind(('127.0.0.1', 0))\n"
+        "        port = again.getsockname()[1]\n"
+        "    port = 7\n"
+        "    use(port)\n"
+    )
+    assert _ports_let_go(held) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import nertz, one_error_line
+from tests.cli_helpers import held_port, nertz, one_error_line
 from tests.web_helpers import ROOT
 
 
@@ -46,17 +46,17 @@ def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(
     from cli.web_cmd import _kept, _remember, page_of
 
     log = tmp_path / "you.log"
-    with socket.socket() as free:  # (a port nobody holds now)
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
-    _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
-    assert page_of(log) == tmp_path / "you.log.page"
-    assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
-    assert _kept(log, "127.0.0.1") == (port, "tok_en-1")
+    with held_port() as port:  # (held, never listening: free for the page, taken by no other)
+        _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
+        assert page_of(log) == tmp_path / "you.log.page"
+        assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
+        assert _kept(log, "127.0.0.1") == (port, "tok_en-1")
     # Its port taken now: served on another, and said so (its old pages will not find it).
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", port))
+        taken.bind(("127.0.0.1", 0))
         taken.listen()
+        port = taken.getsockname()[1]
+        _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
         assert _kept(log, "127.0.0.1") is None
     assert f"the page's port {port} is taken now" in capsys.readouterr().err
     # Nothing kept, or not readable: a new address, silently.

@@ -8,7 +8,6 @@ Every test binds ephemeral ports (never inproc://), synchronises on real message
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import trio
 import trio.testing
 import zmq
 import zmq.utils.monitor
+from cli_helpers import held_port
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.runtime.zmqtrio import (
@@ -54,12 +54,13 @@ def ctx() -> Iterator[zmq.Context[zmq.Socket[bytes]]]:
     context.term()
 
 
-def unused_tcp_endpoint() -> str:
-    """An endpoint on 127.0.0.1 whose port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"tcp://127.0.0.1:{port}"
+@pytest.fixture
+def unused_tcp_endpoint() -> Iterator[str]:
+    """An endpoint on 127.0.0.1 that nothing listens on, its port held bound for the test
+    (``held_port``): a DEALER connects there and is refused, and a ROUTER the test opens
+    later binds it; a port picked and let go could be another program's by then."""
+    with held_port() as port:
+        yield f"tcp://127.0.0.1:{port}"
 
 
 async def hello(dealer: AsyncSocket, router: AsyncSocket, identity: bytes) -> None:
@@ -226,9 +227,9 @@ async def test_many_dealers_one_router(ctx: zmq.Context[zmq.Socket[bytes]]) -> N
 
 
 async def test_dealer_before_router_queues_then_waits_then_delivers(
-    ctx: zmq.Context[zmq.Socket[bytes]],
+    ctx: zmq.Context[zmq.Socket[bytes]], unused_tcp_endpoint: str
 ) -> None:
-    endpoint = unused_tcp_endpoint()
+    endpoint = unused_tcp_endpoint
     async with open_dealer(ctx, endpoint, identity=b"early", hwm=4) as dealer:
         queued = 0
         while dealer.try_send_multipart([b"%d" % queued]):  # nobody listens: fills the pipe
@@ -291,12 +292,12 @@ async def test_router_send_to_slow_peer_waits_without_spinning(
 
 
 async def test_parked_sender_takes_over_fd_when_receiver_leaves(
-    ctx: zmq.Context[zmq.Socket[bytes]],
+    ctx: zmq.Context[zmq.Socket[bytes]], unused_tcp_endpoint: str
 ) -> None:
     # The receiver watches the FD while the sender, blocked at the HWM, is parked behind it.
     # Then the receiver goes away (cancelled): the sender must take the FD over, or the room
     # that appears once a ROUTER drains the queue would go unnoticed until the safety timeout.
-    endpoint = unused_tcp_endpoint()  # nothing listens yet, so nothing moves: a static state
+    endpoint = unused_tcp_endpoint  # nothing listens yet, so nothing moves: a static state
     async with open_dealer(ctx, endpoint, identity=b"duplex", hwm=2) as dealer:
         queued = 0
         while dealer.try_send_multipart([b"%d" % queued]):
@@ -353,8 +354,10 @@ async def test_second_receiver_raises_busy(ctx: zmq.Context[zmq.Socket[bytes]]) 
         assert not router.statistics().receiving
 
 
-async def test_second_sender_raises_busy(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
-    async with open_dealer(ctx, unused_tcp_endpoint(), hwm=1) as dealer:
+async def test_second_sender_raises_busy(
+    ctx: zmq.Context[zmq.Socket[bytes]], unused_tcp_endpoint: str
+) -> None:
+    async with open_dealer(ctx, unused_tcp_endpoint, hwm=1) as dealer:
         while dealer.try_send_multipart([b"fill"]):
             pass
         with trio.fail_after(WAIT):
@@ -405,10 +408,10 @@ async def test_aclose_wakes_waiting_receiver(ctx: zmq.Context[zmq.Socket[bytes]]
 
 
 async def test_aclose_wakes_sender_and_receiver_waiting_together(
-    ctx: zmq.Context[zmq.Socket[bytes]],
+    ctx: zmq.Context[zmq.Socket[bytes]], unused_tcp_endpoint: str
 ) -> None:
     # One task watches the FD, the other is parked: closing must wake both.
-    async with open_dealer(ctx, unused_tcp_endpoint(), hwm=1) as dealer:
+    async with open_dealer(ctx, unused_tcp_endpoint, hwm=1) as dealer:
         while dealer.try_send_multipart([b"fill"]):
             pass
         closed_errors: list[str] = []
@@ -580,12 +583,14 @@ async def test_bad_routing_id_refused(ctx: zmq.Context[zmq.Socket[bytes]], ident
         create_socket(ctx, zmq.DEALER, identity=identity)
 
 
-async def test_bad_socket_type_and_hwm_refused(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:
+async def test_bad_socket_type_and_hwm_refused(
+    ctx: zmq.Context[zmq.Socket[bytes]], unused_tcp_endpoint: str
+) -> None:
     with pytest.raises(ValueError, match="ROUTER"):
         create_socket(ctx, zmq.PUB)
     with pytest.raises(ValueError, match="hwm"):
         create_socket(ctx, zmq.ROUTER, hwm=0)
-    async with open_dealer(ctx, unused_tcp_endpoint()) as dealer:
+    async with open_dealer(ctx, unused_tcp_endpoint) as dealer:
         with pytest.raises(ValueError, match="frame"):
             await dealer.send_multipart([])
 

@@ -49,8 +49,9 @@ class FindingKind(enum.StrEnum):
     """Damaged bytes inside a log (a bad frame, a checksum that fails, an invalid record)."""
     TRUNCATED = "truncated"
     """A log ends inside a frame: its writer died mid-append and never restarted, or the file
-    was cut (notice: a crash's torn record was never sent, so it hides nothing; a cut that
-    lost events others hold is a ``gap``, an error)."""
+    was cut; or in zero bytes, where a crash kept the file's new size but not its data
+    (notice: a crash's torn record was never sent, so it hides nothing; a cut that lost
+    events others hold is a ``gap``, an error)."""
     MISFILED = "misfiled"
     """A record filed as the log owner's own event is by someone else, or the reverse."""
     REORDERED = "reordered"

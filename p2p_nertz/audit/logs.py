@@ -179,9 +179,7 @@ class Logs:
             self.found.add(
                 Finding(
                     FindingKind.TRUNCATED,
-                    f"the log ends inside a frame: {summary.size - summary.good_end} bytes "
-                    "after the last whole record (the file was cut, or its writer died and "
-                    "never restarted)",
+                    summary.torn_words(),
                     log=log.name,
                     offset=summary.good_end,
                 )

@@ -325,6 +325,8 @@ class LogSummary:
         good_end: The offset just after the last good frame (the header frame counts): where a
             writer may cut a torn tail and append.
         size: The number of bytes fed.
+        zero_tail: A torn tail that is zero bytes where a frame should start (padding: the
+            file's new size was kept, not its data), not a frame the writer did not finish.
     """
 
     header: LogHeader | None
@@ -333,6 +335,7 @@ class LogSummary:
     problems: tuple[LogProblem, ...]
     good_end: int
     size: int
+    zero_tail: bool = False
 
     @property
     def ok(self) -> bool:
@@ -348,6 +351,24 @@ class LogSummary:
     def tail_bytes(self) -> int:
         """The number of bytes after the last good frame (what a writer would cut)."""
         return self.size - self.good_end
+
+    def torn_words(self) -> str:
+        """What a torn tail is, in a person's words (the audit's ``truncated`` notice, ``nertz
+        resume``'s cut): a frame cut short, or zero bytes where a frame should start.
+
+        >>> LogSummary(header=None, tail=TailState.TORN, records=0, problems=(), good_end=90,
+        ...            size=4186, zero_tail=True).torn_words()[:60]
+        'the log ends in 4096 zero bytes after the last whole record '
+        """
+        if self.zero_tail:
+            return (
+                f"the log ends in {self.tail_bytes} zero bytes after the last whole record "
+                "(padding: a crash kept the file's new size, not its data)"
+            )
+        return (
+            f"the log ends inside a frame: {self.tail_bytes} bytes after the last whole record "
+            "(the file was cut, or its writer died mid-append)"
+        )
 
 
 def encode_frame(payload: bytes | bytearray | memoryview) -> bytes:
@@ -563,7 +584,7 @@ class LogDecoder:
             return self._summary
         self._raise_pending()
         size = self._base + len(self._buf)
-        torn = False
+        torn = zeros = False
         rest = len(self._buf)
         if self._state is _State.PREFIX:
             found = "is empty" if size == 0 else f"is only {size} bytes"
@@ -576,7 +597,9 @@ class LogDecoder:
             torn = rest > 0
         elif self._state is _State.DAMAGED:
             if self._damage_zero and not any(self._buf):
-                torn = True  # the file's size was persisted but not its data
+                # The file's size was persisted but not its data. (A frame cut in its first
+                # bytes is zeros too, but shorter than a head: it ends in FRAMES, above.)
+                torn = zeros = True
             else:
                 self._add(
                     ProblemKind.BAD_FRAME,
@@ -599,6 +622,7 @@ class LogDecoder:
             problems=tuple(self._problems),
             good_end=self._good_end,
             size=size,
+            zero_tail=zeros and tail is TailState.TORN,
         )
         return self._summary
 
