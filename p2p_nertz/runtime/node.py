@@ -148,6 +148,7 @@ __all__ = [
     "RECOVERING_NOTE",
     "ROUTER_HWM",
     "SEND_QUEUE",
+    "SLOW_SYNC",
     "SPEC_NOTE",
     "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
@@ -210,6 +211,12 @@ def node_config(*, suspect_after: float, drop_after: float) -> PeerConfig:
 
 MAX_BURST: Final = 256
 """Most messages taken from the ROUTER and held unfed (events are fed at once, beats in chunks)."""
+
+SLOW_SYNC: Final = 0.25
+"""A sync of the log that took longer than this share of the beat interval moves the next
+ones to a worker thread, the node kept heard meanwhile (:meth:`PeerNode._keep_heard`): on a
+normal disk (~1 ms a sync) they stay on trio's thread, the claim's fast path
+(docs/latency.md, session 29)."""
 
 BEAT_CHUNK: Final = 4
 """Beats fed to the peer at a time before the ROUTER is looked at again for events."""
@@ -433,7 +440,7 @@ class PeerNode:
             watchers=watchers,
             outlet=self._outlet,
         )
-        self._log = NodeLog(self.log_path)
+        self._log = NodeLog(self.log_path, slow_after=self._config.beat_interval * SLOW_SYNC)
         self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
@@ -724,7 +731,21 @@ class PeerNode:
             listener(effect)
 
     async def _write(self, records: list[LogRecord]) -> None:
-        await self._log.write(records)
+        await self._log.write(records, self._keep_heard)
+
+    async def _keep_heard(self, reserved: int) -> None:
+        """While a sync in a worker thread makes our latest records durable (a slow disk:
+        :class:`~p2p_nertz.runtime.nodelog.SyncPace`), the lock held: keep us heard, a want
+        each beat interval (:meth:`Peer.keep_heard`), for ``drop_after`` at most (a sync
+        longer than that leaves us silent for the rest, as every sync did before; session 29,
+        docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
+        config = self._config
+        for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
+            await trio.sleep(config.beat_interval)
+            wire = self.peer.keep_heard(self._clock(), reserved)
+            if wire is None:
+                return
+            self._mesh.send(wire, None)
 
     def _send(self, effect: Send) -> None:
         self._mesh.send(effect.data, effect.to)
