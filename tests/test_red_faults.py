@@ -328,3 +328,39 @@ def test_a_node_slow_to_sync_at_its_start_is_heard_before_the_drop(
     assert all(f["over"] and not f["dropped"] for f in finals), finals
     assert len({f["digest"] for f in finals}) == 1, finals
     assert_audit_valid(logs)
+
+
+#: A disk slow mid-game: the victim's syncs quick while it creates its log (with its join),
+#: then one of 0.3 s (it moves its syncs to a worker thread), then MID_SYNCS of MID_SYNC s, half
+#: again the drop timer (MID_DROP): syncing on trio's thread it was silent 7.5 s, and the
+#: others dropped it (at two, abandoned it; and it abandoned the other on waking, before it
+#: read what waited); kept heard through the first MID_DROP s of a sync, it is silent 2.5 s at
+#: most. (Syncs under the drop timer never got it dropped: at 3 s a sync it was heard between
+#: them, session 28.)
+MID_SYNC, MID_SYNCS, MID_DROP = 7.5, 1, 5
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_node_kept_waiting_by_its_disk_is_heard_through_the_sync(
+    tmp_path: Path, players: int
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
+    delays = f"RED_FSYNC=0,0,0.3,{MID_SYNC}"  # (the log's file, its directory, then the events)
+    slow = ["env", f"PYTHONPATH={site}", delays, f"RED_FSYNC_FIRST={3 + MID_SYNCS}"]
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-mid-sync", salt=b"red-faults-mid-sync-%d" % players,
+        args=lambda n: ["--suspect-after", "1", "--drop-after", str(MID_DROP)],
+        wrap=lambda n: slow if n == 1 else [],
+    )  # fmt: skip
+    done = [p.communicate(timeout=240) for p in procs]
+    assert [p.returncode for p in procs] == [0] * players, done
+    assert all("Traceback" not in err for _, err in done)
+    finals = [final_event(out) for out, _ in done]
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
+    assert len({f["digest"] for f in finals}) == 1, finals
+    assert_audit_valid(logs)
