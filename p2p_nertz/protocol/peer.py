@@ -522,14 +522,16 @@ class Peer:
         want timed past it, or past a reservation asked for, would wait for a sync too.
 
         The beats and acks the caller still holds, signed before it and sent after it, are
-        old by its time where they arrive (§7.2): a beat is due at once, to announce what
-        they did when they are gone."""
+        old by its time where they arrive (§7.2): an ack is due at once, to announce what
+        they did once the caller has sent them."""
         outbox = self._outbox
-        if self.recovering or outbox.clock + 1 > min(reserved, outbox.reserved):
-            return None  # (recovering: our wants go out anyway)
+        if self.recovering or self._author.elsewhere is not None:
+            return None  # (recovering: our wants go out anyway; elsewhere: we stop)
+        if outbox.clock + 1 > min(reserved, outbox.reserved):
+            return None
         first = len(self._feeds[self.seat]) + 1
         wire = self._delivery.want_wire(self.seat, first, first + self.config.max_want - 1)
-        outbox.last_sent = min(outbox.last_sent, now - self.config.beat_interval)
+        outbox.ack_due = now if outbox.ack_due is None else min(outbox.ack_due, now)
         return wire
 
     # -- restart ----------------------------------------------------------------------------
