@@ -741,10 +741,12 @@ class PeerNode:
         each beat interval (:meth:`Peer.keep_heard`), for ``drop_after`` at most (a sync
         longer than that leaves us silent for the rest, as every sync did before; session 29,
         docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
-        config = self._config
+        config, peer = self._config, self._peer
+        if peer is None:
+            return  # (a write before the peer is made: a recovery's first note)
         for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
             await trio.sleep(config.beat_interval)
-            wire = self.peer.keep_heard(self._clock(), reserved)
+            wire = peer.keep_heard(self._clock(), reserved)
             if wire is None:
                 return
             self._mesh.send(wire, None)
