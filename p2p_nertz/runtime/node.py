@@ -749,7 +749,7 @@ class PeerNode:
             wire = peer.keep_heard(self._clock(), reserved)
             if wire is None:
                 return
-            self._mesh.send(wire, None)
+            self._send(Send(wire))  # (through the hook, as every send of ours)
 
     def _send(self, effect: Send) -> None:
         self._mesh.send(effect.data, effect.to)
