@@ -32,9 +32,8 @@ effects that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_r
 events, clock reservations, proofs, the end of a recovery) are batched into one write that
 completes before any :class:`Send` that follows them is handed to a DEALER (a batch holding
 anything but received events is synced first: :meth:`NodeLog.write`; on a slow disk in a
-worker thread, the lock still held, the node kept heard meanwhile by :meth:`PeerNode._keep_heard`).
-A batch of received
-events alone is the exception: it is written after the sends that follow it, with the next
+worker thread, the lock still held, the node kept heard by :meth:`PeerNode._keep_heard`). A
+batch of received events alone is the exception: it is written after the sends that follow it, with the next
 batch or once the input's effects are applied (in the log's order all the same), so that the
 ack of a claim is not held back by its record (a write that costs a woken process tens of
 µs; docs/latency.md, session 21). It is not synced either way: a process killed between the

@@ -66,11 +66,11 @@ from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 __all__ = [
     "CLOCK_NOTE",
     "ENDPOINTS_NOTE",
+    "QUICK_SYNCS",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
-    "SPEC_NOTE",
-    "QUICK_SYNCS",
     "RESERVE_AHEAD",
+    "SPEC_NOTE",
     "NodeLog",
     "ResumePoint",
     "SyncPace",
@@ -371,7 +371,6 @@ class NodeLog:
         (:meth:`write`). The caller holds the node's lock: nothing else writes the log."""
         reserved = self.reserved
         records = [_ahead(r) for r in records]
-        done: outcome.Outcome[float] | None = None
         async with trio.open_nursery() as nursery:
             if meanwhile is not None:
                 nursery.start_soon(meanwhile, reserved)
