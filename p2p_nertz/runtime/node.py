@@ -26,21 +26,20 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
   peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
 
-The peer is not thread- or task-safe, so every call into it and the application of the effects
-it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
-effects that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`:
-events, clock reservations, proofs, the end of a recovery) are batched into one write that
-completes before any :class:`Send` that follows them is handed to a DEALER (a batch holding
-anything but received events is synced first: :meth:`NodeLog.write`; on a slow disk in a
-worker thread, the lock still held, the node kept heard by :meth:`PeerNode._keep_heard`). A
-batch of received events alone is the exception: it is written after the sends that follow it, with the next
-batch or once the input's effects are applied (in the log's order all the same), so that the
-ack of a claim is not held back by its record (a write that costs a woken process tens of
-µs; docs/latency.md, session 21). It is not synced either way: a process killed between the
-two loses the record as a machine crash loses an unsynced one, and gap repair fetches it
-again. Other effects (notices) go to an optional callback, in order. After a broadcast to two
-members or more the node yields the CPU, so that zmq's I/O thread sends it before the node goes
-on.
+The peer is not thread- or task-safe, so every call into it and the application of the effects it
+returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive effects
+that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`: events, clock
+reservations, proofs, the end of a recovery) are batched into one write that completes before any
+:class:`Send` that follows them is handed to a DEALER (a batch holding anything but received events
+is synced first: :meth:`NodeLog.write`; on a slow disk in a worker thread, the lock still held, the
+node kept heard by :meth:`PeerNode._keep_heard`). A batch of received events alone is the
+exception: it is written after the sends that follow it, with the next batch or once the input's
+effects are applied (in the log's order all the same), so that the ack of a claim is not held back
+by its record (a write that costs a woken process tens of µs; docs/latency.md, session 21). It is
+not synced either way: a process killed between the two loses the record as a machine crash loses
+an unsynced one, and gap repair fetches it again. Other effects (notices) go to an optional
+callback, in order. After a broadcast to two members or more the node yields the CPU, so that zmq's
+I/O thread sends it before the node goes on.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
