@@ -80,7 +80,8 @@ REKILL_START_BYTES = 1500
 VICTIM = 1
 
 #: The victim's ``sitecustomize``: a wall clock that jumps (``RED_CLOCK``), syncs that take
-#: ``RED_FSYNC`` s (all of them, or the first ``RED_FSYNC_FIRST``: tests/test_red_faults.py).
+#: ``RED_FSYNC`` s (all of them, or the first ``RED_FSYNC_FIRST``: tests/test_red_faults.py;
+#: ``RED_FSYNC=0,0.3,6``: the first sync quick, the second 0.3 s, every one after 6 s).
 SITECUSTOMIZE = """\
 import os, time
 _jump = os.environ.get("RED_CLOCK")
@@ -95,11 +96,12 @@ _delay = os.environ.get("RED_FSYNC")
 if _delay is not None:
     _sync, _datasync = os.fsync, getattr(os, "fdatasync", None)
     _slow_left = [int(os.environ.get("RED_FSYNC_FIRST", "-1"))]  # (-1: every sync)
+    _delays = [float(d) for d in _delay.split(",")]  # (the n-th sync's, the last one's after)
     def _slow(call):
         def slow(fd):
             if _slow_left[0] != 0:
                 _slow_left[0] -= 1
-                time.sleep(float(_delay))
+                time.sleep(_delays.pop(0) if len(_delays) > 1 else _delays[0])
             return call(fd)
         return slow
     os.fsync = _slow(_sync)

@@ -100,6 +100,8 @@ def test_abandon_answer_refuses_a_second_abandon_of_the_same_member() -> None:
     net, a, b = _last_two(1, 3)
     peer = net.peers[a]
     now = net.now + 2 * QUICK.drop_after
+    for n in range(1, 13):  # (listening meanwhile, as a node's timer does: no break, §9.3)
+        peer.tick(net.now + n * QUICK.drop_after / 6)
     folds = peer._chains.folds
     membership = peer._author.membership
     names = [m.name for m in net.spec.members]

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +43,13 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.nodelog import NodeLog, encode_clock_note, session_notes
+from p2p_nertz.runtime.nodelog import (
+    RESERVE_AHEAD,
+    NodeLog,
+    decode_clock_note,
+    encode_clock_note,
+    session_notes,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -833,3 +840,56 @@ def test_a_node_log_is_created_by_its_first_write_whole_with_two_syncs(
     again = NodeLog(path)
     assert again.open(spec, ann.peer_id).records == (*notes, join, clock)
     again.close()
+
+
+def test_a_node_log_on_a_slow_disk_syncs_in_a_thread_with_the_node_going_on_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync that blocked trio's thread for seconds stopped the node (no beat, nothing
+    received): once one was slow, the next go to a worker thread, ``meanwhile`` running beside
+    each until it is durable, with the clock reserved durably before it (session 29)."""
+    ann, bob = (Identity.generate(derive_seed(b"test-nodelog-slow", n)) for n in range(2))
+    spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"nodelog")
+    path = tmp_path / "ann.log"
+    log = NodeLog(path, slow_after=0.0)  # (every sync takes longer than no time)
+    log.open(spec, ann.peer_id)
+    trio.run(log.write, [encode_clock_note(1000), Record.sent_event(b"join")])
+    assert log.pace.threaded and log.reserved == 1000  # (the creation was on trio's thread)
+    # The sync waits for the task beside it: it is durable only after that task ran.
+    beside, synced = threading.Event(), []
+    main = threading.get_ident()
+
+    def sync(fd: int) -> None:
+        assert beside.wait(60), "the task beside the sync never ran"
+        synced.append(threading.get_ident())
+
+    monkeypatch.setattr(os, "fsync", sync)
+    monkeypatch.setattr(os, "fdatasync", sync, raising=False)
+    seen: list[int] = []
+
+    async def meanwhile(reserved: int) -> None:
+        seen.append(reserved)
+        beside.set()
+        await trio.sleep_forever()  # (cancelled once the sync is done)
+
+    ours = [encode_clock_note(2000), Record.sent_event(b"move")]
+    trio.run(log.write, ours, meanwhile)
+    assert seen == [1000] and synced and main not in synced
+    assert log.reserved == 2000 + RESERVE_AHEAD  # (reserved ahead, for the next write's task)
+    # A received event alone is not synced: no thread, nothing beside it.
+    trio.run(log.write, [Record.received_event(b"theirs")], meanwhile)
+    assert seen == [1000]
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    monkeypatch.setattr(os, "fdatasync", full, raising=False)
+    with pytest.raises(OSError, match="No space left"):  # (itself, not in a group)
+        trio.run(log.write, [Record.sent_event(b"next")], meanwhile)
+    log.close()
+    with read_log(path) as reader:
+        records = list(reader)
+    clocks = [c for c in map(decode_clock_note, records) if c is not None]
+    assert clocks == [1000, 2000 + RESERVE_AHEAD]
+    assert [r.data for r in records if r.kind is RecordKind.SENT_EVENT] == [b"join", b"move"]

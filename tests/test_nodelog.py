@@ -3,6 +3,8 @@ restart resumes from. Pure values; no sockets, no files."""
 
 from __future__ import annotations
 
+import math
+
 from p2p_nertz.logfile import LogHeader, TailState
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.logfile.store import Recovery
@@ -10,8 +12,10 @@ from p2p_nertz.protocol.peer import Note, Record, Recovered, Reserve, Send
 from p2p_nertz.runtime.nodelog import (
     CLOCK_NOTE,
     ENDPOINTS_NOTE,
+    QUICK_SYNCS,
     RECOVERED_NOTE,
     RECOVERING_NOTE,
+    SyncPace,
     durable_record,
     encode_clock_note,
     read_session,
@@ -64,3 +68,17 @@ def test_a_log_with_events_resumes_from_them_and_its_highest_clock() -> None:
 def test_read_session_finds_no_session_in_a_log_without_a_spec_note() -> None:
     records = [LogRecord.note(ENDPOINTS_NOTE, b"\x80"), LogRecord.note(CLOCK_NOTE, bytes(8))]
     assert read_session(records) is None
+
+
+def test_syncs_move_to_a_thread_after_a_slow_one_and_back_after_a_run_of_quick_ones() -> None:
+    pace = SyncPace(0.1)
+    assert [pace.took(0.001) for _ in range(3)] == [False] * 3 and not pace.threaded
+    assert pace.took(0.1) is False and not pace.threaded  # (not over it)
+    assert pace.took(0.2) is True and pace.threaded
+    assert pace.took(3.0) is False and pace.threaded  # (slow again: no move)
+    quick = [pace.took(0.001) for _ in range(QUICK_SYNCS - 1)]
+    assert quick == [False] * (QUICK_SYNCS - 1) and pace.threaded
+    assert pace.took(0.05) is False and pace.threaded  # under slow_after, not quick: a new run
+    assert [pace.took(0.001) for _ in range(QUICK_SYNCS - 1)] == [False] * (QUICK_SYNCS - 1)
+    assert pace.took(0.001) is True and not pace.threaded  # the run complete: back
+    assert SyncPace(math.inf).took(3600.0) is False  # (the default: never)

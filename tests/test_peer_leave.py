@@ -143,7 +143,10 @@ def test_abandon_needs_one_silent_member_left() -> None:
     with pytest.raises(LocalProtocolError, match="silence"):
         peers[0].abandon(2.0)  # the other is right there
     assert peers[0].final.phase is not Phase.OVER
-    # Seat 1 goes away for good; 40 s later (past drop_after) seat 0 ends the game.
+    # Seat 1 goes away for good; 40 s later (past drop_after) seat 0 ends the game, having
+    # listened meanwhile, as a node's timer does (an abandon waits until it has, §9.3).
+    for second in range(3, 42):
+        peers[0].tick(float(second))
     effects = peers[0].abandon(41.0)
     (vote,) = [
         decode_message(e.data)

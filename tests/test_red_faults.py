@@ -296,6 +296,30 @@ def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> N
     assert_audit_valid([logs[0], logs[2]])
 
 
+def _slow_disk_game(
+    tmp_path: Path, players: int, name: bytes, syncs: list[str], timers: list[str]
+) -> None:
+    """A one-round game whose victim (Bob) has a slow disk (``syncs``: the ``RED_FSYNC*``
+    settings of ``scripts/scan_node_faults.py``'s ``sitecustomize``), on ``timers``: every
+    node must end alike, nobody dropped, the audit of every log VALID."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
+    _, procs, logs = node_game(
+        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
+        keys=b"test-red-faults-" + name, salt=b"red-faults-%s-%d" % (name, players),
+        args=lambda n: timers,
+        wrap=lambda n: ["env", f"PYTHONPATH={site}", *syncs] if n == 1 else [],
+    )  # fmt: skip
+    done = [p.communicate(timeout=360) for p in procs]
+    assert [p.returncode for p in procs] == [0] * players, done
+    assert all("Traceback" not in err for _, err in done)
+    finals = [final_event(out) for out, _ in done]
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
+    assert len({f["digest"] for f in finals}) == 1, finals
+    assert_audit_valid(logs)
+
+
 #: A slow start: the victim's first SLOW_SYNCS syncs take SLOW_SYNC s each, a third of the drop
 #: timer (DROP_AFTER), so that four in a row (32 s unheard) outlast it by a third and two (16 s)
 #: stay under it by a third, whatever the machine's load adds to the start of one node.
@@ -311,20 +335,28 @@ def test_a_node_slow_to_sync_at_its_start_is_heard_before_the_drop(
     """Four syncs before the first message (header, directory, session notes, join) kept the
     node unheard for 32 s: the others dropped it (at two, abandoned it) before it said a word.
     Two (the log created whole with its notes and the join) keep it to 16 s."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
-    slow = ["env", f"PYTHONPATH={site}", f"RED_FSYNC={SLOW_SYNC}", f"RED_FSYNC_FIRST={SLOW_SYNCS}"]
-    _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
-        keys=b"test-red-faults-slow-sync", salt=b"red-faults-slow-sync-%d" % players,
-        args=lambda n: ["--suspect-after", "4", "--drop-after", str(DROP_AFTER)],
-        wrap=lambda n: slow if n == 1 else [],
-    )  # fmt: skip
-    done = [p.communicate(timeout=360) for p in procs]
-    assert [p.returncode for p in procs] == [0] * players, done
-    assert all("Traceback" not in err for _, err in done)
-    finals = [final_event(out) for out, _ in done]
-    assert all(f["over"] and not f["dropped"] for f in finals), finals
-    assert len({f["digest"] for f in finals}) == 1, finals
-    assert_audit_valid(logs)
+    syncs = [f"RED_FSYNC={SLOW_SYNC}", f"RED_FSYNC_FIRST={SLOW_SYNCS}"]
+    timers = ["--suspect-after", "4", "--drop-after", str(DROP_AFTER)]
+    _slow_disk_game(tmp_path, players, b"slow-sync", syncs, timers)
+
+
+#: A disk slow mid-game: the victim's syncs quick while it creates its log (with its join),
+#: then one of 0.3 s (it moves its syncs to a worker thread), then MID_SYNCS of MID_SYNC s, half
+#: again the drop timer (MID_DROP): syncing on trio's thread it was silent 7.5 s, and the
+#: others dropped it (at two, abandoned it; and it abandoned the other on waking, before it
+#: read what waited); kept heard through the first MID_DROP s of a sync, it is silent 2.5 s at
+#: most. (Syncs under the drop timer never got it dropped: at 3 s a sync it was heard between
+#: them, session 28.)
+MID_SYNC, MID_SYNCS, MID_DROP = 7.5, 1, 5
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_node_kept_waiting_by_its_disk_is_heard_through_the_sync(
+    tmp_path: Path, players: int
+) -> None:
+    # (The log's file, its directory, then its events.)
+    syncs = [f"RED_FSYNC=0,0,0.3,{MID_SYNC}", f"RED_FSYNC_FIRST={3 + MID_SYNCS}"]
+    timers = ["--suspect-after", "1", "--drop-after", str(MID_DROP)]
+    _slow_disk_game(tmp_path, players, b"mid-sync", syncs, timers)

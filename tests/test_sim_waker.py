@@ -13,9 +13,10 @@ quick timers (suspect after 1 s, vote after 3 s): for 2 s (shorter than the vote
 from __future__ import annotations
 
 import pytest
-from peer_helpers import signed_votes
+from peer_helpers import PeerNetwork, signed_votes
 
 from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.network import Crash, Freeze
@@ -80,3 +81,23 @@ def test_a_member_dead_for_good_is_voted_out_by_the_waker_once_it_has_listened(
     for peer in result.peers:
         if peer is not None:
             assert set(peer.final.dropped) == {dead}
+
+
+def test_a_member_woken_past_the_drop_timer_abandons_nobody_before_it_has_listened() -> None:
+    """At two, the one left abandons a member gone for ``drop_after`` (§9.3). A node whose own
+    disk held it for longer (a sync of seconds, session 29) abandoned its live partner on
+    waking: its timer ticked before its receive task read what the partner had sent meanwhile.
+    The abandon waits as a silence vote does (``silence_vote_at``), and still comes once the
+    waker has listened and the partner is still unheard."""
+    net = PeerNetwork(2, 1, rules=Rules(target=None, rounds=1), config=QUICK_TIMERS)
+    net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers))
+    waker, other = net.peers[0], 1
+    assert waker.why_not_abandon(net.now) is not None  # (heard just now)
+    wake = net.now + 3 * QUICK_TIMERS.drop_after  # (nothing read meanwhile)
+    waker.tick(wake)
+    why = waker.why_not_abandon(wake)
+    assert why is not None and f"(seat {other})" in why, why
+    listened = wake + QUICK_TIMERS.suspect_after
+    waker.tick(wake + QUICK_TIMERS.suspect_after / 2)  # (listening: an input within the gap)
+    waker.tick(listened)
+    assert waker.why_not_abandon(listened) is None  # still unheard: gone, abandoned

@@ -60,10 +60,16 @@ class Listening:
         self.last = max(self.last, now)
 
 
-def silence_vote_at(heard: float, drop_after: float, listening: Listening) -> float:
+def silence_vote_at(
+    heard: float, drop_after: float, listening: Listening, now: float | None = None
+) -> float:
     """When a member last heard at ``heard`` is voted out for silence: ``drop_after`` later,
     and not before we have listened for the gap (``suspect_after``) since the last break
-    (module docstring). The peer's scan and its next deadline read this one sum.
+    (module docstring). The peer's scan and its next deadline read this one sum, and so does
+    an abandon (:meth:`~p2p_nertz.protocol.membership.Membership.gone_for`), asked at ``now``
+    (a question may come before the first input after a break, :meth:`Listening.since_at`):
+    a node whose own disk held it for longer than ``drop_after`` (a sync of seconds) abandoned
+    the other on waking, before it read what the other had sent meanwhile (session 29).
 
     >>> ears = Listening(0.0, gap=5.0)
     >>> silence_vote_at(2.0, 30.0, ears)  # no break: the timer alone
@@ -71,5 +77,8 @@ def silence_vote_at(heard: float, drop_after: float, listening: Listening) -> fl
     >>> ears.saw(100.0)  # woken from a sleep of 100 s: nothing read yet
     >>> silence_vote_at(2.0, 30.0, ears)  # the backlog first
     105.0
+    >>> silence_vote_at(2.0, 30.0, ears, now=200.0)  # asked on waking again, before an input
+    205.0
     """
-    return max(heard + drop_after, listening.since + listening.gap)
+    since = listening.since if now is None else listening.since_at(now)
+    return max(heard + drop_after, since + listening.gap)

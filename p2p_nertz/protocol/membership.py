@@ -345,7 +345,9 @@ class Membership:
         finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
         longer before it is."""
         timers = self.timers
-        gone = now - self._heard[seat] - timers.drop_after
+        # (Silent past drop_after while we listened: not while our own process, or its disk,
+        # held us, until we have read what waited, listening.silence_vote_at.)
+        gone = now - silence_vote_at(self._heard[seat], timers.drop_after, self.listening, now)
         withheld = self.share_votes.get(seat)
         if withheld is not None:
             # Voted out for a share it owes (two members: nobody can be dropped, so the one

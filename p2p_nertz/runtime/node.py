@@ -26,20 +26,20 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
   unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
   peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
 
-The peer is not thread- or task-safe, so every call into it and the application of the effects
-it returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive
-effects that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`:
-events, clock reservations, proofs, the end of a recovery) are batched into one write that
-completes before any :class:`Send` that follows them is handed to a DEALER (a batch holding
-anything but received events is synced first: :meth:`NodeLog.write`). A batch of received
-events alone is the exception: it is written after the sends that follow it, with the next
-batch or once the input's effects are applied (in the log's order all the same), so that the
-ack of a claim is not held back by its record (a write that costs a woken process tens of
-µs; docs/latency.md, session 21). It is not synced either way: a process killed between the
-two loses the record as a machine crash loses an unsynced one, and gap repair fetches it
-again. Other effects (notices) go to an optional callback, in order. After a broadcast to two
-members or more the node yields the CPU, so that zmq's I/O thread sends it before the node goes
-on.
+The peer is not thread- or task-safe, so every call into it and the application of the effects it
+returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive effects
+that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`: events, clock
+reservations, proofs, the end of a recovery) are batched into one write that completes before any
+:class:`Send` that follows them is handed to a DEALER (a batch holding anything but received events
+is synced first: :meth:`NodeLog.write`; on a slow disk in a worker thread, the lock still held, the
+node kept heard by :meth:`PeerNode._keep_heard`). A batch of received events alone is the
+exception: it is written after the sends that follow it, with the next batch or once the input's
+effects are applied (in the log's order all the same), so that the ack of a claim is not held back
+by its record (a write that costs a woken process tens of µs; docs/latency.md, session 21). It is
+not synced either way: a process killed between the two loses the record as a machine crash loses
+an unsynced one, and gap repair fetches it again. Other effects (notices) go to an optional
+callback, in order. After a broadcast to two members or more the node yields the CPU, so that zmq's
+I/O thread sends it before the node goes on.
 
 Time is whatever ``clock`` returns (by default :func:`trio.current_time`, monotonic seconds); the
 peer never reads a clock itself. The timer sleeps ``deadline - clock()``, so any clock counting
@@ -148,6 +148,7 @@ __all__ = [
     "RECOVERING_NOTE",
     "ROUTER_HWM",
     "SEND_QUEUE",
+    "SLOW_SYNC",
     "SPEC_NOTE",
     "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
@@ -210,6 +211,12 @@ def node_config(*, suspect_after: float, drop_after: float) -> PeerConfig:
 
 MAX_BURST: Final = 256
 """Most messages taken from the ROUTER and held unfed (events are fed at once, beats in chunks)."""
+
+SLOW_SYNC: Final = 0.25
+"""A sync of the log that took longer than this share of the beat interval moves the next
+ones to a worker thread, the node kept heard meanwhile (:meth:`PeerNode._keep_heard`): on a
+normal disk (~1 ms a sync) they stay on trio's thread, the claim's fast path
+(docs/latency.md, session 29)."""
 
 BEAT_CHUNK: Final = 4
 """Beats fed to the peer at a time before the ROUTER is looked at again for events."""
@@ -433,7 +440,7 @@ class PeerNode:
             watchers=watchers,
             outlet=self._outlet,
         )
-        self._log = NodeLog(self.log_path)
+        self._log = NodeLog(self.log_path, slow_after=self._config.beat_interval * SLOW_SYNC)
         self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
@@ -724,7 +731,23 @@ class PeerNode:
             listener(effect)
 
     async def _write(self, records: list[LogRecord]) -> None:
-        await self._log.write(records)
+        await self._log.write(records, self._keep_heard)
+
+    async def _keep_heard(self, reserved: int) -> None:
+        """While a sync in a worker thread makes our latest records durable (a slow disk:
+        :class:`~p2p_nertz.runtime.nodelog.SyncPace`), the lock held: keep us heard, a want
+        each beat interval (:meth:`Peer.keep_heard`), for ``drop_after`` at most (a sync
+        longer than that leaves us silent for the rest, as every sync did before; session 29,
+        docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
+        config, peer = self._config, self._peer
+        if peer is None:
+            return  # (a write before the peer is made: a recovery's first note)
+        for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
+            await trio.sleep(config.beat_interval)
+            wire = peer.keep_heard(self._clock(), reserved)
+            if wire is None:
+                return
+            self._send(Send(wire))  # (through the hook, as every send of ours)
 
     def _send(self, effect: Send) -> None:
         self._mesh.send(effect.data, effect.to)

@@ -26,20 +26,34 @@ its directory, before the join is sent. Each sync was one more wait before the n
 message: on a disk whose every sync took 3 s the others dropped the node, unheard, after four
 (session 28, docs/log-format.md §6). The notes need not be durable before the join: a log
 without the join (the crash came first) restarts nothing, and the notes travel with it.
+
+Syncs on a slow disk (session 29). A synced write blocks trio's thread, and with it the node:
+no beat, no ack, nothing received, for as long as the sync takes (~1 ms here; seconds on a USB
+stick, an NFS home, a laptop disk saving power). A write that took longer than ``slow_after``
+(:class:`SyncPace`) moves the next ones to a worker thread; ``meanwhile`` then runs beside
+the sync (the node keeps itself heard, :meth:`~p2p_nertz.protocol.peer.Peer.keep_heard`),
+and the write still returns only once the records are durable. A run of quick syncs moves
+them back: on a normal disk nothing changes (no hand-off, docs/latency.md). In that mode a
+batch's clock note reserves :data:`RESERVE_AHEAD` more than the peer asked, so that the
+reservation durable before a write still covers the clock of what ``meanwhile`` signs.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from time import time as wall_time
 from typing import Final
 
 import msgpack  # type: ignore[import-untyped]
+import outcome
+import trio
 
 from p2p_nertz.logfile.format import LogHeader, RecordKind, TailState, encode_header
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -52,16 +66,20 @@ from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 __all__ = [
     "CLOCK_NOTE",
     "ENDPOINTS_NOTE",
+    "QUICK_SYNCS",
     "RECOVERED_NOTE",
     "RECOVERING_NOTE",
+    "RESERVE_AHEAD",
     "SPEC_NOTE",
     "NodeLog",
     "ResumePoint",
+    "SyncPace",
     "decode_clock_note",
     "durable_record",
     "encode_clock_note",
     "read_session",
     "recovery_unfinished",
+    "reserved_by",
     "resume_point",
     "session_notes",
 ]
@@ -74,6 +92,18 @@ CLOCK_NOTE: Final = "clock"
 ENDPOINTS_NOTE: Final = "endpoints"
 """The name of the log note holding the members' endpoints this node used (msgpack map of peer
 id to endpoint string, ours included): with the spec note, enough to resume from the log."""
+
+
+QUICK_SYNCS: Final = 16
+"""Syncs in a row, each under a quarter of ``slow_after``, that move a log's syncs back to
+trio's thread (:class:`SyncPace`): a disk that was slow once (a spun-down disk waking) is
+not paid for with a thread hand-off on every event after."""
+
+RESERVE_AHEAD: Final = 1000
+"""Lamport ticks a clock note reserves beyond the peer's ask while syncs go to a worker thread
+(:class:`NodeLog`): the peer asks for a reservation when its clock passes the last one, so
+without them the clock of what the node signs during that write (``meanwhile``) would be
+past every durable reservation for that write's length (docs/log-format.md §6)."""
 
 
 def encode_clock_note(clock: int) -> LogRecord:
@@ -90,6 +120,11 @@ def decode_clock_note(record: LogRecord) -> int | None:
     if record.kind is not RecordKind.NOTE or record.name != CLOCK_NOTE or len(record.data) != 8:
         return None
     return int.from_bytes(record.data, "big")
+
+
+def reserved_by(records: Iterable[LogRecord]) -> int:
+    """The highest clock the clock notes among ``records`` reserve (0: none)."""
+    return max((c for c in map(decode_clock_note, records) if c is not None), default=0)
 
 
 def session_notes(spec: GameSpec, endpoints: Mapping[PeerId, str]) -> list[LogRecord]:
@@ -156,8 +191,7 @@ def resume_point(recovery: Recovery, *, recover: bool = False) -> ResumePoint | 
     recover = recover or recovery.cut or recovery_unfinished(records)
     if not wires and not recover:
         return None
-    reserved = max((c for c in map(decode_clock_note, records) if c is not None), default=0)
-    return ResumePoint(wires, reserved, recover)
+    return ResumePoint(wires, reserved_by(records), recover)
 
 
 def durable_record(effect: Effect) -> LogRecord | None:
@@ -177,16 +211,60 @@ def durable_record(effect: Effect) -> LogRecord | None:
     return None
 
 
+def _ahead(record: LogRecord) -> LogRecord:
+    """``record``, or the clock note that reserves :data:`RESERVE_AHEAD` more if it is one."""
+    clock = decode_clock_note(record)
+    return record if clock is None else encode_clock_note(clock + RESERVE_AHEAD)
+
+
+class SyncPace:
+    """Whether a log's syncs go to a worker thread: from the first that took longer than
+    ``slow_after`` seconds, until :data:`QUICK_SYNCS` in a row took under a quarter of it.
+
+    >>> pace = SyncPace(0.1)
+    >>> pace.took(0.001), pace.threaded
+    (False, False)
+    >>> pace.took(2.5), pace.threaded
+    (True, True)
+    """
+
+    def __init__(self, slow_after: float) -> None:
+        self.slow_after = slow_after
+        self.threaded = False
+        """Whether the next sync goes to a worker thread."""
+        self._quick = 0  # quick syncs in a row, while threaded
+
+    def took(self, seconds: float) -> bool:
+        """A sync took ``seconds``; whether that moved the next ones (either way)."""
+        if seconds > self.slow_after:
+            self._quick = 0
+            moved, self.threaded = not self.threaded, True
+            return moved
+        if not self.threaded:
+            return False
+        self._quick = self._quick + 1 if seconds < self.slow_after / 4 else 0
+        if self._quick < QUICK_SYNCS:
+            return False
+        self.threaded, self._quick = False, 0
+        return True
+
+
 class NodeLog:
     """The log file of one node: opened once, written in batches, closed.
 
     Args:
         path: the log file; created by the first write if missing, continued (restart) if it
             holds events.
+        slow_after: a sync that took longer (seconds) moves the next ones to a worker thread
+            (:class:`SyncPace`; by default never).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, slow_after: float = math.inf) -> None:
         self.path = Path(path)
+        self.pace = SyncPace(slow_after)
+        """Where the syncs go, and when they move."""
+        self.reserved = 0
+        """The highest clock a durable note of the log reserves."""
         self.writer: LogWriter | None = None
         """The open log (once :meth:`open` has opened it)."""
         self.recovery: Recovery | None = None
@@ -213,6 +291,7 @@ class NodeLog:
                 cut_damaged_tail=cut_damaged_tail,
                 cut_note=RECOVERING_NOTE,  # (durable before the cut: a crash keeps it)
             )
+            self.reserved = reserved_by(self.recovery.records)
         except FileNotFoundError:
             self._header = header
             end = len(encode_header(header))
@@ -226,16 +305,30 @@ class NodeLog:
         with them (the session notes of a new log: created with the peer's join)."""
         self._held.extend(records)
 
-    async def write(self, records: list[LogRecord]) -> None:
+    async def write(
+        self,
+        records: list[LogRecord],
+        meanwhile: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
         """Append ``records``: synced before this returns, unless they are all received
-        events (see the module docstring). It never waits for the scheduler: no cancellation
-        is seen, and no other task runs, between a write and what the caller does next."""
+        events (see the module docstring). On trio's thread (the normal case) it never waits
+        for the scheduler: no cancellation is seen, and no other task runs, between a write
+        and what the caller does next. While syncs go to a worker thread (:attr:`pace`), it
+        waits for the sync, with ``meanwhile(reserved)`` running beside it (``reserved``: the
+        clock reserved durably before this write), cancelled once the sync is done.
+
+        Raises:
+            OSError: the log cannot be written (the disk is full, the log was replaced).
+        """
         if self._held:
             records, self._held = [*self._held, *records], []
         if self._header is not None:
             # A new log: created now, whole (header, held notes, these records), with one
             # sync of the file and one of its directory, the fewest that make it durable.
+            start = perf_counter()
             self.writer, self._header = create_log(self.path, self._header, records), None
+            self._took(perf_counter() - start)
+            self._reserved_by(records)
             return
         writer = self.writer
         assert writer is not None
@@ -247,6 +340,9 @@ class NodeLog:
             # gap repair fetches them again (docs/protocol.md, restart from the log).
             writer.append_many(records, sync=False)
             return
+        if self.pace.threaded:
+            await self._write_beside(writer, records, meanwhile)
+            return
         # Our own events and clock notes: durable before anything after them is sent. Synced
         # on the trio thread, blocking it for the sync (~0.9 ms here): the caller holds the
         # node's lock, so every other task that has work to do waits for it anyway, and a
@@ -255,9 +351,60 @@ class NodeLog:
         # point after it either: the caller's next step is to send what it just made durable,
         # and a trip through the scheduler first is a task step and a look at the sockets
         # (~0.1 ms of CPU on a woken process) for every event we sign.
+        # Timed (two clock reads, ~0.1 µs) to tell a slow disk; the rest only once it is.
+        start = perf_counter()
         if not writer.named():
             self._name_again(writer)  # (a stat and an fstat: some µs, beside a ~1 ms sync)
         writer.append_many(records)
+        took = perf_counter() - start
+        if took > self.pace.slow_after:
+            self._took(took)
+        self._reserved_by(records)
+
+    async def _write_beside(
+        self,
+        writer: LogWriter,
+        records: list[LogRecord],
+        meanwhile: Callable[[int], Awaitable[None]] | None,
+    ) -> None:
+        """Append and sync ``records`` in a worker thread, ``meanwhile`` running beside it
+        (:meth:`write`). The caller holds the node's lock: nothing else writes the log."""
+        reserved = self.reserved
+        records = [_ahead(r) for r in records]
+        async with trio.open_nursery() as nursery:
+            if meanwhile is not None:
+                nursery.start_soon(meanwhile, reserved)
+            # (Captured: an OSError of the disk leaves this nursery as itself, not in a group.)
+            done = await trio.to_thread.run_sync(outcome.capture, self._append, writer, records)
+            nursery.cancel_scope.cancel()
+        self._took(done.unwrap())
+        self._reserved_by(records)
+
+    def _reserved_by(self, records: list[LogRecord]) -> None:
+        """``records`` are durable: :attr:`reserved` passes the clock notes among them."""
+        for record in records:
+            if record.kind is RecordKind.NOTE:  # (a loop of a few compares: events are not)
+                clock = decode_clock_note(record)
+                if clock is not None and clock > self.reserved:
+                    self.reserved = clock
+
+    def _append(self, writer: LogWriter, records: list[LogRecord]) -> float:
+        """Append and sync ``records`` in a worker thread; the seconds it took."""
+        start = perf_counter()
+        if not writer.named():
+            self._name_again(writer)  # (a stat and an fstat: some µs, beside a ~1 ms sync)
+        writer.append_many(records)
+        return perf_counter() - start
+
+    def _took(self, seconds: float) -> None:
+        """A synced write took ``seconds``: where the next ones go (:class:`SyncPace`)."""
+        if self.pace.took(seconds):
+            if self.pace.threaded:
+                log.info(
+                    "a sync of %s took %.1f s: syncs go to a worker thread", self.path, seconds
+                )
+            else:
+                log.info("%s syncs quickly again: syncs on the node's thread", self.path)
 
     def _name_again(self, writer: LogWriter) -> None:
         """The log's file was removed, or replaced, while the node ran: what we sign next
