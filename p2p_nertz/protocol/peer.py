@@ -514,25 +514,8 @@ class Peer:
         return self._flush(now)
 
     def keep_heard(self, now: float, reserved: int) -> bytes | None:
-        """A message that keeps us heard while what we signed last cannot be sent yet (its
-        record is not durable: a slow disk's sync, docs/log-format.md §6), or ``None`` if
-        none may go now. It is a want for our own events past our head, signed, as a doubt's
-        and a recovery's are: it names no head, so it announces nothing of our feed, and a
-        want is heard (§9.1). ``reserved`` is the clock the log holds durably reserved: a
-        want timed past it, or past a reservation asked for, would wait for a sync too.
-
-        The beats and acks the caller still holds, signed before it and sent after it, are
-        old by its time where they arrive (§7.2): an ack is due at once, to announce what
-        they did once the caller has sent them."""
-        outbox = self._outbox
-        if self.recovering or self._author.elsewhere is not None:
-            return None  # (recovering: our wants go out anyway; elsewhere: we stop)
-        if outbox.clock + 1 > min(reserved, outbox.reserved):
-            return None
-        first = len(self._feeds[self.seat]) + 1
-        wire = self._delivery.want_wire(self.seat, first, first + self.config.max_want - 1)
-        outbox.ack_due = now if outbox.ack_due is None else min(outbox.ack_due, now)
-        return wire
+        """A want that keeps us heard through a slow disk's sync (:meth:`Author.keep_heard`)."""
+        return self._author.keep_heard(now, reserved)
 
     # -- restart ----------------------------------------------------------------------------
     @classmethod

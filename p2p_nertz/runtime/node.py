@@ -32,7 +32,7 @@ that are written to the log (:func:`~p2p_nertz.runtime.nodelog.durable_record`: 
 reservations, proofs, the end of a recovery) are batched into one write that completes before any
 :class:`Send` that follows them is handed to a DEALER (a batch holding anything but received events
 is synced first: :meth:`NodeLog.write`; on a slow disk in a worker thread, the lock still held, the
-node kept heard by :meth:`PeerNode._keep_heard`). A batch of received events alone is the
+node kept heard by :func:`keep_heard`). A batch of received events alone is the
 exception: it is written after the sends that follow it, with the next batch or once the input's
 effects are applied (in the log's order all the same), so that the ack of a claim is not held back
 by its record (a write that costs a woken process tens of µs; docs/latency.md, session 21). It is
@@ -65,6 +65,7 @@ import logging
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -214,7 +215,7 @@ MAX_BURST: Final = 256
 
 SLOW_SYNC: Final = 0.25
 """A sync of the log that took longer than this share of the beat interval moves the next
-ones to a worker thread, the node kept heard meanwhile (:meth:`PeerNode._keep_heard`): on a
+ones to a worker thread, the node kept heard meanwhile (:func:`keep_heard`): on a
 normal disk (~1 ms a sync) they stay on trio's thread, the claim's fast path
 (docs/latency.md, session 29)."""
 
@@ -341,6 +342,28 @@ class _Ending:
             # Leaving, and the others do not all hold our leave yet: frozen members, or gone.
             log.info("left without every member holding our leave (it is in our log)")
             self.done.set()
+
+
+async def keep_heard(
+    peer: Peer | None,
+    config: PeerConfig,
+    clock: Clock,
+    send: Callable[[Send], None],
+    reserved: int,
+) -> None:
+    """While a sync in a worker thread makes a node's latest records durable (a slow disk:
+    :class:`~p2p_nertz.runtime.nodelog.SyncPace`), its lock held: keep it heard, a want each
+    beat interval (:meth:`Peer.keep_heard`), for ``drop_after`` at most (a sync longer than
+    that leaves it silent for the rest, as every sync did before; session 29,
+    docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
+    if peer is None:
+        return  # (a write before the peer is made: a recovery's first note)
+    for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
+        await trio.sleep(config.beat_interval)
+        wire = peer.keep_heard(clock(), reserved)
+        if wire is None:
+            return
+        send(Send(wire))  # (through the node's hook, as every send of its)
 
 
 class PeerNode:
@@ -731,23 +754,8 @@ class PeerNode:
             listener(effect)
 
     async def _write(self, records: list[LogRecord]) -> None:
-        await self._log.write(records, self._keep_heard)
-
-    async def _keep_heard(self, reserved: int) -> None:
-        """While a sync in a worker thread makes our latest records durable (a slow disk:
-        :class:`~p2p_nertz.runtime.nodelog.SyncPace`), the lock held: keep us heard, a want
-        each beat interval (:meth:`Peer.keep_heard`), for ``drop_after`` at most (a sync
-        longer than that leaves us silent for the rest, as every sync did before; session 29,
-        docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
-        config, peer = self._config, self._peer
-        if peer is None:
-            return  # (a write before the peer is made: a recovery's first note)
-        for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
-            await trio.sleep(config.beat_interval)
-            wire = peer.keep_heard(self._clock(), reserved)
-            if wire is None:
-                return
-            self._send(Send(wire))  # (through the hook, as every send of ours)
+        heard = partial(keep_heard, self._peer, self._config, self._clock, self._send)
+        await self._log.write(records, heard)
 
     def _send(self, effect: Send) -> None:
         self._mesh.send(effect.data, effect.to)
