@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from pathlib import Path
 
-from cli.node_cmd import load_spec
-from cli.parsers import SPEC_FILE
+from cli.files import load_spec
+from cli.parsers import SPEC_FILE, log_paths
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
@@ -55,16 +54,7 @@ def sources(logs: list[Path]) -> list[LogSource]:
         NertzError: a path is not a file (a usage error, not a finding), or a log holds
             messages of another protocol version than this program's.
     """
-    for log in logs:
-        if log.is_dir():
-            raise NertzError(
-                f"{str(log)!r} is a directory: give the log files in it, e.g. "
-                f"{shlex.quote(str(log))}/*.log"
-            )
-        if not log.exists():
-            raise NertzError(f"no such log file: {str(log)!r}")
-        if not log.is_file():  # (a FIFO or a device: never a log, and its reads may never end)
-            raise NertzError(f"{str(log)!r} is not a regular file: not a log")
+    log_paths(logs)  # (checked before this module was imported, and again here)
     found = [LogSource.from_path(log) for log in logs]
     for source in found:
         try:

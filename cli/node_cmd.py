@@ -23,7 +23,6 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -40,12 +39,12 @@ from cli.args import (
     say_if_every_interface,
 )
 from cli.ended import read_ended, say_ended
-from cli.files import read_small_file
+from cli.files import load_spec  # (re-exported: the one reader of spec files)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
-from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
@@ -64,22 +63,6 @@ __all__ = [
 ]
 
 _MAX_PEER_LINE = 1024  # characters of a --peers-on-stdin line read at most
-
-
-def load_spec(path: Path) -> GameSpec:
-    """Read a game spec file.
-
-    Raises:
-        NertzError: the file is missing, unreadable or not a game spec.
-    """
-    try:
-        data, _ = read_small_file(path, MAX_SPEC_SIZE)  # (more: from_wire says it is too big)
-    except OSError as exc:
-        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
-    try:
-        return GameSpec.from_wire(data)
-    except NertzError as exc:
-        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
 
 
 def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, str]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cli.args import (
@@ -41,9 +43,17 @@ from cli.args import (
     whole_number,
 )
 from cli.places import default_key_path, kept_key_path
+from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.config import MAX_SEATS
 
-__all__ = ["COMMAND_PARSERS", "DEFAULT_BOT_SPEED", "DEFAULT_TIMEOUT", "SPEC_FILE", "TARGET_TIMEOUT"]
+__all__ = [
+    "COMMAND_PARSERS",
+    "DEFAULT_BOT_SPEED",
+    "DEFAULT_TIMEOUT",
+    "SPEC_FILE",
+    "TARGET_TIMEOUT",
+    "log_paths",
+]
 
 DEFAULT_TIMEOUT = 300.0
 """``nertz demo``'s ``--timeout`` for a game of a number of rounds."""
@@ -59,11 +69,17 @@ SPEC_FILE = "game.spec"
 """The spec file ``nertz demo`` writes next to the logs (``nertz audit`` looks for it there)."""
 
 
-def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+def _later(
+    module: str, name: str, check: Callable[[argparse.Namespace], None] | None = None
+) -> Callable[[argparse.Namespace], int]:
     """The command function ``name`` of ``cli.<module>``, imported when it is called: once
-    the arguments are parsed and good."""
+    the arguments are parsed and good, and ``check`` (if any) has found nothing wrong with
+    what they name (it raises :class:`~p2p_nertz.errors.NertzError`, said as the command's
+    would be)."""
 
     def run(args: argparse.Namespace) -> int:
+        if check is not None:
+            check(args)
         command: Callable[[argparse.Namespace], int] = getattr(
             importlib.import_module(f"cli.{module}"), name
         )
@@ -71,6 +87,29 @@ def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
     run.__name__ = name
     return run
+
+
+def log_paths(logs: list[Path]) -> None:
+    """The logs named on the command line (``nertz audit``, ``nertz replay``) are files that
+    exist: not a directory, not a FIFO or a device (never a log, and its reads may never end).
+
+    Raises:
+        NertzError: a path is not such a file (a usage error, not a finding of the audit).
+    """
+    for log in logs:
+        if log.is_dir():
+            raise NertzError(
+                f"{str(log)!r} is a directory: give the log files in it, e.g. "
+                f"{shlex.quote(str(log))}/*.log"
+            )
+        if not log.exists():
+            raise NertzError(f"no such log file: {str(log)!r}")
+        if not log.is_file():
+            raise NertzError(f"{str(log)!r} is not a regular file: not a log")
+
+
+def _check_logs(args: argparse.Namespace) -> None:
+    log_paths(args.logs)
 
 
 # -- demo --------------------------------------------------------------------------------------
@@ -602,7 +641,7 @@ def _add_audit(sub: Any) -> None:
         metavar="FILE",
         help=f"the game spec file, if the logs carry none (default: {SPEC_FILE} beside them)",
     )
-    p.set_defaults(func=_later("audit_cmd", "_cmd_audit"))
+    p.set_defaults(func=_later("audit_cmd", "_cmd_audit", _check_logs))
 
 
 def _add_replay(sub: Any) -> None:
@@ -617,7 +656,7 @@ def _add_replay(sub: Any) -> None:
     add_web_arguments(
         p, "step through it in a browser page served by this process (its URL is printed)"
     )
-    p.set_defaults(func=_later("replay_cmd", "_cmd_replay"))
+    p.set_defaults(func=_later("replay_cmd", "_cmd_replay", _check_logs))
 
 
 # -- rules, match ------------------------------------------------------------------------------

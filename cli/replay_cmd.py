@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TextIO
 
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
-from cli.web_cmd import replay_in_browser
 from p2p_nertz.audit.replay import STEP_LEGEND, Replay, load, step_line
 from p2p_nertz.errors import NertzError
 
@@ -46,6 +45,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(format_report(loaded), file=sys.stderr)
         return loaded.exit_status
     if args.web and not args.text:
+        from cli.web_cmd import replay_in_browser  # (trio and the page's server: only for --web)
+
         replay_in_browser(loaded, bind=args.web_bind, open_page=not args.no_open)
     elif args.text:
         # The legend on stderr: a person sees it first, and stdout stays one line per event

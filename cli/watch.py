@@ -29,8 +29,8 @@ import trio
 import zmq
 
 from cli.args import error_text, expected_errors
+from cli.files import load_spec
 from cli.keyfile import load_identity
-from cli.node_cmd import load_spec
 from cli.terminal import Terminal, open_curses, symbols_ok
 from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError

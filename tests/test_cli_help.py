@@ -79,7 +79,8 @@ RUNTIME = (
 )
 
 #: One wrong argument for each command (a number, a port, an endpoint, a path, a timer, an
-#: option it does not take): each is refused as a usage error.
+#: option it does not take, a log that is missing or a directory): each is refused as a usage
+#: error.
 REFUSALS = (
     ("demo", "--bots", "x"),
     ("node", "--speed", "0.3"),
@@ -93,6 +94,8 @@ REFUSALS = (
     ("play", "--suspect-after", "0"),
     ("watch", "--bind", "nowhere"),
     ("audit", "x.log", "--spec", ""),
+    ("audit", "missing.log"),
+    ("replay", "--text", "."),
     ("replay", "x.log", "--web-bind", "x"),
     ("rules", "--bogus"),
     ("match", "--players", "0"),
