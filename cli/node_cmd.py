@@ -48,7 +48,6 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.ui.view import reach_words
 
 __all__ = [
     "EXIT_FAILED",
@@ -167,6 +166,8 @@ def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str
     out of reach leave no majority here, or that is over): its JSON event, its words
     (:func:`~p2p_nertz.ui.view.reach_words`) and its fields. The same for ``node``, ``host``,
     ``join``, ``bot`` and ``resume``."""
+    from p2p_nertz.ui.view import reach_words  # (the screens' words: not at every node's start)
+
     text = " — ".join(reach_words(notice, lambda s: names[s]))
     event = "in_reach" if notice.over else "out_of_reach"
     seats = list(notice.seats)
