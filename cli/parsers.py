@@ -42,6 +42,7 @@ from cli.args import (
     seed_arg,
     whole_number,
 )
+from cli.main import COMMANDS
 from cli.places import default_key_path, kept_key_path
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.config import MAX_SEATS
@@ -65,6 +66,9 @@ DEFAULT_BOT_SPEED = 1
 """The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
 (measured in docs/pace.md); faster levels are for people who know the keys."""
 
+COMMAND_HELP = dict(COMMANDS)
+"""Each command's one line of help, as ``nertz --help`` lists it (:data:`cli.main.COMMANDS`)."""
+
 SPEC_FILE = "game.spec"
 """The spec file ``nertz demo`` writes next to the logs (``nertz audit`` looks for it there)."""
 
@@ -87,6 +91,17 @@ def _later(
 
     run.__name__ = name
     return run
+
+
+def _command_parser(sub: Any, name: str, more: str = "") -> argparse.ArgumentParser:
+    """The parser of the command ``name`` added to ``sub`` (what ``add_subparsers``
+    returned): its help is its line of :data:`COMMAND_HELP`, and its description that line
+    and ``more``."""
+    help_text = COMMAND_HELP[name]
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text + more
+    )
+    return parser
 
 
 def log_paths(logs: list[Path]) -> None:
@@ -116,22 +131,12 @@ def _check_logs(args: argparse.Namespace) -> None:
 
 
 def _add_demo(sub: Any) -> None:
-    """Add the ``demo`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = (
-        "play a bots-only game of separate processes over ZeroMQ on this machine and print "
-        "the scoreboard"
-    )
-    p: argparse.ArgumentParser = sub.add_parser(
+    """Add ``nertz demo`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
         "demo",
-        help=help_text,
-        description=(
-            help_text + ". One process per player, explicit peers on 127.0.0.1 (no broadcast). "
-            "By default one round (--rounds 1); --target 100 plays a full game."
-        ),
+        ". One process per player, explicit peers on 127.0.0.1 (no broadcast). "
+        "By default one round (--rounds 1); --target 100 plays a full game.",
     )
     strategies = ", ".join(STRATEGY_NAMES)
     count = p.add_mutually_exclusive_group()
@@ -193,18 +198,11 @@ def _bot_count(text: str) -> int:
 
 
 def _add_node(sub: Any) -> None:
-    """Add the ``node`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = "run one bot peer of a game over ZeroMQ until the game is over"
-    p: argparse.ArgumentParser = sub.add_parser(
+    """Add ``nertz node`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
         "node",
-        help=help_text,
-        description=(
-            help_text + ". Every other member's endpoint is given with --peer (no discovery)."
-        ),
+        ". Every other member's endpoint is given with --peer (no discovery).",
     )
     p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
     p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
@@ -320,7 +318,7 @@ def _add_lobby(sub: Any) -> None:
 def _add_keygen(sub: Any) -> None:
     p = sub.add_parser(
         "keygen",
-        help="make your key (your identity; others see its fingerprint)",
+        help=COMMAND_HELP["keygen"],
         description="Make a new Ed25519 key, or --show the fingerprint of yours.",
     )
     p.add_argument(
@@ -334,7 +332,7 @@ def _add_keygen(sub: Any) -> None:
 def _add_host(sub: Any) -> None:
     p = sub.add_parser(
         "host",
-        help="host a table: others join, then the game starts",
+        help=COMMAND_HELP["host"],
         description=(
             "Open a table others can join. It starts by itself with --players N, or when you "
             "press Enter. Discovery is off unless --discover names a broadcast address."
@@ -393,11 +391,8 @@ def _add_host(sub: Any) -> None:
 
 
 def _add_join_and_bot(sub: Any) -> None:
-    for name, help_text in (
-        ("join", "join a table (by --peer address or --discover on the LAN) and play"),
-        ("bot", "a bot peer that joins a table and plays"),
-    ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    for name in ("join", "bot"):
+        p = _command_parser(sub, name)
         _common(p, key_required=name == "join")
         _player(p, bot_option="--bot" if name == "join" else "--strategy")
         where = p.add_mutually_exclusive_group()
@@ -416,7 +411,7 @@ def _add_join_and_bot(sub: Any) -> None:
 def _add_games(sub: Any) -> None:
     p = sub.add_parser(
         "games",
-        help="list the tables open on a LAN",
+        help=COMMAND_HELP["games"],
         description="Listen for beacons sent to BROADCAST and list the tables heard.",
     )
     p.add_argument(
@@ -432,7 +427,7 @@ def _add_games(sub: Any) -> None:
 def _add_resume(sub: Any) -> None:
     p = sub.add_parser(
         "resume",
-        help="continue a game from its log after a crash",
+        help=COMMAND_HELP["resume"],
         description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
         "The log of a game you left says so and starts nothing (status 4: a member that left "
         "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
@@ -472,25 +467,15 @@ def _add_resume(sub: Any) -> None:
 
 
 def _add_play(sub: Any) -> None:
-    """Add the ``play`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = (
-        "play at the terminal or in a browser (--web): the LAN lobby, a quick game (--bots N), "
-        "or a given game"
-    )
-    p: argparse.ArgumentParser = sub.add_parser(
+    """Add ``nertz play`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
         "play",
-        help=help_text,
-        description=(
-            help_text + ". With neither --bots nor --spec: the lobby — the tables heard on the "
-            "LAN (--discover BROADCAST) and given ones (--peer HOST:PORT); create one, join "
-            "one, add bots, start. With --bots N: N bot processes on 127.0.0.1 and you (one "
-            "round unless --rounds/--target). With --spec: give --key, --spec, --bind, --peer "
-            "and --log as for `nertz node`. Keys: ? in the lobby and at the table."
-        ),
+        ". With neither --bots nor --spec: the lobby — the tables heard on the "
+        "LAN (--discover BROADCAST) and given ones (--peer HOST:PORT); create one, join "
+        "one, add bots, start. With --bots N: N bot processes on 127.0.0.1 and you (one "
+        "round unless --rounds/--target). With --spec: give --key, --spec, --bind, --peer "
+        "and --log as for `nertz node`. Keys: ? in the lobby and at the table.",
     )
     quick = p.add_argument_group("a quick game against bots on this machine")
     quick.add_argument("--bots", type=positive, help="number of bot players, 1-7")
@@ -574,13 +559,8 @@ def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
 
 
 def _add_watch(sub: Any) -> None:
-    """Add the ``watch`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = "follow a live game as a spectator (members push to you with --watcher)"
-    p: argparse.ArgumentParser = sub.add_parser("watch", help=help_text, description=help_text)
+    """Add ``nertz watch`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(sub, "watch")
     p.add_argument(
         "--spec",
         type=path_arg,
@@ -612,14 +592,11 @@ def _add_watch(sub: Any) -> None:
 
 
 def _add_audit(sub: Any) -> None:
-    """Add the ``audit`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
-    help_text = "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"
-    p: argparse.ArgumentParser = sub.add_parser(
+    """Add ``nertz audit`` to ``sub``."""
+    p = _command_parser(
+        sub,
         "audit",
-        help=help_text,
-        description=(
-            help_text + ". Exit status 0: valid; 1: violations found; 2: unreadable input."
-        ),
+        ". Exit status 0: valid; 1: violations found; 2: unreadable input.",
     )
     p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
     p.add_argument(
@@ -645,9 +622,8 @@ def _add_audit(sub: Any) -> None:
 
 
 def _add_replay(sub: Any) -> None:
-    """Add the ``replay`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
-    help_text = "step through a game from its signed logs (--text: one line per event)"
-    p: argparse.ArgumentParser = sub.add_parser("replay", help=help_text, description=help_text)
+    """Add ``nertz replay`` to ``sub``."""
+    p = _command_parser(sub, "replay")
     p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
     p.add_argument("--text", action="store_true", help="print one line per event and exit")
     p.add_argument(
